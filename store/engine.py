@@ -1,0 +1,67 @@
+"""Database engines for the three supported backends: SQLite (embedded default), PostgreSQL, MySQL/MariaDB."""
+
+from __future__ import annotations
+
+import os
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+DEFAULT_URL = "sqlite:///./metastore.db"
+
+
+def normalize_url(url: str) -> str:
+    """Pick the drivers we ship (psycopg 3, PyMySQL) when a URL names only the database kind."""
+    u = make_url(url)
+    if u.drivername in ("postgresql", "postgres"):
+        u = u.set(drivername="postgresql+psycopg")
+    elif u.drivername in ("mysql", "mariadb"):
+        u = u.set(drivername=f"{u.drivername}+pymysql")
+    if u.get_backend_name() in ("mysql", "mariadb") and "charset" not in u.query:
+        u = u.update_query_dict({"charset": "utf8mb4"})
+    return u.render_as_string(hide_password=False)
+
+
+def make_engine(url: str, pool_size: int = 16) -> Engine:
+    url = normalize_url(url)
+    backend = make_url(url).get_backend_name()
+    if backend == "sqlite":
+        path = make_url(url).database
+        if path and path != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        engine = create_engine(
+            url,
+            pool_size=pool_size,
+            max_overflow=pool_size,
+            connect_args={"check_same_thread": False, "timeout": 60},
+        )
+        _sqlite_setup(engine)
+        return engine
+    return create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        pool_recycle=3600,
+        isolation_level="READ COMMITTED",
+    )
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    """WAL for concurrent readers; writers take the write lock at BEGIN so two writers never
+    deadlock upgrading a read lock."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        write = conn.get_execution_options().get("hms_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

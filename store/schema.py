@@ -1,0 +1,252 @@
+"""Relational storage schema (RFC-36 "Storage Schema": table and partition parts).
+
+Naming follows RFC-36 (`db`, `db_params`, `tbl`, `tbl_params`, versioned `schema`, `partitions`,
+`partition_params`, `partition_key_val`); the rest is what Hive Metastore objects need on top:
+storage descriptors (`sds`), column statistics, functions and locks.
+
+Times are epoch seconds (ints), as Hive's Thrift objects carry them.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects import mysql
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+# Parameter values and view texts can be long (Spark splits schemas in 4000-char parts).
+LongText = Text().with_variant(mysql.MEDIUMTEXT(), "mysql", "mariadb")
+Blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+
+NAME = 128  # database / table / column names
+PART_NAME = 767  # Hive's PART_NAME width; fits a utf8mb4 unique index on InnoDB
+PART_VAL = 256
+URI = 4000
+
+
+def _params(name: str, owner: str, owner_table: str) -> Table:
+    """A key/value table hanging off `owner_table` (db_params, tbl_params, partition_params)."""
+    return Table(
+        name,
+        metadata,
+        Column(owner, Id, ForeignKey(f"{owner_table}.{owner}", ondelete="CASCADE"), primary_key=True),
+        Column("param_key", String(256), primary_key=True),
+        Column("param_value", LongText, nullable=True),
+    )
+
+
+metastore_info = Table(
+    "metastore_info",
+    metadata,
+    Column("info_key", String(64), primary_key=True),
+    Column("info_value", String(256), nullable=False),
+)
+
+# Named counters for ids that clients see (lock ids, txn ids), advanced under a row lock.
+sequences = Table(
+    "sequences",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("next_val", BigInteger, nullable=False),
+)
+
+db = Table(
+    "db",
+    metadata,
+    Column("db_id", Id, primary_key=True, autoincrement=True),
+    Column("name", String(NAME), nullable=False, unique=True),
+    Column("description", String(URI)),
+    Column("location_uri", String(URI)),
+    Column("managed_location_uri", String(URI)),
+    Column("owner_name", String(NAME)),
+    Column("owner_type", Integer),
+    Column("create_time", Integer),
+)
+db_params = _params("db_params", "db_id", "db")
+
+# Storage descriptor minus location and columns: location lives on the table or partition row,
+# columns in the versioned `schema`. Partitions whose descriptor equals their table's point at none.
+sds = Table(
+    "sds",
+    metadata,
+    Column("sd_id", Id, primary_key=True, autoincrement=True),
+    Column("input_format", String(URI)),
+    Column("output_format", String(URI)),
+    Column("compressed", Boolean, nullable=False, default=False),
+    Column("num_buckets", Integer, nullable=False, default=-1),
+    Column("serde_name", String(NAME)),
+    Column("serde_lib", String(URI)),
+    Column("serde_params", LongText),  # JSON object
+    Column("serde_extra", Text),  # JSON: description, serializer/deserializer class, serde type
+    Column("bucket_cols", Text),  # JSON list
+    Column("sort_cols", Text),  # JSON list of [col, order]
+    Column("sd_params", LongText),  # JSON object
+    Column("skewed", LongText),  # JSON: names, values, location maps
+    Column("stored_as_subdirs", Boolean),
+)
+
+tbl = Table(
+    "tbl",
+    metadata,
+    Column("tbl_id", Id, primary_key=True, autoincrement=True),
+    Column("db_id", Id, ForeignKey("db.db_id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(NAME), nullable=False),
+    Column("owner", String(NAME)),
+    Column("owner_type", Integer),
+    Column("create_time", Integer, nullable=False),
+    Column("last_access_time", Integer, nullable=False, default=0),
+    Column("retention", Integer, nullable=False, default=0),
+    Column("tbl_type", String(128)),
+    Column("location", String(URI)),
+    Column("sd_id", Id, ForeignKey("sds.sd_id")),
+    Column("schema_version", Integer, nullable=False, default=0),
+    Column("view_original_text", LongText),
+    Column("view_expanded_text", LongText),
+    Column("rewrite_enabled", Boolean),
+    Column("temporary", Boolean),
+    UniqueConstraint("db_id", "name"),
+)
+tbl_params = _params("tbl_params", "tbl_id", "tbl")
+
+# Versioned columns of a table: a version is an immutable column list. The table points at its
+# current version; a partition at the version its columns were created with.
+schema = Table(
+    "schema",
+    metadata,
+    Column("col_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("is_partition_col", Boolean, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("name", String(NAME), nullable=False),
+    Column("type", Text, nullable=False),
+    Column("comment", String(URI)),
+    UniqueConstraint("tbl_id", "version", "is_partition_col", "position"),
+)
+
+partitions = Table(
+    "partitions",
+    metadata,
+    Column("part_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("part_name", String(PART_NAME), nullable=False),
+    Column("create_time", Integer, nullable=False),
+    Column("last_access_time", Integer, nullable=False, default=0),
+    Column("update_time", Integer),
+    Column("location", String(URI)),
+    Column("sd_id", Id, ForeignKey("sds.sd_id")),  # NULL: the table's descriptor
+    Column("schema_version", Integer, nullable=False),
+    UniqueConstraint("tbl_id", "part_name"),
+)
+partition_params = _params("partition_params", "part_id", "partitions")
+
+# One row per partition key: what partition pruning filters on (RFC-36 `partition_key_val`).
+# `part_key_num` holds the value as an integer when it is one, for typed comparison.
+partition_key_val = Table(
+    "partition_key_val",
+    metadata,
+    Column("part_id", Id, ForeignKey("partitions.part_id", ondelete="CASCADE"), primary_key=True),
+    Column("key_idx", Integer, primary_key=True),
+    Column("tbl_id", Id, nullable=False),
+    Column("part_key_name", String(NAME), nullable=False),
+    Column("part_key_val", String(PART_VAL), nullable=False),
+    Column("part_key_num", BigInteger),
+    Index("ix_pkv_val", "tbl_id", "key_idx", "part_key_val"),
+    Index("ix_pkv_num", "tbl_id", "key_idx", "part_key_num"),
+)
+
+# Column statistics: the Thrift ColumnStatisticsData union, serialized as Thrift binary.
+tab_col_stats = Table(
+    "tab_col_stats",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), primary_key=True),
+    Column("column_name", String(NAME), primary_key=True),
+    Column("engine", String(NAME), primary_key=True),
+    Column("column_type", String(URI), nullable=False),
+    Column("stats", Blob, nullable=False),
+    Column("last_analyzed", BigInteger),
+)
+part_col_stats = Table(
+    "part_col_stats",
+    metadata,
+    Column("part_id", Id, ForeignKey("partitions.part_id", ondelete="CASCADE"), primary_key=True),
+    Column("column_name", String(NAME), primary_key=True),
+    Column("engine", String(NAME), primary_key=True),
+    Column("tbl_id", Id, nullable=False, index=True),
+    Column("column_type", String(URI), nullable=False),
+    Column("stats", Blob, nullable=False),
+    Column("last_analyzed", BigInteger),
+)
+
+functions = Table(
+    "functions",
+    metadata,
+    Column("func_id", Id, primary_key=True, autoincrement=True),
+    Column("db_id", Id, ForeignKey("db.db_id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(NAME), nullable=False),
+    Column("class_name", String(URI)),
+    Column("owner_name", String(NAME)),
+    Column("owner_type", Integer),
+    Column("func_type", Integer),
+    Column("create_time", Integer),
+    Column("resource_uris", Text),  # JSON list of [type, uri]
+    UniqueConstraint("db_id", "name"),
+)
+
+# Hive-style lock manager state: one row per lock component.
+locks = Table(
+    "locks",
+    metadata,
+    Column("lock_id", BigInteger, primary_key=True),
+    Column("component", Integer, primary_key=True),
+    Column("txn_id", BigInteger, nullable=False, default=0),
+    Column("db_name", String(NAME), nullable=False),
+    Column("tbl_name", String(NAME)),
+    Column("part_name", String(PART_NAME)),
+    Column("lock_type", Integer, nullable=False),
+    Column("lock_level", Integer, nullable=False),
+    Column("state", Integer, nullable=False),
+    Column("operation", Integer),
+    Column("is_transactional", Boolean),
+    Column("user_name", String(NAME)),
+    Column("host_name", String(NAME)),
+    Column("agent_info", String(URI)),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("acquired_ms", BigInteger),
+    Column("heartbeat_ms", BigInteger, nullable=False),
+    Index("ix_locks_db_tbl", "db_name", "tbl_name"),
+)
+
+# Transactions, enough for clients that wrap locks in open_txns/commit_txn.
+txns = Table(
+    "txns",
+    metadata,
+    Column("txn_id", BigInteger, primary_key=True),
+    Column("state", String(1), nullable=False),  # o open, a aborted, c committed
+    Column("user_name", String(NAME)),
+    Column("host_name", String(NAME)),
+    Column("started_ms", BigInteger, nullable=False),
+    Column("heartbeat_ms", BigInteger, nullable=False),
+)

@@ -1,0 +1,90 @@
+"""The store: one SQLAlchemy engine and its transactions, shared by the RFC-36 services."""
+
+from __future__ import annotations
+
+import random
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from sqlalchemy import Connection, Engine, func, select, update
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from store import schema
+from store.engine import make_engine
+
+# SQLSTATEs / MySQL error codes that mean "the transaction lost a race; run it again".
+_RETRY_PGCODES = {"40001", "40P01"}
+_RETRY_MYSQL = {1213, 1205}
+
+
+def _is_retryable(exc: DBAPIError) -> bool:
+    orig = exc.orig
+    code = getattr(orig, "sqlstate", None)
+    if code in _RETRY_PGCODES:
+        return True
+    args = getattr(orig, "args", ())
+    if args and isinstance(args[0], int) and args[0] in _RETRY_MYSQL:
+        return True
+    return isinstance(exc, OperationalError) and "database is locked" in str(orig)
+
+
+class Store:
+    def __init__(self, url: str, warehouse: str = "./warehouse", engine: Engine | None = None):
+        self.url = url
+        self.engine = engine or make_engine(url)
+        self.warehouse = warehouse
+        self.backend = self.engine.dialect.name  # sqlite | postgresql | mysql | mariadb
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction: committed when the block ends, rolled back on any error."""
+        with self.engine.connect().execution_options(hms_write=True) as conn:
+            with conn.begin():
+                yield conn
+
+    def run_write(self, fn, *args, attempts: int = 5, **kwargs):
+        """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race."""
+        for attempt in range(attempts):
+            try:
+                with self.write() as conn:
+                    return fn(conn, *args, **kwargs)
+            except DBAPIError as exc:
+                if attempt + 1 == attempts or not _is_retryable(exc):
+                    raise
+                time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+
+    def next_id(self, conn: Connection, name: str, count: int = 1) -> int:
+        """Take `count` ids from a named sequence inside the caller's transaction; returns the first."""
+        seq = schema.sequences
+        res = conn.execute(update(seq).where(seq.c.name == name).values(next_val=seq.c.next_val + count))
+        if res.rowcount == 0:
+            from sqlalchemy.exc import IntegrityError
+
+            try:
+                with conn.begin_nested():
+                    conn.execute(seq.insert().values(name=name, next_val=1 + count))
+                return 1
+            except IntegrityError:
+                conn.execute(update(seq).where(seq.c.name == name).values(next_val=seq.c.next_val + count))
+        return conn.execute(select(seq.c.next_val).where(seq.c.name == name)).scalar_one() - count
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def now_s() -> int:
+    return int(time.time())
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+__all__ = ["Store", "now_s", "now_ms", "func"]
