@@ -11,6 +11,11 @@ non-empty map crashes the decoder. We make both decoders produce tuples:
   builds a tuple instead of a list. Flip it for the key spec only.
 
 Writers iterate the key as a sequence, so tuple keys encode unchanged.
+
+Exceptions: thrift 0.17 generates them immutable, refusing even the attributes
+Python itself sets while an exception travels (``__traceback__`` from
+contextlib, ``__cause__``, ``__context__``, ``__notes__``). We let dunder
+attributes through, as newer Thrift compilers do; fields stay immutable.
 """
 
 import re
@@ -26,6 +31,20 @@ SPEC_NEW = ("(3, TType.MAP, 'skewedColValueLocationMaps', "
 READ_RE = re.compile(r"(self\.skewedColValueLocationMaps\[)(_key\d+)(\] = )")
 
 
+EXC_SETATTR_OLD = """    def __setattr__(self, *args):
+        raise TypeError("can't modify immutable instance")
+"""
+EXC_SETATTR_NEW = """    def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
+        raise TypeError("can't modify immutable instance")
+"""
+
+
+def patch_exceptions(text):
+    return text.replace(EXC_SETATTR_OLD, EXC_SETATTR_NEW)
+
+
 def patch(text):
     if MARKER in text:
         return text  # already patched
@@ -38,7 +57,7 @@ def patch(text):
     anchor = "#  options string: py\n"
     if anchor not in text:
         raise SystemExit("patch_bindings: generated header not recognised")
-    return text.replace(anchor, anchor + MARKER, 1)
+    return patch_exceptions(text.replace(anchor, anchor + MARKER, 1))
 
 
 def main(paths):

@@ -315,6 +315,8 @@ class MetaException(TException):
         super(MetaException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -388,6 +390,8 @@ class UnknownTableException(TException):
         super(UnknownTableException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -461,6 +465,8 @@ class UnknownDBException(TException):
         super(UnknownDBException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -534,6 +540,8 @@ class AlreadyExistsException(TException):
         super(AlreadyExistsException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -607,6 +615,8 @@ class InvalidPartitionException(TException):
         super(InvalidPartitionException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -680,6 +690,8 @@ class UnknownPartitionException(TException):
         super(UnknownPartitionException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -753,6 +765,8 @@ class InvalidObjectException(TException):
         super(InvalidObjectException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -826,6 +840,8 @@ class NoSuchObjectException(TException):
         super(NoSuchObjectException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -899,6 +915,8 @@ class InvalidOperationException(TException):
         super(InvalidOperationException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -972,6 +990,8 @@ class ConfigValSecurityException(TException):
         super(ConfigValSecurityException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -1045,6 +1065,8 @@ class InvalidInputException(TException):
         super(InvalidInputException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -1118,6 +1140,8 @@ class NoSuchTxnException(TException):
         super(NoSuchTxnException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -1191,6 +1215,8 @@ class TxnAbortedException(TException):
         super(TxnAbortedException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -1264,6 +1290,8 @@ class TxnOpenException(TException):
         super(TxnOpenException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):
@@ -1337,6 +1365,8 @@ class NoSuchLockException(TException):
         super(NoSuchLockException, self).__setattr__('message', message)
 
     def __setattr__(self, *args):
+        if args[0].startswith("__"):  # set by Python while raising (traceback, cause, notes)
+            return super().__setattr__(*args)
         raise TypeError("can't modify immutable instance")
 
     def __delattr__(self, *args):

@@ -1,0 +1,82 @@
+"""`hudi-metastore` command line: serve, db upgrade."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from store.engine import DEFAULT_URL
+
+
+def _serve(args) -> int:
+    from adapter.app import build_router
+    from adapter.server import run
+    from store.engine import make_engine
+    from store.migrations import current_revision, head_revision, upgrade
+    from store.store import Store
+
+    engine = make_engine(args.db_url)
+    current = current_revision(engine)
+    if current is None:
+        logging.info("empty database: creating the store schema")
+        upgrade(engine)
+    elif current != head_revision():
+        logging.error("database schema is at %s, this server needs %s: run `hudi-metastore db upgrade "
+                      "--db-url ...` first", current, head_revision())
+        return 2
+    engine.dispose()
+    warehouse = os.path.abspath(args.warehouse)
+    os.makedirs(warehouse, exist_ok=True)
+
+    def make_router():
+        return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000))
+
+    run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,
+        max_message_size=args.max_message_size)
+    return 0
+
+
+def _db_upgrade(args) -> int:
+    from store.engine import make_engine
+    from store.migrations import current_revision, upgrade
+
+    engine = make_engine(args.db_url)
+    upgrade(engine, args.revision)
+    print(f"store schema at revision {current_revision(engine)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hudi-metastore", description=__doc__)
+    parser.add_argument("--log-level", default=os.environ.get("HMS_LOG_LEVEL", "INFO"))
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the Thrift metastore server")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=9083)
+    serve.add_argument("--db-url", default=DEFAULT_URL, help="SQLAlchemy URL (default: %(default)s)")
+    serve.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
+    serve.add_argument("--workers", type=int, default=1, help="processes sharing the port")
+    serve.add_argument("--framed", action="store_true", help="framed transport (default: buffered)")
+    serve.add_argument("--max-message-size", type=int, default=104_857_600)
+    serve.add_argument("--lock-timeout", type=float, default=300.0,
+                       help="seconds after which a lock whose holder stopped heartbeating expires")
+    serve.set_defaults(fn=_serve)
+
+    db = sub.add_parser("db", help="manage the store's database schema")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    up = db_sub.add_parser("upgrade", help="apply migrations")
+    up.add_argument("--db-url", default=DEFAULT_URL)
+    up.add_argument("--revision", default="head")
+    up.set_defaults(fn=_db_upgrade)
+
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(process)d %(levelname)s %(name)s %(message)s")
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Thrift handlers, one module per API area; `adapter.router` puts them behind one service."""

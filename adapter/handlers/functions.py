@@ -1,0 +1,34 @@
+"""Function calls."""
+
+from __future__ import annotations
+
+from adapter.naming import check_catalog, db_name
+from store.functions import FunctionService
+from thrift_idl.hive_metastore.ttypes import GetAllFunctionsResponse, InvalidObjectException
+
+
+class FunctionHandler:
+    def __init__(self, functions: FunctionService):
+        self.functions = functions
+
+    def create_function(self, func):
+        if func is None:
+            raise InvalidObjectException("Function object is required")
+        check_catalog(func.catName)
+        func.dbName = db_name(func.dbName)
+        self.functions.create(func)
+
+    def get_function(self, dbName, funcName):
+        return self.functions.get(db_name(dbName), funcName or "")
+
+    def get_functions(self, dbName, pattern):
+        return self.functions.list(db_name(dbName), pattern)
+
+    def get_all_functions(self):
+        return GetAllFunctionsResponse(functions=self.functions.all())
+
+    def drop_function(self, dbName, funcName):
+        self.functions.drop(db_name(dbName), funcName or "")
+
+    def alter_function(self, dbName, funcName, newFunc):
+        self.functions.alter(db_name(dbName), funcName or "", newFunc)

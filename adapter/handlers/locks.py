@@ -1,0 +1,47 @@
+"""Lock and transaction calls (Hive's DbTxnManager protocol: lock, poll check_lock, heartbeat, unlock)."""
+
+from __future__ import annotations
+
+from store.locks import LockManager
+from thrift_idl.hive_metastore.ttypes import (
+    HeartbeatTxnRangeResponse,
+    OpenTxnsResponse,
+)
+
+
+class LockHandler:
+    def __init__(self, locks: LockManager):
+        self.locks = locks
+
+    def lock(self, rqst):
+        return self.locks.lock(rqst)
+
+    def check_lock(self, rqst):
+        return self.locks.check_lock(rqst)
+
+    def unlock(self, rqst):
+        self.locks.unlock(rqst)
+
+    def show_locks(self, rqst):
+        return self.locks.show_locks(rqst)
+
+    def heartbeat(self, ids):
+        self.locks.heartbeat(ids)
+
+    def heartbeat_txn_range(self, txns):
+        aborted, nosuch = set(), set()
+        for txnid in range(txns.min, txns.max + 1):
+            try:
+                self.locks.heartbeat_txn(txnid)
+            except Exception as exc:  # noqa: BLE001 - classified below
+                (aborted if type(exc).__name__ == "TxnAbortedException" else nosuch).add(txnid)
+        return HeartbeatTxnRangeResponse(aborted=aborted, nosuch=nosuch)
+
+    def open_txns(self, rqst):
+        return OpenTxnsResponse(txn_ids=self.locks.open_txns(rqst.user, rqst.hostname, rqst.num_txns))
+
+    def commit_txn(self, rqst):
+        self.locks.commit_txn(rqst.txnid)
+
+    def abort_txn(self, rqst):
+        self.locks.abort_txn(rqst.txnid)

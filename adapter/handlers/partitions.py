@@ -1,0 +1,208 @@
+"""Partition calls: add, read (by values, names, partial spec, filter), alter, rename, drop."""
+
+from __future__ import annotations
+
+from adapter.naming import check_catalog, db_name, env_props
+from store.partition_names import split_name
+from store.partition_service import PartitionService
+from thrift_idl.hive_metastore.ttypes import (
+    AddPartitionsResult,
+    AlterPartitionsResponse,
+    DropPartitionsResult,
+    GetPartitionsByNamesResult,
+    InvalidObjectException,
+    MetaException,
+    PartitionValuesResponse,
+    PartitionValuesRow,
+    RenamePartitionResponse,
+)
+
+
+def _max(max_parts) -> int:
+    return -1 if max_parts is None else int(max_parts)
+
+
+class PartitionHandler:
+    def __init__(self, partitions: PartitionService):
+        self.partitions = partitions
+
+    # add
+    def _add(self, parts, if_not_exists=False, env=None):
+        parts = list(parts or [])
+        if not parts:
+            return []
+        for p in parts:
+            if p is None:
+                raise InvalidObjectException("Partition object is required")
+            check_catalog(p.catName)
+        db, tbl = db_name(parts[0].dbName), parts[0].tableName or ""
+        return self.partitions.add_partitions(db, tbl, parts, if_not_exists, env)
+
+    def add_partition(self, new_part):
+        return self._add([new_part])[0]
+
+    def add_partition_with_environment_context(self, new_part, environment_context):
+        return self._add([new_part], env=env_props(environment_context))[0]
+
+    def add_partitions(self, new_parts):
+        return len(self._add(new_parts))
+
+    def add_partitions_req(self, request):
+        check_catalog(request.catName)
+        for p in request.parts or []:
+            p.dbName = p.dbName or request.dbName
+            p.tableName = p.tableName or request.tblName
+            if db_name(p.dbName) != db_name(request.dbName) or \
+                    (p.tableName or "").lower() != (request.tblName or "").lower():
+                raise MetaException("Partition does not belong to target table "
+                                    f"{request.dbName}.{request.tblName}")
+        added = self._add(request.parts, bool(request.ifNotExists))
+        return AddPartitionsResult(partitions=added if request.needResult is not False else None)
+
+    def append_partition(self, db_name_, tbl_name, part_vals):
+        return self.partitions.append_partition(db_name(db_name_), tbl_name or "", part_vals)
+
+    def append_partition_with_environment_context(self, db_name_, tbl_name, part_vals, environment_context):
+        return self.append_partition(db_name_, tbl_name, part_vals)
+
+    def append_partition_by_name(self, db_name_, tbl_name, part_name):
+        return self.partitions.append_partition_by_name(db_name(db_name_), tbl_name or "", part_name or "")
+
+    def append_partition_by_name_with_environment_context(self, db_name_, tbl_name, part_name, environment_context):
+        return self.append_partition_by_name(db_name_, tbl_name, part_name)
+
+    # read
+    def get_partition(self, db_name_, tbl_name, part_vals):
+        return self.partitions.get_partition(db_name(db_name_), tbl_name or "", part_vals)
+
+    def get_partition_with_auth(self, db_name_, tbl_name, part_vals, user_name, group_names):
+        return self.get_partition(db_name_, tbl_name, part_vals)
+
+    def get_partition_by_name(self, db_name_, tbl_name, part_name):
+        return self.partitions.get_partition_by_name(db_name(db_name_), tbl_name or "", part_name or "")
+
+    def get_partitions(self, db_name_, tbl_name, max_parts):
+        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
+
+    def get_partitions_with_auth(self, db_name_, tbl_name, max_parts, user_name, group_names):
+        return self.get_partitions(db_name_, tbl_name, max_parts)
+
+    def get_partitions_ps(self, db_name_, tbl_name, part_vals, max_parts):
+        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts), part_vals=part_vals)
+
+    def get_partitions_ps_with_auth(self, db_name_, tbl_name, part_vals, max_parts, user_name, group_names):
+        return self.get_partitions_ps(db_name_, tbl_name, part_vals, max_parts)
+
+    def get_partition_names(self, db_name_, tbl_name, max_parts):
+        return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts))
+
+    def get_partition_names_ps(self, db_name_, tbl_name, part_vals, max_parts):
+        return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts),
+                                                   part_vals=part_vals)
+
+    def get_partitions_by_filter(self, db_name_, tbl_name, filter, max_parts):
+        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts),
+                                              filter_text=filter or "")
+
+    def get_num_partitions_by_filter(self, db_name_, tbl_name, filter):
+        return self.partitions.count_partitions(db_name(db_name_), tbl_name or "", filter)
+
+    def get_partitions_by_names(self, db_name_, tbl_name, names):
+        return self.partitions.get_partitions_by_names(db_name(db_name_), tbl_name or "", names)
+
+    def get_partitions_by_names_req(self, req):
+        return GetPartitionsByNamesResult(
+            partitions=self.get_partitions_by_names(req.db_name, req.tbl_name, req.names))
+
+    def get_partitions_by_expr(self, req):
+        # Serialized Hive expressions need Hive's classes; clients fall back to the filter call.
+        raise MetaException("Filtering partitions by a serialized expression is not supported; "
+                            "use get_partitions_by_filter")
+
+    def get_partition_values(self, request):
+        check_catalog(request.catName)
+        keys = [k.name for k in request.partitionKeys or []]
+        rows = self.partitions.get_partition_values(
+            db_name(request.dbName), request.tblName or "", keys, request.filter,
+            request.ascending is not False, _max(request.maxParts))
+        return PartitionValuesResponse(partitionValues=[PartitionValuesRow(row=r) for r in rows])
+
+    # alter and rename
+    def alter_partition(self, db_name_, tbl_name, new_part):
+        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", [new_part])
+
+    def alter_partition_with_environment_context(self, db_name_, tbl_name, new_part, environment_context):
+        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", [new_part], env_props(environment_context))
+
+    def alter_partitions(self, db_name_, tbl_name, new_parts):
+        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", list(new_parts or []))
+
+    def alter_partitions_with_environment_context(self, db_name_, tbl_name, new_parts, environment_context):
+        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", list(new_parts or []),
+                                         env_props(environment_context))
+
+    def alter_partitions_req(self, req):
+        check_catalog(req.catName)
+        self.alter_partitions_with_environment_context(req.dbName, req.tableName, req.partitions,
+                                                       req.environmentContext)
+        return AlterPartitionsResponse()
+
+    def rename_partition(self, db_name_, tbl_name, part_vals, new_part):
+        self.partitions.rename_partition(db_name(db_name_), tbl_name or "", part_vals, new_part)
+
+    def rename_partition_req(self, req):
+        check_catalog(req.catName)
+        self.rename_partition(req.dbName, req.tableName, req.partVals, req.newPart)
+        return RenamePartitionResponse()
+
+    # drop
+    def drop_partition(self, db_name_, tbl_name, part_vals, deleteData):
+        self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", values_list=[part_vals],
+                                        delete_data=bool(deleteData))
+        return True
+
+    def drop_partition_with_environment_context(self, db_name_, tbl_name, part_vals, deleteData, environment_context):
+        return self.drop_partition(db_name_, tbl_name, part_vals, deleteData)
+
+    def drop_partition_by_name(self, db_name_, tbl_name, part_name, deleteData):
+        self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", names=[part_name or ""],
+                                        delete_data=bool(deleteData))
+        return True
+
+    def drop_partition_by_name_with_environment_context(self, db_name_, tbl_name, part_name, deleteData,
+                                                        environment_context):
+        return self.drop_partition_by_name(db_name_, tbl_name, part_name, deleteData)
+
+    def drop_partitions_req(self, req):
+        check_catalog(req.catName)
+        spec = req.parts
+        if spec is None or (spec.names is None and spec.exprs is None):
+            raise MetaException("Partition spec is required")
+        if spec.exprs is not None:
+            raise MetaException("Dropping partitions by serialized expressions is not supported; "
+                                "name the partitions instead")
+        dropped = self.partitions.drop_partitions(
+            db_name(req.dbName), req.tblName or "", names=list(spec.names),
+            delete_data=req.deleteData is not False, if_exists=req.ifExists is not False,
+            need_result=req.needResult is not False)
+        return DropPartitionsResult(partitions=dropped)
+
+    # names
+    def partition_name_to_vals(self, part_name):
+        if not part_name:
+            return []
+        try:
+            return [v for _, v in split_name(part_name)]
+        except ValueError as exc:
+            raise MetaException(str(exc))
+
+    def partition_name_to_spec(self, part_name):
+        if not part_name:
+            return {}
+        try:
+            return dict(split_name(part_name))
+        except ValueError as exc:
+            raise MetaException(str(exc))
+
+    def partition_name_has_valid_characters(self, part_vals, throw_exception):
+        return True

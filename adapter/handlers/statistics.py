@@ -1,0 +1,79 @@
+"""Column statistics calls."""
+
+from __future__ import annotations
+
+from adapter.naming import db_name
+from store.statistics import StatisticsService
+from thrift_idl.hive_metastore.ttypes import (
+    ColumnStatistics,
+    ColumnStatisticsDesc,
+    NoSuchObjectException,
+    PartitionsStatsResult,
+    SetPartitionsStatsResponse,
+    TableStatsResult,
+)
+
+
+class StatisticsHandler:
+    def __init__(self, stats: StatisticsService):
+        self.stats = stats
+
+    def _normalize(self, stats_obj):
+        if stats_obj is not None and stats_obj.statsDesc is not None:
+            stats_obj.statsDesc.dbName = db_name(stats_obj.statsDesc.dbName)
+        return stats_obj
+
+    def update_table_column_statistics(self, stats_obj):
+        if stats_obj is not None and stats_obj.statsDesc is not None:
+            stats_obj.statsDesc.isTblLevel = True
+            stats_obj.statsDesc.partName = None
+        return self.stats.update(self._normalize(stats_obj))
+
+    def update_partition_column_statistics(self, stats_obj):
+        if stats_obj is not None and stats_obj.statsDesc is not None:
+            stats_obj.statsDesc.isTblLevel = False
+        return self.stats.update(self._normalize(stats_obj))
+
+    def update_table_column_statistics_req(self, req):
+        for s in req.colStats or []:
+            self.stats.update(self._normalize(s), req.engine)
+        return SetPartitionsStatsResponse(result=True)
+
+    def update_partition_column_statistics_req(self, req):
+        return self.update_table_column_statistics_req(req)
+
+    def set_aggr_stats_for(self, request):
+        for s in request.colStats or []:
+            self.stats.update(self._normalize(s), getattr(request, "engine", None))
+        return True
+
+    def get_table_column_statistics(self, db_name_, tbl_name, col_name):
+        desc, objs = self.stats.table_stats(db_name(db_name_), tbl_name or "", [col_name or ""])
+        if not objs:
+            raise NoSuchObjectException(f"Statistics for column {col_name} of {db_name_}.{tbl_name} not found")
+        return ColumnStatistics(statsDesc=desc, statsObj=objs)
+
+    def get_partition_column_statistics(self, db_name_, tbl_name, part_name, col_name):
+        found = self.stats.partition_stats(db_name(db_name_), tbl_name or "", [part_name or ""], [col_name or ""])
+        objs = found.get(part_name or "")
+        if not objs:
+            raise NoSuchObjectException(f"Statistics for column {col_name} of partition {part_name} not found")
+        desc = ColumnStatisticsDesc(isTblLevel=False, dbName=db_name(db_name_), tableName=(tbl_name or "").lower(),
+                                    partName=part_name, catName="hive")
+        return ColumnStatistics(statsDesc=desc, statsObj=objs)
+
+    def get_table_statistics_req(self, request):
+        _, objs = self.stats.table_stats(db_name(request.dbName), request.tblName or "", request.colNames or [],
+                                         getattr(request, "engine", None))
+        return TableStatsResult(tableStats=objs)
+
+    def get_partitions_statistics_req(self, request):
+        found = self.stats.partition_stats(db_name(request.dbName), request.tblName or "", request.partNames or [],
+                                           request.colNames or [], getattr(request, "engine", None))
+        return PartitionsStatsResult(partStats=found)
+
+    def delete_table_column_statistics(self, db_name_, tbl_name, col_name, engine=None):
+        return self.stats.delete(db_name(db_name_), tbl_name or "", None, col_name, engine)
+
+    def delete_partition_column_statistics(self, db_name_, tbl_name, part_name, col_name, engine=None):
+        return self.stats.delete(db_name(db_name_), tbl_name or "", part_name or "", col_name, engine)

@@ -1,0 +1,144 @@
+"""Table calls: create, read, list, alter, drop, truncate, fields and schema."""
+
+from __future__ import annotations
+
+from adapter.naming import check_catalog, db_name, db_pattern, env_props
+from store.partition_service import PartitionService
+from store.table_service import TableService
+from thrift_idl.hive_metastore.ttypes import (
+    AlterTableResponse,
+    GetFieldsResponse,
+    GetSchemaResponse,
+    GetTableResult,
+    GetTablesResult,
+    InvalidObjectException,
+    NoSuchObjectException,
+    TruncateTableResponse,
+    UnknownDBException,
+    UnknownTableException,
+)
+
+
+class TableHandler:
+    def __init__(self, tables: TableService, partitions: PartitionService):
+        self.tables = tables
+        self.partitions = partitions
+
+    # create
+    def create_table(self, tbl):
+        self.create_table_with_environment_context(tbl, None)
+
+    def create_table_with_environment_context(self, tbl, environment_context):
+        if tbl is None:
+            raise InvalidObjectException("Table object is required")
+        check_catalog(tbl.catName)
+        tbl.dbName = db_name(tbl.dbName)
+        self.tables.create_table(tbl, env_props(environment_context))
+
+    def create_table_with_constraints(self, tbl, primaryKeys, foreignKeys, uniqueConstraints,
+                                      notNullConstraints, defaultConstraints=None, checkConstraints=None):
+        self.create_table_with_environment_context(tbl, None)
+
+    def create_table_req(self, request):
+        self.create_table_with_environment_context(request.table, request.envContext)
+
+    # read
+    def get_table(self, dbname, tbl_name):
+        return self.tables.get_table(db_name(dbname), tbl_name or "")
+
+    def get_table_req(self, req):
+        check_catalog(req.catName)
+        return GetTableResult(table=self.tables.get_table(db_name(req.dbName), req.tblName or ""))
+
+    def get_table_objects_by_name(self, dbname, tbl_names):
+        return self.tables.get_tables_by_names(db_name(dbname), tbl_names or [])
+
+    def get_table_objects_by_name_req(self, req):
+        check_catalog(req.catName)
+        names = req.tblNames
+        if names is None:
+            names = self.tables.list_tables(db_name(req.dbName))
+        return GetTablesResult(tables=self.tables.get_tables_by_names(db_name(req.dbName), names))
+
+    def get_tables(self, db_name_, pattern):
+        return self.tables.list_tables(db_name(db_name_), pattern)
+
+    def get_all_tables(self, db_name_):
+        return self.tables.list_tables(db_name(db_name_))
+
+    def get_tables_by_type(self, db_name_, pattern, tableType):
+        return self.tables.list_tables(db_name(db_name_), pattern, tableType or None)
+
+    def get_table_meta(self, db_patterns, tbl_patterns, tbl_types):
+        return self.tables.table_meta(db_pattern(db_patterns), tbl_patterns, list(tbl_types or []))
+
+    def get_table_names_by_filter(self, dbname, filter, max_tables):
+        names = self.tables.list_tables(db_name(dbname))
+        if filter:
+            from thrift_idl.hive_metastore.ttypes import InvalidOperationException
+
+            raise InvalidOperationException("Table filters on parameters are not supported")
+        return names if max_tables is None or max_tables < 0 else names[:max_tables]
+
+    # fields and schema
+    def _table_for_fields(self, db, table_name):
+        try:
+            return self.tables.get_table(db_name(db), (table_name or "").split(".")[0])
+        except NoSuchObjectException as exc:
+            if "database" in (exc.message or ""):
+                raise UnknownDBException(exc.message)
+            raise UnknownTableException(exc.message)
+
+    def get_fields(self, db_name_, table_name):
+        return list(self._table_for_fields(db_name_, table_name).sd.cols)
+
+    def get_fields_with_environment_context(self, db_name_, table_name, environment_context):
+        return self.get_fields(db_name_, table_name)
+
+    def get_fields_req(self, req):
+        return GetFieldsResponse(fields=self.get_fields(req.dbName, req.tblName))
+
+    def get_schema(self, db_name_, table_name):
+        t = self._table_for_fields(db_name_, table_name)
+        return list(t.sd.cols) + list(t.partitionKeys or [])
+
+    def get_schema_with_environment_context(self, db_name_, table_name, environment_context):
+        return self.get_schema(db_name_, table_name)
+
+    def get_schema_req(self, req):
+        return GetSchemaResponse(fields=self.get_schema(req.dbName, req.tblName))
+
+    # alter
+    def alter_table(self, dbname, tbl_name, new_tbl):
+        self.alter_table_with_environment_context(dbname, tbl_name, new_tbl, None)
+
+    def alter_table_with_environment_context(self, dbname, tbl_name, new_tbl, environment_context):
+        props = env_props(environment_context)
+        cascade = props.get("CASCADE", "").lower() == "true"
+        if new_tbl is not None and new_tbl.dbName:
+            new_tbl.dbName = db_name(new_tbl.dbName)
+        self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, props, cascade)
+
+    def alter_table_with_cascade(self, dbname, tbl_name, new_tbl, cascade):
+        if new_tbl is not None and new_tbl.dbName:
+            new_tbl.dbName = db_name(new_tbl.dbName)
+        self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, {}, bool(cascade))
+
+    def alter_table_req(self, req):
+        check_catalog(req.catName)
+        self.alter_table_with_environment_context(req.dbName, req.tableName, req.table, req.environmentContext)
+        return AlterTableResponse()
+
+    # drop and truncate
+    def drop_table(self, dbname, name, deleteData):
+        self.tables.drop_table(db_name(dbname), name or "", bool(deleteData))
+
+    def drop_table_with_environment_context(self, dbname, name, deleteData, environment_context):
+        self.tables.drop_table(db_name(dbname), name or "", bool(deleteData), env_props(environment_context))
+
+    def truncate_table(self, dbName, tableName, partNames):
+        self.partitions.truncate(db_name(dbName), tableName or "", partNames)
+
+    def truncate_table_req(self, req):
+        self.truncate_table(req.dbName, req.tableName, req.partNames)
+        return TruncateTableResponse()

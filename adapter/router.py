@@ -1,0 +1,54 @@
+"""One Thrift service, many handlers: routes each method name to the area handler that serves it."""
+
+from __future__ import annotations
+
+import logging
+
+from thrift.Thrift import TException
+
+from thrift_idl.hive_metastore.ttypes import MetaException
+
+log = logging.getLogger("hudi_metastore.calls")
+
+
+class HandlerRouter:
+    """Looks like one handler to the generated Processor; methods no handler has stay unknown."""
+
+    def __init__(self, *handlers):
+        self._methods: dict[str, object] = {}
+        for handler in handlers:
+            for name in dir(handler):
+                if name.startswith("_"):
+                    continue
+                fn = getattr(handler, name)
+                if callable(fn) and name not in self._methods:
+                    self._methods[name] = _guard(name, fn)
+
+    def serves(self, method: str) -> bool:
+        return method in self._methods
+
+    def methods(self) -> list[str]:
+        return sorted(self._methods)
+
+    def __getattr__(self, name):
+        try:
+            return self._methods[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _guard(name, fn):
+    """Thrift exceptions pass through as declared; anything else becomes a MetaException that
+    says what went wrong, instead of an opaque internal error."""
+
+    def call(*args):
+        try:
+            return fn(*args)
+        except TException:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            log.exception("%s failed", name)
+            raise MetaException(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+
+    call.__name__ = name
+    return call

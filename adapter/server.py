@@ -1,0 +1,264 @@
+"""The Thrift server: accepts connections, one thread each, on the accelerated binary protocol.
+
+Several worker processes may share the listening socket (`--workers`); they share nothing else,
+so every answer comes from the database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
+from thrift.protocol.TProtocol import TProtocolException
+from thrift.Thrift import TApplicationException, TMessageType, TType
+from thrift.transport import TSocket, TTransport
+
+from adapter.router import HandlerRouter
+from thrift_idl.hive_metastore import ThriftHiveMetastore
+
+log = logging.getLogger("hudi_metastore.server")
+call_log = logging.getLogger("hudi_metastore.calls")
+
+
+def _reply_error(oprot, name: str, seqid: int, kind: int, message: str) -> None:
+    oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+    TApplicationException(kind, message).write(oprot)
+    oprot.writeMessageEnd()
+    oprot.trans.flush()
+
+
+class MetastoreProcessor(ThriftHiveMetastore.Processor):
+    """The generated processor, plus: Hive's text for unknown methods (clients match on it),
+    a clear error for oversized or malformed arguments, and one log line per call."""
+
+    def __init__(self, router: HandlerRouter):
+        super().__init__(router)
+        self.router = router
+
+    def process(self, iprot, oprot):
+        name, _mtype, seqid = iprot.readMessageBegin()
+        fn = self._processMap.get(name) if self.router.serves(name) else None
+        if fn is None:
+            iprot.skip(TType.STRUCT)
+            iprot.readMessageEnd()
+            _reply_error(oprot, name, seqid, TApplicationException.UNKNOWN_METHOD,
+                         f"Invalid method name: '{name}'")
+            call_log.info("call=%s status=unknown-method", name)
+            return
+        start = time.perf_counter()
+        status = "ok"
+        try:
+            fn(self, seqid, iprot, oprot)
+        except (TProtocolException, TTransport.TTransportException) as exc:
+            too_big = getattr(exc, "type", None) in (TProtocolException.SIZE_LIMIT, TTransport.TTransportException.SIZE_LIMIT)
+            if too_big or isinstance(exc, TProtocolException):
+                status = "too-large" if too_big else "bad-request"
+                text = (f"Request for {name} exceeds the maximum message size" if too_big
+                        else f"Malformed request for {name}: {exc}")
+                try:
+                    _reply_error(oprot, name, seqid, TApplicationException.PROTOCOL_ERROR, text)
+                except Exception:  # noqa: BLE001 - the peer may be gone already
+                    pass
+            else:
+                status = "disconnected"
+            raise
+        finally:
+            call_log.info("call=%s ms=%.2f status=%s", name, (time.perf_counter() - start) * 1000, status)
+
+
+class _CountingSocket(TSocket.TSocket):
+    """A client socket that refuses to read more than `limit` bytes for one message."""
+
+    def __init__(self, sock: socket.socket, limit: int):
+        super().__init__()
+        self.setHandle(sock)
+        self.limit = limit
+        self.consumed = 0
+
+    def read(self, sz):
+        data = super().read(sz)
+        self.consumed += len(data)
+        if self.consumed > self.limit:
+            raise TTransport.TTransportException(TTransport.TTransportException.SIZE_LIMIT,
+                                                 "message exceeds the maximum size")
+        return data
+
+
+class _LimitedFramedTransport(TTransport.TFramedTransport):
+    def __init__(self, trans, limit: int):
+        super().__init__(trans)
+        self.limit = limit
+
+    def readFrame(self):
+        import struct
+
+        buff = self._TFramedTransport__trans.readAll(4)
+        (sz,) = struct.unpack("!i", buff)
+        if sz < 0 or sz > self.limit:
+            raise TTransport.TTransportException(TTransport.TTransportException.SIZE_LIMIT,
+                                                 f"frame of {sz} bytes exceeds the maximum of {self.limit}")
+        self._TFramedTransport__rbuf = TTransport.BufferIO(self._TFramedTransport__trans.readAll(sz))
+
+
+class ThriftServer:
+    def __init__(self, router: HandlerRouter, listen_sock: socket.socket, framed: bool = False,
+                 max_message_size: int = 104_857_600):
+        self.processor = MetastoreProcessor(router)
+        self.listen_sock = listen_sock
+        self.framed = framed
+        self.max_message_size = max_message_size
+        self.protocol = TBinaryProtocolAcceleratedFactory(
+            string_length_limit=max_message_size, container_length_limit=max_message_size)
+        self.stopping = threading.Event()
+        self.active = 0
+        self.active_lock = threading.Lock()
+
+    def serve_forever(self) -> None:
+        self.listen_sock.settimeout(0.5)
+        while not self.stopping.is_set():
+            try:
+                client, addr = self.listen_sock.accept()
+            except (socket.timeout, BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                if self.stopping.is_set():
+                    break
+                raise
+            client.settimeout(None)
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._serve_client, args=(client, addr), daemon=True).start()
+        self._drain()
+
+    def _serve_client(self, client: socket.socket, addr) -> None:
+        sock = _CountingSocket(client, self.max_message_size)
+        if self.framed:
+            itrans = _LimitedFramedTransport(sock, self.max_message_size)
+            otrans = TTransport.TFramedTransport(sock)
+        else:
+            itrans = TTransport.TBufferedTransport(sock)
+            otrans = TTransport.TBufferedTransport(sock)
+        iprot = self.protocol.getProtocol(itrans)
+        oprot = self.protocol.getProtocol(otrans)
+        try:
+            while not self.stopping.is_set():
+                sock.consumed = 0
+                if not self._wait_readable(client, itrans):
+                    break
+                with self.active_lock:
+                    self.active += 1
+                try:
+                    self.processor.process(iprot, oprot)
+                finally:
+                    with self.active_lock:
+                        self.active -= 1
+        except TTransport.TTransportException:
+            pass  # peer closed, or an oversized message already answered
+        except TProtocolException as exc:
+            log.info("closing connection from %s: %s", addr, exc)
+        except Exception:  # noqa: BLE001
+            log.exception("connection from %s failed", addr)
+        finally:
+            try:
+                client.close()
+            except OSError:
+                pass
+
+    def _wait_readable(self, client: socket.socket, itrans) -> bool:
+        """Block until the next request starts (or we stop); lets SIGTERM drain idle connections."""
+        import select
+
+        buffered = getattr(itrans, "_TBufferedTransport__rbuf", None) or getattr(itrans, "_TFramedTransport__rbuf", None)
+        if buffered is not None and buffered.tell() < len(buffered.getvalue()):
+            return True
+        while not self.stopping.is_set():
+            ready, _, _ = select.select([client], [], [], 0.5)
+            if ready:
+                return True
+        return False
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def _drain(self, timeout: float = 30.0) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.active_lock:
+                if self.active == 0:
+                    return
+            time.sleep(0.05)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    return sock
+
+
+def run(make_router, host: str, port: int, workers: int = 1, framed: bool = False,
+        max_message_size: int = 104_857_600) -> None:
+    """Serve until SIGTERM/SIGINT. `make_router()` is called in each worker process."""
+    listen_sock = bind(host, port)
+    log.info("listening on %s:%d (%s transport, %d worker%s)", host, listen_sock.getsockname()[1],
+             "framed" if framed else "buffered", workers, "" if workers == 1 else "s")
+    if workers <= 1:
+        _run_worker(make_router, listen_sock, framed, max_message_size)
+        return
+    children: dict[int, int] = {}
+    stopping = threading.Event()
+
+    def spawn(slot: int) -> None:
+        pid = os.fork()
+        if pid == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            try:
+                _run_worker(make_router, listen_sock, framed, max_message_size)
+            finally:
+                os._exit(0)
+        children[pid] = slot
+
+    def on_signal(signum, _frame):
+        stopping.set()
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    for slot in range(workers):
+        spawn(slot)
+    while children:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        slot = children.pop(pid, None)
+        if slot is not None and not stopping.is_set():
+            log.warning("worker %d exited (status %d); starting a new one", pid, status)
+            spawn(slot)
+    listen_sock.close()
+
+
+def _run_worker(make_router, listen_sock, framed, max_message_size) -> None:
+    server = ThriftServer(make_router(), listen_sock, framed, max_message_size)
+
+    def on_signal(signum, _frame):
+        log.info("signal %d: finishing calls in flight, then stopping", signum)
+        server.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    server.serve_forever()
+    log.info("stopped")

@@ -1,0 +1,520 @@
+"""RFC-36 partition service: partitions of a table, their key values (`partition_key_val`) and pruning.
+
+Every read selects partitions with one WHERE clause and fetches their parameters with the same clause
+as a subquery, so a call costs what its answer costs, never a scan of the table's partitions in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, and_, delete, func, select, tuple_, update
+
+from store import schema as S
+from store import warehouse
+from store.descriptors import build_sd, insert_sd, load_columns, same_sd, sd_row, version_for_columns
+from store.partition_names import escape, make_name, split_name, values_from_name
+from store.store import Store, now_s
+from store.table_service import CATALOG, DDL_TIME, MANAGED, TableService, _params, _SdView
+from thrift_idl.hive_metastore.ttypes import (
+    AlreadyExistsException,
+    InvalidObjectException,
+    InvalidOperationException,
+    MetaException,
+    NoSuchObjectException,
+    Partition,
+)
+
+_INT = re.compile(r"^-?\d{1,18}$")
+BATCH = 500
+
+
+@dataclass
+class TableCtx:
+    """What partition calls need to know about their table."""
+
+    tbl_id: int
+    db_name: str
+    name: str
+    tbl_type: str
+    location: str | None
+    sd_id: int
+    sd: object  # the table's `sds` row
+    schema_version: int
+    cols: list  # FieldSchema data columns of the current schema
+    keys: list  # FieldSchema partition keys
+
+    @property
+    def key_names(self) -> list[str]:
+        return [k.name for k in self.keys]
+
+    @property
+    def key_types(self) -> list[tuple[str, str]]:
+        return [(k.name.lower(), k.type.lower()) for k in self.keys]
+
+
+def _num(value: str) -> int | None:
+    return int(value) if value and _INT.match(value) else None
+
+
+class PartitionService:
+    def __init__(self, store: Store, tables: TableService):
+        self.store = store
+        self.tables = tables
+
+    # --- helpers --------------------------------------------------------------------------------
+
+    def table_ctx(self, conn: Connection, db_name: str, tbl_name: str, missing=NoSuchObjectException) -> TableCtx:
+        q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.location, S.tbl.c.sd_id,
+                   S.tbl.c.schema_version, S.db.c.name.label("db_name"),
+                   *[c.label("sd_" + c.name) for c in S.sds.c]).select_from(
+            S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
+        ).where(S.db.c.name == (db_name or "").lower(), S.tbl.c.name == (tbl_name or "").lower())
+        row = conn.execute(q).first()
+        if row is None:
+            raise missing(f"{(db_name or '').lower()}.{(tbl_name or '').lower()} table not found")
+        cols, keys = load_columns(conn, row.tbl_id, [row.schema_version])[row.schema_version]
+        return TableCtx(row.tbl_id, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
+                        _SdView(row), row.schema_version, cols, keys)
+
+    def _check_values(self, ctx: TableCtx, values) -> list[str]:
+        values = list(values or [])
+        if len(values) != len(ctx.keys):
+            raise MetaException(
+                f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
+        return values
+
+    def _build(self, conn: Connection, ctx: TableCtx, rows, params_where=None) -> list[Partition]:
+        """Partition objects for `rows` of `partitions`; parameters fetched by `params_where`
+        (a WHERE over partitions, reused as a subquery) or by the rows' ids."""
+        if not rows:
+            return []
+        pp = S.partition_params
+        params: dict[int, dict] = {r.part_id: {} for r in rows}
+        if params_where is not None and len(rows) > BATCH:
+            sub = select(S.partitions.c.part_id).where(params_where)
+            for r in conn.execute(select(pp.c.part_id, pp.c.param_key, pp.c.param_value).where(pp.c.part_id.in_(sub))):
+                if r[0] in params:
+                    params[r[0]][r[1]] = r[2] if r[2] is not None else ""
+        else:
+            ids = list(params)
+            for i in range(0, len(ids), BATCH):
+                params.update(_params(conn, pp, "part_id", ids[i:i + BATCH]))
+        versions = {r.schema_version for r in rows}
+        cols = load_columns(conn, ctx.tbl_id, versions)
+        own_sds = {r.sd_id for r in rows if r.sd_id is not None}
+        sd_rows = {}
+        if own_sds:
+            ids = list(own_sds)
+            for i in range(0, len(ids), BATCH):
+                for r in conn.execute(select(S.sds).where(S.sds.c.sd_id.in_(ids[i:i + BATCH]))):
+                    sd_rows[r.sd_id] = r
+        out = []
+        for r in rows:
+            values = [v for _, v in split_name(r.part_name)]
+            out.append(Partition(
+                values=values, dbName=ctx.db_name, tableName=ctx.name, createTime=r.create_time,
+                lastAccessTime=r.last_access_time,
+                sd=build_sd(sd_rows[r.sd_id] if r.sd_id is not None else ctx.sd, r.location,
+                            list(cols[r.schema_version][0])),
+                parameters=params[r.part_id], catName=CATALOG,
+            ))
+        return out
+
+    def _select(self, ctx: TableCtx, where=None, max_parts: int | None = None):
+        p = S.partitions
+        cond = p.c.tbl_id == ctx.tbl_id
+        if where is not None:
+            cond = and_(cond, where)
+        q = select(p).where(cond).order_by(p.c.part_name)
+        if max_parts is not None and max_parts >= 0:
+            q = q.limit(max_parts)
+        return q, cond
+
+    def _ps_where(self, ctx: TableCtx, part_vals):
+        """Partial specification: `part_vals[i]` fixes key i unless empty."""
+        part_vals = list(part_vals or [])
+        if len(part_vals) > len(ctx.keys):
+            raise MetaException(
+                f"Incorrect number of partition values. numPartKeys={len(ctx.keys)}, "
+                f"part_val={part_vals}")
+        kv = S.partition_key_val
+        conds = [
+            S.partitions.c.part_id.in_(select(kv.c.part_id).where(
+                kv.c.tbl_id == ctx.tbl_id, kv.c.key_idx == i, kv.c.part_key_val == v))
+            for i, v in enumerate(part_vals) if v not in (None, "")
+        ]
+        return and_(*conds) if conds else None
+
+    def _filter_where(self, ctx: TableCtx, filter_text: str | None):
+        if not filter_text or not filter_text.strip():
+            return None
+        from store.partition_filter import FilterError, compile_filter
+
+        try:
+            return compile_filter(filter_text, ctx.tbl_id, ctx.key_types)
+        except FilterError as exc:
+            raise MetaException(str(exc))
+
+    # --- reads ----------------------------------------------------------------------------------
+
+    def get_partition(self, db: str, tbl: str, values) -> Partition:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            name = make_name(ctx.key_names, self._check_values(ctx, values))
+            return self._get_by_name(conn, ctx, name)
+
+    def get_partition_by_name(self, db: str, tbl: str, name: str) -> Partition:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            try:
+                values = values_from_name(ctx.key_names, name)
+            except ValueError as exc:
+                raise MetaException(str(exc))
+            return self._get_by_name(conn, ctx, make_name(ctx.key_names, values))
+
+    def _get_by_name(self, conn: Connection, ctx: TableCtx, name: str) -> Partition:
+        q, _ = self._select(ctx, S.partitions.c.part_name == name)
+        rows = conn.execute(q).all()
+        if not rows:
+            values = [v for _, v in split_name(name)]
+            raise NoSuchObjectException(
+                f"partition values={values} for table {ctx.db_name}.{ctx.name} not found")
+        return self._build(conn, ctx, rows)[0]
+
+    def get_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals=None,
+                       filter_text: str | None = None) -> list[Partition]:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            where = self._filter_where(ctx, filter_text) if filter_text else self._ps_where(ctx, part_vals)
+            q, cond = self._select(ctx, where, max_parts)
+            return self._build(conn, ctx, conn.execute(q).all(), cond)
+
+    def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals=None,
+                            filter_text: str | None = None) -> list[str]:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            where = self._filter_where(ctx, filter_text) if filter_text else self._ps_where(ctx, part_vals)
+            p = S.partitions
+            q = select(p.c.part_name).where(p.c.tbl_id == ctx.tbl_id).order_by(p.c.part_name)
+            if where is not None:
+                q = q.where(where)
+            if max_parts is not None and max_parts >= 0:
+                q = q.limit(max_parts)
+            return list(conn.execute(q).scalars())
+
+    def count_partitions(self, db: str, tbl: str, filter_text: str | None) -> int:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            p = S.partitions
+            q = select(func.count()).select_from(p).where(p.c.tbl_id == ctx.tbl_id)
+            where = self._filter_where(ctx, filter_text)
+            if where is not None:
+                q = q.where(where)
+            return conn.execute(q).scalar_one()
+
+    def get_partitions_by_names(self, db: str, tbl: str, names) -> list[Partition]:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            canonical = []
+            for n in names or []:
+                try:
+                    canonical.append(make_name(ctx.key_names, values_from_name(ctx.key_names, n)))
+                except ValueError:
+                    continue  # Hive ignores names that are not partitions of the table
+            canonical = list(dict.fromkeys(canonical))
+            out = []
+            for i in range(0, len(canonical), BATCH):
+                q, _ = self._select(ctx, S.partitions.c.part_name.in_(canonical[i:i + BATCH]))
+                out.extend(self._build(conn, ctx, conn.execute(q).all()))
+            out.sort(key=lambda p: make_name(ctx.key_names, p.values))
+            return out
+
+    def get_partition_values(self, db: str, tbl: str, key_names: list[str], filter_text: str | None,
+                             ascending: bool = True, max_parts: int = -1) -> list[list[str]]:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            lowered = ctx.key_names
+            idx = []
+            for k in key_names:
+                if k.lower() not in lowered:
+                    raise MetaException(f"{k} is not a partition key of {ctx.db_name}.{ctx.name}")
+                idx.append(lowered.index(k.lower()))
+            p = S.partitions
+            q = select(p.c.part_name).where(p.c.tbl_id == ctx.tbl_id)
+            where = self._filter_where(ctx, filter_text)
+            if where is not None:
+                q = q.where(where)
+            seen = {}
+            for (name,) in conn.execute(q):
+                vals = [v for _, v in split_name(name)]
+                seen[tuple(vals[i] for i in idx)] = None
+            rows = sorted(seen, reverse=not ascending)
+            if max_parts is not None and max_parts >= 0:
+                rows = rows[:max_parts]
+            return [list(r) for r in rows]
+
+    # --- writes ---------------------------------------------------------------------------------
+
+    def add_partitions(self, db: str, tbl: str, parts: list[Partition], if_not_exists: bool = False,
+                       env: dict | None = None, missing=InvalidObjectException) -> list[Partition]:
+        """Add partitions in one transaction; returns the ones added (existing ones are skipped
+        with if_not_exists, else AlreadyExistsException)."""
+        if not parts:
+            return []
+        made: list[str] = []
+
+        def tx(conn: Connection) -> list[Partition]:
+            made.clear()
+            try:
+                ctx = self.table_ctx(conn, db, tbl)
+            except NoSuchObjectException:
+                raise missing(f"Unable to add partitions because table or database do not exist: {db}.{tbl}")
+            now = now_s()
+            rows, by_name = [], {}
+            for part in parts:
+                if (part.dbName and part.dbName.lower() != ctx.db_name) or \
+                        (part.tableName and part.tableName.lower() != ctx.name):
+                    raise MetaException("Partition does not belong to target table "
+                                        f"{ctx.db_name}.{ctx.name}: {part}")
+                values = list(part.values or [])
+                if len(values) != len(ctx.keys):
+                    raise MetaException(f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
+                if any(v is None for v in values):
+                    raise MetaException(f"Partition values must not be null: {values}")
+                name = make_name(ctx.key_names, values)
+                if name in by_name:
+                    raise MetaException(f"Duplicate partitions in the list: {name}")
+                by_name[name] = part
+            names = list(by_name)
+            existing = set()
+            for i in range(0, len(names), BATCH):
+                existing.update(conn.execute(select(S.partitions.c.part_name).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id,
+                    S.partitions.c.part_name.in_(names[i:i + BATCH]))).scalars())
+            if existing and not if_not_exists:
+                first = sorted(existing)[0]
+                raise AlreadyExistsException(
+                    f"Partition already exists: {ctx.db_name}.{ctx.name} {first}")
+            added = [(n, p) for n, p in by_name.items() if n not in existing]
+            if not added:
+                return []
+            versions = {}
+            results = []
+            for name, part in added:
+                sd = part.sd
+                location = (sd.location if sd is not None else None) or (
+                    warehouse.join(ctx.location, name) if ctx.location else None)
+                own_sd = None
+                if sd is not None and not same_sd(ctx.sd, sd):
+                    own_sd = insert_sd(conn, sd)
+                cols = sd.cols if sd is not None and sd.cols is not None else None
+                key = tuple((c.name, c.type, c.comment) for c in cols) if cols is not None else None
+                if key not in versions:
+                    versions[key] = ctx.schema_version if cols is None else version_for_columns(
+                        conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
+                params = dict(part.parameters or {})
+                if not params.get(DDL_TIME):
+                    params[DDL_TIME] = str(now)
+                rows.append({
+                    "tbl_id": ctx.tbl_id, "part_name": name, "create_time": now,
+                    "last_access_time": part.lastAccessTime or 0, "update_time": now,
+                    "location": location, "sd_id": own_sd, "schema_version": versions[key],
+                })
+                results.append((name, part, params, location))
+                if location:
+                    made.append(location)
+            conn.execute(S.partitions.insert(), rows)
+            ids = {}
+            added_names = [n for n, _ in added]
+            for i in range(0, len(added_names), BATCH):
+                ids.update(conn.execute(select(S.partitions.c.part_name, S.partitions.c.part_id).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id,
+                    S.partitions.c.part_name.in_(added_names[i:i + BATCH]))).all())
+            kv_rows, param_rows, out = [], [], []
+            for name, part, params, location in results:
+                pid = ids[name]
+                for i, (k, v) in enumerate(zip(ctx.key_names, part.values)):
+                    kv_rows.append({"part_id": pid, "key_idx": i, "tbl_id": ctx.tbl_id, "part_key_name": k,
+                                    "part_key_val": v, "part_key_num": _num(v)})
+                param_rows.extend({"part_id": pid, "param_key": k, "param_value": v} for k, v in params.items())
+                out.append(Partition(
+                    values=list(part.values), dbName=ctx.db_name, tableName=ctx.name, createTime=now,
+                    lastAccessTime=part.lastAccessTime or 0,
+                    sd=_with_location(part.sd, location, ctx), parameters=params, catName=CATALOG))
+            conn.execute(S.partition_key_val.insert(), kv_rows)
+            if param_rows:
+                conn.execute(S.partition_params.insert(), param_rows)
+            return out
+
+        out = self.store.run_write(tx)
+        for loc in made:
+            warehouse.make_dirs(loc)
+        return out
+
+    def append_partition(self, db: str, tbl: str, values) -> Partition:
+        return self.add_partitions(db, tbl, [Partition(values=list(values or []), dbName=db, tableName=tbl)])[0]
+
+    def append_partition_by_name(self, db: str, tbl: str, name: str) -> Partition:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl, missing=InvalidObjectException)
+        try:
+            values = values_from_name(ctx.key_names, name)
+        except ValueError as exc:
+            raise MetaException(str(exc))
+        return self.append_partition(db, tbl, values)
+
+    def alter_partitions(self, db: str, tbl: str, parts: list[Partition], env: dict | None = None) -> None:
+        if not parts:
+            return
+
+        def tx(conn: Connection):
+            try:
+                ctx = self.table_ctx(conn, db, tbl)
+            except NoSuchObjectException as exc:
+                raise InvalidOperationException(f"alter is not possible: {exc.message}")
+            now = now_s()
+            for part in parts:
+                values = list(part.values or [])
+                if len(values) != len(ctx.keys):
+                    raise InvalidOperationException(f"alter is not possible: partition values {values} "
+                                                    f"do not match keys {ctx.key_names}")
+                self._alter_one(conn, ctx, make_name(ctx.key_names, values), part, now)
+
+        self.store.run_write(tx)
+
+    def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
+                   new_name: str | None = None, location: str | None = None) -> None:
+        p = S.partitions
+        row = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
+        if row is None:
+            raise InvalidOperationException(f"alter is not possible: partition {old_name} of "
+                                            f"{ctx.db_name}.{ctx.name} does not exist")
+        sd = part.sd
+        values = {"update_time": now, "last_access_time": part.lastAccessTime or row.last_access_time}
+        if sd is not None:
+            values["location"] = location or sd.location or row.location
+            if same_sd(ctx.sd, sd):
+                values["sd_id"] = None
+            elif row.sd_id is not None:
+                conn.execute(update(S.sds).where(S.sds.c.sd_id == row.sd_id).values(**sd_row(sd)))
+            else:
+                values["sd_id"] = insert_sd(conn, sd)
+            if sd.cols is not None:
+                values["schema_version"] = version_for_columns(conn, ctx.tbl_id, ctx.schema_version, sd.cols, ctx.keys)
+        elif location:
+            values["location"] = location
+        if new_name:
+            values["part_name"] = new_name
+        conn.execute(update(p).where(p.c.part_id == row.part_id).values(**values))
+        if sd is not None and "sd_id" in values and values["sd_id"] is None and row.sd_id is not None:
+            conn.execute(delete(S.sds).where(S.sds.c.sd_id == row.sd_id))
+        params = dict(part.parameters or {})
+        if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
+            params[DDL_TIME] = str(now)
+        conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id == row.part_id))
+        conn.execute(S.partition_params.insert(), [
+            {"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items()])
+        if new_name:
+            kv = S.partition_key_val
+            for i, v in enumerate(part.values):
+                conn.execute(update(kv).where(kv.c.part_id == row.part_id, kv.c.key_idx == i).values(
+                    part_key_val=v, part_key_num=_num(v)))
+
+    def rename_partition(self, db: str, tbl: str, old_values, new_part: Partition) -> None:
+        moves: list[tuple[str, str]] = []
+
+        def tx(conn: Connection):
+            moves.clear()
+            try:
+                ctx = self.table_ctx(conn, db, tbl)
+            except NoSuchObjectException as exc:
+                raise InvalidOperationException(f"Unable to rename partition: {exc.message}")
+            if not old_values:  # Hive: empty old values means a plain alter
+                return self._alter_one(conn, ctx, make_name(ctx.key_names, new_part.values), new_part, now_s())
+            old_name = make_name(ctx.key_names, self._check_values(ctx, old_values))
+            new_name = make_name(ctx.key_names, self._check_values(ctx, new_part.values))
+            p = S.partitions
+            old = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
+            if old is None:
+                raise InvalidOperationException(f"Unable to rename partition: {old_name} does not exist")
+            if conn.execute(select(p.c.part_id).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == new_name)).first():
+                raise AlreadyExistsException(f"Partition already exists: {ctx.db_name}.{ctx.name} {new_name}")
+            location = None
+            if ctx.tbl_type == MANAGED and ctx.location:
+                location = warehouse.join(ctx.location, new_name)
+                if old.location and old.location != location:
+                    moves.append((old.location, location))
+            self._alter_one(conn, ctx, old_name, new_part, now_s(), new_name=new_name, location=location)
+            for src, dst in moves:
+                warehouse.move_dir(src, dst)
+
+        self.store.run_write(tx)
+
+    def drop_partitions(self, db: str, tbl: str, names: list[str] | None = None, values_list=None,
+                        delete_data: bool = True, if_exists: bool = False, need_result: bool = False):
+        """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists."""
+        doomed: list[str] = []
+
+        def tx(conn: Connection):
+            doomed.clear()
+            ctx = self.table_ctx(conn, db, tbl)
+            wanted = []
+            try:
+                for n in names or []:
+                    wanted.append(make_name(ctx.key_names, values_from_name(ctx.key_names, n)))
+            except ValueError as exc:
+                raise MetaException(str(exc))
+            for vals in values_list or []:
+                wanted.append(make_name(ctx.key_names, self._check_values(ctx, vals)))
+            wanted = list(dict.fromkeys(wanted))
+            p = S.partitions
+            rows = []
+            for i in range(0, len(wanted), BATCH):
+                rows.extend(conn.execute(select(p).where(
+                    p.c.tbl_id == ctx.tbl_id, p.c.part_name.in_(wanted[i:i + BATCH]))).all())
+            if len(rows) != len(wanted) and not if_exists:
+                found = {r.part_name for r in rows}
+                missing = [n for n in wanted if n not in found]
+                raise NoSuchObjectException(f"partition {missing[0]} of {ctx.db_name}.{ctx.name} does not exist")
+            result = self._build(conn, ctx, rows) if need_result else None
+            self._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
+            if delete_data and ctx.tbl_type == MANAGED:
+                doomed.extend(r.location for r in rows if r.location)
+            return result
+
+        result = self.store.run_write(tx)
+        for d in doomed:
+            warehouse.delete_dir(d)
+        return result
+
+    def _delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
+        for i in range(0, len(part_ids), BATCH):
+            chunk = part_ids[i:i + BATCH]
+            conn.execute(delete(S.part_col_stats).where(S.part_col_stats.c.part_id.in_(chunk)))
+            conn.execute(delete(S.partition_key_val).where(S.partition_key_val.c.part_id.in_(chunk)))
+            conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id.in_(chunk)))
+            conn.execute(delete(S.partitions).where(S.partitions.c.part_id.in_(chunk)))
+        for i in range(0, len(sd_ids), BATCH):
+            conn.execute(delete(S.sds).where(S.sds.c.sd_id.in_(sd_ids[i:i + BATCH])))
+
+    def truncate(self, db: str, tbl: str, part_names: list[str] | None) -> None:
+        with self.store.read() as conn:
+            ctx = self.table_ctx(conn, db, tbl)
+            if part_names:
+                locs = [p.sd.location for p in self.get_partitions_by_names(db, tbl, part_names)]
+            elif ctx.keys:
+                locs = [r[0] for r in conn.execute(select(S.partitions.c.location).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id))]
+            else:
+                locs = [ctx.location]
+        for loc in locs:
+            warehouse.empty_dir(loc)
+
+
+def _with_location(sd, location, ctx: TableCtx):
+    if sd is None:
+        return build_sd(ctx.sd, location, list(ctx.cols))
+    sd.location = location
+    return sd

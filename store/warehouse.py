@@ -1,0 +1,136 @@
+"""Directories of databases, tables and partitions on storage (local paths or fsspec URLs)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from urllib.parse import urlparse
+
+log = logging.getLogger(__name__)
+
+
+def local_path(uri: str | None) -> str | None:
+    """The local path of a `file:` URI or plain path; None for other schemes."""
+    if not uri:
+        return None
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return parsed.path if parsed.scheme else uri
+    return None
+
+
+def to_uri(path: str) -> str:
+    """A location as Hive writes it: `file:/abs/path` for local paths, URLs unchanged."""
+    if urlparse(path).scheme not in ("", "file"):
+        return path.rstrip("/")
+    return "file:" + os.path.abspath(local_path(path) or path)
+
+
+def join(parent: str, child: str) -> str:
+    return parent.rstrip("/") + "/" + child
+
+
+def _fs(uri: str):
+    try:
+        import fsspec
+    except ImportError:  # object stores need fsspec; without it we leave storage alone
+        return None
+    return fsspec.core.url_to_fs(uri)
+
+
+def make_dirs(uri: str | None) -> bool:
+    """Create the directory; True when it did not exist before."""
+    if not uri:
+        return False
+    path = local_path(uri)
+    try:
+        if path is not None:
+            if os.path.isdir(path):
+                return False
+            os.makedirs(path, exist_ok=True)
+            return True
+        fs_path = _fs(uri)
+        if fs_path:
+            fs, p = fs_path
+            if fs.exists(p):
+                return False
+            fs.makedirs(p, exist_ok=True)
+            return True
+    except OSError as exc:
+        log.warning("could not create %s: %s", uri, exc)
+    return False
+
+
+def delete_dir(uri: str | None) -> None:
+    if not uri:
+        return
+    path = local_path(uri)
+    try:
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        fs_path = _fs(uri)
+        if fs_path:
+            fs, p = fs_path
+            if fs.exists(p):
+                fs.rm(p, recursive=True)
+    except OSError as exc:
+        log.warning("could not delete %s: %s", uri, exc)
+
+
+def empty_dir(uri: str | None) -> None:
+    """Delete what is inside a directory but keep the directory (truncate)."""
+    path = local_path(uri)
+    if path is None:
+        delete_dir(uri)
+        make_dirs(uri)
+        return
+    if not os.path.isdir(path):
+        return
+    for name in os.listdir(path):
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            os.unlink(full)
+
+
+def move_dir(src: str, dst: str) -> bool:
+    """Rename a directory (a managed table's data on rename). False when there was nothing to move."""
+    sp, dp = local_path(src), local_path(dst)
+    try:
+        if sp is not None and dp is not None:
+            if not os.path.exists(sp):
+                return False
+            if os.path.exists(dp):
+                raise OSError(f"destination {dst} already exists")
+            os.makedirs(os.path.dirname(dp), exist_ok=True)
+            os.rename(sp, dp)
+            return True
+        fs_path = _fs(src)
+        if fs_path:
+            fs, p = fs_path
+            if not fs.exists(p):
+                return False
+            fs.mv(p, _fs(dst)[1], recursive=True)
+            return True
+    except FileNotFoundError:
+        return False
+    return False
+
+
+def quick_stats(uri: str | None) -> tuple[int, int] | None:
+    """(numFiles, totalSize) of the data files in a directory, as Hive's fast stats count them."""
+    path = local_path(uri)
+    if path is None or not os.path.isdir(path):
+        return None
+    files = size = 0
+    for root, dirs, names in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        for n in names:
+            if n.startswith((".", "_")):
+                continue
+            files += 1
+            size += os.path.getsize(os.path.join(root, n))
+    return files, size
