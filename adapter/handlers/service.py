@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 
@@ -40,7 +41,7 @@ class ServiceHandler:
         self.store = store
         self.started = int(time.time())
         self.conf = dict(DEFAULT_CONF, **{"hive.metastore.warehouse.dir": warehouse_uri})
-        self.session_conf: dict[str, str] = {}
+        self._session = threading.local()  # one thread per connection: setMetaConf is per session
 
     # fb303
     def getName(self):
@@ -92,6 +93,13 @@ class ServiceHandler:
             raise ConfigValSecurityException("Config name is null")
         value = self.conf.get(name)
         return default_value if value is None else value
+
+    @property
+    def session_conf(self) -> dict[str, str]:
+        conf = getattr(self._session, "conf", None)
+        if conf is None:
+            conf = self._session.conf = {}
+        return conf
 
     def getMetaConf(self, key):
         if key in self.session_conf:
