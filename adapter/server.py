@@ -6,6 +6,7 @@ so every answer comes from the database.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import signal
@@ -13,6 +14,7 @@ import socket
 import threading
 import time
 
+from thrift.protocol import TBinaryProtocol
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType, TType
@@ -41,34 +43,67 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
         self.router = router
 
     def process(self, iprot, oprot):
-        name, _mtype, seqid = iprot.readMessageBegin()
+        try:
+            name, _mtype, seqid = iprot.readMessageBegin()
+        except _OversizedFrame as exc:
+            # The frame was refused before reading it; answer with what its header told us.
+            call_log.info("call=%s ms=0.00 status=too-large", exc.name or "?")
+            try:
+                _reply_error(oprot, exc.name or "", exc.seqid, TApplicationException.PROTOCOL_ERROR, str(exc))
+            except Exception:  # noqa: BLE001 - the peer may be gone already
+                pass
+            raise RequestRejected(str(exc)) from exc
         fn = self._processMap.get(name) if self.router.serves(name) else None
         if fn is None:
             iprot.skip(TType.STRUCT)
             iprot.readMessageEnd()
             _reply_error(oprot, name, seqid, TApplicationException.UNKNOWN_METHOD,
                          f"Invalid method name: '{name}'")
-            call_log.info("call=%s status=unknown-method", name)
+            call_log.info("call=%s ms=0.00 status=unknown-method", name)
             return
         start = time.perf_counter()
         status = "ok"
         try:
             fn(self, seqid, iprot, oprot)
-        except (TProtocolException, TTransport.TTransportException) as exc:
-            too_big = getattr(exc, "type", None) in (TProtocolException.SIZE_LIMIT, TTransport.TTransportException.SIZE_LIMIT)
-            if too_big or isinstance(exc, TProtocolException):
-                status = "too-large" if too_big else "bad-request"
-                text = (f"Request for {name} exceeds the maximum message size" if too_big
-                        else f"Malformed request for {name}: {exc}")
-                try:
-                    _reply_error(oprot, name, seqid, TApplicationException.PROTOCOL_ERROR, text)
-                except Exception:  # noqa: BLE001 - the peer may be gone already
-                    pass
-            else:
+        except TTransport.TTransportException as exc:
+            if exc.type != TTransport.TTransportException.SIZE_LIMIT:
                 status = "disconnected"
-            raise
+                raise
+            status = "too-large"
+            self._reject(oprot, name, seqid, f"Request for {name} exceeds the maximum message size "
+                                             f"({exc.message})")
+            raise RequestRejected(status) from exc
+        except Exception as exc:  # noqa: BLE001
+            # The generated code handles every handler error itself, so what gets here failed while
+            # decoding the arguments (the accelerated protocol raises OverflowError for strings or
+            # containers beyond the limit, TProtocolException/UnicodeDecodeError/... for bad bytes).
+            too_big = (isinstance(exc, OverflowError) and "limit" in str(exc)) or \
+                getattr(exc, "type", None) == TProtocolException.SIZE_LIMIT
+            status = "too-large" if too_big else "bad-request"
+            text = (f"Request for {name} exceeds the maximum message size ({exc})" if too_big
+                    else f"Malformed request for {name}: {type(exc).__name__}: {exc}")
+            self._reject(oprot, name, seqid, text)
+            raise RequestRejected(text) from exc
         finally:
             call_log.info("call=%s ms=%.2f status=%s", name, (time.perf_counter() - start) * 1000, status)
+
+    @staticmethod
+    def _reject(oprot, name, seqid, text) -> None:
+        try:
+            _reply_error(oprot, name, seqid, TApplicationException.PROTOCOL_ERROR, text)
+        except Exception:  # noqa: BLE001 - the peer may be gone already
+            pass
+
+
+class RequestRejected(Exception):
+    """A request was answered with an error and the rest of its bytes cannot be trusted:
+    the connection ends (after draining what the client still sends, so it reads the answer)."""
+
+
+class _OversizedFrame(TTransport.TTransportException):
+    def __init__(self, message: str, name: str | None, seqid: int):
+        super().__init__(TTransport.TTransportException.SIZE_LIMIT, message)
+        self.name, self.seqid = name, seqid
 
 
 class _CountingSocket(TSocket.TSocket):
@@ -100,9 +135,30 @@ class _LimitedFramedTransport(TTransport.TFramedTransport):
         buff = self._TFramedTransport__trans.readAll(4)
         (sz,) = struct.unpack("!i", buff)
         if sz < 0 or sz > self.limit:
-            raise TTransport.TTransportException(TTransport.TTransportException.SIZE_LIMIT,
-                                                 f"frame of {sz} bytes exceeds the maximum of {self.limit}")
-        self._TFramedTransport__rbuf = TTransport.BufferIO(self._TFramedTransport__trans.readAll(sz))
+            name, seqid = self._peek_header(sz)
+            raise _OversizedFrame(f"Request{' for ' + name if name else ''}: frame of {sz} bytes "
+                                  f"exceeds the maximum message size of {self.limit}", name, seqid)
+        self._TFramedTransport__rbuf = io.BytesIO(self._TFramedTransport__trans.readAll(sz))
+
+    def _peek_header(self, sz: int) -> tuple[str | None, int]:
+        """Method name and seqid from the start of a refused frame (strict binary header)."""
+        import struct
+
+        trans = self._TFramedTransport__trans
+        try:
+            if sz < 12:
+                return None, 0
+            (version,) = struct.unpack("!i", trans.readAll(4))
+            if version & TBinaryProtocol.TBinaryProtocol.VERSION_MASK != TBinaryProtocol.TBinaryProtocol.VERSION_1:
+                return None, 0
+            (n,) = struct.unpack("!i", trans.readAll(4))
+            if not 0 < n <= min(1024, sz - 12):
+                return None, 0
+            name = trans.readAll(n).decode("utf-8", "replace")
+            (seqid,) = struct.unpack("!i", trans.readAll(4))
+            return name, seqid
+        except (TTransport.TTransportException, struct.error):
+            return None, 0
 
 
 class ThriftServer:
@@ -156,8 +212,10 @@ class ThriftServer:
                 finally:
                     with self.active_lock:
                         self.active -= 1
+        except RequestRejected:
+            _drain(client)
         except TTransport.TTransportException:
-            pass  # peer closed, or an oversized message already answered
+            pass  # peer closed
         except TProtocolException as exc:
             log.info("closing connection from %s: %s", addr, exc)
         except Exception:  # noqa: BLE001
@@ -191,6 +249,23 @@ class ThriftServer:
                 if self.active == 0:
                     return
             time.sleep(0.05)
+
+
+def _drain(client: socket.socket, seconds: float = 5.0, idle: float = 1.0) -> None:
+    """After refusing a request: read and discard what the client still sends (closing a socket
+    with unread input resets it, and the client would lose our answer), for a bounded time."""
+    try:
+        client.shutdown(socket.SHUT_WR)
+    except OSError:
+        return
+    deadline = time.monotonic() + seconds
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            client.settimeout(min(idle, left))
+            if not client.recv(65536):
+                break
+    except OSError:
+        pass
 
 
 def bind(host: str, port: int) -> socket.socket:
