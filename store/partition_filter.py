@@ -16,7 +16,7 @@ Grammar (keywords case-insensitive, AND binds tighter than OR)::
               '(' CONST STRUCT '(' Literal, ... ')' (',' CONST STRUCT '(' ... ')')* ')'
         | Identifier [NOT] LIKE Literal
     op      := '=' | '==' | '<>' | '!=' | '<' | '<=' | '>' | '>=' | LIKE
-    Literal := 'string' | "string"   -- a backslash escapes the next character
+    Literal := 'string' | "string"   -- a backslash pair never ends the literal; both characters are kept (as Hive's lexer does)
              | integer (optionally negative)
              | DATE 'yyyy-mm-dd' | yyyy-mm-dd
              | TIMESTAMP 'yyyy-mm-dd hh:mm:ss' | yyyy-mm-dd hh:mm:ss
@@ -249,7 +249,7 @@ def _tokenize(text: str) -> list[_Tok]:
                 if ch == "\\":
                     if i + 1 >= n:
                         raise FilterError("unterminated string literal", text, start)
-                    buf.append(text[i + 1])
+                    buf.append(text[i : i + 2])  # Hive keeps the backslash; it only stops the quote ending the literal
                     i += 2
                 elif ch == c:
                     i += 1
