@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from sqlalchemy import Connection, and_, delete, func, literal, select, update
@@ -356,7 +357,7 @@ class TableService:
         moves: list[tuple[str, str]] = []
 
         def tx(conn: Connection):
-            moves.clear()
+            moves.clear()  # `moved` survives a retry: those directories are already at their target
             try:
                 old = self._table_row(conn, db_name, name)
             except NoSuchObjectException:
@@ -412,13 +413,24 @@ class TableService:
 
             # Data moves last, still inside the transaction: a failed move rolls the metadata back.
             for src, dst in moves:
-                if not warehouse.move_dir(src, dst) and warehouse.local_path(src) is None:
+                try:
+                    done = warehouse.move_dir(src, dst)
+                except OSError as exc:
+                    dst_path = warehouse.local_path(dst)
+                    if dst_path is not None and os.path.exists(dst_path):
+                        raise InvalidOperationException(
+                            f"New location for this table {new_db}.{new_name} already exists : {dst}")
+                    raise MetaException(f"Unable to move {src} to {dst}: {exc}")
+                if done:
+                    moved.append((src, dst))
+                elif warehouse.local_path(src) is None:
                     raise MetaException(f"Unable to move {src} to {dst}")
 
+        moved: list[tuple[str, str]] = []
         try:
             self.store.run_write(tx)
         except Exception:
-            for src, dst in moves:  # the commit failed after the move: put the data back
+            for src, dst in reversed(moved):  # the commit failed after the move: put the data back
                 warehouse.move_dir(dst, src)
             raise
 
