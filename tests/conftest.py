@@ -1,0 +1,159 @@
+"""Shared fixtures: the reference Hive Metastore, our server on each backend, Thrift clients.
+
+Session-scoped fixtures
+-----------------------
+``reference_hms``   port of a reference Hive Metastore 2.3.10 (embedded Derby), started once.
+``backend_url``     parametrized over sqlite / postgresql / mysql; a *fresh* database per session
+                    (``hms_<random>`` created on the admin URL and dropped at the end).
+``our_server``      port of ``python -m adapter.cli serve`` running on ``backend_url``.
+``our_server_info`` the same server with its process, log path, warehouse and database URL.
+
+Function-scoped
+---------------
+``thrift_client``   factory ``connect(port) -> ThriftHiveMetastore.Client``; connections are
+                    closed at the end of the test.
+
+Environment
+-----------
+``HMS_TEST_POSTGRES_URL`` / ``HMS_TEST_MYSQL_URL``  admin URLs of the database servers; when unset
+the database is started with testcontainers if Docker is reachable, else the backend is skipped
+(``CI=true``: it fails instead).  ``HMS_REFERENCE_START`` overrides the reference launcher path.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(_REPO_ROOT) not in sys.path:  # make `tests.harness` and the project importable
+    sys.path.insert(0, str(_REPO_ROOT))
+
+from tests.harness import (  # noqa: E402
+    BACKENDS,
+    BackendUnavailable,
+    ServerStartError,
+    backend_urls,
+    ci_mode,
+    create_fresh_database,
+    log_tail,
+    open_thrift_client,
+    start_our_server,
+    start_reference_hms,
+    stop_process,
+)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: long-running test (starts JVMs / Spark)")
+    config.addinivalue_line("markers", "spark: runs PySpark against a metastore")
+
+
+def _unavailable(reason: str):
+    """Skip, or fail under CI=true (CI must exercise every backend)."""
+    if ci_mode():
+        pytest.fail(f"CI=true but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+# --------------------------------------------------------------------------- reference HMS
+
+
+@pytest.fixture(scope="session")
+def reference_hms(tmp_path_factory):
+    """Port of a reference Hive Metastore 2.3.10 started for this session."""
+    tmpdir = tmp_path_factory.mktemp("reference-hms")
+    try:
+        port, stop = start_reference_hms(tmpdir)
+    except FileNotFoundError as e:
+        _unavailable(str(e))
+    try:
+        yield port
+    finally:
+        stop()
+
+
+# --------------------------------------------------------------------------- backends
+
+
+@pytest.fixture(scope="session")
+def backend_specs():
+    return backend_urls()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend_url(request, backend_specs, tmp_path_factory):
+    """A SQLAlchemy URL of a fresh, empty database on one backend."""
+    spec = backend_specs[request.param]
+    if not spec.available:
+        _unavailable(f"{request.param} backend unavailable: {spec.reason}")
+    try:
+        fresh = create_fresh_database(spec, tmp_path_factory.mktemp(f"db-{request.param}"))
+    except BackendUnavailable as e:
+        _unavailable(str(e))
+    try:
+        yield fresh.url
+    finally:
+        fresh.drop()
+
+
+# --------------------------------------------------------------------------- our server
+
+
+@dataclass
+class ServerInfo:
+    port: int
+    proc: object
+    log_path: Path
+    warehouse: Path
+    db_url: str
+
+    def log_tail(self, lines: int = 80) -> str:
+        return log_tail(self.log_path, lines)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+@pytest.fixture(scope="session")
+def our_server_info(backend_url, tmp_path_factory):
+    tmpdir = tmp_path_factory.mktemp("our-server")
+    try:
+        port, proc = start_our_server(backend_url, tmpdir)
+    except ServerStartError as e:
+        pytest.fail(str(e), pytrace=False)
+    info = ServerInfo(port, proc, proc.log_path, proc.warehouse, backend_url)
+    try:
+        yield info
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture(scope="session")
+def our_server(our_server_info):
+    """Port of our server, running on a fresh database of the ``backend_url`` backend."""
+    return our_server_info.port
+
+
+# --------------------------------------------------------------------------- thrift
+
+
+@pytest.fixture
+def thrift_client():
+    """Factory: ``client = thrift_client(port)``; every connection is closed after the test."""
+    transports = []
+
+    def connect(port: int, host: str = "127.0.0.1", timeout: float = 30.0):
+        client, transport = open_thrift_client(port, host, timeout)
+        transports.append(transport)
+        return client
+
+    yield connect
+    for t in transports:
+        try:
+            t.close()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,33 @@
+"""Test harness: start/stop metastores, provision backend databases, run Spark scripts.
+
+Everything here imports without our server, the generated Thrift bindings, Docker or
+testcontainers being present; optional pieces are imported lazily.
+"""
+
+from .backends import (  # noqa: F401
+    BACKENDS,
+    BackendUnavailable,
+    BackendURL,
+    FreshDatabase,
+    backend_urls,
+    ci_mode,
+    create_database,
+    create_fresh_database,
+    drop_database,
+)
+from .procs import (  # noqa: F401
+    REFERENCE_START,
+    REPO_ROOT,
+    VENV_PYTHON,
+    ServerStartError,
+    free_port,
+    log_tail,
+    port_open,
+    start_our_server,
+    start_reference_hms,
+    stop_pid,
+    stop_process,
+    wait_for_port,
+)
+from .spark import SparkScriptError, metastore_uri_for, run_spark_script  # noqa: F401
+from .thrift import open_thrift_client, thrift_client  # noqa: F401

@@ -1,0 +1,219 @@
+"""Database backends for our server: SQLite, PostgreSQL and MariaDB/MySQL.
+
+* sqlite      -- always available: ``sqlite:///<tmp>/metastore.db``.
+* postgresql  -- ``HMS_TEST_POSTGRES_URL`` (e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/test``)
+* mysql       -- ``HMS_TEST_MYSQL_URL`` (e.g. ``mysql+pymysql://root@127.0.0.1:3306/test``)
+
+When a URL variable is unset the database is started with testcontainers if a Docker engine is
+reachable; otherwise the backend is unavailable: tests skip with the reason, except under
+``CI=true`` where they must fail (see :func:`ci_mode`).
+
+Every test session gets a fresh database (``hms_<random>``) created through SQLAlchemy on the
+admin URL and dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+BACKENDS = ("sqlite", "postgresql", "mysql")
+ENV_VARS = {"postgresql": "HMS_TEST_POSTGRES_URL", "mysql": "HMS_TEST_MYSQL_URL"}
+# Images used when falling back to testcontainers.
+DOCKER_IMAGES = {
+    "postgresql": os.environ.get("HMS_TEST_POSTGRES_IMAGE", "postgres:16-alpine"),
+    "mysql": os.environ.get("HMS_TEST_MYSQL_IMAGE", "mariadb:11"),
+}
+DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql"}
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot be provided here; ``str(exc)`` says why."""
+
+
+def ci_mode() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+@dataclass
+class BackendURL:
+    """How to obtain a database for one backend.
+
+    ``source`` is ``"sqlite"``, ``"env"`` (``admin_url`` from the environment), ``"docker"``
+    (testcontainers) or ``"unavailable"`` (``reason`` says why).
+    """
+
+    name: str
+    source: str
+    admin_url: str | None = None
+    reason: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.source != "unavailable"
+
+
+def docker_available() -> tuple[bool, str]:
+    """Whether a Docker engine answers (and testcontainers is importable)."""
+    try:
+        import testcontainers  # noqa: F401
+    except ImportError:
+        return False, "testcontainers is not installed"
+    try:
+        import docker  # type: ignore
+
+        docker.from_env(timeout=5).ping()
+        return True, ""
+    except ImportError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        return False, f"no Docker engine reachable ({type(e).__name__}: {str(e)[:120]})"
+    if not shutil.which("docker"):
+        return False, "no Docker engine reachable (docker CLI not found)"
+    try:
+        r = subprocess.run(["docker", "info"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return False, f"no Docker engine reachable ({e})"
+    if r.returncode != 0:
+        return False, "no Docker engine reachable (`docker info` failed)"
+    return True, ""
+
+
+def backend_urls() -> dict[str, BackendURL]:
+    """Resolve every backend from the environment (no database is created here)."""
+    out = {"sqlite": BackendURL("sqlite", "sqlite")}
+    docker_state: tuple[bool, str] | None = None
+    for name in ("postgresql", "mysql"):
+        var = ENV_VARS[name]
+        url = os.environ.get(var, "").strip()
+        if url:
+            out[name] = BackendURL(name, "env", admin_url=url)
+            continue
+        if docker_state is None:
+            docker_state = docker_available()
+        ok, why = docker_state
+        if ok:
+            out[name] = BackendURL(name, "docker")
+        else:
+            out[name] = BackendURL(
+                name, "unavailable",
+                reason=f"{var} is not set and {why}; set {var} (e.g. "
+                       f"{'postgresql+psycopg://postgres@127.0.0.1:5432/postgres' if name == 'postgresql' else 'mysql+pymysql://root@127.0.0.1:3306/mysql'})",
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- fresh databases
+
+
+@dataclass
+class FreshDatabase:
+    name: str  # backend name
+    url: str  # URL to hand to the server (password included)
+    database: str | None = None
+    _cleanups: list[Callable[[], None]] = field(default_factory=list, repr=False)
+
+    def drop(self) -> None:
+        while self._cleanups:
+            fn = self._cleanups.pop()
+            try:
+                fn()
+            except Exception as e:  # noqa: BLE001 - best effort, never mask the test result
+                print(f"warning: cleanup of {self.name} database {self.database} failed: {e}")
+
+
+def _url_with_database(admin_url: str, database: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(admin_url).set(database=database).render_as_string(hide_password=False)
+
+
+def _admin_engine(admin_url: str):
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    return create_engine(admin_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+
+
+def create_database(backend: str, admin_url: str, database: str | None = None) -> tuple[str, str]:
+    """CREATE DATABASE ``hms_<random>`` via ``admin_url``; returns ``(database, server_url)``."""
+    from sqlalchemy import text
+
+    database = database or f"hms_{secrets.token_hex(5)}"
+    engine = _admin_engine(admin_url)
+    try:
+        with engine.connect() as conn:
+            if backend == "postgresql":
+                conn.execute(text(f'CREATE DATABASE "{database}" ENCODING \'UTF8\' TEMPLATE template0'))
+            else:
+                conn.execute(text(f"CREATE DATABASE `{database}` CHARACTER SET utf8mb4"))
+    finally:
+        engine.dispose()
+    return database, _url_with_database(admin_url, database)
+
+
+def drop_database(backend: str, admin_url: str, database: str) -> None:
+    from sqlalchemy import text
+
+    engine = _admin_engine(admin_url)
+    try:
+        with engine.connect() as conn:
+            if backend == "postgresql":
+                conn.execute(text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = :d AND pid <> pg_backend_pid()"), {"d": database})
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{database}"'))
+            else:
+                conn.execute(text(f"DROP DATABASE IF EXISTS `{database}`"))
+    finally:
+        engine.dispose()
+
+
+def _start_container(backend: str) -> tuple[str, Callable[[], None]]:
+    """Start a throwaway database container; returns (admin_url, stop)."""
+    if backend == "postgresql":
+        from testcontainers.postgres import PostgresContainer  # type: ignore
+
+        c = PostgresContainer(DOCKER_IMAGES[backend], username="postgres", password="postgres",
+                              dbname="postgres")
+        c.start()
+        host, port = c.get_container_host_ip(), c.get_exposed_port(5432)
+        url = f"{DRIVERS[backend]}://postgres:postgres@{host}:{port}/postgres"
+    else:
+        from testcontainers.mysql import MySqlContainer  # type: ignore
+
+        c = MySqlContainer(DOCKER_IMAGES[backend], username="root", password="test",
+                           dbname="test")
+        c.start()
+        host, port = c.get_container_host_ip(), c.get_exposed_port(3306)
+        url = f"{DRIVERS[backend]}://root:test@{host}:{port}/test"
+    return url, c.stop
+
+
+def create_fresh_database(spec: BackendURL, tmpdir: Path | str) -> FreshDatabase:
+    """Provision an empty database for one server instance; call ``.drop()`` when done."""
+    tmpdir = Path(tmpdir)
+    if spec.source == "unavailable":
+        raise BackendUnavailable(spec.reason)
+    if spec.source == "sqlite":
+        tmpdir.mkdir(parents=True, exist_ok=True)
+        return FreshDatabase("sqlite", f"sqlite:///{tmpdir / 'metastore.db'}")
+    fresh = FreshDatabase(spec.name, "")
+    admin_url = spec.admin_url
+    if spec.source == "docker":
+        admin_url, stop = _start_container(spec.name)
+        fresh._cleanups.append(stop)
+    assert admin_url
+    try:
+        database, url = create_database(spec.name, admin_url)
+    except Exception:
+        fresh.drop()
+        raise
+    fresh.database, fresh.url = database, url
+    fresh._cleanups.append(lambda: drop_database(spec.name, admin_url, database))
+    return fresh

@@ -1,0 +1,234 @@
+"""Starting and stopping metastore processes (the reference Hive Metastore and our server)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# The interpreter that runs the tests is the one with pyspark / the project installed (the venv).
+VENV_PYTHON = os.environ.get("HMS_TEST_PYTHON") or sys.executable
+REFERENCE_START = Path(
+    os.environ.get("HMS_REFERENCE_START", "/work/shared/reference-hms/start.sh")
+)
+SERVER_START_TIMEOUT = float(os.environ.get("HMS_TEST_SERVER_START_TIMEOUT", "60"))
+
+
+class ServerStartError(RuntimeError):
+    """A metastore process did not come up; the message carries the tail of its log."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now (bind to port 0 and release it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        return s.connect_ex((host, port)) == 0
+
+
+def wait_for_port(
+    port: int,
+    timeout: float = SERVER_START_TIMEOUT,
+    alive: Callable[[], bool] | None = None,
+    host: str = "127.0.0.1",
+) -> bool:
+    """Poll until ``host:port`` accepts connections; False on timeout or when ``alive()`` is False."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_open(port, host):
+            return True
+        if alive is not None and not alive():
+            return False
+        time.sleep(0.2)
+    return False
+
+
+def log_tail(path: Path | str, lines: int = 60) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 64 * 1024))
+            text = f.read().decode("utf-8", "replace")
+    except OSError as e:
+        return f"<no log at {path}: {e}>"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); reap it if it is ours.
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+def stop_pid(pid: int, grace: float = 15.0) -> None:
+    """SIGTERM ``pid``, wait up to ``grace`` seconds, then SIGKILL."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not _pid_alive(pid):
+            return
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _pid_alive(pid):
+        time.sleep(0.1)
+
+
+def stop_process(proc: subprocess.Popen, grace: float = 15.0) -> int | None:
+    """Clean stop of a child we started: SIGTERM, wait, then SIGKILL. Returns the exit code."""
+    if proc.poll() is None:
+        try:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+    for stream in (proc.stdout, proc.stderr, proc.stdin):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    return proc.returncode
+
+
+# --------------------------------------------------------------------------- reference HMS
+
+
+def start_reference_hms(
+    tmpdir: Path | str,
+    port: int | None = None,
+    python: str = VENV_PYTHON,
+    extra_args: Sequence[str] = (),
+    attempts: int = 3,
+) -> tuple[int, Callable[[], None]]:
+    """Start the reference Hive Metastore 2.3 (embedded Derby) in ``tmpdir``.
+
+    Returns ``(port, stop)``; ``stop()`` terminates the JVM (SIGTERM, then SIGKILL) and may be
+    called more than once.  The metastore's log is ``tmpdir/hms.log``.
+    """
+    if not REFERENCE_START.exists():
+        raise FileNotFoundError(f"reference HMS launcher not found: {REFERENCE_START}")
+    tmpdir = Path(tmpdir)
+    tmpdir.mkdir(parents=True, exist_ok=True)
+    last_error = ""
+    for attempt in range(attempts):
+        p = port or free_port()
+        cmd = ["bash", str(REFERENCE_START), "--port", str(p), "--dir", str(tmpdir),
+               "--python", python, *extra_args]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        m = re.search(r"pid=(\d+) port=(\d+)", res.stdout)
+        if res.returncode == 0 and m:
+            pid = int(m.group(1))
+            stopped = []
+
+            def stop(pid=pid):
+                if not stopped:
+                    stopped.append(True)
+                    stop_pid(pid)
+
+            return int(m.group(2)), stop
+        last_error = (
+            f"attempt {attempt + 1}: {' '.join(cmd)} exited {res.returncode}\n"
+            f"stdout: {res.stdout.strip()}\nstderr: {res.stderr.strip()}\n"
+            f"--- hms.log tail ---\n{log_tail(tmpdir / 'hms.log')}"
+        )
+        pidfile = tmpdir / "hms.pid"
+        if pidfile.exists():  # a JVM that lost the port race may still be up
+            try:
+                stop_pid(int(pidfile.read_text().strip()), grace=5)
+            except ValueError:
+                pass
+        if port:  # an explicit port will not get better by retrying
+            break
+    raise ServerStartError(f"reference HMS did not start\n{last_error}")
+
+
+# --------------------------------------------------------------------------- our server
+
+
+def server_command(db_url: str, port: int, warehouse: Path | str, python: str = VENV_PYTHON,
+                   extra_args: Sequence[str] = ()) -> list[str]:
+    return [python, "-m", "adapter.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+            "--db-url", db_url, "--warehouse", str(warehouse), *extra_args]
+
+
+def start_our_server(
+    db_url: str,
+    tmpdir: Path | str,
+    extra_args: Sequence[str] = (),
+    port: int | None = None,
+    warehouse: Path | str | None = None,
+    timeout: float = SERVER_START_TIMEOUT,
+    env: dict | None = None,
+) -> tuple[int, subprocess.Popen]:
+    """Start ``python -m adapter.cli serve`` on ``db_url`` and wait until its port accepts.
+
+    Returns ``(port, proc)``; stop it with :func:`stop_process`.  stdout+stderr go to
+    ``tmpdir/server.log`` (``proc.log_path``); on failure the log tail is in the exception.
+    """
+    tmpdir = Path(tmpdir)
+    tmpdir.mkdir(parents=True, exist_ok=True)
+    warehouse = Path(warehouse) if warehouse else tmpdir / "warehouse"
+    warehouse.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    log_path = tmpdir / "server.log"
+    cmd = server_command(db_url, port, warehouse, extra_args=extra_args)
+    child_env = dict(os.environ)
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT)] + ([child_env["PYTHONPATH"]] if child_env.get("PYTHONPATH") else []))
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    if env:
+        child_env.update(env)
+    log = open(log_path, "ab")
+    try:
+        proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=child_env)
+    finally:
+        log.close()
+    proc.log_path = log_path  # type: ignore[attr-defined]
+    proc.port = port  # type: ignore[attr-defined]
+    proc.warehouse = warehouse  # type: ignore[attr-defined]
+    t0 = time.monotonic()
+    if not wait_for_port(port, timeout=timeout, alive=lambda: proc.poll() is None):
+        exited = proc.poll()
+        stop_process(proc)
+        what = (f"exited with code {exited}" if exited is not None
+                else f"did not accept connections on port {port} within {timeout:.0f} s")
+        raise ServerStartError(
+            f"our server {what}\ncommand: {' '.join(cmd)}\n"
+            f"--- {log_path} (tail) ---\n{log_tail(log_path)}"
+        )
+    proc.start_seconds = round(time.monotonic() - t0, 2)  # type: ignore[attr-defined]
+    return port, proc
