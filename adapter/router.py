@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from thrift.Thrift import TException
 
 from thrift_idl.hive_metastore.ttypes import MetaException
 
 log = logging.getLogger("hudi_metastore.calls")
+_outcome = threading.local()  # one thread per connection: the error of this thread's last call
+
+
+def take_error() -> str | None:
+    """Name of the exception the last call on this thread raised (None if it succeeded); clears it."""
+    name = getattr(_outcome, "error", None)
+    _outcome.error = None
+    return name
 
 
 class HandlerRouter:
@@ -44,9 +53,11 @@ def _guard(name, fn):
     def call(*args):
         try:
             return fn(*args)
-        except TException:
+        except TException as exc:
+            _outcome.error = type(exc).__name__
             raise
         except Exception as exc:  # noqa: BLE001
+            _outcome.error = "MetaException"
             log.exception("%s failed", name)
             raise MetaException(f"{name} failed: {type(exc).__name__}: {exc}") from exc
 

@@ -20,7 +20,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
-from adapter.router import HandlerRouter
+from adapter.router import HandlerRouter, take_error
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 
 log = logging.getLogger("hudi_metastore.server")
@@ -47,11 +47,10 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
             name, _mtype, seqid = iprot.readMessageBegin()
         except _OversizedFrame as exc:
             # The frame was refused before reading it; answer with what its header told us.
-            call_log.info("call=%s ms=0.00 status=too-large", exc.name or "?")
-            try:
-                _reply_error(oprot, exc.name or "", exc.seqid, TApplicationException.PROTOCOL_ERROR, str(exc))
-            except Exception:  # noqa: BLE001 - the peer may be gone already
-                pass
+            if not exc.name:  # not a framed binary-protocol call at all (e.g. an unframed client)
+                raise TProtocolException(TProtocolException.INVALID_DATA, str(exc)) from exc
+            call_log.info("call=%s ms=0.00 status=too-large", exc.name)
+            self._reject(oprot, exc.name, exc.seqid, str(exc))
             raise RequestRejected(str(exc)) from exc
         fn = self._processMap.get(name) if self.router.serves(name) else None
         if fn is None:
@@ -63,8 +62,10 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
             return
         start = time.perf_counter()
         status = "ok"
+        take_error()
         try:
             fn(self, seqid, iprot, oprot)
+            status = take_error() or "ok"  # e.g. NoSuchObjectException: answered, but not a success
         except TTransport.TTransportException as exc:
             if exc.type != TTransport.TTransportException.SIZE_LIMIT:
                 status = "disconnected"

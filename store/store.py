@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from sqlalchemy import Connection, Engine, func, select, update
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from store import schema
 from store.engine import make_engine
@@ -51,10 +51,18 @@ class Store:
 
     def run_write(self, fn, *args, attempts: int = 5, **kwargs):
         """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race."""
+        integrity_retried = False
         for attempt in range(attempts):
             try:
                 with self.write() as conn:
                     return fn(conn, *args, **kwargs)
+            except IntegrityError:
+                # A concurrent writer (another thread or server process) committed the same key
+                # between fn's existence check and its insert. Run fn once more: its check now sees
+                # that row and answers as Hive does (AlreadyExistsException), not with a raw error.
+                if integrity_retried or attempt + 1 == attempts:
+                    raise
+                integrity_retried = True
             except DBAPIError as exc:
                 if attempt + 1 == attempts or not _is_retryable(exc):
                     raise
