@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from functools import lru_cache
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
@@ -47,6 +49,21 @@ def make_engine(url: str, pool_size: int = 16) -> Engine:
     )
 
 
+@lru_cache(maxsize=256)
+def _regex(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def regexp_full_match(pattern: str, value: str | None) -> int:
+    """SQLite's stand-in for a regex operator: Hive LIKE (whole-value regular expression match)."""
+    if value is None or pattern is None:
+        return 0
+    try:
+        return 1 if _regex(pattern).fullmatch(value) else 0
+    except re.error:
+        return 0
+
+
 def _sqlite_setup(engine: Engine) -> None:
     """WAL for concurrent readers; writers take the write lock at BEGIN so two writers never
     deadlock upgrading a read lock."""
@@ -54,6 +71,7 @@ def _sqlite_setup(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        dbapi_conn.create_function("hms_regexp", 2, regexp_full_match, deterministic=True)
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")

@@ -31,20 +31,12 @@ Semantics of `compile_filter` (the result is a WHERE clause over `partitions`):
   test on one key row. Comparing an integral key with a string or date literal is an error.
 * Every other key compares as a string on `part_key_val`, in code point order on every backend;
   integer literals compare as their text, date / timestamp literals as 'yyyy-mm-dd[ hh:mm:ss]'.
-* LIKE is SQL LIKE (`%` any sequence, `_` one character, no escape character), case-sensitive
-  as in Hive. Per backend:
-    - PostgreSQL: plain `LIKE` (already case-sensitive); `ESCAPE '!'` with literal `!` doubled,
-      so a backslash in the pattern is an ordinary character.
-    - MySQL / MariaDB: `CONVERT(part_key_val USING utf8mb4) COLLATE utf8mb4_bin LIKE ...`
-      (binary collation: case-sensitive, `_` is one character; LIKE never pads spaces).
-    - SQLite: its LIKE ignores ASCII case, and PRAGMA case_sensitive_like is connection state
-      this module does not own, so the pattern is translated to an equivalent GLOB pattern
-      (`%` -> `*`, `_` -> `?`, literal `*` `?` `[` -> `[*]` `[?]` `[[]`). GLOB is case-sensitive,
-      counts UTF-8 characters and can use the (tbl_id, key_idx, part_key_val) index for a
-      literal prefix. GLOB-free alternatives were rejected: rewriting both sides with nested
-      replace() calls needs up to 52 nested calls, past SQLite's parser stack (~26 in this
-      position: "parser stack overflow"); a LIKE prefilter plus instr/substr checks cannot
-      express `_` inside a `%`-separated segment.
+* LIKE is Hive's: the literal is a Java regular expression that must match the whole value,
+  case-sensitively (`ds like "us.*"` is what Spark sends for `startsWith("us")`; `%` and `_` are
+  ordinary characters, as in the reference Hive Metastore). Per backend: PostgreSQL `~`,
+  MySQL/MariaDB `REGEXP` under a binary collation, SQLite the `hms_regexp` function that
+  store/engine.py registers on every connection (Python `re.fullmatch`), each anchored to the
+  whole value. An invalid regular expression is a FilterError.
 * Ordering / equality per backend: SQLite's BINARY collation is code point order; PostgreSQL
   compares ranges `COLLATE "C"` (equality is exact under any deterministic collation);
   MySQL / MariaDB compare `CAST(CONVERT(x USING utf8mb4) AS BINARY)` on both sides (the
@@ -65,7 +57,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence, Union
 
-from sqlalchemy import Boolean, and_, bindparam, not_, or_, select
+from sqlalchemy import Boolean, and_, bindparam, func, not_, or_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 
@@ -598,17 +590,9 @@ def _compile_myconvertbin(element, compiler, **kw):
     return f"CONVERT({compiler.process(element.expr, **kw)} USING utf8mb4) COLLATE utf8mb4_bin"
 
 
-_LIKE_ESCAPE = "!"
-_GLOB_SPECIAL = {"%": "*", "_": "?", "*": "[*]", "?": "[?]", "[": "[[]"}
-
-
-def _like_to_glob(pattern: str) -> str:
-    """SQLite: the GLOB pattern matching exactly what the case-sensitive LIKE pattern matches."""
-    return "".join(_GLOB_SPECIAL.get(c, c) for c in pattern)
-
-
-def _escape_like(pattern: str) -> str:
-    return pattern.replace(_LIKE_ESCAPE, _LIKE_ESCAPE * 2)
+def _like_regex(pattern: str) -> str:
+    """The anchored form of a Hive LIKE pattern (a Java regex matching the whole value)."""
+    return f"^(?:{pattern})$"
 
 
 def _string_test(op: str, values: Sequence[str]) -> _PerDialect:
@@ -618,11 +602,11 @@ def _string_test(op: str, values: Sequence[str]) -> _PerDialect:
         if op in ("LIKE", "NOT LIKE"):
             (pattern,) = values
             if dialect == "sqlite":
-                test = col.op("GLOB", is_comparison=True)(_like_to_glob(pattern))
+                test = func.hms_regexp(pattern, col) == 1
             elif dialect in ("mysql", "mariadb"):
-                test = _MyConvertBin(col).like(_escape_like(pattern), escape=_LIKE_ESCAPE)
+                test = _MyConvertBin(col).op("REGEXP", is_comparison=True)(_like_regex(pattern))
             else:
-                test = col.like(_escape_like(pattern), escape=_LIKE_ESCAPE)
+                test = col.op("~", is_comparison=True)(_like_regex(pattern))
             return not_(test) if op == "NOT LIKE" else test
 
         binds = [bindparam(None, v, type_=col.type) for v in values]
@@ -707,6 +691,11 @@ def _leaf_sql(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, boo
                     f"cannot compare integer partition key {leaf.key} with a {lit.kind} literal", text, lit.pos)
         test = _numeric_test(leaf.op, [lit.value for lit in leaf.values])
     else:
+        if leaf.op in ("LIKE", "NOT LIKE"):
+            try:
+                re.compile(leaf.values[0].text)
+            except re.error as exc:
+                raise FilterError(f"invalid regular expression in LIKE: {exc}", text, leaf.pos)
         test = _string_test(leaf.op, [lit.text for lit in leaf.values])
     kv = partition_key_val
     sub = select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == idx, test)

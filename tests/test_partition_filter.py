@@ -191,6 +191,7 @@ COMPILE_ERRORS = [
     ("hr = 2024-01-01", 5, "cannot compare integer partition key hr with a date literal"),
     ("'5' > hr", 0, "string literal"),
     ("hr like '1%'", 0, "LIKE is not supported on integer partition key hr"),
+    ("ds like 'a(b'", 0, "invalid regular expression in LIKE"),
 ]
 
 
@@ -334,8 +335,8 @@ _IDX = {name: i for i, (name, _) in enumerate(KEYS)}
 
 
 def _like(value: str, pattern: str) -> bool:
-    rx = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
-    return re.fullmatch(rx, value, re.DOTALL) is not None
+    """Hive LIKE: the pattern is a regular expression matching the whole value."""
+    return re.fullmatch(pattern, value) is not None
 
 
 def _leaf(leaf: Leaf, values: tuple):
@@ -419,24 +420,27 @@ MATRIX = [
     "ds < 'abc '",
     "'b' > ds",
     "'abc' <= ds",
-    # LIKE: case-sensitive, % and _, nothing else special
-    "ds like 'a%'",
-    "ds like 'A%'",
-    "ds LIKE 'a_c'",
-    "ds like '%c'",
-    "ds like '%C'",
+    # LIKE: Hive's whole-value, case-sensitive regular expression (Spark sends `us.*`, `.*x`, `.*x.*`)
+    "ds like 'a.*'",
+    "ds like 'A.*'",
+    "ds LIKE 'a.c'",
+    "ds like '.*c'",
+    "ds like '.*C'",
     "ds like 'a!c'",
-    "ds like 'a!%'",
-    "ds like 'back\\\\%'",
-    "ds like '%[x]*?%'",
-    "ds like '__'",
-    "ds like '%'",
+    "ds like 'a%c'",
+    "ds like 'a%'",
+    "ds like 'back\\\\.*'",
+    "ds like '.*\\[x\\]\\*\\?.*'",
+    "ds like '..'",
+    "ds like '.*'",
     "ds like 'abc'",
-    "ds like \"%b%\"",
-    "ds like '%\\'%'",
-    "ds not like '%a%'",
-    "ds NOT LIKE 'a_c'",
-    "not ds like 'A%'",
+    "ds like \".*b.*\"",
+    "ds like '.*\\'.*'",
+    "ds like 'a(b|x)c'",
+    "ds like '[ab].*'",
+    "ds not like '.*a.*'",
+    "ds NOT LIKE 'a.c'",
+    "not ds like 'A.*'",
     # BETWEEN / IN on strings
     "ds between '2024-01-01' and '2024-01-31'",
     "ds not between 'a' and 'b'",
@@ -478,15 +482,15 @@ MATRIX = [
     "dt between 2024-01-01 and 2024-02-29",
     "dt not in (DATE '2024-01-01', date '2023-12-31')",
     "dt >= 2024-01-15 and not dt = '__HIVE_DEFAULT_PARTITION__'",
-    "dt like '2024-%'",
+    "dt like '2024-.*'",
     # nesting
     "ds = 'abc' or hr = 1 and dt = 2024-01-01",
     "(ds = 'abc' or hr = 1) and dt = 2024-01-01",
-    "not (ds like 'a%' or hr > 5)",
+    "not (ds like 'a.*' or hr > 5)",
     "not (not ds = 'abc' and hr >= 0)",
-    "NOT ds NOT LIKE '%c' AnD Hr < 100",
+    "NOT ds NOT LIKE '.*c' AnD Hr < 100",
     "`DS` = 'b' or `hr` = 1",
-    "((ds = 'abc' or ds = 'b') and (hr < 10 or not hr < 100)) or (dt = 2024-10-01 and not ds like '%a%')",
+    "((ds = 'abc' or ds = 'b') and (hr < 10 or not hr < 100)) or (dt = 2024-10-01 and not ds like '.*a.*')",
     "not (hr < 5 or hr > 20) and not (ds in ('abc', 'b'))",
     "(STRUCT(ds, hr)) IN (CONST STRUCT('abc', 0), CONST STRUCT('b', 5))",
     "(STRUCT(ds, hr)) NOT IN (CONST STRUCT('abc', 0), CONST STRUCT('b', 5))",
@@ -525,9 +529,9 @@ def test_known_answers(backend):
     """A few hand-checked results, so the oracle itself is pinned down."""
     kind, engine, tbl_id, parts = backend
     assert _values(engine, tbl_id, parts, "ds = 'abc'", 0) == {"abc"}
-    assert _values(engine, tbl_id, parts, "ds like 'a_c'", 0) == {"abc", "a_c", "a%c", "axc", "a!c"}
-    assert _values(engine, tbl_id, parts, "ds like 'back\\%'", 0) == {"back\\slash"}
-    assert _values(engine, tbl_id, parts, "ds like '__'", 0) == {"10", "ü😀"}
+    assert _values(engine, tbl_id, parts, "ds like 'a.c'", 0) == {"abc", "a_c", "a%c", "axc", "a!c"}
+    assert _values(engine, tbl_id, parts, "ds like 'back\\\\.*'", 0) == {"back\\slash"}
+    assert _values(engine, tbl_id, parts, "ds like '..'", 0) == {"10", "ü😀"}
     assert _values(engine, tbl_id, parts, "ds > 'z'", 0) == {"é", "É", "ü😀"}
     present = {v for v in HR_VALUES if any(r[1] == v for r in ROWS)}
     assert _values(engine, tbl_id, parts, "hr < 10", 1) == present & {"0", "1", "2", "5", "9", "007", "-3"}
@@ -538,7 +542,7 @@ def test_known_answers(backend):
 
 def test_other_table_not_matched(backend):
     kind, engine, tbl_id, parts = backend
-    assert _run(engine, tbl_id, "ds like '%'") == set(parts)
+    assert _run(engine, tbl_id, "ds like '.*'") == set(parts)
 
 
 def test_sqlite_uses_key_indexes(backend):
