@@ -90,6 +90,11 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
 
     @staticmethod
     def _reject(oprot, name, seqid, text) -> None:
+        log.warning("refusing a %s request: %s", name, text)
+        # Drop any half-written reply (an error while encoding one) so the answer is a clean message.
+        for attr in ("_TBufferedTransport__wbuf", "_TFramedTransport__wbuf"):
+            if hasattr(oprot.trans, attr):
+                setattr(oprot.trans, attr, io.BytesIO())
         try:
             _reply_error(oprot, name, seqid, TApplicationException.PROTOCOL_ERROR, text)
         except Exception:  # noqa: BLE001 - the peer may be gone already
