@@ -29,6 +29,11 @@ def _serve(args) -> int:
     engine.dispose()
     warehouse = os.path.abspath(args.warehouse)
     os.makedirs(warehouse, exist_ok=True)
+    from store.table_service import TableService
+
+    store = Store(args.db_url, warehouse)
+    TableService(store).ensure_default_database()  # as Hive's metastore does on start
+    store.dispose()
 
     def make_router():
         return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000))

@@ -46,7 +46,8 @@ def sd_row(sd: StorageDescriptor | None) -> dict:
         "input_format": sd.inputFormat,
         "output_format": sd.outputFormat,
         "compressed": bool(sd.compressed),
-        "num_buckets": sd.numBuckets if sd.numBuckets is not None else -1,
+        # a Java server reads an absent numBuckets as 0 (Hive's own clients always send -1)
+        "num_buckets": sd.numBuckets if sd.numBuckets is not None else 0,
         "serde_name": serde.name,
         "serde_lib": serde.serializationLib,
         "serde_params": json.dumps(serde.parameters or {}, separators=(",", ":")),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, and_, delete, func, select, tuple_, update
 
 from store import schema as S
-from store import warehouse
+from store import stats_params, warehouse
 from store.descriptors import build_sd, insert_sd, load_columns, same_sd, sd_row, version_for_columns
 from store.partition_names import escape, make_name, split_name, values_from_name
 from store.store import Store, now_s
@@ -315,6 +315,7 @@ class PartitionService:
                     versions[key] = ctx.schema_version if cols is None else version_for_columns(
                         conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
                 params = dict(part.parameters or {})
+                stats_params.on_add_partition(params, location)  # numFiles/totalSize of existing data
                 if not params.get(DDL_TIME):
                     params[DDL_TIME] = str(now)
                 rows.append({
@@ -380,12 +381,12 @@ class PartitionService:
                 if len(values) != len(ctx.keys):
                     raise InvalidOperationException(f"alter is not possible: partition values {values} "
                                                     f"do not match keys {ctx.key_names}")
-                self._alter_one(conn, ctx, make_name(ctx.key_names, values), part, now)
+                self._alter_one(conn, ctx, make_name(ctx.key_names, values), part, now, env=env)
 
         self.store.run_write(tx)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
-                   new_name: str | None = None, location: str | None = None) -> None:
+                   new_name: str | None = None, location: str | None = None, env: dict | None = None) -> None:
         p = S.partitions
         row = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
         if row is None:
@@ -411,6 +412,8 @@ class PartitionService:
         if sd is not None and "sd_id" in values and values["sd_id"] is None and row.sd_id is not None:
             conn.execute(delete(S.sds).where(S.sds.c.sd_id == row.sd_id))
         params = dict(part.parameters or {})
+        old_params = _params(conn, S.partition_params, "part_id", [row.part_id])[row.part_id]
+        stats_params.on_alter_partition(old_params, params, ctx.tbl_type, values.get("location", row.location), env)
         if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
             params[DDL_TIME] = str(now)
         conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id == row.part_id))

@@ -7,6 +7,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
 from thrift.TSerialization import deserialize, serialize
 
 from store import schema as S
+from store import stats_params
 from store.partition_names import make_name, values_from_name
 from store.partition_service import BATCH, PartitionService
 from store.store import Store
@@ -34,6 +35,23 @@ def _dec(blob: bytes) -> ColumnStatisticsData:
 
 def _obj(row) -> ColumnStatisticsObj:
     return ColumnStatisticsObj(colName=row.column_name, colType=row.column_type, statsData=_dec(row.stats))
+
+
+def _mark_accurate(conn: Connection, params_table, key_col: str, owner_id: int, columns: list[str]) -> None:
+    """Record the columns in the owner's COLUMN_STATS_ACCURATE parameter, as Hive does."""
+    if not columns:
+        return
+    key = params_table.c[key_col]
+    old = conn.execute(select(params_table.c.param_value).where(
+        key == owner_id, params_table.c.param_key == stats_params.CSA)).first()
+    params = {} if old is None else {stats_params.CSA: old[0]}
+    stats_params.set_column_stats_state(params, columns)
+    if old is None:
+        conn.execute(params_table.insert().values(
+            **{key_col: owner_id, "param_key": stats_params.CSA, "param_value": params[stats_params.CSA]}))
+    else:
+        conn.execute(params_table.update().where(key == owner_id, params_table.c.param_key == stats_params.CSA)
+                     .values(param_value=params[stats_params.CSA]))
 
 
 class StatisticsService:
@@ -68,6 +86,7 @@ class StatisticsService:
                         {"tbl_id": ctx.tbl_id, "column_name": o.colName.lower(), "engine": engine,
                          "column_type": o.colType, "stats": _enc(o.statsData), "last_analyzed": desc.lastAnalyzed}
                         for o in objs])
+                _mark_accurate(conn, S.tbl_params, "tbl_id", ctx.tbl_id, names)
                 return True
             try:
                 name = make_name(ctx.key_names, values_from_name(ctx.key_names, desc.partName))
@@ -84,6 +103,7 @@ class StatisticsService:
                     {"part_id": pid, "tbl_id": ctx.tbl_id, "column_name": o.colName.lower(), "engine": engine,
                      "column_type": o.colType, "stats": _enc(o.statsData), "last_analyzed": desc.lastAnalyzed}
                     for o in objs])
+            _mark_accurate(conn, S.partition_params, "part_id", pid, names)
             return True
 
         return self.store.run_write(tx)

@@ -6,9 +6,10 @@ import os
 import re
 
 from sqlalchemy import Connection, and_, delete, func, literal, select, update
+from sqlalchemy.exc import DBAPIError
 
 from store import schema as S
-from store import warehouse
+from store import stats_params, warehouse
 from store.descriptors import (
     build_sd,
     col_tuples,
@@ -43,15 +44,18 @@ def valid_name(name: str | None) -> bool:
 
 
 def pattern_regex(pattern: str | None) -> re.Pattern | None:
-    """Hive's name patterns: alternatives split by `|`, `*` means any run of characters."""
-    if pattern is None or pattern.strip() in ("", "*", ".*"):
+    """Hive's name patterns (as its JDO store evaluates them): the pattern is trimmed and split on
+    `|`; in each alternative `*` matches any run of characters and `.` any one character, every
+    other character is literal; case-insensitive. An empty pattern matches nothing."""
+    if pattern is None or pattern.strip() in ("*", ".*"):
         return None
-    alts = [p.strip().replace("*", ".*") for p in pattern.split("|")]
-    alts = [a.replace("..*", ".*") for a in alts]
-    try:
-        return re.compile("^(?:" + "|".join(alts) + ")$", re.IGNORECASE)
-    except re.error as exc:
-        raise MetaException(f"Invalid pattern {pattern!r}: {exc}")
+    alts = []
+    for alt in pattern.strip().split("|"):
+        if alt:
+            alts.append("".join(".*" if ch == "*" else "." if ch == "." else re.escape(ch) for ch in alt))
+    if not alts:
+        return re.compile(r"(?!)")
+    return re.compile("^(?:" + "|".join(alts) + ")$", re.IGNORECASE | re.DOTALL)
 
 
 def match_names(names, pattern: str | None) -> list[str]:
@@ -59,8 +63,38 @@ def match_names(names, pattern: str | None) -> list[str]:
     return sorted(n for n in names if rx is None or rx.match(n))
 
 
+# Hive's column type check: the first token of the type (a run of letters/digits/_ or of other
+# characters) must be one of its type names, lower-case ("<derived from deserializer>" passes).
+_TYPE_NAMES = frozenset({
+    "void", "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string", "varchar",
+    "char", "date", "datetime", "timestamp", "interval_year_month", "interval_day_time", "decimal",
+    "binary", "array", "map", "struct", "uniontype",
+})
+
+
+def _type_ok(type_: str) -> bool:
+    if type_ == "<derived from deserializer>":
+        return True
+    word = type_[0].isalnum() or type_[0] == "_"
+    end = 1
+    while end < len(type_) and (type_[end].isalnum() or type_[end] == "_") == word:
+        end += 1
+    return type_[:end] in _TYPE_NAMES
+
+
+def column_problem(cols, what: str = "column ") -> str | None:
+    """Hive's validateTblColumns: the error text for the first bad column, or None."""
+    for c in cols or []:
+        if c.name is None or not c.type:  # Hive fails on these with a NullPointer/StringIndex exception
+            raise MetaException(f"Invalid column {c.name!r} of type {c.type!r}")
+        if not _type_ok(c.type):
+            return f"Invalid {what}type: {c.type}"
+    return None
+
+
 def is_external(params: dict | None) -> bool:
-    return (params or {}).get("EXTERNAL", "").upper() == "TRUE"
+    """Hive 2.3's rule (`"TRUE".equals(EXTERNAL)`): only the upper-case value counts."""
+    return (params or {}).get("EXTERNAL") == "TRUE"
 
 
 def _params(conn: Connection, table: S.Table, key_col: str, ids: list[int]) -> dict[int, dict]:
@@ -98,6 +132,9 @@ class TableService:
         name = (database.name or "").lower()
         if not valid_name(name):
             raise InvalidObjectException(f"{database.name} is not a valid database name")
+        if len(name) > S.NAME:  # Hive's DBS.NAME is 128 wide; its store rejects longer names
+            raise MetaException(f'Attempt to store value "{name}" in column "NAME" that has maximum '
+                                f'length of {S.NAME}. Please correct your data!')
         location = database.locationUri or self.default_db_location(name)
 
         def tx(conn: Connection):
@@ -113,6 +150,22 @@ class TableService:
 
         self.store.run_write(tx)
         warehouse.make_dirs(location)
+
+    def ensure_default_database(self) -> None:
+        """Create `default` as Hive does when its metastore starts (owner: role `public`)."""
+        with self.store.read() as conn:
+            if conn.execute(select(S.db.c.db_id).where(S.db.c.name == "default")).first():
+                return
+        try:
+            self.create_database(Database(name="default", description="Default Hive database",
+                                          locationUri=self.warehouse_uri, parameters={},
+                                          ownerName="public", ownerType=PrincipalType.ROLE))
+        except AlreadyExistsException:
+            pass  # another server process got there first
+        except DBAPIError:
+            with self.store.read() as conn:  # lost a race on the unique name
+                if not conn.execute(select(S.db.c.db_id).where(S.db.c.name == "default")).first():
+                    raise
 
     def _db_row(self, conn: Connection, name: str):
         row = conn.execute(select(S.db).where(S.db.c.name == name.lower())).first()
@@ -161,7 +214,7 @@ class TableService:
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
         name = name.lower()
         if name == "default":
-            raise InvalidOperationException("Can not drop default database")
+            raise MetaException("Can not drop default database")
         doomed_dirs: list[str] = []
 
         def tx(conn: Connection):
@@ -194,19 +247,22 @@ class TableService:
     # --- tables ---------------------------------------------------------------------------------
 
     def create_table(self, table: Table, env: dict | None = None) -> None:
-        db_name = (table.dbName or "").lower()
-        name = (table.tableName or "").lower()
+        if table.tableName is None or table.dbName is None:
+            raise MetaException("Table and database names are required")  # Hive: a NullPointerException
+        db_name = table.dbName.lower()
+        name = table.tableName.lower()
         if not valid_name(name):
             raise InvalidObjectException(f"{table.tableName} is not a valid object name")
         sd = table.sd
-        if sd is None:
-            raise InvalidObjectException("Storage descriptor of table is required")
-        for col in list(sd.cols or []) + list(table.partitionKeys or []):
-            if not col.name or not col.type:
-                raise InvalidObjectException(f"Invalid column {col.name!r} of type {col.type!r}")
-        names = [c.name.lower() for c in list(sd.cols or []) + list(table.partitionKeys or [])]
-        if len(set(names)) != len(names):
-            raise InvalidObjectException("Duplicate column name in table definition")
+        if sd is None or sd.cols is None:
+            raise MetaException("Storage descriptor with columns is required")  # Hive: NullPointerException
+        problem = column_problem(sd.cols) or column_problem(table.partitionKeys, "partition column ")
+        if problem:
+            raise InvalidObjectException(problem)
+        for group in (sd.cols or [], table.partitionKeys or []):
+            names = [c.name.lower() for c in group]
+            if len(set(names)) != len(names):  # Hive: its store's unique key fails, a MetaException
+                raise MetaException("Duplicate column name in table definition")
         params = dict(table.parameters or {})
         tbl_type = table.tableType or MANAGED
         if tbl_type == MANAGED and is_external(params):
@@ -228,6 +284,8 @@ class TableService:
             location = sd.location
             if tbl_type != VIEW and not location:
                 location = warehouse.join(db.location_uri or self.default_db_location(db_name), name)
+            tparams = dict(params)
+            stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env)
             sd_id = insert_sd(conn, sd)
             tbl_id = conn.execute(S.tbl.insert().values(
                 db_id=db.db_id, name=name, owner=table.owner, owner_type=table.ownerType,
@@ -238,7 +296,7 @@ class TableService:
                 temporary=table.temporary,
             )).inserted_primary_key[0]
             insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
-            _put_params(conn, S.tbl_params, "tbl_id", tbl_id, params, replace=False)
+            _put_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
             if location and tbl_type != VIEW:
                 made.append(location)
 
@@ -354,6 +412,9 @@ class TableService:
         new_name = (new.tableName or name).lower()
         if not valid_name(new_name):
             raise InvalidOperationException(f"{new.tableName} is not a valid object name")
+        problem = column_problem(new.sd.cols)
+        if problem:
+            raise InvalidOperationException(problem)
         moves: list[tuple[str, str]] = []
 
         def tx(conn: Connection):
@@ -362,7 +423,7 @@ class TableService:
                 old = self._table_row(conn, db_name, name)
             except NoSuchObjectException:
                 raise InvalidOperationException(f"table {db_name.lower()}.{name.lower()} doesn't exist")
-            old_keys = load_columns(conn, old.tbl_id, [old.schema_version])[old.schema_version][1]
+            old_cols, old_keys = load_columns(conn, old.tbl_id, [old.schema_version])[old.schema_version]
             if [(n, t) for n, t, _ in col_tuples(old_keys)] != \
                     [(n, t) for n, t, _ in col_tuples(new.partitionKeys)]:
                 raise InvalidOperationException("partition keys can not be changed.")
@@ -392,6 +453,19 @@ class TableService:
                 tbl_type = EXTERNAL
             elif tbl_type == EXTERNAL and not is_external(params):
                 tbl_type = MANAGED
+            # Hive recounts numFiles/totalSize of an unpartitioned table (from where its data is now)
+            stats_params.on_alter_table(params, tbl_type, bool(new.partitionKeys),
+                                        moves[0][0] if moves else location, env)
+            # column statistics of columns that are gone or changed type are dropped with them
+            new_types = {n: t.lower() for n, t, _ in col_tuples(new.sd.cols)}
+            if [(n, t.lower()) for n, t, _ in col_tuples(old_cols)] != list(new_types.items()):
+                tcs = S.tab_col_stats
+                stale = sorted({r.column_name for r in conn.execute(
+                    select(tcs.c.column_name, tcs.c.column_type).where(tcs.c.tbl_id == old.tbl_id))
+                    if new_types.get(r.column_name) != (r.column_type or "").lower()})
+                if stale:
+                    conn.execute(delete(tcs).where(tcs.c.tbl_id == old.tbl_id, tcs.c.column_name.in_(stale)))
+                    stats_params.remove_column_stats_state(params, stale)
             version = version_for_columns(conn, old.tbl_id, old.schema_version, new.sd.cols, new.partitionKeys)
             conn.execute(update(S.sds).where(S.sds.c.sd_id == old.sd_id).values(**sd_row(new.sd)))
             conn.execute(update(S.tbl).where(S.tbl.c.tbl_id == old.tbl_id).values(
@@ -406,10 +480,6 @@ class TableService:
             if cascade and version != old.schema_version:
                 conn.execute(update(S.partitions).where(S.partitions.c.tbl_id == old.tbl_id).values(
                     schema_version=version))
-            # stats of columns that no longer exist are gone with them
-            keep = [n for n, _, _ in col_tuples(new.sd.cols)]
-            conn.execute(delete(S.tab_col_stats).where(
-                S.tab_col_stats.c.tbl_id == old.tbl_id, S.tab_col_stats.c.column_name.not_in(keep or [""])))
 
             # Data moves last, still inside the transaction: a failed move rolls the metadata back.
             for src, dst in moves:

@@ -39,6 +39,23 @@ def _fs(uri: str):
     return fsspec.core.url_to_fs(uri)
 
 
+def is_dir(uri: str | None) -> bool:
+    """Does the directory exist? (False for object stores without fsspec.)"""
+    if not uri:
+        return False
+    path = local_path(uri)
+    if path is not None:
+        return os.path.isdir(path)
+    fs_path = _fs(uri)
+    if fs_path:
+        fs, p = fs_path
+        try:
+            return fs.isdir(p)
+        except OSError:
+            return False
+    return False
+
+
 def make_dirs(uri: str | None) -> bool:
     """Create the directory; True when it did not exist before."""
     if not uri:

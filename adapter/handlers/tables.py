@@ -12,11 +12,15 @@ from thrift_idl.hive_metastore.ttypes import (
     GetTableResult,
     GetTablesResult,
     InvalidObjectException,
+    MetaException,
     NoSuchObjectException,
     TruncateTableResponse,
     UnknownDBException,
     UnknownTableException,
 )
+
+
+TABLE_TYPES = ("MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW", "INDEX_TABLE", "MATERIALIZED_VIEW")
 
 
 class TableHandler:
@@ -32,7 +36,8 @@ class TableHandler:
         if tbl is None:
             raise InvalidObjectException("Table object is required")
         check_catalog(tbl.catName)
-        tbl.dbName = db_name(tbl.dbName)
+        if tbl.dbName is not None:
+            tbl.dbName = db_name(tbl.dbName)
         self.tables.create_table(tbl, env_props(environment_context))
 
     def create_table_with_constraints(self, tbl, primaryKeys, foreignKeys, uniqueConstraints,
@@ -51,7 +56,12 @@ class TableHandler:
         return GetTableResult(table=self.tables.get_table(db_name(req.dbName), req.tblName or ""))
 
     def get_table_objects_by_name(self, dbname, tbl_names):
-        return self.tables.get_tables_by_names(db_name(dbname), tbl_names or [])
+        try:
+            return self.tables.get_tables_by_names(db_name(dbname), tbl_names or [])
+        except NoSuchObjectException:
+            # The IDL declares no exception here: Hive answers a missing database with no result,
+            # which clients see as TApplicationException(MISSING_RESULT).
+            return None
 
     def get_table_objects_by_name_req(self, req):
         check_catalog(req.catName)
@@ -67,6 +77,9 @@ class TableHandler:
         return self.tables.list_tables(db_name(db_name_))
 
     def get_tables_by_type(self, db_name_, pattern, tableType):
+        if tableType and tableType not in TABLE_TYPES:  # Hive: TableType.valueOf(tableType)
+            raise MetaException("java.lang.IllegalArgumentException: No enum constant "
+                                f"org.apache.hadoop.hive.metastore.TableType.{tableType}")
         return self.tables.list_tables(db_name(db_name_), pattern, tableType or None)
 
     def get_table_meta(self, db_patterns, tbl_patterns, tbl_types):

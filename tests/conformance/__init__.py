@@ -1,0 +1,1 @@
+"""Differential conformance against the reference Hive Metastore 2.3 (see docs/conformance.md)."""
