@@ -250,3 +250,119 @@ txns = Table(
     Column("started_ms", BigInteger, nullable=False),
     Column("heartbeat_ms", BigInteger, nullable=False),
 )
+
+
+# --- Hudi timeline and snapshot (RFC-36 "Timeline" and "Snapshot") -----------------------------
+
+# A table is Hudi-managed when it has a row here: its Hudi table config (hoodie.properties).
+hudi_table = Table(
+    "hudi_table",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), primary_key=True),
+    Column("table_type", String(16), nullable=False),  # COPY_ON_WRITE | MERGE_ON_READ
+    Column("table_version", Integer, nullable=False),
+    Column("base_path", String(URI), nullable=False),
+    Column("properties", LongText, nullable=False),  # JSON object: every hoodie.* property
+)
+
+# Last instant time handed out per table; advanced by compare-and-set (RFC-36 `tbl_timestamp`).
+tbl_timestamp = Table(
+    "tbl_timestamp",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), primary_key=True),
+    Column("ts", String(17), nullable=False),
+)
+
+# Instants of the timeline. state: 1 requested, 2 inflight, 3 completed. `duration` (heartbeat
+# timeout, seconds) and `start_ts` (last heartbeat, epoch ms) are RFC-36's heartbeat columns.
+instant = Table(
+    "instant",
+    metadata,
+    Column("instant_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("ts", String(17), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("state", Integer, nullable=False),
+    Column("requested_ms", BigInteger, nullable=False),
+    Column("completion_ts", String(17)),
+    Column("duration", Integer, nullable=False),
+    Column("start_ts", BigInteger, nullable=False),
+    UniqueConstraint("tbl_id", "ts", "action"),
+    Index("ix_instant_state", "tbl_id", "state", "ts"),
+)
+
+# Metadata of each state of an instant: plan, workload profile, commit metadata (as given).
+instant_meta = Table(
+    "instant_meta",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), primary_key=True),
+    Column("ts", String(17), primary_key=True),
+    Column("action", String(32), primary_key=True),
+    Column("state", Integer, primary_key=True),
+    Column("data", Blob),
+)
+
+# Files a writer announced before writing them (Hudi's markers): what a rollback deletes.
+instant_markers = Table(
+    "instant_markers",
+    metadata,
+    Column("marker_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("ts", String(17), nullable=False),
+    Column("path", String(1024), nullable=False),  # relative to the table's base path
+    Index("ix_instant_markers", "tbl_id", "ts"),
+)
+
+# One version per completed instant; snapshot_status 1 once the storage mirror has written it.
+tbl_version = Table(
+    "tbl_version",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), primary_key=True),
+    Column("version", BigInteger, primary_key=True),
+    Column("instant_id", Id, nullable=False),
+    Column("snapshot_status", Integer, nullable=False, default=0),
+    Column("create_time", BigInteger, nullable=False),  # completion, epoch ms
+    Column("update_time", BigInteger),  # mirrored, epoch ms
+    Index("ix_tbl_version_status", "tbl_id", "snapshot_status"),
+)
+
+# Data files of Hudi tables (RFC-36 `files`). A file belongs to file group `file_id` and to the
+# file slice starting at `base_instant`; `created_ts`/`deleted_ts` are the instants that added and
+# removed it, which is what time travel and incremental reads select on.
+files = Table(
+    "files",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("partition_path", String(PART_NAME), nullable=False),
+    Column("name", String(512), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Column("base_instant", String(17), nullable=False),
+    Column("is_log", Boolean, nullable=False),
+    Column("log_version", Integer),
+    Column("size", BigInteger, nullable=False),
+    Column("version", BigInteger, nullable=False),  # table version that added or last resized it
+    Column("created_ts", String(17), nullable=False),
+    Column("deleted_ts", String(17)),
+    Column("is_deleted", Boolean, nullable=False, default=False),
+    Column("create_time", BigInteger, nullable=False),
+    Column("update_time", BigInteger, nullable=False),
+    # MySQL/MariaDB index keys are limited to 3072 bytes: long text columns get prefixes there.
+    Index("uq_files_name", "tbl_id", "partition_path", "name", unique=True,
+          mysql_length={"partition_path": 200, "name": 255}),
+    Index("ix_files_live", "tbl_id", "partition_path", "is_deleted", mysql_length={"partition_path": 255}),
+    Index("ix_files_created", "tbl_id", "created_ts"),
+)
+
+# File groups replaced by completed replacecommits (insert overwrite, clustering, dropped partitions).
+replaced_file_groups = Table(
+    "replaced_file_groups",
+    metadata,
+    Column("id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("partition_path", String(PART_NAME), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Column("replace_ts", String(17), nullable=False),
+    Index("uq_replaced_fg", "tbl_id", "partition_path", "file_id", unique=True,
+          mysql_length={"partition_path": 255}),
+)
