@@ -40,6 +40,13 @@ Id = BigInteger().with_variant(Integer(), "sqlite")
 LongText = Text().with_variant(mysql.MEDIUMTEXT(), "mysql", "mariadb")
 Blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 
+
+def CaseSensitive(length: int):
+    """A string compared exactly: MySQL/MariaDB's default collations ignore case (and trailing
+    spaces), which would make partitions `s=UPPER` and `s=upper`, or parameters `k` and `K`, collide."""
+    return String(length).with_variant(mysql.VARCHAR(length, collation="utf8mb4_bin"), "mysql", "mariadb")
+
+
 NAME = 128  # database / table / column names
 PART_NAME = 767  # Hive's PART_NAME width; fits a utf8mb4 unique index on InnoDB
 PART_VAL = 256
@@ -52,7 +59,7 @@ def _params(name: str, owner: str, owner_table: str) -> Table:
         name,
         metadata,
         Column(owner, Id, ForeignKey(f"{owner_table}.{owner}", ondelete="CASCADE"), primary_key=True),
-        Column("param_key", String(256), primary_key=True),
+        Column("param_key", CaseSensitive(256), primary_key=True),
         Column("param_value", LongText, nullable=True),
     )
 
@@ -151,7 +158,7 @@ partitions = Table(
     metadata,
     Column("part_id", Id, primary_key=True, autoincrement=True),
     Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
-    Column("part_name", String(PART_NAME), nullable=False),
+    Column("part_name", CaseSensitive(PART_NAME), nullable=False),
     Column("create_time", Integer, nullable=False),
     Column("last_access_time", Integer, nullable=False, default=0),
     Column("update_time", Integer),
@@ -171,7 +178,7 @@ partition_key_val = Table(
     Column("key_idx", Integer, primary_key=True),
     Column("tbl_id", Id, nullable=False),
     Column("part_key_name", String(NAME), nullable=False),
-    Column("part_key_val", String(PART_VAL), nullable=False),
+    Column("part_key_val", CaseSensitive(PART_VAL), nullable=False),
     Column("part_key_num", BigInteger),
     Index("ix_pkv_val", "tbl_id", "key_idx", "part_key_val"),
     Index("ix_pkv_num", "tbl_id", "key_idx", "part_key_num"),
@@ -284,6 +291,9 @@ instant = Table(
     Column("action", String(32), nullable=False),
     Column("state", Integer, nullable=False),
     Column("requested_ms", BigInteger, nullable=False),
+    # the table's instant-time counter when the instant was requested: what conflict checks compare
+    # other instants' completion times with (client-chosen times can be older)
+    Column("requested_ts", String(17), nullable=False),
     Column("completion_ts", String(17)),
     Column("duration", Integer, nullable=False),
     Column("start_ts", BigInteger, nullable=False),

@@ -55,6 +55,7 @@ def upgrade() -> None:
     sa.Column('action', sa.String(length=32), nullable=False),
     sa.Column('state', sa.Integer(), nullable=False),
     sa.Column('requested_ms', sa.BigInteger(), nullable=False),
+    sa.Column('requested_ts', sa.String(length=17), nullable=False),
     sa.Column('completion_ts', sa.String(length=17), nullable=True),
     sa.Column('duration', sa.Integer(), nullable=False),
     sa.Column('start_ts', sa.BigInteger(), nullable=False),

@@ -1,0 +1,190 @@
+"""A Hudi table's config (`.hoodie/hoodie.properties`) and the HMS view hive-sync would give it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
+
+COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
+META_COLUMNS = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                "_hoodie_partition_path", "_hoodie_file_name"]
+INPUT_FORMAT = {COW: "org.apache.hudi.hadoop.HoodieParquetInputFormat",
+                MOR: "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
+OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
+SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+
+
+@dataclass
+class HudiTableConfig:
+    db_name: str
+    table_name: str
+    table_type: str  # COPY_ON_WRITE | MERGE_ON_READ
+    record_key_fields: list[str]
+    partition_fields: list[str]
+    precombine_field: str | None = None
+    key_generator: str | None = None
+    hive_style_partitioning: bool = False
+    url_encode_partitioning: bool = False
+    table_version: int = 6
+    base_path: str | None = None
+    avro_schema: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+
+        if self.table_type not in (COW, MOR):
+            raise InvalidObjectException(f"Hudi table type must be {COW} or {MOR}, not {self.table_type!r}")
+        if self.table_version not in (6, 8, 9):
+            raise InvalidObjectException(f"Unsupported Hudi table version {self.table_version} (6, 8 or 9)")
+        if not self.record_key_fields:
+            raise InvalidObjectException("A Hudi table needs record key fields")
+
+    # hoodie.properties ---------------------------------------------------------------------------
+
+    def hoodie_properties(self) -> dict[str, str]:
+        props = dict(self.properties)
+        props.update({
+            "hoodie.table.name": self.table_name,
+            "hoodie.database.name": self.db_name,
+            "hoodie.table.type": self.table_type,
+            "hoodie.table.version": str(self.table_version),
+            "hoodie.table.recordkey.fields": ",".join(self.record_key_fields),
+            "hoodie.table.partition.fields": ",".join(self.partition_fields),
+            "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style_partitioning).lower(),
+            "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode_partitioning).lower(),
+        })
+        props.setdefault("hoodie.timeline.layout.version", "1" if self.table_version == 6 else "2")
+        props.setdefault("hoodie.archivelog.folder", "archived")
+        props.setdefault("hoodie.datasource.write.drop.partition.columns", "false")
+        if self.precombine_field:
+            props["hoodie.table.precombine.field"] = self.precombine_field
+        if self.key_generator:
+            props["hoodie.table.keygenerator.class"] = self.key_generator
+        if self.avro_schema:
+            props["hoodie.table.create.schema"] = self.avro_schema
+        return props
+
+    def to_json(self) -> str:
+        return json.dumps(self.hoodie_properties(), sort_keys=True)
+
+    @classmethod
+    def from_properties(cls, db: str, table: str, props: dict[str, str], base_path: str | None) -> "HudiTableConfig":
+        def flag(key: str) -> bool:
+            return props.get(key, "false").lower() == "true"
+
+        def fields(key: str) -> list[str]:
+            return [f for f in props.get(key, "").split(",") if f]
+
+        known = {"hoodie.table.name", "hoodie.database.name", "hoodie.table.type", "hoodie.table.version",
+                 "hoodie.table.recordkey.fields", "hoodie.table.partition.fields",
+                 "hoodie.datasource.write.hive_style_partitioning",
+                 "hoodie.datasource.write.partitionpath.urlencode", "hoodie.table.precombine.field",
+                 "hoodie.table.keygenerator.class", "hoodie.table.create.schema"}
+        return cls(
+            db_name=db, table_name=table, table_type=props.get("hoodie.table.type", COW),
+            record_key_fields=fields("hoodie.table.recordkey.fields"),
+            partition_fields=fields("hoodie.table.partition.fields"),
+            precombine_field=props.get("hoodie.table.precombine.field"),
+            key_generator=props.get("hoodie.table.keygenerator.class"),
+            hive_style_partitioning=flag("hoodie.datasource.write.hive_style_partitioning"),
+            url_encode_partitioning=flag("hoodie.datasource.write.partitionpath.urlencode"),
+            table_version=int(props.get("hoodie.table.version", "6")),
+            base_path=base_path, avro_schema=props.get("hoodie.table.create.schema"),
+            properties={k: v for k, v in props.items() if k not in known},
+        )
+
+    # partition paths <-> HMS partition values ------------------------------------------------
+
+    def values_of(self, partition_path: str) -> list[str]:
+        """HMS partition values of a Hudi partition path."""
+        n = len(self.partition_fields)
+        if n == 0:
+            return []
+        parts = partition_path.split("/") if partition_path else [""]
+        if len(parts) != n:
+            if n == 1:  # e.g. a date path 2024/01/01 for one field
+                parts = [partition_path]
+            else:
+                raise ValueError(f"partition path {partition_path!r} does not have {n} levels "
+                                 f"for fields {self.partition_fields}")
+        values = []
+        for name, part in zip(self.partition_fields, parts):
+            if self.hive_style_partitioning and "=" in part:
+                key, _, part = part.partition("=")
+            values.append(unquote(part) if self.url_encode_partitioning else part)
+        return values
+
+    def path_of(self, values: list[str]) -> str:
+        """The Hudi partition path of HMS partition values (inverse of values_of)."""
+        parts = []
+        for name, value in zip(self.partition_fields, values):
+            v = quote(value, safe="") if self.url_encode_partitioning else value
+            parts.append(f"{name}={v}" if self.hive_style_partitioning else v)
+        return "/".join(parts)
+
+
+def avro_to_hive_type(schema) -> str:
+    """Hive type of an Avro schema node (as hive-sync maps them)."""
+    if isinstance(schema, list):  # union: the non-null branch
+        branches = [s for s in schema if s != "null"]
+        return avro_to_hive_type(branches[0]) if len(branches) == 1 else "string"
+    if isinstance(schema, dict):
+        t = schema.get("type")
+        logical = schema.get("logicalType")
+        if logical == "decimal":
+            return f"decimal({schema.get('precision', 10)},{schema.get('scale', 0)})"
+        if logical == "date":
+            return "date"
+        if logical in ("timestamp-millis", "timestamp-micros"):
+            return "timestamp"
+        if t == "record":
+            inner = ",".join(f"{f['name']}:{avro_to_hive_type(f['type'])}" for f in schema["fields"])
+            return f"struct<{inner}>"
+        if t == "array":
+            return f"array<{avro_to_hive_type(schema['items'])}>"
+        if t == "map":
+            return f"map<string,{avro_to_hive_type(schema['values'])}>"
+        if t == "enum":
+            return "string"
+        if t == "fixed":
+            return "binary"
+        return avro_to_hive_type(t)
+    return {"string": "string", "int": "int", "long": "bigint", "float": "float", "double": "double",
+            "boolean": "boolean", "bytes": "binary", "null": "string"}.get(schema, "string")
+
+
+def read_properties(text: str) -> dict[str, str]:
+    """A Java properties file (as hoodie.properties is written): `key=value`, `#` comments, `\\` escapes."""
+    out = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, value, i, esc = [], [], 0, False
+        target = key
+        while i < len(line):
+            ch = line[i]
+            if esc:
+                target.append({"t": "\t", "n": "\n", "r": "\r"}.get(ch, ch))
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif target is key and ch in "=:":
+                target = value
+                while i + 1 < len(line) and line[i + 1] == " ":
+                    i += 1
+            else:
+                target.append(ch)
+            i += 1
+        out["".join(key).strip()] = "".join(value)
+    return out
+
+
+def write_properties(props: dict[str, str]) -> str:
+    """Java properties text with `:` and `=` escaped in values, keys sorted."""
+    def esc(s: str) -> str:
+        return s.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=").replace("\n", "\\n")
+
+    return "".join(f"{esc(k)}={esc(v)}\n" for k, v in sorted(props.items()))
