@@ -585,7 +585,7 @@ class TimelineService:
 
         instant, paths = self.store.run_write(tx)
         for p in paths:
-            warehouse.delete_dir(warehouse.join(base_path[0], p))
+            warehouse.delete_file(warehouse.join(base_path[0], p))
         for cb in self.on_commit:
             try:
                 cb(db, tbl)

@@ -151,3 +151,25 @@ def quick_stats(uri: str | None) -> tuple[int, int] | None:
             files += 1
             size += os.path.getsize(os.path.join(root, n))
     return files, size
+
+
+def delete_file(uri: str | None) -> bool:
+    """Delete one file; False when it was not there."""
+    if not uri:
+        return False
+    path = local_path(uri)
+    try:
+        if path is not None:
+            os.remove(path)
+            return True
+        fs_path = _fs(uri)
+        if fs_path:
+            fs, p = fs_path
+            if fs.exists(p):
+                fs.rm(p)
+                return True
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log.warning("could not delete %s: %s", uri, exc)
+    return False
