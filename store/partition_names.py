@@ -45,10 +45,59 @@ def split_name(name: str) -> list[tuple[str, str]]:
     return out
 
 
+class IncompleteName(ValueError):
+    """A partition name lacks one of the table's keys (Hive: NoSuchObjectException)."""
+
+
+def hive_unescape(text: str) -> str:
+    """Hive's FileUtils.unescapePathName: `%` and the next two characters parsed as a Java hex int
+    (a sign is allowed); a non-negative code becomes that character, anything else stays."""
+    if "%" not in text:
+        return text
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "%" and i + 2 < n:
+            digits = text[i + 1:i + 3]
+            body = digits[1:] if digits[0] in "+-" else digits
+            if body and all(ch in "0123456789abcdefABCDEF" for ch in body):
+                code = int(digits, 16)
+                if code >= 0:
+                    out.append(chr(code))
+                    i += 3
+                    continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_COMPONENT = re.compile(r"^([^/]+)=([^/]+)$")
+
+
+def spec_from_name(name: str) -> dict[str, str]:
+    """Hive's Warehouse.makeSpecFromName: `k=v` path components in order (empty components and
+    components that are not `k=v` with both sides non-empty are skipped; the last `=` splits);
+    keys and values unescaped. Raises ValueError for an empty name."""
+    if not name:
+        raise ValueError(f"Partition name is invalid. {name}")
+    spec: dict[str, str] = {}
+    for piece in name.split("/"):
+        m = _COMPONENT.match(piece) if piece else None
+        if m:
+            k, v = m.group(1), m.group(2)
+            if "=" in v:  # Java's greedy ([^/]+)=([^/]+): the key takes all but the last `=`
+                k, v = piece.rsplit("=", 1)
+            spec[hive_unescape(k)] = hive_unescape(v)
+    return spec
+
+
 def values_from_name(keys: list[str], name: str) -> list[str]:
-    """Values in key order; the name must name exactly the table's keys."""
-    spec = dict(split_name(name))
-    lowered = {k.lower(): v for k, v in spec.items()}
-    if len(lowered) != len(keys) or any(k.lower() not in lowered for k in keys):
-        raise ValueError(f"Invalid partition name {name} for partition keys {keys}")
-    return [lowered[k.lower()] for k in keys]
+    """Hive's getPartValsFromName: the values of the table's keys (matched exactly, extra keys
+    ignored); IncompleteName when one is missing."""
+    spec = spec_from_name(name)
+    out = []
+    for k in keys:
+        if k not in spec:
+            raise IncompleteName(f"incomplete partition name - missing {k}")
+        out.append(spec[k])
+    return out

@@ -14,7 +14,14 @@ from sqlalchemy import Connection, and_, delete, func, select, tuple_, update
 from store import schema as S
 from store import stats_params, warehouse
 from store.descriptors import build_sd, insert_sd, load_columns, same_sd, sd_row, version_for_columns
-from store.partition_names import escape, make_name, split_name, values_from_name
+from store.partition_names import (
+    DEFAULT_PARTITION,
+    IncompleteName,
+    escape,
+    make_name,
+    split_name,
+    values_from_name,
+)
 from store.store import Store, now_s
 from store.table_service import CATALOG, DDL_TIME, MANAGED, TableService, _params, _SdView
 from thrift_idl.hive_metastore.ttypes import (
@@ -110,9 +117,20 @@ class PartitionService:
             for i in range(0, len(ids), BATCH):
                 for r in conn.execute(select(S.sds).where(S.sds.c.sd_id.in_(ids[i:i + BATCH]))):
                     sd_rows[r.sd_id] = r
+        # `__HIVE_DEFAULT_PARTITION__` in a name stands for an empty value or for that literal
+        # value: the stored key values tell which (the only names that do not give the values back)
+        stored: dict[int, dict[int, str]] = {}
+        ambiguous = [r.part_id for r in rows if DEFAULT_PARTITION in r.part_name]
+        kv = S.partition_key_val
+        for i in range(0, len(ambiguous), BATCH):
+            for r in conn.execute(select(kv.c.part_id, kv.c.key_idx, kv.c.part_key_val).where(
+                    kv.c.part_id.in_(ambiguous[i:i + BATCH]))):
+                stored.setdefault(r.part_id, {})[r.key_idx] = r.part_key_val
         out = []
         for r in rows:
             values = [v for _, v in split_name(r.part_name)]
+            if r.part_id in stored:
+                values = [stored[r.part_id].get(i, v) for i, v in enumerate(values)]
             out.append(Partition(
                 values=values, dbName=ctx.db_name, tableName=ctx.name, createTime=r.create_time,
                 lastAccessTime=r.last_access_time,
@@ -134,6 +152,8 @@ class PartitionService:
 
     def _ps_where(self, ctx: TableCtx, part_vals):
         """Partial specification: `part_vals[i]` fixes key i unless empty."""
+        if part_vals is not None and len(part_vals) == 0:  # Hive: an empty specification is an error
+            raise MetaException("Invalid partition key & values; keys [], values []")
         part_vals = list(part_vals or [])
         if len(part_vals) > len(ctx.keys):
             raise MetaException(
@@ -163,15 +183,14 @@ class PartitionService:
         with self.store.read() as conn:
             ctx = self.table_ctx(conn, db, tbl)
             name = make_name(ctx.key_names, self._check_values(ctx, values))
-            return self._get_by_name(conn, ctx, name)
+            part = self._get_by_name(conn, ctx, name)
+            part.values = list(values)  # Hive answers with the values it was asked for
+            return part
 
     def get_partition_by_name(self, db: str, tbl: str, name: str) -> Partition:
         with self.store.read() as conn:
             ctx = self.table_ctx(conn, db, tbl)
-            try:
-                values = values_from_name(ctx.key_names, name)
-            except ValueError as exc:
-                raise MetaException(str(exc))
+            values = _name_values(ctx, name)
             return self._get_by_name(conn, ctx, make_name(ctx.key_names, values))
 
     def _get_by_name(self, conn: Connection, ctx: TableCtx, name: str) -> Partition:
@@ -217,13 +236,8 @@ class PartitionService:
     def get_partitions_by_names(self, db: str, tbl: str, names) -> list[Partition]:
         with self.store.read() as conn:
             ctx = self.table_ctx(conn, db, tbl)
-            canonical = []
-            for n in names or []:
-                try:
-                    canonical.append(make_name(ctx.key_names, values_from_name(ctx.key_names, n)))
-                except ValueError:
-                    continue  # Hive ignores names that are not partitions of the table
-            canonical = list(dict.fromkeys(canonical))
+            # Hive matches the names exactly as written; names of no partition are ignored
+            canonical = list(dict.fromkeys(n for n in names or [] if n))
             out = []
             for i in range(0, len(canonical), BATCH):
                 q, _ = self._select(ctx, S.partitions.c.part_name.in_(canonical[i:i + BATCH]))
@@ -258,9 +272,10 @@ class PartitionService:
     # --- writes ---------------------------------------------------------------------------------
 
     def add_partitions(self, db: str, tbl: str, parts: list[Partition], if_not_exists: bool = False,
-                       env: dict | None = None, missing=InvalidObjectException) -> list[Partition]:
-        """Add partitions in one transaction; returns the ones added (existing ones are skipped
-        with if_not_exists, else AlreadyExistsException)."""
+                       env: dict | None = None, missing=InvalidObjectException,
+                       conn: Connection | None = None) -> list[Partition]:
+        """Add partitions in one transaction (the caller's, when `conn` is given); returns the ones
+        added (existing ones are skipped with if_not_exists, else AlreadyExistsException)."""
         if not parts:
             return []
         made: list[str] = []
@@ -349,7 +364,7 @@ class PartitionService:
                 conn.execute(S.partition_params.insert(), param_rows)
             return out
 
-        out = self.store.run_write(tx)
+        out = tx(conn) if conn is not None else self.store.run_write(tx)
         for loc in made:
             warehouse.make_dirs(loc)
         return out
@@ -361,9 +376,9 @@ class PartitionService:
         with self.store.read() as conn:
             ctx = self.table_ctx(conn, db, tbl, missing=InvalidObjectException)
         try:
-            values = values_from_name(ctx.key_names, name)
-        except ValueError as exc:
-            raise MetaException(str(exc))
+            values = _name_values(ctx, name)
+        except NoSuchObjectException as exc:
+            raise InvalidObjectException(exc.message)
         return self.append_partition(db, tbl, values)
 
     def alter_partitions(self, db: str, tbl: str, parts: list[Partition], env: dict | None = None) -> None:
@@ -443,7 +458,8 @@ class PartitionService:
             if old is None:
                 raise InvalidOperationException(f"Unable to rename partition: {old_name} does not exist")
             if conn.execute(select(p.c.part_id).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == new_name)).first():
-                raise AlreadyExistsException(f"Partition already exists: {ctx.db_name}.{ctx.name} {new_name}")
+                raise InvalidOperationException(
+                    f"Partition already exists:{ctx.db_name}.{ctx.name}.[{', '.join(new_part.values)}]")
             location = None
             if ctx.tbl_type == MANAGED and ctx.location:
                 location = warehouse.join(ctx.location, new_name)
@@ -456,19 +472,19 @@ class PartitionService:
         self.store.run_write(tx)
 
     def drop_partitions(self, db: str, tbl: str, names: list[str] | None = None, values_list=None,
-                        delete_data: bool = True, if_exists: bool = False, need_result: bool = False):
-        """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists."""
+                        delete_data: bool = True, if_exists: bool = False, need_result: bool = False,
+                        exact_names: bool = False):
+        """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists.
+        `exact_names`: names match stored names as written (drop_partitions_req), else they are read
+        as key=value specs (drop_partition_by_name)."""
         doomed: list[str] = []
 
         def tx(conn: Connection):
             doomed.clear()
             ctx = self.table_ctx(conn, db, tbl)
             wanted = []
-            try:
-                for n in names or []:
-                    wanted.append(make_name(ctx.key_names, values_from_name(ctx.key_names, n)))
-            except ValueError as exc:
-                raise MetaException(str(exc))
+            for n in names or []:
+                wanted.append(n if exact_names else make_name(ctx.key_names, _name_values(ctx, n)))
             for vals in values_list or []:
                 wanted.append(make_name(ctx.key_names, self._check_values(ctx, vals)))
             wanted = list(dict.fromkeys(wanted))
@@ -514,6 +530,16 @@ class PartitionService:
                 locs = [ctx.location]
         for loc in locs:
             warehouse.empty_dir(loc)
+
+
+def _name_values(ctx: TableCtx, name: str) -> list[str]:
+    """The key values a partition name gives (Hive's getPartValsFromName)."""
+    try:
+        return values_from_name(ctx.key_names, name)
+    except IncompleteName as exc:
+        raise NoSuchObjectException(str(exc))
+    except ValueError as exc:
+        raise MetaException(str(exc))
 
 
 def _with_location(sd, location, ctx: TableCtx):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name, env_props
-from store.partition_names import split_name
+from store.partition_names import spec_from_name
 from store.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
@@ -34,6 +34,8 @@ class PartitionHandler:
         for p in parts:
             if p is None:
                 raise InvalidObjectException("Partition object is required")
+            if p.sd is None:  # Hive fails on it with a NullPointerException
+                raise MetaException("Partition has no storage descriptor")
             check_catalog(p.catName)
         db, tbl = db_name(parts[0].dbName), parts[0].tableName or ""
         return self.partitions.add_partitions(db, tbl, parts, if_not_exists, env)
@@ -85,16 +87,22 @@ class PartitionHandler:
         return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
 
     def get_partitions_with_auth(self, db_name_, tbl_name, max_parts, user_name, group_names):
-        return self.get_partitions(db_name_, tbl_name, max_parts)
+        # Hive's *_with_auth listings treat a max_parts of 0 as "no limit"
+        return self.get_partitions(db_name_, tbl_name, _max(max_parts) if _max(max_parts) else -1)
 
     def get_partitions_ps(self, db_name_, tbl_name, part_vals, max_parts):
-        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts), part_vals=part_vals)
+        max_parts = _max(max_parts)
+        if part_vals and not any(part_vals):
+            max_parts = -1  # Hive lists everything for a specification of only "", whatever max_parts
+        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", max_parts, part_vals=part_vals)
 
     def get_partitions_ps_with_auth(self, db_name_, tbl_name, part_vals, max_parts, user_name, group_names):
         return self.get_partitions_ps(db_name_, tbl_name, part_vals, max_parts)
 
     def get_partition_names(self, db_name_, tbl_name, max_parts):
-        return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts))
+        # a max_parts of 0 is "no limit" here (as in Hive), unlike get_partitions
+        return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "",
+                                                   _max(max_parts) if _max(max_parts) else -1)
 
     def get_partition_names_ps(self, db_name_, tbl_name, part_vals, max_parts):
         return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts),
@@ -184,25 +192,19 @@ class PartitionHandler:
         dropped = self.partitions.drop_partitions(
             db_name(req.dbName), req.tblName or "", names=list(spec.names),
             delete_data=req.deleteData is not False, if_exists=req.ifExists is not False,
-            need_result=req.needResult is not False)
+            need_result=req.needResult is not False, exact_names=True)
         return DropPartitionsResult(partitions=dropped)
 
     # names
     def partition_name_to_vals(self, part_name):
         if not part_name:
             return []
-        try:
-            return [v for _, v in split_name(part_name)]
-        except ValueError as exc:
-            raise MetaException(str(exc))
+        return list(spec_from_name(part_name).values())
 
     def partition_name_to_spec(self, part_name):
         if not part_name:
             return {}
-        try:
-            return dict(split_name(part_name))
-        except ValueError as exc:
-            raise MetaException(str(exc))
+        return spec_from_name(part_name)
 
     def partition_name_has_valid_characters(self, part_vals, throw_exception):
         return True

@@ -59,7 +59,7 @@ class Side:
     def subst(self, obj):
         """Deep copy of call arguments with ``@EXT@`` / ``@WH@`` replaced by this side's roots."""
         if isinstance(obj, Each):
-            return obj.build(self.client)
+            return self.subst(obj.build(self.client))
         if isinstance(obj, str):
             return obj.replace("@EXT@", self.external).replace("@WH@", self.warehouse)
         if isinstance(obj, list):
