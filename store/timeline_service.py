@@ -34,6 +34,7 @@ from store.hudi_table_config import (
     HudiTableConfig,
     avro_to_hive_type,
 )
+from store.partition_names import make_name
 from store.partition_service import PartitionService
 from store.store import Store, now_ms
 from store.table_service import TableService
@@ -368,7 +369,11 @@ class TimelineService:
 
     # --- completion -------------------------------------------------------------------------------
 
-    def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes) -> tuple[Instant, int]:
+    def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
+                         drop_partitions: list[str] | None = None) -> tuple[Instant, int]:
+        """Complete an inflight instant; `drop_partitions` (partition paths) also removes those HMS
+        partitions in the same transaction (a partition drop's replacecommit)."""
+
         def tx(conn: Connection):
             ref = self.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
             row = self._row(conn, ref.tbl_id, ts, action, lock=True)
@@ -378,6 +383,8 @@ class TimelineService:
             done_action = COMPLETED_AS.get(row.action, row.action)
             completion_ts = self._advance(conn, ref.tbl_id)
             version = self._apply(conn, ref, row, done_action, metadata)
+            if drop_partitions:
+                self._drop_hms_partitions(conn, ref, drop_partitions)
             conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
                 state=COMPLETED, action=done_action, completion_ts=completion_ts, start_ts=self.clock_ms()))
             self._put_meta(conn, ref.tbl_id, ts, done_action, COMPLETED, metadata)
@@ -410,7 +417,7 @@ class TimelineService:
             meta = parse_commit(metadata)
             self._check_conflicts(conn, ref, row, action, meta)
             self._add_files(conn, ref, ts, meta)
-            self._ensure_partitions(conn, ref, sorted(p for p in meta.partitions if p))
+            self._ensure_partitions(conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
         elif action == "clean":
             self._mark_deleted(conn, ref, ts, parse_clean(metadata))
         elif action == "rollback":
@@ -541,6 +548,16 @@ class TimelineService:
             sd = StorageDescriptor(**{**table_sd.__dict__, "location": warehouse.join(ref.config.base_path, p)})
             parts.append(Partition(values=values, dbName=ref.db_name, tableName=ref.name, sd=sd, parameters={}))
         self.partitions.add_partitions(ref.db_name, ref.name, parts, if_not_exists=True, conn=conn)
+
+    def _drop_hms_partitions(self, conn: Connection, ref: HudiTableRef, paths: list[str]) -> None:
+        if not ref.config.partition_fields:
+            return
+        ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
+        names = [make_name(ctx.key_names, ref.config.values_of(p)) for p in paths]
+        p = S.partitions
+        rows = conn.execute(select(p.c.part_id, p.c.sd_id).where(
+            p.c.tbl_id == ref.tbl_id, p.c.part_name.in_(names))).all()
+        self.partitions._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
 
     # --- rollback ---------------------------------------------------------------------------------
 

@@ -250,3 +250,45 @@ def test_failed_commit_changes_nothing(env):
     # the retry with good metadata succeeds
     tl.complete_instant(db, "t", ts, "commit", commit_json(ts, [("p=9", "y-0")]))
     assert env.snapshot.partitions(db, "t") == ["p=1", "p=9"]
+
+
+def test_drop_partition_replaces_and_cleans(env, tmp_path):
+    from store.clean_service import CleanService
+
+    tl, db = env.timeline, env.db
+    for part in ("p=1", "p=2"):
+        os.makedirs(os.path.join(env.base, part), exist_ok=True)
+    first = env.write(files=[("p=1", "a-0"), ("p=2", "b-0")])
+    second = env.write(files=[("p=1", "a-0")])
+    for ts, part, fid in ((first, "p=1", "a-0"), (first, "p=2", "b-0"), (second, "p=1", "a-0")):
+        open(os.path.join(env.base, part, f"{fid}_0-1-1_{ts}.parquet"), "wb").write(b"x")
+    cleaner = CleanService(env.store, tl, env.snapshot)
+    replace_ts, clean_ts = cleaner.drop_partitions(db, "t", ["p=1"])
+    assert env.snapshot.partitions(db, "t") == ["p=2"]
+    assert [s.file_id for s in env.snapshot.latest_file_slices(db, "t")] == ["b-0"]
+    assert os.listdir(os.path.join(env.base, "p=1")) == []  # physically cleaned
+    assert os.listdir(os.path.join(env.base, "p=2")) == [f"b-0_0-1-1_{first}.parquet"]
+    actions = [(i.ts, i.action) for i in tl.list_instants(db, "t", states=["COMPLETED"])]
+    assert (replace_ts, "replacecommit") in actions and (clean_ts, "clean") in actions
+    # time travel before the drop still sees the partition's (old) slices in the snapshot
+    assert {s.file_id for s in env.snapshot.latest_file_slices(db, "t", None, second)} == {"a-0", "b-0"}
+    with pytest.raises(NoSuchObjectException):
+        cleaner.drop_partitions(db, "t", ["p=1"])
+
+
+def test_clean_policies(env):
+    from store.clean_service import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanService
+
+    tl, db = env.timeline, env.db
+    times = [env.write(files=[("p=1", "a-0")]) for _ in range(4)]
+    cleaner = CleanService(env.store, tl, env.snapshot)
+    _, doomed = cleaner.plan(db, "t", KEEP_LATEST_FILE_VERSIONS, 2)
+    assert sorted(f.base_instant for f in doomed["p=1"]) == times[:2]
+    _, doomed = cleaner.plan(db, "t", KEEP_LATEST_COMMITS, 2)
+    assert sorted(f.base_instant for f in doomed["p=1"]) == times[:2]
+    _, doomed = cleaner.plan(db, "t", KEEP_LATEST_COMMITS, 10)
+    assert doomed == {}
+    clean_ts, paths = cleaner.clean(db, "t", KEEP_LATEST_FILE_VERSIONS, 1)
+    assert len(paths) == 3 and clean_ts
+    assert cleaner.plan(db, "t", KEEP_LATEST_FILE_VERSIONS, 1)[1] == {}
+    assert [s.base_instant for s in env.snapshot.latest_file_slices(db, "t")] == [times[-1]]
