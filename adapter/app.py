@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from adapter.handlers.databases import DatabaseHandler
 from adapter.handlers.functions import FunctionHandler
 from adapter.handlers.locks import LockHandler
@@ -17,10 +19,15 @@ from store.statistics import StatisticsService
 from store.store import Store
 from store.table_service import TableService
 
+log = logging.getLogger("hudi_metastore.app")
+_HUDI_STORE_MODULES = ("store.timeline_service", "store.snapshot_service", "store.hudi_table_config",
+                       "store.file_slice", "store.commit_metadata")
 
-def build_router(store: Store, lock_timeout_ms: int = 300_000) -> HandlerRouter:
+
+def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror=None) -> HandlerRouter:
     tables = TableService(store)
     partitions = PartitionService(store, tables)
+    hudi = _hudi_handler(store, tables, partitions, mirror)
     return HandlerRouter(
         ServiceHandler(store, tables.warehouse_uri),
         DatabaseHandler(tables),
@@ -29,4 +36,22 @@ def build_router(store: Store, lock_timeout_ms: int = 300_000) -> HandlerRouter:
         StatisticsHandler(StatisticsService(store, partitions)),
         LockHandler(LockManager(store, timeout_ms=lock_timeout_ms)),
         FunctionHandler(FunctionService(store, tables)),
+        *([hudi] if hudi is not None else []),
     )
+
+
+def _hudi_handler(store: Store, tables: TableService, partitions: PartitionService, mirror=None):
+    """The Hudi extension (timeline and snapshot services); without those store modules the server
+    serves the HMS API alone and the extension calls answer "Invalid method name"."""
+    try:
+        from store.snapshot_service import SnapshotService
+        from store.timeline_service import TimelineService
+    except ModuleNotFoundError as exc:
+        if exc.name not in _HUDI_STORE_MODULES:
+            raise
+        log.warning("Hudi extension disabled: %s", exc)
+        return None
+    from adapter.handlers.hudi import HudiHandler
+
+    timeline = TimelineService(store, tables, partitions)
+    return HudiHandler(timeline, SnapshotService(store, timeline, partitions), mirror)

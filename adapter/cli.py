@@ -39,7 +39,7 @@ def _serve(args) -> int:
         return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000))
 
     run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,
-        max_message_size=args.max_message_size)
+        max_message_size=args.max_message_size, metrics_port=args.metrics_port)
     return 0
 
 
@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--max-message-size", type=int, default=104_857_600)
     serve.add_argument("--lock-timeout", type=float, default=300.0,
                        help="seconds after which a lock whose holder stopped heartbeating expires")
+    serve.add_argument("--metrics-port", type=int, default=0,
+                       help="serve Prometheus /metrics over HTTP on this port (worker i of --workers "
+                            "on port + i); 0: off (default)")
     serve.set_defaults(fn=_serve)
 
     db = sub.add_parser("db", help="manage the store's database schema")

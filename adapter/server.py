@@ -20,8 +20,9 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
+from adapter import metrics
 from adapter.router import HandlerRouter, take_error
-from thrift_idl.hive_metastore import ThriftHiveMetastore
+from thrift_idl.hudi_metastore import HudiMetastore
 
 log = logging.getLogger("hudi_metastore.server")
 call_log = logging.getLogger("hudi_metastore.calls")
@@ -34,9 +35,10 @@ def _reply_error(oprot, name: str, seqid: int, kind: int, message: str) -> None:
     oprot.trans.flush()
 
 
-class MetastoreProcessor(ThriftHiveMetastore.Processor):
-    """The generated processor, plus: Hive's text for unknown methods (clients match on it),
-    a clear error for oversized or malformed arguments, and one log line per call."""
+class MetastoreProcessor(HudiMetastore.Processor):
+    """The generated processor of the Hudi extension service (which extends ThriftHiveMetastore, so
+    one port serves both), plus: Hive's text for unknown methods (clients match on it), a clear
+    error for oversized or malformed arguments, and one log line and metrics record per call."""
 
     def __init__(self, router: HandlerRouter):
         super().__init__(router)
@@ -50,6 +52,7 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
             if not exc.name:  # not a framed binary-protocol call at all (e.g. an unframed client)
                 raise TProtocolException(TProtocolException.INVALID_DATA, str(exc)) from exc
             call_log.info("call=%s ms=0.00 status=too-large", exc.name)
+            metrics.record_call(exc.name if exc.name in self._processMap else "unknown", 0.0, "too-large")
             self._reject(oprot, exc.name, exc.seqid, str(exc))
             raise RequestRejected(str(exc)) from exc
         fn = self._processMap.get(name) if self.router.serves(name) else None
@@ -59,6 +62,7 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
             _reply_error(oprot, name, seqid, TApplicationException.UNKNOWN_METHOD,
                          f"Invalid method name: '{name}'")
             call_log.info("call=%s ms=0.00 status=unknown-method", name)
+            metrics.record_call("unknown", 0.0, "unknown-method")  # not the name: any text could come
             return
         start = time.perf_counter()
         status = "ok"
@@ -86,7 +90,9 @@ class MetastoreProcessor(ThriftHiveMetastore.Processor):
             self._reject(oprot, name, seqid, text)
             raise RequestRejected(text) from exc
         finally:
-            call_log.info("call=%s ms=%.2f status=%s", name, (time.perf_counter() - start) * 1000, status)
+            elapsed = time.perf_counter() - start
+            call_log.info("call=%s ms=%.2f status=%s", name, elapsed * 1000, status)
+            metrics.record_call(name, elapsed, status)
 
     @staticmethod
     def _reject(oprot, name, seqid, text) -> None:
@@ -284,13 +290,20 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def run(make_router, host: str, port: int, workers: int = 1, framed: bool = False,
-        max_message_size: int = 104_857_600) -> None:
-    """Serve until SIGTERM/SIGINT. `make_router()` is called in each worker process."""
+        max_message_size: int = 104_857_600, metrics_port: int = 0) -> None:
+    """Serve until SIGTERM/SIGINT. `make_router()` is called in each worker process.
+
+    metrics_port > 0: each worker answers GET /metrics (its own registry) on metrics_port + its slot
+    (0 .. workers-1); the ports are bound here, before forking, so a busy port fails the start and
+    a respawned worker takes over its slot's port."""
     listen_sock = bind(host, port)
     log.info("listening on %s:%d (%s transport, %d worker%s)", host, listen_sock.getsockname()[1],
              "framed" if framed else "buffered", workers, "" if workers == 1 else "s")
+    metrics_socks = [metrics.bind(host, metrics_port + slot) for slot in range(max(workers, 1))] \
+        if metrics_port > 0 else []
     if workers <= 1:
-        _run_worker(make_router, listen_sock, framed, max_message_size)
+        _run_worker(make_router, listen_sock, framed, max_message_size,
+                    metrics_socks[0] if metrics_socks else None)
         return
     children: dict[int, int] = {}
     stopping = threading.Event()
@@ -301,7 +314,8 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
-                _run_worker(make_router, listen_sock, framed, max_message_size)
+                _run_worker(make_router, listen_sock, framed, max_message_size,
+                            metrics_socks[slot] if metrics_socks else None)
             finally:
                 os._exit(0)
         children[pid] = slot
@@ -332,8 +346,10 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
     listen_sock.close()
 
 
-def _run_worker(make_router, listen_sock, framed, max_message_size) -> None:
+def _run_worker(make_router, listen_sock, framed, max_message_size, metrics_sock=None) -> None:
     server = ThriftServer(make_router(), listen_sock, framed, max_message_size)
+    if metrics_sock is not None:
+        metrics.serve_http(metrics_sock)
 
     def on_signal(signum, _frame):
         log.info("signal %d: finishing calls in flight, then stopping", signum)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the Python bindings in thrift_idl/ from our IDL.
 #
-#   thrift_idl/generate.sh           regenerate fb303/ and hive_metastore/
+#   thrift_idl/generate.sh           regenerate fb303/, hive_metastore/ and hudi_metastore/
 #   thrift_idl/generate.sh --check   regenerate into a temp dir and diff
 #                                    against the committed files (exit 1 on
 #                                    any difference)
@@ -38,8 +38,12 @@ trap 'rm -rf "$tmp"' EXIT
 gen="$tmp/thrift_idl"
 rm -f "$gen"/fb303/*-remote "$gen"/hive_metastore/*-remote   # CLI helpers we do not ship
 "$py" "$here/patch_bindings.py" "$gen/hive_metastore/ttypes.py"
+# The Hudi extension service (extends ThriftHiveMetastore; its include is generated above).
+"$thrift_bin" --gen py -out "$tmp" "$here/hudi_metastore.thrift"
+rm -f "$gen"/hudi_metastore/*-remote
+"$py" "$here/patch_bindings.py" --exceptions-only "$gen/hudi_metastore/ttypes.py"
 
-packages=(fb303 hive_metastore)
+packages=(fb303 hive_metastore hudi_metastore)
 
 if (( check )); then
   status=0

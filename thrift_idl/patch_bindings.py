@@ -60,12 +60,15 @@ def patch(text):
     return patch_exceptions(text.replace(anchor, anchor + MARKER, 1))
 
 
-def main(paths):
-    for path in paths:
+def main(args):
+    # --exceptions-only: bindings without SkewedInfo (hudi_metastore/ttypes.py) get the
+    # exception fix alone.
+    fix = patch_exceptions if args[:1] == ["--exceptions-only"] else patch
+    for path in args[1:] if fix is patch_exceptions else args:
         with open(path, encoding="utf-8") as f:
             text = f.read()
         with open(path, "w", encoding="utf-8") as f:
-            f.write(patch(text))
+            f.write(fix(text))
 
 
 if __name__ == "__main__":

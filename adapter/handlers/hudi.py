@@ -1,0 +1,242 @@
+"""Hudi extension calls (thrift_idl/hudi_metastore.thrift): the RFC-36 timeline and snapshot services.
+
+Converts between the Thrift structs and the store's dataclasses; the store raises the HMS Thrift
+exceptions itself. A store exception the called method does not declare (which the generated
+processor would turn into an opaque "Internal error") is answered as a MetaException with its text.
+
+Metrics recorded here: ``hudi_commits`` and ``hudi_commit_seconds`` (complete_instant),
+``hudi_snapshot_sync_seconds`` (sync_storage). The snapshot service counts its own lookups.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+from adapter import metrics
+from thrift.Thrift import TException, TType
+from thrift_idl.hive_metastore.ttypes import InvalidOperationException, MetaException
+from thrift_idl.hudi_metastore import HudiMetastore
+from thrift_idl.hudi_metastore.ttypes import (
+    CommitConflictException,
+    CommitResult,
+    FileSlice,
+    HudiFile,
+    HudiTableConfig,
+    HudiTableType,
+    Instant,
+    InstantState,
+    RollbackResult,
+)
+
+
+def _declared(method: str) -> tuple[type, ...]:
+    """Exception classes `method` declares, from its generated result struct."""
+    spec = getattr(HudiMetastore, f"{method}_result").thrift_spec
+    return tuple(s[3][0] for s in spec if s is not None and s[0] > 0 and s[1] == TType.STRUCT)
+
+
+def _answers(method: str):
+    """Undeclared Thrift exceptions become MetaException (declared ones pass through)."""
+    declared = _declared(method)
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(self, *args):
+            try:
+                return fn(self, *args)
+            except declared:
+                raise
+            except TException as exc:
+                text = getattr(exc, "message", None) or str(exc)
+                raise MetaException(f"{type(exc).__name__}: {text}") from exc
+        return call
+    return wrap
+
+
+def _opt(text: str | None) -> str | None:
+    """Empty strings on the wire mean "not given"."""
+    return text if text else None
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def config_to_thrift(cfg) -> HudiTableConfig:
+    return HudiTableConfig(
+        dbName=cfg.db_name, tableName=cfg.table_name,
+        tableType=HudiTableType._NAMES_TO_VALUES[cfg.table_type],
+        recordKeyFields=list(cfg.record_key_fields), partitionFields=list(cfg.partition_fields),
+        precombineField=cfg.precombine_field, keyGenerator=cfg.key_generator,
+        hiveStylePartitioning=bool(cfg.hive_style_partitioning),
+        urlEncodePartitioning=bool(cfg.url_encode_partitioning),
+        tableVersion=cfg.table_version, basePath=cfg.base_path, avroSchema=cfg.avro_schema,
+        properties=dict(cfg.properties or {}))
+
+
+def config_from_thrift(t: HudiTableConfig):
+    from store.hudi_table_config import HudiTableConfig as StoreConfig
+    from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+
+    if t is None:
+        raise InvalidObjectException("register_hudi_table needs a config")
+    table_type = HudiTableType._VALUES_TO_NAMES.get(t.tableType) if t.tableType is not None else None
+    if table_type is None:
+        raise InvalidObjectException(f"Hudi table type must be COPY_ON_WRITE (1) or MERGE_ON_READ (2), "
+                                     f"not {t.tableType!r}")
+    return StoreConfig(
+        db_name=t.dbName or "", table_name=t.tableName or "", table_type=table_type,
+        record_key_fields=list(t.recordKeyFields or []), partition_fields=list(t.partitionFields or []),
+        precombine_field=_opt(t.precombineField), key_generator=_opt(t.keyGenerator),
+        hive_style_partitioning=bool(t.hiveStylePartitioning),
+        url_encode_partitioning=bool(t.urlEncodePartitioning),
+        table_version=6 if t.tableVersion is None else t.tableVersion,
+        base_path=_opt(t.basePath), avro_schema=_opt(t.avroSchema), properties=dict(t.properties or {}))
+
+
+def instant_to_thrift(i) -> Instant:
+    return Instant(timestamp=i.ts, action=i.action, state=InstantState._NAMES_TO_VALUES[i.state],
+                   completionTime=i.completion_ts, requestedAtMs=i.requested_ms,
+                   heartbeatAtMs=i.heartbeat_ms, heartbeatTimeoutSec=i.heartbeat_timeout_s)
+
+
+def file_to_thrift(f) -> HudiFile:
+    return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
+                    baseInstant=f.base_instant, isLog=bool(f.is_log), logVersion=f.log_version,
+                    commitTime=f.commit_ts)
+
+
+def slice_to_thrift(s) -> FileSlice:
+    return FileSlice(partitionPath=s.partition_path, fileId=s.file_id, baseInstant=s.base_instant,
+                     baseFile=file_to_thrift(s.base_file) if s.base_file is not None else None,
+                     logFiles=[file_to_thrift(f) for f in s.log_files])
+
+
+def _state_name(state) -> str:
+    from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+
+    name = InstantState._VALUES_TO_NAMES.get(state)
+    if name is None:
+        raise InvalidObjectException(f"Unknown instant state {state!r} (1 REQUESTED, 2 INFLIGHT, 3 COMPLETED)")
+    return name
+
+
+# --------------------------------------------------------------------------- handler
+
+
+class HudiHandler:
+    """`timeline`: store.timeline_service.TimelineService; `snapshot`: store.snapshot_service.SnapshotService;
+    `mirror` (optional): has `sync(db, tbl) -> int` (versions written to storage)."""
+
+    def __init__(self, timeline, snapshot, mirror=None):
+        self._timeline = timeline
+        self._snapshot = snapshot
+        self._mirror = mirror
+
+    # --- tables -----------------------------------------------------------------------------------
+
+    @_answers("register_hudi_table")
+    def register_hudi_table(self, config, columns):
+        self._timeline.register_table(config_from_thrift(config), list(columns) if columns else None)
+
+    @_answers("get_hudi_table")
+    def get_hudi_table(self, dbName, tableName):  # noqa: N803 - Thrift argument names
+        return config_to_thrift(self._timeline.get_table_config(dbName, tableName))
+
+    # --- timeline ---------------------------------------------------------------------------------
+
+    @_answers("new_instant_time")
+    def new_instant_time(self, dbName, tableName):  # noqa: N803
+        return self._timeline.new_instant_time(dbName, tableName)
+
+    @_answers("create_instant")
+    def create_instant(self, dbName, tableName, timestamp, action, plan, heartbeatTimeoutSec):  # noqa: N803
+        timeout = heartbeatTimeoutSec if heartbeatTimeoutSec and heartbeatTimeoutSec > 0 else _default_timeout()
+        return instant_to_thrift(self._timeline.create_instant(
+            dbName, tableName, _opt(timestamp), action, plan or None, timeout))
+
+    @_answers("transition_to_inflight")
+    def transition_to_inflight(self, dbName, tableName, timestamp, action, workloadProfile):  # noqa: N803
+        return instant_to_thrift(self._timeline.transition_to_inflight(
+            dbName, tableName, timestamp, action, workloadProfile or None))
+
+    @_answers("complete_instant")
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):  # noqa: N803
+        from store.timeline_service import CommitConflict
+
+        start = time.perf_counter()
+        try:
+            instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
+                                                               commitMetadata or b"")
+        except CommitConflict as exc:
+            raise CommitConflictException(message=exc.message, conflictingInstants=list(exc.conflicting)) from exc
+        metrics.observe("hudi_commit_seconds", time.perf_counter() - start)
+        metrics.incr("hudi_commits")
+        return CommitResult(instant=instant_to_thrift(instant), tableVersion=version)
+
+    @_answers("heartbeat_instant")
+    def heartbeat_instant(self, dbName, tableName, timestamp):  # noqa: N803
+        self._timeline.heartbeat(dbName, tableName, timestamp)
+
+    @_answers("add_markers")
+    def add_markers(self, dbName, tableName, timestamp, paths):  # noqa: N803
+        self._timeline.add_markers(dbName, tableName, timestamp, list(paths or []))
+
+    @_answers("list_instants")
+    def list_instants(self, dbName, tableName, filter):  # noqa: N803,A002
+        f = filter
+        states = [_state_name(s) for s in f.states] if f is not None and f.states else None
+        instants = self._timeline.list_instants(
+            dbName, tableName, states=states,
+            actions=list(f.actions) if f is not None and f.actions else None,
+            min_ts=_opt(f.minTimestamp) if f is not None else None,
+            max_ts=_opt(f.maxTimestamp) if f is not None else None)
+        return [instant_to_thrift(i) for i in instants]
+
+    @_answers("get_instant_metadata")
+    def get_instant_metadata(self, dbName, tableName, timestamp, action, state):  # noqa: N803
+        return bytes(self._timeline.instant_metadata(dbName, tableName, timestamp, action, _state_name(state)))
+
+    @_answers("get_failed_instants")
+    def get_failed_instants(self, dbName, tableName):  # noqa: N803
+        return [instant_to_thrift(i) for i in self._timeline.failed_instants(dbName, tableName)]
+
+    @_answers("rollback_instant")
+    def rollback_instant(self, dbName, tableName, timestamp):  # noqa: N803
+        instant, deleted = self._timeline.rollback(dbName, tableName, timestamp)
+        return RollbackResult(rollbackInstant=instant_to_thrift(instant), deletedPaths=list(deleted))
+
+    # --- snapshot ---------------------------------------------------------------------------------
+
+    @_answers("get_hudi_partitions")
+    def get_hudi_partitions(self, dbName, tableName, filter):  # noqa: N803,A002
+        return list(self._snapshot.partitions(dbName, tableName, _opt(filter)))
+
+    @_answers("get_latest_file_slices")
+    def get_latest_file_slices(self, dbName, tableName, partitions, asOfInstant):  # noqa: N803
+        slices = self._snapshot.latest_file_slices(dbName, tableName, list(partitions) if partitions else None,
+                                                   _opt(asOfInstant))
+        return [slice_to_thrift(s) for s in slices]
+
+    @_answers("get_files_changed")
+    def get_files_changed(self, dbName, tableName, since, until):  # noqa: N803
+        return [file_to_thrift(f) for f in self._snapshot.files_changed(dbName, tableName, _opt(since), _opt(until))]
+
+    @_answers("get_all_files")
+    def get_all_files(self, dbName, tableName, partition):  # noqa: N803
+        return [file_to_thrift(f) for f in self._snapshot.all_files(dbName, tableName, partition or "")]
+
+    @_answers("sync_storage")
+    def sync_storage(self, dbName, tableName):  # noqa: N803
+        if self._mirror is None:
+            raise InvalidOperationException("This server has no storage mirror configured")
+        with metrics.timer("hudi_snapshot_sync_seconds"):
+            return int(self._mirror.sync(dbName, tableName) or 0)
+
+
+def _default_timeout() -> int:
+    try:
+        from store.timeline_service import DEFAULT_HEARTBEAT_TIMEOUT_S
+    except ImportError:  # pragma: no cover
+        return 120
+    return DEFAULT_HEARTBEAT_TIMEOUT_S

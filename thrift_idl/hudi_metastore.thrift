@@ -1,0 +1,173 @@
+// Hudi extension of the metastore wire contract (RFC-36 timeline and snapshot services).
+//
+// HudiMetastore extends ThriftHiveMetastore, so one port serves both: Hive Metastore clients
+// call the HMS methods and never see these; Hudi writers and readers use the extension calls.
+// Conventions:
+//   * exception ids are fixed per type on every method: 1 MetaException, 2 NoSuchObjectException,
+//     3 InvalidOperationException, 4 InvalidObjectException, 5 AlreadyExistsException,
+//     6 CommitConflictException; a method declares the ones it can raise (gaps are deliberate);
+//   * instant times are Hudi's yyyyMMddHHmmssSSS strings; an empty string argument means "none"
+//     where the comment says so;
+//   * binary payloads (plans, workload profiles, commit metadata) are the bytes Hudi writes to the
+//     timeline files (JSON for table version 6).
+// Regenerate the Python bindings with thrift_idl/generate.sh.
+
+include "hive_metastore.thrift"
+
+namespace py thrift_idl.hudi_metastore
+
+enum HudiTableType {
+  COPY_ON_WRITE = 1,
+  MERGE_ON_READ = 2,
+}
+
+enum InstantState {
+  REQUESTED = 1,
+  INFLIGHT = 2,
+  COMPLETED = 3,
+}
+
+// hoodie.properties of a table, plus where it lives.
+struct HudiTableConfig {
+  1: string dbName,
+  2: string tableName,
+  3: HudiTableType tableType,
+  4: list<string> recordKeyFields,
+  5: list<string> partitionFields,
+  6: optional string precombineField,
+  7: optional string keyGenerator,
+  8: bool hiveStylePartitioning = false,
+  9: bool urlEncodePartitioning = false,
+  10: i32 tableVersion = 6,
+  11: optional string basePath,
+  12: optional string avroSchema,        // Avro JSON of the table schema
+  13: map<string, string> properties,    // other hoodie.* properties
+}
+
+struct Instant {
+  1: string timestamp,
+  2: string action,                      // commit, deltacommit, replacecommit, clean, rollback, ...
+  3: InstantState state,
+  4: optional string completionTime,     // set once COMPLETED
+  5: i64 requestedAtMs,
+  6: i64 heartbeatAtMs,
+  7: i32 heartbeatTimeoutSec,
+}
+
+// Every set field narrows the result; an unset (or empty list) field does not.
+struct InstantFilter {
+  1: optional list<InstantState> states,
+  2: optional list<string> actions,
+  3: optional string minTimestamp,       // inclusive
+  4: optional string maxTimestamp,       // inclusive
+}
+
+struct HudiFile {
+  1: string partitionPath,               // relative to the table's base path; "" if unpartitioned
+  2: string fileId,
+  3: string name,
+  4: i64 size,
+  5: string baseInstant,
+  6: bool isLog,
+  7: optional i32 logVersion,            // log files only
+  8: string commitTime,                  // the instant that wrote it
+}
+
+// One file group's latest base file and the log files on top of it.
+struct FileSlice {
+  1: string partitionPath,
+  2: string fileId,
+  3: string baseInstant,
+  4: optional HudiFile baseFile,
+  5: list<HudiFile> logFiles,
+}
+
+struct CommitResult {
+  1: Instant instant,
+  2: i64 tableVersion,                   // the table's snapshot version after this commit
+}
+
+struct RollbackResult {
+  1: Instant rollbackInstant,
+  2: list<string> deletedPaths,
+}
+
+// A concurrent writer committed to file groups this commit also wrote; nothing was changed.
+exception CommitConflictException {
+  1: string message,
+  2: list<string> conflictingInstants,
+}
+
+service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
+
+  // --- tables ---
+  // Makes db.table a Hudi table; creates its HMS table (as hive-sync would) when absent.
+  void register_hudi_table(1: HudiTableConfig config, 2: list<hive_metastore.FieldSchema> columns)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4, 5: hive_metastore.AlreadyExistsException o5)
+  HudiTableConfig get_hudi_table(1: string dbName, 2: string tableName)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+
+  // --- timeline ---
+  // A new instant time, later than every instant of the table.
+  string new_instant_time(1: string dbName, 2: string tableName)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3)
+  // REQUESTED instant; an empty timestamp lets the server pick one.
+  Instant create_instant(1: string dbName, 2: string tableName, 3: string timestamp, 4: string action,
+                         5: binary plan, 6: i32 heartbeatTimeoutSec)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4,
+              5: hive_metastore.AlreadyExistsException o5)
+  Instant transition_to_inflight(1: string dbName, 2: string tableName, 3: string timestamp,
+                                 4: string action, 5: binary workloadProfile)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
+  // COMPLETED, and the snapshot takes the commit's files, in one transaction.
+  CommitResult complete_instant(1: string dbName, 2: string tableName, 3: string timestamp,
+                                4: string action, 5: binary commitMetadata)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4,
+              6: CommitConflictException o6)
+  void heartbeat_instant(1: string dbName, 2: string tableName, 3: string timestamp)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3)
+  // Paths (relative to the base path) an inflight instant is writing; rollback deletes them.
+  void add_markers(1: string dbName, 2: string tableName, 3: string timestamp, 4: list<string> paths)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
+  list<Instant> list_instants(1: string dbName, 2: string tableName, 3: InstantFilter filter)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4)
+  binary get_instant_metadata(1: string dbName, 2: string tableName, 3: string timestamp,
+                              4: string action, 5: InstantState state)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4)
+  // Pending instants whose writer stopped heartbeating.
+  list<Instant> get_failed_instants(1: string dbName, 2: string tableName)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+  RollbackResult rollback_instant(1: string dbName, 2: string tableName, 3: string timestamp)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3)
+
+  // --- snapshot ---
+  // Partition paths; filter is a Hive partition filter ("" for all).
+  list<string> get_hudi_partitions(1: string dbName, 2: string tableName, 3: string filter)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+  // partitions empty: all; asOfInstant empty: latest completed.
+  list<FileSlice> get_latest_file_slices(1: string dbName, 2: string tableName, 3: list<string> partitions,
+                                         4: string asOfInstant)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4)
+  // Files written by instants completed in (since, until]; empty bounds are open.
+  list<HudiFile> get_files_changed(1: string dbName, 2: string tableName, 3: string since, 4: string until)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4)
+  // Every live file of one partition, every version (what a listing would show; for cleaning).
+  list<HudiFile> get_all_files(1: string dbName, 2: string tableName, 3: string partition)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+  // Mirror the table's timeline and snapshot to its storage (.hoodie/); returns versions mirrored.
+  i64 sync_storage(1: string dbName, 2: string tableName)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3)
+}
