@@ -31,12 +31,19 @@ Semantics of `compile_filter` (the result is a WHERE clause over `partitions`):
   test on one key row. Comparing an integral key with a string or date literal is an error.
 * Every other key compares as a string on `part_key_val`, in code point order on every backend;
   integer literals compare as their text, date / timestamp literals as 'yyyy-mm-dd[ hh:mm:ss]'.
-* LIKE is Hive's: the literal is a Java regular expression that must match the whole value,
-  case-sensitively (`ds like "us.*"` is what Spark sends for `startsWith("us")`; `%` and `_` are
-  ordinary characters, as in the reference Hive Metastore). Per backend: PostgreSQL `~`,
-  MySQL/MariaDB `REGEXP` under a binary collation, SQLite the `hms_regexp` function that
-  store/engine.py registers on every connection (Python `re.fullmatch`), each anchored to the
-  whole value. An invalid regular expression is a FilterError.
+* Key types, as Hive 2.3 filters them: `string` keys compare as strings (string or bare date
+  literals; an integer literal is an error); integral keys numerically; `date` keys as dates (a
+  string literal must read as yyyy-M-d the way Java's SimpleDateFormat does, leading blanks and
+  trailing text allowed; the default partition never matches); keys of any other type
+  (varchar, char, double, timestamp, ...) cannot be filtered on. These errors say
+  "Filtering is supported only on partition keys of type string", as Hive's do.
+* LIKE (string keys only) is what Hive's store makes of the pattern (DataNucleus turns the
+  "regular expression" into SQL LIKE): `.*` matches any run of characters, `.` any one
+  character, a backslash before a dot a dot, and every other character only itself (`%`, `_`, `(`, `[`, `*`, `+`,
+  `?`, `|` included); the whole value must match, case-sensitively (`ds like "us.*"` is what
+  Spark sends for `startsWith("us")`). It runs as an anchored regular expression built from
+  those rules: PostgreSQL `~`, MySQL/MariaDB `REGEXP` under a binary collation, SQLite the
+  `hms_regexp` function that store/engine.py registers on every connection.
 * Ordering / equality per backend: SQLite's BINARY collation is code point order; PostgreSQL
   compares ranges `COLLATE "C"` (equality is exact under any deterministic collation);
   MySQL / MariaDB compare `CAST(CONVERT(x USING utf8mb4) AS BINARY)` on both sides (the
@@ -590,9 +597,33 @@ def _compile_myconvertbin(element, compiler, **kw):
     return f"CONVERT({compiler.process(element.expr, **kw)} USING utf8mb4) COLLATE utf8mb4_bin"
 
 
+def like_to_regex(pattern: str) -> str:
+    """A Hive LIKE pattern as a regular expression (unanchored) in the syntax PostgreSQL, MariaDB
+    and Python share: `.*` and `.` keep their meaning, a backslash before a dot is a dot (two
+    backslashes stay two), everything else is literal (checked against the reference metastore)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "." and pattern[i + 1:i + 2] == "*":
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "\\" and pattern[i + 1:i + 2] == ".":
+            out.append("\\.")
+            i += 2
+            continue
+        if ch == "\\" and pattern[i + 1:i + 2] == "\\":  # a pair stays two backslashes
+            out.append("\\\\\\\\")
+            i += 2
+            continue
+        out.append("." if ch == "." else ch if ch.isalnum() or ch == "_" or ord(ch) > 127 else "\\" + ch)
+        i += 1
+    return "".join(out)
+
+
 def _like_regex(pattern: str) -> str:
-    """The anchored form of a Hive LIKE pattern (a Java regex matching the whole value)."""
-    return f"^(?:{pattern})$"
+    """The anchored regular expression of a Hive LIKE pattern."""
+    return f"^(?:{like_to_regex(pattern)})$"
 
 
 def _string_test(op: str, values: Sequence[str]) -> _PerDialect:
@@ -602,7 +633,7 @@ def _string_test(op: str, values: Sequence[str]) -> _PerDialect:
         if op in ("LIKE", "NOT LIKE"):
             (pattern,) = values
             if dialect == "sqlite":
-                test = func.hms_regexp(pattern, col) == 1
+                test = func.hms_regexp(like_to_regex(pattern), col) == 1
             elif dialect in ("mysql", "mariadb"):
                 test = _MyConvertBin(col).op("REGEXP", is_comparison=True)(_like_regex(pattern))
             else:
@@ -677,12 +708,45 @@ def _numeric_test(op: str, values: Sequence[int]):
     raise AssertionError(op)
 
 
-def _leaf_sql(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, bool]]):
+UNSUPPORTED_TYPE = "Filtering is supported only on partition keys of type string"
+_DATE_PREFIX = re.compile(r"[ \t]*(\d+)-[ \t]*(\d+)-[ \t]*(\d+)")
+
+
+def key_kind(hive_type: str) -> str:
+    """How a partition key can be filtered: "integral", "string", "date" or "other" (not at all)."""
+    t = hive_type.strip().lower()
+    if is_integral(t):
+        return "integral"
+    return t if t in ("string", "date") else "other"
+
+
+def _date_text(lit: Literal, text: str) -> str:
+    """A literal compared with a date key, as yyyy-mm-dd (Hive: SimpleDateFormat("yyyy-MM-dd"),
+    not lenient, parsing a prefix of the string)."""
+    if lit.kind == "date":
+        return str(lit.value)
+    if lit.kind == "string":
+        m = _DATE_PREFIX.match(str(lit.value))
+        if m:
+            try:
+                return _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).isoformat()
+            except ValueError:
+                pass
+    raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
+
+
+def _leaf_sql(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, str]]):
     if leaf.key not in keys:
         names = ", ".join(keys) or "none"
         raise FilterError(f"{leaf.key} is not a partition key (partition keys: {names})", text, leaf.pos)
-    idx, integral = keys[leaf.key]
-    if integral:
+    idx, kind = keys[leaf.key]
+    integral = kind == "integral"
+    if kind == "other" or (kind == "date" and leaf.op in ("LIKE", "NOT LIKE")):
+        raise FilterError(UNSUPPORTED_TYPE, text, leaf.pos)
+    if kind == "date":
+        test = and_(partition_key_val.c.part_key_val != "__HIVE_DEFAULT_PARTITION__",
+                    _string_test(leaf.op, [_date_text(lit, text) for lit in leaf.values]))
+    elif integral:
         if leaf.op in ("LIKE", "NOT LIKE"):
             raise FilterError(f"LIKE is not supported on integer partition key {leaf.key}", text, leaf.pos)
         for lit in leaf.values:
@@ -691,11 +755,9 @@ def _leaf_sql(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, boo
                     f"cannot compare integer partition key {leaf.key} with a {lit.kind} literal", text, lit.pos)
         test = _numeric_test(leaf.op, [lit.value for lit in leaf.values])
     else:
-        if leaf.op in ("LIKE", "NOT LIKE"):
-            try:
-                re.compile(leaf.values[0].text)
-            except re.error as exc:
-                raise FilterError(f"invalid regular expression in LIKE: {exc}", text, leaf.pos)
+        for lit in leaf.values:
+            if lit.kind == "int":
+                raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
         test = _string_test(leaf.op, [lit.text for lit in leaf.values])
     kv = partition_key_val
     sub = select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == idx, test)
@@ -707,7 +769,7 @@ def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]]
     that match the Hive filter `text`; use with `partitions.c.tbl_id == tbl_id`.
     `partition_keys`: the table's partition columns in order, as (name, hive type)."""
     tree = push_not(parse_filter(text))
-    keys = {name.lower(): (i, is_integral(t)) for i, (name, t) in enumerate(partition_keys)}
+    keys = {name.lower(): (i, key_kind(t)) for i, (name, t) in enumerate(partition_keys)}
 
     def walk(node):
         if isinstance(node, Leaf):

@@ -643,3 +643,106 @@ def test_partition_names_and_escaping(cf):
         cf.call("partition_name_to_vals", name)
         cf.call("partition_name_to_spec", name)
     cleanup(cf, db)
+
+
+# --------------------------------------------------------------------------- partition filters
+
+FILTER_ROWS = [  # (s string, i int, d date)
+    ("a", "1", "2024-01-01"), ("b", "2", "2024-01-15"), ("B", "10", "2024-02-01"), ("a b", "-3", "2023-12-31"),
+    ("x'y", "5", "2024-01-01"), ('q"t', "20", "2024-03-01"), ("10", "100", "2024-01-02"), ("9", "9", "2024-01-03"),
+    ("abc", "3", "2024-01-04"), ("a", "__HIVE_DEFAULT_PARTITION__", "2024-01-05"),
+]
+
+FILTERS = [
+    # strings, both quote styles, literal on either side
+    's = "a"', "s = 'a'", 's != "a"', 's <> "a"', 's < "b"', 's <= "b"', 's > "a"', 's >= "B"', '"a" = s',
+    '"b" > s', "s = \"x'y\"", "s = 'q\"t'", 's = "nomatch"', 's = "10"', 's > "9"', 'S = "a"', "s = 'a b'",
+    # integers: numeric order, the default partition never matches
+    "i = 2", "i != 2", "i <> 2", "i < 10", "i <= 2", "i > 1", "i >= -3", "10 > i", "i = -3", "i > 9",
+    # dates
+    'd = "2024-01-01"', "d = '2024-01-01'", 'd < "2024-01-15"', 'd >= "2024-01-02"', 'd <> "2024-01-01"',
+    # BETWEEN
+    "i between 1 and 5", "i not between 1 and 5", 's between "a" and "b"', 'd between "2024-01-01" and "2024-01-15"',
+    # IN / NOT IN (Hive's form has the key in parentheses)
+    '(s) in ("a", "b")', '(s) not in ("a", "b")', "(i) in (1, 2, 3)", "(i) not in (1, 2)",
+    # AND binds tighter than OR; parentheses; NOT
+    's = "a" or i = 2 and d = "2024-01-15"', '(s = "a" or i = 2) and d = "2024-01-15"', 's = "a" and i = 1 or s = "b"',
+    's = "a" AND i = 1 OR s = "B"', '(s = "a")', '((s = "a") and (i = 1))', "(i >= 1 and i <= 5)",
+    '(s = "a" or (s = "b" and (i = 2 or i = 3)))',
+    # what Spark sends
+    '(s = "a" or s = "b")', '(s != "a" and s != "b")', '(d >= "2024-01-02" and d <= "2024-01-04")',
+]
+
+FILTERS += [
+    # LIKE on a string key: `.*` any run, `.` one character, anything else literal, whole value
+    's like "a.*"', 's like ".*b.*"', 's LIKE "A.*"', 's like "a"', 's like "_"', 's like "a%"', 's like "a.c"',
+    's like "(a|b)"', 's like "."', 's like "x\'.*"', 's like ".*"',
+    # type rules: dates read leniently, the default partition of a date/int key never matches
+    "d = '2024-1-1'", 'd = " 2024-01-01"', 'd = "2024-01-01 10:00:00"', '(d) in ("2024-01-01", "2024-1-3")',
+    "d between 2024-01-01 and 2024-01-04", "s = 2024-01-01", 'd <> "2024-01-01"',
+]
+
+BAD_FILTERS = ['s = ', 'nosuch = "a"', 's = a', "s", '((s = "a")', 's = "a" and', 's === "a"', 'i = 1.5',
+               '"a" = "a"', 'i = "2"', "i = 2024-01-01", "s = 1", "s > 9", 'd = "20240101"', 'd = "2024-02-30"',
+               "d = 1", 'i like "1.*"', 'd like "2024.*"', '"a.*" like s', "i = 0x10", "i = +2",
+               'x = 1']
+
+# (filter, expected (s, i) of the matching rows): where the reference cannot answer (REFERENCE_GAPS)
+GAP_FILTERS = {
+    "like-with-other-keys": [
+        ('i = 1 and s like "a.*"', {("a", "1")}),
+        ('s like "a.*" or i > 9', {("a", "1"), ("a", "__HIVE_DEFAULT_PARTITION__"), ("a b", "-3"), ("abc", "3"),
+                                   ("B", "10"), ('q"t', "20"), ("10", "100")}),
+        ('s like "a.*" and d < "2024-01-04"', {("a", "1"), ("a b", "-3")}),
+    ],
+    "filter-extensions": [
+        ('not s = "a"', {(r[0], r[1]) for r in FILTER_ROWS if r[0] != "a"}),
+        ('not (s = "a" or i > 2)', {("b", "2"), ("a b", "-3")}),
+        ('s in ("a", "b")', {("a", "1"), ("a", "__HIVE_DEFAULT_PARTITION__"), ("b", "2")}),
+        ("d = date '2024-01-01'", {("a", "1"), ("x'y", "5")}),
+        ('s == "b"', {("b", "2")}),
+        ('`s` = "b"', {("b", "2")}),
+        ("s not like 'a.*' and i < 3", {("b", "2")}),
+    ],
+}
+
+
+def test_partition_filters(cf):
+    (db,) = names(cf, "flt")
+    cf.call("create_database", database(db), expect="ok")
+    t = table(db, "f", cols("x int"), cols("s string", "i int", "d date"))
+    cf.call("create_table", t, expect="ok")
+    cf.call("add_partitions", [partition(t, list(r)) for r in FILTER_ROWS], expect="ok")
+    problems = []
+
+    def check(*args, **kw):
+        try:
+            cf.call(*args, **kw)
+        except Mismatch as e:
+            problems.append(str(e))
+
+    for f in FILTERS:
+        check("get_partitions_by_filter", db, "f", f, -1, expect="ok")
+        check("get_num_partitions_by_filter", db, "f", f, expect="ok")
+    check("get_partitions_by_filter", db, "f", "i > 1", 2)
+    check("get_partitions_by_filter", db, "f", "", -1)
+    check("get_partitions_by_filter", db, "nosuch", 's = "a"', -1)
+    for f in BAD_FILTERS:
+        check("get_partitions_by_filter", db, "f", f, -1, expect="MetaException")
+        check("get_num_partitions_by_filter", db, "f", f, expect="MetaException")
+    for gap, cases in GAP_FILTERS.items():
+        for f, want in cases:
+            try:
+                got = {(p.values[0], p.values[1]) for p in cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)}
+                n = cf.reference_gap(gap, "get_num_partitions_by_filter", db, "f", f)
+            except Mismatch as e:
+                problems.append(str(e))
+                continue
+            if got != want or n != len(want):
+                problems.append(f"{f}: ours {sorted(got)} ({n}), expected {sorted(want)}")
+    try:
+        cf.quirk("filter-trailing-text", "get_partitions_by_filter", db, "f", 's = "a" xor i = 1', -1)
+    except Mismatch as e:
+        problems.append(str(e))
+    assert not problems, f"{len(problems)} filter differences:\n" + "\n".join(problems)
+    cleanup(cf, db)
