@@ -24,10 +24,12 @@ _HUDI_STORE_MODULES = ("store.timeline_service", "store.snapshot_service", "stor
                        "store.file_slice", "store.commit_metadata")
 
 
-def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror=None) -> HandlerRouter:
+def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror_factory=None) -> HandlerRouter:
+    """`mirror_factory(store, timeline)` (optional) makes the storage mirror behind `sync_storage`;
+    its `hook(db, tbl)`, if it has one, runs after every completed instant."""
     tables = TableService(store)
     partitions = PartitionService(store, tables)
-    hudi = _hudi_handler(store, tables, partitions, mirror)
+    hudi = _hudi_handler(store, tables, partitions, mirror_factory)
     return HandlerRouter(
         ServiceHandler(store, tables.warehouse_uri),
         DatabaseHandler(tables),
@@ -40,7 +42,7 @@ def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror=None) -> H
     )
 
 
-def _hudi_handler(store: Store, tables: TableService, partitions: PartitionService, mirror=None):
+def _hudi_handler(store: Store, tables: TableService, partitions: PartitionService, mirror_factory=None):
     """The Hudi extension (timeline and snapshot services); without those store modules the server
     serves the HMS API alone and the extension calls answer "Invalid method name"."""
     try:
@@ -54,4 +56,7 @@ def _hudi_handler(store: Store, tables: TableService, partitions: PartitionServi
     from adapter.handlers.hudi import HudiHandler
 
     timeline = TimelineService(store, tables, partitions)
+    mirror = mirror_factory(store, timeline) if mirror_factory is not None else None
+    if mirror is not None and hasattr(mirror, "hook"):
+        timeline.on_commit.append(mirror.hook)
     return HudiHandler(timeline, SnapshotService(store, timeline, partitions), mirror)
