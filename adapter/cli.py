@@ -53,6 +53,37 @@ def _db_upgrade(args) -> int:
     return 0
 
 
+def _sync_storage(args) -> int:
+    """Mirror a Hudi table's pending versions to storage now (RFC-36 snapshot synchronization)."""
+    from store.partition_service import PartitionService
+    from store.storage_mirror import StorageMirror
+    from store.store import Store
+    from store.table_service import TableService
+    from store.timeline_service import TimelineService
+    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+
+    db, _, tbl = args.table.partition(".")
+    if not db or not tbl:
+        print(f"expected <db>.<table>, got {args.table!r}", file=sys.stderr)
+        return 2
+    store = Store(args.db_url, os.path.abspath(args.warehouse))
+    try:
+        tables = TableService(store)
+        timeline = TimelineService(store, tables, PartitionService(store, tables))
+        mirror = StorageMirror(store, timeline)
+        n = mirror.sync(db, tbl)
+        print(f"{db}.{tbl}: {n} version(s) mirrored, lag {mirror.lag(db, tbl)}")
+        return 0
+    except NoSuchObjectException as exc:
+        print(exc.message, file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - e.g. storage not writable
+        print(f"sync of {db}.{tbl} failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.dispose()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hudi-metastore", description=__doc__)
     parser.add_argument("--log-level", default=os.environ.get("HMS_LOG_LEVEL", "INFO"))
@@ -72,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
                        help="serve Prometheus /metrics over HTTP on this port (worker i of --workers "
                             "on port + i); 0: off (default)")
     serve.set_defaults(fn=_serve)
+
+    sync = sub.add_parser("sync-storage", help="mirror a Hudi table's timeline to storage now")
+    sync.add_argument("table", metavar="<db.table>")
+    sync.add_argument("--db-url", default=DEFAULT_URL, help="SQLAlchemy URL (default: %(default)s)")
+    sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
+    sync.set_defaults(fn=_sync_storage)
 
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)

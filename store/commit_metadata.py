@@ -1,4 +1,4 @@
-"""Hudi instant metadata (table version 6 JSON): commit, clean and rollback metadata.
+"""Hudi instant metadata (table version 6 JSON, or Avro): commit, clean and rollback metadata.
 
 Only what the snapshot needs is read: write stats (file, partition, size), replaced file groups,
 and the files cleans and rollbacks deleted. The bytes themselves are stored as given.
@@ -125,19 +125,101 @@ def parse_rollback(data: bytes | None) -> tuple[list[str], dict[str, list[str]],
     return list(doc.get("commitsRollback") or []), _deleted_names(doc, "successDeleteFiles"), written
 
 
-def rollback_metadata(rollback_ts: str, instant_ts: str, action: str, deleted: dict[str, list[str]]) -> bytes:
-    """HoodieRollbackMetadata (v6 JSON) for a rollback the server performs."""
-    doc = {
+# Avro schemas of Hudi's rollback metadata and plan (hudi-common/src/main/avro/HoodieRollbackMetadata.avsc,
+# HoodieRollbackPlan.avsc; as embedded in the rollback files Hudi 0.15 writes): Java reads `.rollback`
+# and `.rollback.requested` files with these (TimelineMetadataUtils.deserializeAvroMetadata).
+_INSTANT_INFO = {"type": "record", "name": "HoodieInstantInfo", "namespace": "org.apache.hudi.avro.model",
+                 "fields": [{"name": "commitTime", "type": "string"}, {"name": "action", "type": "string"}]}
+ROLLBACK_METADATA_SCHEMA = {
+    "type": "record", "name": "HoodieRollbackMetadata", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "startRollbackTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "commitsRollback", "type": {"type": "array", "items": "string"}},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieRollbackPartitionMetadata",
+            "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "rollbackLogFiles", "type": ["null", {"type": "map", "values": "long"}], "default": None},
+                {"name": "logFilesFromFailedCommit", "type": ["null", {"type": "map", "values": "long"}],
+                 "default": None},
+            ]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "instantsRollback", "type": {"type": "array", "items": _INSTANT_INFO}, "default": []},
+    ],
+}
+ROLLBACK_PLAN_SCHEMA = {
+    "type": "record", "name": "HoodieRollbackPlan", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "instantToRollback", "type": ["null", _INSTANT_INFO], "default": None,
+         "doc": "Hoodie instant that needs to be rolled back"},
+        {"name": "RollbackRequests", "default": None, "type": ["null", {"type": "array", "items": {
+            "type": "record", "name": "HoodieRollbackRequest",
+            "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "fileId", "type": ["null", "string"], "default": None},
+                {"name": "latestBaseInstant", "type": ["null", "string"], "default": None},
+                {"name": "filesToBeDeleted", "type": {"type": "array", "items": "string"}, "default": []},
+                {"name": "logBlocksToBeDeleted", "type": ["null", {"type": "map", "values": "long"}],
+                 "default": None},
+            ]}}]},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+
+
+def avro_container(schema: dict, record: dict) -> bytes:
+    """One record as an Avro object container file, as Hudi writes instant metadata
+    (TimelineMetadataUtils.serializeAvroMetadata: DataFileWriter, no codec)."""
+    import io
+
+    import fastavro
+
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(schema), [record], codec="null")
+    return buf.getvalue()
+
+
+def _full_paths(base_path: str | None, partition: str, names: list[str]) -> list[str]:
+    if not base_path:
+        return list(names)
+    root = base_path.rstrip("/")
+    return [f"{root}/{partition}/{n}" if partition else f"{root}/{n}" for n in names]
+
+
+def rollback_metadata(rollback_ts: str, instant_ts: str, action: str, deleted: dict[str, list[str]],
+                      base_path: str | None = None) -> bytes:
+    """HoodieRollbackMetadata (Avro, as Hudi writes `<ts>.rollback`) for a rollback the server performs.
+    Deleted files are given as paths under `base_path` when it is known (Hudi records full paths)."""
+    record = {
         "startRollbackTime": rollback_ts,
         "timeTakenInMillis": 0,
         "totalFilesDeleted": sum(len(v) for v in deleted.values()),
         "commitsRollback": [instant_ts],
         "partitionMetadata": {
-            p: {"partitionPath": p, "successDeleteFiles": names, "failedDeleteFiles": [],
-                "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}}
+            p: {"partitionPath": p, "successDeleteFiles": _full_paths(base_path, p, names),
+                "failedDeleteFiles": [], "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}}
             for p, names in deleted.items()
         },
         "version": 1,
         "instantsRollback": [{"commitTime": instant_ts, "action": action}],
     }
-    return json.dumps(doc).encode()
+    return avro_container(ROLLBACK_METADATA_SCHEMA, record)
+
+
+def rollback_plan(instant_ts: str, action: str, deleted: dict[str, list[str]],
+                  base_path: str | None = None) -> bytes:
+    """HoodieRollbackPlan (Avro, as Hudi writes `<ts>.rollback.requested`)."""
+    record = {
+        "instantToRollback": {"commitTime": instant_ts, "action": action},
+        "RollbackRequests": [
+            {"partitionPath": p, "fileId": "", "latestBaseInstant": "",
+             "filesToBeDeleted": _full_paths(base_path, p, names), "logBlocksToBeDeleted": {}}
+            for p, names in deleted.items()
+        ],
+        "version": 1,
+    }
+    return avro_container(ROLLBACK_PLAN_SCHEMA, record)

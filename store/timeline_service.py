@@ -23,6 +23,7 @@ from store.commit_metadata import (
     parse_commit,
     parse_rollback,
     rollback_metadata,
+    rollback_plan,
 )
 from store.file_slice import parse_file_name, split_path
 from store.hudi_table_config import (
@@ -589,9 +590,9 @@ class TimelineService:
                 tbl_id=ref.tbl_id, ts=rb_ts, action="rollback", state=COMPLETED, requested_ms=now,
                 requested_ts=rb_ts,
                 completion_ts=self._advance(conn, ref.tbl_id), duration=row.duration, start_ts=now))
-            meta = rollback_metadata(rb_ts, ts, row.action, deleted)
-            plan = json.dumps({"instantToRollback": {"commitTime": ts, "action": row.action},
-                               "version": 1}).encode()
+            # Avro, as Hudi writes them, so Java readers of the mirrored timeline parse them
+            meta = rollback_metadata(rb_ts, ts, row.action, deleted, ref.config.base_path)
+            plan = rollback_plan(ts, row.action, deleted, ref.config.base_path)
             self._put_meta(conn, ref.tbl_id, rb_ts, "rollback", REQUESTED, plan)
             self._put_meta(conn, ref.tbl_id, rb_ts, "rollback", INFLIGHT, b"")
             self._put_meta(conn, ref.tbl_id, rb_ts, "rollback", COMPLETED, meta)
