@@ -29,12 +29,12 @@ def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror_factory=No
     its `hook(db, tbl)`, if it has one, runs after every completed instant."""
     tables = TableService(store)
     partitions = PartitionService(store, tables)
-    hudi = _hudi_handler(store, tables, partitions, mirror_factory)
+    hudi, rules = _hudi_handler(store, tables, partitions, mirror_factory)
     return HandlerRouter(
         ServiceHandler(store, tables.warehouse_uri),
         DatabaseHandler(tables),
         TableHandler(tables, partitions),
-        PartitionHandler(partitions),
+        PartitionHandler(partitions, rules),
         StatisticsHandler(StatisticsService(store, partitions)),
         LockHandler(LockManager(store, timeout_ms=lock_timeout_ms)),
         FunctionHandler(FunctionService(store, tables)),
@@ -52,11 +52,16 @@ def _hudi_handler(store: Store, tables: TableService, partitions: PartitionServi
         if exc.name not in _HUDI_STORE_MODULES:
             raise
         log.warning("Hudi extension disabled: %s", exc)
-        return None
+        return None, None
     from adapter.handlers.hudi import HudiHandler
 
     timeline = TimelineService(store, tables, partitions)
     mirror = mirror_factory(store, timeline) if mirror_factory is not None else None
     if mirror is not None and hasattr(mirror, "hook"):
         timeline.on_commit.append(mirror.hook)
-    return HudiHandler(timeline, SnapshotService(store, timeline, partitions), mirror)
+    from store.clean_service import CleanService
+    from store.hudi_partition_rules import HudiPartitionRules
+
+    snapshot = SnapshotService(store, timeline, partitions)
+    rules = HudiPartitionRules(partitions, CleanService(store, timeline, snapshot))
+    return HudiHandler(timeline, snapshot, mirror), rules

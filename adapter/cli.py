@@ -36,7 +36,11 @@ def _serve(args) -> int:
     store.dispose()
 
     def make_router():
-        return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000))
+        from store.storage_mirror import mirror_factory
+
+        interval = args.mirror_interval if args.mirror_interval > 0 else None
+        return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000),
+                            mirror_factory=None if args.no_storage_mirror else mirror_factory(interval))
 
     run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,
         max_message_size=args.max_message_size, metrics_port=args.metrics_port)
@@ -102,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--metrics-port", type=int, default=0,
                        help="serve Prometheus /metrics over HTTP on this port (worker i of --workers "
                             "on port + i); 0: off (default)")
+    serve.add_argument("--mirror-interval", type=float, default=5.0,
+                       help="seconds between background retries of the Hudi storage mirror (0: only after commits)")
+    serve.add_argument("--no-storage-mirror", action="store_true",
+                       help="do not write Hudi timelines to storage (readers that list storage will not see commits)")
     serve.set_defaults(fn=_serve)
 
     sync = sub.add_parser("sync-storage", help="mirror a Hudi table's timeline to storage now")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -178,6 +179,15 @@ def metrics_server(tmp_path):
         stop_process(proc)
 
 
+def scrape_until(mport, ready, timeout_s: float = 10.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        m = parse(scrape(mport))
+        if ready(m) or time.monotonic() > deadline:
+            return m
+        time.sleep(0.02)
+
+
 def test_metrics_endpoint_counts_calls(metrics_server):
     port, mport = metrics_server()
     first = parse(scrape(mport))
@@ -187,9 +197,11 @@ def test_metrics_endpoint_counts_calls(metrics_server):
         c.getMetaConf("hive.metastore.try.direct.sql")
         with pytest.raises(Exception):
             c.get_table("default", "missing")
-        second = parse(scrape(mport))
-        assert value(second, "hms_thrift_calls_total", method="get_all_databases", status="ok") == \
-            value(first, "hms_thrift_calls_total", method="get_all_databases", status="ok") + 3
+        # a call's metrics are recorded right after its reply is sent: wait for the last one
+        want = value(first, "hms_thrift_calls_total", method="get_all_databases", status="ok") + 3
+        second = scrape_until(mport, lambda m: value(m, "hms_thrift_calls_total", method="get_table",
+                                                     status="NoSuchObjectException") == 1)
+        assert value(second, "hms_thrift_calls_total", method="get_all_databases", status="ok") == want
         assert value(second, "hms_thrift_calls_total", method="get_table", status="NoSuchObjectException") == 1
         assert value(second, "hms_thrift_call_seconds_count", method="get_all_databases") >= 3
         assert value(second, "hms_thrift_call_seconds_sum", method="get_all_databases") > 0
@@ -200,7 +212,8 @@ def test_metrics_endpoint_counts_calls(metrics_server):
             assert (name, ()) in second, name
 
         c.get_all_databases()
-        third = parse(scrape(mport))
+        third = scrape_until(mport, lambda m: value(m, "hms_thrift_calls_total", method="get_all_databases",
+                                                    status="ok") == want + 1)
     assert value(third, "hms_thrift_calls_total", method="get_all_databases", status="ok") == \
         value(second, "hms_thrift_calls_total", method="get_all_databases", status="ok") + 1
     for key, v in second.items():  # counters never go down

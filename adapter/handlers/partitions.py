@@ -23,8 +23,13 @@ def _max(max_parts) -> int:
 
 
 class PartitionHandler:
-    def __init__(self, partitions: PartitionService):
+    def __init__(self, partitions: PartitionService, hudi_rules=None):
         self.partitions = partitions
+        self.hudi = hudi_rules  # store.hudi_partition_rules.HudiPartitionRules: Hudi tables' partitions follow commits
+
+    def _guard(self, db, tbl, what):
+        if self.hudi is not None:
+            self.hudi.guard(db_name(db), tbl or "", what)
 
     # add
     def _add(self, parts, if_not_exists=False, env=None):
@@ -38,6 +43,10 @@ class PartitionHandler:
                 raise MetaException("Partition has no storage descriptor")
             check_catalog(p.catName)
         db, tbl = db_name(parts[0].dbName), parts[0].tableName or ""
+        if self.hudi is not None:
+            existing = self.hudi.add(db, tbl, parts, if_not_exists)
+            if existing is not None:
+                return existing
         return self.partitions.add_partitions(db, tbl, parts, if_not_exists, env)
 
     def add_partition(self, new_part):
@@ -62,12 +71,14 @@ class PartitionHandler:
         return AddPartitionsResult(partitions=added if request.needResult is not False else None)
 
     def append_partition(self, db_name_, tbl_name, part_vals):
+        self._guard(db_name_, tbl_name, "Appending a partition")
         return self.partitions.append_partition(db_name(db_name_), tbl_name or "", part_vals)
 
     def append_partition_with_environment_context(self, db_name_, tbl_name, part_vals, environment_context):
         return self.append_partition(db_name_, tbl_name, part_vals)
 
     def append_partition_by_name(self, db_name_, tbl_name, part_name):
+        self._guard(db_name_, tbl_name, "Appending a partition")
         return self.partitions.append_partition_by_name(db_name(db_name_), tbl_name or "", part_name or "")
 
     def append_partition_by_name_with_environment_context(self, db_name_, tbl_name, part_name, environment_context):
@@ -137,15 +148,19 @@ class PartitionHandler:
 
     # alter and rename
     def alter_partition(self, db_name_, tbl_name, new_part):
+        self._guard(db_name_, tbl_name, "Altering partitions")
         self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", [new_part])
 
     def alter_partition_with_environment_context(self, db_name_, tbl_name, new_part, environment_context):
+        self._guard(db_name_, tbl_name, "Altering partitions")
         self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", [new_part], env_props(environment_context))
 
     def alter_partitions(self, db_name_, tbl_name, new_parts):
+        self._guard(db_name_, tbl_name, "Altering partitions")
         self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", list(new_parts or []))
 
     def alter_partitions_with_environment_context(self, db_name_, tbl_name, new_parts, environment_context):
+        self._guard(db_name_, tbl_name, "Altering partitions")
         self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", list(new_parts or []),
                                          env_props(environment_context))
 
@@ -156,6 +171,7 @@ class PartitionHandler:
         return AlterPartitionsResponse()
 
     def rename_partition(self, db_name_, tbl_name, part_vals, new_part):
+        self._guard(db_name_, tbl_name, "Renaming a partition")
         self.partitions.rename_partition(db_name(db_name_), tbl_name or "", part_vals, new_part)
 
     def rename_partition_req(self, req):
@@ -165,6 +181,8 @@ class PartitionHandler:
 
     # drop
     def drop_partition(self, db_name_, tbl_name, part_vals, deleteData):
+        if self.hudi is not None and self.hudi.drop(db_name(db_name_), tbl_name or "", values_list=[part_vals]):
+            return True
         self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", values_list=[part_vals],
                                         delete_data=bool(deleteData))
         return True
@@ -173,6 +191,8 @@ class PartitionHandler:
         return self.drop_partition(db_name_, tbl_name, part_vals, deleteData)
 
     def drop_partition_by_name(self, db_name_, tbl_name, part_name, deleteData):
+        if self.hudi is not None and self.hudi.drop(db_name(db_name_), tbl_name or "", names=[part_name or ""]):
+            return True
         self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", names=[part_name or ""],
                                         delete_data=bool(deleteData))
         return True
@@ -189,6 +209,9 @@ class PartitionHandler:
         if spec.exprs is not None:
             raise MetaException("Dropping partitions by serialized expressions is not supported; "
                                 "name the partitions instead")
+        if self.hudi is not None and self.hudi.drop(db_name(req.dbName), req.tblName or "", names=list(spec.names),
+                                                    if_exists=req.ifExists is not False):
+            return DropPartitionsResult(partitions=[] if req.needResult is not False else None)
         dropped = self.partitions.drop_partitions(
             db_name(req.dbName), req.tblName or "", names=list(spec.names),
             delete_data=req.deleteData is not False, if_exists=req.ifExists is not False,
