@@ -188,3 +188,65 @@ def write_properties(props: dict[str, str]) -> str:
         return s.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=").replace("\n", "\\n")
 
     return "".join(f"{esc(k)}={esc(v)}\n" for k, v in sorted(props.items()))
+
+
+_SPARK_PRIMITIVES = {"string": "string", "varchar": "string", "char": "string", "int": "integer",
+                     "integer": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte",
+                     "float": "float", "double": "double", "boolean": "boolean", "binary": "binary",
+                     "date": "date", "timestamp": "timestamp"}
+
+
+def hive_to_spark_type(hive_type: str):
+    """Spark's JSON data type for a Hive type string (what `spark.sql.sources.schema` holds)."""
+    t, rest = _parse_hive_type(hive_type.replace(" ", ""), 0)
+    if rest != len(hive_type.replace(" ", "")):
+        raise ValueError(f"cannot parse Hive type {hive_type!r}")
+    return t
+
+
+def _parse_hive_type(s: str, i: int):
+    j = i
+    while j < len(s) and (s[j].isalnum() or s[j] == "_"):
+        j += 1
+    name = s[i:j].lower()
+    if name == "array":
+        elem, j = _parse_hive_type(s, j + 1)
+        return {"type": "array", "elementType": elem, "containsNull": True}, j + 1
+    if name == "map":
+        key, j = _parse_hive_type(s, j + 1)
+        value, j = _parse_hive_type(s, j + 1)
+        return {"type": "map", "keyType": key, "valueType": value, "valueContainsNull": True}, j + 1
+    if name == "struct":
+        fields, j = [], j + 1
+        while s[j] != ">":
+            colon = s.index(":", j)
+            fname = s[j:colon]
+            ftype, j = _parse_hive_type(s, colon + 1)
+            fields.append({"name": fname, "type": ftype, "nullable": True, "metadata": {}})
+            if s[j] == ",":
+                j += 1
+        return {"type": "struct", "fields": fields}, j + 1
+    if j < len(s) and s[j] == "(":
+        close = s.index(")", j)
+        args = s[j + 1:close]
+        if name == "decimal":
+            return f"decimal({args})", close + 1
+        return _SPARK_PRIMITIVES.get(name, "string"), close + 1
+    if name == "decimal":
+        return "decimal(10,0)", j
+    return _SPARK_PRIMITIVES.get(name, "string"), j
+
+
+def spark_schema_properties(data_cols, partition_keys, provider: str = "hudi") -> dict[str, str]:
+    """Table properties Spark reads a data source table's schema from (4000-character parts)."""
+    fields = [{"name": c.name, "type": hive_to_spark_type(c.type), "nullable": True, "metadata": {}}
+              for c in list(data_cols) + list(partition_keys)]
+    text = json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
+    parts = [text[i:i + 4000] for i in range(0, len(text), 4000)] or [""]
+    props = {"spark.sql.sources.provider": provider, "spark.sql.sources.schema.numParts": str(len(parts)),
+             "spark.sql.partitionProvider": "catalog"}
+    props.update({f"spark.sql.sources.schema.part.{i}": p for i, p in enumerate(parts)})
+    if partition_keys:
+        props["spark.sql.sources.schema.numPartCols"] = str(len(partition_keys))
+        props.update({f"spark.sql.sources.schema.partCol.{i}": k.name for i, k in enumerate(partition_keys)})
+    return props

@@ -34,6 +34,7 @@ from store.hudi_table_config import (
     SERDE,
     HudiTableConfig,
     avro_to_hive_type,
+    spark_schema_properties,
 )
 from store.partition_names import make_name
 from store.partition_service import PartitionService
@@ -195,9 +196,15 @@ class TimelineService:
         part_names = {k.name for k in part_keys}
         data_cols = [FieldSchema(m, "string", None) for m in META_COLUMNS] + [
             c for c in columns if c.name.lower() not in part_names and c.name not in META_COLUMNS]
-        params = {"EXTERNAL": "TRUE", "spark.sql.sources.provider": "hudi",
-                  "hoodie.table.type": cfg.table_type, "type": "cow" if cfg.table_type == COW else "mor",
-                  "primaryKey": ",".join(cfg.record_key_fields)}
+        params = {"EXTERNAL": "TRUE", "hoodie.table.type": cfg.table_type,
+                  "type": "cow" if cfg.table_type == COW else "mor", "primaryKey": ",".join(cfg.record_key_fields)}
+        # hive-sync's sync_as_datasource (default true): Spark then needs the Hudi bundle for the table;
+        # false registers a Hive table with Hudi's input formats, which any Spark can list and describe
+        if cfg.properties.get("hoodie.datasource.hive_sync.sync_as_datasource", "true").lower() != "false":
+            try:
+                params.update(spark_schema_properties(data_cols, part_keys))
+            except (ValueError, IndexError):
+                params["spark.sql.sources.provider"] = "hudi"
         if cfg.precombine_field:
             params["preCombineField"] = cfg.precombine_field
         serde_params = {"serialization.format": "1"}
