@@ -30,10 +30,11 @@ def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror_factory=No
     tables = TableService(store)
     partitions = PartitionService(store, tables)
     hudi, rules = _hudi_handler(store, tables, partitions, mirror_factory)
+    timeline = rules.timeline if rules is not None else None
     return HandlerRouter(
         ServiceHandler(store, tables.warehouse_uri),
         DatabaseHandler(tables),
-        TableHandler(tables, partitions),
+        TableHandler(tables, partitions, timeline),
         PartitionHandler(partitions, rules),
         StatisticsHandler(StatisticsService(store, partitions)),
         LockHandler(LockManager(store, timeout_ms=lock_timeout_ms)),

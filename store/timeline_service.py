@@ -180,6 +180,28 @@ class TimelineService:
                 self.tables.drop_table(cfg.db_name, cfg.table_name, False)
             raise
 
+    def adopt_hms_table(self, table: Table) -> bool:
+        """A table created over plain HMS with `spark.sql.sources.provider=hudi` and `hoodie.*`
+        properties (Hudi's Spark catalog, hive-sync) becomes Hudi-managed; True when it did."""
+        params = {k: v for k, v in (table.parameters or {}).items() if v is not None}
+        if params.get("spark.sql.sources.provider", "").lower() != "hudi" or \
+                not any(k.startswith("hoodie.") for k in params):
+            return False
+        hoodie = {k: v for k, v in params.items() if k.startswith("hoodie.")}
+        kind = (hoodie.get("hoodie.table.type") or params.get("type") or "cow").upper()
+        hoodie["hoodie.table.type"] = {"COW": COW, "MOR": "MERGE_ON_READ"}.get(kind, kind)
+        keys = hoodie.get("hoodie.table.recordkey.fields") or hoodie.get("hoodie.datasource.write.recordkey.field") \
+            or params.get("primaryKey") or ""
+        hoodie["hoodie.table.recordkey.fields"] = keys
+        hoodie.setdefault("hoodie.table.partition.fields", ",".join(k.name for k in table.partitionKeys or []))
+        if "hoodie.table.precombine.field" not in hoodie and params.get("preCombineField"):
+            hoodie["hoodie.table.precombine.field"] = params["preCombineField"]
+        cfg = HudiTableConfig.from_properties(table.dbName, table.tableName, hoodie,
+                                              table.sd.location if table.sd else None)
+        cfg.validate()
+        self.register_table(cfg)
+        return True
+
     @staticmethod
     def hms_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None) -> Table:
         """The HMS table hive-sync would create for a Hudi table."""

@@ -102,3 +102,31 @@ def test_drop_partition_is_a_replacecommit_and_clean(hudi_table):
     assert actions == ["commit", "replacecommit", "clean"]
     with pytest.raises(NoSuchObjectException):
         client.drop_partition(db, "t", ["2024-01-01"], True)
+
+
+def test_hms_created_hudi_table_is_adopted(our_server, tmp_path):
+    """A table created over plain HMS with provider hudi and hoodie.* properties (Hudi's Spark
+    catalog) is Hudi-managed: it has a timeline and its partitions follow commits."""
+    from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, Table
+
+    client = HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}")
+    db = "hp_" + uuid.uuid4().hex[:8]
+    client.create_database(Database(name=db, locationUri="file:" + str(tmp_path / "db")))
+    sd = StorageDescriptor(cols=[FieldSchema("id", "int", None)], location="file:" + str(tmp_path / "db" / "h"),
+                           inputFormat="org.apache.hudi.hadoop.HoodieParquetInputFormat",
+                           outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+                           serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+                                               parameters={}))
+    client.create_table(Table(tableName="h", dbName=db, sd=sd, partitionKeys=[FieldSchema("dt", "string", None)],
+                              tableType="EXTERNAL_TABLE",
+                              parameters={"EXTERNAL": "TRUE", "spark.sql.sources.provider": "hudi", "type": "mor",
+                                          "primaryKey": "id", "hoodie.table.name": "h"}))
+    cfg = client.get_hudi_table(db, "h")
+    assert cfg.recordKeyFields == ["id"] and cfg.partitionFields == ["dt"]
+    assert client.list_instants(db, "h") == []
+    # a plain table with provider parquet stays plain
+    client.create_table(Table(tableName="p", dbName=db, sd=sd, partitionKeys=[], tableType="EXTERNAL_TABLE",
+                              parameters={"EXTERNAL": "TRUE", "spark.sql.sources.provider": "parquet"}))
+    with pytest.raises(NoSuchObjectException):
+        client.get_hudi_table(db, "p")
+    client.close()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import logging
+
+from thrift.Thrift import TException
+
 from adapter.naming import check_catalog, db_name, db_pattern, env_props
 from store.partition_service import PartitionService
 from store.table_service import TableService
@@ -23,10 +27,14 @@ from thrift_idl.hive_metastore.ttypes import (
 TABLE_TYPES = ("MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW", "INDEX_TABLE", "MATERIALIZED_VIEW")
 
 
+log = logging.getLogger(__name__)
+
+
 class TableHandler:
-    def __init__(self, tables: TableService, partitions: PartitionService):
+    def __init__(self, tables: TableService, partitions: PartitionService, timeline=None):
         self.tables = tables
         self.partitions = partitions
+        self.timeline = timeline  # adopts tables created with spark.sql.sources.provider=hudi
 
     # create
     def create_table(self, tbl):
@@ -39,6 +47,12 @@ class TableHandler:
         if tbl.dbName is not None:
             tbl.dbName = db_name(tbl.dbName)
         self.tables.create_table(tbl, env_props(environment_context))
+        if self.timeline is not None:
+            try:
+                self.timeline.adopt_hms_table(self.tables.get_table(tbl.dbName or "", tbl.tableName or ""))
+            except TException as exc:  # not a usable Hudi config: the table stays a plain HMS table
+                log.warning("table %s.%s has Hudi properties but is not adopted: %s", tbl.dbName, tbl.tableName,
+                            getattr(exc, "message", exc))
 
     def create_table_with_constraints(self, tbl, primaryKeys, foreignKeys, uniqueConstraints,
                                       notNullConstraints, defaultConstraints=None, checkConstraints=None):
