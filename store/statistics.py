@@ -18,6 +18,7 @@ from thrift_idl.hive_metastore.ttypes import (
     ColumnStatisticsObj,
     InvalidInputException,
     InvalidObjectException,
+    MetaException,
     NoSuchObjectException,
 )
 
@@ -73,8 +74,9 @@ class StatisticsService:
             known = {c.name.lower(): c.type for c in ctx.cols}
             objs = stats.statsObj or []
             for o in objs:
-                if (o.colName or "").lower() not in known:
-                    raise InvalidInputException(f"Column {o.colName} does not exist in table {ctx.db_name}.{ctx.name}")
+                if (o.colName or "").lower() not in known:  # Hive's text and exception type
+                    raise MetaException(f"Column {o.colName} doesn't exist in table {ctx.name} in database "
+                                        f"{ctx.db_name}")
                 if o.statsData is None:
                     raise InvalidObjectException(f"No statistics data for column {o.colName}")
             names = [o.colName.lower() for o in objs]
@@ -91,7 +93,7 @@ class StatisticsService:
             try:
                 name = make_name(ctx.key_names, values_from_name(ctx.key_names, desc.partName))
             except ValueError as exc:
-                raise InvalidInputException(str(exc))
+                raise MetaException(f"Partition name is invalid. {exc}")  # Hive: MetaException
             pid = conn.execute(select(S.partitions.c.part_id).where(
                 S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
             if pid is None:
@@ -144,6 +146,16 @@ class StatisticsService:
                 for r in conn.execute(q.order_by(p.c.part_name, t.c.column_name)):
                     out.setdefault(canonical[r.part_name], []).append(_obj(r))
         return out
+
+    def partition_last_analyzed(self, db: str, tbl: str, part_name: str, col_names: list[str]) -> int:
+        """The latest lastAnalyzed of the partition's statistics of these columns (0 if none)."""
+        with self.store.read() as conn:
+            ctx = self.partitions.table_ctx(conn, db, tbl)
+            t, p = S.part_col_stats, S.partitions
+            rows = conn.execute(select(t.c.last_analyzed).select_from(t.join(p, p.c.part_id == t.c.part_id)).where(
+                p.c.tbl_id == ctx.tbl_id, p.c.part_name == part_name,
+                t.c.column_name.in_([c.lower() for c in col_names]))).scalars().all()
+        return max((r or 0 for r in rows), default=0)
 
     def delete(self, db: str, tbl: str, part_name: str | None, col_name: str | None,
                engine: str | None = None) -> bool:

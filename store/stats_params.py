@@ -74,9 +74,10 @@ def set_column_stats_state(params: dict, columns) -> None:
 
 
 def remove_column_stats_state(params: dict, columns) -> None:
-    if CSA not in params or not columns:
+    """Forget the columns' statistics (written even when there was no flag: Hive writes `{}`)."""
+    if not columns:
         return
-    basic, cols = parse_csa(params[CSA])
+    basic, cols = parse_csa(params.get(CSA))
     for c in columns:
         cols.pop(c, None)
     params[CSA] = dump_csa(basic, cols)

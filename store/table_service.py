@@ -92,6 +92,38 @@ def column_problem(cols, what: str = "column ") -> str | None:
     return None
 
 
+# Hive's implicit conversions (TypeInfoUtils.implicitConvertible), which decide whether alter_table
+# may change a column's type in place (hive.metastore.disallow.incompatible.col.type.changes).
+_NUMERIC_RANK = {"tinyint": 1, "smallint": 2, "int": 3, "bigint": 4, "decimal": 5, "float": 6, "double": 7,
+                 "string": 8}
+_TYPE_GROUP = {**{t: "numeric" for t in ("tinyint", "smallint", "int", "bigint", "float", "double", "decimal")},
+               "string": "string", "char": "string", "varchar": "string", "date": "date", "timestamp": "date"}
+
+
+def _primitive(type_: str) -> str | None:
+    t = "".join(type_.split()).lower()
+    return None if "<" in t else t.split("(", 1)[0]
+
+
+def types_compatible(old: str, new: str) -> bool:
+    if "".join(old.split()).lower() == "".join(new.split()).lower():
+        return True
+    o, n = _primitive(old), _primitive(new)
+    if o is None or n is None:
+        return False  # complex types must stay the same
+    og, ng = _TYPE_GROUP.get(o), _TYPE_GROUP.get(n)
+    if o == n or o == "void" or (og == "string" and n == "double") \
+            or (og in ("date", "numeric", "string") and ng == "string"):
+        return True
+    f, t = _NUMERIC_RANK.get(o), _NUMERIC_RANK.get(n)
+    return f is not None and t is not None and f <= t
+
+
+def incompatible_columns(old_cols, new_cols) -> list[str]:
+    """Names of new columns whose type cannot replace the old type at the same position."""
+    return [n.name for o, n in zip(old_cols or [], new_cols or []) if not types_compatible(o.type, n.type)]
+
+
 def is_external(params: dict | None) -> bool:
     """Hive 2.3's rule (`"TRUE".equals(EXTERNAL)`): only the upper-case value counts."""
     return (params or {}).get("EXTERNAL") == "TRUE"
@@ -424,6 +456,11 @@ class TableService:
             except NoSuchObjectException:
                 raise InvalidOperationException(f"table {db_name.lower()}.{name.lower()} doesn't exist")
             old_cols, old_keys = load_columns(conn, old.tbl_id, [old.schema_version])[old.schema_version]
+            bad = incompatible_columns(old_cols, new.sd.cols) if old.tbl_type != VIEW else []
+            if bad:
+                raise InvalidOperationException(
+                    "The following columns have types incompatible with the existing columns in their "
+                    "respective positions :\n" + ",".join(bad))
             if [(n, t) for n, t, _ in col_tuples(old_keys)] != \
                     [(n, t) for n, t, _ in col_tuples(new.partitionKeys)]:
                 raise InvalidOperationException("partition keys can not be changed.")

@@ -50,16 +50,18 @@ class StatisticsHandler:
     def get_table_column_statistics(self, db_name_, tbl_name, col_name):
         desc, objs = self.stats.table_stats(db_name(db_name_), tbl_name or "", [col_name or ""])
         if not objs:
-            raise NoSuchObjectException(f"Statistics for column {col_name} of {db_name_}.{tbl_name} not found")
+            return None  # as Hive: no result, which clients see as TApplicationException(MISSING_RESULT)
         return ColumnStatistics(statsDesc=desc, statsObj=objs)
 
     def get_partition_column_statistics(self, db_name_, tbl_name, part_name, col_name):
         found = self.stats.partition_stats(db_name(db_name_), tbl_name or "", [part_name or ""], [col_name or ""])
         objs = found.get(part_name or "")
         if not objs:
-            raise NoSuchObjectException(f"Statistics for column {col_name} of partition {part_name} not found")
+            return None  # as Hive: no result, which clients see as TApplicationException(MISSING_RESULT)
         desc = ColumnStatisticsDesc(isTblLevel=False, dbName=db_name(db_name_), tableName=(tbl_name or "").lower(),
-                                    partName=part_name, catName="hive")
+                                    partName=part_name, catName="hive",
+                                    lastAnalyzed=self.stats.partition_last_analyzed(
+                                        db_name(db_name_), tbl_name or "", part_name or "", [col_name or ""]))
         return ColumnStatistics(statsDesc=desc, statsObj=objs)
 
     def get_table_statistics_req(self, request):

@@ -28,6 +28,10 @@ TIME_PARAMETERS = frozenset({
 #: (``<EXT>``). Applied to every string (locations, messages).
 PATH_PREFIXES = ("warehouse root", "external root")
 
+#: Lists of these structs are compared as sets: Hive returns column statistics in no defined order
+#: (clients look them up by colName).
+UNORDERED_STRUCT_LISTS = frozenset({"ColumnStatisticsObj"})
+
 # --------------------------------------------------------------------------- fields Hive 2.3 does not have
 
 #: Fields that only Hive 3+/4 IDLs define: the reference (Hive 2.3) never sends them, so when the
@@ -111,6 +115,12 @@ QUIRKS = {
         "ok", "MetaException",
         "a partition filter with unparsable text after a complete expression (`s = \"a\" xor i = 1`): "
         "Hive 2.3's parser ignores the rest and filters by the prefix; ours rejects the filter",
+    ),
+    "function-name-case": (
+        "NoSuchObjectException", "ok",
+        "a function created with a mixed-case name (`Mixed_F`) by a client that does not lower-case it: "
+        "Hive 2.3 stores the name as given but looks names up lower-cased, so it can never be found; "
+        "ours lower-cases it at creation, like every other name",
     ),
 }
 

@@ -51,7 +51,7 @@ class Side:
     """One metastore as the suite sees it: its client and the prefixes masked in its answers."""
 
     name: str  # "reference" | "ours"
-    client: Any
+    client: Any = field(repr=False)
     port: int
     warehouse: str = ""  # e.g. "file:/tmp/x/warehouse" (no trailing slash)
     external: str = ""  # root for external locations the tests pass, e.g. "/tmp/x/ext-ref"
@@ -111,7 +111,10 @@ def normalize(obj, side: Side, cls: str = ""):
     if isinstance(obj, bytes):
         return obj
     if isinstance(obj, (list, tuple)):
-        return [normalize(x, side, cls) for x in obj]
+        out = [normalize(x, side, cls) for x in obj]
+        if out and all(isinstance(x, dict) and x.get("__struct__") in A.UNORDERED_STRUCT_LISTS for x in out):
+            out.sort(key=repr)
+        return out
     if isinstance(obj, (set, frozenset)):
         return sorted((normalize(x, side, cls) for x in obj), key=repr)
     if isinstance(obj, dict):
@@ -211,7 +214,7 @@ class Pair:
 
     reference: Side
     ours: Side
-    history: list[CallRecord] = field(default_factory=list)
+    history: list[CallRecord] = field(default_factory=list, repr=False)
     token: str = ""  # this test's random name part
 
     def call(self, method: str, *args, msg: bool = False, msg_contains: str | None = None,
@@ -294,6 +297,13 @@ class Pair:
             if got != want:
                 raise Mismatch(f"{method}{_short(args, 300)}: allow-list quirk {quirk!r} says {side.name} "
                                f"answers {want}, but it answered {o.describe()}")
+
+    def same(self, what: str, ref_raw, ours_raw) -> None:
+        """Compare a reference answer with an answer of ours obtained differently (e.g. a Hive 3
+        call of ours against the Hive 2.3 call of the reference)."""
+        problems = diff(normalize(ref_raw, self.reference), normalize(ours_raw, self.ours))
+        if problems:
+            raise Mismatch(f"{what}:\n  " + "\n  ".join(problems))
 
     def ours_only(self, method: str, *args):
         return getattr(self.ours.client, method)(*self.ours.subst(list(args)))
