@@ -638,7 +638,7 @@ def test_partition_names_and_escaping(cf):
         cf.call("get_partition_by_name", db, "esc", name)
         cf.call("partition_name_to_vals", name)
         cf.call("partition_name_to_spec", name)
-    cf.call("get_partitions_by_names", db, "esc", ["s=a%2Fb", "s=x%3Dy", "s=100%25", "s=UPPER"], unordered_result=True)
+    cf.call("get_partitions_by_names", db, "esc", ["s=a%2Fb", "s=x%3Dy", "s=100%25", "s=UPPER"])
     cf.call("get_partitions_ps", db, "esc", ["a/b"], -1)
     cf.call("get_partition_names_ps", db, "esc", ["x=y"], -1)
     # an empty value: Hive names it __HIVE_DEFAULT_PARTITION__
@@ -653,7 +653,7 @@ def test_partition_names_and_escaping(cf):
             expect="AlreadyExistsException")
     cf.call("drop_partition_by_name", db, "esc", "s=a%2Fb", True, expect="ok")
     cf.call("drop_partition", db, "esc", ["x=y"], True, expect="ok")
-    cf.call("get_partition_names", db, "esc", -1, unordered_result=True)
+    cf.call("get_partition_names", db, "esc", -1)
     # name <-> values / spec
     for name in ("a=1/b=2", "a=x%2Fy/b=%25", "A=1", "a=1/b=", "a=", "a", "", "a=1//b=2", "a=1/b=2/", "k=v=w",
                  "a=%zz", "a=%2", "/a=1"):
@@ -788,8 +788,7 @@ def test_statistics(cf):
     cf.call("get_table_column_statistics", db, "t", "e", expect="TApplicationException")  # no result
     cf.call("get_table_column_statistics", db, "t", "zz", expect="TApplicationException")
     cf.call("get_table_column_statistics", db, "nosuch", "a", expect="NoSuchObjectException")
-    cf.call("get_table_statistics_req", TableStatsRequest(dbName=db, tblName="t", colNames=["a", "b", "e", "zz"]),
-            unordered_result=True)
+    cf.call("get_table_statistics_req", TableStatsRequest(dbName=db, tblName="t", colNames=["a", "b", "e", "zz"]))
     cf.call("get_table_statistics_req", TableStatsRequest(dbName=db, tblName="t", colNames=["d", "c"]))
     cf.call("get_table_statistics_req", TableStatsRequest(dbName=db, tblName="t", colNames=[]))
     cf.call("get_table_statistics_req", TableStatsRequest(dbName=db, tblName="nosuch", colNames=["a"]),
@@ -922,4 +921,75 @@ def test_hive3_calls_on_ours_only(cf):
         ref.get_database_req(GetDatabaseRequest(name=db))
     assert info.value.type == TApplicationException.UNKNOWN_METHOD
     assert info.value.message == "Invalid method name: 'get_database_req'"
+    cleanup(cf, db)
+
+
+# --------------------------------------------------------------------------- quick stats from data files
+
+
+def _files(cf: Pair, rel: str, files: dict[str, str]) -> None:
+    """The same data files under each side's external root."""
+    import os
+
+    for side in (cf.reference, cf.ours):
+        for name, content in files.items():
+            path = os.path.join(side.external, rel, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(content)
+
+
+def test_quick_stats(cf):
+    """numFiles / totalSize Hive keeps in parameters when it creates or alters objects on
+    directories that already hold data (hidden `.`/`_` files do not count)."""
+    (db,) = names(cf, "qs")
+    cf.call("create_database", database(db), expect="ok")
+    _files(cf, "t", {"part-0": "hello\n", "sub/part-1": "more data\n", ".hidden": "x", "_SUCCESS": ""})
+    c2 = cols("a int", "b string")
+    cf.call("create_table", table(db, "t", c2, location="@EXT@/t", external=True), expect="ok")
+    cf.call("get_table", db, "t")
+    cf.call("create_table", table(db, "t_partial", c2, location="@EXT@/t", external=True, params={"numFiles": "9"}),
+            expect="ok")
+    cf.call("get_table", db, "t_partial")
+    cf.call("create_table", table(db, "t_given", c2, location="@EXT@/t", external=True,
+                                  params={"numFiles": "9", "totalSize": "99"}), expect="ok")
+    cf.call("get_table", db, "t_given")
+    cf.call("create_table", table(db, "t_dnus", c2, location="@EXT@/t", external=True,
+                                  params={"DO_NOT_UPDATE_STATS": "true"}), expect="ok")
+    cf.call("get_table", db, "t_dnus")
+    cf.call("create_table", table(db, "t_new", c2, location="@EXT@/new", external=True), expect="ok")
+    cf.call("get_table", db, "t_new")
+    # alter recounts (unless DO_NOT_UPDATE_STATS); STATS_GENERATED=TASK marks basic stats accurate
+    _files(cf, "t", {"part-2": "0123456789"})
+
+    def edit(name, fn=lambda t: None):
+        return Each(lambda client: _edited(client.get_table(db, name), fn))
+    cf.call("alter_table_with_environment_context", db, "t", edit("t"),
+            EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"}), expect="ok")
+    cf.call("get_table", db, "t")
+    cf.call("alter_table", db, "t", edit("t"), expect="ok")
+    cf.call("get_table", db, "t")
+    cf.call("alter_table_with_environment_context", db, "t_given", edit("t_given"),
+            EnvironmentContext(properties={"STATS_GENERATED": "TASK"}), expect="ok")
+    cf.call("get_table", db, "t_given")
+    # partitions
+    pt = table(db, "p", c2, cols("ds string"), location="@EXT@/p", external=True)
+    cf.call("create_table", pt, expect="ok")
+    cf.call("get_table", db, "p")
+    _files(cf, "p/ds=x", {"f1": "abc", "f2": "defgh"})
+    cf.call("add_partition", partition(pt, ["x"]), expect="ok")
+    cf.call("add_partition", partition(pt, ["y"]), expect="ok")
+    cf.call("add_partitions", [partition(pt, ["z"], location="@EXT@/p/ds=x")], expect="ok")
+    cf.call("append_partition", db, "p", ["w"], expect="ok")
+    cf.call("get_partitions", db, "p", -1)
+    _files(cf, "p/ds=y", {"f": "12345678"})
+
+    def part(vals, fn=lambda p: None):
+        return Each(lambda client: _edited(client.get_partition(db, "p", vals), fn))
+    cf.call("alter_partition", db, "p", part(["x"]), expect="ok")  # same stats: kept
+    cf.call("alter_partition", db, "p", part(["y"]), expect="ok")  # none yet: counted
+    cf.call("alter_partition", db, "p", part(["z"], lambda p: p.parameters.update(numFiles="5")), expect="ok")
+    cf.call("alter_partitions_with_environment_context", db, "p", [part(["w"], lambda p: p.parameters.clear())],
+            EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"}), expect="ok")
+    cf.call("get_partitions", db, "p", -1)
     cleanup(cf, db)

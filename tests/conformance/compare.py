@@ -231,6 +231,9 @@ class Pair:
         retries store errors for ~20 s): its reference outcome is reused across backends.
         Returns our raw result.
         """
+        if unordered_result and method not in A.UNORDERED_CALLS:
+            raise AssertionError(f"{method} answers in a defined order: add it to allowlist.UNORDERED_CALLS "
+                                 "with a reason, or compare it in order")
         outs = []
         key = None
         if slow_reference_error:
