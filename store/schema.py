@@ -47,7 +47,9 @@ def CaseSensitive(length: int):
     return String(length).with_variant(mysql.VARCHAR(length, collation="utf8mb4_bin"), "mysql", "mariadb")
 
 
-NAME = 128  # database / table / column names
+NAME = 128  # database names, owners, users
+TABLE_NAME = 256  # Hive's TBL_NAME width
+COLUMN_NAME = 767  # Hive's COLUMN_NAME width
 PART_NAME = 767  # Hive's PART_NAME width; fits a utf8mb4 unique index on InnoDB
 PART_VAL = 256
 URI = 4000
@@ -119,7 +121,7 @@ tbl = Table(
     metadata,
     Column("tbl_id", Id, primary_key=True, autoincrement=True),
     Column("db_id", Id, ForeignKey("db.db_id", ondelete="CASCADE"), nullable=False),
-    Column("name", String(NAME), nullable=False),
+    Column("name", String(TABLE_NAME), nullable=False),
     Column("owner", String(NAME)),
     Column("owner_type", Integer),
     Column("create_time", Integer, nullable=False),
@@ -147,7 +149,7 @@ schema = Table(
     Column("version", Integer, nullable=False),
     Column("is_partition_col", Boolean, nullable=False),
     Column("position", Integer, nullable=False),
-    Column("name", String(NAME), nullable=False),
+    Column("name", String(COLUMN_NAME), nullable=False),
     Column("type", Text, nullable=False),
     Column("comment", String(URI)),
     UniqueConstraint("tbl_id", "version", "is_partition_col", "position"),
@@ -177,7 +179,7 @@ partition_key_val = Table(
     Column("part_id", Id, ForeignKey("partitions.part_id", ondelete="CASCADE"), primary_key=True),
     Column("key_idx", Integer, primary_key=True),
     Column("tbl_id", Id, nullable=False),
-    Column("part_key_name", String(NAME), nullable=False),
+    Column("part_key_name", String(COLUMN_NAME), nullable=False),
     Column("part_key_val", CaseSensitive(PART_VAL), nullable=False),
     Column("part_key_num", BigInteger),
     Index("ix_pkv_val", "tbl_id", "key_idx", "part_key_val"),
@@ -230,7 +232,7 @@ locks = Table(
     Column("component", Integer, primary_key=True),
     Column("txn_id", BigInteger, nullable=False, default=0),
     Column("db_name", String(NAME), nullable=False),
-    Column("tbl_name", String(NAME)),
+    Column("tbl_name", String(TABLE_NAME)),
     Column("part_name", String(PART_NAME)),
     Column("lock_type", Integer, nullable=False),
     Column("lock_level", Integer, nullable=False),

@@ -285,6 +285,9 @@ class TableService:
         name = table.tableName.lower()
         if not valid_name(name):
             raise InvalidObjectException(f"{table.tableName} is not a valid object name")
+        if len(name) > S.TABLE_NAME:  # Hive's TBLS.TBL_NAME is 256 wide; its store rejects longer names
+            raise MetaException(f'Attempt to store value "{name}" in column "TBL_NAME" that has maximum '
+                                f'length of {S.TABLE_NAME}. Please correct your data!')
         sd = table.sd
         if sd is None or sd.cols is None:
             raise MetaException("Storage descriptor with columns is required")  # Hive: NullPointerException

@@ -198,6 +198,11 @@ def test_tables_create_get(cf):
     # a managed table with an explicit location, a minimal descriptor, a view
     cf.call("create_table", table(db, "managed_loc", c3, location="@EXT@/ml"), expect="ok")
     cf.call("get_table", db, "managed_loc")
+    # Hive's widths: table names up to 256 characters (TBLS.TBL_NAME), column names up to 767
+    long_name = "t" * 200
+    cf.call("create_table", table(db, long_name, cols(f"{'c' * 300} int")), expect="ok")
+    cf.call("get_table", db, long_name)
+    cf.call("create_table", table(db, "t" * 257, c3), expect="MetaException", slow_reference_error=True)
     cf.call("create_table", table(db, "minimal", c3, full=False), expect="ok")
     cf.call("get_table", db, "minimal")
     view = table(db, "v1", c3, table_type="VIRTUAL_VIEW")
