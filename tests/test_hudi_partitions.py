@@ -130,3 +130,43 @@ def test_hms_created_hudi_table_is_adopted(our_server, tmp_path):
     with pytest.raises(NoSuchObjectException):
         client.get_hudi_table(db, "p")
     client.close()
+
+
+def test_instant_times_increase_across_two_servers(backend_url, our_server, tmp_path):
+    """Two server processes on one database hand out strictly increasing instant times for a table,
+    and an instant created through one completes through the other."""
+    import threading
+
+    from tests.harness import start_our_server, stop_process
+
+    port2, proc2 = start_our_server(backend_url, tmp_path / "second", extra_args=["--no-storage-mirror"])
+    try:
+        a = HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}")
+        b = HudiMetastoreClient(f"thrift://127.0.0.1:{port2}")
+        db = "hp_" + uuid.uuid4().hex[:8]
+        a.create_database(Database(name=db, locationUri="file:" + str(tmp_path / "db")))
+        a.register_hudi_table(HudiTableConfig(db_name=db, table_name="t", table_type="MERGE_ON_READ",
+                                              record_key_fields=["id"], partition_fields=["dt"],
+                                              base_path=str(tmp_path / "t")), [("id", "int"), ("dt", "string")])
+        seen = {"a": [], "b": []}
+
+        def take(name, client):
+            seen[name] += [client.new_instant_time(db, "t") for _ in range(60)]
+
+        threads = [threading.Thread(target=take, args=("a", a)), threading.Thread(target=take, args=("b", b))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        for seq in seen.values():
+            assert len(seq) == 60 and seq == sorted(seq) and len(set(seq)) == 60
+        assert not set(seen["a"]) & set(seen["b"])
+        inst = a.create_instant(db, "t", None, "deltacommit")
+        assert inst.timestamp > max(seen["a"] + seen["b"])
+        b.transition_to_inflight(db, "t", inst.timestamp, "deltacommit")
+        b.complete_instant(db, "t", inst.timestamp, "deltacommit", {"partitionToWriteStats": {}, "extraMetadata": {}})
+        assert [i.state for i in a.list_instants(db, "t")] == [3]
+        a.close()
+        b.close()
+    finally:
+        stop_process(proc2)
