@@ -510,12 +510,16 @@ class TimelineService:
             by_key[(s.partition_path if s.partition_path is not None else partition, name)] = (
                 file_id, base_instant, is_log, log_version, s.size)
         if by_key:
-            names = [n for _, n in by_key]
+            by_partition: dict[str, list[str]] = {}
+            for partition, name in by_key:
+                by_partition.setdefault(partition, []).append(name)
             existing = {}
-            for i in range(0, len(names), 500):
-                for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
-                        f.c.tbl_id == ref.tbl_id, f.c.name.in_(names[i:i + 500]))):
-                    existing[(r.partition_path, r.name)] = r.id
+            for partition, names in by_partition.items():  # through the (tbl_id, partition_path, name) index
+                for i in range(0, len(names), 500):
+                    for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
+                            f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
+                            f.c.name.in_(names[i:i + 500]))):
+                        existing[(r.partition_path, r.name)] = r.id
             inserts = []
             for (partition, name), (file_id, base, is_log, ver, size) in by_key.items():
                 if (partition, name) in existing:  # a log file appended to again
@@ -533,9 +537,11 @@ class TimelineService:
             rg = S.replaced_file_groups
             rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "file_id": fid, "replace_ts": ts}
                     for p, ids in meta.replaced.items() for fid in dict.fromkeys(ids)]
-            for r in rows:
-                conn.execute(delete(rg).where(rg.c.tbl_id == ref.tbl_id, rg.c.partition_path == r["partition_path"],
-                                              rg.c.file_id == r["file_id"]))
+            for p, ids in meta.replaced.items():
+                ids = list(dict.fromkeys(ids))
+                for i in range(0, len(ids), 500):
+                    conn.execute(delete(rg).where(rg.c.tbl_id == ref.tbl_id, rg.c.partition_path == p,
+                                                  rg.c.file_id.in_(ids[i:i + 500])))
             conn.execute(rg.insert(), rows)
 
     def _mark_deleted(self, conn: Connection, ref: HudiTableRef, ts: str, deleted: dict[str, list[str]]) -> None:
