@@ -510,9 +510,12 @@ class TimelineService:
             by_key[(s.partition_path if s.partition_path is not None else partition, name)] = (
                 file_id, base_instant, is_log, log_version, s.size)
         if by_key:
+            # Only log files can be recorded already (appended to by a later deltacommit): a base file's
+            # name carries the instant that wrote it, which commits once.
             by_partition: dict[str, list[str]] = {}
-            for partition, name in by_key:
-                by_partition.setdefault(partition, []).append(name)
+            for (partition, name), entry in by_key.items():
+                if entry[2]:
+                    by_partition.setdefault(partition, []).append(name)
             existing = {}
             for partition, names in by_partition.items():  # through the (tbl_id, partition_path, name) index
                 for i in range(0, len(names), 500):
