@@ -1,0 +1,82 @@
+"""The benchmark harness (bench/) keeps working: every operation produces a number and the table
+prints.  Tiny sizes; no assertion on timings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from bench import procs, report  # noqa: E402
+from bench import run as bench_run  # noqa: E402
+
+TINY = ["--quick", "--n", "20", "--iterations", "2", "--warmup", "1", "--write-iterations", "1",
+        "--concurrency-seconds", "1", "--big-n", "1000", "--threads", "4"]
+
+EXPECTED_ROWS = {
+    "getTable", "listDatabases", "getTable x4 threads (calls/s)", "listTables.20", "getPartitionNames.20",
+    "getPartitions.20", "getPartitionsByNames.20", "getPartitionsByFilter.20 (p_a = 'a0')",
+    "getPartitionsByFilter.20 (6-term OR)", "addPartitions.20 (1 call)", "addPartitions.20 (batches of 100)",
+    "alterPartitions.20", "dropPartitions.20", "dropTableWithPartitions.20", "getPartitionsByFilter 24 of 1000",
+}
+
+
+def _has_number(side: dict) -> bool:
+    if "error" in side or side.get("skipped"):
+        return False
+    value = side.get("throughput", side.get("median_ms"))
+    return isinstance(value, (int, float)) and value > 0
+
+
+def _check(out_json: Path, printed: str, sides: tuple[str, ...]) -> None:
+    data = json.loads(out_json.read_text())
+    rows = data["pairings"]["embedded"]["rows"]
+    labels = {report.row_label(r) for r in rows}
+    assert labels == EXPECTED_ROWS, labels ^ EXPECTED_ROWS
+    for r in rows:
+        for side in sides:
+            if r["family"] == "bigFilter" and side == "reference":
+                continue  # the reference is not loaded with the big table by default
+            assert _has_number(r[side]), (report.row_label(r), side, r[side])
+            if "expected" in r[side] and "result_size" in r[side]:
+                assert r[side]["result_size"] == r[side]["expected"], (report.row_label(r), side, r[side])
+    assert "== pairing: embedded ==" in printed
+    for label in EXPECTED_ROWS:
+        assert label in printed, label
+    for header in report.HEADER:
+        assert header in printed
+
+
+def test_bench_ours_only(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    rc = bench_run.main(["--pairing", "embedded", "--ours-only", "--json", str(out), *TINY])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    _check(out, printed, ("ours",))
+    data = json.loads(out.read_text())
+    for r in data["pairings"]["embedded"]["rows"]:
+        assert r["reference"].get("skipped")
+    # targets are evaluated (PASS or FAIL, whatever the timing) where they can be
+    statuses = {report.row_label(r): r.get("status") for r in data["pairings"]["embedded"]["rows"]}
+    assert statuses["getPartitionsByFilter 24 of 1000"] in ("PASS", "FAIL")
+
+
+@pytest.mark.slow
+def test_bench_against_reference_on_derby(tmp_path, capsys):
+    if not procs.REFERENCE_START.exists() or shutil.which("java") is None:
+        pytest.skip("reference HMS launcher or java not available")
+    out = tmp_path / "bench.json"
+    rc = bench_run.main(["--pairing", "embedded", "--json", str(out), *TINY])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    _check(out, printed, ("reference", "ours"))
+    rows = json.loads(out.read_text())["pairings"]["embedded"]["rows"]
+    assert all(r.get("status") in ("PASS", "FAIL", "PASS*", "FAIL*") for r in rows if r.get("target")
+               and r["family"] != "bigFilter")
