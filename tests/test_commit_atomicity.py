@@ -262,7 +262,23 @@ class TableUnderTest:
         return sorted(json.loads(self.sent[ts][1])["partitionToWriteStats"])
 
 
-def test_commit_atomicity_under_sigkill(backend_url, tmp_path):
+@pytest.fixture
+def own_database(backend_url, backend_specs, tmp_path):
+    """A database of this test's own: the servers it starts and kills must not leave state (such
+    as the `default` database with their warehouse) in the session's shared backend database."""
+    from tests.harness.backends import create_fresh_database
+
+    kind = "sqlite" if backend_url.startswith("sqlite") else \
+        "postgresql" if backend_url.startswith("postgresql") else "mysql"
+    fresh = create_fresh_database(backend_specs[kind], tmp_path / "own-db")
+    try:
+        yield fresh.url
+    finally:
+        fresh.drop()
+
+
+def test_commit_atomicity_under_sigkill(own_database, tmp_path):
+    backend_url = own_database
     t_start = time.monotonic()
     rng = random.Random(SEED)  # the same schedule of kills on every backend
     db = "atomic_" + uuid.uuid4().hex[:10]

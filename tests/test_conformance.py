@@ -72,7 +72,10 @@ def cf(conformance_reference, our_server_info, thrift_client, tmp_path) -> Pair:
     ref = Side("reference", ref_client, conformance_reference, external=str(ext_ref))
     ours = Side("ours", our_client, our_server_info.port, external=str(ext_ours))
     ref.warehouse = _warehouse(ref_client, "")
-    ours.warehouse = _warehouse(our_client, f"file:{our_server_info.warehouse}")
+    # our server's own warehouse: the `default` database of a shared backend database may have been
+    # created by another test's server with another warehouse
+    ours.warehouse = our_client.get_config_value("hive.metastore.warehouse.dir", "").rstrip("/") or \
+        _warehouse(our_client, f"file:{our_server_info.warehouse}")
     pair = Pair(ref, ours, token=secrets.token_hex(3))
     return pair
 
