@@ -1,4 +1,4 @@
-"""`hudi-metastore` command line: serve, db upgrade."""
+"""`hudi-metastore` command line: serve, db upgrade, sync-storage, migrate."""
 
 from __future__ import annotations
 
@@ -117,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
     sync.add_argument("--db-url", default=DEFAULT_URL, help="SQLAlchemy URL (default: %(default)s)")
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
+
+    from adapter.commands import migrate
+
+    migrate.add_parser(sub)
 
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)
