@@ -122,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
 
     migrate.add_parser(sub)
 
+    from adapter.commands import import_hudi, table_views, validate_repair
+
+    for command in (import_hudi, validate_repair, table_views):  # import-hudi, validate, repair, stats, list-*
+        command.add_parser(sub)
+
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     up = db_sub.add_parser("upgrade", help="apply migrations")

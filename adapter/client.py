@@ -63,7 +63,9 @@ from thrift_idl.hudi_metastore.ttypes import (
     FileSlice,
     HudiFile,
     HudiTableConfig,
+    HudiTableStats,
     HudiTableType,
+    ImportResult,
     Instant,
     InstantFilter,
     InstantState,
@@ -76,6 +78,7 @@ __all__ = ["HudiMetastoreClient", "is_idempotent", "state_name"]
 _IDEMPOTENT_HUDI = frozenset({
     "get_hudi_table", "list_instants", "get_instant_metadata", "get_failed_instants", "get_hudi_partitions",
     "get_latest_file_slices", "get_files_changed", "get_all_files", "heartbeat_instant", "add_markers",
+    "import_hudi_instants",  # the server leaves what it has already alone
 })
 # HMS / fb303 calls safe to repeat besides get_*.
 _IDEMPOTENT_HMS = frozenset({
@@ -391,6 +394,18 @@ class HudiMetastoreClient:
 
     def sync_storage(self, db: str, table: str) -> int:
         return self.call("sync_storage", db, table)
+
+    def get_hudi_table_stats(self, db: str, table: str) -> HudiTableStats:
+        return self.call("get_hudi_table_stats", db, table)
+
+    # --- Hudi extension: import from storage -------------------------------------------------------
+
+    def import_hudi_instants(self, db: str, table: str, instants, listed_files=None,
+                             missing_files=None) -> ImportResult:
+        """Adopt instants that happened on storage (ImportedInstant list) and a listing's files
+        (HudiFile lists), in one transaction; repeating it changes nothing."""
+        return self.call("import_hudi_instants", db, table, list(instants), list(listed_files or []),
+                         list(missing_files or []))
 
 
 def _config(config) -> HudiTableConfig:

@@ -125,6 +125,16 @@ def parse_rollback(data: bytes | None) -> tuple[list[str], dict[str, list[str]],
     return list(doc.get("commitsRollback") or []), _deleted_names(doc, "successDeleteFiles"), written
 
 
+def parse_restore(data: bytes | None) -> list[tuple[list[str], dict[str, list[str]], CommitMetadata]]:
+    """A restore (HoodieRestoreMetadata): what each of its rollbacks did, as parse_rollback gives it."""
+    doc = _load(data, "restore")
+    out = []
+    for metas in (doc.get("hoodieRestoreMetadata") or {}).values():
+        for meta in metas or []:
+            out.append(parse_rollback(json.dumps(meta).encode("utf-8")))
+    return out
+
+
 # Avro schemas of Hudi's rollback metadata and plan (hudi-common/src/main/avro/HoodieRollbackMetadata.avsc,
 # HoodieRollbackPlan.avsc; as embedded in the rollback files Hudi 0.15 writes): Java reads `.rollback`
 # and `.rollback.requested` files with these (TimelineMetadataUtils.deserializeAvroMetadata).

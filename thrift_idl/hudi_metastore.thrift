@@ -9,7 +9,7 @@
 //   * instant times are Hudi's yyyyMMddHHmmssSSS strings; an empty string argument means "none"
 //     where the comment says so;
 //   * binary payloads (plans, workload profiles, commit metadata) are the bytes Hudi writes to the
-//     timeline files (JSON for table version 6).
+//     timeline files (JSON commit metadata in table version 6, Avro in 8 and 9).
 // Regenerate the Python bindings with thrift_idl/generate.sh.
 
 include "hive_metastore.thrift"
@@ -92,6 +92,36 @@ struct RollbackResult {
   2: list<string> deletedPaths,
 }
 
+// One instant of a table's timeline as found on storage (import_hudi_instants).
+struct ImportedInstant {
+  1: string timestamp,
+  2: string action,                      // as requested: compaction, clustering, ... stay so
+  3: InstantState state,
+  4: optional string completionTime,     // COMPLETED only; default: the instant time
+  5: optional binary requestedMetadata,  // each state's timeline file, bytes as on storage
+  6: optional binary inflightMetadata,
+  7: optional binary completedMetadata,
+}
+
+struct ImportResult {
+  1: list<Instant> imported,             // instants created or moved to a later state
+  2: i32 unchanged,                      // instants the server had in that state (or later) already
+  3: i32 filesAdded,                     // listed files recorded
+  4: i32 filesRemoved,                   // live files marked deleted (no longer on storage)
+  5: i64 tableVersion,                   // the table's snapshot version afterwards
+}
+
+// RFC-15's "stats" view of a table, counted by the server.
+struct HudiTableStats {
+  1: i64 partitionCount,
+  2: i64 fileCount,                      // live files, every version, base and log
+  3: i64 totalSizeBytes,                 // of those files
+  4: optional Instant lastInstant,       // the latest completed instant
+  5: bool mirrored,                      // the storage mirror writes this table (table version 6)
+  6: i64 mirrorLagVersions,              // table versions not yet written to storage
+  7: i64 tableVersion,                   // the table's snapshot version
+}
+
 // A concurrent writer committed to file groups this commit also wrote; nothing was changed.
 exception CommitConflictException {
   1: string message,
@@ -165,6 +195,20 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
               4: hive_metastore.InvalidObjectException o4)
   // Every live file of one partition, every version (what a listing would show; for cleaning).
   list<HudiFile> get_all_files(1: string dbName, 2: string tableName, 3: string partition)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+  // Adopt instants that already happened on storage (import-hudi, repair), in one transaction:
+  // instants keep their times, states and metadata (no new-instant-time rule, no conflict checks),
+  // in timestamp order; completed ones change the snapshot as their commit, clean, rollback or
+  // restore did. Instants the server has in that state already are left alone (idempotent).
+  // listedFiles: files a listing of storage found that no instant accounts for (archived instants
+  // of a first import, files added behind the server's back), recorded unless the table already
+  // has a row for them; missingFiles: live files storage no longer has, marked deleted.
+  // Imported versions count as mirrored: the timeline is on storage already.
+  ImportResult import_hudi_instants(1: string dbName, 2: string tableName, 3: list<ImportedInstant> instants,
+                                    4: list<HudiFile> listedFiles, 5: list<HudiFile> missingFiles)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
+  HudiTableStats get_hudi_table_stats(1: string dbName, 2: string tableName)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
   // Mirror the table's timeline and snapshot to its storage (.hoodie/); returns versions mirrored.
   i64 sync_storage(1: string dbName, 2: string tableName)

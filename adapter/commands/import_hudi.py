@@ -1,11 +1,30 @@
 """`hudi-metastore import-hudi`: bootstrap an existing Hudi table from storage through the server.
 
-Work in progress: the signature below is stable; the body follows.
+RFC-15 "first time initialization" of an existing dataset, done through the metastore: the active
+timeline on storage (store/storage_timeline.py) is replayed with the instants' own times, states
+and metadata (`import_hudi_instants`), and the files of instants archived before it are taken from
+one listing of the table's partitions (store/storage_listing.py). Every instant file is read and
+parsed before anything is written, so bad input (not a Hudi table, an unsupported table version, a
+corrupt commit file) changes nothing. Running it again sends only instants new on storage (or in a
+later state); the server leaves what it has alone.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+
+from store.commit_metadata import WRITE_ACTIONS, parse_clean, parse_commit, parse_restore, parse_rollback
+from store.storage_listing import list_table, storage_view
+from store.storage_timeline import HudiStorageError, StorageInstant, StorageTimeline
+from store.timeline_service import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
+from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+
+DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+
+
+class HudiImportError(ValueError):
+    """Bad input for an import (the message says what); nothing was changed."""
 
 
 @dataclass
@@ -18,15 +37,157 @@ class ImportReport:
     table_version: int = 0
     table_type: str = ""
     registered: bool = False            # the table was new to the server
-    instants_imported: list[str] = field(default_factory=list)   # "<ts>.<action>.<state>"
-    instants_skipped: int = 0           # already on the server in the same state
-    bootstrap_files: int = 0            # files of archived instants taken from the listing
-    partitions: int = 0
+    instants_imported: list[str] = field(default_factory=list)   # "<ts>.<action>.<STATE>"
+    instants_skipped: int = 0           # already on the server in that state
+    bootstrap_files: int = 0            # files recorded from the listing (archived instants)
+    removed_files: int = 0              # live files marked deleted (repair)
+    partitions: int = -1                # partitions on storage (-1: not listed, nothing needed it)
     dry_run: bool = False
 
     @property
     def changed(self) -> bool:
-        return self.registered or bool(self.instants_imported) or self.bootstrap_files > 0
+        return self.registered or bool(self.instants_imported) or self.bootstrap_files > 0 or self.removed_files > 0
+
+    def lines(self) -> list[str]:
+        verb = "would import" if self.dry_run else "imported"
+        out = [f"{self.db}.{self.table} <- {self.base_path} (table version {self.table_version}, {self.table_type})"]
+        if self.registered:
+            out.append(f"  {'would register' if self.dry_run else 'registered'} the table")
+        out.append(f"  {verb} {len(self.instants_imported)} instant(s), {self.instants_skipped} already on the server")
+        out += [f"    {i}" for i in self.instants_imported]
+        if self.bootstrap_files:
+            out.append(f"  {verb} {self.bootstrap_files} file(s) from the listing (instants before the active timeline)")
+        if self.removed_files:
+            out.append(f"  {'would mark' if self.dry_run else 'marked'} {self.removed_files} file(s) missing on storage deleted")
+        if self.partitions >= 0:
+            out.append(f"  listed storage: {self.partitions} partition(s)")
+        if not self.changed:
+            out.append("  nothing to do: the server is up to date")
+        return out
+
+
+# --------------------------------------------------------------------------- reading storage
+
+
+def _instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes | None]:
+    """Each state's file, the completed one parsed: a corrupt file fails here, before any write."""
+    out = {}
+    for state in (REQUESTED, INFLIGHT, COMPLETED):
+        if state <= inst.state:
+            out[state] = tl.metadata(inst, state)
+    if inst.state == COMPLETED:
+        data, action = out[COMPLETED], inst.done_action
+        try:
+            if action in WRITE_ACTIONS:
+                parse_commit(data)
+            elif action == "clean":
+                parse_clean(data)
+            elif action == "rollback":
+                parse_rollback(data)
+            elif action == "restore":
+                parse_restore(data)
+        except (InvalidObjectException, ValueError, KeyError, TypeError, AttributeError) as exc:
+            text = getattr(exc, "message", None) or str(exc)
+            raise HudiImportError(f"{tl.base_path}: corrupt instant file {tl.timeline_dir}/{inst.files[COMPLETED]}: "
+                                  f"{text}") from None
+    return out
+
+
+def _written_by(tl: StorageTimeline, inst: StorageInstant, data: bytes | None) -> set[tuple[str, str]]:
+    """(partition, file name) of the files a completed instant's metadata names."""
+    from store.file_slice import split_path
+
+    action = inst.done_action
+    if action in WRITE_ACTIONS:
+        stats = parse_commit(data).write_stats
+    elif action == "rollback":
+        stats = parse_rollback(data)[2].write_stats
+    elif action == "restore":
+        stats = [s for rb in parse_restore(data) for s in rb[2].write_stats]
+    else:
+        return set()
+    out = set()
+    for s in stats:
+        partition, name = split_path(s.path)
+        out.add((s.partition_path if s.partition_path is not None else partition, name))
+    return out
+
+
+def read_table(base_path: str) -> StorageTimeline:
+    try:
+        return StorageTimeline.read(base_path)
+    except HudiStorageError as exc:
+        raise HudiImportError(str(exc)) from None
+
+
+def table_config(tl: StorageTimeline, db: str, table: str):
+    from store.hudi_table_config import HudiTableConfig
+
+    cfg = HudiTableConfig.from_properties(db.lower(), table.lower(), dict(tl.properties), tl.base_path)
+    cfg.properties.pop("hoodie.table.checksum", None)  # of the storage's db.table, not ours
+    try:
+        cfg.validate()
+    except InvalidObjectException as exc:
+        raise HudiImportError(f"{tl.base_path}: {exc.message}") from None
+    return cfg
+
+
+# --------------------------------------------------------------------------- import
+
+
+def _thrift_file(f):
+    from thrift_idl.hudi_metastore.ttypes import HudiFile
+
+    return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
+                    baseInstant=f.base_instant, isLog=f.is_log, logVersion=f.log_version, commitTime=f.commit_ts)
+
+
+def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: ImportReport,
+                      reconcile: bool = False) -> ImportReport:
+    """Bring the server's db.table up to storage: instants new on storage (or in a later state) and,
+    on a first import, a reconcile (repair) or when instants were archived unseen, the listing."""
+    from thrift_idl.hudi_metastore.ttypes import ImportedInstant
+
+    server = {i.timestamp: i for i in client.list_instants(db, table)} if not report.registered else {}
+    todo = [i for i in tl.instants if i.ts not in server or server[i.ts].state < i.state]
+    report.instants_skipped = len(tl.instants) - len(todo)
+    payload, written = [], set()
+    for inst in todo:
+        files = _instant_files(tl, inst)
+        if inst.state == COMPLETED:
+            written |= _written_by(tl, inst, files[COMPLETED])
+        payload.append(ImportedInstant(
+            timestamp=inst.ts, action=inst.action, state=inst.state,
+            completionTime=inst.completion_ts if inst.state == COMPLETED else None,
+            requestedMetadata=files.get(REQUESTED), inflightMetadata=files.get(INFLIGHT),
+            completedMetadata=files.get(COMPLETED)))
+        report.instants_imported.append(f"{inst.ts}.{inst.done_action if inst.state == COMPLETED else inst.action}"
+                                        f".{STATE_NAMES[inst.state]}")
+    server_completed = [ts for ts, i in server.items() if i.state == COMPLETED]
+    unseen_archive = bool(server) and tl.earliest is not None and \
+        (not server_completed or max(server_completed) < tl.earliest) and tl.has_archive()
+    listed, missing = [], []
+    if not server or reconcile or unseen_archive:  # one listing of the table
+        listing = list_table(tl)
+        report.partitions = len(listing.partitions)
+        view = storage_view(tl, listing)
+        # files the instants sent now account for are theirs
+        listed = [f for f in view.files if (f.partition_path, f.name) not in written]
+        if server:  # only what the server lacks (it skips files it has rows for)
+            partitions = set(client.get_hudi_partitions(db, table)) | {f.partition_path for f in listed}
+            live = {(f.partitionPath, f.name): f for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
+            listed = [f for f in listed if (f.partition_path, f.name) not in live]
+            if reconcile:
+                on_storage = {(f.partition_path, f.name) for f in listing.files}
+                missing = [f for key, f in live.items() if key not in on_storage and key not in written]
+    report.bootstrap_files = len(listed)
+    report.removed_files = len(missing)
+    if report.dry_run or not (payload or listed or missing):
+        return report
+    result = client.import_hudi_instants(db, table, payload, [_thrift_file(f) for f in listed], missing)
+    report.bootstrap_files = result.filesAdded
+    report.removed_files = result.filesRemoved
+    return report
 
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
@@ -34,6 +195,99 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     """Import the Hudi table at base_path as db.table into the server at metastore (thrift://host:port).
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
-    ImportError_ (ValueError subclass) with a clear message for bad input; nothing is changed then.
+    HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
+    Metastore errors (unreachable, Thrift exceptions) propagate as they are.
     """
-    raise NotImplementedError("import_hudi_table: in progress")
+    from adapter.client import HudiMetastoreClient
+
+    tl = read_table(base_path)
+    cfg = table_config(tl, db, table)
+    for inst in tl.instants:  # every instant file is read and parsed before anything is written
+        _instant_files(tl, inst)
+    report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
+    with HudiMetastoreClient(metastore) as client:
+        return _import(client, tl, cfg, report)
+
+
+def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportReport:
+    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+
+    db, table = report.db, report.table
+    try:
+        client.get_database(db)
+    except NoSuchObjectException:
+        raise HudiImportError(f"database {db} does not exist on the metastore; create it first") from None
+    try:
+        have = client.get_hudi_table(db, table)
+    except NoSuchObjectException:
+        have = None
+    created_hms = False
+    if have is not None:
+        if _norm(have.basePath) != _norm(tl.base_path):
+            raise HudiImportError(f"{db}.{table} is a Hudi table at {have.basePath}, not {tl.base_path}")
+        from thrift_idl.hudi_metastore.ttypes import HudiTableType
+
+        if HudiTableType._VALUES_TO_NAMES.get(have.tableType) != cfg.table_type:
+            raise HudiImportError(f"{db}.{table} is {HudiTableType._VALUES_TO_NAMES.get(have.tableType)} on the "
+                                  f"server but {cfg.table_type} on storage")
+    else:
+        try:
+            hms = client.get_table(db, table)
+        except NoSuchObjectException:
+            hms = None
+        if hms is not None and hms.sd is not None and hms.sd.location and _norm(hms.sd.location) != _norm(tl.base_path):
+            raise HudiImportError(f"{db}.{table} exists at {hms.sd.location}, not {tl.base_path}")
+        report.registered = True
+        if report.dry_run:
+            return sync_from_storage(client, tl, db, table, report)
+        client.register_hudi_table(cfg, None)
+        created_hms = hms is None
+    try:
+        return sync_from_storage(client, tl, db, table, report)
+    except BaseException:
+        if report.registered and created_hms:  # registration is undone with the import
+            try:
+                client.drop_table(db, table, False)
+            except Exception:  # noqa: BLE001 - the original error matters
+                pass
+        raise
+
+
+def _norm(path: str | None) -> str:
+    p = (path or "").rstrip("/")
+    return p[len("file://"):] if p.startswith("file://") else p[len("file:"):] if p.startswith("file:") else p
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _split_table(text: str) -> tuple[str, str]:
+    db, _, tbl = (text or "").partition(".")
+    if not db or not tbl or "." in tbl:
+        raise HudiImportError(f"expected <db>.<table>, got {text!r}")
+    return db, tbl
+
+
+def run(args) -> int:
+    from thrift.Thrift import TException
+
+    try:
+        db, tbl = _split_table(args.table)
+        report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run)
+    except HudiImportError as exc:
+        print(f"import-hudi: {exc}", file=sys.stderr)
+        return 2
+    except (TException, OSError) as exc:
+        print(f"import-hudi: metastore {args.metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        return 1
+    print("\n".join(report.lines()))
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("import-hudi", help="import an existing Hudi table from storage (RFC-15 bootstrap)")
+    p.add_argument("base_path", metavar="<base-path>")
+    p.add_argument("--table", required=True, metavar="DB.TABLE")
+    p.add_argument("--dry-run", action="store_true", help="show what would be imported, change nothing")
+    p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
+    p.set_defaults(fn=run)

@@ -15,7 +15,7 @@ import time
 
 from adapter import metrics
 from thrift.Thrift import TException, TType
-from thrift_idl.hive_metastore.ttypes import InvalidOperationException, MetaException
+from thrift_idl.hive_metastore.ttypes import InvalidObjectException, InvalidOperationException, MetaException
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
     CommitConflictException,
@@ -23,7 +23,9 @@ from thrift_idl.hudi_metastore.ttypes import (
     FileSlice,
     HudiFile,
     HudiTableConfig,
+    HudiTableStats,
     HudiTableType,
+    ImportResult,
     Instant,
     InstantState,
     RollbackResult,
@@ -104,6 +106,16 @@ def file_to_thrift(f) -> HudiFile:
     return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
                     baseInstant=f.base_instant, isLog=bool(f.is_log), logVersion=f.log_version,
                     commitTime=f.commit_ts)
+
+
+def _file_from_thrift(f):
+    from store.file_slice import FileInfo
+
+    if f is None or not f.name:
+        raise InvalidObjectException("A listed file needs a name")
+    return FileInfo(partition_path=(f.partitionPath or "").strip("/"), file_id=f.fileId or "", name=f.name,
+                    size=int(f.size or 0), base_instant=f.baseInstant or "", is_log=bool(f.isLog),
+                    log_version=f.logVersion, commit_ts=f.commitTime or "")
 
 
 def slice_to_thrift(s) -> FileSlice:
@@ -225,6 +237,34 @@ class HudiHandler:
     @_answers("get_all_files")
     def get_all_files(self, dbName, tableName, partition):  # noqa: N803
         return [file_to_thrift(f) for f in self._snapshot.all_files(dbName, tableName, partition or "")]
+
+    @_answers("import_hudi_instants")
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):  # noqa: N803
+        from store.timeline_import import StoredInstant, TimelineImport
+
+        stored = []
+        for i in instants or []:
+            if i is None or not i.timestamp or not i.action:
+                raise InvalidObjectException("An imported instant needs a timestamp and an action")
+            stored.append(StoredInstant(
+                ts=i.timestamp, action=i.action, state=InstantState._NAMES_TO_VALUES[_state_name(i.state)],
+                completion_ts=_opt(i.completionTime), requested=i.requestedMetadata,
+                inflight=i.inflightMetadata, completed=i.completedMetadata))
+        out = TimelineImport(self._timeline).import_instants(
+            dbName, tableName, stored, [_file_from_thrift(f) for f in listedFiles or []],
+            [_file_from_thrift(f) for f in missingFiles or []])
+        return ImportResult(imported=[instant_to_thrift(i) for i in out.imported], unchanged=out.unchanged,
+                            filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version)
+
+    @_answers("get_hudi_table_stats")
+    def get_hudi_table_stats(self, dbName, tableName):  # noqa: N803
+        from store.hudi_table_stats import table_stats
+
+        st = table_stats(self._timeline, dbName, tableName)
+        return HudiTableStats(partitionCount=st.partition_count, fileCount=st.file_count,
+                              totalSizeBytes=st.total_size,
+                              lastInstant=instant_to_thrift(st.last_instant) if st.last_instant else None,
+                              mirrored=st.mirrored, mirrorLagVersions=st.mirror_lag, tableVersion=st.version)
 
     @_answers("sync_storage")
     def sync_storage(self, dbName, tableName):  # noqa: N803

@@ -188,6 +188,27 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - instants
+         - listedFiles
+         - missingFiles
+
+        """
+        pass
+
+    def get_hudi_table_stats(self, dbName, tableName):
+        """
+        Parameters:
+         - dbName
+         - tableName
+
+        """
+        pass
+
     def sync_storage(self, dbName, tableName):
         """
         Parameters:
@@ -890,6 +911,92 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o2
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_all_files failed: unknown result")
 
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - instants
+         - listedFiles
+         - missingFiles
+
+        """
+        self.send_import_hudi_instants(dbName, tableName, instants, listedFiles, missingFiles)
+        return self.recv_import_hudi_instants()
+
+    def send_import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):
+        self._oprot.writeMessageBegin('import_hudi_instants', TMessageType.CALL, self._seqid)
+        args = import_hudi_instants_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.instants = instants
+        args.listedFiles = listedFiles
+        args.missingFiles = missingFiles
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_import_hudi_instants(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = import_hudi_instants_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "import_hudi_instants failed: unknown result")
+
+    def get_hudi_table_stats(self, dbName, tableName):
+        """
+        Parameters:
+         - dbName
+         - tableName
+
+        """
+        self.send_get_hudi_table_stats(dbName, tableName)
+        return self.recv_get_hudi_table_stats()
+
+    def send_get_hudi_table_stats(self, dbName, tableName):
+        self._oprot.writeMessageBegin('get_hudi_table_stats', TMessageType.CALL, self._seqid)
+        args = get_hudi_table_stats_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_get_hudi_table_stats(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = get_hudi_table_stats_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "get_hudi_table_stats failed: unknown result")
+
     def sync_storage(self, dbName, tableName):
         """
         Parameters:
@@ -950,6 +1057,8 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         self._processMap["get_latest_file_slices"] = Processor.process_get_latest_file_slices
         self._processMap["get_files_changed"] = Processor.process_get_files_changed
         self._processMap["get_all_files"] = Processor.process_get_all_files
+        self._processMap["import_hudi_instants"] = Processor.process_import_hudi_instants
+        self._processMap["get_hudi_table_stats"] = Processor.process_get_hudi_table_stats
         self._processMap["sync_storage"] = Processor.process_sync_storage
         self._on_message_begin = None
 
@@ -1494,6 +1603,70 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_import_hudi_instants(self, seqid, iprot, oprot):
+        args = import_hudi_instants_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = import_hudi_instants_result()
+        try:
+            result.success = self._handler.import_hudi_instants(args.dbName, args.tableName, args.instants, args.listedFiles, args.missingFiles)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except thrift_idl.hive_metastore.ttypes.InvalidOperationException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except thrift_idl.hive_metastore.ttypes.InvalidObjectException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("import_hudi_instants", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_get_hudi_table_stats(self, seqid, iprot, oprot):
+        args = get_hudi_table_stats_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = get_hudi_table_stats_result()
+        try:
+            result.success = self._handler.get_hudi_table_stats(args.dbName, args.tableName)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("get_hudi_table_stats", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_sync_storage(self, seqid, iprot, oprot):
         args = sync_storage_args()
         args.read(iprot)
@@ -1560,11 +1733,11 @@ class register_hudi_table_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.columns = []
-                    (_etype61, _size58) = iprot.readListBegin()
-                    for _i62 in range(_size58):
-                        _elem63 = thrift_idl.hive_metastore.ttypes.FieldSchema()
-                        _elem63.read(iprot)
-                        self.columns.append(_elem63)
+                    (_etype68, _size65) = iprot.readListBegin()
+                    for _i69 in range(_size65):
+                        _elem70 = thrift_idl.hive_metastore.ttypes.FieldSchema()
+                        _elem70.read(iprot)
+                        self.columns.append(_elem70)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1585,8 +1758,8 @@ class register_hudi_table_args(object):
         if self.columns is not None:
             oprot.writeFieldBegin('columns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.columns))
-            for iter64 in self.columns:
-                iter64.write(oprot)
+            for iter71 in self.columns:
+                iter71.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -2956,10 +3129,10 @@ class add_markers_args(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.paths = []
-                    (_etype68, _size65) = iprot.readListBegin()
-                    for _i69 in range(_size65):
-                        _elem70 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.paths.append(_elem70)
+                    (_etype75, _size72) = iprot.readListBegin()
+                    for _i76 in range(_size72):
+                        _elem77 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.paths.append(_elem77)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -2988,8 +3161,8 @@ class add_markers_args(object):
         if self.paths is not None:
             oprot.writeFieldBegin('paths', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.paths))
-            for iter71 in self.paths:
-                oprot.writeString(iter71.encode('utf-8') if sys.version_info[0] == 2 else iter71)
+            for iter78 in self.paths:
+                oprot.writeString(iter78.encode('utf-8') if sys.version_info[0] == 2 else iter78)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3232,11 +3405,11 @@ class list_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype75, _size72) = iprot.readListBegin()
-                    for _i76 in range(_size72):
-                        _elem77 = Instant()
-                        _elem77.read(iprot)
-                        self.success.append(_elem77)
+                    (_etype82, _size79) = iprot.readListBegin()
+                    for _i83 in range(_size79):
+                        _elem84 = Instant()
+                        _elem84.read(iprot)
+                        self.success.append(_elem84)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3268,8 +3441,8 @@ class list_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter78 in self.success:
-                iter78.write(oprot)
+            for iter85 in self.success:
+                iter85.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -3619,11 +3792,11 @@ class get_failed_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype82, _size79) = iprot.readListBegin()
-                    for _i83 in range(_size79):
-                        _elem84 = Instant()
-                        _elem84.read(iprot)
-                        self.success.append(_elem84)
+                    (_etype89, _size86) = iprot.readListBegin()
+                    for _i90 in range(_size86):
+                        _elem91 = Instant()
+                        _elem91.read(iprot)
+                        self.success.append(_elem91)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3650,8 +3823,8 @@ class get_failed_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter85 in self.success:
-                iter85.write(oprot)
+            for iter92 in self.success:
+                iter92.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -3983,10 +4156,10 @@ class get_hudi_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype89, _size86) = iprot.readListBegin()
-                    for _i90 in range(_size86):
-                        _elem91 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem91)
+                    (_etype96, _size93) = iprot.readListBegin()
+                    for _i97 in range(_size93):
+                        _elem98 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem98)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4013,8 +4186,8 @@ class get_hudi_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter92 in self.success:
-                oprot.writeString(iter92.encode('utf-8') if sys.version_info[0] == 2 else iter92)
+            for iter99 in self.success:
+                oprot.writeString(iter99.encode('utf-8') if sys.version_info[0] == 2 else iter99)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4088,10 +4261,10 @@ class get_latest_file_slices_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype96, _size93) = iprot.readListBegin()
-                    for _i97 in range(_size93):
-                        _elem98 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitions.append(_elem98)
+                    (_etype103, _size100) = iprot.readListBegin()
+                    for _i104 in range(_size100):
+                        _elem105 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitions.append(_elem105)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4121,8 +4294,8 @@ class get_latest_file_slices_args(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partitions))
-            for iter99 in self.partitions:
-                oprot.writeString(iter99.encode('utf-8') if sys.version_info[0] == 2 else iter99)
+            for iter106 in self.partitions:
+                oprot.writeString(iter106.encode('utf-8') if sys.version_info[0] == 2 else iter106)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.asOfInstant is not None:
@@ -4184,11 +4357,11 @@ class get_latest_file_slices_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype103, _size100) = iprot.readListBegin()
-                    for _i104 in range(_size100):
-                        _elem105 = FileSlice()
-                        _elem105.read(iprot)
-                        self.success.append(_elem105)
+                    (_etype110, _size107) = iprot.readListBegin()
+                    for _i111 in range(_size107):
+                        _elem112 = FileSlice()
+                        _elem112.read(iprot)
+                        self.success.append(_elem112)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4220,8 +4393,8 @@ class get_latest_file_slices_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter106 in self.success:
-                iter106.write(oprot)
+            for iter113 in self.success:
+                iter113.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4389,11 +4562,11 @@ class get_files_changed_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype110, _size107) = iprot.readListBegin()
-                    for _i111 in range(_size107):
-                        _elem112 = HudiFile()
-                        _elem112.read(iprot)
-                        self.success.append(_elem112)
+                    (_etype117, _size114) = iprot.readListBegin()
+                    for _i118 in range(_size114):
+                        _elem119 = HudiFile()
+                        _elem119.read(iprot)
+                        self.success.append(_elem119)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4425,8 +4598,8 @@ class get_files_changed_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter113 in self.success:
-                iter113.write(oprot)
+            for iter120 in self.success:
+                iter120.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4580,11 +4753,11 @@ class get_all_files_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype117, _size114) = iprot.readListBegin()
-                    for _i118 in range(_size114):
-                        _elem119 = HudiFile()
-                        _elem119.read(iprot)
-                        self.success.append(_elem119)
+                    (_etype124, _size121) = iprot.readListBegin()
+                    for _i125 in range(_size121):
+                        _elem126 = HudiFile()
+                        _elem126.read(iprot)
+                        self.success.append(_elem126)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4611,8 +4784,8 @@ class get_all_files_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter120 in self.success:
-                iter120.write(oprot)
+            for iter127 in self.success:
+                iter127.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4642,6 +4815,413 @@ class get_all_files_result(object):
 all_structs.append(get_all_files_result)
 get_all_files_result.thrift_spec = (
     (0, TType.LIST, 'success', (TType.STRUCT, [HudiFile, None], False), None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+)
+
+
+class import_hudi_instants_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - instants
+     - listedFiles
+     - missingFiles
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, instants=None, listedFiles=None, missingFiles=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.instants = instants
+        self.listedFiles = listedFiles
+        self.missingFiles = missingFiles
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.instants = []
+                    (_etype131, _size128) = iprot.readListBegin()
+                    for _i132 in range(_size128):
+                        _elem133 = ImportedInstant()
+                        _elem133.read(iprot)
+                        self.instants.append(_elem133)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.LIST:
+                    self.listedFiles = []
+                    (_etype137, _size134) = iprot.readListBegin()
+                    for _i138 in range(_size134):
+                        _elem139 = HudiFile()
+                        _elem139.read(iprot)
+                        self.listedFiles.append(_elem139)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.missingFiles = []
+                    (_etype143, _size140) = iprot.readListBegin()
+                    for _i144 in range(_size140):
+                        _elem145 = HudiFile()
+                        _elem145.read(iprot)
+                        self.missingFiles.append(_elem145)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('import_hudi_instants_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.instants is not None:
+            oprot.writeFieldBegin('instants', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRUCT, len(self.instants))
+            for iter146 in self.instants:
+                iter146.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.listedFiles is not None:
+            oprot.writeFieldBegin('listedFiles', TType.LIST, 4)
+            oprot.writeListBegin(TType.STRUCT, len(self.listedFiles))
+            for iter147 in self.listedFiles:
+                iter147.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.missingFiles is not None:
+            oprot.writeFieldBegin('missingFiles', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRUCT, len(self.missingFiles))
+            for iter148 in self.missingFiles:
+                iter148.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(import_hudi_instants_args)
+import_hudi_instants_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.LIST, 'instants', (TType.STRUCT, [ImportedInstant, None], False), None, ),  # 3
+    (4, TType.LIST, 'listedFiles', (TType.STRUCT, [HudiFile, None], False), None, ),  # 4
+    (5, TType.LIST, 'missingFiles', (TType.STRUCT, [HudiFile, None], False), None, ),  # 5
+)
+
+
+class import_hudi_instants_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = ImportResult()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = thrift_idl.hive_metastore.ttypes.InvalidOperationException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = thrift_idl.hive_metastore.ttypes.InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('import_hudi_instants_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(import_hudi_instants_result)
+import_hudi_instants_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [ImportResult, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [thrift_idl.hive_metastore.ttypes.InvalidOperationException, None], None, ),  # 3
+    (4, TType.STRUCT, 'o4', [thrift_idl.hive_metastore.ttypes.InvalidObjectException, None], None, ),  # 4
+)
+
+
+class get_hudi_table_stats_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_hudi_table_stats_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_hudi_table_stats_args)
+get_hudi_table_stats_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+)
+
+
+class get_hudi_table_stats_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = HudiTableStats()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_hudi_table_stats_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_hudi_table_stats_result)
+get_hudi_table_stats_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [HudiTableStats, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
     (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
 )

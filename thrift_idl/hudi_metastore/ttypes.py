@@ -885,6 +885,363 @@ class RollbackResult(object):
         return not (self == other)
 
 
+class ImportedInstant(object):
+    """
+    Attributes:
+     - timestamp
+     - action
+     - state
+     - completionTime
+     - requestedMetadata
+     - inflightMetadata
+     - completedMetadata
+
+    """
+
+
+    def __init__(self, timestamp=None, action=None, state=None, completionTime=None, requestedMetadata=None, inflightMetadata=None, completedMetadata=None,):
+        self.timestamp = timestamp
+        self.action = action
+        self.state = state
+        self.completionTime = completionTime
+        self.requestedMetadata = requestedMetadata
+        self.inflightMetadata = inflightMetadata
+        self.completedMetadata = completedMetadata
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.timestamp = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.action = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.state = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.completionTime = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.requestedMetadata = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.inflightMetadata = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.STRING:
+                    self.completedMetadata = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ImportedInstant')
+        if self.timestamp is not None:
+            oprot.writeFieldBegin('timestamp', TType.STRING, 1)
+            oprot.writeString(self.timestamp.encode('utf-8') if sys.version_info[0] == 2 else self.timestamp)
+            oprot.writeFieldEnd()
+        if self.action is not None:
+            oprot.writeFieldBegin('action', TType.STRING, 2)
+            oprot.writeString(self.action.encode('utf-8') if sys.version_info[0] == 2 else self.action)
+            oprot.writeFieldEnd()
+        if self.state is not None:
+            oprot.writeFieldBegin('state', TType.I32, 3)
+            oprot.writeI32(self.state)
+            oprot.writeFieldEnd()
+        if self.completionTime is not None:
+            oprot.writeFieldBegin('completionTime', TType.STRING, 4)
+            oprot.writeString(self.completionTime.encode('utf-8') if sys.version_info[0] == 2 else self.completionTime)
+            oprot.writeFieldEnd()
+        if self.requestedMetadata is not None:
+            oprot.writeFieldBegin('requestedMetadata', TType.STRING, 5)
+            oprot.writeBinary(self.requestedMetadata)
+            oprot.writeFieldEnd()
+        if self.inflightMetadata is not None:
+            oprot.writeFieldBegin('inflightMetadata', TType.STRING, 6)
+            oprot.writeBinary(self.inflightMetadata)
+            oprot.writeFieldEnd()
+        if self.completedMetadata is not None:
+            oprot.writeFieldBegin('completedMetadata', TType.STRING, 7)
+            oprot.writeBinary(self.completedMetadata)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ImportResult(object):
+    """
+    Attributes:
+     - imported
+     - unchanged
+     - filesAdded
+     - filesRemoved
+     - tableVersion
+
+    """
+
+
+    def __init__(self, imported=None, unchanged=None, filesAdded=None, filesRemoved=None, tableVersion=None,):
+        self.imported = imported
+        self.unchanged = unchanged
+        self.filesAdded = filesAdded
+        self.filesRemoved = filesRemoved
+        self.tableVersion = tableVersion
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.imported = []
+                    (_etype54, _size51) = iprot.readListBegin()
+                    for _i55 in range(_size51):
+                        _elem56 = Instant()
+                        _elem56.read(iprot)
+                        self.imported.append(_elem56)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    self.unchanged = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.filesAdded = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I32:
+                    self.filesRemoved = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableVersion = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ImportResult')
+        if self.imported is not None:
+            oprot.writeFieldBegin('imported', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.imported))
+            for iter57 in self.imported:
+                iter57.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.unchanged is not None:
+            oprot.writeFieldBegin('unchanged', TType.I32, 2)
+            oprot.writeI32(self.unchanged)
+            oprot.writeFieldEnd()
+        if self.filesAdded is not None:
+            oprot.writeFieldBegin('filesAdded', TType.I32, 3)
+            oprot.writeI32(self.filesAdded)
+            oprot.writeFieldEnd()
+        if self.filesRemoved is not None:
+            oprot.writeFieldBegin('filesRemoved', TType.I32, 4)
+            oprot.writeI32(self.filesRemoved)
+            oprot.writeFieldEnd()
+        if self.tableVersion is not None:
+            oprot.writeFieldBegin('tableVersion', TType.I64, 5)
+            oprot.writeI64(self.tableVersion)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class HudiTableStats(object):
+    """
+    Attributes:
+     - partitionCount
+     - fileCount
+     - totalSizeBytes
+     - lastInstant
+     - mirrored
+     - mirrorLagVersions
+     - tableVersion
+
+    """
+
+
+    def __init__(self, partitionCount=None, fileCount=None, totalSizeBytes=None, lastInstant=None, mirrored=None, mirrorLagVersions=None, tableVersion=None,):
+        self.partitionCount = partitionCount
+        self.fileCount = fileCount
+        self.totalSizeBytes = totalSizeBytes
+        self.lastInstant = lastInstant
+        self.mirrored = mirrored
+        self.mirrorLagVersions = mirrorLagVersions
+        self.tableVersion = tableVersion
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.partitionCount = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I64:
+                    self.fileCount = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I64:
+                    self.totalSizeBytes = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.lastInstant = Instant()
+                    self.lastInstant.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.BOOL:
+                    self.mirrored = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I64:
+                    self.mirrorLagVersions = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.I64:
+                    self.tableVersion = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('HudiTableStats')
+        if self.partitionCount is not None:
+            oprot.writeFieldBegin('partitionCount', TType.I64, 1)
+            oprot.writeI64(self.partitionCount)
+            oprot.writeFieldEnd()
+        if self.fileCount is not None:
+            oprot.writeFieldBegin('fileCount', TType.I64, 2)
+            oprot.writeI64(self.fileCount)
+            oprot.writeFieldEnd()
+        if self.totalSizeBytes is not None:
+            oprot.writeFieldBegin('totalSizeBytes', TType.I64, 3)
+            oprot.writeI64(self.totalSizeBytes)
+            oprot.writeFieldEnd()
+        if self.lastInstant is not None:
+            oprot.writeFieldBegin('lastInstant', TType.STRUCT, 4)
+            self.lastInstant.write(oprot)
+            oprot.writeFieldEnd()
+        if self.mirrored is not None:
+            oprot.writeFieldBegin('mirrored', TType.BOOL, 5)
+            oprot.writeBool(self.mirrored)
+            oprot.writeFieldEnd()
+        if self.mirrorLagVersions is not None:
+            oprot.writeFieldBegin('mirrorLagVersions', TType.I64, 6)
+            oprot.writeI64(self.mirrorLagVersions)
+            oprot.writeFieldEnd()
+        if self.tableVersion is not None:
+            oprot.writeFieldBegin('tableVersion', TType.I64, 7)
+            oprot.writeI64(self.tableVersion)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class CommitConflictException(TException):
     """
     Attributes:
@@ -928,10 +1285,10 @@ class CommitConflictException(TException):
             elif fid == 2:
                 if ftype == TType.LIST:
                     conflictingInstants = []
-                    (_etype54, _size51) = iprot.readListBegin()
-                    for _i55 in range(_size51):
-                        _elem56 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        conflictingInstants.append(_elem56)
+                    (_etype61, _size58) = iprot.readListBegin()
+                    for _i62 in range(_size58):
+                        _elem63 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        conflictingInstants.append(_elem63)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -956,8 +1313,8 @@ class CommitConflictException(TException):
         if self.conflictingInstants is not None:
             oprot.writeFieldBegin('conflictingInstants', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.conflictingInstants))
-            for iter57 in self.conflictingInstants:
-                oprot.writeString(iter57.encode('utf-8') if sys.version_info[0] == 2 else iter57)
+            for iter64 in self.conflictingInstants:
+                oprot.writeString(iter64.encode('utf-8') if sys.version_info[0] == 2 else iter64)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -1047,6 +1404,37 @@ RollbackResult.thrift_spec = (
     None,  # 0
     (1, TType.STRUCT, 'rollbackInstant', [Instant, None], None, ),  # 1
     (2, TType.LIST, 'deletedPaths', (TType.STRING, 'UTF8', False), None, ),  # 2
+)
+all_structs.append(ImportedInstant)
+ImportedInstant.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'timestamp', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'action', 'UTF8', None, ),  # 2
+    (3, TType.I32, 'state', None, None, ),  # 3
+    (4, TType.STRING, 'completionTime', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'requestedMetadata', 'BINARY', None, ),  # 5
+    (6, TType.STRING, 'inflightMetadata', 'BINARY', None, ),  # 6
+    (7, TType.STRING, 'completedMetadata', 'BINARY', None, ),  # 7
+)
+all_structs.append(ImportResult)
+ImportResult.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'imported', (TType.STRUCT, [Instant, None], False), None, ),  # 1
+    (2, TType.I32, 'unchanged', None, None, ),  # 2
+    (3, TType.I32, 'filesAdded', None, None, ),  # 3
+    (4, TType.I32, 'filesRemoved', None, None, ),  # 4
+    (5, TType.I64, 'tableVersion', None, None, ),  # 5
+)
+all_structs.append(HudiTableStats)
+HudiTableStats.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'partitionCount', None, None, ),  # 1
+    (2, TType.I64, 'fileCount', None, None, ),  # 2
+    (3, TType.I64, 'totalSizeBytes', None, None, ),  # 3
+    (4, TType.STRUCT, 'lastInstant', [Instant, None], None, ),  # 4
+    (5, TType.BOOL, 'mirrored', None, None, ),  # 5
+    (6, TType.I64, 'mirrorLagVersions', None, None, ),  # 6
+    (7, TType.I64, 'tableVersion', None, None, ),  # 7
 )
 all_structs.append(CommitConflictException)
 CommitConflictException.thrift_spec = (

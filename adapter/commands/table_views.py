@@ -1,0 +1,109 @@
+"""RFC-15's CLI views of a Hudi table, served by the metastore: `stats`, `list-partitions`,
+`list-files`. Each prints how long the lookup took (on stderr with --json, so stdout stays JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from adapter.commands.import_hudi import DEFAULT_METASTORE, HudiImportError, _split_table
+from adapter.commands.validate_repair import _connect, _errors
+
+
+def _took(args, started: float) -> None:
+    print(f"lookup took {(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr if args.json else sys.stdout)
+
+
+def run_stats(args) -> int:
+    def go() -> int:
+        from adapter.client import state_name
+
+        db, tbl = _split_table(args.table)
+        with _connect(args.metastore) as c:
+            started = time.perf_counter()
+            st = c.get_hudi_table_stats(db, tbl)
+            elapsed = time.perf_counter()
+        last = st.lastInstant
+        doc = {"table": f"{db.lower()}.{tbl.lower()}", "partitions": st.partitionCount, "files": st.fileCount,
+               "total_size_bytes": st.totalSizeBytes,
+               "last_instant": None if last is None else {
+                   "timestamp": last.timestamp, "action": last.action, "state": state_name(last.state),
+                   "completion_time": last.completionTime},
+               "table_version": st.tableVersion, "storage_mirror": st.mirrored,
+               "storage_mirror_lag_versions": st.mirrorLagVersions if st.mirrored else None}
+        if args.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            print(f"table               {doc['table']}")
+            print(f"partitions          {st.partitionCount}")
+            print(f"files               {st.fileCount} (live, every version)")
+            print(f"total size          {st.totalSizeBytes} bytes")
+            print(f"last instant        {'-' if last is None else f'{last.timestamp}.{last.action} (completed {last.completionTime})'}")
+            print(f"snapshot version    {st.tableVersion}")
+            print(f"storage mirror lag  {f'{st.mirrorLagVersions} version(s)' if st.mirrored else 'n/a (not mirrored: table keeps its own layout)'}")
+        print(f"lookup took {(elapsed - started) * 1000:.1f} ms", file=sys.stderr if args.json else sys.stdout)
+        return 0
+
+    return _errors("stats", args.metastore, go)
+
+
+def run_list_partitions(args) -> int:
+    def go() -> int:
+        db, tbl = _split_table(args.table)
+        with _connect(args.metastore) as c:
+            started = time.perf_counter()
+            parts = c.get_hudi_partitions(db, tbl)
+            _took(args, started)
+        if args.json:
+            print(json.dumps(list(parts)))
+        else:
+            for p in parts:
+                print(p if p else "(unpartitioned)")
+            print(f"{len(parts)} partition(s)")
+        return 0
+
+    return _errors("list-partitions", args.metastore, go)
+
+
+def slice_doc(s) -> dict:
+    return {"partition": s.partitionPath, "file_id": s.fileId, "base_instant": s.baseInstant,
+            "base_file": s.baseFile.name if s.baseFile else None, "log_files": [f.name for f in s.logFiles or []]}
+
+
+def run_list_files(args) -> int:
+    def go() -> int:
+        db, tbl = _split_table(args.table)
+        if args.partition is not None and args.partition.strip("/") != args.partition:
+            raise HudiImportError(f"partition path {args.partition!r} must not start or end with '/'")
+        with _connect(args.metastore) as c:
+            started = time.perf_counter()
+            if args.partition is not None and args.partition not in c.get_hudi_partitions(db, tbl):
+                _took(args, started)
+                raise HudiImportError(f"{db}.{tbl} has no partition {args.partition!r}")
+            slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
+            _took(args, started)
+        docs = [slice_doc(s) for s in slices]
+        if args.json:
+            print(json.dumps(docs, indent=2))
+        else:
+            for d in docs:
+                print(f"{d['partition'] or '(table)'}\t{d['file_id']}\t{d['base_instant']}\t{d['base_file'] or '-'}"
+                      f"\t{','.join(d['log_files']) or '-'}")
+            print(f"{len(docs)} file slice(s)")
+        return 0
+
+    return _errors("list-files", args.metastore, go)
+
+
+def add_parser(sub) -> None:
+    for name, fn, text in (("stats", run_stats, "partition count, file count, total size, last instant, mirror lag"),
+                           ("list-partitions", run_list_partitions, "partition paths of a Hudi table"),
+                           ("list-files", run_list_files, "latest file slices of a Hudi table")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("table", metavar="DB.TABLE")
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
+        if name == "list-files":
+            p.add_argument("--partition", metavar="P", help="only this partition path")
+        p.set_defaults(fn=fn)

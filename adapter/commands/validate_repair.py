@@ -1,0 +1,190 @@
+"""`hudi-metastore validate` / `repair`: RFC-15's validate mode for the metastore.
+
+validate compares what the server serves for a Hudi table (timeline, partitions, latest file
+slices) with what storage shows (the active timeline and one listing, as a reader without a
+metastore sees the table: store/storage_listing.py) and reports every difference; exit status 0
+only when they agree. repair reconciles the server with storage through the import path
+(adapter/commands/import_hudi.py): instants missing on the server are imported, files found on
+storage only are recorded, live files storage no longer has are marked deleted.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from adapter.commands.import_hudi import (
+    DEFAULT_METASTORE,
+    HudiImportError,
+    ImportReport,
+    _split_table,
+    read_table,
+    sync_from_storage,
+)
+from store.storage_listing import list_table, storage_view
+from store.storage_timeline import StorageTimeline
+from store.timeline_service import COMPLETED, STATE_NAMES
+
+
+@dataclass
+class Difference:
+    kind: str  # instant | partition | file-slice
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
+
+
+def _slice_norm(partition, file_id, base_instant, base_file, logs) -> tuple:
+    return (base_instant, base_file or None, tuple(logs))
+
+
+def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Difference]]:
+    """Every difference between the server's view of db.table and storage's."""
+    cfg = client.get_hudi_table(db, table)
+    tl = read_table(cfg.basePath)
+    view = storage_view(tl, list_table(tl))
+    diffs: list[Difference] = []
+
+    server = {i.timestamp: i for i in client.list_instants(db, table)}
+    on_storage = {i.ts: i for i in tl.instants}
+    for inst in tl.instants:
+        s = server.get(inst.ts)
+        where = f"{inst.ts}.{inst.done_action if inst.state == COMPLETED else inst.action}"
+        if s is None:
+            diffs.append(Difference("instant", f"{where} is {STATE_NAMES[inst.state]} on storage, missing on the server"))
+        elif s.state != inst.state:
+            diffs.append(Difference("instant", f"{where} is {STATE_NAMES[inst.state]} on storage, "
+                                               f"{STATE_NAMES[s.state]} on the server"))
+    for ts, s in sorted(server.items()):
+        if ts not in on_storage and (tl.earliest is None or ts > tl.earliest):
+            diffs.append(Difference("instant", f"{ts}.{s.action} is {STATE_NAMES[s.state]} on the server, "
+                                               "missing on storage"))
+
+    cfg_partitioned = bool(cfg.partitionFields)
+    if cfg_partitioned:
+        ours = set(client.get_hudi_partitions(db, table))
+        theirs = set(view.partitions)
+        diffs += [Difference("partition", f"{p} is on storage only") for p in sorted(theirs - ours)]
+        diffs += [Difference("partition", f"{p} is on the server only") for p in sorted(ours - theirs)]
+
+    ours_slices = {(s.partitionPath, s.fileId): _slice_norm(
+        s.partitionPath, s.fileId, s.baseInstant, s.baseFile.name if s.baseFile else None,
+        [f.name for f in s.logFiles or []]) for s in client.get_latest_file_slices(db, table)}
+    theirs_slices = {(s.partition_path, s.file_id): _slice_norm(
+        s.partition_path, s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
+        [f.name for f in s.log_files]) for s in view.slices}
+    for key in sorted(set(ours_slices) | set(theirs_slices)):
+        where = f"{key[0] or '(table)'}/{key[1]}"
+        a, b = ours_slices.get(key), theirs_slices.get(key)
+        if a == b:
+            continue
+        if a is None:
+            diffs.append(Difference("file-slice", f"{where} is on storage only ({_describe(b)})"))
+        elif b is None:
+            diffs.append(Difference("file-slice", f"{where} is on the server only ({_describe(a)})"))
+        else:
+            diffs.append(Difference("file-slice", f"{where} differs: server {_describe(a)}, storage {_describe(b)}"))
+    return tl, diffs
+
+
+def _describe(s: tuple) -> str:
+    base_instant, base_file, logs = s
+    text = f"base instant {base_instant}, base file {base_file or '-'}"
+    return text + (f", log files {', '.join(logs)}" if logs else "")
+
+
+def repair(client, db: str, table: str, tl: StorageTimeline | None = None) -> ImportReport:
+    """Reconcile the server with storage through the import path."""
+    from thrift_idl.hudi_metastore.ttypes import HudiTableType
+
+    cfg = client.get_hudi_table(db, table)
+    tl = tl or read_table(cfg.basePath)
+    report = ImportReport(db.lower(), table.lower(), tl.base_path, tl.table_version,
+                          HudiTableType._VALUES_TO_NAMES.get(cfg.tableType, ""))
+    return sync_from_storage(client, tl, db, table, report, reconcile=True)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _connect(metastore: str):
+    from adapter.client import HudiMetastoreClient
+
+    return HudiMetastoreClient(metastore)
+
+
+def _errors(name: str, metastore: str, fn) -> int:
+    from thrift.Thrift import TException
+    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+
+    try:
+        return fn()
+    except HudiImportError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    except NoSuchObjectException as exc:
+        print(f"{name}: {exc.message}", file=sys.stderr)
+        return 2
+    except (TException, OSError) as exc:
+        print(f"{name}: metastore {metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        return 2
+
+
+def run_validate(args) -> int:
+    def go() -> int:
+        db, tbl = _split_table(args.table)
+        with _connect(args.metastore) as c:
+            tl, diffs = compare(c, db, tbl)
+        for d in diffs:
+            print(d)
+        if diffs:
+            print(f"{db}.{tbl}: {len(diffs)} difference(s) between the metastore and {tl.base_path}")
+            return 1
+        print(f"{db}.{tbl}: the metastore agrees with {tl.base_path}")
+        return 0
+
+    return _errors("validate", args.metastore, go)
+
+
+def run_repair(args) -> int:
+    def go() -> int:
+        db, tbl = _split_table(args.table)
+        with _connect(args.metastore) as c:
+            tl, diffs = compare(c, db, tbl)
+            if not diffs:
+                print(f"{db}.{tbl}: the metastore agrees with {tl.base_path}; nothing to repair")
+                return 0
+            for d in diffs:
+                print(d)
+            if not args.yes:
+                if not sys.stdin.isatty():
+                    print("repair: not confirmed (no terminal); pass --yes to repair from a script", file=sys.stderr)
+                    return 2
+                answer = input(f"Reconcile {db}.{tbl} with storage ({len(diffs)} difference(s))? [y/N] ")
+                if answer.strip().lower() not in ("y", "yes"):
+                    print("repair: cancelled; nothing changed")
+                    return 1
+            report = repair(c, db, tbl, tl)
+            print("\n".join(report.lines()))
+            _, left = compare(c, db, tbl)
+        for d in left:
+            print(f"not repaired: {d}")
+        if left:
+            return 1
+        print(f"{db}.{tbl}: the metastore now agrees with {tl.base_path}")
+        return 0
+
+    return _errors("repair", args.metastore, go)
+
+
+def add_parser(sub) -> None:
+    v = sub.add_parser("validate", help="compare a Hudi table on the metastore with storage (exit 0: they agree)")
+    v.add_argument("table", metavar="DB.TABLE")
+    v.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
+    v.set_defaults(fn=run_validate)
+    r = sub.add_parser("repair", help="reconcile a Hudi table on the metastore with storage")
+    r.add_argument("table", metavar="DB.TABLE")
+    r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    r.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
+    r.set_defaults(fn=run_repair)
