@@ -1,0 +1,14 @@
+"""The PySpark side: Spark jobs write copy-on-write Hudi tables through the metastore and read them
+planned from its file slices (docs/pipeline.md).
+
+    from pipeline import write, read
+    ts = write(df, table="db.trips", operation="upsert", record_key="id", precombine_field="ts",
+               partition_by=["dt"], metastore="thrift://127.0.0.1:9083")
+    read(spark, "db.trips", metastore="thrift://127.0.0.1:9083", filters=[("dt", "=", "2024-01-01")])
+"""
+
+from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError  # noqa: F401
+from .reader import read  # noqa: F401
+from .writer import write  # noqa: F401
+
+__all__ = ["write", "read", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]

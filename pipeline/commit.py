@@ -1,0 +1,160 @@
+"""The commit protocol of a write, through the metastore's timeline service.
+
+    instant time -> REQUESTED -> INFLIGHT -> files written (markers first, heartbeats) -> COMPLETED
+
+Before starting, instants of writers that stopped heartbeating are rolled back (the server deletes
+the files their markers name). A failed job just stops heartbeating: its instant expires and the next
+writer rolls it back. A commit that loses the server's conflict check is rolled back at once (the
+server expires a losing instant) and fails with WriteConflictError.
+
+Hooks (`hooks.register(stage, fn)`) let tests stop a job at a stage: "inflight" (instant INFLIGHT),
+"written" (files written, before completion).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import defaultdict
+
+from adapter.client import HudiMetastoreClient
+from thrift_idl.hive_metastore.ttypes import InvalidOperationException, NoSuchObjectException
+from thrift_idl.hudi_metastore.ttypes import CommitConflictException
+
+from .errors import HudiWriteError, WriteConflictError
+
+log = logging.getLogger(__name__)
+
+
+class Hooks:
+    def __init__(self):
+        self._fns: dict[str, list] = defaultdict(list)
+
+    def register(self, stage: str, fn) -> None:
+        self._fns[stage].append(fn)
+
+    def clear(self) -> None:
+        self._fns.clear()
+
+    def run(self, stage: str, **context) -> None:
+        for fn in list(self._fns.get(stage, ())):
+            fn(stage=stage, **context)
+
+
+hooks = Hooks()
+
+
+def rollback_failed_writes(client: HudiMetastoreClient, db: str, table: str) -> list[str]:
+    """Roll back every instant whose writer stopped heartbeating; the instants rolled back."""
+    done = []
+    for inst in client.get_failed_instants(db, table):
+        try:
+            client.rollback_instant(db, table, inst.timestamp)
+            done.append(inst.timestamp)
+        except (InvalidOperationException, NoSuchObjectException) as exc:  # another writer was quicker
+            log.info("not rolling back %s.%s %s: %s", db, table, inst.timestamp, exc)
+    return done
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, uri: str, db: str, table: str, ts: str, interval_s: float):
+        super().__init__(name=f"hudi-heartbeat-{ts}", daemon=True)
+        self.client = HudiMetastoreClient(uri)
+        self.args = (db, table, ts)
+        self.interval_s = interval_s
+        self.stopped = threading.Event()
+        self.error: Exception | None = None
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(self.interval_s):
+                try:
+                    self.client.heartbeat_instant(*self.args)
+                except InvalidOperationException as exc:  # completed, or lost a conflict
+                    self.error = exc
+                    return
+                except Exception as exc:  # noqa: BLE001 - keep trying; the timeout decides
+                    log.warning("heartbeat of %s failed: %s", self.args, exc)
+        finally:
+            self.client.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.join(timeout=30)
+
+
+class WriteTransaction:
+    """One instant of one writer."""
+
+    def __init__(self, client: HudiMetastoreClient, db: str, table: str, action: str, operation: str,
+                 heartbeat_timeout_s: int, heartbeat_interval_s: float):
+        self.client, self.db, self.table = client, db, table
+        self.action, self.operation = action, operation
+        self.heartbeat_timeout_s = heartbeat_timeout_s
+        self.heartbeat_interval_s = heartbeat_interval_s
+        self.instant: str | None = None
+        self._heartbeat: _Heartbeat | None = None
+        self.rolled_back: list[str] = []
+
+    def begin(self) -> str:
+        self.rolled_back = rollback_failed_writes(self.client, self.db, self.table)
+        inst = self.client.create_instant(self.db, self.table, None, self.action, plan=b"",
+                                          heartbeat_timeout_s=self.heartbeat_timeout_s)
+        self.instant = inst.timestamp
+        self._heartbeat = _Heartbeat(self.client.uri, self.db, self.table, self.instant,
+                                     min(self.heartbeat_interval_s, max(0.2, self.heartbeat_timeout_s / 3)))
+        self._heartbeat.start()
+        profile = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {},
+                   "operationType": self.operation.upper()}
+        self.client.transition_to_inflight(self.db, self.table, self.instant, self.action, json.dumps(profile))
+        hooks.run("inflight", instant=self.instant, db=self.db, table=self.table)
+        return self.instant
+
+    def stop_heartbeat(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            self._heartbeat = None
+
+    def complete(self, metadata: dict) -> str:
+        hooks.run("written", instant=self.instant, db=self.db, table=self.table)
+        self.stop_heartbeat()
+        try:
+            self.client.complete_instant(self.db, self.table, self.instant, self.action, json.dumps(metadata))
+        except CommitConflictException as exc:
+            deleted = self._rollback_own()
+            raise WriteConflictError(
+                f"write to {self.db}.{self.table} failed: {exc.message}. Instant {self.instant} was rolled back "
+                f"({deleted} files deleted); retry the job on the new table state.",
+                self.instant, list(exc.conflictingInstants or [])) from None
+        except (OSError, EOFError) as exc:  # the answer was lost: did it complete?
+            done = self.client.list_instants(self.db, self.table, states=["COMPLETED"],
+                                             min_ts=self.instant, max_ts=self.instant)
+            if not done:
+                raise HudiWriteError(f"completing {self.instant} failed ({exc}); it is rolled back by the next "
+                                     "writer once its heartbeat expires") from exc
+        return self.instant
+
+    def _rollback_own(self) -> int:
+        try:
+            return len(self.client.rollback_instant(self.db, self.table, self.instant).deletedPaths or [])
+        except (InvalidOperationException, NoSuchObjectException) as exc:
+            log.warning("could not roll back %s now (%s); the next writer will", self.instant, exc)
+            return 0
+
+    def abandon(self) -> None:
+        """The job failed: stop heartbeating; the instant expires and the next writer rolls it back."""
+        self.stop_heartbeat()
+
+
+def commit_metadata(operation: str, stats: list[dict], schema_avro: str,
+                    replaced: dict[str, list[str]] | None = None) -> dict:
+    """Table version 6 HoodieCommitMetadata (HoodieReplaceCommitMetadata with `replaced`) as JSON."""
+    by_partition: dict[str, list[dict]] = {}
+    for s in stats:
+        by_partition.setdefault(s["partitionPath"], []).append(s)
+    out = {"partitionToWriteStats": by_partition, "compacted": False,
+           "extraMetadata": {"schema": schema_avro}, "operationType": operation.upper()}
+    if replaced is not None:
+        out["partitionToReplaceFileIds"] = {p: list(ids) for p, ids in replaced.items()}
+    return out

@@ -1,0 +1,19 @@
+"""Errors a pipeline job raises (besides the metastore's Thrift exceptions)."""
+
+
+class HudiWriteError(Exception):
+    """A write failed; the table is unchanged for readers."""
+
+
+class SchemaEvolutionError(HudiWriteError, ValueError):
+    """The batch's schema cannot be written to the table (raised before any file is written)."""
+
+
+class WriteConflictError(HudiWriteError):
+    """Another writer committed to the same file groups (or partitions) first; this job's instant was
+    rolled back and its files deleted."""
+
+    def __init__(self, message: str, instant: str, conflicting: list[str]):
+        super().__init__(message)
+        self.instant = instant
+        self.conflicting = list(conflicting)

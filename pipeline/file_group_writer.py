@@ -1,0 +1,102 @@
+"""Executor side of a write: one file group's new base file (copy-on-write merge).
+
+Records arrive grouped by file group (`_fg`), with their record key and partition path and a
+`_delete` flag. For a file group with a base file, the old file's records whose keys are not in
+the batch are kept (with their commit time and sequence number); the batch's upserts are added;
+deletes drop keys. The new file is announced as a marker to the metastore before it is written.
+Only the write statistics go back to the driver.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .base_file import (base_file_name, conform, count_in, keys_not_in, read_base_file, with_meta,
+                        write_base_file, write_token)
+from .schema import META_COLUMNS
+from .storage import relative_path
+
+STATS_DDL = ("partitionPath string, fileId string, path string, prevCommit string, numWrites long, "
+             "numInserts long, numUpdateWrites long, numDeletes long, fileSizeInBytes long")
+
+_clients: dict[str, object] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(uri: str):
+    """One metastore connection per Python worker (workers are reused across tasks)."""
+    from adapter.client import HudiMetastoreClient
+
+    with _clients_lock:
+        c = _clients.get(uri)
+        if c is None:
+            c = _clients[uri] = HudiMetastoreClient(uri)
+        return c
+
+
+class FileGroupWriter:
+    """Picklable function for `groupBy("_fg").applyInArrow`.
+
+    `groups`: file id -> (partition path, relative path of its current base file or None,
+    that file's instant or None)."""
+
+    def __init__(self, *, metastore: str, db: str, table: str, base_path: str, instant: str,
+                 data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]]):
+        self.metastore, self.db, self.table = metastore, db, table
+        self.base_path, self.instant = base_path, instant
+        self.data_schema = data_schema
+        self.file_schema = with_meta(data_schema)
+        self.groups = groups
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        fid = batch.column("_fg")[0].as_py()
+        ppath, old_rel, old_instant = self.groups[fid]
+        deletes = batch.filter(pc.fill_null(batch.column("_delete"), False))
+        upserts = batch.filter(pc.invert(pc.fill_null(batch.column("_delete"), False)))
+        token = write_token()
+        name = base_file_name(fid, token, self.instant)
+        rel = relative_path(ppath, name)
+        n = upserts.num_rows
+        seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
+        new = conform(upserts, self.data_schema)
+        meta = [pa.array([self.instant] * n, pa.string()),
+                pa.array([f"{seq_prefix}{i}" for i in range(n)], pa.string()),
+                upserts.column("_hoodie_record_key").cast(pa.string()),
+                pa.array([ppath] * n, pa.string()),
+                pa.array([name] * n, pa.string())]
+        new = pa.Table.from_arrays(meta + list(new.columns), schema=self.file_schema)
+        updates = removed = 0
+        if old_rel is not None:
+            old = read_base_file(self.base_path, old_rel, self.file_schema)
+            up_keys = pc.unique(upserts.column("_hoodie_record_key").cast(pa.string()))
+            del_keys = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string()))
+            updates, removed = count_in(old, up_keys), count_in(old, del_keys)
+            kept = keys_not_in(keys_not_in(old, up_keys), del_keys)
+            kept = kept.set_column(META_COLUMNS.index("_hoodie_file_name"), "_hoodie_file_name",
+                                   pa.array([name] * kept.num_rows, pa.string()))
+            out = pa.concat_tables([kept, new])
+        else:
+            out = new
+        _client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
+        size = write_base_file(self.base_path, rel, out)
+        return pa.table({
+            "partitionPath": [ppath], "fileId": [fid], "path": [rel],
+            "prevCommit": [old_instant or "null"], "numWrites": pa.array([out.num_rows], pa.int64()),
+            "numInserts": pa.array([n - updates], pa.int64()), "numUpdateWrites": pa.array([updates], pa.int64()),
+            "numDeletes": pa.array([removed], pa.int64()), "fileSizeInBytes": pa.array([size], pa.int64()),
+        })
+
+
+def write_stat(row) -> dict:
+    """A Hudi HoodieWriteStat (JSON) of a stats row."""
+    return {"fileId": row["fileId"], "path": row["path"], "prevCommit": row["prevCommit"],
+            "numWrites": row["numWrites"], "numDeletes": row["numDeletes"],
+            "numUpdateWrites": row["numUpdateWrites"], "numInserts": row["numInserts"],
+            "totalWriteBytes": row["fileSizeInBytes"], "totalWriteErrors": 0, "tempPath": None,
+            "partitionPath": row["partitionPath"], "totalLogRecords": 0, "totalLogFilesCompacted": 0,
+            "totalLogSizeCompacted": 0, "totalUpdatedRecordsCompacted": 0, "totalLogBlocks": 0,
+            "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0, "fileSizeInBytes": row["fileSizeInBytes"],
+            "minEventTime": None, "maxEventTime": None, "runtimeStats": None}

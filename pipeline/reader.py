@@ -1,0 +1,157 @@
+"""`read(spark, "db.tbl", ...)`: a Hudi copy-on-write table as a DataFrame, planned from the
+metastore's file slices (no storage listing: executors open exactly the base files the server names).
+
+* snapshot: the latest file slices; `as_of`: the slices as of the latest instant completed at or
+  before it (time travel);
+* incremental (`since` and/or `until`): records written by instants in (since, until], read from the
+  file groups those instants wrote, as of `until`;
+* `filters`: a Hive partition filter string, or (column, op, value) tuples ANDed. Predicates on
+  partition columns go to the server (`get_hudi_partitions`) to prune partitions; every predicate is
+  also applied to the rows.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from adapter.client import HudiMetastoreClient
+
+from .base_file import read_base_file, with_meta
+from .schema import with_meta_columns
+from .table import TableInfo, latest_schema, load, split_name
+
+_OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
+
+
+class _BaseFileReader:
+    def __init__(self, base_path: str, arrow_schema):
+        self.base_path, self.arrow_schema = base_path, arrow_schema
+
+    def __call__(self, batches):
+        for batch in batches:
+            for rel in batch.column(0).to_pylist():
+                t = read_base_file(self.base_path, rel, self.arrow_schema)
+                yield from t.to_batches()
+
+
+def _literal(value, key_type: str | None) -> str:
+    if key_type in INTEGRAL and isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    text = str(value)
+    if "'" in text and '"' not in text:
+        return f'"{text}"'
+    return "'" + text.replace("'", "\\'") + "'"
+
+
+def partition_filter(filters, key_types: dict[str, str]) -> str | None:
+    """The Hive filter (partition columns only) of tuple filters; a string is sent as given."""
+    if filters is None:
+        return None
+    if isinstance(filters, str):
+        return filters
+    parts = []
+    for col, op, value in filters:
+        key = col.lower()
+        if key not in key_types:
+            continue
+        op_l = str(op).strip().lower()
+        if op_l in ("in", "not in"):
+            values = list(value)
+            if not values:
+                return "1 = 0" if op_l == "in" else None
+            alts = " or ".join(f"{key} = {_literal(v, key_types[key])}" for v in values)
+            parts.append(f"({alts})" if op_l == "in" else f"not ({alts})")
+        elif op_l in _OPS:
+            parts.append(f"{key} {_OPS[op_l]} {_literal(value, key_types[key])}")
+        else:
+            raise ValueError(f"unsupported filter operator {op!r}")
+    return " and ".join(parts) or None
+
+
+def _row_filter(filters):
+    if filters is None:
+        return None
+    if isinstance(filters, str):
+        return F.expr(filters)
+    cond = None
+    for col, op, value in filters:
+        c = F.col(f"`{col}`")
+        op_l = str(op).strip().lower()
+        e = {"in": lambda: c.isin(list(value)), "not in": lambda: ~c.isin(list(value)),
+             "=": lambda: c == value, "==": lambda: c == value, "!=": lambda: c != value,
+             "<>": lambda: c != value, "<": lambda: c < value, "<=": lambda: c <= value,
+             ">": lambda: c > value, ">=": lambda: c >= value}[op_l]()
+        cond = e if cond is None else cond & e
+    return cond
+
+
+def _completed_at_or_before(client, info: TableInfo, ts: str | None) -> str | None:
+    """The latest completed instant at or before `ts` (any action); None if there is none."""
+    done = client.list_instants(info.db, info.name, states=["COMPLETED"], max_ts=ts)
+    return done[-1].timestamp if done else None
+
+
+class ReadPlan:
+    """What a read opens: base files (relative paths), the schema, and the row conditions."""
+
+    def __init__(self, info: TableInfo, schema, files: list[str], commit_range: tuple | None):
+        self.info, self.schema, self.files, self.commit_range = info, schema, files, commit_range
+
+
+def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, since: str | None = None,
+         until: str | None = None, filters=None) -> ReadPlan:
+    db, name = split_name(table)
+    info = load(client, db, name)
+    if as_of and (since or until):
+        raise ValueError("as_of (time travel) and since/until (incremental) do not combine")
+    partitions = None
+    if filters is not None and info.partition_fields:
+        key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partitionKeys or []}
+        text = partition_filter(filters, key_types)
+        if text:
+            partitions = client.get_hudi_partitions(db, name, text)
+    incremental = since is not None or until is not None
+    view = as_of if as_of else until
+    at = _completed_at_or_before(client, info, view) if view else None
+    schema = latest_schema(client, info, at) if (view is None or at) else None
+    if view and at is None:  # nothing had completed by then
+        return ReadPlan(info, schema or latest_schema(client, info), [], None)
+    if partitions is not None and not partitions:
+        slices = []
+    else:
+        slices = client.get_latest_file_slices(db, name, partitions, at)
+    if incremental:
+        touched = {(f.partitionPath, f.fileId) for f in client.get_files_changed(db, name, since, at)}
+        slices = [s for s in slices if (s.partitionPath, s.fileId) in touched]
+    files = [f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
+             for s in slices if s.baseFile is not None]
+    return ReadPlan(info, schema, sorted(files), (since, at) if incremental else None)
+
+
+def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9083", as_of: str | None = None,
+         since: str | None = None, until: str | None = None, filters=None) -> DataFrame:
+    """The table's rows (with the `_hoodie_*` meta columns) as a DataFrame; see the module doc."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    with HudiMetastoreClient(metastore) as client:
+        p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters)
+    if p.schema is None:
+        raise ValueError(f"{table} has no schema yet (never written)")
+    schema = with_meta_columns(p.schema)
+    if not p.files:
+        df = spark.createDataFrame([], schema)
+    else:
+        arrow_schema = with_meta(to_arrow_schema(p.schema))
+        paths = spark.createDataFrame([(f,) for f in p.files], "path string")
+        n = max(1, min(len(p.files), spark.sparkContext.defaultParallelism * 2))
+        df = paths.repartition(n).mapInArrow(_BaseFileReader(p.info.base_path, arrow_schema), schema)
+    if p.commit_range is not None:
+        lo, hi = p.commit_range
+        if lo:
+            df = df.where(F.col("_hoodie_commit_time") > F.lit(lo))
+        if hi:
+            df = df.where(F.col("_hoodie_commit_time") <= F.lit(hi))
+    cond = _row_filter(filters)
+    return df if cond is None else df.where(cond)

@@ -1,0 +1,120 @@
+"""The table a job writes or reads: its Hudi config from the metastore, created on first write."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from adapter.client import HudiMetastoreClient
+from thrift_idl.hive_metastore.ttypes import AlreadyExistsException, Database, NoSuchObjectException
+from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
+
+from . import keygen
+from .schema import from_avro_schema, hive_columns, to_avro_schema
+
+
+def split_name(table: str) -> tuple[str, str]:
+    parts = table.split(".")
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"table must be 'database.table', not {table!r}")
+    return parts[0].lower(), parts[1].lower()
+
+
+def as_list(value) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [str(v) for v in value]
+
+
+@dataclass
+class TableInfo:
+    db: str
+    name: str
+    base_path: str
+    record_key_fields: list[str]
+    partition_fields: list[str]
+    precombine_field: str | None
+    hive_style: bool
+    url_encode: bool
+    avro_schema: str | None
+
+    @classmethod
+    def of(cls, cfg: HudiTableConfig) -> "TableInfo":
+        if cfg.tableType != HudiTableType.COPY_ON_WRITE:
+            raise ValueError(f"{cfg.dbName}.{cfg.tableName} is MERGE_ON_READ; the pipeline writes "
+                             "copy-on-write tables only")
+        return cls(cfg.dbName, cfg.tableName, cfg.basePath, list(cfg.recordKeyFields or []),
+                   list(cfg.partitionFields or []), cfg.precombineField or None, bool(cfg.hiveStylePartitioning),
+                   bool(cfg.urlEncodePartitioning), cfg.avroSchema or None)
+
+
+def load(client: HudiMetastoreClient, db: str, name: str) -> TableInfo:
+    return TableInfo.of(client.get_hudi_table(db, name))
+
+
+def _ensure_database(client: HudiMetastoreClient, db: str) -> Database:
+    try:
+        return client.get_database(db)
+    except NoSuchObjectException:
+        try:
+            client.create_database(Database(name=db, description="created by the Hudi pipeline",
+                                            parameters={}))
+        except AlreadyExistsException:
+            pass
+        return client.get_database(db)
+
+
+def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, record_key, precombine_field,
+                   partition_by, path, cfg) -> tuple[TableInfo, bool]:
+    """(table, created): the existing Hudi table (checked against the job's keys), or a new one."""
+    keys, parts = as_list(record_key), as_list(partition_by)
+    try:
+        info = load(client, db, name)
+    except NoSuchObjectException:
+        info = None
+    if info is None:
+        if not keys:
+            raise ValueError(f"{db}.{name} does not exist: record_key is needed to create it")
+        database = _ensure_database(client, db)
+        base = path or (database.locationUri.rstrip("/") + "/" + name)
+        props = {"hoodie.datasource.hive_sync.sync_as_datasource": str(cfg.sync_as_datasource).lower(),
+                 "hoodie.populate.meta.fields": "true", "hoodie.table.base.file.format": "PARQUET"}
+        props.update(cfg.table_properties)
+        config = HudiTableConfig(
+            dbName=db, tableName=name, tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=keys,
+            partitionFields=parts, precombineField=precombine_field,
+            keyGenerator=keygen.key_generator_class(keys, parts), hiveStylePartitioning=cfg.hive_style,
+            urlEncodePartitioning=cfg.url_encode, tableVersion=6, basePath=base,
+            avroSchema=to_avro_schema(schema, name), properties=props)
+        try:
+            client.register_hudi_table(config, hive_columns(schema))
+            created = True
+        except AlreadyExistsException:  # a concurrent first writer won
+            created = False
+        return load(client, db, name), created
+    problems = []
+    if keys and [k.lower() for k in keys] != [k.lower() for k in info.record_key_fields]:
+        problems.append(f"record key {keys} != table's {info.record_key_fields}")
+    if partition_by is not None and [p.lower() for p in parts] != [p.lower() for p in info.partition_fields]:
+        problems.append(f"partition fields {parts} != table's {info.partition_fields}")
+    if precombine_field and info.precombine_field and precombine_field != info.precombine_field:
+        problems.append(f"precombine field {precombine_field!r} != table's {info.precombine_field!r}")
+    if path and path.rstrip("/") != info.base_path.rstrip("/"):
+        problems.append(f"path {path!r} != table's base path {info.base_path!r}")
+    if problems:
+        raise ValueError(f"{db}.{name}: config conflict: " + "; ".join(problems))
+    return info, False
+
+
+def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | None = None):
+    """Spark schema of the latest write commit (at or before `as_of`), else the table's create schema."""
+    instants = client.list_instants(info.db, info.name, states=["COMPLETED"],
+                                    actions=["commit", "replacecommit", "deltacommit"], max_ts=as_of)
+    for inst in reversed(instants):
+        meta = json.loads(client.get_instant_metadata(info.db, info.name, inst.timestamp, inst.action) or b"{}")
+        avro = (meta.get("extraMetadata") or {}).get("schema")
+        if avro:
+            return from_avro_schema(avro)
+    return from_avro_schema(info.avro_schema) if info.avro_schema else None

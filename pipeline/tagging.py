@@ -1,0 +1,42 @@
+"""Index lookup: tags incoming records with the file group that holds their key now.
+
+For now (a record index comes later) the keys are read from the latest base files of the affected
+partitions, on executors (only `_hoodie_record_key` is read), and joined with the batch on
+(partition path, record key): keys are unique per partition, as Hudi's non-global indexes keep them.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .base_file import read_base_file
+
+KEYS_DDL = "_hoodie_record_key string, _hoodie_partition_path string, _fg string"
+
+
+class _KeyReader:
+    def __init__(self, base_path: str):
+        self.base_path = base_path
+
+    def __call__(self, batches):
+        for batch in batches:
+            for ppath, fid, rel in zip(*(batch.column(i).to_pylist() for i in range(3))):
+                keys = read_base_file(self.base_path, rel, columns=["_hoodie_record_key"]).column(0)
+                n = len(keys)
+                yield pa.RecordBatch.from_arrays(
+                    [keys.combine_chunks().cast(pa.string()), pa.array([ppath] * n, pa.string()),
+                     pa.array([fid] * n, pa.string())], names=["_hoodie_record_key", "_hoodie_partition_path", "_fg"])
+
+
+def existing_keys(spark, base_path: str, slices):
+    """DataFrame of (record key, partition path, file id) of the slices' base files."""
+    rows = [(s.partitionPath, s.fileId, f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name)
+            for s in slices if s.baseFile is not None]
+    files = spark.createDataFrame(rows, "ppath string, fid string, rel string")
+    n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
+    return files.repartition(n).mapInArrow(_KeyReader(base_path), KEYS_DDL)
+
+
+def tag(records, keys):
+    """`records` with `_fg`: the file group of the key, or null for new records."""
+    return records.join(keys, on=["_hoodie_partition_path", "_hoodie_record_key"], how="left")

@@ -1,0 +1,267 @@
+"""`write(df, table=..., operation=...)`: a Spark DataFrame committed to a copy-on-write Hudi table
+through the metastore (see docs/pipeline.md).
+
+Driver: checks the schema, counts records per partition (statistics only), starts the instant, reads
+the affected partitions' file slices from the metastore, tags records with their file groups,
+plans where inserts go, and completes the instant with the executors' write statistics.
+Executors: key lookups in base files and one Parquet base file per written file group.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from adapter.client import HudiMetastoreClient
+
+from . import keygen, tagging, workload_profile
+from .commit import WriteTransaction, commit_metadata
+from .config import WriteConfig
+from .errors import HudiWriteError
+from .file_group_writer import STATS_DDL, FileGroupWriter, write_stat
+from .schema import META_COLUMNS, evolve, to_avro_schema
+from .table import as_list, latest_schema, open_for_write, split_name
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+
+
+def write(df: DataFrame | None, table: str, operation: str = "upsert", record_key=None, precombine_field=None,
+          partition_by=None, metastore: str = DEFAULT_METASTORE, path: str | None = None,
+          options: dict | None = None) -> str:
+    """Write `df` to the Hudi table `db.tbl` with `operation`; returns the completed instant time.
+
+    operation: insert, upsert, delete, bulk_insert, insert_overwrite, insert_overwrite_table,
+    delete_partition. The table (and its database) is created on first write. record_key and
+    partition_by take a name, a comma-separated string or a list. `options`: Hudi write options
+    (docs/pipeline.md). delete_partition takes the partitions of `df`'s rows or the option
+    `hoodie.datasource.write.partitions.to.delete` (partition paths; `df` may then be None)."""
+    cfg = WriteConfig.from_options(operation, options)
+    db, name = split_name(table)
+    with HudiMetastoreClient(metastore) as client:
+        return _Job(client, metastore, db, name, cfg, df, record_key, precombine_field, partition_by, path).run()
+
+
+def _typed(fn):
+    """applyInArrow infers the UDF kind from type hints (a callable object has none)."""
+    import pyarrow as pa
+
+    def apply(table: pa.Table) -> pa.Table:
+        return fn(table)
+
+    return apply
+
+
+def _col(name: str):
+    return F.col(f"`{name}`")
+
+
+class _Job:
+    def __init__(self, client, metastore, db, name, cfg: WriteConfig, df, record_key, precombine_field,
+                 partition_by, path):
+        self.client, self.metastore, self.db, self.name, self.cfg = client, metastore, db, name, cfg
+        self.df, self.record_key, self.precombine_field = df, record_key, precombine_field
+        self.partition_by, self.path = partition_by, path
+        self._persisted: list[DataFrame] = []
+
+    # --- driver -----------------------------------------------------------------------------------
+
+    def run(self) -> str:
+        cfg, df = self.cfg, self.df
+        if df is None and not (cfg.operation == "delete_partition" and cfg.partitions_to_delete is not None):
+            raise ValueError(f"{cfg.operation} needs a DataFrame")
+        if df is None:
+            from pyspark.sql import SparkSession
+
+            self.spark = SparkSession.getActiveSession()
+        else:
+            self.spark = df.sparkSession
+        schema_in = df.schema if df is not None else T.StructType([])
+        if df is None:
+            from .table import load
+
+            info = load(self.client, self.db, self.name)
+        else:
+            info, _ = open_for_write(self.client, self.db, self.name, schema_in, record_key=self.record_key,
+                                     precombine_field=self.precombine_field, partition_by=self.partition_by,
+                                     path=self.path, cfg=cfg)
+        self.info = info
+        current = latest_schema(self.client, info)
+        if cfg.operation in ("delete", "delete_partition") or df is None:
+            if current is None:
+                raise HudiWriteError(f"{self.db}.{self.name} has no schema yet; nothing to {cfg.operation}")
+            self.schema = current
+        else:
+            self.schema = evolve(current, schema_in)  # SchemaEvolutionError before anything is written
+        self.schema_avro = to_avro_schema(self.schema, self.name)
+        if df is not None:
+            self._check_fields(schema_in)
+        records = self._prepare(df) if df is not None else None
+        counts = self._partition_counts(records) if records is not None else {}
+        txn = WriteTransaction(self.client, self.db, self.name, cfg.action, cfg.operation,
+                               cfg.heartbeat_timeout_s, cfg.heartbeat_interval_ms / 1000)
+        txn.begin()
+        self.instant = txn.instant
+        try:
+            stats, replaced = self._execute(records, counts)
+            meta = commit_metadata(cfg.operation, stats, self.schema_avro,
+                                   replaced if cfg.action == "replacecommit" else None)
+            return txn.complete(meta)
+        except BaseException:
+            txn.abandon()
+            raise
+        finally:
+            for d in self._persisted:
+                d.unpersist()
+
+    def _check_fields(self, schema_in: T.StructType) -> None:
+        have = {f.name.lower() for f in schema_in.fields}
+        need = list(self.info.record_key_fields) + list(self.info.partition_fields)
+        if self.cfg.operation == "delete_partition":
+            need = list(self.info.partition_fields)
+        missing = [f for f in need if f.lower() not in have]
+        if missing:
+            raise ValueError(f"the DataFrame lacks the key/partition column(s) {missing} of {self.db}.{self.name}")
+        pc = self.info.precombine_field
+        if self.cfg.combine and self.cfg.operation in ("upsert", "insert") and pc and pc.lower() not in have:
+            raise ValueError(f"the DataFrame lacks the precombine column {pc!r}")
+
+    def _prepare(self, df: DataFrame) -> DataFrame:
+        """Table columns (cast to the table schema, missing ones null), record key, partition path."""
+        by_lower = {f.name.lower(): f.name for f in df.schema.fields}
+        cols = []
+        for f in self.schema.fields:
+            src = by_lower.get(f.name.lower())
+            cols.append((_col(src).cast(f.dataType) if src else F.lit(None).cast(f.dataType)).alias(f.name))
+        info = self.info
+        out = df.select(*cols)
+        key = F.lit("") if self.cfg.operation == "delete_partition" else keygen.record_key(info.record_key_fields)
+        return out.select("*", key.alias("_hoodie_record_key"),
+                          keygen.partition_path(info.partition_fields, info.hive_style, info.url_encode)
+                          .alias("_hoodie_partition_path"))
+
+    def _partition_counts(self, records: DataFrame) -> dict[str, int]:
+        """Records per partition path (one small aggregation); refuses null record keys."""
+        rows = records.groupBy("_hoodie_partition_path").agg(
+            F.count(F.lit(1)).alias("n"), F.sum(F.col("_hoodie_record_key").isNull().cast("long")).alias("nulls")
+        ).collect()
+        nulls = sum(r["nulls"] or 0 for r in rows)
+        if nulls:
+            raise HudiWriteError(f"{nulls} record(s) have a null record key ({self.info.record_key_fields})")
+        return {r["_hoodie_partition_path"]: r["n"] for r in rows}
+
+    def _slices(self, partitions) -> list:
+        if partitions is None:
+            return self.client.get_latest_file_slices(self.db, self.name)
+        partitions = sorted(partitions)
+        return self.client.get_latest_file_slices(self.db, self.name, partitions) if partitions else []
+
+    def _avg_record_size(self) -> int:
+        instants = self.client.list_instants(self.db, self.name, states=["COMPLETED"],
+                                             actions=["commit", "replacecommit"])
+        for inst in reversed(instants[-5:]):
+            meta = json.loads(self.client.get_instant_metadata(self.db, self.name, inst.timestamp, inst.action)
+                              or b"{}")
+            stats = [s for ss in (meta.get("partitionToWriteStats") or {}).values() for s in ss or []]
+            writes = sum(int(s.get("numWrites") or 0) for s in stats)
+            size = sum(int(s.get("totalWriteBytes") or 0) for s in stats)
+            if writes > 0 and size > 0:
+                return max(1, size // writes)
+        return self.cfg.record_size_estimate
+
+    def _persist(self, d: DataFrame) -> DataFrame:
+        d = d.persist()
+        self._persisted.append(d)
+        return d
+
+    def _execute(self, records, counts):
+        cfg, op = self.cfg, self.cfg.operation
+        if op == "delete_partition":
+            parts = cfg.partitions_to_delete if cfg.partitions_to_delete is not None else list(counts)
+            slices = self._slices(parts)
+            replaced = {}
+            for s in slices:
+                replaced.setdefault(s.partitionPath, []).append(s.fileId)
+            return [], replaced
+        if cfg.combine and op != "delete":
+            records = self._dedupe(records)
+        elif op == "delete":
+            records = records.dropDuplicates(["_hoodie_partition_path", "_hoodie_record_key"])
+        replaced: dict[str, list[str]] = {}
+        if op == "insert_overwrite_table":
+            for s in self._slices(None):
+                replaced.setdefault(s.partitionPath, []).append(s.fileId)
+            slices = []
+        elif op == "insert_overwrite":
+            slices = self._slices(counts)
+            for s in slices:
+                replaced.setdefault(s.partitionPath, []).append(s.fileId)
+            slices = []
+        elif op == "bulk_insert":
+            slices = []
+        else:
+            slices = self._slices(counts)
+        by_partition: dict[str, list] = {}
+        for s in slices:
+            by_partition.setdefault(s.partitionPath, []).append(s)
+        groups: dict[str, tuple] = {}
+        for s in slices:
+            if s.baseFile is not None:
+                rel = f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
+                groups[s.fileId] = (s.partitionPath, rel, s.baseInstant)
+
+        tagged = None
+        if op in ("upsert", "delete") and groups:
+            keys = tagging.existing_keys(self.spark, self.info.base_path, slices)
+            tagged = self._persist(tagging.tag(records, keys))
+        if op == "delete":
+            if tagged is None:
+                return [], replaced
+            to_write = tagged.where(F.col("_fg").isNotNull()).withColumn("_delete", F.lit(True))
+        else:
+            if tagged is not None:
+                updates = tagged.where(F.col("_fg").isNotNull())
+                inserts = tagged.where(F.col("_fg").isNull()).drop("_fg")
+                insert_counts = {r[0]: r[1] for r in inserts.groupBy("_hoodie_partition_path").count().collect()}
+            else:
+                updates, inserts, insert_counts = None, records, counts
+            buckets = workload_profile.plan(
+                insert_counts, by_partition, max_file_size=cfg.max_file_size, small_file_limit=cfg.small_file_limit,
+                avg_record_size=self._avg_record_size(), use_small_files=op in ("insert", "upsert"))
+            for b in buckets:
+                groups.setdefault(b.file_id, (b.partition_path, b.base_rel, b.base_instant))
+            assigned = workload_profile.assign(self.spark, inserts, buckets)
+            to_write = assigned if updates is None else updates.unionByName(assigned)
+            to_write = to_write.withColumn("_delete", F.lit(False))
+        return self._write_file_groups(to_write, groups), replaced
+
+    def _dedupe(self, records: DataFrame) -> DataFrame:
+        """One record per (partition path, key): the one with the greatest precombine value."""
+        pc = self.info.precombine_field
+        names = records.columns
+        struct = F.struct(*[_col(c) for c in names])
+        keys = ["_hoodie_partition_path", "_hoodie_record_key"]
+        if pc and pc.lower() in {c.lower() for c in names}:
+            agg = F.max_by(struct, _col(next(c for c in names if c.lower() == pc.lower())))
+        else:
+            agg = F.first(struct)
+        return records.groupBy(*keys).agg(agg.alias("_r")).select("_r.*")
+
+    def _write_file_groups(self, to_write: DataFrame, groups: dict) -> list[dict]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        data_schema = to_arrow_schema(self.schema)
+        writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
+                                 base_path=self.info.base_path, instant=self.instant, data_schema=data_schema,
+                                 groups=groups)
+        cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
+        final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
+        if self.cfg.shuffle_partitions:
+            final = final.repartition(self.cfg.shuffle_partitions, "_fg")
+        rows = final.groupBy("_fg").applyInArrow(_typed(writer), STATS_DDL).collect()
+        return [write_stat(r.asDict()) for r in rows]
