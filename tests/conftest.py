@@ -157,3 +157,34 @@ def thrift_client():
             t.close()
         except Exception:  # noqa: BLE001
             pass
+
+
+# --------------------------------------------------------------------------- spark (pipeline/)
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One local[2] SparkSession for the whole run (pipeline tests). No Hive catalog: pipeline/
+    talks to the metastore itself, so one session serves every backend's server. Executors run
+    this interpreter (pipeline/ needs pyarrow and the project there)."""
+    import os
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    session = (
+        pyspark_sql.SparkSession.builder.master("local[2]").appName("hms-pipeline-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-wh")))
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()
