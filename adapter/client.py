@@ -401,11 +401,12 @@ class HudiMetastoreClient:
     # --- Hudi extension: import from storage -------------------------------------------------------
 
     def import_hudi_instants(self, db: str, table: str, instants, listed_files=None,
-                             missing_files=None) -> ImportResult:
+                             missing_files=None, config=None) -> ImportResult:
         """Adopt instants that happened on storage (ImportedInstant list) and a listing's files
-        (HudiFile lists), in one transaction; repeating it changes nothing."""
+        (HudiFile lists), in one transaction; repeating it changes nothing. `config` (optional, as
+        for register_hudi_table): the table's hoodie.properties as on storage now."""
         return self.call("import_hudi_instants", db, table, list(instants), list(listed_files or []),
-                         list(missing_files or []))
+                         list(missing_files or []), _config(config) if config is not None else None)
 
 
 def _config(config) -> HudiTableConfig:

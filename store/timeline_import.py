@@ -17,7 +17,7 @@ from sqlalchemy import Connection, func, or_, select, update
 from store import schema as S
 from store.commit_metadata import WRITE_ACTIONS, parse_clean, parse_commit, parse_restore, parse_rollback
 from store.file_slice import FileInfo, parse_file_name, split_path
-from store.hudi_table_config import MOR
+from store.hudi_table_config import MOR, HudiTableConfig
 from store.partition_names import make_name
 from store.timeline_service import (
     ACTIONS,
@@ -33,7 +33,7 @@ from store.timeline_service import (
     TimelineService,
     check_instant_time,
 )
-from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+from thrift_idl.hive_metastore.ttypes import InvalidObjectException, InvalidOperationException
 
 BATCH = 500
 
@@ -102,9 +102,13 @@ class TimelineImport:
         self.store = timeline.store
 
     def import_instants(self, db: str, tbl: str, instants: list[StoredInstant],
-                        listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None) -> ImportOutcome:
+                        listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
+                        config: HudiTableConfig | None = None) -> ImportOutcome:
+        """`config`: hoodie.properties as on storage now, taken over (the base path stays)."""
         instants = sorted(instants, key=lambda i: i.ts)
         _check(instants)
+        if config is not None:
+            config.validate()
         listed, missing = list(listed or []), list(missing or [])
         for f in listed + missing:
             try:
@@ -114,6 +118,8 @@ class TimelineImport:
 
         def tx(conn: Connection) -> ImportOutcome:
             ref = self.timeline.table_ref(conn, db, tbl, lock=True)
+            if config is not None:
+                ref = self._take_config(conn, ref, config)
             out = ImportOutcome()
             rows = self._existing(conn, ref.tbl_id, [i.ts for i in instants])
             top = max([i.ts for i in instants] + [i.completion_ts for i in instants if i.completion_ts], default=None)
@@ -139,6 +145,16 @@ class TimelineImport:
             return out
 
         return self.store.run_write(tx)
+
+    def _take_config(self, conn: Connection, ref: HudiTableRef, config: HudiTableConfig) -> HudiTableRef:
+        if config.table_type != ref.config.table_type and conn.execute(select(S.instant.c.instant_id).where(
+                S.instant.c.tbl_id == ref.tbl_id).limit(1)).first() is not None:
+            raise InvalidOperationException(f"{ref.db_name}.{ref.name} is {ref.config.table_type} with instants; "
+                                            f"it cannot become {config.table_type}")
+        config.db_name, config.table_name, config.base_path = ref.db_name, ref.name, ref.config.base_path
+        conn.execute(update(S.hudi_table).where(S.hudi_table.c.tbl_id == ref.tbl_id).values(
+            table_type=config.table_type, table_version=config.table_version, properties=config.to_json()))
+        return self.timeline.table_ref(conn, ref.db_name, ref.name)
 
     # --- instants -----------------------------------------------------------------------------
 

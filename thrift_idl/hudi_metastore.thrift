@@ -203,9 +203,12 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
   // listedFiles: files a listing of storage found that no instant accounts for (archived instants
   // of a first import, files added behind the server's back), recorded unless the table already
   // has a row for them; missingFiles: live files storage no longer has, marked deleted.
+  // config (optional): the table's hoodie.properties as on storage now, taken over in the same
+  // transaction (e.g. a table adopted from HMS parameters; the base path stays).
   // Imported versions count as mirrored: the timeline is on storage already.
   ImportResult import_hudi_instants(1: string dbName, 2: string tableName, 3: list<ImportedInstant> instants,
-                                    4: list<HudiFile> listedFiles, 5: list<HudiFile> missingFiles)
+                                    4: list<HudiFile> listedFiles, 5: list<HudiFile> missingFiles,
+                                    6: HudiTableConfig config)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   HudiTableStats get_hudi_table_stats(1: string dbName, 2: string tableName)

@@ -41,18 +41,21 @@ class ImportReport:
     instants_skipped: int = 0           # already on the server in that state
     bootstrap_files: int = 0            # files recorded from the listing (archived instants)
     removed_files: int = 0              # live files marked deleted (repair)
+    config_updated: bool = False        # the server's hoodie.properties were taken from storage
     partitions: int = -1                # partitions on storage (-1: not listed, nothing needed it)
     dry_run: bool = False
 
     @property
     def changed(self) -> bool:
-        return self.registered or bool(self.instants_imported) or self.bootstrap_files > 0 or self.removed_files > 0
+        return self.registered or self.config_updated or bool(self.instants_imported) or self.bootstrap_files > 0 or self.removed_files > 0
 
     def lines(self) -> list[str]:
         verb = "would import" if self.dry_run else "imported"
         out = [f"{self.db}.{self.table} <- {self.base_path} (table version {self.table_version}, {self.table_type})"]
         if self.registered:
             out.append(f"  {'would register' if self.dry_run else 'registered'} the table")
+        if self.config_updated:
+            out.append(f"  {'would take' if self.dry_run else 'took'} the table config from storage's hoodie.properties")
         out.append(f"  {verb} {len(self.instants_imported)} instant(s), {self.instants_skipped} already on the server")
         out += [f"    {i}" for i in self.instants_imported]
         if self.bootstrap_files:
@@ -143,7 +146,7 @@ def _thrift_file(f):
 
 
 def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: ImportReport,
-                      reconcile: bool = False) -> ImportReport:
+                      reconcile: bool = False, config=None) -> ImportReport:
     """Bring the server's db.table up to storage: instants new on storage (or in a later state) and,
     on a first import, a reconcile (repair) or when instants were archived unseen, the listing."""
     from thrift_idl.hudi_metastore.ttypes import ImportedInstant
@@ -182,9 +185,11 @@ def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: 
                 missing = [f for key, f in live.items() if key not in on_storage and key not in written]
     report.bootstrap_files = len(listed)
     report.removed_files = len(missing)
-    if report.dry_run or not (payload or listed or missing):
+    if config is not None:
+        report.config_updated = True
+    if report.dry_run or not (payload or listed or missing or config is not None):
         return report
-    result = client.import_hudi_instants(db, table, payload, [_thrift_file(f) for f in listed], missing)
+    result = client.import_hudi_instants(db, table, payload, [_thrift_file(f) for f in listed], missing, config)
     report.bootstrap_files = result.filesAdded
     report.removed_files = result.filesRemoved
     return report
@@ -222,6 +227,7 @@ def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportRep
     except NoSuchObjectException:
         have = None
     created_hms = False
+    config = None
     if have is not None:
         if _norm(have.basePath) != _norm(tl.base_path):
             raise HudiImportError(f"{db}.{table} is a Hudi table at {have.basePath}, not {tl.base_path}")
@@ -230,6 +236,8 @@ def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportRep
         if HudiTableType._VALUES_TO_NAMES.get(have.tableType) != cfg.table_type:
             raise HudiImportError(f"{db}.{table} is {HudiTableType._VALUES_TO_NAMES.get(have.tableType)} on the "
                                   f"server but {cfg.table_type} on storage")
+        if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
+            config = cfg
     else:
         try:
             hms = client.get_table(db, table)
@@ -243,7 +251,7 @@ def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportRep
         client.register_hudi_table(cfg, None)
         created_hms = hms is None
     try:
-        return sync_from_storage(client, tl, db, table, report)
+        return sync_from_storage(client, tl, db, table, report, config=config)
     except BaseException:
         if report.registered and created_hms:  # registration is undone with the import
             try:
@@ -251,6 +259,18 @@ def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportRep
             except Exception:  # noqa: BLE001 - the original error matters
                 pass
         raise
+
+
+def _properties(cfg) -> dict[str, str]:
+    """hoodie.properties of a config (Thrift or store), apart from names and location."""
+    from adapter.handlers.hudi import config_from_thrift
+
+    if not hasattr(cfg, "db_name"):
+        cfg = config_from_thrift(cfg)
+    props = cfg.hoodie_properties()
+    for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum"):
+        props.pop(k, None)
+    return props
 
 
 def _norm(path: str | None) -> str:

@@ -239,7 +239,7 @@ class HudiHandler:
         return [file_to_thrift(f) for f in self._snapshot.all_files(dbName, tableName, partition or "")]
 
     @_answers("import_hudi_instants")
-    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):  # noqa: N803
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):  # noqa: N803
         from store.timeline_import import StoredInstant, TimelineImport
 
         stored = []
@@ -252,7 +252,7 @@ class HudiHandler:
                 inflight=i.inflightMetadata, completed=i.completedMetadata))
         out = TimelineImport(self._timeline).import_instants(
             dbName, tableName, stored, [_file_from_thrift(f) for f in listedFiles or []],
-            [_file_from_thrift(f) for f in missingFiles or []])
+            [_file_from_thrift(f) for f in missingFiles or []], config_from_thrift(config) if config else None)
         return ImportResult(imported=[instant_to_thrift(i) for i in out.imported], unchanged=out.unchanged,
                             filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version)
 

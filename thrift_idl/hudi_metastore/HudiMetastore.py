@@ -188,7 +188,7 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
-    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):
         """
         Parameters:
          - dbName
@@ -196,6 +196,7 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
          - instants
          - listedFiles
          - missingFiles
+         - config
 
         """
         pass
@@ -911,7 +912,7 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o2
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_all_files failed: unknown result")
 
-    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):
         """
         Parameters:
          - dbName
@@ -919,12 +920,13 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
          - instants
          - listedFiles
          - missingFiles
+         - config
 
         """
-        self.send_import_hudi_instants(dbName, tableName, instants, listedFiles, missingFiles)
+        self.send_import_hudi_instants(dbName, tableName, instants, listedFiles, missingFiles, config)
         return self.recv_import_hudi_instants()
 
-    def send_import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles):
+    def send_import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):
         self._oprot.writeMessageBegin('import_hudi_instants', TMessageType.CALL, self._seqid)
         args = import_hudi_instants_args()
         args.dbName = dbName
@@ -932,6 +934,7 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
         args.instants = instants
         args.listedFiles = listedFiles
         args.missingFiles = missingFiles
+        args.config = config
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
@@ -1609,7 +1612,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         iprot.readMessageEnd()
         result = import_hudi_instants_result()
         try:
-            result.success = self._handler.import_hudi_instants(args.dbName, args.tableName, args.instants, args.listedFiles, args.missingFiles)
+            result.success = self._handler.import_hudi_instants(args.dbName, args.tableName, args.instants, args.listedFiles, args.missingFiles, args.config)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -4828,16 +4831,18 @@ class import_hudi_instants_args(object):
      - instants
      - listedFiles
      - missingFiles
+     - config
 
     """
 
 
-    def __init__(self, dbName=None, tableName=None, instants=None, listedFiles=None, missingFiles=None,):
+    def __init__(self, dbName=None, tableName=None, instants=None, listedFiles=None, missingFiles=None, config=None,):
         self.dbName = dbName
         self.tableName = tableName
         self.instants = instants
         self.listedFiles = listedFiles
         self.missingFiles = missingFiles
+        self.config = config
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -4891,6 +4896,12 @@ class import_hudi_instants_args(object):
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRUCT:
+                    self.config = HudiTableConfig()
+                    self.config.read(iprot)
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -4930,6 +4941,10 @@ class import_hudi_instants_args(object):
                 iter148.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
+        if self.config is not None:
+            oprot.writeFieldBegin('config', TType.STRUCT, 6)
+            self.config.write(oprot)
+            oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
 
@@ -4954,6 +4969,7 @@ import_hudi_instants_args.thrift_spec = (
     (3, TType.LIST, 'instants', (TType.STRUCT, [ImportedInstant, None], False), None, ),  # 3
     (4, TType.LIST, 'listedFiles', (TType.STRUCT, [HudiFile, None], False), None, ),  # 4
     (5, TType.LIST, 'missingFiles', (TType.STRUCT, [HudiFile, None], False), None, ),  # 5
+    (6, TType.STRUCT, 'config', [HudiTableConfig, None], None, ),  # 6
 )
 
 

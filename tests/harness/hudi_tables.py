@@ -1,0 +1,123 @@
+"""Hudi fixture tables on disk and what hudi-rs (the independent oracle) and our server say about
+them; running the `hudi-metastore` CLI as a subprocess. For the import, validate/repair and CLI
+view tests."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+from .procs import REPO_ROOT, VENV_PYTHON
+
+
+def fixture_zip(name: str) -> str:
+    from tests.test_hudi_fixtures import FIXTURE_DIR
+
+    return os.path.join(FIXTURE_DIR, f"{name}.zip")
+
+
+def table_copy(name: str, dest: Path) -> str:
+    """A private copy of fixture `name` (e.g. "cow_v8_nonpartitioned"); its base path."""
+    from tests.test_hudi_fixtures import unzip_table
+
+    base = unzip_table(fixture_zip(name), dest / f"unzip-{uuid.uuid4().hex[:6]}")
+    target = dest / name
+    shutil.copytree(base, target)
+    return str(target)
+
+
+def tree_digest(base: str) -> dict[str, str]:
+    """Relative path -> sha1 of every file under base (to show storage was left alone)."""
+    out = {}
+    for root, _, names in os.walk(base):
+        for n in names:
+            p = os.path.join(root, n)
+            out[os.path.relpath(p, base)] = hashlib.sha1(open(p, "rb").read()).hexdigest()
+    return out
+
+
+def timeline_dir(base: str) -> str:
+    t = os.path.join(base, ".hoodie", "timeline")
+    return t if os.path.isdir(t) else os.path.join(base, ".hoodie")
+
+
+def hold_back(base: str, ts: str, dest: Path, completed_only: bool = False) -> list[str]:
+    """Move instant `ts`'s timeline files (or only its completed file) out of the table."""
+    tdir = timeline_dir(base)
+    dest.mkdir(parents=True, exist_ok=True)
+    moved = []
+    for n in sorted(os.listdir(tdir)):
+        if not n.startswith(ts) or not os.path.isfile(os.path.join(tdir, n)):
+            continue
+        pending = n.endswith(".requested") or n.endswith(".inflight")
+        if completed_only and pending:
+            continue
+        shutil.move(os.path.join(tdir, n), dest / n)
+        moved.append(n)
+    return moved
+
+
+def put_back(base: str, src: Path) -> None:
+    tdir = timeline_dir(base)
+    for n in os.listdir(src):
+        shutil.move(src / n, os.path.join(tdir, n))
+
+
+def theirs_slices(base: str) -> dict:
+    """hudi-rs's latest file slices: (partition, file id) -> (base instant, base file, log files)."""
+    from tests.test_hudi_fixtures import hudi, theirs_norm
+
+    return theirs_norm(hudi.HudiTable(base), None)
+
+
+def ours_slices(slices) -> dict:
+    """The same from our server's Thrift FileSlice list."""
+    return {(s.partitionPath, s.fileId): (s.baseInstant, s.baseFile.name if s.baseFile else None,
+                                          tuple(f.name for f in s.logFiles or [])) for s in slices}
+
+
+def theirs_partitions(base: str) -> list[str]:
+    return sorted({k[0] for k in theirs_slices(base)})
+
+
+def _sorted_rows(batches) -> list[dict]:
+    import pyarrow as pa
+
+    batches = [b for b in batches if b is not None and b.num_rows]
+    if not batches:
+        return []
+    rows = pa.Table.from_batches(batches).to_pylist()
+    return sorted(rows, key=lambda r: (r["_hoodie_partition_path"] or "", r["_hoodie_record_key"]))
+
+
+def theirs_rows(base: str) -> list[dict]:
+    from tests.test_hudi_fixtures import hudi
+
+    return _sorted_rows(hudi.HudiTable(base).read())
+
+
+def rows_of_slices(base: str, slices) -> list[dict]:
+    """The rows of the file slices our server lists, merged by hudi-rs's file group reader."""
+    from tests.test_hudi_fixtures import hudi
+
+    reader = hudi.HudiTable(base).create_file_group_reader_with_options()
+    batches = []
+    for s in slices:
+        prefix = f"{s.partitionPath}/" if s.partitionPath else ""
+        logs = [prefix + f.name for f in s.logFiles or []]
+        base_file = prefix + s.baseFile.name if s.baseFile else ""
+        batches.append(reader.read_file_slice_from_paths(base_file, logs))
+    return _sorted_rows(batches)
+
+
+def run_cli(*args: str, input_text: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`hudi-metastore <args>` in a subprocess (stdin closed unless input_text)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return subprocess.run([VENV_PYTHON, "-m", "adapter.cli", *args], cwd=str(REPO_ROOT), env=env,
+                          input=input_text if input_text is not None else "", capture_output=True, text=True,
+                          timeout=timeout)

@@ -1,0 +1,365 @@
+"""import-hudi (RFC-15 first time initialization through the metastore): every fixture table imported
+from storage gives the partitions, latest file slices and rows hudi-rs reads from storage;
+re-importing is a no-op; instants added on storage later are picked up; archived instants are
+covered by the listing; bad input changes nothing. Against a real server process on each backend."""
+
+from __future__ import annotations
+
+import glob
+import os
+import uuid
+
+import pytest
+
+hudi = pytest.importorskip("hudi")
+
+from adapter.client import HudiMetastoreClient, state_name  # noqa: E402
+from adapter.commands.import_hudi import HudiImportError, import_hudi_table  # noqa: E402
+from store.storage_timeline import StorageTimeline, parse_timeline_name  # noqa: E402
+from store.timeline_service import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
+from tests.harness.hudi_tables import (  # noqa: E402
+    hold_back,
+    ours_slices,
+    put_back,
+    rows_of_slices,
+    run_cli,
+    table_copy,
+    theirs_partitions,
+    theirs_rows,
+    theirs_slices,
+    timeline_dir,
+    tree_digest,
+)
+from tests.test_hudi_fixtures import FIXTURE_DIR  # noqa: E402
+from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException  # noqa: E402
+from thrift_idl.hudi_metastore.ttypes import ImportedInstant, InstantState  # noqa: E402
+
+FIXTURES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(FIXTURE_DIR, "*.zip")))
+
+
+@pytest.fixture
+def metastore(our_server_info):
+    """(uri, db, client): a fresh database on our server."""
+    uri = f"thrift://127.0.0.1:{our_server_info.port}"
+    db = f"imp_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri) as c:
+        c.create_database(Database(name=db, description="", locationUri=None, parameters={}))
+        yield uri, db, c
+
+
+def server_state(c, db, tbl) -> tuple:
+    """Everything an import could change, to show that nothing did."""
+    try:
+        instants = [(i.timestamp, i.action, i.state, i.completionTime) for i in c.list_instants(db, tbl)]
+    except NoSuchObjectException:
+        return ("absent",)
+    return (instants, ours_slices(c.get_latest_file_slices(db, tbl)), c.get_hudi_partitions(db, tbl),
+            c.get_hudi_table_stats(db, tbl).tableVersion)
+
+
+def assert_matches_storage(c, db, tbl, base):
+    cfg = c.get_hudi_table(db, tbl)
+    slices = c.get_latest_file_slices(db, tbl)
+    assert ours_slices(slices) == theirs_slices(base)
+    if cfg.partitionFields:
+        assert c.get_hudi_partitions(db, tbl) == theirs_partitions(base)
+        hms = sorted(c.get_partition_names(db, tbl, -1))
+        assert len(hms) == len(theirs_partitions(base))
+    else:
+        assert c.get_hudi_partitions(db, tbl) == [""]
+    assert rows_of_slices(base, slices) == theirs_rows(base)
+
+
+# --------------------------------------------------------------------------- every fixture
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_import_equals_hudi_rs(metastore, tmp_path, name):
+    uri, db, c = metastore
+    base = table_copy(name, tmp_path)
+    before = tree_digest(base)
+    tl = StorageTimeline.read(base)
+
+    report = import_hudi_table(uri, base, db, "t", dry_run=True)  # dry run: a plan, no change
+    assert report.registered and len(report.instants_imported) == len(tl.instants)
+    with pytest.raises(NoSuchObjectException):
+        c.get_table(db, "t")
+
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.registered and len(report.instants_imported) == len(tl.instants)
+    cfg = c.get_hudi_table(db, "t")
+    assert cfg.tableVersion == tl.table_version and cfg.basePath == base
+    instants = c.list_instants(db, "t")
+    assert [(i.timestamp, state_name(i.state)) for i in instants] == \
+        [(i.ts, ("", "REQUESTED", "INFLIGHT", "COMPLETED")[i.state]) for i in tl.instants]
+    assert [i.completionTime for i in instants] == [i.completion_ts for i in tl.instants]
+    assert_matches_storage(c, db, "t", base)
+
+    state = server_state(c, db, "t")
+    again = import_hudi_table(uri, base, db, "t")  # re-import: nothing new on storage, no change
+    assert not again.changed and again.instants_skipped == len(tl.instants)
+    assert server_state(c, db, "t") == state
+    # imported versions count as mirrored: the server never rewrites the imported table's storage
+    stats = c.get_hudi_table_stats(db, "t")
+    assert stats.mirrorLagVersions == 0 and stats.mirrored == (tl.table_version == 6)
+    assert tree_digest(base) == before
+
+
+def test_import_cli_subprocess(metastore, tmp_path):
+    uri, db, c = metastore
+    base = table_copy("mor_v6_trips_8i1u", tmp_path)
+    dry = run_cli("import-hudi", base, "--table", f"{db}.trips", "--dry-run", "--metastore", uri)
+    assert dry.returncode == 0, dry.stderr
+    assert "would register" in dry.stdout and "would import 2 instant(s)" in dry.stdout
+    with pytest.raises(NoSuchObjectException):
+        c.get_table(db, "trips")
+    done = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri)
+    assert done.returncode == 0, done.stderr
+    assert "imported 2 instant(s)" in done.stdout
+    assert_matches_storage(c, db, "trips", base)
+    again = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri)
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+
+
+# --------------------------------------------------------------------------- incremental
+
+
+@pytest.mark.parametrize("name", ["cow_v8_complexkeygen_hivestyle", "mor_v6_trips_8i1u",
+                                  "mor_v6_nonpartitioned_rollback", "cow_v6_nonpartitioned"])
+def test_instants_added_on_storage_are_picked_up(metastore, tmp_path, name):
+    uri, db, c = metastore
+    base = table_copy(name, tmp_path)
+    last = StorageTimeline.read(base).instants[-1]
+    held = tmp_path / "held"
+    assert hold_back(base, last.ts, held)
+    first = import_hudi_table(uri, base, db, "t")
+    assert last.ts not in {i.timestamp for i in c.list_instants(db, "t")}
+    assert_matches_storage(c, db, "t", base)  # storage without the instant: its files are not the table's
+    assert not any(i.startswith(last.ts) for i in first.instants_imported)
+
+    put_back(base, held)
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.instants_imported == [f"{last.ts}.{last.done_action}.COMPLETED"]
+    assert report.bootstrap_files == 0  # no listing: the new instant's metadata names its files
+    assert_matches_storage(c, db, "t", base)
+
+
+def test_pending_instant_imported_as_pending_then_completed(metastore, tmp_path):
+    uri, db, c = metastore
+    base = table_copy("cow_v8_simplekeygen_nonhivestyle", tmp_path)
+    last = StorageTimeline.read(base).instants[-1]
+    held = tmp_path / "held"
+    assert len(hold_back(base, last.ts, held, completed_only=True)) == 1
+    import_hudi_table(uri, base, db, "t")
+    pending = [i for i in c.list_instants(db, "t") if i.timestamp == last.ts]
+    assert [(state_name(i.state), i.action) for i in pending] == [("INFLIGHT", "commit")]
+    assert c.get_instant_metadata(db, "t", last.ts, "commit", "INFLIGHT") == \
+        open(os.path.join(timeline_dir(base), f"{last.ts}.inflight"), "rb").read()
+    assert_matches_storage(c, db, "t", base)
+
+    put_back(base, held)
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.instants_imported == [f"{last.ts}.commit.COMPLETED"]
+    done = [i for i in c.list_instants(db, "t") if i.timestamp == last.ts]
+    assert [(state_name(i.state), i.completionTime) for i in done] == [("COMPLETED", last.completion_ts)]
+    assert_matches_storage(c, db, "t", base)
+
+
+def test_new_instant_times_follow_the_imported_ones(metastore, tmp_path):
+    uri, db, c = metastore
+    base = table_copy("cow_v8_nonpartitioned", tmp_path)
+    import_hudi_table(uri, base, db, "t")
+    top = max(max(i.timestamp, i.completionTime or "") for i in c.list_instants(db, "t"))
+    assert c.new_instant_time(db, "t") > top
+
+
+# --------------------------------------------------------------------------- archived instants
+
+
+@pytest.mark.parametrize("name", ["cow_v6_simplekeygen_nonhivestyle", "cow_v8_complexkeygen_hivestyle",
+                                  "mor_v6_complexkeygen_hivestyle"])
+def test_archived_instants_are_covered_by_the_listing(metastore, tmp_path, name):
+    """The first instant leaves the active timeline (as Hudi's archiver does): its files, still the
+    table's, come from one listing of the partitions."""
+    uri, db, c = metastore
+    base = table_copy(name, tmp_path)
+    expected = theirs_slices(base)
+    tl = StorageTimeline.read(base)
+    first = tl.instants[0]
+    for n in first.files.values():
+        os.remove(os.path.join(timeline_dir(base), n))
+    os.makedirs(os.path.join(base, tl.archive_dir), exist_ok=True)
+    with open(os.path.join(base, tl.archive_dir, ".commits_.archive.1_1-0-1"), "wb") as f:
+        f.write(b"archived")
+    assert theirs_slices(base) == expected  # hudi-rs: files before the timeline starts are committed
+
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.bootstrap_files > 0
+    assert [i.timestamp for i in c.list_instants(db, "t")] == [i.ts for i in tl.instants[1:]]
+    assert_matches_storage(c, db, "t", base)
+    assert not import_hudi_table(uri, base, db, "t").changed
+
+
+# --------------------------------------------------------------------------- adopted tables
+
+
+def test_table_adopted_from_hms_takes_storage_config(metastore, tmp_path):
+    """A table registered from HMS parameters (as hive-sync leaves them, defaults for the rest) gets
+    storage's hoodie.properties with its first import."""
+    uri, db, c = metastore
+    base = table_copy("cow_v8_nonpartitioned", tmp_path)
+    from store.hudi_table_config import HudiTableConfig
+
+    c.register_hudi_table(HudiTableConfig(db_name=db, table_name="t", table_type="COPY_ON_WRITE",
+                                          record_key_fields=["id"], partition_fields=[], base_path=base),
+                          [("id", "int"), ("name", "string")])
+    assert c.get_hudi_table(db, "t").tableVersion == 6
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.config_updated and not report.registered
+    cfg = c.get_hudi_table(db, "t")
+    assert cfg.tableVersion == 8 and cfg.properties.get("hoodie.timeline.layout.version") == "2"
+    assert not c.get_hudi_table_stats(db, "t").mirrored
+    assert_matches_storage(c, db, "t", base)
+    assert not import_hudi_table(uri, base, db, "t").changed
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_not_a_hudi_table(metastore, tmp_path):
+    uri, db, c = metastore
+    empty = tmp_path / "plain"
+    empty.mkdir()
+    (empty / "part-0.parquet").write_bytes(b"PAR1")
+    with pytest.raises(HudiImportError, match="is not a Hudi table: it has no .hoodie/hoodie.properties"):
+        import_hudi_table(uri, str(empty), db, "t")
+    with pytest.raises(HudiImportError, match="does not exist"):
+        import_hudi_table(uri, str(tmp_path / "nowhere"), db, "t")
+    r = run_cli("import-hudi", str(empty), "--table", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 2 and "is not a Hudi table" in r.stderr
+    r = run_cli("import-hudi", str(empty), "--table", "no_dot", "--metastore", uri)
+    assert r.returncode == 2 and "expected <db>.<table>" in r.stderr
+    assert c.get_all_tables(db) == []
+
+
+@pytest.mark.parametrize("version", ["5", "7", "10", ""])
+def test_unsupported_table_version(metastore, tmp_path, version):
+    uri, db, c = metastore
+    base = table_copy("cow_v6_nonpartitioned", tmp_path)
+    props = os.path.join(base, ".hoodie", "hoodie.properties")
+    text = open(props).read().replace("hoodie.table.version=6", f"hoodie.table.version={version}")
+    open(props, "w").write(text)
+    with pytest.raises(HudiImportError, match="table version .* is not supported"):
+        import_hudi_table(uri, base, db, "t")
+    r = run_cli("import-hudi", base, "--table", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 2 and "is not supported (supported: 6, 8, 9)" in r.stderr
+    assert c.get_all_tables(db) == []
+
+
+@pytest.mark.parametrize("name", ["cow_v6_simplekeygen_nonhivestyle", "cow_v8_simplekeygen_nonhivestyle"])
+def test_corrupt_commit_file_changes_nothing(metastore, tmp_path, name):
+    uri, db, c = metastore
+    base = table_copy(name, tmp_path)
+    last = StorageTimeline.read(base).instants[-1]
+    path = os.path.join(timeline_dir(base), last.files[COMPLETED])
+    good = open(path, "rb").read()
+    open(path, "wb").write(good[: len(good) // 2])  # truncated: neither JSON nor a whole Avro file
+    with pytest.raises(HudiImportError, match=f"corrupt instant file .*{last.files[COMPLETED]}"):
+        import_hudi_table(uri, base, db, "t")
+    assert c.get_all_tables(db) == []  # not even registered
+
+    # an imported table: a corrupt new instant leaves it as it was
+    open(path, "wb").write(good)
+    held = tmp_path / "held"
+    hold_back(base, last.ts, held)
+    import_hudi_table(uri, base, db, "t")
+    before = server_state(c, db, "t")
+    put_back(base, held)
+    open(path, "wb").write(b"{not json")
+    r = run_cli("import-hudi", base, "--table", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 2 and "corrupt instant file" in r.stderr
+    assert server_state(c, db, "t") == before
+
+
+def test_server_refuses_bad_import_atomically(metastore, tmp_path):
+    """import_hudi_instants itself: a corrupt instant anywhere in the call leaves nothing written."""
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    tl = StorageTimeline.read(base)
+    from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+
+    from store.hudi_table_config import HudiTableConfig
+
+    c.register_hudi_table(HudiTableConfig(db_name=db, table_name="t", table_type="COPY_ON_WRITE",
+                                          record_key_fields=["id"], partition_fields=["intField"],
+                                          base_path=base), [("id", "int"), ("intField", "int")])
+    good = tl.instants[0]
+    payload = [ImportedInstant(timestamp=good.ts, action="commit", state=InstantState.COMPLETED,
+                               completedMetadata=tl.metadata(good, COMPLETED)),
+               ImportedInstant(timestamp=tl.instants[1].ts, action="commit", state=InstantState.COMPLETED,
+                               completedMetadata=b"{\"partitionToWriteStats\": 7}")]
+    with pytest.raises(InvalidObjectException, match="partitionToWriteStats"):
+        c.import_hudi_instants(db, "t", payload)
+    bad_time = [ImportedInstant(timestamp="2024-01-01", action="commit", state=InstantState.REQUESTED)]
+    with pytest.raises(InvalidObjectException, match="17 digits"):
+        c.import_hudi_instants(db, "t", bad_time)
+    bad_action = [ImportedInstant(timestamp=good.ts, action="merge", state=InstantState.REQUESTED)]
+    with pytest.raises(InvalidObjectException, match="Unknown Hudi action"):
+        c.import_hudi_instants(db, "t", bad_action)
+    assert c.list_instants(db, "t") == [] and c.get_latest_file_slices(db, "t") == []
+    assert c.get_partition_names(db, "t", -1) == []
+    with pytest.raises(NoSuchObjectException):
+        c.import_hudi_instants(db, "nope", payload[:1])
+
+
+def test_unreachable_metastore(tmp_path):
+    from tests.harness import free_port
+
+    base = table_copy("cow_v6_nonpartitioned", tmp_path)
+    r = run_cli("import-hudi", base, "--table", "db.t", "--metastore", f"thrift://127.0.0.1:{free_port()}")
+    assert r.returncode == 1 and "metastore thrift://127.0.0.1:" in r.stderr
+
+
+# --------------------------------------------------------------------------- timeline layouts
+
+
+@pytest.mark.parametrize("name,layout,expected", [
+    ("20240101000000000.commit", 1, ("20240101000000000", "commit", COMPLETED, None)),
+    ("20240101000000000.inflight", 1, ("20240101000000000", "commit", INFLIGHT, None)),
+    ("20240101000000000.compaction.requested", 1, ("20240101000000000", "compaction", REQUESTED, None)),
+    ("20240101000000000.replacecommit.inflight", 1, ("20240101000000000", "replacecommit", INFLIGHT, None)),
+    ("20240101000000000_20240101000001000.deltacommit", 2,
+     ("20240101000000000", "deltacommit", COMPLETED, "20240101000001000")),
+    ("20240101000000000_20240101000001000.commit", 1, None),  # completion times are layout 2's
+    ("20240101000000000.clustering.requested", 2, ("20240101000000000", "clustering", REQUESTED, None)),
+    ("20240101000000000.compaction", 1, None),  # a compaction completes as a commit
+    ("hoodie.properties", 1, None),
+    ("20240101000000000.commit.crc", 1, None),
+])
+def test_timeline_file_names(name, layout, expected):
+    assert parse_timeline_name(name, layout) == expected
+
+
+def test_compaction_completes_as_commit(tmp_path):
+    """A completed compaction (requested as compaction, completed as commit) is known by the
+    action it was requested with; a mismatch is a corrupt timeline."""
+    base = table_copy("mor_v6_nonpartitioned", tmp_path)
+    tdir = timeline_dir(base)
+    first = StorageTimeline.read(base).instants[0]
+    ts = "20990101000000000"
+    open(os.path.join(tdir, f"{ts}.compaction.requested"), "wb").write(b"")
+    open(os.path.join(tdir, f"{ts}.compaction.inflight"), "wb").write(b"")
+    open(os.path.join(tdir, f"{ts}.commit"), "wb").write(b"{}")
+    inst = StorageTimeline.read(base).instants[-1]
+    assert (inst.ts, inst.action, inst.done_action, inst.state) == (ts, "compaction", "commit", COMPLETED)
+    bad = "20990102000000000"
+    open(os.path.join(tdir, f"{bad}.deltacommit.requested"), "wb").write(b"")
+    open(os.path.join(tdir, f"{bad}.commit"), "wb").write(b"{}")
+    from store.storage_timeline import CorruptTimeline
+
+    with pytest.raises(CorruptTimeline, match="requested as deltacommit but completed as commit"):
+        StorageTimeline.read(base)
+    os.remove(os.path.join(tdir, f"{bad}.commit"))
+    open(os.path.join(tdir, f"{first.ts}.commit"), "wb").write(b"{}")  # a second completed file
+    with pytest.raises(CorruptTimeline, match="two completed files"):
+        StorageTimeline.read(base)
