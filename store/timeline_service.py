@@ -345,6 +345,8 @@ class TimelineService:
             row = self._row(conn, ref.tbl_id, ts)
             if row.state == COMPLETED:
                 raise InvalidOperationException(f"Instant {ts} is already completed")
+            if row.start_ts == 0:  # see _expire
+                raise InvalidOperationException(f"Instant {ts} lost a commit conflict and is to be rolled back")
             conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
                 start_ts=self.clock_ms()))
 
@@ -413,8 +415,13 @@ class TimelineService:
             done_action = COMPLETED_AS.get(row.action, row.action)
             completion_ts = self._advance(conn, ref.tbl_id)
             version = self._apply(conn, ref, row, done_action, metadata)
-            if drop_partitions:
-                self._drop_hms_partitions(conn, ref, drop_partitions)
+            drops = drop_partitions
+            if drops is None and done_action == "replacecommit":
+                meta = parse_commit(metadata)
+                if (meta.operation_type or "").upper() == "DELETE_PARTITION":  # as hive-sync drops them
+                    drops = sorted(set(meta.replaced) - {s.partition_path for s in meta.write_stats})
+            if drops:
+                self._drop_hms_partitions(conn, ref, drops)
             conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
                 state=COMPLETED, action=done_action, completion_ts=completion_ts, start_ts=self.clock_ms()))
             self._put_meta(conn, ref.tbl_id, ts, done_action, COMPLETED, metadata)
@@ -424,13 +431,28 @@ class TimelineService:
             return Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                            row.duration), v, version
 
-        instant, version, _ = self.store.run_write(tx)
+        try:
+            instant, version, _ = self.store.run_write(tx)
+        except CommitConflict:
+            self._expire(db, tbl, ts)
+            raise
         for cb in self.on_commit:
             try:
                 cb(db, tbl)
             except Exception:  # noqa: BLE001 - a mirror failure never undoes a commit
                 log.exception("post-commit hook failed for %s.%s", db, tbl)
         return instant, version
+
+    def _expire(self, db: str, tbl: str, ts: str) -> None:
+        """An instant that lost a conflict can never complete: its heartbeat is expired so that its
+        writer (or the next one) rolls it back at once."""
+        def tx(conn: Connection):
+            ref = self.table_ref(conn, db, tbl)
+            conn.execute(update(S.instant).where(
+                S.instant.c.tbl_id == ref.tbl_id, S.instant.c.ts == ts, S.instant.c.state != COMPLETED
+            ).values(start_ts=0))
+
+        self.store.run_write(tx)
 
     def _bump_version(self, conn: Connection, tbl_id: int, instant_id: int) -> int:
         v = S.tbl_version
