@@ -294,7 +294,7 @@ def run(args) -> int:
     try:
         db, tbl = _split_table(args.table)
         report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run)
-    except HudiImportError as exc:
+    except (HudiImportError, ValueError) as exc:  # ValueError: e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
     except (TException, OSError) as exc:

@@ -11,8 +11,8 @@ from adapter.commands.import_hudi import DEFAULT_METASTORE, HudiImportError, _sp
 from adapter.commands.validate_repair import _connect, _errors
 
 
-def _took(args, started: float) -> None:
-    print(f"lookup took {(time.perf_counter() - started) * 1000:.1f} ms", file=sys.stderr if args.json else sys.stdout)
+def _took(args, seconds: float) -> None:
+    print(f"lookup took {seconds * 1000:.1f} ms", file=sys.stderr if args.json else sys.stdout)
 
 
 def run_stats(args) -> int:
@@ -42,7 +42,7 @@ def run_stats(args) -> int:
             print(f"last instant        {'-' if last is None else f'{last.timestamp}.{last.action} (completed {last.completionTime})'}")
             print(f"snapshot version    {st.tableVersion}")
             print(f"storage mirror lag  {f'{st.mirrorLagVersions} version(s)' if st.mirrored else 'n/a (not mirrored: table keeps its own layout)'}")
-        print(f"lookup took {(elapsed - started) * 1000:.1f} ms", file=sys.stderr if args.json else sys.stdout)
+        _took(args, elapsed - started)
         return 0
 
     return _errors("stats", args.metastore, go)
@@ -54,13 +54,14 @@ def run_list_partitions(args) -> int:
         with _connect(args.metastore) as c:
             started = time.perf_counter()
             parts = c.get_hudi_partitions(db, tbl)
-            _took(args, started)
+            took = time.perf_counter() - started
         if args.json:
             print(json.dumps(list(parts)))
         else:
             for p in parts:
                 print(p if p else "(unpartitioned)")
             print(f"{len(parts)} partition(s)")
+        _took(args, took)
         return 0
 
     return _errors("list-partitions", args.metastore, go)
@@ -79,10 +80,9 @@ def run_list_files(args) -> int:
         with _connect(args.metastore) as c:
             started = time.perf_counter()
             if args.partition is not None and args.partition not in c.get_hudi_partitions(db, tbl):
-                _took(args, started)
                 raise HudiImportError(f"{db}.{tbl} has no partition {args.partition!r}")
             slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
-            _took(args, started)
+            took = time.perf_counter() - started
         docs = [slice_doc(s) for s in slices]
         if args.json:
             print(json.dumps(docs, indent=2))
@@ -91,6 +91,7 @@ def run_list_files(args) -> int:
                 print(f"{d['partition'] or '(table)'}\t{d['file_id']}\t{d['base_instant']}\t{d['base_file'] or '-'}"
                       f"\t{','.join(d['log_files']) or '-'}")
             print(f"{len(docs)} file slice(s)")
+        _took(args, took)
         return 0
 
     return _errors("list-files", args.metastore, go)

@@ -120,7 +120,7 @@ def _errors(name: str, metastore: str, fn) -> int:
 
     try:
         return fn()
-    except HudiImportError as exc:
+    except (HudiImportError, ValueError) as exc:  # ValueError: e.g. not a thrift:// URI
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
     except NoSuchObjectException as exc:

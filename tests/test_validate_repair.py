@@ -1,0 +1,167 @@
+"""validate / repair (RFC-15 validate mode): validate finds a file deleted behind the server's back,
+a partition added on storage only and a completed instant missing from the server; repair fixes
+each through the import path; validate then agrees, and the server's view equals hudi-rs's.
+The CLI runs as a subprocess against a real server process on each backend."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+
+import pytest
+
+hudi = pytest.importorskip("hudi")
+
+from adapter.client import HudiMetastoreClient  # noqa: E402
+from adapter.commands.import_hudi import import_hudi_table  # noqa: E402
+from adapter.commands.validate_repair import compare  # noqa: E402
+from store.storage_timeline import StorageTimeline  # noqa: E402
+from tests.harness.hudi_tables import (  # noqa: E402
+    hold_back,
+    ours_slices,
+    put_back,
+    rows_of_slices,
+    run_cli,
+    table_copy,
+    theirs_partitions,
+    theirs_rows,
+    theirs_slices,
+)
+from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
+
+
+@pytest.fixture
+def imported(our_server_info, tmp_path):
+    """import(name, hold_last=False) -> (uri, db, client, base): a fixture table imported into a fresh database."""
+    uri = f"thrift://127.0.0.1:{our_server_info.port}"
+    db = f"val_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri) as c:
+        c.create_database(Database(name=db, description="", locationUri=None, parameters={}))
+
+        def make(name: str, hold_last: bool = False):
+            base = table_copy(name, tmp_path)
+            held = tmp_path / "held"
+            if hold_last:
+                hold_back(base, StorageTimeline.read(base).instants[-1].ts, held)
+            import_hudi_table(uri, base, db, "t")
+            if hold_last:
+                put_back(base, held)
+            return uri, db, c, base
+
+        yield make
+
+
+def validate(uri: str, db: str):
+    return run_cli("validate", f"{db}.t", "--metastore", uri)
+
+
+def assert_agrees(uri, c, db, base, rows=True):
+    r = validate(uri, db)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "agrees" in r.stdout
+    slices = c.get_latest_file_slices(db, "t")
+    assert ours_slices(slices) == theirs_slices(base)
+    if c.get_hudi_table(db, "t").partitionFields:
+        assert c.get_hudi_partitions(db, "t") == theirs_partitions(base)
+        assert len(c.get_partition_names(db, "t", -1)) == len(theirs_partitions(base))
+    if rows:
+        assert rows_of_slices(base, slices) == theirs_rows(base)
+
+
+def repair(uri: str, db: str):
+    r = run_cli("repair", f"{db}.t", "--yes", "--metastore", uri)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "now agrees" in r.stdout
+    return r
+
+
+def test_fresh_import_validates(imported):
+    uri, db, c, base = imported("mor_v6_trips_8i1u")
+    assert_agrees(uri, c, db, base)
+    r = run_cli("repair", f"{db}.t", "--yes", "--metastore", uri)
+    assert r.returncode == 0 and "nothing to repair" in r.stdout
+
+
+@pytest.mark.parametrize("name,rel", [
+    # the latest base file of a group: the slice before it is the latest again
+    ("cow_v6_simplekeygen_nonhivestyle", "10/97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0_0-119-166_20240418172804498.parquet"),
+    # the only file of a partition: the partition goes
+    ("cow_v6_simplekeygen_nonhivestyle", "30/6db57019-98ee-480e-8eb1-fb3de48e1c24-0_1-119-167_20240418172804498.parquet"),
+    # a log file of a merge-on-read slice
+    ("mor_v6_trips_8i1u", "city=san_francisco/.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.1_0-26-85"),
+])
+def test_file_deleted_behind_the_servers_back(imported, name, rel):
+    uri, db, c, base = imported(name)
+    os.remove(os.path.join(base, rel))
+    partition, _, fname = rel.rpartition("/")
+    _, diffs = compare(c, db, "t")
+    assert diffs and any(fname in str(d) for d in diffs), diffs
+    r = validate(uri, db)
+    assert r.returncode == 1 and f"{partition}/" in r.stdout and "difference(s)" in r.stdout
+    before = ours_slices(c.get_latest_file_slices(db, "t"))
+
+    refused = run_cli("repair", f"{db}.t", "--metastore", uri)  # no terminal, no --yes: nothing changes
+    assert refused.returncode == 2 and "--yes" in refused.stderr
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == before
+
+    out = repair(uri, db)
+    assert "marked 1 file(s) missing on storage deleted" in out.stdout
+    assert fname not in {f.name for f in c.get_all_files(db, "t", partition)}
+    assert_agrees(uri, c, db, base)
+
+
+@pytest.mark.parametrize("name,src,dst", [
+    ("cow_v6_simplekeygen_nonhivestyle", "20", "40"),
+    ("mor_v6_trips_8i1u", "city=san_francisco", "city=tokyo"),
+    ("cow_v8_complexkeygen_hivestyle", "byteField=10/shortField=300", "byteField=99/shortField=1"),
+])
+def test_partition_added_on_storage_only(imported, name, src, dst):
+    uri, db, c, base = imported(name)
+    shutil.copytree(os.path.join(base, src), os.path.join(base, dst))
+    r = validate(uri, db)
+    assert r.returncode == 1 and f"partition: {dst} is on storage only" in r.stdout
+    out = repair(uri, db)
+    assert "from the listing" in out.stdout
+    assert dst in c.get_hudi_partitions(db, "t")
+    # rows: the copied files still say they are in `src` (_hoodie_partition_path); slices are compared
+    assert_agrees(uri, c, db, base, rows=False)
+    assert sorted(p.sd.location for p in c.get_partitions(db, "t", -1))[-1].startswith(base)
+
+
+@pytest.mark.parametrize("name", ["cow_v8_simplekeygen_nonhivestyle", "mor_v6_trips_8i1u", "mor_v6_nonpartitioned_rollback"])
+def test_completed_instant_missing_from_the_server(imported, name):
+    uri, db, c, base = imported(name, hold_last=True)
+    last = StorageTimeline.read(base).instants[-1]
+    r = validate(uri, db)
+    assert r.returncode == 1
+    assert f"instant: {last.ts}.{last.done_action} is COMPLETED on storage, missing on the server" in r.stdout
+    out = repair(uri, db)
+    assert f"{last.ts}.{last.done_action}.COMPLETED" in out.stdout
+    assert last.ts in {i.timestamp for i in c.list_instants(db, "t")}
+    assert_agrees(uri, c, db, base)
+
+
+def test_all_three_at_once(imported):
+    uri, db, c, base = imported("cow_v6_simplekeygen_nonhivestyle", hold_last=True)
+    os.remove(os.path.join(base, "20/76e0556b-390d-4249-b7ad-9059e2bc2cbd-0_0-98-141_20240418172802262.parquet"))
+    shutil.copytree(os.path.join(base, "30"), os.path.join(base, "35"))
+    _, diffs = compare(c, db, "t")
+    kinds = {d.kind for d in diffs}
+    assert kinds == {"instant", "partition", "file-slice"}, diffs
+    repair(uri, db)
+    assert_agrees(uri, c, db, base, rows=False)
+
+
+def test_validate_bad_input(imported):
+    uri, db, c, base = imported("cow_v6_nonpartitioned")
+    r = run_cli("validate", f"{db}.nope", "--metastore", uri)
+    assert r.returncode == 2 and "not found" in r.stderr
+    r = run_cli("validate", "nodot", "--metastore", uri)
+    assert r.returncode == 2 and "expected <db>.<table>" in r.stderr
+    shutil.rmtree(os.path.join(base, ".hoodie"))
+    r = run_cli("validate", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 2 and "is not a Hudi table" in r.stderr
+    r = run_cli("repair", f"{db}.t", "--yes", "--metastore", uri)
+    assert r.returncode == 2 and "is not a Hudi table" in r.stderr
+    assert len(c.list_instants(db, "t")) == 2  # nothing changed
