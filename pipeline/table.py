@@ -118,3 +118,36 @@ def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | Non
         if avro:
             return from_avro_schema(avro)
     return from_avro_schema(info.avro_schema) if info.avro_schema else None
+
+
+def sync_hms_schema(client: HudiMetastoreClient, info: TableInfo, schema) -> bool:
+    """As hive-sync after a commit: the HMS table's columns follow the table schema (added columns,
+    widened types). True when the table was altered."""
+    from store.hudi_table_config import spark_schema_properties
+    from thrift_idl.hive_metastore.ttypes import FieldSchema
+
+    table = client.get_table(info.db, info.name)
+    part_names = {k.name.lower() for k in table.partitionKeys or []}
+    cols = list(table.sd.cols or [])
+    by_name = {c.name.lower(): c for c in cols}
+    changed = False
+    for name, hive_t in hive_columns(schema):
+        if name.lower() in part_names:
+            continue
+        have = by_name.get(name.lower())
+        if have is None:
+            cols.append(FieldSchema(name.lower(), hive_t, None))
+            changed = True
+        elif have.type.lower() != hive_t.lower():
+            have.type = hive_t
+            changed = True
+    if not changed:
+        return False
+    table.sd.cols = cols
+    params = table.parameters or {}
+    if params.get("spark.sql.sources.provider"):
+        for k in [k for k in params if k.startswith("spark.sql.sources.schema")]:
+            del params[k]
+        params.update(spark_schema_properties(cols, table.partitionKeys or []))
+    client.alter_table(info.db, info.name, table)
+    return True

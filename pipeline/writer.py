@@ -24,7 +24,7 @@ from .config import WriteConfig
 from .errors import HudiWriteError
 from .file_group_writer import STATS_DDL, FileGroupWriter, write_stat
 from .schema import META_COLUMNS, evolve, to_avro_schema
-from .table import as_list, latest_schema, open_for_write, split_name
+from .table import latest_schema, open_for_write, split_name, sync_hms_schema
 
 log = logging.getLogger(__name__)
 
@@ -111,13 +111,16 @@ class _Job:
             stats, replaced = self._execute(records, counts)
             meta = commit_metadata(cfg.operation, stats, self.schema_avro,
                                    replaced if cfg.action == "replacecommit" else None)
-            return txn.complete(meta)
+            done = txn.complete(meta)
         except BaseException:
             txn.abandon()
             raise
         finally:
             for d in self._persisted:
                 d.unpersist()
+        if current is not None and df is not None and self.schema != current:
+            sync_hms_schema(self.client, info, self.schema)
+        return done
 
     def _check_fields(self, schema_in: T.StructType) -> None:
         have = {f.name.lower() for f in schema_in.fields}
