@@ -63,7 +63,7 @@ class FileGroupWriter:
         seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
         new = conform(upserts, self.data_schema)
         meta = [pa.array([self.instant] * n, pa.string()),
-                pa.array([f"{seq_prefix}{i}" for i in range(n)], pa.string()),
+                pc.binary_join_element_wise(seq_prefix, pa.array(range(n), pa.int64()).cast(pa.string()), ""),
                 upserts.column("_hoodie_record_key").cast(pa.string()),
                 pa.array([ppath] * n, pa.string()),
                 pa.array([name] * n, pa.string())]

@@ -1,0 +1,219 @@
+"""Benchmark of the PySpark pipeline (pipeline/) against plain Parquet, and of read planning.
+
+    python -m bench.pipeline_bench [--rows 10000000] [--partitions 1000] [--upsert-fraction 0.01]
+                                   [--plan-partitions 10000] [--plan-iterations 20] [--db-url URL]
+                                   [--master local[2]] [--json out.json]
+
+It starts our server itself (``python -m adapter.cli serve`` on a free port; SQLite file database in
+a temp dir unless ``--db-url``) and one Spark session (``--master``, default local[2]), then:
+
+1. plain Parquet: ``df.write.partitionBy("dt").parquet(...)`` of ``--rows`` generated rows over
+   ``--partitions`` partitions (the same DataFrame definition as 2.);
+2. ``pipeline.write(..., operation="insert")`` of the same rows into a new Hudi table;
+3. ``pipeline.write(..., operation="upsert")`` of ``--upsert-fraction`` of the keys (new values);
+4. read planning of one partition of a ``--plan-partitions``-partition table (written with the
+   pipeline, one row per partition): ours (``pipeline.reader.plan``: the server prunes the partition
+   and names its file slices) vs hudi-rs (``HudiTable(base)`` + ``get_file_slices`` with the same
+   partition filter, which lists storage), median of ``--plan-iterations`` random partitions.
+
+Results are checked (row counts after insert and upsert, one file slice planned by both); a wrong
+answer is an error. Times are wall-clock seconds, single runs for 1-3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PYTHON = os.environ.get("HMS_BENCH_PYTHON") or sys.executable
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(tmp: Path, db_url: str | None):
+    import socket
+
+    port = _free_port()
+    url = db_url or f"sqlite:///{tmp / 'metastore.db'}"
+    logf = open(tmp / "server.log", "wb")
+    proc = subprocess.Popen([PYTHON, "-m", "adapter.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+                             "--db-url", url, "--warehouse", str(tmp / "warehouse")],
+                            cwd=str(REPO_ROOT), stdout=logf, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {(tmp / 'server.log').read_text()[-2000:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return port, proc
+        time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+def build_spark(master: str, tmp: Path):
+    os.environ.setdefault("PYSPARK_PYTHON", PYTHON)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName("pipeline-bench")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "4g")
+             .config("spark.sql.warehouse.dir", str(tmp / "spark-wh")).getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def source(spark, rows: int, partitions: int, start: int = 0, step: int = 1, version: int = 0):
+    from pyspark.sql import functions as F
+
+    return (spark.range(start, rows, step)
+            .withColumn("ts", F.lit(version).cast("long"))
+            .withColumn("name", F.concat(F.lit("name-"), F.col("id").cast("string")))
+            .withColumn("amount", (F.col("id") % 1000).cast("double") / 10 + version)
+            .withColumn("qty", (F.col("id") % 97).cast("int"))
+            .withColumn("dt", F.format_string("p%05d", F.col("id") % partitions)))
+
+
+def timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def run(args) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="pipeline-bench-"))
+    port, server = start_server(tmp, args.db_url)
+    uri = f"thrift://127.0.0.1:{port}"
+    results: dict = {"rows": args.rows, "partitions": args.partitions, "master": args.master,
+                     "upsert_rows": 0, "platform": platform.platform(), "python": sys.version.split()[0]}
+    try:
+        spark = build_spark(args.master, tmp)
+        import pyspark
+
+        from pipeline import read, write
+        from pipeline.reader import plan
+
+        results["pyspark"] = pyspark.__version__
+        opts = {"hoodie.datasource.write.hive_style_partitioning": "true"}
+        df = source(spark, args.rows, args.partitions)
+        spark.range(1).count()  # JVM warm
+        log(f"plain parquet: {args.rows} rows, {args.partitions} partitions")
+        results["plain_parquet_s"], _ = timed(
+            lambda: df.write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain")))
+        log(f"  {results['plain_parquet_s']:.1f} s; pipeline insert")
+        results["insert_s"], _ = timed(lambda: write(
+            df, "bench.events", "insert", record_key="id", precombine_field="ts", partition_by="dt",
+            metastore=uri, options=opts))
+        log(f"  {results['insert_s']:.1f} s; upsert")
+        step = max(1, round(1 / args.upsert_fraction))
+        upd = source(spark, args.rows, args.partitions, step=step, version=1)
+        results["upsert_rows"] = len(range(0, args.rows, step))
+        results["upsert_s"], _ = timed(lambda: write(upd, "bench.events", "upsert", metastore=uri))
+        log(f"  {results['upsert_s']:.1f} s; checking")
+        t = read(spark, "bench.events", metastore=uri)
+        n, updated = t.count(), t.where("ts = 1").count()
+        if n != args.rows or updated != results["upsert_rows"]:
+            raise AssertionError(f"read back {n} rows ({updated} updated), expected {args.rows} "
+                                 f"({results['upsert_rows']})")
+        results["insert_vs_parquet"] = results["insert_s"] / results["plain_parquet_s"]
+
+        # planning of a one-partition read on a --plan-partitions table
+        log(f"planning table: {args.plan_partitions} partitions")
+        wide = source(spark, args.plan_partitions, args.plan_partitions)
+        results["plan_table_write_s"], _ = timed(lambda: write(
+            wide, "bench.wide", "insert", record_key="id", precombine_field="ts", partition_by="dt",
+            metastore=uri, options=opts))
+        from adapter.client import HudiMetastoreClient
+        from store.warehouse import local_path
+
+        import hudi
+
+        with HudiMetastoreClient(uri) as c:
+            base = local_path(c.get_hudi_table("bench", "wide").basePath)
+            rnd = random.Random(7)
+            ours, theirs = [], []
+            for _ in range(args.plan_iterations):
+                part = f"p{rnd.randrange(args.plan_partitions):05d}"
+                s, p = timed(lambda: plan(c, "bench.wide", filters=[("dt", "=", part)]))
+                if len(p.files) != 1 or not p.files[0].startswith(f"dt={part}/"):
+                    raise AssertionError(f"ours planned {p.files} for {part}")
+                ours.append(s)
+
+                def hudi_rs():
+                    table = hudi.HudiTable(base)
+                    return table.get_file_slices(options=hudi.HudiReadOptions().with_filters([("dt", "=", part)]))
+
+                s, slices = timed(hudi_rs)
+                if len(slices) != 1 or slices[0].partition_path != f"dt={part}":
+                    raise AssertionError(f"hudi-rs planned {[x.partition_path for x in slices]} for {part}")
+                theirs.append(s)
+        results["plan_partitions"] = args.plan_partitions
+        results["plan_ours_median_s"] = statistics.median(ours)
+        results["plan_hudi_rs_median_s"] = statistics.median(theirs)
+        spark.stop()
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
+def report(r: dict) -> str:
+    lines = [
+        f"rows {r['rows']}, partitions {r['partitions']}, master {r['master']}",
+        f"plain parquet write            {r['plain_parquet_s']:8.2f} s",
+        f"pipeline insert                {r['insert_s']:8.2f} s   ({r['insert_vs_parquet']:.2f}x plain parquet)",
+        f"pipeline upsert {r['upsert_rows']:>9} rows   {r['upsert_s']:8.2f} s",
+        f"plan 1 of {r['plan_partitions']} partitions: ours {r['plan_ours_median_s'] * 1000:.1f} ms, "
+        f"hudi-rs listing {r['plan_hudi_rs_median_s'] * 1000:.1f} ms (medians)",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=10_000_000)
+    p.add_argument("--partitions", type=int, default=1000)
+    p.add_argument("--upsert-fraction", type=float, default=0.01)
+    p.add_argument("--plan-partitions", type=int, default=10_000)
+    p.add_argument("--plan-iterations", type=int, default=20)
+    p.add_argument("--db-url")
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--json")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (tables, server log)")
+    args = p.parse_args(argv)
+    r = run(args)
+    print(report(r))
+    if args.json:
+        Path(args.json).write_text(json.dumps(r, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
