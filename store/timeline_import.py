@@ -92,6 +92,12 @@ def _check(instants: list[StoredInstant]) -> None:
                 parse_restore(data)
 
 
+def _group(stat) -> tuple[str, str]:
+    """(partition, file id) of a write stat's file."""
+    partition, name = split_path(stat.path)
+    return (stat.partition_path if stat.partition_path is not None else partition), parse_file_name(name)[0]
+
+
 def _file_key(f: FileInfo) -> tuple[str, str]:
     return (f.partition_path or "", f.name)
 
@@ -188,7 +194,7 @@ class TimelineImport:
                 self.timeline._put_meta(conn, ref.tbl_id, inst.ts, action if state == COMPLETED else inst.action,
                                         state, data)
         if completed:
-            self._apply(conn, ref, inst, completion)
+            self._apply(conn, ref, inst)
             conn.execute(S.instant_markers.delete().where(
                 S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == inst.ts))
             self._version(conn, ref.tbl_id, instant_id)
@@ -203,7 +209,7 @@ class TimelineImport:
                                        create_time=now, update_time=now))
         return top + 1
 
-    def _apply(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant, completion_ts: str) -> None:
+    def _apply(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant) -> None:
         """The snapshot changes of a completed instant, as timeline_service applies a commit's."""
         tl = self.timeline
         action = inst.done_action
@@ -211,8 +217,7 @@ class TimelineImport:
             meta = parse_commit(inst.completed)
             self._drop_recorded_base_files(conn, ref, meta)
             tl._add_files(conn, ref, inst.ts, meta)
-            if ref.config.table_version >= 8 and ref.config.table_type == MOR:
-                self._slice_logs_by_completion(conn, ref, inst.ts, completion_ts)
+            self._reslice_logs(conn, ref, {_group(s) for s in meta.write_stats})
             written = sorted({s.partition_path for s in meta.write_stats if s.partition_path})
             tl._ensure_partitions(conn, ref, written)
             if action == "replacecommit" and (meta.operation_type or "").upper() == "DELETE_PARTITION":
@@ -238,30 +243,40 @@ class TimelineImport:
         for s in meta.write_stats:
             partition, name = split_path(s.path)
             if not name.startswith("."):
-                by_partition.setdefault(s.partition_path if s.partition_path is not None else partition, []).append(name)
+                key = s.partition_path if s.partition_path is not None else partition
+                by_partition.setdefault(key, []).append(name)
         have = set()
         for partition, names in by_partition.items():
             for k in range(0, len(names), BATCH):
                 have.update((partition, r) for r in conn.execute(select(f.c.name).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.name.in_(names[k:k + BATCH]))).scalars())
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
+                    f.c.name.in_(names[k:k + BATCH]))).scalars())
         if have:
             meta.write_stats = [s for s in meta.write_stats if (
                 s.partition_path if s.partition_path is not None else split_path(s.path)[0],
                 split_path(s.path)[1]) not in have]
 
-    def _slice_logs_by_completion(self, conn: Connection, ref: HudiTableRef, ts: str, completion_ts: str) -> None:
-        """Table version 8+: a log file is named after the deltacommit that wrote it and belongs to the
-        file slice of the latest base instant of its group at or before that commit's completion."""
-        f = S.files
-        logs = conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id).where(
-            f.c.tbl_id == ref.tbl_id, f.c.created_ts == ts, f.c.is_log.is_(True))).all()
-        for r in logs:
-            base = conn.execute(select(func.max(f.c.base_instant)).where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path == r.partition_path, f.c.file_id == r.file_id,
-                f.c.is_log.is_(False), f.c.base_instant <= completion_ts,
-                or_(f.c.deleted_ts.is_(None), f.c.deleted_ts != NEVER))).scalar()
-            if base:
-                conn.execute(update(f).where(f.c.id == r.id).values(base_instant=base))
+    def _reslice_logs(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]) -> None:
+        """Table version 8+ merge-on-read: a log file is named after the deltacommit that wrote it and
+        belongs to the slice of the latest base file of its group whose instant is at or before that
+        commit's completion (Hudi 1.x); recomputed for the groups an import touched."""
+        if ref.config.table_version < 8 or ref.config.table_type != MOR:
+            return
+        f, i = S.files, S.instant
+        for partition, file_id in sorted(groups):
+            rows = conn.execute(select(f.c.id, f.c.name, f.c.is_log, f.c.base_instant, f.c.created_ts,
+                                       f.c.deleted_ts, i.c.completion_ts).select_from(
+                f.outerjoin(i, (i.c.tbl_id == f.c.tbl_id) & (i.c.ts == f.c.created_ts))).where(
+                f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.file_id == file_id)).all()
+            bases = [r.base_instant for r in rows if not r.is_log and r.deleted_ts != NEVER]
+            for r in rows:
+                if not r.is_log:
+                    continue
+                own = parse_file_name(r.name)[1]
+                done = r.completion_ts or own
+                slice_base = max((b for b in bases if b <= done), default=own)
+                if slice_base != r.base_instant:
+                    conn.execute(update(f).where(f.c.id == r.id).values(base_instant=slice_base))
 
     def _drop_partitions(self, conn: Connection, ref: HudiTableRef, paths: list[str]) -> None:
         if not paths or not ref.config.partition_fields:
@@ -293,7 +308,8 @@ class TimelineImport:
             have = set()
             for k in range(0, len(names), BATCH):
                 have.update(conn.execute(select(f.c.name).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.name.in_(names[k:k + BATCH]))).scalars())
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
+                    f.c.name.in_(names[k:k + BATCH]))).scalars())
             for x in files:
                 if x.name in have:
                     continue
@@ -304,6 +320,7 @@ class TimelineImport:
                              "deleted_ts": None, "is_deleted": False, "create_time": now, "update_time": now})
         for k in range(0, len(rows), 1000):
             conn.execute(f.insert(), rows[k:k + 1000])
+        self._reslice_logs(conn, ref, {(r["partition_path"], r["file_id"]) for r in rows})
         self.timeline._ensure_partitions(conn, ref, sorted({r["partition_path"] for r in rows if r["partition_path"]}))
         return len(rows)
 

@@ -363,3 +363,111 @@ def test_compaction_completes_as_commit(tmp_path):
     open(os.path.join(tdir, f"{first.ts}.commit"), "wb").write(b"{}")  # a second completed file
     with pytest.raises(CorruptTimeline, match="two completed files"):
         StorageTimeline.read(base)
+
+
+# --------------------------------------------------------------------------- v8 merge-on-read logs
+
+
+def _v8_mor_table(tmp_path) -> str:
+    """cow_v8_nonpartitioned made merge-on-read, with deltacommits appending log files (Avro commit
+    metadata as Hudi 1.x writes it, from the fixture's own schema): one requested between the two
+    base files and completed after the second, one completed before the second, one after both."""
+    import copy
+    import io
+
+    import fastavro
+
+    base = table_copy("cow_v8_nonpartitioned", tmp_path)
+    props = os.path.join(base, ".hoodie", "hoodie.properties")
+    text = open(props).read().replace("hoodie.table.type=COPY_ON_WRITE", "hoodie.table.type=MERGE_ON_READ")
+    open(props, "w").write(text)
+    tdir = timeline_dir(base)
+    template = next(n for n in os.listdir(tdir) if n.startswith("20250713010536861_"))
+    reader = fastavro.reader(open(os.path.join(tdir, template), "rb"))
+    schema, record = reader.writer_schema, next(iter(reader))
+    stat = record["partitionToWriteStats"][""][0]
+    for requested, completed in (("20250713010536500", "20250713010537500"),
+                                 ("20250713010536000", "20250713010536500"),
+                                 ("20250713020000000", "20250713020001000")):
+        log = f".{stat['fileId']}_{requested}.log.1_0-1-1"
+        open(os.path.join(base, log), "wb").write(b"#HUDI#" + b"x" * 50)
+        st = copy.deepcopy(stat)
+        st.update(path=log, fileSizeInBytes=56, totalWriteBytes=56, logVersion=1)
+        meta = copy.deepcopy(record)
+        meta["partitionToWriteStats"] = {"": [st]}
+        buf = io.BytesIO()
+        fastavro.writer(buf, schema, [meta], codec="null")
+        open(os.path.join(tdir, f"{requested}_{completed}.deltacommit"), "wb").write(buf.getvalue())
+        open(os.path.join(tdir, f"{requested}.deltacommit.requested"), "wb").write(b"")
+        open(os.path.join(tdir, f"{requested}.deltacommit.inflight"), "wb").write(b"")
+    return base
+
+
+def test_v8_merge_on_read_logs_join_slices_by_completion_time(metastore, tmp_path):
+    uri, db, c = metastore
+    base = _v8_mor_table(tmp_path)
+    expected = theirs_slices(base)
+    (key, (base_instant, _, logs)), = expected.items()
+    assert base_instant == "20250713010536861" and len(logs) == 2  # hudi-rs: by completion time
+    import_hudi_table(uri, base, db, "t")
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == expected
+    r = run_cli("validate", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 0, r.stdout
+
+
+def test_v8_merge_on_read_logs_move_to_a_later_base_file(metastore, tmp_path):
+    """A base file imported after a log that completed later: the log joins its slice."""
+    uri, db, c = metastore
+    base = _v8_mor_table(tmp_path)
+    held = tmp_path / "held"
+    assert hold_back(base, "20250713010536861", held)
+    before = theirs_slices(base)
+    assert [v[0] for v in before.values()] == ["20250713010535797"]
+    import_hudi_table(uri, base, db, "t")
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == before
+    put_back(base, held)
+    assert import_hudi_table(uri, base, db, "t").instants_imported == ["20250713010536861.commit.COMPLETED"]
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == theirs_slices(base)
+
+
+# --------------------------------------------------------------------------- cleans and restores
+
+
+def _completed(ts: str, action: str, doc: dict) -> ImportedInstant:
+    import json
+
+    return ImportedInstant(timestamp=ts, action=action, state=InstantState.COMPLETED,
+                           requestedMetadata=b"", inflightMetadata=b"", completedMetadata=json.dumps(doc).encode())
+
+
+def test_imported_clean_deletes_files(metastore, tmp_path):
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    import_hudi_table(uri, base, db, "t")
+    old = "97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0_1-98-142_20240418172802262.parquet"
+    assert old in {f.name for f in c.get_all_files(db, "t", "10")}
+    clean = _completed("20240418172900000", "clean", {"partitionMetadata": {"10": {
+        "partitionPath": "10", "successDeleteFiles": [f"{base}/10/{old}"]}}})
+    out = c.import_hudi_instants(db, "t", [clean])
+    assert [(i.timestamp, i.action) for i in out.imported] == [("20240418172900000", "clean")]
+    assert old not in {f.name for f in c.get_all_files(db, "t", "10")}
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == theirs_slices(base)
+    assert c.import_hudi_instants(db, "t", [clean]).unchanged == 1  # idempotent
+
+
+def test_imported_restore_rolls_back_its_instants(metastore, tmp_path):
+    from tests.test_hudi_fixtures import theirs_norm
+
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    first, second = [i.ts for i in StorageTimeline.read(base).instants]
+    import_hudi_table(uri, base, db, "t")
+    written = {f.partitionPath: f.name for f in c.get_files_changed(db, "t", first, second)}
+    restore = _completed("20240418173000000", "restore", {
+        "startRestoreTime": "20240418173000000", "instantsToRollback": [second],
+        "hoodieRestoreMetadata": {second: [{"commitsRollback": [second], "partitionMetadata": {
+            p: {"partitionPath": p, "successDeleteFiles": [f"{base}/{p}/{n}"], "failedDeleteFiles": []}
+            for p, n in written.items()}}]}})
+    c.import_hudi_instants(db, "t", [restore])
+    assert [i.timestamp for i in c.list_instants(db, "t")] == [first, "20240418173000000"]
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == theirs_norm(hudi.HudiTable(base), first)

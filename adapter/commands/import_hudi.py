@@ -47,7 +47,8 @@ class ImportReport:
 
     @property
     def changed(self) -> bool:
-        return self.registered or self.config_updated or bool(self.instants_imported) or self.bootstrap_files > 0 or self.removed_files > 0
+        return (self.registered or self.config_updated or bool(self.instants_imported)
+                or self.bootstrap_files > 0 or self.removed_files > 0)
 
     def lines(self) -> list[str]:
         verb = "would import" if self.dry_run else "imported"
@@ -55,13 +56,14 @@ class ImportReport:
         if self.registered:
             out.append(f"  {'would register' if self.dry_run else 'registered'} the table")
         if self.config_updated:
-            out.append(f"  {'would take' if self.dry_run else 'took'} the table config from storage's hoodie.properties")
+            out.append(f"  {'would take' if self.dry_run else 'took'} the table config from hoodie.properties")
         out.append(f"  {verb} {len(self.instants_imported)} instant(s), {self.instants_skipped} already on the server")
         out += [f"    {i}" for i in self.instants_imported]
         if self.bootstrap_files:
-            out.append(f"  {verb} {self.bootstrap_files} file(s) from the listing (instants before the active timeline)")
+            out.append(f"  {verb} {self.bootstrap_files} file(s) from the listing (no imported instant names them)")
         if self.removed_files:
-            out.append(f"  {'would mark' if self.dry_run else 'marked'} {self.removed_files} file(s) missing on storage deleted")
+            mark = "would mark" if self.dry_run else "marked"
+            out.append(f"  {mark} {self.removed_files} file(s) missing on storage deleted")
         if self.partitions >= 0:
             out.append(f"  listed storage: {self.partitions} partition(s)")
         if not self.changed:
@@ -178,7 +180,8 @@ def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: 
         listed = [f for f in view.files if (f.partition_path, f.name) not in written]
         if server:  # only what the server lacks (it skips files it has rows for)
             partitions = set(client.get_hudi_partitions(db, table)) | {f.partition_path for f in listed}
-            live = {(f.partitionPath, f.name): f for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
+            live = {(f.partitionPath, f.name): f
+                    for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
             listed = [f for f in listed if (f.partition_path, f.name) not in live]
             if reconcile:
                 on_storage = {(f.partition_path, f.name) for f in listing.files}

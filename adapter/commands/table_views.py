@@ -39,9 +39,11 @@ def run_stats(args) -> int:
             print(f"partitions          {st.partitionCount}")
             print(f"files               {st.fileCount} (live, every version)")
             print(f"total size          {st.totalSizeBytes} bytes")
-            print(f"last instant        {'-' if last is None else f'{last.timestamp}.{last.action} (completed {last.completionTime})'}")
+            done = "-" if last is None else f"{last.timestamp}.{last.action} (completed {last.completionTime})"
+            print(f"last instant        {done}")
             print(f"snapshot version    {st.tableVersion}")
-            print(f"storage mirror lag  {f'{st.mirrorLagVersions} version(s)' if st.mirrored else 'n/a (not mirrored: table keeps its own layout)'}")
+            lag = f"{st.mirrorLagVersions} version(s)" if st.mirrored else "n/a (not mirrored: keeps its own layout)"
+            print(f"storage mirror lag  {lag}")
         _took(args, elapsed - started)
         return 0
 

@@ -52,7 +52,8 @@ def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Differen
         s = server.get(inst.ts)
         where = f"{inst.ts}.{inst.done_action if inst.state == COMPLETED else inst.action}"
         if s is None:
-            diffs.append(Difference("instant", f"{where} is {STATE_NAMES[inst.state]} on storage, missing on the server"))
+            diffs.append(Difference("instant",
+                                    f"{where} is {STATE_NAMES[inst.state]} on storage, missing on the server"))
         elif s.state != inst.state:
             diffs.append(Difference("instant", f"{where} is {STATE_NAMES[inst.state]} on storage, "
                                                f"{STATE_NAMES[s.state]} on the server"))
