@@ -165,3 +165,36 @@ def test_validate_bad_input(imported):
     r = run_cli("repair", f"{db}.t", "--yes", "--metastore", uri)
     assert r.returncode == 2 and "is not a Hudi table" in r.stderr
     assert len(c.list_instants(db, "t")) == 2  # nothing changed
+
+
+def test_table_written_through_the_server_validates(our_server_info, tmp_path):
+    """A table the server wrote (and mirrored to storage in version 6 layout) agrees with storage;
+    a commit file removed from storage is found."""
+    import json
+
+    from store.hudi_table_config import HudiTableConfig
+    from tests.test_storage_mirror import AVRO_SCHEMA, ROWS, commit_json, write_base_file
+
+    uri = f"thrift://127.0.0.1:{our_server_info.port}"
+    db = f"val_{uuid.uuid4().hex[:8]}"
+    base = str(tmp_path / "written")
+    with HudiMetastoreClient(uri) as c:
+        c.create_database(Database(name=db, description="", locationUri=None, parameters={}))
+        c.register_hudi_table(HudiTableConfig(db_name=db, table_name="t", table_type="COPY_ON_WRITE",
+                                              record_key_fields=["id"], partition_fields=["dt"],
+                                              precombine_field="ts", hive_style_partitioning=False,
+                                              base_path=base, avro_schema=json.dumps(AVRO_SCHEMA)))
+        stamps = []
+        for partition in ("2024-01-01", "2024-01-02"):
+            inst = c.create_instant(db, "t", None, "commit")
+            fid, rel, size = write_base_file(base, partition, inst.timestamp, ROWS)
+            c.transition_to_inflight(db, "t", inst.timestamp, "commit")
+            c.complete_instant(db, "t", inst.timestamp, "commit", commit_json(partition, fid, rel, size, len(ROWS)))
+            stamps.append(inst.timestamp)
+        c.sync_storage(db, "t")
+        assert_agrees(uri, c, db, base)
+        os.remove(os.path.join(base, ".hoodie", f"{stamps[-1]}.commit"))
+        r = validate(uri, db)
+        assert r.returncode == 1
+        assert f"instant: {stamps[-1]}.commit is INFLIGHT on storage, COMPLETED on the server" in r.stdout
+        assert "partition: 2024-01-02 is on the server only" in r.stdout
