@@ -80,8 +80,8 @@ def storage_view(timeline: StorageTimeline, listing: Listing) -> StorageView:
     pending_compactions = {i.ts for i in timeline.instants
                            if i.state != COMPLETED and i.action in ("compaction", "logcompaction")}
 
-    def committed(ts: str) -> bool:
-        return ts in done or earliest is None or ts < earliest
+    def committed(ts: str) -> bool:  # an empty timeline commits nothing (as Hudi's and hudi-rs's views)
+        return ts in done or (earliest is not None and ts < earliest)
 
     v8 = timeline.table_version >= 8
     files = []

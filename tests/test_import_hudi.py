@@ -485,3 +485,44 @@ def test_imported_restore_rolls_back_its_instants(metastore, tmp_path):
     c.import_hudi_instants(db, "t", [restore])
     assert [i.timestamp for i in c.list_instants(db, "t")] == [first, "20240418173000000"]
     assert ours_slices(c.get_latest_file_slices(db, "t")) == theirs_norm(hudi.HudiTable(base), first)
+
+
+# --------------------------------------------------------------------------- large imports
+
+
+def test_import_in_bounded_calls_and_resume_after_interruption(metastore, tmp_path, monkeypatch):
+    """An import too large for one call goes in several (listing first, then instants); one
+    interrupted halfway is finished by running it again."""
+    from adapter.commands import import_hudi as ih
+
+    uri, db, c = metastore
+    monkeypatch.setattr(ih, "CALL_BYTES", 1)  # one instant per call
+    monkeypatch.setattr(ih, "CALL_FILES", 1)  # one listed file per call
+    base = table_copy("mor_v6_trips_8i1u", tmp_path)
+    tl = StorageTimeline.read(base)
+    held = tmp_path / "held"
+    for inst in tl.instants:
+        hold_back(base, inst.ts, held)
+    assert theirs_slices(base) == {}  # an empty timeline commits nothing: the files are no one's yet
+    import_hudi_table(uri, base, db, "t")  # registers the table, imports nothing
+    assert c.list_instants(db, "t") == [] and c.get_latest_file_slices(db, "t") == []
+    put_back(base, held)
+
+    calls = []
+    real = HudiMetastoreClient.import_hudi_instants
+
+    def flaky(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise ConnectionResetError("interrupted")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(HudiMetastoreClient, "import_hudi_instants", flaky)
+    with pytest.raises(ConnectionResetError):
+        import_hudi_table(uri, base, db, "t")
+    assert len(c.list_instants(db, "t")) < len(tl.instants)
+    monkeypatch.setattr(HudiMetastoreClient, "import_hudi_instants", real)
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.changed
+    assert_matches_storage(c, db, "t", base)
+    assert not import_hudi_table(uri, base, db, "t").changed

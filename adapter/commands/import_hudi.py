@@ -192,10 +192,38 @@ def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: 
         report.config_updated = True
     if report.dry_run or not (payload or listed or missing or config is not None):
         return report
-    result = client.import_hudi_instants(db, table, payload, [_thrift_file(f) for f in listed], missing, config)
-    report.bootstrap_files = result.filesAdded
-    report.removed_files = result.filesRemoved
+    report.bootstrap_files = report.removed_files = 0
+    for instants, files, gone, cfg in _calls(payload, [_thrift_file(f) for f in listed], missing, config):
+        result = client.import_hudi_instants(db, table, instants, files, gone, cfg)
+        report.bootstrap_files += result.filesAdded
+        report.removed_files += result.filesRemoved
     return report
+
+
+CALL_BYTES = 16 << 20  # instant metadata per call, well below the server's message size limit
+CALL_FILES = 20_000  # listed files per call
+
+
+def _calls(payload: list, listed: list, missing: list, config):
+    """The import as calls of bounded size, each one transaction: listed files first, then the
+    instants in timestamp order. An interrupted import is finished by running it again: the
+    server skips what it has, and a table without instants gets the listing again."""
+    calls = [([], listed[i:i + CALL_FILES], [], None) for i in range(0, len(listed), CALL_FILES)]
+    chunk, size = [], 0
+    for inst in payload:
+        n = sum(len(x or b"") for x in (inst.requestedMetadata, inst.inflightMetadata, inst.completedMetadata))
+        if chunk and size + n > CALL_BYTES:
+            calls.append((chunk, [], [], None))
+            chunk, size = [], 0
+        chunk.append(inst)
+        size += n
+    if chunk:
+        calls.append((chunk, [], [], None))
+    if not calls:
+        calls.append(([], [], [], None))
+    first = calls[0]
+    calls[0] = (first[0], first[1], list(missing), config)
+    return calls
 
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
@@ -213,7 +241,7 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     for inst in tl.instants:  # every instant file is read and parsed before anything is written
         _instant_files(tl, inst)
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
-    with HudiMetastoreClient(metastore) as client:
+    with HudiMetastoreClient(metastore, timeout_s=600) as client:  # a large import is one long call
         return _import(client, tl, cfg, report)
 
 
