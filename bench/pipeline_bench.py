@@ -8,7 +8,8 @@ It starts our server itself (``python -m adapter.cli serve`` on a free port; SQL
 a temp dir unless ``--db-url``) and one Spark session (``--master``, default local[2]), then:
 
 1. plain Parquet: ``df.write.partitionBy("dt").parquet(...)`` of ``--rows`` generated rows over
-   ``--partitions`` partitions (the same DataFrame definition as 2.);
+   ``--partitions`` partitions (the same DataFrame definition as 2.; every task writes a file per
+   partition), and the same after ``repartition("dt")`` (one file per partition, as the pipeline);
 2. ``pipeline.write(..., operation="insert")`` of the same rows into a new Hudi table;
 3. ``pipeline.write(..., operation="upsert")`` of ``--upsert-fraction`` of the keys (new values);
 4. read planning of one partition of a ``--plan-partitions``-partition table (written with the
@@ -117,27 +118,32 @@ def run(args) -> dict:
 
         results["pyspark"] = pyspark.__version__
         opts = {"hoodie.datasource.write.hive_style_partitioning": "true"}
-        df = source(spark, args.rows, args.partitions)
-        spark.range(1).count()  # JVM warm
-        log(f"plain parquet: {args.rows} rows, {args.partitions} partitions")
-        results["plain_parquet_s"], _ = timed(
-            lambda: df.write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain")))
-        log(f"  {results['plain_parquet_s']:.1f} s; pipeline insert")
-        results["insert_s"], _ = timed(lambda: write(
-            df, "bench.events", "insert", record_key="id", precombine_field="ts", partition_by="dt",
-            metastore=uri, options=opts))
-        log(f"  {results['insert_s']:.1f} s; upsert")
-        step = max(1, round(1 / args.upsert_fraction))
-        upd = source(spark, args.rows, args.partitions, step=step, version=1)
-        results["upsert_rows"] = len(range(0, args.rows, step))
-        results["upsert_s"], _ = timed(lambda: write(upd, "bench.events", "upsert", metastore=uri))
-        log(f"  {results['upsert_s']:.1f} s; checking")
-        t = read(spark, "bench.events", metastore=uri)
-        n, updated = t.count(), t.where("ts = 1").count()
-        if n != args.rows or updated != results["upsert_rows"]:
-            raise AssertionError(f"read back {n} rows ({updated} updated), expected {args.rows} "
-                                 f"({results['upsert_rows']})")
-        results["insert_vs_parquet"] = results["insert_s"] / results["plain_parquet_s"]
+        if args.rows > 0:  # --rows 0: planning only
+            df = source(spark, args.rows, args.partitions)
+            spark.range(1).count()  # JVM warm
+            log(f"plain parquet: {args.rows} rows, {args.partitions} partitions")
+            results["plain_parquet_s"], _ = timed(
+                lambda: df.write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain")))
+            log(f"  {results['plain_parquet_s']:.1f} s; plain parquet shuffled by partition (one file each)")
+            results["plain_parquet_shuffled_s"], _ = timed(
+                lambda: df.repartition("dt").write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain2")))
+            log(f"  {results['plain_parquet_shuffled_s']:.1f} s; pipeline insert")
+            results["insert_s"], _ = timed(lambda: write(
+                df, "bench.events", "insert", record_key="id", precombine_field="ts", partition_by="dt",
+                metastore=uri, options=opts))
+            log(f"  {results['insert_s']:.1f} s; upsert")
+            step = max(1, round(1 / args.upsert_fraction))
+            upd = source(spark, args.rows, args.partitions, step=step, version=1)
+            results["upsert_rows"] = len(range(0, args.rows, step))
+            results["upsert_s"], _ = timed(lambda: write(upd, "bench.events", "upsert", metastore=uri))
+            log(f"  {results['upsert_s']:.1f} s; checking")
+            t = read(spark, "bench.events", metastore=uri)
+            n, updated = t.count(), t.where("ts = 1").count()
+            if n != args.rows or updated != results["upsert_rows"]:
+                raise AssertionError(f"read back {n} rows ({updated} updated), expected {args.rows} "
+                                     f"({results['upsert_rows']})")
+            results["insert_vs_parquet"] = results["insert_s"] / results["plain_parquet_s"]
+            results["insert_vs_parquet_shuffled"] = results["insert_s"] / results["plain_parquet_shuffled_s"]
 
         # planning of a one-partition read on a --plan-partitions table
         log(f"planning table: {args.plan_partitions} partitions")
@@ -185,11 +191,16 @@ def run(args) -> dict:
 
 
 def report(r: dict) -> str:
-    lines = [
-        f"rows {r['rows']}, partitions {r['partitions']}, master {r['master']}",
-        f"plain parquet write            {r['plain_parquet_s']:8.2f} s",
-        f"pipeline insert                {r['insert_s']:8.2f} s   ({r['insert_vs_parquet']:.2f}x plain parquet)",
-        f"pipeline upsert {r['upsert_rows']:>9} rows   {r['upsert_s']:8.2f} s",
+    lines = [f"rows {r['rows']}, partitions {r['partitions']}, master {r['master']}"]
+    if r["rows"] > 0:
+        lines += [
+            f"plain parquet write            {r['plain_parquet_s']:8.2f} s",
+            f"plain parquet, shuffled by dt  {r['plain_parquet_shuffled_s']:8.2f} s",
+            f"pipeline insert                {r['insert_s']:8.2f} s   ({r['insert_vs_parquet']:.2f}x plain parquet, "
+            f"{r['insert_vs_parquet_shuffled']:.2f}x shuffled)",
+            f"pipeline upsert {r['upsert_rows']:>9} rows   {r['upsert_s']:8.2f} s",
+        ]
+    lines += [
         f"plan 1 of {r['plan_partitions']} partitions: ours {r['plan_ours_median_s'] * 1000:.1f} ms, "
         f"hudi-rs listing {r['plan_hudi_rs_median_s'] * 1000:.1f} ms (medians)",
     ]

@@ -97,7 +97,7 @@ class WriteTransaction:
         self._heartbeat: _Heartbeat | None = None
         self.rolled_back: list[str] = []
 
-    def begin(self) -> str:
+    def begin(self, schema_avro: str | None = None) -> str:
         self.rolled_back = rollback_failed_writes(self.client, self.db, self.table)
         inst = self.client.create_instant(self.db, self.table, None, self.action, plan=b"",
                                           heartbeat_timeout_s=self.heartbeat_timeout_s)
@@ -105,10 +105,16 @@ class WriteTransaction:
         self._heartbeat = _Heartbeat(self.client.uri, self.db, self.table, self.instant,
                                      min(self.heartbeat_interval_s, max(0.2, self.heartbeat_timeout_s / 3)))
         self._heartbeat.start()
-        profile = {"partitionToWriteStats": {}, "compacted": False, "extraMetadata": {},
+        # as Hudi's inflight metadata, it carries the writer schema (readers get it from here cheaply)
+        profile = {"partitionToWriteStats": {}, "compacted": False,
+                   "extraMetadata": {"schema": schema_avro} if schema_avro else {},
                    "operationType": self.operation.upper()}
-        self.client.transition_to_inflight(self.db, self.table, self.instant, self.action, json.dumps(profile))
-        hooks.run("inflight", instant=self.instant, db=self.db, table=self.table)
+        try:
+            self.client.transition_to_inflight(self.db, self.table, self.instant, self.action, json.dumps(profile))
+            hooks.run("inflight", instant=self.instant, db=self.db, table=self.table)
+        except BaseException:
+            self.abandon()
+            raise
         return self.instant
 
     def stop_heartbeat(self) -> None:

@@ -113,10 +113,16 @@ def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | Non
     instants = client.list_instants(info.db, info.name, states=["COMPLETED"],
                                     actions=["commit", "replacecommit", "deltacommit"], max_ts=as_of)
     for inst in reversed(instants):
-        meta = json.loads(client.get_instant_metadata(info.db, info.name, inst.timestamp, inst.action) or b"{}")
-        avro = (meta.get("extraMetadata") or {}).get("schema")
-        if avro:
-            return from_avro_schema(avro)
+        # the inflight metadata is small (no write stats) and carries the schema; else the commit's
+        for state in ("INFLIGHT", "COMPLETED"):
+            try:
+                data = client.get_instant_metadata(info.db, info.name, inst.timestamp, inst.action, state)
+                meta = json.loads(data or b"{}")
+            except (NoSuchObjectException, ValueError):
+                continue
+            avro = (meta.get("extraMetadata") or {}).get("schema") if isinstance(meta, dict) else None
+            if avro:
+                return from_avro_schema(avro)
     return from_avro_schema(info.avro_schema) if info.avro_schema else None
 
 

@@ -105,7 +105,7 @@ class _Job:
         counts = self._partition_counts(records) if records is not None else {}
         txn = WriteTransaction(self.client, self.db, self.name, cfg.action, cfg.operation,
                                cfg.heartbeat_timeout_s, cfg.heartbeat_interval_ms / 1000)
-        txn.begin()
+        txn.begin(self.schema_avro)
         self.instant = txn.instant
         try:
             stats, replaced = self._execute(records, counts)
