@@ -14,7 +14,7 @@ import threading
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base_file import (base_file_name, conform, count_in, keys_not_in, read_base_file, with_meta,
+from .base_file import (base_file_name, conform, count_in, delete_file, keys_not_in, read_base_file, with_meta,
                         write_base_file, write_token)
 from .schema import META_COLUMNS
 from .storage import relative_path
@@ -81,6 +81,7 @@ class FileGroupWriter:
         else:
             out = new
         _client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
+        self._drop_earlier_attempts(fid, ppath, token)
         size = write_base_file(self.base_path, rel, out)
         return pa.table({
             "partitionPath": [ppath], "fileId": [fid], "path": [rel],
@@ -88,6 +89,13 @@ class FileGroupWriter:
             "numInserts": pa.array([n - updates], pa.int64()), "numUpdateWrites": pa.array([updates], pa.int64()),
             "numDeletes": pa.array([removed], pa.int64()), "fileSizeInBytes": pa.array([size], pa.int64()),
         })
+
+
+    def _drop_earlier_attempts(self, fid: str, ppath: str, token: str) -> None:
+        """A retried task deletes what its failed attempts may have written (named, not listed)."""
+        pid, sid, attempt = token.split("-")
+        for a in range(int(attempt)):
+            delete_file(self.base_path, relative_path(ppath, base_file_name(fid, f"{pid}-{sid}-{a}", self.instant)))
 
 
 def write_stat(row) -> dict:
