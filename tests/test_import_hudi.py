@@ -526,3 +526,33 @@ def test_import_in_bounded_calls_and_resume_after_interruption(metastore, tmp_pa
     assert report.changed
     assert_matches_storage(c, db, "t", base)
     assert not import_hudi_table(uri, base, db, "t").changed
+
+
+def test_instants_archived_unseen_between_imports_are_listed(metastore, tmp_path):
+    """The server saw instant 1; storage then archived 1 and 2 before the next import: the files of
+    instant 2 come from a listing, as on a first import."""
+    uri, db, c = metastore
+    base = table_copy("mor_v6_nonpartitioned_rollback", tmp_path)
+    tl = StorageTimeline.read(base)
+    first, second, third = tl.instants
+    held2, held3 = tmp_path / "held2", tmp_path / "held3"
+    hold_back(base, second.ts, held2)
+    hold_back(base, third.ts, held3)
+    later = tmp_path / "later"  # log files written after the first import (by the rollback, the third)
+    later.mkdir()
+    logs = [n for n in os.listdir(base) if ".log." in n]
+    for n in logs:
+        os.rename(os.path.join(base, n), later / n)
+    import_hudi_table(uri, base, db, "t")
+    assert [i.timestamp for i in c.list_instants(db, "t")] == [first.ts]
+    assert_matches_storage(c, db, "t", base)
+    for n in logs:
+        os.rename(later / n, os.path.join(base, n))
+    put_back(base, held3)  # the second instant stays away: archived before anyone imported it
+    for n in first.files.values():
+        os.remove(os.path.join(timeline_dir(base), n))
+    os.makedirs(os.path.join(base, tl.archive_dir), exist_ok=True)
+    open(os.path.join(base, tl.archive_dir, ".commits_.archive.1_1-0-1"), "wb").write(b"archived")
+    report = import_hudi_table(uri, base, db, "t")
+    assert report.partitions >= 0 and report.bootstrap_files > 0  # the listing ran and found files
+    assert_matches_storage(c, db, "t", base)
