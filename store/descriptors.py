@@ -7,6 +7,7 @@ import json
 from sqlalchemy import Connection, func, select
 
 from store import schema as S
+from store.sql_json import rows_of
 from thrift_idl.hive_metastore.ttypes import (
     FieldSchema,
     Order,
@@ -155,3 +156,13 @@ def version_for_columns(conn: Connection, tbl_id: int, current: int, cols, parti
             return v
     insert_columns(conn, tbl_id, top + 1, cols, partition_keys)
     return top + 1
+
+
+def columns_of(cols_json) -> tuple[list[FieldSchema], list[FieldSchema]]:
+    """(data columns, partition keys) from a json_rows(is_partition_col, position, name, type,
+    comment) aggregate of `schema` rows."""
+    data: list = []
+    keys: list = []
+    for is_key, pos, name, type_, comment in sorted(rows_of(cols_json), key=lambda c: (bool(c[0]), c[1])):
+        (keys if is_key else data).append(FieldSchema(name=name, type=type_, comment=comment))
+    return data, keys

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from functools import lru_cache
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.engine import make_url
 
 DEFAULT_URL = "sqlite:///./metastore.db"
@@ -24,7 +26,10 @@ def normalize_url(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-def make_engine(url: str, pool_size: int = 16) -> Engine:
+def make_engine(url: str, pool_size: int = 16, autocommit: bool = False) -> Engine:
+    """`autocommit`: an engine for reads of one statement each (PostgreSQL/MySQL): no BEGIN/COMMIT
+    round trips; under READ COMMITTED a transaction gives several statements no common snapshot
+    anyway."""
     url = normalize_url(url)
     backend = make_url(url).get_backend_name()
     if backend == "sqlite":
@@ -39,14 +44,57 @@ def make_engine(url: str, pool_size: int = 16) -> Engine:
         )
         _sqlite_setup(engine)
         return engine
-    return create_engine(
+    connect_args = {}
+    if backend == "postgresql":
+        # metastore queries are short: JIT compiling one (above jit_above_cost, e.g. a filter over a
+        # large table) costs tens of milliseconds and never pays back
+        connect_args["options"] = "-c jit=off"
+    engine = create_engine(
         url,
+        connect_args=connect_args,
         pool_size=pool_size,
         max_overflow=pool_size,
-        pool_pre_ping=True,
         pool_recycle=3600,
-        isolation_level="READ COMMITTED",
+        isolation_level="AUTOCOMMIT" if autocommit else "READ COMMITTED",
+        pool_reset_on_return=None if autocommit else "rollback",
     )
+    _ping_when_idle(engine)
+    if backend in ("mysql", "mariadb"):
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_conn, _record):
+            # JSON_ARRAYAGG is built on GROUP_CONCAT: without this, long aggregates are cut at 1 MB
+            cur = dbapi_conn.cursor()
+            cur.execute("SET SESSION group_concat_max_len = 4294967295")
+            cur.close()
+    return engine
+
+
+IDLE_PING_S = 5.0
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Pessimistic disconnect handling without a round trip per call: a pooled connection idle for
+    more than IDLE_PING_S is pinged at checkout and replaced when the ping fails."""
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_conn, record, _proxy):
+        last = record.info.get("last_used")
+        if last is not None and time.monotonic() - last < IDLE_PING_S:
+            return
+        try:
+            cur = dbapi_conn.cursor()
+            cur.execute("SELECT 1")
+            cur.fetchall()
+            cur.close()
+            if not getattr(dbapi_conn, "autocommit", False):
+                dbapi_conn.rollback()
+        except Exception as exc:  # noqa: BLE001
+            raise DisconnectionError(str(exc)) from exc
+
+    @event.listens_for(engine, "checkin")
+    def _checkin(_dbapi_conn, record):
+        if record is not None:
+            record.info["last_used"] = time.monotonic()
 
 
 @lru_cache(maxsize=256)

@@ -9,11 +9,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, delete, func, select, tuple_, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, select, tuple_, update
 
 from store import schema as S
 from store import stats_params, warehouse
-from store.descriptors import build_sd, insert_sd, load_columns, same_sd, sd_row, version_for_columns
+from store.descriptors import (
+    build_sd,
+    columns_of,
+    insert_sd,
+    load_columns,
+    same_sd,
+    sd_row,
+    version_for_columns,
+)
 from store.partition_names import (
     DEFAULT_PARTITION,
     IncompleteName,
@@ -22,6 +30,7 @@ from store.partition_names import (
     split_name,
     values_from_name,
 )
+from store.sql_json import json_rows, params_of
 from store.store import Store, now_s
 from store.table_service import CATALOG, DDL_TIME, MANAGED, TableService, _params, _SdView
 from thrift_idl.hive_metastore.ttypes import (
@@ -31,6 +40,7 @@ from thrift_idl.hive_metastore.ttypes import (
     MetaException,
     NoSuchObjectException,
     Partition,
+    StorageDescriptor,
 )
 
 _INT = re.compile(r"^-?\d{1,18}$")
@@ -69,19 +79,27 @@ class PartitionService:
     def __init__(self, store: Store, tables: TableService):
         self.store = store
         self.tables = tables
+        self._ctx_query = None  # table_ctx's statement, built once
 
     # --- helpers --------------------------------------------------------------------------------
 
     def table_ctx(self, conn: Connection, db_name: str, tbl_name: str, missing=NoSuchObjectException) -> TableCtx:
-        q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.location, S.tbl.c.sd_id,
-                   S.tbl.c.schema_version, S.db.c.name.label("db_name"),
-                   *[c.label("sd_" + c.name) for c in S.sds.c]).select_from(
-            S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
-        ).where(S.db.c.name == (db_name or "").lower(), S.tbl.c.name == (tbl_name or "").lower())
-        row = conn.execute(q).first()
+        if self._ctx_query is None:
+            sc = S.schema
+            cols = select(json_rows(self.store.backend, sc.c.is_partition_col, sc.c.position, sc.c.name,
+                                    sc.c.type, sc.c.comment)).where(
+                sc.c.tbl_id == S.tbl.c.tbl_id, sc.c.version == S.tbl.c.schema_version).scalar_subquery()
+            self._ctx_query = select(
+                S.tbl.c.tbl_id, S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.location, S.tbl.c.sd_id,
+                S.tbl.c.schema_version, S.db.c.name.label("db_name"),
+                *[c.label("sd_" + c.name) for c in S.sds.c], cols.label("cols_json")).select_from(
+                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
+            ).where(S.db.c.name == bindparam("db_name"), S.tbl.c.name == bindparam("tbl_name"))
+        row = conn.execute(self._ctx_query, {"db_name": (db_name or "").lower(),
+                                             "tbl_name": (tbl_name or "").lower()}).first()
         if row is None:
             raise missing(f"{(db_name or '').lower()}.{(tbl_name or '').lower()} table not found")
-        cols, keys = load_columns(conn, row.tbl_id, [row.schema_version])[row.schema_version]
+        cols, keys = columns_of(row.cols_json)
         return TableCtx(row.tbl_id, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
                         _SdView(row), row.schema_version, cols, keys)
 
@@ -92,24 +110,20 @@ class PartitionService:
                 f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
         return values
 
-    def _build(self, conn: Connection, ctx: TableCtx, rows, params_where=None) -> list[Partition]:
-        """Partition objects for `rows` of `partitions`; parameters fetched by `params_where`
-        (a WHERE over partitions, reused as a subquery) or by the rows' ids."""
+    def _build(self, conn: Connection, ctx: TableCtx, rows) -> list[Partition]:
+        """Partition objects for `rows` of `_select` (parameters come inside the rows, as JSON).
+
+        Partitions without a descriptor of their own get a shallow copy of one descriptor built
+        for the table (per schema version): their columns, SerDe and the rest are shared objects,
+        which nothing modifies after this point; only the location is per partition."""
         if not rows:
             return []
-        pp = S.partition_params
-        params: dict[int, dict] = {r.part_id: {} for r in rows}
-        if params_where is not None and len(rows) > BATCH:
-            sub = select(S.partitions.c.part_id).where(params_where)
-            for r in conn.execute(select(pp.c.part_id, pp.c.param_key, pp.c.param_value).where(pp.c.part_id.in_(sub))):
-                if r[0] in params:
-                    params[r[0]][r[1]] = r[2] if r[2] is not None else ""
-        else:
-            ids = list(params)
-            for i in range(0, len(ids), BATCH):
-                params.update(_params(conn, pp, "part_id", ids[i:i + BATCH]))
         versions = {r.schema_version for r in rows}
-        cols = load_columns(conn, ctx.tbl_id, versions)
+        if versions == {ctx.schema_version}:
+            cols = {ctx.schema_version: (ctx.cols, ctx.keys)}
+        else:
+            cols = load_columns(conn, ctx.tbl_id, versions)
+        templates = {}
         own_sds = {r.sd_id for r in rows if r.sd_id is not None}
         sd_rows = {}
         if own_sds:
@@ -127,25 +141,36 @@ class PartitionService:
                     kv.c.part_id.in_(ambiguous[i:i + BATCH]))):
                 stored.setdefault(r.part_id, {})[r.key_idx] = r.part_key_val
         out = []
+        base = Partition(dbName=ctx.db_name, tableName=ctx.name, catName=CATALOG).__dict__
+        new_sd, new_part = StorageDescriptor.__new__, Partition.__new__
         for r in rows:
             values = [v for _, v in split_name(r.part_name)]
             if r.part_id in stored:
                 values = [stored[r.part_id].get(i, v) for i, v in enumerate(values)]
-            out.append(Partition(
-                values=values, dbName=ctx.db_name, tableName=ctx.name, createTime=r.create_time,
-                lastAccessTime=r.last_access_time,
-                sd=build_sd(sd_rows[r.sd_id] if r.sd_id is not None else ctx.sd, r.location,
-                            list(cols[r.schema_version][0])),
-                parameters=params[r.part_id], catName=CATALOG,
-            ))
+            if r.sd_id is None:
+                tmpl = templates.get(r.schema_version)
+                if tmpl is None:
+                    tmpl = templates[r.schema_version] = build_sd(ctx.sd, None, cols[r.schema_version][0]).__dict__
+                sd = new_sd(StorageDescriptor)
+                sd.__dict__.update(tmpl)
+                sd.location = r.location
+            else:
+                sd = build_sd(sd_rows[r.sd_id], r.location, list(cols[r.schema_version][0]))
+            part = new_part(Partition)
+            part.__dict__ = {**base, "values": values, "createTime": r.create_time,
+                             "lastAccessTime": r.last_access_time, "sd": sd,
+                             "parameters": params_of(r.params_json)}
+            out.append(part)
         return out
 
     def _select(self, ctx: TableCtx, where=None, max_parts: int | None = None):
-        p = S.partitions
+        p, pp = S.partitions, S.partition_params
         cond = p.c.tbl_id == ctx.tbl_id
         if where is not None:
             cond = and_(cond, where)
-        q = select(p).where(cond).order_by(p.c.part_name)
+        params = select(json_rows(self.store.backend, pp.c.param_key, pp.c.param_value)).where(
+            pp.c.part_id == p.c.part_id).scalar_subquery()
+        q = select(p, params.label("params_json")).where(cond).order_by(p.c.part_name)
         if max_parts is not None and max_parts >= 0:
             q = q.limit(max_parts)
         return q, cond
@@ -208,7 +233,7 @@ class PartitionService:
             ctx = self.table_ctx(conn, db, tbl)
             where = self._filter_where(ctx, filter_text) if filter_text else self._ps_where(ctx, part_vals)
             q, cond = self._select(ctx, where, max_parts)
-            return self._build(conn, ctx, conn.execute(q).all(), cond)
+            return self._build(conn, ctx, conn.execute(q).all())
 
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals=None,
                             filter_text: str | None = None) -> list[str]:
@@ -365,6 +390,7 @@ class PartitionService:
             return out
 
         out = tx(conn) if conn is not None else self.store.run_write(tx)
+        self.store.note_changes(len(out))
         for loc in made:
             warehouse.make_dirs(loc)
         return out
@@ -491,8 +517,7 @@ class PartitionService:
             p = S.partitions
             rows = []
             for i in range(0, len(wanted), BATCH):
-                rows.extend(conn.execute(select(p).where(
-                    p.c.tbl_id == ctx.tbl_id, p.c.part_name.in_(wanted[i:i + BATCH]))).all())
+                rows.extend(conn.execute(self._select(ctx, p.c.part_name.in_(wanted[i:i + BATCH]))[0]).all())
             if len(rows) != len(wanted) and not if_exists:
                 found = {r.part_name for r in rows}
                 missing = [n for n in wanted if n not in found]
@@ -504,6 +529,7 @@ class PartitionService:
             return result
 
         result = self.store.run_write(tx)
+        self.store.note_changes(len(doomed) or len(names or []) + len(values_list or []))
         for d in doomed:
             warehouse.delete_dir(d)
         return result

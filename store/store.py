@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import random
+import threading
 import time
 from contextlib import contextmanager
 from typing import Iterator
@@ -12,6 +14,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from store import schema
 from store.engine import make_engine
+
+log = logging.getLogger("hudi_metastore.store")
 
 # SQLSTATEs / MySQL error codes that mean "the transaction lost a race; run it again".
 _RETRY_PGCODES = {"40001", "40P01"}
@@ -35,10 +39,47 @@ class Store:
         self.engine = engine or make_engine(url)
         self.warehouse = warehouse
         self.backend = self.engine.dialect.name  # sqlite | postgresql | mysql | mariadb
+        # reads on PostgreSQL/MySQL run without BEGIN/COMMIT (see make_engine); SQLite reads keep
+        # their transaction, which is free there and gives the statements one snapshot
+        self.read_engine = (make_engine(url, autocommit=True)
+                            if engine is None and self.backend != "sqlite" else self.engine)
+        self._analyze_lock = threading.Lock()
+        self._analyzing = False
+        self._changed = 0
+        self._rows_at_analyze = 0
+
+    # --- statistics upkeep (PostgreSQL) -----------------------------------------------------------
+    # The planner needs statistics to start a partition filter from its most selective key; where
+    # autovacuum is off or has not caught up after a bulk load, plans over fresh rows can scan whole
+    # tables. Like autovacuum's analyze threshold: once the partitions added or dropped through this
+    # process reach 1,000 + 10% of those present at the last ANALYZE, analyze in the background.
+    ANALYZE_TABLES = "partitions, partition_key_val, partition_params, files"
+
+    def note_changes(self, n: int) -> None:
+        if self.backend != "postgresql" or n <= 0:
+            return
+        with self._analyze_lock:
+            self._changed += n
+            if self._analyzing or self._changed < 1000 + 0.1 * self._rows_at_analyze:
+                return
+            self._analyzing = True
+            self._rows_at_analyze += self._changed
+            self._changed = 0
+        threading.Thread(target=self._analyze, name="analyze", daemon=True).start()
+
+    def _analyze(self) -> None:
+        try:
+            with self.read_engine.connect() as conn:
+                conn.exec_driver_sql(f"ANALYZE {self.ANALYZE_TABLES}")
+        except Exception as exc:  # noqa: BLE001 - statistics are an optimisation only
+            log.warning("ANALYZE failed: %s", exc)
+        finally:
+            with self._analyze_lock:
+                self._analyzing = False
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
+        with self.read_engine.connect() as conn:
             with conn.begin():
                 yield conn
 
@@ -85,6 +126,8 @@ class Store:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self.read_engine is not self.engine:
+            self.read_engine.dispose()
 
 
 def now_s() -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from sqlalchemy import Connection, and_, delete, func, literal, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, literal, select, update
 from sqlalchemy.exc import DBAPIError
 
 from store import schema as S
@@ -13,12 +13,14 @@ from store import stats_params, warehouse
 from store.descriptors import (
     build_sd,
     col_tuples,
+    columns_of,
     insert_columns,
     insert_sd,
     load_columns,
     sd_row,
     version_for_columns,
 )
+from store.sql_json import json_rows, params_of
 from store.store import Store, now_s
 from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,
@@ -152,6 +154,7 @@ class TableService:
     def __init__(self, store: Store):
         self.store = store
         self.warehouse_uri = warehouse.to_uri(store.warehouse)
+        self._one_table = None  # the one-table statement, built once
 
     # --- databases ------------------------------------------------------------------------------
 
@@ -340,45 +343,29 @@ class TableService:
             warehouse.make_dirs(loc)
 
     def _table_query(self):
-        t, d, sd = S.tbl, S.db, S.sds
-        return select(t, d.c.name.label("db_name"), *[c.label("sd_" + c.name) for c in sd.c]).select_from(
+        """One statement for whole tables: the row, its descriptor, and (aggregated as JSON) its
+        parameters and the columns of its current schema version."""
+        t, d, sd, tp, sc = S.tbl, S.db, S.sds, S.tbl_params, S.schema
+        backend = self.store.backend
+        params = select(json_rows(backend, tp.c.param_key, tp.c.param_value)).where(
+            tp.c.tbl_id == t.c.tbl_id).scalar_subquery()
+        cols = select(json_rows(backend, sc.c.is_partition_col, sc.c.position, sc.c.name, sc.c.type,
+                                sc.c.comment)).where(
+            sc.c.tbl_id == t.c.tbl_id, sc.c.version == t.c.schema_version).scalar_subquery()
+        return select(t, d.c.name.label("db_name"), *[c.label("sd_" + c.name) for c in sd.c],
+                      params.label("params_json"), cols.label("cols_json")).select_from(
             t.join(d, t.c.db_id == d.c.db_id).outerjoin(sd, t.c.sd_id == sd.c.sd_id))
 
     def _build_tables(self, conn: Connection, rows) -> list[Table]:
-        if not rows:
-            return []
-        ids = [r.tbl_id for r in rows]
-        params = _params(conn, S.tbl_params, "tbl_id", ids)
-        cols: dict[tuple[int, int], tuple[list, list]] = {}
-        by_tbl: dict[int, list[int]] = {}
-        for r in rows:
-            by_tbl.setdefault(r.tbl_id, []).append(r.schema_version)
-        if len(rows) == 1:
-            r = rows[0]
-            cols[(r.tbl_id, r.schema_version)] = load_columns(conn, r.tbl_id, [r.schema_version])[r.schema_version]
-        else:
-            from store.descriptors import FieldSchema
-
-            q = select(S.schema.c.tbl_id, S.schema.c.version, S.schema.c.is_partition_col, S.schema.c.name,
-                       S.schema.c.type, S.schema.c.comment).select_from(
-                S.schema.join(S.tbl, and_(S.tbl.c.tbl_id == S.schema.c.tbl_id,
-                                          S.tbl.c.schema_version == S.schema.c.version))
-            ).where(S.schema.c.tbl_id.in_(ids)).order_by(
-                S.schema.c.tbl_id, S.schema.c.is_partition_col, S.schema.c.position)
-            for r in rows:
-                cols[(r.tbl_id, r.schema_version)] = ([], [])
-            for c in conn.execute(q):
-                cols[(c.tbl_id, c.version)][1 if c.is_partition_col else 0].append(
-                    FieldSchema(name=c.name, type=c.type, comment=c.comment))
         out = []
         for r in rows:
-            data_cols, part_keys = cols[(r.tbl_id, r.schema_version)]
+            data_cols, part_keys = columns_of(r.cols_json)
             sd_view = _SdView(r)
             out.append(Table(
                 tableName=r.name, dbName=r.db_name, owner=r.owner, createTime=r.create_time,
                 lastAccessTime=r.last_access_time, retention=r.retention,
                 sd=build_sd(sd_view, r.location, data_cols), partitionKeys=part_keys,
-                parameters=params[r.tbl_id], viewOriginalText=r.view_original_text,
+                parameters=params_of(r.params_json), viewOriginalText=r.view_original_text,
                 viewExpandedText=r.view_expanded_text, tableType=r.tbl_type,
                 temporary=bool(r.temporary), rewriteEnabled=bool(r.rewrite_enabled),
                 catName=CATALOG,
@@ -387,8 +374,10 @@ class TableService:
         return out
 
     def _table_row(self, conn: Connection, db_name: str, name: str):
-        row = conn.execute(self._table_query().where(
-            S.db.c.name == db_name.lower(), S.tbl.c.name == name.lower())).first()
+        if self._one_table is None:
+            self._one_table = self._table_query().where(
+                S.db.c.name == bindparam("db_name"), S.tbl.c.name == bindparam("tbl_name"))
+        row = conn.execute(self._one_table, {"db_name": db_name.lower(), "tbl_name": name.lower()}).first()
         if row is None:
             raise NoSuchObjectException(f"{db_name.lower()}.{name.lower()} table not found")
         return row

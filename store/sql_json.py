@@ -1,0 +1,32 @@
+"""JSON aggregation in SQL, per backend: child rows (parameters, columns) come back inside their
+parent's row, so one statement answers a call instead of one per child table."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import func
+
+
+def json_rows(backend: str, *cols):
+    """An aggregate: a JSON array holding one array [c1, c2, ...] per row of the group
+    (NULL or '[]' for no rows; order unspecified)."""
+    if backend == "postgresql":
+        return func.json_agg(func.json_build_array(*cols))
+    if backend == "sqlite":
+        return func.json_group_array(func.json_array(*cols))
+    return func.json_arrayagg(func.json_array(*cols))
+
+
+def rows_of(value) -> list:
+    """The Python list an aggregate from json_rows came back as."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, bytearray)):
+        return json.loads(value)
+    return value  # psycopg parses json itself
+
+
+def params_of(value) -> dict:
+    """A parameters dict from json_rows(key, value); NULL values read as "" (as Hive answers)."""
+    return {k: (v if v is not None else "") for k, v in rows_of(value)}
