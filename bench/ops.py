@@ -59,6 +59,7 @@ class SideBench:
     list_count: int = 0
     chain: dict = field(default_factory=dict)
     loads: list = field(default_factory=list)   # (what, count, seconds)
+    on_load: object = None   # called after each loading step (the pairing runs ANALYZE there)
 
     def __post_init__(self):
         self.client = w.Client(self.port)
@@ -190,6 +191,11 @@ class SideBench:
             self.loads.append((f"read table {self.read_count}->{n} partitions", n - self.read_count,
                                round(time.monotonic() - t0, 2)))
             self.read_count = n
+            self._loaded()
+
+    def _loaded(self):
+        if self.on_load is not None:
+            self.on_load()
 
     def op_partition_names(self, n):
         self.ensure_read_table(n)
@@ -216,6 +222,7 @@ class SideBench:
             self.loads.append((f"list db {self.list_count}->{n} tables", n - self.list_count,
                                round(time.monotonic() - t0, 2)))
             self.list_count = n
+            self._loaded()
         # the benchmark database also holds nothing else; expected = n
         return self._light(lambda: self.client.get_all_tables(w.LIST_TABLES_DB), expected=n)
 
@@ -339,6 +346,7 @@ class SideBench:
         w.add_partitions(self.client, tbl, range(big_n), self.cfg.big_batch, values=w.big_values)
         secs = round(time.monotonic() - t0, 2)
         self.loads.append((f"big table {big_n} partitions", big_n, secs))
+        self._loaded()
         return secs
 
     def op_big_filter(self, big_n: int):

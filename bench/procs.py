@@ -154,6 +154,29 @@ def drop_pg_database(name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def analyze_pg_database(name: str) -> float:
+    """ANALYZE every table of one database (what autovacuum would do after a bulk load; this
+    machine's PostgreSQL runs with autovacuum=off).  Returns the seconds it took."""
+    import psycopg
+
+    from sqlalchemy.engine import make_url
+
+    u = make_url(PG_ADMIN_URL)
+    t0 = time.monotonic()
+    with psycopg.connect(host=u.host or "127.0.0.1", port=u.port or 5432, user=u.username or "postgres",
+                         password=u.password, dbname=name, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+    return time.monotonic() - t0
+
+
+def pg_setting(name: str) -> str:
+    try:
+        with _pg_admin() as conn:
+            return conn.execute("SELECT setting FROM pg_settings WHERE name = %s", (name,)).fetchone()[0]
+    except Exception:  # noqa: BLE001
+        return "?"
+
+
 def pg_available() -> tuple[bool, str]:
     try:
         with _pg_admin() as conn:

@@ -89,6 +89,7 @@ def machine_info() -> dict:
         "sqlite": sqlite3.sqlite_version,
         "thrift_py": getattr(thrift, "__version__", None) or _dist_version("thrift"),
         "sqlalchemy": sqlalchemy.__version__,
+        "postgresql_autovacuum": procs.pg_setting("autovacuum"),
     }
 
 
@@ -162,8 +163,13 @@ class Pairing:
             self.info[f"{name}_pid"] = srv.pid
             self.info[f"{name}_port"] = srv.port
         self.info["reference_system_properties"] = props
+        self.info["analyze_after_loading"] = bool(self.kind == "postgres" and self.args.analyze)
+        dbs = {"reference": self.info.get("reference_db"), "ours": self.info.get("ours_db")}
         for name, srv in self.servers.items():
             side = SideBench(name, srv.port, self.cfg)
+            if self.kind == "postgres" and self.args.analyze and dbs.get(name):
+                side.on_load = (lambda db=dbs[name], side=side:
+                                side.loads.append(("ANALYZE", 0, round(procs.analyze_pg_database(db), 2))))
             self.cleanup.append(side.close)
             side.setup()
             self.sides[name] = side
@@ -283,6 +289,10 @@ def render(kind: str, pairing: dict) -> str:
     lines = [f"== pairing: {kind} ==", f"reference: {pairing['info'].get('reference_server', 'not run')}",
              f"ours:      {pairing['info'].get('ours_server')}",
              f"N: {', '.join(str(x) for x in pairing['info']['n'])}; " + pairing["info"].get("iterations", ""),
+             "reference JVM system properties: " + (", ".join(
+                 f"{k}={v}" for k, v in pairing["info"].get("reference_system_properties", {}).items()) or "none")
+             + ("; both PostgreSQL databases ANALYZEd after each loading step"
+                if pairing["info"].get("analyze_after_loading") else ""),
              "", report.render_table(pairing["rows"])]
     nts = report.notes(pairing["rows"])
     loads = pairing["info"].get("loads", {})
@@ -329,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference-inherit-perms", action="store_true",
                    help="keep Hive 2.3's hive.warehouse.subdir.inherit.perms=true (on a local file system "
                         "it forks ls/chmod per directory; off by default, as in Hive 3+)")
+    p.add_argument("--no-analyze", dest="analyze", action="store_false",
+                   help="postgres pairing: do not ANALYZE both databases after each loading step (they are "
+                        "analyzed by default because autovacuum may be off, as on the machine this was "
+                        "written on, and nothing else would ever collect statistics)")
     p.add_argument("--ops", default=None, help=f"comma-separated subset of: {','.join(FAMILIES)}")
     p.add_argument("--ours-only", action="store_true", help="do not start the reference")
     p.add_argument("--quick", action="store_true", help="tiny sizes and few iterations (a smoke run)")

@@ -30,7 +30,7 @@ from store.partition_names import (
     split_name,
     values_from_name,
 )
-from store.sql_json import json_rows, params_of
+from store.sql_json import in_list, json_rows, params_of
 from store.store import Store, now_s
 from store.table_service import CATALOG, DDL_TIME, MANAGED, TableService, _params, _SdView
 from thrift_idl.hive_metastore.ttypes import (
@@ -263,12 +263,12 @@ class PartitionService:
             ctx = self.table_ctx(conn, db, tbl)
             # Hive matches the names exactly as written; names of no partition are ignored
             canonical = list(dict.fromkeys(n for n in names or [] if n))
-            out = []
+            rows = []
             for i in range(0, len(canonical), BATCH):
-                q, _ = self._select(ctx, S.partitions.c.part_name.in_(canonical[i:i + BATCH]))
-                out.extend(self._build(conn, ctx, conn.execute(q).all()))
-            out.sort(key=lambda p: make_name(ctx.key_names, p.values))
-            return out
+                q, _ = self._select(ctx, in_list(self.store.backend, S.partitions.c.part_name, canonical[i:i + BATCH]))
+                rows.extend(conn.execute(q).all())
+            rows.sort(key=lambda r: r.part_name)
+            return self._build(conn, ctx, rows)
 
     def get_partition_values(self, db: str, tbl: str, key_names: list[str], filter_text: str | None,
                              ascending: bool = True, max_parts: int = -1) -> list[list[str]]:
@@ -332,7 +332,7 @@ class PartitionService:
             for i in range(0, len(names), BATCH):
                 existing.update(conn.execute(select(S.partitions.c.part_name).where(
                     S.partitions.c.tbl_id == ctx.tbl_id,
-                    S.partitions.c.part_name.in_(names[i:i + BATCH]))).scalars())
+                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))).scalars())
             if existing and not if_not_exists:
                 first = sorted(existing)[0]
                 raise AlreadyExistsException(
@@ -372,7 +372,7 @@ class PartitionService:
             for i in range(0, len(added_names), BATCH):
                 ids.update(conn.execute(select(S.partitions.c.part_name, S.partitions.c.part_id).where(
                     S.partitions.c.tbl_id == ctx.tbl_id,
-                    S.partitions.c.part_name.in_(added_names[i:i + BATCH]))).all())
+                    in_list(self.store.backend, S.partitions.c.part_name, added_names[i:i + BATCH]))).all())
             kv_rows, param_rows, out = [], [], []
             for name, part, params, location in results:
                 pid = ids[name]
@@ -517,7 +517,7 @@ class PartitionService:
             p = S.partitions
             rows = []
             for i in range(0, len(wanted), BATCH):
-                rows.extend(conn.execute(self._select(ctx, p.c.part_name.in_(wanted[i:i + BATCH]))[0]).all())
+                rows.extend(conn.execute(self._select(ctx, in_list(self.store.backend, p.c.part_name, wanted[i:i + BATCH]))[0]).all())
             if len(rows) != len(wanted) and not if_exists:
                 found = {r.part_name for r in rows}
                 missing = [n for n in wanted if n not in found]
@@ -530,19 +530,19 @@ class PartitionService:
 
         result = self.store.run_write(tx)
         self.store.note_changes(len(doomed) or len(names or []) + len(values_list or []))
-        for d in doomed:
-            warehouse.delete_dir(d)
+        warehouse.delete_dirs(doomed)
         return result
 
     def _delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
+        b = self.store.backend
         for i in range(0, len(part_ids), BATCH):
             chunk = part_ids[i:i + BATCH]
-            conn.execute(delete(S.part_col_stats).where(S.part_col_stats.c.part_id.in_(chunk)))
-            conn.execute(delete(S.partition_key_val).where(S.partition_key_val.c.part_id.in_(chunk)))
-            conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id.in_(chunk)))
-            conn.execute(delete(S.partitions).where(S.partitions.c.part_id.in_(chunk)))
+            conn.execute(delete(S.part_col_stats).where(in_list(b, S.part_col_stats.c.part_id, chunk)))
+            conn.execute(delete(S.partition_key_val).where(in_list(b, S.partition_key_val.c.part_id, chunk)))
+            conn.execute(delete(S.partition_params).where(in_list(b, S.partition_params.c.part_id, chunk)))
+            conn.execute(delete(S.partitions).where(in_list(b, S.partitions.c.part_id, chunk)))
         for i in range(0, len(sd_ids), BATCH):
-            conn.execute(delete(S.sds).where(S.sds.c.sd_id.in_(sd_ids[i:i + BATCH])))
+            conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, sd_ids[i:i + BATCH])))
 
     def truncate(self, db: str, tbl: str, part_names: list[str] | None) -> None:
         with self.store.read() as conn:

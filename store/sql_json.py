@@ -1,11 +1,15 @@
-"""JSON aggregation in SQL, per backend: child rows (parameters, columns) come back inside their
-parent's row, so one statement answers a call instead of one per child table."""
+"""SQL forms that differ per backend.
+
+JSON aggregation: child rows (parameters, columns) come back inside their parent's row, so one
+statement answers a call instead of one per child table. Lists: `col IN (...)` as one array
+parameter on PostgreSQL."""
 
 from __future__ import annotations
 
 import json
 
-from sqlalchemy import func
+from sqlalchemy import BigInteger, String, any_, bindparam, func
+from sqlalchemy.dialects.postgresql import ARRAY
 
 
 def json_rows(backend: str, *cols):
@@ -30,3 +34,13 @@ def rows_of(value) -> list:
 def params_of(value) -> dict:
     """A parameters dict from json_rows(key, value); NULL values read as "" (as Hive answers)."""
     return {k: (v if v is not None else "") for k, v in rows_of(value)}
+
+
+def in_list(backend: str, col, values):
+    """`col IN values`; on PostgreSQL `col = ANY(array)`: one parameter instead of one per value
+    (the driver's query conversion then costs nothing per value)."""
+    values = list(values)
+    if backend == "postgresql" and values:
+        elem = BigInteger() if isinstance(values[0], int) else String()
+        return col == any_(bindparam(None, values, type_=ARRAY(elem)))
+    return col.in_(values)
