@@ -155,10 +155,9 @@ class StorageTimeline:
         completed = action_of(COMPLETED)
         if requested == "commit" and action_of(REQUESTED) is None and completed:
             requested = completed  # only `<ts>.inflight`: the action is the completed one
-        if completed and requested and COMPLETED_AS.get(requested, requested) != completed and requested != completed:
-            if not (requested == "replacecommit" and completed == "replacecommit"):
-                raise CorruptTimeline(f"{self.base_path}: instant {inst.ts} was requested as {requested} "
-                                      f"but completed as {completed}")
+        if completed and requested and COMPLETED_AS.get(requested, requested) != completed:
+            raise CorruptTimeline(f"{self.base_path}: instant {inst.ts} was requested as {requested} "
+                                  f"but completed as {completed}")
         inst.action = requested or completed or inst.action
         inst.state = max(inst.files)
 
