@@ -198,3 +198,33 @@ def test_table_written_through_the_server_validates(our_server_info, tmp_path):
         assert r.returncode == 1
         assert f"instant: {stamps[-1]}.commit is INFLIGHT on storage, COMPLETED on the server" in r.stdout
         assert "partition: 2024-01-02 is on the server only" in r.stdout
+
+
+def _repair_on_a_terminal(uri: str, db: str, answer: str):
+    """`repair` with a terminal on stdin (it asks); returns (exit status, output)."""
+    import pty
+    import subprocess
+
+    from tests.harness.procs import REPO_ROOT, VENV_PYTHON
+
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.Popen([VENV_PYTHON, "-m", "adapter.cli", "repair", f"{db}.t", "--metastore", uri],
+                            cwd=str(REPO_ROOT), env=env, stdin=slave, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    os.close(slave)
+    os.write(master, answer.encode() + b"\n")
+    out, _ = proc.communicate(timeout=120)
+    os.close(master)
+    return proc.returncode, out
+
+
+def test_repair_asks_on_a_terminal(imported):
+    uri, db, c, base = imported("cow_v6_simplekeygen_nonhivestyle", hold_last=True)
+    before = [i.timestamp for i in c.list_instants(db, "t")]
+    code, out = _repair_on_a_terminal(uri, db, "n")
+    assert code == 1 and "Reconcile" in out and "cancelled; nothing changed" in out
+    assert [i.timestamp for i in c.list_instants(db, "t")] == before
+    code, out = _repair_on_a_terminal(uri, db, "y")
+    assert code == 0 and "now agrees" in out, out
+    assert_agrees(uri, c, db, base)
