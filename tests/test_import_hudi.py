@@ -133,6 +133,14 @@ def test_import_cli_subprocess(metastore, tmp_path):
     assert_matches_storage(c, db, "trips", base)
     again = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri)
     assert again.returncode == 0 and "nothing to do" in again.stdout
+    from tests.harness.procs import REPO_ROOT
+
+    rel = os.path.relpath(table_copy("cow_v6_nonpartitioned", tmp_path / "rel"), REPO_ROOT)
+    done = run_cli("import-hudi", rel, "--table", f"{db}.rel", "--metastore", uri)  # relative to the CLI's cwd
+    assert done.returncode == 0, done.stderr
+    absolute = os.path.normpath(os.path.join(str(REPO_ROOT), rel))
+    assert c.get_hudi_table(db, "rel").basePath == absolute
+    assert_matches_storage(c, db, "rel", absolute)
 
 
 # --------------------------------------------------------------------------- incremental

@@ -11,6 +11,7 @@ later state); the server leaves what it has alone.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -236,6 +237,8 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     """
     from adapter.client import HudiMetastoreClient
 
+    if ":" not in base_path.split("/")[0]:  # a local path: the server must not resolve it from its own cwd
+        base_path = os.path.abspath(base_path)
     tl = read_table(base_path)
     cfg = table_config(tl, db, table)
     for inst in tl.instants:  # every instant file is read and parsed before anything is written
