@@ -564,3 +564,32 @@ def test_instants_archived_unseen_between_imports_are_listed(metastore, tmp_path
     report = import_hudi_table(uri, base, db, "t")
     assert report.partitions >= 0 and report.bootstrap_files > 0  # the listing ran and found files
     assert_matches_storage(c, db, "t", base)
+
+
+def test_partition_paths_must_fit_the_partition_fields(metastore, tmp_path):
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    props = os.path.join(base, ".hoodie", "hoodie.properties")
+    text = open(props).read()
+    field = next(line.split("=", 1)[1] for line in text.splitlines()
+                 if line.startswith("hoodie.table.partition.fields="))
+    open(props, "w").write(text.replace(f"hoodie.table.partition.fields={field}",
+                                        f"hoodie.table.partition.fields={field},other"))
+    with pytest.raises(HudiImportError, match="does not have 2 levels"):
+        import_hudi_table(uri, base, db, "t")
+    assert c.get_all_tables(db) == []
+
+
+def test_a_refused_import_drops_the_table_it_registered(metastore, tmp_path, monkeypatch):
+    from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+
+    uri, db, c = metastore
+    base = table_copy("cow_v8_nonpartitioned", tmp_path)
+
+    def refuse(self, *args, **kwargs):
+        raise InvalidObjectException("refused")
+
+    monkeypatch.setattr(HudiMetastoreClient, "import_hudi_instants", refuse)
+    with pytest.raises(InvalidObjectException):
+        import_hudi_table(uri, base, db, "t")
+    assert c.get_all_tables(db) == []

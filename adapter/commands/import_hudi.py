@@ -119,6 +119,16 @@ def _written_by(tl: StorageTimeline, inst: StorageInstant, data: bytes | None) -
     return out
 
 
+def _check_partitions(tl: StorageTimeline, cfg, inst: StorageInstant, written: set[tuple[str, str]]) -> None:
+    """Partition paths an instant wrote must fit the table's partition fields."""
+    for partition in sorted({p for p, _ in written}):
+        try:
+            if partition or cfg.partition_fields:
+                cfg.values_of(partition)
+        except ValueError as exc:
+            raise HudiImportError(f"{tl.base_path}: instant {inst.ts} wrote {exc}") from None
+
+
 def read_table(base_path: str) -> StorageTimeline:
     try:
         return StorageTimeline.read(base_path)
@@ -242,7 +252,9 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     tl = read_table(base_path)
     cfg = table_config(tl, db, table)
     for inst in tl.instants:  # every instant file is read and parsed before anything is written
-        _instant_files(tl, inst)
+        files = _instant_files(tl, inst)
+        if inst.state == COMPLETED:
+            _check_partitions(tl, cfg, inst, _written_by(tl, inst, files[COMPLETED]))
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
     with HudiMetastoreClient(metastore, timeout_s=600) as client:  # a large import is one long call
         return _import(client, tl, cfg, report)
@@ -324,6 +336,7 @@ def _split_table(text: str) -> tuple[str, str]:
 
 def run(args) -> int:
     from thrift.Thrift import TException
+    from thrift.transport.TTransport import TTransportException
 
     try:
         db, tbl = _split_table(args.table)
@@ -331,8 +344,12 @@ def run(args) -> int:
     except (HudiImportError, ValueError) as exc:  # ValueError: e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
-    except (TException, OSError) as exc:
-        print(f"import-hudi: metastore {args.metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+    except (TTransportException, OSError) as exc:
+        print(f"import-hudi: metastore {args.metastore}: {exc}", file=sys.stderr)
+        return 1
+    except TException as exc:  # the server refused; nothing was changed
+        print(f"import-hudi: metastore {args.metastore} refused the import: "
+              f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return 1
     print("\n".join(report.lines()))
     return 0
