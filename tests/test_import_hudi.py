@@ -593,3 +593,66 @@ def test_a_refused_import_drops_the_table_it_registered(metastore, tmp_path, mon
     with pytest.raises(InvalidObjectException):
         import_hudi_table(uri, base, db, "t")
     assert c.get_all_tables(db) == []
+
+
+# --------------------------------------------------------------------------- writing after an import
+
+
+def _commit_through_server(c, db: str, base: str, partition: str) -> str:
+    """A new file group in `partition` (a copy of one of its base files), committed through the
+    server with the table's own writer schema."""
+    import json
+    import shutil
+
+    from store.commit_metadata import _load
+
+    tl = StorageTimeline.read(base)
+    schema = _load(tl.metadata(tl.completed[-1], COMPLETED), "commit")["extraMetadata"]["schema"]
+    folder = os.path.join(base, partition)
+    source = next(n for n in sorted(os.listdir(folder)) if n.endswith(".parquet"))
+    inst = c.create_instant(db, "t", None, "commit")
+    fid = f"{uuid.uuid4()}-0"
+    name = f"{fid}_0-1-0_{inst.timestamp}.parquet"
+    shutil.copy(os.path.join(folder, source), os.path.join(folder, name))
+    size = os.path.getsize(os.path.join(folder, name))
+    rel = f"{partition}/{name}" if partition else name
+    stat = {"fileId": fid, "path": rel, "prevCommit": "null", "numWrites": 1, "numInserts": 1,
+            "totalWriteBytes": size, "partitionPath": partition, "fileSizeInBytes": size}
+    meta = {"partitionToWriteStats": {partition: [stat]}, "compacted": False,
+            "extraMetadata": {"schema": schema}, "operationType": "INSERT"}
+    c.transition_to_inflight(db, "t", inst.timestamp, "commit")
+    c.complete_instant(db, "t", inst.timestamp, "commit", json.dumps(meta).encode())
+    return inst.timestamp
+
+
+def test_v6_table_written_after_import_is_mirrored_consistently(metastore, tmp_path):
+    """The first commit through the server makes the mirror take over an imported version 6 table:
+    hudi-rs still reads it, and sees what the server serves."""
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    import_hudi_table(uri, base, db, "t")
+    ts = _commit_through_server(c, db, base, "10")
+    c.sync_storage(db, "t")
+    assert os.path.exists(os.path.join(base, ".hoodie", f"{ts}.commit"))
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == theirs_slices(base)
+    r = run_cli("validate", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 0, r.stdout
+    assert not import_hudi_table(uri, base, db, "t").instants_imported
+
+
+def test_v8_table_is_never_rewritten(metastore, tmp_path):
+    """Version 8 tables keep their own layout: a commit through the server leaves storage's
+    timeline and hoodie.properties alone (storage does not see the commit; validate says so)."""
+    uri, db, c = metastore
+    base = table_copy("cow_v8_nonpartitioned", tmp_path)
+    import_hudi_table(uri, base, db, "t")
+    hoodie = os.path.join(base, ".hoodie")
+    before = tree_digest(hoodie)
+    ts = _commit_through_server(c, db, base, "")
+    from thrift_idl.hive_metastore.ttypes import InvalidOperationException
+
+    with pytest.raises((InvalidOperationException, Exception)):
+        c.sync_storage(db, "t")
+    assert tree_digest(hoodie) == before
+    r = run_cli("validate", f"{db}.t", "--metastore", uri)
+    assert r.returncode == 1 and f"{ts}.commit is COMPLETED on the server, missing on storage" in r.stdout
