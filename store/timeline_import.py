@@ -61,6 +61,7 @@ class ImportOutcome:
     unchanged: int = 0
     files_added: int = 0
     files_removed: int = 0
+    files_resized: int = 0
     version: int = 0
 
 
@@ -139,10 +140,10 @@ class TimelineImport:
                         f"Instant {inst.ts} is a {row.action} on the server but a {inst.action} on storage")
                 out.imported.append(self._import_one(conn, ref, inst, row))
             if listed:
-                out.files_added = self._add_listed(conn, ref, listed)
+                out.files_added, out.files_resized = self._add_listed(conn, ref, listed)
             if missing:
                 out.files_removed = self._remove_missing(conn, ref, missing)
-            if out.files_added or out.files_removed:
+            if out.files_added or out.files_removed or out.files_resized:
                 self._version(conn, ref.tbl_id, 0)
             if top:
                 self.timeline._bump_to(conn, ref.tbl_id, top)
@@ -293,8 +294,9 @@ class TimelineImport:
 
     # --- listing --------------------------------------------------------------------------------
 
-    def _add_listed(self, conn: Connection, ref: HudiTableRef, listed: list[FileInfo]) -> int:
-        """Record listed files the table has no row for (in any state); created by their own instant."""
+    def _add_listed(self, conn: Connection, ref: HudiTableRef, listed: list[FileInfo]) -> tuple[int, int]:
+        """Record listed files the table has no row for (in any state), created by their own instant;
+        a live file's size is the listing's. (files added, files resized)"""
         f = S.files
         by_partition: dict[str, list[FileInfo]] = {}
         for x in {_file_key(x): x for x in listed}.values():
@@ -303,15 +305,20 @@ class TimelineImport:
         version = (conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == ref.tbl_id)).scalar() or 0) + 1
         now = self.timeline.clock_ms()
         rows = []
+        resized = 0
         for partition, files in by_partition.items():
             names = [x.name for x in files]
-            have = set()
+            have = {}
             for k in range(0, len(names), BATCH):
-                have.update(conn.execute(select(f.c.name).where(
+                have.update((r.name, r) for r in conn.execute(select(f.c.id, f.c.name, f.c.size, f.c.is_deleted).where(
                     f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
-                    f.c.name.in_(names[k:k + BATCH]))).scalars())
+                    f.c.name.in_(names[k:k + BATCH]))))
             for x in files:
                 if x.name in have:
+                    r = have[x.name]
+                    if not r.is_deleted and r.size != int(x.size or 0):
+                        conn.execute(update(f).where(f.c.id == r.id).values(size=int(x.size or 0), update_time=now))
+                        resized += 1
                     continue
                 file_id, base, is_log, log_version = parse_file_name(x.name)
                 rows.append({"tbl_id": ref.tbl_id, "partition_path": partition, "name": x.name, "file_id": file_id,
@@ -322,7 +329,7 @@ class TimelineImport:
             conn.execute(f.insert(), rows[k:k + 1000])
         self._reslice_logs(conn, ref, {(r["partition_path"], r["file_id"]) for r in rows})
         self.timeline._ensure_partitions(conn, ref, sorted({r["partition_path"] for r in rows if r["partition_path"]}))
-        return len(rows)
+        return len(rows), resized
 
     def _remove_missing(self, conn: Connection, ref: HudiTableRef, missing: list[FileInfo]) -> int:
         """Live files storage no longer has: never part of the table as readers see it. A partition

@@ -228,3 +228,27 @@ def test_repair_asks_on_a_terminal(imported):
     code, out = _repair_on_a_terminal(uri, db, "y")
     assert code == 0 and "now agrees" in out, out
     assert_agrees(uri, c, db, base)
+
+
+@pytest.mark.parametrize("name,rel", [
+    ("cow_v6_nonpartitioned", None),  # the latest base file
+    ("mor_v6_trips_8i1u", "city=san_francisco/.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.1_0-26-85"),
+])
+def test_file_changed_size_behind_the_servers_back(imported, name, rel):
+    uri, db, c, base = imported(name)
+    if rel is None:
+        s = c.get_latest_file_slices(db, "t")[0]
+        rel = f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
+    path = os.path.join(base, rel)
+    with open(path, "ab") as f:
+        f.write(b"appended behind the server's back")
+    size = os.path.getsize(path)
+    r = validate(uri, db)
+    assert r.returncode == 1 and f"{os.path.basename(path)} is {size} bytes on storage" in r.stdout
+    out = repair(uri, db)
+    assert "took the size of 1 file(s)" in out.stdout
+    partition = os.path.relpath(os.path.dirname(path), base)
+    partition = "" if partition == "." else partition
+    assert {f.name: f.size for f in c.get_all_files(db, "t", partition)}[os.path.basename(path)] == size
+    r = validate(uri, db)
+    assert r.returncode == 0, r.stdout

@@ -109,6 +109,7 @@ struct ImportResult {
   3: i32 filesAdded,                     // listed files recorded
   4: i32 filesRemoved,                   // live files marked deleted (no longer on storage)
   5: i64 tableVersion,                   // the table's snapshot version afterwards
+  6: i32 filesResized,                   // live files whose size was taken from the listing
 }
 
 // RFC-15's "stats" view of a table, counted by the server.
@@ -202,7 +203,8 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
   // restore did. Instants the server has in that state already are left alone (idempotent).
   // listedFiles: files a listing of storage found that no instant accounts for (archived instants
   // of a first import, files added behind the server's back), recorded unless the table already
-  // has a row for them; missingFiles: live files storage no longer has, marked deleted.
+  // has a row for them (a live file's size is taken from the listing when it differs);
+  // missingFiles: live files storage no longer has, marked deleted.
   // config (optional): the table's hoodie.properties as on storage now, taken over in the same
   // transaction (e.g. a table adopted from HMS parameters; the base path stays).
   // Imported versions count as mirrored: the timeline is on storage already.

@@ -43,13 +43,14 @@ class ImportReport:
     bootstrap_files: int = 0            # files recorded from the listing (archived instants)
     removed_files: int = 0              # live files marked deleted (repair)
     config_updated: bool = False        # the server's hoodie.properties were taken from storage
+    resized_files: int = 0              # live files whose size was taken from the listing (repair)
     partitions: int = -1                # partitions on storage (-1: not listed, nothing needed it)
     dry_run: bool = False
 
     @property
     def changed(self) -> bool:
         return (self.registered or self.config_updated or bool(self.instants_imported)
-                or self.bootstrap_files > 0 or self.removed_files > 0)
+                or self.bootstrap_files > 0 or self.removed_files > 0 or self.resized_files > 0)
 
     def lines(self) -> list[str]:
         verb = "would import" if self.dry_run else "imported"
@@ -62,6 +63,9 @@ class ImportReport:
         out += [f"    {i}" for i in self.instants_imported]
         if self.bootstrap_files:
             out.append(f"  {verb} {self.bootstrap_files} file(s) from the listing (no imported instant names them)")
+        if self.resized_files:
+            out.append(f"  {'would take' if self.dry_run else 'took'} the size of {self.resized_files} file(s) "
+                       "from the listing")
         if self.removed_files:
             mark = "would mark" if self.dry_run else "marked"
             out.append(f"  {mark} {self.removed_files} file(s) missing on storage deleted")
@@ -194,20 +198,25 @@ def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: 
             live = {(f.partitionPath, f.name): f
                     for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
             listed = [f for f in listed if (f.partition_path, f.name) not in live]
-            if reconcile:
+            if reconcile:  # sizes are the listing's
+                resized = [f for f in view.files if (f.partition_path, f.name) in live
+                           and live[(f.partition_path, f.name)].size != f.size]
+                report.resized_files = len(resized)
+                listed += resized
                 on_storage = {(f.partition_path, f.name) for f in listing.files}
                 missing = [f for key, f in live.items() if key not in on_storage and key not in written]
-    report.bootstrap_files = len(listed)
+    report.bootstrap_files = len(listed) - report.resized_files
     report.removed_files = len(missing)
     if config is not None:
         report.config_updated = True
     if report.dry_run or not (payload or listed or missing or config is not None):
         return report
-    report.bootstrap_files = report.removed_files = 0
+    report.bootstrap_files = report.removed_files = report.resized_files = 0
     for instants, files, gone, cfg in _calls(payload, [_thrift_file(f) for f in listed], missing, config):
         result = client.import_hudi_instants(db, table, instants, files, gone, cfg)
         report.bootstrap_files += result.filesAdded
         report.removed_files += result.filesRemoved
+        report.resized_files += result.filesResized or 0
     return report
 
 

@@ -28,7 +28,7 @@ from store.timeline_service import COMPLETED, STATE_NAMES
 
 @dataclass
 class Difference:
-    kind: str  # instant | partition | file-slice
+    kind: str  # instant | partition | file-slice | file
     detail: str
 
     def __str__(self) -> str:
@@ -69,9 +69,10 @@ def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Differen
         diffs += [Difference("partition", f"{p} is on storage only") for p in sorted(theirs - ours)]
         diffs += [Difference("partition", f"{p} is on the server only") for p in sorted(ours - theirs)]
 
+    served = client.get_latest_file_slices(db, table)
     ours_slices = {(s.partitionPath, s.fileId): _slice_norm(
         s.partitionPath, s.fileId, s.baseInstant, s.baseFile.name if s.baseFile else None,
-        [f.name for f in s.logFiles or []]) for s in client.get_latest_file_slices(db, table)}
+        [f.name for f in s.logFiles or []]) for s in served}
     theirs_slices = {(s.partition_path, s.file_id): _slice_norm(
         s.partition_path, s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
         [f.name for f in s.log_files]) for s in view.slices}
@@ -86,6 +87,13 @@ def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Differen
             diffs.append(Difference("file-slice", f"{where} is on the server only ({_describe(a)})"))
         else:
             diffs.append(Difference("file-slice", f"{where} differs: server {_describe(a)}, storage {_describe(b)}"))
+    sizes = {(f.partition_path, f.name): f.size for f in view.files}
+    for s in served:
+        for f in ([s.baseFile] if s.baseFile else []) + list(s.logFiles or []):
+            size = sizes.get((f.partitionPath, f.name))
+            if size is not None and size != f.size:
+                diffs.append(Difference("file", f"{f.partitionPath or '(table)'}/{f.name} is {size} bytes on "
+                                                f"storage, {f.size} on the server"))
     return tl, diffs
 
 

@@ -254,7 +254,8 @@ class HudiHandler:
             dbName, tableName, stored, [_file_from_thrift(f) for f in listedFiles or []],
             [_file_from_thrift(f) for f in missingFiles or []], config_from_thrift(config) if config else None)
         return ImportResult(imported=[instant_to_thrift(i) for i in out.imported], unchanged=out.unchanged,
-                            filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version)
+                            filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version,
+                            filesResized=out.files_resized)
 
     @_answers("get_hudi_table_stats")
     def get_hudi_table_stats(self, dbName, tableName):  # noqa: N803

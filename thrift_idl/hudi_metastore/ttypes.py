@@ -1016,16 +1016,18 @@ class ImportResult(object):
      - filesAdded
      - filesRemoved
      - tableVersion
+     - filesResized
 
     """
 
 
-    def __init__(self, imported=None, unchanged=None, filesAdded=None, filesRemoved=None, tableVersion=None,):
+    def __init__(self, imported=None, unchanged=None, filesAdded=None, filesRemoved=None, tableVersion=None, filesResized=None,):
         self.imported = imported
         self.unchanged = unchanged
         self.filesAdded = filesAdded
         self.filesRemoved = filesRemoved
         self.tableVersion = tableVersion
+        self.filesResized = filesResized
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -1067,6 +1069,11 @@ class ImportResult(object):
                     self.tableVersion = iprot.readI64()
                 else:
                     iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I32:
+                    self.filesResized = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1099,6 +1106,10 @@ class ImportResult(object):
         if self.tableVersion is not None:
             oprot.writeFieldBegin('tableVersion', TType.I64, 5)
             oprot.writeI64(self.tableVersion)
+            oprot.writeFieldEnd()
+        if self.filesResized is not None:
+            oprot.writeFieldBegin('filesResized', TType.I32, 6)
+            oprot.writeI32(self.filesResized)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1424,6 +1435,7 @@ ImportResult.thrift_spec = (
     (3, TType.I32, 'filesAdded', None, None, ),  # 3
     (4, TType.I32, 'filesRemoved', None, None, ),  # 4
     (5, TType.I64, 'tableVersion', None, None, ),  # 5
+    (6, TType.I32, 'filesResized', None, None, ),  # 6
 )
 all_structs.append(HudiTableStats)
 HudiTableStats.thrift_spec = (
