@@ -8,7 +8,8 @@ planned from its file slices (docs/pipeline.md).
 """
 
 from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError  # noqa: F401
+from .hudi_table import HudiTable  # noqa: F401
 from .reader import read  # noqa: F401
 from .writer import write  # noqa: F401
 
-__all__ = ["write", "read", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]
+__all__ = ["write", "read", "HudiTable", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]

@@ -217,3 +217,15 @@ def test_bad_input_is_refused_before_writing(spark, our_server):
         write(_rows(spark, [(None, "a", 1, "eu", "d1")]), t, "upsert", metastore=uri(our_server))
     assert len(instants(our_server, t)) == 1
     assert listed_files(our_server, t) == data_files(base_dir(our_server, t))
+
+
+def test_object_style_api(spark, our_server):
+    from pipeline import HudiTable
+
+    t = HudiTable(spark, _table(), metastore=uri(our_server))
+    ts = t.write(_rows(spark, [(1, "a", 1, "eu", "d1")]), "insert", record_key="id", partition_by="dt")
+    t.write(_rows(spark, [(2, "b", 1, "eu", "d2")]), "upsert")
+    assert t.instants()[0] == ts and len(t.instants()) == 2
+    assert t.partitions() == ["d1", "d2"] and t.partitions("dt = 'd2'") == ["d2"]
+    assert sorted(r.id for r in t.read().collect()) == [1, 2]
+    assert [r.id for r in t.read(as_of=ts).collect()] == [1]
