@@ -64,7 +64,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence, Union
 
-from sqlalchemy import Boolean, and_, bindparam, func, not_, or_, select
+from sqlalchemy import Boolean, and_, bindparam, func, not_, or_, select, union
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 
@@ -760,21 +760,65 @@ def _leaf_sql(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, str
                 raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
         test = _string_test(leaf.op, [lit.text for lit in leaf.values])
     kv = partition_key_val
-    sub = select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == idx, test)
-    return partitions.c.part_id.in_(sub)
+    return select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == idx, test)
 
 
-def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]]) -> ColumnElement:
+# How many rows a leaf is likely to select, as a rank (lower: fewer): the driver of an AND starts
+# from its lowest-ranked side.
+_LEAF_RANK = {"=": 1, "IN": 2, "BETWEEN": 4, "<": 5, "<=": 5, ">": 5, ">=": 5, "LIKE": 6,
+              "NOT BETWEEN": 8, "NOT LIKE": 9, "!=": 9, "NOT IN": 9}
+
+
+def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]],
+                   driven: bool | str = False) -> ColumnElement:
     """A WHERE clause over `store.schema.partitions` selecting the partitions of table `tbl_id`
     that match the Hive filter `text`; use with `partitions.c.tbl_id == tbl_id`.
-    `partition_keys`: the table's partition columns in order, as (name, hive type)."""
+    `partition_keys`: the table's partition columns in order, as (name, hive type).
+
+    `driven`: also require `part_id IN (driver)`, where the driver is a superset of the answer
+    built from the key-value index alone (a leaf's rows; an OR's union; an AND's likely smallest
+    side), so that the database starts from the index and the cost follows the answer, not the
+    table (SQLite and PostgreSQL otherwise walk every partition of the table for an OR).
+    `driven="or"`: only when the filter has an OR (PostgreSQL plans ANDs of IN-subqueries as joins
+    from the index already, choosing the side by its statistics)."""
     tree = push_not(parse_filter(text))
     keys = {name.lower(): (i, key_kind(t)) for i, (name, t) in enumerate(partition_keys)}
+    leaf_selects: dict[int, object] = {}
+
+    def leaf(node):
+        if id(node) not in leaf_selects:
+            leaf_selects[id(node)] = _leaf_sql(node, text, tbl_id, keys)
+        return leaf_selects[id(node)]
 
     def walk(node):
         if isinstance(node, Leaf):
-            return _leaf_sql(node, text, tbl_id, keys)
+            return partitions.c.part_id.in_(leaf(node))
         parts = [walk(i) for i in node.items]
         return and_(*parts) if isinstance(node, And) else or_(*parts)
 
-    return walk(tree)
+    def rank(node) -> int:
+        if isinstance(node, Leaf):
+            return _LEAF_RANK.get(node.op, 9)
+        ranks = [rank(i) for i in node.items]
+        return min(ranks) if isinstance(node, And) else sum(ranks)
+
+    def driver(node) -> list:
+        """Selects whose union is a superset of the node's partitions."""
+        if isinstance(node, Leaf):
+            return [leaf(node)]
+        if isinstance(node, And):
+            return driver(min(node.items, key=rank))
+        return [s for i in node.items for s in driver(i)]
+
+    def has_or(node) -> bool:
+        return isinstance(node, Or) or (isinstance(node, And) and any(has_or(i) for i in node.items))
+
+    def has_and(node) -> bool:
+        return isinstance(node, And) or (isinstance(node, Or) and any(has_and(i) for i in node.items))
+
+    if not driven or (driven == "or" and not has_or(tree)):
+        return walk(tree)
+    selects = driver(tree)
+    drive = partitions.c.part_id.in_(selects[0] if len(selects) == 1 else union(*selects))
+    # without an AND the driver is the answer itself
+    return and_(drive, walk(tree)) if has_and(tree) else drive

@@ -80,6 +80,9 @@ class PartitionService:
         self.store = store
         self.tables = tables
         self._ctx_query = None  # table_ctx's statement, built once
+        # filters start from the key-value index (compile_filter's driver); MySQL keeps the plain
+        # form: it runs IN (... UNION ...) as a subquery per row
+        self._driven = store.backend in ("sqlite", "postgresql")
 
     # --- helpers --------------------------------------------------------------------------------
 
@@ -163,9 +166,18 @@ class PartitionService:
             out.append(part)
         return out
 
-    def _select(self, ctx: TableCtx, where=None, max_parts: int | None = None):
+    def _in_table(self, ctx: TableCtx, filtered: bool = False):
+        """The partitions of ctx's table. Under a driven filter (see compile_filter) the driver
+        already stays within the table: `tbl_id + 0` keeps the planner from walking the table's
+        index instead of starting from the driver."""
+        p = S.partitions
+        if filtered and self._driven:
+            return (p.c.tbl_id + 0) == ctx.tbl_id
+        return p.c.tbl_id == ctx.tbl_id
+
+    def _select(self, ctx: TableCtx, where=None, max_parts: int | None = None, filtered: bool = False):
         p, pp = S.partitions, S.partition_params
-        cond = p.c.tbl_id == ctx.tbl_id
+        cond = self._in_table(ctx, filtered and where is not None)
         if where is not None:
             cond = and_(cond, where)
         params = select(json_rows(self.store.backend, pp.c.param_key, pp.c.param_value)).where(
@@ -198,7 +210,8 @@ class PartitionService:
         from store.partition_filter import FilterError, compile_filter
 
         try:
-            return compile_filter(filter_text, ctx.tbl_id, ctx.key_types)
+            return compile_filter(filter_text, ctx.tbl_id, ctx.key_types,
+                                  driven=self._driven and ("or" if self.store.backend == "postgresql" else True))
         except FilterError as exc:
             raise MetaException(str(exc))
 
@@ -232,7 +245,7 @@ class PartitionService:
         with self.store.read() as conn:
             ctx = self.table_ctx(conn, db, tbl)
             where = self._filter_where(ctx, filter_text) if filter_text else self._ps_where(ctx, part_vals)
-            q, cond = self._select(ctx, where, max_parts)
+            q, cond = self._select(ctx, where, max_parts, filtered=bool(filter_text))
             return self._build(conn, ctx, conn.execute(q).all())
 
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals=None,
@@ -241,7 +254,8 @@ class PartitionService:
             ctx = self.table_ctx(conn, db, tbl)
             where = self._filter_where(ctx, filter_text) if filter_text else self._ps_where(ctx, part_vals)
             p = S.partitions
-            q = select(p.c.part_name).where(p.c.tbl_id == ctx.tbl_id).order_by(p.c.part_name)
+            q = select(p.c.part_name).where(
+                self._in_table(ctx, bool(filter_text) and where is not None)).order_by(p.c.part_name)
             if where is not None:
                 q = q.where(where)
             if max_parts is not None and max_parts >= 0:
@@ -252,8 +266,8 @@ class PartitionService:
         with self.store.read() as conn:
             ctx = self.table_ctx(conn, db, tbl)
             p = S.partitions
-            q = select(func.count()).select_from(p).where(p.c.tbl_id == ctx.tbl_id)
             where = self._filter_where(ctx, filter_text)
+            q = select(func.count()).select_from(p).where(self._in_table(ctx, where is not None))
             if where is not None:
                 q = q.where(where)
             return conn.execute(q).scalar_one()
@@ -281,8 +295,8 @@ class PartitionService:
                     raise MetaException(f"{k} is not a partition key of {ctx.db_name}.{ctx.name}")
                 idx.append(lowered.index(k.lower()))
             p = S.partitions
-            q = select(p.c.part_name).where(p.c.tbl_id == ctx.tbl_id)
             where = self._filter_where(ctx, filter_text)
+            q = select(p.c.part_name).where(self._in_table(ctx, where is not None))
             if where is not None:
                 q = q.where(where)
             seen = {}
