@@ -1,6 +1,7 @@
 """Starting and stopping the two metastores and their databases, for the benchmark.
 
-Self-contained on purpose (the test harness under tests/ is not a package the benchmark may rely on).
+Self-contained on purpose: the benchmark runs from a fresh clone without the tests. The test
+harness (tests/harness/procs.py) takes its generic process helpers from here.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def port_open(port: int, host: str = "127.0.0.1") -> bool:
+def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
+        s.settimeout(timeout)
         return s.connect_ex((host, port)) == 0
 
 
@@ -44,7 +45,7 @@ def log_tail(path: Path | str, lines: int = 40) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 32 * 1024))
+            f.seek(max(0, f.tell() - 64 * 1024))
             text = f.read().decode("utf-8", "replace")
     except OSError as e:
         return f"<no log at {path}: {e}>"
@@ -52,6 +53,7 @@ def log_tail(path: Path | str, lines: int = 40) -> str:
 
 
 def _alive(pid: int) -> bool:
+    """Is `pid` running? A zombie child still answers kill(0); reap it if it is ours."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -66,7 +68,7 @@ def _alive(pid: int) -> bool:
 
 
 def stop_pid(pid: int, grace: float = 20.0) -> None:
-    """SIGTERM one process we started, wait, then SIGKILL it."""
+    """SIGTERM one process we started, wait up to `grace` seconds, then SIGKILL it."""
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,25 +17,17 @@ VENV_PYTHON = os.environ.get("HMS_TEST_PYTHON") or sys.executable
 REFERENCE_START = Path(
     os.environ.get("HMS_REFERENCE_START", "/work/shared/reference-hms/start.sh")
 )
+# generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
+from bench.procs import _alive as _pid_alive  # noqa: E402,F401
+from bench.procs import free_port, port_open  # noqa: E402,F401
+from bench.procs import log_tail as _log_tail  # noqa: E402
+from bench.procs import stop_pid as _stop_pid  # noqa: E402
+
 SERVER_START_TIMEOUT = float(os.environ.get("HMS_TEST_SERVER_START_TIMEOUT", "60"))
 
 
 class ServerStartError(RuntimeError):
     """A metastore process did not come up; the message carries the tail of its log."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now (bind to port 0 and release it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        return s.connect_ex((host, port)) == 0
 
 
 def wait_for_port(
@@ -57,49 +48,11 @@ def wait_for_port(
 
 
 def log_tail(path: Path | str, lines: int = 60) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 64 * 1024))
-            text = f.read().decode("utf-8", "replace")
-    except OSError as e:
-        return f"<no log at {path}: {e}>"
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child still answers kill(0); reap it if it is ours.
-    try:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True
+    return _log_tail(path, lines)
 
 
 def stop_pid(pid: int, grace: float = 15.0) -> None:
-    """SIGTERM ``pid``, wait up to ``grace`` seconds, then SIGKILL."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not _pid_alive(pid):
-            return
-        time.sleep(0.1)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _pid_alive(pid):
-        time.sleep(0.1)
+    _stop_pid(pid, grace)
 
 
 def stop_process(proc: subprocess.Popen, grace: float = 15.0) -> int | None:
