@@ -35,11 +35,12 @@ def ours(spark, port: int, table: str, cols: list[str], **kw) -> dict:
     return out
 
 
-def hudi_rs(base: str, cols: list[str]) -> dict:
+def hudi_rs(base: str, cols: list[str], as_of: str | None = None) -> dict:
     """record key -> tuple of `cols`, read from storage by hudi-rs (it lists storage itself)."""
     import hudi
 
-    batches = hudi.HudiTable(base).read()
+    opts = hudi.HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
+    batches = hudi.HudiTable(base).read(options=opts)
     if not batches:
         return {}
     t = pa.Table.from_batches(batches)
