@@ -15,6 +15,7 @@ from store import schema as S
 from store import stats_params, warehouse
 from store.descriptors import (
     build_sd,
+    col_tuples,
     columns_of,
     insert_sd,
     load_columns,
@@ -30,7 +31,7 @@ from store.partition_names import (
     split_name,
     values_from_name,
 )
-from store.sql_json import in_list, json_rows, params_of
+from store.sql_json import as_text, in_list, json_rows, params_of_many
 from store.store import Store, now_s
 from store.table_service import CATALOG, DDL_TIME, MANAGED, TableService, _params, _SdView
 from thrift_idl.hive_metastore.ttypes import (
@@ -146,8 +147,13 @@ class PartitionService:
         out = []
         base = Partition(dbName=ctx.db_name, tableName=ctx.name, catName=CATALOG).__dict__
         new_sd, new_part = StorageDescriptor.__new__, Partition.__new__
-        for r in rows:
-            values = [v for _, v in split_name(r.part_name)]
+        all_params = params_of_many(r.params_json for r in rows)
+        for r, params in zip(rows, all_params):
+            name = r.part_name
+            if "%" in name:
+                values = [v for _, v in split_name(name)]
+            else:  # stored names are well formed: nothing to unescape
+                values = [piece.partition("=")[2] for piece in name.split("/")]
             if r.part_id in stored:
                 values = [stored[r.part_id].get(i, v) for i, v in enumerate(values)]
             if r.sd_id is None:
@@ -162,7 +168,7 @@ class PartitionService:
             part = new_part(Partition)
             part.__dict__ = {**base, "values": values, "createTime": r.create_time,
                              "lastAccessTime": r.last_access_time, "sd": sd,
-                             "parameters": params_of(r.params_json)}
+                             "parameters": params}
             out.append(part)
         return out
 
@@ -180,7 +186,8 @@ class PartitionService:
         cond = self._in_table(ctx, filtered and where is not None)
         if where is not None:
             cond = and_(cond, where)
-        params = select(json_rows(self.store.backend, pp.c.param_key, pp.c.param_value)).where(
+        params = select(as_text(self.store.backend, json_rows(self.store.backend, pp.c.param_key,
+                                                               pp.c.param_value))).where(
             pp.c.part_id == p.c.part_id).scalar_subquery()
         q = select(p, params.label("params_json")).where(cond).order_by(p.c.part_name)
         if max_parts is not None and max_parts >= 0:
@@ -431,14 +438,77 @@ class PartitionService:
             except NoSuchObjectException as exc:
                 raise InvalidOperationException(f"alter is not possible: {exc.message}")
             now = now_s()
+            names = []
             for part in parts:
                 values = list(part.values or [])
                 if len(values) != len(ctx.keys):
                     raise InvalidOperationException(f"alter is not possible: partition values {values} "
                                                     f"do not match keys {ctx.key_names}")
-                self._alter_one(conn, ctx, make_name(ctx.key_names, values), part, now, env=env)
+                names.append(make_name(ctx.key_names, values))
+            if len(set(names)) == len(names) > 1:
+                return self._alter_many(conn, ctx, names, parts, now, env)
+            for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
+                self._alter_one(conn, ctx, name, part, now, env=env)
 
         self.store.run_write(tx)
+
+    def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
+                    now: int, env: dict | None) -> None:
+        """_alter_one for many partitions with a few statements in all: rows and parameters read in
+        batches, partition rows updated and parameters replaced with one executemany each."""
+        p, pp = S.partitions, S.partition_params
+        b = self.store.backend
+        rows = {}
+        wanted = list(dict.fromkeys(names))
+        for i in range(0, len(wanted), BATCH):
+            q, _ = self._select(ctx, in_list(b, p.c.part_name, wanted[i:i + BATCH]))
+            rows.update((r.part_name, r) for r in conn.execute(q))
+        for name in names:
+            if name not in rows:
+                raise InvalidOperationException(f"alter is not possible: partition {name} of "
+                                                f"{ctx.db_name}.{ctx.name} does not exist")
+        old_params = dict(zip(wanted, params_of_many(rows[n].params_json for n in wanted)))
+        versions: dict[tuple, int] = {}
+        updates, new_params, touched, dropped_sds = [], [], [], []
+        for name, part in zip(names, parts):
+            row = rows[name]
+            sd = part.sd
+            up = {"pid": row.part_id, "update_time": now,
+                  "last_access_time": part.lastAccessTime or row.last_access_time,
+                  "location": row.location, "sd_id": row.sd_id, "schema_version": row.schema_version}
+            if sd is not None:
+                up["location"] = sd.location or row.location
+                if same_sd(ctx.sd, sd):
+                    up["sd_id"] = None
+                    if row.sd_id is not None:
+                        dropped_sds.append(row.sd_id)
+                elif row.sd_id is not None:
+                    conn.execute(update(S.sds).where(S.sds.c.sd_id == row.sd_id).values(**sd_row(sd)))
+                else:
+                    up["sd_id"] = insert_sd(conn, sd)
+                if sd.cols is not None:
+                    key = tuple(col_tuples(sd.cols))
+                    if key not in versions:
+                        versions[key] = version_for_columns(conn, ctx.tbl_id, ctx.schema_version, sd.cols, ctx.keys)
+                    up["schema_version"] = versions[key]
+            updates.append(up)
+            params = dict(part.parameters or {})
+            stats_params.on_alter_partition(dict(old_params[name]), params, ctx.tbl_type, up["location"], env)
+            if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
+                params[DDL_TIME] = str(now)
+            touched.append(row.part_id)
+            new_params.extend({"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items())
+        conn.execute(update(p).where(p.c.part_id == bindparam("pid")).values(
+            update_time=bindparam("b_update_time"), last_access_time=bindparam("b_last_access_time"),
+            location=bindparam("b_location"), sd_id=bindparam("b_sd_id"),
+            schema_version=bindparam("b_schema_version")),
+            [{"pid": u["pid"], **{"b_" + k: v for k, v in u.items() if k != "pid"}} for u in updates])
+        for i in range(0, len(dropped_sds), BATCH):
+            conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + BATCH])))
+        for i in range(0, len(touched), BATCH):
+            conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + BATCH])))
+        if new_params:
+            conn.execute(pp.insert(), new_params)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None, env: dict | None = None) -> None:

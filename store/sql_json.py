@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import BigInteger, String, any_, bindparam, func
+from sqlalchemy import BigInteger, String, Text, any_, bindparam, cast, func
 from sqlalchemy.dialects.postgresql import ARRAY
 
 
@@ -29,6 +29,27 @@ def rows_of(value) -> list:
     if isinstance(value, (str, bytes, bytearray)):
         return json.loads(value)
     return value  # psycopg parses json itself
+
+
+def params_of_many(values) -> list[dict]:
+    """params_of for many rows with one JSON decode (aggregates selected as text, see as_text)."""
+    texts = []
+    for v in values:
+        if v is None:
+            texts.append("[]")
+        elif isinstance(v, (bytes, bytearray)):
+            texts.append(v.decode())
+        elif isinstance(v, str):
+            texts.append(v)
+        else:
+            texts.append(json.dumps(v))
+    return [{k: (x if x is not None else "") for k, x in pairs}
+            for pairs in json.loads("[" + ",".join(texts) + "]")]
+
+
+def as_text(backend: str, agg):
+    """An aggregate from json_rows as text (psycopg would otherwise parse each row's JSON)."""
+    return cast(agg, Text) if backend == "postgresql" else agg
 
 
 def params_of(value) -> dict:

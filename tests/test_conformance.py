@@ -565,6 +565,17 @@ def test_partitions_alter_rename(cf):
         _edit_part(db, "pt", ["2024-01-02", "10"], lambda p: p.parameters.update(y="2")),
         _edit_part(db, "pt", ["2024-01-03", "1"], lambda p: p.parameters.update(y="3"))], expect="ok")
     cf.call("get_partitions", db, "pt", -1)
+    # several at once: new columns on one, the rest as they are; then one missing among existing
+    # ones (nothing changes)
+    cf.call("alter_partitions", db, "pt", [
+        _edit_part(db, "pt", ["2024-01-02", "10"], new_cols),
+        _edit_part(db, "pt", ["2024-01-03", "1"], lambda p: None)], expect="ok")
+    cf.call("get_partitions", db, "pt", -1)
+    cf.call("alter_partitions", db, "pt", [
+        _edit_part(db, "pt", ["2024-01-02", "10"], lambda p: p.parameters.update(z="1")),
+        _edit_part(db, "pt", ["2024-01-03", "1"], lambda p: setattr(p, "values", ["2024-09-09", "9"]))],
+        expect="InvalidOperationException")
+    cf.call("get_partitions", db, "pt", -1)
     cf.call("alter_partitions_with_environment_context", db, "pt", [
         _edit_part(db, "pt", ["2024-01-03", "1"], lambda p: p.parameters.pop("y"))],
         EnvironmentContext(properties={"DO_NOT_UPDATE_STATS": "true"}), expect="ok")
