@@ -16,13 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from tests.spark.acceptance import build_spark, quiet_python_loggers  # noqa: E402
 
-DATABASES = ("mig_sales", "mig_ops", "mig_hudi")
+BASE_DATABASES = ("mig_sales", "mig_ops", "mig_hudi")
+SUFFIX = ""  # --suffix: appended to every database name (the reference metastore is shared)
+
+
+def n(text: str) -> str:
+    """`text` with every database name suffixed."""
+    return re.sub(r"\bmig_(sales|ops|hudi)\b", lambda m: m.group(0) + SUFFIX, text)
 # Hudi fixtures: (zip name, table, sync_as_datasource). Spark (no Hudi bundle) queries the ones
 # registered as Hive tables (sync_as_datasource=false).
 HUDI_TABLES = (("cow_v6_complexkeygen_hivestyle", "trips_cow", False),
@@ -32,7 +39,8 @@ QUERIED_HUDI = ("trips_cow", "trips_mor")
 
 
 def populate_sql(spark) -> None:
-    sql = spark.sql
+    def sql(text):
+        return spark.sql(n(text))
     sql("CREATE DATABASE mig_sales COMMENT 'sales data' WITH DBPROPERTIES ('team'='sales', 'tier'='gold')")
     sql("CREATE DATABASE mig_ops")
     sql("CREATE DATABASE mig_hudi COMMENT 'hudi tables synced by hive-sync'")
@@ -76,7 +84,7 @@ def populate_thrift(uri: str, fixtures_dir: str, big: int) -> None:
     port = int(uri.rsplit(":", 1)[1])
     with thrift_client(port, timeout=300) as c:
         # thousands of partitions, each with a real (empty) directory
-        t = c.get_table("mig_ops", "metrics")
+        t = c.get_table(n("mig_ops"), "metrics")
         parts = []
         for i in range(4, big):
             host, p = f"h{i % 10}", i
@@ -86,7 +94,7 @@ def populate_thrift(uri: str, fixtures_dir: str, big: int) -> None:
             sd.location = loc
             from thrift_idl.hive_metastore.ttypes import Partition
 
-            parts.append(Partition(values=[host, str(p)], dbName="mig_ops", tableName="metrics", sd=sd,
+            parts.append(Partition(values=[host, str(p)], dbName=n("mig_ops"), tableName="metrics", sd=sd,
                                    parameters={"source": "bulk"} if i % 7 == 0 else {}))
         for i in range(0, len(parts), 1000):
             c.add_partitions(parts[i:i + 1000])
@@ -96,19 +104,19 @@ def populate_thrift(uri: str, fixtures_dir: str, big: int) -> None:
         str_stats = ColumnStatisticsObj("name", "string", ColumnStatisticsData(
             stringStats=StringColumnStatsData(maxColLen=3, avgColLen=2.33, numNulls=0, numDVs=3)))
         c.update_table_column_statistics(ColumnStatistics(
-            ColumnStatisticsDesc(True, "mig_sales", "customers"), [long_stats, str_stats]))
-        for day, n in ((1, 2), (2, 1), (3, 1)):
+            ColumnStatisticsDesc(True, n("mig_sales"), "customers"), [long_stats, str_stats]))
+        for day, ndv in ((1, 2), (2, 1), (3, 1)):
             c.update_partition_column_statistics(ColumnStatistics(
-                ColumnStatisticsDesc(False, "mig_ops", "logs", partName=f"day={day}"),
+                ColumnStatisticsDesc(False, n("mig_ops"), "logs", partName=f"day={day}"),
                 [ColumnStatisticsObj("msg", "string", ColumnStatisticsData(
-                    stringStats=StringColumnStatsData(maxColLen=9, avgColLen=4.0 + day, numNulls=0, numDVs=n)))]))
+                    stringStats=StringColumnStatsData(maxColLen=9, avgColLen=4.0 + day, numNulls=0, numDVs=ndv)))]))
         for i in range(0, 40, 10):  # a few of the thousands, too
             c.update_partition_column_statistics(ColumnStatistics(
-                ColumnStatisticsDesc(False, "mig_ops", "metrics", partName=f"host=h{i % 10}/p={i}"),
+                ColumnStatisticsDesc(False, n("mig_ops"), "metrics", partName=f"host=h{i % 10}/p={i}"),
                 [ColumnStatisticsObj("v", "bigint", ColumnStatisticsData(
                     longStats=LongColumnStatsData(lowValue=i, highValue=i + 1, numNulls=0, numDVs=2)))]))
         for zip_name, table, as_datasource in HUDI_TABLES:
-            register_hudi_as_hive_sync(c, hudi_base(fixtures_dir, zip_name), "mig_hudi", table, as_datasource)
+            register_hudi_as_hive_sync(c, hudi_base(fixtures_dir, zip_name), n("mig_hudi"), table, as_datasource)
 
 
 def hudi_base(fixtures_dir: str, zip_name: str) -> str:
@@ -191,13 +199,13 @@ def run_queries(spark) -> dict:
 
     def q(step, text, ordered=False):
         try:
-            rows = [_norm(r) for r in spark.sql(text).collect()]
+            rows = [_norm(r) for r in spark.sql(n(text)).collect()]
             steps[step] = rows if ordered else sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
         except Exception as e:  # noqa: BLE001 - an error is a result too
             steps[step] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
 
-    q("databases", "SHOW DATABASES LIKE 'mig_*'")
-    for db in DATABASES:
+    q("databases", f"SHOW DATABASES LIKE 'mig_*{SUFFIX}'")
+    for db in BASE_DATABASES:
         q(f"tables.{db}", f"SHOW TABLES IN {db}")
     q("orders.all", "SELECT * FROM mig_sales.orders")
     q("orders.pruned", "SELECT id, amount FROM mig_sales.orders WHERE dt = '2024-01-02' AND region = 'us'")
@@ -234,7 +242,10 @@ def main() -> int:
     p.add_argument("--populate", action="store_true")
     p.add_argument("--fixtures-dir", default="")
     p.add_argument("--big-partitions", type=int, default=3000)
+    p.add_argument("--suffix", default="")
     args = p.parse_args()
+    global SUFFIX
+    SUFFIX = args.suffix
     spark = build_spark(args.metastore_uri, os.path.abspath(args.warehouse))
     spark.sparkContext.setLogLevel("ERROR")
     quiet_python_loggers()
