@@ -413,11 +413,6 @@ class Migration:
             raise MigrationError(f"cannot reach the target metastore {self.target_uri}: {exc}") from exc
         return dbs
 
-    def _say(self, text: str) -> None:
-        if self.progress:
-            self.log.write(text + "\n")
-            self.log.flush()
-
     # ------------------------------------------------------------------ databases
     def _migrate_database(self, name: str) -> None:
         src, tgt = self.conns.source(), self.conns.target()
