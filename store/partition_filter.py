@@ -64,7 +64,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence, Union
 
-from sqlalchemy import Boolean, and_, bindparam, func, not_, or_, select, union
+from sqlalchemy import Boolean, and_, bindparam, exists, func, not_, or_, select, union
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 
@@ -790,10 +790,15 @@ def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]]
             leaf_selects[id(node)] = _leaf_sql(node, text, tbl_id, keys)
         return leaf_selects[id(node)]
 
-    def walk(node):
+    def walk(node, per_row: bool = False):
+        """`per_row`: leaves as correlated EXISTS on the key row of each partition (one primary-key
+        lookup per driven row), instead of IN over every partition matching the leaf."""
         if isinstance(node, Leaf):
-            return partitions.c.part_id.in_(leaf(node))
-        parts = [walk(i) for i in node.items]
+            if not per_row:
+                return partitions.c.part_id.in_(leaf(node))
+            sub = leaf(node)
+            return exists(sub.where(partition_key_val.c.part_id == partitions.c.part_id))
+        parts = [walk(i, per_row) for i in node.items]
         return and_(*parts) if isinstance(node, And) else or_(*parts)
 
     def rank(node) -> int:
@@ -821,4 +826,4 @@ def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]]
     selects = driver(tree)
     drive = partitions.c.part_id.in_(selects[0] if len(selects) == 1 else union(*selects))
     # without an AND the driver is the answer itself
-    return and_(drive, walk(tree)) if has_and(tree) else drive
+    return and_(drive, walk(tree, per_row=True)) if has_and(tree) else drive
