@@ -1,4 +1,5 @@
-"""`hudi-metastore` command line: serve, db upgrade, sync-storage, migrate."""
+"""`hudi-metastore` command line: serve, db upgrade, sync-storage, migrate, import-hudi, validate,
+repair, stats, list-partitions, list-files."""
 
 from __future__ import annotations
 
