@@ -588,9 +588,11 @@ class PartitionService:
         `exact_names`: names match stored names as written (drop_partitions_req), else they are read
         as key=value specs (drop_partition_by_name)."""
         doomed: list[str] = []
+        dropped = [0]
 
         def tx(conn: Connection):
             doomed.clear()
+            dropped[0] = 0
             ctx = self.table_ctx(conn, db, tbl)
             wanted = []
             for n in names or []:
@@ -610,10 +612,11 @@ class PartitionService:
             self._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
             if delete_data and ctx.tbl_type == MANAGED:
                 doomed.extend(r.location for r in rows if r.location)
+            dropped[0] = len(rows)
             return result
 
         result = self.store.run_write(tx)
-        self.store.note_changes(len(doomed) or len(names or []) + len(values_list or []))
+        self.store.note_changes(dropped[0])
         warehouse.delete_dirs(doomed)
         return result
 
