@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Installs (from Debian's packages, when absent) and starts the services the test suite uses:
+# PostgreSQL and MariaDB on loopback, each with a `test` database, plus the Thrift compiler and the
+# JDBC drivers the reference Hive Metastores load. Idempotent: a second run only checks.
+# Prints the two URLs the tests read; `eval "$(bash .ci/services.sh --exports)"` sets them.
+#
+#   HMS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test  (trust on 127.0.0.1)
+#   HMS_TEST_MYSQL_URL=mysql+pymysql://root@127.0.0.1:3306/test             (root, empty password)
+#
+# Meant for a disposable development or CI machine (it relaxes authentication on loopback and turns
+# PostgreSQL's fsync off); run it as root.
+set -euo pipefail
+exports_only=false
+[ "${1:-}" = "--exports" ] && exports_only=true
+log() { $exports_only && echo "$*" >&2 || echo "$*"; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+as_postgres() { if command -v runuser >/dev/null; then runuser -u postgres -- "$@"; else su postgres -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
+
+need=()
+command -v pg_ctlcluster >/dev/null && ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql)
+command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-server)
+command -v thrift >/dev/null || need+=(thrift-compiler)
+[ -f /usr/share/java/postgresql.jar ] || need+=(libpostgresql-jdbc-java)
+[ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # no service may start from the package scripts (no init system here); we start them below
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  (apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}") >/dev/null
+  rm -f /usr/sbin/policy-rc.d
+  trap - EXIT
+fi
+
+# ---------------------------------------------------------------- PostgreSQL
+pg_version=$(ls /usr/lib/postgresql | sort -V | tail -n 1)
+if ! pg_lsclusters -h 2>/dev/null | awk '{print $1" "$2}' | grep -qx "$pg_version main"; then
+  log "creating PostgreSQL $pg_version cluster"
+  pg_createcluster "$pg_version" main >/dev/null
+fi
+conf=/etc/postgresql/$pg_version/main
+if [ ! -f "$conf/conf.d/hudi-metastore-tests.conf" ]; then
+  cat > "$conf/conf.d/hudi-metastore-tests.conf" <<'EOF'
+# hudi-metastore test setup (.ci/services.sh): loopback only, throwaway data
+listen_addresses = '127.0.0.1'
+port = 5432
+max_connections = 400
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_buffers = 256MB
+EOF
+  # trust on loopback for the test user, ahead of the default rules
+  sed -i '/^# hudi-metastore tests$/,+2d' "$conf/pg_hba.conf"
+  sed -i '1i # hudi-metastore tests\nhost all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$conf/pg_hba.conf"
+  pg_ctlcluster "$pg_version" main stop >/dev/null 2>&1 || true
+fi
+if ! port_open 5432; then
+  log "starting PostgreSQL $pg_version"
+  pg_ctlcluster "$pg_version" main start
+fi
+for _ in $(seq 1 60); do port_open 5432 && break; sleep 0.5; done
+port_open 5432 || { echo "PostgreSQL did not open 127.0.0.1:5432" >&2; exit 1; }
+if ! psql -h 127.0.0.1 -U postgres -tAc "select 1 from pg_database where datname='test'" | grep -q 1; then
+  psql -h 127.0.0.1 -U postgres -qc "create database test" >/dev/null
+fi
+
+# ---------------------------------------------------------------- MariaDB
+if ! port_open 3306; then
+  log "starting MariaDB"
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+  [ -d /var/lib/mysql/mysql ] || mariadb-install-db --user=mysql --datadir=/var/lib/mysql >/dev/null
+  cat > /etc/mysql/mariadb.conf.d/90-hudi-metastore-tests.cnf <<'EOF'
+# hudi-metastore test setup (.ci/services.sh): loopback only, throwaway data
+[mysqld]
+bind-address = 127.0.0.1
+port = 3306
+max_connections = 400
+innodb_flush_log_at_trx_commit = 2
+skip-name-resolve
+EOF
+  nohup mariadbd-safe >/dev/null 2>&1 &
+  for _ in $(seq 1 120); do port_open 3306 && break; sleep 0.5; done
+fi
+port_open 3306 || { echo "MariaDB did not open 127.0.0.1:3306" >&2; exit 1; }
+# root over TCP from 127.0.0.1 with an empty password (the socket keeps unix_socket auth)
+mariadb -uroot <<'SQL' 2>/dev/null || mariadb -uroot -h127.0.0.1 -e "select 1" >/dev/null
+CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '';
+GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION;
+CREATE DATABASE IF NOT EXISTS test;
+FLUSH PRIVILEGES;
+SQL
+mariadb -uroot -h127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS test"
+
+pg_url=postgresql+psycopg://postgres@127.0.0.1:5432/test
+my_url=mysql+pymysql://root@127.0.0.1:3306/test
+if $exports_only; then
+  echo "export HMS_TEST_POSTGRES_URL=$pg_url"
+  echo "export HMS_TEST_MYSQL_URL=$my_url"
+else
+  echo "PostgreSQL: HMS_TEST_POSTGRES_URL=$pg_url"
+  echo "MariaDB:    HMS_TEST_MYSQL_URL=$my_url"
+fi
