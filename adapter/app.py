@@ -12,16 +12,16 @@ from adapter.handlers.service import ServiceHandler
 from adapter.handlers.statistics import StatisticsHandler
 from adapter.handlers.tables import TableHandler
 from adapter.router import HandlerRouter
-from store.functions import FunctionService
-from store.locks import LockManager
-from store.partition_service import PartitionService
-from store.statistics import StatisticsService
-from store.store import Store
-from store.table_service import TableService
+from store.db.database import Store
+from store.hms.functions import FunctionService
+from store.hms.locks import LockManager
+from store.hms.partition_service import PartitionService
+from store.hms.statistics import StatisticsService
+from store.hms.table_service import TableService
 
 log = logging.getLogger("hudi_metastore.app")
-_HUDI_STORE_MODULES = ("store.timeline_service", "store.snapshot_service", "store.hudi_table_config",
-                       "store.file_slice", "store.commit_metadata")
+_HUDI_STORE_MODULES = ("store.hudi.timeline_service", "store.hudi.snapshot_service", "hudi_format.table_config",
+                       "hudi_format.file_slice", "hudi_format.commit_metadata")
 
 
 def build_router(store: Store, lock_timeout_ms: int = 300_000, mirror_factory=None) -> HandlerRouter:
@@ -47,8 +47,8 @@ def _hudi_handler(store: Store, tables: TableService, partitions: PartitionServi
     """The Hudi extension (timeline and snapshot services); without those store modules the server
     serves the HMS API alone and the extension calls answer "Invalid method name"."""
     try:
-        from store.snapshot_service import SnapshotService
-        from store.timeline_service import TimelineService
+        from store.hudi.snapshot_service import SnapshotService
+        from store.hudi.timeline_service import TimelineService
     except ModuleNotFoundError as exc:
         if exc.name not in _HUDI_STORE_MODULES:
             raise
@@ -60,8 +60,8 @@ def _hudi_handler(store: Store, tables: TableService, partitions: PartitionServi
     mirror = mirror_factory(store, timeline) if mirror_factory is not None else None
     if mirror is not None and hasattr(mirror, "hook"):
         timeline.on_commit.append(mirror.hook)
-    from store.clean_service import CleanService
-    from store.hudi_partition_rules import HudiPartitionRules
+    from store.hudi.clean_service import CleanService
+    from store.hudi.partition_rules import HudiPartitionRules
 
     snapshot = SnapshotService(store, timeline, partitions)
     rules = HudiPartitionRules(partitions, CleanService(store, timeline, snapshot))

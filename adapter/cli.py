@@ -9,15 +9,15 @@ import logging
 import os
 import sys
 
-from store.engine import DEFAULT_URL
+from store.db.engine import DEFAULT_URL
 
 
 def _serve(args) -> int:
     from adapter.app import build_router
     from adapter.server import run
-    from store.engine import make_engine
-    from store.migrations import current_revision, head_revision, upgrade
-    from store.store import Store
+    from store.db.database import Store
+    from store.db.engine import make_engine
+    from store.db.migrations import current_revision, head_revision, upgrade
 
     engine = make_engine(args.db_url)
     current = current_revision(engine)
@@ -31,7 +31,7 @@ def _serve(args) -> int:
     engine.dispose()
     warehouse = os.path.abspath(args.warehouse)
     os.makedirs(warehouse, exist_ok=True)
-    from store.table_service import TableService
+    from store.hms.table_service import TableService
 
     store = Store(args.db_url, warehouse)
     TableService(store).ensure_default_database()  # as Hive's metastore does on start
@@ -43,7 +43,7 @@ def _serve(args) -> int:
     gc.freeze()
 
     def make_router():
-        from store.storage_mirror import mirror_factory
+        from store.storage.mirror import mirror_factory
 
         interval = args.mirror_interval if args.mirror_interval > 0 else None
         return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000),
@@ -55,8 +55,8 @@ def _serve(args) -> int:
 
 
 def _db_upgrade(args) -> int:
-    from store.engine import make_engine
-    from store.migrations import current_revision, upgrade
+    from store.db.engine import make_engine
+    from store.db.migrations import current_revision, upgrade
 
     engine = make_engine(args.db_url)
     upgrade(engine, args.revision)
@@ -66,11 +66,11 @@ def _db_upgrade(args) -> int:
 
 def _sync_storage(args) -> int:
     """Mirror a Hudi table's pending versions to storage now (RFC-36 snapshot synchronization)."""
-    from store.partition_service import PartitionService
-    from store.storage_mirror import StorageMirror
-    from store.store import Store
-    from store.table_service import TableService
-    from store.timeline_service import TimelineService
+    from store.db.database import Store
+    from store.hms.partition_service import PartitionService
+    from store.hms.table_service import TableService
+    from store.hudi.timeline_service import TimelineService
+    from store.storage.mirror import StorageMirror
     from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
     db, _, tbl = args.table.partition(".")

@@ -320,7 +320,7 @@ class HudiMetastoreClient:
 
     def register_hudi_table(self, config, columns=None) -> None:
         """`config`: a Thrift HudiTableConfig (tableType may also be "COPY_ON_WRITE" /
-        "MERGE_ON_READ"), or an object with the store's snake_case fields (store.hudi_table_config).
+        "MERGE_ON_READ"), or an object with the store's snake_case fields (hudi_format.table_config).
         `columns`: FieldSchema list or (name, type[, comment]) tuples; None lets the server derive
         them from config.avroSchema."""
         cols = None
@@ -416,7 +416,7 @@ def _config(config) -> HudiTableConfig:
             t.tableType = HudiTableType._NAMES_TO_VALUES[config.tableType.upper()]
             return t
         return config
-    if hasattr(config, "db_name"):  # store.hudi_table_config.HudiTableConfig or alike
+    if hasattr(config, "db_name"):  # hudi_format.table_config.HudiTableConfig or alike
         return HudiTableConfig(
             dbName=config.db_name, tableName=config.table_name,
             tableType=HudiTableType._NAMES_TO_VALUES[config.table_type],

@@ -20,8 +20,9 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
-from adapter import metrics
+from adapter import metrics_http
 from adapter.router import HandlerRouter, take_error
+from store import metrics
 from thrift_idl.hudi_metastore import HudiMetastore
 
 log = logging.getLogger("hudi_metastore.server")
@@ -299,7 +300,7 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
     listen_sock = bind(host, port)
     log.info("listening on %s:%d (%s transport, %d worker%s)", host, listen_sock.getsockname()[1],
              "framed" if framed else "buffered", workers, "" if workers == 1 else "s")
-    metrics_socks = [metrics.bind(host, metrics_port + slot) for slot in range(max(workers, 1))] \
+    metrics_socks = [metrics_http.bind(host, metrics_port + slot) for slot in range(max(workers, 1))] \
         if metrics_port > 0 else []
     if workers <= 1:
         _run_worker(make_router, listen_sock, framed, max_message_size,
@@ -349,7 +350,7 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
 def _run_worker(make_router, listen_sock, framed, max_message_size, metrics_sock=None) -> None:
     server = ThriftServer(make_router(), listen_sock, framed, max_message_size)
     if metrics_sock is not None:
-        metrics.serve_http(metrics_sock)
+        metrics_http.serve_http(metrics_sock)
 
     def on_signal(signum, _frame):
         log.info("signal %d: finishing calls in flight, then stopping", signum)

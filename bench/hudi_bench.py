@@ -283,7 +283,7 @@ class HudiBench:
                 log(f"[{self.backend}] cleanup: {type(e).__name__}: {e}")
 
     def register(self, table: str) -> None:
-        from store.hudi_table_config import HudiTableConfig
+        from hudi_format.table_config import HudiTableConfig
 
         self.client.register_hudi_table(HudiTableConfig(
             db_name=DB, table_name=table, table_type="COPY_ON_WRITE", record_key_fields=["id"],

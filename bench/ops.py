@@ -18,10 +18,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from thrift_idl.hive_metastore.ttypes import FieldSchema, GetTableRequest
-
 from bench import workload as w
 from bench.stats import measure, summarize
+from thrift_idl.hive_metastore.ttypes import FieldSchema, GetTableRequest
 
 
 @dataclass

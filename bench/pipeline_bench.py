@@ -151,10 +151,10 @@ def run(args) -> dict:
         results["plan_table_write_s"], _ = timed(lambda: write(
             wide, "bench.wide", "insert", record_key="id", precombine_field="ts", partition_by="dt",
             metastore=uri, options=opts))
-        from adapter.client import HudiMetastoreClient
-        from store.warehouse import local_path
-
         import hudi
+
+        from adapter.client import HudiMetastoreClient
+        from store.storage.warehouse import local_path
 
         with HudiMetastoreClient(uri) as c:
             base = local_path(c.get_hudi_table("bench", "wide").basePath)

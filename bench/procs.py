@@ -120,7 +120,6 @@ class Server:
 
 def _pg_admin():
     import psycopg
-
     from sqlalchemy.engine import make_url
 
     u = make_url(PG_ADMIN_URL)
@@ -160,7 +159,6 @@ def analyze_pg_database(name: str) -> float:
     """ANALYZE every table of one database (what autovacuum would do after a bulk load; this
     machine's PostgreSQL runs with autovacuum=off).  Returns the seconds it took."""
     import psycopg
-
     from sqlalchemy.engine import make_url
 
     u = make_url(PG_ADMIN_URL)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import re
 import shutil
 import signal
@@ -25,11 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from thrift_idl.hive_metastore.ttypes import GetTableRequest
-
 from bench import procs
 from bench import workload as w
 from bench.ops import Config, SideBench
+from thrift_idl.hive_metastore.ttypes import GetTableRequest
 
 # operation -> the Thrift method whose handling is profiled
 METHODS = {
@@ -133,7 +131,6 @@ def render_summary(s: dict) -> str:
 def pg_table_accesses(dbname: str) -> dict[str, int]:
     """seq_scan + idx_scan per table of our database (PostgreSQL statistics)."""
     import psycopg
-
     from sqlalchemy.engine import make_url
 
     u = make_url(procs.pg_url(dbname))

@@ -29,8 +29,7 @@ import time
 import traceback
 from pathlib import Path
 
-from bench import procs
-from bench import report
+from bench import procs, report
 from bench import workload as w
 from bench.ops import Config, SideBench
 

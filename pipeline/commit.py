@@ -19,7 +19,10 @@ import threading
 from collections import defaultdict
 
 from adapter.client import HudiMetastoreClient
-from thrift_idl.hive_metastore.ttypes import InvalidOperationException, NoSuchObjectException
+from thrift_idl.hive_metastore.ttypes import (
+    InvalidOperationException,
+    NoSuchObjectException,
+)
 from thrift_idl.hudi_metastore.ttypes import CommitConflictException
 
 from .errors import HudiWriteError, WriteConflictError

@@ -14,8 +14,17 @@ import threading
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base_file import (base_file_name, conform, count_in, delete_file, keys_not_in, read_base_file, with_meta,
-                        write_base_file, write_token)
+from .base_file import (
+    base_file_name,
+    conform,
+    count_in,
+    delete_file,
+    keys_not_in,
+    read_base_file,
+    with_meta,
+    write_base_file,
+    write_token,
+)
 from .schema import META_COLUMNS
 from .storage import relative_path
 

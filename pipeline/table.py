@@ -6,7 +6,11 @@ import json
 from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient
-from thrift_idl.hive_metastore.ttypes import AlreadyExistsException, Database, NoSuchObjectException
+from thrift_idl.hive_metastore.ttypes import (
+    AlreadyExistsException,
+    Database,
+    NoSuchObjectException,
+)
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
 from . import keygen
@@ -129,7 +133,7 @@ def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | Non
 def sync_hms_schema(client: HudiMetastoreClient, info: TableInfo, schema) -> bool:
     """As hive-sync after a commit: the HMS table's columns follow the table schema (added columns,
     widened types). True when the table was altered."""
-    from store.hudi_table_config import spark_schema_properties
+    from hudi_format.table_config import spark_schema_properties
     from thrift_idl.hive_metastore.ttypes import FieldSchema
 
     table = client.get_table(info.db, info.name)

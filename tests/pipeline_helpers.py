@@ -8,7 +8,7 @@ import os
 import pyarrow as pa
 
 from adapter.client import HudiMetastoreClient
-from store.warehouse import local_path
+from store.storage.warehouse import local_path
 
 DATA_FILE_SUFFIX = ".parquet"
 

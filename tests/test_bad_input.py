@@ -231,7 +231,7 @@ def test_malformed_arguments_get_a_protocol_error(server, case):
     assert exc.type == TApplicationException.PROTOCOL_ERROR
     assert text in exc.message
     assert closed
-    assert f"call=get_database " in server.log() and f"status={kind}" in server.log()
+    assert "call=get_database " in server.log() and f"status={kind}" in server.log()
     server.assert_healthy()
 
 
@@ -307,7 +307,7 @@ def test_unknown_method_generated_client(server, client):
 def _served_methods(server) -> set[str]:
     """Methods the server answers, learnt from the router over the same database."""
     from adapter.app import build_router
-    from store.store import Store
+    from store.db.database import Store
 
     store = Store(server.db_url, str(server.warehouse))
     try:

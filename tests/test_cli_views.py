@@ -14,8 +14,13 @@ hudi = pytest.importorskip("hudi")
 
 from adapter.client import HudiMetastoreClient  # noqa: E402
 from adapter.commands.import_hudi import import_hudi_table  # noqa: E402
-from store.storage_timeline import StorageTimeline  # noqa: E402
-from tests.harness.hudi_tables import run_cli, table_copy, theirs_partitions, theirs_slices  # noqa: E402
+from hudi_format.storage_timeline import StorageTimeline  # noqa: E402
+from tests.harness.hudi_tables import (  # noqa: E402
+    run_cli,
+    table_copy,
+    theirs_partitions,
+    theirs_slices,
+)
 from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
 
 

@@ -58,7 +58,7 @@ import pytest
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient, state_name
-from store.hudi_table_config import HudiTableConfig
+from hudi_format.table_config import HudiTableConfig
 from tests.harness import ServerStartError, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import Database, InvalidOperationException
 

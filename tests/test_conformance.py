@@ -15,7 +15,6 @@ import secrets
 import pytest
 from thrift.Thrift import TApplicationException
 
-from tests.conformance import allowlist as A
 from tests.conformance.compare import Each, Mismatch, Pair, Side, raw_call
 from tests.conformance.objects import (
     bool_stats,
@@ -26,7 +25,6 @@ from tests.conformance.objects import (
     function,
     int_stats,
     partition,
-    sd,
     string_stats,
     table,
 )
@@ -120,7 +118,7 @@ def test_databases(cf):
     cf.call("create_database", database("x" * 129), expect="MetaException",  # wider than DBS.NAME
             slow_reference_error=True)
     # patterns
-    prefix = f"cf_db"
+    prefix = "cf_db"
     cf.call("get_databases", f"cf_db*_{cf.token}")
     cf.call("get_databases", f"cf_db_{cf.token}|cf_mixed_{cf.token}")
     cf.call("get_databases", f"CF_DB_{cf.token}")

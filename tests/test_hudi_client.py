@@ -320,8 +320,8 @@ def _register(c: HudiMetastoreClient, table: str) -> None:
 
 @pytest.fixture
 def hudi_available():
-    pytest.importorskip("store.timeline_service")
-    pytest.importorskip("store.snapshot_service")
+    pytest.importorskip("store.hudi.timeline_service")
+    pytest.importorskip("store.hudi.snapshot_service")
 
 
 def test_hudi_end_to_end(hudi_available, our_server, client_factory):

@@ -12,14 +12,15 @@ import pytest
 
 hudi = pytest.importorskip("hudi")
 
-from store.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback  # noqa: E402
-from store.hudi_table_config import HudiTableConfig, read_properties  # noqa: E402
-from store.migrations import upgrade  # noqa: E402
-from store.partition_service import PartitionService  # noqa: E402
-from store.snapshot_service import SnapshotService  # noqa: E402
-from store.store import Store  # noqa: E402
-from store.table_service import TableService  # noqa: E402
-from store.timeline_service import ACTIONS, TimelineService  # noqa: E402
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback  # noqa: E402
+from hudi_format.instant import ACTIONS  # noqa: E402
+from hudi_format.table_config import HudiTableConfig, read_properties  # noqa: E402
+from store.db.database import Store  # noqa: E402
+from store.db.migrations import upgrade  # noqa: E402
+from store.hms.partition_service import PartitionService  # noqa: E402
+from store.hms.table_service import TableService  # noqa: E402
+from store.hudi.snapshot_service import SnapshotService  # noqa: E402
+from store.hudi.timeline_service import TimelineService
 from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
 
 FIXTURE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "hudi-tables")

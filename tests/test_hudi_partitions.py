@@ -3,14 +3,13 @@ hive-sync add of existing partitions is harmless; a drop replaces and cleans the
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 
 import pytest
 
 from adapter.client import HudiMetastoreClient
-from store.hudi_table_config import HudiTableConfig
+from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsRequest,
     Database,

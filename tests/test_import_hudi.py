@@ -15,8 +15,8 @@ hudi = pytest.importorskip("hudi")
 
 from adapter.client import HudiMetastoreClient, state_name  # noqa: E402
 from adapter.commands.import_hudi import HudiImportError, import_hudi_table  # noqa: E402
-from store.storage_timeline import StorageTimeline, parse_timeline_name  # noqa: E402
-from store.timeline_service import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
+from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name  # noqa: E402
 from tests.harness.hudi_tables import (  # noqa: E402
     hold_back,
     ours_slices,
@@ -230,7 +230,7 @@ def test_table_adopted_from_hms_takes_storage_config(metastore, tmp_path):
     storage's hoodie.properties with its first import."""
     uri, db, c = metastore
     base = table_copy("cow_v8_nonpartitioned", tmp_path)
-    from store.hudi_table_config import HudiTableConfig
+    from hudi_format.table_config import HudiTableConfig
 
     c.register_hudi_table(HudiTableConfig(db_name=db, table_name="t", table_type="COPY_ON_WRITE",
                                           record_key_fields=["id"], partition_fields=[], base_path=base),
@@ -308,9 +308,8 @@ def test_server_refuses_bad_import_atomically(metastore, tmp_path):
     uri, db, c = metastore
     base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
     tl = StorageTimeline.read(base)
+    from hudi_format.table_config import HudiTableConfig
     from thrift_idl.hive_metastore.ttypes import InvalidObjectException
-
-    from store.hudi_table_config import HudiTableConfig
 
     c.register_hudi_table(HudiTableConfig(db_name=db, table_name="t", table_type="COPY_ON_WRITE",
                                           record_key_fields=["id"], partition_fields=["intField"],
@@ -377,7 +376,7 @@ def test_compaction_completes_as_commit(tmp_path):
     bad = "20990102000000000"
     open(os.path.join(tdir, f"{bad}.deltacommit.requested"), "wb").write(b"")
     open(os.path.join(tdir, f"{bad}.commit"), "wb").write(b"{}")
-    from store.storage_timeline import CorruptTimeline
+    from hudi_format.storage_timeline import CorruptTimeline
 
     with pytest.raises(CorruptTimeline, match="requested as deltacommit but completed as commit"):
         StorageTimeline.read(base)
@@ -604,7 +603,7 @@ def _commit_through_server(c, db: str, base: str, partition: str) -> str:
     import json
     import shutil
 
-    from store.commit_metadata import _load
+    from hudi_format.commit_metadata import _load
 
     tl = StorageTimeline.read(base)
     schema = _load(tl.metadata(tl.completed[-1], COMPLETED), "commit")["extraMetadata"]["schema"]

@@ -1,4 +1,4 @@
-"""LockManager (store/locks.py): Hive lock semantics on SQLite, PostgreSQL and MariaDB.
+"""LockManager (store/hms/locks.py): Hive lock semantics on SQLite, PostgreSQL and MariaDB.
 
 PostgreSQL / MariaDB run when HMS_TEST_POSTGRES_URL / HMS_TEST_MYSQL_URL name a server (e.g.
 postgresql+psycopg://postgres@127.0.0.1:5432/test, mysql+pymysql://root@127.0.0.1:3306/test): each
@@ -17,10 +17,10 @@ import pytest
 from sqlalchemy import create_engine, delete, text
 from sqlalchemy.engine import make_url
 
-from store import schema
-from store.engine import normalize_url
-from store.locks import LockManager, compatible
-from store.store import Store
+from store.db import schema
+from store.db.database import Store
+from store.db.engine import normalize_url
+from store.hms.locks import LockManager, compatible
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
     HeartbeatRequest,

@@ -1,4 +1,4 @@
-"""adapter/metrics.py: the registry (counters, durations, gauges; thread-safe), its Prometheus text
+"""store/metrics.py: the registry (counters, durations, gauges; thread-safe), its Prometheus text
 rendering, and `serve --metrics-port` scraped over HTTP after real calls (one worker and two)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from adapter import metrics
 from adapter.client import HudiMetastoreClient
+from store import metrics
 from tests.harness import ServerStartError, free_port, start_our_server, stop_process
 
 TIMEOUT = 30.0
@@ -226,8 +226,8 @@ def test_metrics_endpoint_counts_calls(metrics_server):
 
 
 def test_metrics_endpoint_counts_hudi_commits(metrics_server):
-    pytest.importorskip("store.timeline_service")
-    pytest.importorskip("store.snapshot_service")
+    pytest.importorskip("store.hudi.timeline_service")
+    pytest.importorskip("store.hudi.snapshot_service")
     from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
     port, mport = metrics_server()

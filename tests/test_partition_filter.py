@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import create_engine, insert, select, text
 from sqlalchemy.engine import make_url
 
-from store import schema as S
-from store.engine import make_engine
-from store.partition_filter import (
+from store.db import schema as S
+from store.db.engine import make_engine
+from store.hms.partition_filter import (
     And,
     FilterError,
     Leaf,

@@ -24,8 +24,17 @@ from adapter.client import HudiMetastoreClient
 from pipeline import WriteConflictError, write
 from pipeline.commit import hooks
 from tests.harness import REPO_ROOT
-from tests.pipeline_helpers import (base_dir, data_files, hudi_rs, hudi_rs_slices, instants, listed_files, ours,
-                                    server_slices, uri)
+from tests.pipeline_helpers import (
+    base_dir,
+    data_files,
+    hudi_rs,
+    hudi_rs_slices,
+    instants,
+    listed_files,
+    ours,
+    server_slices,
+    uri,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

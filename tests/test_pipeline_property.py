@@ -19,7 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import write
-from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, server_slices, uri
+from tests.pipeline_helpers import (
+    base_dir,
+    hudi_rs,
+    hudi_rs_slices,
+    ours,
+    server_slices,
+    uri,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

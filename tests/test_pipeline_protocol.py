@@ -1,4 +1,4 @@
-"""Server-side parts of the pipeline's commit protocol (store.timeline_service): an instant that loses
+"""Server-side parts of the pipeline's commit protocol (store.hudi.timeline_service): an instant that loses
 a conflict is expired at once, so its writer rolls it back (its files deleted) without waiting for
 the heartbeat timeout; a DELETE_PARTITION replacecommit drops the HMS partitions it empties."""
 
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from store.hudi_table_config import COW, HudiTableConfig
-from store.timeline_service import CommitConflict
+from hudi_format.table_config import COW, HudiTableConfig
+from store.hudi.timeline_service import CommitConflict
 from tests.test_hudi_fixtures import services
 from thrift_idl.hive_metastore.ttypes import Database, InvalidOperationException
 

@@ -10,10 +10,19 @@ import uuid
 import pytest
 
 from adapter.client import HudiMetastoreClient
-from pipeline import SchemaEvolutionError, read, write
+from pipeline import SchemaEvolutionError, write
 from pipeline.reader import plan
-from tests.pipeline_helpers import (base_dir, data_files, hudi_rs, hudi_rs_slices, instants, listed_files, ours,
-                                    server_slices, uri)
+from tests.pipeline_helpers import (
+    base_dir,
+    data_files,
+    hudi_rs,
+    hudi_rs_slices,
+    instants,
+    listed_files,
+    ours,
+    server_slices,
+    uri,
+)
 
 pytestmark = [pytest.mark.spark]
 

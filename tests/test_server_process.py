@@ -11,10 +11,8 @@ import os
 import re
 import signal
 import socket
-import struct
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest

@@ -20,13 +20,15 @@ fastavro = pytest.importorskip("fastavro")
 
 from sqlalchemy import select  # noqa: E402
 
-from store import schema as S  # noqa: E402
-from store import storage_mirror as sm  # noqa: E402
-from store.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback  # noqa: E402
-from store.file_slice import parse_file_name  # noqa: E402
-from store.hudi_table_config import COW, HudiTableConfig, read_properties  # noqa: E402
-from store.storage_mirror import StorageMirror, attach, instant_file_name, table_checksum  # noqa: E402
-from store.timeline_service import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
+from hudi_format import layout, storage  # noqa: E402
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback  # noqa: E402
+from hudi_format.file_slice import parse_file_name  # noqa: E402
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
+from hudi_format.layout import instant_file_name, table_checksum  # noqa: E402
+from hudi_format.table_config import COW, HudiTableConfig, read_properties  # noqa: E402
+from store.db import schema as S  # noqa: E402
+from store.storage import mirror as sm  # noqa: E402
+from store.storage.mirror import StorageMirror, attach
 from tests.test_hudi_fixtures import (  # noqa: E402
     V6,
     _read,
@@ -50,7 +52,7 @@ def rows_of(table) -> list[dict]:
 def timeline_files(base: str) -> dict[str, bytes]:
     hoodie = os.path.join(base, ".hoodie")
     return {n: open(os.path.join(hoodie, n), "rb").read() for n in os.listdir(hoodie)
-            if sm.parse_instant_file(n)}
+            if layout.parse_instant_file(n)}
 
 
 def copy_data_files(src: str, dst: str) -> None:
@@ -119,14 +121,14 @@ def test_fixture_replayed_and_mirrored_reads_like_the_original(tmp_path, zip_pat
     # partition metadata as Hudi wrote it
     for root, dirs, names in os.walk(orig):
         dirs[:] = [d for d in dirs if d not in (".hoodie", "__MACOSX")]
-        if sm.PARTITION_METAFILE in names:
+        if layout.PARTITION_METAFILE in names:
             rel = os.path.relpath(root, orig)
-            theirs = read_properties(open(os.path.join(root, sm.PARTITION_METAFILE)).read())
-            ours_pm = read_properties(open(os.path.join(new, rel, sm.PARTITION_METAFILE)).read())
+            theirs = read_properties(open(os.path.join(root, layout.PARTITION_METAFILE)).read())
+            ours_pm = read_properties(open(os.path.join(new, rel, layout.PARTITION_METAFILE)).read())
             assert ours_pm == theirs, rel
     # no temp files left behind
     for root, _, names in os.walk(new):
-        assert not [n for n in names if n.endswith(".tmp") or n.startswith(sm.PARTITION_METAFILE + "_")]
+        assert not [n for n in names if n.endswith(".tmp") or n.startswith(layout.PARTITION_METAFILE + "_")]
 
 
 def test_checksum_is_hudis():
@@ -159,14 +161,14 @@ def test_instant_file_names_v6():
     }
     for (action, state), name in expect.items():
         assert instant_file_name("t", action, state) == name, (action, state)
-    assert sm.parse_instant_file("20240101000000000.commit.requested") == "20240101000000000"
-    assert sm.parse_instant_file("20240101000000000.inflight") == "20240101000000000"
-    assert sm.parse_instant_file(".20240101000000000.commit.ab12.tmp") is None
-    assert sm.parse_instant_file("hoodie.properties") is None
+    assert layout.parse_instant_file("20240101000000000.commit.requested") == "20240101000000000"
+    assert layout.parse_instant_file("20240101000000000.inflight") == "20240101000000000"
+    assert layout.parse_instant_file(".20240101000000000.commit.ab12.tmp") is None
+    assert layout.parse_instant_file("hoodie.properties") is None
 
 
 def test_java_properties_escapes():
-    text = sm.java_properties({"a:b": "x=y:z", "k": " lead", "u": "é€"}, "c").decode("ascii")
+    text = layout.java_properties({"a:b": "x=y:z", "k": " lead", "u": "é€"}, "c").decode("ascii")
     assert "a\\:b=x\\=y\\:z\n" in text
     assert "k=\\ lead\n" in text
     assert "u=\\u00E9\\u20AC\n" in text
@@ -244,7 +246,7 @@ def test_commit_then_mirror_reads_with_hudi_rs_and_rollback_disappears(tmp_path)
         [(r["id"], r["name"], r["ts"], "2024-01-01", ts1) for r in ROWS]
     hoodie = os.path.join(base, ".hoodie")
     assert {f"{ts1}.commit.requested", f"{ts1}.inflight", f"{ts1}.commit"} <= set(os.listdir(hoodie))
-    pm = read_properties(open(os.path.join(base, "2024-01-01", sm.PARTITION_METAFILE)).read())
+    pm = read_properties(open(os.path.join(base, "2024-01-01", layout.PARTITION_METAFILE)).read())
     assert pm == {"commitTime": ts1, "partitionDepth": "1"}
 
     # a writer that fails: its pending instant reaches storage with the next sync ...
@@ -287,7 +289,7 @@ def test_commit_then_mirror_reads_with_hudi_rs_and_rollback_disappears(tmp_path)
     table = hudi.HudiTable(base)
     assert theirs_norm(table, None) == ours_norm(snapshot.latest_file_slices("db1", "t1"))
     assert [r["id"] for r in rows_of(table)] == [1, 2, 3, 4]
-    assert read_properties(open(os.path.join(base, "2024-01-03", sm.PARTITION_METAFILE)).read())["commitTime"] == ts2
+    assert read_properties(open(os.path.join(base, "2024-01-03", layout.PARTITION_METAFILE)).read())["commitTime"] == ts2
 
 
 def test_object_store_path(tmp_path):
@@ -340,7 +342,7 @@ def test_sync_is_idempotent_and_lag_goes_to_zero(tmp_path):
     assert mirror.lag("db1", "t1") == 2
     assert [s for _, s, _ in status_rows(timeline.store)] == [0, 0]
     try:
-        from adapter import metrics
+        from store import metrics
     except ImportError:  # the store works without the adapter's metrics
         metrics = None
     count = metrics.registry.duration("hudi_snapshot_sync_seconds")[0] if metrics else 0
@@ -368,7 +370,7 @@ def test_failed_mirror_leaves_status_zero_and_a_later_sync_succeeds(tmp_path, mo
     def read_only(self, rel, data, tmp_name=None):
         raise PermissionError(13, "Read-only file system", rel)
 
-    monkeypatch.setattr(sm._Storage, "put", read_only)
+    monkeypatch.setattr(storage.TableStorage, "put", read_only)
     ts = commit(timeline, base, "2024-01-01", ROWS)  # the commit succeeds; the hook fails quietly
     assert timeline.list_instants("db1", "t1", states=["COMPLETED"])[0].ts == ts
     assert [(s, u) for _, s, u in status_rows(timeline.store)] == [(0, None)]  # lease given back
@@ -538,7 +540,7 @@ def test_table_services_use_hudis_v6_file_names(tmp_path):
 
 
 def test_client_rollback_of_a_completed_commit_removes_its_files(tmp_path):
-    from store.commit_metadata import rollback_metadata, rollback_plan
+    from hudi_format.commit_metadata import rollback_metadata, rollback_plan
 
     base = str(tmp_path / "wh" / "t1")
     tables, timeline, snapshot = fresh_table(tmp_path, base)

@@ -45,7 +45,6 @@ def test_hmsclient_round_trip(hms, our_server_info):
     from hmsclient.genthrift.hive_metastore.ttypes import (
         AlreadyExistsException,
         Database,
-        FieldSchema,
         MetaException,
         NoSuchObjectException,
         Partition,

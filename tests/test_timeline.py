@@ -12,13 +12,13 @@ import uuid
 
 import pytest
 
-from store.hudi_table_config import HudiTableConfig
-from store.migrations import upgrade
-from store.partition_service import PartitionService
-from store.snapshot_service import SnapshotService
-from store.store import Store, now_ms
-from store.table_service import TableService
-from store.timeline_service import CommitConflict, TimelineService
+from hudi_format.table_config import HudiTableConfig
+from store.db.database import Store, now_ms
+from store.db.migrations import upgrade
+from store.hms.partition_service import PartitionService
+from store.hms.table_service import TableService
+from store.hudi.snapshot_service import SnapshotService
+from store.hudi.timeline_service import CommitConflict, TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,
     Database,
@@ -253,7 +253,7 @@ def test_failed_commit_changes_nothing(env):
 
 
 def test_drop_partition_replaces_and_cleans(env, tmp_path):
-    from store.clean_service import CleanService
+    from store.hudi.clean_service import CleanService
 
     tl, db = env.timeline, env.db
     for part in ("p=1", "p=2"):
@@ -277,7 +277,11 @@ def test_drop_partition_replaces_and_cleans(env, tmp_path):
 
 
 def test_clean_policies(env):
-    from store.clean_service import KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, CleanService
+    from store.hudi.clean_service import (
+        KEEP_LATEST_COMMITS,
+        KEEP_LATEST_FILE_VERSIONS,
+        CleanService,
+    )
 
     tl, db = env.timeline, env.db
     times = [env.write(files=[("p=1", "a-0")]) for _ in range(4)]

@@ -16,7 +16,7 @@ hudi = pytest.importorskip("hudi")
 from adapter.client import HudiMetastoreClient  # noqa: E402
 from adapter.commands.import_hudi import import_hudi_table  # noqa: E402
 from adapter.commands.validate_repair import compare  # noqa: E402
-from store.storage_timeline import StorageTimeline  # noqa: E402
+from hudi_format.storage_timeline import StorageTimeline  # noqa: E402
 from tests.harness.hudi_tables import (  # noqa: E402
     hold_back,
     ours_slices,
@@ -172,8 +172,13 @@ def test_table_written_through_the_server_validates(our_server_info, tmp_path):
     a commit file removed from storage is found."""
     import json
 
-    from store.hudi_table_config import HudiTableConfig
-    from tests.test_storage_mirror import AVRO_SCHEMA, ROWS, commit_json, write_base_file
+    from hudi_format.table_config import HudiTableConfig
+    from tests.test_storage_mirror import (
+        AVRO_SCHEMA,
+        ROWS,
+        commit_json,
+        write_base_file,
+    )
 
     uri = f"thrift://127.0.0.1:{our_server_info.port}"
     db = f"val_{uuid.uuid4().hex[:8]}"

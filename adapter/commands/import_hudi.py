@@ -1,9 +1,9 @@
 """`hudi-metastore import-hudi`: bootstrap an existing Hudi table from storage through the server.
 
 RFC-15 "first time initialization" of an existing dataset, done through the metastore: the active
-timeline on storage (store/storage_timeline.py) is replayed with the instants' own times, states
+timeline on storage (hudi_format/storage_timeline.py) is replayed with the instants' own times, states
 and metadata (`import_hudi_instants`), and the files of instants archived before it are taken from
-one listing of the table's partitions (store/storage_listing.py). Every instant file is read and
+one listing of the table's partitions (hudi_format/listing.py). Every instant file is read and
 parsed before anything is written, so bad input (not a Hudi table, an unsupported table version, a
 corrupt commit file) changes nothing. Running it again sends only instants new on storage (or in a
 later state); the server leaves what it has alone.
@@ -15,10 +15,20 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from store.commit_metadata import WRITE_ACTIONS, parse_clean, parse_commit, parse_restore, parse_rollback
-from store.storage_listing import list_table, storage_view
-from store.storage_timeline import HudiStorageError, StorageInstant, StorageTimeline
-from store.timeline_service import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
+from hudi_format.commit_metadata import (
+    WRITE_ACTIONS,
+    parse_clean,
+    parse_commit,
+    parse_restore,
+    parse_rollback,
+)
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
+from hudi_format.listing import list_table, storage_view
+from hudi_format.storage_timeline import (
+    HudiStorageError,
+    StorageInstant,
+    StorageTimeline,
+)
 from thrift_idl.hive_metastore.ttypes import InvalidObjectException
 
 DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
@@ -105,7 +115,7 @@ def _instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes
 
 def _written_by(tl: StorageTimeline, inst: StorageInstant, data: bytes | None) -> set[tuple[str, str]]:
     """(partition, file name) of the files a completed instant's metadata names."""
-    from store.file_slice import split_path
+    from hudi_format.file_slice import split_path
 
     action = inst.done_action
     if action in WRITE_ACTIONS:
@@ -141,7 +151,7 @@ def read_table(base_path: str) -> StorageTimeline:
 
 
 def table_config(tl: StorageTimeline, db: str, table: str):
-    from store.hudi_table_config import HudiTableConfig
+    from hudi_format.table_config import HudiTableConfig
 
     cfg = HudiTableConfig.from_properties(db.lower(), table.lower(), dict(tl.properties), tl.base_path)
     cfg.properties.pop("hoodie.table.checksum", None)  # of the storage's db.table, not ours

@@ -29,8 +29,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from thrift.Thrift import TException
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
 from adapter.client import HudiMetastoreClient, _endpoints

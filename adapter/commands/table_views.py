@@ -7,7 +7,11 @@ import json
 import sys
 import time
 
-from adapter.commands.import_hudi import DEFAULT_METASTORE, HudiImportError, _split_table
+from adapter.commands.import_hudi import (
+    DEFAULT_METASTORE,
+    HudiImportError,
+    _split_table,
+)
 from adapter.commands.validate_repair import _connect, _errors
 
 

@@ -2,7 +2,7 @@
 
 validate compares what the server serves for a Hudi table (timeline, partitions, latest file
 slices) with what storage shows (the active timeline and one listing, as a reader without a
-metastore sees the table: store/storage_listing.py) and reports every difference; exit status 0
+metastore sees the table: hudi_format/listing.py) and reports every difference; exit status 0
 only when they agree. repair reconciles the server with storage through the import path
 (adapter/commands/import_hudi.py): instants missing on the server are imported, files found on
 storage only are recorded, live files storage no longer has are marked deleted.
@@ -21,9 +21,9 @@ from adapter.commands.import_hudi import (
     read_table,
     sync_from_storage,
 )
-from store.storage_listing import list_table, storage_view
-from store.storage_timeline import StorageTimeline
-from store.timeline_service import COMPLETED, STATE_NAMES
+from hudi_format.instant import COMPLETED, STATE_NAMES
+from hudi_format.listing import list_table, storage_view
+from hudi_format.storage_timeline import StorageTimeline
 
 
 @dataclass
@@ -125,6 +125,7 @@ def _connect(metastore: str):
 
 def _errors(name: str, metastore: str, fn) -> int:
     from thrift.Thrift import TException
+
     from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name, db_pattern
-from store.table_service import TableService
+from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import Database, InvalidObjectException
 
 

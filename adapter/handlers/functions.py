@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name
-from store.functions import FunctionService
-from thrift_idl.hive_metastore.ttypes import GetAllFunctionsResponse, InvalidObjectException
+from store.hms.functions import FunctionService
+from thrift_idl.hive_metastore.ttypes import (
+    GetAllFunctionsResponse,
+    InvalidObjectException,
+)
 
 
 class FunctionHandler:

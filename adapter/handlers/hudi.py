@@ -13,9 +13,14 @@ from __future__ import annotations
 import functools
 import time
 
-from adapter import metrics
 from thrift.Thrift import TException, TType
-from thrift_idl.hive_metastore.ttypes import InvalidObjectException, InvalidOperationException, MetaException
+
+from store import metrics
+from thrift_idl.hive_metastore.ttypes import (
+    InvalidObjectException,
+    InvalidOperationException,
+    MetaException,
+)
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
     CommitConflictException,
@@ -77,7 +82,7 @@ def config_to_thrift(cfg) -> HudiTableConfig:
 
 
 def config_from_thrift(t: HudiTableConfig):
-    from store.hudi_table_config import HudiTableConfig as StoreConfig
+    from hudi_format.table_config import HudiTableConfig as StoreConfig
     from thrift_idl.hive_metastore.ttypes import InvalidObjectException
 
     if t is None:
@@ -109,7 +114,7 @@ def file_to_thrift(f) -> HudiFile:
 
 
 def _file_from_thrift(f):
-    from store.file_slice import FileInfo
+    from hudi_format.file_slice import FileInfo
 
     if f is None or not f.name:
         raise InvalidObjectException("A listed file needs a name")
@@ -137,7 +142,7 @@ def _state_name(state) -> str:
 
 
 class HudiHandler:
-    """`timeline`: store.timeline_service.TimelineService; `snapshot`: store.snapshot_service.SnapshotService;
+    """`timeline`: store.hudi.timeline_service.TimelineService; `snapshot`: store.hudi.snapshot_service.SnapshotService;
     `mirror` (optional): has `sync(db, tbl) -> int` (versions written to storage)."""
 
     def __init__(self, timeline, snapshot, mirror=None):
@@ -174,7 +179,7 @@ class HudiHandler:
 
     @_answers("complete_instant")
     def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):  # noqa: N803
-        from store.timeline_service import CommitConflict
+        from store.hudi.timeline_service import CommitConflict
 
         start = time.perf_counter()
         try:
@@ -240,7 +245,7 @@ class HudiHandler:
 
     @_answers("import_hudi_instants")
     def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):  # noqa: N803
-        from store.timeline_import import StoredInstant, TimelineImport
+        from store.hudi.timeline_import import StoredInstant, TimelineImport
 
         stored = []
         for i in instants or []:
@@ -259,7 +264,7 @@ class HudiHandler:
 
     @_answers("get_hudi_table_stats")
     def get_hudi_table_stats(self, dbName, tableName):  # noqa: N803
-        from store.hudi_table_stats import table_stats
+        from store.hudi.table_stats import table_stats
 
         st = table_stats(self._timeline, dbName, tableName)
         return HudiTableStats(partitionCount=st.partition_count, fileCount=st.file_count,
@@ -276,7 +281,7 @@ class HudiHandler:
 
 def _default_timeout() -> int:
     try:
-        from store.timeline_service import DEFAULT_HEARTBEAT_TIMEOUT_S
+        from store.hudi.timeline_service import DEFAULT_HEARTBEAT_TIMEOUT_S
     except ImportError:  # pragma: no cover
         return 120
     return DEFAULT_HEARTBEAT_TIMEOUT_S

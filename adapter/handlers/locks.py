@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.locks import LockManager
+from store.hms.locks import LockManager
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
     OpenTxnsResponse,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name, env_props
-from store.partition_names import spec_from_name
-from store.partition_service import PartitionService
+from store.hms.partition_names import spec_from_name
+from store.hms.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
     AlterPartitionsResponse,
@@ -25,7 +25,7 @@ def _max(max_parts) -> int:
 class PartitionHandler:
     def __init__(self, partitions: PartitionService, hudi_rules=None):
         self.partitions = partitions
-        self.hudi = hudi_rules  # store.hudi_partition_rules.HudiPartitionRules: Hudi tables' partitions follow commits
+        self.hudi = hudi_rules  # store.hudi.partition_rules.HudiPartitionRules: Hudi tables' partitions follow commits
 
     def _guard(self, db, tbl, what):
         if self.hudi is not None:

@@ -9,8 +9,8 @@ import uuid
 from sqlalchemy import select
 
 from adapter.naming import CATALOG, check_catalog
-from store import schema as S
-from store.store import Store
+from store.db import schema as S
+from store.db.database import Store
 from thrift_idl.fb303.ttypes import fb_status
 from thrift_idl.hive_metastore.ttypes import (
     Catalog,

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from adapter.naming import db_name
-from store.statistics import StatisticsService
+from store.hms.statistics import StatisticsService
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsDesc,
-    NoSuchObjectException,
     PartitionsStatsResult,
     SetPartitionsStatsResponse,
     TableStatsResult,

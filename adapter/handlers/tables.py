@@ -7,8 +7,8 @@ import logging
 from thrift.Thrift import TException
 
 from adapter.naming import check_catalog, db_name, db_pattern, env_props
-from store.partition_service import PartitionService
-from store.table_service import TableService
+from store.hms.partition_service import PartitionService
+from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
     GetFieldsResponse,
@@ -22,7 +22,6 @@ from thrift_idl.hive_metastore.ttypes import (
     UnknownDBException,
     UnknownTableException,
 )
-
 
 TABLE_TYPES = ("MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW", "INDEX_TABLE", "MATERIALIZED_VIEW")
 

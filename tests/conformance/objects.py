@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from thrift_idl.hive_metastore.ttypes import (
+    BooleanColumnStatsData,
     ColumnStatistics,
     ColumnStatisticsData,
     ColumnStatisticsDesc,
     ColumnStatisticsObj,
     Database,
+    DoubleColumnStatsData,
     FieldSchema,
     Function,
     LongColumnStatsData,
-    DoubleColumnStatsData,
-    StringColumnStatsData,
-    BooleanColumnStatsData,
     Partition,
     PrincipalType,
     ResourceUri,
     SerDeInfo,
     SkewedInfo,
     StorageDescriptor,
+    StringColumnStatsData,
     Table,
 )
 

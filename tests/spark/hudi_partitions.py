@@ -16,7 +16,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from adapter.client import HudiMetastoreClient  # noqa: E402
-from store.hudi_table_config import HudiTableConfig  # noqa: E402
+from hudi_format.table_config import HudiTableConfig  # noqa: E402
 from tests.spark.acceptance import build_spark  # noqa: E402
 from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
 

@@ -71,6 +71,7 @@ def populate_sql(spark) -> None:
 
 
 def populate_thrift(uri: str, fixtures_dir: str, big: int) -> None:
+    from tests.harness.thrift import thrift_client
     from thrift_idl.hive_metastore.ttypes import (
         ColumnStatistics,
         ColumnStatisticsData,
@@ -79,7 +80,6 @@ def populate_thrift(uri: str, fixtures_dir: str, big: int) -> None:
         LongColumnStatsData,
         StringColumnStatsData,
     )
-    from tests.harness.thrift import thrift_client
 
     port = int(uri.rsplit(":", 1)[1])
     with thrift_client(port, timeout=300) as c:
@@ -137,7 +137,7 @@ def register_hudi_as_hive_sync(client, base: str, db: str, table: str, as_dataso
     """Create the HMS table and partitions Hudi's hive-sync (HMS mode) would create for the table at base."""
     import hudi
 
-    from store.hudi_table_config import (
+    from hudi_format.table_config import (
         INPUT_FORMAT,
         META_COLUMNS,
         OUTPUT_FORMAT,
@@ -147,7 +147,13 @@ def register_hudi_as_hive_sync(client, base: str, db: str, table: str, as_dataso
         read_properties,
         spark_schema_properties,
     )
-    from thrift_idl.hive_metastore.ttypes import FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
+    from thrift_idl.hive_metastore.ttypes import (
+        FieldSchema,
+        Partition,
+        SerDeInfo,
+        StorageDescriptor,
+        Table,
+    )
 
     with open(os.path.join(base, ".hoodie", "hoodie.properties")) as f:
         props = read_properties(f.read())

@@ -1,0 +1,117 @@
+"""RFC-15 file listing: a Hudi table's partitions and data files as storage shows them, and the file
+system view a listing plus the storage timeline forms (what a reader without a metastore sees).
+
+One recursive listing of the base path: partitions are the folders holding Hudi's partition
+metafile (`.hoodie_partition_metadata`, `.hoodie_partition_metadata.parquet|.orc`); data files are
+the Hudi-named files in them. A file is part of the table when the instant that wrote it completed
+on the active timeline or is older than the active timeline (archived): base files carry that
+instant in their name; log files carry their slice's base instant (table version 6) or the
+deltacommit that wrote them (8 and 9: such a log belongs to the latest base file of its group at or
+before that commit's completion, as Hudi 1.x's file groups assign them). Log files whose slice
+starts at a pending compaction belong to that slice, as in Hudi's view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hudi_format.commit_metadata import parse_commit
+from hudi_format.file_slice import FileInfo, FileSlice, build_slices, parse_file_name
+from hudi_format.instant import COMPLETED
+from hudi_format.storage_timeline import HOODIE, StorageTimeline
+
+PARTITION_METAFILE = ".hoodie_partition_metadata"
+_SKIP_DIRS = {HOODIE, "__MACOSX"}
+
+
+@dataclass
+class Listing:
+    partitions: list[str]
+    files: list[FileInfo]  # every data file; commit_ts = the instant that wrote it (as far as its name tells)
+
+
+@dataclass
+class StorageView:
+    partitions: list[str]  # partitions with at least one file slice
+    files: list[FileInfo]  # files of the table (committed or archived instants), every version
+    slices: list[FileSlice] = field(default_factory=list)  # latest slices, replaced groups excluded
+
+
+def list_table(timeline: StorageTimeline) -> Listing:
+    """One recursive listing of the table's base path."""
+    st = timeline.storage
+    root = st.root.rstrip("/")
+    try:
+        st.fs.invalidate_cache(root)
+    except Exception:  # noqa: BLE001 - filesystems without a cache
+        pass
+    entries = st.fs.find(root, detail=True)
+    partitions: set[str] = set()
+    data: list[tuple[str, str, int]] = []
+    for path, info in entries.items():
+        rel = path.rstrip("/")[len(root):].strip("/") if path.startswith(root) else path
+        folder, _, name = rel.rpartition("/")
+        parts = folder.split("/") if folder else []
+        if any(p in _SKIP_DIRS or p.startswith(".") for p in parts):
+            continue
+        if info.get("type") == "directory":
+            continue
+        if name.startswith(PARTITION_METAFILE):
+            partitions.add(folder)
+            continue
+        data.append((folder, name, int(info.get("size") or 0)))
+    files = []
+    for folder, name, size in data:
+        if folder not in partitions:
+            continue
+        try:
+            file_id, base, is_log, version = parse_file_name(name)
+        except ValueError:
+            continue  # not a Hudi data file (.crc, _SUCCESS, clutter)
+        files.append(FileInfo(partition_path=folder, file_id=file_id, name=name, size=size, base_instant=base,
+                              is_log=is_log, log_version=version, commit_ts=base))
+    return Listing(sorted(partitions), sorted(files, key=lambda f: (f.partition_path, f.name)))
+
+
+def storage_view(timeline: StorageTimeline, listing: Listing) -> StorageView:
+    """The table as a listing-based Hudi reader sees it."""
+    done = {i.ts: i.completion_ts or i.ts for i in timeline.completed}
+    earliest = timeline.earliest
+    pending_compactions = {i.ts for i in timeline.instants
+                           if i.state != COMPLETED and i.action in ("compaction", "logcompaction")}
+
+    def committed(ts: str) -> bool:  # an empty timeline commits nothing (as Hudi's and hudi-rs's views)
+        return ts in done or (earliest is not None and ts < earliest)
+
+    v8 = timeline.table_version >= 8
+    files = []
+    for f in listing.files:
+        if f.is_log and not v8:
+            ok = committed(f.base_instant) or f.base_instant in pending_compactions
+        else:
+            ok = committed(f.commit_ts)
+        if ok:
+            files.append(FileInfo(**f.__dict__))
+    if v8:
+        _slice_logs(files, done)
+    replaced: set[tuple[str, str]] = set()
+    for inst in timeline.completed:
+        if inst.done_action == "replacecommit":
+            meta = parse_commit(timeline.metadata(inst, COMPLETED))
+            replaced |= {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
+    slices = build_slices([f for f in files if (f.partition_path, f.file_id) not in replaced])
+    return StorageView(sorted({s.partition_path for s in slices}), files, slices)
+
+
+def _slice_logs(files: list[FileInfo], done: dict[str, str]) -> None:
+    """Table version 8+: a log file joins the latest base file of its group whose instant is at or
+    before the completion of the deltacommit that wrote the log."""
+    bases: dict[tuple[str, str], list[str]] = {}
+    for f in files:
+        if not f.is_log:
+            bases.setdefault((f.partition_path, f.file_id), []).append(f.base_instant)
+    for f in files:
+        if f.is_log:
+            completion = done.get(f.commit_ts, f.commit_ts)
+            candidates = [b for b in bases.get((f.partition_path, f.file_id), []) if b <= completion]
+            f.base_instant = max(candidates) if candidates else f.commit_ts

@@ -1,0 +1,1 @@
+"""Database plumbing: engines, transactions, the RFC-36 storage schema, per-backend SQL, migrations."""

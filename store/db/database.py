@@ -1,0 +1,141 @@
+"""The store: one SQLAlchemy engine and its transactions, shared by the RFC-36 services."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from sqlalchemy import Connection, Engine, func, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+
+from store.db import schema
+from store.db.engine import make_engine
+
+log = logging.getLogger("hudi_metastore.store")
+
+# SQLSTATEs / MySQL error codes that mean "the transaction lost a race; run it again".
+_RETRY_PGCODES = {"40001", "40P01"}
+_RETRY_MYSQL = {1213, 1205}
+
+
+def _is_retryable(exc: DBAPIError) -> bool:
+    orig = exc.orig
+    code = getattr(orig, "sqlstate", None)
+    if code in _RETRY_PGCODES:
+        return True
+    args = getattr(orig, "args", ())
+    if args and isinstance(args[0], int) and args[0] in _RETRY_MYSQL:
+        return True
+    return isinstance(exc, OperationalError) and "database is locked" in str(orig)
+
+
+class Store:
+    def __init__(self, url: str, warehouse: str = "./warehouse", engine: Engine | None = None):
+        self.url = url
+        self.engine = engine or make_engine(url)
+        self.warehouse = warehouse
+        self.backend = self.engine.dialect.name  # sqlite | postgresql | mysql | mariadb
+        # reads on PostgreSQL/MySQL run without BEGIN/COMMIT (see make_engine); SQLite reads keep
+        # their transaction, which is free there and gives the statements one snapshot
+        self.read_engine = (make_engine(url, autocommit=True)
+                            if engine is None and self.backend != "sqlite" else self.engine)
+        self._analyze_lock = threading.Lock()
+        self._analyzing = False
+        self._changed = 0
+        self._rows_at_analyze = 0
+
+    # --- statistics upkeep (PostgreSQL) -----------------------------------------------------------
+    # The planner needs statistics to start a partition filter from its most selective key; where
+    # autovacuum is off or has not caught up after a bulk load, plans over fresh rows can scan whole
+    # tables. Like autovacuum's analyze threshold: once the partitions added or dropped through this
+    # process reach 1,000 + 10% of those present at the last ANALYZE, analyze in the background.
+    ANALYZE_TABLES = "partitions, partition_key_val, partition_params, files"
+
+    def note_changes(self, n: int) -> None:
+        if self.backend != "postgresql" or n <= 0:
+            return
+        with self._analyze_lock:
+            self._changed += n
+            if self._analyzing or self._changed < 1000 + 0.1 * self._rows_at_analyze:
+                return
+            self._analyzing = True
+            self._rows_at_analyze += self._changed
+            self._changed = 0
+        threading.Thread(target=self._analyze, name="analyze", daemon=True).start()
+
+    def _analyze(self) -> None:
+        try:
+            with self.read_engine.connect() as conn:
+                conn.exec_driver_sql(f"ANALYZE {self.ANALYZE_TABLES}")
+        except Exception as exc:  # noqa: BLE001 - statistics are an optimisation only
+            log.warning("ANALYZE failed: %s", exc)
+        finally:
+            with self._analyze_lock:
+                self._analyzing = False
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.read_engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One write transaction: committed when the block ends, rolled back on any error."""
+        with self.engine.connect().execution_options(hms_write=True) as conn:
+            with conn.begin():
+                yield conn
+
+    def run_write(self, fn, *args, attempts: int = 5, **kwargs):
+        """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race."""
+        integrity_retried = False
+        for attempt in range(attempts):
+            try:
+                with self.write() as conn:
+                    return fn(conn, *args, **kwargs)
+            except IntegrityError:
+                # A concurrent writer (another thread or server process) committed the same key
+                # between fn's existence check and its insert. Run fn once more: its check now sees
+                # that row and answers as Hive does (AlreadyExistsException), not with a raw error.
+                if integrity_retried or attempt + 1 == attempts:
+                    raise
+                integrity_retried = True
+            except DBAPIError as exc:
+                if attempt + 1 == attempts or not _is_retryable(exc):
+                    raise
+                time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+
+    def next_id(self, conn: Connection, name: str, count: int = 1) -> int:
+        """Take `count` ids from a named sequence inside the caller's transaction; returns the first."""
+        seq = schema.sequences
+        res = conn.execute(update(seq).where(seq.c.name == name).values(next_val=seq.c.next_val + count))
+        if res.rowcount == 0:
+            from sqlalchemy.exc import IntegrityError
+
+            try:
+                with conn.begin_nested():
+                    conn.execute(seq.insert().values(name=name, next_val=1 + count))
+                return 1
+            except IntegrityError:
+                conn.execute(update(seq).where(seq.c.name == name).values(next_val=seq.c.next_val + count))
+        return conn.execute(select(seq.c.next_val).where(seq.c.name == name)).scalar_one() - count
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        if self.read_engine is not self.engine:
+            self.read_engine.dispose()
+
+
+def now_s() -> int:
+    return int(time.time())
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+__all__ = ["Store", "now_s", "now_ms", "func"]

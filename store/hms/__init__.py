@@ -1,0 +1,2 @@
+"""Hive Metastore services (RFC-36 table and partition services): databases, tables, partitions,
+the partition filter grammar, statistics, functions, locks."""

@@ -1,0 +1,398 @@
+"""Hive-style lock manager and minimal transactions over the store (the `locks` and `txns` tables).
+
+Behaves like Hive's DbTxnManager / TxnHandler as far as Trino, PyIceberg and Spark rely on it:
+
+* A `LockRequest` is a list of components (DB, TABLE or PARTITION level); it is ACQUIRED only when
+  every component can be, otherwise all its rows stay WAITING and `check_lock` re-evaluates it.
+* Two components overlap when they are in the same database and their table (and partition) names
+  are equal or one of them is absent, so a DB lock meets every lock in that database, a TABLE lock
+  its partitions' locks and its database's locks.
+* Overlapping components of different requests conflict unless their types are compatible:
+  SHARED_READ with SHARED_READ, SHARED_WRITE and EXCL_WRITE; SHARED_WRITE with SHARED_READ and
+  SHARED_WRITE; EXCL_WRITE with SHARED_READ; EXCLUSIVE with nothing. Components of the same open
+  transaction never conflict with each other.
+* A request waits on every conflicting lock that is acquired or was requested earlier (lower lock
+  id), even a waiting one, so a waiting request is never overtaken by a later conflicting one.
+* Locks without a transaction, and open transactions, whose last heartbeat is older than
+  `timeout_ms` are dropped (the transactions aborted, their locks released) before any decision.
+
+Every decision runs in one write transaction that first takes a row lock on the sentinel row
+'lock_manager' of `sequences` (`SELECT ... FOR UPDATE`; on SQLite the IMMEDIATE write transaction
+already serializes writers), so decisions are serialized across threads and across server
+processes sharing one database. Database and table names are stored lower-case; in partition
+names (`k1=v1/k2=v2`) the keys are lower-cased and the values kept as given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from store.db import schema
+from store.db.database import Store, now_ms
+from thrift_idl.hive_metastore.ttypes import (
+    HeartbeatRequest,
+    LockLevel,
+    LockResponse,
+    LockState,
+    LockType,
+    MetaException,
+    NoSuchLockException,
+    NoSuchTxnException,
+    ShowLocksResponse,
+    ShowLocksResponseElement,
+    TxnAbortedException,
+    TxnOpenException,
+)
+
+SENTINEL = "lock_manager"
+LOCK_ID_SEQ = "lock_id"
+TXN_ID_SEQ = "txn_id"
+
+TXN_OPEN, TXN_ABORTED, TXN_COMMITTED = "o", "a", "c"
+
+# lock type -> the lock types it can share an overlapping resource with
+_COMPATIBLE: dict[int, frozenset[int]] = {
+    LockType.SHARED_READ: frozenset({LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCL_WRITE}),
+    LockType.SHARED_WRITE: frozenset({LockType.SHARED_READ, LockType.SHARED_WRITE}),
+    LockType.EXCL_WRITE: frozenset({LockType.SHARED_READ}),
+    LockType.EXCLUSIVE: frozenset(),
+}
+
+_L = schema.locks
+_T = schema.txns
+
+
+def compatible(a: int, b: int) -> bool:
+    return b in _COMPATIBLE[a]
+
+
+def lock_id_str(lockid: int) -> str:
+    return f"lockid:{lockid}"
+
+
+def txn_id_str(txnid: int) -> str:
+    return f"txnid:{txnid}"
+
+
+def normalize_part_name(name: str) -> str:
+    """Lower-case the keys of a `k1=v1/k2=v2` partition name; values are case-sensitive (and escaped
+    by Hive, so '/' and '=' inside a value never split it)."""
+    parts = []
+    for seg in name.split("/"):
+        key, eq, val = seg.partition("=")
+        parts.append(key.lower() + eq + val)
+    return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class _Comp:
+    lock_id: int
+    component: int
+    txn_id: int
+    db: str
+    tbl: str | None
+    part: str | None
+    type: int
+    state: int
+
+    def overlaps(self, other: "_Comp") -> bool:
+        if self.db != other.db:
+            return False
+        if self.tbl is None or other.tbl is None:
+            return True
+        if self.tbl != other.tbl:
+            return False
+        return self.part is None or other.part is None or self.part == other.part
+
+
+def _comp(row) -> _Comp:
+    return _Comp(row.lock_id, row.component, row.txn_id, row.db_name, row.tbl_name, row.part_name,
+                 row.lock_type, row.state)
+
+
+@dataclass(frozen=True)
+class _Failed:
+    exc: Exception
+
+
+_CLIENT_ERRORS = (NoSuchLockException, NoSuchTxnException, TxnAbortedException, TxnOpenException)
+
+
+def _clip(value: str | None, width: int) -> str | None:
+    return value[:width] if value is not None else None
+
+
+class LockManager:
+    """Hive's lock and transaction calls (`lock`, `check_lock`, `unlock`, `show_locks`, `heartbeat`,
+    `open_txns`, `commit_txn`, `abort_txn`, `heartbeat_txn`) over a `Store`."""
+
+    def __init__(self, store: Store, timeout_ms: int = 300_000, clock_ms: Callable[[], int] = now_ms):
+        self.store = store
+        self.timeout_ms = timeout_ms
+        self.clock_ms = clock_ms
+
+    # ---- plumbing -------------------------------------------------------------------------
+
+    def _run(self, fn, *args):
+        """Run fn(conn, now, ...) serialized with every other lock-manager transaction."""
+
+        def body(conn: Connection):
+            self._serialize(conn)
+            now = self.clock_ms()
+            self._expire(conn, now)
+            try:
+                return fn(conn, now, *args)
+            except _CLIENT_ERRORS as exc:
+                return _Failed(exc)  # keep expiries and heartbeats done so far: commit, then raise
+
+        result = self.store.run_write(body)
+        if isinstance(result, _Failed):
+            raise result.exc
+        return result
+
+    def _serialize(self, conn: Connection) -> None:
+        if self.store.backend == "sqlite":
+            return  # BEGIN IMMEDIATE already made this the only writer
+        seq = schema.sequences
+        stmt = select(seq.c.next_val).where(seq.c.name == SENTINEL).with_for_update()
+        if conn.execute(stmt).first() is not None:
+            return
+        try:
+            with conn.begin_nested():
+                conn.execute(insert(seq).values(name=SENTINEL, next_val=0))
+        except IntegrityError:
+            pass  # another process created it first
+        conn.execute(stmt).one()
+
+    def _expire(self, conn: Connection, now: int) -> None:
+        cutoff = now - self.timeout_ms
+        dead = conn.execute(
+            select(_T.c.txn_id).where(_T.c.state == TXN_OPEN, _T.c.heartbeat_ms < cutoff)
+        ).scalars().all()
+        for i in range(0, len(dead), 500):
+            chunk = dead[i : i + 500]
+            conn.execute(update(_T).where(_T.c.txn_id.in_(chunk), _T.c.state == TXN_OPEN)
+                         .values(state=TXN_ABORTED))
+            conn.execute(delete(_L).where(_L.c.txn_id.in_(chunk)))
+        # Locks of open transactions are heartbeated together with the transaction.
+        conn.execute(delete(_L).where(_L.c.heartbeat_ms < cutoff))
+
+    def _lock_rows(self, conn: Connection, lockid: int):
+        rows = conn.execute(select(_L).where(_L.c.lock_id == lockid).order_by(_L.c.component)).all()
+        if not rows:
+            raise NoSuchLockException(message=f"No such lock {lock_id_str(lockid)}")
+        return rows
+
+    def _ensure_open_txn(self, conn: Connection, txnid: int) -> None:
+        state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
+        if state is None:
+            raise NoSuchTxnException(message=f"No such transaction {txn_id_str(txnid)}")
+        if state == TXN_ABORTED:
+            raise TxnAbortedException(message=f"Transaction {txn_id_str(txnid)} already aborted")
+        if state == TXN_COMMITTED:
+            raise NoSuchTxnException(message=f"Transaction {txn_id_str(txnid)} is already committed.")
+
+    def _touch_txn(self, conn: Connection, now: int, txnid: int) -> None:
+        self._ensure_open_txn(conn, txnid)
+        conn.execute(update(_T).where(_T.c.txn_id == txnid).values(heartbeat_ms=now))
+        conn.execute(update(_L).where(_L.c.txn_id == txnid).values(heartbeat_ms=now))
+
+    @staticmethod
+    def _blocker(mine: Iterable[_Comp], others: Iterable[_Comp]) -> tuple[_Comp, _Comp] | None:
+        """The first (own component, other component) pair that keeps `mine` from being acquired."""
+        others = list(others)
+        for c in mine:
+            found = None
+            for o in others:
+                if o.lock_id == c.lock_id or (c.txn_id and o.txn_id == c.txn_id):
+                    continue
+                if o.state != LockState.ACQUIRED and o.lock_id > c.lock_id:
+                    continue  # later waiting requests queue behind us
+                if not c.overlaps(o) or compatible(c.type, o.type):
+                    continue
+                if o.state == LockState.ACQUIRED:
+                    return c, o
+                if found is None or o.lock_id < found.lock_id:
+                    found = o
+            if found is not None:
+                return c, found
+        return None
+
+    def _relevant(self, conn: Connection, dbs: Iterable[str]) -> list[_Comp]:
+        rows = conn.execute(select(_L).where(_L.c.db_name.in_(sorted(set(dbs))))).all()
+        return [_comp(r) for r in rows]
+
+    def _try_acquire(self, conn: Connection, now: int, lockid: int, rows) -> int:
+        mine = [_comp(r) for r in rows]
+        if all(c.state == LockState.ACQUIRED for c in mine):
+            return LockState.ACQUIRED
+        others = self._relevant(conn, (c.db for c in mine))
+        if self._blocker(mine, others) is not None:
+            return LockState.WAITING
+        conn.execute(update(_L).where(_L.c.lock_id == lockid)
+                     .values(state=LockState.ACQUIRED, acquired_ms=now))
+        return LockState.ACQUIRED
+
+    # ---- locks ----------------------------------------------------------------------------
+
+    def lock(self, rqst) -> LockResponse:
+        comps = self._validate(rqst)
+        return self._run(self._lock, rqst, comps)
+
+    def _validate(self, rqst) -> list[tuple]:
+        if not rqst.component:
+            raise MetaException(message="LockRequest has no components")
+        out = []
+        for c in rqst.component:
+            if not c.dbname:
+                raise MetaException(message="LockComponent needs a dbname")
+            if c.type not in _COMPATIBLE:
+                raise MetaException(message=f"Unknown lock type {c.type}")
+            level = c.level
+            if level is None:
+                level = (LockLevel.PARTITION if c.partitionname else
+                         LockLevel.TABLE if c.tablename else LockLevel.DB)
+            tbl = part = None
+            if level == LockLevel.DB:
+                pass
+            elif level == LockLevel.TABLE:
+                if not c.tablename:
+                    raise MetaException(message="TABLE level LockComponent needs a tablename")
+                tbl = c.tablename.lower()
+            elif level == LockLevel.PARTITION:
+                if not c.tablename or not c.partitionname:
+                    raise MetaException(
+                        message="PARTITION level LockComponent needs a tablename and a partitionname")
+                tbl = c.tablename.lower()
+                part = normalize_part_name(c.partitionname)
+            else:
+                raise MetaException(message=f"Unknown lock level {level}")
+            out.append((c.dbname.lower(), tbl, part, c.type, level, c.operationType, c.isTransactional))
+        return out
+
+    def _lock(self, conn: Connection, now: int, rqst, comps) -> LockResponse:
+        txnid = rqst.txnid or 0
+        if txnid:
+            self._touch_txn(conn, now, txnid)
+        lockid = self.store.next_id(conn, LOCK_ID_SEQ)
+        user = _clip(rqst.user, schema.NAME)
+        host = _clip(rqst.hostname, schema.NAME)
+        agent = _clip(getattr(rqst, "agentInfo", None), schema.URI)
+        conn.execute(insert(_L), [
+            dict(lock_id=lockid, component=i, txn_id=txnid, db_name=db, tbl_name=tbl, part_name=part,
+                 lock_type=typ, lock_level=level, state=LockState.WAITING, operation=op,
+                 is_transactional=is_txn, user_name=user, host_name=host, agent_info=agent,
+                 created_ms=now, acquired_ms=None, heartbeat_ms=now)
+            for i, (db, tbl, part, typ, level, op, is_txn) in enumerate(comps, start=1)
+        ])
+        rows = self._lock_rows(conn, lockid)
+        return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
+
+    def check_lock(self, rqst) -> LockResponse:
+        return self._run(self._check_lock, rqst.lockid)
+
+    def _check_lock(self, conn: Connection, now: int, lockid: int) -> LockResponse:
+        rows = self._lock_rows(conn, lockid)
+        txnid = rows[0].txn_id
+        if txnid:
+            self._touch_txn(conn, now, txnid)
+        else:
+            conn.execute(update(_L).where(_L.c.lock_id == lockid).values(heartbeat_ms=now))
+        return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
+
+    def unlock(self, rqst) -> None:
+        self._run(self._unlock, rqst.lockid)
+
+    def _unlock(self, conn: Connection, now: int, lockid: int) -> None:
+        rows = self._lock_rows(conn, lockid)
+        if rows[0].txn_id:
+            raise TxnOpenException(
+                message="Unlocking locks associated with transaction not permitted.  "
+                f"{lock_id_str(lockid)} {txn_id_str(rows[0].txn_id)}")
+        conn.execute(delete(_L).where(_L.c.lock_id == lockid))
+
+    def show_locks(self, rqst=None) -> ShowLocksResponse:
+        return self._run(self._show_locks, rqst)
+
+    def _show_locks(self, conn: Connection, now: int, rqst) -> ShowLocksResponse:
+        stmt = select(_L).order_by(_L.c.lock_id, _L.c.component)
+        if rqst is not None:
+            if rqst.dbname:
+                stmt = stmt.where(_L.c.db_name == rqst.dbname.lower())
+            if rqst.tablename:
+                stmt = stmt.where(_L.c.tbl_name == rqst.tablename.lower())
+            if rqst.partname:
+                stmt = stmt.where(_L.c.part_name == normalize_part_name(rqst.partname))
+            if getattr(rqst, "txnid", None):
+                stmt = stmt.where(_L.c.txn_id == rqst.txnid)
+        rows = conn.execute(stmt).all()
+        waiting_dbs = {r.db_name for r in rows if r.state != LockState.ACQUIRED}
+        pool = self._relevant(conn, waiting_dbs) if waiting_dbs else []
+        out = []
+        for r in rows:
+            e = ShowLocksResponseElement(
+                lockid=r.lock_id, dbname=r.db_name, tablename=r.tbl_name, partname=r.part_name,
+                state=r.state, type=r.lock_type, txnid=r.txn_id,
+                lastheartbeat=r.heartbeat_ms, acquiredat=r.acquired_ms,
+                user=r.user_name or "", hostname=r.host_name or "", agentInfo=r.agent_info,
+                lockIdInternal=r.component)
+            if r.state != LockState.ACQUIRED:
+                hit = self._blocker([_comp(r)], pool)
+                if hit is not None:
+                    e.blockedByExtId, e.blockedByIntId = hit[1].lock_id, hit[1].component
+            out.append(e)
+        return ShowLocksResponse(locks=out)
+
+    def heartbeat(self, rqst: HeartbeatRequest) -> None:
+        self._run(self._heartbeat, rqst.lockid or 0, rqst.txnid or 0)
+
+    def _heartbeat(self, conn: Connection, now: int, lockid: int, txnid: int) -> None:
+        if lockid:
+            rows = self._lock_rows(conn, lockid)
+            conn.execute(update(_L).where(_L.c.lock_id == lockid).values(heartbeat_ms=now))
+            if rows[0].txn_id and rows[0].txn_id != txnid:
+                self._touch_txn(conn, now, rows[0].txn_id)
+        if txnid:
+            self._touch_txn(conn, now, txnid)
+
+    # ---- transactions ---------------------------------------------------------------------
+
+    def open_txns(self, user: str | None, host: str | None, count: int = 1) -> list[int]:
+        if count < 1:
+            raise MetaException(message=f"Invalid number of transactions to open: {count}")
+        return self._run(self._open_txns, user, host, count)
+
+    def _open_txns(self, conn: Connection, now: int, user, host, count: int) -> list[int]:
+        first = self.store.next_id(conn, TXN_ID_SEQ, count)
+        ids = list(range(first, first + count))
+        conn.execute(insert(_T), [
+            dict(txn_id=t, state=TXN_OPEN, user_name=_clip(user, schema.NAME),
+                 host_name=_clip(host, schema.NAME), started_ms=now, heartbeat_ms=now)
+            for t in ids
+        ])
+        return ids
+
+    def commit_txn(self, txnid: int) -> None:
+        self._run(self._end_txn, txnid, TXN_COMMITTED)
+
+    def abort_txn(self, txnid: int) -> None:
+        self._run(self._end_txn, txnid, TXN_ABORTED)
+
+    def _end_txn(self, conn: Connection, now: int, txnid: int, to: str) -> None:
+        state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
+        if state == to:
+            return  # Hive: committing a committed / aborting an aborted transaction is a no-op
+        if state != TXN_OPEN:
+            self._ensure_open_txn(conn, txnid)  # raises the Hive exception for that state
+        conn.execute(update(_T).where(_T.c.txn_id == txnid).values(state=to, heartbeat_ms=now))
+        conn.execute(delete(_L).where(_L.c.txn_id == txnid))
+
+    def heartbeat_txn(self, txnid: int) -> None:
+        self._run(self._touch_txn, txnid)
+
+
+__all__ = ["LockManager", "compatible", "normalize_part_name"]

@@ -1,0 +1,187 @@
+"""Column statistics of tables and partitions (Hive's ColumnStatistics, kept as Thrift binary)."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, delete, select
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
+from thrift.TSerialization import deserialize, serialize
+
+from store.db import schema as S
+from store.db.database import Store
+from store.hms import stats_params
+from store.hms.partition_names import make_name, values_from_name
+from store.hms.partition_service import BATCH, PartitionService
+from thrift_idl.hive_metastore.ttypes import (
+    ColumnStatistics,
+    ColumnStatisticsData,
+    ColumnStatisticsDesc,
+    ColumnStatisticsObj,
+    InvalidInputException,
+    InvalidObjectException,
+    MetaException,
+    NoSuchObjectException,
+)
+
+DEFAULT_ENGINE = "hive"
+_PROTO = TBinaryProtocolAcceleratedFactory()
+
+
+def _enc(data: ColumnStatisticsData) -> bytes:
+    return serialize(data, _PROTO)
+
+
+def _dec(blob: bytes) -> ColumnStatisticsData:
+    return deserialize(ColumnStatisticsData(), bytes(blob), _PROTO)
+
+
+def _obj(row) -> ColumnStatisticsObj:
+    return ColumnStatisticsObj(colName=row.column_name, colType=row.column_type, statsData=_dec(row.stats))
+
+
+def _mark_accurate(conn: Connection, params_table, key_col: str, owner_id: int, columns: list[str]) -> None:
+    """Record the columns in the owner's COLUMN_STATS_ACCURATE parameter, as Hive does."""
+    if not columns:
+        return
+    key = params_table.c[key_col]
+    old = conn.execute(select(params_table.c.param_value).where(
+        key == owner_id, params_table.c.param_key == stats_params.CSA)).first()
+    params = {} if old is None else {stats_params.CSA: old[0]}
+    stats_params.set_column_stats_state(params, columns)
+    if old is None:
+        conn.execute(params_table.insert().values(
+            **{key_col: owner_id, "param_key": stats_params.CSA, "param_value": params[stats_params.CSA]}))
+    else:
+        conn.execute(params_table.update().where(key == owner_id, params_table.c.param_key == stats_params.CSA)
+                     .values(param_value=params[stats_params.CSA]))
+
+
+class StatisticsService:
+    def __init__(self, store: Store, partitions: PartitionService):
+        self.store = store
+        self.partitions = partitions
+
+    def update(self, stats: ColumnStatistics, engine: str | None = None) -> bool:
+        desc = stats.statsDesc
+        if desc is None or not desc.dbName or not desc.tableName:
+            raise InvalidInputException("Column statistics need a database and table name")
+        engine = engine or getattr(stats, "engine", None) or DEFAULT_ENGINE
+
+        def tx(conn: Connection):
+            try:
+                ctx = self.partitions.table_ctx(conn, desc.dbName, desc.tableName)
+            except NoSuchObjectException as exc:
+                raise NoSuchObjectException(f"Table {desc.dbName}.{desc.tableName} for which stats is gathered doesn't exist: {exc.message}")
+            known = {c.name.lower(): c.type for c in ctx.cols}
+            objs = stats.statsObj or []
+            for o in objs:
+                if (o.colName or "").lower() not in known:  # Hive's text and exception type
+                    raise MetaException(f"Column {o.colName} doesn't exist in table {ctx.name} in database "
+                                        f"{ctx.db_name}")
+                if o.statsData is None:
+                    raise InvalidObjectException(f"No statistics data for column {o.colName}")
+            names = [o.colName.lower() for o in objs]
+            if desc.isTblLevel or not desc.partName:
+                t = S.tab_col_stats
+                conn.execute(delete(t).where(t.c.tbl_id == ctx.tbl_id, t.c.engine == engine, t.c.column_name.in_(names)))
+                if objs:
+                    conn.execute(t.insert(), [
+                        {"tbl_id": ctx.tbl_id, "column_name": o.colName.lower(), "engine": engine,
+                         "column_type": o.colType, "stats": _enc(o.statsData), "last_analyzed": desc.lastAnalyzed}
+                        for o in objs])
+                _mark_accurate(conn, S.tbl_params, "tbl_id", ctx.tbl_id, names)
+                return True
+            try:
+                name = make_name(ctx.key_names, values_from_name(ctx.key_names, desc.partName))
+            except ValueError as exc:
+                raise MetaException(f"Partition name is invalid. {exc}")  # Hive: MetaException
+            pid = conn.execute(select(S.partitions.c.part_id).where(
+                S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
+            if pid is None:
+                raise NoSuchObjectException(f"Partition {desc.partName} of {ctx.db_name}.{ctx.name} does not exist")
+            t = S.part_col_stats
+            conn.execute(delete(t).where(t.c.part_id == pid, t.c.engine == engine, t.c.column_name.in_(names)))
+            if objs:
+                conn.execute(t.insert(), [
+                    {"part_id": pid, "tbl_id": ctx.tbl_id, "column_name": o.colName.lower(), "engine": engine,
+                     "column_type": o.colType, "stats": _enc(o.statsData), "last_analyzed": desc.lastAnalyzed}
+                    for o in objs])
+            _mark_accurate(conn, S.partition_params, "part_id", pid, names)
+            return True
+
+        return self.store.run_write(tx)
+
+    def table_stats(self, db: str, tbl: str, col_names: list[str] | None, engine: str | None = None):
+        """(desc, [ColumnStatisticsObj]) for the named columns that have statistics."""
+        with self.store.read() as conn:
+            ctx = self.partitions.table_ctx(conn, db, tbl)
+            t = S.tab_col_stats
+            q = select(t).where(t.c.tbl_id == ctx.tbl_id, t.c.engine == (engine or DEFAULT_ENGINE))
+            if col_names is not None:
+                q = q.where(t.c.column_name.in_([c.lower() for c in col_names]))
+            rows = conn.execute(q.order_by(t.c.column_name)).all()
+        last = max((r.last_analyzed or 0 for r in rows), default=0)
+        desc = ColumnStatisticsDesc(isTblLevel=True, dbName=ctx.db_name, tableName=ctx.name,
+                                    lastAnalyzed=last, catName="hive")
+        return desc, [_obj(r) for r in rows]
+
+    def partition_stats(self, db: str, tbl: str, part_names: list[str], col_names: list[str] | None,
+                        engine: str | None = None) -> dict[str, list[ColumnStatisticsObj]]:
+        with self.store.read() as conn:
+            ctx = self.partitions.table_ctx(conn, db, tbl)
+            canonical = {}
+            for n in part_names or []:
+                try:
+                    canonical[make_name(ctx.key_names, values_from_name(ctx.key_names, n))] = n
+                except ValueError:
+                    continue
+            t, p = S.part_col_stats, S.partitions
+            out: dict[str, list] = {}
+            names = list(canonical)
+            for i in range(0, len(names), BATCH):
+                q = select(p.c.part_name, t).select_from(t.join(p, p.c.part_id == t.c.part_id)).where(
+                    p.c.tbl_id == ctx.tbl_id, p.c.part_name.in_(names[i:i + BATCH]),
+                    t.c.engine == (engine or DEFAULT_ENGINE))
+                if col_names is not None:
+                    q = q.where(t.c.column_name.in_([c.lower() for c in col_names]))
+                for r in conn.execute(q.order_by(p.c.part_name, t.c.column_name)):
+                    out.setdefault(canonical[r.part_name], []).append(_obj(r))
+        return out
+
+    def partition_last_analyzed(self, db: str, tbl: str, part_name: str, col_names: list[str]) -> int:
+        """The latest lastAnalyzed of the partition's statistics of these columns (0 if none)."""
+        with self.store.read() as conn:
+            ctx = self.partitions.table_ctx(conn, db, tbl)
+            t, p = S.part_col_stats, S.partitions
+            rows = conn.execute(select(t.c.last_analyzed).select_from(t.join(p, p.c.part_id == t.c.part_id)).where(
+                p.c.tbl_id == ctx.tbl_id, p.c.part_name == part_name,
+                t.c.column_name.in_([c.lower() for c in col_names]))).scalars().all()
+        return max((r or 0 for r in rows), default=0)
+
+    def delete(self, db: str, tbl: str, part_name: str | None, col_name: str | None,
+               engine: str | None = None) -> bool:
+        def tx(conn: Connection):
+            ctx = self.partitions.table_ctx(conn, db, tbl)
+            if part_name is None:
+                t = S.tab_col_stats
+                cond = [t.c.tbl_id == ctx.tbl_id]
+            else:
+                try:
+                    name = make_name(ctx.key_names, values_from_name(ctx.key_names, part_name))
+                except ValueError as exc:
+                    raise InvalidInputException(str(exc))
+                pid = conn.execute(select(S.partitions.c.part_id).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
+                if pid is None:
+                    raise NoSuchObjectException(f"Partition {part_name} of {ctx.db_name}.{ctx.name} does not exist")
+                t = S.part_col_stats
+                cond = [t.c.part_id == pid]
+            if engine:
+                cond.append(t.c.engine == engine)
+            if col_name:
+                cond.append(t.c.column_name == col_name.lower())
+            n = conn.execute(delete(t).where(*cond)).rowcount
+            if n == 0 and col_name:
+                raise NoSuchObjectException(f"Column stats doesn't exist for db={db} table={tbl} col={col_name}")
+            return True
+
+        return self.store.run_write(tx)

@@ -1,0 +1,147 @@
+"""Statistics Hive keeps in table and partition parameters, maintained as Hive Metastore 2.3 does.
+
+* Fast stats ``numFiles`` / ``totalSize``: counted from the data directory (hidden ``.``/``_`` entries
+  skipped) when an unpartitioned table is created on an existing directory, when one is altered,
+  when a partition is added on an existing directory, and when a partition is altered with fast
+  stats missing or different from the stored ones. ``DO_NOT_UPDATE_STATS=true`` in the environment
+  context turns this off for alters; the same key as a *table* parameter is removed (and, if true,
+  skips the update) for unpartitioned tables.
+* ``COLUMN_STATS_ACCURATE``: recomputing the fast stats drops it, unless the environment context says
+  ``STATS_GENERATED=TASK`` (then ``{"BASIC_STATS":"true"}``); updating column statistics records the
+  columns (``{"COLUMN_STATS":{"a":"true"}}``); altering the columns away forgets them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from store.storage import warehouse
+
+NUM_FILES, TOTAL_SIZE = "numFiles", "totalSize"
+FAST_STATS = (NUM_FILES, TOTAL_SIZE)
+CSA = "COLUMN_STATS_ACCURATE"
+DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
+STATS_GENERATED = "STATS_GENERATED"
+VIEW = "VIRTUAL_VIEW"
+
+
+def env_skips(env: dict | None) -> bool:
+    return (env or {}).get(DO_NOT_UPDATE_STATS) == "true"
+
+
+def has_fast_stats(params: dict) -> bool:
+    return all(k in params for k in FAST_STATS)
+
+
+# --- COLUMN_STATS_ACCURATE ------------------------------------------------------------------------
+
+def parse_csa(text: str | None) -> tuple[bool, dict[str, bool]]:
+    if text is None:
+        return False, {}
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(text)
+        basic = str(data.get("BASIC_STATS", "false")).lower() == "true"
+        cols = {str(k): str(v).lower() == "true" for k, v in (data.get("COLUMN_STATS") or {}).items()}
+        return basic, cols
+    except (ValueError, AttributeError):
+        return text.strip().lower() == "true", {}
+
+
+def dump_csa(basic: bool, cols: dict[str, bool]) -> str:
+    out = {}
+    if basic:
+        out["BASIC_STATS"] = "true"
+    if cols:
+        out["COLUMN_STATS"] = {k: "true" if v else "false" for k, v in sorted(cols.items())}
+    return json.dumps(out, separators=(",", ":"))
+
+
+def set_basic_state(params: dict, env: dict | None) -> None:
+    if (env or {}).get(STATS_GENERATED) == "TASK":
+        _basic, cols = parse_csa(params.get(CSA))
+        params[CSA] = dump_csa(True, cols)
+    else:
+        params.pop(CSA, None)
+
+
+def set_column_stats_state(params: dict, columns) -> None:
+    basic, cols = parse_csa(params.get(CSA))
+    for c in columns:
+        cols.setdefault(c, True)
+    params[CSA] = dump_csa(basic, cols)
+
+
+def remove_column_stats_state(params: dict, columns) -> None:
+    """Forget the columns' statistics (written even when there was no flag: Hive writes `{}`)."""
+    if not columns:
+        return
+    basic, cols = parse_csa(params.get(CSA))
+    for c in columns:
+        cols.pop(c, None)
+    params[CSA] = dump_csa(basic, cols)
+
+
+# --- fast stats -----------------------------------------------------------------------------------
+
+def _populate(params: dict, location: str | None, env: dict | None) -> None:
+    if warehouse.local_path(location) is None:
+        return  # object stores: nothing cheap to count
+    files, size = warehouse.quick_stats(location) or (0, 0)
+    params[NUM_FILES], params[TOTAL_SIZE] = str(files), str(size)
+    set_basic_state(params, env)
+
+
+def _table_fast_stats(params: dict, location: str | None, existed: bool, force: bool, env: dict | None) -> None:
+    if DO_NOT_UPDATE_STATS in params:
+        skip = params.pop(DO_NOT_UPDATE_STATS).strip().lower() == "true"
+        if skip:
+            return
+    if (force or not has_fast_stats(params)) and existed:
+        _populate(params, location, env)
+
+
+def on_create_table(params: dict, table_type: str | None, partitioned: bool, location: str | None,
+                    env: dict | None) -> None:
+    """Before the table is stored; `location`'s directory does not exist yet if Hive would make it."""
+    if table_type == VIEW or partitioned:
+        return
+    existed = warehouse.local_path(location) is not None and warehouse.is_dir(location)
+    _table_fast_stats(params, location, existed, False, env)
+
+
+def on_alter_table(params: dict, table_type: str | None, partitioned: bool, location: str | None,
+                   env: dict | None) -> None:
+    if env_skips(env) or table_type == VIEW or partitioned:
+        return
+    _table_fast_stats(params, location, True, True, env)
+
+
+def on_add_partition(params: dict, location: str | None) -> None:
+    if has_fast_stats(params):
+        return
+    if warehouse.local_path(location) is not None and warehouse.is_dir(location):
+        _populate(params, location, None)
+
+
+def on_alter_partition(old_params: dict, params: dict, table_type: str | None, location: str | None,
+                       env: dict | None) -> None:
+    if env_skips(env) or table_type == VIEW:
+        return
+    same = all(k in old_params and k in params and _num(old_params[k]) == _num(params[k]) for k in FAST_STATS)
+    required = (not has_fast_stats(params) or (env or {}).get(STATS_GENERATED) in ("TASK", "USER")
+                or not same)
+    if not required:
+        return
+    if same:
+        set_basic_state(params, env)
+    else:
+        _populate(params, location, env)
+
+
+def _num(v):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return v

@@ -1,0 +1,400 @@
+"""Storage mirror (RFC-36 "Async Snapshot Synchronization"): the timeline on storage, for readers
+that do not know this server (Java Hudi, hudi-rs, Trino's Hudi connector).
+
+After an instant completes, the table's state on storage is brought up to the database's, in Hudi's
+table version 6 layout (timeline layout 1):
+
+* `.hoodie/hoodie.properties`: the table config, `hoodie.table.checksum` = CRC32 of the UTF-8 bytes of
+  `<hoodie.database.name>.<hoodie.table.name>` (HoodieTableConfig.generateChecksum), Java
+  properties text; the empty folders Hudi creates (`.aux/.bootstrap/{.partitions,.fileids}`,
+  `.schema`, `.temp`, `archived`);
+* every instant's files, requested -> inflight -> completed, each written atomically (temp file and
+  rename; a single PUT on object stores), never a later state before an earlier one. Names as
+  Hudi's InstantFileNameGeneratorV1 gives them (see `instant_file_name`);
+* `.hoodie_partition_metadata` (commitTime, partitionDepth) in every partition a commit wrote to,
+  before the commit's completed file;
+* the files of instants the server rolled back are deleted (completed, inflight, requested).
+
+Progress is `tbl_version.snapshot_status` (0 -> 1, `update_time` = when) per table version, in
+version order: a version is 1 once it and everything before it is on storage. The version rows are
+the work queue shared by server processes: a process leases a table's pending versions by setting
+their `update_time` while they are still 0 (a lease expires after `lease_ms`), and every write is
+idempotent, so two processes mirroring the same table at once do no harm.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
+from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
+from hudi_format.layout import (
+    HOODIE,
+    LAYOUT_DIRS,
+    PARTITION_METAFILE,
+    PROPERTIES,
+    instant_file_name,
+    java_properties,
+    parse_instant_file,
+    storage_properties,
+)
+from hudi_format.storage import TableStorage
+from store import metrics
+from store.db import schema as S
+from store.db.database import Store, now_ms
+from store.hudi.timeline_service import TimelineService
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEASE_MS = 60_000
+
+
+@dataclass
+class _Inst:
+    instant_id: int
+    ts: str
+    action: str  # as requested (compaction stays compaction)
+    state: int
+
+    def files(self) -> list[tuple[str, int, str]]:
+        """(file name, state, action of its metadata row) in the order they are written."""
+        out = []
+        for st in (REQUESTED, INFLIGHT, COMPLETED):
+            if st > self.state:
+                break
+            name = instant_file_name(self.ts, self.action, st)
+            if name:
+                out.append((name, st, COMPLETED_AS.get(self.action, self.action) if st == COMPLETED else self.action))
+        return out
+
+
+class StorageMirror:
+    def __init__(self, store: Store, timeline: TimelineService, clock_ms=now_ms, lease_ms: int = DEFAULT_LEASE_MS):
+        self.store = store
+        self.timeline = timeline
+        self.clock_ms = clock_ms
+        self.lease_ms = lease_ms
+        self._props_written: dict[str, bytes] = {}  # base path -> hoodie.properties known on storage
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    # --- API ----------------------------------------------------------------------------------
+
+    def hook(self, db: str, tbl: str) -> None:
+        """For `timeline.on_commit`: mirror right after a commit; failures wait for the background retry."""
+        try:
+            self.sync(db, tbl, force=False)
+        except Exception as exc:  # noqa: BLE001 - never fails the commit
+            log.warning("storage mirror of %s.%s failed (left for retry): %s", db, tbl, exc)
+
+    def lag(self, db: str, tbl: str) -> int:
+        """Versions of the table not yet on storage."""
+        with self.store.read() as conn:
+            ref = self.timeline.table_ref(conn, db, tbl)
+            v = S.tbl_version
+            return conn.execute(select(func.count()).select_from(v).where(
+                v.c.tbl_id == ref.tbl_id, v.c.snapshot_status == 0)).scalar_one()
+
+    def total_lag(self) -> int:
+        with self.store.read() as conn:
+            return conn.execute(select(func.count()).select_from(S.tbl_version).where(
+                S.tbl_version.c.snapshot_status == 0)).scalar_one()
+
+    def sync(self, db: str, tbl: str, force: bool = True) -> int:
+        """Mirror every pending version of the table, in order; the number of versions mirrored.
+        `force=False` skips a table another process (or thread) holds the lease on."""
+        started = time.monotonic()
+        total = 0
+        try:
+            for round_ in range(20):  # versions committed while we mirrored are taken too
+                n = self._sync_round(db, tbl, force, first=round_ == 0)
+                if n is None:
+                    break
+                total += n
+                if n == 0:
+                    break
+        finally:
+            self._observe(time.monotonic() - started)
+        return total
+
+    def sync_pending(self) -> int:
+        """One pass over every Hudi table with pending versions (what the background thread runs)."""
+        v = S.tbl_version
+        with self.store.read() as conn:
+            rows = conn.execute(select(S.db.c.name.label("db"), S.tbl.c.name.label("tbl")).select_from(
+                v.join(S.tbl, S.tbl.c.tbl_id == v.c.tbl_id).join(S.db, S.db.c.db_id == S.tbl.c.db_id)
+                 .join(S.hudi_table, S.hudi_table.c.tbl_id == v.c.tbl_id)
+            ).where(v.c.snapshot_status == 0, S.hudi_table.c.table_version == 6).distinct()).all()
+        total = 0
+        for r in rows:
+            if self._stop.is_set() and self._thread is not None and threading.current_thread() is self._thread:
+                break
+            try:
+                total += self.sync(r.db, r.tbl, force=False)
+            except Exception as exc:  # noqa: BLE001 - one table's storage must not stop the others
+                log.warning("storage mirror of %s.%s failed (will retry): %s", r.db, r.tbl, exc)
+        return total
+
+    def start_background(self, interval_s: float = 5) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+
+        def run():
+            while not self._stop.is_set():
+                try:
+                    self.sync_pending()
+                except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
+                    log.exception("storage mirror pass failed")
+                self._stop.wait(interval_s)
+
+        self._thread = threading.Thread(target=run, name="hudi-storage-mirror", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    # --- one round ------------------------------------------------------------------------------
+
+    def _observe(self, seconds: float) -> None:
+        metrics.observe("hudi_snapshot_sync_seconds", seconds)
+        try:
+            lag = self.total_lag()
+        except SQLAlchemyError:  # the gauge waits for the next round; the mirror goes on
+            log.debug("mirror lag not read", exc_info=True)
+            return
+        metrics.set_gauge("hudi_storage_mirror_lag_versions", lag)
+
+    def _pending(self, conn, tbl_id: int) -> list[tuple[int, int]]:
+        v = S.tbl_version
+        return [(r.version, r.instant_id) for r in conn.execute(
+            select(v.c.version, v.c.instant_id).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0)
+            .order_by(v.c.version))]
+
+    def _claim(self, tbl_id: int, versions: list[int], force: bool) -> int | None:
+        """Lease the pending versions (their update_time while still 0); None when another holds them."""
+        token = self.clock_ms()
+        v = S.tbl_version
+
+        def tx(conn):
+            if not force:
+                got = conn.execute(update(v).where(
+                    v.c.tbl_id == tbl_id, v.c.version == versions[0], v.c.snapshot_status == 0,
+                    or_(v.c.update_time.is_(None), v.c.update_time < token - self.lease_ms),
+                ).values(update_time=token)).rowcount
+                if got != 1:
+                    return None
+            conn.execute(update(v).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0,
+                                         v.c.version.in_(versions)).values(update_time=token))
+            return token
+
+        return self.store.run_write(tx)
+
+    def _release(self, tbl_id: int, token: int) -> None:
+        v = S.tbl_version
+
+        def tx(conn):
+            conn.execute(update(v).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0,
+                                         v.c.update_time == token).values(update_time=None))
+
+        try:
+            self.store.run_write(tx)
+        except Exception:  # noqa: BLE001 - the lease then just expires
+            log.debug("could not release mirror lease", exc_info=True)
+
+    def _mark(self, tbl_id: int, version: int) -> int:
+        v = S.tbl_version
+
+        def tx(conn):
+            return conn.execute(update(v).where(
+                v.c.tbl_id == tbl_id, v.c.version == version, v.c.snapshot_status == 0,
+            ).values(snapshot_status=1, update_time=self.clock_ms())).rowcount
+
+        return self.store.run_write(tx)
+
+    def _sync_round(self, db: str, tbl: str, force: bool, first: bool = True) -> int | None:
+        with self.store.read() as conn:
+            ref = self.timeline.table_ref(conn, db, tbl)
+            pending = self._pending(conn, ref.tbl_id)
+        if ref.config.table_version != 6:
+            if not pending or not force:
+                return None  # not ours to mirror (yet); the CLI says so
+            raise NotImplementedError(f"storage mirror writes table version 6 layout; "
+                                      f"{ref.db_name}.{ref.name} is version {ref.config.table_version}")
+        if not pending:
+            # forced: the layout and the pending instants; else the layout of a table not seen yet
+            if first and (force or ref.config.base_path not in self._props_written):
+                self._mirror(ref, [], layout_only=not force)
+            return 0
+        token = self._claim(ref.tbl_id, [p[0] for p in pending], force)
+        if token is None:
+            return None
+        try:
+            return self._mirror(ref, pending)
+        except BaseException:
+            self._release(ref.tbl_id, token)
+            raise
+
+    def _mirror(self, ref, pending: list[tuple[int, int]], layout_only: bool = False) -> int:
+        cfg = ref.config
+        st = TableStorage(cfg.base_path)
+        # Storage is listed before the database is read: a file this listing misses was written
+        # by someone who read a newer database state, so it is never taken for a stale one.
+        listing = st.listing(HOODIE)
+        self._write_layout(st, cfg, listing)
+        if layout_only:
+            return 0
+
+        with self.store.read() as conn:
+            instants = self._instants(conn, ref.tbl_id)
+            meta = self._meta_loader(ref.tbl_id)
+        by_id = {i.instant_id: i for i in instants.values()}
+        known_partitions: set[str] = set()
+        mirrored = 0
+        for version, instant_id in pending:
+            inst = by_id.get(instant_id)
+            if inst is not None:
+                self._write_instant(st, inst, meta, listing, known_partitions)
+                if inst.state == COMPLETED and inst.action == "rollback":
+                    rolled, _, _ = parse_rollback(meta(inst.ts, "rollback", COMPLETED))
+                    self._delete_instants(st, [t for t in rolled if t not in instants], listing)
+            mirrored += self._mark(ref.tbl_id, version)
+
+        # instants still pending on the server: their requested / inflight files
+        written = []
+        for inst in sorted(instants.values(), key=lambda i: i.ts):
+            if inst.state != COMPLETED:
+                if self._write_instant(st, inst, meta, listing, known_partitions):
+                    written.append(inst.ts)
+        if written:  # one of them rolled back meanwhile (its rollback's sync may have run already)
+            with self.store.read() as conn:
+                still = set(self._instants(conn, ref.tbl_id))
+            self._delete_instants(st, [t for t in written if t not in still], listing)
+        return mirrored
+
+    # --- pieces ---------------------------------------------------------------------------------
+
+    def _write_layout(self, st: TableStorage, cfg, listing: dict[str, int | None]) -> None:
+        """hoodie.properties (when missing or different) and Hudi's folders (when missing)."""
+        text = java_properties(storage_properties(cfg), "Properties saved by hudi-metastore")
+        if listing.get(PROPERTIES) != len(text) or self._props_written.get(cfg.base_path) != text:
+            if st.read(f"{HOODIE}/{PROPERTIES}") != text:
+                st.put(f"{HOODIE}/{PROPERTIES}", text)
+            listing[PROPERTIES] = len(text)
+            self._props_written[cfg.base_path] = text
+        if st.object_store:  # object stores have no folders
+            return
+        for d in LAYOUT_DIRS:  # sub-folders of .aux only when .aux itself was missing
+            if d.split("/")[0] not in listing:
+                st.makedirs(f"{HOODIE}/{d}")
+        for d in LAYOUT_DIRS:
+            listing.setdefault(d.split("/")[0], None)
+
+    def _instants(self, conn, tbl_id: int) -> dict[str, _Inst]:
+        """ts -> instant; the action is the one the instant was requested with (from its metadata rows)."""
+        i, m = S.instant, S.instant_meta
+        requested_as = {}
+        for r in conn.execute(select(m.c.ts, m.c.action).where(
+                m.c.tbl_id == tbl_id, m.c.state.in_([REQUESTED, INFLIGHT]))):
+            requested_as[r.ts] = r.action
+        out = {}
+        for r in conn.execute(select(i.c.instant_id, i.c.ts, i.c.action, i.c.state).where(
+                i.c.tbl_id == tbl_id).order_by(i.c.ts)):
+            action = requested_as.get(r.ts, r.action)
+            if r.state == COMPLETED and COMPLETED_AS.get(action, action) != r.action:
+                action = r.action
+            out[r.ts] = _Inst(r.instant_id, r.ts, action, r.state)
+        return out
+
+    def _meta_loader(self, tbl_id: int):
+        cache: dict[tuple[str, str, int], bytes] = {}
+
+        def load(ts: str, action: str, state: int) -> bytes:
+            key = (ts, action, state)
+            if key not in cache:
+                m = S.instant_meta
+                with self.store.read() as conn:
+                    data = conn.execute(select(m.c.data).where(
+                        m.c.tbl_id == tbl_id, m.c.ts == ts, m.c.action == action, m.c.state == state)).scalar()
+                cache[key] = bytes(data) if data is not None else b""
+            return cache[key]
+
+        return load
+
+    def _write_instant(self, st: TableStorage, inst: _Inst, meta, listing, known_partitions: set[str]) -> bool:
+        """Write the instant's missing files in state order; True when something was written."""
+        wrote = False
+        for name, state, meta_action in inst.files():
+            data = meta(inst.ts, meta_action, state)
+            if state == COMPLETED and meta_action in WRITE_ACTIONS:
+                self._partition_metadata(st, inst.ts, data, known_partitions)
+            if listing.get(name) == len(data):
+                continue  # instant files are immutable: the same name and size is the same file
+            st.put(f"{HOODIE}/{name}", data)
+            listing[name] = len(data)
+            wrote = True
+        return wrote
+
+    def _partition_metadata(self, st: TableStorage, ts: str, commit: bytes, known: set[str]) -> None:
+        for partition in sorted(parse_commit(commit).partitions):
+            partition = (partition or "").strip("/")
+            if partition in known:
+                continue
+            rel = f"{partition}/{PARTITION_METAFILE}" if partition else PARTITION_METAFILE
+            if not st.exists(rel):
+                depth = len(partition.split("/")) if partition else 0
+                stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(self.clock_ms() / 1000))
+                text = f"#partition metadata\n#{stamp}\ncommitTime={ts}\npartitionDepth={depth}\n".encode()
+                # Hudi's own temp name (HoodiePartitionMetadata.trySave), unique per writer
+                st.put(rel, text, tmp_name=f"{PARTITION_METAFILE}_{uuid.uuid4().hex}")
+            known.add(partition)
+
+    def _delete_instants(self, st: TableStorage, instants: list[str], listing) -> None:
+        """Remove the timeline files of instants the server no longer has: completed first, so a
+        reader never sees a completed instant without its requested and inflight files."""
+        if not instants:
+            return
+        gone = set(instants)
+        names = [n for n in list(listing) if parse_instant_file(n) in gone]
+        order = {REQUESTED: 2, INFLIGHT: 1, COMPLETED: 0}
+
+        def rank(n: str) -> int:
+            rest = n.partition(".")[2]
+            return order[REQUESTED] if rest.endswith(".requested") else \
+                order[INFLIGHT] if rest == "inflight" or rest.endswith(".inflight") else order[COMPLETED]
+
+        for n in sorted(names, key=rank):
+            st.delete(f"{HOODIE}/{n}")
+            listing.pop(n, None)
+
+
+def attach(timeline: TimelineService, store: Store | None = None, background_interval_s: float | None = None) -> StorageMirror:
+    """A mirror hooked to the timeline's commits (and, with an interval, retrying in the background)."""
+    mirror = StorageMirror(store or timeline.store, timeline)
+    timeline.on_commit.append(mirror.hook)
+    if background_interval_s:
+        mirror.start_background(background_interval_s)
+    return mirror
+
+
+def mirror_factory(background_interval_s: float | None = 5):
+    """For `adapter.app.build_router(mirror_factory=...)`: a mirror per router, retrying in the background."""
+    def make(store: Store, timeline: TimelineService) -> StorageMirror:
+        mirror = StorageMirror(store, timeline)
+        if background_interval_s:
+            mirror.start_background(background_interval_s)
+        return mirror
+
+    return make
+
+
