@@ -5,12 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from thrift.Thrift import TApplicationException, TException, TType
-
-from thrift_idl.fb303 import FacebookService
-from thrift_idl.hive_metastore import ThriftHiveMetastore
+from adapter.errors import answer, declared_exceptions
 from thrift_idl.hive_metastore.ttypes import MetaException
-from thrift_idl.hudi_metastore import HudiMetastore
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call
@@ -49,36 +45,22 @@ class HandlerRouter:
             raise AttributeError(name) from None
 
 
-def declared_exceptions(method: str) -> tuple[type, ...]:
-    """Exception classes a method declares, read from its generated result struct."""
-    for module in (HudiMetastore, ThriftHiveMetastore, FacebookService):
-        result = getattr(module, f"{method}_result", None)
-        if result is not None:
-            return tuple(s[3][0] for s in result.thrift_spec or () if s and s[0] > 0 and s[1] == TType.STRUCT)
-    return ()
-
-
 def _guard(name, fn):
-    """Declared Thrift exceptions pass through; a Thrift exception the method does not declare
-    becomes a MetaException with its text (when MetaException is declared), and anything else a
-    MetaException that says what went wrong, instead of an opaque internal error."""
+    """Answers errors as `adapter.errors.answer` says; records the outcome for the call log."""
     declared = declared_exceptions(name)
-    meta_ok = MetaException in declared
 
     def call(*args):
         try:
             return fn(*args)
-        except TException as exc:
-            if meta_ok and not isinstance(exc, declared + (TApplicationException,)):
-                _outcome.error = "MetaException"
-                text = getattr(exc, "message", None) or str(exc)
-                raise MetaException(f"{type(exc).__name__}: {text}") from exc
-            _outcome.error = type(exc).__name__
-            raise
-        except Exception as exc:  # noqa: BLE001
-            _outcome.error = "MetaException"
-            log.exception("%s failed", name)
-            raise MetaException(f"{name} failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - every error gets a Thrift answer
+            thrift = answer(exc, declared)
+            if thrift is None:
+                log.exception("%s failed", name)
+                thrift = MetaException(f"{name} failed: {type(exc).__name__}: {exc}")
+            _outcome.error = type(thrift).__name__
+            if thrift is exc:
+                raise
+            raise thrift from exc
 
     call.__name__ = name
     return call

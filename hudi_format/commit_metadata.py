@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+from hudi_format.errors import InvalidMetadata
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 
@@ -52,16 +52,16 @@ def _load(data: bytes | None, what: str) -> dict:
         try:
             records = list(fastavro.reader(io.BytesIO(bytes(data))))
         except Exception as exc:  # noqa: BLE001 - any decoding failure is bad input
-            raise InvalidObjectException(f"{what} metadata is not a valid Avro file: {exc}")
+            raise InvalidMetadata(f"{what} metadata is not a valid Avro file: {exc}")
         if not records or not isinstance(records[0], dict):
-            raise InvalidObjectException(f"{what} metadata Avro file holds no record")
+            raise InvalidMetadata(f"{what} metadata Avro file holds no record")
         return records[0]
     try:
         doc = json.loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidObjectException(f"{what} metadata is not valid JSON: {exc}")
+        raise InvalidMetadata(f"{what} metadata is not valid JSON: {exc}")
     if not isinstance(doc, dict):
-        raise InvalidObjectException(f"{what} metadata must be a JSON object")
+        raise InvalidMetadata(f"{what} metadata must be a JSON object")
     return doc
 
 
@@ -70,7 +70,7 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
     out = CommitMetadata(operation_type=doc.get("operationType"), extra=doc.get("extraMetadata") or {})
     stats = doc.get("partitionToWriteStats") or {}
     if not isinstance(stats, dict):
-        raise InvalidObjectException("partitionToWriteStats must be an object")
+        raise InvalidMetadata("partitionToWriteStats must be an object")
     for partition, entries in stats.items():
         for s in entries or []:
             path = s.get("path")
@@ -78,7 +78,7 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
                 continue  # e.g. a delete-only stat without a file
             file_id = s.get("fileId")
             if not file_id:
-                raise InvalidObjectException(f"write stat without fileId: {s}")
+                raise InvalidMetadata(f"write stat without fileId: {s}")
             size = s.get("fileSizeInBytes")
             if size is None:
                 size = s.get("totalWriteBytes", 0)
@@ -89,7 +89,7 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
                 prev_commit=None if prev in (None, "null") else prev))
     replaced = doc.get("partitionToReplaceFileIds") or {}
     if not isinstance(replaced, dict):
-        raise InvalidObjectException("partitionToReplaceFileIds must be an object")
+        raise InvalidMetadata("partitionToReplaceFileIds must be an object")
     out.replaced = {p: list(ids or []) for p, ids in replaced.items() if ids}
     return out
 

@@ -19,6 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hudi_format.errors import (
+    CorruptTimeline,
+    HudiStorageError,
+    NotAHudiTable,
+    UnsupportedTableVersion,
+)
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
@@ -29,20 +35,6 @@ _COMPLETED_ACTIONS = {COMPLETED_AS.get(a, a) for a in ACTIONS}
 _NAME = re.compile(r"^(?P<ts>\d{14,17})(?:_(?P<done>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
 
 
-class HudiStorageError(ValueError):
-    """The path does not hold a Hudi table this server can import."""
-
-
-class NotAHudiTable(HudiStorageError):
-    pass
-
-
-class UnsupportedTableVersion(HudiStorageError):
-    pass
-
-
-class CorruptTimeline(HudiStorageError):
-    pass
 
 
 @dataclass

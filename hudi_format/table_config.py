@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from urllib.parse import quote, unquote
 
+from hudi_format.errors import InvalidMetadata
+
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
 META_COLUMNS = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
                 "_hoodie_partition_path", "_hoodie_file_name"]
@@ -32,14 +34,12 @@ class HudiTableConfig:
     properties: dict[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
-        from thrift_idl.hive_metastore.ttypes import InvalidObjectException
-
         if self.table_type not in (COW, MOR):
-            raise InvalidObjectException(f"Hudi table type must be {COW} or {MOR}, not {self.table_type!r}")
+            raise InvalidMetadata(f"Hudi table type must be {COW} or {MOR}, not {self.table_type!r}")
         if self.table_version not in (6, 8, 9):
-            raise InvalidObjectException(f"Unsupported Hudi table version {self.table_version} (6, 8 or 9)")
+            raise InvalidMetadata(f"Unsupported Hudi table version {self.table_version} (6, 8 or 9)")
         if not self.record_key_fields:
-            raise InvalidObjectException("A Hudi table needs record key fields")
+            raise InvalidMetadata("A Hudi table needs record key fields")
 
     # hoodie.properties ---------------------------------------------------------------------------
 

@@ -376,7 +376,7 @@ def test_compaction_completes_as_commit(tmp_path):
     bad = "20990102000000000"
     open(os.path.join(tdir, f"{bad}.deltacommit.requested"), "wb").write(b"")
     open(os.path.join(tdir, f"{bad}.commit"), "wb").write(b"{}")
-    from hudi_format.storage_timeline import CorruptTimeline
+    from hudi_format.errors import CorruptTimeline
 
     with pytest.raises(CorruptTimeline, match="requested as deltacommit but completed as commit"):
         StorageTimeline.read(base)

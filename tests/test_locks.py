@@ -20,6 +20,7 @@ from sqlalchemy.engine import make_url
 from store.db import schema
 from store.db.database import Store
 from store.db.engine import normalize_url
+from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
 from store.hms.locks import LockManager, compatible
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
@@ -30,12 +31,7 @@ from thrift_idl.hive_metastore.ttypes import (
     LockResponse,
     LockState,
     LockType,
-    MetaException,
-    NoSuchLockException,
-    NoSuchTxnException,
     ShowLocksRequest,
-    TxnAbortedException,
-    TxnOpenException,
     UnlockRequest,
 )
 
@@ -303,7 +299,7 @@ def test_expired_holder_lets_waiter_in(lm, clock):
         lambda: check(lm, holder.lockid),
         lambda: unlock(lm, holder.lockid),
     ):
-        with pytest.raises(NoSuchLockException, match=f"No such lock lockid:{holder.lockid}"):
+        with pytest.raises(NoSuchLock, match=f"No such lock lockid:{holder.lockid}"):
             op()
     assert [lid for (lid, _, _) in states(lm)] == [waiter.lockid]
 
@@ -334,9 +330,9 @@ def test_expired_txn_is_aborted_and_its_locks_released(lm, clock):
     assert check(lm, other.lockid) == WAIT
     clock.advance(2)  # the txn's last heartbeat is now TIMEOUT + 1 ms old
     assert check(lm, other.lockid) == ACQ
-    with pytest.raises(TxnAbortedException):
+    with pytest.raises(TxnAborted):
         lm.heartbeat_txn(txn)
-    with pytest.raises(TxnAbortedException):
+    with pytest.raises(TxnAborted):
         lm.commit_txn(txn)
 
 
@@ -344,21 +340,21 @@ def test_expired_txn_is_aborted_and_its_locks_released(lm, clock):
 
 
 def test_unknown_lock_and_txn(lm):
-    with pytest.raises(NoSuchLockException, match="No such lock lockid:4242"):
+    with pytest.raises(NoSuchLock, match="No such lock lockid:4242"):
         check(lm, 4242)
-    with pytest.raises(NoSuchLockException, match="No such lock lockid:4242"):
+    with pytest.raises(NoSuchLock, match="No such lock lockid:4242"):
         unlock(lm, 4242)
-    with pytest.raises(NoSuchLockException, match="No such lock lockid:4242"):
+    with pytest.raises(NoSuchLock, match="No such lock lockid:4242"):
         lm.heartbeat(HeartbeatRequest(lockid=4242))
-    with pytest.raises(NoSuchTxnException, match="txnid:77"):
+    with pytest.raises(NoSuchTxn, match="txnid:77"):
         lm.heartbeat(HeartbeatRequest(txnid=77))
-    with pytest.raises(NoSuchTxnException):
+    with pytest.raises(NoSuchTxn):
         lm.heartbeat_txn(77)
-    with pytest.raises(NoSuchTxnException):
+    with pytest.raises(NoSuchTxn):
         lm.commit_txn(77)
-    with pytest.raises(NoSuchTxnException):
+    with pytest.raises(NoSuchTxn):
         lm.abort_txn(77)
-    with pytest.raises(NoSuchTxnException):
+    with pytest.raises(NoSuchTxn):
         lock(lm, comp(SR, "db", "t"), txnid=77)
     assert states(lm) == []
 
@@ -366,7 +362,7 @@ def test_unknown_lock_and_txn(lm):
 def test_unlocked_lock_is_gone(lm):
     a = lock(lm, comp(SR, "db", "t"))
     unlock(lm, a.lockid)
-    with pytest.raises(NoSuchLockException):
+    with pytest.raises(NoSuchLock):
         unlock(lm, a.lockid)
 
 
@@ -380,7 +376,7 @@ def test_unlocked_lock_is_gone(lm):
     ],
 )
 def test_invalid_requests(lm, bad):
-    with pytest.raises(MetaException):
+    with pytest.raises(MetaError):
         lm.lock(bad)
 
 
@@ -393,7 +389,7 @@ def test_txn_abort_releases_locks(lm):
     txn = txns[0]
     held = lock(lm, comp(EX, "db", "t"), comp(SW, "db", "u"), txnid=txn)
     assert held.state == ACQ
-    with pytest.raises(TxnOpenException, match="Unlocking locks associated with transaction not permitted"):
+    with pytest.raises(TxnOpen, match="Unlocking locks associated with transaction not permitted"):
         unlock(lm, held.lockid)
     waiter = lock(lm, comp(EX, "db", "t"))
     assert check(lm, waiter.lockid) == WAIT
@@ -402,13 +398,13 @@ def test_txn_abort_releases_locks(lm):
     lm.abort_txn(txn)
     lm.abort_txn(txn)  # idempotent, as in Hive
     assert check(lm, waiter.lockid) == ACQ
-    with pytest.raises(NoSuchLockException):
+    with pytest.raises(NoSuchLock):
         check(lm, held.lockid)
-    with pytest.raises(TxnAbortedException, match="already aborted"):
+    with pytest.raises(TxnAborted, match="already aborted"):
         lm.heartbeat_txn(txn)
-    with pytest.raises(TxnAbortedException):
+    with pytest.raises(TxnAborted):
         lock(lm, comp(SR, "db", "x"), txnid=txn)
-    with pytest.raises(TxnAbortedException):
+    with pytest.raises(TxnAborted):
         lm.commit_txn(txn)
 
 
@@ -420,9 +416,9 @@ def test_txn_commit_releases_locks(lm):
     lm.commit_txn(txn)
     lm.commit_txn(txn)  # idempotent, as in Hive
     assert check(lm, waiter.lockid) == ACQ
-    with pytest.raises(NoSuchTxnException, match="already committed"):
+    with pytest.raises(NoSuchTxn, match="already committed"):
         lm.abort_txn(txn)
-    with pytest.raises(NoSuchTxnException, match="already committed"):
+    with pytest.raises(NoSuchTxn, match="already committed"):
         lm.heartbeat_txn(txn)
 
 

@@ -10,9 +10,9 @@ import os
 import pytest
 
 from hudi_format.table_config import COW, HudiTableConfig
-from store.hudi.timeline_service import CommitConflict
+from store.errors import CommitConflict, InvalidOperation
 from tests.test_hudi_fixtures import services
-from thrift_idl.hive_metastore.ttypes import Database, InvalidOperationException
+from thrift_idl.hive_metastore.ttypes import Database
 
 
 def _table(tmp_path):
@@ -53,7 +53,7 @@ def test_conflict_loser_is_expired_and_rolled_back_at_once(tmp_path):
     with pytest.raises(CommitConflict):
         timeline.complete_instant("db", "t", a.ts, "commit", _meta("UPSERT", [_stat(a.ts, "dt=1", "f1-0")]))
     assert [i.ts for i in timeline.failed_instants("db", "t")] == [a.ts]
-    with pytest.raises(InvalidOperationException, match="lost a commit conflict"):
+    with pytest.raises(InvalidOperation, match="lost a commit conflict"):
         timeline.heartbeat("db", "t", a.ts)
     _, deleted = timeline.rollback("db", "t", a.ts)  # no force: the instant is expired
     assert deleted == [loser_file] and not os.path.exists(os.path.join(base, loser_file))

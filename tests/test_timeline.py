@@ -12,20 +12,22 @@ import uuid
 
 import pytest
 
+from hudi_format.errors import InvalidMetadata
 from hudi_format.table_config import HudiTableConfig
 from store.db.database import Store, now_ms
 from store.db.migrations import upgrade
+from store.errors import (
+    AlreadyExists,
+    CommitConflict,
+    InvalidObject,
+    InvalidOperation,
+    NoSuchObject,
+)
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
 from store.hudi.snapshot_service import SnapshotService
-from store.hudi.timeline_service import CommitConflict, TimelineService
-from thrift_idl.hive_metastore.ttypes import (
-    AlreadyExistsException,
-    Database,
-    InvalidObjectException,
-    InvalidOperationException,
-    NoSuchObjectException,
-)
+from store.hudi.timeline_service import TimelineService
+from thrift_idl.hive_metastore.ttypes import Database
 
 
 class Clock:
@@ -90,29 +92,29 @@ def test_state_machine(env):
     tl, db = env.timeline, env.db
     inst = tl.create_instant(db, "t", None, "commit", b"plan", 30)
     assert len(inst.ts) == 17 and inst.state == "REQUESTED"
-    with pytest.raises(InvalidOperationException, match="REQUESTED, not INFLIGHT"):
+    with pytest.raises(InvalidOperation, match="REQUESTED, not INFLIGHT"):
         tl.complete_instant(db, "t", inst.ts, "commit", commit_json(inst.ts, []))
     assert tl.transition_to_inflight(db, "t", inst.ts, "commit", b"profile").state == "INFLIGHT"
-    with pytest.raises(InvalidOperationException, match="from INFLIGHT to INFLIGHT"):
+    with pytest.raises(InvalidOperation, match="from INFLIGHT to INFLIGHT"):
         tl.transition_to_inflight(db, "t", inst.ts, "commit", b"")
     done, version = tl.complete_instant(db, "t", inst.ts, "commit", commit_json(inst.ts, [("p=1", "f1-0")]))
     assert done.state == "COMPLETED" and done.completion_ts > inst.ts and version == 1
-    with pytest.raises(InvalidOperationException):
+    with pytest.raises(InvalidOperation):
         tl.transition_to_inflight(db, "t", inst.ts, "commit", b"")
-    with pytest.raises(InvalidOperationException):
+    with pytest.raises(InvalidOperation):
         tl.heartbeat(db, "t", inst.ts)
     assert tl.instant_metadata(db, "t", inst.ts, "commit", "REQUESTED") == b"plan"
     assert tl.instant_metadata(db, "t", inst.ts, "commit", "INFLIGHT") == b"profile"
     assert json.loads(tl.instant_metadata(db, "t", inst.ts, "commit", "COMPLETED"))["operationType"] == "UPSERT"
-    with pytest.raises(AlreadyExistsException):
+    with pytest.raises(AlreadyExists):
         tl.create_instant(db, "t", inst.ts, "commit", b"", 30)
-    with pytest.raises(InvalidObjectException, match="Unknown Hudi action"):
+    with pytest.raises(InvalidObject, match="Unknown Hudi action"):
         tl.create_instant(db, "t", None, "upsert", b"", 30)
-    with pytest.raises(InvalidObjectException, match="17 digits"):
+    with pytest.raises(InvalidObject, match="17 digits"):
         tl.create_instant(db, "t", "2024-01-01", "commit", b"", 30)
-    with pytest.raises(NoSuchObjectException):
+    with pytest.raises(NoSuchObject):
         tl.transition_to_inflight(db, "t", "20000101000000000", "commit", b"")
-    with pytest.raises(NoSuchObjectException):
+    with pytest.raises(NoSuchObject):
         tl.create_instant(db, "nope", None, "commit", b"", 30)
     # compaction completes as a commit (table version 6 timeline)
     c = tl.create_instant(db, "t", None, "compaction", b"", 30)
@@ -143,7 +145,7 @@ def test_heartbeat_expiry_and_rollback(backend_url, tmp_path):
         tl.heartbeat(db, "t", failed)
         clock.advance(59)
         assert tl.failed_instants(db, "t") == []
-        with pytest.raises(InvalidOperationException, match="still heartbeating"):
+        with pytest.raises(InvalidOperation, match="still heartbeating"):
             tl.rollback(db, "t", failed)
         clock.advance(2)
         assert [i.ts for i in tl.failed_instants(db, "t")] == [failed]
@@ -156,7 +158,7 @@ def test_heartbeat_expiry_and_rollback(backend_url, tmp_path):
         # the next writer is unaffected
         env.write(files=[("p=1", "f2-0")])
         assert [s.file_id for s in env.snapshot.latest_file_slices(db, "t")] == ["f2-0"]
-        with pytest.raises(InvalidOperationException, match="completed"):
+        with pytest.raises(InvalidOperation, match="completed"):
             tl.rollback(db, "t", tl.list_instants(db, "t", states=["COMPLETED"], actions=["commit"])[0].ts)
     finally:
         env.dispose()
@@ -241,9 +243,9 @@ def test_failed_commit_changes_nothing(env):
     bad = json.dumps({"partitionToWriteStats": {"p=9": [
         {"fileId": "y-0", "path": "p=9/y-0_0-1-1_" + ts + ".parquet", "partitionPath": "p=9", "fileSizeInBytes": 1},
         {"fileId": "z-0", "path": "p=9/not-a-hudi-file.txt", "partitionPath": "p=9", "fileSizeInBytes": 1}]}})
-    with pytest.raises(InvalidObjectException):
+    with pytest.raises(InvalidObject):
         tl.complete_instant(db, "t", ts, "commit", bad.encode())
-    with pytest.raises(InvalidObjectException):
+    with pytest.raises(InvalidMetadata):
         tl.complete_instant(db, "t", ts, "commit", b"{not json")
     assert (env.snapshot.latest_file_slices(db, "t"), env.snapshot.partitions(db, "t")) == before
     assert tl.list_instants(db, "t", min_ts=ts, max_ts=ts)[0].state == "INFLIGHT"
@@ -272,7 +274,7 @@ def test_drop_partition_replaces_and_cleans(env, tmp_path):
     assert (replace_ts, "replacecommit") in actions and (clean_ts, "clean") in actions
     # time travel before the drop still sees the partition's (old) slices in the snapshot
     assert {s.file_id for s in env.snapshot.latest_file_slices(db, "t", None, second)} == {"a-0", "b-0"}
-    with pytest.raises(NoSuchObjectException):
+    with pytest.raises(NoSuchObject):
         cleaner.drop_partitions(db, "t", ["p=1"])
 
 

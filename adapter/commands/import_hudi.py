@@ -22,14 +22,10 @@ from hudi_format.commit_metadata import (
     parse_restore,
     parse_rollback,
 )
+from hudi_format.errors import HudiStorageError, InvalidMetadata
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
 from hudi_format.listing import list_table, storage_view
-from hudi_format.storage_timeline import (
-    HudiStorageError,
-    StorageInstant,
-    StorageTimeline,
-)
-from thrift_idl.hive_metastore.ttypes import InvalidObjectException
+from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 
 DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
 
@@ -106,7 +102,7 @@ def _instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes
                 parse_rollback(data)
             elif action == "restore":
                 parse_restore(data)
-        except (InvalidObjectException, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # InvalidMetadata is a ValueError
             text = getattr(exc, "message", None) or str(exc)
             raise HudiImportError(f"{tl.base_path}: corrupt instant file {tl.timeline_dir}/{inst.files[COMPLETED]}: "
                                   f"{text}") from None
@@ -157,7 +153,7 @@ def table_config(tl: StorageTimeline, db: str, table: str):
     cfg.properties.pop("hoodie.table.checksum", None)  # of the storage's db.table, not ours
     try:
         cfg.validate()
-    except InvalidObjectException as exc:
+    except InvalidMetadata as exc:
         raise HudiImportError(f"{tl.base_path}: {exc.message}") from None
     return cfg
 

@@ -1,8 +1,7 @@
 """Hudi extension calls (thrift_idl/hudi_metastore.thrift): the RFC-36 timeline and snapshot services.
 
-Converts between the Thrift structs and the store's dataclasses; the store raises the HMS Thrift
-exceptions itself. A store exception the called method does not declare (which the generated
-processor would turn into an opaque "Internal error") is answered as a MetaException with its text.
+Converts between the Thrift structs and the store's dataclasses; the store's errors become Thrift
+exceptions in `adapter/errors.py`, as for every other call.
 
 Metrics recorded here: ``hudi_commits`` and ``hudi_commit_seconds`` (complete_instant). The snapshot
 service counts its own lookups; the storage mirror records ``hudi_snapshot_sync_seconds`` and the lag.
@@ -10,20 +9,14 @@ service counts its own lookups; the storage mirror records ``hudi_snapshot_sync_
 
 from __future__ import annotations
 
-import functools
 import time
-
-from thrift.Thrift import TException, TType
 
 from store import metrics
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,
-    MetaException,
 )
-from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
-    CommitConflictException,
     CommitResult,
     FileSlice,
     HudiFile,
@@ -35,30 +28,6 @@ from thrift_idl.hudi_metastore.ttypes import (
     InstantState,
     RollbackResult,
 )
-
-
-def _declared(method: str) -> tuple[type, ...]:
-    """Exception classes `method` declares, from its generated result struct."""
-    spec = getattr(HudiMetastore, f"{method}_result").thrift_spec
-    return tuple(s[3][0] for s in spec if s is not None and s[0] > 0 and s[1] == TType.STRUCT)
-
-
-def _answers(method: str):
-    """Undeclared Thrift exceptions become MetaException (declared ones pass through)."""
-    declared = _declared(method)
-
-    def wrap(fn):
-        @functools.wraps(fn)
-        def call(self, *args):
-            try:
-                return fn(self, *args)
-            except declared:
-                raise
-            except TException as exc:
-                text = getattr(exc, "message", None) or str(exc)
-                raise MetaException(f"{type(exc).__name__}: {text}") from exc
-        return call
-    return wrap
 
 
 def _opt(text: str | None) -> str | None:
@@ -152,54 +121,40 @@ class HudiHandler:
 
     # --- tables -----------------------------------------------------------------------------------
 
-    @_answers("register_hudi_table")
     def register_hudi_table(self, config, columns):
         self._timeline.register_table(config_from_thrift(config), list(columns) if columns else None)
 
-    @_answers("get_hudi_table")
     def get_hudi_table(self, dbName, tableName):  # noqa: N803 - Thrift argument names
         return config_to_thrift(self._timeline.get_table_config(dbName, tableName))
 
     # --- timeline ---------------------------------------------------------------------------------
 
-    @_answers("new_instant_time")
     def new_instant_time(self, dbName, tableName):  # noqa: N803
         return self._timeline.new_instant_time(dbName, tableName)
 
-    @_answers("create_instant")
     def create_instant(self, dbName, tableName, timestamp, action, plan, heartbeatTimeoutSec):  # noqa: N803
         timeout = heartbeatTimeoutSec if heartbeatTimeoutSec and heartbeatTimeoutSec > 0 else _default_timeout()
         return instant_to_thrift(self._timeline.create_instant(
             dbName, tableName, _opt(timestamp), action, plan or None, timeout))
 
-    @_answers("transition_to_inflight")
     def transition_to_inflight(self, dbName, tableName, timestamp, action, workloadProfile):  # noqa: N803
         return instant_to_thrift(self._timeline.transition_to_inflight(
             dbName, tableName, timestamp, action, workloadProfile or None))
 
-    @_answers("complete_instant")
     def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):  # noqa: N803
-        from store.hudi.timeline_service import CommitConflict
-
         start = time.perf_counter()
-        try:
-            instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
-                                                               commitMetadata or b"")
-        except CommitConflict as exc:
-            raise CommitConflictException(message=exc.message, conflictingInstants=list(exc.conflicting)) from exc
+        instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
+                                                           commitMetadata or b"")
         metrics.observe("hudi_commit_seconds", time.perf_counter() - start)
         metrics.incr("hudi_commits")
         return CommitResult(instant=instant_to_thrift(instant), tableVersion=version)
 
-    @_answers("heartbeat_instant")
     def heartbeat_instant(self, dbName, tableName, timestamp):  # noqa: N803
         self._timeline.heartbeat(dbName, tableName, timestamp)
 
-    @_answers("add_markers")
     def add_markers(self, dbName, tableName, timestamp, paths):  # noqa: N803
         self._timeline.add_markers(dbName, tableName, timestamp, list(paths or []))
 
-    @_answers("list_instants")
     def list_instants(self, dbName, tableName, filter):  # noqa: N803,A002
         f = filter
         states = [_state_name(s) for s in f.states] if f is not None and f.states else None
@@ -210,40 +165,32 @@ class HudiHandler:
             max_ts=_opt(f.maxTimestamp) if f is not None else None)
         return [instant_to_thrift(i) for i in instants]
 
-    @_answers("get_instant_metadata")
     def get_instant_metadata(self, dbName, tableName, timestamp, action, state):  # noqa: N803
         return bytes(self._timeline.instant_metadata(dbName, tableName, timestamp, action, _state_name(state)))
 
-    @_answers("get_failed_instants")
     def get_failed_instants(self, dbName, tableName):  # noqa: N803
         return [instant_to_thrift(i) for i in self._timeline.failed_instants(dbName, tableName)]
 
-    @_answers("rollback_instant")
     def rollback_instant(self, dbName, tableName, timestamp):  # noqa: N803
         instant, deleted = self._timeline.rollback(dbName, tableName, timestamp)
         return RollbackResult(rollbackInstant=instant_to_thrift(instant), deletedPaths=list(deleted))
 
     # --- snapshot ---------------------------------------------------------------------------------
 
-    @_answers("get_hudi_partitions")
     def get_hudi_partitions(self, dbName, tableName, filter):  # noqa: N803,A002
         return list(self._snapshot.partitions(dbName, tableName, _opt(filter)))
 
-    @_answers("get_latest_file_slices")
     def get_latest_file_slices(self, dbName, tableName, partitions, asOfInstant):  # noqa: N803
         slices = self._snapshot.latest_file_slices(dbName, tableName, list(partitions) if partitions else None,
                                                    _opt(asOfInstant))
         return [slice_to_thrift(s) for s in slices]
 
-    @_answers("get_files_changed")
     def get_files_changed(self, dbName, tableName, since, until):  # noqa: N803
         return [file_to_thrift(f) for f in self._snapshot.files_changed(dbName, tableName, _opt(since), _opt(until))]
 
-    @_answers("get_all_files")
     def get_all_files(self, dbName, tableName, partition):  # noqa: N803
         return [file_to_thrift(f) for f in self._snapshot.all_files(dbName, tableName, partition or "")]
 
-    @_answers("import_hudi_instants")
     def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):  # noqa: N803
         from store.hudi.timeline_import import StoredInstant, TimelineImport
 
@@ -262,7 +209,6 @@ class HudiHandler:
                             filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version,
                             filesResized=out.files_resized)
 
-    @_answers("get_hudi_table_stats")
     def get_hudi_table_stats(self, dbName, tableName):  # noqa: N803
         from store.hudi.table_stats import table_stats
 
@@ -272,7 +218,6 @@ class HudiHandler:
                               lastInstant=instant_to_thrift(st.last_instant) if st.last_instant else None,
                               mirrored=st.mirrored, mirrorLagVersions=st.mirror_lag, tableVersion=st.version)
 
-    @_answers("sync_storage")
     def sync_storage(self, dbName, tableName):  # noqa: N803
         if self._mirror is None:
             raise InvalidOperationException("This server has no storage mirror configured")

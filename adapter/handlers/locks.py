@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from store.errors import NoSuchTxn, TxnAborted
 from store.hms.locks import LockManager
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
@@ -33,8 +34,10 @@ class LockHandler:
         for txnid in range(txns.min, txns.max + 1):
             try:
                 self.locks.heartbeat_txn(txnid)
-            except Exception as exc:  # noqa: BLE001 - classified below
-                (aborted if type(exc).__name__ == "TxnAbortedException" else nosuch).add(txnid)
+            except TxnAborted:
+                aborted.add(txnid)
+            except NoSuchTxn:
+                nosuch.add(txnid)
         return HeartbeatTxnRangeResponse(aborted=aborted, nosuch=nosuch)
 
     def open_txns(self, rqst):

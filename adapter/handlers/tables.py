@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from thrift.Thrift import TException
-
 from adapter.naming import check_catalog, db_name, db_pattern, env_props
+from hudi_format.errors import HudiFormatError
+from store.errors import NoSuchObject, StoreError
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import (
@@ -17,7 +17,6 @@ from thrift_idl.hive_metastore.ttypes import (
     GetTablesResult,
     InvalidObjectException,
     MetaException,
-    NoSuchObjectException,
     TruncateTableResponse,
     UnknownDBException,
     UnknownTableException,
@@ -49,7 +48,7 @@ class TableHandler:
         if self.timeline is not None:
             try:
                 self.timeline.adopt_hms_table(self.tables.get_table(tbl.dbName or "", tbl.tableName or ""))
-            except TException as exc:  # not a usable Hudi config: the table stays a plain HMS table
+            except (StoreError, HudiFormatError) as exc:  # not a usable Hudi config: stays a plain HMS table
                 log.warning("table %s.%s has Hudi properties but is not adopted: %s", tbl.dbName, tbl.tableName,
                             getattr(exc, "message", exc))
 
@@ -71,7 +70,7 @@ class TableHandler:
     def get_table_objects_by_name(self, dbname, tbl_names):
         try:
             return self.tables.get_tables_by_names(db_name(dbname), tbl_names or [])
-        except NoSuchObjectException:
+        except NoSuchObject:
             # The IDL declares no exception here: Hive answers a missing database with no result,
             # which clients see as TApplicationException(MISSING_RESULT).
             return None
@@ -110,7 +109,7 @@ class TableHandler:
     def _table_for_fields(self, db, table_name):
         try:
             return self.tables.get_table(db_name(db), (table_name or "").split(".")[0])
-        except NoSuchObjectException as exc:
+        except NoSuchObject as exc:
             if "database" in (exc.message or ""):
                 raise UnknownDBException(exc.message)
             raise UnknownTableException(exc.message)

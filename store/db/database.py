@@ -100,7 +100,7 @@ class Store:
             except IntegrityError:
                 # A concurrent writer (another thread or server process) committed the same key
                 # between fn's existence check and its insert. Run fn once more: its check now sees
-                # that row and answers as Hive does (AlreadyExistsException), not with a raw error.
+                # that row and answers as Hive does (AlreadyExists), not with a raw error.
                 if integrity_retried or attempt + 1 == attempts:
                     raise
                 integrity_retried = True

@@ -8,14 +8,9 @@ from sqlalchemy import Connection, delete, select, update
 
 from store.db import schema as S
 from store.db.database import Store, now_s
+from store.errors import AlreadyExists, InvalidObject, NoSuchObject
 from store.hms.table_service import CATALOG, TableService, match_names, valid_name
-from thrift_idl.hive_metastore.ttypes import (
-    AlreadyExistsException,
-    Function,
-    InvalidObjectException,
-    NoSuchObjectException,
-    ResourceUri,
-)
+from thrift_idl.hive_metastore.ttypes import Function, ResourceUri
 
 
 class FunctionService:
@@ -34,18 +29,18 @@ class FunctionService:
     def create(self, fn: Function) -> None:
         name = (fn.functionName or "").lower()
         if not valid_name(name):
-            raise InvalidObjectException(f"{fn.functionName} is not a valid object name")
+            raise InvalidObject(f"{fn.functionName} is not a valid object name")
         if not fn.className:
-            raise InvalidObjectException("Function class name cannot be empty")
+            raise InvalidObject("Function class name cannot be empty")
 
         def tx(conn: Connection):
             try:
                 db_id = self.tables.db_id(conn, fn.dbName or "")
-            except NoSuchObjectException:
-                raise NoSuchObjectException(f"The database {fn.dbName} does not exist")
+            except NoSuchObject:
+                raise NoSuchObject(f"The database {fn.dbName} does not exist")
             if conn.execute(select(S.functions.c.func_id).where(
                     S.functions.c.db_id == db_id, S.functions.c.name == name)).first():
-                raise AlreadyExistsException(f"Function {name} already exists")
+                raise AlreadyExists(f"Function {name} already exists")
             conn.execute(S.functions.insert().values(
                 db_id=db_id, name=name, class_name=fn.className, owner_name=fn.ownerName,
                 owner_type=fn.ownerType, func_type=fn.functionType or 1, create_time=fn.createTime or now_s(),
@@ -58,7 +53,7 @@ class FunctionService:
             S.functions.join(S.db, S.db.c.db_id == S.functions.c.db_id)).where(
             S.db.c.name == (db or "").lower(), S.functions.c.name == (name or "").lower())).first()
         if row is None:
-            raise NoSuchObjectException(f"Function {CATALOG}.{(db or '').lower()}.{(name or '').lower()} does not exist")
+            raise NoSuchObject(f"Function {CATALOG}.{(db or '').lower()}.{(name or '').lower()} does not exist")
         return row
 
     def get(self, db: str, name: str) -> Function:

@@ -33,19 +33,15 @@ from sqlalchemy.exc import IntegrityError
 
 from store.db import schema
 from store.db.database import Store, now_ms
+from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatRequest,
     LockLevel,
     LockResponse,
     LockState,
     LockType,
-    MetaException,
-    NoSuchLockException,
-    NoSuchTxnException,
     ShowLocksResponse,
     ShowLocksResponseElement,
-    TxnAbortedException,
-    TxnOpenException,
 )
 
 SENTINEL = "lock_manager"
@@ -119,7 +115,7 @@ class _Failed:
     exc: Exception
 
 
-_CLIENT_ERRORS = (NoSuchLockException, NoSuchTxnException, TxnAbortedException, TxnOpenException)
+_CLIENT_ERRORS = (NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen)
 
 
 def _clip(value: str | None, width: int) -> str | None:
@@ -184,17 +180,17 @@ class LockManager:
     def _lock_rows(self, conn: Connection, lockid: int):
         rows = conn.execute(select(_L).where(_L.c.lock_id == lockid).order_by(_L.c.component)).all()
         if not rows:
-            raise NoSuchLockException(message=f"No such lock {lock_id_str(lockid)}")
+            raise NoSuchLock(f"No such lock {lock_id_str(lockid)}")
         return rows
 
     def _ensure_open_txn(self, conn: Connection, txnid: int) -> None:
         state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
         if state is None:
-            raise NoSuchTxnException(message=f"No such transaction {txn_id_str(txnid)}")
+            raise NoSuchTxn(f"No such transaction {txn_id_str(txnid)}")
         if state == TXN_ABORTED:
-            raise TxnAbortedException(message=f"Transaction {txn_id_str(txnid)} already aborted")
+            raise TxnAborted(f"Transaction {txn_id_str(txnid)} already aborted")
         if state == TXN_COMMITTED:
-            raise NoSuchTxnException(message=f"Transaction {txn_id_str(txnid)} is already committed.")
+            raise NoSuchTxn(f"Transaction {txn_id_str(txnid)} is already committed.")
 
     def _touch_txn(self, conn: Connection, now: int, txnid: int) -> None:
         self._ensure_open_txn(conn, txnid)
@@ -245,13 +241,13 @@ class LockManager:
 
     def _validate(self, rqst) -> list[tuple]:
         if not rqst.component:
-            raise MetaException(message="LockRequest has no components")
+            raise MetaError("LockRequest has no components")
         out = []
         for c in rqst.component:
             if not c.dbname:
-                raise MetaException(message="LockComponent needs a dbname")
+                raise MetaError("LockComponent needs a dbname")
             if c.type not in _COMPATIBLE:
-                raise MetaException(message=f"Unknown lock type {c.type}")
+                raise MetaError(f"Unknown lock type {c.type}")
             level = c.level
             if level is None:
                 level = (LockLevel.PARTITION if c.partitionname else
@@ -261,16 +257,16 @@ class LockManager:
                 pass
             elif level == LockLevel.TABLE:
                 if not c.tablename:
-                    raise MetaException(message="TABLE level LockComponent needs a tablename")
+                    raise MetaError("TABLE level LockComponent needs a tablename")
                 tbl = c.tablename.lower()
             elif level == LockLevel.PARTITION:
                 if not c.tablename or not c.partitionname:
-                    raise MetaException(
+                    raise MetaError(
                         message="PARTITION level LockComponent needs a tablename and a partitionname")
                 tbl = c.tablename.lower()
                 part = normalize_part_name(c.partitionname)
             else:
-                raise MetaException(message=f"Unknown lock level {level}")
+                raise MetaError(f"Unknown lock level {level}")
             out.append((c.dbname.lower(), tbl, part, c.type, level, c.operationType, c.isTransactional))
         return out
 
@@ -310,7 +306,7 @@ class LockManager:
     def _unlock(self, conn: Connection, now: int, lockid: int) -> None:
         rows = self._lock_rows(conn, lockid)
         if rows[0].txn_id:
-            raise TxnOpenException(
+            raise TxnOpen(
                 message="Unlocking locks associated with transaction not permitted.  "
                 f"{lock_id_str(lockid)} {txn_id_str(rows[0].txn_id)}")
         conn.execute(delete(_L).where(_L.c.lock_id == lockid))
@@ -363,7 +359,7 @@ class LockManager:
 
     def open_txns(self, user: str | None, host: str | None, count: int = 1) -> list[int]:
         if count < 1:
-            raise MetaException(message=f"Invalid number of transactions to open: {count}")
+            raise MetaError(f"Invalid number of transactions to open: {count}")
         return self._run(self._open_txns, user, host, count)
 
     def _open_txns(self, conn: Connection, now: int, user, host, count: int) -> list[int]:

@@ -53,7 +53,7 @@ Semantics of `compile_filter` (the result is a WHERE clause over `partitions`):
   AND key_idx = :i AND <test>)`, which the `(tbl_id, key_idx, part_key_val|part_key_num)`
   indexes serve. Nothing is evaluated in Python.
 
-Errors are `FilterError` (a ValueError); `str(err)` is the text for a Thrift MetaException, e.g.
+Errors are `FilterError` (a ValueError); `str(err)` is the text for a MetaException, e.g.
 ``Error parsing partition filter "a = " at position 4: expected a literal``.
 """
 

@@ -14,6 +14,13 @@ from sqlalchemy import Connection, and_, bindparam, delete, func, select, update
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.db.dialect import as_text, in_list, json_rows, params_of_many
+from store.errors import (
+    AlreadyExists,
+    InvalidObject,
+    InvalidOperation,
+    MetaError,
+    NoSuchObject,
+)
 from store.hms import stats_params
 from store.hms.descriptors import (
     build_sd,
@@ -41,15 +48,7 @@ from store.hms.table_service import (
     _SdView,
 )
 from store.storage import warehouse
-from thrift_idl.hive_metastore.ttypes import (
-    AlreadyExistsException,
-    InvalidObjectException,
-    InvalidOperationException,
-    MetaException,
-    NoSuchObjectException,
-    Partition,
-    StorageDescriptor,
-)
+from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 _INT = re.compile(r"^-?\d{1,18}$")
 BATCH = 500
@@ -94,7 +93,7 @@ class PartitionService:
 
     # --- helpers --------------------------------------------------------------------------------
 
-    def table_ctx(self, conn: Connection, db_name: str, tbl_name: str, missing=NoSuchObjectException) -> TableCtx:
+    def table_ctx(self, conn: Connection, db_name: str, tbl_name: str, missing=NoSuchObject) -> TableCtx:
         if self._ctx_query is None:
             sc = S.schema
             cols = select(json_rows(self.store.backend, sc.c.is_partition_col, sc.c.position, sc.c.name,
@@ -117,7 +116,7 @@ class PartitionService:
     def _check_values(self, ctx: TableCtx, values) -> list[str]:
         values = list(values or [])
         if len(values) != len(ctx.keys):
-            raise MetaException(
+            raise MetaError(
                 f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
         return values
 
@@ -204,10 +203,10 @@ class PartitionService:
     def _ps_where(self, ctx: TableCtx, part_vals):
         """Partial specification: `part_vals[i]` fixes key i unless empty."""
         if part_vals is not None and len(part_vals) == 0:  # Hive: an empty specification is an error
-            raise MetaException("Invalid partition key & values; keys [], values []")
+            raise MetaError("Invalid partition key & values; keys [], values []")
         part_vals = list(part_vals or [])
         if len(part_vals) > len(ctx.keys):
-            raise MetaException(
+            raise MetaError(
                 f"Incorrect number of partition values. numPartKeys={len(ctx.keys)}, "
                 f"part_val={part_vals}")
         kv = S.partition_key_val
@@ -227,7 +226,7 @@ class PartitionService:
             return compile_filter(filter_text, ctx.tbl_id, ctx.key_types,
                                   driven=self._driven and ("or" if self.store.backend == "postgresql" else True))
         except FilterError as exc:
-            raise MetaException(str(exc))
+            raise MetaError(str(exc))
 
     # --- reads ----------------------------------------------------------------------------------
 
@@ -250,7 +249,7 @@ class PartitionService:
         rows = conn.execute(q).all()
         if not rows:
             values = [v for _, v in split_name(name)]
-            raise NoSuchObjectException(
+            raise NoSuchObject(
                 f"partition values={values} for table {ctx.db_name}.{ctx.name} not found")
         return self._build(conn, ctx, rows)[0]
 
@@ -306,7 +305,7 @@ class PartitionService:
             idx = []
             for k in key_names:
                 if k.lower() not in lowered:
-                    raise MetaException(f"{k} is not a partition key of {ctx.db_name}.{ctx.name}")
+                    raise MetaError(f"{k} is not a partition key of {ctx.db_name}.{ctx.name}")
                 idx.append(lowered.index(k.lower()))
             p = S.partitions
             where = self._filter_where(ctx, filter_text)
@@ -325,10 +324,10 @@ class PartitionService:
     # --- writes ---------------------------------------------------------------------------------
 
     def add_partitions(self, db: str, tbl: str, parts: list[Partition], if_not_exists: bool = False,
-                       env: dict | None = None, missing=InvalidObjectException,
+                       env: dict | None = None, missing=InvalidObject,
                        conn: Connection | None = None) -> list[Partition]:
         """Add partitions in one transaction (the caller's, when `conn` is given); returns the ones
-        added (existing ones are skipped with if_not_exists, else AlreadyExistsException)."""
+        added (existing ones are skipped with if_not_exists, else AlreadyExists)."""
         if not parts:
             return []
         made: list[str] = []
@@ -337,23 +336,23 @@ class PartitionService:
             made.clear()
             try:
                 ctx = self.table_ctx(conn, db, tbl)
-            except NoSuchObjectException:
+            except NoSuchObject:
                 raise missing(f"Unable to add partitions because table or database do not exist: {db}.{tbl}")
             now = now_s()
             rows, by_name = [], {}
             for part in parts:
                 if (part.dbName and part.dbName.lower() != ctx.db_name) or \
                         (part.tableName and part.tableName.lower() != ctx.name):
-                    raise MetaException("Partition does not belong to target table "
+                    raise MetaError("Partition does not belong to target table "
                                         f"{ctx.db_name}.{ctx.name}: {part}")
                 values = list(part.values or [])
                 if len(values) != len(ctx.keys):
-                    raise MetaException(f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
+                    raise MetaError(f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
                 if any(v is None for v in values):
-                    raise MetaException(f"Partition values must not be null: {values}")
+                    raise MetaError(f"Partition values must not be null: {values}")
                 name = make_name(ctx.key_names, values)
                 if name in by_name:
-                    raise MetaException(f"Duplicate partitions in the list: {name}")
+                    raise MetaError(f"Duplicate partitions in the list: {name}")
                 by_name[name] = part
             names = list(by_name)
             existing = set()
@@ -363,7 +362,7 @@ class PartitionService:
                     in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))).scalars())
             if existing and not if_not_exists:
                 first = sorted(existing)[0]
-                raise AlreadyExistsException(
+                raise AlreadyExists(
                     f"Partition already exists: {ctx.db_name}.{ctx.name} {first}")
             added = [(n, p) for n, p in by_name.items() if n not in existing]
             if not added:
@@ -428,11 +427,11 @@ class PartitionService:
 
     def append_partition_by_name(self, db: str, tbl: str, name: str) -> Partition:
         with self.store.read() as conn:
-            ctx = self.table_ctx(conn, db, tbl, missing=InvalidObjectException)
+            ctx = self.table_ctx(conn, db, tbl, missing=InvalidObject)
         try:
             values = _name_values(ctx, name)
-        except NoSuchObjectException as exc:
-            raise InvalidObjectException(exc.message)
+        except NoSuchObject as exc:
+            raise InvalidObject(exc.message)
         return self.append_partition(db, tbl, values)
 
     def alter_partitions(self, db: str, tbl: str, parts: list[Partition], env: dict | None = None) -> None:
@@ -442,14 +441,14 @@ class PartitionService:
         def tx(conn: Connection):
             try:
                 ctx = self.table_ctx(conn, db, tbl)
-            except NoSuchObjectException as exc:
-                raise InvalidOperationException(f"alter is not possible: {exc.message}")
+            except NoSuchObject as exc:
+                raise InvalidOperation(f"alter is not possible: {exc.message}")
             now = now_s()
             names = []
             for part in parts:
                 values = list(part.values or [])
                 if len(values) != len(ctx.keys):
-                    raise InvalidOperationException(f"alter is not possible: partition values {values} "
+                    raise InvalidOperation(f"alter is not possible: partition values {values} "
                                                     f"do not match keys {ctx.key_names}")
                 names.append(make_name(ctx.key_names, values))
             if len(set(names)) == len(names) > 1:
@@ -472,7 +471,7 @@ class PartitionService:
             rows.update((r.part_name, r) for r in conn.execute(q))
         for name in names:
             if name not in rows:
-                raise InvalidOperationException(f"alter is not possible: partition {name} of "
+                raise InvalidOperation(f"alter is not possible: partition {name} of "
                                                 f"{ctx.db_name}.{ctx.name} does not exist")
         old_params = dict(zip(wanted, params_of_many(rows[n].params_json for n in wanted)))
         versions: dict[tuple, int] = {}
@@ -522,7 +521,7 @@ class PartitionService:
         p = S.partitions
         row = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
         if row is None:
-            raise InvalidOperationException(f"alter is not possible: partition {old_name} of "
+            raise InvalidOperation(f"alter is not possible: partition {old_name} of "
                                             f"{ctx.db_name}.{ctx.name} does not exist")
         sd = part.sd
         values = {"update_time": now, "last_access_time": part.lastAccessTime or row.last_access_time}
@@ -564,8 +563,8 @@ class PartitionService:
             moves.clear()
             try:
                 ctx = self.table_ctx(conn, db, tbl)
-            except NoSuchObjectException as exc:
-                raise InvalidOperationException(f"Unable to rename partition: {exc.message}")
+            except NoSuchObject as exc:
+                raise InvalidOperation(f"Unable to rename partition: {exc.message}")
             if not old_values:  # Hive: empty old values means a plain alter
                 return self._alter_one(conn, ctx, make_name(ctx.key_names, new_part.values), new_part, now_s())
             old_name = make_name(ctx.key_names, self._check_values(ctx, old_values))
@@ -573,9 +572,9 @@ class PartitionService:
             p = S.partitions
             old = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
             if old is None:
-                raise InvalidOperationException(f"Unable to rename partition: {old_name} does not exist")
+                raise InvalidOperation(f"Unable to rename partition: {old_name} does not exist")
             if conn.execute(select(p.c.part_id).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == new_name)).first():
-                raise InvalidOperationException(
+                raise InvalidOperation(
                     f"Partition already exists:{ctx.db_name}.{ctx.name}.[{', '.join(new_part.values)}]")
             location = None
             if ctx.tbl_type == MANAGED and ctx.location:
@@ -614,7 +613,7 @@ class PartitionService:
             if len(rows) != len(wanted) and not if_exists:
                 found = {r.part_name for r in rows}
                 missing = [n for n in wanted if n not in found]
-                raise NoSuchObjectException(f"partition {missing[0]} of {ctx.db_name}.{ctx.name} does not exist")
+                raise NoSuchObject(f"partition {missing[0]} of {ctx.db_name}.{ctx.name} does not exist")
             result = self._build(conn, ctx, rows) if need_result else None
             self._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
             if delete_data and ctx.tbl_type == MANAGED:
@@ -657,9 +656,9 @@ def _name_values(ctx: TableCtx, name: str) -> list[str]:
     try:
         return values_from_name(ctx.key_names, name)
     except IncompleteName as exc:
-        raise NoSuchObjectException(str(exc))
+        raise NoSuchObject(str(exc))
     except ValueError as exc:
-        raise MetaException(str(exc))
+        raise MetaError(str(exc))
 
 
 def _with_location(sd, location, ctx: TableCtx):

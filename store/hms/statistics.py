@@ -8,6 +8,7 @@ from thrift.TSerialization import deserialize, serialize
 
 from store.db import schema as S
 from store.db.database import Store
+from store.errors import InvalidInput, InvalidObject, MetaError, NoSuchObject
 from store.hms import stats_params
 from store.hms.partition_names import make_name, values_from_name
 from store.hms.partition_service import BATCH, PartitionService
@@ -16,10 +17,6 @@ from thrift_idl.hive_metastore.ttypes import (
     ColumnStatisticsData,
     ColumnStatisticsDesc,
     ColumnStatisticsObj,
-    InvalidInputException,
-    InvalidObjectException,
-    MetaException,
-    NoSuchObjectException,
 )
 
 DEFAULT_ENGINE = "hive"
@@ -63,22 +60,22 @@ class StatisticsService:
     def update(self, stats: ColumnStatistics, engine: str | None = None) -> bool:
         desc = stats.statsDesc
         if desc is None or not desc.dbName or not desc.tableName:
-            raise InvalidInputException("Column statistics need a database and table name")
+            raise InvalidInput("Column statistics need a database and table name")
         engine = engine or getattr(stats, "engine", None) or DEFAULT_ENGINE
 
         def tx(conn: Connection):
             try:
                 ctx = self.partitions.table_ctx(conn, desc.dbName, desc.tableName)
-            except NoSuchObjectException as exc:
-                raise NoSuchObjectException(f"Table {desc.dbName}.{desc.tableName} for which stats is gathered doesn't exist: {exc.message}")
+            except NoSuchObject as exc:
+                raise NoSuchObject(f"Table {desc.dbName}.{desc.tableName} for which stats is gathered doesn't exist: {exc.message}")
             known = {c.name.lower(): c.type for c in ctx.cols}
             objs = stats.statsObj or []
             for o in objs:
                 if (o.colName or "").lower() not in known:  # Hive's text and exception type
-                    raise MetaException(f"Column {o.colName} doesn't exist in table {ctx.name} in database "
+                    raise MetaError(f"Column {o.colName} doesn't exist in table {ctx.name} in database "
                                         f"{ctx.db_name}")
                 if o.statsData is None:
-                    raise InvalidObjectException(f"No statistics data for column {o.colName}")
+                    raise InvalidObject(f"No statistics data for column {o.colName}")
             names = [o.colName.lower() for o in objs]
             if desc.isTblLevel or not desc.partName:
                 t = S.tab_col_stats
@@ -93,11 +90,11 @@ class StatisticsService:
             try:
                 name = make_name(ctx.key_names, values_from_name(ctx.key_names, desc.partName))
             except ValueError as exc:
-                raise MetaException(f"Partition name is invalid. {exc}")  # Hive: MetaException
+                raise MetaError(f"Partition name is invalid. {exc}")  # Hive: MetaError
             pid = conn.execute(select(S.partitions.c.part_id).where(
                 S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
             if pid is None:
-                raise NoSuchObjectException(f"Partition {desc.partName} of {ctx.db_name}.{ctx.name} does not exist")
+                raise NoSuchObject(f"Partition {desc.partName} of {ctx.db_name}.{ctx.name} does not exist")
             t = S.part_col_stats
             conn.execute(delete(t).where(t.c.part_id == pid, t.c.engine == engine, t.c.column_name.in_(names)))
             if objs:
@@ -168,11 +165,11 @@ class StatisticsService:
                 try:
                     name = make_name(ctx.key_names, values_from_name(ctx.key_names, part_name))
                 except ValueError as exc:
-                    raise InvalidInputException(str(exc))
+                    raise InvalidInput(str(exc))
                 pid = conn.execute(select(S.partitions.c.part_id).where(
                     S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
                 if pid is None:
-                    raise NoSuchObjectException(f"Partition {part_name} of {ctx.db_name}.{ctx.name} does not exist")
+                    raise NoSuchObject(f"Partition {part_name} of {ctx.db_name}.{ctx.name} does not exist")
                 t = S.part_col_stats
                 cond = [t.c.part_id == pid]
             if engine:
@@ -181,7 +178,7 @@ class StatisticsService:
                 cond.append(t.c.column_name == col_name.lower())
             n = conn.execute(delete(t).where(*cond)).rowcount
             if n == 0 and col_name:
-                raise NoSuchObjectException(f"Column stats doesn't exist for db={db} table={tbl} col={col_name}")
+                raise NoSuchObject(f"Column stats doesn't exist for db={db} table={tbl} col={col_name}")
             return True
 
         return self.store.run_write(tx)

@@ -19,6 +19,13 @@ from sqlalchemy.exc import DBAPIError
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.db.dialect import json_rows, params_of
+from store.errors import (
+    AlreadyExists,
+    InvalidObject,
+    InvalidOperation,
+    MetaError,
+    NoSuchObject,
+)
 from store.hms import stats_params
 from store.hms.descriptors import (
     build_sd,
@@ -32,12 +39,7 @@ from store.hms.descriptors import (
 )
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import (
-    AlreadyExistsException,
     Database,
-    InvalidObjectException,
-    InvalidOperationException,
-    MetaException,
-    NoSuchObjectException,
     PrincipalType,
     Table,
     TableMeta,
@@ -97,7 +99,7 @@ def column_problem(cols, what: str = "column ") -> str | None:
     """Hive's validateTblColumns: the error text for the first bad column, or None."""
     for c in cols or []:
         if c.name is None or not c.type:  # Hive fails on these with a NullPointer/StringIndex exception
-            raise MetaException(f"Invalid column {c.name!r} of type {c.type!r}")
+            raise MetaError(f"Invalid column {c.name!r} of type {c.type!r}")
         if not _type_ok(c.type):
             return f"Invalid {what}type: {c.type}"
     return None
@@ -175,15 +177,15 @@ class TableService:
     def create_database(self, database: Database) -> None:
         name = (database.name or "").lower()
         if not valid_name(name):
-            raise InvalidObjectException(f"{database.name} is not a valid database name")
+            raise InvalidObject(f"{database.name} is not a valid database name")
         if len(name) > S.NAME:  # Hive's DBS.NAME is 128 wide; its store rejects longer names
-            raise MetaException(f'Attempt to store value "{name}" in column "NAME" that has maximum '
+            raise MetaError(f'Attempt to store value "{name}" in column "NAME" that has maximum '
                                 f'length of {S.NAME}. Please correct your data!')
         location = database.locationUri or self.default_db_location(name)
 
         def tx(conn: Connection):
             if conn.execute(select(S.db.c.db_id).where(S.db.c.name == name)).first():
-                raise AlreadyExistsException(f"Database {name} already exists")
+                raise AlreadyExists(f"Database {name} already exists")
             db_id = conn.execute(S.db.insert().values(
                 name=name, description=database.description, location_uri=location,
                 managed_location_uri=database.managedLocationUri,
@@ -204,7 +206,7 @@ class TableService:
             self.create_database(Database(name="default", description="Default Hive database",
                                           locationUri=self.warehouse_uri, parameters={},
                                           ownerName="public", ownerType=PrincipalType.ROLE))
-        except AlreadyExistsException:
+        except AlreadyExists:
             pass  # another server process got there first
         except DBAPIError:
             with self.store.read() as conn:  # lost a race on the unique name
@@ -214,13 +216,13 @@ class TableService:
     def _db_row(self, conn: Connection, name: str):
         row = conn.execute(select(S.db).where(S.db.c.name == name.lower())).first()
         if row is None:
-            raise NoSuchObjectException(f"database {CATALOG}.{name.lower()}")
+            raise NoSuchObject(f"database {CATALOG}.{name.lower()}")
         return row
 
     def db_id(self, conn: Connection, name: str) -> int:
         row = conn.execute(select(S.db.c.db_id).where(S.db.c.name == name.lower())).first()
         if row is None:
-            raise NoSuchObjectException(f"database {CATALOG}.{name.lower()}")
+            raise NoSuchObject(f"database {CATALOG}.{name.lower()}")
         return row[0]
 
     def get_database(self, name: str) -> Database:
@@ -258,7 +260,7 @@ class TableService:
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
         name = name.lower()
         if name == "default":
-            raise MetaException("Can not drop default database")
+            raise MetaError("Can not drop default database")
         doomed_dirs: list[str] = []
 
         def tx(conn: Connection):
@@ -271,7 +273,7 @@ class TableService:
             ).scalar_one()
             if (tables or n_funcs) and not cascade:
                 what = "tables" if tables else "functions"
-                raise InvalidOperationException(
+                raise InvalidOperation(
                     f"Database {name} is not empty. One or more {what} exist.")
             for t in tables:
                 if delete_data and t.tbl_type == MANAGED:
@@ -292,24 +294,24 @@ class TableService:
 
     def create_table(self, table: Table, env: dict | None = None) -> None:
         if table.tableName is None or table.dbName is None:
-            raise MetaException("Table and database names are required")  # Hive: a NullPointerException
+            raise MetaError("Table and database names are required")  # Hive: a NullPointerException
         db_name = table.dbName.lower()
         name = table.tableName.lower()
         if not valid_name(name):
-            raise InvalidObjectException(f"{table.tableName} is not a valid object name")
+            raise InvalidObject(f"{table.tableName} is not a valid object name")
         if len(name) > S.TABLE_NAME:  # Hive's TBLS.TBL_NAME is 256 wide; its store rejects longer names
-            raise MetaException(f'Attempt to store value "{name}" in column "TBL_NAME" that has maximum '
+            raise MetaError(f'Attempt to store value "{name}" in column "TBL_NAME" that has maximum '
                                 f'length of {S.TABLE_NAME}. Please correct your data!')
         sd = table.sd
         if sd is None or sd.cols is None:
-            raise MetaException("Storage descriptor with columns is required")  # Hive: NullPointerException
+            raise MetaError("Storage descriptor with columns is required")  # Hive: NullPointerException
         problem = column_problem(sd.cols) or column_problem(table.partitionKeys, "partition column ")
         if problem:
-            raise InvalidObjectException(problem)
+            raise InvalidObject(problem)
         for group in (sd.cols or [], table.partitionKeys or []):
             names = [c.name.lower() for c in group]
-            if len(set(names)) != len(names):  # Hive: its store's unique key fails, a MetaException
-                raise MetaException("Duplicate column name in table definition")
+            if len(set(names)) != len(names):  # Hive: its store's unique key fails, a MetaError
+                raise MetaError("Duplicate column name in table definition")
         params = dict(table.parameters or {})
         tbl_type = table.tableType or MANAGED
         if tbl_type == MANAGED and is_external(params):
@@ -323,11 +325,11 @@ class TableService:
         def tx(conn: Connection):
             try:
                 db = self._db_row(conn, db_name)
-            except NoSuchObjectException:
-                raise InvalidObjectException(f"Database {db_name} doesn't exist.")
+            except NoSuchObject:
+                raise InvalidObject(f"Database {db_name} doesn't exist.")
             if conn.execute(select(S.tbl.c.tbl_id).where(
                     S.tbl.c.db_id == db.db_id, S.tbl.c.name == name)).first():
-                raise AlreadyExistsException(f"Table {CATALOG}.{db_name}.{name} already exists")
+                raise AlreadyExists(f"Table {CATALOG}.{db_name}.{name} already exists")
             location = sd.location
             if tbl_type != VIEW and not location:
                 location = warehouse.join(db.location_uri or self.default_db_location(db_name), name)
@@ -388,7 +390,7 @@ class TableService:
                 S.db.c.name == bindparam("db_name"), S.tbl.c.name == bindparam("tbl_name"))
         row = conn.execute(self._one_table, {"db_name": db_name.lower(), "tbl_name": name.lower()}).first()
         if row is None:
-            raise NoSuchObjectException(f"{db_name.lower()}.{name.lower()} table not found")
+            raise NoSuchObject(f"{db_name.lower()}.{name.lower()} table not found")
         return row
 
     def get_table(self, db_name: str, name: str) -> Table:
@@ -440,43 +442,43 @@ class TableService:
     def alter_table(self, db_name: str, name: str, new: Table, env: dict | None = None,
                     cascade: bool = False) -> None:
         if new is None or new.sd is None:
-            raise InvalidOperationException("New table is invalid: storage descriptor is required")
+            raise InvalidOperation("New table is invalid: storage descriptor is required")
         new_db = (new.dbName or db_name).lower()
         new_name = (new.tableName or name).lower()
         if not valid_name(new_name):
-            raise InvalidOperationException(f"{new.tableName} is not a valid object name")
+            raise InvalidOperation(f"{new.tableName} is not a valid object name")
         problem = column_problem(new.sd.cols)
         if problem:
-            raise InvalidOperationException(problem)
+            raise InvalidOperation(problem)
         moves: list[tuple[str, str]] = []
 
         def tx(conn: Connection):
             moves.clear()  # `moved` survives a retry: those directories are already at their target
             try:
                 old = self._table_row(conn, db_name, name)
-            except NoSuchObjectException:
-                raise InvalidOperationException(f"table {db_name.lower()}.{name.lower()} doesn't exist")
+            except NoSuchObject:
+                raise InvalidOperation(f"table {db_name.lower()}.{name.lower()} doesn't exist")
             old_cols, old_keys = load_columns(conn, old.tbl_id, [old.schema_version])[old.schema_version]
             bad = incompatible_columns(old_cols, new.sd.cols) if old.tbl_type != VIEW else []
             if bad:
-                raise InvalidOperationException(
+                raise InvalidOperation(
                     "The following columns have types incompatible with the existing columns in their "
                     "respective positions :\n" + ",".join(bad))
             if [(n, t) for n, t, _ in col_tuples(old_keys)] != \
                     [(n, t) for n, t, _ in col_tuples(new.partitionKeys)]:
-                raise InvalidOperationException("partition keys can not be changed.")
+                raise InvalidOperation("partition keys can not be changed.")
             renamed = (new_db, new_name) != (old.db_name, old.name)
             db_id = old.db_id
             location = new.sd.location or old.location
             if renamed:
                 try:
                     target_db = self._db_row(conn, new_db)
-                except NoSuchObjectException:
-                    raise InvalidOperationException(f"Unable to change partition or table. Database {new_db} does not exist")
+                except NoSuchObject:
+                    raise InvalidOperation(f"Unable to change partition or table. Database {new_db} does not exist")
                 db_id = target_db.db_id
                 if conn.execute(select(S.tbl.c.tbl_id).where(
                         S.tbl.c.db_id == db_id, S.tbl.c.name == new_name)).first():
-                    raise InvalidOperationException(f"new table {new_db}.{new_name} already exists")
+                    raise InvalidOperation(f"new table {new_db}.{new_name} already exists")
                 if old.tbl_type == MANAGED and (not new.sd.location or new.sd.location == old.location) \
                         and old.location:
                     location = warehouse.join(
@@ -526,13 +528,13 @@ class TableService:
                 except OSError as exc:
                     dst_path = warehouse.local_path(dst)
                     if dst_path is not None and os.path.exists(dst_path):
-                        raise InvalidOperationException(
+                        raise InvalidOperation(
                             f"New location for this table {new_db}.{new_name} already exists : {dst}")
-                    raise MetaException(f"Unable to move {src} to {dst}: {exc}")
+                    raise MetaError(f"Unable to move {src} to {dst}: {exc}")
                 if done:
                     moved.append((src, dst))
                 elif warehouse.local_path(src) is None:
-                    raise MetaException(f"Unable to move {src} to {dst}")
+                    raise MetaError(f"Unable to move {src} to {dst}")
 
         moved: list[tuple[str, str]] = []
         try:

@@ -19,13 +19,10 @@ from hudi_format.file_slice import FileInfo
 from hudi_format.instant import COMPLETED
 from store.db import schema as S
 from store.db.database import Store
+from store.errors import InvalidObject, NoSuchObject
 from store.hudi.snapshot_service import SnapshotService, _info
 from store.hudi.timeline_service import TimelineService
 from store.storage import warehouse
-from thrift_idl.hive_metastore.ttypes import (
-    InvalidObjectException,
-    NoSuchObjectException,
-)
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +53,9 @@ class CleanService:
              partitions: list[str] | None = None) -> tuple[str | None, dict[str, list[FileInfo]]]:
         """(earliest commit retained, partition -> files to delete)."""
         if policy not in (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS):
-            raise InvalidObjectException(f"Unknown clean policy {policy!r}")
+            raise InvalidObject(f"Unknown clean policy {policy!r}")
         if retain < 1:
-            raise InvalidObjectException("Clean policies retain at least 1 commit or file version")
+            raise InvalidObject("Clean policies retain at least 1 commit or file version")
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
             i = S.instant
@@ -125,11 +122,11 @@ class CleanService:
         HMS partitions go in the same transaction), then a clean deleting their files."""
         wanted = sorted(set(partition_paths))
         if not wanted:
-            raise InvalidObjectException("No partitions to drop")
+            raise InvalidObject("No partitions to drop")
         known = set(self.snapshot.partitions(db, tbl))
         missing = [p for p in wanted if p not in known]
         if missing:
-            raise NoSuchObjectException(f"Partition {missing[0]} of Hudi table {db}.{tbl} does not exist")
+            raise NoSuchObject(f"Partition {missing[0]} of Hudi table {db}.{tbl} does not exist")
         slices = self.snapshot.latest_file_slices(db, tbl, wanted)
         replaced: dict[str, list[str]] = {p: [] for p in wanted}
         for s in slices:

@@ -10,14 +10,10 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from store.db import schema as S
+from store.errors import InvalidOperation, MetaError, NoSuchObject
 from store.hms.partition_names import make_name, values_from_name
 from store.hms.partition_service import PartitionService
 from store.hudi.clean_service import CleanService
-from thrift_idl.hive_metastore.ttypes import (
-    InvalidOperationException,
-    MetaException,
-    NoSuchObjectException,
-)
 
 
 class HudiPartitionRules:
@@ -39,13 +35,13 @@ class HudiPartitionRules:
 
     @staticmethod
     def refuse(db: str, tbl: str, what: str):
-        raise InvalidOperationException(
+        raise InvalidOperation(
             f"{what} on Hudi table {db}.{tbl} is not allowed: partitions of a Hudi table follow its "
             "commits (write through a Hudi commit; drop_partition is allowed and replaces the partition)")
 
     def add(self, db: str, tbl: str, parts, if_not_exists: bool):
         """None for a plain table; for a Hudi table the existing partitions when every one of
-        them exists (an idempotent add), else InvalidOperationException."""
+        them exists (an idempotent add), else InvalidOperation."""
         if self.config(db, tbl) is None:
             return None
         keys = [k.name for k in self._keys(db, tbl)]
@@ -73,12 +69,12 @@ class HudiPartitionRules:
         try:
             wanted += [make_name(keys, values_from_name(keys, n)) for n in names or []]
         except ValueError as exc:
-            raise MetaException(str(exc))
+            raise MetaError(str(exc))
         found = self.partitions.get_partitions_by_names(db, tbl, wanted)
         if len(found) != len(set(wanted)) and not if_exists:
             have = {make_name(keys, p.values) for p in found}
             missing = next(n for n in wanted if n not in have)
-            raise NoSuchObjectException(f"Partition {missing} of {db}.{tbl} does not exist")
+            raise NoSuchObject(f"Partition {missing} of {db}.{tbl} does not exist")
         base = cfg.base_path.rstrip("/") + "/"
         paths = [(p.sd.location or "")[len(base):] if (p.sd.location or "").startswith(base) else cfg.path_of(p.values)
                  for p in found]

@@ -14,9 +14,9 @@ from hudi_format.instant import COMPLETED
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store
+from store.errors import NoSuchObject
 from store.hms.partition_service import BATCH, PartitionService
 from store.hudi.timeline_service import TimelineService
-from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
 
 def _info(r) -> FileInfo:
@@ -61,7 +61,7 @@ class SnapshotService:
                     S.instant.c.tbl_id == ref.tbl_id, S.instant.c.ts == as_of,
                     S.instant.c.state == COMPLETED)).first()
                 if done is None:
-                    raise NoSuchObjectException(f"No completed instant {as_of} on {ref.db_name}.{ref.name}")
+                    raise NoSuchObject(f"No completed instant {as_of} on {ref.db_name}.{ref.name}")
             f, rg = S.files, S.replaced_file_groups
             chunks = [None] if not partitions else [partitions[i:i + BATCH] for i in range(0, len(partitions), BATCH)]
             rows, replaced = [], set()

@@ -33,6 +33,7 @@ from hudi_format.instant import (
 )
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
+from store.errors import InvalidObject, InvalidOperation
 from store.hms.partition_names import make_name
 from store.hudi.timeline_service import (
     DEFAULT_HEARTBEAT_TIMEOUT_S,
@@ -40,10 +41,6 @@ from store.hudi.timeline_service import (
     HudiTableRef,
     TimelineService,
     check_instant_time,
-)
-from thrift_idl.hive_metastore.ttypes import (
-    InvalidObjectException,
-    InvalidOperationException,
 )
 
 BATCH = 500
@@ -82,15 +79,15 @@ def _check(instants: list[StoredInstant]) -> None:
     for i in instants:
         check_instant_time(i.ts)
         if i.action not in ACTIONS:
-            raise InvalidObjectException(f"Unknown Hudi action {i.action!r} of instant {i.ts}")
+            raise InvalidObject(f"Unknown Hudi action {i.action!r} of instant {i.ts}")
         if i.state not in STATE_NAMES:
-            raise InvalidObjectException(f"Unknown state {i.state!r} of instant {i.ts}")
+            raise InvalidObject(f"Unknown state {i.state!r} of instant {i.ts}")
         if i.completion_ts:
             check_instant_time(i.completion_ts)
             if i.completion_ts < i.ts:
-                raise InvalidObjectException(f"Instant {i.ts} completed before it was requested ({i.completion_ts})")
+                raise InvalidObject(f"Instant {i.ts} completed before it was requested ({i.completion_ts})")
         if i.ts in seen:
-            raise InvalidObjectException(f"Instant {i.ts} given twice")
+            raise InvalidObject(f"Instant {i.ts} given twice")
         seen.add(i.ts)
         if i.state == COMPLETED:  # parse now: a corrupt file fails the call, not half of it
             data = i.completed
@@ -132,7 +129,7 @@ class TimelineImport:
             try:
                 parse_file_name(f.name)
             except ValueError as exc:
-                raise InvalidObjectException(str(exc))
+                raise InvalidObject(str(exc))
 
         def tx(conn: Connection) -> ImportOutcome:
             ref = self.timeline.table_ref(conn, db, tbl, lock=True)
@@ -147,7 +144,7 @@ class TimelineImport:
                     out.unchanged += 1
                     continue
                 if row is not None and row.action not in (inst.action, inst.done_action):
-                    raise InvalidObjectException(
+                    raise InvalidObject(
                         f"Instant {inst.ts} is a {row.action} on the server but a {inst.action} on storage")
                 out.imported.append(self._import_one(conn, ref, inst, row))
             if listed:
@@ -167,7 +164,7 @@ class TimelineImport:
     def _take_config(self, conn: Connection, ref: HudiTableRef, config: HudiTableConfig) -> HudiTableRef:
         if config.table_type != ref.config.table_type and conn.execute(select(S.instant.c.instant_id).where(
                 S.instant.c.tbl_id == ref.tbl_id).limit(1)).first() is not None:
-            raise InvalidOperationException(f"{ref.db_name}.{ref.name} is {ref.config.table_type} with instants; "
+            raise InvalidOperation(f"{ref.db_name}.{ref.name} is {ref.config.table_type} with instants; "
                                             f"it cannot become {config.table_type}")
         config.db_name, config.table_name, config.base_path = ref.db_name, ref.name, ref.config.base_path
         conn.execute(update(S.hudi_table).where(S.hudi_table.c.tbl_id == ref.tbl_id).values(

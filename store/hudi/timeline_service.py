@@ -47,16 +47,19 @@ from hudi_format.table_config import (
 )
 from store.db import schema as S
 from store.db.database import Store, now_ms
+from store.errors import (
+    AlreadyExists,
+    CommitConflict,
+    InvalidObject,
+    InvalidOperation,
+    NoSuchObject,
+)
 from store.hms.partition_names import make_name
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import (
-    AlreadyExistsException,
     FieldSchema,
-    InvalidObjectException,
-    InvalidOperationException,
-    NoSuchObjectException,
     Partition,
     SerDeInfo,
     StorageDescriptor,
@@ -69,19 +72,12 @@ DEFAULT_HEARTBEAT_TIMEOUT_S = 120
 NEVER = "0" * 17  # deleted_ts of files that were never part of the table (rolled back)
 def check_instant_time(ts: str) -> str:
     if not ts or not ts.isdigit() or len(ts) not in (14, 17):
-        raise InvalidObjectException(f"Instant time must be 17 digits yyyyMMddHHmmssSSS: {ts!r}")
+        raise InvalidObject(f"Instant time must be 17 digits yyyyMMddHHmmssSSS: {ts!r}")
     try:
         parse_instant(ts)
     except ValueError:
-        raise InvalidObjectException(f"Instant time is not a valid date: {ts!r}")
+        raise InvalidObject(f"Instant time is not a valid date: {ts!r}")
     return ts
-
-
-class CommitConflict(Exception):
-    def __init__(self, message: str, conflicting: list[str]):
-        super().__init__(message)
-        self.message = message
-        self.conflicting = conflicting
 
 
 @dataclass
@@ -115,7 +111,7 @@ class TimelineService:
             q = q.with_for_update(of=S.hudi_table)
         row = conn.execute(q).first()
         if row is None:
-            raise NoSuchObjectException(f"Hudi table {(db or '').lower()}.{(tbl or '').lower()} not found")
+            raise NoSuchObject(f"Hudi table {(db or '').lower()}.{(tbl or '').lower()} not found")
         cfg = HudiTableConfig.from_properties(row.db_name, row.name, json.loads(row.properties), row.base_path)
         return HudiTableRef(row.tbl_id, row.db_name, row.name, cfg)
 
@@ -132,7 +128,7 @@ class TimelineService:
         cfg.validate()
         try:
             existing = self.tables.get_table(cfg.db_name, cfg.table_name)
-        except NoSuchObjectException:
+        except NoSuchObject:
             existing = None
         created = False
         if existing is None:
@@ -146,7 +142,7 @@ class TimelineService:
             tbl_id = conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id)).where(
                 S.db.c.name == cfg.db_name, S.tbl.c.name == cfg.table_name)).scalar_one()
             if self.is_hudi(conn, tbl_id):
-                raise AlreadyExistsException(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
+                raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
             conn.execute(S.hudi_table.insert().values(
                 tbl_id=tbl_id, table_type=cfg.table_type, table_version=cfg.table_version,
                 base_path=cfg.base_path, properties=cfg.to_json()))
@@ -187,7 +183,7 @@ class TimelineService:
             try:
                 fields = json.loads(cfg.avro_schema)["fields"]
             except (ValueError, KeyError, TypeError) as exc:
-                raise InvalidObjectException(f"avroSchema is not an Avro record schema: {exc}")
+                raise InvalidObject(f"avroSchema is not an Avro record schema: {exc}")
             columns = [FieldSchema(f["name"], avro_to_hive_type(f["type"]), f.get("doc")) for f in fields]
         columns = list(columns or [])
         by_name = {c.name.lower(): c for c in columns}
@@ -239,7 +235,7 @@ class TimelineService:
                     continue
             if conn.execute(update(t).where(t.c.tbl_id == tbl_id, t.c.ts == cur).values(ts=cand)).rowcount == 1:
                 return cand
-        raise InvalidOperationException("Could not allocate an instant time (too much contention)")
+        raise InvalidOperation("Could not allocate an instant time (too much contention)")
 
     def _bump_to(self, conn: Connection, tbl_id: int, ts: str) -> None:
         """Make sure no later instant time is handed out at or below `ts` (client-chosen times)."""
@@ -270,7 +266,7 @@ class TimelineService:
             q = q.with_for_update()
         rows = conn.execute(q).all()
         if not rows:
-            raise NoSuchObjectException(f"Instant {ts}{'.' + action if action else ''} not found")
+            raise NoSuchObject(f"Instant {ts}{'.' + action if action else ''} not found")
         return rows[0]
 
     def _put_meta(self, conn: Connection, tbl_id: int, ts: str, action: str, state: int, data: bytes | None):
@@ -281,7 +277,7 @@ class TimelineService:
     def create_instant(self, db: str, tbl: str, ts: str | None, action: str, plan: bytes | None,
                        heartbeat_timeout_s: int = 0) -> Instant:
         if action not in ACTIONS:
-            raise InvalidObjectException(f"Unknown Hudi action {action!r}; one of {', '.join(ACTIONS)}")
+            raise InvalidObject(f"Unknown Hudi action {action!r}; one of {', '.join(ACTIONS)}")
         if ts:
             check_instant_time(ts)
         timeout = heartbeat_timeout_s if heartbeat_timeout_s and heartbeat_timeout_s > 0 else DEFAULT_HEARTBEAT_TIMEOUT_S
@@ -292,7 +288,7 @@ class TimelineService:
             instant_ts = ts or requested_ts
             if conn.execute(select(S.instant.c.instant_id).where(
                     S.instant.c.tbl_id == ref.tbl_id, S.instant.c.ts == instant_ts)).first():
-                raise AlreadyExistsException(f"Instant {instant_ts} already exists on {ref.db_name}.{ref.name}")
+                raise AlreadyExists(f"Instant {instant_ts} already exists on {ref.db_name}.{ref.name}")
             now = self.clock_ms()
             conn.execute(S.instant.insert().values(
                 tbl_id=ref.tbl_id, ts=instant_ts, action=action, state=REQUESTED, requested_ms=now,
@@ -307,7 +303,7 @@ class TimelineService:
             ref = self.table_ref(conn, db, tbl)
             row = self._row(conn, ref.tbl_id, ts, action, lock=True)
             if row.state != REQUESTED:
-                raise InvalidOperationException(
+                raise InvalidOperation(
                     f"Cannot move instant {ts}.{row.action} from {STATE_NAMES[row.state]} to INFLIGHT")
             now = self.clock_ms()
             conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
@@ -322,9 +318,9 @@ class TimelineService:
             ref = self.table_ref(conn, db, tbl)
             row = self._row(conn, ref.tbl_id, ts)
             if row.state == COMPLETED:
-                raise InvalidOperationException(f"Instant {ts} is already completed")
+                raise InvalidOperation(f"Instant {ts} is already completed")
             if row.start_ts == 0:  # see _expire
-                raise InvalidOperationException(f"Instant {ts} lost a commit conflict and is to be rolled back")
+                raise InvalidOperation(f"Instant {ts} lost a commit conflict and is to be rolled back")
             conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
                 start_ts=self.clock_ms()))
 
@@ -335,7 +331,7 @@ class TimelineService:
             ref = self.table_ref(conn, db, tbl)
             row = self._row(conn, ref.tbl_id, ts)
             if row.state == COMPLETED:
-                raise InvalidOperationException(f"Instant {ts} is already completed")
+                raise InvalidOperation(f"Instant {ts} is already completed")
             have = set(conn.execute(select(S.instant_markers.c.path).where(
                 S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts)).scalars())
             new = [p.strip("/") for p in dict.fromkeys(paths or []) if p.strip("/") not in have]
@@ -368,7 +364,7 @@ class TimelineService:
                 m.c.tbl_id == ref.tbl_id, m.c.ts == ts, m.c.state == code,
                 m.c.action.in_([action, COMPLETED_AS.get(action, action)]))).scalar()
             if data is None:
-                raise NoSuchObjectException(f"No {STATE_NAMES.get(code, state)} metadata for instant {ts}.{action}")
+                raise NoSuchObject(f"No {STATE_NAMES.get(code, state)} metadata for instant {ts}.{action}")
             return bytes(data)
 
     def failed_instants(self, db: str, tbl: str) -> list[Instant]:
@@ -388,7 +384,7 @@ class TimelineService:
             ref = self.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
             row = self._row(conn, ref.tbl_id, ts, action, lock=True)
             if row.state != INFLIGHT:
-                raise InvalidOperationException(
+                raise InvalidOperation(
                     f"Cannot complete instant {ts}.{row.action}: it is {STATE_NAMES[row.state]}, not INFLIGHT")
             done_action = COMPLETED_AS.get(row.action, row.action)
             completion_ts = self._advance(conn, ref.tbl_id)
@@ -506,7 +502,7 @@ class TimelineService:
             try:
                 file_id, base_instant, is_log, log_version = parse_file_name(name)
             except ValueError as exc:
-                raise InvalidObjectException(str(exc))
+                raise InvalidObject(str(exc))
             by_key[(s.partition_path if s.partition_path is not None else partition, name)] = (
                 file_id, base_instant, is_log, log_version, s.size)
         if by_key:
@@ -583,7 +579,7 @@ class TimelineService:
             try:
                 values = ref.config.values_of(p)
             except ValueError as exc:
-                raise InvalidObjectException(str(exc))
+                raise InvalidObject(str(exc))
             sd = StorageDescriptor(**{**table_sd.__dict__, "location": warehouse.join(ref.config.base_path, p)})
             parts.append(Partition(values=values, dbName=ref.db_name, tableName=ref.name, sd=sd, parameters={}))
         self.partitions.add_partitions(ref.db_name, ref.name, parts, if_not_exists=True, conn=conn)
@@ -610,10 +606,10 @@ class TimelineService:
             base_path[0] = ref.config.base_path
             row = self._row(conn, ref.tbl_id, ts, lock=True)
             if row.state == COMPLETED:
-                raise InvalidOperationException(f"Instant {ts}.{row.action} is completed; only failed "
+                raise InvalidOperation(f"Instant {ts}.{row.action} is completed; only failed "
                                                 "(pending) instants are rolled back")
             if not force and row.start_ts + row.duration * 1000 >= self.clock_ms():
-                raise InvalidOperationException(
+                raise InvalidOperation(
                     f"Instant {ts}.{row.action} is still heartbeating; it is rolled back only after "
                     f"its heartbeat expires ({row.duration} s)")
             markers = list(conn.execute(select(S.instant_markers.c.path).where(
