@@ -15,9 +15,9 @@ from store.db.engine import DEFAULT_URL
 def _serve(args) -> int:
     from adapter.app import build_router
     from adapter.server import run
-    from store.db.database import Store
     from store.db.engine import make_engine
     from store.db.migrations import current_revision, head_revision, upgrade
+    from store.services import open_services
 
     engine = make_engine(args.db_url)
     current = current_revision(engine)
@@ -31,11 +31,9 @@ def _serve(args) -> int:
     engine.dispose()
     warehouse = os.path.abspath(args.warehouse)
     os.makedirs(warehouse, exist_ok=True)
-    from store.hms.table_service import TableService
-
-    store = Store(args.db_url, warehouse)
-    TableService(store).ensure_default_database()  # as Hive's metastore does on start
-    store.dispose()
+    services = open_services(args.db_url, warehouse)
+    services.tables.ensure_default_database()  # as Hive's metastore does on start
+    services.close()
     # Answers build many short-lived objects without cycles (10,000 partitions: ~150,000), which
     # refcounting frees; the default threshold (700) runs the cycle collector dozens of times per
     # large answer. Collect less often, and never scan what startup loaded.
@@ -43,11 +41,11 @@ def _serve(args) -> int:
     gc.freeze()
 
     def make_router():
-        from store.storage.mirror import mirror_factory
-
-        interval = args.mirror_interval if args.mirror_interval > 0 else None
-        return build_router(Store(args.db_url, warehouse), lock_timeout_ms=int(args.lock_timeout * 1000),
-                            mirror_factory=None if args.no_storage_mirror else mirror_factory(interval))
+        services = open_services(
+            args.db_url, warehouse, lock_timeout_ms=int(args.lock_timeout * 1000),
+            mirror=not args.no_storage_mirror,
+            mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None)
+        return build_router(services)
 
     run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,
         max_message_size=args.max_message_size, metrics_port=args.metrics_port)
@@ -66,33 +64,28 @@ def _db_upgrade(args) -> int:
 
 def _sync_storage(args) -> int:
     """Mirror a Hudi table's pending versions to storage now (RFC-36 snapshot synchronization)."""
-    from store.db.database import Store
-    from store.hms.partition_service import PartitionService
-    from store.hms.table_service import TableService
-    from store.hudi.timeline_service import TimelineService
-    from store.storage.mirror import StorageMirror
-    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+    from store.errors import NoSuchObject
+    from store.services import open_services
 
     db, _, tbl = args.table.partition(".")
     if not db or not tbl:
         print(f"expected <db>.<table>, got {args.table!r}", file=sys.stderr)
         return 2
-    store = Store(args.db_url, os.path.abspath(args.warehouse))
+    services = open_services(args.db_url, os.path.abspath(args.warehouse), mirror=True)
+    mirror = services.mirror
+    assert mirror is not None
     try:
-        tables = TableService(store)
-        timeline = TimelineService(store, tables, PartitionService(store, tables))
-        mirror = StorageMirror(store, timeline)
         n = mirror.sync(db, tbl)
         print(f"{db}.{tbl}: {n} version(s) mirrored, lag {mirror.lag(db, tbl)}")
         return 0
-    except NoSuchObjectException as exc:
+    except NoSuchObject as exc:
         print(exc.message, file=sys.stderr)
         return 1
     except Exception as exc:  # noqa: BLE001 - e.g. storage not writable
         print(f"sync of {db}.{tbl} failed: {exc}", file=sys.stderr)
         return 1
     finally:
-        store.dispose()
+        services.close()
 
 
 def main(argv: list[str] | None = None) -> int:

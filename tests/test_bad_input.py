@@ -307,14 +307,14 @@ def test_unknown_method_generated_client(server, client):
 def _served_methods(server) -> set[str]:
     """Methods the server answers, learnt from the router over the same database."""
     from adapter.app import build_router
-    from store.db.database import Store
+    from store.services import open_services
 
-    store = Store(server.db_url, str(server.warehouse))
+    services = open_services(server.db_url, str(server.warehouse))
     try:
-        router = build_router(store)
+        router = build_router(services)
         return {n for n in dir(ThriftHiveMetastore.Iface) if not n.startswith("_") and router.serves(n)}
     finally:
-        store.dispose()
+        services.close()
 
 
 # --------------------------------------------------------------------------- oversized messages

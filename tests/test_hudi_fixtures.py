@@ -17,10 +17,7 @@ from hudi_format.instant import ACTIONS  # noqa: E402
 from hudi_format.table_config import HudiTableConfig, read_properties  # noqa: E402
 from store.db.database import Store  # noqa: E402
 from store.db.migrations import upgrade  # noqa: E402
-from store.hms.partition_service import PartitionService  # noqa: E402
-from store.hms.table_service import TableService  # noqa: E402
-from store.hudi.snapshot_service import SnapshotService  # noqa: E402
-from store.hudi.timeline_service import TimelineService
+from store.services import build_services
 from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
 
 FIXTURE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "hudi-tables")
@@ -54,10 +51,8 @@ def _read(path: str) -> bytes:
 def services(tmp_path):
     store = Store(f"sqlite:///{tmp_path / 'm.db'}", str(tmp_path / "wh"))
     upgrade(store.engine)
-    tables = TableService(store)
-    partitions = PartitionService(store, tables)
-    timeline = TimelineService(store, tables, partitions)
-    return tables, timeline, SnapshotService(store, timeline, partitions)
+    s = build_services(store)
+    return s.tables, s.timeline, s.snapshot
 
 
 def ours_norm(slices) -> dict:

@@ -27,8 +27,7 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
 from hudi_format.layout import instant_file_name, table_checksum  # noqa: E402
 from hudi_format.table_config import COW, HudiTableConfig, read_properties  # noqa: E402
 from store.db import schema as S  # noqa: E402
-from store.storage import mirror as sm  # noqa: E402
-from store.storage.mirror import StorageMirror, attach
+from store.storage.mirror import StorageMirror  # noqa: E402
 from tests.test_hudi_fixtures import (  # noqa: E402
     V6,
     _read,
@@ -179,6 +178,13 @@ def test_java_properties_escapes():
 AVRO_SCHEMA = {"type": "record", "name": "t1_record", "namespace": "hoodie.t1", "fields": [
     {"name": "id", "type": ["int", "null"]}, {"name": "name", "type": ["string", "null"]},
     {"name": "ts", "type": ["long", "null"]}, {"name": "dt", "type": ["string", "null"]}]}
+
+
+def attach(timeline) -> StorageMirror:
+    """A mirror run after every commit, as `store.services.build_services(mirror=True)` wires it."""
+    mirror = StorageMirror(timeline.store, timeline)
+    timeline.on_commit.append(mirror.hook)
+    return mirror
 
 
 def fresh_table(tmp_path, base_uri: str):
@@ -564,11 +570,12 @@ def test_client_rollback_of_a_completed_commit_removes_its_files(tmp_path):
     assert [r["id"] for r in rows_of(table)] == [1, 2, 3]
 
 
-def test_mirror_factory_for_the_router(tmp_path):
+def test_background_mirror_catches_up(tmp_path):
     base = str(tmp_path / "wh" / "t1")
     tables, timeline, snapshot = fresh_table(tmp_path, base)
     commit(timeline, base, "2024-01-01", ROWS)
-    mirror = sm.mirror_factory(0.05)(timeline.store, timeline)
+    mirror = StorageMirror(timeline.store, timeline)
+    mirror.start_background(0.05)
     try:
         deadline = time.time() + 20
         while mirror.lag("db1", "t1") and time.time() < deadline:

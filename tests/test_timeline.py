@@ -23,10 +23,7 @@ from store.errors import (
     InvalidOperation,
     NoSuchObject,
 )
-from store.hms.partition_service import PartitionService
-from store.hms.table_service import TableService
-from store.hudi.snapshot_service import SnapshotService
-from store.hudi.timeline_service import TimelineService
+from store.services import build_services
 from thrift_idl.hive_metastore.ttypes import Database
 
 
@@ -45,10 +42,11 @@ class Env:
     def __init__(self, url: str, tmp_path, clock=None):
         self.store = Store(url, str(tmp_path / "wh"))
         upgrade(self.store.engine)
-        self.tables = TableService(self.store)
-        self.partitions = PartitionService(self.store, self.tables)
-        self.timeline = TimelineService(self.store, self.tables, self.partitions, clock_ms=clock or now_ms)
-        self.snapshot = SnapshotService(self.store, self.timeline, self.partitions)
+        self.services = build_services(self.store, clock_ms=clock or now_ms)
+        self.tables = self.services.tables
+        self.partitions = self.services.partitions
+        self.timeline = self.services.timeline
+        self.snapshot = self.services.snapshot
         self.db = "tl_" + uuid.uuid4().hex[:10]
         self.base = str(tmp_path / "tbl")
         self.tables.create_database(Database(name=self.db, locationUri="file:" + str(tmp_path / "dbloc")))
@@ -166,8 +164,7 @@ def test_heartbeat_expiry_and_rollback(backend_url, tmp_path):
 
 def _times(url: str, db: str, n: int, out) -> None:
     store = Store(url)
-    tables = TableService(store)
-    tl = TimelineService(store, tables, PartitionService(store, tables))
+    tl = build_services(store).timeline
     out.put([tl.new_instant_time(db, "t") for _ in range(n)])
     store.dispose()
 
@@ -255,7 +252,6 @@ def test_failed_commit_changes_nothing(env):
 
 
 def test_drop_partition_replaces_and_cleans(env, tmp_path):
-    from store.hudi.clean_service import CleanService
 
     tl, db = env.timeline, env.db
     for part in ("p=1", "p=2"):
@@ -264,7 +260,7 @@ def test_drop_partition_replaces_and_cleans(env, tmp_path):
     second = env.write(files=[("p=1", "a-0")])
     for ts, part, fid in ((first, "p=1", "a-0"), (first, "p=2", "b-0"), (second, "p=1", "a-0")):
         open(os.path.join(env.base, part, f"{fid}_0-1-1_{ts}.parquet"), "wb").write(b"x")
-    cleaner = CleanService(env.store, tl, env.snapshot)
+    cleaner = env.services.clean
     replace_ts, clean_ts = cleaner.drop_partitions(db, "t", ["p=1"])
     assert env.snapshot.partitions(db, "t") == ["p=2"]
     assert [s.file_id for s in env.snapshot.latest_file_slices(db, "t")] == ["b-0"]
@@ -282,12 +278,11 @@ def test_clean_policies(env):
     from store.hudi.clean_service import (
         KEEP_LATEST_COMMITS,
         KEEP_LATEST_FILE_VERSIONS,
-        CleanService,
     )
 
-    tl, db = env.timeline, env.db
+    db = env.db
     times = [env.write(files=[("p=1", "a-0")]) for _ in range(4)]
-    cleaner = CleanService(env.store, tl, env.snapshot)
+    cleaner = env.services.clean
     _, doomed = cleaner.plan(db, "t", KEEP_LATEST_FILE_VERSIONS, 2)
     assert sorted(f.base_instant for f in doomed["p=1"]) == times[:2]
     _, doomed = cleaner.plan(db, "t", KEEP_LATEST_COMMITS, 2)

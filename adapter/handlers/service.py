@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
-
-from sqlalchemy import select
 
 from adapter.naming import CATALOG, check_catalog
-from store.db import schema as S
-from store.db.database import Store
+from store.hms.metastore_info import MetastoreInfo
 from thrift_idl.fb303.ttypes import fb_status
 from thrift_idl.hive_metastore.ttypes import (
     Catalog,
@@ -37,8 +33,8 @@ DEFAULT_CONF = {
 
 
 class ServiceHandler:
-    def __init__(self, store: Store, warehouse_uri: str):
-        self.store = store
+    def __init__(self, info: MetastoreInfo, warehouse_uri: str):
+        self.info = info
         self.started = int(time.time())
         self.conf = dict(DEFAULT_CONF, **{"hive.metastore.warehouse.dir": warehouse_uri})
         self._session = threading.local()  # one thread per connection: setMetaConf is per session
@@ -114,22 +110,7 @@ class ServiceHandler:
         self.session_conf[key] = value
 
     def get_metastore_db_uuid(self):
-        with self.store.read() as conn:
-            row = conn.execute(select(S.metastore_info.c.info_value).where(
-                S.metastore_info.c.info_key == "uuid")).scalar()
-        if row:
-            return row
-        new = str(uuid.uuid4())
-
-        def tx(conn):
-            existing = conn.execute(select(S.metastore_info.c.info_value).where(
-                S.metastore_info.c.info_key == "uuid")).scalar()
-            if existing:
-                return existing
-            conn.execute(S.metastore_info.insert().values(info_key="uuid", info_value=new))
-            return new
-
-        return self.store.run_write(tx)
+        return self.info.db_uuid()
 
     # catalogs: one, `hive`
     def _catalog(self):

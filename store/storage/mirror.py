@@ -376,25 +376,3 @@ class StorageMirror:
         for n in sorted(names, key=rank):
             st.delete(f"{HOODIE}/{n}")
             listing.pop(n, None)
-
-
-def attach(timeline: TimelineService, store: Store | None = None, background_interval_s: float | None = None) -> StorageMirror:
-    """A mirror hooked to the timeline's commits (and, with an interval, retrying in the background)."""
-    mirror = StorageMirror(store or timeline.store, timeline)
-    timeline.on_commit.append(mirror.hook)
-    if background_interval_s:
-        mirror.start_background(background_interval_s)
-    return mirror
-
-
-def mirror_factory(background_interval_s: float | None = 5):
-    """For `adapter.app.build_router(mirror_factory=...)`: a mirror per router, retrying in the background."""
-    def make(store: Store, timeline: TimelineService) -> StorageMirror:
-        mirror = StorageMirror(store, timeline)
-        if background_interval_s:
-            mirror.start_background(background_interval_s)
-        return mirror
-
-    return make
-
-

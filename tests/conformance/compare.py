@@ -132,7 +132,7 @@ def normalize(obj, side: Side, cls: str = ""):
         for s in spec:
             if not s:
                 continue
-            fid, ttype, fname = s[0], s[1], s[2]
+            ttype, fname = s[1], s[2]
             v = getattr(obj, fname, None)
             if v is None and A.JAVA_PRIMITIVE_DEFAULTS and ttype in _PRIMITIVES and \
                     f"{name}.{fname}" not in OPTIONAL:

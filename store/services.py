@@ -1,0 +1,74 @@
+"""The composition root: every service of the store built from one database URL. `serve`, the CLI
+commands that work on the database and the tests build their services here and nowhere else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from store.db.database import Store, now_ms
+from store.hms.functions import FunctionService
+from store.hms.locks import LockManager
+from store.hms.metastore_info import MetastoreInfo
+from store.hms.partition_service import PartitionService
+from store.hms.statistics import StatisticsService
+from store.hms.table_service import TableService
+from store.hudi.clean_service import CleanService
+from store.hudi.partition_rules import HudiPartitionRules
+from store.hudi.snapshot_service import SnapshotService
+from store.hudi.timeline_service import TimelineService
+from store.storage.mirror import StorageMirror
+
+DEFAULT_LOCK_TIMEOUT_MS = 300_000
+
+
+@dataclass
+class Services:
+    """The RFC-36 services over one store (Hive Metastore and Hudi), wired to each other."""
+
+    store: Store
+    info: MetastoreInfo
+    tables: TableService
+    partitions: PartitionService
+    statistics: StatisticsService
+    locks: LockManager
+    functions: FunctionService
+    timeline: TimelineService
+    snapshot: SnapshotService
+    clean: CleanService
+    hudi_partitions: HudiPartitionRules
+    mirror: StorageMirror | None = None
+
+    def close(self) -> None:
+        """Stop the mirror's background thread and release the database connections."""
+        if self.mirror is not None:
+            self.mirror.stop()
+        self.store.dispose()
+
+
+def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS, mirror: bool = False,
+                   mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms) -> Services:
+    """Services over `store`. With `mirror`, each completed Hudi instant is mirrored to storage right
+    away, and with `mirror_interval_s` failed mirrors are retried in the background. `clock_ms` is
+    the timeline's clock (instant times, heartbeats)."""
+    tables = TableService(store)
+    partitions = PartitionService(store, tables)
+    timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
+    snapshot = SnapshotService(store, timeline, partitions)
+    clean = CleanService(store, timeline, snapshot)
+    services = Services(
+        store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
+        statistics=StatisticsService(store, partitions), locks=LockManager(store, timeout_ms=lock_timeout_ms),
+        functions=FunctionService(store, tables), timeline=timeline, snapshot=snapshot, clean=clean,
+        hudi_partitions=HudiPartitionRules(partitions, clean))
+    if mirror:
+        services.mirror = StorageMirror(store, timeline)
+        timeline.on_commit.append(services.mirror.hook)
+        if mirror_interval_s:
+            services.mirror.start_background(mirror_interval_s)
+    return services
+
+
+def open_services(db_url: str, warehouse: str = "./warehouse", **options) -> Services:
+    """`build_services` over a new store on `db_url` (see `build_services` for the options)."""
+    return build_services(Store(db_url, warehouse), **options)
