@@ -170,7 +170,7 @@ class HudiMetastoreClient:
             self._closed = True
             self._drop()
 
-    def __enter__(self) -> "HudiMetastoreClient":
+    def __enter__(self) -> HudiMetastoreClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -192,7 +192,7 @@ class ThriftServer:
         while not self.stopping.is_set():
             try:
                 client, addr = self.listen_sock.accept()
-            except (socket.timeout, BlockingIOError, InterruptedError):
+            except (TimeoutError, BlockingIOError, InterruptedError):
                 continue
             except OSError:
                 if self.stopping.is_set():

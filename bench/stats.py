@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -38,10 +38,10 @@ def summarize(samples_s: list[float]) -> dict:
 
 
 def measure(test: Callable[[int], object], *, warmup: int, iterations: int,
-            pre: Optional[Callable[[int], object]] = None,
-            post: Optional[Callable[[int], object]] = None,
+            pre: Callable[[int], object] | None = None,
+            post: Callable[[int], object] | None = None,
             budget_s: float = 0.0, min_iterations: int = 3,
-            warm_test: Optional[Callable[[int], object]] = None) -> list[float]:
+            warm_test: Callable[[int], object] | None = None) -> list[float]:
     """Run ``warmup`` untimed rounds, then up to ``iterations`` timed ones.
 
     ``pre(i)`` / ``post(i)`` run around each round outside the timing (hmsbench's pre/post).  When

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport

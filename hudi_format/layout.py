@@ -20,7 +20,7 @@ DROPPED_PROPERTIES = {"hoodie.table.metadata.partitions", "hoodie.table.metadata
 
 def table_checksum(props: dict[str, str]) -> int:
     """HoodieTableConfig.generateChecksum: CRC32 of `<database>.<table>` (database "" when unset)."""
-    return zlib.crc32(f"{props.get('hoodie.database.name', '')}.{props['hoodie.table.name']}".encode("utf-8"))
+    return zlib.crc32(f"{props.get('hoodie.database.name', '')}.{props['hoodie.table.name']}".encode())
 
 
 def _java_escape(s: str, key: bool) -> str:

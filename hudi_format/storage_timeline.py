@@ -89,7 +89,7 @@ class StorageTimeline:
         self.instants: list[StorageInstant] = []
 
     @classmethod
-    def read(cls, base_path: str) -> "StorageTimeline":
+    def read(cls, base_path: str) -> StorageTimeline:
         try:
             st = TableStorage(base_path)
         except Exception as exc:  # noqa: BLE001 - an unknown protocol, a bad URL

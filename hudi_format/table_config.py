@@ -70,7 +70,7 @@ class HudiTableConfig:
         return json.dumps(self.hoodie_properties(), sort_keys=True)
 
     @classmethod
-    def from_properties(cls, db: str, table: str, props: dict[str, str], base_path: str | None) -> "HudiTableConfig":
+    def from_properties(cls, db: str, table: str, props: dict[str, str], base_path: str | None) -> HudiTableConfig:
         def flag(key: str) -> bool:
             return props.get(key, "false").lower() == "true"
 

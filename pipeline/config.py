@@ -48,7 +48,7 @@ class WriteConfig:
         return max(1, math.ceil(self.heartbeat_interval_ms * (self.heartbeat_tolerable_misses + 1) / 1000))
 
     @classmethod
-    def from_options(cls, operation: str, options: dict | None) -> "WriteConfig":
+    def from_options(cls, operation: str, options: dict | None) -> WriteConfig:
         op = (operation or "").strip().lower()
         if op not in OPERATIONS:
             raise ValueError(f"unknown write operation {operation!r}; one of {', '.join(OPERATIONS)}")

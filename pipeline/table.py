@@ -45,7 +45,7 @@ class TableInfo:
     avro_schema: str | None
 
     @classmethod
-    def of(cls, cfg: HudiTableConfig) -> "TableInfo":
+    def of(cls, cfg: HudiTableConfig) -> TableInfo:
         if cfg.tableType != HudiTableType.COPY_ON_WRITE:
             raise ValueError(f"{cfg.dbName}.{cfg.tableName} is MERGE_ON_READ; the pipeline writes "
                              "copy-on-write tables only")

@@ -161,7 +161,7 @@ def _exchange(port: int, payload: bytes, half_close: bool = True, timeout: float
                 data += chunk
         except ConnectionResetError:
             closed = True
-        except socket.timeout:
+        except TimeoutError:
             pass
         return data, closed
 

@@ -112,7 +112,7 @@ class _DroppingServer:
         while not self._stop:
             try:
                 conn, _ = self.sock.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             with conn:
                 conn.settimeout(5)

@@ -6,8 +6,8 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from sqlalchemy import Connection, Engine, func, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
@@ -79,16 +79,14 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.read_engine.connect() as conn:
-            with conn.begin():
-                yield conn
+        with self.read_engine.connect() as conn, conn.begin():
+            yield conn
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """One write transaction: committed when the block ends, rolled back on any error."""
-        with self.engine.connect().execution_options(hms_write=True) as conn:
-            with conn.begin():
-                yield conn
+        with self.engine.connect().execution_options(hms_write=True) as conn, conn.begin():
+            yield conn
 
     def run_write(self, fn, *args, attempts: int = 5, **kwargs):
         """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race."""

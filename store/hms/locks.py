@@ -25,8 +25,8 @@ names (`k1=v1/k2=v2`) the keys are lower-cased and the values kept as given.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
@@ -95,7 +95,7 @@ class _Comp:
     type: int
     state: int
 
-    def overlaps(self, other: "_Comp") -> bool:
+    def overlaps(self, other: _Comp) -> bool:
         if self.db != other.db:
             return False
         if self.tbl is None or other.tbl is None:

@@ -61,8 +61,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence, Union
+from typing import Union
 
 from sqlalchemy import Boolean, and_, bindparam, exists, func, not_, or_, select, union
 from sqlalchemy.ext.compiler import compiles
@@ -108,7 +109,7 @@ class FilterError(ValueError):
 @dataclass(frozen=True)
 class Literal:
     kind: str  # "string" | "int" | "date" | "timestamp"
-    value: Union[str, int]  # str for string/date/timestamp, int for int
+    value: str | int  # str for string/date/timestamp, int for int
     text: str  # the value as a string: the string itself, the integer as written, the date text
     pos: int = -1
 

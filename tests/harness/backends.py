@@ -18,9 +18,9 @@ import os
 import secrets
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 BACKENDS = ("sqlite", "postgresql", "mysql")
 ENV_VARS = {"postgresql": "HMS_TEST_POSTGRES_URL", "mysql": "HMS_TEST_MYSQL_URL"}

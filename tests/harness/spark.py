@@ -6,8 +6,8 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .procs import REPO_ROOT, VENV_PYTHON, log_tail
 

@@ -7,7 +7,7 @@ harness imports before they are generated.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 
 def open_thrift_client(port: int, host: str = "127.0.0.1", timeout: float = 30.0):

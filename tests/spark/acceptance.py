@@ -57,8 +57,8 @@ class Recorder:
     def __init__(self, spark, warehouse: str, only: str = ""):
         self.spark = spark
         self.warehouse = warehouse.rstrip("/")
-        self.steps: "OrderedDict[str, object]" = OrderedDict()
-        self.timings: "OrderedDict[str, float]" = OrderedDict()
+        self.steps: OrderedDict[str, object] = OrderedDict()
+        self.timings: OrderedDict[str, float] = OrderedDict()
         self.only = [p for p in only.split(",") if p]
         prefixes = {self.warehouse, os.path.realpath(self.warehouse)}
         alts = []
