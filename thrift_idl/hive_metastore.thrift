@@ -259,6 +259,8 @@ struct CreateCatalogRequest { 1: Catalog catalog }
 struct GetCatalogRequest { 1: string name }
 struct GetCatalogResponse { 1: Catalog catalog }
 struct GetCatalogsResponse { 1: list<string> names }
+struct AlterCatalogRequest { 1: string name, 2: Catalog newCat }
+struct DropCatalogRequest { 1: string name }
 
 struct Database {
   1: string name,
@@ -678,6 +680,94 @@ struct SQLCheckConstraint {
   8: bool validate_cstr,
   9: bool rely_cstr,
 }
+
+struct SQLAllTableConstraints {
+  1: optional list<SQLPrimaryKey> primaryKeys,
+  2: optional list<SQLForeignKey> foreignKeys,
+  3: optional list<SQLUniqueConstraint> uniqueConstraints,
+  4: optional list<SQLNotNullConstraint> notNullConstraints,
+  5: optional list<SQLDefaultConstraint> defaultConstraints,
+  6: optional list<SQLCheckConstraint> checkConstraints,
+}
+
+// constraint reads: one request per kind (catName first in the Hive 3 kinds), tableId is Hive 4's
+struct PrimaryKeysRequest {
+  1: required string db_name,
+  2: required string tbl_name,
+  3: optional string catName,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId = -1,
+}
+struct PrimaryKeysResponse { 1: required list<SQLPrimaryKey> primaryKeys }
+
+struct ForeignKeysRequest {                 // parent (referenced) and/or foreign (referencing) table
+  1: string parent_db_name,
+  2: string parent_tbl_name,
+  3: string foreign_db_name,
+  4: string foreign_tbl_name,
+  5: optional string catName,
+  6: optional string validWriteIdList,
+  7: optional i64 tableId = -1,
+}
+struct ForeignKeysResponse { 1: required list<SQLForeignKey> foreignKeys }
+
+struct UniqueConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId = -1,
+}
+struct UniqueConstraintsResponse { 1: required list<SQLUniqueConstraint> uniqueConstraints }
+
+struct NotNullConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId = -1,
+}
+struct NotNullConstraintsResponse { 1: required list<SQLNotNullConstraint> notNullConstraints }
+
+struct DefaultConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId = -1,
+}
+struct DefaultConstraintsResponse { 1: required list<SQLDefaultConstraint> defaultConstraints }
+
+struct CheckConstraintsRequest {
+  1: required string catName,
+  2: required string db_name,
+  3: required string tbl_name,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId = -1,
+}
+struct CheckConstraintsResponse { 1: required list<SQLCheckConstraint> checkConstraints }
+
+struct AllTableConstraintsRequest {         // Hive 4
+  1: required string dbName,
+  2: required string tblName,
+  3: required string catName,
+  4: optional string validWriteIdList,
+  5: optional i64 tableId = -1,
+}
+struct AllTableConstraintsResponse { 1: required SQLAllTableConstraints allTableConstraints }
+
+struct DropConstraintRequest {
+  1: required string dbname,
+  2: required string tablename,
+  3: required string constraintname,
+  4: optional string catName,
+}
+struct AddPrimaryKeyRequest { 1: required list<SQLPrimaryKey> primaryKeyCols }
+struct AddForeignKeyRequest { 1: required list<SQLForeignKey> foreignKeyCols }
+struct AddUniqueConstraintRequest { 1: required list<SQLUniqueConstraint> uniqueConstraintCols }
+struct AddNotNullConstraintRequest { 1: required list<SQLNotNullConstraint> notNullConstraintCols }
+struct AddDefaultConstraintRequest { 1: required list<SQLDefaultConstraint> defaultConstraintCols }
+struct AddCheckConstraintRequest { 1: required list<SQLCheckConstraint> checkConstraintCols }
 
 struct CreateTableRequest {                // Hive 4
   1: required Table table,
@@ -1220,6 +1310,9 @@ struct NotificationEventRequest {
   1: required i64 lastEvent,
   2: optional i32 maxEvents,
   3: optional list<string> eventTypeSkipList,
+  4: optional string catName,               // 4-6: Hive 4 filters
+  5: optional string dbName,
+  6: optional list<string> tableNames,
 }
 
 struct NotificationEvent {
@@ -1239,6 +1332,47 @@ struct NotificationEventResponse {
 
 struct CurrentNotificationEventId {
   1: required i64 eventId,
+}
+
+struct NotificationEventsCountRequest {
+  1: required i64 fromEventId,
+  2: required string dbName,
+  3: optional string catName,
+  4: optional i64 toEventId,                // 4-6: Hive 4
+  5: optional i64 limit,
+  6: optional list<string> tableNames,
+}
+
+struct NotificationEventsCountResponse {
+  1: required i64 eventsCount,
+}
+
+struct InsertEventRequestData {
+  1: optional bool replace,
+  2: required list<string> filesAdded,
+  3: optional list<string> filesAddedChecksum,
+  4: optional list<string> subDirectoryList,
+  5: optional list<string> partitionVal,
+}
+
+union FireEventRequestData {
+  1: InsertEventRequestData insertData,
+  2: list<InsertEventRequestData> insertDatas,
+  3: bool refreshEvent,
+}
+
+struct FireEventRequest {
+  1: required bool successful,
+  2: required FireEventRequestData data,
+  3: optional string dbName,
+  4: optional string tableName,
+  5: optional list<string> partitionVals,
+  6: optional string catName,
+  7: optional map<string, string> tblParams,
+}
+
+struct FireEventResponse {
+  1: list<i64> eventIds,
 }
 
 // ---------------------------------------------------------------------------
@@ -1262,6 +1396,10 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetCatalogResponse get_catalog(1: GetCatalogRequest catName)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
   GetCatalogsResponse get_catalogs() throws (1: MetaException o1)
+  void alter_catalog(1: AlterCatalogRequest rqst)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+  void drop_catalog(1: DropCatalogRequest catName)
+      throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
 
   // --- databases ---
   void create_database(1: Database database)
@@ -1311,6 +1449,36 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void create_table_req(1: CreateTableRequest request)
       throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2,
               3: MetaException o3, 4: NoSuchObjectException o4)
+
+  // --- constraints ---
+  PrimaryKeysResponse get_primary_keys(1: PrimaryKeysRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  ForeignKeysResponse get_foreign_keys(1: ForeignKeysRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  UniqueConstraintsResponse get_unique_constraints(1: UniqueConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  NotNullConstraintsResponse get_not_null_constraints(1: NotNullConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  DefaultConstraintsResponse get_default_constraints(1: DefaultConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  CheckConstraintsResponse get_check_constraints(1: CheckConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  AllTableConstraintsResponse get_all_table_constraints(1: AllTableConstraintsRequest request)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  void drop_constraint(1: DropConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o3)
+  void add_primary_key(1: AddPrimaryKeyRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void add_foreign_key(1: AddForeignKeyRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void add_unique_constraint(1: AddUniqueConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void add_not_null_constraint(1: AddNotNullConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void add_default_constraint(1: AddDefaultConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void add_check_constraint(1: AddCheckConstraintRequest req)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
 
   // --- tables: read ---
   Table get_table(1: string dbname, 2: string tbl_name)
@@ -1571,4 +1739,6 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   // --- notification log ---
   NotificationEventResponse get_next_notification(1: NotificationEventRequest rqst)
   CurrentNotificationEventId get_current_notificationEventId()
+  NotificationEventsCountResponse get_notification_events_count(1: NotificationEventsCountRequest rqst)
+  FireEventResponse fire_listener_event(1: FireEventRequest rqst)
 }

@@ -2979,6 +2979,132 @@ class GetCatalogsResponse(object):
         return not (self == other)
 
 
+class AlterCatalogRequest(object):
+    """
+    Attributes:
+     - name
+     - newCat
+
+    """
+
+
+    def __init__(self, name=None, newCat=None,):
+        self.name = name
+        self.newCat = newCat
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.newCat = Catalog()
+                    self.newCat.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AlterCatalogRequest')
+        if self.name is not None:
+            oprot.writeFieldBegin('name', TType.STRING, 1)
+            oprot.writeString(self.name.encode('utf-8') if sys.version_info[0] == 2 else self.name)
+            oprot.writeFieldEnd()
+        if self.newCat is not None:
+            oprot.writeFieldBegin('newCat', TType.STRUCT, 2)
+            self.newCat.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class DropCatalogRequest(object):
+    """
+    Attributes:
+     - name
+
+    """
+
+
+    def __init__(self, name=None,):
+        self.name = name
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('DropCatalogRequest')
+        if self.name is not None:
+            oprot.writeFieldBegin('name', TType.STRING, 1)
+            oprot.writeString(self.name.encode('utf-8') if sys.version_info[0] == 2 else self.name)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class Database(object):
     """
     Attributes:
@@ -8325,6 +8451,1907 @@ class SQLCheckConstraint(object):
         return not (self == other)
 
 
+class SQLAllTableConstraints(object):
+    """
+    Attributes:
+     - primaryKeys
+     - foreignKeys
+     - uniqueConstraints
+     - notNullConstraints
+     - defaultConstraints
+     - checkConstraints
+
+    """
+
+
+    def __init__(self, primaryKeys=None, foreignKeys=None, uniqueConstraints=None, notNullConstraints=None, defaultConstraints=None, checkConstraints=None,):
+        self.primaryKeys = primaryKeys
+        self.foreignKeys = foreignKeys
+        self.uniqueConstraints = uniqueConstraints
+        self.notNullConstraints = notNullConstraints
+        self.defaultConstraints = defaultConstraints
+        self.checkConstraints = checkConstraints
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.primaryKeys = []
+                    (_etype340, _size337) = iprot.readListBegin()
+                    for _i341 in range(_size337):
+                        _elem342 = SQLPrimaryKey()
+                        _elem342.read(iprot)
+                        self.primaryKeys.append(_elem342)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.LIST:
+                    self.foreignKeys = []
+                    (_etype346, _size343) = iprot.readListBegin()
+                    for _i347 in range(_size343):
+                        _elem348 = SQLForeignKey()
+                        _elem348.read(iprot)
+                        self.foreignKeys.append(_elem348)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.uniqueConstraints = []
+                    (_etype352, _size349) = iprot.readListBegin()
+                    for _i353 in range(_size349):
+                        _elem354 = SQLUniqueConstraint()
+                        _elem354.read(iprot)
+                        self.uniqueConstraints.append(_elem354)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.LIST:
+                    self.notNullConstraints = []
+                    (_etype358, _size355) = iprot.readListBegin()
+                    for _i359 in range(_size355):
+                        _elem360 = SQLNotNullConstraint()
+                        _elem360.read(iprot)
+                        self.notNullConstraints.append(_elem360)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.defaultConstraints = []
+                    (_etype364, _size361) = iprot.readListBegin()
+                    for _i365 in range(_size361):
+                        _elem366 = SQLDefaultConstraint()
+                        _elem366.read(iprot)
+                        self.defaultConstraints.append(_elem366)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.LIST:
+                    self.checkConstraints = []
+                    (_etype370, _size367) = iprot.readListBegin()
+                    for _i371 in range(_size367):
+                        _elem372 = SQLCheckConstraint()
+                        _elem372.read(iprot)
+                        self.checkConstraints.append(_elem372)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('SQLAllTableConstraints')
+        if self.primaryKeys is not None:
+            oprot.writeFieldBegin('primaryKeys', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
+            for iter373 in self.primaryKeys:
+                iter373.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.foreignKeys is not None:
+            oprot.writeFieldBegin('foreignKeys', TType.LIST, 2)
+            oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
+            for iter374 in self.foreignKeys:
+                iter374.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.uniqueConstraints is not None:
+            oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
+            for iter375 in self.uniqueConstraints:
+                iter375.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.notNullConstraints is not None:
+            oprot.writeFieldBegin('notNullConstraints', TType.LIST, 4)
+            oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
+            for iter376 in self.notNullConstraints:
+                iter376.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.defaultConstraints is not None:
+            oprot.writeFieldBegin('defaultConstraints', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
+            for iter377 in self.defaultConstraints:
+                iter377.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.checkConstraints is not None:
+            oprot.writeFieldBegin('checkConstraints', TType.LIST, 6)
+            oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
+            for iter378 in self.checkConstraints:
+                iter378.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class PrimaryKeysRequest(object):
+    """
+    Attributes:
+     - db_name
+     - tbl_name
+     - catName
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, db_name=None, tbl_name=None, catName=None, validWriteIdList=None, tableId=-1,):
+        self.db_name = db_name
+        self.tbl_name = tbl_name
+        self.catName = catName
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('PrimaryKeysRequest')
+        if self.db_name is not None:
+            oprot.writeFieldBegin('db_name', TType.STRING, 1)
+            oprot.writeString(self.db_name.encode('utf-8') if sys.version_info[0] == 2 else self.db_name)
+            oprot.writeFieldEnd()
+        if self.tbl_name is not None:
+            oprot.writeFieldBegin('tbl_name', TType.STRING, 2)
+            oprot.writeString(self.tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.tbl_name)
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 3)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 4)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 5)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.db_name is None:
+            raise TProtocolException(message='Required field db_name is unset!')
+        if self.tbl_name is None:
+            raise TProtocolException(message='Required field tbl_name is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class PrimaryKeysResponse(object):
+    """
+    Attributes:
+     - primaryKeys
+
+    """
+
+
+    def __init__(self, primaryKeys=None,):
+        self.primaryKeys = primaryKeys
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.primaryKeys = []
+                    (_etype382, _size379) = iprot.readListBegin()
+                    for _i383 in range(_size379):
+                        _elem384 = SQLPrimaryKey()
+                        _elem384.read(iprot)
+                        self.primaryKeys.append(_elem384)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('PrimaryKeysResponse')
+        if self.primaryKeys is not None:
+            oprot.writeFieldBegin('primaryKeys', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
+            for iter385 in self.primaryKeys:
+                iter385.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.primaryKeys is None:
+            raise TProtocolException(message='Required field primaryKeys is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ForeignKeysRequest(object):
+    """
+    Attributes:
+     - parent_db_name
+     - parent_tbl_name
+     - foreign_db_name
+     - foreign_tbl_name
+     - catName
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, parent_db_name=None, parent_tbl_name=None, foreign_db_name=None, foreign_tbl_name=None, catName=None, validWriteIdList=None, tableId=-1,):
+        self.parent_db_name = parent_db_name
+        self.parent_tbl_name = parent_tbl_name
+        self.foreign_db_name = foreign_db_name
+        self.foreign_tbl_name = foreign_tbl_name
+        self.catName = catName
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.parent_db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.parent_tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.foreign_db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.foreign_tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ForeignKeysRequest')
+        if self.parent_db_name is not None:
+            oprot.writeFieldBegin('parent_db_name', TType.STRING, 1)
+            oprot.writeString(self.parent_db_name.encode('utf-8') if sys.version_info[0] == 2 else self.parent_db_name)
+            oprot.writeFieldEnd()
+        if self.parent_tbl_name is not None:
+            oprot.writeFieldBegin('parent_tbl_name', TType.STRING, 2)
+            oprot.writeString(self.parent_tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.parent_tbl_name)
+            oprot.writeFieldEnd()
+        if self.foreign_db_name is not None:
+            oprot.writeFieldBegin('foreign_db_name', TType.STRING, 3)
+            oprot.writeString(self.foreign_db_name.encode('utf-8') if sys.version_info[0] == 2 else self.foreign_db_name)
+            oprot.writeFieldEnd()
+        if self.foreign_tbl_name is not None:
+            oprot.writeFieldBegin('foreign_tbl_name', TType.STRING, 4)
+            oprot.writeString(self.foreign_tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.foreign_tbl_name)
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 5)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 6)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 7)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ForeignKeysResponse(object):
+    """
+    Attributes:
+     - foreignKeys
+
+    """
+
+
+    def __init__(self, foreignKeys=None,):
+        self.foreignKeys = foreignKeys
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.foreignKeys = []
+                    (_etype389, _size386) = iprot.readListBegin()
+                    for _i390 in range(_size386):
+                        _elem391 = SQLForeignKey()
+                        _elem391.read(iprot)
+                        self.foreignKeys.append(_elem391)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ForeignKeysResponse')
+        if self.foreignKeys is not None:
+            oprot.writeFieldBegin('foreignKeys', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
+            for iter392 in self.foreignKeys:
+                iter392.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.foreignKeys is None:
+            raise TProtocolException(message='Required field foreignKeys is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class UniqueConstraintsRequest(object):
+    """
+    Attributes:
+     - catName
+     - db_name
+     - tbl_name
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, catName=None, db_name=None, tbl_name=None, validWriteIdList=None, tableId=-1,):
+        self.catName = catName
+        self.db_name = db_name
+        self.tbl_name = tbl_name
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('UniqueConstraintsRequest')
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 1)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.db_name is not None:
+            oprot.writeFieldBegin('db_name', TType.STRING, 2)
+            oprot.writeString(self.db_name.encode('utf-8') if sys.version_info[0] == 2 else self.db_name)
+            oprot.writeFieldEnd()
+        if self.tbl_name is not None:
+            oprot.writeFieldBegin('tbl_name', TType.STRING, 3)
+            oprot.writeString(self.tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.tbl_name)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 4)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 5)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.catName is None:
+            raise TProtocolException(message='Required field catName is unset!')
+        if self.db_name is None:
+            raise TProtocolException(message='Required field db_name is unset!')
+        if self.tbl_name is None:
+            raise TProtocolException(message='Required field tbl_name is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class UniqueConstraintsResponse(object):
+    """
+    Attributes:
+     - uniqueConstraints
+
+    """
+
+
+    def __init__(self, uniqueConstraints=None,):
+        self.uniqueConstraints = uniqueConstraints
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.uniqueConstraints = []
+                    (_etype396, _size393) = iprot.readListBegin()
+                    for _i397 in range(_size393):
+                        _elem398 = SQLUniqueConstraint()
+                        _elem398.read(iprot)
+                        self.uniqueConstraints.append(_elem398)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('UniqueConstraintsResponse')
+        if self.uniqueConstraints is not None:
+            oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
+            for iter399 in self.uniqueConstraints:
+                iter399.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.uniqueConstraints is None:
+            raise TProtocolException(message='Required field uniqueConstraints is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class NotNullConstraintsRequest(object):
+    """
+    Attributes:
+     - catName
+     - db_name
+     - tbl_name
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, catName=None, db_name=None, tbl_name=None, validWriteIdList=None, tableId=-1,):
+        self.catName = catName
+        self.db_name = db_name
+        self.tbl_name = tbl_name
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('NotNullConstraintsRequest')
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 1)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.db_name is not None:
+            oprot.writeFieldBegin('db_name', TType.STRING, 2)
+            oprot.writeString(self.db_name.encode('utf-8') if sys.version_info[0] == 2 else self.db_name)
+            oprot.writeFieldEnd()
+        if self.tbl_name is not None:
+            oprot.writeFieldBegin('tbl_name', TType.STRING, 3)
+            oprot.writeString(self.tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.tbl_name)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 4)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 5)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.catName is None:
+            raise TProtocolException(message='Required field catName is unset!')
+        if self.db_name is None:
+            raise TProtocolException(message='Required field db_name is unset!')
+        if self.tbl_name is None:
+            raise TProtocolException(message='Required field tbl_name is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class NotNullConstraintsResponse(object):
+    """
+    Attributes:
+     - notNullConstraints
+
+    """
+
+
+    def __init__(self, notNullConstraints=None,):
+        self.notNullConstraints = notNullConstraints
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.notNullConstraints = []
+                    (_etype403, _size400) = iprot.readListBegin()
+                    for _i404 in range(_size400):
+                        _elem405 = SQLNotNullConstraint()
+                        _elem405.read(iprot)
+                        self.notNullConstraints.append(_elem405)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('NotNullConstraintsResponse')
+        if self.notNullConstraints is not None:
+            oprot.writeFieldBegin('notNullConstraints', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
+            for iter406 in self.notNullConstraints:
+                iter406.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.notNullConstraints is None:
+            raise TProtocolException(message='Required field notNullConstraints is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class DefaultConstraintsRequest(object):
+    """
+    Attributes:
+     - catName
+     - db_name
+     - tbl_name
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, catName=None, db_name=None, tbl_name=None, validWriteIdList=None, tableId=-1,):
+        self.catName = catName
+        self.db_name = db_name
+        self.tbl_name = tbl_name
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('DefaultConstraintsRequest')
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 1)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.db_name is not None:
+            oprot.writeFieldBegin('db_name', TType.STRING, 2)
+            oprot.writeString(self.db_name.encode('utf-8') if sys.version_info[0] == 2 else self.db_name)
+            oprot.writeFieldEnd()
+        if self.tbl_name is not None:
+            oprot.writeFieldBegin('tbl_name', TType.STRING, 3)
+            oprot.writeString(self.tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.tbl_name)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 4)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 5)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.catName is None:
+            raise TProtocolException(message='Required field catName is unset!')
+        if self.db_name is None:
+            raise TProtocolException(message='Required field db_name is unset!')
+        if self.tbl_name is None:
+            raise TProtocolException(message='Required field tbl_name is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class DefaultConstraintsResponse(object):
+    """
+    Attributes:
+     - defaultConstraints
+
+    """
+
+
+    def __init__(self, defaultConstraints=None,):
+        self.defaultConstraints = defaultConstraints
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.defaultConstraints = []
+                    (_etype410, _size407) = iprot.readListBegin()
+                    for _i411 in range(_size407):
+                        _elem412 = SQLDefaultConstraint()
+                        _elem412.read(iprot)
+                        self.defaultConstraints.append(_elem412)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('DefaultConstraintsResponse')
+        if self.defaultConstraints is not None:
+            oprot.writeFieldBegin('defaultConstraints', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
+            for iter413 in self.defaultConstraints:
+                iter413.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.defaultConstraints is None:
+            raise TProtocolException(message='Required field defaultConstraints is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class CheckConstraintsRequest(object):
+    """
+    Attributes:
+     - catName
+     - db_name
+     - tbl_name
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, catName=None, db_name=None, tbl_name=None, validWriteIdList=None, tableId=-1,):
+        self.catName = catName
+        self.db_name = db_name
+        self.tbl_name = tbl_name
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.db_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.tbl_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('CheckConstraintsRequest')
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 1)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.db_name is not None:
+            oprot.writeFieldBegin('db_name', TType.STRING, 2)
+            oprot.writeString(self.db_name.encode('utf-8') if sys.version_info[0] == 2 else self.db_name)
+            oprot.writeFieldEnd()
+        if self.tbl_name is not None:
+            oprot.writeFieldBegin('tbl_name', TType.STRING, 3)
+            oprot.writeString(self.tbl_name.encode('utf-8') if sys.version_info[0] == 2 else self.tbl_name)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 4)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 5)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.catName is None:
+            raise TProtocolException(message='Required field catName is unset!')
+        if self.db_name is None:
+            raise TProtocolException(message='Required field db_name is unset!')
+        if self.tbl_name is None:
+            raise TProtocolException(message='Required field tbl_name is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class CheckConstraintsResponse(object):
+    """
+    Attributes:
+     - checkConstraints
+
+    """
+
+
+    def __init__(self, checkConstraints=None,):
+        self.checkConstraints = checkConstraints
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.checkConstraints = []
+                    (_etype417, _size414) = iprot.readListBegin()
+                    for _i418 in range(_size414):
+                        _elem419 = SQLCheckConstraint()
+                        _elem419.read(iprot)
+                        self.checkConstraints.append(_elem419)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('CheckConstraintsResponse')
+        if self.checkConstraints is not None:
+            oprot.writeFieldBegin('checkConstraints', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
+            for iter420 in self.checkConstraints:
+                iter420.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.checkConstraints is None:
+            raise TProtocolException(message='Required field checkConstraints is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AllTableConstraintsRequest(object):
+    """
+    Attributes:
+     - dbName
+     - tblName
+     - catName
+     - validWriteIdList
+     - tableId
+
+    """
+
+
+    def __init__(self, dbName=None, tblName=None, catName=None, validWriteIdList=None, tableId=-1,):
+        self.dbName = dbName
+        self.tblName = tblName
+        self.catName = catName
+        self.validWriteIdList = validWriteIdList
+        self.tableId = tableId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tblName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.validWriteIdList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.tableId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AllTableConstraintsRequest')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tblName is not None:
+            oprot.writeFieldBegin('tblName', TType.STRING, 2)
+            oprot.writeString(self.tblName.encode('utf-8') if sys.version_info[0] == 2 else self.tblName)
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 3)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.validWriteIdList is not None:
+            oprot.writeFieldBegin('validWriteIdList', TType.STRING, 4)
+            oprot.writeString(self.validWriteIdList.encode('utf-8') if sys.version_info[0] == 2 else self.validWriteIdList)
+            oprot.writeFieldEnd()
+        if self.tableId is not None:
+            oprot.writeFieldBegin('tableId', TType.I64, 5)
+            oprot.writeI64(self.tableId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.dbName is None:
+            raise TProtocolException(message='Required field dbName is unset!')
+        if self.tblName is None:
+            raise TProtocolException(message='Required field tblName is unset!')
+        if self.catName is None:
+            raise TProtocolException(message='Required field catName is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AllTableConstraintsResponse(object):
+    """
+    Attributes:
+     - allTableConstraints
+
+    """
+
+
+    def __init__(self, allTableConstraints=None,):
+        self.allTableConstraints = allTableConstraints
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.allTableConstraints = SQLAllTableConstraints()
+                    self.allTableConstraints.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AllTableConstraintsResponse')
+        if self.allTableConstraints is not None:
+            oprot.writeFieldBegin('allTableConstraints', TType.STRUCT, 1)
+            self.allTableConstraints.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.allTableConstraints is None:
+            raise TProtocolException(message='Required field allTableConstraints is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class DropConstraintRequest(object):
+    """
+    Attributes:
+     - dbname
+     - tablename
+     - constraintname
+     - catName
+
+    """
+
+
+    def __init__(self, dbname=None, tablename=None, constraintname=None, catName=None,):
+        self.dbname = dbname
+        self.tablename = tablename
+        self.constraintname = constraintname
+        self.catName = catName
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tablename = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.constraintname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('DropConstraintRequest')
+        if self.dbname is not None:
+            oprot.writeFieldBegin('dbname', TType.STRING, 1)
+            oprot.writeString(self.dbname.encode('utf-8') if sys.version_info[0] == 2 else self.dbname)
+            oprot.writeFieldEnd()
+        if self.tablename is not None:
+            oprot.writeFieldBegin('tablename', TType.STRING, 2)
+            oprot.writeString(self.tablename.encode('utf-8') if sys.version_info[0] == 2 else self.tablename)
+            oprot.writeFieldEnd()
+        if self.constraintname is not None:
+            oprot.writeFieldBegin('constraintname', TType.STRING, 3)
+            oprot.writeString(self.constraintname.encode('utf-8') if sys.version_info[0] == 2 else self.constraintname)
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 4)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.dbname is None:
+            raise TProtocolException(message='Required field dbname is unset!')
+        if self.tablename is None:
+            raise TProtocolException(message='Required field tablename is unset!')
+        if self.constraintname is None:
+            raise TProtocolException(message='Required field constraintname is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AddPrimaryKeyRequest(object):
+    """
+    Attributes:
+     - primaryKeyCols
+
+    """
+
+
+    def __init__(self, primaryKeyCols=None,):
+        self.primaryKeyCols = primaryKeyCols
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.primaryKeyCols = []
+                    (_etype424, _size421) = iprot.readListBegin()
+                    for _i425 in range(_size421):
+                        _elem426 = SQLPrimaryKey()
+                        _elem426.read(iprot)
+                        self.primaryKeyCols.append(_elem426)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddPrimaryKeyRequest')
+        if self.primaryKeyCols is not None:
+            oprot.writeFieldBegin('primaryKeyCols', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.primaryKeyCols))
+            for iter427 in self.primaryKeyCols:
+                iter427.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.primaryKeyCols is None:
+            raise TProtocolException(message='Required field primaryKeyCols is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AddForeignKeyRequest(object):
+    """
+    Attributes:
+     - foreignKeyCols
+
+    """
+
+
+    def __init__(self, foreignKeyCols=None,):
+        self.foreignKeyCols = foreignKeyCols
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.foreignKeyCols = []
+                    (_etype431, _size428) = iprot.readListBegin()
+                    for _i432 in range(_size428):
+                        _elem433 = SQLForeignKey()
+                        _elem433.read(iprot)
+                        self.foreignKeyCols.append(_elem433)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddForeignKeyRequest')
+        if self.foreignKeyCols is not None:
+            oprot.writeFieldBegin('foreignKeyCols', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.foreignKeyCols))
+            for iter434 in self.foreignKeyCols:
+                iter434.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.foreignKeyCols is None:
+            raise TProtocolException(message='Required field foreignKeyCols is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AddUniqueConstraintRequest(object):
+    """
+    Attributes:
+     - uniqueConstraintCols
+
+    """
+
+
+    def __init__(self, uniqueConstraintCols=None,):
+        self.uniqueConstraintCols = uniqueConstraintCols
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.uniqueConstraintCols = []
+                    (_etype438, _size435) = iprot.readListBegin()
+                    for _i439 in range(_size435):
+                        _elem440 = SQLUniqueConstraint()
+                        _elem440.read(iprot)
+                        self.uniqueConstraintCols.append(_elem440)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddUniqueConstraintRequest')
+        if self.uniqueConstraintCols is not None:
+            oprot.writeFieldBegin('uniqueConstraintCols', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraintCols))
+            for iter441 in self.uniqueConstraintCols:
+                iter441.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.uniqueConstraintCols is None:
+            raise TProtocolException(message='Required field uniqueConstraintCols is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AddNotNullConstraintRequest(object):
+    """
+    Attributes:
+     - notNullConstraintCols
+
+    """
+
+
+    def __init__(self, notNullConstraintCols=None,):
+        self.notNullConstraintCols = notNullConstraintCols
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.notNullConstraintCols = []
+                    (_etype445, _size442) = iprot.readListBegin()
+                    for _i446 in range(_size442):
+                        _elem447 = SQLNotNullConstraint()
+                        _elem447.read(iprot)
+                        self.notNullConstraintCols.append(_elem447)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddNotNullConstraintRequest')
+        if self.notNullConstraintCols is not None:
+            oprot.writeFieldBegin('notNullConstraintCols', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraintCols))
+            for iter448 in self.notNullConstraintCols:
+                iter448.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.notNullConstraintCols is None:
+            raise TProtocolException(message='Required field notNullConstraintCols is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AddDefaultConstraintRequest(object):
+    """
+    Attributes:
+     - defaultConstraintCols
+
+    """
+
+
+    def __init__(self, defaultConstraintCols=None,):
+        self.defaultConstraintCols = defaultConstraintCols
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.defaultConstraintCols = []
+                    (_etype452, _size449) = iprot.readListBegin()
+                    for _i453 in range(_size449):
+                        _elem454 = SQLDefaultConstraint()
+                        _elem454.read(iprot)
+                        self.defaultConstraintCols.append(_elem454)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddDefaultConstraintRequest')
+        if self.defaultConstraintCols is not None:
+            oprot.writeFieldBegin('defaultConstraintCols', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraintCols))
+            for iter455 in self.defaultConstraintCols:
+                iter455.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.defaultConstraintCols is None:
+            raise TProtocolException(message='Required field defaultConstraintCols is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AddCheckConstraintRequest(object):
+    """
+    Attributes:
+     - checkConstraintCols
+
+    """
+
+
+    def __init__(self, checkConstraintCols=None,):
+        self.checkConstraintCols = checkConstraintCols
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.checkConstraintCols = []
+                    (_etype459, _size456) = iprot.readListBegin()
+                    for _i460 in range(_size456):
+                        _elem461 = SQLCheckConstraint()
+                        _elem461.read(iprot)
+                        self.checkConstraintCols.append(_elem461)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddCheckConstraintRequest')
+        if self.checkConstraintCols is not None:
+            oprot.writeFieldBegin('checkConstraintCols', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.checkConstraintCols))
+            for iter462 in self.checkConstraintCols:
+                iter462.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.checkConstraintCols is None:
+            raise TProtocolException(message='Required field checkConstraintCols is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class CreateTableRequest(object):
     """
     Attributes:
@@ -8378,76 +10405,76 @@ class CreateTableRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype340, _size337) = iprot.readListBegin()
-                    for _i341 in range(_size337):
-                        _elem342 = SQLPrimaryKey()
-                        _elem342.read(iprot)
-                        self.primaryKeys.append(_elem342)
+                    (_etype466, _size463) = iprot.readListBegin()
+                    for _i467 in range(_size463):
+                        _elem468 = SQLPrimaryKey()
+                        _elem468.read(iprot)
+                        self.primaryKeys.append(_elem468)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype346, _size343) = iprot.readListBegin()
-                    for _i347 in range(_size343):
-                        _elem348 = SQLForeignKey()
-                        _elem348.read(iprot)
-                        self.foreignKeys.append(_elem348)
+                    (_etype472, _size469) = iprot.readListBegin()
+                    for _i473 in range(_size469):
+                        _elem474 = SQLForeignKey()
+                        _elem474.read(iprot)
+                        self.foreignKeys.append(_elem474)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype352, _size349) = iprot.readListBegin()
-                    for _i353 in range(_size349):
-                        _elem354 = SQLUniqueConstraint()
-                        _elem354.read(iprot)
-                        self.uniqueConstraints.append(_elem354)
+                    (_etype478, _size475) = iprot.readListBegin()
+                    for _i479 in range(_size475):
+                        _elem480 = SQLUniqueConstraint()
+                        _elem480.read(iprot)
+                        self.uniqueConstraints.append(_elem480)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype358, _size355) = iprot.readListBegin()
-                    for _i359 in range(_size355):
-                        _elem360 = SQLNotNullConstraint()
-                        _elem360.read(iprot)
-                        self.notNullConstraints.append(_elem360)
+                    (_etype484, _size481) = iprot.readListBegin()
+                    for _i485 in range(_size481):
+                        _elem486 = SQLNotNullConstraint()
+                        _elem486.read(iprot)
+                        self.notNullConstraints.append(_elem486)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype364, _size361) = iprot.readListBegin()
-                    for _i365 in range(_size361):
-                        _elem366 = SQLDefaultConstraint()
-                        _elem366.read(iprot)
-                        self.defaultConstraints.append(_elem366)
+                    (_etype490, _size487) = iprot.readListBegin()
+                    for _i491 in range(_size487):
+                        _elem492 = SQLDefaultConstraint()
+                        _elem492.read(iprot)
+                        self.defaultConstraints.append(_elem492)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype370, _size367) = iprot.readListBegin()
-                    for _i371 in range(_size367):
-                        _elem372 = SQLCheckConstraint()
-                        _elem372.read(iprot)
-                        self.checkConstraints.append(_elem372)
+                    (_etype496, _size493) = iprot.readListBegin()
+                    for _i497 in range(_size493):
+                        _elem498 = SQLCheckConstraint()
+                        _elem498.read(iprot)
+                        self.checkConstraints.append(_elem498)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype376, _size373) = iprot.readListBegin()
-                    for _i377 in range(_size373):
-                        _elem378 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem378)
+                    (_etype502, _size499) = iprot.readListBegin()
+                    for _i503 in range(_size499):
+                        _elem504 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem504)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8477,50 +10504,50 @@ class CreateTableRequest(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter379 in self.primaryKeys:
-                iter379.write(oprot)
+            for iter505 in self.primaryKeys:
+                iter505.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter380 in self.foreignKeys:
-                iter380.write(oprot)
+            for iter506 in self.foreignKeys:
+                iter506.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter381 in self.uniqueConstraints:
-                iter381.write(oprot)
+            for iter507 in self.uniqueConstraints:
+                iter507.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter382 in self.notNullConstraints:
-                iter382.write(oprot)
+            for iter508 in self.notNullConstraints:
+                iter508.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter383 in self.defaultConstraints:
-                iter383.write(oprot)
+            for iter509 in self.defaultConstraints:
+                iter509.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter384 in self.checkConstraints:
-                iter384.write(oprot)
+            for iter510 in self.checkConstraints:
+                iter510.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 9)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter385 in self.processorCapabilities:
-                oprot.writeString(iter385.encode('utf-8') if sys.version_info[0] == 2 else iter385)
+            for iter511 in self.processorCapabilities:
+                oprot.writeString(iter511.encode('utf-8') if sys.version_info[0] == 2 else iter511)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -8619,10 +10646,10 @@ class GetTableRequest(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype389, _size386) = iprot.readListBegin()
-                    for _i390 in range(_size386):
-                        _elem391 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem391)
+                    (_etype515, _size512) = iprot.readListBegin()
+                    for _i516 in range(_size512):
+                        _elem517 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem517)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8678,8 +10705,8 @@ class GetTableRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter392 in self.processorCapabilities:
-                oprot.writeString(iter392.encode('utf-8') if sys.version_info[0] == 2 else iter392)
+            for iter518 in self.processorCapabilities:
+                oprot.writeString(iter518.encode('utf-8') if sys.version_info[0] == 2 else iter518)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -8829,10 +10856,10 @@ class GetTablesRequest(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tblNames = []
-                    (_etype396, _size393) = iprot.readListBegin()
-                    for _i397 in range(_size393):
-                        _elem398 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblNames.append(_elem398)
+                    (_etype522, _size519) = iprot.readListBegin()
+                    for _i523 in range(_size519):
+                        _elem524 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblNames.append(_elem524)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8850,10 +10877,10 @@ class GetTablesRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype402, _size399) = iprot.readListBegin()
-                    for _i403 in range(_size399):
-                        _elem404 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem404)
+                    (_etype528, _size525) = iprot.readListBegin()
+                    for _i529 in range(_size525):
+                        _elem530 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem530)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8890,8 +10917,8 @@ class GetTablesRequest(object):
         if self.tblNames is not None:
             oprot.writeFieldBegin('tblNames', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tblNames))
-            for iter405 in self.tblNames:
-                oprot.writeString(iter405.encode('utf-8') if sys.version_info[0] == 2 else iter405)
+            for iter531 in self.tblNames:
+                oprot.writeString(iter531.encode('utf-8') if sys.version_info[0] == 2 else iter531)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.capabilities is not None:
@@ -8905,8 +10932,8 @@ class GetTablesRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter406 in self.processorCapabilities:
-                oprot.writeString(iter406.encode('utf-8') if sys.version_info[0] == 2 else iter406)
+            for iter532 in self.processorCapabilities:
+                oprot.writeString(iter532.encode('utf-8') if sys.version_info[0] == 2 else iter532)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -8964,11 +10991,11 @@ class GetTablesResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tables = []
-                    (_etype410, _size407) = iprot.readListBegin()
-                    for _i411 in range(_size407):
-                        _elem412 = Table()
-                        _elem412.read(iprot)
-                        self.tables.append(_elem412)
+                    (_etype536, _size533) = iprot.readListBegin()
+                    for _i537 in range(_size533):
+                        _elem538 = Table()
+                        _elem538.read(iprot)
+                        self.tables.append(_elem538)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8985,8 +11012,8 @@ class GetTablesResult(object):
         if self.tables is not None:
             oprot.writeFieldBegin('tables', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tables))
-            for iter413 in self.tables:
-                iter413.write(oprot)
+            for iter539 in self.tables:
+                iter539.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9149,11 +11176,11 @@ class GetFieldsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.fields = []
-                    (_etype417, _size414) = iprot.readListBegin()
-                    for _i418 in range(_size414):
-                        _elem419 = FieldSchema()
-                        _elem419.read(iprot)
-                        self.fields.append(_elem419)
+                    (_etype543, _size540) = iprot.readListBegin()
+                    for _i544 in range(_size540):
+                        _elem545 = FieldSchema()
+                        _elem545.read(iprot)
+                        self.fields.append(_elem545)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9170,8 +11197,8 @@ class GetFieldsResponse(object):
         if self.fields is not None:
             oprot.writeFieldBegin('fields', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.fields))
-            for iter420 in self.fields:
-                iter420.write(oprot)
+            for iter546 in self.fields:
+                iter546.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9334,11 +11361,11 @@ class GetSchemaResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.fields = []
-                    (_etype424, _size421) = iprot.readListBegin()
-                    for _i425 in range(_size421):
-                        _elem426 = FieldSchema()
-                        _elem426.read(iprot)
-                        self.fields.append(_elem426)
+                    (_etype550, _size547) = iprot.readListBegin()
+                    for _i551 in range(_size547):
+                        _elem552 = FieldSchema()
+                        _elem552.read(iprot)
+                        self.fields.append(_elem552)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9355,8 +11382,8 @@ class GetSchemaResponse(object):
         if self.fields is not None:
             oprot.writeFieldBegin('fields', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.fields))
-            for iter427 in self.fields:
-                iter427.write(oprot)
+            for iter553 in self.fields:
+                iter553.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9459,10 +11486,10 @@ class AlterTableRequest(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype431, _size428) = iprot.readListBegin()
-                    for _i432 in range(_size428):
-                        _elem433 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem433)
+                    (_etype557, _size554) = iprot.readListBegin()
+                    for _i558 in range(_size554):
+                        _elem559 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem559)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9522,8 +11549,8 @@ class AlterTableRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter434 in self.processorCapabilities:
-                oprot.writeString(iter434.encode('utf-8') if sys.version_info[0] == 2 else iter434)
+            for iter560 in self.processorCapabilities:
+                oprot.writeString(iter560.encode('utf-8') if sys.version_info[0] == 2 else iter560)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -9645,10 +11672,10 @@ class TruncateTableRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype438, _size435) = iprot.readListBegin()
-                    for _i439 in range(_size435):
-                        _elem440 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem440)
+                    (_etype564, _size561) = iprot.readListBegin()
+                    for _i565 in range(_size561):
+                        _elem566 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem566)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9689,8 +11716,8 @@ class TruncateTableRequest(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter441 in self.partNames:
-                oprot.writeString(iter441.encode('utf-8') if sys.version_info[0] == 2 else iter441)
+            for iter567 in self.partNames:
+                oprot.writeString(iter567.encode('utf-8') if sys.version_info[0] == 2 else iter567)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.writeId is not None:
@@ -9814,10 +11841,10 @@ class Partition(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.values = []
-                    (_etype445, _size442) = iprot.readListBegin()
-                    for _i446 in range(_size442):
-                        _elem447 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.values.append(_elem447)
+                    (_etype571, _size568) = iprot.readListBegin()
+                    for _i572 in range(_size568):
+                        _elem573 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.values.append(_elem573)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9850,11 +11877,11 @@ class Partition(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype449, _vtype450, _size448) = iprot.readMapBegin()
-                    for _i452 in range(_size448):
-                        _key453 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val454 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key453] = _val454
+                    (_ktype575, _vtype576, _size574) = iprot.readMapBegin()
+                    for _i578 in range(_size574):
+                        _key579 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val580 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key579] = _val580
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -9904,8 +11931,8 @@ class Partition(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.values))
-            for iter455 in self.values:
-                oprot.writeString(iter455.encode('utf-8') if sys.version_info[0] == 2 else iter455)
+            for iter581 in self.values:
+                oprot.writeString(iter581.encode('utf-8') if sys.version_info[0] == 2 else iter581)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.dbName is not None:
@@ -9931,9 +11958,9 @@ class Partition(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter456, viter457 in self.parameters.items():
-                oprot.writeString(kiter456.encode('utf-8') if sys.version_info[0] == 2 else kiter456)
-                oprot.writeString(viter457.encode('utf-8') if sys.version_info[0] == 2 else viter457)
+            for kiter582, viter583 in self.parameters.items():
+                oprot.writeString(kiter582.encode('utf-8') if sys.version_info[0] == 2 else kiter582)
+                oprot.writeString(viter583.encode('utf-8') if sys.version_info[0] == 2 else viter583)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -10011,10 +12038,10 @@ class PartitionWithoutSD(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.values = []
-                    (_etype461, _size458) = iprot.readListBegin()
-                    for _i462 in range(_size458):
-                        _elem463 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.values.append(_elem463)
+                    (_etype587, _size584) = iprot.readListBegin()
+                    for _i588 in range(_size584):
+                        _elem589 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.values.append(_elem589)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10036,11 +12063,11 @@ class PartitionWithoutSD(object):
             elif fid == 5:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype465, _vtype466, _size464) = iprot.readMapBegin()
-                    for _i468 in range(_size464):
-                        _key469 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val470 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key469] = _val470
+                    (_ktype591, _vtype592, _size590) = iprot.readMapBegin()
+                    for _i594 in range(_size590):
+                        _key595 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val596 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key595] = _val596
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -10063,8 +12090,8 @@ class PartitionWithoutSD(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.values))
-            for iter471 in self.values:
-                oprot.writeString(iter471.encode('utf-8') if sys.version_info[0] == 2 else iter471)
+            for iter597 in self.values:
+                oprot.writeString(iter597.encode('utf-8') if sys.version_info[0] == 2 else iter597)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.createTime is not None:
@@ -10082,9 +12109,9 @@ class PartitionWithoutSD(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 5)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter472, viter473 in self.parameters.items():
-                oprot.writeString(kiter472.encode('utf-8') if sys.version_info[0] == 2 else kiter472)
-                oprot.writeString(viter473.encode('utf-8') if sys.version_info[0] == 2 else viter473)
+            for kiter598, viter599 in self.parameters.items():
+                oprot.writeString(kiter598.encode('utf-8') if sys.version_info[0] == 2 else kiter598)
+                oprot.writeString(viter599.encode('utf-8') if sys.version_info[0] == 2 else viter599)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -10134,11 +12161,11 @@ class PartitionSpecWithSharedSD(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype477, _size474) = iprot.readListBegin()
-                    for _i478 in range(_size474):
-                        _elem479 = PartitionWithoutSD()
-                        _elem479.read(iprot)
-                        self.partitions.append(_elem479)
+                    (_etype603, _size600) = iprot.readListBegin()
+                    for _i604 in range(_size600):
+                        _elem605 = PartitionWithoutSD()
+                        _elem605.read(iprot)
+                        self.partitions.append(_elem605)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10161,8 +12188,8 @@ class PartitionSpecWithSharedSD(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter480 in self.partitions:
-                iter480.write(oprot)
+            for iter606 in self.partitions:
+                iter606.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.sd is not None:
@@ -10210,11 +12237,11 @@ class PartitionListComposingSpec(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype484, _size481) = iprot.readListBegin()
-                    for _i485 in range(_size481):
-                        _elem486 = Partition()
-                        _elem486.read(iprot)
-                        self.partitions.append(_elem486)
+                    (_etype610, _size607) = iprot.readListBegin()
+                    for _i611 in range(_size607):
+                        _elem612 = Partition()
+                        _elem612.read(iprot)
+                        self.partitions.append(_elem612)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10231,8 +12258,8 @@ class PartitionListComposingSpec(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter487 in self.partitions:
-                iter487.write(oprot)
+            for iter613 in self.partitions:
+                iter613.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10434,11 +12461,11 @@ class AddPartitionsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.parts = []
-                    (_etype491, _size488) = iprot.readListBegin()
-                    for _i492 in range(_size488):
-                        _elem493 = Partition()
-                        _elem493.read(iprot)
-                        self.parts.append(_elem493)
+                    (_etype617, _size614) = iprot.readListBegin()
+                    for _i618 in range(_size614):
+                        _elem619 = Partition()
+                        _elem619.read(iprot)
+                        self.parts.append(_elem619)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10483,8 +12510,8 @@ class AddPartitionsRequest(object):
         if self.parts is not None:
             oprot.writeFieldBegin('parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.parts))
-            for iter494 in self.parts:
-                iter494.write(oprot)
+            for iter620 in self.parts:
+                iter620.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.ifNotExists is not None:
@@ -10554,11 +12581,11 @@ class AddPartitionsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype498, _size495) = iprot.readListBegin()
-                    for _i499 in range(_size495):
-                        _elem500 = Partition()
-                        _elem500.read(iprot)
-                        self.partitions.append(_elem500)
+                    (_etype624, _size621) = iprot.readListBegin()
+                    for _i625 in range(_size621):
+                        _elem626 = Partition()
+                        _elem626.read(iprot)
+                        self.partitions.append(_elem626)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10580,8 +12607,8 @@ class AddPartitionsResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter501 in self.partitions:
-                iter501.write(oprot)
+            for iter627 in self.partitions:
+                iter627.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -10701,21 +12728,21 @@ class RequestPartsSpec(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype505, _size502) = iprot.readListBegin()
-                    for _i506 in range(_size502):
-                        _elem507 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem507)
+                    (_etype631, _size628) = iprot.readListBegin()
+                    for _i632 in range(_size628):
+                        _elem633 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem633)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.exprs = []
-                    (_etype511, _size508) = iprot.readListBegin()
-                    for _i512 in range(_size508):
-                        _elem513 = DropPartitionsExpr()
-                        _elem513.read(iprot)
-                        self.exprs.append(_elem513)
+                    (_etype637, _size634) = iprot.readListBegin()
+                    for _i638 in range(_size634):
+                        _elem639 = DropPartitionsExpr()
+                        _elem639.read(iprot)
+                        self.exprs.append(_elem639)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10732,15 +12759,15 @@ class RequestPartsSpec(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter514 in self.names:
-                oprot.writeString(iter514.encode('utf-8') if sys.version_info[0] == 2 else iter514)
+            for iter640 in self.names:
+                oprot.writeString(iter640.encode('utf-8') if sys.version_info[0] == 2 else iter640)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.exprs is not None:
             oprot.writeFieldBegin('exprs', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.exprs))
-            for iter515 in self.exprs:
-                iter515.write(oprot)
+            for iter641 in self.exprs:
+                iter641.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10937,11 +12964,11 @@ class DropPartitionsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype519, _size516) = iprot.readListBegin()
-                    for _i520 in range(_size516):
-                        _elem521 = Partition()
-                        _elem521.read(iprot)
-                        self.partitions.append(_elem521)
+                    (_etype645, _size642) = iprot.readListBegin()
+                    for _i646 in range(_size642):
+                        _elem647 = Partition()
+                        _elem647.read(iprot)
+                        self.partitions.append(_elem647)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10958,8 +12985,8 @@ class DropPartitionsResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter522 in self.partitions:
-                iter522.write(oprot)
+            for iter648 in self.partitions:
+                iter648.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11156,11 +13183,11 @@ class PartitionsByExprResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype526, _size523) = iprot.readListBegin()
-                    for _i527 in range(_size523):
-                        _elem528 = Partition()
-                        _elem528.read(iprot)
-                        self.partitions.append(_elem528)
+                    (_etype652, _size649) = iprot.readListBegin()
+                    for _i653 in range(_size649):
+                        _elem654 = Partition()
+                        _elem654.read(iprot)
+                        self.partitions.append(_elem654)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11182,8 +13209,8 @@ class PartitionsByExprResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter529 in self.partitions:
-                iter529.write(oprot)
+            for iter655 in self.partitions:
+                iter655.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.hasUnknownPartitions is not None:
@@ -11263,11 +13290,11 @@ class PartitionValuesRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitionKeys = []
-                    (_etype533, _size530) = iprot.readListBegin()
-                    for _i534 in range(_size530):
-                        _elem535 = FieldSchema()
-                        _elem535.read(iprot)
-                        self.partitionKeys.append(_elem535)
+                    (_etype659, _size656) = iprot.readListBegin()
+                    for _i660 in range(_size656):
+                        _elem661 = FieldSchema()
+                        _elem661.read(iprot)
+                        self.partitionKeys.append(_elem661)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11284,11 +13311,11 @@ class PartitionValuesRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.partitionOrder = []
-                    (_etype539, _size536) = iprot.readListBegin()
-                    for _i540 in range(_size536):
-                        _elem541 = FieldSchema()
-                        _elem541.read(iprot)
-                        self.partitionOrder.append(_elem541)
+                    (_etype665, _size662) = iprot.readListBegin()
+                    for _i666 in range(_size662):
+                        _elem667 = FieldSchema()
+                        _elem667.read(iprot)
+                        self.partitionOrder.append(_elem667)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11333,8 +13360,8 @@ class PartitionValuesRequest(object):
         if self.partitionKeys is not None:
             oprot.writeFieldBegin('partitionKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionKeys))
-            for iter542 in self.partitionKeys:
-                iter542.write(oprot)
+            for iter668 in self.partitionKeys:
+                iter668.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.applyDistinct is not None:
@@ -11348,8 +13375,8 @@ class PartitionValuesRequest(object):
         if self.partitionOrder is not None:
             oprot.writeFieldBegin('partitionOrder', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionOrder))
-            for iter543 in self.partitionOrder:
-                iter543.write(oprot)
+            for iter669 in self.partitionOrder:
+                iter669.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.ascending is not None:
@@ -11415,10 +13442,10 @@ class PartitionValuesRow(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.row = []
-                    (_etype547, _size544) = iprot.readListBegin()
-                    for _i548 in range(_size544):
-                        _elem549 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.row.append(_elem549)
+                    (_etype673, _size670) = iprot.readListBegin()
+                    for _i674 in range(_size670):
+                        _elem675 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.row.append(_elem675)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11435,8 +13462,8 @@ class PartitionValuesRow(object):
         if self.row is not None:
             oprot.writeFieldBegin('row', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.row))
-            for iter550 in self.row:
-                oprot.writeString(iter550.encode('utf-8') if sys.version_info[0] == 2 else iter550)
+            for iter676 in self.row:
+                oprot.writeString(iter676.encode('utf-8') if sys.version_info[0] == 2 else iter676)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11482,11 +13509,11 @@ class PartitionValuesResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitionValues = []
-                    (_etype554, _size551) = iprot.readListBegin()
-                    for _i555 in range(_size551):
-                        _elem556 = PartitionValuesRow()
-                        _elem556.read(iprot)
-                        self.partitionValues.append(_elem556)
+                    (_etype680, _size677) = iprot.readListBegin()
+                    for _i681 in range(_size677):
+                        _elem682 = PartitionValuesRow()
+                        _elem682.read(iprot)
+                        self.partitionValues.append(_elem682)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11503,8 +13530,8 @@ class PartitionValuesResponse(object):
         if self.partitionValues is not None:
             oprot.writeFieldBegin('partitionValues', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionValues))
-            for iter557 in self.partitionValues:
-                iter557.write(oprot)
+            for iter683 in self.partitionValues:
+                iter683.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11578,10 +13605,10 @@ class GetPartitionsByNamesRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype561, _size558) = iprot.readListBegin()
-                    for _i562 in range(_size558):
-                        _elem563 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem563)
+                    (_etype687, _size684) = iprot.readListBegin()
+                    for _i688 in range(_size684):
+                        _elem689 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem689)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11593,10 +13620,10 @@ class GetPartitionsByNamesRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype567, _size564) = iprot.readListBegin()
-                    for _i568 in range(_size564):
-                        _elem569 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem569)
+                    (_etype693, _size690) = iprot.readListBegin()
+                    for _i694 in range(_size690):
+                        _elem695 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem695)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11646,8 +13673,8 @@ class GetPartitionsByNamesRequest(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter570 in self.names:
-                oprot.writeString(iter570.encode('utf-8') if sys.version_info[0] == 2 else iter570)
+            for iter696 in self.names:
+                oprot.writeString(iter696.encode('utf-8') if sys.version_info[0] == 2 else iter696)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.get_col_stats is not None:
@@ -11657,8 +13684,8 @@ class GetPartitionsByNamesRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter571 in self.processorCapabilities:
-                oprot.writeString(iter571.encode('utf-8') if sys.version_info[0] == 2 else iter571)
+            for iter697 in self.processorCapabilities:
+                oprot.writeString(iter697.encode('utf-8') if sys.version_info[0] == 2 else iter697)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -11728,11 +13755,11 @@ class GetPartitionsByNamesResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype575, _size572) = iprot.readListBegin()
-                    for _i576 in range(_size572):
-                        _elem577 = Partition()
-                        _elem577.read(iprot)
-                        self.partitions.append(_elem577)
+                    (_etype701, _size698) = iprot.readListBegin()
+                    for _i702 in range(_size698):
+                        _elem703 = Partition()
+                        _elem703.read(iprot)
+                        self.partitions.append(_elem703)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11755,8 +13782,8 @@ class GetPartitionsByNamesResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter578 in self.partitions:
-                iter578.write(oprot)
+            for iter704 in self.partitions:
+                iter704.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.dictionary is not None:
@@ -11831,10 +13858,10 @@ class GetPartitionRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype582, _size579) = iprot.readListBegin()
-                    for _i583 in range(_size579):
-                        _elem584 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem584)
+                    (_etype708, _size705) = iprot.readListBegin()
+                    for _i709 in range(_size705):
+                        _elem710 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem710)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11873,8 +13900,8 @@ class GetPartitionRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter585 in self.partVals:
-                oprot.writeString(iter585.encode('utf-8') if sys.version_info[0] == 2 else iter585)
+            for iter711 in self.partVals:
+                oprot.writeString(iter711.encode('utf-8') if sys.version_info[0] == 2 else iter711)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.validWriteIdList is not None:
@@ -12108,11 +14135,11 @@ class PartitionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype589, _size586) = iprot.readListBegin()
-                    for _i590 in range(_size586):
-                        _elem591 = Partition()
-                        _elem591.read(iprot)
-                        self.partitions.append(_elem591)
+                    (_etype715, _size712) = iprot.readListBegin()
+                    for _i716 in range(_size712):
+                        _elem717 = Partition()
+                        _elem717.read(iprot)
+                        self.partitions.append(_elem717)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12129,8 +14156,8 @@ class PartitionsResponse(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter592 in self.partitions:
-                iter592.write(oprot)
+            for iter718 in self.partitions:
+                iter718.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12203,10 +14230,10 @@ class GetPartitionNamesPsRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partValues = []
-                    (_etype596, _size593) = iprot.readListBegin()
-                    for _i597 in range(_size593):
-                        _elem598 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partValues.append(_elem598)
+                    (_etype722, _size719) = iprot.readListBegin()
+                    for _i723 in range(_size719):
+                        _elem724 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partValues.append(_elem724)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12250,8 +14277,8 @@ class GetPartitionNamesPsRequest(object):
         if self.partValues is not None:
             oprot.writeFieldBegin('partValues', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partValues))
-            for iter599 in self.partValues:
-                oprot.writeString(iter599.encode('utf-8') if sys.version_info[0] == 2 else iter599)
+            for iter725 in self.partValues:
+                oprot.writeString(iter725.encode('utf-8') if sys.version_info[0] == 2 else iter725)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.maxParts is not None:
@@ -12311,10 +14338,10 @@ class GetPartitionNamesPsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype603, _size600) = iprot.readListBegin()
-                    for _i604 in range(_size600):
-                        _elem605 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem605)
+                    (_etype729, _size726) = iprot.readListBegin()
+                    for _i730 in range(_size726):
+                        _elem731 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem731)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12331,8 +14358,8 @@ class GetPartitionNamesPsResponse(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter606 in self.names:
-                oprot.writeString(iter606.encode('utf-8') if sys.version_info[0] == 2 else iter606)
+            for iter732 in self.names:
+                oprot.writeString(iter732.encode('utf-8') if sys.version_info[0] == 2 else iter732)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12409,10 +14436,10 @@ class GetPartitionsPsWithAuthRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype610, _size607) = iprot.readListBegin()
-                    for _i611 in range(_size607):
-                        _elem612 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem612)
+                    (_etype736, _size733) = iprot.readListBegin()
+                    for _i737 in range(_size733):
+                        _elem738 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem738)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12429,10 +14456,10 @@ class GetPartitionsPsWithAuthRequest(object):
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.groupNames = []
-                    (_etype616, _size613) = iprot.readListBegin()
-                    for _i617 in range(_size613):
-                        _elem618 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.groupNames.append(_elem618)
+                    (_etype742, _size739) = iprot.readListBegin()
+                    for _i743 in range(_size739):
+                        _elem744 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.groupNames.append(_elem744)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12471,8 +14498,8 @@ class GetPartitionsPsWithAuthRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter619 in self.partVals:
-                oprot.writeString(iter619.encode('utf-8') if sys.version_info[0] == 2 else iter619)
+            for iter745 in self.partVals:
+                oprot.writeString(iter745.encode('utf-8') if sys.version_info[0] == 2 else iter745)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.maxParts is not None:
@@ -12486,8 +14513,8 @@ class GetPartitionsPsWithAuthRequest(object):
         if self.groupNames is not None:
             oprot.writeFieldBegin('groupNames', TType.LIST, 7)
             oprot.writeListBegin(TType.STRING, len(self.groupNames))
-            for iter620 in self.groupNames:
-                oprot.writeString(iter620.encode('utf-8') if sys.version_info[0] == 2 else iter620)
+            for iter746 in self.groupNames:
+                oprot.writeString(iter746.encode('utf-8') if sys.version_info[0] == 2 else iter746)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.validWriteIdList is not None:
@@ -12543,11 +14570,11 @@ class GetPartitionsPsWithAuthResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype624, _size621) = iprot.readListBegin()
-                    for _i625 in range(_size621):
-                        _elem626 = Partition()
-                        _elem626.read(iprot)
-                        self.partitions.append(_elem626)
+                    (_etype750, _size747) = iprot.readListBegin()
+                    for _i751 in range(_size747):
+                        _elem752 = Partition()
+                        _elem752.read(iprot)
+                        self.partitions.append(_elem752)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12564,8 +14591,8 @@ class GetPartitionsPsWithAuthResponse(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter627 in self.partitions:
-                iter627.write(oprot)
+            for iter753 in self.partitions:
+                iter753.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12618,10 +14645,10 @@ class GetPartitionsFilterSpec(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.filters = []
-                    (_etype631, _size628) = iprot.readListBegin()
-                    for _i632 in range(_size628):
-                        _elem633 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filters.append(_elem633)
+                    (_etype757, _size754) = iprot.readListBegin()
+                    for _i758 in range(_size754):
+                        _elem759 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filters.append(_elem759)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12642,8 +14669,8 @@ class GetPartitionsFilterSpec(object):
         if self.filters is not None:
             oprot.writeFieldBegin('filters', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.filters))
-            for iter634 in self.filters:
-                oprot.writeString(iter634.encode('utf-8') if sys.version_info[0] == 2 else iter634)
+            for iter760 in self.filters:
+                oprot.writeString(iter760.encode('utf-8') if sys.version_info[0] == 2 else iter760)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12732,10 +14759,10 @@ class GetPartitionsRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.groupNames = []
-                    (_etype638, _size635) = iprot.readListBegin()
-                    for _i639 in range(_size635):
-                        _elem640 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.groupNames.append(_elem640)
+                    (_etype764, _size761) = iprot.readListBegin()
+                    for _i765 in range(_size761):
+                        _elem766 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.groupNames.append(_elem766)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12754,10 +14781,10 @@ class GetPartitionsRequest(object):
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype644, _size641) = iprot.readListBegin()
-                    for _i645 in range(_size641):
-                        _elem646 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem646)
+                    (_etype770, _size767) = iprot.readListBegin()
+                    for _i771 in range(_size767):
+                        _elem772 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem772)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12804,8 +14831,8 @@ class GetPartitionsRequest(object):
         if self.groupNames is not None:
             oprot.writeFieldBegin('groupNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.groupNames))
-            for iter647 in self.groupNames:
-                oprot.writeString(iter647.encode('utf-8') if sys.version_info[0] == 2 else iter647)
+            for iter773 in self.groupNames:
+                oprot.writeString(iter773.encode('utf-8') if sys.version_info[0] == 2 else iter773)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.projectionSpec is not None:
@@ -12819,8 +14846,8 @@ class GetPartitionsRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 9)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter648 in self.processorCapabilities:
-                oprot.writeString(iter648.encode('utf-8') if sys.version_info[0] == 2 else iter648)
+            for iter774 in self.processorCapabilities:
+                oprot.writeString(iter774.encode('utf-8') if sys.version_info[0] == 2 else iter774)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -12872,11 +14899,11 @@ class GetPartitionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitionSpec = []
-                    (_etype652, _size649) = iprot.readListBegin()
-                    for _i653 in range(_size649):
-                        _elem654 = PartitionSpec()
-                        _elem654.read(iprot)
-                        self.partitionSpec.append(_elem654)
+                    (_etype778, _size775) = iprot.readListBegin()
+                    for _i779 in range(_size775):
+                        _elem780 = PartitionSpec()
+                        _elem780.read(iprot)
+                        self.partitionSpec.append(_elem780)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12893,8 +14920,8 @@ class GetPartitionsResponse(object):
         if self.partitionSpec is not None:
             oprot.writeFieldBegin('partitionSpec', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionSpec))
-            for iter655 in self.partitionSpec:
-                iter655.write(oprot)
+            for iter781 in self.partitionSpec:
+                iter781.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12965,11 +14992,11 @@ class AlterPartitionsRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype659, _size656) = iprot.readListBegin()
-                    for _i660 in range(_size656):
-                        _elem661 = Partition()
-                        _elem661.read(iprot)
-                        self.partitions.append(_elem661)
+                    (_etype785, _size782) = iprot.readListBegin()
+                    for _i786 in range(_size782):
+                        _elem787 = Partition()
+                        _elem787.read(iprot)
+                        self.partitions.append(_elem787)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13014,8 +15041,8 @@ class AlterPartitionsRequest(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter662 in self.partitions:
-                iter662.write(oprot)
+            for iter788 in self.partitions:
+                iter788.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environmentContext is not None:
@@ -13146,10 +15173,10 @@ class RenamePartitionRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype666, _size663) = iprot.readListBegin()
-                    for _i667 in range(_size663):
-                        _elem668 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem668)
+                    (_etype792, _size789) = iprot.readListBegin()
+                    for _i793 in range(_size789):
+                        _elem794 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem794)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13199,8 +15226,8 @@ class RenamePartitionRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter669 in self.partVals:
-                oprot.writeString(iter669.encode('utf-8') if sys.version_info[0] == 2 else iter669)
+            for iter795 in self.partVals:
+                oprot.writeString(iter795.encode('utf-8') if sys.version_info[0] == 2 else iter795)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.newPart is not None:
@@ -13468,11 +15495,11 @@ class GetOpenTxnsInfoResponse(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.open_txns = []
-                    (_etype673, _size670) = iprot.readListBegin()
-                    for _i674 in range(_size670):
-                        _elem675 = TxnInfo()
-                        _elem675.read(iprot)
-                        self.open_txns.append(_elem675)
+                    (_etype799, _size796) = iprot.readListBegin()
+                    for _i800 in range(_size796):
+                        _elem801 = TxnInfo()
+                        _elem801.read(iprot)
+                        self.open_txns.append(_elem801)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13493,8 +15520,8 @@ class GetOpenTxnsInfoResponse(object):
         if self.open_txns is not None:
             oprot.writeFieldBegin('open_txns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.open_txns))
-            for iter676 in self.open_txns:
-                iter676.write(oprot)
+            for iter802 in self.open_txns:
+                iter802.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13553,10 +15580,10 @@ class GetOpenTxnsResponse(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.open_txns = []
-                    (_etype680, _size677) = iprot.readListBegin()
-                    for _i681 in range(_size677):
-                        _elem682 = iprot.readI64()
-                        self.open_txns.append(_elem682)
+                    (_etype806, _size803) = iprot.readListBegin()
+                    for _i807 in range(_size803):
+                        _elem808 = iprot.readI64()
+                        self.open_txns.append(_elem808)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13587,8 +15614,8 @@ class GetOpenTxnsResponse(object):
         if self.open_txns is not None:
             oprot.writeFieldBegin('open_txns', TType.LIST, 2)
             oprot.writeListBegin(TType.I64, len(self.open_txns))
-            for iter683 in self.open_txns:
-                oprot.writeI64(iter683)
+            for iter809 in self.open_txns:
+                oprot.writeI64(iter809)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.min_open_txn is not None:
@@ -13644,10 +15671,10 @@ class GetOpenTxnsRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.excludeTxnTypes = []
-                    (_etype687, _size684) = iprot.readListBegin()
-                    for _i688 in range(_size684):
-                        _elem689 = iprot.readI32()
-                        self.excludeTxnTypes.append(_elem689)
+                    (_etype813, _size810) = iprot.readListBegin()
+                    for _i814 in range(_size810):
+                        _elem815 = iprot.readI32()
+                        self.excludeTxnTypes.append(_elem815)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13664,8 +15691,8 @@ class GetOpenTxnsRequest(object):
         if self.excludeTxnTypes is not None:
             oprot.writeFieldBegin('excludeTxnTypes', TType.LIST, 1)
             oprot.writeListBegin(TType.I32, len(self.excludeTxnTypes))
-            for iter690 in self.excludeTxnTypes:
-                oprot.writeI32(iter690)
+            for iter816 in self.excludeTxnTypes:
+                oprot.writeI32(iter816)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13746,10 +15773,10 @@ class OpenTxnRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.replSrcTxnIds = []
-                    (_etype694, _size691) = iprot.readListBegin()
-                    for _i695 in range(_size691):
-                        _elem696 = iprot.readI64()
-                        self.replSrcTxnIds.append(_elem696)
+                    (_etype820, _size817) = iprot.readListBegin()
+                    for _i821 in range(_size817):
+                        _elem822 = iprot.readI64()
+                        self.replSrcTxnIds.append(_elem822)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13791,8 +15818,8 @@ class OpenTxnRequest(object):
         if self.replSrcTxnIds is not None:
             oprot.writeFieldBegin('replSrcTxnIds', TType.LIST, 6)
             oprot.writeListBegin(TType.I64, len(self.replSrcTxnIds))
-            for iter697 in self.replSrcTxnIds:
-                oprot.writeI64(iter697)
+            for iter823 in self.replSrcTxnIds:
+                oprot.writeI64(iter823)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txn_type is not None:
@@ -13846,10 +15873,10 @@ class OpenTxnsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.txn_ids = []
-                    (_etype701, _size698) = iprot.readListBegin()
-                    for _i702 in range(_size698):
-                        _elem703 = iprot.readI64()
-                        self.txn_ids.append(_elem703)
+                    (_etype827, _size824) = iprot.readListBegin()
+                    for _i828 in range(_size824):
+                        _elem829 = iprot.readI64()
+                        self.txn_ids.append(_elem829)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13866,8 +15893,8 @@ class OpenTxnsResponse(object):
         if self.txn_ids is not None:
             oprot.writeFieldBegin('txn_ids', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.txn_ids))
-            for iter704 in self.txn_ids:
-                oprot.writeI64(iter704)
+            for iter830 in self.txn_ids:
+                oprot.writeI64(iter830)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14164,10 +16191,10 @@ class ReplLastIdInfo(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionList = []
-                    (_etype708, _size705) = iprot.readListBegin()
-                    for _i709 in range(_size705):
-                        _elem710 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionList.append(_elem710)
+                    (_etype834, _size831) = iprot.readListBegin()
+                    for _i835 in range(_size831):
+                        _elem836 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionList.append(_elem836)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14200,8 +16227,8 @@ class ReplLastIdInfo(object):
         if self.partitionList is not None:
             oprot.writeFieldBegin('partitionList', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionList))
-            for iter711 in self.partitionList:
-                oprot.writeString(iter711.encode('utf-8') if sys.version_info[0] == 2 else iter711)
+            for iter837 in self.partitionList:
+                oprot.writeString(iter837.encode('utf-8') if sys.version_info[0] == 2 else iter837)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14356,11 +16383,11 @@ class CommitTxnRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.writeEventInfos = []
-                    (_etype715, _size712) = iprot.readListBegin()
-                    for _i716 in range(_size712):
-                        _elem717 = WriteEventInfo()
-                        _elem717.read(iprot)
-                        self.writeEventInfos.append(_elem717)
+                    (_etype841, _size838) = iprot.readListBegin()
+                    for _i842 in range(_size838):
+                        _elem843 = WriteEventInfo()
+                        _elem843.read(iprot)
+                        self.writeEventInfos.append(_elem843)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14407,8 +16434,8 @@ class CommitTxnRequest(object):
         if self.writeEventInfos is not None:
             oprot.writeFieldBegin('writeEventInfos', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.writeEventInfos))
-            for iter718 in self.writeEventInfos:
-                iter718.write(oprot)
+            for iter844 in self.writeEventInfos:
+                iter844.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.replLastIdInfo is not None:
@@ -14624,11 +16651,11 @@ class LockRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.component = []
-                    (_etype722, _size719) = iprot.readListBegin()
-                    for _i723 in range(_size719):
-                        _elem724 = LockComponent()
-                        _elem724.read(iprot)
-                        self.component.append(_elem724)
+                    (_etype848, _size845) = iprot.readListBegin()
+                    for _i849 in range(_size845):
+                        _elem850 = LockComponent()
+                        _elem850.read(iprot)
+                        self.component.append(_elem850)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14680,8 +16707,8 @@ class LockRequest(object):
         if self.component is not None:
             oprot.writeFieldBegin('component', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.component))
-            for iter725 in self.component:
-                iter725.write(oprot)
+            for iter851 in self.component:
+                iter851.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txnid is not None:
@@ -15319,11 +17346,11 @@ class ShowLocksResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.locks = []
-                    (_etype729, _size726) = iprot.readListBegin()
-                    for _i730 in range(_size726):
-                        _elem731 = ShowLocksResponseElement()
-                        _elem731.read(iprot)
-                        self.locks.append(_elem731)
+                    (_etype855, _size852) = iprot.readListBegin()
+                    for _i856 in range(_size852):
+                        _elem857 = ShowLocksResponseElement()
+                        _elem857.read(iprot)
+                        self.locks.append(_elem857)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15340,8 +17367,8 @@ class ShowLocksResponse(object):
         if self.locks is not None:
             oprot.writeFieldBegin('locks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.locks))
-            for iter732 in self.locks:
-                iter732.write(oprot)
+            for iter858 in self.locks:
+                iter858.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15527,20 +17554,20 @@ class HeartbeatTxnRangeResponse(object):
             if fid == 1:
                 if ftype == TType.SET:
                     self.aborted = set()
-                    (_etype736, _size733) = iprot.readSetBegin()
-                    for _i737 in range(_size733):
-                        _elem738 = iprot.readI64()
-                        self.aborted.add(_elem738)
+                    (_etype862, _size859) = iprot.readSetBegin()
+                    for _i863 in range(_size859):
+                        _elem864 = iprot.readI64()
+                        self.aborted.add(_elem864)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.SET:
                     self.nosuch = set()
-                    (_etype742, _size739) = iprot.readSetBegin()
-                    for _i743 in range(_size739):
-                        _elem744 = iprot.readI64()
-                        self.nosuch.add(_elem744)
+                    (_etype868, _size865) = iprot.readSetBegin()
+                    for _i869 in range(_size865):
+                        _elem870 = iprot.readI64()
+                        self.nosuch.add(_elem870)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
@@ -15557,15 +17584,15 @@ class HeartbeatTxnRangeResponse(object):
         if self.aborted is not None:
             oprot.writeFieldBegin('aborted', TType.SET, 1)
             oprot.writeSetBegin(TType.I64, len(self.aborted))
-            for iter745 in self.aborted:
-                oprot.writeI64(iter745)
+            for iter871 in self.aborted:
+                oprot.writeI64(iter871)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         if self.nosuch is not None:
             oprot.writeFieldBegin('nosuch', TType.SET, 2)
             oprot.writeSetBegin(TType.I64, len(self.nosuch))
-            for iter746 in self.nosuch:
-                oprot.writeI64(iter746)
+            for iter872 in self.nosuch:
+                oprot.writeI64(iter872)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15596,14 +17623,20 @@ class NotificationEventRequest(object):
      - lastEvent
      - maxEvents
      - eventTypeSkipList
+     - catName
+     - dbName
+     - tableNames
 
     """
 
 
-    def __init__(self, lastEvent=None, maxEvents=None, eventTypeSkipList=None,):
+    def __init__(self, lastEvent=None, maxEvents=None, eventTypeSkipList=None, catName=None, dbName=None, tableNames=None,):
         self.lastEvent = lastEvent
         self.maxEvents = maxEvents
         self.eventTypeSkipList = eventTypeSkipList
+        self.catName = catName
+        self.dbName = dbName
+        self.tableNames = tableNames
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -15627,10 +17660,30 @@ class NotificationEventRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.eventTypeSkipList = []
-                    (_etype750, _size747) = iprot.readListBegin()
-                    for _i751 in range(_size747):
-                        _elem752 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.eventTypeSkipList.append(_elem752)
+                    (_etype876, _size873) = iprot.readListBegin()
+                    for _i877 in range(_size873):
+                        _elem878 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.eventTypeSkipList.append(_elem878)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.LIST:
+                    self.tableNames = []
+                    (_etype882, _size879) = iprot.readListBegin()
+                    for _i883 in range(_size879):
+                        _elem884 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem884)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15655,8 +17708,23 @@ class NotificationEventRequest(object):
         if self.eventTypeSkipList is not None:
             oprot.writeFieldBegin('eventTypeSkipList', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.eventTypeSkipList))
-            for iter753 in self.eventTypeSkipList:
-                oprot.writeString(iter753.encode('utf-8') if sys.version_info[0] == 2 else iter753)
+            for iter885 in self.eventTypeSkipList:
+                oprot.writeString(iter885.encode('utf-8') if sys.version_info[0] == 2 else iter885)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 4)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 5)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableNames is not None:
+            oprot.writeFieldBegin('tableNames', TType.LIST, 6)
+            oprot.writeListBegin(TType.STRING, len(self.tableNames))
+            for iter886 in self.tableNames:
+                oprot.writeString(iter886.encode('utf-8') if sys.version_info[0] == 2 else iter886)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15844,11 +17912,11 @@ class NotificationEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.events = []
-                    (_etype757, _size754) = iprot.readListBegin()
-                    for _i758 in range(_size754):
-                        _elem759 = NotificationEvent()
-                        _elem759.read(iprot)
-                        self.events.append(_elem759)
+                    (_etype890, _size887) = iprot.readListBegin()
+                    for _i891 in range(_size887):
+                        _elem892 = NotificationEvent()
+                        _elem892.read(iprot)
+                        self.events.append(_elem892)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15865,8 +17933,8 @@ class NotificationEventResponse(object):
         if self.events is not None:
             oprot.writeFieldBegin('events', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.events))
-            for iter760 in self.events:
-                iter760.write(oprot)
+            for iter893 in self.events:
+                iter893.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15934,6 +18002,624 @@ class CurrentNotificationEventId(object):
     def validate(self):
         if self.eventId is None:
             raise TProtocolException(message='Required field eventId is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class NotificationEventsCountRequest(object):
+    """
+    Attributes:
+     - fromEventId
+     - dbName
+     - catName
+     - toEventId
+     - limit
+     - tableNames
+
+    """
+
+
+    def __init__(self, fromEventId=None, dbName=None, catName=None, toEventId=None, limit=None, tableNames=None,):
+        self.fromEventId = fromEventId
+        self.dbName = dbName
+        self.catName = catName
+        self.toEventId = toEventId
+        self.limit = limit
+        self.tableNames = tableNames
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.fromEventId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I64:
+                    self.toEventId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.limit = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.LIST:
+                    self.tableNames = []
+                    (_etype897, _size894) = iprot.readListBegin()
+                    for _i898 in range(_size894):
+                        _elem899 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem899)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('NotificationEventsCountRequest')
+        if self.fromEventId is not None:
+            oprot.writeFieldBegin('fromEventId', TType.I64, 1)
+            oprot.writeI64(self.fromEventId)
+            oprot.writeFieldEnd()
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 2)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 3)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.toEventId is not None:
+            oprot.writeFieldBegin('toEventId', TType.I64, 4)
+            oprot.writeI64(self.toEventId)
+            oprot.writeFieldEnd()
+        if self.limit is not None:
+            oprot.writeFieldBegin('limit', TType.I64, 5)
+            oprot.writeI64(self.limit)
+            oprot.writeFieldEnd()
+        if self.tableNames is not None:
+            oprot.writeFieldBegin('tableNames', TType.LIST, 6)
+            oprot.writeListBegin(TType.STRING, len(self.tableNames))
+            for iter900 in self.tableNames:
+                oprot.writeString(iter900.encode('utf-8') if sys.version_info[0] == 2 else iter900)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.fromEventId is None:
+            raise TProtocolException(message='Required field fromEventId is unset!')
+        if self.dbName is None:
+            raise TProtocolException(message='Required field dbName is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class NotificationEventsCountResponse(object):
+    """
+    Attributes:
+     - eventsCount
+
+    """
+
+
+    def __init__(self, eventsCount=None,):
+        self.eventsCount = eventsCount
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.eventsCount = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('NotificationEventsCountResponse')
+        if self.eventsCount is not None:
+            oprot.writeFieldBegin('eventsCount', TType.I64, 1)
+            oprot.writeI64(self.eventsCount)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.eventsCount is None:
+            raise TProtocolException(message='Required field eventsCount is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class InsertEventRequestData(object):
+    """
+    Attributes:
+     - replace
+     - filesAdded
+     - filesAddedChecksum
+     - subDirectoryList
+     - partitionVal
+
+    """
+
+
+    def __init__(self, replace=None, filesAdded=None, filesAddedChecksum=None, subDirectoryList=None, partitionVal=None,):
+        self.replace = replace
+        self.filesAdded = filesAdded
+        self.filesAddedChecksum = filesAddedChecksum
+        self.subDirectoryList = subDirectoryList
+        self.partitionVal = partitionVal
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.BOOL:
+                    self.replace = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.LIST:
+                    self.filesAdded = []
+                    (_etype904, _size901) = iprot.readListBegin()
+                    for _i905 in range(_size901):
+                        _elem906 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAdded.append(_elem906)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.filesAddedChecksum = []
+                    (_etype910, _size907) = iprot.readListBegin()
+                    for _i911 in range(_size907):
+                        _elem912 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAddedChecksum.append(_elem912)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.LIST:
+                    self.subDirectoryList = []
+                    (_etype916, _size913) = iprot.readListBegin()
+                    for _i917 in range(_size913):
+                        _elem918 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.subDirectoryList.append(_elem918)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.partitionVal = []
+                    (_etype922, _size919) = iprot.readListBegin()
+                    for _i923 in range(_size919):
+                        _elem924 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVal.append(_elem924)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('InsertEventRequestData')
+        if self.replace is not None:
+            oprot.writeFieldBegin('replace', TType.BOOL, 1)
+            oprot.writeBool(self.replace)
+            oprot.writeFieldEnd()
+        if self.filesAdded is not None:
+            oprot.writeFieldBegin('filesAdded', TType.LIST, 2)
+            oprot.writeListBegin(TType.STRING, len(self.filesAdded))
+            for iter925 in self.filesAdded:
+                oprot.writeString(iter925.encode('utf-8') if sys.version_info[0] == 2 else iter925)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.filesAddedChecksum is not None:
+            oprot.writeFieldBegin('filesAddedChecksum', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRING, len(self.filesAddedChecksum))
+            for iter926 in self.filesAddedChecksum:
+                oprot.writeString(iter926.encode('utf-8') if sys.version_info[0] == 2 else iter926)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.subDirectoryList is not None:
+            oprot.writeFieldBegin('subDirectoryList', TType.LIST, 4)
+            oprot.writeListBegin(TType.STRING, len(self.subDirectoryList))
+            for iter927 in self.subDirectoryList:
+                oprot.writeString(iter927.encode('utf-8') if sys.version_info[0] == 2 else iter927)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.partitionVal is not None:
+            oprot.writeFieldBegin('partitionVal', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRING, len(self.partitionVal))
+            for iter928 in self.partitionVal:
+                oprot.writeString(iter928.encode('utf-8') if sys.version_info[0] == 2 else iter928)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.filesAdded is None:
+            raise TProtocolException(message='Required field filesAdded is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class FireEventRequestData(object):
+    """
+    Attributes:
+     - insertData
+     - insertDatas
+     - refreshEvent
+
+    """
+
+
+    def __init__(self, insertData=None, insertDatas=None, refreshEvent=None,):
+        self.insertData = insertData
+        self.insertDatas = insertDatas
+        self.refreshEvent = refreshEvent
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.insertData = InsertEventRequestData()
+                    self.insertData.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.LIST:
+                    self.insertDatas = []
+                    (_etype932, _size929) = iprot.readListBegin()
+                    for _i933 in range(_size929):
+                        _elem934 = InsertEventRequestData()
+                        _elem934.read(iprot)
+                        self.insertDatas.append(_elem934)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.BOOL:
+                    self.refreshEvent = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('FireEventRequestData')
+        if self.insertData is not None:
+            oprot.writeFieldBegin('insertData', TType.STRUCT, 1)
+            self.insertData.write(oprot)
+            oprot.writeFieldEnd()
+        if self.insertDatas is not None:
+            oprot.writeFieldBegin('insertDatas', TType.LIST, 2)
+            oprot.writeListBegin(TType.STRUCT, len(self.insertDatas))
+            for iter935 in self.insertDatas:
+                iter935.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.refreshEvent is not None:
+            oprot.writeFieldBegin('refreshEvent', TType.BOOL, 3)
+            oprot.writeBool(self.refreshEvent)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class FireEventRequest(object):
+    """
+    Attributes:
+     - successful
+     - data
+     - dbName
+     - tableName
+     - partitionVals
+     - catName
+     - tblParams
+
+    """
+
+
+    def __init__(self, successful=None, data=None, dbName=None, tableName=None, partitionVals=None, catName=None, tblParams=None,):
+        self.successful = successful
+        self.data = data
+        self.dbName = dbName
+        self.tableName = tableName
+        self.partitionVals = partitionVals
+        self.catName = catName
+        self.tblParams = tblParams
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.BOOL:
+                    self.successful = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.data = FireEventRequestData()
+                    self.data.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.partitionVals = []
+                    (_etype939, _size936) = iprot.readListBegin()
+                    for _i940 in range(_size936):
+                        _elem941 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVals.append(_elem941)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.catName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.MAP:
+                    self.tblParams = {}
+                    (_ktype943, _vtype944, _size942) = iprot.readMapBegin()
+                    for _i946 in range(_size942):
+                        _key947 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val948 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblParams[_key947] = _val948
+                    iprot.readMapEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('FireEventRequest')
+        if self.successful is not None:
+            oprot.writeFieldBegin('successful', TType.BOOL, 1)
+            oprot.writeBool(self.successful)
+            oprot.writeFieldEnd()
+        if self.data is not None:
+            oprot.writeFieldBegin('data', TType.STRUCT, 2)
+            self.data.write(oprot)
+            oprot.writeFieldEnd()
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 3)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 4)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.partitionVals is not None:
+            oprot.writeFieldBegin('partitionVals', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRING, len(self.partitionVals))
+            for iter949 in self.partitionVals:
+                oprot.writeString(iter949.encode('utf-8') if sys.version_info[0] == 2 else iter949)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.catName is not None:
+            oprot.writeFieldBegin('catName', TType.STRING, 6)
+            oprot.writeString(self.catName.encode('utf-8') if sys.version_info[0] == 2 else self.catName)
+            oprot.writeFieldEnd()
+        if self.tblParams is not None:
+            oprot.writeFieldBegin('tblParams', TType.MAP, 7)
+            oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.tblParams))
+            for kiter950, viter951 in self.tblParams.items():
+                oprot.writeString(kiter950.encode('utf-8') if sys.version_info[0] == 2 else kiter950)
+                oprot.writeString(viter951.encode('utf-8') if sys.version_info[0] == 2 else viter951)
+            oprot.writeMapEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.successful is None:
+            raise TProtocolException(message='Required field successful is unset!')
+        if self.data is None:
+            raise TProtocolException(message='Required field data is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class FireEventResponse(object):
+    """
+    Attributes:
+     - eventIds
+
+    """
+
+
+    def __init__(self, eventIds=None,):
+        self.eventIds = eventIds
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.eventIds = []
+                    (_etype955, _size952) = iprot.readListBegin()
+                    for _i956 in range(_size952):
+                        _elem957 = iprot.readI64()
+                        self.eventIds.append(_elem957)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('FireEventResponse')
+        if self.eventIds is not None:
+            oprot.writeFieldBegin('eventIds', TType.LIST, 1)
+            oprot.writeListBegin(TType.I64, len(self.eventIds))
+            for iter958 in self.eventIds:
+                oprot.writeI64(iter958)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
         return
 
     def __repr__(self):
@@ -16146,6 +18832,17 @@ all_structs.append(GetCatalogsResponse)
 GetCatalogsResponse.thrift_spec = (
     None,  # 0
     (1, TType.LIST, 'names', (TType.STRING, 'UTF8', False), None, ),  # 1
+)
+all_structs.append(AlterCatalogRequest)
+AlterCatalogRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'name', 'UTF8', None, ),  # 1
+    (2, TType.STRUCT, 'newCat', [Catalog, None], None, ),  # 2
+)
+all_structs.append(DropCatalogRequest)
+DropCatalogRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'name', 'UTF8', None, ),  # 1
 )
 all_structs.append(Database)
 Database.thrift_spec = (
@@ -16586,6 +19283,154 @@ SQLCheckConstraint.thrift_spec = (
     (7, TType.BOOL, 'enable_cstr', None, None, ),  # 7
     (8, TType.BOOL, 'validate_cstr', None, None, ),  # 8
     (9, TType.BOOL, 'rely_cstr', None, None, ),  # 9
+)
+all_structs.append(SQLAllTableConstraints)
+SQLAllTableConstraints.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'primaryKeys', (TType.STRUCT, [SQLPrimaryKey, None], False), None, ),  # 1
+    (2, TType.LIST, 'foreignKeys', (TType.STRUCT, [SQLForeignKey, None], False), None, ),  # 2
+    (3, TType.LIST, 'uniqueConstraints', (TType.STRUCT, [SQLUniqueConstraint, None], False), None, ),  # 3
+    (4, TType.LIST, 'notNullConstraints', (TType.STRUCT, [SQLNotNullConstraint, None], False), None, ),  # 4
+    (5, TType.LIST, 'defaultConstraints', (TType.STRUCT, [SQLDefaultConstraint, None], False), None, ),  # 5
+    (6, TType.LIST, 'checkConstraints', (TType.STRUCT, [SQLCheckConstraint, None], False), None, ),  # 6
+)
+all_structs.append(PrimaryKeysRequest)
+PrimaryKeysRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'db_name', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tbl_name', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'catName', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 4
+    (5, TType.I64, 'tableId', None, -1, ),  # 5
+)
+all_structs.append(PrimaryKeysResponse)
+PrimaryKeysResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'primaryKeys', (TType.STRUCT, [SQLPrimaryKey, None], False), None, ),  # 1
+)
+all_structs.append(ForeignKeysRequest)
+ForeignKeysRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'parent_db_name', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'parent_tbl_name', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'foreign_db_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'foreign_tbl_name', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'catName', 'UTF8', None, ),  # 5
+    (6, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 6
+    (7, TType.I64, 'tableId', None, -1, ),  # 7
+)
+all_structs.append(ForeignKeysResponse)
+ForeignKeysResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'foreignKeys', (TType.STRUCT, [SQLForeignKey, None], False), None, ),  # 1
+)
+all_structs.append(UniqueConstraintsRequest)
+UniqueConstraintsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'catName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'db_name', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'tbl_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 4
+    (5, TType.I64, 'tableId', None, -1, ),  # 5
+)
+all_structs.append(UniqueConstraintsResponse)
+UniqueConstraintsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'uniqueConstraints', (TType.STRUCT, [SQLUniqueConstraint, None], False), None, ),  # 1
+)
+all_structs.append(NotNullConstraintsRequest)
+NotNullConstraintsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'catName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'db_name', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'tbl_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 4
+    (5, TType.I64, 'tableId', None, -1, ),  # 5
+)
+all_structs.append(NotNullConstraintsResponse)
+NotNullConstraintsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'notNullConstraints', (TType.STRUCT, [SQLNotNullConstraint, None], False), None, ),  # 1
+)
+all_structs.append(DefaultConstraintsRequest)
+DefaultConstraintsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'catName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'db_name', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'tbl_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 4
+    (5, TType.I64, 'tableId', None, -1, ),  # 5
+)
+all_structs.append(DefaultConstraintsResponse)
+DefaultConstraintsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'defaultConstraints', (TType.STRUCT, [SQLDefaultConstraint, None], False), None, ),  # 1
+)
+all_structs.append(CheckConstraintsRequest)
+CheckConstraintsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'catName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'db_name', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'tbl_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 4
+    (5, TType.I64, 'tableId', None, -1, ),  # 5
+)
+all_structs.append(CheckConstraintsResponse)
+CheckConstraintsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'checkConstraints', (TType.STRUCT, [SQLCheckConstraint, None], False), None, ),  # 1
+)
+all_structs.append(AllTableConstraintsRequest)
+AllTableConstraintsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tblName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'catName', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'validWriteIdList', 'UTF8', None, ),  # 4
+    (5, TType.I64, 'tableId', None, -1, ),  # 5
+)
+all_structs.append(AllTableConstraintsResponse)
+AllTableConstraintsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'allTableConstraints', [SQLAllTableConstraints, None], None, ),  # 1
+)
+all_structs.append(DropConstraintRequest)
+DropConstraintRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbname', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tablename', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'constraintname', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'catName', 'UTF8', None, ),  # 4
+)
+all_structs.append(AddPrimaryKeyRequest)
+AddPrimaryKeyRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'primaryKeyCols', (TType.STRUCT, [SQLPrimaryKey, None], False), None, ),  # 1
+)
+all_structs.append(AddForeignKeyRequest)
+AddForeignKeyRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'foreignKeyCols', (TType.STRUCT, [SQLForeignKey, None], False), None, ),  # 1
+)
+all_structs.append(AddUniqueConstraintRequest)
+AddUniqueConstraintRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'uniqueConstraintCols', (TType.STRUCT, [SQLUniqueConstraint, None], False), None, ),  # 1
+)
+all_structs.append(AddNotNullConstraintRequest)
+AddNotNullConstraintRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'notNullConstraintCols', (TType.STRUCT, [SQLNotNullConstraint, None], False), None, ),  # 1
+)
+all_structs.append(AddDefaultConstraintRequest)
+AddDefaultConstraintRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'defaultConstraintCols', (TType.STRUCT, [SQLDefaultConstraint, None], False), None, ),  # 1
+)
+all_structs.append(AddCheckConstraintRequest)
+AddCheckConstraintRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'checkConstraintCols', (TType.STRUCT, [SQLCheckConstraint, None], False), None, ),  # 1
 )
 all_structs.append(CreateTableRequest)
 CreateTableRequest.thrift_spec = (
@@ -17180,6 +20025,9 @@ NotificationEventRequest.thrift_spec = (
     (1, TType.I64, 'lastEvent', None, None, ),  # 1
     (2, TType.I32, 'maxEvents', None, None, ),  # 2
     (3, TType.LIST, 'eventTypeSkipList', (TType.STRING, 'UTF8', False), None, ),  # 3
+    (4, TType.STRING, 'catName', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'dbName', 'UTF8', None, ),  # 5
+    (6, TType.LIST, 'tableNames', (TType.STRING, 'UTF8', False), None, ),  # 6
 )
 all_structs.append(NotificationEvent)
 NotificationEvent.thrift_spec = (
@@ -17202,6 +20050,53 @@ all_structs.append(CurrentNotificationEventId)
 CurrentNotificationEventId.thrift_spec = (
     None,  # 0
     (1, TType.I64, 'eventId', None, None, ),  # 1
+)
+all_structs.append(NotificationEventsCountRequest)
+NotificationEventsCountRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'fromEventId', None, None, ),  # 1
+    (2, TType.STRING, 'dbName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'catName', 'UTF8', None, ),  # 3
+    (4, TType.I64, 'toEventId', None, None, ),  # 4
+    (5, TType.I64, 'limit', None, None, ),  # 5
+    (6, TType.LIST, 'tableNames', (TType.STRING, 'UTF8', False), None, ),  # 6
+)
+all_structs.append(NotificationEventsCountResponse)
+NotificationEventsCountResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'eventsCount', None, None, ),  # 1
+)
+all_structs.append(InsertEventRequestData)
+InsertEventRequestData.thrift_spec = (
+    None,  # 0
+    (1, TType.BOOL, 'replace', None, None, ),  # 1
+    (2, TType.LIST, 'filesAdded', (TType.STRING, 'UTF8', False), None, ),  # 2
+    (3, TType.LIST, 'filesAddedChecksum', (TType.STRING, 'UTF8', False), None, ),  # 3
+    (4, TType.LIST, 'subDirectoryList', (TType.STRING, 'UTF8', False), None, ),  # 4
+    (5, TType.LIST, 'partitionVal', (TType.STRING, 'UTF8', False), None, ),  # 5
+)
+all_structs.append(FireEventRequestData)
+FireEventRequestData.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'insertData', [InsertEventRequestData, None], None, ),  # 1
+    (2, TType.LIST, 'insertDatas', (TType.STRUCT, [InsertEventRequestData, None], False), None, ),  # 2
+    (3, TType.BOOL, 'refreshEvent', None, None, ),  # 3
+)
+all_structs.append(FireEventRequest)
+FireEventRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.BOOL, 'successful', None, None, ),  # 1
+    (2, TType.STRUCT, 'data', [FireEventRequestData, None], None, ),  # 2
+    (3, TType.STRING, 'dbName', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'tableName', 'UTF8', None, ),  # 4
+    (5, TType.LIST, 'partitionVals', (TType.STRING, 'UTF8', False), None, ),  # 5
+    (6, TType.STRING, 'catName', 'UTF8', None, ),  # 6
+    (7, TType.MAP, 'tblParams', (TType.STRING, 'UTF8', TType.STRING, 'UTF8', False), None, ),  # 7
+)
+all_structs.append(FireEventResponse)
+FireEventResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'eventIds', (TType.I64, None, False), None, ),  # 1
 )
 fix_spec(all_structs)
 del all_structs
