@@ -295,6 +295,14 @@ def _download(name: str, url: str, dest: Path) -> dict[str, str]:
 def _verified_download(name: str, url: str, dest: Path) -> dict[str, str]:
     published = {a: _published_checksum(name, url, a) for a in _ALGOS}
     if published["sha1"] is None:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD", headers={"User-Agent": _USER_AGENT}),
+                                        timeout=60):
+                pass
+        except urllib.error.HTTPError as e:
+            raise ArtifactError(f"{name}: download of {url} failed: HTTP {e.code} {e.reason}") from e
+        except (urllib.error.URLError, OSError) as e:
+            raise ArtifactError(f"{name}: download of {url} failed: {e}") from e
         raise ArtifactError(f"{name}: Maven Central publishes no checksum at {url}.sha1; refusing an unverified file")
     _log(f"{name}: downloading {url}")
     t0 = time.monotonic()
@@ -391,7 +399,7 @@ def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
     (work / "settings.xml").write_text(_SETTINGS)
     lib = work / "lib"
     m2 = cache_root() / "m2"
-    cmd = [mvn, "-B", "-q", "--strict-checksums", "-s", str(work / "settings.xml"), f"-Dmaven.repo.local={m2}",
+    cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "--strict-checksums", "-s", str(work / "settings.xml"), f"-Dmaven.repo.local={m2}",
            "-f", str(work / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
            f"-DoutputDirectory={lib}", "-DincludeScope=runtime"]
     _log(f"{name}: resolving {', '.join(e['dependencies'])} with Maven from {MAVEN_CENTRAL}")

@@ -109,7 +109,7 @@ def start_reference_hms(
     for attempt in range(attempts):
         p = port or free_port()
         cmd = ["bash", str(REFERENCE_START), "--port", str(p), "--dir", str(tmpdir),
-               "--python", python, "--hive", hive, *extra_args]
+               "--python", python, *(["--hive", hive] if hive != "2.3" else []), *extra_args]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         m = re.search(r"pid=(\d+) port=(\d+)", res.stdout)
         if res.returncode == 0 and m:
