@@ -98,6 +98,9 @@ ARTIFACTS: dict[str, dict] = {
             # version, LevelDB
             "io.netty:netty-all", "org.fusesource.leveldbjni:leveldbjni-all",
         ),
+        # the schema scripts (for its schematool), which only the binary distribution carries:
+        # extracted from it into DIR/scripts/metastore/upgrade/ (the rest of the archive is not kept)
+        "extract": ("org.apache.hive:hive-standalone-metastore-server:4.0.1:bin:tar.gz", "scripts/metastore/upgrade/"),
         "about": "Apache Hive 4 standalone metastore with its runtime classpath (reference metastore, "
                  "tools/reference-hms.sh --hive 4)",
     },
@@ -126,11 +129,12 @@ def _entry(name: str) -> dict:
 
 
 def _coords(spec: str) -> tuple[str, str, str, str]:
+    """groupId, artifactId, version, extension of ``g:a:v[:extension]`` or ``g:a:v:classifier:extension``."""
     parts = spec.split(":")
-    if len(parts) not in (3, 4):
-        raise ArtifactError(f"bad coordinates {spec!r} (groupId:artifactId:version[:extension])")
+    if len(parts) not in (3, 4, 5):
+        raise ArtifactError(f"bad coordinates {spec!r} (groupId:artifactId:version[[:classifier]:extension])")
     g, a, v = parts[:3]
-    return g, a, v, parts[3] if len(parts) == 4 else "jar"
+    return g, a, v, parts[-1] if len(parts) > 3 else "jar"
 
 
 def _target(name: str) -> Path:
@@ -165,7 +169,8 @@ def cached(name: str) -> Path | None:
 
 def url_of(spec: str) -> str:
     g, a, v, x = _coords(spec)
-    return f"{MAVEN_CENTRAL}/{g.replace('.', '/')}/{a}/{v}/{a}-{v}.{x}"
+    classifier = f"-{spec.split(':')[3]}" if spec.count(":") == 4 else ""
+    return f"{MAVEN_CENTRAL}/{g.replace('.', '/')}/{a}/{v}/{a}-{v}{classifier}.{x}"
 
 
 # --------------------------------------------------------------------------- fetch
@@ -416,7 +421,28 @@ def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
             raise ArtifactError(f"{name}: Maven resolved no {a}-{v}.jar ({url_of(spec)})")
     size = sum(p.stat().st_size for p in lib.glob("*.jar"))
     _log(f"{name}: {len(jars)} jars, {size >> 20} MB, in {time.monotonic() - t0:.0f} s")
-    return lib, {"dependencies": list(e["dependencies"]), "repository": MAVEN_CENTRAL, "jars": jars}
+    meta = {"dependencies": list(e["dependencies"]), "repository": MAVEN_CENTRAL, "jars": jars}
+    if e.get("extract"):
+        spec, prefix = e["extract"]
+        url = url_of(spec)
+        archive = work / "extract.tar.gz"
+        meta["extracted"] = {"url": url, "members": prefix, "checksums": _verified_download(name, url, archive)}
+        n = 0
+        try:
+            with tarfile.open(archive) as tf:
+                for m in tf.getmembers():
+                    rel = m.name.split("/", 1)[1] if "/" in m.name else ""
+                    if rel.startswith(prefix) and (m.isfile() or m.isdir()):
+                        m.name = rel
+                        tf.extract(m, lib, filter="data")
+                        n += m.isfile()
+        except (tarfile.TarError, OSError) as ex:
+            raise ArtifactError(f"{name}: cannot unpack {url}: {ex}") from ex
+        if not n:
+            raise ArtifactError(f"{name}: {url} has nothing under {prefix}")
+        archive.unlink()
+        _log(f"{name}: {n} files of {prefix} from {url}")
+    return lib, meta
 
 
 # --------------------------------------------------------------------------- command line

@@ -8,7 +8,8 @@
 #   --hive 2.3 (default): the Hive Metastore 2.3 bundled in pyspark's jars (--python must have pyspark).
 #   --hive 4:   the Apache Hive 4 standalone metastore, whose classpath comes from
 #               `python -m tools.java_artifacts fetch hive4-metastore` (not fetched here: without it
-#               this script fails and names that command). Runs on Java 17.
+#               this script fails and names that command). Runs on Java 17. Its schema is created (or
+#               upgraded) by Hive's schematool before the metastore starts (schematool.log).
 #   --python:   interpreter with the project's test dependencies (default: python3)
 #   --dir:      working folder for metastore_db, warehouse, conf and hms.log (default: a new temp dir)
 #   --java:     the java binary (default: java on PATH, 17+)
@@ -61,6 +62,11 @@ fi
 mkdir -p "$dir/conf" "$dir/warehouse"
 dir=$(cd "$dir" && pwd)
 
+xml() { local v=${1//&/&amp;}; v=${v//</&lt;}; v=${v//>/&gt;}; printf '%s' "$v"; }
+# the password reaches the JVM in the environment, not in the written configuration; Hive 4 reads an
+# empty <value/> as unset (and then uses its default password), so it gets a substitution instead
+export HMS_REFERENCE_JDBC_PASSWORD="$jdbc_password"
+if [ "$hive" = 4 ]; then pw_value='${env.HMS_REFERENCE_JDBC_PASSWORD}'; else pw_value=$(xml "$jdbc_password"); fi
 driver_cp=""
 if [ -n "$jdbc_url" ]; then
   case "$jdbc_url" in
@@ -73,10 +79,10 @@ if [ -n "$jdbc_url" ]; then
     [ -f "$jdbc_jar" ] || { echo "JDBC driver jar $jdbc_jar not found (apt-get install libpostgresql-jdbc-java or libmariadb-java)" >&2; exit 1; }
     driver_cp="$jdbc_jar:"
   fi
-  conn="<property><name>javax.jdo.option.ConnectionURL</name><value>$jdbc_url</value></property>
+  conn="<property><name>javax.jdo.option.ConnectionURL</name><value>$(xml "$jdbc_url")</value></property>
   <property><name>javax.jdo.option.ConnectionDriverName</name><value>$driver</value></property>
-  <property><name>javax.jdo.option.ConnectionUserName</name><value>$jdbc_user</value></property>
-  <property><name>javax.jdo.option.ConnectionPassword</name><value>$jdbc_password</value></property>"
+  <property><name>javax.jdo.option.ConnectionUserName</name><value>$(xml "$jdbc_user")</value></property>
+  <property><name>javax.jdo.option.ConnectionPassword</name><value>$pw_value</value></property>"
 else
   conn="<property><name>javax.jdo.option.ConnectionURL</name><value>jdbc:derby:;databaseName=$dir/metastore_db;create=true</value></property>
   <property><name>javax.jdo.option.ConnectionDriverName</name><value>org.apache.derby.jdbc.EmbeddedDriver</value></property>"
@@ -95,8 +101,7 @@ if [ "$hive" = 2.3 ]; then
 </configuration>
 XML
 else
-  # Hive 4 as shipped, except: loopback only, schema created by DataNucleus on start (the schema
-  # scripts are not part of the Maven artifacts), no schema version check, no compactor, and no
+  # Hive 4 as shipped, except: loopback only, no compactor, and no
   # metadata transformer (Hive 4's default one rewrites every managed non-ACID table a client without
   # "capabilities" creates into an external one with external.table.purge=TRUE: a deployment policy
   # that docs/conformance.md lists as a difference of its own, not compared call by call).
@@ -105,9 +110,8 @@ else
   $conn
   <property><name>metastore.warehouse.dir</name><value>$dir/warehouse</value></property>
   <property><name>metastore.thrift.bind.host</name><value>127.0.0.1</value></property>
-  <property><name>datanucleus.schema.autoCreateAll</name><value>true</value></property>
-  <property><name>metastore.schema.verification</name><value>false</value></property>
-  <property><name>hive.metastore.schema.verification</name><value>false</value></property>
+  <property><name>datanucleus.schema.autoCreateAll</name><value>false</value></property>
+  <property><name>metastore.schema.verification</name><value>true</value></property>
   <property><name>datanucleus.connectionPoolingType</name><value>HikariCP</value></property>
   <property><name>metastore.housekeeping.threads.on</name><value>false</value></property>
   <property><name>metastore.compactor.initiator.on</name><value>false</value></property>
@@ -137,6 +141,19 @@ PROPS
 fi
 
 cd "$dir"
+if [ "$hive" = 4 ]; then
+  # the schema, by Hive's own schematool and scripts (created, or upgraded when an older one is there)
+  case "$jdbc_url" in
+    "") dbtype=derby;; jdbc:postgresql:*) dbtype=postgres;; *) dbtype=mysql;;
+  esac
+  [ -d "$jars/scripts/metastore/upgrade/$dbtype" ] \
+    || { echo "no Hive 4 schema scripts under $jars/scripts: run python -m tools.java_artifacts fetch hive4-metastore" >&2; exit 1; }
+  if ! METASTORE_HOME="$jars" "$java" "${jvm_opts[@]}" -cp "$dir/conf:$driver_cp$classpath" \
+       org.apache.hadoop.hive.metastore.tools.schematool.MetastoreSchemaTool -initOrUpgradeSchema -dbType "$dbtype" \
+       > "$dir/schematool.log" 2>&1; then
+    echo "Hive 4 schematool failed; see $dir/schematool.log" >&2; tail -20 "$dir/schematool.log" >&2; exit 1
+  fi
+fi
 nohup "$java" "${jvm_opts[@]}" -cp "$dir/conf:$driver_cp$classpath" \
   org.apache.hadoop.hive.metastore.HiveMetaStore -p "$port" > "$dir/hms.log" 2>&1 &
 pid=$!
