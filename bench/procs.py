@@ -20,7 +20,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PYTHON = os.environ.get("HMS_BENCH_PYTHON") or sys.executable
-REFERENCE_START = Path(os.environ.get("HMS_REFERENCE_START", "/work/shared/reference-hms/start.sh"))
+REFERENCE_START = Path(os.environ.get("HMS_REFERENCE_START", REPO_ROOT / "tools" / "reference-hms.sh"))
 PG_ADMIN_URL = os.environ.get("HMS_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
@@ -199,10 +199,10 @@ def pg_version() -> str:
 
 def start_reference(workdir: Path, jdbc_url: str | None = None, jdbc_user: str | None = None,
                     heap: str = "2g", attempts: int = 3, system_props: dict | None = None) -> Server:
-    """The reference Hive Metastore 2.3.10 via start.sh (embedded Derby unless ``jdbc_url``).
+    """The reference Hive Metastore 2.3.10 via tools/reference-hms.sh (embedded Derby unless ``jdbc_url``).
 
     ``system_props`` become ``-D`` options through JAVA_TOOL_OPTIONS (HiveConf reads HiveConf
-    variables from system properties), since start.sh writes its own hive-site.xml."""
+    variables from system properties), since the script writes its own hive-site.xml."""
     env = dict(os.environ)
     if system_props:
         opts = " ".join(f"-D{k}={v}" for k, v in system_props.items())

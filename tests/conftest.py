@@ -3,6 +3,9 @@
 Session-scoped fixtures
 -----------------------
 ``reference_hms``   port of a reference Hive Metastore 2.3.10 (embedded Derby), started once.
+``reference_version`` parametrized over the reference Hive versions ("2.3", "4"; ids hive2.3 / hive4).
+``reference_hms_pool`` ``.port(version)``: the reference metastore of that version, started on first
+                    use, one JVM per version per session (``reference_hms`` is its "2.3").
 ``backend_url``     parametrized over sqlite / postgresql / mysql; a *fresh* database per session
                     (``hms_<random>`` created on the admin URL and dropped at the end).
 ``our_server``      port of ``python -m adapter.cli serve`` running on ``backend_url``.
@@ -17,7 +20,9 @@ Environment
 -----------
 ``HMS_TEST_POSTGRES_URL`` / ``HMS_TEST_MYSQL_URL``  admin URLs of the database servers; when unset
 the database is started with testcontainers if Docker is reachable, else the backend is skipped
-(``CI=true``: it fails instead).  ``HMS_REFERENCE_START`` overrides the reference launcher path.
+(``CI=true``: it fails instead).  ``HMS_REFERENCE_START`` overrides the reference launcher path
+(default tools/reference-hms.sh).  The Hive 4 reference needs ``python -m tools.java_artifacts fetch
+hive4-metastore``; without it its tests skip (``CI=true``: fail).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from tests.harness import (  # noqa: E402
     start_reference_hms,
     stop_process,
 )
+from tests.harness.procs import REFERENCE_VERSIONS  # noqa: E402
 
 
 def pytest_configure(config):
@@ -62,18 +68,59 @@ def _unavailable(reason: str):
 # --------------------------------------------------------------------------- reference HMS
 
 
+class _ReferencePool:
+    """Reference metastores started on first use: one JVM per Hive version per session."""
+
+    def __init__(self, tmp_path_factory):
+        self._factory = tmp_path_factory
+        self._ports: dict[str, int] = {}
+        self._stops: list = []
+        self._missing: dict[str, str] = {}
+        self._failed: dict[str, Exception] = {}
+
+    def port(self, hive: str) -> int:
+        if hive in self._missing:
+            _unavailable(self._missing[hive])
+        if hive in self._failed:  # do not try again for every test
+            raise self._failed[hive]
+        if hive not in self._ports:
+            tmpdir = self._factory.mktemp(f"reference-hms-{hive}")
+            try:
+                port, stop = start_reference_hms(tmpdir, hive=hive)
+            except FileNotFoundError as e:
+                self._missing[hive] = str(e)
+                _unavailable(str(e))
+            except Exception as e:  # noqa: BLE001
+                self._failed[hive] = e
+                raise
+            self._ports[hive] = port
+            self._stops.append(stop)
+        return self._ports[hive]
+
+    def stop_all(self) -> None:
+        for stop in self._stops:
+            stop()
+
+
 @pytest.fixture(scope="session")
-def reference_hms(tmp_path_factory):
-    """Port of a reference Hive Metastore 2.3.10 started for this session."""
-    tmpdir = tmp_path_factory.mktemp("reference-hms")
+def reference_hms_pool(tmp_path_factory):
+    pool = _ReferencePool(tmp_path_factory)
     try:
-        port, stop = start_reference_hms(tmpdir)
-    except FileNotFoundError as e:
-        _unavailable(str(e))
-    try:
-        yield port
+        yield pool
     finally:
-        stop()
+        pool.stop_all()
+
+
+@pytest.fixture(scope="session")
+def reference_hms(reference_hms_pool):
+    """Port of a reference Hive Metastore 2.3.10 started for this session."""
+    return reference_hms_pool.port("2.3")
+
+
+@pytest.fixture(scope="session", params=REFERENCE_VERSIONS, ids=lambda v: f"hive{v}")
+def reference_version(request):
+    """A reference Hive version ("2.3" or "4"); tests using it run once per version."""
+    return request.param
 
 
 # --------------------------------------------------------------------------- backends

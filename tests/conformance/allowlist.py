@@ -1,5 +1,9 @@
 """The allow-list: every difference the conformance suite accepts between our server and the
-reference Hive Metastore 2.3, in one place (mirrored in ``docs/conformance.md``).
+reference Hive Metastores 2.3 and 4.x, in one place (mirrored in ``docs/conformance.md``).
+
+Entries apply to both references unless a per-version section below (``REFERENCE_SUBSTITUTES``,
+``CLOSED_GAPS``, ``QUIRKS_BY_VERSION``) says otherwise for one of them. The rule where the two
+references differ: ours answers as Hive 4.x while staying acceptable to a Hive 2.3 client.
 
 Anything not listed here must be equal, field by field. Exceptions are always compared by type
 (and TApplicationException by its type code); their messages only where a test asks for it
@@ -8,6 +12,8 @@ Anything not listed here must be equal, field by field. Exceptions are always co
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 # --------------------------------------------------------------------------- values masked on both sides
 
@@ -76,9 +82,13 @@ REFERENCE_GAPS = {
     ),
     "filter-extensions": (
         "MetaException",
-        "filter forms Hive 2.3's grammar rejects and ours accepts (documented in store/hms/partition_filter.py): "
-        "NOT, `key IN (...)` without parentheses around the key, DATE '...' literals, `==`, back-quoted "
-        "keys",
+        "filter forms the references' grammars reject and ours accepts (documented in store/partition_filter.py): "
+        "NOT, `key IN (...)` without parentheses around the key, NOT LIKE",
+    ),
+    "filter-extensions-hive23": (
+        "MetaException",
+        "filter forms Hive 2.3's grammar rejects and ours (and Hive 4) accept: DATE '...' literals, `==`, "
+        "back-quoted keys",
     ),
     "hive3-calls": (
         "TApplicationException",
@@ -146,3 +156,194 @@ MESSAGE_CHECKED = (
     "Invalid method name: '<name>'",                             # Spark's get_tables_by_type fallback
     "... <function> does not exist",                             # Spark's get_function (substring)
 )
+
+
+# --------------------------------------------------------------------------- per reference version
+
+#: Calls a reference no longer serves, which Hive 2.3 clients (Spark's built-in client among them)
+#: still send: Hive 4 removed ``get_table`` and ``get_table_objects_by_name`` ("Invalid method name";
+#: its own client sends the ``*_req`` forms). Ours keeps serving them for 2.3 clients; on such a
+#: reference the suite sends the request form instead and compares that answer with ours to the old
+#: call (``compare.RequestFormClient``). ``version -> {method: reason}``.
+REFERENCE_SUBSTITUTES = {
+    "4": {
+        "get_table": "removed in Hive 4 (HIVE-26537); compared with get_table_req(GetTableRequest).table",
+        "get_table_objects_by_name": "removed in Hive 4; compared with get_table_objects_by_name_req(...).tables",
+    },
+}
+
+#: ``REFERENCE_GAPS`` that a reference version does not have (it answers, so the suite compares):
+#: ``version -> {gap id: reason}``.
+CLOSED_GAPS = {
+    "4": {
+        "hive3-calls": "Hive 4 serves the Hive 3+/4 calls: compared directly",
+        "like-with-other-keys": "Hive 4 evaluates LIKE next to conditions on other keys",
+        "filter-extensions-hive23": "Hive 4's grammar has DATE literals, == and back-quoted keys",
+    },
+}
+
+#: ``QUIRKS`` as a reference version answers them: ``version -> {quirk id: (reference outcome, our
+#: outcome, reason)}``; a reference outcome of None means this reference answers as ours does (the
+#: suite compares the answers).
+QUIRKS_BY_VERSION: dict[str, dict[str, tuple]] = {
+    "4": {
+        "alter-missing-database": (None, "NoSuchObjectException", "Hive 4 raises NoSuchObjectException too"),
+        "drop-missing-database": (None, "NoSuchObjectException", "Hive 4 raises NoSuchObjectException too"),
+        "function-name-case": (None, "ok", "Hive 4 finds the function too"),
+        # Hive 4 answers [] (as it does for get_partitions): compared, see VERSION_DIFFERENCES
+        "partition-names-missing-table": (None, "NoSuchObjectException", "compared"),
+    },
+}
+
+#: Calls a reference version answers in no defined order that the other orders (compared as
+#: multisets for that version): ``version -> {method: reason}``.
+UNORDERED_BY_VERSION = {
+    "4": {
+        "get_tables": "Hive 4 lists tables in creation order, Hive 2.3 (and ours) by name; no client relies "
+                      "on either",
+    },
+}
+
+
+class Difference(NamedTuple):
+    """A difference between our server and one reference version, matched against the text of a
+    mismatch (``"<method><args>\\n<problem>"``, ``pattern`` a regular expression searched in it).
+
+    ``kind``: "accepted" (an allowed difference: a reference quirk, or where ours deliberately
+    answers otherwise) or "server-change" (ours must change to answer as that reference; the tests
+    listed in ``tests`` are ``xfail(strict=True)`` for that reference until it does, and fail if
+    the difference stops showing up there)."""
+
+    kind: str
+    tests: tuple[str, ...]
+    methods: tuple[str, ...]  # empty: any call
+    pattern: str
+    reason: str
+
+
+_T = ("test_tables_create_get", "test_tables_listing", "test_tables_alter", "test_statistics",
+      "test_quick_stats", "test_hive3_calls_on_ours_only")
+
+#: ``version -> {id: Difference}``: what the suite knows about our server against that reference
+#: beyond the entries above. Every "server-change" entry is a change our server still needs.
+VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
+    "4": {
+        # ------------------------------------------------------------------ server changes needed
+        "table-id-write-id": Difference(
+            "server-change", _T, (),
+            r"\$(\.tables?)?(\[\d+\])?(\.table)?\.(id|writeId): reference=",
+            "Table.id (Hive 4 answers the table's numeric id, TBLS.TBL_ID) and Table.writeId (0 for a "
+            "non-transactional table): ours leaves id unset and writeId at the IDL default -1"),
+        "database-type": Difference(
+            "server-change", ("test_databases", "test_unknown_method", "test_hive3_calls_on_ours_only"),
+            ("get_database", "get_database_req"), r"\$\.type: reference=1 ours=None",
+            "Database.type: Hive 4 answers NATIVE (1) for every database; ours leaves it unset"),
+        "database-owner": Difference(
+            "server-change", ("test_databases", "test_hive3_calls_on_ours_only"),
+            ("get_database", "get_database_req"), r"\$\.ownerName: reference='[^']+' ours=None",
+            "Database.ownerName: a database created without an owner gets the calling user (Hive 4: the "
+            "user the metastore runs the call as); ours leaves it unset"),
+        "names-special-characters": Difference(
+            "server-change", ("test_databases", "test_tables_create_get"), ("create_database", "create_table"),
+            r"(name='(bad-name|with space|dot\.ted|a/b)'|tableName='bad-name').*(outcome differs|test expects)",
+            "database and table names: Hive 4 accepts '-', ' ', '.' and '/' in names "
+            "(metastore.support.special.characters.tablename, default true); ours refuses them with "
+            "InvalidObjectException as Hive 2.3 does"),
+        "not-found-messages-name-catalog": Difference(
+            "server-change", ("test_databases", "test_tables_create_get"), ("get_table", "drop_database"),
+            r"message differs\n    reference: '(hive\.\S+ table not found|Can not drop default database in catalog hive)'",
+            "messages name the catalog: get_table of a missing table 'hive.<db>.<table> table not found', "
+            "drop_database('default') 'Can not drop default database in catalog hive'; ours omit 'hive.' / "
+            "' in catalog hive'"),
+        "column-stats-engine": Difference(
+            "server-change", ("test_statistics",), (), r"\.engine: reference='hive' ours=None",
+            "ColumnStatistics.engine: Hive 4 answers 'hive'; ours leaves it unset"),
+        "erasure-coded-quick-stat": Difference(
+            "server-change", ("test_tables_alter", "test_partitions_alter_rename", "test_quick_stats", "test_statistics"), (),
+            r"\.parameters\.numFilesErasureCoded: reference='0' ours=None",
+            "quick stats: Hive 4 adds numFilesErasureCoded next to numFiles/totalSize; ours does not"),
+        "stats-accurate-after-drop-column": Difference(
+            "server-change", ("test_statistics",), ("get_table",),
+            r"COLUMN_STATS_ACCURATE: reference='\{\"COLUMN_STATS\"",
+            "alter_table dropping a column: Hive 4 keeps COLUMN_STATS_ACCURATE for the remaining columns "
+            "({\"COLUMN_STATS\":{\"a\":\"true\",...}}); ours resets it to {}"),
+        "quick-stats-given-at-create": Difference(
+            "server-change", ("test_quick_stats",), ("get_table",),
+            r"\.parameters\.(numFiles|totalSize): reference='\d+' ours='9+'",
+            "create_table on a directory holding data with numFiles and totalSize given: Hive 4 counts the "
+            "files anyway; ours keeps the given values as Hive 2.3 does"),
+        "external-lower-case": Difference(
+            "server-change", ("test_tables_create_get",), ("get_table",),
+            r"\$\.tableType: reference='EXTERNAL_TABLE' ours='MANAGED_TABLE'",
+            "tableType EXTERNAL_TABLE with parameter EXTERNAL=true (lower case): Hive 4 keeps EXTERNAL_TABLE; "
+            "ours turns it into MANAGED_TABLE as Hive 2.3 does (it only took EXTERNAL=TRUE)"),
+        "objects-by-name-missing-database": Difference(
+            "server-change", ("test_tables_listing",), ("get_table_objects_by_name_req",),
+            r"reference: UnknownDBException.*\n    ours:      MetaException",
+            "get_table_objects_by_name_req of a database that does not exist: Hive 4 raises UnknownDBException "
+            "('Could not find database hive.<db>: ...'); ours raises MetaException ('NoSuchObjectException: "
+            "database hive.<db>')"),
+        "partitions-of-missing-table": Difference(
+            "server-change", ("test_tables_drop", "test_partitions_read"), ("get_partitions", "get_partition_names"),
+            r"(reference: ok \[\]\n    ours:      NoSuchObjectException|reference answered ok \[\], test expects NoSuchObjectException)",
+            "get_partitions / get_partition_names of a table that does not exist: Hive 4 answers []; ours "
+            "raises NoSuchObjectException"),
+        "max-parts-zero": Difference(
+            "server-change", ("test_partitions_read",),
+            ("get_partitions_with_auth", "get_partition_names", "get_partitions_ps", "get_partitions_ps_with_auth",
+             "get_partition_names_ps"),
+            r", 0(, '[^']*', \[[^]]*\])?\)\n\$: length 0 != \d+",
+            "max_parts = 0: Hive 4 answers no partitions in get_partitions_with_auth, get_partition_names and "
+            "get_partitions_ps(_with_auth) (but all in get_partitions); ours answers all of them"),
+        "ps-empty-values": Difference(
+            "server-change", ("test_partitions_read",), ("get_partitions_ps", "get_partitions_ps_with_auth"),
+            r", \[\], .*outcome differs\n    reference: ok .*\n    ours:      MetaException: Invalid partition key",
+            "get_partitions_ps(_with_auth) with an empty value list: Hive 4 answers every partition; ours "
+            "raises MetaException (as Hive 2.3 does)"),
+        "ps-max-parts": Difference(
+            "server-change", ("test_partitions_read",), ("get_partitions_ps", "get_partitions_ps_with_auth"),
+            r"\['', ''\], 1.*\n\$: reference=1 ours=5",
+            "get_partitions_ps(_with_auth) with all values empty and max_parts=1: Hive 4 answers one "
+            "partition; ours ignores max_parts there"),
+        "filter-like-sql-patterns": Difference(
+            "server-change", ("test_partition_filters",), ("get_partitions_by_filter", "get_num_partitions_by_filter"),
+            r"(?i)like",
+            "LIKE in partition filters: Hive 4 takes SQL patterns (% and _ are wildcards, '.' and '*' are "
+            "literal: 's like \"a%\"' matches a, a b, abc; 's like \"a.*\"' matches nothing), also on date "
+            "keys and combined with conditions on other keys; ours takes Hive 2.3's Java-regex patterns on "
+            "string keys only"),
+        "filter-dates-strict": Difference(
+            "server-change", ("test_partition_filters",), ("get_partitions_by_filter", "get_num_partitions_by_filter"),
+            r"(d = '2024-1-1'|d = \" 2024-01-01\"|d = \"2024-01-01 10:00:00\"|\(d\) in \(\"2024-01-01\", "
+            r"\"2024-1-3\"\)|d = \"20240101\"|d = \"2024-02-30\")",
+            "date keys in partition filters: Hive 4 matches only the canonical form (d = '2024-1-1', ' 2024-01-01', "
+            "'2024-01-01 10:00:00' match nothing) and answers [] for strings that are not dates ('20240101', "
+            "'2024-02-30'); ours reads dates leniently and rejects non-dates with MetaException"),
+        # ------------------------------------------------------------------ accepted
+        "partitions-by-names-missing-table": Difference(
+            "accepted", ("test_partitions_read",), ("get_partitions_by_names",),
+            r"reference:? (answered )?TApplicationException\[5\].*(\n    ours:      |test expects )NoSuchObjectException",
+            "get_partitions_by_names of a missing table: Hive 4 fails internally (TApplicationException "
+            "MISSING_RESULT); ours raises the NoSuchObjectException Hive 2.3 raises"),
+        "incompatible-columns-message": Difference(
+            "accepted", ("test_tables_alter",), ("alter_table",),
+            r"incompatible with the existing columns in their respective positions :\\na,b'\n    ours: .*:\\nb'",
+            "the message of an incompatible column type change: Hive 4 also names column a, whose type "
+            "did not change; ours names the incompatible ones only (as Hive 2.3)"),
+        "filter-int-fraction": Difference(
+            "accepted", ("test_partition_filters",), ("get_partitions_by_filter", "get_num_partitions_by_filter"),
+            r"'i = 1\.5'",
+            "'i = 1.5' on an int key: Hive 4 truncates the literal and matches i=1; ours rejects the filter "
+            "(MetaException), as Hive 2.3 does"),
+        "database-req-without-catalog": Difference(
+            "accepted", ("test_hive3_calls_on_ours_only",), ("get_database_req",),
+            r"catalogName=None.*reference: NoSuchObjectException: database null\.",
+            "get_database_req without catalogName: Hive 4 fails (a NullPointerException reported as "
+            "NoSuchObjectException 'database null.<name>'); ours takes the default catalog"),
+    },
+}
+
+
+def quirk(quirk_id: str, version: str) -> tuple:
+    """``(reference outcome | None, our outcome, reason)`` of a quirk for a reference version."""
+    return QUIRKS_BY_VERSION.get(version, {}).get(quirk_id, QUIRKS[quirk_id])

@@ -14,9 +14,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The interpreter that runs the tests is the one with pyspark / the project installed (the venv).
 VENV_PYTHON = os.environ.get("HMS_TEST_PYTHON") or sys.executable
-REFERENCE_START = Path(
-    os.environ.get("HMS_REFERENCE_START", "/work/shared/reference-hms/start.sh")
-)
+# the project's launcher of a reference Hive Metastore (2.3 from pyspark's jars, or 4.x); see its header
+REFERENCE_START = Path(os.environ.get("HMS_REFERENCE_START", REPO_ROOT / "tools" / "reference-hms.sh"))
+#: reference Hive versions the launcher serves (``--hive``)
+REFERENCE_VERSIONS = ("2.3", "4")
 # generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
 from bench.procs import _alive as _pid_alive  # noqa: E402,F401
 from bench.procs import free_port, port_open  # noqa: E402,F401
@@ -85,21 +86,30 @@ def start_reference_hms(
     python: str = VENV_PYTHON,
     extra_args: Sequence[str] = (),
     attempts: int = 3,
+    hive: str = "2.3",
 ) -> tuple[int, Callable[[], None]]:
-    """Start the reference Hive Metastore 2.3 (embedded Derby) in ``tmpdir``.
+    """Start the reference Hive Metastore ``hive`` (2.3 or 4; embedded Derby) in ``tmpdir``.
 
     Returns ``(port, stop)``; ``stop()`` terminates the JVM (SIGTERM, then SIGKILL) and may be
-    called more than once.  The metastore's log is ``tmpdir/hms.log``.
+    called more than once.  The metastore's log is ``tmpdir/hms.log``.  Hive 4 needs
+    ``python -m tools.java_artifacts fetch hive4-metastore`` first (FileNotFoundError otherwise).
     """
     if not REFERENCE_START.exists():
         raise FileNotFoundError(f"reference HMS launcher not found: {REFERENCE_START}")
+    if hive not in REFERENCE_VERSIONS:
+        raise ValueError(f"unknown reference Hive version {hive!r} (one of {', '.join(REFERENCE_VERSIONS)})")
+    if hive == "4":
+        from tools.java_artifacts import cached, fetch_command
+
+        if cached("hive4-metastore") is None:
+            raise FileNotFoundError(f"the Hive 4 metastore is not fetched: run {fetch_command('hive4-metastore')}")
     tmpdir = Path(tmpdir)
     tmpdir.mkdir(parents=True, exist_ok=True)
     last_error = ""
     for attempt in range(attempts):
         p = port or free_port()
         cmd = ["bash", str(REFERENCE_START), "--port", str(p), "--dir", str(tmpdir),
-               "--python", python, *extra_args]
+               "--python", python, *(["--hive", hive] if hive != "2.3" else []), *extra_args]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         m = re.search(r"pid=(\d+) port=(\d+)", res.stdout)
         if res.returncode == 0 and m:

@@ -1,0 +1,490 @@
+"""Java artifacts from Maven Central: the one way the project's Java peers get onto a machine.
+
+    python -m tools.java_artifacts fetch [NAME ...]   # every entry when no NAME is given
+    python -m tools.java_artifacts path NAME          # the cached path; exit 1 when not fetched yet
+    python -m tools.java_artifacts list               # entries, what they pin, cached or not
+
+From Python: ``fetch("trino-server") -> Path`` (downloads on first use) and ``cached(name) ->
+Path | None`` (never touches the network).
+
+Every entry is pinned below (``ARTIFACTS``). Two kinds:
+
+* ``archive``: one file from Central (e.g. ``io.trino:trino-server:476:tar.gz``), checked against
+  every checksum Central publishes for it (``.sha1`` required; ``.sha256`` / ``.sha512`` when
+  present), unpacked into the cache, optionally pruned (``plugins``: keep only these directories
+  under ``plugin/``). ``fetch`` returns the unpacked top directory.
+* ``classpath``: Maven resolves the pinned dependencies with their runtime dependencies (a
+  generated pom, ``mvn --strict-checksums dependency:copy-dependencies`` against Central only, local
+  repository ``<cache>/m2``) into one directory of jars; ``fetch`` returns that directory (a JVM
+  takes it as ``-cp "DIR/*"``). ``--strict-checksums`` makes Maven check each file against Central's
+  ``.sha1``.
+
+Cache: ``${HUDI_METASTORE_CACHE:-~/.cache/hudi-metastore}`` (outside the clone, shared by every
+clone and run). An entry is complete when its directory holds ``.artifact.json`` whose ``spec``
+matches the pinned entry; it is built in a temporary directory of the cache and renamed into place,
+so an interrupted fetch leaves nothing that looks complete. A complete entry is reused without any
+network I/O; changing its pin here makes the next ``fetch`` build it anew. Concurrent fetches of the
+same entry wait for each other (a lock file per entry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Iterator
+from xml.sax.saxutils import escape
+
+# --------------------------------------------------------------------------- the pinned list
+
+MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
+#: maven-dependency-plugin used for ``classpath`` entries (pinned: Maven would otherwise look up the
+#: newest one on every resolution).
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+#: name -> entry. ``artifact``: groupId:artifactId:version[:extension] of an ``archive``;
+#: ``dependencies``: groupId:artifactId:version of a ``classpath``, each with the runtime
+#: dependencies Maven resolves for it, minus ``exclusions`` (groupId:artifactId, ``*`` allowed),
+#: which apply to every dependency.
+ARTIFACTS: dict[str, dict] = {
+    "trino-server": {
+        "kind": "archive",
+        "artifact": "io.trino:trino-server:476:tar.gz",  # 821 MB; needs Java 24+ to run
+        # the connectors the project tests against; every other plugin directory is dropped (the
+        # server loads whatever is under plugin/, and needs none of them to start)
+        "plugins": ("hive", "hudi", "iceberg"),
+        "about": "Trino server (bin/, lib/, plugin/{hive,hudi,iceberg}) for the Trino tests",
+    },
+    "hive4-metastore": {
+        "kind": "classpath",
+        "dependencies": (
+            "org.apache.hive:hive-standalone-metastore-server:4.0.1",  # newest of the artifact on Central
+            # Hadoop is an optional dependency of the metastore: the versions Hive 4.0.1 builds with
+            "org.apache.hadoop:hadoop-common:3.3.6",
+            "org.apache.hadoop:hadoop-hdfs-client:3.3.6",
+            "org.apache.hadoop:hadoop-hdfs:3.3.6",  # HDFS classes the metastore's transformer loads
+            "org.apache.hadoop:hadoop-mapreduce-client-core:3.3.6",
+            # JDBC drivers (test scope in Hive's pom): the versions Hive 4.0.1 tests with
+            "org.postgresql:postgresql:42.5.1",
+            "org.mariadb.jdbc:mariadb-java-client:2.5.0",
+            # hadoop-hdfs-client would otherwise bring jackson-annotations 2.12 next to Hive's
+            # jackson-databind 2.16, which needs the annotations of its own version
+            "com.fasterxml.jackson.core:jackson-annotations:2.16.1",
+        ),
+        "exclusions": (
+            # logging: Hive 4 logs through log4j2 (log4j-slf4j-impl); the log4j 1 bindings conflict
+            "org.slf4j:slf4j-log4j12", "org.slf4j:slf4j-reload4j", "ch.qos.reload4j:reload4j",
+            "log4j:log4j",
+            # a shaded copy of Hadoop 3.3.5's classes (via ORC), next to hadoop-common 3.3.6's own
+            "org.apache.hadoop:hadoop-client-api",
+            # YARN's client (a second Jetty version, websockets, JLine 3) and Kerby's KDC server:
+            # a Thrift metastore on Derby / PostgreSQL / MariaDB uses neither
+            "org.apache.hadoop:hadoop-yarn-client", "org.eclipse.jetty.websocket:*",
+            "org.apache.kerby:kerb-simplekdc",
+            # what hadoop-hdfs (the server side of HDFS) would add: every Netty module of another
+            # version, LevelDB
+            "io.netty:netty-all", "org.fusesource.leveldbjni:leveldbjni-all",
+        ),
+        # the schema scripts (for its schematool), which only the binary distribution carries:
+        # extracted from it into DIR/scripts/metastore/upgrade/ (the rest of the archive is not kept)
+        "extract": ("org.apache.hive:hive-standalone-metastore-server:4.0.1:bin:tar.gz", "scripts/metastore/upgrade/"),
+        "about": "Apache Hive 4 standalone metastore with its runtime classpath (reference metastore, "
+                 "tools/reference-hms.sh --hive 4)",
+    },
+}
+
+# --------------------------------------------------------------------------- errors, paths
+
+
+class ArtifactError(RuntimeError):
+    """A fetch failed; the message names the artifact (and the URL where there is one)."""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("HUDI_METASTORE_CACHE") or Path.home() / ".cache" / "hudi-metastore")
+
+
+def fetch_command(name: str | None = None) -> str:
+    return "python -m tools.java_artifacts fetch" + (f" {name}" if name else "")
+
+
+def _entry(name: str) -> dict:
+    try:
+        return ARTIFACTS[name]
+    except KeyError:
+        raise ArtifactError(f"unknown Java artifact {name!r}; known: {', '.join(sorted(ARTIFACTS))}") from None
+
+
+def _coords(spec: str) -> tuple[str, str, str, str]:
+    """groupId, artifactId, version, extension of ``g:a:v[:extension]`` or ``g:a:v:classifier:extension``."""
+    parts = spec.split(":")
+    if len(parts) not in (3, 4, 5):
+        raise ArtifactError(f"bad coordinates {spec!r} (groupId:artifactId:version[[:classifier]:extension])")
+    g, a, v = parts[:3]
+    return g, a, v, parts[-1] if len(parts) > 3 else "jar"
+
+
+def _target(name: str) -> Path:
+    e = _entry(name)
+    if e["kind"] == "archive":
+        _g, a, v, _x = _coords(e["artifact"])
+        return cache_root() / f"{a}-{v}"
+    _g, _a, v, _x = _coords(e["dependencies"][0])
+    return cache_root() / f"{name}-{v}"
+
+
+def _spec_digest(name: str) -> str:
+    e = dict(_entry(name))
+    e.pop("about", None)
+    if e["kind"] == "classpath":
+        e["plugin"] = DEPENDENCY_PLUGIN
+    return hashlib.sha256(json.dumps(e, sort_keys=True, default=list).encode()).hexdigest()[:16]
+
+
+MARKER = ".artifact.json"
+
+
+def cached(name: str) -> Path | None:
+    """The entry's directory if it has been fetched (complete, current pin); no network I/O."""
+    target = _target(name)
+    try:
+        meta = json.loads((target / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return target if meta.get("spec") == _spec_digest(name) else None
+
+
+def url_of(spec: str) -> str:
+    g, a, v, x = _coords(spec)
+    classifier = f"-{spec.split(':')[3]}" if spec.count(":") == 4 else ""
+    return f"{MAVEN_CENTRAL}/{g.replace('.', '/')}/{a}/{v}/{a}-{v}{classifier}.{x}"
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+def fetch(name: str) -> Path:
+    """The entry's directory, fetched from Maven Central on first use (see the module docstring)."""
+    hit = cached(name)
+    if hit is not None:
+        return hit
+    root = cache_root()
+    (root / ".locks").mkdir(parents=True, exist_ok=True)
+    with _lock(root / ".locks" / f"{name}.lock"):
+        hit = cached(name)  # another process may have finished it while we waited
+        if hit is not None:
+            return hit
+        (root / ".tmp").mkdir(exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root / ".tmp"))
+        try:
+            e = _entry(name)
+            if e["kind"] == "archive":
+                built, meta = _build_archive(name, e, work)
+            elif e["kind"] == "classpath":
+                built, meta = _build_classpath(name, e, work)
+            else:
+                raise ArtifactError(f"{name}: unknown kind {e['kind']!r}")
+            meta.update(name=name, spec=_spec_digest(name), fetched=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            (built / MARKER).write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+            _install(built, _target(name), work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    hit = cached(name)
+    if hit is None:
+        raise ArtifactError(f"{name}: fetched, but {_target(name)} is not complete")
+    return hit
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _install(built: Path, target: Path, work: Path) -> None:
+    """Rename ``built`` to ``target``, replacing a stale ``target`` (moved aside first)."""
+    if target.exists() or target.is_symlink():
+        stale = work / "stale"
+        os.rename(target, stale)
+    os.rename(built, target)
+
+
+def _log(msg: str) -> None:
+    print(f"[java_artifacts] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- downloads
+
+_ALGOS = ("sha1", "sha256", "sha512")
+_USER_AGENT = "hudi-metastore-tools/1 (python urllib)"
+
+
+def _open(url: str, timeout: float = 60):
+    return urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": _USER_AGENT}), timeout=timeout)
+
+
+def _published_checksum(name: str, url: str, algo: str) -> str | None:
+    """Central's ``<url>.<algo>`` (hex), or None when Central publishes none for this file."""
+    sums_url = f"{url}.{algo}"
+    last: Exception | None = None
+    for attempt in range(3):
+        try:
+            with _open(sums_url) as r:
+                text = r.read(4096).decode("ascii", "replace").strip()
+            value = text.split()[0].lower() if text else ""
+            if len(value) != hashlib.new(algo).digest_size * 2 or any(c not in "0123456789abcdef" for c in value):
+                raise ArtifactError(f"{name}: unreadable checksum at {sums_url}: {text[:100]!r}")
+            return value
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            last = e
+        except (urllib.error.URLError, OSError) as e:
+            last = e
+        time.sleep(2 * (attempt + 1))
+    raise ArtifactError(f"{name}: could not read {sums_url}: {last}")
+
+
+def _download(name: str, url: str, dest: Path) -> dict[str, str]:
+    """Stream ``url`` to ``dest``; returns its digests. Retries transient failures."""
+    last: Exception | None = None
+    for attempt in range(3):
+        try:
+            hashes = {a: hashlib.new(a) for a in _ALGOS}
+            size = 0
+            with _open(url) as r, open(dest, "wb") as out:
+                total = int(r.headers.get("Content-Length") or 0)
+                step, shown = max(total // 10, 1 << 26), 0
+                while True:
+                    block = r.read(1 << 20)
+                    if not block:
+                        break
+                    out.write(block)
+                    for h in hashes.values():
+                        h.update(block)
+                    size += len(block)
+                    if size - shown >= step:
+                        shown = size
+                        _log(f"{name}: {size >> 20} MB" + (f" of {total >> 20} MB" if total else ""))
+            if total and size != total:
+                raise OSError(f"got {size} of {total} bytes")
+            return {a: h.hexdigest() for a, h in hashes.items()}
+        except urllib.error.HTTPError as e:
+            if e.code in (401, 403, 404, 410):
+                raise ArtifactError(f"{name}: download of {url} failed: HTTP {e.code} {e.reason}") from e
+            last = e
+        except (urllib.error.URLError, OSError) as e:
+            last = e
+        _log(f"{name}: download of {url} failed ({last}); retrying")
+        time.sleep(3 * (attempt + 1))
+    raise ArtifactError(f"{name}: download of {url} failed: {last}")
+
+
+def _verified_download(name: str, url: str, dest: Path) -> dict[str, str]:
+    published = {a: _published_checksum(name, url, a) for a in _ALGOS}
+    if published["sha1"] is None:
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD", headers={"User-Agent": _USER_AGENT}),
+                                        timeout=60):
+                pass
+        except urllib.error.HTTPError as e:
+            raise ArtifactError(f"{name}: download of {url} failed: HTTP {e.code} {e.reason}") from e
+        except (urllib.error.URLError, OSError) as e:
+            raise ArtifactError(f"{name}: download of {url} failed: {e}") from e
+        raise ArtifactError(f"{name}: Maven Central publishes no checksum at {url}.sha1; refusing an unverified file")
+    _log(f"{name}: downloading {url}")
+    t0 = time.monotonic()
+    got = _download(name, url, dest)
+    for algo, want in published.items():
+        if want is not None and got[algo] != want:
+            raise ArtifactError(f"{name}: {algo} of {url} is {got[algo]}, Maven Central publishes {want}")
+    checked = [a for a, v in published.items() if v]
+    _log(f"{name}: {dest.stat().st_size >> 20} MB in {time.monotonic() - t0:.0f} s, verified ({', '.join(checked)})")
+    return {a: got[a] for a in checked}
+
+
+# --------------------------------------------------------------------------- kind: archive
+
+
+def _build_archive(name: str, e: dict, work: Path) -> tuple[Path, dict]:
+    url = url_of(e["artifact"])
+    _g, a, v, ext = _coords(e["artifact"])
+    archive = work / f"{a}-{v}.{ext}"
+    sums = _verified_download(name, url, archive)
+    unpacked = work / "unpacked"
+    unpacked.mkdir()
+    _log(f"{name}: unpacking")
+    try:
+        if ext in ("tar.gz", "tgz", "tar"):
+            with tarfile.open(archive) as tf:
+                tf.extractall(unpacked, filter="data")
+        elif ext in ("zip", "jar"):
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(unpacked)
+        else:
+            raise ArtifactError(f"{name}: do not know how to unpack .{ext} ({url})")
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as ex:
+        raise ArtifactError(f"{name}: cannot unpack {url}: {ex}") from ex
+    archive.unlink()
+    entries = [p for p in unpacked.iterdir()]
+    top = entries[0] if len(entries) == 1 and entries[0].is_dir() else unpacked
+    plugins = e.get("plugins")
+    if plugins is not None:
+        plugin_dir = top / "plugin"
+        if not plugin_dir.is_dir():
+            raise ArtifactError(f"{name}: {url} has no plugin/ directory to prune")
+        missing = [p for p in plugins if not (plugin_dir / p).is_dir()]
+        if missing:
+            raise ArtifactError(f"{name}: {url} lacks plugin(s) {', '.join(missing)}")
+        for p in plugin_dir.iterdir():
+            if p.name not in plugins:
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+    return top, {"url": url, "checksums": sums}
+
+
+# --------------------------------------------------------------------------- kind: classpath
+
+
+def _pom(name: str, e: dict) -> str:
+    excl = "".join(
+        f"<exclusion><groupId>{escape(x.split(':')[0])}</groupId><artifactId>{escape(x.split(':')[1])}</artifactId>"
+        "</exclusion>" for x in e.get("exclusions", ()))
+    deps = []
+    for spec in e["dependencies"]:
+        g, a, v, _x = _coords(spec)
+        deps.append(f"<dependency><groupId>{escape(g)}</groupId><artifactId>{escape(a)}</artifactId>"
+                     f"<version>{escape(v)}</version><exclusions>{excl}</exclusions></dependency>")
+    nl = "\n    "
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!-- generated by tools/java_artifacts.py for the entry {escape(name)} -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.hudi-metastore.tools</groupId>
+  <artifactId>{escape(name)}-classpath</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    {nl.join(deps)}
+  </dependencies>
+</project>
+"""
+
+
+_SETTINGS = f"""<?xml version="1.0" encoding="UTF-8"?>
+<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
+  <mirrors>
+    <mirror><id>central-only</id><mirrorOf>*</mirrorOf><url>{MAVEN_CENTRAL}</url></mirror>
+  </mirrors>
+</settings>
+"""
+
+
+def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise ArtifactError(f"{name}: Maven (mvn) is needed to resolve its classpath (apt-get install maven)")
+    (work / "pom.xml").write_text(_pom(name, e))
+    (work / "settings.xml").write_text(_SETTINGS)
+    lib = work / "lib"
+    m2 = cache_root() / "m2"
+    cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "--strict-checksums", "-s", str(work / "settings.xml"), f"-Dmaven.repo.local={m2}",
+           "-f", str(work / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+           f"-DoutputDirectory={lib}", "-DincludeScope=runtime"]
+    _log(f"{name}: resolving {', '.join(e['dependencies'])} with Maven from {MAVEN_CENTRAL}")
+    t0 = time.monotonic()
+    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:
+        out = "\n".join((res.stdout + res.stderr).strip().splitlines()[-40:])
+        raise ArtifactError(f"{name}: Maven could not resolve {', '.join(e['dependencies'])} from {MAVEN_CENTRAL} "
+                            f"(exit {res.returncode}):\n{out}")
+    jars = sorted(p.name for p in lib.glob("*.jar"))
+    for spec in e["dependencies"]:
+        _g, a, v, _x = _coords(spec)
+        if f"{a}-{v}.jar" not in jars:
+            raise ArtifactError(f"{name}: Maven resolved no {a}-{v}.jar ({url_of(spec)})")
+    size = sum(p.stat().st_size for p in lib.glob("*.jar"))
+    _log(f"{name}: {len(jars)} jars, {size >> 20} MB, in {time.monotonic() - t0:.0f} s")
+    meta = {"dependencies": list(e["dependencies"]), "repository": MAVEN_CENTRAL, "jars": jars}
+    if e.get("extract"):
+        spec, prefix = e["extract"]
+        url = url_of(spec)
+        archive = work / "extract.tar.gz"
+        meta["extracted"] = {"url": url, "members": prefix, "checksums": _verified_download(name, url, archive)}
+        n = 0
+        try:
+            with tarfile.open(archive) as tf:
+                for m in tf.getmembers():
+                    rel = m.name.split("/", 1)[1] if "/" in m.name else ""
+                    if rel.startswith(prefix) and (m.isfile() or m.isdir()):
+                        m.name = rel
+                        tf.extract(m, lib, filter="data")
+                        n += m.isfile()
+        except (tarfile.TarError, OSError) as ex:
+            raise ArtifactError(f"{name}: cannot unpack {url}: {ex}") from ex
+        if not n:
+            raise ArtifactError(f"{name}: {url} has nothing under {prefix}")
+        archive.unlink()
+        _log(f"{name}: {n} files of {prefix} from {url}")
+    return lib, meta
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.java_artifacts", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("fetch", help="fetch entries (all when none is named); prints NAME PATH per entry")
+    f.add_argument("names", nargs="*", metavar="NAME")
+    p = sub.add_parser("path", help="print the cached path of an entry; exit 1 if it is not fetched")
+    p.add_argument("name", metavar="NAME")
+    sub.add_parser("list", help="list the pinned entries")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "fetch":
+            for n in args.names or list(ARTIFACTS):
+                _entry(n)
+            for n in args.names or list(ARTIFACTS):
+                t0 = time.monotonic()
+                was = cached(n)
+                path = fetch(n)
+                if was is None:
+                    _log(f"{n}: ready in {time.monotonic() - t0:.0f} s")
+                print(f"{n} {path}", flush=True)
+        elif args.cmd == "path":
+            path = cached(args.name)
+            if path is None:
+                print(f"{args.name} is not fetched (cache {cache_root()}): run {fetch_command(args.name)}",
+                      file=sys.stderr)
+                return 1
+            print(path)
+        else:
+            for n, e in ARTIFACTS.items():
+                pins = e.get("artifact") or ", ".join(e["dependencies"])
+                state = cached(n) or "not fetched"
+                print(f"{n}\t{e['kind']}\t{pins}\t{state}")
+    except ArtifactError as ex:
+        print(f"error: {ex}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
