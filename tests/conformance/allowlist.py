@@ -76,7 +76,8 @@ REFERENCE_GAPS = {
     ),
     "filter-extensions": (
         "MetaException",
-        "filter forms Hive 2.3's grammar rejects and ours accepts (documented in store/hms/partition_filter.py): "
+        "filter forms Hive 2.3's grammar rejects and ours accepts "
+        "(documented in store/hms/partition_filter/parser.py): "
         "NOT, `key IN (...)` without parentheses around the key, DATE '...' literals, `==`, back-quoted "
         "keys",
     ),
