@@ -111,9 +111,10 @@ class PartitionWrites:
     def _ids(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, int]:
         ids: dict[str, int] = {}
         for i in range(0, len(names), BATCH):
-            ids.update(conn.execute(select(S.partitions.c.part_name, S.partitions.c.part_id).where(
-                S.partitions.c.tbl_id == ctx.tbl_id,
-                in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))).tuples().all())
+            ids.update((name, pid) for name, pid in conn.execute(
+                select(S.partitions.c.part_name, S.partitions.c.part_id).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id,
+                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))))
         return ids
 
     @staticmethod
