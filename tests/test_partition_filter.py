@@ -14,17 +14,9 @@ from sqlalchemy.engine import make_url
 
 from store.db import schema as S
 from store.db.engine import make_engine
-from store.hms.partition_filter import (
-    And,
-    FilterError,
-    Leaf,
-    Not,
-    Or,
-    compile_filter,
-    is_integral,
-    parse_filter,
-    push_not,
-)
+from store.hms.partition_filter import FilterError, compile_filter, parse_filter
+from store.hms.partition_filter.leaf_sql import is_integral
+from store.hms.partition_filter.nodes import And, Leaf, Not, Or, push_not
 
 # --- AST rendering -------------------------------------------------------------------------------
 
@@ -546,7 +538,8 @@ def test_filter_matches_oracle(backend, filt):
     got = _run(engine, tbl_id, filt)
     want = oracle(filt, parts)
     assert got == want, (
-        f"{kind}: {filt}\n missing: {sorted(parts[p] for p in want - got)}\n extra: {sorted(parts[p] for p in got - want)}"
+        f"{kind}: {filt}\n missing: {sorted(parts[p] for p in want - got)}\n"
+        f" extra: {sorted(parts[p] for p in got - want)}"
     )
 
 

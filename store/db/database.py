@@ -6,16 +6,19 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, func, select, update
+from sqlalchemy import Connection, CursorResult, Engine, func, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from store.db import schema
 from store.db.engine import make_engine
 
 log = logging.getLogger("hudi_metastore.store")
+
+T = TypeVar("T")
 
 # SQLSTATEs / MySQL error codes that mean "the transaction lost a race; run it again".
 _RETRY_PGCODES = {"40001", "40P01"}
@@ -88,8 +91,9 @@ class Store:
         with self.engine.connect().execution_options(hms_write=True) as conn, conn.begin():
             yield conn
 
-    def run_write(self, fn, *args, attempts: int = 5, **kwargs):
-        """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race."""
+    def run_write(self, fn: Callable[..., T], *args: Any, attempts: int = 5, **kwargs: Any) -> T:
+        """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race.
+        fn may run more than once: whatever it has to tell the caller, it returns."""
         integrity_retried = False
         for attempt in range(attempts):
             try:
@@ -106,6 +110,7 @@ class Store:
                 if attempt + 1 == attempts or not _is_retryable(exc):
                     raise
                 time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+        raise ValueError(f"run_write needs at least one attempt, not {attempts}")
 
     def next_id(self, conn: Connection, name: str, count: int = 1) -> int:
         """Take `count` ids from a named sequence inside the caller's transaction; returns the first."""
@@ -128,6 +133,13 @@ class Store:
             self.read_engine.dispose()
 
 
+def inserted_id(result: CursorResult[Any]) -> int:
+    """The primary key of the one row an INSERT added."""
+    key = result.inserted_primary_key
+    assert key is not None, "not the result of an INSERT of one row"
+    return key[0]
+
+
 def now_s() -> int:
     return int(time.time())
 
@@ -136,4 +148,4 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-__all__ = ["Store", "now_s", "now_ms", "func"]
+__all__ = ["Store", "inserted_id", "now_s", "now_ms", "func"]

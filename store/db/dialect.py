@@ -11,6 +11,9 @@ import json
 from sqlalchemy import BigInteger, String, Text, any_, bindparam, cast, func
 from sqlalchemy.dialects.postgresql import ARRAY
 
+# Lists of ids or names go to the database in chunks of at most BATCH values (IN lists, deletes).
+BATCH = 500
+
 
 def json_rows(backend: str, *cols):
     """An aggregate: a JSON array holding one array [c1, c2, ...] per row of the group

@@ -7,6 +7,7 @@ import json
 from sqlalchemy import Connection, func, select
 
 from store.db import schema as S
+from store.db.database import inserted_id
 from store.db.dialect import rows_of
 from thrift_idl.hive_metastore.ttypes import (
     FieldSchema,
@@ -95,7 +96,7 @@ def build_sd(row, location: str | None, cols: list[FieldSchema]) -> StorageDescr
 
 
 def insert_sd(conn: Connection, sd: StorageDescriptor | None) -> int:
-    return conn.execute(S.sds.insert().values(**sd_row(sd))).inserted_primary_key[0]
+    return inserted_id(conn.execute(S.sds.insert().values(**sd_row(sd))))
 
 
 def sd_columns():
@@ -105,6 +106,19 @@ def sd_columns():
 def same_sd(row, sd: StorageDescriptor | None) -> bool:
     """Does descriptor `sd` equal the stored row (ignoring location and columns)?"""
     return all(getattr(row, k) == v for k, v in sd_row(sd).items())
+
+
+class SdView:
+    """The `sd_*` columns of a row that joined its table's descriptor, seen without the prefix (an
+    `sds` row for build_sd and same_sd)."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row):
+        self._row = row
+
+    def __getattr__(self, item):
+        return getattr(self._row, "sd_" + item)
 
 
 # --- versioned columns -------------------------------------------------------------------------
@@ -163,6 +177,6 @@ def columns_of(cols_json) -> tuple[list[FieldSchema], list[FieldSchema]]:
     comment) aggregate of `schema` rows."""
     data: list = []
     keys: list = []
-    for is_key, pos, name, type_, comment in sorted(rows_of(cols_json), key=lambda c: (bool(c[0]), c[1])):
+    for is_key, _pos, name, type_, comment in sorted(rows_of(cols_json), key=lambda c: (bool(c[0]), c[1])):
         (keys if is_key else data).append(FieldSchema(name=name, type=type_, comment=comment))
     return data, keys

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 
 from sqlalchemy import Connection, delete, select, update
@@ -9,7 +10,8 @@ from sqlalchemy import Connection, delete, select, update
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
-from store.hms.table_service import CATALOG, TableService, match_names, valid_name
+from store.hms.hive_rules import CATALOG, match_names, valid_name
+from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import Function, ResourceUri
 
 
@@ -36,8 +38,8 @@ class FunctionService:
         def tx(conn: Connection):
             try:
                 db_id = self.tables.db_id(conn, fn.dbName or "")
-            except NoSuchObject:
-                raise NoSuchObject(f"The database {fn.dbName} does not exist")
+            except NoSuchObject as exc:
+                raise NoSuchObject(f"The database {fn.dbName} does not exist") from exc
             if conn.execute(select(S.functions.c.func_id).where(
                     S.functions.c.db_id == db_id, S.functions.c.name == name)).first():
                 raise AlreadyExists(f"Function {name} already exists")
@@ -68,7 +70,7 @@ class FunctionService:
                 S.db.c.name == (db or "").lower())).scalars().all()
         return match_names(names, pattern)
 
-    def all(self) -> list[Function]:
+    def all(self) -> builtins.list[Function]:  # `list` is a method here
         with self.store.read() as conn:
             rows = conn.execute(select(S.functions, S.db.c.name.label("db_name")).select_from(
                 S.functions.join(S.db, S.db.c.db_id == S.functions.c.db_id))).all()

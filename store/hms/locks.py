@@ -35,13 +35,17 @@ from store.db import schema
 from store.db.database import Store, now_ms
 from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
 from thrift_idl.hive_metastore.ttypes import (
+    CheckLockRequest,
     HeartbeatRequest,
     LockLevel,
+    LockRequest,
     LockResponse,
     LockState,
     LockType,
+    ShowLocksRequest,
     ShowLocksResponse,
     ShowLocksResponseElement,
+    UnlockRequest,
 )
 
 SENTINEL = "lock_manager"
@@ -235,7 +239,7 @@ class LockManager:
 
     # ---- locks ----------------------------------------------------------------------------
 
-    def lock(self, rqst) -> LockResponse:
+    def lock(self, rqst: LockRequest) -> LockResponse:
         comps = self._validate(rqst)
         return self._run(self._lock, rqst, comps)
 
@@ -288,7 +292,7 @@ class LockManager:
         rows = self._lock_rows(conn, lockid)
         return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
 
-    def check_lock(self, rqst) -> LockResponse:
+    def check_lock(self, rqst: CheckLockRequest) -> LockResponse:
         return self._run(self._check_lock, rqst.lockid)
 
     def _check_lock(self, conn: Connection, now: int, lockid: int) -> LockResponse:
@@ -300,7 +304,7 @@ class LockManager:
             conn.execute(update(_L).where(_L.c.lock_id == lockid).values(heartbeat_ms=now))
         return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
 
-    def unlock(self, rqst) -> None:
+    def unlock(self, rqst: UnlockRequest) -> None:
         self._run(self._unlock, rqst.lockid)
 
     def _unlock(self, conn: Connection, now: int, lockid: int) -> None:
@@ -311,7 +315,7 @@ class LockManager:
                 f"{lock_id_str(lockid)} {txn_id_str(rows[0].txn_id)}")
         conn.execute(delete(_L).where(_L.c.lock_id == lockid))
 
-    def show_locks(self, rqst=None) -> ShowLocksResponse:
+    def show_locks(self, rqst: ShowLocksRequest | None = None) -> ShowLocksResponse:
         return self._run(self._show_locks, rqst)
 
     def _show_locks(self, conn: Connection, now: int, rqst) -> ShowLocksResponse:

@@ -8,10 +8,11 @@ from thrift.TSerialization import deserialize, serialize
 
 from store.db import schema as S
 from store.db.database import Store
+from store.db.dialect import BATCH
 from store.errors import InvalidInput, InvalidObject, MetaError, NoSuchObject
 from store.hms import stats_params
 from store.hms.partition_names import make_name, values_from_name
-from store.hms.partition_service import BATCH, PartitionService
+from store.hms.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,
@@ -67,7 +68,8 @@ class StatisticsService:
             try:
                 ctx = self.partitions.table_ctx(conn, desc.dbName, desc.tableName)
             except NoSuchObject as exc:
-                raise NoSuchObject(f"Table {desc.dbName}.{desc.tableName} for which stats is gathered doesn't exist: {exc.message}")
+                raise NoSuchObject(f"Table {desc.dbName}.{desc.tableName} for which stats is gathered "
+                                   f"doesn't exist: {exc.message}") from exc
             known = {c.name.lower(): c.type for c in ctx.cols}
             objs = stats.statsObj or []
             for o in objs:
@@ -79,7 +81,8 @@ class StatisticsService:
             names = [o.colName.lower() for o in objs]
             if desc.isTblLevel or not desc.partName:
                 t = S.tab_col_stats
-                conn.execute(delete(t).where(t.c.tbl_id == ctx.tbl_id, t.c.engine == engine, t.c.column_name.in_(names)))
+                conn.execute(delete(t).where(t.c.tbl_id == ctx.tbl_id, t.c.engine == engine,
+                                             t.c.column_name.in_(names)))
                 if objs:
                     conn.execute(t.insert(), [
                         {"tbl_id": ctx.tbl_id, "column_name": o.colName.lower(), "engine": engine,
@@ -90,7 +93,7 @@ class StatisticsService:
             try:
                 name = make_name(ctx.key_names, values_from_name(ctx.key_names, desc.partName))
             except ValueError as exc:
-                raise MetaError(f"Partition name is invalid. {exc}")  # Hive: MetaError
+                raise MetaError(f"Partition name is invalid. {exc}") from exc  # Hive: MetaError
             pid = conn.execute(select(S.partitions.c.part_id).where(
                 S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
             if pid is None:
@@ -107,7 +110,8 @@ class StatisticsService:
 
         return self.store.run_write(tx)
 
-    def table_stats(self, db: str, tbl: str, col_names: list[str] | None, engine: str | None = None):
+    def table_stats(self, db: str, tbl: str, col_names: list[str] | None,
+                    engine: str | None = None) -> tuple[ColumnStatisticsDesc, list[ColumnStatisticsObj]]:
         """(desc, [ColumnStatisticsObj]) for the named columns that have statistics."""
         with self.store.read() as conn:
             ctx = self.partitions.table_ctx(conn, db, tbl)
@@ -165,7 +169,7 @@ class StatisticsService:
                 try:
                     name = make_name(ctx.key_names, values_from_name(ctx.key_names, part_name))
                 except ValueError as exc:
-                    raise InvalidInput(str(exc))
+                    raise InvalidInput(str(exc)) from exc
                 pid = conn.execute(select(S.partitions.c.part_id).where(
                     S.partitions.c.tbl_id == ctx.tbl_id, S.partitions.c.part_name == name)).scalar()
                 if pid is None:

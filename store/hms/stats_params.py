@@ -50,7 +50,7 @@ def parse_csa(text: str | None) -> tuple[bool, dict[str, bool]]:
 
 
 def dump_csa(basic: bool, cols: dict[str, bool]) -> str:
-    out = {}
+    out: dict[str, str | dict[str, str]] = {}
     if basic:
         out["BASIC_STATS"] = "true"
     if cols:

@@ -14,8 +14,9 @@ from hudi_format.instant import COMPLETED
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store
+from store.db.dialect import BATCH
 from store.errors import NoSuchObject
-from store.hms.partition_service import BATCH, PartitionService
+from store.hms.partition_service import PartitionService
 from store.hudi.timeline_service import TimelineService
 
 

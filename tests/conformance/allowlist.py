@@ -82,7 +82,7 @@ REFERENCE_GAPS = {
     ),
     "filter-extensions": (
         "MetaException",
-        "filter forms the references' grammars reject and ours accepts (documented in store/partition_filter.py): "
+        "filter forms the references' grammars reject and ours accepts (documented in store/hms/partition_filter/parser.py): "
         "NOT, `key IN (...)` without parentheses around the key, NOT LIKE",
     ),
     "filter-extensions-hive23": (

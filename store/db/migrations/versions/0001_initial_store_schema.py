@@ -1,7 +1,7 @@
 """initial store schema
 
 Revision ID: 0001
-Revises: 
+Revises:
 Create Date: 2026-11-22 05:33:16.385287
 """
 import sqlalchemy as sa
@@ -63,12 +63,15 @@ def upgrade() -> None:
     sa.Column('num_buckets', sa.Integer(), nullable=False),
     sa.Column('serde_name', sa.String(length=128), nullable=True),
     sa.Column('serde_lib', sa.String(length=4000), nullable=True),
-    sa.Column('serde_params', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('serde_params',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
     sa.Column('serde_extra', sa.Text(), nullable=True),
     sa.Column('bucket_cols', sa.Text(), nullable=True),
     sa.Column('sort_cols', sa.Text(), nullable=True),
-    sa.Column('sd_params', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
-    sa.Column('skewed', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('sd_params',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('skewed',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
     sa.Column('stored_as_subdirs', sa.Boolean(), nullable=True),
     sa.PrimaryKeyConstraint('sd_id', name=op.f('pk_sds'))
     )
@@ -89,7 +92,8 @@ def upgrade() -> None:
     op.create_table('db_params',
     sa.Column('db_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.Column('param_key', sa.String(length=256), nullable=False),
-    sa.Column('param_value', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('param_value',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
     sa.ForeignKeyConstraint(['db_id'], ['db.db_id'], name=op.f('fk_db_params_db_id_db'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('db_id', 'param_key', name=op.f('pk_db_params'))
     )
@@ -120,8 +124,10 @@ def upgrade() -> None:
     sa.Column('location', sa.String(length=4000), nullable=True),
     sa.Column('sd_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
     sa.Column('schema_version', sa.Integer(), nullable=False),
-    sa.Column('view_original_text', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
-    sa.Column('view_expanded_text', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('view_original_text',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('view_expanded_text',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
     sa.Column('rewrite_enabled', sa.Boolean(), nullable=True),
     sa.Column('temporary', sa.Boolean(), nullable=True),
     sa.ForeignKeyConstraint(['db_id'], ['db.db_id'], name=op.f('fk_tbl_db_id_db'), ondelete='CASCADE'),
@@ -155,14 +161,17 @@ def upgrade() -> None:
     sa.Column('comment', sa.String(length=4000), nullable=True),
     sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_schema_tbl_id_tbl'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('col_id', name=op.f('pk_schema')),
-    sa.UniqueConstraint('tbl_id', 'version', 'is_partition_col', 'position', name=op.f('uq_schema_tbl_id_version_is_partition_col_position'))
+    sa.UniqueConstraint('tbl_id', 'version', 'is_partition_col', 'position',
+        name=op.f('uq_schema_tbl_id_version_is_partition_col_position'))
     )
     op.create_table('tab_col_stats',
     sa.Column('tbl_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.Column('column_name', sa.String(length=128), nullable=False),
     sa.Column('engine', sa.String(length=128), nullable=False),
     sa.Column('column_type', sa.String(length=4000), nullable=False),
-    sa.Column('stats', sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mariadb').with_variant(mysql.LONGBLOB(), 'mysql'), nullable=False),
+    sa.Column('stats',
+        sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mariadb').with_variant(mysql.LONGBLOB(),
+            'mysql'), nullable=False),
     sa.Column('last_analyzed', sa.BigInteger(), nullable=True),
     sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_tab_col_stats_tbl_id_tbl'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('tbl_id', 'column_name', 'engine', name=op.f('pk_tab_col_stats'))
@@ -170,7 +179,8 @@ def upgrade() -> None:
     op.create_table('tbl_params',
     sa.Column('tbl_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.Column('param_key', sa.String(length=256), nullable=False),
-    sa.Column('param_value', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.Column('param_value',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
     sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_tbl_params_tbl_id_tbl'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('tbl_id', 'param_key', name=op.f('pk_tbl_params'))
     )
@@ -180,9 +190,12 @@ def upgrade() -> None:
     sa.Column('engine', sa.String(length=128), nullable=False),
     sa.Column('tbl_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.Column('column_type', sa.String(length=4000), nullable=False),
-    sa.Column('stats', sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mariadb').with_variant(mysql.LONGBLOB(), 'mysql'), nullable=False),
+    sa.Column('stats',
+        sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mariadb').with_variant(mysql.LONGBLOB(),
+            'mysql'), nullable=False),
     sa.Column('last_analyzed', sa.BigInteger(), nullable=True),
-    sa.ForeignKeyConstraint(['part_id'], ['partitions.part_id'], name=op.f('fk_part_col_stats_part_id_partitions'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['part_id'], ['partitions.part_id'], name=op.f('fk_part_col_stats_part_id_partitions'),
+        ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('part_id', 'column_name', 'engine', name=op.f('pk_part_col_stats'))
     )
     with op.batch_alter_table('part_col_stats', schema=None) as batch_op:
@@ -195,7 +208,8 @@ def upgrade() -> None:
     sa.Column('part_key_name', sa.String(length=128), nullable=False),
     sa.Column('part_key_val', sa.String(length=256), nullable=False),
     sa.Column('part_key_num', sa.BigInteger(), nullable=True),
-    sa.ForeignKeyConstraint(['part_id'], ['partitions.part_id'], name=op.f('fk_partition_key_val_part_id_partitions'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['part_id'], ['partitions.part_id'], name=op.f('fk_partition_key_val_part_id_partitions'),
+        ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('part_id', 'key_idx', name=op.f('pk_partition_key_val'))
     )
     with op.batch_alter_table('partition_key_val', schema=None) as batch_op:
@@ -205,8 +219,10 @@ def upgrade() -> None:
     op.create_table('partition_params',
     sa.Column('part_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.Column('param_key', sa.String(length=256), nullable=False),
-    sa.Column('param_value', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
-    sa.ForeignKeyConstraint(['part_id'], ['partitions.part_id'], name=op.f('fk_partition_params_part_id_partitions'), ondelete='CASCADE'),
+    sa.Column('param_value',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=True),
+    sa.ForeignKeyConstraint(['part_id'], ['partitions.part_id'], name=op.f('fk_partition_params_part_id_partitions'),
+        ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('part_id', 'param_key', name=op.f('pk_partition_params'))
     )
 

@@ -36,15 +36,19 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('files', schema=None) as batch_op:
         batch_op.create_index('ix_files_created', ['tbl_id', 'created_ts'], unique=False)
-        batch_op.create_index('ix_files_live', ['tbl_id', 'partition_path', 'is_deleted'], unique=False, mysql_length={'partition_path': 255})
-        batch_op.create_index('uq_files_name', ['tbl_id', 'partition_path', 'name'], unique=True, mysql_length={'partition_path': 200, 'name': 255})
+        batch_op.create_index('ix_files_live', ['tbl_id', 'partition_path', 'is_deleted'], unique=False,
+            mysql_length={'partition_path': 255})
+        batch_op.create_index('uq_files_name', ['tbl_id', 'partition_path', 'name'], unique=True,
+            mysql_length={'partition_path': 200, 'name': 255})
 
     op.create_table('hudi_table',
     sa.Column('tbl_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
     sa.Column('table_type', sa.String(length=16), nullable=False),
     sa.Column('table_version', sa.Integer(), nullable=False),
     sa.Column('base_path', sa.String(length=4000), nullable=False),
-    sa.Column('properties', sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(), 'mysql'), nullable=False),
+    sa.Column('properties',
+        sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mariadb').with_variant(mysql.MEDIUMTEXT(),
+            'mysql'), nullable=False),
     sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_hudi_table_tbl_id_tbl'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('tbl_id', name=op.f('pk_hudi_table'))
     )
@@ -82,7 +86,9 @@ def upgrade() -> None:
     sa.Column('ts', sa.String(length=17), nullable=False),
     sa.Column('action', sa.String(length=32), nullable=False),
     sa.Column('state', sa.Integer(), nullable=False),
-    sa.Column('data', sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mariadb').with_variant(mysql.LONGBLOB(), 'mysql'), nullable=True),
+    sa.Column('data',
+        sa.LargeBinary().with_variant(mysql.LONGBLOB(), 'mariadb').with_variant(mysql.LONGBLOB(),
+            'mysql'), nullable=True),
     sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_instant_meta_tbl_id_tbl'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('tbl_id', 'ts', 'action', 'state', name=op.f('pk_instant_meta'))
     )
@@ -92,11 +98,13 @@ def upgrade() -> None:
     sa.Column('partition_path', sa.String(length=767), nullable=False),
     sa.Column('file_id', sa.String(length=128), nullable=False),
     sa.Column('replace_ts', sa.String(length=17), nullable=False),
-    sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_replaced_file_groups_tbl_id_tbl'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tbl_id'], ['tbl.tbl_id'], name=op.f('fk_replaced_file_groups_tbl_id_tbl'),
+        ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_replaced_file_groups'))
     )
     with op.batch_alter_table('replaced_file_groups', schema=None) as batch_op:
-        batch_op.create_index('uq_replaced_fg', ['tbl_id', 'partition_path', 'file_id'], unique=True, mysql_length={'partition_path': 255})
+        batch_op.create_index('uq_replaced_fg', ['tbl_id', 'partition_path', 'file_id'], unique=True,
+            mysql_length={'partition_path': 255})
 
     op.create_table('tbl_timestamp',
     sa.Column('tbl_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),

@@ -1,0 +1,270 @@
+"""One leaf of a partition filter as SQL: the `partition_key_val` rows of one key that pass one test.
+
+* Integral partition keys (tinyint, smallint, int, integer, bigint) compare numerically on
+  `partition_key_val.part_key_num`; a value that is not an integer (the default partition
+  `__HIVE_DEFAULT_PARTITION__`, ...) never satisfies a numeric comparison, not even under NOT:
+  NOT is pushed down to the leaves (De Morgan, inverted operators), so every leaf is a positive
+  test on one key row. Comparing an integral key with a string or date literal is an error.
+* Every other key compares as a string on `part_key_val`, in code point order on every backend;
+  integer literals compare as their text, date / timestamp literals as 'yyyy-mm-dd[ hh:mm:ss]'.
+* Key types, as Hive 2.3 filters them: `string` keys compare as strings (string or bare date
+  literals; an integer literal is an error); integral keys numerically; `date` keys as dates (a
+  string literal must read as yyyy-M-d the way Java's SimpleDateFormat does, leading blanks and
+  trailing text allowed; the default partition never matches); keys of any other type
+  (varchar, char, double, timestamp, ...) cannot be filtered on. These errors say
+  "Filtering is supported only on partition keys of type string", as Hive's do.
+* LIKE (string keys only) is what Hive's store makes of the pattern (DataNucleus turns the
+  "regular expression" into SQL LIKE): `.*` matches any run of characters, `.` any one
+  character, a backslash before a dot a dot, and every other character only itself (`%`, `_`,
+  `(`, `[`, `*`, `+`, `?`, `|` included); the whole value must match, case-sensitively
+  (`ds like "us.*"` is what Spark sends for `startsWith("us")`). It runs as an anchored regular
+  expression built from those rules: PostgreSQL `~`, MySQL/MariaDB `REGEXP` under a binary
+  collation, SQLite the `hms_regexp` function that store/db/engine.py registers on every connection.
+* Ordering / equality per backend: SQLite's BINARY collation is code point order; PostgreSQL
+  compares ranges `COLLATE "C"` (equality is exact under any deterministic collation);
+  MySQL / MariaDB compare `CAST(CONVERT(x USING utf8mb4) AS BINARY)` on both sides (the
+  default collations ignore case and trailing spaces); equality and IN also keep a plain
+  `part_key_val = v` so the index is used.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Boolean, Select, and_, bindparam, func, not_, or_, select
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ColumnElement
+
+from store.db.schema import partition_key_val
+from store.hms.partition_filter.errors import FilterError
+from store.hms.partition_filter.nodes import Leaf, Literal
+
+INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
+UNSUPPORTED_TYPE = "Filtering is supported only on partition keys of type string"
+_DATE_PREFIX = re.compile(r"[ \t]*(\d+)-[ \t]*(\d+)-[ \t]*(\d+)")
+
+
+def is_integral(hive_type: str) -> bool:
+    base = hive_type.strip().lower().split("(", 1)[0].strip()
+    return base in INTEGRAL_TYPES
+
+
+def key_kind(hive_type: str) -> str:
+    """How a partition key can be filtered: "integral", "string", "date" or "other" (not at all)."""
+    t = hive_type.strip().lower()
+    if is_integral(t):
+        return "integral"
+    return t if t in ("string", "date") else "other"
+
+
+def leaf_select(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, str]]) -> Select[Any]:
+    """`SELECT part_id FROM partition_key_val WHERE tbl_id = :t AND key_idx = :i AND <test>`, which
+    the `(tbl_id, key_idx, part_key_val|part_key_num)` indexes serve. `keys`: name -> (index, kind)."""
+    if leaf.key not in keys:
+        names = ", ".join(keys) or "none"
+        raise FilterError(f"{leaf.key} is not a partition key (partition keys: {names})", text, leaf.pos)
+    idx, kind = keys[leaf.key]
+    integral = kind == "integral"
+    if kind == "other" or (kind == "date" and leaf.op in ("LIKE", "NOT LIKE")):
+        raise FilterError(UNSUPPORTED_TYPE, text, leaf.pos)
+    test: ColumnElement[Any]
+    if kind == "date":
+        test = and_(partition_key_val.c.part_key_val != "__HIVE_DEFAULT_PARTITION__",
+                    _string_test(leaf.op, [_date_text(lit, text) for lit in leaf.values]))
+    elif integral:
+        if leaf.op in ("LIKE", "NOT LIKE"):
+            raise FilterError(f"LIKE is not supported on integer partition key {leaf.key}", text, leaf.pos)
+        numbers = []
+        for lit in leaf.values:
+            if not isinstance(lit.value, int):
+                raise FilterError(
+                    f"cannot compare integer partition key {leaf.key} with a {lit.kind} literal", text, lit.pos)
+            numbers.append(lit.value)
+        test = _numeric_test(leaf.op, numbers)
+    else:
+        for lit in leaf.values:
+            if lit.kind == "int":
+                raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
+        test = _string_test(leaf.op, [lit.text for lit in leaf.values])
+    kv = partition_key_val
+    return select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == idx, test)
+
+
+def _date_text(lit: Literal, text: str) -> str:
+    """A literal compared with a date key, as yyyy-mm-dd (Hive: SimpleDateFormat("yyyy-MM-dd"),
+    not lenient, parsing a prefix of the string)."""
+    if lit.kind == "date":
+        return str(lit.value)
+    if lit.kind == "string":
+        m = _DATE_PREFIX.match(str(lit.value))
+        if m:
+            try:
+                return _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).isoformat()
+            except ValueError:
+                pass
+    raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
+
+
+# --- per-backend SQL -----------------------------------------------------------------------------
+
+
+class _PerDialect(ColumnElement[bool]):
+    """A boolean expression whose SQL depends on the backend it is compiled for. Its bound
+    values are created while compiling, so statements holding one are not cached."""
+
+    inherit_cache = False
+    type = Boolean()
+    _is_implicitly_boolean = True  # render as is, never `... = 1`
+
+    def __init__(self, build: Callable[[str], ColumnElement[Any]]):
+        self.build = build
+
+
+@compiles(_PerDialect)
+def _compile_per_dialect(element, compiler, **kw):
+    return "(" + compiler.process(element.build(compiler.dialect.name), **kw) + ")"
+
+
+class _MyBinary(ColumnElement[Any]):
+    """MySQL/MariaDB: the expression as utf8mb4 bytes (exact, code point order, no padding)."""
+
+    inherit_cache = False
+
+    def __init__(self, expr: ColumnElement[Any]):
+        self.expr = expr
+        self.type = expr.type
+
+
+@compiles(_MyBinary)
+def _compile_mybinary(element, compiler, **kw):
+    return f"CAST(CONVERT({compiler.process(element.expr, **kw)} USING utf8mb4) AS BINARY)"
+
+
+class _MyConvertBin(ColumnElement[Any]):
+    """MySQL/MariaDB: `CONVERT(x USING utf8mb4) COLLATE utf8mb4_bin`, for a case-sensitive LIKE."""
+
+    inherit_cache = False
+
+    def __init__(self, expr: ColumnElement[Any]):
+        self.expr = expr
+        self.type = expr.type
+
+
+@compiles(_MyConvertBin)
+def _compile_myconvertbin(element, compiler, **kw):
+    return f"CONVERT({compiler.process(element.expr, **kw)} USING utf8mb4) COLLATE utf8mb4_bin"
+
+
+def like_to_regex(pattern: str) -> str:
+    """A Hive LIKE pattern as a regular expression (unanchored) in the syntax PostgreSQL, MariaDB
+    and Python share: `.*` and `.` keep their meaning, a backslash before a dot is a dot (two
+    backslashes stay two), everything else is literal (checked against the reference metastore)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "." and pattern[i + 1:i + 2] == "*":
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "\\" and pattern[i + 1:i + 2] == ".":
+            out.append("\\.")
+            i += 2
+            continue
+        if ch == "\\" and pattern[i + 1:i + 2] == "\\":  # a pair stays two backslashes
+            out.append("\\\\\\\\")
+            i += 2
+            continue
+        out.append("." if ch == "." else ch if ch.isalnum() or ch == "_" or ord(ch) > 127 else "\\" + ch)
+        i += 1
+    return "".join(out)
+
+
+def _like_regex(pattern: str) -> str:
+    """The anchored regular expression of a Hive LIKE pattern."""
+    return f"^(?:{like_to_regex(pattern)})$"
+
+
+def _like_test(dialect: str, op: str, pattern: str) -> ColumnElement[Any]:
+    col = partition_key_val.c.part_key_val
+    test: ColumnElement[Any]
+    if dialect == "sqlite":
+        test = func.hms_regexp(like_to_regex(pattern), col) == 1
+    elif dialect in ("mysql", "mariadb"):
+        test = _MyConvertBin(col).op("REGEXP", is_comparison=True)(_like_regex(pattern))
+    else:
+        test = col.op("~", is_comparison=True)(_like_regex(pattern))
+    return not_(test) if op == "NOT LIKE" else test
+
+
+def _string_test(op: str, values: Sequence[str]) -> _PerDialect:
+    col = partition_key_val.c.part_key_val
+
+    def build(dialect: str) -> ColumnElement[Any]:
+        if op in ("LIKE", "NOT LIKE"):
+            (pattern,) = values
+            return _like_test(dialect, op, pattern)
+
+        binds = [bindparam(None, v, type_=col.type) for v in values]
+        ordered: ColumnElement[Any]
+        cmp_binds: list[ColumnElement[Any]]
+        if dialect in ("mysql", "mariadb"):
+            ordered = _MyBinary(col)
+            cmp_binds = [_MyBinary(b) for b in binds]
+            index_col = col  # the indexed column, case- and pad-insensitive: a superset test
+        elif dialect == "postgresql":
+            ordered = col.collate("C")
+            cmp_binds = list(binds)
+            index_col = None
+        else:
+            ordered = col
+            cmp_binds = list(binds)
+            index_col = None
+        exact = col if dialect != "mysql" and dialect != "mariadb" else ordered
+
+        if op == "=":
+            test = exact == cmp_binds[0]
+            return and_(index_col == binds[0], test) if index_col is not None else test
+        if op == "!=":
+            return exact != cmp_binds[0]
+        if op == "IN":
+            test = exact.in_(cmp_binds)
+            return and_(index_col.in_(binds), test) if index_col is not None else test
+        if op == "NOT IN":
+            return exact.not_in(cmp_binds)
+        return _ordered_test(op, ordered, cmp_binds)
+
+    return _PerDialect(build)
+
+
+def _ordered_test(op: str, col: ColumnElement[Any], b: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
+    """The comparisons of an order: < <= > >= BETWEEN, NOT BETWEEN."""
+    if op == "<":
+        return col < b[0]
+    if op == "<=":
+        return col <= b[0]
+    if op == ">":
+        return col > b[0]
+    if op == ">=":
+        return col >= b[0]
+    if op == "BETWEEN":
+        return and_(col >= b[0], col <= b[1])
+    if op == "NOT BETWEEN":
+        return or_(col < b[0], col > b[1])
+    raise AssertionError(op)
+
+
+def _numeric_test(op: str, values: Sequence[int]) -> ColumnElement[Any]:
+    col = partition_key_val.c.part_key_num
+    b = [bindparam(None, v, type_=col.type) for v in values]
+    if op == "=":
+        return col == b[0]
+    if op == "!=":
+        return col != b[0]
+    if op == "IN":
+        return col.in_(b)
+    if op == "NOT IN":
+        return col.not_in(b)
+    return _ordered_test(op, col, b)

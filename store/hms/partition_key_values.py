@@ -1,0 +1,35 @@
+"""Partition key values (`partition_key_val`): one row per partition and key, the value as text and,
+when it is an integer, as a number; filters and partial specifications select on these rows."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, update
+
+from store.db import schema as S
+
+_INT = re.compile(r"^-?\d{1,18}$")
+
+
+def part_key_num(value: str) -> int | None:
+    """The value as a number for integral comparisons (None when it is not an integer)."""
+    return int(value) if value and _INT.match(value) else None
+
+
+def key_value_rows(part_id: int, tbl_id: int, key_names: Sequence[str],
+                   values: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of a new partition."""
+    return [{"part_id": part_id, "key_idx": i, "tbl_id": tbl_id, "part_key_name": k,
+             "part_key_val": v, "part_key_num": part_key_num(v)}
+            for i, (k, v) in enumerate(zip(key_names, values))]
+
+
+def rename_key_values(conn: Connection, part_id: int, values: Sequence[str]) -> None:
+    """Give a renamed partition its new values."""
+    kv = S.partition_key_val
+    for i, v in enumerate(values):
+        conn.execute(update(kv).where(kv.c.part_id == part_id, kv.c.key_idx == i).values(
+            part_key_val=v, part_key_num=part_key_num(v)))

@@ -1,0 +1,94 @@
+"""Tables as rows: the one statement that reads whole tables (row, descriptor, parameters, columns),
+the Table objects it gives, and the deletion of a table's rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, Select, bindparam, delete, select
+
+from store.db import schema as S
+from store.db.dialect import BATCH, json_rows, params_of
+from store.errors import NoSuchObject
+from store.hms.descriptors import SdView, build_sd, columns_of
+from store.hms.hive_rules import CATALOG
+from thrift_idl.hive_metastore.ttypes import PrincipalType, Table
+
+
+class TableRows:
+    def __init__(self, backend: str):
+        self.backend = backend
+        self._one_table: Select[Any] | None = None  # the one-table statement, built once
+
+    def statement(self) -> Select[Any]:
+        """One statement for whole tables: the row, its descriptor, and (aggregated as JSON) its
+        parameters and the columns of its current schema version."""
+        t, d, sd, tp, sc = S.tbl, S.db, S.sds, S.tbl_params, S.schema
+        params = select(json_rows(self.backend, tp.c.param_key, tp.c.param_value)).where(
+            tp.c.tbl_id == t.c.tbl_id).scalar_subquery()
+        cols = select(json_rows(self.backend, sc.c.is_partition_col, sc.c.position, sc.c.name, sc.c.type,
+                                sc.c.comment)).where(
+            sc.c.tbl_id == t.c.tbl_id, sc.c.version == t.c.schema_version).scalar_subquery()
+        return select(t, d.c.name.label("db_name"), *[c.label("sd_" + c.name) for c in sd.c],
+                      params.label("params_json"), cols.label("cols_json")).select_from(
+            t.join(d, t.c.db_id == d.c.db_id).outerjoin(sd, t.c.sd_id == sd.c.sd_id))
+
+    def row(self, conn: Connection, db_name: str, name: str) -> Row[Any]:
+        """The table's row of `statement`; NoSuchObject if there is no such table."""
+        if self._one_table is None:
+            self._one_table = self.statement().where(
+                S.db.c.name == bindparam("db_name"), S.tbl.c.name == bindparam("tbl_name"))
+        row = conn.execute(self._one_table, {"db_name": db_name.lower(), "tbl_name": name.lower()}).first()
+        if row is None:
+            raise NoSuchObject(f"{db_name.lower()}.{name.lower()} table not found")
+        return row
+
+    @staticmethod
+    def build(rows: Sequence[Row[Any]]) -> list[Table]:
+        """Table objects for rows of `statement`."""
+        out = []
+        for r in rows:
+            data_cols, part_keys = columns_of(r.cols_json)
+            sd_view = SdView(r)
+            out.append(Table(
+                tableName=r.name, dbName=r.db_name, owner=r.owner, createTime=r.create_time,
+                lastAccessTime=r.last_access_time, retention=r.retention,
+                sd=build_sd(sd_view, r.location, data_cols), partitionKeys=part_keys,
+                parameters=params_of(r.params_json), viewOriginalText=r.view_original_text,
+                viewExpandedText=r.view_expanded_text, tableType=r.tbl_type,
+                temporary=bool(r.temporary), rewriteEnabled=bool(r.rewrite_enabled),
+                catName=CATALOG,
+                ownerType=r.owner_type if r.owner_type is not None else PrincipalType.USER,
+            ))
+        return out
+
+
+def partition_dirs_outside(conn: Connection, tbl_id: int, table_location: str | None) -> list[str]:
+    """Locations of the table's partitions that are not under its own directory."""
+    prefix = (table_location or "").rstrip("/") + "/"
+    p = S.partitions
+    q = select(p.c.location).where(p.c.tbl_id == tbl_id, p.c.location.is_not(None))
+    if table_location:
+        q = q.where(~p.c.location.startswith(prefix, autoescape=True))
+    return [r[0] for r in conn.execute(q)]
+
+
+def delete_table_rows(conn: Connection, tbl_id: int) -> None:
+    """Delete a table with its partitions, parameters, columns, statistics and descriptors."""
+    p = S.partitions
+    part_ids = select(p.c.part_id).where(p.c.tbl_id == tbl_id).scalar_subquery()
+    part_sds = select(p.c.sd_id).where(p.c.tbl_id == tbl_id, p.c.sd_id.is_not(None))
+    sd_ids = [r[0] for r in conn.execute(part_sds)]
+    conn.execute(delete(S.part_col_stats).where(S.part_col_stats.c.tbl_id == tbl_id))
+    conn.execute(delete(S.partition_key_val).where(S.partition_key_val.c.tbl_id == tbl_id))
+    conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id.in_(part_ids)))
+    conn.execute(delete(p).where(p.c.tbl_id == tbl_id))
+    tsd = conn.execute(select(S.tbl.c.sd_id).where(S.tbl.c.tbl_id == tbl_id)).scalar()
+    conn.execute(delete(S.tab_col_stats).where(S.tab_col_stats.c.tbl_id == tbl_id))
+    conn.execute(delete(S.tbl_params).where(S.tbl_params.c.tbl_id == tbl_id))
+    conn.execute(delete(S.schema).where(S.schema.c.tbl_id == tbl_id))
+    conn.execute(delete(S.tbl).where(S.tbl.c.tbl_id == tbl_id))
+    sd_ids.append(tsd)
+    for i in range(0, len(sd_ids), BATCH):
+        conn.execute(delete(S.sds).where(S.sds.c.sd_id.in_([s for s in sd_ids[i:i + BATCH] if s])))
