@@ -20,6 +20,8 @@ from store.hms.notification_log import messages as M
 from thrift_idl.hive_metastore.ttypes import Partition, Table
 
 DEFAULT_CATALOG = "hive"
+ADD_PARTITION_BATCH = 500  # partitions per ADD_PARTITION event (each carries the whole Partition)
+DROP_PARTITION_BATCH = 5_000  # partitions per DROP_PARTITION event (each carries its key values)
 
 
 @dataclass(frozen=True)
@@ -77,10 +79,11 @@ def drop_table(table: Table) -> Event:
 # --- partitions -----------------------------------------------------------------------------------
 
 def add_partitions(table: Table, partitions: Sequence[Partition]) -> list[Event]:
-    """One ADD_PARTITION event for the partitions one call added (none for none)."""
-    if not partitions:
-        return []
-    return [_table_event("ADD_PARTITION", table, M.add_partition(table, partitions))]
+    """ADD_PARTITION events for the partitions one call added: one per ADD_PARTITION_BATCH of them
+    (Hive writes one for any number; a message of whole partitions is kept to a few megabytes,
+    below the database's packet limits). None for none."""
+    return [_table_event("ADD_PARTITION", table, M.add_partition(table, partitions[i:i + ADD_PARTITION_BATCH]))
+            for i in range(0, len(partitions), ADD_PARTITION_BATCH)]
 
 
 def alter_partition(table: Table, before: Partition, after: Partition, truncate: bool = False) -> Event:
@@ -95,12 +98,11 @@ def alter_partitions(table: Table, pairs: Iterable[tuple[Partition, Partition]],
 
 
 def drop_partitions(table: Table, partitions: Iterable[Partition | Sequence[str]]) -> list[Event]:
-    """One DROP_PARTITION event for the partitions one call dropped, given as Partition objects or
-    as their value lists (the message carries only their key values)."""
+    """DROP_PARTITION events for the partitions one call dropped, given as Partition objects or as
+    their value lists (the message carries only their key values): one per DROP_PARTITION_BATCH."""
     values = [list(p.values or []) if isinstance(p, Partition) else list(p) for p in partitions]
-    if not values:
-        return []
-    return [_table_event("DROP_PARTITION", table, M.drop_partition(table, values))]
+    return [_table_event("DROP_PARTITION", table, M.drop_partition(table, values[i:i + DROP_PARTITION_BATCH]))
+            for i in range(0, len(values), DROP_PARTITION_BATCH)]
 
 
 def insert(table: Table, partition: Partition | None, files: Sequence[str],
@@ -116,12 +118,13 @@ def insert(table: Table, partition: Partition | None, files: Sequence[str],
 
 def hudi_commit(table: Table, written: Sequence[tuple[Partition | None, Sequence[str]]],
                 replace: bool = False) -> list[Event]:
-    """A completed Hudi write instant (commit, deltacommit, replacecommit): Hive has no such event
-    type, so it becomes what Hive writes for data written by any engine: one INSERT event per
-    partition written (`written`: (partition, full paths of the files the instant wrote there);
-    partition None for an unpartitioned table). `replace` for an insert overwrite (a replacecommit).
-    New partitions are ADD_PARTITION events of the partition service, dropped ones DROP_PARTITION
-    events, as hive-sync would have caused them."""
+    """A completed Hudi instant that changes the files of the latest snapshot (commit, deltacommit,
+    replacecommit, compaction; a rollback or restore of completed instants with no files and
+    `replace`): Hive has no such event type, so it becomes what Hive writes for data written by any
+    engine, one INSERT event per partition written (`written`: (partition, full paths of the files
+    the instant wrote there); partition None for an unpartitioned table). `replace` for a
+    replacecommit. New partitions are ADD_PARTITION events of the partition service, dropped ones
+    DROP_PARTITION events, as hive-sync would have caused them."""
     return [insert(table, partition, files, replace=replace) for partition, files in written]
 
 
