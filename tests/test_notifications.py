@@ -205,6 +205,29 @@ def test_retention(store):
     assert log.next_events(base, db=db) == [] and log.current_id() >= young[-1]
 
 
+def test_serve_cleans_expired_events(store, tmp_path, thrift_client):
+    """`serve --event-ttl --event-clean-interval`: the server's cleaner deletes expired events."""
+    log = NotificationLog(store, clock_s=lambda: 1_000)  # recorded long ago
+    db = _uid("serve")
+    base = log.current_id()
+    [old] = store.run_write(log.record, E.create_database(make_db(db)))
+    [young] = store.run_write(NotificationLog(store).record, E.drop_database(make_db(db)))
+    try:
+        port, proc = start_our_server(store.url, tmp_path, extra_args=["--event-ttl", "3600",
+                                                                       "--event-clean-interval", "0.2"])
+    except ServerStartError as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        client = thrift_client(port)
+        deadline = time.monotonic() + 30
+        while len(log.next_events(base, db=db)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        got = client.get_next_notification(NotificationEventRequest(lastEvent=base, dbName=db)).events
+        assert [e.eventId for e in got] == [young] and old < young
+    finally:
+        stop_process(proc)
+
+
 # --------------------------------------------------------------------------- through the server
 
 
