@@ -6,6 +6,7 @@ from adapter.handlers.databases import DatabaseHandler
 from adapter.handlers.functions import FunctionHandler
 from adapter.handlers.hudi import HudiHandler
 from adapter.handlers.locks import LockHandler
+from adapter.handlers.notifications import NotificationHandler
 from adapter.handlers.partitions import PartitionHandler
 from adapter.handlers.service import ServiceHandler
 from adapter.handlers.statistics import StatisticsHandler
@@ -17,6 +18,7 @@ from store.services import Services
 def build_router(services: Services) -> HandlerRouter:
     s = services
     return HandlerRouter(
+        NotificationHandler(s.notifications, s.client_events),  # first: ServiceHandler's stubs lose
         ServiceHandler(s.info, s.tables.warehouse_uri),
         DatabaseHandler(s.tables),
         TableHandler(s.tables, s.partitions, s.timeline),

@@ -44,7 +44,8 @@ def _serve(args) -> int:
         services = open_services(
             args.db_url, warehouse, lock_timeout_ms=int(args.lock_timeout * 1000),
             mirror=not args.no_storage_mirror,
-            mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None)
+            mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
+            notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
         return build_router(services)
 
     run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,
@@ -110,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="seconds between background retries of the Hudi storage mirror (0: only after commits)")
     serve.add_argument("--no-storage-mirror", action="store_true",
                        help="do not write Hudi timelines to storage (readers that list storage will not see commits)")
+    serve.add_argument("--event-ttl", type=int, default=86_400,
+                       help="seconds notification events are kept (Hive's hive.metastore.event.db.listener.timetolive)")
+    serve.add_argument("--event-clean-interval", type=float, default=7_200,
+                       help="seconds between deletions of expired notification events (0: never)")
     serve.set_defaults(fn=_serve)
 
     sync = sub.add_parser("sync-storage", help="mirror a Hudi table's timeline to storage now")

@@ -10,6 +10,8 @@ from store.db.database import Store, now_ms
 from store.hms.functions import FunctionService
 from store.hms.locks import LockManager
 from store.hms.metastore_info import MetastoreInfo
+from store.hms.notification_log.client_events import ClientEvents
+from store.hms.notification_log.log import DEFAULT_TTL_S, NotificationLog
 from store.hms.partition_service import PartitionService
 from store.hms.statistics import StatisticsService
 from store.hms.table_service import TableService
@@ -37,30 +39,42 @@ class Services:
     snapshot: SnapshotService
     clean: CleanService
     hudi_partitions: HudiPartitionRules
+    notifications: NotificationLog
+    client_events: ClientEvents
     mirror: StorageMirror | None = None
 
     def close(self) -> None:
-        """Stop the mirror's background thread and release the database connections."""
+        """Stop the background threads (mirror, notification log cleaner) and release the database
+        connections."""
         if self.mirror is not None:
             self.mirror.stop()
+        self.notifications.stop()
         self.store.dispose()
 
 
 def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS, mirror: bool = False,
-                   mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms) -> Services:
+                   mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms,
+                   notification_ttl_s: int = DEFAULT_TTL_S,
+                   notification_clean_interval_s: float | None = None) -> Services:
     """Services over `store`. With `mirror`, each completed Hudi instant is mirrored to storage right
     away, and with `mirror_interval_s` failed mirrors are retried in the background. `clock_ms` is
-    the timeline's clock (instant times, heartbeats)."""
+    the timeline's clock (instant times, heartbeats). Notification events older than
+    `notification_ttl_s` are deleted every `notification_clean_interval_s` seconds in the background
+    (None: by nobody; `serve` sets it)."""
     tables = TableService(store)
     partitions = PartitionService(store, tables)
     timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
     clean = CleanService(store, timeline, snapshot)
+    notifications = NotificationLog(store, ttl_s=notification_ttl_s)
     services = Services(
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
         statistics=StatisticsService(store, partitions), locks=LockManager(store, timeout_ms=lock_timeout_ms),
         functions=FunctionService(store, tables), timeline=timeline, snapshot=snapshot, clean=clean,
-        hudi_partitions=HudiPartitionRules(partitions, clean))
+        hudi_partitions=HudiPartitionRules(partitions, clean), notifications=notifications,
+        client_events=ClientEvents(notifications, tables, partitions))
+    if notification_clean_interval_s:
+        notifications.start_cleaner(notification_clean_interval_s)
     if mirror:
         services.mirror = StorageMirror(store, timeline)
         timeline.on_commit.append(services.mirror.hook)

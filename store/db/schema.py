@@ -378,3 +378,24 @@ replaced_file_groups = Table(
     Index("uq_replaced_fg", "tbl_id", "partition_path", "file_id", unique=True,
           mysql_length={"partition_path": 255}),
 )
+
+
+# --- Notification log (Hive's NOTIFICATION_LOG: what event-driven caches and replication poll) --
+
+# Messages hold whole Thrift objects as JSON (a table with its partitions): LONGTEXT on MySQL.
+EventText = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+
+# One row per metastore event. `event_id` comes from the 'notification_event' row of `sequences`,
+# taken under that row's lock in the writing transaction, so ids increase in commit order.
+notification_log = Table(
+    "notification_log",
+    metadata,
+    Column("event_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("event_time", Integer, nullable=False),  # epoch seconds
+    Column("event_type", String(64), nullable=False),
+    Column("cat_name", String(NAME)),
+    Column("db_name", String(NAME)),
+    Column("tbl_name", String(TABLE_NAME)),
+    Column("message", EventText, nullable=False),
+    Column("message_format", String(32)),
+)

@@ -1,0 +1,247 @@
+"""Notification messages (store/hms/notification_log/messages.py, events.py): the JSON Hive's
+JSONMessageEncoder writes (field names and order, TJSON objects that read back equal, Java's
+TJSONProtocol escaping), and Hive's own deserializer (Hive 2.3, from pyspark's jars) reads them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from store.hms.notification_log import events as E
+from store.hms.notification_log import messages as M
+from store.hms.notification_log.log import NotificationLog
+from tests.notification_objects import make_db, make_function, make_part, make_table
+from thrift_idl.hive_metastore.ttypes import Catalog, Function, Partition, SQLForeignKey, SQLPrimaryKey, Table
+
+
+def test_tjson_round_trip_and_java_escaping():
+    table = make_table()
+    text = M.tjson(table)
+    assert M.from_tjson(text, Table) == table
+    # Java's TJSONProtocol: \u00XX (lower-case hex) for control characters without a short escape,
+    # \n \t \" \\ as such, '/' and non-ASCII characters unescaped
+    assert '"field.delim":"\\u0001"' in text
+    assert 'é \\"q\\" \\\\ \\n\\t/ \u2028 \U0001f600' in text
+    assert text.startswith('{"1":{"str":"t"},"2":{"str":"db1"},"3":{"str":"alice"},"4":{"i32":1700000000}')
+    assert '"8":{"lst":["rec",2,{"1":{"str":"dt"},"2":{"str":"string"}},{"1":{"str":"n"},"2":{"str":"int"}}]}' in text
+
+
+HEAD = ["server", "servicePrincipal"]
+TABLE = ["db", "table", "tableType"]
+PART_TABLE = ["cat", "db", "table", "tableType", "tableObjJson"]
+# event builder -> (event type, the message's fields in Hive's order)
+SHAPES = {
+    "create_database": ("CREATE_DATABASE", HEAD + ["cat", "db", "dbJson", "timestamp"]),
+    "alter_database": ("ALTER_DATABASE", HEAD + ["db", "dbObjBeforeJson", "dbObjAfterJson", "timestamp"]),
+    "drop_database": ("DROP_DATABASE", HEAD + ["cat", "db", "dbJson", "timestamp"]),
+    "create_table": ("CREATE_TABLE", HEAD + TABLE + ["tableObjJson", "timestamp", "files"]),
+    "alter_table": ("ALTER_TABLE", HEAD + TABLE + ["tableObjBeforeJson", "tableObjAfterJson", "locOwner",
+                                                   "isTruncateOp", "timestamp", "writeId"]),
+    "drop_table": ("DROP_TABLE", HEAD + TABLE + ["tableObjJson", "timestamp"]),
+    "add_partitions": ("ADD_PARTITION", HEAD + TABLE + ["tableObjJson", "locOwner", "timestamp", "partitions",
+                                                        "partitionListJson", "partitionFiles"]),
+    "alter_partition": ("ALTER_PARTITION", HEAD + PART_TABLE + ["isTruncateOp", "timestamp", "writeId", "keyValues",
+                                                               "partitionObjBeforeJson", "partitionObjAfterJson"]),
+    "drop_partitions": ("DROP_PARTITION", HEAD + PART_TABLE + ["timestamp", "partitions"]),
+    "insert": ("INSERT", HEAD + PART_TABLE + ["ptnObjJson", "timestamp", "replace", "files"]),
+    "create_function": ("CREATE_FUNCTION", HEAD + ["db", "functionObjJson", "timestamp"]),
+    "drop_function": ("DROP_FUNCTION", HEAD + ["db", "functionName", "timestamp"]),
+    "add_primary_keys": ("ADD_PRIMARYKEY", HEAD + ["timestamp", "primaryKeyListJson"]),
+    "add_foreign_keys": ("ADD_FOREIGNKEY", HEAD + ["timestamp", "foreignKeyListJson"]),
+    "drop_constraint": ("DROP_CONSTRAINT", HEAD + ["catName", "dbName", "tableName", "constraintName", "timestamp"]),
+    "create_catalog": ("CREATE_CATALOG", HEAD + ["catalog", "timestamp"]),
+    "alter_catalog": ("ALTER_CATALOG", HEAD + ["catObjBeforeJson", "catObjAfterJson", "timestamp"]),
+    "drop_catalog": ("DROP_CATALOG", HEAD + ["catalog", "timestamp"]),
+}
+
+
+def _build(name):
+    t, p = make_table(), make_part(make_table(), ["2024-01-01", "1"])
+    cat = Catalog(name="c2", description="x", locationUri="file:/c2")
+    pk = SQLPrimaryKey(table_db="db1", table_name="t", column_name="id", key_seq=1, pk_name="pk",
+                       enable_cstr=True, validate_cstr=False, rely_cstr=False, catName="hive")
+    fk = SQLForeignKey(pktable_db="db1", pktable_name="t", pkcolumn_name="id", fktable_db="db2", fktable_name="u",
+                       fkcolumn_name="tid", key_seq=1, update_rule=0, delete_rule=0, fk_name="fk", pk_name="pk",
+                       enable_cstr=True, validate_cstr=False, rely_cstr=False, catName="hive")
+    d, fn = make_db(), make_function()
+    built = {
+        "create_database": lambda: E.create_database(d), "alter_database": lambda: E.alter_database(d, d),
+        "drop_database": lambda: E.drop_database(d), "create_table": lambda: E.create_table(t),
+        "alter_table": lambda: E.alter_table(t, t), "drop_table": lambda: E.drop_table(t),
+        "add_partitions": lambda: E.add_partitions(t, [p])[0], "alter_partition": lambda: E.alter_partition(t, p, p),
+        "drop_partitions": lambda: E.drop_partitions(t, [p])[0], "insert": lambda: E.insert(t, p, ["f1"]),
+        "create_function": lambda: E.create_function(fn), "drop_function": lambda: E.drop_function(fn),
+        "add_primary_keys": lambda: E.add_primary_keys([pk])[0],
+        "add_foreign_keys": lambda: E.add_foreign_keys([fk])[0],
+        "drop_constraint": lambda: E.drop_constraint("db1", "t", "pk"), "create_catalog": lambda: E.create_catalog(cat),
+        "alter_catalog": lambda: E.alter_catalog(cat, cat), "drop_catalog": lambda: E.drop_catalog(cat),
+    }
+    return built[name]()
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_message_fields_in_hive_order(name):
+    event_type, fields = SHAPES[name]
+    event = _build(name)
+    assert event.event_type == event_type
+    assert list(event.body) == fields
+    log = NotificationLog(None, server="thrift://h:9083", service_principal="", clock_s=lambda: 1234)  # type: ignore[arg-type]
+    row = log._row(event, 1234)
+    msg = json.loads(row["message"])
+    assert list(msg) == fields and row["message_format"] == "json-0.2"
+    assert (msg["server"], msg["servicePrincipal"], msg["timestamp"]) == ("thrift://h:9083", "", 1234)
+    assert row["event_time"] == 1234 and row["event_type"] == event_type
+
+
+def test_table_and_partition_messages():
+    t = make_table()
+    p1, p2 = make_part(t, ["2024-01-01", "1"]), make_part(t, ["2024-01-02", "2"], k="v")
+    [add] = E.add_partitions(t, [p1, p2])
+    assert (add.db_name, add.table_name, add.cat_name) == ("db1", "t", "hive")
+    assert add.body["partitions"] == [{"dt": "2024-01-01", "n": "1"}, {"dt": "2024-01-02", "n": "2"}]
+    assert [M.from_tjson(s, Partition) for s in add.body["partitionListJson"]] == [p1, p2]
+    assert M.from_tjson(add.body["tableObjJson"], Table) == t
+    assert E.add_partitions(t, []) == [] and E.drop_partitions(t, []) == []
+    many = [make_part(t, [f"d{i}", str(i)]) for i in range(E.ADD_PARTITION_BATCH + 1)]
+    split = E.add_partitions(t, many)
+    assert [len(e.body["partitions"]) for e in split] == [E.ADD_PARTITION_BATCH, 1]
+    assert [len(e.body["partitions"]) for e in E.drop_partitions(t, [["d", "1"]] * (E.DROP_PARTITION_BATCH + 2))] == [
+        E.DROP_PARTITION_BATCH, 2]
+
+    [drop] = E.drop_partitions(t, [p1, ["2024-01-02", "2"]])
+    assert drop.body["partitions"] == [{"dt": "2024-01-01", "n": "1"}, {"dt": "2024-01-02", "n": "2"}]
+    renamed = make_part(t, ["2024-01-03", "3"])
+    alter = E.alter_partition(t, p1, renamed, truncate=True)
+    assert alter.body["keyValues"] == {"dt": "2024-01-01", "n": "1"} and alter.body["isTruncateOp"] == "true"
+    assert M.from_tjson(alter.body["partitionObjAfterJson"], Partition) == renamed
+    assert alter.body["writeId"] == -1
+
+    new = Table(**{**t.__dict__, "tableName": "t2"})
+    rename = E.alter_table(t, new)
+    assert (rename.table_name, rename.body["table"], rename.body["isTruncateOp"]) == ("t2", "t", "false")
+    assert M.from_tjson(rename.body["tableObjAfterJson"], Table) == new
+
+
+def test_insert_and_hudi_commit_events():
+    t = make_table()
+    p = make_part(t, ["2024-01-01", "1"])
+    ins = E.insert(t, p, ["file:/a", "file:/b"], ["c1", "c2"], replace=False)
+    assert ins.body["files"] == ["file:/a#c1", "file:/b#c2"] and ins.body["replace"] == "false"
+    assert M.from_tjson(ins.body["ptnObjJson"], Partition) == p
+    assert E.insert(t, None, ["file:/a"]).body["ptnObjJson"] is None
+    assert E.insert(t, None, []).body["replace"] == "true"
+
+    p2 = make_part(t, ["2024-01-02", "2"])
+    commit = E.hudi_commit(t, [(p, ["file:/p/f1.parquet"]), (p2, ["file:/p2/f2.parquet"])], replace=True)
+    assert [e.event_type for e in commit] == ["INSERT", "INSERT"]
+    assert [e.body["files"] for e in commit] == [["file:/p/f1.parquet"], ["file:/p2/f2.parquet"]]
+    assert all(e.body["replace"] == "true" for e in commit)
+    flat = make_table(keys=())
+    [whole] = E.hudi_commit(flat, [(None, ["file:/t/f.parquet"])])
+    assert whole.body["ptnObjJson"] is None and whole.table_name == "t"
+
+
+def test_event_names_follow_hive():
+    fk = SQLForeignKey(pktable_db="db1", pktable_name="t", fktable_db="db2", fktable_name="u", catName=None)
+    [e] = E.add_foreign_keys([fk])
+    assert (e.cat_name, e.db_name, e.table_name) == ("hive", "db1", "t")  # the referenced table, as Hive
+    assert E.add_primary_keys([]) == []
+    db = make_db()
+    db.catalogName = None
+    ev = E.create_database(db)
+    assert (ev.cat_name, ev.db_name, ev.table_name, ev.body["cat"]) == ("hive", "db1", None, "hive")
+    cat = E.create_catalog(Catalog(name="c2", locationUri="file:/c2"))
+    assert (cat.cat_name, cat.db_name) == ("c2", None)
+
+
+JAVA_CHECK = r"""
+import java.nio.file.*;
+import java.util.*;
+import org.apache.hadoop.hive.metastore.messaging.*;
+import org.apache.hadoop.hive.metastore.messaging.json.JSONMessageDeserializer;
+import org.apache.thrift.TBase;
+import org.apache.thrift.TSerializer;
+import org.apache.thrift.protocol.TJSONProtocol;
+
+// Reads "TYPE<tab>MESSAGE" lines with Hive's deserializer; prints what it read, objects
+// serialized again with Java's TJSONProtocol.
+public class HiveMessageCheck {
+  static TSerializer ser;
+  static String tj(TBase o) throws Exception { return ser.toString(o); }
+  public static void main(String[] a) throws Exception {
+    ser = new TSerializer(new TJSONProtocol.Factory());
+    MessageDeserializer d = new JSONMessageDeserializer();
+    for (String line : Files.readAllLines(Paths.get(a[0]))) {
+      String[] f = line.split("\t", 2);
+      List<String> out = new ArrayList<>();
+      switch (f[0]) {
+        case "CREATE_DATABASE": out.add(d.getCreateDatabaseMessage(f[1]).getDB()); break;
+        case "DROP_DATABASE": out.add(d.getDropDatabaseMessage(f[1]).getDB()); break;
+        case "CREATE_TABLE": { CreateTableMessage m = d.getCreateTableMessage(f[1]);
+          out.add(m.getTable()); out.add(tj(m.getTableObj())); break; }
+        case "ALTER_TABLE": { AlterTableMessage m = d.getAlterTableMessage(f[1]);
+          out.add(m.getTable()); out.add(tj(m.getTableObjAfter())); break; }
+        case "DROP_TABLE": out.add(d.getDropTableMessage(f[1]).getTable()); break;
+        case "ADD_PARTITION": { AddPartitionMessage m = d.getAddPartitionMessage(f[1]);
+          out.add(m.getPartitions().toString());
+          for (Object p : m.getPartitionObjs()) out.add(tj((TBase) p)); break; }
+        case "ALTER_PARTITION": { AlterPartitionMessage m = d.getAlterPartitionMessage(f[1]);
+          out.add(m.getKeyValues().toString()); out.add(tj(m.getPtnObjAfter())); break; }
+        case "DROP_PARTITION": out.add(d.getDropPartitionMessage(f[1]).getPartitions().toString()); break;
+        case "INSERT": { InsertMessage m = d.getInsertMessage(f[1]);
+          out.add(m.getTable()); for (String s : m.getFiles()) out.add(s); break; }
+        case "CREATE_FUNCTION": out.add(tj(d.getCreateFunctionMessage(f[1]).getFunctionObj())); break;
+        case "DROP_FUNCTION": out.add(d.getDropFunctionMessage(f[1]).getFunctionName()); break;
+        default: throw new IllegalArgumentException(f[0]);
+      }
+      System.out.println(f[0] + "\t" + String.join("\t", out));
+    }
+  }
+}
+"""
+
+
+def _hive23(obj):
+    """`obj` as Hive 2.3's Thrift classes know it (fields Hive 3 added dropped)."""
+    fields = {Table: ("catName", "ownerType", "writeId"), Partition: ("catName", "writeId"),
+              Function: ("catName",)}[type(obj)]
+    return type(obj)(**{**obj.__dict__, **dict.fromkeys(fields)})
+
+
+def test_hive_deserializer_reads_the_messages(tmp_path):
+    """Hive's own JSONMessageDeserializer (Hive 2.3.10, in pyspark's jars) reads every message type
+    it knows; the Thrift objects it reads serialize with Java's TJSONProtocol to our text."""
+    pyspark = pytest.importorskip("pyspark")
+    jars = Path(pyspark.__file__).parent / "jars"
+    if shutil.which("javac") is None or not list(jars.glob("hive-metastore-*.jar")):
+        pytest.skip("needs javac and pyspark's Hive jars")
+    t = _hive23(make_table())
+    p1, p2 = _hive23(make_part(t, ["2024-01-01", "1"])), _hive23(make_part(t, ["2024-01-02", "2"], k="v"))
+    fn = _hive23(make_function())
+    events = [E.create_database(make_db()), E.drop_database(make_db()), E.create_table(t), E.alter_table(t, t),
+              E.drop_table(t), *E.add_partitions(t, [p1, p2]), E.alter_partition(t, p1, p2),
+              *E.drop_partitions(t, [p1, p2]), E.insert(t, p1, ["file:/a"], ["c"]), E.create_function(fn),
+              E.drop_function(fn)]
+    log = NotificationLog(None, clock_s=lambda: 1)  # type: ignore[arg-type]
+    lines = tmp_path / "messages.tsv"
+    lines.write_text("".join(f"{e.event_type}\t{log._row(e, 1)['message']}\n" for e in events), encoding="utf-8")
+    (tmp_path / "HiveMessageCheck.java").write_text(JAVA_CHECK)
+    cp = f"{jars}/*"
+    subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "HiveMessageCheck.java")],
+                   check=True, capture_output=True, timeout=300)
+    res = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "HiveMessageCheck", str(lines)],
+                         capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    kv1, kv2 = "{dt=2024-01-01, n=1}", "{dt=2024-01-02, n=2}"
+    assert res.stdout.rstrip("\n").split("\n") == [  # not splitlines(): U+2028 is in a line
+        "CREATE_DATABASE\tdb1", "DROP_DATABASE\tdb1", f"CREATE_TABLE\tt\t{M.tjson(t)}",
+        f"ALTER_TABLE\tt\t{M.tjson(t)}", "DROP_TABLE\tt",
+        f"ADD_PARTITION\t[{kv1}, {kv2}]\t{M.tjson(p1)}\t{M.tjson(p2)}", f"ALTER_PARTITION\t{kv1}\t{M.tjson(p2)}",
+        f"DROP_PARTITION\t[{kv1}, {kv2}]", "INSERT\tt\tfile:/a#c", f"CREATE_FUNCTION\t{M.tjson(fn)}",
+        "DROP_FUNCTION\tf"]
+
+
