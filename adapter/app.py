@@ -18,7 +18,7 @@ from store.services import Services
 def build_router(services: Services) -> HandlerRouter:
     s = services
     return HandlerRouter(
-        NotificationHandler(s.notifications, s.client_events),  # first: ServiceHandler's stubs lose
+        NotificationHandler(s.notifications, s.client_events),
         ServiceHandler(s.info, s.tables.warehouse_uri),
         DatabaseHandler(s.tables),
         TableHandler(s.tables, s.partitions, s.timeline),

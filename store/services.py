@@ -61,12 +61,12 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     the timeline's clock (instant times, heartbeats). Notification events older than
     `notification_ttl_s` are deleted every `notification_clean_interval_s` seconds in the background
     (None: by nobody; `serve` sets it)."""
-    tables = TableService(store)
+    notifications = NotificationLog(store, ttl_s=notification_ttl_s)
+    tables = TableService(store, notifications)
     partitions = PartitionService(store, tables)
     timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
     clean = CleanService(store, timeline, snapshot)
-    notifications = NotificationLog(store, ttl_s=notification_ttl_s)
     services = Services(
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
         statistics=StatisticsService(store, partitions), locks=LockManager(store, timeout_ms=lock_timeout_ms),

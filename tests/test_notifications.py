@@ -421,7 +421,6 @@ def test_replay_into_second_metastore(our_server, target_server, thrift_client, 
     _replay(our_server, target_server, thrift_client, server_log)
 
 
-@pytest.mark.xfail(strict=True, reason="write paths do not emit events yet", raises=(AssertionError, TException))
 def test_replay_from_write_paths(our_server, target_server, thrift_client):
     """Replay of events the write paths record themselves: the two metastores end up equal."""
     _replay(our_server, target_server, thrift_client, None)

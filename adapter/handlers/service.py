@@ -127,17 +127,7 @@ class ServiceHandler:
     def create_catalog(self, catalog):
         raise InvalidOperationException("This metastore serves only the catalog 'hive'")
 
-    # notifications and privileges: we keep no event log and grant everything
-    def get_current_notificationEventId(self):
-        from thrift_idl.hive_metastore.ttypes import CurrentNotificationEventId
-
-        return CurrentNotificationEventId(eventId=0)
-
-    def get_next_notification(self, rqst):
-        from thrift_idl.hive_metastore.ttypes import NotificationEventResponse
-
-        return NotificationEventResponse(events=[])
-
+    # privileges: none are kept; everything is granted
     def get_privilege_set(self, hiveObject, user_name, group_names):
         from thrift_idl.hive_metastore.ttypes import PrincipalPrivilegeSet
 

@@ -9,15 +9,19 @@ from store.db import schema as S
 from store.db.database import Store, inserted_id, now_s
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from store.hms.hive_rules import CATALOG, MANAGED, match_names, valid_name
+from store.hms.notification_log import events as EV
+from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import read_params, write_params
-from store.hms.table_rows import delete_table_rows, partition_dirs_outside
+from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Database, PrincipalType
 
 
 class DatabaseService:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, notifications: NotificationLog, rows: TableRows):
         self.store = store
+        self.notifications = notifications
+        self.rows = rows
         self.warehouse_uri = warehouse.to_uri(store.warehouse)
 
     def default_db_location(self, name: str) -> str:
@@ -46,6 +50,7 @@ class DatabaseService:
             create_time=database.createTime or now_s(),
         )))
         write_params(conn, S.db_params, "db_id", db_id, database.parameters, replace=False)
+        self.notifications.record(conn, EV.create_database(self.database_in(conn, name)))
 
     def ensure_default_database(self) -> None:
         """Create `default` as Hive does when its metastore starts (owner: role `public`)."""
@@ -77,8 +82,12 @@ class DatabaseService:
 
     def get_database(self, name: str) -> Database:
         with self.store.read() as conn:
-            row = self.db_row(conn, name)
-            params = read_params(conn, S.db_params, "db_id", [row.db_id])[row.db_id]
+            return self.database_in(conn, name)
+
+    def database_in(self, conn: Connection, name: str) -> Database:
+        """get_database inside the caller's transaction."""
+        row = self.db_row(conn, name)
+        params = read_params(conn, S.db_params, "db_id", [row.db_id])[row.db_id]
         return Database(
             name=row.name, description=row.description, locationUri=row.location_uri,
             parameters=params, ownerName=row.owner_name,
@@ -96,6 +105,7 @@ class DatabaseService:
         self.store.run_write(self._alter, name, database)
 
     def _alter(self, conn: Connection, name: str, database: Database) -> None:
+        before = self.database_in(conn, name)
         row = self.db_row(conn, name)
         conn.execute(update(S.db).where(S.db.c.db_id == row.db_id).values(
             description=database.description if database.description is not None else row.description,
@@ -106,6 +116,7 @@ class DatabaseService:
         ))
         if database.parameters is not None:
             write_params(conn, S.db_params, "db_id", row.db_id, database.parameters)
+        self.notifications.record(conn, EV.alter_database(before, self.database_in(conn, name)))
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
         name = name.lower()
@@ -127,6 +138,9 @@ class DatabaseService:
             what = "tables" if tables else "functions"
             raise InvalidOperation(
                 f"Database {name} is not empty. One or more {what} exist.")
+        events = [EV.drop_table(t) for t in self.rows.build(conn.execute(
+            self.rows.statement().where(S.tbl.c.db_id == row.db_id)).all())]
+        events.append(EV.drop_database(self.database_in(conn, name)))
         doomed_dirs = []
         for t in tables:
             if delete_data and t.tbl_type == MANAGED:
@@ -136,6 +150,7 @@ class DatabaseService:
         conn.execute(delete(S.functions).where(S.functions.c.db_id == row.db_id))
         conn.execute(delete(S.db_params).where(S.db_params.c.db_id == row.db_id))
         conn.execute(delete(S.db).where(S.db.c.db_id == row.db_id))
+        self.notifications.record(conn, *events)
         if delete_data:
             doomed_dirs.append(row.location_uri)
         return doomed_dirs

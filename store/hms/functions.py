@@ -11,6 +11,7 @@ from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
 from store.hms.hive_rules import CATALOG, match_names, valid_name
+from store.hms.notification_log import events as EV
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import Function, ResourceUri
 
@@ -47,6 +48,8 @@ class FunctionService:
                 db_id=db_id, name=name, class_name=fn.className, owner_name=fn.ownerName,
                 owner_type=fn.ownerType, func_type=fn.functionType or 1, create_time=fn.createTime or now_s(),
                 resource_uris=json.dumps([[r.resourceType, r.uri] for r in fn.resourceUris or []])))
+            created = self._row(conn, fn.dbName or "", name)
+            self.tables.notifications.record(conn, EV.create_function(self._build(created, created.db_name)))
 
         self.store.run_write(tx)
 
@@ -80,6 +83,7 @@ class FunctionService:
         def tx(conn: Connection):
             row = self._row(conn, db, name)
             conn.execute(delete(S.functions).where(S.functions.c.func_id == row.func_id))
+            self.tables.notifications.record(conn, EV.drop_function(self._build(row, row.db_name)))
 
         self.store.run_write(tx)
 

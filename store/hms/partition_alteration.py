@@ -15,17 +15,20 @@ from store.errors import InvalidOperation, NoSuchObject
 from store.hms import stats_params
 from store.hms.descriptors import col_tuples, insert_sd, same_sd, sd_row, version_for_columns
 from store.hms.hive_rules import DDL_TIME, MANAGED
+from store.hms.notification_log import events as EV
 from store.hms.parameters import read_params
 from store.hms.partition_context import TableContexts, TableCtx, check_values
 from store.hms.partition_key_values import rename_key_values
 from store.hms.partition_names import make_name
 from store.hms.partition_queries import PartitionQueries
+from store.hms.table_service import TableService
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition
 
 
 class PartitionAlteration:
-    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries):
+    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries, tables: TableService):
+        self.tables = tables
         self.store = store
         self.contexts = contexts
         self.queries = queries
@@ -48,11 +51,25 @@ class PartitionAlteration:
                 raise InvalidOperation(f"alter is not possible: partition values {values} "
                                        f"do not match keys {ctx.key_names}")
             names.append(make_name(ctx.key_names, values))
+        befores = self.queries.named(conn, ctx, list(dict.fromkeys(names)))
         if len(set(names)) == len(names) > 1:
             self._alter_many(conn, ctx, names, parts, now, env)
-            return
-        for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
-            self._alter_one(conn, ctx, name, part, now, env=env)
+        else:
+            for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
+                self._alter_one(conn, ctx, name, part, now, env=env)
+        self._record(conn, ctx, befores)
+
+    def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
+                renamed_to: str | None = None) -> None:
+        """ALTER_PARTITION events: each partition as it was and as it is now."""
+        if renamed_to:
+            pairs = list(zip(befores, self.queries.named(conn, ctx, [renamed_to])))
+        else:
+            names = [make_name(ctx.key_names, p.values) for p in befores]
+            afters = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
+            pairs = [(b, afters[tuple(b.values)]) for b in befores if tuple(b.values) in afters]
+        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+        self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
                     now: int, env: dict[str, str] | None) -> None:
@@ -170,7 +187,10 @@ class PartitionAlteration:
         except NoSuchObject as exc:
             raise InvalidOperation(f"Unable to rename partition: {exc.message}") from exc
         if not old_values:  # Hive: empty old values means a plain alter
-            self._alter_one(conn, ctx, make_name(ctx.key_names, new_part.values), new_part, now_s())
+            name = make_name(ctx.key_names, new_part.values)
+            befores = self.queries.named(conn, ctx, [name])
+            self._alter_one(conn, ctx, name, new_part, now_s())
+            self._record(conn, ctx, befores)
             return
         old_name = make_name(ctx.key_names, check_values(ctx, old_values))
         new_name = make_name(ctx.key_names, check_values(ctx, new_part.values))
@@ -187,7 +207,9 @@ class PartitionAlteration:
             location = warehouse.join(ctx.location, new_name)
             if old.location and old.location != location:
                 moves.append((old.location, location))
+        befores = self.queries.named(conn, ctx, [old_name])
         self._alter_one(conn, ctx, old_name, new_part, now_s(), new_name=new_name, location=location)
+        self._record(conn, ctx, befores, renamed_to=new_name)
         # the directory moves inside the transaction: a failed move rolls the rename back
         for src, dst in moves:
             warehouse.move_dir(src, dst)

@@ -15,7 +15,7 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from store.db import schema as S
 from store.db.database import Store
-from store.db.dialect import BATCH, as_text, json_rows, params_of_many
+from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of_many
 from store.errors import MetaError
 from store.hms.descriptors import build_sd, load_columns
 from store.hms.hive_rules import CATALOG
@@ -82,6 +82,14 @@ class PartitionQueries:
                                   driven=self.driven and ("or" if self.backend == "postgresql" else True))
         except FilterError as exc:
             raise MetaError(str(exc)) from exc
+
+    def named(self, conn: Connection, ctx: TableCtx, names: Sequence[str]) -> list[Partition]:
+        """The partitions of `names` that exist (in batches)."""
+        rows: list[Row[Any]] = []
+        for i in range(0, len(names), BATCH):
+            rows.extend(conn.execute(self.select_rows(
+                ctx, in_list(self.backend, S.partitions.c.part_name, list(names[i:i + BATCH])))).all())
+        return self.build(conn, ctx, rows)
 
     def build(self, conn: Connection, ctx: TableCtx, rows: Sequence[Row[Any]]) -> list[Partition]:
         """Partition objects for `rows` of `select_rows` (parameters come inside the rows, as JSON).

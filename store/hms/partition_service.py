@@ -30,8 +30,8 @@ class PartitionService:
         self.contexts = TableContexts(store.backend)
         queries = PartitionQueries(store)
         self.reads = PartitionReads(store, self.contexts, queries)
-        self.writes = PartitionWrites(store, self.contexts, queries, self.reads)
-        self.alteration = PartitionAlteration(store, self.contexts, queries)
+        self.writes = PartitionWrites(store, self.contexts, queries, self.reads, tables)
+        self.alteration = PartitionAlteration(store, self.contexts, queries, tables)
 
     def table_ctx(self, conn: Connection, db_name: str, tbl_name: str,
                   missing: type[StoreError] = NoSuchObject) -> TableCtx:

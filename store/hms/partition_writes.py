@@ -15,11 +15,13 @@ from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, 
 from store.hms import stats_params
 from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
 from store.hms.hive_rules import CATALOG, DDL_TIME, MANAGED
+from store.hms.notification_log import events as EV
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partition_key_values import key_value_rows
-from store.hms.partition_names import make_name
+from store.hms.partition_names import make_name, split_name
 from store.hms.partition_queries import PartitionQueries
 from store.hms.partition_reads import PartitionReads
+from store.hms.table_service import TableService
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
@@ -28,11 +30,13 @@ _NewPartition = tuple[str, Partition, dict[str, str], str | None]
 
 
 class PartitionWrites:
-    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries, reads: PartitionReads):
+    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries, reads: PartitionReads,
+                 tables: TableService):
         self.store = store
         self.contexts = contexts
         self.queries = queries
         self.reads = reads
+        self.tables = tables
 
     # --- add ------------------------------------------------------------------------------------
 
@@ -98,6 +102,8 @@ class PartitionWrites:
         conn.execute(S.partition_key_val.insert(), kv_rows)
         if param_rows:
             conn.execute(S.partition_params.insert(), param_rows)
+        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+        self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
 
     def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
@@ -186,6 +192,10 @@ class PartitionWrites:
             raise NoSuchObject(f"partition {missing[0]} of {ctx.db_name}.{ctx.name} does not exist")
         result = self.queries.build(conn, ctx, rows) if need_result else None
         self.delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
+        if rows:
+            table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+            dropped = [[v for _, v in split_name(r.part_name)] for r in rows]
+            self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
         doomed = [r.location for r in rows if r.location] if delete_data and ctx.tbl_type == MANAGED else []
         return result, len(rows), doomed
 

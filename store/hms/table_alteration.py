@@ -23,6 +23,8 @@ from store.hms.hive_rules import (
     incompatible_columns,
     valid_name,
 )
+from store.hms.notification_log import events as EV
+from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import write_params
 from store.hms.table_rows import TableRows
 from store.storage import warehouse
@@ -33,10 +35,11 @@ Move = tuple[str, str]
 
 
 class TableAlteration:
-    def __init__(self, store: Store, databases: DatabaseService, rows: TableRows):
+    def __init__(self, store: Store, databases: DatabaseService, rows: TableRows, notifications: NotificationLog):
         self.store = store
         self.databases = databases
         self.rows = rows
+        self.notifications = notifications
 
     def alter_table(self, db_name: str, name: str, new: Table, env: dict[str, str] | None = None,
                     cascade: bool = False) -> None:
@@ -66,6 +69,7 @@ class TableAlteration:
         except NoSuchObject as exc:
             raise InvalidOperation(f"table {db_name.lower()}.{name.lower()} doesn't exist") from exc
         old_cols = _check_columns(conn, old, new)
+        before = self.rows.build([old])[0]
         db_id, location = old.db_id, new.sd.location or old.location
         moves: list[Move] = []
         if (new_db, new_name) != (old.db_name, old.name):
@@ -92,6 +96,8 @@ class TableAlteration:
         if cascade and version != old.schema_version:
             conn.execute(update(S.partitions).where(S.partitions.c.tbl_id == old.tbl_id).values(
                 schema_version=version))
+        after = self.rows.build([self.rows.row(conn, new_db, new_name)])[0]
+        self.notifications.record(conn, EV.alter_table(before, after))
         # Data moves last, still inside the transaction: a failed move rolls the metadata back.
         _move_dirs(moves, f"{new_db}.{new_name}", moved)
 

@@ -30,6 +30,8 @@ from store.hms.hive_rules import (
     pattern_regex,
     valid_name,
 )
+from store.hms.notification_log import events as EV
+from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import write_params
 from store.hms.table_alteration import TableAlteration
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
@@ -38,11 +40,12 @@ from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta
 
 
 class TableService:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, notifications: NotificationLog):
         self.store = store
-        self.databases = DatabaseService(store)
+        self.notifications = notifications
         self.rows = TableRows(store.backend)
-        self.alteration = TableAlteration(store, self.databases, self.rows)
+        self.databases = DatabaseService(store, notifications, self.rows)
+        self.alteration = TableAlteration(store, self.databases, self.rows, notifications)
 
     # --- databases ------------------------------------------------------------------------------
 
@@ -110,6 +113,7 @@ class TableService:
         )))
         insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
         write_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
+        self.notifications.record(conn, EV.create_table(self.get_table_in(conn, db_name, name)))
         return [location] if location and tbl_type != VIEW else []
 
     def get_table(self, db_name: str, name: str) -> Table:
@@ -171,12 +175,14 @@ class TableService:
     def _drop(self, conn: Connection, db_name: str, name: str, delete_data: bool) -> list[str]:
         """Delete the table's rows; returns the directories to delete."""
         row = self.rows.row(conn, db_name, name)
+        dropped = self.rows.build([row])[0]
         doomed = []
         if delete_data and row.tbl_type == MANAGED:
             doomed.extend(partition_dirs_outside(conn, row.tbl_id, row.location))
             if row.location:
                 doomed.append(row.location)
         delete_table_rows(conn, row.tbl_id)
+        self.notifications.record(conn, EV.drop_table(dropped))
         return doomed
 
 
