@@ -23,6 +23,7 @@ from .procs import (  # noqa: F401
     free_port,
     log_tail,
     port_open,
+    run_killed_at,
     start_our_server,
     start_reference_hms,
     stop_pid,

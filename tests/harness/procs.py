@@ -8,8 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+# generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
+from bench.procs import free_port, port_open
+from bench.procs import log_tail as _log_tail
+from bench.procs import stop_pid as _stop_pid
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The interpreter that runs the tests is the one with pyspark / the project installed (the venv).
@@ -17,12 +23,6 @@ VENV_PYTHON = os.environ.get("HMS_TEST_PYTHON") or sys.executable
 REFERENCE_START = Path(
     os.environ.get("HMS_REFERENCE_START", "/work/shared/reference-hms/start.sh")
 )
-# generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
-from bench.procs import _alive as _pid_alive  # noqa: E402,F401
-from bench.procs import free_port, port_open  # noqa: E402,F401
-from bench.procs import log_tail as _log_tail  # noqa: E402
-from bench.procs import stop_pid as _stop_pid  # noqa: E402
-
 SERVER_START_TIMEOUT = float(os.environ.get("HMS_TEST_SERVER_START_TIMEOUT", "60"))
 
 
@@ -74,6 +74,36 @@ def stop_process(proc: subprocess.Popen, grace: float = 15.0) -> int | None:
             except OSError:
                 pass
     return proc.returncode
+
+
+def run_killed_at(cmd: Sequence[str], at: Callable[[str], bool], cwd: Path | str | None = None,
+                  env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Fault injection from outside: run `cmd`, read its stderr line by line and SIGKILL it at the
+    first line for which `at(line)` is true. The result holds the output up to the kill (returncode
+    -9 when it was killed, the process's own exit code when it ended before that point)."""
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(stdout.read()), daemon=True)  # no pipe may fill up
+    reader.start()
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    err = []
+    try:
+        for line in stderr:
+            err.append(line)
+            if at(line):
+                proc.send_signal(signal.SIGKILL)
+                break
+        proc.wait()
+    finally:
+        timer.cancel()
+    reader.join(timeout=30)
+    err.append(stderr.read())
+    stop_process(proc)
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, "".join(out), "".join(err))
 
 
 # --------------------------------------------------------------------------- reference HMS
