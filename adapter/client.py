@@ -388,7 +388,8 @@ class HudiMetastoreClient:
         """partitions None/[]: all; as_of None: latest completed."""
         return self.call("get_latest_file_slices", db, table, list(partitions or []), as_of or "")
 
-    def get_files_changed(self, db: str, table: str, since: str | None = None, until: str | None = None) -> list[HudiFile]:
+    def get_files_changed(self, db: str, table: str, since: str | None = None,
+                          until: str | None = None) -> list[HudiFile]:
         """Files written by instants in (since, until]; None: open bound."""
         return self.call("get_files_changed", db, table, since or "", until or "")
 

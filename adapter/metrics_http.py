@@ -17,7 +17,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "hudi-metastore-metrics"
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):  # http.server's name
         path = self.path.split("?", 1)[0]
         if path not in ("/metrics", "/metrics/"):
             body, status, ctype = b"not found; try /metrics\n", 404, "text/plain; charset=utf-8"

@@ -79,7 +79,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             self._reject(oprot, name, seqid, f"Request for {name} exceeds the maximum message size "
                                              f"({exc.message})")
             raise RequestRejected(status) from exc
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             # The generated code handles every handler error itself, so what gets here failed while
             # decoding the arguments (the accelerated protocol raises OverflowError for strings or
             # containers beyond the limit, TProtocolException/UnicodeDecodeError/... for bad bytes).
@@ -104,7 +104,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
                 setattr(oprot.trans, attr, io.BytesIO())
         try:
             _reply_error(oprot, name, seqid, TApplicationException.PROTOCOL_ERROR, text)
-        except Exception:  # noqa: BLE001 - the peer may be gone already
+        except Exception:  # the peer may be gone already
             pass
 
 
@@ -231,7 +231,7 @@ class ThriftServer:
             pass  # peer closed
         except TProtocolException as exc:
             log.info("closing connection from %s: %s", addr, exc)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("connection from %s failed", addr)
         finally:
             try:
@@ -243,7 +243,8 @@ class ThriftServer:
         """Block until the next request starts (or we stop); lets SIGTERM drain idle connections."""
         import select
 
-        buffered = getattr(itrans, "_TBufferedTransport__rbuf", None) or getattr(itrans, "_TFramedTransport__rbuf", None)
+        buffered = getattr(itrans, "_TBufferedTransport__rbuf", None) \
+            or getattr(itrans, "_TFramedTransport__rbuf", None)
         if buffered is not None and buffered.tell() < len(buffered.getvalue()):
             return True
         while not self.stopping.is_set():

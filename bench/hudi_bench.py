@@ -185,7 +185,7 @@ def pg_version() -> str:
     try:
         with _pg_admin() as conn:
             return conn.execute("SHOW server_version").fetchone()[0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "?"
 
 
@@ -279,7 +279,7 @@ class HudiBench:
             act = self.cleanup.pop()
             try:
                 act()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 log(f"[{self.backend}] cleanup: {type(e).__name__}: {e}")
 
     def register(self, table: str) -> None:
@@ -521,7 +521,7 @@ def main(argv=None) -> int:
             load0 = os.getloadavg()[0]
             try:
                 b.run()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 rc = 1
                 b.info["error"] = f"{type(e).__name__}: {str(e)[:500]}"
                 log(f"[{backend}] aborted: {b.info['error']}")

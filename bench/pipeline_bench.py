@@ -162,12 +162,12 @@ def run(args) -> dict:
             ours, theirs = [], []
             for _ in range(args.plan_iterations):
                 part = f"p{rnd.randrange(args.plan_partitions):05d}"
-                s, p = timed(lambda: plan(c, "bench.wide", filters=[("dt", "=", part)]))
+                s, p = timed(lambda part=part: plan(c, "bench.wide", filters=[("dt", "=", part)]))
                 if len(p.files) != 1 or not p.files[0].startswith(f"dt={part}/"):
                     raise AssertionError(f"ours planned {p.files} for {part}")
                 ours.append(s)
 
-                def hudi_rs():
+                def hudi_rs(part=part):
                     table = hudi.HudiTable(base)
                     return table.get_file_slices(options=hudi.HudiReadOptions().with_filters([("dt", "=", part)]))
 

@@ -173,7 +173,7 @@ def pg_setting(name: str) -> str:
     try:
         with _pg_admin() as conn:
             return conn.execute("SELECT setting FROM pg_settings WHERE name = %s", (name,)).fetchone()[0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "?"
 
 
@@ -182,7 +182,7 @@ def pg_available() -> tuple[bool, str]:
         with _pg_admin() as conn:
             conn.execute("SELECT 1")
         return True, ""
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return False, f"{type(e).__name__}: {str(e).strip()[:200]}"
 
 
@@ -190,7 +190,7 @@ def pg_version() -> str:
     try:
         with _pg_admin() as conn:
             return conn.execute("SHOW server_version").fetchone()[0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "?"
 
 
@@ -272,5 +272,5 @@ def cleanup_all(actions: list[Callable[[], None]]) -> None:
     for act in reversed(actions):
         try:
             act()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             print(f"cleanup: {type(e).__name__}: {e}", file=sys.stderr)

@@ -281,7 +281,7 @@ def main(argv=None) -> int:
         (out / f"{tag}.{args.backend}.summary.txt").write_text(text + "\n")
         try:
             _flamegraph(raw_path, svg_path)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         print(text)
         print(f"\nraw stacks: {raw_path}")

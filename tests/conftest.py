@@ -32,7 +32,7 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:  # make `tests.harness` and the project importable
     sys.path.insert(0, str(_REPO_ROOT))
 
-from tests.harness import (  # noqa: E402
+from tests.harness import (  # noqa: E402 - importable once the repository root is on sys.path
     BACKENDS,
     BackendUnavailable,
     ServerStartError,
@@ -155,7 +155,7 @@ def thrift_client():
     for t in transports:
         try:
             t.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 

@@ -56,7 +56,7 @@ def conformance_reference(request):
 def _warehouse(client, fallback: str) -> str:
     try:
         return client.get_database("default").locationUri.rstrip("/")
-    except Exception:  # noqa: BLE001
+    except Exception:
         return fallback
 
 
@@ -87,7 +87,7 @@ def cleanup(cf: Pair, *dbs: str) -> None:
         for db in dbs:
             try:
                 side.client.drop_database(db, True, True)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 pass
 
 
@@ -237,7 +237,8 @@ def test_tables_create_get(cf):
             ("x", "decimal(10,2)", "ok"), ("x", "varchar(10)", "ok"), ("x", "array<struct<a:int>>", "ok"),
             ("x", "nonsense", "InvalidObjectException"), ("A", "INT", "InvalidObjectException"),
             ("x", "", "MetaException"), ("x", None, "MetaException"), (None, "int", "MetaException")]):
-        cf.call("create_table", table(db, f"col{i}", [FieldSchema(n, t, None)]), expect=want, msg=want == "InvalidObjectException")
+        cf.call("create_table", table(db, f"col{i}", [FieldSchema(n, t, None)]), expect=want,
+                msg=want == "InvalidObjectException")
         cf.call("create_table", table(db, f"key{i}", cols("z int"), [FieldSchema(n, t, None)]), expect=want,
                 msg=want == "InvalidObjectException")
         if want == "ok":
@@ -506,7 +507,8 @@ def test_partitions_read(cf):
     cf.call("get_partition_by_name", db, "pt", "ds=2024-01-02/hr=11", expect="NoSuchObjectException")
     for name in ("ds=2024-01-02", "garbage", "DS=2024-01-02/hr=10", "ds=2024-01-02/hr="):
         cf.call("get_partition_by_name", db, "pt", name, expect="NoSuchObjectException", msg=True)
-    for name in ("ds=2024-01-02/hr=10/x=1", "x=1/ds=2024-01-02/hr=10", "/ds=2024-01-02//hr=10/", "ds=2024%2D01-02/hr=10"):
+    for name in ("ds=2024-01-02/hr=10/x=1", "x=1/ds=2024-01-02/hr=10", "/ds=2024-01-02//hr=10/",
+                 "ds=2024%2D01-02/hr=10"):
         cf.call("get_partition_by_name", db, "pt", name)
     for mp in (-1, 0, 2, 100):
         cf.call("get_partitions", db, "pt", mp)
@@ -767,7 +769,8 @@ def test_partition_filters(cf):
     for gap, cases in GAP_FILTERS.items():
         for f, want in cases:
             try:
-                got = {(p.values[0], p.values[1]) for p in cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)}
+                parts = cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)
+                got = {(p.values[0], p.values[1]) for p in parts}
                 n = cf.reference_gap(gap, "get_num_partitions_by_filter", db, "f", f)
             except Mismatch as e:
                 problems.append(str(e))
@@ -873,8 +876,8 @@ def test_functions(cf):
         cf.call("create_database", database(d), expect="ok")
     cf.call("create_function", function(db, "f1", resources=[(1, "file:///tmp/udf.jar")]), expect="ok")
     cf.call("create_function", function(db, "upper_f", cls="com.example.Upper"), expect="ok")
-    cf.call("create_function", function(db2, "f1", cls="com.example.Other", resources=[(2, "file:///x.py"), (3, "a.zip")]),
-            expect="ok")
+    cf.call("create_function",
+            function(db2, "f1", cls="com.example.Other", resources=[(2, "file:///x.py"), (3, "a.zip")]), expect="ok")
     cf.call("get_function", db, "f1")
     cf.call("get_function", db, "F1")
     cf.call("get_function", db, "upper_f")

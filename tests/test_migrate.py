@@ -187,7 +187,8 @@ def test_source_client_refuses_writes(reference_hms):
     src = ReadOnlySource(f"thrift://127.0.0.1:{reference_hms}")
     try:
         assert "default" in src.get_all_databases()
-        for call in ("create_database", "drop_table", "add_partitions", "alter_table", "update_table_column_statistics"):
+        for call in ("create_database", "drop_table", "add_partitions", "alter_table",
+                     "update_table_column_statistics"):
             with pytest.raises(PermissionError):
                 getattr(src, call)
         with pytest.raises(PermissionError):

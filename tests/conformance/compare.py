@@ -174,7 +174,8 @@ def diff(ref, ours, path: str = "$", struct: str = "", skip: frozenset = frozens
         return out
     if isinstance(ref, list) and isinstance(ours, list):
         if len(ref) != len(ours):
-            return [f"{path}: length {len(ref)} != {len(ours)}\n    reference: {_short(ref)}\n    ours:      {_short(ours)}"]
+            return [f"{path}: length {len(ref)} != {len(ours)}\n"
+                    f"    reference: {_short(ref)}\n    ours:      {_short(ours)}"]
         out = []
         for i, (r, o) in enumerate(zip(ref, ours)):
             out.extend(diff(r, o, f"{path}[{i}]", struct, skip))
@@ -243,7 +244,7 @@ class Pair:
                 outs.append(_REFERENCE_CACHE[key])
                 continue
             a = side.subst(list(args))
-            outs.append(outcome(lambda: getattr(side.client, method)(*a), side, post))
+            outs.append(outcome(lambda side=side, a=a: getattr(side.client, method)(*a), side, post))
         ref, ours = outs
         if key is not None and not ref.ok:
             _REFERENCE_CACHE[key] = ref
@@ -295,7 +296,7 @@ class Pair:
         """A call listed in ``allowlist.QUIRKS``: check each side answers as documented there."""
         want_ref, want_ours, _reason = A.QUIRKS[quirk]
         for side, want in ((self.reference, want_ref), (self.ours, want_ours)):
-            o = outcome(lambda: getattr(side.client, method)(*side.subst(list(args))), side)
+            o = outcome(lambda side=side: getattr(side.client, method)(*side.subst(list(args))), side)
             got = "ok" if o.ok else o.exc_type
             if got != want:
                 raise Mismatch(f"{method}{_short(args, 300)}: allow-list quirk {quirk!r} says {side.name} "

@@ -7,8 +7,8 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -136,7 +136,7 @@ def start_reference_hms(
             pid = int(m.group(1))
             stopped = []
 
-            def stop(pid=pid):
+            def stop(pid=pid, stopped=stopped):
                 if not stopped:
                     stopped.append(True)
                     stop_pid(pid)
