@@ -6,11 +6,11 @@ import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import cast
 
 from store.metrics import Registry, registry
 
 log = logging.getLogger(__name__)
-
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -22,7 +22,8 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in ("/metrics", "/metrics/"):
             body, status, ctype = b"not found; try /metrics\n", 404, "text/plain; charset=utf-8"
         else:
-            body, status = self.server.registry.render().encode("utf-8"), 200
+            reg = cast("MetricsServer", self.server).registry
+            body, status = reg.render().encode("utf-8"), 200
             ctype = "text/plain; version=0.0.4; charset=utf-8"
         self.send_response(status)
         self.send_header("Content-Type", ctype)

@@ -13,6 +13,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 from thrift.protocol import TBinaryProtocol
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
@@ -303,10 +304,21 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
              "framed" if framed else "buffered", workers, "" if workers == 1 else "s")
     metrics_socks = [metrics_http.bind(host, metrics_port + slot) for slot in range(max(workers, 1))] \
         if metrics_port > 0 else []
-    if workers <= 1:
+
+    def serve(slot: int) -> None:
         _run_worker(make_router, listen_sock, framed, max_message_size,
-                    metrics_socks[0] if metrics_socks else None)
+                    metrics_socks[slot] if metrics_socks else None)
+
+    if workers <= 1:
+        serve(0)
         return
+    _supervise(workers, serve)
+    listen_sock.close()
+
+
+def _supervise(workers: int, serve: Callable[[int], None]) -> None:
+    """Fork a worker process per slot running `serve(slot)`, start a new one when a worker exits,
+    pass SIGTERM / SIGINT on to the workers and return once they are gone."""
     children: dict[int, int] = {}
     stopping = threading.Event()
 
@@ -316,8 +328,7 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
-                _run_worker(make_router, listen_sock, framed, max_message_size,
-                            metrics_socks[slot] if metrics_socks else None)
+                serve(slot)
             finally:
                 os._exit(0)
         children[pid] = slot
@@ -341,11 +352,10 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
             break
         except InterruptedError:
             continue
-        slot = children.pop(pid, None)
-        if slot is not None and not stopping.is_set():
+        exited_slot = children.pop(pid, None)
+        if exited_slot is not None and not stopping.is_set():
             log.warning("worker %d exited (status %d); starting a new one", pid, status)
-            spawn(slot)
-    listen_sock.close()
+            spawn(exited_slot)
 
 
 def _run_worker(make_router, listen_sock, framed, max_message_size, metrics_sock=None) -> None:
