@@ -12,6 +12,8 @@ Function-scoped
 ---------------
 ``thrift_client``   factory ``connect(port) -> ThriftHiveMetastore.Client``; connections are
                     closed at the end of the test.
+``cf``              our server and the reference metastore as a conformance pair
+                    (tests/conformance/compare.py; tests/test_conformance_*.py).
 
 Environment
 -----------
@@ -22,9 +24,12 @@ the database is started with testcontainers if Docker is reachable, else the bac
 
 from __future__ import annotations
 
+import os
+import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -45,6 +50,9 @@ from tests.harness import (  # noqa: E402 - importable once the repository root 
     start_reference_hms,
     stop_process,
 )
+
+if TYPE_CHECKING:
+    from tests.conformance.compare import Pair
 
 
 def pytest_configure(config):
@@ -188,3 +196,42 @@ def spark(tmp_path_factory):
         yield session
     finally:
         session.stop()
+
+
+# --------------------------------------------------------------------------- conformance (tests/test_conformance_*.py)
+
+
+@pytest.fixture(scope="session")
+def conformance_reference(request):
+    port = os.environ.get("HMS_CONFORMANCE_REFERENCE_PORT")
+    if port:
+        return int(port)
+    return request.getfixturevalue("reference_hms")
+
+
+def _warehouse(client, fallback: str) -> str:
+    try:
+        return client.get_database("default").locationUri.rstrip("/")
+    except Exception:
+        return fallback
+
+
+@pytest.fixture
+def cf(conformance_reference, our_server_info, thrift_client, tmp_path) -> Pair:
+    """Our server and the reference metastore side by side (tests/conformance/compare.py)."""
+    from tests.conformance.compare import Pair, Side
+
+    ref_client = thrift_client(conformance_reference)
+    our_client = thrift_client(our_server_info.port)
+    ext_ref, ext_ours = tmp_path / "ext-ref", tmp_path / "ext-ours"
+    ext_ref.mkdir()
+    ext_ours.mkdir()
+    ref = Side("reference", ref_client, conformance_reference, external=str(ext_ref))
+    ours = Side("ours", our_client, our_server_info.port, external=str(ext_ours))
+    ref.warehouse = _warehouse(ref_client, "")
+    # our server's own warehouse: the `default` database of a shared backend database may have been
+    # created by another test's server with another warehouse
+    ours.warehouse = our_client.get_config_value("hive.metastore.warehouse.dir", "").rstrip("/") or \
+        _warehouse(our_client, f"file:{our_server_info.warehouse}")
+    pair = Pair(ref, ours, token=secrets.token_hex(3))
+    return pair
