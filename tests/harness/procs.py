@@ -215,3 +215,44 @@ def start_our_server(
         )
     proc.start_seconds = round(time.monotonic() - t0, 2)  # type: ignore[attr-defined]
     return port, proc
+
+
+class CheckedServer:
+    """Our server process (from `start_our_server`) with a health check for tests that feed it bad input."""
+
+    def __init__(self, port: int, proc: subprocess.Popen, db_url: str):
+        self.port, self.proc, self.db_url = port, proc, db_url
+        self.warehouse = Path(proc.warehouse)  # type: ignore[attr-defined]
+        self.log_path = Path(proc.log_path)  # type: ignore[attr-defined]
+
+    def log(self) -> str:
+        return log_tail(self.log_path, 80)
+
+    def assert_healthy(self) -> None:
+        """The process is alive and a NEW connection answers."""
+        from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+
+        from .thrift import open_thrift_client
+
+        assert self.proc.poll() is None, f"server exited with {self.proc.returncode}\n{self.log()}"
+        client, transport = open_thrift_client(self.port, timeout=20)
+        try:
+            assert isinstance(client.get_all_databases(), list)
+            try:
+                client.get_database(f"missing_{os.urandom(3).hex()}")
+            except NoSuchObjectException:
+                pass
+            else:
+                raise AssertionError("get_database of a missing database did not raise NoSuchObjectException")
+        finally:
+            transport.close()
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def start_checked_server(tmpdir: Path, db_url: str | None = None, extra_args: Sequence[str] = ()) -> CheckedServer:
+    """Our server on `db_url` (default: a SQLite file in `tmpdir`); ServerStartError if it does not come up."""
+    url = db_url or f"sqlite:///{Path(tmpdir) / 'metastore.db'}"
+    port, proc = start_our_server(url, tmpdir, extra_args=extra_args)
+    return CheckedServer(port, proc, url)
