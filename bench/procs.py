@@ -100,15 +100,6 @@ class Server:
     start_seconds: float
     _stopped: bool = field(default=False, repr=False)
 
-    def child_pids(self) -> list[int]:
-        """Worker processes forked by our server (``--workers N``), for profilers."""
-        try:
-            out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.pid)], capture_output=True,
-                                 text=True, timeout=10).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            return []
-        return [int(x) for x in out.split()]
-
     def stop(self) -> None:
         if not self._stopped:
             self._stopped = True
