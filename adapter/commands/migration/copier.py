@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from thrift.Thrift import TException
 
 from adapter.commands.import_hudi import import_hudi_table
+from adapter.commands.table_cli import DEFAULT_METASTORE
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
 from .compare import VIEW_TYPES, chunks, database_diff, for_write, is_hudi_table, table_location, table_view
@@ -19,10 +20,12 @@ from .source import Connections, MigrationError
 from .table_sync import KEEP_STATS, TableSync, keep_stats
 from .verify import verify_database
 
-DEFAULT_TARGET = "thrift://127.0.0.1:9083"
+DEFAULT_TARGET = DEFAULT_METASTORE
 
 
 class Migration:
+    """One run: preflight, the copy (or, dry, its counts) and the closing verification."""
+
     def __init__(self, source: str, target: str = DEFAULT_TARGET, databases: str = "*", dry_run: bool = False,
                  parallel: int = 4, batch_size: int = 500, progress: bool = True, log=None):
         self.source_uri, self.target_uri = source, target
