@@ -1,5 +1,8 @@
 """`hudi-metastore` command line: serve, db upgrade, sync-storage, migrate, import-hudi, validate,
-repair, stats, list-partitions, list-files."""
+repair, stats, list-partitions, list-files.
+
+Only serve, db upgrade and sync-storage open the store (imported when they run); the other commands
+talk to a server through the client (adapter/commands/)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,15 @@ import logging
 import os
 import sys
 
-from store.db.engine import DEFAULT_URL
+from adapter.commands import import_hudi, migrate, table_views, validate_repair
+
+DB_URL_HELP = "SQLAlchemy URL of the store (default: sqlite:///./metastore.db)"
+
+
+def _db_url(args) -> str:
+    from store.db.engine import DEFAULT_URL
+
+    return args.db_url or DEFAULT_URL
 
 
 def _serve(args) -> int:
@@ -19,7 +30,8 @@ def _serve(args) -> int:
     from store.db.migrations import current_revision, head_revision, upgrade
     from store.services import open_services
 
-    engine = make_engine(args.db_url)
+    db_url = _db_url(args)
+    engine = make_engine(db_url)
     current = current_revision(engine)
     if current is None:
         logging.info("empty database: creating the store schema")
@@ -31,7 +43,7 @@ def _serve(args) -> int:
     engine.dispose()
     warehouse = os.path.abspath(args.warehouse)
     os.makedirs(warehouse, exist_ok=True)
-    services = open_services(args.db_url, warehouse)
+    services = open_services(db_url, warehouse)
     services.tables.ensure_default_database()  # as Hive's metastore does on start
     services.close()
     # Answers build many short-lived objects without cycles (10,000 partitions: ~150,000), which
@@ -42,7 +54,7 @@ def _serve(args) -> int:
 
     def make_router():
         services = open_services(
-            args.db_url, warehouse, lock_timeout_ms=int(args.lock_timeout * 1000),
+            db_url, warehouse, lock_timeout_ms=int(args.lock_timeout * 1000),
             mirror=not args.no_storage_mirror,
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
@@ -57,7 +69,7 @@ def _db_upgrade(args) -> int:
     from store.db.engine import make_engine
     from store.db.migrations import current_revision, upgrade
 
-    engine = make_engine(args.db_url)
+    engine = make_engine(_db_url(args))
     upgrade(engine, args.revision)
     print(f"store schema at revision {current_revision(engine)}")
     return 0
@@ -72,7 +84,7 @@ def _sync_storage(args) -> int:
     if not db or not tbl:
         print(f"expected <db>.<table>, got {args.table!r}", file=sys.stderr)
         return 2
-    services = open_services(args.db_url, os.path.abspath(args.warehouse), mirror=True)
+    services = open_services(_db_url(args), os.path.abspath(args.warehouse), mirror=True)
     mirror = services.mirror
     assert mirror is not None
     try:
@@ -82,7 +94,7 @@ def _sync_storage(args) -> int:
     except NoSuchObject as exc:
         print(exc.message, file=sys.stderr)
         return 1
-    except Exception as exc:  # noqa: BLE001 - e.g. storage not writable
+    except Exception as exc:  # e.g. storage not writable
         print(f"sync of {db}.{tbl} failed: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -97,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the Thrift metastore server")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=9083)
-    serve.add_argument("--db-url", default=DEFAULT_URL, help="SQLAlchemy URL (default: %(default)s)")
+    serve.add_argument("--db-url", help=DB_URL_HELP)
     serve.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     serve.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     serve.add_argument("--framed", action="store_true", help="framed transport (default: buffered)")
@@ -119,23 +131,17 @@ def main(argv: list[str] | None = None) -> int:
 
     sync = sub.add_parser("sync-storage", help="mirror a Hudi table's timeline to storage now")
     sync.add_argument("table", metavar="<db.table>")
-    sync.add_argument("--db-url", default=DEFAULT_URL, help="SQLAlchemy URL (default: %(default)s)")
+    sync.add_argument("--db-url", help=DB_URL_HELP)
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
 
-    from adapter.commands import migrate
-
-    migrate.add_parser(sub)
-
-    from adapter.commands import import_hudi, table_views, validate_repair
-
-    for command in (import_hudi, validate_repair, table_views):  # import-hudi, validate, repair, stats, list-*
+    for command in (migrate, import_hudi, validate_repair, table_views):  # import-hudi, validate, repair, stats, list-*
         command.add_parser(sub)
 
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     up = db_sub.add_parser("upgrade", help="apply migrations")
-    up.add_argument("--db-url", default=DEFAULT_URL)
+    up.add_argument("--db-url", help=DB_URL_HELP)
     up.add_argument("--revision", default="head")
     up.set_defaults(fn=_db_upgrade)
 

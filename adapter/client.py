@@ -56,6 +56,8 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport import TSocket, TTransport
 from thrift.transport.TTransport import TTransportException
 
+from adapter.hudi_thrift import config_to_thrift
+from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
@@ -72,7 +74,7 @@ from thrift_idl.hudi_metastore.ttypes import (
     RollbackResult,
 )
 
-__all__ = ["HudiMetastoreClient", "is_idempotent", "state_name"]
+__all__ = ["HudiMetastoreClient", "is_idempotent", "metastore_endpoints", "state_name"]
 
 # Extension calls safe to repeat.
 _IDEMPOTENT_HUDI = frozenset({
@@ -122,7 +124,8 @@ def _payload(value) -> bytes | None:
     return json.dumps(value).encode("utf-8")
 
 
-def _endpoints(uri: str) -> list[tuple[str, int]]:
+def metastore_endpoints(uri: str) -> list[tuple[str, int]]:
+    """(host, port) of each metastore of `uri` ("thrift://a:9083,thrift://b:9083"); ValueError if malformed."""
     out = []
     for part in (p.strip() for p in uri.split(",")):
         if not part:
@@ -148,7 +151,7 @@ class HudiMetastoreClient:
     def __init__(self, uri: str = "thrift://127.0.0.1:9083", timeout_s: float = 60, retries: int = 3,
                  framed: bool = False, backoff_s: float = 0.2, max_backoff_s: float = 5.0):
         self.uri = uri
-        self.endpoints = _endpoints(uri)
+        self.endpoints = metastore_endpoints(uri)
         self.timeout_s = timeout_s
         self.retries = max(0, int(retries))
         self.framed = framed
@@ -179,7 +182,7 @@ class HudiMetastoreClient:
     def __del__(self):  # best effort; close() is the way
         try:
             self._drop()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
     def __repr__(self) -> str:
@@ -320,7 +323,7 @@ class HudiMetastoreClient:
 
     def register_hudi_table(self, config, columns=None) -> None:
         """`config`: a Thrift HudiTableConfig (tableType may also be "COPY_ON_WRITE" /
-        "MERGE_ON_READ"), or an object with the store's snake_case fields (hudi_format.table_config).
+        "MERGE_ON_READ"), or a hudi_format.table_config.HudiTableConfig.
         `columns`: FieldSchema list or (name, type[, comment]) tuples; None lets the server derive
         them from config.avroSchema."""
         cols = None
@@ -378,14 +381,15 @@ class HudiMetastoreClient:
 
     # --- Hudi extension: snapshot ----------------------------------------------------------------
 
-    def get_hudi_partitions(self, db: str, table: str, filter: str | None = None) -> list[str]:  # noqa: A002
+    def get_hudi_partitions(self, db: str, table: str, filter: str | None = None) -> list[str]:
         return self.call("get_hudi_partitions", db, table, filter or "")
 
     def get_latest_file_slices(self, db: str, table: str, partitions=None, as_of: str | None = None) -> list[FileSlice]:
         """partitions None/[]: all; as_of None: latest completed."""
         return self.call("get_latest_file_slices", db, table, list(partitions or []), as_of or "")
 
-    def get_files_changed(self, db: str, table: str, since: str | None = None, until: str | None = None) -> list[HudiFile]:
+    def get_files_changed(self, db: str, table: str, since: str | None = None,
+                          until: str | None = None) -> list[HudiFile]:
         """Files written by instants in (since, until]; None: open bound."""
         return self.call("get_files_changed", db, table, since or "", until or "")
 
@@ -416,14 +420,6 @@ def _config(config) -> HudiTableConfig:
             t.tableType = HudiTableType._NAMES_TO_VALUES[config.tableType.upper()]
             return t
         return config
-    if hasattr(config, "db_name"):  # hudi_format.table_config.HudiTableConfig or alike
-        return HudiTableConfig(
-            dbName=config.db_name, tableName=config.table_name,
-            tableType=HudiTableType._NAMES_TO_VALUES[config.table_type],
-            recordKeyFields=list(config.record_key_fields), partitionFields=list(config.partition_fields),
-            precombineField=config.precombine_field, keyGenerator=config.key_generator,
-            hiveStylePartitioning=bool(config.hive_style_partitioning),
-            urlEncodePartitioning=bool(config.url_encode_partitioning),
-            tableVersion=config.table_version, basePath=config.base_path, avroSchema=config.avro_schema,
-            properties=dict(config.properties or {}))
+    if isinstance(config, FormatConfig):
+        return config_to_thrift(config)
     raise TypeError(f"expected a HudiTableConfig, got {type(config).__name__}")

@@ -6,23 +6,24 @@ import logging
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import cast
 
 from store.metrics import Registry, registry
 
 log = logging.getLogger(__name__)
 
 
-
 class _Handler(BaseHTTPRequestHandler):
     server_version = "hudi-metastore-metrics"
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):  # http.server's name
         path = self.path.split("?", 1)[0]
         if path not in ("/metrics", "/metrics/"):
             body, status, ctype = b"not found; try /metrics\n", 404, "text/plain; charset=utf-8"
         else:
-            body, status = self.server.registry.render().encode("utf-8"), 200
+            reg = cast("MetricsServer", self.server).registry
+            body, status = reg.render().encode("utf-8"), 200
             ctype = "text/plain; version=0.0.4; charset=utf-8"
         self.send_response(status)
         self.send_header("Content-Type", ctype)

@@ -52,7 +52,7 @@ def _guard(name, fn):
     def call(*args):
         try:
             return fn(*args)
-        except Exception as exc:  # noqa: BLE001 - every error gets a Thrift answer
+        except Exception as exc:  # every error gets a Thrift answer
             thrift = answer(exc, declared)
             if thrift is None:
                 log.exception("%s failed", name)

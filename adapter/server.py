@@ -13,6 +13,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 
 from thrift.protocol import TBinaryProtocol
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
@@ -79,7 +80,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             self._reject(oprot, name, seqid, f"Request for {name} exceeds the maximum message size "
                                              f"({exc.message})")
             raise RequestRejected(status) from exc
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             # The generated code handles every handler error itself, so what gets here failed while
             # decoding the arguments (the accelerated protocol raises OverflowError for strings or
             # containers beyond the limit, TProtocolException/UnicodeDecodeError/... for bad bytes).
@@ -104,7 +105,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
                 setattr(oprot.trans, attr, io.BytesIO())
         try:
             _reply_error(oprot, name, seqid, TApplicationException.PROTOCOL_ERROR, text)
-        except Exception:  # noqa: BLE001 - the peer may be gone already
+        except Exception:  # the peer may be gone already
             pass
 
 
@@ -231,7 +232,7 @@ class ThriftServer:
             pass  # peer closed
         except TProtocolException as exc:
             log.info("closing connection from %s: %s", addr, exc)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("connection from %s failed", addr)
         finally:
             try:
@@ -243,7 +244,8 @@ class ThriftServer:
         """Block until the next request starts (or we stop); lets SIGTERM drain idle connections."""
         import select
 
-        buffered = getattr(itrans, "_TBufferedTransport__rbuf", None) or getattr(itrans, "_TFramedTransport__rbuf", None)
+        buffered = getattr(itrans, "_TBufferedTransport__rbuf", None) \
+            or getattr(itrans, "_TFramedTransport__rbuf", None)
         if buffered is not None and buffered.tell() < len(buffered.getvalue()):
             return True
         while not self.stopping.is_set():
@@ -302,10 +304,21 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
              "framed" if framed else "buffered", workers, "" if workers == 1 else "s")
     metrics_socks = [metrics_http.bind(host, metrics_port + slot) for slot in range(max(workers, 1))] \
         if metrics_port > 0 else []
-    if workers <= 1:
+
+    def serve(slot: int) -> None:
         _run_worker(make_router, listen_sock, framed, max_message_size,
-                    metrics_socks[0] if metrics_socks else None)
+                    metrics_socks[slot] if metrics_socks else None)
+
+    if workers <= 1:
+        serve(0)
         return
+    _supervise(workers, serve)
+    listen_sock.close()
+
+
+def _supervise(workers: int, serve: Callable[[int], None]) -> None:
+    """Fork a worker process per slot running `serve(slot)`, start a new one when a worker exits,
+    pass SIGTERM / SIGINT on to the workers and return once they are gone."""
     children: dict[int, int] = {}
     stopping = threading.Event()
 
@@ -315,8 +328,7 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
-                _run_worker(make_router, listen_sock, framed, max_message_size,
-                            metrics_socks[slot] if metrics_socks else None)
+                serve(slot)
             finally:
                 os._exit(0)
         children[pid] = slot
@@ -340,11 +352,10 @@ def run(make_router, host: str, port: int, workers: int = 1, framed: bool = Fals
             break
         except InterruptedError:
             continue
-        slot = children.pop(pid, None)
-        if slot is not None and not stopping.is_set():
+        exited_slot = children.pop(pid, None)
+        if exited_slot is not None and not stopping.is_set():
             log.warning("worker %d exited (status %d); starting a new one", pid, status)
-            spawn(slot)
-    listen_sock.close()
+            spawn(exited_slot)
 
 
 def _run_worker(make_router, listen_sock, framed, max_message_size, metrics_sock=None) -> None:

@@ -24,7 +24,7 @@ The server runs as shipped (storage mirror on: a commit also writes its timeline
 table's base path before it answers); ``--no-storage-mirror`` measures without it. Results are
 checked (slice counts, latest versions, one partition per filter); a wrong answer is an error.
 
-Self-contained on purpose: it shares no code with bench/run.py, whose helpers may change.
+Processes, databases and statistics come from bench/procs.py and bench/stats.py.
 """
 
 from __future__ import annotations
@@ -36,10 +36,8 @@ import math
 import os
 import platform
 import random
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,9 +46,10 @@ import traceback
 import uuid
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-PYTHON = os.environ.get("HMS_BENCH_PYTHON") or sys.executable
-PG_ADMIN_URL = os.environ.get("HMS_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
+from bench import procs
+from bench.stats import summarize
+
+REPO_ROOT, PYTHON = procs.REPO_ROOT, procs.PYTHON
 DB = "hudi_bench"
 DAY0 = _dt.date(2000, 1, 1)
 
@@ -60,27 +59,6 @@ def log(msg: str) -> None:
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def percentile(srt: list[float], q: float) -> float:
-    """Linear interpolation between closest ranks (numpy's default)."""
-    if not srt:
-        return math.nan
-    pos = (len(srt) - 1) * q
-    lo = int(math.floor(pos))
-    hi = min(lo + 1, len(srt) - 1)
-    return srt[lo] + (srt[hi] - srt[lo]) * (pos - lo)
-
-
-def summarize(samples_s: list[float]) -> dict:
-    ms = [s * 1000.0 for s in samples_s]
-    srt = sorted(ms)
-    if not srt:
-        return {"iterations": 0}
-    return {"iterations": len(srt), "median_ms": round(percentile(srt, 0.5), 3),
-            "p90_ms": round(percentile(srt, 0.9), 3), "max_ms": round(srt[-1], 3),
-            "min_ms": round(srt[0], 3), "mean_ms": round(sum(srt) / len(srt), 3),
-            "samples_ms": [round(x, 3) for x in ms]}
 
 
 def fmt_ms(v) -> str:
@@ -98,26 +76,6 @@ def fmt_ms(v) -> str:
 # --------------------------------------------------------------------------- processes and databases
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def log_tail(path: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError as e:
-        return f"<no log at {path}: {e}>"
-
-
 class Server:
     """Our server as a child process (stopped with SIGTERM, then SIGKILL)."""
 
@@ -126,7 +84,7 @@ class Server:
         self.warehouse = workdir / "warehouse"
         self.warehouse.mkdir(exist_ok=True)
         self.log_path = workdir / "server.log"
-        self.port = free_port()
+        self.port = procs.free_port()
         cmd = [PYTHON, "-m", "adapter.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--db-url", db_url, "--warehouse", str(self.warehouse), "--workers", str(workers)]
         if not mirror:
@@ -139,12 +97,12 @@ class Server:
             self.proc = subprocess.Popen(cmd, cwd=str(REPO_ROOT), stdout=out, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, env=env)
         deadline = t0 + timeout
-        while not port_open(self.port):
+        while not procs.port_open(self.port):
             if self.proc.poll() is not None:
-                raise RuntimeError(f"our server exited with {self.proc.returncode}\n{log_tail(self.log_path)}")
+                raise RuntimeError(f"our server exited with {self.proc.returncode}\n{procs.log_tail(self.log_path)}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"our server did not open port {self.port}\n{log_tail(self.log_path)}")
+                raise RuntimeError(f"our server did not open port {self.port}\n{procs.log_tail(self.log_path)}")
             time.sleep(0.2)
         self.start_seconds = round(time.monotonic() - t0, 1)
 
@@ -156,37 +114,6 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
-
-
-def _pg_admin():
-    import psycopg
-    from sqlalchemy.engine import make_url
-
-    u = make_url(PG_ADMIN_URL)
-    return psycopg.connect(host=u.host or "127.0.0.1", port=u.port or 5432, user=u.username or "postgres",
-                           password=u.password, dbname=u.database or "postgres", autocommit=True)
-
-
-def pg_create() -> tuple[str, str]:
-    from sqlalchemy.engine import make_url
-
-    name = f"hudi_bench_{secrets.token_hex(4)}"
-    with _pg_admin() as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return name, make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-
-
-def pg_drop(name: str) -> None:
-    with _pg_admin() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def pg_version() -> str:
-    try:
-        with _pg_admin() as conn:
-            return conn.execute("SHOW server_version").fetchone()[0]
-    except Exception:  # noqa: BLE001
-        return "?"
 
 
 def machine_info() -> dict:
@@ -256,10 +183,11 @@ class HudiBench:
 
         work = self.tmp / self.backend
         if self.backend == "postgres":
-            name, url = pg_create()
+            name = procs.create_pg_database("hudi_bench")
+            url = procs.pg_url(name)
             self.info["database"] = name
-            self.info["postgresql"] = pg_version()
-            self.cleanup.append(lambda: pg_drop(name))
+            self.info["postgresql"] = procs.pg_version()
+            self.cleanup.append(lambda: procs.drop_pg_database(name))
         else:
             work.mkdir(parents=True, exist_ok=True)
             url = f"sqlite:///{work / 'metastore.db'}"
@@ -279,7 +207,7 @@ class HudiBench:
             act = self.cleanup.pop()
             try:
                 act()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 log(f"[{self.backend}] cleanup: {type(e).__name__}: {e}")
 
     def register(self, table: str) -> None:
@@ -506,7 +434,7 @@ def main(argv=None) -> int:
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     info = machine_info()
     if "postgres" in backends:
-        info["postgresql"] = pg_version()
+        info["postgresql"] = procs.pg_version()
     results = {"machine": info,
                "command": "python -m bench.hudi_bench " + " ".join(sys.argv[1:] if argv is None else argv),
                "config": {k: v for k, v in vars(args).items() if k not in ("json", "markdown", "keep", "verbose")},
@@ -521,7 +449,7 @@ def main(argv=None) -> int:
             load0 = os.getloadavg()[0]
             try:
                 b.run()
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 rc = 1
                 b.info["error"] = f"{type(e).__name__}: {str(e)[:500]}"
                 log(f"[{backend}] aborted: {b.info['error']}")

@@ -152,7 +152,7 @@ class SideBench:
                         break
                     cl.get_table_req(req)
                     mine.append(time.perf_counter() - t0)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 errors.append(f"{type(e).__name__}: {e}")
 
         threads = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(len(clients))]
@@ -311,7 +311,7 @@ class SideBench:
                 sizes.append(dropped)
 
         samples = measure(test, warmup=len(warm), iterations=len(timed), pre=pre)
-        for i, (tbl, _) in tables.items():      # the emptied tables are not needed any more
+        for tbl, _ in tables.values():      # the emptied tables are not needed any more
             w.drop_table(self.client, w.BENCH_DB, tbl.tableName)
         out = summarize(samples)
         out["result_size"] = min(sizes) if sizes else 0

@@ -103,6 +103,9 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
+OPTIONS = {"hoodie.datasource.write.hive_style_partitioning": "true"}
+
+
 def run(args) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="pipeline-bench-"))
     port, server = start_server(tmp, args.db_url)
@@ -113,71 +116,10 @@ def run(args) -> dict:
         spark = build_spark(args.master, tmp)
         import pyspark
 
-        from pipeline import read, write
-        from pipeline.reader import plan
-
         results["pyspark"] = pyspark.__version__
-        opts = {"hoodie.datasource.write.hive_style_partitioning": "true"}
         if args.rows > 0:  # --rows 0: planning only
-            df = source(spark, args.rows, args.partitions)
-            spark.range(1).count()  # JVM warm
-            log(f"plain parquet: {args.rows} rows, {args.partitions} partitions")
-            results["plain_parquet_s"], _ = timed(
-                lambda: df.write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain")))
-            log(f"  {results['plain_parquet_s']:.1f} s; plain parquet shuffled by partition (one file each)")
-            results["plain_parquet_shuffled_s"], _ = timed(
-                lambda: df.repartition("dt").write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain2")))
-            log(f"  {results['plain_parquet_shuffled_s']:.1f} s; pipeline insert")
-            results["insert_s"], _ = timed(lambda: write(
-                df, "bench.events", "insert", record_key="id", precombine_field="ts", partition_by="dt",
-                metastore=uri, options=opts))
-            log(f"  {results['insert_s']:.1f} s; upsert")
-            step = max(1, round(1 / args.upsert_fraction))
-            upd = source(spark, args.rows, args.partitions, step=step, version=1)
-            results["upsert_rows"] = len(range(0, args.rows, step))
-            results["upsert_s"], _ = timed(lambda: write(upd, "bench.events", "upsert", metastore=uri))
-            log(f"  {results['upsert_s']:.1f} s; checking")
-            t = read(spark, "bench.events", metastore=uri)
-            n, updated = t.count(), t.where("ts = 1").count()
-            if n != args.rows or updated != results["upsert_rows"]:
-                raise AssertionError(f"read back {n} rows ({updated} updated), expected {args.rows} "
-                                     f"({results['upsert_rows']})")
-            results["insert_vs_parquet"] = results["insert_s"] / results["plain_parquet_s"]
-            results["insert_vs_parquet_shuffled"] = results["insert_s"] / results["plain_parquet_shuffled_s"]
-
-        # planning of a one-partition read on a --plan-partitions table
-        log(f"planning table: {args.plan_partitions} partitions")
-        wide = source(spark, args.plan_partitions, args.plan_partitions)
-        results["plan_table_write_s"], _ = timed(lambda: write(
-            wide, "bench.wide", "insert", record_key="id", precombine_field="ts", partition_by="dt",
-            metastore=uri, options=opts))
-        import hudi
-
-        from adapter.client import HudiMetastoreClient
-        from store.storage.warehouse import local_path
-
-        with HudiMetastoreClient(uri) as c:
-            base = local_path(c.get_hudi_table("bench", "wide").basePath)
-            rnd = random.Random(7)
-            ours, theirs = [], []
-            for _ in range(args.plan_iterations):
-                part = f"p{rnd.randrange(args.plan_partitions):05d}"
-                s, p = timed(lambda: plan(c, "bench.wide", filters=[("dt", "=", part)]))
-                if len(p.files) != 1 or not p.files[0].startswith(f"dt={part}/"):
-                    raise AssertionError(f"ours planned {p.files} for {part}")
-                ours.append(s)
-
-                def hudi_rs():
-                    table = hudi.HudiTable(base)
-                    return table.get_file_slices(options=hudi.HudiReadOptions().with_filters([("dt", "=", part)]))
-
-                s, slices = timed(hudi_rs)
-                if len(slices) != 1 or slices[0].partition_path != f"dt={part}":
-                    raise AssertionError(f"hudi-rs planned {[x.partition_path for x in slices]} for {part}")
-                theirs.append(s)
-        results["plan_partitions"] = args.plan_partitions
-        results["plan_ours_median_s"] = statistics.median(ours)
-        results["plan_hudi_rs_median_s"] = statistics.median(theirs)
+            bench_writes(spark, args, uri, tmp, results)
+        bench_planning(spark, args, uri, results)
         spark.stop()
     finally:
         server.terminate()
@@ -188,6 +130,75 @@ def run(args) -> dict:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
     return results
+
+
+def bench_writes(spark, args, uri: str, tmp: Path, results: dict) -> None:
+    """Plain Parquet writes, then a pipeline insert and upsert of the same rows; read back and checked."""
+    from pipeline import read, write
+
+    df = source(spark, args.rows, args.partitions)
+    spark.range(1).count()  # JVM warm
+    log(f"plain parquet: {args.rows} rows, {args.partitions} partitions")
+    results["plain_parquet_s"], _ = timed(
+        lambda: df.write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain")))
+    log(f"  {results['plain_parquet_s']:.1f} s; plain parquet shuffled by partition (one file each)")
+    results["plain_parquet_shuffled_s"], _ = timed(
+        lambda: df.repartition("dt").write.partitionBy("dt").mode("overwrite").parquet(str(tmp / "plain2")))
+    log(f"  {results['plain_parquet_shuffled_s']:.1f} s; pipeline insert")
+    results["insert_s"], _ = timed(lambda: write(
+        df, "bench.events", "insert", record_key="id", precombine_field="ts", partition_by="dt",
+        metastore=uri, options=OPTIONS))
+    log(f"  {results['insert_s']:.1f} s; upsert")
+    step = max(1, round(1 / args.upsert_fraction))
+    upd = source(spark, args.rows, args.partitions, step=step, version=1)
+    results["upsert_rows"] = len(range(0, args.rows, step))
+    results["upsert_s"], _ = timed(lambda: write(upd, "bench.events", "upsert", metastore=uri))
+    log(f"  {results['upsert_s']:.1f} s; checking")
+    t = read(spark, "bench.events", metastore=uri)
+    n, updated = t.count(), t.where("ts = 1").count()
+    if n != args.rows or updated != results["upsert_rows"]:
+        raise AssertionError(f"read back {n} rows ({updated} updated), expected {args.rows} "
+                             f"({results['upsert_rows']})")
+    results["insert_vs_parquet"] = results["insert_s"] / results["plain_parquet_s"]
+    results["insert_vs_parquet_shuffled"] = results["insert_s"] / results["plain_parquet_shuffled_s"]
+
+
+def bench_planning(spark, args, uri: str, results: dict) -> None:
+    """Planning of a one-partition read on a --plan-partitions table: ours against hudi-rs's."""
+    import hudi
+
+    from adapter.client import HudiMetastoreClient
+    from pipeline import write
+    from pipeline.reader import plan
+    from store.storage.warehouse import local_path
+
+    log(f"planning table: {args.plan_partitions} partitions")
+    wide = source(spark, args.plan_partitions, args.plan_partitions)
+    results["plan_table_write_s"], _ = timed(lambda: write(
+        wide, "bench.wide", "insert", record_key="id", precombine_field="ts", partition_by="dt",
+        metastore=uri, options=OPTIONS))
+    with HudiMetastoreClient(uri) as c:
+        base = local_path(c.get_hudi_table("bench", "wide").basePath)
+        rnd = random.Random(7)
+        ours, theirs = [], []
+        for _ in range(args.plan_iterations):
+            part = f"p{rnd.randrange(args.plan_partitions):05d}"
+            s, p = timed(lambda part=part: plan(c, "bench.wide", filters=[("dt", "=", part)]))
+            if len(p.files) != 1 or not p.files[0].startswith(f"dt={part}/"):
+                raise AssertionError(f"ours planned {p.files} for {part}")
+            ours.append(s)
+
+            def hudi_rs(part=part):
+                table = hudi.HudiTable(base)
+                return table.get_file_slices(options=hudi.HudiReadOptions().with_filters([("dt", "=", part)]))
+
+            s, slices = timed(hudi_rs)
+            if len(slices) != 1 or slices[0].partition_path != f"dt={part}":
+                raise AssertionError(f"hudi-rs planned {[x.partition_path for x in slices]} for {part}")
+            theirs.append(s)
+    results["plan_partitions"] = args.plan_partitions
+    results["plan_ours_median_s"] = statistics.median(ours)
+    results["plan_hudi_rs_median_s"] = statistics.median(theirs)
 
 
 def report(r: dict) -> str:

@@ -100,15 +100,6 @@ class Server:
     start_seconds: float
     _stopped: bool = field(default=False, repr=False)
 
-    def child_pids(self) -> list[int]:
-        """Worker processes forked by our server (``--workers N``), for profilers."""
-        try:
-            out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.pid)], capture_output=True,
-                                 text=True, timeout=10).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            return []
-        return [int(x) for x in out.split()]
-
     def stop(self) -> None:
         if not self._stopped:
             self._stopped = True
@@ -173,7 +164,7 @@ def pg_setting(name: str) -> str:
     try:
         with _pg_admin() as conn:
             return conn.execute("SELECT setting FROM pg_settings WHERE name = %s", (name,)).fetchone()[0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "?"
 
 
@@ -182,7 +173,7 @@ def pg_available() -> tuple[bool, str]:
         with _pg_admin() as conn:
             conn.execute("SELECT 1")
         return True, ""
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return False, f"{type(e).__name__}: {str(e).strip()[:200]}"
 
 
@@ -190,7 +181,7 @@ def pg_version() -> str:
     try:
         with _pg_admin() as conn:
             return conn.execute("SHOW server_version").fetchone()[0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "?"
 
 
@@ -272,5 +263,5 @@ def cleanup_all(actions: list[Callable[[], None]]) -> None:
     for act in reversed(actions):
         try:
             act()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             print(f"cleanup: {type(e).__name__}: {e}", file=sys.stderr)

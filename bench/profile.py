@@ -191,7 +191,7 @@ def run_op(side: SideBench, op: str, n: int, variant: str, rounds: int) -> None:
     side.op_drop_table(n)
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=["postgres", "sqlite"], default="postgres")
@@ -203,7 +203,64 @@ def main(argv=None) -> int:
     p.add_argument("--rate", type=int, default=200, help="py-spy samples per second")
     p.add_argument("--out", default=None, help="directory for raw stacks, svg and summary")
     p.add_argument("--top", type=int, default=15)
-    args = p.parse_args(argv)
+    return p
+
+
+def profile_tag(args) -> str:
+    """The name of a profile's files: the operation and its size / variant."""
+    if args.op in ("getTable", "listDatabases"):
+        return args.op
+    if args.op == "bigFilter":
+        return f"bigFilter.{args.big_n}"
+    return f"{args.op}.{args.n}" + (f".{args.variant}" if args.op in ("getPartitionsByFilter", "addPartitions")
+                                    else "")
+
+
+def start_side(args, tmp: Path, cleanup: list) -> tuple[SideBench, int, str | None]:
+    """Our server on the backend with the operation's tables loaded: (bench side, server pid,
+    PostgreSQL database or None)."""
+    db = None
+    if args.backend == "postgres":
+        db = procs.create_pg_database("hms_bench")
+        cleanup.append(lambda: procs.drop_pg_database(db))
+        url = procs.pg_url(db)
+    else:
+        url = f"sqlite:///{tmp / 'metastore.db'}"
+    srv = procs.start_ours(url, tmp / "ours", workers=1)
+    cleanup.append(srv.stop)
+    side = SideBench("ours", srv.port, Config())
+    cleanup.append(side.close)
+    side.setup()
+    side.prewarm(5)
+    if args.op == "bigFilter":
+        side.load_big(args.big_n)
+    elif args.op in ("getPartitionNames", "getPartitions", "getPartitionsByNames", "getPartitionsByFilter"):
+        side.ensure_read_table(args.n)
+    return side, srv.pid, db
+
+
+def run_profiled(args, side: SideBench) -> float:
+    """The operation's calls; the seconds they took."""
+    t0 = time.monotonic()
+    if args.op == "addPartitions":
+        c = side.cfg
+        c.write_warmup, c.write_iterations, c.write_iterations_large = 0, args.rounds, args.rounds
+        side.op_add(args.n, args.variant if args.variant in ("one", "batch") else "one")
+    else:
+        run_op(side, args.op, args.n, args.variant, args.rounds)
+    return time.monotonic() - t0
+
+
+def table_access_text(before: dict[str, int], after: dict[str, int], calls: int) -> str:
+    delta = {t: after.get(t, 0) - before.get(t, 0) for t in after}
+    delta = {t: d for t, d in delta.items() if d > 0}
+    total = sum(delta.values())
+    text = f"\n\nPostgreSQL table accesses (seq_scan + idx_scan) per call: {total / calls:.1f}\n"
+    return text + "\n".join(f"  {d / calls:7.1f}  {t}" for t, d in sorted(delta.items(), key=lambda x: -x[1])[:12])
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     pyspy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(pyspy).exists():
         print("py-spy not found: pip install py-spy", file=sys.stderr)
@@ -212,49 +269,19 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="hms-profile-srv-"))
     cleanup = [lambda: shutil.rmtree(tmp, ignore_errors=True)]
-    method = METHODS[args.op]
-    if args.op in ("getTable", "listDatabases"):
-        tag = args.op
-    elif args.op == "bigFilter":
-        tag = f"bigFilter.{args.big_n}"
-    else:
-        tag = f"{args.op}.{args.n}" + (f".{args.variant}" if args.op in ("getPartitionsByFilter", "addPartitions")
-                                       else "")
+    method, tag = METHODS[args.op], profile_tag(args)
     try:
-        if args.backend == "postgres":
-            db = procs.create_pg_database("hms_bench")
-            cleanup.append(lambda: procs.drop_pg_database(db))
-            url = procs.pg_url(db)
-        else:
-            url = f"sqlite:///{tmp / 'metastore.db'}"
-        srv = procs.start_ours(url, tmp / "ours", workers=1)
-        cleanup.append(srv.stop)
-        side = SideBench("ours", srv.port, Config())
-        cleanup.append(side.close)
-        side.setup()
-        side.prewarm(5)
-        if args.op == "bigFilter":
-            side.load_big(args.big_n)
-        elif args.op in ("getPartitionNames", "getPartitions", "getPartitionsByNames", "getPartitionsByFilter"):
-            side.ensure_read_table(args.n)
+        side, pid, db = start_side(args, tmp, cleanup)
         raw_path = out / f"{tag}.{args.backend}.txt"
-        svg_path = out / f"{tag}.{args.backend}.svg"
-        rec = subprocess.Popen([pyspy, "record", "--pid", str(srv.pid), "--idle", "--rate", str(args.rate),
+        rec = subprocess.Popen([pyspy, "record", "--pid", str(pid), "--idle", "--rate", str(args.rate),
                                 "--format", "raw", "-o", str(raw_path)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(1.5)
         before = None
-        if args.backend == "postgres" and args.op in READ_OPS:
+        if db is not None and args.op in READ_OPS:
             time.sleep(1.5)   # let the server's backends flush their statistics
             before = pg_table_accesses(db)
-        t0 = time.monotonic()
-        if args.op == "addPartitions":
-            c = side.cfg
-            c.write_warmup, c.write_iterations, c.write_iterations_large = 0, args.rounds, args.rounds
-            side.op_add(args.n, args.variant if args.variant in ("one", "batch") else "one")
-        else:
-            run_op(side, args.op, args.n, args.variant, args.rounds)
-        wall = time.monotonic() - t0
+        wall = run_profiled(args, side)
         rec.send_signal(signal.SIGINT)
         try:
             _, err = rec.communicate(timeout=120)
@@ -264,24 +291,18 @@ def main(argv=None) -> int:
         if not raw_path.exists():
             print(f"py-spy wrote nothing: {err.decode(errors='replace')[-2000:]}", file=sys.stderr)
             return 1
-        raw = raw_path.read_text()
-        summary = summarize_stacks(raw, method, args.top)
+        summary = summarize_stacks(raw_path.read_text(), method, args.top)
         calls = calls_of(args.op, args.rounds)
         text = (f"profile of our server ({args.backend}), op {tag}, method {method}, {calls} calls in "
                 f"{wall:.1f} s ({1000 * wall / calls:.1f} ms/call incl. client), py-spy --idle at "
                 f"{args.rate} Hz\n\n" + render_summary(summary))
-        if before is not None:
+        if before is not None and db is not None:
             time.sleep(2.0)
-            after = pg_table_accesses(db)
-            delta = {t: after.get(t, 0) - before.get(t, 0) for t in after}
-            delta = {t: d for t, d in delta.items() if d > 0}
-            total = sum(delta.values())
-            text += (f"\n\nPostgreSQL table accesses (seq_scan + idx_scan) per call: {total / calls:.1f}\n")
-            text += "\n".join(f"  {d / calls:7.1f}  {t}" for t, d in sorted(delta.items(), key=lambda x: -x[1])[:12])
+            text += table_access_text(before, pg_table_accesses(db), calls)
         (out / f"{tag}.{args.backend}.summary.txt").write_text(text + "\n")
         try:
-            _flamegraph(raw_path, svg_path)
-        except Exception:  # noqa: BLE001
+            _flamegraph(raw_path, out / f"{tag}.{args.backend}.svg")
+        except Exception:
             pass
         print(text)
         print(f"\nraw stacks: {raw_path}")

@@ -97,7 +97,7 @@ def _dist_version(name: str) -> str:
         from importlib.metadata import version
 
         return version(name)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return "?"
 
 
@@ -196,7 +196,7 @@ class Pairing:
             t0 = time.monotonic()
             try:
                 row[name] = fn(side)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 row[name] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
                 if self.args.verbose:
                     traceback.print_exc()
@@ -206,7 +206,7 @@ class Pairing:
                         row[name]["server_log"] = marker
                 try:   # the server may have dropped the connection: later ops get a new one
                     side.reconnect()
-                except Exception:  # noqa: BLE001
+                except Exception:
                     pass
             row[name]["wall_s"] = round(time.monotonic() - t0, 2)
         row["loadavg_after"] = round(os.getloadavg()[0], 2)
@@ -228,28 +228,28 @@ class Pairing:
             self.both("concurrentGetTable", lambda s: s.op_concurrent_get_table(), threads=cfg.threads)
         for n in self.ns:
             if self.wants("getPartitionNames"):
-                self.both("getPartitionNames", lambda s: s.op_partition_names(n), n)
+                self.both("getPartitionNames", lambda s, n=n: s.op_partition_names(n), n)
             if self.wants("getPartitions"):
-                self.both("getPartitions", lambda s: s.op_get_partitions(n), n)
+                self.both("getPartitions", lambda s, n=n: s.op_get_partitions(n), n)
             if self.wants("getPartitionsByNames"):
-                self.both("getPartitionsByNames", lambda s: s.op_by_names(n), n)
+                self.both("getPartitionsByNames", lambda s, n=n: s.op_by_names(n), n)
             if self.wants("getPartitionsByFilter"):
-                self.both("getPartitionsByFilter", lambda s: s.op_filter(n, w.FILTER_EQ, 1), n,
+                self.both("getPartitionsByFilter", lambda s, n=n: s.op_filter(n, w.FILTER_EQ, 1), n,
                           "p_a = 'a0'", filter=w.FILTER_EQ)
-                self.both("getPartitionsByFilter", lambda s: s.op_filter(n, w.FILTER_OR6, min(n, 2)), n,
+                self.both("getPartitionsByFilter", lambda s, n=n: s.op_filter(n, w.FILTER_OR6, min(n, 2)), n,
                           "6-term OR", filter=w.FILTER_OR6)
             if self.wants("listTables") and n <= self.args.list_tables_max:
-                self.both("listTables", lambda s: s.op_list_tables(n), n)
+                self.both("listTables", lambda s, n=n: s.op_list_tables(n), n)
             if self.wants("addPartitions") or self.wants("alterPartitions") or self.wants("dropPartitions") \
                     or self.wants("dropTableWithPartitions"):
                 # the chain: the add ops leave the tables that alter and the drop ops work on
-                self.both("addPartitions", lambda s: s.op_add(n, "one"), n, "1 call")
-                self.both("addPartitions", lambda s: s.op_add(n, "batch"), n, f"batches of {cfg.add_batch}")
+                self.both("addPartitions", lambda s, n=n: s.op_add(n, "one"), n, "1 call")
+                self.both("addPartitions", lambda s, n=n: s.op_add(n, "batch"), n, f"batches of {cfg.add_batch}")
                 if self.wants("alterPartitions"):
-                    self.both("alterPartitions", lambda s: s.op_alter(n), n)
-                self.both("dropPartitions", lambda s: s.op_drop_partitions(n), n,
+                    self.both("alterPartitions", lambda s, n=n: s.op_alter(n), n)
+                self.both("dropPartitions", lambda s, n=n: s.op_drop_partitions(n), n,
                           None if n <= cfg.drop_batch else f"calls of {cfg.drop_batch}")
-                self.both("dropTableWithPartitions", lambda s: s.op_drop_table(n), n)
+                self.both("dropTableWithPartitions", lambda s, n=n: s.op_drop_table(n), n)
         if self.wants("bigFilter"):
             self.run_big()
 
@@ -267,7 +267,7 @@ class Pairing:
             try:
                 loads[name] = self.sides[name].load_big(big)
                 log(f"[{self.kind}]   {name}: {loads[name]:.1f} s")
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 loads[name] = f"error: {type(e).__name__}: {e}"
         row = self.both("bigFilter", lambda s: s.op_big_filter(big), big, sides=tuple(
             s for s in sides if isinstance(loads.get(s), float)), expected=w.BIG_EXPECTED, filter=w.BIG_FILTER,
@@ -390,9 +390,10 @@ def main(argv=None) -> int:
     rc = 0
     for kind in kinds:
         pn = Pairing(kind, ns if kind == "postgres" else ens, cfg, args)
-        pn.info["iterations"] = (f"pre-warm {cfg.prewarm_s:.0f} s per server; light ops: warm-up {cfg.warmup}, up to {cfg.iterations} iterations or "
-                                 f"{cfg.budget_s:.0f} s; write chain: warm-up {cfg.write_warmup} at "
-                                 f"min(N,1000), {cfg.write_iterations} rounds (N<=1000) / "
+        pn.info["iterations"] = (f"pre-warm {cfg.prewarm_s:.0f} s per server; light ops: warm-up {cfg.warmup}, "
+                                 f"up to {cfg.iterations} iterations or {cfg.budget_s:.0f} s; "
+                                 f"write chain: warm-up {cfg.write_warmup} at min(N,1000), "
+                                 f"{cfg.write_iterations} rounds (N<=1000) / "
                                  f"{cfg.write_iterations_large} (N>1000); concurrency {cfg.threads} threads x "
                                  f"{cfg.concurrency_s:.0f} s")
         log(f"[{kind}] N={pn.ns}; {pn.info['iterations']}")
@@ -400,7 +401,7 @@ def main(argv=None) -> int:
         try:
             pn.start()
             pn.run()
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             rc = 1
             pn.info["error"] = f"{type(e).__name__}: {e}"
             log(f"[{kind}] aborted: {pn.info['error']}")

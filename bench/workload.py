@@ -55,7 +55,7 @@ class Client:
     def close(self) -> None:
         try:
             self.transport.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 

@@ -7,9 +7,9 @@ planned from its file slices (docs/pipeline.md).
     read(spark, "db.trips", metastore="thrift://127.0.0.1:9083", filters=[("dt", "=", "2024-01-01")])
 """
 
-from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError  # noqa: F401
-from .hudi_table import HudiTable  # noqa: F401
-from .reader import read  # noqa: F401
-from .writer import write  # noqa: F401
+from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError
+from .hudi_table import HudiTable
+from .reader import read
+from .writer import write
 
 __all__ = ["write", "read", "HudiTable", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]

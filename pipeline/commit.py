@@ -6,9 +6,6 @@ Before starting, instants of writers that stopped heartbeating are rolled back (
 the files their markers name). A failed job just stops heartbeating: its instant expires and the next
 writer rolls it back. A commit that loses the server's conflict check is rolled back at once (the
 server expires a losing instant) and fails with WriteConflictError.
-
-Hooks (`hooks.register(stage, fn)`) let tests stop a job at a stage: "inflight" (instant INFLIGHT),
-"written" (files written, before completion).
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import defaultdict
 
 from adapter.client import HudiMetastoreClient
 from thrift_idl.hive_metastore.ttypes import (
@@ -28,24 +24,6 @@ from thrift_idl.hudi_metastore.ttypes import CommitConflictException
 from .errors import HudiWriteError, WriteConflictError
 
 log = logging.getLogger(__name__)
-
-
-class Hooks:
-    def __init__(self):
-        self._fns: dict[str, list] = defaultdict(list)
-
-    def register(self, stage: str, fn) -> None:
-        self._fns[stage].append(fn)
-
-    def clear(self) -> None:
-        self._fns.clear()
-
-    def run(self, stage: str, **context) -> None:
-        for fn in list(self._fns.get(stage, ())):
-            fn(stage=stage, **context)
-
-
-hooks = Hooks()
 
 
 def rollback_failed_writes(client: HudiMetastoreClient, db: str, table: str) -> list[str]:
@@ -77,7 +55,7 @@ class _Heartbeat(threading.Thread):
                 except InvalidOperationException as exc:  # completed, or lost a conflict
                     self.error = exc
                     return
-                except Exception as exc:  # noqa: BLE001 - keep trying; the timeout decides
+                except Exception as exc:  # keep trying; the timeout decides
                     log.warning("heartbeat of %s failed: %s", self.args, exc)
         finally:
             self.client.close()
@@ -114,7 +92,6 @@ class WriteTransaction:
                    "operationType": self.operation.upper()}
         try:
             self.client.transition_to_inflight(self.db, self.table, self.instant, self.action, json.dumps(profile))
-            hooks.run("inflight", instant=self.instant, db=self.db, table=self.table)
         except BaseException:
             self.abandon()
             raise
@@ -126,29 +103,33 @@ class WriteTransaction:
             self._heartbeat = None
 
     def complete(self, metadata: dict) -> str:
-        hooks.run("written", instant=self.instant, db=self.db, table=self.table)
+        ts = self._begun()
         self.stop_heartbeat()
         try:
-            self.client.complete_instant(self.db, self.table, self.instant, self.action, json.dumps(metadata))
+            self.client.complete_instant(self.db, self.table, ts, self.action, json.dumps(metadata))
         except CommitConflictException as exc:
-            deleted = self._rollback_own()
+            deleted = self._rollback_own(ts)
             raise WriteConflictError(
-                f"write to {self.db}.{self.table} failed: {exc.message}. Instant {self.instant} was rolled back "
+                f"write to {self.db}.{self.table} failed: {exc.message}. Instant {ts} was rolled back "
                 f"({deleted} files deleted); retry the job on the new table state.",
-                self.instant, list(exc.conflictingInstants or [])) from None
+                ts, list(exc.conflictingInstants or [])) from None
         except (OSError, EOFError) as exc:  # the answer was lost: did it complete?
-            done = self.client.list_instants(self.db, self.table, states=["COMPLETED"],
-                                             min_ts=self.instant, max_ts=self.instant)
+            done = self.client.list_instants(self.db, self.table, states=["COMPLETED"], min_ts=ts, max_ts=ts)
             if not done:
-                raise HudiWriteError(f"completing {self.instant} failed ({exc}); it is rolled back by the next "
+                raise HudiWriteError(f"completing {ts} failed ({exc}); it is rolled back by the next "
                                      "writer once its heartbeat expires") from exc
+        return ts
+
+    def _begun(self) -> str:
+        if self.instant is None:
+            raise HudiWriteError(f"no instant of {self.db}.{self.table} was begun")
         return self.instant
 
-    def _rollback_own(self) -> int:
+    def _rollback_own(self, ts: str) -> int:
         try:
-            return len(self.client.rollback_instant(self.db, self.table, self.instant).deletedPaths or [])
+            return len(self.client.rollback_instant(self.db, self.table, ts).deletedPaths or [])
         except (InvalidOperationException, NoSuchObjectException) as exc:
-            log.warning("could not roll back %s now (%s); the next writer will", self.instant, exc)
+            log.warning("could not roll back %s now (%s); the next writer will", ts, exc)
             return 0
 
     def abandon(self) -> None:

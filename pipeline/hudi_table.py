@@ -31,6 +31,6 @@ class HudiTable:
             return [i.timestamp for i in c.list_instants(self.db, self.name,
                                                          states=["COMPLETED"] if completed_only else None)]
 
-    def partitions(self, filter: str | None = None) -> list[str]:  # noqa: A002 - Hive's word
+    def partitions(self, filter: str | None = None) -> list[str]:  # Hive's word
         with HudiMetastoreClient(self.metastore) as c:
             return c.get_hudi_partitions(self.db, self.name, filter)

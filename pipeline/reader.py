@@ -12,6 +12,8 @@ metastore's file slices (no storage listing: executors open exactly the base fil
 
 from __future__ import annotations
 
+import operator
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -70,6 +72,10 @@ def partition_filter(filters, key_types: dict[str, str]) -> str | None:
     return " and ".join(parts) or None
 
 
+_COMPARISONS = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "<>": operator.ne,
+                "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
 def _row_filter(filters):
     if filters is None:
         return None
@@ -79,10 +85,12 @@ def _row_filter(filters):
     for col, op, value in filters:
         c = F.col(f"`{col}`")
         op_l = str(op).strip().lower()
-        e = {"in": lambda: c.isin(list(value)), "not in": lambda: ~c.isin(list(value)),
-             "=": lambda: c == value, "==": lambda: c == value, "!=": lambda: c != value,
-             "<>": lambda: c != value, "<": lambda: c < value, "<=": lambda: c <= value,
-             ">": lambda: c > value, ">=": lambda: c >= value}[op_l]()
+        if op_l == "in":
+            e = c.isin(list(value))
+        elif op_l == "not in":
+            e = ~c.isin(list(value))
+        else:
+            e = _COMPARISONS[op_l](c, value)
         cond = e if cond is None else cond & e
     return cond
 

@@ -19,7 +19,7 @@ META_COLUMNS = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_k
                 "_hoodie_partition_path", "_hoodie_file_name"]
 
 # from -> the types it may widen to
-_WIDENINGS = {
+_WIDENINGS: dict[type[T.DataType], tuple[type[T.DataType], ...]] = {
     T.IntegerType: (T.LongType, T.FloatType, T.DoubleType),
     T.ShortType: (T.IntegerType, T.LongType, T.FloatType, T.DoubleType),
     T.ByteType: (T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType),

@@ -53,7 +53,8 @@ def plan(insert_counts: dict[str, int], slices_by_partition: dict[str, list], *,
 
 def assign(spark, records, buckets: list[Bucket]):
     """`records` (no `_fg` yet) with `_fg` chosen among their partition's buckets."""
-    rows, totals = [], {}
+    rows: list[tuple[str, float, float, str]] = []
+    totals: dict[str, int] = {}
     for b in buckets:
         totals[b.partition_path] = totals.get(b.partition_path, 0) + b.records
     acc: dict[str, float] = {}

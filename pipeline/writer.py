@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -24,7 +24,7 @@ from .config import WriteConfig
 from .errors import HudiWriteError
 from .file_group_writer import STATS_DDL, FileGroupWriter, write_stat
 from .schema import META_COLUMNS, evolve, to_avro_schema
-from .table import latest_schema, open_for_write, split_name, sync_hms_schema
+from .table import latest_schema, load, open_for_write, split_name, sync_hms_schema
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,7 @@ class _Job:
         self.df, self.record_key, self.precombine_field = df, record_key, precombine_field
         self.partition_by, self.path = partition_by, path
         self._persisted: list[DataFrame] = []
+        self.instant = ""
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -75,23 +76,27 @@ class _Job:
         cfg, df = self.cfg, self.df
         if df is None and not (cfg.operation == "delete_partition" and cfg.partitions_to_delete is not None):
             raise ValueError(f"{cfg.operation} needs a DataFrame")
-        if df is None:
-            from pyspark.sql import SparkSession
+        self.spark = df.sparkSession if df is not None else SparkSession.getActiveSession()
+        current = self._open_table()
+        records = self._prepare(df) if df is not None else None
+        counts = self._partition_counts(records) if records is not None else {}
+        done = self._commit(records, counts)
+        if current is not None and df is not None and self.schema != current:
+            sync_hms_schema(self.client, self.info, self.schema)
+        return done
 
-            self.spark = SparkSession.getActiveSession()
-        else:
-            self.spark = df.sparkSession
+    def _open_table(self) -> T.StructType | None:
+        """Load the table (created on a first write) and settle the schema written; returns the
+        table's schema before this write (None: it has none yet)."""
+        cfg, df = self.cfg, self.df
         schema_in = df.schema if df is not None else T.StructType([])
         if df is None:
-            from .table import load
-
-            info = load(self.client, self.db, self.name)
+            self.info = load(self.client, self.db, self.name)
         else:
-            info, _ = open_for_write(self.client, self.db, self.name, schema_in, record_key=self.record_key,
-                                     precombine_field=self.precombine_field, partition_by=self.partition_by,
-                                     path=self.path, cfg=cfg)
-        self.info = info
-        current = latest_schema(self.client, info)
+            self.info, _ = open_for_write(self.client, self.db, self.name, schema_in, record_key=self.record_key,
+                                          precombine_field=self.precombine_field, partition_by=self.partition_by,
+                                          path=self.path, cfg=cfg)
+        current = latest_schema(self.client, self.info)
         if cfg.operation in ("delete", "delete_partition") or df is None:
             if current is None:
                 raise HudiWriteError(f"{self.db}.{self.name} has no schema yet; nothing to {cfg.operation}")
@@ -101,26 +106,25 @@ class _Job:
         self.schema_avro = to_avro_schema(self.schema, self.name)
         if df is not None:
             self._check_fields(schema_in)
-        records = self._prepare(df) if df is not None else None
-        counts = self._partition_counts(records) if records is not None else {}
+        return current
+
+    def _commit(self, records: DataFrame | None, counts: dict[str, int]) -> str:
+        """One instant: begun, the file groups written, completed (abandoned on any failure)."""
+        cfg = self.cfg
         txn = WriteTransaction(self.client, self.db, self.name, cfg.action, cfg.operation,
                                cfg.heartbeat_timeout_s, cfg.heartbeat_interval_ms / 1000)
-        txn.begin(self.schema_avro)
-        self.instant = txn.instant
+        self.instant = txn.begin(self.schema_avro)
         try:
             stats, replaced = self._execute(records, counts)
             meta = commit_metadata(cfg.operation, stats, self.schema_avro,
                                    replaced if cfg.action == "replacecommit" else None)
-            done = txn.complete(meta)
+            return txn.complete(meta)
         except BaseException:
             txn.abandon()
             raise
         finally:
             for d in self._persisted:
                 d.unpersist()
-        if current is not None and df is not None and self.schema != current:
-            sync_hms_schema(self.client, info, self.schema)
-        return done
 
     def _check_fields(self, schema_in: T.StructType) -> None:
         have = {f.name.lower() for f in schema_in.fields}
@@ -182,42 +186,22 @@ class _Job:
         self._persisted.append(d)
         return d
 
-    def _execute(self, records, counts):
+    def _execute(self, records, counts) -> tuple[list[dict], dict[str, list[str]]]:
+        """Write the operation's file groups: (write stats, file ids replaced per partition)."""
         cfg, op = self.cfg, self.cfg.operation
         if op == "delete_partition":
             parts = cfg.partitions_to_delete if cfg.partitions_to_delete is not None else list(counts)
-            slices = self._slices(parts)
-            replaced = {}
-            for s in slices:
-                replaced.setdefault(s.partitionPath, []).append(s.fileId)
-            return [], replaced
+            return [], _file_ids(self._slices(parts))
         if cfg.combine and op != "delete":
             records = self._dedupe(records)
         elif op == "delete":
             records = records.dropDuplicates(["_hoodie_partition_path", "_hoodie_record_key"])
-        replaced: dict[str, list[str]] = {}
-        if op == "insert_overwrite_table":
-            for s in self._slices(None):
-                replaced.setdefault(s.partitionPath, []).append(s.fileId)
-            slices = []
-        elif op == "insert_overwrite":
-            slices = self._slices(counts)
-            for s in slices:
-                replaced.setdefault(s.partitionPath, []).append(s.fileId)
-            slices = []
-        elif op == "bulk_insert":
-            slices = []
-        else:
-            slices = self._slices(counts)
-        by_partition: dict[str, list] = {}
-        for s in slices:
-            by_partition.setdefault(s.partitionPath, []).append(s)
+        slices, replaced = self._target_slices(counts)
         groups: dict[str, tuple] = {}
         for s in slices:
             if s.baseFile is not None:
                 rel = f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
                 groups[s.fileId] = (s.partitionPath, rel, s.baseInstant)
-
         tagged = None
         if op in ("upsert", "delete") and groups:
             keys = tagging.existing_keys(self.spark, self.info.base_path, slices)
@@ -227,21 +211,42 @@ class _Job:
                 return [], replaced
             to_write = tagged.where(F.col("_fg").isNotNull()).withColumn("_delete", F.lit(True))
         else:
-            if tagged is not None:
-                updates = tagged.where(F.col("_fg").isNotNull())
-                inserts = tagged.where(F.col("_fg").isNull()).drop("_fg")
-                insert_counts = {r[0]: r[1] for r in inserts.groupBy("_hoodie_partition_path").count().collect()}
-            else:
-                updates, inserts, insert_counts = None, records, counts
-            buckets = workload_profile.plan(
-                insert_counts, by_partition, max_file_size=cfg.max_file_size, small_file_limit=cfg.small_file_limit,
-                avg_record_size=self._avg_record_size(), use_small_files=op in ("insert", "upsert"))
-            for b in buckets:
-                groups.setdefault(b.file_id, (b.partition_path, b.base_rel, b.base_instant))
-            assigned = workload_profile.assign(self.spark, inserts, buckets)
-            to_write = assigned if updates is None else updates.unionByName(assigned)
-            to_write = to_write.withColumn("_delete", F.lit(False))
+            to_write = self._place(records, tagged, counts, slices, groups).withColumn("_delete", F.lit(False))
         return self._write_file_groups(to_write, groups), replaced
+
+    def _target_slices(self, counts: dict[str, int]) -> tuple[list, dict[str, list[str]]]:
+        """The file slices records may go to, and the file ids the operation replaces."""
+        op = self.cfg.operation
+        if op == "insert_overwrite_table":
+            return [], _file_ids(self._slices(None))
+        if op == "insert_overwrite":
+            return [], _file_ids(self._slices(counts))
+        if op == "bulk_insert":
+            return [], {}
+        return self._slices(counts), {}
+
+    def _place(self, records: DataFrame, tagged: DataFrame | None, counts: dict[str, int], slices: list,
+               groups: dict[str, tuple]) -> DataFrame:
+        """Updates stay in their file groups (`tagged`); inserts go to small files or new file
+        groups as the workload profile plans them. The planned groups are added to `groups`."""
+        op = self.cfg.operation
+        if tagged is not None:
+            updates = tagged.where(F.col("_fg").isNotNull())
+            inserts = tagged.where(F.col("_fg").isNull()).drop("_fg")
+            insert_counts = {r[0]: r[1] for r in inserts.groupBy("_hoodie_partition_path").count().collect()}
+        else:
+            updates, inserts, insert_counts = None, records, counts
+        by_partition: dict[str, list] = {}
+        for s in slices:
+            by_partition.setdefault(s.partitionPath, []).append(s)
+        buckets = workload_profile.plan(
+            insert_counts, by_partition, max_file_size=self.cfg.max_file_size,
+            small_file_limit=self.cfg.small_file_limit, avg_record_size=self._avg_record_size(),
+            use_small_files=op in ("insert", "upsert"))
+        for b in buckets:
+            groups.setdefault(b.file_id, (b.partition_path, b.base_rel, b.base_instant))
+        assigned = workload_profile.assign(self.spark, inserts, buckets)
+        return assigned if updates is None else updates.unionByName(assigned)
 
     def _dedupe(self, records: DataFrame) -> DataFrame:
         """One record per (partition path, key): the one with the greatest precombine value."""
@@ -268,3 +273,11 @@ class _Job:
             final = final.repartition(self.cfg.shuffle_partitions, "_fg")
         rows = final.groupBy("_fg").applyInArrow(_typed(writer), STATS_DDL).collect()
         return [write_stat(r.asDict()) for r in rows]
+
+
+def _file_ids(slices) -> dict[str, list[str]]:
+    """File ids of file slices per partition path."""
+    out: dict[str, list[str]] = {}
+    for s in slices:
+        out.setdefault(s.partitionPath, []).append(s.fileId)
+    return out

@@ -15,6 +15,8 @@ Function-scoped
 ---------------
 ``thrift_client``   factory ``connect(port) -> ThriftHiveMetastore.Client``; connections are
                     closed at the end of the test.
+``cf``              our server and the reference metastore as a conformance pair
+                    (tests/conformance/compare.py; tests/test_conformance_*.py).
 
 Environment
 -----------
@@ -27,9 +29,11 @@ hive4-metastore``; without it its tests skip (``CI=true``: fail).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -37,7 +41,7 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(_REPO_ROOT) not in sys.path:  # make `tests.harness` and the project importable
     sys.path.insert(0, str(_REPO_ROOT))
 
-from tests.harness import (  # noqa: E402
+from tests.harness import (  # noqa: E402 - importable once the repository root is on sys.path
     BACKENDS,
     BackendUnavailable,
     ServerStartError,
@@ -51,6 +55,9 @@ from tests.harness import (  # noqa: E402
     stop_process,
 )
 from tests.harness.procs import REFERENCE_VERSIONS  # noqa: E402
+
+if TYPE_CHECKING:
+    pass
 
 
 def pytest_configure(config):
@@ -202,7 +209,7 @@ def thrift_client():
     for t in transports:
         try:
             t.close()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
 
 
@@ -214,7 +221,6 @@ def spark(tmp_path_factory):
     """One local[2] SparkSession for the whole run (pipeline tests). No Hive catalog: pipeline/
     talks to the metastore itself, so one session serves every backend's server. Executors run
     this interpreter (pipeline/ needs pyarrow and the project there)."""
-    import os
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from bench import procs, report
+from bench import run as bench_run
 
-from bench import procs, report  # noqa: E402
-from bench import run as bench_run  # noqa: E402
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 TINY = ["--quick", "--n", "20", "--iterations", "2", "--warmup", "1", "--write-iterations", "1",
         "--concurrency-seconds", "1", "--big-n", "1000", "--threads", "4"]

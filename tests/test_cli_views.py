@@ -10,18 +10,18 @@ import uuid
 
 import pytest
 
-hudi = pytest.importorskip("hudi")
-
-from adapter.client import HudiMetastoreClient  # noqa: E402
-from adapter.commands.import_hudi import import_hudi_table  # noqa: E402
-from hudi_format.storage_timeline import StorageTimeline  # noqa: E402
-from tests.harness.hudi_tables import (  # noqa: E402
+from adapter.client import HudiMetastoreClient
+from adapter.commands.import_hudi import import_hudi_table
+from hudi_format.storage_timeline import StorageTimeline
+from tests.harness.hudi_tables import (
     run_cli,
     table_copy,
     theirs_partitions,
     theirs_slices,
 )
-from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
+from thrift_idl.hive_metastore.ttypes import Database
+
+pytest.importorskip("hudi")  # hudi-rs, the reader the server's view is compared with
 
 
 @pytest.fixture

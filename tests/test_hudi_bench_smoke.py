@@ -43,7 +43,7 @@ def test_hudi_bench_tiny(tmp_path):
     assert "error" not in backend["info"], backend["info"]
     rows = {r["label"]: r for r in backend["rows"]}
     assert sorted(rows) == sorted(LABELS)
-    for label, r in rows.items():
+    for r in rows.values():
         assert r["check"] == "ok", r
         assert r["median_ms"] > 0 and r["p90_ms"] >= r["median_ms"] and r["max_ms"] >= r["p90_ms"], r
     assert rows[LABELS[0]]["iterations"] == 2

@@ -13,6 +13,7 @@ retry rule), plus a small end-to-end run of the Hudi extension calls.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 import time
@@ -66,10 +67,10 @@ def own_server(tmp_path):
     procs = []
     db_url = f"sqlite:///{tmp_path / 'metastore.db'}"
 
-    def start(port: int | None = None, name: str = "srv"):
+    def start(port: int | None = None, name: str = "srv", extra_args=()):
         try:
             port, proc = start_our_server(db_url, tmp_path / f"{name}{len(procs)}", port=port,
-                                          warehouse=tmp_path / "warehouse")
+                                          warehouse=tmp_path / "warehouse", extra_args=extra_args)
         except ServerStartError as e:
             pytest.fail(str(e), pytrace=False)
         procs.append(proc)
@@ -245,7 +246,7 @@ def test_threads_share_one_connection(our_server, client_factory):
                 assert c.get_database("default").name == "default"
                 with pytest.raises(NoSuchObjectException):
                     c.get_table("default", f"missing_{uuid.uuid4().hex[:6]}")
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=work) for _ in range(8)]
@@ -310,21 +311,16 @@ def _commit_metadata(ts: str, file_id: str = "f1-0", partition: str = "p1", size
     }
 
 
-def _register(c: HudiMetastoreClient, table: str) -> None:
+def _register(c: HudiMetastoreClient, table: str, base_path: str | None = None) -> None:
     c.register_hudi_table(
         HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE,
-                        recordKeyFields=["id"], partitionFields=["p"], precombineField="ts", properties={}),
+                        recordKeyFields=["id"], partitionFields=["p"], precombineField="ts", properties={},
+                        basePath=base_path),
         [FieldSchema("id", "string", None), FieldSchema("ts", "bigint", None), FieldSchema("v", "string", None),
          FieldSchema("p", "string", None)])
 
 
-@pytest.fixture
-def hudi_available():
-    pytest.importorskip("store.hudi.timeline_service")
-    pytest.importorskip("store.hudi.snapshot_service")
-
-
-def test_hudi_end_to_end(hudi_available, our_server, client_factory):
+def test_hudi_end_to_end(our_server, client_factory):
     c = client_factory(our_server)
     table = f"hudi_{uuid.uuid4().hex[:8]}"
     _register(c, table)
@@ -376,7 +372,7 @@ def test_hudi_end_to_end(hudi_available, our_server, client_factory):
     assert c.connections_opened == 1
 
 
-def test_hudi_commit_conflict(hudi_available, our_server, client_factory):
+def test_hudi_commit_conflict(our_server, client_factory):
     """Two writers of one file group: the one that completes second gets CommitConflictException."""
     c = client_factory(our_server)
     table = f"hudi_{uuid.uuid4().hex[:8]}"
@@ -395,7 +391,7 @@ def test_hudi_commit_conflict(hudi_available, our_server, client_factory):
     assert states == {a: InstantState.INFLIGHT, b: InstantState.COMPLETED}
 
 
-def test_hudi_errors_are_declared_exceptions(hudi_available, our_server, client_factory):
+def test_hudi_errors_are_declared_exceptions(our_server, client_factory):
     c = client_factory(our_server)
     table = f"hudi_{uuid.uuid4().hex[:8]}"
     _register(c, table)
@@ -404,8 +400,43 @@ def test_hudi_errors_are_declared_exceptions(hudi_available, our_server, client_
     with pytest.raises(Exception) as info:
         c.create_instant("default", table, None, "no-such-action")
     assert not isinstance(info.value, (TApplicationException, TTransportException))
-    # the server runs the storage mirror: sync_storage answers how many versions it wrote
-    assert c.sync_storage("default", table) >= 0
     with pytest.raises(NoSuchObjectException):
         c.sync_storage("default", "no_such_table")
     assert c.connections_opened == 1
+
+
+def test_sync_storage_mirrors_what_a_commit_could_not(own_server, client_factory, tmp_path):
+    """A commit is mirrored to storage right away; when that fails the version waits, and
+    sync_storage mirrors it and answers how many versions it wrote (no background retry here)."""
+    port, _ = own_server(extra_args=["--mirror-interval", "0"])
+    c = client_factory(port)
+    base = tmp_path / "t_sync"
+    _register(c, "t_sync", str(base))
+
+    def lag() -> int:
+        return c.get_hudi_table_stats("default", "t_sync").mirrorLagVersions
+
+    def commit() -> str:
+        ts = c.create_instant("default", "t_sync", None, "commit").timestamp
+        c.transition_to_inflight("default", "t_sync", ts, "commit")
+        c.complete_instant("default", "t_sync", ts, "commit", _commit_metadata(ts, file_id=f"f-{ts}"))
+        return ts
+
+    first = commit()
+    assert (base / ".hoodie" / f"{first}.commit").exists() and lag() == 0
+    assert c.sync_storage("default", "t_sync") == 0  # nothing pending
+
+    shutil.rmtree(base / ".hoodie")
+    (base / ".hoodie").write_text("not a folder: the mirror cannot write")
+    second, third = commit(), commit()
+    assert lag() == 2
+    with pytest.raises(MetaException):  # the storage is still broken
+        c.sync_storage("default", "t_sync")
+    assert lag() == 2
+
+    (base / ".hoodie").unlink()
+    assert c.sync_storage("default", "t_sync") == 2
+    assert lag() == 0
+    for ts in (second, third):
+        assert (base / ".hoodie" / f"{ts}.commit").exists(), ts
+    assert c.sync_storage("default", "t_sync") == 0

@@ -7,8 +7,9 @@ fixture tables registered as Hudi's hive-sync registers them. Its databases carr
 suffix: the reference metastore is shared with other tests.
 
 Per backend the migration is run as the CLI: a dry run (writes nothing), a run killed with SIGKILL
-in the middle of the 3000-partition table, the resumed run (zero differences in the verification
-report), a repeated run (writes nothing). The source is unchanged, the Hudi fixtures' storage too,
+in the middle of the 3000-partition table (the test watches its progress output and kills it
+there), the resumed run (zero differences in the verification report), a repeated run (writes
+nothing). The source is unchanged, the Hudi fixtures' storage too,
 and the same Spark queries give the same results through our server as through the reference.
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from adapter.client import HudiMetastoreClient
-from tests.harness import REPO_ROOT, VENV_PYTHON, free_port, run_spark_script
+from tests.harness import REPO_ROOT, VENV_PYTHON, free_port, run_killed_at, run_spark_script
 from tests.harness.thrift import thrift_client
 
 SCRIPT = Path(__file__).resolve().parent / "spark" / "migrate_source.py"
@@ -51,11 +52,25 @@ def source(reference_hms, tmp_path_factory):
     return {"port": reference_hms, "suffix": suffix, "steps": result["steps"], "fixtures": fixtures}
 
 
-def migrate_cli(*args, env=None, timeout=600):
-    child_env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    child_env.update(env or {})
-    return subprocess.run([VENV_PYTHON, "-m", "adapter.cli", "--log-level", "WARNING", "migrate", *args],
-                          cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=timeout, env=child_env)
+def migrate_command(*args) -> list[str]:
+    return [VENV_PYTHON, "-m", "adapter.cli", "--log-level", "WARNING", "migrate", *args]
+
+
+def migrate_cli(*args, timeout=600):
+    return subprocess.run(migrate_command(*args), cwd=str(REPO_ROOT), capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+
+
+def migrate_cli_killed_at(table: str, partitions: int, *args):
+    """The CLI, SIGKILLed once its progress output says `partitions` partitions of `table` were written."""
+    progress = re.compile(rf"{re.escape(table)}: partitions (\d+)/")
+
+    def reached(line: str) -> bool:
+        m = progress.search(line)
+        return m is not None and int(m.group(1)) >= partitions
+
+    return run_killed_at(migrate_command(*args), reached, cwd=str(REPO_ROOT),
+                         env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
 
 
 def databases(port: int, suffix: str) -> list[str]:
@@ -101,9 +116,10 @@ def test_migrate_from_reference_hms(source, our_server, tmp_path):
     assert "tables created 8" in dry.stdout and f"partitions added {BIG + 9}" in dry.stdout, dry.stdout
     assert databases(our_server, sfx) == []
 
-    # killed in the middle of the 3000-partition table (SIGKILL after 4 partition batches of 200)
-    killed = migrate_cli(*common, "--parallel", "2", "--batch-size", "200",
-                         env={"HMS_MIGRATE_TEST_KILL_AFTER_BATCHES": "4"})
+    # killed in the middle of the 3000-partition table, once it reports 4 partition batches of 200
+    # written (its progress says so at every 10 %: the kill comes at 1000)
+    killed = migrate_cli_killed_at(f"mig_ops{sfx}.metrics", 4 * 200, *common, "--parallel", "2",
+                                   "--batch-size", "200")
     assert killed.returncode == -9, killed.stdout + killed.stderr
     partial = snapshot(our_server, sfx)
     metrics = partial[f"mig_ops{sfx}.metrics"]["partitions"]
@@ -165,13 +181,14 @@ def test_migrate_unreachable_source_writes_nothing(our_server):
 
 
 def test_source_client_refuses_writes(reference_hms):
-    from adapter.commands.migrate import ReadOnlySource
+    from adapter.commands.migration.source import ReadOnlySource
     from thrift_idl.hive_metastore.ttypes import Database
 
     src = ReadOnlySource(f"thrift://127.0.0.1:{reference_hms}")
     try:
         assert "default" in src.get_all_databases()
-        for call in ("create_database", "drop_table", "add_partitions", "alter_table", "update_table_column_statistics"):
+        for call in ("create_database", "drop_table", "add_partitions", "alter_table",
+                     "update_table_column_statistics"):
             with pytest.raises(PermissionError):
                 getattr(src, call)
         with pytest.raises(PermissionError):

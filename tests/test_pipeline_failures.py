@@ -22,7 +22,7 @@ import pytest
 
 from adapter.client import HudiMetastoreClient
 from pipeline import WriteConflictError, write
-from pipeline.commit import hooks
+from pipeline.commit import WriteTransaction
 from tests.harness import REPO_ROOT
 from tests.pipeline_helpers import (
     base_dir,
@@ -62,13 +62,6 @@ def _no_orphans(port, table):
     base = base_dir(port, table)
     assert data_files(base) == listed_files(port, table)
     assert server_slices(port, table) == hudi_rs_slices(base)
-
-
-@pytest.fixture(autouse=True)
-def _clear_hooks():
-    hooks.clear()
-    yield
-    hooks.clear()
 
 
 def test_killed_job_leaves_no_trace_and_is_rolled_back_by_the_next_writer(spark, our_server, tmp_path):
@@ -125,25 +118,28 @@ def test_killed_job_leaves_no_trace_and_is_rolled_back_by_the_next_writer(spark,
     assert _state(spark, our_server, t) == (exp, exp)
 
 
-def _concurrently(first, second):
-    """Run `first`; while it is held after writing its files, run `second` to completion."""
+def _concurrently(monkeypatch, first, second):
+    """Run `first`; while it is held after writing its files (before completing), run `second` to
+    completion."""
     out = {}
+    complete = WriteTransaction.complete
 
-    def at_written(stage, instant, **_):
+    def complete_after_second(txn, metadata):
         if "second" not in out:
-            out["first_instant"] = instant
+            out["first_instant"] = txn.instant
             out["second"] = "running"
             out["second"] = second()
+        return complete(txn, metadata)
 
-    hooks.register("written", at_written)
+    monkeypatch.setattr(WriteTransaction, "complete", complete_after_second)
     try:
         out["first"] = first()
-    except Exception as exc:  # noqa: BLE001 - the caller looks at it
+    except Exception as exc:  # the caller looks at it
         out["first_error"] = exc
     return out
 
 
-def test_writer_losing_a_conflict_fails_cleanly(spark, our_server):
+def test_writer_losing_a_conflict_fails_cleanly(spark, our_server, monkeypatch):
     t = _table()
     _seed(spark, our_server, t, [(1, "a", 1, "d1"), (2, "b", 1, "d1")])
     base = base_dir(our_server, t)
@@ -153,7 +149,7 @@ def test_writer_losing_a_conflict_fails_cleanly(spark, our_server):
         return lambda: write(spark.createDataFrame([(1, name, 5, "d1")], SCHEMA), t, "upsert",
                              metastore=uri(our_server))
 
-    out = _concurrently(upsert("loser"), upsert("winner"))
+    out = _concurrently(monkeypatch, upsert("loser"), upsert("winner"))
     err = out.get("first_error")
     assert isinstance(err, WriteConflictError), out
     assert out["second"] in str(err) and "conflicts with" in str(err) and "rolled back" in str(err)
@@ -167,7 +163,7 @@ def test_writer_losing_a_conflict_fails_cleanly(spark, our_server):
     assert _state(spark, our_server, t) == (exp, exp)
 
 
-def test_writers_of_disjoint_partitions_both_commit(spark, our_server):
+def test_writers_of_disjoint_partitions_both_commit(spark, our_server, monkeypatch):
     t = _table()
     _seed(spark, our_server, t, [(1, "a", 1, "d1"), (2, "b", 1, "d2")])
 
@@ -175,7 +171,7 @@ def test_writers_of_disjoint_partitions_both_commit(spark, our_server):
         return lambda: write(spark.createDataFrame([(key, f"new{key}", 5, part)], SCHEMA), t, "upsert",
                              metastore=uri(our_server))
 
-    out = _concurrently(upsert(1, "d1"), upsert(2, "d2"))
+    out = _concurrently(monkeypatch, upsert(1, "d1"), upsert(2, "d2"))
     assert "first_error" not in out, out.get("first_error")
     assert out["first"] == out["first_instant"]
     done = [i.timestamp for i in instants(our_server, t, states=["COMPLETED"])]

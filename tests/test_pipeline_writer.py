@@ -203,7 +203,8 @@ def test_partition_pruning_is_planned_by_the_server(spark, our_server):
         assert {f.split("/")[0] + "/" + f.split("/")[1] for f in p.files} == {"region=eu/dt=d1", "region=eu/dt=d3"}
         p2 = plan(c, t, filters="region = 'us' and dt = 'd0'")
         assert len(p2.files) == 1 and p2.files[0].startswith("region=us/dt=d0/")
-    got = ours(spark, our_server, t, ["id"], filters=[("region", "=", "eu"), ("dt", "in", ["d1", "d3"]), ("id", ">", 4)])
+    got = ours(spark, our_server, t, ["id"],
+               filters=[("region", "=", "eu"), ("dt", "in", ["d1", "d3"]), ("id", ">", 4)])
     assert sorted(v[0] for v in got.values()) == sorted(
         r[0] for r in rows if r[3] == "eu" and r[4] in ("d1", "d3") and r[0] > 4)
 

@@ -205,7 +205,7 @@ def test_two_workers_serve_concurrent_clients(start_server):
                         client.get_table(db, name)
             finally:
                 transport.close()
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(f"thread {n}: {type(exc).__name__}: {exc}")
 
     threads = [threading.Thread(target=worker, args=(n,)) for n in range(8)]
@@ -472,10 +472,10 @@ def _check_shared(c1, c2, one, two):
     cb, tb = two.client()
     try:
         for round_ in range(4):
-            _race(lambda c: c.create_table(_table("shared_db", f"race{round_}")), ca, cb)
-            _race(lambda c: c.create_database(Database(name=f"race_db{round_}", parameters={})), ca, cb)
-            _race(lambda c: c.add_partition(Partition(dbName="shared_db", tableName="t", values=[f"r{round_}"],
-                                                      sd=_sd(), parameters={})), ca, cb)
+            _race(lambda c, n=round_: c.create_table(_table("shared_db", f"race{n}")), ca, cb)
+            _race(lambda c, n=round_: c.create_database(Database(name=f"race_db{n}", parameters={})), ca, cb)
+            _race(lambda c, n=round_: c.add_partition(Partition(dbName="shared_db", tableName="t", values=[f"r{n}"],
+                                                                sd=_sd(), parameters={})), ca, cb)
     finally:
         ta.close()
         tb.close()
@@ -517,7 +517,7 @@ def _race(fn, ca, cb) -> None:
             results[i] = "ok"
         except AlreadyExistsException:
             results[i] = "exists"
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             results[i] = exc
 
     threads = [threading.Thread(target=run, args=(0, ca)), threading.Thread(target=run, args=(1, cb))]

@@ -11,13 +11,11 @@ import uuid
 
 import pytest
 
-hudi = pytest.importorskip("hudi")
-
-from adapter.client import HudiMetastoreClient  # noqa: E402
-from adapter.commands.import_hudi import import_hudi_table  # noqa: E402
-from adapter.commands.validate_repair import compare  # noqa: E402
-from hudi_format.storage_timeline import StorageTimeline  # noqa: E402
-from tests.harness.hudi_tables import (  # noqa: E402
+from adapter.client import HudiMetastoreClient
+from adapter.commands.import_hudi import import_hudi_table
+from adapter.commands.validate_repair import compare
+from hudi_format.storage_timeline import StorageTimeline
+from tests.harness.hudi_tables import (
     hold_back,
     ours_slices,
     put_back,
@@ -28,7 +26,9 @@ from tests.harness.hudi_tables import (  # noqa: E402
     theirs_rows,
     theirs_slices,
 )
-from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
+from thrift_idl.hive_metastore.ttypes import Database
+
+pytest.importorskip("hudi")  # hudi-rs, the reader the server's view is compared with
 
 
 @pytest.fixture
@@ -85,9 +85,11 @@ def test_fresh_import_validates(imported):
 
 @pytest.mark.parametrize("name,rel", [
     # the latest base file of a group: the slice before it is the latest again
-    ("cow_v6_simplekeygen_nonhivestyle", "10/97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0_0-119-166_20240418172804498.parquet"),
+    ("cow_v6_simplekeygen_nonhivestyle",
+     "10/97de74b1-2a8e-4bb7-874c-0a74e1f42a77-0_0-119-166_20240418172804498.parquet"),
     # the only file of a partition: the partition goes
-    ("cow_v6_simplekeygen_nonhivestyle", "30/6db57019-98ee-480e-8eb1-fb3de48e1c24-0_1-119-167_20240418172804498.parquet"),
+    ("cow_v6_simplekeygen_nonhivestyle",
+     "30/6db57019-98ee-480e-8eb1-fb3de48e1c24-0_1-119-167_20240418172804498.parquet"),
     # a log file of a merge-on-read slice
     ("mor_v6_trips_8i1u", "city=san_francisco/.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.1_0-26-85"),
 ])
@@ -129,7 +131,8 @@ def test_partition_added_on_storage_only(imported, name, src, dst):
     assert sorted(p.sd.location for p in c.get_partitions(db, "t", -1))[-1].startswith(base)
 
 
-@pytest.mark.parametrize("name", ["cow_v8_simplekeygen_nonhivestyle", "mor_v6_trips_8i1u", "mor_v6_nonpartitioned_rollback"])
+@pytest.mark.parametrize("name", ["cow_v8_simplekeygen_nonhivestyle", "mor_v6_trips_8i1u",
+                                  "mor_v6_nonpartitioned_rollback"])
 def test_completed_instant_missing_from_the_server(imported, name):
     uri, db, c, base = imported(name, hold_last=True)
     last = StorageTimeline.read(base).instants[-1]

@@ -53,7 +53,7 @@ def patch(text):
     text = text.replace(SPEC_OLD, SPEC_NEW)
     text, n = READ_RE.subn(r"\1tuple(\2)\3", text)
     if n != 1:
-        raise SystemExit("patch_bindings: SkewedInfo.read() map insert found %d times, expected 1" % n)
+        raise SystemExit(f"patch_bindings: SkewedInfo.read() map insert found {n} times, expected 1")
     anchor = "#  options string: py\n"
     if anchor not in text:
         raise SystemExit("patch_bindings: generated header not recognised")

@@ -1,1 +1,2 @@
-"""CLI commands that orchestrate the store through the Thrift client (import, validate, repair, views)."""
+"""The CLI's table commands (import-hudi, validate, repair, stats, list-partitions, list-files,
+migrate): they talk to a server only through the client (adapter/client.py)."""

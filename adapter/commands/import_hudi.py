@@ -15,6 +15,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from thrift.Thrift import TException
+from thrift.transport.TTransport import TTransportException
+
+from adapter.client import HudiMetastoreClient
+from adapter.commands.table_cli import DEFAULT_METASTORE, split_table
+from adapter.hudi_thrift import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
     parse_clean,
@@ -23,11 +29,13 @@ from hudi_format.commit_metadata import (
     parse_rollback,
 )
 from hudi_format.errors import HudiStorageError, InvalidMetadata
+from hudi_format.file_slice import FileInfo, split_path
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
 from hudi_format.listing import list_table, storage_view
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
-
-DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+from hudi_format.table_config import HudiTableConfig
+from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+from thrift_idl.hudi_metastore.ttypes import HudiFile, HudiTableType, ImportedInstant
 
 
 class HudiImportError(ValueError):
@@ -111,8 +119,6 @@ def _instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes
 
 def _written_by(tl: StorageTimeline, inst: StorageInstant, data: bytes | None) -> set[tuple[str, str]]:
     """(partition, file name) of the files a completed instant's metadata names."""
-    from hudi_format.file_slice import split_path
-
     action = inst.done_action
     if action in WRITE_ACTIONS:
         stats = parse_commit(data).write_stats
@@ -129,7 +135,8 @@ def _written_by(tl: StorageTimeline, inst: StorageInstant, data: bytes | None) -
     return out
 
 
-def _check_partitions(tl: StorageTimeline, cfg, inst: StorageInstant, written: set[tuple[str, str]]) -> None:
+def _check_partitions(tl: StorageTimeline, cfg: HudiTableConfig, inst: StorageInstant,
+                      written: set[tuple[str, str]]) -> None:
     """Partition paths an instant wrote must fit the table's partition fields."""
     for partition in sorted({p for p, _ in written}):
         try:
@@ -146,9 +153,7 @@ def read_table(base_path: str) -> StorageTimeline:
         raise HudiImportError(str(exc)) from None
 
 
-def table_config(tl: StorageTimeline, db: str, table: str):
-    from hudi_format.table_config import HudiTableConfig
-
+def table_config(tl: StorageTimeline, db: str, table: str) -> HudiTableConfig:
     cfg = HudiTableConfig.from_properties(db.lower(), table.lower(), dict(tl.properties), tl.base_path)
     cfg.properties.pop("hoodie.table.checksum", None)  # of the storage's db.table, not ours
     try:
@@ -161,20 +166,32 @@ def table_config(tl: StorageTimeline, db: str, table: str):
 # --------------------------------------------------------------------------- import
 
 
-def _thrift_file(f):
-    from thrift_idl.hudi_metastore.ttypes import HudiFile
-
-    return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
-                    baseInstant=f.base_instant, isLog=f.is_log, logVersion=f.log_version, commitTime=f.commit_ts)
-
-
-def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: ImportReport,
-                      reconcile: bool = False, config=None) -> ImportReport:
+def sync_from_storage(client: HudiMetastoreClient, tl: StorageTimeline, db: str, table: str, report: ImportReport,
+                      reconcile: bool = False, config: HudiTableConfig | None = None) -> ImportReport:
     """Bring the server's db.table up to storage: instants new on storage (or in a later state) and,
     on a first import, a reconcile (repair) or when instants were archived unseen, the listing."""
-    from thrift_idl.hudi_metastore.ttypes import ImportedInstant
-
     server = {i.timestamp: i for i in client.list_instants(db, table)} if not report.registered else {}
+    payload, written = _instants_to_send(tl, server, report)
+    listed, missing = _files_to_send(client, tl, db, table, server, written, reconcile, report)
+    report.bootstrap_files = len(listed) - report.resized_files
+    report.removed_files = len(missing)
+    if config is not None:
+        report.config_updated = True
+    if report.dry_run or not (payload or listed or missing or config is not None):
+        return report
+    report.bootstrap_files = report.removed_files = report.resized_files = 0
+    for instants, files, gone, cfg in _calls(payload, [file_to_thrift(f) for f in listed], missing, config):
+        result = client.import_hudi_instants(db, table, instants, files, gone, cfg)
+        report.bootstrap_files += result.filesAdded
+        report.removed_files += result.filesRemoved
+        report.resized_files += result.filesResized or 0
+    return report
+
+
+def _instants_to_send(tl: StorageTimeline, server: dict, report: ImportReport
+                      ) -> tuple[list[ImportedInstant], set[tuple[str, str]]]:
+    """The instants new on storage (or in a later state there) as the import sends them, and the
+    (partition, file name) of the files their completed metadata names."""
     todo = [i for i in tl.instants if i.ts not in server or server[i.ts].state < i.state]
     report.instants_skipped = len(tl.instants) - len(todo)
     payload, written = [], set()
@@ -189,58 +206,62 @@ def sync_from_storage(client, tl: StorageTimeline, db: str, table: str, report: 
             completedMetadata=files.get(COMPLETED)))
         report.instants_imported.append(f"{inst.ts}.{inst.done_action if inst.state == COMPLETED else inst.action}"
                                         f".{STATE_NAMES[inst.state]}")
+    return payload, written
+
+
+def _files_to_send(client: HudiMetastoreClient, tl: StorageTimeline, db: str, table: str, server: dict,
+                   written: set[tuple[str, str]], reconcile: bool, report: ImportReport
+                   ) -> tuple[list[FileInfo], list[HudiFile]]:
+    """(files to record from one listing of the table, live files storage no longer has). The table
+    is listed on a first import, a reconcile, or when the server missed instants archived since."""
     server_completed = [ts for ts, i in server.items() if i.state == COMPLETED]
     unseen_archive = bool(server) and tl.earliest is not None and \
         (not server_completed or max(server_completed) < tl.earliest) and tl.has_archive()
-    listed, missing = [], []
-    if not server or reconcile or unseen_archive:  # one listing of the table
-        listing = list_table(tl)
-        report.partitions = len(listing.partitions)
-        view = storage_view(tl, listing)
-        # files the instants sent now account for are theirs
-        listed = [f for f in view.files if (f.partition_path, f.name) not in written]
-        if server:  # only what the server lacks (it skips files it has rows for)
-            partitions = set(client.get_hudi_partitions(db, table)) | {f.partition_path for f in listed}
-            live = {(f.partitionPath, f.name): f
-                    for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
-            listed = [f for f in listed if (f.partition_path, f.name) not in live]
-            if reconcile:  # sizes are the listing's
-                resized = [f for f in view.files if (f.partition_path, f.name) in live
-                           and live[(f.partition_path, f.name)].size != f.size]
-                report.resized_files = len(resized)
-                listed += resized
-                on_storage = {(f.partition_path, f.name) for f in listing.files}
-                missing = [f for key, f in live.items() if key not in on_storage and key not in written]
-    report.bootstrap_files = len(listed) - report.resized_files
-    report.removed_files = len(missing)
-    if config is not None:
-        report.config_updated = True
-    if report.dry_run or not (payload or listed or missing or config is not None):
-        return report
-    report.bootstrap_files = report.removed_files = report.resized_files = 0
-    for instants, files, gone, cfg in _calls(payload, [_thrift_file(f) for f in listed], missing, config):
-        result = client.import_hudi_instants(db, table, instants, files, gone, cfg)
-        report.bootstrap_files += result.filesAdded
-        report.removed_files += result.filesRemoved
-        report.resized_files += result.filesResized or 0
-    return report
+    if server and not reconcile and not unseen_archive:
+        return [], []
+    listing = list_table(tl)
+    report.partitions = len(listing.partitions)
+    view = storage_view(tl, listing)
+    # files the instants sent now account for are theirs
+    listed = [f for f in view.files if (f.partition_path, f.name) not in written]
+    if not server:
+        return listed, []
+    # only what the server lacks (it skips files it has rows for)
+    partitions = set(client.get_hudi_partitions(db, table)) | {f.partition_path for f in listed}
+    live = {(f.partitionPath, f.name): f for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
+    listed = [f for f in listed if (f.partition_path, f.name) not in live]
+    if not reconcile:
+        return listed, []
+    resized = [f for f in view.files if (f.partition_path, f.name) in live  # sizes are the listing's
+               and live[(f.partition_path, f.name)].size != f.size]
+    report.resized_files = len(resized)
+    on_storage = {(f.partition_path, f.name) for f in listing.files}
+    missing = [f for key, f in live.items() if key not in on_storage and key not in written]
+    return listed + resized, missing
 
 
 CALL_BYTES = 16 << 20  # instant metadata per call, well below the server's message size limit
 CALL_FILES = 20_000  # listed files per call
 
 
-def _calls(payload: list, listed: list, missing: list, config):
+# one import_hudi_instants call: instants, listed files, missing files, config
+_Call = tuple[list[ImportedInstant], list[HudiFile], list[HudiFile], HudiTableConfig | None]
+
+
+def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list[HudiFile],
+           config: HudiTableConfig | None) -> list[_Call]:
     """The import as calls of bounded size, each one transaction: listed files first, then the
     instants in timestamp order. An interrupted import is finished by running it again: the
     server skips what it has, and a table without instants gets the listing again."""
-    calls = [([], listed[i:i + CALL_FILES], [], None) for i in range(0, len(listed), CALL_FILES)]
-    chunk, size = [], 0
+    calls: list[_Call] = [([], listed[i:i + CALL_FILES], [], None) for i in range(0, len(listed), CALL_FILES)]
+    chunk: list[ImportedInstant] = []
+    size = 0
     for inst in payload:
         n = sum(len(x or b"") for x in (inst.requestedMetadata, inst.inflightMetadata, inst.completedMetadata))
         if chunk and size + n > CALL_BYTES:
             calls.append((chunk, [], [], None))
-            chunk, size = [], 0
+            chunk = []
+            size = 0
         chunk.append(inst)
         size += n
     if chunk:
@@ -260,8 +281,6 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
     Metastore errors (unreachable, Thrift exceptions) propagate as they are.
     """
-    from adapter.client import HudiMetastoreClient
-
     if ":" not in base_path.split("/")[0]:  # a local path: the server must not resolve it from its own cwd
         base_path = os.path.abspath(base_path)
     tl = read_table(base_path)
@@ -275,9 +294,8 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
         return _import(client, tl, cfg, report)
 
 
-def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportReport:
-    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
-
+def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConfig,
+            report: ImportReport) -> ImportReport:
     db, table = report.db, report.table
     try:
         client.get_database(db)
@@ -287,46 +305,46 @@ def _import(client, tl: StorageTimeline, cfg, report: ImportReport) -> ImportRep
         have = client.get_hudi_table(db, table)
     except NoSuchObjectException:
         have = None
-    created_hms = False
-    config = None
     if have is not None:
-        if _norm(have.basePath) != _norm(tl.base_path):
-            raise HudiImportError(f"{db}.{table} is a Hudi table at {have.basePath}, not {tl.base_path}")
-        from thrift_idl.hudi_metastore.ttypes import HudiTableType
-
-        if HudiTableType._VALUES_TO_NAMES.get(have.tableType) != cfg.table_type:
-            raise HudiImportError(f"{db}.{table} is {HudiTableType._VALUES_TO_NAMES.get(have.tableType)} on the "
-                                  f"server but {cfg.table_type} on storage")
-        if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
-            config = cfg
-    else:
-        try:
-            hms = client.get_table(db, table)
-        except NoSuchObjectException:
-            hms = None
-        if hms is not None and hms.sd is not None and hms.sd.location and _norm(hms.sd.location) != _norm(tl.base_path):
-            raise HudiImportError(f"{db}.{table} exists at {hms.sd.location}, not {tl.base_path}")
-        report.registered = True
-        if report.dry_run:
-            return sync_from_storage(client, tl, db, table, report)
-        client.register_hudi_table(cfg, None)
-        created_hms = hms is None
-    try:
+        config = _config_update(f"{db}.{table}", have, tl, cfg)
         return sync_from_storage(client, tl, db, table, report, config=config)
+    try:
+        hms = client.get_table(db, table)
+    except NoSuchObjectException:
+        hms = None
+    if hms is not None and hms.sd is not None and hms.sd.location and _norm(hms.sd.location) != _norm(tl.base_path):
+        raise HudiImportError(f"{db}.{table} exists at {hms.sd.location}, not {tl.base_path}")
+    report.registered = True
+    if report.dry_run:
+        return sync_from_storage(client, tl, db, table, report)
+    client.register_hudi_table(cfg, None)
+    try:
+        return sync_from_storage(client, tl, db, table, report)
     except BaseException:
-        if report.registered and created_hms:  # registration is undone with the import
+        if hms is None:  # the registration is undone with the import
             try:
                 client.drop_table(db, table, False)
-            except Exception:  # noqa: BLE001 - the original error matters
+            except Exception:  # the original error matters
                 pass
         raise
 
 
-def _properties(cfg) -> dict[str, str]:
-    """hoodie.properties of a config (Thrift or store), apart from names and location."""
-    from adapter.handlers.hudi import config_from_thrift
+def _config_update(where: str, have, tl: StorageTimeline, cfg: HudiTableConfig) -> HudiTableConfig | None:
+    """For a table the server has: the config to take from storage (None: the server's agrees);
+    HudiImportError when storage holds another table."""
+    if _norm(have.basePath) != _norm(tl.base_path):
+        raise HudiImportError(f"{where} is a Hudi table at {have.basePath}, not {tl.base_path}")
+    served_type = HudiTableType._VALUES_TO_NAMES.get(have.tableType)
+    if served_type != cfg.table_type:
+        raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
+    if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
+        return cfg
+    return None
 
-    if not hasattr(cfg, "db_name"):
+
+def _properties(cfg) -> dict[str, str]:
+    """hoodie.properties of a config (Thrift or hudi_format), apart from names and location."""
+    if not isinstance(cfg, HudiTableConfig):
         cfg = config_from_thrift(cfg)
     props = cfg.hoodie_properties()
     for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum"):
@@ -342,21 +360,11 @@ def _norm(path: str | None) -> str:
 # --------------------------------------------------------------------------- CLI
 
 
-def _split_table(text: str) -> tuple[str, str]:
-    db, _, tbl = (text or "").partition(".")
-    if not db or not tbl or "." in tbl:
-        raise HudiImportError(f"expected <db>.<table>, got {text!r}")
-    return db, tbl
-
-
 def run(args) -> int:
-    from thrift.Thrift import TException
-    from thrift.transport.TTransport import TTransportException
-
     try:
-        db, tbl = _split_table(args.table)
+        db, tbl = split_table(args.table)
         report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run)
-    except (HudiImportError, ValueError) as exc:  # ValueError: e.g. not a thrift:// URI
+    except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
     except (TTransportException, OSError) as exc:

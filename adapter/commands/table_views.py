@@ -7,12 +7,8 @@ import json
 import sys
 import time
 
-from adapter.commands.import_hudi import (
-    DEFAULT_METASTORE,
-    HudiImportError,
-    _split_table,
-)
-from adapter.commands.validate_repair import _connect, _errors
+from adapter.client import state_name
+from adapter.commands.table_cli import BadArgument, add_table_command, connect, reporting_errors, split_table
 
 
 def _took(args, seconds: float) -> None:
@@ -21,10 +17,8 @@ def _took(args, seconds: float) -> None:
 
 def run_stats(args) -> int:
     def go() -> int:
-        from adapter.client import state_name
-
-        db, tbl = _split_table(args.table)
-        with _connect(args.metastore) as c:
+        db, tbl = split_table(args.table)
+        with connect(args.metastore) as c:
             started = time.perf_counter()
             st = c.get_hudi_table_stats(db, tbl)
             elapsed = time.perf_counter()
@@ -51,13 +45,13 @@ def run_stats(args) -> int:
         _took(args, elapsed - started)
         return 0
 
-    return _errors("stats", args.metastore, go)
+    return reporting_errors("stats", args.metastore, go)
 
 
 def run_list_partitions(args) -> int:
     def go() -> int:
-        db, tbl = _split_table(args.table)
-        with _connect(args.metastore) as c:
+        db, tbl = split_table(args.table)
+        with connect(args.metastore) as c:
             started = time.perf_counter()
             parts = c.get_hudi_partitions(db, tbl)
             took = time.perf_counter() - started
@@ -70,7 +64,7 @@ def run_list_partitions(args) -> int:
         _took(args, took)
         return 0
 
-    return _errors("list-partitions", args.metastore, go)
+    return reporting_errors("list-partitions", args.metastore, go)
 
 
 def slice_doc(s) -> dict:
@@ -80,13 +74,13 @@ def slice_doc(s) -> dict:
 
 def run_list_files(args) -> int:
     def go() -> int:
-        db, tbl = _split_table(args.table)
+        db, tbl = split_table(args.table)
         if args.partition is not None and args.partition.strip("/") != args.partition:
-            raise HudiImportError(f"partition path {args.partition!r} must not start or end with '/'")
-        with _connect(args.metastore) as c:
+            raise BadArgument(f"partition path {args.partition!r} must not start or end with '/'")
+        with connect(args.metastore) as c:
             started = time.perf_counter()
             if args.partition is not None and args.partition not in c.get_hudi_partitions(db, tbl):
-                raise HudiImportError(f"{db}.{tbl} has no partition {args.partition!r}")
+                raise BadArgument(f"{db}.{tbl} has no partition {args.partition!r}")
             slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
             took = time.perf_counter() - started
         docs = [slice_doc(s) for s in slices]
@@ -100,17 +94,14 @@ def run_list_files(args) -> int:
         _took(args, took)
         return 0
 
-    return _errors("list-files", args.metastore, go)
+    return reporting_errors("list-files", args.metastore, go)
 
 
 def add_parser(sub) -> None:
     for name, fn, text in (("stats", run_stats, "partition count, file count, total size, last instant, mirror lag"),
                            ("list-partitions", run_list_partitions, "partition paths of a Hudi table"),
                            ("list-files", run_list_files, "latest file slices of a Hudi table")):
-        p = sub.add_parser(name, help=text)
-        p.add_argument("table", metavar="DB.TABLE")
+        p = add_table_command(sub, name, fn, text)
         p.add_argument("--json", action="store_true", help="machine-readable output")
-        p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
         if name == "list-files":
             p.add_argument("--partition", metavar="P", help="only this partition path")
-        p.set_defaults(fn=fn)

@@ -13,17 +13,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-from adapter.commands.import_hudi import (
-    DEFAULT_METASTORE,
-    HudiImportError,
-    ImportReport,
-    _split_table,
-    read_table,
-    sync_from_storage,
-)
+from adapter.client import HudiMetastoreClient
+from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
+from adapter.commands.table_cli import add_table_command, connect, reporting_errors, split_table
 from hudi_format.instant import COMPLETED, STATE_NAMES
-from hudi_format.listing import list_table, storage_view
+from hudi_format.listing import StorageView, list_table, storage_view
 from hudi_format.storage_timeline import StorageTimeline
+from thrift_idl.hudi_metastore.ttypes import HudiTableType
 
 
 @dataclass
@@ -35,17 +31,31 @@ class Difference:
         return f"{self.kind}: {self.detail}"
 
 
-def _slice_norm(partition, file_id, base_instant, base_file, logs) -> tuple:
-    return (base_instant, base_file or None, tuple(logs))
-
-
-def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Difference]]:
+def compare(client: HudiMetastoreClient, db: str, table: str) -> tuple[StorageTimeline, list[Difference]]:
     """Every difference between the server's view of db.table and storage's."""
     cfg = client.get_hudi_table(db, table)
     tl = read_table(cfg.basePath)
     view = storage_view(tl, list_table(tl))
-    diffs: list[Difference] = []
+    diffs = _instant_differences(client, db, table, tl)
+    if cfg.partitionFields:
+        ours = set(client.get_hudi_partitions(db, table))
+        theirs = set(view.partitions)
+        diffs += [Difference("partition", f"{p} is on storage only") for p in sorted(theirs - ours)]
+        diffs += [Difference("partition", f"{p} is on the server only") for p in sorted(ours - theirs)]
+    served = client.get_latest_file_slices(db, table)
+    diffs += _slice_differences(served, view)
+    sizes = {(f.partition_path, f.name): f.size for f in view.files}
+    for s in served:
+        for f in ([s.baseFile] if s.baseFile else []) + list(s.logFiles or []):
+            size = sizes.get((f.partitionPath, f.name))
+            if size is not None and size != f.size:
+                diffs.append(Difference("file", f"{f.partitionPath or '(table)'}/{f.name} is {size} bytes on "
+                                                f"storage, {f.size} on the server"))
+    return tl, diffs
 
+
+def _instant_differences(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline) -> list[Difference]:
+    diffs = []
     server = {i.timestamp: i for i in client.list_instants(db, table)}
     on_storage = {i.ts: i for i in tl.instants}
     for inst in tl.instants:
@@ -61,24 +71,26 @@ def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Differen
         if ts not in on_storage and (tl.earliest is None or ts > tl.earliest):
             diffs.append(Difference("instant", f"{ts}.{s.action} is {STATE_NAMES[s.state]} on the server, "
                                                "missing on storage"))
+    return diffs
 
-    cfg_partitioned = bool(cfg.partitionFields)
-    if cfg_partitioned:
-        ours = set(client.get_hudi_partitions(db, table))
-        theirs = set(view.partitions)
-        diffs += [Difference("partition", f"{p} is on storage only") for p in sorted(theirs - ours)]
-        diffs += [Difference("partition", f"{p} is on the server only") for p in sorted(ours - theirs)]
 
-    served = client.get_latest_file_slices(db, table)
-    ours_slices = {(s.partitionPath, s.fileId): _slice_norm(
-        s.partitionPath, s.fileId, s.baseInstant, s.baseFile.name if s.baseFile else None,
-        [f.name for f in s.logFiles or []]) for s in served}
-    theirs_slices = {(s.partition_path, s.file_id): _slice_norm(
-        s.partition_path, s.file_id, s.base_instant, s.base_file.name if s.base_file else None,
-        [f.name for f in s.log_files]) for s in view.slices}
-    for key in sorted(set(ours_slices) | set(theirs_slices)):
+# a file slice as compared: (base instant, base file name or None, log file names)
+_Slice = tuple[str, str | None, tuple[str, ...]]
+
+
+def _slice_differences(served: list, view: StorageView) -> list[Difference]:
+    ours: dict[tuple[str, str], _Slice] = {
+        (s.partitionPath, s.fileId): (s.baseInstant, s.baseFile.name if s.baseFile else None,
+                                      tuple(f.name for f in s.logFiles or []))
+        for s in served}
+    theirs: dict[tuple[str, str], _Slice] = {
+        (s.partition_path, s.file_id): (s.base_instant, s.base_file.name if s.base_file else None,
+                                        tuple(f.name for f in s.log_files))
+        for s in view.slices}
+    diffs = []
+    for key in sorted(set(ours) | set(theirs)):
         where = f"{key[0] or '(table)'}/{key[1]}"
-        a, b = ours_slices.get(key), theirs_slices.get(key)
+        a, b = ours.get(key), theirs.get(key)
         if a == b:
             continue
         if a is None:
@@ -87,26 +99,19 @@ def compare(client, db: str, table: str) -> tuple[StorageTimeline, list[Differen
             diffs.append(Difference("file-slice", f"{where} is on the server only ({_describe(a)})"))
         else:
             diffs.append(Difference("file-slice", f"{where} differs: server {_describe(a)}, storage {_describe(b)}"))
-    sizes = {(f.partition_path, f.name): f.size for f in view.files}
-    for s in served:
-        for f in ([s.baseFile] if s.baseFile else []) + list(s.logFiles or []):
-            size = sizes.get((f.partitionPath, f.name))
-            if size is not None and size != f.size:
-                diffs.append(Difference("file", f"{f.partitionPath or '(table)'}/{f.name} is {size} bytes on "
-                                                f"storage, {f.size} on the server"))
-    return tl, diffs
+    return diffs
 
 
-def _describe(s: tuple) -> str:
+def _describe(s: _Slice | None) -> str:
+    if s is None:
+        return "none"
     base_instant, base_file, logs = s
     text = f"base instant {base_instant}, base file {base_file or '-'}"
     return text + (f", log files {', '.join(logs)}" if logs else "")
 
 
-def repair(client, db: str, table: str, tl: StorageTimeline | None = None) -> ImportReport:
+def repair(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline | None = None) -> ImportReport:
     """Reconcile the server with storage through the import path."""
-    from thrift_idl.hudi_metastore.ttypes import HudiTableType
-
     cfg = client.get_hudi_table(db, table)
     tl = tl or read_table(cfg.basePath)
     report = ImportReport(db.lower(), table.lower(), tl.base_path, tl.table_version,
@@ -117,34 +122,10 @@ def repair(client, db: str, table: str, tl: StorageTimeline | None = None) -> Im
 # --------------------------------------------------------------------------- CLI
 
 
-def _connect(metastore: str):
-    from adapter.client import HudiMetastoreClient
-
-    return HudiMetastoreClient(metastore)
-
-
-def _errors(name: str, metastore: str, fn) -> int:
-    from thrift.Thrift import TException
-
-    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
-
-    try:
-        return fn()
-    except (HudiImportError, ValueError) as exc:  # ValueError: e.g. not a thrift:// URI
-        print(f"{name}: {exc}", file=sys.stderr)
-        return 2
-    except NoSuchObjectException as exc:
-        print(f"{name}: {exc.message}", file=sys.stderr)
-        return 2
-    except (TException, OSError) as exc:
-        print(f"{name}: metastore {metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
-        return 2
-
-
 def run_validate(args) -> int:
     def go() -> int:
-        db, tbl = _split_table(args.table)
-        with _connect(args.metastore) as c:
+        db, tbl = split_table(args.table)
+        with connect(args.metastore) as c:
             tl, diffs = compare(c, db, tbl)
         for d in diffs:
             print(d)
@@ -154,13 +135,13 @@ def run_validate(args) -> int:
         print(f"{db}.{tbl}: the metastore agrees with {tl.base_path}")
         return 0
 
-    return _errors("validate", args.metastore, go)
+    return reporting_errors("validate", args.metastore, go)
 
 
 def run_repair(args) -> int:
     def go() -> int:
-        db, tbl = _split_table(args.table)
-        with _connect(args.metastore) as c:
+        db, tbl = split_table(args.table)
+        with connect(args.metastore) as c:
             tl, diffs = compare(c, db, tbl)
             if not diffs:
                 print(f"{db}.{tbl}: the metastore agrees with {tl.base_path}; nothing to repair")
@@ -185,16 +166,11 @@ def run_repair(args) -> int:
         print(f"{db}.{tbl}: the metastore now agrees with {tl.base_path}")
         return 0
 
-    return _errors("repair", args.metastore, go)
+    return reporting_errors("repair", args.metastore, go)
 
 
 def add_parser(sub) -> None:
-    v = sub.add_parser("validate", help="compare a Hudi table on the metastore with storage (exit 0: they agree)")
-    v.add_argument("table", metavar="DB.TABLE")
-    v.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
-    v.set_defaults(fn=run_validate)
-    r = sub.add_parser("repair", help="reconcile a Hudi table on the metastore with storage")
-    r.add_argument("table", metavar="DB.TABLE")
+    add_table_command(sub, "validate", run_validate,
+                      "compare a Hudi table on the metastore with storage (exit 0: they agree)")
+    r = add_table_command(sub, "repair", run_repair, "reconcile a Hudi table on the metastore with storage")
     r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    r.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
-    r.set_defaults(fn=run_repair)

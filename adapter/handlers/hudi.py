@@ -11,96 +11,35 @@ from __future__ import annotations
 
 import time
 
+from adapter.hudi_thrift import (
+    config_from_thrift,
+    config_to_thrift,
+    file_from_thrift,
+    file_to_thrift,
+    instant_to_thrift,
+    slice_to_thrift,
+)
+from adapter.hudi_thrift import optional as _opt
 from store import metrics
+from store.hudi.table_stats import table_stats
+from store.hudi.timeline_import import StoredInstant, TimelineImport
+from store.hudi.timeline_service import DEFAULT_HEARTBEAT_TIMEOUT_S
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,
 )
 from thrift_idl.hudi_metastore.ttypes import (
     CommitResult,
-    FileSlice,
-    HudiFile,
-    HudiTableConfig,
     HudiTableStats,
-    HudiTableType,
     ImportResult,
-    Instant,
     InstantState,
     RollbackResult,
 )
 
-
-def _opt(text: str | None) -> str | None:
-    """Empty strings on the wire mean "not given"."""
-    return text if text else None
-
-
 # --------------------------------------------------------------------------- conversions
 
 
-def config_to_thrift(cfg) -> HudiTableConfig:
-    return HudiTableConfig(
-        dbName=cfg.db_name, tableName=cfg.table_name,
-        tableType=HudiTableType._NAMES_TO_VALUES[cfg.table_type],
-        recordKeyFields=list(cfg.record_key_fields), partitionFields=list(cfg.partition_fields),
-        precombineField=cfg.precombine_field, keyGenerator=cfg.key_generator,
-        hiveStylePartitioning=bool(cfg.hive_style_partitioning),
-        urlEncodePartitioning=bool(cfg.url_encode_partitioning),
-        tableVersion=cfg.table_version, basePath=cfg.base_path, avroSchema=cfg.avro_schema,
-        properties=dict(cfg.properties or {}))
-
-
-def config_from_thrift(t: HudiTableConfig):
-    from hudi_format.table_config import HudiTableConfig as StoreConfig
-    from thrift_idl.hive_metastore.ttypes import InvalidObjectException
-
-    if t is None:
-        raise InvalidObjectException("register_hudi_table needs a config")
-    table_type = HudiTableType._VALUES_TO_NAMES.get(t.tableType) if t.tableType is not None else None
-    if table_type is None:
-        raise InvalidObjectException(f"Hudi table type must be COPY_ON_WRITE (1) or MERGE_ON_READ (2), "
-                                     f"not {t.tableType!r}")
-    return StoreConfig(
-        db_name=t.dbName or "", table_name=t.tableName or "", table_type=table_type,
-        record_key_fields=list(t.recordKeyFields or []), partition_fields=list(t.partitionFields or []),
-        precombine_field=_opt(t.precombineField), key_generator=_opt(t.keyGenerator),
-        hive_style_partitioning=bool(t.hiveStylePartitioning),
-        url_encode_partitioning=bool(t.urlEncodePartitioning),
-        table_version=6 if t.tableVersion is None else t.tableVersion,
-        base_path=_opt(t.basePath), avro_schema=_opt(t.avroSchema), properties=dict(t.properties or {}))
-
-
-def instant_to_thrift(i) -> Instant:
-    return Instant(timestamp=i.ts, action=i.action, state=InstantState._NAMES_TO_VALUES[i.state],
-                   completionTime=i.completion_ts, requestedAtMs=i.requested_ms,
-                   heartbeatAtMs=i.heartbeat_ms, heartbeatTimeoutSec=i.heartbeat_timeout_s)
-
-
-def file_to_thrift(f) -> HudiFile:
-    return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
-                    baseInstant=f.base_instant, isLog=bool(f.is_log), logVersion=f.log_version,
-                    commitTime=f.commit_ts)
-
-
-def _file_from_thrift(f):
-    from hudi_format.file_slice import FileInfo
-
-    if f is None or not f.name:
-        raise InvalidObjectException("A listed file needs a name")
-    return FileInfo(partition_path=(f.partitionPath or "").strip("/"), file_id=f.fileId or "", name=f.name,
-                    size=int(f.size or 0), base_instant=f.baseInstant or "", is_log=bool(f.isLog),
-                    log_version=f.logVersion, commit_ts=f.commitTime or "")
-
-
-def slice_to_thrift(s) -> FileSlice:
-    return FileSlice(partitionPath=s.partition_path, fileId=s.file_id, baseInstant=s.base_instant,
-                     baseFile=file_to_thrift(s.base_file) if s.base_file is not None else None,
-                     logFiles=[file_to_thrift(f) for f in s.log_files])
-
-
 def _state_name(state) -> str:
-    from thrift_idl.hive_metastore.ttypes import InvalidObjectException
-
     name = InstantState._VALUES_TO_NAMES.get(state)
     if name is None:
         raise InvalidObjectException(f"Unknown instant state {state!r} (1 REQUESTED, 2 INFLIGHT, 3 COMPLETED)")
@@ -124,24 +63,25 @@ class HudiHandler:
     def register_hudi_table(self, config, columns):
         self._timeline.register_table(config_from_thrift(config), list(columns) if columns else None)
 
-    def get_hudi_table(self, dbName, tableName):  # noqa: N803 - Thrift argument names
+    def get_hudi_table(self, dbName, tableName):
         return config_to_thrift(self._timeline.get_table_config(dbName, tableName))
 
     # --- timeline ---------------------------------------------------------------------------------
 
-    def new_instant_time(self, dbName, tableName):  # noqa: N803
+    def new_instant_time(self, dbName, tableName):
         return self._timeline.new_instant_time(dbName, tableName)
 
-    def create_instant(self, dbName, tableName, timestamp, action, plan, heartbeatTimeoutSec):  # noqa: N803
-        timeout = heartbeatTimeoutSec if heartbeatTimeoutSec and heartbeatTimeoutSec > 0 else _default_timeout()
+    def create_instant(self, dbName, tableName, timestamp, action, plan, heartbeatTimeoutSec):
+        timeout = heartbeatTimeoutSec if heartbeatTimeoutSec and heartbeatTimeoutSec > 0 \
+            else DEFAULT_HEARTBEAT_TIMEOUT_S
         return instant_to_thrift(self._timeline.create_instant(
             dbName, tableName, _opt(timestamp), action, plan or None, timeout))
 
-    def transition_to_inflight(self, dbName, tableName, timestamp, action, workloadProfile):  # noqa: N803
+    def transition_to_inflight(self, dbName, tableName, timestamp, action, workloadProfile):
         return instant_to_thrift(self._timeline.transition_to_inflight(
             dbName, tableName, timestamp, action, workloadProfile or None))
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):  # noqa: N803
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):
         start = time.perf_counter()
         instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
                                                            commitMetadata or b"")
@@ -149,13 +89,13 @@ class HudiHandler:
         metrics.incr("hudi_commits")
         return CommitResult(instant=instant_to_thrift(instant), tableVersion=version)
 
-    def heartbeat_instant(self, dbName, tableName, timestamp):  # noqa: N803
+    def heartbeat_instant(self, dbName, tableName, timestamp):
         self._timeline.heartbeat(dbName, tableName, timestamp)
 
-    def add_markers(self, dbName, tableName, timestamp, paths):  # noqa: N803
+    def add_markers(self, dbName, tableName, timestamp, paths):
         self._timeline.add_markers(dbName, tableName, timestamp, list(paths or []))
 
-    def list_instants(self, dbName, tableName, filter):  # noqa: N803,A002
+    def list_instants(self, dbName, tableName, filter):
         f = filter
         states = [_state_name(s) for s in f.states] if f is not None and f.states else None
         instants = self._timeline.list_instants(
@@ -165,35 +105,33 @@ class HudiHandler:
             max_ts=_opt(f.maxTimestamp) if f is not None else None)
         return [instant_to_thrift(i) for i in instants]
 
-    def get_instant_metadata(self, dbName, tableName, timestamp, action, state):  # noqa: N803
+    def get_instant_metadata(self, dbName, tableName, timestamp, action, state):
         return bytes(self._timeline.instant_metadata(dbName, tableName, timestamp, action, _state_name(state)))
 
-    def get_failed_instants(self, dbName, tableName):  # noqa: N803
+    def get_failed_instants(self, dbName, tableName):
         return [instant_to_thrift(i) for i in self._timeline.failed_instants(dbName, tableName)]
 
-    def rollback_instant(self, dbName, tableName, timestamp):  # noqa: N803
+    def rollback_instant(self, dbName, tableName, timestamp):
         instant, deleted = self._timeline.rollback(dbName, tableName, timestamp)
         return RollbackResult(rollbackInstant=instant_to_thrift(instant), deletedPaths=list(deleted))
 
     # --- snapshot ---------------------------------------------------------------------------------
 
-    def get_hudi_partitions(self, dbName, tableName, filter):  # noqa: N803,A002
+    def get_hudi_partitions(self, dbName, tableName, filter):
         return list(self._snapshot.partitions(dbName, tableName, _opt(filter)))
 
-    def get_latest_file_slices(self, dbName, tableName, partitions, asOfInstant):  # noqa: N803
+    def get_latest_file_slices(self, dbName, tableName, partitions, asOfInstant):
         slices = self._snapshot.latest_file_slices(dbName, tableName, list(partitions) if partitions else None,
                                                    _opt(asOfInstant))
         return [slice_to_thrift(s) for s in slices]
 
-    def get_files_changed(self, dbName, tableName, since, until):  # noqa: N803
+    def get_files_changed(self, dbName, tableName, since, until):
         return [file_to_thrift(f) for f in self._snapshot.files_changed(dbName, tableName, _opt(since), _opt(until))]
 
-    def get_all_files(self, dbName, tableName, partition):  # noqa: N803
+    def get_all_files(self, dbName, tableName, partition):
         return [file_to_thrift(f) for f in self._snapshot.all_files(dbName, tableName, partition or "")]
 
-    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):  # noqa: N803
-        from store.hudi.timeline_import import StoredInstant, TimelineImport
-
+    def import_hudi_instants(self, dbName, tableName, instants, listedFiles, missingFiles, config):
         stored = []
         for i in instants or []:
             if i is None or not i.timestamp or not i.action:
@@ -203,30 +141,20 @@ class HudiHandler:
                 completion_ts=_opt(i.completionTime), requested=i.requestedMetadata,
                 inflight=i.inflightMetadata, completed=i.completedMetadata))
         out = TimelineImport(self._timeline).import_instants(
-            dbName, tableName, stored, [_file_from_thrift(f) for f in listedFiles or []],
-            [_file_from_thrift(f) for f in missingFiles or []], config_from_thrift(config) if config else None)
+            dbName, tableName, stored, [file_from_thrift(f) for f in listedFiles or []],
+            [file_from_thrift(f) for f in missingFiles or []], config_from_thrift(config) if config else None)
         return ImportResult(imported=[instant_to_thrift(i) for i in out.imported], unchanged=out.unchanged,
                             filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version,
                             filesResized=out.files_resized)
 
-    def get_hudi_table_stats(self, dbName, tableName):  # noqa: N803
-        from store.hudi.table_stats import table_stats
-
+    def get_hudi_table_stats(self, dbName, tableName):
         st = table_stats(self._timeline, dbName, tableName)
         return HudiTableStats(partitionCount=st.partition_count, fileCount=st.file_count,
                               totalSizeBytes=st.total_size,
                               lastInstant=instant_to_thrift(st.last_instant) if st.last_instant else None,
                               mirrored=st.mirrored, mirrorLagVersions=st.mirror_lag, tableVersion=st.version)
 
-    def sync_storage(self, dbName, tableName):  # noqa: N803
+    def sync_storage(self, dbName, tableName):
         if self._mirror is None:
             raise InvalidOperationException("This server has no storage mirror configured")
         return int(self._mirror.sync(dbName, tableName) or 0)  # the mirror records hudi_snapshot_sync_seconds
-
-
-def _default_timeout() -> int:
-    try:
-        from store.hudi.timeline_service import DEFAULT_HEARTBEAT_TIMEOUT_S
-    except ImportError:  # pragma: no cover
-        return 120
-    return DEFAULT_HEARTBEAT_TIMEOUT_S

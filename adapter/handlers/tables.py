@@ -111,8 +111,8 @@ class TableHandler:
             return self.tables.get_table(db_name(db), (table_name or "").split(".")[0])
         except NoSuchObject as exc:
             if "database" in (exc.message or ""):
-                raise UnknownDBException(exc.message)
-            raise UnknownTableException(exc.message)
+                raise UnknownDBException(exc.message) from None
+            raise UnknownTableException(exc.message) from None
 
     def get_fields(self, db_name_, table_name):
         return list(self._table_for_fields(db_name_, table_name).sd.cols)

@@ -99,10 +99,6 @@ def insert_sd(conn: Connection, sd: StorageDescriptor | None) -> int:
     return inserted_id(conn.execute(S.sds.insert().values(**sd_row(sd))))
 
 
-def sd_columns():
-    return [c for c in S.sds.c if c.name != "sd_id"]
-
-
 def same_sd(row, sd: StorageDescriptor | None) -> bool:
     """Does descriptor `sd` equal the stored row (ignoring location and columns)?"""
     return all(getattr(row, k) == v for k, v in sd_row(sd).items())

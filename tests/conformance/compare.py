@@ -12,6 +12,7 @@ from typing import Any
 from thrift.Thrift import TApplicationException, TException, TMessageType, TType
 
 from tests.conformance import allowlist as A
+from tests.conformance.objects import database, partition, partitioned_table
 
 _IDL = Path(__file__).resolve().parents[2] / "thrift_idl" / "hive_metastore.thrift"
 _PRIMITIVES = {TType.BOOL: False, TType.BYTE: 0, TType.I16: 0, TType.I32: 0, TType.I64: 0, TType.DOUBLE: 0.0}
@@ -199,7 +200,8 @@ def diff(ref, ours, path: str = "$", struct: str = "", skip: frozenset = frozens
         return out
     if isinstance(ref, list) and isinstance(ours, list):
         if len(ref) != len(ours):
-            return [f"{path}: length {len(ref)} != {len(ours)}\n    reference: {_short(ref)}\n    ours:      {_short(ours)}"]
+            return [f"{path}: length {len(ref)} != {len(ours)}\n"
+                    f"    reference: {_short(ref)}\n    ours:      {_short(ours)}"]
         out = []
         for i, (r, o) in enumerate(zip(ref, ours)):
             out.extend(diff(r, o, f"{path}[{i}]", struct, skip))
@@ -321,7 +323,7 @@ class Pair:
                 outs.append(_REFERENCE_CACHE[key])
                 continue
             a = side.subst(list(args))
-            outs.append(outcome(lambda: getattr(side.client, method)(*a), side, post))
+            outs.append(outcome(lambda side=side, a=a: getattr(side.client, method)(*a), side, post))
         ref, ours = outs
         if key is not None and not ref.ok:
             _REFERENCE_CACHE[key] = ref
@@ -380,7 +382,7 @@ class Pair:
             self.call(method, *args)
             return
         for side, want in ((self.reference, want_ref), (self.ours, want_ours)):
-            o = outcome(lambda: getattr(side.client, method)(*side.subst(list(args))), side)
+            o = outcome(lambda side=side: getattr(side.client, method)(*side.subst(list(args))), side)
             got = "ok" if o.ok else o.exc_type
             if got != want:
                 self._problem(f"{method}{_short(args, 300)}: allow-list quirk {quirk!r} says {side.name} "
@@ -417,3 +419,35 @@ def raw_call(client, method: str, args_struct=None):
     iprot.skip(TType.STRUCT)
     iprot.readMessageEnd()
     return mtype
+
+
+# --------------------------------------------------------------------------- test helpers
+
+
+def names(cf: Pair, *bases: str) -> list[str]:
+    return [f"cf_{b}_{cf.token}" for b in bases]
+
+
+def cleanup(cf: Pair, *dbs: str) -> None:
+    for side in (cf.reference, cf.ours):
+        for db in dbs:
+            try:
+                side.client.drop_database(db, True, True)
+            except Exception:
+                pass
+
+
+def mine(prefix: str):
+    """post-filter: keep the names of a global listing that belong to this test."""
+    return lambda names_: [n for n in names_ if n.startswith(prefix)]
+
+
+def create_filled_table(cf: Pair, db: str):
+    """Database `db` with a partitioned table `pt` of five partitions, on both sides; the table."""
+    t = partitioned_table(db)
+    cf.call("create_database", database(db), expect="ok")
+    cf.call("create_table", t, expect="ok")
+    vals = [["2024-01-01", "1"], ["2024-01-01", "2"], ["2024-01-02", "1"], ["2024-01-02", "10"],
+            ["2024-01-03", "1"]]
+    cf.call("add_partitions", [partition(t, v, params={"n": str(i)}) for i, v in enumerate(vals)], expect="ok")
+    return t

@@ -14,6 +14,7 @@ admin URL and dropped afterwards.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import secrets
 import shutil
@@ -60,9 +61,7 @@ class BackendURL:
 
 def docker_available() -> tuple[bool, str]:
     """Whether a Docker engine answers (and testcontainers is importable)."""
-    try:
-        import testcontainers  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("testcontainers") is None:
         return False, "testcontainers is not installed"
     try:
         import docker  # type: ignore
@@ -71,7 +70,7 @@ def docker_available() -> tuple[bool, str]:
         return True, ""
     except ImportError:
         pass
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return False, f"no Docker engine reachable ({type(e).__name__}: {str(e)[:120]})"
     if not shutil.which("docker"):
         return False, "no Docker engine reachable (docker CLI not found)"
@@ -123,7 +122,7 @@ class FreshDatabase:
             fn = self._cleanups.pop()
             try:
                 fn()
-            except Exception as e:  # noqa: BLE001 - best effort, never mask the test result
+            except Exception as e:  # best effort, never mask the test result
                 print(f"warning: cleanup of {self.name} database {self.database} failed: {e}")
 
 

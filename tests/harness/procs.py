@@ -7,9 +7,15 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+# generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
+from bench.procs import free_port, port_open
+from bench.procs import log_tail as _log_tail
+from bench.procs import stop_pid as _stop_pid
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The interpreter that runs the tests is the one with pyspark / the project installed (the venv).
@@ -18,12 +24,6 @@ VENV_PYTHON = os.environ.get("HMS_TEST_PYTHON") or sys.executable
 REFERENCE_START = Path(os.environ.get("HMS_REFERENCE_START", REPO_ROOT / "tools" / "reference-hms.sh"))
 #: reference Hive versions the launcher serves (``--hive``)
 REFERENCE_VERSIONS = ("2.3", "4")
-# generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
-from bench.procs import _alive as _pid_alive  # noqa: E402,F401
-from bench.procs import free_port, port_open  # noqa: E402,F401
-from bench.procs import log_tail as _log_tail  # noqa: E402
-from bench.procs import stop_pid as _stop_pid  # noqa: E402
-
 SERVER_START_TIMEOUT = float(os.environ.get("HMS_TEST_SERVER_START_TIMEOUT", "60"))
 
 
@@ -77,6 +77,36 @@ def stop_process(proc: subprocess.Popen, grace: float = 15.0) -> int | None:
     return proc.returncode
 
 
+def run_killed_at(cmd: Sequence[str], at: Callable[[str], bool], cwd: Path | str | None = None,
+                  env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Fault injection from outside: run `cmd`, read its stderr line by line and SIGKILL it at the
+    first line for which `at(line)` is true. The result holds the output up to the kill (returncode
+    -9 when it was killed, the process's own exit code when it ended before that point)."""
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(stdout.read()), daemon=True)  # no pipe may fill up
+    reader.start()
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    err = []
+    try:
+        for line in stderr:
+            err.append(line)
+            if at(line):
+                proc.send_signal(signal.SIGKILL)
+                break
+        proc.wait()
+    finally:
+        timer.cancel()
+    reader.join(timeout=30)
+    err.append(stderr.read())
+    stop_process(proc)
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, "".join(out), "".join(err))
+
+
 # --------------------------------------------------------------------------- reference HMS
 
 
@@ -116,7 +146,7 @@ def start_reference_hms(
             pid = int(m.group(1))
             stopped = []
 
-            def stop(pid=pid):
+            def stop(pid=pid, stopped=stopped):
                 if not stopped:
                     stopped.append(True)
                     stop_pid(pid)
@@ -195,3 +225,44 @@ def start_our_server(
         )
     proc.start_seconds = round(time.monotonic() - t0, 2)  # type: ignore[attr-defined]
     return port, proc
+
+
+class CheckedServer:
+    """Our server process (from `start_our_server`) with a health check for tests that feed it bad input."""
+
+    def __init__(self, port: int, proc: subprocess.Popen, db_url: str):
+        self.port, self.proc, self.db_url = port, proc, db_url
+        self.warehouse = Path(proc.warehouse)  # type: ignore[attr-defined]
+        self.log_path = Path(proc.log_path)  # type: ignore[attr-defined]
+
+    def log(self) -> str:
+        return log_tail(self.log_path, 80)
+
+    def assert_healthy(self) -> None:
+        """The process is alive and a NEW connection answers."""
+        from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+
+        from .thrift import open_thrift_client
+
+        assert self.proc.poll() is None, f"server exited with {self.proc.returncode}\n{self.log()}"
+        client, transport = open_thrift_client(self.port, timeout=20)
+        try:
+            assert isinstance(client.get_all_databases(), list)
+            try:
+                client.get_database(f"missing_{os.urandom(3).hex()}")
+            except NoSuchObjectException:
+                pass
+            else:
+                raise AssertionError("get_database of a missing database did not raise NoSuchObjectException")
+        finally:
+            transport.close()
+
+    def stop(self) -> None:
+        stop_process(self.proc)
+
+
+def start_checked_server(tmpdir: Path, db_url: str | None = None, extra_args: Sequence[str] = ()) -> CheckedServer:
+    """Our server on `db_url` (default: a SQLite file in `tmpdir`); ServerStartError if it does not come up."""
+    url = db_url or f"sqlite:///{Path(tmpdir) / 'metastore.db'}"
+    port, proc = start_our_server(url, tmpdir, extra_args=extra_args)
+    return CheckedServer(port, proc, url)

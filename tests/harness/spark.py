@@ -71,7 +71,7 @@ def run_spark_script(
             _kill_group(proc)
             raise SparkScriptError(
                 f"{script} timed out after {timeout:.0f} s against {metastore_uri_for(metastore_uri)}\n"
-                f"--- stderr tail ---\n{log_tail(stderr_log)}")
+                f"--- stderr tail ---\n{log_tail(stderr_log)}") from None
     wall = round(time.monotonic() - t0, 2)
     if not out_json.exists():
         raise SparkScriptError(

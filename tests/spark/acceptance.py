@@ -137,7 +137,7 @@ class Recorder:
         t0 = time.monotonic()
         try:
             result = fn()
-        except Exception as e:  # noqa: BLE001 - every failure is a recorded result
+        except Exception as e:  # every failure is a recorded result
             result = self.error(e)
         self.timings[name] = round(time.monotonic() - t0, 3)
         self.steps[name] = result
@@ -308,7 +308,8 @@ def run_steps(r: Recorder, spark, wh: str):
     r.sql("hive.insert_static", f"INSERT INTO {H} PARTITION (region='ap-south', day=1) VALUES (7, 'g', 7.5)")
     r.sql("hive.insert_overwrite", f"INSERT OVERWRITE TABLE {H} PARTITION (region='us-east', day=1) "
                                    f"VALUES (100, 'a2', 100.5), (101, 'a3', 101.5)")
-    r.sql("hive.insert_append_existing", f"INSERT INTO {H} PARTITION (region='us-west', day=10) VALUES (40, 'd2', 40.5)")
+    r.sql("hive.insert_append_existing",
+          f"INSERT INTO {H} PARTITION (region='us-west', day=10) VALUES (40, 'd2', 40.5)")
 
     for tag, tbl in (("ds", T), ("hive", H)):
         r.query(f"{tag}.show_partitions", f"SHOW PARTITIONS {tbl}")
@@ -391,7 +392,8 @@ def run_steps(r: Recorder, spark, wh: str):
         r.sql(f"{tag}.drop_partition", f"ALTER TABLE {tbl} DROP PARTITION (region='ap-south', day=1)")
         r.exists(f"fs.{tag}.dropped_partition_dir", f"{DB}.db", d, "region=ap-south", "day=1")
         r.sql(f"err.{tag}.drop_partition_missing", f"ALTER TABLE {tbl} DROP PARTITION (region='ap-south', day=1)")
-        r.sql(f"{tag}.drop_partition_if_exists", f"ALTER TABLE {tbl} DROP IF EXISTS PARTITION (region='ap-south', day=1)")
+        r.sql(f"{tag}.drop_partition_if_exists",
+              f"ALTER TABLE {tbl} DROP IF EXISTS PARTITION (region='ap-south', day=1)")
         r.sql(f"{tag}.drop_partition_partial", f"ALTER TABLE {tbl} DROP PARTITION (region='us-west')")
         r.query(f"{tag}.show_partitions_after_drop", f"SHOW PARTITIONS {tbl}")
         r.sql(f"{tag}.add_partition", f"ALTER TABLE {tbl} ADD PARTITION (region='new', day=5)")
@@ -404,7 +406,8 @@ def run_steps(r: Recorder, spark, wh: str):
         r.query(f"{tag}.select_readded_partition", f"SELECT * FROM {tbl} WHERE region = 'ap-south'")
         r.sql(f"{tag}.add_partition_location",
               f"ALTER TABLE {tbl} ADD PARTITION (region='ext', day=7) LOCATION '{ext_part}'")
-        r.query(f"{tag}.select_location_partition", f"SELECT id, name, note, region, day FROM {tbl} WHERE region = 'ext'")
+        r.query(f"{tag}.select_location_partition",
+                f"SELECT id, name, note, region, day FROM {tbl} WHERE region = 'ext'")
         r.describe(f"{tag}.describe_location_partition", f"DESCRIBE EXTENDED {tbl} PARTITION (region='ext', day=7)")
         r.sql(f"{tag}.rename_partition",
               f"ALTER TABLE {tbl} PARTITION (region='new', day=5) RENAME TO PARTITION (region='renamed', day=8)")
@@ -413,7 +416,8 @@ def run_steps(r: Recorder, spark, wh: str):
         r.sql(f"err.{tag}.rename_partition_missing",
               f"ALTER TABLE {tbl} PARTITION (region='nowhere', day=5) RENAME TO PARTITION (region='x', day=1)")
         r.query(f"{tag}.show_partitions_after_ddl", f"SHOW PARTITIONS {tbl}")
-        r.filtered(f"filter.{tag}.after_ddl", f"SELECT id, region, day FROM {tbl} WHERE day >= 5 OR region = 'ap-south'")
+        r.filtered(f"filter.{tag}.after_ddl",
+                   f"SELECT id, region, day FROM {tbl} WHERE day >= 5 OR region = 'ap-south'")
 
     # MSCK REPAIR: a partition directory created behind the metastore's back.
     r.step("setup.msck_dir", lambda: spark.createDataFrame(
@@ -502,7 +506,7 @@ def quiet_python_loggers():
 
         for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
             PySparkLogger.getLogger(name).disabled = True
-    except Exception:  # noqa: BLE001 - cosmetic only
+    except Exception:  # cosmetic only
         pass
 
 
@@ -519,7 +523,7 @@ def main(argv=None) -> int:
     fatal = None
     try:
         run_steps(rec, spark, wh)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         fatal = rec.error(e)["error"]
     out = {
         "steps": rec.steps,

@@ -15,10 +15,10 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from adapter.client import HudiMetastoreClient  # noqa: E402
-from hudi_format.table_config import HudiTableConfig  # noqa: E402
-from tests.spark.acceptance import build_spark  # noqa: E402
-from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
+from adapter.client import HudiMetastoreClient
+from hudi_format.table_config import HudiTableConfig
+from tests.spark.acceptance import build_spark
+from thrift_idl.hive_metastore.ttypes import Database
 
 DB = "hudi_sql"
 

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from tests.spark.acceptance import build_spark, quiet_python_loggers  # noqa: E402
+from tests.spark.acceptance import build_spark, quiet_python_loggers
 
 BASE_DATABASES = ("mig_sales", "mig_ops", "mig_hudi")
 SUFFIX = ""  # --suffix: appended to every database name (the reference metastore is shared)
@@ -207,7 +207,7 @@ def run_queries(spark) -> dict:
         try:
             rows = [_norm(r) for r in spark.sql(n(text)).collect()]
             steps[step] = rows if ordered else sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
-        except Exception as e:  # noqa: BLE001 - an error is a result too
+        except Exception as e:  # an error is a result too
             steps[step] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"}
 
     q("databases", f"SHOW DATABASES LIKE 'mig_*{SUFFIX}'")

@@ -3,8 +3,9 @@
     python tests/spark/pipeline_job.py --metastore-uri U --table db.t --operation upsert --rows ROWS.json
         [--schema DDL] [--options JSON] [--hold-at written --signal FILE]
 
-With --hold-at, the job writes FILE (the instant time) when it reaches the stage (after its base
-files are written, before completing) and then waits forever: the test kills it there.
+With --hold-at written, the job writes FILE (the instant time) once its base files are written,
+before completing, and then waits forever: the test kills it there. The hold is patched into this
+process (`WriteTransaction.complete`); the pipeline itself has no test hooks.
 """
 
 from __future__ import annotations
@@ -26,28 +27,28 @@ def main() -> int:
     p.add_argument("--rows", required=True)
     p.add_argument("--schema", required=True)
     p.add_argument("--options", default="{}")
-    p.add_argument("--hold-at")
+    p.add_argument("--hold-at", choices=["written"])
     p.add_argument("--signal")
     args = p.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     from pipeline import write
-    from pipeline.commit import hooks
+    from pipeline.commit import WriteTransaction
 
     spark = (SparkSession.builder.master("local[2]").appName("pipeline-job")
              .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
              .config("spark.driver.memory", "512m").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    if args.hold_at:
-        def hold(stage, instant, **_):
+    if args.hold_at == "written":
+        def hold(txn, metadata):
             with open(args.signal + ".tmp", "w") as f:
-                f.write(instant)
+                f.write(txn.instant)
             os.replace(args.signal + ".tmp", args.signal)
             while True:
                 time.sleep(1)
 
-        hooks.register(args.hold_at, hold)
+        WriteTransaction.complete = hold
     with open(args.rows) as f:
         rows = [tuple(r) for r in json.load(f)]
     ts = write(spark.createDataFrame(rows, args.schema), args.table, args.operation, record_key="id",

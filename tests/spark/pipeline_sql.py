@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from tests.spark.acceptance import build_spark  # noqa: E402
+from tests.spark.acceptance import build_spark
 
 DB, TABLE = "pipe_sql", "trips"
 SCHEMA = "id long, fare double, ts long, city string, day int"
@@ -39,7 +39,8 @@ def main() -> int:
         steps[step] = {
             "tables": sorted(r[1] for r in spark.sql(f"SHOW TABLES IN {DB}").collect()),
             "partitions": sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {name}").collect()),
-            "describe": [[r[0], r[1]] for r in spark.sql(f"DESCRIBE {name}").collect() if r[0] and not r[0].startswith("#")],
+            "describe": [[r[0], r[1]] for r in spark.sql(f"DESCRIBE {name}").collect()
+                         if r[0] and not r[0].startswith("#")],
             "rows": read(spark, name, metastore=args.metastore_uri).count(),
         }
 
