@@ -226,7 +226,7 @@ class HudiHandler:
 
 def _default_timeout() -> int:
     try:
-        from store.hudi.timeline_service import DEFAULT_HEARTBEAT_TIMEOUT_S
+        from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
     except ImportError:  # pragma: no cover
         return 120
     return DEFAULT_HEARTBEAT_TIMEOUT_S

@@ -20,7 +20,7 @@ from hudi_format.instant import COMPLETED
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
-from store.hudi.snapshot_service import SnapshotService, _info
+from store.hudi.snapshot_service import SnapshotService, file_info
 from store.hudi.timeline_service import TimelineService
 from store.storage import warehouse
 
@@ -69,7 +69,7 @@ class CleanService:
             if partitions is not None:
                 q = q.where(f.c.partition_path.in_(partitions))
                 rq = rq.where(rg.c.partition_path.in_(partitions))
-            files = [_info(r) for r in conn.execute(q)]
+            files = [file_info(r) for r in conn.execute(q)]
             replaced = {(r.partition_path, r.file_id): r.replace_ts for r in conn.execute(rq)}
         groups: dict[tuple[str, str], dict[str, list[FileInfo]]] = {}
         for fi in files:
@@ -111,7 +111,8 @@ class CleanService:
         inst = self.timeline.create_instant(db, tbl, None, "clean", plan, 60)
         self.timeline.transition_to_inflight(db, tbl, inst.ts, "clean", plan)
         self.timeline.complete_instant(db, tbl, inst.ts, "clean", clean_metadata(inst.ts, policy, earliest, names))
-        base = self.timeline.get_table_config(db, tbl).base_path
+        with self.store.read() as conn:
+            base = self.timeline.table_ref(conn, db, tbl).base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
         for p in paths:
             warehouse.delete_file(warehouse.join(base, p))
