@@ -440,7 +440,7 @@ def test_lease_keeps_other_mirrors_away_until_it_expires(tmp_path):
     b = StorageMirror(timeline.store, timeline, clock_ms=lambda: now[0], lease_ms=1000)
     with timeline.store.read() as conn:
         tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
-    assert a._claim(tbl_id, [1], force=False) == now[0]  # a crashed holder
+    assert a.queue.claim(tbl_id, [1], force=False) == now[0]  # a crashed holder
     assert b.sync("db1", "t1", force=False) == 0 and b.lag("db1", "t1") == 1
     now[0] += 1001
     assert b.sync("db1", "t1", force=False) == 1 and b.lag("db1", "t1") == 0
