@@ -43,7 +43,7 @@ def list_table(timeline: StorageTimeline) -> Listing:
     root = st.root.rstrip("/")
     try:
         st.fs.invalidate_cache(root)
-    except Exception:  # noqa: BLE001 - filesystems without a cache
+    except Exception:  # filesystems without a cache
         pass
     entries = st.fs.find(root, detail=True)
     partitions: set[str] = set()

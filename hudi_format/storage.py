@@ -30,7 +30,7 @@ class TableStorage:
         """Name -> size (None for folders) of what is directly in a folder; {} when it is absent."""
         try:
             self.fs.invalidate_cache(self.path(rel))  # other processes write here too
-        except Exception:  # noqa: BLE001 - a filesystem without a listing cache
+        except Exception:  # a filesystem without a listing cache
             pass
         try:
             entries = self.fs.ls(self.path(rel), detail=True)

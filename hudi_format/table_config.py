@@ -110,7 +110,7 @@ class HudiTableConfig:
                 raise ValueError(f"partition path {partition_path!r} does not have {n} levels "
                                  f"for fields {self.partition_fields}")
         values = []
-        for name, part in zip(self.partition_fields, parts):
+        for part in parts:  # one per partition field
             if self.hive_style_partitioning and "=" in part:
                 key, _, part = part.partition("=")
             values.append(unquote(part) if self.url_encode_partitioning else part)
@@ -162,7 +162,9 @@ def read_properties(text: str) -> dict[str, str]:
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
-        key, value, i, esc = [], [], 0, False
+        key: list[str] = []
+        value: list[str] = []
+        i, esc = 0, False
         target = key
         while i < len(line):
             ch = line[i]

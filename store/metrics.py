@@ -19,9 +19,9 @@ The store's names (RFC-15 ``lookup_partitions.count``, ``lookup_files.count``, `
 commits) are declared below so they are exported as 0 before first use. Any other name works too:
 names must match ``[a-zA-Z_:][a-zA-Z0-9_:]*``.
 
-``adapter.metrics_http.serve_http(sock)`` answers ``GET /metrics`` in the Prometheus text format (version 0.0.4) on its own
-thread. The registry is per process: with ``serve --workers N`` each worker serves its own on
-``--metrics-port P + i`` (worker i); see README.
+``adapter.metrics_http.serve_http(sock)`` answers ``GET /metrics`` in the Prometheus text format
+(version 0.0.4) on its own thread. The registry is per process: with ``serve --workers N`` each
+worker serves its own on ``--metrics-port P + i`` (worker i); see README.
 """
 
 from __future__ import annotations
@@ -41,18 +41,21 @@ CALL_SECONDS = "hms_thrift_call_seconds"
 
 # Names the store records (help text is what /metrics shows).
 KNOWN = {
-    "hudi_partition_lookups": ("counter", "Partition lists answered from the metastore (RFC-15 lookup_partitions.count)"),
+    "hudi_partition_lookups": ("counter",
+                               "Partition lists answered from the metastore (RFC-15 lookup_partitions.count)"),
     "hudi_file_lookups": ("counter", "File lists answered from the metastore (RFC-15 lookup_files.count)"),
     "hudi_commits": ("counter", "Hudi instants completed"),
-    "hudi_commit_seconds": ("duration", "Time to complete an instant: timeline, snapshot and partitions in one transaction"),
-    "hudi_snapshot_sync_seconds": ("duration", "Time to mirror a table's timeline and snapshot to storage (RFC-15 sync.duration)"),
+    "hudi_commit_seconds": ("duration",
+                            "Time to complete an instant: timeline, snapshot and partitions in one transaction"),
+    "hudi_snapshot_sync_seconds": ("duration",
+                                   "Time to mirror a table's timeline and snapshot to storage (RFC-15 sync.duration)"),
     "hudi_storage_mirror_lag_versions": ("gauge", "Table versions not yet mirrored to storage"),
     CALLS: ("counter", "Thrift calls answered, by method and status"),
     CALL_SECONDS: ("duration", "Thrift call latency, by method"),
 }
 
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-Labels = tuple  # sorted ((key, value), ...)
+Labels = tuple[tuple[str, str], ...]  # sorted ((key, value), ...)
 
 
 def _labels(labels: dict | None) -> Labels:
@@ -86,8 +89,12 @@ class Registry:
                 self._help[name] = help_text
                 if name in (CALLS, CALL_SECONDS):
                     continue  # labelled: no unlabelled series
-                {"counter": self._counters, "duration": self._durations, "gauge": self._gauges}[kind][name] = (
-                    {(): _Duration()} if kind == "duration" else {(): 0.0})
+                if kind == "duration":
+                    self._durations[name] = {(): _Duration()}
+                elif kind == "counter":
+                    self._counters[name] = {(): 0.0}
+                else:
+                    self._gauges[name] = {(): 0.0}
 
     # --- recording --------------------------------------------------------------------------------
 
