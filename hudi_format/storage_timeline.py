@@ -19,22 +19,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hudi_format.errors import (
-    CorruptTimeline,
-    HudiStorageError,
-    NotAHudiTable,
-    UnsupportedTableVersion,
-)
+from hudi_format.errors import CorruptTimeline, NotAHudiTable, UnsupportedTableVersion
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
+from hudi_format.layout import HOODIE
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
-HOODIE = ".hoodie"
 _COMPLETED_ACTIONS = {COMPLETED_AS.get(a, a) for a in ACTIONS}
 _NAME = re.compile(r"^(?P<ts>\d{14,17})(?:_(?P<done>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
-
-
 
 
 @dataclass
@@ -179,6 +172,3 @@ class StorageTimeline:
         """Whether instants were archived (their files are then found by listing)."""
         return any(self.storage.listing(self.archive_dir))
 
-
-__all__ = ["CorruptTimeline", "HudiStorageError", "NotAHudiTable", "StorageInstant", "StorageTimeline",
-           "SUPPORTED_TABLE_VERSIONS", "UnsupportedTableVersion", "parse_timeline_name"]

@@ -184,14 +184,6 @@ def read_properties(text: str) -> dict[str, str]:
     return out
 
 
-def write_properties(props: dict[str, str]) -> str:
-    """Java properties text with `:` and `=` escaped in values, keys sorted."""
-    def esc(s: str) -> str:
-        return s.replace("\\", "\\\\").replace(":", "\\:").replace("=", "\\=").replace("\n", "\\n")
-
-    return "".join(f"{esc(k)}={esc(v)}\n" for k, v in sorted(props.items()))
-
-
 _SPARK_PRIMITIVES = {"string": "string", "varchar": "string", "char": "string", "int": "integer",
                      "integer": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte",
                      "float": "float", "double": "double", "boolean": "boolean", "binary": "binary",
