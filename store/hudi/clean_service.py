@@ -43,6 +43,25 @@ def clean_metadata(ts: str, policy: str, earliest: str | None, deleted: dict[str
     }).encode()
 
 
+def _slices_to_clean(instants: list[str], replace_ts: str | None, policy: str, retain: int, earliest: str | None,
+                     whole_partitions: bool) -> list[str]:
+    """Base instants of the slices of one file group (`instants`: newest first) the clean deletes;
+    `replace_ts`: when a replacecommit replaced the group."""
+    if replace_ts is not None:
+        # a replaced group is garbage once the replace is out of the retained window
+        # (KEEP_LATEST_FILE_VERSIONS keeps nothing of it)
+        if policy == KEEP_LATEST_FILE_VERSIONS or (earliest and replace_ts <= earliest) or whole_partitions:
+            return instants
+        return []
+    if policy == KEEP_LATEST_FILE_VERSIONS:
+        return instants[retain:]
+    # keep every slice a retained commit may read: the newest slice at or before the earliest
+    # retained commit, and everything after it
+    if earliest is None:
+        return []
+    return [t for t in instants if t <= earliest][1:]
+
+
 class CleanService:
     def __init__(self, store: Store, timeline: TimelineService, snapshot: SnapshotService):
         self.store = store
@@ -76,26 +95,9 @@ class CleanService:
             groups.setdefault((fi.partition_path, fi.file_id), {}).setdefault(fi.base_instant, []).append(fi)
         doomed: dict[str, list[FileInfo]] = {}
         for key, slices in groups.items():
-            instants = sorted(slices, reverse=True)  # newest slice first
-            if key in replaced:
-                # a replaced group is garbage once the replace is out of the retained window
-                # (KEEP_LATEST_FILE_VERSIONS keeps nothing of it)
-                if policy == KEEP_LATEST_FILE_VERSIONS or (earliest and replaced[key] <= earliest) \
-                        or (partitions is not None):
-                    gone = instants
-                else:
-                    gone = []
-            elif policy == KEEP_LATEST_FILE_VERSIONS:
-                gone = instants[retain:]
-            else:
-                # keep every slice a retained commit may read: the newest slice at or before the
-                # earliest retained commit, and everything after it
-                if earliest is None:
-                    gone = []
-                else:
-                    older = [t for t in instants if t <= earliest]
-                    gone = older[1:]
-            for t in gone:
+            replace_ts = replaced.get(key)
+            for t in _slices_to_clean(sorted(slices, reverse=True), replace_ts, policy, retain, earliest,
+                                      whole_partitions=partitions is not None):
                 doomed.setdefault(key[0], []).extend(slices[t])
         return earliest, doomed
 
