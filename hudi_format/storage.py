@@ -54,7 +54,7 @@ class TableStorage:
     def makedirs(self, rel: str) -> None:
         self.fs.makedirs(self.path(rel), exist_ok=True)
 
-    def put(self, rel: str, data: bytes, tmp_name=None) -> None:
+    def put(self, rel: str, data: bytes, tmp_name: str | None = None) -> None:
         """Write a file atomically: readers see the old content or the new, never a part."""
         target = self.path(rel)
         parent, _, name = target.rpartition("/")

@@ -33,6 +33,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 
 log = logging.getLogger("hudi_metastore.metrics")
 
@@ -129,7 +130,7 @@ class Registry:
             series[key] = float(value)
 
     @contextlib.contextmanager
-    def timer(self, name: str, labels: dict | None = None):
+    def timer(self, name: str, labels: dict | None = None) -> Iterator[None]:
         start = time.perf_counter()
         try:
             yield
@@ -194,35 +195,35 @@ class Registry:
         with self._lock:
             help_text = dict(self._help)
         out: list[str] = []
-
-        def head(name, kind, base=None):
-            text = help_text.get(base or name)
-            if text:
-                out.append(f"# HELP {name} {_escape_help(text)}")
-            out.append(f"# TYPE {name} {kind}")
-
         for name in sorted(snap["counters"]):
             exported = name if name.endswith("_total") else name + "_total"
-            head(exported, "counter", base=name)
+            _head(out, help_text.get(name), exported, "counter")
             for key, v in sorted(snap["counters"][name].items()):
                 out.append(f"{exported}{_fmt_labels(key)} {_num(v)}")
         for name in sorted(snap["durations"]):
             series = sorted(snap["durations"][name].items())
-            head(name, "summary")
+            _head(out, help_text.get(name), name, "summary")
             for key, (count, total, _mx) in series:
                 out.append(f"{name}_sum{_fmt_labels(key)} {_num(total)}")
                 out.append(f"{name}_count{_fmt_labels(key)} {count}")
-            head(f"{name}_max", "gauge", base=name)
+            _head(out, help_text.get(name), f"{name}_max", "gauge")
             for key, (_count, _total, mx) in series:
                 out.append(f"{name}_max{_fmt_labels(key)} {_num(mx)}")
         for name in sorted(snap["gauges"]):
-            head(name, "gauge")
+            _head(out, help_text.get(name), name, "gauge")
             for key, v in sorted(snap["gauges"][name].items()):
                 out.append(f"{name}{_fmt_labels(key)} {_num(v)}")
         out.append("# HELP hudi_metastore_process_start_time_seconds Start time of this process (Unix seconds)")
         out.append("# TYPE hudi_metastore_process_start_time_seconds gauge")
         out.append(f'hudi_metastore_process_start_time_seconds{{pid="{os.getpid()}"}} {_num(self.started)}')
         return "\n".join(out) + "\n"
+
+
+def _head(out: list[str], help_text: str | None, name: str, kind: str) -> None:
+    """The HELP (when known) and TYPE lines of a metric."""
+    if help_text:
+        out.append(f"# HELP {name} {_escape_help(help_text)}")
+    out.append(f"# TYPE {name} {kind}")
 
 
 def _num(v: float) -> str:

@@ -37,16 +37,21 @@ class TimelineService:
                  clock_ms: Callable[[], int] = now_ms):
         self.store = store
         self.clock_ms = clock_ms
-        self.on_commit: list[PostCommitHook] = []  # (db, tbl) after a completed instant: storage mirror
+        self._hooks: list[PostCommitHook] = []
         self.hudi_tables = HudiTables(store, tables)
         self.times = InstantTimes(clock_ms)
         self.instants = Instants(store, self.hudi_tables, self.times, clock_ms)
         self.listing = FileListing(clock_ms)
         self.partition_sync = PartitionSync(tables, partitions)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
-                                            self.partition_sync, self.on_commit)
+                                            self.partition_sync, self._hooks)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
-                                   self.on_commit)
+                                   self._hooks)
+
+    @property
+    def on_commit(self) -> list[PostCommitHook]:
+        """Called with (db, tbl) after an instant completed or was rolled back (the storage mirror)."""
+        return self._hooks
 
     # --- tables -------------------------------------------------------------------------------------
 
