@@ -51,15 +51,15 @@ def _load(data: bytes | None, what: str) -> dict:
 
         try:
             records = list(fastavro.reader(io.BytesIO(bytes(data))))
-        except Exception as exc:  # noqa: BLE001 - any decoding failure is bad input
-            raise InvalidMetadata(f"{what} metadata is not a valid Avro file: {exc}")
+        except Exception as exc:  # any decoding failure is bad input
+            raise InvalidMetadata(f"{what} metadata is not a valid Avro file: {exc}") from exc
         if not records or not isinstance(records[0], dict):
             raise InvalidMetadata(f"{what} metadata Avro file holds no record")
         return records[0]
     try:
         doc = json.loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidMetadata(f"{what} metadata is not valid JSON: {exc}")
+        raise InvalidMetadata(f"{what} metadata is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise InvalidMetadata(f"{what} metadata must be a JSON object")
     return doc

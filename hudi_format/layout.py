@@ -7,6 +7,7 @@ import re
 import zlib
 
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
+from hudi_format.table_config import HudiTableConfig
 
 HOODIE = ".hoodie"
 PROPERTIES = "hoodie.properties"
@@ -50,7 +51,7 @@ def java_properties(props: dict[str, str], comment: str) -> bytes:
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
-def storage_properties(cfg) -> dict[str, str]:
+def storage_properties(cfg: HudiTableConfig) -> dict[str, str]:
     """hoodie.properties as the mirror writes it: the table's config and its checksum."""
     props = {k: v for k, v in cfg.hoodie_properties().items() if k not in DROPPED_PROPERTIES}
     if not props.get("hoodie.table.partition.fields"):  # Hudi writes none for non-partitioned tables

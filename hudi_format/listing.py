@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from hudi_format.commit_metadata import parse_commit
 from hudi_format.file_slice import FileInfo, FileSlice, build_slices, parse_file_name
 from hudi_format.instant import COMPLETED
-from hudi_format.storage_timeline import HOODIE, StorageTimeline
+from hudi_format.layout import HOODIE
+from hudi_format.storage_timeline import StorageTimeline
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 _SKIP_DIRS = {HOODIE, "__MACOSX"}
@@ -43,7 +44,7 @@ def list_table(timeline: StorageTimeline) -> Listing:
     root = st.root.rstrip("/")
     try:
         st.fs.invalidate_cache(root)
-    except Exception:  # noqa: BLE001 - filesystems without a cache
+    except Exception:  # filesystems without a cache
         pass
     entries = st.fs.find(root, detail=True)
     partitions: set[str] = set()

@@ -30,7 +30,7 @@ class TableStorage:
         """Name -> size (None for folders) of what is directly in a folder; {} when it is absent."""
         try:
             self.fs.invalidate_cache(self.path(rel))  # other processes write here too
-        except Exception:  # noqa: BLE001 - a filesystem without a listing cache
+        except Exception:  # a filesystem without a listing cache
             pass
         try:
             entries = self.fs.ls(self.path(rel), detail=True)
@@ -54,7 +54,7 @@ class TableStorage:
     def makedirs(self, rel: str) -> None:
         self.fs.makedirs(self.path(rel), exist_ok=True)
 
-    def put(self, rel: str, data: bytes, tmp_name=None) -> None:
+    def put(self, rel: str, data: bytes, tmp_name: str | None = None) -> None:
         """Write a file atomically: readers see the old content or the new, never a part."""
         target = self.path(rel)
         parent, _, name = target.rpartition("/")

@@ -19,22 +19,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hudi_format.errors import (
-    CorruptTimeline,
-    HudiStorageError,
-    NotAHudiTable,
-    UnsupportedTableVersion,
-)
+from hudi_format.errors import CorruptTimeline, NotAHudiTable, UnsupportedTableVersion
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
+from hudi_format.layout import HOODIE
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
-HOODIE = ".hoodie"
 _COMPLETED_ACTIONS = {COMPLETED_AS.get(a, a) for a in ACTIONS}
 _NAME = re.compile(r"^(?P<ts>\d{14,17})(?:_(?P<done>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
-
-
 
 
 @dataclass
@@ -92,8 +85,8 @@ class StorageTimeline:
     def read(cls, base_path: str) -> StorageTimeline:
         try:
             st = TableStorage(base_path)
-        except Exception as exc:  # noqa: BLE001 - an unknown protocol, a bad URL
-            raise NotAHudiTable(f"{base_path}: cannot open storage: {exc}")
+        except Exception as exc:  # an unknown protocol, a bad URL
+            raise NotAHudiTable(f"{base_path}: cannot open storage: {exc}") from exc
         raw = st.read(f"{HOODIE}/hoodie.properties")
         if raw is None:  # Hudi falls back to the backup an interrupted upgrade leaves
             raw = st.read(f"{HOODIE}/hoodie.properties.backup")
@@ -102,8 +95,8 @@ class StorageTimeline:
             raise NotAHudiTable(f"{base_path} is not a Hudi table: it {what}")
         try:
             props = read_properties(raw.decode("latin-1"))
-        except Exception as exc:  # noqa: BLE001
-            raise NotAHudiTable(f"{base_path}: unreadable .hoodie/hoodie.properties: {exc}")
+        except Exception as exc:
+            raise NotAHudiTable(f"{base_path}: unreadable .hoodie/hoodie.properties: {exc}") from exc
         if not props.get("hoodie.table.name"):
             raise NotAHudiTable(f"{base_path}: .hoodie/hoodie.properties has no hoodie.table.name")
         version = props.get("hoodie.table.version", "")
@@ -139,19 +132,21 @@ class StorageTimeline:
     def _settle(self, inst: StorageInstant) -> None:
         """The requested action from the requested (else inflight) file; it must complete as the
         completed file says."""
-        def action_of(state: int) -> str | None:
-            name = inst.files.get(state)
-            return parse_timeline_name(name, self.layout)[1] if name else None
-
-        requested = action_of(REQUESTED) or action_of(INFLIGHT)
-        completed = action_of(COMPLETED)
-        if requested == "commit" and action_of(REQUESTED) is None and completed:
+        requested = self._action_of(inst, REQUESTED) or self._action_of(inst, INFLIGHT)
+        completed = self._action_of(inst, COMPLETED)
+        if requested == "commit" and self._action_of(inst, REQUESTED) is None and completed:
             requested = completed  # only `<ts>.inflight`: the action is the completed one
         if completed and requested and COMPLETED_AS.get(requested, requested) != completed:
             raise CorruptTimeline(f"{self.base_path}: instant {inst.ts} was requested as {requested} "
                                   f"but completed as {completed}")
         inst.action = requested or completed or inst.action
         inst.state = max(inst.files)
+
+    def _action_of(self, inst: StorageInstant, state: int) -> str | None:
+        """The action the instant's file of `state` names, if it has one."""
+        name = inst.files.get(state)
+        parsed = parse_timeline_name(name, self.layout) if name else None
+        return parsed[1] if parsed else None
 
     # --- queries --------------------------------------------------------------------------------
 
@@ -177,6 +172,3 @@ class StorageTimeline:
         """Whether instants were archived (their files are then found by listing)."""
         return any(self.storage.listing(self.archive_dir))
 
-
-__all__ = ["CorruptTimeline", "HudiStorageError", "NotAHudiTable", "StorageInstant", "StorageTimeline",
-           "SUPPORTED_TABLE_VERSIONS", "UnsupportedTableVersion", "parse_timeline_name"]

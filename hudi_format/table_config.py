@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
 from hudi_format.errors import InvalidMetadata
@@ -110,7 +112,7 @@ class HudiTableConfig:
                 raise ValueError(f"partition path {partition_path!r} does not have {n} levels "
                                  f"for fields {self.partition_fields}")
         values = []
-        for name, part in zip(self.partition_fields, parts):
+        for part in parts:  # one per partition field
             if self.hive_style_partitioning and "=" in part:
                 key, _, part = part.partition("=")
             values.append(unquote(part) if self.url_encode_partitioning else part)
@@ -125,8 +127,8 @@ class HudiTableConfig:
         return "/".join(parts)
 
 
-def avro_to_hive_type(schema) -> str:
-    """Hive type of an Avro schema node (as hive-sync maps them)."""
+def avro_to_hive_type(schema: Any) -> str:
+    """Hive type of an Avro schema node (a JSON string, list or object; as hive-sync maps them)."""
     if isinstance(schema, list):  # union: the non-null branch
         branches = [s for s in schema if s != "null"]
         return avro_to_hive_type(branches[0]) if len(branches) == 1 else "string"
@@ -162,7 +164,9 @@ def read_properties(text: str) -> dict[str, str]:
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
-        key, value, i, esc = [], [], 0, False
+        key: list[str] = []
+        value: list[str] = []
+        i, esc = 0, False
         target = key
         while i < len(line):
             ch = line[i]
@@ -182,13 +186,22 @@ def read_properties(text: str) -> dict[str, str]:
     return out
 
 
+class Column(Protocol):
+    """A table column (an HMS FieldSchema)."""
+
+    name: str
+    type: str
+
+
+SparkType = str | dict[str, Any]  # Spark's JSON data type: a name, or an array, map or struct object
+
 _SPARK_PRIMITIVES = {"string": "string", "varchar": "string", "char": "string", "int": "integer",
                      "integer": "integer", "bigint": "long", "smallint": "short", "tinyint": "byte",
                      "float": "float", "double": "double", "boolean": "boolean", "binary": "binary",
                      "date": "date", "timestamp": "timestamp"}
 
 
-def hive_to_spark_type(hive_type: str):
+def hive_to_spark_type(hive_type: str) -> SparkType:
     """Spark's JSON data type for a Hive type string (what `spark.sql.sources.schema` holds)."""
     t, rest = _parse_hive_type(hive_type.replace(" ", ""), 0)
     if rest != len(hive_type.replace(" ", "")):
@@ -196,7 +209,7 @@ def hive_to_spark_type(hive_type: str):
     return t
 
 
-def _parse_hive_type(s: str, i: int):
+def _parse_hive_type(s: str, i: int) -> tuple[SparkType, int]:
     j = i
     while j < len(s) and (s[j].isalnum() or s[j] == "_"):
         j += 1
@@ -209,7 +222,8 @@ def _parse_hive_type(s: str, i: int):
         value, j = _parse_hive_type(s, j + 1)
         return {"type": "map", "keyType": key, "valueType": value, "valueContainsNull": True}, j + 1
     if name == "struct":
-        fields, j = [], j + 1
+        fields: list[dict[str, Any]] = []
+        j += 1
         while s[j] != ">":
             colon = s.index(":", j)
             fname = s[j:colon]
@@ -229,7 +243,8 @@ def _parse_hive_type(s: str, i: int):
     return _SPARK_PRIMITIVES.get(name, "string"), j
 
 
-def spark_schema_properties(data_cols, partition_keys, provider: str = "hudi") -> dict[str, str]:
+def spark_schema_properties(data_cols: Sequence[Column], partition_keys: Sequence[Column],
+                            provider: str = "hudi") -> dict[str, str]:
     """Table properties Spark reads a data source table's schema from (4000-character parts)."""
     fields = [{"name": c.name, "type": hive_to_spark_type(c.type), "nullable": True, "metadata": {}}
               for c in list(data_cols) + list(partition_keys)]

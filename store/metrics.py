@@ -19,9 +19,9 @@ The store's names (RFC-15 ``lookup_partitions.count``, ``lookup_files.count``, `
 commits) are declared below so they are exported as 0 before first use. Any other name works too:
 names must match ``[a-zA-Z_:][a-zA-Z0-9_:]*``.
 
-``adapter.metrics_http.serve_http(sock)`` answers ``GET /metrics`` in the Prometheus text format (version 0.0.4) on its own
-thread. The registry is per process: with ``serve --workers N`` each worker serves its own on
-``--metrics-port P + i`` (worker i); see README.
+``adapter.metrics_http.serve_http(sock)`` answers ``GET /metrics`` in the Prometheus text format
+(version 0.0.4) on its own thread. The registry is per process: with ``serve --workers N`` each
+worker serves its own on ``--metrics-port P + i`` (worker i); see README.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 
 log = logging.getLogger("hudi_metastore.metrics")
 
@@ -41,18 +42,21 @@ CALL_SECONDS = "hms_thrift_call_seconds"
 
 # Names the store records (help text is what /metrics shows).
 KNOWN = {
-    "hudi_partition_lookups": ("counter", "Partition lists answered from the metastore (RFC-15 lookup_partitions.count)"),
+    "hudi_partition_lookups": ("counter",
+                               "Partition lists answered from the metastore (RFC-15 lookup_partitions.count)"),
     "hudi_file_lookups": ("counter", "File lists answered from the metastore (RFC-15 lookup_files.count)"),
     "hudi_commits": ("counter", "Hudi instants completed"),
-    "hudi_commit_seconds": ("duration", "Time to complete an instant: timeline, snapshot and partitions in one transaction"),
-    "hudi_snapshot_sync_seconds": ("duration", "Time to mirror a table's timeline and snapshot to storage (RFC-15 sync.duration)"),
+    "hudi_commit_seconds": ("duration",
+                            "Time to complete an instant: timeline, snapshot and partitions in one transaction"),
+    "hudi_snapshot_sync_seconds": ("duration",
+                                   "Time to mirror a table's timeline and snapshot to storage (RFC-15 sync.duration)"),
     "hudi_storage_mirror_lag_versions": ("gauge", "Table versions not yet mirrored to storage"),
     CALLS: ("counter", "Thrift calls answered, by method and status"),
     CALL_SECONDS: ("duration", "Thrift call latency, by method"),
 }
 
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-Labels = tuple  # sorted ((key, value), ...)
+Labels = tuple[tuple[str, str], ...]  # sorted ((key, value), ...)
 
 
 def _labels(labels: dict | None) -> Labels:
@@ -86,8 +90,12 @@ class Registry:
                 self._help[name] = help_text
                 if name in (CALLS, CALL_SECONDS):
                     continue  # labelled: no unlabelled series
-                {"counter": self._counters, "duration": self._durations, "gauge": self._gauges}[kind][name] = (
-                    {(): _Duration()} if kind == "duration" else {(): 0.0})
+                if kind == "duration":
+                    self._durations[name] = {(): _Duration()}
+                elif kind == "counter":
+                    self._counters[name] = {(): 0.0}
+                else:
+                    self._gauges[name] = {(): 0.0}
 
     # --- recording --------------------------------------------------------------------------------
 
@@ -122,7 +130,7 @@ class Registry:
             series[key] = float(value)
 
     @contextlib.contextmanager
-    def timer(self, name: str, labels: dict | None = None):
+    def timer(self, name: str, labels: dict | None = None) -> Iterator[None]:
         start = time.perf_counter()
         try:
             yield
@@ -187,35 +195,35 @@ class Registry:
         with self._lock:
             help_text = dict(self._help)
         out: list[str] = []
-
-        def head(name, kind, base=None):
-            text = help_text.get(base or name)
-            if text:
-                out.append(f"# HELP {name} {_escape_help(text)}")
-            out.append(f"# TYPE {name} {kind}")
-
         for name in sorted(snap["counters"]):
             exported = name if name.endswith("_total") else name + "_total"
-            head(exported, "counter", base=name)
+            _head(out, help_text.get(name), exported, "counter")
             for key, v in sorted(snap["counters"][name].items()):
                 out.append(f"{exported}{_fmt_labels(key)} {_num(v)}")
         for name in sorted(snap["durations"]):
             series = sorted(snap["durations"][name].items())
-            head(name, "summary")
+            _head(out, help_text.get(name), name, "summary")
             for key, (count, total, _mx) in series:
                 out.append(f"{name}_sum{_fmt_labels(key)} {_num(total)}")
                 out.append(f"{name}_count{_fmt_labels(key)} {count}")
-            head(f"{name}_max", "gauge", base=name)
+            _head(out, help_text.get(name), f"{name}_max", "gauge")
             for key, (_count, _total, mx) in series:
                 out.append(f"{name}_max{_fmt_labels(key)} {_num(mx)}")
         for name in sorted(snap["gauges"]):
-            head(name, "gauge")
+            _head(out, help_text.get(name), name, "gauge")
             for key, v in sorted(snap["gauges"][name].items()):
                 out.append(f"{name}{_fmt_labels(key)} {_num(v)}")
         out.append("# HELP hudi_metastore_process_start_time_seconds Start time of this process (Unix seconds)")
         out.append("# TYPE hudi_metastore_process_start_time_seconds gauge")
         out.append(f'hudi_metastore_process_start_time_seconds{{pid="{os.getpid()}"}} {_num(self.started)}')
         return "\n".join(out) + "\n"
+
+
+def _head(out: list[str], help_text: str | None, name: str, kind: str) -> None:
+    """The HELP (when known) and TYPE lines of a metric."""
+    if help_text:
+        out.append(f"# HELP {name} {_escape_help(help_text)}")
+    out.append(f"# TYPE {name} {kind}")
 
 
 def _num(v: float) -> str:

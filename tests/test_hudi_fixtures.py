@@ -10,15 +10,15 @@ import zipfile
 
 import pytest
 
-hudi = pytest.importorskip("hudi")
-
-from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback  # noqa: E402
-from hudi_format.instant import ACTIONS  # noqa: E402
-from hudi_format.table_config import HudiTableConfig, read_properties  # noqa: E402
-from store.db.database import Store  # noqa: E402
-from store.db.migrations import upgrade  # noqa: E402
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
+from hudi_format.instant import ACTIONS
+from hudi_format.table_config import HudiTableConfig, read_properties
+from store.db.database import Store
+from store.db.migrations import upgrade
 from store.services import build_services
-from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
+from thrift_idl.hive_metastore.ttypes import Database
+
+hudi = pytest.importorskip("hudi")
 
 FIXTURE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "hudi-tables")
 V6 = sorted(glob.glob(os.path.join(FIXTURE_DIR, "*_v6_*.zip")))
@@ -88,7 +88,8 @@ def test_file_slices_equal_hudi_rs(tmp_path, zip_path):
     done, known = [], set()
     for ts, action in completed_instants(base):
         requested = _read(os.path.join(hoodie, f"{ts}.{action}.requested"))
-        inflight = _read(os.path.join(hoodie, f"{ts}.{action}.inflight")) or _read(os.path.join(hoodie, f"{ts}.inflight"))
+        inflight = _read(os.path.join(hoodie, f"{ts}.{action}.inflight")) or \
+            _read(os.path.join(hoodie, f"{ts}.inflight"))
         timeline.create_instant("fx", name, ts, action, requested, 60)
         timeline.transition_to_inflight("fx", name, ts, action, inflight)
         metadata = _read(os.path.join(hoodie, f"{ts}.{action}"))

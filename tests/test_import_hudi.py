@@ -11,13 +11,11 @@ import uuid
 
 import pytest
 
-hudi = pytest.importorskip("hudi")
-
-from adapter.client import HudiMetastoreClient, state_name  # noqa: E402
-from adapter.commands.import_hudi import HudiImportError, import_hudi_table  # noqa: E402
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
-from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name  # noqa: E402
-from tests.harness.hudi_tables import (  # noqa: E402
+from adapter.client import HudiMetastoreClient, state_name
+from adapter.commands.import_hudi import HudiImportError, import_hudi_table
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name
+from tests.harness.hudi_tables import (
     hold_back,
     ours_slices,
     put_back,
@@ -30,9 +28,11 @@ from tests.harness.hudi_tables import (  # noqa: E402
     timeline_dir,
     tree_digest,
 )
-from tests.test_hudi_fixtures import FIXTURE_DIR  # noqa: E402
-from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException  # noqa: E402
-from thrift_idl.hudi_metastore.ttypes import ImportedInstant, InstantState  # noqa: E402
+from tests.test_hudi_fixtures import FIXTURE_DIR
+from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException
+from thrift_idl.hudi_metastore.ttypes import ImportedInstant, InstantState
+
+hudi = pytest.importorskip("hudi")
 
 FIXTURES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(FIXTURE_DIR, "*.zip")))
 

@@ -12,23 +12,17 @@ import uuid
 import zlib
 
 import pytest
+from sqlalchemy import select
 
-hudi = pytest.importorskip("hudi")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
-fastavro = pytest.importorskip("fastavro")
-
-from sqlalchemy import select  # noqa: E402
-
-from hudi_format import layout, storage  # noqa: E402
-from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback  # noqa: E402
-from hudi_format.file_slice import parse_file_name  # noqa: E402
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED  # noqa: E402
-from hudi_format.layout import instant_file_name, table_checksum  # noqa: E402
-from hudi_format.table_config import COW, HudiTableConfig, read_properties  # noqa: E402
-from store.db import schema as S  # noqa: E402
-from store.storage.mirror import StorageMirror  # noqa: E402
-from tests.test_hudi_fixtures import (  # noqa: E402
+from hudi_format import layout, storage
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
+from hudi_format.file_slice import parse_file_name
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.layout import instant_file_name, table_checksum
+from hudi_format.table_config import COW, HudiTableConfig, read_properties
+from store.db import schema as S
+from store.storage.mirror import StorageMirror
+from tests.test_hudi_fixtures import (
     V6,
     _read,
     completed_instants,
@@ -37,7 +31,12 @@ from tests.test_hudi_fixtures import (  # noqa: E402
     theirs_norm,
     unzip_table,
 )
-from thrift_idl.hive_metastore.ttypes import Database  # noqa: E402
+from thrift_idl.hive_metastore.ttypes import Database
+
+hudi = pytest.importorskip("hudi")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+fastavro = pytest.importorskip("fastavro")
 
 
 def rows_of(table) -> list[dict]:
@@ -88,7 +87,8 @@ def test_fixture_replayed_and_mirrored_reads_like_the_original(tmp_path, zip_pat
     known: set[str] = set()
     for ts, action in instants:
         requested = _read(os.path.join(hoodie, f"{ts}.{action}.requested"))
-        inflight = _read(os.path.join(hoodie, f"{ts}.{action}.inflight")) or _read(os.path.join(hoodie, f"{ts}.inflight"))
+        inflight = _read(os.path.join(hoodie, f"{ts}.{action}.inflight")) or \
+            _read(os.path.join(hoodie, f"{ts}.inflight"))
         metadata = _read(os.path.join(hoodie, f"{ts}.{action}"))
         timeline.create_instant("fx", name, ts, action, requested, 60)
         timeline.transition_to_inflight("fx", name, ts, action, inflight)
@@ -126,7 +126,7 @@ def test_fixture_replayed_and_mirrored_reads_like_the_original(tmp_path, zip_pat
             ours_pm = read_properties(open(os.path.join(new, rel, layout.PARTITION_METAFILE)).read())
             assert ours_pm == theirs, rel
     # no temp files left behind
-    for root, _, names in os.walk(new):
+    for _root, _, names in os.walk(new):
         assert not [n for n in names if n.endswith(".tmp") or n.startswith(layout.PARTITION_METAFILE + "_")]
 
 
@@ -143,7 +143,8 @@ def test_checksum_is_hudis():
 
 def test_instant_file_names_v6():
     expect = {
-        ("commit", REQUESTED): "t.commit.requested", ("commit", INFLIGHT): "t.inflight", ("commit", COMPLETED): "t.commit",
+        ("commit", REQUESTED): "t.commit.requested", ("commit", INFLIGHT): "t.inflight",
+        ("commit", COMPLETED): "t.commit",
         ("deltacommit", REQUESTED): "t.deltacommit.requested", ("deltacommit", INFLIGHT): "t.deltacommit.inflight",
         ("deltacommit", COMPLETED): "t.deltacommit",
         ("replacecommit", INFLIGHT): "t.replacecommit.inflight", ("replacecommit", COMPLETED): "t.replacecommit",
@@ -295,7 +296,8 @@ def test_commit_then_mirror_reads_with_hudi_rs_and_rollback_disappears(tmp_path)
     table = hudi.HudiTable(base)
     assert theirs_norm(table, None) == ours_norm(snapshot.latest_file_slices("db1", "t1"))
     assert [r["id"] for r in rows_of(table)] == [1, 2, 3, 4]
-    assert read_properties(open(os.path.join(base, "2024-01-03", layout.PARTITION_METAFILE)).read())["commitTime"] == ts2
+    pm = read_properties(open(os.path.join(base, "2024-01-03", layout.PARTITION_METAFILE)).read())
+    assert pm["commitTime"] == ts2
 
 
 def test_object_store_path(tmp_path):
@@ -440,7 +442,7 @@ def test_lease_keeps_other_mirrors_away_until_it_expires(tmp_path):
     b = StorageMirror(timeline.store, timeline, clock_ms=lambda: now[0], lease_ms=1000)
     with timeline.store.read() as conn:
         tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
-    assert a._claim(tbl_id, [1], force=False) == now[0]  # a crashed holder
+    assert a.queue.claim(tbl_id, [1], force=False) == now[0]  # a crashed holder
     assert b.sync("db1", "t1", force=False) == 0 and b.lag("db1", "t1") == 1
     now[0] += 1001
     assert b.sync("db1", "t1", force=False) == 1 and b.lag("db1", "t1") == 0
@@ -492,7 +494,7 @@ def test_concurrent_mirrors_mirror_each_version_once(tmp_path):
     assert sum(results) == 4
     assert mirrors[0].lag("db1", "t1") == 0
     assert theirs_norm(hudi.HudiTable(base), None) == ours_norm(snapshot.latest_file_slices("db1", "t1"))
-    for root, _, names in os.walk(base):
+    for _root, _, names in os.walk(base):
         assert not [n for n in names if n.endswith(".tmp")]
 
 

@@ -20,7 +20,7 @@ from hudi_format.instant import COMPLETED
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
-from store.hudi.snapshot_service import SnapshotService, _info
+from store.hudi.snapshot_service import SnapshotService, file_info
 from store.hudi.timeline_service import TimelineService
 from store.storage import warehouse
 
@@ -41,6 +41,25 @@ def clean_metadata(ts: str, policy: str, earliest: str | None, deleted: dict[str
                               for p, names in deleted.items()},
         "version": 2, "bootstrapPartitionMetadata": {},
     }).encode()
+
+
+def _slices_to_clean(instants: list[str], replace_ts: str | None, policy: str, retain: int, earliest: str | None,
+                     whole_partitions: bool) -> list[str]:
+    """Base instants of the slices of one file group (`instants`: newest first) the clean deletes;
+    `replace_ts`: when a replacecommit replaced the group."""
+    if replace_ts is not None:
+        # a replaced group is garbage once the replace is out of the retained window
+        # (KEEP_LATEST_FILE_VERSIONS keeps nothing of it)
+        if policy == KEEP_LATEST_FILE_VERSIONS or (earliest and replace_ts <= earliest) or whole_partitions:
+            return instants
+        return []
+    if policy == KEEP_LATEST_FILE_VERSIONS:
+        return instants[retain:]
+    # keep every slice a retained commit may read: the newest slice at or before the earliest
+    # retained commit, and everything after it
+    if earliest is None:
+        return []
+    return [t for t in instants if t <= earliest][1:]
 
 
 class CleanService:
@@ -69,33 +88,16 @@ class CleanService:
             if partitions is not None:
                 q = q.where(f.c.partition_path.in_(partitions))
                 rq = rq.where(rg.c.partition_path.in_(partitions))
-            files = [_info(r) for r in conn.execute(q)]
+            files = [file_info(r) for r in conn.execute(q)]
             replaced = {(r.partition_path, r.file_id): r.replace_ts for r in conn.execute(rq)}
         groups: dict[tuple[str, str], dict[str, list[FileInfo]]] = {}
         for fi in files:
             groups.setdefault((fi.partition_path, fi.file_id), {}).setdefault(fi.base_instant, []).append(fi)
         doomed: dict[str, list[FileInfo]] = {}
         for key, slices in groups.items():
-            instants = sorted(slices, reverse=True)  # newest slice first
-            if key in replaced:
-                # a replaced group is garbage once the replace is out of the retained window
-                # (KEEP_LATEST_FILE_VERSIONS keeps nothing of it)
-                if policy == KEEP_LATEST_FILE_VERSIONS or (earliest and replaced[key] <= earliest) \
-                        or (partitions is not None):
-                    gone = instants
-                else:
-                    gone = []
-            elif policy == KEEP_LATEST_FILE_VERSIONS:
-                gone = instants[retain:]
-            else:
-                # keep every slice a retained commit may read: the newest slice at or before the
-                # earliest retained commit, and everything after it
-                if earliest is None:
-                    gone = []
-                else:
-                    older = [t for t in instants if t <= earliest]
-                    gone = older[1:]
-            for t in gone:
+            replace_ts = replaced.get(key)
+            for t in _slices_to_clean(sorted(slices, reverse=True), replace_ts, policy, retain, earliest,
+                                      whole_partitions=partitions is not None):
                 doomed.setdefault(key[0], []).extend(slices[t])
         return earliest, doomed
 
@@ -111,7 +113,8 @@ class CleanService:
         inst = self.timeline.create_instant(db, tbl, None, "clean", plan, 60)
         self.timeline.transition_to_inflight(db, tbl, inst.ts, "clean", plan)
         self.timeline.complete_instant(db, tbl, inst.ts, "clean", clean_metadata(inst.ts, policy, earliest, names))
-        base = self.timeline.get_table_config(db, tbl).base_path
+        with self.store.read() as conn:
+            base = self.timeline.table_ref(conn, db, tbl).base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
         for p in paths:
             warehouse.delete_file(warehouse.join(base, p))

@@ -7,7 +7,7 @@ a partition. Every query is bounded by the partitions (or instants) asked for, t
 
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import ColumnElement, Row, Table, and_, or_, select
 
 from hudi_format.file_slice import FileInfo, FileSlice, build_slices
 from hudi_format.instant import COMPLETED
@@ -20,7 +20,8 @@ from store.hms.partition_service import PartitionService
 from store.hudi.timeline_service import TimelineService
 
 
-def _info(r) -> FileInfo:
+def file_info(r: Row) -> FileInfo:
+    """A `files` row as the snapshot answers it."""
     return FileInfo(partition_path=r.partition_path, file_id=r.file_id, name=r.name, size=r.size,
                     base_instant=r.base_instant, is_log=bool(r.is_log), log_version=r.log_version,
                     commit_ts=r.created_ts)
@@ -35,17 +36,20 @@ class SnapshotService:
     def partitions(self, db: str, tbl: str, filter_text: str | None = None) -> list[str]:
         """Partition paths of a Hudi table, pruned with the Hive filter grammar."""
         metrics.incr("hudi_partition_lookups")
-        cfg = self.timeline.get_table_config(db, tbl)
+        with self.store.read() as conn:
+            ref = self.timeline.table_ref(conn, db, tbl)
+        cfg = ref.config
         if not cfg.partition_fields:
             return [""]
-        base = cfg.base_path.rstrip("/") + "/"
+        base = ref.base_path.rstrip("/") + "/"
         out = []
         for p in self.partition_service.get_partitions(db, tbl, -1, filter_text=filter_text or None):
             loc = p.sd.location or ""
             out.append(loc[len(base):] if loc.startswith(base) else cfg.path_of(p.values))
         return sorted(out)
 
-    def _live(self, f, as_of: str | None):
+    @staticmethod
+    def _live(f: Table, as_of: str | None) -> ColumnElement[bool]:
         if as_of is None:
             return f.c.is_deleted.is_(False)
         # As Hudi's file-system view: a file belongs to the view as of T when its slice began by T;
@@ -65,7 +69,8 @@ class SnapshotService:
                     raise NoSuchObject(f"No completed instant {as_of} on {ref.db_name}.{ref.name}")
             f, rg = S.files, S.replaced_file_groups
             chunks = [None] if not partitions else [partitions[i:i + BATCH] for i in range(0, len(partitions), BATCH)]
-            rows, replaced = [], set()
+            rows: list[Row] = []
+            replaced: set[tuple[str, str]] = set()
             for chunk in chunks:
                 q = select(f).where(f.c.tbl_id == ref.tbl_id, self._live(f, as_of))
                 rq = select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id)
@@ -76,7 +81,7 @@ class SnapshotService:
                     rq = rq.where(rg.c.replace_ts <= as_of)
                 rows.extend(conn.execute(q))
                 replaced.update((r.partition_path, r.file_id) for r in conn.execute(rq))
-        files = [_info(r) for r in rows if (r.partition_path, r.file_id) not in replaced]
+        files = [file_info(r) for r in rows if (r.partition_path, r.file_id) not in replaced]
         return build_slices(files)
 
     def files_changed(self, db: str, tbl: str, since: str | None, until: str | None) -> list[FileInfo]:
@@ -90,7 +95,7 @@ class SnapshotService:
                 q = q.where(f.c.created_ts > since)
             if until:
                 q = q.where(f.c.created_ts <= until)
-            return [_info(r) for r in conn.execute(q.order_by(f.c.created_ts, f.c.partition_path, f.c.name))]
+            return [file_info(r) for r in conn.execute(q.order_by(f.c.created_ts, f.c.partition_path, f.c.name))]
 
     def all_files(self, db: str, tbl: str, partition: str) -> list[FileInfo]:
         """Every file of a partition still on storage, old versions and replaced groups included."""
@@ -100,4 +105,4 @@ class SnapshotService:
             f = S.files
             q = select(f).where(f.c.tbl_id == ref.tbl_id, f.c.partition_path == (partition or ""),
                                 f.c.is_deleted.is_(False))
-            return [_info(r) for r in conn.execute(q.order_by(f.c.file_id, f.c.base_instant, f.c.name))]
+            return [file_info(r) for r in conn.execute(q.order_by(f.c.file_id, f.c.base_instant, f.c.name))]

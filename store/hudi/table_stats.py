@@ -8,7 +8,8 @@ from sqlalchemy import func, select
 
 from hudi_format.instant import COMPLETED, Instant
 from store.db import schema as S
-from store.hudi.timeline_service import TimelineService, _instant
+from store.hudi.instants import instant_from_row
+from store.hudi.timeline_service import TimelineService
 
 
 @dataclass
@@ -38,5 +39,5 @@ def table_stats(timeline: TimelineService, db: str, tbl: str) -> TableStats:
         lag = conn.execute(select(func.count()).select_from(v).where(
             v.c.tbl_id == ref.tbl_id, v.c.snapshot_status == 0)).scalar_one()
         version = conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == ref.tbl_id)).scalar() or 0
-    return TableStats(int(parts), int(n), int(size), _instant(last) if last is not None else None,
+    return TableStats(int(parts), int(n), int(size), instant_from_row(last) if last is not None else None,
                       ref.config.table_version == 6, int(lag), int(version))

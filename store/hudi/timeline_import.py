@@ -2,7 +2,7 @@
 dataset; import-hudi and repair): instants that already happened keep their own times, states and
 metadata, and files a listing of storage found are recorded.
 
-Unlike the writer path (timeline_service.create_instant / complete_instant) nothing here hands out
+Unlike the writer path (instants.create_instant, commit.complete_instant) nothing here hands out
 instant times or checks for conflicts: the instants are facts on storage. One call is one database
 transaction: all of it or nothing. Imported table versions are marked mirrored (the timeline is on
 storage already), so the storage mirror never rewrites an imported table's instant files.
@@ -11,11 +11,14 @@ storage already), so the storage mirror never rewrites an imported table's insta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Row, select, update
 
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
+    CommitMetadata,
+    WriteStat,
     parse_clean,
     parse_commit,
     parse_restore,
@@ -34,14 +37,11 @@ from hudi_format.instant import (
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
 from store.errors import InvalidObject, InvalidOperation
-from store.hms.partition_names import make_name
-from store.hudi.timeline_service import (
-    DEFAULT_HEARTBEAT_TIMEOUT_S,
-    NEVER,
-    HudiTableRef,
-    TimelineService,
-    check_instant_time,
-)
+from store.hudi.file_listing import NEVER, add_version, latest_version
+from store.hudi.instant_times import check_instant_time
+from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
+from store.hudi.tables import HudiTableRef
+from store.hudi.timeline_service import TimelineService
 
 BATCH = 500
 
@@ -75,7 +75,7 @@ class ImportOutcome:
 
 def _check(instants: list[StoredInstant]) -> None:
     """Bad input is refused before anything is written."""
-    seen = set()
+    seen: set[str] = set()
     for i in instants:
         check_instant_time(i.ts)
         if i.action not in ACTIONS:
@@ -101,7 +101,7 @@ def _check(instants: list[StoredInstant]) -> None:
                 parse_restore(data)
 
 
-def _group(stat) -> tuple[str, str]:
+def _group(stat: WriteStat) -> tuple[str, str]:
     """(partition, file id) of a write stat's file."""
     partition, name = split_path(stat.path)
     return (stat.partition_path if stat.partition_path is not None else partition), parse_file_name(name)[0]
@@ -111,10 +111,17 @@ def _file_key(f: FileInfo) -> tuple[str, str]:
     return (f.partition_path or "", f.name)
 
 
+Rolled = tuple[list[str], dict[str, list[str]], CommitMetadata]  # as parse_rollback gives it
+
+
 class TimelineImport:
     def __init__(self, timeline: TimelineService):
-        self.timeline = timeline
         self.store = timeline.store
+        self.clock_ms = timeline.clock_ms
+        self.tables = timeline.hudi_tables
+        self.times = timeline.times
+        self.listing = timeline.listing
+        self.partition_sync = timeline.partition_sync
 
     def import_instants(self, db: str, tbl: str, instants: list[StoredInstant],
                         listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
@@ -129,51 +136,51 @@ class TimelineImport:
             try:
                 parse_file_name(f.name)
             except ValueError as exc:
-                raise InvalidObject(str(exc))
+                raise InvalidObject(str(exc)) from exc
+        return self.store.run_write(self._import_in, db, tbl, instants, listed, missing, config)
 
-        def tx(conn: Connection) -> ImportOutcome:
-            ref = self.timeline.table_ref(conn, db, tbl, lock=True)
-            if config is not None:
-                ref = self._take_config(conn, ref, config)
-            out = ImportOutcome()
-            rows = self._existing(conn, ref.tbl_id, [i.ts for i in instants])
-            top = max([i.ts for i in instants] + [i.completion_ts for i in instants if i.completion_ts], default=None)
-            for inst in instants:
-                row = rows.get(inst.ts)
-                if row is not None and row.state >= inst.state:
-                    out.unchanged += 1
-                    continue
-                if row is not None and row.action not in (inst.action, inst.done_action):
-                    raise InvalidObject(
-                        f"Instant {inst.ts} is a {row.action} on the server but a {inst.action} on storage")
-                out.imported.append(self._import_one(conn, ref, inst, row))
-            if listed:
-                out.files_added, out.files_resized = self._add_listed(conn, ref, listed)
-            if missing:
-                out.files_removed = self._remove_missing(conn, ref, missing)
-            if out.files_added or out.files_removed or out.files_resized:
-                self._version(conn, ref.tbl_id, 0)
-            if top:
-                self.timeline._bump_to(conn, ref.tbl_id, top)
-            v = S.tbl_version
-            out.version = conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == ref.tbl_id)).scalar() or 0
-            return out
-
-        return self.store.run_write(tx)
+    def _import_in(self, conn: Connection, db: str, tbl: str, instants: list[StoredInstant],
+                   listed: list[FileInfo], missing: list[FileInfo], config: HudiTableConfig | None) -> ImportOutcome:
+        ref = self.tables.table_ref(conn, db, tbl, lock=True)
+        if config is not None:
+            ref = self._take_config(conn, ref, config)
+        out = ImportOutcome()
+        rows = self._existing(conn, ref.tbl_id, [i.ts for i in instants])
+        top = max([i.ts for i in instants] + [i.completion_ts for i in instants if i.completion_ts], default=None)
+        for inst in instants:
+            row = rows.get(inst.ts)
+            if row is not None and row.state >= inst.state:
+                out.unchanged += 1
+                continue
+            if row is not None and row.action not in (inst.action, inst.done_action):
+                raise InvalidObject(
+                    f"Instant {inst.ts} is a {row.action} on the server but a {inst.action} on storage")
+            out.imported.append(self._import_one(conn, ref, inst, row))
+        if listed:
+            out.files_added, out.files_resized = self._add_listed(conn, ref, listed)
+        if missing:
+            out.files_removed = self._remove_missing(conn, ref, missing)
+        if out.files_added or out.files_removed or out.files_resized:
+            add_version(conn, ref.tbl_id, 0, self.clock_ms(), mirrored=True)
+        if top:
+            self.times.bump_to(conn, ref.tbl_id, top)
+        out.version = latest_version(conn, ref.tbl_id)
+        return out
 
     def _take_config(self, conn: Connection, ref: HudiTableRef, config: HudiTableConfig) -> HudiTableRef:
         if config.table_type != ref.config.table_type and conn.execute(select(S.instant.c.instant_id).where(
                 S.instant.c.tbl_id == ref.tbl_id).limit(1)).first() is not None:
             raise InvalidOperation(f"{ref.db_name}.{ref.name} is {ref.config.table_type} with instants; "
-                                            f"it cannot become {config.table_type}")
-        config.db_name, config.table_name, config.base_path = ref.db_name, ref.name, ref.config.base_path
+                                   f"it cannot become {config.table_type}")
+        config.db_name, config.table_name, config.base_path = ref.db_name, ref.name, ref.base_path
         conn.execute(update(S.hudi_table).where(S.hudi_table.c.tbl_id == ref.tbl_id).values(
             table_type=config.table_type, table_version=config.table_version, properties=config.to_json()))
-        return self.timeline.table_ref(conn, ref.db_name, ref.name)
+        return self.tables.table_ref(conn, ref.db_name, ref.name)
 
     # --- instants -----------------------------------------------------------------------------
 
-    def _existing(self, conn: Connection, tbl_id: int, stamps: list[str]) -> dict:
+    @staticmethod
+    def _existing(conn: Connection, tbl_id: int, stamps: list[str]) -> dict[str, Row]:
         i = S.instant
         out = {}
         for k in range(0, len(stamps), BATCH):
@@ -181,17 +188,16 @@ class TimelineImport:
                 out[r.ts] = r
         return out
 
-    def _import_one(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant, row) -> Instant:
-        now = self.timeline.clock_ms()
+    def _import_one(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant, row: Row | None) -> Instant:
+        now = self.clock_ms()
         completed = inst.state == COMPLETED
         action = inst.done_action if completed else inst.action
         completion = (inst.completion_ts or inst.ts) if completed else None
         i = S.instant
         if row is None:
-            instant_id = conn.execute(i.insert().values(
-                tbl_id=ref.tbl_id, ts=inst.ts, action=action, state=inst.state, requested_ms=now,
-                requested_ts=inst.ts, completion_ts=completion, duration=DEFAULT_HEARTBEAT_TIMEOUT_S,
-                start_ts=now)).inserted_primary_key[0]
+            instant_id = insert_instant(
+                conn, tbl_id=ref.tbl_id, ts=inst.ts, action=action, state=inst.state, requested_ms=now,
+                requested_ts=inst.ts, completion_ts=completion, duration=DEFAULT_HEARTBEAT_TIMEOUT_S, start_ts=now)
             from_state = 0
         else:
             instant_id = row.instant_id
@@ -200,52 +206,42 @@ class TimelineImport:
                 state=inst.state, action=action, completion_ts=completion, start_ts=now))
         for state, data in ((REQUESTED, inst.requested), (INFLIGHT, inst.inflight), (COMPLETED, inst.completed)):
             if from_state < state <= inst.state and (data is not None or state == COMPLETED):
-                self.timeline._put_meta(conn, ref.tbl_id, inst.ts, action if state == COMPLETED else inst.action,
-                                        state, data)
+                put_meta(conn, ref.tbl_id, inst.ts, action if state == COMPLETED else inst.action, state, data)
         if completed:
             self._apply(conn, ref, inst)
             conn.execute(S.instant_markers.delete().where(
                 S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == inst.ts))
-            self._version(conn, ref.tbl_id, instant_id)
+            add_version(conn, ref.tbl_id, instant_id, self.clock_ms(), mirrored=True)
         return Instant(inst.ts, action, STATE_NAMES[inst.state], completion, now, now, DEFAULT_HEARTBEAT_TIMEOUT_S)
 
-    def _version(self, conn: Connection, tbl_id: int, instant_id: int) -> int:
-        """A new table version, already mirrored (instant_id 0: a listing's changes)."""
-        v = S.tbl_version
-        top = conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == tbl_id)).scalar() or 0
-        now = self.timeline.clock_ms()
-        conn.execute(v.insert().values(tbl_id=tbl_id, version=top + 1, instant_id=instant_id, snapshot_status=1,
-                                       create_time=now, update_time=now))
-        return top + 1
-
     def _apply(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant) -> None:
-        """The snapshot changes of a completed instant, as timeline_service applies a commit's."""
-        tl = self.timeline
+        """The file listing changes of a completed instant, as commit.py applies a commit's."""
         action = inst.done_action
         if action in WRITE_ACTIONS:
             meta = parse_commit(inst.completed)
             self._drop_recorded_base_files(conn, ref, meta)
-            tl._add_files(conn, ref, inst.ts, meta)
+            self.listing.add_files(conn, ref, inst.ts, meta)
             self._reslice_logs(conn, ref, {_group(s) for s in meta.write_stats})
             written = sorted({s.partition_path for s in meta.write_stats if s.partition_path})
-            tl._ensure_partitions(conn, ref, written)
+            self.partition_sync.ensure_partitions(conn, ref, written)
             if action == "replacecommit" and (meta.operation_type or "").upper() == "DELETE_PARTITION":
-                self._drop_partitions(conn, ref, sorted(set(meta.replaced) - set(written)))
+                self.partition_sync.drop_partitions(conn, ref, sorted(set(meta.replaced) - set(written)))
         elif action == "clean":
-            tl._mark_deleted(conn, ref, inst.ts, parse_clean(inst.completed))
+            self.listing.mark_deleted(conn, ref, inst.ts, parse_clean(inst.completed))
         elif action == "rollback":
             self._rollback(conn, ref, inst.ts, parse_rollback(inst.completed))
         elif action == "restore":
             for rb in parse_restore(inst.completed):
                 self._rollback(conn, ref, inst.ts, rb)
 
-    def _rollback(self, conn: Connection, ref: HudiTableRef, ts: str, parsed) -> None:
+    def _rollback(self, conn: Connection, ref: HudiTableRef, ts: str, parsed: Rolled) -> None:
         rolled, deleted, written = parsed
-        self.timeline._mark_deleted(conn, ref, ts, deleted)
-        self.timeline._forget_instants(conn, ref, rolled)
-        self.timeline._add_files(conn, ref, ts, written)
+        self.listing.mark_deleted(conn, ref, ts, deleted)
+        self.listing.forget_instants(conn, ref, rolled)
+        self.listing.add_files(conn, ref, ts, written)
 
-    def _drop_recorded_base_files(self, conn: Connection, ref: HudiTableRef, meta) -> None:
+    @staticmethod
+    def _drop_recorded_base_files(conn: Connection, ref: HudiTableRef, meta: CommitMetadata) -> None:
         """Base files a listing recorded already (repair) are not inserted twice."""
         f = S.files
         by_partition: dict[str, list[str]] = {}
@@ -254,7 +250,7 @@ class TimelineImport:
             if not name.startswith("."):
                 key = s.partition_path if s.partition_path is not None else partition
                 by_partition.setdefault(key, []).append(name)
-        have = set()
+        have: set[tuple[str, str]] = set()
         for partition, names in by_partition.items():
             for k in range(0, len(names), BATCH):
                 have.update((partition, r) for r in conn.execute(select(f.c.name).where(
@@ -265,7 +261,8 @@ class TimelineImport:
                 s.partition_path if s.partition_path is not None else split_path(s.path)[0],
                 split_path(s.path)[1]) not in have]
 
-    def _reslice_logs(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]) -> None:
+    @staticmethod
+    def _reslice_logs(conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]) -> None:
         """Table version 8+ merge-on-read: a log file is named after the deltacommit that wrote it and
         belongs to the slice of the latest base file of its group whose instant is at or before that
         commit's completion (Hudi 1.x); recomputed for the groups an import touched."""
@@ -287,19 +284,6 @@ class TimelineImport:
                 if slice_base != r.base_instant:
                     conn.execute(update(f).where(f.c.id == r.id).values(base_instant=slice_base))
 
-    def _drop_partitions(self, conn: Connection, ref: HudiTableRef, paths: list[str]) -> None:
-        if not paths or not ref.config.partition_fields:
-            return
-        ctx = self.timeline.partitions.table_ctx(conn, ref.db_name, ref.name)
-        names = [make_name(ctx.key_names, ref.config.values_of(p)) for p in paths]
-        p = S.partitions
-        rows = []
-        for k in range(0, len(names), BATCH):
-            rows.extend(conn.execute(select(p.c.part_id, p.c.sd_id).where(
-                p.c.tbl_id == ref.tbl_id, p.c.part_name.in_(names[k:k + BATCH]))).all())
-        if rows:
-            self.timeline.partitions._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
-
     # --- listing --------------------------------------------------------------------------------
 
     def _add_listed(self, conn: Connection, ref: HudiTableRef, listed: list[FileInfo]) -> tuple[int, int]:
@@ -309,14 +293,13 @@ class TimelineImport:
         by_partition: dict[str, list[FileInfo]] = {}
         for x in {_file_key(x): x for x in listed}.values():
             by_partition.setdefault(x.partition_path or "", []).append(x)
-        v = S.tbl_version
-        version = (conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == ref.tbl_id)).scalar() or 0) + 1
-        now = self.timeline.clock_ms()
-        rows = []
+        version = latest_version(conn, ref.tbl_id) + 1
+        now = self.clock_ms()
+        rows: list[dict[str, Any]] = []
         resized = 0
         for partition, files in by_partition.items():
             names = [x.name for x in files]
-            have = {}
+            have: dict[str, Row] = {}
             for k in range(0, len(names), BATCH):
                 have.update((r.name, r) for r in conn.execute(select(f.c.id, f.c.name, f.c.size, f.c.is_deleted).where(
                     f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
@@ -336,7 +319,8 @@ class TimelineImport:
         for k in range(0, len(rows), 1000):
             conn.execute(f.insert(), rows[k:k + 1000])
         self._reslice_logs(conn, ref, {(r["partition_path"], r["file_id"]) for r in rows})
-        self.timeline._ensure_partitions(conn, ref, sorted({r["partition_path"] for r in rows if r["partition_path"]}))
+        self.partition_sync.ensure_partitions(
+            conn, ref, sorted({r["partition_path"] for r in rows if r["partition_path"]}))
         return len(rows), resized
 
     def _remove_missing(self, conn: Connection, ref: HudiTableRef, missing: list[FileInfo]) -> int:
@@ -347,7 +331,7 @@ class TimelineImport:
         for x in missing:
             by_partition.setdefault(x.partition_path or "", []).append(x.name)
         n = 0
-        now = self.timeline.clock_ms()
+        now = self.clock_ms()
         emptied = []
         for partition, names in by_partition.items():
             for k in range(0, len(names), BATCH):
@@ -358,5 +342,5 @@ class TimelineImport:
                                                      f.c.is_deleted.is_(False)).limit(1)).first()
             if left is None and partition:
                 emptied.append(partition)
-        self._drop_partitions(conn, ref, emptied)
+        self.partition_sync.drop_partitions(conn, ref, emptied)
         return n

@@ -28,9 +28,10 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
@@ -49,11 +50,14 @@ from hudi_format.storage import TableStorage
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
+from store.hudi.tables import HudiTableRef
 from store.hudi.timeline_service import TimelineService
 
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_MS = 60_000
+
+Listing = dict[str, int | None]  # file name under .hoodie -> size (None: a folder)
 
 
 @dataclass
@@ -75,12 +79,100 @@ class _Inst:
         return out
 
 
+class MirrorQueue:
+    """Table versions not yet on storage (`tbl_version.snapshot_status` 0): the work queue the
+    server processes share, with leases (`update_time` of pending versions) and progress."""
+
+    def __init__(self, store: Store, clock_ms: Callable[[], int], lease_ms: int):
+        self.store = store
+        self.clock_ms = clock_ms
+        self.lease_ms = lease_ms
+
+    def lag(self, tbl_id: int) -> int:
+        with self.store.read() as conn:
+            v = S.tbl_version
+            return conn.execute(select(func.count()).select_from(v).where(
+                v.c.tbl_id == tbl_id, v.c.snapshot_status == 0)).scalar_one()
+
+    def total_lag(self) -> int:
+        with self.store.read() as conn:
+            return conn.execute(select(func.count()).select_from(S.tbl_version).where(
+                S.tbl_version.c.snapshot_status == 0)).scalar_one()
+
+    @staticmethod
+    def pending(conn: Connection, tbl_id: int) -> list[tuple[int, int]]:
+        """(version, instant id) of the table's versions not on storage yet, in order."""
+        v = S.tbl_version
+        return [(r.version, r.instant_id) for r in conn.execute(
+            select(v.c.version, v.c.instant_id).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0)
+            .order_by(v.c.version))]
+
+    def claim(self, tbl_id: int, versions: list[int], force: bool) -> int | None:
+        """Lease the pending versions (their update_time while still 0); None when another holds them."""
+        return self.store.run_write(self._claim_in, tbl_id, versions, force, self.clock_ms())
+
+    def _claim_in(self, conn: Connection, tbl_id: int, versions: list[int], force: bool, token: int) -> int | None:
+        v = S.tbl_version
+        if not force:
+            got = conn.execute(update(v).where(
+                v.c.tbl_id == tbl_id, v.c.version == versions[0], v.c.snapshot_status == 0,
+                or_(v.c.update_time.is_(None), v.c.update_time < token - self.lease_ms),
+            ).values(update_time=token)).rowcount
+            if got != 1:
+                return None
+        conn.execute(update(v).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0,
+                                     v.c.version.in_(versions)).values(update_time=token))
+        return token
+
+    def release(self, tbl_id: int, token: int) -> None:
+        try:
+            self.store.run_write(self._release_in, tbl_id, token)
+        except Exception:  # the lease then just expires
+            log.debug("could not release mirror lease", exc_info=True)
+
+    @staticmethod
+    def _release_in(conn: Connection, tbl_id: int, token: int) -> None:
+        v = S.tbl_version
+        conn.execute(update(v).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0,
+                                     v.c.update_time == token).values(update_time=None))
+
+    def mark(self, tbl_id: int, version: int) -> int:
+        """The version is on storage: 1 when this call marked it."""
+        return self.store.run_write(self._mark_in, tbl_id, version)
+
+    def _mark_in(self, conn: Connection, tbl_id: int, version: int) -> int:
+        v = S.tbl_version
+        return conn.execute(update(v).where(
+            v.c.tbl_id == tbl_id, v.c.version == version, v.c.snapshot_status == 0,
+        ).values(snapshot_status=1, update_time=self.clock_ms())).rowcount
+
+
+class _InstantMetadata:
+    """Instant metadata rows of one table, each read once (in its own short read)."""
+
+    def __init__(self, store: Store, tbl_id: int):
+        self.store = store
+        self.tbl_id = tbl_id
+        self._cache: dict[tuple[str, str, int], bytes] = {}
+
+    def __call__(self, ts: str, action: str, state: int) -> bytes:
+        key = (ts, action, state)
+        if key not in self._cache:
+            m = S.instant_meta
+            with self.store.read() as conn:
+                data = conn.execute(select(m.c.data).where(
+                    m.c.tbl_id == self.tbl_id, m.c.ts == ts, m.c.action == action, m.c.state == state)).scalar()
+            self._cache[key] = bytes(data) if data is not None else b""
+        return self._cache[key]
+
+
 class StorageMirror:
-    def __init__(self, store: Store, timeline: TimelineService, clock_ms=now_ms, lease_ms: int = DEFAULT_LEASE_MS):
+    def __init__(self, store: Store, timeline: TimelineService, clock_ms: Callable[[], int] = now_ms,
+                 lease_ms: int = DEFAULT_LEASE_MS):
         self.store = store
         self.timeline = timeline
         self.clock_ms = clock_ms
-        self.lease_ms = lease_ms
+        self.queue = MirrorQueue(store, clock_ms, lease_ms)
         self._props_written: dict[str, bytes] = {}  # base path -> hoodie.properties known on storage
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -91,21 +183,17 @@ class StorageMirror:
         """For `timeline.on_commit`: mirror right after a commit; failures wait for the background retry."""
         try:
             self.sync(db, tbl, force=False)
-        except Exception as exc:  # noqa: BLE001 - never fails the commit
+        except Exception as exc:  # never fails the commit
             log.warning("storage mirror of %s.%s failed (left for retry): %s", db, tbl, exc)
 
     def lag(self, db: str, tbl: str) -> int:
         """Versions of the table not yet on storage."""
         with self.store.read() as conn:
-            ref = self.timeline.table_ref(conn, db, tbl)
-            v = S.tbl_version
-            return conn.execute(select(func.count()).select_from(v).where(
-                v.c.tbl_id == ref.tbl_id, v.c.snapshot_status == 0)).scalar_one()
+            tbl_id = self.timeline.table_ref(conn, db, tbl).tbl_id
+        return self.queue.lag(tbl_id)
 
     def total_lag(self) -> int:
-        with self.store.read() as conn:
-            return conn.execute(select(func.count()).select_from(S.tbl_version).where(
-                S.tbl_version.c.snapshot_status == 0)).scalar_one()
+        return self.queue.total_lag()
 
     def sync(self, db: str, tbl: str, force: bool = True) -> int:
         """Mirror every pending version of the table, in order; the number of versions mirrored.
@@ -138,7 +226,7 @@ class StorageMirror:
                 break
             try:
                 total += self.sync(r.db, r.tbl, force=False)
-            except Exception as exc:  # noqa: BLE001 - one table's storage must not stop the others
+            except Exception as exc:  # one table's storage must not stop the others
                 log.warning("storage mirror of %s.%s failed (will retry): %s", r.db, r.tbl, exc)
         return total
 
@@ -146,17 +234,17 @@ class StorageMirror:
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop.clear()
-
-        def run():
-            while not self._stop.is_set():
-                try:
-                    self.sync_pending()
-                except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
-                    log.exception("storage mirror pass failed")
-                self._stop.wait(interval_s)
-
-        self._thread = threading.Thread(target=run, name="hudi-storage-mirror", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(interval_s,), name="hudi-storage-mirror",
+                                        daemon=True)
         self._thread.start()
+
+    def _run(self, interval_s: float) -> None:
+        while not self._stop.is_set():
+            try:
+                self.sync_pending()
+            except Exception:  # e.g. the database is away for a moment
+                log.exception("storage mirror pass failed")
+            self._stop.wait(interval_s)
 
     def stop(self, timeout: float = 30) -> None:
         self._stop.set()
@@ -175,57 +263,10 @@ class StorageMirror:
             return
         metrics.set_gauge("hudi_storage_mirror_lag_versions", lag)
 
-    def _pending(self, conn, tbl_id: int) -> list[tuple[int, int]]:
-        v = S.tbl_version
-        return [(r.version, r.instant_id) for r in conn.execute(
-            select(v.c.version, v.c.instant_id).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0)
-            .order_by(v.c.version))]
-
-    def _claim(self, tbl_id: int, versions: list[int], force: bool) -> int | None:
-        """Lease the pending versions (their update_time while still 0); None when another holds them."""
-        token = self.clock_ms()
-        v = S.tbl_version
-
-        def tx(conn):
-            if not force:
-                got = conn.execute(update(v).where(
-                    v.c.tbl_id == tbl_id, v.c.version == versions[0], v.c.snapshot_status == 0,
-                    or_(v.c.update_time.is_(None), v.c.update_time < token - self.lease_ms),
-                ).values(update_time=token)).rowcount
-                if got != 1:
-                    return None
-            conn.execute(update(v).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0,
-                                         v.c.version.in_(versions)).values(update_time=token))
-            return token
-
-        return self.store.run_write(tx)
-
-    def _release(self, tbl_id: int, token: int) -> None:
-        v = S.tbl_version
-
-        def tx(conn):
-            conn.execute(update(v).where(v.c.tbl_id == tbl_id, v.c.snapshot_status == 0,
-                                         v.c.update_time == token).values(update_time=None))
-
-        try:
-            self.store.run_write(tx)
-        except Exception:  # noqa: BLE001 - the lease then just expires
-            log.debug("could not release mirror lease", exc_info=True)
-
-    def _mark(self, tbl_id: int, version: int) -> int:
-        v = S.tbl_version
-
-        def tx(conn):
-            return conn.execute(update(v).where(
-                v.c.tbl_id == tbl_id, v.c.version == version, v.c.snapshot_status == 0,
-            ).values(snapshot_status=1, update_time=self.clock_ms())).rowcount
-
-        return self.store.run_write(tx)
-
     def _sync_round(self, db: str, tbl: str, force: bool, first: bool = True) -> int | None:
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
-            pending = self._pending(conn, ref.tbl_id)
+            pending = self.queue.pending(conn, ref.tbl_id)
         if ref.config.table_version != 6:
             if not pending or not force:
                 return None  # not ours to mirror (yet); the CLI says so
@@ -233,31 +274,30 @@ class StorageMirror:
                                       f"{ref.db_name}.{ref.name} is version {ref.config.table_version}")
         if not pending:
             # forced: the layout and the pending instants; else the layout of a table not seen yet
-            if first and (force or ref.config.base_path not in self._props_written):
+            if first and (force or ref.base_path not in self._props_written):
                 self._mirror(ref, [], layout_only=not force)
             return 0
-        token = self._claim(ref.tbl_id, [p[0] for p in pending], force)
+        token = self.queue.claim(ref.tbl_id, [p[0] for p in pending], force)
         if token is None:
             return None
         try:
             return self._mirror(ref, pending)
         except BaseException:
-            self._release(ref.tbl_id, token)
+            self.queue.release(ref.tbl_id, token)
             raise
 
-    def _mirror(self, ref, pending: list[tuple[int, int]], layout_only: bool = False) -> int:
-        cfg = ref.config
-        st = TableStorage(cfg.base_path)
+    def _mirror(self, ref: HudiTableRef, pending: list[tuple[int, int]], layout_only: bool = False) -> int:
+        st = TableStorage(ref.base_path)
         # Storage is listed before the database is read: a file this listing misses was written
         # by someone who read a newer database state, so it is never taken for a stale one.
         listing = st.listing(HOODIE)
-        self._write_layout(st, cfg, listing)
+        self._write_layout(st, ref, listing)
         if layout_only:
             return 0
 
         with self.store.read() as conn:
             instants = self._instants(conn, ref.tbl_id)
-            meta = self._meta_loader(ref.tbl_id)
+        meta = _InstantMetadata(self.store, ref.tbl_id)
         by_id = {i.instant_id: i for i in instants.values()}
         known_partitions: set[str] = set()
         mirrored = 0
@@ -268,14 +308,13 @@ class StorageMirror:
                 if inst.state == COMPLETED and inst.action == "rollback":
                     rolled, _, _ = parse_rollback(meta(inst.ts, "rollback", COMPLETED))
                     self._delete_instants(st, [t for t in rolled if t not in instants], listing)
-            mirrored += self._mark(ref.tbl_id, version)
+            mirrored += self.queue.mark(ref.tbl_id, version)
 
         # instants still pending on the server: their requested / inflight files
         written = []
         for inst in sorted(instants.values(), key=lambda i: i.ts):
-            if inst.state != COMPLETED:
-                if self._write_instant(st, inst, meta, listing, known_partitions):
-                    written.append(inst.ts)
+            if inst.state != COMPLETED and self._write_instant(st, inst, meta, listing, known_partitions):
+                written.append(inst.ts)
         if written:  # one of them rolled back meanwhile (its rollback's sync may have run already)
             with self.store.read() as conn:
                 still = set(self._instants(conn, ref.tbl_id))
@@ -284,14 +323,14 @@ class StorageMirror:
 
     # --- pieces ---------------------------------------------------------------------------------
 
-    def _write_layout(self, st: TableStorage, cfg, listing: dict[str, int | None]) -> None:
+    def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing) -> None:
         """hoodie.properties (when missing or different) and Hudi's folders (when missing)."""
-        text = java_properties(storage_properties(cfg), "Properties saved by hudi-metastore")
-        if listing.get(PROPERTIES) != len(text) or self._props_written.get(cfg.base_path) != text:
+        text = java_properties(storage_properties(ref.config), "Properties saved by hudi-metastore")
+        if listing.get(PROPERTIES) != len(text) or self._props_written.get(ref.base_path) != text:
             if st.read(f"{HOODIE}/{PROPERTIES}") != text:
                 st.put(f"{HOODIE}/{PROPERTIES}", text)
             listing[PROPERTIES] = len(text)
-            self._props_written[cfg.base_path] = text
+            self._props_written[ref.base_path] = text
         if st.object_store:  # object stores have no folders
             return
         for d in LAYOUT_DIRS:  # sub-folders of .aux only when .aux itself was missing
@@ -300,13 +339,14 @@ class StorageMirror:
         for d in LAYOUT_DIRS:
             listing.setdefault(d.split("/")[0], None)
 
-    def _instants(self, conn, tbl_id: int) -> dict[str, _Inst]:
+    @staticmethod
+    def _instants(conn: Connection, tbl_id: int) -> dict[str, _Inst]:
         """ts -> instant; the action is the one the instant was requested with (from its metadata rows)."""
         i, m = S.instant, S.instant_meta
         requested_as = {}
-        for r in conn.execute(select(m.c.ts, m.c.action).where(
+        for meta_row in conn.execute(select(m.c.ts, m.c.action).where(
                 m.c.tbl_id == tbl_id, m.c.state.in_([REQUESTED, INFLIGHT]))):
-            requested_as[r.ts] = r.action
+            requested_as[meta_row.ts] = meta_row.action
         out = {}
         for r in conn.execute(select(i.c.instant_id, i.c.ts, i.c.action, i.c.state).where(
                 i.c.tbl_id == tbl_id).order_by(i.c.ts)):
@@ -316,22 +356,8 @@ class StorageMirror:
             out[r.ts] = _Inst(r.instant_id, r.ts, action, r.state)
         return out
 
-    def _meta_loader(self, tbl_id: int):
-        cache: dict[tuple[str, str, int], bytes] = {}
-
-        def load(ts: str, action: str, state: int) -> bytes:
-            key = (ts, action, state)
-            if key not in cache:
-                m = S.instant_meta
-                with self.store.read() as conn:
-                    data = conn.execute(select(m.c.data).where(
-                        m.c.tbl_id == tbl_id, m.c.ts == ts, m.c.action == action, m.c.state == state)).scalar()
-                cache[key] = bytes(data) if data is not None else b""
-            return cache[key]
-
-        return load
-
-    def _write_instant(self, st: TableStorage, inst: _Inst, meta, listing, known_partitions: set[str]) -> bool:
+    def _write_instant(self, st: TableStorage, inst: _Inst, meta: _InstantMetadata, listing: Listing,
+                       known_partitions: set[str]) -> bool:
         """Write the instant's missing files in state order; True when something was written."""
         wrote = False
         for name, state, meta_action in inst.files():
@@ -359,20 +385,24 @@ class StorageMirror:
                 st.put(rel, text, tmp_name=f"{PARTITION_METAFILE}_{uuid.uuid4().hex}")
             known.add(partition)
 
-    def _delete_instants(self, st: TableStorage, instants: list[str], listing) -> None:
+    @staticmethod
+    def _delete_instants(st: TableStorage, instants: list[str], listing: Listing) -> None:
         """Remove the timeline files of instants the server no longer has: completed first, so a
         reader never sees a completed instant without its requested and inflight files."""
         if not instants:
             return
         gone = set(instants)
         names = [n for n in list(listing) if parse_instant_file(n) in gone]
-        order = {REQUESTED: 2, INFLIGHT: 1, COMPLETED: 0}
-
-        def rank(n: str) -> int:
-            rest = n.partition(".")[2]
-            return order[REQUESTED] if rest.endswith(".requested") else \
-                order[INFLIGHT] if rest == "inflight" or rest.endswith(".inflight") else order[COMPLETED]
-
-        for n in sorted(names, key=rank):
+        for n in sorted(names, key=_deletion_order):
             st.delete(f"{HOODIE}/{n}")
             listing.pop(n, None)
+
+
+def _deletion_order(name: str) -> int:
+    """Completed (0) before inflight (1) before requested (2) instant files."""
+    rest = name.partition(".")[2]
+    if rest.endswith(".requested"):
+        return 2
+    if rest == "inflight" or rest.endswith(".inflight"):
+        return 1
+    return 0

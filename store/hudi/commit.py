@@ -1,0 +1,160 @@
+"""Completing an instant (RFC-36 commit): one database transaction in which the instant becomes
+COMPLETED with its metadata, the file listing takes the instant's changes (after the optimistic
+concurrency check of write instants), the table's HMS partitions follow, and the table gets a new
+version. Either all of it happens or none. Post-commit hooks (the storage mirror) run afterwards
+and never undo a commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Row, delete, select, update
+
+from hudi_format.commit_metadata import (
+    WRITE_ACTIONS,
+    CommitMetadata,
+    parse_clean,
+    parse_commit,
+    parse_rollback,
+)
+from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, STATE_NAMES, Instant
+from store.db import schema as S
+from store.db.database import Store
+from store.errors import CommitConflict, InvalidOperation
+from store.hudi.file_listing import FileListing, add_version
+from store.hudi.instant_times import InstantTimes
+from store.hudi.instants import Instants, put_meta
+from store.hudi.partition_sync import PartitionSync
+from store.hudi.tables import HudiTableRef, HudiTables
+
+log = logging.getLogger(__name__)
+
+PostCommitHook = Callable[[str, str], None]  # (db, table) after an instant completed
+
+
+def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str) -> None:
+    for hook in hooks:
+        try:
+            hook(db, tbl)
+        except Exception:  # a hook's failure (the mirror retries later) never undoes a commit
+            log.exception("post-commit hook failed for %s.%s", db, tbl)
+
+
+class InstantCompletion:
+    def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
+                 listing: FileListing, partition_sync: PartitionSync, hooks: list[PostCommitHook]):
+        self.store = store
+        self.tables = tables
+        self.instants = instants
+        self.times = times
+        self.clock_ms = times.clock_ms
+        self.listing = listing
+        self.partition_sync = partition_sync
+        self.hooks = hooks
+
+    def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
+                         drop_partitions: list[str] | None = None) -> tuple[Instant, int]:
+        """Complete an inflight instant: (the instant, the table's new version). `drop_partitions`
+        (partition paths) also removes those HMS partitions in the same transaction (a partition
+        drop's replacecommit). An instant that loses a conflict is expired (to be rolled back)."""
+        try:
+            instant, version = self.store.run_write(self._complete_in, db, tbl, ts, action, metadata,
+                                                    drop_partitions)
+        except CommitConflict:
+            self.instants.expire(db, tbl, ts)
+            raise
+        run_post_commit_hooks(self.hooks, db, tbl)
+        return instant, version
+
+    def _complete_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str, metadata: bytes,
+                     drop_partitions: list[str] | None) -> tuple[Instant, int]:
+        ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
+        row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
+        if row.state != INFLIGHT:
+            raise InvalidOperation(
+                f"Cannot complete instant {ts}.{row.action}: it is {STATE_NAMES[row.state]}, not INFLIGHT")
+        done_action = COMPLETED_AS.get(row.action, row.action)
+        completion_ts = self.times.advance(conn, ref.tbl_id)
+        self._apply(conn, ref, row, done_action, metadata)
+        drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
+        if drops:
+            self.partition_sync.drop_partitions(conn, ref, drops)
+        conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
+            state=COMPLETED, action=done_action, completion_ts=completion_ts, start_ts=self.clock_ms()))
+        put_meta(conn, ref.tbl_id, ts, done_action, COMPLETED, metadata)
+        conn.execute(delete(S.instant_markers).where(
+            S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts))
+        version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
+        instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
+                          row.duration)
+        return instant, version
+
+    def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes) -> None:
+        """File listing and partition changes of a completed instant."""
+        ts = row.ts
+        if action in WRITE_ACTIONS:
+            meta = parse_commit(metadata)
+            check_conflicts(conn, ref, row, action, meta)
+            self.listing.add_files(conn, ref, ts, meta)
+            self.partition_sync.ensure_partitions(
+                conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
+        elif action == "clean":
+            self.listing.mark_deleted(conn, ref, ts, parse_clean(metadata))
+        elif action == "rollback":
+            rolled, deleted, written = parse_rollback(metadata)
+            self.listing.mark_deleted(conn, ref, ts, deleted)
+            self.listing.forget_instants(conn, ref, rolled)
+            self.listing.add_files(conn, ref, ts, written)
+
+
+def _dropped_partitions(action: str, metadata: bytes) -> list[str] | None:
+    """The partitions a DELETE_PARTITION replacecommit drops (as hive-sync drops them)."""
+    if action != "replacecommit":
+        return None
+    meta = parse_commit(metadata)
+    if (meta.operation_type or "").upper() != "DELETE_PARTITION":
+        return None
+    return sorted(set(meta.replaced) - {s.partition_path for s in meta.write_stats})
+
+
+def check_conflicts(conn: Connection, ref: HudiTableRef, row: Row, action: str, meta: CommitMetadata) -> None:
+    """Optimistic concurrency: a write instant that completed after this one was requested must
+    not have touched the same file groups (for replace actions: the same partitions)."""
+    i = S.instant
+    others = conn.execute(select(i.c.ts, i.c.action).where(
+        i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED, i.c.completion_ts > row.requested_ts,
+        i.c.ts != row.ts, i.c.action.in_(WRITE_ACTIONS))).all()
+    if not others:
+        return
+    touched = _touched_file_groups(conn, ref.tbl_id, [o.ts for o in others])
+    mine = {(s.partition_path, s.file_id) for s in meta.write_stats}
+    mine |= {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
+    my_parts = {p for p, _ in mine}
+    conflicts = []
+    for o in others:
+        theirs = touched[o.ts]
+        hit = my_parts & {p for p, _ in theirs} if "replacecommit" in (action, o.action) else mine & theirs
+        if hit:
+            conflicts.append(o.ts)
+    if conflicts:
+        raise CommitConflict(
+            f"Instant {row.ts}.{action} of {ref.db_name}.{ref.name} conflicts with instant(s) "
+            f"{', '.join(sorted(conflicts))} that completed after it started and wrote the same "
+            f"{'partitions' if 'replacecommit' in [action] + [o.action for o in others] else 'file groups'}",
+            sorted(conflicts))
+
+
+def _touched_file_groups(conn: Connection, tbl_id: int, instants: list[str]) -> dict[str, set[tuple[str, str]]]:
+    """instant -> (partition, file id) of the file groups it wrote or replaced."""
+    touched: dict[str, set[tuple[str, str]]] = {t: set() for t in instants}
+    f = S.files
+    for r in conn.execute(select(f.c.created_ts, f.c.partition_path, f.c.file_id).where(
+            f.c.tbl_id == tbl_id, f.c.created_ts.in_(instants))):
+        touched[r.created_ts].add((r.partition_path, r.file_id))
+    rg = S.replaced_file_groups
+    for r in conn.execute(select(rg.c.replace_ts, rg.c.partition_path, rg.c.file_id).where(
+            rg.c.tbl_id == tbl_id, rg.c.replace_ts.in_(instants))):
+        touched[r.replace_ts].add((r.partition_path, r.file_id))
+    return touched

@@ -1,0 +1,142 @@
+"""The file listing of a Hudi table (RFC-36 `files`, `replaced_file_groups`) and its versions
+(`tbl_version`): how completed instants change them. Callers run these inside the transaction
+that completes (or imports) the instant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Connection, delete, func, select, update
+
+from hudi_format.commit_metadata import CommitMetadata
+from hudi_format.file_slice import parse_file_name, split_path
+from store.db import schema as S
+from store.errors import InvalidObject
+from store.hudi.tables import HudiTableRef
+
+NEVER = "0" * 17  # deleted_ts of files that were never part of the table (rolled back)
+
+# (partition, name) -> (file id, base instant, is log, log version, size)
+WrittenFiles = dict[tuple[str, str], tuple[str, str, bool, int | None, int]]
+
+
+def latest_version(conn: Connection, tbl_id: int) -> int:
+    """The table's latest version, 0 before its first."""
+    v = S.tbl_version
+    return conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == tbl_id)).scalar() or 0
+
+
+def add_version(conn: Connection, tbl_id: int, instant_id: int, now: int, mirrored: bool = False) -> int:
+    """A new table version for a completed instant (instant_id 0: a listing's changes); `mirrored`
+    when it is on storage already (imported), else the storage mirror's work."""
+    top = latest_version(conn, tbl_id)
+    row = {"tbl_id": tbl_id, "version": top + 1, "instant_id": instant_id, "create_time": now}
+    row.update({"snapshot_status": 1, "update_time": now} if mirrored else {"snapshot_status": 0})
+    conn.execute(S.tbl_version.insert().values(**row))
+    return top + 1
+
+
+def _written_files(meta: CommitMetadata) -> WrittenFiles:
+    out: WrittenFiles = {}
+    for s in meta.write_stats:
+        partition, name = split_path(s.path)
+        try:
+            file_id, base_instant, is_log, log_version = parse_file_name(name)
+        except ValueError as exc:
+            raise InvalidObject(str(exc)) from exc
+        out[(s.partition_path if s.partition_path is not None else partition, name)] = (
+            file_id, base_instant, is_log, log_version, s.size)
+    return out
+
+
+class FileListing:
+    def __init__(self, clock_ms: Callable[[], int]):
+        self.clock_ms = clock_ms
+
+    def add_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata) -> None:
+        """The files instant `ts` wrote (new ones, log files appended to again) and the file groups
+        it replaced."""
+        now = self.clock_ms()
+        version = latest_version(conn, ref.tbl_id) + 1
+        written = _written_files(meta)
+        if written:
+            self._record(conn, ref, ts, written, version, now)
+        if meta.replaced:
+            self._replace_groups(conn, ref, ts, meta.replaced)
+
+    def _record(self, conn: Connection, ref: HudiTableRef, ts: str, written: WrittenFiles, version: int,
+                now: int) -> None:
+        f = S.files
+        existing = self._recorded_logs(conn, ref, written)
+        inserts = []
+        for (partition, name), (file_id, base, is_log, ver, size) in written.items():
+            if (partition, name) in existing:  # a log file appended to again
+                conn.execute(update(f).where(f.c.id == existing[(partition, name)]).values(
+                    size=size, version=version, update_time=now, is_deleted=False, deleted_ts=None))
+            else:
+                inserts.append({"tbl_id": ref.tbl_id, "partition_path": partition, "name": name,
+                                "file_id": file_id, "base_instant": base, "is_log": is_log,
+                                "log_version": ver, "size": size, "version": version, "created_ts": ts,
+                                "deleted_ts": None, "is_deleted": False, "create_time": now,
+                                "update_time": now})
+        for i in range(0, len(inserts), 1000):
+            conn.execute(f.insert(), inserts[i:i + 1000])
+
+    @staticmethod
+    def _recorded_logs(conn: Connection, ref: HudiTableRef, written: WrittenFiles) -> dict[tuple[str, str], int]:
+        """(partition, name) -> id of the written log files the table has already. Only log files
+        can be recorded already (appended to by a later deltacommit): a base file's name carries the
+        instant that wrote it, which commits once."""
+        f = S.files
+        by_partition: dict[str, list[str]] = {}
+        for (partition, name), entry in written.items():
+            if entry[2]:
+                by_partition.setdefault(partition, []).append(name)
+        existing = {}
+        for partition, names in by_partition.items():  # through the (tbl_id, partition_path, name) index
+            for i in range(0, len(names), 500):
+                for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
+                        f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
+                        f.c.name.in_(names[i:i + 500]))):
+                    existing[(r.partition_path, r.name)] = r.id
+        return existing
+
+    @staticmethod
+    def _replace_groups(conn: Connection, ref: HudiTableRef, ts: str, replaced: dict[str, list[str]]) -> None:
+        rg = S.replaced_file_groups
+        rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "file_id": fid, "replace_ts": ts}
+                for p, ids in replaced.items() for fid in dict.fromkeys(ids)]
+        for p, ids in replaced.items():
+            unique = list(dict.fromkeys(ids))
+            for i in range(0, len(unique), 500):
+                conn.execute(delete(rg).where(rg.c.tbl_id == ref.tbl_id, rg.c.partition_path == p,
+                                              rg.c.file_id.in_(unique[i:i + 500])))
+        conn.execute(rg.insert(), rows)
+
+    def mark_deleted(self, conn: Connection, ref: HudiTableRef, ts: str, deleted: dict[str, list[str]]) -> None:
+        """Files a clean or rollback at `ts` deleted (partition -> names)."""
+        f = S.files
+        now = self.clock_ms()
+        for partition, names in deleted.items():
+            for i in range(0, len(names), 500):
+                conn.execute(update(f).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.name.in_(names[i:i + 500]),
+                    f.c.is_deleted.is_(False)).values(is_deleted=True, deleted_ts=ts, update_time=now))
+
+    def forget_instants(self, conn: Connection, ref: HudiTableRef, instants: list[str]) -> None:
+        """A rolled-back instant leaves the timeline (Hudi deletes its instant files)."""
+        if not instants:
+            return
+        i, m = S.instant, S.instant_meta
+        conn.execute(delete(m).where(m.c.tbl_id == ref.tbl_id, m.c.ts.in_(instants)))
+        conn.execute(delete(S.instant_markers).where(
+            S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts.in_(instants)))
+        conn.execute(delete(S.replaced_file_groups).where(
+            S.replaced_file_groups.c.tbl_id == ref.tbl_id, S.replaced_file_groups.c.replace_ts.in_(instants)))
+        # never visible at any time: deleted as of the instant that wrote them
+        conn.execute(update(S.files).where(
+            S.files.c.tbl_id == ref.tbl_id, S.files.c.created_ts.in_(instants)
+        ).values(is_deleted=True, deleted_ts=NEVER, update_time=self.clock_ms()))
+        conn.execute(delete(i).where(i.c.tbl_id == ref.tbl_id, i.c.ts.in_(instants),
+                                     i.c.action != "rollback"))

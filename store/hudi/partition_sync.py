@@ -1,0 +1,53 @@
+"""HMS partitions of a Hudi table follow its commits (what Hudi's hive-sync does after a commit,
+done here in the commit's own transaction): a partition path a commit wrote gets its HMS partition,
+a dropped partition (DELETE_PARTITION replacecommit) loses it."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, Row, select
+
+from store.db import schema as S
+from store.errors import InvalidObject
+from store.hms.partition_names import make_name
+from store.hms.partition_service import PartitionService
+from store.hms.table_service import TableService
+from store.hudi.tables import HudiTableRef
+from store.storage import warehouse
+from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
+
+BATCH = 500
+
+
+class PartitionSync:
+    def __init__(self, tables: TableService, partitions: PartitionService):
+        self.tables = tables
+        self.partitions = partitions
+
+    def ensure_partitions(self, conn: Connection, ref: HudiTableRef, paths: list[str]) -> None:
+        """HMS partitions for the partition paths a commit wrote (so engines see them at once)."""
+        if not paths or not ref.config.partition_fields:
+            return
+        table_sd = self.tables.get_table_in(conn, ref.db_name, ref.name).sd
+        parts = []
+        for p in paths:
+            try:
+                values = ref.config.values_of(p)
+            except ValueError as exc:
+                raise InvalidObject(str(exc)) from exc
+            sd = StorageDescriptor(**{**table_sd.__dict__, "location": warehouse.join(ref.base_path, p)})
+            parts.append(Partition(values=values, dbName=ref.db_name, tableName=ref.name, sd=sd, parameters={}))
+        self.partitions.add_partitions(ref.db_name, ref.name, parts, if_not_exists=True, conn=conn)
+
+    def drop_partitions(self, conn: Connection, ref: HudiTableRef, paths: list[str]) -> None:
+        """Remove the HMS partitions of these partition paths (those that exist)."""
+        if not paths or not ref.config.partition_fields:
+            return
+        ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
+        names = [make_name(ctx.key_names, ref.config.values_of(p)) for p in paths]
+        p = S.partitions
+        rows: list[Row] = []
+        for k in range(0, len(names), BATCH):
+            rows.extend(conn.execute(select(p.c.part_id, p.c.sd_id).where(
+                p.c.tbl_id == ref.tbl_id, p.c.part_name.in_(names[k:k + BATCH]))).all())
+        if rows:
+            self.partitions._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])

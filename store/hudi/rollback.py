@@ -1,0 +1,86 @@
+"""Rolling back a failed instant (RFC-36 / Hudi rollback): a pending instant whose writer stopped
+heartbeating is replaced by a completed rollback instant that records the files its writer announced
+as markers; the failed instant leaves the timeline, then those files are deleted from storage.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, Row, select
+
+from hudi_format.commit_metadata import rollback_metadata, rollback_plan
+from hudi_format.file_slice import split_path
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, Instant
+from store.db import schema as S
+from store.db.database import Store
+from store.errors import InvalidOperation
+from store.hudi.commit import PostCommitHook, run_post_commit_hooks
+from store.hudi.file_listing import FileListing, add_version
+from store.hudi.instant_times import InstantTimes
+from store.hudi.instants import Instants, insert_instant, instant_from_row, put_meta
+from store.hudi.tables import HudiTableRef, HudiTables
+from store.storage import warehouse
+
+
+class Rollbacks:
+    def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
+                 listing: FileListing, hooks: list[PostCommitHook]):
+        self.store = store
+        self.tables = tables
+        self.instants = instants
+        self.times = times
+        self.clock_ms = times.clock_ms
+        self.listing = listing
+        self.hooks = hooks
+
+    def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
+        """Roll back pending instant `ts` once its heartbeat expired (at once with `force`):
+        (the rollback instant, the deleted paths, relative to the table's base path)."""
+        instant, paths, base_path = self.store.run_write(self._rollback_in, db, tbl, ts, force)
+        for p in paths:
+            warehouse.delete_file(warehouse.join(base_path, p))
+        run_post_commit_hooks(self.hooks, db, tbl)
+        return instant, paths
+
+    def _rollback_in(self, conn: Connection, db: str, tbl: str, ts: str,
+                     force: bool) -> tuple[Instant, list[str], str]:
+        """(rollback instant, marker paths, base path) after the rollback is recorded."""
+        ref = self.tables.table_ref(conn, db, tbl, lock=True)
+        row = self.instants.row(conn, ref.tbl_id, ts, lock=True)
+        self._check_failed(row, force)
+        markers = list(conn.execute(select(S.instant_markers.c.path).where(
+            S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts)).scalars())
+        deleted: dict[str, list[str]] = {}
+        for path in markers:
+            partition, name = split_path(path)
+            deleted.setdefault(partition, []).append(name)
+        rb_ts, rb_id = self._add_rollback_instant(conn, ref, row, deleted)
+        self.listing.forget_instants(conn, ref, [ts])
+        add_version(conn, ref.tbl_id, rb_id, self.clock_ms())
+        rb = self.instants.row(conn, ref.tbl_id, rb_ts, "rollback")
+        return instant_from_row(rb), markers, ref.base_path
+
+    def _check_failed(self, row: Row, force: bool) -> None:
+        if row.state == COMPLETED:
+            raise InvalidOperation(f"Instant {row.ts}.{row.action} is completed; only failed "
+                                   "(pending) instants are rolled back")
+        if not force and row.start_ts + row.duration * 1000 >= self.clock_ms():
+            raise InvalidOperation(
+                f"Instant {row.ts}.{row.action} is still heartbeating; it is rolled back only after "
+                f"its heartbeat expires ({row.duration} s)")
+
+    def _add_rollback_instant(self, conn: Connection, ref: HudiTableRef, row: Row,
+                              deleted: dict[str, list[str]]) -> tuple[str, int]:
+        """A completed rollback instant of `row` with its plan and metadata: (its time, its id)."""
+        rb_ts = self.times.advance(conn, ref.tbl_id)
+        now = self.clock_ms()
+        rb_id = insert_instant(
+            conn, tbl_id=ref.tbl_id, ts=rb_ts, action="rollback", state=COMPLETED, requested_ms=now,
+            requested_ts=rb_ts, completion_ts=self.times.advance(conn, ref.tbl_id), duration=row.duration,
+            start_ts=now)
+        # Avro, as Hudi writes them, so Java readers of the mirrored timeline parse them
+        meta = rollback_metadata(rb_ts, row.ts, row.action, deleted, ref.base_path)
+        plan = rollback_plan(row.ts, row.action, deleted, ref.base_path)
+        put_meta(conn, ref.tbl_id, rb_ts, "rollback", REQUESTED, plan)
+        put_meta(conn, ref.tbl_id, rb_ts, "rollback", INFLIGHT, b"")
+        put_meta(conn, ref.tbl_id, rb_ts, "rollback", COMPLETED, meta)
+        return rb_ts, rb_id

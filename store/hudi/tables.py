@@ -1,0 +1,165 @@
+"""Hudi tables of the metastore (RFC-36 `hudi_table`): registering a table, adopting an HMS table
+that carries Hudi properties, and the table lookup every Hudi service starts from.
+
+A registered table has an HMS table too, shaped as Hudi's hive-sync creates it (`hive_sync_table`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, select
+
+from hudi_format.table_config import (
+    COW,
+    INPUT_FORMAT,
+    META_COLUMNS,
+    OUTPUT_FORMAT,
+    SERDE,
+    HudiTableConfig,
+    avro_to_hive_type,
+    spark_schema_properties,
+)
+from store.db import schema as S
+from store.db.database import Store
+from store.errors import AlreadyExists, InvalidObject, NoSuchObject
+from store.hms.table_service import TableService
+from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+
+
+@dataclass
+class HudiTableRef:
+    tbl_id: int
+    db_name: str
+    name: str
+    config: HudiTableConfig
+    base_path: str  # the config's, never empty for a registered table
+
+
+class HudiTables:
+    def __init__(self, store: Store, tables: TableService):
+        self.store = store
+        self.tables = tables
+
+    def table_ref(self, conn: Connection, db: str, tbl: str, lock: bool = False) -> HudiTableRef:
+        """The Hudi table db.tbl; `lock` serializes writers of the table (FOR UPDATE of its row)."""
+        q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table).select_from(
+            S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)
+        ).where(S.db.c.name == (db or "").lower(), S.tbl.c.name == (tbl or "").lower())
+        if lock and self.store.backend != "sqlite":
+            q = q.with_for_update(of=S.hudi_table)
+        row = conn.execute(q).first()
+        if row is None:
+            raise NoSuchObject(f"Hudi table {(db or '').lower()}.{(tbl or '').lower()} not found")
+        cfg = HudiTableConfig.from_properties(row.db_name, row.name, json.loads(row.properties), row.base_path)
+        return HudiTableRef(row.tbl_id, row.db_name, row.name, cfg, row.base_path)
+
+    def get_table_config(self, db: str, tbl: str) -> HudiTableConfig:
+        with self.store.read() as conn:
+            return self.table_ref(conn, db, tbl).config
+
+    def register_table(self, cfg: HudiTableConfig, columns: list[FieldSchema] | None = None) -> None:
+        """Make db.tbl a Hudi table: creates its HMS table (as hive-sync would) when absent."""
+        cfg.db_name, cfg.table_name = (cfg.db_name or "").lower(), (cfg.table_name or "").lower()
+        cfg.validate()
+        try:
+            existing = self.tables.get_table(cfg.db_name, cfg.table_name)
+        except NoSuchObject:
+            existing = None
+        created = False
+        if existing is None:
+            self.tables.create_table(hive_sync_table(cfg, columns))
+            created = True
+            existing = self.tables.get_table(cfg.db_name, cfg.table_name)
+        if not cfg.base_path:
+            cfg.base_path = existing.sd.location
+        try:
+            self.store.run_write(self._insert, cfg)
+        except Exception:
+            if created:  # registration is all or nothing
+                self.tables.drop_table(cfg.db_name, cfg.table_name, False)
+            raise
+
+    def _insert(self, conn: Connection, cfg: HudiTableConfig) -> None:
+        tbl_id = conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id))
+                              .where(S.db.c.name == cfg.db_name, S.tbl.c.name == cfg.table_name)).scalar_one()
+        if conn.execute(select(S.hudi_table.c.tbl_id).where(S.hudi_table.c.tbl_id == tbl_id)).first() is not None:
+            raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
+        conn.execute(S.hudi_table.insert().values(
+            tbl_id=tbl_id, table_type=cfg.table_type, table_version=cfg.table_version,
+            base_path=cfg.base_path, properties=cfg.to_json()))
+
+    def adopt_hms_table(self, table: Table) -> bool:
+        """A table created over plain HMS with `spark.sql.sources.provider=hudi` and `hoodie.*`
+        properties (Hudi's Spark catalog, hive-sync) becomes Hudi-managed; True when it did."""
+        hoodie = _hoodie_properties(table)
+        if hoodie is None:
+            return False
+        cfg = HudiTableConfig.from_properties(table.dbName, table.tableName, hoodie,
+                                              table.sd.location if table.sd else None)
+        cfg.validate()
+        self.register_table(cfg)
+        return True
+
+
+def _hoodie_properties(table: Table) -> dict[str, str] | None:
+    """The hoodie.* properties of an HMS table Hudi's Spark catalog created, completed from the
+    Spark table properties (`type`, `primaryKey`, `preCombineField`); None for other tables."""
+    params = {k: v for k, v in (table.parameters or {}).items() if v is not None}
+    if params.get("spark.sql.sources.provider", "").lower() != "hudi" or \
+            not any(k.startswith("hoodie.") for k in params):
+        return None
+    hoodie = {k: v for k, v in params.items() if k.startswith("hoodie.")}
+    kind = (hoodie.get("hoodie.table.type") or params.get("type") or "cow").upper()
+    hoodie["hoodie.table.type"] = {"COW": COW, "MOR": "MERGE_ON_READ"}.get(kind, kind)
+    keys = hoodie.get("hoodie.table.recordkey.fields") or hoodie.get("hoodie.datasource.write.recordkey.field") \
+        or params.get("primaryKey") or ""
+    hoodie["hoodie.table.recordkey.fields"] = keys
+    hoodie.setdefault("hoodie.table.partition.fields", ",".join(k.name for k in table.partitionKeys or []))
+    if "hoodie.table.precombine.field" not in hoodie and params.get("preCombineField"):
+        hoodie["hoodie.table.precombine.field"] = params["preCombineField"]
+    return hoodie
+
+
+def _columns(cfg: HudiTableConfig, columns: list[FieldSchema] | None) -> list[FieldSchema]:
+    """The given columns, else those of the table's Avro schema."""
+    if columns is None and cfg.avro_schema:
+        try:
+            fields = json.loads(cfg.avro_schema)["fields"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidObject(f"avroSchema is not an Avro record schema: {exc}") from exc
+        columns = [FieldSchema(f["name"], avro_to_hive_type(f["type"]), f.get("doc")) for f in fields]
+    return list(columns or [])
+
+
+def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None) -> Table:
+    """The HMS table hive-sync would create for a Hudi table."""
+    columns = _columns(cfg, columns)
+    by_name = {c.name.lower(): c for c in columns}
+    part_keys = [FieldSchema(f.lower(), by_name[f.lower()].type if f.lower() in by_name else "string", None)
+                 for f in cfg.partition_fields]
+    part_names = {k.name for k in part_keys}
+    data_cols = [FieldSchema(m, "string", None) for m in META_COLUMNS] + [
+        c for c in columns if c.name.lower() not in part_names and c.name not in META_COLUMNS]
+    params = {"EXTERNAL": "TRUE", "hoodie.table.type": cfg.table_type,
+              "type": "cow" if cfg.table_type == COW else "mor", "primaryKey": ",".join(cfg.record_key_fields)}
+    # hive-sync's sync_as_datasource (default true): Spark then needs the Hudi bundle for the table;
+    # false registers a Hive table with Hudi's input formats, which any Spark can list and describe
+    if cfg.properties.get("hoodie.datasource.hive_sync.sync_as_datasource", "true").lower() != "false":
+        try:
+            params.update(spark_schema_properties(data_cols, part_keys))
+        except (ValueError, IndexError):
+            params["spark.sql.sources.provider"] = "hudi"
+    if cfg.precombine_field:
+        params["preCombineField"] = cfg.precombine_field
+    serde_params = {"serialization.format": "1"}
+    if cfg.base_path:
+        serde_params["path"] = cfg.base_path
+    sd = StorageDescriptor(
+        cols=data_cols, location=cfg.base_path, inputFormat=INPUT_FORMAT[cfg.table_type],
+        outputFormat=OUTPUT_FORMAT, compressed=False, numBuckets=-1,
+        serdeInfo=SerDeInfo(serializationLib=SERDE, parameters=serde_params),
+        bucketCols=[], sortCols=[], parameters={})
+    return Table(tableName=cfg.table_name, dbName=cfg.db_name, sd=sd, partitionKeys=part_keys,
+                 parameters=params, tableType="EXTERNAL_TABLE", owner="hudi")
