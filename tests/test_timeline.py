@@ -293,3 +293,22 @@ def test_clean_policies(env):
     assert len(paths) == 3 and clean_ts
     assert cleaner.plan(db, "t", KEEP_LATEST_FILE_VERSIONS, 1)[1] == {}
     assert [s.base_instant for s in env.snapshot.latest_file_slices(db, "t")] == [times[-1]]
+
+
+def test_commits_write_notification_events(env):
+    """A commit's new partitions are ADD_PARTITION events and its files INSERT events (one per
+    partition written), in the commit's transaction; a dropped partition is a DROP_PARTITION event."""
+    log, db = env.services.notifications, env.db
+    start = log.current_id()
+    ts = env.write(files=[("p=1", "a-0"), ("p=2", "b-0"), ("p=1", "c-0")])
+    events = log.next_events(start)
+    kinds = [(e.eventType, e.tableName) for e in events]
+    assert kinds == [("ADD_PARTITION", "t"), ("INSERT", "t"), ("INSERT", "t")]
+    inserts = [json.loads(e.message) for e in events if e.eventType == "INSERT"]
+    assert [sorted(os.path.basename(f) for f in m["files"]) for m in inserts] == [
+        [f"a-0_0-1-1_{ts}.parquet", f"c-0_0-1-1_{ts}.parquet"], [f"b-0_0-1-1_{ts}.parquet"]]
+    failed = env.write(files=[("p=3", "d-0")], complete=False)
+    assert log.current_id() == events[-1].eventId  # nothing for an instant not completed
+    env.timeline.heartbeat(db, "t", failed)
+    env.services.clean.drop_partitions(db, "t", ["p=2"])
+    assert "DROP_PARTITION" in [e.eventType for e in log.next_events(events[-1].eventId)]

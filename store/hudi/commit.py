@@ -100,6 +100,7 @@ class InstantCompletion:
             self.listing.add_files(conn, ref, ts, meta)
             self.partition_sync.ensure_partitions(
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
+            self.partition_sync.record_commit(conn, ref, action, meta)
         elif action == "clean":
             self.listing.mark_deleted(conn, ref, ts, parse_clean(metadata))
         elif action == "rollback":

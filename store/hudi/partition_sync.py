@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Row, select
 
+from hudi_format.commit_metadata import CommitMetadata
 from store.db import schema as S
 from store.errors import InvalidObject
+from store.hms.notification_log import events as EV
 from store.hms.partition_names import make_name
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
@@ -47,7 +49,29 @@ class PartitionSync:
         p = S.partitions
         rows: list[Row] = []
         for k in range(0, len(names), BATCH):
-            rows.extend(conn.execute(select(p.c.part_id, p.c.sd_id).where(
+            rows.extend(conn.execute(select(p.c.part_id, p.c.sd_id, p.c.part_name).where(
                 p.c.tbl_id == ref.tbl_id, p.c.part_name.in_(names[k:k + BATCH]))).all())
         if rows:
             self.partitions._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
+            table = self.tables.get_table_in(conn, ref.db_name, ref.name)
+            found = {r.part_name for r in rows}
+            dropped = [ref.config.values_of(p) for p, n in zip(paths, names) if n in found]
+            self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
+
+    def record_commit(self, conn: Connection, ref: HudiTableRef, action: str, meta: CommitMetadata) -> None:
+        """The notification events of a completed write: one INSERT per partition written, with the
+        files written there (replace for a replacecommit); see notification_log.events.hudi_commit."""
+        files: dict[str, list[str]] = {}
+        for st in meta.write_stats:
+            files.setdefault(st.partition_path or "", []).append(warehouse.join(ref.base_path, st.path))
+        if not files:
+            return
+        table = self.tables.get_table_in(conn, ref.db_name, ref.name)
+        by_path: dict[str, Partition | None] = dict.fromkeys(files)
+        if ref.config.partition_fields:
+            ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
+            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in files if p}
+            for part in self.partitions.reads.queries.named(conn, ctx, list(names)):
+                by_path[names[make_name(ctx.key_names, part.values)]] = part
+        written = [(by_path[p], sorted(f)) for p, f in sorted(files.items())]
+        self.tables.notifications.record(conn, *EV.hudi_commit(table, written, replace=action == "replacecommit"))
