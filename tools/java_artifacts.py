@@ -44,8 +44,8 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 from xml.sax.saxutils import escape
 
 # --------------------------------------------------------------------------- the pinned list
@@ -404,8 +404,8 @@ def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
     (work / "settings.xml").write_text(_SETTINGS)
     lib = work / "lib"
     m2 = cache_root() / "m2"
-    cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "--strict-checksums", "-s", str(work / "settings.xml"), f"-Dmaven.repo.local={m2}",
-           "-f", str(work / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+    cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "--strict-checksums", "-s", str(work / "settings.xml"),
+           f"-Dmaven.repo.local={m2}", "-f", str(work / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
            f"-DoutputDirectory={lib}", "-DincludeScope=runtime"]
     _log(f"{name}: resolving {', '.join(e['dependencies'])} with Maven from {MAVEN_CENTRAL}")
     t0 = time.monotonic()
