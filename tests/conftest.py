@@ -45,6 +45,7 @@ from tests.harness import (  # noqa: E402
     start_reference_hms,
     stop_process,
 )
+from tests.harness.trino import trino_ours, trino_ref, trino_server  # noqa: E402,F401 (fixtures)
 
 
 def pytest_configure(config):
