@@ -106,12 +106,14 @@ def trino_server_dir() -> Path:
 
 
 def catalog_properties(connector: str, metastore_uri: str,
-                       metastore_writers: int | None = None) -> dict[str, str]:
+                       metastore_writers: int | None = None,
+                       iceberg_locking: bool = True) -> dict[str, str]:
     """Catalog properties of ``connector`` (hive / hudi / iceberg) on the Thrift metastore
     ``metastore_uri``, with data on the local file system (``file:`` locations, through Hadoop's
     local file system). ``metastore_writers`` caps the Hive connector's concurrent metastore
     updates and partition drops (Trino's default is 20; a Hive Metastore on embedded Derby runs
-    into lock timeouts with that many)."""
+    into lock timeouts with that many). ``iceberg_locking=False``: Iceberg commits without the
+    metastore's ``lock`` (a Hive Metastore 2.3 refuses Trino's lock requests: no operationType)."""
     common = {
         "hive.metastore.uri": metastore_uri,
         "hive.metastore.thrift.client.read-timeout": "60s",
@@ -137,14 +139,16 @@ def catalog_properties(connector: str, metastore_uri: str,
     if connector == "iceberg":
         return {"connector.name": "iceberg", "iceberg.catalog.type": "hive_metastore", **common,
                 "iceberg.security": "allow-all",
-                "iceberg.register-table-procedure.enabled": "true"}
+                "iceberg.register-table-procedure.enabled": "true",
+                **({} if iceberg_locking else {"iceberg.hive-catalog.locking-enabled": "false"})}
     raise ValueError(f"unknown connector {connector!r}")
 
 
-def catalogs_for(metastore_uri: str, suffix: str = "",
-                 metastore_writers: int | None = None) -> dict[str, dict[str, str]]:
+def catalogs_for(metastore_uri: str, suffix: str = "", metastore_writers: int | None = None,
+                 iceberg_locking: bool = True) -> dict[str, dict[str, str]]:
     """``{hive<suffix>, hudi<suffix>, iceberg<suffix>}`` on one metastore."""
-    return {f"{c}{suffix}": catalog_properties(c, metastore_uri, metastore_writers) for c in PLUGINS}
+    return {f"{c}{suffix}": catalog_properties(c, metastore_uri, metastore_writers, iceberg_locking)
+            for c in PLUGINS}
 
 
 def _props_text(props: Mapping[str, str]) -> str:
