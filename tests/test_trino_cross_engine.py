@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.trino import ON_OUR_BACKENDS
+
 from tests.harness import run_spark_script
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
-ON_OUR_BACKENDS = pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"], indirect=True,
-                                          scope="session")
 
 SCRIPT = Path(__file__).parent / "spark" / "trino_cross.py"
 DB = "trino_cross"
@@ -82,7 +82,7 @@ def _run(engine, tmp: Path) -> dict:
     return {"setup": setup, "spark": spark, "trino": trino}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # once per run
 def ref_cross(trino_ref, tmp_path_factory):
     return _run(trino_ref, tmp_path_factory.mktemp("cross-ref"))
 

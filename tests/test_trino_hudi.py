@@ -14,12 +14,13 @@ import uuid
 
 import pytest
 
+from tests.harness.trino import ON_OUR_BACKENDS
+
 from tests.harness import open_thrift_client
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.spark,
-    pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"], indirect=True, scope="session"),
 ]
 
 SCHEMA = "id long, name string, amount double, ts long, region string, dt string"
@@ -102,6 +103,7 @@ def _copy_to_reference(our_port: int, ref_port: int, table: str) -> None:
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
+@ON_OUR_BACKENDS
 def test_trino_reads_pipeline_hudi_table(spark, our_server, reference_hms, trino_ours, trino_ref, layout):
     from tests.pipeline_helpers import base_dir, hudi_rs, instants, ours
 

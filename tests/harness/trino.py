@@ -23,6 +23,9 @@ import pytest
 from .backends import ci_mode
 
 CONNECTORS = ("hive", "hudi", "iceberg")
+# The Trino tests run on these backends of our server (mark a test that uses our server with it).
+ON_OUR_BACKENDS = pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"], indirect=True,
+                                          scope="session")
 
 
 def _unavailable(reason: str):
