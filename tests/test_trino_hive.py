@@ -60,13 +60,14 @@ class Workload:
                 value = value.replace(a, b)
         return value
 
-    def step(self, name: str, sql: str, columns: bool = False) -> object:
+    def step(self, name: str, sql: str, columns: bool = False, session: dict | None = None) -> object:
         """Run ``sql`` (``{cat}``, ``{s}``, ``{tmp}`` filled in); ``columns``: the first row is
         the column names."""
         t = sql.replace("{cat}", self.cat).replace("{s}", SCHEMA).replace("{tmp}", str(self.tmpdir))
         offset = self.engine.log_offset()
         t0 = time.monotonic()
-        result = self.norm(self.engine.try_sql(t, columns=columns))
+        session = {k.replace("{cat}", self.cat): v for k, v in (session or {}).items()}
+        result = self.norm(self.engine.try_sql(t, columns=columns, session=session))
         self.timings[name] = time.monotonic() - t0
         self.results[name] = result
         calls = self.engine.failed_calls(offset)
@@ -118,6 +119,10 @@ class Workload:
         s("write.ctas", "CREATE TABLE {cat}.{s}.by_region WITH (format = 'PARQUET', "
                         "partitioned_by = ARRAY['region']) AS "
                         "SELECT count(*) AS n, sum(amount) AS total, region FROM {cat}.{s}.sales GROUP BY region")
+        s("write.overwrite", "INSERT INTO {cat}.{s}.events VALUES (9001, 'ow', 1.5, 'a', 1), (9002, 'ow', 2.5, 'a', 1)",
+          session={"{cat}.insert_existing_partitions_behavior": "OVERWRITE"})
+        s("write.after_overwrite", "SELECT kind, bucket, count(*), min(id) FROM {cat}.{s}.events "
+                                   "GROUP BY kind, bucket ORDER BY kind, bucket")
         s("write.select_ctas", "SELECT * FROM {cat}.{s}.by_region ORDER BY region")
         s("write.select_plain", "SELECT * FROM {cat}.{s}.plain ORDER BY id")
         s("write.select_sales", "SELECT id, name, amount, region, day FROM {cat}.{s}.sales "
@@ -183,6 +188,8 @@ class Workload:
         s("sync.partitions_after_full", 'SELECT * FROM {cat}.{s}."ext_reader$partitions" ORDER BY p')
         s("sync.register", "CALL {cat}.system.register_partition('{s}', 'ext_writer', ARRAY['p'], ARRAY['w'])")
         s("sync.unregister", "CALL {cat}.system.unregister_partition('{s}', 'ext_writer', ARRAY['p'], ARRAY['z'])")
+        s("sync.create_empty", "CALL {cat}.system.create_empty_partition('{s}', 'ext_writer', ARRAY['p'], "
+                               "ARRAY['empty'])")
         s("sync.writer_partitions", 'SELECT * FROM {cat}.{s}."ext_writer$partitions" ORDER BY p')
         # ------------------------------------------------------------------ alter
         s("alter.add_column", "ALTER TABLE {cat}.{s}.sales ADD COLUMN note varchar")
@@ -190,6 +197,8 @@ class Workload:
         s("alter.select_note", "SELECT id, note FROM {cat}.{s}.sales WHERE id IN (4, 2001) ORDER BY id")
         s("alter.rename_column", "ALTER TABLE {cat}.{s}.events RENAME COLUMN payload TO body")
         s("alter.select_renamed_column", "SELECT id, body FROM {cat}.{s}.events WHERE id < 4 ORDER BY id")
+        s("alter.drop_column", "ALTER TABLE {cat}.{s}.plain DROP COLUMN v")
+        s("alter.after_drop_column", "SELECT * FROM {cat}.{s}.plain ORDER BY id")
         s("alter.comment_table", "COMMENT ON TABLE {cat}.{s}.events IS 'events table'")
         s("alter.comment_column", "COMMENT ON COLUMN {cat}.{s}.events.score IS 'a score'")
         s("alter.comments", "SELECT table_name, comment FROM system.metadata.table_comments "

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess

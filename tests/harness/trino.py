@@ -60,10 +60,10 @@ class Engine:
         return self.server.connect(catalog, schema)
 
     def sql(self, statement: str, catalog: str | None = None, schema: str | None = None,
-            columns: bool = False) -> list[list]:
-        """Run one statement; rows as lists (after a row of column names with ``columns``).
-        Trino's errors propagate."""
-        conn = self.server.connect(catalog, schema)
+            columns: bool = False, session: dict | None = None) -> list[list]:
+        """Run one statement; rows as lists (after a row of column names with ``columns``);
+        ``session``: session properties. Trino's errors propagate."""
+        conn = self.server.connect(catalog, schema, **({"session_properties": session} if session else {}))
         try:
             cur = conn.cursor()
             cur.execute(statement)
@@ -75,10 +75,10 @@ class Engine:
             conn.close()
 
     def try_sql(self, statement: str, catalog: str | None = None, schema: str | None = None,
-                columns: bool = False) -> list[list] | str:
+                columns: bool = False, session: dict | None = None) -> list[list] | str:
         """Rows, or ``"ERROR <error name>: <message>"`` (the message's first line)."""
         try:
-            return self.sql(statement, catalog, schema, columns)
+            return self.sql(statement, catalog, schema, columns, session)
         except Exception as e:  # noqa: BLE001 - recorded as the step's result
             return error_text(e)
 
