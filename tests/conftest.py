@@ -45,7 +45,8 @@ from tests.harness import (  # noqa: E402
     start_reference_hms,
     stop_process,
 )
-from tests.harness.trino import trino_ours, trino_ref, trino_server  # noqa: E402,F401 (fixtures)
+from tests.harness.trino import (  # noqa: E402,F401 (Trino fixtures and the hooks that stop it early)
+    pytest_collection_finish, pytest_runtest_logfinish, trino_ours, trino_ref, trino_server)
 
 
 def pytest_configure(config):

@@ -104,7 +104,8 @@ def _check_engines_agree(result: dict, where: str) -> None:
     assert counts == {"spark_hive_orc": 30, "spark_ds_parquet": 24, "trino_orc": 20, "trino_parquet": 16}, counts
 
 
-def test_reference_engines_agree(ref_cross):
+@ON_OUR_BACKENDS  # (not used here: keeps the test among the other Trino tests of a run)
+def test_reference_engines_agree(ref_cross, backend_url):
     _check_engines_agree(ref_cross, "reference")
 
 

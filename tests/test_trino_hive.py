@@ -286,7 +286,8 @@ EXPECTED_ERRORS = {
 }
 
 
-def test_hive_reference_workload_sane(ref_workload):
+@ON_OUR_BACKENDS  # (not used here: keeps the test among the other Trino tests of a run)
+def test_hive_reference_workload_sane(ref_workload, backend_url):
     """Every step that fails on the reference is meant to (so equal errors hide no test bug)."""
     errors = {k: v for k, v in ref_workload.results.items() if isinstance(v, str) and v.startswith("ERROR")}
     assert {k: v.split()[1].rstrip(":") for k, v in errors.items()} == EXPECTED_ERRORS, errors

@@ -147,7 +147,8 @@ def our_iceberg(trino_ours):
     return w
 
 
-def test_iceberg_reference_workload_sane(ref_iceberg):
+@ON_OUR_BACKENDS  # (not used here: keeps the test among the other Trino tests of a run)
+def test_iceberg_reference_workload_sane(ref_iceberg, backend_url):
     errors = {k: v for k, v in ref_iceberg.results.items() if isinstance(v, str) and v.startswith("ERROR")}
     assert not errors
 

@@ -105,13 +105,13 @@ def trino_server_dir() -> Path:
 
 
 def catalog_properties(connector: str, metastore_uri: str,
-                       metastore_writers: int | None = None,
+                       metastore_writers: int | None = None, metastore_drops: int | None = None,
                        iceberg_locking: bool = True) -> dict[str, str]:
     """Catalog properties of ``connector`` (hive / hudi / iceberg) on the Thrift metastore
     ``metastore_uri``, with data on the local file system (``file:`` locations, through Hadoop's
-    local file system). ``metastore_writers`` caps the Hive connector's concurrent metastore
-    updates and partition drops (Trino's default is 20; a Hive Metastore on embedded Derby runs
-    into lock timeouts with that many). ``iceberg_locking=False``: Iceberg commits without the
+    local file system). ``metastore_writers`` / ``metastore_drops`` cap the Hive connector's
+    concurrent metastore updates / partition drops (Trino's default is 20 each; a Hive Metastore
+    on embedded Derby runs into lock timeouts with that many drops). ``iceberg_locking=False``: Iceberg commits without the
     metastore's ``lock`` (a Hive Metastore 2.3 refuses Trino's lock requests: no operationType)."""
     common = {
         "hive.metastore.uri": metastore_uri,
@@ -131,9 +131,10 @@ def catalog_properties(connector: str, metastore_uri: str,
                 "hive.partition-projection-enabled": "false",
                 "hive.max-partitions-per-writers": "1000",
                 "hive.max-partitions-per-scan": "100000",
-                **({"hive.max-concurrent-metastore-updates": str(metastore_writers),
-                    "hive.max-concurrent-metastore-drops": str(metastore_writers)}
-                   if metastore_writers else {})}
+                **({"hive.max-concurrent-metastore-updates": str(metastore_writers)}
+                   if metastore_writers else {}),
+                **({"hive.max-concurrent-metastore-drops": str(metastore_drops)}
+                   if metastore_drops else {})}
     if connector == "hudi":
         return {"connector.name": "hudi", **common}
     if connector == "iceberg":
@@ -145,10 +146,11 @@ def catalog_properties(connector: str, metastore_uri: str,
 
 
 def catalogs_for(metastore_uri: str, suffix: str = "", metastore_writers: int | None = None,
+                 metastore_drops: int | None = None,
                  iceberg_locking: bool = True) -> dict[str, dict[str, str]]:
     """``{hive<suffix>, hudi<suffix>, iceberg<suffix>}`` on one metastore."""
-    return {f"{c}{suffix}": catalog_properties(c, metastore_uri, metastore_writers, iceberg_locking)
-            for c in PLUGINS}
+    return {f"{c}{suffix}": catalog_properties(c, metastore_uri, metastore_writers, metastore_drops,
+                                               iceberg_locking) for c in PLUGINS}
 
 
 def _props_text(props: Mapping[str, str]) -> str:

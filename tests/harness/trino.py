@@ -109,6 +109,26 @@ def error_text(exc: BaseException) -> str:
     return f"ERROR {name}: {message.splitlines()[0] if message else ''}"
 
 
+# --------------------------------------------------------------------------- stop after last use
+
+_STARTED: list = []  # the session's TrinoServer, once started
+_LAST_USER: dict = {}  # nodeid of the last collected test that needs Trino
+
+
+def pytest_collection_finish(session):
+    """(hook, imported by tests/conftest.py) Remember the last test that uses Trino."""
+    users = [it.nodeid for it in session.items if "trino_server" in getattr(it, "fixturenames", ())]
+    _LAST_USER["nodeid"] = users[-1] if users else None
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """(hook) Stop the JVM right after the last test that uses it, not at the end of the run:
+    it would otherwise keep a core busy a few percent and hold ~1 GB for the rest of the suite."""
+    if nodeid == _LAST_USER.get("nodeid"):
+        for server in _STARTED:
+            server.stop()
+
+
 # --------------------------------------------------------------------------- fixtures
 
 
@@ -124,6 +144,7 @@ def trino_server(tmp_path_factory):
     except TrinoStartError as e:
         pytest.fail(str(e), pytrace=False)
     print(f"\ntrino: up in {server.start_seconds} s on port {server.port} ({server.workdir})")
+    _STARTED.append(server)
     try:
         yield server
     finally:
@@ -140,7 +161,8 @@ def trino_ref(trino_server, reference_hms):
     # Its `lock` refuses Trino's requests (HMS 2.3: "Bug: operationType=UNSET", and its Derby
     # database has no transaction tables): Iceberg commits there go without the lock.
     trino_server.create_catalogs(catalogs_for(f"thrift://127.0.0.1:{reference_hms}", "_ref",
-                                              metastore_writers=1, iceberg_locking=False))
+                                              metastore_writers=1, metastore_drops=1,
+                                              iceberg_locking=False))
     print(f"\ntrino: reference catalogs in {time.monotonic() - t0:.1f} s")
     return Engine(trino_server, "_ref", reference_hms, None, "reference HMS 2.3")
 
@@ -156,4 +178,5 @@ def trino_ours(trino_server, our_server_info):
     engine = Engine(trino_server, "", our_server_info.port, Path(our_server_info.log_path),
                     f"our server ({backend})")
     yield engine
-    trino_server.drop_catalogs(f"{c}" for c in CONNECTORS)
+    if trino_server.alive():  # it may have been stopped after its last test already
+        trino_server.drop_catalogs(CONNECTORS)
