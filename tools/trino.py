@@ -356,9 +356,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"trino {server.uri} (pid {server.proc.pid}, log {server.log_path}, "
           f"up in {server.start_seconds} s); catalogs hive, hudi, iceberg on {args.metastore}")
+    def _terminate(signum, frame):  # SIGTERM to this launcher stops the JVM too (below)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         server.proc.wait()
     except KeyboardInterrupt:
+        pass
+    finally:
         server.stop()
     return server.proc.returncode or 0
 
