@@ -33,7 +33,6 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -55,9 +54,7 @@ from tests.harness import (  # noqa: E402 - importable once the repository root 
     stop_process,
 )
 from tests.harness.procs import REFERENCE_VERSIONS  # noqa: E402
-
-if TYPE_CHECKING:
-    pass
+from tests.harness.trino import pytest_collection_finish, pytest_runtest_logfinish, trino_ours, trino_ref, trino_server  # noqa: E402,F401 (Trino fixtures and the hooks that stop it early)
 
 
 def pytest_configure(config):
