@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.trino import ON_OUR_BACKENDS
-
 from tests.harness import run_spark_script
+from tests.harness.trino import ON_OUR_BACKENDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 

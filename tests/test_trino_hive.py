@@ -90,7 +90,7 @@ class Workload:
         self.step(f"{name}.partitions",
                   f'SELECT count(*) FROM {{cat}}.{{s}}."{table}$partitions" WHERE {where}')
 
-    def run(self) -> "Workload":
+    def run(self) -> Workload:
         s = self.step
         t0 = time.monotonic()
         # ------------------------------------------------------------------ ddl: schema, tables

@@ -32,7 +32,6 @@ LAYOUTS = {
 def _write_history(spark, port: int, table: str, layout: str) -> dict:
     """Five commits; returns the expected rows (record key -> tuple of COLS)."""
     from pipeline import write
-
     from tests.pipeline_helpers import uri
 
     part, opts = LAYOUTS[layout]

@@ -19,9 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.trino import ON_OUR_BACKENDS
-
 from tests.harness import open_thrift_client
+from tests.harness.trino import ON_OUR_BACKENDS
 
 pytestmark = [
     pytest.mark.slow,

@@ -135,7 +135,7 @@ def pytest_runtest_logfinish(nodeid, location):
 @pytest.fixture(scope="session")
 def trino_server(tmp_path_factory):
     """One single-node Trino 476 for the whole run (no catalogs until an Engine fixture adds them)."""
-    from tools.trino import TrinoStartError, TrinoServer, TrinoUnavailable
+    from tools.trino import TrinoServer, TrinoStartError, TrinoUnavailable
 
     try:
         server = TrinoServer.start(tmp_path_factory.mktemp("trino"))
