@@ -79,6 +79,8 @@ class TableService:
     def create_table(self, table: Table, env: dict[str, str] | None = None) -> None:
         db_name, name = _check_new_table(table)
         params = dict(table.parameters or {})
+        if params.get("transactional", "").lower() == "false":  # as Hive's TransactionalValidationListener
+            del params["transactional"]
         tbl_type = effective_table_type(table.tableType or MANAGED, params)
         now = now_s()
         params.setdefault(DDL_TIME, str(now))
