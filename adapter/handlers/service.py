@@ -127,7 +127,7 @@ class ServiceHandler:
     def create_catalog(self, catalog):
         raise InvalidOperationException("This metastore serves only the catalog 'hive'")
 
-    # notifications and privileges: we keep no event log and grant everything
+    # notifications: we keep no event log (privileges: handlers/privileges.py)
     def get_current_notificationEventId(self):
         from thrift_idl.hive_metastore.ttypes import CurrentNotificationEventId
 
@@ -137,14 +137,6 @@ class ServiceHandler:
         from thrift_idl.hive_metastore.ttypes import NotificationEventResponse
 
         return NotificationEventResponse(events=[])
-
-    def get_privilege_set(self, hiveObject, user_name, group_names):
-        from thrift_idl.hive_metastore.ttypes import PrincipalPrivilegeSet
-
-        return PrincipalPrivilegeSet(userPrivileges={}, groupPrivileges={}, rolePrivileges={})
-
-    def list_privileges(self, principal_name, principal_type, hiveObject):
-        return []
 
     def get_role_names(self):
         return []
