@@ -1,6 +1,6 @@
 """Hive 4's request forms of older calls (drop_database_req, get_partition_req, get_partitions_req,
-get_partition_names_ps_req, get_partitions_ps_with_auth_req, get_partition_names_req) and
-get_partitions_with_specs: the existing services, answered as Hive 4 answers these forms.
+get_partition_names_ps_req, get_partitions_ps_with_auth_req, fetch_partition_names_req,
+get_partition_names_req) and get_partitions_with_specs: the existing services, answered as Hive 4 answers these forms.
 
 Serialized Hive expressions (Kryo-serialized ExprNodeDesc, which only Hive's own classes can read)
 are not evaluated: get_partitions_by_expr is not served at all and get_partition_names_req answers
@@ -26,6 +26,7 @@ from thrift_idl.hive_metastore.ttypes import (
     GetPartitionResponse,
     GetPartitionsPsWithAuthResponse,
     GetPartitionsResponse,
+    NoSuchObjectException,
     PartitionFilterMode,
     PartitionsResponse,
 )
@@ -72,6 +73,15 @@ class RequestFormHandler:
         # Hive 4: no values (or an empty list) is every partition; maxParts always applies
         return GetPartitionsPsWithAuthResponse(partitions=self.partitions.get_partitions(
             db_name(req.dbName), req.tblName or "", _max(req.maxParts), part_vals=req.partVals or None))
+
+    def fetch_partition_names_req(self, partitionReq):
+        """Hive 4's client lists partition names this way (also when it prunes partitions itself)."""
+        r = partitionReq
+        try:
+            check_catalog(r.catName)
+            return self.partitions.get_partition_names(db_name(r.dbName), r.tblName or "", _max(r.maxParts))
+        except (NoSuchObject, NoSuchObjectException):
+            return []  # Hive 4: no names for a table (or catalog) that does not exist
 
     def get_partition_names_req(self, req):
         """Partition names without a filter, in name order or as `order` says ("<key index>,...:<+|->...")."""
