@@ -5,8 +5,9 @@ The filter text is parsed by the partition filter's parser (store/hms/partition_
 name what a leaf tests, as Hive's constants say:
 
 * ``hive_filter_field_params__<key>``: the table parameter <key> (case-sensitive); operators
-  = != <> LIKE (IN, BETWEEN and NOT expand into those). A table without the parameter matches no
-  test, not even !=.
+  = != <> LIKE (IN, BETWEEN and NOT expand into those). As in Hive (whose store joins the table's
+  parameters once per key named), a table that lacks any parameter the filter names matches
+  nothing, whatever the rest: `params__a = "1" or owner = "x"` needs parameter a.
 * ``hive_filter_field_owner__``, ``hive_filter_field_tableName__``, ``hive_filter_field_tableType__``:
   the owner, name and type; = != <> < <= > >= LIKE. No owner matches nothing.
 * ``hive_filter_field_last_access__``: the last access time (seconds) against an integer (or a
@@ -76,13 +77,18 @@ def compile_table_filter(text: str, backend: str) -> ColumnElement[bool] | None:
         keys = {t.pos: t.value for t in tokenize(text) if t.kind == "ident"}  # as written: keys are case-sensitive
     except FilterError as exc:
         raise MetaError(str(exc)) from exc
-    return _Compiler(backend, keys).node(tree)
+    compiler = _Compiler(backend, keys)
+    where = compiler.node(tree)
+    tp = S.tbl_params
+    present = [S.tbl.c.tbl_id.in_(select(tp.c.tbl_id).where(tp.c.param_key == k)) for k in sorted(compiler.params)]
+    return and_(where, *present) if present else where
 
 
 class _Compiler:
     def __init__(self, backend: str, keys: dict[int, str]):
         self.backend = backend
         self.keys = keys
+        self.params: set[str] = set()  # the parameter keys the filter names
 
     def node(self, node: Node) -> ColumnElement[bool]:
         if isinstance(node, And):
@@ -110,6 +116,7 @@ class _Compiler:
             if op not in _PARAM_OPS:
                 raise MetaError("Only [LIKE, =, <>, !=] are supported operators for HIVE_FILTER_FIELD_PARAMS")
             tp = S.tbl_params
+            self.params.add(key[len(PARAMS):])
             return S.tbl.c.tbl_id.in_(select(tp.c.tbl_id).where(
                 tp.c.param_key == key[len(PARAMS):], self.string_test(tp.c.param_value, op, lit.text)))
         if key == LAST_ACCESS:
