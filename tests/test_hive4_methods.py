@@ -38,6 +38,7 @@ from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     CommitTxnRequest,
     DropDatabaseRequest,
+    GetOpenTxnsRequest,
     GetPartitionNamesPsRequest,
     GetPartitionRequest,
     GetPartitionsFilterSpec,
@@ -57,6 +58,7 @@ from thrift_idl.hive_metastore.ttypes import (
     PrincipalType,
     PrivilegeBag,
     PrivilegeGrantInfo,
+    TxnType,
 )
 
 # the conformance suite's fixtures (`cf`: the reference of each Hive version and our server)
@@ -201,10 +203,11 @@ def test_aggr_stats_for(cf):
 # --------------------------------------------------------------------------- transactions
 
 
-def _txn_view(client, mine):
-    """What get_open_txns / get_open_txns_info say about the transactions of this test (other
-    tests' transactions share the references)."""
-    r = client.get_open_txns()
+def _txn_view(client, mine, request: bool = False):
+    """What get_open_txns (or get_open_txns_req) / get_open_txns_info say about the transactions of
+    this test (other tests' transactions share the references)."""
+    r = client.get_open_txns_req(GetOpenTxnsRequest(excludeTxnTypes=[TxnType.READ_ONLY])) if request \
+        else client.get_open_txns()
     listed = list(r.open_txns)
     bits = int.from_bytes(r.abortedBits or b"", "little")
     state = {t: ("aborted" if bits >> listed.index(t) & 1 else "open") if t in listed else "gone" for t in mine}
@@ -224,7 +227,7 @@ def test_open_txns(cf):
         ids = c.open_txns(OpenTxnRequest(num_txns=3, user=f"u_{cf.token}", hostname="h1")).txn_ids
         c.abort_txn(AbortTxnRequest(txnid=ids[1]))
         c.commit_txn(CommitTxnRequest(txnid=ids[0]))
-        views.append(_txn_view(c, ids))
+        views.append(_txn_view(c, ids) + _txn_view(c, ids, request=True))
         c.abort_txn(AbortTxnRequest(txnid=ids[2]))
     cf.same("get_open_txns / get_open_txns_info", views[0], views[1])
     assert views[1][0][0] == "gone" and views[1][1][0] == "aborted" and views[1][2][0] == "open"

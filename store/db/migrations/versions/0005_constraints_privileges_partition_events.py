@@ -21,6 +21,12 @@ def _case_sensitive(length: int):
 
 
 def upgrade() -> None:
+    _table_constraints()
+    _privileges()
+    _partition_events()
+
+
+def _table_constraints() -> None:
     op.create_table('table_constraints',
     sa.Column('constraint_id', _ID, autoincrement=True, nullable=False),
     sa.Column('tbl_id', _ID, nullable=False),
@@ -47,6 +53,8 @@ def upgrade() -> None:
     with op.batch_alter_table('table_constraints', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_table_constraints_child_tbl_id'), ['child_tbl_id'], unique=False)
 
+
+def _privileges() -> None:
     op.create_table('privileges',
     sa.Column('grant_id', _ID, autoincrement=True, nullable=False),
     sa.Column('object_type', sa.Integer(), nullable=False),
@@ -73,6 +81,8 @@ def upgrade() -> None:
         batch_op.create_index('ix_privileges_tbl', ['tbl_id'], unique=False)
         batch_op.create_index('ix_privileges_part', ['part_id'], unique=False)
 
+
+def _partition_events() -> None:
     op.create_table('partition_events',
     sa.Column('event_id', _ID, autoincrement=True, nullable=False),
     sa.Column('db_name', sa.String(length=128), nullable=False),
