@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from adapter.handlers.constraints import ConstraintHandler
 from adapter.handlers.databases import DatabaseHandler
 from adapter.handlers.functions import FunctionHandler
 from adapter.handlers.hudi import HudiHandler
 from adapter.handlers.locks import LockHandler
 from adapter.handlers.notifications import NotificationHandler
+from adapter.handlers.partition_events import PartitionEventHandler
 from adapter.handlers.partitions import PartitionHandler
+from adapter.handlers.privileges import PrivilegeHandler
+from adapter.handlers.request_forms import RequestFormHandler
 from adapter.handlers.service import ServiceHandler
 from adapter.handlers.statistics import StatisticsHandler
 from adapter.handlers.tables import TableHandler
@@ -21,10 +25,14 @@ def build_router(services: Services) -> HandlerRouter:
         NotificationHandler(s.notifications, s.client_events),
         ServiceHandler(s.info, s.tables.warehouse_uri),
         DatabaseHandler(s.tables),
-        TableHandler(s.tables, s.partitions, s.timeline),
+        TableHandler(s.tables, s.partitions, s.timeline, constraints=s.constraints, table_filter=s.table_filter),
         PartitionHandler(s.partitions, s.hudi_partitions),
-        StatisticsHandler(s.statistics),
-        LockHandler(s.locks),
+        StatisticsHandler(s.statistics, aggregates=s.aggregate_stats),
+        LockHandler(s.locks, open_txn_list=s.open_txns),
         FunctionHandler(s.functions),
         HudiHandler(s.timeline, s.snapshot, s.mirror),
+        ConstraintHandler(s.constraints),
+        PrivilegeHandler(s.privileges),
+        PartitionEventHandler(s.partition_events),
+        RequestFormHandler(s.tables, s.partitions),
     )

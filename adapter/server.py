@@ -37,6 +37,37 @@ def _reply_error(oprot, name: str, seqid: int, kind: int, message: str) -> None:
     oprot.trans.flush()
 
 
+def _skip(iprot, ttype: int = TType.STRUCT, depth: int = 64) -> None:
+    """TProtocolBase.skip, but strings are read as bytes: the arguments of a method we do not serve
+    may hold binary fields that are no UTF-8 (get_partitions_by_expr's serialized expression)."""
+    if depth <= 0:
+        raise TProtocolException(TProtocolException.DEPTH_LIMIT)
+    if ttype == TType.STRING:
+        iprot.readBinary()
+    elif ttype == TType.STRUCT:
+        iprot.readStructBegin()
+        while True:
+            _name, ftype, _fid = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            _skip(iprot, ftype, depth - 1)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+    elif ttype == TType.MAP:
+        ktype, vtype, size = iprot.readMapBegin()
+        for _ in range(size):
+            _skip(iprot, ktype, depth - 1)
+            _skip(iprot, vtype, depth - 1)
+        iprot.readMapEnd()
+    elif ttype in (TType.SET, TType.LIST):
+        etype, size = iprot.readSetBegin() if ttype == TType.SET else iprot.readListBegin()
+        for _ in range(size):
+            _skip(iprot, etype, depth - 1)
+        iprot.readSetEnd() if ttype == TType.SET else iprot.readListEnd()
+    else:
+        iprot.skip(ttype)
+
+
 class MetastoreProcessor(HudiMetastore.Processor):
     """The generated processor of the Hudi extension service (which extends ThriftHiveMetastore, so
     one port serves both), plus: Hive's text for unknown methods (clients match on it), a clear
@@ -59,7 +90,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             raise RequestRejected(str(exc)) from exc
         fn = self._processMap.get(name) if self.router.serves(name) else None
         if fn is None:
-            iprot.skip(TType.STRUCT)
+            _skip(iprot)
             iprot.readMessageEnd()
             _reply_error(oprot, name, seqid, TApplicationException.UNKNOWN_METHOD,
                          f"Invalid method name: '{name}'")

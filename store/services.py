@@ -7,13 +7,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from store.db.database import Store, now_ms
+from store.hms.aggregate_stats import AggregateStats
+from store.hms.constraints import ConstraintService
 from store.hms.functions import FunctionService
 from store.hms.locks import LockManager
 from store.hms.metastore_info import MetastoreInfo
 from store.hms.notification_log.client_events import ClientEvents
 from store.hms.notification_log.log import DEFAULT_TTL_S, NotificationLog
+from store.hms.open_txns import OpenTxnList
+from store.hms.partition_events import PartitionEvents
 from store.hms.partition_service import PartitionService
+from store.hms.privileges import PrivilegeService
 from store.hms.statistics import StatisticsService
+from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
 from store.hudi.clean_service import CleanService
 from store.hudi.partition_rules import HudiPartitionRules
@@ -41,6 +47,12 @@ class Services:
     hudi_partitions: HudiPartitionRules
     notifications: NotificationLog
     client_events: ClientEvents
+    constraints: ConstraintService
+    table_filter: TableNamesByFilter
+    privileges: PrivilegeService
+    partition_events: PartitionEvents
+    aggregate_stats: AggregateStats
+    open_txns: OpenTxnList
     mirror: StorageMirror | None = None
 
     def close(self) -> None:
@@ -72,7 +84,10 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         statistics=StatisticsService(store, partitions), locks=LockManager(store, timeout_ms=lock_timeout_ms),
         functions=FunctionService(store, tables), timeline=timeline, snapshot=snapshot, clean=clean,
         hudi_partitions=HudiPartitionRules(partitions, clean), notifications=notifications,
-        client_events=ClientEvents(notifications, tables, partitions))
+        client_events=ClientEvents(notifications, tables, partitions),
+        constraints=ConstraintService(store, tables), table_filter=TableNamesByFilter(store),
+        privileges=PrivilegeService(store), partition_events=PartitionEvents(store),
+        aggregate_stats=AggregateStats(store), open_txns=OpenTxnList(store, lock_timeout_ms))
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
     if mirror:

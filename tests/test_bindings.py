@@ -338,21 +338,6 @@ BRIEF_METHODS = {
 FB303_METHODS = {"getName", "getVersion", "getStatus", "getStatusDetails", "getCounters", "getCounter",
                  "setOption", "getOption", "getOptions", "getCpuProfile", "aliveSince", "reinitialize",
                  "shutdown"}
-# Listed, answered "Invalid method name" today; strict: each fails this test once served until removed here.
-NOT_SERVED_YET = {
-    "drop_database_req", "get_aggr_stats_for", "get_open_txns", "get_open_txns_info", "get_open_txns_req",
-    "get_partition_req", "get_partitions_req", "get_partition_names_req", "get_partition_names_ps_req",
-    "get_partitions_ps_with_auth_req", "get_partitions_with_specs", "get_principals_in_role",
-    "grant_privileges", "revoke_privileges", "markPartitionForEvent", "isPartitionMarkedForEvent",
-}
-
-
-def _brief_method(name):
-    marks = [pytest.mark.xfail(strict=True, reason="not served yet: issue Trino/Hive 4")] \
-        if name in NOT_SERVED_YET else []
-    return pytest.param(name, marks=marks, id=name)
-
-
 def _call_without_arguments(port, method):
     """Call `method` on the server with every argument unset; the TApplicationException it answers,
     or None for any other answer (a result or a declared exception). A oneway method has no answer:
@@ -398,7 +383,7 @@ def own_server(tmp_path_factory):
         stop_process(proc)
 
 
-@pytest.mark.parametrize("method", [_brief_method(m) for m in sorted(BRIEF_METHODS | FB303_METHODS)])
+@pytest.mark.parametrize("method", sorted(BRIEF_METHODS | FB303_METHODS))
 def test_we_serve_every_method_the_brief_lists(own_server, method):
     answer = _call_without_arguments(own_server, method)
     unknown = isinstance(answer, TApplicationException) and answer.type == TApplicationException.UNKNOWN_METHOD

@@ -1599,6 +1599,9 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   // --- partitions: names and values ---
   list<string> get_partition_names(1: string db_name, 2: string tbl_name, 3: i16 max_parts = -1)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  // Hive 4's client lists partition names with this (HiveMetaStoreClient.listPartitionNames)
+  list<string> fetch_partition_names_req(1: PartitionsRequest partitionReq)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
   list<string> get_partition_names_ps(1: string db_name, 2: string tbl_name,
       3: list<string> part_vals, 4: i16 max_parts = -1)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)

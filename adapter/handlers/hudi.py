@@ -21,9 +21,9 @@ from adapter.hudi_thrift import (
 )
 from adapter.hudi_thrift import optional as _opt
 from store import metrics
+from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
 from store.hudi.table_stats import table_stats
 from store.hudi.timeline_import import StoredInstant, TimelineImport
-from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,

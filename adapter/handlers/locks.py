@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from store.errors import NoSuchTxn, TxnAborted
 from store.hms.locks import LockManager
+from store.hms.open_txns import OpenTxnList
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
     OpenTxnsResponse,
@@ -11,8 +12,9 @@ from thrift_idl.hive_metastore.ttypes import (
 
 
 class LockHandler:
-    def __init__(self, locks: LockManager):
+    def __init__(self, locks: LockManager, open_txn_list: OpenTxnList | None = None):
         self.locks = locks
+        self.open_txn_list = open_txn_list
 
     def lock(self, rqst):
         return self.locks.lock(rqst)
@@ -48,3 +50,15 @@ class LockHandler:
 
     def abort_txn(self, rqst):
         self.locks.abort_txn(rqst.txnid)
+
+    # open transactions (store/hms/open_txns.py)
+    def get_open_txns(self):
+        assert self.open_txn_list is not None, "LockHandler needs the open transaction list"
+        return self.open_txn_list.open_txns()
+
+    def get_open_txns_req(self, getOpenTxnsRequest):
+        return self.get_open_txns()
+
+    def get_open_txns_info(self):
+        assert self.open_txn_list is not None, "LockHandler needs the open transaction list"
+        return self.open_txn_list.open_txns_info()

@@ -133,11 +133,6 @@ class PartitionHandler:
         return GetPartitionsByNamesResult(
             partitions=self.get_partitions_by_names(req.db_name, req.tbl_name, req.names))
 
-    def get_partitions_by_expr(self, req):
-        # Serialized Hive expressions need Hive's classes; clients fall back to the filter call.
-        raise MetaException("Filtering partitions by a serialized expression is not supported; "
-                            "use get_partitions_by_filter")
-
     def get_partition_values(self, request):
         check_catalog(request.catName)
         keys = [k.name for k in request.partitionKeys or []]

@@ -127,14 +127,6 @@ class ServiceHandler:
     def create_catalog(self, catalog):
         raise InvalidOperationException("This metastore serves only the catalog 'hive'")
 
-    # privileges: none are kept; everything is granted
-    def get_privilege_set(self, hiveObject, user_name, group_names):
-        from thrift_idl.hive_metastore.ttypes import PrincipalPrivilegeSet
-
-        return PrincipalPrivilegeSet(userPrivileges={}, groupPrivileges={}, rolePrivileges={})
-
-    def list_privileges(self, principal_name, principal_type, hiveObject):
-        return []
 
     def get_role_names(self):
         return []

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from adapter.naming import db_name
+from adapter.naming import check_catalog, db_name
+from store.hms.aggregate_stats import AggregateStats
 from store.hms.statistics import StatisticsService
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
@@ -14,8 +15,9 @@ from thrift_idl.hive_metastore.ttypes import (
 
 
 class StatisticsHandler:
-    def __init__(self, stats: StatisticsService):
+    def __init__(self, stats: StatisticsService, aggregates: AggregateStats | None = None):
         self.stats = stats
+        self.aggregates = aggregates
 
     def _normalize(self, stats_obj):
         if stats_obj is not None and stats_obj.statsDesc is not None:
@@ -78,3 +80,9 @@ class StatisticsHandler:
 
     def delete_partition_column_statistics(self, db_name_, tbl_name, part_name, col_name, engine=None):
         return self.stats.delete(db_name(db_name_), tbl_name or "", part_name or "", col_name, engine)
+
+    def get_aggr_stats_for(self, request):
+        check_catalog(request.catName)
+        assert self.aggregates is not None, "StatisticsHandler needs the aggregate statistics service"
+        return self.aggregates.aggregate(db_name(request.dbName), request.tblName or "", request.partNames or [],
+                                         request.colNames or [], getattr(request, "engine", None))

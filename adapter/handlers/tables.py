@@ -7,7 +7,9 @@ import logging
 from adapter.naming import check_catalog, db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
+from store.hms.constraints import ConstraintService
 from store.hms.partition_service import PartitionService
+from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
@@ -16,7 +18,9 @@ from thrift_idl.hive_metastore.ttypes import (
     GetTableResult,
     GetTablesResult,
     InvalidObjectException,
+    InvalidOperationException,
     MetaException,
+    SQLAllTableConstraints,
     TruncateTableResponse,
     UnknownDBException,
     UnknownTableException,
@@ -29,22 +33,31 @@ log = logging.getLogger(__name__)
 
 
 class TableHandler:
-    def __init__(self, tables: TableService, partitions: PartitionService, timeline=None):
+    def __init__(self, tables: TableService, partitions: PartitionService, timeline=None,
+                 constraints: ConstraintService | None = None, table_filter: TableNamesByFilter | None = None):
         self.tables = tables
         self.partitions = partitions
         self.timeline = timeline  # adopts tables created with spark.sql.sources.provider=hudi
+        self.constraints = constraints
+        self.table_filter = table_filter
 
     # create
     def create_table(self, tbl):
         self.create_table_with_environment_context(tbl, None)
 
     def create_table_with_environment_context(self, tbl, environment_context):
+        self._create_table(tbl, environment_context)
+
+    def _create_table(self, tbl, environment_context, constraints: SQLAllTableConstraints | None = None):
         if tbl is None:
             raise InvalidObjectException("Table object is required")
         check_catalog(tbl.catName)
         if tbl.dbName is not None:
             tbl.dbName = db_name(tbl.dbName)
-        self.tables.create_table(tbl, env_props(environment_context))
+        if constraints is not None and self.constraints is not None:
+            self.constraints.create_table(tbl, env_props(environment_context), constraints)
+        else:
+            self.tables.create_table(tbl, env_props(environment_context))
         if self.timeline is not None:
             try:
                 self.timeline.adopt_hms_table(self.tables.get_table(tbl.dbName or "", tbl.tableName or ""))
@@ -54,10 +67,17 @@ class TableHandler:
 
     def create_table_with_constraints(self, tbl, primaryKeys, foreignKeys, uniqueConstraints,
                                       notNullConstraints, defaultConstraints=None, checkConstraints=None):
-        self.create_table_with_environment_context(tbl, None)
+        self._create_table(tbl, None, SQLAllTableConstraints(
+            primaryKeys=primaryKeys, foreignKeys=foreignKeys, uniqueConstraints=uniqueConstraints,
+            notNullConstraints=notNullConstraints, defaultConstraints=defaultConstraints,
+            checkConstraints=checkConstraints))
 
     def create_table_req(self, request):
-        self.create_table_with_environment_context(request.table, request.envContext)
+        r = request
+        self._create_table(r.table, r.envContext, SQLAllTableConstraints(
+            primaryKeys=r.primaryKeys, foreignKeys=r.foreignKeys, uniqueConstraints=r.uniqueConstraints,
+            notNullConstraints=r.notNullConstraints, defaultConstraints=r.defaultConstraints,
+            checkConstraints=r.checkConstraints))
 
     # read
     def get_table(self, dbname, tbl_name):
@@ -98,12 +118,13 @@ class TableHandler:
         return self.tables.table_meta(db_pattern(db_patterns), tbl_patterns, list(tbl_types or []))
 
     def get_table_names_by_filter(self, dbname, filter, max_tables):
-        names = self.tables.list_tables(db_name(dbname))
-        if filter:
-            from thrift_idl.hive_metastore.ttypes import InvalidOperationException
-
-            raise InvalidOperationException("Table filters on parameters are not supported")
-        return names if max_tables is None or max_tables < 0 else names[:max_tables]
+        """Hive's table filters (store/hms/table_filter.py); Trino lists its views this way."""
+        if not db_name(dbname):
+            raise UnknownDBException("DB name is null or empty")
+        if filter is None:
+            raise InvalidOperationException("null cannot apply null filter")
+        assert self.table_filter is not None, "TableHandler needs the table filter service"
+        return self.table_filter.table_names(db_name(dbname), filter, -1 if max_tables is None else max_tables)
 
     # fields and schema
     def _table_for_fields(self, db, table_name):

@@ -53,6 +53,7 @@ COLUMN_NAME = 767  # Hive's COLUMN_NAME width
 PART_NAME = 767  # Hive's PART_NAME width; fits a utf8mb4 unique index on InnoDB
 PART_VAL = 256
 URI = 4000
+CONSTRAINT_NAME = 400  # Hive's KEY_CONSTRAINTS.CONSTRAINT_NAME width
 
 
 def _params(name: str, owner: str, owner_table: str) -> Table:
@@ -398,4 +399,73 @@ notification_log = Table(
     Column("tbl_name", String(TABLE_NAME)),
     Column("message", EventText, nullable=False),
     Column("message_format", String(32)),
+)
+
+
+# --- constraints, privileges, partition events (Hive's KEY_CONSTRAINTS, *_PRIVS, PARTITION_EVENTS) ---
+
+# Table constraints, one row per column of a constraint, as Hive keeps them: `tbl_id` is the table
+# holding the key (for a foreign key: the referenced table), `child_tbl_id` the referencing table
+# of a foreign key. Columns are kept by name; a constraint whose column the table no longer has
+# (renamed or dropped) is not answered, as Hive drops those. kind: 0 primary key, 1 foreign key,
+# 2 unique, 3 not null, 4 default, 5 check (Hive's CONSTRAINT_TYPE).
+table_constraints = Table(
+    "table_constraints",
+    metadata,
+    Column("constraint_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(CONSTRAINT_NAME), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("kind", Integer, nullable=False),
+    Column("column_name", String(COLUMN_NAME), nullable=False),
+    Column("child_tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), index=True),
+    Column("child_column", String(COLUMN_NAME)),
+    Column("ref_name", String(CONSTRAINT_NAME)),  # foreign key: the referenced key's name
+    Column("update_rule", Integer),
+    Column("delete_rule", Integer),
+    Column("enable_cstr", Boolean, nullable=False),
+    Column("validate_cstr", Boolean, nullable=False),
+    Column("rely_cstr", Boolean, nullable=False),
+    Column("value", Text),  # default value / check expression
+    UniqueConstraint("tbl_id", "name", "position"),
+)
+
+# Granted privileges (Hive's GLOBAL_PRIVS, DB_PRIVS, TBL_PRIVS, PART_PRIVS, TBL_COL_PRIVS,
+# PART_COL_PRIVS in one table): the object is global (no ids), a database, a table, a partition,
+# or a column of a table or partition; grants go with their object when it is dropped.
+privileges = Table(
+    "privileges",
+    metadata,
+    Column("grant_id", Id, primary_key=True, autoincrement=True),
+    Column("object_type", Integer, nullable=False),  # HiveObjectType
+    Column("db_id", Id, ForeignKey("db.db_id", ondelete="CASCADE")),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE")),
+    Column("part_id", Id, ForeignKey("partitions.part_id", ondelete="CASCADE")),
+    Column("column_name", String(COLUMN_NAME)),
+    Column("principal_name", CaseSensitive(NAME), nullable=False),
+    Column("principal_type", Integer, nullable=False),
+    Column("privilege", String(NAME), nullable=False),
+    Column("grantor", String(NAME)),
+    Column("grantor_type", Integer),
+    Column("grant_option", Boolean, nullable=False),
+    Column("authorizer", String(NAME)),
+    Column("create_time", Integer, nullable=False),
+    Index("ix_privileges_object", "object_type", "db_id", "tbl_id"),
+    Index("ix_privileges_tbl", "tbl_id"),
+    Index("ix_privileges_part", "part_id"),
+)
+
+# Partitions marked for an event (markPartitionForEvent), by name as Hive's PARTITION_EVENTS: the
+# marks outlive the table.
+partition_events = Table(
+    "partition_events",
+    metadata,
+    Column("event_id", Id, primary_key=True, autoincrement=True),
+    Column("db_name", String(NAME), nullable=False),
+    Column("tbl_name", String(TABLE_NAME), nullable=False),
+    Column("part_name", CaseSensitive(PART_NAME), nullable=False),
+    Column("event_type", Integer, nullable=False),
+    Column("event_time", BigInteger, nullable=False),  # epoch ms
+    Index("ix_partition_events", "db_name", "tbl_name", "part_name", "event_type",
+          mysql_length={"part_name": 255}),
 )

@@ -8,7 +8,7 @@ hive_rules.py.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import Connection, select
 
@@ -76,7 +76,9 @@ class TableService:
 
     # --- tables ---------------------------------------------------------------------------------
 
-    def create_table(self, table: Table, env: dict[str, str] | None = None) -> None:
+    def create_table(self, table: Table, env: dict[str, str] | None = None,
+                     also: Callable[[Connection], None] | None = None) -> None:
+        """`also(conn)` runs in the same transaction once the table's rows are in (its constraints)."""
         db_name, name = _check_new_table(table)
         params = dict(table.parameters or {})
         if params.get("transactional", "").lower() == "false":  # as Hive's TransactionalValidationListener
@@ -84,12 +86,13 @@ class TableService:
         tbl_type = effective_table_type(table.tableType or MANAGED, params)
         now = now_s()
         params.setdefault(DDL_TIME, str(now))
-        made = self.store.run_write(self._create, table, db_name, name, tbl_type, params, now, env)
+        made = self.store.run_write(self._create, table, db_name, name, tbl_type, params, now, env, also)
         for loc in made:
             warehouse.make_dirs(loc)
 
     def _create(self, conn: Connection, table: Table, db_name: str, name: str, tbl_type: str,
-                params: dict[str, str], now: int, env: dict[str, str] | None) -> list[str]:
+                params: dict[str, str], now: int, env: dict[str, str] | None,
+                also: Callable[[Connection], None] | None = None) -> list[str]:
         """Insert the table's rows; returns the directories to make."""
         try:
             db = self.databases.db_row(conn, db_name)
@@ -115,6 +118,8 @@ class TableService:
         )))
         insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
         write_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
+        if also is not None:
+            also(conn)
         self.notifications.record(conn, EV.create_table(self.get_table_in(conn, db_name, name)))
         return [location] if location and tbl_type != VIEW else []
 

@@ -810,6 +810,14 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def fetch_partition_names_req(self, partitionReq):
+        """
+        Parameters:
+         - partitionReq
+
+        """
+        pass
+
     def get_partition_names_ps(self, db_name, tbl_name, part_vals, max_parts):
         """
         Parameters:
@@ -4663,6 +4671,42 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             raise result.o2
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_partition_names failed: unknown result")
 
+    def fetch_partition_names_req(self, partitionReq):
+        """
+        Parameters:
+         - partitionReq
+
+        """
+        self.send_fetch_partition_names_req(partitionReq)
+        return self.recv_fetch_partition_names_req()
+
+    def send_fetch_partition_names_req(self, partitionReq):
+        self._oprot.writeMessageBegin('fetch_partition_names_req', TMessageType.CALL, self._seqid)
+        args = fetch_partition_names_req_args()
+        args.partitionReq = partitionReq
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_fetch_partition_names_req(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = fetch_partition_names_req_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "fetch_partition_names_req failed: unknown result")
+
     def get_partition_names_ps(self, db_name, tbl_name, part_vals, max_parts):
         """
         Parameters:
@@ -6831,6 +6875,7 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["get_partitions_by_names_req"] = Processor.process_get_partitions_by_names_req
         self._processMap["get_partitions_with_specs"] = Processor.process_get_partitions_with_specs
         self._processMap["get_partition_names"] = Processor.process_get_partition_names
+        self._processMap["fetch_partition_names_req"] = Processor.process_fetch_partition_names_req
         self._processMap["get_partition_names_ps"] = Processor.process_get_partition_names_ps
         self._processMap["get_partition_names_ps_req"] = Processor.process_get_partition_names_ps_req
         self._processMap["get_partition_names_req"] = Processor.process_get_partition_names_req
@@ -9554,6 +9599,35 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("get_partition_names", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_fetch_partition_names_req(self, seqid, iprot, oprot):
+        args = fetch_partition_names_req_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = fetch_partition_names_req_result()
+        try:
+            result.success = self._handler.fetch_partition_names_req(args.partitionReq)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except NoSuchObjectException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except MetaException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("fetch_partition_names_req", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -25703,6 +25777,162 @@ get_partition_names_result.thrift_spec = (
 )
 
 
+class fetch_partition_names_req_args(object):
+    """
+    Attributes:
+     - partitionReq
+
+    """
+
+
+    def __init__(self, partitionReq=None,):
+        self.partitionReq = partitionReq
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.partitionReq = PartitionsRequest()
+                    self.partitionReq.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('fetch_partition_names_req_args')
+        if self.partitionReq is not None:
+            oprot.writeFieldBegin('partitionReq', TType.STRUCT, 1)
+            self.partitionReq.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(fetch_partition_names_req_args)
+fetch_partition_names_req_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'partitionReq', [PartitionsRequest, None], None, ),  # 1
+)
+
+
+class fetch_partition_names_req_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.LIST:
+                    self.success = []
+                    (_etype1256, _size1253) = iprot.readListBegin()
+                    for _i1257 in range(_size1253):
+                        _elem1258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1258)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('fetch_partition_names_req_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.LIST, 0)
+            oprot.writeListBegin(TType.STRING, len(self.success))
+            for iter1259 in self.success:
+                oprot.writeString(iter1259.encode('utf-8') if sys.version_info[0] == 2 else iter1259)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(fetch_partition_names_req_result)
+fetch_partition_names_req_result.thrift_spec = (
+    (0, TType.LIST, 'success', (TType.STRING, 'UTF8', False), None, ),  # 0
+    (1, TType.STRUCT, 'o1', [NoSuchObjectException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [MetaException, None], None, ),  # 2
+)
+
+
 class get_partition_names_ps_args(object):
     """
     Attributes:
@@ -25742,10 +25972,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1256, _size1253) = iprot.readListBegin()
-                    for _i1257 in range(_size1253):
-                        _elem1258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1258)
+                    (_etype1263, _size1260) = iprot.readListBegin()
+                    for _i1264 in range(_size1260):
+                        _elem1265 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1265)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25775,8 +26005,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1259 in self.part_vals:
-                oprot.writeString(iter1259.encode('utf-8') if sys.version_info[0] == 2 else iter1259)
+            for iter1266 in self.part_vals:
+                oprot.writeString(iter1266.encode('utf-8') if sys.version_info[0] == 2 else iter1266)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -25836,10 +26066,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1263, _size1260) = iprot.readListBegin()
-                    for _i1264 in range(_size1260):
-                        _elem1265 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1265)
+                    (_etype1270, _size1267) = iprot.readListBegin()
+                    for _i1271 in range(_size1267):
+                        _elem1272 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1272)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25866,8 +26096,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1266 in self.success:
-                oprot.writeString(iter1266.encode('utf-8') if sys.version_info[0] == 2 else iter1266)
+            for iter1273 in self.success:
+                oprot.writeString(iter1273.encode('utf-8') if sys.version_info[0] == 2 else iter1273)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26141,10 +26371,10 @@ class get_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1270, _size1267) = iprot.readListBegin()
-                    for _i1271 in range(_size1267):
-                        _elem1272 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1272)
+                    (_etype1277, _size1274) = iprot.readListBegin()
+                    for _i1278 in range(_size1274):
+                        _elem1279 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1279)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26171,8 +26401,8 @@ class get_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1273 in self.success:
-                oprot.writeString(iter1273.encode('utf-8') if sys.version_info[0] == 2 else iter1273)
+            for iter1280 in self.success:
+                oprot.writeString(iter1280.encode('utf-8') if sys.version_info[0] == 2 else iter1280)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26443,10 +26673,10 @@ class partition_name_to_vals_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1277, _size1274) = iprot.readListBegin()
-                    for _i1278 in range(_size1274):
-                        _elem1279 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1279)
+                    (_etype1284, _size1281) = iprot.readListBegin()
+                    for _i1285 in range(_size1281):
+                        _elem1286 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1286)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26468,8 +26698,8 @@ class partition_name_to_vals_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1280 in self.success:
-                oprot.writeString(iter1280.encode('utf-8') if sys.version_info[0] == 2 else iter1280)
+            for iter1287 in self.success:
+                oprot.writeString(iter1287.encode('utf-8') if sys.version_info[0] == 2 else iter1287)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26586,11 +26816,11 @@ class partition_name_to_spec_result(object):
             if fid == 0:
                 if ftype == TType.MAP:
                     self.success = {}
-                    (_ktype1282, _vtype1283, _size1281) = iprot.readMapBegin()
-                    for _i1285 in range(_size1281):
-                        _key1286 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1287 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success[_key1286] = _val1287
+                    (_ktype1289, _vtype1290, _size1288) = iprot.readMapBegin()
+                    for _i1292 in range(_size1288):
+                        _key1293 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1294 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success[_key1293] = _val1294
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -26612,9 +26842,9 @@ class partition_name_to_spec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.MAP, 0)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.success))
-            for kiter1288, viter1289 in self.success.items():
-                oprot.writeString(kiter1288.encode('utf-8') if sys.version_info[0] == 2 else kiter1288)
-                oprot.writeString(viter1289.encode('utf-8') if sys.version_info[0] == 2 else viter1289)
+            for kiter1295, viter1296 in self.success.items():
+                oprot.writeString(kiter1295.encode('utf-8') if sys.version_info[0] == 2 else kiter1295)
+                oprot.writeString(viter1296.encode('utf-8') if sys.version_info[0] == 2 else viter1296)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26669,10 +26899,10 @@ class partition_name_has_valid_characters_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1293, _size1290) = iprot.readListBegin()
-                    for _i1294 in range(_size1290):
-                        _elem1295 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1295)
+                    (_etype1300, _size1297) = iprot.readListBegin()
+                    for _i1301 in range(_size1297):
+                        _elem1302 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1302)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26694,8 +26924,8 @@ class partition_name_has_valid_characters_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1296 in self.part_vals:
-                oprot.writeString(iter1296.encode('utf-8') if sys.version_info[0] == 2 else iter1296)
+            for iter1303 in self.part_vals:
+                oprot.writeString(iter1303.encode('utf-8') if sys.version_info[0] == 2 else iter1303)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.throw_exception is not None:
@@ -27171,11 +27401,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1300, _size1297) = iprot.readListBegin()
-                    for _i1301 in range(_size1297):
-                        _elem1302 = Partition()
-                        _elem1302.read(iprot)
-                        self.new_parts.append(_elem1302)
+                    (_etype1307, _size1304) = iprot.readListBegin()
+                    for _i1308 in range(_size1304):
+                        _elem1309 = Partition()
+                        _elem1309.read(iprot)
+                        self.new_parts.append(_elem1309)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27200,8 +27430,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1303 in self.new_parts:
-                iter1303.write(oprot)
+            for iter1310 in self.new_parts:
+                iter1310.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27342,11 +27572,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1307, _size1304) = iprot.readListBegin()
-                    for _i1308 in range(_size1304):
-                        _elem1309 = Partition()
-                        _elem1309.read(iprot)
-                        self.new_parts.append(_elem1309)
+                    (_etype1314, _size1311) = iprot.readListBegin()
+                    for _i1315 in range(_size1311):
+                        _elem1316 = Partition()
+                        _elem1316.read(iprot)
+                        self.new_parts.append(_elem1316)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27377,8 +27607,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1310 in self.new_parts:
-                iter1310.write(oprot)
+            for iter1317 in self.new_parts:
+                iter1317.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -27673,10 +27903,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1314, _size1311) = iprot.readListBegin()
-                    for _i1315 in range(_size1311):
-                        _elem1316 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1316)
+                    (_etype1321, _size1318) = iprot.readListBegin()
+                    for _i1322 in range(_size1318):
+                        _elem1323 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1323)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27707,8 +27937,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1317 in self.part_vals:
-                oprot.writeString(iter1317.encode('utf-8') if sys.version_info[0] == 2 else iter1317)
+            for iter1324 in self.part_vals:
+                oprot.writeString(iter1324.encode('utf-8') if sys.version_info[0] == 2 else iter1324)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -28003,10 +28233,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1321, _size1318) = iprot.readListBegin()
-                    for _i1322 in range(_size1318):
-                        _elem1323 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1323)
+                    (_etype1328, _size1325) = iprot.readListBegin()
+                    for _i1329 in range(_size1325):
+                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1330)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28036,8 +28266,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1324 in self.part_vals:
-                oprot.writeString(iter1324.encode('utf-8') if sys.version_info[0] == 2 else iter1324)
+            for iter1331 in self.part_vals:
+                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -28196,10 +28426,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1328, _size1325) = iprot.readListBegin()
-                    for _i1329 in range(_size1325):
-                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1330)
+                    (_etype1335, _size1332) = iprot.readListBegin()
+                    for _i1336 in range(_size1332):
+                        _elem1337 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1337)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28235,8 +28465,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1331 in self.part_vals:
-                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
+            for iter1338 in self.part_vals:
+                oprot.writeString(iter1338.encode('utf-8') if sys.version_info[0] == 2 else iter1338)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -28926,11 +29156,11 @@ class markPartitionForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1333, _vtype1334, _size1332) = iprot.readMapBegin()
-                    for _i1336 in range(_size1332):
-                        _key1337 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1338 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1337] = _val1338
+                    (_ktype1340, _vtype1341, _size1339) = iprot.readMapBegin()
+                    for _i1343 in range(_size1339):
+                        _key1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1345 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1344] = _val1345
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -28960,9 +29190,9 @@ class markPartitionForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1339, viter1340 in self.part_vals.items():
-                oprot.writeString(kiter1339.encode('utf-8') if sys.version_info[0] == 2 else kiter1339)
-                oprot.writeString(viter1340.encode('utf-8') if sys.version_info[0] == 2 else viter1340)
+            for kiter1346, viter1347 in self.part_vals.items():
+                oprot.writeString(kiter1346.encode('utf-8') if sys.version_info[0] == 2 else kiter1346)
+                oprot.writeString(viter1347.encode('utf-8') if sys.version_info[0] == 2 else viter1347)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -29156,11 +29386,11 @@ class isPartitionMarkedForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1342, _vtype1343, _size1341) = iprot.readMapBegin()
-                    for _i1345 in range(_size1341):
-                        _key1346 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1347 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1346] = _val1347
+                    (_ktype1349, _vtype1350, _size1348) = iprot.readMapBegin()
+                    for _i1352 in range(_size1348):
+                        _key1353 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1354 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1353] = _val1354
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -29190,9 +29420,9 @@ class isPartitionMarkedForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1348, viter1349 in self.part_vals.items():
-                oprot.writeString(kiter1348.encode('utf-8') if sys.version_info[0] == 2 else kiter1348)
-                oprot.writeString(viter1349.encode('utf-8') if sys.version_info[0] == 2 else viter1349)
+            for kiter1355, viter1356 in self.part_vals.items():
+                oprot.writeString(kiter1355.encode('utf-8') if sys.version_info[0] == 2 else kiter1355)
+                oprot.writeString(viter1356.encode('utf-8') if sys.version_info[0] == 2 else viter1356)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -31565,10 +31795,10 @@ class get_role_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1353, _size1350) = iprot.readListBegin()
-                    for _i1354 in range(_size1350):
-                        _elem1355 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1355)
+                    (_etype1360, _size1357) = iprot.readListBegin()
+                    for _i1361 in range(_size1357):
+                        _elem1362 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1362)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31590,8 +31820,8 @@ class get_role_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1356 in self.success:
-                oprot.writeString(iter1356.encode('utf-8') if sys.version_info[0] == 2 else iter1356)
+            for iter1363 in self.success:
+                oprot.writeString(iter1363.encode('utf-8') if sys.version_info[0] == 2 else iter1363)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -31720,11 +31950,11 @@ class list_roles_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1360, _size1357) = iprot.readListBegin()
-                    for _i1361 in range(_size1357):
-                        _elem1362 = Role()
-                        _elem1362.read(iprot)
-                        self.success.append(_elem1362)
+                    (_etype1367, _size1364) = iprot.readListBegin()
+                    for _i1368 in range(_size1364):
+                        _elem1369 = Role()
+                        _elem1369.read(iprot)
+                        self.success.append(_elem1369)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31746,8 +31976,8 @@ class list_roles_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1363 in self.success:
-                iter1363.write(oprot)
+            for iter1370 in self.success:
+                iter1370.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -31952,10 +32182,10 @@ class get_privilege_set_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1367, _size1364) = iprot.readListBegin()
-                    for _i1368 in range(_size1364):
-                        _elem1369 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1369)
+                    (_etype1374, _size1371) = iprot.readListBegin()
+                    for _i1375 in range(_size1371):
+                        _elem1376 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1376)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31980,8 +32210,8 @@ class get_privilege_set_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1370 in self.group_names:
-                oprot.writeString(iter1370.encode('utf-8') if sys.version_info[0] == 2 else iter1370)
+            for iter1377 in self.group_names:
+                oprot.writeString(iter1377.encode('utf-8') if sys.version_info[0] == 2 else iter1377)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -32195,11 +32425,11 @@ class list_privileges_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1374, _size1371) = iprot.readListBegin()
-                    for _i1375 in range(_size1371):
-                        _elem1376 = HiveObjectPrivilege()
-                        _elem1376.read(iprot)
-                        self.success.append(_elem1376)
+                    (_etype1381, _size1378) = iprot.readListBegin()
+                    for _i1382 in range(_size1378):
+                        _elem1383 = HiveObjectPrivilege()
+                        _elem1383.read(iprot)
+                        self.success.append(_elem1383)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32221,8 +32451,8 @@ class list_privileges_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1377 in self.success:
-                iter1377.write(oprot)
+            for iter1384 in self.success:
+                iter1384.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
