@@ -36,7 +36,6 @@ from tests.conformance.objects import (
     function,
     int_stats,
     partition,
-    sd,
     string_stats,
     table,
 )
@@ -149,7 +148,7 @@ def test_databases(cf):
     cf.call("create_database", database("x" * 129), expect="MetaException",  # wider than DBS.NAME
             slow_reference_error=True)
     # patterns
-    prefix = f"cf_db"
+    prefix = "cf_db"
     cf.call("get_databases", f"cf_db*_{cf.token}")
     cf.call("get_databases", f"cf_db_{cf.token}|cf_mixed_{cf.token}")
     cf.call("get_databases", f"CF_DB_{cf.token}")
@@ -272,7 +271,8 @@ def test_tables_create_get(cf):
             ("x", "decimal(10,2)", "ok"), ("x", "varchar(10)", "ok"), ("x", "array<struct<a:int>>", "ok"),
             ("x", "nonsense", "InvalidObjectException"), ("A", "INT", "InvalidObjectException"),
             ("x", "", "MetaException"), ("x", None, "MetaException"), (None, "int", "MetaException")]):
-        cf.call("create_table", table(db, f"col{i}", [FieldSchema(n, t, None)]), expect=want, msg=want == "InvalidObjectException")
+        cf.call("create_table", table(db, f"col{i}", [FieldSchema(n, t, None)]), expect=want,
+                msg=want == "InvalidObjectException")
         cf.call("create_table", table(db, f"key{i}", cols("z int"), [FieldSchema(n, t, None)]), expect=want,
                 msg=want == "InvalidObjectException")
         if want == "ok":
@@ -544,7 +544,8 @@ def test_partitions_read(cf):
     cf.call("get_partition_by_name", db, "pt", "ds=2024-01-02/hr=11", expect="NoSuchObjectException")
     for name in ("ds=2024-01-02", "garbage", "DS=2024-01-02/hr=10", "ds=2024-01-02/hr="):
         cf.call("get_partition_by_name", db, "pt", name, expect="NoSuchObjectException", msg=True)
-    for name in ("ds=2024-01-02/hr=10/x=1", "x=1/ds=2024-01-02/hr=10", "/ds=2024-01-02//hr=10/", "ds=2024%2D01-02/hr=10"):
+    for name in ("ds=2024-01-02/hr=10/x=1", "x=1/ds=2024-01-02/hr=10", "/ds=2024-01-02//hr=10/",
+                 "ds=2024%2D01-02/hr=10"):
         cf.call("get_partition_by_name", db, "pt", name)
     for mp in (-1, 0, 2, 100):
         cf.call("get_partitions", db, "pt", mp)
@@ -807,7 +808,8 @@ def test_partition_filters(cf):
     for gap, cases in GAP_FILTERS.items():
         for f, want in cases:
             try:
-                got = {(p.values[0], p.values[1]) for p in cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)}
+                parts = cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)
+                got = {(p.values[0], p.values[1]) for p in parts}
                 n = cf.reference_gap(gap, "get_num_partitions_by_filter", db, "f", f)
             except Mismatch as e:
                 problems.append(str(e))
@@ -913,8 +915,8 @@ def test_functions(cf):
         cf.call("create_database", database(d), expect="ok")
     cf.call("create_function", function(db, "f1", resources=[(1, "file:///tmp/udf.jar")]), expect="ok")
     cf.call("create_function", function(db, "upper_f", cls="com.example.Upper"), expect="ok")
-    cf.call("create_function", function(db2, "f1", cls="com.example.Other", resources=[(2, "file:///x.py"), (3, "a.zip")]),
-            expect="ok")
+    cf.call("create_function", function(db2, "f1", cls="com.example.Other",
+                                        resources=[(2, "file:///x.py"), (3, "a.zip")]), expect="ok")
     cf.call("get_function", db, "f1")
     cf.call("get_function", db, "F1")
     cf.call("get_function", db, "upper_f")

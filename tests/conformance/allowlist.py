@@ -82,8 +82,9 @@ REFERENCE_GAPS = {
     ),
     "filter-extensions": (
         "MetaException",
-        "filter forms the references' grammars reject and ours accepts (documented in store/hms/partition_filter/parser.py): "
-        "NOT, `key IN (...)` without parentheses around the key, NOT LIKE",
+        "filter forms the references' grammars reject and ours accepts "
+        "(documented in store/hms/partition_filter/parser.py): NOT, `key IN (...)` without parentheses "
+        "around the key, NOT LIKE",
     ),
     "filter-extensions-hive23": (
         "MetaException",
@@ -251,7 +252,8 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
             "InvalidObjectException as Hive 2.3 does"),
         "not-found-messages-name-catalog": Difference(
             "server-change", ("test_databases", "test_tables_create_get"), ("get_table", "drop_database"),
-            r"message differs\n    reference: '(hive\.\S+ table not found|Can not drop default database in catalog hive)'",
+            r"message differs\n    reference: "
+            r"'(hive\.\S+ table not found|Can not drop default database in catalog hive)'",
             "messages name the catalog: get_table of a missing table 'hive.<db>.<table> table not found', "
             "drop_database('default') 'Can not drop default database in catalog hive'; ours omit 'hive.' / "
             "' in catalog hive'"),
@@ -259,7 +261,8 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
             "server-change", ("test_statistics",), (), r"\.engine: reference='hive' ours=None",
             "ColumnStatistics.engine: Hive 4 answers 'hive'; ours leaves it unset"),
         "erasure-coded-quick-stat": Difference(
-            "server-change", ("test_tables_alter", "test_partitions_alter_rename", "test_quick_stats", "test_statistics"), (),
+            "server-change",
+            ("test_tables_alter", "test_partitions_alter_rename", "test_quick_stats", "test_statistics"), (),
             r"\.parameters\.numFilesErasureCoded: reference='0' ours=None",
             "quick stats: Hive 4 adds numFilesErasureCoded next to numFiles/totalSize; ours does not"),
         "stats-accurate-after-drop-column": Difference(
@@ -285,7 +288,8 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
             "database hive.<db>')"),
         "partitions-of-missing-table": Difference(
             "server-change", ("test_tables_drop", "test_partitions_read"), ("get_partitions", "get_partition_names"),
-            r"(reference: ok \[\]\n    ours:      NoSuchObjectException|reference answered ok \[\], test expects NoSuchObjectException)",
+            r"(reference: ok \[\]\n    ours:      NoSuchObjectException"
+            r"|reference answered ok \[\], test expects NoSuchObjectException)",
             "get_partitions / get_partition_names of a table that does not exist: Hive 4 answers []; ours "
             "raises NoSuchObjectException"),
         "max-parts-zero": Difference(
@@ -322,7 +326,8 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
         # ------------------------------------------------------------------ accepted
         "partitions-by-names-missing-table": Difference(
             "accepted", ("test_partitions_read",), ("get_partitions_by_names",),
-            r"reference:? (answered )?TApplicationException\[5\].*(\n    ours:      |test expects )NoSuchObjectException",
+            r"reference:? (answered )?TApplicationException\[5\]"
+            r".*(\n    ours:      |test expects )NoSuchObjectException",
             "get_partitions_by_names of a missing table: Hive 4 fails internally (TApplicationException "
             "MISSING_RESULT); ours raises the NoSuchObjectException Hive 2.3 raises"),
         "incompatible-columns-message": Difference(
