@@ -167,6 +167,35 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+
+def _node_config(port: int, plugins: Path) -> dict[str, str]:
+    """config.properties of a single-node Trino on loopback, small and quick to start."""
+    return {
+        "node.environment": "hms_test",
+        "node.id": str(uuid.uuid4()),
+        "node.bind-ip": "127.0.0.1",
+        "node.internal-address": "127.0.0.1",
+        "coordinator": "true",
+        "node-scheduler.include-coordinator": "true",
+        "http-server.http.port": str(port),
+        "discovery.uri": f"http://127.0.0.1:{port}",
+        "plugin.dir": str(plugins),
+        "catalog.management": "dynamic",
+        "catalog.store": "file",
+        "web-ui.enabled": "false",
+        "http-server.log.enabled": "false",
+        "query.max-memory": "1GB",
+        "query.max-memory-per-node": "768MB",
+        "memory.heap-headroom-per-node": "256MB",
+        "task.concurrency": "2",
+        "task.max-worker-threads": "4",
+        "task.min-drivers": "2",
+        "query.min-expire-age": "1m",
+        "exchange.client-threads": "4",
+        "scheduler.http-client.max-requests-queued-per-destination": "256",
+    }
+
+
 class TrinoServer:
     """One Trino JVM started by :meth:`start`; ``stop()`` ends it (and only it)."""
 
@@ -203,30 +232,7 @@ class TrinoServer:
         for name, props in (catalogs or {}).items():
             (catalog_dir / f"{name}.properties").write_text(_props_text(props))
         port = port or _free_port()
-        config = {
-            "node.environment": "hms_test",
-            "node.id": str(uuid.uuid4()),
-            "node.bind-ip": "127.0.0.1",
-            "node.internal-address": "127.0.0.1",
-            "coordinator": "true",
-            "node-scheduler.include-coordinator": "true",
-            "http-server.http.port": str(port),
-            "discovery.uri": f"http://127.0.0.1:{port}",
-            "plugin.dir": str(plugins),
-            "catalog.management": "dynamic",
-            "catalog.store": "file",
-            "web-ui.enabled": "false",
-            "http-server.log.enabled": "false",
-            "query.max-memory": "1GB",
-            "query.max-memory-per-node": "768MB",
-            "memory.heap-headroom-per-node": "256MB",
-            "task.concurrency": "2",
-            "task.max-worker-threads": "4",
-            "task.min-drivers": "2",
-            "query.min-expire-age": "1m",
-            "exchange.client-threads": "4",
-            "scheduler.http-client.max-requests-queued-per-destination": "256",
-        }
+        config = _node_config(port, plugins)
         (etc / "config.properties").write_text(_props_text(config))
         (etc / "log.properties").write_text("io.trino=INFO\nio.airlift=WARN\norg.eclipse.jetty=WARN\n")
         cmd = [
