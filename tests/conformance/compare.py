@@ -12,7 +12,6 @@ from typing import Any
 from thrift.Thrift import TApplicationException, TException, TMessageType, TType
 
 from tests.conformance import allowlist as A
-from tests.conformance.objects import database, partition, partitioned_table
 
 _IDL = Path(__file__).resolve().parents[2] / "thrift_idl" / "hive_metastore.thrift"
 _PRIMITIVES = {TType.BOOL: False, TType.BYTE: 0, TType.I16: 0, TType.I32: 0, TType.I64: 0, TType.DOUBLE: 0.0}
@@ -422,32 +421,3 @@ def raw_call(client, method: str, args_struct=None):
 
 
 # --------------------------------------------------------------------------- test helpers
-
-
-def names(cf: Pair, *bases: str) -> list[str]:
-    return [f"cf_{b}_{cf.token}" for b in bases]
-
-
-def cleanup(cf: Pair, *dbs: str) -> None:
-    for side in (cf.reference, cf.ours):
-        for db in dbs:
-            try:
-                side.client.drop_database(db, True, True)
-            except Exception:
-                pass
-
-
-def mine(prefix: str):
-    """post-filter: keep the names of a global listing that belong to this test."""
-    return lambda names_: [n for n in names_ if n.startswith(prefix)]
-
-
-def create_filled_table(cf: Pair, db: str):
-    """Database `db` with a partitioned table `pt` of five partitions, on both sides; the table."""
-    t = partitioned_table(db)
-    cf.call("create_database", database(db), expect="ok")
-    cf.call("create_table", t, expect="ok")
-    vals = [["2024-01-01", "1"], ["2024-01-01", "2"], ["2024-01-02", "1"], ["2024-01-02", "10"],
-            ["2024-01-03", "1"]]
-    cf.call("add_partitions", [partition(t, v, params={"n": str(i)}) for i, v in enumerate(vals)], expect="ok")
-    return t

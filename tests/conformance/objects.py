@@ -123,7 +123,3 @@ def col_stats(db, tbl, objs, part_name=None, last_analyzed=1700000000) -> Column
         isTblLevel=part_name is None, dbName=db, tableName=tbl, partName=part_name, lastAnalyzed=last_analyzed),
         statsObj=list(objs))
 
-
-def partitioned_table(db, name="pt", **kw):
-    """A table with columns a int, b string, partitioned by ds string, hr int."""
-    return table(db, name, cols("a int", "b string"), cols("ds string", "hr int"), **kw)
