@@ -406,8 +406,8 @@ def _part(db, tbl, values, params=None):
     return Partition(dbName=db, tableName=tbl, values=list(values), sd=_sd(), parameters=params or {})
 
 
-BAD_NAMES = ["bad name", "semi;colon", "dash-name", "dot.name", "quote'name", "slash/name", "", "ümlaut",
-             "star*", "tab\tname"]
+# Hive 4 takes every printable ASCII character but the backslash in database and table names
+BAD_NAMES = ["", "ümlaut", "tab\tname", "back\\slash"]
 
 
 @pytest.mark.parametrize("bad", BAD_NAMES)
@@ -440,7 +440,7 @@ def test_invalid_table_names(server, client, names_db, bad):
     assert client.get_all_tables(names_db) == ["p"]
     # renaming to an invalid name is refused too
     renamed = client.get_table(names_db, "p")
-    renamed.tableName = bad or " "
+    renamed.tableName = bad or "\t"
     with pytest.raises(InvalidOperationException):
         client.alter_table(names_db, "p", renamed)
     assert client.get_all_tables(names_db) == ["p"]

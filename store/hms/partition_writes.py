@@ -14,7 +14,7 @@ from store.db.dialect import BATCH, in_list
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
 from store.hms import stats_params
 from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
-from store.hms.hive_rules import CATALOG, DDL_TIME, MANAGED
+from store.hms.hive_rules import DDL_TIME, MANAGED
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partition_key_values import key_value_rows
 from store.hms.partition_names import make_name
@@ -94,7 +94,7 @@ class PartitionWrites:
             out.append(Partition(
                 values=list(part.values), dbName=ctx.db_name, tableName=ctx.name, createTime=now,
                 lastAccessTime=part.lastAccessTime or 0,
-                sd=_with_location(part.sd, location, ctx), parameters=params, catName=CATALOG))
+                sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
         conn.execute(S.partition_key_val.insert(), kv_rows)
         if param_rows:
             conn.execute(S.partition_params.insert(), param_rows)

@@ -1,9 +1,11 @@
-"""Statistics Hive keeps in table and partition parameters, maintained as Hive Metastore 2.3 does.
+"""Statistics Hive keeps in table and partition parameters, maintained as Hive Metastore 4 does.
 
-* Fast stats ``numFiles`` / ``totalSize``: counted from the data directory (hidden ``.``/``_`` entries
-  skipped) when an unpartitioned table is created on an existing directory, when one is altered,
-  when a partition is added on an existing directory, and when a partition is altered with fast
-  stats missing or different from the stored ones. ``DO_NOT_UPDATE_STATS=true`` in the environment
+* Fast stats ``numFiles`` / ``totalSize`` / ``numFilesErasureCoded`` (always 0 here: no HDFS erasure
+  coding): counted from the data directory (hidden ``.``/``_`` entries skipped) when an unpartitioned
+  table is created on an existing directory, when one is altered, when a partition is added on an
+  existing directory, and when a partition is altered with fast stats missing or different from the
+  stored ones (a table or partition given numFiles and totalSize without numFilesErasureCoded, as
+  Hive 2.3 clients give them, is counted: Hive 4 wants all three). ``DO_NOT_UPDATE_STATS=true`` in the environment
   context turns this off for alters; the same key as a *table* parameter is removed (and, if true,
   skips the update) for unpartitioned tables.
 * ``COLUMN_STATS_ACCURATE``: recomputing the fast stats drops it, unless the environment context says
@@ -17,8 +19,8 @@ import json
 
 from store.storage import warehouse
 
-NUM_FILES, TOTAL_SIZE = "numFiles", "totalSize"
-FAST_STATS = (NUM_FILES, TOTAL_SIZE)
+NUM_FILES, TOTAL_SIZE, NUM_ERASURE_CODED = "numFiles", "totalSize", "numFilesErasureCoded"
+FAST_STATS = (NUM_FILES, TOTAL_SIZE, NUM_ERASURE_CODED)
 CSA = "COLUMN_STATS_ACCURATE"
 DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
 STATS_GENERATED = "STATS_GENERATED"
@@ -89,7 +91,7 @@ def _populate(params: dict, location: str | None, env: dict | None) -> None:
     if warehouse.local_path(location) is None:
         return  # object stores: nothing cheap to count
     files, size = warehouse.quick_stats(location) or (0, 0)
-    params[NUM_FILES], params[TOTAL_SIZE] = str(files), str(size)
+    params[NUM_FILES], params[TOTAL_SIZE], params[NUM_ERASURE_CODED] = str(files), str(size), "0"
     set_basic_state(params, env)
 
 

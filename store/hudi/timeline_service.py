@@ -54,6 +54,7 @@ from store.errors import (
     InvalidOperation,
     NoSuchObject,
 )
+from store.hms.database_service import database_is
 from store.hms.partition_names import make_name
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
@@ -106,7 +107,7 @@ class TimelineService:
     def table_ref(self, conn: Connection, db: str, tbl: str, lock: bool = False) -> HudiTableRef:
         q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)
-        ).where(S.db.c.name == (db or "").lower(), S.tbl.c.name == (tbl or "").lower())
+        ).where(database_is(db or ""), S.tbl.c.name == (tbl or "").lower())
         if lock and self.store.backend != "sqlite":
             q = q.with_for_update(of=S.hudi_table)
         row = conn.execute(q).first()
@@ -140,7 +141,7 @@ class TimelineService:
 
         def tx(conn: Connection):
             tbl_id = conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id)).where(
-                S.db.c.name == cfg.db_name, S.tbl.c.name == cfg.table_name)).scalar_one()
+                database_is(cfg.db_name), S.tbl.c.name == cfg.table_name)).scalar_one()
             if self.is_hudi(conn, tbl_id):
                 raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
             conn.execute(S.hudi_table.insert().values(
