@@ -1,5 +1,4 @@
-"""catalogs: a `catalogs` table holding `hive`; every database belongs to one (`db.cat_name`), its
-name unique within its catalog
+"""catalogs: a catalogs table holding hive; every database in one (db.cat_name, unique name in it)
 
 Revision ID: 0005
 Revises: 0004
