@@ -177,6 +177,7 @@ def _partition_view(p) -> dict:
 def _database_view(d) -> dict:
     v = plain(d)
     v["name"] = (d.name or "").lower()
+    v.pop("type", None)  # Hive 4: NATIVE, set by the metastore (Hive 2.3 has no such field)
     return v
 
 

@@ -105,7 +105,8 @@ class TableAlteration:
         try:
             target_db = self.databases.db_row(conn, new_db)
         except NoSuchObject as exc:
-            raise InvalidOperation(f"Unable to change partition or table. Database {split_db_name(new_db)[1]} does not exist") from exc
+            raise InvalidOperation("Unable to change partition or table. "
+                                   f"Database {split_db_name(new_db)[1]} does not exist") from exc
         if conn.execute(select(S.tbl.c.tbl_id).where(
                 S.tbl.c.db_id == target_db.db_id, S.tbl.c.name == new_name)).first():
             raise InvalidOperation(f"new table {target_db.name}.{new_name} already exists")
