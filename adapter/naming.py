@@ -1,35 +1,45 @@
-"""Names on the wire: catalog prefixes (`@<catalog>#<db>`), case folding, environment contexts."""
+"""Names on the wire: catalogs (`@<catalog>#<db>` prefixes, request fields), case folding,
+environment contexts."""
 
 from __future__ import annotations
 
-from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
-
-CATALOG = "hive"
-
-
-def db_name(name: str | None) -> str:
-    """Database name without Hive 3's `@catalog#` prefix (`!` stands for an empty name)."""
-    if not name:
-        return ""
-    if name.startswith("@"):
-        cat, sep, rest = name[1:].partition("#")
-        check_catalog(cat)
-        name = "" if rest == "!" else rest
-    return name.lower()
+from store.hms.hive_rules import DEFAULT_CATALOG, qualified_db_name
+from thrift_idl.hive_metastore.ttypes import MetaException
 
 
-def db_pattern(pattern: str | None) -> str | None:
-    """A database pattern may carry the prefix too (`@hive#*`)."""
-    if pattern and pattern.startswith("@"):
-        cat, _, rest = pattern[1:].partition("#")
-        check_catalog(cat)
-        return rest or None
-    return pattern
+def _parse(name: str, catalog: str | None) -> tuple[str | None, str | None]:
+    """(catalog, database) as Hive's parseDbName reads a name: `@<catalog>#<db>`, where `!` stands
+    for an empty name and nothing for none; a name without the prefix is of `catalog`."""
+    if not name.startswith("@"):
+        return catalog, name
+    cat, sep, rest = name[1:].partition("#")
+    if not sep:
+        raise MetaException(f"{name} is prepended with the catalog marker but does not appear to have a "
+                            "catalog name in it")
+    return cat, ("" if rest == "!" else rest or None)
+
+
+def db_name(name: str | None, catalog: str | None = None) -> str:
+    """The store's name of a database named on the wire: its catalog is the one of the name's prefix,
+    else `catalog` (a request's catName / catalogName field), else `hive`."""
+    cat, db = _parse(name or "", catalog)
+    return qualified_db_name(cat, db)
+
+
+def db_pattern(pattern: str | None, catalog: str | None = None) -> str | None:
+    """A database pattern (`get_databases`, `get_table_meta`), which may carry the prefix too
+    (`@spark#*`; `@spark#` for all of the catalog's)."""
+    if pattern is None:
+        return None if catalog is None else qualified_db_name(catalog, "*")
+    cat, rest = _parse(pattern, catalog)
+    return qualified_db_name(cat, "*" if rest is None else rest)
 
 
 def check_catalog(cat: str | None) -> None:
-    if cat and cat.lower() != CATALOG:
-        raise NoSuchObjectException(f"Catalog {cat} does not exist")
+    """Calls that serve the default catalog only (constraints, request forms, privileges, partition
+    events, aggregate statistics, notification filters): another catalog is refused by name."""
+    if cat and cat.lower() != DEFAULT_CATALOG:
+        raise MetaException(f"catalog {cat} is not supported by this call (only {DEFAULT_CATALOG})")
 
 
 def env_props(env) -> dict:

@@ -41,9 +41,15 @@ from tests.conformance.objects import (
 )
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsRequest,
+    AlterCatalogRequest,
+    Catalog,
+    CreateCatalogRequest,
+    Database,
+    DropCatalogRequest,
     DropPartitionsRequest,
     EnvironmentContext,
     FieldSchema,
+    GetCatalogRequest,
     GetDatabaseRequest,
     GetPartitionsByNamesRequest,
     GetTableRequest,
@@ -126,6 +132,11 @@ def mine(prefix: str):
     return lambda names_: [n for n in names_ if n.startswith(prefix)]
 
 
+def as_hive(cf: Pair, hive4: str, hive23: str) -> str:
+    """What a reference answers where Hive 4 and Hive 2.3 differ (ours answers as Hive 4)."""
+    return hive4 if cf.version == "4" else hive23
+
+
 # --------------------------------------------------------------------------- databases
 
 
@@ -142,8 +153,16 @@ def test_databases(cf):
     cf.call("get_database", db2)
     cf.call("create_database", database(mixed.replace("mixed", "MiXeD")), expect="ok")
     cf.call("get_database", mixed)
-    # invalid names
-    for bad in ("bad-name", "with space", "dot.ted", "", "a/b"):
+    # names: Hive 4 takes any printable ASCII character but the backslash (2.3: letters, digits, _)
+    specials = [f"cf_{n}_{cf.token}" for n in ("bad-name", "with space", "dot.ted", "a/b")]
+    for name in specials:
+        cf.call("create_database", database(name), expect=as_hive(cf, "ok", "InvalidObjectException"))
+        if cf.version == "4":
+            cf.call("get_database", name)
+            cf.call("drop_database", name, True, True, expect="ok")
+        else:
+            cf.ours_only("drop_database", name, True, True)
+    for bad in ("", "back\\slash", "t\tab", "\u00fcml"):
         cf.call("create_database", database(bad), expect="InvalidObjectException")
     cf.call("create_database", database("x" * 129), expect="MetaException",  # wider than DBS.NAME
             slow_reference_error=True)
@@ -189,7 +208,7 @@ def test_databases(cf):
     cf.call("drop_database", db2, False, False, expect="ok")
     cf.call("drop_database", "default", True, True, expect="MetaException", msg=True)
     cf.call("drop_database", mixed.upper(), True, True, expect="ok")
-    cleanup(cf, db, db2, mixed)
+    cleanup(cf, db, db2, mixed, *specials)
 
 
 def test_database_not_empty_with_functions(cf):
@@ -258,7 +277,14 @@ def test_tables_create_get(cf):
     cf.call("create_table", table(db, "managed", c3), expect="AlreadyExistsException")
     cf.call("create_table", table(db, "MANAGED", c3), expect="AlreadyExistsException")
     cf.call("create_table", table(f"cf_nosuch_{cf.token}", "t", c3), expect="InvalidObjectException")
-    cf.call("create_table", table(db, "bad-name", c3), expect="InvalidObjectException")
+    # names: Hive 4 takes any printable ASCII character but the backslash (2.3: letters, digits, _ and /);
+    # their directories are written bad-45-name, ...
+    for name in ("bad-name", "with space", "dot.ted", "a/b"):
+        cf.call("create_table", table(db, name, c3), expect=as_hive(cf, "ok", "ok" if name == "a/b" else
+                                                                     "InvalidObjectException"))
+        if cf.version == "4":
+            cf.call("get_table", db, name)
+    cf.call("create_table", table(db, "back\\slash", c3), expect="InvalidObjectException")
     cf.call("create_table", table(db, "dupcol", cols("a int", "A string")), expect="MetaException",
             slow_reference_error=True)
     cf.call("create_table", table(db, "dupkey", cols("a int"), cols("a string")), expect="ok")
@@ -447,7 +473,7 @@ def test_tables_drop(cf):
     cf.call("drop_table_with_environment_context", db, "e", True, EnvironmentContext(properties={"ifPurge": "TRUE"}),
             expect="ok")
     cf.call("drop_table", db, "P", False, expect="ok")
-    cf.call("get_partitions", db, "p", -1, expect="NoSuchObjectException")
+    cf.call("get_partitions", db, "p", -1, expect=as_hive(cf, "ok", "NoSuchObjectException"))
     cf.call("drop_table", f"cf_nosuch_{cf.token}", "t", True, expect="NoSuchObjectException")
     cf.call("get_all_tables", db)
     cleanup(cf, db)
@@ -551,7 +577,9 @@ def test_partitions_read(cf):
         cf.call("get_partitions", db, "pt", mp)
         cf.call("get_partitions_with_auth", db, "pt", mp, "user", ["g"])
         cf.call("get_partition_names", db, "pt", mp)
-    cf.call("get_partitions", db, "nosuch", -1, expect="NoSuchObjectException")
+    cf.call("get_partitions", db, "nosuch", -1, expect=as_hive(cf, "ok", "NoSuchObjectException"))
+    cf.call("get_partitions_with_auth", db, "nosuch", -1, "user", [],
+            expect=as_hive(cf, "NoSuchObjectException", "ok"))
     cf.quirk("partition-names-missing-table", "get_partition_names", db, "nosuch", -1)
     for spec in (["2024-01-01"], ["2024-01-01", "2"], ["", "1"], ["2024-01-09"], [], ["", ""]):
         for mp in (-1, 0, 1):
@@ -750,15 +778,18 @@ FILTERS += [
     # LIKE on a string key: `.*` any run, `.` one character, anything else literal, whole value
     's like "a.*"', 's like ".*b.*"', 's LIKE "A.*"', 's like "a"', 's like "_"', 's like "a%"', 's like "a.c"',
     's like "(a|b)"', 's like "."', 's like "x\'.*"', 's like ".*"',
-    # type rules: dates read leniently, the default partition of a date/int key never matches
+    # type rules: date keys compare as text (Hive 4; 2.3 read dates leniently and refused non-dates), the
+    # default partition of a date/int key never matches
     "d = '2024-1-1'", 'd = " 2024-01-01"', 'd = "2024-01-01 10:00:00"', '(d) in ("2024-01-01", "2024-1-3")',
-    "d between 2024-01-01 and 2024-01-04", "s = 2024-01-01", 'd <> "2024-01-01"',
+    "d between 2024-01-01 and 2024-01-04", "s = 2024-01-01", 'd <> "2024-01-01"', 'd = "20240101"',
+    'd = "2024-02-30"',
+    # LIKE on a date key (Hive 4; 2.3 refuses): `%` and `_` are wildcards there too
+    'd like "2024.*"', 'd like "2024-01-0_"', 'd like "%-01"', 'd like "2024-01-01"',
 ]
 
 BAD_FILTERS = ['s = ', 'nosuch = "a"', 's = a', "s", '((s = "a")', 's = "a" and', 's === "a"', 'i = 1.5',
-               '"a" = "a"', 'i = "2"', "i = 2024-01-01", "s = 1", "s > 9", 'd = "20240101"', 'd = "2024-02-30"',
-               "d = 1", 'i like "1.*"', 'd like "2024.*"', '"a.*" like s', "i = 0x10", "i = +2",
-               'x = 1']
+               '"a" = "a"', 'i = "2"', "i = 2024-01-01", "s = 1", "s > 9", "d = 1", 'i like "1.*"',
+               '"a.*" like s', "i = 0x10", "i = +2", 'x = 1']
 
 # (filter, expected (s, i) of the matching rows): where the reference cannot answer (REFERENCE_GAPS)
 GAP_FILTERS = {
@@ -808,8 +839,8 @@ def test_partition_filters(cf):
     for gap, cases in GAP_FILTERS.items():
         for f, want in cases:
             try:
-                parts = cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)
-                got = {(p.values[0], p.values[1]) for p in parts}
+                answer = cf.reference_gap(gap, "get_partitions_by_filter", db, "f", f, -1)
+                got = {(p.values[0], p.values[1]) for p in answer}
                 n = cf.reference_gap(gap, "get_num_partitions_by_filter", db, "f", f)
             except Mismatch as e:
                 problems.append(str(e))
@@ -980,7 +1011,10 @@ def test_hive3_calls_on_ours_only(cf):
                              GetPartitionsByNamesRequest(db_name=db, tbl_name="pt", names=names_)).partitions)
     cf.same("get_database_req", ref.get_database(db),
             cf.reference_gap("hive3-calls", "get_database_req", GetDatabaseRequest(name=db)))
-    assert cf.reference_gap("hive3-calls", "get_catalogs").names == ["hive"]
+    if cf.version == "4":
+        cf.call("get_catalogs", post=lambda r: [n for n in r.names if n == "hive" or cf.token in n])
+    else:
+        assert "hive" in cf.reference_gap("hive3-calls", "get_catalogs").names
     if cf.version == "2.3":
         with pytest.raises(TApplicationException) as info:
             ref.get_database_req(GetDatabaseRequest(name=db))
@@ -988,6 +1022,94 @@ def test_hive3_calls_on_ours_only(cf):
         assert info.value.message == "Invalid method name: 'get_database_req'"
     else:  # as Hive 4 clients send it
         cf.call("get_database_req", GetDatabaseRequest(name=db, catalogName="hive"))
+    cleanup(cf, db)
+
+
+# --------------------------------------------------------------------------- catalogs
+
+
+def test_catalogs(cf):
+    """Catalogs (Hive 3+), compared with Hive 4: the same database name in two catalogs holds different
+    tables; `@<catalog>#<db>` prefixes in the old calls, catalog fields in the request structs."""
+    if cf.version == "2.3":
+        x = raw_call(cf.reference.client, "get_catalog")
+        assert isinstance(x, TApplicationException) and x.type == TApplicationException.UNKNOWN_METHOD
+        cf.finish()
+        pytest.skip("Hive 2.3 has no catalogs: compared with Hive 4 only")
+    cat, nocat, (db,) = f"cf_cat_{cf.token}", f"cf_nocat_{cf.token}", names(cf, "catdb")
+
+    def catalogs(r):
+        return [n for n in r.names if n == "hive" or cf.token in n]
+    cf.call("get_catalogs", post=catalogs)
+    cf.call("get_catalog", GetCatalogRequest(name="hive"))
+    cf.call("get_catalog", GetCatalogRequest(name="HIVE"))
+    cf.call("get_catalog", GetCatalogRequest(name=cat), expect="NoSuchObjectException", msg=True)
+    # create: a location is required, the name is validated and lower-cased
+    cf.call("create_catalog", CreateCatalogRequest(Catalog(name=cat)), expect="InvalidObjectException", msg=True)
+    cf.call("create_catalog", CreateCatalogRequest(Catalog(name=f"cf-bad_{cf.token}", locationUri="@EXT@/bad")),
+            expect="InvalidObjectException")
+    cf.call("create_catalog", CreateCatalogRequest(Catalog(name=cat.upper(), description="first",
+                                                           locationUri="@EXT@/cat")), expect="ok")
+    cf.call("create_catalog", CreateCatalogRequest(Catalog(name=cat, locationUri="@EXT@/cat2")),
+            expect="AlreadyExistsException", msg=True)
+    cf.call("get_catalog", GetCatalogRequest(name=cat))
+    cf.call("get_catalogs", post=catalogs)
+    # its `default` database; a database of the same name in each catalog
+    cf.call("get_databases", f"@{cat}#*")
+    cf.call("get_database", f"@{cat}#default")
+    cf.call("get_database_req", GetDatabaseRequest(name="default", catalogName=cat))
+    cf.call("create_database", Database(name=db, catalogName=cat, parameters={}), expect="ok")
+    cf.call("create_database", database(db), expect="ok")
+    cf.call("create_database", Database(name=db, catalogName=cat, parameters={}), expect="AlreadyExistsException")
+    cf.call("create_database", Database(name=db, catalogName=nocat, parameters={}), expect="InvalidObjectException",
+            msg=True)
+    cf.call("get_database", f"@{cat}#{db}")
+    cf.call("get_database", db)
+    cf.call("get_database", f"@{nocat}#{db}", expect="NoSuchObjectException", msg=True)
+    for pattern in (f"@{cat}#*", f"@{cat}#", f"@{cat}#cf_cat*", f"@{nocat}#*"):
+        cf.call("get_databases", pattern)
+    # tables: each database holds its own
+    t = table(db, "t", cols("a int"), cols("p string"))
+    t.catName = cat
+    cf.call("create_table", t, expect="ok")
+    cf.call("create_table", table(db, "other", cols("a int")), expect="ok")
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="t", catName=cat))
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="t"), expect="NoSuchObjectException", msg=True)
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="other", catName=cat), expect="NoSuchObjectException",
+            msg=True)
+    cf.call("get_tables", f"@{cat}#{db}", "*")
+    cf.call("get_all_tables", db)
+    cf.call("get_table_meta", f"@{cat}#*", "*", [], unordered_result=True)
+    cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, tblNames=["t", "other"], catName=cat))
+    # alter: not the name
+    cf.call("alter_catalog", AlterCatalogRequest(cat, Catalog(name="renamed", locationUri="@EXT@/cat")),
+            expect="InvalidOperationException", msg=True)
+    cf.call("alter_catalog", AlterCatalogRequest(cat, Catalog(name=cat, description="second", locationUri="@EXT@/c3")),
+            expect="ok")
+    cf.call("get_catalog", GetCatalogRequest(name=cat))
+    cf.call("alter_catalog", AlterCatalogRequest(nocat, Catalog(name=nocat, description="x")),
+            expect="NoSuchObjectException", msg=True)
+    # drop: not `hive`, not while it holds databases or objects in its `default`
+    cf.call("drop_catalog", DropCatalogRequest(name=cat), expect="InvalidOperationException", msg=True)
+    cf.call("drop_catalog", DropCatalogRequest(name="hive"), expect="MetaException", msg=True)
+    cf.call("drop_catalog", DropCatalogRequest(name=nocat), expect="NoSuchObjectException", msg=True)
+    cf.call("drop_database", f"@{cat}#{db}", True, True, expect="ok")
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="other"))
+    t2 = table("default", "t2", cols("a int"))
+    t2.catName = cat
+    cf.call("create_table", t2, expect="ok")
+    cf.call("drop_catalog", DropCatalogRequest(name=cat), expect="InvalidOperationException", msg=True)
+    cf.call("drop_table", f"@{cat}#default", "t2", True, expect="ok")
+    cf.call("drop_catalog", DropCatalogRequest(name=cat), expect="ok")
+    cf.call("get_catalog", GetCatalogRequest(name=cat), expect="NoSuchObjectException")
+    cf.call("get_databases", f"@{cat}#*")
+    for side in (cf.reference, cf.ours):  # what a failure above left
+        try:
+            for d in side.client.get_databases(f"@{cat}#*"):
+                side.client.drop_database(f"@{cat}#{d}", True, True)
+            side.client.drop_catalog(DropCatalogRequest(name=cat))
+        except Exception:  # noqa: BLE001
+            pass
     cleanup(cf, db)
 
 

@@ -3,7 +3,6 @@ SQLite, PostgreSQL (HMS_TEST_POSTGRES_URL) and MySQL/MariaDB (HMS_TEST_MYSQL_URL
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import uuid
@@ -184,9 +183,7 @@ COMPILE_ERRORS = [
     ("hr = 2024-01-01", 5, "cannot compare integer partition key hr with a date literal"),
     ("'5' > hr", 0, "string literal"),
     ("hr like '1%'", 0, "LIKE is not supported on integer partition key hr"),
-    ("dt like '2024.*'", 0, "Filtering is supported only on partition keys of type string"),
     ("ds = 10", 5, "Filtering is supported only on partition keys of type string"),
-    ("dt = '20240101'", 5, "Filtering is supported only on partition keys of type string"),
 ]
 
 
@@ -329,14 +326,18 @@ _TYPES = {name: is_integral(t) for name, t in KEYS}
 _IDX = {name: i for i, (name, _) in enumerate(KEYS)}
 
 
-def _like(value: str, pattern: str) -> bool:
+def _like(value: str, pattern: str, sql: bool = False) -> bool:
     """Hive LIKE as its store evaluates it: `.*` any run, `.` any one character, a backslash
-    before a dot a dot, everything else literal; the whole value, case-sensitively."""
+    before a dot a dot, everything else literal; the whole value, case-sensitively. `sql` (date
+    keys): `%` any run and `_` any one character too."""
     def match(i: int, j: int) -> bool:
         if i == len(pattern):
             return j == len(value)
-        if pattern.startswith(".*", i):
-            return any(match(i + 2, k) for k in range(j, len(value) + 1))
+        if pattern.startswith(".*", i) or (sql and pattern[i] == "%"):
+            n = 1 if pattern[i] == "%" else 2
+            return any(match(i + n, k) for k in range(j, len(value) + 1))
+        if sql and pattern[i] == "_":
+            return j < len(value) and match(i + 1, j + 1)
         if pattern.startswith("\\.", i):
             return j < len(value) and value[j] == "." and match(i + 2, j + 1)
         if pattern.startswith("\\\\", i):
@@ -349,12 +350,11 @@ def _like(value: str, pattern: str) -> bool:
 
 def _leaf(leaf: Leaf, values: tuple):
     raw = values[_IDX[leaf.key]]
-    if leaf.key == "dt":  # a date key: compared as dates; the default partition never matches
+    if leaf.key == "dt":  # a date key: compared as text (Hive 4); the default partition never matches
         if raw == DEFAULT:
             return None
         x = raw
-        lits = [_dt.date(*map(int, re.match(r"\s*(\d+)-\s*(\d+)-\s*(\d+)", str(v.value)).groups())).isoformat()
-                for v in leaf.values]
+        lits = [str(v.value) for v in leaf.values]
     elif _TYPES[leaf.key]:
         x = _num(raw)
         if x is None:
@@ -385,9 +385,9 @@ def _leaf(leaf: Leaf, values: tuple):
     if op == "NOT BETWEEN":
         return not lits[0] <= x <= lits[1]
     if op == "LIKE":
-        return _like(x, lits[0])
+        return _like(x, lits[0], sql=leaf.key == "dt")
     if op == "NOT LIKE":
-        return not _like(x, lits[0])
+        return not _like(x, lits[0], sql=leaf.key == "dt")
     raise AssertionError(op)
 
 
@@ -497,6 +497,11 @@ MATRIX = [
     "dt not in (DATE '2024-01-01', date '2023-12-31')",
     "dt >= 2024-01-15 and not dt = '2024-10-01'",
     "not dt < '2024-1-15'",
+    "dt = '2024-1-1'",
+    "dt = '20240101'",
+    "dt like '2024-0_-%'",
+    "dt like '2024.*'",
+    "dt not like '%-01'",
     # nesting
     "ds = 'abc' or hr = 1 and dt = 2024-01-01",
     "(ds = 'abc' or hr = 1) and dt = 2024-01-01",

@@ -106,8 +106,8 @@ def _part(db, tbl, values, params=None):
     return Partition(dbName=db, tableName=tbl, values=list(values), sd=_sd(), parameters=params or {})
 
 
-BAD_NAMES = ["bad name", "semi;colon", "dash-name", "dot.name", "quote'name", "slash/name", "", "ümlaut",
-             "star*", "tab\tname"]
+# Hive 4 takes every printable ASCII character but the backslash in database and table names
+BAD_NAMES = ["", "ümlaut", "tab\tname", "back\\slash"]
 
 
 @pytest.mark.parametrize("bad", BAD_NAMES)

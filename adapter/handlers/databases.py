@@ -1,29 +1,55 @@
-"""Database calls."""
+"""Catalog and database calls."""
 
 from __future__ import annotations
 
-from adapter.naming import check_catalog, db_name, db_pattern
+from adapter.handlers.service import session_user
+from adapter.naming import db_name, db_pattern
 from store.hms.table_service import TableService
-from thrift_idl.hive_metastore.ttypes import Database, InvalidObjectException
+from thrift_idl.hive_metastore.ttypes import (
+    Database,
+    GetCatalogResponse,
+    GetCatalogsResponse,
+    InvalidObjectException,
+    PrincipalType,
+)
 
 
 class DatabaseHandler:
     def __init__(self, tables: TableService):
         self.tables = tables
 
+    # catalogs
+    def create_catalog(self, catalog):
+        if catalog is None or catalog.catalog is None:
+            raise InvalidObjectException("Catalog object is required")
+        self.tables.catalogs.create_catalog(catalog.catalog, owner=session_user())
+
+    def get_catalog(self, catName):
+        return GetCatalogResponse(catalog=self.tables.catalogs.get_catalog(catName.name if catName else None))
+
+    def get_catalogs(self):
+        return GetCatalogsResponse(names=self.tables.catalogs.list_catalogs())
+
+    def alter_catalog(self, rqst):
+        self.tables.catalogs.alter_catalog(rqst.name, rqst.newCat)
+
+    def drop_catalog(self, catName):
+        self.tables.catalogs.drop_catalog(catName.name if catName else None)
+
+    # databases
     def create_database(self, database: Database):
         if database is None:
             raise InvalidObjectException("Database object is required")
-        check_catalog(database.catalogName)
-        database.name = db_name(database.name)
+        database.name = db_name(database.name, database.catalogName)
+        if database.ownerName is None:  # Hive 4: the calling user owns it
+            database.ownerName, database.ownerType = session_user(), PrincipalType.USER
         self.tables.create_database(database)
 
     def get_database(self, name):
         return self.tables.get_database(db_name(name))
 
     def get_database_req(self, request):
-        check_catalog(request.catalogName)
-        return self.tables.get_database(db_name(request.name))
+        return self.tables.get_database(db_name(request.name, request.catalogName))
 
     def get_databases(self, pattern):
         return self.tables.list_databases(db_pattern(pattern))

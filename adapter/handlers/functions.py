@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adapter.naming import check_catalog, db_name
+from adapter.naming import db_name
 from store.hms.functions import FunctionService
 from thrift_idl.hive_metastore.ttypes import (
     GetAllFunctionsResponse,
@@ -17,8 +17,7 @@ class FunctionHandler:
     def create_function(self, func):
         if func is None:
             raise InvalidObjectException("Function object is required")
-        check_catalog(func.catName)
-        func.dbName = db_name(func.dbName)
+        func.dbName = db_name(func.dbName, func.catName)
         self.functions.create(func)
 
     def get_function(self, dbName, funcName):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from adapter.naming import check_catalog, db_name, env_props
+from adapter.naming import db_name, env_props
+from store.errors import NoSuchObject
 from store.hms.partition_names import spec_from_name
 from store.hms.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
@@ -41,8 +42,7 @@ class PartitionHandler:
                 raise InvalidObjectException("Partition object is required")
             if p.sd is None:  # Hive fails on it with a NullPointerException
                 raise MetaException("Partition has no storage descriptor")
-            check_catalog(p.catName)
-        db, tbl = db_name(parts[0].dbName), parts[0].tableName or ""
+        db, tbl = db_name(parts[0].dbName, parts[0].catName), parts[0].tableName or ""
         if self.hudi is not None:
             existing = self.hudi.add(db, tbl, parts, if_not_exists)
             if existing is not None:
@@ -59,11 +59,11 @@ class PartitionHandler:
         return len(self._add(new_parts))
 
     def add_partitions_req(self, request):
-        check_catalog(request.catName)
         for p in request.parts or []:
             p.dbName = p.dbName or request.dbName
+            p.catName = p.catName or request.catName
             p.tableName = p.tableName or request.tblName
-            if db_name(p.dbName) != db_name(request.dbName) or \
+            if db_name(p.dbName, p.catName) != db_name(request.dbName, request.catName) or \
                     (p.tableName or "").lower() != (request.tblName or "").lower():
                 raise MetaException("Partition does not belong to target table "
                                     f"{request.dbName}.{request.tblName}")
@@ -95,25 +95,27 @@ class PartitionHandler:
         return self.partitions.get_partition_by_name(db_name(db_name_), tbl_name or "", part_name or "")
 
     def get_partitions(self, db_name_, tbl_name, max_parts):
-        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
+        try:
+            return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
+        except NoSuchObject:
+            return []  # Hive 4: a table that does not exist has no partitions
 
     def get_partitions_with_auth(self, db_name_, tbl_name, max_parts, user_name, group_names):
-        # Hive's *_with_auth listings treat a max_parts of 0 as "no limit"
-        return self.get_partitions(db_name_, tbl_name, _max(max_parts) if _max(max_parts) else -1)
+        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
 
     def get_partitions_ps(self, db_name_, tbl_name, part_vals, max_parts):
-        max_parts = _max(max_parts)
-        if part_vals and not any(part_vals):
-            max_parts = -1  # Hive lists everything for a specification of only "", whatever max_parts
-        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", max_parts, part_vals=part_vals)
+        # Hive 4: an empty specification lists every partition
+        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts),
+                                              part_vals=part_vals or None)
 
     def get_partitions_ps_with_auth(self, db_name_, tbl_name, part_vals, max_parts, user_name, group_names):
         return self.get_partitions_ps(db_name_, tbl_name, part_vals, max_parts)
 
     def get_partition_names(self, db_name_, tbl_name, max_parts):
-        # a max_parts of 0 is "no limit" here (as in Hive), unlike get_partitions
-        return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "",
-                                                   _max(max_parts) if _max(max_parts) else -1)
+        try:
+            return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts))
+        except NoSuchObject:
+            return []  # Hive 4: a table that does not exist has no partitions
 
     def get_partition_names_ps(self, db_name_, tbl_name, part_vals, max_parts):
         return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts),
@@ -134,10 +136,9 @@ class PartitionHandler:
             partitions=self.get_partitions_by_names(req.db_name, req.tbl_name, req.names))
 
     def get_partition_values(self, request):
-        check_catalog(request.catName)
         keys = [k.name for k in request.partitionKeys or []]
         rows = self.partitions.get_partition_values(
-            db_name(request.dbName), request.tblName or "", keys, request.filter,
+            db_name(request.dbName, request.catName), request.tblName or "", keys, request.filter,
             request.ascending is not False, _max(request.maxParts))
         return PartitionValuesResponse(partitionValues=[PartitionValuesRow(row=r) for r in rows])
 
@@ -160,8 +161,7 @@ class PartitionHandler:
                                          env_props(environment_context))
 
     def alter_partitions_req(self, req):
-        check_catalog(req.catName)
-        self.alter_partitions_with_environment_context(req.dbName, req.tableName, req.partitions,
+        self.alter_partitions_with_environment_context(db_name(req.dbName, req.catName), req.tableName, req.partitions,
                                                        req.environmentContext)
         return AlterPartitionsResponse()
 
@@ -170,8 +170,7 @@ class PartitionHandler:
         self.partitions.rename_partition(db_name(db_name_), tbl_name or "", part_vals, new_part)
 
     def rename_partition_req(self, req):
-        check_catalog(req.catName)
-        self.rename_partition(req.dbName, req.tableName, req.partVals, req.newPart)
+        self.rename_partition(db_name(req.dbName, req.catName), req.tableName, req.partVals, req.newPart)
         return RenamePartitionResponse()
 
     # drop
@@ -197,18 +196,18 @@ class PartitionHandler:
         return self.drop_partition_by_name(db_name_, tbl_name, part_name, deleteData)
 
     def drop_partitions_req(self, req):
-        check_catalog(req.catName)
+        db = db_name(req.dbName, req.catName)
         spec = req.parts
         if spec is None or (spec.names is None and spec.exprs is None):
             raise MetaException("Partition spec is required")
         if spec.exprs is not None:
             raise MetaException("Dropping partitions by serialized expressions is not supported; "
                                 "name the partitions instead")
-        if self.hudi is not None and self.hudi.drop(db_name(req.dbName), req.tblName or "", names=list(spec.names),
+        if self.hudi is not None and self.hudi.drop(db, req.tblName or "", names=list(spec.names),
                                                     if_exists=req.ifExists is not False):
             return DropPartitionsResult(partitions=[] if req.needResult is not False else None)
         dropped = self.partitions.drop_partitions(
-            db_name(req.dbName), req.tblName or "", names=list(spec.names),
+            db, req.tblName or "", names=list(spec.names),
             delete_data=req.deleteData is not False, if_exists=req.ifExists is not False,
             need_result=req.needResult is not False, exact_names=True)
         return DropPartitionsResult(partitions=dropped)

@@ -1,19 +1,15 @@
-"""fb303 base service, session setup (set_ugi), configuration and catalogs."""
+"""fb303 base service, the session (set_ugi, setMetaConf) and configuration."""
 
 from __future__ import annotations
 
+import getpass
 import threading
 import time
 
-from adapter.naming import CATALOG, check_catalog
 from store.hms.metastore_info import MetastoreInfo
 from thrift_idl.fb303.ttypes import fb_status
 from thrift_idl.hive_metastore.ttypes import (
-    Catalog,
     ConfigValSecurityException,
-    GetCatalogResponse,
-    GetCatalogsResponse,
-    InvalidOperationException,
     MetaException,
 )
 
@@ -32,12 +28,31 @@ DEFAULT_CONF = {
 }
 
 
+# One thread per connection: what set_ugi and setMetaConf set belongs to the connection's session.
+_session = threading.local()
+
+
+def _process_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for the process's uid
+        return "hive"
+
+
+_PROCESS_USER = _process_user()
+
+
+def session_user() -> str:
+    """Who this connection's calls run as: the user set_ugi named, else (as Hive without
+    authentication) the user the server runs as."""
+    return getattr(_session, "user", None) or _PROCESS_USER
+
+
 class ServiceHandler:
     def __init__(self, info: MetastoreInfo, warehouse_uri: str):
         self.info = info
         self.started = int(time.time())
         self.conf = dict(DEFAULT_CONF, **{"hive.metastore.warehouse.dir": warehouse_uri})
-        self._session = threading.local()  # one thread per connection: setMetaConf is per session
 
     # fb303
     def getName(self):
@@ -82,6 +97,7 @@ class ServiceHandler:
 
     # session and configuration
     def set_ugi(self, user_name, group_names):
+        _session.user = user_name
         return [user_name] + list(group_names or [])
 
     def get_config_value(self, name, default_value):
@@ -92,9 +108,9 @@ class ServiceHandler:
 
     @property
     def session_conf(self) -> dict[str, str]:
-        conf = getattr(self._session, "conf", None)
+        conf = getattr(_session, "conf", None)
         if conf is None:
-            conf = self._session.conf = {}
+            conf = _session.conf = {}
         return conf
 
     def getMetaConf(self, key):
@@ -111,21 +127,6 @@ class ServiceHandler:
 
     def get_metastore_db_uuid(self):
         return self.info.db_uuid()
-
-    # catalogs: one, `hive`
-    def _catalog(self):
-        return Catalog(name=CATALOG, description="Default catalog, for Hive",
-                       locationUri=self.conf["hive.metastore.warehouse.dir"], createTime=self.started)
-
-    def get_catalogs(self):
-        return GetCatalogsResponse(names=[CATALOG])
-
-    def get_catalog(self, catName):
-        check_catalog(catName.name if catName else None)
-        return GetCatalogResponse(catalog=self._catalog())
-
-    def create_catalog(self, catalog):
-        raise InvalidOperationException("This metastore serves only the catalog 'hive'")
 
 
     def get_role_names(self):

@@ -6,8 +6,6 @@ from adapter.naming import check_catalog, db_name
 from store.hms.aggregate_stats import AggregateStats
 from store.hms.statistics import StatisticsService
 from thrift_idl.hive_metastore.ttypes import (
-    ColumnStatistics,
-    ColumnStatisticsDesc,
     PartitionsStatsResult,
     SetPartitionsStatsResponse,
     TableStatsResult,
@@ -21,7 +19,7 @@ class StatisticsHandler:
 
     def _normalize(self, stats_obj):
         if stats_obj is not None and stats_obj.statsDesc is not None:
-            stats_obj.statsDesc.dbName = db_name(stats_obj.statsDesc.dbName)
+            stats_obj.statsDesc.dbName = db_name(stats_obj.statsDesc.dbName, stats_obj.statsDesc.catName)
         return stats_obj
 
     def update_table_column_statistics(self, stats_obj):
@@ -49,30 +47,22 @@ class StatisticsHandler:
         return True
 
     def get_table_column_statistics(self, db_name_, tbl_name, col_name):
-        desc, objs = self.stats.table_stats(db_name(db_name_), tbl_name or "", [col_name or ""])
-        if not objs:
-            return None  # as Hive: no result, which clients see as TApplicationException(MISSING_RESULT)
-        return ColumnStatistics(statsDesc=desc, statsObj=objs)
+        # None: as Hive, no result, which clients see as TApplicationException(MISSING_RESULT)
+        return self.stats.table_column_statistics(db_name(db_name_), tbl_name or "", col_name or "")
 
     def get_partition_column_statistics(self, db_name_, tbl_name, part_name, col_name):
-        found = self.stats.partition_stats(db_name(db_name_), tbl_name or "", [part_name or ""], [col_name or ""])
-        objs = found.get(part_name or "")
-        if not objs:
-            return None  # as Hive: no result, which clients see as TApplicationException(MISSING_RESULT)
-        desc = ColumnStatisticsDesc(isTblLevel=False, dbName=db_name(db_name_), tableName=(tbl_name or "").lower(),
-                                    partName=part_name, catName="hive",
-                                    lastAnalyzed=self.stats.partition_last_analyzed(
-                                        db_name(db_name_), tbl_name or "", part_name or "", [col_name or ""]))
-        return ColumnStatistics(statsDesc=desc, statsObj=objs)
+        return self.stats.partition_column_statistics(db_name(db_name_), tbl_name or "", part_name or "",
+                                                      col_name or "")
 
     def get_table_statistics_req(self, request):
-        _, objs = self.stats.table_stats(db_name(request.dbName), request.tblName or "", request.colNames or [],
-                                         getattr(request, "engine", None))
+        _, objs = self.stats.table_stats(db_name(request.dbName, request.catName), request.tblName or "",
+                                         request.colNames or [], getattr(request, "engine", None))
         return TableStatsResult(tableStats=objs)
 
     def get_partitions_statistics_req(self, request):
-        found = self.stats.partition_stats(db_name(request.dbName), request.tblName or "", request.partNames or [],
-                                           request.colNames or [], getattr(request, "engine", None))
+        found = self.stats.partition_stats(db_name(request.dbName, request.catName), request.tblName or "",
+                                           request.partNames or [], request.colNames or [],
+                                           getattr(request, "engine", None))
         return PartitionsStatsResult(partStats=found)
 
     def delete_table_column_statistics(self, db_name_, tbl_name, col_name, engine=None):

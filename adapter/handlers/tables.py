@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from adapter.naming import check_catalog, db_name, db_pattern, env_props
+from adapter.naming import db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
 from store.hms.constraints import ConstraintService
@@ -51,9 +51,8 @@ class TableHandler:
     def _create_table(self, tbl, environment_context, constraints: SQLAllTableConstraints | None = None):
         if tbl is None:
             raise InvalidObjectException("Table object is required")
-        check_catalog(tbl.catName)
         if tbl.dbName is not None:
-            tbl.dbName = db_name(tbl.dbName)
+            tbl.dbName = db_name(tbl.dbName, tbl.catName)
         if constraints is not None and self.constraints is not None:
             self.constraints.create_table(tbl, env_props(environment_context), constraints)
         else:
@@ -84,8 +83,7 @@ class TableHandler:
         return self.tables.get_table(db_name(dbname), tbl_name or "")
 
     def get_table_req(self, req):
-        check_catalog(req.catName)
-        return GetTableResult(table=self.tables.get_table(db_name(req.dbName), req.tblName or ""))
+        return GetTableResult(table=self.tables.get_table(db_name(req.dbName, req.catName), req.tblName or ""))
 
     def get_table_objects_by_name(self, dbname, tbl_names):
         try:
@@ -96,11 +94,12 @@ class TableHandler:
             return None
 
     def get_table_objects_by_name_req(self, req):
-        check_catalog(req.catName)
-        names = req.tblNames
-        if names is None:
-            names = self.tables.list_tables(db_name(req.dbName))
-        return GetTablesResult(tables=self.tables.get_tables_by_names(db_name(req.dbName), names))
+        db = db_name(req.dbName, req.catName)
+        try:
+            names = req.tblNames if req.tblNames is not None else self.tables.list_tables(db)
+            return GetTablesResult(tables=self.tables.get_tables_by_names(db, names))
+        except NoSuchObject as exc:  # as Hive 4 answers
+            raise UnknownDBException(f"Could not find {exc.message}") from exc
 
     def get_tables(self, db_name_, pattern):
         return self.tables.list_tables(db_name(db_name_), pattern)
@@ -171,8 +170,8 @@ class TableHandler:
         self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, {}, bool(cascade))
 
     def alter_table_req(self, req):
-        check_catalog(req.catName)
-        self.alter_table_with_environment_context(req.dbName, req.tableName, req.table, req.environmentContext)
+        self.alter_table_with_environment_context(db_name(req.dbName, req.catName), req.tableName, req.table,
+                                                  req.environmentContext)
         return AlterTableResponse()
 
     # drop and truncate

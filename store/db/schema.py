@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    event,
 )
 from sqlalchemy.dialects import mysql
 
@@ -82,17 +83,40 @@ sequences = Table(
     Column("next_val", BigInteger, nullable=False),
 )
 
+# Catalogs (Hive 3+): every database belongs to one. `hive`, the default catalog, always exists; its
+# location is NULL here and means the server's warehouse.
+DEFAULT_CATALOG = "hive"
+DEFAULT_CATALOG_DESCRIPTION = "Default catalog for Hive"
+catalogs = Table(
+    "catalogs",
+    metadata,
+    Column("name", String(NAME), primary_key=True),
+    Column("description", String(URI)),
+    Column("location_uri", String(URI)),
+    Column("create_time", Integer),
+)
+
+
+@event.listens_for(catalogs, "after_create")
+def _default_catalog(target, connection, **kw) -> None:
+    """A schema made by `metadata.create_all` (tests) gets `hive` as a migrated one does."""
+    connection.execute(target.insert().values(name=DEFAULT_CATALOG, description=DEFAULT_CATALOG_DESCRIPTION))
+
+
 db = Table(
     "db",
     metadata,
     Column("db_id", Id, primary_key=True, autoincrement=True),
-    Column("name", String(NAME), nullable=False, unique=True),
+    Column("cat_name", String(NAME), ForeignKey("catalogs.name"), nullable=False,
+           server_default=DEFAULT_CATALOG),
+    Column("name", String(NAME), nullable=False),
     Column("description", String(URI)),
     Column("location_uri", String(URI)),
     Column("managed_location_uri", String(URI)),
     Column("owner_name", String(NAME)),
     Column("owner_type", Integer),
     Column("create_time", Integer),
+    UniqueConstraint("cat_name", "name"),
 )
 db_params = _params("db_params", "db_id", "db")
 

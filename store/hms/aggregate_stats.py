@@ -24,7 +24,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
-from store.hms.hive_rules import CATALOG
+from store.hms.hive_rules import DEFAULT_CATALOG
 from store.hms.partition_context import TableContexts
 from store.hms.partition_names import make_name, values_from_name
 from thrift_idl.hive_metastore.ttypes import (
@@ -76,7 +76,7 @@ class AggregateStats:
                 ctx = self.contexts.read(conn, db, table)
             except NoSuchObject as exc:
                 raise NoSuchObject(f"Specified catalog.database.table does not exist : "
-                                   f"{CATALOG}.{db.lower()}.{table.lower()}") from exc
+                                   f"{DEFAULT_CATALOG}.{db.lower()}.{table.lower()}") from exc
             index: dict[str, int] = {}
             for i, name in enumerate(part_names):
                 try:

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, select
 
 from store.db import schema as S
 from store.errors import InvalidObject, MetaError, NoSuchObject
-from store.hms.hive_rules import CATALOG
+from store.hms.hive_rules import DEFAULT_CATALOG
 from store.hms.partition_context import TableContexts, TableCtx
 
 PK, FK, UNIQUE, NOT_NULL, DEFAULT, CHECK = range(6)
@@ -139,7 +139,7 @@ class RowBuilder:
         c = S.table_constraints
         if self.conn.execute(select(c.c.constraint_id).where(c.c.tbl_id == ctx.tbl_id, c.c.kind == PK)
                              .limit(1)).first() is not None:
-            raise MetaError(f" Primary key already exists for: {CATALOG}.{ctx.db_name}.{ctx.name}")
+            raise MetaError(f" Primary key already exists for: {DEFAULT_CATALOG}.{ctx.db_name}.{ctx.name}")
         seen.add(ctx.tbl_id)
 
     def single(self, kind: int, items: Sequence[Any], given_of: Callable[[Any], str | None],

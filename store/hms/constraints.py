@@ -21,7 +21,8 @@ from store.db import schema as S
 from store.db.database import Store
 from store.errors import NoSuchObject
 from store.hms.constraint_rows import CHECK, DEFAULT, FK, NOT_NULL, PK, UNIQUE, RowBuilder, normalize
-from store.hms.hive_rules import CATALOG
+from store.hms.database_service import database_is
+from store.hms.hive_rules import DEFAULT_CATALOG
 from store.hms.partition_context import TableContexts
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import (
@@ -149,7 +150,7 @@ class ConstraintService:
     @staticmethod
     def _tbl_id(conn: Connection, db: str, table: str) -> int | None:
         return conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id))
-                            .where(S.db.c.name == normalize(db), S.tbl.c.name == normalize(table))).scalar()
+                            .where(database_is(normalize(db)), S.tbl.c.name == normalize(table))).scalar()
 
     def _rows(self, conn: Connection, where: Any) -> list[Row[Any]]:
         """Constraint rows with their tables' names, in name and position order, minus those whose
@@ -200,32 +201,34 @@ def _flags(r: Row[Any]) -> dict[str, bool]:
 
 def _primary_key(r: Row[Any]) -> SQLPrimaryKey:
     return SQLPrimaryKey(table_db=r.db_name, table_name=r.tbl_name, column_name=r.column_name, key_seq=r.position,
-                         pk_name=r.name, catName=CATALOG, **_flags(r))
+                         pk_name=r.name, catName=DEFAULT_CATALOG, **_flags(r))
 
 
 def _foreign_key(r: Row[Any]) -> SQLForeignKey:
     return SQLForeignKey(pktable_db=r.db_name, pktable_name=r.tbl_name, pkcolumn_name=r.column_name,
                          fktable_db=r.child_db_name, fktable_name=r.child_tbl_name, fkcolumn_name=r.child_column,
                          key_seq=r.position, update_rule=r.update_rule, delete_rule=r.delete_rule, fk_name=r.name,
-                         pk_name=r.ref_name, catName=CATALOG, **_flags(r))
+                         pk_name=r.ref_name, catName=DEFAULT_CATALOG, **_flags(r))
 
 
 def _unique(r: Row[Any]) -> SQLUniqueConstraint:
-    return SQLUniqueConstraint(catName=CATALOG, table_db=r.db_name, table_name=r.tbl_name, column_name=r.column_name,
+    return SQLUniqueConstraint(catName=DEFAULT_CATALOG, table_db=r.db_name, table_name=r.tbl_name,
+                               column_name=r.column_name,
                                key_seq=r.position, uk_name=r.name, **_flags(r))
 
 
 def _not_null(r: Row[Any]) -> SQLNotNullConstraint:
-    return SQLNotNullConstraint(catName=CATALOG, table_db=r.db_name, table_name=r.tbl_name,
+    return SQLNotNullConstraint(catName=DEFAULT_CATALOG, table_db=r.db_name, table_name=r.tbl_name,
                                 column_name=r.column_name, nn_name=r.name, **_flags(r))
 
 
 def _default(r: Row[Any]) -> SQLDefaultConstraint:
-    return SQLDefaultConstraint(catName=CATALOG, table_db=r.db_name, table_name=r.tbl_name,
+    return SQLDefaultConstraint(catName=DEFAULT_CATALOG, table_db=r.db_name, table_name=r.tbl_name,
                                 column_name=r.column_name, default_value=r.value, dc_name=r.name, **_flags(r))
 
 
 def _check(r: Row[Any]) -> SQLCheckConstraint:
-    return SQLCheckConstraint(catName=CATALOG, table_db=r.db_name, table_name=r.tbl_name, column_name=r.column_name,
+    return SQLCheckConstraint(catName=DEFAULT_CATALOG, table_db=r.db_name, table_name=r.tbl_name,
+                               column_name=r.column_name,
                               check_expression=r.value, dc_name=r.name, **_flags(r))
 

@@ -1,20 +1,40 @@
-"""RFC-36 databases: create, read, list, alter, drop (with their tables when cascading)."""
+"""RFC-36 databases: create, read, list, alter, drop (with their tables when cascading).
+
+A database belongs to a catalog; the store names it `<db>` in the default catalog `hive` and
+`@<catalog>#<db>` in another one (hive_rules.split_db_name).
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Row, delete, func, select, update
+from typing import Any
+
+from sqlalchemy import Connection, Row, and_, delete, func, select, update
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.expression import ColumnElement
 
 from store.db import schema as S
 from store.db.database import Store, inserted_id, now_s
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
-from store.hms.hive_rules import CATALOG, MANAGED, match_names, valid_name
+from store.hms.hive_rules import (
+    DEFAULT_CATALOG,
+    MANAGED,
+    match_names,
+    qualified_db_name,
+    split_db_name,
+    valid_object_name,
+)
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import read_params, write_params
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
-from thrift_idl.hive_metastore.ttypes import Database, PrincipalType
+from thrift_idl.hive_metastore.ttypes import Database, DatabaseType, PrincipalType
+
+
+def database_is(name: str) -> ColumnElement[bool]:
+    """The condition on `db` rows selecting the database the store calls `name`."""
+    cat, db = split_db_name(name)
+    return and_(S.db.c.cat_name == cat, S.db.c.name == db)
 
 
 class DatabaseService:
@@ -24,38 +44,49 @@ class DatabaseService:
         self.rows = rows
         self.warehouse_uri = warehouse.to_uri(store.warehouse)
 
-    def default_db_location(self, name: str) -> str:
-        if name == "default":
-            return self.warehouse_uri
-        return warehouse.join(self.warehouse_uri, f"{name}.db")
+    def default_db_location(self, conn: Connection, name: str) -> str:
+        """Where database `name` lives unless told otherwise: in its catalog's location."""
+        cat, db = split_db_name(name)
+        root = self._catalog_location(conn, cat)
+        return root if (cat, db) == (DEFAULT_CATALOG, "default") else warehouse.join(root, f"{db}.db")
+
+    def _catalog_location(self, conn: Connection, cat: str) -> str:
+        row = conn.execute(select(S.catalogs.c.location_uri).where(S.catalogs.c.name == cat)).first()
+        if row is None:
+            raise InvalidObject(f"No such catalog {cat}")
+        return warehouse.to_uri(row.location_uri) if row.location_uri else self.warehouse_uri  # `hive`
 
     def create_database(self, database: Database) -> None:
-        name = (database.name or "").lower()
-        if not valid_name(name):
-            raise InvalidObject(f"{database.name} is not a valid database name")
+        """Create `database` (its `name` as the store takes it, see split_db_name)."""
+        cat, name = split_db_name(database.name)
+        if not valid_object_name(name):
+            raise InvalidObject(f"{name} is not a valid database name")
         if len(name) > S.NAME:  # Hive's DBS.NAME is 128 wide; its store rejects longer names
             raise MetaError(f'Attempt to store value "{name}" in column "NAME" that has maximum '
                             f'length of {S.NAME}. Please correct your data!')
-        location = database.locationUri or self.default_db_location(name)
-        self.store.run_write(self._create, name, database, location)
+        location = self.store.run_write(self.insert, cat, name, database)
         warehouse.make_dirs(location)
 
-    def _create(self, conn: Connection, name: str, database: Database, location: str) -> None:
-        if conn.execute(select(S.db.c.db_id).where(S.db.c.name == name)).first():
+    def insert(self, conn: Connection, cat: str, name: str, database: Database) -> str:
+        """Insert the database's rows; returns its location."""
+        root = self._catalog_location(conn, cat)
+        location = database.locationUri or warehouse.join(root, f"{name}.db")
+        if conn.execute(select(S.db.c.db_id).where(S.db.c.cat_name == cat, S.db.c.name == name)).first():
             raise AlreadyExists(f"Database {name} already exists")
         db_id = inserted_id(conn.execute(S.db.insert().values(
-            name=name, description=database.description, location_uri=location,
+            cat_name=cat, name=name, description=database.description, location_uri=location,
             managed_location_uri=database.managedLocationUri,
             owner_name=database.ownerName, owner_type=database.ownerType,
             create_time=database.createTime or now_s(),
         )))
         write_params(conn, S.db_params, "db_id", db_id, database.parameters, replace=False)
-        self.notifications.record(conn, EV.create_database(self.database_in(conn, name)))
+        self.notifications.record(conn, EV.create_database(self.database_in(conn, qualified_db_name(cat, name))))
+        return location
 
     def ensure_default_database(self) -> None:
         """Create `default` as Hive does when its metastore starts (owner: role `public`)."""
         with self.store.read() as conn:
-            if conn.execute(select(S.db.c.db_id).where(S.db.c.name == "default")).first():
+            if conn.execute(select(S.db.c.db_id).where(database_is("default"))).first():
                 return
         try:
             self.create_database(Database(name="default", description="Default Hive database",
@@ -65,19 +96,19 @@ class DatabaseService:
             pass  # another server process got there first
         except DBAPIError:
             with self.store.read() as conn:  # lost a race on the unique name
-                if not conn.execute(select(S.db.c.db_id).where(S.db.c.name == "default")).first():
+                if not conn.execute(select(S.db.c.db_id).where(database_is("default"))).first():
                     raise
 
-    def db_row(self, conn: Connection, name: str) -> Row:
-        row = conn.execute(select(S.db).where(S.db.c.name == name.lower())).first()
+    def db_row(self, conn: Connection, name: str) -> Row[Any]:
+        row = conn.execute(select(S.db).where(database_is(name))).first()
         if row is None:
-            raise NoSuchObject(f"database {CATALOG}.{name.lower()}")
+            raise NoSuchObject("database {}.{}".format(*split_db_name(name)))
         return row
 
     def db_id(self, conn: Connection, name: str) -> int:
-        row = conn.execute(select(S.db.c.db_id).where(S.db.c.name == name.lower())).first()
+        row = conn.execute(select(S.db.c.db_id).where(database_is(name))).first()
         if row is None:
-            raise NoSuchObject(f"database {CATALOG}.{name.lower()}")
+            raise NoSuchObject("database {}.{}".format(*split_db_name(name)))
         return row[0]
 
     def get_database(self, name: str) -> Database:
@@ -92,13 +123,16 @@ class DatabaseService:
             name=row.name, description=row.description, locationUri=row.location_uri,
             parameters=params, ownerName=row.owner_name,
             ownerType=row.owner_type if row.owner_type is not None else PrincipalType.USER,
-            catalogName=CATALOG, createTime=row.create_time,
-            managedLocationUri=row.managed_location_uri,
+            catalogName=row.cat_name, createTime=row.create_time,
+            managedLocationUri=row.managed_location_uri, type=DatabaseType.NATIVE,
         )
 
     def list_databases(self, pattern: str | None = None) -> list[str]:
+        """Names of the databases of one catalog matching a pattern (`@<catalog>#<pattern>` for
+        another catalog than `hive`)."""
+        cat, pattern = split_db_name(pattern) if pattern is not None else (DEFAULT_CATALOG, None)
         with self.store.read() as conn:
-            names = conn.execute(select(S.db.c.name)).scalars().all()
+            names = conn.execute(select(S.db.c.name).where(S.db.c.cat_name == cat)).scalars().all()
         return match_names(names, pattern)
 
     def alter_database(self, name: str, database: Database) -> None:
@@ -119,13 +153,13 @@ class DatabaseService:
         self.notifications.record(conn, EV.alter_database(before, self.database_in(conn, name)))
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
-        name = name.lower()
-        if name == "default":
-            raise MetaError("Can not drop default database")
-        for d in self.store.run_write(self._drop, name, delete_data, cascade):
+        cat, db = split_db_name(name)
+        if (cat, db) == (DEFAULT_CATALOG, "default"):
+            raise MetaError(f"Can not drop default database in catalog {cat}")
+        for d in self.store.run_write(self.drop_rows, name, delete_data, cascade):
             warehouse.delete_dir(d)
 
-    def _drop(self, conn: Connection, name: str, delete_data: bool, cascade: bool) -> list[str]:
+    def drop_rows(self, conn: Connection, name: str, delete_data: bool, cascade: bool) -> list[str]:
         """Delete the database's rows; returns the directories to delete."""
         row = self.db_row(conn, name)
         tables = conn.execute(
@@ -137,7 +171,7 @@ class DatabaseService:
         if (tables or n_funcs) and not cascade:
             what = "tables" if tables else "functions"
             raise InvalidOperation(
-                f"Database {name} is not empty. One or more {what} exist.")
+                f"Database {row.name} is not empty. One or more {what} exist.")
         events = [EV.drop_table(t) for t in self.rows.build(conn.execute(
             self.rows.statement().where(S.tbl.c.db_id == row.db_id)).all())]
         events.append(EV.drop_database(self.database_in(conn, name)))

@@ -10,7 +10,8 @@ from sqlalchemy import Connection, delete, select, update
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
-from store.hms.hive_rules import CATALOG, match_names, valid_name
+from store.hms.database_service import database_is
+from store.hms.hive_rules import DEFAULT_CATALOG, match_names, split_db_name, valid_name
 from store.hms.notification_log import events as EV
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import Function, ResourceUri
@@ -22,12 +23,12 @@ class FunctionService:
         self.tables = tables
 
     @staticmethod
-    def _build(row, db_name: str) -> Function:
+    def _build(row, db_name: str, cat_name: str) -> Function:
         return Function(
             functionName=row.name, dbName=db_name, className=row.class_name, ownerName=row.owner_name,
             ownerType=row.owner_type, createTime=row.create_time, functionType=row.func_type,
             resourceUris=[ResourceUri(resourceType=t, uri=u) for t, u in json.loads(row.resource_uris or "[]")],
-            catName=CATALOG)
+            catName=cat_name)
 
     def create(self, fn: Function) -> None:
         name = (fn.functionName or "").lower()
@@ -49,41 +50,44 @@ class FunctionService:
                 owner_type=fn.ownerType, func_type=fn.functionType or 1, create_time=fn.createTime or now_s(),
                 resource_uris=json.dumps([[r.resourceType, r.uri] for r in fn.resourceUris or []])))
             created = self._row(conn, fn.dbName or "", name)
-            self.tables.notifications.record(conn, EV.create_function(self._build(created, created.db_name)))
+            made = self._build(created, created.db_name, created.cat_name)
+            self.tables.notifications.record(conn, EV.create_function(made))
 
         self.store.run_write(tx)
 
     def _row(self, conn: Connection, db: str, name: str):
-        row = conn.execute(select(S.functions, S.db.c.name.label("db_name")).select_from(
+        row = conn.execute(select(S.functions, S.db.c.name.label("db_name"), S.db.c.cat_name).select_from(
             S.functions.join(S.db, S.db.c.db_id == S.functions.c.db_id)).where(
-            S.db.c.name == (db or "").lower(), S.functions.c.name == (name or "").lower())).first()
+            database_is(db), S.functions.c.name == (name or "").lower())).first()
         if row is None:
-            raise NoSuchObject(f"Function {CATALOG}.{(db or '').lower()}.{(name or '').lower()} does not exist")
+            raise NoSuchObject("Function {}.{}.{} does not exist".format(*split_db_name(db), (name or "").lower()))
         return row
 
     def get(self, db: str, name: str) -> Function:
         with self.store.read() as conn:
             row = self._row(conn, db, name)
-        return self._build(row, row.db_name)
+        return self._build(row, row.db_name, row.cat_name)
 
     def list(self, db: str, pattern: str | None) -> list[str]:
         with self.store.read() as conn:
             names = conn.execute(select(S.functions.c.name).select_from(
                 S.functions.join(S.db, S.db.c.db_id == S.functions.c.db_id)).where(
-                S.db.c.name == (db or "").lower())).scalars().all()
+                database_is(db))).scalars().all()
         return match_names(names, pattern)
 
     def all(self) -> builtins.list[Function]:  # `list` is a method here
+        """The functions of the default catalog's databases (as Hive 4 lists them)."""
         with self.store.read() as conn:
             rows = conn.execute(select(S.functions, S.db.c.name.label("db_name")).select_from(
-                S.functions.join(S.db, S.db.c.db_id == S.functions.c.db_id))).all()
-        return [self._build(r, r.db_name) for r in rows]
+                S.functions.join(S.db, S.db.c.db_id == S.functions.c.db_id)).where(
+                S.db.c.cat_name == DEFAULT_CATALOG)).all()
+        return [self._build(r, r.db_name, DEFAULT_CATALOG) for r in rows]
 
     def drop(self, db: str, name: str) -> None:
         def tx(conn: Connection):
             row = self._row(conn, db, name)
             conn.execute(delete(S.functions).where(S.functions.c.func_id == row.func_id))
-            self.tables.notifications.record(conn, EV.drop_function(self._build(row, row.db_name)))
+            self.tables.notifications.record(conn, EV.drop_function(self._build(row, row.db_name, row.cat_name)))
 
         self.store.run_write(tx)
 

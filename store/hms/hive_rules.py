@@ -1,23 +1,58 @@
 """Hive's rules for object names, name patterns, column types and table types, as its metastore
-(2.3) applies them."""
+applies them (Hive 4 where it differs from 2.3)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
 
+from store.db.schema import DEFAULT_CATALOG
 from store.errors import MetaError
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 
-CATALOG = "hive"
 DDL_TIME = "transient_lastDdlTime"
 MANAGED, EXTERNAL, VIEW = "MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW"
 
 _VALID_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+# Hive 4 also takes these in database and table names (metastore.support.special.characters.tablename,
+# on by default): every printable ASCII character but the backslash
+_VALID_OBJECT_NAME = re.compile(r"^[A-Za-z0-9_ !@#$%^&*()\-+=\[\]{};:'\",.<>?/|`~]+$")
 
 
 def valid_name(name: str | None) -> bool:
+    """Catalog and function names: letters, digits and `_`."""
     return bool(name and _VALID_NAME.match(name))
+
+
+def valid_object_name(name: str | None) -> bool:
+    """Database and table names: Hive 4's rule (Hive 2.3 took only letters, digits and `_`)."""
+    return bool(name and _VALID_OBJECT_NAME.match(name))
+
+
+def table_dir_name(name: str) -> str:
+    """The directory of a new table under its database: Hive 4 writes characters other than
+    letters, digits and `_` as `-<code>-` (`bad-name` -> `bad-45-name`)."""
+    return "".join(ch if ch.isalnum() or ch == "_" else f"-{ord(ch)}-" for ch in name)
+
+
+# --- catalogs ---------------------------------------------------------------------------------
+# The store takes a database as one name: a plain name is a database of the default catalog,
+# `@<catalog>#<db>` (Hive's own prefix) one of another catalog.
+
+
+def split_db_name(name: str | None) -> tuple[str, str]:
+    """(catalog, database) of a database name the store was given, both lower-case."""
+    name = (name or "").lower()
+    if name.startswith("@") and "#" in name:
+        cat, _, db = name[1:].partition("#")
+        return cat, db
+    return DEFAULT_CATALOG, name
+
+
+def qualified_db_name(catalog: str | None, db: str | None) -> str:
+    """The name the store takes for database `db` of `catalog` (None: the default catalog)."""
+    cat, db = (catalog or DEFAULT_CATALOG).lower(), (db or "").lower()
+    return db if cat == DEFAULT_CATALOG and not db.startswith("@") else f"@{cat}#{db}"
 
 
 def pattern_regex(pattern: str | None) -> re.Pattern | None:
@@ -41,8 +76,8 @@ def match_names(names: Iterable[str], pattern: str | None) -> list[str]:
 
 
 def is_external(params: dict[str, str] | None) -> bool:
-    """Hive 2.3's rule (`"TRUE".equals(EXTERNAL)`): only the upper-case value counts."""
-    return (params or {}).get("EXTERNAL") == "TRUE"
+    """Hive 4's rule (`"TRUE".equalsIgnoreCase(EXTERNAL)`; Hive 2.3 took the upper-case value only)."""
+    return (params or {}).get("EXTERNAL", "").upper() == "TRUE"
 
 
 def effective_table_type(requested: str, params: dict[str, str]) -> str:

@@ -13,6 +13,7 @@ from store.db import schema as S
 from store.db.dialect import json_rows
 from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.descriptors import SdView, columns_of
+from store.hms.hive_rules import split_db_name
 from store.hms.partition_names import IncompleteName, values_from_name
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 
@@ -22,6 +23,7 @@ class TableCtx:
     """What partition calls need to know about their table."""
 
     tbl_id: int
+    cat_name: str
     db_name: str
     name: str
     tbl_type: str
@@ -51,12 +53,13 @@ class TableContexts:
     def read(self, conn: Connection, db_name: str, tbl_name: str,
              missing: type[StoreError] = NoSuchObject) -> TableCtx:
         """The table's context; `missing` is raised when there is no such table."""
-        row = conn.execute(self._statement(), {"db_name": (db_name or "").lower(),
+        cat, db = split_db_name(db_name)
+        row = conn.execute(self._statement(), {"cat_name": cat, "db_name": db,
                                                "tbl_name": (tbl_name or "").lower()}).first()
         if row is None:
-            raise missing(f"{(db_name or '').lower()}.{(tbl_name or '').lower()} table not found")
+            raise missing(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
         cols, keys = columns_of(row.cols_json)
-        return TableCtx(row.tbl_id, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
+        return TableCtx(row.tbl_id, cat, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
                         SdView(row), row.schema_version, cols, keys)
 
     def _statement(self) -> Select[Any]:
@@ -74,7 +77,8 @@ class TableContexts:
             S.tbl.c.schema_version, S.db.c.name.label("db_name"),
             *[c.label("sd_" + c.name) for c in S.sds.c], cols.label("cols_json")).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
-        ).where(S.db.c.name == bindparam("db_name"), S.tbl.c.name == bindparam("tbl_name"))
+        ).where(S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
 
 
 def check_values(ctx: TableCtx, values: Sequence[str] | None) -> list[str]:

@@ -18,7 +18,6 @@ from store.db.database import Store
 from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of_many
 from store.errors import MetaError
 from store.hms.descriptors import build_sd, load_columns
-from store.hms.hive_rules import CATALOG
 from store.hms.partition_context import TableCtx
 from store.hms.partition_filter import FilterError, compile_filter
 from store.hms.partition_names import DEFAULT_PARTITION, split_name
@@ -108,7 +107,7 @@ class PartitionQueries:
         sd_rows = self._own_descriptors(conn, rows)
         stored = self._stored_values(conn, rows)
         out = []
-        base = Partition(dbName=ctx.db_name, tableName=ctx.name, catName=CATALOG).__dict__
+        base = Partition(dbName=ctx.db_name, tableName=ctx.name, catName=ctx.cat_name).__dict__
         new_sd, new_part = StorageDescriptor.__new__, Partition.__new__
         all_params = params_of_many(r.params_json for r in rows)
         for r, params in zip(rows, all_params):

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from store.errors import MetaError
-from store.hms.hive_rules import CATALOG
+from store.hms.hive_rules import DEFAULT_CATALOG
 from thrift_idl.hive_metastore.ttypes import (
     GetProjectionsSpec,
     Partition,
@@ -132,8 +132,8 @@ def _grouped(table: Table, parts: Sequence[Partition]) -> list[PartitionSpec]:
             shared_sd.location = root if sd.location is not None else None
         out.append(PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=shared_sd.location,
                                  sharedSDPartitionSpec=PartitionSpecWithSharedSD(partitions=members, sd=shared_sd),
-                                 catName=CATALOG))
+                                 catName=DEFAULT_CATALOG))
     if outside:
         out.append(PartitionSpec(dbName=table.dbName, tableName=table.tableName,
-                                 partitionList=PartitionListComposingSpec(partitions=outside), catName=CATALOG))
+                                 partitionList=PartitionListComposingSpec(partitions=outside), catName=DEFAULT_CATALOG))
     return out

@@ -14,7 +14,7 @@ from store.db.dialect import BATCH, in_list
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
 from store.hms import stats_params
 from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
-from store.hms.hive_rules import CATALOG, DDL_TIME, MANAGED
+from store.hms.hive_rules import DDL_TIME, MANAGED, split_db_name
 from store.hms.notification_log import events as EV
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partition_key_values import key_value_rows
@@ -98,7 +98,7 @@ class PartitionWrites:
             out.append(Partition(
                 values=list(part.values), dbName=ctx.db_name, tableName=ctx.name, createTime=now,
                 lastAccessTime=part.lastAccessTime or 0,
-                sd=_with_location(part.sd, location, ctx), parameters=params, catName=CATALOG))
+                sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
         conn.execute(S.partition_key_val.insert(), kv_rows)
         if param_rows:
             conn.execute(S.partition_params.insert(), param_rows)
@@ -233,8 +233,9 @@ def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:
     """The partitions to add by name, checked: of this table, one value per key, none twice."""
     by_name: dict[str, Partition] = {}
     for part in parts:
-        if (part.dbName and part.dbName.lower() != ctx.db_name) or \
-                (part.tableName and part.tableName.lower() != ctx.name):
+        if (part.dbName and split_db_name(part.dbName)[1] != ctx.db_name) or \
+                (part.tableName and part.tableName.lower() != ctx.name) or \
+                (part.catName and part.catName.lower() != ctx.cat_name):
             raise MetaError("Partition does not belong to target table "
                             f"{ctx.db_name}.{ctx.name}: {part}")
         values = list(part.values or [])

@@ -19,7 +19,8 @@ from sqlalchemy import Connection, delete, select
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import MetaError, NoSuchObject
-from store.hms.hive_rules import CATALOG
+from store.hms.database_service import database_is
+from store.hms.hive_rules import DEFAULT_CATALOG
 from store.hms.partition_context import TableContexts
 from store.hms.partition_names import make_name, split_name
 from thrift_idl.hive_metastore.ttypes import (
@@ -169,7 +170,7 @@ class PrivilegeService:
             ref = HiveObjectRef(objectType=r.object_type, dbName=r.db_name, objectName=r.tbl_name,
                                 partValues=[v for _, v in split_name(r.part_name)] if r.part_name else None,
                                 columnName=r.column_name,
-                                catName=CATALOG if r.object_type != HiveObjectType.GLOBAL else None)
+                                catName=DEFAULT_CATALOG if r.object_type != HiveObjectType.GLOBAL else None)
             out.append(HiveObjectPrivilege(hiveObject=ref, principalName=r.principal_name,
                                            principalType=r.principal_type, grantInfo=_info(r),
                                            authorizer=r.authorizer))
@@ -186,11 +187,11 @@ class PrivilegeService:
         if kind == HiveObjectType.GLOBAL:
             return ObjectIds(kind, label="global scope")
         db = (ref.dbName or "").lower()
-        db_id = conn.execute(select(S.db.c.db_id).where(S.db.c.name == db)).scalar()
+        db_id = conn.execute(select(S.db.c.db_id).where(database_is(db))).scalar()
         if db_id is None:
             if not writing:
                 return None
-            raise MetaError(f"{_EXC}NoSuchObjectException There is no database {CATALOG}.{db}")
+            raise MetaError(f"{_EXC}NoSuchObjectException There is no database {DEFAULT_CATALOG}.{db}")
         if kind == HiveObjectType.DATABASE:
             return ObjectIds(kind, db_id, label=f"database {db}")
         try:

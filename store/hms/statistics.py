@@ -122,8 +122,28 @@ class StatisticsService:
             rows = conn.execute(q.order_by(t.c.column_name)).all()
         last = max((r.last_analyzed or 0 for r in rows), default=0)
         desc = ColumnStatisticsDesc(isTblLevel=True, dbName=ctx.db_name, tableName=ctx.name,
-                                    lastAnalyzed=last, catName="hive")
+                                    lastAnalyzed=last, catName=ctx.cat_name)
         return desc, [_obj(r) for r in rows]
+
+    def table_column_statistics(self, db: str, tbl: str, col_name: str) -> ColumnStatistics | None:
+        """get_table_column_statistics: None when the column has no statistics (Hive answers no result)."""
+        desc, objs = self.table_stats(db, tbl, [col_name])
+        return ColumnStatistics(statsDesc=desc, statsObj=objs, engine=DEFAULT_ENGINE) if objs else None
+
+    def partition_column_statistics(self, db: str, tbl: str, part_name: str, col_name: str) -> ColumnStatistics | None:
+        """get_partition_column_statistics: None when there are none (Hive answers no result)."""
+        objs = self.partition_stats(db, tbl, [part_name], [col_name]).get(part_name)
+        if not objs:
+            return None
+        with self.store.read() as conn:
+            ctx = self.partitions.table_ctx(conn, db, tbl)
+            t, p = S.part_col_stats, S.partitions
+            analyzed = conn.execute(select(t.c.last_analyzed).select_from(t.join(p, p.c.part_id == t.c.part_id)).where(
+                p.c.tbl_id == ctx.tbl_id, p.c.part_name == part_name,
+                t.c.column_name == col_name.lower())).scalars().all()
+        desc = ColumnStatisticsDesc(isTblLevel=False, dbName=ctx.db_name, tableName=ctx.name, partName=part_name,
+                                    catName=ctx.cat_name, lastAnalyzed=max((a or 0 for a in analyzed), default=0))
+        return ColumnStatistics(statsDesc=desc, statsObj=objs, engine=DEFAULT_ENGINE)
 
     def partition_stats(self, db: str, tbl: str, part_names: list[str], col_names: list[str] | None,
                         engine: str | None = None) -> dict[str, list[ColumnStatisticsObj]]:
@@ -147,16 +167,6 @@ class StatisticsService:
                 for r in conn.execute(q.order_by(p.c.part_name, t.c.column_name)):
                     out.setdefault(canonical[r.part_name], []).append(_obj(r))
         return out
-
-    def partition_last_analyzed(self, db: str, tbl: str, part_name: str, col_names: list[str]) -> int:
-        """The latest lastAnalyzed of the partition's statistics of these columns (0 if none)."""
-        with self.store.read() as conn:
-            ctx = self.partitions.table_ctx(conn, db, tbl)
-            t, p = S.part_col_stats, S.partitions
-            rows = conn.execute(select(t.c.last_analyzed).select_from(t.join(p, p.c.part_id == t.c.part_id)).where(
-                p.c.tbl_id == ctx.tbl_id, p.c.part_name == part_name,
-                t.c.column_name.in_([c.lower() for c in col_names]))).scalars().all()
-        return max((r or 0 for r in rows), default=0)
 
     def delete(self, db: str, tbl: str, part_name: str | None, col_name: str | None,
                engine: str | None = None) -> bool:

@@ -1,9 +1,12 @@
-"""Statistics Hive keeps in table and partition parameters, maintained as Hive Metastore 2.3 does.
+"""Statistics Hive keeps in table and partition parameters, maintained as Hive Metastore does.
 
 * Fast stats ``numFiles`` / ``totalSize``: counted from the data directory (hidden ``.``/``_`` entries
   skipped) when an unpartitioned table is created on an existing directory, when one is altered,
   when a partition is added on an existing directory, and when a partition is altered with fast
-  stats missing or different from the stored ones. ``DO_NOT_UPDATE_STATS=true`` in the environment
+  stats missing or different from the stored ones. A new table is counted unless it comes with
+  ``numFilesErasureCoded`` too, as Hive 4 does (Hive 2.3 kept given numFiles and totalSize); Hive 4
+  also writes ``numFilesErasureCoded`` (0) with them, which ours does not (Spark would show it among
+  a table's properties: see docs/conformance.md). ``DO_NOT_UPDATE_STATS=true`` in the environment
   context turns this off for alters; the same key as a *table* parameter is removed (and, if true,
   skips the update) for unpartitioned tables.
 * ``COLUMN_STATS_ACCURATE``: recomputing the fast stats drops it, unless the environment context says
@@ -17,7 +20,7 @@ import json
 
 from store.storage import warehouse
 
-NUM_FILES, TOTAL_SIZE = "numFiles", "totalSize"
+NUM_FILES, TOTAL_SIZE, NUM_ERASURE_CODED = "numFiles", "totalSize", "numFilesErasureCoded"
 FAST_STATS = (NUM_FILES, TOTAL_SIZE)
 CSA = "COLUMN_STATS_ACCURATE"
 DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
@@ -31,6 +34,11 @@ def env_skips(env: dict | None) -> bool:
 
 def has_fast_stats(params: dict) -> bool:
     return all(k in params for k in FAST_STATS)
+
+
+def given_at_create(params: dict) -> bool:
+    """Does a new table come with its fast stats? (Hive 4 counts unless all three of its are given.)"""
+    return has_fast_stats(params) and NUM_ERASURE_CODED in params
 
 
 # --- COLUMN_STATS_ACCURATE ------------------------------------------------------------------------
@@ -98,7 +106,7 @@ def _table_fast_stats(params: dict, location: str | None, existed: bool, force: 
         skip = params.pop(DO_NOT_UPDATE_STATS).strip().lower() == "true"
         if skip:
             return
-    if (force or not has_fast_stats(params)) and existed:
+    if (force or not given_at_create(params)) and existed:
         _populate(params, location, env)
 
 
@@ -119,7 +127,7 @@ def on_alter_table(params: dict, table_type: str | None, partitioned: bool, loca
 
 
 def on_add_partition(params: dict, location: str | None) -> None:
-    if has_fast_stats(params):
+    if has_fast_stats(params):  # given (Spark's partition repair counts them): kept, as Hive 2.3 does
         return
     if warehouse.local_path(location) is not None and warehouse.is_dir(location):
         _populate(params, location, None)

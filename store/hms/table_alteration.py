@@ -21,7 +21,9 @@ from store.hms.hive_rules import (
     column_problem,
     effective_table_type,
     incompatible_columns,
-    valid_name,
+    qualified_db_name,
+    split_db_name,
+    valid_object_name,
 )
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
@@ -45,9 +47,9 @@ class TableAlteration:
                     cascade: bool = False) -> None:
         if new is None or new.sd is None:
             raise InvalidOperation("New table is invalid: storage descriptor is required")
-        new_db = (new.dbName or db_name).lower()
+        new_db = _target_database(db_name, new)
         new_name = (new.tableName or name).lower()
-        if not valid_name(new_name):
+        if not valid_object_name(new_name):
             raise InvalidOperation(f"{new.tableName} is not a valid object name")
         problem = column_problem(new.sd.cols)
         if problem:
@@ -67,12 +69,13 @@ class TableAlteration:
         try:
             old = self.rows.row(conn, db_name, name)
         except NoSuchObject as exc:
-            raise InvalidOperation(f"table {db_name.lower()}.{name.lower()} doesn't exist") from exc
+            raise InvalidOperation(f"table {split_db_name(db_name)[1]}.{name.lower()} doesn't exist") \
+                from exc
         old_cols = _check_columns(conn, old, new)
         before = self.rows.build([old])[0]
         db_id, location = old.db_id, new.sd.location or old.location
         moves: list[Move] = []
-        if (new_db, new_name) != (old.db_name, old.name):
+        if (split_db_name(new_db)[1], new_name) != (old.db_name, old.name):
             db_id, location, moves = self._rename_target(conn, old, new, new_db, new_name)
         params = dict(new.parameters or {})
         if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
@@ -99,7 +102,7 @@ class TableAlteration:
         after = self.rows.build([self.rows.row(conn, new_db, new_name)])[0]
         self.notifications.record(conn, EV.alter_table(before, after))
         # Data moves last, still inside the transaction: a failed move rolls the metadata back.
-        _move_dirs(moves, f"{new_db}.{new_name}", moved)
+        _move_dirs(moves, f"{split_db_name(new_db)[1]}.{new_name}", moved)
 
     def _rename_target(self, conn: Connection, old: Row[Any], new: Table, new_db: str,
                        new_name: str) -> tuple[int, str | None, list[Move]]:
@@ -108,19 +111,34 @@ class TableAlteration:
         try:
             target_db = self.databases.db_row(conn, new_db)
         except NoSuchObject as exc:
-            raise InvalidOperation(f"Unable to change partition or table. Database {new_db} does not exist") from exc
+            raise InvalidOperation("Unable to change partition or table. "
+                                   f"Database {split_db_name(new_db)[1]} does not exist") from exc
         if conn.execute(select(S.tbl.c.tbl_id).where(
                 S.tbl.c.db_id == target_db.db_id, S.tbl.c.name == new_name)).first():
-            raise InvalidOperation(f"new table {new_db}.{new_name} already exists")
+            raise InvalidOperation(f"new table {target_db.name}.{new_name} already exists")
         location = new.sd.location or old.location
         moves: list[Move] = []
         if old.tbl_type == MANAGED and (not new.sd.location or new.sd.location == old.location) \
                 and old.location:
+            # Hive 4 moves it to its plain name (at create it writes special characters as codes)
             location = warehouse.join(
-                target_db.location_uri or self.databases.default_db_location(new_db), new_name)
+                target_db.location_uri or self.databases.default_db_location(conn, new_db), new_name)
             moves.append((old.location, location))
             _relocate_partitions(conn, old.tbl_id, old.location, location)
         return target_db.db_id, location, moves
+
+
+def _target_database(db_name: str, new: Table) -> str:
+    """The database (as the store names it) a table of `db_name` goes to: the one `new` names, in
+    the table's catalog; a table cannot move to another catalog."""
+    cat, _ = split_db_name(db_name)
+    target = (new.dbName or db_name).lower()
+    new_cat, new_db = split_db_name(target)
+    if not target.startswith("@"):  # the name states no catalog: the table's, unless new.catName says
+        new_cat = (new.catName or cat).lower()
+    if new_cat != cat:
+        raise InvalidOperation(f"Tables cannot be moved between catalogs, old catalog{cat}, new catalog {new_cat}")
+    return qualified_db_name(cat, new_db)
 
 
 def _check_columns(conn: Connection, old: Row[Any], new: Table) -> list[FieldSchema]:
@@ -140,16 +158,17 @@ def _check_columns(conn: Connection, old: Row[Any], new: Table) -> list[FieldSch
 
 def _drop_stale_column_stats(conn: Connection, tbl_id: int, old_cols: list[FieldSchema],
                              new_cols: list[FieldSchema], params: dict[str, str]) -> None:
-    """Column statistics of columns that are gone or changed type are dropped with them."""
+    """Column statistics of columns that are gone or changed type are dropped with them; Hive 4 then
+    writes the statistics of the other columns again, which marks them accurate."""
     new_types = {n: t.lower() for n, t, _ in col_tuples(new_cols)}
     if [(n, t.lower()) for n, t, _ in col_tuples(old_cols)] != list(new_types.items()):
         tcs = S.tab_col_stats
-        stale = sorted({r.column_name for r in conn.execute(
-            select(tcs.c.column_name, tcs.c.column_type).where(tcs.c.tbl_id == tbl_id))
-            if new_types.get(r.column_name) != (r.column_type or "").lower()})
+        rows = conn.execute(select(tcs.c.column_name, tcs.c.column_type).where(tcs.c.tbl_id == tbl_id)).all()
+        stale = sorted({r.column_name for r in rows if new_types.get(r.column_name) != (r.column_type or "").lower()})
         if stale:
             conn.execute(delete(tcs).where(tcs.c.tbl_id == tbl_id, tcs.c.column_name.in_(stale)))
             stats_params.remove_column_stats_state(params, stale)
+            stats_params.set_column_stats_state(params, sorted({r.column_name for r in rows} - set(stale)))
 
 
 def _relocate_partitions(conn: Connection, tbl_id: int, old_loc: str, new_loc: str) -> None:

@@ -30,6 +30,7 @@ from sqlalchemy.sql.expression import ColumnElement
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import MetaError
+from store.hms.database_service import database_is
 from store.hms.partition_filter import FilterError, parse_filter
 from store.hms.partition_filter.leaf_sql import like_to_regex
 from store.hms.partition_filter.lexer import tokenize
@@ -60,7 +61,7 @@ class TableNamesByFilter:
     @staticmethod
     def _names(conn: Connection, db_name: str, where: ColumnElement[bool] | None, max_tables: int) -> list[str]:
         q = (select(S.tbl.c.name).select_from(S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id))
-             .where(S.db.c.name == db_name.lower()).order_by(S.tbl.c.tbl_id))
+             .where(database_is(db_name)).order_by(S.tbl.c.tbl_id))
         if where is not None:
             q = q.where(where)
         if max_tables >= 0:

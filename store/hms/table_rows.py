@@ -12,7 +12,7 @@ from store.db import schema as S
 from store.db.dialect import BATCH, json_rows, params_of
 from store.errors import NoSuchObject
 from store.hms.descriptors import SdView, build_sd, columns_of
-from store.hms.hive_rules import CATALOG
+from store.hms.hive_rules import split_db_name
 from thrift_idl.hive_metastore.ttypes import PrincipalType, Table
 
 
@@ -30,7 +30,7 @@ class TableRows:
         cols = select(json_rows(self.backend, sc.c.is_partition_col, sc.c.position, sc.c.name, sc.c.type,
                                 sc.c.comment)).where(
             sc.c.tbl_id == t.c.tbl_id, sc.c.version == t.c.schema_version).scalar_subquery()
-        return select(t, d.c.name.label("db_name"), *[c.label("sd_" + c.name) for c in sd.c],
+        return select(t, d.c.cat_name, d.c.name.label("db_name"), *[c.label("sd_" + c.name) for c in sd.c],
                       params.label("params_json"), cols.label("cols_json")).select_from(
             t.join(d, t.c.db_id == d.c.db_id).outerjoin(sd, t.c.sd_id == sd.c.sd_id))
 
@@ -38,10 +38,12 @@ class TableRows:
         """The table's row of `statement`; NoSuchObject if there is no such table."""
         if self._one_table is None:
             self._one_table = self.statement().where(
-                S.db.c.name == bindparam("db_name"), S.tbl.c.name == bindparam("tbl_name"))
-        row = conn.execute(self._one_table, {"db_name": db_name.lower(), "tbl_name": name.lower()}).first()
+                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
+        cat, db = split_db_name(db_name)
+        row = conn.execute(self._one_table, {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}).first()
         if row is None:
-            raise NoSuchObject(f"{db_name.lower()}.{name.lower()} table not found")
+            raise NoSuchObject(f"{cat}.{db}.{name.lower()} table not found")
         return row
 
     @staticmethod
@@ -58,7 +60,7 @@ class TableRows:
                 parameters=params_of(r.params_json), viewOriginalText=r.view_original_text,
                 viewExpandedText=r.view_expanded_text, tableType=r.tbl_type,
                 temporary=bool(r.temporary), rewriteEnabled=bool(r.rewrite_enabled),
-                catName=CATALOG,
+                catName=r.cat_name, id=r.tbl_id, writeId=0,  # not transactional
                 ownerType=r.owner_type if r.owner_type is not None else PrincipalType.USER,
             ))
         return out

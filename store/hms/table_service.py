@@ -17,18 +17,21 @@ from store.db.database import Store, inserted_id, now_s
 from store.db.dialect import BATCH
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject
 from store.hms import stats_params
-from store.hms.database_service import DatabaseService
+from store.hms.catalog_service import CatalogService
+from store.hms.database_service import DatabaseService, database_is
 from store.hms.descriptors import insert_columns, insert_sd
 from store.hms.hive_rules import (
-    CATALOG,
     DDL_TIME,
+    DEFAULT_CATALOG,
     MANAGED,
     VIEW,
     column_problem,
     effective_table_type,
     match_names,
     pattern_regex,
-    valid_name,
+    split_db_name,
+    table_dir_name,
+    valid_object_name,
 )
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
@@ -45,6 +48,7 @@ class TableService:
         self.notifications = notifications
         self.rows = TableRows(store.backend)
         self.databases = DatabaseService(store, notifications, self.rows)
+        self.catalogs = CatalogService(store, self.databases)
         self.alteration = TableAlteration(store, self.databases, self.rows, notifications)
 
     # --- databases ------------------------------------------------------------------------------
@@ -97,14 +101,15 @@ class TableService:
         try:
             db = self.databases.db_row(conn, db_name)
         except NoSuchObject as exc:
-            raise InvalidObject(f"Database {db_name} doesn't exist.") from exc
+            raise InvalidObject(f"Database {split_db_name(db_name)[1]} doesn't exist.") from exc
         if conn.execute(select(S.tbl.c.tbl_id).where(
                 S.tbl.c.db_id == db.db_id, S.tbl.c.name == name)).first():
-            raise AlreadyExists(f"Table {CATALOG}.{db_name}.{name} already exists")
+            raise AlreadyExists(f"Table {db.cat_name}.{db.name}.{name} already exists")
         sd = table.sd
         location = sd.location
         if tbl_type != VIEW and not location:
-            location = warehouse.join(db.location_uri or self.databases.default_db_location(db_name), name)
+            location = warehouse.join(db.location_uri or self.databases.default_db_location(conn, db_name),
+                                      table_dir_name(name))
         tparams = dict(params)
         stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env)
         sd_id = insert_sd(conn, sd)
@@ -138,7 +143,7 @@ class TableService:
             out: list[Table] = []
             for i in range(0, len(wanted), BATCH):
                 rows = conn.execute(self.rows.statement().where(
-                    S.db.c.name == db_name.lower(), S.tbl.c.name.in_(wanted[i:i + BATCH]))).all()
+                    database_is(db_name), S.tbl.c.name.in_(wanted[i:i + BATCH]))).all()
                 out.extend(self.rows.build(rows))
         order = {n: i for i, n in enumerate(wanted)}
         return sorted(out, key=lambda t: order[t.tableName])
@@ -146,7 +151,7 @@ class TableService:
     def list_tables(self, db_name: str, pattern: str | None = None, table_type: str | None = None) -> list[str]:
         with self.store.read() as conn:
             q = select(S.tbl.c.name).select_from(S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(
-                S.db.c.name == db_name.lower())
+                database_is(db_name))
             if table_type:
                 q = q.where(S.tbl.c.tbl_type == table_type)
             names = conn.execute(q).scalars().all()
@@ -154,10 +159,11 @@ class TableService:
 
     def table_meta(self, db_patterns: str | None, tbl_patterns: str | None,
                    types: list[str] | None) -> list[TableMeta]:
+        cat, db_patterns = split_db_name(db_patterns) if db_patterns else (DEFAULT_CATALOG, db_patterns)
         db_rx, tbl_rx = pattern_regex(db_patterns), pattern_regex(tbl_patterns)
         with self.store.read() as conn:
             q = select(S.db.c.name.label("db"), S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.tbl_id).select_from(
-                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id))
+                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(S.db.c.cat_name == cat)
             if types:
                 q = q.where(S.tbl.c.tbl_type.in_(types))
             rows = [r for r in conn.execute(q)
@@ -169,7 +175,7 @@ class TableService:
                     select(S.tbl_params.c.tbl_id, S.tbl_params.c.param_value).where(
                         S.tbl_params.c.tbl_id.in_(ids[i:i + BATCH]), S.tbl_params.c.param_key == "comment")))
         return [TableMeta(dbName=r.db, tableName=r.name, tableType=r.tbl_type, comments=comments.get(r.tbl_id),
-                          catName=CATALOG) for r in sorted(rows, key=lambda r: (r.db, r.name))]
+                          catName=cat) for r in sorted(rows, key=lambda r: (r.db, r.name))]
 
     def alter_table(self, db_name: str, name: str, new: Table, env: dict[str, str] | None = None,
                     cascade: bool = False) -> None:
@@ -199,7 +205,7 @@ def _check_new_table(table: Table) -> tuple[str, str]:
         raise MetaError("Table and database names are required")  # Hive: a NullPointerException
     db_name = table.dbName.lower()
     name = table.tableName.lower()
-    if not valid_name(name):
+    if not valid_object_name(name):
         raise InvalidObject(f"{table.tableName} is not a valid object name")
     if len(name) > S.TABLE_NAME:  # Hive's TBLS.TBL_NAME is 256 wide; its store rejects longer names
         raise MetaError(f'Attempt to store value "{name}" in column "TBL_NAME" that has maximum '

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from store.db import schema as S
 from store.errors import InvalidOperation, MetaError, NoSuchObject
+from store.hms.database_service import database_is
 from store.hms.partition_names import make_name, values_from_name
 from store.hms.partition_service import PartitionService
 from store.hudi.clean_service import CleanService
@@ -32,7 +33,7 @@ class HudiPartitionRules:
             row = conn.execute(select(S.hudi_table.c.tbl_id).select_from(
                 S.hudi_table.join(S.tbl, S.tbl.c.tbl_id == S.hudi_table.c.tbl_id).join(
                     S.db, S.db.c.db_id == S.tbl.c.db_id)).where(
-                S.db.c.name == (db or "").lower(), S.tbl.c.name == (tbl or "").lower())).first()
+                database_is(db or ""), S.tbl.c.name == (tbl or "").lower())).first()
             if row is None:
                 return None
             return self.timeline.table_ref(conn, db, tbl)

@@ -24,6 +24,7 @@ from hudi_format.table_config import (
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
+from store.hms.database_service import database_is
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
@@ -46,7 +47,7 @@ class HudiTables:
         """The Hudi table db.tbl; `lock` serializes writers of the table (FOR UPDATE of its row)."""
         q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)
-        ).where(S.db.c.name == (db or "").lower(), S.tbl.c.name == (tbl or "").lower())
+        ).where(database_is(db or ""), S.tbl.c.name == (tbl or "").lower())
         if lock and self.store.backend != "sqlite":
             q = q.with_for_update(of=S.hudi_table)
         row = conn.execute(q).first()
@@ -83,7 +84,7 @@ class HudiTables:
 
     def _insert(self, conn: Connection, cfg: HudiTableConfig) -> None:
         tbl_id = conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id))
-                              .where(S.db.c.name == cfg.db_name, S.tbl.c.name == cfg.table_name)).scalar_one()
+                              .where(database_is(cfg.db_name), S.tbl.c.name == cfg.table_name)).scalar_one()
         if conn.execute(select(S.hudi_table.c.tbl_id).where(S.hudi_table.c.tbl_id == tbl_id)).first() is not None:
             raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
         conn.execute(S.hudi_table.insert().values(

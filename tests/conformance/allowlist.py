@@ -24,6 +24,11 @@ TIME_FIELDS = frozenset({
     "lastAnalyzed",     # ColumnStatisticsDesc: taken from the client or stamped by the server
 })
 
+#: Surrogate keys, which each server numbers itself: compared as "set" (positive) vs "unset".
+SURROGATE_IDS = frozenset({
+    "Table.id",  # Hive 4: TBLS.TBL_ID
+})
+
 #: Parameters holding wall-clock times: compared as "present" (value masked).
 TIME_PARAMETERS = frozenset({
     "transient_lastDdlTime",  # stamped by the server on create/alter when absent
@@ -48,16 +53,21 @@ UNORDERED_CALLS = frozenset({
 # --------------------------------------------------------------------------- fields Hive 2.3 does not have
 
 #: Fields that only Hive 3+/4 IDLs define: the reference (Hive 2.3) never sends them, so when the
-#: reference value is unset ours may carry one. Keyed ``Struct.field``.
-NEWER_HIVE_FIELDS = frozenset({
-    "Database.catalogName",          # Hive 3: catalogs
-    "Table.catName",                 # Hive 3
-    "Partition.catName",             # Hive 3
-    "Function.catName",              # Hive 3
-    "TableMeta.catName",             # Hive 3
-    "ColumnStatisticsDesc.catName",  # Hive 3
-    "Database.createTime",           # Hive 4: databases gained a create time
-})
+#: reference value is what an answer without the field reads as (unset, or the IDL default the
+#: bindings fill in) ours may carry one. ``Struct.field -> that value``.
+NEWER_HIVE_FIELDS = {
+    "Database.catalogName": None,          # Hive 3: catalogs
+    "Table.catName": None,                 # Hive 3
+    "Partition.catName": None,             # Hive 3
+    "Function.catName": None,              # Hive 3
+    "TableMeta.catName": None,             # Hive 3
+    "ColumnStatisticsDesc.catName": None,  # Hive 3
+    "Database.createTime": None,           # Hive 4: databases gained a create time
+    "Database.type": None,                 # Hive 4: NATIVE or REMOTE
+    "Table.id": None,                      # Hive 4: TBLS.TBL_ID
+    "Table.writeId": -1,                   # Hive 3: 0 for a table that is not transactional
+    "ColumnStatistics.engine": None,       # Hive 4: the engine the statistics are for
+}
 
 # --------------------------------------------------------------------------- Thrift wire defaults
 
@@ -82,9 +92,9 @@ REFERENCE_GAPS = {
     ),
     "filter-extensions": (
         "MetaException",
-        "filter forms the references' grammars reject and ours accepts "
-        "(documented in store/hms/partition_filter/parser.py): NOT, `key IN (...)` without parentheses "
-        "around the key, NOT LIKE",
+        "filter forms the references' grammars reject and ours accepts (documented in "
+        "store/hms/partition_filter/parser.py): "
+        "NOT, `key IN (...)` without parentheses around the key, NOT LIKE",
     ),
     "filter-extensions-hive23": (
         "MetaException",
@@ -125,10 +135,9 @@ QUIRKS = {
         "(as MetaException); ours raises the NoSuchObjectException the call declares",
     ),
     "partition-names-missing-table": (
-        "TApplicationException", "NoSuchObjectException",
+        "TApplicationException", "ok",
         "get_partition_names of a table that does not exist: Hive 2.3 fails internally "
-        "(TApplicationException INTERNAL_ERROR); ours raises the NoSuchObjectException the Hive 3 IDL "
-        "declares (field 1, which a Hive 2.3 client reads as its declared MetaException)",
+        "(TApplicationException INTERNAL_ERROR); ours answers [] as Hive 4 does",
     ),
     "filter-trailing-text": (
         "ok", "MetaException",
@@ -148,14 +157,18 @@ QUIRKS = {
 MESSAGE_CHECKED = (
     "Database <name> already exists",
     "Database <name> is not empty. One or more tables exist.",   # Spark, PyIceberg
-    "Can not drop default database",
-    "<db>.<table> table not found",                              # get_table
+    "Can not drop default database in catalog hive",             # Hive 4 (2.3: without " in catalog hive")
+    "<catalog>.<db>.<table> table not found",                    # get_table; Hive 4 (2.3: without the catalog)
     "Invalid column type: <type>", "Invalid partition column type: <type>",
     "incomplete partition name - missing <key>",                 # *_by_name calls
     "Partition already exists:<db>.<table>.[<values>]",          # rename_partition
     "The following columns have types incompatible with the existing columns in their respective positions :\n<cols>",
     "Invalid method name: '<name>'",                             # Spark's get_tables_by_type fallback
     "... <function> does not exist",                             # Spark's get_function (substring)
+    "No catalog <name>", "Catalog <name> already exists",        # Hive 4's catalog calls
+    "You cannot change a catalog's name", "Can not drop hive catalog",
+    "There are non-default databases in the catalog <name> so it cannot be dropped.",
+    "There are still objects in the default database for catalog <name>",
 )
 
 
@@ -191,8 +204,7 @@ QUIRKS_BY_VERSION: dict[str, dict[str, tuple]] = {
         "alter-missing-database": (None, "NoSuchObjectException", "Hive 4 raises NoSuchObjectException too"),
         "drop-missing-database": (None, "NoSuchObjectException", "Hive 4 raises NoSuchObjectException too"),
         "function-name-case": (None, "ok", "Hive 4 finds the function too"),
-        # Hive 4 answers [] (as it does for get_partitions): compared, see VERSION_DIFFERENCES
-        "partition-names-missing-table": (None, "NoSuchObjectException", "compared"),
+        "partition-names-missing-table": (None, "ok", "Hive 4 answers [] too"),
     },
 }
 
@@ -222,112 +234,95 @@ class Difference(NamedTuple):
     reason: str
 
 
-_T = ("test_tables_create_get", "test_tables_listing", "test_tables_alter", "test_statistics",
-      "test_quick_stats", "test_hive3_calls_on_ours_only")
+_FILTER_CALLS = ("get_partitions_by_filter", "get_num_partitions_by_filter")
 
 #: ``version -> {id: Difference}``: what the suite knows about our server against that reference
-#: beyond the entries above. Every "server-change" entry is a change our server still needs.
+#: beyond the entries above. Against Hive 2.3 these are where ours answers as Hive 4 (the rule);
+#: against Hive 4, where ours keeps Hive 2.3's answer for a 2.3 client's sake, or where Hive 4 fails.
 VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
-    "4": {
-        # ------------------------------------------------------------------ server changes needed
-        "table-id-write-id": Difference(
-            "server-change", _T, (),
-            r"\$(\.tables?)?(\[\d+\])?(\.table)?\.(id|writeId): reference=",
-            "Table.id (Hive 4 answers the table's numeric id, TBLS.TBL_ID) and Table.writeId (0 for a "
-            "non-transactional table): ours leaves id unset and writeId at the IDL default -1"),
-        "database-type": Difference(
-            "server-change", ("test_databases", "test_unknown_method", "test_hive3_calls_on_ours_only"),
-            ("get_database", "get_database_req"), r"\$\.type: reference=1 ours=None",
-            "Database.type: Hive 4 answers NATIVE (1) for every database; ours leaves it unset"),
+    "2.3": {
         "database-owner": Difference(
-            "server-change", ("test_databases", "test_hive3_calls_on_ours_only"),
-            ("get_database", "get_database_req"), r"\$\.ownerName: reference='[^']+' ours=None",
-            "Database.ownerName: a database created without an owner gets the calling user (Hive 4: the "
-            "user the metastore runs the call as); ours leaves it unset"),
+            "accepted", ("test_databases", "test_hive3_calls_on_ours_only"), ("get_database", "get_database_req"),
+            r"\$\.ownerName: reference=None ours='[^']+'",
+            "a database created without an owner: ours gives it the calling user (set_ugi's, else the user "
+            "the server runs as), as Hive 4 does; Hive 2.3 leaves it unset"),
         "names-special-characters": Difference(
-            "server-change", ("test_databases", "test_tables_create_get"), ("create_database", "create_table"),
-            r"(name='(bad-name|with space|dot\.ted|a/b)'|tableName='bad-name').*(outcome differs|test expects)",
-            "database and table names: Hive 4 accepts '-', ' ', '.' and '/' in names "
-            "(metastore.support.special.characters.tablename, default true); ours refuses them with "
-            "InvalidObjectException as Hive 2.3 does"),
+            "accepted", ("test_databases", "test_tables_create_get"), (),
+            r"[nN]ame='(cf_)?(bad-name|with space|dot\.ted|a/b)(_[0-9a-f]+)?'.*outcome differs\n"
+            r"    reference: (InvalidObjectException|NoSuchObjectException).*\n    ours:      ok",
+            "database and table names with '-', ' ', '.', '/' (any printable ASCII character but '\\'): ours "
+            "takes them as Hive 4 does (metastore.support.special.characters.tablename); Hive 2.3 refuses them"),
         "not-found-messages-name-catalog": Difference(
-            "server-change", ("test_databases", "test_tables_create_get"), ("get_table", "drop_database"),
-            r"message differs\n    reference: "
-            r"'(hive\.\S+ table not found|Can not drop default database in catalog hive)'",
-            "messages name the catalog: get_table of a missing table 'hive.<db>.<table> table not found', "
-            "drop_database('default') 'Can not drop default database in catalog hive'; ours omit 'hive.' / "
-            "' in catalog hive'"),
-        "column-stats-engine": Difference(
-            "server-change", ("test_statistics",), (), r"\.engine: reference='hive' ours=None",
-            "ColumnStatistics.engine: Hive 4 answers 'hive'; ours leaves it unset"),
-        "erasure-coded-quick-stat": Difference(
-            "server-change",
-            ("test_tables_alter", "test_partitions_alter_rename", "test_quick_stats", "test_statistics"), (),
-            r"\.parameters\.numFilesErasureCoded: reference='0' ours=None",
-            "quick stats: Hive 4 adds numFilesErasureCoded next to numFiles/totalSize; ours does not"),
-        "stats-accurate-after-drop-column": Difference(
-            "server-change", ("test_statistics",), ("get_table",),
-            r"COLUMN_STATS_ACCURATE: reference='\{\"COLUMN_STATS\"",
-            "alter_table dropping a column: Hive 4 keeps COLUMN_STATS_ACCURATE for the remaining columns "
-            "({\"COLUMN_STATS\":{\"a\":\"true\",...}}); ours resets it to {}"),
+            "accepted", ("test_databases", "test_tables_create_get"), ("get_table", "drop_database"),
+            r"message differs\n    reference: '(\S+ table not found|Can not drop default database)'\n"
+            r"    ours:      '(hive\.\S+ table not found|Can not drop default database in catalog hive)'",
+            "messages name the catalog as Hive 4's do ('hive.<db>.<table> table not found', 'Can not drop "
+            "default database in catalog hive'); Hive 2.3's do not (clients match the exception types)"),
         "quick-stats-given-at-create": Difference(
-            "server-change", ("test_quick_stats",), ("get_table",),
-            r"\.parameters\.(numFiles|totalSize): reference='\d+' ours='9+'",
-            "create_table on a directory holding data with numFiles and totalSize given: Hive 4 counts the "
-            "files anyway; ours keeps the given values as Hive 2.3 does"),
+            "accepted", ("test_quick_stats",), ("get_table",), r"\.parameters\.(numFiles|totalSize): reference='9+' ",
+            "create_table on a directory holding data with numFiles and totalSize given (not "
+            "numFilesErasureCoded): ours counts the files as Hive 4 does; Hive 2.3 keeps the given values"),
         "external-lower-case": Difference(
-            "server-change", ("test_tables_create_get",), ("get_table",),
-            r"\$\.tableType: reference='EXTERNAL_TABLE' ours='MANAGED_TABLE'",
-            "tableType EXTERNAL_TABLE with parameter EXTERNAL=true (lower case): Hive 4 keeps EXTERNAL_TABLE; "
-            "ours turns it into MANAGED_TABLE as Hive 2.3 does (it only took EXTERNAL=TRUE)"),
-        "objects-by-name-missing-database": Difference(
-            "server-change", ("test_tables_listing",), ("get_table_objects_by_name_req",),
-            r"reference: UnknownDBException.*\n    ours:      MetaException",
-            "get_table_objects_by_name_req of a database that does not exist: Hive 4 raises UnknownDBException "
-            "('Could not find database hive.<db>: ...'); ours raises MetaException ('NoSuchObjectException: "
-            "database hive.<db>')"),
+            "accepted", ("test_tables_create_get",), ("get_table",),
+            r"\$\.tableType: reference='MANAGED_TABLE' ours='EXTERNAL_TABLE'",
+            "EXTERNAL_TABLE with parameter EXTERNAL=true (lower case) stays external in ours and Hive 4; Hive 2.3 "
+            "takes only EXTERNAL=TRUE and makes it managed"),
+        "stats-accurate-after-drop-column": Difference(
+            "accepted", ("test_statistics",), ("get_table",),
+            r"COLUMN_STATS_ACCURATE: reference='\{\}' ours='\{\"COLUMN_STATS\"",
+            "alter_table dropping a column with statistics: ours keeps COLUMN_STATS_ACCURATE for the other "
+            "columns as Hive 4 does; Hive 2.3 resets it to {}"),
         "partitions-of-missing-table": Difference(
-            "server-change", ("test_tables_drop", "test_partitions_read"), ("get_partitions", "get_partition_names"),
-            r"(reference: ok \[\]\n    ours:      NoSuchObjectException"
-            r"|reference answered ok \[\], test expects NoSuchObjectException)",
-            "get_partitions / get_partition_names of a table that does not exist: Hive 4 answers []; ours "
-            "raises NoSuchObjectException"),
+            "accepted", ("test_tables_drop", "test_partitions_read"), ("get_partitions", "get_partitions_with_auth"),
+            r"outcome differs\n    reference: (NoSuchObjectException.*\n    ours:      ok \[\]|ok \[\]\n"
+            r"    ours:      NoSuchObjectException)",
+            "a table that does not exist: ours answers [] to get_partitions and NoSuchObjectException to "
+            "get_partitions_with_auth as Hive 4 does; Hive 2.3 the other way round"),
         "max-parts-zero": Difference(
-            "server-change", ("test_partitions_read",),
-            ("get_partitions_with_auth", "get_partition_names", "get_partitions_ps", "get_partitions_ps_with_auth",
-             "get_partition_names_ps"),
-            r", 0(, '[^']*', \[[^]]*\])?\)\n\$: length 0 != \d+",
-            "max_parts = 0: Hive 4 answers no partitions in get_partitions_with_auth, get_partition_names and "
-            "get_partitions_ps(_with_auth) (but all in get_partitions); ours answers all of them"),
+            "accepted", ("test_partitions_read",),
+            ("get_partitions_with_auth", "get_partition_names", "get_partitions_ps", "get_partitions_ps_with_auth"),
+            r", 0(, '[^']*', \[[^]]*\])?\)\n\$: length \d+ != 0",
+            "max_parts = 0: ours answers no partitions in every listing, as Hive 4 does; Hive 2.3 answers all of "
+            "them in get_partitions_with_auth, get_partition_names and for an all-empty specification"),
         "ps-empty-values": Difference(
-            "server-change", ("test_partitions_read",), ("get_partitions_ps", "get_partitions_ps_with_auth"),
-            r", \[\], .*outcome differs\n    reference: ok .*\n    ours:      MetaException: Invalid partition key",
-            "get_partitions_ps(_with_auth) with an empty value list: Hive 4 answers every partition; ours "
-            "raises MetaException (as Hive 2.3 does)"),
+            "accepted", ("test_partitions_read",), ("get_partitions_ps", "get_partitions_ps_with_auth"),
+            r", \[\], .*outcome differs\n    reference: MetaException: Invalid partition key.*\n    ours:      ok",
+            "get_partitions_ps(_with_auth) with an empty value list: ours lists the partitions as Hive 4 does; "
+            "Hive 2.3 raises MetaException"),
         "ps-max-parts": Difference(
-            "server-change", ("test_partitions_read",), ("get_partitions_ps", "get_partitions_ps_with_auth"),
-            r"\['', ''\], 1.*\n\$: reference=1 ours=5",
-            "get_partitions_ps(_with_auth) with all values empty and max_parts=1: Hive 4 answers one "
-            "partition; ours ignores max_parts there"),
-        "filter-like-sql-patterns": Difference(
-            "server-change", ("test_partition_filters",), ("get_partitions_by_filter", "get_num_partitions_by_filter"),
-            r"(?i)like",
-            "LIKE in partition filters: Hive 4 takes SQL patterns (% and _ are wildcards, '.' and '*' are "
-            "literal: 's like \"a%\"' matches a, a b, abc; 's like \"a.*\"' matches nothing), also on date "
-            "keys and combined with conditions on other keys; ours takes Hive 2.3's Java-regex patterns on "
-            "string keys only"),
-        "filter-dates-strict": Difference(
-            "server-change", ("test_partition_filters",), ("get_partitions_by_filter", "get_num_partitions_by_filter"),
+            "accepted", ("test_partitions_read",), ("get_partitions_ps", "get_partitions_ps_with_auth"),
+            r"\['', ''\], 1.*\n\$: reference=5 ours=1",
+            "get_partitions_ps(_with_auth) with all values empty: ours keeps to max_parts as Hive 4 does; Hive 2.3 "
+            "answers every partition"),
+        "filter-dates-as-text": Difference(
+            "accepted", ("test_partition_filters",), _FILTER_CALLS,
             r"(d = '2024-1-1'|d = \" 2024-01-01\"|d = \"2024-01-01 10:00:00\"|\(d\) in \(\"2024-01-01\", "
             r"\"2024-1-3\"\)|d = \"20240101\"|d = \"2024-02-30\")",
-            "date keys in partition filters: Hive 4 matches only the canonical form (d = '2024-1-1', ' 2024-01-01', "
-            "'2024-01-01 10:00:00' match nothing) and answers [] for strings that are not dates ('20240101', "
-            "'2024-02-30'); ours reads dates leniently and rejects non-dates with MetaException"),
-        # ------------------------------------------------------------------ accepted
+            "date keys compared with a string: ours matches the text as Hive 4 does (yyyy-mm-dd, what Spark "
+            "sends; '2024-1-1' or ' 2024-01-01' match nothing, a string that is no date answers []); Hive 2.3 "
+            "reads dates leniently and refuses non-dates (MetaException)"),
+        "filter-like-date-keys": Difference(
+            "accepted", ("test_partition_filters",), _FILTER_CALLS, r"'d like ",
+            "LIKE on a date key: ours answers as Hive 4 does; Hive 2.3 refuses it (MetaException)"),
+    },
+    "4": {
+        "erasure-coded-quick-stat": Difference(
+            "accepted", ("test_tables_alter", "test_partitions_alter_rename", "test_quick_stats", "test_statistics"),
+            (), r"\.parameters\.numFilesErasureCoded: reference='0' ours=None",
+            "quick stats: Hive 4 writes numFilesErasureCoded=0 next to numFiles/totalSize; ours does not: Spark "
+            "(its built-in Hive 2.3 client) does not know the key and shows it as a table property and among "
+            "partition parameters (DESCRIBE EXTENDED, SHOW TBLPROPERTIES), unlike with a Hive 2.3 metastore"),
+        "filter-like-sql-patterns": Difference(
+            "accepted", ("test_partition_filters",), _FILTER_CALLS, r"(?i)\bs (not )?like ",
+            "LIKE on a string key: Hive 4 reads SQL patterns (% and _ wildcards, '.' and '*' literal: "
+            "'s like \"a%\"' matches a, a b, abc; 's like \"a.*\"' nothing); ours keeps Hive 2.3's reading ('.*' "
+            "any run, '.' any character, the rest literal), because Spark's built-in Hive 2.3 client pushes "
+            "startsWith/endsWith/contains as 'us.*', '.*west', '.*s-.*', to which Hive 4 answers no partitions. "
+            "The two readings cannot be told apart ('_', '%' and '.' are literal in one and wildcards in the other)"),
         "partitions-by-names-missing-table": Difference(
             "accepted", ("test_partitions_read",), ("get_partitions_by_names",),
-            r"reference:? (answered )?TApplicationException\[5\]"
-            r".*(\n    ours:      |test expects )NoSuchObjectException",
+            r"reference:? (answered )?TApplicationException\[5\].*"
+            r"(\n    ours:      |test expects )NoSuchObjectException",
             "get_partitions_by_names of a missing table: Hive 4 fails internally (TApplicationException "
             "MISSING_RESULT); ours raises the NoSuchObjectException Hive 2.3 raises"),
         "incompatible-columns-message": Difference(
@@ -336,8 +331,7 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
             "the message of an incompatible column type change: Hive 4 also names column a, whose type "
             "did not change; ours names the incompatible ones only (as Hive 2.3)"),
         "filter-int-fraction": Difference(
-            "accepted", ("test_partition_filters",), ("get_partitions_by_filter", "get_num_partitions_by_filter"),
-            r"'i = 1\.5'",
+            "accepted", ("test_partition_filters",), _FILTER_CALLS, r"'i = 1\.5'",
             "'i = 1.5' on an int key: Hive 4 truncates the literal and matches i=1; ours rejects the filter "
             "(MetaException), as Hive 2.3 does"),
         "database-req-without-catalog": Difference(

@@ -164,6 +164,8 @@ def normalize(obj, side: Side, cls: str = ""):
                 v = _PRIMITIVES[ttype]
             if fname in A.TIME_FIELDS and isinstance(v, int) and v:
                 v = "<time>"
+            if f"{name}.{fname}" in A.SURROGATE_IDS and isinstance(v, int) and v > 0:
+                v = "<id>"
             out[fname] = normalize(v, side, name)
         return out
     return obj
@@ -191,7 +193,7 @@ def diff(ref, ours, path: str = "$", struct: str = "", skip: frozenset = frozens
         out = []
         for k in sorted(set(ref) | set(ours), key=str):
             rv, ov = ref.get(k), ours.get(k)
-            if name and f"{name}.{k}" in A.NEWER_HIVE_FIELDS and rv is None:
+            if name and f"{name}.{k}" in A.NEWER_HIVE_FIELDS and rv == A.NEWER_HIVE_FIELDS[f"{name}.{k}"]:
                 continue
             if name and f"{name}.{k}" in skip:
                 continue

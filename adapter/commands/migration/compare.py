@@ -43,6 +43,8 @@ def table_view(t) -> dict:
     d = plain(t)
     d["tableName"] = (t.tableName or "").lower()
     d["dbName"] = (t.dbName or "").lower()
+    for own in ("id", "writeId"):  # each metastore's own numbering
+        d.pop(own, None)
     return d
 
 
@@ -76,8 +78,9 @@ def database_diff(sdb, tdb) -> list[str]:
     """Differing fields of two databases; an existing database keeps its location."""
     a, b = plain(sdb), plain(tdb)
     a["name"], b["name"] = (sdb.name or "").lower(), (tdb.name or "").lower()
-    a.pop("locationUri", None)
-    b.pop("locationUri", None)
+    for v in (a, b):
+        v.pop("locationUri", None)
+        v.pop("type", None)  # Hive 4: NATIVE, set by the metastore (Hive 2.3 has no such field)
     return differing_fields(a, b)
 
 

@@ -7,19 +7,22 @@
   test on one key row. Comparing an integral key with a string or date literal is an error.
 * Every other key compares as a string on `part_key_val`, in code point order on every backend;
   integer literals compare as their text, date / timestamp literals as 'yyyy-mm-dd[ hh:mm:ss]'.
-* Key types, as Hive 2.3 filters them: `string` keys compare as strings (string or bare date
-  literals; an integer literal is an error); integral keys numerically; `date` keys as dates (a
-  string literal must read as yyyy-M-d the way Java's SimpleDateFormat does, leading blanks and
-  trailing text allowed; the default partition never matches); keys of any other type
-  (varchar, char, double, timestamp, ...) cannot be filtered on. These errors say
-  "Filtering is supported only on partition keys of type string", as Hive's do.
-* LIKE (string keys only) is what Hive's store makes of the pattern (DataNucleus turns the
+* Key types: `string` keys compare as strings (string or bare date literals; an integer literal is
+  an error); integral keys numerically; `date` keys as Hive 4 compares them, as the value's text
+  (yyyy-mm-dd, as Spark sends them; a string that is no such date matches nothing, `'2024-1-1'`
+  included; the default partition never matches); keys of any other type (varchar, char, double,
+  timestamp, ...) cannot be filtered on. These errors say "Filtering is supported only on
+  partition keys of type string", as Hive's do.
+* LIKE on a string key is what Hive 2.3's store makes of the pattern (DataNucleus turns the
   "regular expression" into SQL LIKE): `.*` matches any run of characters, `.` any one
   character, a backslash before a dot a dot, and every other character only itself (`%`, `_`,
   `(`, `[`, `*`, `+`, `?`, `|` included); the whole value must match, case-sensitively
-  (`ds like "us.*"` is what Spark sends for `startsWith("us")`). It runs as an anchored regular
-  expression built from those rules: PostgreSQL `~`, MySQL/MariaDB `REGEXP` under a binary
-  collation, SQLite the `hms_regexp` function that store/db/engine.py registers on every connection.
+  (`ds like "us.*"` is what Spark sends for `startsWith("us")`). Hive 4 reads SQL patterns there
+  (`%`, `_`, the dot literal), which would answer nothing to Spark's: see docs/conformance.md. On a
+  date key (Hive 4; Hive 2.3 refuses) `%` and `_` are wildcards too, as in Hive 4's store: no date
+  holds them. It runs as an anchored regular expression built from those rules: PostgreSQL `~`,
+  MySQL/MariaDB `REGEXP` under a binary collation, SQLite the `hms_regexp` function that
+  store/db/engine.py registers on every connection.
 * Ordering / equality per backend: SQLite's BINARY collation is code point order; PostgreSQL
   compares ranges `COLLATE "C"` (equality is exact under any deterministic collation);
   MySQL / MariaDB compare `CAST(CONVERT(x USING utf8mb4) AS BINARY)` on both sides (the
@@ -29,8 +32,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,7 +45,6 @@ from store.hms.partition_filter.nodes import Leaf, Literal
 
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
 UNSUPPORTED_TYPE = "Filtering is supported only on partition keys of type string"
-_DATE_PREFIX = re.compile(r"[ \t]*(\d+)-[ \t]*(\d+)-[ \t]*(\d+)")
 
 
 def is_integral(hive_type: str) -> bool:
@@ -68,12 +68,12 @@ def leaf_select(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, s
         raise FilterError(f"{leaf.key} is not a partition key (partition keys: {names})", text, leaf.pos)
     idx, kind = keys[leaf.key]
     integral = kind == "integral"
-    if kind == "other" or (kind == "date" and leaf.op in ("LIKE", "NOT LIKE")):
+    if kind == "other":
         raise FilterError(UNSUPPORTED_TYPE, text, leaf.pos)
     test: ColumnElement[Any]
     if kind == "date":
         test = and_(partition_key_val.c.part_key_val != "__HIVE_DEFAULT_PARTITION__",
-                    _string_test(leaf.op, [_date_text(lit, text) for lit in leaf.values]))
+                    _string_test(leaf.op, [_date_text(lit, text) for lit in leaf.values], sql_wildcards=True))
     elif integral:
         if leaf.op in ("LIKE", "NOT LIKE"):
             raise FilterError(f"LIKE is not supported on integer partition key {leaf.key}", text, leaf.pos)
@@ -94,17 +94,9 @@ def leaf_select(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, s
 
 
 def _date_text(lit: Literal, text: str) -> str:
-    """A literal compared with a date key, as yyyy-mm-dd (Hive: SimpleDateFormat("yyyy-MM-dd"),
-    not lenient, parsing a prefix of the string)."""
-    if lit.kind == "date":
+    """A literal compared with a date key: a date as yyyy-mm-dd, a string as written (Hive 4)."""
+    if lit.kind in ("date", "string"):
         return str(lit.value)
-    if lit.kind == "string":
-        m = _DATE_PREFIX.match(str(lit.value))
-        if m:
-            try:
-                return _dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3))).isoformat()
-            except ValueError:
-                pass
     raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
 
 
@@ -158,10 +150,11 @@ def _compile_myconvertbin(element, compiler, **kw):
     return f"CONVERT({compiler.process(element.expr, **kw)} USING utf8mb4) COLLATE utf8mb4_bin"
 
 
-def like_to_regex(pattern: str) -> str:
+def like_to_regex(pattern: str, sql_wildcards: bool = False) -> str:
     """A Hive LIKE pattern as a regular expression (unanchored) in the syntax PostgreSQL, MariaDB
     and Python share: `.*` and `.` keep their meaning, a backslash before a dot is a dot (two
-    backslashes stay two), everything else is literal (checked against the reference metastore)."""
+    backslashes stay two), everything else is literal (checked against the reference metastore);
+    with `sql_wildcards` `%` and `_` are wildcards too."""
     out, i = [], 0
     while i < len(pattern):
         ch = pattern[i]
@@ -177,35 +170,35 @@ def like_to_regex(pattern: str) -> str:
             out.append("\\\\\\\\")
             i += 2
             continue
-        out.append("." if ch == "." else ch if ch.isalnum() or ch == "_" or ord(ch) > 127 else "\\" + ch)
+        if sql_wildcards and ch in "%_":
+            out.append(".*" if ch == "%" else ".")
+        else:
+            out.append("." if ch == "." else ch if ch.isalnum() or ch == "_" or ord(ch) > 127 else "\\" + ch)
         i += 1
     return "".join(out)
 
 
-def _like_regex(pattern: str) -> str:
-    """The anchored regular expression of a Hive LIKE pattern."""
-    return f"^(?:{like_to_regex(pattern)})$"
-
-
-def _like_test(dialect: str, op: str, pattern: str) -> ColumnElement[Any]:
+def _like_test(dialect: str, op: str, pattern: str, sql_wildcards: bool) -> ColumnElement[Any]:
     col = partition_key_val.c.part_key_val
+    regex = like_to_regex(pattern, sql_wildcards)
     test: ColumnElement[Any]
     if dialect == "sqlite":
-        test = func.hms_regexp(like_to_regex(pattern), col) == 1
+        test = func.hms_regexp(regex, col) == 1
     elif dialect in ("mysql", "mariadb"):
-        test = _MyConvertBin(col).op("REGEXP", is_comparison=True)(_like_regex(pattern))
+        test = _MyConvertBin(col).op("REGEXP", is_comparison=True)(f"^(?:{regex})$")
     else:
-        test = col.op("~", is_comparison=True)(_like_regex(pattern))
+        test = col.op("~", is_comparison=True)(f"^(?:{regex})$")
     return not_(test) if op == "NOT LIKE" else test
 
 
-def _string_test(op: str, values: Sequence[str]) -> _PerDialect:
+def _string_test(op: str, values: Sequence[str], sql_wildcards: bool = False) -> _PerDialect:
+    """`sql_wildcards`: LIKE patterns also take `%` and `_` (date keys)."""
     col = partition_key_val.c.part_key_val
 
     def build(dialect: str) -> ColumnElement[Any]:
         if op in ("LIKE", "NOT LIKE"):
             (pattern,) = values
-            return _like_test(dialect, op, pattern)
+            return _like_test(dialect, op, pattern, sql_wildcards)
 
         binds = [bindparam(None, v, type_=col.type) for v in values]
         ordered: ColumnElement[Any]
