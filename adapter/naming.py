@@ -4,7 +4,7 @@ environment contexts."""
 from __future__ import annotations
 
 from store.hms.hive_rules import DEFAULT_CATALOG, qualified_db_name
-from thrift_idl.hive_metastore.ttypes import MetaException
+from thrift_idl.hive_metastore.ttypes import MetaException, NoSuchObjectException
 
 
 def _parse(name: str, catalog: str | None) -> tuple[str | None, str | None]:
@@ -39,7 +39,7 @@ def check_catalog(cat: str | None) -> None:
     """Calls that serve the default catalog only (constraints, request forms, privileges, partition
     events, aggregate statistics, notification filters): another catalog is refused by name."""
     if cat and cat.lower() != DEFAULT_CATALOG:
-        raise MetaException(f"catalog {cat} is not supported by this call (only {DEFAULT_CATALOG})")
+        raise NoSuchObjectException(f"catalog {cat}: this call serves the catalog {DEFAULT_CATALOG} only")
 
 
 def env_props(env) -> dict:

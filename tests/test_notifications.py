@@ -394,7 +394,7 @@ def _snapshot(client, db):
     out = {"db": (d.name, d.description, d.locationUri, d.parameters), "tables": {}}
     for name in sorted(client.get_all_tables(db)):
         t = client.get_table(db, name)
-        t.createTime = t.lastAccessTime = None
+        t.createTime = t.lastAccessTime = t.id = None  # each metastore numbers its own tables
         parts = sorted(client.get_partitions(db, name, -1), key=lambda p: p.values)
         for p in parts:
             p.createTime = p.lastAccessTime = None

@@ -140,7 +140,7 @@ def test_invalid_table_names(server, client, names_db, bad):
     assert client.get_all_tables(names_db) == ["p"]
     # renaming to an invalid name is refused too
     renamed = client.get_table(names_db, "p")
-    renamed.tableName = bad or " "
+    renamed.tableName = bad or "\t"
     with pytest.raises(InvalidOperationException):
         client.alter_table(names_db, "p", renamed)
     assert client.get_all_tables(names_db) == ["p"]
