@@ -12,7 +12,10 @@
 set -euo pipefail
 exports_only=false
 [ "${1:-}" = "--exports" ] && exports_only=true
-log() { $exports_only && echo "$*" >&2 || echo "$*"; }
+# Everything but the final exports goes to stderr, so `eval "$(... --exports)"` only ever sees the
+# export lines (pg_ctlcluster, for one, prints "Removed stale pid file." on stdout).
+exec 3>&1 1>&2
+log() { echo "$*"; }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 as_postgres() { if command -v runuser >/dev/null; then runuser -u postgres -- "$@"; else su postgres -s /bin/sh -c "$(printf '%q ' "$@")"; fi; }
@@ -59,7 +62,7 @@ EOF
 fi
 if ! port_open 5432; then
   log "starting PostgreSQL $pg_version"
-  pg_ctlcluster "$pg_version" main start
+  pg_ctlcluster "$pg_version" main start 3>&-
 fi
 for _ in $(seq 1 60); do port_open 5432 && break; sleep 0.5; done
 port_open 5432 || { echo "PostgreSQL did not open 127.0.0.1:5432" >&2; exit 1; }
@@ -81,7 +84,7 @@ max_connections = 400
 innodb_flush_log_at_trx_commit = 2
 skip-name-resolve
 EOF
-  nohup mariadbd-safe >/dev/null 2>&1 &
+  nohup mariadbd-safe >/dev/null 2>&1 3>&- &
   for _ in $(seq 1 120); do port_open 3306 && break; sleep 0.5; done
 fi
 port_open 3306 || { echo "MariaDB did not open 127.0.0.1:3306" >&2; exit 1; }
@@ -97,9 +100,9 @@ mariadb -uroot -h127.0.0.1 -e "CREATE DATABASE IF NOT EXISTS test"
 pg_url=postgresql+psycopg://postgres@127.0.0.1:5432/test
 my_url=mysql+pymysql://root@127.0.0.1:3306/test
 if $exports_only; then
-  echo "export HMS_TEST_POSTGRES_URL=$pg_url"
-  echo "export HMS_TEST_MYSQL_URL=$my_url"
+  echo "export HMS_TEST_POSTGRES_URL=$pg_url" >&3
+  echo "export HMS_TEST_MYSQL_URL=$my_url" >&3
 else
-  echo "PostgreSQL: HMS_TEST_POSTGRES_URL=$pg_url"
-  echo "MariaDB:    HMS_TEST_MYSQL_URL=$my_url"
+  echo "PostgreSQL: HMS_TEST_POSTGRES_URL=$pg_url" >&3
+  echo "MariaDB:    HMS_TEST_MYSQL_URL=$my_url" >&3
 fi
