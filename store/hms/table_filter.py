@@ -13,8 +13,9 @@ name what a leaf tests, as Hive's constants say:
 * ``hive_filter_field_last_access__``: the last access time (seconds) against an integer (or a
   string holding one); = != <> < <= > >=, no LIKE.
 
-LIKE is what Hive's store makes of the pattern (see partition_filter/leaf_sql.like_to_regex: `.*`
-any run, `.` any character, everything else literal, the whole value must match); a leading
+LIKE is what Hive's store makes of the pattern (see partition_filter/like_pattern: `.*` any run,
+`.` any character, everything else literal, the whole value must match; run as SQL LIKE or GLOB,
+never as a regular expression); a leading
 ``(?i)`` makes it case-insensitive. Comparisons are exact and in code point order on every backend.
 Errors are MetaError with Hive's texts.
 """
@@ -32,8 +33,8 @@ from store.db.database import Store
 from store.errors import MetaError
 from store.hms.database_service import database_is
 from store.hms.partition_filter import FilterError, parse_filter
-from store.hms.partition_filter.leaf_sql import like_to_regex
 from store.hms.partition_filter.lexer import tokenize
+from store.hms.partition_filter.like_pattern import like_test
 from store.hms.partition_filter.nodes import And, Leaf, Literal, Node, Or, push_not
 
 PARAMS = "hive_filter_field_params__"
@@ -147,13 +148,9 @@ class _Compiler:
     def like(self, col: Any, pattern: str) -> ColumnElement[bool]:
         if pattern.startswith("(?i)"):
             col, pattern = func.lower(col), pattern[4:].lower()
-        regex = like_to_regex(pattern)
-        if self.backend == "sqlite":
-            return func.hms_regexp(regex, col) == 1
-        anchored = f"^(?:{regex})$"
         if self.backend in ("mysql", "mariadb"):
-            return _Utf8(col, binary=False).op("REGEXP", is_comparison=True)(anchored)
-        return col.op("~", is_comparison=True)(anchored)
+            col = _Utf8(col, binary=False)
+        return like_test(self.backend, col, pattern)
 
 
 def _integer(lit: Literal) -> int:
