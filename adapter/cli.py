@@ -54,7 +54,8 @@ def _serve(args) -> int:
 
     def make_router():
         services = open_services(
-            db_url, warehouse, lock_timeout_ms=int(args.lock_timeout * 1000),
+            db_url, warehouse, statement_timeout_s=args.statement_timeout,
+            lock_timeout_ms=int(args.lock_timeout * 1000),
             mirror=not args.no_storage_mirror,
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
@@ -116,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--max-message-size", type=int, default=104_857_600)
     serve.add_argument("--lock-timeout", type=float, default=300.0,
                        help="seconds after which a lock whose holder stopped heartbeating expires")
+    serve.add_argument("--statement-timeout", type=float, default=60.0,
+                       help="seconds one database statement may run; a request whose statement runs "
+                            "longer fails with a MetaException saying it was too expensive (0: no limit)")
     serve.add_argument("--metrics-port", type=int, default=0,
                        help="serve Prometheus /metrics over HTTP on this port (worker i of --workers "
                             "on port + i); 0: off (default)")

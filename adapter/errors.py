@@ -26,6 +26,7 @@ _THRIFT: dict[type, type] = {
     E.InvalidOperation: H.InvalidOperationException,
     E.InvalidInput: H.InvalidInputException,
     E.MetaError: H.MetaException,
+    E.TooExpensive: H.MetaException,
     E.NoSuchTxn: H.NoSuchTxnException,
     E.TxnAborted: H.TxnAbortedException,
     E.TxnOpen: H.TxnOpenException,

@@ -39,6 +39,11 @@ class MetaError(StoreError):
     """Anything else the store refuses or fails at (MetaException)."""
 
 
+class TooExpensive(MetaError):
+    """A request the database gave up on at the statement timeout (MetaException): the message
+    says so, never the SQL."""
+
+
 class NoSuchTxn(StoreError):
     """A transaction id that is unknown or already committed (NoSuchTxnException)."""
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from store.db.database import Store, now_ms
+from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S
 from store.hms.aggregate_stats import AggregateStats
 from store.hms.constraints import ConstraintService
 from store.hms.functions import FunctionService
@@ -98,6 +99,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     return services
 
 
-def open_services(db_url: str, warehouse: str = "./warehouse", **options) -> Services:
-    """`build_services` over a new store on `db_url` (see `build_services` for the options)."""
-    return build_services(Store(db_url, warehouse), **options)
+def open_services(db_url: str, warehouse: str = "./warehouse",
+                  statement_timeout_s: float | None = DEFAULT_STATEMENT_TIMEOUT_S, **options) -> Services:
+    """`build_services` over a new store on `db_url` (see `build_services` for the options) whose
+    statements may run at most `statement_timeout_s` seconds each (None or 0: no limit)."""
+    return build_services(Store(db_url, warehouse, statement_timeout_s=statement_timeout_s), **options)

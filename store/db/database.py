@@ -15,6 +15,8 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from store.db import schema
 from store.db.engine import make_engine
+from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S, is_statement_timeout
+from store.errors import TooExpensive
 
 log = logging.getLogger("hudi_metastore.store")
 
@@ -37,14 +39,18 @@ def _is_retryable(exc: DBAPIError) -> bool:
 
 
 class Store:
-    def __init__(self, url: str, warehouse: str = "./warehouse", engine: Engine | None = None):
+    def __init__(self, url: str, warehouse: str = "./warehouse", engine: Engine | None = None,
+                 statement_timeout_s: float | None = DEFAULT_STATEMENT_TIMEOUT_S):
+        """`statement_timeout_s`: the longest one statement may run (None or 0: no limit); a
+        statement that runs longer fails the call with TooExpensive."""
         self.url = url
-        self.engine = engine or make_engine(url)
+        self.statement_timeout_s = statement_timeout_s
+        self.engine = engine or make_engine(url, statement_timeout_s=statement_timeout_s)
         self.warehouse = warehouse
         self.backend = self.engine.dialect.name  # sqlite | postgresql | mysql | mariadb
         # reads on PostgreSQL/MySQL run without BEGIN/COMMIT (see make_engine); SQLite reads keep
         # their transaction, which is free there and gives the statements one snapshot
-        self.read_engine = (make_engine(url, autocommit=True)
+        self.read_engine = (make_engine(url, autocommit=True, statement_timeout_s=statement_timeout_s)
                             if engine is None and self.backend != "sqlite" else self.engine)
         self._analyze_lock = threading.Lock()
         self._analyzing = False
@@ -82,14 +88,28 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.read_engine.connect() as conn, conn.begin():
+        with self._timeouts_answered(), self.read_engine.connect() as conn, conn.begin():
             yield conn
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """One write transaction: committed when the block ends, rolled back on any error."""
-        with self.engine.connect().execution_options(hms_write=True) as conn, conn.begin():
+        with self._timeouts_answered(), self.engine.connect().execution_options(hms_write=True) as conn, \
+                conn.begin():
             yield conn
+
+    @contextmanager
+    def _timeouts_answered(self) -> Iterator[None]:
+        """A statement aborted at the statement timeout as TooExpensive (no SQL in the message)."""
+        try:
+            yield
+        except DBAPIError as exc:
+            if not is_statement_timeout(exc):
+                raise
+            raise TooExpensive(
+                "The request was too expensive: a database statement ran longer than the statement "
+                f"timeout ({self.statement_timeout_s:g} s) and was stopped; narrow the request "
+                "(a more selective filter or name pattern)") from exc
 
     def run_write(self, fn: Callable[..., T], *args: Any, attempts: int = 5, **kwargs: Any) -> T:
         """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race.

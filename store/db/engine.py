@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 import time
-from functools import lru_cache
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
+
+from store.db.statement_timeout import limit_statement_time, postgresql_options
 
 DEFAULT_URL = "sqlite:///./metastore.db"
 
@@ -26,10 +26,12 @@ def normalize_url(url: str) -> str:
     return u.render_as_string(hide_password=False)
 
 
-def make_engine(url: str, pool_size: int = 16, autocommit: bool = False) -> Engine:
+def make_engine(url: str, pool_size: int = 16, autocommit: bool = False,
+                statement_timeout_s: float | None = None) -> Engine:
     """`autocommit`: an engine for reads of one statement each (PostgreSQL/MySQL): no BEGIN/COMMIT
     round trips; under READ COMMITTED a transaction gives several statements no common snapshot
-    anyway."""
+    anyway. `statement_timeout_s`: the database aborts any statement running longer (None or 0:
+    no limit; see statement_timeout.py)."""
     url = normalize_url(url)
     backend = make_url(url).get_backend_name()
     if backend == "sqlite":
@@ -43,12 +45,13 @@ def make_engine(url: str, pool_size: int = 16, autocommit: bool = False) -> Engi
             connect_args={"check_same_thread": False, "timeout": 60},
         )
         _sqlite_setup(engine)
+        limit_statement_time(engine, statement_timeout_s)
         return engine
     connect_args = {}
     if backend == "postgresql":
         # metastore queries are short: JIT compiling one (above jit_above_cost, e.g. a filter over a
         # large table) costs tens of milliseconds and never pays back
-        connect_args["options"] = "-c jit=off"
+        connect_args["options"] = "-c jit=off" + postgresql_options(statement_timeout_s)
     engine = create_engine(
         url,
         connect_args=connect_args,
@@ -66,6 +69,7 @@ def make_engine(url: str, pool_size: int = 16, autocommit: bool = False) -> Engi
             cur = dbapi_conn.cursor()
             cur.execute("SET SESSION group_concat_max_len = 4294967295")
             cur.close()
+    limit_statement_time(engine, statement_timeout_s)
     return engine
 
 
@@ -97,21 +101,6 @@ def _ping_when_idle(engine: Engine) -> None:
             record.info["last_used"] = time.monotonic()
 
 
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
-
-
-def regexp_full_match(pattern: str, value: str | None) -> int:
-    """SQLite's stand-in for a regex operator: Hive LIKE (whole-value regular expression match)."""
-    if value is None or pattern is None:
-        return 0
-    try:
-        return 1 if _regex(pattern).fullmatch(value) else 0
-    except re.error:
-        return 0
-
-
 def _sqlite_setup(engine: Engine) -> None:
     """WAL for concurrent readers; writers take the write lock at BEGIN so two writers never
     deadlock upgrading a read lock."""
@@ -119,7 +108,6 @@ def _sqlite_setup(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn, _record):
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
-        dbapi_conn.create_function("hms_regexp", 2, regexp_full_match, deterministic=True)
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")

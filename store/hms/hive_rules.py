@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from store.db.schema import DEFAULT_CATALOG
 from store.errors import MetaError
+from store.hms.wildcard_match import ANY_ONE, ANY_RUN, AnyOf, WildcardPattern
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 
 DDL_TIME = "transient_lastDdlTime"
@@ -55,24 +56,21 @@ def qualified_db_name(catalog: str | None, db: str | None) -> str:
     return db if cat == DEFAULT_CATALOG and not db.startswith("@") else f"@{cat}#{db}"
 
 
-def pattern_regex(pattern: str | None) -> re.Pattern | None:
+def name_pattern(pattern: str | None) -> AnyOf | None:
     """Hive's name patterns (as its JDO store evaluates them): the pattern is trimmed and split on
     `|`; in each alternative `*` matches any run of characters and `.` any one character, every
-    other character is literal; case-insensitive. An empty pattern matches nothing."""
+    other character is literal; case-insensitive. An empty pattern matches nothing; None (and `*`)
+    everything. Matched in linear time (store/hms/wildcard_match.py)."""
     if pattern is None or pattern.strip() in ("*", ".*"):
         return None
-    alts = []
-    for alt in pattern.strip().split("|"):
-        if alt:
-            alts.append("".join(".*" if ch == "*" else "." if ch == "." else re.escape(ch) for ch in alt))
-    if not alts:
-        return re.compile(r"(?!)")
-    return re.compile("^(?:" + "|".join(alts) + ")$", re.IGNORECASE | re.DOTALL)
+    return AnyOf([WildcardPattern([ANY_RUN if ch == "*" else ANY_ONE if ch == "." else ch for ch in alt],
+                                  ignore_case=True)
+                  for alt in pattern.strip().split("|") if alt])
 
 
 def match_names(names: Iterable[str], pattern: str | None) -> list[str]:
-    rx = pattern_regex(pattern)
-    return sorted(n for n in names if rx is None or rx.match(n))
+    matcher = name_pattern(pattern)
+    return sorted(n for n in names if matcher is None or matcher.matches(n))
 
 
 def is_external(params: dict[str, str] | None) -> bool:

@@ -16,12 +16,12 @@ with a PartitionListComposingSpec.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from store.errors import MetaError
 from store.hms.hive_rules import DEFAULT_CATALOG
+from store.hms.wildcard_match import sql_like
 from thrift_idl.hive_metastore.ttypes import (
     GetProjectionsSpec,
     Partition,
@@ -78,17 +78,13 @@ def project(obj: Any, paths: Sequence[str]) -> Any:
     return out
 
 
-def _like(pattern: str) -> re.Pattern[str]:
-    return re.compile("".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern), re.S)
-
-
 def _filter_parameters(params: dict[str, str] | None, spec: GetProjectionsSpec) -> dict[str, str] | None:
-    include = _like(spec.includeParamKeyPattern) if spec.includeParamKeyPattern else None
-    exclude = _like(spec.excludeParamKeyPattern) if spec.excludeParamKeyPattern else None
+    include = sql_like(spec.includeParamKeyPattern) if spec.includeParamKeyPattern else None
+    exclude = sql_like(spec.excludeParamKeyPattern) if spec.excludeParamKeyPattern else None
     if params is None or (include is None and exclude is None):
         return params
     kept = {k: v for k, v in params.items()
-            if (include is None or include.fullmatch(k)) and (exclude is None or not exclude.fullmatch(k))}
+            if (include is None or include.matches(k)) and (exclude is None or not exclude.matches(k))}
     return kept or None
 
 

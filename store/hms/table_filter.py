@@ -13,8 +13,9 @@ name what a leaf tests, as Hive's constants say:
 * ``hive_filter_field_last_access__``: the last access time (seconds) against an integer (or a
   string holding one); = != <> < <= > >=, no LIKE.
 
-LIKE is what Hive's store makes of the pattern (see partition_filter/leaf_sql.like_to_regex: `.*`
-any run, `.` any character, everything else literal, the whole value must match); a leading
+LIKE is what Hive's store makes of the pattern (see partition_filter/like_pattern: `.*` any run,
+`.` any character, everything else literal, the whole value must match; run as SQL LIKE or GLOB,
+never as a regular expression); a leading
 ``(?i)`` makes it case-insensitive. Comparisons are exact and in code point order on every backend.
 Errors are MetaError with Hive's texts.
 """
@@ -32,8 +33,8 @@ from store.db.database import Store
 from store.errors import MetaError
 from store.hms.database_service import database_is
 from store.hms.partition_filter import FilterError, parse_filter
-from store.hms.partition_filter.leaf_sql import like_to_regex
 from store.hms.partition_filter.lexer import tokenize
+from store.hms.partition_filter.like_pattern import like_test
 from store.hms.partition_filter.nodes import And, Leaf, Literal, Node, Or, push_not
 
 PARAMS = "hive_filter_field_params__"
@@ -80,9 +81,25 @@ def compile_table_filter(text: str, backend: str) -> ColumnElement[bool] | None:
         raise MetaError(str(exc)) from exc
     compiler = _Compiler(backend, keys)
     where = compiler.node(tree)
+    present = _params_present(sorted(compiler.params))
+    return and_(where, present) if present is not None else where
+
+
+# Up to this many parameter keys are required one IN-subquery each (which planners turn into
+# joins); more as one count per table (planned in linear time).
+_JOINED_PRESENCE = 4
+
+
+def _params_present(names: list[str]) -> ColumnElement[bool] | None:
+    """The table has every parameter of `names`."""
     tp = S.tbl_params
-    present = [S.tbl.c.tbl_id.in_(select(tp.c.tbl_id).where(tp.c.param_key == k)) for k in sorted(compiler.params)]
-    return and_(where, *present) if present else where
+    if not names:
+        return None
+    if len(names) <= _JOINED_PRESENCE:
+        return and_(*[S.tbl.c.tbl_id.in_(select(tp.c.tbl_id).where(tp.c.param_key == k)) for k in names])
+    count = (select(func.count()).select_from(tp)
+             .where(tp.c.tbl_id == S.tbl.c.tbl_id, tp.c.param_key.in_(names)).scalar_subquery())
+    return count == len(names)
 
 
 class _Compiler:
@@ -93,15 +110,39 @@ class _Compiler:
 
     def node(self, node: Node) -> ColumnElement[bool]:
         if isinstance(node, And):
-            return and_(*[self.node(i) for i in node.items])
+            return and_(*[self.node(i) for i in self.merged(node, ("!=", "NOT IN"), "NOT IN")])
         if isinstance(node, Or):
-            return or_(*[self.node(i) for i in node.items])
+            return or_(*[self.node(i) for i in self.merged(node, ("=", "IN"), "IN")])
         assert isinstance(node, Leaf), node  # push_not left no Not
         return self.leaf(node)
 
+    def merged(self, node: And | Or, ops: tuple[str, ...], list_op: str) -> list[Node]:
+        """The items of an And (Or), nested ones of the same kind flattened, with the `ops` leaves
+        of each parameter, owner, name or type key as one `list_op` leaf: one subquery, so that
+        the SQL and its plan grow linearly with the filter."""
+        items: list[Node] = []
+        for item in node.items:
+            items.extend(item.items if isinstance(item, (And, Or)) and type(item) is type(node) else (item,))
+        out: list[Node | str] = []  # a str: the place of that key's list leaf
+        groups: dict[str, list[Leaf]] = {}
+        for item in items:
+            key = self.keys.get(item.pos, item.key) if isinstance(item, Leaf) else ""
+            if not (isinstance(item, Leaf) and item.op in ops and _listable(key)):
+                out.append(item)
+            elif key in groups:
+                groups[key].append(item)
+            else:
+                groups[key] = [item]
+                out.append(key)
+        return [_as_list(groups[i], list_op) if isinstance(i, str) else i for i in out]
+
     def leaf(self, leaf: Leaf) -> ColumnElement[bool]:
-        """IN, BETWEEN and their negations as Hive's parser builds them: ORs and ANDs of comparisons."""
+        """IN, BETWEEN and their negations as Hive's parser builds them: ORs and ANDs of comparisons
+        (IN lists of parameters, owners, names and types as one list test)."""
         v = leaf.values
+        key = self.keys.get(leaf.pos, leaf.key)
+        if leaf.op in ("IN", "NOT IN") and _listable(key):
+            return self.list_test(key, leaf.op, [lit.text for lit in v])
         if leaf.op in ("IN", "NOT IN"):
             tests = [self.test(leaf, "=" if leaf.op == "IN" else "!=", lit) for lit in v]
             return or_(*tests) if leaf.op == "IN" else and_(*tests)
@@ -124,12 +165,27 @@ class _Compiler:
             if op not in _ORDER_OPS:
                 raise MetaError("Like is not supported for HIVE_FILTER_FIELD_LAST_ACCESS")
             return _compare(S.tbl.c.last_access_time, op, bindparam(None, _integer(lit)))
-        column = {OWNER: S.tbl.c.owner, TABLE_NAME: S.tbl.c.name, TABLE_TYPE: S.tbl.c.tbl_type}.get(key)
+        column = _COLUMNS.get(key)
         if column is None:
             raise MetaError(_INVALID_KEY)
         if op not in _ORDER_OPS + ("LIKE",):
             raise MetaError(f"{op} is not supported in table filters")
         return self.string_test(column, op, lit.text)
+
+    def list_test(self, key: str, op: str, values: list[str]) -> ColumnElement[bool]:
+        """The value of a parameter, the owner, name or type is (not) one of `values`."""
+        if key.startswith(PARAMS):
+            tp = S.tbl_params
+            self.params.add(key[len(PARAMS):])
+            return S.tbl.c.tbl_id.in_(select(tp.c.tbl_id).where(
+                tp.c.param_key == key[len(PARAMS):], self.in_list(tp.c.param_value, op, values)))
+        return self.in_list(_COLUMNS[key], op, values)
+
+    def in_list(self, col: Any, op: str, values: list[str]) -> ColumnElement[bool]:
+        binds: list[Any] = [bindparam(None, v) for v in values]
+        if self.backend in ("mysql", "mariadb"):
+            col, binds = _Utf8(col, binary=True), [_Utf8(b, binary=True) for b in binds]
+        return col.in_(binds) if op == "IN" else col.not_in(binds)
 
     def string_test(self, col: Any, op: str, value: str) -> ColumnElement[bool]:
         """An exact, code point ordered comparison, or a LIKE pattern, on a text column."""
@@ -147,13 +203,24 @@ class _Compiler:
     def like(self, col: Any, pattern: str) -> ColumnElement[bool]:
         if pattern.startswith("(?i)"):
             col, pattern = func.lower(col), pattern[4:].lower()
-        regex = like_to_regex(pattern)
-        if self.backend == "sqlite":
-            return func.hms_regexp(regex, col) == 1
-        anchored = f"^(?:{regex})$"
         if self.backend in ("mysql", "mariadb"):
-            return _Utf8(col, binary=False).op("REGEXP", is_comparison=True)(anchored)
-        return col.op("~", is_comparison=True)(anchored)
+            col = _Utf8(col, binary=False)
+        return like_test(self.backend, col, pattern)
+
+
+_COLUMNS = {OWNER: S.tbl.c.owner, TABLE_NAME: S.tbl.c.name, TABLE_TYPE: S.tbl.c.tbl_type}
+
+
+def _listable(key: str) -> bool:
+    """Keys whose =, != and IN leaves compile to one list test (all but the last access time)."""
+    return key.startswith(PARAMS) or key in _COLUMNS
+
+
+def _as_list(leaves: list[Leaf], op: str) -> Leaf:
+    first = leaves[0]
+    if len(leaves) == 1:
+        return first
+    return Leaf(first.key, op, tuple(v for leaf in leaves for v in leaf.values), first.pos)
 
 
 def _integer(lit: Literal) -> int:

@@ -28,7 +28,7 @@ from store.hms.hive_rules import (
     column_problem,
     effective_table_type,
     match_names,
-    pattern_regex,
+    name_pattern,
     split_db_name,
     table_dir_name,
     valid_object_name,
@@ -160,14 +160,15 @@ class TableService:
     def table_meta(self, db_patterns: str | None, tbl_patterns: str | None,
                    types: list[str] | None) -> list[TableMeta]:
         cat, db_patterns = split_db_name(db_patterns) if db_patterns else (DEFAULT_CATALOG, db_patterns)
-        db_rx, tbl_rx = pattern_regex(db_patterns), pattern_regex(tbl_patterns)
+        db_match, tbl_match = name_pattern(db_patterns), name_pattern(tbl_patterns)
         with self.store.read() as conn:
             q = select(S.db.c.name.label("db"), S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.tbl_id).select_from(
                 S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(S.db.c.cat_name == cat)
             if types:
                 q = q.where(S.tbl.c.tbl_type.in_(types))
             rows = [r for r in conn.execute(q)
-                    if (db_rx is None or db_rx.match(r.db)) and (tbl_rx is None or tbl_rx.match(r.name))]
+                    if (db_match is None or db_match.matches(r.db))
+                    and (tbl_match is None or tbl_match.matches(r.name))]
             comments: dict[int, str] = {}
             ids = [r.tbl_id for r in rows]
             for i in range(0, len(ids), BATCH):

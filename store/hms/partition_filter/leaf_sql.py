@@ -20,9 +20,9 @@
   (`ds like "us.*"` is what Spark sends for `startsWith("us")`). Hive 4 reads SQL patterns there
   (`%`, `_`, the dot literal), which would answer nothing to Spark's: see docs/conformance.md. On a
   date key (Hive 4; Hive 2.3 refuses) `%` and `_` are wildcards too, as in Hive 4's store: no date
-  holds them. It runs as an anchored regular expression built from those rules: PostgreSQL `~`,
-  MySQL/MariaDB `REGEXP` under a binary collation, SQLite the `hms_regexp` function that
-  store/db/engine.py registers on every connection.
+  holds them. It runs as a wildcard pattern built from those rules, never as a regular
+  expression (see like_pattern): SQL LIKE on PostgreSQL and MySQL/MariaDB (under a binary
+  collation), GLOB on SQLite.
 * Ordering / equality per backend: SQLite's BINARY collation is code point order; PostgreSQL
   compares ranges `COLLATE "C"` (equality is exact under any deterministic collation);
   MySQL / MariaDB compare `CAST(CONVERT(x USING utf8mb4) AS BINARY)` on both sides (the
@@ -35,12 +35,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Boolean, Select, and_, bindparam, func, not_, or_, select
+from sqlalchemy import Boolean, Select, and_, bindparam, not_, or_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 
 from store.db.schema import partition_key_val
 from store.hms.partition_filter.errors import FilterError
+from store.hms.partition_filter.like_pattern import like_test
 from store.hms.partition_filter.nodes import Leaf, Literal
 
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
@@ -60,9 +61,18 @@ def key_kind(hive_type: str) -> str:
     return t if t in ("string", "date") else "other"
 
 
-def leaf_select(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, str]]) -> Select[Any]:
-    """`SELECT part_id FROM partition_key_val WHERE tbl_id = :t AND key_idx = :i AND <test>`, which
-    the `(tbl_id, key_idx, part_key_val|part_key_num)` indexes serve. `keys`: name -> (index, kind)."""
+def leaf_select(leaves: Sequence[Leaf], text: str, tbl_id: int, keys: dict[str, tuple[int, str]]) -> Select[Any]:
+    """`SELECT part_id FROM partition_key_val WHERE tbl_id = :t AND key_idx = :i AND <test> [AND
+    <test> ...]`, which the `(tbl_id, key_idx, part_key_val|part_key_num)` indexes serve: the
+    partitions whose key passes every test of `leaves` (leaves of one key). `keys`: name -> (index,
+    kind)."""
+    tests = [leaf_test(leaf, text, keys) for leaf in leaves]
+    kv = partition_key_val
+    return select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == tests[0][0], *(t for _, t in tests))
+
+
+def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]]) -> tuple[int, ColumnElement[Any]]:
+    """(key index, test on the key's `partition_key_val` row) of one leaf; FilterError if invalid."""
     if leaf.key not in keys:
         names = ", ".join(keys) or "none"
         raise FilterError(f"{leaf.key} is not a partition key (partition keys: {names})", text, leaf.pos)
@@ -89,8 +99,7 @@ def leaf_select(leaf: Leaf, text: str, tbl_id: int, keys: dict[str, tuple[int, s
             if lit.kind == "int":
                 raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
         test = _string_test(leaf.op, [lit.text for lit in leaf.values])
-    kv = partition_key_val
-    return select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == idx, test)
+    return idx, test
 
 
 def _date_text(lit: Literal, text: str) -> str:
@@ -150,44 +159,11 @@ def _compile_myconvertbin(element, compiler, **kw):
     return f"CONVERT({compiler.process(element.expr, **kw)} USING utf8mb4) COLLATE utf8mb4_bin"
 
 
-def like_to_regex(pattern: str, sql_wildcards: bool = False) -> str:
-    """A Hive LIKE pattern as a regular expression (unanchored) in the syntax PostgreSQL, MariaDB
-    and Python share: `.*` and `.` keep their meaning, a backslash before a dot is a dot (two
-    backslashes stay two), everything else is literal (checked against the reference metastore);
-    with `sql_wildcards` `%` and `_` are wildcards too."""
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "." and pattern[i + 1:i + 2] == "*":
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "\\" and pattern[i + 1:i + 2] == ".":
-            out.append("\\.")
-            i += 2
-            continue
-        if ch == "\\" and pattern[i + 1:i + 2] == "\\":  # a pair stays two backslashes
-            out.append("\\\\\\\\")
-            i += 2
-            continue
-        if sql_wildcards and ch in "%_":
-            out.append(".*" if ch == "%" else ".")
-        else:
-            out.append("." if ch == "." else ch if ch.isalnum() or ch == "_" or ord(ch) > 127 else "\\" + ch)
-        i += 1
-    return "".join(out)
-
-
 def _like_test(dialect: str, op: str, pattern: str, sql_wildcards: bool) -> ColumnElement[Any]:
-    col = partition_key_val.c.part_key_val
-    regex = like_to_regex(pattern, sql_wildcards)
-    test: ColumnElement[Any]
-    if dialect == "sqlite":
-        test = func.hms_regexp(regex, col) == 1
-    elif dialect in ("mysql", "mariadb"):
-        test = _MyConvertBin(col).op("REGEXP", is_comparison=True)(f"^(?:{regex})$")
-    else:
-        test = col.op("~", is_comparison=True)(f"^(?:{regex})$")
+    col: Any = partition_key_val.c.part_key_val
+    if dialect in ("mysql", "mariadb"):
+        col = _MyConvertBin(col)
+    test = like_test(dialect, col, pattern, sql_wildcards)
     return not_(test) if op == "NOT LIKE" else test
 
 

@@ -41,6 +41,9 @@ from store.hms.partition_filter.lexer import (
 from store.hms.partition_filter.nodes import And, Leaf, Literal, Node, Not, Or
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+# parentheses and NOTs nested deeper than this are refused (the parser, push_not and the SQL
+# compiler recurse once per level)
+MAX_NESTING = 100
 _FLIP = {"=": "=", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
@@ -49,6 +52,7 @@ class _Parser:
         self.text = text
         self.toks = tokenize(text)
         self.i = 0
+        self.depth = 0
 
     # token helpers
     def peek(self, k: int = 0) -> Token:
@@ -107,6 +111,19 @@ class _Parser:
         return items[0] if len(items) == 1 else And(tuple(items))
 
     def parse_unary(self) -> Node:
+        if self.is_kw("NOT") or self.peek().kind == "(":
+            self.depth += 1
+            if self.depth > MAX_NESTING:
+                raise FilterError(f"filter nested too deeply (more than {MAX_NESTING} levels of "
+                                  "parentheses and NOT)", self.text, self.peek().pos)
+            try:
+                return self.parse_nested()
+            finally:
+                self.depth -= 1
+        return self.parse_comparison()
+
+    def parse_nested(self) -> Node:
+        """NOT unary | '(' ... ')'."""
         if self.is_kw("NOT"):
             self.next()
             return Not(self.parse_unary())
