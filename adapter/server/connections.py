@@ -18,8 +18,8 @@ from adapter.router import HandlerRouter
 from adapter.server.budget import InflightBudget
 from adapter.server.limits import Limits
 from adapter.server.logtext import one_line
-from adapter.server.processor import MetastoreProcessor, ReplyProtocol, RequestRejected
-from adapter.server.transport import ClientSocket, LimitedFramedTransport, drain, has_buffered_input
+from adapter.server.processor import MetastoreProcessor, ReplyProtocol, RequestRejected, unsolicited_error
+from adapter.server.transport import BufferedTransport, ClientSocket, LimitedFramedTransport, drain, has_buffered_input
 from store import metrics
 
 log = logging.getLogger("hudi_metastore.server")
@@ -65,6 +65,10 @@ class ThriftServer:
         self._lock = threading.Lock()
         self._open: dict[_Connection, None] = {}
         self._refusals = _Burst("connection cap reached, new connections refused")
+        self._closing = _Closing()
+        self._refusal = unsolicited_error(
+            f"The metastore is at its connection limit ({self.limits.max_connections} per process, "
+            "--max-connections): connection refused, retry later")
         self._accept_errors = _Burst("accepting connections failed")
 
     # --- accept loop ------------------------------------------------------------------------------
@@ -72,6 +76,7 @@ class ThriftServer:
     def serve_forever(self) -> None:
         self.listen_sock.settimeout(0.5)
         while not self.stopping.is_set():
+            self._closing.sweep()
             if self.open_connections() >= self.limits.max_connections:
                 self._refuse_pending()
                 continue
@@ -105,7 +110,7 @@ class ThriftServer:
                 client, _addr = self.listen_sock.accept()
             except OSError:
                 return
-            client.close()
+            self._closing.add(client, self._refusal)
             metrics.incr(REFUSED)
             self._refusals.hit(f"{self.limits.max_connections} open (--max-connections)")
 
@@ -141,7 +146,7 @@ class ThriftServer:
             itrans: TTransport.TTransportBase = LimitedFramedTransport(sock, limit)
             otrans: TTransport.TTransportBase = TTransport.TFramedTransport(sock)
         else:
-            itrans, otrans = TTransport.TBufferedTransport(sock), TTransport.TBufferedTransport(sock)
+            itrans, otrans = BufferedTransport(sock), TTransport.TBufferedTransport(sock)
         iprot = TBinaryProtocolAccelerated(itrans, string_length_limit=limit, container_length_limit=limit)
         oprot = ReplyProtocol(otrans, string_length_limit=limit, container_length_limit=limit)
         poller = select.poll()
@@ -216,6 +221,50 @@ class ThriftServer:
                 if self.active == 0:
                     return
             time.sleep(0.05)
+
+
+class _Closing:
+    """Refused connections: told why, then closed once the client has had a second to read it
+    (closing with its request unread would reset the connection and lose the answer)."""
+
+    LINGER_S = 1.0
+    MAX = 1024
+
+    def __init__(self):
+        self._socks: list[tuple[float, socket.socket]] = []
+
+    def add(self, client: socket.socket, answer: bytes) -> None:
+        try:
+            client.setblocking(False)
+            client.send(answer)
+            client.shutdown(socket.SHUT_WR)
+        except OSError:
+            client.close()
+            return
+        if len(self._socks) >= self.MAX:
+            self._socks.pop(0)[1].close()
+        self._socks.append((time.monotonic() + self.LINGER_S, client))
+
+    def sweep(self) -> None:
+        now, keep = time.monotonic(), []
+        for deadline, client in self._socks:
+            if now < deadline and _discard_input(client):
+                keep.append((deadline, client))
+            else:
+                client.close()
+        self._socks = keep
+
+
+def _discard_input(client: socket.socket) -> bool:
+    """Read what a refused client sent; False once it closed."""
+    try:
+        while True:
+            if not client.recv(65536):
+                return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
 
 
 def _readable(sock: socket.socket, timeout: float) -> bool:

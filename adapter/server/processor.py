@@ -92,6 +92,15 @@ def write_error(oprot, header: Header, kind: int, message: str) -> None:
     oprot.trans.flush()
 
 
+def unsolicited_error(message: str) -> bytes:
+    """An INTERNAL_ERROR answer sent before any request (name "", seqid 0): clients raise what an
+    EXCEPTION message carries before they compare sequence ids."""
+    buf = TTransport.TMemoryBuffer()
+    write_error(TBinaryProtocol(buf), Header(b"", "", TMessageType.CALL, 0),
+                TApplicationException.INTERNAL_ERROR, message)
+    return buf.getvalue()
+
+
 def skip_value(iprot, ttype: int = TType.STRUCT, depth: int = 64) -> None:
     """TProtocolBase.skip, but strings are read as bytes: the arguments of a method we do not serve
     may hold binary fields that are no UTF-8 (get_partitions_by_expr's serialized expression)."""

@@ -14,6 +14,7 @@ from thrift.transport import TSocket, TTransport
 from adapter.server.budget import BudgetExhausted, InflightBudget, Ticket
 
 RECV_CHUNK = 1024 * 1024  # at most this much is asked of one recv (it allocates what it is asked)
+LARGE_READ = 64 * 1024  # a value at least this long is read into a buffer of its own
 
 
 class Busy(TTransport.TTransportException):
@@ -45,11 +46,7 @@ class ClientSocket(TSocket.TSocket):
         sz = min(sz, RECV_CHUNK)
         if self.consumed + sz > self.limit:
             sz = max(1, self.limit - self.consumed + 1)  # one byte over is enough to refuse
-        if self.ticket is not None:
-            try:
-                self.budget.cover(self.ticket, self.consumed + sz)
-            except BudgetExhausted as exc:
-                raise Busy(TTransport.TTransportException.UNKNOWN, str(exc)) from exc
+        self._cover(self.consumed + sz)
         data = super().read(sz)
         self.consumed += len(data)
         if self.consumed > self.limit:
@@ -57,14 +54,63 @@ class ClientSocket(TSocket.TSocket):
                                                  "message exceeds the maximum size")
         return data
 
+    def _cover(self, total: int) -> None:
+        if self.ticket is not None:
+            try:
+                self.budget.cover(self.ticket, total)
+            except BudgetExhausted as exc:
+                raise Busy(TTransport.TTransportException.UNKNOWN, str(exc)) from exc
+
     def readAll(self, sz):
-        """TTransportBase.readAll concatenates as it goes (quadratic for a large string)."""
-        chunks, have = [], 0
-        while have < sz:
-            chunk = self.read(sz - have)
-            chunks.append(chunk)
-            have += len(chunk)
-        return b"".join(chunks)
+        return self.read_exactly(sz)
+
+    def read_exactly(self, n: int, prefix: bytes = b"") -> bytes:
+        """`prefix` and the next `n` bytes. The whole read is reserved from the budget at once (a
+        long string, a frame), so concurrent large requests wait for each other instead of each
+        holding part of it; the buffer grows as bytes arrive (a declared length costs no memory
+        before its bytes come), and there is one copy at the end, not TTransportBase.readAll's
+        concatenation as it goes (quadratic)."""
+        if self.consumed + n > self.limit:
+            raise TTransport.TTransportException(TTransport.TTransportException.SIZE_LIMIT,
+                                                 "message exceeds the maximum size")
+        self._cover(self.consumed + n)
+        buf = bytearray(prefix)
+        scratch = memoryview(bytearray(min(n, RECV_CHUNK)))
+        left = n
+        while left > 0:
+            k = self._recv_into(scratch[:min(left, len(scratch))])
+            buf += scratch[:k]
+            left -= k
+            self.consumed += k
+        scratch.release()
+        return bytes(buf)
+
+    def _recv_into(self, view: memoryview) -> int:
+        try:
+            k = self.handle.recv_into(view)
+        except TimeoutError as exc:
+            raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "read timeout") from exc
+        except OSError as exc:
+            raise TTransport.TTransportException(message=f"read failed: {exc}") from exc
+        if k == 0:
+            raise TTransport.TTransportException(TTransport.TTransportException.END_OF_FILE, "peer closed")
+        return k
+
+
+class BufferedTransport(TTransport.TBufferedTransport):
+    """TBufferedTransport whose refill for a large value (a long string) reads it into one buffer
+    instead of concatenating what the buffer held with what the socket gave."""
+
+    def __init__(self, sock: ClientSocket):
+        super().__init__(sock)
+        self.sock = sock
+
+    def cstringio_refill(self, partialread, reqlen):
+        if reqlen < LARGE_READ:
+            return super().cstringio_refill(partialread, reqlen)
+        rbuf = io.BytesIO(self.sock.read_exactly(reqlen - len(partialread), prefix=partialread))
+        self._TBufferedTransport__rbuf = rbuf
+        return rbuf
 
 
 class OversizedFrame(TTransport.TTransportException):
