@@ -199,8 +199,8 @@ class MetastoreProcessor(HudiMetastore.Processor):
         if too_big:
             return "too-large", TApplicationException.PROTOCOL_ERROR, \
                 f"Request for {name} exceeds the maximum message size ({exc})"
-        if isinstance(exc, kinds):
-            return "disconnected", 0, ""
+        if isinstance(exc, kinds) and exc.type != kinds.NEGATIVE_SIZE:
+            return "disconnected", 0, ""  # the socket failed
         if replying:
             log.error("%s: the answer could not be encoded", field(name), exc_info=exc)
             return "internal-error", TApplicationException.INTERNAL_ERROR, \
