@@ -72,10 +72,10 @@ def _header_len(msg: bytes) -> int:
 
 def _nested(rng: random.Random, depth: int) -> bytes:
     """An unknown field holding `depth` levels of lists or structs."""
-    if rng.random() < 0.5:
-        inner = (b"\x0f\x0f" + struct.pack("!i", 1)) * (depth - 1) + b"\x08" + struct.pack("!i", 1) + b"\x00\x00\x00\x07"
-        return b"\x0f\x00\x63" + inner[1:] + b"\x00"
-    return b"\x0c\x00\x63" + b"\x0c\x00\x01" * depth + b"\x00" * (depth + 2)
+    one = struct.pack("!i", 1)
+    if rng.random() < 0.5:  # list<list<...<i32>>>
+        return b"\x0f\x00\x63" + (b"\x0f" + one) * (depth - 1) + b"\x08" + one + struct.pack("!i", 7)
+    return b"\x0c\x00\x63" + b"\x0c\x00\x01" * depth + b"\x00" * (depth + 1)  # struct in struct
 
 
 def _name(rng: random.Random) -> bytes:

@@ -300,7 +300,6 @@ def test_three_large_requests_stay_within_the_budget(budgeted):
         t.start()
     for t in threads:
         t.join(timeout=180)
-    del data
     assert [replies.get(i) and replies[i][1] for i in range(3)] == [TMessageType.REPLY] * 3, replies
     growth_mb = (_peak_kb(pid) - before) / 1024
     assert growth_mb < 300, f"peak resident memory grew by {growth_mb:.0f} MB"
