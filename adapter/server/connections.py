@@ -68,7 +68,7 @@ class ThriftServer:
         self._closing = _Closing()
         self._refusal = unsolicited_error(
             f"The metastore is at its connection limit ({self.limits.max_connections} per process, "
-            "--max-connections): connection refused, retry later")
+            "--max-connections): connection refused, retry later", framed=self.limits.framed)
         self._accept_errors = _Burst("accepting connections failed")
 
     # --- accept loop ------------------------------------------------------------------------------

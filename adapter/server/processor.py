@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import logging
+import struct
 import time
 from dataclasses import dataclass
 from typing import NoReturn
@@ -92,13 +93,14 @@ def write_error(oprot, header: Header, kind: int, message: str) -> None:
     oprot.trans.flush()
 
 
-def unsolicited_error(message: str) -> bytes:
+def unsolicited_error(message: str, framed: bool = False) -> bytes:
     """An INTERNAL_ERROR answer sent before any request (name "", seqid 0): clients raise what an
     EXCEPTION message carries before they compare sequence ids."""
     buf = TTransport.TMemoryBuffer()
     write_error(TBinaryProtocol(buf), Header(b"", "", TMessageType.CALL, 0),
                 TApplicationException.INTERNAL_ERROR, message)
-    return buf.getvalue()
+    data = buf.getvalue()
+    return struct.pack("!i", len(data)) + data if framed else data
 
 
 def skip_value(iprot, ttype: int = TType.STRUCT, depth: int = 64) -> None:
