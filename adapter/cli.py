@@ -25,7 +25,7 @@ def _db_url(args) -> str:
 
 def _serve(args) -> int:
     from adapter.app import build_router
-    from adapter.server import run
+    from adapter.server import Limits, run
     from store.db.engine import make_engine
     from store.db.migrations import current_revision, head_revision, upgrade
     from store.services import open_services
@@ -61,8 +61,10 @@ def _serve(args) -> int:
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
         return build_router(services)
 
-    run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,
-        max_message_size=args.max_message_size, metrics_port=args.metrics_port)
+    limits = Limits(framed=args.framed, max_message_size=args.max_message_size,
+                    max_connections=args.max_connections, read_timeout=args.read_timeout,
+                    idle_timeout=args.idle_timeout, max_inflight_bytes=args.max_inflight_bytes)
+    run(make_router, args.host, args.port, workers=args.workers, limits=limits, metrics_port=args.metrics_port)
     return 0
 
 
@@ -115,6 +117,16 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     serve.add_argument("--framed", action="store_true", help="framed transport (default: buffered)")
     serve.add_argument("--max-message-size", type=int, default=104_857_600)
+    serve.add_argument("--max-connections", type=int, default=2_000,
+                       help="open connections per worker process; more are refused (closed at once)")
+    serve.add_argument("--read-timeout", type=float, default=60.0,
+                       help="seconds without a byte in the middle of a request before its connection "
+                            "is closed (0: none); idle connections between requests are not affected")
+    serve.add_argument("--idle-timeout", type=float, default=0.0,
+                       help="seconds a connection may stay idle between requests (0: forever, as Hive)")
+    serve.add_argument("--max-inflight-bytes", type=int, default=None,
+                       help="bytes of requests being read or served at once, per process (default: 2 x "
+                            "--max-message-size; 0: unlimited); a request beyond it waits, then is refused")
     serve.add_argument("--lock-timeout", type=float, default=300.0,
                        help="seconds after which a lock whose holder stopped heartbeating expires")
     serve.add_argument("--statement-timeout", type=float, default=60.0,

@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 class _Handler(BaseHTTPRequestHandler):
     server_version = "hudi-metastore-metrics"
     protocol_version = "HTTP/1.1"
+    timeout = 30  # seconds a scrape connection may stall before it is closed (no thread held forever)
 
     def do_GET(self):  # http.server's name
         path = self.path.split("?", 1)[0]
