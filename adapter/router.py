@@ -5,11 +5,26 @@ from __future__ import annotations
 import logging
 import threading
 
-from adapter.errors import answer, declared_exceptions
-from thrift_idl.hive_metastore.ttypes import MetaException
+from adapter.errors import RefusedCall, answer, declared_exceptions, unexpected
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call
+
+
+class _NoTracebackForRefusals(logging.Filter):
+    """The generated processor logs every TApplicationException a handler raises with its
+    traceback (on the root logger); a RefusedCall is a client's mistake: one line, no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, RefusedCall):
+            record.msg, record.args = "refused a call: %s", (exc.message,)
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+logging.getLogger().addFilter(_NoTracebackForRefusals())
 
 
 def take_error() -> str | None:
@@ -55,8 +70,7 @@ def _guard(name, fn):
         except Exception as exc:  # every error gets a Thrift answer
             thrift = answer(exc, declared)
             if thrift is None:
-                log.exception("%s failed", name)
-                thrift = MetaException(f"{name} failed: {type(exc).__name__}: {exc}")
+                thrift = unexpected(name, exc, declared)
             _outcome.error = type(thrift).__name__
             if thrift is exc:
                 raise
