@@ -22,6 +22,7 @@ from thrift.Thrift import TApplicationException, TException, TType
 
 from hudi_format.errors import HudiFormatError
 from store import errors as E
+from store.db.connection_loss import CommitOutcomeUnknown, connection_lost
 from thrift_idl.fb303 import FacebookService
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 from thrift_idl.hive_metastore import ttypes as H
@@ -92,7 +93,12 @@ def unexpected(method: str, exc: BaseException, declared: tuple[type, ...]) -> T
     message may quote SQL and data) is logged under that id, never sent."""
     error_id = uuid.uuid4().hex[:12]
     log.error("%s failed (error id %s)", method, error_id, exc_info=exc)
-    if isinstance(exc, SQLAlchemyError):
+    if isinstance(exc, CommitOutcomeUnknown):
+        text = (f"{method}: the metastore database connection was lost while committing and the "
+                f"outcome is unknown; read the object back before retrying (error id {error_id})")
+    elif connection_lost(exc):
+        text = f"{method} failed: the metastore database connection was lost (error id {error_id})"
+    elif isinstance(exc, SQLAlchemyError):
         text = f"{method} failed: the metastore database reported an error (error id {error_id})"
     else:
         text = f"{method} failed: internal error {type(exc).__name__} (error id {error_id})"

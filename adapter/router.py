@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import NoReturn
 
 from adapter.errors import RefusedCall, answer, declared_exceptions, unexpected
+from store import metrics
+from store.db.database import call_begins, read_may_be_retried
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call
+READ_RETRIES = 2  # a call that only read and lost its database connection runs again, this often
 
 
 class _NoTracebackForRefusals(logging.Filter):
@@ -65,16 +69,26 @@ def _guard(name, fn):
     declared = declared_exceptions(name)
 
     def call(*args):
-        try:
-            return fn(*args)
-        except Exception as exc:  # every error gets a Thrift answer
-            thrift = answer(exc, declared)
-            if thrift is None:
-                thrift = unexpected(name, exc, declared)
-            _outcome.error = type(thrift).__name__
-            if thrift is exc:
-                raise
-            raise thrift from exc
+        for retry in range(READ_RETRIES + 1):
+            call_begins()
+            try:
+                return fn(*args)
+            except Exception as exc:
+                if retry == READ_RETRIES or not read_may_be_retried(exc):
+                    _answer_error(name, exc, declared)
+                log.info("%s lost its database connection; running it again on a fresh one", name)
+                metrics.incr("hms_read_retries")
 
     call.__name__ = name
     return call
+
+
+def _answer_error(name: str, exc: Exception, declared: tuple[type, ...]) -> NoReturn:
+    """Raise the Thrift answer for `exc` (every error gets one) and record it for the call log."""
+    thrift = answer(exc, declared)
+    if thrift is None:
+        thrift = unexpected(name, exc, declared)
+    _outcome.error = type(thrift).__name__
+    if thrift is exc:
+        raise exc
+    raise thrift from exc
