@@ -304,3 +304,66 @@ def test_reads_survive_dropped_database_connections(our_server_info, thrift_clie
         else:
             with pytest.raises(NoSuchObjectException):
                 setup.get_database(name)
+
+
+def test_a_commit_that_lost_its_connection_is_resolved(backend_url):
+    """The COMMIT path of finding 10: the connection is terminated (from an admin connection) just
+    before COMMIT is sent; the store learns the transaction did not commit and runs it again, so
+    the row is there exactly once. A token of a committed transaction resolves as committed."""
+    from sqlalchemy import event, func, insert, select
+
+    from store.db import schema
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+
+    store = Store(backend_url)
+    if store.backend == "sqlite":
+        store.dispose()
+        pytest.skip("SQLite has no database connections to drop")  # applies to PostgreSQL and MariaDB
+    upgrade(store.engine)
+    admin = create_engine(backend_url, isolation_level="AUTOCOMMIT")
+    seq = schema.sequences
+    name = _name("resolved")
+    armed = [True]
+
+    @event.listens_for(store.engine, "commit")
+    def _kill_before_commit(conn):
+        if armed[0]:
+            armed[0] = False
+            own = conn.exec_driver_sql(
+                "SELECT pg_backend_pid()" if store.backend == "postgresql" else "SELECT CONNECTION_ID()").scalar()
+            with admin.connect() as a:
+                a.execute(text(f"SELECT pg_terminate_backend({int(own)})" if store.backend == "postgresql"
+                               else f"KILL CONNECTION {int(own)}"))
+                gone = ("SELECT count(*) FROM pg_stat_activity WHERE pid = :p" if store.backend == "postgresql"
+                        else "SELECT count(*) FROM information_schema.processlist WHERE id = :p")
+                deadline = time.monotonic() + 10
+                while a.execute(text(gone), {"p": own}).scalar() and time.monotonic() < deadline:
+                    time.sleep(0.02)  # the session is gone before COMMIT is sent
+
+    attempts = []
+
+    def body(conn):
+        attempts.append(1)
+        conn.execute(insert(seq).values(name=name, next_val=7))
+        return "done"
+
+    try:
+        assert store.run_write(body) == "done"
+        assert len(attempts) == 2 and not armed[0]
+        with store.read() as conn:
+            assert conn.execute(select(func.count()).select_from(seq).where(seq.c.name == name)).scalar() == 1
+        with store.engine.connect() as conn:
+            with conn.begin():
+                conn.execute(insert(seq).values(name=name + "x", next_val=1))
+                token = store.commit_tokens.take(conn)
+        assert store.commit_tokens.resolve(store.engine, token) is True
+        with store.engine.connect() as conn:
+            trans = conn.begin()
+            conn.execute(insert(seq).values(name=name + "y", next_val=1))
+            token = store.commit_tokens.take(conn)
+            trans.rollback()
+        assert store.commit_tokens.resolve(store.engine, token) is False
+    finally:
+        store.dispose()
+        admin.dispose()
