@@ -6,7 +6,9 @@ import logging
 import threading
 from typing import NoReturn
 
-from adapter.errors import RefusedCall, answer, declared_exceptions, unexpected
+from thrift.Thrift import TApplicationException
+
+from adapter.errors import answer, declared_exceptions, unexpected
 from store import metrics
 from store.db.database import call_begins, read_may_be_retried
 
@@ -17,12 +19,13 @@ READ_RETRIES = 2  # a call that only read and lost its database connection runs 
 
 class _NoTracebackForRefusals(logging.Filter):
     """The generated processor logs every TApplicationException a handler raises with its
-    traceback (on the root logger); a RefusedCall is a client's mistake: one line, no traceback."""
+    traceback (on the root logger). Each is a deliberate answer (a RefusedCall: a client's mistake;
+    UNKNOWN_METHOD for a variant not served): one line, no traceback."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, RefusedCall):
-            record.msg, record.args = "refused a call: %s", (exc.message,)
+        if isinstance(exc, TApplicationException) and record.msg == "TApplication exception in handler":
+            record.msg, record.args = "refused a call: %r", (exc.message,)  # %r: client text on one line
             record.exc_info, record.exc_text = None, None
             record.levelno, record.levelname = logging.INFO, "INFO"
         return True
