@@ -222,7 +222,7 @@ def run(backend: str, args) -> dict:
             "writes_ok": len(made), "writes_failed": len(failed),
             "failed_writes_present": sum(exists(setup, *k) for k in failed),
             "ok_writes_missing": sum(not exists(setup, *k) for k in made),
-            "read_retries_logged": server.log_path.read_text("utf-8", "replace").count("running it again"),
+            "read_retries_logged": server.log_path.read_text("utf-8", "replace").count("on a fresh one"),
             "read_errors": tally.read_errors[:5], "write_errors": dict(tally.write_errors.most_common(5)),
         }
         transport.close()

@@ -96,8 +96,40 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self.read_engine.connect() as conn, conn.begin():
+        with self._read_connection() as conn, conn.begin():
             yield conn
+
+    def run_read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """fn(conn, ...) in a read, run again on a fresh connection (up to 2 times) when the database
+        dropped the connection: for reads a call makes after it wrote, which the router cannot
+        retry as a whole."""
+        for attempt in range(3):
+            try:
+                with self.read() as conn:
+                    return fn(conn, *args, **kwargs)
+            except DBAPIError as exc:
+                if attempt == 2 or not connection_lost(exc):
+                    raise
+                log.info("a read lost its database connection; reading again on a fresh one")
+        raise AssertionError("unreachable")
+
+    def _read_connection(self) -> Connection:
+        """A connection for a read. After a write in the same call the router cannot run the call
+        again, so the connection is pinged first and, if the database dropped it, replaced (the
+        failed ping invalidates the pool: the next one is fresh)."""
+        for attempt in range(3):
+            conn = self.read_engine.connect()
+            if self.backend == "sqlite" or not getattr(_call, "wrote", False):
+                return conn
+            try:
+                conn.exec_driver_sql("SELECT 1").all()
+                conn.rollback()  # end the ping's implicit transaction; the read begins its own
+                return conn
+            except DBAPIError as exc:
+                conn.close()
+                if attempt == 2 or not connection_lost(exc):
+                    raise
+        raise AssertionError("unreachable")
 
     @contextmanager
     def write(self) -> Iterator[Connection]:

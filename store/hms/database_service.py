@@ -114,8 +114,7 @@ class DatabaseService:
         return row[0]
 
     def get_database(self, name: str) -> Database:
-        with self.store.read() as conn:
-            return self.database_in(conn, name)
+        return self.store.run_read(self.database_in, name)
 
     def database_in(self, conn: Connection, name: str) -> Database:
         """get_database inside the caller's transaction."""

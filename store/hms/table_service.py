@@ -131,8 +131,8 @@ class TableService:
         return [location] if location and tbl_type != VIEW else []
 
     def get_table(self, db_name: str, name: str) -> Table:
-        with self.store.read() as conn:
-            return self.rows.build([self.rows.row(conn, db_name, name)])[0]
+        # run_read: calls read the table back after writing it, where the router cannot retry
+        return self.store.run_read(self.get_table_in, db_name, name)
 
     def get_table_in(self, conn: Connection, db_name: str, name: str) -> Table:
         """get_table inside the caller's transaction."""
