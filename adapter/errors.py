@@ -4,15 +4,25 @@ become the Thrift exceptions of the method called.
 A mapped exception the method does not declare, and any Thrift exception a handler raises that the
 method does not declare, is answered as MetaException with its text when the method declares
 MetaException: the generated processor would otherwise turn it into an opaque "Internal error".
-Anything else unexpected becomes a MetaException that says what went wrong.
+A method that declares neither (open_txns, lock, heartbeat_txn_range, ...) answers a
+`RefusedCall`: a TApplicationException(INTERNAL_ERROR) carrying the reason, logged without a
+traceback (it is the client's mistake, not the server's).
+
+Anything else unexpected (a bug, a database error) is answered with a generic reason and an error
+id; the full detail, SQL included, goes to the server log under that id only (`unexpected`).
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
+
+from sqlalchemy.exc import SQLAlchemyError
 from thrift.Thrift import TApplicationException, TException, TType
 
 from hudi_format.errors import HudiFormatError
 from store import errors as E
+from store.db.connection_loss import CommitOutcomeUnknown, connection_lost
 from thrift_idl.fb303 import FacebookService
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 from thrift_idl.hive_metastore import ttypes as H
@@ -55,13 +65,42 @@ def to_thrift(exc: BaseException) -> TException | None:
     return None
 
 
+log = logging.getLogger("hudi_metastore.errors")
+
+
+class RefusedCall(TApplicationException):
+    """A client error answered to a method that declares no exception fitting it."""
+
+    def __init__(self, message: str):
+        super().__init__(TApplicationException.INTERNAL_ERROR, message)
+
+
 def answer(exc: BaseException, declared: tuple[type, ...]) -> TException | None:
     """What a method declaring `declared` answers for `exc`; None when `exc` is no error the store
-    or a handler meant (the caller logs it and answers a MetaException naming it)."""
+    or a handler meant (the caller answers `unexpected(...)`)."""
     thrift = exc if isinstance(exc, TException) else to_thrift(exc)
     if thrift is None:
         return None
-    if H.MetaException in declared and not isinstance(thrift, declared + (TApplicationException,)):
-        text = getattr(thrift, "message", None) or str(thrift)
+    if isinstance(thrift, declared + (TApplicationException,)):
+        return thrift
+    text = getattr(thrift, "message", None) or str(thrift)
+    if H.MetaException in declared:
         return H.MetaException(f"{type(thrift).__name__}: {text}")
-    return thrift
+    return RefusedCall(f"{type(thrift).__name__}: {text}")
+
+
+def unexpected(method: str, exc: BaseException, declared: tuple[type, ...]) -> TException:
+    """The answer to an error nobody meant: a generic reason and an id; the detail (a driver's
+    message may quote SQL and data) is logged under that id, never sent."""
+    error_id = uuid.uuid4().hex[:12]
+    log.error("%s failed (error id %s)", method, error_id, exc_info=exc)
+    if isinstance(exc, CommitOutcomeUnknown):
+        text = (f"{method}: the metastore database connection was lost while committing and the "
+                f"outcome is unknown; read the object back before retrying (error id {error_id})")
+    elif connection_lost(exc):
+        text = f"{method} failed: the metastore database connection was lost (error id {error_id})"
+    elif isinstance(exc, SQLAlchemyError):
+        text = f"{method} failed: the metastore database reported an error (error id {error_id})"
+    else:
+        text = f"{method} failed: internal error {type(exc).__name__} (error id {error_id})"
+    return H.MetaException(text) if H.MetaException in declared else RefusedCall(text)

@@ -4,12 +4,34 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import NoReturn
 
-from adapter.errors import answer, declared_exceptions
-from thrift_idl.hive_metastore.ttypes import MetaException
+from thrift.Thrift import TApplicationException
+
+from adapter.errors import answer, declared_exceptions, unexpected
+from store import metrics
+from store.db.database import call_begins, read_may_be_retried
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call
+READ_RETRIES = 2  # a call that only read and lost its database connection runs again, this often
+
+
+class _NoTracebackForRefusals(logging.Filter):
+    """The generated processor logs every TApplicationException a handler raises with its
+    traceback (on the root logger). Each is a deliberate answer (a RefusedCall: a client's mistake;
+    UNKNOWN_METHOD for a variant not served): one line, no traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, TApplicationException) and record.msg == "TApplication exception in handler":
+            record.msg, record.args = "refused a call: %r", (exc.message,)  # %r: client text on one line
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+logging.getLogger().addFilter(_NoTracebackForRefusals())
 
 
 def take_error() -> str | None:
@@ -50,17 +72,26 @@ def _guard(name, fn):
     declared = declared_exceptions(name)
 
     def call(*args):
-        try:
-            return fn(*args)
-        except Exception as exc:  # every error gets a Thrift answer
-            thrift = answer(exc, declared)
-            if thrift is None:
-                log.exception("%s failed", name)
-                thrift = MetaException(f"{name} failed: {type(exc).__name__}: {exc}")
-            _outcome.error = type(thrift).__name__
-            if thrift is exc:
-                raise
-            raise thrift from exc
+        for retry in range(READ_RETRIES + 1):
+            call_begins()
+            try:
+                return fn(*args)
+            except Exception as exc:
+                if retry == READ_RETRIES or not read_may_be_retried(exc):
+                    _answer_error(name, exc, declared)
+                log.info("%s lost its database connection; running it again on a fresh one", name)
+                metrics.incr("hms_read_retries")
 
     call.__name__ = name
     return call
+
+
+def _answer_error(name: str, exc: Exception, declared: tuple[type, ...]) -> NoReturn:
+    """Raise the Thrift answer for `exc` (every error gets one) and record it for the call log."""
+    thrift = answer(exc, declared)
+    if thrift is None:
+        thrift = unexpected(name, exc, declared)
+    _outcome.error = type(thrift).__name__
+    if thrift is exc:
+        raise exc
+    raise thrift from exc

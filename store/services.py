@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from store.db.database import Store, now_ms
 from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S
+from store.hms import column_widths
 from store.hms.aggregate_stats import AggregateStats
 from store.hms.constraints import ConstraintService
 from store.hms.functions import FunctionService
@@ -74,6 +75,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     the timeline's clock (instant times, heartbeats). Notification events older than
     `notification_ttl_s` are deleted every `notification_clean_interval_s` seconds in the background
     (None: by nobody; `serve` sets it)."""
+    column_widths.enforce(store.engine)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
     tables = TableService(store, notifications)
     partitions = PartitionService(store, tables)

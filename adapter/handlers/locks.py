@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.errors import NoSuchTxn, TxnAborted
+from store.errors import MetaError
 from store.hms.locks import LockManager
 from store.hms.open_txns import OpenTxnList
 from thrift_idl.hive_metastore.ttypes import (
@@ -32,24 +32,21 @@ class LockHandler:
         self.locks.heartbeat(ids)
 
     def heartbeat_txn_range(self, txns):
-        aborted, nosuch = set(), set()
-        for txnid in range(txns.min, txns.max + 1):
-            try:
-                self.locks.heartbeat_txn(txnid)
-            except TxnAborted:
-                aborted.add(txnid)
-            except NoSuchTxn:
-                nosuch.add(txnid)
+        if txns is None:
+            raise MetaError("heartbeat_txn_range needs a HeartbeatTxnRangeRequest")
+        aborted, nosuch = self.locks.heartbeat_txn_range(txns.min, txns.max)
         return HeartbeatTxnRangeResponse(aborted=aborted, nosuch=nosuch)
 
     def open_txns(self, rqst):
+        if rqst is None:
+            raise MetaError("open_txns needs an OpenTxnRequest")
         return OpenTxnsResponse(txn_ids=self.locks.open_txns(rqst.user, rqst.hostname, rqst.num_txns))
 
     def commit_txn(self, rqst):
-        self.locks.commit_txn(rqst.txnid)
+        self.locks.commit_txn(rqst.txnid if rqst is not None else None)
 
     def abort_txn(self, rqst):
-        self.locks.abort_txn(rqst.txnid)
+        self.locks.abort_txn(rqst.txnid if rqst is not None else None)
 
     # open transactions (store/hms/open_txns.py)
     def get_open_txns(self):

@@ -14,11 +14,24 @@ from sqlalchemy import Connection, CursorResult, Engine, func, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from store.db import schema
+from store.db.connection_loss import CommitOutcomeUnknown, CommitTokens, connection_lost
 from store.db.engine import make_engine
 from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S, is_statement_timeout
 from store.errors import TooExpensive
 
 log = logging.getLogger("hudi_metastore.store")
+_call = threading.local()  # per request thread: did the current call begin a write transaction?
+
+
+def call_begins() -> None:
+    """A new request starts on this thread (the router calls this before each attempt)."""
+    _call.wrote = False
+
+
+def read_may_be_retried(exc: BaseException) -> bool:
+    """May the call that raised `exc` be run again? Yes when the database connection was lost and
+    the call began no write transaction: it only read, so running it again changes nothing."""
+    return connection_lost(exc) and not getattr(_call, "wrote", False)
 
 T = TypeVar("T")
 
@@ -52,6 +65,7 @@ class Store:
         # their transaction, which is free there and gives the statements one snapshot
         self.read_engine = (make_engine(url, autocommit=True, statement_timeout_s=statement_timeout_s)
                             if engine is None and self.backend != "sqlite" else self.engine)
+        self.commit_tokens = CommitTokens(self.backend)
         self._analyze_lock = threading.Lock()
         self._analyzing = False
         self._changed = 0
@@ -88,15 +102,73 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self._timeouts_answered(), self.read_engine.connect() as conn, conn.begin():
+        with self._timeouts_answered(), self._read_connection() as conn, conn.begin():
             yield conn
+
+    def run_read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """fn(conn, ...) in a read, run again on a fresh connection (up to 2 times) when the database
+        dropped the connection: for reads a call makes after it wrote, which the router cannot
+        retry as a whole."""
+        for attempt in range(3):
+            try:
+                with self.read() as conn:
+                    return fn(conn, *args, **kwargs)
+            except DBAPIError as exc:
+                if attempt == 2 or not connection_lost(exc):
+                    raise
+                log.info("a read lost its database connection; reading again on a fresh one")
+        raise AssertionError("unreachable")
+
+    def _read_connection(self) -> Connection:
+        """A connection for a read. After a write in the same call the router cannot run the call
+        again, so the connection is pinged first and, if the database dropped it, replaced (the
+        failed ping invalidates the pool: the next one is fresh)."""
+        for attempt in range(3):
+            conn = self.read_engine.connect()
+            if self.backend == "sqlite" or not getattr(_call, "wrote", False):
+                return conn
+            try:
+                conn.exec_driver_sql("SELECT 1").all()
+                conn.rollback()  # end the ping's implicit transaction; the read begins its own
+                return conn
+            except DBAPIError as exc:
+                conn.close()
+                if attempt == 2 or not connection_lost(exc):
+                    raise
+        raise AssertionError("unreachable")
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """One write transaction: committed when the block ends, rolled back on any error."""
+        """One write transaction: committed when the block ends, rolled back on any error. (Not
+        retried when the connection is lost: run_write is.)"""
+        _call.wrote = True
         with self._timeouts_answered(), self.engine.connect().execution_options(hms_write=True) as conn, \
                 conn.begin():
             yield conn
+
+    def _write_once(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
+        """fn(conn, ...) in one write transaction. A connection lost while COMMIT was under way is
+        resolved (store/db/connection_loss.py): committed -> fn's result; not committed ->
+        `_NotCommitted`, so the caller runs it again."""
+        _call.wrote = True
+        with self._timeouts_answered(), self.engine.connect().execution_options(hms_write=True) as conn:
+            trans = conn.begin()
+            try:
+                result = fn(conn, *args, **kwargs)
+                token = self.commit_tokens.take(conn)
+            except BaseException:
+                _rollback_quietly(trans)
+                raise
+            try:
+                trans.commit()
+            except DBAPIError as exc:
+                if not connection_lost(exc):
+                    raise
+                log.warning("connection lost during COMMIT; resolving transaction %s", token)
+                if not self.commit_tokens.resolve(self.engine, token):
+                    raise _NotCommitted(exc) from exc
+            self.commit_tokens.committed(token)
+            return result
 
     @contextmanager
     def _timeouts_answered(self) -> Iterator[None]:
@@ -112,13 +184,16 @@ class Store:
                 "(a more selective filter or name pattern)") from exc
 
     def run_write(self, fn: Callable[..., T], *args: Any, attempts: int = 5, **kwargs: Any) -> T:
-        """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race.
-        fn may run more than once: whatever it has to tell the caller, it returns."""
+        """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race
+        or its connection before it committed. fn may run more than once: whatever it has to tell
+        the caller, it returns."""
         integrity_retried = False
         for attempt in range(attempts):
             try:
-                with self.write() as conn:
-                    return fn(conn, *args, **kwargs)
+                return self._write_once(fn, args, kwargs)
+            except _NotCommitted as exc:
+                if attempt + 1 == attempts:
+                    raise exc.lost from None
             except IntegrityError:
                 # A concurrent writer (another thread or server process) committed the same key
                 # between fn's existence check and its insert. Run fn once more: its check now sees
@@ -127,7 +202,7 @@ class Store:
                     raise
                 integrity_retried = True
             except DBAPIError as exc:
-                if attempt + 1 == attempts or not _is_retryable(exc):
+                if attempt + 1 == attempts or not (_is_retryable(exc) or connection_lost(exc)):
                     raise
                 time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
         raise ValueError(f"run_write needs at least one attempt, not {attempts}")
@@ -153,6 +228,23 @@ class Store:
             self.read_engine.dispose()
 
 
+class _NotCommitted(Exception):
+    """A COMMIT lost its connection and the transaction did not commit: run it again."""
+
+    def __init__(self, lost: DBAPIError):
+        super().__init__(str(lost))
+        self.lost = lost
+
+
+def _rollback_quietly(trans) -> None:
+    """Roll back after an error; a connection that is gone has nothing to roll back."""
+    try:
+        if trans.is_active:
+            trans.rollback()
+    except DBAPIError as exc:
+        log.info("rollback after an error failed too: %s", type(exc).__name__)
+
+
 def inserted_id(result: CursorResult[Any]) -> int:
     """The primary key of the one row an INSERT added."""
     key = result.inserted_primary_key
@@ -168,4 +260,5 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-__all__ = ["Store", "inserted_id", "now_s", "now_ms", "func"]
+__all__ = ["CommitOutcomeUnknown", "Store", "call_begins", "inserted_id", "now_s", "now_ms", "func",
+           "read_may_be_retried"]

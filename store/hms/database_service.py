@@ -23,6 +23,7 @@ from store.hms.hive_rules import (
     split_db_name,
     valid_object_name,
 )
+from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import read_params, write_params
@@ -64,8 +65,9 @@ class DatabaseService:
         if len(name) > S.NAME:  # Hive's DBS.NAME is 128 wide; its store rejects longer names
             raise MetaError(f'Attempt to store value "{name}" in column "NAME" that has maximum '
                             f'length of {S.NAME}. Please correct your data!')
+        _check_locations(database)
         location = self.store.run_write(self.insert, cat, name, database)
-        warehouse.make_dirs(location)
+        warehouse.make_dirs(location)  # after the commit; never fails the call
 
     def insert(self, conn: Connection, cat: str, name: str, database: Database) -> str:
         """Insert the database's rows; returns its location."""
@@ -112,8 +114,7 @@ class DatabaseService:
         return row[0]
 
     def get_database(self, name: str) -> Database:
-        with self.store.read() as conn:
-            return self.database_in(conn, name)
+        return self.store.run_read(self.database_in, name)
 
     def database_in(self, conn: Connection, name: str) -> Database:
         """get_database inside the caller's transaction."""
@@ -136,6 +137,7 @@ class DatabaseService:
         return match_names(names, pattern)
 
     def alter_database(self, name: str, database: Database) -> None:
+        _check_locations(database)
         self.store.run_write(self._alter, name, database)
 
     def _alter(self, conn: Connection, name: str, database: Database) -> None:
@@ -188,3 +190,8 @@ class DatabaseService:
         if delete_data:
             doomed_dirs.append(row.location_uri)
         return doomed_dirs
+
+
+def _check_locations(database: Database) -> None:
+    check_location(database.locationUri, "Database location", "db", "location_uri")
+    check_location(database.managedLocationUri, "Database managed location", "db", "managed_location_uri")

@@ -54,6 +54,10 @@ TXN_ID_SEQ = "txn_id"
 
 TXN_OPEN, TXN_ABORTED, TXN_COMMITTED = "o", "a", "c"
 
+# Hive's hive.txn.max.open.batch: open_txns opens at most this many per call (more are cut to it,
+# as Hive does); heartbeat_txn_range refuses wider ranges (they come from such batches).
+MAX_OPEN_BATCH = 1000
+
 # lock type -> the lock types it can share an overlapping resource with
 _COMPATIBLE: dict[int, frozenset[int]] = {
     LockType.SHARED_READ: frozenset({LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCL_WRITE}),
@@ -239,7 +243,9 @@ class LockManager:
 
     # ---- locks ----------------------------------------------------------------------------
 
-    def lock(self, rqst: LockRequest) -> LockResponse:
+    def lock(self, rqst: LockRequest | None) -> LockResponse:
+        if rqst is None:
+            raise MetaError("lock needs a LockRequest")
         comps = self._validate(rqst)
         return self._run(self._lock, rqst, comps)
 
@@ -250,7 +256,7 @@ class LockManager:
         for c in rqst.component:
             if not c.dbname:
                 raise MetaError("LockComponent needs a dbname")
-            if c.type not in _COMPATIBLE:
+            if c.type not in _COMPATIBLE:  # None and unknown values alike
                 raise MetaError(f"Unknown lock type {c.type}")
             level = c.level
             if level is None:
@@ -292,8 +298,8 @@ class LockManager:
         rows = self._lock_rows(conn, lockid)
         return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
 
-    def check_lock(self, rqst: CheckLockRequest) -> LockResponse:
-        return self._run(self._check_lock, rqst.lockid)
+    def check_lock(self, rqst: CheckLockRequest | None) -> LockResponse:
+        return self._run(self._check_lock, _lock_id("check_lock", rqst))
 
     def _check_lock(self, conn: Connection, now: int, lockid: int) -> LockResponse:
         rows = self._lock_rows(conn, lockid)
@@ -304,8 +310,8 @@ class LockManager:
             conn.execute(update(_L).where(_L.c.lock_id == lockid).values(heartbeat_ms=now))
         return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
 
-    def unlock(self, rqst: UnlockRequest) -> None:
-        self._run(self._unlock, rqst.lockid)
+    def unlock(self, rqst: UnlockRequest | None) -> None:
+        self._run(self._unlock, _lock_id("unlock", rqst))
 
     def _unlock(self, conn: Connection, now: int, lockid: int) -> None:
         rows = self._lock_rows(conn, lockid)
@@ -347,7 +353,9 @@ class LockManager:
             out.append(e)
         return ShowLocksResponse(locks=out)
 
-    def heartbeat(self, rqst: HeartbeatRequest) -> None:
+    def heartbeat(self, rqst: HeartbeatRequest | None) -> None:
+        if rqst is None:
+            raise NoSuchLock("heartbeat needs a HeartbeatRequest naming a lock or a transaction")
         self._run(self._heartbeat, rqst.lockid or 0, rqst.txnid or 0)
 
     def _heartbeat(self, conn: Connection, now: int, lockid: int, txnid: int) -> None:
@@ -361,10 +369,11 @@ class LockManager:
 
     # ---- transactions ---------------------------------------------------------------------
 
-    def open_txns(self, user: str | None, host: str | None, count: int = 1) -> list[int]:
-        if count < 1:
+    def open_txns(self, user: str | None, host: str | None, count: int | None = 1) -> list[int]:
+        """Open `count` transactions, at most MAX_OPEN_BATCH (Hive cuts larger requests to it)."""
+        if count is None or count < 1:
             raise MetaError(f"Invalid number of transactions to open: {count}")
-        return self._run(self._open_txns, user, host, count)
+        return self._run(self._open_txns, user, host, min(count, MAX_OPEN_BATCH))
 
     def _open_txns(self, conn: Connection, now: int, user, host, count: int) -> list[int]:
         first = self.store.next_id(conn, TXN_ID_SEQ, count)
@@ -376,11 +385,11 @@ class LockManager:
         ])
         return ids
 
-    def commit_txn(self, txnid: int) -> None:
-        self._run(self._end_txn, txnid, TXN_COMMITTED)
+    def commit_txn(self, txnid: int | None) -> None:
+        self._run(self._end_txn, _txn_id("commit_txn", txnid), TXN_COMMITTED)
 
-    def abort_txn(self, txnid: int) -> None:
-        self._run(self._end_txn, txnid, TXN_ABORTED)
+    def abort_txn(self, txnid: int | None) -> None:
+        self._run(self._end_txn, _txn_id("abort_txn", txnid), TXN_ABORTED)
 
     def _end_txn(self, conn: Connection, now: int, txnid: int, to: str) -> None:
         state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
@@ -393,6 +402,40 @@ class LockManager:
 
     def heartbeat_txn(self, txnid: int) -> None:
         self._run(self._touch_txn, txnid)
+
+    def heartbeat_txn_range(self, low: int | None, high: int | None) -> tuple[set[int], set[int]]:
+        """Heartbeat the open transactions with ids in [low, high] in one transaction of three
+        statements; returns (aborted, nosuch) among the others. At most MAX_OPEN_BATCH ids."""
+        if low is None or high is None:
+            raise MetaError("heartbeat_txn_range needs a HeartbeatTxnRangeRequest with min and max")
+        if high < low:
+            return set(), set()
+        if high - low + 1 > MAX_OPEN_BATCH:
+            raise MetaError(f"heartbeat_txn_range covers {high - low + 1} transactions; at most "
+                            f"{MAX_OPEN_BATCH} per call (hive.txn.max.open.batch)")
+        return self._run(self._heartbeat_range, low, high)
+
+    def _heartbeat_range(self, conn: Connection, now: int, low: int, high: int) -> tuple[set[int], set[int]]:
+        in_range = _T.c.txn_id.between(low, high)
+        open_ids = select(_T.c.txn_id).where(in_range, _T.c.state == TXN_OPEN)
+        conn.execute(update(_L).where(_L.c.txn_id.in_(open_ids.scalar_subquery())).values(heartbeat_ms=now))
+        conn.execute(update(_T).where(in_range, _T.c.state == TXN_OPEN).values(heartbeat_ms=now))
+        states = dict(conn.execute(select(_T.c.txn_id, _T.c.state).where(in_range)).tuples().all())
+        aborted = {t for t, state in states.items() if state == TXN_ABORTED}
+        nosuch = {t for t in range(low, high + 1) if states.get(t) not in (TXN_OPEN, TXN_ABORTED)}
+        return aborted, nosuch
+
+
+def _lock_id(method: str, rqst) -> int:
+    if rqst is None or rqst.lockid is None:
+        raise NoSuchLock(f"{method} needs a request naming a lock (lockid)")
+    return rqst.lockid
+
+
+def _txn_id(method: str, txnid: int | None) -> int:
+    if txnid is None:
+        raise NoSuchTxn(f"{method} needs a request naming a transaction (txnid)")
+    return txnid
 
 
 __all__ = ["LockManager", "compatible", "normalize_part_name"]

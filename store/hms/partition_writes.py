@@ -1,5 +1,6 @@
-"""Partition writes: add (and append), drop, truncate. Directories are made and deleted after the
-transaction commits; the transaction itself returns what there is to do."""
+"""Partition writes: add (and append), drop, truncate. Locations are checked before the
+transaction; directories are made and deleted after it commits (which never fails the call); the
+transaction itself returns what there is to do."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, 
 from store.hms import stats_params
 from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
 from store.hms.hive_rules import DDL_TIME, MANAGED, split_db_name
+from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partition_key_values import key_value_rows
@@ -47,6 +49,10 @@ class PartitionWrites:
         added (existing ones are skipped with if_not_exists, else AlreadyExists)."""
         if not parts:
             return []
+        for part in parts:
+            if part is None:
+                raise MetaError("add_partitions: a partition in the list is null")
+            check_location(part.sd.location if part.sd else None, "Partition location", "partitions", "location")
         if conn is not None:
             out, made = self._add(conn, db, tbl, parts, if_not_exists, missing)
         else:

@@ -33,6 +33,7 @@ from store.hms.hive_rules import (
     table_dir_name,
     valid_object_name,
 )
+from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import write_params
@@ -90,9 +91,10 @@ class TableService:
         tbl_type = effective_table_type(table.tableType or MANAGED, params)
         now = now_s()
         params.setdefault(DDL_TIME, str(now))
+        check_location(table.sd.location if table.sd else None, "Table location", "tbl", "location")
         made = self.store.run_write(self._create, table, db_name, name, tbl_type, params, now, env, also)
         for loc in made:
-            warehouse.make_dirs(loc)
+            warehouse.make_dirs(loc)  # after the commit; never fails the call
 
     def _create(self, conn: Connection, table: Table, db_name: str, name: str, tbl_type: str,
                 params: dict[str, str], now: int, env: dict[str, str] | None,
@@ -129,8 +131,8 @@ class TableService:
         return [location] if location and tbl_type != VIEW else []
 
     def get_table(self, db_name: str, name: str) -> Table:
-        with self.store.read() as conn:
-            return self.rows.build([self.rows.row(conn, db_name, name)])[0]
+        # run_read: calls read the table back after writing it, where the router cannot retry
+        return self.store.run_read(self.get_table_in, db_name, name)
 
     def get_table_in(self, conn: Connection, db_name: str, name: str) -> Table:
         """get_table inside the caller's transaction."""

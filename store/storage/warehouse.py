@@ -1,4 +1,9 @@
-"""Directories of databases, tables and partitions on storage (local paths or fsspec URLs)."""
+"""Directories of databases, tables and partitions on storage (local paths or fsspec URLs).
+
+Making and deleting directories runs after the metadata change committed, so it never fails the
+call: a directory that cannot be made or deleted is logged and counted
+(`hms_storage_errors_total`), and the change stands (as the client was told).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,15 @@ import os
 import shutil
 from urllib.parse import urlparse
 
+from store import metrics
+
 log = logging.getLogger(__name__)
+STORAGE_ERRORS = "hms_storage_errors"
+
+
+def _failed(action: str, uri: str, exc: Exception) -> None:
+    metrics.incr(STORAGE_ERRORS)
+    log.warning("could not %s %r: %s: %s", action, uri, type(exc).__name__, exc)
 
 
 def local_path(uri: str | None) -> str | None:
@@ -46,7 +59,7 @@ def is_dir(uri: str | None) -> bool:
     path = local_path(uri)
     if path is not None:
         return os.path.isdir(path)
-    fs_path = _fs(uri)
+    fs_path = _fs_or_none(uri, "inspect")
     if fs_path:
         fs, p = fs_path
         try:
@@ -56,8 +69,17 @@ def is_dir(uri: str | None) -> bool:
     return False
 
 
+def _fs_or_none(uri: str, action: str):
+    """_fs, or None (logged) for a URL no installed file system serves."""
+    try:
+        return _fs(uri)
+    except Exception as exc:  # noqa: BLE001 - unknown protocol, its package missing, bad URL
+        _failed(action, uri, exc)
+        return None
+
+
 def make_dirs(uri: str | None) -> bool:
-    """Create the directory; True when it did not exist before."""
+    """Create the directory; True when it did not exist before. Never raises (see above)."""
     if not uri:
         return False
     path = local_path(uri)
@@ -67,15 +89,15 @@ def make_dirs(uri: str | None) -> bool:
                 return False
             os.makedirs(path, exist_ok=True)
             return True
-        fs_path = _fs(uri)
+        fs_path = _fs_or_none(uri, "create")
         if fs_path:
             fs, p = fs_path
             if fs.exists(p):
                 return False
             fs.makedirs(p, exist_ok=True)
             return True
-    except OSError as exc:
-        log.warning("could not create %s: %s", uri, exc)
+    except Exception as exc:  # noqa: BLE001 - OSError, and ValueError/NotImplementedError of fsspec
+        _failed("create", uri, exc)
     return False
 
 
@@ -92,13 +114,13 @@ def delete_dir(uri: str | None) -> None:
             except OSError:
                 shutil.rmtree(path, ignore_errors=True)
             return
-        fs_path = _fs(uri)
+        fs_path = _fs_or_none(uri, "delete")
         if fs_path:
             fs, p = fs_path
             if fs.exists(p):
                 fs.rm(p, recursive=True)
-    except OSError as exc:
-        log.warning("could not delete %s: %s", uri, exc)
+    except Exception as exc:  # noqa: BLE001 - as make_dirs
+        _failed("delete", uri, exc)
 
 
 def delete_dirs(uris) -> None:

@@ -1,0 +1,124 @@
+"""Connections the database dropped (restart, failover, `pg_terminate_backend`, `KILL CONNECTION`):
+how to recognize the error, and how to learn afterwards whether a commit that lost its connection
+took effect.
+
+The rule the store follows (store/db/database.py):
+
+* a read that lost its connection is run again on a fresh connection;
+* a write transaction that lost its connection before COMMIT was sent is rolled back by the
+  database (a transaction dies with its session): it is run again on a fresh connection;
+* a write whose connection was lost while COMMIT was under way may or may not have committed. Each
+  write transaction carries a commit token taken just before COMMIT; on a fresh connection the
+  store asks whether that token's transaction committed, waiting while the database still decides:
+  PostgreSQL answers `txid_status(xid)`; on MySQL/MariaDB the token is a marker row the
+  transaction inserted (`sequences`, name `commit:<random>`), read with a locking read that waits
+  for the dying transaction to finish. Committed: the call answers success; not committed: it is
+  run again; unknown (the database cannot be reached): `CommitOutcomeUnknown`.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import deque
+from threading import Lock
+from typing import Any
+
+from sqlalchemy import Connection, Engine, delete, insert, select, text
+from sqlalchemy.exc import DBAPIError
+
+from store.db import schema
+
+# PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01-57P03 (admin/crash shutdown, cannot
+# connect now). MySQL/MariaDB client and server codes: server gone / lost / killed / shutting down.
+_PG_LOST_PREFIXES = ("08", "57P01", "57P02", "57P03")
+_MYSQL_LOST = {1053, 1927, 2006, 2013, 2014, 2045, 2055, 4031}
+
+MARKER_PREFIX = "commit:"
+_RESOLVE_WAIT_S = 10.0
+
+
+class CommitOutcomeUnknown(Exception):
+    """The connection was lost while COMMIT was under way and the store could not learn whether
+    the transaction committed."""
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Does this driver error say the connection to the database is gone?"""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    code = getattr(orig, "sqlstate", None)
+    if isinstance(code, str) and code.startswith(_PG_LOST_PREFIXES):
+        return True
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
+    return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_LOST
+
+
+class CommitTokens:
+    """Takes a token in each write transaction just before COMMIT, and resolves it when the COMMIT
+    lost its connection."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self._done: deque[str] = deque()  # markers of committed transactions, deleted in batches
+        self._lock = Lock()
+
+    def take(self, conn: Connection) -> Any:
+        if self.backend == "postgresql":
+            return conn.exec_driver_sql("SELECT txid_current_if_assigned()").scalar()
+        if self.backend in ("mysql", "mariadb"):
+            self._forget_done(conn)
+            marker = MARKER_PREFIX + uuid.uuid4().hex
+            conn.execute(insert(schema.sequences).values(name=marker, next_val=0))
+            return marker
+        return None  # SQLite: the database is this process's file; no connection to lose
+
+    def committed(self, token: Any) -> None:
+        if isinstance(token, str):
+            with self._lock:
+                self._done.append(token)
+
+    def _forget_done(self, conn: Connection) -> None:
+        """Delete the markers of committed transactions in this transaction, 100 at a time."""
+        with self._lock:
+            if len(self._done) < 100:
+                return
+            names = [self._done.popleft() for _ in range(len(self._done))]
+        conn.execute(delete(schema.sequences).where(schema.sequences.c.name.in_(names)))
+        # if this transaction fails they linger: harmless rows nobody reads
+
+    def resolve(self, engine: Engine, token: Any) -> bool:
+        """Did the transaction of `token` commit? CommitOutcomeUnknown when that cannot be learned."""
+        if token is None:
+            return False  # SQLite, or PostgreSQL before anything was written: nothing to lose
+        deadline = time.monotonic() + _RESOLVE_WAIT_S
+        while True:
+            try:
+                with engine.connect() as conn:
+                    state = self._state(conn, token)
+            except DBAPIError as exc:
+                if time.monotonic() > deadline:
+                    raise CommitOutcomeUnknown(str(exc)) from exc
+                state = "in progress"
+            if state != "in progress":
+                return state == "committed"
+            if time.monotonic() > deadline:
+                raise CommitOutcomeUnknown(f"transaction {token} still in progress")
+            time.sleep(0.05)
+
+    def _state(self, conn: Connection, token: Any) -> str:
+        if self.backend == "postgresql":
+            state = conn.execute(text("SELECT txid_status(:x)"), {"x": token}).scalar()
+            conn.rollback()
+            return state or "aborted"  # NULL: too old to know; never the case right after
+        seq = schema.sequences
+        # a locking read waits while the dying transaction still holds its inserted row
+        with conn.begin():
+            row = conn.execute(select(seq.c.name).where(seq.c.name == token).with_for_update()).first()
+        return "committed" if row is not None else "aborted"
+
+
+__all__ = ["CommitOutcomeUnknown", "CommitTokens", "connection_lost"]
