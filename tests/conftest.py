@@ -60,6 +60,29 @@ from tests.harness.trino import pytest_collection_finish, pytest_runtest_logfini
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: long-running test (starts JVMs / Spark)")
     config.addinivalue_line("markers", "spark: runs PySpark against a metastore")
+    config.addinivalue_line("markers", "hive_versions(*versions): run only against these reference Hive versions")
+    config.addinivalue_line("markers", "backends(*names): run only on these backends")
+
+
+# parameters that name a reference version / a backend, and the marker that narrows each
+_NARROWED_PARAMS = {"reference_version": "hive_versions", "backend_url": "backends", "backend": "backends"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that only apply to some reference versions or backends are not generated for the others
+    (deselected at collection, not skipped at run time: a skip would read as an untested case)."""
+    keep, dropped = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        applies = True
+        for param, marker_name in _NARROWED_PARAMS.items():
+            marker = item.get_closest_marker(marker_name)
+            if marker is not None and param in params and params[param] not in marker.args:
+                applies = False
+        (keep if applies else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def _unavailable(reason: str):

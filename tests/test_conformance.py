@@ -1028,14 +1028,10 @@ def test_hive3_calls_on_ours_only(cf):
 # --------------------------------------------------------------------------- catalogs
 
 
+@pytest.mark.hive_versions("4")  # Hive 2.3 has no catalogs (its get_catalog is an unknown method)
 def test_catalogs(cf):
     """Catalogs (Hive 3+), compared with Hive 4: the same database name in two catalogs holds different
     tables; `@<catalog>#<db>` prefixes in the old calls, catalog fields in the request structs."""
-    if cf.version == "2.3":
-        x = raw_call(cf.reference.client, "get_catalog")
-        assert isinstance(x, TApplicationException) and x.type == TApplicationException.UNKNOWN_METHOD
-        cf.finish()
-        pytest.skip("Hive 2.3 has no catalogs: compared with Hive 4 only")
     cat, nocat, (db,) = f"cf_cat_{cf.token}", f"cf_nocat_{cf.token}", names(cf, "catdb")
 
     def catalogs(r):

@@ -156,9 +156,8 @@ def test_keys_vs_reference(cf):
     conformance.cleanup(cf, db)
 
 
+@pytest.mark.hive_versions("4")  # unique, not-null, default and check constraints are Hive 3+ calls
 def test_constraints_vs_hive4(cf):
-    if cf.version != "4":
-        pytest.skip("unique, not-null, default and check constraints are Hive 3+ calls")
     (db,) = conformance.names(cf, "cst")
     post = masked(cf.version)
     cf.call("create_database", database(db), expect="ok")

@@ -573,10 +573,9 @@ def test_other_table_not_matched(backend):
     assert _run(engine, tbl_id, "ds like '.*'") == set(parts)
 
 
+@pytest.mark.backends("sqlite")  # a plan check
 def test_sqlite_uses_key_indexes(backend):
     kind, engine, tbl_id, parts = backend
-    if kind != "sqlite":
-        pytest.skip("plan check on SQLite only")
     for filt, index in (("ds = 'abc'", "ix_pkv_val"), ("hr < 10", "ix_pkv_num"), ("hr in (1, 2)", "ix_pkv_num")):
         q = select(S.partitions.c.part_id).where(S.partitions.c.tbl_id == tbl_id, compile_filter(filt, tbl_id, KEYS))
         with engine.connect() as conn:
@@ -587,12 +586,11 @@ def test_sqlite_uses_key_indexes(backend):
         assert any(index in str(row) for row in plan), (filt, plan)
 
 
+@pytest.mark.backends("sqlite")  # a plan check
 def test_sqlite_starts_from_the_driver(backend):
     """Under a driven filter SQLite looks partitions up by id from the key index (the cost follows
     the answer), instead of walking every partition of the table."""
     kind, engine, tbl_id, parts = backend
-    if kind != "sqlite":
-        pytest.skip("plan check on SQLite only")
     for filt in ("ds = 'abc'", "ds = 'abc' or hr = 5", "ds = 'abc' and hr > 1", "(ds = 'a' or ds = 'b') and hr < 3"):
         q = select(S.partitions.c.part_id).where((S.partitions.c.tbl_id + 0) == tbl_id,
                                                  compile_filter(filt, tbl_id, KEYS, driven=True))
