@@ -35,6 +35,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_run(count: int, attempts: int = 50) -> int:
+    """A port p such that p .. p+count-1 are all free now (servers that bind consecutive ports)."""
+    for _ in range(attempts):
+        base = free_port()
+        socks = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                socks.append(s)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no run of {count} free ports found")
+
+
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)

@@ -13,8 +13,9 @@ import uuid
 import pytest
 
 from adapter.client import HudiMetastoreClient
+from bench.procs import free_port_run
 from store import metrics
-from tests.harness import ServerStartError, free_port, start_our_server, stop_process
+from tests.harness import ServerStartError, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
 TIMEOUT = 30.0
@@ -166,7 +167,7 @@ def metrics_server(tmp_path):
     procs = []
 
     def start(*extra):
-        mport = free_port()
+        mport = free_port_run(4)  # worker i answers on mport + i
         try:
             port, proc = start_our_server(f"sqlite:///{tmp_path / 'metastore.db'}", tmp_path / f"srv{len(procs)}",
                                           extra_args=["--metrics-port", str(mport), *extra])
