@@ -995,6 +995,13 @@ def test_unknown_method(cf):
     cf.finish()
 
 
+def test_set_ugi(cf):
+    """The answer is the groups as sent (Hive 2.3 and 4 alike), without the user."""
+    cf.call("set_ugi", "alice", ["g1", "g2"])
+    # (an empty group list makes the reference drop the connection; ours answers [])
+    cf.finish()
+
+
 def test_hive3_calls_on_ours_only(cf):
     """Calls Hive 2.3 lacks (UNKNOWN_METHOD there): ours must answer as the 2.3 call does."""
     (db,) = names(cf, "h3")

@@ -97,10 +97,10 @@ class ServiceHandler:
 
     # session and configuration
     def set_ugi(self, user_name, group_names):
-        """The session's user (None keeps the server's) and its groups; null names are left out of
-        the answer (a list of strings cannot carry them)."""
+        """The session's user (None keeps the server's). Answers the groups, as Hive 2.3 and 4 do
+        (tests/test_conformance.py::test_set_ugi); null names are left out."""
         _session.user = user_name
-        return [name for name in [user_name, *(group_names or [])] if name is not None]
+        return [name for name in (group_names or []) if name is not None]
 
     def get_config_value(self, name, default_value):
         if name is None:
