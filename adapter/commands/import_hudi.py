@@ -19,7 +19,7 @@ from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient
-from adapter.commands.table_cli import DEFAULT_METASTORE, split_table
+from adapter.commands.table_cli import split_table
 from adapter.hudi_thrift import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
@@ -376,12 +376,3 @@ def run(args) -> int:
         return 1
     print("\n".join(report.lines()))
     return 0
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("import-hudi", help="import an existing Hudi table from storage (RFC-15 bootstrap)")
-    p.add_argument("base_path", metavar="<base-path>")
-    p.add_argument("--table", required=True, metavar="DB.TABLE")
-    p.add_argument("--dry-run", action="store_true", help="show what would be imported, change nothing")
-    p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
-    p.set_defaults(fn=run)

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from thrift.Thrift import TException
 
 from adapter.client import HudiMetastoreClient
+from adapter.commands.parsers import DEFAULT_METASTORE
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
-DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+__all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors"]
 
 
 class BadArgument(ValueError):
@@ -28,14 +29,6 @@ def split_table(text: str) -> tuple[str, str]:
 def connect(metastore: str) -> HudiMetastoreClient:
     return HudiMetastoreClient(metastore)
 
-
-def add_table_command(sub, name: str, fn: Callable, text: str):
-    """A subcommand taking DB.TABLE and --metastore; returns its parser for further options."""
-    p = sub.add_parser(name, help=text)
-    p.add_argument("table", metavar="DB.TABLE")
-    p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
-    p.set_defaults(fn=fn)
-    return p
 
 
 def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:

@@ -8,7 +8,7 @@ import sys
 import time
 
 from adapter.client import state_name
-from adapter.commands.table_cli import BadArgument, add_table_command, connect, reporting_errors, split_table
+from adapter.commands.table_cli import BadArgument, connect, reporting_errors, split_table
 
 
 def _took(args, seconds: float) -> None:
@@ -95,13 +95,3 @@ def run_list_files(args) -> int:
         return 0
 
     return reporting_errors("list-files", args.metastore, go)
-
-
-def add_parser(sub) -> None:
-    for name, fn, text in (("stats", run_stats, "partition count, file count, total size, last instant, mirror lag"),
-                           ("list-partitions", run_list_partitions, "partition paths of a Hudi table"),
-                           ("list-files", run_list_files, "latest file slices of a Hudi table")):
-        p = add_table_command(sub, name, fn, text)
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        if name == "list-files":
-            p.add_argument("--partition", metavar="P", help="only this partition path")
