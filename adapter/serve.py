@@ -38,7 +38,9 @@ def prepare_store(url: str) -> None:
 
 
 def serve(args, url: str) -> int:
+    from adapter import metrics_http
     from adapter.app import build_router
+    from adapter.readiness import Readiness
     from adapter.server import run
     from store.services import open_services
 
@@ -59,13 +61,15 @@ def serve(args, url: str) -> int:
     gc.set_threshold(50_000, 20, 100)
     gc.freeze()
 
-    def make_router():
+    def make_router():  # in each worker process
         services = open_services(
             url, warehouse, lock_timeout_ms=int(args.lock_timeout * 1000),
             mirror=not args.no_storage_mirror,
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
-        return build_router(services)
+        readiness = Readiness(services.store)
+        metrics_http.attach(readiness)
+        return build_router(services, readiness)
 
     try:
         run(make_router, args.host, args.port, workers=args.workers, framed=args.framed,

@@ -35,6 +35,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_ports(n: int, attempts: int = 200) -> int:
+    """The first of `n` consecutive ports free now (e.g. --metrics-port with --workers n)."""
+    for _ in range(attempts):
+        first = free_port()
+        socks = []
+        try:
+            for p in range(first, first + n):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                socks.append(s)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", p))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no {n} consecutive free ports")
+
+
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
