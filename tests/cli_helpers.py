@@ -18,9 +18,17 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([VENV_PYTHON, "-m", "adapter.cli", *args], cwd=str(cwd or REPO_ROOT), env=cli_env(env),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+            timeout: float = 120, python_flags: bool = False) -> subprocess.CompletedProcess:
+    """`hudi-metastore ARGS`; with `python_flags`, ARGS may start with the interpreter's own
+    (`-X importtime`), up to the first word that is not one."""
+    flags: list[str] = []
+    rest = list(args)
+    while python_flags and rest and rest[0] in ("-X",):
+        flags += rest[:2]
+        rest = rest[2:]
+    return subprocess.run([VENV_PYTHON, *flags, "-m", "adapter.cli", *rest], cwd=str(cwd or REPO_ROOT),
+                          env=cli_env(env), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def assert_one_line_error(r: subprocess.CompletedProcess, *words: str) -> str:

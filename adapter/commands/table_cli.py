@@ -12,7 +12,7 @@ from adapter.client import HudiMetastoreClient
 from adapter.commands.parsers import DEFAULT_METASTORE
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
-__all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors"]
+__all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table"]
 
 
 class BadArgument(ValueError):
@@ -29,6 +29,20 @@ def split_table(text: str) -> tuple[str, str]:
 def connect(metastore: str) -> HudiMetastoreClient:
     return HudiMetastoreClient(metastore)
 
+
+
+def require_hudi_table(client: HudiMetastoreClient, db: str, tbl: str) -> None:
+    """BadArgument when db.table is a table of the metastore but not a Hudi one (the server's own
+    answer, NoSuchObjectException, says so only for a table that does not exist at all)."""
+    try:
+        client.get_hudi_table(db, tbl)
+    except NoSuchObjectException as missing:
+        try:
+            t = client.get_table(db, tbl)
+        except NoSuchObjectException:
+            raise missing from None
+        raise BadArgument(f"{t.dbName}.{t.tableName} is not a Hudi table ({t.tableType or 'a table'} without a "
+                          "Hudi timeline on the metastore; `import-hudi` adopts one from storage)") from None
 
 
 def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:
