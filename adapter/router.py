@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from adapter.call_log import record_arguments
 from adapter.errors import answer, declared_exceptions
 from thrift_idl.hive_metastore.ttypes import MetaException
 
@@ -50,6 +51,7 @@ def _guard(name, fn):
     declared = declared_exceptions(name)
 
     def call(*args):
+        record_arguments(name, args)
         try:
             return fn(*args)
         except Exception as exc:  # every error gets a Thrift answer

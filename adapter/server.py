@@ -22,6 +22,7 @@ from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from adapter import metrics_http
+from adapter.call_log import log_call
 from adapter.router import HandlerRouter, take_error
 from store import metrics
 from thrift_idl.hudi_metastore import HudiMetastore
@@ -84,7 +85,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             # The frame was refused before reading it; answer with what its header told us.
             if not exc.name:  # not a framed binary-protocol call at all (e.g. an unframed client)
                 raise TProtocolException(TProtocolException.INVALID_DATA, str(exc)) from exc
-            call_log.info("call=%s ms=0.00 status=too-large", exc.name)
+            log_call(call_log, exc.name, 0.0, "too-large", iprot)
             metrics.record_call(exc.name if exc.name in self._processMap else "unknown", 0.0, "too-large")
             self._reject(oprot, exc.name, exc.seqid, str(exc))
             raise RequestRejected(str(exc)) from exc
@@ -94,7 +95,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             iprot.readMessageEnd()
             _reply_error(oprot, name, seqid, TApplicationException.UNKNOWN_METHOD,
                          f"Invalid method name: '{name}'")
-            call_log.info("call=%s ms=0.00 status=unknown-method", name)
+            log_call(call_log, name, 0.0, "unknown-method", iprot)
             metrics.record_call("unknown", 0.0, "unknown-method")  # not the name: any text could come
             return
         start = time.perf_counter()
@@ -124,7 +125,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             raise RequestRejected(text) from exc
         finally:
             elapsed = time.perf_counter() - start
-            call_log.info("call=%s ms=%.2f status=%s", name, elapsed * 1000, status)
+            log_call(call_log, name, elapsed, status, iprot)
             metrics.record_call(name, elapsed, status)
 
     @staticmethod

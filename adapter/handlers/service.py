@@ -43,6 +43,11 @@ def _process_user() -> str:
 _PROCESS_USER = _process_user()
 
 
+def ugi_user() -> str | None:
+    """The user this connection's set_ugi named (None: it did not call set_ugi)."""
+    return getattr(_session, "user", None)
+
+
 def session_user() -> str:
     """Who this connection's calls run as: the user set_ugi named, else (as Hive without
     authentication) the user the server runs as."""
