@@ -68,7 +68,10 @@ def serve(args, url: str) -> int:
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
         readiness = Readiness(services.store)
-        metrics_http.attach(readiness)
+        if args.metrics_port > 0:
+            from adapter.console.app import Console
+
+            metrics_http.attach(readiness, Console(services, readiness))
         return build_router(services, readiness)
 
     try:
