@@ -37,6 +37,20 @@ def prepare_store(url: str) -> None:
         engine.dispose()
 
 
+def prepare_warehouse(warehouse: str) -> str:
+    """A local warehouse: its absolute path, created; an object store URL (s3://...): unchanged."""
+    from urllib.parse import urlparse
+
+    if urlparse(warehouse).scheme not in ("", "file"):
+        return warehouse.rstrip("/")
+    path = os.path.abspath(warehouse[len("file:"):] if warehouse.startswith("file:") else warehouse)
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"cannot create the warehouse {path}: {exc.strerror or exc}") from None
+    return path
+
+
 def serve(args, url: str) -> int:
     from adapter import metrics_http
     from adapter.app import build_router
@@ -47,11 +61,7 @@ def serve(args, url: str) -> int:
     preflight.parsed_url(url)
     check_ports(args)
     prepare_store(url)
-    warehouse = os.path.abspath(args.warehouse)
-    try:
-        os.makedirs(warehouse, exist_ok=True)
-    except OSError as exc:
-        raise CommandError(f"cannot create the warehouse {warehouse}: {exc.strerror or exc}") from None
+    warehouse = prepare_warehouse(args.warehouse)
     services = open_services(url, warehouse)
     services.tables.ensure_default_database()  # as Hive's metastore does on start
     services.close()

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from adapter.preflight import CommandError
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.harness import free_port
 
@@ -116,3 +117,14 @@ def test_debug_shows_the_traceback(tmp_path):
     assert r.returncode != 0 and "Traceback" in r.stderr and "CommandError" in r.stderr
     r = run_cli("serve", "--debug", "--port", str(free_port()), "--db-url", "oracle://u@h/db")
     assert "Traceback" in r.stderr
+
+
+def test_warehouse_urls_are_left_alone(tmp_path):
+    from adapter.serve import prepare_warehouse
+
+    assert prepare_warehouse("s3://bucket/warehouse/") == "s3://bucket/warehouse"
+    assert not os.path.exists("s3:")
+    assert prepare_warehouse(f"file:{tmp_path}/wh") == f"{tmp_path}/wh" and (tmp_path / "wh").is_dir()
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(CommandError, match="cannot create the warehouse"):
+        prepare_warehouse(f"{tmp_path}/a-file/wh")
