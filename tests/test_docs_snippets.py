@@ -44,3 +44,19 @@ def test_snippet_runs(server, tmp_path, doc, line, code):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([VENV_PYTHON, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{doc}:{line} failed:\n{r.stderr[-3000:]}"
+
+
+PATH_REF = re.compile(r"`((?:adapter|store|bench|tests|tools|docs|hudi_format|pipeline|thrift_idl|docker|\.ci)"
+                      r"/[\w./-]*\w)`")
+
+
+def test_paths_named_in_the_docs_exist():
+    """Every repository path the docs name in backticks is in the repository (a script outside it,
+    or one renamed since, fails here)."""
+    missing = []
+    for path in DOCS:
+        for m in PATH_REF.finditer(path.read_text()):
+            ref = m.group(1)
+            if not (REPO_ROOT / ref).exists() and not (REPO_ROOT / (ref + ".py")).exists():
+                missing.append(f"{path.relative_to(REPO_ROOT)}: {ref}")
+    assert not missing, missing

@@ -1,6 +1,6 @@
 """`hudi-metastore migrate`: copy a running Hive Metastore into this server, then verify.
 
-    hudi-metastore migrate --from thrift://old-hms:9083 [--to thrift://127.0.0.1:9083]
+    hudi-metastore migrate --from thrift://old-hms:9083 [--metastore thrift://127.0.0.1:9083]
                            [--databases PATTERN] [--dry-run] [--parallel N]
 
 What is copied: databases, tables of every type (views included), partitions (listed with
