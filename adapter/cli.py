@@ -94,6 +94,8 @@ def _config_show(args) -> int:
     ns = serve_parser.parse_args(args.extra)
     database_url(ns)  # the password settings must be usable
     print("\n".join(config.show("serve", ns, serve_parser, args.layers, explicit)))
+    root = config.show("", args, args.root_parser, args.layers, args.root_explicit)
+    print("\n".join(line for line in root[3:] if not line.startswith("db_password")))  # --log-level, ...
     return 0
 
 
@@ -197,6 +199,13 @@ def _early_options(argv: list[str]) -> argparse.Namespace:
     return ns
 
 
+def _root_options_given(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The program's own options (--log-level, ...) given before the command."""
+    given = {s for a in config.options(parser) for s in a.option_strings}
+    return {a.dest for a in config.options(parser)
+            if any(w.split("=", 1)[0] in a.option_strings for w in argv if w.split("=", 1)[0] in given)}
+
+
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text or type(exc).__name__
@@ -228,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra and not getattr(args, "takes_extra", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.extra, args.layers = extra, layers
+    args.root_parser, args.root_explicit = parser, _root_options_given(parser, argv)
     from adapter.log_format import configure
 
     configure(args.log_level, args.log_format)

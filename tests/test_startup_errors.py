@@ -128,3 +128,15 @@ def test_warehouse_urls_are_left_alone(tmp_path):
     (tmp_path / "a-file").write_text("x")
     with pytest.raises(CommandError, match="cannot create the warehouse"):
         prepare_warehouse(f"{tmp_path}/a-file/wh")
+
+
+def test_start_lines_are_ours(tmp_path):
+    """A first start on an empty database logs only our own lines (no Alembic INFO lines)."""
+    from tests.harness import start_our_server, stop_process
+
+    port, proc = start_our_server(f"sqlite:///{tmp_path / 'm.db'}", tmp_path)
+    stop_process(proc)
+    lines = [ln for ln in proc.log_path.read_text().splitlines() if ln.strip()]
+    assert any("creating the store schema" in ln for ln in lines), lines
+    loggers = {ln.split()[4] for ln in lines}
+    assert loggers <= {"hudi_metastore.serve", "hudi_metastore.server"}, lines
