@@ -110,6 +110,12 @@ def test_sync_storage_of_an_empty_database(tmp_path):
     sqlite3.connect(tmp_path / "empty.db").close()
     r = run_cli("sync-storage", "db.t", "--db-url", f"sqlite:///{tmp_path}/empty.db")
     assert_one_line_error(r, "holds no metastore")
+    # the same configuration as serve: the URL from the environment or a file
+    r = run_cli("sync-storage", "db.t", cwd=tmp_path, env={"HUDI_METASTORE_DB_URL": f"sqlite:///{tmp_path}/empty.db"})
+    assert_one_line_error(r, "holds no metastore", "empty.db")
+    (tmp_path / "m.toml").write_text(f'db_url = "sqlite:///{tmp_path}/empty.db"\n')
+    r = run_cli("--config", str(tmp_path / "m.toml"), "sync-storage", "db.t", cwd=tmp_path)
+    assert_one_line_error(r, "holds no metastore", "empty.db")
 
 
 def test_debug_shows_the_traceback(tmp_path):
