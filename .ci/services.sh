@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs (from Debian's packages, when absent) and starts the services the test suite uses:
-# PostgreSQL and MariaDB on loopback, each with a `test` database, plus the Thrift compiler and the
-# JDBC drivers the reference Hive Metastores load. Idempotent: a second run only checks.
+# PostgreSQL and MariaDB on loopback, each with a `test` database, plus the Thrift compiler, the
+# JDBC drivers the reference Hive Metastores load and headless Chromium with its WebDriver (the web
+# console's browser tests). Idempotent: a second run only checks.
 # Prints the two URLs the tests read; `eval "$(bash .ci/services.sh --exports)"` sets them.
 #
 #   HMS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test  (trust on 127.0.0.1)
@@ -26,6 +27,8 @@ command -v mariadbd >/dev/null || [ -x /usr/sbin/mariadbd ] || need+=(mariadb-se
 command -v thrift >/dev/null || need+=(thrift-compiler)
 [ -f /usr/share/java/postgresql.jar ] || need+=(libpostgresql-jdbc-java)
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
+command -v chromium >/dev/null || need+=(chromium)              # the web console's browser tests
+command -v chromedriver >/dev/null || need+=(chromium-driver)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -15,15 +15,16 @@ from adapter.handlers.request_forms import RequestFormHandler
 from adapter.handlers.service import ServiceHandler
 from adapter.handlers.statistics import StatisticsHandler
 from adapter.handlers.tables import TableHandler
+from adapter.readiness import Readiness
 from adapter.router import HandlerRouter
 from store.services import Services
 
 
-def build_router(services: Services) -> HandlerRouter:
+def build_router(services: Services, readiness: Readiness | None = None) -> HandlerRouter:
     s = services
     return HandlerRouter(
         NotificationHandler(s.notifications, s.client_events),
-        ServiceHandler(s.info, s.tables.warehouse_uri),
+        ServiceHandler(s.info, s.tables.warehouse_uri, readiness or Readiness(s.store)),
         DatabaseHandler(s.tables),
         TableHandler(s.tables, s.partitions, s.timeline, constraints=s.constraints, table_filter=s.table_filter),
         PartitionHandler(s.partitions, s.hudi_partitions),

@@ -1,93 +1,79 @@
-"""`hudi-metastore` command line: serve, db upgrade, sync-storage, migrate, import-hudi, validate,
-repair, stats, list-partitions, list-files.
+"""`hudi-metastore` command line: serve, db upgrade, sync-storage, config show, and the commands that
+talk to a server (migrate, import-hudi, create-database, validate, repair, stats, list-partitions,
+list-files: adapter/commands/).
 
-Only serve, db upgrade and sync-storage open the store (imported when they run); the other commands
-talk to a server through the client (adapter/commands/)."""
+Every option can also come from the environment (HUDI_METASTORE_<OPTION>) or a TOML file
+(--config FILE or HUDI_METASTORE_CONFIG): adapter/config.py. Only the command that runs is
+imported: serve, db upgrade and sync-storage open the store, the others use the client."""
 
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import sys
 
-from adapter.commands import import_hudi, migrate, table_views, validate_repair
+from adapter import config
+from adapter.commands.parsers import add_parsers
+from adapter.preflight import CommandError
 
-DB_URL_HELP = "SQLAlchemy URL of the store (default: sqlite:///./metastore.db)"
+DB_URL_HELP = "SQLAlchemy URL of the store, without its password (default: sqlite:///./metastore.db)"
+log = logging.getLogger("hudi_metastore.cli")
 
 
-def _db_url(args) -> str:
+def add_database_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db-url", help=DB_URL_HELP)
+    p.add_argument("--db-password-file", metavar="FILE",
+                   help=f"read the database password from FILE (or set {config.PASSWORD_ENV})")
+
+
+def database_url(args) -> str:
     from store.db.engine import DEFAULT_URL
 
-    return args.db_url or DEFAULT_URL
+    return config.database_url(args.db_url or DEFAULT_URL, args.db_password_file, os.environ)
 
 
 def _serve(args) -> int:
-    from adapter.app import build_router
-    from adapter.server import Limits, run
-    from store.db.engine import make_engine
-    from store.db.migrations import current_revision, head_revision, upgrade
-    from store.services import open_services
+    from adapter.serve import serve
 
-    db_url = _db_url(args)
-    engine = make_engine(db_url)
-    current = current_revision(engine)
-    if current is None:
-        logging.info("empty database: creating the store schema")
-        upgrade(engine)
-    elif current != head_revision():
-        logging.error("database schema is at %s, this server needs %s: run `hudi-metastore db upgrade "
-                      "--db-url ...` first", current, head_revision())
-        return 2
-    engine.dispose()
-    warehouse = os.path.abspath(args.warehouse)
-    os.makedirs(warehouse, exist_ok=True)
-    services = open_services(db_url, warehouse)
-    services.tables.ensure_default_database()  # as Hive's metastore does on start
-    services.close()
-    # Answers build many short-lived objects without cycles (10,000 partitions: ~150,000), which
-    # refcounting frees; the default threshold (700) runs the cycle collector dozens of times per
-    # large answer. Collect less often, and never scan what startup loaded.
-    gc.set_threshold(50_000, 20, 100)
-    gc.freeze()
-
-    def make_router():
-        services = open_services(
-            db_url, warehouse, statement_timeout_s=args.statement_timeout,
-            lock_timeout_ms=int(args.lock_timeout * 1000),
-            mirror=not args.no_storage_mirror,
-            mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
-            notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
-        return build_router(services)
-
-    limits = Limits(framed=args.framed, max_message_size=args.max_message_size,
-                    max_connections=args.max_connections, read_timeout=args.read_timeout,
-                    idle_timeout=args.idle_timeout, max_inflight_bytes=args.max_inflight_bytes)
-    run(make_router, args.host, args.port, workers=args.workers, limits=limits, metrics_port=args.metrics_port)
-    return 0
+    return serve(args, database_url(args))
 
 
 def _db_upgrade(args) -> int:
-    from store.db.engine import make_engine
-    from store.db.migrations import current_revision, upgrade
+    from adapter import preflight
+    from store.db.migrations import current_revision, known_revision, upgrade
 
-    engine = make_engine(_db_url(args))
-    upgrade(engine, args.revision)
-    print(f"store schema at revision {current_revision(engine)}")
+    url = database_url(args)
+    preflight.check_sqlite_path(url, create=True)
+    engine = preflight.open_engine(url)
+    try:
+        revision = preflight.schema_revision(engine, url)
+        if revision is not None and not known_revision(revision):
+            preflight.check_schema(revision, url, empty_ok=True)  # raises: unknown revision
+        upgrade(engine, args.revision)
+        print(f"store schema at revision {current_revision(engine)} (was {revision or 'empty'})")
+    finally:
+        engine.dispose()
     return 0
 
 
 def _sync_storage(args) -> int:
     """Mirror a Hudi table's pending versions to storage now (RFC-36 snapshot synchronization)."""
+    from adapter import preflight
     from store.errors import NoSuchObject
     from store.services import open_services
 
     db, _, tbl = args.table.partition(".")
     if not db or not tbl:
-        print(f"expected <db>.<table>, got {args.table!r}", file=sys.stderr)
-        return 2
-    services = open_services(_db_url(args), os.path.abspath(args.warehouse), mirror=True)
+        raise CommandError(f"expected <db>.<table>, got {args.table!r}")
+    url = database_url(args)
+    preflight.check_sqlite_path(url, create=False)
+    engine = preflight.open_engine(url)
+    try:
+        preflight.check_schema(preflight.schema_revision(engine, url), url, empty_ok=False)
+    finally:
+        engine.dispose()
+    services = open_services(url, os.path.abspath(args.warehouse), mirror=True)
     mirror = services.mirror
     assert mirror is not None
     try:
@@ -95,24 +81,29 @@ def _sync_storage(args) -> int:
         print(f"{db}.{tbl}: {n} version(s) mirrored, lag {mirror.lag(db, tbl)}")
         return 0
     except NoSuchObject as exc:
-        print(exc.message, file=sys.stderr)
-        return 1
-    except Exception as exc:  # e.g. storage not writable
-        print(f"sync of {db}.{tbl} failed: {exc}", file=sys.stderr)
-        return 1
+        raise CommandError(exc.message) from None
+    except OSError as exc:  # e.g. storage not writable
+        raise CommandError(f"sync of {db}.{tbl} failed: {exc}") from None
     finally:
         services.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hudi-metastore", description=__doc__)
-    parser.add_argument("--log-level", default=os.environ.get("HMS_LOG_LEVEL", "INFO"))
-    sub = parser.add_subparsers(dest="command", required=True)
+def _config_show(args) -> int:
+    serve_parser = args.serve_parser
+    explicit = config.given_on_command_line(serve_parser, args.extra)
+    ns = serve_parser.parse_args(args.extra)
+    database_url(ns)  # the password settings must be usable
+    print("\n".join(config.show("serve", ns, serve_parser, args.layers, explicit)))
+    root = config.show("", args, args.root_parser, args.layers, args.root_explicit)
+    print("\n".join(line for line in root[3:] if not line.startswith("db_password")))  # --log-level, ...
+    return 0
 
+
+def _serve_parser(sub) -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the Thrift metastore server")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=9083)
-    serve.add_argument("--db-url", help=DB_URL_HELP)
+    add_database_options(serve)
     serve.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     serve.add_argument("--workers", type=int, default=1, help="processes sharing the port")
     serve.add_argument("--framed", action="store_true", help="framed transport (default: buffered)")
@@ -133,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                        help="seconds one database statement may run; a request whose statement runs "
                             "longer fails with a MetaException saying it was too expensive (0: no limit)")
     serve.add_argument("--metrics-port", type=int, default=0,
-                       help="serve Prometheus /metrics over HTTP on this port (worker i of --workers "
-                            "on port + i); 0: off (default)")
+                       help="serve /metrics, /healthz, /readyz and the web console over HTTP on this port "
+                            "(worker i of --workers on port + i); 0: off (default)")
     serve.add_argument("--mirror-interval", type=float, default=5.0,
                        help="seconds between background retries of the Hudi storage mirror (0: only after commits)")
     serve.add_argument("--no-storage-mirror", action="store_true",
@@ -144,27 +135,145 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--event-clean-interval", type=float, default=7_200,
                        help="seconds between deletions of expired notification events (0: never)")
     serve.set_defaults(fn=_serve)
+    return serve
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"hudi-metastore {version()} (Hive Metastore API 3.1)")
+        parser.exit()
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("hudi-metastore")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "0.1.0+source"
+
+
+def _global_options(p: argparse.ArgumentParser, suppress: bool) -> None:
+    """--config and --debug, accepted before or after the command (read early by _early_options)."""
+    default = argparse.SUPPRESS if suppress else None
+    p.add_argument("--config", metavar="FILE", default=default,
+                   help=f"TOML configuration file (or {config.CONFIG_ENV}); flags > environment > file")
+    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="print tracebacks of errors")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hudi-metastore", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument("--log-level", default=os.environ.get("HMS_LOG_LEVEL", "INFO"))
+    parser.add_argument("--log-format", choices=("text", "json"), default="text",
+                        help="log lines as text (default) or as JSON objects, one a line")
+    _global_options(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = _serve_parser(sub)
 
     sync = sub.add_parser("sync-storage", help="mirror a Hudi table's timeline to storage now")
     sync.add_argument("table", metavar="<db.table>")
-    sync.add_argument("--db-url", help=DB_URL_HELP)
+    add_database_options(sync)
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
 
-    for command in (migrate, import_hudi, validate_repair, table_views):  # import-hudi, validate, repair, stats, list-*
-        command.add_parser(sub)
+    add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*
 
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     up = db_sub.add_parser("upgrade", help="apply migrations")
-    up.add_argument("--db-url", help=DB_URL_HELP)
+    add_database_options(up)
     up.add_argument("--revision", default="head")
     up.set_defaults(fn=_db_upgrade)
 
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(process)d %(levelname)s %(name)s %(message)s")
-    return args.fn(args)
+    cfg = sub.add_parser("config", help="show the effective configuration")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
+    show = cfg_sub.add_parser("show", help="print serve's effective configuration (secrets masked); "
+                                           "takes serve's options", add_help=True)
+    show.set_defaults(fn=_config_show, serve_parser=serve, takes_extra=True)
+    for _name, p in config.commands(parser):
+        _global_options(p, suppress=True)
+    return parser
+
+
+def _early_options(argv: list[str]) -> argparse.Namespace:
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--config")
+    early.add_argument("--debug", action="store_true")
+    ns, _ = early.parse_known_args(argv)
+    return ns
+
+
+def _root_options_given(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The program's own options (--log-level, ...) given before the command."""
+    given = {s for a in config.options(parser) for s in a.option_strings}
+    return {a.dest for a in config.options(parser)
+            if any(w.split("=", 1)[0] in a.option_strings for w in argv if w.split("=", 1)[0] in given)}
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _unexpected(exc: Exception) -> tuple[str, int]:
+    """An error no command turned into a CommandError: one line, and its exit status."""
+    from adapter.preflight import connection_error
+
+    if type(exc).__module__.startswith("sqlalchemy"):
+        return _one_line(connection_error("", exc)).replace("the database (bad URL): ", "database: "), 2
+    if isinstance(exc, OSError):
+        return _one_line(exc), 2
+    return f"{type(exc).__name__}: {_one_line(exc)} (run with --debug for the traceback)", 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    early = _early_options(argv)
+    parser = build_parser()
+    layers = config.Layers(path=early.config or os.environ.get(config.CONFIG_ENV), environ=os.environ)
+    try:
+        layers.doc = config.load_file(layers.path)
+        config.apply(parser, layers)
+    except config.ConfigError as exc:
+        print(f"hudi-metastore: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "takes_extra", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra, args.layers = extra, layers
+    args.root_parser, args.root_explicit = parser, _root_options_given(parser, argv)
+    from adapter.log_format import configure
+
+    configure(args.log_level, args.log_format)
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines are not ours to print
+    if args.command != "serve":  # the client says it once, plainly; not a traceback per attempt
+        logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
+    name = " ".join(w for w in (args.command, getattr(args, "db_command", None),
+                                getattr(args, "config_command", None)) if w)
+    try:
+        return args.fn(args)
+    except (CommandError, config.ConfigError) as exc:
+        if early.debug:
+            raise
+        print(f"hudi-metastore {name}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if early.debug:
+            raise
+        text, status = _unexpected(exc)
+        print(f"hudi-metastore {name}: {text}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

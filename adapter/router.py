@@ -8,6 +8,7 @@ from typing import NoReturn
 
 from thrift.Thrift import TApplicationException
 
+from adapter.call_log import record_arguments
 from adapter.errors import answer, declared_exceptions, unexpected
 from store import metrics
 from store.db.database import call_begins, read_may_be_retried
@@ -72,6 +73,7 @@ def _guard(name, fn):
     declared = declared_exceptions(name)
 
     def call(*args):
+        record_arguments(name, args)
         for retry in range(READ_RETRIES + 1):
             call_begins()
             try:

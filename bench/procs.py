@@ -35,24 +35,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def free_port_run(count: int, attempts: int = 50) -> int:
-    """A port p such that p .. p+count-1 are all free now (servers that bind consecutive ports)."""
+def free_ports(n: int, attempts: int = 200) -> int:
+    """The first of `n` consecutive ports free now (e.g. --metrics-port with --workers n)."""
     for _ in range(attempts):
-        base = free_port()
+        first = free_port()
         socks = []
         try:
-            for port in range(base, base + count):
+            for p in range(first, first + n):
                 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 socks.append(s)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                s.bind(("127.0.0.1", port))
-            return base
+                s.bind(("127.0.0.1", p))
+            return first
         except OSError:
             continue
         finally:
             for s in socks:
                 s.close()
-    raise RuntimeError(f"no run of {count} free ports found")
+    raise RuntimeError(f"no {n} consecutive free ports")
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:

@@ -53,7 +53,8 @@ from thrift_idl.hive_metastore.ttypes import (
     UnlockRequest,
 )
 
-CALL_LINE = re.compile(r"^\S+ \S+ (\d+) \w+ hudi_metastore\.calls call=(\S+) ms=([\d.]+) status=(\S+)\s*$")
+CALL_LINE = re.compile(r"^\S+ \S+ (\d+) \w+ hudi_metastore\.calls call=(\S+) ms=([\d.]+) status=(\S+)"
+                       r"(?: client=\S+)?(?: user=\S+)?(?: object=\S+)?\s*$")
 TIMEOUT = 30.0  # generous bound for anything that should happen "soon"
 
 

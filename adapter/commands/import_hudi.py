@@ -19,7 +19,7 @@ from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient
-from adapter.commands.table_cli import DEFAULT_METASTORE, split_table
+from adapter.commands.table_cli import split_table
 from adapter.hudi_thrift import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
@@ -34,7 +34,7 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
 from hudi_format.listing import list_table, storage_view
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
-from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException
 from thrift_idl.hudi_metastore.ttypes import HudiFile, HudiTableType, ImportedInstant
 
 
@@ -60,15 +60,18 @@ class ImportReport:
     resized_files: int = 0              # live files whose size was taken from the listing (repair)
     partitions: int = -1                # partitions on storage (-1: not listed, nothing needed it)
     dry_run: bool = False
+    database_created: bool = False      # the database was new to the server (created, as hive-sync does)
 
     @property
     def changed(self) -> bool:
-        return (self.registered or self.config_updated or bool(self.instants_imported)
+        return (self.database_created or self.registered or self.config_updated or bool(self.instants_imported)
                 or self.bootstrap_files > 0 or self.removed_files > 0 or self.resized_files > 0)
 
     def lines(self) -> list[str]:
         verb = "would import" if self.dry_run else "imported"
         out = [f"{self.db}.{self.table} <- {self.base_path} (table version {self.table_version}, {self.table_type})"]
+        if self.database_created:
+            out.append(f"  {'would create' if self.dry_run else 'created'} the database {self.db}")
         if self.registered:
             out.append(f"  {'would register' if self.dry_run else 'registered'} the table")
         if self.config_updated:
@@ -274,8 +277,10 @@ def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list
 
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
-                      dry_run: bool = False) -> ImportReport:
+                      dry_run: bool = False, create_database: bool = True) -> ImportReport:
     """Import the Hudi table at base_path as db.table into the server at metastore (thrift://host:port).
+    A database the server does not have is created (as Hudi's hive-sync does) unless
+    `create_database` is False; it is dropped again when the import fails.
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
@@ -291,16 +296,34 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
             _check_partitions(tl, cfg, inst, _written_by(tl, inst, files[COMPLETED]))
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
     with HudiMetastoreClient(metastore, timeout_s=600) as client:  # a large import is one long call
-        return _import(client, tl, cfg, report)
+        _ensure_database(client, report, create_database)
+        try:
+            return _import(client, tl, cfg, report)
+        except BaseException:
+            if report.database_created and not dry_run:  # undone with the import (its files stay)
+                try:
+                    client.drop_database(report.db, False, False)
+                except Exception:  # the original error matters
+                    pass
+            raise
+
+
+def _ensure_database(client: HudiMetastoreClient, report: ImportReport, create: bool) -> None:
+    try:
+        client.get_database(report.db)
+        return
+    except NoSuchObjectException:
+        if not create:
+            raise HudiImportError(f"database {report.db} does not exist on the metastore "
+                                  "(--no-create-database was given)") from None
+    report.database_created = True
+    if not report.dry_run:
+        client.create_database(Database(name=report.db, parameters={}))
 
 
 def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConfig,
             report: ImportReport) -> ImportReport:
     db, table = report.db, report.table
-    try:
-        client.get_database(db)
-    except NoSuchObjectException:
-        raise HudiImportError(f"database {db} does not exist on the metastore; create it first") from None
     try:
         have = client.get_hudi_table(db, table)
     except NoSuchObjectException:
@@ -363,7 +386,8 @@ def _norm(path: str | None) -> str:
 def run(args) -> int:
     try:
         db, tbl = split_table(args.table)
-        report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run)
+        report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run,
+                                   create_database=not args.no_create_database)
     except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
@@ -376,12 +400,3 @@ def run(args) -> int:
         return 1
     print("\n".join(report.lines()))
     return 0
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("import-hudi", help="import an existing Hudi table from storage (RFC-15 bootstrap)")
-    p.add_argument("base_path", metavar="<base-path>")
-    p.add_argument("--table", required=True, metavar="DB.TABLE")
-    p.add_argument("--dry-run", action="store_true", help="show what would be imported, change nothing")
-    p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
-    p.set_defaults(fn=run)

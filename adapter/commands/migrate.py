@@ -1,6 +1,6 @@
 """`hudi-metastore migrate`: copy a running Hive Metastore into this server, then verify.
 
-    hudi-metastore migrate --from thrift://old-hms:9083 [--to thrift://127.0.0.1:9083]
+    hudi-metastore migrate --from thrift://old-hms:9083 [--metastore thrift://127.0.0.1:9083]
                            [--databases PATTERN] [--dry-run] [--parallel N]
 
 What is copied: databases, tables of every type (views included), partitions (listed with
@@ -38,26 +38,10 @@ def main(args) -> int:
     """CLI entry: 0 when source and target agree at the end, 1 when differences remain, 2 on error."""
     logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)  # we say it once, plainly
     try:
-        report = migrate(args.source, args.to, args.databases, args.dry_run, args.parallel, args.batch_size,
+        report = migrate(args.source, args.metastore, args.databases, args.dry_run, args.parallel, args.batch_size,
                          progress=not args.quiet)
     except (MigrationError, ValueError) as exc:  # ValueError: a malformed URI
         print(f"migrate: {exc}", file=sys.stderr)
         return 2
     print(report.format())
     return 1 if report.differences or report.errors else 0
-
-
-def add_parser(sub) -> None:
-    p = sub.add_parser("migrate", help="copy a running Hive Metastore into this server and verify it")
-    p.add_argument("--from", dest="source", required=True, metavar="thrift://host:port",
-                   help="the Hive Metastore to copy (only read)")
-    p.add_argument("--to", default=DEFAULT_TARGET, metavar="thrift://host:port",
-                   help="this server (default: %(default)s)")
-    p.add_argument("--databases", default="*", metavar="PATTERN",
-                   help="Hive pattern of the databases to copy ('*' any text, '|' alternatives; default all)")
-    p.add_argument("--dry-run", action="store_true", help="write nothing; report what would be copied")
-    p.add_argument("--parallel", type=int, default=4, metavar="N",
-                   help="threads (each with its own connections) copying partition batches (default 4)")
-    p.add_argument("--batch-size", type=int, default=500, help="partitions per get_partitions_by_names call")
-    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
-    p.set_defaults(fn=main)

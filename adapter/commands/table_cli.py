@@ -9,9 +9,10 @@ from collections.abc import Callable
 from thrift.Thrift import TException
 
 from adapter.client import HudiMetastoreClient
+from adapter.commands.parsers import DEFAULT_METASTORE
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
-DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+__all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table"]
 
 
 class BadArgument(ValueError):
@@ -29,13 +30,19 @@ def connect(metastore: str) -> HudiMetastoreClient:
     return HudiMetastoreClient(metastore)
 
 
-def add_table_command(sub, name: str, fn: Callable, text: str):
-    """A subcommand taking DB.TABLE and --metastore; returns its parser for further options."""
-    p = sub.add_parser(name, help=text)
-    p.add_argument("table", metavar="DB.TABLE")
-    p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
-    p.set_defaults(fn=fn)
-    return p
+
+def require_hudi_table(client: HudiMetastoreClient, db: str, tbl: str) -> None:
+    """BadArgument when db.table is a table of the metastore but not a Hudi one (the server's own
+    answer, NoSuchObjectException, says so only for a table that does not exist at all)."""
+    try:
+        client.get_hudi_table(db, tbl)
+    except NoSuchObjectException as missing:
+        try:
+            t = client.get_table(db, tbl)
+        except NoSuchObjectException:
+            raise missing from None
+        raise BadArgument(f"{t.dbName}.{t.tableName} is not a Hudi table ({t.tableType or 'a table'} without a "
+                          "Hudi timeline on the metastore; `import-hudi` adopts one from storage)") from None
 
 
 def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:

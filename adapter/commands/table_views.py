@@ -7,8 +7,7 @@ import json
 import sys
 import time
 
-from adapter.client import state_name
-from adapter.commands.table_cli import BadArgument, add_table_command, connect, reporting_errors, split_table
+from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
 
 
 def _took(args, seconds: float) -> None:
@@ -19,9 +18,12 @@ def run_stats(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
         with connect(args.metastore) as c:
+            require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             st = c.get_hudi_table_stats(db, tbl)
             elapsed = time.perf_counter()
+        from adapter.client import state_name
+
         last = st.lastInstant
         doc = {"table": f"{db.lower()}.{tbl.lower()}", "partitions": st.partitionCount, "files": st.fileCount,
                "total_size_bytes": st.totalSizeBytes,
@@ -52,12 +54,14 @@ def run_list_partitions(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
         with connect(args.metastore) as c:
+            require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             parts = c.get_hudi_partitions(db, tbl)
             took = time.perf_counter() - started
         if args.json:
             print(json.dumps(list(parts)))
         else:
+            print("PARTITION")
             for p in parts:
                 print(p if p else "(unpartitioned)")
             print(f"{len(parts)} partition(s)")
@@ -78,6 +82,7 @@ def run_list_files(args) -> int:
         if args.partition is not None and args.partition.strip("/") != args.partition:
             raise BadArgument(f"partition path {args.partition!r} must not start or end with '/'")
         with connect(args.metastore) as c:
+            require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             if args.partition is not None and args.partition not in c.get_hudi_partitions(db, tbl):
                 raise BadArgument(f"{db}.{tbl} has no partition {args.partition!r}")
@@ -87,6 +92,7 @@ def run_list_files(args) -> int:
         if args.json:
             print(json.dumps(docs, indent=2))
         else:
+            print("PARTITION\tFILE_ID\tBASE_INSTANT\tBASE_FILE\tLOG_FILES")
             for d in docs:
                 print(f"{d['partition'] or '(table)'}\t{d['file_id']}\t{d['base_instant']}\t{d['base_file'] or '-'}"
                       f"\t{','.join(d['log_files']) or '-'}")
@@ -95,13 +101,3 @@ def run_list_files(args) -> int:
         return 0
 
     return reporting_errors("list-files", args.metastore, go)
-
-
-def add_parser(sub) -> None:
-    for name, fn, text in (("stats", run_stats, "partition count, file count, total size, last instant, mirror lag"),
-                           ("list-partitions", run_list_partitions, "partition paths of a Hudi table"),
-                           ("list-files", run_list_files, "latest file slices of a Hudi table")):
-        p = add_table_command(sub, name, fn, text)
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        if name == "list-files":
-            p.add_argument("--partition", metavar="P", help="only this partition path")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
-from adapter.commands.table_cli import add_table_command, connect, reporting_errors, split_table
+from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
 from hudi_format.instant import COMPLETED, STATE_NAMES
 from hudi_format.listing import StorageView, list_table, storage_view
 from hudi_format.storage_timeline import StorageTimeline
@@ -126,6 +126,7 @@ def run_validate(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
         with connect(args.metastore) as c:
+            require_hudi_table(c, db, tbl)
             tl, diffs = compare(c, db, tbl)
         for d in diffs:
             print(d)
@@ -142,6 +143,7 @@ def run_repair(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
         with connect(args.metastore) as c:
+            require_hudi_table(c, db, tbl)
             tl, diffs = compare(c, db, tbl)
             if not diffs:
                 print(f"{db}.{tbl}: the metastore agrees with {tl.base_path}; nothing to repair")
@@ -167,10 +169,3 @@ def run_repair(args) -> int:
         return 0
 
     return reporting_errors("repair", args.metastore, go)
-
-
-def add_parser(sub) -> None:
-    add_table_command(sub, "validate", run_validate,
-                      "compare a Hudi table on the metastore with storage (exit 0: they agree)")
-    r = add_table_command(sub, "repair", run_repair, "reconcile a Hudi table on the metastore with storage")
-    r.add_argument("--yes", action="store_true", help="do not ask for confirmation")

@@ -6,6 +6,7 @@ import getpass
 import threading
 import time
 
+from adapter.readiness import Readiness
 from store.hms.metastore_info import MetastoreInfo
 from thrift_idl.fb303.ttypes import fb_status
 from thrift_idl.hive_metastore.ttypes import (
@@ -42,6 +43,11 @@ def _process_user() -> str:
 _PROCESS_USER = _process_user()
 
 
+def ugi_user() -> str | None:
+    """The user this connection's set_ugi named (None: it did not call set_ugi)."""
+    return getattr(_session, "user", None)
+
+
 def session_user() -> str:
     """Who this connection's calls run as: the user set_ugi named, else (as Hive without
     authentication) the user the server runs as."""
@@ -49,8 +55,9 @@ def session_user() -> str:
 
 
 class ServiceHandler:
-    def __init__(self, info: MetastoreInfo, warehouse_uri: str):
+    def __init__(self, info: MetastoreInfo, warehouse_uri: str, readiness: Readiness | None = None):
         self.info = info
+        self.readiness = readiness
         self.started = int(time.time())
         self.conf = dict(DEFAULT_CONF, **{"hive.metastore.warehouse.dir": warehouse_uri})
 
@@ -62,10 +69,16 @@ class ServiceHandler:
         return VERSION
 
     def getStatus(self):
-        return fb_status.ALIVE
+        """ALIVE when the database answers with the schema this version needs, else WARNING."""
+        if self.readiness is None or self.readiness.status().ready:
+            return fb_status.ALIVE
+        return fb_status.WARNING
 
     def getStatusDetails(self):
-        return "ALIVE"
+        if self.readiness is None:
+            return "ALIVE"
+        status = self.readiness.status()
+        return f"{'ALIVE' if status.ready else 'WARNING'}: {status.detail}"
 
     def getCounters(self):
         return {}

@@ -18,6 +18,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
 
+from adapter.call_log import log_call
 from adapter.router import HandlerRouter, take_error
 from adapter.server.logtext import field, one_line
 from adapter.server.transport import Busy, OversizedFrame
@@ -178,7 +179,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
             raise RequestRejected(text) from exc
         finally:
             elapsed = time.perf_counter() - start
-            call_log.info("call=%s ms=%.2f status=%s", field(name), elapsed * 1000, status)
+            log_call(call_log, name, elapsed, status, iprot)
             metrics.record_call(name, elapsed, status)
 
     @staticmethod
@@ -223,14 +224,14 @@ class MetastoreProcessor(HudiMetastore.Processor):
                 self._reject(oprot, header, kind, text)
                 raise RequestRejected(text) from exc
         write_error(oprot, header, TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{header.shown}'")
-        call_log.info("call=%s ms=0.00 status=unknown-method", field(header.raw_name))
+        log_call(call_log, header.raw_name, 0.0, "unknown-method", iprot)
         metrics.record_call("unknown", 0.0, "unknown-method")  # not the name: any text could come
 
     def _refuse_frame(self, oprot, exc: OversizedFrame) -> NoReturn:
         """The frame was refused before reading it; answer with what its header told us."""
         if not exc.name:  # not a framed binary-protocol call at all (e.g. an unframed client)
             raise TProtocolException(TProtocolException.INVALID_DATA, str(exc)) from exc
-        call_log.info("call=%s ms=0.00 status=too-large", field(exc.name))
+        log_call(call_log, exc.name, 0.0, "too-large", oprot)
         metrics.record_call(exc.name if exc.name in self._processMap else "unknown", 0.0, "too-large")
         header = Header(exc.name.encode("utf-8", "surrogateescape"), exc.name, TMessageType.CALL, exc.seqid)
         self._reject(oprot, header, TApplicationException.PROTOCOL_ERROR, str(exc))

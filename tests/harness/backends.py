@@ -102,7 +102,8 @@ def backend_urls() -> dict[str, BackendURL]:
             out[name] = BackendURL(
                 name, "unavailable",
                 reason=f"{var} is not set and {why}; set {var} (e.g. "
-                       f"{'postgresql+psycopg://postgres@127.0.0.1:5432/postgres' if name == 'postgresql' else 'mysql+pymysql://root@127.0.0.1:3306/mysql'})",
+                       f"{'postgresql+psycopg://postgres@127.0.0.1:5432/test' if name == 'postgresql' else 'mysql+pymysql://root@127.0.0.1:3306/test'}"
+                       ", as README.md and .ci/services.sh: an existing database, used to create a fresh one)",
             )
     return out
 

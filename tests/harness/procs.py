@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 # generic process helpers are the benchmark's (bench/ runs without the tests, not the reverse)
-from bench.procs import free_port, port_open
+from bench.procs import free_port, free_ports, port_open  # noqa: F401  (re-exported by tests.harness)
 from bench.procs import log_tail as _log_tail
 from bench.procs import stop_pid as _stop_pid
 

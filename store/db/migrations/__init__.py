@@ -32,3 +32,13 @@ def head_revision() -> str | None:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     command.upgrade(alembic_config(engine), revision)
+
+
+def known_revision(revision: str) -> bool:
+    """Whether this version's migrations know `revision` (else a newer version wrote the schema)."""
+    from alembic.util.exc import CommandError
+
+    try:
+        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+    except CommandError:
+        return False

@@ -1,0 +1,124 @@
+"""The call log's line: one per Thrift call, with its latency and outcome, who called (client
+address, the user set_ugi named) and the object it named (db or db.table), as text
+(`call=get_table ms=0.61 status=ok client=10.0.0.5:53122 user=etl object=sales.orders`) and, for
+JSON logs (adapter/log_format.py), as fields. Values from clients are quoted when they hold spaces,
+quotes, '=' or control characters, so one call stays one parseable line."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import threading
+from functools import lru_cache
+from typing import Any
+
+_DB_PARAMS = ("db_name", "dbName", "dbname", "db")
+_TABLE_PARAMS = ("tbl_name", "tableName", "table_name", "tblName")
+_STRUCT_DB = ("dbName", "db_name", "dbname")
+_STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name")
+_NAME_MAX = 200
+
+_call = threading.local()  # one thread per connection: the arguments of this thread's current call
+
+
+def record_arguments(method: str, args: tuple) -> None:
+    """Called by the router as it dispatches a call (adapter/router.py)."""
+    _call.args = (method, args)
+
+
+def _take_arguments(method: str) -> tuple | None:
+    got = getattr(_call, "args", None)
+    _call.args = None
+    return got[1] if got is not None and got[0] == method else None
+
+
+@lru_cache(maxsize=1024)
+def _parameters(method: str) -> tuple[str, ...]:
+    from thrift_idl.hudi_metastore import HudiMetastore
+
+    fn = getattr(HudiMetastore.Iface, method, None)
+    if fn is None:
+        return ()
+    return tuple(list(inspect.signature(fn).parameters)[1:])
+
+
+def _from_struct(value: Any) -> tuple[str | None, str | None]:
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if value is None or isinstance(value, (str, bytes, int, float, dict)):
+        return None, None
+    db = next((getattr(value, a) for a in _STRUCT_DB if isinstance(getattr(value, a, None), str)), None)
+    table = next((getattr(value, a) for a in _STRUCT_TABLE if isinstance(getattr(value, a, None), str)), None)
+    if db is None and type(value).__name__ == "Database":
+        db = getattr(value, "name", None)
+    return db, table
+
+
+def object_of(method: str, args: tuple | None) -> str | None:
+    """'db.table', 'db' or None: what the call names, from its parameters or its request struct."""
+    if not args:
+        return None
+    db = table = None
+    for param, value in zip(_parameters(method), args):
+        if isinstance(value, str):
+            if param in _DB_PARAMS or (param == "name" and "database" in method):
+                db = db or value
+            elif param in _TABLE_PARAMS:
+                table = table or value
+        elif db is None:
+            db, table = _from_struct(value)
+    if db is None:
+        return None
+    return (f"{db}.{table}" if table else db)[:_NAME_MAX]
+
+
+def client_of(iprot) -> str | None:
+    """host:port of the connection's peer (looked up once per connection)."""
+    trans = getattr(iprot, "trans", None)
+    inner = (getattr(trans, "_TBufferedTransport__trans", None) or getattr(trans, "_TFramedTransport__trans", None)
+             or trans)
+    peer = getattr(inner, "hms_peer", None)
+    if peer is None:
+        handle = getattr(inner, "handle", None)
+        try:
+            addr = handle.getpeername() if handle is not None else None
+        except OSError:
+            addr = None
+        if not addr:
+            return None
+        host = addr[0]
+        peer = f"[{host}]:{addr[1]}" if ":" in host else f"{host}:{addr[1]}"
+        try:
+            inner.hms_peer = peer  # type: ignore[union-attr]
+        except AttributeError:
+            pass
+    return peer
+
+
+def _text(value: Any) -> str:
+    s = str(value)
+    if not s or any(c in s for c in ' "=\\') or not s.isprintable():
+        return json.dumps(s, ensure_ascii=True)
+    return s
+
+
+def log_call(logger: logging.Logger, method: str | bytes, seconds: float, status: str, iprot=None) -> None:
+    """The call's line (INFO), with its fields for JSON logs. `method` as the client sent it (bytes
+    when it is no UTF-8); written through adapter/server/logtext.field, so it cannot forge a line."""
+    from adapter.server.logtext import field
+
+    name = method if isinstance(method, str) else None
+    if not logger.isEnabledFor(logging.INFO):
+        _take_arguments(name or "")
+        return
+    from adapter.handlers.service import ugi_user
+
+    shown = field(method)
+    fields: dict[str, Any] = {"call": name if name is not None else shown, "ms": round(seconds * 1000, 2),
+                              "status": status, "client": client_of(iprot) if iprot is not None else None,
+                              "user": ugi_user(),
+                              "object": object_of(name, _take_arguments(name)) if name is not None else None}
+    text = " ".join(f"{k}={shown}" if k == "call" else f"{k}={v:.2f}" if k == "ms" else f"{k}={_text(v)}"
+                    for k, v in fields.items() if v is not None)
+    logger.info("%s", text, extra={"fields": {k: v for k, v in fields.items() if v is not None}})

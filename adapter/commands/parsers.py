@@ -1,0 +1,97 @@
+"""The arguments of the commands that talk to a server (import-hudi, validate, repair, stats,
+list-partitions, list-files, migrate, create-database). Defining them imports nothing heavy: a
+command's module (and with it the Thrift bindings) is imported only when that command runs."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+
+DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+METASTORE_HELP = "thrift://host:port of the server (default: %(default)s)"
+
+
+def lazy(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """`module.function(args)`, importing the module when the command runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module(module), function)(args)
+
+    run.__name__ = function
+    return run
+
+
+def add_metastore_option(p: argparse.ArgumentParser, *aliases: str) -> None:
+    """`--metastore` (every command that talks to a server spells it so; `aliases`: old spellings)."""
+    p.add_argument("--metastore", *aliases, dest="metastore", default=DEFAULT_METASTORE,
+                   metavar="thrift://host:port", help=METASTORE_HELP)
+
+
+def add_table_command(sub, name: str, fn: Callable, text: str) -> argparse.ArgumentParser:
+    """A subcommand taking DB.TABLE and --metastore; returns its parser for further options."""
+    p = sub.add_parser(name, help=text, description=text)
+    p.add_argument("table", metavar="DB.TABLE")
+    add_metastore_option(p)
+    p.set_defaults(fn=fn)
+    return p
+
+
+def _views(sub) -> None:
+    for name, fn, text in (
+            ("stats", "run_stats", "partition count, file count, total size, last instant, mirror lag"),
+            ("list-partitions", "run_list_partitions", "partition paths of a Hudi table"),
+            ("list-files", "run_list_files", "latest file slices of a Hudi table")):
+        p = add_table_command(sub, name, lazy("adapter.commands.table_views", fn), text)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        if name == "list-files":
+            p.add_argument("--partition", metavar="P", help="only this partition path")
+
+
+def _validate_repair(sub) -> None:
+    add_table_command(sub, "validate", lazy("adapter.commands.validate_repair", "run_validate"),
+                      "compare a Hudi table on the metastore with storage (exit 0: they agree)")
+    r = add_table_command(sub, "repair", lazy("adapter.commands.validate_repair", "run_repair"),
+                          "reconcile a Hudi table on the metastore with storage")
+    r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+def _import_hudi(sub) -> None:
+    p = sub.add_parser("import-hudi", help="import an existing Hudi table from storage (RFC-15 bootstrap)")
+    p.add_argument("base_path", metavar="<base-path>")
+    p.add_argument("--table", required=True, metavar="DB.TABLE")
+    p.add_argument("--dry-run", action="store_true", help="show what would be imported, change nothing")
+    p.add_argument("--no-create-database", action="store_true",
+                   help="refuse a database the metastore does not have (default: create it, as hive-sync does)")
+    add_metastore_option(p)
+    p.set_defaults(fn=lazy("adapter.commands.import_hudi", "run"))
+
+
+def _migrate(sub) -> None:
+    p = sub.add_parser("migrate", help="copy a running Hive Metastore into this server and verify it")
+    p.add_argument("--from", dest="source", required=True, metavar="thrift://host:port",
+                   help="the Hive Metastore to copy (only read)")
+    add_metastore_option(p, "--to")
+    p.add_argument("--databases", default="*", metavar="PATTERN",
+                   help="Hive pattern of the databases to copy ('*' any text, '|' alternatives; default all)")
+    p.add_argument("--dry-run", action="store_true", help="write nothing; report what would be copied")
+    p.add_argument("--parallel", type=int, default=4, metavar="N",
+                   help="threads (each with its own connections) copying partition batches (default 4)")
+    p.add_argument("--batch-size", type=int, default=500, help="partitions per get_partitions_by_names call")
+    p.add_argument("--quiet", action="store_true", help="no progress output on stderr")
+    p.set_defaults(fn=lazy("adapter.commands.migrate", "main"))
+
+
+def _create_database(sub) -> None:
+    p = sub.add_parser("create-database", help="create a database on the metastore")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--location", metavar="URI", help="its directory (default: under the server's warehouse)")
+    p.add_argument("--description", metavar="TEXT")
+    p.add_argument("--if-not-exists", action="store_true", help="no error when it exists already")
+    add_metastore_option(p)
+    p.set_defaults(fn=lazy("adapter.commands.create_database", "run"))
+
+
+def add_parsers(sub) -> None:
+    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views):
+        add(sub)

@@ -1,0 +1,36 @@
+"""Log lines: text (default) or one JSON object a line (`--log-format json`). A record may carry
+structured fields (`extra={"fields": {...}}`, e.g. the call log's client, user, method, object):
+JSON lines hold them as keys, text lines already say them in the message."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+
+TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+               + f".{int(record.msecs):03d}Z",
+               "level": record.levelname, "logger": record.name, "pid": record.process,
+               "message": record.getMessage()}
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            doc.update(fields)
+        if record.exc_info:
+            doc["exception"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False, default=str)
+
+
+def configure(level: str, fmt: str = "text") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(handler)
+    root.setLevel(level.upper())

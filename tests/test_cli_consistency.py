@@ -1,0 +1,154 @@
+"""The CLI's uniform surface, against a real server on SQLite: --version; --metastore on every
+command that talks to a server (old spellings kept); create-database; import-hudi creating the
+database as hive-sync does (or refusing with --no-create-database); migrate --dry-run without errors
+for databases it would create; stats on a non-Hudi table; headers on table outputs; table commands
+importing neither the store nor the database drivers (their start cost: bench/cli_start.py)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from adapter.cli import build_parser
+from adapter.client import HudiMetastoreClient
+from tests.cli_helpers import assert_one_line_error, run_cli
+from tests.harness import free_port, start_our_server, stop_process
+from tests.harness.hudi_tables import table_copy
+from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+
+SERVER_COMMANDS = ["migrate", "import-hudi", "create-database", "validate", "repair", "stats",
+                   "list-partitions", "list-files"]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli-consistency")
+    port, proc = start_our_server(f"sqlite:///{tmp / 'm.db'}", tmp)
+    yield f"thrift://127.0.0.1:{port}"
+    stop_process(proc)
+
+
+def name() -> str:
+    return f"c_{uuid.uuid4().hex[:8]}"
+
+
+def test_version():
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.startswith("hudi-metastore 0.") and "Hive Metastore API" in r.stdout
+
+
+def test_every_server_command_takes_metastore():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for cmd in SERVER_COMMANDS:
+        opts = {s for a in sub.choices[cmd]._actions for s in a.option_strings}
+        assert "--metastore" in opts, cmd
+    ns = parser.parse_args(["migrate", "--from", "thrift://a:1", "--to", "thrift://b:2"])  # the old spelling
+    assert ns.metastore == "thrift://b:2"
+    assert parser.parse_args(["migrate", "--from", "thrift://a:1", "--metastore", "thrift://c:3"]).metastore \
+        == "thrift://c:3"
+
+
+def test_create_database(server, tmp_path):
+    db = name()
+    r = run_cli("create-database", db, "--description", "made by the CLI", "--metastore", server)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"created database {db} at file:")
+    with HudiMetastoreClient(server) as c:
+        assert c.get_database(db).description == "made by the CLI"
+    assert_one_line_error(run_cli("create-database", db, "--metastore", server), "already exists")
+    r = run_cli("create-database", db, "--if-not-exists", "--metastore", server)
+    assert r.returncode == 0 and "exists already" in r.stdout
+    other = name()
+    r = run_cli("create-database", other, "--location", str(tmp_path / "elsewhere"), "--metastore", server)
+    assert r.returncode == 0, r.stderr
+    assert str(tmp_path / "elsewhere") in r.stdout and (tmp_path / "elsewhere").is_dir()
+    assert_one_line_error(run_cli("create-database", "a.b", "--metastore", server), "expected a database name")
+
+
+def test_import_hudi_creates_the_database(server, tmp_path):
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    db = name()
+    r = run_cli("import-hudi", base, "--table", f"{db}.t", "--no-create-database", "--metastore", server)
+    assert_one_line_error(r, f"database {db} does not exist", "--no-create-database")
+    r = run_cli("import-hudi", base, "--table", f"{db}.t", "--dry-run", "--metastore", server)
+    assert r.returncode == 0, r.stderr
+    assert f"would create the database {db}" in r.stdout
+    with HudiMetastoreClient(server) as c:
+        assert db not in c.get_all_databases()
+    r = run_cli("import-hudi", base, "--table", f"{db}.t", "--metastore", server)
+    assert r.returncode == 0, r.stderr
+    assert f"created the database {db}" in r.stdout
+    with HudiMetastoreClient(server) as c:
+        assert c.get_hudi_table(db, "t").basePath.rstrip("/").endswith(base.rstrip("/").rsplit("/", 1)[1])
+    r = run_cli("stats", f"{db}.t", "--metastore", server)
+    assert r.returncode == 0, r.stderr
+
+
+def test_failed_import_leaves_no_database(server, tmp_path):
+    db = name()
+    (tmp_path / "not-hudi").mkdir()
+    r = run_cli("import-hudi", str(tmp_path / "not-hudi"), "--table", f"{db}.t", "--metastore", server)
+    assert r.returncode == 2
+    with HudiMetastoreClient(server) as c:
+        assert db not in c.get_all_databases()
+
+
+def test_headers_and_non_hudi_tables(server, tmp_path):
+    db = name()
+    assert run_cli("create-database", db, "--metastore", server).returncode == 0
+    with HudiMetastoreClient(server) as c:
+        c.create_table(Table(tableName="plain", dbName=db, tableType="EXTERNAL_TABLE", parameters={},
+                             partitionKeys=[], sd=StorageDescriptor(
+                                 cols=[FieldSchema("a", "int", "")], location=str(tmp_path / "plain"),
+                                 inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+                                 outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                                 serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy."
+                                                                      "LazySimpleSerDe", parameters={}))))
+    for cmd in ("stats", "list-partitions", "list-files", "validate"):
+        assert_one_line_error(run_cli(cmd, f"{db}.plain", "--metastore", server),
+                              f"{db}.plain is not a Hudi table")
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    assert run_cli("import-hudi", base, "--table", f"{db}.h", "--metastore", server).returncode == 0
+    r = run_cli("list-files", f"{db}.h", "--metastore", server)
+    assert r.stdout.splitlines()[0] == "PARTITION\tFILE_ID\tBASE_INSTANT\tBASE_FILE\tLOG_FILES", r.stdout
+    r = run_cli("list-partitions", f"{db}.h", "--metastore", server)
+    assert r.stdout.splitlines()[0] == "PARTITION", r.stdout
+
+
+def test_migrate_dry_run_reports_no_errors_for_databases_it_would_create(server, tmp_path):
+    """Our own server as the source: a plain table and a Hudi table in a database the target lacks."""
+    db = name()
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    assert run_cli("import-hudi", base, "--table", f"{db}.h", "--metastore", server).returncode == 0
+    port, proc = start_our_server(f"sqlite:///{tmp_path / 'target.db'}", tmp_path / "target")
+    try:
+        target = f"thrift://127.0.0.1:{port}"
+        r = run_cli("--log-level", "WARNING", "migrate", "--from", server, "--metastore", target,
+                    "--databases", db, "--dry-run", "--quiet")
+        assert "error:" not in r.stdout, r.stdout
+        assert "databases created 1" in r.stdout and "tables created 1" in r.stdout, r.stdout
+        assert f"hudi: {db}.h from" in r.stdout, r.stdout
+        with HudiMetastoreClient(target) as c:
+            assert db not in c.get_all_databases()
+    finally:
+        stop_process(proc)
+
+
+FORBIDDEN = ("store", "sqlalchemy", "alembic", "psycopg", "pymysql", "fsspec", "pyspark", "pyarrow", "pandas")
+
+
+@pytest.mark.parametrize("args", [("stats", "default.nope"), ("list-files", "default.nope"),
+                                  ("create-database", "default", "--if-not-exists")])
+def test_table_commands_import_no_store(server, args):
+    r = run_cli("-X", "importtime", *args, "--metastore", server, python_flags=True)
+    top = {line.split("|")[-1].strip().split(".")[0] for line in r.stderr.splitlines()
+           if line.startswith("import time:")}
+    assert "adapter" in top and not top & set(FORBIDDEN), sorted(top & set(FORBIDDEN))
+
+
+def test_unreachable_metastore_is_one_line():
+    port = free_port()
+    assert_one_line_error(run_cli("stats", "a.b", "--metastore", f"thrift://127.0.0.1:{port}"),
+                          f"thrift://127.0.0.1:{port}")
