@@ -1,5 +1,5 @@
 """`hudi-metastore` command line: serve, db upgrade, sync-storage, migrate, import-hudi, validate,
-repair, stats, list-partitions, list-files.
+repair, stats, list-partitions, list-files, lookup-keys.
 
 Only serve, db upgrade and sync-storage open the store (imported when they run); the other commands
 talk to a server through the client (adapter/commands/)."""
@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 
-from adapter.commands import import_hudi, migrate, table_views, validate_repair
+from adapter.commands import import_hudi, lookup_keys, migrate, table_views, validate_repair
 
 DB_URL_HELP = "SQLAlchemy URL of the store (default: sqlite:///./metastore.db)"
 
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
 
-    for command in (migrate, import_hudi, validate_repair, table_views):  # import-hudi, validate, repair, stats, list-*
+    for command in (migrate, import_hudi, validate_repair, table_views, lookup_keys):  # import-hudi, validate, repair, stats, list-*
         command.add_parser(sub)
 
     db = sub.add_parser("db", help="manage the store's database schema")

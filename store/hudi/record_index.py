@@ -162,7 +162,7 @@ class RecordIndex:
         by_partition: dict[str, list[str]] = {}
         for p, f in wanted:
             by_partition.setdefault(p, []).append(f)
-        ids = []
+        ids: list[int] = []
         for p, fids in by_partition.items():
             for start in range(0, len(fids), 500):
                 ids += conn.execute(select(fg.c.fg_id).where(
