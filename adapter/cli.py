@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
 
-    for command in (migrate, import_hudi, validate_repair, table_views, lookup_keys):  # import-hudi, validate, repair, stats, list-*
+    # import-hudi, validate, repair, stats, list-*, lookup-keys
+    for command in (migrate, import_hudi, validate_repair, table_views, lookup_keys):
         command.add_parser(sub)
 
     db = sub.add_parser("db", help="manage the store's database schema")

@@ -159,8 +159,8 @@ def test_tables_without_the_index(our_server, tmp_path):
             t.where(["a"])
         assert t.count() is None
         # adoption: load the keys, then the index is on
-        assert t.c.load_record_index(t.db, "t", [file_group_keys("p=a", "fa", inserted=["a"], instant="20240101000000000")],
-                                     reset=True, enable=True) == 1
+        keys = [file_group_keys("p=a", "fa", inserted=["a"], instant="20240101000000000")]
+        assert t.c.load_record_index(t.db, "t", keys, reset=True, enable=True) == 1
         assert t.where(["a", "b"]) == [("p=a", "fa", "20240101000000000"), None]
         assert t.c.get_hudi_table(t.db, "t").properties["hoodie.index.type"] == "RECORD_INDEX"
     finally:
