@@ -19,6 +19,7 @@ from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient
+from adapter.commands.record_index_build import build_index, has_index, storage_keys
 from adapter.commands.table_cli import DEFAULT_METASTORE, split_table
 from adapter.hudi_thrift import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
@@ -60,6 +61,8 @@ class ImportReport:
     resized_files: int = 0              # live files whose size was taken from the listing (repair)
     partitions: int = -1                # partitions on storage (-1: not listed, nothing needed it)
     dry_run: bool = False
+    index_keys: int | None = None       # keys in the record index built from storage
+    index_note: str | None = None       # why no record index was built
 
     @property
     def changed(self) -> bool:
@@ -85,6 +88,10 @@ class ImportReport:
             out.append(f"  {mark} {self.removed_files} file(s) missing on storage deleted")
         if self.partitions >= 0:
             out.append(f"  listed storage: {self.partitions} partition(s)")
+        if self.index_keys is not None:
+            out.append(f"  built the record index: {self.index_keys} key(s) (hoodie.index.type=RECORD_INDEX)")
+        if self.index_note:
+            out.append(f"  no record index: {self.index_note}")
         if not self.changed:
             out.append("  nothing to do: the server is up to date")
         return out
@@ -274,8 +281,12 @@ def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list
 
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
-                      dry_run: bool = False) -> ImportReport:
+                      dry_run: bool = False, record_index: bool = True) -> ImportReport:
     """Import the Hudi table at base_path as db.table into the server at metastore (thrift://host:port).
+
+    `record_index`: a table the import registers gets a record-level index built from storage's
+    latest file slices (adapter/commands/record_index_build.py); a table keeping one has it rebuilt
+    when the import changed its file slices.
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
@@ -291,7 +302,23 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
             _check_partitions(tl, cfg, inst, _written_by(tl, inst, files[COMPLETED]))
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
     with HudiMetastoreClient(metastore, timeout_s=600) as client:  # a large import is one long call
-        return _import(client, tl, cfg, report)
+        report = _import(client, tl, cfg, report)
+        if record_index and not dry_run:
+            _index_after_import(client, report)
+        return report
+
+
+def _index_after_import(client: HudiMetastoreClient, report: ImportReport) -> None:
+    keeps = has_index(client.get_hudi_table(report.db, report.table))
+    if not (report.registered or (keeps and report.changed)):
+        return
+    found = storage_keys(client, report.db, report.table)
+    try:
+        report.index_keys = build_index(client, report.db, report.table, found)
+    except ValueError as exc:
+        report.index_note = str(exc).split(": ", 1)[-1]
+        if keeps:  # its index no longer matches storage and cannot be rebuilt
+            raise HudiImportError(f"{report.db}.{report.table} keeps a record index: {exc}") from None
 
 
 def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConfig,
@@ -363,7 +390,8 @@ def _norm(path: str | None) -> str:
 def run(args) -> int:
     try:
         db, tbl = split_table(args.table)
-        report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run)
+        report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run,
+                                   record_index=not args.no_record_index)
     except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
@@ -383,5 +411,7 @@ def add_parser(sub) -> None:
     p.add_argument("base_path", metavar="<base-path>")
     p.add_argument("--table", required=True, metavar="DB.TABLE")
     p.add_argument("--dry-run", action="store_true", help="show what would be imported, change nothing")
+    p.add_argument("--no-record-index", action="store_true",
+                   help="adopt the table without a record-level index (upserts then read base files for keys)")
     p.add_argument("--metastore", default=DEFAULT_METASTORE, help="thrift://host:port (default: %(default)s)")
     p.set_defaults(fn=run)
