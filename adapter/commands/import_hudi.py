@@ -38,6 +38,9 @@ from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 from thrift_idl.hudi_metastore.ttypes import HudiFile, HudiTableType, ImportedInstant
 
+# the metastore's own: whether it keeps the table's record index (storage knows nothing of it)
+INDEX_PROPERTIES = ("hoodie.index.type", "hoodie.record.index.update.partition.path")
+
 
 class HudiImportError(ValueError):
     """Bad input for an import (the message says what); nothing was changed."""
@@ -344,6 +347,8 @@ def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConf
     report.registered = True
     if report.dry_run:
         return sync_from_storage(client, tl, db, table, report)
+    # a copy mirrored by another metastore may name its index: this one builds its own, or none
+    cfg.properties = {k: v for k, v in cfg.properties.items() if k not in INDEX_PROPERTIES}
     client.register_hudi_table(cfg, None)
     try:
         return sync_from_storage(client, tl, db, table, report)
@@ -365,6 +370,8 @@ def _config_update(where: str, have, tl: StorageTimeline, cfg: HudiTableConfig) 
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
     if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
+        kept = {k: v for k, v in (have.properties or {}).items() if k in INDEX_PROPERTIES}
+        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index stays
         return cfg
     return None
 
@@ -374,7 +381,7 @@ def _properties(cfg) -> dict[str, str]:
     if not isinstance(cfg, HudiTableConfig):
         cfg = config_from_thrift(cfg)
     props = cfg.hoodie_properties()
-    for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum"):
+    for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum", *INDEX_PROPERTIES):
         props.pop(k, None)
     return props
 

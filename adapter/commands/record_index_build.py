@@ -2,8 +2,8 @@
 rebuilt (repair): the record keys of the table's latest file slices, read from storage.
 
 Keys come from the `_hoodie_record_key` and `_hoodie_commit_time` meta columns of the latest base
-files (pyarrow). Not read yet, so such tables keep no index (the reason is reported): log files of
-merge-on-read slices (their Avro data blocks would need a log reader) and tables written without
+files (pyarrow). Not read yet, so such tables keep no index (the reason is reported): merge-on-read
+tables (keys in log files: their Avro data blocks would need a log reader) and tables written without
 meta fields (`hoodie.populate.meta.fields=false`: keys would come from the key generator).
 """
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient, file_group_keys
 from hudi_format.storage import TableStorage
+from thrift_idl.hudi_metastore.ttypes import HudiTableType
 
 LOAD_BATCH = 500_000  # keys per load_record_index call
 LOOKUP_BATCH = 200_000
@@ -40,10 +41,10 @@ def storage_keys(client: HudiMetastoreClient, db: str, table: str) -> StorageKey
     if (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() == "false":
         out.unreadable = "the table has no meta fields (keys would come from its key generator: not done yet)"
         return out
-    slices = client.get_latest_file_slices(db, table)
-    if any(s.logFiles for s in slices):
-        out.unreadable = "merge-on-read log files hold keys and cannot be read yet"
+    if cfg.tableType == HudiTableType.MERGE_ON_READ:  # (even before its first log file is written)
+        out.unreadable = "merge-on-read: keys in log files cannot be read yet"
         return out
+    slices = client.get_latest_file_slices(db, table)
     storage = TableStorage(cfg.basePath)
     for s in slices:
         if s.baseFile is None:
