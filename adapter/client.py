@@ -424,10 +424,10 @@ class HudiMetastoreClient:
         return out
 
     def load_record_index(self, db: str, table: str, file_groups: list[FileGroupKeys], reset: bool = False,
-                          enable: bool = False) -> int:
+                          enable: bool | None = None) -> int:
         """Adoption/repair: add keys to the table's index (after clearing it with `reset`); `enable`
-        turns the index on. Returns the number of keys the index holds."""
-        return self.call("load_record_index", db, table, list(file_groups), bool(reset), bool(enable))
+        True turns the index on, False off, None leaves it. Returns the number of keys the index holds."""
+        return self.call("load_record_index", db, table, list(file_groups), bool(reset), enable)
 
     # --- Hudi extension: import from storage -------------------------------------------------------
 

@@ -247,10 +247,11 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   // Adoption and repair of the record index, in one transaction per call: reset clears the table's
-  // index first; the file groups' keys are added; enableIndex turns the table's index on
-  // (hoodie.index.type=RECORD_INDEX) once the last call's keys are in. Returns the keys it holds.
+  // index first; the file groups' keys are added; enableIndex true turns the table's index on
+  // (hoodie.index.type=RECORD_INDEX) once the last call's keys are in, false turns it off (storage
+  // holds keys it cannot represent); unset leaves it. Returns the keys it holds.
   i64 load_record_index(1: string dbName, 2: string tableName, 3: list<FileGroupKeys> fileGroups,
-                        4: bool reset, 5: bool enableIndex)
+                        4: bool reset, 5: optional bool enableIndex)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   // Mirror the table's timeline and snapshot to its storage (.hoodie/); returns versions mirrored.

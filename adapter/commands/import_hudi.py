@@ -19,7 +19,7 @@ from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient
-from adapter.commands.record_index_build import build_index, has_index, storage_keys
+from adapter.commands.record_index_build import build_or_turn_off, has_index
 from adapter.commands.table_cli import DEFAULT_METASTORE, split_table
 from adapter.hudi_thrift import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
@@ -313,15 +313,8 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
 
 def _index_after_import(client: HudiMetastoreClient, report: ImportReport) -> None:
     keeps = has_index(client.get_hudi_table(report.db, report.table))
-    if not (report.registered or (keeps and report.changed)):
-        return
-    found = storage_keys(client, report.db, report.table)
-    try:
-        report.index_keys = build_index(client, report.db, report.table, found)
-    except ValueError as exc:
-        report.index_note = str(exc).split(": ", 1)[-1]
-        if keeps:  # its index no longer matches storage and cannot be rebuilt
-            raise HudiImportError(f"{report.db}.{report.table} keeps a record index: {exc}") from None
+    if report.registered or (keeps and report.changed):
+        report.index_keys, report.index_note = build_or_turn_off(client, report.db, report.table, keeps)
 
 
 def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConfig,

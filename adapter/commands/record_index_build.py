@@ -83,8 +83,21 @@ def build_index(client: HudiMetastoreClient, db: str, table: str, found: Storage
             size += len(chunk)
     count = 0
     for i, batch in enumerate(batches):
-        count = client.load_record_index(db, table, batch, reset=i == 0, enable=i == len(batches) - 1)
+        count = client.load_record_index(db, table, batch, reset=i == 0, enable=True if i == len(batches) - 1 else None)
     return count
+
+
+def build_or_turn_off(client: HudiMetastoreClient, db: str, table: str, keeps: bool) -> tuple[int | None, str | None]:
+    """(keys, None) once the index is built from storage; else (None, why): a table that kept an
+    index has it turned off, as storage holds keys it cannot represent (upserts then read base files)."""
+    try:
+        return build_index(client, db, table), None
+    except ValueError as exc:
+        why = str(exc).split(": ", 1)[-1]
+        if keeps:
+            client.load_record_index(db, table, [], reset=True, enable=False)
+            why += "; the record index was turned off"
+        return None, why
 
 
 def index_differences(client: HudiMetastoreClient, db: str, table: str) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
-from adapter.commands.record_index_build import build_index, has_index, index_differences
+from adapter.commands.record_index_build import build_or_turn_off, has_index, index_differences
 from adapter.commands.table_cli import add_table_command, connect, reporting_errors, split_table
 from hudi_format.instant import COMPLETED, STATE_NAMES
 from hudi_format.listing import StorageView, list_table, storage_view
@@ -123,7 +123,7 @@ def repair(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline
                           HudiTableType._VALUES_TO_NAMES.get(cfg.tableType, ""))
     report = sync_from_storage(client, tl, db, table, report, reconcile=True)
     if has_index(cfg):
-        report.index_keys = build_index(client, db, table)
+        report.index_keys, report.index_note = build_or_turn_off(client, db, table, keeps=True)
     return report
 
 

@@ -173,7 +173,7 @@ class HudiHandler:
 
     def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
         return self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
-                                                bool(enableIndex))
+                                                None if enableIndex is None else bool(enableIndex))
 
     def get_hudi_table_stats(self, dbName, tableName):
         st = table_stats(self._timeline, dbName, tableName)

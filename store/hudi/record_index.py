@@ -195,15 +195,18 @@ class RecordIndex:
 
     # --- adoption and repair ---------------------------------------------------------------------
 
-    def load(self, db: str, tbl: str, groups: list[FileGroupKeys], reset: bool, enable: bool) -> int:
+    def load(self, db: str, tbl: str, groups: list[FileGroupKeys], reset: bool, enable: bool | None) -> int:
         """Add file groups' keys (`inserted`, written by `instant`) to the index, in one transaction:
-        after clearing it with `reset`; `enable` turns the table's index on (its config's
-        hoodie.index.type). Returns the number of keys the index holds."""
+        after clearing it with `reset`; `enable` True turns the table's index on (its config's
+        hoodie.index.type), False off (the index is cleared), None leaves it. Returns the number of
+        keys the index holds."""
         return self.store.run_write(self._load_in, db, tbl, groups, reset, enable)
 
     def _load_in(self, conn: Connection, db: str, tbl: str, groups: list[FileGroupKeys], reset: bool,
-                 enable: bool) -> int:
+                 enable: bool | None) -> int:
         ref = self.tables.table_ref(conn, db, tbl, lock=True)
+        if enable is False:
+            reset, groups = True, []
         if reset:
             conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
             conn.execute(delete(S.record_index_file_group).where(
@@ -220,15 +223,18 @@ class RecordIndex:
         except CommitConflict as exc:
             raise InvalidOperation(exc.message.replace("another writer inserted them first",
                                                        "a key is in two file groups on storage")) from None
-        if enable:
-            self._enable(conn, ref)
+        if enable is not None:
+            self._switch(conn, ref, enable)
         return count_keys(conn, ref.tbl_id)
 
     @staticmethod
-    def _enable(conn: Connection, ref: HudiTableRef) -> None:
+    def _switch(conn: Connection, ref: HudiTableRef, on: bool) -> None:
         props = dict(ref.config.properties)
-        props[INDEX_TYPE] = RECORD_INDEX
-        props.setdefault(UPDATE_PARTITION_PATH, "true")
+        if on:
+            props[INDEX_TYPE] = RECORD_INDEX
+            props.setdefault(UPDATE_PARTITION_PATH, "true")
+        else:
+            props.pop(INDEX_TYPE, None)
         ref.config.properties = props
         conn.execute(update(S.hudi_table).where(S.hudi_table.c.tbl_id == ref.tbl_id).values(
             properties=ref.config.to_json()))
