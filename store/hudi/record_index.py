@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, delete, func, select, update
-from sqlalchemy.exc import IntegrityError
 
 from hudi_format.commit_metadata import CommitMetadata
 from store.db import schema as S
@@ -37,12 +36,6 @@ SHARDS = 64
 INDEX_TYPE = "hoodie.index.type"
 RECORD_INDEX = "RECORD_INDEX"
 UPDATE_PARTITION_PATH = "hoodie.record.index.update.partition.path"
-
-try:  # PostgreSQL's COPY raises the driver's error, not SQLAlchemy's
-    from psycopg.errors import UniqueViolation as _PgUnique
-except ImportError:  # pragma: no cover - psycopg is a dependency
-    _PgUnique = IntegrityError  # type: ignore[misc,assignment]
-
 
 def shard_of(key: str) -> int:
     """The key's bucket: stable across processes and versions (never Python's hash())."""
@@ -140,7 +133,7 @@ class RecordIndex:
         try:
             with conn.begin_nested():
                 rows.insert_rows(conn, new)
-        except (IntegrityError, _PgUnique):
+        except rows.DuplicateKey:
             found = rows.find_keys(conn, ref.tbl_id, [(s, k) for _, _, _, s, k in new])
             if not found:
                 seen: set[str] = set()

@@ -18,24 +18,45 @@ Row = tuple[int, int, int, int, str]
 Key = tuple[int, str]
 
 
+class DuplicateKey(Exception):
+    """An inserted key is in the table already (the primary key refused it)."""
+
+
 def insert_rows(conn: Connection, rows: Sequence[Row]) -> None:
-    """Add index rows; a key the table has already violates the primary key (IntegrityError, or
-    psycopg's UniqueViolation from COPY)."""
+    """Add index rows on the driver's own bulk path (COPY; executemany of plain tuples); a key the
+    table has already raises DuplicateKey (the caller's savepoint undoes the statement)."""
     if not rows:
         return
-    if conn.dialect.name == "postgresql":
-        raw = conn.connection.driver_connection
-        assert raw is not None
-        with raw.cursor() as cur, cur.copy(
-                "COPY record_index (tbl_id, fg_id, instant, shard, record_key) FROM STDIN (FORMAT BINARY)") as cp:
-            cp.set_types(["int8", "int8", "int8", "int2", "text"])
-            for r in rows:
-                cp.write_row(r)
-        return
-    stmt = text("INSERT INTO record_index (tbl_id, fg_id, instant, shard, record_key) "
-                "VALUES (:t, :f, :i, :s, :k)")
-    for start in range(0, len(rows), BATCH):
-        conn.execute(stmt, [{"t": t, "f": f, "i": i, "s": s, "k": k} for t, f, i, s, k in rows[start:start + BATCH]])
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    try:
+        if conn.dialect.name == "postgresql":
+            with raw.cursor() as cur, cur.copy(
+                    "COPY record_index (tbl_id, fg_id, instant, shard, record_key) FROM STDIN (FORMAT BINARY)") as cp:
+                cp.set_types(["int8", "int8", "int8", "int2", "text"])
+                for r in rows:
+                    cp.write_row(r)
+            return
+        mark = "?" if conn.dialect.name == "sqlite" else "%s"
+        cur = raw.cursor()
+        try:
+            for start in range(0, len(rows), BATCH):
+                cur.executemany("INSERT INTO record_index (tbl_id, fg_id, instant, shard, record_key) "
+                                f"VALUES ({', '.join([mark] * 5)})", rows[start:start + BATCH])
+        finally:
+            cur.close()
+    except Exception as exc:
+        if _is_duplicate(exc):
+            raise DuplicateKey(str(exc)) from exc
+        raise
+
+
+def _is_duplicate(exc: Exception) -> bool:
+    """The drivers' unique-violation errors: psycopg (SQLSTATE 23505), sqlite3, PyMySQL (1062)."""
+    if getattr(exc, "sqlstate", None) == "23505":
+        return True
+    args: tuple = tuple(getattr(exc, "args", ()))
+    return type(exc).__name__ == "IntegrityError" and ("UNIQUE" in str(exc) or args[:1] == (1062,))
 
 
 def _arrays(keys: Sequence[Key]) -> tuple[list[int], list[str]]:
