@@ -191,8 +191,9 @@ def index_bytes(db_url: str) -> int:
     with engine.connect() as conn:
         if engine.dialect.name == "postgresql":
             return int(conn.exec_driver_sql(
-                "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c WHERE c.relkind = 'r' AND "
-                "(c.relname LIKE 'record_index_p%' OR c.relname = 'record_index_file_group')").scalar())
+                "SELECT sum(pg_total_relation_size(oid)) FROM pg_class WHERE oid IN "
+                "(SELECT inhrelid FROM pg_inherits WHERE inhparent = 'record_index'::regclass) "
+                "OR relname = 'record_index_file_group'").scalar())
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         return int(conn.exec_driver_sql(
             "SELECT sum(pgsize) FROM dbstat WHERE name IN ('record_index', 'ix_record_index_fg', "
