@@ -1,6 +1,6 @@
 """`hudi-metastore` command line: serve, db upgrade, sync-storage, config show, and the commands that
 talk to a server (migrate, import-hudi, create-database, validate, repair, stats, list-partitions,
-list-files: adapter/commands/).
+list-files, lookup-keys: adapter/commands/).
 
 Every option can also come from the environment (HUDI_METASTORE_<OPTION>) or a TOML file
 (--config FILE or HUDI_METASTORE_CONFIG): adapter/config.py. Only the command that runs is
@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
 
-    add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*
+    add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*, lookup-keys
 
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)

@@ -57,11 +57,13 @@ from thrift.transport import TSocket, TTransport
 from thrift.transport.TTransport import TTransportException
 
 from adapter.hudi_thrift import config_to_thrift
+from hudi_format.record_key_codec import encode_keys
 from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
     CommitResult,
+    FileGroupKeys,
     FileSlice,
     HudiFile,
     HudiTableConfig,
@@ -71,16 +73,18 @@ from thrift_idl.hudi_metastore.ttypes import (
     Instant,
     InstantFilter,
     InstantState,
+    RecordKeyLocations,
     RollbackResult,
 )
 
-__all__ = ["HudiMetastoreClient", "is_idempotent", "metastore_endpoints", "state_name"]
+__all__ = ["HudiMetastoreClient", "file_group_keys", "is_idempotent", "metastore_endpoints", "state_name"]
 
 # Extension calls safe to repeat.
 _IDEMPOTENT_HUDI = frozenset({
     "get_hudi_table", "list_instants", "get_instant_metadata", "get_failed_instants", "get_hudi_partitions",
     "get_latest_file_slices", "get_files_changed", "get_all_files", "heartbeat_instant", "add_markers",
     "import_hudi_instants",  # the server leaves what it has already alone
+    "lookup_record_keys",
 })
 # HMS / fb303 calls safe to repeat besides get_*.
 _IDEMPOTENT_HMS = frozenset({
@@ -351,9 +355,13 @@ class HudiMetastoreClient:
                                workload_profile=None) -> Instant:
         return self.call("transition_to_inflight", db, table, timestamp, action, _payload(workload_profile))
 
-    def complete_instant(self, db: str, table: str, timestamp: str, action: str, commit_metadata) -> CommitResult:
-        """`commit_metadata`: bytes, str or a dict (sent as JSON). Raises CommitConflictException."""
-        return self.call("complete_instant", db, table, timestamp, action, _payload(commit_metadata) or b"")
+    def complete_instant(self, db: str, table: str, timestamp: str, action: str, commit_metadata,
+                         record_keys: list[FileGroupKeys] | None = None) -> CommitResult:
+        """`commit_metadata`: bytes, str or a dict (sent as JSON). `record_keys`: for a table keeping
+        a record index, the keys of each file group written (`file_group_keys`). Raises
+        CommitConflictException."""
+        return self.call("complete_instant", db, table, timestamp, action, _payload(commit_metadata) or b"",
+                         record_keys)
 
     def heartbeat_instant(self, db: str, table: str, timestamp: str) -> None:
         self.call("heartbeat_instant", db, table, timestamp)
@@ -402,6 +410,25 @@ class HudiMetastoreClient:
     def get_hudi_table_stats(self, db: str, table: str) -> HudiTableStats:
         return self.call("get_hudi_table_stats", db, table)
 
+    # --- Hudi extension: record-level index ------------------------------------------------------
+
+    def lookup_record_keys(self, db: str, table: str, keys) -> list[tuple[str, str, str] | None]:
+        """Where each key (str) lives: (partition path, file id, instant) or None, in order."""
+        keys = list(keys)
+        out: list[tuple[str, str, str] | None] = []
+        for start in range(0, len(keys), LOOKUP_BATCH):
+            r: RecordKeyLocations = self.call("lookup_record_keys", db, table,
+                                              encode_keys(keys[start:start + LOOKUP_BATCH]))
+            out += [(r.partitionPaths[g], r.fileIds[g], i) if g >= 0 else None
+                    for g, i in zip(r.fileGroupOfKey, r.instantOfKey)]
+        return out
+
+    def load_record_index(self, db: str, table: str, file_groups: list[FileGroupKeys], reset: bool = False,
+                          enable: bool | None = None) -> int:
+        """Adoption/repair: add keys to the table's index (after clearing it with `reset`); `enable`
+        True turns the index on, False off, None leaves it. Returns the number of keys the index holds."""
+        return self.call("load_record_index", db, table, list(file_groups), bool(reset), enable)
+
     # --- Hudi extension: import from storage -------------------------------------------------------
 
     def import_hudi_instants(self, db: str, table: str, instants, listed_files=None,
@@ -411,6 +438,18 @@ class HudiMetastoreClient:
         for register_hudi_table): the table's hoodie.properties as on storage now."""
         return self.call("import_hudi_instants", db, table, list(instants), list(listed_files or []),
                          list(missing_files or []), _config(config) if config is not None else None)
+
+
+LOOKUP_BATCH = 200_000  # keys per lookup_record_keys call
+
+
+def file_group_keys(partition_path: str, file_id: str, inserted=(), updated=(), deleted=(),
+                    instant: str | None = None) -> FileGroupKeys:
+    """A FileGroupKeys struct with its key blocks encoded."""
+    return FileGroupKeys(partitionPath=partition_path, fileId=file_id,
+                         inserted=encode_keys(inserted) if inserted else None,
+                         updated=encode_keys(updated) if updated else None,
+                         deleted=encode_keys(deleted) if deleted else None, instant=instant)
 
 
 def _config(config) -> HudiTableConfig:

@@ -102,11 +102,12 @@ class WriteTransaction:
             self._heartbeat.stop()
             self._heartbeat = None
 
-    def complete(self, metadata: dict) -> str:
+    def complete(self, metadata: dict, record_keys: list | None = None) -> str:
+        """`record_keys`: FileGroupKeys of every file group written (tables keeping a record index)."""
         ts = self._begun()
         self.stop_heartbeat()
         try:
-            self.client.complete_instant(self.db, self.table, ts, self.action, json.dumps(metadata))
+            self.client.complete_instant(self.db, self.table, ts, self.action, json.dumps(metadata), record_keys)
         except CommitConflictException as exc:
             deleted = self._rollback_own(ts)
             raise WriteConflictError(

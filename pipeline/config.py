@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 OPERATIONS = ("insert", "upsert", "delete", "bulk_insert", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
+INDEX_TYPES = ("RECORD_INDEX", "SIMPLE")
+UPDATE_PARTITION_PATH = "hoodie.record.index.update.partition.path"
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
@@ -37,6 +39,8 @@ class WriteConfig:
     partitions_to_delete: list[str] | None = None
     sync_as_datasource: bool = False
     shuffle_partitions: int | None = None
+    index_type: str = "RECORD_INDEX"  # of a table this write creates: RECORD_INDEX or SIMPLE
+    update_partition_path: bool | None = None  # None: the table's setting
     table_properties: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -71,8 +75,13 @@ class WriteConfig:
             partitions_to_delete=[p.strip() for p in str(parts).split(",") if p.strip()] if parts else None,
             sync_as_datasource=_flag(o, "hoodie.datasource.hive_sync.sync_as_datasource", False),
             shuffle_partitions=int(shuffle) if shuffle else None,
+            index_type=str(o.get("hoodie.index.type") or "RECORD_INDEX").strip().upper(),
+            update_partition_path=(None if o.get(UPDATE_PARTITION_PATH) is None
+                                   else _flag(o, UPDATE_PARTITION_PATH, True)),
             table_properties={k: str(v) for k, v in o.items() if k.startswith("hoodie.table.")},
         )
+        if cfg.index_type not in INDEX_TYPES:
+            raise ValueError(f"hoodie.index.type must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
             raise ValueError("hoodie.parquet.max.file.size and hoodie.copyonwrite.record.size.estimate must be > 0")
         return cfg

@@ -4,7 +4,8 @@ Records arrive grouped by file group (`_fg`), with their record key and partitio
 `_delete` flag. For a file group with a base file, the old file's records whose keys are not in
 the batch are kept (with their commit time and sequence number); the batch's upserts are added;
 deletes drop keys. The new file is announced as a marker to the metastore before it is written.
-Only the write statistics go back to the driver.
+Only the write statistics go back to the driver, and for a table keeping a record index the keys
+the file group gained (inserted), rewrote (updated) and lost (deleted), as key blocks.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import threading
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from hudi_format.record_key_codec import encode_keys
 
 from .base_file import (
     base_file_name,
@@ -29,13 +32,14 @@ from .schema import META_COLUMNS
 from .storage import relative_path
 
 STATS_DDL = ("partitionPath string, fileId string, path string, prevCommit string, numWrites long, "
-             "numInserts long, numUpdateWrites long, numDeletes long, fileSizeInBytes long")
+             "numInserts long, numUpdateWrites long, numDeletes long, fileSizeInBytes long, "
+             "insertedKeys binary, updatedKeys binary, deletedKeys binary")
 
 _clients: dict[str, object] = {}
 _clients_lock = threading.Lock()
 
 
-def _client(uri: str):
+def executor_client(uri: str):
     """One metastore connection per Python worker (workers are reused across tasks)."""
     from adapter.client import HudiMetastoreClient
 
@@ -50,15 +54,17 @@ class FileGroupWriter:
     """Picklable function for `groupBy("_fg").applyInArrow`.
 
     `groups`: file id -> (partition path, relative path of its current base file or None,
-    that file's instant or None)."""
+    that file's instant or None). `index`: the table keeps a record index (report key changes)."""
 
     def __init__(self, *, metastore: str, db: str, table: str, base_path: str, instant: str,
-                 data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]]):
+                 data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]],
+                 index: bool = False):
         self.metastore, self.db, self.table = metastore, db, table
         self.base_path, self.instant = base_path, instant
         self.data_schema = data_schema
         self.file_schema = with_meta(data_schema)
         self.groups = groups
+        self.index = index
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         fid = batch.column("_fg")[0].as_py()
@@ -78,9 +84,11 @@ class FileGroupWriter:
                 pa.array([name] * n, pa.string())]
         new = pa.Table.from_arrays(meta + list(new.columns), schema=self.file_schema)
         updates = removed = 0
+        up_keys = pc.unique(upserts.column("_hoodie_record_key").cast(pa.string()))
+        old_keys = pa.array([], pa.string())
         if old_rel is not None:
             old = read_base_file(self.base_path, old_rel, self.file_schema)
-            up_keys = pc.unique(upserts.column("_hoodie_record_key").cast(pa.string()))
+            old_keys = old.column("_hoodie_record_key").combine_chunks().cast(pa.string())
             del_keys = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string()))
             updates, removed = count_in(old, up_keys), count_in(old, del_keys)
             kept = keys_not_in(keys_not_in(old, up_keys), del_keys)
@@ -89,15 +97,27 @@ class FileGroupWriter:
             out = pa.concat_tables([kept, new])
         else:
             out = new
-        _client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
+        executor_client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
         self._drop_earlier_attempts(fid, ppath, token)
         size = write_base_file(self.base_path, rel, out)
+        blocks = self._key_blocks(up_keys, old_keys, deletes) if self.index else (None, None, None)
         return pa.table({
             "partitionPath": [ppath], "fileId": [fid], "path": [rel],
             "prevCommit": [old_instant or "null"], "numWrites": pa.array([out.num_rows], pa.int64()),
             "numInserts": pa.array([n - updates], pa.int64()), "numUpdateWrites": pa.array([updates], pa.int64()),
             "numDeletes": pa.array([removed], pa.int64()), "fileSizeInBytes": pa.array([size], pa.int64()),
+            "insertedKeys": pa.array([blocks[0]], pa.binary()), "updatedKeys": pa.array([blocks[1]], pa.binary()),
+            "deletedKeys": pa.array([blocks[2]], pa.binary()),
         })
+
+    @staticmethod
+    def _key_blocks(up_keys: pa.Array, old_keys: pa.Array, deletes: pa.Table) -> tuple[bytes, bytes, bytes]:
+        """(inserted, updated, deleted) key blocks: what the file group gained, rewrote, lost."""
+        known = pc.is_in(up_keys, value_set=old_keys)
+        gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string()))
+        gone = gone.filter(pc.is_in(gone, value_set=old_keys))
+        return (encode_keys(up_keys.filter(pc.invert(known)).to_pylist()),
+                encode_keys(up_keys.filter(known).to_pylist()), encode_keys(gone.to_pylist()))
 
 
     def _drop_earlier_attempts(self, fid: str, ppath: str, token: str) -> None:

@@ -14,6 +14,7 @@ from thrift_idl.hive_metastore.ttypes import (
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
 from . import keygen
+from .config import UPDATE_PARTITION_PATH
 from .schema import from_avro_schema, hive_columns, to_avro_schema
 
 
@@ -43,15 +44,20 @@ class TableInfo:
     hive_style: bool
     url_encode: bool
     avro_schema: str | None
+    record_index: bool = False  # hoodie.index.type=RECORD_INDEX: the metastore keeps its keys
+    update_partition_path: bool = True  # hoodie.record.index.update.partition.path
 
     @classmethod
     def of(cls, cfg: HudiTableConfig) -> TableInfo:
         if cfg.tableType != HudiTableType.COPY_ON_WRITE:
             raise ValueError(f"{cfg.dbName}.{cfg.tableName} is MERGE_ON_READ; the pipeline writes "
                              "copy-on-write tables only")
+        props = cfg.properties or {}
         return cls(cfg.dbName, cfg.tableName, cfg.basePath, list(cfg.recordKeyFields or []),
                    list(cfg.partitionFields or []), cfg.precombineField or None, bool(cfg.hiveStylePartitioning),
-                   bool(cfg.urlEncodePartitioning), cfg.avroSchema or None)
+                   bool(cfg.urlEncodePartitioning), cfg.avroSchema or None,
+                   record_index=(props.get("hoodie.index.type") or "").upper() == "RECORD_INDEX",
+                   update_partition_path=(props.get(UPDATE_PARTITION_PATH) or "true").lower() == "true")
 
 
 def load(client: HudiMetastoreClient, db: str, name: str) -> TableInfo:
@@ -86,6 +92,9 @@ def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, r
         props = {"hoodie.datasource.hive_sync.sync_as_datasource": str(cfg.sync_as_datasource).lower(),
                  "hoodie.populate.meta.fields": "true", "hoodie.table.base.file.format": "PARQUET"}
         props.update(cfg.table_properties)
+        props["hoodie.index.type"] = cfg.index_type
+        if cfg.index_type == "RECORD_INDEX":
+            props[UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
         config = HudiTableConfig(
             dbName=db, tableName=name, tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=keys,
             partitionFields=parts, precombineField=precombine_field,

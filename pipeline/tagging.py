@@ -1,8 +1,10 @@
-"""Index lookup: tags incoming records with the file group that holds their key now.
+"""SIMPLE index lookup (tables created with hoodie.index.type=SIMPLE, or before the record index):
+tags incoming records with the file group that holds their key now.
 
-For now (a record index comes later) the keys are read from the latest base files of the affected
-partitions, on executors (only `_hoodie_record_key` is read), and joined with the batch on
-(partition path, record key): keys are unique per partition, as Hudi's non-global indexes keep them.
+The keys are read from the latest base files of the affected partitions, on executors (only
+`_hoodie_record_key` is read), and joined with the batch on (partition path, record key): keys are
+unique per partition, as Hudi's non-global indexes keep them. Tables keeping the record-level index
+are tagged by `pipeline/index_tagging.py` instead.
 """
 
 from __future__ import annotations

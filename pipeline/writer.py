@@ -4,7 +4,8 @@ through the metastore (see docs/pipeline.md).
 Driver: checks the schema, counts records per partition (statistics only), starts the instant, reads
 the affected partitions' file slices from the metastore, tags records with their file groups,
 plans where inserts go, and completes the instant with the executors' write statistics.
-Executors: key lookups in base files and one Parquet base file per written file group.
+Executors: key lookups (in the metastore's record index, or in base files for tables without it)
+and one Parquet base file per written file group.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from adapter.client import HudiMetastoreClient
+from adapter.client import HudiMetastoreClient, file_group_keys
 
-from . import keygen, tagging, workload_profile
+from . import index_tagging, keygen, tagging, workload_profile
 from .commit import WriteTransaction, commit_metadata
 from .config import WriteConfig
 from .errors import HudiWriteError
@@ -115,10 +116,10 @@ class _Job:
                                cfg.heartbeat_timeout_s, cfg.heartbeat_interval_ms / 1000)
         self.instant = txn.begin(self.schema_avro)
         try:
-            stats, replaced = self._execute(records, counts)
-            meta = commit_metadata(cfg.operation, stats, self.schema_avro,
+            rows, replaced = self._execute(records, counts)
+            meta = commit_metadata(cfg.operation, [write_stat(r) for r in rows], self.schema_avro,
                                    replaced if cfg.action == "replacecommit" else None)
-            return txn.complete(meta)
+            return txn.complete(meta, _record_keys(rows) if self.info.record_index else None)
         except BaseException:
             txn.abandon()
             raise
@@ -187,21 +188,19 @@ class _Job:
         return d
 
     def _execute(self, records, counts) -> tuple[list[dict], dict[str, list[str]]]:
-        """Write the operation's file groups: (write stats, file ids replaced per partition)."""
+        """Write the operation's file groups: (stats rows, file ids replaced per partition)."""
         cfg, op = self.cfg, self.cfg.operation
         if op == "delete_partition":
             parts = cfg.partitions_to_delete if cfg.partitions_to_delete is not None else list(counts)
             return [], _file_ids(self._slices(parts))
+        if self.info.record_index:
+            return self._execute_indexed(records, counts)
         if cfg.combine and op != "delete":
             records = self._dedupe(records)
         elif op == "delete":
             records = records.dropDuplicates(["_hoodie_partition_path", "_hoodie_record_key"])
         slices, replaced = self._target_slices(counts)
-        groups: dict[str, tuple] = {}
-        for s in slices:
-            if s.baseFile is not None:
-                rel = f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
-                groups[s.fileId] = (s.partitionPath, rel, s.baseInstant)
+        groups = _base_files(slices)
         tagged = None
         if op in ("upsert", "delete") and groups:
             keys = tagging.existing_keys(self.spark, self.info.base_path, slices)
@@ -212,6 +211,32 @@ class _Job:
             to_write = tagged.where(F.col("_fg").isNotNull()).withColumn("_delete", F.lit(True))
         else:
             to_write = self._place(records, tagged, counts, slices, groups).withColumn("_delete", F.lit(False))
+        return self._write_file_groups(to_write, groups), replaced
+
+    def _execute_indexed(self, records, counts) -> tuple[list[dict], dict[str, list[str]]]:
+        """As `_execute`, tagging with the record index: keys are unique across the table, so every
+        batch is de-duplicated by key and inserts of keys the table has update them (or move them)."""
+        op = self.cfg.operation
+        records = records.dropDuplicates(["_hoodie_record_key"]) if op == "delete" else self._dedupe(records)
+        slices, replaced = self._target_slices(counts)
+        tagged = leaving = None
+        touched: list[str] = []
+        if op != "insert_overwrite_table":  # (that one replaces every file group: all records are new)
+            found = self._persist(index_tagging.tag(records, self.metastore, self.db, self.name))
+            upp = self.cfg.update_partition_path
+            tagged, leaving = index_tagging.route(found, op, sorted(counts),
+                                                  self.info.update_partition_path if upp is None else upp)
+            touched = index_tagging.touched_partitions(found)
+        have = {s.partitionPath for s in slices}
+        slices += self._slices(set(touched) - have)
+        groups = _base_files(slices)
+        parts = []
+        if op != "delete":
+            bins = [s for s in slices if s.partitionPath in counts] if op in ("insert", "upsert") else []
+            parts.append(self._place(records, tagged, counts, bins, groups).withColumn("_delete", F.lit(False)))
+        if leaving is not None:
+            parts.append(leaving.withColumn("_delete", F.lit(True)))
+        to_write = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
         return self._write_file_groups(to_write, groups), replaced
 
     def _target_slices(self, counts: dict[str, int]) -> tuple[list, dict[str, list[str]]]:
@@ -249,11 +274,12 @@ class _Job:
         return assigned if updates is None else updates.unionByName(assigned)
 
     def _dedupe(self, records: DataFrame) -> DataFrame:
-        """One record per (partition path, key): the one with the greatest precombine value."""
+        """One record per (partition path, key), or per key with a record index: the one with the
+        greatest precombine value."""
         pc = self.info.precombine_field
         names = records.columns
         struct = F.struct(*[_col(c) for c in names])
-        keys = ["_hoodie_partition_path", "_hoodie_record_key"]
+        keys = ["_hoodie_record_key"] if self.info.record_index else ["_hoodie_partition_path", "_hoodie_record_key"]
         if pc and pc.lower() in {c.lower() for c in names}:
             agg = F.max_by(struct, _col(next(c for c in names if c.lower() == pc.lower())))
         else:
@@ -266,13 +292,34 @@ class _Job:
         data_schema = to_arrow_schema(self.schema)
         writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
                                  base_path=self.info.base_path, instant=self.instant, data_schema=data_schema,
-                                 groups=groups)
+                                 groups=groups, index=self.info.record_index)
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
         if self.cfg.shuffle_partitions:
             final = final.repartition(self.cfg.shuffle_partitions, "_fg")
         rows = final.groupBy("_fg").applyInArrow(_typed(writer), STATS_DDL).collect()
-        return [write_stat(r.asDict()) for r in rows]
+        return [r.asDict() for r in rows]
+
+
+def _base_files(slices) -> dict[str, tuple]:
+    """file id -> (partition path, relative path of its base file, its instant), of the slices."""
+    groups: dict[str, tuple] = {}
+    for s in slices:
+        if s.baseFile is not None:
+            rel = f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
+            groups[s.fileId] = (s.partitionPath, rel, s.baseInstant)
+    return groups
+
+
+def _record_keys(rows: list[dict]) -> list:
+    """FileGroupKeys of the file groups written (key blocks as the executors encoded them)."""
+    out = []
+    for r in rows:
+        k = file_group_keys(r["partitionPath"], r["fileId"])
+        k.inserted, k.updated, k.deleted = (None if r[c] is None else bytes(r[c])
+                                            for c in ("insertedKeys", "updatedKeys", "deletedKeys"))
+        out.append(k)
+    return out
 
 
 def _file_ids(slices) -> dict[str, list[str]]:

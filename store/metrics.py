@@ -46,6 +46,7 @@ KNOWN = {
                                "Partition lists answered from the metastore (RFC-15 lookup_partitions.count)"),
     "hudi_file_lookups": ("counter", "File lists answered from the metastore (RFC-15 lookup_files.count)"),
     "hudi_commits": ("counter", "Hudi instants completed"),
+    "hudi_record_key_lookups": ("counter", "Record keys looked up in the record-level index"),
     "hudi_commit_seconds": ("duration",
                             "Time to complete an instant: timeline, snapshot and partitions in one transaction"),
     "hudi_snapshot_sync_seconds": ("duration",

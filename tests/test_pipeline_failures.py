@@ -124,12 +124,12 @@ def _concurrently(monkeypatch, first, second):
     out = {}
     complete = WriteTransaction.complete
 
-    def complete_after_second(txn, metadata):
+    def complete_after_second(txn, metadata, *args):
         if "second" not in out:
             out["first_instant"] = txn.instant
             out["second"] = "running"
             out["second"] = second()
-        return complete(txn, metadata)
+        return complete(txn, metadata, *args)
 
     monkeypatch.setattr(WriteTransaction, "complete", complete_after_second)
     try:
@@ -161,6 +161,29 @@ def test_writer_losing_a_conflict_fails_cleanly(spark, our_server, monkeypatch):
     _no_orphans(our_server, t)
     exp = {"1": (1, "winner", 5, "d1"), "2": (2, "b", 1, "d1")}
     assert _state(spark, our_server, t) == (exp, exp)
+
+
+def test_concurrent_inserts_of_one_new_key_exactly_one_commits(spark, our_server, monkeypatch):
+    """Different partitions, so different file groups: file-level concurrency control cannot see
+    it; the record index's unique key does (global uniqueness)."""
+    t = _table()
+    _seed(spark, our_server, t, [(1, "a", 1, "d1")])
+
+    def insert(name, part):
+        return lambda: write(spark.createDataFrame([(7, name, 5, part)], SCHEMA), t, "insert",
+                             metastore=uri(our_server))
+
+    out = _concurrently(monkeypatch, insert("loser", "d1"), insert("winner", "d2"))
+    err = out.get("first_error")
+    assert isinstance(err, WriteConflictError), out
+    assert err.conflicting == [out["second"]] and "record key" in str(err)
+    assert out["first_instant"] not in [i.timestamp for i in instants(our_server, t)]
+    _no_orphans(our_server, t)
+    exp = {"1": (1, "a", 1, "d1"), "7": (7, "winner", 5, "d2")}
+    assert _state(spark, our_server, t) == (exp, exp)
+    with HudiMetastoreClient(uri(our_server)) as c:
+        db, name = t.split(".")
+        assert [w[0] for w in c.lookup_record_keys(db, name, ["7", "1"])] == ["d2", "d1"]
 
 
 def test_writers_of_disjoint_partitions_both_commit(spark, our_server, monkeypatch):

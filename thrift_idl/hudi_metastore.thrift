@@ -121,6 +121,29 @@ struct HudiTableStats {
   5: bool mirrored,                      // the storage mirror writes this table (table version 6)
   6: i64 mirrorLagVersions,              // table versions not yet written to storage
   7: i64 tableVersion,                   // the table's snapshot version
+  8: optional i64 recordIndexKeys,       // keys in the record index (set when the table keeps one)
+}
+
+// Record-level index (RFC-08). A key block is zlib-compressed (unsigned LEB128 byte length,
+// UTF-8 key) pairs (hudi_format/record_key_codec.py): millions of keys without a struct each.
+// In a commit: the keys one file group's write changed. In load_record_index: keys the file group
+// holds that `instant` wrote (`inserted` only).
+struct FileGroupKeys {
+  1: string partitionPath,
+  2: string fileId,
+  3: optional binary inserted,           // keys new to the table
+  4: optional binary updated,            // keys the file group held and the commit rewrote
+  5: optional binary deleted,            // keys that left the file group (deleted, or moved away)
+  6: optional string instant,            // load_record_index only
+}
+
+// Where keys live (lookup_record_keys): per key asked, in order, an index into fileGroups
+// (-1: the table has no such key) and the instant that last wrote it ("" if unknown).
+struct RecordKeyLocations {
+  1: list<string> partitionPaths,        // file group i is (partitionPaths[i], fileIds[i])
+  2: list<string> fileIds,
+  3: list<i32> fileGroupOfKey,
+  4: list<string> instantOfKey,
 }
 
 // A concurrent writer committed to file groups this commit also wrote; nothing was changed.
@@ -155,8 +178,11 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   // COMPLETED, and the snapshot takes the commit's files, in one transaction.
+  // recordKeys: for a table keeping a record index, the keys of every file group the commit writes
+  // (applied in the same transaction; inserting a key the table holds is a CommitConflictException).
   CommitResult complete_instant(1: string dbName, 2: string tableName, 3: string timestamp,
-                                4: string action, 5: binary commitMetadata)
+                                4: string action, 5: binary commitMetadata,
+                                6: list<FileGroupKeys> recordKeys)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4,
               6: CommitConflictException o6)
@@ -215,6 +241,19 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   HudiTableStats get_hudi_table_stats(1: string dbName, 2: string tableName)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+  // Record-level index lookup: where each key of the block lives now (any number of keys per call;
+  // writers send up to a few hundred thousand). InvalidOperation if the table keeps no index.
+  RecordKeyLocations lookup_record_keys(1: string dbName, 2: string tableName, 3: binary keys)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
+  // Adoption and repair of the record index, in one transaction per call: reset clears the table's
+  // index first; the file groups' keys are added; enableIndex true turns the table's index on
+  // (hoodie.index.type=RECORD_INDEX) once the last call's keys are in, false turns it off (storage
+  // holds keys it cannot represent); unset leaves it. Returns the keys it holds.
+  i64 load_record_index(1: string dbName, 2: string tableName, 3: list<FileGroupKeys> fileGroups,
+                        4: bool reset, 5: optional bool enableIndex)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   // Mirror the table's timeline and snapshot to its storage (.hoodie/); returns versions mirrored.
   i64 sync_storage(1: string dbName, 2: string tableName)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,

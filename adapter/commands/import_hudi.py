@@ -19,6 +19,7 @@ from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient
+from adapter.commands.record_index_build import build_or_turn_off, has_index
 from adapter.commands.table_cli import split_table
 from adapter.hudi_thrift import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
@@ -36,6 +37,9 @@ from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException
 from thrift_idl.hudi_metastore.ttypes import HudiFile, HudiTableType, ImportedInstant
+
+# the metastore's own: whether it keeps the table's record index (storage knows nothing of it)
+INDEX_PROPERTIES = ("hoodie.index.type", "hoodie.record.index.update.partition.path")
 
 
 class HudiImportError(ValueError):
@@ -61,6 +65,8 @@ class ImportReport:
     partitions: int = -1                # partitions on storage (-1: not listed, nothing needed it)
     dry_run: bool = False
     database_created: bool = False      # the database was new to the server (created, as hive-sync does)
+    index_keys: int | None = None       # keys in the record index built from storage
+    index_note: str | None = None       # why no record index was built
 
     @property
     def changed(self) -> bool:
@@ -88,6 +94,10 @@ class ImportReport:
             out.append(f"  {mark} {self.removed_files} file(s) missing on storage deleted")
         if self.partitions >= 0:
             out.append(f"  listed storage: {self.partitions} partition(s)")
+        if self.index_keys is not None:
+            out.append(f"  built the record index: {self.index_keys} key(s) (hoodie.index.type=RECORD_INDEX)")
+        if self.index_note:
+            out.append(f"  no record index: {self.index_note}")
         if not self.changed:
             out.append("  nothing to do: the server is up to date")
         return out
@@ -277,10 +287,15 @@ def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list
 
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
-                      dry_run: bool = False, create_database: bool = True) -> ImportReport:
+                      dry_run: bool = False, create_database: bool = True,
+                      record_index: bool = True) -> ImportReport:
     """Import the Hudi table at base_path as db.table into the server at metastore (thrift://host:port).
     A database the server does not have is created (as Hudi's hive-sync does) unless
     `create_database` is False; it is dropped again when the import fails.
+
+    `record_index`: a table the import registers gets a record-level index built from storage's
+    latest file slices (adapter/commands/record_index_build.py); a table keeping one has it rebuilt
+    when the import changed its file slices.
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
@@ -298,7 +313,10 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     with HudiMetastoreClient(metastore, timeout_s=600) as client:  # a large import is one long call
         _ensure_database(client, report, create_database)
         try:
-            return _import(client, tl, cfg, report)
+            report = _import(client, tl, cfg, report)
+            if record_index and not dry_run:
+                _index_after_import(client, report)
+            return report
         except BaseException:
             if report.database_created and not dry_run:  # undone with the import (its files stay)
                 try:
@@ -321,6 +339,12 @@ def _ensure_database(client: HudiMetastoreClient, report: ImportReport, create: 
         client.create_database(Database(name=report.db, parameters={}))
 
 
+def _index_after_import(client: HudiMetastoreClient, report: ImportReport) -> None:
+    keeps = has_index(client.get_hudi_table(report.db, report.table))
+    if report.registered or (keeps and report.changed):
+        report.index_keys, report.index_note = build_or_turn_off(client, report.db, report.table, keeps)
+
+
 def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConfig,
             report: ImportReport) -> ImportReport:
     db, table = report.db, report.table
@@ -340,6 +364,8 @@ def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConf
     report.registered = True
     if report.dry_run:
         return sync_from_storage(client, tl, db, table, report)
+    # a copy mirrored by another metastore may name its index: this one builds its own, or none
+    cfg.properties = {k: v for k, v in cfg.properties.items() if k not in INDEX_PROPERTIES}
     client.register_hudi_table(cfg, None)
     try:
         return sync_from_storage(client, tl, db, table, report)
@@ -361,6 +387,8 @@ def _config_update(where: str, have, tl: StorageTimeline, cfg: HudiTableConfig) 
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
     if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
+        kept = {k: v for k, v in (have.properties or {}).items() if k in INDEX_PROPERTIES}
+        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index stays
         return cfg
     return None
 
@@ -370,7 +398,7 @@ def _properties(cfg) -> dict[str, str]:
     if not isinstance(cfg, HudiTableConfig):
         cfg = config_from_thrift(cfg)
     props = cfg.hoodie_properties()
-    for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum"):
+    for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum", *INDEX_PROPERTIES):
         props.pop(k, None)
     return props
 
@@ -387,7 +415,8 @@ def run(args) -> int:
     try:
         db, tbl = split_table(args.table)
         report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run,
-                                   create_database=not args.no_create_database)
+                                   create_database=not args.no_create_database,
+                                   record_index=not args.no_record_index)
     except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2

@@ -1,5 +1,5 @@
 """The arguments of the commands that talk to a server (import-hudi, validate, repair, stats,
-list-partitions, list-files, migrate, create-database). Defining them imports nothing heavy: a
+list-partitions, list-files, lookup-keys, migrate, create-database). Defining them imports nothing heavy: a
 command's module (and with it the Thrift bindings) is imported only when that command runs."""
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def _import_hudi(sub) -> None:
     p.add_argument("--dry-run", action="store_true", help="show what would be imported, change nothing")
     p.add_argument("--no-create-database", action="store_true",
                    help="refuse a database the metastore does not have (default: create it, as hive-sync does)")
+    p.add_argument("--no-record-index", action="store_true",
+                   help="adopt the table without a record-level index (upserts then read base files for keys)")
     add_metastore_option(p)
     p.set_defaults(fn=lazy("adapter.commands.import_hudi", "run"))
 
@@ -92,6 +94,13 @@ def _create_database(sub) -> None:
     p.set_defaults(fn=lazy("adapter.commands.create_database", "run"))
 
 
+def _lookup_keys(sub) -> None:
+    p = add_table_command(sub, "lookup-keys", lazy("adapter.commands.lookup_keys", "run_lookup_keys"),
+                          "where record keys live (the table's record-level index)")
+    p.add_argument("keys", nargs="+", metavar="KEY")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
 def add_parsers(sub) -> None:
-    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views):
+    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views, _lookup_keys):
         add(sub)

@@ -31,7 +31,8 @@ def run_stats(args) -> int:
                    "timestamp": last.timestamp, "action": last.action, "state": state_name(last.state),
                    "completion_time": last.completionTime},
                "table_version": st.tableVersion, "storage_mirror": st.mirrored,
-               "storage_mirror_lag_versions": st.mirrorLagVersions if st.mirrored else None}
+               "storage_mirror_lag_versions": st.mirrorLagVersions if st.mirrored else None,
+               "record_index_keys": st.recordIndexKeys}
         if args.json:
             print(json.dumps(doc, indent=2))
         else:
@@ -44,6 +45,8 @@ def run_stats(args) -> int:
             print(f"snapshot version    {st.tableVersion}")
             lag = f"{st.mirrorLagVersions} version(s)" if st.mirrored else "n/a (not mirrored: keeps its own layout)"
             print(f"storage mirror lag  {lag}")
+            keys = "n/a (no record index)" if st.recordIndexKeys is None else str(st.recordIndexKeys)
+            print(f"record index keys   {keys}")
         _took(args, elapsed - started)
         return 0
 

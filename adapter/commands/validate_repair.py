@@ -5,7 +5,9 @@ slices) with what storage shows (the active timeline and one listing, as a reade
 metastore sees the table: hudi_format/listing.py) and reports every difference; exit status 0
 only when they agree. repair reconciles the server with storage through the import path
 (adapter/commands/import_hudi.py): instants missing on the server are imported, files found on
-storage only are recorded, live files storage no longer has are marked deleted.
+storage only are recorded, live files storage no longer has are marked deleted. For a table keeping
+a record index, validate also checks it against the keys of the latest file slices on storage
+(each key once, in the file group holding it), and repair rebuilds it from them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
+from adapter.commands.record_index_build import build_or_turn_off, has_index, index_differences
 from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
 from hudi_format.instant import COMPLETED, STATE_NAMES
 from hudi_format.listing import StorageView, list_table, storage_view
@@ -51,6 +54,8 @@ def compare(client: HudiMetastoreClient, db: str, table: str) -> tuple[StorageTi
             if size is not None and size != f.size:
                 diffs.append(Difference("file", f"{f.partitionPath or '(table)'}/{f.name} is {size} bytes on "
                                                 f"storage, {f.size} on the server"))
+    if has_index(cfg) and not diffs:  # (with other differences the index is rebuilt by repair anyway)
+        diffs += [Difference("record-index", d) for d in index_differences(client, db, table)]
     return tl, diffs
 
 
@@ -116,7 +121,10 @@ def repair(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline
     tl = tl or read_table(cfg.basePath)
     report = ImportReport(db.lower(), table.lower(), tl.base_path, tl.table_version,
                           HudiTableType._VALUES_TO_NAMES.get(cfg.tableType, ""))
-    return sync_from_storage(client, tl, db, table, report, reconcile=True)
+    report = sync_from_storage(client, tl, db, table, report, reconcile=True)
+    if has_index(cfg):
+        report.index_keys, report.index_note = build_or_turn_off(client, db, table, keeps=True)
+    return report
 
 
 # --------------------------------------------------------------------------- CLI

@@ -20,8 +20,10 @@ from adapter.hudi_thrift import (
     slice_to_thrift,
 )
 from adapter.hudi_thrift import optional as _opt
+from hudi_format.record_key_codec import decode_keys
 from store import metrics
 from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
+from store.hudi.record_index import FileGroupKeys as IndexKeys
 from store.hudi.table_stats import table_stats
 from store.hudi.timeline_import import StoredInstant, TimelineImport
 from thrift_idl.hive_metastore.ttypes import (
@@ -33,6 +35,7 @@ from thrift_idl.hudi_metastore.ttypes import (
     HudiTableStats,
     ImportResult,
     InstantState,
+    RecordKeyLocations,
     RollbackResult,
 )
 
@@ -44,6 +47,18 @@ def _state_name(state) -> str:
     if name is None:
         raise InvalidObjectException(f"Unknown instant state {state!r} (1 REQUESTED, 2 INFLIGHT, 3 COMPLETED)")
     return name
+
+
+def _index_keys(groups) -> list[IndexKeys]:
+    """FileGroupKeys structs with their key blocks decoded (before any transaction begins)."""
+    out = []
+    for g in groups:
+        if g is None or g.partitionPath is None or not g.fileId:
+            raise InvalidObjectException("FileGroupKeys needs a partitionPath and a fileId")
+        out.append(IndexKeys(partition_path=g.partitionPath, file_id=g.fileId, inserted=decode_keys(g.inserted),
+                             updated=decode_keys(g.updated), deleted=decode_keys(g.deleted),
+                             instant=_opt(g.instant)))
+    return out
 
 
 # --------------------------------------------------------------------------- handler
@@ -81,10 +96,11 @@ class HudiHandler:
         return instant_to_thrift(self._timeline.transition_to_inflight(
             dbName, tableName, timestamp, action, workloadProfile or None))
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys=None):
         start = time.perf_counter()
+        keys = _index_keys(recordKeys) if recordKeys is not None else None
         instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
-                                                           commitMetadata or b"")
+                                                           commitMetadata or b"", record_keys=keys)
         metrics.observe("hudi_commit_seconds", time.perf_counter() - start)
         metrics.incr("hudi_commits")
         return CommitResult(instant=instant_to_thrift(instant), tableVersion=version)
@@ -147,12 +163,25 @@ class HudiHandler:
                             filesAdded=out.files_added, filesRemoved=out.files_removed, tableVersion=out.version,
                             filesResized=out.files_resized)
 
+    # --- record-level index -----------------------------------------------------------------------
+
+    def lookup_record_keys(self, dbName, tableName, keys):
+        found = self._timeline.record_index.lookup(dbName, tableName, decode_keys(keys))
+        metrics.incr("hudi_record_key_lookups", len(found.instants))
+        return RecordKeyLocations(partitionPaths=[p for p, _ in found.groups], fileIds=[f for _, f in found.groups],
+                                  fileGroupOfKey=found.group_of_key, instantOfKey=[i or "" for i in found.instants])
+
+    def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
+        return self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
+                                                None if enableIndex is None else bool(enableIndex))
+
     def get_hudi_table_stats(self, dbName, tableName):
         st = table_stats(self._timeline, dbName, tableName)
         return HudiTableStats(partitionCount=st.partition_count, fileCount=st.file_count,
                               totalSizeBytes=st.total_size,
                               lastInstant=instant_to_thrift(st.last_instant) if st.last_instant else None,
-                              mirrored=st.mirrored, mirrorLagVersions=st.mirror_lag, tableVersion=st.version)
+                              mirrored=st.mirrored, mirrorLagVersions=st.mirror_lag, tableVersion=st.version,
+                              recordIndexKeys=st.index_keys)
 
     def sync_storage(self, dbName, tableName):
         if self._mirror is None:

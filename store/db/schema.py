@@ -10,6 +10,7 @@ Times are epoch seconds (ints), as Hive's Thrift objects carry them.
 from __future__ import annotations
 
 from sqlalchemy import (
+    DDL,
     BigInteger,
     Boolean,
     Column,
@@ -18,6 +19,8 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -403,6 +406,55 @@ replaced_file_groups = Table(
     Index("uq_replaced_fg", "tbl_id", "partition_path", "file_id", unique=True,
           mysql_length={"partition_path": 255}),
 )
+
+
+# --- Record-level index (RFC-08): record key -> file group, per Hudi table -----------------------
+
+# The file groups the index points at, so that an index row holds an 8-byte id instead of the
+# partition path and file id.
+record_index_file_group = Table(
+    "record_index_file_group",
+    metadata,
+    Column("fg_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("partition_path", String(PART_NAME), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Index("uq_record_index_fg", "tbl_id", "partition_path", "file_id", unique=True,
+          mysql_length={"partition_path": 255}),
+)
+
+RECORD_KEY = 512  # characters; with tbl_id and shard within MySQL's 3072-byte index keys (utf8mb4)
+RECORD_INDEX_PARTITIONS = 16  # PostgreSQL hash partitions over `shard`
+
+# One row per live record key of a table: the file group holding it and the instant that last
+# wrote it (as a number: yyyyMMddHHmmssSSS). `shard` is a stable hash of the key
+# (store/hudi/record_index.py), as RFC-08 buckets keys; the primary key (tbl_id, shard, record_key)
+# is what makes a key live in one file group only. PostgreSQL hash-partitions the table by shard;
+# SQLite keeps it clustered on the primary key (WITHOUT ROWID), as InnoDB does.
+record_index = Table(
+    "record_index",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("fg_id", Id, nullable=False),
+    Column("instant", BigInteger, nullable=False),
+    Column("shard", SmallInteger, nullable=False),
+    Column("record_key", CaseSensitive(RECORD_KEY), nullable=False),
+    PrimaryKeyConstraint("tbl_id", "shard", "record_key"),
+    Index("ix_record_index_fg", "tbl_id", "fg_id"),
+    postgresql_partition_by="HASH (shard)",
+    sqlite_with_rowid=False,
+)
+
+
+def record_index_partitions_ddl() -> list[str]:
+    """PostgreSQL: the hash partitions of `record_index`."""
+    n = RECORD_INDEX_PARTITIONS
+    return [f"CREATE TABLE record_index_p{i:02d} PARTITION OF record_index "
+            f"FOR VALUES WITH (MODULUS {n}, REMAINDER {i})" for i in range(n)]
+
+
+for _ddl in record_index_partitions_ddl():
+    event.listen(record_index, "after_create", DDL(_ddl).execute_if(dialect="postgresql"))
 
 
 # --- Notification log (Hive's NOTIFICATION_LOG: what event-driven caches and replication poll) --

@@ -27,6 +27,7 @@ from store.hudi.file_listing import FileListing, add_version
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, put_meta
 from store.hudi.partition_sync import PartitionSync
+from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.tables import HudiTableRef, HudiTables
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str) -> Non
 
 class InstantCompletion:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
-                 listing: FileListing, partition_sync: PartitionSync, hooks: list[PostCommitHook]):
+                 listing: FileListing, partition_sync: PartitionSync, record_index: RecordIndex,
+                 hooks: list[PostCommitHook]):
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -52,16 +54,19 @@ class InstantCompletion:
         self.clock_ms = times.clock_ms
         self.listing = listing
         self.partition_sync = partition_sync
+        self.record_index = record_index
         self.hooks = hooks
 
     def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
-                         drop_partitions: list[str] | None = None) -> tuple[Instant, int]:
+                         drop_partitions: list[str] | None = None,
+                         record_keys: list[FileGroupKeys] | None = None) -> tuple[Instant, int]:
         """Complete an inflight instant: (the instant, the table's new version). `drop_partitions`
         (partition paths) also removes those HMS partitions in the same transaction (a partition
-        drop's replacecommit). An instant that loses a conflict is expired (to be rolled back)."""
+        drop's replacecommit); `record_keys` are the record index changes of a write commit. An
+        instant that loses a conflict is expired (to be rolled back)."""
         try:
             instant, version = self.store.run_write(self._complete_in, db, tbl, ts, action, metadata,
-                                                    drop_partitions)
+                                                    drop_partitions, record_keys)
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
             raise
@@ -69,7 +74,8 @@ class InstantCompletion:
         return instant, version
 
     def _complete_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str, metadata: bytes,
-                     drop_partitions: list[str] | None) -> tuple[Instant, int]:
+                     drop_partitions: list[str] | None,
+                     record_keys: list[FileGroupKeys] | None) -> tuple[Instant, int]:
         ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
         row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
         if row.state != INFLIGHT:
@@ -77,7 +83,7 @@ class InstantCompletion:
                 f"Cannot complete instant {ts}.{row.action}: it is {STATE_NAMES[row.state]}, not INFLIGHT")
         done_action = COMPLETED_AS.get(row.action, row.action)
         completion_ts = self.times.advance(conn, ref.tbl_id)
-        self._apply(conn, ref, row, done_action, metadata)
+        self._apply(conn, ref, row, done_action, metadata, record_keys)
         drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
         if drops:
             self.partition_sync.drop_partitions(conn, ref, drops)
@@ -91,13 +97,15 @@ class InstantCompletion:
                           row.duration)
         return instant, version
 
-    def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes) -> None:
-        """File listing and partition changes of a completed instant."""
+    def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
+               record_keys: list[FileGroupKeys] | None) -> None:
+        """File listing, record index and partition changes of a completed instant."""
         ts = row.ts
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
             check_conflicts(conn, ref, row, action, meta)
             self.listing.add_files(conn, ref, ts, meta)
+            self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
             self.partition_sync.ensure_partitions(
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
             self.partition_sync.record_commit(conn, ref, action, meta)

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from hudi_format.instant import COMPLETED, Instant
 from store.db import schema as S
 from store.hudi.instants import instant_from_row
+from store.hudi.record_index import count_keys, has_record_index
 from store.hudi.timeline_service import TimelineService
 
 
@@ -21,6 +22,7 @@ class TableStats:
     mirrored: bool
     mirror_lag: int
     version: int
+    index_keys: int | None = None  # keys in the record index, if the table keeps one
 
 
 def table_stats(timeline: TimelineService, db: str, tbl: str) -> TableStats:
@@ -39,5 +41,6 @@ def table_stats(timeline: TimelineService, db: str, tbl: str) -> TableStats:
         lag = conn.execute(select(func.count()).select_from(v).where(
             v.c.tbl_id == ref.tbl_id, v.c.snapshot_status == 0)).scalar_one()
         version = conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == ref.tbl_id)).scalar() or 0
+        keys = count_keys(conn, ref.tbl_id) if has_record_index(ref.config.properties) else None
     return TableStats(int(parts), int(n), int(size), instant_from_row(last) if last is not None else None,
-                      ref.config.table_version == 6, int(lag), int(version))
+                      ref.config.table_version == 6, int(lag), int(version), keys)

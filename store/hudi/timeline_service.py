@@ -9,6 +9,7 @@ table services and the storage mirror. Each call is answered by the part that im
 * rollback.py       rolling back a failed instant
 * file_listing.py   the `files` table and table versions, as instants change them
 * partition_sync.py HMS partitions following commits
+* record_index.py   the record-level index (RFC-08), changed by commits in their transaction
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from store.hudi.file_listing import FileListing
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants
 from store.hudi.partition_sync import PartitionSync
+from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.rollback import Rollbacks
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
@@ -43,8 +45,9 @@ class TimelineService:
         self.instants = Instants(store, self.hudi_tables, self.times, clock_ms)
         self.listing = FileListing(clock_ms)
         self.partition_sync = PartitionSync(tables, partitions)
+        self.record_index = RecordIndex(store, self.hudi_tables)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
-                                            self.partition_sync, self._hooks)
+                                            self.partition_sync, self.record_index, self._hooks)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
                                    self._hooks)
 
@@ -99,8 +102,9 @@ class TimelineService:
     # --- completion and rollback ----------------------------------------------------------------
 
     def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
-                         drop_partitions: list[str] | None = None) -> tuple[Instant, int]:
-        return self.completion.complete_instant(db, tbl, ts, action, metadata, drop_partitions)
+                         drop_partitions: list[str] | None = None,
+                         record_keys: list[FileGroupKeys] | None = None) -> tuple[Instant, int]:
+        return self.completion.complete_instant(db, tbl, ts, action, metadata, drop_partitions, record_keys)
 
     def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
         return self.rollbacks.rollback(db, tbl, ts, force)

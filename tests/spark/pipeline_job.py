@@ -41,7 +41,7 @@ def main() -> int:
              .config("spark.driver.memory", "512m").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     if args.hold_at == "written":
-        def hold(txn, metadata):
+        def hold(txn, metadata, *record_keys):
             with open(args.signal + ".tmp", "w") as f:
                 f.write(txn.instant)
             os.replace(args.signal + ".tmp", args.signal)

@@ -72,7 +72,7 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys):
         """
         Parameters:
          - dbName
@@ -80,6 +80,7 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
          - timestamp
          - action
          - commitMetadata
+         - recordKeys
 
         """
         pass
@@ -206,6 +207,28 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         Parameters:
          - dbName
          - tableName
+
+        """
+        pass
+
+    def lookup_record_keys(self, dbName, tableName, keys):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - keys
+
+        """
+        pass
+
+    def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - fileGroups
+         - reset
+         - enableIndex
 
         """
         pass
@@ -442,7 +465,7 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "transition_to_inflight failed: unknown result")
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys):
         """
         Parameters:
          - dbName
@@ -450,12 +473,13 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
          - timestamp
          - action
          - commitMetadata
+         - recordKeys
 
         """
-        self.send_complete_instant(dbName, tableName, timestamp, action, commitMetadata)
+        self.send_complete_instant(dbName, tableName, timestamp, action, commitMetadata, recordKeys)
         return self.recv_complete_instant()
 
-    def send_complete_instant(self, dbName, tableName, timestamp, action, commitMetadata):
+    def send_complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys):
         self._oprot.writeMessageBegin('complete_instant', TMessageType.CALL, self._seqid)
         args = complete_instant_args()
         args.dbName = dbName
@@ -463,6 +487,7 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
         args.timestamp = timestamp
         args.action = action
         args.commitMetadata = commitMetadata
+        args.recordKeys = recordKeys
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
@@ -1000,6 +1025,98 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o2
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_hudi_table_stats failed: unknown result")
 
+    def lookup_record_keys(self, dbName, tableName, keys):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - keys
+
+        """
+        self.send_lookup_record_keys(dbName, tableName, keys)
+        return self.recv_lookup_record_keys()
+
+    def send_lookup_record_keys(self, dbName, tableName, keys):
+        self._oprot.writeMessageBegin('lookup_record_keys', TMessageType.CALL, self._seqid)
+        args = lookup_record_keys_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.keys = keys
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_lookup_record_keys(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = lookup_record_keys_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "lookup_record_keys failed: unknown result")
+
+    def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - fileGroups
+         - reset
+         - enableIndex
+
+        """
+        self.send_load_record_index(dbName, tableName, fileGroups, reset, enableIndex)
+        return self.recv_load_record_index()
+
+    def send_load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
+        self._oprot.writeMessageBegin('load_record_index', TMessageType.CALL, self._seqid)
+        args = load_record_index_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.fileGroups = fileGroups
+        args.reset = reset
+        args.enableIndex = enableIndex
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_load_record_index(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = load_record_index_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "load_record_index failed: unknown result")
+
     def sync_storage(self, dbName, tableName):
         """
         Parameters:
@@ -1062,6 +1179,8 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         self._processMap["get_all_files"] = Processor.process_get_all_files
         self._processMap["import_hudi_instants"] = Processor.process_import_hudi_instants
         self._processMap["get_hudi_table_stats"] = Processor.process_get_hudi_table_stats
+        self._processMap["lookup_record_keys"] = Processor.process_lookup_record_keys
+        self._processMap["load_record_index"] = Processor.process_load_record_index
         self._processMap["sync_storage"] = Processor.process_sync_storage
         self._on_message_begin = None
 
@@ -1260,7 +1379,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         iprot.readMessageEnd()
         result = complete_instant_result()
         try:
-            result.success = self._handler.complete_instant(args.dbName, args.tableName, args.timestamp, args.action, args.commitMetadata)
+            result.success = self._handler.complete_instant(args.dbName, args.tableName, args.timestamp, args.action, args.commitMetadata, args.recordKeys)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -1670,6 +1789,76 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_lookup_record_keys(self, seqid, iprot, oprot):
+        args = lookup_record_keys_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = lookup_record_keys_result()
+        try:
+            result.success = self._handler.lookup_record_keys(args.dbName, args.tableName, args.keys)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except thrift_idl.hive_metastore.ttypes.InvalidOperationException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except thrift_idl.hive_metastore.ttypes.InvalidObjectException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("lookup_record_keys", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_load_record_index(self, seqid, iprot, oprot):
+        args = load_record_index_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = load_record_index_result()
+        try:
+            result.success = self._handler.load_record_index(args.dbName, args.tableName, args.fileGroups, args.reset, args.enableIndex)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except thrift_idl.hive_metastore.ttypes.InvalidOperationException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except thrift_idl.hive_metastore.ttypes.InvalidObjectException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("load_record_index", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_sync_storage(self, seqid, iprot, oprot):
         args = sync_storage_args()
         args.read(iprot)
@@ -1736,11 +1925,11 @@ class register_hudi_table_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.columns = []
-                    (_etype68, _size65) = iprot.readListBegin()
-                    for _i69 in range(_size65):
-                        _elem70 = thrift_idl.hive_metastore.ttypes.FieldSchema()
-                        _elem70.read(iprot)
-                        self.columns.append(_elem70)
+                    (_etype96, _size93) = iprot.readListBegin()
+                    for _i97 in range(_size93):
+                        _elem98 = thrift_idl.hive_metastore.ttypes.FieldSchema()
+                        _elem98.read(iprot)
+                        self.columns.append(_elem98)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1761,8 +1950,8 @@ class register_hudi_table_args(object):
         if self.columns is not None:
             oprot.writeFieldBegin('columns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.columns))
-            for iter71 in self.columns:
-                iter71.write(oprot)
+            for iter99 in self.columns:
+                iter99.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -2691,16 +2880,18 @@ class complete_instant_args(object):
      - timestamp
      - action
      - commitMetadata
+     - recordKeys
 
     """
 
 
-    def __init__(self, dbName=None, tableName=None, timestamp=None, action=None, commitMetadata=None,):
+    def __init__(self, dbName=None, tableName=None, timestamp=None, action=None, commitMetadata=None, recordKeys=None,):
         self.dbName = dbName
         self.tableName = tableName
         self.timestamp = timestamp
         self.action = action
         self.commitMetadata = commitMetadata
+        self.recordKeys = recordKeys
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -2736,6 +2927,17 @@ class complete_instant_args(object):
                     self.commitMetadata = iprot.readBinary()
                 else:
                     iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.LIST:
+                    self.recordKeys = []
+                    (_etype103, _size100) = iprot.readListBegin()
+                    for _i104 in range(_size100):
+                        _elem105 = FileGroupKeys()
+                        _elem105.read(iprot)
+                        self.recordKeys.append(_elem105)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -2766,6 +2968,13 @@ class complete_instant_args(object):
             oprot.writeFieldBegin('commitMetadata', TType.STRING, 5)
             oprot.writeBinary(self.commitMetadata)
             oprot.writeFieldEnd()
+        if self.recordKeys is not None:
+            oprot.writeFieldBegin('recordKeys', TType.LIST, 6)
+            oprot.writeListBegin(TType.STRUCT, len(self.recordKeys))
+            for iter106 in self.recordKeys:
+                iter106.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
 
@@ -2790,6 +2999,7 @@ complete_instant_args.thrift_spec = (
     (3, TType.STRING, 'timestamp', 'UTF8', None, ),  # 3
     (4, TType.STRING, 'action', 'UTF8', None, ),  # 4
     (5, TType.STRING, 'commitMetadata', 'BINARY', None, ),  # 5
+    (6, TType.LIST, 'recordKeys', (TType.STRUCT, [FileGroupKeys, None], False), None, ),  # 6
 )
 
 
@@ -3132,10 +3342,10 @@ class add_markers_args(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.paths = []
-                    (_etype75, _size72) = iprot.readListBegin()
-                    for _i76 in range(_size72):
-                        _elem77 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.paths.append(_elem77)
+                    (_etype110, _size107) = iprot.readListBegin()
+                    for _i111 in range(_size107):
+                        _elem112 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.paths.append(_elem112)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3164,8 +3374,8 @@ class add_markers_args(object):
         if self.paths is not None:
             oprot.writeFieldBegin('paths', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.paths))
-            for iter78 in self.paths:
-                oprot.writeString(iter78.encode('utf-8') if sys.version_info[0] == 2 else iter78)
+            for iter113 in self.paths:
+                oprot.writeString(iter113.encode('utf-8') if sys.version_info[0] == 2 else iter113)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3408,11 +3618,11 @@ class list_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype82, _size79) = iprot.readListBegin()
-                    for _i83 in range(_size79):
-                        _elem84 = Instant()
-                        _elem84.read(iprot)
-                        self.success.append(_elem84)
+                    (_etype117, _size114) = iprot.readListBegin()
+                    for _i118 in range(_size114):
+                        _elem119 = Instant()
+                        _elem119.read(iprot)
+                        self.success.append(_elem119)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3444,8 +3654,8 @@ class list_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter85 in self.success:
-                iter85.write(oprot)
+            for iter120 in self.success:
+                iter120.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -3795,11 +4005,11 @@ class get_failed_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype89, _size86) = iprot.readListBegin()
-                    for _i90 in range(_size86):
-                        _elem91 = Instant()
-                        _elem91.read(iprot)
-                        self.success.append(_elem91)
+                    (_etype124, _size121) = iprot.readListBegin()
+                    for _i125 in range(_size121):
+                        _elem126 = Instant()
+                        _elem126.read(iprot)
+                        self.success.append(_elem126)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3826,8 +4036,8 @@ class get_failed_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter92 in self.success:
-                iter92.write(oprot)
+            for iter127 in self.success:
+                iter127.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4159,10 +4369,10 @@ class get_hudi_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype96, _size93) = iprot.readListBegin()
-                    for _i97 in range(_size93):
-                        _elem98 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem98)
+                    (_etype131, _size128) = iprot.readListBegin()
+                    for _i132 in range(_size128):
+                        _elem133 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem133)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4189,8 +4399,8 @@ class get_hudi_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter99 in self.success:
-                oprot.writeString(iter99.encode('utf-8') if sys.version_info[0] == 2 else iter99)
+            for iter134 in self.success:
+                oprot.writeString(iter134.encode('utf-8') if sys.version_info[0] == 2 else iter134)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4264,10 +4474,10 @@ class get_latest_file_slices_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype103, _size100) = iprot.readListBegin()
-                    for _i104 in range(_size100):
-                        _elem105 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitions.append(_elem105)
+                    (_etype138, _size135) = iprot.readListBegin()
+                    for _i139 in range(_size135):
+                        _elem140 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitions.append(_elem140)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4297,8 +4507,8 @@ class get_latest_file_slices_args(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partitions))
-            for iter106 in self.partitions:
-                oprot.writeString(iter106.encode('utf-8') if sys.version_info[0] == 2 else iter106)
+            for iter141 in self.partitions:
+                oprot.writeString(iter141.encode('utf-8') if sys.version_info[0] == 2 else iter141)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.asOfInstant is not None:
@@ -4360,11 +4570,11 @@ class get_latest_file_slices_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype110, _size107) = iprot.readListBegin()
-                    for _i111 in range(_size107):
-                        _elem112 = FileSlice()
-                        _elem112.read(iprot)
-                        self.success.append(_elem112)
+                    (_etype145, _size142) = iprot.readListBegin()
+                    for _i146 in range(_size142):
+                        _elem147 = FileSlice()
+                        _elem147.read(iprot)
+                        self.success.append(_elem147)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4396,8 +4606,8 @@ class get_latest_file_slices_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter113 in self.success:
-                iter113.write(oprot)
+            for iter148 in self.success:
+                iter148.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4565,11 +4775,11 @@ class get_files_changed_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype117, _size114) = iprot.readListBegin()
-                    for _i118 in range(_size114):
-                        _elem119 = HudiFile()
-                        _elem119.read(iprot)
-                        self.success.append(_elem119)
+                    (_etype152, _size149) = iprot.readListBegin()
+                    for _i153 in range(_size149):
+                        _elem154 = HudiFile()
+                        _elem154.read(iprot)
+                        self.success.append(_elem154)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4601,8 +4811,8 @@ class get_files_changed_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter120 in self.success:
-                iter120.write(oprot)
+            for iter155 in self.success:
+                iter155.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4756,11 +4966,11 @@ class get_all_files_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype124, _size121) = iprot.readListBegin()
-                    for _i125 in range(_size121):
-                        _elem126 = HudiFile()
-                        _elem126.read(iprot)
-                        self.success.append(_elem126)
+                    (_etype159, _size156) = iprot.readListBegin()
+                    for _i160 in range(_size156):
+                        _elem161 = HudiFile()
+                        _elem161.read(iprot)
+                        self.success.append(_elem161)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4787,8 +4997,8 @@ class get_all_files_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter127 in self.success:
-                iter127.write(oprot)
+            for iter162 in self.success:
+                iter162.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4866,33 +5076,33 @@ class import_hudi_instants_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.instants = []
-                    (_etype131, _size128) = iprot.readListBegin()
-                    for _i132 in range(_size128):
-                        _elem133 = ImportedInstant()
-                        _elem133.read(iprot)
-                        self.instants.append(_elem133)
+                    (_etype166, _size163) = iprot.readListBegin()
+                    for _i167 in range(_size163):
+                        _elem168 = ImportedInstant()
+                        _elem168.read(iprot)
+                        self.instants.append(_elem168)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.listedFiles = []
-                    (_etype137, _size134) = iprot.readListBegin()
-                    for _i138 in range(_size134):
-                        _elem139 = HudiFile()
-                        _elem139.read(iprot)
-                        self.listedFiles.append(_elem139)
+                    (_etype172, _size169) = iprot.readListBegin()
+                    for _i173 in range(_size169):
+                        _elem174 = HudiFile()
+                        _elem174.read(iprot)
+                        self.listedFiles.append(_elem174)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.missingFiles = []
-                    (_etype143, _size140) = iprot.readListBegin()
-                    for _i144 in range(_size140):
-                        _elem145 = HudiFile()
-                        _elem145.read(iprot)
-                        self.missingFiles.append(_elem145)
+                    (_etype178, _size175) = iprot.readListBegin()
+                    for _i179 in range(_size175):
+                        _elem180 = HudiFile()
+                        _elem180.read(iprot)
+                        self.missingFiles.append(_elem180)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4923,22 +5133,22 @@ class import_hudi_instants_args(object):
         if self.instants is not None:
             oprot.writeFieldBegin('instants', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.instants))
-            for iter146 in self.instants:
-                iter146.write(oprot)
+            for iter181 in self.instants:
+                iter181.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.listedFiles is not None:
             oprot.writeFieldBegin('listedFiles', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.listedFiles))
-            for iter147 in self.listedFiles:
-                iter147.write(oprot)
+            for iter182 in self.listedFiles:
+                iter182.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.missingFiles is not None:
             oprot.writeFieldBegin('missingFiles', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.missingFiles))
-            for iter148 in self.missingFiles:
-                iter148.write(oprot)
+            for iter183 in self.missingFiles:
+                iter183.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.config is not None:
@@ -5240,6 +5450,430 @@ get_hudi_table_stats_result.thrift_spec = (
     (0, TType.STRUCT, 'success', [HudiTableStats, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
     (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+)
+
+
+class lookup_record_keys_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - keys
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, keys=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.keys = keys
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.keys = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('lookup_record_keys_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.keys is not None:
+            oprot.writeFieldBegin('keys', TType.STRING, 3)
+            oprot.writeBinary(self.keys)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(lookup_record_keys_args)
+lookup_record_keys_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'keys', 'BINARY', None, ),  # 3
+)
+
+
+class lookup_record_keys_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = RecordKeyLocations()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = thrift_idl.hive_metastore.ttypes.InvalidOperationException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = thrift_idl.hive_metastore.ttypes.InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('lookup_record_keys_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(lookup_record_keys_result)
+lookup_record_keys_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [RecordKeyLocations, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [thrift_idl.hive_metastore.ttypes.InvalidOperationException, None], None, ),  # 3
+    (4, TType.STRUCT, 'o4', [thrift_idl.hive_metastore.ttypes.InvalidObjectException, None], None, ),  # 4
+)
+
+
+class load_record_index_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - fileGroups
+     - reset
+     - enableIndex
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, fileGroups=None, reset=None, enableIndex=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.fileGroups = fileGroups
+        self.reset = reset
+        self.enableIndex = enableIndex
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.fileGroups = []
+                    (_etype187, _size184) = iprot.readListBegin()
+                    for _i188 in range(_size184):
+                        _elem189 = FileGroupKeys()
+                        _elem189.read(iprot)
+                        self.fileGroups.append(_elem189)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.BOOL:
+                    self.reset = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.BOOL:
+                    self.enableIndex = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('load_record_index_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.fileGroups is not None:
+            oprot.writeFieldBegin('fileGroups', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRUCT, len(self.fileGroups))
+            for iter190 in self.fileGroups:
+                iter190.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.reset is not None:
+            oprot.writeFieldBegin('reset', TType.BOOL, 4)
+            oprot.writeBool(self.reset)
+            oprot.writeFieldEnd()
+        if self.enableIndex is not None:
+            oprot.writeFieldBegin('enableIndex', TType.BOOL, 5)
+            oprot.writeBool(self.enableIndex)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(load_record_index_args)
+load_record_index_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.LIST, 'fileGroups', (TType.STRUCT, [FileGroupKeys, None], False), None, ),  # 3
+    (4, TType.BOOL, 'reset', None, None, ),  # 4
+    (5, TType.BOOL, 'enableIndex', None, None, ),  # 5
+)
+
+
+class load_record_index_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.I64:
+                    self.success = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = thrift_idl.hive_metastore.ttypes.InvalidOperationException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = thrift_idl.hive_metastore.ttypes.InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('load_record_index_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.I64, 0)
+            oprot.writeI64(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(load_record_index_result)
+load_record_index_result.thrift_spec = (
+    (0, TType.I64, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [thrift_idl.hive_metastore.ttypes.InvalidOperationException, None], None, ),  # 3
+    (4, TType.STRUCT, 'o4', [thrift_idl.hive_metastore.ttypes.InvalidObjectException, None], None, ),  # 4
 )
 
 

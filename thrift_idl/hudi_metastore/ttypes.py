@@ -1139,11 +1139,12 @@ class HudiTableStats(object):
      - mirrored
      - mirrorLagVersions
      - tableVersion
+     - recordIndexKeys
 
     """
 
 
-    def __init__(self, partitionCount=None, fileCount=None, totalSizeBytes=None, lastInstant=None, mirrored=None, mirrorLagVersions=None, tableVersion=None,):
+    def __init__(self, partitionCount=None, fileCount=None, totalSizeBytes=None, lastInstant=None, mirrored=None, mirrorLagVersions=None, tableVersion=None, recordIndexKeys=None,):
         self.partitionCount = partitionCount
         self.fileCount = fileCount
         self.totalSizeBytes = totalSizeBytes
@@ -1151,6 +1152,7 @@ class HudiTableStats(object):
         self.mirrored = mirrored
         self.mirrorLagVersions = mirrorLagVersions
         self.tableVersion = tableVersion
+        self.recordIndexKeys = recordIndexKeys
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -1197,6 +1199,11 @@ class HudiTableStats(object):
                     self.tableVersion = iprot.readI64()
                 else:
                     iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.I64:
+                    self.recordIndexKeys = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1234,6 +1241,244 @@ class HudiTableStats(object):
         if self.tableVersion is not None:
             oprot.writeFieldBegin('tableVersion', TType.I64, 7)
             oprot.writeI64(self.tableVersion)
+            oprot.writeFieldEnd()
+        if self.recordIndexKeys is not None:
+            oprot.writeFieldBegin('recordIndexKeys', TType.I64, 8)
+            oprot.writeI64(self.recordIndexKeys)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class FileGroupKeys(object):
+    """
+    Attributes:
+     - partitionPath
+     - fileId
+     - inserted
+     - updated
+     - deleted
+     - instant
+
+    """
+
+
+    def __init__(self, partitionPath=None, fileId=None, inserted=None, updated=None, deleted=None, instant=None,):
+        self.partitionPath = partitionPath
+        self.fileId = fileId
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.instant = instant
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.partitionPath = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.fileId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.inserted = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.updated = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.deleted = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.instant = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('FileGroupKeys')
+        if self.partitionPath is not None:
+            oprot.writeFieldBegin('partitionPath', TType.STRING, 1)
+            oprot.writeString(self.partitionPath.encode('utf-8') if sys.version_info[0] == 2 else self.partitionPath)
+            oprot.writeFieldEnd()
+        if self.fileId is not None:
+            oprot.writeFieldBegin('fileId', TType.STRING, 2)
+            oprot.writeString(self.fileId.encode('utf-8') if sys.version_info[0] == 2 else self.fileId)
+            oprot.writeFieldEnd()
+        if self.inserted is not None:
+            oprot.writeFieldBegin('inserted', TType.STRING, 3)
+            oprot.writeBinary(self.inserted)
+            oprot.writeFieldEnd()
+        if self.updated is not None:
+            oprot.writeFieldBegin('updated', TType.STRING, 4)
+            oprot.writeBinary(self.updated)
+            oprot.writeFieldEnd()
+        if self.deleted is not None:
+            oprot.writeFieldBegin('deleted', TType.STRING, 5)
+            oprot.writeBinary(self.deleted)
+            oprot.writeFieldEnd()
+        if self.instant is not None:
+            oprot.writeFieldBegin('instant', TType.STRING, 6)
+            oprot.writeString(self.instant.encode('utf-8') if sys.version_info[0] == 2 else self.instant)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class RecordKeyLocations(object):
+    """
+    Attributes:
+     - partitionPaths
+     - fileIds
+     - fileGroupOfKey
+     - instantOfKey
+
+    """
+
+
+    def __init__(self, partitionPaths=None, fileIds=None, fileGroupOfKey=None, instantOfKey=None,):
+        self.partitionPaths = partitionPaths
+        self.fileIds = fileIds
+        self.fileGroupOfKey = fileGroupOfKey
+        self.instantOfKey = instantOfKey
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.partitionPaths = []
+                    (_etype61, _size58) = iprot.readListBegin()
+                    for _i62 in range(_size58):
+                        _elem63 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionPaths.append(_elem63)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.LIST:
+                    self.fileIds = []
+                    (_etype67, _size64) = iprot.readListBegin()
+                    for _i68 in range(_size64):
+                        _elem69 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.fileIds.append(_elem69)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.fileGroupOfKey = []
+                    (_etype73, _size70) = iprot.readListBegin()
+                    for _i74 in range(_size70):
+                        _elem75 = iprot.readI32()
+                        self.fileGroupOfKey.append(_elem75)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.LIST:
+                    self.instantOfKey = []
+                    (_etype79, _size76) = iprot.readListBegin()
+                    for _i80 in range(_size76):
+                        _elem81 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.instantOfKey.append(_elem81)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('RecordKeyLocations')
+        if self.partitionPaths is not None:
+            oprot.writeFieldBegin('partitionPaths', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRING, len(self.partitionPaths))
+            for iter82 in self.partitionPaths:
+                oprot.writeString(iter82.encode('utf-8') if sys.version_info[0] == 2 else iter82)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.fileIds is not None:
+            oprot.writeFieldBegin('fileIds', TType.LIST, 2)
+            oprot.writeListBegin(TType.STRING, len(self.fileIds))
+            for iter83 in self.fileIds:
+                oprot.writeString(iter83.encode('utf-8') if sys.version_info[0] == 2 else iter83)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.fileGroupOfKey is not None:
+            oprot.writeFieldBegin('fileGroupOfKey', TType.LIST, 3)
+            oprot.writeListBegin(TType.I32, len(self.fileGroupOfKey))
+            for iter84 in self.fileGroupOfKey:
+                oprot.writeI32(iter84)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.instantOfKey is not None:
+            oprot.writeFieldBegin('instantOfKey', TType.LIST, 4)
+            oprot.writeListBegin(TType.STRING, len(self.instantOfKey))
+            for iter85 in self.instantOfKey:
+                oprot.writeString(iter85.encode('utf-8') if sys.version_info[0] == 2 else iter85)
+            oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1296,10 +1541,10 @@ class CommitConflictException(TException):
             elif fid == 2:
                 if ftype == TType.LIST:
                     conflictingInstants = []
-                    (_etype61, _size58) = iprot.readListBegin()
-                    for _i62 in range(_size58):
-                        _elem63 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        conflictingInstants.append(_elem63)
+                    (_etype89, _size86) = iprot.readListBegin()
+                    for _i90 in range(_size86):
+                        _elem91 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        conflictingInstants.append(_elem91)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1324,8 +1569,8 @@ class CommitConflictException(TException):
         if self.conflictingInstants is not None:
             oprot.writeFieldBegin('conflictingInstants', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.conflictingInstants))
-            for iter64 in self.conflictingInstants:
-                oprot.writeString(iter64.encode('utf-8') if sys.version_info[0] == 2 else iter64)
+            for iter92 in self.conflictingInstants:
+                oprot.writeString(iter92.encode('utf-8') if sys.version_info[0] == 2 else iter92)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -1447,6 +1692,25 @@ HudiTableStats.thrift_spec = (
     (5, TType.BOOL, 'mirrored', None, None, ),  # 5
     (6, TType.I64, 'mirrorLagVersions', None, None, ),  # 6
     (7, TType.I64, 'tableVersion', None, None, ),  # 7
+    (8, TType.I64, 'recordIndexKeys', None, None, ),  # 8
+)
+all_structs.append(FileGroupKeys)
+FileGroupKeys.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'partitionPath', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'fileId', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'inserted', 'BINARY', None, ),  # 3
+    (4, TType.STRING, 'updated', 'BINARY', None, ),  # 4
+    (5, TType.STRING, 'deleted', 'BINARY', None, ),  # 5
+    (6, TType.STRING, 'instant', 'UTF8', None, ),  # 6
+)
+all_structs.append(RecordKeyLocations)
+RecordKeyLocations.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'partitionPaths', (TType.STRING, 'UTF8', False), None, ),  # 1
+    (2, TType.LIST, 'fileIds', (TType.STRING, 'UTF8', False), None, ),  # 2
+    (3, TType.LIST, 'fileGroupOfKey', (TType.I32, None, False), None, ),  # 3
+    (4, TType.LIST, 'instantOfKey', (TType.STRING, 'UTF8', False), None, ),  # 4
 )
 all_structs.append(CommitConflictException)
 CommitConflictException.thrift_spec = (

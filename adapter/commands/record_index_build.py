@@ -1,0 +1,125 @@
+"""The record-level index of a table adopted from storage (import-hudi), checked (validate) and
+rebuilt (repair): the record keys of the table's latest file slices, read from storage.
+
+Keys come from the `_hoodie_record_key` and `_hoodie_commit_time` meta columns of the latest base
+files (pyarrow). Not read yet, so such tables keep no index (the reason is reported): merge-on-read
+tables (keys in log files: their Avro data blocks would need a log reader) and tables written without
+meta fields (`hoodie.populate.meta.fields=false`: keys would come from the key generator).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from adapter.client import HudiMetastoreClient, file_group_keys
+from hudi_format.storage import TableStorage
+from thrift_idl.hudi_metastore.ttypes import HudiTableType
+
+LOAD_BATCH = 500_000  # keys per load_record_index call
+LOOKUP_BATCH = 200_000
+
+
+@dataclass
+class StorageKeys:
+    """key -> (partition path, file id, commit time) of the latest slices; `duplicates`: keys found
+    in more than one file group; `unreadable`: why no index can be built (None: it can)."""
+    keys: dict[str, tuple[str, str, str]]
+    duplicates: list[tuple[str, tuple[str, str], tuple[str, str]]]
+    unreadable: str | None = None
+
+
+def has_index(cfg) -> bool:
+    return ((cfg.properties or {}).get("hoodie.index.type") or "").upper() == "RECORD_INDEX"
+
+
+def storage_keys(client: HudiMetastoreClient, db: str, table: str) -> StorageKeys:
+    """The record keys of the table's latest file slices (as the server lists them) on storage."""
+    import pyarrow.parquet as pq
+
+    cfg = client.get_hudi_table(db, table)
+    out = StorageKeys({}, [])
+    if (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() == "false":
+        out.unreadable = "the table has no meta fields (keys would come from its key generator: not done yet)"
+        return out
+    if cfg.tableType == HudiTableType.MERGE_ON_READ:  # (even before its first log file is written)
+        out.unreadable = "merge-on-read: keys in log files cannot be read yet"
+        return out
+    slices = client.get_latest_file_slices(db, table)
+    storage = TableStorage(cfg.basePath)
+    for s in slices:
+        if s.baseFile is None:
+            continue
+        with storage.fs.open(storage.path(s.partitionPath, s.baseFile.name), "rb") as fh:
+            t = pq.read_table(fh, columns=["_hoodie_record_key", "_hoodie_commit_time"])
+        for key, ts in zip(t.column(0).to_pylist(), t.column(1).to_pylist()):
+            if key in out.keys:
+                out.duplicates.append((key, out.keys[key][:2], (s.partitionPath, s.fileId)))
+            out.keys[key] = (s.partitionPath, s.fileId, ts)
+    return out
+
+
+def build_index(client: HudiMetastoreClient, db: str, table: str, found: StorageKeys | None = None) -> int:
+    """Replace the table's index by the keys on storage and turn it on; the number of keys.
+    ValueError when storage cannot give them (the index is left as it was)."""
+    found = found or storage_keys(client, db, table)
+    if found.unreadable:
+        raise ValueError(f"no record index for {db}.{table}: {found.unreadable}")
+    if found.duplicates:
+        key, a, b = found.duplicates[0]
+        raise ValueError(f"no record index for {db}.{table}: key {key!r} is in file groups {a} and {b} "
+                         f"({len(found.duplicates)} duplicate key(s))")
+    by_group: dict[tuple[str, str, str], list[str]] = {}
+    for key, where in found.keys.items():
+        by_group.setdefault(where, []).append(key)
+    batches: list[list] = [[]]
+    size = 0
+    for (p, fid, ts), keys in sorted(by_group.items()):
+        for start in range(0, len(keys), LOAD_BATCH):
+            if size >= LOAD_BATCH:
+                batches.append([])
+                size = 0
+            chunk = keys[start:start + LOAD_BATCH]
+            batches[-1].append(file_group_keys(p, fid, inserted=chunk, instant=ts))
+            size += len(chunk)
+    count = 0
+    for i, batch in enumerate(batches):
+        count = client.load_record_index(db, table, batch, reset=i == 0, enable=True if i == len(batches) - 1 else None)
+    return count
+
+
+def build_or_turn_off(client: HudiMetastoreClient, db: str, table: str, keeps: bool) -> tuple[int | None, str | None]:
+    """(keys, None) once the index is built from storage; else (None, why): a table that kept an
+    index has it turned off, as storage holds keys it cannot represent (upserts then read base files)."""
+    try:
+        return build_index(client, db, table), None
+    except ValueError as exc:
+        why = str(exc).split(": ", 1)[-1]
+        if keeps:
+            client.load_record_index(db, table, [], reset=True, enable=False)
+            why += "; the record index was turned off"
+        return None, why
+
+
+def index_differences(client: HudiMetastoreClient, db: str, table: str) -> list[str]:
+    """How the table's index differs from storage (each key once, in the file group holding it)."""
+    found = storage_keys(client, db, table)
+    if found.unreadable:
+        return [f"the record index cannot be checked: {found.unreadable}"]
+    diffs = [f"key {k!r} is in file groups {a} and {b} on storage" for k, a, b in found.duplicates[:20]]
+    keys = sorted(found.keys)
+    wrong = 0
+    for start in range(0, len(keys), LOOKUP_BATCH):
+        chunk = keys[start:start + LOOKUP_BATCH]
+        for key, at in zip(chunk, client.lookup_record_keys(db, table, chunk)):
+            want = found.keys[key]
+            if at is None or at[:2] != want[:2]:
+                wrong += 1
+                if wrong <= 20:
+                    where = "missing" if at is None else f"at {at[0] or '(table)'}/{at[1]}"
+                    diffs.append(f"key {key!r} is in {want[0] or '(table)'}/{want[1]} on storage, {where} in the index")
+    if wrong > 20:
+        diffs.append(f"... {wrong} keys differ in all")
+    held = client.get_hudi_table_stats(db, table).recordIndexKeys or 0
+    if held != len(found.keys):
+        diffs.append(f"the index holds {held} keys, storage's latest file slices {len(found.keys)}")
+    return diffs

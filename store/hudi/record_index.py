@@ -1,0 +1,256 @@
+"""The record-level index (RFC-08): record key -> (partition path, file id, instant) per Hudi table,
+kept by the metastore in `record_index` (store/db/schema.py) and changed only inside the
+transaction that completes a commit, so data and index commit together or not at all.
+
+* Keys are bucketed by a stable hash (`shard_of`: CRC-32 of the UTF-8 key, SHARDS buckets), as
+  RFC-08 buckets them; the mapping never changes for a table.
+* A table keeps the index when its config says `hoodie.index.type=RECORD_INDEX`. Every write commit
+  to it carries, per file group written, the keys inserted, updated and deleted (`FileGroupKeys`).
+  The commit applies the replaced file groups first (their keys leave), then deletes (the old place
+  of a moved key), updates (the instant moves on), inserts.
+* Global uniqueness: the primary key (tbl_id, shard, record_key) holds a key once per table. An
+  insert of a key the table has already (a concurrent writer inserted it first) fails the commit
+  with CommitConflict naming the instant that wrote it.
+* `instant` is the commit that last wrote the record (its `_hoodie_commit_time`).
+Rollbacks need nothing (only completed commits change the index); cleans delete file slices, not
+keys; file groups replaced (insert_overwrite, delete_partition, clustering) lose their keys in the
+replacing commit. Tables adopted from storage get theirs through `load` (import-hudi, repair).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import Connection, delete, func, select, update
+
+from hudi_format.commit_metadata import CommitMetadata
+from store.db import schema as S
+from store.db.database import Store
+from store.errors import CommitConflict, InvalidObject, InvalidOperation
+from store.hudi import record_index_rows as rows
+from store.hudi.tables import HudiTableRef, HudiTables
+
+SHARDS = 64
+INDEX_TYPE = "hoodie.index.type"
+RECORD_INDEX = "RECORD_INDEX"
+UPDATE_PARTITION_PATH = "hoodie.record.index.update.partition.path"
+
+def shard_of(key: str) -> int:
+    """The key's bucket: stable across processes and versions (never Python's hash())."""
+    return zlib.crc32(key.encode("utf-8")) % SHARDS
+
+
+def count_keys(conn: Connection, tbl_id: int) -> int:
+    """Keys the table's index holds."""
+    return int(conn.execute(select(func.count()).select_from(S.record_index).where(
+        S.record_index.c.tbl_id == tbl_id)).scalar_one())
+
+
+def has_record_index(properties: dict[str, str]) -> bool:
+    return (properties.get(INDEX_TYPE) or "").upper() == RECORD_INDEX
+
+
+@dataclass
+class FileGroupKeys:
+    """Keys one commit changed in one file group (or, for `load`, keys one file group holds that
+    `instant` wrote)."""
+    partition_path: str
+    file_id: str
+    inserted: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    instant: str | None = None
+
+
+@dataclass
+class KeyLocations:
+    """Answer of a lookup: `groups[i]` = (partition path, file id); per key asked, in order, the
+    index into `groups` (-1: unknown key) and the instant that wrote it (None: unknown)."""
+    groups: list[tuple[str, str]]
+    group_of_key: list[int]
+    instants: list[str | None]
+
+
+def _keyed(keys: Iterable[str]) -> list[tuple[int, str]]:
+    out = []
+    for k in keys:
+        if len(k) > S.RECORD_KEY:
+            raise InvalidObject(f"Record key of {len(k)} characters; the index holds keys of up to "
+                                f"{S.RECORD_KEY}: {k[:60]!r}...")
+        out.append((shard_of(k), k))
+    return out
+
+
+class RecordIndex:
+    def __init__(self, store: Store, tables: HudiTables):
+        self.store = store
+        self.tables = tables
+
+    # --- the commit's changes (inside its transaction) -----------------------------------------------
+
+    def apply_commit(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata,
+                     changes: list[FileGroupKeys] | None) -> None:
+        """Index changes of write commit `ts` (called after its conflict check and file listing)."""
+        if not has_record_index(ref.config.properties):
+            return
+        written = {(s.partition_path, s.file_id) for s in meta.write_stats}
+        if changes is None:
+            if written:
+                raise InvalidObject(
+                    f"{ref.db_name}.{ref.name} keeps a record index ({INDEX_TYPE}={RECORD_INDEX}): a commit "
+                    "that writes file groups must carry the record keys of each (complete_instant recordKeys)")
+            changes = []
+        stray = [(c.partition_path, c.file_id) for c in changes if (c.partition_path, c.file_id) not in written]
+        if stray:
+            raise InvalidObject(f"Record keys given for file group {stray[0][1]} of partition {stray[0][0]!r}, "
+                                f"which instant {ts} does not write")
+        self.drop_file_groups(conn, ref.tbl_id, [(p, f) for p, ids in meta.replaced.items() for f in ids])
+        fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
+        instant = int(ts)
+        for c in changes:
+            self._change(conn, ref, c, fg_ids[(c.partition_path, c.file_id)], instant)
+        new = [(ref.tbl_id, fg_ids[(c.partition_path, c.file_id)], instant, s, k)
+               for c in changes for s, k in _keyed(c.inserted)]
+        self._insert(conn, ref, ts, new)
+
+    def _change(self, conn: Connection, ref: HudiTableRef, c: FileGroupKeys, fg_id: int, instant: int) -> None:
+        for kind, keys in (("deleted", c.deleted), ("updated", c.updated)):
+            keyed = _keyed(dict.fromkeys(keys))
+            if kind == "deleted":
+                done = rows.delete_keys(conn, ref.tbl_id, fg_id, keyed)
+            else:
+                done = rows.update_instants(conn, ref.tbl_id, fg_id, instant, keyed)
+            if done != len(keyed):
+                raise InvalidObject(
+                    f"{len(keyed) - done} of the {len(keyed)} keys {kind} in file group {c.file_id} of partition "
+                    f"{c.partition_path!r} are not in that file group's index (a writer must tag its records "
+                    "with the index of the table as of its start)")
+
+    def _insert(self, conn: Connection, ref: HudiTableRef, ts: str, new: list[rows.Row]) -> None:
+        """Insert new keys; a key held already is a conflict (another commit inserted it first)."""
+        try:
+            with conn.begin_nested():
+                rows.insert_rows(conn, new)
+        except rows.DuplicateKey:
+            found = rows.find_keys(conn, ref.tbl_id, [(s, k) for _, _, _, s, k in new])
+            if not found:
+                seen: set[str] = set()
+                twice = next(k for *_, k in new if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+                raise InvalidObject(f"Instant {ts} inserts record key {twice!r} twice") from None
+            instants = sorted({str(i) for _, i in found.values()})
+            key = next(iter(found))
+            raise CommitConflict(
+                f"Instant {ts} of {ref.db_name}.{ref.name} inserts {len(found)} record key(s) the table holds "
+                f"already (e.g. {key!r}, written by instant {found[key][1]}): keys are unique across the "
+                "table (record index); another writer inserted them first", instants) from None
+
+    def drop_file_groups(self, conn: Connection, tbl_id: int, groups: Sequence[tuple[str, str]]) -> None:
+        """File groups that left the table (replaced): their keys leave the index."""
+        if not groups:
+            return
+        fg = S.record_index_file_group
+        wanted = set(groups)
+        by_partition: dict[str, list[str]] = {}
+        for p, f in wanted:
+            by_partition.setdefault(p, []).append(f)
+        ids: list[int] = []
+        for p, fids in by_partition.items():
+            for start in range(0, len(fids), 500):
+                ids += conn.execute(select(fg.c.fg_id).where(
+                    fg.c.tbl_id == tbl_id, fg.c.partition_path == p, fg.c.file_id.in_(fids[start:start + 500]))
+                ).scalars().all()
+        ri = S.record_index
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            conn.execute(delete(ri).where(ri.c.tbl_id == tbl_id, ri.c.fg_id.in_(chunk)))
+            conn.execute(delete(fg).where(fg.c.fg_id.in_(chunk)))
+
+    def _file_group_ids(self, conn: Connection, tbl_id: int,
+                        groups: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """(partition, file id) -> fg_id, creating the missing ones."""
+        fg = S.record_index_file_group
+        out: dict[tuple[str, str], int] = {}
+        by_partition: dict[str, list[str]] = {}
+        for p, f in dict.fromkeys(groups):
+            by_partition.setdefault(p, []).append(f)
+        for p, fids in by_partition.items():
+            for start in range(0, len(fids), 500):
+                for r in conn.execute(select(fg.c.fg_id, fg.c.file_id).where(
+                        fg.c.tbl_id == tbl_id, fg.c.partition_path == p, fg.c.file_id.in_(fids[start:start + 500]))):
+                    out[(p, r.file_id)] = r.fg_id
+        for key in dict.fromkeys(groups):
+            if key not in out:
+                out[key] = int(conn.execute(fg.insert().values(
+                    tbl_id=tbl_id, partition_path=key[0], file_id=key[1])).inserted_primary_key[0])  # type: ignore[index]
+        return out
+
+    # --- adoption and repair ---------------------------------------------------------------------
+
+    def load(self, db: str, tbl: str, groups: list[FileGroupKeys], reset: bool, enable: bool | None) -> int:
+        """Add file groups' keys (`inserted`, written by `instant`) to the index, in one transaction:
+        after clearing it with `reset`; `enable` True turns the table's index on (its config's
+        hoodie.index.type), False off (the index is cleared), None leaves it. Returns the number of
+        keys the index holds."""
+        return self.store.run_write(self._load_in, db, tbl, groups, reset, enable)
+
+    def _load_in(self, conn: Connection, db: str, tbl: str, groups: list[FileGroupKeys], reset: bool,
+                 enable: bool | None) -> int:
+        ref = self.tables.table_ref(conn, db, tbl, lock=True)
+        if enable is False:
+            reset, groups = True, []
+        if reset:
+            conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
+            conn.execute(delete(S.record_index_file_group).where(
+                S.record_index_file_group.c.tbl_id == ref.tbl_id))
+        fg_ids = self._file_group_ids(conn, ref.tbl_id, [(g.partition_path, g.file_id) for g in groups])
+        new = []
+        for g in groups:
+            if not g.instant or not g.instant.isdigit():
+                raise InvalidObject(f"Keys of file group {g.file_id} need the instant that wrote them")
+            new += [(ref.tbl_id, fg_ids[(g.partition_path, g.file_id)], int(g.instant), s, k)
+                    for s, k in _keyed(g.inserted)]
+        try:
+            self._insert(conn, ref, "load", new)
+        except CommitConflict as exc:
+            raise InvalidOperation(exc.message.replace("another writer inserted them first",
+                                                       "a key is in two file groups on storage")) from None
+        if enable is not None:
+            self._switch(conn, ref, enable)
+        return count_keys(conn, ref.tbl_id)
+
+    @staticmethod
+    def _switch(conn: Connection, ref: HudiTableRef, on: bool) -> None:
+        props = dict(ref.config.properties)
+        if on:
+            props[INDEX_TYPE] = RECORD_INDEX
+            props.setdefault(UPDATE_PARTITION_PATH, "true")
+        else:
+            props.pop(INDEX_TYPE, None)
+        ref.config.properties = props
+        conn.execute(update(S.hudi_table).where(S.hudi_table.c.tbl_id == ref.tbl_id).values(
+            properties=ref.config.to_json()))
+
+    # --- reads ------------------------------------------------------------------------------------
+
+    def lookup(self, db: str, tbl: str, keys: list[str]) -> KeyLocations:
+        """Where each key lives now (one read; keys may repeat)."""
+        with self.store.read() as conn:
+            ref = self.tables.table_ref(conn, db, tbl)
+            if not has_record_index(ref.config.properties):
+                raise InvalidOperation(f"{ref.db_name}.{ref.name} keeps no record index ({INDEX_TYPE} is "
+                                       f"{ref.config.properties.get(INDEX_TYPE) or 'not set'})")
+            found = rows.find_keys(conn, ref.tbl_id, _keyed(dict.fromkeys(keys)))
+            fg = S.record_index_file_group
+            ids = sorted({f for f, _ in found.values()})
+            groups: dict[int, tuple[str, str]] = {}
+            for start in range(0, len(ids), 500):
+                for r in conn.execute(select(fg.c.fg_id, fg.c.partition_path, fg.c.file_id).where(
+                        fg.c.fg_id.in_(ids[start:start + 500]))):
+                    groups[r.fg_id] = (r.partition_path, r.file_id)
+        order = {fid: i for i, fid in enumerate(groups)}
+        hits = [found.get(k) for k in keys]
+        return KeyLocations(groups=list(groups.values()),
+                            group_of_key=[order[h[0]] if h else -1 for h in hits],
+                            instants=[str(h[1]) if h else None for h in hits])

@@ -1,0 +1,172 @@
+"""Property test of the record-level index (hypothesis, derandomized): random sequences of insert,
+upsert (records change partition: moves), delete, delete_partition, insert_overwrite,
+insert_overwrite_table and rolled-back failed writes on a table created with the index (the
+default). After every step:
+
+* the index equals storage: every key hudi-rs reads is found at its partition, file group and
+  `_hoodie_commit_time`; keys storage does not hold are unknown; the index holds no other key;
+* no key is in two partitions (hudi-rs reads each key once);
+* our reader and hudi-rs equal a model with global keys (a record lives where it was last written).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from unittest import mock
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapter.client import HudiMetastoreClient
+from pipeline import write
+from pipeline.commit import WriteTransaction
+from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+SCHEMA = "id long, name string, ts long, dt string"
+COLS = ["id", "name", "ts", "dt"]
+KEYS = list(range(10))
+PARTS = ["p0", "p1", "p2"]
+OPS = ["insert", "upsert", "upsert", "delete", "delete_partition", "insert_overwrite", "insert_overwrite_table",
+       "failed_write"]
+FAST_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "300", "hoodie.client.heartbeat.tolerable.misses": "1"}
+
+
+class _Killed(Exception):
+    pass
+
+
+def _latest(rows: list) -> dict:
+    """key -> the row with the greatest ts (the batch de-duplicated as the writer does)."""
+    out: dict = {}
+    for r in sorted(rows, key=lambda r: r[2]):
+        out[str(r[0])] = r
+    return out
+
+
+def _apply(model: dict, op: str, rows: list) -> dict:
+    model = dict(model)
+    if op in ("insert", "upsert"):
+        model.update(_latest(rows))
+    elif op == "delete":
+        for r in rows:
+            model.pop(str(r[0]), None)
+    elif op == "insert_overwrite":
+        parts = {r[3] for r in rows}
+        model = {k: v for k, v in model.items() if v[3] not in parts}
+        model.update(_latest(rows))
+    elif op == "insert_overwrite_table":
+        model = _latest(rows)
+    elif op == "delete_partition":
+        parts = {r[3] for r in rows}
+        model = {k: v for k, v in model.items() if v[3] not in parts}
+    return model
+
+
+def _storage_keys(base: str) -> dict:
+    """key -> (partition path, file id, commit time), as hudi-rs reads the table."""
+    import hudi
+
+    batches = hudi.HudiTable(base).read()
+    out: dict = {}
+    if not batches:
+        return out
+    t = pa.Table.from_batches(batches)
+    for r in t.select(["_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name",
+                       "_hoodie_commit_time"]).to_pylist():
+        key = r["_hoodie_record_key"]
+        assert key not in out, f"key {key} in two places: {out[key]} and {r}"
+        out[key] = (r["_hoodie_partition_path"], r["_hoodie_file_name"].split("_")[0], r["_hoodie_commit_time"])
+    return out
+
+
+def _check_index(port: int, table: str, base: str, where: str) -> None:
+    db, name = table.split(".")
+    storage = _storage_keys(base)
+    asked = sorted(set(storage) | {str(k) for k in KEYS})
+    with HudiMetastoreClient(uri(port)) as c:
+        found = dict(zip(asked, c.lookup_record_keys(db, name, asked)))
+        count = c.get_hudi_table_stats(db, name).recordIndexKeys
+    assert {k: v for k, v in found.items() if v is not None} == storage, where
+    assert count == len(storage), where
+
+
+def _failed_write(spark, port: int, table: str, rows: list) -> None:
+    """A job that writes its files and dies before completing; then it is rolled back."""
+    df = spark.createDataFrame(rows, SCHEMA)
+    with mock.patch.object(WriteTransaction, "complete", side_effect=_Killed()), pytest.raises(_Killed):
+        write(df, table, "upsert", metastore=uri(port), options=FAST_HEARTBEAT)
+    db, name = table.split(".")
+    with HudiMetastoreClient(uri(port)) as c:
+        deadline = time.monotonic() + 30
+        while not c.get_failed_instants(db, name):
+            assert time.monotonic() < deadline, "the failed write's heartbeat never expired"
+            time.sleep(0.2)
+        for inst in c.get_failed_instants(db, name):
+            c.rollback_instant(db, name, inst.timestamp)
+
+
+@settings(max_examples=4, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_index_follows_random_operation_sequences(spark, our_server, data):
+    table = f"rip_{uuid.uuid4().hex[:8]}.t"
+    ts = itertools.count(1)
+    model: dict = {}
+    steps = data.draw(st.integers(min_value=3, max_value=6), label="steps")
+    for step in range(steps):
+        op = data.draw(st.sampled_from(OPS if model else ["insert", "upsert"]), label=f"op{step}")
+        if op in ("delete", "delete_partition"):
+            pool = sorted({int(k) for k in model} | {KEYS[-1]})
+            keys = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True), label="keys")
+        else:  # keys may repeat in a batch; any key may land in any partition (moves)
+            keys = data.draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=6), label="keys")
+        rows = []
+        for k in keys:
+            part = model[str(k)][3] if op in ("delete", "delete_partition") and str(k) in model else \
+                data.draw(st.sampled_from(PARTS), label="part")
+            rows.append((k, f"n{step}", next(ts), part))
+        where = f"step {step}: {op} {rows}"
+        if op == "failed_write":
+            _failed_write(spark, our_server, table, rows)
+        else:
+            write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
+                  partition_by="dt", metastore=uri(our_server),
+                  options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+            model = _apply(model, op, rows)
+        base = base_dir(our_server, table)
+        assert hudi_rs(base, COLS) == model, where
+        assert ours(spark, our_server, table, COLS) == model, where
+        _check_index(our_server, table, base, where)
+
+
+def test_index_follows_a_fixed_sequence_with_moves(spark, our_server):
+    """Every kind of step once, whatever hypothesis draws: moves by upsert and insert_overwrite, a
+    rolled-back failed write, delete, delete_partition."""
+    table = f"rif_{uuid.uuid4().hex[:8]}.t"
+    steps = [("insert", [(1, "a", 1, "p0"), (2, "b", 2, "p0"), (3, "c", 3, "p1")]),
+             ("upsert", [(1, "a2", 4, "p1"), (2, "b2", 5, "p0"), (4, "d", 6, "p2")]),  # 1 moves p0 -> p1
+             ("insert_overwrite", [(3, "c2", 7, "p2")]),  # p2 overwritten (4 leaves), 3 moves from p1
+             ("failed_write", [(2, "lost", 8, "p2")]),
+             ("delete", [(1, "", 9, "p0")]),  # global delete: 1 lives in p1
+             ("upsert", [(5, "e", 10, "p1"), (2, "b3", 11, "p1")]),
+             ("delete_partition", [(0, "", 12, "p1")])]
+    model: dict = {}
+    for op, rows in steps:
+        where = f"{op} {rows}"
+        if op == "failed_write":
+            _failed_write(spark, our_server, table, rows)
+        else:
+            write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
+                  partition_by="dt", metastore=uri(our_server),
+                  options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+            model = _apply(model, op, rows)
+        base = base_dir(our_server, table)
+        assert hudi_rs(base, COLS) == model, where
+        assert ours(spark, our_server, table, COLS) == model, where
+        _check_index(our_server, table, base, where)
+    assert model == {"3": (3, "c2", 7, "p2")}
