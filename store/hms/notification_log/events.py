@@ -93,8 +93,11 @@ def alter_partition(table: Table, before: Partition, after: Partition, truncate:
 
 def alter_partitions(table: Table, pairs: Iterable[tuple[Partition, Partition]],
                      truncate: bool = False) -> list[Event]:
-    """One ALTER_PARTITION event per (before, after) pair, as Hive 3 writes for alter_partitions."""
-    return [alter_partition(table, before, after, truncate) for before, after in pairs]
+    """One ALTER_PARTITION event per (before, after) pair, as Hive 3 writes for alter_partitions
+    (the table's JSON, the same in each, is written once)."""
+    table_json = M.tjson(table)
+    return [_table_event("ALTER_PARTITION", table, M.alter_partition(table, before, after, truncate, table_json))
+            for before, after in pairs]
 
 
 def drop_partitions(table: Table, partitions: Iterable[Partition | Sequence[str]]) -> list[Event]:

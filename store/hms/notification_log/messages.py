@@ -133,9 +133,12 @@ def add_partition(table: Table, partitions: Sequence[Partition]) -> dict[str, An
                  partitionListJson=[tjson(p) for p in partitions], partitionFiles=[])
 
 
-def alter_partition(table: Table, before: Partition, after: Partition, truncate: bool) -> dict[str, Any]:
+def alter_partition(table: Table, before: Partition, after: Partition, truncate: bool,
+                    table_json: str | None = None) -> dict[str, Any]:
+    """`table_json`: tjson(table) when the caller has it (one call altering many partitions)."""
     return _head(cat=table.catName, db=table.dbName, table=table.tableName, tableType=table.tableType,
-                 tableObjJson=tjson(table), isTruncateOp=_bool(truncate), timestamp=None,
+                 tableObjJson=table_json if table_json is not None else tjson(table),
+                 isTruncateOp=_bool(truncate), timestamp=None,
                  writeId=after.writeId, keyValues=key_values(table, before.values or []),
                  partitionObjBeforeJson=tjson(before), partitionObjAfterJson=tjson(after))
 
