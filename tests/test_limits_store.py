@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from thrift.Thrift import TApplicationException
 
+from bench.chaos import terminate
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     CommitTxnRequest,
@@ -229,23 +230,6 @@ def test_values_beyond_the_column_widths_are_refused_on_every_backend(client):
 # --------------------------------------------------------------------------- finding 10: dropped connections
 
 
-def _terminate_server_connections(admin, backend: str, database: str) -> int:
-    """Terminate every connection to `database` but the admin's own; returns how many."""
-    with admin.connect() as conn:
-        if backend == "postgresql":
-            return len(conn.execute(text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = :d AND pid <> pg_backend_pid()"), {"d": database}).all())
-        ids = conn.execute(text("SELECT id FROM information_schema.processlist "
-                                "WHERE db = :d AND id <> CONNECTION_ID()"), {"d": database}).scalars().all()
-        for i in ids:
-            try:
-                conn.execute(text(f"KILL CONNECTION {int(i)}"))
-            except Exception:  # noqa: BLE001 - it may have ended by itself meanwhile
-                pass
-        return len(ids)
-
-
 def test_reads_survive_dropped_database_connections(our_server_info, thrift_client):
     admin = create_engine(our_server_info.db_url, isolation_level="AUTOCOMMIT")
     backend = admin.dialect.name
@@ -292,7 +276,7 @@ def test_reads_survive_dropped_database_connections(our_server_info, thrift_clie
     try:
         for _ in range(6):
             time.sleep(0.4)
-            terminated += _terminate_server_connections(admin, backend, database)
+            terminated += terminate(admin, backend, database)
         time.sleep(0.4)
     finally:
         stop.set()

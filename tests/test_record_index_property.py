@@ -111,6 +111,22 @@ def _failed_write(spark, port: int, table: str, rows: list) -> None:
             c.rollback_instant(db, name, inst.timestamp)
 
 
+def _step(spark, our_server, table: str, op: str, rows, model: dict, where: str) -> dict:
+    """Run one step, then check storage (hudi-rs), our reader and the index against the model."""
+    if op == "failed_write":
+        _failed_write(spark, our_server, table, rows)
+    else:
+        write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
+              partition_by="dt", metastore=uri(our_server),
+              options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+        model = _apply(model, op, rows)
+    base = base_dir(our_server, table)
+    assert hudi_rs(base, COLS) == model, where
+    assert ours(spark, our_server, table, COLS) == model, where
+    _check_index(our_server, table, base, where)
+    return model
+
+
 @settings(max_examples=4, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_index_follows_random_operation_sequences(spark, our_server, data):
@@ -130,18 +146,7 @@ def test_index_follows_random_operation_sequences(spark, our_server, data):
             part = model[str(k)][3] if op in ("delete", "delete_partition") and str(k) in model else \
                 data.draw(st.sampled_from(PARTS), label="part")
             rows.append((k, f"n{step}", next(ts), part))
-        where = f"step {step}: {op} {rows}"
-        if op == "failed_write":
-            _failed_write(spark, our_server, table, rows)
-        else:
-            write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
-                  partition_by="dt", metastore=uri(our_server),
-                  options={"hoodie.datasource.write.hive_style_partitioning": "true"})
-            model = _apply(model, op, rows)
-        base = base_dir(our_server, table)
-        assert hudi_rs(base, COLS) == model, where
-        assert ours(spark, our_server, table, COLS) == model, where
-        _check_index(our_server, table, base, where)
+        model = _step(spark, our_server, table, op, rows, model, f"step {step}: {op} {rows}")
 
 
 def test_index_follows_a_fixed_sequence_with_moves(spark, our_server):
@@ -157,16 +162,5 @@ def test_index_follows_a_fixed_sequence_with_moves(spark, our_server):
              ("delete_partition", [(0, "", 12, "p1")])]
     model: dict = {}
     for op, rows in steps:
-        where = f"{op} {rows}"
-        if op == "failed_write":
-            _failed_write(spark, our_server, table, rows)
-        else:
-            write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
-                  partition_by="dt", metastore=uri(our_server),
-                  options={"hoodie.datasource.write.hive_style_partitioning": "true"})
-            model = _apply(model, op, rows)
-        base = base_dir(our_server, table)
-        assert hudi_rs(base, COLS) == model, where
-        assert ours(spark, our_server, table, COLS) == model, where
-        _check_index(our_server, table, base, where)
+        model = _step(spark, our_server, table, op, rows, model, f"{op} {rows}")
     assert model == {"3": (3, "c2", 7, "p2")}
