@@ -230,12 +230,10 @@ def test_values_beyond_the_column_widths_are_refused_on_every_backend(client):
 # --------------------------------------------------------------------------- finding 10: dropped connections
 
 
+@pytest.mark.backends("postgresql", "mysql")  # SQLite has no database connections to drop
 def test_reads_survive_dropped_database_connections(our_server_info, thrift_client):
     admin = create_engine(our_server_info.db_url, isolation_level="AUTOCOMMIT")
     backend = admin.dialect.name
-    if backend == "sqlite":
-        admin.dispose()
-        pytest.skip("SQLite has no database connections to drop")  # applies to PostgreSQL and MariaDB
     database = admin.url.database
     setup = thrift_client(our_server_info.port)
     db = _name("f10")
@@ -301,6 +299,7 @@ def test_reads_survive_dropped_database_connections(our_server_info, thrift_clie
         assert made(name) == ok, name
 
 
+@pytest.mark.backends("postgresql", "mysql")  # SQLite has no database connections to drop
 def test_a_commit_that_lost_its_connection_is_resolved(backend_url):
     """The COMMIT path of finding 10: the connection is terminated (from an admin connection) just
     before COMMIT is sent; the store learns the transaction did not commit and runs it again, so
@@ -312,9 +311,6 @@ def test_a_commit_that_lost_its_connection_is_resolved(backend_url):
     from store.db.migrations import upgrade
 
     store = Store(backend_url)
-    if store.backend == "sqlite":
-        store.dispose()
-        pytest.skip("SQLite has no database connections to drop")  # applies to PostgreSQL and MariaDB
     upgrade(store.engine)
     admin = create_engine(backend_url, isolation_level="AUTOCOMMIT")
     seq = schema.sequences
