@@ -6,6 +6,7 @@ import getpass
 import threading
 import time
 
+from adapter import identity
 from adapter.readiness import Readiness
 from store.hms.metastore_info import MetastoreInfo
 from thrift_idl.fb303.ttypes import fb_status
@@ -44,14 +45,14 @@ _PROCESS_USER = _process_user()
 
 
 def ugi_user() -> str | None:
-    """The user this connection's set_ugi named (None: it did not call set_ugi)."""
-    return getattr(_session, "user", None)
+    """The caller's user (adapter/identity.py): authenticated, else what set_ugi named, else None."""
+    return identity.current().user
 
 
 def session_user() -> str:
-    """Who this connection's calls run as: the user set_ugi named, else (as Hive without
+    """Who this connection's calls run as: the caller's user, else (as Hive without
     authentication) the user the server runs as."""
-    return getattr(_session, "user", None) or _PROCESS_USER
+    return identity.current().user or _PROCESS_USER
 
 
 class ServiceHandler:
@@ -112,8 +113,9 @@ class ServiceHandler:
     def set_ugi(self, user_name, group_names):
         """The session's user (None keeps the server's). Answers the groups, as Hive 2.3 and 4 do
         (tests/test_conformance.py::test_set_ugi); null names are left out."""
-        _session.user = user_name
-        return [name for name in (group_names or []) if name is not None]
+        names = [name for name in (group_names or []) if name is not None]
+        identity.apply_ugi(user_name, names)
+        return names
 
     def get_config_value(self, name, default_value):
         if name is None:

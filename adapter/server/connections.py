@@ -14,6 +14,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.protocol.TProtocol import TProtocolException
 from thrift.transport import TTransport
 
+from adapter import identity
 from adapter.router import HandlerRouter
 from adapter.server.budget import InflightBudget
 from adapter.server.limits import Limits
@@ -167,6 +168,7 @@ class ThriftServer:
         except Exception:
             log.exception("connection from %s failed", conn.addr)
         finally:
+            identity.forget()
             self._forget(conn)
 
     def _one_request(self, sock: ClientSocket, iprot, oprot) -> None:
