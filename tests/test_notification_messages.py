@@ -5,6 +5,7 @@ TJSONProtocol escaping), and Hive's own deserializer (Hive 2.3, from pyspark's j
 from __future__ import annotations
 
 import json
+import random as random_module
 import shutil
 import subprocess
 from pathlib import Path
@@ -306,3 +307,25 @@ def test_fast_tjson_writes_what_the_protocol_writes():
                 assert M.tjson(obj) == M.tjson_by_protocol(obj), name
                 checked += 1
     assert checked > 500
+
+
+def test_tjson_memo_writes_shared_parts_once_and_the_same_text():
+    """The memo of one message batch (tjson.py): partitions that share one descriptor's columns and
+    serde, or differ only in their own fields, are written exactly as without the memo."""
+    import copy
+
+    rnd = random_module.Random(7)
+    base = _filled(rnd, Partition)
+    parts = []
+    for i in range(5):
+        p = copy.copy(base)
+        p.values = [f"v{i}", str(i)]
+        p.sd = copy.copy(base.sd)  # the store's shallow copy: columns and serde shared
+        p.sd.location = f"file:/w/t/k={i}"
+        p.parameters = {"n": str(i)} if i % 2 else base.parameters
+        parts.append(p)
+    other = _filled(rnd, Partition)  # nothing shared with the others
+    memo: dict = {}
+    written = [M.tjson(p, memo) for p in parts + [other]]
+    assert written == [M.tjson_by_protocol(p) for p in parts + [other]]
+    assert any(entry[0] is base.sd.cols for entry in memo.values())

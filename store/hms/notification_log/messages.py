@@ -49,9 +49,10 @@ _READ = TJSONProtocolFactory()
 T = TypeVar("T")
 
 
-def tjson(obj: Any) -> str:
-    """`obj` (a Thrift struct) as TJSONProtocol text, as Hive's `create*ObjJson` writes it."""
-    return fast_tjson(obj)
+def tjson(obj: Any, memo: dict[int, tuple[Any, str]] | None = None) -> str:
+    """`obj` (a Thrift struct) as TJSONProtocol text, as Hive's `create*ObjJson` writes it (`memo`:
+    see notification_log/tjson.py)."""
+    return fast_tjson(obj, memo)
 
 
 def tjson_by_protocol(obj: Any) -> str:
@@ -136,17 +137,23 @@ def add_partition(table: Table, partitions: Sequence[Partition]) -> dict[str, An
     return _head(db=table.dbName, table=table.tableName, tableType=table.tableType,
                  tableObjJson=tjson(table), locOwner=None, timestamp=None,
                  partitions=[key_values(table, p.values or []) for p in partitions],
-                 partitionListJson=[tjson(p) for p in partitions], partitionFiles=[])
+                 partitionListJson=_each_tjson(partitions), partitionFiles=[])
+
+
+def _each_tjson(objects: Sequence[Any]) -> list[str]:
+    memo: dict[int, tuple[Any, str]] = {}
+    return [tjson(o, memo) for o in objects]
 
 
 def alter_partition(table: Table, before: Partition, after: Partition, truncate: bool,
-                    table_json: str | None = None) -> dict[str, Any]:
-    """`table_json`: tjson(table) when the caller has it (one call altering many partitions)."""
+                    table_json: str | None = None, memo: dict[int, tuple[Any, str]] | None = None) -> dict[str, Any]:
+    """`table_json`: tjson(table) when the caller has it, `memo` shared by the messages of one call
+    altering many partitions."""
     return _head(cat=table.catName, db=table.dbName, table=table.tableName, tableType=table.tableType,
                  tableObjJson=table_json if table_json is not None else tjson(table),
                  isTruncateOp=_bool(truncate), timestamp=None,
                  writeId=after.writeId, keyValues=key_values(table, before.values or []),
-                 partitionObjBeforeJson=tjson(before), partitionObjAfterJson=tjson(after))
+                 partitionObjBeforeJson=tjson(before, memo), partitionObjAfterJson=tjson(after, memo))
 
 
 def drop_partition(table: Table, values: Sequence[Sequence[str]]) -> dict[str, Any]:

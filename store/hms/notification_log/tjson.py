@@ -26,9 +26,12 @@ _ESCAPES.update({ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n", ord("\f")
                  ord('"'): '\\"', ord("\\"): "\\\\"})
 
 
-def tjson(obj: Any) -> str:
+def tjson(obj: Any, memo: dict[int, tuple[Any, str]] | None = None) -> str:
+    """`memo`: shared by the calls of one message batch, so that the parts partitions share (one
+    descriptor's columns, serde, parameters) are written once; it holds each object it names, so an
+    id is never reused while the memo lives. The objects must not change meanwhile."""
     out: list[str] = []
-    _struct(out, obj)
+    _struct(out, obj, memo)
     return "".join(out)
 
 
@@ -36,7 +39,7 @@ def _string(value: str) -> str:
     return '"' + value.translate(_ESCAPES) + '"'
 
 
-def _struct(out: list[str], obj: Any) -> None:
+def _struct(out: list[str], obj: Any, memo: dict[int, tuple[Any, str]] | None) -> None:
     out.append("{")
     first = True
     for spec in obj.thrift_spec:
@@ -50,25 +53,44 @@ def _struct(out: list[str], obj: Any) -> None:
             out.append(",")
         first = False
         out.append(f'"{fid}":{{"{_NAMES[ttype]}":')
-        _value(out, ttype, arg, value, False)
+        if memo is not None and ttype in _CONTAINERS:
+            _memoized(out, ttype, arg, value, memo)
+        else:
+            _value(out, ttype, arg, value, False, memo)
         out.append("}")
     out.append("}")
 
 
-def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool) -> None:
+_CONTAINERS = frozenset((TType.STRUCT, TType.LIST, TType.SET, TType.MAP))
+
+
+def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[int, tuple[Any, str]]) -> None:
+    hit = memo.get(id(value))
+    if hit is not None and hit[0] is value:
+        out.append(hit[1])
+        return
+    part: list[str] = []
+    _value(part, ttype, arg, value, False, memo)
+    text = "".join(part)
+    memo[id(value)] = (value, text)
+    out.append(text)
+
+
+def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool,
+           memo: dict[int, tuple[Any, str]] | None = None) -> None:
     if ttype == TType.STRING:
         if arg == "BINARY":
             out.append('"' + base64.b64encode(value).decode("ascii") + '"')
         else:
             out.append(_string(value))
     elif ttype == TType.STRUCT:
-        _struct(out, value)
+        _struct(out, value, memo)
     elif ttype in (TType.LIST, TType.SET):
         etype, earg = arg[0], arg[1]
         out.append(f'["{_NAMES[etype]}",{len(value)}')
         for element in value:
             out.append(",")
-            _value(out, etype, earg, element, False)
+            _value(out, etype, earg, element, False, memo)
         out.append("]")
     elif ttype == TType.MAP:
         ktype, karg, vtype, varg = arg[0], arg[1], arg[2], arg[3]
@@ -78,7 +100,7 @@ def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool) -> None:
                 out.append(",")
             _value(out, ktype, karg, k, True)
             out.append(":")
-            _value(out, vtype, varg, v, False)
+            _value(out, vtype, varg, v, False, memo)
         out.append("}]")
     else:
         if ttype == TType.BOOL:
