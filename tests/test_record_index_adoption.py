@@ -1,7 +1,8 @@
 """Adoption of the record-level index (RFC-08) for tables imported from storage, on every backend:
 import-hudi builds it from the latest file slices' `_hoodie_record_key`s (equal to what hudi-rs
-reads), validate checks it against storage and reports a damaged one, repair rebuilds it; a
-merge-on-read table with log files is adopted without one (its log files cannot be read yet)."""
+reads), validate checks it against storage and reports a damaged one, repair rebuilds it;
+merge-on-read tables get theirs from base files and the data blocks of their log files (equal to
+what hudi-rs's file group reader merges, rolled-back blocks left out)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,68 @@ def test_import_builds_validate_checks_repair_rebuilds(imported):
     assert run_cli("validate", tbl, "--metastore", uri).returncode == 0
 
 
-def test_merge_on_read_with_log_files_is_adopted_without_index(imported):
-    uri, db, c, base, report = imported("mor_v6_trips_8i1u")
-    assert report.index_keys is None and "log files" in (report.index_note or "")
-    assert "hoodie.index.type" not in (c.get_hudi_table(db, "t").properties or {})
-    assert run_cli("validate", f"{db}.t", "--metastore", uri).returncode == 0
+def _slice_keys_by_hudi_rs(base: str) -> dict:
+    """key -> (partition, file id, commit time) as hudi-rs merges each latest file slice."""
+    table = hudi.HudiTable(base)
+    reader = table.create_file_group_reader_with_options()
+    out = {}
+    for s in table.get_file_slices():
+        batch = reader.read_file_slice(s)
+        t = pa.Table.from_batches(batch if isinstance(batch, list) else [batch])
+        for key, ts in zip(t.column("_hoodie_record_key").to_pylist(), t.column("_hoodie_commit_time").to_pylist()):
+            out[key] = (s.partition_path, s.file_id, ts)
+    return out
+
+
+@pytest.mark.parametrize("fixture", ["mor_v6_trips_8i1u", "mor_v6_nonpartitioned_rollback",
+                                     "mor_v6_simplekeygen_nonhivestyle"])
+def test_merge_on_read_is_adopted_with_the_keys_of_its_log_files(imported, fixture):
+    uri, db, c, base, report = imported(fixture)
+    want = _slice_keys_by_hudi_rs(base)
+    assert report.index_note is None and report.index_keys == len(want) > 0
+    assert any(s.logFiles for s in c.get_latest_file_slices(db, "t"))
+    keys = sorted(want)
+    assert dict(zip(keys, c.lookup_record_keys(db, "t", keys))) == want
+    ok = run_cli("validate", f"{db}.t", "--metastore", uri)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def _block(block_type: int, header: dict[int, str], content: bytes = b"") -> bytes:
+    """One log block in Hudi's layout (hudi_format/log_file.py)."""
+    import struct
+
+    def _map(m: dict[int, str]) -> bytes:
+        out = struct.pack(">i", len(m))
+        for k, v in m.items():
+            out += struct.pack(">ii", k, len(v.encode())) + v.encode()
+        return out
+
+    body = struct.pack(">ii", 1, block_type) + _map(header) + struct.pack(">q", len(content)) + content + _map({})
+    body += struct.pack(">q", len(body) + 14)
+    return b"#HUDI#" + struct.pack(">q", len(body)) + body
+
+
+def test_log_file_with_a_delete_block_gets_no_index_and_says_why(our_server, tmp_path):
+    """Delete blocks are not read yet: the table is adopted without an index, and the report names
+    the log file; a cut-short log file is refused the same way, never half-read."""
+    from pathlib import Path
+
+    from hudi_format import log_file
+    from hudi_format.errors import HudiFormatError
+
+    base = table_copy("mor_v6_trips_8i1u", tmp_path)
+    [log] = [p for p in Path(base).rglob(".*.log.*")]
+    instant = next(iter(log_file.blocks(log.read_bytes()))).instant
+    with open(log, "ab") as fh:
+        fh.write(_block(log_file.DELETE, {log_file.INSTANT_TIME: instant}, b"\x00\x00\x00\x03"))
+    uri = f"thrift://127.0.0.1:{our_server}"
+    db = f"ria_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri) as c:
+        c.create_database(Database(name=db, description="", locationUri=None, parameters={}))
+        report = import_hudi_table(uri, base, db, "t")
+        assert report.index_keys is None and "holds a delete block" in (report.index_note or "")
+        assert log.name in report.index_note
+        assert "hoodie.index.type" not in (c.get_hudi_table(db, "t").properties or {})
+    whole = log.read_bytes()
+    with pytest.raises(HudiFormatError, match="cut short"):
+        list(log_file.blocks(whole[:-5], log.name))

@@ -2,9 +2,11 @@
 rebuilt (repair): the record keys of the table's latest file slices, read from storage.
 
 Keys come from the `_hoodie_record_key` and `_hoodie_commit_time` meta columns of the latest base
-files (pyarrow). Not read yet, so such tables keep no index (the reason is reported): merge-on-read
-tables (keys in log files: their Avro data blocks would need a log reader) and tables written without
-meta fields (`hoodie.populate.meta.fields=false`: keys would come from the key generator).
+files (pyarrow) and, for merge-on-read tables, of the Avro and Parquet data blocks of the slices'
+log files (hudi_format/log_file.py) that completed instants wrote and no rollback block undid.
+Not read yet, so such tables keep no index (the reason is reported): log files with delete blocks
+or HFile blocks, and tables written without meta fields (`hoodie.populate.meta.fields=false`: keys
+would come from the key generator).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient, file_group_keys
+from hudi_format import log_file
+from hudi_format.errors import HudiFormatError
 from hudi_format.storage import TableStorage
 from thrift_idl.hudi_metastore.ttypes import HudiTableType
 
@@ -34,28 +38,60 @@ def has_index(cfg) -> bool:
 
 def storage_keys(client: HudiMetastoreClient, db: str, table: str) -> StorageKeys:
     """The record keys of the table's latest file slices (as the server lists them) on storage."""
-    import pyarrow.parquet as pq
-
     cfg = client.get_hudi_table(db, table)
     out = StorageKeys({}, [])
     if (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() == "false":
         out.unreadable = "the table has no meta fields (keys would come from its key generator: not done yet)"
         return out
-    if cfg.tableType == HudiTableType.MERGE_ON_READ:  # (even before its first log file is written)
-        out.unreadable = "merge-on-read: keys in log files cannot be read yet"
-        return out
     slices = client.get_latest_file_slices(db, table)
+    completed: set[str] = set()
+    if cfg.tableType == HudiTableType.MERGE_ON_READ and any(s.logFiles for s in slices):
+        completed = {i.timestamp for i in client.list_instants(db, table, states=["COMPLETED"])}
     storage = TableStorage(cfg.basePath)
     for s in slices:
-        if s.baseFile is None:
-            continue
-        with storage.fs.open(storage.path(s.partitionPath, s.baseFile.name), "rb") as fh:
-            t = pq.read_table(fh, columns=["_hoodie_record_key", "_hoodie_commit_time"])
-        for key, ts in zip(t.column(0).to_pylist(), t.column(1).to_pylist()):
+        try:
+            found = _slice_keys(storage, s, completed)
+        except HudiFormatError as exc:
+            out.unreadable = str(exc)
+            return out
+        for key, ts in found.items():
             if key in out.keys:
                 out.duplicates.append((key, out.keys[key][:2], (s.partitionPath, s.fileId)))
             out.keys[key] = (s.partitionPath, s.fileId, ts)
     return out
+
+
+def _slice_keys(storage: TableStorage, s, completed: set[str]) -> dict[str, str]:
+    """key -> commit time of one file slice: its base file's keys, then its log files' data blocks
+    in order (a later block's record replaces an earlier one)."""
+    import pyarrow.parquet as pq
+
+    keys: dict[str, str] = {}
+    if s.baseFile is not None:
+        with storage.fs.open(storage.path(s.partitionPath, s.baseFile.name), "rb") as fh:
+            t = pq.read_table(fh, columns=[log_file.KEY, log_file.COMMIT_TIME])
+        keys.update(zip(t.column(0).to_pylist(), t.column(1).to_pylist()))
+    for f in s.logFiles or []:
+        name = f"{s.partitionPath}/{f.name}".lstrip("/")
+        data = storage.read(name)
+        if data is None:
+            raise HudiFormatError(f"log file {name} is missing on storage")
+        for block in _live_blocks(list(log_file.blocks(data, name)), completed):
+            if block.block_type in (log_file.AVRO_DATA, log_file.PARQUET_DATA):
+                keys.update(log_file.data_block_keys(block))
+            elif block.block_type in (log_file.DELETE, log_file.HFILE_DATA):
+                kind = "a delete block" if block.block_type == log_file.DELETE else "an HFile block"
+                raise HudiFormatError(f"log file {name} holds {kind} (not read yet)")
+    return keys
+
+
+def _live_blocks(blocks: list[log_file.LogBlock], completed: set[str]) -> list[log_file.LogBlock]:
+    """The blocks a reader merges: written by a completed instant and not undone by a rollback
+    command block."""
+    undone = {b.header.get(log_file.TARGET_INSTANT_TIME) for b in blocks
+              if b.block_type == log_file.COMMAND and b.header.get(log_file.COMMAND_BLOCK_TYPE) == log_file.ROLLBACK}
+    return [b for b in blocks
+            if b.block_type != log_file.COMMAND and b.instant in completed and b.instant not in undone]
 
 
 def build_index(client: HudiMetastoreClient, db: str, table: str, found: StorageKeys | None = None) -> int:
