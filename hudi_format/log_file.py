@@ -77,19 +77,21 @@ def _map(data: bytes, at: int) -> tuple[dict[int, str], int]:
     return out, at
 
 
-def data_block_keys(block: LogBlock) -> list[tuple[str, str]]:
-    """(record key, commit time) of the records of an Avro or Parquet data block."""
+def data_block_table(block: LogBlock, columns: list[str]):
+    """The `columns` of the records of an Avro or Parquet data block, as a pyarrow table."""
+    import pyarrow as pa
+
     if block.block_type == PARQUET_DATA:
         import pyarrow.parquet as pq
 
-        table = pq.read_table(io.BytesIO(block.content), columns=[KEY, COMMIT_TIME])
-        return list(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
+        return pq.read_table(io.BytesIO(block.content), columns=columns)
     if block.block_type == AVRO_DATA:
-        return list(_avro_keys(block))
+        records = list(_avro_records(block))
+        return pa.table({c: [r.get(c) for r in records] for c in columns})
     raise HudiFormatError(f"block type {block.block_type} is not a data block")
 
 
-def _avro_keys(block: LogBlock) -> Iterator[tuple[str, str]]:
+def _avro_records(block: LogBlock) -> Iterator[dict]:
     import fastavro
 
     schema = fastavro.parse_schema(json.loads(block.header[SCHEMA]))
@@ -106,4 +108,4 @@ def _avro_keys(block: LogBlock) -> Iterator[tuple[str, str]]:
         record = fastavro.schemaless_reader(io.BytesIO(data[at + 4:at + 4 + length]), schema)
         at += 4 + length
         seen += 1
-        yield record[KEY], record[COMMIT_TIME]  # type: ignore[index,call-overload]
+        yield record  # type: ignore[misc]

@@ -133,3 +133,28 @@ def test_log_file_with_a_delete_block_gets_no_index_and_says_why(our_server, tmp
     whole = log.read_bytes()
     with pytest.raises(HudiFormatError, match="cut short"):
         list(log_file.blocks(whole[:-5], log.name))
+
+
+@pytest.mark.parametrize("fixture", ["cow_v6_complexkeygen_hivestyle", "cow_v6_simplekeygen_nonhivestyle"])
+def test_table_without_meta_fields_gets_keys_from_its_key_generator(our_server, tmp_path, fixture):
+    """The fixture's files rewritten without the `_hoodie_*` columns and its config saying so: the
+    keys computed from the record key fields equal the keys Apache Hudi's writer stored."""
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    base = table_copy(fixture, tmp_path)
+    want = {k: v[:2] for k, v in _storage_keys(base).items()}
+    for f in Path(base).rglob("*.parquet"):
+        t = pq.read_table(f)
+        pq.write_table(t.select([n for n in t.schema.names if not n.startswith("_hoodie_")]), f)
+    props = Path(base, ".hoodie", "hoodie.properties")
+    props.write_text(props.read_text() + "hoodie.populate.meta.fields=false\n")
+    uri = f"thrift://127.0.0.1:{our_server}"
+    db = f"ria_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri) as c:
+        c.create_database(Database(name=db, description="", locationUri=None, parameters={}))
+        report = import_hudi_table(uri, base, db, "t")
+        assert report.index_note is None and report.index_keys == len(want) > 0
+        keys = sorted(want)
+        assert {k: at[:2] for k, at in zip(keys, c.lookup_record_keys(db, "t", keys))} == want

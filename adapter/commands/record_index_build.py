@@ -4,9 +4,11 @@ rebuilt (repair): the record keys of the table's latest file slices, read from s
 Keys come from the `_hoodie_record_key` and `_hoodie_commit_time` meta columns of the latest base
 files (pyarrow) and, for merge-on-read tables, of the Avro and Parquet data blocks of the slices'
 log files (hudi_format/log_file.py) that completed instants wrote and no rollback block undid.
-Not read yet, so such tables keep no index (the reason is reported): log files with delete blocks
-or HFile blocks, and tables written without meta fields (`hoodie.populate.meta.fields=false`: keys
-would come from the key generator).
+Tables written without meta fields (`hoodie.populate.meta.fields=false`) get their keys from the
+record key fields through the table's key generator (hudi_format/key_generator.py), with the
+instant that wrote the file (base file) or the block (log file). Not read yet, so such tables keep
+no index (the reason is reported): log files with delete blocks or HFile blocks, and key fields of
+types other than strings, integers and booleans.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient, file_group_keys
-from hudi_format import log_file
+from hudi_format import key_generator, log_file
 from hudi_format.errors import HudiFormatError
 from hudi_format.storage import TableStorage
 from thrift_idl.hudi_metastore.ttypes import HudiTableType
@@ -36,32 +38,47 @@ def has_index(cfg) -> bool:
     return ((cfg.properties or {}).get("hoodie.index.type") or "").upper() == "RECORD_INDEX"
 
 
+class _Keys:
+    """How a file's record keys are read: the meta columns, or the record key fields through the
+    key generator (no meta fields; the commit time is then the file's or the block's instant)."""
+
+    def __init__(self, cfg):
+        self.meta = (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() != "false"
+        self.fields = list(cfg.recordKeyFields or [])
+        self.generator = cfg.keyGenerator
+        self.columns = [log_file.KEY, log_file.COMMIT_TIME] if self.meta else self.fields
+
+    def of(self, table, instant: str | None) -> dict[str, str]:
+        """key -> commit time of the rows of a pyarrow table holding `columns`."""
+        if self.meta:
+            return dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
+        keys = key_generator.record_keys({f: table.column(f).to_pylist() for f in self.fields},
+                                         self.fields, self.generator)
+        return dict.fromkeys(keys, instant or "")
+
+
 def storage_keys(client: HudiMetastoreClient, db: str, table: str) -> StorageKeys:
     """The record keys of the table's latest file slices (as the server lists them) on storage."""
     cfg = client.get_hudi_table(db, table)
     out = StorageKeys({}, [])
-    if (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() == "false":
-        out.unreadable = "the table has no meta fields (keys would come from its key generator: not done yet)"
-        return out
     slices = client.get_latest_file_slices(db, table)
     completed: set[str] = set()
     if cfg.tableType == HudiTableType.MERGE_ON_READ and any(s.logFiles for s in slices):
         completed = {i.timestamp for i in client.list_instants(db, table, states=["COMPLETED"])}
     storage = TableStorage(cfg.basePath)
-    for s in slices:
-        try:
-            found = _slice_keys(storage, s, completed)
-        except HudiFormatError as exc:
-            out.unreadable = str(exc)
-            return out
-        for key, ts in found.items():
-            if key in out.keys:
-                out.duplicates.append((key, out.keys[key][:2], (s.partitionPath, s.fileId)))
-            out.keys[key] = (s.partitionPath, s.fileId, ts)
+    try:
+        reader = _Keys(cfg)
+        for s in slices:
+            for key, ts in _slice_keys(storage, s, completed, reader).items():
+                if key in out.keys:
+                    out.duplicates.append((key, out.keys[key][:2], (s.partitionPath, s.fileId)))
+                out.keys[key] = (s.partitionPath, s.fileId, ts)
+    except HudiFormatError as exc:
+        out.unreadable = str(exc)
     return out
 
 
-def _slice_keys(storage: TableStorage, s, completed: set[str]) -> dict[str, str]:
+def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) -> dict[str, str]:
     """key -> commit time of one file slice: its base file's keys, then its log files' data blocks
     in order (a later block's record replaces an earlier one)."""
     import pyarrow.parquet as pq
@@ -69,8 +86,7 @@ def _slice_keys(storage: TableStorage, s, completed: set[str]) -> dict[str, str]
     keys: dict[str, str] = {}
     if s.baseFile is not None:
         with storage.fs.open(storage.path(s.partitionPath, s.baseFile.name), "rb") as fh:
-            t = pq.read_table(fh, columns=[log_file.KEY, log_file.COMMIT_TIME])
-        keys.update(zip(t.column(0).to_pylist(), t.column(1).to_pylist()))
+            keys.update(reader.of(pq.read_table(fh, columns=reader.columns), s.baseFile.commitTime))
     for f in s.logFiles or []:
         name = f"{s.partitionPath}/{f.name}".lstrip("/")
         data = storage.read(name)
@@ -78,7 +94,7 @@ def _slice_keys(storage: TableStorage, s, completed: set[str]) -> dict[str, str]
             raise HudiFormatError(f"log file {name} is missing on storage")
         for block in _live_blocks(list(log_file.blocks(data, name)), completed):
             if block.block_type in (log_file.AVRO_DATA, log_file.PARQUET_DATA):
-                keys.update(log_file.data_block_keys(block))
+                keys.update(reader.of(log_file.data_block_table(block, reader.columns), block.instant))
             elif block.block_type in (log_file.DELETE, log_file.HFILE_DATA):
                 kind = "a delete block" if block.block_type == log_file.DELETE else "an HFile block"
                 raise HudiFormatError(f"log file {name} holds {kind} (not read yet)")
