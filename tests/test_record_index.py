@@ -114,6 +114,16 @@ def test_commits_maintain_the_index_and_lookups_take_100k_keys(table):
     assert table.count() == 1
 
 
+def test_lookups_of_keys_with_separators_and_quotes(table):
+    """PostgreSQL sends looked-up keys as one string split on the unit separator, or as arrays when a
+    key holds it: both give each key its own place, whatever characters the keys hold."""
+    plain = ['a,b', '{x}', 'q"uote', "back\\slash", "sp ace", "NULL", "\u00fc\n\t", "e'sc"]
+    odd = ["with\x1fsep", "\x1f", "z"]
+    ts = table.write([file_group_keys("p=a", "fp", inserted=plain), file_group_keys("p=b", "fo", inserted=odd)])
+    assert table.where(plain + ["a", "b"]) == [("p=a", "fp", ts)] * len(plain) + [None, None]
+    assert table.where(odd + plain[:1]) == [("p=b", "fo", ts)] * len(odd) + [("p=a", "fp", ts)]
+
+
 def test_concurrent_inserts_of_one_key_second_commit_conflicts(table):
     table.write([file_group_keys("p=a", "f0", inserted=["old"])])
     first, second = table.begin(), table.begin()

@@ -250,7 +250,15 @@ class RecordIndex:
                         fg.c.fg_id.in_(ids[start:start + 500]))):
                     groups[r.fg_id] = (r.partition_path, r.file_id)
         order = {fid: i for i, fid in enumerate(groups)}
-        hits = [found.get(k) for k in keys]
-        return KeyLocations(groups=list(groups.values()),
-                            group_of_key=[order[h[0]] if h else -1 for h in hits],
-                            instants=[str(h[1]) if h else None for h in hits])
+        texts: dict[int, str] = {}
+        group_of_key: list[int] = []
+        instants: list[str | None] = []
+        for k in keys:
+            hit = found.get(k)
+            if hit is None:
+                group_of_key.append(-1)
+                instants.append(None)
+            else:
+                group_of_key.append(order[hit[0]])
+                instants.append(texts.get(hit[1]) or texts.setdefault(hit[1], str(hit[1])))
+        return KeyLocations(groups=list(groups.values()), group_of_key=group_of_key, instants=instants)
