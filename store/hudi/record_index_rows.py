@@ -7,15 +7,13 @@ A key is addressed as (shard, key); rows are (tbl_id, fg_id, instant, shard, key
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 from sqlalchemy import Connection, text
 
 BATCH = 5000  # rows per executemany
 IN_LIST = 500  # keys per IN list
-# PostgreSQL lookups send the keys as one string split in SQL (a 100,000-element array parameter
-# costs ~0.2 s to encode in Python); the unit separator, unless a key holds it
-_SEPARATOR = "\x1f"
 
 Row = tuple[int, int, int, int, str]
 Key = tuple[int, str]
@@ -112,20 +110,7 @@ def find_keys(conn: Connection, tbl_id: int, keys: Sequence[Key]) -> dict[str, t
     raw = conn.connection.driver_connection
     assert raw is not None
     if conn.dialect.name == "postgresql":
-        shards, names = _arrays(keys)
-        joined = _SEPARATOR.join(names)
-        if joined.count(_SEPARATOR) == len(names) - 1:  # no key holds the separator: two strings
-            source = "unnest(string_to_array(%s, ',')::smallint[], string_to_array(%s, E'\\x1f'))"
-            params: tuple = (",".join(map(str, shards)), joined, tbl_id)
-        else:
-            source = "unnest(%s::smallint[], %s::text[])"
-            params = (shards, names, tbl_id)
-        with raw.cursor() as cur:
-            cur.execute(f"SELECT d.o, r.fg_id, r.instant FROM {source} WITH ORDINALITY AS d(shard, k, o) "
-                        "JOIN record_index r ON r.tbl_id = %s AND r.shard = d.shard AND r.record_key = d.k", params)
-            for o, fg, inst in cur:
-                out[names[o - 1]] = (fg, inst)
-        return out
+        return _find_keys_pg(conn, raw, tbl_id, keys)
     mark = "?" if conn.dialect.name == "sqlite" else "%s"
     by_shard: dict[int, list[str]] = {}
     for s, k in keys:
@@ -143,4 +128,72 @@ def find_keys(conn: Connection, tbl_id: int, keys: Sequence[Key]) -> dict[str, t
                     out[k] = (fg, inst)
     finally:
         cur.close()
+    return out
+
+
+# PostgreSQL: one statement per shard (its hash partition is chosen when planning), the shard's keys
+# sorted and sent as one string split in SQL (a 100,000-element array parameter costs ~0.2 s to
+# encode), each key probing the primary key (LATERAL ... LIMIT 1: a hash join would read the whole
+# table's index). A large lookup runs its shards on two connections at once. The statements are
+# separate snapshots: a lookup racing a commit may see some keys before it and some after (commits
+# check what writers claim, so a stale answer is refused at commit, never applied).
+_SEPARATOR = "\x1f"  # the unit separator, unless a key holds it (then arrays)
+PARALLEL_FROM = 20_000  # keys
+# second connections taken at once, so that lookups waiting for one can never hold the whole pool
+_SECONDS = threading.BoundedSemaphore(4)
+_PG_LOOKUP = ("SELECT d.o, r.fg_id, r.instant FROM {source} WITH ORDINALITY AS d(k, o) CROSS JOIN LATERAL "
+              "(SELECT fg_id, instant FROM record_index r WHERE r.tbl_id = %s AND r.shard = %s "
+              "AND r.record_key = d.k LIMIT 1) r")
+
+
+def _find_keys_pg(conn: Connection, raw, tbl_id: int, keys: Sequence[Key]) -> dict[str, tuple[int, int]]:
+    by_shard: dict[int, list[str]] = {}
+    for s, k in keys:
+        by_shard.setdefault(s, []).append(k)
+    shards = [(s, sorted(set(names))) for s, names in sorted(by_shard.items())]
+    if len(keys) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
+        return _probe_shards(raw, tbl_id, shards)
+    try:
+        return _probe_on_two(conn, raw, tbl_id, shards)
+    finally:
+        _SECONDS.release()
+
+
+def _probe_on_two(conn: Connection, raw, tbl_id: int,
+                  shards: list[tuple[int, list[str]]]) -> dict[str, tuple[int, int]]:
+    half: dict[str, tuple[int, int]] = {}
+    failed: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            with conn.engine.connect() as second:
+                half.update(_probe_shards(second.connection.driver_connection, tbl_id, shards[1::2]))
+        except BaseException as exc:  # re-raised on the caller's thread
+            failed.append(exc)
+
+    worker = threading.Thread(target=other, daemon=True)
+    worker.start()
+    try:
+        out = _probe_shards(raw, tbl_id, shards[0::2])
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]
+    out.update(half)
+    return out
+
+
+def _probe_shards(raw, tbl_id: int, shards: Sequence[tuple[int, list[str]]]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    with raw.cursor() as cur:
+        for shard, names in shards:
+            joined = _SEPARATOR.join(names)
+            first: object
+            if joined.count(_SEPARATOR) == len(names) - 1:
+                sql, first = _PG_LOOKUP.format(source="unnest(string_to_array(%s, E'\\x1f'))"), joined
+            else:
+                sql, first = _PG_LOOKUP.format(source="unnest(%s::text[])"), names
+            cur.execute(sql, (first, tbl_id, shard))
+            for o, fg, inst in cur:
+                out[names[o - 1]] = (fg, inst)
     return out
