@@ -151,7 +151,7 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     if not p.files:
         df = spark.createDataFrame([], schema)
     else:
-        arrow_schema = with_meta(to_arrow_schema(p.schema))
+        arrow_schema = with_meta(to_arrow_schema(p.schema, timezone="UTC"))  # as the writer stores them
         paths = spark.createDataFrame([(f,) for f in p.files], "path string")
         n = max(1, min(len(p.files), spark.sparkContext.defaultParallelism * 2))
         df = paths.repartition(n).mapInArrow(_BaseFileReader(p.info.base_path, arrow_schema), schema)

@@ -289,7 +289,7 @@ class _Job:
     def _write_file_groups(self, to_write: DataFrame, groups: dict) -> list[dict]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        data_schema = to_arrow_schema(self.schema)
+        data_schema = to_arrow_schema(self.schema, timezone="UTC")  # Spark timestamps: UTC instants
         writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
                                  base_path=self.info.base_path, instant=self.instant, data_schema=data_schema,
                                  groups=groups, index=self.info.record_index)

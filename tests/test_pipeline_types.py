@@ -1,0 +1,78 @@
+"""Every Spark type through the pipeline: pipeline.write, then pipeline.read and hudi-rs (reading
+storage on its own) give back the same values, nulls included (issue 12's type matrix, the part
+that needs no Hudi bundle). A timestamp column used to crash the writer with a bare AssertionError."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+
+import pytest
+
+from pipeline import write
+from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
+
+pytestmark = [pytest.mark.spark]
+
+SCHEMA = ("id string, ts timestamp, ts_ntz timestamp_ntz, d date, dec decimal(12,3), bin binary, flag boolean, "
+          "i8 tinyint, i16 smallint, i32 int, i64 bigint, f32 float, f64 double, s string, "
+          "st struct<a:int,b:string>, arr array<int>, m map<string,int>")
+COLS = [c.split(" ")[0] for c in SCHEMA.split(", ") if not c.startswith(("st ", "arr ", "m "))] + ["st", "arr", "m"]
+UTC = dt.timezone.utc
+ROWS = [
+    ("a", dt.datetime(2024, 3, 1, 12, 30, 15, 123456, tzinfo=UTC), dt.datetime(2024, 3, 1, 12, 30, 15, 123456),
+     dt.date(2024, 2, 29), Decimal("-1234.567"), b"\x00\xffbin", True, -128, -32768, -2**31, -2**63, 1.5, -2.25,
+     "ünïcode", (1, "x"), [1, None, 3], {"k": 1}),
+    ("b", dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC), dt.datetime(1900, 1, 1), dt.date(1, 1, 1),
+     Decimal("999999999.999"), b"", False, 127, 32767, 2**31 - 1, 2**63 - 1, 0.25, 1e308, "", (None, None), [],
+     {}),
+    ("c",) + (None,) * 16,
+]
+
+
+def _plain(v, col: str = ""):
+    """Values as both readers give them: timestamps as naive UTC, structs as tuples, maps as sorted
+    pairs (Spark gives Rows and dicts, hudi-rs dicts and lists of pairs)."""
+    if isinstance(v, dt.datetime) and v.tzinfo is not None:  # Spark collects naive (session zone: UTC)
+        return v.astimezone(UTC).replace(tzinfo=None)
+    if col == "m" and v is not None:
+        return tuple(sorted(v.items() if isinstance(v, dict) else v))
+    if isinstance(v, dict):
+        return tuple(v.values())
+    if isinstance(v, (list, tuple)) or hasattr(v, "asDict"):
+        return tuple(v)
+    return v
+
+
+def _rows_by_key(rows, cols: list[str]) -> dict:
+    return {r[0]: tuple(_plain(v, c) for v, c in zip(r, cols)) for r in rows}
+
+
+def _write_and_read(spark, port: int, rows, schema: str, cols: list[str]) -> tuple[str, dict]:
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")  # naive timestamps come back as UTC wall time
+    try:
+        table = f"ty_{uuid.uuid4().hex[:8]}.t"
+        write(spark.createDataFrame(rows, schema), table, "insert", record_key="id", metastore=uri(port))
+        return table, _rows_by_key(list(ours(spark, port, table, cols).values()), cols)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def test_every_spark_type_round_trips(spark, our_server):
+    _, got = _write_and_read(spark, our_server, ROWS, SCHEMA, COLS)
+    assert got == _rows_by_key(ROWS, COLS)
+
+
+def test_hudi_rs_reads_what_the_pipeline_wrote_of_every_type(spark, our_server):
+    """hudi-rs 0.5 panics ("not yet implemented") on a table whose schema has a timestamp without
+    time zone (Avro local-timestamp-micros, as Apache Hudi writes it), so that column is left out."""
+    at = COLS.index("ts_ntz")
+    rows = [r[:at] + r[at + 1:] for r in ROWS]
+    cols = COLS[:at] + COLS[at + 1:]
+    table, got = _write_and_read(spark, our_server, rows, SCHEMA.replace("ts_ntz timestamp_ntz, ", ""), cols)
+    want = _rows_by_key(rows, cols)
+    assert got == want
+    rs = _rows_by_key(list(hudi_rs(base_dir(our_server, table), cols).values()), cols)
+    assert rs == want
