@@ -70,6 +70,7 @@ class _Job:
         self.partition_by, self.path = partition_by, path
         self._persisted: list[DataFrame] = []
         self.instant = ""
+        self.created = False  # this job registered the table (its first write)
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -78,13 +79,29 @@ class _Job:
         if df is None and not (cfg.operation == "delete_partition" and cfg.partitions_to_delete is not None):
             raise ValueError(f"{cfg.operation} needs a DataFrame")
         self.spark = df.sparkSession if df is not None else SparkSession.getActiveSession()
-        current = self._open_table()
-        records = self._prepare(df) if df is not None else None
-        counts = self._partition_counts(records) if records is not None else {}
-        done = self._commit(records, counts)
+        self.created = False
+        try:
+            current = self._open_table()
+            records = self._prepare(df) if df is not None else None
+            counts = self._partition_counts(records) if records is not None else {}
+            done = self._commit(records, counts)
+        except BaseException:
+            if self.created:
+                self._unregister_new_table()
+            raise
         if current is not None and df is not None and self.schema != current:
             sync_hms_schema(self.client, self.info, self.schema)
         return done
+
+    def _unregister_new_table(self) -> None:
+        """The first write of a table this job created failed: the table goes again, unless another
+        writer has begun an instant on it meanwhile (a failed first write leaves nothing registered)."""
+        try:
+            others = [i for i in self.client.list_instants(self.db, self.name) if i.timestamp != self.instant]
+            if not others:
+                self.client.drop_table(self.db, self.name, True)
+        except Exception as exc:  # the write's own error is the one to raise
+            log.warning("could not unregister %s.%s after its failed first write: %s", self.db, self.name, exc)
 
     def _open_table(self) -> T.StructType | None:
         """Load the table (created on a first write) and settle the schema written; returns the
@@ -94,9 +111,9 @@ class _Job:
         if df is None:
             self.info = load(self.client, self.db, self.name)
         else:
-            self.info, _ = open_for_write(self.client, self.db, self.name, schema_in, record_key=self.record_key,
-                                          precombine_field=self.precombine_field, partition_by=self.partition_by,
-                                          path=self.path, cfg=cfg)
+            self.info, self.created = open_for_write(
+                self.client, self.db, self.name, schema_in, record_key=self.record_key,
+                precombine_field=self.precombine_field, partition_by=self.partition_by, path=self.path, cfg=cfg)
         current = latest_schema(self.client, self.info)
         if cfg.operation in ("delete", "delete_partition") or df is None:
             if current is None:

@@ -228,6 +228,16 @@ def test_bad_input_is_refused_before_writing(spark, our_server):
     assert len(instants(our_server, t)) == 1
     assert listed_files(our_server, t) == data_files(base_dir(our_server, t))
 
+    # a failed first write leaves no table registered
+    fresh = _table()
+    with pytest.raises(HudiWriteError, match="null record key"):
+        write(_rows(spark, [(None, "a", 1, "eu", "d1")]), fresh, "insert", record_key="id",
+              metastore=uri(our_server))
+    from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+
+    with HudiMetastoreClient(uri(our_server)) as c, pytest.raises(NoSuchObjectException):
+        c.get_table(*fresh.split("."))
+
 
 def test_object_style_api(spark, our_server):
     from pipeline import HudiTable
