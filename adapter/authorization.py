@@ -22,6 +22,7 @@ from adapter.call_log import names_of
 from adapter.naming import db_name
 from store.errors import AccessDenied
 from store.hms.access import AccessFacts, Principals, Target
+from store.hms.roles import PUBLIC
 from thrift_idl.hive_metastore.ttypes import (
     Database,
     Function,
@@ -196,11 +197,16 @@ class Authorizer:
 
     # --- the decision -----------------------------------------------------------------------------
 
-    def _owns(self, who: Principals, target: Target) -> bool:
-        return target.exists and who.is_(target.owner, target.owner_type)
+    @staticmethod
+    def _owns(who: Principals, target: Target, creating: bool = False) -> bool:
+        """Owning the object; an object owned by the role `public` (Hive's `default` database) is
+        everyone's to create in, but no one's to alter, drop or give away."""
+        if not target.exists or not who.is_(target.owner, target.owner_type):
+            return False
+        return creating or (target.owner, target.owner_type) != (PUBLIC, PrincipalType.ROLE)
 
     def _require(self, who: Principals, method: str, privilege: str, target: Target) -> None:
-        if self._owns(who, target) or self.facts.holds(who, privilege, target):
+        if self._owns(who, target, creating=privilege == "CREATE") or self.facts.holds(who, privilege, target):
             return
         raise _denied(who, method, privilege, _label(target))
 

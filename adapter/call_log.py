@@ -16,9 +16,10 @@ from typing import Any
 _DB_PARAMS = ("db_name", "dbName", "dbname", "db")
 _TABLE_PARAMS = ("tbl_name", "tableName", "table_name", "tblName")
 _STRUCT_DB = ("dbName", "db_name", "dbname", "table_db", "fktable_db")
-_STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name", "tablename", "fktable_name")
+_STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name", "tablename", "fktable_name", "objectName")
 _NESTED = ("table", "statsDesc", "colStats", "primaryKeyCols", "foreignKeyCols", "uniqueConstraintCols",
-           "notNullConstraintCols", "defaultConstraintCols", "checkConstraintCols", "config")
+           "notNullConstraintCols", "defaultConstraintCols", "checkConstraintCols", "config", "privileges",
+           "hiveObject")
 _NAME_MAX = 200
 
 _call = threading.local()  # one thread per connection: the arguments of this thread's current call
@@ -73,7 +74,7 @@ def names_of(method: str, args: tuple | None) -> tuple[str | None, str | None]:
         if isinstance(value, str):
             if param in _DB_PARAMS or (param == "name" and "database" in method):
                 db = db or value
-            elif param in _TABLE_PARAMS:
+            elif param in _TABLE_PARAMS or (param == "name" and "table" in method):
                 table = table or value
         elif db is None:
             db, table = _from_struct(value)
@@ -84,8 +85,15 @@ def object_of(method: str, args: tuple | None) -> str | None:
     """'db.table', 'db' or None: what the call names, from its parameters or its request struct."""
     db, table = names_of(method, args)
     if db is None:
-        return None
+        return _role_of(args) if "role" in method else None
     return (f"{db}.{table}" if table else db)[:_NAME_MAX]
+
+
+def _role_of(args: tuple | None) -> str | None:
+    """'role:<name>' for the role calls (create_role, grant_role, grant_revoke_role, ...)."""
+    first = args[0] if args else None
+    name = getattr(first, "roleName", None) if not isinstance(first, str) else first
+    return f"role:{name}"[:_NAME_MAX] if isinstance(name, str) and name else None
 
 
 def client_of(iprot) -> str | None:
