@@ -145,7 +145,8 @@ class Authorizer:
         if method == "alter_database":
             new = next((a for a in args if isinstance(a, Database)), None)
             if new is not None and new.ownerName is not None and \
-                    (new.ownerName, new.ownerType) != (target.owner, target.owner_type):
+                    (new.ownerName, new.ownerType or PrincipalType.USER) != \
+                    (target.owner, target.owner_type or PrincipalType.USER):
                 self._require_owner(who, method, target, "change the owner of")
 
     def _table(self, who: Principals, method: str, need: Need, args: tuple) -> None:
