@@ -288,3 +288,30 @@ def _audit_lines(audit, db: str) -> None:
     assert any("principal=root auth=set_ugi" in ln and f"call=grant_privileges object={db}.t_alice outcome=ok"
                in ln for ln in lines)
     assert not any("call=get_table " in ln or "call=list_instants" in ln for ln in lines)  # reads: not audited
+
+
+def test_settings_from_file_environment_and_flags(tmp_path):
+    """--authorization (auto: on exactly when authentication is), the admins and --audit-log come
+    through adapter/config.py like every option; a value that is no choice is refused in one line."""
+    from adapter.authorization import AuthorizationSettings, enabled
+    from tests.cli_helpers import assert_one_line_error, run_cli
+    from tests.test_cli_config import shown
+
+    assert [enabled("auto", a) for a in (None, "none", "kerberos", "password")] == [False, False, True, True]
+    assert [enabled(m, "kerberos") for m in ("on", "off")] == [True, False]
+    assert enabled("on", None) is True
+    settings = AuthorizationSettings.from_args(type("Args", (), {"authorization": "on", "admin_users": " root, ops ",
+                                                                  "admin_groups": ""})())
+    assert (settings.on, settings.admin_users, settings.admin_groups) == (True, ("root", "ops"), ())
+
+    cfg = tmp_path / "metastore.toml"
+    cfg.write_text(f'[serve]\nauthorization = "on"\nadmin_users = "root"\naudit_log = "{tmp_path / "a.log"}"\n')
+    r = run_cli("--config", str(cfg), "config", "show", "--admin-groups", "wheel",
+                env={"HUDI_METASTORE_ADMIN_USERS": "root,ops"})
+    lines = shown(r.stdout)
+    assert lines["authorization"] == ('"on"', "file")
+    assert lines["admin_users"] == ('"root,ops"', "env HUDI_METASTORE_ADMIN_USERS")
+    assert lines["admin_groups"] == ('"wheel"', "flag")
+    assert lines["audit_log"] == (f'"{tmp_path / "a.log"}"', "file")
+    assert_one_line_error(run_cli("config", "show", env={"HUDI_METASTORE_AUTHORIZATION": "maybe"}),
+                          "HUDI_METASTORE_AUTHORIZATION", "maybe")
