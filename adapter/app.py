@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from adapter.authorization import AuthorizationSettings
 from adapter.handlers.constraints import ConstraintHandler
 from adapter.handlers.databases import DatabaseHandler
 from adapter.handlers.functions import FunctionHandler
@@ -20,8 +21,11 @@ from adapter.router import HandlerRouter
 from store.services import Services
 
 
-def build_router(services: Services, readiness: Readiness | None = None) -> HandlerRouter:
+def build_router(services: Services, readiness: Readiness | None = None,
+                 authorization: AuthorizationSettings | None = None) -> HandlerRouter:
+    """`authorization`: None or disabled settings serve every caller (adapter/authorization.py)."""
     s = services
+    authorizer = authorization.authorizer(s.access) if authorization is not None else None
     return HandlerRouter(
         NotificationHandler(s.notifications, s.client_events),
         ServiceHandler(s.info, s.tables.warehouse_uri, readiness or Readiness(s.store)),
@@ -33,7 +37,8 @@ def build_router(services: Services, readiness: Readiness | None = None) -> Hand
         FunctionHandler(s.functions),
         HudiHandler(s.timeline, s.snapshot, s.mirror),
         ConstraintHandler(s.constraints),
-        PrivilegeHandler(s.privileges),
+        PrivilegeHandler(s.privileges, s.roles),
         PartitionEventHandler(s.partition_events),
         RequestFormHandler(s.tables, s.partitions),
+        authorizer=authorizer,
     )

@@ -15,8 +15,11 @@ from typing import Any
 
 _DB_PARAMS = ("db_name", "dbName", "dbname", "db")
 _TABLE_PARAMS = ("tbl_name", "tableName", "table_name", "tblName")
-_STRUCT_DB = ("dbName", "db_name", "dbname")
-_STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name")
+_STRUCT_DB = ("dbName", "db_name", "dbname", "table_db", "fktable_db")
+_STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name", "tablename", "fktable_name", "objectName")
+_NESTED = ("table", "statsDesc", "colStats", "primaryKeyCols", "foreignKeyCols", "uniqueConstraintCols",
+           "notNullConstraintCols", "defaultConstraintCols", "checkConstraintCols", "config", "privileges",
+           "hiveObject")
 _NAME_MAX = 200
 
 _call = threading.local()  # one thread per connection: the arguments of this thread's current call
@@ -43,34 +46,54 @@ def _parameters(method: str) -> tuple[str, ...]:
     return tuple(list(inspect.signature(fn).parameters)[1:])
 
 
-def _from_struct(value: Any) -> tuple[str | None, str | None]:
+def _from_struct(value: Any, depth: int = 3) -> tuple[str | None, str | None]:
+    """(db, table) a request struct names: its own fields, else those of the struct it wraps
+    (CreateTableRequest.table, ColumnStatistics.statsDesc, a constraint list's first element...)."""
     if isinstance(value, list):
         value = value[0] if value else None
-    if value is None or isinstance(value, (str, bytes, int, float, dict)):
+    if value is None or depth <= 0 or isinstance(value, (str, bytes, int, float, dict)):
         return None, None
     db = next((getattr(value, a) for a in _STRUCT_DB if isinstance(getattr(value, a, None), str)), None)
     table = next((getattr(value, a) for a in _STRUCT_TABLE if isinstance(getattr(value, a, None), str)), None)
-    if db is None and type(value).__name__ == "Database":
+    if db is None and type(value).__name__ in ("Database", "DropDatabaseRequest"):
         db = getattr(value, "name", None)
+    if db is None:
+        for attr in _NESTED:
+            db, table = _from_struct(getattr(value, attr, None), depth - 1)
+            if db is not None:
+                break
     return db, table
 
 
-def object_of(method: str, args: tuple | None) -> str | None:
-    """'db.table', 'db' or None: what the call names, from its parameters or its request struct."""
+def names_of(method: str, args: tuple | None) -> tuple[str | None, str | None]:
+    """(db, table) the call names, from its parameters or its request struct; (None, None) when none."""
     if not args:
-        return None
+        return None, None
     db = table = None
     for param, value in zip(_parameters(method), args):
         if isinstance(value, str):
             if param in _DB_PARAMS or (param == "name" and "database" in method):
                 db = db or value
-            elif param in _TABLE_PARAMS:
+            elif param in _TABLE_PARAMS or (param == "name" and "table" in method):
                 table = table or value
         elif db is None:
             db, table = _from_struct(value)
+    return (db, table) if db is not None else (None, None)
+
+
+def object_of(method: str, args: tuple | None) -> str | None:
+    """'db.table', 'db' or None: what the call names, from its parameters or its request struct."""
+    db, table = names_of(method, args)
     if db is None:
-        return None
+        return _role_of(args) if "role" in method else None
     return (f"{db}.{table}" if table else db)[:_NAME_MAX]
+
+
+def _role_of(args: tuple | None) -> str | None:
+    """'role:<name>' for the role calls (create_role, grant_role, grant_revoke_role, ...)."""
+    first = args[0] if args else None
+    name = getattr(first, "roleName", None) if not isinstance(first, str) else first
+    return f"role:{name}"[:_NAME_MAX] if isinstance(name, str) and name else None
 
 
 def client_of(iprot) -> str | None:
@@ -96,7 +119,7 @@ def client_of(iprot) -> str | None:
     return peer
 
 
-def _text(value: Any) -> str:
+def quoted(value: Any) -> str:
     s = str(value)
     if not s or any(c in s for c in ' "=\\') or not s.isprintable():
         return json.dumps(s, ensure_ascii=True)
@@ -106,19 +129,26 @@ def _text(value: Any) -> str:
 def log_call(logger: logging.Logger, method: str | bytes, seconds: float, status: str, iprot=None) -> None:
     """The call's line (INFO), with its fields for JSON logs. `method` as the client sent it (bytes
     when it is no UTF-8); written through adapter/server/logtext.field, so it cannot forge a line."""
+    from adapter.authorization import changes_something
+    from adapter.handlers.service import ugi_user
     from adapter.server.logtext import field
 
     name = method if isinstance(method, str) else None
-    if not logger.isEnabledFor(logging.INFO):
-        _take_arguments(name or "")
+    args = _take_arguments(name or "")
+    audited = name is not None and changes_something(name)
+    if not audited and not logger.isEnabledFor(logging.INFO):
         return
-    from adapter.handlers.service import ugi_user
+    client = client_of(iprot) if iprot is not None else None
+    obj = object_of(name, args) if name is not None else None
+    if audited:
+        from adapter import audit_log
 
+        audit_log.record(name, status, client, obj)  # type: ignore[arg-type]
+    if not logger.isEnabledFor(logging.INFO):
+        return
     shown = field(method)
     fields: dict[str, Any] = {"call": name if name is not None else shown, "ms": round(seconds * 1000, 2),
-                              "status": status, "client": client_of(iprot) if iprot is not None else None,
-                              "user": ugi_user(),
-                              "object": object_of(name, _take_arguments(name)) if name is not None else None}
-    text = " ".join(f"{k}={shown}" if k == "call" else f"{k}={v:.2f}" if k == "ms" else f"{k}={_text(v)}"
+                              "status": status, "client": client, "user": ugi_user(), "object": obj}
+    text = " ".join(f"{k}={shown}" if k == "call" else f"{k}={v:.2f}" if k == "ms" else f"{k}={quoted(v)}"
                     for k, v in fields.items() if v is not None)
     logger.info("%s", text, extra={"fields": {k: v for k, v in fields.items() if v is not None}})

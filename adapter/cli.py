@@ -134,6 +134,17 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                        help="seconds notification events are kept (Hive's hive.metastore.event.db.listener.timetolive)")
     serve.add_argument("--event-clean-interval", type=float, default=7_200,
                        help="seconds between deletions of expired notification events (0: never)")
+    serve.add_argument("--audit-log", metavar="PATH",
+                       help="append a line for every call that changes something to this file "
+                            "(default: into the server's log); docs/security.md")
+    serve.add_argument("--authorization", choices=("auto", "on", "off"), default="auto",
+                       help="check ownership, grants and roles on every call that changes something; auto: on "
+                            "exactly when authentication is on; on without authentication trusts set_ugi "
+                            "(trusted networks only) (default: %(default)s)")
+    serve.add_argument("--admin-users", metavar="NAMES", default="",
+                       help="comma-separated users who may do anything when authorization is on")
+    serve.add_argument("--admin-groups", metavar="NAMES", default="",
+                       help="comma-separated groups whose members may do anything when authorization is on")
     serve.set_defaults(fn=_serve)
     return serve
 

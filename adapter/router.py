@@ -12,6 +12,7 @@ from adapter.call_log import record_arguments
 from adapter.errors import answer, declared_exceptions, unexpected
 from store import metrics
 from store.db.database import call_begins, read_may_be_retried
+from store.errors import AccessDenied
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call
@@ -45,7 +46,8 @@ def take_error() -> str | None:
 class HandlerRouter:
     """Looks like one handler to the generated Processor; methods no handler has stay unknown."""
 
-    def __init__(self, *handlers):
+    def __init__(self, *handlers, authorizer=None):
+        """`authorizer` (adapter/authorization.Authorizer): asked before every call; None: authorization off."""
         self._methods: dict[str, object] = {}
         for handler in handlers:
             for name in dir(handler):
@@ -53,7 +55,7 @@ class HandlerRouter:
                     continue
                 fn = getattr(handler, name)
                 if callable(fn) and name not in self._methods:
-                    self._methods[name] = _guard(name, fn)
+                    self._methods[name] = _guard(name, fn, authorizer)
 
     def serves(self, method: str) -> bool:
         return method in self._methods
@@ -68,12 +70,18 @@ class HandlerRouter:
             raise AttributeError(name) from None
 
 
-def _guard(name, fn):
-    """Answers errors as `adapter.errors.answer` says; records the outcome for the call log."""
+def _guard(name, fn, authorizer=None):
+    """Admits the call (authorization), answers errors as `adapter.errors.answer` says; records the
+    outcome for the call log."""
     declared = declared_exceptions(name)
 
     def call(*args):
         record_arguments(name, args)
+        if authorizer is not None:
+            try:
+                args = authorizer.admit(name, args)
+            except Exception as exc:
+                _answer_error(name, exc, declared)
         for retry in range(READ_RETRIES + 1):
             call_begins()
             try:
@@ -93,7 +101,7 @@ def _answer_error(name: str, exc: Exception, declared: tuple[type, ...]) -> NoRe
     thrift = answer(exc, declared)
     if thrift is None:
         thrift = unexpected(name, exc, declared)
-    _outcome.error = type(thrift).__name__
+    _outcome.error = "denied" if isinstance(exc, AccessDenied) else type(thrift).__name__
     if thrift is exc:
         raise exc
     raise thrift from exc

@@ -71,7 +71,16 @@ def serve(args, url: str) -> int:
     gc.set_threshold(50_000, 20, 100)
     gc.freeze()
 
+    from adapter import audit_log
+    from adapter.authorization import AuthorizationSettings
+
+    authorization = AuthorizationSettings.from_args(args)
+    log.info("authorization is %s%s", "on" if authorization.on else "off",
+             " (without authentication: set_ugi names the caller; trusted networks only)"
+             if authorization.on and (getattr(args, "auth", None) or "none") == "none" else "")
+
     def make_router():  # in each worker process
+        audit_log.configure(args.audit_log)
         services = open_services(
             url, warehouse, statement_timeout_s=args.statement_timeout,
             lock_timeout_ms=int(args.lock_timeout * 1000),
@@ -83,7 +92,7 @@ def serve(args, url: str) -> int:
             from adapter.console.app import Console
 
             metrics_http.attach(readiness, Console(services, readiness))
-        return build_router(services, readiness)
+        return build_router(services, readiness, authorization)
 
     try:
         limits = Limits(framed=args.framed, max_message_size=args.max_message_size,

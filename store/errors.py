@@ -39,6 +39,11 @@ class MetaError(StoreError):
     """Anything else the store refuses or fails at (MetaException)."""
 
 
+class AccessDenied(MetaError):
+    """The caller lacks the ownership, privilege or role a call needs (MetaException): the message
+    says who lacked what on which object."""
+
+
 class TooExpensive(MetaError):
     """A request the database gave up on at the statement timeout (MetaException): the message
     says so, never the SQL."""

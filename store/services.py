@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from store.db.database import Store, now_ms
 from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S
 from store.hms import column_widths
+from store.hms.access import AccessFacts
 from store.hms.aggregate_stats import AggregateStats
 from store.hms.constraints import ConstraintService
 from store.hms.functions import FunctionService
@@ -20,6 +21,7 @@ from store.hms.open_txns import OpenTxnList
 from store.hms.partition_events import PartitionEvents
 from store.hms.partition_service import PartitionService
 from store.hms.privileges import PrivilegeService
+from store.hms.roles import RoleService
 from store.hms.statistics import StatisticsService
 from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
@@ -52,6 +54,8 @@ class Services:
     constraints: ConstraintService
     table_filter: TableNamesByFilter
     privileges: PrivilegeService
+    roles: RoleService
+    access: AccessFacts
     partition_events: PartitionEvents
     aggregate_stats: AggregateStats
     open_txns: OpenTxnList
@@ -89,7 +93,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         hudi_partitions=HudiPartitionRules(partitions, clean), notifications=notifications,
         client_events=ClientEvents(notifications, tables, partitions),
         constraints=ConstraintService(store, tables), table_filter=TableNamesByFilter(store),
-        privileges=PrivilegeService(store), partition_events=PartitionEvents(store),
+        privileges=PrivilegeService(store), roles=RoleService(store), access=AccessFacts(store),
+        partition_events=PartitionEvents(store),
         aggregate_stats=AggregateStats(store), open_txns=OpenTxnList(store, lock_timeout_ms))
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)

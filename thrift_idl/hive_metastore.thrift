@@ -38,6 +38,11 @@ enum PrincipalType {
   GROUP = 3,
 }
 
+enum GrantRevokeType {
+  GRANT = 1,
+  REVOKE = 2,
+}
+
 enum HiveObjectType {
   GLOBAL = 1,
   DATABASE = 2,
@@ -242,6 +247,39 @@ struct GetPrincipalsInRoleRequest {
 
 struct GetPrincipalsInRoleResponse {
   1: required list<RolePrincipalGrant> principalGrants,
+}
+
+struct GetRoleGrantsForPrincipalRequest {
+  1: required string principal_name,
+  2: required PrincipalType principal_type,
+}
+
+struct GetRoleGrantsForPrincipalResponse {
+  1: required list<RolePrincipalGrant> principalGrants,
+}
+
+struct GrantRevokeRoleRequest {
+  1: GrantRevokeType requestType,
+  2: string roleName,
+  3: string principalName,
+  4: PrincipalType principalType,
+  5: optional string grantor,
+  6: optional PrincipalType grantorType,
+  7: optional bool grantOption,
+}
+
+struct GrantRevokeRoleResponse {
+  1: optional bool success,
+}
+
+struct GrantRevokePrivilegeRequest {
+  1: GrantRevokeType requestType,
+  2: PrivilegeBag privileges,
+  3: optional bool revokeGrantOption,   // revoke: only the grant option
+}
+
+struct GrantRevokePrivilegeResponse {
+  1: optional bool success,
 }
 
 // ---------------------------------------------------------------------------
@@ -1704,7 +1742,18 @@ service ThriftHiveMetastore extends fb303.FacebookService {
               3: InvalidObjectException o3, 4: InvalidInputException o4)
 
   // --- privileges and roles ---
+  bool create_role(1: Role role) throws (1: MetaException o1)
+  bool drop_role(1: string role_name) throws (1: MetaException o1)
   list<string> get_role_names() throws (1: MetaException o1)
+  bool grant_role(1: string role_name, 2: string principal_name, 3: PrincipalType principal_type,
+      4: string grantor, 5: PrincipalType grantorType, 6: bool grant_option)
+      throws (1: MetaException o1)
+  bool revoke_role(1: string role_name, 2: string principal_name, 3: PrincipalType principal_type)
+      throws (1: MetaException o1)
+  GrantRevokeRoleResponse grant_revoke_role(1: GrantRevokeRoleRequest request)
+      throws (1: MetaException o1)
+  GetRoleGrantsForPrincipalResponse get_role_grants_for_principal(1: GetRoleGrantsForPrincipalRequest request)
+      throws (1: MetaException o1)
   list<Role> list_roles(1: string principal_name, 2: PrincipalType principal_type)
       throws (1: MetaException o1)
   GetPrincipalsInRoleResponse get_principals_in_role(1: GetPrincipalsInRoleRequest request)
@@ -1717,6 +1766,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: MetaException o1)
   bool grant_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1)
   bool revoke_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1)
+  GrantRevokePrivilegeResponse grant_revoke_privileges(1: GrantRevokePrivilegeRequest request)
+      throws (1: MetaException o1)
 
   // --- transactions ---
   GetOpenTxnsResponse get_open_txns()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 
+from adapter import identity
 from adapter.hudi_thrift import (
     config_from_thrift,
     config_to_thrift,
@@ -76,7 +77,9 @@ class HudiHandler:
     # --- tables -----------------------------------------------------------------------------------
 
     def register_hudi_table(self, config, columns):
-        self._timeline.register_table(config_from_thrift(config), list(columns) if columns else None)
+        # the HMS table it creates is the caller's (adapter/identity.py), as every created object
+        self._timeline.register_table(config_from_thrift(config), list(columns) if columns else None,
+                                      owner=identity.current().user)
 
     def get_hudi_table(self, dbName, tableName):
         return config_to_thrift(self._timeline.get_table_config(dbName, tableName))

@@ -144,10 +144,3 @@ class ServiceHandler:
 
     def get_metastore_db_uuid(self):
         return self.info.db_uuid()
-
-
-    def get_role_names(self):
-        return []
-
-    def list_roles(self, principal_name, principal_type):
-        return []

@@ -531,6 +531,29 @@ privileges = Table(
     Index("ix_privileges_part", "part_id"),
 )
 
+# Roles (Hive's ROLES and ROLE_MAP): `admin` and `public` are built in and have no row; a member
+# is a user, a group or another role, with or without the right to grant the role on (grant_option).
+roles = Table(
+    "roles",
+    metadata,
+    Column("role_name", CaseSensitive(NAME), primary_key=True),
+    Column("owner_name", String(NAME)),
+    Column("create_time", Integer, nullable=False),
+)
+
+role_members = Table(
+    "role_members",
+    metadata,
+    Column("role_name", CaseSensitive(NAME), primary_key=True),
+    Column("principal_name", CaseSensitive(NAME), primary_key=True),
+    Column("principal_type", Integer, primary_key=True),
+    Column("grant_option", Boolean, nullable=False),
+    Column("grantor", String(NAME)),
+    Column("grantor_type", Integer),
+    Column("add_time", Integer, nullable=False),
+    Index("ix_role_members_principal", "principal_name", "principal_type"),
+)
+
 # Partitions marked for an event (markPartitionForEvent), by name as Hive's PARTITION_EVENTS: the
 # marks outlive the table.
 partition_events = Table(

@@ -1,7 +1,7 @@
 """Privileges granted on the global scope, databases, tables, partitions and columns (Hive's
 *_PRIVS tables in one, `privileges`): grant_privileges, revoke_privileges, list_privileges and
-get_privilege_set, answered as Hive 4's metastore does. Roles: only Hive's built-in `admin` and
-`public` exist (no role grants); every user is implicitly in `public`.
+get_privilege_set, answered as Hive 4's metastore does. Roles are store/hms/roles.py's; every user is
+implicitly in `public`.
 
 Grants on a table, partition or column that does not exist are ignored and a database that does
 not exist is an error, as in Hive; grants go with their object when it is dropped. Errors are
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, delete, select, update
 
 from store.db import schema as S
 from store.db.database import Store, now_s
@@ -23,6 +23,7 @@ from store.hms.database_service import database_is
 from store.hms.hive_rules import DEFAULT_CATALOG
 from store.hms.partition_context import TableContexts
 from store.hms.partition_names import make_name, split_name
+from store.hms.roles import PUBLIC, exists, roles_above
 from thrift_idl.hive_metastore.ttypes import (
     HiveObjectPrivilege,
     HiveObjectRef,
@@ -33,8 +34,6 @@ from thrift_idl.hive_metastore.ttypes import (
     PrivilegeGrantInfo,
 )
 
-ROLES = ("admin", "public")
-PUBLIC = "public"
 _P = S.privileges
 _EXC = "Got exception: org.apache.hadoop.hive.metastore.api."
 
@@ -73,7 +72,7 @@ class PrivilegeService:
         now = now_s()
         for grant in grants:
             info = _grant_info(grant)
-            _check_principal(grant)
+            _check_principal(conn, grant)
             obj = self.resolve(conn, grant.hiveObject, writing=True)
             if obj is None:
                 continue  # Hive ignores grants on tables, partitions and columns that do not exist
@@ -90,12 +89,13 @@ class PrivilegeService:
                     privilege=privilege, grantor=info.grantor, grantor_type=info.grantorType,
                     grant_option=bool(info.grantOption), authorizer=grant.authorizer, create_time=now))
 
-    def revoke(self, bag: PrivilegeBag) -> bool:
-        self.store.run_write(self._revoke, list(bag.privileges or []) if bag else [])
+    def revoke(self, bag: PrivilegeBag, grant_option_only: bool = False) -> bool:
+        self.store.run_write(self._revoke, list(bag.privileges or []) if bag else [], grant_option_only)
         return True
 
-    def _revoke(self, conn: Connection, grants: Sequence[HiveObjectPrivilege]) -> None:
-        """Each revoked privilege removes one grant of it to the principal, whoever granted it."""
+    def _revoke(self, conn: Connection, grants: Sequence[HiveObjectPrivilege], grant_option_only: bool) -> None:
+        """Each revoked privilege removes one grant of it to the principal, whoever granted it (or,
+        `grant_option_only`, takes the grant option from it)."""
         for grant in grants:
             info = _grant_info(grant)
             obj = self.resolve(conn, grant.hiveObject, writing=True)
@@ -107,7 +107,10 @@ class PrivilegeService:
                     .order_by(_P.c.grant_id).limit(1)).scalar()
                 if found is None:
                     raise MetaError(f"{_EXC}InvalidObjectException No grant ({privilege}) found  on {obj.label}")
-                conn.execute(delete(_P).where(_P.c.grant_id == found))
+                if grant_option_only:
+                    conn.execute(update(_P).where(_P.c.grant_id == found).values(grant_option=False))
+                else:
+                    conn.execute(delete(_P).where(_P.c.grant_id == found))
 
     # --- read -----------------------------------------------------------------------------------
 
@@ -148,8 +151,10 @@ class PrivilegeService:
                 out.userPrivileges = {user: self._infos(conn, obj, user, PrincipalType.USER)}
             if groups:
                 out.groupPrivileges = {g: self._infos(conn, obj, g, PrincipalType.GROUP) for g in groups}
-            if user is not None:  # every user is in `public`; no other role has members
-                out.rolePrivileges = {PUBLIC: self._infos(conn, obj, PUBLIC, PrincipalType.ROLE)}
+            if user is not None:  # every user is in `public`, and in the roles granted to them
+                members = [(user, PrincipalType.USER)] + [(g, PrincipalType.GROUP) for g in groups]
+                roles = [PUBLIC, *sorted(roles_above(conn, members))]
+                out.rolePrivileges = {r: self._infos(conn, obj, r, PrincipalType.ROLE) for r in roles}
         return out
 
     def _infos(self, conn: Connection, obj: ObjectIds | None, name: str, kind: int) -> list[PrivilegeGrantInfo]:
@@ -223,8 +228,8 @@ def _grant_info(grant: HiveObjectPrivilege) -> PrivilegeGrantInfo:
     return grant.grantInfo
 
 
-def _check_principal(grant: HiveObjectPrivilege) -> None:
-    if grant.principalType == PrincipalType.ROLE and grant.principalName not in ROLES:
+def _check_principal(conn: Connection, grant: HiveObjectPrivilege) -> None:
+    if grant.principalType == PrincipalType.ROLE and not exists(conn, grant.principalName):
         raise MetaError(f"{_EXC}NoSuchObjectException Role {grant.principalName} does not exist")
 
 

@@ -60,8 +60,10 @@ class HudiTables:
         with self.store.read() as conn:
             return self.table_ref(conn, db, tbl).config
 
-    def register_table(self, cfg: HudiTableConfig, columns: list[FieldSchema] | None = None) -> None:
-        """Make db.tbl a Hudi table: creates its HMS table (as hive-sync would) when absent."""
+    def register_table(self, cfg: HudiTableConfig, columns: list[FieldSchema] | None = None,
+                       owner: str | None = None) -> None:
+        """Make db.tbl a Hudi table: creates its HMS table (as hive-sync would, owned by `owner`,
+        else `hudi`) when absent."""
         cfg.db_name, cfg.table_name = (cfg.db_name or "").lower(), (cfg.table_name or "").lower()
         cfg.validate()
         try:
@@ -70,7 +72,7 @@ class HudiTables:
             existing = None
         created = False
         if existing is None:
-            self.tables.create_table(hive_sync_table(cfg, columns))
+            self.tables.create_table(hive_sync_table(cfg, columns, owner))
             created = True
             existing = self.tables.get_table(cfg.db_name, cfg.table_name)
         if not cfg.base_path:
@@ -134,7 +136,7 @@ def _columns(cfg: HudiTableConfig, columns: list[FieldSchema] | None) -> list[Fi
     return list(columns or [])
 
 
-def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None) -> Table:
+def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None, owner: str | None = None) -> Table:
     """The HMS table hive-sync would create for a Hudi table."""
     columns = _columns(cfg, columns)
     by_name = {c.name.lower(): c for c in columns}
@@ -163,4 +165,4 @@ def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None) -> 
         serdeInfo=SerDeInfo(serializationLib=SERDE, parameters=serde_params),
         bucketCols=[], sortCols=[], parameters={})
     return Table(tableName=cfg.table_name, dbName=cfg.db_name, sd=sd, partitionKeys=part_keys,
-                 parameters=params, tableType="EXTERNAL_TABLE", owner="hudi")
+                 parameters=params, tableType="EXTERNAL_TABLE", owner=owner or "hudi")

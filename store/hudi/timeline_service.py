@@ -64,8 +64,9 @@ class TimelineService:
     def get_table_config(self, db: str, tbl: str) -> HudiTableConfig:
         return self.hudi_tables.get_table_config(db, tbl)
 
-    def register_table(self, cfg: HudiTableConfig, columns: list[FieldSchema] | None = None) -> None:
-        self.hudi_tables.register_table(cfg, columns)
+    def register_table(self, cfg: HudiTableConfig, columns: list[FieldSchema] | None = None,
+                       owner: str | None = None) -> None:
+        self.hudi_tables.register_table(cfg, columns, owner)
 
     def adopt_hms_table(self, table: Table) -> bool:
         return self.hudi_tables.adopt_hms_table(table)

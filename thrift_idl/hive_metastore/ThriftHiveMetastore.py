@@ -1131,7 +1131,62 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def create_role(self, role):
+        """
+        Parameters:
+         - role
+
+        """
+        pass
+
+    def drop_role(self, role_name):
+        """
+        Parameters:
+         - role_name
+
+        """
+        pass
+
     def get_role_names(self):
+        pass
+
+    def grant_role(self, role_name, principal_name, principal_type, grantor, grantorType, grant_option):
+        """
+        Parameters:
+         - role_name
+         - principal_name
+         - principal_type
+         - grantor
+         - grantorType
+         - grant_option
+
+        """
+        pass
+
+    def revoke_role(self, role_name, principal_name, principal_type):
+        """
+        Parameters:
+         - role_name
+         - principal_name
+         - principal_type
+
+        """
+        pass
+
+    def grant_revoke_role(self, request):
+        """
+        Parameters:
+         - request
+
+        """
+        pass
+
+    def get_role_grants_for_principal(self, request):
+        """
+        Parameters:
+         - request
+
+        """
         pass
 
     def list_roles(self, principal_name, principal_type):
@@ -1183,6 +1238,14 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         Parameters:
          - privileges
+
+        """
+        pass
+
+    def grant_revoke_privileges(self, request):
+        """
+        Parameters:
+         - request
 
         """
         pass
@@ -6027,6 +6090,74 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "delete_table_column_statistics failed: unknown result")
 
+    def create_role(self, role):
+        """
+        Parameters:
+         - role
+
+        """
+        self.send_create_role(role)
+        return self.recv_create_role()
+
+    def send_create_role(self, role):
+        self._oprot.writeMessageBegin('create_role', TMessageType.CALL, self._seqid)
+        args = create_role_args()
+        args.role = role
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_create_role(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = create_role_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "create_role failed: unknown result")
+
+    def drop_role(self, role_name):
+        """
+        Parameters:
+         - role_name
+
+        """
+        self.send_drop_role(role_name)
+        return self.recv_drop_role()
+
+    def send_drop_role(self, role_name):
+        self._oprot.writeMessageBegin('drop_role', TMessageType.CALL, self._seqid)
+        args = drop_role_args()
+        args.role_name = role_name
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_drop_role(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = drop_role_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "drop_role failed: unknown result")
+
     def get_role_names(self):
         self.send_get_role_names()
         return self.recv_get_role_names()
@@ -6054,6 +6185,156 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
         if result.o1 is not None:
             raise result.o1
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_role_names failed: unknown result")
+
+    def grant_role(self, role_name, principal_name, principal_type, grantor, grantorType, grant_option):
+        """
+        Parameters:
+         - role_name
+         - principal_name
+         - principal_type
+         - grantor
+         - grantorType
+         - grant_option
+
+        """
+        self.send_grant_role(role_name, principal_name, principal_type, grantor, grantorType, grant_option)
+        return self.recv_grant_role()
+
+    def send_grant_role(self, role_name, principal_name, principal_type, grantor, grantorType, grant_option):
+        self._oprot.writeMessageBegin('grant_role', TMessageType.CALL, self._seqid)
+        args = grant_role_args()
+        args.role_name = role_name
+        args.principal_name = principal_name
+        args.principal_type = principal_type
+        args.grantor = grantor
+        args.grantorType = grantorType
+        args.grant_option = grant_option
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_grant_role(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = grant_role_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "grant_role failed: unknown result")
+
+    def revoke_role(self, role_name, principal_name, principal_type):
+        """
+        Parameters:
+         - role_name
+         - principal_name
+         - principal_type
+
+        """
+        self.send_revoke_role(role_name, principal_name, principal_type)
+        return self.recv_revoke_role()
+
+    def send_revoke_role(self, role_name, principal_name, principal_type):
+        self._oprot.writeMessageBegin('revoke_role', TMessageType.CALL, self._seqid)
+        args = revoke_role_args()
+        args.role_name = role_name
+        args.principal_name = principal_name
+        args.principal_type = principal_type
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_revoke_role(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = revoke_role_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "revoke_role failed: unknown result")
+
+    def grant_revoke_role(self, request):
+        """
+        Parameters:
+         - request
+
+        """
+        self.send_grant_revoke_role(request)
+        return self.recv_grant_revoke_role()
+
+    def send_grant_revoke_role(self, request):
+        self._oprot.writeMessageBegin('grant_revoke_role', TMessageType.CALL, self._seqid)
+        args = grant_revoke_role_args()
+        args.request = request
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_grant_revoke_role(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = grant_revoke_role_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "grant_revoke_role failed: unknown result")
+
+    def get_role_grants_for_principal(self, request):
+        """
+        Parameters:
+         - request
+
+        """
+        self.send_get_role_grants_for_principal(request)
+        return self.recv_get_role_grants_for_principal()
+
+    def send_get_role_grants_for_principal(self, request):
+        self._oprot.writeMessageBegin('get_role_grants_for_principal', TMessageType.CALL, self._seqid)
+        args = get_role_grants_for_principal_args()
+        args.request = request
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_get_role_grants_for_principal(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = get_role_grants_for_principal_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "get_role_grants_for_principal failed: unknown result")
 
     def list_roles(self, principal_name, principal_type):
         """
@@ -6268,6 +6549,40 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
         if result.o1 is not None:
             raise result.o1
         raise TApplicationException(TApplicationException.MISSING_RESULT, "revoke_privileges failed: unknown result")
+
+    def grant_revoke_privileges(self, request):
+        """
+        Parameters:
+         - request
+
+        """
+        self.send_grant_revoke_privileges(request)
+        return self.recv_grant_revoke_privileges()
+
+    def send_grant_revoke_privileges(self, request):
+        self._oprot.writeMessageBegin('grant_revoke_privileges', TMessageType.CALL, self._seqid)
+        args = grant_revoke_privileges_args()
+        args.request = request
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_grant_revoke_privileges(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = grant_revoke_privileges_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "grant_revoke_privileges failed: unknown result")
 
     def get_open_txns(self):
         self.send_get_open_txns()
@@ -6909,13 +7224,20 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["set_aggr_stats_for"] = Processor.process_set_aggr_stats_for
         self._processMap["delete_partition_column_statistics"] = Processor.process_delete_partition_column_statistics
         self._processMap["delete_table_column_statistics"] = Processor.process_delete_table_column_statistics
+        self._processMap["create_role"] = Processor.process_create_role
+        self._processMap["drop_role"] = Processor.process_drop_role
         self._processMap["get_role_names"] = Processor.process_get_role_names
+        self._processMap["grant_role"] = Processor.process_grant_role
+        self._processMap["revoke_role"] = Processor.process_revoke_role
+        self._processMap["grant_revoke_role"] = Processor.process_grant_revoke_role
+        self._processMap["get_role_grants_for_principal"] = Processor.process_get_role_grants_for_principal
         self._processMap["list_roles"] = Processor.process_list_roles
         self._processMap["get_principals_in_role"] = Processor.process_get_principals_in_role
         self._processMap["get_privilege_set"] = Processor.process_get_privilege_set
         self._processMap["list_privileges"] = Processor.process_list_privileges
         self._processMap["grant_privileges"] = Processor.process_grant_privileges
         self._processMap["revoke_privileges"] = Processor.process_revoke_privileges
+        self._processMap["grant_revoke_privileges"] = Processor.process_grant_revoke_privileges
         self._processMap["get_open_txns"] = Processor.process_get_open_txns
         self._processMap["get_open_txns_req"] = Processor.process_get_open_txns_req
         self._processMap["get_open_txns_info"] = Processor.process_get_open_txns_info
@@ -10658,6 +10980,58 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_create_role(self, seqid, iprot, oprot):
+        args = create_role_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = create_role_result()
+        try:
+            result.success = self._handler.create_role(args.role)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("create_role", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_drop_role(self, seqid, iprot, oprot):
+        args = drop_role_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = drop_role_result()
+        try:
+            result.success = self._handler.drop_role(args.role_name)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("drop_role", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_get_role_names(self, seqid, iprot, oprot):
         args = get_role_names_args()
         args.read(iprot)
@@ -10680,6 +11054,110 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("get_role_names", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_grant_role(self, seqid, iprot, oprot):
+        args = grant_role_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = grant_role_result()
+        try:
+            result.success = self._handler.grant_role(args.role_name, args.principal_name, args.principal_type, args.grantor, args.grantorType, args.grant_option)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("grant_role", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_revoke_role(self, seqid, iprot, oprot):
+        args = revoke_role_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = revoke_role_result()
+        try:
+            result.success = self._handler.revoke_role(args.role_name, args.principal_name, args.principal_type)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("revoke_role", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_grant_revoke_role(self, seqid, iprot, oprot):
+        args = grant_revoke_role_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = grant_revoke_role_result()
+        try:
+            result.success = self._handler.grant_revoke_role(args.request)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("grant_revoke_role", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_get_role_grants_for_principal(self, seqid, iprot, oprot):
+        args = get_role_grants_for_principal_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = get_role_grants_for_principal_result()
+        try:
+            result.success = self._handler.get_role_grants_for_principal(args.request)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("get_role_grants_for_principal", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -10836,6 +11314,32 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("revoke_privileges", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_grant_revoke_privileges(self, seqid, iprot, oprot):
+        args = grant_revoke_privileges_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = grant_revoke_privileges_result()
+        try:
+            result.success = self._handler.grant_revoke_privileges(args.request)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("grant_revoke_privileges", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -11551,10 +12055,10 @@ class set_ugi_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype962, _size959) = iprot.readListBegin()
-                    for _i963 in range(_size959):
-                        _elem964 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem964)
+                    (_etype969, _size966) = iprot.readListBegin()
+                    for _i970 in range(_size966):
+                        _elem971 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem971)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11575,8 +12079,8 @@ class set_ugi_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter965 in self.group_names:
-                oprot.writeString(iter965.encode('utf-8') if sys.version_info[0] == 2 else iter965)
+            for iter972 in self.group_names:
+                oprot.writeString(iter972.encode('utf-8') if sys.version_info[0] == 2 else iter972)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11628,10 +12132,10 @@ class set_ugi_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype969, _size966) = iprot.readListBegin()
-                    for _i970 in range(_size966):
-                        _elem971 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem971)
+                    (_etype976, _size973) = iprot.readListBegin()
+                    for _i977 in range(_size973):
+                        _elem978 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem978)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11653,8 +12157,8 @@ class set_ugi_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter972 in self.success:
-                oprot.writeString(iter972.encode('utf-8') if sys.version_info[0] == 2 else iter972)
+            for iter979 in self.success:
+                oprot.writeString(iter979.encode('utf-8') if sys.version_info[0] == 2 else iter979)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -13193,10 +13697,10 @@ class get_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype976, _size973) = iprot.readListBegin()
-                    for _i977 in range(_size973):
-                        _elem978 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem978)
+                    (_etype983, _size980) = iprot.readListBegin()
+                    for _i984 in range(_size980):
+                        _elem985 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem985)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13218,8 +13722,8 @@ class get_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter979 in self.success:
-                oprot.writeString(iter979.encode('utf-8') if sys.version_info[0] == 2 else iter979)
+            for iter986 in self.success:
+                oprot.writeString(iter986.encode('utf-8') if sys.version_info[0] == 2 else iter986)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -13317,10 +13821,10 @@ class get_all_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype983, _size980) = iprot.readListBegin()
-                    for _i984 in range(_size980):
-                        _elem985 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem985)
+                    (_etype990, _size987) = iprot.readListBegin()
+                    for _i991 in range(_size987):
+                        _elem992 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem992)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13342,8 +13846,8 @@ class get_all_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter986 in self.success:
-                oprot.writeString(iter986.encode('utf-8') if sys.version_info[0] == 2 else iter986)
+            for iter993 in self.success:
+                oprot.writeString(iter993.encode('utf-8') if sys.version_info[0] == 2 else iter993)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -14412,10 +14916,10 @@ class get_functions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype990, _size987) = iprot.readListBegin()
-                    for _i991 in range(_size987):
-                        _elem992 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem992)
+                    (_etype997, _size994) = iprot.readListBegin()
+                    for _i998 in range(_size994):
+                        _elem999 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem999)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14437,8 +14941,8 @@ class get_functions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter993 in self.success:
-                oprot.writeString(iter993.encode('utf-8') if sys.version_info[0] == 2 else iter993)
+            for iter1000 in self.success:
+                oprot.writeString(iter1000.encode('utf-8') if sys.version_info[0] == 2 else iter1000)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -15121,66 +15625,66 @@ class create_table_with_constraints_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype997, _size994) = iprot.readListBegin()
-                    for _i998 in range(_size994):
-                        _elem999 = SQLPrimaryKey()
-                        _elem999.read(iprot)
-                        self.primaryKeys.append(_elem999)
+                    (_etype1004, _size1001) = iprot.readListBegin()
+                    for _i1005 in range(_size1001):
+                        _elem1006 = SQLPrimaryKey()
+                        _elem1006.read(iprot)
+                        self.primaryKeys.append(_elem1006)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype1003, _size1000) = iprot.readListBegin()
-                    for _i1004 in range(_size1000):
-                        _elem1005 = SQLForeignKey()
-                        _elem1005.read(iprot)
-                        self.foreignKeys.append(_elem1005)
+                    (_etype1010, _size1007) = iprot.readListBegin()
+                    for _i1011 in range(_size1007):
+                        _elem1012 = SQLForeignKey()
+                        _elem1012.read(iprot)
+                        self.foreignKeys.append(_elem1012)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype1009, _size1006) = iprot.readListBegin()
-                    for _i1010 in range(_size1006):
-                        _elem1011 = SQLUniqueConstraint()
-                        _elem1011.read(iprot)
-                        self.uniqueConstraints.append(_elem1011)
+                    (_etype1016, _size1013) = iprot.readListBegin()
+                    for _i1017 in range(_size1013):
+                        _elem1018 = SQLUniqueConstraint()
+                        _elem1018.read(iprot)
+                        self.uniqueConstraints.append(_elem1018)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype1015, _size1012) = iprot.readListBegin()
-                    for _i1016 in range(_size1012):
-                        _elem1017 = SQLNotNullConstraint()
-                        _elem1017.read(iprot)
-                        self.notNullConstraints.append(_elem1017)
+                    (_etype1022, _size1019) = iprot.readListBegin()
+                    for _i1023 in range(_size1019):
+                        _elem1024 = SQLNotNullConstraint()
+                        _elem1024.read(iprot)
+                        self.notNullConstraints.append(_elem1024)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype1021, _size1018) = iprot.readListBegin()
-                    for _i1022 in range(_size1018):
-                        _elem1023 = SQLDefaultConstraint()
-                        _elem1023.read(iprot)
-                        self.defaultConstraints.append(_elem1023)
+                    (_etype1028, _size1025) = iprot.readListBegin()
+                    for _i1029 in range(_size1025):
+                        _elem1030 = SQLDefaultConstraint()
+                        _elem1030.read(iprot)
+                        self.defaultConstraints.append(_elem1030)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype1027, _size1024) = iprot.readListBegin()
-                    for _i1028 in range(_size1024):
-                        _elem1029 = SQLCheckConstraint()
-                        _elem1029.read(iprot)
-                        self.checkConstraints.append(_elem1029)
+                    (_etype1034, _size1031) = iprot.readListBegin()
+                    for _i1035 in range(_size1031):
+                        _elem1036 = SQLCheckConstraint()
+                        _elem1036.read(iprot)
+                        self.checkConstraints.append(_elem1036)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15201,43 +15705,43 @@ class create_table_with_constraints_args(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter1030 in self.primaryKeys:
-                iter1030.write(oprot)
+            for iter1037 in self.primaryKeys:
+                iter1037.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter1031 in self.foreignKeys:
-                iter1031.write(oprot)
+            for iter1038 in self.foreignKeys:
+                iter1038.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter1032 in self.uniqueConstraints:
-                iter1032.write(oprot)
+            for iter1039 in self.uniqueConstraints:
+                iter1039.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter1033 in self.notNullConstraints:
-                iter1033.write(oprot)
+            for iter1040 in self.notNullConstraints:
+                iter1040.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter1034 in self.defaultConstraints:
-                iter1034.write(oprot)
+            for iter1041 in self.defaultConstraints:
+                iter1041.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter1035 in self.checkConstraints:
-                iter1035.write(oprot)
+            for iter1042 in self.checkConstraints:
+                iter1042.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -17869,10 +18373,10 @@ class get_table_objects_by_name_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tbl_names = []
-                    (_etype1039, _size1036) = iprot.readListBegin()
-                    for _i1040 in range(_size1036):
-                        _elem1041 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_names.append(_elem1041)
+                    (_etype1046, _size1043) = iprot.readListBegin()
+                    for _i1047 in range(_size1043):
+                        _elem1048 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_names.append(_elem1048)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17893,8 +18397,8 @@ class get_table_objects_by_name_args(object):
         if self.tbl_names is not None:
             oprot.writeFieldBegin('tbl_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tbl_names))
-            for iter1042 in self.tbl_names:
-                oprot.writeString(iter1042.encode('utf-8') if sys.version_info[0] == 2 else iter1042)
+            for iter1049 in self.tbl_names:
+                oprot.writeString(iter1049.encode('utf-8') if sys.version_info[0] == 2 else iter1049)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -17944,11 +18448,11 @@ class get_table_objects_by_name_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1046, _size1043) = iprot.readListBegin()
-                    for _i1047 in range(_size1043):
-                        _elem1048 = Table()
-                        _elem1048.read(iprot)
-                        self.success.append(_elem1048)
+                    (_etype1053, _size1050) = iprot.readListBegin()
+                    for _i1054 in range(_size1050):
+                        _elem1055 = Table()
+                        _elem1055.read(iprot)
+                        self.success.append(_elem1055)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17965,8 +18469,8 @@ class get_table_objects_by_name_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1049 in self.success:
-                iter1049.write(oprot)
+            for iter1056 in self.success:
+                iter1056.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18251,10 +18755,10 @@ class get_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1053, _size1050) = iprot.readListBegin()
-                    for _i1054 in range(_size1050):
-                        _elem1055 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1055)
+                    (_etype1060, _size1057) = iprot.readListBegin()
+                    for _i1061 in range(_size1057):
+                        _elem1062 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1062)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18276,8 +18780,8 @@ class get_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1056 in self.success:
-                oprot.writeString(iter1056.encode('utf-8') if sys.version_info[0] == 2 else iter1056)
+            for iter1063 in self.success:
+                oprot.writeString(iter1063.encode('utf-8') if sys.version_info[0] == 2 else iter1063)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -18394,10 +18898,10 @@ class get_all_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1060, _size1057) = iprot.readListBegin()
-                    for _i1061 in range(_size1057):
-                        _elem1062 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1062)
+                    (_etype1067, _size1064) = iprot.readListBegin()
+                    for _i1068 in range(_size1064):
+                        _elem1069 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1069)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18419,8 +18923,8 @@ class get_all_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1063 in self.success:
-                oprot.writeString(iter1063.encode('utf-8') if sys.version_info[0] == 2 else iter1063)
+            for iter1070 in self.success:
+                oprot.writeString(iter1070.encode('utf-8') if sys.version_info[0] == 2 else iter1070)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -18561,10 +19065,10 @@ class get_tables_by_type_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1067, _size1064) = iprot.readListBegin()
-                    for _i1068 in range(_size1064):
-                        _elem1069 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1069)
+                    (_etype1074, _size1071) = iprot.readListBegin()
+                    for _i1075 in range(_size1071):
+                        _elem1076 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1076)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18586,8 +19090,8 @@ class get_tables_by_type_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1070 in self.success:
-                oprot.writeString(iter1070.encode('utf-8') if sys.version_info[0] == 2 else iter1070)
+            for iter1077 in self.success:
+                oprot.writeString(iter1077.encode('utf-8') if sys.version_info[0] == 2 else iter1077)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -18732,10 +19236,10 @@ class get_table_names_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1074, _size1071) = iprot.readListBegin()
-                    for _i1075 in range(_size1071):
-                        _elem1076 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1076)
+                    (_etype1081, _size1078) = iprot.readListBegin()
+                    for _i1082 in range(_size1078):
+                        _elem1083 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1083)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18767,8 +19271,8 @@ class get_table_names_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1077 in self.success:
-                oprot.writeString(iter1077.encode('utf-8') if sys.version_info[0] == 2 else iter1077)
+            for iter1084 in self.success:
+                oprot.writeString(iter1084.encode('utf-8') if sys.version_info[0] == 2 else iter1084)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -18845,10 +19349,10 @@ class get_table_meta_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.tbl_types = []
-                    (_etype1081, _size1078) = iprot.readListBegin()
-                    for _i1082 in range(_size1078):
-                        _elem1083 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_types.append(_elem1083)
+                    (_etype1088, _size1085) = iprot.readListBegin()
+                    for _i1089 in range(_size1085):
+                        _elem1090 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_types.append(_elem1090)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18873,8 +19377,8 @@ class get_table_meta_args(object):
         if self.tbl_types is not None:
             oprot.writeFieldBegin('tbl_types', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.tbl_types))
-            for iter1084 in self.tbl_types:
-                oprot.writeString(iter1084.encode('utf-8') if sys.version_info[0] == 2 else iter1084)
+            for iter1091 in self.tbl_types:
+                oprot.writeString(iter1091.encode('utf-8') if sys.version_info[0] == 2 else iter1091)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18927,11 +19431,11 @@ class get_table_meta_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1088, _size1085) = iprot.readListBegin()
-                    for _i1089 in range(_size1085):
-                        _elem1090 = TableMeta()
-                        _elem1090.read(iprot)
-                        self.success.append(_elem1090)
+                    (_etype1095, _size1092) = iprot.readListBegin()
+                    for _i1096 in range(_size1092):
+                        _elem1097 = TableMeta()
+                        _elem1097.read(iprot)
+                        self.success.append(_elem1097)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18953,8 +19457,8 @@ class get_table_meta_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1091 in self.success:
-                iter1091.write(oprot)
+            for iter1098 in self.success:
+                iter1098.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19087,11 +19591,11 @@ class get_fields_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1095, _size1092) = iprot.readListBegin()
-                    for _i1096 in range(_size1092):
-                        _elem1097 = FieldSchema()
-                        _elem1097.read(iprot)
-                        self.success.append(_elem1097)
+                    (_etype1102, _size1099) = iprot.readListBegin()
+                    for _i1103 in range(_size1099):
+                        _elem1104 = FieldSchema()
+                        _elem1104.read(iprot)
+                        self.success.append(_elem1104)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19123,8 +19627,8 @@ class get_fields_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1098 in self.success:
-                iter1098.write(oprot)
+            for iter1105 in self.success:
+                iter1105.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19280,11 +19784,11 @@ class get_fields_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1102, _size1099) = iprot.readListBegin()
-                    for _i1103 in range(_size1099):
-                        _elem1104 = FieldSchema()
-                        _elem1104.read(iprot)
-                        self.success.append(_elem1104)
+                    (_etype1109, _size1106) = iprot.readListBegin()
+                    for _i1110 in range(_size1106):
+                        _elem1111 = FieldSchema()
+                        _elem1111.read(iprot)
+                        self.success.append(_elem1111)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19316,8 +19820,8 @@ class get_fields_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1105 in self.success:
-                iter1105.write(oprot)
+            for iter1112 in self.success:
+                iter1112.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19621,11 +20125,11 @@ class get_schema_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1109, _size1106) = iprot.readListBegin()
-                    for _i1110 in range(_size1106):
-                        _elem1111 = FieldSchema()
-                        _elem1111.read(iprot)
-                        self.success.append(_elem1111)
+                    (_etype1116, _size1113) = iprot.readListBegin()
+                    for _i1117 in range(_size1113):
+                        _elem1118 = FieldSchema()
+                        _elem1118.read(iprot)
+                        self.success.append(_elem1118)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19657,8 +20161,8 @@ class get_schema_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1112 in self.success:
-                iter1112.write(oprot)
+            for iter1119 in self.success:
+                iter1119.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19814,11 +20318,11 @@ class get_schema_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1116, _size1113) = iprot.readListBegin()
-                    for _i1117 in range(_size1113):
-                        _elem1118 = FieldSchema()
-                        _elem1118.read(iprot)
-                        self.success.append(_elem1118)
+                    (_etype1123, _size1120) = iprot.readListBegin()
+                    for _i1124 in range(_size1120):
+                        _elem1125 = FieldSchema()
+                        _elem1125.read(iprot)
+                        self.success.append(_elem1125)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19850,8 +20354,8 @@ class get_schema_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1119 in self.success:
-                iter1119.write(oprot)
+            for iter1126 in self.success:
+                iter1126.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21079,10 +21583,10 @@ class truncate_table_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype1123, _size1120) = iprot.readListBegin()
-                    for _i1124 in range(_size1120):
-                        _elem1125 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem1125)
+                    (_etype1130, _size1127) = iprot.readListBegin()
+                    for _i1131 in range(_size1127):
+                        _elem1132 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem1132)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21107,8 +21611,8 @@ class truncate_table_args(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter1126 in self.partNames:
-                oprot.writeString(iter1126.encode('utf-8') if sys.version_info[0] == 2 else iter1126)
+            for iter1133 in self.partNames:
+                oprot.writeString(iter1133.encode('utf-8') if sys.version_info[0] == 2 else iter1133)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21693,11 +22197,11 @@ class add_partitions_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1130, _size1127) = iprot.readListBegin()
-                    for _i1131 in range(_size1127):
-                        _elem1132 = Partition()
-                        _elem1132.read(iprot)
-                        self.new_parts.append(_elem1132)
+                    (_etype1137, _size1134) = iprot.readListBegin()
+                    for _i1138 in range(_size1134):
+                        _elem1139 = Partition()
+                        _elem1139.read(iprot)
+                        self.new_parts.append(_elem1139)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21714,8 +22218,8 @@ class add_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1133 in self.new_parts:
-                iter1133.write(oprot)
+            for iter1140 in self.new_parts:
+                iter1140.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -22036,10 +22540,10 @@ class append_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1137, _size1134) = iprot.readListBegin()
-                    for _i1138 in range(_size1134):
-                        _elem1139 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1139)
+                    (_etype1144, _size1141) = iprot.readListBegin()
+                    for _i1145 in range(_size1141):
+                        _elem1146 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1146)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22064,8 +22568,8 @@ class append_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1140 in self.part_vals:
-                oprot.writeString(iter1140.encode('utf-8') if sys.version_info[0] == 2 else iter1140)
+            for iter1147 in self.part_vals:
+                oprot.writeString(iter1147.encode('utf-8') if sys.version_info[0] == 2 else iter1147)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -22230,10 +22734,10 @@ class append_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1144, _size1141) = iprot.readListBegin()
-                    for _i1145 in range(_size1141):
-                        _elem1146 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1146)
+                    (_etype1151, _size1148) = iprot.readListBegin()
+                    for _i1152 in range(_size1148):
+                        _elem1153 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1153)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22264,8 +22768,8 @@ class append_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1147 in self.part_vals:
-                oprot.writeString(iter1147.encode('utf-8') if sys.version_info[0] == 2 else iter1147)
+            for iter1154 in self.part_vals:
+                oprot.writeString(iter1154.encode('utf-8') if sys.version_info[0] == 2 else iter1154)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -22814,10 +23318,10 @@ class get_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1151, _size1148) = iprot.readListBegin()
-                    for _i1152 in range(_size1148):
-                        _elem1153 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1153)
+                    (_etype1158, _size1155) = iprot.readListBegin()
+                    for _i1159 in range(_size1155):
+                        _elem1160 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1160)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22842,8 +23346,8 @@ class get_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1154 in self.part_vals:
-                oprot.writeString(iter1154.encode('utf-8') if sys.version_info[0] == 2 else iter1154)
+            for iter1161 in self.part_vals:
+                oprot.writeString(iter1161.encode('utf-8') if sys.version_info[0] == 2 else iter1161)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -23147,10 +23651,10 @@ class get_partition_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1158, _size1155) = iprot.readListBegin()
-                    for _i1159 in range(_size1155):
-                        _elem1160 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1160)
+                    (_etype1165, _size1162) = iprot.readListBegin()
+                    for _i1166 in range(_size1162):
+                        _elem1167 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1167)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23162,10 +23666,10 @@ class get_partition_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1164, _size1161) = iprot.readListBegin()
-                    for _i1165 in range(_size1161):
-                        _elem1166 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1166)
+                    (_etype1171, _size1168) = iprot.readListBegin()
+                    for _i1172 in range(_size1168):
+                        _elem1173 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1173)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23190,8 +23694,8 @@ class get_partition_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1167 in self.part_vals:
-                oprot.writeString(iter1167.encode('utf-8') if sys.version_info[0] == 2 else iter1167)
+            for iter1174 in self.part_vals:
+                oprot.writeString(iter1174.encode('utf-8') if sys.version_info[0] == 2 else iter1174)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.user_name is not None:
@@ -23201,8 +23705,8 @@ class get_partition_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1168 in self.group_names:
-                oprot.writeString(iter1168.encode('utf-8') if sys.version_info[0] == 2 else iter1168)
+            for iter1175 in self.group_names:
+                oprot.writeString(iter1175.encode('utf-8') if sys.version_info[0] == 2 else iter1175)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -23603,11 +24107,11 @@ class get_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1172, _size1169) = iprot.readListBegin()
-                    for _i1173 in range(_size1169):
-                        _elem1174 = Partition()
-                        _elem1174.read(iprot)
-                        self.success.append(_elem1174)
+                    (_etype1179, _size1176) = iprot.readListBegin()
+                    for _i1180 in range(_size1176):
+                        _elem1181 = Partition()
+                        _elem1181.read(iprot)
+                        self.success.append(_elem1181)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23634,8 +24138,8 @@ class get_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1175 in self.success:
-                iter1175.write(oprot)
+            for iter1182 in self.success:
+                iter1182.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -23870,10 +24374,10 @@ class get_partitions_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1179, _size1176) = iprot.readListBegin()
-                    for _i1180 in range(_size1176):
-                        _elem1181 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1181)
+                    (_etype1186, _size1183) = iprot.readListBegin()
+                    for _i1187 in range(_size1183):
+                        _elem1188 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1188)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23906,8 +24410,8 @@ class get_partitions_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1182 in self.group_names:
-                oprot.writeString(iter1182.encode('utf-8') if sys.version_info[0] == 2 else iter1182)
+            for iter1189 in self.group_names:
+                oprot.writeString(iter1189.encode('utf-8') if sys.version_info[0] == 2 else iter1189)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -23964,11 +24468,11 @@ class get_partitions_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1186, _size1183) = iprot.readListBegin()
-                    for _i1187 in range(_size1183):
-                        _elem1188 = Partition()
-                        _elem1188.read(iprot)
-                        self.success.append(_elem1188)
+                    (_etype1193, _size1190) = iprot.readListBegin()
+                    for _i1194 in range(_size1190):
+                        _elem1195 = Partition()
+                        _elem1195.read(iprot)
+                        self.success.append(_elem1195)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23995,8 +24499,8 @@ class get_partitions_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1189 in self.success:
-                iter1189.write(oprot)
+            for iter1196 in self.success:
+                iter1196.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -24070,10 +24574,10 @@ class get_partitions_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1193, _size1190) = iprot.readListBegin()
-                    for _i1194 in range(_size1190):
-                        _elem1195 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1195)
+                    (_etype1200, _size1197) = iprot.readListBegin()
+                    for _i1201 in range(_size1197):
+                        _elem1202 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1202)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24103,8 +24607,8 @@ class get_partitions_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1196 in self.part_vals:
-                oprot.writeString(iter1196.encode('utf-8') if sys.version_info[0] == 2 else iter1196)
+            for iter1203 in self.part_vals:
+                oprot.writeString(iter1203.encode('utf-8') if sys.version_info[0] == 2 else iter1203)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -24164,11 +24668,11 @@ class get_partitions_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1200, _size1197) = iprot.readListBegin()
-                    for _i1201 in range(_size1197):
-                        _elem1202 = Partition()
-                        _elem1202.read(iprot)
-                        self.success.append(_elem1202)
+                    (_etype1207, _size1204) = iprot.readListBegin()
+                    for _i1208 in range(_size1204):
+                        _elem1209 = Partition()
+                        _elem1209.read(iprot)
+                        self.success.append(_elem1209)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24195,8 +24699,8 @@ class get_partitions_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1203 in self.success:
-                iter1203.write(oprot)
+            for iter1210 in self.success:
+                iter1210.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -24274,10 +24778,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1207, _size1204) = iprot.readListBegin()
-                    for _i1208 in range(_size1204):
-                        _elem1209 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1209)
+                    (_etype1214, _size1211) = iprot.readListBegin()
+                    for _i1215 in range(_size1211):
+                        _elem1216 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1216)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24294,10 +24798,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1213, _size1210) = iprot.readListBegin()
-                    for _i1214 in range(_size1210):
-                        _elem1215 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1215)
+                    (_etype1220, _size1217) = iprot.readListBegin()
+                    for _i1221 in range(_size1217):
+                        _elem1222 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1222)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24322,8 +24826,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1216 in self.part_vals:
-                oprot.writeString(iter1216.encode('utf-8') if sys.version_info[0] == 2 else iter1216)
+            for iter1223 in self.part_vals:
+                oprot.writeString(iter1223.encode('utf-8') if sys.version_info[0] == 2 else iter1223)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -24337,8 +24841,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1217 in self.group_names:
-                oprot.writeString(iter1217.encode('utf-8') if sys.version_info[0] == 2 else iter1217)
+            for iter1224 in self.group_names:
+                oprot.writeString(iter1224.encode('utf-8') if sys.version_info[0] == 2 else iter1224)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24396,11 +24900,11 @@ class get_partitions_ps_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1221, _size1218) = iprot.readListBegin()
-                    for _i1222 in range(_size1218):
-                        _elem1223 = Partition()
-                        _elem1223.read(iprot)
-                        self.success.append(_elem1223)
+                    (_etype1228, _size1225) = iprot.readListBegin()
+                    for _i1229 in range(_size1225):
+                        _elem1230 = Partition()
+                        _elem1230.read(iprot)
+                        self.success.append(_elem1230)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24427,8 +24931,8 @@ class get_partitions_ps_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1224 in self.success:
-                iter1224.write(oprot)
+            for iter1231 in self.success:
+                iter1231.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -24737,11 +25241,11 @@ class get_partitions_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1228, _size1225) = iprot.readListBegin()
-                    for _i1229 in range(_size1225):
-                        _elem1230 = Partition()
-                        _elem1230.read(iprot)
-                        self.success.append(_elem1230)
+                    (_etype1235, _size1232) = iprot.readListBegin()
+                    for _i1236 in range(_size1232):
+                        _elem1237 = Partition()
+                        _elem1237.read(iprot)
+                        self.success.append(_elem1237)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24768,8 +25272,8 @@ class get_partitions_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1231 in self.success:
-                iter1231.write(oprot)
+            for iter1238 in self.success:
+                iter1238.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25161,10 +25665,10 @@ class get_partitions_by_names_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype1235, _size1232) = iprot.readListBegin()
-                    for _i1236 in range(_size1232):
-                        _elem1237 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem1237)
+                    (_etype1242, _size1239) = iprot.readListBegin()
+                    for _i1243 in range(_size1239):
+                        _elem1244 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem1244)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25189,8 +25693,8 @@ class get_partitions_by_names_args(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter1238 in self.names:
-                oprot.writeString(iter1238.encode('utf-8') if sys.version_info[0] == 2 else iter1238)
+            for iter1245 in self.names:
+                oprot.writeString(iter1245.encode('utf-8') if sys.version_info[0] == 2 else iter1245)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25245,11 +25749,11 @@ class get_partitions_by_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1242, _size1239) = iprot.readListBegin()
-                    for _i1243 in range(_size1239):
-                        _elem1244 = Partition()
-                        _elem1244.read(iprot)
-                        self.success.append(_elem1244)
+                    (_etype1249, _size1246) = iprot.readListBegin()
+                    for _i1250 in range(_size1246):
+                        _elem1251 = Partition()
+                        _elem1251.read(iprot)
+                        self.success.append(_elem1251)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25276,8 +25780,8 @@ class get_partitions_by_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1245 in self.success:
-                iter1245.write(oprot)
+            for iter1252 in self.success:
+                iter1252.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25711,10 +26215,10 @@ class get_partition_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1249, _size1246) = iprot.readListBegin()
-                    for _i1250 in range(_size1246):
-                        _elem1251 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1251)
+                    (_etype1256, _size1253) = iprot.readListBegin()
+                    for _i1257 in range(_size1253):
+                        _elem1258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1258)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25741,8 +26245,8 @@ class get_partition_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1252 in self.success:
-                oprot.writeString(iter1252.encode('utf-8') if sys.version_info[0] == 2 else iter1252)
+            for iter1259 in self.success:
+                oprot.writeString(iter1259.encode('utf-8') if sys.version_info[0] == 2 else iter1259)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25867,10 +26371,10 @@ class fetch_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1256, _size1253) = iprot.readListBegin()
-                    for _i1257 in range(_size1253):
-                        _elem1258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1258)
+                    (_etype1263, _size1260) = iprot.readListBegin()
+                    for _i1264 in range(_size1260):
+                        _elem1265 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1265)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25897,8 +26401,8 @@ class fetch_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1259 in self.success:
-                oprot.writeString(iter1259.encode('utf-8') if sys.version_info[0] == 2 else iter1259)
+            for iter1266 in self.success:
+                oprot.writeString(iter1266.encode('utf-8') if sys.version_info[0] == 2 else iter1266)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25972,10 +26476,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1263, _size1260) = iprot.readListBegin()
-                    for _i1264 in range(_size1260):
-                        _elem1265 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1265)
+                    (_etype1270, _size1267) = iprot.readListBegin()
+                    for _i1271 in range(_size1267):
+                        _elem1272 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1272)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26005,8 +26509,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1266 in self.part_vals:
-                oprot.writeString(iter1266.encode('utf-8') if sys.version_info[0] == 2 else iter1266)
+            for iter1273 in self.part_vals:
+                oprot.writeString(iter1273.encode('utf-8') if sys.version_info[0] == 2 else iter1273)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -26066,10 +26570,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1270, _size1267) = iprot.readListBegin()
-                    for _i1271 in range(_size1267):
-                        _elem1272 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1272)
+                    (_etype1277, _size1274) = iprot.readListBegin()
+                    for _i1278 in range(_size1274):
+                        _elem1279 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1279)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26096,8 +26600,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1273 in self.success:
-                oprot.writeString(iter1273.encode('utf-8') if sys.version_info[0] == 2 else iter1273)
+            for iter1280 in self.success:
+                oprot.writeString(iter1280.encode('utf-8') if sys.version_info[0] == 2 else iter1280)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26371,10 +26875,10 @@ class get_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1277, _size1274) = iprot.readListBegin()
-                    for _i1278 in range(_size1274):
-                        _elem1279 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1279)
+                    (_etype1284, _size1281) = iprot.readListBegin()
+                    for _i1285 in range(_size1281):
+                        _elem1286 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1286)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26401,8 +26905,8 @@ class get_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1280 in self.success:
-                oprot.writeString(iter1280.encode('utf-8') if sys.version_info[0] == 2 else iter1280)
+            for iter1287 in self.success:
+                oprot.writeString(iter1287.encode('utf-8') if sys.version_info[0] == 2 else iter1287)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26673,10 +27177,10 @@ class partition_name_to_vals_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1284, _size1281) = iprot.readListBegin()
-                    for _i1285 in range(_size1281):
-                        _elem1286 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1286)
+                    (_etype1291, _size1288) = iprot.readListBegin()
+                    for _i1292 in range(_size1288):
+                        _elem1293 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1293)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26698,8 +27202,8 @@ class partition_name_to_vals_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1287 in self.success:
-                oprot.writeString(iter1287.encode('utf-8') if sys.version_info[0] == 2 else iter1287)
+            for iter1294 in self.success:
+                oprot.writeString(iter1294.encode('utf-8') if sys.version_info[0] == 2 else iter1294)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26816,11 +27320,11 @@ class partition_name_to_spec_result(object):
             if fid == 0:
                 if ftype == TType.MAP:
                     self.success = {}
-                    (_ktype1289, _vtype1290, _size1288) = iprot.readMapBegin()
-                    for _i1292 in range(_size1288):
-                        _key1293 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1294 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success[_key1293] = _val1294
+                    (_ktype1296, _vtype1297, _size1295) = iprot.readMapBegin()
+                    for _i1299 in range(_size1295):
+                        _key1300 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1301 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success[_key1300] = _val1301
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -26842,9 +27346,9 @@ class partition_name_to_spec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.MAP, 0)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.success))
-            for kiter1295, viter1296 in self.success.items():
-                oprot.writeString(kiter1295.encode('utf-8') if sys.version_info[0] == 2 else kiter1295)
-                oprot.writeString(viter1296.encode('utf-8') if sys.version_info[0] == 2 else viter1296)
+            for kiter1302, viter1303 in self.success.items():
+                oprot.writeString(kiter1302.encode('utf-8') if sys.version_info[0] == 2 else kiter1302)
+                oprot.writeString(viter1303.encode('utf-8') if sys.version_info[0] == 2 else viter1303)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26899,10 +27403,10 @@ class partition_name_has_valid_characters_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1300, _size1297) = iprot.readListBegin()
-                    for _i1301 in range(_size1297):
-                        _elem1302 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1302)
+                    (_etype1307, _size1304) = iprot.readListBegin()
+                    for _i1308 in range(_size1304):
+                        _elem1309 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1309)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26924,8 +27428,8 @@ class partition_name_has_valid_characters_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1303 in self.part_vals:
-                oprot.writeString(iter1303.encode('utf-8') if sys.version_info[0] == 2 else iter1303)
+            for iter1310 in self.part_vals:
+                oprot.writeString(iter1310.encode('utf-8') if sys.version_info[0] == 2 else iter1310)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.throw_exception is not None:
@@ -27401,11 +27905,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1307, _size1304) = iprot.readListBegin()
-                    for _i1308 in range(_size1304):
-                        _elem1309 = Partition()
-                        _elem1309.read(iprot)
-                        self.new_parts.append(_elem1309)
+                    (_etype1314, _size1311) = iprot.readListBegin()
+                    for _i1315 in range(_size1311):
+                        _elem1316 = Partition()
+                        _elem1316.read(iprot)
+                        self.new_parts.append(_elem1316)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27430,8 +27934,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1310 in self.new_parts:
-                iter1310.write(oprot)
+            for iter1317 in self.new_parts:
+                iter1317.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27572,11 +28076,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1314, _size1311) = iprot.readListBegin()
-                    for _i1315 in range(_size1311):
-                        _elem1316 = Partition()
-                        _elem1316.read(iprot)
-                        self.new_parts.append(_elem1316)
+                    (_etype1321, _size1318) = iprot.readListBegin()
+                    for _i1322 in range(_size1318):
+                        _elem1323 = Partition()
+                        _elem1323.read(iprot)
+                        self.new_parts.append(_elem1323)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27607,8 +28111,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1317 in self.new_parts:
-                iter1317.write(oprot)
+            for iter1324 in self.new_parts:
+                iter1324.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -27903,10 +28407,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1321, _size1318) = iprot.readListBegin()
-                    for _i1322 in range(_size1318):
-                        _elem1323 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1323)
+                    (_etype1328, _size1325) = iprot.readListBegin()
+                    for _i1329 in range(_size1325):
+                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1330)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27937,8 +28441,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1324 in self.part_vals:
-                oprot.writeString(iter1324.encode('utf-8') if sys.version_info[0] == 2 else iter1324)
+            for iter1331 in self.part_vals:
+                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -28233,10 +28737,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1328, _size1325) = iprot.readListBegin()
-                    for _i1329 in range(_size1325):
-                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1330)
+                    (_etype1335, _size1332) = iprot.readListBegin()
+                    for _i1336 in range(_size1332):
+                        _elem1337 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1337)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28266,8 +28770,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1331 in self.part_vals:
-                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
+            for iter1338 in self.part_vals:
+                oprot.writeString(iter1338.encode('utf-8') if sys.version_info[0] == 2 else iter1338)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -28426,10 +28930,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1335, _size1332) = iprot.readListBegin()
-                    for _i1336 in range(_size1332):
-                        _elem1337 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1337)
+                    (_etype1342, _size1339) = iprot.readListBegin()
+                    for _i1343 in range(_size1339):
+                        _elem1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1344)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28465,8 +28969,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1338 in self.part_vals:
-                oprot.writeString(iter1338.encode('utf-8') if sys.version_info[0] == 2 else iter1338)
+            for iter1345 in self.part_vals:
+                oprot.writeString(iter1345.encode('utf-8') if sys.version_info[0] == 2 else iter1345)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -29156,11 +29660,11 @@ class markPartitionForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1340, _vtype1341, _size1339) = iprot.readMapBegin()
-                    for _i1343 in range(_size1339):
-                        _key1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1345 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1344] = _val1345
+                    (_ktype1347, _vtype1348, _size1346) = iprot.readMapBegin()
+                    for _i1350 in range(_size1346):
+                        _key1351 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1352 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1351] = _val1352
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -29190,9 +29694,9 @@ class markPartitionForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1346, viter1347 in self.part_vals.items():
-                oprot.writeString(kiter1346.encode('utf-8') if sys.version_info[0] == 2 else kiter1346)
-                oprot.writeString(viter1347.encode('utf-8') if sys.version_info[0] == 2 else viter1347)
+            for kiter1353, viter1354 in self.part_vals.items():
+                oprot.writeString(kiter1353.encode('utf-8') if sys.version_info[0] == 2 else kiter1353)
+                oprot.writeString(viter1354.encode('utf-8') if sys.version_info[0] == 2 else viter1354)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -29386,11 +29890,11 @@ class isPartitionMarkedForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1349, _vtype1350, _size1348) = iprot.readMapBegin()
-                    for _i1352 in range(_size1348):
-                        _key1353 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1354 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1353] = _val1354
+                    (_ktype1356, _vtype1357, _size1355) = iprot.readMapBegin()
+                    for _i1359 in range(_size1355):
+                        _key1360 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1361 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1360] = _val1361
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -29420,9 +29924,9 @@ class isPartitionMarkedForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1355, viter1356 in self.part_vals.items():
-                oprot.writeString(kiter1355.encode('utf-8') if sys.version_info[0] == 2 else kiter1355)
-                oprot.writeString(viter1356.encode('utf-8') if sys.version_info[0] == 2 else viter1356)
+            for kiter1362, viter1363 in self.part_vals.items():
+                oprot.writeString(kiter1362.encode('utf-8') if sys.version_info[0] == 2 else kiter1362)
+                oprot.writeString(viter1363.encode('utf-8') if sys.version_info[0] == 2 else viter1363)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -31727,6 +32231,277 @@ delete_table_column_statistics_result.thrift_spec = (
 )
 
 
+class create_role_args(object):
+    """
+    Attributes:
+     - role
+
+    """
+
+
+    def __init__(self, role=None,):
+        self.role = role
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.role = Role()
+                    self.role.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('create_role_args')
+        if self.role is not None:
+            oprot.writeFieldBegin('role', TType.STRUCT, 1)
+            self.role.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(create_role_args)
+create_role_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'role', [Role, None], None, ),  # 1
+)
+
+
+class create_role_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('create_role_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 0)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(create_role_result)
+create_role_result.thrift_spec = (
+    (0, TType.BOOL, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class drop_role_args(object):
+    """
+    Attributes:
+     - role_name
+
+    """
+
+
+    def __init__(self, role_name=None,):
+        self.role_name = role_name
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.role_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('drop_role_args')
+        if self.role_name is not None:
+            oprot.writeFieldBegin('role_name', TType.STRING, 1)
+            oprot.writeString(self.role_name.encode('utf-8') if sys.version_info[0] == 2 else self.role_name)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(drop_role_args)
+drop_role_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'role_name', 'UTF8', None, ),  # 1
+)
+
+
+class drop_role_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('drop_role_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 0)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(drop_role_result)
+drop_role_result.thrift_spec = (
+    (0, TType.BOOL, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
 class get_role_names_args(object):
 
 
@@ -31795,10 +32570,10 @@ class get_role_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1360, _size1357) = iprot.readListBegin()
-                    for _i1361 in range(_size1357):
-                        _elem1362 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1362)
+                    (_etype1367, _size1364) = iprot.readListBegin()
+                    for _i1368 in range(_size1364):
+                        _elem1369 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1369)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31820,8 +32595,8 @@ class get_role_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1363 in self.success:
-                oprot.writeString(iter1363.encode('utf-8') if sys.version_info[0] == 2 else iter1363)
+            for iter1370 in self.success:
+                oprot.writeString(iter1370.encode('utf-8') if sys.version_info[0] == 2 else iter1370)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -31847,6 +32622,634 @@ class get_role_names_result(object):
 all_structs.append(get_role_names_result)
 get_role_names_result.thrift_spec = (
     (0, TType.LIST, 'success', (TType.STRING, 'UTF8', False), None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class grant_role_args(object):
+    """
+    Attributes:
+     - role_name
+     - principal_name
+     - principal_type
+     - grantor
+     - grantorType
+     - grant_option
+
+    """
+
+
+    def __init__(self, role_name=None, principal_name=None, principal_type=None, grantor=None, grantorType=None, grant_option=None,):
+        self.role_name = role_name
+        self.principal_name = principal_name
+        self.principal_type = principal_type
+        self.grantor = grantor
+        self.grantorType = grantorType
+        self.grant_option = grant_option
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.role_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.principal_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.principal_type = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.grantor = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I32:
+                    self.grantorType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.BOOL:
+                    self.grant_option = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('grant_role_args')
+        if self.role_name is not None:
+            oprot.writeFieldBegin('role_name', TType.STRING, 1)
+            oprot.writeString(self.role_name.encode('utf-8') if sys.version_info[0] == 2 else self.role_name)
+            oprot.writeFieldEnd()
+        if self.principal_name is not None:
+            oprot.writeFieldBegin('principal_name', TType.STRING, 2)
+            oprot.writeString(self.principal_name.encode('utf-8') if sys.version_info[0] == 2 else self.principal_name)
+            oprot.writeFieldEnd()
+        if self.principal_type is not None:
+            oprot.writeFieldBegin('principal_type', TType.I32, 3)
+            oprot.writeI32(self.principal_type)
+            oprot.writeFieldEnd()
+        if self.grantor is not None:
+            oprot.writeFieldBegin('grantor', TType.STRING, 4)
+            oprot.writeString(self.grantor.encode('utf-8') if sys.version_info[0] == 2 else self.grantor)
+            oprot.writeFieldEnd()
+        if self.grantorType is not None:
+            oprot.writeFieldBegin('grantorType', TType.I32, 5)
+            oprot.writeI32(self.grantorType)
+            oprot.writeFieldEnd()
+        if self.grant_option is not None:
+            oprot.writeFieldBegin('grant_option', TType.BOOL, 6)
+            oprot.writeBool(self.grant_option)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(grant_role_args)
+grant_role_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'role_name', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'principal_name', 'UTF8', None, ),  # 2
+    (3, TType.I32, 'principal_type', None, None, ),  # 3
+    (4, TType.STRING, 'grantor', 'UTF8', None, ),  # 4
+    (5, TType.I32, 'grantorType', None, None, ),  # 5
+    (6, TType.BOOL, 'grant_option', None, None, ),  # 6
+)
+
+
+class grant_role_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('grant_role_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 0)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(grant_role_result)
+grant_role_result.thrift_spec = (
+    (0, TType.BOOL, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class revoke_role_args(object):
+    """
+    Attributes:
+     - role_name
+     - principal_name
+     - principal_type
+
+    """
+
+
+    def __init__(self, role_name=None, principal_name=None, principal_type=None,):
+        self.role_name = role_name
+        self.principal_name = principal_name
+        self.principal_type = principal_type
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.role_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.principal_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.principal_type = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('revoke_role_args')
+        if self.role_name is not None:
+            oprot.writeFieldBegin('role_name', TType.STRING, 1)
+            oprot.writeString(self.role_name.encode('utf-8') if sys.version_info[0] == 2 else self.role_name)
+            oprot.writeFieldEnd()
+        if self.principal_name is not None:
+            oprot.writeFieldBegin('principal_name', TType.STRING, 2)
+            oprot.writeString(self.principal_name.encode('utf-8') if sys.version_info[0] == 2 else self.principal_name)
+            oprot.writeFieldEnd()
+        if self.principal_type is not None:
+            oprot.writeFieldBegin('principal_type', TType.I32, 3)
+            oprot.writeI32(self.principal_type)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(revoke_role_args)
+revoke_role_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'role_name', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'principal_name', 'UTF8', None, ),  # 2
+    (3, TType.I32, 'principal_type', None, None, ),  # 3
+)
+
+
+class revoke_role_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('revoke_role_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 0)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(revoke_role_result)
+revoke_role_result.thrift_spec = (
+    (0, TType.BOOL, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class grant_revoke_role_args(object):
+    """
+    Attributes:
+     - request
+
+    """
+
+
+    def __init__(self, request=None,):
+        self.request = request
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.request = GrantRevokeRoleRequest()
+                    self.request.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('grant_revoke_role_args')
+        if self.request is not None:
+            oprot.writeFieldBegin('request', TType.STRUCT, 1)
+            self.request.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(grant_revoke_role_args)
+grant_revoke_role_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'request', [GrantRevokeRoleRequest, None], None, ),  # 1
+)
+
+
+class grant_revoke_role_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = GrantRevokeRoleResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('grant_revoke_role_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(grant_revoke_role_result)
+grant_revoke_role_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [GrantRevokeRoleResponse, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class get_role_grants_for_principal_args(object):
+    """
+    Attributes:
+     - request
+
+    """
+
+
+    def __init__(self, request=None,):
+        self.request = request
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.request = GetRoleGrantsForPrincipalRequest()
+                    self.request.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_role_grants_for_principal_args')
+        if self.request is not None:
+            oprot.writeFieldBegin('request', TType.STRUCT, 1)
+            self.request.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_role_grants_for_principal_args)
+get_role_grants_for_principal_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'request', [GetRoleGrantsForPrincipalRequest, None], None, ),  # 1
+)
+
+
+class get_role_grants_for_principal_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = GetRoleGrantsForPrincipalResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_role_grants_for_principal_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_role_grants_for_principal_result)
+get_role_grants_for_principal_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [GetRoleGrantsForPrincipalResponse, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
 )
 
@@ -31950,11 +33353,11 @@ class list_roles_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1367, _size1364) = iprot.readListBegin()
-                    for _i1368 in range(_size1364):
-                        _elem1369 = Role()
-                        _elem1369.read(iprot)
-                        self.success.append(_elem1369)
+                    (_etype1374, _size1371) = iprot.readListBegin()
+                    for _i1375 in range(_size1371):
+                        _elem1376 = Role()
+                        _elem1376.read(iprot)
+                        self.success.append(_elem1376)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31976,8 +33379,8 @@ class list_roles_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1370 in self.success:
-                iter1370.write(oprot)
+            for iter1377 in self.success:
+                iter1377.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -32182,10 +33585,10 @@ class get_privilege_set_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1374, _size1371) = iprot.readListBegin()
-                    for _i1375 in range(_size1371):
-                        _elem1376 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1376)
+                    (_etype1381, _size1378) = iprot.readListBegin()
+                    for _i1382 in range(_size1378):
+                        _elem1383 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1383)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32210,8 +33613,8 @@ class get_privilege_set_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1377 in self.group_names:
-                oprot.writeString(iter1377.encode('utf-8') if sys.version_info[0] == 2 else iter1377)
+            for iter1384 in self.group_names:
+                oprot.writeString(iter1384.encode('utf-8') if sys.version_info[0] == 2 else iter1384)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -32425,11 +33828,11 @@ class list_privileges_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1381, _size1378) = iprot.readListBegin()
-                    for _i1382 in range(_size1378):
-                        _elem1383 = HiveObjectPrivilege()
-                        _elem1383.read(iprot)
-                        self.success.append(_elem1383)
+                    (_etype1388, _size1385) = iprot.readListBegin()
+                    for _i1389 in range(_size1385):
+                        _elem1390 = HiveObjectPrivilege()
+                        _elem1390.read(iprot)
+                        self.success.append(_elem1390)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32451,8 +33854,8 @@ class list_privileges_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1384 in self.success:
-                iter1384.write(oprot)
+            for iter1391 in self.success:
+                iter1391.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -32750,6 +34153,143 @@ class revoke_privileges_result(object):
 all_structs.append(revoke_privileges_result)
 revoke_privileges_result.thrift_spec = (
     (0, TType.BOOL, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class grant_revoke_privileges_args(object):
+    """
+    Attributes:
+     - request
+
+    """
+
+
+    def __init__(self, request=None,):
+        self.request = request
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.request = GrantRevokePrivilegeRequest()
+                    self.request.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('grant_revoke_privileges_args')
+        if self.request is not None:
+            oprot.writeFieldBegin('request', TType.STRUCT, 1)
+            self.request.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(grant_revoke_privileges_args)
+grant_revoke_privileges_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'request', [GrantRevokePrivilegeRequest, None], None, ),  # 1
+)
+
+
+class grant_revoke_privileges_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = GrantRevokePrivilegeResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('grant_revoke_privileges_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(grant_revoke_privileges_result)
+grant_revoke_privileges_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [GrantRevokePrivilegeResponse, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
 )
 

@@ -36,6 +36,21 @@ class PrincipalType(object):
     }
 
 
+class GrantRevokeType(object):
+    GRANT = 1
+    REVOKE = 2
+
+    _VALUES_TO_NAMES = {
+        1: "GRANT",
+        2: "REVOKE",
+    }
+
+    _NAMES_TO_VALUES = {
+        "GRANT": 1,
+        "REVOKE": 2,
+    }
+
+
 class HiveObjectType(object):
     GLOBAL = 1
     DATABASE = 2
@@ -2651,6 +2666,463 @@ class GetPrincipalsInRoleResponse(object):
         return not (self == other)
 
 
+class GetRoleGrantsForPrincipalRequest(object):
+    """
+    Attributes:
+     - principal_name
+     - principal_type
+
+    """
+
+
+    def __init__(self, principal_name=None, principal_type=None,):
+        self.principal_name = principal_name
+        self.principal_type = principal_type
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.principal_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    self.principal_type = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GetRoleGrantsForPrincipalRequest')
+        if self.principal_name is not None:
+            oprot.writeFieldBegin('principal_name', TType.STRING, 1)
+            oprot.writeString(self.principal_name.encode('utf-8') if sys.version_info[0] == 2 else self.principal_name)
+            oprot.writeFieldEnd()
+        if self.principal_type is not None:
+            oprot.writeFieldBegin('principal_type', TType.I32, 2)
+            oprot.writeI32(self.principal_type)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.principal_name is None:
+            raise TProtocolException(message='Required field principal_name is unset!')
+        if self.principal_type is None:
+            raise TProtocolException(message='Required field principal_type is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GetRoleGrantsForPrincipalResponse(object):
+    """
+    Attributes:
+     - principalGrants
+
+    """
+
+
+    def __init__(self, principalGrants=None,):
+        self.principalGrants = principalGrants
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.principalGrants = []
+                    (_etype95, _size92) = iprot.readListBegin()
+                    for _i96 in range(_size92):
+                        _elem97 = RolePrincipalGrant()
+                        _elem97.read(iprot)
+                        self.principalGrants.append(_elem97)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GetRoleGrantsForPrincipalResponse')
+        if self.principalGrants is not None:
+            oprot.writeFieldBegin('principalGrants', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.principalGrants))
+            for iter98 in self.principalGrants:
+                iter98.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.principalGrants is None:
+            raise TProtocolException(message='Required field principalGrants is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GrantRevokeRoleRequest(object):
+    """
+    Attributes:
+     - requestType
+     - roleName
+     - principalName
+     - principalType
+     - grantor
+     - grantorType
+     - grantOption
+
+    """
+
+
+    def __init__(self, requestType=None, roleName=None, principalName=None, principalType=None, grantor=None, grantorType=None, grantOption=None,):
+        self.requestType = requestType
+        self.roleName = roleName
+        self.principalName = principalName
+        self.principalType = principalType
+        self.grantor = grantor
+        self.grantorType = grantorType
+        self.grantOption = grantOption
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I32:
+                    self.requestType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.roleName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.principalName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I32:
+                    self.principalType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.grantor = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I32:
+                    self.grantorType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.BOOL:
+                    self.grantOption = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GrantRevokeRoleRequest')
+        if self.requestType is not None:
+            oprot.writeFieldBegin('requestType', TType.I32, 1)
+            oprot.writeI32(self.requestType)
+            oprot.writeFieldEnd()
+        if self.roleName is not None:
+            oprot.writeFieldBegin('roleName', TType.STRING, 2)
+            oprot.writeString(self.roleName.encode('utf-8') if sys.version_info[0] == 2 else self.roleName)
+            oprot.writeFieldEnd()
+        if self.principalName is not None:
+            oprot.writeFieldBegin('principalName', TType.STRING, 3)
+            oprot.writeString(self.principalName.encode('utf-8') if sys.version_info[0] == 2 else self.principalName)
+            oprot.writeFieldEnd()
+        if self.principalType is not None:
+            oprot.writeFieldBegin('principalType', TType.I32, 4)
+            oprot.writeI32(self.principalType)
+            oprot.writeFieldEnd()
+        if self.grantor is not None:
+            oprot.writeFieldBegin('grantor', TType.STRING, 5)
+            oprot.writeString(self.grantor.encode('utf-8') if sys.version_info[0] == 2 else self.grantor)
+            oprot.writeFieldEnd()
+        if self.grantorType is not None:
+            oprot.writeFieldBegin('grantorType', TType.I32, 6)
+            oprot.writeI32(self.grantorType)
+            oprot.writeFieldEnd()
+        if self.grantOption is not None:
+            oprot.writeFieldBegin('grantOption', TType.BOOL, 7)
+            oprot.writeBool(self.grantOption)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GrantRevokeRoleResponse(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GrantRevokeRoleResponse')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 1)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GrantRevokePrivilegeRequest(object):
+    """
+    Attributes:
+     - requestType
+     - privileges
+     - revokeGrantOption
+
+    """
+
+
+    def __init__(self, requestType=None, privileges=None, revokeGrantOption=None,):
+        self.requestType = requestType
+        self.privileges = privileges
+        self.revokeGrantOption = revokeGrantOption
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I32:
+                    self.requestType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.privileges = PrivilegeBag()
+                    self.privileges.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.BOOL:
+                    self.revokeGrantOption = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GrantRevokePrivilegeRequest')
+        if self.requestType is not None:
+            oprot.writeFieldBegin('requestType', TType.I32, 1)
+            oprot.writeI32(self.requestType)
+            oprot.writeFieldEnd()
+        if self.privileges is not None:
+            oprot.writeFieldBegin('privileges', TType.STRUCT, 2)
+            self.privileges.write(oprot)
+            oprot.writeFieldEnd()
+        if self.revokeGrantOption is not None:
+            oprot.writeFieldBegin('revokeGrantOption', TType.BOOL, 3)
+            oprot.writeBool(self.revokeGrantOption)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GrantRevokePrivilegeResponse(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.BOOL:
+                    self.success = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GrantRevokePrivilegeResponse')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.BOOL, 1)
+            oprot.writeBool(self.success)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class Catalog(object):
     """
     Attributes:
@@ -2937,10 +3409,10 @@ class GetCatalogsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype95, _size92) = iprot.readListBegin()
-                    for _i96 in range(_size92):
-                        _elem97 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem97)
+                    (_etype102, _size99) = iprot.readListBegin()
+                    for _i103 in range(_size99):
+                        _elem104 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem104)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -2957,8 +3429,8 @@ class GetCatalogsResponse(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter98 in self.names:
-                oprot.writeString(iter98.encode('utf-8') if sys.version_info[0] == 2 else iter98)
+            for iter105 in self.names:
+                oprot.writeString(iter105.encode('utf-8') if sys.version_info[0] == 2 else iter105)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3167,11 +3639,11 @@ class Database(object):
             elif fid == 4:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype100, _vtype101, _size99) = iprot.readMapBegin()
-                    for _i103 in range(_size99):
-                        _key104 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val105 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key104] = _val105
+                    (_ktype107, _vtype108, _size106) = iprot.readMapBegin()
+                    for _i110 in range(_size106):
+                        _key111 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val112 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key111] = _val112
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -3246,9 +3718,9 @@ class Database(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 4)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter106, viter107 in self.parameters.items():
-                oprot.writeString(kiter106.encode('utf-8') if sys.version_info[0] == 2 else kiter106)
-                oprot.writeString(viter107.encode('utf-8') if sys.version_info[0] == 2 else viter107)
+            for kiter113, viter114 in self.parameters.items():
+                oprot.writeString(kiter113.encode('utf-8') if sys.version_info[0] == 2 else kiter113)
+                oprot.writeString(viter114.encode('utf-8') if sys.version_info[0] == 2 else viter114)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -3344,10 +3816,10 @@ class GetDatabaseRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype111, _size108) = iprot.readListBegin()
-                    for _i112 in range(_size108):
-                        _elem113 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem113)
+                    (_etype118, _size115) = iprot.readListBegin()
+                    for _i119 in range(_size115):
+                        _elem120 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem120)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3377,8 +3849,8 @@ class GetDatabaseRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter114 in self.processorCapabilities:
-                oprot.writeString(iter114.encode('utf-8') if sys.version_info[0] == 2 else iter114)
+            for iter121 in self.processorCapabilities:
+                oprot.writeString(iter121.encode('utf-8') if sys.version_info[0] == 2 else iter121)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -3687,11 +4159,11 @@ class Function(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.resourceUris = []
-                    (_etype118, _size115) = iprot.readListBegin()
-                    for _i119 in range(_size115):
-                        _elem120 = ResourceUri()
-                        _elem120.read(iprot)
-                        self.resourceUris.append(_elem120)
+                    (_etype125, _size122) = iprot.readListBegin()
+                    for _i126 in range(_size122):
+                        _elem127 = ResourceUri()
+                        _elem127.read(iprot)
+                        self.resourceUris.append(_elem127)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3741,8 +4213,8 @@ class Function(object):
         if self.resourceUris is not None:
             oprot.writeFieldBegin('resourceUris', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.resourceUris))
-            for iter121 in self.resourceUris:
-                iter121.write(oprot)
+            for iter128 in self.resourceUris:
+                iter128.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -3790,11 +4262,11 @@ class GetAllFunctionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.functions = []
-                    (_etype125, _size122) = iprot.readListBegin()
-                    for _i126 in range(_size122):
-                        _elem127 = Function()
-                        _elem127.read(iprot)
-                        self.functions.append(_elem127)
+                    (_etype132, _size129) = iprot.readListBegin()
+                    for _i133 in range(_size129):
+                        _elem134 = Function()
+                        _elem134.read(iprot)
+                        self.functions.append(_elem134)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3811,8 +4283,8 @@ class GetAllFunctionsResponse(object):
         if self.functions is not None:
             oprot.writeFieldBegin('functions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.functions))
-            for iter128 in self.functions:
-                iter128.write(oprot)
+            for iter135 in self.functions:
+                iter135.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -5291,11 +5763,11 @@ class ColumnStatistics(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.statsObj = []
-                    (_etype132, _size129) = iprot.readListBegin()
-                    for _i133 in range(_size129):
-                        _elem134 = ColumnStatisticsObj()
-                        _elem134.read(iprot)
-                        self.statsObj.append(_elem134)
+                    (_etype139, _size136) = iprot.readListBegin()
+                    for _i140 in range(_size136):
+                        _elem141 = ColumnStatisticsObj()
+                        _elem141.read(iprot)
+                        self.statsObj.append(_elem141)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5326,8 +5798,8 @@ class ColumnStatistics(object):
         if self.statsObj is not None:
             oprot.writeFieldBegin('statsObj', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.statsObj))
-            for iter135 in self.statsObj:
-                iter135.write(oprot)
+            for iter142 in self.statsObj:
+                iter142.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -5387,11 +5859,11 @@ class AggrStats(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.colStats = []
-                    (_etype139, _size136) = iprot.readListBegin()
-                    for _i140 in range(_size136):
-                        _elem141 = ColumnStatisticsObj()
-                        _elem141.read(iprot)
-                        self.colStats.append(_elem141)
+                    (_etype146, _size143) = iprot.readListBegin()
+                    for _i147 in range(_size143):
+                        _elem148 = ColumnStatisticsObj()
+                        _elem148.read(iprot)
+                        self.colStats.append(_elem148)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5418,8 +5890,8 @@ class AggrStats(object):
         if self.colStats is not None:
             oprot.writeFieldBegin('colStats', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.colStats))
-            for iter142 in self.colStats:
-                iter142.write(oprot)
+            for iter149 in self.colStats:
+                iter149.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partsFound is not None:
@@ -5483,11 +5955,11 @@ class SetPartitionsStatsRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.colStats = []
-                    (_etype146, _size143) = iprot.readListBegin()
-                    for _i147 in range(_size143):
-                        _elem148 = ColumnStatistics()
-                        _elem148.read(iprot)
-                        self.colStats.append(_elem148)
+                    (_etype153, _size150) = iprot.readListBegin()
+                    for _i154 in range(_size150):
+                        _elem155 = ColumnStatistics()
+                        _elem155.read(iprot)
+                        self.colStats.append(_elem155)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5524,8 +5996,8 @@ class SetPartitionsStatsRequest(object):
         if self.colStats is not None:
             oprot.writeFieldBegin('colStats', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.colStats))
-            for iter149 in self.colStats:
-                iter149.write(oprot)
+            for iter156 in self.colStats:
+                iter156.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.needMerge is not None:
@@ -5668,10 +6140,10 @@ class TableStatsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.colNames = []
-                    (_etype153, _size150) = iprot.readListBegin()
-                    for _i154 in range(_size150):
-                        _elem155 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.colNames.append(_elem155)
+                    (_etype160, _size157) = iprot.readListBegin()
+                    for _i161 in range(_size157):
+                        _elem162 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.colNames.append(_elem162)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5716,8 +6188,8 @@ class TableStatsRequest(object):
         if self.colNames is not None:
             oprot.writeFieldBegin('colNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.colNames))
-            for iter156 in self.colNames:
-                oprot.writeString(iter156.encode('utf-8') if sys.version_info[0] == 2 else iter156)
+            for iter163 in self.colNames:
+                oprot.writeString(iter163.encode('utf-8') if sys.version_info[0] == 2 else iter163)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -5785,11 +6257,11 @@ class TableStatsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tableStats = []
-                    (_etype160, _size157) = iprot.readListBegin()
-                    for _i161 in range(_size157):
-                        _elem162 = ColumnStatisticsObj()
-                        _elem162.read(iprot)
-                        self.tableStats.append(_elem162)
+                    (_etype167, _size164) = iprot.readListBegin()
+                    for _i168 in range(_size164):
+                        _elem169 = ColumnStatisticsObj()
+                        _elem169.read(iprot)
+                        self.tableStats.append(_elem169)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5811,8 +6283,8 @@ class TableStatsResult(object):
         if self.tableStats is not None:
             oprot.writeFieldBegin('tableStats', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tableStats))
-            for iter163 in self.tableStats:
-                iter163.write(oprot)
+            for iter170 in self.tableStats:
+                iter170.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -5884,20 +6356,20 @@ class PartitionsStatsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.colNames = []
-                    (_etype167, _size164) = iprot.readListBegin()
-                    for _i168 in range(_size164):
-                        _elem169 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.colNames.append(_elem169)
+                    (_etype174, _size171) = iprot.readListBegin()
+                    for _i175 in range(_size171):
+                        _elem176 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.colNames.append(_elem176)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype173, _size170) = iprot.readListBegin()
-                    for _i174 in range(_size170):
-                        _elem175 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem175)
+                    (_etype180, _size177) = iprot.readListBegin()
+                    for _i181 in range(_size177):
+                        _elem182 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem182)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5937,15 +6409,15 @@ class PartitionsStatsRequest(object):
         if self.colNames is not None:
             oprot.writeFieldBegin('colNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.colNames))
-            for iter176 in self.colNames:
-                oprot.writeString(iter176.encode('utf-8') if sys.version_info[0] == 2 else iter176)
+            for iter183 in self.colNames:
+                oprot.writeString(iter183.encode('utf-8') if sys.version_info[0] == 2 else iter183)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter177 in self.partNames:
-                oprot.writeString(iter177.encode('utf-8') if sys.version_info[0] == 2 else iter177)
+            for iter184 in self.partNames:
+                oprot.writeString(iter184.encode('utf-8') if sys.version_info[0] == 2 else iter184)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -6011,17 +6483,17 @@ class PartitionsStatsResult(object):
             if fid == 1:
                 if ftype == TType.MAP:
                     self.partStats = {}
-                    (_ktype179, _vtype180, _size178) = iprot.readMapBegin()
-                    for _i182 in range(_size178):
-                        _key183 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val184 = []
-                        (_etype188, _size185) = iprot.readListBegin()
-                        for _i189 in range(_size185):
-                            _elem190 = ColumnStatisticsObj()
-                            _elem190.read(iprot)
-                            _val184.append(_elem190)
+                    (_ktype186, _vtype187, _size185) = iprot.readMapBegin()
+                    for _i189 in range(_size185):
+                        _key190 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val191 = []
+                        (_etype195, _size192) = iprot.readListBegin()
+                        for _i196 in range(_size192):
+                            _elem197 = ColumnStatisticsObj()
+                            _elem197.read(iprot)
+                            _val191.append(_elem197)
                         iprot.readListEnd()
-                        self.partStats[_key183] = _val184
+                        self.partStats[_key190] = _val191
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6043,11 +6515,11 @@ class PartitionsStatsResult(object):
         if self.partStats is not None:
             oprot.writeFieldBegin('partStats', TType.MAP, 1)
             oprot.writeMapBegin(TType.STRING, TType.LIST, len(self.partStats))
-            for kiter191, viter192 in self.partStats.items():
-                oprot.writeString(kiter191.encode('utf-8') if sys.version_info[0] == 2 else kiter191)
-                oprot.writeListBegin(TType.STRUCT, len(viter192))
-                for iter193 in viter192:
-                    iter193.write(oprot)
+            for kiter198, viter199 in self.partStats.items():
+                oprot.writeString(kiter198.encode('utf-8') if sys.version_info[0] == 2 else kiter198)
+                oprot.writeListBegin(TType.STRUCT, len(viter199))
+                for iter200 in viter199:
+                    iter200.write(oprot)
                 oprot.writeListEnd()
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
@@ -6120,11 +6592,11 @@ class SerDeInfo(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype195, _vtype196, _size194) = iprot.readMapBegin()
-                    for _i198 in range(_size194):
-                        _key199 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val200 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key199] = _val200
+                    (_ktype202, _vtype203, _size201) = iprot.readMapBegin()
+                    for _i205 in range(_size201):
+                        _key206 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val207 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key206] = _val207
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6169,9 +6641,9 @@ class SerDeInfo(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter201, viter202 in self.parameters.items():
-                oprot.writeString(kiter201.encode('utf-8') if sys.version_info[0] == 2 else kiter201)
-                oprot.writeString(viter202.encode('utf-8') if sys.version_info[0] == 2 else viter202)
+            for kiter208, viter209 in self.parameters.items():
+                oprot.writeString(kiter208.encode('utf-8') if sys.version_info[0] == 2 else kiter208)
+                oprot.writeString(viter209.encode('utf-8') if sys.version_info[0] == 2 else viter209)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.description is not None:
@@ -6303,41 +6775,41 @@ class SkewedInfo(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.skewedColNames = []
-                    (_etype206, _size203) = iprot.readListBegin()
-                    for _i207 in range(_size203):
-                        _elem208 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.skewedColNames.append(_elem208)
+                    (_etype213, _size210) = iprot.readListBegin()
+                    for _i214 in range(_size210):
+                        _elem215 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.skewedColNames.append(_elem215)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.skewedColValues = []
-                    (_etype212, _size209) = iprot.readListBegin()
-                    for _i213 in range(_size209):
-                        _elem214 = []
-                        (_etype218, _size215) = iprot.readListBegin()
-                        for _i219 in range(_size215):
-                            _elem220 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                            _elem214.append(_elem220)
+                    (_etype219, _size216) = iprot.readListBegin()
+                    for _i220 in range(_size216):
+                        _elem221 = []
+                        (_etype225, _size222) = iprot.readListBegin()
+                        for _i226 in range(_size222):
+                            _elem227 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                            _elem221.append(_elem227)
                         iprot.readListEnd()
-                        self.skewedColValues.append(_elem214)
+                        self.skewedColValues.append(_elem221)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.skewedColValueLocationMaps = {}
-                    (_ktype222, _vtype223, _size221) = iprot.readMapBegin()
-                    for _i225 in range(_size221):
-                        _key226 = []
-                        (_etype231, _size228) = iprot.readListBegin()
-                        for _i232 in range(_size228):
-                            _elem233 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                            _key226.append(_elem233)
+                    (_ktype229, _vtype230, _size228) = iprot.readMapBegin()
+                    for _i232 in range(_size228):
+                        _key233 = []
+                        (_etype238, _size235) = iprot.readListBegin()
+                        for _i239 in range(_size235):
+                            _elem240 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                            _key233.append(_elem240)
                         iprot.readListEnd()
-                        _val227 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.skewedColValueLocationMaps[tuple(_key226)] = _val227
+                        _val234 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.skewedColValueLocationMaps[tuple(_key233)] = _val234
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6354,29 +6826,29 @@ class SkewedInfo(object):
         if self.skewedColNames is not None:
             oprot.writeFieldBegin('skewedColNames', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.skewedColNames))
-            for iter234 in self.skewedColNames:
-                oprot.writeString(iter234.encode('utf-8') if sys.version_info[0] == 2 else iter234)
+            for iter241 in self.skewedColNames:
+                oprot.writeString(iter241.encode('utf-8') if sys.version_info[0] == 2 else iter241)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.skewedColValues is not None:
             oprot.writeFieldBegin('skewedColValues', TType.LIST, 2)
             oprot.writeListBegin(TType.LIST, len(self.skewedColValues))
-            for iter235 in self.skewedColValues:
-                oprot.writeListBegin(TType.STRING, len(iter235))
-                for iter236 in iter235:
-                    oprot.writeString(iter236.encode('utf-8') if sys.version_info[0] == 2 else iter236)
+            for iter242 in self.skewedColValues:
+                oprot.writeListBegin(TType.STRING, len(iter242))
+                for iter243 in iter242:
+                    oprot.writeString(iter243.encode('utf-8') if sys.version_info[0] == 2 else iter243)
                 oprot.writeListEnd()
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.skewedColValueLocationMaps is not None:
             oprot.writeFieldBegin('skewedColValueLocationMaps', TType.MAP, 3)
             oprot.writeMapBegin(TType.LIST, TType.STRING, len(self.skewedColValueLocationMaps))
-            for kiter237, viter238 in self.skewedColValueLocationMaps.items():
-                oprot.writeListBegin(TType.STRING, len(kiter237))
-                for iter239 in kiter237:
-                    oprot.writeString(iter239.encode('utf-8') if sys.version_info[0] == 2 else iter239)
+            for kiter244, viter245 in self.skewedColValueLocationMaps.items():
+                oprot.writeListBegin(TType.STRING, len(kiter244))
+                for iter246 in kiter244:
+                    oprot.writeString(iter246.encode('utf-8') if sys.version_info[0] == 2 else iter246)
                 oprot.writeListEnd()
-                oprot.writeString(viter238.encode('utf-8') if sys.version_info[0] == 2 else viter238)
+                oprot.writeString(viter245.encode('utf-8') if sys.version_info[0] == 2 else viter245)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -6442,11 +6914,11 @@ class StorageDescriptor(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.cols = []
-                    (_etype243, _size240) = iprot.readListBegin()
-                    for _i244 in range(_size240):
-                        _elem245 = FieldSchema()
-                        _elem245.read(iprot)
-                        self.cols.append(_elem245)
+                    (_etype250, _size247) = iprot.readListBegin()
+                    for _i251 in range(_size247):
+                        _elem252 = FieldSchema()
+                        _elem252.read(iprot)
+                        self.cols.append(_elem252)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6484,32 +6956,32 @@ class StorageDescriptor(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.bucketCols = []
-                    (_etype249, _size246) = iprot.readListBegin()
-                    for _i250 in range(_size246):
-                        _elem251 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.bucketCols.append(_elem251)
+                    (_etype256, _size253) = iprot.readListBegin()
+                    for _i257 in range(_size253):
+                        _elem258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.bucketCols.append(_elem258)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.sortCols = []
-                    (_etype255, _size252) = iprot.readListBegin()
-                    for _i256 in range(_size252):
-                        _elem257 = Order()
-                        _elem257.read(iprot)
-                        self.sortCols.append(_elem257)
+                    (_etype262, _size259) = iprot.readListBegin()
+                    for _i263 in range(_size259):
+                        _elem264 = Order()
+                        _elem264.read(iprot)
+                        self.sortCols.append(_elem264)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 10:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype259, _vtype260, _size258) = iprot.readMapBegin()
-                    for _i262 in range(_size258):
-                        _key263 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val264 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key263] = _val264
+                    (_ktype266, _vtype267, _size265) = iprot.readMapBegin()
+                    for _i269 in range(_size265):
+                        _key270 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val271 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key270] = _val271
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6537,8 +7009,8 @@ class StorageDescriptor(object):
         if self.cols is not None:
             oprot.writeFieldBegin('cols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.cols))
-            for iter265 in self.cols:
-                iter265.write(oprot)
+            for iter272 in self.cols:
+                iter272.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.location is not None:
@@ -6568,23 +7040,23 @@ class StorageDescriptor(object):
         if self.bucketCols is not None:
             oprot.writeFieldBegin('bucketCols', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.bucketCols))
-            for iter266 in self.bucketCols:
-                oprot.writeString(iter266.encode('utf-8') if sys.version_info[0] == 2 else iter266)
+            for iter273 in self.bucketCols:
+                oprot.writeString(iter273.encode('utf-8') if sys.version_info[0] == 2 else iter273)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.sortCols is not None:
             oprot.writeFieldBegin('sortCols', TType.LIST, 9)
             oprot.writeListBegin(TType.STRUCT, len(self.sortCols))
-            for iter267 in self.sortCols:
-                iter267.write(oprot)
+            for iter274 in self.sortCols:
+                iter274.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 10)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter268, viter269 in self.parameters.items():
-                oprot.writeString(kiter268.encode('utf-8') if sys.version_info[0] == 2 else kiter268)
-                oprot.writeString(viter269.encode('utf-8') if sys.version_info[0] == 2 else viter269)
+            for kiter275, viter276 in self.parameters.items():
+                oprot.writeString(kiter275.encode('utf-8') if sys.version_info[0] == 2 else kiter275)
+                oprot.writeString(viter276.encode('utf-8') if sys.version_info[0] == 2 else viter276)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.skewedInfo is not None:
@@ -6650,10 +7122,10 @@ class FileMetadata(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.data = []
-                    (_etype273, _size270) = iprot.readListBegin()
-                    for _i274 in range(_size270):
-                        _elem275 = iprot.readBinary()
-                        self.data.append(_elem275)
+                    (_etype280, _size277) = iprot.readListBegin()
+                    for _i281 in range(_size277):
+                        _elem282 = iprot.readBinary()
+                        self.data.append(_elem282)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6678,8 +7150,8 @@ class FileMetadata(object):
         if self.data is not None:
             oprot.writeFieldBegin('data', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.data))
-            for iter276 in self.data:
-                oprot.writeBinary(iter276)
+            for iter283 in self.data:
+                oprot.writeBinary(iter283)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -6723,16 +7195,16 @@ class ObjectDictionary(object):
             if fid == 1:
                 if ftype == TType.MAP:
                     self.values = {}
-                    (_ktype278, _vtype279, _size277) = iprot.readMapBegin()
-                    for _i281 in range(_size277):
-                        _key282 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val283 = []
-                        (_etype287, _size284) = iprot.readListBegin()
-                        for _i288 in range(_size284):
-                            _elem289 = iprot.readBinary()
-                            _val283.append(_elem289)
+                    (_ktype285, _vtype286, _size284) = iprot.readMapBegin()
+                    for _i288 in range(_size284):
+                        _key289 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val290 = []
+                        (_etype294, _size291) = iprot.readListBegin()
+                        for _i295 in range(_size291):
+                            _elem296 = iprot.readBinary()
+                            _val290.append(_elem296)
                         iprot.readListEnd()
-                        self.values[_key282] = _val283
+                        self.values[_key289] = _val290
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6749,11 +7221,11 @@ class ObjectDictionary(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.MAP, 1)
             oprot.writeMapBegin(TType.STRING, TType.LIST, len(self.values))
-            for kiter290, viter291 in self.values.items():
-                oprot.writeString(kiter290.encode('utf-8') if sys.version_info[0] == 2 else kiter290)
-                oprot.writeListBegin(TType.STRING, len(viter291))
-                for iter292 in viter291:
-                    oprot.writeBinary(iter292)
+            for kiter297, viter298 in self.values.items():
+                oprot.writeString(kiter297.encode('utf-8') if sys.version_info[0] == 2 else kiter297)
+                oprot.writeListBegin(TType.STRING, len(viter298))
+                for iter299 in viter298:
+                    oprot.writeBinary(iter299)
                 oprot.writeListEnd()
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
@@ -6827,10 +7299,10 @@ class CreationMetadata(object):
             elif fid == 4:
                 if ftype == TType.SET:
                     self.tablesUsed = set()
-                    (_etype296, _size293) = iprot.readSetBegin()
-                    for _i297 in range(_size293):
-                        _elem298 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tablesUsed.add(_elem298)
+                    (_etype303, _size300) = iprot.readSetBegin()
+                    for _i304 in range(_size300):
+                        _elem305 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tablesUsed.add(_elem305)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
@@ -6847,11 +7319,11 @@ class CreationMetadata(object):
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.sourceTables = []
-                    (_etype302, _size299) = iprot.readListBegin()
-                    for _i303 in range(_size299):
-                        _elem304 = SourceTable()
-                        _elem304.read(iprot)
-                        self.sourceTables.append(_elem304)
+                    (_etype309, _size306) = iprot.readListBegin()
+                    for _i310 in range(_size306):
+                        _elem311 = SourceTable()
+                        _elem311.read(iprot)
+                        self.sourceTables.append(_elem311)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6880,8 +7352,8 @@ class CreationMetadata(object):
         if self.tablesUsed is not None:
             oprot.writeFieldBegin('tablesUsed', TType.SET, 4)
             oprot.writeSetBegin(TType.STRING, len(self.tablesUsed))
-            for iter305 in self.tablesUsed:
-                oprot.writeString(iter305.encode('utf-8') if sys.version_info[0] == 2 else iter305)
+            for iter312 in self.tablesUsed:
+                oprot.writeString(iter312.encode('utf-8') if sys.version_info[0] == 2 else iter312)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         if self.validTxnList is not None:
@@ -6895,8 +7367,8 @@ class CreationMetadata(object):
         if self.sourceTables is not None:
             oprot.writeFieldBegin('sourceTables', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.sourceTables))
-            for iter306 in self.sourceTables:
-                iter306.write(oprot)
+            for iter313 in self.sourceTables:
+                iter313.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -7038,22 +7510,22 @@ class Table(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.partitionKeys = []
-                    (_etype310, _size307) = iprot.readListBegin()
-                    for _i311 in range(_size307):
-                        _elem312 = FieldSchema()
-                        _elem312.read(iprot)
-                        self.partitionKeys.append(_elem312)
+                    (_etype317, _size314) = iprot.readListBegin()
+                    for _i318 in range(_size314):
+                        _elem319 = FieldSchema()
+                        _elem319.read(iprot)
+                        self.partitionKeys.append(_elem319)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype314, _vtype315, _size313) = iprot.readMapBegin()
-                    for _i317 in range(_size313):
-                        _key318 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val319 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key318] = _val319
+                    (_ktype321, _vtype322, _size320) = iprot.readMapBegin()
+                    for _i324 in range(_size320):
+                        _key325 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val326 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key325] = _val326
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -7128,20 +7600,20 @@ class Table(object):
             elif fid == 23:
                 if ftype == TType.LIST:
                     self.requiredReadCapabilities = []
-                    (_etype323, _size320) = iprot.readListBegin()
-                    for _i324 in range(_size320):
-                        _elem325 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.requiredReadCapabilities.append(_elem325)
+                    (_etype330, _size327) = iprot.readListBegin()
+                    for _i331 in range(_size327):
+                        _elem332 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.requiredReadCapabilities.append(_elem332)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 24:
                 if ftype == TType.LIST:
                     self.requiredWriteCapabilities = []
-                    (_etype329, _size326) = iprot.readListBegin()
-                    for _i330 in range(_size326):
-                        _elem331 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.requiredWriteCapabilities.append(_elem331)
+                    (_etype336, _size333) = iprot.readListBegin()
+                    for _i337 in range(_size333):
+                        _elem338 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.requiredWriteCapabilities.append(_elem338)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7208,16 +7680,16 @@ class Table(object):
         if self.partitionKeys is not None:
             oprot.writeFieldBegin('partitionKeys', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionKeys))
-            for iter332 in self.partitionKeys:
-                iter332.write(oprot)
+            for iter339 in self.partitionKeys:
+                iter339.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 9)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter333, viter334 in self.parameters.items():
-                oprot.writeString(kiter333.encode('utf-8') if sys.version_info[0] == 2 else kiter333)
-                oprot.writeString(viter334.encode('utf-8') if sys.version_info[0] == 2 else viter334)
+            for kiter340, viter341 in self.parameters.items():
+                oprot.writeString(kiter340.encode('utf-8') if sys.version_info[0] == 2 else kiter340)
+                oprot.writeString(viter341.encode('utf-8') if sys.version_info[0] == 2 else viter341)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.viewOriginalText is not None:
@@ -7275,15 +7747,15 @@ class Table(object):
         if self.requiredReadCapabilities is not None:
             oprot.writeFieldBegin('requiredReadCapabilities', TType.LIST, 23)
             oprot.writeListBegin(TType.STRING, len(self.requiredReadCapabilities))
-            for iter335 in self.requiredReadCapabilities:
-                oprot.writeString(iter335.encode('utf-8') if sys.version_info[0] == 2 else iter335)
+            for iter342 in self.requiredReadCapabilities:
+                oprot.writeString(iter342.encode('utf-8') if sys.version_info[0] == 2 else iter342)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.requiredWriteCapabilities is not None:
             oprot.writeFieldBegin('requiredWriteCapabilities', TType.LIST, 24)
             oprot.writeListBegin(TType.STRING, len(self.requiredWriteCapabilities))
-            for iter336 in self.requiredWriteCapabilities:
-                oprot.writeString(iter336.encode('utf-8') if sys.version_info[0] == 2 else iter336)
+            for iter343 in self.requiredWriteCapabilities:
+                oprot.writeString(iter343.encode('utf-8') if sys.version_info[0] == 2 else iter343)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.id is not None:
@@ -8484,66 +8956,66 @@ class SQLAllTableConstraints(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype340, _size337) = iprot.readListBegin()
-                    for _i341 in range(_size337):
-                        _elem342 = SQLPrimaryKey()
-                        _elem342.read(iprot)
-                        self.primaryKeys.append(_elem342)
+                    (_etype347, _size344) = iprot.readListBegin()
+                    for _i348 in range(_size344):
+                        _elem349 = SQLPrimaryKey()
+                        _elem349.read(iprot)
+                        self.primaryKeys.append(_elem349)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype346, _size343) = iprot.readListBegin()
-                    for _i347 in range(_size343):
-                        _elem348 = SQLForeignKey()
-                        _elem348.read(iprot)
-                        self.foreignKeys.append(_elem348)
+                    (_etype353, _size350) = iprot.readListBegin()
+                    for _i354 in range(_size350):
+                        _elem355 = SQLForeignKey()
+                        _elem355.read(iprot)
+                        self.foreignKeys.append(_elem355)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype352, _size349) = iprot.readListBegin()
-                    for _i353 in range(_size349):
-                        _elem354 = SQLUniqueConstraint()
-                        _elem354.read(iprot)
-                        self.uniqueConstraints.append(_elem354)
+                    (_etype359, _size356) = iprot.readListBegin()
+                    for _i360 in range(_size356):
+                        _elem361 = SQLUniqueConstraint()
+                        _elem361.read(iprot)
+                        self.uniqueConstraints.append(_elem361)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype358, _size355) = iprot.readListBegin()
-                    for _i359 in range(_size355):
-                        _elem360 = SQLNotNullConstraint()
-                        _elem360.read(iprot)
-                        self.notNullConstraints.append(_elem360)
+                    (_etype365, _size362) = iprot.readListBegin()
+                    for _i366 in range(_size362):
+                        _elem367 = SQLNotNullConstraint()
+                        _elem367.read(iprot)
+                        self.notNullConstraints.append(_elem367)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype364, _size361) = iprot.readListBegin()
-                    for _i365 in range(_size361):
-                        _elem366 = SQLDefaultConstraint()
-                        _elem366.read(iprot)
-                        self.defaultConstraints.append(_elem366)
+                    (_etype371, _size368) = iprot.readListBegin()
+                    for _i372 in range(_size368):
+                        _elem373 = SQLDefaultConstraint()
+                        _elem373.read(iprot)
+                        self.defaultConstraints.append(_elem373)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype370, _size367) = iprot.readListBegin()
-                    for _i371 in range(_size367):
-                        _elem372 = SQLCheckConstraint()
-                        _elem372.read(iprot)
-                        self.checkConstraints.append(_elem372)
+                    (_etype377, _size374) = iprot.readListBegin()
+                    for _i378 in range(_size374):
+                        _elem379 = SQLCheckConstraint()
+                        _elem379.read(iprot)
+                        self.checkConstraints.append(_elem379)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8560,43 +9032,43 @@ class SQLAllTableConstraints(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter373 in self.primaryKeys:
-                iter373.write(oprot)
+            for iter380 in self.primaryKeys:
+                iter380.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter374 in self.foreignKeys:
-                iter374.write(oprot)
+            for iter381 in self.foreignKeys:
+                iter381.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter375 in self.uniqueConstraints:
-                iter375.write(oprot)
+            for iter382 in self.uniqueConstraints:
+                iter382.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter376 in self.notNullConstraints:
-                iter376.write(oprot)
+            for iter383 in self.notNullConstraints:
+                iter383.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter377 in self.defaultConstraints:
-                iter377.write(oprot)
+            for iter384 in self.defaultConstraints:
+                iter384.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter378 in self.checkConstraints:
-                iter378.write(oprot)
+            for iter385 in self.checkConstraints:
+                iter385.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -8745,11 +9217,11 @@ class PrimaryKeysResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype382, _size379) = iprot.readListBegin()
-                    for _i383 in range(_size379):
-                        _elem384 = SQLPrimaryKey()
-                        _elem384.read(iprot)
-                        self.primaryKeys.append(_elem384)
+                    (_etype389, _size386) = iprot.readListBegin()
+                    for _i390 in range(_size386):
+                        _elem391 = SQLPrimaryKey()
+                        _elem391.read(iprot)
+                        self.primaryKeys.append(_elem391)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8766,8 +9238,8 @@ class PrimaryKeysResponse(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter385 in self.primaryKeys:
-                iter385.write(oprot)
+            for iter392 in self.primaryKeys:
+                iter392.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -8936,11 +9408,11 @@ class ForeignKeysResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype389, _size386) = iprot.readListBegin()
-                    for _i390 in range(_size386):
-                        _elem391 = SQLForeignKey()
-                        _elem391.read(iprot)
-                        self.foreignKeys.append(_elem391)
+                    (_etype396, _size393) = iprot.readListBegin()
+                    for _i397 in range(_size393):
+                        _elem398 = SQLForeignKey()
+                        _elem398.read(iprot)
+                        self.foreignKeys.append(_elem398)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8957,8 +9429,8 @@ class ForeignKeysResponse(object):
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter392 in self.foreignKeys:
-                iter392.write(oprot)
+            for iter399 in self.foreignKeys:
+                iter399.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9111,11 +9583,11 @@ class UniqueConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype396, _size393) = iprot.readListBegin()
-                    for _i397 in range(_size393):
-                        _elem398 = SQLUniqueConstraint()
-                        _elem398.read(iprot)
-                        self.uniqueConstraints.append(_elem398)
+                    (_etype403, _size400) = iprot.readListBegin()
+                    for _i404 in range(_size400):
+                        _elem405 = SQLUniqueConstraint()
+                        _elem405.read(iprot)
+                        self.uniqueConstraints.append(_elem405)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9132,8 +9604,8 @@ class UniqueConstraintsResponse(object):
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter399 in self.uniqueConstraints:
-                iter399.write(oprot)
+            for iter406 in self.uniqueConstraints:
+                iter406.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9286,11 +9758,11 @@ class NotNullConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype403, _size400) = iprot.readListBegin()
-                    for _i404 in range(_size400):
-                        _elem405 = SQLNotNullConstraint()
-                        _elem405.read(iprot)
-                        self.notNullConstraints.append(_elem405)
+                    (_etype410, _size407) = iprot.readListBegin()
+                    for _i411 in range(_size407):
+                        _elem412 = SQLNotNullConstraint()
+                        _elem412.read(iprot)
+                        self.notNullConstraints.append(_elem412)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9307,8 +9779,8 @@ class NotNullConstraintsResponse(object):
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter406 in self.notNullConstraints:
-                iter406.write(oprot)
+            for iter413 in self.notNullConstraints:
+                iter413.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9461,11 +9933,11 @@ class DefaultConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype410, _size407) = iprot.readListBegin()
-                    for _i411 in range(_size407):
-                        _elem412 = SQLDefaultConstraint()
-                        _elem412.read(iprot)
-                        self.defaultConstraints.append(_elem412)
+                    (_etype417, _size414) = iprot.readListBegin()
+                    for _i418 in range(_size414):
+                        _elem419 = SQLDefaultConstraint()
+                        _elem419.read(iprot)
+                        self.defaultConstraints.append(_elem419)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9482,8 +9954,8 @@ class DefaultConstraintsResponse(object):
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter413 in self.defaultConstraints:
-                iter413.write(oprot)
+            for iter420 in self.defaultConstraints:
+                iter420.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9636,11 +10108,11 @@ class CheckConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype417, _size414) = iprot.readListBegin()
-                    for _i418 in range(_size414):
-                        _elem419 = SQLCheckConstraint()
-                        _elem419.read(iprot)
-                        self.checkConstraints.append(_elem419)
+                    (_etype424, _size421) = iprot.readListBegin()
+                    for _i425 in range(_size421):
+                        _elem426 = SQLCheckConstraint()
+                        _elem426.read(iprot)
+                        self.checkConstraints.append(_elem426)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9657,8 +10129,8 @@ class CheckConstraintsResponse(object):
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter420 in self.checkConstraints:
-                iter420.write(oprot)
+            for iter427 in self.checkConstraints:
+                iter427.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9967,11 +10439,11 @@ class AddPrimaryKeyRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.primaryKeyCols = []
-                    (_etype424, _size421) = iprot.readListBegin()
-                    for _i425 in range(_size421):
-                        _elem426 = SQLPrimaryKey()
-                        _elem426.read(iprot)
-                        self.primaryKeyCols.append(_elem426)
+                    (_etype431, _size428) = iprot.readListBegin()
+                    for _i432 in range(_size428):
+                        _elem433 = SQLPrimaryKey()
+                        _elem433.read(iprot)
+                        self.primaryKeyCols.append(_elem433)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9988,8 +10460,8 @@ class AddPrimaryKeyRequest(object):
         if self.primaryKeyCols is not None:
             oprot.writeFieldBegin('primaryKeyCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeyCols))
-            for iter427 in self.primaryKeyCols:
-                iter427.write(oprot)
+            for iter434 in self.primaryKeyCols:
+                iter434.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10035,11 +10507,11 @@ class AddForeignKeyRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.foreignKeyCols = []
-                    (_etype431, _size428) = iprot.readListBegin()
-                    for _i432 in range(_size428):
-                        _elem433 = SQLForeignKey()
-                        _elem433.read(iprot)
-                        self.foreignKeyCols.append(_elem433)
+                    (_etype438, _size435) = iprot.readListBegin()
+                    for _i439 in range(_size435):
+                        _elem440 = SQLForeignKey()
+                        _elem440.read(iprot)
+                        self.foreignKeyCols.append(_elem440)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10056,8 +10528,8 @@ class AddForeignKeyRequest(object):
         if self.foreignKeyCols is not None:
             oprot.writeFieldBegin('foreignKeyCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeyCols))
-            for iter434 in self.foreignKeyCols:
-                iter434.write(oprot)
+            for iter441 in self.foreignKeyCols:
+                iter441.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10103,11 +10575,11 @@ class AddUniqueConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.uniqueConstraintCols = []
-                    (_etype438, _size435) = iprot.readListBegin()
-                    for _i439 in range(_size435):
-                        _elem440 = SQLUniqueConstraint()
-                        _elem440.read(iprot)
-                        self.uniqueConstraintCols.append(_elem440)
+                    (_etype445, _size442) = iprot.readListBegin()
+                    for _i446 in range(_size442):
+                        _elem447 = SQLUniqueConstraint()
+                        _elem447.read(iprot)
+                        self.uniqueConstraintCols.append(_elem447)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10124,8 +10596,8 @@ class AddUniqueConstraintRequest(object):
         if self.uniqueConstraintCols is not None:
             oprot.writeFieldBegin('uniqueConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraintCols))
-            for iter441 in self.uniqueConstraintCols:
-                iter441.write(oprot)
+            for iter448 in self.uniqueConstraintCols:
+                iter448.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10171,11 +10643,11 @@ class AddNotNullConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.notNullConstraintCols = []
-                    (_etype445, _size442) = iprot.readListBegin()
-                    for _i446 in range(_size442):
-                        _elem447 = SQLNotNullConstraint()
-                        _elem447.read(iprot)
-                        self.notNullConstraintCols.append(_elem447)
+                    (_etype452, _size449) = iprot.readListBegin()
+                    for _i453 in range(_size449):
+                        _elem454 = SQLNotNullConstraint()
+                        _elem454.read(iprot)
+                        self.notNullConstraintCols.append(_elem454)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10192,8 +10664,8 @@ class AddNotNullConstraintRequest(object):
         if self.notNullConstraintCols is not None:
             oprot.writeFieldBegin('notNullConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraintCols))
-            for iter448 in self.notNullConstraintCols:
-                iter448.write(oprot)
+            for iter455 in self.notNullConstraintCols:
+                iter455.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10239,11 +10711,11 @@ class AddDefaultConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.defaultConstraintCols = []
-                    (_etype452, _size449) = iprot.readListBegin()
-                    for _i453 in range(_size449):
-                        _elem454 = SQLDefaultConstraint()
-                        _elem454.read(iprot)
-                        self.defaultConstraintCols.append(_elem454)
+                    (_etype459, _size456) = iprot.readListBegin()
+                    for _i460 in range(_size456):
+                        _elem461 = SQLDefaultConstraint()
+                        _elem461.read(iprot)
+                        self.defaultConstraintCols.append(_elem461)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10260,8 +10732,8 @@ class AddDefaultConstraintRequest(object):
         if self.defaultConstraintCols is not None:
             oprot.writeFieldBegin('defaultConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraintCols))
-            for iter455 in self.defaultConstraintCols:
-                iter455.write(oprot)
+            for iter462 in self.defaultConstraintCols:
+                iter462.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10307,11 +10779,11 @@ class AddCheckConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.checkConstraintCols = []
-                    (_etype459, _size456) = iprot.readListBegin()
-                    for _i460 in range(_size456):
-                        _elem461 = SQLCheckConstraint()
-                        _elem461.read(iprot)
-                        self.checkConstraintCols.append(_elem461)
+                    (_etype466, _size463) = iprot.readListBegin()
+                    for _i467 in range(_size463):
+                        _elem468 = SQLCheckConstraint()
+                        _elem468.read(iprot)
+                        self.checkConstraintCols.append(_elem468)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10328,8 +10800,8 @@ class AddCheckConstraintRequest(object):
         if self.checkConstraintCols is not None:
             oprot.writeFieldBegin('checkConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraintCols))
-            for iter462 in self.checkConstraintCols:
-                iter462.write(oprot)
+            for iter469 in self.checkConstraintCols:
+                iter469.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10405,76 +10877,76 @@ class CreateTableRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype466, _size463) = iprot.readListBegin()
-                    for _i467 in range(_size463):
-                        _elem468 = SQLPrimaryKey()
-                        _elem468.read(iprot)
-                        self.primaryKeys.append(_elem468)
+                    (_etype473, _size470) = iprot.readListBegin()
+                    for _i474 in range(_size470):
+                        _elem475 = SQLPrimaryKey()
+                        _elem475.read(iprot)
+                        self.primaryKeys.append(_elem475)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype472, _size469) = iprot.readListBegin()
-                    for _i473 in range(_size469):
-                        _elem474 = SQLForeignKey()
-                        _elem474.read(iprot)
-                        self.foreignKeys.append(_elem474)
+                    (_etype479, _size476) = iprot.readListBegin()
+                    for _i480 in range(_size476):
+                        _elem481 = SQLForeignKey()
+                        _elem481.read(iprot)
+                        self.foreignKeys.append(_elem481)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype478, _size475) = iprot.readListBegin()
-                    for _i479 in range(_size475):
-                        _elem480 = SQLUniqueConstraint()
-                        _elem480.read(iprot)
-                        self.uniqueConstraints.append(_elem480)
+                    (_etype485, _size482) = iprot.readListBegin()
+                    for _i486 in range(_size482):
+                        _elem487 = SQLUniqueConstraint()
+                        _elem487.read(iprot)
+                        self.uniqueConstraints.append(_elem487)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype484, _size481) = iprot.readListBegin()
-                    for _i485 in range(_size481):
-                        _elem486 = SQLNotNullConstraint()
-                        _elem486.read(iprot)
-                        self.notNullConstraints.append(_elem486)
+                    (_etype491, _size488) = iprot.readListBegin()
+                    for _i492 in range(_size488):
+                        _elem493 = SQLNotNullConstraint()
+                        _elem493.read(iprot)
+                        self.notNullConstraints.append(_elem493)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype490, _size487) = iprot.readListBegin()
-                    for _i491 in range(_size487):
-                        _elem492 = SQLDefaultConstraint()
-                        _elem492.read(iprot)
-                        self.defaultConstraints.append(_elem492)
+                    (_etype497, _size494) = iprot.readListBegin()
+                    for _i498 in range(_size494):
+                        _elem499 = SQLDefaultConstraint()
+                        _elem499.read(iprot)
+                        self.defaultConstraints.append(_elem499)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype496, _size493) = iprot.readListBegin()
-                    for _i497 in range(_size493):
-                        _elem498 = SQLCheckConstraint()
-                        _elem498.read(iprot)
-                        self.checkConstraints.append(_elem498)
+                    (_etype503, _size500) = iprot.readListBegin()
+                    for _i504 in range(_size500):
+                        _elem505 = SQLCheckConstraint()
+                        _elem505.read(iprot)
+                        self.checkConstraints.append(_elem505)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype502, _size499) = iprot.readListBegin()
-                    for _i503 in range(_size499):
-                        _elem504 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem504)
+                    (_etype509, _size506) = iprot.readListBegin()
+                    for _i510 in range(_size506):
+                        _elem511 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem511)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10504,50 +10976,50 @@ class CreateTableRequest(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter505 in self.primaryKeys:
-                iter505.write(oprot)
+            for iter512 in self.primaryKeys:
+                iter512.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter506 in self.foreignKeys:
-                iter506.write(oprot)
+            for iter513 in self.foreignKeys:
+                iter513.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter507 in self.uniqueConstraints:
-                iter507.write(oprot)
+            for iter514 in self.uniqueConstraints:
+                iter514.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter508 in self.notNullConstraints:
-                iter508.write(oprot)
+            for iter515 in self.notNullConstraints:
+                iter515.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter509 in self.defaultConstraints:
-                iter509.write(oprot)
+            for iter516 in self.defaultConstraints:
+                iter516.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter510 in self.checkConstraints:
-                iter510.write(oprot)
+            for iter517 in self.checkConstraints:
+                iter517.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 9)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter511 in self.processorCapabilities:
-                oprot.writeString(iter511.encode('utf-8') if sys.version_info[0] == 2 else iter511)
+            for iter518 in self.processorCapabilities:
+                oprot.writeString(iter518.encode('utf-8') if sys.version_info[0] == 2 else iter518)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -10646,10 +11118,10 @@ class GetTableRequest(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype515, _size512) = iprot.readListBegin()
-                    for _i516 in range(_size512):
-                        _elem517 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem517)
+                    (_etype522, _size519) = iprot.readListBegin()
+                    for _i523 in range(_size519):
+                        _elem524 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem524)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10705,8 +11177,8 @@ class GetTableRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter518 in self.processorCapabilities:
-                oprot.writeString(iter518.encode('utf-8') if sys.version_info[0] == 2 else iter518)
+            for iter525 in self.processorCapabilities:
+                oprot.writeString(iter525.encode('utf-8') if sys.version_info[0] == 2 else iter525)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -10856,10 +11328,10 @@ class GetTablesRequest(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tblNames = []
-                    (_etype522, _size519) = iprot.readListBegin()
-                    for _i523 in range(_size519):
-                        _elem524 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblNames.append(_elem524)
+                    (_etype529, _size526) = iprot.readListBegin()
+                    for _i530 in range(_size526):
+                        _elem531 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblNames.append(_elem531)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10877,10 +11349,10 @@ class GetTablesRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype528, _size525) = iprot.readListBegin()
-                    for _i529 in range(_size525):
-                        _elem530 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem530)
+                    (_etype535, _size532) = iprot.readListBegin()
+                    for _i536 in range(_size532):
+                        _elem537 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem537)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10917,8 +11389,8 @@ class GetTablesRequest(object):
         if self.tblNames is not None:
             oprot.writeFieldBegin('tblNames', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tblNames))
-            for iter531 in self.tblNames:
-                oprot.writeString(iter531.encode('utf-8') if sys.version_info[0] == 2 else iter531)
+            for iter538 in self.tblNames:
+                oprot.writeString(iter538.encode('utf-8') if sys.version_info[0] == 2 else iter538)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.capabilities is not None:
@@ -10932,8 +11404,8 @@ class GetTablesRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter532 in self.processorCapabilities:
-                oprot.writeString(iter532.encode('utf-8') if sys.version_info[0] == 2 else iter532)
+            for iter539 in self.processorCapabilities:
+                oprot.writeString(iter539.encode('utf-8') if sys.version_info[0] == 2 else iter539)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -10991,11 +11463,11 @@ class GetTablesResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tables = []
-                    (_etype536, _size533) = iprot.readListBegin()
-                    for _i537 in range(_size533):
-                        _elem538 = Table()
-                        _elem538.read(iprot)
-                        self.tables.append(_elem538)
+                    (_etype543, _size540) = iprot.readListBegin()
+                    for _i544 in range(_size540):
+                        _elem545 = Table()
+                        _elem545.read(iprot)
+                        self.tables.append(_elem545)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11012,8 +11484,8 @@ class GetTablesResult(object):
         if self.tables is not None:
             oprot.writeFieldBegin('tables', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tables))
-            for iter539 in self.tables:
-                iter539.write(oprot)
+            for iter546 in self.tables:
+                iter546.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11176,11 +11648,11 @@ class GetFieldsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.fields = []
-                    (_etype543, _size540) = iprot.readListBegin()
-                    for _i544 in range(_size540):
-                        _elem545 = FieldSchema()
-                        _elem545.read(iprot)
-                        self.fields.append(_elem545)
+                    (_etype550, _size547) = iprot.readListBegin()
+                    for _i551 in range(_size547):
+                        _elem552 = FieldSchema()
+                        _elem552.read(iprot)
+                        self.fields.append(_elem552)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11197,8 +11669,8 @@ class GetFieldsResponse(object):
         if self.fields is not None:
             oprot.writeFieldBegin('fields', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.fields))
-            for iter546 in self.fields:
-                iter546.write(oprot)
+            for iter553 in self.fields:
+                iter553.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11361,11 +11833,11 @@ class GetSchemaResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.fields = []
-                    (_etype550, _size547) = iprot.readListBegin()
-                    for _i551 in range(_size547):
-                        _elem552 = FieldSchema()
-                        _elem552.read(iprot)
-                        self.fields.append(_elem552)
+                    (_etype557, _size554) = iprot.readListBegin()
+                    for _i558 in range(_size554):
+                        _elem559 = FieldSchema()
+                        _elem559.read(iprot)
+                        self.fields.append(_elem559)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11382,8 +11854,8 @@ class GetSchemaResponse(object):
         if self.fields is not None:
             oprot.writeFieldBegin('fields', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.fields))
-            for iter553 in self.fields:
-                iter553.write(oprot)
+            for iter560 in self.fields:
+                iter560.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11486,10 +11958,10 @@ class AlterTableRequest(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype557, _size554) = iprot.readListBegin()
-                    for _i558 in range(_size554):
-                        _elem559 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem559)
+                    (_etype564, _size561) = iprot.readListBegin()
+                    for _i565 in range(_size561):
+                        _elem566 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem566)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11549,8 +12021,8 @@ class AlterTableRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter560 in self.processorCapabilities:
-                oprot.writeString(iter560.encode('utf-8') if sys.version_info[0] == 2 else iter560)
+            for iter567 in self.processorCapabilities:
+                oprot.writeString(iter567.encode('utf-8') if sys.version_info[0] == 2 else iter567)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -11672,10 +12144,10 @@ class TruncateTableRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype564, _size561) = iprot.readListBegin()
-                    for _i565 in range(_size561):
-                        _elem566 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem566)
+                    (_etype571, _size568) = iprot.readListBegin()
+                    for _i572 in range(_size568):
+                        _elem573 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem573)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11716,8 +12188,8 @@ class TruncateTableRequest(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter567 in self.partNames:
-                oprot.writeString(iter567.encode('utf-8') if sys.version_info[0] == 2 else iter567)
+            for iter574 in self.partNames:
+                oprot.writeString(iter574.encode('utf-8') if sys.version_info[0] == 2 else iter574)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.writeId is not None:
@@ -11841,10 +12313,10 @@ class Partition(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.values = []
-                    (_etype571, _size568) = iprot.readListBegin()
-                    for _i572 in range(_size568):
-                        _elem573 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.values.append(_elem573)
+                    (_etype578, _size575) = iprot.readListBegin()
+                    for _i579 in range(_size575):
+                        _elem580 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.values.append(_elem580)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11877,11 +12349,11 @@ class Partition(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype575, _vtype576, _size574) = iprot.readMapBegin()
-                    for _i578 in range(_size574):
-                        _key579 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val580 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key579] = _val580
+                    (_ktype582, _vtype583, _size581) = iprot.readMapBegin()
+                    for _i585 in range(_size581):
+                        _key586 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val587 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key586] = _val587
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -11931,8 +12403,8 @@ class Partition(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.values))
-            for iter581 in self.values:
-                oprot.writeString(iter581.encode('utf-8') if sys.version_info[0] == 2 else iter581)
+            for iter588 in self.values:
+                oprot.writeString(iter588.encode('utf-8') if sys.version_info[0] == 2 else iter588)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.dbName is not None:
@@ -11958,9 +12430,9 @@ class Partition(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter582, viter583 in self.parameters.items():
-                oprot.writeString(kiter582.encode('utf-8') if sys.version_info[0] == 2 else kiter582)
-                oprot.writeString(viter583.encode('utf-8') if sys.version_info[0] == 2 else viter583)
+            for kiter589, viter590 in self.parameters.items():
+                oprot.writeString(kiter589.encode('utf-8') if sys.version_info[0] == 2 else kiter589)
+                oprot.writeString(viter590.encode('utf-8') if sys.version_info[0] == 2 else viter590)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -12038,10 +12510,10 @@ class PartitionWithoutSD(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.values = []
-                    (_etype587, _size584) = iprot.readListBegin()
-                    for _i588 in range(_size584):
-                        _elem589 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.values.append(_elem589)
+                    (_etype594, _size591) = iprot.readListBegin()
+                    for _i595 in range(_size591):
+                        _elem596 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.values.append(_elem596)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12063,11 +12535,11 @@ class PartitionWithoutSD(object):
             elif fid == 5:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype591, _vtype592, _size590) = iprot.readMapBegin()
-                    for _i594 in range(_size590):
-                        _key595 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val596 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key595] = _val596
+                    (_ktype598, _vtype599, _size597) = iprot.readMapBegin()
+                    for _i601 in range(_size597):
+                        _key602 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val603 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key602] = _val603
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -12090,8 +12562,8 @@ class PartitionWithoutSD(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.values))
-            for iter597 in self.values:
-                oprot.writeString(iter597.encode('utf-8') if sys.version_info[0] == 2 else iter597)
+            for iter604 in self.values:
+                oprot.writeString(iter604.encode('utf-8') if sys.version_info[0] == 2 else iter604)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.createTime is not None:
@@ -12109,9 +12581,9 @@ class PartitionWithoutSD(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 5)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter598, viter599 in self.parameters.items():
-                oprot.writeString(kiter598.encode('utf-8') if sys.version_info[0] == 2 else kiter598)
-                oprot.writeString(viter599.encode('utf-8') if sys.version_info[0] == 2 else viter599)
+            for kiter605, viter606 in self.parameters.items():
+                oprot.writeString(kiter605.encode('utf-8') if sys.version_info[0] == 2 else kiter605)
+                oprot.writeString(viter606.encode('utf-8') if sys.version_info[0] == 2 else viter606)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -12161,11 +12633,11 @@ class PartitionSpecWithSharedSD(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype603, _size600) = iprot.readListBegin()
-                    for _i604 in range(_size600):
-                        _elem605 = PartitionWithoutSD()
-                        _elem605.read(iprot)
-                        self.partitions.append(_elem605)
+                    (_etype610, _size607) = iprot.readListBegin()
+                    for _i611 in range(_size607):
+                        _elem612 = PartitionWithoutSD()
+                        _elem612.read(iprot)
+                        self.partitions.append(_elem612)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12188,8 +12660,8 @@ class PartitionSpecWithSharedSD(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter606 in self.partitions:
-                iter606.write(oprot)
+            for iter613 in self.partitions:
+                iter613.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.sd is not None:
@@ -12237,11 +12709,11 @@ class PartitionListComposingSpec(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype610, _size607) = iprot.readListBegin()
-                    for _i611 in range(_size607):
-                        _elem612 = Partition()
-                        _elem612.read(iprot)
-                        self.partitions.append(_elem612)
+                    (_etype617, _size614) = iprot.readListBegin()
+                    for _i618 in range(_size614):
+                        _elem619 = Partition()
+                        _elem619.read(iprot)
+                        self.partitions.append(_elem619)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12258,8 +12730,8 @@ class PartitionListComposingSpec(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter613 in self.partitions:
-                iter613.write(oprot)
+            for iter620 in self.partitions:
+                iter620.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12461,11 +12933,11 @@ class AddPartitionsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.parts = []
-                    (_etype617, _size614) = iprot.readListBegin()
-                    for _i618 in range(_size614):
-                        _elem619 = Partition()
-                        _elem619.read(iprot)
-                        self.parts.append(_elem619)
+                    (_etype624, _size621) = iprot.readListBegin()
+                    for _i625 in range(_size621):
+                        _elem626 = Partition()
+                        _elem626.read(iprot)
+                        self.parts.append(_elem626)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12510,8 +12982,8 @@ class AddPartitionsRequest(object):
         if self.parts is not None:
             oprot.writeFieldBegin('parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.parts))
-            for iter620 in self.parts:
-                iter620.write(oprot)
+            for iter627 in self.parts:
+                iter627.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.ifNotExists is not None:
@@ -12581,11 +13053,11 @@ class AddPartitionsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype624, _size621) = iprot.readListBegin()
-                    for _i625 in range(_size621):
-                        _elem626 = Partition()
-                        _elem626.read(iprot)
-                        self.partitions.append(_elem626)
+                    (_etype631, _size628) = iprot.readListBegin()
+                    for _i632 in range(_size628):
+                        _elem633 = Partition()
+                        _elem633.read(iprot)
+                        self.partitions.append(_elem633)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12607,8 +13079,8 @@ class AddPartitionsResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter627 in self.partitions:
-                iter627.write(oprot)
+            for iter634 in self.partitions:
+                iter634.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -12728,21 +13200,21 @@ class RequestPartsSpec(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype631, _size628) = iprot.readListBegin()
-                    for _i632 in range(_size628):
-                        _elem633 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem633)
+                    (_etype638, _size635) = iprot.readListBegin()
+                    for _i639 in range(_size635):
+                        _elem640 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem640)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.exprs = []
-                    (_etype637, _size634) = iprot.readListBegin()
-                    for _i638 in range(_size634):
-                        _elem639 = DropPartitionsExpr()
-                        _elem639.read(iprot)
-                        self.exprs.append(_elem639)
+                    (_etype644, _size641) = iprot.readListBegin()
+                    for _i645 in range(_size641):
+                        _elem646 = DropPartitionsExpr()
+                        _elem646.read(iprot)
+                        self.exprs.append(_elem646)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12759,15 +13231,15 @@ class RequestPartsSpec(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter640 in self.names:
-                oprot.writeString(iter640.encode('utf-8') if sys.version_info[0] == 2 else iter640)
+            for iter647 in self.names:
+                oprot.writeString(iter647.encode('utf-8') if sys.version_info[0] == 2 else iter647)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.exprs is not None:
             oprot.writeFieldBegin('exprs', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.exprs))
-            for iter641 in self.exprs:
-                iter641.write(oprot)
+            for iter648 in self.exprs:
+                iter648.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12964,11 +13436,11 @@ class DropPartitionsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype645, _size642) = iprot.readListBegin()
-                    for _i646 in range(_size642):
-                        _elem647 = Partition()
-                        _elem647.read(iprot)
-                        self.partitions.append(_elem647)
+                    (_etype652, _size649) = iprot.readListBegin()
+                    for _i653 in range(_size649):
+                        _elem654 = Partition()
+                        _elem654.read(iprot)
+                        self.partitions.append(_elem654)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12985,8 +13457,8 @@ class DropPartitionsResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter648 in self.partitions:
-                iter648.write(oprot)
+            for iter655 in self.partitions:
+                iter655.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13183,11 +13655,11 @@ class PartitionsByExprResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype652, _size649) = iprot.readListBegin()
-                    for _i653 in range(_size649):
-                        _elem654 = Partition()
-                        _elem654.read(iprot)
-                        self.partitions.append(_elem654)
+                    (_etype659, _size656) = iprot.readListBegin()
+                    for _i660 in range(_size656):
+                        _elem661 = Partition()
+                        _elem661.read(iprot)
+                        self.partitions.append(_elem661)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13209,8 +13681,8 @@ class PartitionsByExprResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter655 in self.partitions:
-                iter655.write(oprot)
+            for iter662 in self.partitions:
+                iter662.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.hasUnknownPartitions is not None:
@@ -13290,11 +13762,11 @@ class PartitionValuesRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitionKeys = []
-                    (_etype659, _size656) = iprot.readListBegin()
-                    for _i660 in range(_size656):
-                        _elem661 = FieldSchema()
-                        _elem661.read(iprot)
-                        self.partitionKeys.append(_elem661)
+                    (_etype666, _size663) = iprot.readListBegin()
+                    for _i667 in range(_size663):
+                        _elem668 = FieldSchema()
+                        _elem668.read(iprot)
+                        self.partitionKeys.append(_elem668)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13311,11 +13783,11 @@ class PartitionValuesRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.partitionOrder = []
-                    (_etype665, _size662) = iprot.readListBegin()
-                    for _i666 in range(_size662):
-                        _elem667 = FieldSchema()
-                        _elem667.read(iprot)
-                        self.partitionOrder.append(_elem667)
+                    (_etype672, _size669) = iprot.readListBegin()
+                    for _i673 in range(_size669):
+                        _elem674 = FieldSchema()
+                        _elem674.read(iprot)
+                        self.partitionOrder.append(_elem674)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13360,8 +13832,8 @@ class PartitionValuesRequest(object):
         if self.partitionKeys is not None:
             oprot.writeFieldBegin('partitionKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionKeys))
-            for iter668 in self.partitionKeys:
-                iter668.write(oprot)
+            for iter675 in self.partitionKeys:
+                iter675.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.applyDistinct is not None:
@@ -13375,8 +13847,8 @@ class PartitionValuesRequest(object):
         if self.partitionOrder is not None:
             oprot.writeFieldBegin('partitionOrder', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionOrder))
-            for iter669 in self.partitionOrder:
-                iter669.write(oprot)
+            for iter676 in self.partitionOrder:
+                iter676.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.ascending is not None:
@@ -13442,10 +13914,10 @@ class PartitionValuesRow(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.row = []
-                    (_etype673, _size670) = iprot.readListBegin()
-                    for _i674 in range(_size670):
-                        _elem675 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.row.append(_elem675)
+                    (_etype680, _size677) = iprot.readListBegin()
+                    for _i681 in range(_size677):
+                        _elem682 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.row.append(_elem682)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13462,8 +13934,8 @@ class PartitionValuesRow(object):
         if self.row is not None:
             oprot.writeFieldBegin('row', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.row))
-            for iter676 in self.row:
-                oprot.writeString(iter676.encode('utf-8') if sys.version_info[0] == 2 else iter676)
+            for iter683 in self.row:
+                oprot.writeString(iter683.encode('utf-8') if sys.version_info[0] == 2 else iter683)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13509,11 +13981,11 @@ class PartitionValuesResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitionValues = []
-                    (_etype680, _size677) = iprot.readListBegin()
-                    for _i681 in range(_size677):
-                        _elem682 = PartitionValuesRow()
-                        _elem682.read(iprot)
-                        self.partitionValues.append(_elem682)
+                    (_etype687, _size684) = iprot.readListBegin()
+                    for _i688 in range(_size684):
+                        _elem689 = PartitionValuesRow()
+                        _elem689.read(iprot)
+                        self.partitionValues.append(_elem689)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13530,8 +14002,8 @@ class PartitionValuesResponse(object):
         if self.partitionValues is not None:
             oprot.writeFieldBegin('partitionValues', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionValues))
-            for iter683 in self.partitionValues:
-                iter683.write(oprot)
+            for iter690 in self.partitionValues:
+                iter690.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13605,10 +14077,10 @@ class GetPartitionsByNamesRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype687, _size684) = iprot.readListBegin()
-                    for _i688 in range(_size684):
-                        _elem689 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem689)
+                    (_etype694, _size691) = iprot.readListBegin()
+                    for _i695 in range(_size691):
+                        _elem696 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem696)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13620,10 +14092,10 @@ class GetPartitionsByNamesRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype693, _size690) = iprot.readListBegin()
-                    for _i694 in range(_size690):
-                        _elem695 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem695)
+                    (_etype700, _size697) = iprot.readListBegin()
+                    for _i701 in range(_size697):
+                        _elem702 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem702)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13673,8 +14145,8 @@ class GetPartitionsByNamesRequest(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter696 in self.names:
-                oprot.writeString(iter696.encode('utf-8') if sys.version_info[0] == 2 else iter696)
+            for iter703 in self.names:
+                oprot.writeString(iter703.encode('utf-8') if sys.version_info[0] == 2 else iter703)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.get_col_stats is not None:
@@ -13684,8 +14156,8 @@ class GetPartitionsByNamesRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter697 in self.processorCapabilities:
-                oprot.writeString(iter697.encode('utf-8') if sys.version_info[0] == 2 else iter697)
+            for iter704 in self.processorCapabilities:
+                oprot.writeString(iter704.encode('utf-8') if sys.version_info[0] == 2 else iter704)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -13755,11 +14227,11 @@ class GetPartitionsByNamesResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype701, _size698) = iprot.readListBegin()
-                    for _i702 in range(_size698):
-                        _elem703 = Partition()
-                        _elem703.read(iprot)
-                        self.partitions.append(_elem703)
+                    (_etype708, _size705) = iprot.readListBegin()
+                    for _i709 in range(_size705):
+                        _elem710 = Partition()
+                        _elem710.read(iprot)
+                        self.partitions.append(_elem710)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13782,8 +14254,8 @@ class GetPartitionsByNamesResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter704 in self.partitions:
-                iter704.write(oprot)
+            for iter711 in self.partitions:
+                iter711.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.dictionary is not None:
@@ -13858,10 +14330,10 @@ class GetPartitionRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype708, _size705) = iprot.readListBegin()
-                    for _i709 in range(_size705):
-                        _elem710 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem710)
+                    (_etype715, _size712) = iprot.readListBegin()
+                    for _i716 in range(_size712):
+                        _elem717 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem717)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13900,8 +14372,8 @@ class GetPartitionRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter711 in self.partVals:
-                oprot.writeString(iter711.encode('utf-8') if sys.version_info[0] == 2 else iter711)
+            for iter718 in self.partVals:
+                oprot.writeString(iter718.encode('utf-8') if sys.version_info[0] == 2 else iter718)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.validWriteIdList is not None:
@@ -14135,11 +14607,11 @@ class PartitionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype715, _size712) = iprot.readListBegin()
-                    for _i716 in range(_size712):
-                        _elem717 = Partition()
-                        _elem717.read(iprot)
-                        self.partitions.append(_elem717)
+                    (_etype722, _size719) = iprot.readListBegin()
+                    for _i723 in range(_size719):
+                        _elem724 = Partition()
+                        _elem724.read(iprot)
+                        self.partitions.append(_elem724)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14156,8 +14628,8 @@ class PartitionsResponse(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter718 in self.partitions:
-                iter718.write(oprot)
+            for iter725 in self.partitions:
+                iter725.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14230,10 +14702,10 @@ class GetPartitionNamesPsRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partValues = []
-                    (_etype722, _size719) = iprot.readListBegin()
-                    for _i723 in range(_size719):
-                        _elem724 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partValues.append(_elem724)
+                    (_etype729, _size726) = iprot.readListBegin()
+                    for _i730 in range(_size726):
+                        _elem731 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partValues.append(_elem731)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14277,8 +14749,8 @@ class GetPartitionNamesPsRequest(object):
         if self.partValues is not None:
             oprot.writeFieldBegin('partValues', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partValues))
-            for iter725 in self.partValues:
-                oprot.writeString(iter725.encode('utf-8') if sys.version_info[0] == 2 else iter725)
+            for iter732 in self.partValues:
+                oprot.writeString(iter732.encode('utf-8') if sys.version_info[0] == 2 else iter732)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.maxParts is not None:
@@ -14338,10 +14810,10 @@ class GetPartitionNamesPsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype729, _size726) = iprot.readListBegin()
-                    for _i730 in range(_size726):
-                        _elem731 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem731)
+                    (_etype736, _size733) = iprot.readListBegin()
+                    for _i737 in range(_size733):
+                        _elem738 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem738)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14358,8 +14830,8 @@ class GetPartitionNamesPsResponse(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter732 in self.names:
-                oprot.writeString(iter732.encode('utf-8') if sys.version_info[0] == 2 else iter732)
+            for iter739 in self.names:
+                oprot.writeString(iter739.encode('utf-8') if sys.version_info[0] == 2 else iter739)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14436,10 +14908,10 @@ class GetPartitionsPsWithAuthRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype736, _size733) = iprot.readListBegin()
-                    for _i737 in range(_size733):
-                        _elem738 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem738)
+                    (_etype743, _size740) = iprot.readListBegin()
+                    for _i744 in range(_size740):
+                        _elem745 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem745)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14456,10 +14928,10 @@ class GetPartitionsPsWithAuthRequest(object):
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.groupNames = []
-                    (_etype742, _size739) = iprot.readListBegin()
-                    for _i743 in range(_size739):
-                        _elem744 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.groupNames.append(_elem744)
+                    (_etype749, _size746) = iprot.readListBegin()
+                    for _i750 in range(_size746):
+                        _elem751 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.groupNames.append(_elem751)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14498,8 +14970,8 @@ class GetPartitionsPsWithAuthRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter745 in self.partVals:
-                oprot.writeString(iter745.encode('utf-8') if sys.version_info[0] == 2 else iter745)
+            for iter752 in self.partVals:
+                oprot.writeString(iter752.encode('utf-8') if sys.version_info[0] == 2 else iter752)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.maxParts is not None:
@@ -14513,8 +14985,8 @@ class GetPartitionsPsWithAuthRequest(object):
         if self.groupNames is not None:
             oprot.writeFieldBegin('groupNames', TType.LIST, 7)
             oprot.writeListBegin(TType.STRING, len(self.groupNames))
-            for iter746 in self.groupNames:
-                oprot.writeString(iter746.encode('utf-8') if sys.version_info[0] == 2 else iter746)
+            for iter753 in self.groupNames:
+                oprot.writeString(iter753.encode('utf-8') if sys.version_info[0] == 2 else iter753)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.validWriteIdList is not None:
@@ -14570,11 +15042,11 @@ class GetPartitionsPsWithAuthResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype750, _size747) = iprot.readListBegin()
-                    for _i751 in range(_size747):
-                        _elem752 = Partition()
-                        _elem752.read(iprot)
-                        self.partitions.append(_elem752)
+                    (_etype757, _size754) = iprot.readListBegin()
+                    for _i758 in range(_size754):
+                        _elem759 = Partition()
+                        _elem759.read(iprot)
+                        self.partitions.append(_elem759)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14591,8 +15063,8 @@ class GetPartitionsPsWithAuthResponse(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter753 in self.partitions:
-                iter753.write(oprot)
+            for iter760 in self.partitions:
+                iter760.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14645,10 +15117,10 @@ class GetPartitionsFilterSpec(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.filters = []
-                    (_etype757, _size754) = iprot.readListBegin()
-                    for _i758 in range(_size754):
-                        _elem759 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filters.append(_elem759)
+                    (_etype764, _size761) = iprot.readListBegin()
+                    for _i765 in range(_size761):
+                        _elem766 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filters.append(_elem766)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14669,8 +15141,8 @@ class GetPartitionsFilterSpec(object):
         if self.filters is not None:
             oprot.writeFieldBegin('filters', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.filters))
-            for iter760 in self.filters:
-                oprot.writeString(iter760.encode('utf-8') if sys.version_info[0] == 2 else iter760)
+            for iter767 in self.filters:
+                oprot.writeString(iter767.encode('utf-8') if sys.version_info[0] == 2 else iter767)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14759,10 +15231,10 @@ class GetPartitionsRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.groupNames = []
-                    (_etype764, _size761) = iprot.readListBegin()
-                    for _i765 in range(_size761):
-                        _elem766 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.groupNames.append(_elem766)
+                    (_etype771, _size768) = iprot.readListBegin()
+                    for _i772 in range(_size768):
+                        _elem773 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.groupNames.append(_elem773)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14781,10 +15253,10 @@ class GetPartitionsRequest(object):
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype770, _size767) = iprot.readListBegin()
-                    for _i771 in range(_size767):
-                        _elem772 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem772)
+                    (_etype777, _size774) = iprot.readListBegin()
+                    for _i778 in range(_size774):
+                        _elem779 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem779)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14831,8 +15303,8 @@ class GetPartitionsRequest(object):
         if self.groupNames is not None:
             oprot.writeFieldBegin('groupNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.groupNames))
-            for iter773 in self.groupNames:
-                oprot.writeString(iter773.encode('utf-8') if sys.version_info[0] == 2 else iter773)
+            for iter780 in self.groupNames:
+                oprot.writeString(iter780.encode('utf-8') if sys.version_info[0] == 2 else iter780)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.projectionSpec is not None:
@@ -14846,8 +15318,8 @@ class GetPartitionsRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 9)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter774 in self.processorCapabilities:
-                oprot.writeString(iter774.encode('utf-8') if sys.version_info[0] == 2 else iter774)
+            for iter781 in self.processorCapabilities:
+                oprot.writeString(iter781.encode('utf-8') if sys.version_info[0] == 2 else iter781)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -14899,11 +15371,11 @@ class GetPartitionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitionSpec = []
-                    (_etype778, _size775) = iprot.readListBegin()
-                    for _i779 in range(_size775):
-                        _elem780 = PartitionSpec()
-                        _elem780.read(iprot)
-                        self.partitionSpec.append(_elem780)
+                    (_etype785, _size782) = iprot.readListBegin()
+                    for _i786 in range(_size782):
+                        _elem787 = PartitionSpec()
+                        _elem787.read(iprot)
+                        self.partitionSpec.append(_elem787)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14920,8 +15392,8 @@ class GetPartitionsResponse(object):
         if self.partitionSpec is not None:
             oprot.writeFieldBegin('partitionSpec', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionSpec))
-            for iter781 in self.partitionSpec:
-                iter781.write(oprot)
+            for iter788 in self.partitionSpec:
+                iter788.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14992,11 +15464,11 @@ class AlterPartitionsRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype785, _size782) = iprot.readListBegin()
-                    for _i786 in range(_size782):
-                        _elem787 = Partition()
-                        _elem787.read(iprot)
-                        self.partitions.append(_elem787)
+                    (_etype792, _size789) = iprot.readListBegin()
+                    for _i793 in range(_size789):
+                        _elem794 = Partition()
+                        _elem794.read(iprot)
+                        self.partitions.append(_elem794)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15041,8 +15513,8 @@ class AlterPartitionsRequest(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter788 in self.partitions:
-                iter788.write(oprot)
+            for iter795 in self.partitions:
+                iter795.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environmentContext is not None:
@@ -15173,10 +15645,10 @@ class RenamePartitionRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype792, _size789) = iprot.readListBegin()
-                    for _i793 in range(_size789):
-                        _elem794 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem794)
+                    (_etype799, _size796) = iprot.readListBegin()
+                    for _i800 in range(_size796):
+                        _elem801 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem801)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15226,8 +15698,8 @@ class RenamePartitionRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter795 in self.partVals:
-                oprot.writeString(iter795.encode('utf-8') if sys.version_info[0] == 2 else iter795)
+            for iter802 in self.partVals:
+                oprot.writeString(iter802.encode('utf-8') if sys.version_info[0] == 2 else iter802)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.newPart is not None:
@@ -15495,11 +15967,11 @@ class GetOpenTxnsInfoResponse(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.open_txns = []
-                    (_etype799, _size796) = iprot.readListBegin()
-                    for _i800 in range(_size796):
-                        _elem801 = TxnInfo()
-                        _elem801.read(iprot)
-                        self.open_txns.append(_elem801)
+                    (_etype806, _size803) = iprot.readListBegin()
+                    for _i807 in range(_size803):
+                        _elem808 = TxnInfo()
+                        _elem808.read(iprot)
+                        self.open_txns.append(_elem808)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15520,8 +15992,8 @@ class GetOpenTxnsInfoResponse(object):
         if self.open_txns is not None:
             oprot.writeFieldBegin('open_txns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.open_txns))
-            for iter802 in self.open_txns:
-                iter802.write(oprot)
+            for iter809 in self.open_txns:
+                iter809.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15580,10 +16052,10 @@ class GetOpenTxnsResponse(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.open_txns = []
-                    (_etype806, _size803) = iprot.readListBegin()
-                    for _i807 in range(_size803):
-                        _elem808 = iprot.readI64()
-                        self.open_txns.append(_elem808)
+                    (_etype813, _size810) = iprot.readListBegin()
+                    for _i814 in range(_size810):
+                        _elem815 = iprot.readI64()
+                        self.open_txns.append(_elem815)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15614,8 +16086,8 @@ class GetOpenTxnsResponse(object):
         if self.open_txns is not None:
             oprot.writeFieldBegin('open_txns', TType.LIST, 2)
             oprot.writeListBegin(TType.I64, len(self.open_txns))
-            for iter809 in self.open_txns:
-                oprot.writeI64(iter809)
+            for iter816 in self.open_txns:
+                oprot.writeI64(iter816)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.min_open_txn is not None:
@@ -15671,10 +16143,10 @@ class GetOpenTxnsRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.excludeTxnTypes = []
-                    (_etype813, _size810) = iprot.readListBegin()
-                    for _i814 in range(_size810):
-                        _elem815 = iprot.readI32()
-                        self.excludeTxnTypes.append(_elem815)
+                    (_etype820, _size817) = iprot.readListBegin()
+                    for _i821 in range(_size817):
+                        _elem822 = iprot.readI32()
+                        self.excludeTxnTypes.append(_elem822)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15691,8 +16163,8 @@ class GetOpenTxnsRequest(object):
         if self.excludeTxnTypes is not None:
             oprot.writeFieldBegin('excludeTxnTypes', TType.LIST, 1)
             oprot.writeListBegin(TType.I32, len(self.excludeTxnTypes))
-            for iter816 in self.excludeTxnTypes:
-                oprot.writeI32(iter816)
+            for iter823 in self.excludeTxnTypes:
+                oprot.writeI32(iter823)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15773,10 +16245,10 @@ class OpenTxnRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.replSrcTxnIds = []
-                    (_etype820, _size817) = iprot.readListBegin()
-                    for _i821 in range(_size817):
-                        _elem822 = iprot.readI64()
-                        self.replSrcTxnIds.append(_elem822)
+                    (_etype827, _size824) = iprot.readListBegin()
+                    for _i828 in range(_size824):
+                        _elem829 = iprot.readI64()
+                        self.replSrcTxnIds.append(_elem829)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15818,8 +16290,8 @@ class OpenTxnRequest(object):
         if self.replSrcTxnIds is not None:
             oprot.writeFieldBegin('replSrcTxnIds', TType.LIST, 6)
             oprot.writeListBegin(TType.I64, len(self.replSrcTxnIds))
-            for iter823 in self.replSrcTxnIds:
-                oprot.writeI64(iter823)
+            for iter830 in self.replSrcTxnIds:
+                oprot.writeI64(iter830)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txn_type is not None:
@@ -15873,10 +16345,10 @@ class OpenTxnsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.txn_ids = []
-                    (_etype827, _size824) = iprot.readListBegin()
-                    for _i828 in range(_size824):
-                        _elem829 = iprot.readI64()
-                        self.txn_ids.append(_elem829)
+                    (_etype834, _size831) = iprot.readListBegin()
+                    for _i835 in range(_size831):
+                        _elem836 = iprot.readI64()
+                        self.txn_ids.append(_elem836)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15893,8 +16365,8 @@ class OpenTxnsResponse(object):
         if self.txn_ids is not None:
             oprot.writeFieldBegin('txn_ids', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.txn_ids))
-            for iter830 in self.txn_ids:
-                oprot.writeI64(iter830)
+            for iter837 in self.txn_ids:
+                oprot.writeI64(iter837)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -16191,10 +16663,10 @@ class ReplLastIdInfo(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionList = []
-                    (_etype834, _size831) = iprot.readListBegin()
-                    for _i835 in range(_size831):
-                        _elem836 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionList.append(_elem836)
+                    (_etype841, _size838) = iprot.readListBegin()
+                    for _i842 in range(_size838):
+                        _elem843 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionList.append(_elem843)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16227,8 +16699,8 @@ class ReplLastIdInfo(object):
         if self.partitionList is not None:
             oprot.writeFieldBegin('partitionList', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionList))
-            for iter837 in self.partitionList:
-                oprot.writeString(iter837.encode('utf-8') if sys.version_info[0] == 2 else iter837)
+            for iter844 in self.partitionList:
+                oprot.writeString(iter844.encode('utf-8') if sys.version_info[0] == 2 else iter844)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -16383,11 +16855,11 @@ class CommitTxnRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.writeEventInfos = []
-                    (_etype841, _size838) = iprot.readListBegin()
-                    for _i842 in range(_size838):
-                        _elem843 = WriteEventInfo()
-                        _elem843.read(iprot)
-                        self.writeEventInfos.append(_elem843)
+                    (_etype848, _size845) = iprot.readListBegin()
+                    for _i849 in range(_size845):
+                        _elem850 = WriteEventInfo()
+                        _elem850.read(iprot)
+                        self.writeEventInfos.append(_elem850)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16434,8 +16906,8 @@ class CommitTxnRequest(object):
         if self.writeEventInfos is not None:
             oprot.writeFieldBegin('writeEventInfos', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.writeEventInfos))
-            for iter844 in self.writeEventInfos:
-                iter844.write(oprot)
+            for iter851 in self.writeEventInfos:
+                iter851.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.replLastIdInfo is not None:
@@ -16651,11 +17123,11 @@ class LockRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.component = []
-                    (_etype848, _size845) = iprot.readListBegin()
-                    for _i849 in range(_size845):
-                        _elem850 = LockComponent()
-                        _elem850.read(iprot)
-                        self.component.append(_elem850)
+                    (_etype855, _size852) = iprot.readListBegin()
+                    for _i856 in range(_size852):
+                        _elem857 = LockComponent()
+                        _elem857.read(iprot)
+                        self.component.append(_elem857)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16707,8 +17179,8 @@ class LockRequest(object):
         if self.component is not None:
             oprot.writeFieldBegin('component', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.component))
-            for iter851 in self.component:
-                iter851.write(oprot)
+            for iter858 in self.component:
+                iter858.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txnid is not None:
@@ -17346,11 +17818,11 @@ class ShowLocksResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.locks = []
-                    (_etype855, _size852) = iprot.readListBegin()
-                    for _i856 in range(_size852):
-                        _elem857 = ShowLocksResponseElement()
-                        _elem857.read(iprot)
-                        self.locks.append(_elem857)
+                    (_etype862, _size859) = iprot.readListBegin()
+                    for _i863 in range(_size859):
+                        _elem864 = ShowLocksResponseElement()
+                        _elem864.read(iprot)
+                        self.locks.append(_elem864)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17367,8 +17839,8 @@ class ShowLocksResponse(object):
         if self.locks is not None:
             oprot.writeFieldBegin('locks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.locks))
-            for iter858 in self.locks:
-                iter858.write(oprot)
+            for iter865 in self.locks:
+                iter865.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -17554,20 +18026,20 @@ class HeartbeatTxnRangeResponse(object):
             if fid == 1:
                 if ftype == TType.SET:
                     self.aborted = set()
-                    (_etype862, _size859) = iprot.readSetBegin()
-                    for _i863 in range(_size859):
-                        _elem864 = iprot.readI64()
-                        self.aborted.add(_elem864)
+                    (_etype869, _size866) = iprot.readSetBegin()
+                    for _i870 in range(_size866):
+                        _elem871 = iprot.readI64()
+                        self.aborted.add(_elem871)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.SET:
                     self.nosuch = set()
-                    (_etype868, _size865) = iprot.readSetBegin()
-                    for _i869 in range(_size865):
-                        _elem870 = iprot.readI64()
-                        self.nosuch.add(_elem870)
+                    (_etype875, _size872) = iprot.readSetBegin()
+                    for _i876 in range(_size872):
+                        _elem877 = iprot.readI64()
+                        self.nosuch.add(_elem877)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
@@ -17584,15 +18056,15 @@ class HeartbeatTxnRangeResponse(object):
         if self.aborted is not None:
             oprot.writeFieldBegin('aborted', TType.SET, 1)
             oprot.writeSetBegin(TType.I64, len(self.aborted))
-            for iter871 in self.aborted:
-                oprot.writeI64(iter871)
+            for iter878 in self.aborted:
+                oprot.writeI64(iter878)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         if self.nosuch is not None:
             oprot.writeFieldBegin('nosuch', TType.SET, 2)
             oprot.writeSetBegin(TType.I64, len(self.nosuch))
-            for iter872 in self.nosuch:
-                oprot.writeI64(iter872)
+            for iter879 in self.nosuch:
+                oprot.writeI64(iter879)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -17660,10 +18132,10 @@ class NotificationEventRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.eventTypeSkipList = []
-                    (_etype876, _size873) = iprot.readListBegin()
-                    for _i877 in range(_size873):
-                        _elem878 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.eventTypeSkipList.append(_elem878)
+                    (_etype883, _size880) = iprot.readListBegin()
+                    for _i884 in range(_size880):
+                        _elem885 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.eventTypeSkipList.append(_elem885)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17680,10 +18152,10 @@ class NotificationEventRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype882, _size879) = iprot.readListBegin()
-                    for _i883 in range(_size879):
-                        _elem884 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem884)
+                    (_etype889, _size886) = iprot.readListBegin()
+                    for _i890 in range(_size886):
+                        _elem891 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem891)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17708,8 +18180,8 @@ class NotificationEventRequest(object):
         if self.eventTypeSkipList is not None:
             oprot.writeFieldBegin('eventTypeSkipList', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.eventTypeSkipList))
-            for iter885 in self.eventTypeSkipList:
-                oprot.writeString(iter885.encode('utf-8') if sys.version_info[0] == 2 else iter885)
+            for iter892 in self.eventTypeSkipList:
+                oprot.writeString(iter892.encode('utf-8') if sys.version_info[0] == 2 else iter892)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -17723,8 +18195,8 @@ class NotificationEventRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter886 in self.tableNames:
-                oprot.writeString(iter886.encode('utf-8') if sys.version_info[0] == 2 else iter886)
+            for iter893 in self.tableNames:
+                oprot.writeString(iter893.encode('utf-8') if sys.version_info[0] == 2 else iter893)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -17912,11 +18384,11 @@ class NotificationEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.events = []
-                    (_etype890, _size887) = iprot.readListBegin()
-                    for _i891 in range(_size887):
-                        _elem892 = NotificationEvent()
-                        _elem892.read(iprot)
-                        self.events.append(_elem892)
+                    (_etype897, _size894) = iprot.readListBegin()
+                    for _i898 in range(_size894):
+                        _elem899 = NotificationEvent()
+                        _elem899.read(iprot)
+                        self.events.append(_elem899)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17933,8 +18405,8 @@ class NotificationEventResponse(object):
         if self.events is not None:
             oprot.writeFieldBegin('events', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.events))
-            for iter893 in self.events:
-                iter893.write(oprot)
+            for iter900 in self.events:
+                iter900.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18074,10 +18546,10 @@ class NotificationEventsCountRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype897, _size894) = iprot.readListBegin()
-                    for _i898 in range(_size894):
-                        _elem899 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem899)
+                    (_etype904, _size901) = iprot.readListBegin()
+                    for _i905 in range(_size901):
+                        _elem906 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem906)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18114,8 +18586,8 @@ class NotificationEventsCountRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter900 in self.tableNames:
-                oprot.writeString(iter900.encode('utf-8') if sys.version_info[0] == 2 else iter900)
+            for iter907 in self.tableNames:
+                oprot.writeString(iter907.encode('utf-8') if sys.version_info[0] == 2 else iter907)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18235,40 +18707,40 @@ class InsertEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.filesAdded = []
-                    (_etype904, _size901) = iprot.readListBegin()
-                    for _i905 in range(_size901):
-                        _elem906 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAdded.append(_elem906)
+                    (_etype911, _size908) = iprot.readListBegin()
+                    for _i912 in range(_size908):
+                        _elem913 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAdded.append(_elem913)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.filesAddedChecksum = []
-                    (_etype910, _size907) = iprot.readListBegin()
-                    for _i911 in range(_size907):
-                        _elem912 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAddedChecksum.append(_elem912)
+                    (_etype917, _size914) = iprot.readListBegin()
+                    for _i918 in range(_size914):
+                        _elem919 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAddedChecksum.append(_elem919)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.subDirectoryList = []
-                    (_etype916, _size913) = iprot.readListBegin()
-                    for _i917 in range(_size913):
-                        _elem918 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.subDirectoryList.append(_elem918)
+                    (_etype923, _size920) = iprot.readListBegin()
+                    for _i924 in range(_size920):
+                        _elem925 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.subDirectoryList.append(_elem925)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVal = []
-                    (_etype922, _size919) = iprot.readListBegin()
-                    for _i923 in range(_size919):
-                        _elem924 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVal.append(_elem924)
+                    (_etype929, _size926) = iprot.readListBegin()
+                    for _i930 in range(_size926):
+                        _elem931 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVal.append(_elem931)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18289,29 +18761,29 @@ class InsertEventRequestData(object):
         if self.filesAdded is not None:
             oprot.writeFieldBegin('filesAdded', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.filesAdded))
-            for iter925 in self.filesAdded:
-                oprot.writeString(iter925.encode('utf-8') if sys.version_info[0] == 2 else iter925)
+            for iter932 in self.filesAdded:
+                oprot.writeString(iter932.encode('utf-8') if sys.version_info[0] == 2 else iter932)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.filesAddedChecksum is not None:
             oprot.writeFieldBegin('filesAddedChecksum', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.filesAddedChecksum))
-            for iter926 in self.filesAddedChecksum:
-                oprot.writeString(iter926.encode('utf-8') if sys.version_info[0] == 2 else iter926)
+            for iter933 in self.filesAddedChecksum:
+                oprot.writeString(iter933.encode('utf-8') if sys.version_info[0] == 2 else iter933)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.subDirectoryList is not None:
             oprot.writeFieldBegin('subDirectoryList', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.subDirectoryList))
-            for iter927 in self.subDirectoryList:
-                oprot.writeString(iter927.encode('utf-8') if sys.version_info[0] == 2 else iter927)
+            for iter934 in self.subDirectoryList:
+                oprot.writeString(iter934.encode('utf-8') if sys.version_info[0] == 2 else iter934)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partitionVal is not None:
             oprot.writeFieldBegin('partitionVal', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVal))
-            for iter928 in self.partitionVal:
-                oprot.writeString(iter928.encode('utf-8') if sys.version_info[0] == 2 else iter928)
+            for iter935 in self.partitionVal:
+                oprot.writeString(iter935.encode('utf-8') if sys.version_info[0] == 2 else iter935)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18367,11 +18839,11 @@ class FireEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.insertDatas = []
-                    (_etype932, _size929) = iprot.readListBegin()
-                    for _i933 in range(_size929):
-                        _elem934 = InsertEventRequestData()
-                        _elem934.read(iprot)
-                        self.insertDatas.append(_elem934)
+                    (_etype939, _size936) = iprot.readListBegin()
+                    for _i940 in range(_size936):
+                        _elem941 = InsertEventRequestData()
+                        _elem941.read(iprot)
+                        self.insertDatas.append(_elem941)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18397,8 +18869,8 @@ class FireEventRequestData(object):
         if self.insertDatas is not None:
             oprot.writeFieldBegin('insertDatas', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.insertDatas))
-            for iter935 in self.insertDatas:
-                iter935.write(oprot)
+            for iter942 in self.insertDatas:
+                iter942.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.refreshEvent is not None:
@@ -18479,10 +18951,10 @@ class FireEventRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVals = []
-                    (_etype939, _size936) = iprot.readListBegin()
-                    for _i940 in range(_size936):
-                        _elem941 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVals.append(_elem941)
+                    (_etype946, _size943) = iprot.readListBegin()
+                    for _i947 in range(_size943):
+                        _elem948 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVals.append(_elem948)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18494,11 +18966,11 @@ class FireEventRequest(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.tblParams = {}
-                    (_ktype943, _vtype944, _size942) = iprot.readMapBegin()
-                    for _i946 in range(_size942):
-                        _key947 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val948 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblParams[_key947] = _val948
+                    (_ktype950, _vtype951, _size949) = iprot.readMapBegin()
+                    for _i953 in range(_size949):
+                        _key954 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val955 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblParams[_key954] = _val955
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -18531,8 +19003,8 @@ class FireEventRequest(object):
         if self.partitionVals is not None:
             oprot.writeFieldBegin('partitionVals', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVals))
-            for iter949 in self.partitionVals:
-                oprot.writeString(iter949.encode('utf-8') if sys.version_info[0] == 2 else iter949)
+            for iter956 in self.partitionVals:
+                oprot.writeString(iter956.encode('utf-8') if sys.version_info[0] == 2 else iter956)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -18542,9 +19014,9 @@ class FireEventRequest(object):
         if self.tblParams is not None:
             oprot.writeFieldBegin('tblParams', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.tblParams))
-            for kiter950, viter951 in self.tblParams.items():
-                oprot.writeString(kiter950.encode('utf-8') if sys.version_info[0] == 2 else kiter950)
-                oprot.writeString(viter951.encode('utf-8') if sys.version_info[0] == 2 else viter951)
+            for kiter957, viter958 in self.tblParams.items():
+                oprot.writeString(kiter957.encode('utf-8') if sys.version_info[0] == 2 else kiter957)
+                oprot.writeString(viter958.encode('utf-8') if sys.version_info[0] == 2 else viter958)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18592,10 +19064,10 @@ class FireEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.eventIds = []
-                    (_etype955, _size952) = iprot.readListBegin()
-                    for _i956 in range(_size952):
-                        _elem957 = iprot.readI64()
-                        self.eventIds.append(_elem957)
+                    (_etype962, _size959) = iprot.readListBegin()
+                    for _i963 in range(_size959):
+                        _elem964 = iprot.readI64()
+                        self.eventIds.append(_elem964)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18612,8 +19084,8 @@ class FireEventResponse(object):
         if self.eventIds is not None:
             oprot.writeFieldBegin('eventIds', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.eventIds))
-            for iter958 in self.eventIds:
-                oprot.writeI64(iter958)
+            for iter965 in self.eventIds:
+                oprot.writeI64(iter965)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18804,6 +19276,45 @@ all_structs.append(GetPrincipalsInRoleResponse)
 GetPrincipalsInRoleResponse.thrift_spec = (
     None,  # 0
     (1, TType.LIST, 'principalGrants', (TType.STRUCT, [RolePrincipalGrant, None], False), None, ),  # 1
+)
+all_structs.append(GetRoleGrantsForPrincipalRequest)
+GetRoleGrantsForPrincipalRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'principal_name', 'UTF8', None, ),  # 1
+    (2, TType.I32, 'principal_type', None, None, ),  # 2
+)
+all_structs.append(GetRoleGrantsForPrincipalResponse)
+GetRoleGrantsForPrincipalResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'principalGrants', (TType.STRUCT, [RolePrincipalGrant, None], False), None, ),  # 1
+)
+all_structs.append(GrantRevokeRoleRequest)
+GrantRevokeRoleRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.I32, 'requestType', None, None, ),  # 1
+    (2, TType.STRING, 'roleName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'principalName', 'UTF8', None, ),  # 3
+    (4, TType.I32, 'principalType', None, None, ),  # 4
+    (5, TType.STRING, 'grantor', 'UTF8', None, ),  # 5
+    (6, TType.I32, 'grantorType', None, None, ),  # 6
+    (7, TType.BOOL, 'grantOption', None, None, ),  # 7
+)
+all_structs.append(GrantRevokeRoleResponse)
+GrantRevokeRoleResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.BOOL, 'success', None, None, ),  # 1
+)
+all_structs.append(GrantRevokePrivilegeRequest)
+GrantRevokePrivilegeRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.I32, 'requestType', None, None, ),  # 1
+    (2, TType.STRUCT, 'privileges', [PrivilegeBag, None], None, ),  # 2
+    (3, TType.BOOL, 'revokeGrantOption', None, None, ),  # 3
+)
+all_structs.append(GrantRevokePrivilegeResponse)
+GrantRevokePrivilegeResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.BOOL, 'success', None, None, ),  # 1
 )
 all_structs.append(Catalog)
 Catalog.thrift_spec = (

@@ -1,0 +1,48 @@
+"""The audit log: one line for every call that changes something (adapter/authorization.py says
+which), whether it was allowed or not: who (the authenticated principal, or with authentication off
+the user set_ugi named), how they were identified, the client's address, the method, the object
+(db or db.table) and the outcome (`ok`, `denied`, or the exception answered):
+
+    2026-11-24T06:50:01.123Z principal=alice auth=set_ugi client=127.0.0.1:53122 call=drop_table
+    object=sales.orders outcome=ok            (one line in the file)
+
+Lines go to the logger `hudi_metastore.audit`: with `--audit-log PATH` to that file only (appended,
+one line per call, also from several worker processes), else to the server's log. Client text is
+quoted as in the call log, so one call stays one line."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from adapter import identity
+
+log = logging.getLogger("hudi_metastore.audit")
+
+
+class _Utc(logging.Formatter):
+    def formatTime(self, record, datefmt=None):  # noqa: N802 (logging's name)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+
+
+def configure(path: str | None) -> None:
+    """Send the audit lines to `path` (once per process); None leaves them in the server's log."""
+    if not path or any(getattr(h, "hms_audit", False) for h in log.handlers):
+        return
+    handler = logging.FileHandler(path, mode="a", encoding="utf-8")
+    handler.setFormatter(_Utc("%(asctime)s %(message)s"))
+    handler.hms_audit = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def record(method: str, outcome: str, client: str | None, obj: str | None) -> None:
+    from adapter.call_log import quoted
+
+    caller = identity.current()
+    fields = {"principal": caller.principal or caller.user or "anonymous",
+              "auth": caller.mechanism or ("set_ugi" if caller.user else "none"),
+              "client": client, "call": method, "object": obj, "outcome": outcome}
+    shown = {k: v for k, v in fields.items() if v is not None}
+    log.info("%s", " ".join(f"{k}={quoted(v)}" for k, v in shown.items()), extra={"fields": shown})
