@@ -242,23 +242,16 @@ class RecordIndex:
                 raise InvalidOperation(f"{ref.db_name}.{ref.name} keeps no record index ({INDEX_TYPE} is "
                                        f"{ref.config.properties.get(INDEX_TYPE) or 'not set'})")
             found = rows.find_keys(conn, ref.tbl_id, _keyed(dict.fromkeys(keys)))
-            fg = S.record_index_file_group
-            ids = sorted({f for f, _ in found.values()})
-            groups: dict[int, tuple[str, str]] = {}
-            for start in range(0, len(ids), 500):
-                for r in conn.execute(select(fg.c.fg_id, fg.c.partition_path, fg.c.file_id).where(
-                        fg.c.fg_id.in_(ids[start:start + 500]))):
-                    groups[r.fg_id] = (r.partition_path, r.file_id)
-        order = {fid: i for i, fid in enumerate(groups)}
-        texts: dict[int, str] = {}
-        group_of_key: list[int] = []
-        instants: list[str | None] = []
-        for k in keys:
-            hit = found.get(k)
-            if hit is None:
-                group_of_key.append(-1)
-                instants.append(None)
-            else:
-                group_of_key.append(order[hit[0]])
-                instants.append(texts.get(hit[1]) or texts.setdefault(hit[1], str(hit[1])))
-        return KeyLocations(groups=list(groups.values()), group_of_key=group_of_key, instants=instants)
+            groups = rows.file_groups(conn, sorted({f for f, _ in found.values()}))
+        return _answer(keys, found, groups)
+
+
+def _answer(keys: list[str], found: dict[str, tuple[int, int]], groups: dict[int, tuple[str, str]]) -> KeyLocations:
+    """The lookup's answer: per key its group's place in `groups` and its instant's text."""
+    order = {fid: i for i, fid in enumerate(groups)}
+    texts: dict[int, str] = {}
+    place = {k: (order[f], texts.get(i) or texts.setdefault(i, str(i))) for k, (f, i) in found.items()}
+    unknown: tuple[int, str | None] = (-1, None)
+    located = [place.get(k, unknown) for k in keys]
+    return KeyLocations(groups=list(groups.values()), group_of_key=[g for g, _ in located],
+                        instants=[i for _, i in located])
