@@ -193,3 +193,35 @@ def test_lookup_keys_cli(table):
     assert missing.returncode == 2 and "not found" in missing.stderr
     no_keys = run_cli("lookup-keys", tbl, "--metastore", table.uri)
     assert no_keys.returncode == 2
+
+
+def test_dropping_a_table_or_its_database_drops_its_index(our_server_info, tmp_path):
+    """record_index has no foreign key to tbl: the drops delete the rows themselves."""
+    from sqlalchemy import create_engine, text
+
+    t = Table(our_server_info.port, tmp_path)
+    engine = create_engine(our_server_info.db_url)
+
+    def rows_of(tbl_id: int) -> int:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT count(*) FROM record_index WHERE tbl_id = :t"), {"t": tbl_id}).scalar_one()
+
+    try:
+        t.write([file_group_keys("p=a", "fa", inserted=["a", "b"])])
+        first = t.c.get_table(t.db, "t").id
+        assert rows_of(first) == 2
+        t.c.drop_table(t.db, "t", False)
+        assert rows_of(first) == 0
+        t.c.register_hudi_table(HudiTableConfig(  # the same name again: an empty index
+            db_name=t.db, table_name="t", table_type="COPY_ON_WRITE", record_key_fields=["id"], partition_fields=["p"],
+            hive_style_partitioning=True, base_path=str(tmp_path / "t2"),
+            properties={"hoodie.index.type": "RECORD_INDEX"}), [("id", "string"), ("p", "string")])
+        assert t.where(["a", "b"]) == [None, None] and t.count() == 0
+        t.write([file_group_keys("p=a", "fb", inserted=["b"])])
+        second = t.c.get_table(t.db, "t").id
+        assert rows_of(second) == 1
+        t.c.drop_database(t.db, False, True)
+        assert rows_of(second) == 0
+    finally:
+        t.c.close()
+        engine.dispose()

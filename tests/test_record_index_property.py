@@ -164,3 +164,28 @@ def test_index_follows_a_fixed_sequence_with_moves(spark, our_server):
     for op, rows in steps:
         model = _step(spark, our_server, table, op, rows, model, f"{op} {rows}")
     assert model == {"3": (3, "c2", 7, "p2")}
+
+
+@pytest.mark.backends("sqlite")  # tagging's two paths; the lookups themselves are tested on every backend
+def test_driver_and_executor_tagging_agree(spark, our_server):
+    from pipeline import index_tagging
+
+    table = f"rit_{uuid.uuid4().hex[:8]}.t"
+    rows = [(k, "a", k, PARTS[k % 3]) for k in range(40)]
+    write(spark.createDataFrame(rows, SCHEMA), table, "insert", record_key="id", precombine_field="ts",
+          partition_by="dt", metastore=uri(our_server),
+          options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+    batch = spark.createDataFrame([(str(k), PARTS[(k + 1) % 3]) for k in range(30, 50)],
+                                  "_hoodie_record_key string, _hoodie_partition_path string")
+    db, name = table.split(".")
+    cols = ["_hoodie_record_key", "_old_ppath", "_fg"]
+
+    def tagged(driver_keys: int) -> list:
+        out = index_tagging.tag(batch, uri(our_server), db, name, driver_keys=driver_keys)
+        return sorted(tuple(r) for r in out.select(*cols).collect())
+
+    on_driver, on_executors, too_many = tagged(100), tagged(0), tagged(19)  # 20 keys: 19 is too few for the driver
+    assert on_driver == on_executors == too_many
+    assert [r[0] for r in on_driver if r[2] is not None] == [str(k) for k in range(30, 40)]
+    assert all(r[1] == f"dt={PARTS[int(r[0]) % 3]}" for r in on_driver if r[2] is not None)
+    assert len(on_driver) == 20

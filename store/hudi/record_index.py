@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, tuple_, update
 
 from hudi_format.commit_metadata import CommitMetadata
 from store.db import schema as S
@@ -74,13 +74,13 @@ class KeyLocations:
 
 
 def _keyed(keys: Iterable[str]) -> list[tuple[int, str]]:
-    out = []
-    for k in keys:
-        if len(k) > S.RECORD_KEY:
-            raise InvalidObject(f"Record key of {len(k)} characters; the index holds keys of up to "
-                                f"{S.RECORD_KEY}: {k[:60]!r}...")
-        out.append((shard_of(k), k))
-    return out
+    keys = list(keys)
+    if keys and max(map(len, keys)) > S.RECORD_KEY:
+        k = next(k for k in keys if len(k) > S.RECORD_KEY)
+        raise InvalidObject(f"Record key of {len(k)} characters; the index holds keys of up to "
+                            f"{S.RECORD_KEY}: {k[:60]!r}...")
+    crc32 = zlib.crc32
+    return [(crc32(k.encode("utf-8")) % SHARDS, k) for k in keys]
 
 
 class RecordIndex:
@@ -151,16 +151,7 @@ class RecordIndex:
         if not groups:
             return
         fg = S.record_index_file_group
-        wanted = set(groups)
-        by_partition: dict[str, list[str]] = {}
-        for p, f in wanted:
-            by_partition.setdefault(p, []).append(f)
-        ids: list[int] = []
-        for p, fids in by_partition.items():
-            for start in range(0, len(fids), 500):
-                ids += conn.execute(select(fg.c.fg_id).where(
-                    fg.c.tbl_id == tbl_id, fg.c.partition_path == p, fg.c.file_id.in_(fids[start:start + 500]))
-                ).scalars().all()
+        ids = sorted(_find_file_groups(conn, tbl_id, list(dict.fromkeys(groups))).values())
         ri = S.record_index
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
@@ -169,21 +160,14 @@ class RecordIndex:
 
     def _file_group_ids(self, conn: Connection, tbl_id: int,
                         groups: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        """(partition, file id) -> fg_id, creating the missing ones."""
-        fg = S.record_index_file_group
-        out: dict[tuple[str, str], int] = {}
-        by_partition: dict[str, list[str]] = {}
-        for p, f in dict.fromkeys(groups):
-            by_partition.setdefault(p, []).append(f)
-        for p, fids in by_partition.items():
-            for start in range(0, len(fids), 500):
-                for r in conn.execute(select(fg.c.fg_id, fg.c.file_id).where(
-                        fg.c.tbl_id == tbl_id, fg.c.partition_path == p, fg.c.file_id.in_(fids[start:start + 500]))):
-                    out[(p, r.file_id)] = r.fg_id
-        for key in dict.fromkeys(groups):
-            if key not in out:
-                out[key] = int(conn.execute(fg.insert().values(
-                    tbl_id=tbl_id, partition_path=key[0], file_id=key[1])).inserted_primary_key[0])  # type: ignore[index]
+        """(partition, file id) -> fg_id, creating the missing ones (a few statements for any number)."""
+        wanted = list(dict.fromkeys(groups))
+        out = _find_file_groups(conn, tbl_id, wanted)
+        missing = [g for g in wanted if g not in out]
+        if missing:
+            conn.execute(S.record_index_file_group.insert(),
+                         [{"tbl_id": tbl_id, "partition_path": p, "file_id": f} for p, f in missing])
+            out.update(_find_file_groups(conn, tbl_id, missing))
         return out
 
     # --- adoption and repair ---------------------------------------------------------------------
@@ -242,23 +226,27 @@ class RecordIndex:
                 raise InvalidOperation(f"{ref.db_name}.{ref.name} keeps no record index ({INDEX_TYPE} is "
                                        f"{ref.config.properties.get(INDEX_TYPE) or 'not set'})")
             found = rows.find_keys(conn, ref.tbl_id, _keyed(dict.fromkeys(keys)))
-            fg = S.record_index_file_group
-            ids = sorted({f for f, _ in found.values()})
-            groups: dict[int, tuple[str, str]] = {}
-            for start in range(0, len(ids), 500):
-                for r in conn.execute(select(fg.c.fg_id, fg.c.partition_path, fg.c.file_id).where(
-                        fg.c.fg_id.in_(ids[start:start + 500]))):
-                    groups[r.fg_id] = (r.partition_path, r.file_id)
-        order = {fid: i for i, fid in enumerate(groups)}
-        texts: dict[int, str] = {}
-        group_of_key: list[int] = []
-        instants: list[str | None] = []
-        for k in keys:
-            hit = found.get(k)
-            if hit is None:
-                group_of_key.append(-1)
-                instants.append(None)
-            else:
-                group_of_key.append(order[hit[0]])
-                instants.append(texts.get(hit[1]) or texts.setdefault(hit[1], str(hit[1])))
-        return KeyLocations(groups=list(groups.values()), group_of_key=group_of_key, instants=instants)
+            groups = rows.file_groups(conn, sorted({f for f, _ in found.values()}))
+        return _answer(keys, found, groups)
+
+
+def _find_file_groups(conn: Connection, tbl_id: int,
+                      groups: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    fg = S.record_index_file_group
+    out: dict[tuple[str, str], int] = {}
+    for start in range(0, len(groups), 500):
+        for r in conn.execute(select(fg.c.fg_id, fg.c.partition_path, fg.c.file_id).where(
+                fg.c.tbl_id == tbl_id, tuple_(fg.c.partition_path, fg.c.file_id).in_(groups[start:start + 500]))):
+            out[(r.partition_path, r.file_id)] = r.fg_id
+    return out
+
+
+def _answer(keys: list[str], found: dict[str, tuple[int, int]], groups: dict[int, tuple[str, str]]) -> KeyLocations:
+    """The lookup's answer: per key its group's place in `groups` and its instant's text."""
+    order = {fid: i for i, fid in enumerate(groups)}
+    texts: dict[int, str] = {}
+    place = {k: (order[f], texts.get(i) or texts.setdefault(i, str(i))) for k, (f, i) in found.items()}
+    unknown: tuple[int, str | None] = (-1, None)
+    located = [place.get(k, unknown) for k in keys]
+    return KeyLocations(groups=list(groups.values()), group_of_key=[g for g, _ in located],
+                        instants=[i for _, i in located])

@@ -131,6 +131,31 @@ def find_keys(conn: Connection, tbl_id: int, keys: Sequence[Key]) -> dict[str, t
     return out
 
 
+def file_groups(conn: Connection, fg_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+    """fg_id -> (partition path, file id), on the driver's cursor (a lookup names up to one group
+    per key: one statement on PostgreSQL, IN lists elsewhere)."""
+    out: dict[int, tuple[str, str]] = {}
+    if not fg_ids:
+        return out
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    cur = raw.cursor()
+    try:
+        if conn.dialect.name == "postgresql":
+            cur.execute("SELECT fg_id, partition_path, file_id FROM record_index_file_group "
+                        "WHERE fg_id = ANY(%s::int8[])", (list(fg_ids),))
+            return {f: (p, i) for f, p, i in cur.fetchall()}
+        mark = "?" if conn.dialect.name == "sqlite" else "%s"
+        for start in range(0, len(fg_ids), IN_LIST):
+            chunk = list(fg_ids[start:start + IN_LIST])
+            cur.execute("SELECT fg_id, partition_path, file_id FROM record_index_file_group "
+                        f"WHERE fg_id IN ({', '.join([mark] * len(chunk))})", chunk)
+            out.update((f, (p, i)) for f, p, i in cur.fetchall())
+    finally:
+        cur.close()
+    return out
+
+
 # PostgreSQL: one statement per shard (its hash partition is chosen when planning), the shard's keys
 # sorted and sent as one string split in SQL (a 100,000-element array parameter costs ~0.2 s to
 # encode), each key probing the primary key (LATERAL ... LIMIT 1: a hash join would read the whole
