@@ -1,6 +1,6 @@
 """roles: roles created with create_role and their members (users, groups, roles)
 
-Revision ID: 0010
+Revision ID: 0009
 Revises: 0008
 Create Date: 2026-11-24 06:30:00
 """
@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import mysql
 
-revision = '0010'
+revision = '0009'
 down_revision = '0008'
 branch_labels = None
 depends_on = None

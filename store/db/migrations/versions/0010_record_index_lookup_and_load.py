@@ -2,15 +2,15 @@
 primary key's index carries fg_id and instant (index-only lookups) and autovacuum visits the
 partitions after 2% new rows
 
-Revision ID: 0011
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-24 12:00:00
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0011'
-down_revision = '0008'
+revision = '0010'
+down_revision = '0009'
 branch_labels = None
 depends_on = None
 
