@@ -174,6 +174,21 @@ def backend_url(request, backend_specs, tmp_path_factory):
         fresh.drop()
 
 
+@pytest.fixture
+def own_backend_url(backend_url, backend_specs, tmp_path):
+    """A fresh database of `backend_url`'s backend for one test (for a server of its own, whose
+    settings must not shape the shared database, e.g. the default database's location)."""
+    kind = next(k for k in ("sqlite", "postgresql", "mysql") if backend_url.startswith(k))
+    try:
+        fresh = create_fresh_database(backend_specs[kind], tmp_path / f"own-db-{kind}")
+    except BackendUnavailable as e:
+        _unavailable(str(e))
+    try:
+        yield fresh.url
+    finally:
+        fresh.drop()
+
+
 # --------------------------------------------------------------------------- our server
 
 

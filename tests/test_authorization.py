@@ -60,9 +60,9 @@ def test_every_served_method_is_a_read_or_has_a_rule():
 
 
 @pytest.fixture
-def secured(backend_url, tmp_path):
+def secured(own_backend_url, tmp_path):
     audit = tmp_path / "audit.log"
-    port, proc = start_our_server(backend_url, tmp_path, extra_args=[
+    port, proc = start_our_server(own_backend_url, tmp_path, extra_args=[
         "--authorization", "on", "--admin-users", "root", "--admin-groups", "wheel", "--audit-log", str(audit)])
     try:
         yield port, audit

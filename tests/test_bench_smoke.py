@@ -77,3 +77,23 @@ def test_bench_against_reference_on_derby(tmp_path, capsys):
     rows = json.loads(out.read_text())["pairings"]["embedded"]["rows"]
     assert all(r.get("status") in ("PASS", "FAIL", "PASS*", "FAIL*") for r in rows if r.get("target")
                and r["family"] != "bigFilter")
+
+
+@pytest.mark.backends("sqlite")
+def test_java_driver_against_our_server(our_server, tmp_path, monkeypatch):
+    """bench/java_client.py's driver (Hive's own HiveMetaStoreClient) runs every operation and
+    answers the sizes the workload implies."""
+    from bench import java_client
+
+    monkeypatch.setenv("HUDI_METASTORE_CACHE", str(tmp_path / "cache"))
+    driver = java_client.Driver(java_client.compile_driver())
+    driver(our_server, "load", "jsmoke", "t_20", 20)
+    got = {r["op"]: r for r in driver(our_server, "reads", "jsmoke", "t_20", 20, 1, 2, 1.0)}
+    sizes = {op: r["size"] for op, r in got.items()}
+    assert sizes == {"getTable": 3, "getPartitionNames": 20, "getPartitions": 20, "getPartitionsByNames": 20,
+                     "getPartitionsByFilter": 1, "bigFilter.or6": 2}, sizes
+    assert all(r["median_ms"] > 0 and r["samples"] >= 2 for r in got.values()), got
+    (conc,) = driver(our_server, "concurrent", "jsmoke", "t_20", 2, 0.5)
+    assert conc["throughput"] > 0 and conc["size"] > 0, conc
+    assert [r["size"] for r in driver(our_server, "add", "jsmoke", "a", 30)] == [30]
+    assert [r["size"] for r in driver(our_server, "drop", "jsmoke", "d", 20)] == [20]
