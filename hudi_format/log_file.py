@@ -11,6 +11,9 @@ Block types: 0 command, 1 delete, 2 corrupt, 3 Avro data, 4 HFile data, 5 Parque
 Avro data content: version (int32), record count (int32, version >= 2), then per record its
 length (int32) and the record in Avro binary with the header's schema. Parquet data content: a
 Parquet file. Records of data blocks carry the `_hoodie_*` meta fields.
+Delete block content: version (int32), length (int32), then (version 3) a HoodieDeleteRecordList
+in Avro binary: an array of records (recordKey, partitionPath, orderingVal), the ordering value a
+union of one-field wrapper records (versions 1 and 2 hold Java-serialized keys: not read).
 """
 
 from __future__ import annotations
@@ -109,3 +112,71 @@ def _avro_records(block: LogBlock) -> Iterator[dict]:
         at += 4 + length
         seen += 1
         yield record  # type: ignore[misc]
+
+
+# HoodieDeleteRecordList as Hudi 0.14 to 1.2 write it: the ordering value's union gained branches at
+# the end only (ArrayWrapper in 1.1), so this reads every version-3 delete block those releases wrote.
+_WRAPPED = [("BooleanWrapper", "boolean"), ("IntWrapper", "int"), ("LongWrapper", "long"),
+            ("FloatWrapper", "float"), ("DoubleWrapper", "double"), ("BytesWrapper", "bytes"),
+            ("StringWrapper", "string"), ("DateWrapper", "int"), ("DecimalWrapper", "bytes"),
+            ("TimeMicrosWrapper", "long"), ("TimestampMicrosWrapper", "long")]
+
+
+def _delete_list_schema() -> dict:
+    wrappers: list = [{"type": "record", "name": n, "fields": [{"name": "value", "type": t}]} for n, t in _WRAPPED]
+    local_date = {"type": "record", "name": "LocalDateWrapper", "fields": [{"name": "value", "type": "int"}]}
+    array = {"type": "record", "name": "ArrayWrapper", "fields": [{"name": "wrappedValues", "type": [
+        "null", {"type": "array", "items": ["null", *(n for n, _ in _WRAPPED), local_date]}]}]}
+    record = {"type": "record", "name": "HoodieDeleteRecord", "fields": [
+        {"name": "recordKey", "type": ["null", "string"]},
+        {"name": "partitionPath", "type": ["null", "string"]},
+        {"name": "orderingVal", "type": ["null", *wrappers, array]}]}
+    return {"type": "record", "name": "HoodieDeleteRecordList", "namespace": "org.apache.hudi.avro.model",
+            "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": record}}]}
+
+
+_DELETE_SCHEMA: list = []
+
+
+def deleted_keys(block: LogBlock, name: str = "log file") -> list[str]:
+    """The record keys a delete block deletes. HudiFormatError for what is not read: Java-serialized
+    blocks (versions 1 and 2), and deletes carrying an ordering value of their own (a reader keeps a
+    record whose ordering value is higher; only the default ordering value, 0, deletes for sure)."""
+    import fastavro
+
+    data = block.content
+    try:
+        version, length = struct.unpack_from(">ii", data, 0)
+    except struct.error:
+        raise HudiFormatError(f"{name}: delete block is cut short") from None
+    if version != 3:
+        raise HudiFormatError(f"{name}: delete block of version {version} (Java-serialized keys) is not read")
+    if not _DELETE_SCHEMA:
+        _DELETE_SCHEMA.append(fastavro.parse_schema(_delete_list_schema()))
+    body = io.BytesIO(data[8:8 + length])
+    try:
+        decoded: dict = fastavro.schemaless_reader(body, _DELETE_SCHEMA[0])  # type: ignore[assignment]
+        records: list[dict] = decoded["deleteRecordList"]
+    except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
+        raise HudiFormatError(f"{name}: delete block is not a HoodieDeleteRecordList ({exc})") from None
+    if length > len(data) - 8 or body.tell() != length:
+        raise HudiFormatError(f"{name}: delete block is not a HoodieDeleteRecordList "
+                              f"({body.tell()} of {length} bytes read)")
+    keys = []
+    for r in records:
+        if not _default_ordering(r["orderingVal"]):
+            raise HudiFormatError(f"{name}: delete block orders its deletes by value "
+                                  f"({r['orderingVal']!r} for key {r['recordKey']!r}; not read)")
+        if r["recordKey"] is None:
+            raise HudiFormatError(f"{name}: delete block holds a delete without a record key")
+        keys.append(r["recordKey"])
+    return keys
+
+
+def _default_ordering(value) -> bool:
+    """No ordering value, or Hudi's default (0): the delete wins whatever the record's ordering value."""
+    if value is None:
+        return True
+    if "wrappedValues" in value:
+        return all(_default_ordering(v) for v in value["wrappedValues"] or [])
+    return value.get("value") in (None, 0) and not isinstance(value.get("value"), bool)

@@ -6,6 +6,7 @@ what hudi-rs's file group reader merges, rolled-back blocks left out)."""
 
 from __future__ import annotations
 
+import struct
 import uuid
 
 import pyarrow as pa
@@ -82,7 +83,8 @@ def _slice_keys_by_hudi_rs(base: str) -> dict:
 
 
 @pytest.mark.parametrize("fixture", ["mor_v6_trips_8i1u", "mor_v6_nonpartitioned_rollback",
-                                     "mor_v6_simplekeygen_nonhivestyle"])
+                                     "mor_v6_simplekeygen_nonhivestyle", "mor_v6_delete_blocks",
+                                     "mor_v8_delete_blocks"])
 def test_merge_on_read_is_adopted_with_the_keys_of_its_log_files(imported, fixture):
     uri, db, c, base, report = imported(fixture)
     want = _slice_keys_by_hudi_rs(base)
@@ -92,6 +94,9 @@ def test_merge_on_read_is_adopted_with_the_keys_of_its_log_files(imported, fixtu
     assert dict(zip(keys, c.lookup_record_keys(db, "t", keys))) == want
     ok = run_cli("validate", f"{db}.t", "--metastore", uri)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+    if fixture.endswith("delete_blocks"):  # k1, k4 deleted; k5 deleted, then written again
+        assert {"k1", "k4"}.isdisjoint(want) and {"k0", "k5", "k9"} <= set(want)
+        assert c.lookup_record_keys(db, "t", ["k1", "k4"]) == [None, None]
 
 
 def _block(block_type: int, header: dict[int, str], content: bytes = b"") -> bytes:
@@ -109,9 +114,35 @@ def _block(block_type: int, header: dict[int, str], content: bytes = b"") -> byt
     return b"#HUDI#" + struct.pack(">q", len(body)) + body
 
 
-def test_log_file_with_a_delete_block_gets_no_index_and_says_why(our_server, tmp_path):
-    """Delete blocks are not read yet: the table is adopted without an index, and the report names
-    the log file; a cut-short log file is refused the same way, never half-read."""
+def _delete_content(version: int, records: bytes = b"") -> bytes:
+    return struct.pack(">ii", version, len(records)) + records
+
+
+def _avro_long(n: int) -> bytes:
+    z, out = (n << 1) ^ (n >> 63), b""
+    while z > 0x7F:
+        out += bytes([(z & 0x7F) | 0x80])
+        z >>= 7
+    return out + bytes([z])
+
+
+def _delete_records(*records: tuple[str, int | None]) -> bytes:
+    """A HoodieDeleteRecordList: (key, ordering value as an IntWrapper or None) per record."""
+    out = _avro_long(len(records))
+    for key, ordering in records:
+        out += b"\x02" + _avro_long(len(key)) + key.encode() + b"\x00"  # key; no partition path
+        out += b"\x00" if ordering is None else _avro_long(2) + _avro_long(ordering)
+    return out + b"\x00"
+
+
+@pytest.mark.parametrize("content, why", [
+    (_delete_content(1, b"\xac\xed\x00\x05"), "version 1 (Java-serialized keys) is not read"),
+    (_delete_content(3, _delete_records(("k", None), ("x", 7))), "orders its deletes by value"),
+    (_delete_content(3, _delete_records(("k", None)))[:-3], "is not a HoodieDeleteRecordList"),
+])
+def test_delete_blocks_not_read_leave_no_index_and_say_why(our_server, tmp_path, content, why):
+    """A delete block the index cannot apply for sure: the table is adopted without an index, and
+    the report names the log file and why; a cut-short log file is refused the same way."""
     from pathlib import Path
 
     from hudi_format import log_file
@@ -121,18 +152,26 @@ def test_log_file_with_a_delete_block_gets_no_index_and_says_why(our_server, tmp
     [log] = [p for p in Path(base).rglob(".*.log.*")]
     instant = next(iter(log_file.blocks(log.read_bytes()))).instant
     with open(log, "ab") as fh:
-        fh.write(_block(log_file.DELETE, {log_file.INSTANT_TIME: instant}, b"\x00\x00\x00\x03"))
+        fh.write(_block(log_file.DELETE, {log_file.INSTANT_TIME: instant}, content))
     uri = f"thrift://127.0.0.1:{our_server}"
     db = f"ria_{uuid.uuid4().hex[:8]}"
     with HudiMetastoreClient(uri) as c:
         c.create_database(Database(name=db, description="", locationUri=None, parameters={}))
         report = import_hudi_table(uri, base, db, "t")
-        assert report.index_keys is None and "holds a delete block" in (report.index_note or "")
+        assert report.index_keys is None and why in (report.index_note or ""), report.index_note
         assert log.name in report.index_note
         assert "hoodie.index.type" not in (c.get_hudi_table(db, "t").properties or {})
     whole = log.read_bytes()
     with pytest.raises(HudiFormatError, match="cut short"):
         list(log_file.blocks(whole[:-5], log.name))
+
+
+def test_delete_block_of_default_ordering_deletes_in_log_order():
+    """Keys deleted by a block with Hudi's default ordering value (IntWrapper 0) or none."""
+    from hudi_format import log_file
+
+    block = log_file.LogBlock(log_file.DELETE, {}, _delete_content(3, _delete_records(("a", 0), ("b", None))))
+    assert log_file.deleted_keys(block) == ["a", "b"]
 
 
 @pytest.mark.parametrize("fixture", ["cow_v6_complexkeygen_hivestyle", "cow_v6_simplekeygen_nonhivestyle"])

@@ -6,9 +6,11 @@ files (pyarrow) and, for merge-on-read tables, of the Avro and Parquet data bloc
 log files (hudi_format/log_file.py) that completed instants wrote and no rollback block undid.
 Tables written without meta fields (`hoodie.populate.meta.fields=false`) get their keys from the
 record key fields through the table's key generator (hudi_format/key_generator.py), with the
-instant that wrote the file (base file) or the block (log file). Not read yet, so such tables keep
-no index (the reason is reported): log files with delete blocks or HFile blocks, and key fields of
-types other than strings, integers and booleans.
+instant that wrote the file (base file) or the block (log file). Delete blocks remove their keys
+(in log order: a later data block can write a key again). Not read yet, so such tables keep no index
+(the reason is reported): HFile blocks, delete blocks Java-serialized (before Hudi 0.14) or whose
+deletes carry ordering values of their own (a reader compares them with the record's), and key
+fields of types other than strings, integers and booleans.
 """
 
 from __future__ import annotations
@@ -79,8 +81,8 @@ def storage_keys(client: HudiMetastoreClient, db: str, table: str) -> StorageKey
 
 
 def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) -> dict[str, str]:
-    """key -> commit time of one file slice: its base file's keys, then its log files' data blocks
-    in order (a later block's record replaces an earlier one)."""
+    """key -> commit time of one file slice: its base file's keys, then its log files' data and
+    delete blocks in order (a later block's record replaces an earlier one; a delete removes it)."""
     import pyarrow.parquet as pq
 
     keys: dict[str, str] = {}
@@ -95,9 +97,11 @@ def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) ->
         for block in _live_blocks(list(log_file.blocks(data, name)), completed):
             if block.block_type in (log_file.AVRO_DATA, log_file.PARQUET_DATA):
                 keys.update(reader.of(log_file.data_block_table(block, reader.columns), block.instant))
-            elif block.block_type in (log_file.DELETE, log_file.HFILE_DATA):
-                kind = "a delete block" if block.block_type == log_file.DELETE else "an HFile block"
-                raise HudiFormatError(f"log file {name} holds {kind} (not read yet)")
+            elif block.block_type == log_file.DELETE:
+                for key in log_file.deleted_keys(block, f"log file {name}"):
+                    keys.pop(key, None)
+            elif block.block_type == log_file.HFILE_DATA:
+                raise HudiFormatError(f"log file {name} holds an HFile block (not read yet)")
     return keys
 
 

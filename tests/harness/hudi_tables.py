@@ -13,11 +13,15 @@ from pathlib import Path
 
 from .procs import REPO_ROOT, VENV_PYTHON
 
+REPO_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hudi-tables")
+
 
 def fixture_zip(name: str) -> str:
+    """A fixture of the repository (tests/fixtures/hudi-tables), else of ../shared."""
     from tests.test_hudi_fixtures import FIXTURE_DIR
 
-    return os.path.join(FIXTURE_DIR, f"{name}.zip")
+    own = os.path.join(REPO_FIXTURES, f"{name}.zip")
+    return own if os.path.exists(own) else os.path.join(FIXTURE_DIR, f"{name}.zip")
 
 
 def table_copy(name: str, dest: Path) -> str:
