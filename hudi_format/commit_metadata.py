@@ -10,6 +10,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+import orjson
+
 from hudi_format.errors import InvalidMetadata
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -57,9 +59,12 @@ def _load(data: bytes | None, what: str) -> dict:
             raise InvalidMetadata(f"{what} metadata Avro file holds no record")
         return records[0]
     try:
-        doc = json.loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InvalidMetadata(f"{what} metadata is not valid JSON: {exc}") from exc
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:  # what orjson refuses (NaN, integers beyond 64 bits) or its error
+        try:
+            doc = json.loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise InvalidMetadata(f"{what} metadata is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise InvalidMetadata(f"{what} metadata must be a JSON object")
     return doc
@@ -91,6 +96,19 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
     if not isinstance(replaced, dict):
         raise InvalidMetadata("partitionToReplaceFileIds must be an object")
     out.replaced = {p: list(ids or []) for p, ids in replaced.items() if ids}
+    return out
+
+
+def commit_partitions(data: bytes | None) -> set[str]:
+    """`parse_commit(data).partitions` without building the write stats (the storage mirror's
+    question after each commit)."""
+    doc = _load(data, "commit")
+    out = {p for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items() if ids}
+    for partition, entries in (doc.get("partitionToWriteStats") or {}).items():
+        for s in entries or []:
+            path = s.get("path")
+            if path and path != "null":
+                out.add(s.get("partitionPath") if s.get("partitionPath") is not None else partition)
     return out
 
 

@@ -12,7 +12,9 @@ from sqlalchemy import Connection, delete, func, select, update
 from hudi_format.commit_metadata import CommitMetadata
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.errors import InvalidObject
+from store.hms.column_widths import check_rows
 from store.hudi.tables import HudiTableRef
 
 NEVER = "0" * 17  # deleted_ts of files that were never part of the table (rolled back)
@@ -50,6 +52,10 @@ def _written_files(meta: CommitMetadata) -> WrittenFiles:
     return out
 
 
+_FILE_COLUMNS = ("tbl_id", "partition_path", "name", "file_id", "base_instant", "is_log", "log_version", "size",
+                 "version", "created_ts", "is_deleted", "create_time", "update_time")
+
+
 class FileListing:
     def __init__(self, clock_ms: Callable[[], int]):
         self.clock_ms = clock_ms
@@ -75,13 +81,9 @@ class FileListing:
                 conn.execute(update(f).where(f.c.id == existing[(partition, name)]).values(
                     size=size, version=version, update_time=now, is_deleted=False, deleted_ts=None))
             else:
-                inserts.append({"tbl_id": ref.tbl_id, "partition_path": partition, "name": name,
-                                "file_id": file_id, "base_instant": base, "is_log": is_log,
-                                "log_version": ver, "size": size, "version": version, "created_ts": ts,
-                                "deleted_ts": None, "is_deleted": False, "create_time": now,
-                                "update_time": now})
-        for i in range(0, len(inserts), 1000):
-            conn.execute(f.insert(), inserts[i:i + 1000])
+                inserts.append((ref.tbl_id, partition, name, file_id, base, is_log, ver, size, version, ts,
+                                False, now, now))
+        insert_rows(conn, f, _FILE_COLUMNS, inserts, check_rows)
 
     @staticmethod
     def _recorded_logs(conn: Connection, ref: HudiTableRef, written: WrittenFiles) -> dict[tuple[str, str], int]:

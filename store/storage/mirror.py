@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
+from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
     HOODIE,
@@ -372,7 +372,7 @@ class StorageMirror:
         return wrote
 
     def _partition_metadata(self, st: TableStorage, ts: str, commit: bytes, known: set[str]) -> None:
-        for partition in sorted(parse_commit(commit).partitions):
+        for partition in sorted(commit_partitions(commit)):
             partition = (partition or "").strip("/")
             if partition in known:
                 continue
