@@ -130,6 +130,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                        help="seconds between background retries of the Hudi storage mirror (0: only after commits)")
     serve.add_argument("--no-storage-mirror", action="store_true",
                        help="do not write Hudi timelines to storage (readers that list storage will not see commits)")
+    serve.add_argument("--storage-roots", metavar="URIS", default="",
+                       help="comma-separated directories besides the warehouse under which the server may delete "
+                            "and move data (dropping MANAGED objects, truncate, rename); elsewhere it touches only "
+                            "directories it made itself (docs/security.md)")
     serve.add_argument("--event-ttl", type=int, default=86_400,
                        help="seconds notification events are kept (Hive's hive.metastore.event.db.listener.timetolive)")
     serve.add_argument("--event-clean-interval", type=float, default=7_200,

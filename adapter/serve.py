@@ -86,7 +86,8 @@ def serve(args, url: str) -> int:
             lock_timeout_ms=int(args.lock_timeout * 1000),
             mirror=not args.no_storage_mirror,
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
-            notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval)
+            notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval,
+            storage_roots=[r.strip() for r in (args.storage_roots or "").split(",") if r.strip()])
         readiness = Readiness(services.store)
         if args.metrics_port > 0:
             from adapter.console.app import Console

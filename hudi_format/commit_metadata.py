@@ -70,6 +70,18 @@ def _load(data: bytes | None, what: str) -> dict:
     return doc
 
 
+def confined(path: str, what: str) -> str:
+    """A path relative to the table's base path, as given; InvalidMetadata for one that could leave
+    it (a `..` segment) or holds a control character."""
+    if not isinstance(path, str):
+        raise InvalidMetadata(f"{what} must be a string: {path!r}")
+    if any(ord(c) < 0x20 or c == "\x7f" for c in path):
+        raise InvalidMetadata(f"{what} {path!r} contains a control character")
+    if ".." in path.replace("\\", "/").split("/"):
+        raise InvalidMetadata(f"{what} {path!r} leaves the table's base path ('..' is not allowed)")
+    return path
+
+
 def parse_commit(data: bytes | None) -> CommitMetadata:
     doc = _load(data, "commit")
     out = CommitMetadata(operation_type=doc.get("operationType"), extra=doc.get("extraMetadata") or {})
@@ -77,10 +89,14 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
     if not isinstance(stats, dict):
         raise InvalidMetadata("partitionToWriteStats must be an object")
     for partition, entries in stats.items():
+        confined(partition, "partition path")
         for s in entries or []:
             path = s.get("path")
             if not path or path == "null":
                 continue  # e.g. a delete-only stat without a file
+            confined(path, "write stat path")
+            if s.get("partitionPath") is not None:
+                confined(s.get("partitionPath"), "partition path")
             file_id = s.get("fileId")
             if not file_id:
                 raise InvalidMetadata(f"write stat without fileId: {s}")
@@ -95,7 +111,7 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
     replaced = doc.get("partitionToReplaceFileIds") or {}
     if not isinstance(replaced, dict):
         raise InvalidMetadata("partitionToReplaceFileIds must be an object")
-    out.replaced = {p: list(ids or []) for p, ids in replaced.items() if ids}
+    out.replaced = {confined(p, "partition path"): list(ids or []) for p, ids in replaced.items() if ids}
     return out
 
 
@@ -117,7 +133,7 @@ def _deleted_names(doc: dict, key: str) -> dict[str, list[str]]:
     for partition, meta in (doc.get("partitionMetadata") or {}).items():
         names = [os.path.basename(p.rstrip("/")) for p in (meta or {}).get(key) or []]
         if names:
-            out[(meta or {}).get("partitionPath", partition) or ""] = names
+            out[confined((meta or {}).get("partitionPath", partition) or "", "partition path")] = names
     return out
 
 
@@ -132,7 +148,7 @@ def parse_rollback(data: bytes | None) -> tuple[list[str], dict[str, list[str]],
     doc = _load(data, "rollback")
     written = CommitMetadata()
     for partition, meta in (doc.get("partitionMetadata") or {}).items():
-        partition = (meta or {}).get("partitionPath", partition) or ""
+        partition = confined((meta or {}).get("partitionPath", partition) or "", "partition path")
         # log files stay in their slice: the rollback's command block (in rollbackLogFiles) tells
         # readers to skip the failed commit's blocks (in logFilesFromFailedCommit)
         logs = {**((meta or {}).get("logFilesFromFailedCommit") or {}), **((meta or {}).get("rollbackLogFiles") or {})}

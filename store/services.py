@@ -3,7 +3,7 @@ commands that work on the database and the tests build their services here and n
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from store.db.database import Store, now_ms
@@ -29,6 +29,8 @@ from store.hudi.clean_service import CleanService
 from store.hudi.partition_rules import HudiPartitionRules
 from store.hudi.snapshot_service import SnapshotService
 from store.hudi.timeline_service import TimelineService
+from store.storage import warehouse
+from store.storage.boundary import StorageBoundary
 from store.storage.mirror import StorageMirror
 
 DEFAULT_LOCK_TIMEOUT_MS = 300_000
@@ -73,15 +75,18 @@ class Services:
 def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS, mirror: bool = False,
                    mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms,
                    notification_ttl_s: int = DEFAULT_TTL_S,
-                   notification_clean_interval_s: float | None = None) -> Services:
+                   notification_clean_interval_s: float | None = None,
+                   storage_roots: Sequence[str] = ()) -> Services:
     """Services over `store`. With `mirror`, each completed Hudi instant is mirrored to storage right
     away, and with `mirror_interval_s` failed mirrors are retried in the background. `clock_ms` is
     the timeline's clock (instant times, heartbeats). Notification events older than
     `notification_ttl_s` are deleted every `notification_clean_interval_s` seconds in the background
-    (None: by nobody; `serve` sets it)."""
+    (None: by nobody; `serve` sets it). The server deletes and moves directories only under the
+    warehouse, `storage_roots` and the directories it made (store/storage/boundary.py)."""
     column_widths.enforce(store.engine)
+    warehouse.allow_scheme(store.warehouse)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
-    tables = TableService(store, notifications)
+    tables = TableService(store, notifications, StorageBoundary(store, storage_roots))
     partitions = PartitionService(store, tables)
     timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)

@@ -660,7 +660,9 @@ def test_partitions_alter_rename(cf):
     cf.call("rename_partition", db, "pt", ["2024-01-01", "2"],
             _edit_part(db, "pt", ["2024-01-01", "2"], lambda p: setattr(p, "values", ["2024-05-06", "5"])),
             expect="ok")
-    cf.call("get_partition", db, "pt", ["2024-05-06", "5"])
+    # ...but not out of a place outside the warehouse that the server did not make (issue 17)
+    moved = cf.call("get_partition", db, "pt", ["2024-05-06", "5"], allow="rename-outside-boundary")
+    assert moved.sd.location.endswith("/moved"), moved.sd.location
     cf.call("rename_partition", db, "pt", ["2024-05-05", "5"],
             _edit_part(db, "pt", ["2024-05-05", "5"], lambda p: setattr(p, "values", ["2024-05-06", "5"])),
             expect="InvalidOperationException", msg=True)

@@ -304,7 +304,10 @@ def test_object_store_path(tmp_path):
     """fsspec URLs other than local paths (here the in-memory filesystem): single PUTs, no folders."""
     import fsspec
 
+    from store.storage import warehouse
+
     url = f"memory://bucket{uuid.uuid4().hex[:8]}/t1"
+    warehouse.allow_scheme(url)  # as a server whose warehouse is there (locations.py refuses it otherwise)
     tables, timeline, snapshot = fresh_table(tmp_path, url)
     inst = timeline.create_instant("db1", "t1", None, "commit", b"", 60)
     timeline.transition_to_inflight("db1", "t1", inst.ts, "commit", b"")

@@ -576,3 +576,14 @@ partition_events = Table(
     Index("ix_partition_events", "db_name", "tbl_name", "part_name", "event_type",
           mysql_length={"part_name": 255}),
 )
+
+# Directories the server made itself (it did not exist before): the server may delete, move and
+# empty these and what is under them, besides the warehouse and the roots an admin configured
+# (store/storage/boundary.py). Keyed by the SHA-256 of the location (locations are too wide for a key).
+created_locations = Table(
+    "created_locations",
+    metadata,
+    Column("loc_hash", String(64), primary_key=True),
+    Column("location", Text, nullable=False),
+    Column("create_time", BigInteger, nullable=False),
+)

@@ -36,7 +36,7 @@ class CatalogService:
                               locationUri=warehouse.to_uri(catalog.locationUri), parameters={},
                               ownerName=owner, ownerType=PrincipalType.USER)
         self.store.run_write(self._insert, name, catalog, default_db)
-        warehouse.make_dirs(default_db.locationUri)
+        self.databases.boundary.make_dirs([default_db.locationUri])
 
     def _insert(self, conn: Connection, name: str, catalog: Catalog, default_db: Database) -> None:
         if conn.execute(select(S.catalogs.c.name).where(S.catalogs.c.name == name)).first():
@@ -81,8 +81,7 @@ class CatalogService:
         directory); `hive` stays."""
         if (name or "").lower() == DEFAULT_CATALOG:
             raise MetaError(f"Can not drop {DEFAULT_CATALOG} catalog")
-        for d in self.store.run_write(self._drop, name):
-            warehouse.delete_dir(d)
+        self.databases.boundary.delete_dirs(self.store.run_write(self._drop, name))
 
     def _drop(self, conn: Connection, name: str | None) -> list[str]:
         """Delete the catalog's rows; returns the directories to delete."""

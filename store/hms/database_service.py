@@ -29,6 +29,7 @@ from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import read_params, write_params
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
+from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import Database, DatabaseType, PrincipalType
 
 
@@ -39,8 +40,9 @@ def database_is(name: str) -> ColumnElement[bool]:
 
 
 class DatabaseService:
-    def __init__(self, store: Store, notifications: NotificationLog, rows: TableRows):
+    def __init__(self, store: Store, notifications: NotificationLog, rows: TableRows, boundary: StorageBoundary):
         self.store = store
+        self.boundary = boundary
         self.notifications = notifications
         self.rows = rows
         self.warehouse_uri = warehouse.to_uri(store.warehouse)
@@ -67,7 +69,7 @@ class DatabaseService:
                             f'length of {S.NAME}. Please correct your data!')
         _check_locations(database)
         location = self.store.run_write(self.insert, cat, name, database)
-        warehouse.make_dirs(location)  # after the commit; never fails the call
+        self.boundary.make_dirs([location])  # after the commit; never fails the call
 
     def insert(self, conn: Connection, cat: str, name: str, database: Database) -> str:
         """Insert the database's rows; returns its location."""
@@ -158,8 +160,7 @@ class DatabaseService:
         cat, db = split_db_name(name)
         if (cat, db) == (DEFAULT_CATALOG, "default"):
             raise MetaError(f"Can not drop default database in catalog {cat}")
-        for d in self.store.run_write(self.drop_rows, name, delete_data, cascade):
-            warehouse.delete_dir(d)
+        self.boundary.delete_dirs(self.store.run_write(self.drop_rows, name, delete_data, cascade))
 
     def drop_rows(self, conn: Connection, name: str, delete_data: bool, cascade: bool) -> list[str]:
         """Delete the database's rows; returns the directories to delete."""

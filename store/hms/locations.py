@@ -2,10 +2,12 @@
 location the store cannot hold, or whose directory the server could never manage, is refused
 before anything is written (Hive refuses them too, with a MetaException).
 
-Refused: control characters (NUL included), text that is no URI, and the web schemes `http` and
-`https` (read-only storage: Hadoop's HttpFileSystem cannot make a directory either). Other schemes
-(s3a, gs, abfs, hdfs, ...) are accepted: the server makes their directories when it can, and a
-directory it cannot make never fails the call (store/storage/warehouse.py).
+Refused: control characters (NUL included), text that is no URI, the web schemes `http` and
+`https` (read-only storage: Hadoop's HttpFileSystem cannot make a directory either), and every
+scheme that is not a file system a lakehouse keeps tables on (`ftp`, `sftp`, `memory`, ...: a
+location is something the server may later open). The file-system schemes below are accepted; the
+server itself opens only those store/storage/warehouse.py is allowed to (the warehouse's), and a
+directory it cannot make never fails the call.
 """
 
 from __future__ import annotations
@@ -14,8 +16,13 @@ from urllib.parse import urlsplit
 
 from store.errors import MetaError
 from store.hms import column_widths
+from store.storage import warehouse
 
 READ_ONLY_SCHEMES = frozenset({"http", "https"})
+# Hadoop-compatible file systems tables live on (Hive, Spark, Trino and Hudi name them so)
+FILE_SYSTEM_SCHEMES = frozenset({
+    "", "file", "hdfs", "viewfs", "webhdfs", "s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs",
+    "adl", "oss", "cos", "cosn", "obs", "ofs", "o3fs", "alluxio", "jfs", "lakefs", "dbfs", "maprfs", "swift"})
 
 
 def check_location(value: str | None, what: str, table: str, column: str) -> None:
@@ -31,7 +38,10 @@ def check_location(value: str | None, what: str, table: str, column: str) -> Non
     if scheme in READ_ONLY_SCHEMES:
         raise MetaError(f"{what} {value} is on {scheme} storage, which is read-only: the metastore "
                         "cannot create or manage a directory there")
+    if scheme not in FILE_SYSTEM_SCHEMES and not warehouse.opened(scheme):
+        raise MetaError(f"{what} {value} has the scheme {scheme!r}, which is not a file system tables are "
+                        f"kept on (accepted: {', '.join(sorted(s for s in FILE_SYSTEM_SCHEMES if s))})")
     column_widths.check_value(table, column, value)
 
 
-__all__ = ["READ_ONLY_SCHEMES", "check_location"]
+__all__ = ["FILE_SYSTEM_SCHEMES", "READ_ONLY_SCHEMES", "check_location"]

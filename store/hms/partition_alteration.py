@@ -203,8 +203,8 @@ class PartitionAlteration:
                 f"Partition already exists:{ctx.db_name}.{ctx.name}.[{', '.join(new_part.values)}]")
         location = None
         moves = []
-        if ctx.tbl_type == MANAGED and ctx.location:
-            location = warehouse.join(ctx.location, new_name)
+        if ctx.tbl_type == MANAGED and ctx.location and (not old.location or self.tables.boundary.may(old.location)):
+            location = warehouse.join(ctx.location, new_name)  # (a directory outside stays where it is)
             if old.location and old.location != location:
                 moves.append((old.location, location))
         befores = self.queries.named(conn, ctx, [old_name])

@@ -58,8 +58,7 @@ class PartitionWrites:
         else:
             out, made = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing)
         self.store.note_changes(len(out))
-        for loc in made:
-            warehouse.make_dirs(loc)
+        self.tables.boundary.make_dirs(made)
         return out
 
     def append_partition(self, db: str, tbl: str, values: Sequence[str] | None) -> Partition:
@@ -173,7 +172,7 @@ class PartitionWrites:
             self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
             if_exists=if_exists, need_result=need_result, exact_names=exact_names)
         self.store.note_changes(dropped)
-        warehouse.delete_dirs(doomed)
+        self.tables.boundary.delete_dirs(doomed)
         return result
 
     def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,
@@ -231,7 +230,13 @@ class PartitionWrites:
                     S.partitions.c.tbl_id == ctx.tbl_id))]
             else:
                 locs = [ctx.location]
-        for loc in locs:
+        wanted = [loc for loc in locs if loc]
+        allowed = set(self.tables.boundary.allowed(wanted, "empty"))
+        outside = [loc for loc in wanted if loc not in allowed]
+        if outside:  # before anything is emptied
+            raise MetaError(f"Cannot truncate {db}.{tbl}: {outside[0]} is outside the warehouse, the storage "
+                            "roots and the directories the metastore made, so it will not delete files there")
+        for loc in wanted:
             warehouse.empty_dir(loc)
 
 

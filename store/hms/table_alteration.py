@@ -25,11 +25,13 @@ from store.hms.hive_rules import (
     split_db_name,
     valid_object_name,
 )
+from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import write_params
 from store.hms.table_rows import TableRows
 from store.storage import warehouse
+from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 # A directory move: (from, to)
@@ -37,7 +39,9 @@ Move = tuple[str, str]
 
 
 class TableAlteration:
-    def __init__(self, store: Store, databases: DatabaseService, rows: TableRows, notifications: NotificationLog):
+    def __init__(self, store: Store, databases: DatabaseService, rows: TableRows, notifications: NotificationLog,
+                 boundary: StorageBoundary):
+        self.boundary = boundary
         self.store = store
         self.databases = databases
         self.rows = rows
@@ -54,6 +58,7 @@ class TableAlteration:
         problem = column_problem(new.sd.cols)
         if problem:
             raise InvalidOperation(problem)
+        check_location(new.sd.location, "Table location", "tbl", "location")
         # Directories moved so far. Kept across retries of the transaction: those directories are
         # already at their target; when the write finally fails they are put back.
         moved: list[Move] = []
@@ -119,7 +124,7 @@ class TableAlteration:
         location = new.sd.location or old.location
         moves: list[Move] = []
         if old.tbl_type == MANAGED and (not new.sd.location or new.sd.location == old.location) \
-                and old.location:
+                and old.location and self.boundary.may(old.location):  # else it stays where it is
             # Hive 4 moves it to its plain name (at create it writes special characters as codes)
             location = warehouse.join(
                 target_db.location_uri or self.databases.default_db_location(conn, new_db), new_name)

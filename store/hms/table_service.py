@@ -40,17 +40,19 @@ from store.hms.parameters import write_params
 from store.hms.table_alteration import TableAlteration
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
+from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta
 
 
 class TableService:
-    def __init__(self, store: Store, notifications: NotificationLog):
+    def __init__(self, store: Store, notifications: NotificationLog, boundary: StorageBoundary | None = None):
         self.store = store
         self.notifications = notifications
+        self.boundary = boundary or StorageBoundary(store)
         self.rows = TableRows(store.backend)
-        self.databases = DatabaseService(store, notifications, self.rows)
+        self.databases = DatabaseService(store, notifications, self.rows, self.boundary)
         self.catalogs = CatalogService(store, self.databases)
-        self.alteration = TableAlteration(store, self.databases, self.rows, notifications)
+        self.alteration = TableAlteration(store, self.databases, self.rows, notifications, self.boundary)
 
     # --- databases ------------------------------------------------------------------------------
 
@@ -93,8 +95,7 @@ class TableService:
         params.setdefault(DDL_TIME, str(now))
         check_location(table.sd.location if table.sd else None, "Table location", "tbl", "location")
         made = self.store.run_write(self._create, table, db_name, name, tbl_type, params, now, env, also)
-        for loc in made:
-            warehouse.make_dirs(loc)  # after the commit; never fails the call
+        self.boundary.make_dirs(made)  # after the commit; never fails the call
 
     def _create(self, conn: Connection, table: Table, db_name: str, name: str, tbl_type: str,
                 params: dict[str, str], now: int, env: dict[str, str] | None,
@@ -185,8 +186,7 @@ class TableService:
         self.alteration.alter_table(db_name, name, new, env, cascade)
 
     def drop_table(self, db_name: str, name: str, delete_data: bool, env: dict[str, str] | None = None) -> None:
-        for d in self.store.run_write(self._drop, db_name, name, delete_data):
-            warehouse.delete_dir(d)
+        self.boundary.delete_dirs(self.store.run_write(self._drop, db_name, name, delete_data))
 
     def _drop(self, conn: Connection, db_name: str, name: str, delete_data: bool) -> list[str]:
         """Delete the table's rows; returns the directories to delete."""

@@ -117,7 +117,7 @@ class CleanService:
             base = self.timeline.table_ref(conn, db, tbl).base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
         for p in paths:
-            warehouse.delete_file(warehouse.join(base, p))
+            warehouse.delete_file(warehouse.join_within(base, p))
         return inst.ts, paths
 
     def drop_partitions(self, db: str, tbl: str, partition_paths: list[str]) -> tuple[str, str | None]:

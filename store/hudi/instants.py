@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 
 from sqlalchemy import Connection, Row, delete, or_, select, update
 
+from hudi_format.commit_metadata import confined
+from hudi_format.errors import InvalidMetadata
 from hudi_format.instant import (
     ACTIONS,
     COMPLETED,
@@ -160,6 +162,11 @@ class Instants:
             raise InvalidOperation(f"Instant {ts} is already completed")
         have = set(conn.execute(select(S.instant_markers.c.path).where(
             S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts)).scalars())
+        for p in dict.fromkeys(paths or []):  # rollback deletes them: never outside the base path
+            try:
+                confined(p, "marker path")
+            except InvalidMetadata as exc:
+                raise InvalidObject(exc.message) from None
         new = [p.strip("/") for p in dict.fromkeys(paths or []) if p.strip("/") not in have]
         if new:
             conn.execute(S.instant_markers.insert(), [{"tbl_id": ref.tbl_id, "ts": ts, "path": p} for p in new])

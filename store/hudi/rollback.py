@@ -37,7 +37,7 @@ class Rollbacks:
         (the rollback instant, the deleted paths, relative to the table's base path)."""
         instant, paths, base_path = self.store.run_write(self._rollback_in, db, tbl, ts, force)
         for p in paths:
-            warehouse.delete_file(warehouse.join(base_path, p))
+            warehouse.delete_file(warehouse.join_within(base_path, p))
         run_post_commit_hooks(self.hooks, db, tbl)
         return instant, paths
 

@@ -25,6 +25,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
 from store.hms.database_service import database_is
+from store.hms.locations import check_location
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
@@ -66,6 +67,7 @@ class HudiTables:
         else `hudi`) when absent."""
         cfg.db_name, cfg.table_name = (cfg.db_name or "").lower(), (cfg.table_name or "").lower()
         cfg.validate()
+        check_location(cfg.base_path or None, "Hudi table base path", "hudi_table", "base_path")
         try:
             existing = self.tables.get_table(cfg.db_name, cfg.table_name)
         except NoSuchObject:

@@ -374,7 +374,7 @@ class StorageMirror:
     def _partition_metadata(self, st: TableStorage, ts: str, commit: bytes, known: set[str]) -> None:
         for partition in sorted(commit_partitions(commit)):
             partition = (partition or "").strip("/")
-            if partition in known:
+            if partition in known or ".." in partition.split("/"):  # commits refuse '..' (stored before?)
                 continue
             rel = f"{partition}/{PARTITION_METAFILE}" if partition else PARTITION_METAFILE
             if not st.exists(rel):

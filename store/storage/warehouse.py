@@ -44,7 +44,37 @@ def join(parent: str, child: str) -> str:
     return parent.rstrip("/") + "/" + child
 
 
+def join_within(parent: str, child: str) -> str | None:
+    """join, or None (logged) when `child` would leave `parent` (a `..` segment): for deletions of
+    paths that came from clients (markers, clean and rollback lists)."""
+    if ".." in child.replace("\\", "/").split("/"):
+        _failed("delete outside its table", join(parent, child), ValueError("'..' in the relative path"))
+        return None
+    return join(parent, child)
+
+
+# Schemes the server opens through fsspec (beyond local paths): the warehouse's own
+# (allow_scheme, at start). A location on any other scheme is recorded, never opened: a client
+# naming `ftp://host:port/x` makes the server connect nowhere.
+_OPENED: set[str] = set()
+
+
+def allow_scheme(uri: str) -> None:
+    """Let the server open the file system of `uri`'s scheme (the warehouse's)."""
+    scheme = urlparse(uri).scheme.lower()
+    if scheme not in ("", "file"):
+        _OPENED.add(scheme)
+
+
+def opened(scheme: str) -> bool:
+    """Does the server open `scheme` (besides local paths)?"""
+    return scheme.lower() in _OPENED
+
+
 def _fs(uri: str):
+    scheme = urlparse(uri).scheme.lower()
+    if scheme not in _OPENED:
+        raise ValueError(f"the server does not open {scheme!r} storage (only the warehouse's file system)")
     try:
         import fsspec
     except ImportError:  # object stores need fsspec; without it we leave storage alone
@@ -166,12 +196,12 @@ def move_dir(src: str, dst: str) -> bool:
             os.makedirs(os.path.dirname(dp), exist_ok=True)
             os.rename(sp, dp)
             return True
-        fs_path = _fs(src)
-        if fs_path:
+        fs_path, dst_path = _fs_or_none(src, "move"), _fs_or_none(dst, "move")
+        if fs_path and dst_path:
             fs, p = fs_path
             if not fs.exists(p):
                 return False
-            fs.mv(p, _fs(dst)[1], recursive=True)
+            fs.mv(p, dst_path[1], recursive=True)
             return True
     except FileNotFoundError:
         return False
@@ -203,7 +233,7 @@ def delete_file(uri: str | None) -> bool:
         if path is not None:
             os.remove(path)
             return True
-        fs_path = _fs(uri)
+        fs_path = _fs_or_none(uri, "delete")
         if fs_path:
             fs, p = fs_path
             if fs.exists(p):

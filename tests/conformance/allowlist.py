@@ -113,6 +113,12 @@ REFERENCE_GAPS = {
 #: serve) instead of 2.3. ``id -> (Struct.field paths not compared after the call, reason)``; a test
 #: opts in per call with ``allow=<id>`` and checks our value itself.
 DELIBERATE = {
+    "rename-outside-boundary": (
+        {"StorageDescriptor.location"},
+        "renaming a MANAGED partition whose directory is outside the warehouse (and was not made by the "
+        "server): Hive moves the directory into the table's; ours leaves it and its location as they are "
+        "(docs/security.md, Storage boundaries)",
+    ),
     "alter-database-hive3": (
         {"Database.description", "Database.locationUri"},
         "alter_database applies a non-blank description / locationUri as Hive 3.1 does (ALTER DATABASE "

@@ -1,0 +1,133 @@
+"""What the server may delete, move or empty on storage: what is under the warehouse, under a root an
+admin configured (`--storage-roots`), or under a directory the server made itself (recorded in
+`created_locations` when it made it). Everything else a client names (a MANAGED table's location
+outside the warehouse, a database location on someone's home directory) is recorded and left
+alone: dropping its object drops the metadata only, and the skipped directory is logged.
+
+Paths are compared in canonical form: local paths resolved (symbolic links and `..` included), so a
+link inside the warehouse that points out of it is outside; URLs by scheme, host and normalised path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import posixpath
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from store import metrics
+from store.db import schema as S
+from store.db.database import Store, now_ms
+from store.db.dialect import BATCH
+from store.storage import warehouse
+
+log = logging.getLogger(__name__)
+REFUSED = "hms_storage_refused"
+
+
+def canonical(uri: str) -> str:
+    """`file:` + the resolved absolute path for local paths; `scheme://host/normalised/path` else."""
+    path = warehouse.local_path(uri)
+    if path is not None:
+        return "file:" + os.path.realpath(path)
+    parts = urlsplit(uri)
+    norm = posixpath.normpath("/" + parts.path.lstrip("/")) if parts.path else "/"
+    return f"{parts.scheme.lower()}://{parts.netloc}{norm}".rstrip("/") or "/"
+
+
+def _ancestors(c: str) -> list[str]:
+    """`c` and every directory above it, in canonical form."""
+    scheme, sep, rest = c.partition("://") if "://" in c else ("file", ":", c[len("file:"):])
+    head = f"{scheme}{sep}"
+    out = []
+    path = rest
+    while True:
+        out.append(head + path)
+        parent = path.rsplit("/", 1)[0]
+        if not parent or parent == path:
+            break
+        path = parent
+    return out
+
+
+def _under(c: str, root: str) -> bool:
+    return c == root or c.startswith(root.rstrip("/") + "/")
+
+
+def _hash(c: str) -> str:
+    return hashlib.sha256(c.encode("utf-8")).hexdigest()
+
+
+class StorageBoundary:
+    def __init__(self, store: Store, roots: Iterable[str] = ()):
+        self.store = store
+        self.roots = [canonical(r) for r in [store.warehouse, *roots] if r]
+
+    # --- what the server made ----------------------------------------------------------------------
+
+    def make_dirs(self, uris: Iterable[str | None]) -> None:
+        """Make the directories; record the ones that did not exist (the server may delete those)."""
+        made = [u for u in uris if u and warehouse.make_dirs(u)]
+        if made:
+            self._record([c for c, ok in zip(map(canonical, made), self._allowed(made)) if not ok])
+
+    def _record(self, canon: list[str]) -> None:
+        if not canon:
+            return
+        rows = [{"loc_hash": _hash(c), "location": c, "create_time": now_ms()} for c in dict.fromkeys(canon)]
+        try:
+            with self.store.engine.begin() as conn:
+                conn.execute(S.created_locations.insert(), rows)
+        except IntegrityError:  # made again after a drop: one by one, keeping the rows there are
+            for row in rows:
+                try:
+                    with self.store.engine.begin() as conn:
+                        conn.execute(S.created_locations.insert(), [row])
+                except IntegrityError:
+                    pass
+        except Exception as exc:  # noqa: BLE001 - never fails the call (the directory stays undeletable)
+            log.warning("could not record directories the server made: %s", exc)
+
+    # --- what the server may change ----------------------------------------------------------------
+
+    def _allowed(self, uris: list[str]) -> list[bool]:
+        canon = [canonical(u) for u in uris]
+        out = [any(_under(c, r) for r in self.roots) for c in canon]
+        pending = {i: _ancestors(c) for i, c in enumerate(canon) if not out[i]}
+        if pending:
+            hashes = sorted({_hash(a) for anc in pending.values() for a in anc})
+            known: set[str] = set()
+            with self.store.read() as conn:
+                for start in range(0, len(hashes), BATCH):
+                    known.update(conn.execute(select(S.created_locations.c.loc_hash).where(
+                        S.created_locations.c.loc_hash.in_(hashes[start:start + BATCH]))).scalars())
+            for i, anc in pending.items():
+                out[i] = any(_hash(a) in known for a in anc)
+        return out
+
+    def allowed(self, uris: Iterable[str | None], action: str) -> list[str]:
+        """The `uris` the server may `action` (delete, move, empty); the others logged and counted."""
+        given = [u for u in uris if u]
+        if not given:
+            return []
+        ok = self._allowed(given)
+        for u, good in zip(given, ok):
+            if not good:
+                metrics.incr(REFUSED)
+                log.warning("not %s %s: outside the warehouse, the storage roots and the directories the "
+                            "server made (docs/security.md, Storage boundaries)", action, u)
+        return [u for u, good in zip(given, ok) if good]
+
+    def may(self, uri: str | None) -> bool:
+        return bool(uri) and self._allowed([uri or ""])[0]
+
+    def delete_dirs(self, uris: Iterable[str | None]) -> None:
+        warehouse.delete_dirs(self.allowed(uris, "delete"))
+
+
+__all__ = ["REFUSED", "StorageBoundary", "canonical"]
