@@ -99,9 +99,24 @@ def insert_sd(conn: Connection, sd: StorageDescriptor | None) -> int:
     return inserted_id(conn.execute(S.sds.insert().values(**sd_row(sd))))
 
 
+_NO_SKEW = json.dumps({"names": [], "values": [], "locations": []}, separators=(",", ":"))
+
+
+def _as_answered(key: str, value):
+    """A stored value as build_sd answers it: no skew info and an empty one, an unset and a false
+    storedAsSubDirectories give the same descriptor."""
+    if key == "skewed":
+        return None if value in (None, _NO_SKEW) else value
+    if key == "stored_as_subdirs":
+        return bool(value)
+    return value
+
+
 def same_sd(row, sd: StorageDescriptor | None) -> bool:
-    """Does descriptor `sd` equal the stored row (ignoring location and columns)?"""
-    return all(getattr(row, k) == v for k, v in sd_row(sd).items())
+    """Does descriptor `sd` answer as the stored row does (ignoring location and columns)? A Java
+    client's copy of its table's descriptor carries an empty SkewedInfo and storedAsSubDirectories
+    false where the table was created without them."""
+    return all(_as_answered(k, getattr(row, k)) == _as_answered(k, v) for k, v in sd_row(sd).items())
 
 
 class SdView:

@@ -40,6 +40,14 @@ def canonical(uri: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc}{norm}".rstrip("/") or "/"
 
 
+def _lexical(uri: str) -> str:
+    """canonical without resolving symbolic links (cheap)."""
+    path = warehouse.local_path(uri)
+    if path is not None:
+        return "file:" + os.path.normpath(os.path.abspath(path))
+    return canonical(uri)
+
+
 def _ancestors(c: str) -> list[str]:
     """`c` and every directory above it, in canonical form."""
     scheme, sep, rest = c.partition("://") if "://" in c else ("file", ":", c[len("file:"):])
@@ -67,12 +75,24 @@ class StorageBoundary:
     def __init__(self, store: Store, roots: Iterable[str] = ()):
         self.store = store
         self.roots = [canonical(r) for r in [store.warehouse, *roots] if r]
+        self.lexical_roots = [_lexical(r) for r in [store.warehouse, *roots] if r]
 
     # --- what the server made ----------------------------------------------------------------------
 
     def make_dirs(self, uris: Iterable[str | None]) -> None:
-        """Make the directories; record the ones that did not exist (the server may delete those)."""
-        made = [u for u in uris if u and warehouse.make_dirs(u)]
+        """Make the directories (many at once: each waits on the file system's journal, not on the
+        CPU); record the ones that did not exist and no root covers (the server may delete those)."""
+        wanted = [u for u in uris if u]
+        if len(wanted) < 32:
+            made = [u for u in wanted if warehouse.make_dirs(u)]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=8, thread_name_prefix="make-dir") as pool:
+                made = [u for u, new in zip(wanted, pool.map(warehouse.make_dirs, wanted)) if new]
+        # a lexical check first (no symbolic links resolved): what it puts under a root needs no
+        # record; deletions resolve links, so a link out of the warehouse is still outside then
+        made = [u for u in made if not any(_under(_lexical(u), r) for r in self.lexical_roots)]
         if made:
             self._record([c for c, ok in zip(map(canonical, made), self._allowed(made)) if not ok])
 
