@@ -158,20 +158,25 @@ def backend_specs():
     return backend_urls()
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
-def backend_url(request, backend_specs, tmp_path_factory):
-    """A SQLAlchemy URL of a fresh, empty database on one backend."""
-    spec = backend_specs[request.param]
-    if not spec.available:
-        _unavailable(f"{request.param} backend unavailable: {spec.reason}")
+def _fresh_url(spec, where):
+    """A fresh database of `spec` (dropped after the caller's test or session), as a generator."""
     try:
-        fresh = create_fresh_database(spec, tmp_path_factory.mktemp(f"db-{request.param}"))
+        fresh = create_fresh_database(spec, where)
     except BackendUnavailable as e:
         _unavailable(str(e))
     try:
         yield fresh.url
     finally:
         fresh.drop()
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend_url(request, backend_specs, tmp_path_factory):
+    """A SQLAlchemy URL of a fresh, empty database on one backend."""
+    spec = backend_specs[request.param]
+    if not spec.available:
+        _unavailable(f"{request.param} backend unavailable: {spec.reason}")
+    yield from _fresh_url(spec, tmp_path_factory.mktemp(f"db-{request.param}"))
 
 
 @pytest.fixture
@@ -179,14 +184,7 @@ def own_backend_url(backend_url, backend_specs, tmp_path):
     """A fresh database of `backend_url`'s backend for one test (for a server of its own, whose
     settings must not shape the shared database, e.g. the default database's location)."""
     kind = next(k for k in ("sqlite", "postgresql", "mysql") if backend_url.startswith(k))
-    try:
-        fresh = create_fresh_database(backend_specs[kind], tmp_path / f"own-db-{kind}")
-    except BackendUnavailable as e:
-        _unavailable(str(e))
-    try:
-        yield fresh.url
-    finally:
-        fresh.drop()
+    yield from _fresh_url(backend_specs[kind], tmp_path / f"own-db-{kind}")
 
 
 # --------------------------------------------------------------------------- our server

@@ -17,16 +17,21 @@ WidthCheck = Callable[[Table, Iterable[dict[str, Any]]], None]
 
 
 def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                check_widths: WidthCheck) -> None:
-    """Insert `rows` (tuples in the order of `columns`) into `table`."""
+                check_widths: WidthCheck | None, pg_types: Sequence[str] | None = None, batch: int = BATCH) -> None:
+    """Insert `rows` (tuples in the order of `columns`) into `table`; `check_widths` None: the caller
+    checked them. `pg_types`: PostgreSQL type names of the columns for a binary COPY (else text)."""
     if not rows:
         return
-    _check_widths(table, columns, rows, check_widths)
+    if check_widths is not None:
+        _check_widths(table, columns, rows, check_widths)
     raw = conn.connection.driver_connection
     assert raw is not None
     names = ", ".join(columns)
     if conn.dialect.name == "postgresql":
-        with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN") as cp:
+        binary = " (FORMAT BINARY)" if pg_types else ""
+        with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN{binary}") as cp:
+            if pg_types:
+                cp.set_types(list(pg_types))
             for r in rows:
                 cp.write_row(r)
         return
@@ -34,8 +39,8 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
     cur = raw.cursor()
     try:
         sql = f"INSERT INTO {table.name} ({names}) VALUES ({', '.join([mark] * len(columns))})"
-        for start in range(0, len(rows), BATCH):
-            cur.executemany(sql, rows[start:start + BATCH])
+        for start in range(0, len(rows), batch):
+            cur.executemany(sql, rows[start:start + batch])
     finally:
         cur.close()
 

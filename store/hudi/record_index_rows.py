@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 from sqlalchemy import Connection, text
 
+from store.db import schema as S
+from store.db.bulk import insert_rows as insert_rows_in
+
 BATCH = 5000  # rows per executemany
 IN_LIST = 500  # keys per IN list
 
@@ -28,24 +31,9 @@ def insert_rows(conn: Connection, rows: Sequence[Row]) -> None:
     table has already raises DuplicateKey (the caller's savepoint undoes the statement)."""
     if not rows:
         return
-    raw = conn.connection.driver_connection
-    assert raw is not None
     try:
-        if conn.dialect.name == "postgresql":
-            with raw.cursor() as cur, cur.copy(
-                    "COPY record_index (tbl_id, fg_id, instant, shard, record_key) FROM STDIN (FORMAT BINARY)") as cp:
-                cp.set_types(["int8", "int8", "int8", "int2", "text"])
-                for r in rows:
-                    cp.write_row(r)
-            return
-        mark = "?" if conn.dialect.name == "sqlite" else "%s"
-        cur = raw.cursor()
-        try:
-            for start in range(0, len(rows), BATCH):
-                cur.executemany("INSERT INTO record_index (tbl_id, fg_id, instant, shard, record_key) "
-                                f"VALUES ({', '.join([mark] * 5)})", rows[start:start + BATCH])
-        finally:
-            cur.close()
+        insert_rows_in(conn, S.record_index, ("tbl_id", "fg_id", "instant", "shard", "record_key"), rows, None,
+                       pg_types=("int8", "int8", "int8", "int2", "text"), batch=BATCH)
     except Exception as exc:
         if _is_duplicate(exc):
             raise DuplicateKey(str(exc)) from exc
