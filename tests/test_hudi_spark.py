@@ -5,8 +5,9 @@ tests/harness/hudi_spark.py) against our server, in ONE Spark subprocess (tests/
   hive sync in `hms` mode to our server: the database, the tables (MOR: also `_ro` and `_rt`) and the
   partitions appear as hive-sync makes them; `import-hudi` then adopts each table and `validate`
   agrees with storage; the server's file slices are hudi-rs's.
-* Hudi's reader reads a table OUR pipeline wrote: snapshot and time travel (`as.of.instant`) give
-  the rows of pipeline.read / hudi-rs; incremental reads give the rows committed after an instant.
+* Hudi's reader reads a table OUR pipeline wrote: snapshot (by path, and through the catalog:
+  spark.table and SQL on our server's registration) and time travel (`as.of.instant`) give the rows
+  of pipeline.read / hudi-rs; incremental reads give the rows committed after an instant.
 """
 
 from __future__ import annotations
@@ -55,13 +56,14 @@ def test_hudi_spark_writes_and_reads_through_our_server(spark, our_server, tmp_p
     db = f"hudi_spark_{uuid.uuid4().hex[:6]}"
     out = run_spark_script(SCRIPT, our_server, tmp_path / "wh", tmp_path / "out.json", timeout=1500,
                            python=hudi_spark_python(), env=hudi_spark_env(),
-                           extra_args=["--db", db, "--read", json.dumps({"ours": {"base": base, "instants": stamps}})])
+                           extra_args=["--db", db, "--read", json.dumps({"ours": {"base": base, "instants": stamps,
+                                                                             "table": ours_table}})])
 
     # Hudi's writer, hive sync in hms mode
     written = out["written"]
     for name, t in written.items():
         assert "error" not in t, t
-        assert t["rows"] == EXPECTED, name
+        assert t["rows"] == t["catalog_rows"] == EXPECTED, name
     with HudiMetastoreClient(uri(our_server)) as c:
         # MOR: the snapshot table, read-optimized `_ro` and real-time `_rt` (Hudi 1.x's hive sync)
         assert sorted(c.get_all_tables(db)) == ["cow_flat", "cow_part", "mor_flat", "mor_flat_ro", "mor_flat_rt",
@@ -86,6 +88,7 @@ def test_hudi_spark_writes_and_reads_through_our_server(spark, our_server, tmp_p
     assert "error" not in got, got
     cols = ["fare", "city"]
     assert got["snapshot"] == _rows(ours(spark, our_server, ours_table, cols)) == _rows(hudi_rs(base, cols)) == EXPECTED
+    assert got["catalog"] == got["sql"] == EXPECTED  # Hudi's catalog resolves our server's registration
     for ts in stamps:
         assert got["as_of"][ts] == _rows(hudi_rs(base, cols, as_of=ts)), ts
     assert got["incremental"][stamps[0]] == [[1, 10.0, "sf"], [7, 7.0, "la"]]

@@ -68,14 +68,18 @@ def write_tables(spark, uri: str, warehouse: str, db: str) -> dict:
                        db, name, ttype, part, "insert", base, uri)
             hudi_write(df([(1, 10.0, 2, "sf"), (7, 7.0, 2, "la")]), db, name, ttype, part, "upsert", base, uri)
             hudi_write(df([(2, 0.0, 3, "nyc")]), db, name, ttype, part, "delete", base, uri)
-            out[name] = {"base": base, "rows": rows(spark.read.format("hudi").load(base))}
+            out[name] = {"base": base, "rows": rows(spark.read.format("hudi").load(base)),
+                         "catalog_rows": rows(spark.table(f"{db}.{name}"))}  # the table hive-sync registered
         except Exception as e:  # noqa: BLE001 - reported, the test fails on it
             out[name] = {"error": f"{type(e).__name__}: {e}"[:2000], "trace": traceback.format_exc()[-3000:]}
     return out
 
 
-def read_table(spark, base: str, instants: list[str]) -> dict:
+def read_table(spark, base: str, instants: list[str], table: str = "") -> dict:
     got: dict = {"snapshot": rows(spark.read.format("hudi").load(base)), "as_of": {}, "incremental": {}}
+    if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
+        got["catalog"] = rows(spark.table(table))
+        got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
     for ts in instants:
         got["as_of"][ts] = rows(spark.read.format("hudi").option("as.of.instant", ts).load(base))
         got["incremental"][ts] = rows(spark.read.format("hudi")
@@ -90,13 +94,13 @@ def main() -> int:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
-    p.add_argument("--read", default="{}", help="JSON {name: {base, instants}} to read with Hudi's reader")
+    p.add_argument("--read", default="{}", help="JSON {name: {base, instants, table}} to read with Hudi's reader")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
     result: dict = {"written": write_tables(spark, args.metastore_uri, args.warehouse, args.db), "read": {}}
     for name, t in json.loads(args.read).items():
         try:
-            result["read"][name] = read_table(spark, t["base"], t["instants"])
+            result["read"][name] = read_table(spark, t["base"], t["instants"], t.get("table", ""))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()
