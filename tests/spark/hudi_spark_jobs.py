@@ -75,6 +75,23 @@ def write_tables(spark, uri: str, warehouse: str, db: str) -> dict:
     return out
 
 
+def metaserver_write(spark, uri: str, warehouse: str) -> dict:
+    """A write with `hoodie.metaserver.enabled=true` (Hudi's metaserver client to our server's
+    ThriftHoodieMetaserver): what Hudi answers; the Java causes of a failure."""
+    df = spark.createDataFrame([(1, 1.0, 1, "sf")], SCHEMA)
+    try:
+        (df.write.format("hudi").option("hoodie.table.name", "ms_t").option("hoodie.database.name", "ms_db")
+         .option("hoodie.datasource.write.recordkey.field", "id")
+         .option("hoodie.datasource.write.precombine.field", "ts")
+         .option("hoodie.datasource.write.partitionpath.field", "city").option("hoodie.metadata.enable", "false")
+         .option("hoodie.metaserver.enabled", "true").option("hoodie.metaserver.uris", uri)
+         .mode("append").save(os.path.join(warehouse, "ms_db", "ms_t")))
+        return {"written": True}
+    except Exception as e:  # noqa: BLE001 - the error is the result
+        return {"error": f"{type(e).__name__}: {e}"[:400],
+                "causes": [line.strip() for line in str(e).splitlines() if line.startswith("Caused by")]}
+
+
 def read_table(spark, base: str, instants: list[str], table: str = "") -> dict:
     got: dict = {"snapshot": rows(spark.read.format("hudi").load(base)), "as_of": {}, "incremental": {}}
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
@@ -98,6 +115,7 @@ def main() -> int:
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
     result: dict = {"written": write_tables(spark, args.metastore_uri, args.warehouse, args.db), "read": {}}
+    result["metaserver"] = metaserver_write(spark, args.metastore_uri, args.warehouse)
     for name, t in json.loads(args.read).items():
         try:
             result["read"][name] = read_table(spark, t["base"], t["instants"], t.get("table", ""))
