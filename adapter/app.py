@@ -8,6 +8,7 @@ from adapter.handlers.databases import DatabaseHandler
 from adapter.handlers.functions import FunctionHandler
 from adapter.handlers.hudi import HudiHandler
 from adapter.handlers.locks import LockHandler
+from adapter.handlers.metaserver import MetaserverHandler
 from adapter.handlers.notifications import NotificationHandler
 from adapter.handlers.partition_events import PartitionEventHandler
 from adapter.handlers.partitions import PartitionHandler
@@ -36,6 +37,7 @@ def build_router(services: Services, readiness: Readiness | None = None,
         LockHandler(s.locks, open_txn_list=s.open_txns),
         FunctionHandler(s.functions),
         HudiHandler(s.timeline, s.snapshot, s.mirror),
+        MetaserverHandler(s.tables, s.timeline),
         ConstraintHandler(s.constraints),
         PrivilegeHandler(s.privileges, s.roles),
         PartitionEventHandler(s.partition_events),

@@ -72,6 +72,11 @@ def _rules() -> dict[str, Need]:
         "new_instant_time", "create_instant", "transition_to_inflight", "complete_instant", "heartbeat_instant",
         "add_markers", "rollback_instant", "import_hudi_instants", "load_record_index", "sync_storage")
     add("CREATE", "hudi-table", "register_hudi_table")
+    # Hudi's metaserver protocol (adapter/handlers/metaserver.py): the same needs as the calls above
+    add("CREATE", "global", "createDatabase")
+    add("CREATE", "hudi-table", "createTable")
+    add("UPDATE", "table", "createNewInstantTime", "createNewInstantWithTime", "transitionInstantState",
+        "deleteInstant")
     add("GRANT", "grants", "grant_privileges", "revoke_privileges", "grant_revoke_privileges")
     add("GRANT", "role", "grant_role", "revoke_role", "grant_revoke_role")
     return rules

@@ -14,8 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 _DB_PARAMS = ("db_name", "dbName", "dbname", "db")
-_TABLE_PARAMS = ("tbl_name", "tableName", "table_name", "tblName")
-_STRUCT_DB = ("dbName", "db_name", "dbname", "table_db", "fktable_db")
+_TABLE_PARAMS = ("tbl_name", "tableName", "table_name", "tblName", "tb")  # tb: the metaserver protocol
+_STRUCT_DB = ("dbName", "db_name", "dbname", "table_db", "fktable_db", "databaseName")
 _STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name", "tablename", "fktable_name", "objectName")
 _NESTED = ("table", "statsDesc", "colStats", "primaryKeyCols", "foreignKeyCols", "uniqueConstraintCols",
            "notNullConstraintCols", "defaultConstraintCols", "checkConstraintCols", "config", "privileges",
@@ -38,9 +38,10 @@ def _take_arguments(method: str) -> tuple | None:
 
 @lru_cache(maxsize=1024)
 def _parameters(method: str) -> tuple[str, ...]:
+    from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
     from thrift_idl.hudi_metastore import HudiMetastore
 
-    fn = getattr(HudiMetastore.Iface, method, None)
+    fn = getattr(HudiMetastore.Iface, method, None) or getattr(ThriftHoodieMetaserver.Iface, method, None)
     if fn is None:
         return ()
     return tuple(list(inspect.signature(fn).parameters)[1:])

@@ -26,6 +26,8 @@ from store.db.connection_loss import CommitOutcomeUnknown, connection_lost
 from thrift_idl.fb303 import FacebookService
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 from thrift_idl.hive_metastore import ttypes as H
+from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
+from thrift_idl.hudi_metaserver import ttypes as M
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import CommitConflictException
 
@@ -47,7 +49,7 @@ _THRIFT: dict[type, type] = {
 
 def declared_exceptions(method: str) -> tuple[type, ...]:
     """Exception classes a method declares, read from its generated result struct."""
-    for module in (HudiMetastore, ThriftHiveMetastore, FacebookService):
+    for module in (HudiMetastore, ThriftHiveMetastore, FacebookService, ThriftHoodieMetaserver):
         result = getattr(module, f"{method}_result", None)
         if result is not None:
             return tuple(s[3][0] for s in result.thrift_spec or () if s and s[0] > 0 and s[1] == TType.STRUCT)
@@ -75,12 +77,32 @@ class RefusedCall(TApplicationException):
         super().__init__(TApplicationException.INTERNAL_ERROR, message)
 
 
+# Hudi's metaserver protocol (thrift_idl/hudi_metaserver.thrift) has its own exceptions: what an HMS
+# exception stands for there; MetaserverException for the rest
+_METASERVER: dict[type, type] = {
+    H.NoSuchObjectException: M.MetaserverNoSuchObjectException,
+    H.AlreadyExistsException: M.AlreadyExistException,
+}
+
+
+def _for_metaserver(thrift: TException, declared: tuple[type, ...]) -> TException:
+    text = getattr(thrift, "message", None) or str(thrift)
+    kind = _METASERVER.get(type(thrift), M.MetaserverException)
+    if kind in declared:
+        return kind(message=text)
+    if M.MetaserverException in declared:
+        return M.MetaserverException(message=f"{type(thrift).__name__}: {text}")
+    return M.MetaserverStorageException(message=f"{type(thrift).__name__}: {text}")
+
+
 def answer(exc: BaseException, declared: tuple[type, ...]) -> TException | None:
     """What a method declaring `declared` answers for `exc`; None when `exc` is no error the store
     or a handler meant (the caller answers `unexpected(...)`)."""
     thrift = exc if isinstance(exc, TException) else to_thrift(exc)
     if thrift is None:
         return None
+    if M.MetaserverStorageException in declared and not isinstance(thrift, declared + (TApplicationException,)):
+        return _for_metaserver(thrift, declared)
     if isinstance(thrift, declared + (TApplicationException,)):
         return thrift
     text = getattr(thrift, "message", None) or str(thrift)
@@ -103,4 +125,6 @@ def unexpected(method: str, exc: BaseException, declared: tuple[type, ...]) -> T
         text = f"{method} failed: the metastore database reported an error (error id {error_id})"
     else:
         text = f"{method} failed: internal error {type(exc).__name__} (error id {error_id})"
+    if M.MetaserverStorageException in declared:
+        return M.MetaserverStorageException(message=text)
     return H.MetaException(text) if H.MetaException in declared else RefusedCall(text)

@@ -29,6 +29,9 @@ _SKIP_DIRS = {HOODIE, "__MACOSX"}
 class Listing:
     partitions: list[str]
     files: list[FileInfo]  # every data file; commit_ts = the instant that wrote it (as far as its name tells)
+    # files in the table's folders no Hudi commit can have written (not Hudi-named: e.g. a plain
+    # Spark INSERT's part-*.parquet), as (folder, name, size); hidden files (`.`, `_`) are not counted
+    strays: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -61,17 +64,19 @@ def list_table(timeline: StorageTimeline) -> Listing:
             partitions.add(folder)
             continue
         data.append((folder, name, int(info.get("size") or 0)))
-    files = []
+    files, strays = [], []
     for folder, name, size in data:
-        if folder not in partitions:
-            continue
         try:
             file_id, base, is_log, version = parse_file_name(name)
         except ValueError:
-            continue  # not a Hudi data file (.crc, _SUCCESS, clutter)
+            if not name.startswith((".", "_")):  # .crc, _SUCCESS: writers' markers, not data
+                strays.append((folder, name, size))
+            continue
+        if folder not in partitions:
+            continue
         files.append(FileInfo(partition_path=folder, file_id=file_id, name=name, size=size, base_instant=base,
                               is_log=is_log, log_version=version, commit_ts=base))
-    return Listing(sorted(partitions), sorted(files, key=lambda f: (f.partition_path, f.name)))
+    return Listing(sorted(partitions), sorted(files, key=lambda f: (f.partition_path, f.name)), sorted(strays))
 
 
 def storage_view(timeline: StorageTimeline, listing: Listing) -> StorageView:

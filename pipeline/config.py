@@ -37,7 +37,7 @@ class WriteConfig:
     heartbeat_interval_ms: int = 60_000
     heartbeat_tolerable_misses: int = 2
     partitions_to_delete: list[str] | None = None
-    sync_as_datasource: bool = False
+    sync_as_datasource: bool = True  # as hive-sync: Spark needs the Hudi bundle to read the table
     shuffle_partitions: int | None = None
     index_type: str = "RECORD_INDEX"  # of a table this write creates: RECORD_INDEX or SIMPLE
     update_partition_path: bool | None = None  # None: the table's setting
@@ -73,7 +73,7 @@ class WriteConfig:
             heartbeat_interval_ms=_int(o, "hoodie.client.heartbeat.interval_in_ms", 60_000),
             heartbeat_tolerable_misses=_int(o, "hoodie.client.heartbeat.tolerable.misses", 2),
             partitions_to_delete=[p.strip() for p in str(parts).split(",") if p.strip()] if parts else None,
-            sync_as_datasource=_flag(o, "hoodie.datasource.hive_sync.sync_as_datasource", False),
+            sync_as_datasource=_flag(o, "hoodie.datasource.hive_sync.sync_as_datasource", True),
             shuffle_partitions=int(shuffle) if shuffle else None,
             index_type=str(o.get("hoodie.index.type") or "RECORD_INDEX").strip().upper(),
             update_partition_path=(None if o.get(UPDATE_PARTITION_PATH) is None

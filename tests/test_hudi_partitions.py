@@ -3,6 +3,7 @@ hive-sync add of existing partitions is harmless; a drop replaces and cleans the
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -57,6 +58,14 @@ def test_partitions_follow_commits(hudi_table):
     assert part.sd.inputFormat == "org.apache.hudi.hadoop.HoodieParquetInputFormat"
     table = client.get_table(db, "t")
     assert table.parameters["spark.sql.sources.provider"] == "hudi" and table.tableType == "EXTERNAL_TABLE"
+    # the keys hive-sync writes (SparkDataSourceTableUtils) and Spark's HiveExternalCatalog reads
+    p = table.parameters
+    assert p["spark.sql.sources.schema.numParts"] == "1" and p["spark.sql.sources.schema.numPartCols"] == "1"
+    assert p["spark.sql.sources.schema.partCol.0"] == "dt"
+    fields = json.loads(p["spark.sql.sources.schema.part.0"])["fields"]
+    assert [(f["name"], f["type"]) for f in fields][-3:] == [("id", "integer"), ("v", "string"), ("dt", "string")]
+    assert table.sd.serdeInfo.parameters["path"] == base
+    assert table.sd.serdeInfo.parameters["hoodie.query.as.ro.table"] == "false"
     assert [c.name for c in table.sd.cols][:5] == ["_hoodie_commit_time", "_hoodie_commit_seqno",
                                                   "_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name"]
     assert client.get_hudi_partitions(db, "t") == ["dt=2024-01-01", "dt=2024-01-02"]

@@ -29,3 +29,10 @@ def test_spark_sql_reflects_each_pipeline_commit(our_server, tmp_path):
     assert ["fare", "double"] in d1 and ["day", "int"] in d1 and "note" not in [c for c, _ in d1]
     assert ["note", "string"] in s["2.upsert_new_partition_and_column"]["describe"]
     assert [x["rows"] for x in s.values()] == [2, 3, 2, 3]
+    # registered as hive-sync does by default: Spark without the Hudi bundle refuses the table
+    # (its folder holds 9 rows in old file versions for 4 live ones) instead of reading every file
+    stale = out["stale_read"]
+    assert stale["pipeline_rows"] == 4 and stale["properties"] == {"spark.sql.sources.provider": "hudi"}
+    for how in ("table", "sql"):
+        assert "error" in stale[how], stale[how]
+        assert "hudi" in stale[how]["error"].lower() and "data source" in stale[how]["error"].lower(), stale[how]

@@ -260,3 +260,30 @@ def test_file_changed_size_behind_the_servers_back(imported, name, rel):
     assert {f.name: f.size for f in c.get_all_files(db, "t", partition)}[os.path.basename(path)] == size
     r = validate(uri, db)
     assert r.returncode == 0, r.stdout
+
+
+def test_files_no_commit_wrote_are_reported_and_moved_aside(imported):
+    """A plain INSERT (Spark without Hudi's bundle into a Hive-registered Hudi table) writes Spark-named
+    parquet files next to Hudi's: validate reports each, repair moves them under .hoodie/.quarantine."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    uri, db, c, base = imported("mor_v6_trips_8i1u")
+    before = ours_slices(c.get_latest_file_slices(db, "t"))
+    spark_names = ["city=san_francisco/part-00000-1b2c3d4e-0000-4000-8000-000000000001.c000.snappy.parquet",
+                   "city=new_york/part-00001-1b2c3d4e-0000-4000-8000-000000000002.c000.snappy.parquet"]
+    for rel in spark_names:
+        os.makedirs(os.path.dirname(os.path.join(base, rel)), exist_ok=True)
+        pq.write_table(pa.table({"uuid": ["x"], "fare": [1.0]}), os.path.join(base, rel))
+    open(os.path.join(base, "city=san_francisco", "_SUCCESS"), "w").close()  # a marker, not data
+    r = validate(uri, db)
+    assert r.returncode == 1, r.stdout + r.stderr
+    strays = [line for line in r.stdout.splitlines() if line.startswith("stray-file: ")]
+    assert [s.split()[1] for s in strays] == sorted(spark_names) and "_SUCCESS" not in r.stdout
+    out = repair(uri, db)
+    for rel in spark_names:
+        assert not os.path.exists(os.path.join(base, rel))
+        [moved] = [line.rsplit(" to ", 1)[1] for line in out.stdout.splitlines() if line.startswith(f"moved {rel} ")]
+        assert "/.hoodie/.quarantine/" in moved and moved.endswith(rel) and os.path.exists(moved)
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == before
+    assert_agrees(uri, c, db, base)

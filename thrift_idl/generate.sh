@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the Python bindings in thrift_idl/ from our IDL.
 #
-#   thrift_idl/generate.sh           regenerate fb303/, hive_metastore/ and hudi_metastore/
+#   thrift_idl/generate.sh           regenerate fb303/, hive_metastore/, hudi_metastore/, hudi_metaserver/
 #   thrift_idl/generate.sh --check   regenerate into a temp dir and diff
 #                                    against the committed files (exit 1 on
 #                                    any difference)
@@ -42,8 +42,12 @@ rm -f "$gen"/fb303/*-remote "$gen"/hive_metastore/*-remote   # CLI helpers we do
 "$thrift_bin" --gen py -out "$tmp" "$here/hudi_metastore.thrift"
 rm -f "$gen"/hudi_metastore/*-remote
 "$py" "$here/patch_bindings.py" --exceptions-only "$gen/hudi_metastore/ttypes.py"
+# Apache Hudi's metaserver protocol (served on the same port).
+"$thrift_bin" --gen py -out "$tmp" "$here/hudi_metaserver.thrift"
+rm -f "$gen"/hudi_metaserver/*-remote
+"$py" "$here/patch_bindings.py" --exceptions-only "$gen/hudi_metaserver/ttypes.py"
 
-packages=(fb303 hive_metastore hudi_metastore)
+packages=(fb303 hive_metastore hudi_metastore hudi_metaserver)
 
 if (( check )); then
   status=0

@@ -7,12 +7,14 @@
 From Python: ``fetch("trino-server") -> Path`` (downloads on first use) and ``cached(name) ->
 Path | None`` (never touches the network).
 
-Every entry is pinned below (``ARTIFACTS``). Two kinds:
+Every entry is pinned below (``ARTIFACTS``). Three kinds:
 
 * ``archive``: one file from Central (e.g. ``io.trino:trino-server:476:tar.gz``), checked against
   every checksum Central publishes for it (``.sha1`` required; ``.sha256`` / ``.sha512`` when
   present), unpacked into the cache, optionally pruned (``plugins``: keep only these directories
   under ``plugin/``). ``fetch`` returns the unpacked top directory.
+* ``file``: one file from Central kept as it is (e.g. a shaded bundle jar), checked as an
+  ``archive``; ``fetch`` returns the directory holding it.
 * ``classpath``: Maven resolves the pinned dependencies with their runtime dependencies (a
   generated pom, ``mvn --strict-checksums dependency:copy-dependencies`` against Central only, local
   repository ``<cache>/m2``) into one directory of jars; ``fetch`` returns that directory (a JVM
@@ -104,6 +106,13 @@ ARTIFACTS: dict[str, dict] = {
         "about": "Apache Hive 4 standalone metastore with its runtime classpath (reference metastore, "
                  "tools/reference-hms.sh --hive 4)",
     },
+    "hudi-spark-bundle": {
+        "kind": "file",
+        # the newest Hudi bundle; there is no Spark 4 bundle on Central, so it runs on pyspark 3.5
+        # (tests/harness/hudi_spark.py makes that virtualenv)
+        "artifact": "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",
+        "about": "Apache Hudi's Spark 3.5 bundle (writer, reader, hive sync) for the Hudi Spark tests",
+    },
 }
 
 # --------------------------------------------------------------------------- errors, paths
@@ -139,7 +148,7 @@ def _coords(spec: str) -> tuple[str, str, str, str]:
 
 def _target(name: str) -> Path:
     e = _entry(name)
-    if e["kind"] == "archive":
+    if e["kind"] in ("archive", "file"):
         _g, a, v, _x = _coords(e["artifact"])
         return cache_root() / f"{a}-{v}"
     _g, _a, v, _x = _coords(e["dependencies"][0])
@@ -193,6 +202,8 @@ def fetch(name: str) -> Path:
             e = _entry(name)
             if e["kind"] == "archive":
                 built, meta = _build_archive(name, e, work)
+            elif e["kind"] == "file":
+                built, meta = _build_file(e, work)
             elif e["kind"] == "classpath":
                 built, meta = _build_classpath(name, e, work)
             else:
@@ -357,6 +368,17 @@ def _build_archive(name: str, e: dict, work: Path) -> tuple[Path, dict]:
             if p.name not in plugins:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
     return top, {"url": url, "checksums": sums}
+
+
+# --------------------------------------------------------------------------- kind: file
+
+
+def _build_file(e: dict, work: Path) -> tuple[Path, dict]:
+    url = url_of(e["artifact"])
+    out = work / "file"
+    out.mkdir()
+    sums = _verified_download(e["artifact"], url, out / url.rsplit("/", 1)[1])
+    return out, {"url": url, "checksums": sums}
 
 
 # --------------------------------------------------------------------------- kind: classpath

@@ -8,12 +8,16 @@ only when they agree. repair reconciles the server with storage through the impo
 storage only are recorded, live files storage no longer has are marked deleted. For a table keeping
 a record index, validate also checks it against the keys of the latest file slices on storage
 (each key once, in the file group holding it), and repair rebuilds it from them.
+Files in the table's folders no commit wrote (a plain Spark INSERT into a Hudi table writes
+part-*.parquet files next to Hudi's) are reported; repair moves them aside, keeping their relative
+paths, under QUARANTINE in the table's `.hoodie` folder (readers and listings skip it).
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
@@ -24,10 +28,12 @@ from hudi_format.listing import StorageView, list_table, storage_view
 from hudi_format.storage_timeline import StorageTimeline
 from thrift_idl.hudi_metastore.ttypes import HudiTableType
 
+QUARANTINE = ".hoodie/.quarantine"  # under the base path; one folder per repair (its UTC time)
+
 
 @dataclass
 class Difference:
-    kind: str  # instant | partition | file-slice | file
+    kind: str  # instant | partition | file-slice | file | stray-file | record-index
     detail: str
 
     def __str__(self) -> str:
@@ -38,8 +44,11 @@ def compare(client: HudiMetastoreClient, db: str, table: str) -> tuple[StorageTi
     """Every difference between the server's view of db.table and storage's."""
     cfg = client.get_hudi_table(db, table)
     tl = read_table(cfg.basePath)
-    view = storage_view(tl, list_table(tl))
+    listing = list_table(tl)
+    view = storage_view(tl, listing)
     diffs = _instant_differences(client, db, table, tl)
+    diffs += [Difference("stray-file", f"{folder + '/' if folder else ''}{name} ({size} bytes) was written by no "
+                                       "commit (not a Hudi file)") for folder, name, size in listing.strays]
     if cfg.partitionFields:
         ours = set(client.get_hudi_partitions(db, table))
         theirs = set(view.partitions)
@@ -54,7 +63,8 @@ def compare(client: HudiMetastoreClient, db: str, table: str) -> tuple[StorageTi
             if size is not None and size != f.size:
                 diffs.append(Difference("file", f"{f.partitionPath or '(table)'}/{f.name} is {size} bytes on "
                                                 f"storage, {f.size} on the server"))
-    if has_index(cfg) and not diffs:  # (with other differences the index is rebuilt by repair anyway)
+    # (with other differences the index is rebuilt by repair anyway)
+    if has_index(cfg) and not [d for d in diffs if d.kind != "stray-file"]:
         diffs += [Difference("record-index", d) for d in index_differences(client, db, table)]
     return tl, diffs
 
@@ -127,6 +137,22 @@ def repair(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline
     return report
 
 
+def quarantine_strays(tl: StorageTimeline) -> list[str]:
+    """Move the files no commit wrote to QUARANTINE/<UTC time>/<their relative path>; the lines say where."""
+    strays = list_table(tl).strays
+    if not strays:
+        return []
+    fs, root = tl.storage.fs, tl.storage.root.rstrip("/")
+    folder = f"{root}/{QUARANTINE}/{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%fZ')}"
+    lines = []
+    for rel_folder, name, _size in strays:
+        rel = f"{rel_folder}/{name}" if rel_folder else name
+        fs.makedirs(f"{folder}/{rel_folder}" if rel_folder else folder, exist_ok=True)
+        fs.mv(f"{root}/{rel}", f"{folder}/{rel}")
+        lines.append(f"moved {rel} (written by no commit) to {folder}/{rel}")
+    return lines
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -166,8 +192,10 @@ def run_repair(args) -> int:
                 if answer.strip().lower() not in ("y", "yes"):
                     print("repair: cancelled; nothing changed")
                     return 1
-            report = repair(c, db, tbl, tl)
-            print("\n".join(report.lines()))
+            for line in quarantine_strays(tl):
+                print(line)
+            if [d for d in diffs if d.kind != "stray-file"]:
+                print("\n".join(repair(c, db, tbl, tl).lines()))
             _, left = compare(c, db, tbl)
         for d in left:
             print(f"not repaired: {d}")

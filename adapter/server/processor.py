@@ -23,6 +23,7 @@ from adapter.router import HandlerRouter, take_error
 from adapter.server.logtext import field, one_line
 from adapter.server.transport import Busy, OversizedFrame
 from store import metrics
+from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
 from thrift_idl.hudi_metastore import HudiMetastore
 
 log = logging.getLogger("hudi_metastore.server")
@@ -147,6 +148,8 @@ class MetastoreProcessor(HudiMetastore.Processor):
     def __init__(self, router: HandlerRouter):
         super().__init__(router)
         self.router = router
+        # Hudi's metaserver protocol on the same port: its method names are not HudiMetastore's
+        self._processMap.update(ThriftHoodieMetaserver.Processor(router)._processMap)
 
     def process(self, iprot, oprot):
         try:

@@ -158,7 +158,9 @@ def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None, own
             params["spark.sql.sources.provider"] = "hudi"
     if cfg.precombine_field:
         params["preCombineField"] = cfg.precombine_field
-    serde_params = {"serialization.format": "1"}
+    # hive-sync's serde properties: the base path, and whether Spark's Hudi reader serves the read-
+    # optimized view (false: this one table is the snapshot view, hive-sync's `_rt` for MOR)
+    serde_params = {"serialization.format": "1", "hoodie.query.as.ro.table": "false"}
     if cfg.base_path:
         serde_params["path"] = cfg.base_path
     sd = StorageDescriptor(

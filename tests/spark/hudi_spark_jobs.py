@@ -1,0 +1,131 @@
+"""Apache Hudi's own Spark writer and reader against our server (run in the pyspark 3.5 venv of
+tests/harness/hudi_spark.py with Hudi's bundle): one Spark session does every step.
+
+write: Hudi's datasource writes a COW and a MOR table (partitioned and not) in several commits
+(insert, upsert, delete) with hive sync in `hms` mode to our server; the rows Hudi reads back after
+each table's last commit go to the JSON. read: Hudi's reader reads tables given by --read (written by
+our pipeline): snapshot, time travel at each instant, incremental from each instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+TABLES = (("cow_part", "COPY_ON_WRITE", "city"), ("mor_part", "MERGE_ON_READ", "city"),
+          ("cow_flat", "COPY_ON_WRITE", ""), ("mor_flat", "MERGE_ON_READ", ""))
+SCHEMA = "id long, fare double, ts long, city string"
+
+
+def session(uri: str, warehouse: str):
+    from pyspark.sql import SparkSession
+
+    return (SparkSession.builder.master("local[1]").appName("hudi-spark-jobs")
+            .config("spark.jars", os.environ["HUDI_BUNDLE_JAR"])
+            .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
+            .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
+            .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
+            .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+            .config("spark.hadoop.hive.metastore.uris", uri).config("spark.sql.warehouse.dir", warehouse)
+            .enableHiveSupport().getOrCreate())
+
+
+def hudi_write(df, db: str, name: str, ttype: str, part: str, op: str, base: str, uri: str) -> None:
+    opts = {"hoodie.table.name": name, "hoodie.datasource.write.table.type": ttype,
+            "hoodie.datasource.write.operation": op, "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts",
+            "hoodie.datasource.write.partitionpath.field": part,
+            "hoodie.datasource.write.keygenerator.class":
+                "org.apache.hudi.keygen.SimpleKeyGenerator" if part else
+                "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+            "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
+            "hoodie.datasource.hive_sync.metastore.uris": uri, "hoodie.datasource.hive_sync.database": db,
+            "hoodie.datasource.hive_sync.table": name,
+            "hoodie.datasource.hive_sync.partition_fields": part,
+            "hoodie.datasource.hive_sync.partition_extractor_class":
+                "org.apache.hudi.hive.MultiPartKeysValueExtractor" if part else
+                "org.apache.hudi.hive.NonPartitionedExtractor",
+            "hoodie.metadata.enable": "false", "hoodie.parquet.small.file.limit": "0",
+            "hoodie.compact.inline": "false"}
+    df.write.format("hudi").options(**opts).mode("append").save(base)
+
+
+def rows(df) -> list:
+    return sorted([r["id"], r["fare"], r["city"]] for r in df.select("id", "fare", "city").collect())
+
+
+def write_tables(spark, uri: str, warehouse: str, db: str) -> dict:
+    out: dict = {}  # (the database too is hive-sync's: auto_create_database)
+    for name, ttype, part in TABLES:
+        base = os.path.join(warehouse, db, name)
+        df = lambda data: spark.createDataFrame(data, SCHEMA)  # noqa: E731
+        try:
+            hudi_write(df([(i, float(i), 1, "sf" if i % 2 else "nyc") for i in range(6)]),
+                       db, name, ttype, part, "insert", base, uri)
+            hudi_write(df([(1, 10.0, 2, "sf"), (7, 7.0, 2, "la")]), db, name, ttype, part, "upsert", base, uri)
+            hudi_write(df([(2, 0.0, 3, "nyc")]), db, name, ttype, part, "delete", base, uri)
+            out[name] = {"base": base, "rows": rows(spark.read.format("hudi").load(base)),
+                         "catalog_rows": rows(spark.table(f"{db}.{name}"))}  # the table hive-sync registered
+        except Exception as e:  # noqa: BLE001 - reported, the test fails on it
+            out[name] = {"error": f"{type(e).__name__}: {e}"[:2000], "trace": traceback.format_exc()[-3000:]}
+    return out
+
+
+def metaserver_write(spark, uri: str, warehouse: str) -> dict:
+    """A write with `hoodie.metaserver.enabled=true` (Hudi's metaserver client to our server's
+    ThriftHoodieMetaserver): what Hudi answers; the Java causes of a failure."""
+    df = spark.createDataFrame([(1, 1.0, 1, "sf")], SCHEMA)
+    try:
+        (df.write.format("hudi").option("hoodie.table.name", "ms_t").option("hoodie.database.name", "ms_db")
+         .option("hoodie.datasource.write.recordkey.field", "id")
+         .option("hoodie.datasource.write.precombine.field", "ts")
+         .option("hoodie.datasource.write.partitionpath.field", "city").option("hoodie.metadata.enable", "false")
+         .option("hoodie.metaserver.enabled", "true").option("hoodie.metaserver.uris", uri)
+         .mode("append").save(os.path.join(warehouse, "ms_db", "ms_t")))
+        return {"written": True}
+    except Exception as e:  # noqa: BLE001 - the error is the result
+        return {"error": f"{type(e).__name__}: {e}"[:400],
+                "causes": [line.strip() for line in str(e).splitlines() if line.startswith("Caused by")]}
+
+
+def read_table(spark, base: str, instants: list[str], table: str = "") -> dict:
+    got: dict = {"snapshot": rows(spark.read.format("hudi").load(base)), "as_of": {}, "incremental": {}}
+    if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
+        got["catalog"] = rows(spark.table(table))
+        got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
+    for ts in instants:
+        got["as_of"][ts] = rows(spark.read.format("hudi").option("as.of.instant", ts).load(base))
+        got["incremental"][ts] = rows(spark.read.format("hudi")
+                                      .option("hoodie.datasource.query.type", "incremental")
+                                      .option("hoodie.datasource.read.begin.instanttime", ts).load(base))
+    return got
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--metastore-uri", required=True)
+    p.add_argument("--warehouse", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--db", default="hudi_spark")
+    p.add_argument("--read", default="{}", help="JSON {name: {base, instants, table}} to read with Hudi's reader")
+    args = p.parse_args()
+    spark = session(args.metastore_uri, args.warehouse)
+    result: dict = {"written": write_tables(spark, args.metastore_uri, args.warehouse, args.db), "read": {}}
+    result["metaserver"] = metaserver_write(spark, args.metastore_uri, args.warehouse)
+    for name, t in json.loads(args.read).items():
+        try:
+            result["read"][name] = read_table(spark, t["base"], t["instants"], t.get("table", ""))
+        except Exception as e:  # noqa: BLE001
+            result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+    spark.stop()
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
