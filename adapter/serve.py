@@ -73,7 +73,13 @@ def serve(args, url: str) -> int:
 
     from adapter import audit_log
     from adapter.authorization import AuthorizationSettings
+    from adapter.security.settings import ConnectionSecurity, SecuritySettingsError
 
+    try:
+        security = ConnectionSecurity.from_args(args)
+    except (SecuritySettingsError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+    log.info("Thrift port: %s", security.describe())
     authorization = AuthorizationSettings.from_args(args)
     log.info("authorization is %s%s", "on" if authorization.on else "off",
              " (without authentication: set_ugi names the caller; trusted networks only)"
@@ -98,7 +104,8 @@ def serve(args, url: str) -> int:
         limits = Limits(framed=args.framed, max_message_size=args.max_message_size,
                         max_connections=args.max_connections, read_timeout=args.read_timeout,
                         idle_timeout=args.idle_timeout, max_inflight_bytes=args.max_inflight_bytes)
-        run(make_router, args.host, args.port, workers=args.workers, limits=limits, metrics_port=args.metrics_port)
+        run(make_router, args.host, args.port, workers=args.workers, limits=limits, metrics_port=args.metrics_port,
+            security=security)
     except OSError as exc:  # lost a port to another process since check_ports
         raise CommandError(f"cannot listen on {args.host}: {exc.strerror or exc}") from None
     return 0

@@ -1,0 +1,112 @@
+"""Authentication and TLS on the Thrift port (adapter/security/): a real server process with
+`--auth password` and TLS, real Python clients (thrift's TSSLSocket and TSaslClientTransport with
+pure-sasl's PLAIN) that log in, and the refusals a person sees: a wrong password, a client without
+SASL, a plaintext client against TLS."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+
+import pytest
+from thrift.protocol import TBinaryProtocol
+from thrift.Thrift import TApplicationException
+from thrift.transport import TSocket, TSSLSocket, TTransport
+
+from tests.harness import start_our_server, stop_process
+from thrift_idl.hive_metastore import ThriftHiveMetastore
+from thrift_idl.hive_metastore.ttypes import Database, MetaException
+
+pytest.importorskip("puresasl")
+
+
+def _certificate(tmp_path):
+    cert, key = tmp_path / "server.pem", tmp_path / "server.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    return cert, key
+
+
+def _add_user(password_file, user: str, password: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "adapter.cli", "users", "add", "--file", str(password_file), user],
+                          input=password + "\n", text=True, capture_output=True, check=True)
+    assert f"added {user}" in done.stdout
+
+
+@pytest.fixture
+def secured_server(backend_url, tmp_path):
+    tmp = tmp_path
+    cert, key = _certificate(tmp)
+    passwords = tmp / "passwords"
+    _add_user(passwords, "alice", "correct horse")
+    _add_user(passwords, "bob", "battery staple")
+    port, proc = start_our_server(backend_url, tmp, extra_args=[
+        "--auth", "password", "--auth-password-file", str(passwords),
+        "--tls-cert", str(cert), "--tls-key", str(key), "--read-timeout", "5", "--admin-users", "alice"])
+    try:
+        yield port, cert, proc
+    finally:
+        stop_process(proc)
+
+
+def _sasl_client(port: int, cert, user: str, password: str):
+    sock = TSSLSocket.TSSLSocket("127.0.0.1", port, ca_certs=str(cert))
+    sock.setTimeout(20_000)
+    transport = TTransport.TSaslClientTransport(sock, "127.0.0.1", "hive", mechanism="PLAIN",
+                                                username=user, password=password)
+    client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
+    transport.open()
+    return client, transport
+
+
+def test_password_login_over_tls_and_refusals(secured_server):
+    port, cert, proc = secured_server
+    name = f"authdb_{uuid.uuid4().hex[:6]}"
+    client, transport = _sasl_client(port, cert, "alice", "correct horse")
+    try:
+        client.set_ugi("mallory", [])  # ignored: the caller is who logged in
+        client.create_database(Database(name=name, description="", locationUri="", parameters={}, ownerName="mallory"))
+        assert client.get_database(name).ownerName == "alice"
+        for _ in range(3):  # several requests on one authenticated connection
+            assert name in client.get_all_databases()
+    finally:
+        transport.close()
+
+    client, transport = _sasl_client(port, cert, "bob", "battery staple")
+    try:  # authorization is on (auto with --auth): bob does not own alice's database
+        with pytest.raises(MetaException, match="bob"):
+            client.drop_database(name, True, True)
+    finally:
+        transport.close()
+
+    with pytest.raises(TTransport.TTransportException,
+                       match="authentication failed for user alice: wrong user name or password"):
+        _sasl_client(port, cert, "alice", "wrong")
+    with pytest.raises(TTransport.TTransportException, match="authentication failed for user nobody"):
+        _sasl_client(port, cert, "nobody", "whatever")
+
+    # a client without SASL (over TLS) is told what is missing; the log says it too
+    sock = TSSLSocket.TSSLSocket("127.0.0.1", port, ca_certs=str(cert))
+    sock.setTimeout(20_000)
+    plain = TTransport.TBufferedTransport(sock)
+    plain.open()
+    with pytest.raises(TApplicationException, match="this metastore requires authentication"):
+        ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(plain)).get_all_databases()
+    plain.close()
+
+    # plaintext against the TLS port: told in plaintext Thrift
+    sock = TSocket.TSocket("127.0.0.1", port)
+    sock.setTimeout(20_000)
+    plaintext = TTransport.TBufferedTransport(sock)
+    plaintext.open()
+    with pytest.raises(TApplicationException, match="this metastore accepts TLS connections only"):
+        ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(plaintext)).get_all_databases()
+    plaintext.close()
+
+    log = open(proc.log_path).read()
+    assert "SASL authentication refused: authentication failed for user alice" in log
+    assert "expected a SASL handshake" in log
+    assert "a plaintext client on the TLS port" in log
+    assert "authenticated as alice (password)" in log
