@@ -5,6 +5,10 @@ SASL, a plaintext client against TLS."""
 
 from __future__ import annotations
 
+import shutil
+import socket
+import ssl
+import struct
 import subprocess
 import sys
 import uuid
@@ -15,6 +19,8 @@ from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TSSLSocket, TTransport
 
 from tests.harness import start_our_server, stop_process
+from tests.harness.backends import ci_mode
+from tests.harness.procs import REPO_ROOT, VENV_PYTHON
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 from thrift_idl.hive_metastore.ttypes import Database, MetaException
 
@@ -61,7 +67,61 @@ def _sasl_client(port: int, cert, user: str, password: str):
     return client, transport
 
 
-def test_password_login_over_tls_and_refusals(secured_server):
+@pytest.fixture
+def java_client(tmp_path):
+    """The Hive 4 client classpath and a directory holding SecureClient.class (None: not here)."""
+    classpath = subprocess.run([VENV_PYTHON, "-m", "tools.java_artifacts", "path", "hive4-metastore"],
+                               cwd=REPO_ROOT, capture_output=True, text=True)
+    if classpath.returncode != 0 or shutil.which("javac") is None:
+        if ci_mode():
+            pytest.fail("javac and the Hive 4 metastore classpath are needed")
+        return None
+    jars, out = classpath.stdout.strip() + "/*", tmp_path / "classes"
+    out.mkdir()
+    subprocess.run(["javac", "-nowarn", "-cp", jars, "-d", str(out),
+                    str(REPO_ROOT / "tests" / "java" / "SecureClient.java")], check=True, capture_output=True)
+    return jars, out
+
+
+def _check_hive4_client(java_client, port: int, cert, tmp_path, db: str) -> None:
+    """Hive 4's client with hive.metastore.use.SSL and a JKS truststore holding our certificate."""
+    jars, classes = java_client
+    store = tmp_path / "truststore.jks"
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "hms", "-file", str(cert),
+                    "-keystore", str(store), "-storepass", "changeit", "-storetype", "JKS"],
+                   check=True, capture_output=True)
+
+    def run(*login: str) -> str:
+        done = subprocess.run(["java", "-cp", f"{jars}:{classes}", "SecureClient", str(port), str(store),
+                               "changeit", db, *login], capture_output=True, text=True, timeout=120)
+        return done.stdout.strip() + "\n" + done.stderr
+
+    assert run("alice", "correct horse").startswith("owner alice\n")
+    wrong = run("alice", "wrong")
+    assert "authentication failed for user alice: wrong user name or password" in wrong, wrong
+    no_sasl = run()  # without SASL (and set_ugi off, whose failure Hive's client only logs)
+    assert "this metastore requires authentication" in no_sasl, no_sasl[-3000:]
+
+
+def _raw_tls(port: int, cert):
+    ctx = ssl.create_default_context(cafile=str(cert))
+    return ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=20), server_hostname="127.0.0.1")
+
+
+def _check_handshake_limits(port: int, cert) -> None:
+    """The size limit and the read timeout hold during the handshake."""
+    with _raw_tls(port, cert) as raw:  # a START declaring 10 MB is refused before it is read
+        raw.sendall(struct.pack(">BI", 1, 10_000_000))
+        status, length = struct.unpack(">BI", raw.recv(5))
+        assert status == 3 and b"exceeds" in raw.recv(length)
+    with _raw_tls(port, cert) as raw:  # a client that stalls is closed after --read-timeout (5 s)
+        raw.sendall(struct.pack(">BI", 1, 5) + b"PL")
+        status, length = struct.unpack(">BI", raw.recv(5))
+        assert status == 3 and b"stalled" in raw.recv(length)
+
+
+@pytest.mark.backends("sqlite")  # the transport does not depend on the store's database
+def test_password_login_over_tls_and_refusals(secured_server, java_client, tmp_path):
     port, cert, proc = secured_server
     name = f"authdb_{uuid.uuid4().hex[:6]}"
     client, transport = _sasl_client(port, cert, "alice", "correct horse")
@@ -105,8 +165,13 @@ def test_password_login_over_tls_and_refusals(secured_server):
         ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(plaintext)).get_all_databases()
     plaintext.close()
 
+    _check_handshake_limits(port, cert)
+    if java_client is not None:
+        _check_hive4_client(java_client, port, cert, tmp_path, name)
+
     log = open(proc.log_path).read()
     assert "SASL authentication refused: authentication failed for user alice" in log
     assert "expected a SASL handshake" in log
     assert "a plaintext client on the TLS port" in log
+    assert "stalled in the SASL handshake" in log
     assert "authenticated as alice (password)" in log

@@ -92,16 +92,17 @@ def negotiate(sock, exchanges: dict[str, object]) -> Authenticated:
     size limit apply). `exchanges`: mechanism name -> factory of an Exchange. On refusal the reason
     is sent to the client (BAD) and HandshakeRefused raised."""
     try:
-        return _negotiate(sock, exchanges)
+        try:
+            return _negotiate(sock, exchanges)
+        except TTransport.TTransportException as exc:
+            if exc.type == TTransport.TTransportException.TIMED_OUT:
+                raise HandshakeRefused("the client stalled in the SASL handshake (--read-timeout)") from None
+            raise HandshakeRefused(f"SASL handshake: {exc}") from None
     except NotSasl:
         raise
     except HandshakeRefused as exc:
         _tell(sock, BAD, str(exc))
         raise
-    except TTransport.TTransportException as exc:
-        if exc.type == TTransport.TTransportException.TIMED_OUT:
-            raise HandshakeRefused("the client stalled in the SASL handshake (--read-timeout)") from None
-        raise HandshakeRefused(f"SASL handshake: {exc}") from None
 
 
 def _negotiate(sock, exchanges) -> Authenticated:
