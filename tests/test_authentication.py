@@ -98,7 +98,7 @@ def _check_hive4_client(java_client, port: int, cert, tmp_path, db: str) -> None
 
     assert run("alice", "correct horse").startswith("owner alice\n")
     wrong = run("alice", "wrong")
-    assert "authentication failed for user alice: wrong user name or password" in wrong, wrong
+    assert "Peer indicated failure: authentication failed for user alice: wrong user name or password" in wrong, wrong
     no_sasl = run()  # without SASL (and set_ugi off, whose failure Hive's client only logs)
     assert "this metastore requires authentication" in no_sasl, no_sasl[-3000:]
 
@@ -175,3 +175,20 @@ def test_password_login_over_tls_and_refusals(secured_server, java_client, tmp_p
     assert "a plaintext client on the TLS port" in log
     assert "stalled in the SASL handshake" in log
     assert "authenticated as alice (password)" in log
+
+
+def test_bad_security_settings_fail_the_start(tmp_path):
+    """Each is one line naming what to fix, before the store is opened; `--auth` also comes from
+    the environment (HUDI_METASTORE_AUTH) as every serve flag does."""
+    from tests.cli_helpers import assert_one_line_error, run_cli
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    base = ("serve", "--port", "0", "--db-url", url, "--warehouse", str(tmp_path / "wh"))
+    assert_one_line_error(run_cli(*base, env={"HUDI_METASTORE_AUTH": "password"}),
+                          "--auth password needs --auth-password-file", "users add")
+    assert_one_line_error(run_cli(*base, "--auth", "password", "--auth-password-file", str(tmp_path / "none")),
+                          "has no users")
+    (tmp_path / "cert.pem").write_text("not a certificate")
+    assert_one_line_error(run_cli(*base, "--tls-cert", str(tmp_path / "cert.pem")), "both --tls-cert and --tls-key")
+    assert_one_line_error(run_cli(*base, "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "cert.pem")),
+                          "cannot load the TLS certificate")
