@@ -188,7 +188,8 @@ def test_bad_security_settings_fail_the_start(tmp_path):
                           "--auth password needs --auth-password-file", "users add")
     assert_one_line_error(run_cli(*base, "--auth", "password", "--auth-password-file", str(tmp_path / "none")),
                           "has no users")
-    (tmp_path / "cert.pem").write_text("not a certificate")
-    assert_one_line_error(run_cli(*base, "--tls-cert", str(tmp_path / "cert.pem")), "both --tls-cert and --tls-key")
-    assert_one_line_error(run_cli(*base, "--tls-cert", str(tmp_path / "cert.pem"), "--tls-key", str(tmp_path / "cert.pem")),
+    bad = tmp_path / "cert.pem"
+    bad.write_text("not a certificate")
+    assert_one_line_error(run_cli(*base, "--tls-cert", str(bad)), "both --tls-cert and --tls-key")
+    assert_one_line_error(run_cli(*base, "--tls-cert", str(bad), "--tls-key", str(bad)),
                           "cannot load the TLS certificate")
