@@ -193,3 +193,48 @@ def test_bad_security_settings_fail_the_start(tmp_path):
     assert_one_line_error(run_cli(*base, "--tls-cert", str(bad)), "both --tls-cert and --tls-key")
     assert_one_line_error(run_cli(*base, "--tls-cert", str(bad), "--tls-key", str(bad)),
                           "cannot load the TLS certificate")
+
+
+def _signed_client_certificate(tmp_path):
+    """A CA and a client certificate it signed."""
+    ca, ca_key = tmp_path / "ca.pem", tmp_path / "ca.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test CA",
+                    "-keyout", str(ca_key), "-out", str(ca)], check=True, capture_output=True)
+    key, csr, cert = tmp_path / "client.key", tmp_path / "client.csr", tmp_path / "client.pem"
+    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=spark",
+                    "-keyout", str(key), "-out", str(csr)], check=True, capture_output=True)
+    subprocess.run(["openssl", "x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+                    "-CAcreateserial", "-days", "2", "-out", str(cert)], check=True, capture_output=True)
+    return ca, cert, key
+
+
+@pytest.mark.backends("sqlite")  # the transport does not depend on the store's database
+def test_client_certificates_required(backend_url, tmp_path):
+    """--tls-client-ca: a client with a certificate the CA signed is served; one without is refused."""
+    cert, key = _certificate(tmp_path)
+    ca, client_cert, client_key = _signed_client_certificate(tmp_path)
+    port, proc = start_our_server(backend_url, tmp_path, extra_args=[
+        "--tls-cert", str(cert), "--tls-key", str(key), "--tls-client-ca", str(ca)])
+    try:
+        sock = TSSLSocket.TSSLSocket("127.0.0.1", port, ca_certs=str(cert),
+                                     certfile=str(client_cert), keyfile=str(client_key))
+        sock.setTimeout(20_000)
+        transport = TTransport.TBufferedTransport(sock)
+        transport.open()
+        assert "default" in ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)).get_all_databases()
+        transport.close()
+
+        sock = TSSLSocket.TSSLSocket("127.0.0.1", port, ca_certs=str(cert))
+        sock.setTimeout(20_000)
+        transport = TTransport.TBufferedTransport(sock)
+        with pytest.raises(TTransport.TTransportException) as refused:  # TLS 1.3: the alert comes on the first read
+            transport.open()
+            ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)).get_all_databases()
+        # the client only sees the connection end in the handshake (EOF or reset: TLS has no reason text)
+        assert refused.value.message == "unexpected exception"
+        transport.close()
+    finally:
+        stop_process(proc)
+    log = open(proc.log_path).read()
+    assert "TLS handshake failed: [SSL: PEER_DID_NOT_RETURN_A_CERTIFICATE]" in log
+    assert "UNEXPECTED_EOF" not in log  # the harness's port probe (connect, close) is not logged

@@ -180,7 +180,9 @@ class ThriftServer:
         assert self.ssl_context is not None
         try:
             first = conn.sock.recv(1, socket.MSG_PEEK)
-            if first and first != TLS_HANDSHAKE_RECORD:
+            if not first:  # closed without a byte: a port probe
+                return False
+            if first != TLS_HANDSHAKE_RECORD:
                 _answer_plain(conn.sock, unsolicited_error(
                     "this metastore accepts TLS connections only (configure the client's TLS settings, "
                     "e.g. hive.metastore.use.SSL=true; docs/security.md)", framed=first == b"\0"))
