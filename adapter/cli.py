@@ -14,7 +14,7 @@ import os
 import sys
 
 from adapter import config
-from adapter.commands.parsers import add_parsers
+from adapter.commands.parsers import add_parsers, lazy
 from adapter.preflight import CommandError
 
 DB_URL_HELP = "SQLAlchemy URL of the store, without its password (default: sqlite:///./metastore.db)"
@@ -141,6 +141,16 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     serve.add_argument("--audit-log", metavar="PATH",
                        help="append a line for every call that changes something to this file "
                             "(default: into the server's log); docs/security.md")
+    serve.add_argument("--auth", choices=("none", "password"), default="none",
+                       help="authentication on the Thrift port: none, or password (SASL PLAIN against "
+                            "--auth-password-file); docs/security.md (default: %(default)s)")
+    serve.add_argument("--auth-password-file", metavar="FILE",
+                       help="users and salted password hashes for --auth password (hudi-metastore users add)")
+    serve.add_argument("--tls-cert", metavar="FILE",
+                       help="PEM certificate (chain): serve the Thrift port over TLS only")
+    serve.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
+    serve.add_argument("--tls-client-ca", metavar="FILE",
+                       help="PEM CA certificates: clients must present a certificate signed by one of them")
     serve.add_argument("--authorization", choices=("auto", "on", "off"), default="auto",
                        help="check ownership, grants and roles on every call that changes something; auto: on "
                             "exactly when authentication is on; on without authentication trusts set_ugi "
@@ -201,6 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
     sync.set_defaults(fn=_sync_storage)
 
     add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*, lookup-keys
+
+    users = sub.add_parser("users", help="manage the password file of serve --auth password")
+    users_sub = users.add_subparsers(dest="users_command", required=True)
+    add_user = users_sub.add_parser("add", help="add a user (or change its password); the password is read "
+                                                "from standard input")
+    add_user.add_argument("--file", required=True, help="the password file (created, mode 0600)")
+    add_user.add_argument("user")
+    add_user.set_defaults(fn=lazy("adapter.commands.users", "add_user"))
 
     db = sub.add_parser("db", help="manage the store's database schema")
     db_sub = db.add_subparsers(dest="db_command", required=True)

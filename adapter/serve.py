@@ -51,6 +51,17 @@ def prepare_warehouse(warehouse: str) -> str:
     return path
 
 
+def _connection_security(args):
+    from adapter.security.settings import ConnectionSecurity, SecuritySettingsError
+
+    try:
+        security = ConnectionSecurity.from_args(args)
+    except SecuritySettingsError as exc:
+        raise CommandError(str(exc)) from None
+    log.info("Thrift port: %s", security.describe())
+    return security
+
+
 def serve(args, url: str) -> int:
     from adapter import metrics_http
     from adapter.app import build_router
@@ -60,6 +71,7 @@ def serve(args, url: str) -> int:
 
     preflight.parsed_url(url)
     check_ports(args)
+    security = _connection_security(args)
     prepare_store(url)
     warehouse = prepare_warehouse(args.warehouse)
     services = open_services(url, warehouse)
@@ -73,7 +85,6 @@ def serve(args, url: str) -> int:
 
     from adapter import audit_log
     from adapter.authorization import AuthorizationSettings
-
     authorization = AuthorizationSettings.from_args(args)
     log.info("authorization is %s%s", "on" if authorization.on else "off",
              " (without authentication: set_ugi names the caller; trusted networks only)"
@@ -99,7 +110,8 @@ def serve(args, url: str) -> int:
         limits = Limits(framed=args.framed, max_message_size=args.max_message_size,
                         max_connections=args.max_connections, read_timeout=args.read_timeout,
                         idle_timeout=args.idle_timeout, max_inflight_bytes=args.max_inflight_bytes)
-        run(make_router, args.host, args.port, workers=args.workers, limits=limits, metrics_port=args.metrics_port)
+        run(make_router, args.host, args.port, workers=args.workers, limits=limits, metrics_port=args.metrics_port,
+            security=security)
     except OSError as exc:  # lost a port to another process since check_ports
         raise CommandError(f"cannot listen on {args.host}: {exc.strerror or exc}") from None
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import select
 import socket
+import ssl
 import threading
 import time
 
@@ -16,6 +17,8 @@ from thrift.transport import TTransport
 
 from adapter import identity
 from adapter.router import HandlerRouter
+from adapter.security import sasl
+from adapter.security.settings import ConnectionSecurity
 from adapter.server.budget import InflightBudget
 from adapter.server.limits import Limits
 from adapter.server.logtext import one_line
@@ -56,8 +59,12 @@ class _Burst:
 
 
 class ThriftServer:
-    def __init__(self, router: HandlerRouter, listen_sock: socket.socket, limits: Limits | None = None):
+    def __init__(self, router: HandlerRouter, listen_sock: socket.socket, limits: Limits | None = None,
+                 security: ConnectionSecurity | None = None):
         self.processor = MetastoreProcessor(router)
+        self.security = security or ConnectionSecurity()
+        self.ssl_context = self.security.ssl_context()
+        self.exchanges = self.security.exchanges()
         self.listen_sock = listen_sock
         self.limits = limits or Limits()
         self.budget = InflightBudget(self.limits.inflight_bytes, self.limits.read_timeout or 60.0)
@@ -138,12 +145,59 @@ class ThriftServer:
     # --- one connection ---------------------------------------------------------------------------
 
     def _serve_client(self, conn: _Connection) -> None:
-        client = conn.sock
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        client.settimeout(self.limits.read_timeout or None)  # while a request is read or answered
+        try:
+            self._serve_secured(conn)
+        finally:
+            identity.forget()
+            self._forget(conn)
+
+    def _serve_secured(self, conn: _Connection) -> None:
+        """TLS and the SASL handshake, when configured, before the first request; each failure
+        closes the connection with a log line (and, for SASL, the reason sent to the client)."""
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.sock.settimeout(self.limits.read_timeout or None)  # while a request is read or answered
+        if self.ssl_context is not None and not self._start_tls(conn):
+            return
         limit = self.limits.max_message_size
-        sock = ClientSocket(client, limit, self.budget)
-        if self.limits.framed:
+        sock = ClientSocket(conn.sock, limit, self.budget)
+        if self.security.sasl:
+            try:
+                who = sasl.negotiate(sock, self.exchanges)
+            except sasl.HandshakeRefused as exc:
+                if isinstance(exc, sasl.NotSasl):
+                    _answer_plain(conn.sock, unsolicited_error(str(exc), framed=exc.framed))
+                log.warning("closing connection from %s: SASL authentication refused: %s",
+                            conn.addr, one_line(str(exc)))
+                drain(conn.sock, seconds=2.0)
+                return
+            identity.bind_authenticated(who.user, who.mechanism, who.principal)
+            log.info("connection from %s authenticated as %s (%s)", conn.addr, who.principal, who.mechanism)
+        self._serve_requests(conn, sock, framed=self.limits.framed or self.security.sasl)
+
+    def _start_tls(self, conn: _Connection) -> bool:
+        """The TLS handshake; a client that starts with anything but a TLS record (a plaintext
+        Thrift client) is answered in plaintext Thrift that TLS is required."""
+        assert self.ssl_context is not None
+        try:
+            first = conn.sock.recv(1, socket.MSG_PEEK)
+            if not first:  # closed without a byte: a port probe
+                return False
+            if first != TLS_HANDSHAKE_RECORD:
+                _answer_plain(conn.sock, unsolicited_error(
+                    "this metastore accepts TLS connections only (configure the client's TLS settings, "
+                    "e.g. hive.metastore.use.SSL=true; docs/security.md)", framed=first == b"\0"))
+                log.warning("closing connection from %s: a plaintext client on the TLS port", conn.addr)
+                drain(conn.sock, seconds=2.0)
+                return False
+            conn.sock = self.ssl_context.wrap_socket(conn.sock, server_side=True)
+            return True
+        except (ssl.SSLError, OSError) as exc:
+            log.warning("closing connection from %s: TLS handshake failed: %s", conn.addr, one_line(str(exc)))
+            return False
+
+    def _serve_requests(self, conn: _Connection, sock: ClientSocket, framed: bool) -> None:
+        client, limit = conn.sock, self.limits.max_message_size
+        if framed:  # SASL's messages after the handshake are frames (QOP auth: unwrapped)
             itrans: TTransport.TTransportBase = LimitedFramedTransport(sock, limit)
             otrans: TTransport.TTransportBase = TTransport.TFramedTransport(sock)
         else:
@@ -167,9 +221,6 @@ class ThriftServer:
             pass
         except Exception:
             log.exception("connection from %s failed", conn.addr)
-        finally:
-            identity.forget()
-            self._forget(conn)
 
     def _one_request(self, sock: ClientSocket, iprot, oprot) -> None:
         with self._lock:
@@ -185,7 +236,7 @@ class ThriftServer:
     def _wait_request(self, conn: _Connection, itrans, poller) -> bool:
         """Block until the next request starts; False when the server stops, the client closes or
         it stays idle beyond --idle-timeout (stop() wakes idle connections by shutting them down)."""
-        if has_buffered_input(itrans):
+        if has_buffered_input(itrans) or (isinstance(conn.sock, ssl.SSLSocket) and conn.sock.pending()):
             return not self.stopping.is_set()
         with self._lock:
             conn.idle = True
@@ -223,6 +274,16 @@ class ThriftServer:
                 if self.active == 0:
                     return
             time.sleep(0.05)
+
+
+TLS_HANDSHAKE_RECORD = b"\x16"
+
+
+def _answer_plain(sock: socket.socket, answer: bytes) -> None:
+    try:
+        sock.sendall(answer)
+    except OSError:
+        pass
 
 
 class _Closing:

@@ -28,7 +28,7 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def run(make_router, host: str, port: int, workers: int = 1, limits: Limits | None = None,
-        metrics_port: int = 0) -> None:
+        metrics_port: int = 0, security=None) -> None:
     """Serve until SIGTERM/SIGINT. `make_router()` is called in each worker process.
 
     metrics_port > 0: each worker answers GET /metrics (its own registry) on metrics_port + its slot
@@ -45,7 +45,7 @@ def run(make_router, host: str, port: int, workers: int = 1, limits: Limits | No
         if metrics_port > 0 else []
 
     def serve(slot: int) -> None:
-        _run_worker(make_router, listen_sock, limits, metrics_socks[slot] if metrics_socks else None)
+        _run_worker(make_router, listen_sock, limits, metrics_socks[slot] if metrics_socks else None, security)
 
     if workers <= 1:
         serve(0)
@@ -96,8 +96,8 @@ def _supervise(workers: int, serve: Callable[[int], None]) -> None:
             spawn(exited_slot)
 
 
-def _run_worker(make_router, listen_sock: socket.socket, limits: Limits, metrics_sock=None) -> None:
-    server = ThriftServer(make_router(), listen_sock, limits)
+def _run_worker(make_router, listen_sock: socket.socket, limits: Limits, metrics_sock=None, security=None) -> None:
+    server = ThriftServer(make_router(), listen_sock, limits, security)
     if metrics_sock is not None:
         metrics_http.serve_http(metrics_sock)
 
