@@ -126,6 +126,14 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     serve.add_argument("--metrics-port", type=int, default=0,
                        help="serve /metrics, /healthz, /readyz and the web console over HTTP on this port "
                             "(worker i of --workers on port + i); 0: off (default)")
+    serve.add_argument("--metrics-host", default="127.0.0.1",
+                       help="address the HTTP port binds (default: loopback only; 0.0.0.0 for every interface)")
+    serve.add_argument("--metrics-tls-cert", metavar="FILE",
+                       help="serve the HTTP port over TLS with this certificate (PEM)")
+    serve.add_argument("--metrics-tls-key", metavar="FILE", help="the private key (PEM) of --metrics-tls-cert")
+    serve.add_argument("--metrics-token-file", metavar="FILE",
+                       help="require `Authorization: Bearer <token>` on the HTTP port (all but /healthz); the "
+                            "token is read from FILE (or set HUDI_METASTORE_METRICS_TOKEN)")
     serve.add_argument("--mirror-interval", type=float, default=5.0,
                        help="seconds between background retries of the Hudi storage mirror (0: only after commits)")
     serve.add_argument("--no-storage-mirror", action="store_true",
@@ -253,7 +261,9 @@ def _root_options_given(parser: argparse.ArgumentParser, argv: list[str]) -> set
 
 
 def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
+    from adapter.secret_text import mask_secrets
+
+    text = mask_secrets(" ".join(str(exc).split()))
     return text or type(exc).__name__
 
 
@@ -266,6 +276,25 @@ def _unexpected(exc: Exception) -> tuple[str, int]:
     if isinstance(exc, OSError):
         return _one_line(exc), 2
     return f"{type(exc).__name__}: {_one_line(exc)} (run with --debug for the traceback)", 1
+
+
+def _warn_password_in_argv(argv: list[str]) -> None:
+    """A password inside --db-url on the command line is visible to every local user (ps): warn,
+    saying where it belongs (docs/security.md, "Secrets")."""
+    urls = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--db-url"]
+    urls += [a.split("=", 1)[1] for a in argv if a.startswith("--db-url=")]
+    for url in urls:
+        try:
+            from sqlalchemy.engine import make_url
+
+            has_password = make_url(url).password is not None
+        except Exception:  # noqa: BLE001 - a bad URL is reported by the command itself
+            has_password = False
+        if has_password:
+            logging.getLogger("hudi_metastore").warning(
+                "the database password is on the command line (--db-url), where any local user can read "
+                "it; put it in %s, --db-password-file FILE, or db_url in the config file instead",
+                config.PASSWORD_ENV)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     from adapter.log_format import configure
 
     configure(args.log_level, args.log_format)
+    _warn_password_in_argv(argv)
     logging.getLogger("alembic").setLevel(logging.WARNING)  # its INFO lines are not ours to print
     if args.command != "serve":  # the client says it once, plainly; not a traceback per attempt
         logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)

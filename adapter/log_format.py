@@ -9,6 +9,8 @@ import logging
 import sys
 import time
 
+from adapter.secret_text import MaskingFormatter
+
 TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"
 
 
@@ -28,7 +30,8 @@ class JsonFormatter(logging.Formatter):
 
 def configure(level: str, fmt: str = "text") -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    inner = JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT)
+    handler.setFormatter(MaskingFormatter(inner))  # no URL password in any line
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)

@@ -7,9 +7,13 @@ comes from the worker's services, attached once per worker process with `attach(
 
 from __future__ import annotations
 
+import hmac
 import logging
+import os
 import socket
+import ssl
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, cast
 
@@ -21,6 +25,59 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 TEXT = "text/plain; charset=utf-8"
+
+
+TOKEN_ENV = "HUDI_METASTORE_METRICS_TOKEN"
+
+
+@dataclass(frozen=True)
+class HttpAccess:
+    """Who may reach the HTTP port: the address it binds (loopback unless an admin says otherwise),
+    TLS (certificate and key files) and a bearer token every request but /healthz must carry."""
+
+    host: str = "127.0.0.1"
+    token: str | None = None
+    certfile: str | None = None
+    keyfile: str | None = None
+
+    @classmethod
+    def from_settings(cls, host: str, token_file: str | None, certfile: str | None, keyfile: str | None,
+                      environ=os.environ) -> HttpAccess:
+        """From `serve`'s settings; ValueError says what is wrong (a token twice, a key without a cert)."""
+        token = environ.get(TOKEN_ENV) or None
+        if token_file:
+            if token:
+                raise ValueError(f"the metrics token is given twice ({TOKEN_ENV} and --metrics-token-file)")
+            with open(token_file, encoding="utf-8") as f:
+                token = f.read().strip() or None
+            if token is None:
+                raise ValueError(f"--metrics-token-file {token_file} is empty")
+        if bool(certfile) != bool(keyfile):
+            raise ValueError("--metrics-tls-cert and --metrics-tls-key go together")
+        access = cls(host or "127.0.0.1", token, certfile or None, keyfile or None)
+        access.tls_context()  # unreadable or mismatched files fail the start, not the first scrape
+        return access
+
+    def tls_context(self) -> ssl.SSLContext | None:
+        if not self.certfile:
+            return None
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(self.certfile, self.keyfile)
+        return ctx
+
+
+class _Access:
+    current = HttpAccess()
+
+
+def configure(access: HttpAccess) -> None:
+    """Set before the port is bound (and before worker processes fork)."""
+    _Access.current = access
+
+
+def access() -> HttpAccess:
+    return _Access.current
 
 
 class _Attached:
@@ -42,6 +99,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):  # http.server's name
         path, _, query = self.path.partition("?")
+        if path != "/healthz" and not self._authorized():
+            return
         if path in ("/metrics", "/metrics/"):
             reg = cast("MetricsServer", self.server).registry
             self._send(200, "text/plain; version=0.0.4; charset=utf-8", reg.render().encode("utf-8"))
@@ -54,6 +113,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(status, ctype, body)
         else:
             self._send(404, TEXT, b"not found; try /metrics, /healthz or /readyz\n")
+
+    def _authorized(self) -> bool:
+        """With a token configured, every request but /healthz carries `Authorization: Bearer <token>`."""
+        token = cast("MetricsServer", self.server).access.token
+        if token is None:
+            return True
+        given = self.headers.get("Authorization", "")
+        scheme, _, value = given.partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), token.encode()):
+            return True
+        body = b"unauthorized: send Authorization: Bearer <token>\n"
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Bearer realm="hudi-metastore"')
+        self.send_header("Content-Type", TEXT)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        return False
 
     def _readyz(self) -> None:
         if _Attached.readiness is None:
@@ -84,6 +161,19 @@ class MetricsServer(ThreadingHTTPServer):
         self.socket = sock  # bound (and listening) by the caller, possibly before a fork
         self.server_address = sock.getsockname()
         self.registry = reg
+        self.access = access()
+        self._tls = self.access.tls_context()
+
+    def finish_request(self, request, client_address):
+        """The TLS handshake runs in the request's own thread (a stalled client holds only it)."""
+        if self._tls is not None:
+            request.settimeout(_Handler.timeout)
+            try:
+                request = self._tls.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError) as exc:
+                log.debug("TLS handshake with %s failed: %s", client_address, exc)
+                return
+        super().finish_request(request, client_address)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -99,5 +189,7 @@ def serve_http(sock: socket.socket, reg: Registry | None = None) -> MetricsServe
     """Answer on `sock` (bound and listening) from a daemon thread; `.shutdown()` stops it."""
     server = MetricsServer(sock, reg or registry)
     threading.Thread(target=server.serve_forever, name="metrics-http", daemon=True).start()
-    log.info("HTTP on http://%s:%d/ (/metrics, /healthz, /readyz, web console)", *sock.getsockname()[:2])
+    log.info("HTTP on %s://%s:%d/ (/metrics, /healthz, /readyz, web console)%s",
+             "https" if server.access.certfile else "http", *sock.getsockname()[:2],
+             "; a bearer token is required" if server.access.token else "")
     return server

@@ -8,6 +8,8 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
+from adapter.secret_text import mask_secrets
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.engine import URL
@@ -27,7 +29,7 @@ def parsed_url(url: str) -> URL:
     try:
         u = make_url(url)
     except (ArgumentError, ValueError) as exc:
-        raise CommandError(f"bad database URL {url!r}: {exc} (expected e.g. {URL_EXAMPLES})") from None
+        raise CommandError(mask_secrets(f"bad database URL {url!r}: {exc} (expected e.g. {URL_EXAMPLES})")) from None
     if u.get_backend_name() not in BACKENDS:
         raise CommandError(f"unsupported database {u.get_backend_name()!r} in the database URL "
                            f"(supported: SQLite, PostgreSQL, MySQL/MariaDB: {URL_EXAMPLES})")

@@ -17,8 +17,23 @@ def check_ports(args) -> None:
     preflight.check_port_free(args.host, args.port, "the Thrift port, --port")
     if args.metrics_port > 0:
         for slot in range(max(args.workers, 1)):
-            preflight.check_port_free(args.host, args.metrics_port + slot,
+            preflight.check_port_free(args.metrics_host, args.metrics_port + slot,
                                       f"the HTTP port of worker {slot}, --metrics-port")
+
+
+def configure_http(args) -> None:
+    """Bind address, TLS and bearer token of the HTTP port (adapter/metrics_http.py); one line on error."""
+    import ssl
+
+    from adapter import metrics_http
+
+    try:
+        metrics_http.configure(metrics_http.HttpAccess.from_settings(
+            args.metrics_host, args.metrics_token_file, args.metrics_tls_cert, args.metrics_tls_key))
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    except (OSError, ssl.SSLError) as exc:
+        raise CommandError(f"the HTTP port's TLS or token files: {getattr(exc, 'strerror', None) or exc}") from None
 
 
 def prepare_store(url: str) -> None:
@@ -70,6 +85,7 @@ def serve(args, url: str) -> int:
     from store.services import open_services
 
     preflight.parsed_url(url)
+    configure_http(args)
     check_ports(args)
     security = _connection_security(args)
     prepare_store(url)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 import re
 
+from adapter.secret_text import mask_secrets
+
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _UNSAFE = re.compile(rb'[^\x21-\x7e]|["\\=]')
 LIMIT = 200  # bytes of client text kept in one log field
@@ -48,7 +50,7 @@ class SafeFormatter(logging.Formatter):
         self.inner = inner or logging.Formatter()
 
     def format(self, record: logging.LogRecord) -> str:
-        text = self.inner.format(record).replace("\r", "\\r")
+        text = mask_secrets(self.inner.format(record)).replace("\r", "\\r")
         return text.replace("\n", "\n\t")
 
 

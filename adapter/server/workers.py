@@ -41,7 +41,8 @@ def run(make_router, host: str, port: int, workers: int = 1, limits: Limits | No
              "%g s, %d bytes of requests in flight)", host, listen_sock.getsockname()[1],
              "framed" if limits.framed else "buffered", workers, "" if workers == 1 else "s",
              limits.max_connections, limits.read_timeout, limits.inflight_bytes)
-    metrics_socks = [metrics_http.bind(host, metrics_port + slot) for slot in range(max(workers, 1))] \
+    metrics_host = metrics_http.access().host  # loopback unless --metrics-host says otherwise
+    metrics_socks = [metrics_http.bind(metrics_host, metrics_port + slot) for slot in range(max(workers, 1))] \
         if metrics_port > 0 else []
 
     def serve(slot: int) -> None:
