@@ -40,6 +40,7 @@ ENV PATH=/opt/hudi-metastore/bin:$PATH \
     HUDI_METASTORE_HOST=0.0.0.0 \
     HUDI_METASTORE_PORT=9083 \
     HUDI_METASTORE_METRICS_PORT=9090 \
+    HUDI_METASTORE_METRICS_HOST=0.0.0.0 \
     HUDI_METASTORE_WAREHOUSE=/warehouse \
     HUDI_METASTORE_DB_URL=sqlite:////var/lib/hudi-metastore/metastore.db
 USER hms
