@@ -73,7 +73,6 @@ def _connection_security(args):
         security = ConnectionSecurity.from_args(args)
     except SecuritySettingsError as exc:
         raise CommandError(str(exc)) from None
-    log.info("Thrift port: %s", security.describe())
     return security
 
 
@@ -92,6 +91,7 @@ def serve(args, url: str) -> int:
     warehouse = prepare_warehouse(args.warehouse)
     services = open_services(url, warehouse)
     services.tables.ensure_default_database()  # as Hive's metastore does on start
+    log.info("Thrift port: %s", security.describe())  # (after the checks: their errors stay one line)
     services.close()
     # Answers build many short-lived objects without cycles (10,000 partitions: ~150,000), which
     # refcounting frees; the default threshold (700) runs the cycle collector dozens of times per

@@ -13,6 +13,7 @@ over real sockets:
 
 from __future__ import annotations
 
+import re
 import resource
 import socket
 import struct
@@ -145,7 +146,10 @@ def test_connection_cap_refuses_with_an_answer_and_logs_once(capped):
                 break
             assert time.monotonic() < deadline, "no new client was served after connections closed"
             time.sleep(0.5)
-        assert "connection cap reached, new connections refused: 5 in" in _log(capped)
+        # the 5 refused above, and any new client of the loop refused before the server noticed the
+        # closed ones (a loaded machine)
+        refused = re.findall(r"connection cap reached, new connections refused: (\d+) in", _log(capped))
+        assert refused and int(refused[0]) >= 5, _log(capped)
     finally:
         for s in held:
             s.close()
