@@ -42,13 +42,13 @@ def _add_user(password_file, user: str, password: str) -> None:
 
 
 @pytest.fixture
-def secured_server(backend_url, tmp_path):
+def secured_server(own_backend_url, tmp_path):
     tmp = tmp_path
     cert, key = _certificate(tmp)
     passwords = tmp / "passwords"
     _add_user(passwords, "alice", "correct horse")
     _add_user(passwords, "bob", "battery staple")
-    port, proc = start_our_server(backend_url, tmp, extra_args=[
+    port, proc = start_our_server(own_backend_url, tmp, extra_args=[
         "--auth", "password", "--auth-password-file", str(passwords),
         "--tls-cert", str(cert), "--tls-key", str(key), "--read-timeout", "5", "--admin-users", "alice"])
     try:
@@ -209,11 +209,11 @@ def _signed_client_certificate(tmp_path):
 
 
 @pytest.mark.backends("sqlite")  # the transport does not depend on the store's database
-def test_client_certificates_required(backend_url, tmp_path):
+def test_client_certificates_required(own_backend_url, tmp_path):
     """--tls-client-ca: a client with a certificate the CA signed is served; one without is refused."""
     cert, key = _certificate(tmp_path)
     ca, client_cert, client_key = _signed_client_certificate(tmp_path)
-    port, proc = start_our_server(backend_url, tmp_path, extra_args=[
+    port, proc = start_our_server(own_backend_url, tmp_path, extra_args=[
         "--tls-cert", str(cert), "--tls-key", str(key), "--tls-client-ca", str(ca)])
     try:
         sock = TSSLSocket.TSSLSocket("127.0.0.1", port, ca_certs=str(cert),

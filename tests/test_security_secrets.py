@@ -27,12 +27,12 @@ def _self_signed(tmp_path):
 
 
 @pytest.mark.backends("sqlite")
-def test_metrics_port_tls_and_token(backend_url, tmp_path):
+def test_metrics_port_tls_and_token(own_backend_url, tmp_path):
     cert, key = _self_signed(tmp_path)
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     http_port = free_port()
-    port, proc = start_our_server(backend_url, tmp_path, extra_args=[
+    port, proc = start_our_server(own_backend_url, tmp_path, extra_args=[
         "--host", "0.0.0.0", "--metrics-port", str(http_port), "--metrics-tls-cert", str(cert),
         "--metrics-tls-key", str(key), "--metrics-token-file", str(token_file)])
     try:
