@@ -143,11 +143,14 @@ def test_create_database_on_http_commits_nothing(client):
     assert client.get_database(db).name == db
 
 
-def test_a_directory_that_cannot_be_made_does_not_fail_a_committed_call(client):
+def test_a_directory_that_cannot_be_made_does_not_fail_a_committed_call(client, tmp_path):
     db = _name("f7s")
     client.create_database(Database(name=db, parameters={}))
-    client.create_table(_table(db, "t", location="nosuchfs://bucket/t"))  # no file system serves it
-    assert client.get_table(db, "t").sd.location == "nosuchfs://bucket/t"
+    (tmp_path / "a-file").write_text("not a directory")
+    location = f"file://{tmp_path}/a-file/t"  # mkdir fails: its parent is a file
+    client.create_table(_table(db, "t", location=location))
+    assert client.get_table(db, "t").sd.location == location
+    assert (tmp_path / "a-file").read_text() == "not a directory"
 
 
 # --------------------------------------------------------------------------- finding 8: typed answers
