@@ -14,9 +14,8 @@ metastore's file slices (no storage listing: executors open exactly the base fil
 
 from __future__ import annotations
 
-import operator
-
 import logging
+import operator
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
