@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from adapter.client import HudiMetastoreClient
 from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
+from tests.cli_helpers import run_cli
 from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
@@ -224,6 +225,12 @@ def test_statistics_skip_files_and_partitions_and_follow_clean(our_server, tmp_p
         r = c.prune_file_slices("default", table, "NOT (i < 50) AND p = 'p=1'")
         assert [s.baseFile.name for s in r.slices] == [names[5]] and r.partitionsSkipped == 1
         assert len(c.prune_file_slices("default", table, "").slices) == 6
+        cli = run_cli("list-files", f"default.{table}", "--where", "i >= 1 AND i <= 5", "--json",
+                      "--metastore", f"thrift://127.0.0.1:{our_server}")
+        assert cli.returncode == 0, cli.stderr
+        doc = json.loads(cli.stdout)
+        assert [d["base_file"] for d in doc["slices"]] == [names[0]]
+        assert (doc["files_skipped"], doc["partitions_skipped"]) == (2, 1)
         with pytest.raises(MetaException, match="nope is not a column"):
             c.prune_file_slices("default", table, "nope = 1")
         with pytest.raises(MetaException, match="cannot compare"):
