@@ -111,9 +111,10 @@ class ReadPlan:
     """What a read opens: base files (relative paths), the schema, and the row conditions."""
 
     def __init__(self, info: TableInfo, schema, files: list[str], commit_range: tuple | None,
-                 files_skipped: int = 0):
+                 files_skipped: int = 0, partitions_skipped: int = 0):
         self.info, self.schema, self.files, self.commit_range = info, schema, files, commit_range
         self.files_skipped = files_skipped  # base files the column statistics excluded
+        self.partitions_skipped = partitions_skipped  # by the partition filter or partition statistics
 
 
 def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, since: str | None = None,
@@ -156,7 +157,8 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     with HudiMetastoreClient(metastore) as client:
         p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters)
     if filters is not None:
-        log.info("read %s: %d base files, %d skipped by column statistics", table, len(p.files), p.files_skipped)
+        log.info("read %s: %d base files, %d skipped by column statistics, %d partitions skipped", table,
+                 len(p.files), p.files_skipped, p.partitions_skipped)
     if p.schema is None:
         raise ValueError(f"{table} has no schema yet (never written)")
     schema = with_meta_columns(p.schema)
@@ -185,4 +187,5 @@ def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadP
     pruned = client.prune_file_slices(info.db, info.name, text or "")
     files = [f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
              for s in pruned.slices if s.baseFile is not None]
-    return ReadPlan(info, latest_schema(client, info), sorted(files), None, pruned.filesSkipped)
+    return ReadPlan(info, latest_schema(client, info), sorted(files), None, pruned.filesSkipped,
+                    pruned.partitionsSkipped)

@@ -235,3 +235,28 @@ def test_statistics_skip_files_and_partitions_and_follow_clean(our_server, tmp_p
             c.prune_file_slices("default", table, "nope = 1")
         with pytest.raises(MetaException, match="cannot compare"):
             c.prune_file_slices("default", table, "i = 'x'")
+
+
+@pytest.mark.spark
+def test_pipeline_commits_statistics_and_reads_skip_files(spark, our_server):
+    """pipeline.write sends each base file's footer statistics with the commit; pipeline.read with
+    filters reads only the files they allow, and the rows are right."""
+    from pipeline import read, write
+    from pipeline.reader import plan
+
+    t = f"default.cs_{uuid.uuid4().hex[:8]}"
+    schema = "id long, name string, score double, ts long, dt string"
+    rows = [(100 * k + i, f"n{100 * k + i}" if i % 3 else None, i / 2, 1, f"d{k}") for k in range(3) for i in range(10)]
+    url = f"thrift://127.0.0.1:{our_server}"
+    write(spark.createDataFrame(rows, schema), t, "insert", record_key="id", precombine_field="ts",
+          partition_by="dt", metastore=url)
+    extra = [(150 + i, None, 9.5, 1, "d1") for i in range(3)]  # a second file in d1
+    write(spark.createDataFrame(extra, schema), t, "bulk_insert", metastore=url)
+    with HudiMetastoreClient(url) as c:
+        p = plan(c, t, filters=[("id", "=", 105)])
+        assert len(p.files) == 1 and p.files[0].startswith("d1/") and p.partitions_skipped == 2
+        assert p.files_skipped + len(p.files) == len(c.prune_file_slices(*t.split("."), "dt = 'd1'").slices)
+        assert len(plan(c, t, filters="name IS NULL AND score > 9").files) == 1
+        assert plan(c, t, filters="score > 100").files == []
+    got = read(spark, t, metastore=url, filters="id = 105 OR (name IS NULL AND score >= '9.5')").select("id").collect()
+    assert sorted(r[0] for r in got) == [105, 150, 151, 152]

@@ -23,7 +23,7 @@ from tests.test_commit_atomicity import own_database  # noqa: F401 - the fixture
 from thrift_idl.hive_metastore.ttypes import Database
 from thrift_idl.hudi_metastore.ttypes import ColumnRange, ColumnValue, FileColumnStats
 
-FILES = 1500
+FILES = 600
 TRANSPORT_ERRORS = (TTransportException, OSError, EOFError)
 
 
@@ -87,7 +87,7 @@ def test_killed_commits_leave_no_statistics_behind(own_database, tmp_path):  # n
         assert _counts(own_database, ts) == (3 * FILES, FILES)
         written = [ts]
         interrupted = retried = 0
-        for rnd in range(3):
+        for rnd in range(2):
             ts = c.create_instant(db, "t", None, "commit", b"", 600).timestamp
             c.transition_to_inflight(db, "t", ts, "commit")
             meta, stats = _commit(ts, FILES)
