@@ -44,9 +44,13 @@ def file_column_stats(files) -> list[FileColumnStats]:
         if len(cols) > MAX_COLUMNS:
             raise InvalidObjectException(f"FileColumnStats of {f.fileName}: more than {MAX_COLUMNS} columns")
         bounds = []
+        seen: set[str] = set()
         for c in cols:
             if c is None or not c.columnName:
                 raise InvalidObjectException(f"A ColumnRange of {f.fileName} has no columnName")
+            if c.columnName.lower() in seen:
+                raise InvalidObjectException(f"Column {c.columnName} appears twice in the statistics of {f.fileName}")
+            seen.add(c.columnName.lower())
             if len(c.columnName) > 256:
                 raise InvalidObjectException(f"Column name longer than 256 characters: {c.columnName[:40]}...")
             for n in (c.nullCount, c.valueCount):
