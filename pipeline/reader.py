@@ -124,7 +124,9 @@ def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, sinc
     if as_of and (since or until):
         raise ValueError("as_of (time travel) and since/until (incremental) do not combine")
     if filters is not None and not (as_of or since or until):
-        return _pruned_plan(client, info, filters)
+        pruned = _pruned_plan(client, info, filters)
+        if pruned is not None:
+            return pruned
     partitions = None
     if filters is not None and info.partition_fields:
         key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partitionKeys or []}
@@ -179,12 +181,20 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     return df if cond is None else df.where(cond)
 
 
-def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadPlan:
-    """A snapshot read's plan from the server's data skipping (partition and column statistics)."""
+def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadPlan | None:
+    """A snapshot read's plan from the server's data skipping (partition and column statistics);
+    None when the server cannot evaluate the predicate (e.g. Spark SQL beyond the Hive filter
+    grammar): the read then prunes by partition columns only, as before."""
+    from thrift_idl.hive_metastore.ttypes import MetaException
+
     table = client.get_table(info.db, info.name)
     types = {c.name.lower(): c.type for c in list(table.sd.cols or []) + list(table.partitionKeys or [])}
     text = partition_filter(filters, types)
-    pruned = client.prune_file_slices(info.db, info.name, text or "")
+    try:
+        pruned = client.prune_file_slices(info.db, info.name, text or "")
+    except MetaException as exc:
+        log.info("read %s: no data skipping (%s)", info.name, exc.message)
+        return None
     files = [f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
              for s in pruned.slices if s.baseFile is not None]
     return ReadPlan(info, latest_schema(client, info), sorted(files), None, pruned.filesSkipped,
