@@ -63,6 +63,7 @@ from thrift_idl.hive_metastore.ttypes import FieldSchema
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
     CommitResult,
+    FileColumnStats,
     FileGroupKeys,
     FileSlice,
     HudiFile,
@@ -73,6 +74,7 @@ from thrift_idl.hudi_metastore.ttypes import (
     Instant,
     InstantFilter,
     InstantState,
+    PrunedFileSlices,
     RecordKeyLocations,
     RollbackResult,
 )
@@ -84,7 +86,7 @@ _IDEMPOTENT_HUDI = frozenset({
     "get_hudi_table", "list_instants", "get_instant_metadata", "get_failed_instants", "get_hudi_partitions",
     "get_latest_file_slices", "get_files_changed", "get_all_files", "heartbeat_instant", "add_markers",
     "import_hudi_instants",  # the server leaves what it has already alone
-    "lookup_record_keys",
+    "lookup_record_keys", "prune_file_slices",
 })
 # HMS / fb303 calls safe to repeat besides get_*.
 _IDEMPOTENT_HMS = frozenset({
@@ -356,12 +358,13 @@ class HudiMetastoreClient:
         return self.call("transition_to_inflight", db, table, timestamp, action, _payload(workload_profile))
 
     def complete_instant(self, db: str, table: str, timestamp: str, action: str, commit_metadata,
-                         record_keys: list[FileGroupKeys] | None = None) -> CommitResult:
+                         record_keys: list[FileGroupKeys] | None = None,
+                         column_stats: list[FileColumnStats] | None = None) -> CommitResult:
         """`commit_metadata`: bytes, str or a dict (sent as JSON). `record_keys`: for a table keeping
-        a record index, the keys of each file group written (`file_group_keys`). Raises
-        CommitConflictException."""
+        a record index, the keys of each file group written (`file_group_keys`); `column_stats`: the
+        column statistics of the base files written. Raises CommitConflictException."""
         return self.call("complete_instant", db, table, timestamp, action, _payload(commit_metadata) or b"",
-                         record_keys)
+                         record_keys, column_stats)
 
     def heartbeat_instant(self, db: str, table: str, timestamp: str) -> None:
         self.call("heartbeat_instant", db, table, timestamp)
@@ -395,6 +398,11 @@ class HudiMetastoreClient:
     def get_latest_file_slices(self, db: str, table: str, partitions=None, as_of: str | None = None) -> list[FileSlice]:
         """partitions None/[]: all; as_of None: latest completed."""
         return self.call("get_latest_file_slices", db, table, list(partitions or []), as_of or "")
+
+    def prune_file_slices(self, db: str, table: str, predicate: str | None = None) -> PrunedFileSlices:
+        """Latest slices whose column statistics allow a row matching `predicate` (Hive filter
+        grammar over any column, plus IS [NOT] NULL), with how many files were skipped."""
+        return self.call("prune_file_slices", db, table, predicate or "")
 
     def get_files_changed(self, db: str, table: str, since: str | None = None,
                           until: str | None = None) -> list[HudiFile]:

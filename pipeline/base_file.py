@@ -71,6 +71,13 @@ def write_base_file(base_path: str, rel_path: str, table: pa.Table) -> int:
     return fs.get_file_info(full).size
 
 
+def read_footer(base_path: str, rel_path: str) -> pq.FileMetaData:
+    """The Parquet footer of a file (its statistics; no data pages are read)."""
+    fs, root = filesystem(base_path)
+    with fs.open_input_file(join(root, rel_path)) as f:
+        return pq.read_metadata(f)
+
+
 def delete_file(base_path: str, rel_path: str) -> None:
     fs, root = filesystem(base_path)
     try:

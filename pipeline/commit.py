@@ -102,12 +102,14 @@ class WriteTransaction:
             self._heartbeat.stop()
             self._heartbeat = None
 
-    def complete(self, metadata: dict, record_keys: list | None = None) -> str:
-        """`record_keys`: FileGroupKeys of every file group written (tables keeping a record index)."""
+    def complete(self, metadata: dict, record_keys: list | None = None, column_stats: list | None = None) -> str:
+        """`record_keys`: FileGroupKeys of every file group written (tables keeping a record index);
+        `column_stats`: FileColumnStats of the base files written."""
         ts = self._begun()
         self.stop_heartbeat()
         try:
-            self.client.complete_instant(self.db, self.table, ts, self.action, json.dumps(metadata), record_keys)
+            self.client.complete_instant(self.db, self.table, ts, self.action, json.dumps(metadata), record_keys,
+                                         column_stats or None)
         except CommitConflictException as exc:
             deleted = self._rollback_own(ts)
             raise WriteConflictError(

@@ -24,16 +24,19 @@ from .base_file import (
     delete_file,
     keys_not_in,
     read_base_file,
+    read_footer,
     with_meta,
     write_base_file,
     write_token,
 )
+from .column_stats import encode, footer_stats, uncompressed_size
 from .schema import META_COLUMNS
 from .storage import relative_path
 
 STATS_DDL = ("partitionPath string, fileId string, path string, prevCommit string, numWrites long, "
              "numInserts long, numUpdateWrites long, numDeletes long, fileSizeInBytes long, "
-             "insertedKeys binary, updatedKeys binary, deletedKeys binary")
+             "insertedKeys binary, updatedKeys binary, deletedKeys binary, columnStats binary, "
+             "uncompressedSize long")
 
 _clients: dict[str, object] = {}
 _clients_lock = threading.Lock()
@@ -54,17 +57,19 @@ class FileGroupWriter:
     """Picklable function for `groupBy("_fg").applyInArrow`.
 
     `groups`: file id -> (partition path, relative path of its current base file or None,
-    that file's instant or None). `index`: the table keeps a record index (report key changes)."""
+    that file's instant or None). `index`: the table keeps a record index (report key changes).
+    `stats_columns`: the columns whose statistics (RFC-27) go back with the file's write stat."""
 
     def __init__(self, *, metastore: str, db: str, table: str, base_path: str, instant: str,
                  data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]],
-                 index: bool = False):
+                 index: bool = False, stats_columns: list[str] | None = None):
         self.metastore, self.db, self.table = metastore, db, table
         self.base_path, self.instant = base_path, instant
         self.data_schema = data_schema
         self.file_schema = with_meta(data_schema)
         self.groups = groups
         self.index = index
+        self.stats_columns = stats_columns or []
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         fid = batch.column("_fg")[0].as_py()
@@ -100,6 +105,8 @@ class FileGroupWriter:
         executor_client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
         self._drop_earlier_attempts(fid, ppath, token)
         size = write_base_file(self.base_path, rel, out)
+        footer = read_footer(self.base_path, rel)
+        stats = encode(footer_stats(footer, out, self.stats_columns))
         blocks = self._key_blocks(up_keys, old_keys, deletes) if self.index else (None, None, None)
         return pa.table({
             "partitionPath": [ppath], "fileId": [fid], "path": [rel],
@@ -108,6 +115,8 @@ class FileGroupWriter:
             "numDeletes": pa.array([removed], pa.int64()), "fileSizeInBytes": pa.array([size], pa.int64()),
             "insertedKeys": pa.array([blocks[0]], pa.binary()), "updatedKeys": pa.array([blocks[1]], pa.binary()),
             "deletedKeys": pa.array([blocks[2]], pa.binary()),
+            "columnStats": pa.array([stats], pa.binary()),
+            "uncompressedSize": pa.array([uncompressed_size(footer)], pa.int64()),
         })
 
     @staticmethod

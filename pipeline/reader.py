@@ -5,13 +5,16 @@ metastore's file slices (no storage listing: executors open exactly the base fil
   before it (time travel);
 * incremental (`since` and/or `until`): records written by instants in (since, until], read from the
   file groups those instants wrote, as of `until`;
-* `filters`: a Hive partition filter string, or (column, op, value) tuples ANDed. Predicates on
-  partition columns go to the server (`get_hudi_partitions`) to prune partitions; every predicate is
-  also applied to the rows.
+* `filters`: a Hive filter string (over any column, plus IS [NOT] NULL), or (column, op, value)
+  tuples ANDed. A snapshot read sends them to the server (`prune_file_slices`), which skips
+  partitions by the partition columns and base files by their column statistics (RFC-27); as-of
+  and incremental reads prune partitions only (`get_hudi_partitions`). Every predicate is also
+  applied to the rows. `plan(...).files_skipped` (and the log) says how many files were skipped.
 """
 
 from __future__ import annotations
 
+import logging
 import operator
 
 from pyspark.sql import DataFrame, SparkSession
@@ -22,6 +25,8 @@ from adapter.client import HudiMetastoreClient
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns
 from .table import TableInfo, latest_schema, load, split_name
+
+log = logging.getLogger(__name__)
 
 _OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
@@ -48,7 +53,8 @@ def _literal(value, key_type: str | None) -> str:
 
 
 def partition_filter(filters, key_types: dict[str, str]) -> str | None:
-    """The Hive filter (partition columns only) of tuple filters; a string is sent as given."""
+    """The Hive filter of tuple filters over the columns of `key_types` (others are left out); a
+    string is sent as given."""
     if filters is None:
         return None
     if isinstance(filters, str):
@@ -104,8 +110,11 @@ def _completed_at_or_before(client, info: TableInfo, ts: str | None) -> str | No
 class ReadPlan:
     """What a read opens: base files (relative paths), the schema, and the row conditions."""
 
-    def __init__(self, info: TableInfo, schema, files: list[str], commit_range: tuple | None):
+    def __init__(self, info: TableInfo, schema, files: list[str], commit_range: tuple | None,
+                 files_skipped: int = 0, partitions_skipped: int = 0):
         self.info, self.schema, self.files, self.commit_range = info, schema, files, commit_range
+        self.files_skipped = files_skipped  # base files the column statistics excluded
+        self.partitions_skipped = partitions_skipped  # by the partition filter or partition statistics
 
 
 def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, since: str | None = None,
@@ -114,6 +123,10 @@ def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, sinc
     info = load(client, db, name)
     if as_of and (since or until):
         raise ValueError("as_of (time travel) and since/until (incremental) do not combine")
+    if filters is not None and not (as_of or since or until):
+        pruned = _pruned_plan(client, info, filters)
+        if pruned is not None:
+            return pruned
     partitions = None
     if filters is not None and info.partition_fields:
         key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partitionKeys or []}
@@ -145,6 +158,9 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
 
     with HudiMetastoreClient(metastore) as client:
         p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters)
+    if filters is not None:
+        log.info("read %s: %d base files, %d skipped by column statistics, %d partitions skipped", table,
+                 len(p.files), p.files_skipped, p.partitions_skipped)
     if p.schema is None:
         raise ValueError(f"{table} has no schema yet (never written)")
     schema = with_meta_columns(p.schema)
@@ -163,3 +179,23 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
             df = df.where(F.col("_hoodie_commit_time") <= F.lit(hi))
     cond = _row_filter(filters)
     return df if cond is None else df.where(cond)
+
+
+def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadPlan | None:
+    """A snapshot read's plan from the server's data skipping (partition and column statistics);
+    None when the server cannot evaluate the predicate (e.g. Spark SQL beyond the Hive filter
+    grammar): the read then prunes by partition columns only, as before."""
+    from thrift_idl.hive_metastore.ttypes import MetaException
+
+    table = client.get_table(info.db, info.name)
+    types = {c.name.lower(): c.type for c in list(table.sd.cols or []) + list(table.partitionKeys or [])}
+    text = partition_filter(filters, types)
+    try:
+        pruned = client.prune_file_slices(info.db, info.name, text or "")
+    except MetaException as exc:
+        log.info("read %s: no data skipping (%s)", info.name, exc.message)
+        return None
+    files = [f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
+             for s in pruned.slices if s.baseFile is not None]
+    return ReadPlan(info, latest_schema(client, info), sorted(files), None, pruned.filesSkipped,
+                    pruned.partitionsSkipped)

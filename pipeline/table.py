@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from adapter.client import HudiMetastoreClient
 from thrift_idl.hive_metastore.ttypes import (
@@ -46,6 +46,7 @@ class TableInfo:
     avro_schema: str | None
     record_index: bool = False  # hoodie.index.type=RECORD_INDEX: the metastore keeps its keys
     update_partition_path: bool = True  # hoodie.record.index.update.partition.path
+    properties: dict[str, str] = field(default_factory=dict)  # hoodie.* as the table config has them
 
     @classmethod
     def of(cls, cfg: HudiTableConfig) -> TableInfo:
@@ -57,7 +58,8 @@ class TableInfo:
                    list(cfg.partitionFields or []), cfg.precombineField or None, bool(cfg.hiveStylePartitioning),
                    bool(cfg.urlEncodePartitioning), cfg.avroSchema or None,
                    record_index=(props.get("hoodie.index.type") or "").upper() == "RECORD_INDEX",
-                   update_partition_path=(props.get(UPDATE_PARTITION_PATH) or "true").lower() == "true")
+                   update_partition_path=(props.get(UPDATE_PARTITION_PATH) or "true").lower() == "true",
+                   properties=dict(props))
 
 
 def load(client: HudiMetastoreClient, db: str, name: str) -> TableInfo:

@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 from adapter.client import HudiMetastoreClient, file_group_keys
 
 from . import index_tagging, keygen, tagging, workload_profile
+from .column_stats import indexed_columns, to_thrift
 from .commit import WriteTransaction, commit_metadata
 from .config import WriteConfig
 from .errors import HudiWriteError
@@ -136,7 +137,7 @@ class _Job:
             rows, replaced = self._execute(records, counts)
             meta = commit_metadata(cfg.operation, [write_stat(r) for r in rows], self.schema_avro,
                                    replaced if cfg.action == "replacecommit" else None)
-            return txn.complete(meta, _record_keys(rows) if self.info.record_index else None)
+            return txn.complete(meta, _record_keys(rows) if self.info.record_index else None, _column_stats(rows))
         except BaseException:
             txn.abandon()
             raise
@@ -309,7 +310,8 @@ class _Job:
         data_schema = to_arrow_schema(self.schema, timezone="UTC")  # Spark timestamps: UTC instants
         writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
                                  base_path=self.info.base_path, instant=self.instant, data_schema=data_schema,
-                                 groups=groups, index=self.info.record_index)
+                                 groups=groups, index=self.info.record_index,
+                                 stats_columns=indexed_columns(data_schema, self.info.properties))
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
         if self.cfg.shuffle_partitions:
@@ -337,6 +339,12 @@ def _record_keys(rows: list[dict]) -> list:
                                             for c in ("insertedKeys", "updatedKeys", "deletedKeys"))
         out.append(k)
     return out
+
+
+def _column_stats(rows: list[dict]) -> list:
+    """FileColumnStats of the base files written (from their footers, as the executors read them)."""
+    return [to_thrift(r["partitionPath"], r["path"], r["fileSizeInBytes"], r["uncompressedSize"] or 0,
+                      None if r["columnStats"] is None else bytes(r["columnStats"])) for r in rows]
 
 
 def _file_ids(slices) -> dict[str, list[str]]:

@@ -26,6 +26,7 @@ from store.hms.statistics import StatisticsService
 from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
 from store.hudi.clean_service import CleanService
+from store.hudi.column_pruning import ColumnPruning
 from store.hudi.partition_rules import HudiPartitionRules
 from store.hudi.snapshot_service import SnapshotService
 from store.hudi.timeline_service import TimelineService
@@ -50,6 +51,7 @@ class Services:
     timeline: TimelineService
     snapshot: SnapshotService
     clean: CleanService
+    pruning: ColumnPruning
     hudi_partitions: HudiPartitionRules
     notifications: NotificationLog
     client_events: ClientEvents
@@ -95,6 +97,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
         statistics=StatisticsService(store, partitions), locks=LockManager(store, timeout_ms=lock_timeout_ms),
         functions=FunctionService(store, tables), timeline=timeline, snapshot=snapshot, clean=clean,
+        pruning=ColumnPruning(store, timeline, tables, snapshot),
         hudi_partitions=HudiPartitionRules(partitions, clean), notifications=notifications,
         client_events=ClientEvents(notifications, tables, partitions),
         constraints=ConstraintService(store, tables), table_filter=TableNamesByFilter(store),

@@ -146,6 +146,44 @@ struct RecordKeyLocations {
   4: list<string> instantOfKey,
 }
 
+// Column statistics of base files (RFC-27 column stats index). A value is typed by the column:
+// integers, booleans (0/1), dates (days since 1970-01-01) and timestamps (microseconds since the
+// epoch, UTC) in intValue; float and double in doubleValue; decimals as text in decimalValue;
+// strings in stringValue; binary in binaryValue.
+struct ColumnValue {
+  1: optional i64 intValue,
+  2: optional double doubleValue,
+  3: optional string decimalValue,
+  4: optional string stringValue,
+  5: optional binary binaryValue,
+}
+
+// One column of one file: bounds unset when unknown (e.g. every value null); valueCount counts
+// rows, nulls included.
+struct ColumnRange {
+  1: string columnName,
+  2: optional ColumnValue minValue,
+  3: optional ColumnValue maxValue,
+  4: optional i64 nullCount,
+  5: optional i64 valueCount,
+}
+
+struct FileColumnStats {
+  1: string partitionPath,
+  2: string fileName,
+  3: i64 totalSize,                      // bytes on storage
+  4: i64 totalUncompressedSize,
+  5: list<ColumnRange> columns,
+}
+
+// Latest file slices a predicate may match (prune_file_slices).
+struct PrunedFileSlices {
+  1: list<FileSlice> slices,
+  2: i32 filesSkipped,                   // base files whose statistics exclude every row
+  3: i32 partitionsSkipped,              // by the partition filter or partition statistics
+  4: i32 filesConsidered,
+}
+
 // A concurrent writer committed to file groups this commit also wrote; nothing was changed.
 exception CommitConflictException {
   1: string message,
@@ -178,11 +216,12 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   // COMPLETED, and the snapshot takes the commit's files, in one transaction.
+  // columnStats: per base file written, its column statistics (RFC-27), stored in the same transaction.
   // recordKeys: for a table keeping a record index, the keys of every file group the commit writes
   // (applied in the same transaction; inserting a key the table holds is a CommitConflictException).
   CommitResult complete_instant(1: string dbName, 2: string tableName, 3: string timestamp,
                                 4: string action, 5: binary commitMetadata,
-                                6: list<FileGroupKeys> recordKeys)
+                                6: list<FileGroupKeys> recordKeys, 7: list<FileColumnStats> columnStats)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4,
               6: CommitConflictException o6)
@@ -214,6 +253,12 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
   // partitions empty: all; asOfInstant empty: latest completed.
   list<FileSlice> get_latest_file_slices(1: string dbName, 2: string tableName, 3: list<string> partitions,
                                          4: string asOfInstant)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4)
+  // Latest file slices of the partitions the Hive partition filter keeps whose base files' column
+  // statistics allow a row matching `predicate` (same grammar, over any indexed column; "" keeps
+  // all). Slices with log files and files without statistics are kept.
+  PrunedFileSlices prune_file_slices(1: string dbName, 2: string tableName, 3: string predicate)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               4: hive_metastore.InvalidObjectException o4)
   // Files written by instants completed in (since, until]; empty bounds are open.

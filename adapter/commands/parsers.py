@@ -46,6 +46,10 @@ def _views(sub) -> None:
         p.add_argument("--json", action="store_true", help="machine-readable output")
         if name == "list-files":
             p.add_argument("--partition", metavar="P", help="only this partition path")
+            p.add_argument("--where", metavar="PREDICATE",
+                           help="only slices whose column statistics allow a matching row (Hive filter "
+                                "grammar over any column, plus IS [NOT] NULL); --json then prints an object "
+                                "with the slices and the files skipped")
 
 
 def _validate_repair(sub) -> None:

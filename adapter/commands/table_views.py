@@ -89,10 +89,19 @@ def run_list_files(args) -> int:
             started = time.perf_counter()
             if args.partition is not None and args.partition not in c.get_hudi_partitions(db, tbl):
                 raise BadArgument(f"{db}.{tbl} has no partition {args.partition!r}")
-            slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
+            pruned = None
+            if getattr(args, "where", None) is not None:
+                pruned = c.prune_file_slices(db, tbl, args.where)
+                slices = [s for s in pruned.slices if args.partition is None or s.partitionPath == args.partition]
+            else:
+                slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
             took = time.perf_counter() - started
         docs = [slice_doc(s) for s in slices]
-        if args.json:
+        if args.json and pruned is not None:
+            print(json.dumps({"slices": docs, "files_skipped": pruned.filesSkipped,
+                              "partitions_skipped": pruned.partitionsSkipped,
+                              "files_considered": pruned.filesConsidered}, indent=2))
+        elif args.json:
             print(json.dumps(docs, indent=2))
         else:
             print("PARTITION\tFILE_ID\tBASE_INSTANT\tBASE_FILE\tLOG_FILES")
@@ -100,6 +109,9 @@ def run_list_files(args) -> int:
                 print(f"{d['partition'] or '(table)'}\t{d['file_id']}\t{d['base_instant']}\t{d['base_file'] or '-'}"
                       f"\t{','.join(d['log_files']) or '-'}")
             print(f"{len(docs)} file slice(s)")
+            if pruned is not None:
+                print(f"{pruned.filesSkipped} of {pruned.filesConsidered} base file(s) and "
+                      f"{pruned.partitionsSkipped} partition(s) skipped by statistics and the partition filter")
         _took(args, took)
         return 0
 

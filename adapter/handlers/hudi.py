@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 
 from adapter import identity
+from adapter.column_stats_thrift import file_column_stats
 from adapter.hudi_thrift import (
     config_from_thrift,
     config_to_thrift,
@@ -36,6 +37,7 @@ from thrift_idl.hudi_metastore.ttypes import (
     HudiTableStats,
     ImportResult,
     InstantState,
+    PrunedFileSlices,
     RecordKeyLocations,
     RollbackResult,
 )
@@ -67,12 +69,14 @@ def _index_keys(groups) -> list[IndexKeys]:
 
 class HudiHandler:
     """`timeline`: store.hudi.timeline_service.TimelineService; `snapshot`: store.hudi.snapshot_service.SnapshotService;
-    `mirror` (optional): has `sync(db, tbl) -> int` (versions written to storage)."""
+    `mirror` (optional): has `sync(db, tbl) -> int` (versions written to storage); `pruning`:
+    store.hudi.column_pruning.ColumnPruning."""
 
-    def __init__(self, timeline, snapshot, mirror=None):
+    def __init__(self, timeline, snapshot, mirror=None, pruning=None):
         self._timeline = timeline
         self._snapshot = snapshot
         self._mirror = mirror
+        self._pruning = pruning
 
     # --- tables -----------------------------------------------------------------------------------
 
@@ -99,11 +103,14 @@ class HudiHandler:
         return instant_to_thrift(self._timeline.transition_to_inflight(
             dbName, tableName, timestamp, action, workloadProfile or None))
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys=None):
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys=None,
+                         columnStats=None):
         start = time.perf_counter()
         keys = _index_keys(recordKeys) if recordKeys is not None else None
+        stats = file_column_stats(columnStats) if columnStats else None
         instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
-                                                           commitMetadata or b"", record_keys=keys)
+                                                           commitMetadata or b"", record_keys=keys,
+                                                           column_stats=stats)
         metrics.observe("hudi_commit_seconds", time.perf_counter() - start)
         metrics.incr("hudi_commits")
         return CommitResult(instant=instant_to_thrift(instant), tableVersion=version)
@@ -143,6 +150,11 @@ class HudiHandler:
         slices = self._snapshot.latest_file_slices(dbName, tableName, list(partitions) if partitions else None,
                                                    _opt(asOfInstant))
         return [slice_to_thrift(s) for s in slices]
+
+    def prune_file_slices(self, dbName, tableName, predicate):
+        r = self._pruning.prune(dbName, tableName, predicate or "")
+        return PrunedFileSlices(slices=[slice_to_thrift(s) for s in r.slices], filesSkipped=r.files_skipped,
+                                partitionsSkipped=r.partitions_skipped, filesConsidered=r.files_considered)
 
     def get_files_changed(self, dbName, tableName, since, until):
         return [file_to_thrift(f) for f in self._snapshot.files_changed(dbName, tableName, _opt(since), _opt(until))]

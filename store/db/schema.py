@@ -587,3 +587,50 @@ created_locations = Table(
     Column("location", Text, nullable=False),
     Column("create_time", BigInteger, nullable=False),
 )
+
+# --- Column statistics (RFC-27): per base file and indexed column --------------------------------
+
+STATS_KEY = 256  # bytes of an order-preserving bound (store/hudi/column_stats_codec.py)
+
+# The sizes of a base file that has column statistics; a row per file, deleted with its stats.
+file_stats = Table(
+    "file_stats",
+    metadata,
+    Column("file_row_id", Id, ForeignKey("files.id", ondelete="CASCADE"), primary_key=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("total_size", BigInteger, nullable=False),
+    Column("uncompressed_size", BigInteger, nullable=False),
+    Column("num_rows", BigInteger),
+    Index("ix_file_stats_tbl", "tbl_id"),
+)
+
+# min_key/max_key: the bounds in an encoding whose byte order is the column type's order, so one
+# comparison of bytes serves every type on every backend; NULL when unknown.
+column_stats = Table(
+    "column_stats",
+    metadata,
+    Column("file_row_id", Id, ForeignKey("files.id", ondelete="CASCADE"), nullable=False),
+    Column("column_name", CaseSensitive(NAME * 2), nullable=False),
+    Column("min_key", LargeBinary(STATS_KEY)),
+    Column("max_key", LargeBinary(STATS_KEY)),
+    Column("null_count", BigInteger),
+    Column("value_count", BigInteger),
+    PrimaryKeyConstraint("file_row_id", "column_name"),
+)
+
+# Per partition and column: the bounds over its live files' statistics (RFC-27 partition entries),
+# recomputed by each commit, clean and rollback for the partitions it touches.
+partition_column_stats = Table(
+    "partition_column_stats",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("partition_path", String(PART_NAME), nullable=False),
+    Column("column_name", CaseSensitive(NAME * 2), nullable=False),
+    Column("min_key", LargeBinary(STATS_KEY)),
+    Column("max_key", LargeBinary(STATS_KEY)),
+    Column("null_count", BigInteger),
+    Column("value_count", BigInteger),
+    Column("files_without_stats", BigInteger, nullable=False),
+    Index("uq_partition_column_stats", "tbl_id", "partition_path", "column_name", unique=True,
+          mysql_length={"partition_path": 255}),
+)

@@ -23,6 +23,7 @@ from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, STATE_NAMES, 
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import CommitConflict, InvalidOperation
+from store.hudi.column_stats import ColumnStats, FileColumnStats
 from store.hudi.file_listing import FileListing, add_version
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, put_meta
@@ -46,7 +47,7 @@ def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str) -> Non
 class InstantCompletion:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
                  listing: FileListing, partition_sync: PartitionSync, record_index: RecordIndex,
-                 hooks: list[PostCommitHook]):
+                 hooks: list[PostCommitHook], column_stats: ColumnStats | None = None):
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -56,17 +57,20 @@ class InstantCompletion:
         self.partition_sync = partition_sync
         self.record_index = record_index
         self.hooks = hooks
+        self.column_stats = column_stats or ColumnStats()
 
     def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                          drop_partitions: list[str] | None = None,
-                         record_keys: list[FileGroupKeys] | None = None) -> tuple[Instant, int]:
+                         record_keys: list[FileGroupKeys] | None = None,
+                         column_stats: list[FileColumnStats] | None = None) -> tuple[Instant, int]:
         """Complete an inflight instant: (the instant, the table's new version). `drop_partitions`
         (partition paths) also removes those HMS partitions in the same transaction (a partition
-        drop's replacecommit); `record_keys` are the record index changes of a write commit. An
+        drop's replacecommit); `record_keys` are the record index changes of a write commit,
+        `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
             instant, version = self.store.run_write(self._complete_in, db, tbl, ts, action, metadata,
-                                                    drop_partitions, record_keys)
+                                                    drop_partitions, record_keys, column_stats or [])
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
             raise
@@ -75,7 +79,8 @@ class InstantCompletion:
 
     def _complete_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                      drop_partitions: list[str] | None,
-                     record_keys: list[FileGroupKeys] | None) -> tuple[Instant, int]:
+                     record_keys: list[FileGroupKeys] | None,
+                     column_stats: list[FileColumnStats]) -> tuple[Instant, int]:
         ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
         row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
         if row.state != INFLIGHT:
@@ -83,7 +88,7 @@ class InstantCompletion:
                 f"Cannot complete instant {ts}.{row.action}: it is {STATE_NAMES[row.state]}, not INFLIGHT")
         done_action = COMPLETED_AS.get(row.action, row.action)
         completion_ts = self.times.advance(conn, ref.tbl_id)
-        self._apply(conn, ref, row, done_action, metadata, record_keys)
+        self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
         drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
         if drops:
             self.partition_sync.drop_partitions(conn, ref, drops)
@@ -98,24 +103,31 @@ class InstantCompletion:
         return instant, version
 
     def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
-               record_keys: list[FileGroupKeys] | None) -> None:
-        """File listing, record index and partition changes of a completed instant."""
+               record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]) -> None:
+        """File listing, column statistics, record index and partition changes of a completed instant."""
         ts = row.ts
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
             check_conflicts(conn, ref, row, action, meta)
             self.listing.add_files(conn, ref, ts, meta)
+            self.column_stats.record(conn, ref, ts, column_stats)
+            self.column_stats.refresh_partitions(conn, ref, sorted(
+                {s.partition_path for s in meta.write_stats} | set(meta.replaced)))
             self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
             self.partition_sync.ensure_partitions(
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
             self.partition_sync.record_commit(conn, ref, action, meta)
         elif action == "clean":
-            self.listing.mark_deleted(conn, ref, ts, parse_clean(metadata))
+            cleaned = parse_clean(metadata)
+            self.listing.mark_deleted(conn, ref, ts, cleaned)
+            self.column_stats.forget_removed(conn, ref, cleaned)
         elif action == "rollback":
             rolled, deleted, written = parse_rollback(metadata)
+            touched = set(deleted) | set(self.column_stats.partitions_of_instants(conn, ref, rolled))
             self.listing.mark_deleted(conn, ref, ts, deleted)
             self.listing.forget_instants(conn, ref, rolled)
             self.listing.add_files(conn, ref, ts, written)
+            self.column_stats.forget_removed(conn, ref, touched)
 
 
 def _dropped_partitions(action: str, metadata: bytes) -> list[str] | None:

@@ -23,6 +23,7 @@ from hudi_format.table_config import HudiTableConfig
 from store.db.database import Store, now_ms
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
+from store.hudi.column_stats import FileColumnStats
 from store.hudi.commit import InstantCompletion, PostCommitHook
 from store.hudi.file_listing import FileListing
 from store.hudi.instant_times import InstantTimes
@@ -104,8 +105,10 @@ class TimelineService:
 
     def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                          drop_partitions: list[str] | None = None,
-                         record_keys: list[FileGroupKeys] | None = None) -> tuple[Instant, int]:
-        return self.completion.complete_instant(db, tbl, ts, action, metadata, drop_partitions, record_keys)
+                         record_keys: list[FileGroupKeys] | None = None,
+                         column_stats: list[FileColumnStats] | None = None) -> tuple[Instant, int]:
+        return self.completion.complete_instant(db, tbl, ts, action, metadata, drop_partitions, record_keys,
+                                                column_stats)
 
     def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
         return self.rollbacks.rollback(db, tbl, ts, force)

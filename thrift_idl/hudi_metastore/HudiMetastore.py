@@ -72,7 +72,7 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys):
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys, columnStats):
         """
         Parameters:
          - dbName
@@ -81,6 +81,7 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
          - action
          - commitMetadata
          - recordKeys
+         - columnStats
 
         """
         pass
@@ -164,6 +165,16 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
          - tableName
          - partitions
          - asOfInstant
+
+        """
+        pass
+
+    def prune_file_slices(self, dbName, tableName, predicate):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - predicate
 
         """
         pass
@@ -465,7 +476,7 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "transition_to_inflight failed: unknown result")
 
-    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys):
+    def complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys, columnStats):
         """
         Parameters:
          - dbName
@@ -474,12 +485,13 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
          - action
          - commitMetadata
          - recordKeys
+         - columnStats
 
         """
-        self.send_complete_instant(dbName, tableName, timestamp, action, commitMetadata, recordKeys)
+        self.send_complete_instant(dbName, tableName, timestamp, action, commitMetadata, recordKeys, columnStats)
         return self.recv_complete_instant()
 
-    def send_complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys):
+    def send_complete_instant(self, dbName, tableName, timestamp, action, commitMetadata, recordKeys, columnStats):
         self._oprot.writeMessageBegin('complete_instant', TMessageType.CALL, self._seqid)
         args = complete_instant_args()
         args.dbName = dbName
@@ -488,6 +500,7 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
         args.action = action
         args.commitMetadata = commitMetadata
         args.recordKeys = recordKeys
+        args.columnStats = columnStats
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
@@ -853,6 +866,48 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_latest_file_slices failed: unknown result")
 
+    def prune_file_slices(self, dbName, tableName, predicate):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - predicate
+
+        """
+        self.send_prune_file_slices(dbName, tableName, predicate)
+        return self.recv_prune_file_slices()
+
+    def send_prune_file_slices(self, dbName, tableName, predicate):
+        self._oprot.writeMessageBegin('prune_file_slices', TMessageType.CALL, self._seqid)
+        args = prune_file_slices_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.predicate = predicate
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_prune_file_slices(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = prune_file_slices_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "prune_file_slices failed: unknown result")
+
     def get_files_changed(self, dbName, tableName, since, until):
         """
         Parameters:
@@ -1175,6 +1230,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         self._processMap["rollback_instant"] = Processor.process_rollback_instant
         self._processMap["get_hudi_partitions"] = Processor.process_get_hudi_partitions
         self._processMap["get_latest_file_slices"] = Processor.process_get_latest_file_slices
+        self._processMap["prune_file_slices"] = Processor.process_prune_file_slices
         self._processMap["get_files_changed"] = Processor.process_get_files_changed
         self._processMap["get_all_files"] = Processor.process_get_all_files
         self._processMap["import_hudi_instants"] = Processor.process_import_hudi_instants
@@ -1379,7 +1435,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         iprot.readMessageEnd()
         result = complete_instant_result()
         try:
-            result.success = self._handler.complete_instant(args.dbName, args.tableName, args.timestamp, args.action, args.commitMetadata, args.recordKeys)
+            result.success = self._handler.complete_instant(args.dbName, args.tableName, args.timestamp, args.action, args.commitMetadata, args.recordKeys, args.columnStats)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -1664,6 +1720,38 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_prune_file_slices(self, seqid, iprot, oprot):
+        args = prune_file_slices_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = prune_file_slices_result()
+        try:
+            result.success = self._handler.prune_file_slices(args.dbName, args.tableName, args.predicate)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except thrift_idl.hive_metastore.ttypes.InvalidObjectException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("prune_file_slices", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_get_files_changed(self, seqid, iprot, oprot):
         args = get_files_changed_args()
         args.read(iprot)
@@ -1925,11 +2013,11 @@ class register_hudi_table_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.columns = []
-                    (_etype96, _size93) = iprot.readListBegin()
-                    for _i97 in range(_size93):
-                        _elem98 = thrift_idl.hive_metastore.ttypes.FieldSchema()
-                        _elem98.read(iprot)
-                        self.columns.append(_elem98)
+                    (_etype110, _size107) = iprot.readListBegin()
+                    for _i111 in range(_size107):
+                        _elem112 = thrift_idl.hive_metastore.ttypes.FieldSchema()
+                        _elem112.read(iprot)
+                        self.columns.append(_elem112)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1950,8 +2038,8 @@ class register_hudi_table_args(object):
         if self.columns is not None:
             oprot.writeFieldBegin('columns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.columns))
-            for iter99 in self.columns:
-                iter99.write(oprot)
+            for iter113 in self.columns:
+                iter113.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -2881,17 +2969,19 @@ class complete_instant_args(object):
      - action
      - commitMetadata
      - recordKeys
+     - columnStats
 
     """
 
 
-    def __init__(self, dbName=None, tableName=None, timestamp=None, action=None, commitMetadata=None, recordKeys=None,):
+    def __init__(self, dbName=None, tableName=None, timestamp=None, action=None, commitMetadata=None, recordKeys=None, columnStats=None,):
         self.dbName = dbName
         self.tableName = tableName
         self.timestamp = timestamp
         self.action = action
         self.commitMetadata = commitMetadata
         self.recordKeys = recordKeys
+        self.columnStats = columnStats
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -2930,11 +3020,22 @@ class complete_instant_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.recordKeys = []
-                    (_etype103, _size100) = iprot.readListBegin()
-                    for _i104 in range(_size100):
-                        _elem105 = FileGroupKeys()
-                        _elem105.read(iprot)
-                        self.recordKeys.append(_elem105)
+                    (_etype117, _size114) = iprot.readListBegin()
+                    for _i118 in range(_size114):
+                        _elem119 = FileGroupKeys()
+                        _elem119.read(iprot)
+                        self.recordKeys.append(_elem119)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.LIST:
+                    self.columnStats = []
+                    (_etype123, _size120) = iprot.readListBegin()
+                    for _i124 in range(_size120):
+                        _elem125 = FileColumnStats()
+                        _elem125.read(iprot)
+                        self.columnStats.append(_elem125)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -2971,8 +3072,15 @@ class complete_instant_args(object):
         if self.recordKeys is not None:
             oprot.writeFieldBegin('recordKeys', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.recordKeys))
-            for iter106 in self.recordKeys:
-                iter106.write(oprot)
+            for iter126 in self.recordKeys:
+                iter126.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.columnStats is not None:
+            oprot.writeFieldBegin('columnStats', TType.LIST, 7)
+            oprot.writeListBegin(TType.STRUCT, len(self.columnStats))
+            for iter127 in self.columnStats:
+                iter127.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3000,6 +3108,7 @@ complete_instant_args.thrift_spec = (
     (4, TType.STRING, 'action', 'UTF8', None, ),  # 4
     (5, TType.STRING, 'commitMetadata', 'BINARY', None, ),  # 5
     (6, TType.LIST, 'recordKeys', (TType.STRUCT, [FileGroupKeys, None], False), None, ),  # 6
+    (7, TType.LIST, 'columnStats', (TType.STRUCT, [FileColumnStats, None], False), None, ),  # 7
 )
 
 
@@ -3342,10 +3451,10 @@ class add_markers_args(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.paths = []
-                    (_etype110, _size107) = iprot.readListBegin()
-                    for _i111 in range(_size107):
-                        _elem112 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.paths.append(_elem112)
+                    (_etype131, _size128) = iprot.readListBegin()
+                    for _i132 in range(_size128):
+                        _elem133 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.paths.append(_elem133)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3374,8 +3483,8 @@ class add_markers_args(object):
         if self.paths is not None:
             oprot.writeFieldBegin('paths', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.paths))
-            for iter113 in self.paths:
-                oprot.writeString(iter113.encode('utf-8') if sys.version_info[0] == 2 else iter113)
+            for iter134 in self.paths:
+                oprot.writeString(iter134.encode('utf-8') if sys.version_info[0] == 2 else iter134)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3618,11 +3727,11 @@ class list_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype117, _size114) = iprot.readListBegin()
-                    for _i118 in range(_size114):
-                        _elem119 = Instant()
-                        _elem119.read(iprot)
-                        self.success.append(_elem119)
+                    (_etype138, _size135) = iprot.readListBegin()
+                    for _i139 in range(_size135):
+                        _elem140 = Instant()
+                        _elem140.read(iprot)
+                        self.success.append(_elem140)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3654,8 +3763,8 @@ class list_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter120 in self.success:
-                iter120.write(oprot)
+            for iter141 in self.success:
+                iter141.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4005,11 +4114,11 @@ class get_failed_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype124, _size121) = iprot.readListBegin()
-                    for _i125 in range(_size121):
-                        _elem126 = Instant()
-                        _elem126.read(iprot)
-                        self.success.append(_elem126)
+                    (_etype145, _size142) = iprot.readListBegin()
+                    for _i146 in range(_size142):
+                        _elem147 = Instant()
+                        _elem147.read(iprot)
+                        self.success.append(_elem147)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4036,8 +4145,8 @@ class get_failed_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter127 in self.success:
-                iter127.write(oprot)
+            for iter148 in self.success:
+                iter148.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4369,10 +4478,10 @@ class get_hudi_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype131, _size128) = iprot.readListBegin()
-                    for _i132 in range(_size128):
-                        _elem133 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem133)
+                    (_etype152, _size149) = iprot.readListBegin()
+                    for _i153 in range(_size149):
+                        _elem154 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem154)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4399,8 +4508,8 @@ class get_hudi_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter134 in self.success:
-                oprot.writeString(iter134.encode('utf-8') if sys.version_info[0] == 2 else iter134)
+            for iter155 in self.success:
+                oprot.writeString(iter155.encode('utf-8') if sys.version_info[0] == 2 else iter155)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4474,10 +4583,10 @@ class get_latest_file_slices_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype138, _size135) = iprot.readListBegin()
-                    for _i139 in range(_size135):
-                        _elem140 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitions.append(_elem140)
+                    (_etype159, _size156) = iprot.readListBegin()
+                    for _i160 in range(_size156):
+                        _elem161 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitions.append(_elem161)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4507,8 +4616,8 @@ class get_latest_file_slices_args(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partitions))
-            for iter141 in self.partitions:
-                oprot.writeString(iter141.encode('utf-8') if sys.version_info[0] == 2 else iter141)
+            for iter162 in self.partitions:
+                oprot.writeString(iter162.encode('utf-8') if sys.version_info[0] == 2 else iter162)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.asOfInstant is not None:
@@ -4570,11 +4679,11 @@ class get_latest_file_slices_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype145, _size142) = iprot.readListBegin()
-                    for _i146 in range(_size142):
-                        _elem147 = FileSlice()
-                        _elem147.read(iprot)
-                        self.success.append(_elem147)
+                    (_etype166, _size163) = iprot.readListBegin()
+                    for _i167 in range(_size163):
+                        _elem168 = FileSlice()
+                        _elem168.read(iprot)
+                        self.success.append(_elem168)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4606,8 +4715,8 @@ class get_latest_file_slices_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter148 in self.success:
-                iter148.write(oprot)
+            for iter169 in self.success:
+                iter169.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4641,6 +4750,191 @@ class get_latest_file_slices_result(object):
 all_structs.append(get_latest_file_slices_result)
 get_latest_file_slices_result.thrift_spec = (
     (0, TType.LIST, 'success', (TType.STRUCT, [FileSlice, None], False), None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+    None,  # 3
+    (4, TType.STRUCT, 'o4', [thrift_idl.hive_metastore.ttypes.InvalidObjectException, None], None, ),  # 4
+)
+
+
+class prune_file_slices_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - predicate
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, predicate=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.predicate = predicate
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.predicate = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('prune_file_slices_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.predicate is not None:
+            oprot.writeFieldBegin('predicate', TType.STRING, 3)
+            oprot.writeString(self.predicate.encode('utf-8') if sys.version_info[0] == 2 else self.predicate)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(prune_file_slices_args)
+prune_file_slices_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'predicate', 'UTF8', None, ),  # 3
+)
+
+
+class prune_file_slices_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = PrunedFileSlices()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = thrift_idl.hive_metastore.ttypes.InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('prune_file_slices_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(prune_file_slices_result)
+prune_file_slices_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [PrunedFileSlices, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
     (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
     None,  # 3
@@ -4775,11 +5069,11 @@ class get_files_changed_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype152, _size149) = iprot.readListBegin()
-                    for _i153 in range(_size149):
-                        _elem154 = HudiFile()
-                        _elem154.read(iprot)
-                        self.success.append(_elem154)
+                    (_etype173, _size170) = iprot.readListBegin()
+                    for _i174 in range(_size170):
+                        _elem175 = HudiFile()
+                        _elem175.read(iprot)
+                        self.success.append(_elem175)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4811,8 +5105,8 @@ class get_files_changed_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter155 in self.success:
-                iter155.write(oprot)
+            for iter176 in self.success:
+                iter176.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4966,11 +5260,11 @@ class get_all_files_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype159, _size156) = iprot.readListBegin()
-                    for _i160 in range(_size156):
-                        _elem161 = HudiFile()
-                        _elem161.read(iprot)
-                        self.success.append(_elem161)
+                    (_etype180, _size177) = iprot.readListBegin()
+                    for _i181 in range(_size177):
+                        _elem182 = HudiFile()
+                        _elem182.read(iprot)
+                        self.success.append(_elem182)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4997,8 +5291,8 @@ class get_all_files_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter162 in self.success:
-                iter162.write(oprot)
+            for iter183 in self.success:
+                iter183.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -5076,33 +5370,33 @@ class import_hudi_instants_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.instants = []
-                    (_etype166, _size163) = iprot.readListBegin()
-                    for _i167 in range(_size163):
-                        _elem168 = ImportedInstant()
-                        _elem168.read(iprot)
-                        self.instants.append(_elem168)
+                    (_etype187, _size184) = iprot.readListBegin()
+                    for _i188 in range(_size184):
+                        _elem189 = ImportedInstant()
+                        _elem189.read(iprot)
+                        self.instants.append(_elem189)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.listedFiles = []
-                    (_etype172, _size169) = iprot.readListBegin()
-                    for _i173 in range(_size169):
-                        _elem174 = HudiFile()
-                        _elem174.read(iprot)
-                        self.listedFiles.append(_elem174)
+                    (_etype193, _size190) = iprot.readListBegin()
+                    for _i194 in range(_size190):
+                        _elem195 = HudiFile()
+                        _elem195.read(iprot)
+                        self.listedFiles.append(_elem195)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.missingFiles = []
-                    (_etype178, _size175) = iprot.readListBegin()
-                    for _i179 in range(_size175):
-                        _elem180 = HudiFile()
-                        _elem180.read(iprot)
-                        self.missingFiles.append(_elem180)
+                    (_etype199, _size196) = iprot.readListBegin()
+                    for _i200 in range(_size196):
+                        _elem201 = HudiFile()
+                        _elem201.read(iprot)
+                        self.missingFiles.append(_elem201)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5133,22 +5427,22 @@ class import_hudi_instants_args(object):
         if self.instants is not None:
             oprot.writeFieldBegin('instants', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.instants))
-            for iter181 in self.instants:
-                iter181.write(oprot)
+            for iter202 in self.instants:
+                iter202.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.listedFiles is not None:
             oprot.writeFieldBegin('listedFiles', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.listedFiles))
-            for iter182 in self.listedFiles:
-                iter182.write(oprot)
+            for iter203 in self.listedFiles:
+                iter203.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.missingFiles is not None:
             oprot.writeFieldBegin('missingFiles', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.missingFiles))
-            for iter183 in self.missingFiles:
-                iter183.write(oprot)
+            for iter204 in self.missingFiles:
+                iter204.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.config is not None:
@@ -5690,11 +5984,11 @@ class load_record_index_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.fileGroups = []
-                    (_etype187, _size184) = iprot.readListBegin()
-                    for _i188 in range(_size184):
-                        _elem189 = FileGroupKeys()
-                        _elem189.read(iprot)
-                        self.fileGroups.append(_elem189)
+                    (_etype208, _size205) = iprot.readListBegin()
+                    for _i209 in range(_size205):
+                        _elem210 = FileGroupKeys()
+                        _elem210.read(iprot)
+                        self.fileGroups.append(_elem210)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5729,8 +6023,8 @@ class load_record_index_args(object):
         if self.fileGroups is not None:
             oprot.writeFieldBegin('fileGroups', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.fileGroups))
-            for iter190 in self.fileGroups:
-                iter190.write(oprot)
+            for iter211 in self.fileGroups:
+                iter211.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.reset is not None:

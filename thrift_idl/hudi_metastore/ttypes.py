@@ -1498,6 +1498,419 @@ class RecordKeyLocations(object):
         return not (self == other)
 
 
+class ColumnValue(object):
+    """
+    Attributes:
+     - intValue
+     - doubleValue
+     - decimalValue
+     - stringValue
+     - binaryValue
+
+    """
+
+
+    def __init__(self, intValue=None, doubleValue=None, decimalValue=None, stringValue=None, binaryValue=None,):
+        self.intValue = intValue
+        self.doubleValue = doubleValue
+        self.decimalValue = decimalValue
+        self.stringValue = stringValue
+        self.binaryValue = binaryValue
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.intValue = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.DOUBLE:
+                    self.doubleValue = iprot.readDouble()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.decimalValue = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.stringValue = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.binaryValue = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ColumnValue')
+        if self.intValue is not None:
+            oprot.writeFieldBegin('intValue', TType.I64, 1)
+            oprot.writeI64(self.intValue)
+            oprot.writeFieldEnd()
+        if self.doubleValue is not None:
+            oprot.writeFieldBegin('doubleValue', TType.DOUBLE, 2)
+            oprot.writeDouble(self.doubleValue)
+            oprot.writeFieldEnd()
+        if self.decimalValue is not None:
+            oprot.writeFieldBegin('decimalValue', TType.STRING, 3)
+            oprot.writeString(self.decimalValue.encode('utf-8') if sys.version_info[0] == 2 else self.decimalValue)
+            oprot.writeFieldEnd()
+        if self.stringValue is not None:
+            oprot.writeFieldBegin('stringValue', TType.STRING, 4)
+            oprot.writeString(self.stringValue.encode('utf-8') if sys.version_info[0] == 2 else self.stringValue)
+            oprot.writeFieldEnd()
+        if self.binaryValue is not None:
+            oprot.writeFieldBegin('binaryValue', TType.STRING, 5)
+            oprot.writeBinary(self.binaryValue)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ColumnRange(object):
+    """
+    Attributes:
+     - columnName
+     - minValue
+     - maxValue
+     - nullCount
+     - valueCount
+
+    """
+
+
+    def __init__(self, columnName=None, minValue=None, maxValue=None, nullCount=None, valueCount=None,):
+        self.columnName = columnName
+        self.minValue = minValue
+        self.maxValue = maxValue
+        self.nullCount = nullCount
+        self.valueCount = valueCount
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.columnName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.minValue = ColumnValue()
+                    self.minValue.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.maxValue = ColumnValue()
+                    self.maxValue.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I64:
+                    self.nullCount = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.I64:
+                    self.valueCount = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ColumnRange')
+        if self.columnName is not None:
+            oprot.writeFieldBegin('columnName', TType.STRING, 1)
+            oprot.writeString(self.columnName.encode('utf-8') if sys.version_info[0] == 2 else self.columnName)
+            oprot.writeFieldEnd()
+        if self.minValue is not None:
+            oprot.writeFieldBegin('minValue', TType.STRUCT, 2)
+            self.minValue.write(oprot)
+            oprot.writeFieldEnd()
+        if self.maxValue is not None:
+            oprot.writeFieldBegin('maxValue', TType.STRUCT, 3)
+            self.maxValue.write(oprot)
+            oprot.writeFieldEnd()
+        if self.nullCount is not None:
+            oprot.writeFieldBegin('nullCount', TType.I64, 4)
+            oprot.writeI64(self.nullCount)
+            oprot.writeFieldEnd()
+        if self.valueCount is not None:
+            oprot.writeFieldBegin('valueCount', TType.I64, 5)
+            oprot.writeI64(self.valueCount)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class FileColumnStats(object):
+    """
+    Attributes:
+     - partitionPath
+     - fileName
+     - totalSize
+     - totalUncompressedSize
+     - columns
+
+    """
+
+
+    def __init__(self, partitionPath=None, fileName=None, totalSize=None, totalUncompressedSize=None, columns=None,):
+        self.partitionPath = partitionPath
+        self.fileName = fileName
+        self.totalSize = totalSize
+        self.totalUncompressedSize = totalUncompressedSize
+        self.columns = columns
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.partitionPath = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.fileName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I64:
+                    self.totalSize = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I64:
+                    self.totalUncompressedSize = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.columns = []
+                    (_etype89, _size86) = iprot.readListBegin()
+                    for _i90 in range(_size86):
+                        _elem91 = ColumnRange()
+                        _elem91.read(iprot)
+                        self.columns.append(_elem91)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('FileColumnStats')
+        if self.partitionPath is not None:
+            oprot.writeFieldBegin('partitionPath', TType.STRING, 1)
+            oprot.writeString(self.partitionPath.encode('utf-8') if sys.version_info[0] == 2 else self.partitionPath)
+            oprot.writeFieldEnd()
+        if self.fileName is not None:
+            oprot.writeFieldBegin('fileName', TType.STRING, 2)
+            oprot.writeString(self.fileName.encode('utf-8') if sys.version_info[0] == 2 else self.fileName)
+            oprot.writeFieldEnd()
+        if self.totalSize is not None:
+            oprot.writeFieldBegin('totalSize', TType.I64, 3)
+            oprot.writeI64(self.totalSize)
+            oprot.writeFieldEnd()
+        if self.totalUncompressedSize is not None:
+            oprot.writeFieldBegin('totalUncompressedSize', TType.I64, 4)
+            oprot.writeI64(self.totalUncompressedSize)
+            oprot.writeFieldEnd()
+        if self.columns is not None:
+            oprot.writeFieldBegin('columns', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRUCT, len(self.columns))
+            for iter92 in self.columns:
+                iter92.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class PrunedFileSlices(object):
+    """
+    Attributes:
+     - slices
+     - filesSkipped
+     - partitionsSkipped
+     - filesConsidered
+
+    """
+
+
+    def __init__(self, slices=None, filesSkipped=None, partitionsSkipped=None, filesConsidered=None,):
+        self.slices = slices
+        self.filesSkipped = filesSkipped
+        self.partitionsSkipped = partitionsSkipped
+        self.filesConsidered = filesConsidered
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.slices = []
+                    (_etype96, _size93) = iprot.readListBegin()
+                    for _i97 in range(_size93):
+                        _elem98 = FileSlice()
+                        _elem98.read(iprot)
+                        self.slices.append(_elem98)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I32:
+                    self.filesSkipped = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.partitionsSkipped = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I32:
+                    self.filesConsidered = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('PrunedFileSlices')
+        if self.slices is not None:
+            oprot.writeFieldBegin('slices', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.slices))
+            for iter99 in self.slices:
+                iter99.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.filesSkipped is not None:
+            oprot.writeFieldBegin('filesSkipped', TType.I32, 2)
+            oprot.writeI32(self.filesSkipped)
+            oprot.writeFieldEnd()
+        if self.partitionsSkipped is not None:
+            oprot.writeFieldBegin('partitionsSkipped', TType.I32, 3)
+            oprot.writeI32(self.partitionsSkipped)
+            oprot.writeFieldEnd()
+        if self.filesConsidered is not None:
+            oprot.writeFieldBegin('filesConsidered', TType.I32, 4)
+            oprot.writeI32(self.filesConsidered)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class CommitConflictException(TException):
     """
     Attributes:
@@ -1541,10 +1954,10 @@ class CommitConflictException(TException):
             elif fid == 2:
                 if ftype == TType.LIST:
                     conflictingInstants = []
-                    (_etype89, _size86) = iprot.readListBegin()
-                    for _i90 in range(_size86):
-                        _elem91 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        conflictingInstants.append(_elem91)
+                    (_etype103, _size100) = iprot.readListBegin()
+                    for _i104 in range(_size100):
+                        _elem105 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        conflictingInstants.append(_elem105)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1569,8 +1982,8 @@ class CommitConflictException(TException):
         if self.conflictingInstants is not None:
             oprot.writeFieldBegin('conflictingInstants', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.conflictingInstants))
-            for iter92 in self.conflictingInstants:
-                oprot.writeString(iter92.encode('utf-8') if sys.version_info[0] == 2 else iter92)
+            for iter106 in self.conflictingInstants:
+                oprot.writeString(iter106.encode('utf-8') if sys.version_info[0] == 2 else iter106)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -1711,6 +2124,41 @@ RecordKeyLocations.thrift_spec = (
     (2, TType.LIST, 'fileIds', (TType.STRING, 'UTF8', False), None, ),  # 2
     (3, TType.LIST, 'fileGroupOfKey', (TType.I32, None, False), None, ),  # 3
     (4, TType.LIST, 'instantOfKey', (TType.STRING, 'UTF8', False), None, ),  # 4
+)
+all_structs.append(ColumnValue)
+ColumnValue.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'intValue', None, None, ),  # 1
+    (2, TType.DOUBLE, 'doubleValue', None, None, ),  # 2
+    (3, TType.STRING, 'decimalValue', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'stringValue', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'binaryValue', 'BINARY', None, ),  # 5
+)
+all_structs.append(ColumnRange)
+ColumnRange.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'columnName', 'UTF8', None, ),  # 1
+    (2, TType.STRUCT, 'minValue', [ColumnValue, None], None, ),  # 2
+    (3, TType.STRUCT, 'maxValue', [ColumnValue, None], None, ),  # 3
+    (4, TType.I64, 'nullCount', None, None, ),  # 4
+    (5, TType.I64, 'valueCount', None, None, ),  # 5
+)
+all_structs.append(FileColumnStats)
+FileColumnStats.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'partitionPath', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'fileName', 'UTF8', None, ),  # 2
+    (3, TType.I64, 'totalSize', None, None, ),  # 3
+    (4, TType.I64, 'totalUncompressedSize', None, None, ),  # 4
+    (5, TType.LIST, 'columns', (TType.STRUCT, [ColumnRange, None], False), None, ),  # 5
+)
+all_structs.append(PrunedFileSlices)
+PrunedFileSlices.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'slices', (TType.STRUCT, [FileSlice, None], False), None, ),  # 1
+    (2, TType.I32, 'filesSkipped', None, None, ),  # 2
+    (3, TType.I32, 'partitionsSkipped', None, None, ),  # 3
+    (4, TType.I32, 'filesConsidered', None, None, ),  # 4
 )
 all_structs.append(CommitConflictException)
 CommitConflictException.thrift_spec = (

@@ -77,6 +77,8 @@ def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]]) -> tuple[
         names = ", ".join(keys) or "none"
         raise FilterError(f"{leaf.key} is not a partition key (partition keys: {names})", text, leaf.pos)
     idx, kind = keys[leaf.key]
+    if leaf.op in ("IS NULL", "IS NOT NULL"):
+        raise FilterError(f"{leaf.op} is not supported in partition filters", text, leaf.pos)
     integral = kind == "integral"
     if kind == "other":
         raise FilterError(UNSUPPORTED_TYPE, text, leaf.pos)

@@ -19,7 +19,7 @@ class Literal:
 @dataclass(frozen=True)
 class Leaf:
     """One test of one partition key. `op` is one of
-    = != < <= > >= LIKE, NOT LIKE, IN, NOT IN, BETWEEN, NOT BETWEEN."""
+    = != < <= > >= LIKE, NOT LIKE, IN, NOT IN, BETWEEN, NOT BETWEEN, IS NULL, IS NOT NULL."""
 
     key: str  # lower-cased
     op: str
@@ -57,6 +57,8 @@ _NEGATE = {
     "NOT IN": "IN",
     "BETWEEN": "NOT BETWEEN",
     "NOT BETWEEN": "BETWEEN",
+    "IS NULL": "IS NOT NULL",
+    "IS NOT NULL": "IS NULL",
 }
 
 

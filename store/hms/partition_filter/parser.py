@@ -15,6 +15,7 @@ Grammar (keywords case-insensitive, AND binds tighter than OR)::
         | '(' STRUCT '(' Identifier (',' Identifier)* ')' ')' [NOT] IN
               '(' CONST STRUCT '(' Literal, ... ')' (',' CONST STRUCT '(' ... ')')* ')'
         | Identifier [NOT] LIKE Literal
+        | Identifier IS [NOT] NULL                   -- column statistics predicates only
     op      := '=' | '==' | '<>' | '!=' | '<' | '<=' | '>' | '>=' | LIKE
     Literal := 'string' | "string"   -- a backslash pair never ends the literal; both characters
                                         are kept (as Hive's lexer does)
@@ -201,6 +202,8 @@ class _Parser:
             raise self.error("a partition column name, a literal, NOT or '('")
         ident = self.next()
         key = ident.value.lower()
+        if self.is_word("IS"):
+            return self.parse_is_null(key, ident)
         negated = False
         if self.is_kw("NOT"):
             self.next()
@@ -225,6 +228,17 @@ class _Parser:
             self.next()
             return Leaf(key, t.value, (self.parse_literal(),), ident.pos)
         raise self.error("a comparison operator")
+
+    def parse_is_null(self, key: str, ident: Token) -> Node:
+        """Identifier IS [NOT] NULL (column statistics predicates; partition filters refuse it)."""
+        self.next()
+        negated = self.is_kw("NOT")
+        if negated:
+            self.next()
+        if not self.is_word("NULL"):
+            raise self.error("NULL")
+        self.next()
+        return Leaf(key, "IS NOT NULL" if negated else "IS NULL", (), ident.pos)
 
     def parse_literal_list(self) -> tuple[Literal, ...]:
         self.expect("(", "'('")
