@@ -73,7 +73,8 @@ def _sync_storage(args) -> int:
         preflight.check_schema(preflight.schema_revision(engine, url), url, empty_ok=False)
     finally:
         engine.dispose()
-    services = open_services(url, os.path.abspath(args.warehouse), mirror=True)
+    services = open_services(url, os.path.abspath(args.warehouse), mirror=True,
+                             storage_roots=None)  # the admin's command: any Hudi table's base path
     mirror = services.mirror
     assert mirror is not None
     try:

@@ -78,17 +78,19 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
                    mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms,
                    notification_ttl_s: int = DEFAULT_TTL_S,
                    notification_clean_interval_s: float | None = None,
-                   storage_roots: Sequence[str] = ()) -> Services:
+                   storage_roots: Sequence[str] | None = ()) -> Services:
     """Services over `store`. With `mirror`, each completed Hudi instant is mirrored to storage right
     away, and with `mirror_interval_s` failed mirrors are retried in the background. `clock_ms` is
     the timeline's clock (instant times, heartbeats). Notification events older than
     `notification_ttl_s` are deleted every `notification_clean_interval_s` seconds in the background
     (None: by nobody; `serve` sets it). The server deletes and moves directories only under the
-    warehouse, `storage_roots` and the directories it made (store/storage/boundary.py)."""
+    warehouse, `storage_roots` and the directories it made (store/storage/boundary.py); None (an
+    admin's command run with the admin's own access to storage) confines Hudi table files to nothing."""
     column_widths.enforce(store.engine)
     warehouse.allow_scheme(store.warehouse)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
-    tables = TableService(store, notifications, StorageBoundary(store, storage_roots))
+    tables = TableService(store, notifications, StorageBoundary(store, storage_roots or (),
+                                                                confined=storage_roots is not None))
     partitions = PartitionService(store, tables)
     timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
@@ -107,7 +109,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
     if mirror:
-        services.mirror = StorageMirror(store, timeline)
+        services.mirror = StorageMirror(store, timeline, boundary=tables.boundary)
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)

@@ -42,7 +42,7 @@ from hmsclient.genthrift.hive_metastore.ttypes import (  # noqa: E402
 
 USER, GROUP, ROLE = PrincipalType.USER, PrincipalType.GROUP, PrincipalType.ROLE
 _READS = re.compile(r"^(get|list|fetch|show|is|partition_name|alive|set_ugi|shutdown|reinitialize|setOption|"
-                    r"setMetaConf|lookup_record_keys|getMetaConf|getC|getN|getO|getS|getV)")
+                    r"setMetaConf|lookup_record_keys|prune_file_slices|getMetaConf|getC|getN|getO|getS|getV)")
 
 
 def test_every_served_method_is_a_read_or_has_a_rule():

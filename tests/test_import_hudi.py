@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -624,11 +625,19 @@ def _commit_through_server(c, db: str, base: str, partition: str) -> str:
     return inst.timestamp
 
 
-def test_v6_table_written_after_import_is_mirrored_consistently(metastore, tmp_path):
-    """The first commit through the server makes the mirror take over an imported version 6 table:
-    hudi-rs still reads it, and sees what the server serves."""
+def _in_warehouse(info) -> Path:
+    """A directory in the server's warehouse: where the server may write an adopted table's timeline
+    (outside it and --storage-roots it never writes; tests/test_storage_boundaries.py)."""
+    d = Path(info.warehouse) / f"adopted-{uuid.uuid4().hex[:8]}"
+    d.mkdir()
+    return d
+
+
+def test_v6_table_written_after_import_is_mirrored_consistently(metastore, our_server_info):
+    """The first commit through the server makes the mirror take over an imported version 6 table
+    (in the warehouse): hudi-rs still reads it, and sees what the server serves."""
     uri, db, c = metastore
-    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", _in_warehouse(our_server_info))
     import_hudi_table(uri, base, db, "t", record_index=False)  # commits below carry no record keys
     ts = _commit_through_server(c, db, base, "10")
     c.sync_storage(db, "t")
@@ -639,11 +648,11 @@ def test_v6_table_written_after_import_is_mirrored_consistently(metastore, tmp_p
     assert not import_hudi_table(uri, base, db, "t").instants_imported
 
 
-def test_v8_table_is_never_rewritten(metastore, tmp_path):
+def test_v8_table_is_never_rewritten(metastore, our_server_info):
     """Version 8 tables keep their own layout: a commit through the server leaves storage's
     timeline and hoodie.properties alone (storage does not see the commit; validate says so)."""
     uri, db, c = metastore
-    base = table_copy("cow_v8_nonpartitioned", tmp_path)
+    base = table_copy("cow_v8_nonpartitioned", _in_warehouse(our_server_info))
     import_hudi_table(uri, base, db, "t", record_index=False)  # commits below carry no record keys
     hoodie = os.path.join(base, ".hoodie")
     before = tree_digest(hoodie)

@@ -201,3 +201,44 @@ def test_hudi_paths_never_leave_the_base_path(our_server, db, tmp_path):
         assert _intact(v8)
     finally:
         c.close()
+
+
+def test_a_hudi_table_outside_the_boundary_is_recorded_never_written(our_server, hms, db, tmp_path):
+    """A Hudi table registered on a directory that existed outside the warehouse (adopted in place):
+    commits are recorded, but the server writes no timeline there, and neither a rollback (markers
+    naming a file of the base path) nor a partition drop's clean deletes anything."""
+    base = _victim(tmp_path, "v11")
+    c = _hudi(f"thrift://127.0.0.1:{our_server}", db, "t", base)
+    try:
+        ts = c.new_instant_time(db, "t")
+        c.create_instant(db, "t", ts, "commit", plan=b"", heartbeat_timeout_s=600)
+        c.transition_to_inflight(db, "t", ts, "commit", b"")
+        (base / "1").mkdir()
+        name = f"f1-0_0-1-1_{ts}.parquet"
+        (base / "1" / name).write_text("a client's data file")
+        stat = {"fileId": "f1-0", "path": f"1/{name}", "partitionPath": "1", "fileSizeInBytes": 20,
+                "prevCommit": "null", "numWrites": 1, "numInserts": 1}
+        c.complete_instant(db, "t", ts, "commit", {"partitionToWriteStats": {"1": [stat]},
+                                                   "extraMetadata": {}, "operationType": "INSERT"})
+        assert [s.fileId for s in c.get_latest_file_slices(db, "t")] == ["f1-0"]
+        assert not (base / ".hoodie").exists() and not (base / "1" / ".hoodie_partition_metadata").exists()
+        with pytest.raises(Exception, match="outside the warehouse"):
+            c.sync_storage(db, "t")
+
+        failed = c.new_instant_time(db, "t")
+        c.create_instant(db, "t", failed, "commit", plan=b"", heartbeat_timeout_s=1)
+        c.transition_to_inflight(db, "t", failed, "commit", b"")
+        c.add_markers(db, "t", failed, ["precious.txt", "sub/data.parquet"])  # inside the base path
+        deadline = time.monotonic() + 30
+        while not c.get_failed_instants(db, "t"):
+            assert time.monotonic() < deadline, "the instant's heartbeat never expired"
+            time.sleep(0.2)
+        assert c.rollback_instant(db, "t", failed).deletedPaths in (None, [])
+        assert _intact(base)
+
+        hms.drop_partition(db, "t", ["1"], True)  # a replacecommit and a clean, both recorded
+        assert c.get_latest_file_slices(db, "t") == []
+        assert (base / "1" / name).read_text() == "a client's data file" and _intact(base)
+        assert not (base / ".hoodie").exists()
+    finally:
+        c.close()

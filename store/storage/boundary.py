@@ -72,10 +72,12 @@ def _hash(c: str) -> str:
 
 
 class StorageBoundary:
-    def __init__(self, store: Store, roots: Iterable[str] = ()):
+    def __init__(self, store: Store, roots: Iterable[str] = (), confined: bool = True):
         self.store = store
+        self.confined = confined  # False: Hudi base paths are all writable (an admin's own command)
         self.roots = [canonical(r) for r in [store.warehouse, *roots] if r]
         self.lexical_roots = [_lexical(r) for r in [store.warehouse, *roots] if r]
+        self._warned: set[tuple[str | None, str]] = set()  # bounded by the tables there are
 
     # --- what the server made ----------------------------------------------------------------------
 
@@ -145,6 +147,18 @@ class StorageBoundary:
 
     def may(self, uri: str | None) -> bool:
         return bool(uri) and self._allowed([uri or ""])[0]
+
+    def writable(self, base_path: str | None, action: str) -> bool:
+        """May the server `action` (write, delete) files under a Hudi table's base path? Logged
+        (once per base path and action) and counted when not."""
+        if not self.confined or self.may(base_path):
+            return True
+        metrics.incr(REFUSED)
+        if (base_path, action) not in self._warned:
+            self._warned.add((base_path, action))
+            log.warning("not %s %s: outside the warehouse, the storage roots and the directories the server "
+                        "made (docs/security.md, Storage boundaries)", action, base_path)
+        return False
 
     def delete_dirs(self, uris: Iterable[str | None]) -> None:
         warehouse.delete_dirs(self.allowed(uris, "delete"))

@@ -50,8 +50,10 @@ from hudi_format.storage import TableStorage
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
+from store.errors import InvalidOperation
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline_service import TimelineService
+from store.storage.boundary import StorageBoundary
 
 log = logging.getLogger(__name__)
 
@@ -168,9 +170,12 @@ class _InstantMetadata:
 
 class StorageMirror:
     def __init__(self, store: Store, timeline: TimelineService, clock_ms: Callable[[], int] = now_ms,
-                 lease_ms: int = DEFAULT_LEASE_MS):
+                 lease_ms: int = DEFAULT_LEASE_MS, boundary: StorageBoundary | None = None):
+        """`boundary`: the server's storage boundary; tables whose base path lies outside it are not
+        written (their versions stay pending). None (the admin CLI): every table is written."""
         self.store = store
         self.timeline = timeline
+        self.boundary = boundary
         self.clock_ms = clock_ms
         self.queue = MirrorQueue(store, clock_ms, lease_ms)
         self._props_written: dict[str, bytes] = {}  # base path -> hoodie.properties known on storage
@@ -267,6 +272,13 @@ class StorageMirror:
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
             pending = self.queue.pending(conn, ref.tbl_id)
+        if self.boundary is not None and not self.boundary.writable(ref.base_path, "mirror the timeline to"):
+            if force:  # asked for by name: say why nothing is written
+                raise InvalidOperation(
+                    f"{ref.db_name}.{ref.name}: its base path {ref.base_path} is outside the warehouse and the "
+                    f"server's --storage-roots, so the server does not write its timeline there (the instants "
+                    f"are kept in the store; docs/security.md, Storage boundaries)")
+            return None  # outside what the server manages: recorded in the store, never written
         if ref.config.table_version != 6:
             if not pending or not force:
                 return None  # not ours to mirror (yet); the CLI says so
