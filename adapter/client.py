@@ -45,11 +45,13 @@ and replays them on every reconnect.
 from __future__ import annotations
 
 import json
+import math
 import random
 import select
 import socket
 import threading
 import time
+from base64 import b64decode
 from urllib.parse import urlsplit
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
@@ -62,6 +64,8 @@ from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
+    ColumnRange,
+    ColumnValue,
     CommitResult,
     FileColumnStats,
     FileGroupKeys,
@@ -79,14 +83,16 @@ from thrift_idl.hudi_metastore.ttypes import (
     RollbackResult,
 )
 
-__all__ = ["HudiMetastoreClient", "file_group_keys", "is_idempotent", "metastore_endpoints", "state_name"]
+__all__ = ["HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
+           "state_name"]
 
 # Extension calls safe to repeat.
 _IDEMPOTENT_HUDI = frozenset({
     "get_hudi_table", "list_instants", "get_instant_metadata", "get_failed_instants", "get_hudi_partitions",
     "get_latest_file_slices", "get_files_changed", "get_all_files", "heartbeat_instant", "add_markers",
     "import_hudi_instants",  # the server leaves what it has already alone
-    "lookup_record_keys", "prune_file_slices",
+    "lookup_record_keys", "prune_file_slices", "list_files_without_column_stats",
+    "load_column_stats",  # files that have statistics keep them
 })
 # HMS / fb303 calls safe to repeat besides get_*.
 _IDEMPOTENT_HMS = frozenset({
@@ -437,6 +443,14 @@ class HudiMetastoreClient:
         True turns the index on, False off, None leaves it. Returns the number of keys the index holds."""
         return self.call("load_record_index", db, table, list(file_groups), bool(reset), enable)
 
+    def list_files_without_column_stats(self, db: str, table: str, limit: int = 0) -> list[str]:
+        """Latest base files without column statistics (relative paths; at most `limit`, 0: all)."""
+        return self.call("list_files_without_column_stats", db, table, int(limit))
+
+    def load_column_stats(self, db: str, table: str, stats: list[FileColumnStats]) -> int:
+        """Adoption: statistics of live base files (files that have some keep theirs); the number stored."""
+        return self.call("load_column_stats", db, table, list(stats))
+
     # --- Hudi extension: import from storage -------------------------------------------------------
 
     def import_hudi_instants(self, db: str, table: str, instants, listed_files=None,
@@ -470,3 +484,27 @@ def _config(config) -> HudiTableConfig:
     if isinstance(config, FormatConfig):
         return config_to_thrift(config)
     raise TypeError(f"expected a HudiTableConfig, got {type(config).__name__}")
+
+
+def column_stats_struct(partition_path: str, path: str, size: int, uncompressed: int, blob: bytes | None):
+    """A FileColumnStats struct of one file's statistics encoded by hudi_format.parquet_stats."""
+    columns = [ColumnRange(columnName=c["column"], minValue=_column_value(c.get("min")),
+                           maxValue=_column_value(c.get("max")),
+                           nullCount=c.get("nulls"), valueCount=c.get("values"))
+               for c in json.loads(blob or b"[]")]
+    return FileColumnStats(partitionPath=partition_path, fileName=path.rsplit("/", 1)[-1], totalSize=size,
+                           totalUncompressedSize=uncompressed, columns=columns)
+
+
+def _column_value(tagged: dict | None):
+    if not tagged:
+        return None
+    if "i" in tagged:
+        return ColumnValue(intValue=tagged["i"])
+    if "d" in tagged:
+        return ColumnValue(doubleValue=float(tagged["d"]) if tagged["d"] != "NaN" else math.nan)
+    if "dec" in tagged:
+        return ColumnValue(decimalValue=tagged["dec"])
+    if "s" in tagged:
+        return ColumnValue(stringValue=tagged["s"])
+    return ColumnValue(binaryValue=b64decode(tagged["b"]))

@@ -7,7 +7,8 @@ For each size it starts our server (SQLite in a temp dir unless --db-url) and re
 (no Parquet written): column `v` is clustered within files (file k holds v in [100k, 100k + 99]),
 column `s` is a string of the same order. Commits carry 5,000 files each. Then a predicate selecting
 ~1% of the rows (`v >= a AND v < b`) is planned with `prune_file_slices` (median of 7), against
-listing every latest slice (`get_latest_file_slices`), and the fraction of files skipped is checked.
+listing every latest slice (`get_latest_file_slices`), and the fraction of files skipped is checked;
+so are predicates whose answer is 100 files at every size (on `v`, and on the string `s`).
 
 Not measured here (see docs/performance.md): the end-to-end `pipeline.read` comparison.
 """
@@ -76,10 +77,17 @@ def run_size(files: int, partitions: int, db_url: str | None) -> dict:
             a = rows // 2
             predicate = f"v >= {a} AND v < {a + rows // 100}"
             plan_ms, pruned = _median_ms(lambda: c.prune_file_slices("default", table, predicate))
+            fixed = f"v >= {a} AND v < {a + 100 * ROWS_PER_FILE}"  # 100 files at every size
+            fixed_ms, fixed_pruned = _median_ms(lambda: c.prune_file_slices("default", table, fixed))
+            text = f"s >= 's{a:012d}' AND s < 's{a + 100 * ROWS_PER_FILE:012d}'"
+            text_ms, _ = _median_ms(lambda: c.prune_file_slices("default", table, text))
             list_ms, all_slices = _median_ms(lambda: c.get_latest_file_slices("default", table))
             kept = len(pruned.slices)  # type: ignore[attr-defined]
             out = {"files": files, "partitions": partitions, "load_s": round(load_s, 1), "predicate": predicate,
-                   "plan_ms": round(plan_ms, 1), "list_all_ms": round(list_ms, 1), "files_kept": kept,
+                   "plan_ms": round(plan_ms, 1), "plan_100_files_ms": round(fixed_ms, 1),
+                   "plan_100_files_string_ms": round(text_ms, 1),
+                   "kept_100": len(fixed_pruned.slices),  # type: ignore[attr-defined]
+                   "list_all_ms": round(list_ms, 1), "files_kept": kept,
                    "skipped_fraction": round(1 - kept / len(all_slices), 4)}  # type: ignore[arg-type]
             log(json.dumps(out))
             return out
@@ -98,7 +106,8 @@ def main() -> None:
     results = [run_size(n, args.partitions, args.db_url) for n in args.files]
     base = results[0]["plan_ms"]
     for r in results:
-        print(f"{r['files']:>7} files: plan {r['plan_ms']} ms (x{r['plan_ms'] / base:.2f} of the smallest), "
+        print(f"{r['files']:>7} files: plan 1% {r['plan_ms']} ms (x{r['plan_ms'] / base:.2f} of the smallest), "
+              f"100 files {r['plan_100_files_ms']} ms (string column {r['plan_100_files_string_ms']} ms), "
               f"list all {r['list_all_ms']} ms, skipped {r['skipped_fraction'] * 100:.1f}%")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .schema import META_COLUMNS
-from .storage import filesystem, join
+from .storage import locate
 
 META_FIELDS = [pa.field(m, pa.string()) for m in META_COLUMNS]
 
@@ -54,34 +54,33 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=schema)
 
 
-def read_base_file(base_path: str, rel_path: str, schema: pa.Schema | None = None,
+def read_base_file(location: str, schema: pa.Schema | None = None,
                    columns: list[str] | None = None) -> pa.Table:
-    fs, root = filesystem(base_path)
-    t = pq.read_table(join(root, rel_path), filesystem=fs, columns=columns)
+    fs, path = locate(location)
+    t = pq.read_table(path, filesystem=fs, columns=columns)
     return conform(t, schema) if schema is not None else t
 
 
-def write_base_file(base_path: str, rel_path: str, table: pa.Table) -> int:
+def write_base_file(location: str, table: pa.Table) -> int:
     """Write the Parquet file; its size in bytes."""
-    fs, root = filesystem(base_path)
-    full = join(root, rel_path)
+    fs, full = locate(location)
     parent = full.rsplit("/", 1)[0]
     fs.create_dir(parent, recursive=True)
     pq.write_table(table, full, filesystem=fs, compression="snappy")
     return fs.get_file_info(full).size
 
 
-def read_footer(base_path: str, rel_path: str) -> pq.FileMetaData:
+def read_footer(location: str) -> pq.FileMetaData:
     """The Parquet footer of a file (its statistics; no data pages are read)."""
-    fs, root = filesystem(base_path)
-    with fs.open_input_file(join(root, rel_path)) as f:
+    fs, path = locate(location)
+    with fs.open_input_file(path) as f:
         return pq.read_metadata(f)
 
 
-def delete_file(base_path: str, rel_path: str) -> None:
-    fs, root = filesystem(base_path)
+def delete_file(location: str) -> None:
+    fs, path = locate(location)
     try:
-        fs.delete_file(join(root, rel_path))
+        fs.delete_file(path)
     except FileNotFoundError:
         pass
 

@@ -42,6 +42,8 @@ class WriteConfig:
     index_type: str = "RECORD_INDEX"  # of a table this write creates: RECORD_INDEX or SIMPLE
     update_partition_path: bool | None = None  # None: the table's setting
     table_properties: dict[str, str] = field(default_factory=dict)
+    storage_strategy: str | None = None  # hoodie.storage.strategy.class (RFC-60); None: unset
+    storage_path: str | None = None  # hoodie.storage.path
 
     @property
     def action(self) -> str:
@@ -79,6 +81,8 @@ class WriteConfig:
             update_partition_path=(None if o.get(UPDATE_PARTITION_PATH) is None
                                    else _flag(o, UPDATE_PARTITION_PATH, True)),
             table_properties={k: str(v) for k, v in o.items() if k.startswith("hoodie.table.")},
+            storage_strategy=o.get("hoodie.storage.strategy.class"),
+            storage_path=o.get("hoodie.storage.path"),
         )
         if cfg.index_type not in INDEX_TYPES:
             raise ValueError(f"hoodie.index.type must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")

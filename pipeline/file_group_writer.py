@@ -31,7 +31,7 @@ from .base_file import (
 )
 from .column_stats import encode, footer_stats, uncompressed_size
 from .schema import META_COLUMNS
-from .storage import relative_path
+from .storage import FileLayout, relative_path
 
 STATS_DDL = ("partitionPath string, fileId string, path string, prevCommit string, numWrites long, "
              "numInserts long, numUpdateWrites long, numDeletes long, fileSizeInBytes long, "
@@ -60,11 +60,11 @@ class FileGroupWriter:
     that file's instant or None). `index`: the table keeps a record index (report key changes).
     `stats_columns`: the columns whose statistics (RFC-27) go back with the file's write stat."""
 
-    def __init__(self, *, metastore: str, db: str, table: str, base_path: str, instant: str,
+    def __init__(self, *, metastore: str, db: str, table: str, layout: FileLayout, instant: str,
                  data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]],
                  index: bool = False, stats_columns: list[str] | None = None):
         self.metastore, self.db, self.table = metastore, db, table
-        self.base_path, self.instant = base_path, instant
+        self.layout, self.instant = layout, instant
         self.data_schema = data_schema
         self.file_schema = with_meta(data_schema)
         self.groups = groups
@@ -92,7 +92,7 @@ class FileGroupWriter:
         up_keys = pc.unique(upserts.column("_hoodie_record_key").cast(pa.string()))
         old_keys = pa.array([], pa.string())
         if old_rel is not None:
-            old = read_base_file(self.base_path, old_rel, self.file_schema)
+            old = read_base_file(self.layout.location(old_rel), self.file_schema)
             old_keys = old.column("_hoodie_record_key").combine_chunks().cast(pa.string())
             del_keys = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string()))
             updates, removed = count_in(old, up_keys), count_in(old, del_keys)
@@ -104,8 +104,9 @@ class FileGroupWriter:
             out = new
         executor_client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
         self._drop_earlier_attempts(fid, ppath, token)
-        size = write_base_file(self.base_path, rel, out)
-        footer = read_footer(self.base_path, rel)
+        location = self.layout.location(rel)
+        size = write_base_file(location, out)
+        footer = read_footer(location)
         stats = encode(footer_stats(footer, out, self.stats_columns))
         blocks = self._key_blocks(up_keys, old_keys, deletes) if self.index else (None, None, None)
         return pa.table({
@@ -133,7 +134,8 @@ class FileGroupWriter:
         """A retried task deletes what its failed attempts may have written (named, not listed)."""
         pid, sid, attempt = token.split("-")
         for a in range(int(attempt)):
-            delete_file(self.base_path, relative_path(ppath, base_file_name(fid, f"{pid}-{sid}-{a}", self.instant)))
+            name = base_file_name(fid, f"{pid}-{sid}-{a}", self.instant)
+            delete_file(self.layout.location(relative_path(ppath, name)))
 
 
 def write_stat(row) -> dict:

@@ -24,6 +24,7 @@ from adapter.client import HudiMetastoreClient
 
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns
+from .storage import FileLayout
 from .table import TableInfo, latest_schema, load, split_name
 
 log = logging.getLogger(__name__)
@@ -33,13 +34,13 @@ INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
 
 
 class _BaseFileReader:
-    def __init__(self, base_path: str, arrow_schema):
-        self.base_path, self.arrow_schema = base_path, arrow_schema
+    def __init__(self, layout: FileLayout, arrow_schema):
+        self.layout, self.arrow_schema = layout, arrow_schema
 
     def __call__(self, batches):
         for batch in batches:
             for rel in batch.column(0).to_pylist():
-                t = read_base_file(self.base_path, rel, self.arrow_schema)
+                t = read_base_file(self.layout.location(rel), self.arrow_schema)
                 yield from t.to_batches()
 
 
@@ -113,8 +114,8 @@ class ReadPlan:
     def __init__(self, info: TableInfo, schema, files: list[str], commit_range: tuple | None,
                  files_skipped: int = 0, partitions_skipped: int = 0):
         self.info, self.schema, self.files, self.commit_range = info, schema, files, commit_range
-        self.files_skipped = files_skipped  # base files the column statistics excluded
-        self.partitions_skipped = partitions_skipped  # by the partition filter or partition statistics
+        self.files_skipped = files_skipped  # base files skipped in the partitions read
+        self.partitions_skipped = partitions_skipped  # partitions not read at all
 
 
 def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, since: str | None = None,
@@ -170,7 +171,7 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
         arrow_schema = with_meta(to_arrow_schema(p.schema, timezone="UTC"))  # as the writer stores them
         paths = spark.createDataFrame([(f,) for f in p.files], "path string")
         n = max(1, min(len(p.files), spark.sparkContext.defaultParallelism * 2))
-        df = paths.repartition(n).mapInArrow(_BaseFileReader(p.info.base_path, arrow_schema), schema)
+        df = paths.repartition(n).mapInArrow(_BaseFileReader(p.info.layout(), arrow_schema), schema)
     if p.commit_range is not None:
         lo, hi = p.commit_range
         if lo:

@@ -27,6 +27,30 @@ def filesystem(base_path: str) -> tuple[pafs.FileSystem, str]:
     return out
 
 
+def locate(location: str) -> tuple[pafs.FileSystem, str]:
+    """(filesystem, path inside it) of a file's full path (local path, `file:` URI or fsspec URL);
+    one filesystem per scheme and bucket/host."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return filesystem("/")[0], (parsed.path if parsed.scheme else location)
+    fs, root = filesystem(f"{parsed.scheme}://{parsed.netloc}")
+    return fs, join(root, parsed.path) if parsed.path.strip("/") else root
+
+
+class FileLayout:
+    """Where a table's data files are (its storage strategy, RFC-60): full path of a file given
+    its path relative to the table (`<partition path>/<file name>`). Picklable, for executors."""
+
+    def __init__(self, strategy):
+        self.strategy = strategy
+
+    def location(self, rel_path: str) -> str:
+        from hudi_format.storage_strategy import file_location
+
+        partition, _, name = rel_path.rpartition("/")
+        return file_location(self.strategy, partition, name)
+
+
 def join(*parts: str) -> str:
     return "/".join(p.strip("/") if i else p.rstrip("/") for i, p in enumerate(parts) if p)
 

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 
 from adapter.client import HudiMetastoreClient
+from hudi_format.storage_strategy import HIVE, STORAGE_PATH_KEY, STRATEGY_KEY, load_strategy, strategy_name
 from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,
     Database,
@@ -16,6 +17,7 @@ from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 from . import keygen
 from .config import UPDATE_PARTITION_PATH
 from .schema import from_avro_schema, hive_columns, to_avro_schema
+from .storage import FileLayout
 
 
 def split_name(table: str) -> tuple[str, str]:
@@ -47,6 +49,12 @@ class TableInfo:
     record_index: bool = False  # hoodie.index.type=RECORD_INDEX: the metastore keeps its keys
     update_partition_path: bool = True  # hoodie.record.index.update.partition.path
     properties: dict[str, str] = field(default_factory=dict)  # hoodie.* as the table config has them
+    storage_strategy: str = HIVE  # hoodie.storage.strategy.class (RFC-60)
+    storage_path: str | None = None  # hoodie.storage.path
+
+    def layout(self) -> FileLayout:
+        """Where the data files are (loads a custom strategy's class)."""
+        return FileLayout(load_strategy(self.storage_strategy, self.base_path, self.storage_path, self.name))
 
     @classmethod
     def of(cls, cfg: HudiTableConfig) -> TableInfo:
@@ -59,7 +67,9 @@ class TableInfo:
                    bool(cfg.urlEncodePartitioning), cfg.avroSchema or None,
                    record_index=(props.get("hoodie.index.type") or "").upper() == "RECORD_INDEX",
                    update_partition_path=(props.get(UPDATE_PARTITION_PATH) or "true").lower() == "true",
-                   properties=dict(props))
+                   properties=dict(props),
+                   storage_strategy=strategy_name(props.get(STRATEGY_KEY)),
+                   storage_path=props.get(STORAGE_PATH_KEY) or None)
 
 
 def load(client: HudiMetastoreClient, db: str, name: str) -> TableInfo:
@@ -94,6 +104,7 @@ def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, r
         props = {"hoodie.datasource.hive_sync.sync_as_datasource": str(cfg.sync_as_datasource).lower(),
                  "hoodie.populate.meta.fields": "true", "hoodie.table.base.file.format": "PARQUET"}
         props.update(cfg.table_properties)
+        props.update(_storage_props(cfg, base, name))
         props["hoodie.index.type"] = cfg.index_type
         if cfg.index_type == "RECORD_INDEX":
             props[UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
@@ -118,6 +129,7 @@ def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, r
         problems.append(f"precombine field {precombine_field!r} != table's {info.precombine_field!r}")
     if path and path.rstrip("/") != info.base_path.rstrip("/"):
         problems.append(f"path {path!r} != table's base path {info.base_path!r}")
+    problems += _storage_conflicts(cfg, info)
     if problems:
         raise ValueError(f"{db}.{name}: config conflict: " + "; ".join(problems))
     return info, False
@@ -172,3 +184,24 @@ def sync_hms_schema(client: HudiMetastoreClient, info: TableInfo, schema) -> boo
         params.update(spark_schema_properties(cols, table.partitionKeys or []))
     client.alter_table(info.db, info.name, table)
     return True
+
+
+def _storage_props(cfg, base_path: str, name: str) -> dict[str, str]:
+    """The storage strategy options of a new table (checked by loading the strategy)."""
+    strategy = strategy_name(cfg.storage_strategy)
+    load_strategy(strategy, base_path, cfg.storage_path, name)
+    out = {STRATEGY_KEY: strategy}
+    if cfg.storage_path:
+        out[STORAGE_PATH_KEY] = cfg.storage_path.rstrip("/")
+    return out
+
+
+def _storage_conflicts(cfg, info: TableInfo) -> list[str]:
+    """An existing table keeps its storage strategy and path (RFC-60: no switching)."""
+    out = []
+    if cfg.storage_strategy is not None and strategy_name(cfg.storage_strategy) != info.storage_strategy:
+        out.append(f"{STRATEGY_KEY} {cfg.storage_strategy!r} != table's {info.storage_strategy!r} "
+                   "(an existing table cannot switch storage strategy)")
+    if cfg.storage_path and cfg.storage_path.rstrip("/") != (info.storage_path or "").rstrip("/"):
+        out.append(f"{STORAGE_PATH_KEY} {cfg.storage_path!r} != table's {info.storage_path!r}")
+    return out

@@ -12,31 +12,32 @@ from __future__ import annotations
 import pyarrow as pa
 
 from .base_file import read_base_file
+from .storage import FileLayout
 
 KEYS_DDL = "_hoodie_record_key string, _hoodie_partition_path string, _fg string"
 
 
 class _KeyReader:
-    def __init__(self, base_path: str):
-        self.base_path = base_path
+    def __init__(self, layout: FileLayout):
+        self.layout = layout
 
     def __call__(self, batches):
         for batch in batches:
             for ppath, fid, rel in zip(*(batch.column(i).to_pylist() for i in range(3))):
-                keys = read_base_file(self.base_path, rel, columns=["_hoodie_record_key"]).column(0)
+                keys = read_base_file(self.layout.location(rel), columns=["_hoodie_record_key"]).column(0)
                 n = len(keys)
                 yield pa.RecordBatch.from_arrays(
                     [keys.combine_chunks().cast(pa.string()), pa.array([ppath] * n, pa.string()),
                      pa.array([fid] * n, pa.string())], names=["_hoodie_record_key", "_hoodie_partition_path", "_fg"])
 
 
-def existing_keys(spark, base_path: str, slices):
+def existing_keys(spark, layout: FileLayout, slices):
     """DataFrame of (record key, partition path, file id) of the slices' base files."""
     rows = [(s.partitionPath, s.fileId, f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name)
             for s in slices if s.baseFile is not None]
     files = spark.createDataFrame(rows, "ppath string, fid string, rel string")
     n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
-    return files.repartition(n).mapInArrow(_KeyReader(base_path), KEYS_DDL)
+    return files.repartition(n).mapInArrow(_KeyReader(layout), KEYS_DDL)
 
 
 def tag(records, keys):

@@ -221,7 +221,7 @@ class _Job:
         groups = _base_files(slices)
         tagged = None
         if op in ("upsert", "delete") and groups:
-            keys = tagging.existing_keys(self.spark, self.info.base_path, slices)
+            keys = tagging.existing_keys(self.spark, self.info.layout(), slices)
             tagged = self._persist(tagging.tag(records, keys))
         if op == "delete":
             if tagged is None:
@@ -309,7 +309,7 @@ class _Job:
 
         data_schema = to_arrow_schema(self.schema, timezone="UTC")  # Spark timestamps: UTC instants
         writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
-                                 base_path=self.info.base_path, instant=self.instant, data_schema=data_schema,
+                                 layout=self.info.layout(), instant=self.instant, data_schema=data_schema,
                                  groups=groups, index=self.info.record_index,
                                  stats_columns=indexed_columns(data_schema, self.info.properties))
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]

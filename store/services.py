@@ -97,7 +97,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     clean = CleanService(store, timeline, snapshot)
     services = Services(
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
-        statistics=StatisticsService(store, partitions), locks=LockManager(store, timeout_ms=lock_timeout_ms),
+        statistics=StatisticsService(store, partitions, derived=timeline.statistics),
+        locks=LockManager(store, timeout_ms=lock_timeout_ms),
         functions=FunctionService(store, tables), timeline=timeline, snapshot=snapshot, clean=clean,
         pruning=ColumnPruning(store, timeline, tables, snapshot),
         hudi_partitions=HudiPartitionRules(partitions, clean), notifications=notifications,
@@ -105,7 +106,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         constraints=ConstraintService(store, tables), table_filter=TableNamesByFilter(store),
         privileges=PrivilegeService(store), roles=RoleService(store), access=AccessFacts(store),
         partition_events=PartitionEvents(store),
-        aggregate_stats=AggregateStats(store), open_txns=OpenTxnList(store, lock_timeout_ms))
+        aggregate_stats=AggregateStats(store, derived=timeline.statistics),
+        open_txns=OpenTxnList(store, lock_timeout_ms))
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
     if mirror:

@@ -53,6 +53,7 @@ from tests.harness import (  # noqa: E402 - importable once the repository root 
     start_reference_hms,
     stop_process,
 )
+from tests.harness.object_store import configure_environment, start_object_store  # noqa: E402
 from tests.harness.procs import REFERENCE_VERSIONS  # noqa: E402
 from tests.harness.trino import pytest_collection_finish, pytest_runtest_logfinish, trino_ours, trino_ref, trino_server  # noqa: E402,F401 (Trino fixtures and the hooks that stop it early)
 
@@ -62,6 +63,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "spark: runs PySpark against a metastore")
     config.addinivalue_line("markers", "hive_versions(*versions): run only against these reference Hive versions")
     config.addinivalue_line("markers", "backends(*names): run only on these backends")
+    configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
 
 
 # parameters that name a reference version / a backend, and the marker that narrows each
@@ -244,6 +246,19 @@ def thrift_client():
             t.close()
         except Exception:
             pass
+
+
+# --------------------------------------------------------------------------- object store (s3://)
+
+
+@pytest.fixture(scope="session")
+def object_store():
+    """moto's S3-compatible server on loopback, found through the AWS environment (see the harness)."""
+    store, stop = start_object_store()
+    try:
+        yield store
+    finally:
+        stop()
 
 
 # --------------------------------------------------------------------------- spark (pipeline/)

@@ -13,6 +13,7 @@ import pytest
 from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
 from hudi_format.storage_timeline import StorageTimeline
+from store.storage.warehouse import local_path
 from tests.harness.hudi_tables import (
     run_cli,
     table_copy,
@@ -95,7 +96,13 @@ def test_list_files(table, name):
     r = run_cli("list-files", tbl, "--json", "--metastore", uri)
     assert r.returncode == 0, r.stderr
     docs = json.loads(r.stdout)
-    assert all(set(d) == {"partition", "file_id", "base_instant", "base_file", "log_files"} for d in docs)
+    assert all(set(d) == {"partition", "file_id", "base_instant", "base_file", "log_files", "base_file_path",
+                          "log_file_paths"} for d in docs)
+    for d in docs:  # the hive layout: files under the base path, each path a file that exists
+        for n, path in [(d["base_file"], d["base_file_path"]), *zip(d["log_files"], d["log_file_paths"])]:
+            if n is not None:
+                assert path.endswith("/" + "/".join(filter(None, [d["partition"], n]))) and os.path.isfile(
+                    local_path(path)), path
     got = {(d["partition"], d["file_id"]): (d["base_instant"], d["base_file"], tuple(d["log_files"])) for d in docs}
     assert got == theirs_slices(base)
     assert "lookup took" in r.stderr

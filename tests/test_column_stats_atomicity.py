@@ -1,7 +1,9 @@
 """Column statistics are part of the commit's transaction: a server killed (SIGKILL) while it
 completes an instant with statistics for thousands of files leaves either all of them (the instant
-COMPLETED) or none (INFLIGHT; the retry then stores them). A clean removes the statistics of the
-files it deleted and the partition aggregates follow. Counts are read from the database itself.
+COMPLETED) or none (INFLIGHT; the retry then stores them), and the table's Hive statistics
+(numFiles, numRows) are the new commit's or the previous one's. A clean removes the statistics of
+the files it deleted and the partition aggregates and Hive statistics follow. Counts are read from
+the database itself.
 """
 
 from __future__ import annotations
@@ -87,10 +89,14 @@ def test_killed_commits_leave_no_statistics_behind(own_database, tmp_path):  # n
         assert _counts(own_database, ts) == (3 * FILES, FILES)
         written = [ts]
         interrupted = retried = 0
+        hive = lambda: {k: c.get_table(db, "t").parameters.get(k) for k in ("numFiles", "numRows")}  # noqa: E731
+        assert hive() == {"numFiles": str(FILES), "numRows": str(10 * FILES)}
+        n = FILES
         for rnd in range(2):
             ts = c.create_instant(db, "t", None, "commit", b"", 600).timestamp
             c.transition_to_inflight(db, "t", ts, "commit")
-            meta, stats = _commit(ts, FILES)
+            before, n = n, FILES + 10 * (rnd + 1)  # new versions of every file group, and 10 new groups
+            meta, stats = _commit(ts, n)
             written.append(ts)
             proc = procs[-1]
             timer = threading.Timer(rng.uniform(0.05, 1.0) * duration, proc.kill)
@@ -105,12 +111,14 @@ def test_killed_commits_leave_no_statistics_behind(own_database, tmp_path):  # n
             c = start()
             state = state_name(next(i for i in c.list_instants(db, "t") if i.timestamp == ts).state)
             if state == "COMPLETED":
-                assert _counts(own_database, ts) == (3 * FILES, FILES), f"round {rnd}"
+                assert _counts(own_database, ts) == (3 * n, n), f"round {rnd}"
             else:
                 assert state == "INFLIGHT" and _counts(own_database, ts) == (0, 0), f"round {rnd}: {state}"
+                assert hive() == {"numFiles": str(before), "numRows": str(10 * before)}, f"round {rnd}"
                 c.complete_instant(db, "t", ts, "commit", meta, None, stats)
-                assert _counts(own_database, ts) == (3 * FILES, FILES), f"round {rnd} retried"
+                assert _counts(own_database, ts) == (3 * n, n), f"round {rnd} retried"
                 retried += 1
+            assert hive() == {"numFiles": str(n), "numRows": str(10 * n)}, f"round {rnd}"
         assert interrupted >= 1 and retried >= 1, (interrupted, retried)
 
         # a clean removes its files' statistics (every version of one file group); the partitions are
@@ -123,7 +131,8 @@ def test_killed_commits_leave_no_statistics_behind(own_database, tmp_path):  # n
         c.complete_instant(db, "t", clean, "clean", {"partitionMetadata": {"p=0": {
             "partitionPath": "p=0", "successDeleteFiles": [f"f00000-0_0-1-1_{w}.parquet" for w in written]}}})
         cols, files = _counts(own_database, ts)
-        assert (cols, files) == (3 * (FILES - 1), FILES - 1)
+        assert (cols, files) == (3 * (n - 1), n - 1)
+        assert hive() == {"numFiles": str(n - 1), "numRows": str(10 * (n - 1))}
         after = c.prune_file_slices(db, "t", "id = 5")
         assert after.slices == [] and after.partitionsSkipped == 10
     finally:

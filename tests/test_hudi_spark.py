@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 
 import pytest
@@ -26,7 +27,7 @@ from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, instants, ours, server_slices, uri
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite")]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
 SCHEMA = "id long, fare double, ts long, city string"
 # what every table ends with: insert 0..5, upsert 1 and 7, delete 2 (as the job writes them)
@@ -44,6 +45,15 @@ def _pipeline_table(spark, port: int, table: str) -> list[str]:
     write(df([(1, 10.0, 2, "sf"), (7, 7.0, 2, "la")]), table, "upsert", metastore=uri(port))
     write(df([(2, 0.0, 3, "nyc")]), table, "delete", metastore=uri(port))
     return [i.timestamp for i in instants(port, table)]
+
+
+def _spark_bytes(plan: str) -> float:
+    """sizeInBytes of the table's Statistics (the plan's last) in an EXPLAIN COST (e.g. `9.3 KiB`)."""
+    found = re.findall(r"sizeInBytes=([0-9.]+) ?([KMGT]?i?B)", plan)
+    assert found, plan
+    m = found[-1]
+    units = {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "TiB": 1024 ** 4}
+    return float(m[0]) * units[m[1]]
 
 
 def _rows(by_key: dict) -> list:
@@ -90,6 +100,14 @@ def test_hudi_spark_writes_and_reads_through_our_server(spark, our_server, tmp_p
     cols = ["fare", "city"]
     assert got["snapshot"] == _rows(ours(spark, our_server, ours_table, cols)) == _rows(hudi_rs(base, cols)) == EXPECTED
     assert got["catalog"] == got["sql"] == EXPECTED  # Hudi's catalog resolves our server's registration
+    # Spark's optimizer sees the true row count, size, nulls, min and max right after the commits
+    with HudiMetastoreClient(uri(our_server)) as c:
+        size = int(c.get_table(*ours_table.split(".")).parameters["totalSize"])
+        assert size == sum(s.baseFile.size for s in c.get_latest_file_slices(*ours_table.split(".")))
+    assert re.search(r"Statistics\(sizeInBytes=[^,]+, rowCount=6\)", got["explain_cost"]), got["explain_cost"]
+    assert _spark_bytes(got["explain_cost_size"]) == pytest.approx(size, rel=0.06), (size, got["explain_cost_size"])
+    fare = got["describe_fare"]
+    assert (fare["min"], fare["max"], fare["num_nulls"]) == ("0.0", "10.0", "0"), fare
     for ts in stamps:
         assert got["as_of"][ts] == _rows(hudi_rs(base, cols, as_of=ts)), ts
     assert got["incremental"][stamps[0]] == [[1, 10.0, "sf"], [7, 7.0, "la"]]

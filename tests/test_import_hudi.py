@@ -30,7 +30,7 @@ from tests.harness.hudi_tables import (
     tree_digest,
 )
 from tests.test_hudi_fixtures import FIXTURE_DIR
-from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException
+from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException, TableStatsRequest
 from thrift_idl.hudi_metastore.ttypes import ImportedInstant, InstantState
 
 hudi = pytest.importorskip("hudi")
@@ -664,3 +664,49 @@ def test_v8_table_is_never_rewritten(metastore, our_server_info):
     assert tree_digest(hoodie) == before
     r = run_cli("validate", f"{db}.t", "--metastore", uri)
     assert r.returncode == 1 and f"{ts}.commit is COMPLETED on the server, missing on storage" in r.stdout
+
+
+def test_import_reads_column_statistics_from_the_footers(metastore, tmp_path, monkeypatch):
+    """import-hudi gives the adopted table's latest base files column statistics read from their
+    Parquet footers: data skipping and Hive statistics work on an imported table; a build stopped
+    after one batch resumes with only the files still missing."""
+    from adapter.commands.column_stats_build import build_column_stats
+
+    uri, db, c = metastore
+    base = table_copy("cow_v8_simplekeygen_nonhivestyle", tmp_path)
+    import_hudi_table(uri, base, db, "t", column_stats=False)
+    missing = c.list_files_without_column_stats(db, "t", 0)
+    slices = c.get_latest_file_slices(db, "t")
+    assert sorted(missing) == sorted(f"{s.partitionPath}/{s.baseFile.name}" for s in slices) and len(missing) >= 2
+
+    calls = []
+    real = HudiMetastoreClient.load_column_stats
+
+    def stop_after_one(self, *args):
+        if calls:
+            raise RuntimeError("stopped")
+        calls.append(args)
+        return real(self, *args)
+
+    monkeypatch.setattr(HudiMetastoreClient, "load_column_stats", stop_after_one)
+    with pytest.raises(RuntimeError, match="stopped"):
+        build_column_stats(c, db, "t", base, batch=1)
+    monkeypatch.setattr(HudiMetastoreClient, "load_column_stats", real)
+    assert len(c.list_files_without_column_stats(db, "t", 0)) == len(missing) - 1
+    report = import_hudi_table(uri, base, db, "t")  # the import's own build: only what is missing
+    assert report.stats_files == len(missing) - 1 and c.list_files_without_column_stats(db, "t", 0) == []
+    assert c.load_column_stats(db, "t", []) == 0
+
+    rows = theirs_rows(base)
+    table = c.get_table(db, "t")
+    assert table.parameters["numRows"] == str(len(rows))
+    assert table.parameters["numFiles"] == str(len(slices))
+    longs = {o.colName: o.statsData.longStats for o in c.get_table_statistics_req(
+        TableStatsRequest(dbName=db, tblName="t", colNames=["longfield"])).tableStats}["longfield"]
+    values = [r["longField"] for r in rows if r["longField"] is not None]
+    assert (longs.lowValue, longs.highValue) == (min(values), max(values))
+    for v in sorted(set(values)):
+        kept = c.prune_file_slices(db, "t", f"longfield = {v}")
+        got = [r for r in rows_of_slices(base, kept.slices) if r["longField"] == v]
+        assert got == [r for r in rows if r["longField"] == v], v
+    assert c.prune_file_slices(db, "t", f"longfield > {max(values)}").slices == []

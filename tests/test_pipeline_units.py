@@ -11,11 +11,13 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
+from hudi_format.storage_strategy import HiveStorageStrategy
 from pipeline import SchemaEvolutionError
 from pipeline.base_file import base_file_name
 from pipeline.file_group_writer import FileGroupWriter
 from pipeline.reader import partition_filter
 from pipeline.schema import evolve, from_avro_schema, hive_columns, to_avro_schema
+from pipeline.storage import FileLayout
 from pipeline.workload_profile import plan
 
 S = T.StructType([T.StructField("id", T.LongType()), T.StructField("n", T.IntegerType()),
@@ -82,7 +84,8 @@ def test_partition_filters_for_the_server():
 
 
 def test_retried_task_deletes_its_earlier_attempts_files(tmp_path):
-    w = FileGroupWriter(metastore="thrift://127.0.0.1:1", db="d", table="t", base_path=str(tmp_path),
+    w = FileGroupWriter(metastore="thrift://127.0.0.1:1", db="d", table="t",
+                        layout=FileLayout(HiveStorageStrategy(str(tmp_path))),
                         instant="20240101000000000", data_schema=pa.schema([]), groups={})
     os.makedirs(tmp_path / "p")
     for token in ("3-5-0", "3-5-1", "3-6-0"):

@@ -179,9 +179,9 @@ struct FileColumnStats {
 // Latest file slices a predicate may match (prune_file_slices).
 struct PrunedFileSlices {
   1: list<FileSlice> slices,
-  2: i32 filesSkipped,                   // base files whose statistics exclude every row
-  3: i32 partitionsSkipped,              // by the partition filter or partition statistics
-  4: i32 filesConsidered,
+  2: i32 filesSkipped,                   // latest base files skipped in the partitions that kept a slice
+  3: i32 partitionsSkipped,              // partitions none of whose slices is kept
+  4: i32 filesConsidered,                // latest base files of the partitions that kept a slice
 }
 
 // A concurrent writer committed to file groups this commit also wrote; nothing was changed.
@@ -299,6 +299,17 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
                         4: bool reset, 5: optional bool enableIndex)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
+  // Base files of the latest slices that have no column statistics (paths relative to the base
+  // path, at most `limit`; 0: all): what import-hudi still has to read footers for.
+  list<string> list_files_without_column_stats(1: string dbName, 2: string tableName, 3: i32 limit)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
+  // Adoption of column statistics (import-hudi, from the base files' footers), in one transaction
+  // per call: statistics of live base files of the snapshot; files that have statistics keep them
+  // (a resumed import sends them again). The partitions' aggregates and Hive statistics follow.
+  // Returns the number of files whose statistics were stored.
+  i64 load_column_stats(1: string dbName, 2: string tableName, 3: list<FileColumnStats> stats)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              4: hive_metastore.InvalidObjectException o4)
   // Mirror the table's timeline and snapshot to its storage (.hoodie/); returns versions mirrored.
   i64 sync_storage(1: string dbName, 2: string tableName)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,

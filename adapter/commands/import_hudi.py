@@ -19,6 +19,7 @@ from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
 from adapter.client import HudiMetastoreClient
+from adapter.commands.column_stats_build import build_column_stats
 from adapter.commands.record_index_build import build_or_turn_off, has_index
 from adapter.commands.table_cli import split_table
 from adapter.hudi_thrift import config_from_thrift, file_to_thrift
@@ -67,6 +68,8 @@ class ImportReport:
     database_created: bool = False      # the database was new to the server (created, as hive-sync does)
     index_keys: int | None = None       # keys in the record index built from storage
     index_note: str | None = None       # why no record index was built
+    stats_files: int = 0                # files whose column statistics were read from their footers
+    stats_note: str | None = None       # why no column statistics were computed
 
     @property
     def changed(self) -> bool:
@@ -98,6 +101,10 @@ class ImportReport:
             out.append(f"  built the record index: {self.index_keys} key(s) (hoodie.index.type=RECORD_INDEX)")
         if self.index_note:
             out.append(f"  no record index: {self.index_note}")
+        if self.stats_files:
+            out.append(f"  column statistics from the footers of {self.stats_files} base file(s)")
+        if self.stats_note:
+            out.append(f"  no column statistics: {self.stats_note}")
         if not self.changed:
             out.append("  nothing to do: the server is up to date")
         return out
@@ -288,7 +295,7 @@ def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
                       dry_run: bool = False, create_database: bool = True,
-                      record_index: bool = True) -> ImportReport:
+                      record_index: bool = True, column_stats: bool = True) -> ImportReport:
     """Import the Hudi table at base_path as db.table into the server at metastore (thrift://host:port).
     A database the server does not have is created (as Hudi's hive-sync does) unless
     `create_database` is False; it is dropped again when the import fails.
@@ -296,6 +303,9 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     `record_index`: a table the import registers gets a record-level index built from storage's
     latest file slices (adapter/commands/record_index_build.py); a table keeping one has it rebuilt
     when the import changed its file slices.
+
+    `column_stats`: the latest base files without column statistics get them from their footers
+    (adapter/commands/column_stats_build.py; resumable: a rerun reads only what is missing).
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
@@ -316,6 +326,9 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
             report = _import(client, tl, cfg, report)
             if record_index and not dry_run:
                 _index_after_import(client, report)
+            if column_stats and not dry_run:
+                report.stats_files, report.stats_note = build_column_stats(client, report.db, report.table,
+                                                                           tl.base_path)
             return report
         except BaseException:
             if report.database_created and not dry_run:  # undone with the import (its files stay)
@@ -416,7 +429,8 @@ def run(args) -> int:
         db, tbl = split_table(args.table)
         report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run,
                                    create_database=not args.no_create_database,
-                                   record_index=not args.no_record_index)
+                                   record_index=not args.no_record_index,
+                                   column_stats=not args.no_column_stats)
     except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2

@@ -69,6 +69,8 @@ def _import_hudi(sub) -> None:
                    help="refuse a database the metastore does not have (default: create it, as hive-sync does)")
     p.add_argument("--no-record-index", action="store_true",
                    help="adopt the table without a record-level index (upserts then read base files for keys)")
+    p.add_argument("--no-column-stats", action="store_true",
+                   help="do not read the base files' footers for column statistics (data skipping, Hive statistics)")
     add_metastore_option(p)
     p.set_defaults(fn=lazy("adapter.commands.import_hudi", "run"))
 

@@ -8,6 +8,7 @@ import sys
 import time
 
 from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
+from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
 
 
 def _took(args, seconds: float) -> None:
@@ -79,6 +80,23 @@ def slice_doc(s) -> dict:
             "base_file": s.baseFile.name if s.baseFile else None, "log_files": [f.name for f in s.logFiles or []]}
 
 
+def with_paths(doc: dict, strategy) -> dict:
+    """A slice's document with its files' full paths, where the table's storage strategy puts them."""
+    part = doc["partition"] or ""
+    doc["base_file_path"] = file_location(strategy, part, doc["base_file"]) if doc["base_file"] else None
+    doc["log_file_paths"] = [file_location(strategy, part, n) for n in doc["log_files"]]
+    return doc
+
+
+def _strategy(client, db: str, tbl: str):
+    cfg = client.get_hudi_table(db, tbl)
+    props = cfg.properties or {}
+    try:
+        return load_strategy(props.get(STRATEGY_KEY), cfg.basePath, props.get(STORAGE_PATH_KEY), cfg.tableName)
+    except ValueError as exc:
+        raise BadArgument(f"{db}.{tbl}: {exc}") from exc
+
+
 def run_list_files(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
@@ -96,7 +114,8 @@ def run_list_files(args) -> int:
             else:
                 slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
             took = time.perf_counter() - started
-        docs = [slice_doc(s) for s in slices]
+            strategy = _strategy(c, db, tbl)
+        docs = [with_paths(slice_doc(s), strategy) for s in slices]
         if args.json and pruned is not None:
             print(json.dumps({"slices": docs, "files_skipped": pruned.filesSkipped,
                               "partitions_skipped": pruned.partitionsSkipped,

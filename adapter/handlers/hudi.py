@@ -190,6 +190,12 @@ class HudiHandler:
         return self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
                                                 None if enableIndex is None else bool(enableIndex))
 
+    def list_files_without_column_stats(self, dbName, tableName, limit):
+        return self._timeline.files_without_column_stats(dbName, tableName, max(int(limit or 0), 0))
+
+    def load_column_stats(self, dbName, tableName, stats):
+        return self._timeline.load_column_stats(dbName, tableName, file_column_stats(stats or []))
+
     def get_hudi_table_stats(self, dbName, tableName):
         st = table_stats(self._timeline, dbName, tableName)
         return HudiTableStats(partitionCount=st.partition_count, fileCount=st.file_count,

@@ -392,6 +392,7 @@ files = Table(
           mysql_length={"partition_path": 200, "name": 255}),
     Index("ix_files_live", "tbl_id", "partition_path", "is_deleted", mysql_length={"partition_path": 255}),
     Index("ix_files_created", "tbl_id", "created_ts"),
+    Index("ix_files_group", "tbl_id", "partition_path", "file_id", mysql_length={"partition_path": 255}),
 )
 
 # File groups replaced by completed replacecommits (insert overwrite, clustering, dropped partitions).
@@ -606,6 +607,10 @@ file_stats = Table(
 
 # min_key/max_key: the bounds in an encoding whose byte order is the column type's order, so one
 # comparison of bytes serves every type on every backend; NULL when unknown.
+# fork_len/fork_key: the common prefix of min_key and max_key (at most FORK_KEY bytes), the node
+# of a virtual prefix tree that holds the file's range; ranges overlapping a predicate's range are
+# found by one index range per prefix length (store/hudi/column_pruning.py).
+FORK_KEY = 16
 column_stats = Table(
     "column_stats",
     metadata,
@@ -615,11 +620,17 @@ column_stats = Table(
     Column("max_key", LargeBinary(STATS_KEY)),
     Column("null_count", BigInteger),
     Column("value_count", BigInteger),
+    Column("tbl_id", Id),
+    Column("fork_len", SmallInteger),
+    Column("fork_key", LargeBinary(FORK_KEY)),
     PrimaryKeyConstraint("file_row_id", "column_name"),
+    Index("ix_column_stats_fork", "tbl_id", "column_name", "fork_len", "fork_key",
+          mysql_length={"fork_key": FORK_KEY}),
 )
 
-# Per partition and column: the bounds over its live files' statistics (RFC-27 partition entries),
-# recomputed by each commit, clean and rollback for the partitions it touches.
+# Per partition and column: the bounds over the statistics of its latest file slices' base files
+# (RFC-27 partition entries) and how many latest slices give none (log files, files without
+# statistics), recomputed by each commit, clean and rollback for the partitions it touches.
 partition_column_stats = Table(
     "partition_column_stats",
     metadata,
@@ -633,4 +644,21 @@ partition_column_stats = Table(
     Column("files_without_stats", BigInteger, nullable=False),
     Index("uq_partition_column_stats", "tbl_id", "partition_path", "column_name", unique=True,
           mysql_length={"partition_path": 255}),
+)
+
+# Hive basic statistics of each partition's latest file slices ("" for an unpartitioned table),
+# recomputed with the column aggregates; NULL rows or sizes when a slice's are unknown (log files,
+# files without statistics).
+snapshot_stats = Table(
+    "snapshot_stats",
+    metadata,
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("partition_path", String(PART_NAME), nullable=False),
+    Column("num_slices", BigInteger, nullable=False),
+    Column("num_files", BigInteger, nullable=False),
+    Column("base_files", BigInteger, nullable=False),  # latest slices with a base file
+    Column("total_size", BigInteger, nullable=False),
+    Column("num_rows", BigInteger),
+    Column("raw_data_size", BigInteger),
+    Index("uq_snapshot_stats", "tbl_id", "partition_path", unique=True, mysql_length={"partition_path": 255}),
 )

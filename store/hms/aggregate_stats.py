@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import select
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
-from thrift.TSerialization import deserialize
+from thrift.TSerialization import deserialize, serialize
 
 from store.db import schema as S
 from store.db.database import Store
@@ -27,6 +27,7 @@ from store.errors import NoSuchObject
 from store.hms.hive_rules import DEFAULT_CATALOG
 from store.hms.partition_context import TableContexts
 from store.hms.partition_names import make_name, values_from_name
+from store.hms.statistics import DerivedStatistics
 from thrift_idl.hive_metastore.ttypes import (
     AggrStats,
     ColumnStatisticsData,
@@ -62,9 +63,10 @@ class _Sample:
 
 
 class AggregateStats:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, derived: DerivedStatistics | None = None):
         self.store = store
         self.contexts = TableContexts(store.backend)
+        self.derived = derived  # statistics of the columns no update gave (store/hms/statistics.py)
 
     def aggregate(self, db: str, table: str, part_names: Sequence[str], col_names: Sequence[str],
                   engine: str | None = None) -> AggrStats:
@@ -92,7 +94,22 @@ class AggregateStats:
                     .select_from(t.join(p, p.c.part_id == t.c.part_id))
                     .where(p.c.tbl_id == ctx.tbl_id, p.c.part_name.in_(names[i:i + BATCH]),
                            t.c.column_name.in_(cols), t.c.engine == (engine or DEFAULT_ENGINE))).all())
+            if self.derived is not None and (engine or DEFAULT_ENGINE) == DEFAULT_ENGINE:
+                have: dict[str, set[str]] = {}
+                for r in rows:
+                    have.setdefault(r.part_name, set()).add(r.column_name)
+                for part, objs in self.derived.partition_columns(conn, ctx.db_name, ctx.name, names, cols,
+                                                                 have).items():
+                    rows.extend(_Row(part, o.colName, o.colType, serialize(o.statsData, _PROTO)) for o in objs)
         return _aggregate(rows, index, len(part_names), len(cols))
+
+
+@dataclass(frozen=True)
+class _Row:
+    part_name: str
+    column_name: str
+    column_type: str
+    stats: bytes
 
 
 def _aggregate(rows: Sequence[Any], index: dict[str, int], requested: int, n_cols: int) -> AggrStats:

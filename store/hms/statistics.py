@@ -1,6 +1,12 @@
-"""Column statistics of tables and partitions (Hive's ColumnStatistics, kept as Thrift binary)."""
+"""Column statistics of tables and partitions (Hive's ColumnStatistics, kept as Thrift binary).
+
+Columns an update (ANALYZE) gave no statistics may get derived ones from a `DerivedStatistics`
+source (Hudi tables: store/hudi/table_statistics.py) for the default engine."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
 
 from sqlalchemy import Connection, delete, select
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
@@ -53,10 +59,20 @@ def _mark_accurate(conn: Connection, params_table, key_col: str, owner_id: int, 
                      .values(param_value=params[stats_params.CSA]))
 
 
+class DerivedStatistics(Protocol):
+    def table_columns(self, conn: Connection, db: str, tbl: str, columns: Sequence[str] | None,
+                      have: set[str]) -> list[ColumnStatisticsObj]: ...
+
+    def partition_columns(self, conn: Connection, db: str, tbl: str, part_names: Sequence[str],
+                          columns: Sequence[str] | None,
+                          have: dict[str, set[str]]) -> dict[str, list[ColumnStatisticsObj]]: ...
+
+
 class StatisticsService:
-    def __init__(self, store: Store, partitions: PartitionService):
+    def __init__(self, store: Store, partitions: PartitionService, derived: DerivedStatistics | None = None):
         self.store = store
         self.partitions = partitions
+        self.derived = derived
 
     def update(self, stats: ColumnStatistics, engine: str | None = None) -> bool:
         desc = stats.statsDesc
@@ -120,10 +136,14 @@ class StatisticsService:
             if col_names is not None:
                 q = q.where(t.c.column_name.in_([c.lower() for c in col_names]))
             rows = conn.execute(q.order_by(t.c.column_name)).all()
+            objs = [_obj(r) for r in rows]
+            if self.derived is not None and (engine or DEFAULT_ENGINE) == DEFAULT_ENGINE:
+                objs += self.derived.table_columns(conn, ctx.db_name, ctx.name, col_names,
+                                                   {r.column_name for r in rows})
         last = max((r.last_analyzed or 0 for r in rows), default=0)
         desc = ColumnStatisticsDesc(isTblLevel=True, dbName=ctx.db_name, tableName=ctx.name,
                                     lastAnalyzed=last, catName=ctx.cat_name)
-        return desc, [_obj(r) for r in rows]
+        return desc, objs
 
     def table_column_statistics(self, db: str, tbl: str, col_name: str) -> ColumnStatistics | None:
         """get_table_column_statistics: None when the column has no statistics (Hive answers no result)."""
@@ -166,6 +186,12 @@ class StatisticsService:
                     q = q.where(t.c.column_name.in_([c.lower() for c in col_names]))
                 for r in conn.execute(q.order_by(p.c.part_name, t.c.column_name)):
                     out.setdefault(canonical[r.part_name], []).append(_obj(r))
+            if self.derived is not None and (engine or DEFAULT_ENGINE) == DEFAULT_ENGINE:
+                have = {n: {o.colName.lower() for o in objs} for n, objs in out.items()}
+                derived = self.derived.partition_columns(conn, ctx.db_name, ctx.name, list(canonical.values()),
+                                                         col_names, have)
+                for n, objs in derived.items():
+                    out.setdefault(n, []).extend(objs)
         return out
 
     def delete(self, db: str, tbl: str, part_name: str | None, col_name: str | None,

@@ -102,17 +102,25 @@ def _key(leaf: Leaf, text: str, hive_type: str, i: int) -> bytes | None:
                           text, lit.pos) from exc
 
 
-def _like_prune(leaf: Leaf, text: str, hive_type: str, t: FromClause) -> ColumnElement[bool] | None:
-    """A pattern that is a literal prefix followed by `.*` (or a literal): a range of strings."""
+def like_prefix(leaf: Leaf, hive_type: str) -> tuple[bytes, bool] | None:
+    """(prefix, exact) of a LIKE pattern on a string column that is a literal prefix followed by
+    `.*` (exact: the whole pattern is a literal); None for any other pattern."""
     if base_type(hive_type) not in TEXT_TYPES:
         return None
     elements = like_elements(str(leaf.values[0].value))
     literal = elements[:-1] if elements and elements[-1] is ANY_RUN else elements
     if not all(isinstance(e, str) for e in literal):
         return None
-    prefix = "".join(str(e) for e in literal).encode()
+    return "".join(str(e) for e in literal).encode(), len(literal) == len(elements)
+
+
+def _like_prune(leaf: Leaf, text: str, hive_type: str, t: FromClause) -> ColumnElement[bool] | None:
+    """A pattern that is a literal prefix followed by `.*` (or a literal): a range of strings."""
+    found = like_prefix(leaf, hive_type)
+    if found is None:
+        return None
+    prefix, exact = found
     lo, hi, all_null = t.c.min_key, t.c.max_key, t.c.null_count == t.c.value_count
-    exact = len(literal) == len(elements)
     succ = prefix if exact else prefix_successor(prefix)
     if leaf.op == "LIKE":  # values in [prefix, succ) (or = prefix)
         if exact:

@@ -1,15 +1,21 @@
 """Data skipping (RFC-27): the latest file slices of a Hudi table that may hold rows matching a
-predicate. The partition filter (the predicate's partition-key leaves) picks partitions through the
-HMS partition index; partition statistics skip whole partitions; file statistics skip base files;
-all three in SQL, bounded by the partitions touched. Slices with log files are never skipped (log
-files carry no statistics here), nor files without statistics for a column.
+predicate, evaluated in SQL with a cost that follows the answer and the partitions touched.
+
+The partition filter (the predicate's partition-key leaves) picks partitions through the HMS
+partition index. The statistics leaves then give, where they can, key ranges of one column (=, <,
+<=, >, >=, BETWEEN, IN, LIKE prefix; several leaves of a column under AND intersect): the base
+files whose [min, max] may overlap them are found through the prefix-tree index of column_stats
+(fork_len, fork_key: one index range per prefix length), then checked against the whole
+predicate. Partitions where some latest slice has no statistics for such a column (log files,
+files written without statistics), and predicates giving no ranges (IS NULL, NOT IN, ...), are
+evaluated file by file over those partitions. Slices with log files are never skipped.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select, union_all
 
 from hudi_format.file_slice import FileSlice
 from store import metrics
@@ -19,19 +25,23 @@ from store.errors import MetaError
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.nodes import And, Leaf, Node, Or
 from store.hms.table_service import TableService
-from store.hudi.column_predicate import keep_condition, parse_predicate, without_columns
-from store.hudi.snapshot_service import SnapshotService
+from store.hudi.column_predicate import keep_condition, like_prefix, parse_predicate, without_columns
+from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
+from store.hudi.snapshot_service import SnapshotService, file_info
 from store.hudi.timeline_service import TimelineService
 
 _CHUNK = 500
+_MAX_RANGES = 64  # more ranges of one predicate (a long IN list) are merged into their span
+
+Range = tuple[str, bytes | None, bytes | None]  # column, lowest key, highest key (None: open)
 
 
 @dataclass(frozen=True)
 class PrunedSlices:
     slices: list[FileSlice]
-    files_skipped: int
-    partitions_skipped: int
-    files_considered: int
+    files_skipped: int  # latest base files skipped in the partitions that kept some slice
+    partitions_skipped: int  # partitions none of whose slices is kept
+    files_considered: int  # latest base files of the partitions that kept some slice
 
 
 class ColumnPruning:
@@ -58,39 +68,126 @@ class ColumnPruning:
             _check_columns(tree, predicate, types)
         part_tree = without_columns(tree, set(types) - part_keys) if tree is not None else None
         data_tree = without_columns(tree, part_keys) if tree is not None else None
-        all_parts = self.snapshot.partitions(db, tbl, None)
-        parts = all_parts if part_tree is None else self.snapshot.partitions(db, tbl, _filter_text(part_tree))
-        if data_tree is None:
-            slices = self.snapshot.latest_file_slices(db, tbl, parts) if parts else []
-            return PrunedSlices(slices, 0, len(all_parts) - len(parts), sum(s.base_file is not None for s in slices))
+        # scope: the partitions the partition filter keeps (None: every partition)
+        scope = None if part_tree is None else self.snapshot.partitions(db, tbl, _filter_text(part_tree))
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
-            skipped_parts = _skipped_partitions(conn, ref.tbl_id, parts, data_tree, predicate, types)
-            parts = [p for p in parts if p not in skipped_parts]
-            skipped_files = _skipped_files(conn, ref.tbl_id, parts, data_tree, predicate, types)
-        slices = self.snapshot.latest_file_slices(db, tbl, parts) if parts else []
-        kept = [s for s in slices if s.log_files or s.base_file is None
-                or (s.partition_path, s.base_file.name) not in skipped_files]
-        considered = sum(s.base_file is not None for s in slices)
-        return PrunedSlices(kept, len(slices) - len(kept), len(all_parts) - len(parts), considered)
+            total = _partition_count(conn, ref.tbl_id, bool(part_keys))
+            if data_tree is None:
+                parts = scope if scope is not None else _live_partitions(conn, ref.tbl_id)
+                return _answer(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [],
+                               total)
+            _validate(data_tree, predicate, types)  # bad literals are refused whatever the plan
+            ranges = _ranges(data_tree, types)
+            if ranges is None:  # file by file over the whole scope
+                unclean = scope if scope is not None else _live_partitions(conn, ref.tbl_id)
+                indexed: list[FileSlice] = []
+            else:
+                unclean = _unclean_partitions(conn, ref.tbl_id, sorted({c for c, _, _ in ranges}), scope)
+                indexed = _indexed_slices(conn, ref.tbl_id, ranges, data_tree, predicate, types,
+                                          None if scope is None else set(scope) - set(unclean), set(unclean))
+            scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
+                                      if unclean else [], unclean, data_tree, predicate, types)
+            return _answer(conn, ref.tbl_id, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
+                           total)
 
 
-def _skipped_partitions(conn: Connection, tbl_id: int, parts: list[str], tree: Node, text: str,
-                        types: dict[str, str]) -> set[str]:
-    outer, inner = S.partition_column_stats.alias("o"), S.partition_column_stats.alias("s")
+def _validate(tree: Node, text: str, types: dict[str, str]) -> None:
+    cs = S.column_stats
+    keep_condition(tree, text, types, cs, lambda column: select(cs.c.column_name))
+
+
+def _answer(conn: Connection, tbl_id: int, kept: list[FileSlice], total_partitions: int) -> PrunedSlices:
+    parts = sorted({s.partition_path for s in kept})
+    ss = S.snapshot_stats
+    considered = 0
+    for i in range(0, len(parts), _CHUNK):
+        considered += int(conn.execute(select(func.coalesce(func.sum(ss.c.base_files), 0)).where(
+            ss.c.tbl_id == tbl_id, ss.c.partition_path.in_(parts[i:i + _CHUNK]))).scalar() or 0)
+    bases = sum(s.base_file is not None for s in kept)
+    considered = max(considered, bases)
+    return PrunedSlices(kept, considered - bases, max(total_partitions - len(parts), 0), considered)
+
+
+def _partition_count(conn: Connection, tbl_id: int, partitioned: bool) -> int:
+    if not partitioned:
+        return 1
+    return int(conn.execute(select(func.count()).where(S.partitions.c.tbl_id == tbl_id)).scalar() or 0)
+
+
+def _live_partitions(conn: Connection, tbl_id: int) -> list[str]:
+    """Partitions with latest slices (snapshot_stats has a row for each)."""
+    ss = S.snapshot_stats
+    return list(conn.execute(select(ss.c.partition_path).where(ss.c.tbl_id == tbl_id)).scalars())
+
+
+def _unclean_partitions(conn: Connection, tbl_id: int, columns: list[str], scope: list[str] | None) -> list[str]:
+    """Partitions of `scope` (None: all) where some latest slice gives no statistics for one of
+    `columns`: the index cannot answer for them."""
+    pcs, ss = S.partition_column_stats, S.snapshot_stats
+    out: set[str] = set()
+    for col in columns:
+        clean = select(pcs.c.partition_path).where(
+            pcs.c.tbl_id == tbl_id, pcs.c.partition_path == ss.c.partition_path, pcs.c.column_name == col,
+            pcs.c.files_without_stats == 0)
+        if scope is None:
+            q = select(ss.c.partition_path).where(ss.c.tbl_id == tbl_id, ~clean.exists())
+            out.update(conn.execute(q).scalars())
+            continue
+        for i in range(0, len(scope), _CHUNK):
+            out.update(conn.execute(select(ss.c.partition_path).where(
+                ss.c.tbl_id == tbl_id, ss.c.partition_path.in_(scope[i:i + _CHUNK]), ~clean.exists())).scalars())
+    return sorted(out)
+
+
+def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
+                    types: dict[str, str], scope: set[str] | None, excluded: set[str]) -> list[FileSlice]:
+    """Latest slices of the clean partitions whose base file may match: candidates by the fork
+    index that are their group's latest file (in a clean partition no latest slice has log
+    files), checked against the whole predicate in SQL."""
+    cs, f, rg = S.column_stats, S.files, S.replaced_file_groups
+    probes = []
+    for col, lo, hi in ranges:
+        for n in range(FORK_BYTES + 1):
+            cond = [cs.c.tbl_id == tbl_id, cs.c.column_name == col, cs.c.fork_len == n]
+            if lo is not None:
+                cond.append(cs.c.fork_key >= lo[:n])
+            if hi is not None:
+                cond.append(cs.c.fork_key <= hi[:n])
+            probes.append(select(cs.c.file_row_id).where(*cond))
+    if not probes:
+        return []
+    candidates = union_all(*probes).subquery()
+    stats = S.column_stats.alias("k")
+    newer = S.files.alias("g")
 
     def rows(column: str):
-        return select(inner.c.column_name).where(
-            inner.c.tbl_id == tbl_id, inner.c.partition_path == outer.c.partition_path,
-            inner.c.column_name == column, inner.c.files_without_stats == 0)
+        return select(stats.c.column_name).where(stats.c.file_row_id == f.c.id, stats.c.column_name == column)
 
-    keep = keep_condition(tree, text, types, inner, rows)
-    out: set[str] = set()
-    for i in range(0, len(parts), _CHUNK):
-        q = select(outer.c.partition_path).distinct().where(
-            outer.c.tbl_id == tbl_id, outer.c.partition_path.in_(parts[i:i + _CHUNK]), ~keep)
-        out.update(r[0] for r in conn.execute(q))
-    return out
+    keep = keep_condition(tree, text, types, stats, rows)
+    q = select(f).select_from(candidates.join(f, f.c.id == candidates.c.file_row_id)).where(
+        f.c.is_deleted.is_(False), f.c.is_log.is_(False), keep,  # files by primary key, never a table scan
+        ~select(newer.c.id).where(newer.c.tbl_id == tbl_id, newer.c.partition_path == f.c.partition_path,
+                                  newer.c.file_id == f.c.file_id, newer.c.base_instant > f.c.base_instant,
+                                  newer.c.is_deleted.is_(False)).exists(),
+        ~select(rg.c.id).where(rg.c.tbl_id == tbl_id, rg.c.partition_path == f.c.partition_path,
+                               rg.c.file_id == f.c.file_id).exists())
+    out: dict[tuple[str, str], FileSlice] = {}  # a file in several ranges comes once per range
+    for r in conn.execute(q):
+        if r.partition_path in excluded or (scope is not None and r.partition_path not in scope):
+            continue
+        out[(r.partition_path, r.file_id)] = FileSlice(r.partition_path, r.file_id, r.base_instant, file_info(r), [])
+    return list(out.values())
+
+
+def _scanned_slices(conn: Connection, tbl_id: int, slices: list[FileSlice], parts: list[str], tree: Node,
+                    text: str, types: dict[str, str]) -> list[FileSlice]:
+    """The slices of `parts` a file-by-file evaluation keeps (slices with logs always)."""
+    if not slices:
+        return []
+    skipped = _skipped_files(conn, tbl_id, parts, tree, text, types)
+    return [s for s in slices if s.log_files or s.base_file is None
+            or (s.partition_path, s.base_file.name) not in skipped]
 
 
 def _skipped_files(conn: Connection, tbl_id: int, parts: list[str], tree: Node, text: str,
@@ -107,6 +204,94 @@ def _skipped_files(conn: Connection, tbl_id: int, parts: list[str], tree: Node, 
             f.c.tbl_id == tbl_id, f.c.partition_path.in_(parts[i:i + _CHUNK]), f.c.is_deleted.is_(False),
             f.c.is_log.is_(False), ~keep)
         out.update((r.partition_path, r.name) for r in conn.execute(q))
+    return out
+
+
+def _ranges(node: Node, types: dict[str, str]) -> list[Range] | None:
+    """Key ranges covering every file a predicate may keep through its statistics (a file outside
+    them is pruned by some leaf), or None when the predicate gives none."""
+    if isinstance(node, Leaf):
+        return _leaf_ranges(node, types)
+    if isinstance(node, Or):
+        out: list[Range] = []
+        for item in node.items:
+            r = _ranges(item, types)
+            if r is None:
+                return None
+            out += r
+        return _capped(out)
+    assert isinstance(node, And)
+    by_column: dict[str, list[Range]] = {}
+    mixed: list[list[Range]] = []
+    for item in node.items:
+        r = _ranges(item, types)
+        if r is None:
+            continue
+        cols = {c for c, _, _ in r}
+        if len(cols) == 1:
+            col = cols.pop()
+            by_column[col] = r if col not in by_column else _intersect(by_column[col], r)
+        else:
+            mixed.append(r)
+    options = list(by_column.values()) + mixed
+    if not options:
+        return None
+    closed = [o for o in options if all(lo is not None and hi is not None for _, lo, hi in o)]
+    return min(closed or options, key=len)
+
+
+def _leaf_ranges(leaf: Leaf, types: dict[str, str]) -> list[Range] | None:
+    hive_type = types.get(leaf.key)
+    if hive_type is None or not is_indexable(hive_type):
+        return None
+    op, col = leaf.op, leaf.key
+    if op == "LIKE":
+        found = like_prefix(leaf, hive_type)
+        if found is None:
+            return None
+        prefix, exact = found
+        return [(col, prefix, prefix if exact else prefix_successor(prefix))]
+    if op not in ("=", "<", "<=", ">", ">=", "IN", "BETWEEN"):
+        return None
+    try:
+        keys = [encode_key(hive_type, v.value) for v in leaf.values]
+    except ValueError:
+        return None
+    if any(k is None for k in keys):
+        return None
+    if op in ("=", "IN"):
+        return _capped([(col, k, k) for k in keys])
+    if op in ("<", "<="):
+        return [(col, None, keys[0])]
+    if op in (">", ">="):
+        return [(col, keys[0], None)]
+    lo, hi = keys[0], keys[1]
+    return [] if lo > hi else [(col, lo, hi)]  # type: ignore[operator]
+
+
+def _intersect(a: list[Range], b: list[Range]) -> list[Range]:
+    out = []
+    for col, lo1, hi1 in a:
+        for _, lo2, hi2 in b:
+            lo = lo1 if lo2 is None else lo2 if lo1 is None else max(lo1, lo2)
+            hi = hi1 if hi2 is None else hi2 if hi1 is None else min(hi1, hi2)
+            if lo is None or hi is None or lo <= hi:
+                out.append((col, lo, hi))
+    return _capped(out)
+
+
+def _capped(ranges: list[Range]) -> list[Range]:
+    """At most _MAX_RANGES per column: more are replaced by their span."""
+    by_col: dict[str, list[Range]] = {}
+    for r in ranges:
+        by_col.setdefault(r[0], []).append(r)
+    out: list[Range] = []
+    for col, rs in by_col.items():
+        if len(rs) <= _MAX_RANGES:
+            out += rs
+            continue
+        los, his = [r[1] for r in rs], [r[2] for r in rs]
+        out.append((col, None if None in los else min(los), None if None in his else max(his)))  # type: ignore[type-var]
     return out
 
 

@@ -8,14 +8,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Row, delete, func, select
+from sqlalchemy import Connection, Row, delete, select
 
+from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.errors import InvalidObject
-from store.hudi.column_stats_codec import lower_bound, upper_bound
+from store.hudi.column_stats_codec import fork, lower_bound, upper_bound
 from store.hudi.tables import HudiTableRef
 
 _CHUNK = 500
+_FILE_STATS = ("file_row_id", "tbl_id", "total_size", "uncompressed_size", "num_rows")
+_FILE_STATS_PG = ("int8", "int8", "int8", "int8", "int8")
+_COLUMN_STATS = ("file_row_id", "tbl_id", "column_name", "min_key", "max_key", "null_count", "value_count",
+                 "fork_len", "fork_key")
+_COLUMN_STATS_PG = ("int8", "int8", "text", "bytea", "bytea", "int8", "int8", "int2", "bytea")
 
 
 @dataclass(frozen=True)
@@ -42,24 +49,94 @@ class ColumnStats:
         if not stats:
             return
         ids = self._written_ids(conn, ref, ts, stats)
-        file_rows: list[dict] = []
-        col_rows: list[dict] = []
+        pairs = []
         for st in stats:
             row_id = ids.get((st.partition_path, st.file_name))
             if row_id is None:
                 raise InvalidObject(f"Column statistics for {st.partition_path}/{st.file_name}, "
                                     f"a file the commit {ts} does not write")
+            pairs.append((row_id, st))
+        self._insert(conn, ref, pairs)
+
+    def record_existing(self, conn: Connection, ref: HudiTableRef, stats: list[FileColumnStats]) -> int:
+        """Statistics of live base files already in the snapshot (adoption: import-hudi reads them
+        from the footers); files that have statistics keep theirs. The number stored; the touched
+        partitions' aggregates are recomputed."""
+        f, fs = S.files, S.file_stats
+        by_partition: dict[str, list[str]] = {}
+        for st in stats:
+            by_partition.setdefault(st.partition_path, []).append(st.file_name)
+        ids: dict[tuple[str, str], int] = {}
+        have: set[int] = set()
+        for partition, names in by_partition.items():
+            for i in range(0, len(names), _CHUNK):
+                q = select(f.c.id, f.c.name, fs.c.file_row_id).select_from(
+                    f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.is_deleted.is_(False),
+                    f.c.is_log.is_(False), f.c.name.in_(names[i:i + _CHUNK]))
+                for r in conn.execute(q):
+                    ids[(partition, r.name)] = r.id
+                    if r.file_row_id is not None:
+                        have.add(r.id)
+        pairs, seen = [], set()
+        for st in stats:
+            row_id = ids.get((st.partition_path, st.file_name))
+            if row_id is None:
+                raise InvalidObject(f"Column statistics for {st.partition_path}/{st.file_name}, "
+                                    f"not a live base file of {ref.db_name}.{ref.name}")
+            if row_id not in have and row_id not in seen:
+                seen.add(row_id)
+                pairs.append((row_id, st))
+        groups = self._groups_of_ids(conn, [row_id for row_id, _ in pairs])
+        before = self.slices_of(conn, ref, groups)
+        self._insert(conn, ref, pairs)
+        self.update_groups(conn, ref, before, self.slices_of(conn, ref, groups))
+        return len(pairs)
+
+    @staticmethod
+    def _groups_of_ids(conn: Connection, ids: list[int]) -> set[tuple[str, str]]:
+        f = S.files
+        out: set[tuple[str, str]] = set()
+        for i in range(0, len(ids), _CHUNK):
+            out.update((r.partition_path, r.file_id) for r in conn.execute(
+                select(f.c.partition_path, f.c.file_id).where(f.c.id.in_(ids[i:i + _CHUNK]))))
+        return out
+
+    @staticmethod
+    def _insert(conn: Connection, ref: HudiTableRef, pairs: list[tuple[int, FileColumnStats]]) -> None:
+        file_rows: list[tuple] = []
+        col_rows: list[tuple] = []
+        for row_id, st in pairs:
             num_rows = max((c.value_count for c in st.columns if c.value_count is not None), default=None)
-            file_rows.append({"file_row_id": row_id, "tbl_id": ref.tbl_id, "total_size": st.total_size,
-                              "uncompressed_size": st.uncompressed_size, "num_rows": num_rows})
-            col_rows.extend({"file_row_id": row_id, "column_name": c.column.lower(),
-                             "min_key": lower_bound(c.min_key), "max_key": upper_bound(c.max_key),
-                             "null_count": c.null_count, "value_count": c.value_count}
-                            for c in st.columns)
-        for i in range(0, len(file_rows), 1000):
-            conn.execute(S.file_stats.insert(), file_rows[i:i + 1000])
-        for i in range(0, len(col_rows), 1000):
-            conn.execute(S.column_stats.insert(), col_rows[i:i + 1000])
+            file_rows.append((row_id, ref.tbl_id, st.total_size, st.uncompressed_size, num_rows))
+            for c in st.columns:
+                lo, hi = lower_bound(c.min_key), upper_bound(c.max_key)
+                fork_len, fork_key = fork(lo, hi)
+                col_rows.append((row_id, ref.tbl_id, c.column.lower(), lo, hi, c.null_count, c.value_count,
+                                 fork_len, fork_key))
+        # the driver's bulk path (store/db/bulk.py); column names were checked against the schema's
+        # width by adapter/column_stats_thrift.py
+        insert_rows(conn, S.file_stats, _FILE_STATS, file_rows, None, pg_types=_FILE_STATS_PG)
+        insert_rows(conn, S.column_stats, _COLUMN_STATS, col_rows, None, pg_types=_COLUMN_STATS_PG)
+
+    @staticmethod
+    def files_without_stats(conn: Connection, ref: HudiTableRef, limit: int = 0) -> list[str]:
+        """Base files of the latest slices that have no statistics (paths relative to the base path)."""
+        f, fs, rg = S.files, S.file_stats, S.replaced_file_groups
+        replaced = {(r.partition_path, r.file_id) for r in conn.execute(
+            select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id))}
+        live = conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log, f.c.size,
+                                   f.c.name, fs.c.file_row_id.label("has_stats")).select_from(
+            f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
+            f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False))).all()
+        rows = {r.id: r for r in live}
+        out = []
+        for sl in _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced]):
+            if sl.base_id is not None and rows[sl.base_id].has_stats is None:
+                r = rows[sl.base_id]
+                out.append(f"{r.partition_path}/{r.name}" if r.partition_path else r.name)
+        out.sort()
+        return out[:limit] if limit > 0 else out
 
     @staticmethod
     def _written_ids(conn: Connection, ref: HudiTableRef, ts: str,
@@ -77,10 +154,13 @@ class ColumnStats:
                     out[(partition, r.name)] = r.id
         return out
 
-    def forget_removed(self, conn: Connection, ref: HudiTableRef, partitions: Iterable[str]) -> None:
+    def forget_removed(self, conn: Connection, ref: HudiTableRef, partitions: Iterable[str],
+                       groups: set[tuple[str, str]] | None = None,
+                       before: dict[tuple[str, str], _GroupSlice] | None = None) -> None:
         """Drop the statistics of the deleted files of these partitions (a clean or rollback removed
-        them), then recompute the partitions' aggregates. Replaced file groups keep theirs until
-        cleaned: the latest view skips them, and the aggregates only widen."""
+        them), then bring the partitions' aggregates up to date: from the change of `groups`
+        (`before`: their slices before it) when given, else recomputed whole. Replaced file groups
+        keep theirs until cleaned (the aggregates cover the latest view only)."""
         f = S.files
         parts = sorted(set(partitions))
         for i in range(0, len(parts), _CHUNK):
@@ -90,7 +170,10 @@ class ColumnStats:
             for j in range(0, len(ids), _CHUNK):
                 conn.execute(delete(S.column_stats).where(S.column_stats.c.file_row_id.in_(ids[j:j + _CHUNK])))
                 conn.execute(delete(S.file_stats).where(S.file_stats.c.file_row_id.in_(ids[j:j + _CHUNK])))
-        self.refresh_partitions(conn, ref, parts)
+        if groups is None or before is None:
+            self.refresh_partitions(conn, ref, parts)
+        else:
+            self.update_groups(conn, ref, before, self.slices_of(conn, ref, groups))
 
     @staticmethod
     def partitions_of_instants(conn: Connection, ref: HudiTableRef, instants: list[str]) -> list[str]:
@@ -102,26 +185,194 @@ class ColumnStats:
             f.c.tbl_id == ref.tbl_id, f.c.created_ts.in_(instants)))]
 
     def refresh_partitions(self, conn: Connection, ref: HudiTableRef, partitions: list[str]) -> None:
-        """Per partition and column: bounds over the live files' statistics, and how many live
-        files (log files included) give no usable bounds for it (the partition is then never skipped
-        by that column)."""
-        f, cs, pcs = S.files, S.column_stats, S.partition_column_stats
+        """Per partition: the Hive basic statistics of its latest file slices (snapshot_stats), and
+        per column the bounds over the latest base files' statistics and how many latest slices give
+        no usable bounds for it (log files, files without statistics: the partition is then never
+        skipped by that column)."""
+        f, cs, pcs, ss, fs = S.files, S.column_stats, S.partition_column_stats, S.snapshot_stats, S.file_stats
+        rg = S.replaced_file_groups
         for i in range(0, len(partitions), _CHUNK):
             chunk = partitions[i:i + _CHUNK]
             conn.execute(delete(pcs).where(pcs.c.tbl_id == ref.tbl_id, pcs.c.partition_path.in_(chunk)))
-            live: dict[str, int] = dict(conn.execute(select(f.c.partition_path, func.count()).where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(chunk), f.c.is_deleted.is_(False)
-            ).group_by(f.c.partition_path)).tuples().all())
-            q = select(f.c.partition_path, cs.c.column_name, cs.c.min_key, cs.c.max_key, cs.c.null_count,
-                       cs.c.value_count).select_from(cs.join(f, f.c.id == cs.c.file_row_id)).where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(chunk), f.c.is_deleted.is_(False))
+            conn.execute(delete(ss).where(ss.c.tbl_id == ref.tbl_id, ss.c.partition_path.in_(chunk)))
+            replaced = {(r.partition_path, r.file_id) for r in conn.execute(
+                select(rg.c.partition_path, rg.c.file_id).where(
+                    rg.c.tbl_id == ref.tbl_id, rg.c.partition_path.in_(chunk)))}
+            live = conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
+                                       f.c.size).where(
+                f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(chunk), f.c.is_deleted.is_(False))).all()
+            slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
+            base_ids = [s.base_id for s in slices if s.base_id is not None and not s.logs]
+            sizes: dict[int, Row] = {}
             sums: dict[tuple[str, str], _Sum] = {}
-            for r in conn.execute(q):  # in Python: PostgreSQL has no min/max over bytea
-                sums.setdefault((r.partition_path, r.column_name), _Sum()).add(r)
-            rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "column_name": c, **s.row(live.get(p, 0))}
-                    for (p, c), s in sums.items()]
+            for j in range(0, len(base_ids), _CHUNK):
+                ids = base_ids[j:j + _CHUNK]
+                sizes.update((r.file_row_id, r) for r in conn.execute(
+                    select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(fs.c.file_row_id.in_(ids))))
+                q = select(f.c.partition_path, cs.c.column_name, cs.c.min_key, cs.c.max_key, cs.c.null_count,
+                           cs.c.value_count).select_from(cs.join(f, f.c.id == cs.c.file_row_id)).where(
+                    cs.c.file_row_id.in_(ids))
+                for r in conn.execute(q):  # in Python: PostgreSQL has no min/max over bytea
+                    sums.setdefault((r.partition_path, r.column_name), _Sum()).add(r)
+            per_part: dict[str, _Basic] = {}
+            for sl in slices:
+                per_part.setdefault(sl.partition_path, _Basic()).add(sl, sizes.get(sl.base_id or -1))
+            rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "column_name": c,
+                     **s.row(per_part[p].slices if p in per_part else 0)} for (p, c), s in sums.items()]
             for j in range(0, len(rows), 1000):
                 conn.execute(pcs.insert(), rows[j:j + 1000])
+            basic = [{"tbl_id": ref.tbl_id, "partition_path": p, **b.row()} for p, b in per_part.items()]
+            for j in range(0, len(basic), 1000):
+                conn.execute(ss.insert(), basic[j:j + 1000])
+
+    # --- incremental upkeep: only the file groups a change touches --------------------------------
+
+    def groups_of(self, conn: Connection, ref: HudiTableRef, files: dict[str, list[str]]) -> set[tuple[str, str]]:
+        """(partition, file id) of files named by partition (their names carry the file id)."""
+        out = set()
+        for partition, names in files.items():
+            for name in names:
+                try:
+                    out.add((partition or "", parse_file_name(name.rsplit("/", 1)[-1])[0]))
+                except ValueError:
+                    continue
+        return out
+
+    @staticmethod
+    def groups_of_stats(stats) -> set[tuple[str, str]]:
+        """(partition, file id) of a commit's write stats, as the file listing records them (the id
+        from the file name, the partition from the stat or else the path)."""
+        out = set()
+        for st in stats:
+            partition, name = split_path(st.path)
+            try:
+                fid = parse_file_name(name)[0]
+            except ValueError:
+                continue
+            out.add((st.partition_path if st.partition_path is not None else partition, fid))
+        return out
+
+    @staticmethod
+    def groups_of_instants(conn: Connection, ref: HudiTableRef, instants: list[str]) -> set[tuple[str, str]]:
+        if not instants:
+            return set()
+        f = S.files
+        return {(r.partition_path, r.file_id) for r in conn.execute(select(f.c.partition_path, f.c.file_id).where(
+            f.c.tbl_id == ref.tbl_id, f.c.created_ts.in_(instants)))}
+
+    def slices_of(self, conn: Connection, ref: HudiTableRef,
+                  groups: set[tuple[str, str]]) -> dict[tuple[str, str], _GroupSlice]:
+        """The latest slice of each of these file groups (none for a replaced or empty group) with
+        what it adds to its partition's statistics."""
+        f, rg, fs, cs = S.files, S.replaced_file_groups, S.file_stats, S.column_stats
+        by_partition: dict[str, list[str]] = {}
+        for p, fid in groups:
+            by_partition.setdefault(p, []).append(fid)
+        live: list[Row] = []
+        replaced: set[tuple[str, str]] = set()
+        for p, fids in by_partition.items():
+            for i in range(0, len(fids), _CHUNK):
+                chunk = sorted(fids)[i:i + _CHUNK]
+                replaced.update((p, r) for r in conn.execute(select(rg.c.file_id).where(
+                    rg.c.tbl_id == ref.tbl_id, rg.c.partition_path == p, rg.c.file_id.in_(chunk))).scalars())
+                live.extend(conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
+                                                f.c.size).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == p, f.c.file_id.in_(chunk),
+                    f.c.is_deleted.is_(False))).all())
+        slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
+        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs]
+        sizes: dict[int, Row] = {}
+        cols: dict[int, dict[str, Row]] = {}
+        for i in range(0, len(base_ids), _CHUNK):
+            ids = base_ids[i:i + _CHUNK]
+            sizes.update((r.file_row_id, r) for r in conn.execute(
+                select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(fs.c.file_row_id.in_(ids))))
+            for r in conn.execute(select(cs.c.file_row_id, cs.c.column_name, cs.c.min_key, cs.c.max_key,
+                                         cs.c.null_count, cs.c.value_count).where(cs.c.file_row_id.in_(ids))):
+                cols.setdefault(r.file_row_id, {})[r.column_name] = r
+        out = {}
+        for sl in slices:
+            basic = _Basic()
+            stats = sizes.get(sl.base_id) if sl.base_id is not None and not sl.logs else None
+            basic.add(sl, stats)
+            fid = sl.files[0].file_id
+            usable = sl.base_id is not None and not sl.logs  # as refresh_partitions counts them
+            out[(sl.partition_path, fid)] = _GroupSlice(sl.partition_path, basic,
+                                                        cols.get(sl.base_id, {}) if usable else {})  # type: ignore[arg-type]
+        return out
+
+    def update_groups(self, conn: Connection, ref: HudiTableRef, before: dict[tuple[str, str], _GroupSlice],
+                      after: dict[tuple[str, str], _GroupSlice]) -> list[str]:
+        """Apply to the partitions' statistics the change of these file groups' latest slices (what
+        they added before, what they add now); a partition whose bounds a leaving slice may have
+        set, or whose counts are unknown, is recomputed whole. The partitions touched."""
+        ss, pcs = S.snapshot_stats, S.partition_column_stats
+        parts = sorted({k[0] for k in before} | {k[0] for k in after})
+        full: list[str] = []
+        for i in range(0, len(parts), _CHUNK):
+            chunk = parts[i:i + _CHUNK]
+            basic = {r.partition_path: r for r in conn.execute(select(ss).where(
+                ss.c.tbl_id == ref.tbl_id, ss.c.partition_path.in_(chunk)))}
+            columns: dict[str, dict[str, Row]] = {}
+            for r in conn.execute(select(pcs).where(pcs.c.tbl_id == ref.tbl_id, pcs.c.partition_path.in_(chunk))):
+                columns.setdefault(r.partition_path, {})[r.column_name] = r
+            for p in chunk:
+                b = [v for k, v in before.items() if k[0] == p]
+                a = [v for k, v in after.items() if k[0] == p]
+                if not _update_partition(conn, ref.tbl_id, p, basic.get(p), columns.get(p, {}), b, a):
+                    full.append(p)
+        if full:
+            self.refresh_partitions(conn, ref, full)
+        return parts
+
+
+@dataclass
+class _Slice:
+    partition_path: str
+    base_id: int | None
+    logs: list[Row]
+    files: list[Row]
+
+
+def _latest_slices(rows: list[Row]) -> list[_Slice]:
+    """The latest slice of each file group among `files` rows (as hudi_format.build_slices)."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.partition_path, r.file_id), []).append(r)
+    out = []
+    for (partition, _), members in groups.items():
+        latest = max(m.base_instant for m in members)
+        files = [m for m in members if m.base_instant == latest]
+        base = next((m.id for m in files if not m.is_log), None)
+        out.append(_Slice(partition, base, [m for m in files if m.is_log], files))
+    return out
+
+
+class _Basic:
+    """Hive basic statistics of one partition's latest slices; rows and raw size are known only when
+    every slice is a base file with statistics."""
+
+    def __init__(self) -> None:
+        self.slices = 0
+        self.bases = 0
+        self.files = 0
+        self.size = 0
+        self.rows: int | None = 0
+        self.raw: int | None = 0
+
+    def add(self, sl: _Slice, stats: Row | None) -> None:
+        self.slices += 1
+        self.bases += sl.base_id is not None
+        self.files += len(sl.files)
+        self.size += sum(m.size for m in sl.files)
+        known = stats is not None and not sl.logs and stats.num_rows is not None
+        self.rows = self.rows + stats.num_rows if known and self.rows is not None else None  # type: ignore[union-attr]
+        self.raw = self.raw + stats.uncompressed_size if known and self.raw is not None else None  # type: ignore[union-attr]
+
+    def row(self) -> dict:
+        return {"num_slices": self.slices, "num_files": self.files, "base_files": self.bases, "total_size": self.size,
+                "num_rows": self.rows,
+                "raw_data_size": self.raw}
 
 
 class _Sum:
@@ -147,6 +398,82 @@ class _Sum:
         elif counted and nulls == values:  # every value null: no bounds needed
             self.good += 1
 
-    def row(self, live_files: int) -> dict:
+    def row(self, slices: int) -> dict:
         return {"min_key": self.lo, "max_key": self.hi, "null_count": self.nulls, "value_count": self.values,
-                "files_without_stats": live_files - self.good}
+                "files_without_stats": slices - self.good}
+
+
+@dataclass
+class _GroupSlice:
+    """One file group's latest slice: its basic statistics and its base file's column statistics
+    (none when it has log files)."""
+    partition_path: str
+    basic: _Basic
+    columns: dict[str, Row]
+
+
+def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, columns: dict[str, Row],
+                      before: list[_GroupSlice], after: list[_GroupSlice]) -> bool:
+    """Incremental upkeep of one partition's statistics; False when it must be recomputed whole."""
+    ss, pcs = S.snapshot_stats, S.partition_column_stats
+    if cur is None and before:
+        return False
+    n = {k: (getattr(cur, k) if cur is not None else 0) for k in (
+        "num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")}
+    if n["num_rows"] is None or n["raw_data_size"] is None:
+        return False
+    for sign, group in ((-1, before), (1, after)):
+        for g in group:
+            if g.basic.rows is None or g.basic.raw is None:
+                return False
+            n["num_slices"] += sign * g.basic.slices
+            n["num_files"] += sign * g.basic.files
+            n["base_files"] += sign * g.basic.bases
+            n["total_size"] += sign * g.basic.size
+            n["num_rows"] += sign * g.basic.rows
+            n["raw_data_size"] += sign * g.basic.raw
+    rows: list[dict] = []
+    for col in sorted(set(columns) | {c for g in before + after for c in g.columns}):
+        row = columns.get(col)
+        agg = _Sum()
+        good = 0
+        if row is not None:
+            if row.null_count is None or row.value_count is None:
+                return False
+            agg.lo = None if row.min_key is None else bytes(row.min_key)
+            agg.hi = None if row.max_key is None else bytes(row.max_key)
+            agg.nulls, agg.values = row.null_count, row.value_count
+            good = (cur.num_slices if cur is not None else 0) - row.files_without_stats
+        for g in before:
+            r = g.columns.get(col)
+            if r is None:
+                continue
+            if row is None or r.null_count is None or r.value_count is None:
+                return False
+            lo, hi = r.min_key, r.max_key
+            if lo is not None and hi is not None:
+                if agg.lo is None or agg.hi is None or bytes(lo) <= bytes(agg.lo) or bytes(hi) >= bytes(agg.hi):
+                    return False  # it may have set a bound
+                good -= 1
+            elif r.null_count == r.value_count:
+                good -= 1
+            agg.nulls -= r.null_count
+            agg.values -= r.value_count
+        agg.good = 0
+        for g in after:
+            r = g.columns.get(col)
+            if r is not None:
+                agg.add(r)
+        good += agg.good
+        if good <= 0:
+            return False  # no bounds left to trust: recompute
+        rows.append({"tbl_id": tbl_id, "partition_path": p, "column_name": col, "min_key": agg.lo, "max_key": agg.hi,
+                     "null_count": agg.nulls, "value_count": agg.values,
+                     "files_without_stats": n["num_slices"] - good})
+    conn.execute(delete(pcs).where(pcs.c.tbl_id == tbl_id, pcs.c.partition_path == p))
+    conn.execute(delete(ss).where(ss.c.tbl_id == tbl_id, ss.c.partition_path == p))
+    if n["num_slices"] > 0:
+        conn.execute(ss.insert().values(tbl_id=tbl_id, partition_path=p, **n))
+        if rows:
+            conn.execute(pcs.insert(), rows)
+    return True

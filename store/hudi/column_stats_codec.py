@@ -115,3 +115,44 @@ def prefix_successor(prefix: bytes) -> bytes | None:
         return None
     p[-1] += 1
     return bytes(p)
+
+
+FORK_BYTES = 16  # store/db/schema.py FORK_KEY
+
+
+def fork(lo: bytes | None, hi: bytes | None) -> tuple[int | None, bytes | None]:
+    """(length, bytes) of the common prefix of a range's bounds, at most FORK_BYTES: every key of
+    the range starts with it. (None, None) for an unknown bound."""
+    if lo is None or hi is None:
+        return None, None
+    n = 0
+    limit = min(len(lo), len(hi), FORK_BYTES)
+    while n < limit and lo[n] == hi[n]:
+        n += 1
+    return n, bytes(lo[:n])
+
+
+def decode_number(key: bytes) -> Decimal | None:
+    """The number an `encode_number` key holds (None for a truncated or unknown key)."""
+    cls, body = key[:1], key[1:]
+    if cls == _ZERO:
+        return Decimal(0)
+    if cls == _NAN:
+        return Decimal("NaN")
+    if cls in (_NEG_INF, _POS_INF):
+        return Decimal("-Infinity" if cls == _NEG_INF else "Infinity")
+    if cls == _NEG:
+        body = bytes(255 - b for b in body)
+        if not body.endswith(b"\x00"):
+            return None
+        body = body[:-1]
+    elif cls != _POS:
+        return None
+    if len(body) < 5:
+        return None
+    exp = struct.unpack(">I", body[:4])[0] - 2 ** 31
+    digits = body[4:].decode("ascii", "replace")
+    if not digits.isdigit():
+        return None
+    value = Decimal(f"0.{digits}").scaleb(exp + 1)
+    return -value if cls == _NEG else value

@@ -29,6 +29,7 @@ from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, put_meta
 from store.hudi.partition_sync import PartitionSync
 from store.hudi.record_index import FileGroupKeys, RecordIndex
+from store.hudi.table_statistics import TableStatistics
 from store.hudi.tables import HudiTableRef, HudiTables
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,8 @@ def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str) -> Non
 class InstantCompletion:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
                  listing: FileListing, partition_sync: PartitionSync, record_index: RecordIndex,
-                 hooks: list[PostCommitHook], column_stats: ColumnStats | None = None):
+                 hooks: list[PostCommitHook], statistics: TableStatistics,
+                 column_stats: ColumnStats | None = None):
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -58,6 +60,7 @@ class InstantCompletion:
         self.record_index = record_index
         self.hooks = hooks
         self.column_stats = column_stats or ColumnStats()
+        self.statistics = statistics
 
     def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                          drop_partitions: list[str] | None = None,
@@ -109,25 +112,36 @@ class InstantCompletion:
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
             check_conflicts(conn, ref, row, action, meta)
+            groups = self.column_stats.groups_of_stats(meta.write_stats)
+            groups |= {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
+            before = self.column_stats.slices_of(conn, ref, groups)
             self.listing.add_files(conn, ref, ts, meta)
             self.column_stats.record(conn, ref, ts, column_stats)
-            self.column_stats.refresh_partitions(conn, ref, sorted(
-                {s.partition_path for s in meta.write_stats} | set(meta.replaced)))
+            touched = self.column_stats.update_groups(conn, ref, before, self.column_stats.slices_of(conn, ref, groups))
             self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
             self.partition_sync.ensure_partitions(
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
             self.partition_sync.record_commit(conn, ref, action, meta)
+            self.statistics.publish(conn, ref, touched)
         elif action == "clean":
             cleaned = parse_clean(metadata)
+            groups = self.column_stats.groups_of(conn, ref, cleaned)
+            before = self.column_stats.slices_of(conn, ref, groups)
             self.listing.mark_deleted(conn, ref, ts, cleaned)
-            self.column_stats.forget_removed(conn, ref, cleaned)
+            self.column_stats.forget_removed(conn, ref, cleaned, groups, before)
+            self.statistics.publish(conn, ref, sorted(cleaned))
         elif action == "rollback":
             rolled, deleted, written = parse_rollback(metadata)
-            touched = set(deleted) | set(self.column_stats.partitions_of_instants(conn, ref, rolled))
+            groups = (self.column_stats.groups_of(conn, ref, deleted)
+                      | self.column_stats.groups_of_instants(conn, ref, rolled)
+                      | self.column_stats.groups_of_stats(written.write_stats))
+            touched_set = set(deleted) | {p for p, _ in groups}
+            before = self.column_stats.slices_of(conn, ref, groups)
             self.listing.mark_deleted(conn, ref, ts, deleted)
             self.listing.forget_instants(conn, ref, rolled)
             self.listing.add_files(conn, ref, ts, written)
-            self.column_stats.forget_removed(conn, ref, touched)
+            self.column_stats.forget_removed(conn, ref, touched_set, groups, before)
+            self.statistics.publish(conn, ref, sorted(touched_set))
 
 
 def _dropped_partitions(action: str, metadata: bytes) -> list[str] | None:

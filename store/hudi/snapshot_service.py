@@ -7,7 +7,7 @@ a partition. Every query is bounded by the partitions (or instants) asked for, t
 
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, Row, Table, and_, or_, select
+from sqlalchemy import ColumnElement, Connection, Row, Table, and_, or_, select
 
 from hudi_format.file_slice import FileInfo, FileSlice, build_slices
 from hudi_format.instant import COMPLETED
@@ -67,20 +67,25 @@ class SnapshotService:
                     S.instant.c.state == COMPLETED)).first()
                 if done is None:
                     raise NoSuchObject(f"No completed instant {as_of} on {ref.db_name}.{ref.name}")
-            f, rg = S.files, S.replaced_file_groups
-            chunks = [None] if not partitions else [partitions[i:i + BATCH] for i in range(0, len(partitions), BATCH)]
-            rows: list[Row] = []
-            replaced: set[tuple[str, str]] = set()
-            for chunk in chunks:
-                q = select(f).where(f.c.tbl_id == ref.tbl_id, self._live(f, as_of))
-                rq = select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id)
-                if chunk is not None:
-                    q = q.where(f.c.partition_path.in_(chunk))
-                    rq = rq.where(rg.c.partition_path.in_(chunk))
-                if as_of:
-                    rq = rq.where(rg.c.replace_ts <= as_of)
-                rows.extend(conn.execute(q))
-                replaced.update((r.partition_path, r.file_id) for r in conn.execute(rq))
+            return self.latest_in(conn, ref.tbl_id, partitions, as_of)
+
+    def latest_in(self, conn: Connection, tbl_id: int, partitions: list[str] | None = None,
+                  as_of: str | None = None) -> list[FileSlice]:
+        """latest_file_slices on an open connection, for table `tbl_id`."""
+        f, rg = S.files, S.replaced_file_groups
+        chunks = [None] if not partitions else [partitions[i:i + BATCH] for i in range(0, len(partitions), BATCH)]
+        rows: list[Row] = []
+        replaced: set[tuple[str, str]] = set()
+        for chunk in chunks:
+            q = select(f).where(f.c.tbl_id == tbl_id, self._live(f, as_of))
+            rq = select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == tbl_id)
+            if chunk is not None:
+                q = q.where(f.c.partition_path.in_(chunk))
+                rq = rq.where(rg.c.partition_path.in_(chunk))
+            if as_of:
+                rq = rq.where(rg.c.replace_ts <= as_of)
+            rows.extend(conn.execute(q))
+            replaced.update((r.partition_path, r.file_id) for r in conn.execute(rq))
         files = [file_info(r) for r in rows if (r.partition_path, r.file_id) not in replaced]
         return build_slices(files)
 

@@ -122,6 +122,8 @@ class TimelineImport:
         self.times = timeline.times
         self.listing = timeline.listing
         self.partition_sync = timeline.partition_sync
+        self.column_stats = timeline.completion.column_stats
+        self.statistics = timeline.statistics
 
     def import_instants(self, db: str, tbl: str, instants: list[StoredInstant],
                         listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
@@ -162,6 +164,11 @@ class TimelineImport:
             out.files_removed = self._remove_missing(conn, ref, missing)
         if out.files_added or out.files_removed or out.files_resized:
             add_version(conn, ref.tbl_id, 0, self.clock_ms(), mirrored=True)
+        if out.imported or out.files_added or out.files_removed or out.files_resized:
+            parts = list(conn.execute(select(S.files.c.partition_path).distinct().where(
+                S.files.c.tbl_id == ref.tbl_id)).scalars())
+            self.column_stats.forget_removed(conn, ref, parts)  # and the partitions' aggregates
+            self.statistics.publish(conn, ref, parts)
         if top:
             self.times.bump_to(conn, ref.tbl_id, top)
         out.version = latest_version(conn, ref.tbl_id)

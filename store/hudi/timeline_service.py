@@ -31,6 +31,7 @@ from store.hudi.instants import Instants
 from store.hudi.partition_sync import PartitionSync
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.rollback import Rollbacks
+from store.hudi.table_statistics import TableStatistics
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
@@ -47,8 +48,10 @@ class TimelineService:
         self.listing = FileListing(clock_ms)
         self.partition_sync = PartitionSync(tables, partitions)
         self.record_index = RecordIndex(store, self.hudi_tables)
+        self.statistics = TableStatistics(self.hudi_tables, tables, partitions)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
-                                            self.partition_sync, self.record_index, self._hooks)
+                                            self.partition_sync, self.record_index, self._hooks,
+                                            self.statistics)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
                                    self._hooks)
 
@@ -112,3 +115,20 @@ class TimelineService:
 
     def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
         return self.rollbacks.rollback(db, tbl, ts, force)
+
+    # --- column statistics adoption (import-hudi) ------------------------------------------------------
+
+    def files_without_column_stats(self, db: str, tbl: str, limit: int = 0) -> list[str]:
+        with self.store.read() as conn:
+            return self.completion.column_stats.files_without_stats(conn, self.table_ref(conn, db, tbl), limit)
+
+    def load_column_stats(self, db: str, tbl: str, stats: list[FileColumnStats]) -> int:
+        """Statistics of live base files (adoption), with the aggregates and Hive statistics, in one
+        transaction; the number of files stored."""
+        def tx(conn: Connection) -> int:
+            ref = self.table_ref(conn, db, tbl, lock=True)
+            n = self.completion.column_stats.record_existing(conn, ref, stats)
+            self.statistics.publish(conn, ref, sorted({s.partition_path for s in stats}))
+            return n
+
+        return self.store.run_write(tx)

@@ -97,6 +97,12 @@ def read_table(spark, base: str, instants: list[str], table: str = "") -> dict:
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
+        # the optimizer's statistics: the server's, kept with the commits (no ANALYZE ran)
+        got["explain_cost_size"] = spark.sql(f"EXPLAIN COST SELECT * FROM {table}").collect()[0][0]
+        spark.conf.set("spark.sql.cbo.enabled", "true")  # rows (sizes are then estimated from them)
+        got["explain_cost"] = spark.sql(f"EXPLAIN COST SELECT * FROM {table}").collect()[0][0]
+        got["describe_fare"] = {r[0]: r[1] for r in spark.sql(f"DESCRIBE EXTENDED {table} fare").collect()}
+        spark.conf.set("spark.sql.cbo.enabled", "false")
     for ts in instants:
         got["as_of"][ts] = rows(spark.read.format("hudi").option("as.of.instant", ts).load(base))
         got["incremental"][ts] = rows(spark.read.format("hudi")

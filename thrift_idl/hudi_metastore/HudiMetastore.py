@@ -244,6 +244,26 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
+    def list_files_without_column_stats(self, dbName, tableName, limit):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - limit
+
+        """
+        pass
+
+    def load_column_stats(self, dbName, tableName, stats):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - stats
+
+        """
+        pass
+
     def sync_storage(self, dbName, tableName):
         """
         Parameters:
@@ -1172,6 +1192,88 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "load_record_index failed: unknown result")
 
+    def list_files_without_column_stats(self, dbName, tableName, limit):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - limit
+
+        """
+        self.send_list_files_without_column_stats(dbName, tableName, limit)
+        return self.recv_list_files_without_column_stats()
+
+    def send_list_files_without_column_stats(self, dbName, tableName, limit):
+        self._oprot.writeMessageBegin('list_files_without_column_stats', TMessageType.CALL, self._seqid)
+        args = list_files_without_column_stats_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.limit = limit
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_list_files_without_column_stats(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = list_files_without_column_stats_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "list_files_without_column_stats failed: unknown result")
+
+    def load_column_stats(self, dbName, tableName, stats):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - stats
+
+        """
+        self.send_load_column_stats(dbName, tableName, stats)
+        return self.recv_load_column_stats()
+
+    def send_load_column_stats(self, dbName, tableName, stats):
+        self._oprot.writeMessageBegin('load_column_stats', TMessageType.CALL, self._seqid)
+        args = load_column_stats_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.stats = stats
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_load_column_stats(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = load_column_stats_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "load_column_stats failed: unknown result")
+
     def sync_storage(self, dbName, tableName):
         """
         Parameters:
@@ -1237,6 +1339,8 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         self._processMap["get_hudi_table_stats"] = Processor.process_get_hudi_table_stats
         self._processMap["lookup_record_keys"] = Processor.process_lookup_record_keys
         self._processMap["load_record_index"] = Processor.process_load_record_index
+        self._processMap["list_files_without_column_stats"] = Processor.process_list_files_without_column_stats
+        self._processMap["load_column_stats"] = Processor.process_load_column_stats
         self._processMap["sync_storage"] = Processor.process_sync_storage
         self._on_message_begin = None
 
@@ -1943,6 +2047,67 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("load_record_index", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_list_files_without_column_stats(self, seqid, iprot, oprot):
+        args = list_files_without_column_stats_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = list_files_without_column_stats_result()
+        try:
+            result.success = self._handler.list_files_without_column_stats(args.dbName, args.tableName, args.limit)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("list_files_without_column_stats", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_load_column_stats(self, seqid, iprot, oprot):
+        args = load_column_stats_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = load_column_stats_result()
+        try:
+            result.success = self._handler.load_column_stats(args.dbName, args.tableName, args.stats)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except thrift_idl.hive_metastore.ttypes.InvalidObjectException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("load_column_stats", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -6167,6 +6332,378 @@ load_record_index_result.thrift_spec = (
     (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
     (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
     (3, TType.STRUCT, 'o3', [thrift_idl.hive_metastore.ttypes.InvalidOperationException, None], None, ),  # 3
+    (4, TType.STRUCT, 'o4', [thrift_idl.hive_metastore.ttypes.InvalidObjectException, None], None, ),  # 4
+)
+
+
+class list_files_without_column_stats_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - limit
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, limit=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.limit = limit
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I32:
+                    self.limit = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('list_files_without_column_stats_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.limit is not None:
+            oprot.writeFieldBegin('limit', TType.I32, 3)
+            oprot.writeI32(self.limit)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(list_files_without_column_stats_args)
+list_files_without_column_stats_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.I32, 'limit', None, None, ),  # 3
+)
+
+
+class list_files_without_column_stats_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.LIST:
+                    self.success = []
+                    (_etype215, _size212) = iprot.readListBegin()
+                    for _i216 in range(_size212):
+                        _elem217 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem217)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('list_files_without_column_stats_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.LIST, 0)
+            oprot.writeListBegin(TType.STRING, len(self.success))
+            for iter218 in self.success:
+                oprot.writeString(iter218.encode('utf-8') if sys.version_info[0] == 2 else iter218)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(list_files_without_column_stats_result)
+list_files_without_column_stats_result.thrift_spec = (
+    (0, TType.LIST, 'success', (TType.STRING, 'UTF8', False), None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+)
+
+
+class load_column_stats_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - stats
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, stats=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.stats = stats
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.stats = []
+                    (_etype222, _size219) = iprot.readListBegin()
+                    for _i223 in range(_size219):
+                        _elem224 = FileColumnStats()
+                        _elem224.read(iprot)
+                        self.stats.append(_elem224)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('load_column_stats_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.stats is not None:
+            oprot.writeFieldBegin('stats', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRUCT, len(self.stats))
+            for iter225 in self.stats:
+                iter225.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(load_column_stats_args)
+load_column_stats_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.LIST, 'stats', (TType.STRUCT, [FileColumnStats, None], False), None, ),  # 3
+)
+
+
+class load_column_stats_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.I64:
+                    self.success = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = thrift_idl.hive_metastore.ttypes.InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('load_column_stats_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.I64, 0)
+            oprot.writeI64(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(load_column_stats_result)
+load_column_stats_result.thrift_spec = (
+    (0, TType.I64, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+    None,  # 3
     (4, TType.STRUCT, 'o4', [thrift_idl.hive_metastore.ttypes.InvalidObjectException, None], None, ),  # 4
 )
 

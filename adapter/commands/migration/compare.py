@@ -39,12 +39,21 @@ def plain(obj):
     return obj
 
 
-def table_view(t) -> dict:
+# Statistics our server keeps itself for a Hudi table from its latest file slices
+# (store/hudi/table_statistics.py): a source's values are not copied nor compared.
+HUDI_KEPT_STATS = ("numFiles", "totalSize", "numRows", "rawDataSize", "COLUMN_STATS_ACCURATE")
+SPARK_STATS_PREFIX = "spark.sql.statistics."
+
+
+def table_view(t, hudi: bool = False) -> dict:
     d = plain(t)
     d["tableName"] = (t.tableName or "").lower()
     d["dbName"] = (t.dbName or "").lower()
     for own in ("id", "writeId"):  # each metastore's own numbering
         d.pop(own, None)
+    if hudi and isinstance(d.get("parameters"), dict):
+        d["parameters"] = {k: v for k, v in d["parameters"].items()
+                           if k not in HUDI_KEPT_STATS and not k.startswith(SPARK_STATS_PREFIX)}
     return d
 
 

@@ -104,7 +104,7 @@ class Migration:
             self._import_hudi(t)
         if t.tableType in VIEW_TYPES:
             return
-        sync.table_stats(t, apply=not self.dry_run, count=True)
+        sync.table_stats(t, apply=not self.dry_run, count=True, hudi=hudi)
         if t.partitionKeys:
             sync.partitions(t, hudi, apply=not self.dry_run)
 

@@ -41,8 +41,9 @@ class TableSync:
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ table statistics
-    def table_stats(self, t, apply: bool, count: bool = False) -> list[str]:
-        """Copy (apply) or compare the table-level column statistics; the difference found, if any."""
+    def table_stats(self, t, apply: bool, count: bool = False, hudi: bool = False) -> list[str]:
+        """Copy (apply) or compare the table-level column statistics; the difference found, if any.
+        A Hudi table's columns the source has none for may have statistics our server derives."""
         cols = column_names(t)
         if not cols:
             return []
@@ -54,6 +55,9 @@ class TableSync:
         except NoSuchObjectException:
             cur = []
         want = stats_view(s.tableStats)
+        if hudi:
+            named = {o.colName.lower() for o in s.tableStats or []}
+            cur = [o for o in cur or [] if o.colName.lower() in named]
         if want == stats_view(cur) or not want:
             return []
         if count:

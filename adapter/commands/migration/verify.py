@@ -42,12 +42,12 @@ def verify_table(conns: Connections, sync: TableSync, t) -> TableCheck:
     hudi = is_hudi_table(t)
     check = TableCheck(name, t.tableType or "", hudi)
     cur = tgt.get_table(db, name)
-    fields = differing_fields(table_view(cur), table_view(t))
+    fields = differing_fields(table_view(cur, hudi), table_view(t, hudi))
     if fields:
         check.differences.append(f"table definition differs ({', '.join(fields)})")
     if t.tableType in VIEW_TYPES:
         return check
-    check.differences += sync.table_stats(t, apply=False)
+    check.differences += sync.table_stats(t, apply=False, hudi=hudi)
     if not t.partitionKeys:
         return check
     snames = list(conns.source().get_partition_names(db, name, -1))

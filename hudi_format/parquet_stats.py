@@ -1,0 +1,128 @@
+"""Column statistics of a Parquet base file (RFC-27) from its footer: per indexed column, min and
+max over the row groups, null count, value count (rows, nulls included). The pipeline sends them
+with the commit of a file it has just written; import-hudi loads them for the files of a table it
+adopts.
+
+NaN: Parquet writers leave NaN out of float bounds, yet NaN matches `x > v` where engines order it
+above every number; a float column holding NaN is sent with max NaN (the server then keeps no
+bounds for it). Timestamps go as microseconds since the epoch (min rounded down, max up), dates
+as days, decimals as text.
+"""
+
+from __future__ import annotations
+
+import json
+from base64 import b64encode
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_format.table_config import META_COLUMNS
+
+COLUMN_LIST_PROPERTY = "hoodie.metadata.index.column.stats.column.list"
+_UNIT_DIVISOR = {"milliseconds": -1000, "microseconds": 1, "nanoseconds": 1000}  # <0: multiply
+
+
+def indexed_columns(schema: pa.Schema, properties: dict[str, str]) -> list[str]:
+    """The table's indexed columns: the property's list, else every column of an indexable type."""
+    listed = [c.strip() for c in (properties.get(COLUMN_LIST_PROPERTY) or "").split(",") if c.strip()]
+    wanted = {c.lower() for c in listed}
+    return [f.name for f in schema if f.name not in META_COLUMNS and _indexable(f.type)
+            and (not wanted or f.name.lower() in wanted)]
+
+
+def _indexable(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+            or pa.types.is_decimal(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_date32(t)
+            or pa.types.is_timestamp(t))
+
+
+def footer_stats(meta: pq.FileMetaData, table: pa.Table, columns: list[str]) -> list[dict]:
+    """[{column, min, max, nulls, values}] of `columns` (values tagged: i, d, dec, s, b) for the file
+    whose footer is `meta` and whose rows were `table` (only to see NaN in float columns)."""
+    index = {meta.schema.column(j).path: j for j in range(meta.num_columns)}
+    out = []
+    for name in columns:
+        j = index.get(name)
+        if j is None:
+            continue
+        entry = _column(meta, j, name)
+        if entry.get("max") and "d" in entry["max"] and _has_nan(table.column(name)):
+            entry["max"] = {"d": "NaN"}
+        out.append(entry)
+    return out
+
+
+def _column(meta: pq.FileMetaData, j: int, name: str) -> dict:
+    lo = hi = None
+    nulls: int | None = 0
+    rows = 0
+    for i in range(meta.num_row_groups):
+        rg = meta.row_group(i)
+        rows += rg.num_rows
+        s = rg.column(j).statistics
+        if s is None or not s.has_null_count:
+            nulls = None
+        elif nulls is not None:
+            nulls += s.null_count
+        if rg.num_rows == (s.null_count if s is not None and s.has_null_count else -1):
+            continue  # every value null: no bounds needed
+        if s is None or not s.has_min_max:
+            return {"column": name}  # no bounds, counts left unknown: never pruned by this column
+        a, b = _bound(s, s.min, s.min_raw, False), _bound(s, s.max, s.max_raw, True)
+        lo = a if lo is None else min(lo, a)
+        hi = b if hi is None else max(hi, b)
+    return {"column": name, "min": _tag(lo), "max": _tag(hi), "nulls": nulls, "values": rows}
+
+
+def _bound(s, value, raw, upper: bool):
+    logical = str(s.logical_type)
+    if logical.startswith("Timestamp"):
+        unit = logical.split("timeUnit=", 1)[1].split(",", 1)[0]
+        d = _UNIT_DIVISOR[unit]
+        return ("ts", raw * -d if d < 0 else (-(-raw // d) if upper else raw // d))
+    if logical == "Date":
+        return ("date", int(raw))
+    if isinstance(value, bool):
+        return ("i", int(value))
+    if isinstance(value, int):
+        return ("i", value)
+    if isinstance(value, float):
+        return ("d", value)
+    if isinstance(value, Decimal):
+        return ("dec", value)
+    if isinstance(value, str):
+        return ("s", value.encode())
+    return ("b", bytes(value))
+
+
+def _tag(v) -> dict | None:
+    if v is None:
+        return None
+    kind, x = v
+    if kind in ("i", "ts", "date"):
+        return {"i": x}
+    if kind == "d":
+        return {"d": 0.0 if x == 0 else x}  # -0.0 and 0.0 are one bound
+    if kind == "dec":
+        return {"dec": str(x)}
+    if kind == "s":
+        return {"s": x.decode()}
+    return {"b": b64encode(x).decode()}
+
+
+def _has_nan(col: pa.ChunkedArray) -> bool:
+    if not pa.types.is_floating(col.type) or len(col) == 0:
+        return False
+    return bool(pc.any(pc.is_nan(col)).as_py())
+
+
+def encode(stats: list[dict]) -> bytes:
+    return json.dumps(stats).encode()
+
+
+def uncompressed_size(meta: pq.FileMetaData) -> int:
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
