@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs (from Debian's packages, when absent) and starts the services the test suite uses:
 # PostgreSQL and MariaDB on loopback, each with a `test` database, plus the Thrift compiler, the
-# JDBC drivers the reference Hive Metastores load and headless Chromium with its WebDriver (the web
-# console's browser tests). Idempotent: a second run only checks.
+# JDBC drivers the reference Hive Metastores load, headless Chromium with its WebDriver (the web
+# console's browser tests) and MIT Kerberos' KDC and tools (the Kerberos tests start their own KDC). Idempotent: a second run only checks.
 # Prints the two URLs the tests read; `eval "$(bash .ci/services.sh --exports)"` sets them.
 #
 #   HMS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test  (trust on 127.0.0.1)
@@ -29,6 +29,10 @@ command -v thrift >/dev/null || need+=(thrift-compiler)
 [ -f /usr/share/java/mariadb-java-client.jar ] || need+=(libmariadb-java)
 command -v chromium >/dev/null || need+=(chromium)              # the web console's browser tests
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+command -v krb5kdc >/dev/null || [ -x /usr/sbin/krb5kdc ] || need+=(krb5-kdc)  # Kerberos tests: a KDC
+command -v kadmin.local >/dev/null || [ -x /usr/sbin/kadmin.local ] || need+=(krb5-admin-server)
+command -v kinit >/dev/null || need+=(krb5-user)
+command -v krb5-config >/dev/null || need+=(libkrb5-dev)                    # builds PyPI's kerberos (a Python test client)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -5,6 +5,7 @@ from __future__ import annotations
 from adapter.authorization import AuthorizationSettings
 from adapter.handlers.constraints import ConstraintHandler
 from adapter.handlers.databases import DatabaseHandler
+from adapter.handlers.delegation_tokens import DelegationTokenHandler
 from adapter.handlers.functions import FunctionHandler
 from adapter.handlers.hudi import HudiHandler
 from adapter.handlers.locks import LockHandler
@@ -27,7 +28,7 @@ def build_router(services: Services, readiness: Readiness | None = None,
     """`authorization`: None or disabled settings serve every caller (adapter/authorization.py)."""
     s = services
     authorizer = authorization.authorizer(s.access) if authorization is not None else None
-    return HandlerRouter(
+    router = HandlerRouter(
         NotificationHandler(s.notifications, s.client_events),
         ServiceHandler(s.info, s.tables.warehouse_uri, readiness or Readiness(s.store)),
         DatabaseHandler(s.tables),
@@ -42,5 +43,8 @@ def build_router(services: Services, readiness: Readiness | None = None,
         PrivilegeHandler(s.privileges, s.roles),
         PartitionEventHandler(s.partition_events),
         RequestFormHandler(s.tables, s.partitions),
+        DelegationTokenHandler(s.delegation_tokens),
         authorizer=authorizer,
     )
+    router.delegation_tokens = s.delegation_tokens  # the transport checks DIGEST-MD5 logins against it
+    return router

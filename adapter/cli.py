@@ -150,9 +150,15 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
     serve.add_argument("--audit-log", metavar="PATH",
                        help="append a line for every call that changes something to this file "
                             "(default: into the server's log); docs/security.md")
-    serve.add_argument("--auth", choices=("none", "password"), default="none",
-                       help="authentication on the Thrift port: none, or password (SASL PLAIN against "
-                            "--auth-password-file); docs/security.md (default: %(default)s)")
+    serve.add_argument("--auth", choices=("none", "password", "kerberos"), default="none",
+                       help="authentication on the Thrift port: none, password (SASL PLAIN against "
+                            "--auth-password-file) or kerberos (SASL GSSAPI with --kerberos-principal and "
+                            "--kerberos-keytab); docs/security.md (default: %(default)s)")
+    serve.add_argument("--kerberos-principal", metavar="PRINCIPAL",
+                       help="the service principal for --auth kerberos, e.g. hive/_HOST@EXAMPLE.COM (_HOST: this "
+                            "machine's fully qualified name), as hive.metastore.kerberos.principal")
+    serve.add_argument("--kerberos-keytab", metavar="FILE",
+                       help="the keytab holding the service principal's key, as hive.metastore.kerberos.keytab.file")
     serve.add_argument("--auth-password-file", metavar="FILE",
                        help="users and salted password hashes for --auth password (hudi-metastore users add)")
     serve.add_argument("--tls-cert", metavar="FILE",

@@ -49,6 +49,7 @@ class HandlerRouter:
     def __init__(self, *handlers, authorizer=None):
         """`authorizer` (adapter/authorization.Authorizer): asked before every call; None: authorization off."""
         self._methods: dict[str, object] = {}
+        self.delegation_tokens = None  # store.hms.delegation_tokens.DelegationTokens (adapter/app.py sets it)
         for handler in handlers:
             for name in dir(handler):
                 if name.startswith("_"):

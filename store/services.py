@@ -12,6 +12,7 @@ from store.hms import column_widths
 from store.hms.access import AccessFacts
 from store.hms.aggregate_stats import AggregateStats
 from store.hms.constraints import ConstraintService
+from store.hms.delegation_tokens import DelegationTokens
 from store.hms.functions import FunctionService
 from store.hms.locks import LockManager
 from store.hms.metastore_info import MetastoreInfo
@@ -59,6 +60,7 @@ class Services:
     table_filter: TableNamesByFilter
     privileges: PrivilegeService
     roles: RoleService
+    delegation_tokens: DelegationTokens
     access: AccessFacts
     partition_events: PartitionEvents
     aggregate_stats: AggregateStats
@@ -105,6 +107,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         client_events=ClientEvents(notifications, tables, partitions),
         constraints=ConstraintService(store, tables), table_filter=TableNamesByFilter(store),
         privileges=PrivilegeService(store), roles=RoleService(store), access=AccessFacts(store),
+        delegation_tokens=DelegationTokens(store),
         partition_events=PartitionEvents(store),
         aggregate_stats=AggregateStats(store, derived=timeline.statistics),
         open_txns=OpenTxnList(store, lock_timeout_ms))

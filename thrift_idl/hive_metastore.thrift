@@ -1428,6 +1428,12 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: ConfigValSecurityException o1)
   string get_metastore_db_uuid() throws (1: MetaException o1)
 
+  // --- delegation tokens (issued to Kerberos callers; used over SASL DIGEST-MD5) ---
+  string get_delegation_token(1: string token_owner, 2: string renewer_kerberos_principal_name)
+      throws (1: MetaException o1)
+  i64 renew_delegation_token(1: string token_str_form) throws (1: MetaException o1)
+  void cancel_delegation_token(1: string token_str_form) throws (1: MetaException o1)
+
   // --- catalogs ---
   void create_catalog(1: CreateCatalogRequest catalog)
       throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)

@@ -11,6 +11,12 @@ message, i.e. Thrift's framed transport.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import secrets
 import struct
 from dataclasses import dataclass
 from typing import Protocol
@@ -72,6 +78,138 @@ class PlainExchange:
         return None
 
 
+class GssapiExchange:
+    """SASL GSSAPI (RFC 4752) over Kerberos V5, as Hive's clients speak it with
+    `hive.metastore.sasl.enabled`: the context tokens, then the security-layer negotiation, wrapped.
+    Only the layer "none" (QOP auth) is offered; an authorization id other than the client's own
+    name is refused (no impersonation)."""
+
+    LAYER_NONE = 1
+    MAX_BUFFER = 65536
+
+    def __init__(self, creds):
+        from adapter.security.gss import AcceptContext
+
+        self.ctx = AcceptContext(creds)
+        self.state = "context"
+        self.result: Authenticated | None = None
+
+    def step(self, response: bytes) -> bytes | None:
+        from adapter.security.gss import GssError
+
+        try:
+            if self.state == "context":
+                token = self.ctx.step(response)
+                if not self.ctx.complete:
+                    return token
+                if token:  # the client checks the server (mutual authentication), then answers empty
+                    self.state = "mutual"
+                    return token
+                return self._offer()
+            if self.state == "mutual":
+                return self._offer()
+            self._choose(self.ctx.unwrap(response))
+            return None
+        except GssError as exc:
+            raise HandshakeRefused(str(exc)) from None
+
+    def _offer(self) -> bytes:
+        self.state = "layer"
+        return self.ctx.wrap(bytes([self.LAYER_NONE]) + self.MAX_BUFFER.to_bytes(3, "big"))
+
+    def _choose(self, message: bytes) -> None:
+        if len(message) < 4 or message[0] != self.LAYER_NONE:
+            raise HandshakeRefused("the client asked for a SASL security layer (integrity or privacy): only QOP auth "
+                                   "is offered (use TLS for privacy; hadoop.rpc.protection=authentication)")
+        principal = self.ctx.initiator or ""
+        user = short_name(principal)
+        authzid = message[4:].decode("utf-8", "replace")
+        if authzid and authzid not in (user, principal):
+            raise HandshakeRefused(f"{principal} may not act as {authzid} (impersonation is not supported)")
+        self.ctx.close()
+        self.result = Authenticated(user, "kerberos", principal)
+
+
+class DigestTokenExchange:
+    """SASL DIGEST-MD5 (RFC 2831, QOP auth) with a Hive delegation token, as Hive's clients speak it
+    with a token in their UGI: the user name is the Base64 of the token's identifier, the password
+    the Base64 of its password, the realm Hadoop's `default`. `password_of(identifier)` returns
+    (identifier facts, password) of a live token or raises with the reason."""
+
+    REALM = "default"
+
+    def __init__(self, password_of):
+        self.password_of = password_of
+        self.nonce = base64.b64encode(secrets.token_bytes(24)).decode()
+        self.challenged = False
+        self.result: Authenticated | None = None
+
+    def step(self, response: bytes) -> bytes | None:
+        if not self.challenged:
+            self.challenged = True
+            return (f'realm="{self.REALM}",nonce="{self.nonce}",qop="auth",charset=utf-8,'
+                    'algorithm=md5-sess').encode()
+        d = _directives(response)
+        for key in ("username", "nonce", "cnonce", "nc", "digest-uri", "response"):
+            if key not in d:
+                raise HandshakeRefused(f"DIGEST-MD5: the client's response has no {key}")
+        if d["nonce"] != self.nonce:
+            raise HandshakeRefused("DIGEST-MD5: the client answered another nonce")
+        qop = d.get("qop", "auth")
+        if qop != "auth":
+            raise HandshakeRefused(f"DIGEST-MD5: QOP {qop} is not offered (only auth)")
+        try:
+            identifier = base64.b64decode(d["username"], validate=True)
+        except (binascii.Error, ValueError):
+            raise HandshakeRefused("DIGEST-MD5: the user name is not a delegation token identifier") from None
+        try:
+            ident, password = self.password_of(identifier)
+        except Exception as exc:  # noqa: BLE001 - the token service says why (unknown, expired, ...)
+            raise HandshakeRefused(f"delegation token refused: {exc}") from None
+        secret = base64.b64encode(password).decode()
+        authzid = d.get("authzid")
+        a1 = hashlib.md5(f'{d["username"]}:{d.get("realm", "")}:{secret}'.encode()).digest() + \
+            f':{self.nonce}:{d["cnonce"]}'.encode() + (f":{authzid}".encode() if authzid else b"")
+        ha1 = hashlib.md5(a1).hexdigest()
+
+        def digest(a2: str) -> str:
+            tail = f'{self.nonce}:{d["nc"]}:{d["cnonce"]}:{qop}:{hashlib.md5(a2.encode()).hexdigest()}'
+            return hashlib.md5(f"{ha1}:{tail}".encode()).hexdigest()
+
+        if not hmac.compare_digest(digest(f'AUTHENTICATE:{d["digest-uri"]}'), d["response"].lower()):
+            raise HandshakeRefused(f"delegation token refused: the password of {ident.owner}'s token does not match")
+        if authzid and authzid != ident.owner:
+            raise HandshakeRefused(f"{ident.owner} may not act as {authzid} (impersonation is not supported)")
+        self.result = Authenticated(short_name(ident.owner), "token", ident.owner)
+        return f'rspauth={digest(":" + d["digest-uri"])}'.encode()
+
+
+_DIRECTIVE = re.compile(r'\s*([A-Za-z0-9-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^,]*)\s*(?:,|$)')
+
+
+def _directives(data: bytes) -> dict[str, str]:
+    """RFC 2831 `key=value` / `key="quoted"` directives."""
+    text = data.decode("utf-8", "replace")
+    out: dict[str, str] = {}
+    pos = 0
+    while pos < len(text):
+        m = _DIRECTIVE.match(text, pos)
+        if not m or m.end() == pos:
+            raise HandshakeRefused("DIGEST-MD5: malformed response")
+        value = m.group(2)
+        if value.startswith('"'):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        out.setdefault(m.group(1).lower(), value)
+        pos = m.end()
+    return out
+
+
+def short_name(principal: str) -> str:
+    """A Kerberos principal's short name, as Hadoop's default auth_to_local rule gives it:
+    `alice@REALM` -> alice, `hive/host@REALM` -> hive."""
+    return principal.split("@", 1)[0].split("/", 1)[0]
+
+
 def send(sock, status: int, payload: bytes) -> None:
     sock.write(struct.pack(">BI", status, len(payload)) + payload)
     sock.flush()
@@ -118,8 +256,8 @@ def _negotiate(sock, exchanges) -> Authenticated:
         if status in (BAD, ERROR):
             raise HandshakeRefused(f"the client gave up: {response.decode('utf-8', 'replace')}")
         challenge = exchange.step(response)
-        if challenge is None and exchange.result is not None:
-            send(sock, COMPLETE, b"")
+        if exchange.result is not None:  # accepted; a last challenge (DIGEST-MD5's rspauth) rides along
+            send(sock, COMPLETE, challenge or b"")
             return exchange.result
         send(sock, OK, challenge or b"")
     raise HandshakeRefused(f"SASL negotiation took more than {MAX_STEPS} steps")

@@ -64,7 +64,7 @@ class ThriftServer:
         self.processor = MetastoreProcessor(router)
         self.security = security or ConnectionSecurity()
         self.ssl_context = self.security.ssl_context()
-        self.exchanges = self.security.exchanges()
+        self.exchanges = self.security.exchanges(getattr(router, "delegation_tokens", None))
         self.listen_sock = listen_sock
         self.limits = limits or Limits()
         self.budget = InflightBudget(self.limits.inflight_bytes, self.limits.read_timeout or 60.0)

@@ -662,3 +662,26 @@ snapshot_stats = Table(
     Column("raw_data_size", BigInteger),
     Index("uq_snapshot_stats", "tbl_id", "partition_path", unique=True, mysql_length={"partition_path": 255}),
 )
+
+# --- Delegation tokens (Hive's DELEGATION_TOKENS and MASTER_KEYS): issued to Kerberos users -------
+
+delegation_keys = Table(
+    "delegation_keys",
+    metadata,
+    Column("key_id", Integer, primary_key=True, autoincrement=False),
+    Column("secret", LargeBinary(64), nullable=False),  # the HMAC-SHA1 key tokens' passwords derive from
+    Column("create_time", BigInteger, nullable=False),
+)
+
+delegation_tokens = Table(
+    "delegation_tokens",
+    metadata,
+    Column("seq", Id, primary_key=True, autoincrement=True),  # the identifier's sequence number
+    Column("key_id", Integer, nullable=False),
+    Column("owner", String(256), nullable=False),
+    Column("renewer", String(256), nullable=False),
+    Column("real_user", String(256), nullable=False),
+    Column("issue_date", BigInteger, nullable=False),  # ms since the epoch, as the identifier holds them
+    Column("max_date", BigInteger, nullable=False),
+    Column("expiry_date", BigInteger, nullable=False),  # renewals push it, never past max_date
+)
