@@ -5,6 +5,7 @@ SASL, a plaintext client against TLS."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import ssl
@@ -238,3 +239,31 @@ def test_client_certificates_required(own_backend_url, tmp_path):
     log = open(proc.log_path).read()
     assert "TLS handshake failed: [SSL: PEER_DID_NOT_RETURN_A_CERTIFICATE]" in log
     assert "UNEXPECTED_EOF" not in log  # the harness's port probe (connect, close) is not logged
+
+
+@pytest.mark.backends("sqlite")  # the transport does not depend on the store's database
+def test_spark_over_tls(own_backend_url, tmp_path):
+    """Spark's own Hive client (Hive 2.3) with hive.metastore.use.SSL and a JKS truststore holding
+    our certificate: creates, writes and reads a table over TLS."""
+    import json
+
+    cert, key = _certificate(tmp_path)
+    store = tmp_path / "truststore.jks"
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-alias", "hms", "-file", str(cert), "-keystore", str(store),
+                    "-storepass", "changeit", "-storetype", "JKS"], check=True, capture_output=True)
+    port, proc = start_our_server(own_backend_url, tmp_path / "server", extra_args=[
+        "--tls-cert", str(cert), "--tls-key", str(key)])
+    try:
+        out = tmp_path / "spark.json"
+        done = subprocess.run([VENV_PYTHON, str(REPO_ROOT / "tests" / "spark" / "secure_sql.py"), "--metastore-uri",
+                               f"thrift://localhost:{port}", "--warehouse", str(proc.warehouse), "--out", str(out),
+                               "--truststore", str(store)],
+                              env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
+                                   "PYTHONPATH": str(REPO_ROOT)},
+                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert out.exists(), done.stderr[-3000:]
+        got = json.loads(out.read_text())
+        assert got["tables"] == ["secured"] and got["rows"] == [[1, "a"], [2, "b"]], got
+        assert "a plaintext client" not in open(proc.log_path).read()
+    finally:
+        stop_process(proc)

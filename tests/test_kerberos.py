@@ -184,7 +184,9 @@ def test_kerberos_refusals(kdc, kerberized, tmp_path):
 @pytest.mark.backends("sqlite")  # Spark's client and the transport do not depend on the store's database
 def test_spark_with_a_ticket_cache(kdc, kerberized, tmp_path):
     """Spark's own Hive client, configured as a Kerberized deployment does (core-site.xml,
-    hive.metastore.sasl.enabled, the service principal, the user's ticket cache)."""
+    hive.metastore.sasl.enabled, the service principal, the user's ticket cache). (Hive 2.3's
+    client opens a plain socket under SASL: Spark over TLS is tested without Kerberos,
+    tests/test_authentication.py.)"""
     port, proc, principal, keytab = kerberized
     suffix = uuid.uuid4().hex[:6]
     dave = kdc.add_user(f"dave{suffix}", "Dave-Pass-1")
@@ -197,13 +199,13 @@ def test_spark_with_a_ticket_cache(kdc, kerberized, tmp_path):
     env.update(HADOOP_CONF_DIR=str(conf), JDK_JAVA_OPTIONS=f"-Djava.security.krb5.conf={kdc.krb5_conf}",
                SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO_ROOT))
     out = tmp_path / "spark.json"
-    done = subprocess.run([VENV_PYTHON, str(REPO_ROOT / "tests" / "spark" / "kerberos_sql.py"), "--metastore-uri",
+    done = subprocess.run([VENV_PYTHON, str(REPO_ROOT / "tests" / "spark" / "secure_sql.py"), "--metastore-uri",
                            f"thrift://{kdc_harness.SERVICE_HOST}:{port}", "--warehouse", str(proc.warehouse),
                            "--out", str(out), "--principal", principal.replace(kdc_harness.SERVICE_HOST, "_HOST")],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.exists(), done.stderr[-3000:]
     got = json.loads(out.read_text())
-    assert got == {"tables": ["kerberized"], "owner": f"dave{suffix}", "rows": [[1, "a"], [2, "b"]]}, got
+    assert got == {"tables": ["secured"], "owner": f"dave{suffix}", "rows": [[1, "a"], [2, "b"]]}, got
     assert f"authenticated as {dave} (kerberos)" in open(proc.log_path).read()
 
 
