@@ -182,15 +182,16 @@ def test_kerberos_refusals(kdc, kerberized, tmp_path):
 
 
 @pytest.mark.backends("sqlite")  # Spark's client and the transport do not depend on the store's database
-def test_spark_with_a_ticket_cache(kdc, kerberized, tmp_path):
+def test_spark_with_a_keytab(kdc, kerberized, tmp_path):
     """Spark's own Hive client, configured as a Kerberized deployment does (core-site.xml,
-    hive.metastore.sasl.enabled, the service principal, the user's ticket cache). (Hive 2.3's
+    hive.metastore.sasl.enabled, the service principal, spark.kerberos.principal/keytab as
+    spark-submit --principal/--keytab; no ticket cache at all). (Hive 2.3's
     client opens a plain socket under SASL: Spark over TLS is tested without Kerberos,
     tests/test_authentication.py.)"""
     port, proc, principal, keytab = kerberized
     suffix = uuid.uuid4().hex[:6]
-    dave = kdc.add_user(f"dave{suffix}", "Dave-Pass-1")
-    env = kdc.kinit(dave, password="Dave-Pass-1")
+    dave, dave_keytab = kdc.add_keytab(f"dave{suffix}")
+    env = {**kdc.env, "KRB5CCNAME": f"FILE:{tmp_path / 'no-ticket-cache'}"}
     conf = tmp_path / "hadoop-conf"
     conf.mkdir()
     (conf / "core-site.xml").write_text(
@@ -201,7 +202,8 @@ def test_spark_with_a_ticket_cache(kdc, kerberized, tmp_path):
     out = tmp_path / "spark.json"
     done = subprocess.run([VENV_PYTHON, str(REPO_ROOT / "tests" / "spark" / "secure_sql.py"), "--metastore-uri",
                            f"thrift://{kdc_harness.SERVICE_HOST}:{port}", "--warehouse", str(proc.warehouse),
-                           "--out", str(out), "--principal", principal.replace(kdc_harness.SERVICE_HOST, "_HOST")],
+                           "--out", str(out), "--principal", principal.replace(kdc_harness.SERVICE_HOST, "_HOST"),
+                           "--user-principal", dave, "--keytab", str(dave_keytab)],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.exists(), done.stderr[-3000:]
     got = json.loads(out.read_text())

@@ -1,12 +1,13 @@
 """Spark's own Hive client (Hive 2.3 inside pyspark) against a secured metastore, configured as a
 deployment does it. Kerberos (--principal): core-site.xml with hadoop.security.authentication=
 kerberos (the caller's HADOOP_CONF_DIR), hive.metastore.sasl.enabled and the service principal, the
-user's ticket cache (KRB5CCNAME) and -Djava.security.krb5.conf (the caller's JDK_JAVA_OPTIONS).
+user's keytab (--user-principal/--keytab: spark.kerberos.principal/keytab, as spark-submit
+--principal/--keytab) or ticket cache (KRB5CCNAME), and -Djava.security.krb5.conf (the caller's JDK_JAVA_OPTIONS).
 TLS (--truststore): hive.metastore.use.SSL with a JKS truststore. Hive 2.3's client does not combine
 the two (with SASL it opens a plain socket).
 
     python tests/spark/secure_sql.py --metastore-uri thrift://localhost:P --warehouse W --out O \
-        [--principal hive/_HOST@REALM] [--truststore T.jks]
+        [--principal hive/_HOST@REALM [--user-principal U@REALM --keytab K]] [--truststore T.jks]
 
 Writes {"tables": [...], "owner": ..., "rows": [...]} or {"error": ...} to O.
 """
@@ -27,6 +28,9 @@ def main() -> int:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--principal", help="the service principal: log in with Kerberos (SASL GSSAPI)")
+    p.add_argument("--user-principal", help="with --keytab: Spark logs in from the keytab (spark.kerberos.*); "
+                                            "else from the ticket cache")
+    p.add_argument("--keytab")
     p.add_argument("--truststore", help="a JKS truststore: connect over TLS (hive.metastore.use.SSL)")
     p.add_argument("--truststore-password", default="changeit")
     args = p.parse_args()
@@ -40,6 +44,9 @@ def main() -> int:
     if args.principal:
         builder = (builder.config("spark.hadoop.hive.metastore.sasl.enabled", "true")
                    .config("spark.hadoop.hive.metastore.kerberos.principal", args.principal))
+    if args.keytab:
+        builder = (builder.config("spark.kerberos.principal", args.user_principal)
+                   .config("spark.kerberos.keytab", args.keytab))
     spark = (builder.master("local[1]").appName("hms-secure")
              .config("spark.sql.catalogImplementation", "hive")
              .config("spark.hadoop.hive.metastore.uris", args.metastore_uri)
