@@ -99,6 +99,9 @@ def test_kerberos_logins_with_real_clients(kdc, kerberized, tmp_path):
     bob_env = kdc.kinit(bob, password="Bob-Pass-1")
     got = _python_client(bob_env, port, f"k_py_{suffix}")
     assert got == f"owner bob{suffix}", got
+    # PyIceberg's HiveCatalog with hive.kerberos-authentication, same ticket cache
+    got = _python_client(bob_env, port, "--pyiceberg")
+    assert got.startswith("namespaces ") and "default" in got.split(" ", 1)[1].split(","), got
 
     log = open(proc.log_path).read()
     assert f"authenticated as {alice} (kerberos)" in log and f"authenticated as {bob} (kerberos)" in log

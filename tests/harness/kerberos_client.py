@@ -6,6 +6,8 @@ environment:
 
     python -m tests.harness.kerberos_client HOST PORT TABLE   (creates default.TABLE; prints "owner X" or
                                                             "error ...")
+    python -m tests.harness.kerberos_client HOST PORT --pyiceberg   (PyIceberg's HiveCatalog with
+        hive.kerberos-authentication: prints "namespaces a,b,...", or "error ...")
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def main(argv: list[str]) -> int:
     from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
     host, port, name = argv[0], int(argv[1]), argv[2]
+    if name == "--pyiceberg":
+        return _pyiceberg(host, port)
     sock = TSocket.TSocket(host, port)
     sock.setTimeout(20_000)
     transport = TTransport.TSaslClientTransport(sock, host, "hive", mechanism="GSSAPI")
@@ -61,6 +65,17 @@ def main(argv: list[str]) -> int:
         print("error", type(exc).__name__, exc)
     finally:
         transport.close()
+    return 0
+
+
+def _pyiceberg(host: str, port: int) -> int:
+    from pyiceberg.catalog.hive import HiveCatalog
+
+    try:
+        catalog = HiveCatalog("kerberized", uri=f"thrift://{host}:{port}", **{"hive.kerberos-authentication": "true"})
+        print("namespaces", ",".join(sorted(n[0] for n in catalog.list_namespaces())))
+    except Exception as exc:  # noqa: BLE001 - the error is the result
+        print("error", type(exc).__name__, exc)
     return 0
 
 
