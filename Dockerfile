@@ -31,6 +31,10 @@ RUN /opt/hudi-metastore/bin/pip install --no-compile --no-deps . \
 
 # ---------------------------------------------------------------- runtime
 FROM ${PYTHON_IMAGE}
+# MIT Kerberos' GSS-API library: --auth kerberos calls it through ctypes (adapter/security/gss.py)
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libgssapi-krb5-2 \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 hms \
  && useradd --system --uid 10001 --gid hms --home-dir /var/lib/hudi-metastore --create-home --shell /usr/sbin/nologin hms \
  && mkdir -p /warehouse && chown hms:hms /warehouse
