@@ -24,6 +24,7 @@ from store.errors import AccessDenied
 from store.hms.access import AccessFacts, Principals, Target
 from store.hms.roles import PUBLIC
 from thrift_idl.hive_metastore.ttypes import (
+    CreateDatabaseRequest,
     Database,
     Function,
     HiveObjectType,
@@ -47,7 +48,7 @@ def _rules() -> dict[str, Need]:
         rules.update((m, Need(privilege, on)) for m in methods)
 
     add(ADMIN, "global", "create_catalog", "alter_catalog", "drop_catalog", "create_role", "drop_role")
-    add("CREATE", "global", "create_database")
+    add("CREATE", "global", "create_database", "create_database_req")
     add("ALTER", "database", "alter_database", "alter_function")
     add("DROP", "database", "drop_database", "drop_database_req", "drop_function")
     add("CREATE", "database", "create_table", "create_table_with_environment_context", "create_table_req",
@@ -254,7 +255,7 @@ def _stamped(method: str, args: tuple, user: str) -> tuple:
         for obj in (a, getattr(a, "table", None)):
             if isinstance(obj, Table) and method.startswith("create_table"):
                 obj.owner, obj.ownerType = user, PrincipalType.USER
-            elif isinstance(obj, (Database, Function)) and method.startswith("create_"):
+            elif isinstance(obj, (Database, Function, CreateDatabaseRequest)) and method.startswith("create_"):
                 obj.ownerName, obj.ownerType = user, PrincipalType.USER
         bag = getattr(a, "privileges", None)
         for grant in getattr(bag, "privileges", None) or (bag if isinstance(bag, list) else []):

@@ -37,6 +37,7 @@ from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     CommitTxnRequest,
+    CreateDatabaseRequest,
     DropDatabaseRequest,
     GetOpenTxnsRequest,
     GetPartitionNamesPsRequest,
@@ -99,6 +100,18 @@ def test_drop_database_req(cf):
             expect="MetaException")
     cf.call("drop_database_req", drop(db.upper(), ignoreUnknownDb=False, deleteData=True, cascade=True), expect="ok")
     cf.call("get_database", db, expect="NoSuchObjectException")
+    cleanup(cf, db)
+
+
+@hive4
+def test_create_database_req(cf):
+    """The form Hive 4.0's HiveMetaStoreClient.createDatabase sends."""
+    (db,) = names(cf, "cdr")
+    cf.call("create_database_req", CreateDatabaseRequest(databaseName=db, description="by request",
+                                                         parameters={"k": "v"}, catalogName="hive"), expect="ok")
+    cf.call("get_database", db, expect="ok")
+    cf.call("create_database_req", CreateDatabaseRequest(databaseName=db.upper(), parameters={}, type="NATIVE"),
+            expect="AlreadyExistsException")
     cleanup(cf, db)
 
 

@@ -323,6 +323,22 @@ struct GetDatabaseRequest {                // Hive 4
   4: optional string processorIdentifier,
 }
 
+struct CreateDatabaseRequest {             // Hive 4
+  1: required string databaseName,
+  2: optional string description,
+  3: optional string locationUri,
+  4: optional map<string, string> parameters,
+  5: optional PrincipalPrivilegeSet privileges,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType,
+  8: optional string catalogName,
+  9: optional i32 createTime,
+  10: optional string managedLocationUri,
+  11: optional string type,              // Hive 4.0.1: "NATIVE" or "REMOTE" (later: DatabaseType)
+  12: optional string dataConnectorName,
+  13: optional string remote_dbname,
+}
+
 struct DropDatabaseRequest {               // Hive 4
   1: required string name,
   2: optional string catalogName,
@@ -1458,6 +1474,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
   void drop_database(1: string name, 2: bool deleteData, 3: bool cascade)
       throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+  void create_database_req(1: CreateDatabaseRequest createDatabaseRequest)
+      throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
   void drop_database_req(1: DropDatabaseRequest req)
       throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
 

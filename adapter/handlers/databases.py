@@ -7,6 +7,7 @@ from adapter.naming import db_name, db_pattern
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import (
     Database,
+    DatabaseType,
     GetCatalogResponse,
     GetCatalogsResponse,
     InvalidObjectException,
@@ -45,6 +46,18 @@ class DatabaseHandler:
             database.ownerName, database.ownerType = session_user(), PrincipalType.USER
         self.tables.create_database(database)
 
+    def create_database_req(self, request):
+        """Hive 4.0's HiveMetaStoreClient.createDatabase sends this form."""
+        if request is None or not request.databaseName:
+            raise InvalidObjectException("CreateDatabaseRequest needs a databaseName")
+        self.create_database(Database(
+            name=request.databaseName, description=request.description, locationUri=request.locationUri,
+            parameters=request.parameters if request.parameters is not None else {},
+            privileges=request.privileges, ownerName=request.ownerName, ownerType=request.ownerType,
+            catalogName=request.catalogName, createTime=request.createTime,
+            managedLocationUri=request.managedLocationUri, type=_database_type(request.type),
+            connector_name=request.dataConnectorName, remote_dbname=request.remote_dbname))
+
     def get_database(self, name):
         return self.tables.get_database(db_name(name))
 
@@ -62,3 +75,13 @@ class DatabaseHandler:
 
     def drop_database(self, name, deleteData, cascade):
         self.tables.drop_database(db_name(name), bool(deleteData), bool(cascade))
+
+
+def _database_type(name):
+    """CreateDatabaseRequest.type is a string in Hive 4.0.1 ("NATIVE", "REMOTE"); Database.type an enum."""
+    if name is None:
+        return None
+    value = DatabaseType._NAMES_TO_VALUES.get(name.upper())
+    if value is None:
+        raise InvalidObjectException(f"CreateDatabaseRequest.type {name!r} is not NATIVE or REMOTE")
+    return value

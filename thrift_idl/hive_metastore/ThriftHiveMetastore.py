@@ -172,6 +172,14 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def create_database_req(self, createDatabaseRequest):
+        """
+        Parameters:
+         - createDatabaseRequest
+
+        """
+        pass
+
     def drop_database_req(self, req):
         """
         Parameters:
@@ -2071,6 +2079,42 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             iprot.readMessageEnd()
             raise x
         result = drop_database_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        return
+
+    def create_database_req(self, createDatabaseRequest):
+        """
+        Parameters:
+         - createDatabaseRequest
+
+        """
+        self.send_create_database_req(createDatabaseRequest)
+        self.recv_create_database_req()
+
+    def send_create_database_req(self, createDatabaseRequest):
+        self._oprot.writeMessageBegin('create_database_req', TMessageType.CALL, self._seqid)
+        args = create_database_req_args()
+        args.createDatabaseRequest = createDatabaseRequest
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_create_database_req(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = create_database_req_result()
         result.read(iprot)
         iprot.readMessageEnd()
         if result.o1 is not None:
@@ -7247,6 +7291,7 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["get_all_databases"] = Processor.process_get_all_databases
         self._processMap["alter_database"] = Processor.process_alter_database
         self._processMap["drop_database"] = Processor.process_drop_database
+        self._processMap["create_database_req"] = Processor.process_create_database_req
         self._processMap["drop_database_req"] = Processor.process_drop_database_req
         self._processMap["create_function"] = Processor.process_create_function
         self._processMap["drop_function"] = Processor.process_drop_function
@@ -7964,6 +8009,38 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("drop_database", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_create_database_req(self, seqid, iprot, oprot):
+        args = create_database_req_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = create_database_req_result()
+        try:
+            self._handler.create_database_req(args.createDatabaseRequest)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except AlreadyExistsException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except InvalidObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except MetaException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("create_database_req", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -12263,10 +12340,10 @@ class set_ugi_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype969, _size966) = iprot.readListBegin()
-                    for _i970 in range(_size966):
-                        _elem971 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem971)
+                    (_etype978, _size975) = iprot.readListBegin()
+                    for _i979 in range(_size975):
+                        _elem980 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem980)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12287,8 +12364,8 @@ class set_ugi_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter972 in self.group_names:
-                oprot.writeString(iter972.encode('utf-8') if sys.version_info[0] == 2 else iter972)
+            for iter981 in self.group_names:
+                oprot.writeString(iter981.encode('utf-8') if sys.version_info[0] == 2 else iter981)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12340,10 +12417,10 @@ class set_ugi_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype976, _size973) = iprot.readListBegin()
-                    for _i977 in range(_size973):
-                        _elem978 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem978)
+                    (_etype985, _size982) = iprot.readListBegin()
+                    for _i986 in range(_size982):
+                        _elem987 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem987)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12365,8 +12442,8 @@ class set_ugi_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter979 in self.success:
-                oprot.writeString(iter979.encode('utf-8') if sys.version_info[0] == 2 else iter979)
+            for iter988 in self.success:
+                oprot.writeString(iter988.encode('utf-8') if sys.version_info[0] == 2 else iter988)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -14311,10 +14388,10 @@ class get_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype983, _size980) = iprot.readListBegin()
-                    for _i984 in range(_size980):
-                        _elem985 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem985)
+                    (_etype992, _size989) = iprot.readListBegin()
+                    for _i993 in range(_size989):
+                        _elem994 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem994)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14336,8 +14413,8 @@ class get_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter986 in self.success:
-                oprot.writeString(iter986.encode('utf-8') if sys.version_info[0] == 2 else iter986)
+            for iter995 in self.success:
+                oprot.writeString(iter995.encode('utf-8') if sys.version_info[0] == 2 else iter995)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -14435,10 +14512,10 @@ class get_all_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype990, _size987) = iprot.readListBegin()
-                    for _i991 in range(_size987):
-                        _elem992 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem992)
+                    (_etype999, _size996) = iprot.readListBegin()
+                    for _i1000 in range(_size996):
+                        _elem1001 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1001)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14460,8 +14537,8 @@ class get_all_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter993 in self.success:
-                oprot.writeString(iter993.encode('utf-8') if sys.version_info[0] == 2 else iter993)
+            for iter1002 in self.success:
+                oprot.writeString(iter1002.encode('utf-8') if sys.version_info[0] == 2 else iter1002)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -14808,6 +14885,155 @@ drop_database_result.thrift_spec = (
     None,  # 0
     (1, TType.STRUCT, 'o1', [NoSuchObjectException, None], None, ),  # 1
     (2, TType.STRUCT, 'o2', [InvalidOperationException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [MetaException, None], None, ),  # 3
+)
+
+
+class create_database_req_args(object):
+    """
+    Attributes:
+     - createDatabaseRequest
+
+    """
+
+
+    def __init__(self, createDatabaseRequest=None,):
+        self.createDatabaseRequest = createDatabaseRequest
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.createDatabaseRequest = CreateDatabaseRequest()
+                    self.createDatabaseRequest.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('create_database_req_args')
+        if self.createDatabaseRequest is not None:
+            oprot.writeFieldBegin('createDatabaseRequest', TType.STRUCT, 1)
+            self.createDatabaseRequest.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(create_database_req_args)
+create_database_req_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'createDatabaseRequest', [CreateDatabaseRequest, None], None, ),  # 1
+)
+
+
+class create_database_req_result(object):
+    """
+    Attributes:
+     - o1
+     - o2
+     - o3
+
+    """
+
+
+    def __init__(self, o1=None, o2=None, o3=None,):
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = AlreadyExistsException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('create_database_req_result')
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(create_database_req_result)
+create_database_req_result.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'o1', [AlreadyExistsException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [InvalidObjectException, None], None, ),  # 2
     (3, TType.STRUCT, 'o3', [MetaException, None], None, ),  # 3
 )
 
@@ -15530,10 +15756,10 @@ class get_functions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype997, _size994) = iprot.readListBegin()
-                    for _i998 in range(_size994):
-                        _elem999 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem999)
+                    (_etype1006, _size1003) = iprot.readListBegin()
+                    for _i1007 in range(_size1003):
+                        _elem1008 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1008)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15555,8 +15781,8 @@ class get_functions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1000 in self.success:
-                oprot.writeString(iter1000.encode('utf-8') if sys.version_info[0] == 2 else iter1000)
+            for iter1009 in self.success:
+                oprot.writeString(iter1009.encode('utf-8') if sys.version_info[0] == 2 else iter1009)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -16239,66 +16465,66 @@ class create_table_with_constraints_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype1004, _size1001) = iprot.readListBegin()
-                    for _i1005 in range(_size1001):
-                        _elem1006 = SQLPrimaryKey()
-                        _elem1006.read(iprot)
-                        self.primaryKeys.append(_elem1006)
+                    (_etype1013, _size1010) = iprot.readListBegin()
+                    for _i1014 in range(_size1010):
+                        _elem1015 = SQLPrimaryKey()
+                        _elem1015.read(iprot)
+                        self.primaryKeys.append(_elem1015)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype1010, _size1007) = iprot.readListBegin()
-                    for _i1011 in range(_size1007):
-                        _elem1012 = SQLForeignKey()
-                        _elem1012.read(iprot)
-                        self.foreignKeys.append(_elem1012)
+                    (_etype1019, _size1016) = iprot.readListBegin()
+                    for _i1020 in range(_size1016):
+                        _elem1021 = SQLForeignKey()
+                        _elem1021.read(iprot)
+                        self.foreignKeys.append(_elem1021)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype1016, _size1013) = iprot.readListBegin()
-                    for _i1017 in range(_size1013):
-                        _elem1018 = SQLUniqueConstraint()
-                        _elem1018.read(iprot)
-                        self.uniqueConstraints.append(_elem1018)
+                    (_etype1025, _size1022) = iprot.readListBegin()
+                    for _i1026 in range(_size1022):
+                        _elem1027 = SQLUniqueConstraint()
+                        _elem1027.read(iprot)
+                        self.uniqueConstraints.append(_elem1027)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype1022, _size1019) = iprot.readListBegin()
-                    for _i1023 in range(_size1019):
-                        _elem1024 = SQLNotNullConstraint()
-                        _elem1024.read(iprot)
-                        self.notNullConstraints.append(_elem1024)
+                    (_etype1031, _size1028) = iprot.readListBegin()
+                    for _i1032 in range(_size1028):
+                        _elem1033 = SQLNotNullConstraint()
+                        _elem1033.read(iprot)
+                        self.notNullConstraints.append(_elem1033)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype1028, _size1025) = iprot.readListBegin()
-                    for _i1029 in range(_size1025):
-                        _elem1030 = SQLDefaultConstraint()
-                        _elem1030.read(iprot)
-                        self.defaultConstraints.append(_elem1030)
+                    (_etype1037, _size1034) = iprot.readListBegin()
+                    for _i1038 in range(_size1034):
+                        _elem1039 = SQLDefaultConstraint()
+                        _elem1039.read(iprot)
+                        self.defaultConstraints.append(_elem1039)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype1034, _size1031) = iprot.readListBegin()
-                    for _i1035 in range(_size1031):
-                        _elem1036 = SQLCheckConstraint()
-                        _elem1036.read(iprot)
-                        self.checkConstraints.append(_elem1036)
+                    (_etype1043, _size1040) = iprot.readListBegin()
+                    for _i1044 in range(_size1040):
+                        _elem1045 = SQLCheckConstraint()
+                        _elem1045.read(iprot)
+                        self.checkConstraints.append(_elem1045)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16319,43 +16545,43 @@ class create_table_with_constraints_args(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter1037 in self.primaryKeys:
-                iter1037.write(oprot)
+            for iter1046 in self.primaryKeys:
+                iter1046.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter1038 in self.foreignKeys:
-                iter1038.write(oprot)
+            for iter1047 in self.foreignKeys:
+                iter1047.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter1039 in self.uniqueConstraints:
-                iter1039.write(oprot)
+            for iter1048 in self.uniqueConstraints:
+                iter1048.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter1040 in self.notNullConstraints:
-                iter1040.write(oprot)
+            for iter1049 in self.notNullConstraints:
+                iter1049.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter1041 in self.defaultConstraints:
-                iter1041.write(oprot)
+            for iter1050 in self.defaultConstraints:
+                iter1050.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter1042 in self.checkConstraints:
-                iter1042.write(oprot)
+            for iter1051 in self.checkConstraints:
+                iter1051.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18987,10 +19213,10 @@ class get_table_objects_by_name_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tbl_names = []
-                    (_etype1046, _size1043) = iprot.readListBegin()
-                    for _i1047 in range(_size1043):
-                        _elem1048 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_names.append(_elem1048)
+                    (_etype1055, _size1052) = iprot.readListBegin()
+                    for _i1056 in range(_size1052):
+                        _elem1057 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_names.append(_elem1057)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19011,8 +19237,8 @@ class get_table_objects_by_name_args(object):
         if self.tbl_names is not None:
             oprot.writeFieldBegin('tbl_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tbl_names))
-            for iter1049 in self.tbl_names:
-                oprot.writeString(iter1049.encode('utf-8') if sys.version_info[0] == 2 else iter1049)
+            for iter1058 in self.tbl_names:
+                oprot.writeString(iter1058.encode('utf-8') if sys.version_info[0] == 2 else iter1058)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19062,11 +19288,11 @@ class get_table_objects_by_name_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1053, _size1050) = iprot.readListBegin()
-                    for _i1054 in range(_size1050):
-                        _elem1055 = Table()
-                        _elem1055.read(iprot)
-                        self.success.append(_elem1055)
+                    (_etype1062, _size1059) = iprot.readListBegin()
+                    for _i1063 in range(_size1059):
+                        _elem1064 = Table()
+                        _elem1064.read(iprot)
+                        self.success.append(_elem1064)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19083,8 +19309,8 @@ class get_table_objects_by_name_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1056 in self.success:
-                iter1056.write(oprot)
+            for iter1065 in self.success:
+                iter1065.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19369,10 +19595,10 @@ class get_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1060, _size1057) = iprot.readListBegin()
-                    for _i1061 in range(_size1057):
-                        _elem1062 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1062)
+                    (_etype1069, _size1066) = iprot.readListBegin()
+                    for _i1070 in range(_size1066):
+                        _elem1071 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1071)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19394,8 +19620,8 @@ class get_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1063 in self.success:
-                oprot.writeString(iter1063.encode('utf-8') if sys.version_info[0] == 2 else iter1063)
+            for iter1072 in self.success:
+                oprot.writeString(iter1072.encode('utf-8') if sys.version_info[0] == 2 else iter1072)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19512,10 +19738,10 @@ class get_all_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1067, _size1064) = iprot.readListBegin()
-                    for _i1068 in range(_size1064):
-                        _elem1069 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1069)
+                    (_etype1076, _size1073) = iprot.readListBegin()
+                    for _i1077 in range(_size1073):
+                        _elem1078 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1078)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19537,8 +19763,8 @@ class get_all_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1070 in self.success:
-                oprot.writeString(iter1070.encode('utf-8') if sys.version_info[0] == 2 else iter1070)
+            for iter1079 in self.success:
+                oprot.writeString(iter1079.encode('utf-8') if sys.version_info[0] == 2 else iter1079)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19679,10 +19905,10 @@ class get_tables_by_type_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1074, _size1071) = iprot.readListBegin()
-                    for _i1075 in range(_size1071):
-                        _elem1076 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1076)
+                    (_etype1083, _size1080) = iprot.readListBegin()
+                    for _i1084 in range(_size1080):
+                        _elem1085 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1085)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19704,8 +19930,8 @@ class get_tables_by_type_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1077 in self.success:
-                oprot.writeString(iter1077.encode('utf-8') if sys.version_info[0] == 2 else iter1077)
+            for iter1086 in self.success:
+                oprot.writeString(iter1086.encode('utf-8') if sys.version_info[0] == 2 else iter1086)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19850,10 +20076,10 @@ class get_table_names_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1081, _size1078) = iprot.readListBegin()
-                    for _i1082 in range(_size1078):
-                        _elem1083 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1083)
+                    (_etype1090, _size1087) = iprot.readListBegin()
+                    for _i1091 in range(_size1087):
+                        _elem1092 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1092)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19885,8 +20111,8 @@ class get_table_names_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1084 in self.success:
-                oprot.writeString(iter1084.encode('utf-8') if sys.version_info[0] == 2 else iter1084)
+            for iter1093 in self.success:
+                oprot.writeString(iter1093.encode('utf-8') if sys.version_info[0] == 2 else iter1093)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -19963,10 +20189,10 @@ class get_table_meta_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.tbl_types = []
-                    (_etype1088, _size1085) = iprot.readListBegin()
-                    for _i1089 in range(_size1085):
-                        _elem1090 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_types.append(_elem1090)
+                    (_etype1097, _size1094) = iprot.readListBegin()
+                    for _i1098 in range(_size1094):
+                        _elem1099 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_types.append(_elem1099)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19991,8 +20217,8 @@ class get_table_meta_args(object):
         if self.tbl_types is not None:
             oprot.writeFieldBegin('tbl_types', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.tbl_types))
-            for iter1091 in self.tbl_types:
-                oprot.writeString(iter1091.encode('utf-8') if sys.version_info[0] == 2 else iter1091)
+            for iter1100 in self.tbl_types:
+                oprot.writeString(iter1100.encode('utf-8') if sys.version_info[0] == 2 else iter1100)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20045,11 +20271,11 @@ class get_table_meta_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1095, _size1092) = iprot.readListBegin()
-                    for _i1096 in range(_size1092):
-                        _elem1097 = TableMeta()
-                        _elem1097.read(iprot)
-                        self.success.append(_elem1097)
+                    (_etype1104, _size1101) = iprot.readListBegin()
+                    for _i1105 in range(_size1101):
+                        _elem1106 = TableMeta()
+                        _elem1106.read(iprot)
+                        self.success.append(_elem1106)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20071,8 +20297,8 @@ class get_table_meta_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1098 in self.success:
-                iter1098.write(oprot)
+            for iter1107 in self.success:
+                iter1107.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20205,11 +20431,11 @@ class get_fields_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1102, _size1099) = iprot.readListBegin()
-                    for _i1103 in range(_size1099):
-                        _elem1104 = FieldSchema()
-                        _elem1104.read(iprot)
-                        self.success.append(_elem1104)
+                    (_etype1111, _size1108) = iprot.readListBegin()
+                    for _i1112 in range(_size1108):
+                        _elem1113 = FieldSchema()
+                        _elem1113.read(iprot)
+                        self.success.append(_elem1113)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20241,8 +20467,8 @@ class get_fields_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1105 in self.success:
-                iter1105.write(oprot)
+            for iter1114 in self.success:
+                iter1114.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20398,11 +20624,11 @@ class get_fields_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1109, _size1106) = iprot.readListBegin()
-                    for _i1110 in range(_size1106):
-                        _elem1111 = FieldSchema()
-                        _elem1111.read(iprot)
-                        self.success.append(_elem1111)
+                    (_etype1118, _size1115) = iprot.readListBegin()
+                    for _i1119 in range(_size1115):
+                        _elem1120 = FieldSchema()
+                        _elem1120.read(iprot)
+                        self.success.append(_elem1120)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20434,8 +20660,8 @@ class get_fields_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1112 in self.success:
-                iter1112.write(oprot)
+            for iter1121 in self.success:
+                iter1121.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20739,11 +20965,11 @@ class get_schema_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1116, _size1113) = iprot.readListBegin()
-                    for _i1117 in range(_size1113):
-                        _elem1118 = FieldSchema()
-                        _elem1118.read(iprot)
-                        self.success.append(_elem1118)
+                    (_etype1125, _size1122) = iprot.readListBegin()
+                    for _i1126 in range(_size1122):
+                        _elem1127 = FieldSchema()
+                        _elem1127.read(iprot)
+                        self.success.append(_elem1127)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20775,8 +21001,8 @@ class get_schema_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1119 in self.success:
-                iter1119.write(oprot)
+            for iter1128 in self.success:
+                iter1128.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20932,11 +21158,11 @@ class get_schema_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1123, _size1120) = iprot.readListBegin()
-                    for _i1124 in range(_size1120):
-                        _elem1125 = FieldSchema()
-                        _elem1125.read(iprot)
-                        self.success.append(_elem1125)
+                    (_etype1132, _size1129) = iprot.readListBegin()
+                    for _i1133 in range(_size1129):
+                        _elem1134 = FieldSchema()
+                        _elem1134.read(iprot)
+                        self.success.append(_elem1134)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20968,8 +21194,8 @@ class get_schema_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1126 in self.success:
-                iter1126.write(oprot)
+            for iter1135 in self.success:
+                iter1135.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22197,10 +22423,10 @@ class truncate_table_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype1130, _size1127) = iprot.readListBegin()
-                    for _i1131 in range(_size1127):
-                        _elem1132 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem1132)
+                    (_etype1139, _size1136) = iprot.readListBegin()
+                    for _i1140 in range(_size1136):
+                        _elem1141 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem1141)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22225,8 +22451,8 @@ class truncate_table_args(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter1133 in self.partNames:
-                oprot.writeString(iter1133.encode('utf-8') if sys.version_info[0] == 2 else iter1133)
+            for iter1142 in self.partNames:
+                oprot.writeString(iter1142.encode('utf-8') if sys.version_info[0] == 2 else iter1142)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -22811,11 +23037,11 @@ class add_partitions_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1137, _size1134) = iprot.readListBegin()
-                    for _i1138 in range(_size1134):
-                        _elem1139 = Partition()
-                        _elem1139.read(iprot)
-                        self.new_parts.append(_elem1139)
+                    (_etype1146, _size1143) = iprot.readListBegin()
+                    for _i1147 in range(_size1143):
+                        _elem1148 = Partition()
+                        _elem1148.read(iprot)
+                        self.new_parts.append(_elem1148)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22832,8 +23058,8 @@ class add_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1140 in self.new_parts:
-                iter1140.write(oprot)
+            for iter1149 in self.new_parts:
+                iter1149.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -23154,10 +23380,10 @@ class append_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1144, _size1141) = iprot.readListBegin()
-                    for _i1145 in range(_size1141):
-                        _elem1146 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1146)
+                    (_etype1153, _size1150) = iprot.readListBegin()
+                    for _i1154 in range(_size1150):
+                        _elem1155 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1155)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23182,8 +23408,8 @@ class append_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1147 in self.part_vals:
-                oprot.writeString(iter1147.encode('utf-8') if sys.version_info[0] == 2 else iter1147)
+            for iter1156 in self.part_vals:
+                oprot.writeString(iter1156.encode('utf-8') if sys.version_info[0] == 2 else iter1156)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -23348,10 +23574,10 @@ class append_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1151, _size1148) = iprot.readListBegin()
-                    for _i1152 in range(_size1148):
-                        _elem1153 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1153)
+                    (_etype1160, _size1157) = iprot.readListBegin()
+                    for _i1161 in range(_size1157):
+                        _elem1162 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1162)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23382,8 +23608,8 @@ class append_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1154 in self.part_vals:
-                oprot.writeString(iter1154.encode('utf-8') if sys.version_info[0] == 2 else iter1154)
+            for iter1163 in self.part_vals:
+                oprot.writeString(iter1163.encode('utf-8') if sys.version_info[0] == 2 else iter1163)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -23932,10 +24158,10 @@ class get_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1158, _size1155) = iprot.readListBegin()
-                    for _i1159 in range(_size1155):
-                        _elem1160 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1160)
+                    (_etype1167, _size1164) = iprot.readListBegin()
+                    for _i1168 in range(_size1164):
+                        _elem1169 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1169)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23960,8 +24186,8 @@ class get_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1161 in self.part_vals:
-                oprot.writeString(iter1161.encode('utf-8') if sys.version_info[0] == 2 else iter1161)
+            for iter1170 in self.part_vals:
+                oprot.writeString(iter1170.encode('utf-8') if sys.version_info[0] == 2 else iter1170)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24265,10 +24491,10 @@ class get_partition_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1165, _size1162) = iprot.readListBegin()
-                    for _i1166 in range(_size1162):
-                        _elem1167 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1167)
+                    (_etype1174, _size1171) = iprot.readListBegin()
+                    for _i1175 in range(_size1171):
+                        _elem1176 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1176)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24280,10 +24506,10 @@ class get_partition_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1171, _size1168) = iprot.readListBegin()
-                    for _i1172 in range(_size1168):
-                        _elem1173 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1173)
+                    (_etype1180, _size1177) = iprot.readListBegin()
+                    for _i1181 in range(_size1177):
+                        _elem1182 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1182)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24308,8 +24534,8 @@ class get_partition_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1174 in self.part_vals:
-                oprot.writeString(iter1174.encode('utf-8') if sys.version_info[0] == 2 else iter1174)
+            for iter1183 in self.part_vals:
+                oprot.writeString(iter1183.encode('utf-8') if sys.version_info[0] == 2 else iter1183)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.user_name is not None:
@@ -24319,8 +24545,8 @@ class get_partition_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1175 in self.group_names:
-                oprot.writeString(iter1175.encode('utf-8') if sys.version_info[0] == 2 else iter1175)
+            for iter1184 in self.group_names:
+                oprot.writeString(iter1184.encode('utf-8') if sys.version_info[0] == 2 else iter1184)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24721,11 +24947,11 @@ class get_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1179, _size1176) = iprot.readListBegin()
-                    for _i1180 in range(_size1176):
-                        _elem1181 = Partition()
-                        _elem1181.read(iprot)
-                        self.success.append(_elem1181)
+                    (_etype1188, _size1185) = iprot.readListBegin()
+                    for _i1189 in range(_size1185):
+                        _elem1190 = Partition()
+                        _elem1190.read(iprot)
+                        self.success.append(_elem1190)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24752,8 +24978,8 @@ class get_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1182 in self.success:
-                iter1182.write(oprot)
+            for iter1191 in self.success:
+                iter1191.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -24988,10 +25214,10 @@ class get_partitions_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1186, _size1183) = iprot.readListBegin()
-                    for _i1187 in range(_size1183):
-                        _elem1188 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1188)
+                    (_etype1195, _size1192) = iprot.readListBegin()
+                    for _i1196 in range(_size1192):
+                        _elem1197 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1197)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25024,8 +25250,8 @@ class get_partitions_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1189 in self.group_names:
-                oprot.writeString(iter1189.encode('utf-8') if sys.version_info[0] == 2 else iter1189)
+            for iter1198 in self.group_names:
+                oprot.writeString(iter1198.encode('utf-8') if sys.version_info[0] == 2 else iter1198)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25082,11 +25308,11 @@ class get_partitions_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1193, _size1190) = iprot.readListBegin()
-                    for _i1194 in range(_size1190):
-                        _elem1195 = Partition()
-                        _elem1195.read(iprot)
-                        self.success.append(_elem1195)
+                    (_etype1202, _size1199) = iprot.readListBegin()
+                    for _i1203 in range(_size1199):
+                        _elem1204 = Partition()
+                        _elem1204.read(iprot)
+                        self.success.append(_elem1204)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25113,8 +25339,8 @@ class get_partitions_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1196 in self.success:
-                iter1196.write(oprot)
+            for iter1205 in self.success:
+                iter1205.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25188,10 +25414,10 @@ class get_partitions_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1200, _size1197) = iprot.readListBegin()
-                    for _i1201 in range(_size1197):
-                        _elem1202 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1202)
+                    (_etype1209, _size1206) = iprot.readListBegin()
+                    for _i1210 in range(_size1206):
+                        _elem1211 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1211)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25221,8 +25447,8 @@ class get_partitions_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1203 in self.part_vals:
-                oprot.writeString(iter1203.encode('utf-8') if sys.version_info[0] == 2 else iter1203)
+            for iter1212 in self.part_vals:
+                oprot.writeString(iter1212.encode('utf-8') if sys.version_info[0] == 2 else iter1212)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -25282,11 +25508,11 @@ class get_partitions_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1207, _size1204) = iprot.readListBegin()
-                    for _i1208 in range(_size1204):
-                        _elem1209 = Partition()
-                        _elem1209.read(iprot)
-                        self.success.append(_elem1209)
+                    (_etype1216, _size1213) = iprot.readListBegin()
+                    for _i1217 in range(_size1213):
+                        _elem1218 = Partition()
+                        _elem1218.read(iprot)
+                        self.success.append(_elem1218)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25313,8 +25539,8 @@ class get_partitions_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1210 in self.success:
-                iter1210.write(oprot)
+            for iter1219 in self.success:
+                iter1219.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25392,10 +25618,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1214, _size1211) = iprot.readListBegin()
-                    for _i1215 in range(_size1211):
-                        _elem1216 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1216)
+                    (_etype1223, _size1220) = iprot.readListBegin()
+                    for _i1224 in range(_size1220):
+                        _elem1225 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1225)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25412,10 +25638,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1220, _size1217) = iprot.readListBegin()
-                    for _i1221 in range(_size1217):
-                        _elem1222 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1222)
+                    (_etype1229, _size1226) = iprot.readListBegin()
+                    for _i1230 in range(_size1226):
+                        _elem1231 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1231)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25440,8 +25666,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1223 in self.part_vals:
-                oprot.writeString(iter1223.encode('utf-8') if sys.version_info[0] == 2 else iter1223)
+            for iter1232 in self.part_vals:
+                oprot.writeString(iter1232.encode('utf-8') if sys.version_info[0] == 2 else iter1232)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -25455,8 +25681,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1224 in self.group_names:
-                oprot.writeString(iter1224.encode('utf-8') if sys.version_info[0] == 2 else iter1224)
+            for iter1233 in self.group_names:
+                oprot.writeString(iter1233.encode('utf-8') if sys.version_info[0] == 2 else iter1233)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25514,11 +25740,11 @@ class get_partitions_ps_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1228, _size1225) = iprot.readListBegin()
-                    for _i1229 in range(_size1225):
-                        _elem1230 = Partition()
-                        _elem1230.read(iprot)
-                        self.success.append(_elem1230)
+                    (_etype1237, _size1234) = iprot.readListBegin()
+                    for _i1238 in range(_size1234):
+                        _elem1239 = Partition()
+                        _elem1239.read(iprot)
+                        self.success.append(_elem1239)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25545,8 +25771,8 @@ class get_partitions_ps_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1231 in self.success:
-                iter1231.write(oprot)
+            for iter1240 in self.success:
+                iter1240.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -25855,11 +26081,11 @@ class get_partitions_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1235, _size1232) = iprot.readListBegin()
-                    for _i1236 in range(_size1232):
-                        _elem1237 = Partition()
-                        _elem1237.read(iprot)
-                        self.success.append(_elem1237)
+                    (_etype1244, _size1241) = iprot.readListBegin()
+                    for _i1245 in range(_size1241):
+                        _elem1246 = Partition()
+                        _elem1246.read(iprot)
+                        self.success.append(_elem1246)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25886,8 +26112,8 @@ class get_partitions_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1238 in self.success:
-                iter1238.write(oprot)
+            for iter1247 in self.success:
+                iter1247.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26279,10 +26505,10 @@ class get_partitions_by_names_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype1242, _size1239) = iprot.readListBegin()
-                    for _i1243 in range(_size1239):
-                        _elem1244 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem1244)
+                    (_etype1251, _size1248) = iprot.readListBegin()
+                    for _i1252 in range(_size1248):
+                        _elem1253 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem1253)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26307,8 +26533,8 @@ class get_partitions_by_names_args(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter1245 in self.names:
-                oprot.writeString(iter1245.encode('utf-8') if sys.version_info[0] == 2 else iter1245)
+            for iter1254 in self.names:
+                oprot.writeString(iter1254.encode('utf-8') if sys.version_info[0] == 2 else iter1254)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26363,11 +26589,11 @@ class get_partitions_by_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1249, _size1246) = iprot.readListBegin()
-                    for _i1250 in range(_size1246):
-                        _elem1251 = Partition()
-                        _elem1251.read(iprot)
-                        self.success.append(_elem1251)
+                    (_etype1258, _size1255) = iprot.readListBegin()
+                    for _i1259 in range(_size1255):
+                        _elem1260 = Partition()
+                        _elem1260.read(iprot)
+                        self.success.append(_elem1260)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26394,8 +26620,8 @@ class get_partitions_by_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1252 in self.success:
-                iter1252.write(oprot)
+            for iter1261 in self.success:
+                iter1261.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26829,10 +27055,10 @@ class get_partition_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1256, _size1253) = iprot.readListBegin()
-                    for _i1257 in range(_size1253):
-                        _elem1258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1258)
+                    (_etype1265, _size1262) = iprot.readListBegin()
+                    for _i1266 in range(_size1262):
+                        _elem1267 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1267)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26859,8 +27085,8 @@ class get_partition_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1259 in self.success:
-                oprot.writeString(iter1259.encode('utf-8') if sys.version_info[0] == 2 else iter1259)
+            for iter1268 in self.success:
+                oprot.writeString(iter1268.encode('utf-8') if sys.version_info[0] == 2 else iter1268)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26985,10 +27211,10 @@ class fetch_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1263, _size1260) = iprot.readListBegin()
-                    for _i1264 in range(_size1260):
-                        _elem1265 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1265)
+                    (_etype1272, _size1269) = iprot.readListBegin()
+                    for _i1273 in range(_size1269):
+                        _elem1274 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1274)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27015,8 +27241,8 @@ class fetch_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1266 in self.success:
-                oprot.writeString(iter1266.encode('utf-8') if sys.version_info[0] == 2 else iter1266)
+            for iter1275 in self.success:
+                oprot.writeString(iter1275.encode('utf-8') if sys.version_info[0] == 2 else iter1275)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27090,10 +27316,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1270, _size1267) = iprot.readListBegin()
-                    for _i1271 in range(_size1267):
-                        _elem1272 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1272)
+                    (_etype1279, _size1276) = iprot.readListBegin()
+                    for _i1280 in range(_size1276):
+                        _elem1281 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1281)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27123,8 +27349,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1273 in self.part_vals:
-                oprot.writeString(iter1273.encode('utf-8') if sys.version_info[0] == 2 else iter1273)
+            for iter1282 in self.part_vals:
+                oprot.writeString(iter1282.encode('utf-8') if sys.version_info[0] == 2 else iter1282)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -27184,10 +27410,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1277, _size1274) = iprot.readListBegin()
-                    for _i1278 in range(_size1274):
-                        _elem1279 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1279)
+                    (_etype1286, _size1283) = iprot.readListBegin()
+                    for _i1287 in range(_size1283):
+                        _elem1288 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1288)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27214,8 +27440,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1280 in self.success:
-                oprot.writeString(iter1280.encode('utf-8') if sys.version_info[0] == 2 else iter1280)
+            for iter1289 in self.success:
+                oprot.writeString(iter1289.encode('utf-8') if sys.version_info[0] == 2 else iter1289)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27489,10 +27715,10 @@ class get_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1284, _size1281) = iprot.readListBegin()
-                    for _i1285 in range(_size1281):
-                        _elem1286 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1286)
+                    (_etype1293, _size1290) = iprot.readListBegin()
+                    for _i1294 in range(_size1290):
+                        _elem1295 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1295)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27519,8 +27745,8 @@ class get_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1287 in self.success:
-                oprot.writeString(iter1287.encode('utf-8') if sys.version_info[0] == 2 else iter1287)
+            for iter1296 in self.success:
+                oprot.writeString(iter1296.encode('utf-8') if sys.version_info[0] == 2 else iter1296)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27791,10 +28017,10 @@ class partition_name_to_vals_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1291, _size1288) = iprot.readListBegin()
-                    for _i1292 in range(_size1288):
-                        _elem1293 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1293)
+                    (_etype1300, _size1297) = iprot.readListBegin()
+                    for _i1301 in range(_size1297):
+                        _elem1302 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1302)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27816,8 +28042,8 @@ class partition_name_to_vals_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1294 in self.success:
-                oprot.writeString(iter1294.encode('utf-8') if sys.version_info[0] == 2 else iter1294)
+            for iter1303 in self.success:
+                oprot.writeString(iter1303.encode('utf-8') if sys.version_info[0] == 2 else iter1303)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27934,11 +28160,11 @@ class partition_name_to_spec_result(object):
             if fid == 0:
                 if ftype == TType.MAP:
                     self.success = {}
-                    (_ktype1296, _vtype1297, _size1295) = iprot.readMapBegin()
-                    for _i1299 in range(_size1295):
-                        _key1300 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1301 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success[_key1300] = _val1301
+                    (_ktype1305, _vtype1306, _size1304) = iprot.readMapBegin()
+                    for _i1308 in range(_size1304):
+                        _key1309 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1310 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success[_key1309] = _val1310
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -27960,9 +28186,9 @@ class partition_name_to_spec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.MAP, 0)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.success))
-            for kiter1302, viter1303 in self.success.items():
-                oprot.writeString(kiter1302.encode('utf-8') if sys.version_info[0] == 2 else kiter1302)
-                oprot.writeString(viter1303.encode('utf-8') if sys.version_info[0] == 2 else viter1303)
+            for kiter1311, viter1312 in self.success.items():
+                oprot.writeString(kiter1311.encode('utf-8') if sys.version_info[0] == 2 else kiter1311)
+                oprot.writeString(viter1312.encode('utf-8') if sys.version_info[0] == 2 else viter1312)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28017,10 +28243,10 @@ class partition_name_has_valid_characters_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1307, _size1304) = iprot.readListBegin()
-                    for _i1308 in range(_size1304):
-                        _elem1309 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1309)
+                    (_etype1316, _size1313) = iprot.readListBegin()
+                    for _i1317 in range(_size1313):
+                        _elem1318 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1318)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28042,8 +28268,8 @@ class partition_name_has_valid_characters_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1310 in self.part_vals:
-                oprot.writeString(iter1310.encode('utf-8') if sys.version_info[0] == 2 else iter1310)
+            for iter1319 in self.part_vals:
+                oprot.writeString(iter1319.encode('utf-8') if sys.version_info[0] == 2 else iter1319)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.throw_exception is not None:
@@ -28519,11 +28745,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1314, _size1311) = iprot.readListBegin()
-                    for _i1315 in range(_size1311):
-                        _elem1316 = Partition()
-                        _elem1316.read(iprot)
-                        self.new_parts.append(_elem1316)
+                    (_etype1323, _size1320) = iprot.readListBegin()
+                    for _i1324 in range(_size1320):
+                        _elem1325 = Partition()
+                        _elem1325.read(iprot)
+                        self.new_parts.append(_elem1325)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28548,8 +28774,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1317 in self.new_parts:
-                iter1317.write(oprot)
+            for iter1326 in self.new_parts:
+                iter1326.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -28690,11 +28916,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1321, _size1318) = iprot.readListBegin()
-                    for _i1322 in range(_size1318):
-                        _elem1323 = Partition()
-                        _elem1323.read(iprot)
-                        self.new_parts.append(_elem1323)
+                    (_etype1330, _size1327) = iprot.readListBegin()
+                    for _i1331 in range(_size1327):
+                        _elem1332 = Partition()
+                        _elem1332.read(iprot)
+                        self.new_parts.append(_elem1332)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28725,8 +28951,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1324 in self.new_parts:
-                iter1324.write(oprot)
+            for iter1333 in self.new_parts:
+                iter1333.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -29021,10 +29247,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1328, _size1325) = iprot.readListBegin()
-                    for _i1329 in range(_size1325):
-                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1330)
+                    (_etype1337, _size1334) = iprot.readListBegin()
+                    for _i1338 in range(_size1334):
+                        _elem1339 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1339)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29055,8 +29281,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1331 in self.part_vals:
-                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
+            for iter1340 in self.part_vals:
+                oprot.writeString(iter1340.encode('utf-8') if sys.version_info[0] == 2 else iter1340)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -29351,10 +29577,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1335, _size1332) = iprot.readListBegin()
-                    for _i1336 in range(_size1332):
-                        _elem1337 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1337)
+                    (_etype1344, _size1341) = iprot.readListBegin()
+                    for _i1345 in range(_size1341):
+                        _elem1346 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1346)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29384,8 +29610,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1338 in self.part_vals:
-                oprot.writeString(iter1338.encode('utf-8') if sys.version_info[0] == 2 else iter1338)
+            for iter1347 in self.part_vals:
+                oprot.writeString(iter1347.encode('utf-8') if sys.version_info[0] == 2 else iter1347)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -29544,10 +29770,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1342, _size1339) = iprot.readListBegin()
-                    for _i1343 in range(_size1339):
-                        _elem1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1344)
+                    (_etype1351, _size1348) = iprot.readListBegin()
+                    for _i1352 in range(_size1348):
+                        _elem1353 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1353)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29583,8 +29809,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1345 in self.part_vals:
-                oprot.writeString(iter1345.encode('utf-8') if sys.version_info[0] == 2 else iter1345)
+            for iter1354 in self.part_vals:
+                oprot.writeString(iter1354.encode('utf-8') if sys.version_info[0] == 2 else iter1354)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -30274,11 +30500,11 @@ class markPartitionForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1347, _vtype1348, _size1346) = iprot.readMapBegin()
-                    for _i1350 in range(_size1346):
-                        _key1351 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1352 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1351] = _val1352
+                    (_ktype1356, _vtype1357, _size1355) = iprot.readMapBegin()
+                    for _i1359 in range(_size1355):
+                        _key1360 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1361 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1360] = _val1361
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -30308,9 +30534,9 @@ class markPartitionForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1353, viter1354 in self.part_vals.items():
-                oprot.writeString(kiter1353.encode('utf-8') if sys.version_info[0] == 2 else kiter1353)
-                oprot.writeString(viter1354.encode('utf-8') if sys.version_info[0] == 2 else viter1354)
+            for kiter1362, viter1363 in self.part_vals.items():
+                oprot.writeString(kiter1362.encode('utf-8') if sys.version_info[0] == 2 else kiter1362)
+                oprot.writeString(viter1363.encode('utf-8') if sys.version_info[0] == 2 else viter1363)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -30504,11 +30730,11 @@ class isPartitionMarkedForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1356, _vtype1357, _size1355) = iprot.readMapBegin()
-                    for _i1359 in range(_size1355):
-                        _key1360 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1361 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1360] = _val1361
+                    (_ktype1365, _vtype1366, _size1364) = iprot.readMapBegin()
+                    for _i1368 in range(_size1364):
+                        _key1369 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1370 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1369] = _val1370
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -30538,9 +30764,9 @@ class isPartitionMarkedForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1362, viter1363 in self.part_vals.items():
-                oprot.writeString(kiter1362.encode('utf-8') if sys.version_info[0] == 2 else kiter1362)
-                oprot.writeString(viter1363.encode('utf-8') if sys.version_info[0] == 2 else viter1363)
+            for kiter1371, viter1372 in self.part_vals.items():
+                oprot.writeString(kiter1371.encode('utf-8') if sys.version_info[0] == 2 else kiter1371)
+                oprot.writeString(viter1372.encode('utf-8') if sys.version_info[0] == 2 else viter1372)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -33184,10 +33410,10 @@ class get_role_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1367, _size1364) = iprot.readListBegin()
-                    for _i1368 in range(_size1364):
-                        _elem1369 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1369)
+                    (_etype1376, _size1373) = iprot.readListBegin()
+                    for _i1377 in range(_size1373):
+                        _elem1378 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1378)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -33209,8 +33435,8 @@ class get_role_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1370 in self.success:
-                oprot.writeString(iter1370.encode('utf-8') if sys.version_info[0] == 2 else iter1370)
+            for iter1379 in self.success:
+                oprot.writeString(iter1379.encode('utf-8') if sys.version_info[0] == 2 else iter1379)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -33967,11 +34193,11 @@ class list_roles_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1374, _size1371) = iprot.readListBegin()
-                    for _i1375 in range(_size1371):
-                        _elem1376 = Role()
-                        _elem1376.read(iprot)
-                        self.success.append(_elem1376)
+                    (_etype1383, _size1380) = iprot.readListBegin()
+                    for _i1384 in range(_size1380):
+                        _elem1385 = Role()
+                        _elem1385.read(iprot)
+                        self.success.append(_elem1385)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -33993,8 +34219,8 @@ class list_roles_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1377 in self.success:
-                iter1377.write(oprot)
+            for iter1386 in self.success:
+                iter1386.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -34199,10 +34425,10 @@ class get_privilege_set_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1381, _size1378) = iprot.readListBegin()
-                    for _i1382 in range(_size1378):
-                        _elem1383 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1383)
+                    (_etype1390, _size1387) = iprot.readListBegin()
+                    for _i1391 in range(_size1387):
+                        _elem1392 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1392)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -34227,8 +34453,8 @@ class get_privilege_set_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1384 in self.group_names:
-                oprot.writeString(iter1384.encode('utf-8') if sys.version_info[0] == 2 else iter1384)
+            for iter1393 in self.group_names:
+                oprot.writeString(iter1393.encode('utf-8') if sys.version_info[0] == 2 else iter1393)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -34442,11 +34668,11 @@ class list_privileges_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1388, _size1385) = iprot.readListBegin()
-                    for _i1389 in range(_size1385):
-                        _elem1390 = HiveObjectPrivilege()
-                        _elem1390.read(iprot)
-                        self.success.append(_elem1390)
+                    (_etype1397, _size1394) = iprot.readListBegin()
+                    for _i1398 in range(_size1394):
+                        _elem1399 = HiveObjectPrivilege()
+                        _elem1399.read(iprot)
+                        self.success.append(_elem1399)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -34468,8 +34694,8 @@ class list_privileges_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1391 in self.success:
-                iter1391.write(oprot)
+            for iter1400 in self.success:
+                iter1400.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:

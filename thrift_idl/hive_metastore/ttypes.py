@@ -3875,6 +3875,208 @@ class GetDatabaseRequest(object):
         return not (self == other)
 
 
+class CreateDatabaseRequest(object):
+    """
+    Attributes:
+     - databaseName
+     - description
+     - locationUri
+     - parameters
+     - privileges
+     - ownerName
+     - ownerType
+     - catalogName
+     - createTime
+     - managedLocationUri
+     - type
+     - dataConnectorName
+     - remote_dbname
+
+    """
+
+
+    def __init__(self, databaseName=None, description=None, locationUri=None, parameters=None, privileges=None, ownerName=None, ownerType=None, catalogName=None, createTime=None, managedLocationUri=None, type=None, dataConnectorName=None, remote_dbname=None,):
+        self.databaseName = databaseName
+        self.description = description
+        self.locationUri = locationUri
+        self.parameters = parameters
+        self.privileges = privileges
+        self.ownerName = ownerName
+        self.ownerType = ownerType
+        self.catalogName = catalogName
+        self.createTime = createTime
+        self.managedLocationUri = managedLocationUri
+        self.type = type
+        self.dataConnectorName = dataConnectorName
+        self.remote_dbname = remote_dbname
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.databaseName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.description = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.locationUri = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.MAP:
+                    self.parameters = {}
+                    (_ktype123, _vtype124, _size122) = iprot.readMapBegin()
+                    for _i126 in range(_size122):
+                        _key127 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val128 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key127] = _val128
+                    iprot.readMapEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRUCT:
+                    self.privileges = PrincipalPrivilegeSet()
+                    self.privileges.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.ownerName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.I32:
+                    self.ownerType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.STRING:
+                    self.catalogName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.I32:
+                    self.createTime = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 10:
+                if ftype == TType.STRING:
+                    self.managedLocationUri = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 11:
+                if ftype == TType.STRING:
+                    self.type = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 12:
+                if ftype == TType.STRING:
+                    self.dataConnectorName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 13:
+                if ftype == TType.STRING:
+                    self.remote_dbname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('CreateDatabaseRequest')
+        if self.databaseName is not None:
+            oprot.writeFieldBegin('databaseName', TType.STRING, 1)
+            oprot.writeString(self.databaseName.encode('utf-8') if sys.version_info[0] == 2 else self.databaseName)
+            oprot.writeFieldEnd()
+        if self.description is not None:
+            oprot.writeFieldBegin('description', TType.STRING, 2)
+            oprot.writeString(self.description.encode('utf-8') if sys.version_info[0] == 2 else self.description)
+            oprot.writeFieldEnd()
+        if self.locationUri is not None:
+            oprot.writeFieldBegin('locationUri', TType.STRING, 3)
+            oprot.writeString(self.locationUri.encode('utf-8') if sys.version_info[0] == 2 else self.locationUri)
+            oprot.writeFieldEnd()
+        if self.parameters is not None:
+            oprot.writeFieldBegin('parameters', TType.MAP, 4)
+            oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
+            for kiter129, viter130 in self.parameters.items():
+                oprot.writeString(kiter129.encode('utf-8') if sys.version_info[0] == 2 else kiter129)
+                oprot.writeString(viter130.encode('utf-8') if sys.version_info[0] == 2 else viter130)
+            oprot.writeMapEnd()
+            oprot.writeFieldEnd()
+        if self.privileges is not None:
+            oprot.writeFieldBegin('privileges', TType.STRUCT, 5)
+            self.privileges.write(oprot)
+            oprot.writeFieldEnd()
+        if self.ownerName is not None:
+            oprot.writeFieldBegin('ownerName', TType.STRING, 6)
+            oprot.writeString(self.ownerName.encode('utf-8') if sys.version_info[0] == 2 else self.ownerName)
+            oprot.writeFieldEnd()
+        if self.ownerType is not None:
+            oprot.writeFieldBegin('ownerType', TType.I32, 7)
+            oprot.writeI32(self.ownerType)
+            oprot.writeFieldEnd()
+        if self.catalogName is not None:
+            oprot.writeFieldBegin('catalogName', TType.STRING, 8)
+            oprot.writeString(self.catalogName.encode('utf-8') if sys.version_info[0] == 2 else self.catalogName)
+            oprot.writeFieldEnd()
+        if self.createTime is not None:
+            oprot.writeFieldBegin('createTime', TType.I32, 9)
+            oprot.writeI32(self.createTime)
+            oprot.writeFieldEnd()
+        if self.managedLocationUri is not None:
+            oprot.writeFieldBegin('managedLocationUri', TType.STRING, 10)
+            oprot.writeString(self.managedLocationUri.encode('utf-8') if sys.version_info[0] == 2 else self.managedLocationUri)
+            oprot.writeFieldEnd()
+        if self.type is not None:
+            oprot.writeFieldBegin('type', TType.STRING, 11)
+            oprot.writeString(self.type.encode('utf-8') if sys.version_info[0] == 2 else self.type)
+            oprot.writeFieldEnd()
+        if self.dataConnectorName is not None:
+            oprot.writeFieldBegin('dataConnectorName', TType.STRING, 12)
+            oprot.writeString(self.dataConnectorName.encode('utf-8') if sys.version_info[0] == 2 else self.dataConnectorName)
+            oprot.writeFieldEnd()
+        if self.remote_dbname is not None:
+            oprot.writeFieldBegin('remote_dbname', TType.STRING, 13)
+            oprot.writeString(self.remote_dbname.encode('utf-8') if sys.version_info[0] == 2 else self.remote_dbname)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.databaseName is None:
+            raise TProtocolException(message='Required field databaseName is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class DropDatabaseRequest(object):
     """
     Attributes:
@@ -4159,11 +4361,11 @@ class Function(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.resourceUris = []
-                    (_etype125, _size122) = iprot.readListBegin()
-                    for _i126 in range(_size122):
-                        _elem127 = ResourceUri()
-                        _elem127.read(iprot)
-                        self.resourceUris.append(_elem127)
+                    (_etype134, _size131) = iprot.readListBegin()
+                    for _i135 in range(_size131):
+                        _elem136 = ResourceUri()
+                        _elem136.read(iprot)
+                        self.resourceUris.append(_elem136)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4213,8 +4415,8 @@ class Function(object):
         if self.resourceUris is not None:
             oprot.writeFieldBegin('resourceUris', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.resourceUris))
-            for iter128 in self.resourceUris:
-                iter128.write(oprot)
+            for iter137 in self.resourceUris:
+                iter137.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -4262,11 +4464,11 @@ class GetAllFunctionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.functions = []
-                    (_etype132, _size129) = iprot.readListBegin()
-                    for _i133 in range(_size129):
-                        _elem134 = Function()
-                        _elem134.read(iprot)
-                        self.functions.append(_elem134)
+                    (_etype141, _size138) = iprot.readListBegin()
+                    for _i142 in range(_size138):
+                        _elem143 = Function()
+                        _elem143.read(iprot)
+                        self.functions.append(_elem143)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4283,8 +4485,8 @@ class GetAllFunctionsResponse(object):
         if self.functions is not None:
             oprot.writeFieldBegin('functions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.functions))
-            for iter135 in self.functions:
-                iter135.write(oprot)
+            for iter144 in self.functions:
+                iter144.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -5763,11 +5965,11 @@ class ColumnStatistics(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.statsObj = []
-                    (_etype139, _size136) = iprot.readListBegin()
-                    for _i140 in range(_size136):
-                        _elem141 = ColumnStatisticsObj()
-                        _elem141.read(iprot)
-                        self.statsObj.append(_elem141)
+                    (_etype148, _size145) = iprot.readListBegin()
+                    for _i149 in range(_size145):
+                        _elem150 = ColumnStatisticsObj()
+                        _elem150.read(iprot)
+                        self.statsObj.append(_elem150)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5798,8 +6000,8 @@ class ColumnStatistics(object):
         if self.statsObj is not None:
             oprot.writeFieldBegin('statsObj', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.statsObj))
-            for iter142 in self.statsObj:
-                iter142.write(oprot)
+            for iter151 in self.statsObj:
+                iter151.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -5859,11 +6061,11 @@ class AggrStats(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.colStats = []
-                    (_etype146, _size143) = iprot.readListBegin()
-                    for _i147 in range(_size143):
-                        _elem148 = ColumnStatisticsObj()
-                        _elem148.read(iprot)
-                        self.colStats.append(_elem148)
+                    (_etype155, _size152) = iprot.readListBegin()
+                    for _i156 in range(_size152):
+                        _elem157 = ColumnStatisticsObj()
+                        _elem157.read(iprot)
+                        self.colStats.append(_elem157)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5890,8 +6092,8 @@ class AggrStats(object):
         if self.colStats is not None:
             oprot.writeFieldBegin('colStats', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.colStats))
-            for iter149 in self.colStats:
-                iter149.write(oprot)
+            for iter158 in self.colStats:
+                iter158.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partsFound is not None:
@@ -5955,11 +6157,11 @@ class SetPartitionsStatsRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.colStats = []
-                    (_etype153, _size150) = iprot.readListBegin()
-                    for _i154 in range(_size150):
-                        _elem155 = ColumnStatistics()
-                        _elem155.read(iprot)
-                        self.colStats.append(_elem155)
+                    (_etype162, _size159) = iprot.readListBegin()
+                    for _i163 in range(_size159):
+                        _elem164 = ColumnStatistics()
+                        _elem164.read(iprot)
+                        self.colStats.append(_elem164)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5996,8 +6198,8 @@ class SetPartitionsStatsRequest(object):
         if self.colStats is not None:
             oprot.writeFieldBegin('colStats', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.colStats))
-            for iter156 in self.colStats:
-                iter156.write(oprot)
+            for iter165 in self.colStats:
+                iter165.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.needMerge is not None:
@@ -6140,10 +6342,10 @@ class TableStatsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.colNames = []
-                    (_etype160, _size157) = iprot.readListBegin()
-                    for _i161 in range(_size157):
-                        _elem162 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.colNames.append(_elem162)
+                    (_etype169, _size166) = iprot.readListBegin()
+                    for _i170 in range(_size166):
+                        _elem171 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.colNames.append(_elem171)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6188,8 +6390,8 @@ class TableStatsRequest(object):
         if self.colNames is not None:
             oprot.writeFieldBegin('colNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.colNames))
-            for iter163 in self.colNames:
-                oprot.writeString(iter163.encode('utf-8') if sys.version_info[0] == 2 else iter163)
+            for iter172 in self.colNames:
+                oprot.writeString(iter172.encode('utf-8') if sys.version_info[0] == 2 else iter172)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -6257,11 +6459,11 @@ class TableStatsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tableStats = []
-                    (_etype167, _size164) = iprot.readListBegin()
-                    for _i168 in range(_size164):
-                        _elem169 = ColumnStatisticsObj()
-                        _elem169.read(iprot)
-                        self.tableStats.append(_elem169)
+                    (_etype176, _size173) = iprot.readListBegin()
+                    for _i177 in range(_size173):
+                        _elem178 = ColumnStatisticsObj()
+                        _elem178.read(iprot)
+                        self.tableStats.append(_elem178)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6283,8 +6485,8 @@ class TableStatsResult(object):
         if self.tableStats is not None:
             oprot.writeFieldBegin('tableStats', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tableStats))
-            for iter170 in self.tableStats:
-                iter170.write(oprot)
+            for iter179 in self.tableStats:
+                iter179.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -6356,20 +6558,20 @@ class PartitionsStatsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.colNames = []
-                    (_etype174, _size171) = iprot.readListBegin()
-                    for _i175 in range(_size171):
-                        _elem176 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.colNames.append(_elem176)
+                    (_etype183, _size180) = iprot.readListBegin()
+                    for _i184 in range(_size180):
+                        _elem185 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.colNames.append(_elem185)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype180, _size177) = iprot.readListBegin()
-                    for _i181 in range(_size177):
-                        _elem182 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem182)
+                    (_etype189, _size186) = iprot.readListBegin()
+                    for _i190 in range(_size186):
+                        _elem191 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem191)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6409,15 +6611,15 @@ class PartitionsStatsRequest(object):
         if self.colNames is not None:
             oprot.writeFieldBegin('colNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.colNames))
-            for iter183 in self.colNames:
-                oprot.writeString(iter183.encode('utf-8') if sys.version_info[0] == 2 else iter183)
+            for iter192 in self.colNames:
+                oprot.writeString(iter192.encode('utf-8') if sys.version_info[0] == 2 else iter192)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter184 in self.partNames:
-                oprot.writeString(iter184.encode('utf-8') if sys.version_info[0] == 2 else iter184)
+            for iter193 in self.partNames:
+                oprot.writeString(iter193.encode('utf-8') if sys.version_info[0] == 2 else iter193)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -6483,17 +6685,17 @@ class PartitionsStatsResult(object):
             if fid == 1:
                 if ftype == TType.MAP:
                     self.partStats = {}
-                    (_ktype186, _vtype187, _size185) = iprot.readMapBegin()
-                    for _i189 in range(_size185):
-                        _key190 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val191 = []
-                        (_etype195, _size192) = iprot.readListBegin()
-                        for _i196 in range(_size192):
-                            _elem197 = ColumnStatisticsObj()
-                            _elem197.read(iprot)
-                            _val191.append(_elem197)
+                    (_ktype195, _vtype196, _size194) = iprot.readMapBegin()
+                    for _i198 in range(_size194):
+                        _key199 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val200 = []
+                        (_etype204, _size201) = iprot.readListBegin()
+                        for _i205 in range(_size201):
+                            _elem206 = ColumnStatisticsObj()
+                            _elem206.read(iprot)
+                            _val200.append(_elem206)
                         iprot.readListEnd()
-                        self.partStats[_key190] = _val191
+                        self.partStats[_key199] = _val200
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6515,11 +6717,11 @@ class PartitionsStatsResult(object):
         if self.partStats is not None:
             oprot.writeFieldBegin('partStats', TType.MAP, 1)
             oprot.writeMapBegin(TType.STRING, TType.LIST, len(self.partStats))
-            for kiter198, viter199 in self.partStats.items():
-                oprot.writeString(kiter198.encode('utf-8') if sys.version_info[0] == 2 else kiter198)
-                oprot.writeListBegin(TType.STRUCT, len(viter199))
-                for iter200 in viter199:
-                    iter200.write(oprot)
+            for kiter207, viter208 in self.partStats.items():
+                oprot.writeString(kiter207.encode('utf-8') if sys.version_info[0] == 2 else kiter207)
+                oprot.writeListBegin(TType.STRUCT, len(viter208))
+                for iter209 in viter208:
+                    iter209.write(oprot)
                 oprot.writeListEnd()
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
@@ -6592,11 +6794,11 @@ class SerDeInfo(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype202, _vtype203, _size201) = iprot.readMapBegin()
-                    for _i205 in range(_size201):
-                        _key206 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val207 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key206] = _val207
+                    (_ktype211, _vtype212, _size210) = iprot.readMapBegin()
+                    for _i214 in range(_size210):
+                        _key215 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val216 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key215] = _val216
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6641,9 +6843,9 @@ class SerDeInfo(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter208, viter209 in self.parameters.items():
-                oprot.writeString(kiter208.encode('utf-8') if sys.version_info[0] == 2 else kiter208)
-                oprot.writeString(viter209.encode('utf-8') if sys.version_info[0] == 2 else viter209)
+            for kiter217, viter218 in self.parameters.items():
+                oprot.writeString(kiter217.encode('utf-8') if sys.version_info[0] == 2 else kiter217)
+                oprot.writeString(viter218.encode('utf-8') if sys.version_info[0] == 2 else viter218)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.description is not None:
@@ -6775,41 +6977,41 @@ class SkewedInfo(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.skewedColNames = []
-                    (_etype213, _size210) = iprot.readListBegin()
-                    for _i214 in range(_size210):
-                        _elem215 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.skewedColNames.append(_elem215)
+                    (_etype222, _size219) = iprot.readListBegin()
+                    for _i223 in range(_size219):
+                        _elem224 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.skewedColNames.append(_elem224)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.skewedColValues = []
-                    (_etype219, _size216) = iprot.readListBegin()
-                    for _i220 in range(_size216):
-                        _elem221 = []
-                        (_etype225, _size222) = iprot.readListBegin()
-                        for _i226 in range(_size222):
-                            _elem227 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                            _elem221.append(_elem227)
+                    (_etype228, _size225) = iprot.readListBegin()
+                    for _i229 in range(_size225):
+                        _elem230 = []
+                        (_etype234, _size231) = iprot.readListBegin()
+                        for _i235 in range(_size231):
+                            _elem236 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                            _elem230.append(_elem236)
                         iprot.readListEnd()
-                        self.skewedColValues.append(_elem221)
+                        self.skewedColValues.append(_elem230)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.skewedColValueLocationMaps = {}
-                    (_ktype229, _vtype230, _size228) = iprot.readMapBegin()
-                    for _i232 in range(_size228):
-                        _key233 = []
-                        (_etype238, _size235) = iprot.readListBegin()
-                        for _i239 in range(_size235):
-                            _elem240 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                            _key233.append(_elem240)
+                    (_ktype238, _vtype239, _size237) = iprot.readMapBegin()
+                    for _i241 in range(_size237):
+                        _key242 = []
+                        (_etype247, _size244) = iprot.readListBegin()
+                        for _i248 in range(_size244):
+                            _elem249 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                            _key242.append(_elem249)
                         iprot.readListEnd()
-                        _val234 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.skewedColValueLocationMaps[tuple(_key233)] = _val234
+                        _val243 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.skewedColValueLocationMaps[tuple(_key242)] = _val243
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -6826,29 +7028,29 @@ class SkewedInfo(object):
         if self.skewedColNames is not None:
             oprot.writeFieldBegin('skewedColNames', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.skewedColNames))
-            for iter241 in self.skewedColNames:
-                oprot.writeString(iter241.encode('utf-8') if sys.version_info[0] == 2 else iter241)
+            for iter250 in self.skewedColNames:
+                oprot.writeString(iter250.encode('utf-8') if sys.version_info[0] == 2 else iter250)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.skewedColValues is not None:
             oprot.writeFieldBegin('skewedColValues', TType.LIST, 2)
             oprot.writeListBegin(TType.LIST, len(self.skewedColValues))
-            for iter242 in self.skewedColValues:
-                oprot.writeListBegin(TType.STRING, len(iter242))
-                for iter243 in iter242:
-                    oprot.writeString(iter243.encode('utf-8') if sys.version_info[0] == 2 else iter243)
+            for iter251 in self.skewedColValues:
+                oprot.writeListBegin(TType.STRING, len(iter251))
+                for iter252 in iter251:
+                    oprot.writeString(iter252.encode('utf-8') if sys.version_info[0] == 2 else iter252)
                 oprot.writeListEnd()
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.skewedColValueLocationMaps is not None:
             oprot.writeFieldBegin('skewedColValueLocationMaps', TType.MAP, 3)
             oprot.writeMapBegin(TType.LIST, TType.STRING, len(self.skewedColValueLocationMaps))
-            for kiter244, viter245 in self.skewedColValueLocationMaps.items():
-                oprot.writeListBegin(TType.STRING, len(kiter244))
-                for iter246 in kiter244:
-                    oprot.writeString(iter246.encode('utf-8') if sys.version_info[0] == 2 else iter246)
+            for kiter253, viter254 in self.skewedColValueLocationMaps.items():
+                oprot.writeListBegin(TType.STRING, len(kiter253))
+                for iter255 in kiter253:
+                    oprot.writeString(iter255.encode('utf-8') if sys.version_info[0] == 2 else iter255)
                 oprot.writeListEnd()
-                oprot.writeString(viter245.encode('utf-8') if sys.version_info[0] == 2 else viter245)
+                oprot.writeString(viter254.encode('utf-8') if sys.version_info[0] == 2 else viter254)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -6914,11 +7116,11 @@ class StorageDescriptor(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.cols = []
-                    (_etype250, _size247) = iprot.readListBegin()
-                    for _i251 in range(_size247):
-                        _elem252 = FieldSchema()
-                        _elem252.read(iprot)
-                        self.cols.append(_elem252)
+                    (_etype259, _size256) = iprot.readListBegin()
+                    for _i260 in range(_size256):
+                        _elem261 = FieldSchema()
+                        _elem261.read(iprot)
+                        self.cols.append(_elem261)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6956,32 +7158,32 @@ class StorageDescriptor(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.bucketCols = []
-                    (_etype256, _size253) = iprot.readListBegin()
-                    for _i257 in range(_size253):
-                        _elem258 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.bucketCols.append(_elem258)
+                    (_etype265, _size262) = iprot.readListBegin()
+                    for _i266 in range(_size262):
+                        _elem267 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.bucketCols.append(_elem267)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.sortCols = []
-                    (_etype262, _size259) = iprot.readListBegin()
-                    for _i263 in range(_size259):
-                        _elem264 = Order()
-                        _elem264.read(iprot)
-                        self.sortCols.append(_elem264)
+                    (_etype271, _size268) = iprot.readListBegin()
+                    for _i272 in range(_size268):
+                        _elem273 = Order()
+                        _elem273.read(iprot)
+                        self.sortCols.append(_elem273)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 10:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype266, _vtype267, _size265) = iprot.readMapBegin()
-                    for _i269 in range(_size265):
-                        _key270 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val271 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key270] = _val271
+                    (_ktype275, _vtype276, _size274) = iprot.readMapBegin()
+                    for _i278 in range(_size274):
+                        _key279 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val280 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key279] = _val280
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -7009,8 +7211,8 @@ class StorageDescriptor(object):
         if self.cols is not None:
             oprot.writeFieldBegin('cols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.cols))
-            for iter272 in self.cols:
-                iter272.write(oprot)
+            for iter281 in self.cols:
+                iter281.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.location is not None:
@@ -7040,23 +7242,23 @@ class StorageDescriptor(object):
         if self.bucketCols is not None:
             oprot.writeFieldBegin('bucketCols', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.bucketCols))
-            for iter273 in self.bucketCols:
-                oprot.writeString(iter273.encode('utf-8') if sys.version_info[0] == 2 else iter273)
+            for iter282 in self.bucketCols:
+                oprot.writeString(iter282.encode('utf-8') if sys.version_info[0] == 2 else iter282)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.sortCols is not None:
             oprot.writeFieldBegin('sortCols', TType.LIST, 9)
             oprot.writeListBegin(TType.STRUCT, len(self.sortCols))
-            for iter274 in self.sortCols:
-                iter274.write(oprot)
+            for iter283 in self.sortCols:
+                iter283.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 10)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter275, viter276 in self.parameters.items():
-                oprot.writeString(kiter275.encode('utf-8') if sys.version_info[0] == 2 else kiter275)
-                oprot.writeString(viter276.encode('utf-8') if sys.version_info[0] == 2 else viter276)
+            for kiter284, viter285 in self.parameters.items():
+                oprot.writeString(kiter284.encode('utf-8') if sys.version_info[0] == 2 else kiter284)
+                oprot.writeString(viter285.encode('utf-8') if sys.version_info[0] == 2 else viter285)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.skewedInfo is not None:
@@ -7122,10 +7324,10 @@ class FileMetadata(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.data = []
-                    (_etype280, _size277) = iprot.readListBegin()
-                    for _i281 in range(_size277):
-                        _elem282 = iprot.readBinary()
-                        self.data.append(_elem282)
+                    (_etype289, _size286) = iprot.readListBegin()
+                    for _i290 in range(_size286):
+                        _elem291 = iprot.readBinary()
+                        self.data.append(_elem291)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7150,8 +7352,8 @@ class FileMetadata(object):
         if self.data is not None:
             oprot.writeFieldBegin('data', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.data))
-            for iter283 in self.data:
-                oprot.writeBinary(iter283)
+            for iter292 in self.data:
+                oprot.writeBinary(iter292)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -7195,16 +7397,16 @@ class ObjectDictionary(object):
             if fid == 1:
                 if ftype == TType.MAP:
                     self.values = {}
-                    (_ktype285, _vtype286, _size284) = iprot.readMapBegin()
-                    for _i288 in range(_size284):
-                        _key289 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val290 = []
-                        (_etype294, _size291) = iprot.readListBegin()
-                        for _i295 in range(_size291):
-                            _elem296 = iprot.readBinary()
-                            _val290.append(_elem296)
+                    (_ktype294, _vtype295, _size293) = iprot.readMapBegin()
+                    for _i297 in range(_size293):
+                        _key298 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val299 = []
+                        (_etype303, _size300) = iprot.readListBegin()
+                        for _i304 in range(_size300):
+                            _elem305 = iprot.readBinary()
+                            _val299.append(_elem305)
                         iprot.readListEnd()
-                        self.values[_key289] = _val290
+                        self.values[_key298] = _val299
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -7221,11 +7423,11 @@ class ObjectDictionary(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.MAP, 1)
             oprot.writeMapBegin(TType.STRING, TType.LIST, len(self.values))
-            for kiter297, viter298 in self.values.items():
-                oprot.writeString(kiter297.encode('utf-8') if sys.version_info[0] == 2 else kiter297)
-                oprot.writeListBegin(TType.STRING, len(viter298))
-                for iter299 in viter298:
-                    oprot.writeBinary(iter299)
+            for kiter306, viter307 in self.values.items():
+                oprot.writeString(kiter306.encode('utf-8') if sys.version_info[0] == 2 else kiter306)
+                oprot.writeListBegin(TType.STRING, len(viter307))
+                for iter308 in viter307:
+                    oprot.writeBinary(iter308)
                 oprot.writeListEnd()
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
@@ -7299,10 +7501,10 @@ class CreationMetadata(object):
             elif fid == 4:
                 if ftype == TType.SET:
                     self.tablesUsed = set()
-                    (_etype303, _size300) = iprot.readSetBegin()
-                    for _i304 in range(_size300):
-                        _elem305 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tablesUsed.add(_elem305)
+                    (_etype312, _size309) = iprot.readSetBegin()
+                    for _i313 in range(_size309):
+                        _elem314 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tablesUsed.add(_elem314)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
@@ -7319,11 +7521,11 @@ class CreationMetadata(object):
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.sourceTables = []
-                    (_etype309, _size306) = iprot.readListBegin()
-                    for _i310 in range(_size306):
-                        _elem311 = SourceTable()
-                        _elem311.read(iprot)
-                        self.sourceTables.append(_elem311)
+                    (_etype318, _size315) = iprot.readListBegin()
+                    for _i319 in range(_size315):
+                        _elem320 = SourceTable()
+                        _elem320.read(iprot)
+                        self.sourceTables.append(_elem320)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7352,8 +7554,8 @@ class CreationMetadata(object):
         if self.tablesUsed is not None:
             oprot.writeFieldBegin('tablesUsed', TType.SET, 4)
             oprot.writeSetBegin(TType.STRING, len(self.tablesUsed))
-            for iter312 in self.tablesUsed:
-                oprot.writeString(iter312.encode('utf-8') if sys.version_info[0] == 2 else iter312)
+            for iter321 in self.tablesUsed:
+                oprot.writeString(iter321.encode('utf-8') if sys.version_info[0] == 2 else iter321)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         if self.validTxnList is not None:
@@ -7367,8 +7569,8 @@ class CreationMetadata(object):
         if self.sourceTables is not None:
             oprot.writeFieldBegin('sourceTables', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.sourceTables))
-            for iter313 in self.sourceTables:
-                iter313.write(oprot)
+            for iter322 in self.sourceTables:
+                iter322.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -7510,22 +7712,22 @@ class Table(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.partitionKeys = []
-                    (_etype317, _size314) = iprot.readListBegin()
-                    for _i318 in range(_size314):
-                        _elem319 = FieldSchema()
-                        _elem319.read(iprot)
-                        self.partitionKeys.append(_elem319)
+                    (_etype326, _size323) = iprot.readListBegin()
+                    for _i327 in range(_size323):
+                        _elem328 = FieldSchema()
+                        _elem328.read(iprot)
+                        self.partitionKeys.append(_elem328)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype321, _vtype322, _size320) = iprot.readMapBegin()
-                    for _i324 in range(_size320):
-                        _key325 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val326 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key325] = _val326
+                    (_ktype330, _vtype331, _size329) = iprot.readMapBegin()
+                    for _i333 in range(_size329):
+                        _key334 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val335 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key334] = _val335
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -7600,20 +7802,20 @@ class Table(object):
             elif fid == 23:
                 if ftype == TType.LIST:
                     self.requiredReadCapabilities = []
-                    (_etype330, _size327) = iprot.readListBegin()
-                    for _i331 in range(_size327):
-                        _elem332 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.requiredReadCapabilities.append(_elem332)
+                    (_etype339, _size336) = iprot.readListBegin()
+                    for _i340 in range(_size336):
+                        _elem341 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.requiredReadCapabilities.append(_elem341)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 24:
                 if ftype == TType.LIST:
                     self.requiredWriteCapabilities = []
-                    (_etype336, _size333) = iprot.readListBegin()
-                    for _i337 in range(_size333):
-                        _elem338 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.requiredWriteCapabilities.append(_elem338)
+                    (_etype345, _size342) = iprot.readListBegin()
+                    for _i346 in range(_size342):
+                        _elem347 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.requiredWriteCapabilities.append(_elem347)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7680,16 +7882,16 @@ class Table(object):
         if self.partitionKeys is not None:
             oprot.writeFieldBegin('partitionKeys', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionKeys))
-            for iter339 in self.partitionKeys:
-                iter339.write(oprot)
+            for iter348 in self.partitionKeys:
+                iter348.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 9)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter340, viter341 in self.parameters.items():
-                oprot.writeString(kiter340.encode('utf-8') if sys.version_info[0] == 2 else kiter340)
-                oprot.writeString(viter341.encode('utf-8') if sys.version_info[0] == 2 else viter341)
+            for kiter349, viter350 in self.parameters.items():
+                oprot.writeString(kiter349.encode('utf-8') if sys.version_info[0] == 2 else kiter349)
+                oprot.writeString(viter350.encode('utf-8') if sys.version_info[0] == 2 else viter350)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.viewOriginalText is not None:
@@ -7747,15 +7949,15 @@ class Table(object):
         if self.requiredReadCapabilities is not None:
             oprot.writeFieldBegin('requiredReadCapabilities', TType.LIST, 23)
             oprot.writeListBegin(TType.STRING, len(self.requiredReadCapabilities))
-            for iter342 in self.requiredReadCapabilities:
-                oprot.writeString(iter342.encode('utf-8') if sys.version_info[0] == 2 else iter342)
+            for iter351 in self.requiredReadCapabilities:
+                oprot.writeString(iter351.encode('utf-8') if sys.version_info[0] == 2 else iter351)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.requiredWriteCapabilities is not None:
             oprot.writeFieldBegin('requiredWriteCapabilities', TType.LIST, 24)
             oprot.writeListBegin(TType.STRING, len(self.requiredWriteCapabilities))
-            for iter343 in self.requiredWriteCapabilities:
-                oprot.writeString(iter343.encode('utf-8') if sys.version_info[0] == 2 else iter343)
+            for iter352 in self.requiredWriteCapabilities:
+                oprot.writeString(iter352.encode('utf-8') if sys.version_info[0] == 2 else iter352)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.id is not None:
@@ -8956,66 +9158,66 @@ class SQLAllTableConstraints(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype347, _size344) = iprot.readListBegin()
-                    for _i348 in range(_size344):
-                        _elem349 = SQLPrimaryKey()
-                        _elem349.read(iprot)
-                        self.primaryKeys.append(_elem349)
+                    (_etype356, _size353) = iprot.readListBegin()
+                    for _i357 in range(_size353):
+                        _elem358 = SQLPrimaryKey()
+                        _elem358.read(iprot)
+                        self.primaryKeys.append(_elem358)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype353, _size350) = iprot.readListBegin()
-                    for _i354 in range(_size350):
-                        _elem355 = SQLForeignKey()
-                        _elem355.read(iprot)
-                        self.foreignKeys.append(_elem355)
+                    (_etype362, _size359) = iprot.readListBegin()
+                    for _i363 in range(_size359):
+                        _elem364 = SQLForeignKey()
+                        _elem364.read(iprot)
+                        self.foreignKeys.append(_elem364)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype359, _size356) = iprot.readListBegin()
-                    for _i360 in range(_size356):
-                        _elem361 = SQLUniqueConstraint()
-                        _elem361.read(iprot)
-                        self.uniqueConstraints.append(_elem361)
+                    (_etype368, _size365) = iprot.readListBegin()
+                    for _i369 in range(_size365):
+                        _elem370 = SQLUniqueConstraint()
+                        _elem370.read(iprot)
+                        self.uniqueConstraints.append(_elem370)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype365, _size362) = iprot.readListBegin()
-                    for _i366 in range(_size362):
-                        _elem367 = SQLNotNullConstraint()
-                        _elem367.read(iprot)
-                        self.notNullConstraints.append(_elem367)
+                    (_etype374, _size371) = iprot.readListBegin()
+                    for _i375 in range(_size371):
+                        _elem376 = SQLNotNullConstraint()
+                        _elem376.read(iprot)
+                        self.notNullConstraints.append(_elem376)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype371, _size368) = iprot.readListBegin()
-                    for _i372 in range(_size368):
-                        _elem373 = SQLDefaultConstraint()
-                        _elem373.read(iprot)
-                        self.defaultConstraints.append(_elem373)
+                    (_etype380, _size377) = iprot.readListBegin()
+                    for _i381 in range(_size377):
+                        _elem382 = SQLDefaultConstraint()
+                        _elem382.read(iprot)
+                        self.defaultConstraints.append(_elem382)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype377, _size374) = iprot.readListBegin()
-                    for _i378 in range(_size374):
-                        _elem379 = SQLCheckConstraint()
-                        _elem379.read(iprot)
-                        self.checkConstraints.append(_elem379)
+                    (_etype386, _size383) = iprot.readListBegin()
+                    for _i387 in range(_size383):
+                        _elem388 = SQLCheckConstraint()
+                        _elem388.read(iprot)
+                        self.checkConstraints.append(_elem388)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9032,43 +9234,43 @@ class SQLAllTableConstraints(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter380 in self.primaryKeys:
-                iter380.write(oprot)
+            for iter389 in self.primaryKeys:
+                iter389.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter381 in self.foreignKeys:
-                iter381.write(oprot)
+            for iter390 in self.foreignKeys:
+                iter390.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter382 in self.uniqueConstraints:
-                iter382.write(oprot)
+            for iter391 in self.uniqueConstraints:
+                iter391.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter383 in self.notNullConstraints:
-                iter383.write(oprot)
+            for iter392 in self.notNullConstraints:
+                iter392.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter384 in self.defaultConstraints:
-                iter384.write(oprot)
+            for iter393 in self.defaultConstraints:
+                iter393.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter385 in self.checkConstraints:
-                iter385.write(oprot)
+            for iter394 in self.checkConstraints:
+                iter394.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9217,11 +9419,11 @@ class PrimaryKeysResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype389, _size386) = iprot.readListBegin()
-                    for _i390 in range(_size386):
-                        _elem391 = SQLPrimaryKey()
-                        _elem391.read(iprot)
-                        self.primaryKeys.append(_elem391)
+                    (_etype398, _size395) = iprot.readListBegin()
+                    for _i399 in range(_size395):
+                        _elem400 = SQLPrimaryKey()
+                        _elem400.read(iprot)
+                        self.primaryKeys.append(_elem400)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9238,8 +9440,8 @@ class PrimaryKeysResponse(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter392 in self.primaryKeys:
-                iter392.write(oprot)
+            for iter401 in self.primaryKeys:
+                iter401.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9408,11 +9610,11 @@ class ForeignKeysResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype396, _size393) = iprot.readListBegin()
-                    for _i397 in range(_size393):
-                        _elem398 = SQLForeignKey()
-                        _elem398.read(iprot)
-                        self.foreignKeys.append(_elem398)
+                    (_etype405, _size402) = iprot.readListBegin()
+                    for _i406 in range(_size402):
+                        _elem407 = SQLForeignKey()
+                        _elem407.read(iprot)
+                        self.foreignKeys.append(_elem407)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9429,8 +9631,8 @@ class ForeignKeysResponse(object):
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter399 in self.foreignKeys:
-                iter399.write(oprot)
+            for iter408 in self.foreignKeys:
+                iter408.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9583,11 +9785,11 @@ class UniqueConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype403, _size400) = iprot.readListBegin()
-                    for _i404 in range(_size400):
-                        _elem405 = SQLUniqueConstraint()
-                        _elem405.read(iprot)
-                        self.uniqueConstraints.append(_elem405)
+                    (_etype412, _size409) = iprot.readListBegin()
+                    for _i413 in range(_size409):
+                        _elem414 = SQLUniqueConstraint()
+                        _elem414.read(iprot)
+                        self.uniqueConstraints.append(_elem414)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9604,8 +9806,8 @@ class UniqueConstraintsResponse(object):
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter406 in self.uniqueConstraints:
-                iter406.write(oprot)
+            for iter415 in self.uniqueConstraints:
+                iter415.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9758,11 +9960,11 @@ class NotNullConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype410, _size407) = iprot.readListBegin()
-                    for _i411 in range(_size407):
-                        _elem412 = SQLNotNullConstraint()
-                        _elem412.read(iprot)
-                        self.notNullConstraints.append(_elem412)
+                    (_etype419, _size416) = iprot.readListBegin()
+                    for _i420 in range(_size416):
+                        _elem421 = SQLNotNullConstraint()
+                        _elem421.read(iprot)
+                        self.notNullConstraints.append(_elem421)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9779,8 +9981,8 @@ class NotNullConstraintsResponse(object):
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter413 in self.notNullConstraints:
-                iter413.write(oprot)
+            for iter422 in self.notNullConstraints:
+                iter422.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9933,11 +10135,11 @@ class DefaultConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype417, _size414) = iprot.readListBegin()
-                    for _i418 in range(_size414):
-                        _elem419 = SQLDefaultConstraint()
-                        _elem419.read(iprot)
-                        self.defaultConstraints.append(_elem419)
+                    (_etype426, _size423) = iprot.readListBegin()
+                    for _i427 in range(_size423):
+                        _elem428 = SQLDefaultConstraint()
+                        _elem428.read(iprot)
+                        self.defaultConstraints.append(_elem428)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9954,8 +10156,8 @@ class DefaultConstraintsResponse(object):
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter420 in self.defaultConstraints:
-                iter420.write(oprot)
+            for iter429 in self.defaultConstraints:
+                iter429.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10108,11 +10310,11 @@ class CheckConstraintsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype424, _size421) = iprot.readListBegin()
-                    for _i425 in range(_size421):
-                        _elem426 = SQLCheckConstraint()
-                        _elem426.read(iprot)
-                        self.checkConstraints.append(_elem426)
+                    (_etype433, _size430) = iprot.readListBegin()
+                    for _i434 in range(_size430):
+                        _elem435 = SQLCheckConstraint()
+                        _elem435.read(iprot)
+                        self.checkConstraints.append(_elem435)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10129,8 +10331,8 @@ class CheckConstraintsResponse(object):
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter427 in self.checkConstraints:
-                iter427.write(oprot)
+            for iter436 in self.checkConstraints:
+                iter436.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10439,11 +10641,11 @@ class AddPrimaryKeyRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.primaryKeyCols = []
-                    (_etype431, _size428) = iprot.readListBegin()
-                    for _i432 in range(_size428):
-                        _elem433 = SQLPrimaryKey()
-                        _elem433.read(iprot)
-                        self.primaryKeyCols.append(_elem433)
+                    (_etype440, _size437) = iprot.readListBegin()
+                    for _i441 in range(_size437):
+                        _elem442 = SQLPrimaryKey()
+                        _elem442.read(iprot)
+                        self.primaryKeyCols.append(_elem442)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10460,8 +10662,8 @@ class AddPrimaryKeyRequest(object):
         if self.primaryKeyCols is not None:
             oprot.writeFieldBegin('primaryKeyCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeyCols))
-            for iter434 in self.primaryKeyCols:
-                iter434.write(oprot)
+            for iter443 in self.primaryKeyCols:
+                iter443.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10507,11 +10709,11 @@ class AddForeignKeyRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.foreignKeyCols = []
-                    (_etype438, _size435) = iprot.readListBegin()
-                    for _i439 in range(_size435):
-                        _elem440 = SQLForeignKey()
-                        _elem440.read(iprot)
-                        self.foreignKeyCols.append(_elem440)
+                    (_etype447, _size444) = iprot.readListBegin()
+                    for _i448 in range(_size444):
+                        _elem449 = SQLForeignKey()
+                        _elem449.read(iprot)
+                        self.foreignKeyCols.append(_elem449)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10528,8 +10730,8 @@ class AddForeignKeyRequest(object):
         if self.foreignKeyCols is not None:
             oprot.writeFieldBegin('foreignKeyCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeyCols))
-            for iter441 in self.foreignKeyCols:
-                iter441.write(oprot)
+            for iter450 in self.foreignKeyCols:
+                iter450.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10575,11 +10777,11 @@ class AddUniqueConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.uniqueConstraintCols = []
-                    (_etype445, _size442) = iprot.readListBegin()
-                    for _i446 in range(_size442):
-                        _elem447 = SQLUniqueConstraint()
-                        _elem447.read(iprot)
-                        self.uniqueConstraintCols.append(_elem447)
+                    (_etype454, _size451) = iprot.readListBegin()
+                    for _i455 in range(_size451):
+                        _elem456 = SQLUniqueConstraint()
+                        _elem456.read(iprot)
+                        self.uniqueConstraintCols.append(_elem456)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10596,8 +10798,8 @@ class AddUniqueConstraintRequest(object):
         if self.uniqueConstraintCols is not None:
             oprot.writeFieldBegin('uniqueConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraintCols))
-            for iter448 in self.uniqueConstraintCols:
-                iter448.write(oprot)
+            for iter457 in self.uniqueConstraintCols:
+                iter457.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10643,11 +10845,11 @@ class AddNotNullConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.notNullConstraintCols = []
-                    (_etype452, _size449) = iprot.readListBegin()
-                    for _i453 in range(_size449):
-                        _elem454 = SQLNotNullConstraint()
-                        _elem454.read(iprot)
-                        self.notNullConstraintCols.append(_elem454)
+                    (_etype461, _size458) = iprot.readListBegin()
+                    for _i462 in range(_size458):
+                        _elem463 = SQLNotNullConstraint()
+                        _elem463.read(iprot)
+                        self.notNullConstraintCols.append(_elem463)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10664,8 +10866,8 @@ class AddNotNullConstraintRequest(object):
         if self.notNullConstraintCols is not None:
             oprot.writeFieldBegin('notNullConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraintCols))
-            for iter455 in self.notNullConstraintCols:
-                iter455.write(oprot)
+            for iter464 in self.notNullConstraintCols:
+                iter464.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10711,11 +10913,11 @@ class AddDefaultConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.defaultConstraintCols = []
-                    (_etype459, _size456) = iprot.readListBegin()
-                    for _i460 in range(_size456):
-                        _elem461 = SQLDefaultConstraint()
-                        _elem461.read(iprot)
-                        self.defaultConstraintCols.append(_elem461)
+                    (_etype468, _size465) = iprot.readListBegin()
+                    for _i469 in range(_size465):
+                        _elem470 = SQLDefaultConstraint()
+                        _elem470.read(iprot)
+                        self.defaultConstraintCols.append(_elem470)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10732,8 +10934,8 @@ class AddDefaultConstraintRequest(object):
         if self.defaultConstraintCols is not None:
             oprot.writeFieldBegin('defaultConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraintCols))
-            for iter462 in self.defaultConstraintCols:
-                iter462.write(oprot)
+            for iter471 in self.defaultConstraintCols:
+                iter471.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10779,11 +10981,11 @@ class AddCheckConstraintRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.checkConstraintCols = []
-                    (_etype466, _size463) = iprot.readListBegin()
-                    for _i467 in range(_size463):
-                        _elem468 = SQLCheckConstraint()
-                        _elem468.read(iprot)
-                        self.checkConstraintCols.append(_elem468)
+                    (_etype475, _size472) = iprot.readListBegin()
+                    for _i476 in range(_size472):
+                        _elem477 = SQLCheckConstraint()
+                        _elem477.read(iprot)
+                        self.checkConstraintCols.append(_elem477)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10800,8 +11002,8 @@ class AddCheckConstraintRequest(object):
         if self.checkConstraintCols is not None:
             oprot.writeFieldBegin('checkConstraintCols', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraintCols))
-            for iter469 in self.checkConstraintCols:
-                iter469.write(oprot)
+            for iter478 in self.checkConstraintCols:
+                iter478.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10877,76 +11079,76 @@ class CreateTableRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype473, _size470) = iprot.readListBegin()
-                    for _i474 in range(_size470):
-                        _elem475 = SQLPrimaryKey()
-                        _elem475.read(iprot)
-                        self.primaryKeys.append(_elem475)
+                    (_etype482, _size479) = iprot.readListBegin()
+                    for _i483 in range(_size479):
+                        _elem484 = SQLPrimaryKey()
+                        _elem484.read(iprot)
+                        self.primaryKeys.append(_elem484)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype479, _size476) = iprot.readListBegin()
-                    for _i480 in range(_size476):
-                        _elem481 = SQLForeignKey()
-                        _elem481.read(iprot)
-                        self.foreignKeys.append(_elem481)
+                    (_etype488, _size485) = iprot.readListBegin()
+                    for _i489 in range(_size485):
+                        _elem490 = SQLForeignKey()
+                        _elem490.read(iprot)
+                        self.foreignKeys.append(_elem490)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype485, _size482) = iprot.readListBegin()
-                    for _i486 in range(_size482):
-                        _elem487 = SQLUniqueConstraint()
-                        _elem487.read(iprot)
-                        self.uniqueConstraints.append(_elem487)
+                    (_etype494, _size491) = iprot.readListBegin()
+                    for _i495 in range(_size491):
+                        _elem496 = SQLUniqueConstraint()
+                        _elem496.read(iprot)
+                        self.uniqueConstraints.append(_elem496)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype491, _size488) = iprot.readListBegin()
-                    for _i492 in range(_size488):
-                        _elem493 = SQLNotNullConstraint()
-                        _elem493.read(iprot)
-                        self.notNullConstraints.append(_elem493)
+                    (_etype500, _size497) = iprot.readListBegin()
+                    for _i501 in range(_size497):
+                        _elem502 = SQLNotNullConstraint()
+                        _elem502.read(iprot)
+                        self.notNullConstraints.append(_elem502)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype497, _size494) = iprot.readListBegin()
-                    for _i498 in range(_size494):
-                        _elem499 = SQLDefaultConstraint()
-                        _elem499.read(iprot)
-                        self.defaultConstraints.append(_elem499)
+                    (_etype506, _size503) = iprot.readListBegin()
+                    for _i507 in range(_size503):
+                        _elem508 = SQLDefaultConstraint()
+                        _elem508.read(iprot)
+                        self.defaultConstraints.append(_elem508)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype503, _size500) = iprot.readListBegin()
-                    for _i504 in range(_size500):
-                        _elem505 = SQLCheckConstraint()
-                        _elem505.read(iprot)
-                        self.checkConstraints.append(_elem505)
+                    (_etype512, _size509) = iprot.readListBegin()
+                    for _i513 in range(_size509):
+                        _elem514 = SQLCheckConstraint()
+                        _elem514.read(iprot)
+                        self.checkConstraints.append(_elem514)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype509, _size506) = iprot.readListBegin()
-                    for _i510 in range(_size506):
-                        _elem511 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem511)
+                    (_etype518, _size515) = iprot.readListBegin()
+                    for _i519 in range(_size515):
+                        _elem520 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem520)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10976,50 +11178,50 @@ class CreateTableRequest(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter512 in self.primaryKeys:
-                iter512.write(oprot)
+            for iter521 in self.primaryKeys:
+                iter521.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter513 in self.foreignKeys:
-                iter513.write(oprot)
+            for iter522 in self.foreignKeys:
+                iter522.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter514 in self.uniqueConstraints:
-                iter514.write(oprot)
+            for iter523 in self.uniqueConstraints:
+                iter523.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter515 in self.notNullConstraints:
-                iter515.write(oprot)
+            for iter524 in self.notNullConstraints:
+                iter524.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter516 in self.defaultConstraints:
-                iter516.write(oprot)
+            for iter525 in self.defaultConstraints:
+                iter525.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 8)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter517 in self.checkConstraints:
-                iter517.write(oprot)
+            for iter526 in self.checkConstraints:
+                iter526.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 9)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter518 in self.processorCapabilities:
-                oprot.writeString(iter518.encode('utf-8') if sys.version_info[0] == 2 else iter518)
+            for iter527 in self.processorCapabilities:
+                oprot.writeString(iter527.encode('utf-8') if sys.version_info[0] == 2 else iter527)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -11118,10 +11320,10 @@ class GetTableRequest(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype522, _size519) = iprot.readListBegin()
-                    for _i523 in range(_size519):
-                        _elem524 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem524)
+                    (_etype531, _size528) = iprot.readListBegin()
+                    for _i532 in range(_size528):
+                        _elem533 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem533)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11177,8 +11379,8 @@ class GetTableRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter525 in self.processorCapabilities:
-                oprot.writeString(iter525.encode('utf-8') if sys.version_info[0] == 2 else iter525)
+            for iter534 in self.processorCapabilities:
+                oprot.writeString(iter534.encode('utf-8') if sys.version_info[0] == 2 else iter534)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -11328,10 +11530,10 @@ class GetTablesRequest(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tblNames = []
-                    (_etype529, _size526) = iprot.readListBegin()
-                    for _i530 in range(_size526):
-                        _elem531 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblNames.append(_elem531)
+                    (_etype538, _size535) = iprot.readListBegin()
+                    for _i539 in range(_size535):
+                        _elem540 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblNames.append(_elem540)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11349,10 +11551,10 @@ class GetTablesRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype535, _size532) = iprot.readListBegin()
-                    for _i536 in range(_size532):
-                        _elem537 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem537)
+                    (_etype544, _size541) = iprot.readListBegin()
+                    for _i545 in range(_size541):
+                        _elem546 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem546)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11389,8 +11591,8 @@ class GetTablesRequest(object):
         if self.tblNames is not None:
             oprot.writeFieldBegin('tblNames', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tblNames))
-            for iter538 in self.tblNames:
-                oprot.writeString(iter538.encode('utf-8') if sys.version_info[0] == 2 else iter538)
+            for iter547 in self.tblNames:
+                oprot.writeString(iter547.encode('utf-8') if sys.version_info[0] == 2 else iter547)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.capabilities is not None:
@@ -11404,8 +11606,8 @@ class GetTablesRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter539 in self.processorCapabilities:
-                oprot.writeString(iter539.encode('utf-8') if sys.version_info[0] == 2 else iter539)
+            for iter548 in self.processorCapabilities:
+                oprot.writeString(iter548.encode('utf-8') if sys.version_info[0] == 2 else iter548)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -11463,11 +11665,11 @@ class GetTablesResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.tables = []
-                    (_etype543, _size540) = iprot.readListBegin()
-                    for _i544 in range(_size540):
-                        _elem545 = Table()
-                        _elem545.read(iprot)
-                        self.tables.append(_elem545)
+                    (_etype552, _size549) = iprot.readListBegin()
+                    for _i553 in range(_size549):
+                        _elem554 = Table()
+                        _elem554.read(iprot)
+                        self.tables.append(_elem554)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11484,8 +11686,8 @@ class GetTablesResult(object):
         if self.tables is not None:
             oprot.writeFieldBegin('tables', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.tables))
-            for iter546 in self.tables:
-                iter546.write(oprot)
+            for iter555 in self.tables:
+                iter555.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11648,11 +11850,11 @@ class GetFieldsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.fields = []
-                    (_etype550, _size547) = iprot.readListBegin()
-                    for _i551 in range(_size547):
-                        _elem552 = FieldSchema()
-                        _elem552.read(iprot)
-                        self.fields.append(_elem552)
+                    (_etype559, _size556) = iprot.readListBegin()
+                    for _i560 in range(_size556):
+                        _elem561 = FieldSchema()
+                        _elem561.read(iprot)
+                        self.fields.append(_elem561)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11669,8 +11871,8 @@ class GetFieldsResponse(object):
         if self.fields is not None:
             oprot.writeFieldBegin('fields', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.fields))
-            for iter553 in self.fields:
-                iter553.write(oprot)
+            for iter562 in self.fields:
+                iter562.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11833,11 +12035,11 @@ class GetSchemaResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.fields = []
-                    (_etype557, _size554) = iprot.readListBegin()
-                    for _i558 in range(_size554):
-                        _elem559 = FieldSchema()
-                        _elem559.read(iprot)
-                        self.fields.append(_elem559)
+                    (_etype566, _size563) = iprot.readListBegin()
+                    for _i567 in range(_size563):
+                        _elem568 = FieldSchema()
+                        _elem568.read(iprot)
+                        self.fields.append(_elem568)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11854,8 +12056,8 @@ class GetSchemaResponse(object):
         if self.fields is not None:
             oprot.writeFieldBegin('fields', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.fields))
-            for iter560 in self.fields:
-                iter560.write(oprot)
+            for iter569 in self.fields:
+                iter569.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11958,10 +12160,10 @@ class AlterTableRequest(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype564, _size561) = iprot.readListBegin()
-                    for _i565 in range(_size561):
-                        _elem566 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem566)
+                    (_etype573, _size570) = iprot.readListBegin()
+                    for _i574 in range(_size570):
+                        _elem575 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem575)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12021,8 +12223,8 @@ class AlterTableRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter567 in self.processorCapabilities:
-                oprot.writeString(iter567.encode('utf-8') if sys.version_info[0] == 2 else iter567)
+            for iter576 in self.processorCapabilities:
+                oprot.writeString(iter576.encode('utf-8') if sys.version_info[0] == 2 else iter576)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -12144,10 +12346,10 @@ class TruncateTableRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype571, _size568) = iprot.readListBegin()
-                    for _i572 in range(_size568):
-                        _elem573 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem573)
+                    (_etype580, _size577) = iprot.readListBegin()
+                    for _i581 in range(_size577):
+                        _elem582 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem582)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12188,8 +12390,8 @@ class TruncateTableRequest(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter574 in self.partNames:
-                oprot.writeString(iter574.encode('utf-8') if sys.version_info[0] == 2 else iter574)
+            for iter583 in self.partNames:
+                oprot.writeString(iter583.encode('utf-8') if sys.version_info[0] == 2 else iter583)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.writeId is not None:
@@ -12313,10 +12515,10 @@ class Partition(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.values = []
-                    (_etype578, _size575) = iprot.readListBegin()
-                    for _i579 in range(_size575):
-                        _elem580 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.values.append(_elem580)
+                    (_etype587, _size584) = iprot.readListBegin()
+                    for _i588 in range(_size584):
+                        _elem589 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.values.append(_elem589)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12349,11 +12551,11 @@ class Partition(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype582, _vtype583, _size581) = iprot.readMapBegin()
-                    for _i585 in range(_size581):
-                        _key586 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val587 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key586] = _val587
+                    (_ktype591, _vtype592, _size590) = iprot.readMapBegin()
+                    for _i594 in range(_size590):
+                        _key595 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val596 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key595] = _val596
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -12403,8 +12605,8 @@ class Partition(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.values))
-            for iter588 in self.values:
-                oprot.writeString(iter588.encode('utf-8') if sys.version_info[0] == 2 else iter588)
+            for iter597 in self.values:
+                oprot.writeString(iter597.encode('utf-8') if sys.version_info[0] == 2 else iter597)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.dbName is not None:
@@ -12430,9 +12632,9 @@ class Partition(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter589, viter590 in self.parameters.items():
-                oprot.writeString(kiter589.encode('utf-8') if sys.version_info[0] == 2 else kiter589)
-                oprot.writeString(viter590.encode('utf-8') if sys.version_info[0] == 2 else viter590)
+            for kiter598, viter599 in self.parameters.items():
+                oprot.writeString(kiter598.encode('utf-8') if sys.version_info[0] == 2 else kiter598)
+                oprot.writeString(viter599.encode('utf-8') if sys.version_info[0] == 2 else viter599)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -12510,10 +12712,10 @@ class PartitionWithoutSD(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.values = []
-                    (_etype594, _size591) = iprot.readListBegin()
-                    for _i595 in range(_size591):
-                        _elem596 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.values.append(_elem596)
+                    (_etype603, _size600) = iprot.readListBegin()
+                    for _i604 in range(_size600):
+                        _elem605 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.values.append(_elem605)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12535,11 +12737,11 @@ class PartitionWithoutSD(object):
             elif fid == 5:
                 if ftype == TType.MAP:
                     self.parameters = {}
-                    (_ktype598, _vtype599, _size597) = iprot.readMapBegin()
-                    for _i601 in range(_size597):
-                        _key602 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val603 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.parameters[_key602] = _val603
+                    (_ktype607, _vtype608, _size606) = iprot.readMapBegin()
+                    for _i610 in range(_size606):
+                        _key611 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val612 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.parameters[_key611] = _val612
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -12562,8 +12764,8 @@ class PartitionWithoutSD(object):
         if self.values is not None:
             oprot.writeFieldBegin('values', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.values))
-            for iter604 in self.values:
-                oprot.writeString(iter604.encode('utf-8') if sys.version_info[0] == 2 else iter604)
+            for iter613 in self.values:
+                oprot.writeString(iter613.encode('utf-8') if sys.version_info[0] == 2 else iter613)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.createTime is not None:
@@ -12581,9 +12783,9 @@ class PartitionWithoutSD(object):
         if self.parameters is not None:
             oprot.writeFieldBegin('parameters', TType.MAP, 5)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.parameters))
-            for kiter605, viter606 in self.parameters.items():
-                oprot.writeString(kiter605.encode('utf-8') if sys.version_info[0] == 2 else kiter605)
-                oprot.writeString(viter606.encode('utf-8') if sys.version_info[0] == 2 else viter606)
+            for kiter614, viter615 in self.parameters.items():
+                oprot.writeString(kiter614.encode('utf-8') if sys.version_info[0] == 2 else kiter614)
+                oprot.writeString(viter615.encode('utf-8') if sys.version_info[0] == 2 else viter615)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.privileges is not None:
@@ -12633,11 +12835,11 @@ class PartitionSpecWithSharedSD(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype610, _size607) = iprot.readListBegin()
-                    for _i611 in range(_size607):
-                        _elem612 = PartitionWithoutSD()
-                        _elem612.read(iprot)
-                        self.partitions.append(_elem612)
+                    (_etype619, _size616) = iprot.readListBegin()
+                    for _i620 in range(_size616):
+                        _elem621 = PartitionWithoutSD()
+                        _elem621.read(iprot)
+                        self.partitions.append(_elem621)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12660,8 +12862,8 @@ class PartitionSpecWithSharedSD(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter613 in self.partitions:
-                iter613.write(oprot)
+            for iter622 in self.partitions:
+                iter622.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.sd is not None:
@@ -12709,11 +12911,11 @@ class PartitionListComposingSpec(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype617, _size614) = iprot.readListBegin()
-                    for _i618 in range(_size614):
-                        _elem619 = Partition()
-                        _elem619.read(iprot)
-                        self.partitions.append(_elem619)
+                    (_etype626, _size623) = iprot.readListBegin()
+                    for _i627 in range(_size623):
+                        _elem628 = Partition()
+                        _elem628.read(iprot)
+                        self.partitions.append(_elem628)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12730,8 +12932,8 @@ class PartitionListComposingSpec(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter620 in self.partitions:
-                iter620.write(oprot)
+            for iter629 in self.partitions:
+                iter629.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12933,11 +13135,11 @@ class AddPartitionsRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.parts = []
-                    (_etype624, _size621) = iprot.readListBegin()
-                    for _i625 in range(_size621):
-                        _elem626 = Partition()
-                        _elem626.read(iprot)
-                        self.parts.append(_elem626)
+                    (_etype633, _size630) = iprot.readListBegin()
+                    for _i634 in range(_size630):
+                        _elem635 = Partition()
+                        _elem635.read(iprot)
+                        self.parts.append(_elem635)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12982,8 +13184,8 @@ class AddPartitionsRequest(object):
         if self.parts is not None:
             oprot.writeFieldBegin('parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.parts))
-            for iter627 in self.parts:
-                iter627.write(oprot)
+            for iter636 in self.parts:
+                iter636.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.ifNotExists is not None:
@@ -13053,11 +13255,11 @@ class AddPartitionsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype631, _size628) = iprot.readListBegin()
-                    for _i632 in range(_size628):
-                        _elem633 = Partition()
-                        _elem633.read(iprot)
-                        self.partitions.append(_elem633)
+                    (_etype640, _size637) = iprot.readListBegin()
+                    for _i641 in range(_size637):
+                        _elem642 = Partition()
+                        _elem642.read(iprot)
+                        self.partitions.append(_elem642)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13079,8 +13281,8 @@ class AddPartitionsResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter634 in self.partitions:
-                iter634.write(oprot)
+            for iter643 in self.partitions:
+                iter643.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.isStatsCompliant is not None:
@@ -13200,21 +13402,21 @@ class RequestPartsSpec(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype638, _size635) = iprot.readListBegin()
-                    for _i639 in range(_size635):
-                        _elem640 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem640)
+                    (_etype647, _size644) = iprot.readListBegin()
+                    for _i648 in range(_size644):
+                        _elem649 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem649)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.exprs = []
-                    (_etype644, _size641) = iprot.readListBegin()
-                    for _i645 in range(_size641):
-                        _elem646 = DropPartitionsExpr()
-                        _elem646.read(iprot)
-                        self.exprs.append(_elem646)
+                    (_etype653, _size650) = iprot.readListBegin()
+                    for _i654 in range(_size650):
+                        _elem655 = DropPartitionsExpr()
+                        _elem655.read(iprot)
+                        self.exprs.append(_elem655)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13231,15 +13433,15 @@ class RequestPartsSpec(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter647 in self.names:
-                oprot.writeString(iter647.encode('utf-8') if sys.version_info[0] == 2 else iter647)
+            for iter656 in self.names:
+                oprot.writeString(iter656.encode('utf-8') if sys.version_info[0] == 2 else iter656)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.exprs is not None:
             oprot.writeFieldBegin('exprs', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.exprs))
-            for iter648 in self.exprs:
-                iter648.write(oprot)
+            for iter657 in self.exprs:
+                iter657.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13436,11 +13638,11 @@ class DropPartitionsResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype652, _size649) = iprot.readListBegin()
-                    for _i653 in range(_size649):
-                        _elem654 = Partition()
-                        _elem654.read(iprot)
-                        self.partitions.append(_elem654)
+                    (_etype661, _size658) = iprot.readListBegin()
+                    for _i662 in range(_size658):
+                        _elem663 = Partition()
+                        _elem663.read(iprot)
+                        self.partitions.append(_elem663)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13457,8 +13659,8 @@ class DropPartitionsResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter655 in self.partitions:
-                iter655.write(oprot)
+            for iter664 in self.partitions:
+                iter664.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13655,11 +13857,11 @@ class PartitionsByExprResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype659, _size656) = iprot.readListBegin()
-                    for _i660 in range(_size656):
-                        _elem661 = Partition()
-                        _elem661.read(iprot)
-                        self.partitions.append(_elem661)
+                    (_etype668, _size665) = iprot.readListBegin()
+                    for _i669 in range(_size665):
+                        _elem670 = Partition()
+                        _elem670.read(iprot)
+                        self.partitions.append(_elem670)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13681,8 +13883,8 @@ class PartitionsByExprResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter662 in self.partitions:
-                iter662.write(oprot)
+            for iter671 in self.partitions:
+                iter671.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.hasUnknownPartitions is not None:
@@ -13762,11 +13964,11 @@ class PartitionValuesRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitionKeys = []
-                    (_etype666, _size663) = iprot.readListBegin()
-                    for _i667 in range(_size663):
-                        _elem668 = FieldSchema()
-                        _elem668.read(iprot)
-                        self.partitionKeys.append(_elem668)
+                    (_etype675, _size672) = iprot.readListBegin()
+                    for _i676 in range(_size672):
+                        _elem677 = FieldSchema()
+                        _elem677.read(iprot)
+                        self.partitionKeys.append(_elem677)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13783,11 +13985,11 @@ class PartitionValuesRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.partitionOrder = []
-                    (_etype672, _size669) = iprot.readListBegin()
-                    for _i673 in range(_size669):
-                        _elem674 = FieldSchema()
-                        _elem674.read(iprot)
-                        self.partitionOrder.append(_elem674)
+                    (_etype681, _size678) = iprot.readListBegin()
+                    for _i682 in range(_size678):
+                        _elem683 = FieldSchema()
+                        _elem683.read(iprot)
+                        self.partitionOrder.append(_elem683)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13832,8 +14034,8 @@ class PartitionValuesRequest(object):
         if self.partitionKeys is not None:
             oprot.writeFieldBegin('partitionKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionKeys))
-            for iter675 in self.partitionKeys:
-                iter675.write(oprot)
+            for iter684 in self.partitionKeys:
+                iter684.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.applyDistinct is not None:
@@ -13847,8 +14049,8 @@ class PartitionValuesRequest(object):
         if self.partitionOrder is not None:
             oprot.writeFieldBegin('partitionOrder', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionOrder))
-            for iter676 in self.partitionOrder:
-                iter676.write(oprot)
+            for iter685 in self.partitionOrder:
+                iter685.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.ascending is not None:
@@ -13914,10 +14116,10 @@ class PartitionValuesRow(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.row = []
-                    (_etype680, _size677) = iprot.readListBegin()
-                    for _i681 in range(_size677):
-                        _elem682 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.row.append(_elem682)
+                    (_etype689, _size686) = iprot.readListBegin()
+                    for _i690 in range(_size686):
+                        _elem691 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.row.append(_elem691)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13934,8 +14136,8 @@ class PartitionValuesRow(object):
         if self.row is not None:
             oprot.writeFieldBegin('row', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.row))
-            for iter683 in self.row:
-                oprot.writeString(iter683.encode('utf-8') if sys.version_info[0] == 2 else iter683)
+            for iter692 in self.row:
+                oprot.writeString(iter692.encode('utf-8') if sys.version_info[0] == 2 else iter692)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13981,11 +14183,11 @@ class PartitionValuesResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitionValues = []
-                    (_etype687, _size684) = iprot.readListBegin()
-                    for _i688 in range(_size684):
-                        _elem689 = PartitionValuesRow()
-                        _elem689.read(iprot)
-                        self.partitionValues.append(_elem689)
+                    (_etype696, _size693) = iprot.readListBegin()
+                    for _i697 in range(_size693):
+                        _elem698 = PartitionValuesRow()
+                        _elem698.read(iprot)
+                        self.partitionValues.append(_elem698)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14002,8 +14204,8 @@ class PartitionValuesResponse(object):
         if self.partitionValues is not None:
             oprot.writeFieldBegin('partitionValues', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionValues))
-            for iter690 in self.partitionValues:
-                iter690.write(oprot)
+            for iter699 in self.partitionValues:
+                iter699.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14077,10 +14279,10 @@ class GetPartitionsByNamesRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype694, _size691) = iprot.readListBegin()
-                    for _i695 in range(_size691):
-                        _elem696 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem696)
+                    (_etype703, _size700) = iprot.readListBegin()
+                    for _i704 in range(_size700):
+                        _elem705 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem705)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14092,10 +14294,10 @@ class GetPartitionsByNamesRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype700, _size697) = iprot.readListBegin()
-                    for _i701 in range(_size697):
-                        _elem702 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem702)
+                    (_etype709, _size706) = iprot.readListBegin()
+                    for _i710 in range(_size706):
+                        _elem711 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem711)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14145,8 +14347,8 @@ class GetPartitionsByNamesRequest(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter703 in self.names:
-                oprot.writeString(iter703.encode('utf-8') if sys.version_info[0] == 2 else iter703)
+            for iter712 in self.names:
+                oprot.writeString(iter712.encode('utf-8') if sys.version_info[0] == 2 else iter712)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.get_col_stats is not None:
@@ -14156,8 +14358,8 @@ class GetPartitionsByNamesRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter704 in self.processorCapabilities:
-                oprot.writeString(iter704.encode('utf-8') if sys.version_info[0] == 2 else iter704)
+            for iter713 in self.processorCapabilities:
+                oprot.writeString(iter713.encode('utf-8') if sys.version_info[0] == 2 else iter713)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -14227,11 +14429,11 @@ class GetPartitionsByNamesResult(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype708, _size705) = iprot.readListBegin()
-                    for _i709 in range(_size705):
-                        _elem710 = Partition()
-                        _elem710.read(iprot)
-                        self.partitions.append(_elem710)
+                    (_etype717, _size714) = iprot.readListBegin()
+                    for _i718 in range(_size714):
+                        _elem719 = Partition()
+                        _elem719.read(iprot)
+                        self.partitions.append(_elem719)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14254,8 +14456,8 @@ class GetPartitionsByNamesResult(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter711 in self.partitions:
-                iter711.write(oprot)
+            for iter720 in self.partitions:
+                iter720.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.dictionary is not None:
@@ -14330,10 +14532,10 @@ class GetPartitionRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype715, _size712) = iprot.readListBegin()
-                    for _i716 in range(_size712):
-                        _elem717 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem717)
+                    (_etype724, _size721) = iprot.readListBegin()
+                    for _i725 in range(_size721):
+                        _elem726 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem726)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14372,8 +14574,8 @@ class GetPartitionRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter718 in self.partVals:
-                oprot.writeString(iter718.encode('utf-8') if sys.version_info[0] == 2 else iter718)
+            for iter727 in self.partVals:
+                oprot.writeString(iter727.encode('utf-8') if sys.version_info[0] == 2 else iter727)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.validWriteIdList is not None:
@@ -14607,11 +14809,11 @@ class PartitionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype722, _size719) = iprot.readListBegin()
-                    for _i723 in range(_size719):
-                        _elem724 = Partition()
-                        _elem724.read(iprot)
-                        self.partitions.append(_elem724)
+                    (_etype731, _size728) = iprot.readListBegin()
+                    for _i732 in range(_size728):
+                        _elem733 = Partition()
+                        _elem733.read(iprot)
+                        self.partitions.append(_elem733)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14628,8 +14830,8 @@ class PartitionsResponse(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter725 in self.partitions:
-                iter725.write(oprot)
+            for iter734 in self.partitions:
+                iter734.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14702,10 +14904,10 @@ class GetPartitionNamesPsRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partValues = []
-                    (_etype729, _size726) = iprot.readListBegin()
-                    for _i730 in range(_size726):
-                        _elem731 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partValues.append(_elem731)
+                    (_etype738, _size735) = iprot.readListBegin()
+                    for _i739 in range(_size735):
+                        _elem740 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partValues.append(_elem740)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14749,8 +14951,8 @@ class GetPartitionNamesPsRequest(object):
         if self.partValues is not None:
             oprot.writeFieldBegin('partValues', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partValues))
-            for iter732 in self.partValues:
-                oprot.writeString(iter732.encode('utf-8') if sys.version_info[0] == 2 else iter732)
+            for iter741 in self.partValues:
+                oprot.writeString(iter741.encode('utf-8') if sys.version_info[0] == 2 else iter741)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.maxParts is not None:
@@ -14810,10 +15012,10 @@ class GetPartitionNamesPsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype736, _size733) = iprot.readListBegin()
-                    for _i737 in range(_size733):
-                        _elem738 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem738)
+                    (_etype745, _size742) = iprot.readListBegin()
+                    for _i746 in range(_size742):
+                        _elem747 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem747)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14830,8 +15032,8 @@ class GetPartitionNamesPsResponse(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter739 in self.names:
-                oprot.writeString(iter739.encode('utf-8') if sys.version_info[0] == 2 else iter739)
+            for iter748 in self.names:
+                oprot.writeString(iter748.encode('utf-8') if sys.version_info[0] == 2 else iter748)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14908,10 +15110,10 @@ class GetPartitionsPsWithAuthRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype743, _size740) = iprot.readListBegin()
-                    for _i744 in range(_size740):
-                        _elem745 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem745)
+                    (_etype752, _size749) = iprot.readListBegin()
+                    for _i753 in range(_size749):
+                        _elem754 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem754)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14928,10 +15130,10 @@ class GetPartitionsPsWithAuthRequest(object):
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.groupNames = []
-                    (_etype749, _size746) = iprot.readListBegin()
-                    for _i750 in range(_size746):
-                        _elem751 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.groupNames.append(_elem751)
+                    (_etype758, _size755) = iprot.readListBegin()
+                    for _i759 in range(_size755):
+                        _elem760 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.groupNames.append(_elem760)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14970,8 +15172,8 @@ class GetPartitionsPsWithAuthRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter752 in self.partVals:
-                oprot.writeString(iter752.encode('utf-8') if sys.version_info[0] == 2 else iter752)
+            for iter761 in self.partVals:
+                oprot.writeString(iter761.encode('utf-8') if sys.version_info[0] == 2 else iter761)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.maxParts is not None:
@@ -14985,8 +15187,8 @@ class GetPartitionsPsWithAuthRequest(object):
         if self.groupNames is not None:
             oprot.writeFieldBegin('groupNames', TType.LIST, 7)
             oprot.writeListBegin(TType.STRING, len(self.groupNames))
-            for iter753 in self.groupNames:
-                oprot.writeString(iter753.encode('utf-8') if sys.version_info[0] == 2 else iter753)
+            for iter762 in self.groupNames:
+                oprot.writeString(iter762.encode('utf-8') if sys.version_info[0] == 2 else iter762)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.validWriteIdList is not None:
@@ -15042,11 +15244,11 @@ class GetPartitionsPsWithAuthResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype757, _size754) = iprot.readListBegin()
-                    for _i758 in range(_size754):
-                        _elem759 = Partition()
-                        _elem759.read(iprot)
-                        self.partitions.append(_elem759)
+                    (_etype766, _size763) = iprot.readListBegin()
+                    for _i767 in range(_size763):
+                        _elem768 = Partition()
+                        _elem768.read(iprot)
+                        self.partitions.append(_elem768)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15063,8 +15265,8 @@ class GetPartitionsPsWithAuthResponse(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter760 in self.partitions:
-                iter760.write(oprot)
+            for iter769 in self.partitions:
+                iter769.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15117,10 +15319,10 @@ class GetPartitionsFilterSpec(object):
             elif fid == 8:
                 if ftype == TType.LIST:
                     self.filters = []
-                    (_etype764, _size761) = iprot.readListBegin()
-                    for _i765 in range(_size761):
-                        _elem766 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filters.append(_elem766)
+                    (_etype773, _size770) = iprot.readListBegin()
+                    for _i774 in range(_size770):
+                        _elem775 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filters.append(_elem775)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15141,8 +15343,8 @@ class GetPartitionsFilterSpec(object):
         if self.filters is not None:
             oprot.writeFieldBegin('filters', TType.LIST, 8)
             oprot.writeListBegin(TType.STRING, len(self.filters))
-            for iter767 in self.filters:
-                oprot.writeString(iter767.encode('utf-8') if sys.version_info[0] == 2 else iter767)
+            for iter776 in self.filters:
+                oprot.writeString(iter776.encode('utf-8') if sys.version_info[0] == 2 else iter776)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15231,10 +15433,10 @@ class GetPartitionsRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.groupNames = []
-                    (_etype771, _size768) = iprot.readListBegin()
-                    for _i772 in range(_size768):
-                        _elem773 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.groupNames.append(_elem773)
+                    (_etype780, _size777) = iprot.readListBegin()
+                    for _i781 in range(_size777):
+                        _elem782 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.groupNames.append(_elem782)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15253,10 +15455,10 @@ class GetPartitionsRequest(object):
             elif fid == 9:
                 if ftype == TType.LIST:
                     self.processorCapabilities = []
-                    (_etype777, _size774) = iprot.readListBegin()
-                    for _i778 in range(_size774):
-                        _elem779 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.processorCapabilities.append(_elem779)
+                    (_etype786, _size783) = iprot.readListBegin()
+                    for _i787 in range(_size783):
+                        _elem788 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.processorCapabilities.append(_elem788)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15303,8 +15505,8 @@ class GetPartitionsRequest(object):
         if self.groupNames is not None:
             oprot.writeFieldBegin('groupNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.groupNames))
-            for iter780 in self.groupNames:
-                oprot.writeString(iter780.encode('utf-8') if sys.version_info[0] == 2 else iter780)
+            for iter789 in self.groupNames:
+                oprot.writeString(iter789.encode('utf-8') if sys.version_info[0] == 2 else iter789)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.projectionSpec is not None:
@@ -15318,8 +15520,8 @@ class GetPartitionsRequest(object):
         if self.processorCapabilities is not None:
             oprot.writeFieldBegin('processorCapabilities', TType.LIST, 9)
             oprot.writeListBegin(TType.STRING, len(self.processorCapabilities))
-            for iter781 in self.processorCapabilities:
-                oprot.writeString(iter781.encode('utf-8') if sys.version_info[0] == 2 else iter781)
+            for iter790 in self.processorCapabilities:
+                oprot.writeString(iter790.encode('utf-8') if sys.version_info[0] == 2 else iter790)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.processorIdentifier is not None:
@@ -15371,11 +15573,11 @@ class GetPartitionsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.partitionSpec = []
-                    (_etype785, _size782) = iprot.readListBegin()
-                    for _i786 in range(_size782):
-                        _elem787 = PartitionSpec()
-                        _elem787.read(iprot)
-                        self.partitionSpec.append(_elem787)
+                    (_etype794, _size791) = iprot.readListBegin()
+                    for _i795 in range(_size791):
+                        _elem796 = PartitionSpec()
+                        _elem796.read(iprot)
+                        self.partitionSpec.append(_elem796)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15392,8 +15594,8 @@ class GetPartitionsResponse(object):
         if self.partitionSpec is not None:
             oprot.writeFieldBegin('partitionSpec', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.partitionSpec))
-            for iter788 in self.partitionSpec:
-                iter788.write(oprot)
+            for iter797 in self.partitionSpec:
+                iter797.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -15464,11 +15666,11 @@ class AlterPartitionsRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype792, _size789) = iprot.readListBegin()
-                    for _i793 in range(_size789):
-                        _elem794 = Partition()
-                        _elem794.read(iprot)
-                        self.partitions.append(_elem794)
+                    (_etype801, _size798) = iprot.readListBegin()
+                    for _i802 in range(_size798):
+                        _elem803 = Partition()
+                        _elem803.read(iprot)
+                        self.partitions.append(_elem803)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15513,8 +15715,8 @@ class AlterPartitionsRequest(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.partitions))
-            for iter795 in self.partitions:
-                iter795.write(oprot)
+            for iter804 in self.partitions:
+                iter804.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environmentContext is not None:
@@ -15645,10 +15847,10 @@ class RenamePartitionRequest(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.partVals = []
-                    (_etype799, _size796) = iprot.readListBegin()
-                    for _i800 in range(_size796):
-                        _elem801 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partVals.append(_elem801)
+                    (_etype808, _size805) = iprot.readListBegin()
+                    for _i809 in range(_size805):
+                        _elem810 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partVals.append(_elem810)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15698,8 +15900,8 @@ class RenamePartitionRequest(object):
         if self.partVals is not None:
             oprot.writeFieldBegin('partVals', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.partVals))
-            for iter802 in self.partVals:
-                oprot.writeString(iter802.encode('utf-8') if sys.version_info[0] == 2 else iter802)
+            for iter811 in self.partVals:
+                oprot.writeString(iter811.encode('utf-8') if sys.version_info[0] == 2 else iter811)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.newPart is not None:
@@ -15967,11 +16169,11 @@ class GetOpenTxnsInfoResponse(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.open_txns = []
-                    (_etype806, _size803) = iprot.readListBegin()
-                    for _i807 in range(_size803):
-                        _elem808 = TxnInfo()
-                        _elem808.read(iprot)
-                        self.open_txns.append(_elem808)
+                    (_etype815, _size812) = iprot.readListBegin()
+                    for _i816 in range(_size812):
+                        _elem817 = TxnInfo()
+                        _elem817.read(iprot)
+                        self.open_txns.append(_elem817)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15992,8 +16194,8 @@ class GetOpenTxnsInfoResponse(object):
         if self.open_txns is not None:
             oprot.writeFieldBegin('open_txns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.open_txns))
-            for iter809 in self.open_txns:
-                iter809.write(oprot)
+            for iter818 in self.open_txns:
+                iter818.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -16052,10 +16254,10 @@ class GetOpenTxnsResponse(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.open_txns = []
-                    (_etype813, _size810) = iprot.readListBegin()
-                    for _i814 in range(_size810):
-                        _elem815 = iprot.readI64()
-                        self.open_txns.append(_elem815)
+                    (_etype822, _size819) = iprot.readListBegin()
+                    for _i823 in range(_size819):
+                        _elem824 = iprot.readI64()
+                        self.open_txns.append(_elem824)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16086,8 +16288,8 @@ class GetOpenTxnsResponse(object):
         if self.open_txns is not None:
             oprot.writeFieldBegin('open_txns', TType.LIST, 2)
             oprot.writeListBegin(TType.I64, len(self.open_txns))
-            for iter816 in self.open_txns:
-                oprot.writeI64(iter816)
+            for iter825 in self.open_txns:
+                oprot.writeI64(iter825)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.min_open_txn is not None:
@@ -16143,10 +16345,10 @@ class GetOpenTxnsRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.excludeTxnTypes = []
-                    (_etype820, _size817) = iprot.readListBegin()
-                    for _i821 in range(_size817):
-                        _elem822 = iprot.readI32()
-                        self.excludeTxnTypes.append(_elem822)
+                    (_etype829, _size826) = iprot.readListBegin()
+                    for _i830 in range(_size826):
+                        _elem831 = iprot.readI32()
+                        self.excludeTxnTypes.append(_elem831)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16163,8 +16365,8 @@ class GetOpenTxnsRequest(object):
         if self.excludeTxnTypes is not None:
             oprot.writeFieldBegin('excludeTxnTypes', TType.LIST, 1)
             oprot.writeListBegin(TType.I32, len(self.excludeTxnTypes))
-            for iter823 in self.excludeTxnTypes:
-                oprot.writeI32(iter823)
+            for iter832 in self.excludeTxnTypes:
+                oprot.writeI32(iter832)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -16245,10 +16447,10 @@ class OpenTxnRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.replSrcTxnIds = []
-                    (_etype827, _size824) = iprot.readListBegin()
-                    for _i828 in range(_size824):
-                        _elem829 = iprot.readI64()
-                        self.replSrcTxnIds.append(_elem829)
+                    (_etype836, _size833) = iprot.readListBegin()
+                    for _i837 in range(_size833):
+                        _elem838 = iprot.readI64()
+                        self.replSrcTxnIds.append(_elem838)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16290,8 +16492,8 @@ class OpenTxnRequest(object):
         if self.replSrcTxnIds is not None:
             oprot.writeFieldBegin('replSrcTxnIds', TType.LIST, 6)
             oprot.writeListBegin(TType.I64, len(self.replSrcTxnIds))
-            for iter830 in self.replSrcTxnIds:
-                oprot.writeI64(iter830)
+            for iter839 in self.replSrcTxnIds:
+                oprot.writeI64(iter839)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txn_type is not None:
@@ -16345,10 +16547,10 @@ class OpenTxnsResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.txn_ids = []
-                    (_etype834, _size831) = iprot.readListBegin()
-                    for _i835 in range(_size831):
-                        _elem836 = iprot.readI64()
-                        self.txn_ids.append(_elem836)
+                    (_etype843, _size840) = iprot.readListBegin()
+                    for _i844 in range(_size840):
+                        _elem845 = iprot.readI64()
+                        self.txn_ids.append(_elem845)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16365,8 +16567,8 @@ class OpenTxnsResponse(object):
         if self.txn_ids is not None:
             oprot.writeFieldBegin('txn_ids', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.txn_ids))
-            for iter837 in self.txn_ids:
-                oprot.writeI64(iter837)
+            for iter846 in self.txn_ids:
+                oprot.writeI64(iter846)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -16663,10 +16865,10 @@ class ReplLastIdInfo(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionList = []
-                    (_etype841, _size838) = iprot.readListBegin()
-                    for _i842 in range(_size838):
-                        _elem843 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionList.append(_elem843)
+                    (_etype850, _size847) = iprot.readListBegin()
+                    for _i851 in range(_size847):
+                        _elem852 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionList.append(_elem852)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16699,8 +16901,8 @@ class ReplLastIdInfo(object):
         if self.partitionList is not None:
             oprot.writeFieldBegin('partitionList', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionList))
-            for iter844 in self.partitionList:
-                oprot.writeString(iter844.encode('utf-8') if sys.version_info[0] == 2 else iter844)
+            for iter853 in self.partitionList:
+                oprot.writeString(iter853.encode('utf-8') if sys.version_info[0] == 2 else iter853)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -16855,11 +17057,11 @@ class CommitTxnRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.writeEventInfos = []
-                    (_etype848, _size845) = iprot.readListBegin()
-                    for _i849 in range(_size845):
-                        _elem850 = WriteEventInfo()
-                        _elem850.read(iprot)
-                        self.writeEventInfos.append(_elem850)
+                    (_etype857, _size854) = iprot.readListBegin()
+                    for _i858 in range(_size854):
+                        _elem859 = WriteEventInfo()
+                        _elem859.read(iprot)
+                        self.writeEventInfos.append(_elem859)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16906,8 +17108,8 @@ class CommitTxnRequest(object):
         if self.writeEventInfos is not None:
             oprot.writeFieldBegin('writeEventInfos', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.writeEventInfos))
-            for iter851 in self.writeEventInfos:
-                iter851.write(oprot)
+            for iter860 in self.writeEventInfos:
+                iter860.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.replLastIdInfo is not None:
@@ -17123,11 +17325,11 @@ class LockRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.component = []
-                    (_etype855, _size852) = iprot.readListBegin()
-                    for _i856 in range(_size852):
-                        _elem857 = LockComponent()
-                        _elem857.read(iprot)
-                        self.component.append(_elem857)
+                    (_etype864, _size861) = iprot.readListBegin()
+                    for _i865 in range(_size861):
+                        _elem866 = LockComponent()
+                        _elem866.read(iprot)
+                        self.component.append(_elem866)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17179,8 +17381,8 @@ class LockRequest(object):
         if self.component is not None:
             oprot.writeFieldBegin('component', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.component))
-            for iter858 in self.component:
-                iter858.write(oprot)
+            for iter867 in self.component:
+                iter867.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txnid is not None:
@@ -17818,11 +18020,11 @@ class ShowLocksResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.locks = []
-                    (_etype862, _size859) = iprot.readListBegin()
-                    for _i863 in range(_size859):
-                        _elem864 = ShowLocksResponseElement()
-                        _elem864.read(iprot)
-                        self.locks.append(_elem864)
+                    (_etype871, _size868) = iprot.readListBegin()
+                    for _i872 in range(_size868):
+                        _elem873 = ShowLocksResponseElement()
+                        _elem873.read(iprot)
+                        self.locks.append(_elem873)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17839,8 +18041,8 @@ class ShowLocksResponse(object):
         if self.locks is not None:
             oprot.writeFieldBegin('locks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.locks))
-            for iter865 in self.locks:
-                iter865.write(oprot)
+            for iter874 in self.locks:
+                iter874.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18026,20 +18228,20 @@ class HeartbeatTxnRangeResponse(object):
             if fid == 1:
                 if ftype == TType.SET:
                     self.aborted = set()
-                    (_etype869, _size866) = iprot.readSetBegin()
-                    for _i870 in range(_size866):
-                        _elem871 = iprot.readI64()
-                        self.aborted.add(_elem871)
+                    (_etype878, _size875) = iprot.readSetBegin()
+                    for _i879 in range(_size875):
+                        _elem880 = iprot.readI64()
+                        self.aborted.add(_elem880)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.SET:
                     self.nosuch = set()
-                    (_etype875, _size872) = iprot.readSetBegin()
-                    for _i876 in range(_size872):
-                        _elem877 = iprot.readI64()
-                        self.nosuch.add(_elem877)
+                    (_etype884, _size881) = iprot.readSetBegin()
+                    for _i885 in range(_size881):
+                        _elem886 = iprot.readI64()
+                        self.nosuch.add(_elem886)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
@@ -18056,15 +18258,15 @@ class HeartbeatTxnRangeResponse(object):
         if self.aborted is not None:
             oprot.writeFieldBegin('aborted', TType.SET, 1)
             oprot.writeSetBegin(TType.I64, len(self.aborted))
-            for iter878 in self.aborted:
-                oprot.writeI64(iter878)
+            for iter887 in self.aborted:
+                oprot.writeI64(iter887)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         if self.nosuch is not None:
             oprot.writeFieldBegin('nosuch', TType.SET, 2)
             oprot.writeSetBegin(TType.I64, len(self.nosuch))
-            for iter879 in self.nosuch:
-                oprot.writeI64(iter879)
+            for iter888 in self.nosuch:
+                oprot.writeI64(iter888)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18132,10 +18334,10 @@ class NotificationEventRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.eventTypeSkipList = []
-                    (_etype883, _size880) = iprot.readListBegin()
-                    for _i884 in range(_size880):
-                        _elem885 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.eventTypeSkipList.append(_elem885)
+                    (_etype892, _size889) = iprot.readListBegin()
+                    for _i893 in range(_size889):
+                        _elem894 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.eventTypeSkipList.append(_elem894)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18152,10 +18354,10 @@ class NotificationEventRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype889, _size886) = iprot.readListBegin()
-                    for _i890 in range(_size886):
-                        _elem891 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem891)
+                    (_etype898, _size895) = iprot.readListBegin()
+                    for _i899 in range(_size895):
+                        _elem900 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem900)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18180,8 +18382,8 @@ class NotificationEventRequest(object):
         if self.eventTypeSkipList is not None:
             oprot.writeFieldBegin('eventTypeSkipList', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.eventTypeSkipList))
-            for iter892 in self.eventTypeSkipList:
-                oprot.writeString(iter892.encode('utf-8') if sys.version_info[0] == 2 else iter892)
+            for iter901 in self.eventTypeSkipList:
+                oprot.writeString(iter901.encode('utf-8') if sys.version_info[0] == 2 else iter901)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -18195,8 +18397,8 @@ class NotificationEventRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter893 in self.tableNames:
-                oprot.writeString(iter893.encode('utf-8') if sys.version_info[0] == 2 else iter893)
+            for iter902 in self.tableNames:
+                oprot.writeString(iter902.encode('utf-8') if sys.version_info[0] == 2 else iter902)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18384,11 +18586,11 @@ class NotificationEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.events = []
-                    (_etype897, _size894) = iprot.readListBegin()
-                    for _i898 in range(_size894):
-                        _elem899 = NotificationEvent()
-                        _elem899.read(iprot)
-                        self.events.append(_elem899)
+                    (_etype906, _size903) = iprot.readListBegin()
+                    for _i907 in range(_size903):
+                        _elem908 = NotificationEvent()
+                        _elem908.read(iprot)
+                        self.events.append(_elem908)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18405,8 +18607,8 @@ class NotificationEventResponse(object):
         if self.events is not None:
             oprot.writeFieldBegin('events', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.events))
-            for iter900 in self.events:
-                iter900.write(oprot)
+            for iter909 in self.events:
+                iter909.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18546,10 +18748,10 @@ class NotificationEventsCountRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype904, _size901) = iprot.readListBegin()
-                    for _i905 in range(_size901):
-                        _elem906 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem906)
+                    (_etype913, _size910) = iprot.readListBegin()
+                    for _i914 in range(_size910):
+                        _elem915 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem915)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18586,8 +18788,8 @@ class NotificationEventsCountRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter907 in self.tableNames:
-                oprot.writeString(iter907.encode('utf-8') if sys.version_info[0] == 2 else iter907)
+            for iter916 in self.tableNames:
+                oprot.writeString(iter916.encode('utf-8') if sys.version_info[0] == 2 else iter916)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18707,40 +18909,40 @@ class InsertEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.filesAdded = []
-                    (_etype911, _size908) = iprot.readListBegin()
-                    for _i912 in range(_size908):
-                        _elem913 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAdded.append(_elem913)
+                    (_etype920, _size917) = iprot.readListBegin()
+                    for _i921 in range(_size917):
+                        _elem922 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAdded.append(_elem922)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.filesAddedChecksum = []
-                    (_etype917, _size914) = iprot.readListBegin()
-                    for _i918 in range(_size914):
-                        _elem919 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAddedChecksum.append(_elem919)
+                    (_etype926, _size923) = iprot.readListBegin()
+                    for _i927 in range(_size923):
+                        _elem928 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAddedChecksum.append(_elem928)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.subDirectoryList = []
-                    (_etype923, _size920) = iprot.readListBegin()
-                    for _i924 in range(_size920):
-                        _elem925 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.subDirectoryList.append(_elem925)
+                    (_etype932, _size929) = iprot.readListBegin()
+                    for _i933 in range(_size929):
+                        _elem934 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.subDirectoryList.append(_elem934)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVal = []
-                    (_etype929, _size926) = iprot.readListBegin()
-                    for _i930 in range(_size926):
-                        _elem931 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVal.append(_elem931)
+                    (_etype938, _size935) = iprot.readListBegin()
+                    for _i939 in range(_size935):
+                        _elem940 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVal.append(_elem940)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18761,29 +18963,29 @@ class InsertEventRequestData(object):
         if self.filesAdded is not None:
             oprot.writeFieldBegin('filesAdded', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.filesAdded))
-            for iter932 in self.filesAdded:
-                oprot.writeString(iter932.encode('utf-8') if sys.version_info[0] == 2 else iter932)
+            for iter941 in self.filesAdded:
+                oprot.writeString(iter941.encode('utf-8') if sys.version_info[0] == 2 else iter941)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.filesAddedChecksum is not None:
             oprot.writeFieldBegin('filesAddedChecksum', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.filesAddedChecksum))
-            for iter933 in self.filesAddedChecksum:
-                oprot.writeString(iter933.encode('utf-8') if sys.version_info[0] == 2 else iter933)
+            for iter942 in self.filesAddedChecksum:
+                oprot.writeString(iter942.encode('utf-8') if sys.version_info[0] == 2 else iter942)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.subDirectoryList is not None:
             oprot.writeFieldBegin('subDirectoryList', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.subDirectoryList))
-            for iter934 in self.subDirectoryList:
-                oprot.writeString(iter934.encode('utf-8') if sys.version_info[0] == 2 else iter934)
+            for iter943 in self.subDirectoryList:
+                oprot.writeString(iter943.encode('utf-8') if sys.version_info[0] == 2 else iter943)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partitionVal is not None:
             oprot.writeFieldBegin('partitionVal', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVal))
-            for iter935 in self.partitionVal:
-                oprot.writeString(iter935.encode('utf-8') if sys.version_info[0] == 2 else iter935)
+            for iter944 in self.partitionVal:
+                oprot.writeString(iter944.encode('utf-8') if sys.version_info[0] == 2 else iter944)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18839,11 +19041,11 @@ class FireEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.insertDatas = []
-                    (_etype939, _size936) = iprot.readListBegin()
-                    for _i940 in range(_size936):
-                        _elem941 = InsertEventRequestData()
-                        _elem941.read(iprot)
-                        self.insertDatas.append(_elem941)
+                    (_etype948, _size945) = iprot.readListBegin()
+                    for _i949 in range(_size945):
+                        _elem950 = InsertEventRequestData()
+                        _elem950.read(iprot)
+                        self.insertDatas.append(_elem950)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18869,8 +19071,8 @@ class FireEventRequestData(object):
         if self.insertDatas is not None:
             oprot.writeFieldBegin('insertDatas', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.insertDatas))
-            for iter942 in self.insertDatas:
-                iter942.write(oprot)
+            for iter951 in self.insertDatas:
+                iter951.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.refreshEvent is not None:
@@ -18951,10 +19153,10 @@ class FireEventRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVals = []
-                    (_etype946, _size943) = iprot.readListBegin()
-                    for _i947 in range(_size943):
-                        _elem948 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVals.append(_elem948)
+                    (_etype955, _size952) = iprot.readListBegin()
+                    for _i956 in range(_size952):
+                        _elem957 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVals.append(_elem957)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18966,11 +19168,11 @@ class FireEventRequest(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.tblParams = {}
-                    (_ktype950, _vtype951, _size949) = iprot.readMapBegin()
-                    for _i953 in range(_size949):
-                        _key954 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val955 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblParams[_key954] = _val955
+                    (_ktype959, _vtype960, _size958) = iprot.readMapBegin()
+                    for _i962 in range(_size958):
+                        _key963 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val964 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblParams[_key963] = _val964
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -19003,8 +19205,8 @@ class FireEventRequest(object):
         if self.partitionVals is not None:
             oprot.writeFieldBegin('partitionVals', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVals))
-            for iter956 in self.partitionVals:
-                oprot.writeString(iter956.encode('utf-8') if sys.version_info[0] == 2 else iter956)
+            for iter965 in self.partitionVals:
+                oprot.writeString(iter965.encode('utf-8') if sys.version_info[0] == 2 else iter965)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -19014,9 +19216,9 @@ class FireEventRequest(object):
         if self.tblParams is not None:
             oprot.writeFieldBegin('tblParams', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.tblParams))
-            for kiter957, viter958 in self.tblParams.items():
-                oprot.writeString(kiter957.encode('utf-8') if sys.version_info[0] == 2 else kiter957)
-                oprot.writeString(viter958.encode('utf-8') if sys.version_info[0] == 2 else viter958)
+            for kiter966, viter967 in self.tblParams.items():
+                oprot.writeString(kiter966.encode('utf-8') if sys.version_info[0] == 2 else kiter966)
+                oprot.writeString(viter967.encode('utf-8') if sys.version_info[0] == 2 else viter967)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19064,10 +19266,10 @@ class FireEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.eventIds = []
-                    (_etype962, _size959) = iprot.readListBegin()
-                    for _i963 in range(_size959):
-                        _elem964 = iprot.readI64()
-                        self.eventIds.append(_elem964)
+                    (_etype971, _size968) = iprot.readListBegin()
+                    for _i972 in range(_size968):
+                        _elem973 = iprot.readI64()
+                        self.eventIds.append(_elem973)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19084,8 +19286,8 @@ class FireEventResponse(object):
         if self.eventIds is not None:
             oprot.writeFieldBegin('eventIds', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.eventIds))
-            for iter965 in self.eventIds:
-                oprot.writeI64(iter965)
+            for iter974 in self.eventIds:
+                oprot.writeI64(iter974)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19379,6 +19581,23 @@ GetDatabaseRequest.thrift_spec = (
     (2, TType.STRING, 'catalogName', 'UTF8', None, ),  # 2
     (3, TType.LIST, 'processorCapabilities', (TType.STRING, 'UTF8', False), None, ),  # 3
     (4, TType.STRING, 'processorIdentifier', 'UTF8', None, ),  # 4
+)
+all_structs.append(CreateDatabaseRequest)
+CreateDatabaseRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'databaseName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'description', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'locationUri', 'UTF8', None, ),  # 3
+    (4, TType.MAP, 'parameters', (TType.STRING, 'UTF8', TType.STRING, 'UTF8', False), None, ),  # 4
+    (5, TType.STRUCT, 'privileges', [PrincipalPrivilegeSet, None], None, ),  # 5
+    (6, TType.STRING, 'ownerName', 'UTF8', None, ),  # 6
+    (7, TType.I32, 'ownerType', None, None, ),  # 7
+    (8, TType.STRING, 'catalogName', 'UTF8', None, ),  # 8
+    (9, TType.I32, 'createTime', None, None, ),  # 9
+    (10, TType.STRING, 'managedLocationUri', 'UTF8', None, ),  # 10
+    (11, TType.STRING, 'type', 'UTF8', None, ),  # 11
+    (12, TType.STRING, 'dataConnectorName', 'UTF8', None, ),  # 12
+    (13, TType.STRING, 'remote_dbname', 'UTF8', None, ),  # 13
 )
 all_structs.append(DropDatabaseRequest)
 DropDatabaseRequest.thrift_spec = (
