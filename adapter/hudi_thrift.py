@@ -48,7 +48,7 @@ def config_from_thrift(t: HudiTableConfig | None) -> FormatConfig:
 def file_to_thrift(f: FileInfo) -> HudiFile:
     return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
                     baseInstant=f.base_instant, isLog=bool(f.is_log), logVersion=f.log_version,
-                    commitTime=f.commit_ts)
+                    commitTime=f.commit_ts, path=f.path)
 
 
 def file_from_thrift(f: HudiFile | None) -> FileInfo:

@@ -23,6 +23,7 @@ class FileInfo:
     is_log: bool
     log_version: int | None
     commit_ts: str  # the instant that wrote it
+    path: str | None = None  # full path (URL) on storage, where the table's storage strategy puts it
 
 
 @dataclass

@@ -3,7 +3,11 @@ system view a listing plus the storage timeline forms (what a reader without a m
 
 One recursive listing of the base path: partitions are the folders holding Hudi's partition
 metafile (`.hoodie_partition_metadata`, `.hoodie_partition_metadata.parquet|.orc`); data files are
-the Hudi-named files in them. A file is part of the table when the instant that wrote it completed
+the Hudi-named files in them. A table with another storage strategy (RFC-60, `hoodie.storage.*` in
+its config) keeps its data files under its storage path instead: that path's prefixes are listed
+too (the RFC's fallback for repair), and a file is the table's where its strategy puts it, in the
+lower folders `<table name>/<partition path>/` of a partition the base path has.
+A file is part of the table when the instant that wrote it completed
 on the active timeline or is older than the active timeline (archived): base files carry that
 instant in their name; log files carry their slice's base instant (table version 6) or the
 deltacommit that wrote them (8 and 9: such a log belongs to the latest base file of its group at or
@@ -19,6 +23,14 @@ from hudi_format.commit_metadata import parse_commit
 from hudi_format.file_slice import FileInfo, FileSlice, build_slices, parse_file_name
 from hudi_format.instant import COMPLETED
 from hudi_format.layout import HOODIE
+from hudi_format.storage_strategy import (
+    HIVE,
+    STORAGE_PATH_KEY,
+    STRATEGY_KEY,
+    file_location,
+    load_strategy,
+    strategy_name,
+)
 from hudi_format.storage_timeline import StorageTimeline
 
 PARTITION_METAFILE = ".hoodie_partition_metadata"
@@ -30,7 +42,9 @@ class Listing:
     partitions: list[str]
     files: list[FileInfo]  # every data file; commit_ts = the instant that wrote it (as far as its name tells)
     # files in the table's folders no Hudi commit can have written (not Hudi-named: e.g. a plain
-    # Spark INSERT's part-*.parquet), as (folder, name, size); hidden files (`.`, `_`) are not counted
+    # Spark INSERT's part-*.parquet; or, under a storage strategy, not where the strategy puts
+    # them), as (folder, name, size); hidden files (`.`, `_`) are not counted. The folder is
+    # relative to the base path, or a full URL under the storage path.
     strays: list[tuple[str, str, int]] = field(default_factory=list)
 
 
@@ -49,6 +63,7 @@ def list_table(timeline: StorageTimeline) -> Listing:
         st.fs.invalidate_cache(root)
     except Exception:  # filesystems without a cache
         pass
+    layout = _storage_layout(timeline)
     entries = st.fs.find(root, detail=True)
     partitions: set[str] = set()
     data: list[tuple[str, str, int]] = []
@@ -74,9 +89,73 @@ def list_table(timeline: StorageTimeline) -> Listing:
             continue
         if folder not in partitions:
             continue
+        if layout is not None:  # data files live under the storage path, not here
+            strays.append((folder, name, size))
+            continue
         files.append(FileInfo(partition_path=folder, file_id=file_id, name=name, size=size, base_instant=base,
                               is_log=is_log, log_version=version, commit_ts=base))
+    if layout is not None:
+        more, misplaced = _list_storage_path(timeline, layout, partitions)
+        files += more
+        strays += misplaced
     return Listing(sorted(partitions), sorted(files, key=lambda f: (f.partition_path, f.name)), sorted(strays))
+
+
+def _storage_layout(timeline: StorageTimeline):
+    """The table's storage strategy when it is not `hive` (ValueError for one that cannot load)."""
+    props = timeline.properties
+    name = strategy_name(props.get(STRATEGY_KEY))
+    if name.lower() == HIVE:
+        return None
+    try:
+        return load_strategy(name, timeline.base_path, props.get(STORAGE_PATH_KEY) or None,
+                             props.get("hoodie.table.name") or "")
+    except ValueError as exc:
+        raise ValueError(f"{timeline.base_path}: {exc}") from exc
+
+
+def _list_storage_path(timeline: StorageTimeline, strategy, partitions: set[str]):
+    """(files, strays) under the table's storage path: one recursive listing of it."""
+    import fsspec
+
+    storage_path = timeline.properties[STORAGE_PATH_KEY].rstrip("/")
+    table = timeline.properties.get("hoodie.table.name") or ""
+    fs, root = fsspec.core.url_to_fs(storage_path)
+    root = root.rstrip("/")
+    try:
+        fs.invalidate_cache(root)
+    except Exception:
+        pass
+    try:
+        entries = fs.find(root, detail=True)
+    except FileNotFoundError:
+        entries = {}
+    files, strays = [], []
+    for path, info in entries.items():
+        if info.get("type") == "directory" or not path.startswith(root):
+            continue
+        rel = path[len(root):].strip("/")
+        folder, _, name = rel.rpartition("/")
+        parts = folder.split("/") if folder else []
+        # the lower folders: <table name>/<partition path> of a partition the base path has
+        candidates = [("/".join(parts[i + 1:])) for i, p in enumerate(parts) if p == table]
+        candidates = [c for c in candidates if c in partitions]
+        if not candidates:
+            continue  # another table's (or nobody's) file
+        location = f"{storage_path}/{rel}"
+        try:
+            file_id, base, is_log, version = parse_file_name(name)
+        except ValueError:
+            if not name.startswith((".", "_")):
+                strays.append((f"{storage_path}/{folder}", name, int(info.get("size") or 0)))
+            continue
+        partition = next((c for c in candidates if file_location(strategy, c, name) == location), None)
+        if partition is None:  # a Hudi-named file where the strategy puts none: written by no commit
+            strays.append((f"{storage_path}/{folder}", name, int(info.get("size") or 0)))
+            continue
+        files.append(FileInfo(partition_path=partition, file_id=file_id, name=name, size=int(info.get("size") or 0),
+                              base_instant=base, is_log=is_log, log_version=version, commit_ts=base))
+    return files, strays
 
 
 def storage_view(timeline: StorageTimeline, listing: Listing) -> StorageView:

@@ -24,7 +24,7 @@ from adapter.client import HudiMetastoreClient
 
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns
-from .storage import FileLayout
+from .storage import relative_path
 from .table import TableInfo, latest_schema, load, split_name
 
 log = logging.getLogger(__name__)
@@ -34,13 +34,15 @@ INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
 
 
 class _BaseFileReader:
-    def __init__(self, layout: FileLayout, arrow_schema):
-        self.layout, self.arrow_schema = layout, arrow_schema
+    """Reads base files given by full path (as the read plan has them)."""
+
+    def __init__(self, arrow_schema):
+        self.arrow_schema = arrow_schema
 
     def __call__(self, batches):
         for batch in batches:
-            for rel in batch.column(0).to_pylist():
-                t = read_base_file(self.layout.location(rel), self.arrow_schema)
+            for path in batch.column(0).to_pylist():
+                t = read_base_file(path, self.arrow_schema)
                 yield from t.to_batches()
 
 
@@ -109,11 +111,15 @@ def _completed_at_or_before(client, info: TableInfo, ts: str | None) -> str | No
 
 
 class ReadPlan:
-    """What a read opens: base files (relative paths), the schema, and the row conditions."""
+    """What a read opens: base files (relative paths, and full paths as the server answers them),
+    the schema, and the row conditions."""
 
-    def __init__(self, info: TableInfo, schema, files: list[str], commit_range: tuple | None,
+    def __init__(self, info: TableInfo, schema, bases: list[tuple[str, str]], commit_range: tuple | None,
                  files_skipped: int = 0, partitions_skipped: int = 0):
-        self.info, self.schema, self.files, self.commit_range = info, schema, files, commit_range
+        bases = sorted(bases)
+        self.info, self.schema, self.commit_range = info, schema, commit_range
+        self.files = [rel for rel, _ in bases]  # <partition path>/<file name>
+        self.paths = [path for _, path in bases]  # where the files are (RFC-60 storage strategy)
         self.files_skipped = files_skipped  # base files skipped in the partitions read
         self.partitions_skipped = partitions_skipped  # partitions not read at all
 
@@ -147,9 +153,23 @@ def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, sinc
     if incremental:
         touched = {(f.partitionPath, f.fileId) for f in client.get_files_changed(db, name, since, at)}
         slices = [s for s in slices if (s.partitionPath, s.fileId) in touched]
-    files = [f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
-             for s in slices if s.baseFile is not None]
-    return ReadPlan(info, schema, sorted(files), (since, at) if incremental else None)
+    return ReadPlan(info, schema, _base_files(info, slices), (since, at) if incremental else None)
+
+
+def _base_files(info: TableInfo, slices) -> list[tuple[str, str]]:
+    """(relative path, full path) of the slices' base files. The server answers full paths; only
+    for a custom storage strategy (which the server never loads) the client's strategy maps them."""
+    out, layout = [], None
+    for s in slices:
+        if s.baseFile is None:
+            continue
+        rel = relative_path(s.partitionPath or "", s.baseFile.name)
+        path = s.baseFile.path
+        if not path:
+            layout = layout or info.layout()
+            path = layout.location(rel)
+        out.append((rel, path))
+    return out
 
 
 def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9083", as_of: str | None = None,
@@ -169,9 +189,9 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
         df = spark.createDataFrame([], schema)
     else:
         arrow_schema = with_meta(to_arrow_schema(p.schema, timezone="UTC"))  # as the writer stores them
-        paths = spark.createDataFrame([(f,) for f in p.files], "path string")
-        n = max(1, min(len(p.files), spark.sparkContext.defaultParallelism * 2))
-        df = paths.repartition(n).mapInArrow(_BaseFileReader(p.info.layout(), arrow_schema), schema)
+        paths = spark.createDataFrame([(f,) for f in p.paths], "path string")
+        n = max(1, min(len(p.paths), spark.sparkContext.defaultParallelism * 2))
+        df = paths.repartition(n).mapInArrow(_BaseFileReader(arrow_schema), schema)
     if p.commit_range is not None:
         lo, hi = p.commit_range
         if lo:
@@ -196,7 +216,5 @@ def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadP
     except MetaException as exc:
         log.info("read %s: no data skipping (%s)", info.name, exc.message)
         return None
-    files = [f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
-             for s in pruned.slices if s.baseFile is not None]
-    return ReadPlan(info, latest_schema(client, info), sorted(files), None, pruned.filesSkipped,
+    return ReadPlan(info, latest_schema(client, info), _base_files(info, pruned.slices), None, pruned.filesSkipped,
                     pruned.partitionsSkipped)

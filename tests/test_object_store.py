@@ -60,7 +60,7 @@ def _objects(bucket: str) -> set[str]:
 
 
 @pytest.mark.parametrize("scheme,strategy", [("s3", "hive"), ("s3a", "object-store")])
-def test_pipeline_on_object_store(spark, store_server, object_store, scheme, strategy):
+def test_pipeline_on_object_store(spark, store_server, object_store, scheme, strategy, tmp_path):
     our_server, bucket = store_server
     table = f"os_{uuid.uuid4().hex[:8]}.t"
     base = f"{scheme}://{bucket}/warehouse/t"
@@ -83,9 +83,12 @@ def test_pipeline_on_object_store(spark, store_server, object_store, scheme, str
     db, name = table.split(".")
     before = len(object_store.requests())
     with HudiMetastoreClient(uri(our_server)) as c:
-        assert plan(c, table).files
+        p = plan(c, table)
     lists = [r for r in object_store.requests()[before:] if r[0] == "GET" and _is_list(r)]
     assert lists == []
+    # ... and answers where each file is (the table's storage strategy): the reader opens those paths
+    under = f"{scheme}://{bucket}/" + ("data/" if strategy == "object-store" else "warehouse/t/")
+    assert len(p.paths) == len(p.files) == 2 and all(x.startswith(under) for x in p.paths), p.paths
 
     # the mirror wrote the timeline and partition metadata on the store (hudi-rs needs both)
     objects = _objects(bucket)
@@ -94,14 +97,14 @@ def test_pipeline_on_object_store(spark, store_server, object_store, scheme, str
     assert not [o for o in objects if o.endswith(".tmp")]  # PUT, no temp file and rename
     assert [r for r in object_store.requests()[before:] if _is_list(r)], "the request log sees LISTs"
     if strategy == "object-store":
-        _check_object_store_layout(spark, our_server, table, bucket, objects, exp)
+        _check_object_store_layout(spark, our_server, table, bucket, objects, exp, tmp_path)
         return
     s3_base = f"s3://{bucket}/warehouse/t"  # hudi-rs knows s3:// (s3a:// is Hadoop's name)
     assert _hudi_rs(s3_base, object_store) == exp
     assert _hudi_rs(s3_base, object_store, as_of=ts1) == _expect(r1)
 
 
-def _check_object_store_layout(spark, port, table, bucket, objects, exp):
+def _check_object_store_layout(spark, port, table, bucket, objects, exp, tmp_path):
     """Data files under `data/<hash prefix>/<table>/<partition>/`, a base file's prefix the hash of
     its file id; the timeline and partition metadata under the table path; no switching strategy."""
     data = sorted(o for o in objects if o.endswith(".parquet"))
@@ -118,6 +121,53 @@ def _check_object_store_layout(spark, port, table, bucket, objects, exp):
         write(spark.createDataFrame([(9, "z", 1, "d1")], SCHEMA), table, "upsert", metastore=uri(port),
               options={STRATEGY_KEY: "hive"})
     assert ours(spark, port, table, COLS) == exp  # nothing written by the refused job
+    _check_repair_tools(spark, port, table, bucket, exp, tmp_path)
+
+
+def _check_repair_tools(spark, port, table, bucket, exp, tmp_path):
+    """The server answers physical paths; validate / repair / import-hudi walk the storage path's
+    prefixes (RFC-60's fallback listing) and agree with the server."""
+    import s3fs
+
+    db, name = table.split(".")
+    with HudiMetastoreClient(uri(port)) as c:
+        slices = c.get_latest_file_slices(db, name, None, None)
+        changed = c.get_files_changed(db, name, None, None)
+    assert slices and all(
+        s.baseFile.path == f"s3a://{bucket}/data/{hash_prefix(s.fileId)}/t/{s.partitionPath}/{s.baseFile.name}"
+        for s in slices)
+    assert all(f.path.startswith(f"s3a://{bucket}/data/{hash_prefix(f.fileId)}/t/") for f in changed)
+
+    r = run_cli("validate", table, "--metastore", uri(port))
+    assert r.returncode == 0 and "agrees" in r.stdout, r.stdout + r.stderr
+    fs = s3fs.S3FileSystem(skip_instance_cache=True)
+    stray = f"{bucket}/data/{hash_prefix('x')}/t/dt=d1/part-00000-x.parquet"  # a plain INSERT's file
+    misplaced = f"{bucket}/data/00000000/t/dt=d1/{slices[0].baseFile.name}"  # Hudi-named, wrong prefix
+    fs.pipe_file(stray, b"not hudi")
+    fs.pipe_file(misplaced, b"not here")
+    r = run_cli("validate", table, "--metastore", uri(port))
+    assert r.returncode == 1 and r.stdout.count("stray-file") == 2, r.stdout + r.stderr
+    r = run_cli("repair", table, "--yes", "--metastore", uri(port))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not fs.exists(stray) and not fs.exists(misplaced)
+    kept = [o for o in _objects(bucket) if o.startswith("warehouse/t/.hoodie/.quarantine/")]
+    assert len(kept) == 2 and any(o.endswith("part-00000-x.parquet") for o in kept), kept
+    assert run_cli("validate", table, "--metastore", uri(port)).returncode == 0
+    assert ours(spark, port, table, COLS) == exp
+
+    # import-hudi into another metastore adopts the table from the object store (its own name only)
+    other, proc = start_our_server(f"sqlite:///{tmp_path}/other.db", tmp_path / "server2", warehouse=tmp_path / "wh2",
+                                   extra_args=["--storage-roots", f"s3://{bucket}/,s3a://{bucket}/"])
+    try:
+        base = f"s3a://{bucket}/warehouse/t"
+        r = run_cli("import-hudi", base, "--table", f"{db}.renamed", "--metastore", uri(other))
+        assert r.returncode == 2 and "import it as" in r.stderr, r.stdout + r.stderr
+        r = run_cli("import-hudi", base, "--table", table, "--metastore", uri(other))
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert run_cli("validate", table, "--metastore", uri(other)).returncode == 0
+        assert ours(spark, other, table, COLS) == exp
+    finally:
+        stop_process(proc)
 
 
 def _latest(listed: list[dict], data: list[str]) -> list[str]:

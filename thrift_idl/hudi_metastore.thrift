@@ -71,6 +71,8 @@ struct HudiFile {
   6: bool isLog,
   7: optional i32 logVersion,            // log files only
   8: string commitTime,                  // the instant that wrote it
+  9: optional string path,               // full path (URL) where the table's storage strategy (RFC-60)
+                                         // puts it; answers set it, unset for custom strategies
 }
 
 // One file group's latest base file and the log files on top of it.

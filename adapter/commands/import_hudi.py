@@ -34,6 +34,7 @@ from hudi_format.errors import HudiStorageError, InvalidMetadata
 from hudi_format.file_slice import FileInfo, split_path
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
 from hudi_format.listing import list_table, storage_view
+from hudi_format.storage_strategy import HIVE, STRATEGY_KEY, strategy_name
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException
@@ -180,6 +181,12 @@ def table_config(tl: StorageTimeline, db: str, table: str) -> HudiTableConfig:
         cfg.validate()
     except InvalidMetadata as exc:
         raise HudiImportError(f"{tl.base_path}: {exc.message}") from None
+    stored_name = (tl.properties.get("hoodie.table.name") or "").lower()
+    if strategy_name(tl.properties.get(STRATEGY_KEY)).lower() != HIVE and stored_name != cfg.table_name:
+        # its data files are under <storage path>/<prefix>/<table name>/...: the name is part of their paths
+        raise HudiImportError(f"{tl.base_path}: a table with storage strategy "
+                              f"{tl.properties.get(STRATEGY_KEY)!r} keeps its table name in its files' paths; "
+                              f"import it as {db.lower()}.{stored_name}, not {db.lower()}.{cfg.table_name}")
     return cfg
 
 

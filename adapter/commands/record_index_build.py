@@ -87,13 +87,15 @@ def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) ->
 
     keys: dict[str, str] = {}
     if s.baseFile is not None:
-        with storage.fs.open(storage.path(s.partitionPath, s.baseFile.name), "rb") as fh:
+        with _open(storage, s.partitionPath, s.baseFile) as fh:
             keys.update(reader.of(pq.read_table(fh, columns=reader.columns), s.baseFile.commitTime))
     for f in s.logFiles or []:
         name = f"{s.partitionPath}/{f.name}".lstrip("/")
-        data = storage.read(name)
-        if data is None:
-            raise HudiFormatError(f"log file {name} is missing on storage")
+        try:
+            with _open(storage, s.partitionPath, f) as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            raise HudiFormatError(f"log file {name} is missing on storage") from None
         for block in _live_blocks(list(log_file.blocks(data, name)), completed):
             if block.block_type in (log_file.AVRO_DATA, log_file.PARQUET_DATA):
                 keys.update(reader.of(log_file.data_block_table(block, reader.columns), block.instant))
@@ -103,6 +105,16 @@ def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) ->
             elif block.block_type == log_file.HFILE_DATA:
                 raise HudiFormatError(f"log file {name} holds an HFile block (not read yet)")
     return keys
+
+
+def _open(storage: TableStorage, partition: str, f):
+    """A listed file, at the path the server answers (its storage strategy's), else under the table path."""
+    if f.path:
+        import fsspec
+
+        fs, path = fsspec.core.url_to_fs(f.path)
+        return fs.open(path, "rb")
+    return storage.fs.open(storage.path(partition, f.name), "rb")
 
 
 def _live_blocks(blocks: list[log_file.LogBlock], completed: set[str]) -> list[log_file.LogBlock]:

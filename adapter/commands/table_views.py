@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -80,11 +81,16 @@ def slice_doc(s) -> dict:
             "base_file": s.baseFile.name if s.baseFile else None, "log_files": [f.name for f in s.logFiles or []]}
 
 
-def with_paths(doc: dict, strategy) -> dict:
-    """A slice's document with its files' full paths, where the table's storage strategy puts them."""
+def with_paths(doc: dict, s, strategy) -> dict:
+    """A slice's document with its files' full paths: as the server answers them, else (a custom
+    storage strategy, which the server never loads) where the table's strategy puts them."""
     part = doc["partition"] or ""
-    doc["base_file_path"] = file_location(strategy, part, doc["base_file"]) if doc["base_file"] else None
-    doc["log_file_paths"] = [file_location(strategy, part, n) for n in doc["log_files"]]
+
+    def path(f) -> str:
+        return f.path or file_location(strategy(), part, f.name)
+
+    doc["base_file_path"] = path(s.baseFile) if s.baseFile else None
+    doc["log_file_paths"] = [path(f) for f in s.logFiles or []]
     return doc
 
 
@@ -114,8 +120,8 @@ def run_list_files(args) -> int:
             else:
                 slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
             took = time.perf_counter() - started
-            strategy = _strategy(c, db, tbl)
-        docs = [with_paths(slice_doc(s), strategy) for s in slices]
+            strategy = functools.cache(lambda: _strategy(c, db, tbl))  # asked only for a custom strategy
+            docs = [with_paths(slice_doc(s), s, strategy) for s in slices]
         if args.json and pruned is not None:
             print(json.dumps({"slices": docs, "files_skipped": pruned.filesSkipped,
                               "partitions_skipped": pruned.partitionsSkipped,

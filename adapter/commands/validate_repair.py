@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+import fsspec
+
 from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
 from adapter.commands.record_index_build import build_or_turn_off, has_index, index_differences
@@ -146,10 +148,21 @@ def quarantine_strays(tl: StorageTimeline) -> list[str]:
     folder = f"{root}/{QUARANTINE}/{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S%fZ')}"
     lines = []
     for rel_folder, name, _size in strays:
-        rel = f"{rel_folder}/{name}" if rel_folder else name
-        fs.makedirs(f"{folder}/{rel_folder}" if rel_folder else folder, exist_ok=True)
-        fs.mv(f"{root}/{rel}", f"{folder}/{rel}")
-        lines.append(f"moved {rel} (written by no commit) to {folder}/{rel}")
+        if "://" in rel_folder:  # under the table's storage path (RFC-60): kept as <scheme>/<bucket>/<key>
+            scheme, _, rest = rel_folder.partition("://")
+            src_fs, src = fsspec.core.url_to_fs(f"{rel_folder}/{name}")
+            rel = f"{scheme}/{rest}/{name}"
+        else:
+            rel = f"{rel_folder}/{name}" if rel_folder else name
+            src_fs, src = fs, f"{root}/{rel}"
+        target = f"{folder}/{rel}"
+        fs.makedirs(target.rpartition("/")[0], exist_ok=True)
+        if src_fs is fs:
+            fs.mv(src, target)
+        else:  # another store: copy, then delete
+            fs.pipe_file(target, src_fs.cat_file(src))
+            src_fs.rm(src)
+        lines.append(f"moved {rel_folder + '/' if rel_folder else ''}{name} (written by no commit) to {target}")
     return lines
 
 

@@ -27,7 +27,9 @@ from store.hms.partition_filter.nodes import And, Leaf, Node, Or
 from store.hms.table_service import TableService
 from store.hudi.column_predicate import keep_condition, like_prefix, parse_predicate, without_columns
 from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
+from store.hudi.file_locations import locate_slices
 from store.hudi.snapshot_service import SnapshotService, file_info
+from store.hudi.tables import HudiTableRef
 from store.hudi.timeline_service import TimelineService
 
 _CHUNK = 500
@@ -75,7 +77,7 @@ class ColumnPruning:
             total = _partition_count(conn, ref.tbl_id, bool(part_keys))
             if data_tree is None:
                 parts = scope if scope is not None else _live_partitions(conn, ref.tbl_id)
-                return _answer(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [],
+                return _answer(conn, ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [],
                                total)
             _validate(data_tree, predicate, types)  # bad literals are refused whatever the plan
             ranges = _ranges(data_tree, types)
@@ -88,7 +90,7 @@ class ColumnPruning:
                                           None if scope is None else set(scope) - set(unclean), set(unclean))
             scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
                                       if unclean else [], unclean, data_tree, predicate, types)
-            return _answer(conn, ref.tbl_id, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
+            return _answer(conn, ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
                            total)
 
 
@@ -97,7 +99,9 @@ def _validate(tree: Node, text: str, types: dict[str, str]) -> None:
     keep_condition(tree, text, types, cs, lambda column: select(cs.c.column_name))
 
 
-def _answer(conn: Connection, tbl_id: int, kept: list[FileSlice], total_partitions: int) -> PrunedSlices:
+def _answer(conn: Connection, ref: HudiTableRef, kept: list[FileSlice], total_partitions: int) -> PrunedSlices:
+    tbl_id = ref.tbl_id
+    locate_slices(ref, kept)
     parts = sorted({s.partition_path for s in kept})
     ss = S.snapshot_stats
     considered = 0

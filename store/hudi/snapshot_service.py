@@ -17,6 +17,7 @@ from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
 from store.hms.partition_service import PartitionService
+from store.hudi.file_locations import locate_files, locate_slices
 from store.hudi.timeline_service import TimelineService
 
 
@@ -67,7 +68,9 @@ class SnapshotService:
                     S.instant.c.state == COMPLETED)).first()
                 if done is None:
                     raise NoSuchObject(f"No completed instant {as_of} on {ref.db_name}.{ref.name}")
-            return self.latest_in(conn, ref.tbl_id, partitions, as_of)
+            slices = self.latest_in(conn, ref.tbl_id, partitions, as_of)
+        locate_slices(ref, slices)
+        return slices
 
     def latest_in(self, conn: Connection, tbl_id: int, partitions: list[str] | None = None,
                   as_of: str | None = None) -> list[FileSlice]:
@@ -100,7 +103,9 @@ class SnapshotService:
                 q = q.where(f.c.created_ts > since)
             if until:
                 q = q.where(f.c.created_ts <= until)
-            return [file_info(r) for r in conn.execute(q.order_by(f.c.created_ts, f.c.partition_path, f.c.name))]
+            files = [file_info(r) for r in conn.execute(q.order_by(f.c.created_ts, f.c.partition_path, f.c.name))]
+        locate_files(ref, files)
+        return files
 
     def all_files(self, db: str, tbl: str, partition: str) -> list[FileInfo]:
         """Every file of a partition still on storage, old versions and replaced groups included."""
@@ -110,4 +115,6 @@ class SnapshotService:
             f = S.files
             q = select(f).where(f.c.tbl_id == ref.tbl_id, f.c.partition_path == (partition or ""),
                                 f.c.is_deleted.is_(False))
-            return [file_info(r) for r in conn.execute(q.order_by(f.c.file_id, f.c.base_instant, f.c.name))]
+            files = [file_info(r) for r in conn.execute(q.order_by(f.c.file_id, f.c.base_instant, f.c.name))]
+        locate_files(ref, files)
+        return files

@@ -7,10 +7,12 @@ A registered table has an HMS table too, shaped as Hudi's hive-sync creates it (
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, select
 
+from hudi_format.storage_strategy import HIVE, OBJECT_STORE, STORAGE_PATH_KEY, STRATEGY_KEY, strategy_name
 from hudi_format.table_config import (
     COW,
     INPUT_FORMAT,
@@ -68,6 +70,7 @@ class HudiTables:
         cfg.db_name, cfg.table_name = (cfg.db_name or "").lower(), (cfg.table_name or "").lower()
         cfg.validate()
         check_location(cfg.base_path or None, "Hudi table base path", "hudi_table", "base_path")
+        _check_storage_strategy(cfg)
         try:
             existing = self.tables.get_table(cfg.db_name, cfg.table_name)
         except NoSuchObject:
@@ -106,6 +109,20 @@ class HudiTables:
         cfg.validate()
         self.register_table(cfg)
         return True
+
+
+def _check_storage_strategy(cfg: HudiTableConfig) -> None:
+    """The RFC-60 options a table config may carry: a built-in strategy or an import path (never
+    imported here), `object-store` with its storage path."""
+    props = cfg.properties or {}
+    name = strategy_name(props.get(STRATEGY_KEY))
+    if name.lower() == OBJECT_STORE and not (props.get(STORAGE_PATH_KEY) or "").strip():
+        raise InvalidObject(f"{STRATEGY_KEY}={OBJECT_STORE} needs {STORAGE_PATH_KEY}")
+    if name.lower() not in (HIVE, OBJECT_STORE) and not _IMPORT_PATH.fullmatch(name):
+        raise InvalidObject(f"{STRATEGY_KEY}={name!r}: not {HIVE!r}, {OBJECT_STORE!r} or an import path")
+
+
+_IMPORT_PATH = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
 
 
 def _hoodie_properties(table: Table) -> dict[str, str] | None:

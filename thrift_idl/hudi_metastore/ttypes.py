@@ -505,11 +505,12 @@ class HudiFile(object):
      - isLog
      - logVersion
      - commitTime
+     - path
 
     """
 
 
-    def __init__(self, partitionPath=None, fileId=None, name=None, size=None, baseInstant=None, isLog=None, logVersion=None, commitTime=None,):
+    def __init__(self, partitionPath=None, fileId=None, name=None, size=None, baseInstant=None, isLog=None, logVersion=None, commitTime=None, path=None,):
         self.partitionPath = partitionPath
         self.fileId = fileId
         self.name = name
@@ -518,6 +519,7 @@ class HudiFile(object):
         self.isLog = isLog
         self.logVersion = logVersion
         self.commitTime = commitTime
+        self.path = path
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -568,6 +570,11 @@ class HudiFile(object):
                     self.commitTime = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
                 else:
                     iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.STRING:
+                    self.path = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -609,6 +616,10 @@ class HudiFile(object):
         if self.commitTime is not None:
             oprot.writeFieldBegin('commitTime', TType.STRING, 8)
             oprot.writeString(self.commitTime.encode('utf-8') if sys.version_info[0] == 2 else self.commitTime)
+            oprot.writeFieldEnd()
+        if self.path is not None:
+            oprot.writeFieldBegin('path', TType.STRING, 9)
+            oprot.writeString(self.path.encode('utf-8') if sys.version_info[0] == 2 else self.path)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -2052,6 +2063,7 @@ HudiFile.thrift_spec = (
     (6, TType.BOOL, 'isLog', None, None, ),  # 6
     (7, TType.I32, 'logVersion', None, None, ),  # 7
     (8, TType.STRING, 'commitTime', 'UTF8', None, ),  # 8
+    (9, TType.STRING, 'path', 'UTF8', None, ),  # 9
 )
 all_structs.append(FileSlice)
 FileSlice.thrift_spec = (
