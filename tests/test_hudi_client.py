@@ -29,6 +29,7 @@ from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,
     Database,
     FieldSchema,
+    InvalidObjectException,
     MetaException,
     NoSuchObjectException,
 )
@@ -357,6 +358,7 @@ def test_hudi_end_to_end(our_server, client_factory):
     assert [(s.partitionPath, s.fileId, s.baseInstant) for s in slices] == [("p1", "f1-0", ts)]
     base = slices[0].baseFile
     assert (base.name, base.size, base.isLog, base.commitTime) == (f"f1-0_0-1-1_{ts}.parquet", 10, False, ts)
+    assert base.path == f"{cfg.basePath.rstrip('/')}/p1/{base.name}"  # where the `hive` strategy puts it
     assert slices[0].logFiles == []
     assert c.get_latest_file_slices("default", table, ["p1"], as_of=ts) == slices
     assert c.get_latest_file_slices("default", table, ["p2"]) == []
@@ -389,6 +391,38 @@ def test_hudi_commit_conflict(our_server, client_factory):
     assert info.value.message
     states = {i.timestamp: i.state for i in c.list_instants("default", table)}
     assert states == {a: InstantState.INFLIGHT, b: InstantState.COMPLETED}
+
+
+def test_storage_strategy_paths_and_refusals(our_server, client_factory):
+    """RFC-60: listing answers carry the path the table's strategy gives (the server converts the
+    built-in ones and never imports a custom one); bad strategy options register nothing."""
+    from hudi_format.storage_strategy import hash_prefix
+
+    c = client_factory(our_server)
+    cases = {"object-store": {"hoodie.storage.strategy.class": "object-store", "hoodie.storage.path": "s3://b/data/"},
+             "custom": {"hoodie.storage.strategy.class": "some.module.Strategy", "hoodie.storage.path": "s3://b/c"}}
+    for kind, props in cases.items():
+        table = f"hudi_{uuid.uuid4().hex[:8]}"
+        c.register_hudi_table(HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE,
+                                              recordKeyFields=["id"], partitionFields=["p"], properties=props,
+                                              basePath=f"s3://b/wh/{table}"), [FieldSchema("id", "string", None)])
+        ts = c.create_instant("default", table, None, "commit").timestamp
+        c.transition_to_inflight("default", table, ts, "commit")
+        c.complete_instant("default", table, ts, "commit", _commit_metadata(ts))
+        (f,) = c.get_all_files("default", table, "p1")
+        (changed,) = c.get_files_changed("default", table)
+        (s,) = c.get_latest_file_slices("default", table)
+        want = f"s3://b/data/{hash_prefix('f1-0')}/{table}/p1/{f.name}" if kind == "object-store" else None
+        assert f.path == changed.path == s.baseFile.path == want
+    for props, words in [({"hoodie.storage.strategy.class": "object-store"}, "needs hoodie.storage.path"),
+                         ({"hoodie.storage.strategy.class": "no dots here"}, "import path")]:
+        table = f"hudi_{uuid.uuid4().hex[:8]}"
+        with pytest.raises(InvalidObjectException, match=words):
+            c.register_hudi_table(HudiTableConfig(
+                dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=["id"],
+                partitionFields=["p"], properties=props), [FieldSchema("id", "string", None)])
+        with pytest.raises(NoSuchObjectException):
+            c.get_table("default", table)
 
 
 def test_hudi_errors_are_declared_exceptions(our_server, client_factory):
