@@ -1,11 +1,14 @@
 """Hudi tables on an S3-compatible object store (moto on loopback, found through the AWS
 environment): pipeline.write / pipeline.read of `s3://` and `s3a://` tables through each operation,
-the storage mirror's timeline on the store, hudi-rs reading the same rows from `s3://`, and the
-store's request log showing that planning a read lists nothing."""
+the storage mirror's timeline on the store, hudi-rs and Apache Hudi's Spark reader (with Hadoop's
+S3A) reading the same rows, the store's request log showing that planning a read lists nothing, the
+server's answers carrying physical paths, and validate / repair / import-hudi on the object-store
+layout."""
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import pyarrow as pa
@@ -60,7 +63,7 @@ def _objects(bucket: str) -> set[str]:
 
 
 @pytest.mark.parametrize("scheme,strategy", [("s3", "hive"), ("s3a", "object-store")])
-def test_pipeline_on_object_store(spark, store_server, object_store, scheme, strategy, tmp_path):
+def test_pipeline_on_object_store(spark, store_server, object_store, scheme, strategy, tmp_path, own_backend_url):
     our_server, bucket = store_server
     table = f"os_{uuid.uuid4().hex[:8]}.t"
     base = f"{scheme}://{bucket}/warehouse/t"
@@ -102,6 +105,27 @@ def test_pipeline_on_object_store(spark, store_server, object_store, scheme, str
     s3_base = f"s3://{bucket}/warehouse/t"  # hudi-rs knows s3:// (s3a:// is Hadoop's name)
     assert _hudi_rs(s3_base, object_store) == exp
     assert _hudi_rs(s3_base, object_store, as_of=ts1) == _expect(r1)
+    if own_backend_url.startswith("sqlite"):  # the reader reads storage only: once is enough (a JVM each)
+        _check_hudi_spark_reader(our_server, f"s3a://{bucket}/warehouse/t", [ts1, ts2], exp, r1, tmp_path)
+
+
+def _check_hudi_spark_reader(port, base, stamps, exp, r1, tmp_path):
+    """Apache Hudi's Spark reader (its Spark 3.5 bundle with Hadoop's S3A) reads the table from the
+    object store: snapshot, time travel and incremental give our pipeline's rows."""
+    from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
+    from tests.harness.spark import run_spark_script
+
+    script = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
+    out = run_spark_script(script, port, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=900,
+                           python=hudi_spark_python(), env=hudi_spark_env(s3a=True),
+                           extra_args=["--read-only", "--read", json.dumps(
+                               {"s3": {"base": base, "instants": stamps, "columns": COLS}})])
+    got = out["read"]["s3"]
+    assert "error" not in got, got
+    as_rows = lambda by_key: sorted(list(v) for v in by_key.values())  # noqa: E731
+    assert got["snapshot"] == as_rows(exp)
+    assert got["as_of"][stamps[0]] == as_rows(_expect(r1))
+    assert got["incremental"][stamps[0]] == as_rows({k: exp[k] for k in ("1", "4")})
 
 
 def _check_object_store_layout(spark, port, table, bucket, objects, exp, tmp_path):

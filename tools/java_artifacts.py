@@ -113,6 +113,13 @@ ARTIFACTS: dict[str, dict] = {
         "artifact": "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",
         "about": "Apache Hudi's Spark 3.5 bundle (writer, reader, hive sync) for the Hudi Spark tests",
     },
+    "hadoop-aws": {
+        "kind": "classpath",
+        # S3A for Hudi's Spark reader on the object store: the Hadoop version pyspark 3.5 ships
+        # (hadoop-client-*-3.3.4), with the AWS SDK bundle it was built with
+        "dependencies": ("org.apache.hadoop:hadoop-aws:3.3.4",),
+        "about": "Hadoop's S3A file system (hadoop-aws, AWS SDK bundle) for the Hudi Spark reader on s3a://",
+    },
 }
 
 # --------------------------------------------------------------------------- errors, paths

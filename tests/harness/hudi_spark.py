@@ -45,10 +45,16 @@ def hudi_spark_python() -> str:
     return str(python)
 
 
-def hudi_spark_env() -> dict[str, str]:
-    return {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar()), "JAVA_HOME": os.environ.get("JAVA_HOME", "")} \
-        if os.environ.get("JAVA_HOME") else {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar())}
+def hudi_spark_env(s3a: bool = False) -> dict[str, str]:
+    """The scripts' environment: the bundle, and with `s3a` Hadoop's S3A jars (HADOOP_AWS_JARS),
+    which the script configures from the AWS environment."""
+    env = {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar())}
+    if os.environ.get("JAVA_HOME"):
+        env["JAVA_HOME"] = os.environ["JAVA_HOME"]
+    if s3a:
+        env["HADOOP_AWS_JARS"] = ",".join(str(j) for j in sorted(fetch("hadoop-aws").glob("*.jar")))
+    return env
 
 
 if __name__ == "__main__":  # python -m tests.harness.hudi_spark: prepare both (CI does it up front)
-    print(hudi_spark_python(), hudi_bundle_jar())
+    print(hudi_spark_python(), hudi_bundle_jar(), fetch("hadoop-aws"))

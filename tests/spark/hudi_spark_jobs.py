@@ -23,8 +23,17 @@ SCHEMA = "id long, fare double, ts long, city string"
 def session(uri: str, warehouse: str):
     from pyspark.sql import SparkSession
 
-    return (SparkSession.builder.master("local[1]").appName("hudi-spark-jobs")
-            .config("spark.jars", os.environ["HUDI_BUNDLE_JAR"])
+    jars = [os.environ["HUDI_BUNDLE_JAR"]] + [j for j in os.environ.get("HADOOP_AWS_JARS", "").split(",") if j]
+    builder = SparkSession.builder
+    if os.environ.get("HADOOP_AWS_JARS") and os.environ.get("AWS_ENDPOINT_URL"):
+        # S3A on the S3-compatible store the AWS environment names (credentials from the environment)
+        for k, v in {"endpoint": os.environ["AWS_ENDPOINT_URL"], "path.style.access": "true",
+                     "connection.ssl.enabled": "false", "endpoint.region": os.environ.get("AWS_REGION", "us-east-1"),
+                     "aws.credentials.provider": "com.amazonaws.auth.EnvironmentVariableCredentialsProvider"}.items():
+            builder = builder.config(f"spark.hadoop.fs.s3a.{k}", v)
+        builder = builder.config("spark.hadoop.fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem")  # s3:// too
+    return (builder.master("local[1]").appName("hudi-spark-jobs")
+            .config("spark.jars", ",".join(jars))
             .config("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
             .config("spark.sql.extensions", "org.apache.spark.sql.hudi.HoodieSparkSessionExtension")
             .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog")
@@ -54,8 +63,8 @@ def hudi_write(df, db: str, name: str, ttype: str, part: str, op: str, base: str
     df.write.format("hudi").options(**opts).mode("append").save(base)
 
 
-def rows(df) -> list:
-    return sorted([r["id"], r["fare"], r["city"]] for r in df.select("id", "fare", "city").collect())
+def rows(df, columns=("id", "fare", "city")) -> list:
+    return sorted([r[c] for c in columns] for r in df.select(*columns).collect())
 
 
 def write_tables(spark, uri: str, warehouse: str, db: str) -> dict:
@@ -92,8 +101,8 @@ def metaserver_write(spark, uri: str, warehouse: str) -> dict:
                 "causes": [line.strip() for line in str(e).splitlines() if line.startswith("Caused by")]}
 
 
-def read_table(spark, base: str, instants: list[str], table: str = "") -> dict:
-    got: dict = {"snapshot": rows(spark.read.format("hudi").load(base)), "as_of": {}, "incremental": {}}
+def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city")) -> dict:
+    got: dict = {"snapshot": rows(spark.read.format("hudi").load(base), columns), "as_of": {}, "incremental": {}}
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -104,10 +113,10 @@ def read_table(spark, base: str, instants: list[str], table: str = "") -> dict:
         got["describe_fare"] = {r[0]: r[1] for r in spark.sql(f"DESCRIBE EXTENDED {table} fare").collect()}
         spark.conf.set("spark.sql.cbo.enabled", "false")
     for ts in instants:
-        got["as_of"][ts] = rows(spark.read.format("hudi").option("as.of.instant", ts).load(base))
+        got["as_of"][ts] = rows(spark.read.format("hudi").option("as.of.instant", ts).load(base), columns)
         got["incremental"][ts] = rows(spark.read.format("hudi")
                                       .option("hoodie.datasource.query.type", "incremental")
-                                      .option("hoodie.datasource.read.begin.instanttime", ts).load(base))
+                                      .option("hoodie.datasource.read.begin.instanttime", ts).load(base), columns)
     return got
 
 
@@ -117,14 +126,19 @@ def main() -> int:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
-    p.add_argument("--read", default="{}", help="JSON {name: {base, instants, table}} to read with Hudi's reader")
+    p.add_argument("--read", default="{}",
+                   help="JSON {name: {base, instants, table, columns}} to read with Hudi's reader")
+    p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
-    result: dict = {"written": write_tables(spark, args.metastore_uri, args.warehouse, args.db), "read": {}}
-    result["metaserver"] = metaserver_write(spark, args.metastore_uri, args.warehouse)
+    result: dict = {"read": {}}
+    if not args.read_only:
+        result["written"] = write_tables(spark, args.metastore_uri, args.warehouse, args.db)
+        result["metaserver"] = metaserver_write(spark, args.metastore_uri, args.warehouse)
     for name, t in json.loads(args.read).items():
         try:
-            result["read"][name] = read_table(spark, t["base"], t["instants"], t.get("table", ""))
+            result["read"][name] = read_table(spark, t["base"], t["instants"], t.get("table", ""),
+                                              t.get("columns") or ("id", "fare", "city"))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()
