@@ -113,8 +113,13 @@ def _open(storage: TableStorage, partition: str, f):
         import fsspec
 
         fs, path = fsspec.core.url_to_fs(f.path)
-        return fs.open(path, "rb")
-    return storage.fs.open(storage.path(partition, f.name), "rb")
+    else:
+        fs, path = storage.fs, storage.path(partition, f.name)
+    try:
+        fs.invalidate_cache(path.rpartition("/")[0])  # an object store's cached listing may predate the file
+    except Exception:  # filesystems without a cache
+        pass
+    return fs.open(path, "rb")
 
 
 def _live_blocks(blocks: list[log_file.LogBlock], completed: set[str]) -> list[log_file.LogBlock]:
