@@ -247,3 +247,31 @@ def test_storage_strategies_resolve_and_spread():
     ids = [f"{uuid.UUID(int=rnd.getrandbits(128))}-0" for _ in range(10_000)]
     counts = Counter(hash_prefix(i)[0] for i in ids)
     assert len(counts) == 16 and max(counts.values()) <= 1.3 * (len(ids) / 16)
+
+
+def test_sync_storage_on_object_store(object_store, tmp_path):
+    """On the object store too, a version the mirror could not write (its bucket does not exist
+    yet) waits, and sync_storage writes it once the store takes it."""
+    import s3fs
+
+    from tests.test_hudi_client import _commit_metadata, _register
+
+    bucket = f"t-{uuid.uuid4().hex[:12]}"  # not created yet
+    port, proc = start_our_server(f"sqlite:///{tmp_path}/store.db", tmp_path / "server", warehouse=tmp_path / "wh",
+                                  extra_args=["--mirror-interval", "0", "--storage-roots", f"s3://{bucket}/"])
+    try:
+        with HudiMetastoreClient(uri(port)) as c:
+            _register(c, "t_sync", f"s3://{bucket}/wh/t_sync")
+            ts = c.create_instant("default", "t_sync", None, "commit").timestamp
+            c.transition_to_inflight("default", "t_sync", ts, "commit")
+            c.complete_instant("default", "t_sync", ts, "commit", _commit_metadata(ts))
+            assert c.get_hudi_table_stats("default", "t_sync").mirrorLagVersions >= 1
+            fs = s3fs.S3FileSystem(skip_instance_cache=True)
+            fs.mkdir(bucket)
+            assert c.sync_storage("default", "t_sync") >= 1
+            assert c.get_hudi_table_stats("default", "t_sync").mirrorLagVersions == 0
+            assert fs.exists(f"{bucket}/wh/t_sync/.hoodie/{ts}.commit")
+            assert fs.exists(f"{bucket}/wh/t_sync/.hoodie/hoodie.properties")
+            assert c.sync_storage("default", "t_sync") == 0
+    finally:
+        stop_process(proc)
