@@ -179,15 +179,18 @@ def _check_repair_tools(spark, port, table, bucket, exp, tmp_path):
     assert run_cli("validate", table, "--metastore", uri(port)).returncode == 0
     assert ours(spark, port, table, COLS) == exp
 
-    # import-hudi into another metastore adopts the table from the object store (its own name only)
+    # into another metastore: import-hudi adopts the table only under its own name; migrate copies
+    # the database, importing the Hudi table from the object store
     other, proc = start_our_server(f"sqlite:///{tmp_path}/other.db", tmp_path / "server2", warehouse=tmp_path / "wh2",
                                    extra_args=["--storage-roots", f"s3://{bucket}/,s3a://{bucket}/"])
     try:
         base = f"s3a://{bucket}/warehouse/t"
         r = run_cli("import-hudi", base, "--table", f"{db}.renamed", "--metastore", uri(other))
         assert r.returncode == 2 and "import it as" in r.stderr, r.stdout + r.stderr
-        r = run_cli("import-hudi", base, "--table", table, "--metastore", uri(other))
+        r = run_cli("migrate", "--from", uri(port), "--to", uri(other), "--databases", db, "--quiet")
         assert r.returncode == 0, r.stdout + r.stderr
+        with HudiMetastoreClient(uri(other)) as c:
+            assert c.get_hudi_table(db, name).properties[STRATEGY_KEY] == "object-store"
         assert run_cli("validate", table, "--metastore", uri(other)).returncode == 0
         assert ours(spark, other, table, COLS) == exp
     finally:
