@@ -35,12 +35,14 @@ def ours(spark, port: int, table: str, cols: list[str], **kw) -> dict:
     return out
 
 
-def hudi_rs(base: str, cols: list[str], as_of: str | None = None) -> dict:
-    """record key -> tuple of `cols`, read from storage by hudi-rs (it lists storage itself)."""
+def hudi_rs(base: str, cols: list[str], as_of: str | None = None, storage_options: dict | None = None) -> dict:
+    """record key -> tuple of `cols`, read from storage by hudi-rs (it lists storage itself);
+    `storage_options` for an object store (tests/harness/object_store.py)."""
     import hudi
 
     opts = hudi.HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
-    batches = hudi.HudiTable(base).read(options=opts)
+    table = hudi.HudiTable(base, options=storage_options) if storage_options else hudi.HudiTable(base)
+    batches = table.read(options=opts)
     if not batches:
         return {}
     t = pa.Table.from_batches(batches)

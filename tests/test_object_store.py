@@ -11,7 +11,6 @@ import json
 import os
 import uuid
 
-import pyarrow as pa
 import pytest
 
 from adapter.client import HudiMetastoreClient
@@ -20,7 +19,7 @@ from pipeline import write
 from pipeline.reader import plan
 from tests.cli_helpers import run_cli
 from tests.harness import start_our_server, stop_process
-from tests.pipeline_helpers import ours, uri
+from tests.pipeline_helpers import hudi_rs, ours, uri
 
 pytestmark = [pytest.mark.spark]
 
@@ -40,15 +39,6 @@ def store_server(own_backend_url, object_store, tmp_path):
         yield port, bucket
     finally:
         stop_process(proc)
-
-
-def _hudi_rs(base: str, store, as_of: str | None = None) -> dict:
-    import hudi
-
-    opts = hudi.HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
-    batches = hudi.HudiTable(base, options=store.storage_options()).read(options=opts)
-    rows = pa.Table.from_batches(batches).to_pylist() if batches else []
-    return {r["_hoodie_record_key"]: tuple(r[c] for c in COLS) for r in rows}
 
 
 def _expect(rows) -> dict:
@@ -103,8 +93,8 @@ def test_pipeline_on_object_store(spark, store_server, object_store, scheme, str
         _check_object_store_layout(spark, our_server, table, bucket, objects, exp, tmp_path)
         return
     s3_base = f"s3://{bucket}/warehouse/t"  # hudi-rs knows s3:// (s3a:// is Hadoop's name)
-    assert _hudi_rs(s3_base, object_store) == exp
-    assert _hudi_rs(s3_base, object_store, as_of=ts1) == _expect(r1)
+    assert hudi_rs(s3_base, COLS, storage_options=object_store.storage_options()) == exp
+    assert hudi_rs(s3_base, COLS, ts1, object_store.storage_options()) == _expect(r1)
     if own_backend_url.startswith("sqlite"):  # the reader reads storage only: once is enough (a JVM each)
         _check_hudi_spark_reader(our_server, f"s3a://{bucket}/warehouse/t", [ts1, ts2], exp, r1, tmp_path)
 

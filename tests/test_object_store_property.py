@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import uuid
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +21,7 @@ from adapter.commands.validate_repair import compare
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY
 from pipeline import write
 from tests.harness import start_our_server, stop_process
-from tests.pipeline_helpers import ours, uri
+from tests.pipeline_helpers import hudi_rs, ours, uri
 from tests.test_pipeline_property import COLS, KEYS, OPS, SCHEMA, _apply, _row
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite")]
@@ -40,15 +39,6 @@ def s3_server(object_store, tmp_path_factory):
         yield port, bucket, object_store
     finally:
         stop_process(proc)
-
-
-def _hudi_rs(base: str, store, as_of: str | None = None) -> dict:
-    import hudi
-
-    opts = hudi.HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
-    batches = hudi.HudiTable(base, options=store.storage_options()).read(options=opts)
-    rows = pa.Table.from_batches(batches).to_pylist() if batches else []
-    return {r["_hoodie_record_key"]: tuple(r[c] for c in COLS) for r in rows}
 
 
 @settings(max_examples=4, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
@@ -84,7 +74,7 @@ def test_random_operation_sequences_on_object_store(spark, s3_server, data, stra
         where = f"{strategy} step {step}: {op} {rows}"
         assert ours(spark, port, table, COLS) == model, where
         if strategy == "hive":
-            assert _hudi_rs(base, store) == model, where
+            assert hudi_rs(base, COLS, storage_options=store.storage_options()) == model, where
         else:
             with HudiMetastoreClient(uri(port)) as c:
                 assert compare(c, "s3prop", name)[1] == [], where
@@ -95,4 +85,4 @@ def test_random_operation_sequences_on_object_store(spark, s3_server, data, stra
         then, then_model = history[data.draw(st.integers(0, len(history) - 1), label="as_of")]
         assert ours(spark, port, table, COLS, as_of=then) == then_model, where
         if strategy == "hive":
-            assert _hudi_rs(base, store, as_of=then) == then_model, where
+            assert hudi_rs(base, COLS, then, store.storage_options()) == then_model, where
