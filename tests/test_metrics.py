@@ -259,11 +259,17 @@ def test_each_worker_serves_its_own_registry(metrics_server):
     for _ in range(calls):  # a connection each, so both workers get some
         with HudiMetastoreClient(f"thrift://127.0.0.1:{port}", timeout_s=TIMEOUT) as c:
             c.get_all_databases()
-    per_worker = []
-    pids = set()
-    for p in (mport, mport + 1):
-        s = parse(scrape(p))
-        per_worker.append(value(s, "hms_thrift_calls_total", method="get_all_databases", status="ok"))
-        pids.update(k[1] for k in s if k[0] == "hudi_metastore_process_start_time_seconds")
+    # a call is counted right after its reply is sent: wait until the last one is in
+    deadline = time.monotonic() + 10.0
+    while True:
+        per_worker = []
+        pids = set()
+        for p in (mport, mport + 1):
+            s = parse(scrape(p))
+            per_worker.append(value(s, "hms_thrift_calls_total", method="get_all_databases", status="ok"))
+            pids.update(k[1] for k in s if k[0] == "hudi_metastore_process_start_time_seconds")
+        if sum(per_worker) >= calls or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
     assert sum(per_worker) == calls
     assert len(pids) == 2  # two processes answered
