@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapter.naming import db_name, env_props
 from store.errors import NoSuchObject
+from store.hms import partition_wire
 from store.hms.partition_names import spec_from_name
 from store.hms.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
@@ -21,6 +22,14 @@ from thrift_idl.hive_metastore.ttypes import (
 
 def _max(max_parts) -> int:
     return -1 if max_parts is None else int(max_parts)
+
+
+def partition_list(partitions: PartitionService, db: str, tbl: str, max_parts: int = -1, part_vals=None,
+                   filter_text=None):
+    """A partition list for an answer: encoded by the store when the reply protocol can write it
+    (store/hms/partition_wire.py), else objects."""
+    read = partitions.encoded_partitions if partition_wire.AVAILABLE else partitions.get_partitions
+    return read(db, tbl, max_parts, part_vals=part_vals, filter_text=filter_text)
 
 
 class PartitionHandler:
@@ -94,19 +103,26 @@ class PartitionHandler:
     def get_partition_by_name(self, db_name_, tbl_name, part_name):
         return self.partitions.get_partition_by_name(db_name(db_name_), tbl_name or "", part_name or "")
 
+    def _listed(self, db, tbl, max_parts, part_vals=None, filter_text=None):
+        return partition_list(self.partitions, db_name(db), tbl or "", _max(max_parts), part_vals, filter_text)
+
+    def _named(self, db, tbl, names):
+        read = self.partitions.encoded_partitions_by_names if partition_wire.AVAILABLE \
+            else self.partitions.get_partitions_by_names
+        return read(db_name(db), tbl or "", names)
+
     def get_partitions(self, db_name_, tbl_name, max_parts):
         try:
-            return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
+            return self._listed(db_name_, tbl_name, max_parts)
         except NoSuchObject:
             return []  # Hive 4: a table that does not exist has no partitions
 
     def get_partitions_with_auth(self, db_name_, tbl_name, max_parts, user_name, group_names):
-        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts))
+        return self._listed(db_name_, tbl_name, max_parts)
 
     def get_partitions_ps(self, db_name_, tbl_name, part_vals, max_parts):
         # Hive 4: an empty specification lists every partition
-        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts),
-                                              part_vals=part_vals or None)
+        return self._listed(db_name_, tbl_name, max_parts, part_vals=part_vals or None)
 
     def get_partitions_ps_with_auth(self, db_name_, tbl_name, part_vals, max_parts, user_name, group_names):
         return self.get_partitions_ps(db_name_, tbl_name, part_vals, max_parts)
@@ -122,14 +138,13 @@ class PartitionHandler:
                                                    part_vals=part_vals)
 
     def get_partitions_by_filter(self, db_name_, tbl_name, filter, max_parts):
-        return self.partitions.get_partitions(db_name(db_name_), tbl_name or "", _max(max_parts),
-                                              filter_text=filter or "")
+        return self._listed(db_name_, tbl_name, max_parts, filter_text=filter or "")
 
     def get_num_partitions_by_filter(self, db_name_, tbl_name, filter):
         return self.partitions.count_partitions(db_name(db_name_), tbl_name or "", filter)
 
     def get_partitions_by_names(self, db_name_, tbl_name, names):
-        return self.partitions.get_partitions_by_names(db_name(db_name_), tbl_name or "", names)
+        return self._named(db_name_, tbl_name, names)
 
     def get_partitions_by_names_req(self, req):
         return GetPartitionsByNamesResult(

@@ -14,6 +14,7 @@ import functools
 
 from thrift.Thrift import TApplicationException
 
+from adapter.handlers.partitions import partition_list
 from adapter.naming import check_catalog, db_name
 from store.errors import MetaError, NoSuchObject
 from store.hms.partition_filter.leaf_sql import is_integral
@@ -56,7 +57,7 @@ class RequestFormHandler:
     def get_partitions_req(self, req):
         check_catalog(req.catName)
         try:
-            parts = self.partitions.get_partitions(db_name(req.dbName), req.tblName or "", _max(req.maxParts))
+            parts = partition_list(self.partitions, db_name(req.dbName), req.tblName or "", _max(req.maxParts))
         except NoSuchObject:
             parts = []  # Hive 4: no partitions for a table that does not exist
         return PartitionsResponse(partitions=parts)
@@ -71,8 +72,8 @@ class RequestFormHandler:
     def get_partitions_ps_with_auth_req(self, req):
         check_catalog(req.catName)
         # Hive 4: no values (or an empty list) is every partition; maxParts always applies
-        return GetPartitionsPsWithAuthResponse(partitions=self.partitions.get_partitions(
-            db_name(req.dbName), req.tblName or "", _max(req.maxParts), part_vals=req.partVals or None))
+        return GetPartitionsPsWithAuthResponse(partitions=partition_list(
+            self.partitions, db_name(req.dbName), req.tblName or "", _max(req.maxParts), req.partVals or None))
 
     def fetch_partition_names_req(self, partitionReq):
         """Hive 4's client lists partition names this way (also when it prunes partitions itself)."""

@@ -20,6 +20,7 @@ from thrift.transport import TTransport
 
 from adapter.call_log import log_call
 from adapter.router import HandlerRouter, take_error
+from adapter.server.encoded_answers import encode_reply
 from adapter.server.logtext import field, one_line
 from adapter.server.transport import Busy, OversizedFrame
 from store import metrics
@@ -42,9 +43,15 @@ class RequestRejected(Exception):
 
 class ReplyProtocol(TBinaryProtocolAccelerated):
     """The output protocol of a connection; knows whether an answer was begun (so an error while
-    encoding one is not blamed on the request)."""
+    encoding one is not blamed on the request), and writes partition lists the store encoded
+    (adapter/server/encoded_answers.py)."""
 
     replying = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if getattr(self, "_fast_encode", None) is not None:
+            self._fast_encode = encode_reply  # partition lists encoded by the store
 
     def writeMessageBegin(self, name, ttype, seqid):
         self.replying = True

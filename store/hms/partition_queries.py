@@ -7,7 +7,7 @@ as a subquery, so a call costs what its answer costs, never a scan of the table'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, Select, and_, select
@@ -21,7 +21,24 @@ from store.hms.descriptors import build_sd, load_columns
 from store.hms.partition_context import TableCtx
 from store.hms.partition_filter import FilterError, compile_filter
 from store.hms.partition_names import DEFAULT_PARTITION, split_name
+from store.hms.partition_wire import EncodedStructs, PartitionEncoder, PiecesCache
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
+
+
+class _SharedDescriptors:
+    """Per schema version of an answer's partitions: its columns, and the descriptor that the
+    partitions without one of their own share (made once, on first use)."""
+
+    def __init__(self, ctx: TableCtx, columns: dict[int, tuple[list, list]]):
+        self.ctx = ctx
+        self.columns = columns
+        self._made: dict[int, StorageDescriptor] = {}
+
+    def __call__(self, version: int) -> StorageDescriptor:
+        sd = self._made.get(version)
+        if sd is None:
+            sd = self._made[version] = build_sd(self.ctx.sd, None, self.columns[version][0])
+        return sd
 
 
 class PartitionQueries:
@@ -30,6 +47,7 @@ class PartitionQueries:
         # filters start from the key-value index (compile_filter's driver); MySQL keeps the plain
         # form: it runs IN (... UNION ...) as a subquery per row
         self.driven = store.backend in ("sqlite", "postgresql")
+        self.pieces_cache = PiecesCache()  # encoded partitions answered before (partition_wire.py)
 
     def in_table(self, ctx: TableCtx, filtered: bool = False) -> ColumnElement[bool]:
         """The partitions of ctx's table. Under a driven filter (see compile_filter) the driver
@@ -98,17 +116,62 @@ class PartitionQueries:
         which nothing modifies after this point; only the location is per partition."""
         if not rows:
             return []
-        versions = {r.schema_version for r in rows}
-        if versions == {ctx.schema_version}:
-            cols = {ctx.schema_version: (ctx.cols, ctx.keys)}
-        else:
-            cols = load_columns(conn, ctx.tbl_id, versions)
-        templates: dict[int, dict[str, Any]] = {}
-        sd_rows = self._own_descriptors(conn, rows)
-        stored = self._stored_values(conn, rows)
+        shared = self._shared_descriptors(conn, ctx, rows)
         out = []
         base = Partition(dbName=ctx.db_name, tableName=ctx.name, catName=ctx.cat_name).__dict__
         new_sd, new_part = StorageDescriptor.__new__, Partition.__new__
+        templates: dict[int, dict[str, Any]] = {}
+        for values, create_time, last_access, version, location, own_sd, params in self._items(conn, rows, shared):
+            if own_sd is None:
+                tmpl = templates.get(version)
+                if tmpl is None:
+                    tmpl = templates[version] = shared(version).__dict__
+                sd = new_sd(StorageDescriptor)
+                sd.__dict__.update(tmpl)
+                sd.location = location
+            else:
+                sd = own_sd
+            part = new_part(Partition)
+            part.__dict__ = {**base, "values": values, "createTime": create_time,
+                             "lastAccessTime": last_access, "sd": sd, "parameters": params}
+            out.append(part)
+        return out
+
+    def encode(self, conn: Connection, ctx: TableCtx, rows: Sequence[Row[Any]]) -> EncodedStructs:
+        """What `build` answers, as Thrift bytes (store/hms/partition_wire.py). The pieces of a row
+        answered before come from the cache (its key is the whole row)."""
+        if not rows:
+            return EncodedStructs(0, b"")
+        shared = self._shared_descriptors(conn, ctx, rows)
+        encoder = PartitionEncoder(ctx.db_name, ctx.name, ctx.cat_name, shared)
+        cache = self.pieces_cache
+        keys = [tuple(r) for r in rows]  # plain tuples: Row compares in Python
+        found = [cache.get(k) if r.sd_id is None else None for r, k in zip(rows, keys)]
+        missing = [r for r, f in zip(rows, found) if f is None]
+        if missing:
+            made = iter([encoder.pieces(*item) for item in self._items(conn, missing, shared)])
+            for i, r in enumerate(rows):
+                if found[i] is None:
+                    found[i] = pieces = next(made)
+                    # own descriptors and stored values come from other tables: not keyed by the row
+                    if r.sd_id is None and DEFAULT_PARTITION not in r.part_name:
+                        cache.put(keys[i], pieces, len(r.part_name) + len(r.location or "") + len(r.params_json or ""))
+        return encoder.join(found)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _shared_descriptors(conn: Connection, ctx: TableCtx, rows: Sequence[Row[Any]]) -> _SharedDescriptors:
+        versions = {r.schema_version for r in rows}
+        if versions == {ctx.schema_version}:
+            return _SharedDescriptors(ctx, {ctx.schema_version: (ctx.cols, ctx.keys)})
+        return _SharedDescriptors(ctx, load_columns(conn, ctx.tbl_id, versions))
+
+    def _items(self, conn: Connection, rows: Sequence[Row[Any]], shared: _SharedDescriptors) -> Iterator[
+            tuple[list[str], int | None, int | None, int, str | None, StorageDescriptor | None, dict[str, str]]]:
+        """(values, createTime, lastAccessTime, schema version, location, own descriptor or None,
+        parameters) per row."""
+        cols = shared.columns
+        sd_rows = self._own_descriptors(conn, rows)
+        stored = self._stored_values(conn, rows)
         all_params = params_of_many(r.params_json for r in rows)
         for r, params in zip(rows, all_params):
             name = r.part_name
@@ -118,21 +181,9 @@ class PartitionQueries:
                 values = [piece.partition("=")[2] for piece in name.split("/")]
             if r.part_id in stored:
                 values = [stored[r.part_id].get(i, v) for i, v in enumerate(values)]
-            if r.sd_id is None:
-                tmpl = templates.get(r.schema_version)
-                if tmpl is None:
-                    tmpl = templates[r.schema_version] = build_sd(ctx.sd, None, cols[r.schema_version][0]).__dict__
-                sd = new_sd(StorageDescriptor)
-                sd.__dict__.update(tmpl)
-                sd.location = r.location
-            else:
-                sd = build_sd(sd_rows[r.sd_id], r.location, list(cols[r.schema_version][0]))
-            part = new_part(Partition)
-            part.__dict__ = {**base, "values": values, "createTime": r.create_time,
-                             "lastAccessTime": r.last_access_time, "sd": sd,
-                             "parameters": params}
-            out.append(part)
-        return out
+            own = None if r.sd_id is None else \
+                build_sd(sd_rows[r.sd_id], r.location, list(cols[r.schema_version][0]))
+            yield values, r.create_time, r.last_access_time, r.schema_version, r.location, own, params
 
     @staticmethod
     def _own_descriptors(conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, Row[Any]]:

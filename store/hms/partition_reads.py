@@ -3,8 +3,8 @@ names, counts, partitions by names and distinct key values."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Row, func, select
 
@@ -15,7 +15,10 @@ from store.errors import MetaError, NoSuchObject
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partition_names import make_name, split_name
 from store.hms.partition_queries import PartitionQueries
+from store.hms.partition_wire import EncodedStructs
 from thrift_idl.hive_metastore.ttypes import Partition
+
+T = TypeVar("T")
 
 
 class PartitionReads:
@@ -51,12 +54,21 @@ class PartitionReads:
     def get_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                        filter_text: str | None = None) -> list[Partition]:
         """The table's partitions in name order, or those of a partial specification or a filter."""
+        return self._listed(self.queries.build, db, tbl, max_parts, part_vals, filter_text)
+
+    def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
+                           filter_text: str | None = None) -> EncodedStructs:
+        """`get_partitions` as Thrift bytes, for an answer (store/hms/partition_wire.py)."""
+        return self._listed(self.queries.encode, db, tbl, max_parts, part_vals, filter_text)
+
+    def _listed(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
+                max_parts: int, part_vals: Sequence[str] | None, filter_text: str | None) -> T:
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
             where = (self.queries.filter_where(ctx, filter_text) if filter_text
                      else self.queries.partial_spec_where(ctx, part_vals))
             q = self.queries.select_rows(ctx, where, max_parts, filtered=bool(filter_text))
-            return self.queries.build(conn, ctx, conn.execute(q).all())
+            return make(conn, ctx, conn.execute(q).all())
 
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
@@ -84,6 +96,14 @@ class PartitionReads:
             return conn.execute(q).scalar_one()
 
     def get_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> list[Partition]:
+        return self._named(self.queries.build, db, tbl, names)
+
+    def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
+        """`get_partitions_by_names` as Thrift bytes, for an answer."""
+        return self._named(self.queries.encode, db, tbl, names)
+
+    def _named(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
+               names: Sequence[str] | None) -> T:
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
             # Hive matches the names exactly as written; names of no partition are ignored
@@ -94,7 +114,7 @@ class PartitionReads:
                     ctx, in_list(self.store.backend, S.partitions.c.part_name, canonical[i:i + BATCH]))
                 rows.extend(conn.execute(q).all())
             rows.sort(key=lambda r: r.part_name)
-            return self.queries.build(conn, ctx, rows)
+            return make(conn, ctx, rows)
 
     def get_partition_values(self, db: str, tbl: str, key_names: Sequence[str], filter_text: str | None,
                              ascending: bool = True, max_parts: int = -1) -> list[list[str]]:

@@ -18,6 +18,7 @@ from store.hms.partition_alteration import PartitionAlteration
 from store.hms.partition_context import TableContexts, TableCtx
 from store.hms.partition_queries import PartitionQueries
 from store.hms.partition_reads import PartitionReads
+from store.hms.partition_wire import EncodedStructs
 from store.hms.partition_writes import PartitionWrites
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import Partition
@@ -49,6 +50,11 @@ class PartitionService:
                        filter_text: str | None = None) -> list[Partition]:
         return self.reads.get_partitions(db, tbl, max_parts, part_vals, filter_text)
 
+    def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
+                           filter_text: str | None = None) -> EncodedStructs:
+        """`get_partitions` as Thrift bytes (store/hms/partition_wire.py): what handlers answer."""
+        return self.reads.encoded_partitions(db, tbl, max_parts, part_vals, filter_text)
+
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
         return self.reads.get_partition_names(db, tbl, max_parts, part_vals, filter_text)
@@ -58,6 +64,9 @@ class PartitionService:
 
     def get_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> list[Partition]:
         return self.reads.get_partitions_by_names(db, tbl, names)
+
+    def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
+        return self.reads.encoded_partitions_by_names(db, tbl, names)
 
     def get_partition_values(self, db: str, tbl: str, key_names: Sequence[str], filter_text: str | None,
                              ascending: bool = True, max_parts: int = -1) -> list[list[str]]:

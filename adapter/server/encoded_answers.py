@@ -1,0 +1,55 @@
+"""The reply protocol's encoder: Thrift's C encoder, except that a list field holding
+`EncodedStructs` (partition lists encoded by the store, store/hms/partition_wire.py) is written
+from those bytes. Such a list may sit in the result itself or one struct down (e.g.
+GetPartitionsByNamesResult.partitions)."""
+
+from __future__ import annotations
+
+import struct
+
+from thrift.Thrift import TType
+
+from store.hms.partition_wire import AVAILABLE, EncodedStructs, fastbinary
+
+_FIELD = struct.Struct("!bh")
+_LIST = struct.Struct("!bi")
+
+
+def _holds_encoded(value) -> bool:
+    if isinstance(value, EncodedStructs):
+        return True
+    fields = getattr(value, "__dict__", None)
+    return fields is not None and hasattr(value, "thrift_spec") and \
+        any(isinstance(v, EncodedStructs) for v in fields.values())
+
+
+def encode_reply(obj, spec) -> bytes:
+    """`fastbinary.encode_binary` for the reply protocol (the same signature)."""
+    if _holds_encoded(getattr(obj, "success", None)):
+        return _encode(obj)
+    return fastbinary.encode_binary(obj, spec)
+
+
+def _encode(obj) -> bytes:
+    plain = object.__new__(type(obj))
+    plain.__dict__ = dict(obj.__dict__)
+    extra: list[bytes] = []
+    for f in obj.thrift_spec:
+        if f is None:
+            continue
+        fid, ftype, name = f[0], f[1], f[2]
+        value = obj.__dict__.get(name)
+        if isinstance(value, EncodedStructs):
+            if ftype != TType.LIST:
+                raise TypeError(f"{type(obj).__name__}.{name} is no list")
+            extra += [_FIELD.pack(TType.LIST, fid), _LIST.pack(TType.STRUCT, value.count), value.data]
+        elif ftype == TType.STRUCT and value is not None and _holds_encoded(value):
+            extra += [_FIELD.pack(TType.STRUCT, fid), _encode(value)]
+        else:
+            continue
+        plain.__dict__[name] = None
+    head = fastbinary.encode_binary(plain, [type(obj), obj.thrift_spec])
+    return b"".join([head[:-1], *extra, b"\x00"])  # the fields written from bytes, then STOP
+
+
+__all__ = ["AVAILABLE", "encode_reply"]

@@ -1,0 +1,169 @@
+"""Partition lists encoded by the store (store/hms/partition_wire.py) are byte for byte what Thrift's
+own encoder writes for the Partition objects the store builds, for every shape a partition row can
+have; and the server answers them to a plain Thrift client."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from thrift.protocol import fastbinary
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.transport import TTransport
+
+from adapter.server.encoded_answers import encode_reply
+from store.hms import partition_wire
+from store.hms.partition_wire import EncodedStructs
+from store.services import open_services
+from thrift_idl.hive_metastore.ThriftHiveMetastore import (
+    get_partitions_by_names_req_result,
+    get_partitions_result,
+)
+from thrift_idl.hive_metastore.ttypes import (
+    Database,
+    FieldSchema,
+    GetPartitionsByNamesRequest,
+    GetPartitionsByNamesResult,
+    Partition,
+    SerDeInfo,
+    StorageDescriptor,
+    Table,
+)
+
+pytestmark = pytest.mark.skipif(not partition_wire.AVAILABLE, reason="thrift without its C extension")
+
+
+def _plain(obj) -> bytes:
+    return fastbinary.encode_binary(obj, [type(obj), obj.thrift_spec])
+
+
+def _make_table(c, db: str) -> None:
+    c.create_database(Database(name=db, description="", parameters={}))
+    sd = StorageDescriptor(cols=[FieldSchema("id", "bigint", None), FieldSchema("név", "string", "ü comment")],
+                           inputFormat="in", outputFormat="out", compressed=False, numBuckets=-1,
+                           serdeInfo=SerDeInfo(name="s", serializationLib="lib", parameters={"k": "v"}),
+                           bucketCols=[], sortCols=[], parameters={"sdp": "1"})
+    c.create_table(Table(tableName="t", dbName=db, sd=sd, owner="o",
+                         partitionKeys=[FieldSchema("a", "string", None), FieldSchema("b", "int", None)],
+                         parameters={}, tableType="MANAGED_TABLE"))
+
+
+def _add(c, db: str, values, params=None, sd=None, location=None) -> None:
+    table_sd = c.get_table(db, "t").sd
+    psd = sd or StorageDescriptor(**{**table_sd.__dict__, "location": location})
+    c.add_partitions([Partition(values=list(values), dbName=db, tableName="t", sd=psd,
+                                parameters=params if params is not None else {})])
+
+
+@pytest.fixture
+def shaped_table(our_server_info, thrift_client):
+    """A table whose partitions cover the shapes of a row: escaped and non-ASCII values, the default
+    partition (an empty value) and its literal name, a descriptor of its own, an older schema
+    version, an explicit location, parameters with non-ASCII text and empty values."""
+    c = thrift_client(our_server_info.port)
+    db = f"pw_{uuid.uuid4().hex[:8]}"
+    _make_table(c, db)
+    _add(c, db, ["plain", "1"])
+    _add(c, db, ["with/slash=and%pct", "2"], {"x": "ő", "empty": ""})
+    _add(c, db, ["", "3"])
+    _add(c, db, ["__HIVE_DEFAULT_PARTITION__", "4"])
+    _add(c, db, ["日本", "5"], {"transient_lastDdlTime": "1"}, location=f"file:///tmp/{db}/elsewhere")
+    own = StorageDescriptor(**{**c.get_table(db, "t").sd.__dict__, "location": None, "inputFormat": "other",
+                               "serdeInfo": SerDeInfo(name="own", serializationLib="lib2", parameters={})})
+    _add(c, db, ["own", "6"], sd=own)
+    t = c.get_table(db, "t")  # a new column: the partitions above keep the schema version they had
+    t.sd.cols = t.sd.cols + [FieldSchema("added", "double", None)]
+    c.alter_table(db, "t", t)
+    _add(c, db, ["new", "7"])
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    try:
+        yield c, db, services.partitions
+    finally:
+        services.close()
+        c.drop_database(db, True, True)
+
+
+def test_encoded_lists_are_the_objects_bytes(shaped_table):
+    c, db, partitions = shaped_table
+    cases = [dict(), dict(max_parts=3), dict(part_vals=["plain"]), dict(filter_text='b > 2'),
+             dict(filter_text='a = "nothing"')]
+    for kw in cases:
+        objects = partitions.get_partitions(db, "t", **kw)
+        encoded = partitions.encoded_partitions(db, "t", **kw)
+        assert isinstance(encoded, EncodedStructs) and encoded.count == len(objects), kw
+        assert encode_reply(get_partitions_result(success=encoded), None) == \
+            _plain(get_partitions_result(success=objects)), kw
+    everything = partitions.get_partitions(db, "t")
+    assert len(everything) == 7
+    assert len({p.sd.cols.__len__() for p in everything}) == 2  # two schema versions answered
+    names = ["a=plain/b=1", "a=own/b=6", "a=__HIVE_DEFAULT_PARTITION__/b=3", "a=missing/b=0", "a=new/b=7"]
+    objects = partitions.get_partitions_by_names(db, "t", names)
+    encoded = partitions.encoded_partitions_by_names(db, "t", names)
+    assert len(objects) == 4
+    plain = _plain(get_partitions_by_names_req_result(success=GetPartitionsByNamesResult(partitions=objects)))
+    ours = encode_reply(get_partitions_by_names_req_result(
+        success=GetPartitionsByNamesResult(partitions=encoded)), None)
+    assert len(ours) == len(plain)  # the list field moves after the others: same bytes, other order
+    decoded = get_partitions_by_names_req_result()
+    decoded.read(TBinaryProtocol(TTransport.TMemoryBuffer(ours)))  # Thrift's pure-Python reader
+    assert decoded.success.partitions == objects
+
+
+def test_clients_get_the_encoded_lists(shaped_table):
+    """Over the wire: every list call decodes to what the store builds as objects."""
+    c, db, partitions = shaped_table
+    expected = partitions.get_partitions(db, "t")
+    assert c.get_partitions(db, "t", -1) == expected
+    assert c.get_partitions_ps(db, "t", ["plain"], -1) == [p for p in expected if p.values[0] == "plain"]
+    assert c.get_partitions_by_filter(db, "t", "b > 5", -1) == [p for p in expected if int(p.values[1]) > 5]
+    names = ["a=new/b=7", "a=own/b=6"]
+    assert c.get_partitions_by_names(db, "t", names) == [p for p in expected if p.values[0] in ("new", "own")]
+    got = c.get_partitions_by_names_req(GetPartitionsByNamesRequest(db_name=db, tbl_name="t", names=names))
+    assert got.partitions == [p for p in expected if p.values[0] in ("new", "own")]
+    assert c.get_partitions(db, "missing_table", -1) == []
+    assert c.get_partitions_by_filter(db, "t", 'a = "none"', -1) == []
+
+
+def test_a_reply_without_encoded_lists_is_thrifts_own():
+    r = get_partitions_result(success=[Partition(values=["x"], dbName="d", tableName="t")])
+    assert encode_reply(r, [type(r), r.thrift_spec]) == _plain(r)
+    with pytest.raises(TypeError):  # an encoded list only stands for a list field
+        from thrift_idl.hive_metastore.ThriftHiveMetastore import get_partition_result
+
+        bad = get_partition_result()
+        bad.success = EncodedStructs(0, b"")
+        encode_reply(bad, None)
+
+
+def test_answers_follow_every_change(shaped_table, thrift_client, our_server_info):
+    """The second answer comes from the cache of encoded pieces; alters (parameters, location,
+    times), a new column, a table rename and a drop still show in the next answer at once."""
+    c, db, partitions = shaped_table
+    for _ in range(2):  # cold, then from the cache
+        encoded = partitions.encoded_partitions(db, "t")
+        assert encode_reply(get_partitions_result(success=encoded), None) == \
+            _plain(get_partitions_result(success=partitions.get_partitions(db, "t")))
+    assert len(partitions.reads.queries.pieces_cache) == 4  # not: own descriptor, default partition names
+    server = thrift_client(our_server_info.port)
+    server.get_partitions(db, "t", -1)  # warms the server's cache too
+    p = server.get_partition(db, "t", ["plain", "1"])
+    p.parameters = {**p.parameters, "changed": "yes"}
+    p.sd.location = p.sd.location + "_moved"
+    p.lastAccessTime = 12345
+    server.alter_partition(db, "t", p)
+    t = server.get_table(db, "t")
+    t.sd.cols = t.sd.cols + [FieldSchema("later", "string", None)]
+    server.alter_table_with_cascade(db, "t", t, True)
+    server.drop_partition(db, "t", ["new", "7"], False)
+    t = server.get_table(db, "t")
+    t.tableName = "t2"
+    server.alter_table(db, "t", t)
+    got = {tuple(x.values): x for x in server.get_partitions(db, "t2", -1)}
+    assert ("new", "7") not in got and len(got) == 6
+    plain = got[("plain", "1")]
+    assert plain.parameters["changed"] == "yes" and plain.sd.location.endswith("_moved")
+    assert plain.lastAccessTime == 12345 and plain.tableName == "t2"
+    assert [f.name for f in plain.sd.cols][-1] == "later"
+    assert got == {tuple(x.values): x for x in partitions.get_partitions(db, "t2")}
+    t.tableName = "t"
+    server.alter_table(db, "t2", t)  # back, for the fixture's cleanup
