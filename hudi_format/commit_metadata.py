@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 import orjson
@@ -70,12 +71,15 @@ def _load(data: bytes | None, what: str) -> dict:
     return doc
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def confined(path: str, what: str) -> str:
     """A path relative to the table's base path, as given; InvalidMetadata for one that could leave
     it (a `..` segment) or holds a control character."""
     if not isinstance(path, str):
         raise InvalidMetadata(f"{what} must be a string: {path!r}")
-    if any(ord(c) < 0x20 or c == "\x7f" for c in path):
+    if _CONTROL.search(path):
         raise InvalidMetadata(f"{what} {path!r} contains a control character")
     if ".." in path.replace("\\", "/").split("/"):
         raise InvalidMetadata(f"{what} {path!r} leaves the table's base path ('..' is not allowed)")

@@ -8,16 +8,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Row, delete, select
+from sqlalchemy import Connection, Row, delete, func, select
 
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
+from store.db.dialect import in_list
 from store.errors import InvalidObject
 from store.hudi.column_stats_codec import fork, lower_bound, upper_bound
 from store.hudi.tables import HudiTableRef
 
 _CHUNK = 500
+
+
+def _in(conn: Connection, col, values):
+    """`col IN values`, as one array parameter on PostgreSQL (store/db/dialect.py in_list)."""
+    return in_list(conn.dialect.name, col, values)
 _FILE_STATS = ("file_row_id", "tbl_id", "total_size", "uncompressed_size", "num_rows")
 _FILE_STATS_PG = ("int8", "int8", "int8", "int8", "int8")
 _COLUMN_STATS = ("file_row_id", "tbl_id", "column_name", "min_key", "max_key", "null_count", "value_count",
@@ -73,7 +79,7 @@ class ColumnStats:
                 q = select(f.c.id, f.c.name, fs.c.file_row_id).select_from(
                     f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
                     f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.is_deleted.is_(False),
-                    f.c.is_log.is_(False), f.c.name.in_(names[i:i + _CHUNK]))
+                    f.c.is_log.is_(False), _in(conn, f.c.name, names[i:i + _CHUNK]))
                 for r in conn.execute(q):
                     ids[(partition, r.name)] = r.id
                     if r.file_row_id is not None:
@@ -99,7 +105,7 @@ class ColumnStats:
         out: set[tuple[str, str]] = set()
         for i in range(0, len(ids), _CHUNK):
             out.update((r.partition_path, r.file_id) for r in conn.execute(
-                select(f.c.partition_path, f.c.file_id).where(f.c.id.in_(ids[i:i + _CHUNK]))))
+                select(f.c.partition_path, f.c.file_id).where(_in(conn, f.c.id, ids[i:i + _CHUNK]))))
         return out
 
     @staticmethod
@@ -150,7 +156,7 @@ class ColumnStats:
             for i in range(0, len(names), _CHUNK):
                 for r in conn.execute(select(f.c.id, f.c.name).where(
                         f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.created_ts == ts,
-                        f.c.is_log.is_(False), f.c.name.in_(names[i:i + _CHUNK]))):
+                        f.c.is_log.is_(False), _in(conn, f.c.name, names[i:i + _CHUNK]))):
                     out[(partition, r.name)] = r.id
         return out
 
@@ -165,11 +171,11 @@ class ColumnStats:
         parts = sorted(set(partitions))
         for i in range(0, len(parts), _CHUNK):
             gone = select(f.c.id).join(S.file_stats, S.file_stats.c.file_row_id == f.c.id).where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(parts[i:i + _CHUNK]), f.c.is_deleted.is_(True))
+                f.c.tbl_id == ref.tbl_id, _in(conn, f.c.partition_path, parts[i:i + _CHUNK]), f.c.is_deleted.is_(True))
             ids = [r.id for r in conn.execute(gone)]
             for j in range(0, len(ids), _CHUNK):
-                conn.execute(delete(S.column_stats).where(S.column_stats.c.file_row_id.in_(ids[j:j + _CHUNK])))
-                conn.execute(delete(S.file_stats).where(S.file_stats.c.file_row_id.in_(ids[j:j + _CHUNK])))
+                conn.execute(delete(S.column_stats).where(_in(conn, S.column_stats.c.file_row_id, ids[j:j + _CHUNK])))
+                conn.execute(delete(S.file_stats).where(_in(conn, S.file_stats.c.file_row_id, ids[j:j + _CHUNK])))
         if groups is None or before is None:
             self.refresh_partitions(conn, ref, parts)
         else:
@@ -182,7 +188,7 @@ class ColumnStats:
             return []
         f = S.files
         return [r[0] for r in conn.execute(select(f.c.partition_path).distinct().where(
-            f.c.tbl_id == ref.tbl_id, f.c.created_ts.in_(instants)))]
+            f.c.tbl_id == ref.tbl_id, _in(conn, f.c.created_ts, instants)))]
 
     def refresh_partitions(self, conn: Connection, ref: HudiTableRef, partitions: list[str]) -> None:
         """Per partition: the Hive basic statistics of its latest file slices (snapshot_stats), and
@@ -193,14 +199,14 @@ class ColumnStats:
         rg = S.replaced_file_groups
         for i in range(0, len(partitions), _CHUNK):
             chunk = partitions[i:i + _CHUNK]
-            conn.execute(delete(pcs).where(pcs.c.tbl_id == ref.tbl_id, pcs.c.partition_path.in_(chunk)))
-            conn.execute(delete(ss).where(ss.c.tbl_id == ref.tbl_id, ss.c.partition_path.in_(chunk)))
+            conn.execute(delete(pcs).where(pcs.c.tbl_id == ref.tbl_id, _in(conn, pcs.c.partition_path, chunk)))
+            conn.execute(delete(ss).where(ss.c.tbl_id == ref.tbl_id, _in(conn, ss.c.partition_path, chunk)))
             replaced = {(r.partition_path, r.file_id) for r in conn.execute(
                 select(rg.c.partition_path, rg.c.file_id).where(
-                    rg.c.tbl_id == ref.tbl_id, rg.c.partition_path.in_(chunk)))}
+                    rg.c.tbl_id == ref.tbl_id, _in(conn, rg.c.partition_path, chunk)))}
             live = conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
                                        f.c.size).where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(chunk), f.c.is_deleted.is_(False))).all()
+                f.c.tbl_id == ref.tbl_id, _in(conn, f.c.partition_path, chunk), f.c.is_deleted.is_(False))).all()
             slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
             base_ids = [s.base_id for s in slices if s.base_id is not None and not s.logs]
             sizes: dict[int, Row] = {}
@@ -208,10 +214,11 @@ class ColumnStats:
             for j in range(0, len(base_ids), _CHUNK):
                 ids = base_ids[j:j + _CHUNK]
                 sizes.update((r.file_row_id, r) for r in conn.execute(
-                    select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(fs.c.file_row_id.in_(ids))))
+                    select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(
+                        _in(conn, fs.c.file_row_id, ids))))
                 q = select(f.c.partition_path, cs.c.column_name, cs.c.min_key, cs.c.max_key, cs.c.null_count,
                            cs.c.value_count).select_from(cs.join(f, f.c.id == cs.c.file_row_id)).where(
-                    cs.c.file_row_id.in_(ids))
+                    _in(conn, cs.c.file_row_id, ids))
                 for r in conn.execute(q):  # in Python: PostgreSQL has no min/max over bytea
                     sums.setdefault((r.partition_path, r.column_name), _Sum()).add(r)
             per_part: dict[str, _Basic] = {}
@@ -258,7 +265,7 @@ class ColumnStats:
             return set()
         f = S.files
         return {(r.partition_path, r.file_id) for r in conn.execute(select(f.c.partition_path, f.c.file_id).where(
-            f.c.tbl_id == ref.tbl_id, f.c.created_ts.in_(instants)))}
+            f.c.tbl_id == ref.tbl_id, _in(conn, f.c.created_ts, instants)))}
 
     def slices_of(self, conn: Connection, ref: HudiTableRef,
                   groups: set[tuple[str, str]]) -> dict[tuple[str, str], _GroupSlice]:
@@ -268,17 +275,22 @@ class ColumnStats:
         by_partition: dict[str, list[str]] = {}
         for p, fid in groups:
             by_partition.setdefault(p, []).append(fid)
+        parts = sorted(by_partition)
         live: list[Row] = []
         replaced: set[tuple[str, str]] = set()
-        for p, fids in by_partition.items():
+        for i in range(0, len(parts), _CHUNK):
+            replaced.update(k for k in conn.execute(select(rg.c.partition_path, rg.c.file_id).where(
+                rg.c.tbl_id == ref.tbl_id, _in(conn, rg.c.partition_path, parts[i:i + _CHUNK]))).tuples()
+                if k in groups)
+        for p in parts:
+            fids = sorted(by_partition[p])
             for i in range(0, len(fids), _CHUNK):
-                chunk = sorted(fids)[i:i + _CHUNK]
-                replaced.update((p, r) for r in conn.execute(select(rg.c.file_id).where(
-                    rg.c.tbl_id == ref.tbl_id, rg.c.partition_path == p, rg.c.file_id.in_(chunk))).scalars())
-                live.extend(conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
-                                                f.c.size).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == p, f.c.file_id.in_(chunk),
-                    f.c.is_deleted.is_(False))).all())
+                # only each group's latest versions leave the database (files keep every version)
+                inner = select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log, f.c.size,
+                               func.max(f.c.base_instant).over(partition_by=f.c.file_id).label("latest")).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == p, _in(conn, f.c.file_id, fids[i:i + _CHUNK]),
+                    f.c.is_deleted.is_(False)).subquery()
+                live.extend(conn.execute(select(inner).where(inner.c.base_instant == inner.c.latest)).all())
         slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
         base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs]
         sizes: dict[int, Row] = {}
@@ -286,9 +298,10 @@ class ColumnStats:
         for i in range(0, len(base_ids), _CHUNK):
             ids = base_ids[i:i + _CHUNK]
             sizes.update((r.file_row_id, r) for r in conn.execute(
-                select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(fs.c.file_row_id.in_(ids))))
+                select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(
+                    _in(conn, fs.c.file_row_id, ids))))
             for r in conn.execute(select(cs.c.file_row_id, cs.c.column_name, cs.c.min_key, cs.c.max_key,
-                                         cs.c.null_count, cs.c.value_count).where(cs.c.file_row_id.in_(ids))):
+                                         cs.c.null_count, cs.c.value_count).where(_in(conn, cs.c.file_row_id, ids))):
                 cols.setdefault(r.file_row_id, {})[r.column_name] = r
         out = {}
         for sl in slices:
@@ -308,17 +321,22 @@ class ColumnStats:
         set, or whose counts are unknown, is recomputed whole. The partitions touched."""
         ss, pcs = S.snapshot_stats, S.partition_column_stats
         parts = sorted({k[0] for k in before} | {k[0] for k in after})
+        before_by: dict[str, list[_GroupSlice]] = {}
+        after_by: dict[str, list[_GroupSlice]] = {}
+        for changes, by in ((before, before_by), (after, after_by)):
+            for k, v in changes.items():
+                by.setdefault(k[0], []).append(v)
         full: list[str] = []
         for i in range(0, len(parts), _CHUNK):
             chunk = parts[i:i + _CHUNK]
             basic = {r.partition_path: r for r in conn.execute(select(ss).where(
-                ss.c.tbl_id == ref.tbl_id, ss.c.partition_path.in_(chunk)))}
+                ss.c.tbl_id == ref.tbl_id, _in(conn, ss.c.partition_path, chunk)))}
             columns: dict[str, dict[str, Row]] = {}
-            for r in conn.execute(select(pcs).where(pcs.c.tbl_id == ref.tbl_id, pcs.c.partition_path.in_(chunk))):
+            for r in conn.execute(select(pcs).where(pcs.c.tbl_id == ref.tbl_id,
+                                                    _in(conn, pcs.c.partition_path, chunk))):
                 columns.setdefault(r.partition_path, {})[r.column_name] = r
             for p in chunk:
-                b = [v for k, v in before.items() if k[0] == p]
-                a = [v for k, v in after.items() if k[0] == p]
+                b, a = before_by.get(p, []), after_by.get(p, [])
                 if not _update_partition(conn, ref.tbl_id, p, basic.get(p), columns.get(p, {}), b, a):
                     full.append(p)
         if full:
@@ -420,18 +438,23 @@ def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, co
         return False
     n = {k: (getattr(cur, k) if cur is not None else 0) for k in (
         "num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")}
-    if n["num_rows"] is None or n["raw_data_size"] is None:
+    # rows and raw size are unknown while any slice's are: a slice coming in without them settles
+    # it; otherwise they are known only if they were and every leaving slice's were
+    unknown = any(g.basic.rows is None or g.basic.raw is None for g in after)
+    if not unknown and (n["num_rows"] is None or n["raw_data_size"] is None or
+                        any(g.basic.rows is None or g.basic.raw is None for g in before)):
         return False
     for sign, group in ((-1, before), (1, after)):
         for g in group:
-            if g.basic.rows is None or g.basic.raw is None:
-                return False
             n["num_slices"] += sign * g.basic.slices
             n["num_files"] += sign * g.basic.files
             n["base_files"] += sign * g.basic.bases
             n["total_size"] += sign * g.basic.size
-            n["num_rows"] += sign * g.basic.rows
-            n["raw_data_size"] += sign * g.basic.raw
+            if not unknown:
+                n["num_rows"] += sign * g.basic.rows  # type: ignore[operator]
+                n["raw_data_size"] += sign * g.basic.raw  # type: ignore[operator]
+    if unknown:
+        n["num_rows"] = n["raw_data_size"] = None
     rows: list[dict] = []
     for col in sorted(set(columns) | {c for g in before + after for c in g.columns}):
         row = columns.get(col)
