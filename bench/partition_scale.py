@@ -156,35 +156,75 @@ class PeakRss:
 
 
 def measure(server: procs.Server, n: int, batch: int, budget_s: float) -> dict:
+    """The steps in order; a step that fails (an error answer, a dropped connection) is recorded as
+    `<step>_failed` and the next one runs on a new connection."""
     from thrift_idl.hive_metastore.ttypes import DropPartitionsRequest, RequestPartsSpec
 
-    c, transport = _client(server.port)
-    try:
+    out: dict = {}
+    conn: list = [None, None]
+
+    def client():
+        if conn[0] is None:
+            conn[0], conn[1] = _client(server.port)
+        return conn[0]
+
+    def step(name: str, fn) -> None:
+        try:
+            fn(client())
+        except Exception as e:  # noqa: BLE001 - the failure is the result
+            out[f"{name}_failed"] = f"{type(e).__name__}: {e}"[:300]
+            log(f"  {name} failed: {out[f'{name}_failed']}")
+            try:
+                conn[1].close()
+            except Exception:  # noqa: BLE001
+                pass
+            conn[0] = None
+
+    def add(c) -> None:
         location = _create(c)
         added, add_s = add_partitions(c, location, n, batch, budget_s)
-        out: dict = {"partitions": added, "add_seconds": round(add_s, 1),
-                     "add_rate_per_s": round(added / add_s), "complete": added == n}
-        day = _day(added // HOURS // 2)
+        out.update({"partitions": added, "add_seconds": round(add_s, 1),
+                    "add_rate_per_s": round(added / add_s), "complete": added == n})
+
+    def filter_24(c) -> None:
+        day = _day(out["partitions"] // HOURS // 2)
         t, res = _timed(lambda: c.get_partitions_by_filter(DB, TABLE, f'day = "{day}"', -1), 11)
         out["filter_24_ms"], out["filter_24_rows"] = round(t * 1000, 2), len(res)  # type: ignore[arg-type]
+
+    def names(c) -> None:
         t, res = _timed(lambda: c.get_partition_names(DB, TABLE, -1), 3)
         out["names_s"], out["names_rows"] = round(t, 2), len(res)  # type: ignore[arg-type]
-        upto = _day(min(100_000, added) // HOURS)
+
+    def get_100k(c) -> None:
+        upto = _day(min(100_000, out["partitions"]) // HOURS)
         with PeakRss(server.pid) as rss:
             t0 = time.perf_counter()
-            rows = len(c.get_partitions_by_filter(DB, TABLE, f'day < "{upto}"', -1))
-            out["get_100k_s"] = round(time.perf_counter() - t0, 2)
-        out["get_100k_rows"] = rows
-        out["rss_before_mib"], out["rss_peak_mib"] = rss.before >> 20, rss.peak >> 20
+            try:
+                out["get_100k_rows"] = len(c.get_partitions_by_filter(DB, TABLE, f'day < "{upto}"', -1))
+                out["get_100k_s"] = round(time.perf_counter() - t0, 2)
+            finally:
+                out["rss_before_mib"], out["rss_peak_mib"] = rss.before >> 20, rss.peak >> 20
+
+    def drop_10k(c) -> None:
         names = c.get_partition_names(DB, TABLE, 10_000)
         t0 = time.perf_counter()
-        c.drop_partitions_req(DropPartitionsRequest(dbName=DB, tblName=TABLE, parts=RequestPartsSpec(names=names),
-                                                    deleteData=False, needResult=False))
-        out["drop_10k_s"] = round(time.perf_counter() - t0, 2)
-        out["after_drop"] = added - len(names)
+        try:
+            c.drop_partitions_req(DropPartitionsRequest(dbName=DB, tblName=TABLE, parts=RequestPartsSpec(names=names),
+                                                        deleteData=False, needResult=False))
+        finally:
+            out["drop_10k_s"] = round(time.perf_counter() - t0, 2)
+        out["after_drop"] = out["partitions"] - len(names)
+
+    try:
+        step("add", add)
+        if "partitions" in out:
+            for name, fn in (("filter_24", filter_24), ("names", names), ("get_100k", get_100k),
+                             ("drop_10k", drop_10k)):
+                step(name, fn)
         return out
     finally:
-        transport.close()
+        if conn[0] is not None:
+            conn[1].close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=10_000)
     p.add_argument("--ref-budget", type=float, default=1800, help="seconds the reference may spend adding")
     p.add_argument("--skip-reference", action="store_true")
+    p.add_argument("--only", choices=["ours", "reference"], help="measure one side")
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     ok, why = procs.pg_available()
@@ -204,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     cleanup: list = []
     tmp = Path(tempfile.mkdtemp(prefix="partition-scale-"))
     try:
-        sides = ["ours"] if args.skip_reference else ["ours", "reference"]
+        sides = [args.only] if args.only else ["ours"] if args.skip_reference else ["ours", "reference"]
         for side in sides:
             name = procs.create_pg_database(f"pscale_{side[:3]}")
             cleanup.append(lambda name=name: procs.drop_pg_database(name))
