@@ -17,6 +17,13 @@ from .schema import META_COLUMNS
 from .storage import locate
 
 META_FIELDS = [pa.field(m, pa.string()) for m in META_COLUMNS]
+SPARK_VERSION_KEY = b"org.apache.spark.version"
+
+
+def _spark_version() -> bytes:
+    import pyspark
+
+    return pyspark.__version__.encode()
 
 
 def new_file_id() -> str:
@@ -62,10 +69,13 @@ def read_base_file(location: str, schema: pa.Schema | None = None,
 
 
 def write_base_file(location: str, table: pa.Table) -> int:
-    """Write the Parquet file; its size in bytes."""
+    """Write the Parquet file; its size in bytes. The footer names the Spark version that wrote it
+    (`org.apache.spark.version`, as Spark's own writer does): Spark readers then take its dates and
+    timestamps as proleptic Gregorian, which pyarrow writes, instead of refusing those before 1582."""
     fs, full = locate(location)
     parent = full.rsplit("/", 1)[0]
     fs.create_dir(parent, recursive=True)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), SPARK_VERSION_KEY: _spark_version()})
     pq.write_table(table, full, filesystem=fs, compression="snappy")
     return fs.get_file_info(full).size
 

@@ -5,7 +5,7 @@ one Hudi Spark job reads every table from storage. Its snapshot, its time travel
 and its incremental read from each instant must equal the model (tests/test_pipeline_property.py
 checks our reader and hudi-rs against the same model after every step).
 
-The reader reads storage only, so one backend suffices.
+Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
 from tests.test_pipeline_property import COLS, KEYS, LAYOUTS, OPS, SCHEMA, _apply, _row
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite")]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
 STEPS = 5

@@ -63,8 +63,30 @@ def hudi_write(df, db: str, name: str, ttype: str, part: str, op: str, base: str
     df.write.format("hudi").options(**opts).mode("append").save(base)
 
 
-def rows(df, columns=("id", "fare", "city")) -> list:
+def rows(df, columns=("id", "fare", "city"), typed: bool = False) -> list:
+    if typed:
+        return sorted(([plain(r[c]) for c in columns] for r in df.select(*columns).collect()), key=json.dumps)
     return sorted([r[c] for c in columns] for r in df.select(*columns).collect())
+
+
+def plain(v):
+    """A value of any Spark type as JSON: timestamps and dates in ISO form (timestamps as the
+    session's wall time), decimals as text, binary as hex, structs and arrays as lists, maps as
+    sorted [key, value] pairs."""
+    import datetime
+    from decimal import Decimal
+
+    if isinstance(v, (datetime.datetime, datetime.date)):
+        return v.isoformat()
+    if isinstance(v, Decimal):
+        return str(v)
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).hex()
+    if isinstance(v, dict):
+        return sorted([k, plain(x)] for k, x in v.items())
+    if isinstance(v, (list, tuple)):  # pyspark's Row is a tuple
+        return [plain(x) for x in v]
+    return v
 
 
 def write_tables(spark, uri: str, warehouse: str, db: str) -> dict:
@@ -101,7 +123,18 @@ def metaserver_write(spark, uri: str, warehouse: str) -> dict:
                 "causes": [line.strip() for line in str(e).splitlines() if line.startswith("Caused by")]}
 
 
-def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city")) -> dict:
+def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
+               typed: bool = False) -> dict:
+    if typed:  # timestamps collected as UTC wall time
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        got = {"ancient_dates_by_default": None}
+        try:  # Spark 3.5's default for Parquet files with no Spark version: refuse dates before 1582
+            rows(spark.read.format("hudi").load(base), columns, typed=True)
+        except Exception as e:  # noqa: BLE001 - the error is the result
+            got["ancient_dates_by_default"] = f"{type(e).__name__}: {e}"[:300]
+            spark.conf.set("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED")  # proleptic, as written
+        got["snapshot"] = rows(spark.read.format("hudi").load(base), columns, typed=True)
+        return got
     got: dict = {"snapshot": rows(spark.read.format("hudi").load(base), columns), "as_of": {}, "incremental": {}}
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
@@ -127,7 +160,8 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
     p.add_argument("--read", default="{}",
-                   help="JSON {name: {base, instants, table, columns}} to read with Hudi's reader")
+                   help="JSON {name: {base, instants, table, columns, typed}} to read with Hudi's reader "
+                        "(typed: any Spark type, snapshot only)")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -137,8 +171,8 @@ def main() -> int:
         result["metaserver"] = metaserver_write(spark, args.metastore_uri, args.warehouse)
     for name, t in json.loads(args.read).items():
         try:
-            result["read"][name] = read_table(spark, t["base"], t["instants"], t.get("table", ""),
-                                              t.get("columns") or ("id", "fare", "city"))
+            result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
+                                              t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()
