@@ -16,6 +16,7 @@ from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
+from tests.spark.hudi_spark_jobs import plain
 
 pytestmark = [pytest.mark.spark]
 
@@ -83,19 +84,8 @@ def test_hudi_rs_reads_what_the_pipeline_wrote_of_every_type(spark, our_server):
 
 
 def _json_value(v, col: str):
-    """A value as tests/spark/hudi_spark_jobs.py `plain` renders what Hudi's reader collects."""
-    v = _plain(v, col)
-    if isinstance(v, (dt.datetime, dt.date)):
-        return v.isoformat()
-    if isinstance(v, Decimal):
-        return str(v)
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).hex()
-    if col == "m" and v is not None:
-        return sorted([k, x] for k, x in v)
-    if isinstance(v, tuple):
-        return [_json_value(x, "") for x in v]
-    return v
+    """A value as Hudi's reader gives it back (tests/spark/hudi_spark_jobs.py renders what it collects)."""
+    return plain(_plain(v, col))
 
 
 @pytest.mark.slow
