@@ -9,10 +9,9 @@ import struct
 
 from thrift.Thrift import TType
 
-from store.hms.partition_wire import AVAILABLE, EncodedStructs, fastbinary
+from store.hms.partition_wire import FIELD_HEADER, EncodedStructs, fastbinary
 
-_FIELD = struct.Struct("!bh")
-_LIST = struct.Struct("!bi")
+_LIST = struct.Struct("!bi")  # element type, size
 
 
 def _holds_encoded(value) -> bool:
@@ -42,14 +41,11 @@ def _encode(obj) -> bytes:
         if isinstance(value, EncodedStructs):
             if ftype != TType.LIST:
                 raise TypeError(f"{type(obj).__name__}.{name} is no list")
-            extra += [_FIELD.pack(TType.LIST, fid), _LIST.pack(TType.STRUCT, value.count), value.data]
+            extra += [FIELD_HEADER.pack(TType.LIST, fid), _LIST.pack(TType.STRUCT, value.count), value.data]
         elif ftype == TType.STRUCT and value is not None and _holds_encoded(value):
-            extra += [_FIELD.pack(TType.STRUCT, fid), _encode(value)]
+            extra += [FIELD_HEADER.pack(TType.STRUCT, fid), _encode(value)]
         else:
             continue
         plain.__dict__[name] = None
     head = fastbinary.encode_binary(plain, [type(obj), obj.thrift_spec])
     return b"".join([head[:-1], *extra, b"\x00"])  # the fields written from bytes, then STOP
-
-
-__all__ = ["AVAILABLE", "encode_reply"]

@@ -25,7 +25,7 @@ except ImportError:  # thrift built without its C extension: answers are built a
     fastbinary = None
 AVAILABLE = fastbinary is not None  # the C encoder makes the shared parts (and the reply protocol)
 
-_FIELD = struct.Struct("!bh")
+FIELD_HEADER = struct.Struct("!bh")  # field type, id
 _I32 = struct.Struct("!i")
 _I32_FIELD = struct.Struct("!bhi")
 _LIST_OF_STRINGS = struct.Struct("!bhbi")  # field header, element type, size
@@ -80,7 +80,7 @@ class PartitionEncoder:
             cols_only = StorageDescriptor(cols=sd.cols)
             rest = StorageDescriptor(**{**sd.__dict__, "cols": None, "location": None})
             parts = self._sd_parts[schema_version] = (
-                _FIELD.pack(TType.STRUCT, 6) + encode_struct(cols_only)[:-1], encode_struct(rest))
+                FIELD_HEADER.pack(TType.STRUCT, 6) + encode_struct(cols_only)[:-1], encode_struct(rest))
         return parts
 
     @staticmethod
@@ -97,7 +97,7 @@ class PartitionEncoder:
             times += _I32_FIELD.pack(TType.I32, 4, create_time)
         if last_access is not None:
             times += _I32_FIELD.pack(TType.I32, 5, last_access)
-        own = None if own_sd is None else _FIELD.pack(TType.STRUCT, 6) + encode_struct(own_sd)
+        own = None if own_sd is None else FIELD_HEADER.pack(TType.STRUCT, 6) + encode_struct(own_sd)
         loc = b"" if location is None else _string_field(2, location)
         ps = [_MAP_OF_STRINGS.pack(TType.MAP, 7, TType.STRING, TType.STRING, len(params))]
         for k, v in params.items():
