@@ -393,6 +393,8 @@ files = Table(
     Index("ix_files_live", "tbl_id", "partition_path", "is_deleted", mysql_length={"partition_path": 255}),
     Index("ix_files_created", "tbl_id", "created_ts"),
     Index("ix_files_group", "tbl_id", "partition_path", "file_id", mysql_length={"partition_path": 255}),
+    # a group's latest version: backwards from its newest base instant (ColumnStats.slices_before)
+    Index("ix_files_group_latest", "tbl_id", "file_id", "base_instant"),
 )
 
 # File groups replaced by completed replacecommits (insert overwrite, clustering, dropped partitions).

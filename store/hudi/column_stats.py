@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Row, delete, func, select
+from sqlalchemy import Connection, Row, delete, func, select, text
 
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
@@ -271,7 +271,12 @@ class ColumnStats:
                   groups: set[tuple[str, str]]) -> dict[tuple[str, str], _GroupSlice]:
         """The latest slice of each of these file groups (none for a replaced or empty group) with
         what it adds to its partition's statistics."""
-        f, rg, fs, cs = S.files, S.replaced_file_groups, S.file_stats, S.column_stats
+        return self.slices_before(conn, ref, groups)[0]
+
+    def slices_before(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]
+                      ) -> tuple[dict[tuple[str, str], _GroupSlice], set[tuple[str, str]]]:
+        """`slices_of`, and which of the groups are replaced."""
+        f, rg = S.files, S.replaced_file_groups
         by_partition: dict[str, list[str]] = {}
         for p, fid in groups:
             by_partition.setdefault(p, []).append(fid)
@@ -282,6 +287,9 @@ class ColumnStats:
             replaced.update(k for k in conn.execute(select(rg.c.partition_path, rg.c.file_id).where(
                 rg.c.tbl_id == ref.tbl_id, _in(conn, rg.c.partition_path, parts[i:i + _CHUNK]))).tuples()
                 if k in groups)
+        if conn.dialect.name == "postgresql":
+            live = _latest_rows_pg(conn, ref.tbl_id, sorted(groups))
+            parts = []
         for p in parts:
             fids = sorted(by_partition[p])
             for i in range(0, len(fids), _CHUNK):
@@ -292,7 +300,45 @@ class ColumnStats:
                     f.c.is_deleted.is_(False)).subquery()
                 live.extend(conn.execute(select(inner).where(inner.c.base_instant == inner.c.latest)).all())
         slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
-        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs]
+        return self._group_slices(conn, slices), replaced
+
+    def slices_after_write(self, conn: Connection, ref: HudiTableRef, ts: str, groups: set[tuple[str, str]],
+                           before: dict[tuple[str, str], _GroupSlice], replaced: set[tuple[str, str]],
+                           with_stats: bool) -> dict[tuple[str, str], _GroupSlice]:
+        """`slices_of` after write instant `ts` recorded its files (`before`: the groups' slices
+        before it, `replaced`: groups replaced before or by it, `with_stats`: it recorded column
+        statistics). A group the instant wrote a new base file to, whose slice before it was older,
+        now holds exactly the files the instant wrote on that base: those come from one lookup of the
+        instant's own files, so the cost follows the commit and not the versions a group keeps. The
+        other groups (log files only, appended logs, a pending compaction's logs) are read again."""
+        f = S.files
+        new: dict[tuple[str, str], list[Row]] = {}
+        for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
+                                     f.c.size).where(f.c.tbl_id == ref.tbl_id, f.c.created_ts == ts,
+                                                     f.c.is_deleted.is_(False))):
+            new.setdefault((r.partition_path, r.file_id), []).append(r)
+        derived: list[_Slice] = []
+        rest: set[tuple[str, str]] = set()
+        for g in groups:
+            files = [r for r in new.get(g, ()) if r.base_instant == ts]
+            base = next((r.id for r in files if not r.is_log), None)
+            prior = before.get(g)
+            if g in replaced or base is None or (prior is not None and prior.instant >= ts):
+                rest.add(g)
+            else:
+                derived.append(_Slice(g[0], base, [r for r in files if r.is_log], files))
+        out = self._group_slices(conn, derived, lookup=with_stats)
+        if rest:
+            out.update(self.slices_of(conn, ref, rest))
+        return out
+
+    @staticmethod
+    def _group_slices(conn: Connection, slices: list[_Slice],
+                      lookup: bool = True) -> dict[tuple[str, str], _GroupSlice]:
+        """What each slice adds to its partition's statistics (`lookup` False: its base file has no
+        statistics, nothing to read)."""
+        fs, cs = S.file_stats, S.column_stats
+        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs] if lookup else []
         sizes: dict[int, Row] = {}
         cols: dict[int, dict[str, Row]] = {}
         for i in range(0, len(base_ids), _CHUNK):
@@ -308,10 +354,11 @@ class ColumnStats:
             basic = _Basic()
             stats = sizes.get(sl.base_id) if sl.base_id is not None and not sl.logs else None
             basic.add(sl, stats)
-            fid = sl.files[0].file_id
+            first = sl.files[0]
             usable = sl.base_id is not None and not sl.logs  # as refresh_partitions counts them
-            out[(sl.partition_path, fid)] = _GroupSlice(sl.partition_path, basic,
-                                                        cols.get(sl.base_id, {}) if usable else {})  # type: ignore[arg-type]
+            out[(sl.partition_path, first.file_id)] = _GroupSlice(
+                sl.partition_path, basic, cols.get(sl.base_id, {}) if usable else {},  # type: ignore[arg-type]
+                first.base_instant)
         return out
 
     def update_groups(self, conn: Connection, ref: HudiTableRef, before: dict[tuple[str, str], _GroupSlice],
@@ -335,13 +382,52 @@ class ColumnStats:
             for r in conn.execute(select(pcs).where(pcs.c.tbl_id == ref.tbl_id,
                                                     _in(conn, pcs.c.partition_path, chunk))):
                 columns.setdefault(r.partition_path, {})[r.column_name] = r
+            done: list[str] = []
+            basic_rows: list[dict] = []
+            column_rows: list[dict] = []
             for p in chunk:
                 b, a = before_by.get(p, []), after_by.get(p, [])
-                if not _update_partition(conn, ref.tbl_id, p, basic.get(p), columns.get(p, {}), b, a):
+                change = _update_partition(ref.tbl_id, p, basic.get(p), columns.get(p, {}), b, a)
+                if change is None:
                     full.append(p)
+                    continue
+                done.append(p)
+                if change[0] is not None:
+                    basic_rows.append(change[0])
+                    column_rows.extend(change[1])
+            if done:  # one statement each for the whole chunk
+                conn.execute(delete(pcs).where(pcs.c.tbl_id == ref.tbl_id, _in(conn, pcs.c.partition_path, done)))
+                conn.execute(delete(ss).where(ss.c.tbl_id == ref.tbl_id, _in(conn, ss.c.partition_path, done)))
+            if basic_rows:
+                conn.execute(ss.insert(), basic_rows)
+            if column_rows:
+                conn.execute(pcs.insert(), column_rows)
         if full:
             self.refresh_partitions(conn, ref, full)
         return parts
+
+
+_LATEST_PG = text("""
+SELECT f.id, f.partition_path, f.file_id, f.base_instant, f.is_log, f.size
+FROM unnest(CAST(:parts AS text[]), CAST(:fids AS text[])) AS g(p, fid)
+CROSS JOIN LATERAL (
+  SELECT v.id, v.partition_path, v.file_id, v.base_instant, v.is_log, v.size FROM files v
+  WHERE v.tbl_id = :tbl AND v.file_id = g.fid AND v.partition_path || '' = g.p AND NOT v.is_deleted
+  ORDER BY v.base_instant DESC FETCH FIRST 1 ROWS WITH TIES) f""")
+
+
+def _latest_rows_pg(conn: Connection, tbl_id: int, groups: list[tuple[str, str]]) -> list[Row]:
+    """The files of each group's latest version, in one statement per 10,000 groups (PostgreSQL:
+    the groups as two array parameters). Each group is probed through ix_files_group_latest from
+    its newest version down, so the cost does not grow with the versions a group keeps; the
+    partition is compared as an expression so that no planner, even without statistics on a
+    freshly grown table, takes the per-partition index instead."""
+    out: list[Row] = []
+    for i in range(0, len(groups), 10_000):
+        chunk = groups[i:i + 10_000]
+        out.extend(conn.execute(_LATEST_PG, {"tbl": tbl_id, "parts": [p for p, _ in chunk],
+                                             "fids": [f for _, f in chunk]}).all())
+    return out
 
 
 @dataclass
@@ -356,9 +442,19 @@ def _latest_slices(rows: list[Row]) -> list[_Slice]:
     """The latest slice of each file group among `files` rows (as hudi_format.build_slices)."""
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
-        groups.setdefault((r.partition_path, r.file_id), []).append(r)
+        k = (r.partition_path, r.file_id)
+        members = groups.get(k)
+        if members is None:
+            groups[k] = [r]
+        else:
+            members.append(r)
     out = []
     for (partition, _), members in groups.items():
+        if len(members) == 1:  # the common case: one base file
+            m = members[0]
+            out.append(_Slice(partition, None, members, members) if m.is_log else
+                       _Slice(partition, m.id, [], members))
+            continue
         latest = max(m.base_instant for m in members)
         files = [m for m in members if m.base_instant == latest]
         base = next((m.id for m in files if not m.is_log), None)
@@ -382,7 +478,7 @@ class _Basic:
         self.slices += 1
         self.bases += sl.base_id is not None
         self.files += len(sl.files)
-        self.size += sum(m.size for m in sl.files)
+        self.size += sl.files[0].size if len(sl.files) == 1 else sum(m.size for m in sl.files)
         known = stats is not None and not sl.logs and stats.num_rows is not None
         self.rows = self.rows + stats.num_rows if known and self.rows is not None else None  # type: ignore[union-attr]
         self.raw = self.raw + stats.uncompressed_size if known and self.raw is not None else None  # type: ignore[union-attr]
@@ -428,14 +524,16 @@ class _GroupSlice:
     partition_path: str
     basic: _Basic
     columns: dict[str, Row]
+    instant: str  # the slice's base instant
 
 
-def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, columns: dict[str, Row],
-                      before: list[_GroupSlice], after: list[_GroupSlice]) -> bool:
-    """Incremental upkeep of one partition's statistics; False when it must be recomputed whole."""
-    ss, pcs = S.snapshot_stats, S.partition_column_stats
+def _update_partition(tbl_id: int, p: str, cur: Row | None, columns: dict[str, Row],
+                      before: list[_GroupSlice], after: list[_GroupSlice]
+                      ) -> tuple[dict | None, list[dict]] | None:
+    """Incremental upkeep of one partition's statistics: its new snapshot_stats row (None: no
+    slices left) and partition_column_stats rows, or None when it must be recomputed whole."""
     if cur is None and before:
-        return False
+        return None
     n = {k: (getattr(cur, k) if cur is not None else 0) for k in (
         "num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")}
     # rows and raw size are unknown while any slice's are: a slice coming in without them settles
@@ -443,7 +541,7 @@ def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, co
     unknown = any(g.basic.rows is None or g.basic.raw is None for g in after)
     if not unknown and (n["num_rows"] is None or n["raw_data_size"] is None or
                         any(g.basic.rows is None or g.basic.raw is None for g in before)):
-        return False
+        return None
     for sign, group in ((-1, before), (1, after)):
         for g in group:
             n["num_slices"] += sign * g.basic.slices
@@ -462,7 +560,7 @@ def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, co
         good = 0
         if row is not None:
             if row.null_count is None or row.value_count is None:
-                return False
+                return None
             agg.lo = None if row.min_key is None else bytes(row.min_key)
             agg.hi = None if row.max_key is None else bytes(row.max_key)
             agg.nulls, agg.values = row.null_count, row.value_count
@@ -472,11 +570,11 @@ def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, co
             if r is None:
                 continue
             if row is None or r.null_count is None or r.value_count is None:
-                return False
+                return None
             lo, hi = r.min_key, r.max_key
             if lo is not None and hi is not None:
                 if agg.lo is None or agg.hi is None or bytes(lo) <= bytes(agg.lo) or bytes(hi) >= bytes(agg.hi):
-                    return False  # it may have set a bound
+                    return None  # it may have set a bound
                 good -= 1
             elif r.null_count == r.value_count:
                 good -= 1
@@ -489,14 +587,10 @@ def _update_partition(conn: Connection, tbl_id: int, p: str, cur: Row | None, co
                 agg.add(r)
         good += agg.good
         if good <= 0:
-            return False  # no bounds left to trust: recompute
+            return None  # no bounds left to trust: recompute
         rows.append({"tbl_id": tbl_id, "partition_path": p, "column_name": col, "min_key": agg.lo, "max_key": agg.hi,
                      "null_count": agg.nulls, "value_count": agg.values,
                      "files_without_stats": n["num_slices"] - good})
-    conn.execute(delete(pcs).where(pcs.c.tbl_id == tbl_id, pcs.c.partition_path == p))
-    conn.execute(delete(ss).where(ss.c.tbl_id == tbl_id, ss.c.partition_path == p))
-    if n["num_slices"] > 0:
-        conn.execute(ss.insert().values(tbl_id=tbl_id, partition_path=p, **n))
-        if rows:
-            conn.execute(pcs.insert(), rows)
-    return True
+    if n["num_slices"] <= 0:
+        return None, []
+    return {"tbl_id": tbl_id, "partition_path": p, **n}, rows

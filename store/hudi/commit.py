@@ -113,11 +113,14 @@ class InstantCompletion:
             meta = parse_commit(metadata)
             check_conflicts(conn, ref, row, action, meta)
             groups = self.column_stats.groups_of_stats(meta.write_stats)
-            groups |= {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
-            before = self.column_stats.slices_of(conn, ref, groups)
+            replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
+            groups |= replaced_now
+            before, replaced = self.column_stats.slices_before(conn, ref, groups)
             self.listing.add_files(conn, ref, ts, meta)
             self.column_stats.record(conn, ref, ts, column_stats)
-            touched = self.column_stats.update_groups(conn, ref, before, self.column_stats.slices_of(conn, ref, groups))
+            after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
+                                                         bool(column_stats))
+            touched = self.column_stats.update_groups(conn, ref, before, after)
             self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
             self.partition_sync.ensure_partitions(
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
