@@ -300,6 +300,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
     groups: dict[tuple[str, str], str] = {}  # (partition, file id) -> base instant of its latest slice
     logs: dict[tuple[str, str], list[str]] = {}  # log file names of the latest slice
     sizes: dict[str, int] = {}
+    seen: dict[str, int] = {"appended": 0, "compacted": 0, "replaced": 0}
 
     def stat(part: str, fid: str, name: str, size: int) -> dict:
         return {"fileId": fid, "path": f"{part}/{name}", "partitionPath": part, "fileSizeInBytes": size,
@@ -338,6 +339,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
             names = logs.setdefault((part, fid), []) if on[(part, fid)] == groups.get((part, fid)) else []
             if names and rng.random() < 0.4:
                 name = rng.choice(names)  # appended to again: a bigger size
+                seen["appended"] += 1
             else:
                 name = f".{fid}_{on[(part, fid)]}.log.{len(names) + 1}_0-1-1"
                 names.append(name)
@@ -371,11 +373,14 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
             ts = c.new_instant_time("default", table)
             c.create_instant("default", table, ts, "deltacommit")
             c.transition_to_inflight("default", table, ts, "deltacommit", None)
-            complete(ts, "deltacommit", *base_files(ts, [(f"p={p}", uuid.uuid4().hex[:8]) for p in "abcab"]), "INSERT")
+            first = [(f"p={p}", f"{rng.getrandbits(32):08x}") for p in "abcab"]
+            complete(ts, "deltacommit", *base_files(ts, first), "INSERT")
             check()
             pending: tuple[str, list[tuple[str, str]]] | None = None
-            for _ in range(14):
+            for _ in range(30):
                 step = rng.choice(["base", "log", "log", "compaction", "replace"])
+                if step == "replace" and pending is not None:
+                    step = "compaction"  # a replace in its partition would conflict with it: complete it first
                 live = sorted(groups)
                 if step == "compaction" and pending is None:
                     # requested now; log files then go to its base instant, before it completes
@@ -391,6 +396,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
                     pending = None
                     c.transition_to_inflight("default", table, cts, "compaction", None)
                     complete(cts, "compaction", *base_files(cts, [g for g in picks if g in groups]), "COMPACT")
+                    seen["compacted"] += 1
                 elif step == "log":
                     picks = [g for g in rng.sample(live, min(3, len(live)))
                              if pending is None or g not in pending[1]]
@@ -401,21 +407,21 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
                 elif step == "base":
                     picks = [g for g in rng.sample(live, min(2, len(live)))
                              if pending is None or g not in pending[1]]
-                    picks.append((f"p={rng.choice('abc')}", uuid.uuid4().hex[:8]))
+                    picks.append((f"p={rng.choice('abc')}", f"{rng.getrandbits(32):08x}"))
                     ts = c.new_instant_time("default", table)
                     c.create_instant("default", table, ts, "deltacommit")
                     c.transition_to_inflight("default", table, ts, "deltacommit", None)
                     complete(ts, "deltacommit", *base_files(ts, picks), "UPSERT")
                 else:
-                    old = next((g for g in live if pending is None or g not in pending[1]), None)
-                    if old is None:
-                        continue
+                    old = rng.choice(live)
                     ts = c.new_instant_time("default", table)
                     c.create_instant("default", table, ts, "replacecommit")
                     c.transition_to_inflight("default", table, ts, "replacecommit", None)
-                    ws, st = base_files(ts, [(old[0], uuid.uuid4().hex[:8])])
+                    ws, st = base_files(ts, [(old[0], f"{rng.getrandbits(32):08x}")])
                     del groups[old]
                     complete(ts, "replacecommit", ws, st, "CLUSTER", {old[0]: [old[1]]})
+                    seen["replaced"] += 1
                 check()
+        assert min(seen.values()) >= 1, seen  # the sequence covers each case
     finally:
         eng.dispose()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Row, delete, func, select, text
 
@@ -16,9 +17,11 @@ from store.db.bulk import insert_rows
 from store.db.dialect import in_list
 from store.errors import InvalidObject
 from store.hudi.column_stats_codec import fork, lower_bound, upper_bound
+from store.hudi.file_listing import WrittenFiles
 from store.hudi.tables import HudiTableRef
 
 _CHUNK = 500
+_ARRAY_CHUNK = 20_000
 
 
 def _in(conn: Connection, col, values):
@@ -29,6 +32,36 @@ _FILE_STATS_PG = ("int8", "int8", "int8", "int8", "int8")
 _COLUMN_STATS = ("file_row_id", "tbl_id", "column_name", "min_key", "max_key", "null_count", "value_count",
                  "fork_len", "fork_key")
 _COLUMN_STATS_PG = ("int8", "int8", "text", "bytea", "bytea", "int8", "int8", "int2", "bytea")
+
+
+class _Sizes(NamedTuple):
+    """A base file's file_stats row, as `_group_slices` uses it."""
+    file_row_id: int
+    uncompressed_size: int
+    num_rows: int | None
+
+
+class _Bounds(NamedTuple):
+    """A base file's column_stats row, as `_group_slices` uses it."""
+    file_row_id: int
+    column_name: str
+    min_key: bytes | None
+    max_key: bytes | None
+    null_count: int | None
+    value_count: int | None
+
+
+class _Written(NamedTuple):
+    """A file a write instant wrote, as its slice holds it."""
+    name: str
+    file_id: str
+    base_instant: str
+    is_log: bool
+    size: int
+
+
+# (partition, file name) -> (file row id, sizes, bounds by column) of statistics a commit stored
+Recorded = dict[tuple[str, str], tuple[int, _Sizes, dict[str, _Bounds]]]
 
 
 @dataclass(frozen=True)
@@ -50,10 +83,11 @@ class FileColumnStats:
 
 
 class ColumnStats:
-    def record(self, conn: Connection, ref: HudiTableRef, ts: str, stats: list[FileColumnStats]) -> None:
-        """Statistics of the base files instant `ts` wrote (inside its completing transaction)."""
+    def record(self, conn: Connection, ref: HudiTableRef, ts: str, stats: list[FileColumnStats]) -> Recorded:
+        """Statistics of the base files instant `ts` wrote (inside its completing transaction);
+        what was stored, by (partition, file name)."""
         if not stats:
-            return
+            return {}
         ids = self._written_ids(conn, ref, ts, stats)
         pairs = []
         for st in stats:
@@ -62,7 +96,8 @@ class ColumnStats:
                 raise InvalidObject(f"Column statistics for {st.partition_path}/{st.file_name}, "
                                     f"a file the commit {ts} does not write")
             pairs.append((row_id, st))
-        self._insert(conn, ref, pairs)
+        stored = self._insert(conn, ref, pairs)
+        return {(st.partition_path, st.file_name): (row_id, *stored[row_id]) for row_id, st in pairs}
 
     def record_existing(self, conn: Connection, ref: HudiTableRef, stats: list[FileColumnStats]) -> int:
         """Statistics of live base files already in the snapshot (adoption: import-hudi reads them
@@ -109,21 +144,29 @@ class ColumnStats:
         return out
 
     @staticmethod
-    def _insert(conn: Connection, ref: HudiTableRef, pairs: list[tuple[int, FileColumnStats]]) -> None:
+    def _insert(conn: Connection, ref: HudiTableRef, pairs: list[tuple[int, FileColumnStats]]
+                ) -> dict[int, tuple[_Sizes, dict[str, _Bounds]]]:
+        """Store the statistics; what was stored per file row (as `_group_slices` reads it back)."""
         file_rows: list[tuple] = []
         col_rows: list[tuple] = []
+        stored: dict[int, tuple[_Sizes, dict[str, _Bounds]]] = {}
         for row_id, st in pairs:
             num_rows = max((c.value_count for c in st.columns if c.value_count is not None), default=None)
             file_rows.append((row_id, ref.tbl_id, st.total_size, st.uncompressed_size, num_rows))
+            bounds: dict[str, _Bounds] = {}
+            stored[row_id] = (_Sizes(row_id, st.uncompressed_size, num_rows), bounds)
             for c in st.columns:
                 lo, hi = lower_bound(c.min_key), upper_bound(c.max_key)
                 fork_len, fork_key = fork(lo, hi)
-                col_rows.append((row_id, ref.tbl_id, c.column.lower(), lo, hi, c.null_count, c.value_count,
+                name = c.column.lower()
+                col_rows.append((row_id, ref.tbl_id, name, lo, hi, c.null_count, c.value_count,
                                  fork_len, fork_key))
+                bounds[name] = _Bounds(row_id, name, lo, hi, c.null_count, c.value_count)
         # the driver's bulk path (store/db/bulk.py); column names were checked against the schema's
         # width by adapter/column_stats_thrift.py
         insert_rows(conn, S.file_stats, _FILE_STATS, file_rows, None, pg_types=_FILE_STATS_PG)
         insert_rows(conn, S.column_stats, _COLUMN_STATS, col_rows, None, pg_types=_COLUMN_STATS_PG)
+        return stored
 
     @staticmethod
     def files_without_stats(conn: Connection, ref: HudiTableRef, limit: int = 0) -> list[str]:
@@ -304,45 +347,53 @@ class ColumnStats:
 
     def slices_after_write(self, conn: Connection, ref: HudiTableRef, ts: str, groups: set[tuple[str, str]],
                            before: dict[tuple[str, str], _GroupSlice], replaced: set[tuple[str, str]],
-                           with_stats: bool) -> dict[tuple[str, str], _GroupSlice]:
+                           written: WrittenFiles, recorded: Recorded) -> dict[tuple[str, str], _GroupSlice]:
         """`slices_of` after write instant `ts` recorded its files (`before`: the groups' slices
-        before it, `replaced`: groups replaced before or by it, `with_stats`: it recorded column
-        statistics). A group the instant wrote a new base file to, whose slice before it was older,
-        now holds exactly the files the instant wrote on that base: those come from one lookup of the
-        instant's own files, so the cost follows the commit and not the versions a group keeps. The
-        other groups (log files only, appended logs, a pending compaction's logs) are read again."""
-        f = S.files
-        new: dict[tuple[str, str], list[Row]] = {}
-        for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
-                                     f.c.size).where(f.c.tbl_id == ref.tbl_id, f.c.created_ts == ts,
-                                                     f.c.is_deleted.is_(False))):
-            new.setdefault((r.partition_path, r.file_id), []).append(r)
+        before it; `replaced`: groups replaced before or by it; `written`: the files it wrote;
+        `recorded`: the column statistics it stored). A group the instant wrote a new base file to,
+        whose slice before it was older, now holds exactly the files the instant wrote on that base:
+        those slices are built from what the instant itself wrote, without reading anything, so the
+        cost follows the commit and not the table. The other groups (log files only, a pending
+        compaction's log files, replaced groups) are read again."""
+        mine: dict[tuple[str, str], list[_Written]] = {}
+        for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
+            mine.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
         derived: list[_Slice] = []
+        known: dict[int, tuple[_Sizes, dict[str, _Bounds]]] = {}
         rest: set[tuple[str, str]] = set()
         for g in groups:
-            files = [r for r in new.get(g, ()) if r.base_instant == ts]
-            base = next((r.id for r in files if not r.is_log), None)
+            files = [w for w in mine.get(g, ()) if w.base_instant == ts]
+            base = next((w for w in files if not w.is_log), None)
             prior = before.get(g)
-            if g in replaced or base is None or (prior is not None and prior.instant >= ts):
+            if base is None or g in replaced or (prior is not None and prior.instant >= ts):
                 rest.add(g)
-            else:
-                derived.append(_Slice(g[0], base, [r for r in files if r.is_log], files))
-        out = self._group_slices(conn, derived, lookup=with_stats)
+                continue
+            rec = recorded.get((g[0], base.name))
+            if rec is not None:
+                known[rec[0]] = (rec[1], rec[2])
+            # a base file the instant stored no statistics for has nothing to read: id 0 finds none
+            derived.append(_Slice(g[0], rec[0] if rec is not None else 0, [w for w in files if w.is_log], files))
+        out = self._group_slices(conn, derived, known)
         if rest:
             out.update(self.slices_of(conn, ref, rest))
         return out
 
     @staticmethod
-    def _group_slices(conn: Connection, slices: list[_Slice],
-                      lookup: bool = True) -> dict[tuple[str, str], _GroupSlice]:
-        """What each slice adds to its partition's statistics (`lookup` False: its base file has no
-        statistics, nothing to read)."""
+    def _group_slices(conn: Connection, slices: list[_Slice], known: dict[int, tuple[_Sizes, dict[str, _Bounds]]]
+                      | None = None) -> dict[tuple[str, str], _GroupSlice]:
+        """What each slice adds to its partition's statistics; the base files' statistics are read,
+        or taken from `known` when given (what was just stored)."""
         fs, cs = S.file_stats, S.column_stats
-        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs] if lookup else []
-        sizes: dict[int, Row] = {}
-        cols: dict[int, dict[str, Row]] = {}
-        for i in range(0, len(base_ids), _CHUNK):
-            ids = base_ids[i:i + _CHUNK]
+        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs] if known is None else []
+        sizes: dict[int, Any] = {}
+        cols: dict[int, dict[str, Any]] = {}
+        if known is not None:
+            for row_id, (size_row, bounds) in known.items():
+                sizes[row_id] = size_row
+                cols[row_id] = bounds
+        step = _ARRAY_CHUNK if conn.dialect.name == "postgresql" else _CHUNK  # one array parameter there
+        for i in range(0, len(base_ids), step):
+            ids = base_ids[i:i + step]
             sizes.update((r.file_row_id, r) for r in conn.execute(
                 select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(
                     _in(conn, fs.c.file_row_id, ids))))
@@ -434,8 +485,8 @@ def _latest_rows_pg(conn: Connection, tbl_id: int, groups: list[tuple[str, str]]
 class _Slice:
     partition_path: str
     base_id: int | None
-    logs: list[Row]
-    files: list[Row]
+    logs: list[Any]  # files rows, or _Written
+    files: list[Any]
 
 
 def _latest_slices(rows: list[Row]) -> list[_Slice]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Row, delete, select, update
+from sqlalchemy import Connection, Row, delete, or_, select, update
 
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
@@ -116,10 +116,10 @@ class InstantCompletion:
             replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
             groups |= replaced_now
             before, replaced = self.column_stats.slices_before(conn, ref, groups)
-            self.listing.add_files(conn, ref, ts, meta)
-            self.column_stats.record(conn, ref, ts, column_stats)
+            files_written = self.listing.add_files(conn, ref, ts, meta)
+            recorded = self.column_stats.record(conn, ref, ts, column_stats)
             after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
-                                                         bool(column_stats))
+                                                         files_written, recorded)
             touched = self.column_stats.update_groups(conn, ref, before, after)
             self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
             self.partition_sync.ensure_partitions(
@@ -166,7 +166,10 @@ def check_conflicts(conn: Connection, ref: HudiTableRef, row: Row, action: str, 
         i.c.ts != row.ts, i.c.action.in_(WRITE_ACTIONS))).all()
     if not others:
         return
-    touched = _touched_file_groups(conn, ref.tbl_id, [o.ts for o in others])
+    # a compaction joins the log files written on its own base instant while it was pending (as
+    # Hudi's writers do for file groups under pending compaction): those are not a conflict
+    touched = _touched_file_groups(conn, ref.tbl_id, [o.ts for o in others],
+                                   row.ts if row.action == "compaction" else None)
     mine = {(s.partition_path, s.file_id) for s in meta.write_stats}
     mine |= {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
     my_parts = {p for p, _ in mine}
@@ -184,12 +187,17 @@ def check_conflicts(conn: Connection, ref: HudiTableRef, row: Row, action: str, 
             sorted(conflicts))
 
 
-def _touched_file_groups(conn: Connection, tbl_id: int, instants: list[str]) -> dict[str, set[tuple[str, str]]]:
-    """instant -> (partition, file id) of the file groups it wrote or replaced."""
+def _touched_file_groups(conn: Connection, tbl_id: int, instants: list[str],
+                         logs_on: str | None = None) -> dict[str, set[tuple[str, str]]]:
+    """instant -> (partition, file id) of the file groups it wrote or replaced (`logs_on`: leave
+    out log files written on this base instant)."""
     touched: dict[str, set[tuple[str, str]]] = {t: set() for t in instants}
     f = S.files
-    for r in conn.execute(select(f.c.created_ts, f.c.partition_path, f.c.file_id).where(
-            f.c.tbl_id == tbl_id, f.c.created_ts.in_(instants))):
+    q = select(f.c.created_ts, f.c.partition_path, f.c.file_id).where(
+        f.c.tbl_id == tbl_id, f.c.created_ts.in_(instants))
+    if logs_on is not None:
+        q = q.where(or_(f.c.is_log.is_(False), f.c.base_instant != logs_on))
+    for r in conn.execute(q):
         touched[r.created_ts].add((r.partition_path, r.file_id))
     rg = S.replaced_file_groups
     for r in conn.execute(select(rg.c.replace_ts, rg.c.partition_path, rg.c.file_id).where(

@@ -60,9 +60,9 @@ class FileListing:
     def __init__(self, clock_ms: Callable[[], int]):
         self.clock_ms = clock_ms
 
-    def add_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata) -> None:
+    def add_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata) -> WrittenFiles:
         """The files instant `ts` wrote (new ones, log files appended to again) and the file groups
-        it replaced."""
+        it replaced. Returns the files written."""
         now = self.clock_ms()
         version = latest_version(conn, ref.tbl_id) + 1
         written = _written_files(meta)
@@ -70,6 +70,7 @@ class FileListing:
             self._record(conn, ref, ts, written, version, now)
         if meta.replaced:
             self._replace_groups(conn, ref, ts, meta.replaced)
+        return written
 
     def _record(self, conn: Connection, ref: HudiTableRef, ts: str, written: WrittenFiles, version: int,
                 now: int) -> None:
