@@ -1,7 +1,8 @@
 """Our server against the reference Hive Metastore, measured with the engines' own Java client.
 
-    python -m bench.java_client [--pairing postgres|embedded] [--runs 5] [--n 1000,10000]
+    python -m bench.java_client [--pairing postgres|embedded|both] [--runs 5] [--n 1000,10000]
                                 [--add-n 10000] [--drop-n 1000] [--json out.json] [--quick]
+                                [--docs docs/performance.md]
 
 The driver (bench/java/HmsJavaBench.java) is Hive's HiveMetaStoreClient from the Hive 2.3 jars Spark
 ships: the client Spark and Hive use, whose decoding is cheap, so the time measured is the
@@ -220,7 +221,8 @@ def render(rows: list[dict], runs: int) -> str:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m bench.java_client", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--pairing", choices=["postgres", "embedded"], default="postgres")
+    p.add_argument("--pairing", choices=["postgres", "embedded", "both"], default="postgres",
+                   help="both: the PostgreSQL pairing, then the embedded one (SQLite against Derby)")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--n", default="1000,10000", help="partitions of the read tables")
     p.add_argument("--add-n", type=int, default=10_000)
@@ -233,6 +235,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="our server's --workers")
     p.add_argument("--quick", action="store_true", help="tiny sizes, two rounds (a smoke run)")
     p.add_argument("--json", default=None)
+    p.add_argument("--docs", default=None, metavar="MD",
+                   help="write each pairing's table and the run's conditions into this Markdown file "
+                        "(docs/performance.md), between its java_client markers")
     p.add_argument("--keep", action="store_true", help="keep temp dirs and databases")
     return p
 
@@ -244,23 +249,79 @@ def main(argv: list[str] | None = None) -> int:
         args.warmup, args.iterations, args.budget, args.concurrency_seconds = 1, 3, 2.0, 1.0
     args.ns = [int(x) for x in args.n.split(",") if x.strip()]
     driver = Driver(compile_driver())
-    servers = Servers(args.pairing, args.workers, args.keep)
+    runs = {}
+    for pairing in (["postgres", "embedded"] if args.pairing == "both" else [args.pairing]):
+        info, rows = run_pairing(args, driver, pairing)
+        runs[pairing] = {"info": info, "rows": rows}
+        print(f"== Java client (HiveMetaStoreClient 2.3.10), pairing {pairing}: {info['reference']} "
+              f"vs {info['ours']}; {args.runs} rounds; load average at the end {info['loadavg'][0]:.2f} ==")
+        print(render(rows, args.runs))
+        if args.docs:
+            write_docs(Path(args.docs), pairing, conditions(info, args), render(rows, args.runs))
+    if args.json:
+        doc = runs[args.pairing] if args.pairing != "both" else runs
+        Path(args.json).write_text(json.dumps(doc, indent=1, default=str))
+    return 0
+
+
+def run_pairing(args: argparse.Namespace, driver: Driver, pairing: str) -> tuple[dict, list[dict]]:
+    servers = Servers(pairing, args.workers, args.keep)
     try:
         t0 = time.monotonic()
+        started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        load_before = os.getloadavg()
         results = measure(args, driver, servers)
         rows = rows_of(results)
-        info = {"pairing": args.pairing, "runs": args.runs, "n": args.ns, "add_n": args.add_n,
+        info = {"pairing": pairing, "runs": args.runs, "n": args.ns, "add_n": args.add_n,
                 "drop_n": args.drop_n, "workers": args.workers, "threads": args.threads,
                 "reference": servers.servers["reference"].description, "ours": servers.servers["ours"].description,
-                "loadavg": os.getloadavg(), "seconds": round(time.monotonic() - t0, 1)}
+                "started": started, "ended": time.strftime("%H:%M", time.gmtime()),
+                "loadavg_before": load_before, "loadavg": os.getloadavg(), "seconds": round(time.monotonic() - t0, 1)}
     finally:
         servers.stop()
-    print(f"== Java client (HiveMetaStoreClient 2.3.10), pairing {args.pairing}: {info['reference']} "
-          f"vs {info['ours']}; {args.runs} rounds; load average at the end {info['loadavg'][0]:.2f} ==")
-    print(render(rows, args.runs))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "rows": rows}, indent=1, default=str))
-    return 0
+    return info, rows
+
+
+def _commit() -> str:
+    """The checked-out commit, marked when the work tree differs from it."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head} with uncommitted changes" if dirty else head
+
+
+def conditions(info: dict, args: argparse.Namespace) -> str:
+    """One paragraph: when, on what, with which settings, under which load."""
+    import platform
+
+    return (f"**Run of {info['started']}–{info['ended']} UTC**, written by `python -m bench.java_client "
+            f"--pairing {info['pairing']} --runs {args.runs} --budget {args.budget:g} --iterations "
+            f"{args.iterations} --docs ...` (commit {_commit()}; {os.cpu_count()} CPUs, Python "
+            f"{platform.python_version()}, Java client HiveMetaStoreClient 2.3.10; reference: "
+            f"{info['reference']}; ours: {info['ours']}; N = "
+            f"{', '.join(str(n) for n in info['n'])}, add {info['add_n']}, drop {info['drop_n']}; load "
+            f"average {info['loadavg_before'][0]:.2f} at the start and {info['loadavg'][0]:.2f} at the "
+            f"end; {info['seconds'] / 60:.1f} min).")
+
+
+def write_docs(path: Path, pairing: str, paragraph: str, table: str) -> None:
+    """Replace the text between `<!-- java_client:PAIRING -->` and `<!-- /java_client:PAIRING -->`
+    (appended at the end when the file has no such markers)."""
+    start, end = f"<!-- java_client:{pairing} -->", f"<!-- /java_client:{pairing} -->"
+    block = f"{start}\n{paragraph}\n\n{table}\n{end}"
+    text = path.read_text() if path.exists() else ""
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+    log(f"wrote the {pairing} table into {path}")
 
 
 if __name__ == "__main__":

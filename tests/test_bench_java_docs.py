@@ -1,0 +1,31 @@
+"""`python -m bench.java_client --docs FILE` writes each pairing's table and the run's conditions
+between its markers: a second run replaces the block, the rest of the file stays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.java_client import render, write_docs
+
+
+def _rows(ours_ms: float) -> list[dict]:
+    return [{"op": "getTable", "n": 1000, "reference": 3.0, "ours": ours_ms, "unit": "ms", "ratio": 3.0 / ours_ms,
+             "range": [2.0, 4.0], "target": 5, "sizes": {}, "pass": 3.0 / ours_ms >= 5},
+            {"op": "addPartitions", "n": 10_000, "reference": 80_000.0, "ours": 4_000.0, "unit": "ms", "ratio": 20.0,
+             "range": [18.0, 21.0], "target": 20, "sizes": {}, "pass": True}]
+
+
+def test_docs_blocks_are_written_then_replaced(tmp_path: Path):
+    md = tmp_path / "performance.md"
+    md.write_text("# Performance\n\nintro\n\n<!-- java_client:postgres -->\nold\n"
+                  "<!-- /java_client:postgres -->\n\nafter\n")
+    write_docs(md, "postgres", "**Run A**", render(_rows(1.0), 5))
+    write_docs(md, "embedded", "**Run B**", render(_rows(0.5), 5))
+    write_docs(md, "postgres", "**Run C**", render(_rows(0.4), 5))
+    text = md.read_text()
+    assert text.startswith("# Performance\n\nintro\n\n<!-- java_client:postgres -->\n**Run C**\n")
+    assert "old" not in text and "**Run A**" not in text and text.count("<!-- java_client:postgres -->") == 1
+    assert "\nafter\n" in text and text.index("after") < text.index("**Run B**")  # a new pairing goes at the end
+    assert "| getTable | 3.00 ms | 0.40 ms | 7.50x | 2.00–4.00x | ≥ 5x | PASS |" in text
+    assert "| getTable | 3.00 ms | 0.50 ms | 6.00x |" in text
+    assert "| addPartitions.10000 | 80000.00 ms | 4000.00 ms | 20.00x | 18.00–21.00x | ≥ 20x | PASS |" in text
