@@ -269,26 +269,29 @@ def run_pairing(args: argparse.Namespace, driver: Driver, pairing: str) -> tuple
     try:
         t0 = time.monotonic()
         started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+        commit = _commit(args.docs)  # the code the servers run: as it is when they start
         load_before = os.getloadavg()
         results = measure(args, driver, servers)
         rows = rows_of(results)
         info = {"pairing": pairing, "runs": args.runs, "n": args.ns, "add_n": args.add_n,
                 "drop_n": args.drop_n, "workers": args.workers, "threads": args.threads,
                 "reference": servers.servers["reference"].description, "ours": servers.servers["ours"].description,
-                "started": started, "ended": time.strftime("%H:%M", time.gmtime()),
+                "started": started, "ended": time.strftime("%H:%M", time.gmtime()), "commit": commit,
                 "loadavg_before": load_before, "loadavg": os.getloadavg(), "seconds": round(time.monotonic() - t0, 1)}
     finally:
         servers.stop()
     return info, rows
 
 
-def _commit() -> str:
-    """The checked-out commit, marked when the work tree differs from it."""
+def _commit(docs: str | None) -> str:
+    """The checked-out commit, marked when the work tree differs from it (the `--docs` file aside:
+    the run writes it)."""
     root = Path(__file__).resolve().parent.parent
+    spec = ["--", "."] + ([f":(exclude){Path(docs).resolve()}"] if docs else [])
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", *spec], cwd=root,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -301,7 +304,7 @@ def conditions(info: dict, args: argparse.Namespace) -> str:
 
     return (f"**Run of {info['started']}–{info['ended']} UTC**, written by `python -m bench.java_client "
             f"--pairing {info['pairing']} --runs {args.runs} --budget {args.budget:g} --iterations "
-            f"{args.iterations} --docs ...` (commit {_commit()}; {os.cpu_count()} CPUs, Python "
+            f"{args.iterations} --docs ...` (commit {info['commit']}; {os.cpu_count()} CPUs, Python "
             f"{platform.python_version()}, Java client HiveMetaStoreClient 2.3.10; reference: "
             f"{info['reference']}; ours: {info['ours']}; N = "
             f"{', '.join(str(n) for n in info['n'])}, add {info['add_n']}, drop {info['drop_n']}; load "
