@@ -200,8 +200,6 @@ def test_incremental_upkeep_equals_a_full_recount(our_server_info, tmp_path, wit
 
     import sqlalchemy as sa
 
-    from store.db import schema as S
-    from store.hudi.column_stats import ColumnStats
 
     rng = random.Random(7)
     table = f"hs_{uuid.uuid4().hex[:8]}"
@@ -230,26 +228,37 @@ def test_incremental_upkeep_equals_a_full_recount(our_server_info, tmp_path, wit
             _commit_some(c, table, base, files, no_stats)
     eng = sa.create_engine(our_server_info.db_url)
     try:
-        with eng.begin() as conn:
-            tbl_id = conn.execute(sa.select(S.tbl.c.tbl_id).where(S.tbl.c.name == table)).scalar_one()
-
-            def state():
-                ss = sorted(tuple(r) for r in conn.execute(sa.select(S.snapshot_stats).where(
-                    S.snapshot_stats.c.tbl_id == tbl_id)))
-                pcs = sorted((r.partition_path, r.column_name, None if r.min_key is None else bytes(r.min_key),
-                              None if r.max_key is None else bytes(r.max_key), r.null_count, r.value_count,
-                              r.files_without_stats) for r in conn.execute(sa.select(S.partition_column_stats).where(
-                                  S.partition_column_stats.c.tbl_id == tbl_id)))
-                return ss, pcs
-
-            kept = state()
-            assert kept[0] and kept[1]
-            ref = type("Ref", (), {"tbl_id": tbl_id})()  # refresh_partitions needs only the table's id
-            ColumnStats().refresh_partitions(conn, ref, ["p=a", "p=b", "p=c"])  # type: ignore[arg-type]
-            assert state() == kept
-            conn.rollback()
+        kept = _assert_kept_equals_recount(eng, table)
+        assert kept[0] and kept[1]
     finally:
         eng.dispose()
+
+
+def _assert_kept_equals_recount(eng, table: str) -> tuple[list, list]:
+    """The partitions' kept statistics equal a full recount (rolled back); returns them."""
+    import sqlalchemy as sa
+
+    from store.db import schema as S
+    from store.hudi.column_stats import ColumnStats
+
+    with eng.begin() as conn:
+        tbl_id = conn.execute(sa.select(S.tbl.c.tbl_id).where(S.tbl.c.name == table)).scalar_one()
+
+        def state():
+            ss = sorted(tuple(r) for r in conn.execute(sa.select(S.snapshot_stats).where(
+                S.snapshot_stats.c.tbl_id == tbl_id)))
+            pcs = sorted((r.partition_path, r.column_name, None if r.min_key is None else bytes(r.min_key),
+                          None if r.max_key is None else bytes(r.max_key), r.null_count, r.value_count,
+                          r.files_without_stats) for r in conn.execute(sa.select(S.partition_column_stats).where(
+                              S.partition_column_stats.c.tbl_id == tbl_id)))
+            return ss, pcs
+
+        kept = state()
+        ref = type("Ref", (), {"tbl_id": tbl_id})()  # refresh_partitions needs only the table's id
+        ColumnStats().refresh_partitions(conn, ref, ["p=a", "p=b", "p=c"])  # type: ignore[arg-type]
+        assert state() == kept
+        conn.rollback()
+    return kept
 
 
 def _commit_some(c, table: str, base: str, files, no_stats: set[int]) -> None:
@@ -286,8 +295,6 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
 
     import sqlalchemy as sa
 
-    from store.db import schema as S
-    from store.hudi.column_stats import ColumnStats
 
     rng = random.Random(11)
     table = f"hm_{uuid.uuid4().hex[:8]}"
@@ -350,23 +357,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
     eng = sa.create_engine(our_server_info.db_url)
 
     def check() -> None:
-        with eng.begin() as conn:
-            tbl_id = conn.execute(sa.select(S.tbl.c.tbl_id).where(S.tbl.c.name == table)).scalar_one()
-
-            def state():
-                ss = sorted(tuple(r) for r in conn.execute(sa.select(S.snapshot_stats).where(
-                    S.snapshot_stats.c.tbl_id == tbl_id)))
-                pcs = sorted((r.partition_path, r.column_name, None if r.min_key is None else bytes(r.min_key),
-                              None if r.max_key is None else bytes(r.max_key), r.null_count, r.value_count,
-                              r.files_without_stats) for r in conn.execute(sa.select(S.partition_column_stats).where(
-                                  S.partition_column_stats.c.tbl_id == tbl_id)))
-                return ss, pcs
-
-            kept = state()
-            ref = type("Ref", (), {"tbl_id": tbl_id})()  # refresh_partitions needs only the table's id
-            ColumnStats().refresh_partitions(conn, ref, ["p=a", "p=b", "p=c"])  # type: ignore[arg-type]
-            assert state() == kept
-            conn.rollback()
+        _assert_kept_equals_recount(eng, table)
 
     try:
         with c:
