@@ -167,7 +167,7 @@ def test_parse_errors(filt, pos, message):
 
 def test_error_message_format():
     with pytest.raises(FilterError) as info:
-        compile_filter("a = ", 1, [("a", "string")])
+        compile_filter("a = ", 1, [("a", "string")], "sqlite")
     assert str(info.value) == 'Error parsing partition filter "a = " at position 4: expected a literal'
 
 
@@ -190,7 +190,7 @@ COMPILE_ERRORS = [
 @pytest.mark.parametrize("filt,pos,message", COMPILE_ERRORS)
 def test_compile_errors(filt, pos, message):
     with pytest.raises(FilterError) as info:
-        compile_filter(filt, 1, KEYS)
+        compile_filter(filt, 1, KEYS, "sqlite")
     assert info.value.pos == pos, str(info.value)
     assert message in str(info.value)
     assert f'"{filt}"' in str(info.value)
@@ -521,13 +521,34 @@ def _run(engine, tbl_id: int, filt: str) -> set[int]:
     the table condition the planner cannot use) must give the same one."""
     answers = []
     for driven in (False, True, "or"):
-        clause = compile_filter(filt, tbl_id, KEYS, driven=driven)
+        clause = compile_filter(filt, tbl_id, KEYS, engine.dialect.name, driven=driven)
         in_table = S.partitions.c.tbl_id == tbl_id if not driven else (S.partitions.c.tbl_id + 0) == tbl_id
         q = select(S.partitions.c.part_id).where(in_table, clause)
         with engine.connect() as conn:
             answers.append(set(conn.execute(q).scalars()))
     assert answers[1] == answers[0] and answers[2] == answers[0], (filt, answers)
     return answers[0]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql", "mysql", "mariadb"])
+@pytest.mark.parametrize("driven", [False, True])
+def test_filters_of_one_shape_are_compiled_once(dialect, driven):
+    """A filter is written for its backend, so the statement has a cache key: filters that differ
+    only in their values share it (SQLAlchemy compiles the SQL once), other shapes do not."""
+    def key(filt):
+        q = select(S.partitions.c.part_id).where(S.partitions.c.tbl_id == 7,
+                                                 compile_filter(filt, 7, KEYS, dialect, driven=driven))
+        k = q._generate_cache_key()
+        assert k is not None, filt  # None: not cacheable, compiled on every call
+        return k
+
+    same = [("ds = 'a'", "ds = 'zz'"), ("ds like 'a.*'", "ds like 'b_.'"), ("hr in (1, 2)", "hr in (3, 4)"),
+            ("ds > 'x' or dt = 2024-01-01", "ds > 'y' or dt = 2023-05-06"),
+            ("not (ds between 'a' and 'b') and hr != 3", "not (ds between 'c' and 'd') and hr != 9")]
+    for a, b in same:
+        assert key(a) == key(b), (a, b)
+    assert key("ds = 'a'") != key("ds > 'a'") != key("hr = 1")
+    assert key("hr in (1, 2)") != key("hr in (1, 2, 3)")
 
 
 def test_matrix_is_broad():
@@ -577,7 +598,8 @@ def test_other_table_not_matched(backend):
 def test_sqlite_uses_key_indexes(backend):
     kind, engine, tbl_id, parts = backend
     for filt, index in (("ds = 'abc'", "ix_pkv_val"), ("hr < 10", "ix_pkv_num"), ("hr in (1, 2)", "ix_pkv_num")):
-        q = select(S.partitions.c.part_id).where(S.partitions.c.tbl_id == tbl_id, compile_filter(filt, tbl_id, KEYS))
+        q = select(S.partitions.c.part_id).where(S.partitions.c.tbl_id == tbl_id,
+                                                 compile_filter(filt, tbl_id, KEYS, "sqlite"))
         with engine.connect() as conn:
             compiled = q.compile(conn)
             plan = conn.exec_driver_sql(
@@ -593,7 +615,7 @@ def test_sqlite_starts_from_the_driver(backend):
     kind, engine, tbl_id, parts = backend
     for filt in ("ds = 'abc'", "ds = 'abc' or hr = 5", "ds = 'abc' and hr > 1", "(ds = 'a' or ds = 'b') and hr < 3"):
         q = select(S.partitions.c.part_id).where((S.partitions.c.tbl_id + 0) == tbl_id,
-                                                 compile_filter(filt, tbl_id, KEYS, driven=True))
+                                                 compile_filter(filt, tbl_id, KEYS, "sqlite", driven=True))
         with engine.connect() as conn:
             compiled = q.compile(conn)
             plan = conn.exec_driver_sql(

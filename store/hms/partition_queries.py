@@ -95,7 +95,7 @@ class PartitionQueries:
         if not filter_text or not filter_text.strip():
             return None
         try:
-            return compile_filter(filter_text, ctx.tbl_id, ctx.key_types,
+            return compile_filter(filter_text, ctx.tbl_id, ctx.key_types, self.backend,
                                   driven=self.driven and ("or" if self.backend == "postgresql" else True))
         except FilterError as exc:
             raise MetaError(str(exc)) from exc

@@ -29,11 +29,13 @@ _LEAF_RANK = {"=": 1, "IN": 2, "BETWEEN": 4, "<": 5, "<=": 5, ">": 5, ">=": 5, "
               "NOT BETWEEN": 8, "NOT LIKE": 9, "!=": 9, "NOT IN": 9}
 
 
-def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]],
+def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]], dialect: str,
                    driven: bool | str = False) -> ColumnElement[Any]:
     """A WHERE clause over `store.db.schema.partitions` selecting the partitions of table `tbl_id`
     that match the Hive filter `text`; use with `partitions.c.tbl_id == tbl_id`.
-    `partition_keys`: the table's partition columns in order, as (name, hive type).
+    `partition_keys`: the table's partition columns in order, as (name, hive type). `dialect`: the
+    backend's SQLAlchemy name; the clause is written for it, so statements holding it are cached
+    (compiled once per shape of filter, with the values as parameters).
 
     `driven`: also require `part_id IN (driver)`, where the driver is a superset of the answer
     built from the key-value index alone (a leaf's rows; an OR's union; an AND's likely smallest
@@ -44,9 +46,9 @@ def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]]
     tree = push_not(parse_filter(text))
     keys = {name.lower(): (i, key_kind(t)) for i, (name, t) in enumerate(partition_keys)}
     for leaf in _leaves(tree):  # the first invalid leaf, as written, is the error
-        leaf_test(leaf, text, keys)
+        leaf_test(leaf, text, keys, dialect)
     tree = _merged(tree)
-    leaves = _LeafSelects(text, tbl_id, keys)
+    leaves = _LeafSelects(text, tbl_id, keys, dialect)
     if not driven or (driven == "or" and not _has_or(tree)):
         return leaves.where(tree)
     selects = leaves.driver(tree)
@@ -59,17 +61,19 @@ class _LeafSelects:
     """The leaves of one filter as SQL, each built once: a leaf that appears in both the driver and
     the clause is the same statement object (and the same bound parameters) in both."""
 
-    def __init__(self, text: str, tbl_id: int, keys: dict[str, tuple[int, str]]):
+    def __init__(self, text: str, tbl_id: int, keys: dict[str, tuple[int, str]], dialect: str):
         self.text = text
         self.tbl_id = tbl_id
         self.keys = keys
+        self.dialect = dialect
         self._selects: dict[int, Select[Any]] = {}
 
     def leaf(self, node: Node) -> Select[Any]:
         """The select of a Leaf or of an And of leaves of one key."""
         if id(node) not in self._selects:
             leaves = [node] if isinstance(node, Leaf) else node.items  # type: ignore[union-attr]
-            self._selects[id(node)] = leaf_select(leaves, self.text, self.tbl_id, self.keys)  # type: ignore[arg-type]
+            self._selects[id(node)] = leaf_select(leaves, self.text, self.tbl_id, self.keys,  # type: ignore[arg-type]
+                                                    self.dialect)
         return self._selects[id(node)]
 
     def where(self, node: Node, per_row: bool = False) -> ColumnElement[Any]:

@@ -32,12 +32,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Boolean, Select, and_, bindparam, not_, or_, select
+from sqlalchemy import Select, and_, bindparam, not_, or_, select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
+from sqlalchemy.sql.visitors import InternalTraversal
 
 from store.db.schema import partition_key_val
 from store.hms.partition_filter.errors import FilterError
@@ -61,17 +62,19 @@ def key_kind(hive_type: str) -> str:
     return t if t in ("string", "date") else "other"
 
 
-def leaf_select(leaves: Sequence[Leaf], text: str, tbl_id: int, keys: dict[str, tuple[int, str]]) -> Select[Any]:
+def leaf_select(leaves: Sequence[Leaf], text: str, tbl_id: int, keys: dict[str, tuple[int, str]],
+                dialect: str) -> Select[Any]:
     """`SELECT part_id FROM partition_key_val WHERE tbl_id = :t AND key_idx = :i AND <test> [AND
     <test> ...]`, which the `(tbl_id, key_idx, part_key_val|part_key_num)` indexes serve: the
     partitions whose key passes every test of `leaves` (leaves of one key). `keys`: name -> (index,
-    kind)."""
-    tests = [leaf_test(leaf, text, keys) for leaf in leaves]
+    kind); `dialect`: the backend's (SQLAlchemy's name for it)."""
+    tests = [leaf_test(leaf, text, keys, dialect) for leaf in leaves]
     kv = partition_key_val
     return select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == tests[0][0], *(t for _, t in tests))
 
 
-def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]]) -> tuple[int, ColumnElement[Any]]:
+def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]],
+              dialect: str) -> tuple[int, ColumnElement[Any]]:
     """(key index, test on the key's `partition_key_val` row) of one leaf; FilterError if invalid."""
     if leaf.key not in keys:
         names = ", ".join(keys) or "none"
@@ -85,7 +88,8 @@ def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]]) -> tuple[
     test: ColumnElement[Any]
     if kind == "date":
         test = and_(partition_key_val.c.part_key_val != "__HIVE_DEFAULT_PARTITION__",
-                    _string_test(leaf.op, [_date_text(lit, text) for lit in leaf.values], sql_wildcards=True))
+                    _string_test(dialect, leaf.op, [_date_text(lit, text) for lit in leaf.values],
+                                 sql_wildcards=True))
     elif integral:
         if leaf.op in ("LIKE", "NOT LIKE"):
             raise FilterError(f"LIKE is not supported on integer partition key {leaf.key}", text, leaf.pos)
@@ -100,7 +104,7 @@ def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]]) -> tuple[
         for lit in leaf.values:
             if lit.kind == "int":
                 raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
-        test = _string_test(leaf.op, [lit.text for lit in leaf.values])
+        test = _string_test(dialect, leaf.op, [lit.text for lit in leaf.values])
     return idx, test
 
 
@@ -114,27 +118,11 @@ def _date_text(lit: Literal, text: str) -> str:
 # --- per-backend SQL -----------------------------------------------------------------------------
 
 
-class _PerDialect(ColumnElement[bool]):
-    """A boolean expression whose SQL depends on the backend it is compiled for. Its bound
-    values are created while compiling, so statements holding one are not cached."""
-
-    inherit_cache = False
-    type = Boolean()
-    _is_implicitly_boolean = True  # render as is, never `... = 1`
-
-    def __init__(self, build: Callable[[str], ColumnElement[Any]]):
-        self.build = build
-
-
-@compiles(_PerDialect)
-def _compile_per_dialect(element, compiler, **kw):
-    return "(" + compiler.process(element.build(compiler.dialect.name), **kw) + ")"
-
-
 class _MyBinary(ColumnElement[Any]):
     """MySQL/MariaDB: the expression as utf8mb4 bytes (exact, code point order, no padding)."""
 
-    inherit_cache = False
+    inherit_cache = False  # the key comes from _traverse_internals (the wrapped expression)
+    _traverse_internals = [("expr", InternalTraversal.dp_clauseelement)]
 
     def __init__(self, expr: ColumnElement[Any]):
         self.expr = expr
@@ -149,7 +137,8 @@ def _compile_mybinary(element, compiler, **kw):
 class _MyConvertBin(ColumnElement[Any]):
     """MySQL/MariaDB: `CONVERT(x USING utf8mb4) COLLATE utf8mb4_bin`, for a case-sensitive LIKE."""
 
-    inherit_cache = False
+    inherit_cache = False  # the key comes from _traverse_internals (the wrapped expression)
+    _traverse_internals = [("expr", InternalTraversal.dp_clauseelement)]
 
     def __init__(self, expr: ColumnElement[Any]):
         self.expr = expr
@@ -169,45 +158,41 @@ def _like_test(dialect: str, op: str, pattern: str, sql_wildcards: bool) -> Colu
     return not_(test) if op == "NOT LIKE" else test
 
 
-def _string_test(op: str, values: Sequence[str], sql_wildcards: bool = False) -> _PerDialect:
+def _string_test(dialect: str, op: str, values: Sequence[str], sql_wildcards: bool = False) -> ColumnElement[Any]:
     """`sql_wildcards`: LIKE patterns also take `%` and `_` (date keys)."""
     col = partition_key_val.c.part_key_val
+    if op in ("LIKE", "NOT LIKE"):
+        (pattern,) = values
+        return _like_test(dialect, op, pattern, sql_wildcards)
 
-    def build(dialect: str) -> ColumnElement[Any]:
-        if op in ("LIKE", "NOT LIKE"):
-            (pattern,) = values
-            return _like_test(dialect, op, pattern, sql_wildcards)
+    binds = [bindparam(None, v, type_=col.type) for v in values]
+    ordered: ColumnElement[Any]
+    cmp_binds: list[ColumnElement[Any]]
+    if dialect in ("mysql", "mariadb"):
+        ordered = _MyBinary(col)
+        cmp_binds = [_MyBinary(b) for b in binds]
+        index_col = col  # the indexed column, case- and pad-insensitive: a superset test
+    elif dialect == "postgresql":
+        ordered = col.collate("C")
+        cmp_binds = list(binds)
+        index_col = None
+    else:
+        ordered = col
+        cmp_binds = list(binds)
+        index_col = None
+    exact = col if dialect != "mysql" and dialect != "mariadb" else ordered
 
-        binds = [bindparam(None, v, type_=col.type) for v in values]
-        ordered: ColumnElement[Any]
-        cmp_binds: list[ColumnElement[Any]]
-        if dialect in ("mysql", "mariadb"):
-            ordered = _MyBinary(col)
-            cmp_binds = [_MyBinary(b) for b in binds]
-            index_col = col  # the indexed column, case- and pad-insensitive: a superset test
-        elif dialect == "postgresql":
-            ordered = col.collate("C")
-            cmp_binds = list(binds)
-            index_col = None
-        else:
-            ordered = col
-            cmp_binds = list(binds)
-            index_col = None
-        exact = col if dialect != "mysql" and dialect != "mariadb" else ordered
-
-        if op == "=":
-            test = exact == cmp_binds[0]
-            return and_(index_col == binds[0], test) if index_col is not None else test
-        if op == "!=":
-            return exact != cmp_binds[0]
-        if op == "IN":
-            test = exact.in_(cmp_binds)
-            return and_(index_col.in_(binds), test) if index_col is not None else test
-        if op == "NOT IN":
-            return exact.not_in(cmp_binds)
-        return _ordered_test(op, ordered, cmp_binds)
-
-    return _PerDialect(build)
+    if op == "=":
+        test = exact == cmp_binds[0]
+        return and_(index_col == binds[0], test) if index_col is not None else test
+    if op == "!=":
+        return exact != cmp_binds[0]
+    if op == "IN":
+        test = exact.in_(cmp_binds)
+        return and_(index_col.in_(binds), test) if index_col is not None else test
+    if op == "NOT IN":
+        return exact.not_in(cmp_binds)
+    return _ordered_test(op, ordered, cmp_binds)
 
 
 def _ordered_test(op: str, col: ColumnElement[Any], b: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
