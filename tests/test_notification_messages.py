@@ -329,3 +329,31 @@ def test_tjson_memo_writes_shared_parts_once_and_the_same_text():
     written = [M.tjson(p, memo) for p in parts + [other]]
     assert written == [M.tjson_by_protocol(p) for p in parts + [other]]
     assert any(entry[0] is base.sd.cols for entry in memo.values())
+
+
+def test_tjson_memo_reuses_the_text_of_equal_copies_and_never_of_different_values():
+    """A Java client sends each new partition its own copy of one descriptor: equal objects, no
+    shared ones. The memo writes their text once (each field remembers its last value) and still
+    writes exactly what the protocol writes, also when a copy differs in one nested value."""
+    import copy
+
+    rnd = random_module.Random(11)
+    base = _filled(rnd, Partition)
+    parts = []
+    for i in range(6):
+        p = copy.deepcopy(base)  # nothing shared with base
+        p.values = [f"v{i}", str(i)]
+        p.sd.location = f"file:/w/t/k={i}"
+        if i == 3:
+            p.sd.cols[0].comment = "changed"  # one column differs
+        if i == 4:
+            p.sd.serdeInfo.parameters = dict(reversed(list(p.sd.serdeInfo.parameters.items())) or {"a": "b"})
+        if i == 5:
+            p.parameters = {**p.parameters, "extra": "1"}
+        parts.append(p)
+    memo: dict = {}
+    written = [M.tjson(p, memo) for p in parts]
+    assert written == [M.tjson_by_protocol(p) for p in parts]
+    cols_text = [memo[id(p.sd.cols)][1] for p in parts]
+    assert cols_text[0] is cols_text[1] is cols_text[2]  # written once for the equal copies
+    assert cols_text[3] != cols_text[2]

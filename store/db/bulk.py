@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, String, Table
+from sqlalchemy.exc import DBAPIError
 
 BATCH = 1000
 WidthCheck = Callable[[Table, Iterable[dict[str, Any]]], None]
@@ -24,6 +25,16 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
         return
     if check_widths is not None:
         _check_widths(table, columns, rows, check_widths)
+    dbapi = conn.dialect.loaded_dbapi
+    try:
+        _insert(conn, table, columns, rows, pg_types, batch)
+    except dbapi.Error as exc:  # as SQLAlchemy raises them: the store's retries and answers see the same
+        raise DBAPIError.instance(f"bulk insert into {table.name}", None, exc, dbapi.Error,
+                                  dialect=conn.dialect) from exc
+
+
+def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+            pg_types: Sequence[str] | None, batch: int) -> None:
     raw = conn.connection.driver_connection
     assert raw is not None
     names = ", ".join(columns)
@@ -46,10 +57,15 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
 
 
 def _check_widths(table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]], check: WidthCheck) -> None:
-    """The longest value of each text column, checked as every insert is (the same error)."""
+    """The longest value of each text column (in characters and in UTF-8 bytes) and any value with
+    a NUL character, checked as every insert is (the same error)."""
     for i, name in enumerate(columns):
         if not isinstance(table.c[name].type, String):
             continue
-        longest = max((r[i] for r in rows if isinstance(r[i], str)), key=len, default=None)
-        if longest is not None:
-            check(table, [{name: longest}])
+        texts = [r[i] for r in rows if isinstance(r[i], str)]
+        if not texts:
+            continue
+        worst = [v for v in texts if "\x00" in v][:1]
+        worst += [max(texts, key=len), max(texts, key=lambda v: len(v.encode("utf-8")))]
+        for value in worst:
+            check(table, [{name: value}])

@@ -19,12 +19,13 @@ def part_key_num(value: str) -> int | None:
     return int(value) if value and _INT.match(value) else None
 
 
+KEY_VALUE_COLUMNS = ("part_id", "key_idx", "tbl_id", "part_key_name", "part_key_val", "part_key_num")
+
+
 def key_value_rows(part_id: int, tbl_id: int, key_names: Sequence[str],
-                   values: Sequence[str]) -> list[dict[str, Any]]:
-    """The rows of a new partition."""
-    return [{"part_id": part_id, "key_idx": i, "tbl_id": tbl_id, "part_key_name": k,
-             "part_key_val": v, "part_key_num": part_key_num(v)}
-            for i, (k, v) in enumerate(zip(key_names, values))]
+                   values: Sequence[str]) -> list[tuple[Any, ...]]:
+    """The rows of a new partition, in KEY_VALUE_COLUMNS order."""
+    return [(part_id, i, tbl_id, k, v, part_key_num(v)) for i, (k, v) in enumerate(zip(key_names, values))]
 
 
 def rename_key_values(conn: Connection, part_id: int, values: Sequence[str]) -> None:

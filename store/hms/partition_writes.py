@@ -10,16 +10,18 @@ from typing import Any
 from sqlalchemy import Connection, Row, delete, select
 
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
 from store.db.dialect import BATCH, in_list
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
 from store.hms import stats_params
+from store.hms.column_widths import check_rows
 from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
 from store.hms.hive_rules import DDL_TIME, MANAGED, split_db_name
 from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
-from store.hms.partition_key_values import key_value_rows
+from store.hms.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
 from store.hms.partition_names import make_name, split_name
 from store.hms.partition_queries import PartitionQueries
 from store.hms.partition_reads import PartitionReads
@@ -29,6 +31,28 @@ from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 # A partition being added: (name, the Partition asked for, its parameters, its location)
 _NewPartition = tuple[str, Partition, dict[str, str], str | None]
+_PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", "update_time", "location",
+                      "sd_id", "schema_version")
+_PARAM_COLUMNS = ("part_id", "param_key", "param_value")
+_NOT_SHARED = ("location", "cols")  # what a partition's descriptor may differ in and still share the table's
+
+
+class _SharesTableSd:
+    """same_sd(table's descriptor, sd), answered again without a look when sd equals the previous
+    descriptor asked about (but for location and columns): a client sends each new partition a
+    copy of one descriptor."""
+
+    def __init__(self, ctx: TableCtx):
+        self.ctx = ctx
+        self.last: tuple[dict[str, Any], bool] | None = None
+
+    def __call__(self, sd: StorageDescriptor) -> bool:
+        fields = {k: v for k, v in sd.__dict__.items() if k not in _NOT_SHARED}
+        if self.last is not None and self.last[0] == fields:
+            return self.last[1]
+        same = same_sd(self.ctx.sd, sd)
+        self.last = (fields, same)
+        return same
 
 
 class PartitionWrites:
@@ -91,22 +115,21 @@ class PartitionWrites:
         if not added:
             return [], []
         rows, news = self._partition_rows(conn, ctx, added, now)
-        conn.execute(S.partitions.insert(), rows)
+        insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
-        kv_rows: list[dict[str, Any]] = []
-        param_rows: list[dict[str, Any]] = []
+        kv_rows: list[tuple[Any, ...]] = []
+        param_rows: list[tuple[Any, ...]] = []
         out = []
         for name, part, params, location in news:
             pid = ids[name]
             kv_rows.extend(key_value_rows(pid, ctx.tbl_id, ctx.key_names, part.values))
-            param_rows.extend({"part_id": pid, "param_key": k, "param_value": v} for k, v in params.items())
+            param_rows.extend((pid, k, v) for k, v in params.items())
             out.append(Partition(
                 values=list(part.values), dbName=ctx.db_name, tableName=ctx.name, createTime=now,
                 lastAccessTime=part.lastAccessTime or 0,
                 sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
-        conn.execute(S.partition_key_val.insert(), kv_rows)
-        if param_rows:
-            conn.execute(S.partition_params.insert(), param_rows)
+        insert_rows(conn, S.partition_key_val, KEY_VALUE_COLUMNS, kv_rows, check_rows)
+        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, param_rows, check_rows)
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
@@ -130,17 +153,19 @@ class PartitionWrites:
 
     @staticmethod
     def _partition_rows(conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
-                        now: int) -> tuple[list[dict[str, Any]], list[_NewPartition]]:
-        """The `partitions` rows of new partitions (their own descriptors and schema versions are
-        stored on the way), and each partition's parameters and location."""
+                        now: int) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
+        """The `partitions` rows of new partitions (in `_PARTITION_COLUMNS` order; their own
+        descriptors and schema versions are stored on the way), and each partition's parameters
+        and location."""
         versions: dict[tuple[Any, ...] | None, int] = {}
         rows, news = [], []
+        shares = _SharesTableSd(ctx)
         for name, part in added:
             sd = part.sd
             location = (sd.location if sd is not None else None) or (
                 warehouse.join(ctx.location, name) if ctx.location else None)
             own_sd = None
-            if sd is not None and not same_sd(ctx.sd, sd):
+            if sd is not None and not shares(sd):
                 own_sd = insert_sd(conn, sd)
             cols = sd.cols if sd is not None and sd.cols is not None else None
             key = tuple((c.name, c.type, c.comment) for c in cols) if cols is not None else None
@@ -151,11 +176,8 @@ class PartitionWrites:
             stats_params.on_add_partition(params, location)  # numFiles/totalSize of existing data
             if not params.get(DDL_TIME):
                 params[DDL_TIME] = str(now)
-            rows.append({
-                "tbl_id": ctx.tbl_id, "part_name": name, "create_time": now,
-                "last_access_time": part.lastAccessTime or 0, "update_time": now,
-                "location": location, "sd_id": own_sd, "schema_version": versions[key],
-            })
+            rows.append((ctx.tbl_id, name, now, part.lastAccessTime or 0, now, location, own_sd,
+                         versions[key]))
             news.append((name, part, params, location))
         return rows, news
 

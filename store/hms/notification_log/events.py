@@ -96,7 +96,7 @@ def alter_partitions(table: Table, pairs: Iterable[tuple[Partition, Partition]],
     """One ALTER_PARTITION event per (before, after) pair, as Hive 3 writes for alter_partitions
     (the table's JSON, the same in each, is written once)."""
     table_json = M.tjson(table)
-    memo: dict[int, tuple[Any, str]] = {}
+    memo: dict[Any, tuple[Any, str]] = {}
     return [_table_event("ALTER_PARTITION", table, M.alter_partition(table, before, after, truncate, table_json, memo))
             for before, after in pairs]
 

@@ -49,7 +49,7 @@ _READ = TJSONProtocolFactory()
 T = TypeVar("T")
 
 
-def tjson(obj: Any, memo: dict[int, tuple[Any, str]] | None = None) -> str:
+def tjson(obj: Any, memo: dict[Any, tuple[Any, str]] | None = None) -> str:
     """`obj` (a Thrift struct) as TJSONProtocol text, as Hive's `create*ObjJson` writes it (`memo`:
     see notification_log/tjson.py)."""
     return fast_tjson(obj, memo)
@@ -141,12 +141,12 @@ def add_partition(table: Table, partitions: Sequence[Partition]) -> dict[str, An
 
 
 def _each_tjson(objects: Sequence[Any]) -> list[str]:
-    memo: dict[int, tuple[Any, str]] = {}
+    memo: dict[Any, tuple[Any, str]] = {}
     return [tjson(o, memo) for o in objects]
 
 
 def alter_partition(table: Table, before: Partition, after: Partition, truncate: bool,
-                    table_json: str | None = None, memo: dict[int, tuple[Any, str]] | None = None) -> dict[str, Any]:
+                    table_json: str | None = None, memo: dict[Any, tuple[Any, str]] | None = None) -> dict[str, Any]:
     """`table_json`: tjson(table) when the caller has it, `memo` shared by the messages of one call
     altering many partitions."""
     return _head(cat=table.catName, db=table.dbName, table=table.tableName, tableType=table.tableType,

@@ -26,10 +26,12 @@ _ESCAPES.update({ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n", ord("\f")
                  ord('"'): '\\"', ord("\\"): "\\\\"})
 
 
-def tjson(obj: Any, memo: dict[int, tuple[Any, str]] | None = None) -> str:
+def tjson(obj: Any, memo: dict[Any, tuple[Any, str]] | None = None) -> str:
     """`memo`: shared by the calls of one message batch, so that the parts partitions share (one
-    descriptor's columns, serde, parameters) are written once; it holds each object it names, so an
-    id is never reused while the memo lives. The objects must not change meanwhile."""
+    descriptor's columns, serde, parameters) are written once, whether they are one object or
+    equal ones (each field remembers its last value: a client sends every new partition its own
+    copy of one descriptor). It holds each object it names, so an id is never reused while the
+    memo lives. The objects must not change meanwhile."""
     out: list[str] = []
     _struct(out, obj, memo)
     return "".join(out)
@@ -39,7 +41,7 @@ def _string(value: str) -> str:
     return '"' + value.translate(_ESCAPES) + '"'
 
 
-def _struct(out: list[str], obj: Any, memo: dict[int, tuple[Any, str]] | None) -> None:
+def _struct(out: list[str], obj: Any, memo: dict[Any, tuple[Any, str]] | None) -> None:
     out.append("{")
     first = True
     for spec in obj.thrift_spec:
@@ -54,7 +56,7 @@ def _struct(out: list[str], obj: Any, memo: dict[int, tuple[Any, str]] | None) -
         first = False
         out.append(f'"{fid}":{{"{_NAMES[ttype]}":')
         if memo is not None and ttype in _CONTAINERS:
-            _memoized(out, ttype, arg, value, memo)
+            _memoized(out, ttype, arg, value, memo, (type(obj), fid))
         else:
             _value(out, ttype, arg, value, False, memo)
         out.append("}")
@@ -64,20 +66,43 @@ def _struct(out: list[str], obj: Any, memo: dict[int, tuple[Any, str]] | None) -
 _CONTAINERS = frozenset((TType.STRUCT, TType.LIST, TType.SET, TType.MAP))
 
 
-def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[int, tuple[Any, str]]) -> None:
+def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[Any, tuple[Any, str]],
+              slot: tuple[type, int]) -> None:
+    """`slot`: (struct type, field id), where the field's last value is remembered (ids are ints,
+    slots tuples: the keys never clash)."""
     hit = memo.get(id(value))
     if hit is not None and hit[0] is value:
         out.append(hit[1])
         return
-    part: list[str] = []
-    _value(part, ttype, arg, value, False, memo)
-    text = "".join(part)
+    last = memo.get(slot)
+    if last is not None and _same(ttype, last[0], value):
+        text = last[1]
+    else:
+        part: list[str] = []
+        _value(part, ttype, arg, value, False, memo)
+        text = "".join(part)
+        memo[slot] = (value, text)
     memo[id(value)] = (value, text)
     out.append(text)
 
 
+def _same(_ttype: int, a: Any, b: Any) -> bool:
+    """Equal, and written as the same text: maps (also nested ones) in the same entry order."""
+    return bool(a == b) and _same_order(a, b)
+
+
+def _same_order(a: Any, b: Any) -> bool:
+    """For equal a and b: do their maps list their entries in the same order?"""
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same_order(v, b[k]) for k, v in a.items())
+    if isinstance(a, (list, tuple, set, frozenset)):
+        return all(_same_order(x, y) for x, y in zip(a, b))
+    fields = getattr(a, "__dict__", None)
+    return fields is None or _same_order(fields, b.__dict__)
+
+
 def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool,
-           memo: dict[int, tuple[Any, str]] | None = None) -> None:
+           memo: dict[Any, tuple[Any, str]] | None = None) -> None:
     if ttype == TType.STRING:
         if arg == "BINARY":
             out.append('"' + base64.b64encode(value).decode("ascii") + '"')
