@@ -167,3 +167,51 @@ def test_answers_follow_every_change(shaped_table, thrift_client, our_server_inf
     assert got == {tuple(x.values): x for x in partitions.get_partitions(db, "t2")}
     t.tableName = "t"
     server.alter_table(db, "t2", t)  # back, for the fixture's cleanup
+
+
+def test_get_table_answers_are_the_objects_bytes_and_follow_every_change(our_server_info, thrift_client):
+    """get_table's Table comes as bytes kept per process by the table's whole row
+    (TableRows.encoded): the bytes are Thrift's encoding of the object, and every kind of change
+    (parameters, columns, owner, location, a rename, statistics) shows in the next answer at once,
+    also when it was made through another connection."""
+    from thrift_idl.hive_metastore.ThriftHiveMetastore import get_table_req_result, get_table_result
+    from thrift_idl.hive_metastore.ttypes import GetTableRequest, GetTableResult
+
+    c = thrift_client(our_server_info.port)
+    other = thrift_client(our_server_info.port)
+    db = f"gt_{uuid.uuid4().hex[:8]}"
+    _make_table(c, db)
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    try:
+        def check(name: str) -> Table:
+            objects = services.tables.get_table(db, name)
+            for _ in range(2):  # cold, then from the cache
+                encoded = services.tables.get_table_encoded(db, name)
+                assert encode_reply(get_table_result(success=encoded), None) == \
+                    _plain(get_table_result(success=objects))
+                ours = encode_reply(get_table_req_result(success=GetTableResult(table=encoded)), None)
+                assert ours == _plain(get_table_req_result(success=GetTableResult(table=objects)))
+            got = c.get_table(db, name)  # through the server, whose cache is warm
+            assert got == objects
+            assert c.get_table_req(GetTableRequest(dbName=db, tblName=name.upper())).table == objects
+            return got
+
+        t = check("t")
+        t.parameters = {**t.parameters, "k": "ő", "empty": ""}
+        other.alter_table(db, "t", t)
+        assert check("t").parameters["k"] == "ő"
+        t = check("t")
+        t.sd.cols = t.sd.cols + [FieldSchema("added", "double", "a comment")]
+        t.owner = "someone"
+        t.sd.location = t.sd.location + "_moved"
+        other.alter_table(db, "t", t)
+        got = check("t")
+        assert got.sd.cols[-1].name == "added" and got.owner == "someone" and got.sd.location.endswith("_moved")
+        other.alter_table(db, "t", Table(**{**got.__dict__, "tableName": "t2"}))
+        check("t2")
+        with pytest.raises(Exception) as info:
+            c.get_table(db, "t")
+        assert type(info.value).__name__ == "NoSuchObjectException"
+    finally:
+        services.close()
+        c.drop_database(db, True, True)

@@ -7,6 +7,7 @@ import logging
 from adapter.naming import db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
+from store.hms import partition_wire
 from store.hms.constraints import ConstraintService
 from store.hms.partition_service import PartitionService
 from store.hms.table_filter import TableNamesByFilter
@@ -79,11 +80,17 @@ class TableHandler:
             checkConstraints=r.checkConstraints))
 
     # read
+    def _table(self, db, name):
+        """A table for an answer: encoded by the store when the reply protocol can write it
+        (store/hms/table_rows.py TableRows.encoded), else the object."""
+        read = self.tables.get_table_encoded if partition_wire.AVAILABLE else self.tables.get_table
+        return read(db, name)
+
     def get_table(self, dbname, tbl_name):
-        return self.tables.get_table(db_name(dbname), tbl_name or "")
+        return self._table(db_name(dbname), tbl_name or "")
 
     def get_table_req(self, req):
-        return GetTableResult(table=self.tables.get_table(db_name(req.dbName, req.catName), req.tblName or ""))
+        return GetTableResult(table=self._table(db_name(req.dbName, req.catName), req.tblName or ""))
 
     def get_table_objects_by_name(self, dbname, tbl_names):
         try:

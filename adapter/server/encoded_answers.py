@@ -1,7 +1,8 @@
 """The reply protocol's encoder: Thrift's C encoder, except that a list field holding
-`EncodedStructs` (partition lists encoded by the store, store/hms/partition_wire.py) is written
-from those bytes. Such a list may sit in the result itself or one struct down (e.g.
-GetPartitionsByNamesResult.partitions)."""
+`EncodedStructs` (partition lists encoded by the store, store/hms/partition_wire.py) or a struct
+field holding an `EncodedStruct` (get_table's Table) is written from those bytes. Such a field may
+sit in the result itself or one struct down (e.g. GetPartitionsByNamesResult.partitions,
+GetTableResult.table)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ import struct
 
 from thrift.Thrift import TType
 
-from store.hms.partition_wire import FIELD_HEADER, EncodedStructs, fastbinary
+from store.hms.partition_wire import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
+
+_ENCODED = (EncodedStructs, EncodedStruct)
 
 _LIST = struct.Struct("!bi")  # element type, size
 
 
 def _holds_encoded(value) -> bool:
-    if isinstance(value, EncodedStructs):
+    if isinstance(value, _ENCODED):
         return True
     fields = getattr(value, "__dict__", None)
     return fields is not None and hasattr(value, "thrift_spec") and \
-        any(isinstance(v, EncodedStructs) for v in fields.values())
+        any(isinstance(v, _ENCODED) for v in fields.values())
 
 
 def encode_reply(obj, spec) -> bytes:
@@ -42,6 +45,10 @@ def _encode(obj) -> bytes:
             if ftype != TType.LIST:
                 raise TypeError(f"{type(obj).__name__}.{name} is no list")
             extra += [FIELD_HEADER.pack(TType.LIST, fid), _LIST.pack(TType.STRUCT, value.count), value.data]
+        elif isinstance(value, EncodedStruct):
+            if ftype != TType.STRUCT:
+                raise TypeError(f"{type(obj).__name__}.{name} is no struct")
+            extra += [FIELD_HEADER.pack(TType.STRUCT, fid), value.data]
         elif ftype == TType.STRUCT and value is not None and _holds_encoded(value):
             extra += [FIELD_HEADER.pack(TType.STRUCT, fid), _encode(value)]
         else:

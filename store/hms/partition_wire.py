@@ -42,6 +42,36 @@ class EncodedStructs:
     data: bytes
 
 
+@dataclass(frozen=True)
+class EncodedStruct:
+    """One Thrift struct, binary-protocol encoded: the value of a struct field (get_table's Table).
+    Not the struct: a code path that is not the reply protocol fails on it loudly."""
+
+    data: bytes
+
+
+class EncodedCache:
+    """Encoded answers keyed by the whole row they were made from (a changed row is a new key:
+    nothing to invalidate, nothing stale). At most `budget` bytes (an estimate); when full it
+    starts over."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self._entries: dict[tuple, bytes] = {}
+        self._size = 0
+
+    def get(self, row: tuple) -> bytes | None:
+        return self._entries.get(row)
+
+    def put(self, row: tuple, data: bytes) -> None:
+        size = 200 + len(data) + sum(len(v) for v in row if isinstance(v, (str, bytes)))
+        if self._size + size > self.budget:
+            self._entries = {}
+            self._size = 0
+        self._entries[row] = data
+        self._size += size
+
+
 def encode_struct(obj) -> bytes:
     """`obj` encoded by Thrift's C encoder (ends with the STOP byte)."""
     return fastbinary.encode_binary(obj, [type(obj), obj.thrift_spec])

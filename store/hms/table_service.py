@@ -37,6 +37,7 @@ from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
 from store.hms.parameters import write_params
+from store.hms.partition_wire import EncodedStruct
 from store.hms.table_alteration import TableAlteration
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
@@ -134,6 +135,10 @@ class TableService:
     def get_table(self, db_name: str, name: str) -> Table:
         # run_read: calls read the table back after writing it, where the router cannot retry
         return self.store.run_read(self.get_table_in, db_name, name)
+
+    def get_table_encoded(self, db_name: str, name: str) -> EncodedStruct:
+        """get_table as Thrift bytes, for an answer (TableRows.encoded)."""
+        return EncodedStruct(self.store.run_read(self.rows.encoded, db_name, name))
 
     def get_table_in(self, conn: Connection, db_name: str, name: str) -> Table:
         """get_table inside the caller's transaction."""
