@@ -2,7 +2,8 @@
 PostgreSQL's COPY, the driver's executemany of plain tuples elsewhere (SQLAlchemy's per-row
 parameter handling and statement events cost more than the database's work at tens of thousands of
 rows). The caller passes the check of column widths every other write gets (store/hms/column_widths):
-it sees the longest value of each text column.
+it sees each text column's longest values and any value holding a NUL. Driver errors leave as
+SQLAlchemy's (store/db/driver_cursor.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, String, Table
-from sqlalchemy.exc import DBAPIError
+
+from store.db.driver_cursor import driver_errors
 
 BATCH = 1000
 WidthCheck = Callable[[Table, Iterable[dict[str, Any]]], None]
@@ -25,12 +27,8 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
         return
     if check_widths is not None:
         _check_widths(table, columns, rows, check_widths)
-    dbapi = conn.dialect.loaded_dbapi
-    try:
+    with driver_errors(conn, f"bulk insert into {table.name}"):
         _insert(conn, table, columns, rows, pg_types, batch)
-    except dbapi.Error as exc:  # as SQLAlchemy raises them: the store's retries and answers see the same
-        raise DBAPIError.instance(f"bulk insert into {table.name}", None, exc, dbapi.Error,
-                                  dialect=conn.dialect) from exc
 
 
 def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],

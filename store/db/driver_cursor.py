@@ -36,7 +36,6 @@ class DriverStatement:
         compiled = statement.compile(dialect=conn.dialect)
         self.sql = str(compiled)
         self.positions = getattr(compiled, "positiontup", None)  # positional paramstyles (SQLite): the order of names
-        self.dialect = conn.dialect.name
 
     def first(self, conn: Connection, params: dict[str, Any]) -> tuple | None:
         raw = conn.connection.driver_connection

@@ -41,7 +41,9 @@ def insert_rows(conn: Connection, rows: Sequence[Row]) -> None:
 
 
 def _is_duplicate(exc: Exception) -> bool:
-    """The drivers' unique-violation errors: psycopg (SQLSTATE 23505), sqlite3, PyMySQL (1062)."""
+    """The drivers' unique-violation errors: psycopg (SQLSTATE 23505), sqlite3, PyMySQL (1062), as
+    they come or inside SQLAlchemy's IntegrityError (store/db/bulk.py raises them so)."""
+    exc = getattr(exc, "orig", None) or exc
     if getattr(exc, "sqlstate", None) == "23505":
         return True
     args: tuple = tuple(getattr(exc, "args", ()))

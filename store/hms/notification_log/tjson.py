@@ -75,7 +75,7 @@ def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[Any, 
         out.append(hit[1])
         return
     last = memo.get(slot)
-    if last is not None and _same(ttype, last[0], value):
+    if last is not None and _same(last[0], value):
         text = last[1]
     else:
         part: list[str] = []
@@ -86,7 +86,7 @@ def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[Any, 
     out.append(text)
 
 
-def _same(_ttype: int, a: Any, b: Any) -> bool:
+def _same(a: Any, b: Any) -> bool:
     """Equal, and written as the same text: maps (also nested ones) in the same entry order."""
     return bool(a == b) and _same_order(a, b)
 
