@@ -164,9 +164,11 @@ def measure(args, driver: Driver, servers: Servers) -> dict:
             port = ports[side]
             log(f"round {rnd + 1}/{args.runs}: {side}")
             for n in args.ns:
-                rows = driver(port, "reads", DB, f"t_{n}", n, args.warmup, args.iterations, args.budget)
+                rows = driver(port, "reads", DB, f"t_{n}", n, args.warmup, args.iterations, args.budget,
+                              args.client_warmup)
                 keep(side, [r for r in rows if r["op"] != "getTable" or n == args.ns[0]])
-            keep(side, driver(port, "concurrent", DB, f"t_{args.ns[0]}", args.threads, args.concurrency_seconds))
+            keep(side, driver(port, "concurrent", DB, f"t_{args.ns[0]}", args.threads, args.concurrency_seconds,
+                              args.client_warmup))
             keep(side, driver(port, "add", DB, f"add_{rnd}", args.add_n))
             keep(side, driver(port, "drop", DB, f"drop_{rnd}", args.drop_n))
     return results
@@ -227,7 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", default="1000,10000", help="partitions of the read tables")
     p.add_argument("--add-n", type=int, default=10_000)
     p.add_argument("--drop-n", type=int, default=1000)
-    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=5, help="untimed calls of each operation before its timed ones")
+    p.add_argument("--client-warmup", type=int, default=2000,
+                   help="getTable calls each client JVM makes before timing anything (the same against either "
+                        "server): the Java client's code then runs compiled, as in an engine")
     p.add_argument("--iterations", type=int, default=50)
     p.add_argument("--budget", type=float, default=10.0, help="seconds per op and round (at least 3 samples)")
     p.add_argument("--threads", type=int, default=8)
@@ -247,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.runs, args.n, args.add_n, args.drop_n = 2, "50", 100, 50
         args.warmup, args.iterations, args.budget, args.concurrency_seconds = 1, 3, 2.0, 1.0
+        args.client_warmup = 20
     args.ns = [int(x) for x in args.n.split(",") if x.strip()]
     driver = Driver(compile_driver())
     runs = {}
@@ -304,7 +310,8 @@ def conditions(info: dict, args: argparse.Namespace) -> str:
 
     return (f"**Run of {info['started']}–{info['ended']} UTC**, written by `python -m bench.java_client "
             f"--pairing {info['pairing']} --runs {args.runs} --budget {args.budget:g} --iterations "
-            f"{args.iterations} --docs ...` (commit {info['commit']}; {os.cpu_count()} CPUs, Python "
+            f"{args.iterations} --client-warmup {args.client_warmup} --docs ...` (commit {info['commit']}; "
+            f"{os.cpu_count()} CPUs, Python "
             f"{platform.python_version()}, Java client HiveMetaStoreClient 2.3.10; reference: "
             f"{info['reference']}; ours: {info['ours']}; N = "
             f"{', '.join(str(n) for n in info['n'])}, add {info['add_n']}, drop {info['drop_n']}; load "

@@ -4,10 +4,15 @@
 //
 // usage: java -cp <pyspark jars>/*:<dir> HmsJavaBench <port> <command> <args...>
 //   load <db> <table> <n>                      create db and table, add n partitions (batches of 500)
-//   reads <db> <table> <n> <warmup> <iters> <budget_s>
+//   reads <db> <table> <n> <warmup> <iters> <budget_s> <jvm_warmup>
 //                                              getTable, getPartitionNames, getPartitions,
 //                                              getPartitionsByNames(min(n,1000)), two filters
-//   concurrent <db> <table> <threads> <seconds> getTable from `threads` clients at once
+//   concurrent <db> <table> <threads> <seconds> <jvm_warmup>
+//                                              getTable from `threads` clients at once
+// <jvm_warmup>: getTable calls made (untimed) before anything is timed, the same number against
+// either server, so the client's code runs JIT-compiled, as in an engine's long-lived JVM (with a
+// few calls it runs interpreted and adds ~0.5 ms to a getTable on either side). <warmup>: untimed
+// calls of each operation before its timed ones.
 //   add <db> <table> <n>                       a new table; one add_partitions of n partitions (timed)
 //   drop <db> <table> <n>                      a new table of n partitions; one drop_partitions_req
 //                                              of all n names (timed)
@@ -53,10 +58,10 @@ public class HmsJavaBench {
         break;
       case "reads":
         reads(db, table, Integer.parseInt(args[4]), Integer.parseInt(args[5]), Integer.parseInt(args[6]),
-            Double.parseDouble(args[7]));
+            Double.parseDouble(args[7]), Integer.parseInt(args[8]));
         break;
       case "concurrent":
-        concurrent(db, table, Integer.parseInt(args[4]), Double.parseDouble(args[5]));
+        concurrent(db, table, Integer.parseInt(args[4]), Double.parseDouble(args[5]), Integer.parseInt(args[6]));
         break;
       case "add":
         add(db, table, Integer.parseInt(args[4]));
@@ -160,10 +165,12 @@ public class HmsJavaBench {
     c.close();
   }
 
-  static void reads(String db, String table, int n, int warmup, int iters, double budget) throws Exception {
+  static void reads(String db, String table, int n, int warmup, int iters, double budget, int jvmWarmup)
+      throws Exception {
     HiveMetaStoreClient c = client();
     List<String> names = new ArrayList<>();
     for (int i = 0; i < Math.min(n, 1000); i++) names.add(name(i));
+    for (int i = 0; i < jvmWarmup; i++) c.getTable(db, table);
     time("getTable", n, warmup, iters, budget, () -> c.getTable(db, table).getPartitionKeysSize());
     time("getPartitionNames", n, warmup, iters, budget, () -> c.listPartitionNames(db, table, (short) -1).size());
     time("getPartitions", n, warmup, iters, budget, () -> c.listPartitions(db, table, (short) -1).size());
@@ -189,15 +196,31 @@ public class HmsJavaBench {
     System.out.println("RESULT " + op + " " + n + " " + size + " " + String.join(",", ms));
   }
 
-  static void concurrent(String db, String table, int threads, double seconds) throws Exception {
+  static void concurrent(String db, String table, int threads, double seconds, int jvmWarmup) throws Exception {
     List<HiveMetaStoreClient> clients = new ArrayList<>();
     for (int i = 0; i < threads; i++) clients.add(client());
-    for (HiveMetaStoreClient c : clients) c.getTable(db, table);
+    final Exception[] failed = new Exception[1];
+    AtomicLong warm = new AtomicLong();
+    List<Thread> warming = new ArrayList<>();
+    for (HiveMetaStoreClient c : clients) {
+      Thread t = new Thread(() -> {
+        try {
+          do {
+            c.getTable(db, table);
+          } while (warm.incrementAndGet() < jvmWarmup);
+        } catch (Exception e) {
+          failed[0] = e;
+        }
+      });
+      t.start();
+      warming.add(t);
+    }
+    for (Thread t : warming) t.join();
+    if (failed[0] != null) throw failed[0];
     AtomicLong calls = new AtomicLong();
     CountDownLatch start = new CountDownLatch(1);
     long[] window = new long[1];
     List<Thread> ts = new ArrayList<>();
-    final Exception[] failed = new Exception[1];
     for (HiveMetaStoreClient c : clients) {
       Thread t = new Thread(() -> {
         try {
