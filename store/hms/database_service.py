@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, delete, func, select, update
+from sqlalchemy import Connection, Row, Select, and_, bindparam, delete, func, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.expression import ColumnElement
 
 from store.db import schema as S
 from store.db.database import Store, inserted_id, now_s
+from store.db.dialect import json_rows, params_of
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from store.hms.hive_rules import (
     DEFAULT_CATALOG,
@@ -26,7 +27,7 @@ from store.hms.hive_rules import (
 from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
-from store.hms.parameters import read_params, write_params
+from store.hms.parameters import write_params
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
@@ -46,6 +47,17 @@ class DatabaseService:
         self.notifications = notifications
         self.rows = rows
         self.warehouse_uri = warehouse.to_uri(store.warehouse)
+        self._one_db: Select[Any] | None = None
+
+    def _one(self) -> Select[Any]:
+        """One statement for a whole database: its row and (aggregated as JSON) its parameters."""
+        if self._one_db is None:
+            d, dp = S.db, S.db_params
+            params = select(json_rows(self.store.backend, dp.c.param_key, dp.c.param_value)).where(
+                dp.c.db_id == d.c.db_id).scalar_subquery()
+            self._one_db = select(d, params.label("params_json")).where(
+                d.c.cat_name == bindparam("cat_name"), d.c.name == bindparam("db_name"))
+        return self._one_db
 
     def default_db_location(self, conn: Connection, name: str) -> str:
         """Where database `name` lives unless told otherwise: in its catalog's location."""
@@ -119,12 +131,14 @@ class DatabaseService:
         return self.store.run_read(self.database_in, name)
 
     def database_in(self, conn: Connection, name: str) -> Database:
-        """get_database inside the caller's transaction."""
-        row = self.db_row(conn, name)
-        params = read_params(conn, S.db_params, "db_id", [row.db_id])[row.db_id]
+        """get_database inside the caller's transaction (one statement)."""
+        cat, db = split_db_name(name)
+        row = conn.execute(self._one(), {"cat_name": cat, "db_name": db}).first()
+        if row is None:
+            raise NoSuchObject(f"database {cat}.{db}")
         return Database(
             name=row.name, description=row.description, locationUri=row.location_uri,
-            parameters=params, ownerName=row.owner_name,
+            parameters=params_of(row.params_json), ownerName=row.owner_name,
             ownerType=row.owner_type if row.owner_type is not None else PrincipalType.USER,
             catalogName=row.cat_name, createTime=row.create_time,
             managedLocationUri=row.managed_location_uri, type=DatabaseType.NATIVE,
