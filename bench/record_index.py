@@ -122,6 +122,7 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
     from pyspark.sql import functions as F
 
     from pipeline import index_tagging, tagging
+    from pipeline.table import TableInfo
 
     n = max(1, int(args.keys * args.upsert_fraction))
     step = max(1, args.keys // n)
@@ -131,13 +132,15 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
         F.col("id").alias("v"))).persist()
     batch.count()
 
+    layout = TableInfo.of(t.c.get_hudi_table(t.db, t.name)).layout()
+
     def with_index():
         return index_tagging.tag(batch, uri, t.db, t.name).where(F.col("_fg").isNotNull()).count()
 
     def simple():
         parts = sorted(r[0] for r in batch.select("_hoodie_partition_path").distinct().collect())
         slices = t.c.get_latest_file_slices(t.db, t.name, parts)
-        keys = tagging.existing_keys(spark, t.base, slices)
+        keys = tagging.existing_keys(spark, layout, slices)
         return tagging.tag(batch, keys).where(F.col("_fg").isNotNull()).count()
 
     with_index()  # warm: executors' workers, the connection

@@ -114,3 +114,20 @@ def test_object_store_throttle_bench(tmp_path, capsys):
     assert hive["prefixes"] == 1 and hive["throttled"] > 0
     assert spread["prefixes"] == 30 and spread["busiest_prefix_writes"] == 1
     assert "object-store / hive write throughput" in capsys.readouterr().out
+
+
+def test_record_index_bench(tmp_path):
+    """bench/record_index.py at a tiny size on SQLite, in its own process (its own Spark): both
+    taggings find every key of the upsert, the lookup finds every key, both commits complete."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "ri.json"
+    res = subprocess.run([sys.executable, "-m", "bench.record_index", "--keys", "3000", "--partitions", "10",
+                          "--lookup-keys", "500", "--commit-keys", "200", "--master", "local[1]",
+                          "--json", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    data = json.loads(out.read_text())
+    assert data["upsert_keys"] == 30 and data["lookup_keys"] == 500 and data["commit_keys"] == 200, data
+    assert data["tag_index_s"] > 0 and data["tag_simple_s"] > 0 and data["lookup_s"] > 0, data
+    assert data["bytes_per_key"] > 0, data
