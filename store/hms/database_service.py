@@ -40,6 +40,10 @@ def database_is(name: str) -> ColumnElement[bool]:
     return and_(S.db.c.cat_name == cat, S.db.c.name == db)
 
 
+def _no_such_database(name: str) -> NoSuchObject:
+    return NoSuchObject("database {}.{}".format(*split_db_name(name)))
+
+
 class DatabaseService:
     def __init__(self, store: Store, notifications: NotificationLog, rows: TableRows, boundary: StorageBoundary):
         self.store = store
@@ -47,17 +51,12 @@ class DatabaseService:
         self.notifications = notifications
         self.rows = rows
         self.warehouse_uri = warehouse.to_uri(store.warehouse)
-        self._one_db: Select[Any] | None = None
-
-    def _one(self) -> Select[Any]:
-        """One statement for a whole database: its row and (aggregated as JSON) its parameters."""
-        if self._one_db is None:
-            d, dp = S.db, S.db_params
-            params = select(json_rows(self.store.backend, dp.c.param_key, dp.c.param_value)).where(
-                dp.c.db_id == d.c.db_id).scalar_subquery()
-            self._one_db = select(d, params.label("params_json")).where(
-                d.c.cat_name == bindparam("cat_name"), d.c.name == bindparam("db_name"))
-        return self._one_db
+        # one statement for a whole database: its row and (aggregated as JSON) its parameters
+        d, dp = S.db, S.db_params
+        params = select(json_rows(store.backend, dp.c.param_key, dp.c.param_value)).where(
+            dp.c.db_id == d.c.db_id).scalar_subquery()
+        self._one_db: Select[Any] = select(d, params.label("params_json")).where(
+            d.c.cat_name == bindparam("cat_name"), d.c.name == bindparam("db_name"))
 
     def default_db_location(self, conn: Connection, name: str) -> str:
         """Where database `name` lives unless told otherwise: in its catalog's location."""
@@ -118,13 +117,13 @@ class DatabaseService:
     def db_row(self, conn: Connection, name: str) -> Row[Any]:
         row = conn.execute(select(S.db).where(database_is(name))).first()
         if row is None:
-            raise NoSuchObject("database {}.{}".format(*split_db_name(name)))
+            raise _no_such_database(name)
         return row
 
     def db_id(self, conn: Connection, name: str) -> int:
         row = conn.execute(select(S.db.c.db_id).where(database_is(name))).first()
         if row is None:
-            raise NoSuchObject("database {}.{}".format(*split_db_name(name)))
+            raise _no_such_database(name)
         return row[0]
 
     def get_database(self, name: str) -> Database:
@@ -133,9 +132,9 @@ class DatabaseService:
     def database_in(self, conn: Connection, name: str) -> Database:
         """get_database inside the caller's transaction (one statement)."""
         cat, db = split_db_name(name)
-        row = conn.execute(self._one(), {"cat_name": cat, "db_name": db}).first()
+        row = conn.execute(self._one_db, {"cat_name": cat, "db_name": db}).first()
         if row is None:
-            raise NoSuchObject(f"database {cat}.{db}")
+            raise _no_such_database(name)
         return Database(
             name=row.name, description=row.description, locationUri=row.location_uri,
             parameters=params_of(row.params_json), ownerName=row.owner_name,
