@@ -342,6 +342,24 @@ instant_meta = Table(
     Column("data", Blob),
 )
 
+
+
+def lz4_compression(connection, table: str, column: str) -> None:
+    """PostgreSQL 14+ built with lz4: compress the column's large values with lz4 (faster to write
+    and read than pglz); values already stored keep theirs. Elsewhere nothing."""
+    if connection.dialect.name != "postgresql" or (connection.dialect.server_version_info or (0,)) < (14,):
+        return
+    methods = connection.exec_driver_sql(
+        "SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'").scalar()
+    if methods and "lz4" in methods:
+        connection.exec_driver_sql(f"ALTER TABLE {table} ALTER COLUMN {column} SET COMPRESSION lz4")
+
+
+@event.listens_for(instant_meta, "after_create")
+def _instant_meta_lz4(target, connection, **kw) -> None:
+    lz4_compression(connection, "instant_meta", "data")
+
+
 # Files a writer announced before writing them (Hudi's markers): what a rollback deletes.
 instant_markers = Table(
     "instant_markers",

@@ -205,7 +205,7 @@ class ColumnStats:
 
     def forget_removed(self, conn: Connection, ref: HudiTableRef, partitions: Iterable[str],
                        groups: set[tuple[str, str]] | None = None,
-                       before: dict[tuple[str, str], _GroupSlice] | None = None) -> None:
+                       before: Slices | None = None) -> None:
         """Drop the statistics of the deleted files of these partitions (a clean or rollback removed
         them), then bring the partitions' aggregates up to date: from the change of `groups`
         (`before`: their slices before it) when given, else recomputed whole. Replaced file groups
@@ -310,14 +310,13 @@ class ColumnStats:
         return {(r.partition_path, r.file_id) for r in conn.execute(select(f.c.partition_path, f.c.file_id).where(
             f.c.tbl_id == ref.tbl_id, _in(conn, f.c.created_ts, instants)))}
 
-    def slices_of(self, conn: Connection, ref: HudiTableRef,
-                  groups: set[tuple[str, str]]) -> dict[tuple[str, str], _GroupSlice]:
-        """The latest slice of each of these file groups (none for a replaced or empty group) with
-        what it adds to its partition's statistics."""
+    def slices_of(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]) -> Slices:
+        """The latest slices of these file groups (none for a replaced or empty group): what they add
+        to their partitions' statistics."""
         return self.slices_before(conn, ref, groups)[0]
 
     def slices_before(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]
-                      ) -> tuple[dict[tuple[str, str], _GroupSlice], set[tuple[str, str]]]:
+                      ) -> tuple[Slices, set[tuple[str, str]]]:
         """`slices_of`, and which of the groups are replaced."""
         f, rg = S.files, S.replaced_file_groups
         by_partition: dict[str, list[str]] = {}
@@ -342,12 +341,13 @@ class ColumnStats:
                     f.c.tbl_id == ref.tbl_id, f.c.partition_path == p, _in(conn, f.c.file_id, fids[i:i + _CHUNK]),
                     f.c.is_deleted.is_(False)).subquery()
                 live.extend(conn.execute(select(inner).where(inner.c.base_instant == inner.c.latest)).all())
-        slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
-        return self._group_slices(conn, slices), replaced
+        if replaced:
+            live = [r for r in live if (r.partition_path, r.file_id) not in replaced]
+        return self._read_slices(conn, _latest_slices(live)), replaced
 
     def slices_after_write(self, conn: Connection, ref: HudiTableRef, ts: str, groups: set[tuple[str, str]],
-                           before: dict[tuple[str, str], _GroupSlice], replaced: set[tuple[str, str]],
-                           written: WrittenFiles, recorded: Recorded) -> dict[tuple[str, str], _GroupSlice]:
+                           before: Slices, replaced: set[tuple[str, str]],
+                           written: WrittenFiles, recorded: Recorded) -> Slices:
         """`slices_of` after write instant `ts` recorded its files (`before`: the groups' slices
         before it; `replaced`: groups replaced before or by it; `written`: the files it wrote;
         `recorded`: the column statistics it stored). A group the instant wrote a new base file to,
@@ -357,40 +357,36 @@ class ColumnStats:
         compaction's log files, replaced groups) are read again."""
         mine: dict[tuple[str, str], list[_Written]] = {}
         for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
-            mine.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
-        derived: list[_Slice] = []
-        known: dict[int, tuple[_Sizes, dict[str, _Bounds]]] = {}
+            if base_instant == ts:
+                mine.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
+        out = Slices()
         rest: set[tuple[str, str]] = set()
+        prior = before.instants
         for g in groups:
-            files = [w for w in mine.get(g, ()) if w.base_instant == ts]
-            base = next((w for w in files if not w.is_log), None)
-            prior = before.get(g)
-            if base is None or g in replaced or (prior is not None and prior.instant >= ts):
+            files = mine.get(g)
+            base = next((w for w in files if not w.is_log), None) if files else None
+            if base is None or g in replaced or prior.get(g, "") >= ts:
                 rest.add(g)
                 continue
+            assert files is not None
+            logs = len(files) > 1
+            size = files[0].size if not logs else sum(w.size for w in files)
             rec = recorded.get((g[0], base.name))
-            if rec is not None:
-                known[rec[0]] = (rec[1], rec[2])
-            # a base file the instant stored no statistics for has nothing to read: id 0 finds none
-            derived.append(_Slice(g[0], rec[0] if rec is not None else 0, [w for w in files if w.is_log], files))
-        out = self._group_slices(conn, derived, known)
+            # a base file the instant stored no statistics for counts as one without statistics
+            out.add(g, ts, len(files), size, True, logs, None if rec is None else rec[1],
+                    None if rec is None or logs else rec[2])
         if rest:
-            out.update(self.slices_of(conn, ref, rest))
+            out.merge(self.slices_of(conn, ref, rest))
         return out
 
     @staticmethod
-    def _group_slices(conn: Connection, slices: list[_Slice], known: dict[int, tuple[_Sizes, dict[str, _Bounds]]]
-                      | None = None) -> dict[tuple[str, str], _GroupSlice]:
-        """What each slice adds to its partition's statistics; the base files' statistics are read,
-        or taken from `known` when given (what was just stored)."""
+    def _read_slices(conn: Connection, slices: list[_Slice]) -> Slices:
+        """What each slice adds to its partition's statistics; the statistics of the base files of
+        slices without log files (the usable ones) are read."""
         fs, cs = S.file_stats, S.column_stats
-        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs] if known is None else []
+        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs]
         sizes: dict[int, Any] = {}
         cols: dict[int, dict[str, Any]] = {}
-        if known is not None:
-            for row_id, (size_row, bounds) in known.items():
-                sizes[row_id] = size_row
-                cols[row_id] = bounds
         step = _ARRAY_CHUNK if conn.dialect.name == "postgresql" else _CHUNK  # one array parameter there
         for i in range(0, len(base_ids), step):
             ids = base_ids[i:i + step]
@@ -400,30 +396,23 @@ class ColumnStats:
             for r in conn.execute(select(cs.c.file_row_id, cs.c.column_name, cs.c.min_key, cs.c.max_key,
                                          cs.c.null_count, cs.c.value_count).where(_in(conn, cs.c.file_row_id, ids))):
                 cols.setdefault(r.file_row_id, {})[r.column_name] = r
-        out = {}
+        out = Slices()
         for sl in slices:
-            basic = _Basic()
-            stats = sizes.get(sl.base_id) if sl.base_id is not None and not sl.logs else None
-            basic.add(sl, stats)
-            first = sl.files[0]
-            usable = sl.base_id is not None and not sl.logs  # as refresh_partitions counts them
-            out[(sl.partition_path, first.file_id)] = _GroupSlice(
-                sl.partition_path, basic, cols.get(sl.base_id, {}) if usable else {},  # type: ignore[arg-type]
-                first.base_instant)
+            files = sl.files
+            first = files[0]
+            usable = sl.base_id is not None and not sl.logs
+            out.add((sl.partition_path, first.file_id), first.base_instant, len(files),
+                    first.size if len(files) == 1 else sum(m.size for m in files), sl.base_id is not None,
+                    bool(sl.logs), sizes.get(sl.base_id) if usable else None,  # type: ignore[arg-type]
+                    cols.get(sl.base_id) if usable else None)  # type: ignore[arg-type]
         return out
 
-    def update_groups(self, conn: Connection, ref: HudiTableRef, before: dict[tuple[str, str], _GroupSlice],
-                      after: dict[tuple[str, str], _GroupSlice]) -> list[str]:
+    def update_groups(self, conn: Connection, ref: HudiTableRef, before: Slices, after: Slices) -> list[str]:
         """Apply to the partitions' statistics the change of these file groups' latest slices (what
         they added before, what they add now); a partition whose bounds a leaving slice may have
         set, or whose counts are unknown, is recomputed whole. The partitions touched."""
         ss, pcs = S.snapshot_stats, S.partition_column_stats
-        parts = sorted({k[0] for k in before} | {k[0] for k in after})
-        before_by: dict[str, list[_GroupSlice]] = {}
-        after_by: dict[str, list[_GroupSlice]] = {}
-        for changes, by in ((before, before_by), (after, after_by)):
-            for k, v in changes.items():
-                by.setdefault(k[0], []).append(v)
+        parts = sorted(set(before.sides) | set(after.sides))
         full: list[str] = []
         for i in range(0, len(parts), _CHUNK):
             chunk = parts[i:i + _CHUNK]
@@ -437,8 +426,8 @@ class ColumnStats:
             basic_rows: list[dict] = []
             column_rows: list[dict] = []
             for p in chunk:
-                b, a = before_by.get(p, []), after_by.get(p, [])
-                change = _update_partition(ref.tbl_id, p, basic.get(p), columns.get(p, {}), b, a)
+                change = _update_partition(ref.tbl_id, p, basic.get(p), columns.get(p, {}),
+                                           before.sides.get(p), after.sides.get(p))
                 if change is None:
                     full.append(p)
                     continue
@@ -516,6 +505,7 @@ def _latest_slices(rows: list[Row]) -> list[_Slice]:
 class _Basic:
     """Hive basic statistics of one partition's latest slices; rows and raw size are known only when
     every slice is a base file with statistics."""
+    __slots__ = ("slices", "bases", "files", "size", "rows", "raw")
 
     def __init__(self) -> None:
         self.slices = 0
@@ -526,13 +516,31 @@ class _Basic:
         self.raw: int | None = 0
 
     def add(self, sl: _Slice, stats: Row | None) -> None:
+        files = sl.files
+        self.add_slice(len(files), files[0].size if len(files) == 1 else sum(m.size for m in files),
+                       sl.base_id is not None, bool(sl.logs), stats)
+
+    def add_slice(self, files: int, size: int, base: bool, logs: bool, stats: Any) -> None:
+        """One slice of `files` files of `size` bytes; `stats`: its base file's sizes (file_stats)."""
         self.slices += 1
-        self.bases += sl.base_id is not None
-        self.files += len(sl.files)
-        self.size += sl.files[0].size if len(sl.files) == 1 else sum(m.size for m in sl.files)
-        known = stats is not None and not sl.logs and stats.num_rows is not None
-        self.rows = self.rows + stats.num_rows if known and self.rows is not None else None  # type: ignore[union-attr]
-        self.raw = self.raw + stats.uncompressed_size if known and self.raw is not None else None  # type: ignore[union-attr]
+        self.bases += base
+        self.files += files
+        self.size += size
+        if stats is None or logs or stats.num_rows is None:
+            self.rows = self.raw = None
+        else:
+            if self.rows is not None:
+                self.rows += stats.num_rows
+            if self.raw is not None:
+                self.raw += stats.uncompressed_size
+
+    def merge(self, o: _Basic) -> None:
+        self.slices += o.slices
+        self.bases += o.bases
+        self.files += o.files
+        self.size += o.size
+        self.rows = None if self.rows is None or o.rows is None else self.rows + o.rows
+        self.raw = None if self.raw is None or o.raw is None else self.raw + o.raw
 
     def row(self) -> dict:
         return {"num_slices": self.slices, "num_files": self.files, "base_files": self.bases, "total_size": self.size,
@@ -542,6 +550,7 @@ class _Basic:
 
 class _Sum:
     """One partition's column: bounds over its files, counts, and files with usable statistics."""
+    __slots__ = ("lo", "hi", "nulls", "values", "good")
 
     def __init__(self) -> None:
         self.lo: bytes | None = None
@@ -563,49 +572,107 @@ class _Sum:
         elif counted and nulls == values:  # every value null: no bounds needed
             self.good += 1
 
+    def merge(self, o: _Sum) -> None:
+        """As if every file `o` summed were added here."""
+        self.nulls = None if self.nulls is None or o.nulls is None else self.nulls + o.nulls
+        self.values = None if self.values is None or o.values is None else self.values + o.values
+        if o.lo is not None and o.hi is not None:
+            self.lo = o.lo if self.lo is None else min(self.lo, o.lo)
+            self.hi = o.hi if self.hi is None else max(self.hi, o.hi)
+        self.good += o.good
+
     def row(self, slices: int) -> dict:
         return {"min_key": self.lo, "max_key": self.hi, "null_count": self.nulls, "value_count": self.values,
                 "files_without_stats": slices - self.good}
 
 
-@dataclass
-class _GroupSlice:
-    """One file group's latest slice: its basic statistics and its base file's column statistics
-    (none when it has log files)."""
-    partition_path: str
-    basic: _Basic
-    columns: dict[str, Row]
-    instant: str  # the slice's base instant
+class _Side:
+    """What some file groups' latest slices add to one partition's statistics: their basic
+    statistics and, per column, the sums over the usable ones (base files without log files)."""
+    __slots__ = ("basic", "columns")
+
+    def __init__(self) -> None:
+        self.basic = _Basic()
+        self.columns: dict[str, _Sum] = {}
+
+    def add_columns(self, cols: dict[str, Any]) -> None:
+        for name, r in cols.items():
+            agg = self.columns.get(name)
+            if agg is None:
+                agg = self.columns[name] = _Sum()
+            agg.add(r)
+
+    def merge(self, o: _Side) -> None:
+        self.basic.merge(o.basic)
+        for name, other in o.columns.items():
+            agg = self.columns.get(name)
+            if agg is None:
+                agg = self.columns[name] = _Sum()
+            agg.merge(other)
+
+
+class Slices:
+    """The latest slices of some file groups, summed per partition (`sides`), with each group's
+    base instant (`instants`): what a change takes from and gives to the partitions' statistics."""
+    __slots__ = ("sides", "instants")
+
+    def __init__(self) -> None:
+        self.sides: dict[str, _Side] = {}
+        self.instants: dict[tuple[str, str], str] = {}
+
+    def add(self, group: tuple[str, str], instant: str, files: int, size: int, base: bool, logs: bool,
+            stats: Any, cols: dict[str, Any] | None) -> None:
+        """One group's slice; `stats`/`cols`: its base file's sizes and column statistics (`cols`
+        only for a usable slice)."""
+        self.instants[group] = instant
+        side = self.sides.get(group[0])
+        if side is None:
+            side = self.sides[group[0]] = _Side()
+        side.basic.add_slice(files, size, base, logs, stats)
+        if cols:
+            side.add_columns(cols)
+
+    def merge(self, o: Slices) -> None:
+        """Add the slices of other groups."""
+        self.instants.update(o.instants)
+        for p, other in o.sides.items():
+            side = self.sides.get(p)
+            if side is None:
+                side = self.sides[p] = _Side()
+            side.merge(other)
 
 
 def _update_partition(tbl_id: int, p: str, cur: Row | None, columns: dict[str, Row],
-                      before: list[_GroupSlice], after: list[_GroupSlice]
-                      ) -> tuple[dict | None, list[dict]] | None:
+                      before: _Side | None, after: _Side | None) -> tuple[dict | None, list[dict]] | None:
     """Incremental upkeep of one partition's statistics: its new snapshot_stats row (None: no
     slices left) and partition_column_stats rows, or None when it must be recomputed whole."""
-    if cur is None and before:
+    if cur is None and before is not None and before.basic.slices:
         return None
     n = {k: (getattr(cur, k) if cur is not None else 0) for k in (
         "num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")}
     # rows and raw size are unknown while any slice's are: a slice coming in without them settles
     # it; otherwise they are known only if they were and every leaving slice's were
-    unknown = any(g.basic.rows is None or g.basic.raw is None for g in after)
-    if not unknown and (n["num_rows"] is None or n["raw_data_size"] is None or
-                        any(g.basic.rows is None or g.basic.raw is None for g in before)):
+    unknown = after is not None and (after.basic.rows is None or after.basic.raw is None)
+    if not unknown and (n["num_rows"] is None or n["raw_data_size"] is None or (
+            before is not None and (before.basic.rows is None or before.basic.raw is None))):
         return None
-    for sign, group in ((-1, before), (1, after)):
-        for g in group:
-            n["num_slices"] += sign * g.basic.slices
-            n["num_files"] += sign * g.basic.files
-            n["base_files"] += sign * g.basic.bases
-            n["total_size"] += sign * g.basic.size
-            if not unknown:
-                n["num_rows"] += sign * g.basic.rows  # type: ignore[operator]
-                n["raw_data_size"] += sign * g.basic.raw  # type: ignore[operator]
+    for sign, side in ((-1, before), (1, after)):
+        if side is None:
+            continue
+        b = side.basic
+        n["num_slices"] += sign * b.slices
+        n["num_files"] += sign * b.files
+        n["base_files"] += sign * b.bases
+        n["total_size"] += sign * b.size
+        if not unknown:
+            n["num_rows"] += sign * b.rows  # type: ignore[operator]
+            n["raw_data_size"] += sign * b.raw  # type: ignore[operator]
     if unknown:
         n["num_rows"] = n["raw_data_size"] = None
+    leaving = before.columns if before is not None else {}
+    coming = after.columns if after is not None else {}
     rows: list[dict] = []
-    for col in sorted(set(columns) | {c for g in before + after for c in g.columns}):
+    for col in sorted(set(columns) | set(leaving) | set(coming)):
         row = columns.get(col)
         agg = _Sum()
         good = 0
@@ -616,26 +683,20 @@ def _update_partition(tbl_id: int, p: str, cur: Row | None, columns: dict[str, R
             agg.hi = None if row.max_key is None else bytes(row.max_key)
             agg.nulls, agg.values = row.null_count, row.value_count
             good = (cur.num_slices if cur is not None else 0) - row.files_without_stats
-        for g in before:
-            r = g.columns.get(col)
-            if r is None:
-                continue
-            if row is None or r.null_count is None or r.value_count is None:
+        gone = leaving.get(col)
+        if gone is not None:
+            if row is None or gone.nulls is None or gone.values is None:
                 return None
-            lo, hi = r.min_key, r.max_key
-            if lo is not None and hi is not None:
-                if agg.lo is None or agg.hi is None or bytes(lo) <= bytes(agg.lo) or bytes(hi) >= bytes(agg.hi):
-                    return None  # it may have set a bound
-                good -= 1
-            elif r.null_count == r.value_count:
-                good -= 1
-            agg.nulls -= r.null_count
-            agg.values -= r.value_count
+            if gone.lo is not None and gone.hi is not None and (
+                    agg.lo is None or agg.hi is None or gone.lo <= agg.lo or gone.hi >= agg.hi):
+                return None  # a leaving file may have set a bound
+            good -= gone.good
+            agg.nulls -= gone.nulls  # type: ignore[operator]
+            agg.values -= gone.values  # type: ignore[operator]
         agg.good = 0
-        for g in after:
-            r = g.columns.get(col)
-            if r is not None:
-                agg.add(r)
+        new = coming.get(col)
+        if new is not None:
+            agg.merge(new)
         good += agg.good
         if good <= 0:
             return None  # no bounds left to trust: recompute

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from sqlalchemy import Connection, Row, delete, or_, select, update
 
@@ -34,13 +35,23 @@ from store.hudi.tables import HudiTableRef, HudiTables
 
 log = logging.getLogger(__name__)
 
-PostCommitHook = Callable[[str, str], None]  # (db, table) after an instant completed
+@dataclass(frozen=True)
+class Completed:
+    """What a completion has just stored, so that post-commit work need not read it back."""
+    ts: str
+    action: str  # as completed (commit, deltacommit, ...)
+    metadata: bytes
+    partitions: frozenset[str] | None  # the partitions a write action wrote or replaced in
 
 
-def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str) -> None:
+# (db, table, the completed instant or None) after an instant completed or a rollback
+PostCommitHook = Callable[[str, str, "Completed | None"], None]
+
+
+def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str, done: Completed | None = None) -> None:
     for hook in hooks:
         try:
-            hook(db, tbl)
+            hook(db, tbl, done)
         except Exception:  # a hook's failure (the mirror retries later) never undoes a commit
             log.exception("post-commit hook failed for %s.%s", db, tbl)
 
@@ -72,18 +83,18 @@ class InstantCompletion:
         `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
-            instant, version = self.store.run_write(self._complete_in, db, tbl, ts, action, metadata,
-                                                    drop_partitions, record_keys, column_stats or [])
+            instant, version, partitions = self.store.run_write(
+                self._complete_in, db, tbl, ts, action, metadata, drop_partitions, record_keys, column_stats or [])
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
             raise
-        run_post_commit_hooks(self.hooks, db, tbl)
+        run_post_commit_hooks(self.hooks, db, tbl, Completed(ts, instant.action, metadata, partitions))
         return instant, version
 
     def _complete_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                      drop_partitions: list[str] | None,
                      record_keys: list[FileGroupKeys] | None,
-                     column_stats: list[FileColumnStats]) -> tuple[Instant, int]:
+                     column_stats: list[FileColumnStats]) -> tuple[Instant, int, frozenset[str] | None]:
         ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
         row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
         if row.state != INFLIGHT:
@@ -91,7 +102,7 @@ class InstantCompletion:
                 f"Cannot complete instant {ts}.{row.action}: it is {STATE_NAMES[row.state]}, not INFLIGHT")
         done_action = COMPLETED_AS.get(row.action, row.action)
         completion_ts = self.times.advance(conn, ref.tbl_id)
-        self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
+        partitions = self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
         drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
         if drops:
             self.partition_sync.drop_partitions(conn, ref, drops)
@@ -103,11 +114,13 @@ class InstantCompletion:
         version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
-        return instant, version
+        return instant, version, partitions
 
     def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
-               record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]) -> None:
-        """File listing, column statistics, record index and partition changes of a completed instant."""
+               record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]
+               ) -> frozenset[str] | None:
+        """File listing, column statistics, record index and partition changes of a completed
+        instant; the partitions a write action wrote or replaced in (None for other actions)."""
         ts = row.ts
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
@@ -126,7 +139,8 @@ class InstantCompletion:
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
             self.partition_sync.record_commit(conn, ref, action, meta)
             self.statistics.publish(conn, ref, touched)
-        elif action == "clean":
+            return frozenset(meta.partitions)
+        if action == "clean":
             cleaned = parse_clean(metadata)
             groups = self.column_stats.groups_of(conn, ref, cleaned)
             before = self.column_stats.slices_of(conn, ref, groups)
@@ -145,6 +159,7 @@ class InstantCompletion:
             self.listing.add_files(conn, ref, ts, written)
             self.column_stats.forget_removed(conn, ref, touched_set, groups, before)
             self.statistics.publish(conn, ref, sorted(touched_set))
+        return None
 
 
 def _dropped_partitions(action: str, metadata: bytes) -> list[str] | None:

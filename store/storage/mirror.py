@@ -28,7 +28,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, or_, select, update
@@ -51,6 +51,7 @@ from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.errors import InvalidOperation
+from store.hudi.commit import Completed
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline_service import TimelineService
 from store.storage.boundary import StorageBoundary
@@ -152,10 +153,15 @@ class MirrorQueue:
 class _InstantMetadata:
     """Instant metadata rows of one table, each read once (in its own short read)."""
 
-    def __init__(self, store: Store, tbl_id: int):
+    def __init__(self, store: Store, tbl_id: int, done: Completed | None = None):
         self.store = store
         self.tbl_id = tbl_id
         self._cache: dict[tuple[str, str, int], bytes] = {}
+        self.partitions: dict[str, frozenset[str]] = {}  # ts -> partitions of a commit known already
+        if done is not None:  # what the completion just stored (commit.Completed)
+            self._cache[(done.ts, done.action, COMPLETED)] = bytes(done.metadata)
+            if done.partitions is not None:
+                self.partitions[done.ts] = done.partitions
 
     def __call__(self, ts: str, action: str, state: int) -> bytes:
         key = (ts, action, state)
@@ -184,10 +190,11 @@ class StorageMirror:
 
     # --- API ----------------------------------------------------------------------------------
 
-    def hook(self, db: str, tbl: str) -> None:
-        """For `timeline.on_commit`: mirror right after a commit; failures wait for the background retry."""
+    def hook(self, db: str, tbl: str, done: Completed | None = None) -> None:
+        """For `timeline.on_commit`: mirror right after a commit (`done`: what it stored, not read
+        back); failures wait for the background retry."""
         try:
-            self.sync(db, tbl, force=False)
+            self.sync(db, tbl, force=False, done=done)
         except Exception as exc:  # never fails the commit
             log.warning("storage mirror of %s.%s failed (left for retry): %s", db, tbl, exc)
 
@@ -200,14 +207,14 @@ class StorageMirror:
     def total_lag(self) -> int:
         return self.queue.total_lag()
 
-    def sync(self, db: str, tbl: str, force: bool = True) -> int:
+    def sync(self, db: str, tbl: str, force: bool = True, done: Completed | None = None) -> int:
         """Mirror every pending version of the table, in order; the number of versions mirrored.
         `force=False` skips a table another process (or thread) holds the lease on."""
         started = time.monotonic()
         total = 0
         try:
             for round_ in range(20):  # versions committed while we mirrored are taken too
-                n = self._sync_round(db, tbl, force, first=round_ == 0)
+                n = self._sync_round(db, tbl, force, first=round_ == 0, done=done)
                 if n is None:
                     break
                 total += n
@@ -268,7 +275,8 @@ class StorageMirror:
             return
         metrics.set_gauge("hudi_storage_mirror_lag_versions", lag)
 
-    def _sync_round(self, db: str, tbl: str, force: bool, first: bool = True) -> int | None:
+    def _sync_round(self, db: str, tbl: str, force: bool, first: bool = True,
+                    done: Completed | None = None) -> int | None:
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
             pending = self.queue.pending(conn, ref.tbl_id)
@@ -293,12 +301,13 @@ class StorageMirror:
         if token is None:
             return None
         try:
-            return self._mirror(ref, pending)
+            return self._mirror(ref, pending, done=done)
         except BaseException:
             self.queue.release(ref.tbl_id, token)
             raise
 
-    def _mirror(self, ref: HudiTableRef, pending: list[tuple[int, int]], layout_only: bool = False) -> int:
+    def _mirror(self, ref: HudiTableRef, pending: list[tuple[int, int]], layout_only: bool = False,
+                done: Completed | None = None) -> int:
         st = TableStorage(ref.base_path)
         # Storage is listed before the database is read: a file this listing misses was written
         # by someone who read a newer database state, so it is never taken for a stale one.
@@ -309,7 +318,7 @@ class StorageMirror:
 
         with self.store.read() as conn:
             instants = self._instants(conn, ref.tbl_id)
-        meta = _InstantMetadata(self.store, ref.tbl_id)
+        meta = _InstantMetadata(self.store, ref.tbl_id, done)
         by_id = {i.instant_id: i for i in instants.values()}
         known_partitions: set[str] = set()
         mirrored = 0
@@ -375,7 +384,9 @@ class StorageMirror:
         for name, state, meta_action in inst.files():
             data = meta(inst.ts, meta_action, state)
             if state == COMPLETED and meta_action in WRITE_ACTIONS:
-                self._partition_metadata(st, inst.ts, data, known_partitions)
+                partitions = meta.partitions.get(inst.ts)
+                self._partition_metadata(st, inst.ts, commit_partitions(data) if partitions is None else partitions,
+                                         known_partitions)
             if listing.get(name) == len(data):
                 continue  # instant files are immutable: the same name and size is the same file
             st.put(f"{HOODIE}/{name}", data)
@@ -383,8 +394,8 @@ class StorageMirror:
             wrote = True
         return wrote
 
-    def _partition_metadata(self, st: TableStorage, ts: str, commit: bytes, known: set[str]) -> None:
-        for partition in sorted(commit_partitions(commit)):
+    def _partition_metadata(self, st: TableStorage, ts: str, partitions: Iterable[str], known: set[str]) -> None:
+        for partition in sorted(partitions):
             partition = (partition or "").strip("/")
             if partition in known or ".." in partition.split("/"):  # commits refuse '..' (stored before?)
                 continue

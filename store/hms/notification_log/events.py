@@ -110,12 +110,12 @@ def drop_partitions(table: Table, partitions: Iterable[Partition | Sequence[str]
 
 
 def insert(table: Table, partition: Partition | None, files: Sequence[str],
-           checksums: Sequence[str] | None = None, replace: bool = True) -> Event:
+           checksums: Sequence[str] | None = None, replace: bool = True, table_json: str | None = None) -> Event:
     """Data written into a table or partition (fire_listener_event). A file with a checksum is
     named `file#checksum`, as Hive's ReplChangeManager encodes it."""
     if checksums:
         files = [f"{f}#{c}" for f, c in zip(files, checksums)]
-    return _table_event("INSERT", table, M.insert(table, partition, replace, files))
+    return _table_event("INSERT", table, M.insert(table, partition, replace, files, table_json))
 
 
 # --- Hudi -----------------------------------------------------------------------------------------
@@ -129,7 +129,8 @@ def hudi_commit(table: Table, written: Sequence[tuple[Partition | None, Sequence
     the instant wrote there); partition None for an unpartitioned table). `replace` for a
     replacecommit. New partitions are ADD_PARTITION events of the partition service, dropped ones
     DROP_PARTITION events, as hive-sync would have caused them."""
-    return [insert(table, partition, files, replace=replace) for partition, files in written]
+    table_json = M.tjson(table)
+    return [insert(table, partition, files, replace=replace, table_json=table_json) for partition, files in written]
 
 
 # --- functions ------------------------------------------------------------------------------------

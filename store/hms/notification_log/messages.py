@@ -161,9 +161,12 @@ def drop_partition(table: Table, values: Sequence[Sequence[str]]) -> dict[str, A
                  tableObjJson=tjson(table), timestamp=None, partitions=[key_values(table, v) for v in values])
 
 
-def insert(table: Table, partition: Partition | None, replace: bool, files: Iterable[str]) -> dict[str, Any]:
+def insert(table: Table, partition: Partition | None, replace: bool, files: Iterable[str],
+           table_json: str | None = None) -> dict[str, Any]:
+    """`table_json`: `tjson(table)` when the caller has it (one commit's events share it)."""
     return _head(cat=table.catName, db=table.dbName, table=table.tableName, tableType=table.tableType,
-                 tableObjJson=tjson(table), ptnObjJson=tjson(partition) if partition is not None else None,
+                 tableObjJson=tjson(table) if table_json is None else table_json,
+                 ptnObjJson=tjson(partition) if partition is not None else None,
                  timestamp=None, replace=_bool(replace), files=list(files))
 
 
