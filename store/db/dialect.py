@@ -60,11 +60,36 @@ def params_of(value) -> dict:
     return {k: (v if v is not None else "") for k, v in rows_of(value)}
 
 
+# PostgreSQL: lists longer than this go as one delimited string (pg_joined_list), shorter ones as
+# an array parameter
+JOINED_OVER = BATCH
+SEP = "\x1f"  # the unit separator between the strings of a joined list
+
+
+def pg_joined_list(values: list) -> str | None:
+    """A list of strings as one text parameter, each value preceded by SEP (so that a list of one
+    empty string is not an empty array): `(string_to_array(:p, chr(31)))[2:]` in SQL. The driver
+    encodes a list parameter value by value in Python (17 ms for 10,000 strings here), one string
+    at once (2.6 ms). None when a value holds SEP (then pass the list)."""
+    joined = SEP + SEP.join(values)
+    return joined if joined.count(SEP) == len(values) else None
+
+
 def in_list(backend: str, col, values):
     """`col IN values`; on PostgreSQL `col = ANY(array)`: one parameter instead of one per value
-    (the driver's query conversion then costs nothing per value)."""
+    (the driver's query conversion then costs nothing per value), a long list as one delimited
+    string (pg_joined_list; integers comma-separated)."""
     values = list(values)
     if backend == "postgresql" and values:
-        elem = BigInteger() if isinstance(values[0], int) else String()
+        ints = isinstance(values[0], int)
+        if len(values) > JOINED_OVER:
+            if ints and all(type(v) is int for v in values):
+                text = bindparam(None, ",".join(map(str, values)), type_=Text())
+                return col == any_(cast(func.string_to_array(text, ","), ARRAY(BigInteger)))
+            joined = None if ints else pg_joined_list(values)
+            if joined is not None:
+                arr = func.string_to_array(bindparam(None, joined, type_=Text()), func.chr(31), type_=ARRAY(Text))
+                return col == any_(arr[2:len(values) + 1])
+        elem = BigInteger() if ints else String()
         return col == any_(bindparam(None, values, type_=ARRAY(elem)))
     return col.in_(values)

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Row, delete, func, select, text
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
-from store.db.dialect import in_list
+from store.db.dialect import in_list, pg_joined_list
 from store.errors import InvalidObject
 from store.hudi.column_stats_codec import fork, lower_bound, upper_bound
 from store.hudi.file_listing import WrittenFiles
@@ -449,11 +449,14 @@ class ColumnStats:
 
 _LATEST_PG = text("""
 SELECT f.id, f.partition_path, f.file_id, f.base_instant, f.is_log, f.size
-FROM unnest(CAST(:parts AS text[]), CAST(:fids AS text[])) AS g(p, fid)
+FROM unnest((string_to_array(:parts, chr(31)))[2:], (string_to_array(:fids, chr(31)))[2:]) AS g(p, fid)
 CROSS JOIN LATERAL (
   SELECT v.id, v.partition_path, v.file_id, v.base_instant, v.is_log, v.size FROM files v
   WHERE v.tbl_id = :tbl AND v.file_id = g.fid AND v.partition_path || '' = g.p AND NOT v.is_deleted
   ORDER BY v.base_instant DESC FETCH FIRST 1 ROWS WITH TIES) f""")
+_LATEST_PG_ARRAYS = text(_LATEST_PG.text.replace(
+    "(string_to_array(:parts, chr(31)))[2:], (string_to_array(:fids, chr(31)))[2:]",
+    "CAST(:parts AS text[]), CAST(:fids AS text[])"))
 
 
 def _latest_rows_pg(conn: Connection, tbl_id: int, groups: list[tuple[str, str]]) -> list[Row]:
@@ -465,8 +468,13 @@ def _latest_rows_pg(conn: Connection, tbl_id: int, groups: list[tuple[str, str]]
     out: list[Row] = []
     for i in range(0, len(groups), 10_000):
         chunk = groups[i:i + 10_000]
-        out.extend(conn.execute(_LATEST_PG, {"tbl": tbl_id, "parts": [p for p, _ in chunk],
-                                             "fids": [f for _, f in chunk]}).all())
+        params: dict[str, Any]
+        parts, fids = pg_joined_list([p for p, _ in chunk]), pg_joined_list([f for _, f in chunk])
+        if parts is None or fids is None:  # a name holding the separator: array parameters
+            stmt, params = _LATEST_PG_ARRAYS, {"parts": [p for p, _ in chunk], "fids": [f for _, f in chunk]}
+        else:
+            stmt, params = _LATEST_PG, {"parts": parts, "fids": fids}
+        out.extend(conn.execute(stmt, {"tbl": tbl_id, **params}).all())
     return out
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Connection, text
 
 from store.db import schema as S
 from store.db.bulk import insert_rows as insert_rows_in
+from store.db.dialect import pg_joined_list
 
 BATCH = 5000  # rows per executemany
 IN_LIST = 500  # keys per IN list
@@ -50,8 +52,16 @@ def _is_duplicate(exc: Exception) -> bool:
     return type(exc).__name__ == "IntegrityError" and ("UNIQUE" in str(exc) or args[:1] == (1062,))
 
 
-def _arrays(keys: Sequence[Key]) -> tuple[list[int], list[str]]:
-    return [s for s, _ in keys], [k for _, k in keys]
+def _arrays(keys: Sequence[Key]) -> tuple[str, dict[str, Any]]:
+    """unnest(...) AS d(shard, k) of the keys, and its parameters: as delimited strings (the driver
+    encodes a list parameter value by value, store/db/dialect.py pg_joined_list), else as arrays."""
+    names = [k for _, k in keys]
+    joined = pg_joined_list(names)
+    if joined is None:
+        return ("unnest(CAST(:s AS smallint[]), CAST(:k AS text[]))",
+                {"s": [s for s, _ in keys], "k": names})
+    return ("unnest(CAST(string_to_array(:s, ',') AS smallint[]), (string_to_array(:k, chr(31)))[2:])",
+            {"s": ",".join([str(s) for s, _ in keys]), "k": joined})
 
 
 def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) -> int:
@@ -59,11 +69,11 @@ def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) 
     if not keys:
         return 0
     if conn.dialect.name == "postgresql":
-        shards, names = _arrays(keys)
+        source, params = _arrays(keys)
         return conn.execute(text(
-            "DELETE FROM record_index r USING unnest(CAST(:s AS smallint[]), CAST(:k AS text[])) AS d(shard, k) "
+            f"DELETE FROM record_index r USING {source} AS d(shard, k) "
             "WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = :f"),
-            {"s": shards, "k": names, "t": tbl_id, "f": fg_id}).rowcount
+            {**params, "t": tbl_id, "f": fg_id}).rowcount
     stmt = text("DELETE FROM record_index WHERE tbl_id = :t AND shard = :s AND record_key = :k AND fg_id = :f")
     done = 0
     for start in range(0, len(keys), BATCH):
@@ -77,11 +87,11 @@ def update_instants(conn: Connection, tbl_id: int, fg_id: int, instant: int, key
     if not keys:
         return 0
     if conn.dialect.name == "postgresql":
-        shards, names = _arrays(keys)
+        source, params = _arrays(keys)
         return conn.execute(text(
-            "UPDATE record_index r SET instant = :i FROM unnest(CAST(:s AS smallint[]), CAST(:k AS text[])) "
+            f"UPDATE record_index r SET instant = :i FROM {source} "
             "AS d(shard, k) WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = :f"),
-            {"s": shards, "k": names, "t": tbl_id, "f": fg_id, "i": instant}).rowcount
+            {**params, "t": tbl_id, "f": fg_id, "i": instant}).rowcount
     stmt = text("UPDATE record_index SET instant = :i "
                 "WHERE tbl_id = :t AND shard = :s AND record_key = :k AND fg_id = :f")
     done = 0
