@@ -35,14 +35,14 @@ _COLUMN_STATS_PG = ("int8", "int8", "text", "bytea", "bytea", "int8", "int8", "i
 
 
 class _Sizes(NamedTuple):
-    """A base file's file_stats row, as `_group_slices` uses it."""
+    """A base file's file_stats row, as the statistics upkeep uses it."""
     file_row_id: int
     uncompressed_size: int
     num_rows: int | None
 
 
 class _Bounds(NamedTuple):
-    """A base file's column_stats row, as `_group_slices` uses it."""
+    """A base file's column_stats row, as the statistics upkeep uses it."""
     file_row_id: int
     column_name: str
     min_key: bytes | None
@@ -146,7 +146,7 @@ class ColumnStats:
     @staticmethod
     def _insert(conn: Connection, ref: HudiTableRef, pairs: list[tuple[int, FileColumnStats]]
                 ) -> dict[int, tuple[_Sizes, dict[str, _Bounds]]]:
-        """Store the statistics; what was stored per file row (as `_group_slices` reads it back)."""
+        """Store the statistics; what was stored per file row (as `_read_slices` reads it back)."""
         file_rows: list[tuple] = []
         col_rows: list[tuple] = []
         stored: dict[int, tuple[_Sizes, dict[str, _Bounds]]] = {}
@@ -390,21 +390,18 @@ class ColumnStats:
         step = _ARRAY_CHUNK if conn.dialect.name == "postgresql" else _CHUNK  # one array parameter there
         for i in range(0, len(base_ids), step):
             ids = base_ids[i:i + step]
-            sizes.update((r.file_row_id, r) for r in conn.execute(
+            sizes.update((r[0], _Sizes(*r)) for r in conn.execute(
                 select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(
                     _in(conn, fs.c.file_row_id, ids))))
             for r in conn.execute(select(cs.c.file_row_id, cs.c.column_name, cs.c.min_key, cs.c.max_key,
                                          cs.c.null_count, cs.c.value_count).where(_in(conn, cs.c.file_row_id, ids))):
-                cols.setdefault(r.file_row_id, {})[r.column_name] = r
+                cols.setdefault(r[0], {})[r[1]] = _Bounds(*r)
         out = Slices()
-        for sl in slices:
-            files = sl.files
-            first = files[0]
-            usable = sl.base_id is not None and not sl.logs
-            out.add((sl.partition_path, first.file_id), first.base_instant, len(files),
-                    first.size if len(files) == 1 else sum(m.size for m in files), sl.base_id is not None,
-                    bool(sl.logs), sizes.get(sl.base_id) if usable else None,  # type: ignore[arg-type]
-                    cols.get(sl.base_id) if usable else None)  # type: ignore[arg-type]
+        for partition, fid, base_id, instant, files, size, logs in slices:
+            usable = base_id is not None and not logs
+            out.add((partition, fid), instant, files, size, base_id is not None, logs,
+                    sizes.get(base_id) if usable else None,  # type: ignore[arg-type]
+                    cols.get(base_id) if usable else None)  # type: ignore[arg-type]
         return out
 
     def update_groups(self, conn: Connection, ref: HudiTableRef, before: Slices, after: Slices) -> list[str]:
@@ -478,35 +475,44 @@ def _latest_rows_pg(conn: Connection, tbl_id: int, groups: list[tuple[str, str]]
     return out
 
 
-@dataclass
-class _Slice:
+class _Slice(NamedTuple):
+    """A file group's latest slice, as the statistics count it."""
     partition_path: str
-    base_id: int | None
-    logs: list[Any]  # files rows, or _Written
-    files: list[Any]
+    file_id: str
+    base_id: int | None  # the files row of its base file
+    instant: str  # its base instant
+    files: int
+    size: int
+    logs: bool  # whether it has log files
+
+
+# positions in the `files` rows _latest_slices reads (Row attribute access costs ten times more)
+_ID, _PART, _FID, _BASE, _LOG, _SIZE = range(6)
 
 
 def _latest_slices(rows: list[Row]) -> list[_Slice]:
-    """The latest slice of each file group among `files` rows (as hudi_format.build_slices)."""
+    """The latest slice of each file group among `files` rows (as hudi_format.build_slices); the
+    rows start with id, partition_path, file_id, base_instant, is_log, size."""
     groups: dict[tuple[str, str], list[Row]] = {}
     for r in rows:
-        k = (r.partition_path, r.file_id)
+        k = (r[_PART], r[_FID])
         members = groups.get(k)
         if members is None:
             groups[k] = [r]
         else:
             members.append(r)
     out = []
-    for (partition, _), members in groups.items():
+    for (partition, fid), members in groups.items():
         if len(members) == 1:  # the common case: one base file
             m = members[0]
-            out.append(_Slice(partition, None, members, members) if m.is_log else
-                       _Slice(partition, m.id, [], members))
+            log = bool(m[_LOG])
+            out.append(_Slice(partition, fid, None if log else m[_ID], m[_BASE], 1, m[_SIZE], log))
             continue
-        latest = max(m.base_instant for m in members)
-        files = [m for m in members if m.base_instant == latest]
-        base = next((m.id for m in files if not m.is_log), None)
-        out.append(_Slice(partition, base, [m for m in files if m.is_log], files))
+        latest = max(m[_BASE] for m in members)
+        files = [m for m in members if m[_BASE] == latest]
+        base = next((m[_ID] for m in files if not m[_LOG]), None)
+        out.append(_Slice(partition, fid, base, latest, len(files), sum(m[_SIZE] for m in files),
+                          any(m[_LOG] for m in files)))
     return out
 
 
@@ -524,9 +530,7 @@ class _Basic:
         self.raw: int | None = 0
 
     def add(self, sl: _Slice, stats: Row | None) -> None:
-        files = sl.files
-        self.add_slice(len(files), files[0].size if len(files) == 1 else sum(m.size for m in files),
-                       sl.base_id is not None, bool(sl.logs), stats)
+        self.add_slice(sl.files, sl.size, sl.base_id is not None, sl.logs, stats)
 
     def add_slice(self, files: int, size: int, base: bool, logs: bool, stats: Any) -> None:
         """One slice of `files` files of `size` bytes; `stats`: its base file's sizes (file_stats)."""
