@@ -81,7 +81,7 @@ def confined(path: str, what: str) -> str:
         raise InvalidMetadata(f"{what} must be a string: {path!r}")
     if _CONTROL.search(path):
         raise InvalidMetadata(f"{what} {path!r} contains a control character")
-    if ".." in path.replace("\\", "/").split("/"):
+    if ".." in path and ".." in path.replace("\\", "/").split("/"):
         raise InvalidMetadata(f"{what} {path!r} leaves the table's base path ('..' is not allowed)")
     return path
 
@@ -92,6 +92,7 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
     stats = doc.get("partitionToWriteStats") or {}
     if not isinstance(stats, dict):
         raise InvalidMetadata("partitionToWriteStats must be an object")
+    checked: set[str] = set()  # partition paths found confined (a commit names few, each many times)
     for partition, entries in stats.items():
         confined(partition, "partition path")
         for s in entries or []:
@@ -99,8 +100,9 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
             if not path or path == "null":
                 continue  # e.g. a delete-only stat without a file
             confined(path, "write stat path")
-            if s.get("partitionPath") is not None:
-                confined(s.get("partitionPath"), "partition path")
+            stat_partition = s.get("partitionPath")
+            if stat_partition is not None and stat_partition not in checked:
+                checked.add(confined(stat_partition, "partition path"))
             file_id = s.get("fileId")
             if not file_id:
                 raise InvalidMetadata(f"write stat without fileId: {s}")

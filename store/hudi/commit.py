@@ -25,7 +25,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.errors import CommitConflict, InvalidOperation
 from store.hudi.column_stats import ColumnStats, FileColumnStats
-from store.hudi.file_listing import FileListing, add_version
+from store.hudi.file_listing import FileListing, add_version, written_files
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, put_meta
 from store.hudi.partition_sync import PartitionSync
@@ -125,11 +125,11 @@ class InstantCompletion:
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
             check_conflicts(conn, ref, row, action, meta)
-            groups = self.column_stats.groups_of_stats(meta.write_stats)
+            files_written = written_files(meta)
             replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
-            groups |= replaced_now
+            groups = {(p, entry[0]) for (p, _), entry in files_written.items()} | replaced_now
             before, replaced = self.column_stats.slices_before(conn, ref, groups)
-            files_written = self.listing.add_files(conn, ref, ts, meta)
+            self.listing.add_files(conn, ref, ts, meta, files_written)
             recorded = self.column_stats.record(conn, ref, ts, column_stats)
             after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
                                                          files_written, recorded)

@@ -39,7 +39,8 @@ def add_version(conn: Connection, tbl_id: int, instant_id: int, now: int, mirror
     return top + 1
 
 
-def _written_files(meta: CommitMetadata) -> WrittenFiles:
+def written_files(meta: CommitMetadata) -> WrittenFiles:
+    """The files a commit's write stats name; InvalidObject for a name that is no Hudi data file."""
     out: WrittenFiles = {}
     for s in meta.write_stats:
         partition, name = split_path(s.path)
@@ -60,12 +61,15 @@ class FileListing:
     def __init__(self, clock_ms: Callable[[], int]):
         self.clock_ms = clock_ms
 
-    def add_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata) -> WrittenFiles:
+    def add_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata,
+                  written: WrittenFiles | None = None) -> WrittenFiles:
         """The files instant `ts` wrote (new ones, log files appended to again) and the file groups
-        it replaced. Returns the files written."""
+        it replaced (`written`: `written_files(meta)` when the caller has it). Returns the files
+        written."""
         now = self.clock_ms()
         version = latest_version(conn, ref.tbl_id) + 1
-        written = _written_files(meta)
+        if written is None:
+            written = written_files(meta)
         if written:
             self._record(conn, ref, ts, written, version, now)
         if meta.replaced:
