@@ -343,7 +343,6 @@ instant_meta = Table(
 )
 
 
-
 def lz4_compression(connection, table: str, column: str) -> None:
     """PostgreSQL 14+ built with lz4: compress the column's large values with lz4 (faster to write
     and read than pglz); values already stored keep theirs. Elsewhere nothing."""

@@ -35,6 +35,7 @@ from store.hudi.tables import HudiTableRef, HudiTables
 
 log = logging.getLogger(__name__)
 
+
 @dataclass(frozen=True)
 class Completed:
     """What a completion has just stored, so that post-commit work need not read it back."""
