@@ -346,5 +346,20 @@ def main(argv: list[str] | None = None) -> int:
         return status
 
 
+def run() -> None:
+    """The console script (and `python -m adapter.cli`): main(), then, when the command loaded
+    pyarrow (reading Parquet footers or data files), leave without the interpreter's finalization:
+    pyarrow's native thread pools can abort the process at exit after the work is done ("terminate
+    called without an active exception", apache/arrow#34314), which turned a passing `validate`
+    into SIGABRT. Output and logs are flushed first."""
+    code = main()
+    if "pyarrow" in sys.modules:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else 1)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -152,3 +152,17 @@ def test_unreachable_metastore_is_one_line():
     port = free_port()
     assert_one_line_error(run_cli("stats", "a.b", "--metastore", f"thrift://127.0.0.1:{port}"),
                           f"thrift://127.0.0.1:{port}")
+
+
+def test_the_console_script_keeps_the_exit_code_and_output_when_pyarrow_is_loaded():
+    """adapter.cli.run leaves through os._exit once pyarrow is loaded (its thread pools can abort
+    the interpreter's finalization): the command's status and its flushed output still come out."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pyarrow; sys.argv = ['hudi-metastore', 'lookup-keys', 'nodot', 'k']; "
+            "print('before', flush=False); from adapter.cli import run; run()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == "before\n"
+    assert "expected <db>.<table>" in done.stderr
