@@ -2,7 +2,7 @@
 
     python -m bench.java_client [--pairing postgres|embedded|both] [--runs 5] [--n 1000,10000]
                                 [--add-n 10000] [--drop-n 1000] [--json out.json] [--quick]
-                                [--docs docs/performance.md]
+                                [--docs docs/performance.md] [--scale 1000000] [--commits 10]
 
 The driver (bench/java/HmsJavaBench.java) is Hive's HiveMetaStoreClient from the Hive 2.3 jars Spark
 ships: the client Spark and Hive use, whose decoding is cheap, so the time measured is the
@@ -11,7 +11,8 @@ server's. It is compiled with `javac` once per source version (cached under
 PostgreSQL databases dropped at the end), loaded with the same tables through the Java client, and
 measured in `--runs` rounds; each round measures both servers (alternating which goes first). A
 row's ratio is the median of the rounds' ratios (reference/ours; throughput: ours/reference), with
-their range.
+their range. After the pairings it measures issue 16's targets that are not ratios of one call
+(`bench/scale_targets.py`: a table of a million partitions, `complete_instant` of 10,000 files).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import procs
+from bench import procs, scale_targets
 
 SOURCE = Path(__file__).resolve().parent / "java" / "HmsJavaBench.java"
 DB = "jbench"
@@ -243,6 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--docs", default=None, metavar="MD",
                    help="write each pairing's table and the run's conditions into this Markdown file "
                         "(docs/performance.md), between its java_client markers")
+    p.add_argument("--scale", type=int, default=1_000_000,
+                   help="partitions of the scale table, after the pairings (issue 16's filter and memory "
+                        "targets, bench/partition_scale.py; 0: skip)")
+    p.add_argument("--scale-batch", type=int, default=10_000)
+    p.add_argument("--scale-ref-budget", type=float, default=300,
+                   help="seconds the reference may spend adding the scale table's partitions")
+    p.add_argument("--commits", type=int, default=10,
+                   help="timed complete_instant calls of --commit-files files each (bench/hudi_bench.py; 0: skip)")
+    p.add_argument("--commit-files", type=int, default=10_000)
     p.add_argument("--keep", action="store_true", help="keep temp dirs and databases")
     return p
 
@@ -253,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         args.runs, args.n, args.add_n, args.drop_n = 2, "50", 100, 50
         args.warmup, args.iterations, args.budget, args.concurrency_seconds = 1, 3, 2.0, 1.0
         args.client_warmup = 20
+        args.scale, args.scale_batch, args.scale_ref_budget = 4800, 1200, 20
+        args.commits, args.commit_files = 2, 500
     args.ns = [int(x) for x in args.n.split(",") if x.strip()]
     driver = Driver(compile_driver())
     runs = {}
@@ -264,8 +276,19 @@ def main(argv: list[str] | None = None) -> int:
         print(render(rows, args.runs))
         if args.docs:
             write_docs(Path(args.docs), pairing, conditions(info, args), render(rows, args.runs))
+    if args.scale or args.commits:
+        t0, started, load_before = time.monotonic(), time.strftime("%Y-%m-%d %H:%M", time.gmtime()), os.getloadavg()
+        extra = scale_targets.run(args.scale, args.scale_batch, args.scale_ref_budget, args.commits, args.commit_files)
+        info = {"started": started, "ended": time.strftime("%H:%M", time.gmtime()), "commit": _commit(args.docs),
+                "loadavg_before": load_before, "loadavg": os.getloadavg(),
+                "seconds": round(time.monotonic() - t0, 1)}
+        runs["scale"] = {"info": info, **extra}
+        table = scale_targets.render(extra)
+        print(f"== issue 16's other targets ==\n{table}")
+        if args.docs:
+            write_docs(Path(args.docs), "scale", scale_conditions(info, args, extra), table)
     if args.json:
-        doc = runs[args.pairing] if args.pairing != "both" else runs
+        doc = runs[args.pairing] if args.pairing != "both" and len(runs) == 1 else runs
         Path(args.json).write_text(json.dumps(doc, indent=1, default=str))
     return 0
 
@@ -317,6 +340,20 @@ def conditions(info: dict, args: argparse.Namespace) -> str:
             f"{', '.join(str(n) for n in info['n'])}, add {info['add_n']}, drop {info['drop_n']}; load "
             f"average {info['loadavg_before'][0]:.2f} at the start and {info['loadavg'][0]:.2f} at the "
             f"end; {info['seconds'] / 60:.1f} min).")
+
+
+def scale_conditions(info: dict, args: argparse.Namespace, extra: dict) -> str:
+    import platform
+
+    scale = extra.get("scale") or {}
+    return (f"**Run of {info['started']}–{info['ended']} UTC**, the same command's last step (`--scale "
+            f"{args.scale} --scale-ref-budget {args.scale_ref_budget:g} --commits {args.commits}`; commit "
+            f"{info['commit']}; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+            f"{scale.get('postgresql', 'PostgreSQL')}; Python client with the accelerated binary protocol; "
+            f"ours: {scale.get('ours_server', 'hudi-metastore')}, reference: "
+            f"{scale.get('reference_server', 'not run')}, each alone on a fresh database; load average "
+            f"{info['loadavg_before'][0]:.2f} at the start and {info['loadavg'][0]:.2f} at the end; "
+            f"{info['seconds'] / 60:.1f} min).")
 
 
 def write_docs(path: Path, pairing: str, paragraph: str, table: str) -> None:

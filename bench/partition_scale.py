@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -227,6 +228,33 @@ def measure(server: procs.Server, n: int, batch: int, budget_s: float) -> dict:
             conn[1].close()
 
 
+def run(n: int, batch: int, ref_budget: float, sides: list[str]) -> dict:
+    """Each side in turn on a fresh PostgreSQL database: {"n", "batch", "postgresql", "load_average",
+    side: measure(...)}."""
+    results: dict = {"n": n, "batch": batch, "postgresql": procs.pg_version(), "load_average": os.getloadavg()}
+    cleanup: list = []
+    tmp = Path(tempfile.mkdtemp(prefix="partition-scale-"))
+    try:
+        for side in sides:
+            name = procs.create_pg_database(f"pscale_{side[:3]}")
+            cleanup.append(lambda name=name: procs.drop_pg_database(name))
+            if side == "ours":
+                server = procs.start_ours(procs.pg_url(name), tmp / side)
+            else:
+                server = procs.start_reference(tmp / side, procs.pg_url(name, "jdbc"), procs.pg_user(), heap="4g")
+            cleanup.append(server.stop)  # (cleanup runs in reverse: the server stops before its database goes)
+            log(f"{side}: {server.description} on port {server.port}")
+            results[f"{side}_server"] = server.description
+            budget = float("inf") if side == "ours" else ref_budget
+            results[side] = measure(server, n, batch, budget)
+            log(f"{side}: {json.dumps(results[side])}")
+            server.stop()
+    finally:
+        procs.cleanup_all(cleanup)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=1_000_000)
@@ -240,27 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print(f"PostgreSQL is needed: {why}", file=sys.stderr)
         return 2
-    results: dict = {"n": args.n, "batch": args.batch, "postgresql": procs.pg_version(),
-                     "load_average": os.getloadavg()}
-    cleanup: list = []
-    tmp = Path(tempfile.mkdtemp(prefix="partition-scale-"))
-    try:
-        sides = [args.only] if args.only else ["ours"] if args.skip_reference else ["ours", "reference"]
-        for side in sides:
-            name = procs.create_pg_database(f"pscale_{side[:3]}")
-            cleanup.append(lambda name=name: procs.drop_pg_database(name))
-            if side == "ours":
-                server = procs.start_ours(procs.pg_url(name), tmp / side)
-            else:
-                server = procs.start_reference(tmp / side, procs.pg_url(name, "jdbc"), procs.pg_user(), heap="4g")
-            cleanup.append(server.stop)  # (cleanup runs in reverse: the server stops before its database goes)
-            log(f"{side}: {server.description} on port {server.port}")
-            budget = float("inf") if side == "ours" else args.ref_budget
-            results[side] = measure(server, args.n, args.batch, budget)
-            log(f"{side}: {json.dumps(results[side])}")
-            server.stop()
-    finally:
-        procs.cleanup_all(cleanup)
+    sides = [args.only] if args.only else ["ours"] if args.skip_reference else ["ours", "reference"]
+    results = run(args.n, args.batch, args.ref_budget, sides)
     print(json.dumps(results, indent=2))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
