@@ -349,7 +349,7 @@ def scale_conditions(info: dict, args: argparse.Namespace, extra: dict) -> str:
     return (f"**Run of {info['started']}–{info['ended']} UTC**, the same command's last step (`--scale "
             f"{args.scale} --scale-ref-budget {args.scale_ref_budget:g} --commits {args.commits}`; commit "
             f"{info['commit']}; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-            f"{scale.get('postgresql', 'PostgreSQL')}; Python client with the accelerated binary protocol; "
+            f"PostgreSQL {scale.get('postgresql', '')}; Python client with the accelerated binary protocol; "
             f"ours: {scale.get('ours_server', 'hudi-metastore')}, reference: "
             f"{scale.get('reference_server', 'not run')}, each alone on a fresh database; load average "
             f"{info['loadavg_before'][0]:.2f} at the start and {info['loadavg'][0]:.2f} at the end; "
