@@ -131,3 +131,31 @@ def test_record_index_bench(tmp_path):
     assert data["upsert_keys"] == 30 and data["lookup_keys"] == 500 and data["commit_keys"] == 200, data
     assert data["tag_index_s"] > 0 and data["tag_simple_s"] > 0 and data["lookup_s"] > 0, data
     assert data["bytes_per_key"] > 0, data
+
+
+def test_scale_targets_step(backend_specs, monkeypatch):
+    """bench/scale_targets.py, the last step of `bench.java_client`, at a tiny size on PostgreSQL (ours
+    only: the reference's part is the same code): every step answers the sizes it asked for, and the
+    table states each target's verdict."""
+    from bench import partition_scale, procs, scale_targets
+    from tests.harness import ci_mode
+
+    spec = backend_specs["postgresql"]
+    if not spec.available:
+        (pytest.fail if ci_mode() else pytest.skip)(f"postgresql backend unavailable: {spec.reason}")
+    monkeypatch.setattr(procs, "PG_ADMIN_URL", spec.admin_url)
+    scale = partition_scale.run(480, 120, 0, ["ours"])
+    ours = scale["ours"]
+    assert not [k for k in ours if k.endswith("_failed")], ours
+    assert ours["partitions"] == 480 and ours["complete"] and ours["filter_24_rows"] == 24, ours
+    assert ours["names_rows"] == 480 and ours["get_100k_rows"] == 480 and ours["after_drop"] == 0, ours
+    commits = scale_targets.complete_instant(2, 60)
+    assert commits["check"] == "ok" and commits["iterations"] == 2 and commits["table_files_before"] == [60, 120]
+    table = scale_targets.render({"scale": scale, "commits": commits})
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in table.splitlines()[2:]}
+    assert rows["filter selecting 24 partitions (median of 11)"].endswith("| PASS |"), table
+    assert "not run" in rows["filter selecting 24 partitions (median of 11)"], table  # the reference's cell
+    assert rows["server memory answering ~100,000 partitions (`get_partitions_by_filter`)"].endswith(
+        "| PASS |"), table
+    commit_row = next(line for key, line in rows.items() if key.startswith("`complete_instant` of 60 files"))
+    assert "check ok" in commit_row and commit_row.endswith(("| PASS |", "| FAIL |")), table
