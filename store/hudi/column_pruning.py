@@ -28,7 +28,7 @@ from store.hms.table_service import TableService
 from store.hudi.column_predicate import keep_condition, like_prefix, parse_predicate, without_columns
 from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
 from store.hudi.file_locations import locate_slices
-from store.hudi.snapshot_service import SnapshotService, file_info
+from store.hudi.snapshot_service import FILE_COLUMNS, SnapshotService, file_info_of
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline_service import TimelineService
 
@@ -169,7 +169,7 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
         return select(stats.c.column_name).where(stats.c.file_row_id == f.c.id, stats.c.column_name == column)
 
     keep = keep_condition(tree, text, types, stats, rows)
-    q = select(f).select_from(candidates.join(f, f.c.id == candidates.c.file_row_id)).where(
+    q = select(*FILE_COLUMNS).select_from(candidates.join(f, f.c.id == candidates.c.file_row_id)).where(
         f.c.is_deleted.is_(False), f.c.is_log.is_(False), keep,  # files by primary key, never a table scan
         ~select(newer.c.id).where(newer.c.tbl_id == tbl_id, newer.c.partition_path == f.c.partition_path,
                                   newer.c.file_id == f.c.file_id, newer.c.base_instant > f.c.base_instant,
@@ -177,10 +177,11 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
         ~select(rg.c.id).where(rg.c.tbl_id == tbl_id, rg.c.partition_path == f.c.partition_path,
                                rg.c.file_id == f.c.file_id).exists())
     out: dict[tuple[str, str], FileSlice] = {}  # a file in several ranges comes once per range
-    for r in conn.execute(q):
-        if r.partition_path in excluded or (scope is not None and r.partition_path not in scope):
+    for r in conn.execute(q):  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
+        part, fid = r[0], r[1]
+        if part in excluded or (scope is not None and part not in scope):
             continue
-        out[(r.partition_path, r.file_id)] = FileSlice(r.partition_path, r.file_id, r.base_instant, file_info(r), [])
+        out[(part, fid)] = FileSlice(part, fid, r[4], file_info_of(r), [])
     return list(out.values())
 
 

@@ -38,7 +38,17 @@ def locator(ref: HudiTableRef) -> Locator | None:
                                  ref.config.table_name or ref.name)
     except ValueError:  # object-store without a storage path: refused at registration, never stored
         return None
-    return lambda partition, file_name: file_location(strategy, partition, file_name)
+    if name.lower() == OBJECT_STORE:
+        return lambda partition, file_name: file_location(strategy, partition, file_name)
+    folders: dict[str, str] = {}  # hive: the folder follows from the partition alone
+
+    def in_partition(partition: str, file_name: str) -> str:
+        folder = folders.get(partition)
+        if folder is None:
+            folder = folders[partition] = file_location(strategy, partition, "")
+        return f"{folder}/{file_name}" if folder else file_name
+
+    return in_partition
 
 
 def locate_files(ref: HudiTableRef, files: Iterable[FileInfo]) -> None:
@@ -56,5 +66,7 @@ def locate_slices(ref: HudiTableRef, slices: Iterable[FileSlice]) -> None:
     if where is None:
         return
     for s in slices:
-        for f in ([s.base_file] if s.base_file is not None else []) + list(s.log_files):
+        if s.base_file is not None:
+            s.base_file.path = where(s.base_file.partition_path, s.base_file.name)
+        for f in s.log_files:
             f.path = where(f.partition_path, f.name)
