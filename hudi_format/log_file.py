@@ -9,8 +9,9 @@ where header and footer are maps: count (int32), then per entry key ordinal (int
 
 Block types: 0 command, 1 delete, 2 corrupt, 3 Avro data, 4 HFile data, 5 Parquet data, 6 CDC.
 Avro data content: version (int32), record count (int32, version >= 2), then per record its
-length (int32) and the record in Avro binary with the header's schema. Parquet data content: a
-Parquet file. Records of data blocks carry the `_hoodie_*` meta fields.
+length (int32) and the record in Avro binary with the header's schema. HFile data content: an
+HFile (hudi_format/hfile.py) whose cells are (record key, record in Avro binary with the header's
+schema). Parquet data content: a Parquet file. Records of data blocks carry the `_hoodie_*` meta fields.
 Delete block content: version (int32), length (int32), then (version 3) a HoodieDeleteRecordList
 in Avro binary: an array of records (recordKey, partitionPath, orderingVal), the ordering value a
 union of one-field wrapper records (versions 1 and 2 hold Java-serialized keys: not read).
@@ -80,8 +81,8 @@ def _map(data: bytes, at: int) -> tuple[dict[int, str], int]:
     return out, at
 
 
-def data_block_table(block: LogBlock, columns: list[str]):
-    """The `columns` of the records of an Avro or Parquet data block, as a pyarrow table."""
+def data_block_table(block: LogBlock, columns: list[str], name: str = "log file"):
+    """The `columns` of the records of an Avro, HFile or Parquet data block, as a pyarrow table."""
     import pyarrow as pa
 
     if block.block_type == PARQUET_DATA:
@@ -91,6 +92,9 @@ def data_block_table(block: LogBlock, columns: list[str]):
     if block.block_type == AVRO_DATA:
         records = list(_avro_records(block))
         return pa.table({c: [r.get(c) for r in records] for c in columns})
+    if block.block_type == HFILE_DATA:  # the cell's row is the record key, its value the record
+        keyed = list(_hfile_records(block, name))
+        return pa.table({c: [k if c == KEY else r.get(c) for k, r in keyed] for c in columns})
     raise HudiFormatError(f"block type {block.block_type} is not a data block")
 
 
@@ -112,6 +116,23 @@ def _avro_records(block: LogBlock) -> Iterator[dict]:
         at += 4 + length
         seen += 1
         yield record  # type: ignore[misc]
+
+
+def _hfile_records(block: LogBlock, name: str) -> Iterator[tuple[str, dict]]:
+    import fastavro
+
+    from hudi_format import hfile
+
+    if SCHEMA not in block.header:
+        raise HudiFormatError(f"{name}: HFile data block without a schema in its header")
+    schema = fastavro.parse_schema(json.loads(block.header[SCHEMA]))
+    for row, value in hfile.cells(block.content, f"{name}: HFile data block"):
+        try:
+            record = fastavro.schemaless_reader(io.BytesIO(value), schema)
+            key = row.decode("utf-8")
+        except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
+            raise HudiFormatError(f"{name}: HFile data block holds a record that does not decode ({exc})") from None
+        yield key, record  # type: ignore[misc]
 
 
 # HoodieDeleteRecordList as Hudi 0.14 to 1.2 write it: the ordering value's union gained branches at

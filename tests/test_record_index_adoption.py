@@ -84,7 +84,7 @@ def _slice_keys_by_hudi_rs(base: str) -> dict:
 
 @pytest.mark.parametrize("fixture", ["mor_v6_trips_8i1u", "mor_v6_nonpartitioned_rollback",
                                      "mor_v6_simplekeygen_nonhivestyle", "mor_v6_delete_blocks",
-                                     "mor_v8_delete_blocks"])
+                                     "mor_v8_delete_blocks", "mor_v8_hfile_blocks"])
 def test_merge_on_read_is_adopted_with_the_keys_of_its_log_files(imported, fixture):
     uri, db, c, base, report = imported(fixture)
     want = _slice_keys_by_hudi_rs(base)
@@ -94,7 +94,7 @@ def test_merge_on_read_is_adopted_with_the_keys_of_its_log_files(imported, fixtu
     assert dict(zip(keys, c.lookup_record_keys(db, "t", keys))) == want
     ok = run_cli("validate", f"{db}.t", "--metastore", uri)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    if fixture.endswith("delete_blocks"):  # k1, k4 deleted; k5 deleted, then written again
+    if fixture.endswith(("delete_blocks", "hfile_blocks")):  # k1, k4 deleted; k5 deleted, then written again
         assert {"k1", "k4"}.isdisjoint(want) and {"k0", "k5", "k9"} <= set(want)
         assert c.lookup_record_keys(db, "t", ["k1", "k4"]) == [None, None]
 

@@ -2,15 +2,16 @@
 rebuilt (repair): the record keys of the table's latest file slices, read from storage.
 
 Keys come from the `_hoodie_record_key` and `_hoodie_commit_time` meta columns of the latest base
-files (pyarrow) and, for merge-on-read tables, of the Avro and Parquet data blocks of the slices'
-log files (hudi_format/log_file.py) that completed instants wrote and no rollback block undid.
+files (pyarrow) and, for merge-on-read tables, of the Avro, HFile and Parquet data blocks of the
+slices' log files (hudi_format/log_file.py) that completed instants wrote and no rollback block undid.
 Tables written without meta fields (`hoodie.populate.meta.fields=false`) get their keys from the
 record key fields through the table's key generator (hudi_format/key_generator.py), with the
 instant that wrote the file (base file) or the block (log file). Delete blocks remove their keys
 (in log order: a later data block can write a key again). Not read yet, so such tables keep no index
-(the reason is reported): HFile blocks, delete blocks Java-serialized (before Hudi 0.14) or whose
-deletes carry ordering values of their own (a reader compares them with the record's), and key
-fields of types other than strings, integers and booleans.
+(the reason is reported): delete blocks Java-serialized (before Hudi 0.14) or whose
+deletes carry ordering values of their own (a reader compares them with the record's), HFile
+blocks compressed otherwise than with GZ or not at all, and key fields of types other than
+strings, integers and booleans.
 """
 
 from __future__ import annotations
@@ -97,13 +98,11 @@ def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) ->
         except FileNotFoundError:
             raise HudiFormatError(f"log file {name} is missing on storage") from None
         for block in _live_blocks(list(log_file.blocks(data, name)), completed):
-            if block.block_type in (log_file.AVRO_DATA, log_file.PARQUET_DATA):
-                keys.update(reader.of(log_file.data_block_table(block, reader.columns), block.instant))
+            if block.block_type in (log_file.AVRO_DATA, log_file.HFILE_DATA, log_file.PARQUET_DATA):
+                keys.update(reader.of(log_file.data_block_table(block, reader.columns, name), block.instant))
             elif block.block_type == log_file.DELETE:
                 for key in log_file.deleted_keys(block, f"log file {name}"):
                     keys.pop(key, None)
-            elif block.block_type == log_file.HFILE_DATA:
-                raise HudiFormatError(f"log file {name} holds an HFile block (not read yet)")
     return keys
 
 
