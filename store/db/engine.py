@@ -50,8 +50,10 @@ def make_engine(url: str, pool_size: int = 16, autocommit: bool = False,
     connect_args = {}
     if backend == "postgresql":
         # metastore queries are short: JIT compiling one (above jit_above_cost, e.g. a filter over a
-        # large table) costs tens of milliseconds and never pays back
-        connect_args["options"] = "-c jit=off" + postgresql_options(statement_timeout_s)
+        # large table) costs tens of milliseconds and never pays back; nor does starting parallel
+        # workers (a Gather doubled data skipping's 1,000-file answer, 7.6 -> 14.5 ms)
+        connect_args["options"] = ("-c jit=off -c max_parallel_workers_per_gather=0"
+                                   + postgresql_options(statement_timeout_s))
     engine = create_engine(
         url,
         connect_args=connect_args,
