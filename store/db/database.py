@@ -74,9 +74,10 @@ class Store:
     # --- statistics upkeep (PostgreSQL) -----------------------------------------------------------
     # The planner needs statistics to start a partition filter from its most selective key; where
     # autovacuum is off or has not caught up after a bulk load, plans over fresh rows can scan whole
-    # tables. Like autovacuum's analyze threshold: once the partitions added or dropped through this
-    # process reach 1,000 + 10% of those present at the last ANALYZE, analyze in the background.
-    ANALYZE_TABLES = "partitions, partition_key_val, partition_params, files"
+    # tables. Like autovacuum's analyze threshold: once the partitions added or dropped (and the
+    # files with column statistics committed) through this process reach 1,000 + 10% of those
+    # present at the last ANALYZE, analyze in the background.
+    ANALYZE_TABLES = "partitions, partition_key_val, partition_params, files, column_stats, snapshot_stats"
 
     def note_changes(self, n: int) -> None:
         if self.backend != "postgresql" or n <= 0:

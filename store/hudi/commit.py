@@ -89,6 +89,7 @@ class InstantCompletion:
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
             raise
+        self.store.note_changes(len(column_stats or []))  # bulk statistics rows: keep plans current
         run_post_commit_hooks(self.hooks, db, tbl, Completed(ts, instant.action, metadata, partitions))
         return instant, version
 
