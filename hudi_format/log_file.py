@@ -12,9 +12,10 @@ Avro data content: version (int32), record count (int32, version >= 2), then per
 length (int32) and the record in Avro binary with the header's schema. HFile data content: an
 HFile (hudi_format/hfile.py) whose cells are (record key, record in Avro binary with the header's
 schema). Parquet data content: a Parquet file. Records of data blocks carry the `_hoodie_*` meta fields.
-Delete block content: version (int32), length (int32), then (version 3) a HoodieDeleteRecordList
-in Avro binary: an array of records (recordKey, partitionPath, orderingVal), the ordering value a
-union of one-field wrapper records (versions 1 and 2 hold Java-serialized keys: not read).
+Delete block content: version (int32), length (int32), then (version 3, Hudi 0.14 and later) a
+HoodieDeleteRecordList in Avro binary: an array of records (recordKey, partitionPath, orderingVal),
+the ordering value a union of one-field wrapper records; version 2 holds a Kryo-serialized
+DeleteRecord array instead (hudi_format/kryo_deletes.py); version 1 (HoodieKey arrays) is not read.
 """
 
 from __future__ import annotations
@@ -160,8 +161,8 @@ _DELETE_SCHEMA: list = []
 
 
 def deleted_keys(block: LogBlock, name: str = "log file") -> list[str]:
-    """The record keys a delete block deletes. HudiFormatError for what is not read: Java-serialized
-    blocks (versions 1 and 2), and deletes carrying an ordering value of their own (a reader keeps a
+    """The record keys a delete block deletes. HudiFormatError for what is not read: version-1
+    blocks (Kryo-serialized HoodieKey arrays), and deletes carrying an ordering value of their own (a reader keeps a
     record whose ordering value is higher; only the default ordering value, 0, deletes for sure)."""
     import fastavro
 
@@ -170,6 +171,13 @@ def deleted_keys(block: LogBlock, name: str = "log file") -> list[str]:
         version, length = struct.unpack_from(">ii", data, 0)
     except struct.error:
         raise HudiFormatError(f"{name}: delete block is cut short") from None
+    if version == 2:
+        if length < 0 or length > len(data) - 8:
+            raise HudiFormatError(f"{name}: delete block is cut short")
+        from hudi_format.kryo_deletes import deleted_records
+
+        return _keys_deleted_for_sure(
+            [{"recordKey": k, "orderingVal": o} for k, _p, o in deleted_records(data[8:8 + length], name)], name)
     if version != 3:
         raise HudiFormatError(f"{name}: delete block of version {version} (Java-serialized keys) is not read")
     if not _DELETE_SCHEMA:
@@ -183,6 +191,10 @@ def deleted_keys(block: LogBlock, name: str = "log file") -> list[str]:
     if length > len(data) - 8 or body.tell() != length:
         raise HudiFormatError(f"{name}: delete block is not a HoodieDeleteRecordList "
                               f"({body.tell()} of {length} bytes read)")
+    return _keys_deleted_for_sure(records, name)
+
+
+def _keys_deleted_for_sure(records: list[dict], name: str) -> list[str]:
     keys = []
     for r in records:
         if not _default_ordering(r["orderingVal"]):
@@ -198,6 +210,8 @@ def _default_ordering(value) -> bool:
     """No ordering value, or Hudi's default (0): the delete wins whatever the record's ordering value."""
     if value is None:
         return True
+    if not isinstance(value, dict):  # Kryo blocks: the value itself
+        return value == 0 and not isinstance(value, bool)
     if "wrappedValues" in value:
         return all(_default_ordering(v) for v in value["wrappedValues"] or [])
     return value.get("value") in (None, 0) and not isinstance(value.get("value"), bool)

@@ -99,6 +99,27 @@ def test_merge_on_read_is_adopted_with_the_keys_of_its_log_files(imported, fixtu
         assert c.lookup_record_keys(db, "t", ["k1", "k4"]) == [None, None]
 
 
+def test_kryo_delete_blocks_of_hudi_before_0_14_remove_their_keys(imported):
+    """A table Hudi 0.12.2 wrote (version-2 delete blocks: Kryo) and Hudi 0.15.0 upgraded to version
+    6 with one more upsert: adopted with the index of the keys Hudi 0.15.0 reads back (hudi-rs
+    refuses version-2 blocks): insert k0..k9 (odd keys in `a`, even in `b`), upsert k0..k2, delete
+    k1, k4, k5, upsert k5, then (0.15.0) upsert k9."""
+    uri, db, c, base, report = imported("mor_v6_kryo_delete_blocks")
+    instants = sorted(i.timestamp for i in c.list_instants(db, "t", states=["COMPLETED"]))
+    assert len(instants) == 5
+    insert, upsert, _delete, again, last = instants
+    groups = {s.partitionPath: s.fileId for s in c.get_latest_file_slices(db, "t")}
+    written = {"k0": upsert, "k2": upsert, "k3": insert, "k5": again, "k6": insert, "k7": insert,
+               "k8": insert, "k9": last}
+    want = {k: (p, groups[p], ts) for k, ts in written.items() for p in ["a" if int(k[1]) % 2 else "b"]}
+    assert report.index_note is None and report.index_keys == len(want), report.index_note
+    keys = sorted(want)
+    assert dict(zip(keys, c.lookup_record_keys(db, "t", keys))) == want
+    assert c.lookup_record_keys(db, "t", ["k1", "k4"]) == [None, None]
+    ok = run_cli("validate", f"{db}.t", "--metastore", uri)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
 def _block(block_type: int, header: dict[int, str], content: bytes = b"") -> bytes:
     """One log block in Hudi's layout (hudi_format/log_file.py)."""
     import struct
@@ -137,6 +158,7 @@ def _delete_records(*records: tuple[str, int | None]) -> bytes:
 
 @pytest.mark.parametrize("content, why", [
     (_delete_content(1, b"\xac\xed\x00\x05"), "version 1 (Java-serialized keys) is not read"),
+    (_delete_content(2, b"\x01\x00garbage"), "Kryo delete block"),
     (_delete_content(3, _delete_records(("k", None), ("x", 7))), "orders its deletes by value"),
     (_delete_content(3, _delete_records(("k", None)))[:-3], "is not a HoodieDeleteRecordList"),
 ])

@@ -7,11 +7,11 @@ slices' log files (hudi_format/log_file.py) that completed instants wrote and no
 Tables written without meta fields (`hoodie.populate.meta.fields=false`) get their keys from the
 record key fields through the table's key generator (hudi_format/key_generator.py), with the
 instant that wrote the file (base file) or the block (log file). Delete blocks remove their keys
-(in log order: a later data block can write a key again). Not read yet, so such tables keep no index
-(the reason is reported): delete blocks Java-serialized (before Hudi 0.14) or whose
-deletes carry ordering values of their own (a reader compares them with the record's), HFile
-blocks compressed otherwise than with GZ or not at all, and key fields of types other than
-strings, integers and booleans.
+(in log order: a later data block can write a key again). Not read yet, so such tables keep no
+index (the reason is reported): version-1 delete blocks (HoodieKey arrays; version 2, checked with
+Hudi 0.12.2, and version 3 are read), deletes carrying ordering values of their own (a reader
+compares them with the record's), HFile blocks compressed otherwise than with GZ or not at all,
+and key fields of types other than strings, integers and booleans.
 """
 
 from __future__ import annotations
