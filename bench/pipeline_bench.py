@@ -52,14 +52,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(tmp: Path, db_url: str | None):
+def start_server(tmp: Path, db_url: str | None, extra: tuple[str, ...] = ()):
     import socket
 
     port = _free_port()
     url = db_url or f"sqlite:///{tmp / 'metastore.db'}"
     logf = open(tmp / "server.log", "wb")
     proc = subprocess.Popen([PYTHON, "-m", "adapter.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-                             "--db-url", url, "--warehouse", str(tmp / "warehouse")],
+                             "--db-url", url, "--warehouse", str(tmp / "warehouse"), *extra],
                             cwd=str(REPO_ROOT), stdout=logf, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

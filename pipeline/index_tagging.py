@@ -1,8 +1,8 @@
 """Tagging with the record-level index (RFC-08): incoming records find their file groups by key in
-the metastore's index (`lookup_record_keys`, in blocks of up to 200,000 keys), so the cost follows
-the batch, not the table, and no base file is read to find keys. A batch of up to DRIVER_KEYS keys
-is looked up by the driver (one Spark job collects its keys; the answer is broadcast to the join);
-a larger one by the executors, each for its part of the keys.
+the metastore's index (`lookup_record_keys`), so the cost follows the batch, not the table, and no
+base file is read to find keys. Each partition of the records looks its keys up in blocks of up to
+LOOKUP_BATCH keys and carries the answer on (one narrow stage: no collect to the driver, no join,
+no shuffle).
 
 Keys are unique across the table (Hudi's global record index). A record whose partition path
 changed moves (hoodie.record.index.update.partition.path=true, the default): it is deleted from
@@ -12,58 +12,58 @@ its old file group and inserted into the new partition; with false it is updated
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 
 from hudi_format.record_key_codec import encode_keys
 
 from .file_group_writer import executor_client
 
-LOOKUP_BATCH = 200_000
-DRIVER_KEYS = 500_000
-LOCATIONS_DDL = "_hoodie_record_key string, _old_ppath string, _fg string"
-_LOCATIONS = pa.schema([("_hoodie_record_key", pa.string()), ("_old_ppath", pa.string()), ("_fg", pa.string())])
+LOOKUP_BATCH = 100_000  # keys per lookup call (and records a task holds while it waits for one)
 
 
-def _locate(client, db: str, table: str, keys: list[str]):
-    """Record batches of the keys the index holds: key, its partition path, its file id."""
-    for start in range(0, len(keys), LOOKUP_BATCH):
-        chunk = keys[start:start + LOOKUP_BATCH]
-        r = client.call("lookup_record_keys", db, table, encode_keys(chunk))
-        hits = [(k, g) for k, g in zip(chunk, r.fileGroupOfKey) if g >= 0]
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([k for k, _ in hits], pa.string()),
-             pa.array([r.partitionPaths[g] for _, g in hits], pa.string()),
-             pa.array([r.fileIds[g] for _, g in hits], pa.string())], schema=_LOCATIONS)
+class _Tagger:
+    """Picklable function for `mapInArrow`: each batch of records with `_old_ppath` and `_fg`."""
 
-
-class _IndexLookup:
-    """Picklable function for `mapInArrow`: the located keys of each batch of record keys."""
-
-    def __init__(self, metastore: str, db: str, table: str):
+    def __init__(self, metastore: str, db: str, table: str, key_pos: int, lookup_batch: int):
         self.metastore, self.db, self.table = metastore, db, table
+        self.key_pos, self.lookup_batch = key_pos, lookup_batch
 
     def __call__(self, batches):
         client = executor_client(self.metastore)
+        pending: list[pa.RecordBatch] = []
+        held = 0
         for batch in batches:
-            yield from _locate(client, self.db, self.table, batch.column(0).to_pylist())
+            while batch.num_rows:  # a block never exceeds lookup_batch keys
+                part = batch.slice(0, self.lookup_batch - held)
+                batch = batch.slice(part.num_rows)
+                pending.append(part)
+                held += part.num_rows
+                if held == self.lookup_batch:
+                    yield from self._located(client, pending)
+                    pending, held = [], 0
+        if held:
+            yield from self._located(client, pending)
+
+    def _located(self, client, batches: list[pa.RecordBatch]):
+        t = pa.Table.from_batches(batches)
+        r = client.call("lookup_record_keys", self.db, self.table,
+                        encode_keys(t.column(self.key_pos).to_pylist()))
+        group = pa.array(r.fileGroupOfKey, pa.int32())
+        group = pc.if_else(pc.less(group, 0), pa.scalar(None, pa.int32()), group)  # unknown key: null
+        t = (t.append_column("_old_ppath", pa.array(r.partitionPaths, pa.string()).take(group))
+             .append_column("_fg", pa.array(r.fileIds, pa.string()).take(group)))
+        yield from t.to_batches()
 
 
-def tag(records: DataFrame, metastore: str, db: str, table: str, driver_keys: int = DRIVER_KEYS) -> DataFrame:
-    """`records` (one per key) with `_old_ppath` and `_fg`: where the key lives now (null: new).
-    Up to `driver_keys` keys are looked up by the driver, more by the executors."""
-    keys = records.select("_hoodie_record_key")
-    if driver_keys > 0:
-        few = keys.limit(driver_keys + 1).toArrow().column(0).to_pylist()
-        if len(few) <= driver_keys:
-            from adapter.client import HudiMetastoreClient
-
-            with HudiMetastoreClient(metastore) as client:
-                found = pa.Table.from_batches(list(_locate(client, db, table, few)), schema=_LOCATIONS)
-            located = records.sparkSession.createDataFrame(found, LOCATIONS_DDL)
-            return records.join(F.broadcast(located), on="_hoodie_record_key", how="left")
-    located = keys.mapInArrow(_IndexLookup(metastore, db, table), LOCATIONS_DDL)
-    return records.join(located, on="_hoodie_record_key", how="left")
+def tag(records: DataFrame, metastore: str, db: str, table: str, lookup_batch: int = LOOKUP_BATCH) -> DataFrame:
+    """`records` (one per key) with `_old_ppath` and `_fg`: where the key lives now (null: new)."""
+    schema = StructType(records.schema.fields + [StructField("_old_ppath", StringType()),
+                                                 StructField("_fg", StringType())])
+    tagger = _Tagger(metastore, db, table, records.columns.index("_hoodie_record_key"), max(1, lookup_batch))
+    return records.mapInArrow(tagger, schema)
 
 
 def route(tagged: DataFrame, operation: str, overwritten: list[str],

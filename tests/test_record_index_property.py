@@ -166,8 +166,8 @@ def test_index_follows_a_fixed_sequence_with_moves(spark, our_server):
     assert model == {"3": (3, "c2", 7, "p2")}
 
 
-@pytest.mark.backends("sqlite")  # tagging's two paths; the lookups themselves are tested on every backend
-def test_driver_and_executor_tagging_agree(spark, our_server):
+@pytest.mark.backends("sqlite")  # tagging's lookup blocks; the lookups themselves are tested on every backend
+def test_tagging_in_blocks_of_any_size_agrees(spark, our_server):
     from pipeline import index_tagging
 
     table = f"rit_{uuid.uuid4().hex[:8]}.t"
@@ -175,17 +175,18 @@ def test_driver_and_executor_tagging_agree(spark, our_server):
     write(spark.createDataFrame(rows, SCHEMA), table, "insert", record_key="id", precombine_field="ts",
           partition_by="dt", metastore=uri(our_server),
           options={"hoodie.datasource.write.hive_style_partitioning": "true"})
-    batch = spark.createDataFrame([(str(k), PARTS[(k + 1) % 3]) for k in range(30, 50)],
-                                  "_hoodie_record_key string, _hoodie_partition_path string")
+    batch = spark.createDataFrame([(str(k), PARTS[(k + 1) % 3], k) for k in range(30, 50)],
+                                  "_hoodie_record_key string, _hoodie_partition_path string, v long").repartition(3)
     db, name = table.split(".")
-    cols = ["_hoodie_record_key", "_old_ppath", "_fg"]
 
-    def tagged(driver_keys: int) -> list:
-        out = index_tagging.tag(batch, uri(our_server), db, name, driver_keys=driver_keys)
-        return sorted(tuple(r) for r in out.select(*cols).collect())
+    def tagged(lookup_batch: int) -> list:
+        out = index_tagging.tag(batch, uri(our_server), db, name, lookup_batch=lookup_batch)
+        assert out.columns == batch.columns + ["_old_ppath", "_fg"]
+        return sorted(tuple(r) for r in out.collect())
 
-    on_driver, on_executors, too_many = tagged(100), tagged(0), tagged(19)  # 20 keys: 19 is too few for the driver
-    assert on_driver == on_executors == too_many
-    assert [r[0] for r in on_driver if r[2] is not None] == [str(k) for k in range(30, 40)]
-    assert all(r[1] == f"dt={PARTS[int(r[0]) % 3]}" for r in on_driver if r[2] is not None)
-    assert len(on_driver) == 20
+    one, three, all_ = tagged(1), tagged(3), tagged(100_000)  # 20 keys over 3 partitions
+    assert one == three == all_
+    assert len(all_) == 20 and sorted(r[2] for r in all_) == list(range(30, 50))  # every record, once
+    assert [r[0] for r in all_ if r[4] is not None] == [str(k) for k in range(30, 40)]
+    assert all(r[3] == f"dt={PARTS[int(r[0]) % 3]}" for r in all_ if r[4] is not None)
+    assert all(r[3] is None for r in all_ if r[4] is None)
