@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, FromClause, and_, exists, false, not_, or_, true
+from sqlalchemy import ColumnElement, FromClause, and_, exists, false, func, not_, or_, true
 
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.like_pattern import like_elements
@@ -43,21 +43,27 @@ def without_columns(node: Node, drop: set[str]) -> Node | None:
     return node
 
 
-def keep_condition(node: Node, text: str, types: dict[str, str], t: FromClause, rows: StatsRows) -> ColumnElement[bool]:
+def keep_condition(node: Node, text: str, types: dict[str, str], t: FromClause, rows: StatsRows,
+                   row_of: Callable[[str], FromClause | None] | None = None) -> ColumnElement[bool]:
     """SQL true for a file (or partition) whose statistics allow a row matching `node`; `t` is the
-    statistics table, `rows(column)` its rows of the outer file and that column (a Select)."""
+    statistics table, `rows(column)` its rows of the outer file and that column (a Select).
+    `row_of(column)`: where the query already holds the outer file's statistics row of that column
+    (None: not held), a leaf on it is checked on that row instead of through `rows`."""
     if isinstance(node, And):
-        return and_(*(keep_condition(i, text, types, t, rows) for i in node.items))
+        return and_(*(keep_condition(i, text, types, t, rows, row_of) for i in node.items))
     if isinstance(node, Or):
-        return or_(*(keep_condition(i, text, types, t, rows) for i in node.items))
+        return or_(*(keep_condition(i, text, types, t, rows, row_of) for i in node.items))
     assert isinstance(node, Leaf)
     if node.key not in types:
         raise FilterError(f"{node.key} is not a column of the table", text, node.pos)
     if not is_indexable(types[node.key]):
         return true()
-    prune = leaf_prune(node, text, types[node.key], t)
+    held = row_of(node.key) if row_of is not None else None
+    prune = leaf_prune(node, text, types[node.key], held if held is not None else t)
     if prune is None:
         return true()
+    if held is not None:  # as NOT EXISTS over that one row: an unknown (NULL) prune keeps the file
+        return not_(func.coalesce(prune, false()))
     return not_(exists(rows(node.key).where(prune)))
 
 

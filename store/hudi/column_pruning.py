@@ -159,7 +159,9 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
     def rows(column: str):
         return select(stats.c.column_name).where(stats.c.file_row_id == f.c.id, stats.c.column_name == column)
 
-    keep = keep_condition(tree, text, types, stats, rows)
+    # candidates of one column are that column's statistics rows: its leaves are checked on them
+    held = ranges[0][0] if len({c for c, _, _ in ranges}) == 1 else None
+    keep = keep_condition(tree, text, types, stats, rows, lambda column: candidates if column == held else None)
     q = select(*FILE_COLUMNS).select_from(candidates.join(f, f.c.id == candidates.c.file_row_id)).where(
         f.c.is_deleted.is_(False), f.c.is_log.is_(False), keep,  # files by primary key, never a table scan
         ~select(newer.c.id).where(newer.c.tbl_id == tbl_id, newer.c.partition_path == f.c.partition_path,
@@ -168,7 +170,7 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
         ~select(rg.c.id).where(rg.c.tbl_id == tbl_id, rg.c.partition_path == f.c.partition_path,
                                rg.c.file_id == f.c.file_id).exists())
     out: dict[tuple[str, str], FileSlice] = {}  # a file in several ranges comes once per range
-    for r in conn.execute(q):  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
+    for r in conn.execute(q).all():  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
         part, fid = r[0], r[1]
         if part in excluded or (scope is not None and part not in scope):
             continue
@@ -176,10 +178,13 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
     return list(out.values())
 
 
+_HELD = "file_row_id, min_key, max_key, null_count, value_count"
+
+
 def _candidates(tbl_id: int, ranges: list[Range]):
-    """Subquery of the file_row_ids the fork index gives for `ranges`: one index range per column
-    and prefix length. Written as SQL text: 17 probes per range built as expressions cost more
-    than the database takes to run them."""
+    """Subquery of the statistics rows (file_row_id, bounds, counts) the fork index gives for
+    `ranges`: one index range per column and prefix length. Written as SQL text: 17 probes per
+    range built as expressions cost more than the database takes to run them."""
     probes: list[str] = []
     params: dict[str, object] = {"t": tbl_id}
     for i, (col, lo, hi) in enumerate(ranges):
@@ -192,9 +197,11 @@ def _candidates(tbl_id: int, ranges: list[Range]):
             if hi is not None:
                 cond += f" AND fork_key <= :h{i}_{n}"
                 params[f"h{i}_{n}"] = hi[:n]
-            probes.append(f"SELECT file_row_id FROM column_stats WHERE {cond}")
+            probes.append(f"SELECT {_HELD} FROM column_stats WHERE {cond}")
     binds = [bindparam(k, v, type_=LargeBinary() if isinstance(v, bytes) else None) for k, v in params.items()]
-    return text(" UNION ALL ".join(probes)).bindparams(*binds).columns(file_row_id=BigInteger).subquery()
+    return text(" UNION ALL ".join(probes)).bindparams(*binds).columns(
+        file_row_id=BigInteger, min_key=LargeBinary, max_key=LargeBinary, null_count=BigInteger,
+        value_count=BigInteger).subquery()
 
 
 def _scanned_slices(conn: Connection, tbl_id: int, slices: list[FileSlice], parts: list[str], tree: Node,
