@@ -11,7 +11,8 @@ on --pg-admin-url, dropped afterwards) and builds a copy-on-write table of --key
 columns: what tagging reads) are written with pyarrow, and the commits that name them carry the
 key blocks, 1,000,000 keys per commit (the index loads inside each commit's transaction). The base
 files are on the local disk, or with `--storage s3` in an S3-compatible object store: moto's server
-on loopback (a child process; no added latency or throttling), which executors reach through s3fs
+on loopback (bench.object_store_throttle's child process, never throttling; no added latency),
+which executors reach through s3fs
 as they would reach S3. Then:
 
 1. tagging of an upsert of --upsert-fraction of the keys spread over every partition: with the
@@ -240,33 +241,27 @@ def _database(args, tmp: Path) -> tuple[str, object]:
     return args.pg_admin_url.rsplit("/", 1)[0] + "/" + name, drop
 
 
-def _object_store(tmp: Path):
-    """moto's S3 server in a child process on a free loopback port, the AWS environment pointed at
-    it (the server and Spark's Python workers inherit it) and a bucket; (base URL, stop)."""
+def _object_store():
+    """moto's S3 server on a free loopback port, in a child process (bench.object_store_throttle's
+    store, with no write ever throttled), the AWS environment pointed at it (the server and Spark's
+    Python workers inherit it) and a bucket; (base URL, stop)."""
     import subprocess
 
     import s3fs
 
-    from bench.procs import PYTHON, free_port
+    from bench.procs import PYTHON, REPO_ROOT, free_port
 
     port = free_port()
-    logf = open(tmp / "moto.log", "wb")
-    proc = subprocess.Popen([PYTHON, "-c", "import sys, time; from moto.server import ThreadedMotoServer; "
-                             f"ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False).start(); "
-                             "time.sleep(10**9)"], stdout=logf, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([PYTHON, "-m", "bench.object_store_throttle", "--serve", str(port), "--rate", "1e9"],
+                            stdout=subprocess.PIPE, cwd=str(REPO_ROOT))
+    assert proc.stdout is not None
+    if proc.stdout.readline().strip() != b"ready":
+        proc.kill()
+        raise RuntimeError("moto's S3 server did not start")
     os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
                        "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
                        "AWS_REGION": "us-east-1"})
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            s3fs.S3FileSystem(skip_instance_cache=True).mkdir("rli-bench")
-            break
-        except Exception:  # noqa: BLE001 - not up yet
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"moto did not start: {(tmp / 'moto.log').read_text()[-2000:]}") from None
-            time.sleep(0.3)
+    s3fs.S3FileSystem(skip_instance_cache=True).mkdir("rli-bench")
 
     def stop() -> None:
         proc.terminate()
@@ -284,7 +279,7 @@ def run(args) -> dict:
     stop_store = None
     base = str(tmp)
     if args.storage == "s3":
-        base, stop_store = _object_store(tmp)
+        base, stop_store = _object_store()
     port, server = start_server(tmp, db_url, ("--storage-roots", base) if args.storage == "s3" else ())
     uri = f"thrift://127.0.0.1:{port}"
     results: dict = {"backend": args.backend, "storage": args.storage, "keys": args.keys,
