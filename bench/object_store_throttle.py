@@ -102,9 +102,10 @@ class PrefixThrottle:
             self.allowed = self.throttled = 0
 
 
-def serve(port: int, rate: float, depth: int, chars: int = 0) -> None:
+def serve(port: int, rate: float, depth: int, chars: int = 0, latency_ms: float = 0.0) -> None:
     """moto on 127.0.0.1:port behind the throttle (WSGI middleware: the proxy); `GET /__throttle`
-    answers its counters, `POST /__throttle` resets them."""
+    answers its counters, `POST /__throttle` resets them. `latency_ms`: every other request waits
+    that long before it is answered (S3's first-byte latency; requests wait concurrently)."""
     import logging
 
     from moto.server import ThreadedMotoServer
@@ -123,6 +124,8 @@ def serve(port: int, rate: float, depth: int, chars: int = 0) -> None:
             body = json.dumps(throttle.stats()).encode()
             start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
             return [body]
+        if latency_ms:
+            time.sleep(latency_ms / 1000)
         if not throttle.admit(method, path):
             stream = environ.get("wsgi.input")
             length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -216,9 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--layouts", default="hive,object-store")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--serve", type=int, help=argparse.SUPPRESS)  # the child: the throttled store
+    ap.add_argument("--latency-ms", type=float, default=0.0, help=argparse.SUPPRESS)  # the child's per-request wait
     a = ap.parse_args(argv)
     if a.serve:
-        serve(a.serve, a.rate, a.prefix_depth, a.prefix_chars)
+        serve(a.serve, a.rate, a.prefix_depth, a.prefix_chars, a.latency_ms)
         return 0
 
     port = free_port()

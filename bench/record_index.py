@@ -2,8 +2,8 @@
 
     python -m bench.record_index [--keys 10000000] [--partitions 1000] [--upsert-fraction 0.01]
                                  [--lookup-keys 100000] [--commit-keys 1000000] [--backend sqlite|postgresql]
-                                 [--pg-admin-url URL] [--storage local|s3] [--master local[2]]
-                                 [--json out.json]
+                                 [--pg-admin-url URL] [--storage local|s3] [--latency-ms 0] [--repeats 3]
+                                 [--master local[2]] [--json out.json]
 
 For each backend it starts our server (SQLite file in a temp dir; PostgreSQL: a fresh database made
 on --pg-admin-url, dropped afterwards) and builds a copy-on-write table of --keys keys over
@@ -11,16 +11,17 @@ on --pg-admin-url, dropped afterwards) and builds a copy-on-write table of --key
 columns: what tagging reads) are written with pyarrow, and the commits that name them carry the
 key blocks, 1,000,000 keys per commit (the index loads inside each commit's transaction). The base
 files are on the local disk, or with `--storage s3` in an S3-compatible object store: moto's server
-on loopback (bench.object_store_throttle's child process, never throttling; no added latency),
-which executors reach through s3fs
-as they would reach S3. Then:
+on loopback (bench.object_store_throttle's child process, never throttling), which executors reach
+through s3fs as they would reach S3; `--latency-ms` makes it wait that long before answering each
+request, as S3's first-byte latency (AWS's performance guidelines give 100-200 ms for small
+objects; 0 by default). Then:
 
 1. tagging of an upsert of --upsert-fraction of the keys spread over every partition: with the
    index (`pipeline.index_tagging.tag`: executors look the keys up in the metastore) against SIMPLE
    (`pipeline.tagging`: executors read `_hoodie_record_key` of every latest base file of the
    affected partitions, joined with the batch); both include listing the file slices, both counted
    to the end (Spark action), results checked equal; each path runs once untimed (Python workers,
-   connections, the JVM's code), then median of 3;
+   connections, the JVM's code), then median of --repeats (3);
 2. lookup of --lookup-keys random keys in one `lookup_record_keys` call (median of 5);
 3. the extra commit time of --commit-keys new keys: completing a commit of that many new keys in
    new file groups with the key blocks, against the same commit on a table without the index
@@ -159,13 +160,13 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
         keys = tagging.existing_keys(spark, layout, slices)
         return tagging.tag(batch, keys).where(F.col("_fg").isNotNull()).count()
 
-    def median_of_3(fn) -> tuple[float, int]:
+    def median_of_runs(fn) -> tuple[float, int]:
         fn()  # warm, untimed
-        runs = [timed(fn) for _ in range(3)]
+        runs = [timed(fn) for _ in range(args.repeats)]
         return statistics.median(s for s, _ in runs), runs[-1][1]
 
-    idx_s, idx_n = median_of_3(with_index)
-    simple_s, simple_n = median_of_3(simple)
+    idx_s, idx_n = median_of_runs(with_index)
+    simple_s, simple_n = median_of_runs(simple)
     if idx_n != batch.count() or simple_n != idx_n:
         raise RuntimeError(f"tagging found {idx_n} (index) / {simple_n} (SIMPLE) of {batch.count()} keys")
     results["upsert_keys"] = idx_n
@@ -241,10 +242,11 @@ def _database(args, tmp: Path) -> tuple[str, object]:
     return args.pg_admin_url.rsplit("/", 1)[0] + "/" + name, drop
 
 
-def _object_store():
+def _object_store(latency_ms: float):
     """moto's S3 server on a free loopback port, in a child process (bench.object_store_throttle's
-    store, with no write ever throttled), the AWS environment pointed at it (the server and Spark's
-    Python workers inherit it) and a bucket; (base URL, stop)."""
+    store, with no write ever throttled; each request answered after `latency_ms`), the AWS
+    environment pointed at it (the server and Spark's Python workers inherit it) and a bucket;
+    (base URL, stop)."""
     import subprocess
 
     import s3fs
@@ -252,7 +254,8 @@ def _object_store():
     from bench.procs import PYTHON, REPO_ROOT, free_port
 
     port = free_port()
-    proc = subprocess.Popen([PYTHON, "-m", "bench.object_store_throttle", "--serve", str(port), "--rate", "1e9"],
+    proc = subprocess.Popen([PYTHON, "-m", "bench.object_store_throttle", "--serve", str(port), "--rate", "1e9",
+                             "--latency-ms", str(latency_ms)],
                             stdout=subprocess.PIPE, cwd=str(REPO_ROOT))
     assert proc.stdout is not None
     if proc.stdout.readline().strip() != b"ready":
@@ -279,10 +282,11 @@ def run(args) -> dict:
     stop_store = None
     base = str(tmp)
     if args.storage == "s3":
-        base, stop_store = _object_store()
+        base, stop_store = _object_store(args.latency_ms)
     port, server = start_server(tmp, db_url, ("--storage-roots", base) if args.storage == "s3" else ())
     uri = f"thrift://127.0.0.1:{port}"
-    results: dict = {"backend": args.backend, "storage": args.storage, "keys": args.keys,
+    results: dict = {"backend": args.backend, "storage": args.storage, "latency_ms": args.latency_ms,
+                     "repeats": args.repeats, "keys": args.keys,
                      "partitions": args.partitions, "platform": platform.platform(),
                      "python": sys.version.split()[0]}
     try:
@@ -324,11 +328,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="PostgreSQL URL on which a fresh database is created (default: $HMS_TEST_POSTGRES_URL)")
     p.add_argument("--storage", choices=["local", "s3"], default="local",
                    help="where the base files are: the local disk, or moto's S3 server on loopback")
+    p.add_argument("--latency-ms", type=float, default=0.0,
+                   help="with --storage s3: the store answers each request after this many milliseconds")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs of each tagging (the median is kept)")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)
     if args.backend == "postgresql" and not args.pg_admin_url:
         p.error("--backend postgresql needs --pg-admin-url")
+    if args.latency_ms and args.storage != "s3":
+        p.error("--latency-ms needs --storage s3")
+    if args.repeats < 1:
+        p.error("--repeats must be at least 1")
     results = run(args)
     print(json.dumps(results, indent=2))
     if args.json:

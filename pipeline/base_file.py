@@ -64,7 +64,8 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 def read_base_file(location: str, schema: pa.Schema | None = None,
                    columns: list[str] | None = None) -> pa.Table:
     fs, path = locate(location)
-    t = pq.read_table(path, filesystem=fs, columns=columns)
+    with fs.open_input_file(path) as f:  # one open: no dataset discovery (on S3: half the requests)
+        t = pq.read_table(f, columns=columns)
     return conform(t, schema) if schema is not None else t
 
 
