@@ -143,11 +143,16 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
 
     n = max(1, int(args.keys * args.upsert_fraction))
     step = max(1, args.keys // n)
-    batch = (spark.range(0, args.keys, step).select(
+    # the j-th key is drawn from [j * step, (j + 1) * step) by a hash of j: every key of an even
+    # stride would fall in the same few partitions (key i is in partition i % --partitions)
+    key = F.col("id") * step + F.pmod(F.xxhash64(F.col("id")), F.lit(step))
+    batch = (spark.range(0, n).select(key.alias("id")).select(
         F.format_string("key-%010d", F.col("id")).alias("_hoodie_record_key"),
         F.format_string("dt=p%05d", F.col("id") % args.partitions).alias("_hoodie_partition_path"),
         F.col("id").alias("v"))).persist()
     batch.count()
+    results["upsert_partitions"] = batch.select("_hoodie_partition_path").distinct().count()
+    log(f"upsert of {n} keys over {results['upsert_partitions']} partitions")
 
     layout = TableInfo.of(t.c.get_hudi_table(t.db, t.name)).layout()
 
