@@ -22,6 +22,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from sqlalchemy import Connection, delete, func, select, tuple_, update
 
@@ -73,14 +74,30 @@ class KeyLocations:
     instants: list[str | None]
 
 
-def _keyed(keys: Iterable[str]) -> list[tuple[int, str]]:
-    keys = list(keys)
+def _check_lengths(keys: list[str]) -> None:
     if keys and max(map(len, keys)) > S.RECORD_KEY:
         k = next(k for k in keys if len(k) > S.RECORD_KEY)
         raise InvalidObject(f"Record key of {len(k)} characters; the index holds keys of up to "
                             f"{S.RECORD_KEY}: {k[:60]!r}...")
+
+
+def _keyed(keys: Iterable[str]) -> list[tuple[int, str]]:
+    keys = list(keys)
+    _check_lengths(keys)
     crc32 = zlib.crc32
     return [(crc32(k.encode("utf-8")) % SHARDS, k) for k in keys]
+
+
+def _shards(keys: Iterable[str]) -> dict[int, list[str]]:
+    """shard -> keys (each key once, in the order first given)."""
+    unique = list(dict.fromkeys(keys))
+    _check_lengths(unique)
+    lists: list[list[str]] = [[] for _ in range(SHARDS)]
+    add = [b.append for b in lists]
+    crc32 = zlib.crc32
+    for k in unique:
+        add[crc32(k.encode("utf-8")) % SHARDS](k)
+    return {s: b for s, b in enumerate(lists) if b}
 
 
 class RecordIndex:
@@ -134,7 +151,7 @@ class RecordIndex:
             with conn.begin_nested():
                 rows.insert_rows(conn, new)
         except rows.DuplicateKey:
-            found = rows.find_keys(conn, ref.tbl_id, [(s, k) for _, _, _, s, k in new])
+            found = rows.find_keys(conn, ref.tbl_id, rows.by_shard((s, k) for _, _, _, s, k in new))
             if not found:
                 seen: set[str] = set()
                 twice = next(k for *_, k in new if k in seen or seen.add(k))  # type: ignore[func-returns-value]
@@ -225,8 +242,8 @@ class RecordIndex:
             if not has_record_index(ref.config.properties):
                 raise InvalidOperation(f"{ref.db_name}.{ref.name} keeps no record index ({INDEX_TYPE} is "
                                        f"{ref.config.properties.get(INDEX_TYPE) or 'not set'})")
-            found = rows.find_keys(conn, ref.tbl_id, _keyed(dict.fromkeys(keys)))
-            groups = rows.file_groups(conn, sorted({f for f, _ in found.values()}))
+            found = rows.find_keys(conn, ref.tbl_id, _shards(keys))
+            groups = rows.file_groups(conn, sorted(set(map(itemgetter(0), found.values()))))
         return _answer(keys, found, groups)
 
 
@@ -244,9 +261,7 @@ def _find_file_groups(conn: Connection, tbl_id: int,
 def _answer(keys: list[str], found: dict[str, tuple[int, int]], groups: dict[int, tuple[str, str]]) -> KeyLocations:
     """The lookup's answer: per key its group's place in `groups` and its instant's text."""
     order = {fid: i for i, fid in enumerate(groups)}
-    texts: dict[int, str] = {}
-    place = {k: (order[f], texts.get(i) or texts.setdefault(i, str(i))) for k, (f, i) in found.items()}
-    unknown: tuple[int, str | None] = (-1, None)
-    located = [place.get(k, unknown) for k in keys]
-    return KeyLocations(groups=list(groups.values()), group_of_key=[g for g, _ in located],
-                        instants=[i for _, i in located])
+    texts = {i: str(i) for i in set(map(itemgetter(1), found.values()))}
+    hits = list(map(found.get, keys))  # (fg_id, instant) or None, per key asked
+    return KeyLocations(groups=list(groups.values()), group_of_key=[order[h[0]] if h else -1 for h in hits],
+                        instants=[texts[h[1]] if h else None for h in hits])

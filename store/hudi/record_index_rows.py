@@ -8,7 +8,7 @@ A key is addressed as (shard, key); rows are (tbl_id, fg_id, instant, shard, key
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -101,31 +101,39 @@ def update_instants(conn: Connection, tbl_id: int, fg_id: int, instant: int, key
     return done
 
 
-def find_keys(conn: Connection, tbl_id: int, keys: Sequence[Key]) -> dict[str, tuple[int, int]]:
-    """key -> (fg_id, instant) of the keys the index holds. On the driver's cursor: a lookup of
-    100,000 keys is 100,000 rows, which SQLAlchemy's statement and row layers would double."""
+def by_shard(keys: Iterable[Key]) -> dict[int, list[str]]:
+    """shard -> its keys, of (shard, key) pairs."""
+    out: dict[int, list[str]] = {}
+    for s, k in keys:
+        out.setdefault(s, []).append(k)
+    return out
+
+
+def find_keys(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> dict[str, tuple[int, int]]:
+    """key -> (fg_id, instant) of the keys (shard -> keys) the index holds. On the driver's cursor:
+    a lookup of 100,000 keys is 100,000 rows, which SQLAlchemy's statement and row layers would double."""
     out: dict[str, tuple[int, int]] = {}
-    if not keys:
+    if not any(shards.values()):
         return out
     raw = conn.connection.driver_connection
     assert raw is not None
     if conn.dialect.name == "postgresql":
-        return _find_keys_pg(conn, raw, tbl_id, keys)
+        return _find_keys_pg(conn, raw, tbl_id, shards)
     mark = "?" if conn.dialect.name == "sqlite" else "%s"
-    by_shard: dict[int, list[str]] = {}
-    for s, k in keys:
-        by_shard.setdefault(s, []).append(k)
+    head = (f"SELECT record_key, fg_id, instant FROM record_index WHERE tbl_id = {mark} AND shard = {mark} "
+            "AND record_key IN ")
+    full_list = f"({', '.join([mark] * IN_LIST)})"
     cur = raw.cursor()
     try:
-        for s, names in sorted(by_shard.items()):  # through the primary key: (tbl_id, shard, key IN ...)
-            unique = list(dict.fromkeys(names))
-            for start in range(0, len(unique), IN_LIST):
-                chunk = unique[start:start + IN_LIST]
-                cur.execute(f"SELECT record_key, fg_id, instant FROM record_index WHERE tbl_id = {mark} "
-                            f"AND shard = {mark} AND record_key IN ({', '.join([mark] * len(chunk))})",
-                            [tbl_id, s, *chunk])
-                for k, fg, inst in cur.fetchall():
-                    out[k] = (fg, inst)
+        for s, names in sorted(shards.items()):  # through the primary key: (tbl_id, shard, key IN ...)
+            for start in range(0, len(names), IN_LIST):
+                chunk = names[start:start + IN_LIST]
+                marks = full_list if len(chunk) == IN_LIST else f"({', '.join([mark] * len(chunk))})"
+                cur.execute(head + marks, [tbl_id, s, *chunk])
+                got = cur.fetchall()
+                if got:  # key -> (fg_id, instant), without a Python loop per row
+                    ks, fgs, insts = zip(*got)
+                    out.update(zip(ks, zip(fgs, insts)))
     finally:
         cur.close()
     return out
@@ -171,12 +179,10 @@ _PG_LOOKUP = ("SELECT d.o, r.fg_id, r.instant FROM {source} WITH ORDINALITY AS d
               "AND r.record_key = d.k LIMIT 1) r")
 
 
-def _find_keys_pg(conn: Connection, raw, tbl_id: int, keys: Sequence[Key]) -> dict[str, tuple[int, int]]:
-    by_shard: dict[int, list[str]] = {}
-    for s, k in keys:
-        by_shard.setdefault(s, []).append(k)
-    shards = [(s, sorted(set(names))) for s, names in sorted(by_shard.items())]
-    if len(keys) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
+def _find_keys_pg(conn: Connection, raw, tbl_id: int,
+                  by_shard: Mapping[int, Sequence[str]]) -> dict[str, tuple[int, int]]:
+    shards = [(s, sorted(set(names))) for s, names in sorted(by_shard.items()) if names]
+    if sum(len(names) for _, names in shards) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
         return _probe_shards(raw, tbl_id, shards)
     try:
         return _probe_on_two(conn, raw, tbl_id, shards)
