@@ -118,7 +118,8 @@ def test_object_store_throttle_bench(tmp_path, capsys):
 
 def test_record_index_bench(tmp_path):
     """bench/record_index.py at a tiny size on SQLite, in its own process (its own Spark): both
-    taggings find every key of the upsert, the lookup finds every key, both commits complete."""
+    taggings find every key of the upsert, which touches every partition, the lookup finds every key,
+    both commits complete."""
     import subprocess
     import sys
 
@@ -129,6 +130,7 @@ def test_record_index_bench(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     data = json.loads(out.read_text())
     assert data["upsert_keys"] == 30 and data["lookup_keys"] == 500 and data["commit_keys"] == 200, data
+    assert data["upsert_partitions"] == 10, data  # the batch reaches every partition (not an even stride's few)
     assert data["tag_index_s"] > 0 and data["tag_simple_s"] > 0 and data["lookup_s"] > 0, data
     assert data["bytes_per_key"] > 0, data
 
