@@ -104,8 +104,8 @@ class PrefixThrottle:
 
 def serve(port: int, rate: float, depth: int, chars: int = 0, latency_ms: float = 0.0) -> None:
     """moto on 127.0.0.1:port behind the throttle (WSGI middleware: the proxy); `GET /__throttle`
-    answers its counters, `POST /__throttle` resets them. `latency_ms`: every other request waits
-    that long before it is answered (S3's first-byte latency; requests wait concurrently)."""
+    answers its counters, `POST /__throttle` resets them. `latency_ms`: each request to the store
+    waits that long before it is answered (S3's first-byte latency; requests wait concurrently)."""
     import logging
 
     from moto.server import ThreadedMotoServer

@@ -180,8 +180,8 @@ _PG_LOOKUP = ("SELECT d.o, r.fg_id, r.instant FROM {source} WITH ORDINALITY AS d
 
 
 def _find_keys_pg(conn: Connection, raw, tbl_id: int,
-                  by_shard: Mapping[int, Sequence[str]]) -> dict[str, tuple[int, int]]:
-    shards = [(s, sorted(set(names))) for s, names in sorted(by_shard.items()) if names]
+                  keys_of: Mapping[int, Sequence[str]]) -> dict[str, tuple[int, int]]:
+    shards = [(s, sorted(set(names))) for s, names in sorted(keys_of.items()) if names]
     if sum(len(names) for _, names in shards) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
         return _probe_shards(raw, tbl_id, shards)
     try:
