@@ -207,6 +207,21 @@ def _throttle(endpoint: str, method: str = "GET") -> dict:
         return json.loads(r.read())
 
 
+def launch(port: int, rate: float, depth: int = 2, chars: int = 0, latency_ms: float = 0.0) -> subprocess.Popen:
+    """The store (`serve`) in a child process on 127.0.0.1:port, once it answers; stop it with
+    terminate(). The child gets no AWS_* variables of the caller's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    child = subprocess.Popen([sys.executable, "-m", "bench.object_store_throttle", "--serve", str(port),
+                              "--rate", str(rate), "--prefix-depth", str(depth), "--prefix-chars", str(chars),
+                              "--latency-ms", str(latency_ms)],
+                             stdout=subprocess.PIPE, env=env, cwd=str(Path(__file__).resolve().parent.parent))
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != b"ready":
+        child.kill()
+        raise RuntimeError("the object store did not start")
+    return child
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=600)
@@ -227,15 +242,8 @@ def main(argv: list[str] | None = None) -> int:
 
     port = free_port()
     endpoint = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    child = subprocess.Popen([sys.executable, "-m", "bench.object_store_throttle", "--serve", str(port),
-                              "--rate", str(a.rate), "--prefix-depth", str(a.prefix_depth),
-                              "--prefix-chars", str(a.prefix_chars)],
-                             stdout=subprocess.PIPE, env=env, cwd=str(Path(__file__).resolve().parent.parent))
+    child = launch(port, a.rate, a.prefix_depth, a.prefix_chars)
     try:
-        assert child.stdout is not None
-        if child.stdout.readline().strip() != b"ready":
-            raise RuntimeError("the throttled store did not start")
         fs = store_fs(endpoint)
         bucket = f"bench-{uuid.uuid4().hex[:8]}"
         fs.mkdir(bucket)

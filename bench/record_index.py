@@ -252,20 +252,13 @@ def _object_store(latency_ms: float):
     store, with no write ever throttled; each request answered after `latency_ms`), the AWS
     environment pointed at it (the server and Spark's Python workers inherit it) and a bucket;
     (base URL, stop)."""
-    import subprocess
-
     import s3fs
 
-    from bench.procs import PYTHON, REPO_ROOT, free_port
+    from bench.object_store_throttle import launch
+    from bench.procs import free_port
 
     port = free_port()
-    proc = subprocess.Popen([PYTHON, "-m", "bench.object_store_throttle", "--serve", str(port), "--rate", "1e9",
-                             "--latency-ms", str(latency_ms)],
-                            stdout=subprocess.PIPE, cwd=str(REPO_ROOT))
-    assert proc.stdout is not None
-    if proc.stdout.readline().strip() != b"ready":
-        proc.kill()
-        raise RuntimeError("moto's S3 server did not start")
+    proc = launch(port, rate=1e9, latency_ms=latency_ms)
     os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
                        "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
                        "AWS_REGION": "us-east-1"})
