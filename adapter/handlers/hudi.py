@@ -184,7 +184,7 @@ class HudiHandler:
         found = self._timeline.record_index.lookup(dbName, tableName, decode_keys(keys))
         metrics.incr("hudi_record_key_lookups", len(found.instants))
         return RecordKeyLocations(partitionPaths=[p for p, _ in found.groups], fileIds=[f for _, f in found.groups],
-                                  fileGroupOfKey=found.group_of_key, instantOfKey=[i or "" for i in found.instants])
+                                  fileGroupOfKey=found.group_of_key, instantOfKey=found.instants)
 
     def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
         return self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import repeat
 
 from sqlalchemy import Connection, delete, func, select, tuple_, update
 
@@ -68,10 +68,10 @@ class FileGroupKeys:
 @dataclass
 class KeyLocations:
     """Answer of a lookup: `groups[i]` = (partition path, file id); per key asked, in order, the
-    index into `groups` (-1: unknown key) and the instant that wrote it (None: unknown)."""
+    index into `groups` (-1: unknown key) and the instant that wrote it ("": unknown)."""
     groups: list[tuple[str, str]]
     group_of_key: list[int]
-    instants: list[str | None]
+    instants: list[str]
 
 
 def _check_lengths(keys: list[str]) -> None:
@@ -242,9 +242,10 @@ class RecordIndex:
             if not has_record_index(ref.config.properties):
                 raise InvalidOperation(f"{ref.db_name}.{ref.name} keeps no record index ({INDEX_TYPE} is "
                                        f"{ref.config.properties.get(INDEX_TYPE) or 'not set'})")
-            found = rows.find_keys(conn, ref.tbl_id, _shards(keys))
-            groups = rows.file_groups(conn, sorted(set(map(itemgetter(0), found.values()))))
-        return _answer(keys, found, groups)
+            found, fgs, insts = rows.key_columns(conn, ref.tbl_id, _shards(keys))
+            ids = {f: int(f) for f in set(fgs)}  # ints, or digit texts on SQLite
+            groups = rows.file_groups(conn, sorted(ids.values()))
+        return _answer(keys, found, fgs, insts, ids, groups)
 
 
 def _find_file_groups(conn: Connection, tbl_id: int,
@@ -258,10 +259,15 @@ def _find_file_groups(conn: Connection, tbl_id: int,
     return out
 
 
-def _answer(keys: list[str], found: dict[str, tuple[int, int]], groups: dict[int, tuple[str, str]]) -> KeyLocations:
-    """The lookup's answer: per key its group's place in `groups` and its instant's text."""
-    order = {fid: i for i, fid in enumerate(groups)}
-    texts = {i: str(i) for i in set(map(itemgetter(1), found.values()))}
-    hits = list(map(found.get, keys))  # (fg_id, instant) or None, per key asked
-    return KeyLocations(groups=list(groups.values()), group_of_key=[order[h[0]] if h else -1 for h in hits],
-                        instants=[texts[h[1]] if h else None for h in hits])
+def _answer(keys: list[str], found: list[str], fgs: rows.Column, insts: rows.Column,
+            ids: dict, groups: dict[int, tuple[str, str]]) -> KeyLocations:
+    """The lookup's answer: per key asked its group's place in `groups` and its instant's text, of
+    the keys found with their fg_ids and instants (parallel lists; `ids`: fg_id as given -> int).
+    Each step is a map over lists or dicts, without a Python loop per key."""
+    place = {fid: i for i, fid in enumerate(groups)}
+    order = {f: place[i] for f, i in ids.items()}
+    texts = {i: str(i) for i in set(insts)}
+    group_of = dict(zip(found, map(order.__getitem__, fgs)))
+    text_of = dict(zip(found, map(texts.__getitem__, insts)))
+    return KeyLocations(groups=list(groups.values()), group_of_key=list(map(group_of.get, keys, repeat(-1))),
+                        instants=list(map(text_of.get, keys, repeat(""))))

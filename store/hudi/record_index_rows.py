@@ -19,6 +19,8 @@ from store.db.dialect import pg_joined_list
 
 BATCH = 5000  # rows per executemany
 IN_LIST = 500  # keys per IN list
+# between keys in one text (lookups); a key that holds the unit separator takes a slower path
+_SEPARATOR = "\x1f"
 
 Row = tuple[int, int, int, int, str]
 Key = tuple[int, str]
@@ -110,33 +112,92 @@ def by_shard(keys: Iterable[Key]) -> dict[int, list[str]]:
 
 
 def find_keys(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> dict[str, tuple[int, int]]:
-    """key -> (fg_id, instant) of the keys (shard -> keys) the index holds. On the driver's cursor:
-    a lookup of 100,000 keys is 100,000 rows, which SQLAlchemy's statement and row layers would double."""
-    out: dict[str, tuple[int, int]] = {}
+    """key -> (fg_id, instant) of the keys (shard -> keys) the index holds."""
+    found, fgs, insts = key_columns(conn, tbl_id, shards)
+    return dict(zip(found, zip(map(int, fgs), map(int, insts))))
+
+
+Column = Sequence[int] | Sequence[str]
+
+
+def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> tuple[list[str], Column, Column]:
+    """(keys found, their fg_ids, their instants) of the keys (shard -> keys) the index holds, as
+    parallel lists; ids and instants are ints, or digit texts on SQLite. On the driver's cursor: a
+    lookup of 100,000 keys is 100,000 rows, which SQLAlchemy's statement and row layers would double."""
     if not any(shards.values()):
-        return out
+        return [], [], []
     raw = conn.connection.driver_connection
     assert raw is not None
     if conn.dialect.name == "postgresql":
         return _find_keys_pg(conn, raw, tbl_id, shards)
-    mark = "?" if conn.dialect.name == "sqlite" else "%s"
-    head = (f"SELECT record_key, fg_id, instant FROM record_index WHERE tbl_id = {mark} AND shard = {mark} "
+    if conn.dialect.name == "sqlite":
+        return _find_keys_sqlite(raw, tbl_id, shards)
+    head = ("SELECT record_key, fg_id, instant FROM record_index WHERE tbl_id = %s AND shard = %s "
             "AND record_key IN ")
-    full_list = f"({', '.join([mark] * IN_LIST)})"
+    found: list[str] = []
+    fgs: list[int] = []
+    insts: list[int] = []
     cur = raw.cursor()
     try:
         for s, names in sorted(shards.items()):  # through the primary key: (tbl_id, shard, key IN ...)
             for start in range(0, len(names), IN_LIST):
                 chunk = names[start:start + IN_LIST]
-                marks = full_list if len(chunk) == IN_LIST else f"({', '.join([mark] * len(chunk))})"
-                cur.execute(head + marks, [tbl_id, s, *chunk])
-                got = cur.fetchall()
-                if got:  # key -> (fg_id, instant), without a Python loop per row
-                    ks, fgs, insts = zip(*got)
-                    out.update(zip(ks, zip(fgs, insts)))
+                cur.execute(head + f"({', '.join(['%s'] * len(chunk))})", [tbl_id, s, *chunk])
+                _extend(cur.fetchall(), found, fgs, insts)
     finally:
         cur.close()
-    return out
+    return found, fgs, insts
+
+
+def _extend(rows: Sequence[tuple], *columns: list) -> None:
+    """Append rows' values to one list per column, without a Python loop per row."""
+    if rows:
+        for column, values in zip(columns, zip(*rows)):
+            column.extend(values)
+
+
+def _extend_split(n: int, text: str | None, found: list[str], fgs: list, insts: list) -> bool:
+    """Append the n rows of one text (key, fg_id, instant, key, ... between separators); False,
+    appending nothing, when it does not split into 3n parts (a key holds the separator)."""
+    if not n:
+        return True
+    assert text is not None
+    parts = text.split(_SEPARATOR)
+    if len(parts) != 3 * n:
+        return False
+    found.extend(parts[0::3])
+    fgs.extend(parts[1::3])
+    insts.extend(parts[2::3])
+    return True
+
+
+# SQLite: each IN list's rows come back as one row, one text, split in C. The module lets go of
+# the interpreter lock only while SQLite steps, so a row per key would hand the lock back and forth
+# 100,000 times, and two lookups at once would run one after the other; one step per statement
+# lets them probe in parallel.
+_SQLITE_LOOKUP = ("SELECT count(*), group_concat(record_key || char(31) || fg_id || char(31) || instant, char(31)) "
+                  "FROM record_index WHERE tbl_id = ? AND shard = ? AND record_key IN ")
+
+
+def _find_keys_sqlite(raw, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> tuple[list[str], list[str], list[str]]:
+    found: list[str] = []
+    fgs: list[str] = []
+    insts: list[str] = []
+    full_list = f"({', '.join(['?'] * IN_LIST)})"
+    cur = raw.cursor()
+    try:
+        for s, names in sorted(shards.items()):  # through the primary key: (tbl_id, shard, key IN ...)
+            for start in range(0, len(names), IN_LIST):
+                chunk = names[start:start + IN_LIST]
+                marks = full_list if len(chunk) == IN_LIST else f"({', '.join(['?'] * len(chunk))})"
+                n, text = cur.execute(_SQLITE_LOOKUP + marks, [tbl_id, s, *chunk]).fetchone()
+                if not _extend_split(n, text, found, fgs, insts):  # a key holds the separator
+                    cur.execute(f"SELECT record_key, CAST(fg_id AS TEXT), CAST(instant AS TEXT) FROM record_index "
+                                f"WHERE tbl_id = ? AND shard = ? AND record_key IN {marks}", [tbl_id, s, *chunk])
+                    _extend(cur.fetchall(), found, fgs, insts)
+    finally:
+        cur.close()
+    return found, fgs, insts
 
 
 def file_groups(conn: Connection, fg_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
@@ -170,17 +231,18 @@ def file_groups(conn: Connection, fg_ids: Sequence[int]) -> dict[int, tuple[str,
 # table's index). A large lookup runs its shards on two connections at once. The statements are
 # separate snapshots: a lookup racing a commit may see some keys before it and some after (commits
 # check what writers claim, so a stale answer is refused at commit, never applied).
-_SEPARATOR = "\x1f"  # the unit separator, unless a key holds it (then arrays)
 PARALLEL_FROM = 20_000  # keys
 # second connections taken at once, so that lookups waiting for one can never hold the whole pool
 _SECONDS = threading.BoundedSemaphore(4)
-_PG_LOOKUP = ("SELECT d.o, r.fg_id, r.instant FROM {source} WITH ORDINALITY AS d(k, o) CROSS JOIN LATERAL "
-              "(SELECT fg_id, instant FROM record_index r WHERE r.tbl_id = %s AND r.shard = %s "
-              "AND r.record_key = d.k LIMIT 1) r")
+_PG_PROBE = ("FROM {source} AS d(k) CROSS JOIN LATERAL (SELECT fg_id, instant FROM record_index r "
+             "WHERE r.tbl_id = %s AND r.shard = %s AND r.record_key = d.k LIMIT 1) r")
+_PG_LOOKUP_TEXTS = ("SELECT count(*), string_agg(concat_ws(E'\\x1f', d.k, r.fg_id, r.instant), E'\\x1f') "
+                    + _PG_PROBE.format(source="unnest(string_to_array(%s, E'\\x1f'))"))
+_PG_LOOKUP_ROWS = "SELECT d.k, r.fg_id, r.instant " + _PG_PROBE.format(source="unnest(%s::text[])")
 
 
 def _find_keys_pg(conn: Connection, raw, tbl_id: int,
-                  keys_of: Mapping[int, Sequence[str]]) -> dict[str, tuple[int, int]]:
+                  keys_of: Mapping[int, Sequence[str]]) -> tuple[list[str], Column, Column]:
     shards = [(s, sorted(set(names))) for s, names in sorted(keys_of.items()) if names]
     if sum(len(names) for _, names in shards) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
         return _probe_shards(raw, tbl_id, shards)
@@ -191,14 +253,14 @@ def _find_keys_pg(conn: Connection, raw, tbl_id: int,
 
 
 def _probe_on_two(conn: Connection, raw, tbl_id: int,
-                  shards: list[tuple[int, list[str]]]) -> dict[str, tuple[int, int]]:
-    half: dict[str, tuple[int, int]] = {}
+                  shards: list[tuple[int, list[str]]]) -> tuple[list[str], Column, Column]:
+    half: list[tuple[list[str], list, list]] = []
     failed: list[BaseException] = []
 
     def other() -> None:
         try:
             with conn.engine.connect() as second:
-                half.update(_probe_shards(second.connection.driver_connection, tbl_id, shards[1::2]))
+                half.append(_probe_shards(second.connection.driver_connection, tbl_id, shards[1::2]))
         except BaseException as exc:  # re-raised on the caller's thread
             failed.append(exc)
 
@@ -210,21 +272,24 @@ def _probe_on_two(conn: Connection, raw, tbl_id: int,
         worker.join()
     if failed:
         raise failed[0]
-    out.update(half)
+    for mine, theirs in zip(out, half[0]):
+        mine.extend(theirs)
     return out
 
 
-def _probe_shards(raw, tbl_id: int, shards: Sequence[tuple[int, list[str]]]) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
+def _probe_shards(raw, tbl_id: int, shards: Sequence[tuple[int, list[str]]]) -> tuple[list[str], list, list]:
+    """Per shard one statement; its rows come back as three texts (as on SQLite), or, when a key
+    holds the separator, row by row."""
+    found: list[str] = []
+    fgs: list = []
+    insts: list = []
     with raw.cursor() as cur:
         for shard, names in shards:
             joined = _SEPARATOR.join(names)
-            first: object
             if joined.count(_SEPARATOR) == len(names) - 1:
-                sql, first = _PG_LOOKUP.format(source="unnest(string_to_array(%s, E'\\x1f'))"), joined
-            else:
-                sql, first = _PG_LOOKUP.format(source="unnest(%s::text[])"), names
-            cur.execute(sql, (first, tbl_id, shard))
-            for o, fg, inst in cur:
-                out[names[o - 1]] = (fg, inst)
-    return out
+                cur.execute(_PG_LOOKUP_TEXTS, (joined, tbl_id, shard))
+                if _extend_split(*cur.fetchone(), found, fgs, insts):
+                    continue
+            cur.execute(_PG_LOOKUP_ROWS, (names, tbl_id, shard))
+            _extend(cur.fetchall(), found, fgs, insts)
+    return found, fgs, insts
