@@ -47,6 +47,8 @@ def decode_keys(block: bytes | None) -> list[str]:
     if not block:
         return []
     raw = _inflate(block)
+    if raw.isascii():  # every length below 128 (one byte) and every key ASCII: slices of one text
+        return _ascii_keys(raw)
     keys = []
     pos, end = 0, len(raw)
     try:
@@ -71,4 +73,18 @@ def decode_keys(block: bytes | None) -> list[str]:
         raise InvalidMetadata("Key block ends inside a length") from None
     except UnicodeDecodeError as exc:
         raise InvalidMetadata(f"Key block holds a key that is not UTF-8: {exc}") from None
+    return keys
+
+
+def _ascii_keys(raw: bytes) -> list[str]:
+    text = raw.decode("ascii")
+    keys: list[str] = []
+    add = keys.append
+    pos, end = 0, len(raw)
+    while pos < end:
+        nxt = pos + 1 + raw[pos]
+        add(text[pos + 1:nxt])
+        pos = nxt
+    if pos != end:
+        raise InvalidMetadata("Key block ends inside a key")
     return keys

@@ -74,6 +74,9 @@ def test_key_blocks_round_trip():
     keys = ["", "a", "ü" * 200, "x" * 70_000, "k\n\t,1"]
     assert decode_keys(encode_keys(keys)) == keys
     assert decode_keys(encode_keys([])) == []
+    ascii_only = ["", "a", "key-0000000001", "y" * 127, "k\n\t,1"]  # one text sliced (lengths < 128)
+    assert decode_keys(encode_keys(ascii_only)) == ascii_only
+    assert decode_keys(encode_keys(["y" * 128, "z"])) == ["y" * 128, "z"]  # a two-byte length
     with pytest.raises(ValueError):
         decode_keys(b"not zlib")
     with pytest.raises(ValueError):

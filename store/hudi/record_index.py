@@ -267,7 +267,9 @@ def _answer(keys: list[str], found: list[str], fgs: rows.Column, insts: rows.Col
     place = {fid: i for i, fid in enumerate(groups)}
     order = {f: place[i] for f, i in ids.items()}
     texts = {i: str(i) for i in set(insts)}
-    group_of = dict(zip(found, map(order.__getitem__, fgs)))
-    text_of = dict(zip(found, map(texts.__getitem__, insts)))
-    return KeyLocations(groups=list(groups.values()), group_of_key=list(map(group_of.get, keys, repeat(-1))),
-                        instants=list(map(text_of.get, keys, repeat(""))))
+    # per key found its group's place and instant's text; one more entry for the keys not found
+    group_of = [*map(order.__getitem__, fgs), -1]
+    text_of = [*map(texts.__getitem__, insts), ""]
+    at = list(map(dict(zip(found, range(len(found)))).get, keys, repeat(len(found))))
+    return KeyLocations(groups=list(groups.values()), group_of_key=list(map(group_of.__getitem__, at)),
+                        instants=list(map(text_of.__getitem__, at)))
