@@ -3,6 +3,7 @@
     python -m bench.record_index [--keys 10000000] [--partitions 1000] [--upsert-fraction 0.01]
                                  [--lookup-keys 100000] [--commit-keys 1000000] [--backend sqlite|postgresql]
                                  [--pg-admin-url URL] [--storage local|s3] [--latency-ms 0] [--repeats 3]
+                                 [--warmup-s 10]
                                  [--master local[2]] [--json out.json]
 
 For each backend it starts our server (SQLite file in a temp dir; PostgreSQL: a fresh database made
@@ -20,8 +21,10 @@ objects; 0 by default). Then:
    index (`pipeline.index_tagging.tag`: executors look the keys up in the metastore) against SIMPLE
    (`pipeline.tagging`: executors read `_hoodie_record_key` of every latest base file of the
    affected partitions, joined with the batch); both include listing the file slices, both counted
-   to the end (Spark action), results checked equal; each path runs once untimed (Python workers,
-   connections, the JVM's code), then median of --repeats (3);
+   to the end (Spark action), results checked equal; each path runs untimed until --warmup-s (10)
+   seconds have passed, at least once (Python workers, connections, the JVM's compiled code: a
+   SIMPLE run takes seconds and warms itself, a tagging with the index takes less than one, and
+   its first runs after Spark starts take longer), then median of --repeats (3);
 2. lookup of --lookup-keys random keys in one `lookup_record_keys` call (median of 5);
 3. the extra commit time of --commit-keys new keys: completing a commit of that many new keys in
    new file groups with the key blocks, against the same commit on a table without the index
@@ -166,7 +169,10 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
         return tagging.tag(batch, keys).where(F.col("_fg").isNotNull()).count()
 
     def median_of_runs(fn) -> tuple[float, int]:
-        fn()  # warm, untimed
+        warm_until = time.perf_counter() + args.warmup_s
+        fn()  # untimed, at least once and for --warmup-s seconds
+        while time.perf_counter() < warm_until:
+            fn()
         runs = [timed(fn) for _ in range(args.repeats)]
         return statistics.median(s for s, _ in runs), runs[-1][1]
 
@@ -284,7 +290,7 @@ def run(args) -> dict:
     port, server = start_server(tmp, db_url, ("--storage-roots", base) if args.storage == "s3" else ())
     uri = f"thrift://127.0.0.1:{port}"
     results: dict = {"backend": args.backend, "storage": args.storage, "latency_ms": args.latency_ms,
-                     "repeats": args.repeats, "keys": args.keys,
+                     "repeats": args.repeats, "warmup_s": args.warmup_s, "keys": args.keys,
                      "partitions": args.partitions, "platform": platform.platform(),
                      "python": sys.version.split()[0]}
     try:
@@ -329,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latency-ms", type=float, default=0.0,
                    help="with --storage s3: the store answers each request after this many milliseconds")
     p.add_argument("--repeats", type=int, default=3, help="timed runs of each tagging (the median is kept)")
+    p.add_argument("--warmup-s", type=float, default=10.0,
+                   help="untimed runs of each tagging for at least this many seconds (at least one run)")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--json", metavar="FILE")
     args = p.parse_args(argv)

@@ -125,7 +125,7 @@ def test_record_index_bench(tmp_path):
 
     out = tmp_path / "ri.json"
     res = subprocess.run([sys.executable, "-m", "bench.record_index", "--keys", "3000", "--partitions", "10",
-                          "--lookup-keys", "500", "--commit-keys", "200", "--master", "local[1]",
+                          "--lookup-keys", "500", "--commit-keys", "200", "--master", "local[1]", "--warmup-s", "0",
                           "--json", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     data = json.loads(out.read_text())

@@ -117,7 +117,7 @@ def find_keys(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]
     return dict(zip(found, zip(map(int, fgs), map(int, insts))))
 
 
-Column = Sequence[int] | Sequence[str]
+Column = Sequence[int | str]
 
 
 def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> tuple[list[str], Column, Column]:
@@ -288,7 +288,8 @@ def _probe_shards(raw, tbl_id: int, shards: Sequence[tuple[int, list[str]]]) -> 
             joined = _SEPARATOR.join(names)
             if joined.count(_SEPARATOR) == len(names) - 1:
                 cur.execute(_PG_LOOKUP_TEXTS, (joined, tbl_id, shard))
-                if _extend_split(*cur.fetchone(), found, fgs, insts):
+                n, joined_rows = cur.fetchone()
+                if _extend_split(n, joined_rows, found, fgs, insts):
                     continue
             cur.execute(_PG_LOOKUP_ROWS, (names, tbl_id, shard))
             _extend(cur.fetchall(), found, fgs, insts)
