@@ -125,6 +125,8 @@ def test_lookups_of_keys_with_separators_and_quotes(table):
     ts = table.write([file_group_keys("p=a", "fp", inserted=plain), file_group_keys("p=b", "fo", inserted=odd)])
     assert table.where(plain + ["a", "b"]) == [("p=a", "fp", ts)] * len(plain) + [None, None]
     assert table.where(odd + plain[:1]) == [("p=b", "fo", ts)] * len(odd) + [("p=a", "fp", ts)]
+    te = table.write([file_group_keys("p=c", "fe", inserted=[""])])  # the empty key, alone in its shard
+    assert table.where([""]) == [("p=c", "fe", te)]
 
 
 def test_concurrent_inserts_of_one_key_second_commit_conflicts(table):

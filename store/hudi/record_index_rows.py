@@ -227,18 +227,18 @@ def file_groups(conn: Connection, fg_ids: Sequence[int]) -> dict[int, tuple[str,
 
 # PostgreSQL: one statement per shard (its hash partition is chosen when planning), the shard's keys
 # sorted and sent as one string split in SQL (a 100,000-element array parameter costs ~0.2 s to
-# encode), each key probing the primary key (LATERAL ... LIMIT 1: a hash join would read the whole
-# table's index). A large lookup runs its shards on two connections at once. The statements are
+# encode), matched as `record_key = ANY(...)` in the primary key's index (one descent per key; a
+# join with the unnested keys would add a nested loop per key, a hash join would read the whole
+# index). A large lookup runs its shards on two connections at once. The statements are
 # separate snapshots: a lookup racing a commit may see some keys before it and some after (commits
 # check what writers claim, so a stale answer is refused at commit, never applied).
 PARALLEL_FROM = 20_000  # keys
 # second connections taken at once, so that lookups waiting for one can never hold the whole pool
 _SECONDS = threading.BoundedSemaphore(4)
-_PG_PROBE = ("FROM {source} AS d(k) CROSS JOIN LATERAL (SELECT fg_id, instant FROM record_index r "
-             "WHERE r.tbl_id = %s AND r.shard = %s AND r.record_key = d.k LIMIT 1) r")
-_PG_LOOKUP_TEXTS = ("SELECT count(*), string_agg(concat_ws(E'\\x1f', d.k, r.fg_id, r.instant), E'\\x1f') "
-                    + _PG_PROBE.format(source="unnest(string_to_array(%s, E'\\x1f'))"))
-_PG_LOOKUP_ROWS = "SELECT d.k, r.fg_id, r.instant " + _PG_PROBE.format(source="unnest(%s::text[])")
+_PG_MATCH = "FROM record_index WHERE tbl_id = %s AND shard = %s AND record_key = ANY({keys})"
+_PG_LOOKUP_TEXTS = ("SELECT count(*), string_agg(concat_ws(E'\\x1f', record_key, fg_id, instant), E'\\x1f') "
+                    + _PG_MATCH.format(keys="string_to_array(%s, E'\\x1f')"))
+_PG_LOOKUP_ROWS = "SELECT record_key, fg_id, instant " + _PG_MATCH.format(keys="%s::text[]")
 
 
 def _find_keys_pg(conn: Connection, raw, tbl_id: int,
@@ -286,11 +286,11 @@ def _probe_shards(raw, tbl_id: int, shards: Sequence[tuple[int, list[str]]]) -> 
     with raw.cursor() as cur:
         for shard, names in shards:
             joined = _SEPARATOR.join(names)
-            if joined.count(_SEPARATOR) == len(names) - 1:
-                cur.execute(_PG_LOOKUP_TEXTS, (joined, tbl_id, shard))
+            if joined and joined.count(_SEPARATOR) == len(names) - 1:  # ("" splits into no key)
+                cur.execute(_PG_LOOKUP_TEXTS, (tbl_id, shard, joined))
                 n, joined_rows = cur.fetchone()
                 if _extend_split(n, joined_rows, found, fgs, insts):
                     continue
-            cur.execute(_PG_LOOKUP_ROWS, (names, tbl_id, shard))
+            cur.execute(_PG_LOOKUP_ROWS, (tbl_id, shard, names))
             _extend(cur.fetchall(), found, fgs, insts)
     return found, fgs, insts
