@@ -122,8 +122,9 @@ Column = Sequence[int | str]
 
 def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> tuple[list[str], Column, Column]:
     """(keys found, their fg_ids, their instants) of the keys (shard -> keys) the index holds, as
-    parallel lists; ids and instants are ints, or digit texts on SQLite. On the driver's cursor: a
-    lookup of 100,000 keys is 100,000 rows, which SQLAlchemy's statement and row layers would double."""
+    parallel lists; ids and instants are ints or digit texts, as the statement answered them
+    (`int(...)` takes both). On the driver's cursor: a lookup of 100,000 keys is 100,000 rows,
+    which SQLAlchemy's statement and row layers would double."""
     if not any(shards.values()):
         return [], [], []
     raw = conn.connection.driver_connection
@@ -278,7 +279,7 @@ def _probe_on_two(conn: Connection, raw, tbl_id: int,
 
 
 def _probe_shards(raw, tbl_id: int, shards: Sequence[tuple[int, list[str]]]) -> tuple[list[str], list, list]:
-    """Per shard one statement; its rows come back as three texts (as on SQLite), or, when a key
+    """Per shard one statement; its rows come back as one text (as on SQLite), or, when a key
     holds the separator, row by row."""
     found: list[str] = []
     fgs: list = []
