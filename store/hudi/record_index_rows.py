@@ -131,23 +131,7 @@ def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str
     assert raw is not None
     if conn.dialect.name == "postgresql":
         return _find_keys_pg(conn, raw, tbl_id, shards)
-    if conn.dialect.name == "sqlite":
-        return _find_keys_sqlite(raw, tbl_id, shards)
-    head = ("SELECT record_key, fg_id, instant FROM record_index WHERE tbl_id = %s AND shard = %s "
-            "AND record_key IN ")
-    found: list[str] = []
-    fgs: list[int] = []
-    insts: list[int] = []
-    cur = raw.cursor()
-    try:
-        for s, names in sorted(shards.items()):  # through the primary key: (tbl_id, shard, key IN ...)
-            for start in range(0, len(names), IN_LIST):
-                chunk = names[start:start + IN_LIST]
-                cur.execute(head + f"({', '.join(['%s'] * len(chunk))})", [tbl_id, s, *chunk])
-                _extend(cur.fetchall(), found, fgs, insts)
-    finally:
-        cur.close()
-    return found, fgs, insts
+    return _find_keys_in_lists(raw, tbl_id, shards, one_text=conn.dialect.name == "sqlite")
 
 
 def _extend(rows: Sequence[tuple], *columns: list) -> None:
@@ -172,30 +156,36 @@ def _extend_split(n: int, text: str | None, found: list[str], fgs: list, insts: 
     return True
 
 
-# SQLite: each IN list's rows come back as one row, one text, split in C. The module lets go of
-# the interpreter lock only while SQLite steps, so a row per key would hand the lock back and forth
+# SQLite and MySQL: IN lists per shard, through the primary key (tbl_id, shard, key IN ...). On
+# SQLite each list's rows come back as one row, one text, split in C. The module lets go of the
+# interpreter lock only while SQLite steps, so a row per key would hand the lock back and forth
 # 100,000 times, and two lookups at once would run one after the other; one step per statement
 # lets them probe in parallel.
-_SQLITE_LOOKUP = ("SELECT count(*), group_concat(record_key || char(31) || fg_id || char(31) || instant, char(31)) "
-                  "FROM record_index WHERE tbl_id = ? AND shard = ? AND record_key IN ")
+_SQLITE_TEXT = "SELECT count(*), group_concat(record_key || char(31) || fg_id || char(31) || instant, char(31)) "
 
 
-def _find_keys_sqlite(raw, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> tuple[list[str], list[str], list[str]]:
+def _find_keys_in_lists(raw, tbl_id: int, shards: Mapping[int, Sequence[str]],
+                        one_text: bool) -> tuple[list[str], list, list]:
+    mark = "?" if one_text else "%s"
+    match = f"FROM record_index WHERE tbl_id = {mark} AND shard = {mark} AND record_key IN "
+    full_list = f"({', '.join([mark] * IN_LIST)})"
     found: list[str] = []
-    fgs: list[str] = []
-    insts: list[str] = []
-    full_list = f"({', '.join(['?'] * IN_LIST)})"
+    fgs: list = []
+    insts: list = []
     cur = raw.cursor()
     try:
-        for s, names in sorted(shards.items()):  # through the primary key: (tbl_id, shard, key IN ...)
+        for s, names in sorted(shards.items()):
             for start in range(0, len(names), IN_LIST):
                 chunk = names[start:start + IN_LIST]
-                marks = full_list if len(chunk) == IN_LIST else f"({', '.join(['?'] * len(chunk))})"
-                n, text = cur.execute(_SQLITE_LOOKUP + marks, [tbl_id, s, *chunk]).fetchone()
-                if not _extend_split(n, text, found, fgs, insts):  # a key holds the separator
-                    cur.execute(f"SELECT record_key, CAST(fg_id AS TEXT), CAST(instant AS TEXT) FROM record_index "
-                                f"WHERE tbl_id = ? AND shard = ? AND record_key IN {marks}", [tbl_id, s, *chunk])
-                    _extend(cur.fetchall(), found, fgs, insts)
+                marks = full_list if len(chunk) == IN_LIST else f"({', '.join([mark] * len(chunk))})"
+                params = [tbl_id, s, *chunk]
+                if one_text:
+                    cur.execute(_SQLITE_TEXT + match + marks, params)
+                    n, text = cur.fetchone()
+                    if _extend_split(n, text, found, fgs, insts):
+                        continue  # else a key holds the separator: the rows one by one
+                cur.execute("SELECT record_key, fg_id, instant " + match + marks, params)
+                _extend(cur.fetchall(), found, fgs, insts)
     finally:
         cur.close()
     return found, fgs, insts
