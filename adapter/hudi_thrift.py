@@ -46,9 +46,9 @@ def config_from_thrift(t: HudiTableConfig | None) -> FormatConfig:
 
 
 def file_to_thrift(f: FileInfo) -> HudiFile:
-    return HudiFile(partitionPath=f.partition_path, fileId=f.file_id, name=f.name, size=f.size,
-                    baseInstant=f.base_instant, isLog=bool(f.is_log), logVersion=f.log_version,
-                    commitTime=f.commit_ts, path=f.path)
+    # positional: partitionPath, fileId, name, size, baseInstant, isLog, logVersion, commitTime, path
+    return HudiFile(f.partition_path, f.file_id, f.name, f.size, f.base_instant, bool(f.is_log), f.log_version,
+                    f.commit_ts, f.path)
 
 
 def file_from_thrift(f: HudiFile | None) -> FileInfo:
@@ -60,9 +60,10 @@ def file_from_thrift(f: HudiFile | None) -> FileInfo:
 
 
 def slice_to_thrift(s: FormatSlice) -> FileSlice:
-    return FileSlice(partitionPath=s.partition_path, fileId=s.file_id, baseInstant=s.base_instant,
-                     baseFile=file_to_thrift(s.base_file) if s.base_file is not None else None,
-                     logFiles=[file_to_thrift(f) for f in s.log_files])
+    # positional: partitionPath, fileId, baseInstant, baseFile, logFiles
+    base = s.base_file
+    return FileSlice(s.partition_path, s.file_id, s.base_instant, None if base is None else file_to_thrift(base),
+                     list(map(file_to_thrift, s.log_files)))
 
 
 def instant_to_thrift(i: FormatInstant) -> Instant:

@@ -24,7 +24,6 @@ from store.db.database import Store
 from store.errors import MetaError
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.nodes import And, Leaf, Node, Or
-from store.hms.table_service import TableService
 from store.hudi.column_predicate import keep_condition, like_prefix, parse_predicate, without_columns
 from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
 from store.hudi.file_locations import locate_slices
@@ -47,10 +46,9 @@ class PrunedSlices:
 
 
 class ColumnPruning:
-    def __init__(self, store: Store, timeline: TimelineService, tables: TableService, snapshot: SnapshotService):
+    def __init__(self, store: Store, timeline: TimelineService, snapshot: SnapshotService):
         self.store = store
         self.timeline = timeline
-        self.tables = tables
         self.snapshot = snapshot
 
     def prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
@@ -62,9 +60,9 @@ class ColumnPruning:
 
     def _prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
         metrics.incr("hudi_file_lookups")
-        table = self.tables.get_table(db, tbl)
-        part_keys = {k.name.lower() for k in table.partitionKeys or []}
-        types = {c.name.lower(): c.type for c in list(table.sd.cols or []) + list(table.partitionKeys or [])}
+        with self.store.read() as conn:
+            ref = self.timeline.table_ref(conn, db, tbl)
+            types, part_keys = _column_types(conn, ref.tbl_id)
         tree = parse_predicate(predicate) if predicate.strip() else None
         if tree is not None:
             _check_columns(tree, predicate, types)
@@ -73,25 +71,40 @@ class ColumnPruning:
         # scope: the partitions the partition filter keeps (None: every partition)
         scope = None if part_tree is None else self.snapshot.partitions(db, tbl, _filter_text(part_tree))
         with self.store.read() as conn:
-            ref = self.timeline.table_ref(conn, db, tbl)
             total = _partition_count(conn, ref.tbl_id, bool(part_keys))
+            if data_tree is not None:
+                _validate(data_tree, predicate, types)  # bad literals are refused whatever the plan
+            ranges = None if data_tree is None else _ranges(data_tree, types)
+            columns = sorted({c for c, _, _ in ranges}) if ranges else []
+            base_files, unclean = _partition_facts(conn, ref.tbl_id, columns, scope)
             if data_tree is None:
-                parts = scope if scope is not None else _live_partitions(conn, ref.tbl_id)
-                return _answer(conn, ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [],
-                               total)
-            _validate(data_tree, predicate, types)  # bad literals are refused whatever the plan
-            ranges = _ranges(data_tree, types)
+                parts = sorted(base_files)
+                return _answer(ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [],
+                               total, base_files)
+            indexed: list[FileSlice] = []
             if ranges is None:  # file by file over the whole scope
-                unclean = scope if scope is not None else _live_partitions(conn, ref.tbl_id)
-                indexed: list[FileSlice] = []
+                unclean = sorted(base_files)
             else:
-                unclean = _unclean_partitions(conn, ref.tbl_id, sorted({c for c, _, _ in ranges}), scope)
                 indexed = _indexed_slices(conn, ref.tbl_id, ranges, data_tree, predicate, types,
-                                          None if scope is None else set(scope) - set(unclean), set(unclean))
+                                          set(base_files) - set(unclean), set(unclean))
             scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
                                       if unclean else [], unclean, data_tree, predicate, types)
-            return _answer(conn, ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
-                           total)
+            return _answer(ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
+                           total, base_files)
+
+
+def _column_types(conn: Connection, tbl_id: int) -> tuple[dict[str, str], set[str]]:
+    """({column: Hive type} of the table's current schema, partition keys), names lower-cased."""
+    sc, t = S.schema, S.tbl
+    rows = conn.execute(select(sc.c.is_partition_col, sc.c.name, sc.c.type).join_from(
+        sc, t, (t.c.tbl_id == sc.c.tbl_id) & (t.c.schema_version == sc.c.version)).where(sc.c.tbl_id == tbl_id))
+    types: dict[str, str] = {}
+    keys: set[str] = set()
+    for is_key, name, type_ in rows:
+        types[name.lower()] = type_
+        if is_key:
+            keys.add(name.lower())
+    return types, keys
 
 
 def _validate(tree: Node, text: str, types: dict[str, str]) -> None:
@@ -99,17 +112,13 @@ def _validate(tree: Node, text: str, types: dict[str, str]) -> None:
     keep_condition(tree, text, types, cs, lambda column: select(cs.c.column_name))
 
 
-def _answer(conn: Connection, ref: HudiTableRef, kept: list[FileSlice], total_partitions: int) -> PrunedSlices:
-    tbl_id = ref.tbl_id
+def _answer(ref: HudiTableRef, kept: list[FileSlice], total_partitions: int,
+            base_files: dict[str, int]) -> PrunedSlices:
+    """`base_files`: the latest base files of each partition that may be kept."""
     locate_slices(ref, kept)
-    parts = sorted({s.partition_path for s in kept})
-    ss = S.snapshot_stats
-    considered = 0
-    for i in range(0, len(parts), _CHUNK):
-        considered += int(conn.execute(select(func.coalesce(func.sum(ss.c.base_files), 0)).where(
-            ss.c.tbl_id == tbl_id, ss.c.partition_path.in_(parts[i:i + _CHUNK]))).scalar() or 0)
+    parts = {s.partition_path for s in kept}
     bases = sum(s.base_file is not None for s in kept)
-    considered = max(considered, bases)
+    considered = max(sum(base_files.get(p, 0) for p in parts), bases)
     return PrunedSlices(kept, considered - bases, max(total_partitions - len(parts), 0), considered)
 
 
@@ -119,29 +128,20 @@ def _partition_count(conn: Connection, tbl_id: int, partitioned: bool) -> int:
     return int(conn.execute(select(func.count()).where(S.partitions.c.tbl_id == tbl_id)).scalar() or 0)
 
 
-def _live_partitions(conn: Connection, tbl_id: int) -> list[str]:
-    """Partitions with latest slices (snapshot_stats has a row for each)."""
-    ss = S.snapshot_stats
-    return list(conn.execute(select(ss.c.partition_path).where(ss.c.tbl_id == tbl_id)).scalars())
-
-
-def _unclean_partitions(conn: Connection, tbl_id: int, columns: list[str], scope: list[str] | None) -> list[str]:
-    """Partitions of `scope` (None: all) where some latest slice gives no statistics for one of
-    `columns`: the index cannot answer for them."""
+def _partition_facts(conn: Connection, tbl_id: int, columns: list[str],
+                     scope: list[str] | None) -> tuple[dict[str, int], list[str]]:
+    """The partitions of `scope` (None: all) with latest slices, each with its number of latest
+    base files, and those of them where some latest slice gives no statistics for one of `columns`
+    (the index cannot answer for them). One statement per chunk of the scope."""
     pcs, ss = S.partition_column_stats, S.snapshot_stats
-    out: set[str] = set()
-    for col in columns:
-        clean = select(pcs.c.partition_path).where(
-            pcs.c.tbl_id == tbl_id, pcs.c.partition_path == ss.c.partition_path, pcs.c.column_name == col,
-            pcs.c.files_without_stats == 0)
-        if scope is None:
-            q = select(ss.c.partition_path).where(ss.c.tbl_id == tbl_id, ~clean.exists())
-            out.update(conn.execute(q).scalars())
-            continue
-        for i in range(0, len(scope), _CHUNK):
-            out.update(conn.execute(select(ss.c.partition_path).where(
-                ss.c.tbl_id == tbl_id, ss.c.partition_path.in_(scope[i:i + _CHUNK]), ~clean.exists())).scalars())
-    return sorted(out)
+    clean = [select(pcs.c.partition_path).where(
+        pcs.c.tbl_id == tbl_id, pcs.c.partition_path == ss.c.partition_path, pcs.c.column_name == col,
+        pcs.c.files_without_stats == 0).exists() for col in columns]
+    q = select(ss.c.partition_path, ss.c.base_files, *clean).where(ss.c.tbl_id == tbl_id)
+    rows = list(conn.execute(q)) if scope is None else [
+        r for i in range(0, len(scope), _CHUNK)
+        for r in conn.execute(q.where(ss.c.partition_path.in_(scope[i:i + _CHUNK])))]
+    return {r[0]: int(r[1]) for r in rows}, sorted(r[0] for r in rows if not all(r[2:]))
 
 
 def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
