@@ -21,6 +21,7 @@ from hudi_format.file_slice import FileSlice
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store
+from store.db.dialect import as_text, json_rows, rows_of
 from store.errors import MetaError
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.nodes import And, Leaf, Node, Or
@@ -61,8 +62,9 @@ class ColumnPruning:
     def _prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
         metrics.incr("hudi_file_lookups")
         with self.store.read() as conn:
-            ref = self.timeline.table_ref(conn, db, tbl)
-            types, part_keys = _column_types(conn, ref.tbl_id)
+            ref, row = self.timeline.table_row(conn, db, tbl, _table_facts(self.store.backend))
+        types, part_keys = _column_types(row.extra_0)
+        total = int(row.extra_1 or 0) if part_keys else 1
         tree = parse_predicate(predicate) if predicate.strip() else None
         if tree is not None:
             _check_columns(tree, predicate, types)
@@ -71,7 +73,6 @@ class ColumnPruning:
         # scope: the partitions the partition filter keeps (None: every partition)
         scope = None if part_tree is None else self.snapshot.partitions(db, tbl, _filter_text(part_tree))
         with self.store.read() as conn:
-            total = _partition_count(conn, ref.tbl_id, bool(part_keys))
             if data_tree is not None:
                 _validate(data_tree, predicate, types)  # bad literals are refused whatever the plan
             ranges = None if data_tree is None else _ranges(data_tree, types)
@@ -93,14 +94,21 @@ class ColumnPruning:
                            total, base_files)
 
 
-def _column_types(conn: Connection, tbl_id: int) -> tuple[dict[str, str], set[str]]:
-    """({column: Hive type} of the table's current schema, partition keys), names lower-cased."""
+def _table_facts(backend: str) -> list:
+    """Read with the table's row: its current schema's columns (is partition key, name, type) as a
+    JSON aggregate, and its number of HMS partitions."""
     sc, t = S.schema, S.tbl
-    rows = conn.execute(select(sc.c.is_partition_col, sc.c.name, sc.c.type).join_from(
-        sc, t, (t.c.tbl_id == sc.c.tbl_id) & (t.c.schema_version == sc.c.version)).where(sc.c.tbl_id == tbl_id))
+    columns = select(as_text(backend, json_rows(backend, sc.c.is_partition_col, sc.c.name, sc.c.type))).where(
+        sc.c.tbl_id == t.c.tbl_id, sc.c.version == t.c.schema_version).scalar_subquery()
+    partitions = select(func.count()).where(S.partitions.c.tbl_id == t.c.tbl_id).scalar_subquery()
+    return [columns, partitions]
+
+
+def _column_types(columns_json) -> tuple[dict[str, str], set[str]]:
+    """({column: Hive type} of the table's current schema, partition keys), names lower-cased."""
     types: dict[str, str] = {}
     keys: set[str] = set()
-    for is_key, name, type_ in rows:
+    for is_key, name, type_ in rows_of(columns_json):
         types[name.lower()] = type_
         if is_key:
             keys.add(name.lower())
@@ -120,12 +128,6 @@ def _answer(ref: HudiTableRef, kept: list[FileSlice], total_partitions: int,
     bases = sum(s.base_file is not None for s in kept)
     considered = max(sum(base_files.get(p, 0) for p in parts), bases)
     return PrunedSlices(kept, considered - bases, max(total_partitions - len(parts), 0), considered)
-
-
-def _partition_count(conn: Connection, tbl_id: int, partitioned: bool) -> int:
-    if not partitioned:
-        return 1
-    return int(conn.execute(select(func.count()).where(S.partitions.c.tbl_id == tbl_id)).scalar() or 0)
 
 
 def _partition_facts(conn: Connection, tbl_id: int, columns: list[str],

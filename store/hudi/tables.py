@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import ColumnElement, Connection, Row, select
 
 from hudi_format.storage_strategy import HIVE, OBJECT_STORE, STORAGE_PATH_KEY, STRATEGY_KEY, strategy_name
 from hudi_format.table_config import (
@@ -48,7 +50,14 @@ class HudiTables:
 
     def table_ref(self, conn: Connection, db: str, tbl: str, lock: bool = False) -> HudiTableRef:
         """The Hudi table db.tbl; `lock` serializes writers of the table (FOR UPDATE of its row)."""
-        q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table).select_from(
+        return self.table_row(conn, db, tbl, lock=lock)[0]
+
+    def table_row(self, conn: Connection, db: str, tbl: str, extra: Sequence[ColumnElement[Any]] = (),
+                  lock: bool = False) -> tuple[HudiTableRef, Row[Any]]:
+        """table_ref, and the row it came from with `extra` (columns or scalar subqueries on
+        `tbl`) read in the same statement, labelled `extra_0`, `extra_1`, ..."""
+        q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table,
+                   *[c.label(f"extra_{i}") for i, c in enumerate(extra)]).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)
         ).where(database_is(db or ""), S.tbl.c.name == (tbl or "").lower())
         if lock and self.store.backend != "sqlite":
@@ -57,7 +66,7 @@ class HudiTables:
         if row is None:
             raise NoSuchObject(f"Hudi table {(db or '').lower()}.{(tbl or '').lower()} not found")
         cfg = HudiTableConfig.from_properties(row.db_name, row.name, json.loads(row.properties), row.base_path)
-        return HudiTableRef(row.tbl_id, row.db_name, row.name, cfg, row.base_path)
+        return HudiTableRef(row.tbl_id, row.db_name, row.name, cfg, row.base_path), row
 
     def get_table_config(self, db: str, tbl: str) -> HudiTableConfig:
         with self.store.read() as conn:
