@@ -161,3 +161,20 @@ def test_scale_targets_step(backend_specs, monkeypatch):
         "| PASS |"), table
     commit_row = next(line for key, line in rows.items() if key.startswith("`complete_instant` of 60 files"))
     assert "check ok" in commit_row and commit_row.endswith(("| PASS |", "| FAIL |")), table
+
+
+def test_column_stats_bench(tmp_path):
+    """bench/column_stats.py at a tiny size on SQLite: the 1% predicate keeps the one file that holds
+    its rows and skips the others, the 100-file predicate keeps the files it spans."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "cs.json"
+    res = subprocess.run([sys.executable, "-m", "bench.column_stats", "--files", "20", "--partitions", "2",
+                          "--repeats", "1", "--json", str(out)], cwd=REPO_ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    (data,) = json.loads(out.read_text())
+    assert data["files"] == 20 and data["files_kept"] == 1 and data["skipped_fraction"] == 0.95, data
+    assert data["kept_100"] == 10, data  # files 10..19: the predicate's range runs past the last file
+    assert data["plan_ms"] > 0 and data["list_all_ms"] > 0, data
