@@ -87,7 +87,7 @@ class ColumnPruning:
                 unclean = sorted(base_files)
             else:
                 indexed = _indexed_slices(conn, ref.tbl_id, ranges, data_tree, predicate, types,
-                                          set(base_files) - set(unclean), set(unclean))
+                                          set(base_files).difference(unclean))
             scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
                                       if unclean else [], unclean, data_tree, predicate, types)
             return _answer(ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
@@ -147,8 +147,8 @@ def _partition_facts(conn: Connection, tbl_id: int, columns: list[str],
 
 
 def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
-                    types: dict[str, str], scope: set[str] | None, excluded: set[str]) -> list[FileSlice]:
-    """Latest slices of the clean partitions whose base file may match: candidates by the fork
+                    types: dict[str, str], clean: set[str]) -> list[FileSlice]:
+    """Latest slices of the `clean` partitions whose base file may match: candidates by the fork
     index that are their group's latest file (in a clean partition no latest slice has log
     files), checked against the whole predicate in SQL."""
     f, rg = S.files, S.replaced_file_groups
@@ -174,9 +174,8 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
     out: dict[tuple[str, str], FileSlice] = {}  # a file in several ranges comes once per range
     for r in conn.execute(q).all():  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
         part, fid = r[0], r[1]
-        if part in excluded or (scope is not None and part not in scope):
-            continue
-        out[(part, fid)] = FileSlice(part, fid, r[4], file_info_of(r), [])
+        if part in clean:
+            out[(part, fid)] = FileSlice(part, fid, r[4], file_info_of(r), [])
     return list(out.values())
 
 
