@@ -30,22 +30,33 @@ def driver_errors(conn: Connection, what: str) -> Iterator[None]:
 
 class DriverStatement:
     """One SQLAlchemy statement compiled once for a dialect, run on the driver's cursor with named
-    parameters."""
+    parameters (the values of its own literals are kept: plain values only, no type conversion)."""
 
     def __init__(self, statement: ClauseElement, conn: Connection):
         compiled = statement.compile(dialect=conn.dialect)
         self.sql = str(compiled)
         self.positions = getattr(compiled, "positiontup", None)  # positional paramstyles (SQLite): the order of names
+        self.values = {k: v for k, v in compiled.params.items() if v is not None}  # the statement's own literals
 
     def first(self, conn: Connection, params: dict[str, Any]) -> tuple | None:
+        rows = self._run(conn, params, one=True)
+        return rows[0] if rows else None
+
+    def all(self, conn: Connection, params: dict[str, Any]) -> list[tuple]:
+        return self._run(conn, params, one=False)
+
+    def _run(self, conn: Connection, params: dict[str, Any], one: bool) -> list[tuple]:
         raw = conn.connection.driver_connection
         assert raw is not None
+        params = {**self.values, **params}
         args: Any = params if self.positions is None else tuple(params[k] for k in self.positions)
         with driver_errors(conn, self.sql):
             cur = raw.cursor()
             try:
                 cur.execute(self.sql, args)
-                row = cur.fetchone()
+                if one:
+                    row = cur.fetchone()
+                    return [] if row is None else [tuple(row)]
+                return [tuple(r) for r in cur.fetchall()]
             finally:
                 cur.close()
-        return None if row is None else tuple(row)

@@ -67,6 +67,24 @@ def keep_condition(node: Node, text: str, types: dict[str, str], t: FromClause, 
     return not_(exists(rows(node.key).where(prune)))
 
 
+def check_literals(node: Node, text: str, types: dict[str, str]) -> None:
+    """FilterError for a literal its column's type cannot take, as keep_condition would raise it,
+    without building SQL."""
+    if isinstance(node, (And, Or)):
+        for item in node.items:
+            check_literals(item, text, types)
+        return
+    assert isinstance(node, Leaf)
+    hive_type = types.get(node.key)
+    if hive_type is None or not is_indexable(hive_type) or node.op in _NO_KEYS:
+        return
+    for i in range(len(node.values)):
+        _key(node, text, hive_type, i)
+
+
+_NO_KEYS = ("IS NULL", "IS NOT NULL", "LIKE", "NOT LIKE")  # leaves whose literals leaf_prune never encodes
+
+
 def leaf_prune(leaf: Leaf, text: str, hive_type: str, t: FromClause) -> ColumnElement[bool] | None:
     """SQL true when a statistics row shows that no value of the column satisfies the leaf; None when
     statistics cannot tell."""

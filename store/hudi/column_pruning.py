@@ -13,23 +13,33 @@ evaluated file by file over those partitions. Slices with log files are never sk
 
 from __future__ import annotations
 
+from collections import namedtuple
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import BigInteger, Connection, LargeBinary, bindparam, func, select, text
+from sqlalchemy import BigInteger, Connection, LargeBinary, Select, bindparam, func, select, text
 
 from hudi_format.file_slice import FileSlice
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import as_text, json_rows, rows_of
+from store.db.driver_cursor import DriverStatement
 from store.errors import MetaError
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.nodes import And, Leaf, Node, Or
-from store.hudi.column_predicate import keep_condition, like_prefix, parse_predicate, without_columns
+from store.hudi.column_predicate import (
+    check_literals,
+    keep_condition,
+    like_prefix,
+    parse_predicate,
+    without_columns,
+)
 from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
 from store.hudi.file_locations import locate_slices
 from store.hudi.snapshot_service import FILE_COLUMNS, SnapshotService, file_info_of
-from store.hudi.tables import HudiTableRef
+from store.hudi.tables import HudiTableRef, HudiTables, no_such_table, ref_of, table_names
 from store.hudi.timeline_service import TimelineService
 
 _CHUNK = 500
@@ -51,6 +61,10 @@ class ColumnPruning:
         self.store = store
         self.timeline = timeline
         self.snapshot = snapshot
+        # the statements every call runs, compiled once and run on the driver's cursor
+        self._table_sql: DriverStatement | None = None
+        self._table_row: Any = None  # named tuple of _table_sql's columns
+        self._facts_sql: dict[int, DriverStatement] = {}  # by number of columns
 
     def prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
         """Latest slices that may hold rows matching `predicate` (MetaError for a bad predicate)."""
@@ -61,37 +75,66 @@ class ColumnPruning:
 
     def _prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
         metrics.incr("hudi_file_lookups")
-        with self.store.read() as conn:
-            ref, row = self.timeline.table_row(conn, db, tbl, _table_facts(self.store.backend))
-        types, part_keys = _column_types(row.extra_0)
-        total = int(row.extra_1 or 0) if part_keys else 1
         tree = parse_predicate(predicate) if predicate.strip() else None
-        if tree is not None:
-            _check_columns(tree, predicate, types)
-        part_tree = without_columns(tree, set(types) - part_keys) if tree is not None else None
-        data_tree = without_columns(tree, part_keys) if tree is not None else None
-        # scope: the partitions the partition filter keeps (None: every partition)
-        scope = None if part_tree is None else self.snapshot.partitions(db, tbl, _filter_text(part_tree))
         with self.store.read() as conn:
+            ref, types, part_keys, total = self._table(conn, db, tbl)
+            if tree is not None:
+                _check_columns(tree, predicate, types)
+            part_tree = without_columns(tree, set(types) - part_keys) if tree is not None else None
+            data_tree = without_columns(tree, part_keys) if tree is not None else None
             if data_tree is not None:
-                _validate(data_tree, predicate, types)  # bad literals are refused whatever the plan
+                check_literals(data_tree, predicate, types)  # bad literals are refused whatever the plan
             ranges = None if data_tree is None else _ranges(data_tree, types)
             columns = sorted({c for c, _, _ in ranges}) if ranges else []
-            base_files, unclean = _partition_facts(conn, ref.tbl_id, columns, scope)
-            if data_tree is None:
-                parts = sorted(base_files)
-                return _answer(ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [],
-                               total, base_files)
-            indexed: list[FileSlice] = []
-            if ranges is None:  # file by file over the whole scope
-                unclean = sorted(base_files)
-            else:
-                indexed = _indexed_slices(conn, ref.tbl_id, ranges, data_tree, predicate, types,
-                                          set(base_files).difference(unclean))
-            scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
-                                      if unclean else [], unclean, data_tree, predicate, types)
-            return _answer(ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
-                           total, base_files)
+            if part_tree is None:
+                return self._plan(conn, ref, types, total, data_tree, predicate, ranges,
+                                  self._partition_facts(conn, ref.tbl_id, columns))
+        # the partitions the partition filter keeps, from the partition index
+        scope = self.snapshot.partitions(db, tbl, _filter_text(part_tree))
+        with self.store.read() as conn:
+            return self._plan(conn, ref, types, total, data_tree, predicate, ranges,
+                              _partition_facts_in(conn, ref.tbl_id, columns, scope))
+
+    def _plan(self, conn: Connection, ref: HudiTableRef, types: dict[str, str], total: int, data_tree: Node | None,
+              predicate: str, ranges: list[Range] | None, facts: tuple[dict[str, int], list[str]]) -> PrunedSlices:
+        """The answer, given the partitions in scope with their numbers of latest base files and
+        those where the index cannot answer (`facts`)."""
+        base_files, unclean = facts
+        if data_tree is None:
+            parts = sorted(base_files)
+            return _answer(ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [], total, base_files)
+        indexed: list[FileSlice] = []
+        if ranges is None:  # file by file over the whole scope
+            unclean = sorted(base_files)
+        else:
+            indexed = _indexed_slices(conn, ref.tbl_id, ranges, data_tree, predicate, types,
+                                      set(base_files).difference(unclean))
+        scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
+                                  if unclean else [], unclean, data_tree, predicate, types)
+        return _answer(ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
+                       total, base_files)
+
+    def _table(self, conn: Connection, db: str, tbl: str) -> tuple[HudiTableRef, dict[str, str], set[str], int]:
+        """The Hudi table, its columns' types, its partition keys and its number of partitions (1
+        when unpartitioned), in one statement."""
+        if self._table_sql is None:
+            q = HudiTables.table_statement(_table_facts(self.store.backend))
+            self._table_row = namedtuple("HudiTableFacts", q.selected_columns.keys(), rename=True)  # type: ignore[misc]
+            self._table_sql = DriverStatement(q, conn)
+        values = self._table_sql.first(conn, table_names(db, tbl))
+        if values is None:
+            raise no_such_table(db, tbl)
+        row = self._table_row(*values)
+        types, part_keys = _column_types(row.extra_0)
+        return ref_of(row), types, part_keys, int(row.extra_1 or 0) if part_keys else 1
+
+    def _partition_facts(self, conn: Connection, tbl_id: int, columns: list[str]) -> tuple[dict[str, int], list[str]]:
+        """_partition_facts_in over every partition, its statement compiled once per number of columns."""
+        sql = self._facts_sql.get(len(columns))
+        if sql is None:
+            sql = self._facts_sql[len(columns)] = DriverStatement(_facts_statement(
+                bindparam("tbl_id"), [bindparam(f"c{i}") for i in range(len(columns))]), conn)
+        return _facts(sql.all(conn, {"tbl_id": tbl_id, **{f"c{i}": c for i, c in enumerate(columns)}}))
 
 
 def _table_facts(backend: str) -> list:
@@ -115,11 +158,6 @@ def _column_types(columns_json) -> tuple[dict[str, str], set[str]]:
     return types, keys
 
 
-def _validate(tree: Node, text: str, types: dict[str, str]) -> None:
-    cs = S.column_stats
-    keep_condition(tree, text, types, cs, lambda column: select(cs.c.column_name))
-
-
 def _answer(ref: HudiTableRef, kept: list[FileSlice], total_partitions: int,
             base_files: dict[str, int]) -> PrunedSlices:
     """`base_files`: the latest base files of each partition that may be kept."""
@@ -130,20 +168,29 @@ def _answer(ref: HudiTableRef, kept: list[FileSlice], total_partitions: int,
     return PrunedSlices(kept, considered - bases, max(total_partitions - len(parts), 0), considered)
 
 
-def _partition_facts(conn: Connection, tbl_id: int, columns: list[str],
-                     scope: list[str] | None) -> tuple[dict[str, int], list[str]]:
-    """The partitions of `scope` (None: all) with latest slices, each with its number of latest
-    base files, and those of them where some latest slice gives no statistics for one of `columns`
-    (the index cannot answer for them). One statement per chunk of the scope."""
+def _facts_statement(tbl_id: Any, columns: list[Any]) -> Select[Any]:
+    """Each partition with latest slices (its snapshot_stats row), its number of latest base files,
+    and for each column whether every latest slice there has statistics of it."""
     pcs, ss = S.partition_column_stats, S.snapshot_stats
     clean = [select(pcs.c.partition_path).where(
         pcs.c.tbl_id == tbl_id, pcs.c.partition_path == ss.c.partition_path, pcs.c.column_name == col,
         pcs.c.files_without_stats == 0).exists() for col in columns]
-    q = select(ss.c.partition_path, ss.c.base_files, *clean).where(ss.c.tbl_id == tbl_id)
-    rows = list(conn.execute(q)) if scope is None else [
-        r for i in range(0, len(scope), _CHUNK)
-        for r in conn.execute(q.where(ss.c.partition_path.in_(scope[i:i + _CHUNK])))]
+    return select(ss.c.partition_path, ss.c.base_files, *clean).where(ss.c.tbl_id == tbl_id)
+
+
+def _facts(rows: Iterable[Sequence[Any]]) -> tuple[dict[str, int], list[str]]:
     return {r[0]: int(r[1]) for r in rows}, sorted(r[0] for r in rows if not all(r[2:]))
+
+
+def _partition_facts_in(conn: Connection, tbl_id: int, columns: list[str],
+                        scope: list[str]) -> tuple[dict[str, int], list[str]]:
+    """The partitions of `scope` with latest slices, each with its number of latest base files,
+    and those of them where some latest slice gives no statistics for one of `columns` (the index
+    cannot answer for them). One statement per chunk of the scope."""
+    q = _facts_statement(tbl_id, columns)
+    ss = S.snapshot_stats
+    return _facts([r for i in range(0, len(scope), _CHUNK)
+                   for r in conn.execute(q.where(ss.c.partition_path.in_(scope[i:i + _CHUNK])))])
 
 
 def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
@@ -155,8 +202,7 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
     if not ranges:
         return []
     candidates = _candidates(tbl_id, ranges)
-    stats = S.column_stats.alias("k")
-    newer = S.files.alias("g")
+    stats, newer = _STATS, _NEWER
 
     def rows(column: str):
         return select(stats.c.column_name).where(stats.c.file_row_id == f.c.id, stats.c.column_name == column)
@@ -179,6 +225,8 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
     return list(out.values())
 
 
+_STATS = S.column_stats.alias("k")  # built once: an alias makes its columns on first use
+_NEWER = S.files.alias("g")
 _HELD = "file_row_id, min_key, max_key, null_count, value_count"
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, select
+from sqlalchemy import ColumnElement, Connection, Row, Select, bindparam, select
 
 from hudi_format.storage_strategy import HIVE, OBJECT_STORE, STORAGE_PATH_KEY, STRATEGY_KEY, strategy_name
 from hudi_format.table_config import (
@@ -29,6 +29,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
 from store.hms.database_service import database_is
+from store.hms.hive_rules import split_db_name
 from store.hms.locations import check_location
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
@@ -41,6 +42,22 @@ class HudiTableRef:
     name: str
     config: HudiTableConfig
     base_path: str  # the config's, never empty for a registered table
+
+
+def table_names(db: str, tbl: str) -> dict[str, str]:
+    """The bind parameters of HudiTables.table_statement for db.tbl."""
+    cat, name = split_db_name(db)
+    return {"cat_name": cat, "db_name": name, "tbl_name": (tbl or "").lower()}
+
+
+def ref_of(row: Any) -> HudiTableRef:
+    """The HudiTableRef of a row of HudiTables.table_statement (a Row, or a named tuple of it)."""
+    cfg = HudiTableConfig.from_properties(row.db_name, row.name, json.loads(row.properties), row.base_path)
+    return HudiTableRef(row.tbl_id, row.db_name, row.name, cfg, row.base_path)
+
+
+def no_such_table(db: str, tbl: str) -> NoSuchObject:
+    return NoSuchObject(f"Hudi table {(db or '').lower()}.{(tbl or '').lower()} not found")
 
 
 class HudiTables:
@@ -56,17 +73,22 @@ class HudiTables:
                   lock: bool = False) -> tuple[HudiTableRef, Row[Any]]:
         """table_ref, and the row it came from with `extra` (columns or scalar subqueries on
         `tbl`) read in the same statement, labelled `extra_0`, `extra_1`, ..."""
-        q = select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table,
-                   *[c.label(f"extra_{i}") for i, c in enumerate(extra)]).select_from(
-            S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)
-        ).where(database_is(db or ""), S.tbl.c.name == (tbl or "").lower())
+        q = self.table_statement(extra)
         if lock and self.store.backend != "sqlite":
             q = q.with_for_update(of=S.hudi_table)
-        row = conn.execute(q).first()
+        row = conn.execute(q, table_names(db, tbl)).first()
         if row is None:
-            raise NoSuchObject(f"Hudi table {(db or '').lower()}.{(tbl or '').lower()} not found")
-        cfg = HudiTableConfig.from_properties(row.db_name, row.name, json.loads(row.properties), row.base_path)
-        return HudiTableRef(row.tbl_id, row.db_name, row.name, cfg, row.base_path), row
+            raise no_such_table(db, tbl)
+        return ref_of(row), row
+
+    @staticmethod
+    def table_statement(extra: Sequence[ColumnElement[Any]] = ()) -> Select[Any]:
+        """table_row's statement; its bind parameters are `table_names`."""
+        return select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table,
+                      *[c.label(f"extra_{i}") for i, c in enumerate(extra)]).select_from(
+            S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)
+        ).where(S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
 
     def get_table_config(self, db: str, tbl: str) -> HudiTableConfig:
         with self.store.read() as conn:
