@@ -405,10 +405,13 @@ class HudiMetastoreClient:
         """partitions None/[]: all; as_of None: latest completed."""
         return self.call("get_latest_file_slices", db, table, list(partitions or []), as_of or "")
 
-    def prune_file_slices(self, db: str, table: str, predicate: str | None = None) -> PrunedFileSlices:
+    def prune_file_slices(self, db: str, table: str, predicate: str | None = None,
+                          compact: bool = False) -> PrunedFileSlices:
         """Latest slices whose column statistics allow a row matching `predicate` (Hive filter
-        grammar over any column, plus IS [NOT] NULL), with how many files were skipped."""
-        return self.call("prune_file_slices", db, table, predicate or "")
+        grammar over any column, plus IS [NOT] NULL), with how many files were skipped.
+        `compact`: slices of a base file only come as columns (`baseFiles`; `slices_of` gives
+        every slice back as structs)."""
+        return self.call("prune_file_slices", db, table, predicate or "", compact)
 
     def get_files_changed(self, db: str, table: str, since: str | None = None,
                           until: str | None = None) -> list[HudiFile]:
@@ -508,3 +511,16 @@ def _column_value(tagged: dict | None):
     if "s" in tagged:
         return ColumnValue(stringValue=tagged["s"])
     return ColumnValue(binaryValue=b64decode(tagged["b"]))
+
+
+def slices_of(pruned: PrunedFileSlices) -> list[FileSlice]:
+    """Every slice of a prune_file_slices answer, compact or not, as FileSlice structs ordered by
+    (partition, file id) as the server orders them."""
+    out = list(pruned.slices or [])
+    c = pruned.baseFiles
+    if c is not None:
+        out += [FileSlice(p, fid, bi, HudiFile(p, fid, name, size, bi, False, None, ct, path or None), [])
+                for p, fid, bi, name, size, ct, path in zip(c.partitionPaths, c.fileIds, c.baseInstants, c.names,
+                                                             c.sizes, c.commitTimes, c.paths, strict=True)]
+        out.sort(key=lambda s: (s.partitionPath, s.fileId))
+    return out

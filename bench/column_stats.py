@@ -7,8 +7,9 @@ For each size it starts our server (SQLite in a temp dir unless --db-url) and re
 --files base files over --partitions partitions through the extension, with synthetic statistics
 (no Parquet written): column `v` is clustered within files (file k holds v in [100k, 100k + 99]),
 column `s` is a string of the same order. Commits carry 5,000 files each. Then a predicate selecting
-~1% of the rows (`v >= a AND v < b`) is planned with `prune_file_slices` (one untimed call, then
-the median of --repeats), against listing every latest slice (`get_latest_file_slices`, median of
+~1% of the rows (`v >= a AND v < b`) is planned with `prune_file_slices` as `pipeline.read` asks
+(compact: slices of a base file only as columns; one untimed call, then the median of --repeats;
+also as structs, one per slice), against listing every latest slice (`get_latest_file_slices`, median of
 5), and the fraction of files skipped is checked;
 so are predicates whose answer is 100 files at every size (on `v`, and on the string `s`).
 
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from adapter.client import HudiMetastoreClient
+from adapter.client import HudiMetastoreClient, slices_of
 from bench.pipeline_bench import log, start_server
 from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hudi_metastore.ttypes import ColumnRange, ColumnValue, FileColumnStats
@@ -79,17 +80,22 @@ def run_size(files: int, partitions: int, db_url: str | None, repeats: int = 31)
             rows = files * ROWS_PER_FILE
             a = rows // 2
             predicate = f"v >= {a} AND v < {a + rows // 100}"
-            plan_ms, pruned = _median_ms(lambda: c.prune_file_slices("default", table, predicate), repeats)
+            # as pipeline.read plans: the compact answer (base-file-only slices as columns)
+            plan_ms, pruned = _median_ms(lambda: c.prune_file_slices("default", table, predicate, compact=True),
+                                         repeats)
+            structs_ms, _ = _median_ms(lambda: c.prune_file_slices("default", table, predicate), repeats)
             fixed = f"v >= {a} AND v < {a + 100 * ROWS_PER_FILE}"  # 100 files at every size
-            fixed_ms, fixed_pruned = _median_ms(lambda: c.prune_file_slices("default", table, fixed), repeats)
+            fixed_ms, fixed_pruned = _median_ms(
+                lambda: c.prune_file_slices("default", table, fixed, compact=True), repeats)
             text = f"s >= 's{a:012d}' AND s < 's{a + 100 * ROWS_PER_FILE:012d}'"
-            text_ms, _ = _median_ms(lambda: c.prune_file_slices("default", table, text), repeats)
+            text_ms, _ = _median_ms(lambda: c.prune_file_slices("default", table, text, compact=True), repeats)
             list_ms, all_slices = _median_ms(lambda: c.get_latest_file_slices("default", table), min(repeats, 5))
-            kept = len(pruned.slices)  # type: ignore[attr-defined]
+            kept = len(slices_of(pruned))  # type: ignore[arg-type]
             out = {"files": files, "partitions": partitions, "load_s": round(load_s, 1), "predicate": predicate,
-                   "plan_ms": round(plan_ms, 1), "plan_100_files_ms": round(fixed_ms, 1),
+                   "plan_ms": round(plan_ms, 1), "plan_structs_ms": round(structs_ms, 1),
+                   "plan_100_files_ms": round(fixed_ms, 1),
                    "plan_100_files_string_ms": round(text_ms, 1),
-                   "kept_100": len(fixed_pruned.slices),  # type: ignore[attr-defined]
+                   "kept_100": len(slices_of(fixed_pruned)),  # type: ignore[arg-type]
                    "list_all_ms": round(list_ms, 1), "files_kept": kept,
                    "skipped_fraction": round(1 - kept / len(all_slices), 4)}  # type: ignore[arg-type]
             log(json.dumps(out))
@@ -110,7 +116,8 @@ def main() -> None:
     results = [run_size(n, args.partitions, args.db_url, max(args.repeats, 1)) for n in args.files]
     base = results[0]["plan_ms"]
     for r in results:
-        print(f"{r['files']:>7} files: plan 1% {r['plan_ms']} ms (x{r['plan_ms'] / base:.2f} of the smallest), "
+        print(f"{r['files']:>7} files: plan 1% {r['plan_ms']} ms (x{r['plan_ms'] / base:.2f} of the smallest; "
+              f"{r['plan_structs_ms']} ms as structs), "
               f"100 files {r['plan_100_files_ms']} ms (string column {r['plan_100_files_string_ms']} ms), "
               f"list all {r['list_all_ms']} ms, skipped {r['skipped_fraction'] * 100:.1f}%")
     if args.json:

@@ -20,7 +20,7 @@ import operator
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from adapter.client import HudiMetastoreClient
+from adapter.client import HudiMetastoreClient, slices_of
 
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns
@@ -212,9 +212,9 @@ def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadP
     types = {c.name.lower(): c.type for c in list(table.sd.cols or []) + list(table.partitionKeys or [])}
     text = partition_filter(filters, types)
     try:
-        pruned = client.prune_file_slices(info.db, info.name, text or "")
+        pruned = client.prune_file_slices(info.db, info.name, text or "", compact=True)
     except MetaException as exc:
         log.info("read %s: no data skipping (%s)", info.name, exc.message)
         return None
-    return ReadPlan(info, latest_schema(client, info), _base_files(info, pruned.slices), None, pruned.filesSkipped,
-                    pruned.partitionsSkipped)
+    return ReadPlan(info, latest_schema(client, info), _base_files(info, slices_of(pruned)), None,
+                    pruned.filesSkipped, pruned.partitionsSkipped)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient
+from adapter.client import HudiMetastoreClient, slices_of
 from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
 from tests.cli_helpers import run_cli
 from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException
@@ -210,13 +210,62 @@ def test_pruning_never_drops_a_matching_file(our_server, tmp_path):
                 del latest[old]
                 latest[new] = rows
             for text, node in predicates:
-                kept = {s.baseFile.name for s in c.prune_file_slices("default", table, text).slices}
+                full = c.prune_file_slices("default", table, text)
+                _same_compact(c, table, text, full)
+                kept = {s.baseFile.name for s in full.slices}
                 assert kept <= set(latest), text
                 for name, rows in latest.items():
                     if any(_eval(node, r) is True for r in rows):
                         assert name in kept, (text, rows)
 
         check()
+
+
+def _same_compact(c: HudiMetastoreClient, table: str, text: str, full) -> None:
+    """The compact answer holds the same slices and counts as the struct answer."""
+    compact = c.prune_file_slices("default", table, text, compact=True)
+    assert full.baseFiles is None and compact.baseFiles is not None
+    assert all(s.logFiles or s.baseFile is None for s in compact.slices), text
+    assert slices_of(compact) == full.slices, text
+    assert (compact.filesSkipped, compact.partitionsSkipped, compact.filesConsidered) == \
+        (full.filesSkipped, full.partitionsSkipped, full.filesConsidered), text
+
+
+def test_compact_answers_hold_every_slice_with_and_without_log_files(our_server, tmp_path):
+    """prune_file_slices(compact=True) sends slices of a base file only as columns and the others
+    (log files) as structs; together they are the struct answer, in its order."""
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c:
+        table = f"cs_{uuid.uuid4().hex[:8]}"
+        base = str(tmp_path / table)
+        c.register_hudi_table(
+            HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.MERGE_ON_READ,
+                            recordKeyFields=["i"], partitionFields=["p"], properties={}, basePath=base),
+            [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
+        rows = [{"i": k, "s": f"v{k:03d}", "f": float(k)} for k in range(10)]
+        fids = [f"{uuid.uuid4().hex[:8]}-{k}" for k in range(4)]
+        names = _commit(c, table, base, [(f"p={k % 2}", rows) for k in range(4)], fids)
+        base_ts = names[0].rsplit("_", 1)[1].split(".")[0]
+        ts = c.new_instant_time("default", table)  # a log file on the first file group
+        c.create_instant("default", table, ts, "deltacommit")
+        c.transition_to_inflight("default", table, ts, "deltacommit", None)
+        log = f"p=0/.{fids[0]}_{base_ts}.log.1_0-1-1"
+        os.makedirs(f"{base}/p=0", exist_ok=True)
+        with open(f"{base}/{log}", "wb") as out:
+            out.write(b"#HUDI#")
+        c.complete_instant("default", table, ts, "deltacommit", {
+            "partitionToWriteStats": {"p=0": [{"fileId": fids[0], "path": log, "partitionPath": "p=0",
+                                               "fileSizeInBytes": 6, "prevCommit": base_ts, "baseFile": names[0],
+                                               "logFiles": [log.split("/")[1]]}]},
+            "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}, None, [])
+        for text in ("", "i = 3", "i > 100", "p = 'p=0'", "i = 3 AND p = 'p=1'"):
+            full = c.prune_file_slices("default", table, text)
+            _same_compact(c, table, text, full)
+        full = c.prune_file_slices("default", table, "i = 3")
+        assert len(full.slices) == 4 and [bool(s.logFiles) for s in full.slices].count(True) == 1
+        compact = c.prune_file_slices("default", table, "i = 3", compact=True)
+        assert len(compact.slices) == 1 and len(compact.baseFiles.names) == 3
+        assert all(p.startswith(base) for p in compact.baseFiles.paths)
+        assert c.prune_file_slices("default", table, "i > 100", compact=True).baseFiles.names == []
 
 
 def test_statistics_skip_files_and_partitions_and_follow_clean(our_server, tmp_path):

@@ -178,12 +178,26 @@ struct FileColumnStats {
   5: list<ColumnRange> columns,
 }
 
+// File slices that hold a base file and no log files, as columns: element i of every list is
+// slice i (its base file's partition, file id and instant are the slice's). A large answer
+// encodes and decodes without a struct per slice.
+struct BaseFileColumns {
+  1: list<string> partitionPaths,
+  2: list<string> fileIds,
+  3: list<string> baseInstants,
+  4: list<string> names,                 // base file names
+  5: list<i64> sizes,
+  6: list<string> commitTimes,           // the instant that wrote each file
+  7: list<string> paths,                 // full paths; "" where the server does not place files (custom strategy)
+}
+
 // Latest file slices a predicate may match (prune_file_slices).
 struct PrunedFileSlices {
-  1: list<FileSlice> slices,
+  1: list<FileSlice> slices,             // every kept slice; with `compact`, only those not in baseFiles
   2: i32 filesSkipped,                   // latest base files skipped in the partitions that kept a slice
   3: i32 partitionsSkipped,              // partitions none of whose slices is kept
   4: i32 filesConsidered,                // latest base files of the partitions that kept a slice
+  5: optional BaseFileColumns baseFiles, // with `compact`: the kept slices of a base file only
 }
 
 // A concurrent writer committed to file groups this commit also wrote; nothing was changed.
@@ -260,7 +274,9 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
   // Latest file slices of the partitions the Hive partition filter keeps whose base files' column
   // statistics allow a row matching `predicate` (same grammar, over any indexed column; "" keeps
   // all). Slices with log files and files without statistics are kept.
-  PrunedFileSlices prune_file_slices(1: string dbName, 2: string tableName, 3: string predicate)
+  // `compact` (absent: false): slices of a base file only come as columns (baseFiles).
+  PrunedFileSlices prune_file_slices(1: string dbName, 2: string tableName, 3: string predicate,
+                                     4: bool compact)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               4: hive_metastore.InvalidObjectException o4)
   // Files written by instants completed in (since, until]; empty bounds are open.

@@ -8,6 +8,7 @@ import json
 import sys
 import time
 
+from adapter.client import slices_of
 from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
 
@@ -115,8 +116,8 @@ def run_list_files(args) -> int:
                 raise BadArgument(f"{db}.{tbl} has no partition {args.partition!r}")
             pruned = None
             if getattr(args, "where", None) is not None:
-                pruned = c.prune_file_slices(db, tbl, args.where)
-                slices = [s for s in pruned.slices if args.partition is None or s.partitionPath == args.partition]
+                pruned = c.prune_file_slices(db, tbl, args.where, compact=True)
+                slices = [s for s in slices_of(pruned) if args.partition is None or s.partitionPath == args.partition]
             else:
                 slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
             took = time.perf_counter() - started

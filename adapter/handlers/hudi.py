@@ -20,6 +20,7 @@ from adapter.hudi_thrift import (
     file_to_thrift,
     instant_to_thrift,
     slice_to_thrift,
+    split_base_only,
 )
 from adapter.hudi_thrift import optional as _opt
 from hudi_format.record_key_codec import decode_keys
@@ -151,10 +152,12 @@ class HudiHandler:
                                                    _opt(asOfInstant))
         return [slice_to_thrift(s) for s in slices]
 
-    def prune_file_slices(self, dbName, tableName, predicate):
+    def prune_file_slices(self, dbName, tableName, predicate, compact=None):
         r = self._pruning.prune(dbName, tableName, predicate or "")
-        return PrunedFileSlices(slices=[slice_to_thrift(s) for s in r.slices], filesSkipped=r.files_skipped,
-                                partitionsSkipped=r.partitions_skipped, filesConsidered=r.files_considered)
+        slices, columns = (r.slices, None) if not compact else split_base_only(r.slices)
+        return PrunedFileSlices(slices=[slice_to_thrift(s) for s in slices], filesSkipped=r.files_skipped,
+                                partitionsSkipped=r.partitions_skipped, filesConsidered=r.files_considered,
+                                baseFiles=columns)
 
     def get_files_changed(self, dbName, tableName, since, until):
         return [file_to_thrift(f) for f in self._snapshot.files_changed(dbName, tableName, _opt(since), _opt(until))]

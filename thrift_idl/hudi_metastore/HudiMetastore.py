@@ -169,12 +169,13 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
-    def prune_file_slices(self, dbName, tableName, predicate):
+    def prune_file_slices(self, dbName, tableName, predicate, compact):
         """
         Parameters:
          - dbName
          - tableName
          - predicate
+         - compact
 
         """
         pass
@@ -886,23 +887,25 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_latest_file_slices failed: unknown result")
 
-    def prune_file_slices(self, dbName, tableName, predicate):
+    def prune_file_slices(self, dbName, tableName, predicate, compact):
         """
         Parameters:
          - dbName
          - tableName
          - predicate
+         - compact
 
         """
-        self.send_prune_file_slices(dbName, tableName, predicate)
+        self.send_prune_file_slices(dbName, tableName, predicate, compact)
         return self.recv_prune_file_slices()
 
-    def send_prune_file_slices(self, dbName, tableName, predicate):
+    def send_prune_file_slices(self, dbName, tableName, predicate, compact):
         self._oprot.writeMessageBegin('prune_file_slices', TMessageType.CALL, self._seqid)
         args = prune_file_slices_args()
         args.dbName = dbName
         args.tableName = tableName
         args.predicate = predicate
+        args.compact = compact
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
@@ -1830,7 +1833,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         iprot.readMessageEnd()
         result = prune_file_slices_result()
         try:
-            result.success = self._handler.prune_file_slices(args.dbName, args.tableName, args.predicate)
+            result.success = self._handler.prune_file_slices(args.dbName, args.tableName, args.predicate, args.compact)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -2178,11 +2181,11 @@ class register_hudi_table_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.columns = []
-                    (_etype110, _size107) = iprot.readListBegin()
-                    for _i111 in range(_size107):
-                        _elem112 = thrift_idl.hive_metastore.ttypes.FieldSchema()
-                        _elem112.read(iprot)
-                        self.columns.append(_elem112)
+                    (_etype159, _size156) = iprot.readListBegin()
+                    for _i160 in range(_size156):
+                        _elem161 = thrift_idl.hive_metastore.ttypes.FieldSchema()
+                        _elem161.read(iprot)
+                        self.columns.append(_elem161)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -2203,8 +2206,8 @@ class register_hudi_table_args(object):
         if self.columns is not None:
             oprot.writeFieldBegin('columns', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.columns))
-            for iter113 in self.columns:
-                iter113.write(oprot)
+            for iter162 in self.columns:
+                iter162.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3185,22 +3188,22 @@ class complete_instant_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.recordKeys = []
-                    (_etype117, _size114) = iprot.readListBegin()
-                    for _i118 in range(_size114):
-                        _elem119 = FileGroupKeys()
-                        _elem119.read(iprot)
-                        self.recordKeys.append(_elem119)
+                    (_etype166, _size163) = iprot.readListBegin()
+                    for _i167 in range(_size163):
+                        _elem168 = FileGroupKeys()
+                        _elem168.read(iprot)
+                        self.recordKeys.append(_elem168)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.columnStats = []
-                    (_etype123, _size120) = iprot.readListBegin()
-                    for _i124 in range(_size120):
-                        _elem125 = FileColumnStats()
-                        _elem125.read(iprot)
-                        self.columnStats.append(_elem125)
+                    (_etype172, _size169) = iprot.readListBegin()
+                    for _i173 in range(_size169):
+                        _elem174 = FileColumnStats()
+                        _elem174.read(iprot)
+                        self.columnStats.append(_elem174)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3237,15 +3240,15 @@ class complete_instant_args(object):
         if self.recordKeys is not None:
             oprot.writeFieldBegin('recordKeys', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.recordKeys))
-            for iter126 in self.recordKeys:
-                iter126.write(oprot)
+            for iter175 in self.recordKeys:
+                iter175.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.columnStats is not None:
             oprot.writeFieldBegin('columnStats', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.columnStats))
-            for iter127 in self.columnStats:
-                iter127.write(oprot)
+            for iter176 in self.columnStats:
+                iter176.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3616,10 +3619,10 @@ class add_markers_args(object):
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.paths = []
-                    (_etype131, _size128) = iprot.readListBegin()
-                    for _i132 in range(_size128):
-                        _elem133 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.paths.append(_elem133)
+                    (_etype180, _size177) = iprot.readListBegin()
+                    for _i181 in range(_size177):
+                        _elem182 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.paths.append(_elem182)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3648,8 +3651,8 @@ class add_markers_args(object):
         if self.paths is not None:
             oprot.writeFieldBegin('paths', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.paths))
-            for iter134 in self.paths:
-                oprot.writeString(iter134.encode('utf-8') if sys.version_info[0] == 2 else iter134)
+            for iter183 in self.paths:
+                oprot.writeString(iter183.encode('utf-8') if sys.version_info[0] == 2 else iter183)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -3892,11 +3895,11 @@ class list_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype138, _size135) = iprot.readListBegin()
-                    for _i139 in range(_size135):
-                        _elem140 = Instant()
-                        _elem140.read(iprot)
-                        self.success.append(_elem140)
+                    (_etype187, _size184) = iprot.readListBegin()
+                    for _i188 in range(_size184):
+                        _elem189 = Instant()
+                        _elem189.read(iprot)
+                        self.success.append(_elem189)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -3928,8 +3931,8 @@ class list_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter141 in self.success:
-                iter141.write(oprot)
+            for iter190 in self.success:
+                iter190.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4279,11 +4282,11 @@ class get_failed_instants_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype145, _size142) = iprot.readListBegin()
-                    for _i146 in range(_size142):
-                        _elem147 = Instant()
-                        _elem147.read(iprot)
-                        self.success.append(_elem147)
+                    (_etype194, _size191) = iprot.readListBegin()
+                    for _i195 in range(_size191):
+                        _elem196 = Instant()
+                        _elem196.read(iprot)
+                        self.success.append(_elem196)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4310,8 +4313,8 @@ class get_failed_instants_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter148 in self.success:
-                iter148.write(oprot)
+            for iter197 in self.success:
+                iter197.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4643,10 +4646,10 @@ class get_hudi_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype152, _size149) = iprot.readListBegin()
-                    for _i153 in range(_size149):
-                        _elem154 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem154)
+                    (_etype201, _size198) = iprot.readListBegin()
+                    for _i202 in range(_size198):
+                        _elem203 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem203)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4673,8 +4676,8 @@ class get_hudi_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter155 in self.success:
-                oprot.writeString(iter155.encode('utf-8') if sys.version_info[0] == 2 else iter155)
+            for iter204 in self.success:
+                oprot.writeString(iter204.encode('utf-8') if sys.version_info[0] == 2 else iter204)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4748,10 +4751,10 @@ class get_latest_file_slices_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partitions = []
-                    (_etype159, _size156) = iprot.readListBegin()
-                    for _i160 in range(_size156):
-                        _elem161 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitions.append(_elem161)
+                    (_etype208, _size205) = iprot.readListBegin()
+                    for _i209 in range(_size205):
+                        _elem210 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitions.append(_elem210)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4781,8 +4784,8 @@ class get_latest_file_slices_args(object):
         if self.partitions is not None:
             oprot.writeFieldBegin('partitions', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partitions))
-            for iter162 in self.partitions:
-                oprot.writeString(iter162.encode('utf-8') if sys.version_info[0] == 2 else iter162)
+            for iter211 in self.partitions:
+                oprot.writeString(iter211.encode('utf-8') if sys.version_info[0] == 2 else iter211)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.asOfInstant is not None:
@@ -4844,11 +4847,11 @@ class get_latest_file_slices_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype166, _size163) = iprot.readListBegin()
-                    for _i167 in range(_size163):
-                        _elem168 = FileSlice()
-                        _elem168.read(iprot)
-                        self.success.append(_elem168)
+                    (_etype215, _size212) = iprot.readListBegin()
+                    for _i216 in range(_size212):
+                        _elem217 = FileSlice()
+                        _elem217.read(iprot)
+                        self.success.append(_elem217)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -4880,8 +4883,8 @@ class get_latest_file_slices_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter169 in self.success:
-                iter169.write(oprot)
+            for iter218 in self.success:
+                iter218.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -4928,14 +4931,16 @@ class prune_file_slices_args(object):
      - dbName
      - tableName
      - predicate
+     - compact
 
     """
 
 
-    def __init__(self, dbName=None, tableName=None, predicate=None,):
+    def __init__(self, dbName=None, tableName=None, predicate=None, compact=None,):
         self.dbName = dbName
         self.tableName = tableName
         self.predicate = predicate
+        self.compact = compact
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -4961,6 +4966,11 @@ class prune_file_slices_args(object):
                     self.predicate = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
                 else:
                     iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.BOOL:
+                    self.compact = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -4982,6 +4992,10 @@ class prune_file_slices_args(object):
         if self.predicate is not None:
             oprot.writeFieldBegin('predicate', TType.STRING, 3)
             oprot.writeString(self.predicate.encode('utf-8') if sys.version_info[0] == 2 else self.predicate)
+            oprot.writeFieldEnd()
+        if self.compact is not None:
+            oprot.writeFieldBegin('compact', TType.BOOL, 4)
+            oprot.writeBool(self.compact)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -5005,6 +5019,7 @@ prune_file_slices_args.thrift_spec = (
     (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
     (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
     (3, TType.STRING, 'predicate', 'UTF8', None, ),  # 3
+    (4, TType.BOOL, 'compact', None, None, ),  # 4
 )
 
 
@@ -5234,11 +5249,11 @@ class get_files_changed_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype173, _size170) = iprot.readListBegin()
-                    for _i174 in range(_size170):
-                        _elem175 = HudiFile()
-                        _elem175.read(iprot)
-                        self.success.append(_elem175)
+                    (_etype222, _size219) = iprot.readListBegin()
+                    for _i223 in range(_size219):
+                        _elem224 = HudiFile()
+                        _elem224.read(iprot)
+                        self.success.append(_elem224)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5270,8 +5285,8 @@ class get_files_changed_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter176 in self.success:
-                iter176.write(oprot)
+            for iter225 in self.success:
+                iter225.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -5425,11 +5440,11 @@ class get_all_files_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype180, _size177) = iprot.readListBegin()
-                    for _i181 in range(_size177):
-                        _elem182 = HudiFile()
-                        _elem182.read(iprot)
-                        self.success.append(_elem182)
+                    (_etype229, _size226) = iprot.readListBegin()
+                    for _i230 in range(_size226):
+                        _elem231 = HudiFile()
+                        _elem231.read(iprot)
+                        self.success.append(_elem231)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5456,8 +5471,8 @@ class get_all_files_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter183 in self.success:
-                iter183.write(oprot)
+            for iter232 in self.success:
+                iter232.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -5535,33 +5550,33 @@ class import_hudi_instants_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.instants = []
-                    (_etype187, _size184) = iprot.readListBegin()
-                    for _i188 in range(_size184):
-                        _elem189 = ImportedInstant()
-                        _elem189.read(iprot)
-                        self.instants.append(_elem189)
+                    (_etype236, _size233) = iprot.readListBegin()
+                    for _i237 in range(_size233):
+                        _elem238 = ImportedInstant()
+                        _elem238.read(iprot)
+                        self.instants.append(_elem238)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.listedFiles = []
-                    (_etype193, _size190) = iprot.readListBegin()
-                    for _i194 in range(_size190):
-                        _elem195 = HudiFile()
-                        _elem195.read(iprot)
-                        self.listedFiles.append(_elem195)
+                    (_etype242, _size239) = iprot.readListBegin()
+                    for _i243 in range(_size239):
+                        _elem244 = HudiFile()
+                        _elem244.read(iprot)
+                        self.listedFiles.append(_elem244)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.missingFiles = []
-                    (_etype199, _size196) = iprot.readListBegin()
-                    for _i200 in range(_size196):
-                        _elem201 = HudiFile()
-                        _elem201.read(iprot)
-                        self.missingFiles.append(_elem201)
+                    (_etype248, _size245) = iprot.readListBegin()
+                    for _i249 in range(_size245):
+                        _elem250 = HudiFile()
+                        _elem250.read(iprot)
+                        self.missingFiles.append(_elem250)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -5592,22 +5607,22 @@ class import_hudi_instants_args(object):
         if self.instants is not None:
             oprot.writeFieldBegin('instants', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.instants))
-            for iter202 in self.instants:
-                iter202.write(oprot)
+            for iter251 in self.instants:
+                iter251.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.listedFiles is not None:
             oprot.writeFieldBegin('listedFiles', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.listedFiles))
-            for iter203 in self.listedFiles:
-                iter203.write(oprot)
+            for iter252 in self.listedFiles:
+                iter252.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.missingFiles is not None:
             oprot.writeFieldBegin('missingFiles', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.missingFiles))
-            for iter204 in self.missingFiles:
-                iter204.write(oprot)
+            for iter253 in self.missingFiles:
+                iter253.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.config is not None:
@@ -6149,11 +6164,11 @@ class load_record_index_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.fileGroups = []
-                    (_etype208, _size205) = iprot.readListBegin()
-                    for _i209 in range(_size205):
-                        _elem210 = FileGroupKeys()
-                        _elem210.read(iprot)
-                        self.fileGroups.append(_elem210)
+                    (_etype257, _size254) = iprot.readListBegin()
+                    for _i258 in range(_size254):
+                        _elem259 = FileGroupKeys()
+                        _elem259.read(iprot)
+                        self.fileGroups.append(_elem259)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6188,8 +6203,8 @@ class load_record_index_args(object):
         if self.fileGroups is not None:
             oprot.writeFieldBegin('fileGroups', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.fileGroups))
-            for iter211 in self.fileGroups:
-                iter211.write(oprot)
+            for iter260 in self.fileGroups:
+                iter260.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.reset is not None:
@@ -6449,10 +6464,10 @@ class list_files_without_column_stats_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype215, _size212) = iprot.readListBegin()
-                    for _i216 in range(_size212):
-                        _elem217 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem217)
+                    (_etype264, _size261) = iprot.readListBegin()
+                    for _i265 in range(_size261):
+                        _elem266 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem266)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6479,8 +6494,8 @@ class list_files_without_column_stats_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter218 in self.success:
-                oprot.writeString(iter218.encode('utf-8') if sys.version_info[0] == 2 else iter218)
+            for iter267 in self.success:
+                oprot.writeString(iter267.encode('utf-8') if sys.version_info[0] == 2 else iter267)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -6552,11 +6567,11 @@ class load_column_stats_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.stats = []
-                    (_etype222, _size219) = iprot.readListBegin()
-                    for _i223 in range(_size219):
-                        _elem224 = FileColumnStats()
-                        _elem224.read(iprot)
-                        self.stats.append(_elem224)
+                    (_etype271, _size268) = iprot.readListBegin()
+                    for _i272 in range(_size268):
+                        _elem273 = FileColumnStats()
+                        _elem273.read(iprot)
+                        self.stats.append(_elem273)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6581,8 +6596,8 @@ class load_column_stats_args(object):
         if self.stats is not None:
             oprot.writeFieldBegin('stats', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.stats))
-            for iter225 in self.stats:
-                iter225.write(oprot)
+            for iter274 in self.stats:
+                iter274.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()

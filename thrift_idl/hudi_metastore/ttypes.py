@@ -1823,6 +1823,185 @@ class FileColumnStats(object):
         return not (self == other)
 
 
+class BaseFileColumns(object):
+    """
+    Attributes:
+     - partitionPaths
+     - fileIds
+     - baseInstants
+     - names
+     - sizes
+     - commitTimes
+     - paths
+
+    """
+
+
+    def __init__(self, partitionPaths=None, fileIds=None, baseInstants=None, names=None, sizes=None, commitTimes=None, paths=None,):
+        self.partitionPaths = partitionPaths
+        self.fileIds = fileIds
+        self.baseInstants = baseInstants
+        self.names = names
+        self.sizes = sizes
+        self.commitTimes = commitTimes
+        self.paths = paths
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.partitionPaths = []
+                    (_etype96, _size93) = iprot.readListBegin()
+                    for _i97 in range(_size93):
+                        _elem98 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionPaths.append(_elem98)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.LIST:
+                    self.fileIds = []
+                    (_etype102, _size99) = iprot.readListBegin()
+                    for _i103 in range(_size99):
+                        _elem104 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.fileIds.append(_elem104)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.baseInstants = []
+                    (_etype108, _size105) = iprot.readListBegin()
+                    for _i109 in range(_size105):
+                        _elem110 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.baseInstants.append(_elem110)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.LIST:
+                    self.names = []
+                    (_etype114, _size111) = iprot.readListBegin()
+                    for _i115 in range(_size111):
+                        _elem116 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem116)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.sizes = []
+                    (_etype120, _size117) = iprot.readListBegin()
+                    for _i121 in range(_size117):
+                        _elem122 = iprot.readI64()
+                        self.sizes.append(_elem122)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.LIST:
+                    self.commitTimes = []
+                    (_etype126, _size123) = iprot.readListBegin()
+                    for _i127 in range(_size123):
+                        _elem128 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.commitTimes.append(_elem128)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.LIST:
+                    self.paths = []
+                    (_etype132, _size129) = iprot.readListBegin()
+                    for _i133 in range(_size129):
+                        _elem134 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.paths.append(_elem134)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('BaseFileColumns')
+        if self.partitionPaths is not None:
+            oprot.writeFieldBegin('partitionPaths', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRING, len(self.partitionPaths))
+            for iter135 in self.partitionPaths:
+                oprot.writeString(iter135.encode('utf-8') if sys.version_info[0] == 2 else iter135)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.fileIds is not None:
+            oprot.writeFieldBegin('fileIds', TType.LIST, 2)
+            oprot.writeListBegin(TType.STRING, len(self.fileIds))
+            for iter136 in self.fileIds:
+                oprot.writeString(iter136.encode('utf-8') if sys.version_info[0] == 2 else iter136)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.baseInstants is not None:
+            oprot.writeFieldBegin('baseInstants', TType.LIST, 3)
+            oprot.writeListBegin(TType.STRING, len(self.baseInstants))
+            for iter137 in self.baseInstants:
+                oprot.writeString(iter137.encode('utf-8') if sys.version_info[0] == 2 else iter137)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.names is not None:
+            oprot.writeFieldBegin('names', TType.LIST, 4)
+            oprot.writeListBegin(TType.STRING, len(self.names))
+            for iter138 in self.names:
+                oprot.writeString(iter138.encode('utf-8') if sys.version_info[0] == 2 else iter138)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.sizes is not None:
+            oprot.writeFieldBegin('sizes', TType.LIST, 5)
+            oprot.writeListBegin(TType.I64, len(self.sizes))
+            for iter139 in self.sizes:
+                oprot.writeI64(iter139)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.commitTimes is not None:
+            oprot.writeFieldBegin('commitTimes', TType.LIST, 6)
+            oprot.writeListBegin(TType.STRING, len(self.commitTimes))
+            for iter140 in self.commitTimes:
+                oprot.writeString(iter140.encode('utf-8') if sys.version_info[0] == 2 else iter140)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.paths is not None:
+            oprot.writeFieldBegin('paths', TType.LIST, 7)
+            oprot.writeListBegin(TType.STRING, len(self.paths))
+            for iter141 in self.paths:
+                oprot.writeString(iter141.encode('utf-8') if sys.version_info[0] == 2 else iter141)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class PrunedFileSlices(object):
     """
     Attributes:
@@ -1830,15 +2009,17 @@ class PrunedFileSlices(object):
      - filesSkipped
      - partitionsSkipped
      - filesConsidered
+     - baseFiles
 
     """
 
 
-    def __init__(self, slices=None, filesSkipped=None, partitionsSkipped=None, filesConsidered=None,):
+    def __init__(self, slices=None, filesSkipped=None, partitionsSkipped=None, filesConsidered=None, baseFiles=None,):
         self.slices = slices
         self.filesSkipped = filesSkipped
         self.partitionsSkipped = partitionsSkipped
         self.filesConsidered = filesConsidered
+        self.baseFiles = baseFiles
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -1852,11 +2033,11 @@ class PrunedFileSlices(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.slices = []
-                    (_etype96, _size93) = iprot.readListBegin()
-                    for _i97 in range(_size93):
-                        _elem98 = FileSlice()
-                        _elem98.read(iprot)
-                        self.slices.append(_elem98)
+                    (_etype145, _size142) = iprot.readListBegin()
+                    for _i146 in range(_size142):
+                        _elem147 = FileSlice()
+                        _elem147.read(iprot)
+                        self.slices.append(_elem147)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1875,6 +2056,12 @@ class PrunedFileSlices(object):
                     self.filesConsidered = iprot.readI32()
                 else:
                     iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRUCT:
+                    self.baseFiles = BaseFileColumns()
+                    self.baseFiles.read(iprot)
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1888,8 +2075,8 @@ class PrunedFileSlices(object):
         if self.slices is not None:
             oprot.writeFieldBegin('slices', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.slices))
-            for iter99 in self.slices:
-                iter99.write(oprot)
+            for iter148 in self.slices:
+                iter148.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.filesSkipped is not None:
@@ -1903,6 +2090,10 @@ class PrunedFileSlices(object):
         if self.filesConsidered is not None:
             oprot.writeFieldBegin('filesConsidered', TType.I32, 4)
             oprot.writeI32(self.filesConsidered)
+            oprot.writeFieldEnd()
+        if self.baseFiles is not None:
+            oprot.writeFieldBegin('baseFiles', TType.STRUCT, 5)
+            self.baseFiles.write(oprot)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -1965,10 +2156,10 @@ class CommitConflictException(TException):
             elif fid == 2:
                 if ftype == TType.LIST:
                     conflictingInstants = []
-                    (_etype103, _size100) = iprot.readListBegin()
-                    for _i104 in range(_size100):
-                        _elem105 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        conflictingInstants.append(_elem105)
+                    (_etype152, _size149) = iprot.readListBegin()
+                    for _i153 in range(_size149):
+                        _elem154 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        conflictingInstants.append(_elem154)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -1993,8 +2184,8 @@ class CommitConflictException(TException):
         if self.conflictingInstants is not None:
             oprot.writeFieldBegin('conflictingInstants', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.conflictingInstants))
-            for iter106 in self.conflictingInstants:
-                oprot.writeString(iter106.encode('utf-8') if sys.version_info[0] == 2 else iter106)
+            for iter155 in self.conflictingInstants:
+                oprot.writeString(iter155.encode('utf-8') if sys.version_info[0] == 2 else iter155)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -2164,6 +2355,17 @@ FileColumnStats.thrift_spec = (
     (4, TType.I64, 'totalUncompressedSize', None, None, ),  # 4
     (5, TType.LIST, 'columns', (TType.STRUCT, [ColumnRange, None], False), None, ),  # 5
 )
+all_structs.append(BaseFileColumns)
+BaseFileColumns.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'partitionPaths', (TType.STRING, 'UTF8', False), None, ),  # 1
+    (2, TType.LIST, 'fileIds', (TType.STRING, 'UTF8', False), None, ),  # 2
+    (3, TType.LIST, 'baseInstants', (TType.STRING, 'UTF8', False), None, ),  # 3
+    (4, TType.LIST, 'names', (TType.STRING, 'UTF8', False), None, ),  # 4
+    (5, TType.LIST, 'sizes', (TType.I64, None, False), None, ),  # 5
+    (6, TType.LIST, 'commitTimes', (TType.STRING, 'UTF8', False), None, ),  # 6
+    (7, TType.LIST, 'paths', (TType.STRING, 'UTF8', False), None, ),  # 7
+)
 all_structs.append(PrunedFileSlices)
 PrunedFileSlices.thrift_spec = (
     None,  # 0
@@ -2171,6 +2373,7 @@ PrunedFileSlices.thrift_spec = (
     (2, TType.I32, 'filesSkipped', None, None, ),  # 2
     (3, TType.I32, 'partitionsSkipped', None, None, ),  # 3
     (4, TType.I32, 'filesConsidered', None, None, ),  # 4
+    (5, TType.STRUCT, 'baseFiles', [BaseFileColumns, None], None, ),  # 5
 )
 all_structs.append(CommitConflictException)
 CommitConflictException.thrift_spec = (
