@@ -43,6 +43,7 @@ from store.hudi.tables import HudiTableRef, HudiTables, no_such_table, ref_of, t
 from store.hudi.timeline_service import TimelineService
 
 _CHUNK = 500
+_REMEMBERED = 10_000  # tables whose partition keys are remembered (then forgotten all at once)
 _MAX_RANGES = 64  # more ranges of one predicate (a long IN list) are merged into their span
 
 Range = tuple[str, bytes | None, bytes | None]  # column, lowest key, highest key (None: open)
@@ -61,10 +62,11 @@ class ColumnPruning:
         self.store = store
         self.timeline = timeline
         self.snapshot = snapshot
-        # the statements every call runs, compiled once and run on the driver's cursor
-        self._table_sql: DriverStatement | None = None
-        self._table_row: Any = None  # named tuple of _table_sql's columns
+        # the statements every call runs, compiled once per shape and run on the driver's cursor
+        self._table_sql: dict[int | None, DriverStatement] = {}  # by number of columns with facts
+        self._table_rows: dict[int | None, Any] = {}  # the named tuples of their rows
         self._facts_sql: dict[int, DriverStatement] = {}  # by number of columns
+        self._partition_keys: dict[tuple[str, str], frozenset[str]] = {}  # (db, table) -> at its last call
 
     def prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
         """Latest slices that may hold rows matching `predicate` (MetaError for a bad predicate)."""
@@ -76,8 +78,15 @@ class ColumnPruning:
     def _prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
         metrics.incr("hudi_file_lookups")
         tree = parse_predicate(predicate) if predicate.strip() else None
+        leaves = sorted(_leaf_keys(tree)) if tree is not None else []
+        name = (db.lower(), tbl.lower())
+        seen = self._partition_keys.get(name)
+        # the partition facts come with the table's row when no leaf is a partition key: known
+        # from the table's previous call, and checked against the row
+        with_facts = not leaves or (seen is not None and seen.isdisjoint(leaves))
         with self.store.read() as conn:
-            ref, types, part_keys, total = self._table(conn, db, tbl)
+            ref, types, part_keys, total, facts = self._table(conn, db, tbl, leaves if with_facts else None)
+            self._remember(name, part_keys)
             if tree is not None:
                 _check_columns(tree, predicate, types)
             part_tree = without_columns(tree, set(types) - part_keys) if tree is not None else None
@@ -88,12 +97,19 @@ class ColumnPruning:
             columns = sorted({c for c, _, _ in ranges}) if ranges else []
             if part_tree is None:
                 return self._plan(conn, ref, types, total, data_tree, predicate, ranges,
-                                  self._partition_facts(conn, ref.tbl_id, columns))
+                                  _facts(facts, [leaves.index(c) for c in columns]) if facts is not None
+                                  else self._partition_facts(conn, ref.tbl_id, columns))
         # the partitions the partition filter keeps, from the partition index
         scope = self.snapshot.partitions(db, tbl, _filter_text(part_tree))
         with self.store.read() as conn:
             return self._plan(conn, ref, types, total, data_tree, predicate, ranges,
                               _partition_facts_in(conn, ref.tbl_id, columns, scope))
+
+    def _remember(self, name: tuple[str, str], part_keys: set[str]) -> None:
+        if self._partition_keys.get(name) != part_keys:
+            if len(self._partition_keys) >= _REMEMBERED:
+                self._partition_keys.clear()
+            self._partition_keys[name] = frozenset(part_keys)
 
     def _plan(self, conn: Connection, ref: HudiTableRef, types: dict[str, str], total: int, data_tree: Node | None,
               predicate: str, ranges: list[Range] | None, facts: tuple[dict[str, int], list[str]]) -> PrunedSlices:
@@ -114,19 +130,34 @@ class ColumnPruning:
         return _answer(ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
                        total, base_files)
 
-    def _table(self, conn: Connection, db: str, tbl: str) -> tuple[HudiTableRef, dict[str, str], set[str], int]:
-        """The Hudi table, its columns' types, its partition keys and its number of partitions (1
-        when unpartitioned), in one statement."""
-        if self._table_sql is None:
-            q = HudiTables.table_statement(_table_facts(self.store.backend))
-            self._table_row = namedtuple("HudiTableFacts", q.selected_columns.keys(), rename=True)  # type: ignore[misc]
-            self._table_sql = DriverStatement(q, conn)
-        values = self._table_sql.first(conn, table_names(db, tbl))
+    def _table(self, conn: Connection, db: str, tbl: str, leaves: list[str] | None) -> tuple[
+            HudiTableRef, dict[str, str], set[str], int, list | None]:
+        """The Hudi table, its columns' types, its partition keys, its number of partitions (1 when
+        unpartitioned) and, unless `leaves` is None, the facts of all its partitions with a flag
+        per column of `leaves` (rows of _facts_statement), in one statement."""
+        shape = None if leaves is None else len(leaves)
+        sql = self._table_sql.get(shape)
+        if sql is None:
+            extra = _table_facts(self.store.backend)
+            if leaves is not None:
+                pcs, ss = S.partition_column_stats, S.snapshot_stats
+                flags = [select(pcs.c.partition_path).where(
+                    pcs.c.tbl_id == ss.c.tbl_id, pcs.c.partition_path == ss.c.partition_path,
+                    pcs.c.column_name == bindparam(f"c{i}"), pcs.c.files_without_stats == 0).exists()
+                    for i in range(len(leaves))]
+                backend = self.store.backend
+                extra.append(select(as_text(backend, json_rows(backend, ss.c.partition_path, ss.c.base_files, *flags)))
+                             .where(ss.c.tbl_id == S.tbl.c.tbl_id).scalar_subquery())
+            q = HudiTables.table_statement(extra)
+            sql = self._table_sql[shape] = DriverStatement(q, conn)
+            self._table_rows[shape] = namedtuple("HudiTableFacts", q.selected_columns.keys(), rename=True)
+        values = sql.first(conn, {**table_names(db, tbl), **{f"c{i}": c for i, c in enumerate(leaves or [])}})
         if values is None:
             raise no_such_table(db, tbl)
-        row = self._table_row(*values)
+        row = self._table_rows[shape](*values)
         types, part_keys = _column_types(row.extra_0)
-        return ref_of(row), types, part_keys, int(row.extra_1 or 0) if part_keys else 1
+        return (ref_of(row), types, part_keys, int(row.extra_1 or 0) if part_keys else 1,
+                None if leaves is None else [(r[0], r[1], *map(_json_true, r[2:])) for r in rows_of(row.extra_2)])
 
     def _partition_facts(self, conn: Connection, tbl_id: int, columns: list[str]) -> tuple[dict[str, int], list[str]]:
         """_partition_facts_in over every partition, its statement compiled once per number of columns."""
@@ -134,7 +165,8 @@ class ColumnPruning:
         if sql is None:
             sql = self._facts_sql[len(columns)] = DriverStatement(_facts_statement(
                 bindparam("tbl_id"), [bindparam(f"c{i}") for i in range(len(columns))]), conn)
-        return _facts(sql.all(conn, {"tbl_id": tbl_id, **{f"c{i}": c for i, c in enumerate(columns)}}))
+        return _facts(sql.all(conn, {"tbl_id": tbl_id, **{f"c{i}": c for i, c in enumerate(columns)}}),
+                      range(len(columns)))
 
 
 def _table_facts(backend: str) -> list:
@@ -178,8 +210,11 @@ def _facts_statement(tbl_id: Any, columns: list[Any]) -> Select[Any]:
     return select(ss.c.partition_path, ss.c.base_files, *clean).where(ss.c.tbl_id == tbl_id)
 
 
-def _facts(rows: Iterable[Sequence[Any]]) -> tuple[dict[str, int], list[str]]:
-    return {r[0]: int(r[1]) for r in rows}, sorted(r[0] for r in rows if not all(r[2:]))
+def _facts(rows: Sequence[Sequence[Any]], flags: Iterable[int]) -> tuple[dict[str, int], list[str]]:
+    """({partition: latest base files}, partitions where a column of `flags` (positions among a
+    row's flags) lacks statistics) of rows (partition, base files, flag, flag, ...)."""
+    at = [2 + i for i in flags]
+    return {r[0]: int(r[1]) for r in rows}, sorted(r[0] for r in rows if not all(r[i] for i in at))
 
 
 def _partition_facts_in(conn: Connection, tbl_id: int, columns: list[str],
@@ -190,7 +225,7 @@ def _partition_facts_in(conn: Connection, tbl_id: int, columns: list[str],
     q = _facts_statement(tbl_id, columns)
     ss = S.snapshot_stats
     return _facts([r for i in range(0, len(scope), _CHUNK)
-                   for r in conn.execute(q.where(ss.c.partition_path.in_(scope[i:i + _CHUNK])))])
+                   for r in conn.execute(q.where(ss.c.partition_path.in_(scope[i:i + _CHUNK])))], range(len(columns)))
 
 
 def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
@@ -372,6 +407,18 @@ def _capped(ranges: list[Range]) -> list[Range]:
         los, his = [r[1] for r in rs], [r[2] for r in rs]
         out.append((col, None if None in los else min(los), None if None in his else max(his)))  # type: ignore[type-var]
     return out
+
+
+def _json_true(value: Any) -> bool:
+    """A boolean as a backend's JSON holds it: true (PostgreSQL), 1 (SQLite), "1" (MariaDB)."""
+    return value is True or value == 1 or value == "1"
+
+
+def _leaf_keys(node: Node) -> set[str]:
+    if isinstance(node, (And, Or)):
+        return set().union(*(_leaf_keys(i) for i in node.items))
+    assert isinstance(node, Leaf)
+    return {node.key}
 
 
 def _check_columns(node: Node, text: str, types: dict[str, str]) -> None:
