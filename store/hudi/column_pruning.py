@@ -140,11 +140,8 @@ class ColumnPruning:
         if sql is None:
             extra = _table_facts(self.store.backend)
             if leaves is not None:
-                pcs, ss = S.partition_column_stats, S.snapshot_stats
-                flags = [select(pcs.c.partition_path).where(
-                    pcs.c.tbl_id == ss.c.tbl_id, pcs.c.partition_path == ss.c.partition_path,
-                    pcs.c.column_name == bindparam(f"c{i}"), pcs.c.files_without_stats == 0).exists()
-                    for i in range(len(leaves))]
+                ss = S.snapshot_stats
+                flags = _clean_flags(ss.c.tbl_id, [bindparam(f"c{i}") for i in range(len(leaves))])
                 backend = self.store.backend
                 extra.append(select(as_text(backend, json_rows(backend, ss.c.partition_path, ss.c.base_files, *flags)))
                              .where(ss.c.tbl_id == S.tbl.c.tbl_id).scalar_subquery())
@@ -203,11 +200,17 @@ def _answer(ref: HudiTableRef, kept: list[FileSlice], total_partitions: int,
 def _facts_statement(tbl_id: Any, columns: list[Any]) -> Select[Any]:
     """Each partition with latest slices (its snapshot_stats row), its number of latest base files,
     and for each column whether every latest slice there has statistics of it."""
+    ss = S.snapshot_stats
+    return select(ss.c.partition_path, ss.c.base_files, *_clean_flags(tbl_id, columns)).where(ss.c.tbl_id == tbl_id)
+
+
+def _clean_flags(tbl_id: Any, columns: list[Any]) -> list:
+    """Per column: EXISTS, for the snapshot_stats row in the enclosing query, a partition
+    statistics row of that column with no file lacking statistics."""
     pcs, ss = S.partition_column_stats, S.snapshot_stats
-    clean = [select(pcs.c.partition_path).where(
+    return [select(pcs.c.partition_path).where(
         pcs.c.tbl_id == tbl_id, pcs.c.partition_path == ss.c.partition_path, pcs.c.column_name == col,
         pcs.c.files_without_stats == 0).exists() for col in columns]
-    return select(ss.c.partition_path, ss.c.base_files, *clean).where(ss.c.tbl_id == tbl_id)
 
 
 def _facts(rows: Sequence[Sequence[Any]], flags: Iterable[int]) -> tuple[dict[str, int], list[str]]:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, Select, bindparam, select
+from sqlalchemy import ColumnElement, Connection, Select, bindparam, select
 
 from hudi_format.storage_strategy import HIVE, OBJECT_STORE, STORAGE_PATH_KEY, STRATEGY_KEY, strategy_name
 from hudi_format.table_config import (
@@ -67,23 +67,18 @@ class HudiTables:
 
     def table_ref(self, conn: Connection, db: str, tbl: str, lock: bool = False) -> HudiTableRef:
         """The Hudi table db.tbl; `lock` serializes writers of the table (FOR UPDATE of its row)."""
-        return self.table_row(conn, db, tbl, lock=lock)[0]
-
-    def table_row(self, conn: Connection, db: str, tbl: str, extra: Sequence[ColumnElement[Any]] = (),
-                  lock: bool = False) -> tuple[HudiTableRef, Row[Any]]:
-        """table_ref, and the row it came from with `extra` (columns or scalar subqueries on
-        `tbl`) read in the same statement, labelled `extra_0`, `extra_1`, ..."""
-        q = self.table_statement(extra)
+        q = self.table_statement()
         if lock and self.store.backend != "sqlite":
             q = q.with_for_update(of=S.hudi_table)
         row = conn.execute(q, table_names(db, tbl)).first()
         if row is None:
             raise no_such_table(db, tbl)
-        return ref_of(row), row
+        return ref_of(row)
 
     @staticmethod
     def table_statement(extra: Sequence[ColumnElement[Any]] = ()) -> Select[Any]:
-        """table_row's statement; its bind parameters are `table_names`."""
+        """The statement of table_ref, with `extra` (columns or scalar subqueries on `tbl`)
+        labelled `extra_0`, `extra_1`, ...; its bind parameters are `table_names`."""
         return select(S.tbl.c.tbl_id, S.tbl.c.name, S.db.c.name.label("db_name"), S.hudi_table,
                       *[c.label(f"extra_{i}") for i, c in enumerate(extra)]).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).join(S.hudi_table, S.hudi_table.c.tbl_id == S.tbl.c.tbl_id)

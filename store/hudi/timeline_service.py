@@ -14,10 +14,9 @@ table services and the storage mirror. Each call is answered by the part that im
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable
 
-from sqlalchemy import ColumnElement, Connection, Row
+from sqlalchemy import Connection
 
 from hudi_format.instant import Instant
 from hudi_format.table_config import HudiTableConfig
@@ -65,10 +64,6 @@ class TimelineService:
 
     def table_ref(self, conn: Connection, db: str, tbl: str, lock: bool = False) -> HudiTableRef:
         return self.hudi_tables.table_ref(conn, db, tbl, lock)
-
-    def table_row(self, conn: Connection, db: str, tbl: str,
-                  extra: Sequence[ColumnElement[Any]] = ()) -> tuple[HudiTableRef, Row[Any]]:
-        return self.hudi_tables.table_row(conn, db, tbl, extra)
 
     def get_table_config(self, db: str, tbl: str) -> HudiTableConfig:
         return self.hudi_tables.get_table_config(db, tbl)
