@@ -163,14 +163,13 @@ def base_instant(name: str) -> str:
     return name.rsplit("_", 1)[1].split(".", 1)[0]
 
 
-def replay(completed: list[tuple[str, bytes]]) -> tuple[dict, set[str]]:
-    """Latest snapshot and written partitions from the metadata of completed instants (in
+def replay(completed: list[tuple[str, dict]]) -> tuple[dict, set[str]]:
+    """Latest snapshot and written partitions from the (parsed) metadata of completed instants (in
     completion order): (partition, fileId) -> (base file name, base instant, size, commit time)."""
     latest: dict[tuple[str, str], tuple] = {}
     replaced: set[tuple[str, str]] = set()
     partitions: set[str] = set()
-    for ts, data in completed:
-        doc = json.loads(data)
+    for ts, doc in completed:
         for p, entries in doc.get("partitionToWriteStats", {}).items():
             for s in entries:
                 part = s.get("partitionPath", p)
@@ -253,13 +252,19 @@ class TableUnderTest:
     done: list[str] = field(default_factory=list)  # instants known completed, in completion order
     verified_meta: set[str] = field(default_factory=set)  # stored metadata checked against `sent`
     instants: int = 0
+    docs: dict[str, dict] = field(default_factory=dict)  # ts -> metadata sent, parsed (every check replays all)
+
+    def doc(self, ts: str) -> dict:
+        if ts not in self.docs:
+            self.docs[ts] = json.loads(self.sent[ts][1])
+        return self.docs[ts]
 
     def written(self, ts: str) -> set[tuple[str, str]]:
         return {(s["partitionPath"], s["path"].rsplit("/", 1)[-1])
-                for entries in json.loads(self.sent[ts][1])["partitionToWriteStats"].values() for s in entries}
+                for entries in self.doc(ts)["partitionToWriteStats"].values() for s in entries}
 
     def partitions_of(self, ts: str) -> list[str]:
-        return sorted(json.loads(self.sent[ts][1])["partitionToWriteStats"])
+        return sorted(self.doc(ts)["partitionToWriteStats"])
 
 
 @pytest.fixture
@@ -319,7 +324,7 @@ def test_commit_atomicity_under_sigkill(own_database, tmp_path):
                 t.verified_meta.add(ts)
 
         # (2) the latest snapshot is the replay of the completed instants
-        model, partitions = replay([(ts, t.sent[ts][1]) for ts in t.done])
+        model, partitions = replay([(ts, t.doc(ts)) for ts in t.done])
         snap = server_snapshot(c, db, t.name, only)
         if only is not None:
             model = {k: v for k, v in model.items() if k[0] in set(only)}
@@ -467,7 +472,7 @@ def test_commit_atomicity_under_sigkill(own_database, tmp_path):
         run.stop()
 
     stats["instants"] = {t.name: len(t.done) for t in tables.values()}
-    stats["groups"] = {t.name: len(replay([(ts, t.sent[ts][1]) for ts in t.done])[0]) for t in tables.values()}
+    stats["groups"] = {t.name: len(replay([(ts, t.doc(ts)) for ts in t.done])[0]) for t in tables.values()}
     stats["complete_s"] = [round(min(durations), 2), round(sorted(durations)[len(durations) // 2], 2),
                            round(max(durations), 2)]  # min, median, max
     stats["verify_s"] = round(stats["verify_s"], 1)

@@ -36,9 +36,10 @@ BIG = 3000
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def source(reference_hms, tmp_path_factory):
-    """The populated reference metastore: port, database suffix, Spark results, fixture folder."""
+    """The populated reference metastore: port, database suffix, Spark results, fixture folder.
+    Session-scoped: the backends' runs of the migration only read it (checked)."""
     d = tmp_path_factory.mktemp("migrate-source")
     fixtures = d / "hudi"
     for name in HUDI_ZIPS:

@@ -44,7 +44,7 @@ def wait_for_port(
             return True
         if alive is not None and not alive():
             return False
-        time.sleep(0.2)
+        time.sleep(0.05)
     return False
 
 
