@@ -420,7 +420,7 @@ class LockManager:
         open_ids = select(_T.c.txn_id).where(in_range, _T.c.state == TXN_OPEN)
         conn.execute(update(_L).where(_L.c.txn_id.in_(open_ids.scalar_subquery())).values(heartbeat_ms=now))
         conn.execute(update(_T).where(in_range, _T.c.state == TXN_OPEN).values(heartbeat_ms=now))
-        states = dict(conn.execute(select(_T.c.txn_id, _T.c.state).where(in_range)).tuples().all())
+        states = {r[0]: r[1] for r in conn.execute(select(_T.c.txn_id, _T.c.state).where(in_range))}
         aborted = {t for t, state in states.items() if state == TXN_ABORTED}
         nosuch = {t for t in range(low, high + 1) if states.get(t) not in (TXN_OPEN, TXN_ABORTED)}
         return aborted, nosuch

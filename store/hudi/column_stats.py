@@ -326,8 +326,8 @@ class ColumnStats:
         live: list[Row] = []
         replaced: set[tuple[str, str]] = set()
         for i in range(0, len(parts), _CHUNK):
-            replaced.update(k for k in conn.execute(select(rg.c.partition_path, rg.c.file_id).where(
-                rg.c.tbl_id == ref.tbl_id, _in(conn, rg.c.partition_path, parts[i:i + _CHUNK]))).tuples()
+            replaced.update(k for k in map(tuple, conn.execute(select(rg.c.partition_path, rg.c.file_id).where(
+                rg.c.tbl_id == ref.tbl_id, _in(conn, rg.c.partition_path, parts[i:i + _CHUNK]))))
                 if k in groups)
         if conn.dialect.name == "postgresql":
             live = _latest_rows_pg(conn, ref.tbl_id, sorted(groups))
