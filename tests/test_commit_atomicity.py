@@ -146,9 +146,8 @@ class Writer:
             doc["partitionToReplaceFileIds"] = replaced
         return json.dumps(doc).encode()
 
-    def completed(self, ts: str, metadata: bytes) -> None:
-        """The instant completed: the writer's next instants build on it."""
-        doc = json.loads(metadata)
+    def completed(self, ts: str, doc: dict) -> None:
+        """The instant completed (`doc`: its metadata, parsed): the writer's next instants build on it."""
         for p in doc.get("partitionToReplaceFileIds") or {}:
             self.groups[p] = {}
         for p, entries in doc["partitionToWriteStats"].items():
@@ -305,7 +304,7 @@ def test_commit_atomicity_under_sigkill(own_database, tmp_path):
         assert sorted(instants) == sorted(t.order), f"{where}: instants {sorted(instants)} != {sorted(t.order)}"
         if pending is not None and state_name(instants[pending].state) == "COMPLETED" and pending not in t.done:
             t.done.append(pending)  # the kill came after the database commit
-            t.writer.completed(pending, t.sent[pending][1])
+            t.writer.completed(pending, t.doc(pending))
         for ts, i in instants.items():
             got = state_name(i.state)
             if ts in t.done:
@@ -367,7 +366,7 @@ def test_commit_atomicity_under_sigkill(own_database, tmp_path):
         res = run.client.complete_instant(db, t.name, ts, t.sent[ts][0], t.sent[ts][1])
         durations.append(time.monotonic() - t0)
         t.done.append(ts)
-        t.writer.completed(ts, t.sent[ts][1])
+        t.writer.completed(ts, t.doc(ts))
         assert state_name(res.instant.state) == "COMPLETED"
         assert res.tableVersion == len(t.done), (
             f"{where}: table version {res.tableVersion} after {len(t.done)} completed instants")
