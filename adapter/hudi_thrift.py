@@ -9,7 +9,6 @@ from hudi_format.instant import Instant as FormatInstant
 from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import InvalidObjectException
 from thrift_idl.hudi_metastore.ttypes import (
-    BaseFileColumns,
     FileSlice,
     HudiFile,
     HudiTableConfig,
@@ -72,21 +71,6 @@ def slice_to_thrift(s: FormatSlice) -> FileSlice:
     base = s.base_file
     return FileSlice(s.partition_path, s.file_id, s.base_instant, None if base is None else file_to_thrift(base),
                      list(map(file_to_thrift, s.log_files)))
-
-
-def split_base_only(slices: list[FormatSlice]) -> tuple[list[FormatSlice], BaseFileColumns]:
-    """(the slices with log files or without a base file, the others as columns), each in the
-    order given."""
-    rest: list[FormatSlice] = []
-    base: list[FileInfo] = []
-    for s in slices:
-        if s.log_files or s.base_file is None:
-            rest.append(s)
-        else:
-            base.append(s.base_file)
-    return rest, BaseFileColumns(
-        [f.partition_path for f in base], [f.file_id for f in base], [f.base_instant for f in base],
-        [f.name for f in base], [f.size for f in base], [f.commit_ts for f in base], [f.path or "" for f in base])
 
 
 def instant_to_thrift(i: FormatInstant) -> Instant:

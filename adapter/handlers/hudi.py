@@ -20,7 +20,6 @@ from adapter.hudi_thrift import (
     file_to_thrift,
     instant_to_thrift,
     slice_to_thrift,
-    split_base_only,
 )
 from adapter.hudi_thrift import optional as _opt
 from hudi_format.record_key_codec import decode_keys
@@ -34,6 +33,7 @@ from thrift_idl.hive_metastore.ttypes import (
     InvalidOperationException,
 )
 from thrift_idl.hudi_metastore.ttypes import (
+    BaseFileColumns,
     CommitResult,
     HudiTableStats,
     ImportResult,
@@ -153,11 +153,13 @@ class HudiHandler:
         return [slice_to_thrift(s) for s in slices]
 
     def prune_file_slices(self, dbName, tableName, predicate, compact=None):
-        r = self._pruning.prune(dbName, tableName, predicate or "")
-        slices, columns = (r.slices, None) if not compact else split_base_only(r.slices)
-        return PrunedFileSlices(slices=[slice_to_thrift(s) for s in slices], filesSkipped=r.files_skipped,
+        r = self._pruning.prune(dbName, tableName, predicate or "", compact=bool(compact))
+        b = r.base_files
+        return PrunedFileSlices(slices=[slice_to_thrift(s) for s in r.slices], filesSkipped=r.files_skipped,
                                 partitionsSkipped=r.partitions_skipped, filesConsidered=r.files_considered,
-                                baseFiles=columns)
+                                baseFiles=None if b is None else BaseFileColumns(
+                                    b.partition_paths, b.file_ids, b.base_instants, b.names, b.sizes,
+                                    b.commit_times, b.paths))
 
     def get_files_changed(self, dbName, tableName, since, until):
         return [file_to_thrift(f) for f in self._snapshot.files_changed(dbName, tableName, _opt(since), _opt(until))]

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import BigInteger, Connection, LargeBinary, Select, bindparam, func, select, text
 
-from hudi_format.file_slice import FileSlice
+from hudi_format.file_slice import FileInfo, FileSlice
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store
@@ -37,7 +37,7 @@ from store.hudi.column_predicate import (
     without_columns,
 )
 from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
-from store.hudi.file_locations import locate_slices
+from store.hudi.file_locations import locate_slices, locator
 from store.hudi.snapshot_service import FILE_COLUMNS, SnapshotService, file_info_of
 from store.hudi.tables import HudiTableRef, HudiTables, no_such_table, ref_of, table_names
 from store.hudi.timeline_service import TimelineService
@@ -50,11 +50,24 @@ Range = tuple[str, bytes | None, bytes | None]  # column, lowest key, highest ke
 
 
 @dataclass(frozen=True)
+class BaseFiles:
+    """Kept slices that are a base file only, as columns (one entry per slice, the same order)."""
+    partition_paths: list[str]
+    file_ids: list[str]
+    base_instants: list[str]
+    names: list[str]
+    sizes: list[int]
+    commit_times: list[str]  # the instant that wrote each file
+    paths: list[str]  # full paths; "" where the server does not place files (custom strategy)
+
+
+@dataclass(frozen=True)
 class PrunedSlices:
-    slices: list[FileSlice]
+    slices: list[FileSlice]  # ordered by (partition, file id); with `compact`, those not in base_files
     files_skipped: int  # latest base files skipped in the partitions that kept some slice
     partitions_skipped: int  # partitions none of whose slices is kept
     files_considered: int  # latest base files of the partitions that kept some slice
+    base_files: BaseFiles | None = None  # with `compact`: the kept slices of a base file only
 
 
 class ColumnPruning:
@@ -68,14 +81,16 @@ class ColumnPruning:
         self._facts_sql: dict[int, DriverStatement] = {}  # by number of columns
         self._partition_keys: dict[tuple[str, str], frozenset[str]] = {}  # (db, table) -> at its last call
 
-    def prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
-        """Latest slices that may hold rows matching `predicate` (MetaError for a bad predicate)."""
+    def prune(self, db: str, tbl: str, predicate: str, compact: bool = False) -> PrunedSlices:
+        """Latest slices that may hold rows matching `predicate` (MetaError for a bad predicate).
+        `compact`: slices of a base file only come as columns (`base_files`), never built as
+        slices (a large answer is mostly those)."""
         try:
-            return self._prune(db, tbl, predicate)
+            return self._prune(db, tbl, predicate, compact)
         except FilterError as exc:
             raise MetaError(str(exc).replace("partition filter", "predicate", 1)) from exc
 
-    def _prune(self, db: str, tbl: str, predicate: str) -> PrunedSlices:
+    def _prune(self, db: str, tbl: str, predicate: str, compact: bool) -> PrunedSlices:
         metrics.incr("hudi_file_lookups")
         tree = parse_predicate(predicate) if predicate.strip() else None
         leaves = sorted(_leaf_keys(tree)) if tree is not None else []
@@ -98,12 +113,12 @@ class ColumnPruning:
             if part_tree is None:
                 return self._plan(conn, ref, types, total, data_tree, predicate, ranges,
                                   _facts(facts, [leaves.index(c) for c in columns]) if facts is not None
-                                  else self._partition_facts(conn, ref.tbl_id, columns))
+                                  else self._partition_facts(conn, ref.tbl_id, columns), compact)
         # the partitions the partition filter keeps, from the partition index
         scope = self.snapshot.partitions(db, tbl, _filter_text(part_tree))
         with self.store.read() as conn:
             return self._plan(conn, ref, types, total, data_tree, predicate, ranges,
-                              _partition_facts_in(conn, ref.tbl_id, columns, scope))
+                              _partition_facts_in(conn, ref.tbl_id, columns, scope), compact)
 
     def _remember(self, name: tuple[str, str], part_keys: set[str]) -> None:
         if self._partition_keys.get(name) != part_keys:
@@ -112,23 +127,24 @@ class ColumnPruning:
             self._partition_keys[name] = frozenset(part_keys)
 
     def _plan(self, conn: Connection, ref: HudiTableRef, types: dict[str, str], total: int, data_tree: Node | None,
-              predicate: str, ranges: list[Range] | None, facts: tuple[dict[str, int], list[str]]) -> PrunedSlices:
+              predicate: str, ranges: list[Range] | None, facts: tuple[dict[str, int], list[str]],
+              compact: bool) -> PrunedSlices:
         """The answer, given the partitions in scope with their numbers of latest base files and
         those where the index cannot answer (`facts`)."""
         base_files, unclean = facts
         if data_tree is None:
             parts = sorted(base_files)
-            return _answer(ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [], total, base_files)
-        indexed: list[FileSlice] = []
+            return _answer(ref, self.snapshot.latest_in(conn, ref.tbl_id, parts) if parts else [], [], total,
+                           base_files, compact)
+        indexed: list[Sequence[Any]] = []
         if ranges is None:  # file by file over the whole scope
             unclean = sorted(base_files)
         else:
-            indexed = _indexed_slices(conn, ref.tbl_id, ranges, data_tree, predicate, types,
-                                      set(base_files).difference(unclean))
+            indexed = _indexed_rows(conn, ref.tbl_id, ranges, data_tree, predicate, types,
+                                    set(base_files).difference(unclean))
         scanned = _scanned_slices(conn, ref.tbl_id, self.snapshot.latest_in(conn, ref.tbl_id, unclean)
                                   if unclean else [], unclean, data_tree, predicate, types)
-        return _answer(ref, sorted(indexed + scanned, key=lambda s: (s.partition_path, s.file_id)),
-                       total, base_files)
+        return _answer(ref, scanned, indexed, total, base_files, compact)
 
     def _table(self, conn: Connection, db: str, tbl: str, leaves: list[str] | None) -> tuple[
             HudiTableRef, dict[str, str], set[str], int, list | None]:
@@ -187,14 +203,41 @@ def _column_types(columns_json) -> tuple[dict[str, str], set[str]]:
     return types, keys
 
 
-def _answer(ref: HudiTableRef, kept: list[FileSlice], total_partitions: int,
-            base_files: dict[str, int]) -> PrunedSlices:
-    """`base_files`: the latest base files of each partition that may be kept."""
+def _answer(ref: HudiTableRef, kept: list[FileSlice], rows: list[Sequence[Any]], total_partitions: int,
+            base_files: dict[str, int], compact: bool) -> PrunedSlices:
+    """The kept slices, and kept base files without log files as `files` rows (FILE_COLUMNS);
+    `base_files`: the latest base files of each partition that may be kept."""
+    if compact:
+        rest = [s for s in kept if s.log_files or s.base_file is None]
+        if len(rest) < len(kept):
+            rows = rows + [_row_of(s.base_file) for s in kept if not s.log_files and s.base_file is not None]
+        kept = rest
+    elif rows:
+        kept = kept + [FileSlice(r[0], r[1], r[4], file_info_of(r), []) for r in rows]
+        rows = []
+    kept.sort(key=lambda s: (s.partition_path, s.file_id))
     locate_slices(ref, kept)
-    parts = {s.partition_path for s in kept}
-    bases = sum(s.base_file is not None for s in kept)
+    parts = {s.partition_path for s in kept}.union(r[0] for r in rows)
+    bases = sum(s.base_file is not None for s in kept) + len(rows)
     considered = max(sum(base_files.get(p, 0) for p in parts), bases)
-    return PrunedSlices(kept, considered - bases, max(total_partitions - len(parts), 0), considered)
+    return PrunedSlices(kept, considered - bases, max(total_partitions - len(parts), 0), considered,
+                        _columns(ref, rows) if compact else None)
+
+
+def _row_of(f: FileInfo) -> tuple:
+    """A FileInfo back as its FILE_COLUMNS row."""
+    return f.partition_path, f.file_id, f.name, f.size, f.base_instant, f.is_log, f.log_version, f.commit_ts
+
+
+def _columns(ref: HudiTableRef, rows: list[Sequence[Any]]) -> BaseFiles:
+    """Base files as columns, ordered by (partition, file id), with their full paths."""
+    if not rows:
+        return BaseFiles([], [], [], [], [], [], [])
+    rows = sorted(rows, key=lambda r: (r[0], r[1]))
+    parts, fids, names, sizes, instants, _, _, commits = map(list, zip(*rows))
+    where = locator(ref)
+    paths = [""] * len(rows) if where is None else list(map(where, parts, names))
+    return BaseFiles(parts, fids, instants, names, sizes, commits, paths)
 
 
 def _facts_statement(tbl_id: Any, columns: list[Any]) -> Select[Any]:
@@ -231,9 +274,10 @@ def _partition_facts_in(conn: Connection, tbl_id: int, columns: list[str],
                    for r in conn.execute(q.where(ss.c.partition_path.in_(scope[i:i + _CHUNK])))], range(len(columns)))
 
 
-def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
-                    types: dict[str, str], clean: set[str]) -> list[FileSlice]:
-    """Latest slices of the `clean` partitions whose base file may match: candidates by the fork
+def _indexed_rows(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
+                  types: dict[str, str], clean: set[str]) -> list[Sequence[Any]]:
+    """Latest slices of the `clean` partitions whose base file may match, as the base files'
+    `files` rows (FILE_COLUMNS; in a clean partition no latest slice has log files): candidates by the fork
     index that are their group's latest file (in a clean partition no latest slice has log
     files), checked against the whole predicate in SQL."""
     f, rg = S.files, S.replaced_file_groups
@@ -255,11 +299,10 @@ def _indexed_slices(conn: Connection, tbl_id: int, ranges: list[Range], tree: No
                                   newer.c.is_deleted.is_(False)).exists(),
         ~select(rg.c.id).where(rg.c.tbl_id == tbl_id, rg.c.partition_path == f.c.partition_path,
                                rg.c.file_id == f.c.file_id).exists())
-    out: dict[tuple[str, str], FileSlice] = {}  # a file in several ranges comes once per range
+    out: dict[tuple[str, str], Sequence[Any]] = {}  # a file in several ranges comes once per range
     for r in conn.execute(q).all():  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
-        part, fid = r[0], r[1]
-        if part in clean:
-            out[(part, fid)] = FileSlice(part, fid, r[4], file_info_of(r), [])
+        if r[0] in clean:
+            out[(r[0], r[1])] = r
     return list(out.values())
 
 
