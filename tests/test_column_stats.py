@@ -15,6 +15,7 @@ import datetime as dt
 import json
 import os
 import uuid
+from contextlib import contextmanager
 from decimal import Decimal
 
 import pyarrow as pa
@@ -25,6 +26,9 @@ from hypothesis import strategies as st
 
 from adapter.client import HudiMetastoreClient, slices_of
 from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
+from store.db.database import Store
+from store.hudi import column_pruning
+from store.services import build_services
 from tests.cli_helpers import run_cli
 from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
@@ -189,8 +193,20 @@ def _commit(c: HudiMetastoreClient, table: str, base: str, files, fids: list[str
     return names
 
 
-def test_pruning_never_drops_a_matching_file(our_server, tmp_path):
-    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c:
+def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, monkeypatch):
+    # in-process beside the server, on its database: the index statement as SQL text (the common
+    # predicates) must keep what the expression form keeps
+    services = build_services(Store(backend_url))
+    text_paths = []
+    held_keep = column_pruning._held_keep
+
+    def counted(*args):
+        out = held_keep(*args)
+        text_paths.append(out is not None)
+        return out
+
+    monkeypatch.setattr(column_pruning, "_held_keep", counted)
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c, services_closed(services):
         @settings(max_examples=15, derandomize=True, deadline=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
         @given(files=_files(), rewrites=_files(), no_stats=st.sets(st.integers(0, 4), max_size=2),
@@ -212,6 +228,7 @@ def test_pruning_never_drops_a_matching_file(our_server, tmp_path):
             for text, node in predicates:
                 full = c.prune_file_slices("default", table, text)
                 _same_compact(c, table, text, full)
+                _same_as_expressions(services.pruning, table, text, monkeypatch, counted)
                 kept = {s.baseFile.name for s in full.slices}
                 assert kept <= set(latest), text
                 for name, rows in latest.items():
@@ -219,6 +236,25 @@ def test_pruning_never_drops_a_matching_file(our_server, tmp_path):
                         assert name in kept, (text, rows)
 
         check()
+    assert any(text_paths) and not all(text_paths)  # both forms were checked
+
+
+def _same_as_expressions(pruning, table: str, text: str, monkeypatch, text_form) -> None:
+    """The in-process answer is the same with the index statement forced into its expression form."""
+    as_text = pruning.prune("default", table, text)
+    monkeypatch.setattr(column_pruning, "_held_keep", lambda *args: None)
+    try:
+        assert pruning.prune("default", table, text) == as_text, text
+    finally:
+        monkeypatch.setattr(column_pruning, "_held_keep", text_form)
+
+
+@contextmanager
+def services_closed(services):
+    try:
+        yield services
+    finally:
+        services.close()
 
 
 def _same_compact(c: HudiMetastoreClient, table: str, text: str, full) -> None:

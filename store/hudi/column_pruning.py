@@ -283,24 +283,33 @@ def _indexed_rows(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node
     f, rg = S.files, S.replaced_file_groups
     if not ranges:
         return []
-    candidates = _candidates(tbl_id, ranges)
-    stats, newer = _STATS, _NEWER
-
-    def rows(column: str):
-        return select(stats.c.column_name).where(stats.c.file_row_id == f.c.id, stats.c.column_name == column)
-
     # candidates of one column are that column's statistics rows: its leaves are checked on them
     held = ranges[0][0] if len({c for c, _, _ in ranges}) == 1 else None
-    keep = keep_condition(tree, text, types, stats, rows, lambda column: candidates if column == held else None)
-    q = select(*FILE_COLUMNS).select_from(candidates.join(f, f.c.id == candidates.c.file_row_id)).where(
-        f.c.is_deleted.is_(False), f.c.is_log.is_(False), keep,  # files by primary key, never a table scan
-        ~select(newer.c.id).where(newer.c.tbl_id == tbl_id, newer.c.partition_path == f.c.partition_path,
-                                  newer.c.file_id == f.c.file_id, newer.c.base_instant > f.c.base_instant,
-                                  newer.c.is_deleted.is_(False)).exists(),
-        ~select(rg.c.id).where(rg.c.tbl_id == tbl_id, rg.c.partition_path == f.c.partition_path,
-                               rg.c.file_id == f.c.file_id).exists())
+    params: dict[str, Any] = {}
+    rows: Sequence[Sequence[Any]]
+    cond = None if held is None else _held_keep(tree, types, held, params)
+    if cond is not None:  # the common case, as SQL text on the driver's cursor
+        probes = _candidate_sql(tbl_id, ranges, params)
+        rows = _run_text(conn, _INDEXED.format(candidates=probes, keep=cond), {**params, "no": False})
+    else:
+        candidates = _candidates(tbl_id, ranges)
+        stats, newer = _STATS, _NEWER
+
+        def stats_rows(column: str):
+            return select(stats.c.column_name).where(stats.c.file_row_id == f.c.id, stats.c.column_name == column)
+
+        keep = keep_condition(tree, text, types, stats, stats_rows,
+                              lambda column: candidates if column == held else None)
+        q = select(*FILE_COLUMNS).select_from(candidates.join(f, f.c.id == candidates.c.file_row_id)).where(
+            f.c.is_deleted.is_(False), f.c.is_log.is_(False), keep,  # files by primary key, never a table scan
+            ~select(newer.c.id).where(newer.c.tbl_id == tbl_id, newer.c.partition_path == f.c.partition_path,
+                                      newer.c.file_id == f.c.file_id, newer.c.base_instant > f.c.base_instant,
+                                      newer.c.is_deleted.is_(False)).exists(),
+            ~select(rg.c.id).where(rg.c.tbl_id == tbl_id, rg.c.partition_path == f.c.partition_path,
+                                   rg.c.file_id == f.c.file_id).exists())
+        rows = conn.execute(q).all()
     out: dict[tuple[str, str], Sequence[Any]] = {}  # a file in several ranges comes once per range
-    for r in conn.execute(q).all():  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
+    for r in rows:  # FILE_COLUMNS: partition path, file id, name, size, base instant, ...
         if r[0] in clean:
             out[(r[0], r[1])] = r
     return list(out.values())
@@ -312,13 +321,23 @@ _HELD = "file_row_id, min_key, max_key, null_count, value_count"
 
 
 def _candidates(tbl_id: int, ranges: list[Range]):
-    """Subquery of the statistics rows (file_row_id, bounds, counts) the fork index gives for
-    `ranges`: one index range per column and prefix length; the prefix lengths at which a range's
-    bounds no longer change (past the bounds' own lengths) share one probe, `fork_len IN (...)`,
-    which the index still seeks once per length. Written as SQL text: the probes built as
-    expressions cost more than the database takes to run them."""
+    """_candidate_sql as a subquery."""
+    params: dict[str, Any] = {}
+    sql = _candidate_sql(tbl_id, ranges, params)
+    binds = [bindparam(k, v, type_=LargeBinary() if isinstance(v, bytes) else None) for k, v in params.items()]
+    return text(sql).bindparams(*binds).columns(
+        file_row_id=BigInteger, min_key=LargeBinary, max_key=LargeBinary, null_count=BigInteger,
+        value_count=BigInteger).subquery()
+
+
+def _candidate_sql(tbl_id: int, ranges: list[Range], params: dict[str, Any]) -> str:
+    """The statistics rows (file_row_id, bounds, counts) the fork index gives for `ranges`, as SQL
+    text (its parameters added to `params`): one index range per column and prefix length; the
+    prefix lengths at which a range's bounds no longer change (past the bounds' own lengths) share
+    one probe, `fork_len IN (...)`, which the index still seeks once per length. Text: the probes
+    built as expressions cost more than the database takes to run them."""
     probes: list[str] = []
-    params: dict[str, object] = {"t": tbl_id}
+    params["t"] = tbl_id
     for i, (col, lo, hi) in enumerate(ranges):
         params[f"c{i}"] = col
         lengths: dict[tuple[bytes | None, bytes | None], list[int]] = {}  # the bounds at a length -> lengths
@@ -334,10 +353,67 @@ def _candidates(tbl_id: int, ranges: list[Range]):
                 cond += f" AND fork_key <= :h{i}_{j}"
                 params[f"h{i}_{j}"] = high
             probes.append(f"SELECT {_HELD} FROM column_stats WHERE {cond}")
-    binds = [bindparam(k, v, type_=LargeBinary() if isinstance(v, bytes) else None) for k, v in params.items()]
-    return text(" UNION ALL ".join(probes)).bindparams(*binds).columns(
-        file_row_id=BigInteger, min_key=LargeBinary, max_key=LargeBinary, null_count=BigInteger,
-        value_count=BigInteger).subquery()
+    return " UNION ALL ".join(probes)
+
+
+# _indexed_rows as text: the candidates (k) by primary key into files (never a table scan), each
+# kept when its group has no newer base file and is not replaced
+_INDEXED = """SELECT f.partition_path, f.file_id, f.name, f.size, f.base_instant, f.is_log, f.log_version, f.created_ts
+FROM ({candidates}) k JOIN files f ON f.id = k.file_row_id
+WHERE f.is_deleted = :no AND f.is_log = :no AND {keep}
+AND NOT EXISTS (SELECT g.id FROM files g WHERE g.tbl_id = :t AND g.partition_path = f.partition_path
+  AND g.file_id = f.file_id AND g.base_instant > f.base_instant AND g.is_deleted = :no)
+AND NOT EXISTS (SELECT r.id FROM replaced_file_groups r WHERE r.tbl_id = :t
+  AND r.partition_path = f.partition_path AND r.file_id = f.file_id)"""
+
+# a leaf's prune test on the held statistics row k ({0}: the key parameter), as leaf_prune builds it
+_HELD_TESTS = {"=": "(k.min_key > {0} OR k.max_key < {0})", "<": "k.min_key >= {0}", "<=": "k.min_key > {0}",
+               ">": "k.max_key <= {0}", ">=": "k.max_key < {0}"}
+_ALL_NULL = "k.null_count = k.value_count"
+_STATEMENTS: dict[tuple[str, str], DriverStatement] = {}  # (dialect, SQL) -> compiled for the driver
+_STATEMENTS_KEPT = 256
+
+
+def _held_keep(node: Node, types: dict[str, str], column: str, params: dict[str, Any]) -> str | None:
+    """keep_condition as SQL text over the held statistics row k of `column` (its key parameters
+    added to `params`), for a predicate of =, <, <=, >, >=, IN and BETWEEN leaves on that column
+    under AND and OR; None for any other predicate."""
+    if isinstance(node, (And, Or)):
+        items = [_held_keep(i, types, column, params) for i in node.items]
+        if any(i is None for i in items):
+            return None
+        return "(" + (" AND " if isinstance(node, And) else " OR ").join(items) + ")"  # type: ignore[arg-type]
+    assert isinstance(node, Leaf)
+    if node.key != column or node.op not in ("=", "<", "<=", ">", ">=", "IN", "BETWEEN"):
+        return None
+    try:
+        keys = [encode_key(types[column], v.value) for v in node.values]
+    except ValueError:
+        return None  # refused by keep_condition, with its message
+    if any(k is None for k in keys):
+        return "1 = 1"  # statistics cannot tell
+    names = []
+    for k in keys:
+        names.append(f":k{len(params)}")
+        params[names[-1][1:]] = k
+    if node.op in _HELD_TESTS:
+        test = _HELD_TESTS[node.op].format(names[0])
+    elif node.op == "IN":
+        test = "(" + " AND ".join(_HELD_TESTS["="].format(n) for n in names) + ")"
+    else:  # BETWEEN; an empty range (low above high) prunes every file
+        test = f"k.min_key > {names[1]} OR k.max_key < {names[0]}" + (" OR 1 = 1" if keys[0] > keys[1] else "")  # type: ignore[operator]
+    return f"NOT COALESCE(({_ALL_NULL} OR {test}), 1 = 0)"
+
+
+def _run_text(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple]:
+    """SQL text with named parameters, compiled once per dialect and text, run on the driver's cursor."""
+    key = (conn.dialect.name, sql)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        if len(_STATEMENTS) >= _STATEMENTS_KEPT:
+            _STATEMENTS.clear()
+        stmt = _STATEMENTS[key] = DriverStatement(text(sql), conn)
+    return stmt.all(conn, params)
 
 
 def _scanned_slices(conn: Connection, tbl_id: int, slices: list[FileSlice], parts: list[str], tree: Node,
