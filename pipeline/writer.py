@@ -31,6 +31,7 @@ from .table import latest_schema, load, open_for_write, split_name, sync_hms_sch
 log = logging.getLogger(__name__)
 
 DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+RECORDS_PER_TASK = 10_000  # records per shuffle partition of a write, unless configured
 
 
 def write(df: DataFrame | None, table: str, operation: str = "upsert", record_key=None, precombine_field=None,
@@ -72,6 +73,7 @@ class _Job:
         self._persisted: list[DataFrame] = []
         self.instant = ""
         self.created = False  # this job registered the table (its first write)
+        self.parallelism = 1  # of the write's shuffles (_parallelism), once the batch is counted
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -85,6 +87,7 @@ class _Job:
             current = self._open_table()
             records = self._prepare(df) if df is not None else None
             counts = self._partition_counts(records) if records is not None else {}
+            self.parallelism = self._parallelism(sum(counts.values()))
             done = self._commit(records, counts)
         except BaseException:
             if self.created:
@@ -171,6 +174,21 @@ class _Job:
                           keygen.partition_path(info.partition_fields, info.hive_style, info.url_encode)
                           .alias("_hoodie_partition_path"))
 
+    def _parallelism(self, records: int) -> int:
+        """Partitions of the write's shuffles (de-duplication, file groups):
+        `hoodie.<operation>.shuffle.parallelism` when set, else one per RECORDS_PER_TASK records,
+        at least Spark's default parallelism and at most `spark.sql.shuffle.partitions`. A small
+        batch then runs a few tasks, not 200 (each one a Python worker and a metastore lookup)."""
+        spark = self.spark
+        if self.cfg.shuffle_partitions or spark is None:  # (no session: nothing to shuffle)
+            return self.cfg.shuffle_partitions or 1
+        try:
+            most = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        except ValueError:
+            most = 200
+        least = spark.sparkContext.defaultParallelism
+        return max(1, min(most, max(least, -(-records // RECORDS_PER_TASK))))
+
     def _partition_counts(self, records: DataFrame) -> dict[str, int]:
         """Records per partition path (one small aggregation); refuses null record keys."""
         rows = records.groupBy("_hoodie_partition_path").agg(
@@ -216,7 +234,7 @@ class _Job:
         if cfg.combine and op != "delete":
             records = self._dedupe(records)
         elif op == "delete":
-            records = records.dropDuplicates(["_hoodie_partition_path", "_hoodie_record_key"])
+            records = self._distinct(records, ["_hoodie_partition_path", "_hoodie_record_key"])
         slices, replaced = self._target_slices(counts)
         groups = _base_files(slices)
         tagged = None
@@ -235,7 +253,7 @@ class _Job:
         """As `_execute`, tagging with the record index: keys are unique across the table, so every
         batch is de-duplicated by key and inserts of keys the table has update them (or move them)."""
         op = self.cfg.operation
-        records = records.dropDuplicates(["_hoodie_record_key"]) if op == "delete" else self._dedupe(records)
+        records = self._distinct(records, ["_hoodie_record_key"]) if op == "delete" else self._dedupe(records)
         slices, replaced = self._target_slices(counts)
         tagged = leaving = None
         touched: list[str] = []
@@ -302,7 +320,10 @@ class _Job:
             agg = F.max_by(struct, _col(next(c for c in names if c.lower() == pc.lower())))
         else:
             agg = F.first(struct)
-        return records.groupBy(*keys).agg(agg.alias("_r")).select("_r.*")
+        return records.repartition(self.parallelism, *keys).groupBy(*keys).agg(agg.alias("_r")).select("_r.*")
+
+    def _distinct(self, records: DataFrame, keys: list[str]) -> DataFrame:
+        return records.repartition(self.parallelism, *keys).dropDuplicates(keys)
 
     def _write_file_groups(self, to_write: DataFrame, groups: dict) -> list[dict]:
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -314,8 +335,7 @@ class _Job:
                                  stats_columns=indexed_columns(data_schema, self.info.properties))
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
-        if self.cfg.shuffle_partitions:
-            final = final.repartition(self.cfg.shuffle_partitions, "_fg")
+        final = final.repartition(self.parallelism, "_fg")
         rows = final.groupBy("_fg").applyInArrow(_typed(writer), STATS_DDL).collect()
         return [r.asDict() for r in rows]
 

@@ -22,8 +22,8 @@ def test_pipeline_bench_tiny(tmp_path):
     res = subprocess.run([sys.executable, "-m", "bench.pipeline_bench", "--rows", "3000", "--partitions", "10",
                           "--plan-partitions", "20", "--plan-iterations", "3", "--json", str(out)],
                          cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=900,
-                         # 2 shuffle partitions as the other Spark tests: Spark's 200 empty tasks per
-                         # shuffle would take 40 of this test's 80 s (the bench keeps Spark's default)
+                         # 2 shuffle partitions as the other Spark tests (the bench's plain Parquet
+                         # writes would shuffle into Spark's 200)
                          env={**os.environ, "PYSPARK_SUBMIT_ARGS": SMALL_SHUFFLES})
     assert res.returncode == 0, res.stdout + res.stderr[-5000:]
     r = json.loads(out.read_text())

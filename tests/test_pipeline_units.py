@@ -92,3 +92,22 @@ def test_retried_task_deletes_its_earlier_attempts_files(tmp_path):
         (tmp_path / "p" / base_file_name("f-0", token, "20240101000000000")).write_bytes(b"x")
     w._drop_earlier_attempts("f-0", "p", "3-5-2")
     assert sorted(os.listdir(tmp_path / "p")) == [base_file_name("f-0", "3-6-0", "20240101000000000")]
+
+
+def _job_on(conf: dict, default_parallelism: int, options: dict | None = None):
+    from pipeline.config import WriteConfig
+    from pipeline.writer import _Job
+
+    spark = SimpleNamespace(conf=SimpleNamespace(get=conf.get),
+                            sparkContext=SimpleNamespace(defaultParallelism=default_parallelism))
+    job = _Job.__new__(_Job)
+    job.cfg, job.spark = WriteConfig.from_options("upsert", options), spark
+    return job
+
+
+def test_write_shuffles_follow_the_batch_not_sparks_200():
+    job = _job_on({"spark.sql.shuffle.partitions": "200"}, 2)
+    assert [job._parallelism(n) for n in (0, 30, 3_000, 20_001, 1_000_000, 50_000_000)] == [2, 2, 2, 3, 100, 200]
+    assert _job_on({"spark.sql.shuffle.partitions": "8"}, 16)._parallelism(10) == 8  # the session's cap wins
+    assert _job_on({"spark.sql.shuffle.partitions": "200"}, 2,
+                   {"hoodie.upsert.shuffle.parallelism": "7"})._parallelism(50_000_000) == 7  # as configured
