@@ -277,9 +277,9 @@ def _partition_facts_in(conn: Connection, tbl_id: int, columns: list[str],
 def _indexed_rows(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node, text: str,
                   types: dict[str, str], clean: set[str]) -> list[Sequence[Any]]:
     """Latest slices of the `clean` partitions whose base file may match, as the base files'
-    `files` rows (FILE_COLUMNS; in a clean partition no latest slice has log files): candidates by the fork
-    index that are their group's latest file (in a clean partition no latest slice has log
-    files), checked against the whole predicate in SQL."""
+    `files` rows (FILE_COLUMNS): candidates by the fork index that are their group's latest file
+    (in a clean partition no latest slice has log files), checked against the whole predicate in
+    SQL."""
     f, rg = S.files, S.replaced_file_groups
     if not ranges:
         return []
