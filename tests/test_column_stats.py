@@ -15,7 +15,7 @@ import datetime as dt
 import json
 import os
 import uuid
-from contextlib import contextmanager
+from contextlib import closing
 from decimal import Decimal
 
 import pyarrow as pa
@@ -206,7 +206,7 @@ def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, 
         return out
 
     monkeypatch.setattr(column_pruning, "_held_keep", counted)
-    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c, services_closed(services):
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c, closing(services):
         @settings(max_examples=15, derandomize=True, deadline=None,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
         @given(files=_files(), rewrites=_files(), no_stats=st.sets(st.integers(0, 4), max_size=2),
@@ -247,14 +247,6 @@ def _same_as_expressions(pruning, table: str, text: str, monkeypatch, text_form)
         assert pruning.prune("default", table, text) == as_text, text
     finally:
         monkeypatch.setattr(column_pruning, "_held_keep", text_form)
-
-
-@contextmanager
-def services_closed(services):
-    try:
-        yield services
-    finally:
-        services.close()
 
 
 def _same_compact(c: HudiMetastoreClient, table: str, text: str, full) -> None:

@@ -404,8 +404,9 @@ def _held_keep(node: Node, types: dict[str, str], column: str, params: dict[str,
         return "1 = 1"  # statistics cannot tell
     names = []
     for k in keys:
-        names.append(f":k{len(params)}")
-        params[names[-1][1:]] = k
+        name = f"k{len(params)}"
+        params[name] = k
+        names.append(f":{name}")
     if node.op in _HELD_TESTS:
         test = _HELD_TESTS[node.op].format(names[0])
     elif node.op == "IN":
