@@ -163,7 +163,7 @@ def backend_specs():
 def _fresh_url(spec, where):
     """A fresh database of `spec` (dropped after the caller's test or session), as a generator."""
     try:
-        fresh = create_fresh_database(spec, where)
+        fresh = create_fresh_database(spec, where, migrated=True)
     except BackendUnavailable as e:
         _unavailable(str(e))
     try:

@@ -274,7 +274,7 @@ def own_database(backend_url, backend_specs, tmp_path):
 
     kind = "sqlite" if backend_url.startswith("sqlite") else \
         "postgresql" if backend_url.startswith("postgresql") else "mysql"
-    fresh = create_fresh_database(backend_specs[kind], tmp_path / "own-db")
+    fresh = create_fresh_database(backend_specs[kind], tmp_path / "own-db", migrated=True)
     try:
         yield fresh.url
     finally:

@@ -69,7 +69,7 @@ def atomic_server(request, backend_specs, tmp_path_factory):
         reason = f"{request.param} backend unavailable: {spec.reason}"
         pytest.fail(reason) if ci_mode() else pytest.skip(reason)
     try:
-        fresh = create_fresh_database(spec, tmp_path_factory.mktemp(f"atomic-db-{request.param}"))
+        fresh = create_fresh_database(spec, tmp_path_factory.mktemp(f"atomic-db-{request.param}"), migrated=True)
     except BackendUnavailable as e:
         pytest.fail(str(e)) if ci_mode() else pytest.skip(str(e))
     try:
