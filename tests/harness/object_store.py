@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from bench.procs import free_port
 
+#: the endpoint configure_environment chose (an endpoint set by the user is left alone)
+_OURS = "HMS_TEST_OBJECT_STORE_ENDPOINT"
 #: the variables every client (s3fs, botocore, hudi-rs's object_store) reads
 _ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_REGION")
 
@@ -21,11 +23,16 @@ _ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_D
 def configure_environment() -> None:
     """Point the AWS environment at the test object store's port (chosen now, served later).
     An endpoint already in the environment is left alone (a real S3-compatible store)."""
-    if os.environ.get("AWS_ENDPOINT_URL"):
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint and endpoint != os.environ.get(_OURS):
         return
+    # ours (chosen by pytest's controller process when pytest-xdist runs workers, which inherit
+    # its environment): each worker process serves a store of its own, so each chooses a port
     port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
     os.environ.update({
-        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+        _OURS: endpoint,
+        "AWS_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",  # moto accepts any; never a real credential
         "AWS_DEFAULT_REGION": "us-east-1",
