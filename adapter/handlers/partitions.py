@@ -21,6 +21,7 @@ from store.hms.partition_names import spec_from_name, split_name
 from store.hms.partition_service import PartitionService
 from store.hms.partition_specs import partition_specs
 from store.hms.table_service import TableService
+from store.hudi.partition_rules import HudiPartitionRules
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
     AlterPartitionsResponse,
@@ -56,10 +57,11 @@ def partition_list(partitions: PartitionService, db: str, tbl: str, max_parts: i
 
 
 class PartitionHandler:
-    def __init__(self, partitions: PartitionService, tables: TableService, hudi_rules=None):
+    def __init__(self, partitions: PartitionService, tables: TableService,
+                 hudi_rules: HudiPartitionRules | None = None):
         self.partitions = partitions
         self.tables = tables  # the partition keys and table a request form's answer needs
-        self.hudi = hudi_rules  # store.hudi.partition_rules.HudiPartitionRules: Hudi tables' partitions follow commits
+        self.hudi = hudi_rules  # Hudi tables' partitions follow commits
 
     def _guard(self, db, tbl, what):
         if self.hudi is not None:
