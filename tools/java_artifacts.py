@@ -404,7 +404,8 @@ def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
             raise ArtifactError(f"{name}: Maven resolved no {_file_name(spec)} ({spec})")
     size = sum(p.stat().st_size for p in lib.glob("*.jar"))
     _log(f"{name}: {len(jars)} jars, {size >> 20} MB, in {time.monotonic() - t0:.0f} s")
-    meta = {"dependencies": list(e["dependencies"]), "repository": "Maven Central (Maven's default)", "jars": jars}
+    meta: dict[str, object] = {"dependencies": list(e["dependencies"]), "repository": "Maven Central (Maven's default)",
+                               "jars": jars}
     if e.get("extract"):
         spec, prefix = e["extract"]
         archive, sums = _copy(name, spec, work / "extract", work)
@@ -451,12 +452,12 @@ def main(argv: list[str] | None = None) -> int:
                     _log(f"{n}: ready in {time.monotonic() - t0:.0f} s")
                 print(f"{n} {path}", flush=True)
         elif args.cmd == "path":
-            path = cached(args.name)
-            if path is None:
+            hit = cached(args.name)
+            if hit is None:
                 print(f"{args.name} is not fetched (cache {cache_root()}): run {fetch_command(args.name)}",
                       file=sys.stderr)
                 return 1
-            print(path)
+            print(hit)
         else:
             for n, e in ARTIFACTS.items():
                 pins = e.get("artifact") or ", ".join(e["dependencies"])
