@@ -32,6 +32,7 @@ command -v chromedriver >/dev/null || need+=(chromium-driver)
 command -v krb5kdc >/dev/null || [ -x /usr/sbin/krb5kdc ] || need+=(krb5-kdc)  # Kerberos tests: a KDC
 command -v kadmin.local >/dev/null || [ -x /usr/sbin/kadmin.local ] || need+=(krb5-admin-server)
 command -v kinit >/dev/null || need+=(krb5-user)
+command -v mvn >/dev/null || need+=(maven)                                  # fetches the Java peers (tools/java_artifacts.py)
 command -v krb5-config >/dev/null || need+=(libkrb5-dev)                    # builds PyPI's kerberos (a Python test client)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing: ${need[*]}"

@@ -14,7 +14,6 @@ from adapter.handlers.notifications import NotificationHandler
 from adapter.handlers.partition_events import PartitionEventHandler
 from adapter.handlers.partitions import PartitionHandler
 from adapter.handlers.privileges import PrivilegeHandler
-from adapter.handlers.request_forms import RequestFormHandler
 from adapter.handlers.service import ServiceHandler
 from adapter.handlers.statistics import StatisticsHandler
 from adapter.handlers.tables import TableHandler
@@ -33,7 +32,7 @@ def build_router(services: Services, readiness: Readiness | None = None,
         ServiceHandler(s.info, s.tables.warehouse_uri, readiness or Readiness(s.store)),
         DatabaseHandler(s.tables),
         TableHandler(s.tables, s.partitions, s.timeline, constraints=s.constraints, table_filter=s.table_filter),
-        PartitionHandler(s.partitions, s.hudi_partitions),
+        PartitionHandler(s.partitions, s.tables, s.hudi_partitions),
         StatisticsHandler(s.statistics, aggregates=s.aggregate_stats),
         LockHandler(s.locks, open_txn_list=s.open_txns),
         FunctionHandler(s.functions),
@@ -42,7 +41,6 @@ def build_router(services: Services, readiness: Readiness | None = None,
         ConstraintHandler(s.constraints),
         PrivilegeHandler(s.privileges, s.roles),
         PartitionEventHandler(s.partition_events),
-        RequestFormHandler(s.tables, s.partitions),
         DelegationTokenHandler(s.delegation_tokens),
         authorizer=authorizer,
     )

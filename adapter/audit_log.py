@@ -16,6 +16,7 @@ import logging
 import time
 
 from adapter import identity
+from adapter.log_format import quoted
 
 log = logging.getLogger("hudi_metastore.audit")
 
@@ -38,8 +39,6 @@ def configure(path: str | None) -> None:
 
 
 def record(method: str, outcome: str, client: str | None, obj: str | None) -> None:
-    from adapter.call_log import quoted
-
     caller = identity.current()
     fields = {"principal": caller.principal or caller.user or "anonymous",
               "auth": caller.mechanism or ("set_ugi" if caller.user else "none"),

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from adapter import identity
-from adapter.call_log import names_of
+from adapter.call_names import names_of
 from adapter.naming import db_name
 from store.errors import AccessDenied
 from store.hms.access import AccessFacts, Principals, Target

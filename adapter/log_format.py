@@ -8,10 +8,20 @@ import json
 import logging
 import sys
 import time
+from typing import Any
 
 from adapter.secret_text import MaskingFormatter
 
 TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"
+
+
+def quoted(value: Any) -> str:
+    """A value for a text line's `key=value`: JSON-quoted when it holds spaces, quotes, '=' or
+    control characters (client text), so one record stays one parseable line."""
+    s = str(value)
+    if not s or any(c in s for c in ' "=\\') or not s.isprintable():
+        return json.dumps(s, ensure_ascii=True)
+    return s
 
 
 class JsonFormatter(logging.Formatter):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from thrift.Thrift import TApplicationException
 
@@ -13,6 +13,10 @@ from adapter.errors import answer, declared_exceptions, unexpected
 from store import metrics
 from store.db.database import call_begins, read_may_be_retried
 from store.errors import AccessDenied
+
+if TYPE_CHECKING:
+    from adapter.authorization import Authorizer
+    from store.hms.delegation_tokens import DelegationTokens
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call
@@ -46,10 +50,10 @@ def take_error() -> str | None:
 class HandlerRouter:
     """Looks like one handler to the generated Processor; methods no handler has stay unknown."""
 
-    def __init__(self, *handlers, authorizer=None):
-        """`authorizer` (adapter/authorization.Authorizer): asked before every call; None: authorization off."""
+    def __init__(self, *handlers: object, authorizer: Authorizer | None = None):
+        """`authorizer`: asked before every call; None: authorization off."""
         self._methods: dict[str, object] = {}
-        self.delegation_tokens = None  # store.hms.delegation_tokens.DelegationTokens (adapter/app.py sets it)
+        self.delegation_tokens: DelegationTokens | None = None  # adapter/app.py sets it
         for handler in handlers:
             for name in dir(handler):
                 if name.startswith("_"):

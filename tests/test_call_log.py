@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from adapter.call_log import object_of
+from adapter.call_names import object_of
 from tests.harness import open_thrift_client, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import (
     Database,

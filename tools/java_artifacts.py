@@ -7,19 +7,23 @@
 From Python: ``fetch("trino-server") -> Path`` (downloads on first use) and ``cached(name) ->
 Path | None`` (never touches the network).
 
-Every entry is pinned below (``ARTIFACTS``). Three kinds:
+Every entry is pinned below (``ARTIFACTS``). Everything is fetched by Maven's own client (``mvn``),
+from its default repository, Maven Central, only (a generated ``settings.xml`` blocks every other
+repository), with ``--strict-checksums``: Maven checks each file against the checksum the repository
+publishes for it and fails when there is none or it differs. Local repository: ``<cache>/m2``. Three
+kinds:
 
-* ``archive``: one file from Central (e.g. ``io.trino:trino-server:476:tar.gz``), checked against
-  every checksum Central publishes for it (``.sha1`` required; ``.sha256`` / ``.sha512`` when
-  present), unpacked into the cache, optionally pruned (``plugins``: keep only these directories
-  under ``plugin/``). ``fetch`` returns the unpacked top directory.
-* ``file``: one file from Central kept as it is (e.g. a shaded bundle jar), checked as an
-  ``archive``; ``fetch`` returns the directory holding it.
+* ``archive``: one file (e.g. ``io.trino:trino-server:476:tar.gz``) fetched with ``mvn
+  dependency:copy``, unpacked into the cache, optionally pruned (``plugins``: keep only these
+  directories under ``plugin/``). ``fetch`` returns the unpacked top directory.
+* ``file``: one file fetched as an ``archive`` and kept as it is (e.g. a shaded bundle jar);
+  ``fetch`` returns the directory holding it.
 * ``classpath``: Maven resolves the pinned dependencies with their runtime dependencies (a
-  generated pom, ``mvn --strict-checksums dependency:copy-dependencies`` against Central only, local
-  repository ``<cache>/m2``) into one directory of jars; ``fetch`` returns that directory (a JVM
-  takes it as ``-cp "DIR/*"``). ``--strict-checksums`` makes Maven check each file against Central's
-  ``.sha1``.
+  generated pom, ``mvn dependency:copy-dependencies``) into one directory of jars; ``fetch``
+  returns that directory (a JVM takes it as ``-cp "DIR/*"``).
+
+The single files of ``archive``, ``file`` and ``extract`` are removed from the local repository
+once copied (the cache keeps one copy of each).
 
 Cache: ``${HUDI_METASTORE_CACHE:-~/.cache/hudi-metastore}`` (outside the clone, shared by every
 clone and run). An entry is complete when its directory holds ``.artifact.json`` whose ``spec``
@@ -43,8 +47,6 @@ import sys
 import tarfile
 import tempfile
 import time
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,9 +54,8 @@ from xml.sax.saxutils import escape
 
 # --------------------------------------------------------------------------- the pinned list
 
-MAVEN_CENTRAL = "https://repo1.maven.org/maven2"
-#: maven-dependency-plugin used for ``classpath`` entries (pinned: Maven would otherwise look up the
-#: newest one on every resolution).
+#: maven-dependency-plugin, which fetches every entry (pinned: Maven would otherwise look up the
+#: newest one on every run).
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 #: name -> entry. ``artifact``: groupId:artifactId:version[:extension] of an ``archive``;
@@ -126,7 +127,7 @@ ARTIFACTS: dict[str, dict] = {
 
 
 class ArtifactError(RuntimeError):
-    """A fetch failed; the message names the artifact (and the URL where there is one)."""
+    """A fetch failed; the message names the entry and the artifact's coordinates."""
 
 
 def cache_root() -> Path:
@@ -183,17 +184,24 @@ def cached(name: str) -> Path | None:
     return target if meta.get("spec") == _spec_digest(name) else None
 
 
-def url_of(spec: str) -> str:
+def _maven_coords(spec: str) -> str:
+    """``spec`` as ``dependency:copy`` takes it: groupId:artifactId:version:extension[:classifier]."""
     g, a, v, x = _coords(spec)
+    classifier = f":{spec.split(':')[3]}" if spec.count(":") == 4 else ""
+    return f"{g}:{a}:{v}:{x}{classifier}"
+
+
+def _file_name(spec: str) -> str:
+    _g, a, v, x = _coords(spec)
     classifier = f"-{spec.split(':')[3]}" if spec.count(":") == 4 else ""
-    return f"{MAVEN_CENTRAL}/{g.replace('.', '/')}/{a}/{v}/{a}-{v}{classifier}.{x}"
+    return f"{a}-{v}{classifier}.{x}"
 
 
 # --------------------------------------------------------------------------- fetch
 
 
 def fetch(name: str) -> Path:
-    """The entry's directory, fetched from Maven Central on first use (see the module docstring)."""
+    """The entry's directory, fetched with Maven on first use (see the module docstring)."""
     hit = cached(name)
     if hit is not None:
         return hit
@@ -210,7 +218,7 @@ def fetch(name: str) -> Path:
             if e["kind"] == "archive":
                 built, meta = _build_archive(name, e, work)
             elif e["kind"] == "file":
-                built, meta = _build_file(e, work)
+                built, meta = _build_file(name, e, work)
             elif e["kind"] == "classpath":
                 built, meta = _build_classpath(name, e, work)
             else:
@@ -248,104 +256,72 @@ def _log(msg: str) -> None:
     print(f"[java_artifacts] {msg}", file=sys.stderr, flush=True)
 
 
-# --------------------------------------------------------------------------- downloads
+# --------------------------------------------------------------------------- Maven
 
-_ALGOS = ("sha1", "sha256", "sha512")
-_USER_AGENT = "hudi-metastore-tools/1 (python urllib)"
-
-
-def _open(url: str, timeout: float = 60):
-    return urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": _USER_AGENT}), timeout=timeout)
-
-
-def _published_checksum(name: str, url: str, algo: str) -> str | None:
-    """Central's ``<url>.<algo>`` (hex), or None when Central publishes none for this file."""
-    sums_url = f"{url}.{algo}"
-    last: Exception | None = None
-    for attempt in range(3):
-        try:
-            with _open(sums_url) as r:
-                text = r.read(4096).decode("ascii", "replace").strip()
-            value = text.split()[0].lower() if text else ""
-            if len(value) != hashlib.new(algo).digest_size * 2 or any(c not in "0123456789abcdef" for c in value):
-                raise ArtifactError(f"{name}: unreadable checksum at {sums_url}: {text[:100]!r}")
-            return value
-        except urllib.error.HTTPError as e:
-            if e.code == 404:
-                return None
-            last = e
-        except (urllib.error.URLError, OSError) as e:
-            last = e
-        time.sleep(2 * (attempt + 1))
-    raise ArtifactError(f"{name}: could not read {sums_url}: {last}")
+# Maven Central (the repository every pom inherits, id `central`) only: every other repository a
+# dependency's pom may name is blocked (a blocked mirror is never contacted; its URL is unused).
+_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
+<!-- generated by tools/java_artifacts.py -->
+<settings>
+  <mirrors>
+    <mirror><id>only-central</id><mirrorOf>*,!central</mirrorOf><url>file:///nonexistent</url><blocked>true</blocked></mirror>
+  </mirrors>
+</settings>
+"""
 
 
-def _download(name: str, url: str, dest: Path) -> dict[str, str]:
-    """Stream ``url`` to ``dest``; returns its digests. Retries transient failures."""
-    last: Exception | None = None
-    for attempt in range(3):
-        try:
-            hashes = {a: hashlib.new(a) for a in _ALGOS}
-            size = 0
-            with _open(url) as r, open(dest, "wb") as out:
-                total = int(r.headers.get("Content-Length") or 0)
-                step, shown = max(total // 10, 1 << 26), 0
-                while True:
-                    block = r.read(1 << 20)
-                    if not block:
-                        break
-                    out.write(block)
-                    for h in hashes.values():
-                        h.update(block)
-                    size += len(block)
-                    if size - shown >= step:
-                        shown = size
-                        _log(f"{name}: {size >> 20} MB" + (f" of {total >> 20} MB" if total else ""))
-            if total and size != total:
-                raise OSError(f"got {size} of {total} bytes")
-            return {a: h.hexdigest() for a, h in hashes.items()}
-        except urllib.error.HTTPError as e:
-            if e.code in (401, 403, 404, 410):
-                raise ArtifactError(f"{name}: download of {url} failed: HTTP {e.code} {e.reason}") from e
-            last = e
-        except (urllib.error.URLError, OSError) as e:
-            last = e
-        _log(f"{name}: download of {url} failed ({last}); retrying")
-        time.sleep(3 * (attempt + 1))
-    raise ArtifactError(f"{name}: download of {url} failed: {last}")
+def _mvn(name: str, args: list[str], work: Path, what: str) -> None:
+    """Run Maven in ``work`` on the cache's local repository; raises ArtifactError naming ``what``."""
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise ArtifactError(f"{name}: Maven (mvn) is needed to fetch {what} (apt-get install maven)")
+    settings = work / "settings.xml"
+    if not settings.exists():
+        settings.write_text(_SETTINGS)
+    cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "--strict-checksums", "-s", str(settings),
+           f"-Dmaven.repo.local={cache_root() / 'm2'}", *args]
+    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if res.returncode != 0:
+        out = "\n".join((res.stdout + res.stderr).strip().splitlines()[-40:])
+        raise ArtifactError(f"{name}: Maven could not fetch {what} (exit {res.returncode}):\n{out}")
 
 
-def _verified_download(name: str, url: str, dest: Path) -> dict[str, str]:
-    published = {a: _published_checksum(name, url, a) for a in _ALGOS}
-    if published["sha1"] is None:
-        try:
-            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD", headers={"User-Agent": _USER_AGENT}),
-                                        timeout=60):
-                pass
-        except urllib.error.HTTPError as e:
-            raise ArtifactError(f"{name}: download of {url} failed: HTTP {e.code} {e.reason}") from e
-        except (urllib.error.URLError, OSError) as e:
-            raise ArtifactError(f"{name}: download of {url} failed: {e}") from e
-        raise ArtifactError(f"{name}: Maven Central publishes no checksum at {url}.sha1; refusing an unverified file")
-    _log(f"{name}: downloading {url}")
+def _digests(path: Path) -> dict[str, str]:
+    """sha1 and sha256 of the file as fetched (Maven has checked it against the repository's checksum)."""
+    hashes = {a: hashlib.new(a) for a in ("sha1", "sha256")}
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            for h in hashes.values():
+                h.update(block)
+    return {a: h.hexdigest() for a, h in hashes.items()}
+
+
+def _copy(name: str, spec: str, out: Path, work: Path) -> tuple[Path, dict[str, str]]:
+    """One file into ``out`` with ``mvn dependency:copy``; its path and digests. The local
+    repository's copy is removed (the cache keeps one)."""
+    _log(f"{name}: fetching {spec} with Maven")
     t0 = time.monotonic()
-    got = _download(name, url, dest)
-    for algo, want in published.items():
-        if want is not None and got[algo] != want:
-            raise ArtifactError(f"{name}: {algo} of {url} is {got[algo]}, Maven Central publishes {want}")
-    checked = [a for a, v in published.items() if v]
-    _log(f"{name}: {dest.stat().st_size >> 20} MB in {time.monotonic() - t0:.0f} s, verified ({', '.join(checked)})")
-    return {a: got[a] for a in checked}
+    _mvn(name, [f"{DEPENDENCY_PLUGIN}:copy", f"-Dartifact={_maven_coords(spec)}", f"-DoutputDirectory={out}"],
+         work, spec)
+    got = out / _file_name(spec)
+    if not got.is_file():
+        raise ArtifactError(f"{name}: Maven fetched {spec}, but {got.name} is not in {out}")
+    sums = _digests(got)
+    g, a, v, _x = _coords(spec)
+    local = cache_root() / "m2" / g.replace(".", "/") / a / v
+    for p in local.glob(f"{_file_name(spec)}*"):  # the file and its checksum files
+        p.unlink()
+    _log(f"{name}: {got.stat().st_size >> 20} MB in {time.monotonic() - t0:.0f} s, verified by Maven")
+    return got, sums
 
 
 # --------------------------------------------------------------------------- kind: archive
 
 
 def _build_archive(name: str, e: dict, work: Path) -> tuple[Path, dict]:
-    url = url_of(e["artifact"])
-    _g, a, v, ext = _coords(e["artifact"])
-    archive = work / f"{a}-{v}.{ext}"
-    sums = _verified_download(name, url, archive)
+    spec = e["artifact"]
+    _g, _a, _v, ext = _coords(spec)
+    archive, sums = _copy(name, spec, work, work)
     unpacked = work / "unpacked"
     unpacked.mkdir()
     _log(f"{name}: unpacking")
@@ -357,9 +333,9 @@ def _build_archive(name: str, e: dict, work: Path) -> tuple[Path, dict]:
             with zipfile.ZipFile(archive) as zf:
                 zf.extractall(unpacked)
         else:
-            raise ArtifactError(f"{name}: do not know how to unpack .{ext} ({url})")
+            raise ArtifactError(f"{name}: do not know how to unpack .{ext} ({spec})")
     except (tarfile.TarError, zipfile.BadZipFile, OSError) as ex:
-        raise ArtifactError(f"{name}: cannot unpack {url}: {ex}") from ex
+        raise ArtifactError(f"{name}: cannot unpack {spec}: {ex}") from ex
     archive.unlink()
     entries = [p for p in unpacked.iterdir()]
     top = entries[0] if len(entries) == 1 and entries[0].is_dir() else unpacked
@@ -367,25 +343,24 @@ def _build_archive(name: str, e: dict, work: Path) -> tuple[Path, dict]:
     if plugins is not None:
         plugin_dir = top / "plugin"
         if not plugin_dir.is_dir():
-            raise ArtifactError(f"{name}: {url} has no plugin/ directory to prune")
+            raise ArtifactError(f"{name}: {spec} has no plugin/ directory to prune")
         missing = [p for p in plugins if not (plugin_dir / p).is_dir()]
         if missing:
-            raise ArtifactError(f"{name}: {url} lacks plugin(s) {', '.join(missing)}")
+            raise ArtifactError(f"{name}: {spec} lacks plugin(s) {', '.join(missing)}")
         for p in plugin_dir.iterdir():
             if p.name not in plugins:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
-    return top, {"url": url, "checksums": sums}
+    return top, {"artifact": spec, "checksums": sums}
 
 
 # --------------------------------------------------------------------------- kind: file
 
 
-def _build_file(e: dict, work: Path) -> tuple[Path, dict]:
-    url = url_of(e["artifact"])
+def _build_file(name: str, e: dict, work: Path) -> tuple[Path, dict]:
     out = work / "file"
     out.mkdir()
-    sums = _verified_download(e["artifact"], url, out / url.rsplit("/", 1)[1])
-    return out, {"url": url, "checksums": sums}
+    _got, sums = _copy(name, e["artifact"], out, work)
+    return out, {"artifact": e["artifact"], "checksums": sums}
 
 
 # --------------------------------------------------------------------------- kind: classpath
@@ -403,7 +378,7 @@ def _pom(name: str, e: dict) -> str:
     nl = "\n    "
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!-- generated by tools/java_artifacts.py for the entry {escape(name)} -->
-<project xmlns="http://maven.apache.org/POM/4.0.0">
+<project>
   <modelVersion>4.0.0</modelVersion>
   <groupId>local.hudi-metastore.tools</groupId>
   <artifactId>{escape(name)}-classpath</artifactId>
@@ -416,46 +391,25 @@ def _pom(name: str, e: dict) -> str:
 """
 
 
-_SETTINGS = f"""<?xml version="1.0" encoding="UTF-8"?>
-<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
-  <mirrors>
-    <mirror><id>central-only</id><mirrorOf>*</mirrorOf><url>{MAVEN_CENTRAL}</url></mirror>
-  </mirrors>
-</settings>
-"""
-
-
 def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise ArtifactError(f"{name}: Maven (mvn) is needed to resolve its classpath (apt-get install maven)")
     (work / "pom.xml").write_text(_pom(name, e))
-    (work / "settings.xml").write_text(_SETTINGS)
     lib = work / "lib"
-    m2 = cache_root() / "m2"
-    cmd = [mvn, "-B", "-q", "-Dstyle.color=never", "--strict-checksums", "-s", str(work / "settings.xml"),
-           f"-Dmaven.repo.local={m2}", "-f", str(work / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
-           f"-DoutputDirectory={lib}", "-DincludeScope=runtime"]
-    _log(f"{name}: resolving {', '.join(e['dependencies'])} with Maven from {MAVEN_CENTRAL}")
+    _log(f"{name}: resolving {', '.join(e['dependencies'])} with Maven")
     t0 = time.monotonic()
-    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    if res.returncode != 0:
-        out = "\n".join((res.stdout + res.stderr).strip().splitlines()[-40:])
-        raise ArtifactError(f"{name}: Maven could not resolve {', '.join(e['dependencies'])} from {MAVEN_CENTRAL} "
-                            f"(exit {res.returncode}):\n{out}")
+    _mvn(name, ["-f", str(work / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies", f"-DoutputDirectory={lib}",
+                "-DincludeScope=runtime"], work, ", ".join(e["dependencies"]))
     jars = sorted(p.name for p in lib.glob("*.jar"))
     for spec in e["dependencies"]:
-        _g, a, v, _x = _coords(spec)
-        if f"{a}-{v}.jar" not in jars:
-            raise ArtifactError(f"{name}: Maven resolved no {a}-{v}.jar ({url_of(spec)})")
+        if _file_name(spec) not in jars:
+            raise ArtifactError(f"{name}: Maven resolved no {_file_name(spec)} ({spec})")
     size = sum(p.stat().st_size for p in lib.glob("*.jar"))
     _log(f"{name}: {len(jars)} jars, {size >> 20} MB, in {time.monotonic() - t0:.0f} s")
-    meta = {"dependencies": list(e["dependencies"]), "repository": MAVEN_CENTRAL, "jars": jars}
+    meta: dict[str, object] = {"dependencies": list(e["dependencies"]), "repository": "Maven Central (Maven's default)",
+                               "jars": jars}
     if e.get("extract"):
         spec, prefix = e["extract"]
-        url = url_of(spec)
-        archive = work / "extract.tar.gz"
-        meta["extracted"] = {"url": url, "members": prefix, "checksums": _verified_download(name, url, archive)}
+        archive, sums = _copy(name, spec, work / "extract", work)
+        meta["extracted"] = {"artifact": spec, "members": prefix, "checksums": sums}
         n = 0
         try:
             with tarfile.open(archive) as tf:
@@ -466,11 +420,11 @@ def _build_classpath(name: str, e: dict, work: Path) -> tuple[Path, dict]:
                         tf.extract(m, lib, filter="data")
                         n += m.isfile()
         except (tarfile.TarError, OSError) as ex:
-            raise ArtifactError(f"{name}: cannot unpack {url}: {ex}") from ex
+            raise ArtifactError(f"{name}: cannot unpack {spec}: {ex}") from ex
         if not n:
-            raise ArtifactError(f"{name}: {url} has nothing under {prefix}")
+            raise ArtifactError(f"{name}: {spec} has nothing under {prefix}")
         archive.unlink()
-        _log(f"{name}: {n} files of {prefix} from {url}")
+        _log(f"{name}: {n} files of {prefix} from {spec}")
     return lib, meta
 
 
@@ -498,12 +452,12 @@ def main(argv: list[str] | None = None) -> int:
                     _log(f"{n}: ready in {time.monotonic() - t0:.0f} s")
                 print(f"{n} {path}", flush=True)
         elif args.cmd == "path":
-            path = cached(args.name)
-            if path is None:
+            hit = cached(args.name)
+            if hit is None:
                 print(f"{args.name} is not fetched (cache {cache_root()}): run {fetch_command(args.name)}",
                       file=sys.stderr)
                 return 1
-            print(path)
+            print(hit)
         else:
             for n, e in ARTIFACTS.items():
                 pins = e.get("artifact") or ", ".join(e["dependencies"])

@@ -33,7 +33,7 @@ TRINO_VERSION = "476"
 MIN_JAVA = 24
 TEMURIN_HOME = Path(os.environ.get("HMS_TRINO_JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"))
 PLUGINS = ("hive", "hudi", "iceberg")
-FETCH_COMMAND = "python -m tools.java_artifacts trino-server"
+FETCH_COMMAND = "python -m tools.java_artifacts fetch trino-server"
 
 
 class TrinoUnavailable(RuntimeError):

@@ -1,9 +1,10 @@
-"""Catalog and database calls."""
+"""Catalog and database calls, with their request forms (create_database_req, get_database_req,
+drop_database_req)."""
 
 from __future__ import annotations
 
 from adapter.handlers.service import session_user
-from adapter.naming import db_name, db_pattern
+from adapter.naming import check_catalog, db_name, db_pattern
 from store.hms.table_service import TableService
 from thrift_idl.hive_metastore.ttypes import (
     Database,
@@ -75,6 +76,11 @@ class DatabaseHandler:
 
     def drop_database(self, name, deleteData, cascade):
         self.tables.drop_database(db_name(name), bool(deleteData), bool(cascade))
+
+    def drop_database_req(self, req):
+        # ignoreUnknownDb is for the client (Hive's server raises NoSuchObjectException anyway)
+        check_catalog(req.catalogName)
+        self.tables.drop_database(db_name(req.name), bool(req.deleteData), bool(req.cascade))
 
 
 def _database_type(name):

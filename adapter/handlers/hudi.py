@@ -24,10 +24,14 @@ from adapter.hudi_thrift import (
 from adapter.hudi_thrift import optional as _opt
 from hudi_format.record_key_codec import decode_keys
 from store import metrics
+from store.hudi.column_pruning import ColumnPruning
 from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
 from store.hudi.record_index import FileGroupKeys as IndexKeys
+from store.hudi.snapshot_service import SnapshotService
 from store.hudi.table_stats import table_stats
 from store.hudi.timeline_import import StoredInstant, TimelineImport
+from store.hudi.timeline_service import TimelineService
+from store.storage.mirror import StorageMirror
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,
@@ -69,11 +73,10 @@ def _index_keys(groups) -> list[IndexKeys]:
 
 
 class HudiHandler:
-    """`timeline`: store.hudi.timeline_service.TimelineService; `snapshot`: store.hudi.snapshot_service.SnapshotService;
-    `mirror` (optional): has `sync(db, tbl) -> int` (versions written to storage); `pruning`:
-    store.hudi.column_pruning.ColumnPruning."""
+    """`mirror`: None when the server has no storage mirror (sync_storage is refused)."""
 
-    def __init__(self, timeline, snapshot, mirror=None, pruning=None):
+    def __init__(self, timeline: TimelineService, snapshot: SnapshotService, mirror: StorageMirror | None,
+                 pruning: ColumnPruning):
         self._timeline = timeline
         self._snapshot = snapshot
         self._mirror = mirror

@@ -13,7 +13,9 @@ from __future__ import annotations
 from adapter import identity
 from hudi_format.table_config import HudiTableConfig
 from store.errors import InvalidOperation
+from store.hms.table_service import TableService
 from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
+from store.hudi.timeline_service import TimelineService
 from thrift_idl.hive_metastore.ttypes import Database
 from thrift_idl.hudi_metaserver.ttypes import (
     HoodieInstantChangeResult,
@@ -49,7 +51,7 @@ def _to_thrift(i) -> THoodieInstant:
 
 
 class MetaserverHandler:
-    def __init__(self, tables, timeline):
+    def __init__(self, tables: TableService, timeline: TimelineService):
         self._tables = tables
         self._timeline = timeline
 

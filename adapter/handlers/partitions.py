@@ -1,23 +1,47 @@
-"""Partition calls: add, read (by values, names, partial spec, filter), alter, rename, drop."""
+"""Partition calls: add, read (by values, names, partial spec, filter, specs), alter, rename, drop,
+with their request forms (`*_req`, Hive 4's get_partitions_with_specs) answered as Hive 4 answers them.
+
+Serialized Hive expressions (Kryo-serialized ExprNodeDesc, which only Hive's own classes can read)
+are not evaluated: get_partitions_by_expr is not served at all and get_partition_names_req answers
+a real expression with TApplicationException UNKNOWN_METHOD, the answer on which Hive's client
+gives up server-side pruning and prunes partition names itself (docs/conformance.md).
+"""
 
 from __future__ import annotations
 
-from adapter.naming import db_name, env_props
-from store.errors import NoSuchObject
+import functools
+
+from thrift.Thrift import TApplicationException
+
+from adapter.naming import check_catalog, db_name, env_props
+from store.errors import MetaError, NoSuchObject
 from store.hms import partition_wire
-from store.hms.partition_names import spec_from_name
+from store.hms.partition_filter.leaf_sql import is_integral
+from store.hms.partition_names import spec_from_name, split_name
 from store.hms.partition_service import PartitionService
+from store.hms.partition_specs import partition_specs
+from store.hms.table_service import TableService
+from store.hudi.partition_rules import HudiPartitionRules
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
     AlterPartitionsResponse,
     DropPartitionsResult,
+    GetPartitionNamesPsResponse,
+    GetPartitionResponse,
     GetPartitionsByNamesResult,
+    GetPartitionsPsWithAuthResponse,
+    GetPartitionsResponse,
     InvalidObjectException,
     MetaException,
+    NoSuchObjectException,
+    PartitionFilterMode,
+    PartitionsResponse,
     PartitionValuesResponse,
     PartitionValuesRow,
     RenamePartitionResponse,
 )
+
+NO_EXPRESSION = b"\xff"  # what Hive's client sends for "no filter"
 
 
 def _max(max_parts) -> int:
@@ -33,9 +57,11 @@ def partition_list(partitions: PartitionService, db: str, tbl: str, max_parts: i
 
 
 class PartitionHandler:
-    def __init__(self, partitions: PartitionService, hudi_rules=None):
+    def __init__(self, partitions: PartitionService, tables: TableService,
+                 hudi_rules: HudiPartitionRules | None = None):
         self.partitions = partitions
-        self.hudi = hudi_rules  # store.hudi.partition_rules.HudiPartitionRules: Hudi tables' partitions follow commits
+        self.tables = tables  # the partition keys and table a request form's answer needs
+        self.hudi = hudi_rules  # Hudi tables' partitions follow commits
 
     def _guard(self, db, tbl, what):
         if self.hudi is not None:
@@ -97,6 +123,11 @@ class PartitionHandler:
     def get_partition(self, db_name_, tbl_name, part_vals):
         return self.partitions.get_partition(db_name(db_name_), tbl_name or "", part_vals)
 
+    def get_partition_req(self, req):
+        check_catalog(req.catName)
+        return GetPartitionResponse(partition=self.partitions.get_partition(
+            db_name(req.dbName), req.tblName or "", req.partVals))
+
     def get_partition_with_auth(self, db_name_, tbl_name, part_vals, user_name, group_names):
         return self.get_partition(db_name_, tbl_name, part_vals)
 
@@ -117,6 +148,14 @@ class PartitionHandler:
         except NoSuchObject:
             return []  # Hive 4: a table that does not exist has no partitions
 
+    def get_partitions_req(self, req):
+        check_catalog(req.catName)
+        try:
+            parts = partition_list(self.partitions, db_name(req.dbName), req.tblName or "", _max(req.maxParts))
+        except NoSuchObject:
+            parts = []  # Hive 4: no partitions for a table that does not exist
+        return PartitionsResponse(partitions=parts)
+
     def get_partitions_with_auth(self, db_name_, tbl_name, max_parts, user_name, group_names):
         return self._listed(db_name_, tbl_name, max_parts)
 
@@ -127,15 +166,53 @@ class PartitionHandler:
     def get_partitions_ps_with_auth(self, db_name_, tbl_name, part_vals, max_parts, user_name, group_names):
         return self.get_partitions_ps(db_name_, tbl_name, part_vals, max_parts)
 
+    def get_partitions_ps_with_auth_req(self, req):
+        check_catalog(req.catName)
+        # Hive 4: no values (or an empty list) is every partition; maxParts always applies
+        return GetPartitionsPsWithAuthResponse(partitions=partition_list(
+            self.partitions, db_name(req.dbName), req.tblName or "", _max(req.maxParts), req.partVals or None))
+
     def get_partition_names(self, db_name_, tbl_name, max_parts):
         try:
             return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts))
         except NoSuchObject:
             return []  # Hive 4: a table that does not exist has no partitions
 
+    def get_partition_names_req(self, req):
+        """Partition names without a filter, in name order or as `order` says ("<key index>,...:<+|->...")."""
+        check_catalog(req.catName)
+        if req.expr is not None and bytes(req.expr) != NO_EXPRESSION:
+            raise TApplicationException(TApplicationException.UNKNOWN_METHOD,
+                                        "Invalid method name: 'get_partition_names_req'")
+        db, tbl = db_name(req.dbName), req.tblName or ""
+        if not req.order:
+            return self.partitions.get_partition_names(db, tbl, _max(req.maxParts))
+        names = self.partitions.get_partition_names(db, tbl, -1)
+        keys = self.tables.get_table(db, tbl).partitionKeys or []
+        for position, descending in reversed(_order_specs(req.order, len(keys))):
+            names.sort(key=functools.partial(_sort_value, position=position, integral=is_integral(keys[position].type)),
+                       reverse=descending)
+        return names if _max(req.maxParts) < 0 else names[:_max(req.maxParts)]
+
+    def fetch_partition_names_req(self, partitionReq):
+        """Hive 4's client lists partition names this way (also when it prunes partitions itself)."""
+        r = partitionReq
+        try:
+            check_catalog(r.catName)
+            return self.partitions.get_partition_names(db_name(r.dbName), r.tblName or "", _max(r.maxParts))
+        except (NoSuchObject, NoSuchObjectException):
+            return []  # Hive 4: no names for a table (or catalog) that does not exist
+
     def get_partition_names_ps(self, db_name_, tbl_name, part_vals, max_parts):
         return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts),
                                                    part_vals=part_vals)
+
+    def get_partition_names_ps_req(self, req):
+        check_catalog(req.catName)
+        if req.partValues is None:
+            raise MetaError("Partition values are required")  # Hive 4: a NullPointerException
+        return GetPartitionNamesPsResponse(names=self.partitions.get_partition_names(
+            db_name(req.dbName), req.tblName or "", _max(req.maxParts), part_vals=req.partValues))
 
     def get_partitions_by_filter(self, db_name_, tbl_name, filter, max_parts):
         return self._listed(db_name_, tbl_name, max_parts, filter_text=filter or "")
@@ -149,6 +226,23 @@ class PartitionHandler:
     def get_partitions_by_names_req(self, req):
         return GetPartitionsByNamesResult(
             partitions=self.get_partitions_by_names(req.db_name, req.tbl_name, req.names))
+
+    def get_partitions_with_specs(self, request):
+        check_catalog(request.catName)
+        db, tbl = db_name(request.dbName), request.tblName or ""
+        table = self.tables.get_table(db, tbl)
+        filters = request.filterSpec
+        mode = filters.filterMode if filters is not None else None
+        values = list(filters.filters or []) if filters is not None else []
+        if mode == PartitionFilterMode.BY_NAMES:
+            parts = self.partitions.get_partitions_by_names(db, tbl, values)
+        elif mode == PartitionFilterMode.BY_VALUES:
+            parts = self.partitions.get_partitions(db, tbl, part_vals=values or None)
+        elif mode == PartitionFilterMode.BY_EXPR and values:
+            parts = self.partitions.get_partitions(db, tbl, filter_text=" and ".join(f"({f})" for f in values))
+        else:
+            parts = self.partitions.get_partitions(db, tbl)
+        return GetPartitionsResponse(partitionSpec=partition_specs(table, parts, request.projectionSpec))
 
     def get_partition_values(self, request):
         keys = [k.name for k in request.partitionKeys or []]
@@ -240,3 +334,25 @@ class PartitionHandler:
 
     def partition_name_has_valid_characters(self, part_vals, throw_exception):
         return True
+
+
+def _order_specs(order: str, n_keys: int) -> list[tuple[int, bool]]:
+    """Hive's MetaStoreUtils.makeOrderSpecs: "0,1:+-" -> [(0, ascending), (1, descending)]."""
+    positions, _, signs = order.strip().partition(":")
+    out = []
+    for pos, sign in zip(positions.split(","), signs):
+        if not pos.strip().isdigit() or int(pos) >= n_keys:
+            raise MetaError(f"Invalid partition order: {order}")
+        out.append((int(pos), sign == "-"))
+    return out
+
+
+def _sort_value(name: str, position: int, integral: bool) -> tuple:
+    """A partition name's sort key by one key's value (integral keys by number, non-numbers last)."""
+    value = split_name(name)[position][1]
+    if integral:
+        try:
+            return (0, int(value), "")
+        except ValueError:
+            return (1, 0, value)
+    return (0, 0, value)

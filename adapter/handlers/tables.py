@@ -12,6 +12,7 @@ from store.hms.constraints import ConstraintService
 from store.hms.partition_service import PartitionService
 from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
+from store.hudi.timeline_service import TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
     GetFieldsResponse,
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 class TableHandler:
-    def __init__(self, tables: TableService, partitions: PartitionService, timeline=None,
+    def __init__(self, tables: TableService, partitions: PartitionService, timeline: TimelineService | None = None,
                  constraints: ConstraintService | None = None, table_filter: TableNamesByFilter | None = None):
         self.tables = tables
         self.partitions = partitions
