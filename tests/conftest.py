@@ -49,6 +49,7 @@ from tests.harness import (  # noqa: E402 - importable once the repository root 
     create_fresh_database,
     log_tail,
     open_thrift_client,
+    properties,  # noqa: E402
     start_our_server,
     start_reference_hms,
     stop_process,
@@ -64,6 +65,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "hive_versions(*versions): run only against these reference Hive versions")
     config.addinivalue_line("markers", "backends(*names): run only on these backends")
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
+    properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
 
 
 # parameters that name a reference version / a backend, and the marker that narrows each
@@ -85,6 +87,35 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+#: pytest-xdist groups (``--dist loadgroup``): the tests that share an expensive JVM run in one
+#: worker, so it starts once per run, not once per worker. First matching fixture wins.
+_XDIST_GROUPS = (("trino_server", "trino"), ("spark", "spark"))
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")  # after pytest's reordering
+def mark_xdist_groups(config, items):
+    if not getattr(config.option, "numprocesses", None):
+        return
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        group = next((g for fixture, g in _XDIST_GROUPS if fixture in names), None)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if group == "spark" and "backend_url" in params:  # a Spark driver per worker is cheap next to
+            group = f"spark-{params['backend_url']}"  # the pipeline tests: spread them by backend
+        if group is None and params.get("reference_version") == "4":
+            group = "hive4"  # the Hive 4 reference metastore: about a minute to start
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: ``HMS_TEST_WORKERS``, else one worker per core, at most 3 (each may run a
+    Spark driver, reference metastores and servers: about 3 GB)."""
+    if os.environ.get("HMS_TEST_WORKERS"):
+        return int(os.environ["HMS_TEST_WORKERS"])
+    return max(1, min(os.cpu_count() or 1, 3))
 
 
 def _unavailable(reason: str):

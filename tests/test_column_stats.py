@@ -1,6 +1,6 @@
 """Column statistics and data skipping (RFC-27), through a real server on every backend.
 
-Property (hypothesis, derandomized): random files of every indexable type (nulls, NaN, -0.0,
+Property (hypothesis, a new seed every run): random files of every indexable type (nulls, NaN, -0.0,
 decimals, non-ASCII strings, binary, dates, timestamps, booleans) written as Parquet, their
 statistics taken from the footers by the pipeline's code and committed through the extension,
 then a second commit of new versions of some file groups (some without statistics);
@@ -21,7 +21,7 @@ from decimal import Decimal
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.client import HudiMetastoreClient, slices_of
@@ -30,6 +30,7 @@ from store.db.database import Store
 from store.hudi import column_pruning
 from store.services import build_services
 from tests.cli_helpers import run_cli
+from tests.harness.properties import examples
 from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
@@ -207,8 +208,7 @@ def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, 
 
     monkeypatch.setattr(column_pruning, "_held_keep", counted)
     with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c, closing(services):
-        @settings(max_examples=15, derandomize=True, deadline=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @settings(max_examples=examples(8, 60))  # per backend; a new seed every run (tests/harness/properties.py)
         @given(files=_files(), rewrites=_files(), no_stats=st.sets(st.integers(0, 4), max_size=2),
                predicates=st.lists(_tree(2), min_size=20, max_size=30))
         def check(files, rewrites, no_stats, predicates):

@@ -13,7 +13,7 @@ import itertools
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.client import HudiMetastoreClient
@@ -21,6 +21,7 @@ from adapter.commands.validate_repair import compare
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY
 from pipeline import write
 from tests.harness import start_our_server, stop_process
+from tests.harness.properties import examples
 from tests.pipeline_helpers import hudi_rs, ours, uri
 from tests.test_pipeline_property import COLS, KEYS, OPS, SCHEMA, _apply, _row
 
@@ -41,7 +42,7 @@ def s3_server(object_store, tmp_path_factory):
         stop_process(proc)
 
 
-@settings(max_examples=4, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(4, 16))  # a new seed every run (tests/harness/properties.py)
 @given(data=st.data(), strategy=st.sampled_from(["hive", "object-store"]))
 def test_random_operation_sequences_on_object_store(spark, s3_server, data, strategy):
     port, bucket, store = s3_server

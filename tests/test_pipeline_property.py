@@ -1,4 +1,4 @@
-"""Property test (hypothesis, derandomized): random sequences of write operations on small tables
+"""Property test (hypothesis, a new seed every run): random sequences of write operations on small tables
 (hive-style, plain, plain multi-level and non-partitioned). After every step our reader, hudi-rs
 reading storage and an in-memory model hold exactly the same rows (by record key, with values),
 and the server's file slices equal hudi-rs's; time travel to an earlier step (ours and hudi-rs)
@@ -15,10 +15,11 @@ import itertools
 import uuid
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import write
+from tests.harness.properties import examples
 from tests.pipeline_helpers import (
     base_dir,
     hudi_rs,
@@ -69,8 +70,7 @@ def _apply(model: dict, op: str, rows: list, fields: list[str]) -> dict:
     return model
 
 
-@settings(max_examples=10, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(4, 30))  # per backend; a new seed every run (tests/harness/properties.py)
 @given(data=st.data(), layout=st.sampled_from(sorted(LAYOUTS)))
 def test_random_operation_sequences(spark, our_server, data, layout):
     fields, hive = LAYOUTS[layout]

@@ -1,4 +1,4 @@
-"""Property test of the record-level index (hypothesis, derandomized): random sequences of insert,
+"""Property test of the record-level index (hypothesis, a new seed every run): random sequences of insert,
 upsert (records change partition: moves), delete, delete_partition, insert_overwrite,
 insert_overwrite_table and rolled-back failed writes on a table created with the index (the
 default). After every step:
@@ -18,12 +18,13 @@ from unittest import mock
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.client import HudiMetastoreClient
 from pipeline import write
 from pipeline.commit import WriteTransaction
+from tests.harness.properties import examples
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -127,7 +128,7 @@ def _step(spark, our_server, table: str, op: str, rows, model: dict, where: str)
     return model
 
 
-@settings(max_examples=4, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(2, 12))  # per backend; a new seed every run (tests/harness/properties.py)
 @given(data=st.data())
 def test_index_follows_random_operation_sequences(spark, our_server, data):
     table = f"rip_{uuid.uuid4().hex[:8]}.t"

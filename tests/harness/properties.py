@@ -1,0 +1,34 @@
+"""Hypothesis profiles of the property tests (tests/conftest.py loads one; docs/testing.md).
+
+* ``ci`` (the default): a new random seed every run, so a run explores examples no earlier run
+  tried; a failure prints the seed (``--hypothesis-seed=N`` replays it) and its example's blob.
+* ``thorough`` (``HYPOTHESIS_PROFILE=thorough``): the same, with several times the examples.
+* ``replay`` (``HYPOTHESIS_PROFILE=replay``): derandomized, the fixed examples of earlier releases.
+
+Tests say how many examples each profile runs with :func:`examples`; every other setting comes
+from the profile.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+
+_COMMON = dict(deadline=None, database=None, print_blob=True, suppress_health_check=list(HealthCheck))
+settings.register_profile("ci", derandomize=False, **_COMMON)
+settings.register_profile("thorough", derandomize=False, **_COMMON)
+settings.register_profile("replay", derandomize=True, **_COMMON)
+
+
+def load() -> None:
+    if PROFILE not in ("ci", "thorough", "replay"):
+        raise ValueError(f"HYPOTHESIS_PROFILE={PROFILE!r}: expected ci, thorough or replay")
+    settings.load_profile(PROFILE)
+
+
+def examples(ci: int, thorough: int) -> int:
+    """How many examples a property test runs under the loaded profile (``replay`` as ``thorough``)."""
+    return ci if PROFILE == "ci" else thorough
