@@ -10,7 +10,7 @@ import io
 import pytest
 
 from adapter.serve import prepare_store
-from store.hms import delegation_tokens as dt
+from store.hms.access import delegation_tokens as dt
 from store.services import open_services
 
 

@@ -12,8 +12,8 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport import TTransport
 
 from adapter.server.encoded_answers import encode_reply
-from store.hms import partition_wire
-from store.hms.partition_wire import EncodedStructs
+from store.hms.common import wire as partition_wire
+from store.hms.common.wire import EncodedStructs
 from store.services import open_services
 from thrift_idl.hive_metastore.ThriftHiveMetastore import (
     get_partitions_by_names_req_result,

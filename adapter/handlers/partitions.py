@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from adapter.naming import db_name, env_props
 from store.errors import NoSuchObject
-from store.hms import partition_wire
-from store.hms.partition_names import spec_from_name
-from store.hms.partition_service import PartitionService
+from store.hms.common import wire as partition_wire
+from store.hms.partitions.partition_names import spec_from_name
+from store.hms.partitions.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
     AlterPartitionsResponse,

@@ -7,11 +7,11 @@ import logging
 from adapter.naming import db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
-from store.hms import partition_wire
-from store.hms.constraints import ConstraintService
-from store.hms.partition_service import PartitionService
-from store.hms.table_filter import TableNamesByFilter
-from store.hms.table_service import TableService
+from store.hms.catalog.table_filter import TableNamesByFilter
+from store.hms.catalog.table_service import TableService
+from store.hms.common import wire as partition_wire
+from store.hms.constraints.constraint_service import ConstraintService
+from store.hms.partitions.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
     GetFieldsResponse,

@@ -16,11 +16,13 @@ from store.db import schema as S
 from store.db.database import Store, inserted_id, now_s
 from store.db.dialect import BATCH
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject
-from store.hms import stats_params
-from store.hms.catalog_service import CatalogService
-from store.hms.database_service import DatabaseService, database_is
-from store.hms.descriptors import insert_columns, insert_sd
-from store.hms.hive_rules import (
+from store.hms.catalog.catalog_service import CatalogService
+from store.hms.catalog.database_service import DatabaseService, database_is
+from store.hms.catalog.table_alteration import TableAlteration
+from store.hms.catalog.table_rows import TableRows, delete_table_rows, partition_dirs_outside
+from store.hms.common import stats_params
+from store.hms.common.descriptors import insert_columns, insert_sd
+from store.hms.common.hive_rules import (
     DDL_TIME,
     DEFAULT_CATALOG,
     MANAGED,
@@ -33,13 +35,11 @@ from store.hms.hive_rules import (
     table_dir_name,
     valid_object_name,
 )
-from store.hms.locations import check_location
+from store.hms.common.locations import check_location
+from store.hms.common.parameters import write_params
+from store.hms.common.wire import EncodedStruct
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
-from store.hms.parameters import write_params
-from store.hms.partition_wire import EncodedStruct
-from store.hms.table_alteration import TableAlteration
-from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta

@@ -10,8 +10,8 @@ from sqlalchemy import Connection, select
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.errors import InvalidObject, MetaError
-from store.hms.partition_context import TableContexts, TableCtx
-from store.hms.partition_names import make_name
+from store.hms.partitions.partition_context import TableContexts, TableCtx
+from store.hms.partitions.partition_names import make_name
 from thrift_idl.hive_metastore.ttypes import PartitionEventType
 
 _E = S.partition_events

@@ -19,11 +19,11 @@ from sqlalchemy import Connection, delete, select, update
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import MetaError, NoSuchObject
-from store.hms.database_service import database_is
-from store.hms.hive_rules import DEFAULT_CATALOG
-from store.hms.partition_context import TableContexts
-from store.hms.partition_names import make_name, split_name
-from store.hms.roles import PUBLIC, exists, roles_above
+from store.hms.access.roles import PUBLIC, exists, roles_above
+from store.hms.catalog.database_service import database_is
+from store.hms.common.hive_rules import DEFAULT_CATALOG
+from store.hms.partitions.partition_context import TableContexts
+from store.hms.partitions.partition_names import make_name, split_name
 from thrift_idl.hive_metastore.ttypes import (
     HiveObjectPrivilege,
     HiveObjectRef,

@@ -31,7 +31,7 @@ from sqlalchemy.sql.expression import ColumnElement
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import MetaError
-from store.hms.database_service import database_is
+from store.hms.catalog.database_service import database_is
 from store.hms.partition_filter import FilterError, parse_filter
 from store.hms.partition_filter.lexer import tokenize
 from store.hms.partition_filter.like_pattern import like_test

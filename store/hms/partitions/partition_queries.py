@@ -17,11 +17,11 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of_many
 from store.errors import MetaError
-from store.hms.descriptors import build_sd, load_columns
-from store.hms.partition_context import TableCtx
+from store.hms.common.descriptors import build_sd, load_columns
+from store.hms.common.wire import EncodedStructs, PartitionEncoder, PiecesCache
 from store.hms.partition_filter import FilterError, compile_filter
-from store.hms.partition_names import DEFAULT_PARTITION, split_name
-from store.hms.partition_wire import EncodedStructs, PartitionEncoder, PiecesCache
+from store.hms.partitions.partition_context import TableCtx
+from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 

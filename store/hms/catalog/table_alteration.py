@@ -11,10 +11,11 @@ from sqlalchemy import Connection, Row, delete, func, literal, select, update
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import InvalidOperation, MetaError, NoSuchObject
-from store.hms import stats_params
-from store.hms.database_service import DatabaseService
-from store.hms.descriptors import col_tuples, load_columns, sd_row, version_for_columns
-from store.hms.hive_rules import (
+from store.hms.catalog.database_service import DatabaseService
+from store.hms.catalog.table_rows import TableRows
+from store.hms.common import stats_params
+from store.hms.common.descriptors import col_tuples, load_columns, sd_row, version_for_columns
+from store.hms.common.hive_rules import (
     DDL_TIME,
     MANAGED,
     VIEW,
@@ -25,11 +26,10 @@ from store.hms.hive_rules import (
     split_db_name,
     valid_object_name,
 )
-from store.hms.locations import check_location
+from store.hms.common.locations import check_location
+from store.hms.common.parameters import write_params
 from store.hms.notification_log import events as EV
 from store.hms.notification_log.log import NotificationLog
-from store.hms.parameters import write_params
-from store.hms.table_rows import TableRows
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table

@@ -16,9 +16,9 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import InvalidInput, InvalidObject, MetaError, NoSuchObject
-from store.hms import stats_params
-from store.hms.partition_names import make_name, values_from_name
-from store.hms.partition_service import PartitionService
+from store.hms.common import stats_params
+from store.hms.partitions.partition_names import make_name, values_from_name
+from store.hms.partitions.partition_service import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,

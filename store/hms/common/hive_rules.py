@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from store.db.schema import DEFAULT_CATALOG
 from store.errors import MetaError
-from store.hms.wildcard_match import ANY_ONE, ANY_RUN, AnyOf, WildcardPattern
+from store.hms.common.wildcard_match import ANY_ONE, ANY_RUN, AnyOf, WildcardPattern
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 
 DDL_TIME = "transient_lastDdlTime"

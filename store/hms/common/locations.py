@@ -15,7 +15,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from store.errors import MetaError
-from store.hms import column_widths
+from store.hms.common import column_widths
 from store.storage import warehouse
 
 READ_ONLY_SCHEMES = frozenset({"http", "https"})

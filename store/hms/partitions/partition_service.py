@@ -14,13 +14,13 @@ from sqlalchemy import Connection
 
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject, StoreError
-from store.hms.partition_alteration import PartitionAlteration
-from store.hms.partition_context import TableContexts, TableCtx
-from store.hms.partition_queries import PartitionQueries
-from store.hms.partition_reads import PartitionReads
-from store.hms.partition_wire import EncodedStructs
-from store.hms.partition_writes import PartitionWrites
-from store.hms.table_service import TableService
+from store.hms.catalog.table_service import TableService
+from store.hms.common.wire import EncodedStructs
+from store.hms.partitions.partition_alteration import PartitionAlteration
+from store.hms.partitions.partition_context import TableContexts, TableCtx
+from store.hms.partitions.partition_queries import PartitionQueries
+from store.hms.partitions.partition_reads import PartitionReads
+from store.hms.partitions.partition_writes import PartitionWrites
 from thrift_idl.hive_metastore.ttypes import Partition
 
 

@@ -14,18 +14,18 @@ from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
 from store.db.dialect import BATCH, in_list
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
-from store.hms import stats_params
-from store.hms.column_widths import check_rows
-from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
-from store.hms.hive_rules import DDL_TIME, MANAGED, split_db_name
-from store.hms.locations import check_location
+from store.hms.catalog.table_service import TableService
+from store.hms.common import stats_params
+from store.hms.common.column_widths import check_rows
+from store.hms.common.descriptors import build_sd, insert_sd, same_sd, version_for_columns
+from store.hms.common.hive_rules import DDL_TIME, MANAGED, split_db_name
+from store.hms.common.locations import check_location
 from store.hms.notification_log import events as EV
-from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
-from store.hms.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
-from store.hms.partition_names import make_name, split_name
-from store.hms.partition_queries import PartitionQueries
-from store.hms.partition_reads import PartitionReads
-from store.hms.table_service import TableService
+from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
+from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
+from store.hms.partitions.partition_names import make_name, split_name
+from store.hms.partitions.partition_queries import PartitionQueries
+from store.hms.partitions.partition_reads import PartitionReads
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 

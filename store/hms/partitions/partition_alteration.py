@@ -12,16 +12,16 @@ from store.db import schema as S
 from store.db.database import Store, now_s
 from store.db.dialect import BATCH, in_list, params_of_many
 from store.errors import InvalidOperation, NoSuchObject
-from store.hms import stats_params
-from store.hms.descriptors import col_tuples, insert_sd, same_sd, sd_row, version_for_columns
-from store.hms.hive_rules import DDL_TIME, MANAGED
+from store.hms.catalog.table_service import TableService
+from store.hms.common import stats_params
+from store.hms.common.descriptors import col_tuples, insert_sd, same_sd, sd_row, version_for_columns
+from store.hms.common.hive_rules import DDL_TIME, MANAGED
+from store.hms.common.parameters import read_params
 from store.hms.notification_log import events as EV
-from store.hms.parameters import read_params
-from store.hms.partition_context import TableContexts, TableCtx, check_values
-from store.hms.partition_key_values import rename_key_values
-from store.hms.partition_names import make_name
-from store.hms.partition_queries import PartitionQueries
-from store.hms.table_service import TableService
+from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values
+from store.hms.partitions.partition_key_values import rename_key_values
+from store.hms.partitions.partition_names import make_name
+from store.hms.partitions.partition_queries import PartitionQueries
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition
 

@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from store.db import schema as S
 from store.db.database import Store, now_ms
-from store.hms.locks import TXN_ABORTED, TXN_ID_SEQ, TXN_OPEN
+from store.hms.txn.locks import TXN_ABORTED, TXN_ID_SEQ, TXN_OPEN
 from thrift_idl.hive_metastore.ttypes import GetOpenTxnsInfoResponse, GetOpenTxnsResponse, TxnInfo, TxnState
 
 _T = S.txns

@@ -1,0 +1,1 @@
+"""(door filled in the next commit)"""
