@@ -21,8 +21,7 @@ from adapter import identity
 from adapter.call_log import names_of
 from adapter.naming import db_name
 from store.errors import AccessDenied
-from store.hms.access.access_facts import AccessFacts, Principals, Target
-from store.hms.access.roles import PUBLIC
+from store.hms.access import PUBLIC, AccessFacts, Principals, Target
 from thrift_idl.hive_metastore.ttypes import (
     CreateDatabaseRequest,
     Database,

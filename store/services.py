@@ -8,24 +8,15 @@ from dataclasses import dataclass
 
 from store.db.database import Store, now_ms
 from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S
-from store.hms.access.access_facts import AccessFacts
-from store.hms.access.delegation_tokens import DelegationTokens
-from store.hms.access.privileges import PrivilegeService
-from store.hms.access.roles import RoleService
-from store.hms.catalog.table_filter import TableNamesByFilter
-from store.hms.catalog.table_service import TableService
-from store.hms.common import column_widths
-from store.hms.common.metastore_info import MetastoreInfo
-from store.hms.constraints.constraint_service import ConstraintService
-from store.hms.functions.function_service import FunctionService
-from store.hms.notification_log.client_events import ClientEvents
-from store.hms.notification_log.log import DEFAULT_TTL_S, NotificationLog
-from store.hms.partitions.partition_events import PartitionEvents
-from store.hms.partitions.partition_service import PartitionService
-from store.hms.stats.hive_aggregate_stats import AggregateStats
-from store.hms.stats.hive_column_stats import StatisticsService
-from store.hms.txn.locks import LockManager
-from store.hms.txn.open_txns import OpenTxnList
+from store.hms.access import AccessFacts, DelegationTokens, PrivilegeService, RoleService
+from store.hms.catalog import TableNamesByFilter, TableService
+from store.hms.common import MetastoreInfo, column_widths
+from store.hms.constraints import ConstraintService
+from store.hms.functions import FunctionService
+from store.hms.notification_log import DEFAULT_TTL_S, ClientEvents, NotificationLog
+from store.hms.partitions import PartitionEvents, PartitionService
+from store.hms.stats import AggregateStats, StatisticsService
+from store.hms.txn import LockManager, OpenTxnList
 from store.hudi.clean_service import CleanService
 from store.hudi.column_pruning import ColumnPruning
 from store.hudi.partition_rules import HudiPartitionRules

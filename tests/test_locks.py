@@ -21,7 +21,7 @@ from store.db import schema
 from store.db.database import Store
 from store.db.engine import normalize_url
 from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
-from store.hms.txn.locks import LockManager, compatible
+from store.hms.txn import LockManager, compatible
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
     HeartbeatRequest,

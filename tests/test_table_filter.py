@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from store.errors import MetaError
-from store.hms.catalog.table_filter import compile_table_filter
+from store.hms.catalog import compile_table_filter
 from tests import test_conformance as conformance
 from tests.conformance.objects import cols, database, table
 from thrift_idl.hive_metastore.ttypes import InvalidOperationException, MetaException, UnknownDBException

@@ -5,7 +5,7 @@ call, see tables.py)."""
 from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name
-from store.hms.constraints.constraint_service import ConstraintService
+from store.hms.constraints import ConstraintService
 from thrift_idl.hive_metastore.ttypes import (
     AllTableConstraintsResponse,
     CheckConstraintsResponse,

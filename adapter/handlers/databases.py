@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from adapter.handlers.service import session_user
 from adapter.naming import db_name, db_pattern
-from store.hms.catalog.table_service import TableService
+from store.hms.catalog import TableService
 from thrift_idl.hive_metastore.ttypes import (
     Database,
     DatabaseType,

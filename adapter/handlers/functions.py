@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapter.naming import db_name
-from store.hms.functions.function_service import FunctionService
+from store.hms.functions import FunctionService
 from thrift_idl.hive_metastore.ttypes import (
     GetAllFunctionsResponse,
     InvalidObjectException,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from store.errors import MetaError
-from store.hms.txn.locks import LockManager
-from store.hms.txn.open_txns import OpenTxnList
+from store.hms.txn import LockManager, OpenTxnList
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
     OpenTxnsResponse,

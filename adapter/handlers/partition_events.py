@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from adapter.naming import db_name
 from store.errors import InvalidObject, NoSuchObject
-from store.hms.partitions.partition_events import PartitionEvents
+from store.hms.partitions import PartitionEvents
 from thrift_idl.hive_metastore.ttypes import InvalidPartitionException, UnknownTableException
 
 

@@ -17,11 +17,9 @@ from thrift.Thrift import TApplicationException
 from adapter.handlers.partitions import partition_list
 from adapter.naming import check_catalog, db_name
 from store.errors import MetaError, NoSuchObject
-from store.hms.catalog.table_service import TableService
-from store.hms.partition_filter.leaf_sql import is_integral
-from store.hms.partitions.partition_names import split_name
-from store.hms.partitions.partition_service import PartitionService
-from store.hms.partitions.partition_specs import partition_specs
+from store.hms.catalog import TableService
+from store.hms.partition_filter import is_integral
+from store.hms.partitions import PartitionService, partition_specs, split_name
 from thrift_idl.hive_metastore.ttypes import (
     GetPartitionNamesPsResponse,
     GetPartitionResponse,

@@ -7,11 +7,10 @@ import logging
 from adapter.naming import db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
-from store.hms.catalog.table_filter import TableNamesByFilter
-from store.hms.catalog.table_service import TableService
-from store.hms.common import wire as partition_wire
-from store.hms.constraints.constraint_service import ConstraintService
-from store.hms.partitions.partition_service import PartitionService
+from store.hms.catalog import TableNamesByFilter, TableService
+from store.hms.common import ENCODER_AVAILABLE
+from store.hms.constraints import ConstraintService
+from store.hms.partitions import PartitionService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
     GetFieldsResponse,
@@ -83,7 +82,7 @@ class TableHandler:
     def _table(self, db, name):
         """A table for an answer: encoded by the store when the reply protocol can write it
         (store/hms/table_rows.py TableRows.encoded), else the object."""
-        read = self.tables.get_table_encoded if partition_wire.AVAILABLE else self.tables.get_table
+        read = self.tables.get_table_encoded if ENCODER_AVAILABLE else self.tables.get_table
         return read(db, name)
 
     def get_table(self, dbname, tbl_name):

@@ -10,7 +10,7 @@ import struct
 
 from thrift.Thrift import TType
 
-from store.hms.common.wire import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
+from store.hms.common import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
 
 _ENCODED = (EncodedStructs, EncodedStruct)
 

@@ -9,10 +9,9 @@ from sqlalchemy import Connection, Row, select
 from hudi_format.commit_metadata import CommitMetadata
 from store.db import schema as S
 from store.errors import InvalidObject
-from store.hms.catalog.table_service import TableService
+from store.hms.catalog import TableService
 from store.hms.notification_log import events as EV
-from store.hms.partitions.partition_names import make_name
-from store.hms.partitions.partition_service import PartitionService
+from store.hms.partitions import PartitionService, make_name
 from store.hudi.tables import HudiTableRef
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor

@@ -15,7 +15,7 @@ from sqlalchemy import or_, select
 from store.db import schema as S
 from store.db.database import Store
 from store.hms.access.roles import ADMIN, PUBLIC, may_grant, roles_above
-from store.hms.catalog.database_service import database_is
+from store.hms.catalog import database_is
 from thrift_idl.hive_metastore.ttypes import HiveObjectType, PrincipalType
 
 _P = S.privileges

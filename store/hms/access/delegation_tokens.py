@@ -51,7 +51,7 @@ class TokenIdentifier:
         for text in (self.owner, self.renewer, self.real_user):
             _write_text(out, text)
         for n in (self.issue_date, self.max_date, self.seq, self.key_id):
-            out.write(_vlong(n))
+            out.write(vlong(n))
         return out.getvalue()
 
     @classmethod
@@ -61,7 +61,7 @@ class TokenIdentifier:
             if inp.read(1) != b"\x00":
                 raise ValueError("unknown identifier version")
             owner, renewer, real_user = (_read_text(inp) for _ in range(3))
-            issue, max_date, seq, key_id = (_read_vlong(inp) for _ in range(4))
+            issue, max_date, seq, key_id = (read_vlong(inp) for _ in range(4))
         except (ValueError, IndexError, UnicodeDecodeError) as exc:
             raise TokenRefused(f"not a Hive delegation token identifier: {exc}") from None
         return cls(owner, renewer, real_user, issue, max_date, seq, key_id)
@@ -180,7 +180,7 @@ def _password(secret: bytes, identifier: bytes) -> bytes:
 def encode_token(identifier: bytes, password: bytes, service: str = "") -> str:
     out = io.BytesIO()
     for part in (identifier, password):
-        out.write(_vlong(len(part)))
+        out.write(vlong(len(part)))
         out.write(part)
     _write_text(out, KIND)
     _write_text(out, service)
@@ -196,7 +196,7 @@ def decode_token(text: str) -> tuple[bytes, bytes]:
         inp = io.BytesIO(data)
         parts = []
         for _ in range(2):
-            n = _read_vlong(inp)
+            n = read_vlong(inp)
             chunk = inp.read(n)
             if n < 0 or len(chunk) != n:
                 raise ValueError("truncated")
@@ -211,7 +211,7 @@ def decode_token(text: str) -> tuple[bytes, bytes]:
 
 # Hadoop's WritableUtils variable-length integers and Text
 
-def _vlong(i: int) -> bytes:
+def vlong(i: int) -> bytes:
     if -112 <= i <= 127:
         return bytes([i & 0xFF])
     length = -112
@@ -229,7 +229,7 @@ def _vlong(i: int) -> bytes:
     return bytes(out)
 
 
-def _read_vlong(inp: io.BytesIO) -> int:
+def read_vlong(inp: io.BytesIO) -> int:
     b = inp.read(1)
     if not b:
         raise ValueError("truncated")
@@ -247,12 +247,12 @@ def _read_vlong(inp: io.BytesIO) -> int:
 
 def _write_text(out: io.BytesIO, text: str) -> None:
     data = text.encode("utf-8")
-    out.write(_vlong(len(data)))
+    out.write(vlong(len(data)))
     out.write(data)
 
 
 def _read_text(inp: io.BytesIO) -> str:
-    n = _read_vlong(inp)
+    n = read_vlong(inp)
     data = inp.read(n)
     if n < 0 or len(data) != n:
         raise ValueError("truncated")

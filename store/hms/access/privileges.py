@@ -20,10 +20,9 @@ from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import MetaError, NoSuchObject
 from store.hms.access.roles import PUBLIC, exists, roles_above
-from store.hms.catalog.database_service import database_is
-from store.hms.common.hive_rules import DEFAULT_CATALOG
-from store.hms.partitions.partition_context import TableContexts
-from store.hms.partitions.partition_names import make_name, split_name
+from store.hms.catalog import database_is
+from store.hms.common import DEFAULT_CATALOG
+from store.hms.partitions import TableContexts, make_name, split_name
 from thrift_idl.hive_metastore.ttypes import (
     HiveObjectPrivilege,
     HiveObjectRef,

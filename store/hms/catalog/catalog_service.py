@@ -15,7 +15,7 @@ from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from store.hms.catalog.database_service import DatabaseService
-from store.hms.common.hive_rules import DEFAULT_CATALOG, qualified_db_name, valid_name
+from store.hms.common import DEFAULT_CATALOG, qualified_db_name, valid_name
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Catalog, Database, PrincipalType
 

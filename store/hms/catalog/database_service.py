@@ -17,18 +17,18 @@ from store.db.database import Store, inserted_id, now_s
 from store.db.dialect import json_rows, params_of
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from store.hms.catalog.table_rows import TableRows, delete_table_rows, partition_dirs_outside
-from store.hms.common.hive_rules import (
+from store.hms.common import (
     DEFAULT_CATALOG,
     MANAGED,
+    check_location,
     match_names,
     qualified_db_name,
     split_db_name,
     valid_object_name,
+    write_params,
 )
-from store.hms.common.locations import check_location
-from store.hms.common.parameters import write_params
+from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
-from store.hms.notification_log.log import NotificationLog
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import Database, DatabaseType, PrincipalType

@@ -13,23 +13,26 @@ from store.db.database import Store, now_s
 from store.errors import InvalidOperation, MetaError, NoSuchObject
 from store.hms.catalog.database_service import DatabaseService
 from store.hms.catalog.table_rows import TableRows
-from store.hms.common import stats_params
-from store.hms.common.descriptors import col_tuples, load_columns, sd_row, version_for_columns
-from store.hms.common.hive_rules import (
+from store.hms.common import (
     DDL_TIME,
     MANAGED,
     VIEW,
+    check_location,
+    col_tuples,
     column_problem,
     effective_table_type,
     incompatible_columns,
+    load_columns,
     qualified_db_name,
+    sd_row,
     split_db_name,
+    stats_params,
     valid_object_name,
+    version_for_columns,
+    write_params,
 )
-from store.hms.common.locations import check_location
-from store.hms.common.parameters import write_params
+from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
-from store.hms.notification_log.log import NotificationLog
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table

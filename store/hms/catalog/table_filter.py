@@ -32,10 +32,18 @@ from store.db import schema as S
 from store.db.database import Store
 from store.errors import MetaError
 from store.hms.catalog.database_service import database_is
-from store.hms.partition_filter import FilterError, parse_filter
-from store.hms.partition_filter.lexer import tokenize
-from store.hms.partition_filter.like_pattern import like_test
-from store.hms.partition_filter.nodes import And, Leaf, Literal, Node, Or, push_not
+from store.hms.partition_filter import (
+    And,
+    FilterError,
+    Leaf,
+    Literal,
+    Node,
+    Or,
+    like_test,
+    parse_filter,
+    push_not,
+    tokenize,
+)
 
 PARAMS = "hive_filter_field_params__"
 OWNER = "hive_filter_field_owner__"

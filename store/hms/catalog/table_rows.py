@@ -13,9 +13,7 @@ from store.db import schema as S
 from store.db.dialect import BATCH, as_text, json_rows, params_of
 from store.db.driver_cursor import DriverStatement
 from store.errors import NoSuchObject
-from store.hms.common.descriptors import SdView, build_sd, columns_of
-from store.hms.common.hive_rules import split_db_name
-from store.hms.common.wire import EncodedCache, encode_struct
+from store.hms.common import EncodedCache, SdView, build_sd, columns_of, encode_struct, split_db_name
 from thrift_idl.hive_metastore.ttypes import PrincipalType, Table
 
 

@@ -20,26 +20,27 @@ from store.hms.catalog.catalog_service import CatalogService
 from store.hms.catalog.database_service import DatabaseService, database_is
 from store.hms.catalog.table_alteration import TableAlteration
 from store.hms.catalog.table_rows import TableRows, delete_table_rows, partition_dirs_outside
-from store.hms.common import stats_params
-from store.hms.common.descriptors import insert_columns, insert_sd
-from store.hms.common.hive_rules import (
+from store.hms.common import (
     DDL_TIME,
     DEFAULT_CATALOG,
     MANAGED,
     VIEW,
+    EncodedStruct,
+    check_location,
     column_problem,
     effective_table_type,
+    insert_columns,
+    insert_sd,
     match_names,
     name_pattern,
     split_db_name,
+    stats_params,
     table_dir_name,
     valid_object_name,
+    write_params,
 )
-from store.hms.common.locations import check_location
-from store.hms.common.parameters import write_params
-from store.hms.common.wire import EncodedStruct
+from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
-from store.hms.notification_log.log import NotificationLog
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta

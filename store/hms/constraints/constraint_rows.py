@@ -14,8 +14,8 @@ from sqlalchemy import Connection, select
 
 from store.db import schema as S
 from store.errors import InvalidObject, MetaError, NoSuchObject
-from store.hms.common.hive_rules import DEFAULT_CATALOG
-from store.hms.partitions.partition_context import TableContexts, TableCtx
+from store.hms.common import DEFAULT_CATALOG
+from store.hms.partitions import TableContexts, TableCtx
 
 PK, FK, UNIQUE, NOT_NULL, DEFAULT, CHECK = range(6)
 # the prefix of generated names, per kind (Hive names check constraints "dc_" too)

@@ -20,11 +20,10 @@ from sqlalchemy.orm import aliased
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import NoSuchObject
-from store.hms.catalog.database_service import database_is
-from store.hms.catalog.table_service import TableService
-from store.hms.common.hive_rules import DEFAULT_CATALOG
+from store.hms.catalog import TableService, database_is
+from store.hms.common import DEFAULT_CATALOG
 from store.hms.constraints.constraint_rows import CHECK, DEFAULT, FK, NOT_NULL, PK, UNIQUE, RowBuilder, normalize
-from store.hms.partitions.partition_context import TableContexts
+from store.hms.partitions import TableContexts
 from thrift_idl.hive_metastore.ttypes import (
     SQLAllTableConstraints,
     SQLCheckConstraint,

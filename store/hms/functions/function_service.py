@@ -10,9 +10,8 @@ from sqlalchemy import Connection, delete, select, update
 from store.db import schema as S
 from store.db.database import Store, now_s
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
-from store.hms.catalog.database_service import database_is
-from store.hms.catalog.table_service import TableService
-from store.hms.common.hive_rules import DEFAULT_CATALOG, match_names, split_db_name, valid_name
+from store.hms.catalog import TableService, database_is
+from store.hms.common import DEFAULT_CATALOG, match_names, split_db_name, valid_name
 from store.hms.notification_log import events as EV
 from thrift_idl.hive_metastore.ttypes import Function, ResourceUri
 

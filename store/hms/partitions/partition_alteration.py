@@ -12,11 +12,18 @@ from store.db import schema as S
 from store.db.database import Store, now_s
 from store.db.dialect import BATCH, in_list, params_of_many
 from store.errors import InvalidOperation, NoSuchObject
-from store.hms.catalog.table_service import TableService
-from store.hms.common import stats_params
-from store.hms.common.descriptors import col_tuples, insert_sd, same_sd, sd_row, version_for_columns
-from store.hms.common.hive_rules import DDL_TIME, MANAGED
-from store.hms.common.parameters import read_params
+from store.hms.catalog import TableService
+from store.hms.common import (
+    DDL_TIME,
+    MANAGED,
+    col_tuples,
+    insert_sd,
+    read_params,
+    same_sd,
+    sd_row,
+    stats_params,
+    version_for_columns,
+)
 from store.hms.notification_log import events as EV
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values
 from store.hms.partitions.partition_key_values import rename_key_values

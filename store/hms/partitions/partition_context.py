@@ -12,8 +12,7 @@ from sqlalchemy import Connection, Select, bindparam, select
 from store.db import schema as S
 from store.db.dialect import json_rows
 from store.errors import MetaError, NoSuchObject, StoreError
-from store.hms.common.descriptors import SdView, columns_of
-from store.hms.common.hive_rules import split_db_name
+from store.hms.common import SdView, columns_of, split_db_name
 from store.hms.partitions.partition_names import IncompleteName, values_from_name
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 

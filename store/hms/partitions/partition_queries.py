@@ -17,8 +17,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of_many
 from store.errors import MetaError
-from store.hms.common.descriptors import build_sd, load_columns
-from store.hms.common.wire import EncodedStructs, PartitionEncoder, PiecesCache
+from store.hms.common import EncodedStructs, PartitionEncoder, PiecesCache, build_sd, load_columns
 from store.hms.partition_filter import FilterError, compile_filter
 from store.hms.partitions.partition_context import TableCtx
 from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name

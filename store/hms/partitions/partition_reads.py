@@ -12,7 +12,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH, in_list
 from store.errors import MetaError, NoSuchObject
-from store.hms.common.wire import EncodedStructs
+from store.hms.common import EncodedStructs
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries

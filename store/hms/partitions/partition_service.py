@@ -14,8 +14,8 @@ from sqlalchemy import Connection
 
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject, StoreError
-from store.hms.catalog.table_service import TableService
-from store.hms.common.wire import EncodedStructs
+from store.hms.catalog import TableService
+from store.hms.common import EncodedStructs
 from store.hms.partitions.partition_alteration import PartitionAlteration
 from store.hms.partitions.partition_context import TableContexts, TableCtx
 from store.hms.partitions.partition_queries import PartitionQueries

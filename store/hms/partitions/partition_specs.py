@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from store.errors import MetaError
-from store.hms.common.hive_rules import DEFAULT_CATALOG
-from store.hms.common.wildcard_match import sql_like
+from store.hms.common import DEFAULT_CATALOG, sql_like
 from thrift_idl.hive_metastore.ttypes import (
     GetProjectionsSpec,
     Partition,

@@ -14,12 +14,19 @@ from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
 from store.db.dialect import BATCH, in_list
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
-from store.hms.catalog.table_service import TableService
-from store.hms.common import stats_params
-from store.hms.common.column_widths import check_rows
-from store.hms.common.descriptors import build_sd, insert_sd, same_sd, version_for_columns
-from store.hms.common.hive_rules import DDL_TIME, MANAGED, split_db_name
-from store.hms.common.locations import check_location
+from store.hms.catalog import TableService
+from store.hms.common import (
+    DDL_TIME,
+    MANAGED,
+    build_sd,
+    check_location,
+    check_rows,
+    insert_sd,
+    same_sd,
+    split_db_name,
+    stats_params,
+    version_for_columns,
+)
 from store.hms.notification_log import events as EV
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows

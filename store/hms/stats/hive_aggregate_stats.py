@@ -24,9 +24,8 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
-from store.hms.common.hive_rules import DEFAULT_CATALOG
-from store.hms.partitions.partition_context import TableContexts
-from store.hms.partitions.partition_names import make_name, values_from_name
+from store.hms.common import DEFAULT_CATALOG
+from store.hms.partitions import TableContexts, make_name, values_from_name
 from store.hms.stats.hive_column_stats import DerivedStatistics
 from thrift_idl.hive_metastore.ttypes import (
     AggrStats,

@@ -17,8 +17,7 @@ from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import InvalidInput, InvalidObject, MetaError, NoSuchObject
 from store.hms.common import stats_params
-from store.hms.partitions.partition_names import make_name, values_from_name
-from store.hms.partitions.partition_service import PartitionService
+from store.hms.partitions import PartitionService, make_name, values_from_name
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,
