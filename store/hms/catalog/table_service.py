@@ -43,7 +43,7 @@ from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
-from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta
+from thrift_idl.hive_metastore.ttypes import Catalog, Database, Table, TableMeta
 
 
 class TableService:
@@ -55,6 +55,23 @@ class TableService:
         self.databases = DatabaseService(store, notifications, self.rows, self.boundary)
         self.catalogs = CatalogService(store, self.databases)
         self.alteration = TableAlteration(store, self.databases, self.rows, notifications, self.boundary)
+
+    # --- catalogs -------------------------------------------------------------------------------
+
+    def create_catalog(self, catalog: Catalog, owner: str | None = None) -> None:
+        self.catalogs.create_catalog(catalog, owner)
+
+    def get_catalog(self, name: str | None) -> Catalog:
+        return self.catalogs.get_catalog(name)
+
+    def list_catalogs(self) -> list[str]:
+        return self.catalogs.list_catalogs()
+
+    def alter_catalog(self, name: str | None, new: Catalog) -> None:
+        self.catalogs.alter_catalog(name, new)
+
+    def drop_catalog(self, name: str | None) -> None:
+        self.catalogs.drop_catalog(name)
 
     # --- databases ------------------------------------------------------------------------------
 
@@ -190,6 +207,11 @@ class TableService:
     def alter_table(self, db_name: str, name: str, new: Table, env: dict[str, str] | None = None,
                     cascade: bool = False) -> None:
         self.alteration.alter_table(db_name, name, new, env, cascade)
+
+    def may_write_under(self, base_path: str | None, action: str) -> bool:
+        """May the server `action` (write, delete) files under a Hudi table's base path, inside its
+        storage boundary (store/storage/boundary.py)? Logged and counted when not."""
+        return self.boundary.writable(base_path, action)
 
     def drop_table(self, db_name: str, name: str, delete_data: bool, env: dict[str, str] | None = None) -> None:
         self.boundary.delete_dirs(self.store.run_write(self._drop, db_name, name, delete_data))

@@ -29,10 +29,10 @@ class PartitionService:
         self.store = store
         self.tables = tables
         self.contexts = TableContexts(store.backend)
-        queries = PartitionQueries(store)
-        self.reads = PartitionReads(store, self.contexts, queries)
-        self.writes = PartitionWrites(store, self.contexts, queries, self.reads, tables)
-        self.alteration = PartitionAlteration(store, self.contexts, queries, tables)
+        self.queries = PartitionQueries(store)
+        self.reads = PartitionReads(store, self.contexts, self.queries)
+        self.writes = PartitionWrites(store, self.contexts, self.queries, self.reads, tables)
+        self.alteration = PartitionAlteration(store, self.contexts, self.queries, tables)
 
     def table_ctx(self, conn: Connection, db_name: str, tbl_name: str,
                   missing: type[StoreError] = NoSuchObject) -> TableCtx:
@@ -68,6 +68,10 @@ class PartitionService:
     def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
         return self.reads.encoded_partitions_by_names(db, tbl, names)
 
+    def get_partitions_by_names_in(self, conn: Connection, ctx: TableCtx, names: Sequence[str]) -> list[Partition]:
+        """The partitions of `names` that exist, inside the caller's transaction (`ctx`: `table_ctx`)."""
+        return self.queries.named(conn, ctx, names)
+
     def get_partition_values(self, db: str, tbl: str, key_names: Sequence[str], filter_text: str | None,
                              ascending: bool = True, max_parts: int = -1) -> list[list[str]]:
         return self.reads.get_partition_values(db, tbl, key_names, filter_text, ascending, max_parts)
@@ -98,8 +102,9 @@ class PartitionService:
         return self.writes.drop_partitions(db, tbl, names, values_list, delete_data, if_exists, need_result,
                                            exact_names)
 
-    def _delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
-        # store/hudi (timeline_service, timeline_import) deletes partition rows inside its own transactions
+    def delete_rows_in(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
+        """Delete these partitions' rows (and their own descriptors) inside the caller's transaction;
+        no event is recorded and no directory deleted (store/hudi drops partitions through its commits)."""
         self.writes.delete_rows(conn, part_ids, sd_ids)
 
     def truncate(self, db: str, tbl: str, part_names: Sequence[str] | None) -> None:
