@@ -1,4 +1,4 @@
-"""Delegation tokens in the store (store/hms/delegation_tokens.py) on every backend: Hadoop's wire
+"""Delegation tokens in the store (store/hms/access/delegation_tokens.py) on every backend: Hadoop's wire
 forms, renew/cancel rules, expiry and forgery; the end-to-end path with Hive's client is in
 tests/test_kerberos.py."""
 

@@ -1,4 +1,4 @@
-"""LockManager (store/hms/locks.py): Hive lock semantics on SQLite, PostgreSQL and MariaDB.
+"""LockManager (store/hms/txn/locks.py): Hive lock semantics on SQLite, PostgreSQL and MariaDB.
 
 PostgreSQL / MariaDB run when HMS_TEST_POSTGRES_URL / HMS_TEST_MYSQL_URL name a server (e.g.
 postgresql+psycopg://postgres@127.0.0.1:5432/test, mysql+pymysql://root@127.0.0.1:3306/test): each

@@ -1,4 +1,4 @@
-"""get_table_names_by_filter (store/hms/table_filter.py): Hive's table filters on parameters, owner,
+"""get_table_names_by_filter (store/hms/catalog/table_filter.py): Hive's table filters on parameters, owner,
 last access time, name and type. Compared with the reference metastores (Trino lists its views with
 `hive_filter_field_params__presto_view = "true"`, and with the LIKE form on metastores whose
 parameter values cannot be compared with =, as Hive 4's on Derby), then checked on our server alone

@@ -47,7 +47,7 @@ class LockHandler:
     def abort_txn(self, rqst):
         self.locks.abort_txn(rqst.txnid if rqst is not None else None)
 
-    # open transactions (store/hms/open_txns.py)
+    # open transactions (store/hms/txn/open_txns.py)
     def get_open_txns(self):
         assert self.open_txn_list is not None, "LockHandler needs the open transaction list"
         return self.open_txn_list.open_txns()

@@ -1,4 +1,4 @@
-"""markPartitionForEvent / isPartitionMarkedForEvent (store/hms/partition_events.py)."""
+"""markPartitionForEvent / isPartitionMarkedForEvent (store/hms/partitions/partition_events.py)."""
 
 from __future__ import annotations
 

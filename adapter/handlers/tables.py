@@ -81,7 +81,7 @@ class TableHandler:
     # read
     def _table(self, db, name):
         """A table for an answer: encoded by the store when the reply protocol can write it
-        (store/hms/table_rows.py TableRows.encoded), else the object."""
+        (store/hms/catalog/table_rows.py TableRows.encoded), else the object."""
         read = self.tables.get_table_encoded if ENCODER_AVAILABLE else self.tables.get_table
         return read(db, name)
 
@@ -123,7 +123,7 @@ class TableHandler:
         return self.tables.table_meta(db_pattern(db_patterns), tbl_patterns, list(tbl_types or []))
 
     def get_table_names_by_filter(self, dbname, filter, max_tables):
-        """Hive's table filters (store/hms/table_filter.py); Trino lists its views this way."""
+        """Hive's table filters (store/hms/catalog/table_filter.py); Trino lists its views this way."""
         if not db_name(dbname):
             raise UnknownDBException("DB name is null or empty")
         if filter is None:

@@ -1,6 +1,6 @@
 """Privileges granted on the global scope, databases, tables, partitions and columns (Hive's
 *_PRIVS tables in one, `privileges`): grant_privileges, revoke_privileges, list_privileges and
-get_privilege_set, answered as Hive 4's metastore does. Roles are store/hms/roles.py's; every user is
+get_privilege_set, answered as Hive 4's metastore does. Roles are store/hms/access/roles.py's; every user is
 implicitly in `public`.
 
 Grants on a table, partition or column that does not exist are ignored and a database that does

@@ -1,7 +1,7 @@
 """RFC-36 databases: create, read, list, alter, drop (with their tables when cascading).
 
 A database belongs to a catalog; the store names it `<db>` in the default catalog `hive` and
-`@<catalog>#<db>` in another one (hive_rules.split_db_name).
+`@<catalog>#<db>` in another one (store/hms/common's split_db_name).
 """
 
 from __future__ import annotations

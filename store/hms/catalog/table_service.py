@@ -1,9 +1,9 @@
-"""RFC-36 table service: databases and tables (create, read, list, alter, drop).
+"""RFC-36 table service: catalogs, databases and tables (create, read, list, alter, drop).
 
 `TableService` is the entry point the handlers and the Hudi services use. Databases are
-DatabaseService's (database_service.py), alter_table is TableAlteration's (table_alteration.py);
-the statement that reads whole tables is in table_rows.py, Hive's naming and type rules in
-hive_rules.py.
+DatabaseService's (database_service.py), catalogs CatalogService's (catalog_service.py),
+alter_table is TableAlteration's (table_alteration.py); the statement that reads whole tables is
+in table_rows.py, Hive's naming and type rules in store/hms/common (hive_rules.py).
 """
 
 from __future__ import annotations

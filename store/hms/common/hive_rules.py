@@ -60,7 +60,7 @@ def name_pattern(pattern: str | None) -> AnyOf | None:
     """Hive's name patterns (as its JDO store evaluates them): the pattern is trimmed and split on
     `|`; in each alternative `*` matches any run of characters and `.` any one character, every
     other character is literal; case-insensitive. An empty pattern matches nothing; None (and `*`)
-    everything. Matched in linear time (store/hms/wildcard_match.py)."""
+    everything. Matched in linear time (store/hms/common/wildcard_match.py)."""
     if pattern is None or pattern.strip() in ("*", ".*"):
         return None
     return AnyOf([WildcardPattern([ANY_RUN if ch == "*" else ANY_ONE if ch == "." else ch for ch in alt],

@@ -1,4 +1,5 @@
-"""Partition lists as Thrift bytes (issue 16: answers without building Partition objects).
+"""Answers as Thrift bytes: partition lists (issue 16: answers without building Partition objects)
+and get_table's Table (`EncodedStruct`, cached by store/hms/catalog's table_rows in an `EncodedCache`).
 
 A list answer (get_partitions, get_partitions_by_filter, get_partitions_by_names, ...) is encoded
 straight from the partition rows. What every partition of the answer shares (the table's names,

@@ -46,7 +46,7 @@ class PartitionQueries:
         # filters start from the key-value index (compile_filter's driver); MySQL keeps the plain
         # form: it runs IN (... UNION ...) as a subquery per row
         self.driven = store.backend in ("sqlite", "postgresql")
-        self.pieces_cache = PiecesCache()  # encoded partitions answered before (partition_wire.py)
+        self.pieces_cache = PiecesCache()  # encoded partitions answered before (store/hms/common/wire.py)
 
     def in_table(self, ctx: TableCtx, filtered: bool = False) -> ColumnElement[bool]:
         """The partitions of ctx's table. Under a driven filter (see compile_filter) the driver
@@ -137,7 +137,7 @@ class PartitionQueries:
         return out
 
     def encode(self, conn: Connection, ctx: TableCtx, rows: Sequence[Row[Any]]) -> EncodedStructs:
-        """What `build` answers, as Thrift bytes (store/hms/partition_wire.py). The pieces of a row
+        """What `build` answers, as Thrift bytes (store/hms/common/wire.py). The pieces of a row
         answered before come from the cache (its key is the whole row)."""
         if not rows:
             return EncodedStructs(0, b"")

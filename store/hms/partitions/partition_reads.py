@@ -58,7 +58,7 @@ class PartitionReads:
 
     def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                            filter_text: str | None = None) -> EncodedStructs:
-        """`get_partitions` as Thrift bytes, for an answer (store/hms/partition_wire.py)."""
+        """`get_partitions` as Thrift bytes, for an answer (store/hms/common/wire.py)."""
         return self._listed(self.queries.encode, db, tbl, max_parts, part_vals, filter_text)
 
     def _listed(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,

@@ -52,7 +52,7 @@ class PartitionService:
 
     def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                            filter_text: str | None = None) -> EncodedStructs:
-        """`get_partitions` as Thrift bytes (store/hms/partition_wire.py): what handlers answer."""
+        """`get_partitions` as Thrift bytes (store/hms/common/wire.py): what handlers answer."""
         return self.reads.encoded_partitions(db, tbl, max_parts, part_vals, filter_text)
 
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,

@@ -65,7 +65,7 @@ class AggregateStats:
     def __init__(self, store: Store, derived: DerivedStatistics | None = None):
         self.store = store
         self.contexts = TableContexts(store.backend)
-        self.derived = derived  # statistics of the columns no update gave (store/hms/statistics.py)
+        self.derived = derived  # statistics of the columns no update gave (store/hms/stats/hive_column_stats.py)
 
     def aggregate(self, db: str, table: str, part_names: Sequence[str], col_names: Sequence[str],
                   engine: str | None = None) -> AggrStats:

@@ -1,5 +1,5 @@
 """The open transactions, as Hive's get_open_txns / get_open_txns_info answer them, from the lock
-manager's `txns` table (store/hms/locks.py).
+manager's `txns` table (store/hms/txn/locks.py).
 
 Hive lists every transaction up to the high water mark (the highest id handed out) that is open or
 aborted (committed ones leave its TXNS table); `abortedBits` marks the aborted ones by their index
