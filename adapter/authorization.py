@@ -5,7 +5,7 @@ One table, `RULES`, says for every method that changes something what it needs: 
 administration. The router asks `Authorizer.admit` before every call (adapter/router.py); reads are
 not checked. A caller may do what it needs when it is an admin (a configured user or group, or a
 member of the role `admin`), owns the object (its owner is the user, one of its groups, or one of
-its roles), or holds the privilege on the object, its database or globally (store/hms/access.py).
+its roles), or holds the privilege on the object, its database or globally (store/hms/access/access_facts.py).
 Changing an owner needs ownership or admin; granting needs ownership, admin, or the grant option.
 
 With authorization on, what a client claims as owner or grantor is replaced by the caller. Denials
@@ -21,8 +21,7 @@ from adapter import identity
 from adapter.call_names import names_of
 from adapter.naming import db_name
 from store.errors import AccessDenied
-from store.hms.access import AccessFacts, Principals, Target
-from store.hms.roles import PUBLIC
+from store.hms.access import PUBLIC, AccessFacts, Principals, Target
 from thrift_idl.hive_metastore.ttypes import (
     CreateDatabaseRequest,
     Database,

@@ -3,7 +3,7 @@ environment contexts."""
 
 from __future__ import annotations
 
-from store.hms.hive_rules import DEFAULT_CATALOG, qualified_db_name
+from store.hms.common import DEFAULT_CATALOG, qualified_db_name
 from thrift_idl.hive_metastore.ttypes import MetaException, NoSuchObjectException
 
 

@@ -16,7 +16,7 @@ from store.errors import AccessDenied
 
 if TYPE_CHECKING:
     from adapter.authorization import Authorizer
-    from store.hms.delegation_tokens import DelegationTokens
+    from store.hms.access import DelegationTokens
 
 log = logging.getLogger("hudi_metastore.calls")
 _outcome = threading.local()  # one thread per connection: the error of this thread's last call

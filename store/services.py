@@ -8,24 +8,15 @@ from dataclasses import dataclass
 
 from store.db.database import Store, now_ms
 from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S
-from store.hms import column_widths
-from store.hms.access import AccessFacts
-from store.hms.aggregate_stats import AggregateStats
+from store.hms.access import AccessFacts, DelegationTokens, PrivilegeService, RoleService
+from store.hms.catalog import TableNamesByFilter, TableService
+from store.hms.common import MetastoreInfo, column_widths
 from store.hms.constraints import ConstraintService
-from store.hms.delegation_tokens import DelegationTokens
 from store.hms.functions import FunctionService
-from store.hms.locks import LockManager
-from store.hms.metastore_info import MetastoreInfo
-from store.hms.notification_log.client_events import ClientEvents
-from store.hms.notification_log.log import DEFAULT_TTL_S, NotificationLog
-from store.hms.open_txns import OpenTxnList
-from store.hms.partition_events import PartitionEvents
-from store.hms.partition_service import PartitionService
-from store.hms.privileges import PrivilegeService
-from store.hms.roles import RoleService
-from store.hms.statistics import StatisticsService
-from store.hms.table_filter import TableNamesByFilter
-from store.hms.table_service import TableService
+from store.hms.notification_log import DEFAULT_TTL_S, ClientEvents, NotificationLog
+from store.hms.partitions import PartitionEvents, PartitionService
+from store.hms.stats import AggregateStats, StatisticsService
+from store.hms.txn import LockManager, OpenTxnList
 from store.hudi.clean_service import CleanService
 from store.hudi.column_pruning import ColumnPruning
 from store.hudi.partition_rules import HudiPartitionRules
@@ -91,8 +82,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     column_widths.enforce(store.engine)
     warehouse.allow_scheme(store.warehouse)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
-    tables = TableService(store, notifications, StorageBoundary(store, storage_roots or (),
-                                                                confined=storage_roots is not None))
+    boundary = StorageBoundary(store, storage_roots or (), confined=storage_roots is not None)
+    tables = TableService(store, notifications, boundary)
     partitions = PartitionService(store, tables)
     timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
@@ -114,7 +105,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
     if mirror:
-        services.mirror = StorageMirror(store, timeline, boundary=tables.boundary)
+        services.mirror = StorageMirror(store, timeline, boundary=boundary)
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)

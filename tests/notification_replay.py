@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from store.hms.notification_log.messages import from_tjson
+from store.hms.notification_log import from_tjson
 from thrift_idl.hive_metastore.ttypes import Database, NotificationEventRequest, Partition, Table
 
 

@@ -1,4 +1,4 @@
-"""Table constraints (store/hms/constraints.py): created with their table in one transaction, added,
+"""Table constraints (store/hms/constraints/constraint_service.py): created with their table in one transaction, added,
 read, dropped; compared with the reference metastores (Hive 4: every call; Hive 2.3: primary and
 foreign keys, the calls it has), then what only our server is asked here (atomic creation, name
 rules, cascades, renames), on every backend."""

@@ -1,4 +1,4 @@
-"""Delegation tokens in the store (store/hms/delegation_tokens.py) on every backend: Hadoop's wire
+"""Delegation tokens in the store (store/hms/access/delegation_tokens.py) on every backend: Hadoop's wire
 forms, renew/cancel rules, expiry and forgery; the end-to-end path with Hive's client is in
 tests/test_kerberos.py."""
 
@@ -10,7 +10,7 @@ import io
 import pytest
 
 from adapter.serve import prepare_store
-from store.hms import delegation_tokens as dt
+from store.hms import access as dt
 from store.services import open_services
 
 
@@ -29,9 +29,9 @@ def tokens(own_backend_url, tmp_path):
 
 def test_hadoop_variable_length_integers_round_trip():
     for n in (0, 1, -1, 127, 128, -112, -113, 255, 256, 65535, 2**31 - 1, -2**31, 1_700_000_000_000, 2**63 - 1, -2**63):
-        assert dt._read_vlong(io.BytesIO(dt._vlong(n))) == n, n
+        assert dt.read_vlong(io.BytesIO(dt.vlong(n))) == n, n
     # Hadoop's encodings of a few values (WritableUtils.writeVLong)
-    assert dt._vlong(127) == b"\x7f" and dt._vlong(128) == b"\x8f\x80" and dt._vlong(-113) == b"\x87\x70"
+    assert dt.vlong(127) == b"\x7f" and dt.vlong(128) == b"\x8f\x80" and dt.vlong(-113) == b"\x87\x70"
 
 
 def test_issue_renew_cancel(tokens):

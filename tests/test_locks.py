@@ -1,4 +1,4 @@
-"""LockManager (store/hms/locks.py): Hive lock semantics on SQLite, PostgreSQL and MariaDB.
+"""LockManager (store/hms/txn/locks.py): Hive lock semantics on SQLite, PostgreSQL and MariaDB.
 
 PostgreSQL / MariaDB run when HMS_TEST_POSTGRES_URL / HMS_TEST_MYSQL_URL name a server (e.g.
 postgresql+psycopg://postgres@127.0.0.1:5432/test, mysql+pymysql://root@127.0.0.1:3306/test): each
@@ -21,7 +21,7 @@ from store.db import schema
 from store.db.database import Store
 from store.db.engine import normalize_url
 from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
-from store.hms.locks import LockManager, compatible
+from store.hms.txn import LockManager, compatible
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
     HeartbeatRequest,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from thrift.Thrift import TType
 
+from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as E
 from store.hms.notification_log import messages as M
-from store.hms.notification_log.log import NotificationLog
 from tests.notification_objects import make_db, make_function, make_part, make_table
 from thrift_idl.hive_metastore.ttypes import Catalog, Function, Partition, SQLForeignKey, SQLPrimaryKey, Table
 

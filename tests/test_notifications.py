@@ -26,9 +26,9 @@ from thrift.Thrift import TException
 from store.db import schema as S
 from store.db.database import Store
 from store.db.migrations import current_revision, upgrade
+from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as E
 from store.hms.notification_log import messages as M
-from store.hms.notification_log.log import NotificationLog
 from tests.harness import ServerStartError, start_our_server, stop_process
 from tests.notification_objects import make_db, make_part, make_sd, make_table
 from tests.notification_replay import Replayer

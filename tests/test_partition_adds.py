@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from adapter.serve import prepare_store
 from store.db import schema as S
 from store.errors import AlreadyExists, MetaError
-from store.hms.partition_writes import PartitionWrites
+from store.hms.partitions import PartitionWrites
 from store.services import open_services
 from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
 

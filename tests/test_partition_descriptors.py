@@ -46,7 +46,7 @@ def test_a_java_clients_copy_of_the_table_descriptor_is_shared(our_server_info, 
     copied = StorageDescriptor(**{**table_sd.__dict__, "location": None})
     other = StorageDescriptor(**{**table_sd.__dict__, "location": None, "inputFormat": "other"})
     # each partition its own copy, as the Java client sends them; the answer for one copy is reused
-    # for the next equal one only (store/hms/partition_writes.py _SharesTableSd)
+    # for the next equal one only (store/hms/partitions/partition_writes.py _SharesTableSd)
     c.add_partitions([Partition(values=[v], dbName=db, tableName="t", parameters={},
                                 sd=StorageDescriptor(**(other if v in "bd" else copied).__dict__))
                       for v in "abcd"])

@@ -13,9 +13,17 @@ from sqlalchemy.engine import make_url
 
 from store.db import schema as S
 from store.db.engine import make_engine
-from store.hms.partition_filter import FilterError, compile_filter, parse_filter
-from store.hms.partition_filter.leaf_sql import is_integral
-from store.hms.partition_filter.nodes import And, Leaf, Not, Or, push_not
+from store.hms.partition_filter import (
+    And,
+    FilterError,
+    Leaf,
+    Not,
+    Or,
+    compile_filter,
+    is_integral,
+    parse_filter,
+    push_not,
+)
 
 # --- AST rendering -------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Partition lists encoded by the store (store/hms/partition_wire.py) are byte for byte what Thrift's
+"""Partition lists encoded by the store (store/hms/common/wire.py) are byte for byte what Thrift's
 own encoder writes for the Partition objects the store builds, for every shape a partition row can
 have; and the server answers them to a plain Thrift client."""
 
@@ -12,8 +12,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport import TTransport
 
 from adapter.server.encoded_answers import encode_reply
-from store.hms import partition_wire
-from store.hms.partition_wire import EncodedStructs
+from store.hms.common import ENCODER_AVAILABLE, EncodedStructs
 from store.services import open_services
 from thrift_idl.hive_metastore.ThriftHiveMetastore import (
     get_partitions_by_names_req_result,
@@ -30,7 +29,7 @@ from thrift_idl.hive_metastore.ttypes import (
     Table,
 )
 
-pytestmark = pytest.mark.skipif(not partition_wire.AVAILABLE, reason="thrift without its C extension")
+pytestmark = pytest.mark.skipif(not ENCODER_AVAILABLE, reason="thrift without its C extension")
 
 
 def _plain(obj) -> bytes:

@@ -1,4 +1,4 @@
-"""get_table_names_by_filter (store/hms/table_filter.py): Hive's table filters on parameters, owner,
+"""get_table_names_by_filter (store/hms/catalog/table_filter.py): Hive's table filters on parameters, owner,
 last access time, name and type. Compared with the reference metastores (Trino lists its views with
 `hive_filter_field_params__presto_view = "true"`, and with the LIKE form on metastores whose
 parameter values cannot be compared with =, as Hive 4's on Derby), then checked on our server alone
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from store.errors import MetaError
-from store.hms.table_filter import compile_table_filter
+from store.hms.catalog import compile_table_filter
 from tests import test_conformance as conformance
 from tests.conformance.objects import cols, database, table
 from thrift_idl.hive_metastore.ttypes import InvalidOperationException, MetaException, UnknownDBException

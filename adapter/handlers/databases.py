@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from adapter.handlers.service import session_user
 from adapter.naming import check_catalog, db_name, db_pattern
-from store.hms.table_service import TableService
+from store.hms.catalog import TableService
 from thrift_idl.hive_metastore.ttypes import (
     Database,
     DatabaseType,
@@ -24,19 +24,19 @@ class DatabaseHandler:
     def create_catalog(self, catalog):
         if catalog is None or catalog.catalog is None:
             raise InvalidObjectException("Catalog object is required")
-        self.tables.catalogs.create_catalog(catalog.catalog, owner=session_user())
+        self.tables.create_catalog(catalog.catalog, owner=session_user())
 
     def get_catalog(self, catName):
-        return GetCatalogResponse(catalog=self.tables.catalogs.get_catalog(catName.name if catName else None))
+        return GetCatalogResponse(catalog=self.tables.get_catalog(catName.name if catName else None))
 
     def get_catalogs(self):
-        return GetCatalogsResponse(names=self.tables.catalogs.list_catalogs())
+        return GetCatalogsResponse(names=self.tables.list_catalogs())
 
     def alter_catalog(self, rqst):
-        self.tables.catalogs.alter_catalog(rqst.name, rqst.newCat)
+        self.tables.alter_catalog(rqst.name, rqst.newCat)
 
     def drop_catalog(self, catName):
-        self.tables.catalogs.drop_catalog(catName.name if catName else None)
+        self.tables.drop_catalog(catName.name if catName else None)
 
     # databases
     def create_database(self, database: Database):

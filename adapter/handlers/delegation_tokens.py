@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from adapter import identity
 from adapter.security.sasl import short_name
-from store.hms.delegation_tokens import DelegationTokens
+from store.hms.access import DelegationTokens
 from thrift_idl.hive_metastore.ttypes import MetaException
 
 

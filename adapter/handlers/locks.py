@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from store.errors import MetaError
-from store.hms.locks import LockManager
-from store.hms.open_txns import OpenTxnList
+from store.hms.txn import LockManager, OpenTxnList
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
     OpenTxnsResponse,
@@ -48,7 +47,7 @@ class LockHandler:
     def abort_txn(self, rqst):
         self.locks.abort_txn(rqst.txnid if rqst is not None else None)
 
-    # open transactions (store/hms/open_txns.py)
+    # open transactions (store/hms/txn/open_txns.py)
     def get_open_txns(self):
         assert self.open_txn_list is not None, "LockHandler needs the open transaction list"
         return self.open_txn_list.open_txns()

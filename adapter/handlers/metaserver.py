@@ -13,7 +13,7 @@ from __future__ import annotations
 from adapter import identity
 from hudi_format.table_config import HudiTableConfig
 from store.errors import InvalidOperation
-from store.hms.table_service import TableService
+from store.hms.catalog import TableService
 from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
 from store.hudi.timeline_service import TimelineService
 from thrift_idl.hive_metastore.ttypes import Database

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name
 from store.errors import MetaError
-from store.hms.notification_log.client_events import ClientEvents, Insert
-from store.hms.notification_log.log import NotificationLog
+from store.hms.notification_log import ClientEvents, Insert, NotificationLog
 from thrift_idl.hive_metastore.ttypes import (
     CurrentNotificationEventId,
     FireEventResponse,

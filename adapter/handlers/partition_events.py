@@ -1,10 +1,10 @@
-"""markPartitionForEvent / isPartitionMarkedForEvent (store/hms/partition_events.py)."""
+"""markPartitionForEvent / isPartitionMarkedForEvent (store/hms/partitions/partition_events.py)."""
 
 from __future__ import annotations
 
 from adapter.naming import db_name
 from store.errors import InvalidObject, NoSuchObject
-from store.hms.partition_events import PartitionEvents
+from store.hms.partitions import PartitionEvents
 from thrift_idl.hive_metastore.ttypes import InvalidPartitionException, UnknownTableException
 
 

@@ -15,12 +15,10 @@ from thrift.Thrift import TApplicationException
 
 from adapter.naming import check_catalog, db_name, env_props
 from store.errors import MetaError, NoSuchObject
-from store.hms import partition_wire
-from store.hms.partition_filter.leaf_sql import is_integral
-from store.hms.partition_names import spec_from_name, split_name
-from store.hms.partition_service import PartitionService
-from store.hms.partition_specs import partition_specs
-from store.hms.table_service import TableService
+from store.hms.catalog import TableService
+from store.hms.common import ENCODER_AVAILABLE
+from store.hms.partition_filter import is_integral
+from store.hms.partitions import PartitionService, partition_specs, spec_from_name, split_name
 from store.hudi.partition_rules import HudiPartitionRules
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
@@ -51,8 +49,8 @@ def _max(max_parts) -> int:
 def partition_list(partitions: PartitionService, db: str, tbl: str, max_parts: int = -1, part_vals=None,
                    filter_text=None):
     """A partition list for an answer: encoded by the store when the reply protocol can write it
-    (store/hms/partition_wire.py), else objects."""
-    read = partitions.encoded_partitions if partition_wire.AVAILABLE else partitions.get_partitions
+    (store/hms/common/wire.py), else objects."""
+    read = partitions.encoded_partitions if ENCODER_AVAILABLE else partitions.get_partitions
     return read(db, tbl, max_parts, part_vals=part_vals, filter_text=filter_text)
 
 
@@ -138,7 +136,7 @@ class PartitionHandler:
         return partition_list(self.partitions, db_name(db), tbl or "", _max(max_parts), part_vals, filter_text)
 
     def _named(self, db, tbl, names):
-        read = self.partitions.encoded_partitions_by_names if partition_wire.AVAILABLE \
+        read = self.partitions.encoded_partitions_by_names if ENCODER_AVAILABLE \
             else self.partitions.get_partitions_by_names
         return read(db_name(db), tbl or "", names)
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name
 from store.errors import MetaError
-from store.hms.privileges import PrivilegeService
-from store.hms.roles import RoleService
+from store.hms.access import PrivilegeService, RoleService
 from thrift_idl.hive_metastore.ttypes import (
     GetPrincipalsInRoleResponse,
     GetRoleGrantsForPrincipalResponse,

@@ -8,7 +8,7 @@ import time
 
 from adapter import identity
 from adapter.readiness import Readiness
-from store.hms.metastore_info import MetastoreInfo
+from store.hms.common import MetastoreInfo
 from thrift_idl.fb303.ttypes import fb_status
 from thrift_idl.hive_metastore.ttypes import (
     ConfigValSecurityException,

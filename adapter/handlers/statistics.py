@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from adapter.naming import check_catalog, db_name
-from store.hms.aggregate_stats import AggregateStats
-from store.hms.statistics import StatisticsService
+from store.hms.stats import AggregateStats, StatisticsService
 from thrift_idl.hive_metastore.ttypes import (
     PartitionsStatsResult,
     SetPartitionsStatsResponse,

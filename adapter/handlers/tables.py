@@ -7,11 +7,10 @@ import logging
 from adapter.naming import db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
-from store.hms import partition_wire
+from store.hms.catalog import TableNamesByFilter, TableService
+from store.hms.common import ENCODER_AVAILABLE
 from store.hms.constraints import ConstraintService
-from store.hms.partition_service import PartitionService
-from store.hms.table_filter import TableNamesByFilter
-from store.hms.table_service import TableService
+from store.hms.partitions import PartitionService
 from store.hudi.timeline_service import TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
@@ -83,8 +82,8 @@ class TableHandler:
     # read
     def _table(self, db, name):
         """A table for an answer: encoded by the store when the reply protocol can write it
-        (store/hms/table_rows.py TableRows.encoded), else the object."""
-        read = self.tables.get_table_encoded if partition_wire.AVAILABLE else self.tables.get_table
+        (store/hms/catalog/table_rows.py TableRows.encoded), else the object."""
+        read = self.tables.get_table_encoded if ENCODER_AVAILABLE else self.tables.get_table
         return read(db, name)
 
     def get_table(self, dbname, tbl_name):
@@ -125,7 +124,7 @@ class TableHandler:
         return self.tables.table_meta(db_pattern(db_patterns), tbl_patterns, list(tbl_types or []))
 
     def get_table_names_by_filter(self, dbname, filter, max_tables):
-        """Hive's table filters (store/hms/table_filter.py); Trino lists its views this way."""
+        """Hive's table filters (store/hms/catalog/table_filter.py); Trino lists its views this way."""
         if not db_name(dbname):
             raise UnknownDBException("DB name is null or empty")
         if filter is None:

@@ -1,5 +1,5 @@
 """The reply protocol's encoder: Thrift's C encoder, except that a list field holding
-`EncodedStructs` (partition lists encoded by the store, store/hms/partition_wire.py) or a struct
+`EncodedStructs` (partition lists encoded by the store, store/hms/common/wire.py) or a struct
 field holding an `EncodedStruct` (get_table's Table) is written from those bytes. Such a field may
 sit in the result itself or one struct down (e.g. GetPartitionsByNamesResult.partitions,
 GetTableResult.table)."""
@@ -10,7 +10,7 @@ import struct
 
 from thrift.Thrift import TType
 
-from store.hms.partition_wire import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
+from store.hms.common import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
 
 _ENCODED = (EncodedStructs, EncodedStruct)
 

@@ -1,7 +1,7 @@
 """Many rows into one table on the driver's own bulk path, inside the caller's transaction:
 PostgreSQL's COPY, the driver's executemany of plain tuples elsewhere (SQLAlchemy's per-row
 parameter handling and statement events cost more than the database's work at tens of thousands of
-rows). The caller passes the check of column widths every other write gets (store/hms/column_widths):
+rows). The caller passes the check of column widths every other write gets (store/hms/common/column_widths):
 it sees each text column's longest values and any value holding a NUL. Driver errors leave as
 SQLAlchemy's (store/db/driver_cursor.py).
 """

@@ -453,7 +453,7 @@ RECORD_INDEX_PARTITIONS = 16  # PostgreSQL hash partitions over `shard`
 # and carries fg_id and instant in the primary key's index (lookups are index-only scans); SQLite
 # keeps the table clustered on the primary key (WITHOUT ROWID), as InnoDB does.
 # No foreign key to `tbl`: a per-row check costs a commit of 1,000,000 keys about 4 s on
-# PostgreSQL; the table's drop deletes its rows instead (store/hms/table_rows.delete_table_rows).
+# PostgreSQL; the table's drop deletes its rows instead (store/hms/catalog/table_rows.delete_table_rows).
 record_index = Table(
     "record_index",
     metadata,

@@ -116,7 +116,7 @@ class CleanService:
         with self.store.read() as conn:
             base = self.timeline.table_ref(conn, db, tbl).base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
-        if not self.timeline.hudi_tables.tables.boundary.writable(base, "delete cleaned files under"):
+        if not self.timeline.hudi_tables.tables.may_write_under(base, "delete cleaned files under"):
             return inst.ts, []  # recorded; the files stay where the server may not delete
         for p in paths:
             warehouse.delete_file(warehouse.join_within(base, p))

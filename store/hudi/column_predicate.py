@@ -15,11 +15,8 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, FromClause, and_, exists, false, func, not_, or_, true
 
-from store.hms.partition_filter.errors import FilterError
-from store.hms.partition_filter.like_pattern import like_elements
-from store.hms.partition_filter.nodes import And, Leaf, Node, Or, push_not
-from store.hms.partition_filter.parser import parse_filter
-from store.hms.wildcard_match import ANY_RUN
+from store.hms.common import ANY_RUN
+from store.hms.partition_filter import And, FilterError, Leaf, Node, Or, like_elements, parse_filter, push_not
 from store.hudi.column_stats_codec import TEXT_TYPES, base_type, encode_key, is_indexable, prefix_successor
 
 # (stats table alias, column name) -> an EXISTS-able select restricted to the outer row

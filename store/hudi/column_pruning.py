@@ -27,8 +27,7 @@ from store.db.database import Store
 from store.db.dialect import as_text, json_rows, rows_of
 from store.db.driver_cursor import DriverStatement
 from store.errors import MetaError
-from store.hms.partition_filter.errors import FilterError
-from store.hms.partition_filter.nodes import And, Leaf, Node, Or
+from store.hms.partition_filter import And, FilterError, Leaf, Node, Or
 from store.hudi.column_predicate import (
     check_literals,
     keep_condition,

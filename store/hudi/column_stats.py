@@ -654,67 +654,107 @@ class Slices:
             side.merge(other)
 
 
+_BASIC_COUNTS = ("num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")
+
+
 def _update_partition(tbl_id: int, p: str, cur: Row | None, columns: dict[str, Row],
                       before: _Side | None, after: _Side | None) -> tuple[dict | None, list[dict]] | None:
     """Incremental upkeep of one partition's statistics: its new snapshot_stats row (None: no
     slices left) and partition_column_stats rows, or None when it must be recomputed whole."""
     if cur is None and before is not None and before.basic.slices:
         return None
-    n = {k: (getattr(cur, k) if cur is not None else 0) for k in (
-        "num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")}
-    # rows and raw size are unknown while any slice's are: a slice coming in without them settles
-    # it; otherwise they are known only if they were and every leaving slice's were
-    unknown = after is not None and (after.basic.rows is None or after.basic.raw is None)
-    if not unknown and (n["num_rows"] is None or n["raw_data_size"] is None or (
-            before is not None and (before.basic.rows is None or before.basic.raw is None))):
+    n = _basic_after(cur, before, after)
+    if n is None:
         return None
-    for sign, side in ((-1, before), (1, after)):
-        if side is None:
-            continue
-        b = side.basic
-        n["num_slices"] += sign * b.slices
-        n["num_files"] += sign * b.files
-        n["base_files"] += sign * b.bases
-        n["total_size"] += sign * b.size
-        if not unknown:
-            n["num_rows"] += sign * b.rows  # type: ignore[operator]
-            n["raw_data_size"] += sign * b.raw  # type: ignore[operator]
-    if unknown:
-        n["num_rows"] = n["raw_data_size"] = None
     leaving = before.columns if before is not None else {}
     coming = after.columns if after is not None else {}
+    slices = cur.num_slices if cur is not None else 0
     rows: list[dict] = []
     for col in sorted(set(columns) | set(leaving) | set(coming)):
-        row = columns.get(col)
-        agg = _Sum()
-        good = 0
-        if row is not None:
-            if row.null_count is None or row.value_count is None:
-                return None
-            agg.lo = None if row.min_key is None else bytes(row.min_key)
-            agg.hi = None if row.max_key is None else bytes(row.max_key)
-            agg.nulls, agg.values = row.null_count, row.value_count
-            good = (cur.num_slices if cur is not None else 0) - row.files_without_stats
-        gone = leaving.get(col)
-        if gone is not None:
-            if row is None or gone.nulls is None or gone.values is None:
-                return None
-            if gone.lo is not None and gone.hi is not None and (
-                    agg.lo is None or agg.hi is None or gone.lo <= agg.lo or gone.hi >= agg.hi):
-                return None  # a leaving file may have set a bound
-            good -= gone.good
-            agg.nulls -= gone.nulls  # type: ignore[operator]
-            agg.values -= gone.values  # type: ignore[operator]
-        agg.good = 0
-        new = coming.get(col)
-        if new is not None:
-            agg.merge(new)
-        good += agg.good
-        if good <= 0:
-            return None  # no bounds left to trust: recompute
-        rows.append({"tbl_id": tbl_id, "partition_path": p, "column_name": col, "min_key": agg.lo, "max_key": agg.hi,
-                     "null_count": agg.nulls, "value_count": agg.values,
-                     "files_without_stats": n["num_slices"] - good})
+        agg = _column_after(columns.get(col), slices, leaving.get(col), coming.get(col))
+        if agg is None:
+            return None
+        rows.append({"tbl_id": tbl_id, "partition_path": p, "column_name": col, **agg.row(n["num_slices"])})
     if n["num_slices"] <= 0:
         return None, []
     return {"tbl_id": tbl_id, "partition_path": p, **n}, rows
+
+
+def _basic_after(cur: Row | None, before: _Side | None, after: _Side | None) -> dict | None:
+    """A partition's snapshot_stats counts after the change: the stored ones (`cur`) less what the
+    leaving slices added (`before`) plus what the coming ones add (`after`); None when its rows and
+    raw size must be recomputed."""
+    n = {k: (getattr(cur, k) if cur is not None else 0) for k in _BASIC_COUNTS}
+    # rows and raw size are unknown while any slice's are: a slice coming in without them settles
+    # it; otherwise they are known only if they were and every leaving slice's were
+    unknown = after is not None and not _sized(after.basic)
+    if not unknown and (n["num_rows"] is None or n["raw_data_size"] is None or (
+            before is not None and not _sized(before.basic))):
+        return None
+    for sign, side in ((-1, before), (1, after)):
+        if side is not None:
+            _shift(n, sign, side.basic, unknown)
+    if unknown:
+        n["num_rows"] = n["raw_data_size"] = None
+    return n
+
+
+def _sized(basic: _Basic) -> bool:
+    """Are the rows and raw size of these slices known?"""
+    return basic.rows is not None and basic.raw is not None
+
+
+def _shift(n: dict, sign: int, basic: _Basic, unknown: bool) -> None:
+    """Add (`sign` 1) or take out (-1) slices' basic statistics; rows and raw size unless `unknown`."""
+    n["num_slices"] += sign * basic.slices
+    n["num_files"] += sign * basic.files
+    n["base_files"] += sign * basic.bases
+    n["total_size"] += sign * basic.size
+    if not unknown:
+        n["num_rows"] += sign * basic.rows  # type: ignore[operator]
+        n["raw_data_size"] += sign * basic.raw  # type: ignore[operator]
+
+
+def _column_after(row: Row | None, slices: int, gone: _Sum | None, new: _Sum | None) -> _Sum | None:
+    """One column of a partition after the change: its stored row (over `slices` slices) less what
+    the leaving slices summed (`gone`) plus what the coming ones sum (`new`), `good` counting the
+    files with usable statistics; None when it must be recomputed."""
+    agg = _stored_sum(row, slices)
+    if agg is None:
+        return None
+    if gone is not None and (row is None or not _take_out(agg, gone)):
+        return None
+    if new is not None:
+        agg.merge(new)
+    if agg.good <= 0:
+        return None  # no bounds left to trust: recompute
+    return agg
+
+
+def _stored_sum(row: Row | None, slices: int) -> _Sum | None:
+    """A stored partition_column_stats row (over `slices` slices) as a sum; an empty one for no
+    row; None when its counts are unknown."""
+    agg = _Sum()
+    if row is None:
+        return agg
+    if row.null_count is None or row.value_count is None:
+        return None
+    agg.lo = None if row.min_key is None else bytes(row.min_key)
+    agg.hi = None if row.max_key is None else bytes(row.max_key)
+    agg.nulls, agg.values = row.null_count, row.value_count
+    agg.good = slices - row.files_without_stats
+    return agg
+
+
+def _take_out(agg: _Sum, gone: _Sum) -> bool:
+    """Take what leaving slices summed out of `agg`; False when that cannot be done: their counts are
+    unknown, or a leaving file may have set a bound."""
+    if gone.nulls is None or gone.values is None:
+        return False
+    if gone.lo is not None and gone.hi is not None and (
+            agg.lo is None or agg.hi is None or gone.lo <= agg.lo or gone.hi >= agg.hi):
+        return False
+    agg.good -= gone.good
+    agg.nulls -= gone.nulls  # type: ignore[operator]
+    agg.values -= gone.values  # type: ignore[operator]
+    return True

@@ -14,7 +14,7 @@ from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.errors import InvalidObject
-from store.hms.column_widths import check_rows
+from store.hms.common import check_rows
 from store.hudi.tables import HudiTableRef
 
 NEVER = "0" * 17  # deleted_ts of files that were never part of the table (rolled back)

@@ -13,9 +13,8 @@ from sqlalchemy import select
 
 from store.db import schema as S
 from store.errors import InvalidOperation, MetaError, NoSuchObject
-from store.hms.database_service import database_is
-from store.hms.partition_names import make_name, values_from_name
-from store.hms.partition_service import PartitionService
+from store.hms.catalog import database_is
+from store.hms.partitions import PartitionService, make_name, values_from_name
 from store.hudi.clean_service import CleanService
 from store.hudi.tables import HudiTableRef
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Partition

@@ -9,10 +9,9 @@ from sqlalchemy import Connection, Row, select
 from hudi_format.commit_metadata import CommitMetadata
 from store.db import schema as S
 from store.errors import InvalidObject
+from store.hms.catalog import TableService
 from store.hms.notification_log import events as EV
-from store.hms.partition_names import make_name
-from store.hms.partition_service import PartitionService
-from store.hms.table_service import TableService
+from store.hms.partitions import PartitionService, make_name
 from store.hudi.tables import HudiTableRef
 from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
@@ -52,7 +51,7 @@ class PartitionSync:
             rows.extend(conn.execute(select(p.c.part_id, p.c.sd_id, p.c.part_name).where(
                 p.c.tbl_id == ref.tbl_id, p.c.part_name.in_(names[k:k + BATCH]))).all())
         if rows:
-            self.partitions._delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
+            self.partitions.delete_rows_in(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
             table = self.tables.get_table_in(conn, ref.db_name, ref.name)
             found = {r.part_name for r in rows}
             dropped = [ref.config.values_of(p) for p, n in zip(paths, names) if n in found]
@@ -71,7 +70,7 @@ class PartitionSync:
         if ref.config.partition_fields:
             ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
             names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in files if p}
-            for part in self.partitions.reads.queries.named(conn, ctx, list(names)):
+            for part in self.partitions.get_partitions_by_names_in(conn, ctx, list(names)):
                 by_path[names[make_name(ctx.key_names, part.values)]] = part
         written = [(by_path[p], sorted(f)) for p, f in sorted(files.items())]
         self.tables.notifications.record(conn, *EV.hudi_commit(table, written, replace=action == "replacecommit"))

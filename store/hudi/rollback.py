@@ -37,7 +37,7 @@ class Rollbacks:
         (the rollback instant, the deleted paths, relative to the table's base path: none when the
         base path is outside the server's storage boundary)."""
         instant, paths, base_path = self.store.run_write(self._rollback_in, db, tbl, ts, force)
-        if not self.tables.tables.boundary.writable(base_path, "delete rolled-back files under"):
+        if not self.tables.tables.may_write_under(base_path, "delete rolled-back files under"):
             paths = []  # recorded; the files stay where the server may not delete
         for p in paths:
             warehouse.delete_file(warehouse.join_within(base_path, p))

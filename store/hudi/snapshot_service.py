@@ -18,7 +18,7 @@ from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
-from store.hms.partition_service import PartitionService
+from store.hms.partitions import PartitionService
 from store.hudi.file_locations import locate_files, locate_slices
 from store.hudi.timeline_service import TimelineService
 

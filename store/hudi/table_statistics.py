@@ -27,10 +27,9 @@ from sqlalchemy import Connection, delete, func, or_, select
 from store.db import schema as S
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
-from store.hms import stats_params
-from store.hms.partition_names import make_name, values_from_name
-from store.hms.partition_service import PartitionService
-from store.hms.table_service import TableService
+from store.hms.catalog import TableService
+from store.hms.common import stats_params
+from store.hms.partitions import PartitionService, make_name, values_from_name
 from store.hudi.column_stats_codec import base_type, decode_number
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import (

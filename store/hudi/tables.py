@@ -28,10 +28,8 @@ from hudi_format.table_config import (
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, NoSuchObject
-from store.hms.database_service import database_is
-from store.hms.hive_rules import split_db_name
-from store.hms.locations import check_location
-from store.hms.table_service import TableService
+from store.hms.catalog import TableService, database_is
+from store.hms.common import check_location, split_db_name
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
 

@@ -21,8 +21,8 @@ from sqlalchemy import Connection
 from hudi_format.instant import Instant
 from hudi_format.table_config import HudiTableConfig
 from store.db.database import Store, now_ms
-from store.hms.partition_service import PartitionService
-from store.hms.table_service import TableService
+from store.hms.catalog import TableService
+from store.hms.partitions import PartitionService
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.commit import InstantCompletion, PostCommitHook
 from store.hudi.file_listing import FileListing

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import bindparam
 from sqlalchemy.sql.expression import ColumnElement
 
-from store.hms.wildcard_match import ANY_ONE, ANY_RUN, Element
+from store.hms.common import ANY_ONE, ANY_RUN, Element
 
 _ESCAPE = "!"
 

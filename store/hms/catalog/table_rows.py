@@ -1,0 +1,130 @@
+"""Tables as rows: the one statement that reads whole tables (row, descriptor, parameters, columns),
+the Table objects it gives, and the deletion of a table's rows."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, Select, bindparam, delete, select
+
+from store.db import schema as S
+from store.db.dialect import BATCH, as_text, json_rows, params_of
+from store.db.driver_cursor import DriverStatement
+from store.errors import NoSuchObject
+from store.hms.common import EncodedCache, SdView, build_sd, columns_of, encode_struct, split_db_name
+from thrift_idl.hive_metastore.ttypes import PrincipalType, Table
+
+
+class TableRows:
+    def __init__(self, backend: str):
+        self.backend = backend
+        self._one_table: Select[Any] | None = None  # the one-table statement, built once
+        self._driver: DriverStatement | None = None  # the same, on the driver's cursor (PostgreSQL)
+        self._row_type: Any = None
+        self._encoded = EncodedCache(16 << 20)
+
+    def statement(self) -> Select[Any]:
+        """One statement for whole tables: the row, its descriptor, and (aggregated as JSON) its
+        parameters and the columns of its current schema version."""
+        t, d, sd, tp, sc = S.tbl, S.db, S.sds, S.tbl_params, S.schema
+        # as text: every value of a row is hashable (the key of TableRows.encoded's cache)
+        params = select(as_text(self.backend, json_rows(self.backend, tp.c.param_key, tp.c.param_value))).where(
+            tp.c.tbl_id == t.c.tbl_id).scalar_subquery()
+        cols = select(as_text(self.backend, json_rows(self.backend, sc.c.is_partition_col, sc.c.position, sc.c.name,
+                                                      sc.c.type, sc.c.comment))).where(
+            sc.c.tbl_id == t.c.tbl_id, sc.c.version == t.c.schema_version).scalar_subquery()
+        return select(t, d.c.cat_name, d.c.name.label("db_name"), *[c.label("sd_" + c.name) for c in sd.c],
+                      params.label("params_json"), cols.label("cols_json")).select_from(
+            t.join(d, t.c.db_id == d.c.db_id).outerjoin(sd, t.c.sd_id == sd.c.sd_id))
+
+    def _one(self) -> Select[Any]:
+        if self._one_table is None:
+            self._one_table = self.statement().where(
+                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
+        return self._one_table
+
+    def row(self, conn: Connection, db_name: str, name: str) -> Row[Any]:
+        """The table's row of `statement`; NoSuchObject if there is no such table."""
+        cat, db = split_db_name(db_name)
+        row = conn.execute(self._one(), {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}).first()
+        if row is None:
+            raise NoSuchObject(f"{cat}.{db}.{name.lower()} table not found")
+        return row
+
+    def encoded(self, conn: Connection, db_name: str, name: str) -> bytes:
+        """The table as Thrift binary (the Table struct `build` makes, encoded), for get_table's
+        answer. Encodings are kept per process keyed by the table's whole row (every column, its
+        parameters and columns included): a table that changed in any way is a new key, so nothing
+        is invalidated and nothing can be served stale. On PostgreSQL the row is read on the
+        driver's own cursor (SQLAlchemy's work per call was half of get_table's time in the server)."""
+        cat, db = split_db_name(db_name)
+        params = {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}
+        if self.backend == "postgresql":
+            if self._driver is None:
+                self._driver = DriverStatement(self._one(), conn)
+            values = self._driver.first(conn, params)
+        else:
+            row = conn.execute(self._one(), params).first()
+            values = None if row is None else tuple(row)
+        if values is None:
+            raise NoSuchObject(f"{cat}.{db}.{name.lower()} table not found")
+        data = self._encoded.get(values)
+        if data is None:
+            if self._row_type is None:
+                self._row_type = namedtuple("TableRow", self._one().selected_columns.keys())  # type: ignore[misc]
+            data = encode_struct(self.build([self._row_type(*values)])[0])
+            self._encoded.put(values, data)
+        return data
+
+    @staticmethod
+    def build(rows: Sequence[Row[Any]]) -> list[Table]:
+        """Table objects for rows of `statement`."""
+        out = []
+        for r in rows:
+            data_cols, part_keys = columns_of(r.cols_json)
+            sd_view = SdView(r)
+            out.append(Table(
+                tableName=r.name, dbName=r.db_name, owner=r.owner, createTime=r.create_time,
+                lastAccessTime=r.last_access_time, retention=r.retention,
+                sd=build_sd(sd_view, r.location, data_cols), partitionKeys=part_keys,
+                parameters=params_of(r.params_json), viewOriginalText=r.view_original_text,
+                viewExpandedText=r.view_expanded_text, tableType=r.tbl_type,
+                temporary=bool(r.temporary), rewriteEnabled=bool(r.rewrite_enabled),
+                catName=r.cat_name, id=r.tbl_id, writeId=0,  # not transactional
+                ownerType=r.owner_type if r.owner_type is not None else PrincipalType.USER,
+            ))
+        return out
+
+
+def partition_dirs_outside(conn: Connection, tbl_id: int, table_location: str | None) -> list[str]:
+    """Locations of the table's partitions that are not under its own directory."""
+    prefix = (table_location or "").rstrip("/") + "/"
+    p = S.partitions
+    q = select(p.c.location).where(p.c.tbl_id == tbl_id, p.c.location.is_not(None))
+    if table_location:
+        q = q.where(~p.c.location.startswith(prefix, autoescape=True))
+    return [r[0] for r in conn.execute(q)]
+
+
+def delete_table_rows(conn: Connection, tbl_id: int) -> None:
+    """Delete a table with its partitions, parameters, columns, statistics and descriptors."""
+    p = S.partitions
+    part_ids = select(p.c.part_id).where(p.c.tbl_id == tbl_id).scalar_subquery()
+    part_sds = select(p.c.sd_id).where(p.c.tbl_id == tbl_id, p.c.sd_id.is_not(None))
+    sd_ids = [r[0] for r in conn.execute(part_sds)]
+    conn.execute(delete(S.part_col_stats).where(S.part_col_stats.c.tbl_id == tbl_id))
+    conn.execute(delete(S.partition_key_val).where(S.partition_key_val.c.tbl_id == tbl_id))
+    conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id.in_(part_ids)))
+    conn.execute(delete(p).where(p.c.tbl_id == tbl_id))
+    tsd = conn.execute(select(S.tbl.c.sd_id).where(S.tbl.c.tbl_id == tbl_id)).scalar()
+    conn.execute(delete(S.tab_col_stats).where(S.tab_col_stats.c.tbl_id == tbl_id))
+    conn.execute(delete(S.tbl_params).where(S.tbl_params.c.tbl_id == tbl_id))
+    conn.execute(delete(S.schema).where(S.schema.c.tbl_id == tbl_id))
+    conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == tbl_id))  # no foreign key (schema.py)
+    conn.execute(delete(S.tbl).where(S.tbl.c.tbl_id == tbl_id))
+    sd_ids.append(tsd)
+    for i in range(0, len(sd_ids), BATCH):
+        conn.execute(delete(S.sds).where(S.sds.c.sd_id.in_([s for s in sd_ids[i:i + BATCH] if s])))

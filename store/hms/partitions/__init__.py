@@ -1,0 +1,23 @@
+"""Partitions (RFC-36 partition service) as the Hive Metastore serves them.
+
+`PartitionService` (partition_service.py) is the entry point, over reads and pruning
+(partition_reads.py, the SQL in partition_queries.py), add/drop/truncate (partition_writes.py),
+alter/rename (partition_alteration.py), key value rows (partition_key_values.py) and what a call
+knows about its table (`TableContexts`, `TableCtx`: partition_context.py). Partition names as Hive
+writes them (`make_name`, `split_name`, ...: partition_names.py), get_partitions_with_specs'
+answers (`partition_specs`), and partitions marked for events (`PartitionEvents`). The filter
+grammar is store/hms/partition_filter's.
+
+The door of store/hms/partitions: other packages import these names from here, never its modules.
+Imports store/hms's `common`, `catalog`, `notification_log` and `partition_filter`.
+"""
+
+from store.hms.partitions.partition_context import TableContexts, TableCtx
+from store.hms.partitions.partition_events import PartitionEvents
+from store.hms.partitions.partition_names import make_name, spec_from_name, split_name, values_from_name
+from store.hms.partitions.partition_service import PartitionService
+from store.hms.partitions.partition_specs import partition_specs
+from store.hms.partitions.partition_writes import PartitionWrites  # tests patch its race window
+
+__all__ = ["PartitionEvents", "PartitionService", "PartitionWrites", "TableContexts", "TableCtx", "make_name",
+           "partition_specs", "spec_from_name", "split_name", "values_from_name"]

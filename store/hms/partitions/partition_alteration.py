@@ -1,0 +1,222 @@
+"""Partition alteration: alter_partition(s) (descriptor, parameters, columns) and rename_partition
+(new values and name, and for managed tables a new directory)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, delete, select, update
+
+from store.db import schema as S
+from store.db.database import Store, now_s
+from store.db.dialect import BATCH, in_list, params_of_many
+from store.errors import InvalidOperation, NoSuchObject
+from store.hms.catalog import TableService
+from store.hms.common import (
+    DDL_TIME,
+    MANAGED,
+    col_tuples,
+    insert_sd,
+    read_params,
+    same_sd,
+    sd_row,
+    stats_params,
+    version_for_columns,
+)
+from store.hms.notification_log import events as EV
+from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values
+from store.hms.partitions.partition_key_values import rename_key_values
+from store.hms.partitions.partition_names import make_name
+from store.hms.partitions.partition_queries import PartitionQueries
+from store.storage import warehouse
+from thrift_idl.hive_metastore.ttypes import Partition
+
+
+class PartitionAlteration:
+    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries, tables: TableService):
+        self.tables = tables
+        self.store = store
+        self.contexts = contexts
+        self.queries = queries
+
+    def alter_partitions(self, db: str, tbl: str, parts: list[Partition], env: dict[str, str] | None = None) -> None:
+        if not parts:
+            return
+        self.store.run_write(self._alter, db, tbl, parts, env)
+
+    def _alter(self, conn: Connection, db: str, tbl: str, parts: list[Partition], env: dict[str, str] | None) -> None:
+        try:
+            ctx = self.contexts.read(conn, db, tbl)
+        except NoSuchObject as exc:
+            raise InvalidOperation(f"alter is not possible: {exc.message}") from exc
+        now = now_s()
+        names = []
+        for part in parts:
+            values = list(part.values or [])
+            if len(values) != len(ctx.keys):
+                raise InvalidOperation(f"alter is not possible: partition values {values} "
+                                       f"do not match keys {ctx.key_names}")
+            names.append(make_name(ctx.key_names, values))
+        befores = self.queries.named(conn, ctx, list(dict.fromkeys(names)))
+        if len(set(names)) == len(names) > 1:
+            self._alter_many(conn, ctx, names, parts, now, env)
+        else:
+            for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
+                self._alter_one(conn, ctx, name, part, now, env=env)
+        self._record(conn, ctx, befores)
+
+    def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
+                renamed_to: str | None = None) -> None:
+        """ALTER_PARTITION events: each partition as it was and as it is now."""
+        if renamed_to:
+            pairs = list(zip(befores, self.queries.named(conn, ctx, [renamed_to])))
+        else:
+            names = [make_name(ctx.key_names, p.values) for p in befores]
+            afters = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
+            pairs = [(b, afters[tuple(b.values)]) for b in befores if tuple(b.values) in afters]
+        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+        self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
+
+    def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
+                    now: int, env: dict[str, str] | None) -> None:
+        """_alter_one for many partitions with a few statements in all: rows and parameters read in
+        batches, partition rows updated and parameters replaced with one executemany each."""
+        p = S.partitions
+        b = self.store.backend
+        rows: dict[str, Row[Any]] = {}
+        wanted = list(dict.fromkeys(names))
+        for i in range(0, len(wanted), BATCH):
+            q = self.queries.select_rows(ctx, in_list(b, p.c.part_name, wanted[i:i + BATCH]))
+            rows.update((r.part_name, r) for r in conn.execute(q))
+        for name in names:
+            if name not in rows:
+                raise InvalidOperation(f"alter is not possible: partition {name} of "
+                                       f"{ctx.db_name}.{ctx.name} does not exist")
+        old_params = dict(zip(wanted, params_of_many(rows[n].params_json for n in wanted)))
+        versions: dict[tuple[Any, ...], int] = {}
+        updates: list[dict[str, Any]] = []
+        new_params: list[dict[str, Any]] = []
+        touched, dropped_sds = [], []
+        for name, part in zip(names, parts):
+            row = rows[name]
+            sd = part.sd
+            up = {"pid": row.part_id, "update_time": now,
+                  "last_access_time": part.lastAccessTime or row.last_access_time,
+                  "location": row.location, "sd_id": row.sd_id, "schema_version": row.schema_version}
+            if sd is not None:
+                up["location"] = sd.location or row.location
+                if same_sd(ctx.sd, sd):
+                    up["sd_id"] = None
+                    if row.sd_id is not None:
+                        dropped_sds.append(row.sd_id)
+                elif row.sd_id is not None:
+                    conn.execute(update(S.sds).where(S.sds.c.sd_id == row.sd_id).values(**sd_row(sd)))
+                else:
+                    up["sd_id"] = insert_sd(conn, sd)
+                if sd.cols is not None:
+                    key = tuple(col_tuples(sd.cols))
+                    if key not in versions:
+                        versions[key] = version_for_columns(conn, ctx.tbl_id, ctx.schema_version, sd.cols, ctx.keys)
+                    up["schema_version"] = versions[key]
+            updates.append(up)
+            params = dict(part.parameters or {})
+            stats_params.on_alter_partition(dict(old_params[name]), params, ctx.tbl_type, up["location"], env)
+            if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
+                params[DDL_TIME] = str(now)
+            touched.append(row.part_id)
+            new_params.extend({"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items())
+        self._write_many(conn, updates, dropped_sds, touched, new_params)
+
+    def _write_many(self, conn: Connection, updates: list[dict[str, Any]], dropped_sds: list[int],
+                    touched: list[int], new_params: list[dict[str, Any]]) -> None:
+        """_alter_many's writes: the partition rows updated, descriptors no longer their own deleted,
+        the parameters of the touched partitions replaced."""
+        p, pp = S.partitions, S.partition_params
+        b = self.store.backend
+        conn.execute(update(p).where(p.c.part_id == bindparam("pid")).values(
+            update_time=bindparam("b_update_time"), last_access_time=bindparam("b_last_access_time"),
+            location=bindparam("b_location"), sd_id=bindparam("b_sd_id"),
+            schema_version=bindparam("b_schema_version")),
+            [{"pid": u["pid"], **{"b_" + k: v for k, v in u.items() if k != "pid"}} for u in updates])
+        for i in range(0, len(dropped_sds), BATCH):
+            conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + BATCH])))
+        for i in range(0, len(touched), BATCH):
+            conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + BATCH])))
+        if new_params:
+            conn.execute(pp.insert(), new_params)
+
+    def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
+                   new_name: str | None = None, location: str | None = None,
+                   env: dict[str, str] | None = None) -> None:
+        p = S.partitions
+        row = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
+        if row is None:
+            raise InvalidOperation(f"alter is not possible: partition {old_name} of "
+                                   f"{ctx.db_name}.{ctx.name} does not exist")
+        sd = part.sd
+        values: dict[str, Any] = {"update_time": now, "last_access_time": part.lastAccessTime or row.last_access_time}
+        if sd is not None:
+            values["location"] = location or sd.location or row.location
+            if same_sd(ctx.sd, sd):
+                values["sd_id"] = None
+            elif row.sd_id is not None:
+                conn.execute(update(S.sds).where(S.sds.c.sd_id == row.sd_id).values(**sd_row(sd)))
+            else:
+                values["sd_id"] = insert_sd(conn, sd)
+            if sd.cols is not None:
+                values["schema_version"] = version_for_columns(conn, ctx.tbl_id, ctx.schema_version, sd.cols, ctx.keys)
+        elif location:
+            values["location"] = location
+        if new_name:
+            values["part_name"] = new_name
+        conn.execute(update(p).where(p.c.part_id == row.part_id).values(**values))
+        if sd is not None and "sd_id" in values and values["sd_id"] is None and row.sd_id is not None:
+            conn.execute(delete(S.sds).where(S.sds.c.sd_id == row.sd_id))
+        params = dict(part.parameters or {})
+        old_params = read_params(conn, S.partition_params, "part_id", [row.part_id])[row.part_id]
+        stats_params.on_alter_partition(old_params, params, ctx.tbl_type, values.get("location", row.location), env)
+        if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
+            params[DDL_TIME] = str(now)
+        conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id == row.part_id))
+        conn.execute(S.partition_params.insert(), [
+            {"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items()])
+        if new_name:
+            rename_key_values(conn, row.part_id, part.values)
+
+    def rename_partition(self, db: str, tbl: str, old_values: Sequence[str] | None, new_part: Partition) -> None:
+        self.store.run_write(self._rename, db, tbl, old_values, new_part)
+
+    def _rename(self, conn: Connection, db: str, tbl: str, old_values: Sequence[str] | None,
+                new_part: Partition) -> None:
+        try:
+            ctx = self.contexts.read(conn, db, tbl)
+        except NoSuchObject as exc:
+            raise InvalidOperation(f"Unable to rename partition: {exc.message}") from exc
+        if not old_values:  # Hive: empty old values means a plain alter
+            name = make_name(ctx.key_names, new_part.values)
+            befores = self.queries.named(conn, ctx, [name])
+            self._alter_one(conn, ctx, name, new_part, now_s())
+            self._record(conn, ctx, befores)
+            return
+        old_name = make_name(ctx.key_names, check_values(ctx, old_values))
+        new_name = make_name(ctx.key_names, check_values(ctx, new_part.values))
+        p = S.partitions
+        old = conn.execute(select(p).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == old_name)).first()
+        if old is None:
+            raise InvalidOperation(f"Unable to rename partition: {old_name} does not exist")
+        if conn.execute(select(p.c.part_id).where(p.c.tbl_id == ctx.tbl_id, p.c.part_name == new_name)).first():
+            raise InvalidOperation(
+                f"Partition already exists:{ctx.db_name}.{ctx.name}.[{', '.join(new_part.values)}]")
+        location = None
+        moves = []
+        if ctx.tbl_type == MANAGED and ctx.location and (not old.location or self.tables.boundary.may(old.location)):
+            location = warehouse.join(ctx.location, new_name)  # (a directory outside stays where it is)
+            if old.location and old.location != location:
+                moves.append((old.location, location))
+        befores = self.queries.named(conn, ctx, [old_name])
+        self._alter_one(conn, ctx, old_name, new_part, now_s(), new_name=new_name, location=location)
+        self._record(conn, ctx, befores, renamed_to=new_name)
+        # the directory moves inside the transaction: a failed move rolls the rename back
+        for src, dst in moves:
+            warehouse.move_dir(src, dst)

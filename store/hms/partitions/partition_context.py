@@ -1,0 +1,99 @@
+"""What a partition call knows about its table (`TableCtx`, read in one statement), and the checks
+of partition values and names against the table's partition keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Select, bindparam, select
+
+from store.db import schema as S
+from store.db.dialect import json_rows
+from store.errors import MetaError, NoSuchObject, StoreError
+from store.hms.common import SdView, columns_of, split_db_name
+from store.hms.partitions.partition_names import IncompleteName, values_from_name
+from thrift_idl.hive_metastore.ttypes import FieldSchema
+
+
+@dataclass
+class TableCtx:
+    """What partition calls need to know about their table."""
+
+    tbl_id: int
+    cat_name: str
+    db_name: str
+    name: str
+    tbl_type: str
+    location: str | None
+    sd_id: int
+    sd: SdView  # the table's `sds` row
+    schema_version: int
+    cols: list[FieldSchema]  # data columns of the current schema
+    keys: list[FieldSchema]  # partition keys
+
+    @property
+    def key_names(self) -> list[str]:
+        return [k.name for k in self.keys]
+
+    @property
+    def key_types(self) -> list[tuple[str, str]]:
+        return [(k.name.lower(), k.type.lower()) for k in self.keys]
+
+
+class TableContexts:
+    """Reads a table's TableCtx: its row, descriptor and current columns in one statement."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self._query: Select[Any] | None = None  # built once
+
+    def read(self, conn: Connection, db_name: str, tbl_name: str,
+             missing: type[StoreError] = NoSuchObject) -> TableCtx:
+        """The table's context; `missing` is raised when there is no such table."""
+        cat, db = split_db_name(db_name)
+        row = conn.execute(self._statement(), {"cat_name": cat, "db_name": db,
+                                               "tbl_name": (tbl_name or "").lower()}).first()
+        if row is None:
+            raise missing(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
+        cols, keys = columns_of(row.cols_json)
+        return TableCtx(row.tbl_id, cat, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
+                        SdView(row), row.schema_version, cols, keys)
+
+    def _statement(self) -> Select[Any]:
+        if self._query is None:
+            self._query = self._build_statement()
+        return self._query
+
+    def _build_statement(self) -> Select[Any]:
+        sc = S.schema
+        cols = select(json_rows(self.backend, sc.c.is_partition_col, sc.c.position, sc.c.name,
+                                sc.c.type, sc.c.comment)).where(
+            sc.c.tbl_id == S.tbl.c.tbl_id, sc.c.version == S.tbl.c.schema_version).scalar_subquery()
+        return select(
+            S.tbl.c.tbl_id, S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.location, S.tbl.c.sd_id,
+            S.tbl.c.schema_version, S.db.c.name.label("db_name"),
+            *[c.label("sd_" + c.name) for c in S.sds.c], cols.label("cols_json")).select_from(
+            S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
+        ).where(S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
+
+
+def check_values(ctx: TableCtx, values: Sequence[str] | None) -> list[str]:
+    """The values of one partition: one per partition key."""
+    checked = list(values or [])
+    if len(checked) != len(ctx.keys):
+        raise MetaError(
+            f"Incorrect number of partition values: {checked} for keys {ctx.key_names}")
+    return checked
+
+
+def name_values(ctx: TableCtx, name: str) -> list[str]:
+    """The key values a partition name gives (Hive's getPartValsFromName)."""
+    try:
+        return values_from_name(ctx.key_names, name)
+    except IncompleteName as exc:
+        raise NoSuchObject(str(exc)) from exc
+    except ValueError as exc:
+        raise MetaError(str(exc)) from exc

@@ -1,0 +1,142 @@
+"""Partition reads: one partition (by values or name), lists (all, partial specification, filter),
+names, counts, partitions by names and distinct key values."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Row, func, select
+
+from store.db import schema as S
+from store.db.database import Store
+from store.db.dialect import BATCH, in_list
+from store.errors import MetaError, NoSuchObject
+from store.hms.common import EncodedStructs
+from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
+from store.hms.partitions.partition_names import make_name, split_name
+from store.hms.partitions.partition_queries import PartitionQueries
+from thrift_idl.hive_metastore.ttypes import Partition
+
+T = TypeVar("T")
+
+
+class PartitionReads:
+    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries):
+        self.store = store
+        self.contexts = contexts
+        self.queries = queries
+
+    def get_partition(self, db: str, tbl: str, values: Sequence[str]) -> Partition:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            name = make_name(ctx.key_names, check_values(ctx, values))
+            part = self.get_by_name(conn, ctx, name)
+            part.values = list(values)  # Hive answers with the values it was asked for
+            return part
+
+    def get_partition_by_name(self, db: str, tbl: str, name: str) -> Partition:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            values = name_values(ctx, name)
+            return self.get_by_name(conn, ctx, make_name(ctx.key_names, values))
+
+    def get_by_name(self, conn: Connection, ctx: TableCtx, name: str) -> Partition:
+        """The partition with this stored name; NoSuchObject if there is none."""
+        q = self.queries.select_rows(ctx, S.partitions.c.part_name == name)
+        rows = conn.execute(q).all()
+        if not rows:
+            values = [v for _, v in split_name(name)]
+            raise NoSuchObject(
+                f"partition values={values} for table {ctx.db_name}.{ctx.name} not found")
+        return self.queries.build(conn, ctx, rows)[0]
+
+    def get_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
+                       filter_text: str | None = None) -> list[Partition]:
+        """The table's partitions in name order, or those of a partial specification or a filter."""
+        return self._listed(self.queries.build, db, tbl, max_parts, part_vals, filter_text)
+
+    def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
+                           filter_text: str | None = None) -> EncodedStructs:
+        """`get_partitions` as Thrift bytes, for an answer (store/hms/common/wire.py)."""
+        return self._listed(self.queries.encode, db, tbl, max_parts, part_vals, filter_text)
+
+    def _listed(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
+                max_parts: int, part_vals: Sequence[str] | None, filter_text: str | None) -> T:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            where = (self.queries.filter_where(ctx, filter_text) if filter_text
+                     else self.queries.partial_spec_where(ctx, part_vals))
+            q = self.queries.select_rows(ctx, where, max_parts, filtered=bool(filter_text))
+            return make(conn, ctx, conn.execute(q).all())
+
+    def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
+                            filter_text: str | None = None) -> list[str]:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            where = (self.queries.filter_where(ctx, filter_text) if filter_text
+                     else self.queries.partial_spec_where(ctx, part_vals))
+            p = S.partitions
+            q = select(p.c.part_name).where(
+                self.queries.in_table(ctx, bool(filter_text) and where is not None)).order_by(p.c.part_name)
+            if where is not None:
+                q = q.where(where)
+            if max_parts is not None and max_parts >= 0:
+                q = q.limit(max_parts)
+            return list(conn.execute(q).scalars())
+
+    def count_partitions(self, db: str, tbl: str, filter_text: str | None) -> int:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            p = S.partitions
+            where = self.queries.filter_where(ctx, filter_text)
+            q = select(func.count()).select_from(p).where(self.queries.in_table(ctx, where is not None))
+            if where is not None:
+                q = q.where(where)
+            return conn.execute(q).scalar_one()
+
+    def get_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> list[Partition]:
+        return self._named(self.queries.build, db, tbl, names)
+
+    def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
+        """`get_partitions_by_names` as Thrift bytes, for an answer."""
+        return self._named(self.queries.encode, db, tbl, names)
+
+    def _named(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
+               names: Sequence[str] | None) -> T:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            # Hive matches the names exactly as written; names of no partition are ignored
+            canonical = list(dict.fromkeys(n for n in names or [] if n))
+            rows: list[Row[Any]] = []
+            for i in range(0, len(canonical), BATCH):
+                q = self.queries.select_rows(
+                    ctx, in_list(self.store.backend, S.partitions.c.part_name, canonical[i:i + BATCH]))
+                rows.extend(conn.execute(q).all())
+            rows.sort(key=lambda r: r.part_name)
+            return make(conn, ctx, rows)
+
+    def get_partition_values(self, db: str, tbl: str, key_names: Sequence[str], filter_text: str | None,
+                             ascending: bool = True, max_parts: int = -1) -> list[list[str]]:
+        """The distinct value combinations of the named keys among the (filtered) partitions."""
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            lowered = ctx.key_names
+            idx = []
+            for k in key_names:
+                if k.lower() not in lowered:
+                    raise MetaError(f"{k} is not a partition key of {ctx.db_name}.{ctx.name}")
+                idx.append(lowered.index(k.lower()))
+            p = S.partitions
+            where = self.queries.filter_where(ctx, filter_text)
+            q = select(p.c.part_name).where(self.queries.in_table(ctx, where is not None))
+            if where is not None:
+                q = q.where(where)
+            seen: dict[tuple[str, ...], None] = {}
+            for (name,) in conn.execute(q):
+                vals = [v for _, v in split_name(name)]
+                seen[tuple(vals[i] for i in idx)] = None
+            rows = sorted(seen, reverse=not ascending)
+            if max_parts is not None and max_parts >= 0:
+                rows = rows[:max_parts]
+            return [list(r) for r in rows]

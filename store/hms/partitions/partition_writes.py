@@ -1,0 +1,297 @@
+"""Partition writes: add (and append), drop, truncate. Locations are checked before the
+transaction; directories are made and deleted after it commits (which never fails the call); the
+transaction itself returns what there is to do."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Row, delete, select
+
+from store.db import schema as S
+from store.db.bulk import insert_rows
+from store.db.database import Store, now_s
+from store.db.dialect import BATCH, in_list
+from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
+from store.hms.catalog import TableService
+from store.hms.common import (
+    DDL_TIME,
+    MANAGED,
+    build_sd,
+    check_location,
+    check_rows,
+    insert_sd,
+    same_sd,
+    split_db_name,
+    stats_params,
+    version_for_columns,
+)
+from store.hms.notification_log import events as EV
+from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
+from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
+from store.hms.partitions.partition_names import make_name, split_name
+from store.hms.partitions.partition_queries import PartitionQueries
+from store.hms.partitions.partition_reads import PartitionReads
+from store.storage import warehouse
+from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
+
+# A partition being added: (name, the Partition asked for, its parameters, its location)
+_NewPartition = tuple[str, Partition, dict[str, str], str | None]
+_PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", "update_time", "location",
+                      "sd_id", "schema_version")
+_PARAM_COLUMNS = ("part_id", "param_key", "param_value")
+_NOT_SHARED = ("location", "cols")  # what a partition's descriptor may differ in and still share the table's
+
+
+class _SharesTableSd:
+    """same_sd(table's descriptor, sd), answered again without a look when sd equals the previous
+    descriptor asked about (but for location and columns): a client sends each new partition a
+    copy of one descriptor."""
+
+    def __init__(self, ctx: TableCtx):
+        self.ctx = ctx
+        self.last: tuple[dict[str, Any], bool] | None = None
+
+    def __call__(self, sd: StorageDescriptor) -> bool:
+        fields = {k: v for k, v in sd.__dict__.items() if k not in _NOT_SHARED}
+        if self.last is not None and self.last[0] == fields:
+            return self.last[1]
+        same = same_sd(self.ctx.sd, sd)
+        self.last = (fields, same)
+        return same
+
+
+class PartitionWrites:
+    def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries, reads: PartitionReads,
+                 tables: TableService):
+        self.store = store
+        self.contexts = contexts
+        self.queries = queries
+        self.reads = reads
+        self.tables = tables
+
+    # --- add ------------------------------------------------------------------------------------
+
+    def add_partitions(self, db: str, tbl: str, parts: list[Partition], if_not_exists: bool = False,
+                       env: dict[str, str] | None = None, missing: type[StoreError] = InvalidObject,
+                       conn: Connection | None = None) -> list[Partition]:
+        """Add partitions in one transaction (the caller's, when `conn` is given); returns the ones
+        added (existing ones are skipped with if_not_exists, else AlreadyExists)."""
+        if not parts:
+            return []
+        for part in parts:
+            if part is None:
+                raise MetaError("add_partitions: a partition in the list is null")
+            check_location(part.sd.location if part.sd else None, "Partition location", "partitions", "location")
+        if conn is not None:
+            out, made = self._add(conn, db, tbl, parts, if_not_exists, missing)
+        else:
+            out, made = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing)
+        self.store.note_changes(len(out))
+        self.tables.boundary.make_dirs(made)
+        return out
+
+    def append_partition(self, db: str, tbl: str, values: Sequence[str] | None) -> Partition:
+        return self.add_partitions(db, tbl, [Partition(values=list(values or []), dbName=db, tableName=tbl)])[0]
+
+    def append_partition_by_name(self, db: str, tbl: str, name: str) -> Partition:
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl, missing=InvalidObject)
+        try:
+            values = name_values(ctx, name)
+        except NoSuchObject as exc:
+            raise InvalidObject(exc.message) from exc
+        return self.append_partition(db, tbl, values)
+
+    def _add(self, conn: Connection, db: str, tbl: str, parts: list[Partition], if_not_exists: bool,
+             missing: type[StoreError]) -> tuple[list[Partition], list[str]]:
+        """(the partitions added, the directories to make)."""
+        try:
+            ctx = self.contexts.read(conn, db, tbl)
+        except NoSuchObject as exc:
+            raise missing(f"Unable to add partitions because table or database do not exist: {db}.{tbl}") from exc
+        now = now_s()
+        by_name = _by_name(ctx, parts)
+        existing = self._existing(conn, ctx, list(by_name))
+        if existing and not if_not_exists:
+            first = sorted(existing)[0]
+            raise AlreadyExists(
+                f"Partition already exists: {ctx.db_name}.{ctx.name} {first}")
+        added = [(n, p) for n, p in by_name.items() if n not in existing]
+        if not added:
+            return [], []
+        rows, news = self._partition_rows(conn, ctx, added, now)
+        insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
+        ids = self._ids(conn, ctx, [n for n, _ in added])
+        kv_rows: list[tuple[Any, ...]] = []
+        param_rows: list[tuple[Any, ...]] = []
+        out = []
+        for name, part, params, location in news:
+            pid = ids[name]
+            kv_rows.extend(key_value_rows(pid, ctx.tbl_id, ctx.key_names, part.values))
+            param_rows.extend((pid, k, v) for k, v in params.items())
+            out.append(Partition(
+                values=list(part.values), dbName=ctx.db_name, tableName=ctx.name, createTime=now,
+                lastAccessTime=part.lastAccessTime or 0,
+                sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
+        insert_rows(conn, S.partition_key_val, KEY_VALUE_COLUMNS, kv_rows, check_rows)
+        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, param_rows, check_rows)
+        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+        self.tables.notifications.record(conn, *EV.add_partitions(table, out))
+        return out, [location for _, _, _, location in news if location]
+
+    def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
+        existing: set[str] = set()
+        for i in range(0, len(names), BATCH):
+            existing.update(conn.execute(select(S.partitions.c.part_name).where(
+                S.partitions.c.tbl_id == ctx.tbl_id,
+                in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))).scalars())
+        return existing
+
+    def _ids(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for i in range(0, len(names), BATCH):
+            ids.update((name, pid) for name, pid in conn.execute(
+                select(S.partitions.c.part_name, S.partitions.c.part_id).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id,
+                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))))
+        return ids
+
+    @staticmethod
+    def _partition_rows(conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
+                        now: int) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
+        """The `partitions` rows of new partitions (in `_PARTITION_COLUMNS` order; their own
+        descriptors and schema versions are stored on the way), and each partition's parameters
+        and location."""
+        versions: dict[tuple[Any, ...] | None, int] = {}
+        rows, news = [], []
+        shares = _SharesTableSd(ctx)
+        for name, part in added:
+            sd = part.sd
+            location = (sd.location if sd is not None else None) or (
+                warehouse.join(ctx.location, name) if ctx.location else None)
+            own_sd = None
+            if sd is not None and not shares(sd):
+                own_sd = insert_sd(conn, sd)
+            cols = sd.cols if sd is not None and sd.cols is not None else None
+            key = tuple((c.name, c.type, c.comment) for c in cols) if cols is not None else None
+            if key not in versions:
+                versions[key] = ctx.schema_version if cols is None else version_for_columns(
+                    conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
+            params = dict(part.parameters or {})
+            stats_params.on_add_partition(params, location)  # numFiles/totalSize of existing data
+            if not params.get(DDL_TIME):
+                params[DDL_TIME] = str(now)
+            rows.append((ctx.tbl_id, name, now, part.lastAccessTime or 0, now, location, own_sd,
+                         versions[key]))
+            news.append((name, part, params, location))
+        return rows, news
+
+    # --- drop -----------------------------------------------------------------------------------
+
+    def drop_partitions(self, db: str, tbl: str, names: Sequence[str] | None = None,
+                        values_list: Sequence[Sequence[str]] | None = None, delete_data: bool = True,
+                        if_exists: bool = False, need_result: bool = False,
+                        exact_names: bool = False) -> list[Partition] | None:
+        """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists.
+        `exact_names`: names match stored names as written (drop_partitions_req), else they are read
+        as key=value specs (drop_partition_by_name). Returns the dropped partitions with need_result."""
+        result, dropped, doomed = self.store.run_write(
+            self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
+            if_exists=if_exists, need_result=need_result, exact_names=exact_names)
+        self.store.note_changes(dropped)
+        self.tables.boundary.delete_dirs(doomed)
+        return result
+
+    def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,
+              values_list: Sequence[Sequence[str]] | None, delete_data: bool, if_exists: bool,
+              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str]]:
+        """(the dropped partitions if needed, how many were dropped, the directories to delete)."""
+        ctx = self.contexts.read(conn, db, tbl)
+        wanted = []
+        for n in names or []:
+            wanted.append(n if exact_names else make_name(ctx.key_names, name_values(ctx, n)))
+        for vals in values_list or []:
+            wanted.append(make_name(ctx.key_names, check_values(ctx, vals)))
+        wanted = list(dict.fromkeys(wanted))
+        p = S.partitions
+        rows: list[Row[Any]] = []
+        for i in range(0, len(wanted), BATCH):
+            q = self.queries.select_rows(ctx, in_list(self.store.backend, p.c.part_name, wanted[i:i + BATCH]))
+            rows.extend(conn.execute(q).all())
+        if len(rows) != len(wanted) and not if_exists:
+            found = {r.part_name for r in rows}
+            missing = [n for n in wanted if n not in found]
+            raise NoSuchObject(f"partition {missing[0]} of {ctx.db_name}.{ctx.name} does not exist")
+        result = self.queries.build(conn, ctx, rows) if need_result else None
+        self.delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
+        if rows:
+            table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+            dropped = [[v for _, v in split_name(r.part_name)] for r in rows]
+            self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
+        doomed = [r.location for r in rows if r.location] if delete_data and ctx.tbl_type == MANAGED else []
+        return result, len(rows), doomed
+
+    def delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
+        """Delete partitions with their key values, parameters, statistics and own descriptors."""
+        b = self.store.backend
+        for i in range(0, len(part_ids), BATCH):
+            chunk = part_ids[i:i + BATCH]
+            conn.execute(delete(S.part_col_stats).where(in_list(b, S.part_col_stats.c.part_id, chunk)))
+            conn.execute(delete(S.partition_key_val).where(in_list(b, S.partition_key_val.c.part_id, chunk)))
+            conn.execute(delete(S.partition_params).where(in_list(b, S.partition_params.c.part_id, chunk)))
+            conn.execute(delete(S.partitions).where(in_list(b, S.partitions.c.part_id, chunk)))
+        for i in range(0, len(sd_ids), BATCH):
+            conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, sd_ids[i:i + BATCH])))
+
+    # --- truncate -------------------------------------------------------------------------------
+
+    def truncate(self, db: str, tbl: str, part_names: Sequence[str] | None) -> None:
+        """Empty the directories of the named partitions, of every partition, or of the table."""
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            locs: list[str | None]
+            if part_names:
+                locs = [p.sd.location for p in self.reads.get_partitions_by_names(db, tbl, part_names)]
+            elif ctx.keys:
+                locs = [r[0] for r in conn.execute(select(S.partitions.c.location).where(
+                    S.partitions.c.tbl_id == ctx.tbl_id))]
+            else:
+                locs = [ctx.location]
+        wanted = [loc for loc in locs if loc]
+        allowed = set(self.tables.boundary.allowed(wanted, "empty"))
+        outside = [loc for loc in wanted if loc not in allowed]
+        if outside:  # before anything is emptied
+            raise MetaError(f"Cannot truncate {db}.{tbl}: {outside[0]} is outside the warehouse, the storage "
+                            "roots and the directories the metastore made, so it will not delete files there")
+        for loc in wanted:
+            warehouse.empty_dir(loc)
+
+
+def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:
+    """The partitions to add by name, checked: of this table, one value per key, none twice."""
+    by_name: dict[str, Partition] = {}
+    for part in parts:
+        if (part.dbName and split_db_name(part.dbName)[1] != ctx.db_name) or \
+                (part.tableName and part.tableName.lower() != ctx.name) or \
+                (part.catName and part.catName.lower() != ctx.cat_name):
+            raise MetaError("Partition does not belong to target table "
+                            f"{ctx.db_name}.{ctx.name}: {part}")
+        values = list(part.values or [])
+        if len(values) != len(ctx.keys):
+            raise MetaError(f"Incorrect number of partition values: {values} for keys {ctx.key_names}")
+        if any(v is None for v in values):
+            raise MetaError(f"Partition values must not be null: {values}")
+        name = make_name(ctx.key_names, values)
+        if name in by_name:
+            raise MetaError(f"Duplicate partitions in the list: {name}")
+        by_name[name] = part
+    return by_name
+
+
+def _with_location(sd: StorageDescriptor | None, location: str | None, ctx: TableCtx) -> StorageDescriptor:
+    if sd is None:
+        return build_sd(ctx.sd, location, list(ctx.cols))
+    sd.location = location
+    return sd

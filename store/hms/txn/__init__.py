@@ -1,0 +1,12 @@
+"""Hive's lock manager and transactions: locks on databases, tables and partitions, the
+transactions that hold them, heartbeats and timeouts (`LockManager`, locks.py), and the open
+transaction list Hive 3+ clients read (`OpenTxnList`, open_txns.py).
+
+The door of store/hms/txn: other packages import these names from here, never its modules.
+Imports nothing else of store/hms.
+"""
+
+from store.hms.txn.locks import LockManager, compatible
+from store.hms.txn.open_txns import OpenTxnList
+
+__all__ = ["LockManager", "OpenTxnList", "compatible"]
