@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from adapter.client import HudiMetastoreClient
 from bench.pipeline_bench import build_spark, log, start_server
+from client import HudiMetastoreClient
 from pipeline.column_stats import encode, footer_stats, to_thrift, uncompressed_size
 
 BATCH = 2000

@@ -167,7 +167,7 @@ def bench_planning(spark, args, uri: str, results: dict) -> None:
     """Planning of a one-partition read on a --plan-partitions table: ours against hudi-rs's."""
     import hudi
 
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
     from pipeline import write
     from pipeline.reader import plan
     from store.storage.warehouse import local_path

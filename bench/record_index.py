@@ -85,7 +85,7 @@ class Table:
 
     def commit(self, groups: list[tuple[str, str, list[str]]], write_files: bool) -> float:
         """One commit inserting `groups` (partition, file id, keys); its complete_instant seconds."""
-        from adapter.client import file_group_keys
+        from client import file_group_keys
 
         ts = self.c.create_instant(self.db, self.name, None, "commit", b"", 600).timestamp
         self.c.transition_to_inflight(self.db, self.name, ts, "commit")
@@ -278,7 +278,7 @@ def _object_store(latency_ms: float):
 
 
 def run(args) -> dict:
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
     from thrift_idl.hive_metastore.ttypes import Database
 
     tmp = Path(tempfile.mkdtemp(prefix="rli-bench-"))

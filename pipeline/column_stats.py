@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from adapter.client import column_stats_struct as to_thrift
+from client import column_stats_struct as to_thrift
 from hudi_format.parquet_stats import (
     COLUMN_LIST_PROPERTY,
     encode,

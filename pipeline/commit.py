@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from thrift_idl.hive_metastore.ttypes import (
     InvalidOperationException,
     NoSuchObjectException,

@@ -44,7 +44,7 @@ _clients_lock = threading.Lock()
 
 def executor_client(uri: str):
     """One metastore connection per Python worker (workers are reused across tasks)."""
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
 
     with _clients_lock:
         c = _clients.get(uri)

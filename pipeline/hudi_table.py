@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 
 from .reader import read
 from .table import split_name

@@ -20,7 +20,7 @@ import operator
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from adapter.client import HudiMetastoreClient, slices_of
+from client import HudiMetastoreClient, slices_of
 
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns

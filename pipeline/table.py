@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from hudi_format.storage_strategy import HIVE, STORAGE_PATH_KEY, STRATEGY_KEY, load_strategy, strategy_name
 from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,

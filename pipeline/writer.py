@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from adapter.client import HudiMetastoreClient, file_group_keys
+from client import HudiMetastoreClient, file_group_keys
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns, to_thrift

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient, slices_of
+from client import HudiMetastoreClient, slices_of
 from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
 from store.db.database import Store
 from store.hudi import column_pruning

@@ -20,9 +20,9 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
 from adapter.commands.validate_repair import compare
+from client import HudiMetastoreClient
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, instants, ours, server_slices, uri

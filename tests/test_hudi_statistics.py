@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,

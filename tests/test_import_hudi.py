@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter.client import HudiMetastoreClient, state_name
 from adapter.commands.import_hudi import HudiImportError, import_hudi_table
+from client import HudiMetastoreClient, state_name
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name
 from tests.harness.hudi_tables import (

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_id_of, hash_prefix
 from pipeline import write
 from pipeline.reader import plan

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.validate_repair import compare
+from client import HudiMetastoreClient
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY
 from pipeline import write
 from tests.harness import start_our_server, stop_process

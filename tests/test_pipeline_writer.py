@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from pipeline import SchemaEvolutionError, write
 from pipeline.reader import plan
 from tests.pipeline_helpers import (

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from pipeline import write
 from pipeline.commit import WriteTransaction
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri

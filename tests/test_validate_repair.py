@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
 from adapter.commands.validate_repair import compare
+from client import HudiMetastoreClient
 from hudi_format.storage_timeline import StorageTimeline
 from tests.harness.hudi_tables import (
     hold_back,

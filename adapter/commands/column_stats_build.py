@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from adapter.client import HudiMetastoreClient, column_stats_struct
+from client import HudiMetastoreClient, column_stats_struct
 
 WORKERS = 8
 BATCH = 200

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from thrift.Thrift import TException
 from thrift.transport.TTransport import TTransportException
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.column_stats_build import build_column_stats
 from adapter.commands.record_index_build import build_or_turn_off, has_index
 from adapter.commands.table_cli import split_table
-from adapter.hudi_thrift import config_from_thrift, file_to_thrift
+from client import HudiMetastoreClient
+from client.convert import config_from_thrift, file_to_thrift
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
     parse_clean,

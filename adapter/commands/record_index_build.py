@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapter.client import HudiMetastoreClient, file_group_keys
+from client import HudiMetastoreClient, file_group_keys
 from hudi_format import key_generator, log_file
 from hudi_format.errors import HudiFormatError
 from hudi_format.storage import TableStorage

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from thrift.Thrift import TException
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.parsers import DEFAULT_METASTORE
+from client import HudiMetastoreClient
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
 __all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table"]

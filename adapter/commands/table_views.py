@@ -8,8 +8,8 @@ import json
 import sys
 import time
 
-from adapter.client import slices_of
 from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
+from client import slices_of
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
 
 
@@ -25,7 +25,7 @@ def run_stats(args) -> int:
             started = time.perf_counter()
             st = c.get_hudi_table_stats(db, tbl)
             elapsed = time.perf_counter()
-        from adapter.client import state_name
+        from client import state_name
 
         last = st.lastInstant
         doc = {"table": f"{db.lower()}.{tbl.lower()}", "partitions": st.partitionCount, "files": st.fileCount,

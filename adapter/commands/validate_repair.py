@@ -21,10 +21,10 @@ from datetime import datetime, timezone
 
 import fsspec
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
 from adapter.commands.record_index_build import build_or_turn_off, has_index, index_differences
 from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
+from client import HudiMetastoreClient
 from hudi_format.instant import COMPLETED, STATE_NAMES
 from hudi_format.listing import StorageView, list_table, storage_view
 from hudi_format.storage_timeline import StorageTimeline

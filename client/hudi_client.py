@@ -1,6 +1,6 @@
 """Python client of hudi-metastore: the Hudi extension calls, typed, plus every Hive Metastore call.
 
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
 
     with HudiMetastoreClient("thrift://127.0.0.1:9083") as c:
         c.get_all_databases()                              # any HMS call, passed through
@@ -58,7 +58,6 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport import TSocket, TTransport
 from thrift.transport.TTransport import TTransportException
 
-from adapter.hudi_thrift import config_to_thrift
 from hudi_format.record_key_codec import encode_keys
 from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import FieldSchema
@@ -82,6 +81,8 @@ from thrift_idl.hudi_metastore.ttypes import (
     RecordKeyLocations,
     RollbackResult,
 )
+
+from .convert import config_to_thrift
 
 __all__ = ["HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
            "state_name"]
