@@ -25,15 +25,11 @@ Connection, retries and the session: client/connection.py.
 from __future__ import annotations
 
 import json
-import math
-from base64 import b64decode
 
 from hudi_format.record_key_codec import encode_keys
 from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import FieldSchema
 from thrift_idl.hudi_metastore.ttypes import (
-    ColumnRange,
-    ColumnValue,
     CommitResult,
     FileColumnStats,
     FileGroupKeys,
@@ -52,7 +48,7 @@ from thrift_idl.hudi_metastore.ttypes import (
 )
 
 from .connection import Connection, is_idempotent, metastore_endpoints
-from .convert import config_to_thrift
+from .convert import column_stats_struct, config_to_thrift
 
 __all__ = ["HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
            "state_name"]
@@ -242,30 +238,6 @@ def _config(config) -> HudiTableConfig:
     if isinstance(config, FormatConfig):
         return config_to_thrift(config)
     raise TypeError(f"expected a HudiTableConfig, got {type(config).__name__}")
-
-
-def column_stats_struct(partition_path: str, path: str, size: int, uncompressed: int, blob: bytes | None):
-    """A FileColumnStats struct of one file's statistics encoded by hudi_format.parquet_stats."""
-    columns = [ColumnRange(columnName=c["column"], minValue=_column_value(c.get("min")),
-                           maxValue=_column_value(c.get("max")),
-                           nullCount=c.get("nulls"), valueCount=c.get("values"))
-               for c in json.loads(blob or b"[]")]
-    return FileColumnStats(partitionPath=partition_path, fileName=path.rsplit("/", 1)[-1], totalSize=size,
-                           totalUncompressedSize=uncompressed, columns=columns)
-
-
-def _column_value(tagged: dict | None):
-    if not tagged:
-        return None
-    if "i" in tagged:
-        return ColumnValue(intValue=tagged["i"])
-    if "d" in tagged:
-        return ColumnValue(doubleValue=float(tagged["d"]) if tagged["d"] != "NaN" else math.nan)
-    if "dec" in tagged:
-        return ColumnValue(decimalValue=tagged["dec"])
-    if "s" in tagged:
-        return ColumnValue(stringValue=tagged["s"])
-    return ColumnValue(binaryValue=b64decode(tagged["b"]))
 
 
 def slices_of(pruned: PrunedFileSlices) -> list[FileSlice]:
