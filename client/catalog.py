@@ -84,12 +84,15 @@ class HudiCatalog:
         with converted():
             return convert.table_from_thrift(self._client.get_table(db, table))
 
-    def alter_table_columns(self, db: str, table: str, columns: list[Column], parameters: dict[str, str]) -> None:
-        """The table's data columns and parameters become these (the rest of it stays)."""
+    def alter_table_columns(self, db: str, table: str, columns: list[Column],
+                            parameters: dict[str, str] | None = None) -> None:
+        """The table's data columns become `columns`, its parameters `parameters` (None: they stay);
+        the rest of it stays."""
         with converted():
             t = self._client.get_table(db, table)
             t.sd.cols = convert.columns_to_thrift(columns)
-            t.parameters = dict(parameters)
+            if parameters is not None:
+                t.parameters = dict(parameters)
             self._client.alter_table(db, table, t)
 
     def drop_table(self, db: str, table: str, delete_data: bool) -> None:
