@@ -72,9 +72,11 @@ class HudiCatalog:
             d = self._client.get_database(db)
         return Database(d.name, d.locationUri, d.description)
 
-    def create_database(self, db: str, description: str | None = None) -> None:
+    def create_database(self, db: str, description: str | None = None, location: str | None = None) -> None:
+        """`location` None: the server's warehouse decides."""
         with converted():
-            self._client.create_database(ThriftDatabase(name=db, description=description, parameters={}))
+            self._client.create_database(ThriftDatabase(name=db, description=description, locationUri=location,
+                                                        parameters={}))
 
     def drop_database(self, db: str, delete_data: bool = False, cascade: bool = False) -> None:
         with converted():
