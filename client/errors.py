@@ -1,6 +1,7 @@
 """The client's own errors: what HudiCatalog raises for the Thrift exceptions the server answers (and
-for a lost connection), so callers never see Thrift types. Each keeps the server's text (`message`)
-and the name of the Thrift exception it stands for (`kind`, e.g. "NoSuchObjectException").
+for a lost connection), so callers never see Thrift types. Each keeps the server's text (`message`),
+the name of the Thrift exception it stands for (`kind`, e.g. "NoSuchObjectException") and, as its
+str(), the Thrift exception's (so logs and reports read as before).
 Connection failures the client retried in vain come as the OSError/EOFError they were, or as
 TransportError."""
 
@@ -28,8 +29,8 @@ __all__ = ["AlreadyExists", "CommitConflict", "InvalidObject", "InvalidOperation
 class MetastoreError(Exception):
     """The metastore refused or failed a call."""
 
-    def __init__(self, message: str, kind: str | None = None):
-        super().__init__(message)
+    def __init__(self, message: str, kind: str | None = None, text: str | None = None):
+        super().__init__(message if text is None else text)
         self.message = message
         self.kind = kind or type(self).__name__
 
@@ -53,8 +54,8 @@ class InvalidObject(MetastoreError):
 class CommitConflict(MetastoreError):
     """A commit lost the server's conflict check to `conflicting` instants (CommitConflictException)."""
 
-    def __init__(self, message: str, conflicting: list[str], kind: str | None = None):
-        super().__init__(message, kind)
+    def __init__(self, message: str, conflicting: list[str], kind: str | None = None, text: str | None = None):
+        super().__init__(message, kind, text)
         self.conflicting = list(conflicting)
 
 
@@ -74,14 +75,15 @@ _KINDS: tuple[tuple[type[TException], type[MetastoreError]], ...] = (
 
 def from_thrift(exc: TException) -> MetastoreError:
     """The client error of a Thrift exception."""
-    message = getattr(exc, "message", None) or str(exc)
+    text = str(exc)
+    message = getattr(exc, "message", None) or text
     kind = type(exc).__name__
     if isinstance(exc, CommitConflictException):
-        return CommitConflict(message, list(exc.conflictingInstants or []), kind)
+        return CommitConflict(message, list(exc.conflictingInstants or []), kind, text)
     for thrift_type, error in _KINDS:
         if isinstance(exc, thrift_type):
-            return error(message, kind)
-    return MetastoreError(message, kind)
+            return error(message, kind, text)
+    return MetastoreError(message, kind, text)
 
 
 @contextmanager
