@@ -25,6 +25,7 @@ COPY thrift_idl ./thrift_idl
 COPY hudi_format ./hudi_format
 COPY store ./store
 COPY adapter ./adapter
+COPY client ./client
 COPY pipeline ./pipeline
 RUN /opt/hudi-metastore/bin/pip install --no-compile --no-deps . \
  && /opt/hudi-metastore/bin/python -m compileall -q -j 0 /opt/hudi-metastore/lib

@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from adapter.client import HudiMetastoreClient, slices_of
 from bench.pipeline_bench import log, start_server
+from client import HudiMetastoreClient, slices_of
 from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hudi_metastore.ttypes import ColumnRange, ColumnValue, FileColumnStats
 

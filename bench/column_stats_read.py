@@ -30,9 +30,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from adapter.client import HudiMetastoreClient
 from bench.pipeline_bench import build_spark, log, start_server
-from pipeline.column_stats import encode, footer_stats, to_thrift, uncompressed_size
+from client import HudiMetastoreClient
+from client import column_stats_struct as to_thrift
+from pipeline.column_stats import encode, footer_stats, uncompressed_size
 
 BATCH = 2000
 META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",

@@ -6,7 +6,7 @@
 For each backend it starts our server itself (``python -m adapter.cli serve`` on a free port; SQLite:
 a file database in a temp dir; PostgreSQL: a fresh database ``hudi_bench_<random>`` on
 127.0.0.1:5432 as user postgres, or ``HMS_BENCH_POSTGRES_URL``, dropped at the end) and measures
-with ``adapter.client.HudiMetastoreClient``:
+with ``client.HudiMetastoreClient``:
 
 1. ``complete_instant`` of a commit writing ``--files`` files over ``--commit-partitions``
    partitions (default 10,000 over 100). Each iteration is a fresh instant (create_instant and
@@ -178,7 +178,7 @@ class HudiBench:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        from adapter.client import HudiMetastoreClient
+        from client import HudiMetastoreClient
         from thrift_idl.hive_metastore.ttypes import Database
 
         work = self.tmp / self.backend

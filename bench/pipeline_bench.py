@@ -167,7 +167,7 @@ def bench_planning(spark, args, uri: str, results: dict) -> None:
     """Planning of a one-partition read on a --plan-partitions table: ours against hudi-rs's."""
     import hudi
 
-    from adapter.client import HudiMetastoreClient
+    from client import HudiCatalog
     from pipeline import write
     from pipeline.reader import plan
     from store.storage.warehouse import local_path
@@ -177,8 +177,8 @@ def bench_planning(spark, args, uri: str, results: dict) -> None:
     results["plan_table_write_s"], _ = timed(lambda: write(
         wide, "bench.wide", "insert", record_key="id", precombine_field="ts", partition_by="dt",
         metastore=uri, options=OPTIONS))
-    with HudiMetastoreClient(uri) as c:
-        base = local_path(c.get_hudi_table("bench", "wide").basePath)
+    with HudiCatalog(uri) as c:
+        base = local_path(c.get_hudi_table("bench", "wide").base_path)
         rnd = random.Random(7)
         ours, theirs = [], []
         for _ in range(args.plan_iterations):

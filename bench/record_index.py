@@ -85,7 +85,7 @@ class Table:
 
     def commit(self, groups: list[tuple[str, str, list[str]]], write_files: bool) -> float:
         """One commit inserting `groups` (partition, file id, keys); its complete_instant seconds."""
-        from adapter.client import file_group_keys
+        from client import file_group_keys
 
         ts = self.c.create_instant(self.db, self.name, None, "commit", b"", 600).timestamp
         self.c.transition_to_inflight(self.db, self.name, ts, "commit")
@@ -141,6 +141,7 @@ def build_table(client, db: str, base: str, args) -> tuple[Table, float]:
 def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
     from pyspark.sql import functions as F
 
+    from client import HudiCatalog
     from pipeline import index_tagging, tagging
     from pipeline.table import TableInfo
 
@@ -157,14 +158,15 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
     results["upsert_partitions"] = batch.select("_hoodie_partition_path").distinct().count()
     log(f"upsert of {n} keys over {results['upsert_partitions']} partitions")
 
-    layout = TableInfo.of(t.c.get_hudi_table(t.db, t.name)).layout()
+    catalog = HudiCatalog(uri)
+    layout = TableInfo.of(catalog.get_hudi_table(t.db, t.name)).layout()
 
     def with_index():
         return index_tagging.tag(batch, uri, t.db, t.name).where(F.col("_fg").isNotNull()).count()
 
     def simple():
         parts = sorted(r[0] for r in batch.select("_hoodie_partition_path").distinct().collect())
-        slices = t.c.get_latest_file_slices(t.db, t.name, parts)
+        slices = catalog.get_latest_file_slices(t.db, t.name, parts)
         keys = tagging.existing_keys(spark, layout, slices)
         return tagging.tag(batch, keys).where(F.col("_fg").isNotNull()).count()
 
@@ -185,6 +187,7 @@ def bench_tagging(spark, uri: str, t: Table, args, results: dict) -> None:
     results["tag_simple_s"] = round(simple_s, 3)
     results["tag_speedup"] = round(simple_s / idx_s, 1)
     batch.unpersist()
+    catalog.close()
 
 
 def bench_lookup(t: Table, args, results: dict) -> None:
@@ -278,7 +281,7 @@ def _object_store(latency_ms: float):
 
 
 def run(args) -> dict:
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
     from thrift_idl.hive_metastore.ttypes import Database
 
     tmp = Path(tempfile.mkdtemp(prefix="rli-bench-"))

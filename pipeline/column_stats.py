@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from adapter.client import column_stats_struct as to_thrift
 from hudi_format.parquet_stats import (
     COLUMN_LIST_PROPERTY,
     encode,
@@ -12,4 +11,4 @@ from hudi_format.parquet_stats import (
     uncompressed_size,
 )
 
-__all__ = ["COLUMN_LIST_PROPERTY", "encode", "footer_stats", "indexed_columns", "to_thrift", "uncompressed_size"]
+__all__ = ["COLUMN_LIST_PROPERTY", "encode", "footer_stats", "indexed_columns", "uncompressed_size"]

@@ -14,34 +14,29 @@ import json
 import logging
 import threading
 
-from adapter.client import HudiMetastoreClient
-from thrift_idl.hive_metastore.ttypes import (
-    InvalidOperationException,
-    NoSuchObjectException,
-)
-from thrift_idl.hudi_metastore.ttypes import CommitConflictException
+from client import CommitConflict, HudiCatalog, InvalidOperation, NotFound
 
 from .errors import HudiWriteError, WriteConflictError
 
 log = logging.getLogger(__name__)
 
 
-def rollback_failed_writes(client: HudiMetastoreClient, db: str, table: str) -> list[str]:
+def rollback_failed_writes(client: HudiCatalog, db: str, table: str) -> list[str]:
     """Roll back every instant whose writer stopped heartbeating; the instants rolled back."""
     done = []
     for inst in client.get_failed_instants(db, table):
         try:
-            client.rollback_instant(db, table, inst.timestamp)
-            done.append(inst.timestamp)
-        except (InvalidOperationException, NoSuchObjectException) as exc:  # another writer was quicker
-            log.info("not rolling back %s.%s %s: %s", db, table, inst.timestamp, exc)
+            client.rollback_instant(db, table, inst.ts)
+            done.append(inst.ts)
+        except (InvalidOperation, NotFound) as exc:  # another writer was quicker
+            log.info("not rolling back %s.%s %s: %s", db, table, inst.ts, exc)
     return done
 
 
 class _Heartbeat(threading.Thread):
     def __init__(self, uri: str, db: str, table: str, ts: str, interval_s: float):
         super().__init__(name=f"hudi-heartbeat-{ts}", daemon=True)
-        self.client = HudiMetastoreClient(uri)
+        self.client = HudiCatalog(uri)
         self.args = (db, table, ts)
         self.interval_s = interval_s
         self.stopped = threading.Event()
@@ -52,7 +47,7 @@ class _Heartbeat(threading.Thread):
             while not self.stopped.wait(self.interval_s):
                 try:
                     self.client.heartbeat_instant(*self.args)
-                except InvalidOperationException as exc:  # completed, or lost a conflict
+                except InvalidOperation as exc:  # completed, or lost a conflict
                     self.error = exc
                     return
                 except Exception as exc:  # keep trying; the timeout decides
@@ -68,7 +63,7 @@ class _Heartbeat(threading.Thread):
 class WriteTransaction:
     """One instant of one writer."""
 
-    def __init__(self, client: HudiMetastoreClient, db: str, table: str, action: str, operation: str,
+    def __init__(self, client: HudiCatalog, db: str, table: str, action: str, operation: str,
                  heartbeat_timeout_s: int, heartbeat_interval_s: float):
         self.client, self.db, self.table = client, db, table
         self.action, self.operation = action, operation
@@ -82,7 +77,7 @@ class WriteTransaction:
         self.rolled_back = rollback_failed_writes(self.client, self.db, self.table)
         inst = self.client.create_instant(self.db, self.table, None, self.action, plan=b"",
                                           heartbeat_timeout_s=self.heartbeat_timeout_s)
-        self.instant = inst.timestamp
+        self.instant = inst.ts
         self._heartbeat = _Heartbeat(self.client.uri, self.db, self.table, self.instant,
                                      min(self.heartbeat_interval_s, max(0.2, self.heartbeat_timeout_s / 3)))
         self._heartbeat.start()
@@ -104,18 +99,18 @@ class WriteTransaction:
 
     def complete(self, metadata: dict, record_keys: list | None = None, column_stats: list | None = None) -> str:
         """`record_keys`: FileGroupKeys of every file group written (tables keeping a record index);
-        `column_stats`: FileColumnStats of the base files written."""
+        `column_stats`: BaseFileStats of the base files written."""
         ts = self._begun()
         self.stop_heartbeat()
         try:
             self.client.complete_instant(self.db, self.table, ts, self.action, json.dumps(metadata), record_keys,
                                          column_stats or None)
-        except CommitConflictException as exc:
+        except CommitConflict as exc:
             deleted = self._rollback_own(ts)
             raise WriteConflictError(
                 f"write to {self.db}.{self.table} failed: {exc.message}. Instant {ts} was rolled back "
                 f"({deleted} files deleted); retry the job on the new table state.",
-                ts, list(exc.conflictingInstants or [])) from None
+                ts, exc.conflicting) from None
         except (OSError, EOFError) as exc:  # the answer was lost: did it complete?
             done = self.client.list_instants(self.db, self.table, states=["COMPLETED"], min_ts=ts, max_ts=ts)
             if not done:
@@ -130,8 +125,8 @@ class WriteTransaction:
 
     def _rollback_own(self, ts: str) -> int:
         try:
-            return len(self.client.rollback_instant(self.db, self.table, ts).deletedPaths or [])
-        except (InvalidOperationException, NoSuchObjectException) as exc:
+            return len(self.client.rollback_instant(self.db, self.table, ts))
+        except (InvalidOperation, NotFound) as exc:
             log.warning("could not roll back %s now (%s); the next writer will", ts, exc)
             return 0
 

@@ -1,4 +1,4 @@
-"""Errors a pipeline job raises (besides the metastore's Thrift exceptions)."""
+"""Errors a pipeline job raises (besides the metastore's: client/errors.py)."""
 
 
 class HudiWriteError(Exception):

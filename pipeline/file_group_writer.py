@@ -44,12 +44,12 @@ _clients_lock = threading.Lock()
 
 def executor_client(uri: str):
     """One metastore connection per Python worker (workers are reused across tasks)."""
-    from adapter.client import HudiMetastoreClient
+    from client import HudiCatalog
 
     with _clients_lock:
         c = _clients.get(uri)
         if c is None:
-            c = _clients[uri] = HudiMetastoreClient(uri)
+            c = _clients[uri] = HudiCatalog(uri)
         return c
 
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from adapter.client import HudiMetastoreClient
+from client import HudiCatalog
 
 from .reader import read
 from .table import split_name
@@ -27,10 +27,10 @@ class HudiTable:
 
     def instants(self, completed_only: bool = True) -> list[str]:
         """Instant times of the timeline, oldest first."""
-        with HudiMetastoreClient(self.metastore) as c:
-            return [i.timestamp for i in c.list_instants(self.db, self.name,
+        with HudiCatalog(self.metastore) as c:
+            return [i.ts for i in c.list_instants(self.db, self.name,
                                                          states=["COMPLETED"] if completed_only else None)]
 
     def partitions(self, filter: str | None = None) -> list[str]:  # Hive's word
-        with HudiMetastoreClient(self.metastore) as c:
+        with HudiCatalog(self.metastore) as c:
             return c.get_hudi_partitions(self.db, self.name, filter)

@@ -49,12 +49,11 @@ class _Tagger:
 
     def _located(self, client, batches: list[pa.RecordBatch]):
         t = pa.Table.from_batches(batches)
-        r = client.call("lookup_record_keys", self.db, self.table,
-                        encode_keys(t.column(self.key_pos).to_pylist()))
-        group = pa.array(r.fileGroupOfKey, pa.int32())
+        r = client.locate_record_keys(self.db, self.table, encode_keys(t.column(self.key_pos).to_pylist()))
+        group = pa.array(r.file_group_of_key, pa.int32())
         group = pc.if_else(pc.less(group, 0), pa.scalar(None, pa.int32()), group)  # unknown key: null
-        t = (t.append_column("_old_ppath", pa.array(r.partitionPaths, pa.string()).take(group))
-             .append_column("_fg", pa.array(r.fileIds, pa.string()).take(group)))
+        t = (t.append_column("_old_ppath", pa.array(r.partition_paths, pa.string()).take(group))
+             .append_column("_fg", pa.array(r.file_ids, pa.string()).take(group)))
         yield from t.to_batches()
 
 

@@ -20,7 +20,7 @@ import operator
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from adapter.client import HudiMetastoreClient, slices_of
+from client import HudiCatalog, ServerError
 
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns
@@ -107,7 +107,7 @@ def _row_filter(filters):
 def _completed_at_or_before(client, info: TableInfo, ts: str | None) -> str | None:
     """The latest completed instant at or before `ts` (any action); None if there is none."""
     done = client.list_instants(info.db, info.name, states=["COMPLETED"], max_ts=ts)
-    return done[-1].timestamp if done else None
+    return done[-1].ts if done else None
 
 
 class ReadPlan:
@@ -124,7 +124,7 @@ class ReadPlan:
         self.partitions_skipped = partitions_skipped  # partitions not read at all
 
 
-def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, since: str | None = None,
+def plan(client: HudiCatalog, table: str, as_of: str | None = None, since: str | None = None,
          until: str | None = None, filters=None) -> ReadPlan:
     db, name = split_name(table)
     info = load(client, db, name)
@@ -136,7 +136,7 @@ def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, sinc
             return pruned
     partitions = None
     if filters is not None and info.partition_fields:
-        key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partitionKeys or []}
+        key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partition_keys}
         text = partition_filter(filters, key_types)
         if text:
             partitions = client.get_hudi_partitions(db, name, text)
@@ -151,8 +151,8 @@ def plan(client: HudiMetastoreClient, table: str, as_of: str | None = None, sinc
     else:
         slices = client.get_latest_file_slices(db, name, partitions, at)
     if incremental:
-        touched = {(f.partitionPath, f.fileId) for f in client.get_files_changed(db, name, since, at)}
-        slices = [s for s in slices if (s.partitionPath, s.fileId) in touched]
+        touched = {(f.partition_path, f.file_id) for f in client.get_files_changed(db, name, since, at)}
+        slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
     return ReadPlan(info, schema, _base_files(info, slices), (since, at) if incremental else None)
 
 
@@ -161,10 +161,10 @@ def _base_files(info: TableInfo, slices) -> list[tuple[str, str]]:
     for a custom storage strategy (which the server never loads) the client's strategy maps them."""
     out, layout = [], None
     for s in slices:
-        if s.baseFile is None:
+        if s.base_file is None:
             continue
-        rel = relative_path(s.partitionPath or "", s.baseFile.name)
-        path = s.baseFile.path
+        rel = relative_path(s.partition_path or "", s.base_file.name)
+        path = s.base_file.path
         if not path:
             layout = layout or info.layout()
             path = layout.location(rel)
@@ -177,7 +177,7 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     """The table's rows (with the `_hoodie_*` meta columns) as a DataFrame; see the module doc."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    with HudiMetastoreClient(metastore) as client:
+    with HudiCatalog(metastore) as client:
         p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters)
     if filters is not None:
         log.info("read %s: %d base files, %d skipped by column statistics, %d partitions skipped", table,
@@ -202,19 +202,17 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     return df if cond is None else df.where(cond)
 
 
-def _pruned_plan(client: HudiMetastoreClient, info: TableInfo, filters) -> ReadPlan | None:
+def _pruned_plan(client: HudiCatalog, info: TableInfo, filters) -> ReadPlan | None:
     """A snapshot read's plan from the server's data skipping (partition and column statistics);
     None when the server cannot evaluate the predicate (e.g. Spark SQL beyond the Hive filter
     grammar): the read then prunes by partition columns only, as before."""
-    from thrift_idl.hive_metastore.ttypes import MetaException
-
     table = client.get_table(info.db, info.name)
-    types = {c.name.lower(): c.type for c in list(table.sd.cols or []) + list(table.partitionKeys or [])}
+    types = {c.name.lower(): c.type for c in table.columns + table.partition_keys}
     text = partition_filter(filters, types)
     try:
-        pruned = client.prune_file_slices(info.db, info.name, text or "", compact=True)
-    except MetaException as exc:
+        pruned = client.prune_file_slices(info.db, info.name, text or "")
+    except ServerError as exc:
         log.info("read %s: no data skipping (%s)", info.name, exc.message)
         return None
-    return ReadPlan(info, latest_schema(client, info), _base_files(info, slices_of(pruned)), None,
-                    pruned.filesSkipped, pruned.partitionsSkipped)
+    return ReadPlan(info, latest_schema(client, info), _base_files(info, pruned.slices), None,
+                    pruned.files_skipped, pruned.partitions_skipped)

@@ -5,14 +5,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from adapter.client import HudiMetastoreClient
+from client import AlreadyExists, Column, Database, HudiCatalog, NotFound
 from hudi_format.storage_strategy import HIVE, STORAGE_PATH_KEY, STRATEGY_KEY, load_strategy, strategy_name
-from thrift_idl.hive_metastore.ttypes import (
-    AlreadyExistsException,
-    Database,
-    NoSuchObjectException,
-)
-from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
+from hudi_format.table_config import HudiTableConfig
 
 from . import keygen
 from .config import UPDATE_PARTITION_PATH
@@ -58,13 +53,13 @@ class TableInfo:
 
     @classmethod
     def of(cls, cfg: HudiTableConfig) -> TableInfo:
-        if cfg.tableType != HudiTableType.COPY_ON_WRITE:
-            raise ValueError(f"{cfg.dbName}.{cfg.tableName} is MERGE_ON_READ; the pipeline writes "
+        if cfg.table_type != "COPY_ON_WRITE":
+            raise ValueError(f"{cfg.db_name}.{cfg.table_name} is MERGE_ON_READ; the pipeline writes "
                              "copy-on-write tables only")
         props = cfg.properties or {}
-        return cls(cfg.dbName, cfg.tableName, cfg.basePath, list(cfg.recordKeyFields or []),
-                   list(cfg.partitionFields or []), cfg.precombineField or None, bool(cfg.hiveStylePartitioning),
-                   bool(cfg.urlEncodePartitioning), cfg.avroSchema or None,
+        return cls(cfg.db_name, cfg.table_name, cfg.base_path or "", list(cfg.record_key_fields),
+                   list(cfg.partition_fields), cfg.precombine_field or None, bool(cfg.hive_style_partitioning),
+                   bool(cfg.url_encode_partitioning), cfg.avro_schema or None,
                    record_index=(props.get("hoodie.index.type") or "").upper() == "RECORD_INDEX",
                    update_partition_path=(props.get(UPDATE_PARTITION_PATH) or "true").lower() == "true",
                    properties=dict(props),
@@ -72,35 +67,34 @@ class TableInfo:
                    storage_path=props.get(STORAGE_PATH_KEY) or None)
 
 
-def load(client: HudiMetastoreClient, db: str, name: str) -> TableInfo:
+def load(client: HudiCatalog, db: str, name: str) -> TableInfo:
     return TableInfo.of(client.get_hudi_table(db, name))
 
 
-def _ensure_database(client: HudiMetastoreClient, db: str) -> Database:
+def _ensure_database(client: HudiCatalog, db: str) -> Database:
     try:
         return client.get_database(db)
-    except NoSuchObjectException:
+    except NotFound:
         try:
-            client.create_database(Database(name=db, description="created by the Hudi pipeline",
-                                            parameters={}))
-        except AlreadyExistsException:
+            client.create_database(db, description="created by the Hudi pipeline")
+        except AlreadyExists:
             pass
         return client.get_database(db)
 
 
-def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, record_key, precombine_field,
+def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_key, precombine_field,
                    partition_by, path, cfg) -> tuple[TableInfo, bool]:
     """(table, created): the existing Hudi table (checked against the job's keys), or a new one."""
     keys, parts = as_list(record_key), as_list(partition_by)
     try:
         info = load(client, db, name)
-    except NoSuchObjectException:
+    except NotFound:
         info = None
     if info is None:
         if not keys:
             raise ValueError(f"{db}.{name} does not exist: record_key is needed to create it")
         database = _ensure_database(client, db)
-        base = path or (database.locationUri.rstrip("/") + "/" + name)
+        base = path or ((database.location or "").rstrip("/") + "/" + name)
         props = {"hoodie.datasource.hive_sync.sync_as_datasource": str(cfg.sync_as_datasource).lower(),
                  "hoodie.populate.meta.fields": "true", "hoodie.table.base.file.format": "PARQUET"}
         props.update(cfg.table_properties)
@@ -109,15 +103,15 @@ def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, r
         if cfg.index_type == "RECORD_INDEX":
             props[UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
         config = HudiTableConfig(
-            dbName=db, tableName=name, tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=keys,
-            partitionFields=parts, precombineField=precombine_field,
-            keyGenerator=keygen.key_generator_class(keys, parts), hiveStylePartitioning=cfg.hive_style,
-            urlEncodePartitioning=cfg.url_encode, tableVersion=6, basePath=base,
-            avroSchema=to_avro_schema(schema, name), properties=props)
+            db_name=db, table_name=name, table_type="COPY_ON_WRITE", record_key_fields=keys,
+            partition_fields=parts, precombine_field=precombine_field,
+            key_generator=keygen.key_generator_class(keys, parts), hive_style_partitioning=cfg.hive_style,
+            url_encode_partitioning=cfg.url_encode, table_version=6, base_path=base,
+            avro_schema=to_avro_schema(schema, name), properties=props)
         try:
             client.register_hudi_table(config, hive_columns(schema))
             created = True
-        except AlreadyExistsException:  # a concurrent first writer won
+        except AlreadyExists:  # a concurrent first writer won
             created = False
         return load(client, db, name), created
     problems = []
@@ -135,7 +129,7 @@ def open_for_write(client: HudiMetastoreClient, db: str, name: str, schema, *, r
     return info, False
 
 
-def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | None = None):
+def latest_schema(client: HudiCatalog, info: TableInfo, as_of: str | None = None):
     """Spark schema of the latest write commit (at or before `as_of`), else the table's create schema."""
     instants = client.list_instants(info.db, info.name, states=["COMPLETED"],
                                     actions=["commit", "replacecommit", "deltacommit"], max_ts=as_of)
@@ -143,9 +137,9 @@ def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | Non
         # the inflight metadata is small (no write stats) and carries the schema; else the commit's
         for state in ("INFLIGHT", "COMPLETED"):
             try:
-                data = client.get_instant_metadata(info.db, info.name, inst.timestamp, inst.action, state)
+                data = client.get_instant_metadata(info.db, info.name, inst.ts, inst.action, state)
                 meta = json.loads(data or b"{}")
-            except (NoSuchObjectException, ValueError):
+            except (NotFound, ValueError):
                 continue
             avro = (meta.get("extraMetadata") or {}).get("schema") if isinstance(meta, dict) else None
             if avro:
@@ -153,15 +147,14 @@ def latest_schema(client: HudiMetastoreClient, info: TableInfo, as_of: str | Non
     return from_avro_schema(info.avro_schema) if info.avro_schema else None
 
 
-def sync_hms_schema(client: HudiMetastoreClient, info: TableInfo, schema) -> bool:
+def sync_hms_schema(client: HudiCatalog, info: TableInfo, schema) -> bool:
     """As hive-sync after a commit: the HMS table's columns follow the table schema (added columns,
     widened types). True when the table was altered."""
     from hudi_format.table_config import spark_schema_properties
-    from thrift_idl.hive_metastore.ttypes import FieldSchema
 
     table = client.get_table(info.db, info.name)
-    part_names = {k.name.lower() for k in table.partitionKeys or []}
-    cols = list(table.sd.cols or [])
+    part_names = {k.name.lower() for k in table.partition_keys}
+    cols = list(table.columns)
     by_name = {c.name.lower(): c for c in cols}
     changed = False
     for name, hive_t in hive_columns(schema):
@@ -169,20 +162,18 @@ def sync_hms_schema(client: HudiMetastoreClient, info: TableInfo, schema) -> boo
             continue
         have = by_name.get(name.lower())
         if have is None:
-            cols.append(FieldSchema(name.lower(), hive_t, None))
+            cols.append(Column(name.lower(), hive_t, None))
             changed = True
         elif have.type.lower() != hive_t.lower():
             have.type = hive_t
             changed = True
     if not changed:
         return False
-    table.sd.cols = cols
-    params = table.parameters or {}
-    if params.get("spark.sql.sources.provider"):
-        for k in [k for k in params if k.startswith("spark.sql.sources.schema")]:
-            del params[k]
-        params.update(spark_schema_properties(cols, table.partitionKeys or []))
-    client.alter_table(info.db, info.name, table)
+    params = None  # unchanged
+    if table.parameters.get("spark.sql.sources.provider"):
+        params = {k: v for k, v in table.parameters.items() if not k.startswith("spark.sql.sources.schema")}
+        params.update(spark_schema_properties(cols, table.partition_keys))
+    client.alter_table_columns(info.db, info.name, cols, params)
     return True
 
 

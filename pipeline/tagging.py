@@ -33,8 +33,9 @@ class _KeyReader:
 
 def existing_keys(spark, layout: FileLayout, slices):
     """DataFrame of (record key, partition path, file id) of the slices' base files."""
-    rows = [(s.partitionPath, s.fileId, f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name)
-            for s in slices if s.baseFile is not None]
+    rows = [(s.partition_path, s.file_id,
+             f"{s.partition_path}/{s.base_file.name}" if s.partition_path else s.base_file.name)
+            for s in slices if s.base_file is not None]
     files = spark.createDataFrame(rows, "ppath string, fid string, rel string")
     n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
     return files.repartition(n).mapInArrow(_KeyReader(layout), KEYS_DDL)

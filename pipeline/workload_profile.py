@@ -33,15 +33,15 @@ def plan(insert_counts: dict[str, int], slices_by_partition: dict[str, list], *,
         if remaining <= 0:
             continue
         if use_small_files:
-            small = sorted((s for s in slices_by_partition.get(ppath, []) if s.baseFile is not None
-                            and s.baseFile.size < small_file_limit), key=lambda s: (s.baseFile.size, s.fileId))
+            small = sorted((s for s in slices_by_partition.get(ppath, []) if s.base_file is not None
+                            and s.base_file.size < small_file_limit), key=lambda s: (s.base_file.size, s.file_id))
             for s in small:
-                cap = (max_file_size - s.baseFile.size) // max(1, avg_record_size)
+                cap = (max_file_size - s.base_file.size) // max(1, avg_record_size)
                 if cap <= 0 or remaining <= 0:
                     continue
                 take = min(cap, remaining)
-                rel = f"{ppath}/{s.baseFile.name}" if ppath else s.baseFile.name
-                out.append(Bucket(ppath, s.fileId, take, rel, s.baseInstant))
+                rel = f"{ppath}/{s.base_file.name}" if ppath else s.base_file.name
+                out.append(Bucket(ppath, s.file_id, take, rel, s.base_instant))
                 remaining -= take
         if remaining > 0:
             k = math.ceil(remaining / per_file)

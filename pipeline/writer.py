@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from adapter.client import HudiMetastoreClient, file_group_keys
+from client import BaseFileStats, FileGroupKeys, HudiCatalog
 
 from . import index_tagging, keygen, tagging, workload_profile
-from .column_stats import indexed_columns, to_thrift
+from .column_stats import indexed_columns
 from .commit import WriteTransaction, commit_metadata
 from .config import WriteConfig
 from .errors import HudiWriteError
@@ -46,7 +46,7 @@ def write(df: DataFrame | None, table: str, operation: str = "upsert", record_ke
     `hoodie.datasource.write.partitions.to.delete` (partition paths; `df` may then be None)."""
     cfg = WriteConfig.from_options(operation, options)
     db, name = split_name(table)
-    with HudiMetastoreClient(metastore) as client:
+    with HudiCatalog(metastore) as client:
         return _Job(client, metastore, db, name, cfg, df, record_key, precombine_field, partition_by, path).run()
 
 
@@ -101,7 +101,7 @@ class _Job:
         """The first write of a table this job created failed: the table goes again, unless another
         writer has begun an instant on it meanwhile (a failed first write leaves nothing registered)."""
         try:
-            others = [i for i in self.client.list_instants(self.db, self.name) if i.timestamp != self.instant]
+            others = [i for i in self.client.list_instants(self.db, self.name) if i.ts != self.instant]
             if not others:
                 self.client.drop_table(self.db, self.name, True)
         except Exception as exc:  # the write's own error is the one to raise
@@ -209,7 +209,7 @@ class _Job:
         instants = self.client.list_instants(self.db, self.name, states=["COMPLETED"],
                                              actions=["commit", "replacecommit"])
         for inst in reversed(instants[-5:]):
-            meta = json.loads(self.client.get_instant_metadata(self.db, self.name, inst.timestamp, inst.action)
+            meta = json.loads(self.client.get_instant_metadata(self.db, self.name, inst.ts, inst.action)
                               or b"{}")
             stats = [s for ss in (meta.get("partitionToWriteStats") or {}).values() for s in ss or []]
             writes = sum(int(s.get("numWrites") or 0) for s in stats)
@@ -263,12 +263,12 @@ class _Job:
             tagged, leaving = index_tagging.route(found, op, sorted(counts),
                                                   self.info.update_partition_path if upp is None else upp)
             touched = index_tagging.touched_partitions(found)
-        have = {s.partitionPath for s in slices}
+        have = {s.partition_path for s in slices}
         slices += self._slices(set(touched) - have)
         groups = _base_files(slices)
         parts = []
         if op != "delete":
-            bins = [s for s in slices if s.partitionPath in counts] if op in ("insert", "upsert") else []
+            bins = [s for s in slices if s.partition_path in counts] if op in ("insert", "upsert") else []
             parts.append(self._place(records, tagged, counts, bins, groups).withColumn("_delete", F.lit(False)))
         if leaving is not None:
             parts.append(leaving.withColumn("_delete", F.lit(True)))
@@ -299,7 +299,7 @@ class _Job:
             updates, inserts, insert_counts = None, records, counts
         by_partition: dict[str, list] = {}
         for s in slices:
-            by_partition.setdefault(s.partitionPath, []).append(s)
+            by_partition.setdefault(s.partition_path, []).append(s)
         buckets = workload_profile.plan(
             insert_counts, by_partition, max_file_size=self.cfg.max_file_size,
             small_file_limit=self.cfg.small_file_limit, avg_record_size=self._avg_record_size(),
@@ -344,9 +344,9 @@ def _base_files(slices) -> dict[str, tuple]:
     """file id -> (partition path, relative path of its base file, its instant), of the slices."""
     groups: dict[str, tuple] = {}
     for s in slices:
-        if s.baseFile is not None:
-            rel = f"{s.partitionPath}/{s.baseFile.name}" if s.partitionPath else s.baseFile.name
-            groups[s.fileId] = (s.partitionPath, rel, s.baseInstant)
+        if s.base_file is not None:
+            rel = f"{s.partition_path}/{s.base_file.name}" if s.partition_path else s.base_file.name
+            groups[s.file_id] = (s.partition_path, rel, s.base_instant)
     return groups
 
 
@@ -354,7 +354,7 @@ def _record_keys(rows: list[dict]) -> list:
     """FileGroupKeys of the file groups written (key blocks as the executors encoded them)."""
     out = []
     for r in rows:
-        k = file_group_keys(r["partitionPath"], r["fileId"])
+        k = FileGroupKeys(r["partitionPath"], r["fileId"])
         k.inserted, k.updated, k.deleted = (None if r[c] is None else bytes(r[c])
                                             for c in ("insertedKeys", "updatedKeys", "deletedKeys"))
         out.append(k)
@@ -363,13 +363,13 @@ def _record_keys(rows: list[dict]) -> list:
 
 def _column_stats(rows: list[dict]) -> list:
     """FileColumnStats of the base files written (from their footers, as the executors read them)."""
-    return [to_thrift(r["partitionPath"], r["path"], r["fileSizeInBytes"], r["uncompressedSize"] or 0,
-                      None if r["columnStats"] is None else bytes(r["columnStats"])) for r in rows]
+    return [BaseFileStats(r["partitionPath"], r["path"], r["fileSizeInBytes"], r["uncompressedSize"] or 0,
+                          None if r["columnStats"] is None else bytes(r["columnStats"])) for r in rows]
 
 
 def _file_ids(slices) -> dict[str, list[str]]:
     """File ids of file slices per partition path."""
     out: dict[str, list[str]] = {}
     for s in slices:
-        out.setdefault(s.partitionPath, []).append(s.fileId)
+        out.setdefault(s.partition_path, []).append(s.file_id)
     return out

@@ -7,7 +7,7 @@ import os
 
 import pyarrow as pa
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from store.storage.warehouse import local_path
 
 DATA_FILE_SUFFIX = ".parquet"

@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from adapter.authorization import AUDITED_ONLY, RULES
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from tests.harness import start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import FieldSchema as OurFieldSchema
 from thrift_idl.hive_metastore.ttypes import MetaException as OurMetaException

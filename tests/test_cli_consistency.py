@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from adapter.cli import build_parser
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.harness import free_port, start_our_server, stop_process
 from tests.harness.hudi_tables import table_copy

@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
+from client import HudiMetastoreClient
 from hudi_format.storage_timeline import StorageTimeline
 from store.storage.warehouse import local_path
 from tests.harness.hudi_tables import (

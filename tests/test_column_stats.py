@@ -24,8 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient, slices_of
-from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
+from client import HudiCatalog, HudiMetastoreClient, slices_of
+from client import column_stats_struct as to_thrift
+from pipeline.column_stats import footer_stats, uncompressed_size
 from store.db.database import Store
 from store.hudi import column_pruning
 from store.services import build_services
@@ -346,7 +347,7 @@ def test_pipeline_commits_statistics_and_reads_skip_files(spark, our_server):
           partition_by="dt", metastore=url)
     extra = [(150 + i, None, 9.5, 1, "d1") for i in range(3)]  # a second file in d1
     write(spark.createDataFrame(extra, schema), t, "bulk_insert", metastore=url)
-    with HudiMetastoreClient(url) as c:
+    with HudiCatalog(url) as c:
         p = plan(c, t, filters=[("id", "=", 105)])
         assert len(p.files) == 1 and p.files[0].startswith("d1/") and p.partitions_skipped == 2
         assert p.files_skipped + len(p.files) == len(c.prune_file_slices(*t.split("."), "dt = 'd1'").slices)

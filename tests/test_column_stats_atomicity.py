@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 from thrift.transport.TTransport import TTransportException
 
-from adapter.client import HudiMetastoreClient, state_name
+from client import HudiMetastoreClient, state_name
 from hudi_format.table_config import HudiTableConfig
 from tests.harness import ServerStartError, start_our_server, stop_process
 from tests.test_commit_atomicity import own_database  # noqa: F401 - the fixture

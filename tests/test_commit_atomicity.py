@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 import pytest
 from thrift.transport.TTransport import TTransportException
 
-from adapter.client import HudiMetastoreClient, state_name
+from client import HudiMetastoreClient, state_name
 from hudi_format.table_config import HudiTableConfig
 from tests.harness import ServerStartError, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import Database, InvalidOperationException

@@ -14,8 +14,8 @@ import zlib
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
+from client import HudiMetastoreClient
 from tests.harness import free_port, start_our_server, stop_process
 from tests.harness.hudi_tables import table_copy
 from thrift_idl.hive_metastore.ttypes import (

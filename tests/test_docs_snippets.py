@@ -46,7 +46,7 @@ def test_snippet_runs(server, tmp_path, doc, line, code):
     assert r.returncode == 0, f"{doc}:{line} failed:\n{r.stderr[-3000:]}"
 
 
-PATH_REF = re.compile(r"`((?:adapter|store|bench|tests|tools|docs|hudi_format|pipeline|thrift_idl|docker|\.ci)"
+PATH_REF = re.compile(r"`((?:adapter|client|store|bench|tests|tools|docs|hudi_format|pipeline|thrift_idl|docker|\.ci)"
                       r"/[\w./-]*\w)`")
 
 

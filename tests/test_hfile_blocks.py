@@ -14,8 +14,8 @@ import hudi
 import pyarrow as pa
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
+from client import HudiMetastoreClient
 from hudi_format import hfile, log_file
 from hudi_format.errors import HudiFormatError
 from tests.harness.hudi_tables import table_copy

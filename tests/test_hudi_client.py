@@ -1,4 +1,4 @@
-"""adapter/client.py: HudiMetastoreClient against our server (and against fake servers for the
+"""client/: HudiMetastoreClient against our server (and against fake servers for the
 retry rule), plus a small end-to-end run of the Hudi extension calls.
 
 * connection reuse (one connection per client, also under threads), session replay on reconnect;
@@ -23,7 +23,7 @@ import pytest
 from thrift.Thrift import TApplicationException
 from thrift.transport.TTransport import TTransportException
 
-from adapter.client import HudiMetastoreClient, is_idempotent, state_name
+from client import HudiMetastoreClient, is_idempotent, state_name
 from tests.harness import ServerStartError, free_port, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,

@@ -13,7 +13,7 @@ import pytest
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
 from thrift_idl.hudi_metaserver.ttypes import (
     AlreadyExistException,

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from hudi_format.table_config import HudiTableConfig
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsRequest,

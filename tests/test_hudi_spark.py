@@ -20,9 +20,9 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
 from adapter.commands.validate_repair import compare
+from client import HudiCatalog, HudiMetastoreClient
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, instants, ours, server_slices, uri
@@ -87,7 +87,7 @@ def test_hudi_spark_writes_and_reads_through_our_server(spark, our_server, tmp_p
         for name, t in written.items():  # import-hudi adopts the table hive-sync registered
             import_hudi_table(uri(our_server), t["base"], db, name)
             cfg = c.get_hudi_table(db, name)
-            _, diffs = compare(c, db, name)
+            _, diffs = compare(HudiCatalog(uri(our_server)), db, name)
             assert diffs == [], (name, diffs)
             assert server_slices(our_server, f"{db}.{name}") == {k: (v[0], v[1], ()) for k, v in
                                                                   hudi_rs_slices(t["base"]).items()}, name

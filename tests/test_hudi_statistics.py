@@ -21,8 +21,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from adapter.client import HudiMetastoreClient
-from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
+from client import HudiMetastoreClient
+from client import column_stats_struct as to_thrift
+from pipeline.column_stats import footer_stats, uncompressed_size
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,

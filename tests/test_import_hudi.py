@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter.client import HudiMetastoreClient, state_name
 from adapter.commands.import_hudi import HudiImportError, import_hudi_table
+from client import HudiCatalog, HudiMetastoreClient, state_name
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name
 from tests.harness.hudi_tables import (
@@ -581,6 +581,7 @@ def test_partition_paths_must_fit_the_partition_fields(metastore, tmp_path):
 
 
 def test_a_refused_import_drops_the_table_it_registered(metastore, tmp_path, monkeypatch):
+    from client import InvalidObject
     from thrift_idl.hive_metastore.ttypes import InvalidObjectException
 
     uri, db, c = metastore
@@ -590,7 +591,7 @@ def test_a_refused_import_drops_the_table_it_registered(metastore, tmp_path, mon
         raise InvalidObjectException("refused")
 
     monkeypatch.setattr(HudiMetastoreClient, "import_hudi_instants", refuse)
-    with pytest.raises(InvalidObjectException):
+    with pytest.raises(InvalidObject):  # the server's InvalidObjectException, as the client raises it
         import_hudi_table(uri, base, db, "t")
     assert c.get_all_tables(db) == []
 
@@ -690,7 +691,7 @@ def test_import_reads_column_statistics_from_the_footers(metastore, tmp_path, mo
 
     monkeypatch.setattr(HudiMetastoreClient, "load_column_stats", stop_after_one)
     with pytest.raises(RuntimeError, match="stopped"):
-        build_column_stats(c, db, "t", base, batch=1)
+        build_column_stats(HudiCatalog(uri), db, "t", base, batch=1)
     monkeypatch.setattr(HudiMetastoreClient, "load_column_stats", real)
     assert len(c.list_files_without_column_stats(db, "t", 0)) == len(missing) - 1
     report = import_hudi_table(uri, base, db, "t")  # the import's own build: only what is missing

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from store import metrics
 from tests.harness import ServerStartError, free_ports, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException

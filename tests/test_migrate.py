@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from tests.harness import REPO_ROOT, VENV_PYTHON, free_port, run_killed_at, run_spark_script
 from tests.harness.thrift import thrift_client
 

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiCatalog, HudiMetastoreClient
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_id_of, hash_prefix
 from pipeline import write
 from pipeline.reader import plan
@@ -75,7 +75,7 @@ def test_pipeline_on_object_store(spark, store_server, object_store, scheme, str
     # planning a read: the server answers, the object store is not listed
     db, name = table.split(".")
     before = len(object_store.requests())
-    with HudiMetastoreClient(uri(our_server)) as c:
+    with HudiCatalog(uri(our_server)) as c:
         p = plan(c, table)
     lists = [r for r in object_store.requests()[before:] if r[0] == "GET" and _is_list(r)]
     assert lists == []

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.validate_repair import compare
+from client import HudiCatalog
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY
 from pipeline import write
 from tests.harness import start_our_server, stop_process
@@ -77,7 +77,7 @@ def test_random_operation_sequences_on_object_store(spark, s3_server, data, stra
         if strategy == "hive":
             assert hudi_rs(base, COLS, storage_options=store.storage_options()) == model, where
         else:
-            with HudiMetastoreClient(uri(port)) as c:
+            with HudiCatalog(uri(port)) as c:
                 assert compare(c, "s3prop", name)[1] == [], where
         written = set() if op in ("delete", "delete_partition") else {str(r[0]) for r in rows}
         assert ours(spark, port, table, COLS, since=history[-1][0] if history else None, until=instant) == \

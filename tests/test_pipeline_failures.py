@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from pipeline import WriteConflictError, write
 from pipeline.commit import WriteTransaction
 from tests.harness import REPO_ROOT

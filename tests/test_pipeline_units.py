@@ -53,8 +53,8 @@ def test_evolution_adds_columns_widens_and_refuses_the_rest():
 
 
 def _slice(fid, size, name="f.parquet", ppath="p"):
-    return SimpleNamespace(fileId=fid, baseFile=SimpleNamespace(size=size, name=name), baseInstant="1",
-                           partitionPath=ppath)
+    return SimpleNamespace(file_id=fid, base_file=SimpleNamespace(size=size, name=name), base_instant="1",
+                           partition_path=ppath)
 
 
 def test_bucket_plan_fills_small_files_then_opens_new_ones():

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiCatalog, HudiMetastoreClient
 from pipeline import SchemaEvolutionError, write
 from pipeline.reader import plan
 from tests.pipeline_helpers import (
@@ -198,7 +198,7 @@ def test_partition_pruning_is_planned_by_the_server(spark, our_server):
     rows = [(i, "x", 1, "eu" if i % 2 else "us", f"d{i % 5}") for i in range(20)]
     write(_rows(spark, rows), t, "insert", record_key="id", precombine_field="ts", partition_by=["region", "dt"],
           metastore=uri(our_server), options=HIVE)
-    with HudiMetastoreClient(uri(our_server)) as c:
+    with HudiCatalog(uri(our_server)) as c:
         p = plan(c, t, filters=[("region", "=", "eu"), ("dt", "in", ["d1", "d3"]), ("id", ">", 4)])
         assert {f.split("/")[0] + "/" + f.split("/")[1] for f in p.files} == {"region=eu/dt=d1", "region=eu/dt=d3"}
         p2 = plan(c, t, filters="region = 'us' and dt = 'd0'")

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient, file_group_keys
+from client import HudiMetastoreClient, file_group_keys
 from hudi_format.record_key_codec import decode_keys, encode_keys
 from hudi_format.table_config import HudiTableConfig
 from tests.harness.hudi_tables import run_cli

@@ -12,8 +12,8 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from adapter.client import HudiMetastoreClient, file_group_keys
 from adapter.commands.import_hudi import import_hudi_table
+from client import HudiMetastoreClient, file_group_keys
 from tests.harness.hudi_tables import run_cli, table_copy
 from thrift_idl.hive_metastore.ttypes import Database
 

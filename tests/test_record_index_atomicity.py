@@ -19,7 +19,7 @@ import uuid
 import pytest
 from thrift.transport.TTransport import TTransportException
 
-from adapter.client import HudiMetastoreClient, file_group_keys, state_name
+from client import HudiMetastoreClient, file_group_keys, state_name
 from hudi_format.table_config import HudiTableConfig
 from tests.harness import ServerStartError, start_our_server, stop_process
 from tests.test_commit_atomicity import own_database  # noqa: F401 - the fixture

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from pipeline import write
 from pipeline.commit import WriteTransaction
 from tests.harness.properties import examples

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from thrift_idl.hive_metastore.ttypes import FieldSchema as OurFieldSchema
 from thrift_idl.hive_metastore.ttypes import InvalidObjectException as OurInvalidObject
 from thrift_idl.hive_metastore.ttypes import MetaException as OurMetaException

@@ -11,9 +11,9 @@ import uuid
 
 import pytest
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import import_hudi_table
 from adapter.commands.validate_repair import compare
+from client import HudiCatalog, HudiMetastoreClient
 from hudi_format.storage_timeline import StorageTimeline
 from tests.harness.hudi_tables import (
     hold_back,
@@ -97,7 +97,7 @@ def test_file_deleted_behind_the_servers_back(imported, name, rel):
     uri, db, c, base = imported(name)
     os.remove(os.path.join(base, rel))
     partition, _, fname = rel.rpartition("/")
-    _, diffs = compare(c, db, "t")
+    _, diffs = compare(HudiCatalog(uri), db, "t")
     assert diffs and any(fname in str(d) for d in diffs), diffs
     r = validate(uri, db)
     assert r.returncode == 1 and f"{partition}/" in r.stdout and "difference(s)" in r.stdout
@@ -149,7 +149,7 @@ def test_all_three_at_once(imported):
     uri, db, c, base = imported("cow_v6_simplekeygen_nonhivestyle", hold_last=True)
     os.remove(os.path.join(base, "20/76e0556b-390d-4249-b7ad-9059e2bc2cbd-0_0-98-141_20240418172802262.parquet"))
     shutil.copytree(os.path.join(base, "30"), os.path.join(base, "35"))
-    _, diffs = compare(c, db, "t")
+    _, diffs = compare(HudiCatalog(uri), db, "t")
     kinds = {d.kind for d in diffs}
     assert kinds == {"instant", "partition", "file-slice"}, diffs
     repair(uri, db)

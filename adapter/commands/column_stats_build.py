@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from adapter.client import HudiMetastoreClient, column_stats_struct
+from client import BaseFileStats, HudiCatalog
 
 WORKERS = 8
 BATCH = 200
 
 
-def build_column_stats(client: HudiMetastoreClient, db: str, table: str, base_path: str,
+def build_column_stats(client: HudiCatalog, db: str, table: str, base_path: str,
                        workers: int = WORKERS, batch: int = BATCH,
                        progress: Callable[[int, int], None] | None = None) -> tuple[int, str | None]:
     """(files whose statistics were stored, why none could be computed or None)."""
@@ -34,7 +34,7 @@ def build_column_stats(client: HudiMetastoreClient, db: str, table: str, base_pa
     paths = client.list_files_without_column_stats(db, table, 0)
     if not paths:
         return 0, None
-    properties = dict(client.get_hudi_table(db, table).properties or {})
+    properties = dict(client.get_hudi_table(db, table).properties)
     # where the data files are: the table's storage strategy (RFC-60; the table path by default)
     strategy = load_strategy(properties.get(STRATEGY_KEY), base_path, properties.get(STORAGE_PATH_KEY), table)
     stored = 0
@@ -54,7 +54,7 @@ def build_column_stats(client: HudiMetastoreClient, db: str, table: str, base_pa
     return stored, None
 
 
-def _file_stats(fs, location: str, rel: str, properties: dict[str, str]):
+def _file_stats(fs, location: str, rel: str, properties: dict[str, str]) -> BaseFileStats:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -69,5 +69,5 @@ def _file_stats(fs, location: str, rel: str, properties: dict[str, str]):
         values = pq.read_table(f, columns=floats) if floats else pa.table({})
     size = fs.size(path)
     partition = rel.rsplit("/", 1)[0] if "/" in rel else ""
-    return column_stats_struct(partition, rel, int(size), uncompressed_size(meta),
-                               encode(footer_stats(meta, values, columns)))
+    return BaseFileStats(partition, rel, int(size), uncompressed_size(meta),
+                         encode(footer_stats(meta, values, columns)))

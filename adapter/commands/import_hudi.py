@@ -15,14 +15,10 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from thrift.Thrift import TException
-from thrift.transport.TTransport import TTransportException
-
-from adapter.client import HudiMetastoreClient
 from adapter.commands.column_stats_build import build_column_stats
 from adapter.commands.record_index_build import build_or_turn_off, has_index
 from adapter.commands.table_cli import split_table
-from adapter.hudi_thrift import config_from_thrift, file_to_thrift
+from client import HudiCatalog, ImportedInstant, MetastoreError, NotFound, TransportError
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
     parse_clean,
@@ -32,13 +28,11 @@ from hudi_format.commit_metadata import (
 )
 from hudi_format.errors import HudiStorageError, InvalidMetadata
 from hudi_format.file_slice import FileInfo, split_path
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES, STATES
 from hudi_format.listing import list_table, storage_view
 from hudi_format.storage_strategy import HIVE, STRATEGY_KEY, strategy_name
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
-from thrift_idl.hive_metastore.ttypes import Database, NoSuchObjectException
-from thrift_idl.hudi_metastore.ttypes import HudiFile, HudiTableType, ImportedInstant
 
 # the metastore's own: whether it keeps the table's record index (storage knows nothing of it)
 INDEX_PROPERTIES = ("hoodie.index.type", "hoodie.record.index.update.partition.path")
@@ -193,11 +187,11 @@ def table_config(tl: StorageTimeline, db: str, table: str) -> HudiTableConfig:
 # --------------------------------------------------------------------------- import
 
 
-def sync_from_storage(client: HudiMetastoreClient, tl: StorageTimeline, db: str, table: str, report: ImportReport,
+def sync_from_storage(client: HudiCatalog, tl: StorageTimeline, db: str, table: str, report: ImportReport,
                       reconcile: bool = False, config: HudiTableConfig | None = None) -> ImportReport:
     """Bring the server's db.table up to storage: instants new on storage (or in a later state) and,
     on a first import, a reconcile (repair) or when instants were archived unseen, the listing."""
-    server = {i.timestamp: i for i in client.list_instants(db, table)} if not report.registered else {}
+    server = {i.ts: i for i in client.list_instants(db, table)} if not report.registered else {}
     payload, written = _instants_to_send(tl, server, report)
     listed, missing = _files_to_send(client, tl, db, table, server, written, reconcile, report)
     report.bootstrap_files = len(listed) - report.resized_files
@@ -207,11 +201,11 @@ def sync_from_storage(client: HudiMetastoreClient, tl: StorageTimeline, db: str,
     if report.dry_run or not (payload or listed or missing or config is not None):
         return report
     report.bootstrap_files = report.removed_files = report.resized_files = 0
-    for instants, files, gone, cfg in _calls(payload, [file_to_thrift(f) for f in listed], missing, config):
+    for instants, files, gone, cfg in _calls(payload, listed, missing, config):
         result = client.import_hudi_instants(db, table, instants, files, gone, cfg)
-        report.bootstrap_files += result.filesAdded
-        report.removed_files += result.filesRemoved
-        report.resized_files += result.filesResized or 0
+        report.bootstrap_files += result.files_added
+        report.removed_files += result.files_removed
+        report.resized_files += result.files_resized
     return report
 
 
@@ -219,7 +213,7 @@ def _instants_to_send(tl: StorageTimeline, server: dict, report: ImportReport
                       ) -> tuple[list[ImportedInstant], set[tuple[str, str]]]:
     """The instants new on storage (or in a later state there) as the import sends them, and the
     (partition, file name) of the files their completed metadata names."""
-    todo = [i for i in tl.instants if i.ts not in server or server[i.ts].state < i.state]
+    todo = [i for i in tl.instants if i.ts not in server or STATES[server[i.ts].state] < i.state]
     report.instants_skipped = len(tl.instants) - len(todo)
     payload, written = [], set()
     for inst in todo:
@@ -228,20 +222,19 @@ def _instants_to_send(tl: StorageTimeline, server: dict, report: ImportReport
             written |= _written_by(tl, inst, files[COMPLETED])
         payload.append(ImportedInstant(
             timestamp=inst.ts, action=inst.action, state=inst.state,
-            completionTime=inst.completion_ts if inst.state == COMPLETED else None,
-            requestedMetadata=files.get(REQUESTED), inflightMetadata=files.get(INFLIGHT),
-            completedMetadata=files.get(COMPLETED)))
+            completion_time=inst.completion_ts if inst.state == COMPLETED else None,
+            requested=files.get(REQUESTED), inflight=files.get(INFLIGHT), completed=files.get(COMPLETED)))
         report.instants_imported.append(f"{inst.ts}.{inst.done_action if inst.state == COMPLETED else inst.action}"
                                         f".{STATE_NAMES[inst.state]}")
     return payload, written
 
 
-def _files_to_send(client: HudiMetastoreClient, tl: StorageTimeline, db: str, table: str, server: dict,
+def _files_to_send(client: HudiCatalog, tl: StorageTimeline, db: str, table: str, server: dict,
                    written: set[tuple[str, str]], reconcile: bool, report: ImportReport
-                   ) -> tuple[list[FileInfo], list[HudiFile]]:
+                   ) -> tuple[list[FileInfo], list[FileInfo]]:
     """(files to record from one listing of the table, live files storage no longer has). The table
     is listed on a first import, a reconcile, or when the server missed instants archived since."""
-    server_completed = [ts for ts, i in server.items() if i.state == COMPLETED]
+    server_completed = [ts for ts, i in server.items() if i.state == STATE_NAMES[COMPLETED]]
     unseen_archive = bool(server) and tl.earliest is not None and \
         (not server_completed or max(server_completed) < tl.earliest) and tl.has_archive()
     if server and not reconcile and not unseen_archive:
@@ -255,7 +248,7 @@ def _files_to_send(client: HudiMetastoreClient, tl: StorageTimeline, db: str, ta
         return listed, []
     # only what the server lacks (it skips files it has rows for)
     partitions = set(client.get_hudi_partitions(db, table)) | {f.partition_path for f in listed}
-    live = {(f.partitionPath, f.name): f for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
+    live = {(f.partition_path, f.name): f for p in sorted(partitions) for f in client.get_all_files(db, table, p)}
     listed = [f for f in listed if (f.partition_path, f.name) not in live]
     if not reconcile:
         return listed, []
@@ -272,10 +265,10 @@ CALL_FILES = 20_000  # listed files per call
 
 
 # one import_hudi_instants call: instants, listed files, missing files, config
-_Call = tuple[list[ImportedInstant], list[HudiFile], list[HudiFile], HudiTableConfig | None]
+_Call = tuple[list[ImportedInstant], list[FileInfo], list[FileInfo], HudiTableConfig | None]
 
 
-def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list[HudiFile],
+def _calls(payload: list[ImportedInstant], listed: list[FileInfo], missing: list[FileInfo],
            config: HudiTableConfig | None) -> list[_Call]:
     """The import as calls of bounded size, each one transaction: listed files first, then the
     instants in timestamp order. An interrupted import is finished by running it again: the
@@ -284,7 +277,7 @@ def _calls(payload: list[ImportedInstant], listed: list[HudiFile], missing: list
     chunk: list[ImportedInstant] = []
     size = 0
     for inst in payload:
-        n = sum(len(x or b"") for x in (inst.requestedMetadata, inst.inflightMetadata, inst.completedMetadata))
+        n = sum(len(x or b"") for x in (inst.requested, inst.inflight, inst.completed))
         if chunk and size + n > CALL_BYTES:
             calls.append((chunk, [], [], None))
             chunk = []
@@ -316,7 +309,7 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
-    Metastore errors (unreachable, Thrift exceptions) propagate as they are.
+    Metastore errors (unreachable, refusals: client/errors.py) propagate as they are.
     """
     if ":" not in base_path.split("/")[0]:  # a local path: the server must not resolve it from its own cwd
         base_path = os.path.abspath(base_path)
@@ -327,7 +320,7 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
         if inst.state == COMPLETED:
             _check_partitions(tl, cfg, inst, _written_by(tl, inst, files[COMPLETED]))
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
-    with HudiMetastoreClient(metastore, timeout_s=600) as client:  # a large import is one long call
+    with HudiCatalog(metastore, timeout_s=600) as client:  # a large import is one long call
         _ensure_database(client, report, create_database)
         try:
             report = _import(client, tl, cfg, report)
@@ -346,41 +339,41 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
             raise
 
 
-def _ensure_database(client: HudiMetastoreClient, report: ImportReport, create: bool) -> None:
+def _ensure_database(client: HudiCatalog, report: ImportReport, create: bool) -> None:
     try:
         client.get_database(report.db)
         return
-    except NoSuchObjectException:
+    except NotFound:
         if not create:
             raise HudiImportError(f"database {report.db} does not exist on the metastore "
                                   "(--no-create-database was given)") from None
     report.database_created = True
     if not report.dry_run:
-        client.create_database(Database(name=report.db, parameters={}))
+        client.create_database(report.db)
 
 
-def _index_after_import(client: HudiMetastoreClient, report: ImportReport) -> None:
+def _index_after_import(client: HudiCatalog, report: ImportReport) -> None:
     keeps = has_index(client.get_hudi_table(report.db, report.table))
     if report.registered or (keeps and report.changed):
         report.index_keys, report.index_note = build_or_turn_off(client, report.db, report.table, keeps)
 
 
-def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConfig,
+def _import(client: HudiCatalog, tl: StorageTimeline, cfg: HudiTableConfig,
             report: ImportReport) -> ImportReport:
     db, table = report.db, report.table
     try:
         have = client.get_hudi_table(db, table)
-    except NoSuchObjectException:
+    except NotFound:
         have = None
     if have is not None:
         config = _config_update(f"{db}.{table}", have, tl, cfg)
         return sync_from_storage(client, tl, db, table, report, config=config)
     try:
         hms = client.get_table(db, table)
-    except NoSuchObjectException:
+    except NotFound:
         hms = None
-    if hms is not None and hms.sd is not None and hms.sd.location and _norm(hms.sd.location) != _norm(tl.base_path):
-        raise HudiImportError(f"{db}.{table} exists at {hms.sd.location}, not {tl.base_path}")
+    if hms is not None and hms.location and _norm(hms.location) != _norm(tl.base_path):
+        raise HudiImportError(f"{db}.{table} exists at {hms.location}, not {tl.base_path}")
     report.registered = True
     if report.dry_run:
         return sync_from_storage(client, tl, db, table, report)
@@ -398,25 +391,24 @@ def _import(client: HudiMetastoreClient, tl: StorageTimeline, cfg: HudiTableConf
         raise
 
 
-def _config_update(where: str, have, tl: StorageTimeline, cfg: HudiTableConfig) -> HudiTableConfig | None:
+def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
+                   cfg: HudiTableConfig) -> HudiTableConfig | None:
     """For a table the server has: the config to take from storage (None: the server's agrees);
     HudiImportError when storage holds another table."""
-    if _norm(have.basePath) != _norm(tl.base_path):
-        raise HudiImportError(f"{where} is a Hudi table at {have.basePath}, not {tl.base_path}")
-    served_type = HudiTableType._VALUES_TO_NAMES.get(have.tableType)
+    if _norm(have.base_path) != _norm(tl.base_path):
+        raise HudiImportError(f"{where} is a Hudi table at {have.base_path}, not {tl.base_path}")
+    served_type = have.table_type
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
     if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
-        kept = {k: v for k, v in (have.properties or {}).items() if k in INDEX_PROPERTIES}
+        kept = {k: v for k, v in have.properties.items() if k in INDEX_PROPERTIES}
         cfg.properties = {**cfg.properties, **kept}  # the metastore's record index stays
         return cfg
     return None
 
 
-def _properties(cfg) -> dict[str, str]:
-    """hoodie.properties of a config (Thrift or hudi_format), apart from names and location."""
-    if not isinstance(cfg, HudiTableConfig):
-        cfg = config_from_thrift(cfg)
+def _properties(cfg: HudiTableConfig) -> dict[str, str]:
+    """hoodie.properties of a config, apart from names and location."""
     props = cfg.hoodie_properties()
     for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum", *INDEX_PROPERTIES):
         props.pop(k, None)
@@ -441,12 +433,12 @@ def run(args) -> int:
     except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
-    except (TTransportException, OSError) as exc:
+    except (TransportError, OSError) as exc:
         print(f"import-hudi: metastore {args.metastore}: {exc}", file=sys.stderr)
         return 1
-    except TException as exc:  # the server refused; nothing was changed
-        print(f"import-hudi: metastore {args.metastore} refused the import: "
-              f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+    except MetastoreError as exc:  # the server refused; nothing was changed
+        print(f"import-hudi: metastore {args.metastore} refused the import: {exc.kind}: {exc.message}",
+              file=sys.stderr)
         return 1
     print("\n".join(report.lines()))
     return 0

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from adapter.client import HudiMetastoreClient, file_group_keys
+from client import FileGroupKeys, HudiCatalog
 from hudi_format import key_generator, log_file
 from hudi_format.errors import HudiFormatError
 from hudi_format.storage import TableStorage
-from thrift_idl.hudi_metastore.ttypes import HudiTableType
+from hudi_format.table_config import HudiTableConfig
 
 LOAD_BATCH = 500_000  # keys per load_record_index call
 LOOKUP_BATCH = 200_000
@@ -37,18 +37,18 @@ class StorageKeys:
     unreadable: str | None = None
 
 
-def has_index(cfg) -> bool:
-    return ((cfg.properties or {}).get("hoodie.index.type") or "").upper() == "RECORD_INDEX"
+def has_index(cfg: HudiTableConfig) -> bool:
+    return (cfg.properties.get("hoodie.index.type") or "").upper() == "RECORD_INDEX"
 
 
 class _Keys:
     """How a file's record keys are read: the meta columns, or the record key fields through the
     key generator (no meta fields; the commit time is then the file's or the block's instant)."""
 
-    def __init__(self, cfg):
-        self.meta = (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() != "false"
-        self.fields = list(cfg.recordKeyFields or [])
-        self.generator = cfg.keyGenerator
+    def __init__(self, cfg: HudiTableConfig):
+        self.meta = cfg.properties.get("hoodie.populate.meta.fields", "true").lower() != "false"
+        self.fields = list(cfg.record_key_fields)
+        self.generator = cfg.key_generator
         self.columns = [log_file.KEY, log_file.COMMIT_TIME] if self.meta else self.fields
 
     def of(self, table, instant: str | None) -> dict[str, str]:
@@ -60,22 +60,22 @@ class _Keys:
         return dict.fromkeys(keys, instant or "")
 
 
-def storage_keys(client: HudiMetastoreClient, db: str, table: str) -> StorageKeys:
+def storage_keys(client: HudiCatalog, db: str, table: str) -> StorageKeys:
     """The record keys of the table's latest file slices (as the server lists them) on storage."""
     cfg = client.get_hudi_table(db, table)
     out = StorageKeys({}, [])
     slices = client.get_latest_file_slices(db, table)
     completed: set[str] = set()
-    if cfg.tableType == HudiTableType.MERGE_ON_READ and any(s.logFiles for s in slices):
-        completed = {i.timestamp for i in client.list_instants(db, table, states=["COMPLETED"])}
-    storage = TableStorage(cfg.basePath)
+    if cfg.table_type == "MERGE_ON_READ" and any(s.log_files for s in slices):
+        completed = {i.ts for i in client.list_instants(db, table, states=["COMPLETED"])}
+    storage = TableStorage(cfg.base_path or "")
     try:
         reader = _Keys(cfg)
         for s in slices:
             for key, ts in _slice_keys(storage, s, completed, reader).items():
                 if key in out.keys:
-                    out.duplicates.append((key, out.keys[key][:2], (s.partitionPath, s.fileId)))
-                out.keys[key] = (s.partitionPath, s.fileId, ts)
+                    out.duplicates.append((key, out.keys[key][:2], (s.partition_path, s.file_id)))
+                out.keys[key] = (s.partition_path, s.file_id, ts)
     except HudiFormatError as exc:
         out.unreadable = str(exc)
     return out
@@ -87,13 +87,13 @@ def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) ->
     import pyarrow.parquet as pq
 
     keys: dict[str, str] = {}
-    if s.baseFile is not None:
-        with _open(storage, s.partitionPath, s.baseFile) as fh:
-            keys.update(reader.of(pq.read_table(fh, columns=reader.columns), s.baseFile.commitTime))
-    for f in s.logFiles or []:
-        name = f"{s.partitionPath}/{f.name}".lstrip("/")
+    if s.base_file is not None:
+        with _open(storage, s.partition_path, s.base_file) as fh:
+            keys.update(reader.of(pq.read_table(fh, columns=reader.columns), s.base_file.commit_ts))
+    for f in s.log_files:
+        name = f"{s.partition_path}/{f.name}".lstrip("/")
         try:
-            with _open(storage, s.partitionPath, f) as fh:
+            with _open(storage, s.partition_path, f) as fh:
                 data = fh.read()
         except FileNotFoundError:
             raise HudiFormatError(f"log file {name} is missing on storage") from None
@@ -130,7 +130,7 @@ def _live_blocks(blocks: list[log_file.LogBlock], completed: set[str]) -> list[l
             if b.block_type != log_file.COMMAND and b.instant in completed and b.instant not in undone]
 
 
-def build_index(client: HudiMetastoreClient, db: str, table: str, found: StorageKeys | None = None) -> int:
+def build_index(client: HudiCatalog, db: str, table: str, found: StorageKeys | None = None) -> int:
     """Replace the table's index by the keys on storage and turn it on; the number of keys.
     ValueError when storage cannot give them (the index is left as it was)."""
     found = found or storage_keys(client, db, table)
@@ -151,7 +151,7 @@ def build_index(client: HudiMetastoreClient, db: str, table: str, found: Storage
                 batches.append([])
                 size = 0
             chunk = keys[start:start + LOAD_BATCH]
-            batches[-1].append(file_group_keys(p, fid, inserted=chunk, instant=ts))
+            batches[-1].append(FileGroupKeys.of(p, fid, inserted=chunk, instant=ts))
             size += len(chunk)
     count = 0
     for i, batch in enumerate(batches):
@@ -159,7 +159,7 @@ def build_index(client: HudiMetastoreClient, db: str, table: str, found: Storage
     return count
 
 
-def build_or_turn_off(client: HudiMetastoreClient, db: str, table: str, keeps: bool) -> tuple[int | None, str | None]:
+def build_or_turn_off(client: HudiCatalog, db: str, table: str, keeps: bool) -> tuple[int | None, str | None]:
     """(keys, None) once the index is built from storage; else (None, why): a table that kept an
     index has it turned off, as storage holds keys it cannot represent (upserts then read base files)."""
     try:
@@ -172,7 +172,7 @@ def build_or_turn_off(client: HudiMetastoreClient, db: str, table: str, keeps: b
         return None, why
 
 
-def index_differences(client: HudiMetastoreClient, db: str, table: str) -> list[str]:
+def index_differences(client: HudiCatalog, db: str, table: str) -> list[str]:
     """How the table's index differs from storage (each key once, in the file group holding it)."""
     found = storage_keys(client, db, table)
     if found.unreadable:
@@ -191,7 +191,7 @@ def index_differences(client: HudiMetastoreClient, db: str, table: str) -> list[
                     diffs.append(f"key {key!r} is in {want[0] or '(table)'}/{want[1]} on storage, {where} in the index")
     if wrong > 20:
         diffs.append(f"... {wrong} keys differ in all")
-    held = client.get_hudi_table_stats(db, table).recordIndexKeys or 0
+    held = client.get_hudi_table_stats(db, table).record_index_keys or 0
     if held != len(found.keys):
         diffs.append(f"the index holds {held} keys, storage's latest file slices {len(found.keys)}")
     return diffs

@@ -6,11 +6,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from thrift.Thrift import TException
-
-from adapter.client import HudiMetastoreClient
 from adapter.commands.parsers import DEFAULT_METASTORE
-from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
+from client import HudiCatalog, MetastoreError, NotFound
 
 __all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table"]
 
@@ -26,22 +23,22 @@ def split_table(text: str) -> tuple[str, str]:
     return db, tbl
 
 
-def connect(metastore: str) -> HudiMetastoreClient:
-    return HudiMetastoreClient(metastore)
+def connect(metastore: str) -> HudiCatalog:
+    return HudiCatalog(metastore)
 
 
 
-def require_hudi_table(client: HudiMetastoreClient, db: str, tbl: str) -> None:
+def require_hudi_table(client: HudiCatalog, db: str, tbl: str) -> None:
     """BadArgument when db.table is a table of the metastore but not a Hudi one (the server's own
-    answer, NoSuchObjectException, says so only for a table that does not exist at all)."""
+    answer, NotFound, says so only for a table that does not exist at all)."""
     try:
         client.get_hudi_table(db, tbl)
-    except NoSuchObjectException as missing:
+    except NotFound as missing:
         try:
             t = client.get_table(db, tbl)
-        except NoSuchObjectException:
+        except NotFound:
             raise missing from None
-        raise BadArgument(f"{t.dbName}.{t.tableName} is not a Hudi table ({t.tableType or 'a table'} without a "
+        raise BadArgument(f"{t.db}.{t.name} is not a Hudi table ({t.table_type or 'a table'} without a "
                           "Hudi timeline on the metastore; `import-hudi` adopts one from storage)") from None
 
 
@@ -52,9 +49,9 @@ def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:
     except ValueError as exc:  # BadArgument, HudiImportError, or e.g. not a thrift:// URI
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    except NoSuchObjectException as exc:
+    except NotFound as exc:
         print(f"{name}: {exc.message}", file=sys.stderr)
         return 2
-    except (TException, OSError) as exc:
+    except (MetastoreError, OSError) as exc:
         print(f"{name}: metastore {metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
         return 2

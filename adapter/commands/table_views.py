@@ -8,7 +8,6 @@ import json
 import sys
 import time
 
-from adapter.client import slices_of
 from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
 from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
 
@@ -25,30 +24,28 @@ def run_stats(args) -> int:
             started = time.perf_counter()
             st = c.get_hudi_table_stats(db, tbl)
             elapsed = time.perf_counter()
-        from adapter.client import state_name
-
-        last = st.lastInstant
-        doc = {"table": f"{db.lower()}.{tbl.lower()}", "partitions": st.partitionCount, "files": st.fileCount,
-               "total_size_bytes": st.totalSizeBytes,
+        last = st.last_instant
+        doc = {"table": f"{db.lower()}.{tbl.lower()}", "partitions": st.partitions, "files": st.files,
+               "total_size_bytes": st.total_size_bytes,
                "last_instant": None if last is None else {
-                   "timestamp": last.timestamp, "action": last.action, "state": state_name(last.state),
-                   "completion_time": last.completionTime},
-               "table_version": st.tableVersion, "storage_mirror": st.mirrored,
-               "storage_mirror_lag_versions": st.mirrorLagVersions if st.mirrored else None,
-               "record_index_keys": st.recordIndexKeys}
+                   "timestamp": last.ts, "action": last.action, "state": last.state,
+                   "completion_time": last.completion_ts},
+               "table_version": st.table_version, "storage_mirror": st.mirrored,
+               "storage_mirror_lag_versions": st.mirror_lag_versions if st.mirrored else None,
+               "record_index_keys": st.record_index_keys}
         if args.json:
             print(json.dumps(doc, indent=2))
         else:
             print(f"table               {doc['table']}")
-            print(f"partitions          {st.partitionCount}")
-            print(f"files               {st.fileCount} (live, every version)")
-            print(f"total size          {st.totalSizeBytes} bytes")
-            done = "-" if last is None else f"{last.timestamp}.{last.action} (completed {last.completionTime})"
+            print(f"partitions          {st.partitions}")
+            print(f"files               {st.files} (live, every version)")
+            print(f"total size          {st.total_size_bytes} bytes")
+            done = "-" if last is None else f"{last.ts}.{last.action} (completed {last.completion_ts})"
             print(f"last instant        {done}")
-            print(f"snapshot version    {st.tableVersion}")
-            lag = f"{st.mirrorLagVersions} version(s)" if st.mirrored else "n/a (not mirrored: keeps its own layout)"
+            print(f"snapshot version    {st.table_version}")
+            lag = f"{st.mirror_lag_versions} version(s)" if st.mirrored else "n/a (not mirrored: keeps its own layout)"
             print(f"storage mirror lag  {lag}")
-            keys = "n/a (no record index)" if st.recordIndexKeys is None else str(st.recordIndexKeys)
+            keys = "n/a (no record index)" if st.record_index_keys is None else str(st.record_index_keys)
             print(f"record index keys   {keys}")
         _took(args, elapsed - started)
         return 0
@@ -78,8 +75,8 @@ def run_list_partitions(args) -> int:
 
 
 def slice_doc(s) -> dict:
-    return {"partition": s.partitionPath, "file_id": s.fileId, "base_instant": s.baseInstant,
-            "base_file": s.baseFile.name if s.baseFile else None, "log_files": [f.name for f in s.logFiles or []]}
+    return {"partition": s.partition_path, "file_id": s.file_id, "base_instant": s.base_instant,
+            "base_file": s.base_file.name if s.base_file else None, "log_files": [f.name for f in s.log_files]}
 
 
 def with_paths(doc: dict, s, strategy) -> dict:
@@ -90,16 +87,16 @@ def with_paths(doc: dict, s, strategy) -> dict:
     def path(f) -> str:
         return f.path or file_location(strategy(), part, f.name)
 
-    doc["base_file_path"] = path(s.baseFile) if s.baseFile else None
-    doc["log_file_paths"] = [path(f) for f in s.logFiles or []]
+    doc["base_file_path"] = path(s.base_file) if s.base_file else None
+    doc["log_file_paths"] = [path(f) for f in s.log_files]
     return doc
 
 
 def _strategy(client, db: str, tbl: str):
     cfg = client.get_hudi_table(db, tbl)
-    props = cfg.properties or {}
+    props = cfg.properties
     try:
-        return load_strategy(props.get(STRATEGY_KEY), cfg.basePath, props.get(STORAGE_PATH_KEY), cfg.tableName)
+        return load_strategy(props.get(STRATEGY_KEY), cfg.base_path or "", props.get(STORAGE_PATH_KEY), cfg.table_name)
     except ValueError as exc:
         raise BadArgument(f"{db}.{tbl}: {exc}") from exc
 
@@ -116,17 +113,17 @@ def run_list_files(args) -> int:
                 raise BadArgument(f"{db}.{tbl} has no partition {args.partition!r}")
             pruned = None
             if getattr(args, "where", None) is not None:
-                pruned = c.prune_file_slices(db, tbl, args.where, compact=True)
-                slices = [s for s in slices_of(pruned) if args.partition is None or s.partitionPath == args.partition]
+                pruned = c.prune_file_slices(db, tbl, args.where)
+                slices = [s for s in pruned.slices if args.partition is None or s.partition_path == args.partition]
             else:
                 slices = c.get_latest_file_slices(db, tbl, [args.partition] if args.partition is not None else None)
             took = time.perf_counter() - started
             strategy = functools.cache(lambda: _strategy(c, db, tbl))  # asked only for a custom strategy
             docs = [with_paths(slice_doc(s), s, strategy) for s in slices]
         if args.json and pruned is not None:
-            print(json.dumps({"slices": docs, "files_skipped": pruned.filesSkipped,
-                              "partitions_skipped": pruned.partitionsSkipped,
-                              "files_considered": pruned.filesConsidered}, indent=2))
+            print(json.dumps({"slices": docs, "files_skipped": pruned.files_skipped,
+                              "partitions_skipped": pruned.partitions_skipped,
+                              "files_considered": pruned.files_considered}, indent=2))
         elif args.json:
             print(json.dumps(docs, indent=2))
         else:
@@ -136,8 +133,8 @@ def run_list_files(args) -> int:
                       f"\t{','.join(d['log_files']) or '-'}")
             print(f"{len(docs)} file slice(s)")
             if pruned is not None:
-                print(f"{pruned.filesSkipped} of {pruned.filesConsidered} base file(s) and "
-                      f"{pruned.partitionsSkipped} partition(s) skipped by statistics and the partition filter")
+                print(f"{pruned.files_skipped} of {pruned.files_considered} base file(s) and "
+                      f"{pruned.partitions_skipped} partition(s) skipped by statistics and the partition filter")
         _took(args, took)
         return 0
 

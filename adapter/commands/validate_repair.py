@@ -21,14 +21,14 @@ from datetime import datetime, timezone
 
 import fsspec
 
-from adapter.client import HudiMetastoreClient
 from adapter.commands.import_hudi import ImportReport, read_table, sync_from_storage
 from adapter.commands.record_index_build import build_or_turn_off, has_index, index_differences
 from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
-from hudi_format.instant import COMPLETED, STATE_NAMES
+from client import HudiCatalog
+from hudi_format.file_slice import FileSlice
+from hudi_format.instant import COMPLETED, STATE_NAMES, STATES
 from hudi_format.listing import StorageView, list_table, storage_view
 from hudi_format.storage_timeline import StorageTimeline
-from thrift_idl.hudi_metastore.ttypes import HudiTableType
 
 QUARANTINE = ".hoodie/.quarantine"  # under the base path; one folder per repair (its UTC time)
 
@@ -42,31 +42,31 @@ class Difference:
         return f"{self.kind}: {self.detail}"
 
 
-def compare(client: HudiMetastoreClient, db: str, table: str) -> tuple[StorageTimeline, list[Difference]]:
+def compare(client: HudiCatalog, db: str, table: str) -> tuple[StorageTimeline, list[Difference]]:
     """Every difference between the server's view of db.table and storage's."""
     cfg = client.get_hudi_table(db, table)
-    tl = read_table(cfg.basePath)
+    tl = read_table(cfg.base_path or "")
     listing = list_table(tl)
     view = storage_view(tl, listing)
     diffs = _instant_differences(client, db, table, tl)
     diffs += [Difference("stray-file", f"{folder + '/' if folder else ''}{name} ({size} bytes) was written by no "
                                        "commit (not a Hudi file)") for folder, name, size in listing.strays]
     served = client.get_latest_file_slices(db, table)
-    if cfg.partitionFields:
+    if cfg.partition_fields:
         ours = set(client.get_hudi_partitions(db, table))
         theirs = set(view.partitions)
         # a partition whose file groups were all replaced (insert_overwrite_table) stays registered,
         # as with hive-sync: a difference only when the server still serves files in it
-        live = {s.partitionPath for s in served}
+        live = {s.partition_path for s in served}
         diffs += [Difference("partition", f"{p} is on storage only") for p in sorted(theirs - ours)]
         diffs += [Difference("partition", f"{p} is on the server only") for p in sorted((ours - theirs) & live)]
     diffs += _slice_differences(served, view)
     sizes = {(f.partition_path, f.name): f.size for f in view.files}
     for s in served:
-        for f in ([s.baseFile] if s.baseFile else []) + list(s.logFiles or []):
-            size = sizes.get((f.partitionPath, f.name))
+        for f in ([s.base_file] if s.base_file else []) + list(s.log_files):
+            size = sizes.get((f.partition_path, f.name))
             if size is not None and size != f.size:
-                diffs.append(Difference("file", f"{f.partitionPath or '(table)'}/{f.name} is {size} bytes on "
+                diffs.append(Difference("file", f"{f.partition_path or '(table)'}/{f.name} is {size} bytes on "
                                                 f"storage, {f.size} on the server"))
     # (with other differences the index is rebuilt by repair anyway)
     if has_index(cfg) and not [d for d in diffs if d.kind != "stray-file"]:
@@ -74,9 +74,9 @@ def compare(client: HudiMetastoreClient, db: str, table: str) -> tuple[StorageTi
     return tl, diffs
 
 
-def _instant_differences(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline) -> list[Difference]:
+def _instant_differences(client: HudiCatalog, db: str, table: str, tl: StorageTimeline) -> list[Difference]:
     diffs = []
-    server = {i.timestamp: i for i in client.list_instants(db, table)}
+    server = {i.ts: i for i in client.list_instants(db, table)}
     on_storage = {i.ts: i for i in tl.instants}
     for inst in tl.instants:
         s = server.get(inst.ts)
@@ -84,12 +84,12 @@ def _instant_differences(client: HudiMetastoreClient, db: str, table: str, tl: S
         if s is None:
             diffs.append(Difference("instant",
                                     f"{where} is {STATE_NAMES[inst.state]} on storage, missing on the server"))
-        elif s.state != inst.state:
+        elif STATES[s.state] != inst.state:
             diffs.append(Difference("instant", f"{where} is {STATE_NAMES[inst.state]} on storage, "
-                                               f"{STATE_NAMES[s.state]} on the server"))
+                                               f"{s.state} on the server"))
     for ts, s in sorted(server.items()):
         if ts not in on_storage and (tl.earliest is None or ts > tl.earliest):
-            diffs.append(Difference("instant", f"{ts}.{s.action} is {STATE_NAMES[s.state]} on the server, "
+            diffs.append(Difference("instant", f"{ts}.{s.action} is {s.state} on the server, "
                                                "missing on storage"))
     return diffs
 
@@ -98,10 +98,10 @@ def _instant_differences(client: HudiMetastoreClient, db: str, table: str, tl: S
 _Slice = tuple[str, str | None, tuple[str, ...]]
 
 
-def _slice_differences(served: list, view: StorageView) -> list[Difference]:
+def _slice_differences(served: list[FileSlice], view: StorageView) -> list[Difference]:
     ours: dict[tuple[str, str], _Slice] = {
-        (s.partitionPath, s.fileId): (s.baseInstant, s.baseFile.name if s.baseFile else None,
-                                      tuple(f.name for f in s.logFiles or []))
+        (s.partition_path, s.file_id): (s.base_instant, s.base_file.name if s.base_file else None,
+                                        tuple(f.name for f in s.log_files))
         for s in served}
     theirs: dict[tuple[str, str], _Slice] = {
         (s.partition_path, s.file_id): (s.base_instant, s.base_file.name if s.base_file else None,
@@ -130,12 +130,11 @@ def _describe(s: _Slice | None) -> str:
     return text + (f", log files {', '.join(logs)}" if logs else "")
 
 
-def repair(client: HudiMetastoreClient, db: str, table: str, tl: StorageTimeline | None = None) -> ImportReport:
+def repair(client: HudiCatalog, db: str, table: str, tl: StorageTimeline | None = None) -> ImportReport:
     """Reconcile the server with storage through the import path."""
     cfg = client.get_hudi_table(db, table)
-    tl = tl or read_table(cfg.basePath)
-    report = ImportReport(db.lower(), table.lower(), tl.base_path, tl.table_version,
-                          HudiTableType._VALUES_TO_NAMES.get(cfg.tableType, ""))
+    tl = tl or read_table(cfg.base_path or "")
+    report = ImportReport(db.lower(), table.lower(), tl.base_path, tl.table_version, cfg.table_type)
     report = sync_from_storage(client, tl, db, table, report, reconcile=True)
     if has_index(cfg):
         report.index_keys, report.index_note = build_or_turn_off(client, db, table, keeps=True)

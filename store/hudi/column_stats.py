@@ -163,7 +163,7 @@ class ColumnStats:
                                  fork_len, fork_key))
                 bounds[name] = _Bounds(row_id, name, lo, hi, c.null_count, c.value_count)
         # the driver's bulk path (store/db/bulk.py); column names were checked against the schema's
-        # width by adapter/column_stats_thrift.py
+        # width by adapter/handlers/column_stats_thrift.py
         insert_rows(conn, S.file_stats, _FILE_STATS, file_rows, None, pg_types=_FILE_STATS_PG)
         insert_rows(conn, S.column_stats, _COLUMN_STATS, col_rows, None, pg_types=_COLUMN_STATS_PG)
         return stored

@@ -15,7 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from adapter.client import HudiMetastoreClient
+from client import HudiMetastoreClient
 from hudi_format.table_config import HudiTableConfig
 from tests.spark.acceptance import build_spark
 from thrift_idl.hive_metastore.ttypes import Database

@@ -39,7 +39,7 @@ def stale_read(spark, uri: str) -> dict:
             got[how] = {"rows": query()}
         except Exception as e:  # noqa: BLE001 - the error is the result
             got[how] = {"error": f"{type(e).__name__}: {e}"[:600]}
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
 
     with HudiMetastoreClient(uri) as c:
         params = c.get_table(DB, "stale").parameters

@@ -9,7 +9,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from adapter.client import HudiMetastoreClient, metastore_endpoints
+from client import HudiMetastoreClient, metastore_endpoints
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 
 

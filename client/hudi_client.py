@@ -1,6 +1,6 @@
 """Python client of hudi-metastore: the Hudi extension calls, typed, plus every Hive Metastore call.
 
-    from adapter.client import HudiMetastoreClient
+    from client import HudiMetastoreClient
 
     with HudiMetastoreClient("thrift://127.0.0.1:9083") as c:
         c.get_all_databases()                              # any HMS call, passed through
@@ -19,53 +19,17 @@ gives the text). Errors are the Thrift exceptions the server declares (``NoSuchO
 ``HudiMetastore.Client`` (all HMS methods: ``get_table``, ``get_partitions_by_filter``, ...) is
 passed through with Thrift arguments unchanged; ``call(name, *args)`` does the same explicitly.
 
-Connection. One connection per client object, opened on first use and reused; calls from several
-threads are serialized by a lock (use one client per thread for parallel calls). Before reusing the
-connection the client checks that the server has not closed it (a restarted server) and reconnects
-if so. ``close()`` or ``with`` ends it. ``uri`` may list several metastores,
-``"thrift://a:9083,thrift://b:9083"``: a (re)connect tries them in order.
-
-Retries. On a transport failure (connection refused/reset, EOF, socket timeout) the connection is
-dropped and the call is retried, up to ``retries`` times with exponential backoff
-(``backoff_s * 2**attempt``, capped at ``max_backoff_s``, with jitter), under this rule:
-
-* a failure *before any byte of the request was written* (connecting, or restoring the session)
-  is retried for every call: the server cannot have seen it;
-* once the request may have reached the server, the call is retried only if it is idempotent:
-  reads (``get_*``, ``list_instants``, ...), ``heartbeat_instant``, ``add_markers``, HMS reads and
-  lock heartbeats, and the session calls ``set_ugi`` / ``setMetaConf``. Anything else
-  (``create_instant``, ``complete_instant``, ``new_instant_time``, ``create_table``, ``lock``, ...)
-  raises the transport error: it may or may not have happened, and only the caller can tell
-  (e.g. ``list_instants`` to see whether the instant completed).
-
-Session. ``set_ugi`` and ``setMetaConf`` are per connection on the server; the client remembers them
-and replays them on every reconnect.
+Connection, retries and the session: client/connection.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import random
-import select
-import socket
-import threading
-import time
-from base64 import b64decode
-from urllib.parse import urlsplit
 
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-from thrift.transport import TSocket, TTransport
-from thrift.transport.TTransport import TTransportException
-
-from adapter.hudi_thrift import config_to_thrift
 from hudi_format.record_key_codec import encode_keys
 from hudi_format.table_config import HudiTableConfig as FormatConfig
 from thrift_idl.hive_metastore.ttypes import FieldSchema
-from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import (
-    ColumnRange,
-    ColumnValue,
     CommitResult,
     FileColumnStats,
     FileGroupKeys,
@@ -83,32 +47,11 @@ from thrift_idl.hudi_metastore.ttypes import (
     RollbackResult,
 )
 
+from .connection import Connection, is_idempotent, metastore_endpoints
+from .convert import column_stats_struct, config_to_thrift
+
 __all__ = ["HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
            "state_name"]
-
-# Extension calls safe to repeat.
-_IDEMPOTENT_HUDI = frozenset({
-    "get_hudi_table", "list_instants", "get_instant_metadata", "get_failed_instants", "get_hudi_partitions",
-    "get_latest_file_slices", "get_files_changed", "get_all_files", "heartbeat_instant", "add_markers",
-    "import_hudi_instants",  # the server leaves what it has already alone
-    "lookup_record_keys", "prune_file_slices", "list_files_without_column_stats",
-    "load_column_stats",  # files that have statistics keep them
-})
-# HMS / fb303 calls safe to repeat besides get_*.
-_IDEMPOTENT_HMS = frozenset({
-    "getMetaConf", "setMetaConf", "set_ugi", "getName", "getVersion", "getStatus", "getStatusDetails",
-    "getCounters", "getCounter", "getOption", "getOptions", "aliveSince", "partition_name_to_vals",
-    "partition_name_to_spec", "partition_name_has_valid_characters", "isPartitionMarkedForEvent",
-    "list_roles", "list_privileges", "show_locks", "heartbeat", "heartbeat_txn_range",
-})
-_SESSION_CALLS = ("set_ugi", "setMetaConf")
-# What a dead connection looks like from here.
-_TRANSPORT_ERRORS = (TTransportException, OSError, EOFError)
-
-
-def is_idempotent(method: str) -> bool:
-    """Whether `method` may be retried after its request may have reached the server."""
-    return method.startswith("get_") or method in _IDEMPOTENT_HUDI or method in _IDEMPOTENT_HMS
 
 
 def state_name(state: int) -> str:
@@ -136,200 +79,8 @@ def _payload(value) -> bytes | None:
     return json.dumps(value).encode("utf-8")
 
 
-def metastore_endpoints(uri: str) -> list[tuple[str, int]]:
-    """(host, port) of each metastore of `uri` ("thrift://a:9083,thrift://b:9083"); ValueError if malformed."""
-    out = []
-    for part in (p.strip() for p in uri.split(",")):
-        if not part:
-            continue
-        u = urlsplit(part if "://" in part else f"thrift://{part}")
-        if u.scheme != "thrift" or not u.hostname:
-            raise ValueError(f"not a metastore URI (thrift://host:port): {part!r}")
-        out.append((u.hostname, u.port or 9083))
-    if not out:
-        raise ValueError("no metastore URI given")
-    return out
-
-
-class _SendStarted(Exception):
-    """Internal marker: the failure happened after the request started going out."""
-
-    def __init__(self, cause: BaseException):
-        super().__init__(str(cause))
-        self.cause = cause
-
-
-class HudiMetastoreClient:
-    def __init__(self, uri: str = "thrift://127.0.0.1:9083", timeout_s: float = 60, retries: int = 3,
-                 framed: bool = False, backoff_s: float = 0.2, max_backoff_s: float = 5.0):
-        self.uri = uri
-        self.endpoints = metastore_endpoints(uri)
-        self.timeout_s = timeout_s
-        self.retries = max(0, int(retries))
-        self.framed = framed
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self._lock = threading.RLock()
-        self._transport = None
-        self._socket: TSocket.TSocket | None = None
-        self._client: HudiMetastore.Client | None = None
-        self._session: dict[tuple, tuple] = {}  # replayed on reconnect, in insertion order
-        self._closed = False
-        self.connections_opened = 0  # how many connections this client made (observability, tests)
-        self.retried_calls = 0
-
-    # --- lifecycle --------------------------------------------------------------------------------
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._drop()
-
-    def __enter__(self) -> HudiMetastoreClient:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self):  # best effort; close() is the way
-        try:
-            self._drop()
-        except Exception:
-            pass
-
-    def __repr__(self) -> str:
-        return f"HudiMetastoreClient({self.uri!r}, connected={self._transport is not None})"
-
-    # --- calls ------------------------------------------------------------------------------------
-
-    def call(self, method: str, *args, idempotent: bool | None = None, **kwargs):
-        """Call `method` with Thrift arguments, reconnecting and retrying as the module doc says."""
-        if not hasattr(HudiMetastore.Client, "send_" + method):
-            raise AttributeError(f"the metastore has no method {method!r}")
-        retry_sent = is_idempotent(method) if idempotent is None else idempotent
-        attempt = 0
-        with self._lock:
-            if self._closed:
-                raise TTransportException(TTransportException.NOT_OPEN, "client is closed")
-            while True:
-                try:
-                    result = self._attempt(method, args, kwargs)
-                except _SendStarted as exc:
-                    self._drop()
-                    if not retry_sent or attempt >= self.retries:
-                        raise exc.cause from None
-                except _TRANSPORT_ERRORS:  # connecting: the request never left
-                    self._drop()
-                    if attempt >= self.retries:
-                        raise
-                else:
-                    if method in _SESSION_CALLS:
-                        self._remember(method, args, kwargs)
-                    return result
-                self.retried_calls += 1
-                time.sleep(self._backoff(attempt))
-                attempt += 1
-
-    def __getattr__(self, name):
-        if name.startswith("_") or not hasattr(HudiMetastore.Client, "send_" + name):
-            raise AttributeError(name)
-
-        def passthrough(*args, **kwargs):
-            return self.call(name, *args, **kwargs)
-
-        passthrough.__name__ = name
-        passthrough.__doc__ = getattr(HudiMetastore.Client, name).__doc__
-        return passthrough
-
-    def _attempt(self, method, args, kwargs):
-        client = self._connection()  # transport errors here: nothing of this call was sent
-        try:
-            getattr(client, "send_" + method)(*args, **kwargs)
-            recv = getattr(client, "recv_" + method, None)
-            return recv() if recv is not None else None  # oneway calls have no answer
-        except _TRANSPORT_ERRORS as exc:
-            raise _SendStarted(exc) from exc
-        except Exception:
-            # A protocol error mid-answer leaves the stream unusable; a Thrift exception the server
-            # answered (NoSuchObjectException, TApplicationException) leaves it clean.
-            if not self._answer_complete():
-                self._drop()
-            raise
-
-    def _backoff(self, attempt: int) -> float:
-        delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt))
-        return delay * (0.5 + random.random() / 2)
-
-    def _remember(self, method, args, kwargs) -> None:
-        key = (method, args[0] if method == "setMetaConf" and args else kwargs.get("key"))
-        self._session.pop(key, None)
-        self._session[key] = (args, kwargs)
-
-    # --- connection -------------------------------------------------------------------------------
-
-    def _connection(self) -> HudiMetastore.Client:
-        if self._client is not None and self._stale():
-            self._drop()
-        if self._client is None:
-            self._open()
-        return self._client
-
-    def _open(self) -> None:
-        last: BaseException | None = None
-        for host, port in self.endpoints:
-            sock = TSocket.TSocket(host, port)
-            sock.setTimeout(int(self.timeout_s * 1000) if self.timeout_s else None)
-            transport = TTransport.TFramedTransport(sock) if self.framed else TTransport.TBufferedTransport(sock)
-            try:
-                transport.open()
-            except _TRANSPORT_ERRORS as exc:
-                last = exc
-                continue
-            try:
-                sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
-            self._socket, self._transport = sock, transport
-            self._client = HudiMetastore.Client(TBinaryProtocolAccelerated(transport))
-            self.connections_opened += 1
-            try:
-                for (method, _key), (args, kwargs) in list(self._session.items()):
-                    getattr(self._client, method)(*args, **kwargs)
-            except Exception:
-                self._drop()
-                raise
-            return
-        raise last if last is not None else TTransportException(TTransportException.NOT_OPEN, "no endpoint")
-
-    def _stale(self) -> bool:
-        """An idle connection with something to read was closed (or garbled) by the server."""
-        handle = getattr(self._socket, "handle", None)
-        if handle is None:
-            return True
-        if not self._answer_complete():
-            return True
-        try:
-            readable, _, errored = select.select([handle], [], [handle], 0)
-        except (OSError, ValueError):
-            return True
-        return bool(readable or errored)
-
-    def _answer_complete(self) -> bool:
-        """No unread bytes buffered (the last answer was read entirely)."""
-        t = self._transport
-        for attr in ("_TBufferedTransport__rbuf", "_TFramedTransport__rbuf"):
-            buf = getattr(t, attr, None)
-            if buf is not None and buf.tell() < len(buf.getvalue()):
-                return False
-        return True
-
-    def _drop(self) -> None:
-        transport, self._transport, self._socket, self._client = self._transport, None, None, None
-        if transport is not None:
-            try:
-                transport.close()
-            except (OSError, TTransportException):
-                pass
+class HudiMetastoreClient(Connection):
+    """Every metastore call (see Connection) plus the Hudi extension's calls, typed."""
 
     # --- Hudi extension: tables ------------------------------------------------------------------
 
@@ -487,30 +238,6 @@ def _config(config) -> HudiTableConfig:
     if isinstance(config, FormatConfig):
         return config_to_thrift(config)
     raise TypeError(f"expected a HudiTableConfig, got {type(config).__name__}")
-
-
-def column_stats_struct(partition_path: str, path: str, size: int, uncompressed: int, blob: bytes | None):
-    """A FileColumnStats struct of one file's statistics encoded by hudi_format.parquet_stats."""
-    columns = [ColumnRange(columnName=c["column"], minValue=_column_value(c.get("min")),
-                           maxValue=_column_value(c.get("max")),
-                           nullCount=c.get("nulls"), valueCount=c.get("values"))
-               for c in json.loads(blob or b"[]")]
-    return FileColumnStats(partitionPath=partition_path, fileName=path.rsplit("/", 1)[-1], totalSize=size,
-                           totalUncompressedSize=uncompressed, columns=columns)
-
-
-def _column_value(tagged: dict | None):
-    if not tagged:
-        return None
-    if "i" in tagged:
-        return ColumnValue(intValue=tagged["i"])
-    if "d" in tagged:
-        return ColumnValue(doubleValue=float(tagged["d"]) if tagged["d"] != "NaN" else math.nan)
-    if "dec" in tagged:
-        return ColumnValue(decimalValue=tagged["dec"])
-    if "s" in tagged:
-        return ColumnValue(stringValue=tagged["s"])
-    return ColumnValue(binaryValue=b64decode(tagged["b"]))
 
 
 def slices_of(pruned: PrunedFileSlices) -> list[FileSlice]:

@@ -1,0 +1,52 @@
+"""The Python client of hudi-metastore, at two levels:
+
+* HudiCatalog (client/catalog.py): plain Python values (hudi_format's tables, instants, files and
+  file slices; client/values.py) and the client's own errors (client/errors.py). The pipeline and
+  the CLI's table commands use only this.
+* HudiMetastoreClient (client/hudi_client.py): the Thrift level, every Hive Metastore call and the
+  Hudi extension's typed; connection reuse and retries (client/connection.py).
+"""
+
+from .catalog import HudiCatalog
+from .errors import (
+    AlreadyExists,
+    CommitConflict,
+    InvalidObject,
+    InvalidOperation,
+    MetastoreError,
+    NotFound,
+    ServerError,
+    TransportError,
+)
+from .hudi_client import (
+    HudiMetastoreClient,
+    column_stats_struct,
+    file_group_keys,
+    is_idempotent,
+    metastore_endpoints,
+    slices_of,
+    state_name,
+)
+from .values import (
+    BaseFileStats,
+    Column,
+    Database,
+    FileGroupKeys,
+    HiveTable,
+    ImportedInstant,
+    ImportResult,
+    KeyLocations,
+    PrunedSlices,
+    TableStats,
+)
+
+__all__ = [
+    # plain values and errors
+    "HudiCatalog", "BaseFileStats", "Column", "Database", "FileGroupKeys", "HiveTable", "ImportedInstant",
+    "ImportResult", "KeyLocations", "PrunedSlices", "TableStats",
+    "AlreadyExists", "CommitConflict", "InvalidObject", "InvalidOperation", "MetastoreError", "NotFound",
+    "ServerError", "TransportError",
+    # the Thrift level
+    "HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
+    "slices_of", "state_name",
+]
