@@ -20,7 +20,7 @@ from thrift_idl.hive_metastore.ttypes import Database
 
 hudi = pytest.importorskip("hudi")
 
-FIXTURE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "fixtures", "hudi-tables")
+FIXTURE_DIR = os.path.join(os.path.dirname(__file__), "fixtures", "hudi-tables")
 V6 = sorted(glob.glob(os.path.join(FIXTURE_DIR, "*_v6_*.zip")))
 
 

@@ -29,7 +29,7 @@ from tests.harness import REPO_ROOT, VENV_PYTHON, free_port, run_killed_at, run_
 from tests.harness.thrift import thrift_client
 
 SCRIPT = Path(__file__).resolve().parent / "spark" / "migrate_source.py"
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "hudi-tables"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hudi-tables"
 HUDI_ZIPS = ("cow_v6_complexkeygen_hivestyle", "mor_v6_simplekeygen_nonhivestyle", "cow_v8_nonpartitioned")
 BIG = 3000
 

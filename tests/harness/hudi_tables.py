@@ -17,11 +17,8 @@ REPO_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hudi-
 
 
 def fixture_zip(name: str) -> str:
-    """A fixture of the repository (tests/fixtures/hudi-tables), else of ../shared."""
-    from tests.test_hudi_fixtures import FIXTURE_DIR
-
-    own = os.path.join(REPO_FIXTURES, f"{name}.zip")
-    return own if os.path.exists(own) else os.path.join(FIXTURE_DIR, f"{name}.zip")
+    """A fixture of the repository (tests/fixtures/hudi-tables)."""
+    return os.path.join(REPO_FIXTURES, f"{name}.zip")
 
 
 def table_copy(name: str, dest: Path) -> str:
