@@ -8,6 +8,15 @@
 """
 
 from .catalog import HudiCatalog
+from .convert import (  # the Hudi structs' conversions, which the server's Hudi handler shares
+    config_from_thrift,
+    config_to_thrift,
+    file_from_thrift,
+    file_to_thrift,
+    instant_to_thrift,
+    optional,
+    slice_to_thrift,
+)
 from .errors import (
     AlreadyExists,
     CommitConflict,
@@ -49,4 +58,7 @@ __all__ = [
     # the Thrift level
     "HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
     "slices_of", "state_name",
+    # conversions of the Hudi extension's structs (shared with the server's Hudi handler)
+    "config_from_thrift", "config_to_thrift", "file_from_thrift", "file_to_thrift", "instant_to_thrift",
+    "optional", "slice_to_thrift",
 ]

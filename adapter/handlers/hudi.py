@@ -13,7 +13,7 @@ import time
 
 from adapter import identity
 from adapter.handlers.column_stats_thrift import file_column_stats
-from client.convert import (
+from client import (
     config_from_thrift,
     config_to_thrift,
     file_from_thrift,
@@ -21,7 +21,7 @@ from client.convert import (
     instant_to_thrift,
     slice_to_thrift,
 )
-from client.convert import optional as _opt
+from client import optional as _opt
 from hudi_format.record_key_codec import decode_keys
 from store import metrics
 from store.hudi.column_pruning import ColumnPruning
