@@ -17,9 +17,10 @@ from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, 
 from store.hms import stats_params
 from store.hms.column_widths import check_rows
 from store.hms.descriptors import build_sd, insert_sd, same_sd, version_for_columns
-from store.hms.hive_rules import DDL_TIME, MANAGED, split_db_name
+from store.hms.hive_rules import DDL_TIME, MANAGED, purges, split_db_name
 from store.hms.locations import check_location
 from store.hms.notification_log import events as EV
+from store.hms.parameters import read_params
 from store.hms.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
 from store.hms.partition_names import make_name, split_name
@@ -27,6 +28,7 @@ from store.hms.partition_queries import PartitionQueries
 from store.hms.partition_reads import PartitionReads
 from store.hms.table_service import TableService
 from store.storage import warehouse
+from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 # A partition being added: (name, the Partition asked for, its parameters, its location)
@@ -117,6 +119,7 @@ class PartitionWrites:
         rows, news = self._partition_rows(conn, ctx, added, now)
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
+        self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news])
         kv_rows: list[tuple[Any, ...]] = []
         param_rows: list[tuple[Any, ...]] = []
         out = []
@@ -133,6 +136,15 @@ class PartitionWrites:
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
+
+    def claim(self, conn: Connection, ctx: TableCtx, parts: list[tuple[int, str, str | None]],
+              replace: bool = False) -> None:
+        """Partitions (id, name, location) take their locations (store/storage/owner_index.py)."""
+        owners = self.tables.boundary.owners
+        if owners.needs_partition_rows(ctx.location, parts):
+            db_id = conn.execute(select(S.tbl.c.db_id).where(S.tbl.c.tbl_id == ctx.tbl_id)).scalar_one()
+            owners.claim_partitions(conn, table_obj(db_id, ctx.cat_name, ctx.db_name, ctx.name, ctx.tbl_id),
+                                    ctx.location, parts, replace)
 
     def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
         existing: set[str] = set()
@@ -190,17 +202,18 @@ class PartitionWrites:
         """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists.
         `exact_names`: names match stored names as written (drop_partitions_req), else they are read
         as key=value specs (drop_partition_by_name). Returns the dropped partitions with need_result."""
-        result, dropped, doomed = self.store.run_write(
+        result, dropped, doomed, tbl_id = self.store.run_write(
             self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
             if_exists=if_exists, need_result=need_result, exact_names=exact_names)
         self.store.note_changes(dropped)
-        self.tables.boundary.delete_dirs(doomed)
+        self.tables.boundary.delete_dirs(doomed, own_tbl_id=tbl_id)
         return result
 
     def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,
               values_list: Sequence[Sequence[str]] | None, delete_data: bool, if_exists: bool,
-              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str]]:
-        """(the dropped partitions if needed, how many were dropped, the directories to delete)."""
+              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str], int]:
+        """(the dropped partitions if needed, how many were dropped, the directories to delete, the
+        table's id)."""
         ctx = self.contexts.read(conn, db, tbl)
         wanted = []
         for n in names or []:
@@ -223,8 +236,10 @@ class PartitionWrites:
             table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
             dropped = [[v for _, v in split_name(r.part_name)] for r in rows]
             self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
-        doomed = [r.location for r in rows if r.location] if delete_data and ctx.tbl_type == MANAGED else []
-        return result, len(rows), doomed
+        purge = delete_data and ctx.tbl_type != MANAGED and bool(rows) and purges(read_params(
+            conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id])
+        doomed = [r.location for r in rows if r.location] if delete_data and (ctx.tbl_type == MANAGED or purge) else []
+        return result, len(rows), doomed, ctx.tbl_id
 
     def delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
         """Delete partitions with their key values, parameters, statistics and own descriptors."""
@@ -241,9 +256,15 @@ class PartitionWrites:
     # --- truncate -------------------------------------------------------------------------------
 
     def truncate(self, db: str, tbl: str, part_names: Sequence[str] | None) -> None:
-        """Empty the directories of the named partitions, of every partition, or of the table."""
+        """Empty the directories of the named partitions, of every partition, or of the table (an
+        external table's only with `external.table.purge`), around the locations of other objects
+        inside them; refused when another object's location covers one (docs/security.md)."""
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
+            params = read_params(conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id]
+            if ctx.tbl_type != MANAGED and not purges(params):
+                raise MetaError(f"Cannot truncate non-managed table {ctx.db_name}.{ctx.name}: an external table "
+                                "keeps its files unless external.table.purge is true")
             locs: list[str | None]
             if part_names:
                 locs = [p.sd.location for p in self.reads.get_partitions_by_names(db, tbl, part_names)]
@@ -252,14 +273,7 @@ class PartitionWrites:
                     S.partitions.c.tbl_id == ctx.tbl_id))]
             else:
                 locs = [ctx.location]
-        wanted = [loc for loc in locs if loc]
-        allowed = set(self.tables.boundary.allowed(wanted, "empty"))
-        outside = [loc for loc in wanted if loc not in allowed]
-        if outside:  # before anything is emptied
-            raise MetaError(f"Cannot truncate {db}.{tbl}: {outside[0]} is outside the warehouse, the storage "
-                            "roots and the directories the metastore made, so it will not delete files there")
-        for loc in wanted:
-            warehouse.empty_dir(loc)
+        self.tables.boundary.empty_dirs([loc for loc in locs if loc], ctx.tbl_id, f"{db}.{tbl}")
 
 
 def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:

@@ -32,6 +32,7 @@ from store.hms.parameters import write_params
 from store.hms.table_rows import TableRows
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
+from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 # A directory move: (from, to)
@@ -101,6 +102,10 @@ class TableAlteration:
             rewrite_enabled=new.rewriteEnabled if new.rewriteEnabled is not None else old.rewrite_enabled,
         ))
         write_params(conn, S.tbl_params, "tbl_id", old.tbl_id, params)
+        if db_id != old.db_id:
+            self.boundary.owners.retag(conn, old.tbl_id, db_id)
+        if location != old.location and tbl_type != VIEW:  # it takes its new location (owner_index.py)
+            self._claim(conn, old, db_id, new_db, new_name, location)
         if cascade and version != old.schema_version:
             conn.execute(update(S.partitions).where(S.partitions.c.tbl_id == old.tbl_id).values(
                 schema_version=version))
@@ -128,9 +133,17 @@ class TableAlteration:
             # Hive 4 moves it to its plain name (at create it writes special characters as codes)
             location = warehouse.join(
                 target_db.location_uri or self.databases.default_db_location(conn, new_db), new_name)
+            self.boundary.check_move(conn, old.location, old.tbl_id, f"table {old.db_name}.{old.name}")
             moves.append((old.location, location))
             _relocate_partitions(conn, old.tbl_id, old.location, location)
         return target_db.db_id, location, moves
+
+    def _claim(self, conn: Connection, old: Row[Any], db_id: int, new_db: str, new_name: str,
+               location: str | None) -> None:
+        cat, db = split_db_name(new_db)
+        obj = table_obj(db_id, cat, db, new_name, old.tbl_id)
+        self.boundary.owners.claim(conn, obj, [location])
+        self.boundary.owners.reindex_partitions(conn, obj, location)
 
 
 def _target_database(db_name: str, new: Table) -> str:

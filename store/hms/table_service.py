@@ -29,6 +29,7 @@ from store.hms.hive_rules import (
     effective_table_type,
     match_names,
     name_pattern,
+    purges,
     split_db_name,
     table_dir_name,
     valid_object_name,
@@ -42,6 +43,7 @@ from store.hms.table_alteration import TableAlteration
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
+from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta
 
 
@@ -127,6 +129,8 @@ class TableService:
         )))
         insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
         write_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
+        if tbl_type != VIEW:  # the table takes its location (store/storage/owner_index.py)
+            self.boundary.owners.claim(conn, table_obj(db.db_id, db.cat_name, db.name, name, tbl_id), [location])
         if also is not None:
             also(conn)
         self.notifications.record(conn, EV.create_table(self.get_table_in(conn, db_name, name)))
@@ -198,7 +202,7 @@ class TableService:
         row = self.rows.row(conn, db_name, name)
         dropped = self.rows.build([row])[0]
         doomed = []
-        if delete_data and row.tbl_type == MANAGED:
+        if delete_data and (row.tbl_type == MANAGED or purges(dropped.parameters)):
             doomed.extend(partition_dirs_outside(conn, row.tbl_id, row.location))
             if row.location:
                 doomed.append(row.location)

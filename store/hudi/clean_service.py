@@ -114,10 +114,13 @@ class CleanService:
         self.timeline.transition_to_inflight(db, tbl, inst.ts, "clean", plan)
         self.timeline.complete_instant(db, tbl, inst.ts, "clean", clean_metadata(inst.ts, policy, earliest, names))
         with self.store.read() as conn:
-            base = self.timeline.table_ref(conn, db, tbl).base_path
+            ref = self.timeline.table_ref(conn, db, tbl)
+        base = ref.base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
-        if not self.timeline.hudi_tables.tables.boundary.writable(base, "delete cleaned files under"):
+        boundary = self.timeline.hudi_tables.tables.boundary
+        if not boundary.writable(base, "delete cleaned files under", ref.tbl_id):
             return inst.ts, []  # recorded; the files stay where the server may not delete
+        paths = boundary.deletable_files(base, paths, ref.tbl_id)  # the table's own only
         for p in paths:
             warehouse.delete_file(warehouse.join_within(base, p))
         return inst.ts, paths

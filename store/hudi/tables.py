@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, bindparam, select
@@ -32,6 +32,8 @@ from store.hms.database_service import database_is
 from store.hms.hive_rules import split_db_name
 from store.hms.locations import check_location
 from store.hms.table_service import TableService
+from store.storage.owner_index import HUDI, table_obj
+from store.storage.ownership import location_key
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
 
@@ -116,10 +118,19 @@ class HudiTables:
             raise
 
     def _insert(self, conn: Connection, cfg: HudiTableConfig) -> None:
-        tbl_id = conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id))
-                              .where(database_is(cfg.db_name), S.tbl.c.name == cfg.table_name)).scalar_one()
+        row = conn.execute(select(S.tbl.c.tbl_id, S.tbl.c.db_id, S.tbl.c.location, S.db.c.cat_name,
+                                  S.db.c.name.label("db_name"))
+                           .select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id))
+                           .where(database_is(cfg.db_name), S.tbl.c.name == cfg.table_name)).one()
+        tbl_id = row.tbl_id
         if conn.execute(select(S.hudi_table.c.tbl_id).where(S.hudi_table.c.tbl_id == tbl_id)).first() is not None:
             raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
+        # the base path is the table's (store/storage/owner_index.py): a row of its own where it is not
+        # the table's location
+        obj = table_obj(row.db_id, row.cat_name, row.db_name, cfg.table_name, tbl_id)
+        own = [k for k in (location_key(row.location), location_key(row.location, resolve=False)) if k]
+        self.tables.boundary.owners.claim(conn, replace(obj, kind=HUDI, label=f"the Hudi base path of {obj.label}"),
+                                          [cfg.base_path], own_keys=own)
         conn.execute(S.hudi_table.insert().values(
             tbl_id=tbl_id, table_type=cfg.table_type, table_version=cfg.table_version,
             base_path=cfg.base_path, properties=cfg.to_json()))
