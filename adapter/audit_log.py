@@ -21,6 +21,7 @@ quoted as in the call log, so one call stays one line."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from adapter import identity
@@ -49,25 +50,42 @@ def configure(path: str | None) -> None:
 
 
 def record(method: str, outcome: str, client: str | None, obj: str | None) -> None:
+    caller = identity.current()
+    _write({"principal": caller.principal or caller.user or "anonymous",
+            "auth": caller.mechanism or ("set_ugi" if caller.user else "none"),
+            "client": client, "call": method, "object": obj, "outcome": outcome})
+    for fields in getattr(_storage, "lines", None) or []:  # what the call did on storage, after it
+        _write({**fields, "client": client} if "client" in fields else fields)
+    _storage.lines = []
+
+
+def _write(fields: dict) -> None:
     from adapter.call_log import quoted
 
-    caller = identity.current()
-    fields = {"principal": caller.principal or caller.user or "anonymous",
-              "auth": caller.mechanism or ("set_ugi" if caller.user else "none"),
-              "client": client, "call": method, "object": obj, "outcome": outcome}
     shown = {k: v for k, v in fields.items() if v is not None}
     log.info("%s", " ".join(f"{k}={quoted(v)}" for k, v in shown.items()), extra={"fields": shown})
 
 
+_storage = threading.local()  # one thread per connection: the storage lines of this thread's call
+
+
 def storage_record(action: str, path: str, outcome: str, detail: str | None) -> None:
-    """A line for what the server did (or refused to do) on storage during the current call."""
-    from adapter.call_log import current_call, quoted
+    """A line for what the server did (or refused to do) on storage: written after the line of the
+    call it belongs to (with its client), at once for the server's own work."""
+    from adapter.authorization import changes_something
+    from adapter.call_log import current_call
 
     caller = identity.current()
     call = current_call()
     fields = {"principal": caller.principal or caller.user or "anonymous",
-              "auth": caller.mechanism or ("set_ugi" if caller.user else "none"),
+              "auth": caller.mechanism or ("set_ugi" if caller.user else "none"), "client": None,
               "call": call[0] if call else None, "object": call[1] if call else None,
               "storage": action, "path": path, "outcome": outcome, "detail": detail}
-    shown = {k: v for k, v in fields.items() if v is not None}
-    log.info("%s", " ".join(f"{k}={quoted(v)}" for k, v in shown.items()), extra={"fields": shown})
+    if call is None or not changes_something(call[0]):
+        _write(fields)
+        return
+    lines = getattr(_storage, "lines", None)
+    if lines is None:
+        lines = _storage.lines = []
+    if len(lines) < 100_000:  # bounded (a drop of that many partitions)
+        lines.append(fields)
