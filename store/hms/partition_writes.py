@@ -116,10 +116,12 @@ class PartitionWrites:
         added = [(n, p) for n, p in by_name.items() if n not in existing]
         if not added:
             return [], []
+        # their locations are checked (store/storage/owner_index.py) before anything looks at them
+        self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
         rows, news = self._partition_rows(conn, ctx, added, now)
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
-        self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news])
+        self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)
         kv_rows: list[tuple[Any, ...]] = []
         param_rows: list[tuple[Any, ...]] = []
         out = []
@@ -138,13 +140,13 @@ class PartitionWrites:
         return out, [location for _, _, _, location in news if location]
 
     def claim(self, conn: Connection, ctx: TableCtx, parts: list[tuple[int, str, str | None]],
-              replace: bool = False) -> None:
+              check: bool = True, index: bool = True) -> None:
         """Partitions (id, name, location) take their locations (store/storage/owner_index.py)."""
         owners = self.tables.boundary.owners
-        if owners.needs_partition_rows(ctx.location, parts):
+        if owners.needs_partition_rows(ctx.location, parts, check, index):
             db_id = conn.execute(select(S.tbl.c.db_id).where(S.tbl.c.tbl_id == ctx.tbl_id)).scalar_one()
             owners.claim_partitions(conn, table_obj(db_id, ctx.cat_name, ctx.db_name, ctx.name, ctx.tbl_id),
-                                    ctx.location, parts, replace)
+                                    ctx.location, parts, check=check, index=index)
 
     def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
         existing: set[str] = set()
@@ -174,8 +176,7 @@ class PartitionWrites:
         shares = _SharesTableSd(ctx)
         for name, part in added:
             sd = part.sd
-            location = (sd.location if sd is not None else None) or (
-                warehouse.join(ctx.location, name) if ctx.location else None)
+            location = _location(ctx, name, part)
             own_sd = None
             if sd is not None and not shares(sd):
                 own_sd = insert_sd(conn, sd)
@@ -295,6 +296,12 @@ def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:
             raise MetaError(f"Duplicate partitions in the list: {name}")
         by_name[name] = part
     return by_name
+
+
+def _location(ctx: TableCtx, name: str, part: Partition) -> str | None:
+    """Where a new partition goes: where it says, else under its table's location."""
+    return (part.sd.location if part.sd is not None else None) or (
+        warehouse.join(ctx.location, name) if ctx.location else None)
 
 
 def _with_location(sd: StorageDescriptor | None, location: str | None, ctx: TableCtx) -> StorageDescriptor:

@@ -87,6 +87,11 @@ class TableAlteration:
         if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
             params[DDL_TIME] = str(now_s())
         tbl_type = effective_table_type(new.tableType or old.tbl_type, params)
+        if db_id != old.db_id:
+            self.boundary.owners.retag(conn, old.tbl_id, db_id)
+        # a new location is taken (store/storage/owner_index.py) before anything looks at it
+        if location != old.location and tbl_type != VIEW:
+            self._claim(conn, old, db_id, new_db, new_name, location)
         # Hive recounts numFiles/totalSize of an unpartitioned table (from where its data is now)
         stats_params.on_alter_table(params, tbl_type, bool(new.partitionKeys),
                                     moves[0][0] if moves else location, env)
@@ -102,10 +107,6 @@ class TableAlteration:
             rewrite_enabled=new.rewriteEnabled if new.rewriteEnabled is not None else old.rewrite_enabled,
         ))
         write_params(conn, S.tbl_params, "tbl_id", old.tbl_id, params)
-        if db_id != old.db_id:
-            self.boundary.owners.retag(conn, old.tbl_id, db_id)
-        if location != old.location and tbl_type != VIEW:  # it takes its new location (owner_index.py)
-            self._claim(conn, old, db_id, new_db, new_name, location)
         if cascade and version != old.schema_version:
             conn.execute(update(S.partitions).where(S.partitions.c.tbl_id == old.tbl_id).values(
                 schema_version=version))

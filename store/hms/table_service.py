@@ -9,6 +9,7 @@ hive_rules.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from sqlalchemy import Connection, select
 
@@ -43,7 +44,7 @@ from store.hms.table_alteration import TableAlteration
 from store.hms.table_rows import TableRows, delete_table_rows, partition_dirs_outside
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
-from store.storage.owner_index import table_obj
+from store.storage.owner_index import TBL, table_obj
 from thrift_idl.hive_metastore.ttypes import Database, Table, TableMeta
 
 
@@ -116,6 +117,9 @@ class TableService:
         if tbl_type != VIEW and not location:
             location = warehouse.join(db.location_uri or self.databases.default_db_location(conn, db_name),
                                       table_dir_name(name))
+        obj = table_obj(db.db_id, db.cat_name, db.name, name, 0)
+        if tbl_type != VIEW:  # before anything looks at the location (store/storage/owner_index.py)
+            self.boundary.owners.check(conn, obj, [location] if location else [], TBL)
         tparams = dict(params)
         stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env)
         sd_id = insert_sd(conn, sd)
@@ -129,8 +133,8 @@ class TableService:
         )))
         insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
         write_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
-        if tbl_type != VIEW:  # the table takes its location (store/storage/owner_index.py)
-            self.boundary.owners.claim(conn, table_obj(db.db_id, db.cat_name, db.name, name, tbl_id), [location])
+        if tbl_type != VIEW:  # the table takes its location
+            self.boundary.owners.claim(conn, replace(obj, tbl_id=tbl_id), [location], checked=True)
         if also is not None:
             also(conn)
         self.notifications.record(conn, EV.create_table(self.get_table_in(conn, db_name, name)))

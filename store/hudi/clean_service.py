@@ -22,7 +22,6 @@ from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
 from store.hudi.snapshot_service import SnapshotService, file_info
 from store.hudi.timeline_service import TimelineService
-from store.storage import warehouse
 
 log = logging.getLogger(__name__)
 
@@ -120,9 +119,7 @@ class CleanService:
         boundary = self.timeline.hudi_tables.tables.boundary
         if not boundary.writable(base, "delete cleaned files under", ref.tbl_id):
             return inst.ts, []  # recorded; the files stay where the server may not delete
-        paths = boundary.deletable_files(base, paths, ref.tbl_id)  # the table's own only
-        for p in paths:
-            warehouse.delete_file(warehouse.join_within(base, p))
+        paths = boundary.delete_files(base, paths, ref.tbl_id)  # the table's own only
         return inst.ts, paths
 
     def drop_partitions(self, db: str, tbl: str, partition_paths: list[str]) -> tuple[str, str | None]:

@@ -18,7 +18,6 @@ from store.hudi.file_listing import FileListing, add_version
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, insert_instant, instant_from_row, put_meta
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.storage import warehouse
 
 
 class Rollbacks:
@@ -40,9 +39,7 @@ class Rollbacks:
         boundary = self.tables.tables.boundary
         if not boundary.writable(base_path, "delete rolled-back files under", tbl_id):
             paths = []  # recorded; the files stay where the server may not delete
-        paths = boundary.deletable_files(base_path, paths, tbl_id) if paths else []  # the table's own only
-        for p in paths:
-            warehouse.delete_file(warehouse.join_within(base_path, p))
+        paths = boundary.delete_files(base_path, paths, tbl_id) if paths else []  # the table's own only
         run_post_commit_hooks(self.hooks, db, tbl)
         return instant, paths
 

@@ -231,6 +231,16 @@ class StorageBoundary:
                 ownership.report("move", src, "denied", text)
                 raise OwnershipConflict(text)
 
+    def delete_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
+        """Delete the files (relative to a Hudi table's base path) that are the table's own
+        (`deletable_files`); returns those."""
+        mine = self.deletable_files(base_path, paths, tbl_id)
+        for rel in mine:
+            full = warehouse.join_within(base_path, rel)
+            warehouse.delete_file(full)
+            ownership.report("delete", full or rel, "ok")
+        return mine
+
     def deletable_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
         """Of files relative to a Hudi table's base path, those the server may delete: under the
         base path (resolved), not covered by another object's location."""

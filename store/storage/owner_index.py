@@ -44,6 +44,7 @@ _LO = S.location_owners
 _P = S.LOC_PREFIX
 DB, TBL, PART, HUDI = "db", "tbl", "part", "hudi"
 _DATA = (TBL, PART, HUDI)
+_RELATIONS = ("is", "lies inside", "contains")
 
 
 @dataclass(frozen=True)
@@ -182,13 +183,13 @@ class OwnerIndex:
             conn.execute(delete(_LO).where(_LO.c.tbl_id == obj.tbl_id, _LO.c.kind == kind))
 
     def claim(self, conn: Connection, obj: Obj, locations: Sequence[str | None], kind: str | None = None,
-              own_keys: Sequence[str] = ()) -> None:
+              own_keys: Sequence[str] = (), checked: bool = False) -> None:
         """`obj` takes `locations` (its rows replace the ones of that kind it had): checked when a
-        caller is named, then indexed. `own_keys`: keys that need no row (a Hudi base path that is
-        its table's location)."""
+        caller is named (unless `checked` before), then indexed. `own_keys`: keys that need no row (a
+        Hudi base path that is its table's location)."""
         given = [u for u in locations if u]
         keys = [k for k in (location_key(u) for u in given) if k]
-        if claimant() is not None:
+        if not checked:
             self.check(conn, obj, given, kind or obj.kind)
         self._forget(conn, obj, kind)
         self._insert(conn, obj, [k for k in keys if k not in own_keys], kind)
@@ -200,10 +201,12 @@ class OwnerIndex:
         return [pid for pid, _, loc in parts
                 if loc and not (tkey and (location_key(loc, resolve=False) or "").startswith(tkey))]
 
-    def needs_partition_rows(self, table_location: str | None, parts: Sequence[tuple[int, str, str | None]]) -> bool:
+    def needs_partition_rows(self, table_location: str | None, parts: Sequence[tuple[int, str, str | None]],
+                             check: bool = True, index: bool = True) -> bool:
         """Is there anything to check or index for these partitions? (Most have none: they lie under
         their table's location and authorization is off.)"""
-        return bool(parts) and (claimant() is not None or bool(self.outside_table(table_location, parts)))
+        return bool(parts) and ((check and claimant() is not None)
+                                or (index and bool(self.outside_table(table_location, parts))))
 
     @staticmethod
     def indexed(conn: Connection, part_ids: list[int]) -> bool:
@@ -214,7 +217,8 @@ class OwnerIndex:
         return False
 
     def claim_partitions(self, conn: Connection, obj: Obj, table_location: str | None,
-                         parts: Sequence[tuple[int, str, str | None]], replace: bool = False) -> None:
+                         parts: Sequence[tuple[int, str, str | None]], replace: bool = False,
+                         check: bool = True, index: bool = True) -> None:
         """Partitions (part id, name, location) of table `obj` take their locations: those outside
         the table's location get rows; with a caller named, each is checked (those under the table's
         location against the objects inside the table's location only)."""
@@ -225,7 +229,7 @@ class OwnerIndex:
         inside = [p for p in parts if p[2] and p[0] not in outside_ids]
         outside = [p for p in parts if p[0] in outside_ids]
         who = claimant()
-        if who is not None:
+        if who is not None and check:
             if inside and table_location:
                 tkeys = {k for k in (location_key(table_location), tkey_lex) if k}
                 others = [e for e in self.inside(conn, tkeys) if e.tbl_id != obj.tbl_id]
@@ -235,6 +239,8 @@ class OwnerIndex:
                                         placed=True)
             for pid, name, loc in outside:
                 self.check(conn, obj_of(obj, pid, name), [loc or ""], PART)
+        if not index:
+            return
         if replace:
             ids = [p[0] for p in parts]
             for i in range(0, len(ids), BATCH):
@@ -269,7 +275,10 @@ class OwnerIndex:
         return list(dict.fromkeys(k for k in (location_key(uri), location_key(uri, resolve=False)) if k))
 
     def check(self, conn: Connection, obj: Obj, locations: Sequence[str], kind: str) -> None:
-        """Raise OwnershipConflict when the caller may not use one of `locations` for `obj`."""
+        """Raise OwnershipConflict when the caller may not use one of `locations` for `obj` (nothing
+        to check when authorization names no caller)."""
+        if claimant() is None:
+            return
         roots = self.roots(conn)
         for uri in locations:
             cands = self._candidates(uri)
@@ -297,18 +306,23 @@ class OwnerIndex:
             if not who.admin and not any(within(k, r) for r in [*roots, *self.external_keys]):
                 self._refuse(obj, uri, "it is outside the warehouse and the external locations (--external-locations)"
                                        "; only an admin may use it")
-        # the nearest object first (a table before the database around it): the refusal names it
-        for e in sorted(entries, key=lambda e: (-len(e.key), e.kind == DB)):
+        related = []  # (entry, relation)
+        for e in entries:
             rel = self._relation(cands, e.key)
             if rel is None or self._own(obj, e, rel) or (e.key in roots and rel == "lies inside"):
                 continue  # (the default databases' locations are the warehouse and the catalogs')
+            related.append((e, rel))
+        # the refusal names the same location first, then the nearest around it (a table before the
+        # database it is in), then what it would contain
+        related.sort(key=lambda r: (_RELATIONS.index(r[1]), -len(r[0].key), r[0].kind == DB))
+        for e, rel in related:
             if e.kind == DB and data and rel in ("is", "contains"):
                 self._refuse(obj, uri, f"it {rel} the location of {e.label}: a database's location is never "
                                        "a table's or a partition's", never=True)
-            if who.admin or who.owns(e.owner, e.owner_type):
-                continue
-            self._refuse(obj, uri, f"it {rel} the location of {e.described()}; only its owner or an admin may "
-                                   "use it")
+        for e, rel in related:
+            if not (who.admin or who.owns(e.owner, e.owner_type)):
+                self._refuse(obj, uri, f"it {rel} the location of {e.described()}; only its owner or an admin "
+                                       "may use it")
 
     @staticmethod
     def _relation(cands: list[str], key: str) -> str | None:
