@@ -18,6 +18,7 @@ other objects' locations with authorization off).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -360,3 +361,211 @@ def _rolled_back(c: Login, db: str, table: str, markers: list[str]) -> None:
         assert time.monotonic() < deadline, "the instant's heartbeat never expired"
         time.sleep(0.2)
     c.rollback_instant(db, table, ts)
+
+
+# --------------------------------------------------------------------------- in-process: the rules
+
+
+def test_location_keys():
+    from store.storage.ownership import ancestors, leaves_its_parent, location_key
+
+    same = ["file:/w/a/t", "file:///w/a/t", "/w/a/t", "/w/a/t/", "file://localhost/w/a/t", "/w//a///t",
+            "/w/b/../a/t", "/w/./a/t", "file:/w/%61/t", "FILE:/w/a/t"]
+    assert {location_key(u, resolve=False) for u in same} == {"file:/w/a/t/"}
+    assert location_key("/w/a%2Ft", resolve=False) == "file:/w/a%2Ft/"  # a name with an escaped slash
+    assert location_key("/w/%2E%2E/t", resolve=False) == "file:/w/%2E%2E/t/"  # ... or dots: a name
+    assert {location_key(u) for u in ("s3://b/x/y", "s3a://b/x//y/", "S3N://B/x/z/../y")} == {"s3a://b/x/y/"}
+    assert location_key("hdfs://NN:8020/a/./b") == "hdfs://nn:8020/a/b/"
+    assert location_key("/w/A/T", resolve=False) != location_key("/w/a/t", resolve=False)  # case is the path's
+    assert ancestors("file:/w/a/") == ["file:/w/a/", "file:/w/", "file:/"]
+    assert ancestors("s3a://b/x/") == ["s3a://b/x/", "s3a://b/"]
+    assert [n for n in ("a/../../b.db", "../x.db", "a//b.db", "./x.db", "ok.db", "a/b.db", "...db")
+            if leaves_its_parent(n)] == ["a/../../b.db", "../x.db", "a//b.db", "./x.db"]
+
+
+def test_symbolic_links_resolve(tmp_path):
+    from store.storage.ownership import location_key
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    assert location_key(f"file:{tmp_path}/link/t") == location_key(f"{tmp_path}/real/t")
+    assert location_key(f"{tmp_path}/link/t", resolve=False) != location_key(f"{tmp_path}/real/t")
+
+
+@pytest.fixture
+def services(tmp_path):
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+    from store.services import build_services
+    from store.storage import ownership
+
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    store = Store(f"sqlite:///{tmp_path}/store.db", str(wh))
+    upgrade(store.engine)
+    s = build_services(store, external_locations=[f"file:{tmp_path}/ext"])
+    s.tables.ensure_default_database()
+    yield s, wh, tmp_path
+    ownership.set_claimant(None)
+    s.close()
+
+
+def _as(user: str | None, admin: bool = False) -> None:
+    from store.storage import ownership
+
+    ownership.set_claimant(None if user is None else ownership.Claimant(user, admin, lambda n, k: n == user))
+
+
+def _owned_table(db: str, name: str, owner: str, location: str | None = None, external: bool = False, keys=()):
+    t = _table(db, name, location, external, keys)
+    t.owner, t.ownerType = owner, PrincipalType.USER
+    return t
+
+
+def test_claims_in_process(services):
+    from store.errors import InvalidObject, OwnershipConflict
+
+    s, wh, tmp = services
+    _as("alice")
+    s.tables.create_database(Database(name="a", ownerName="alice", ownerType=PrincipalType.USER, parameters={}))
+    s.tables.create_table(_owned_table("a", "t", "alice"))
+    s.tables.create_table(_owned_table("a", "x", "alice", f"file:{tmp}/ext/alice/x", external=True))
+    s.tables.create_table(_owned_table("a", "inner", "alice", f"file:{wh}/a.db/t/inner"))  # inside her own
+    _as("bob")
+    s.tables.create_database(Database(name="b", ownerName="bob", ownerType=PrincipalType.USER, parameters={}))
+    refusals = {
+        f"file:{wh}/a.db/t": "it is the location of table a.t (owner alice)",
+        f"{wh}/a.db/t/deeper": "it lies inside the location of table a.t (owner alice)",
+        f"file:{wh}/a.db": "it is the location of database a: a database's location is never",
+        f"file:{wh}": "it is the warehouse", f"file:{wh}/..": "it contains the warehouse",
+        f"file:{tmp}/ext/alice": "it contains the location of table a.x (owner alice)",
+        f"file:{tmp}/elsewhere": "outside the warehouse and the external locations",
+    }
+    for loc, why in refusals.items():
+        with pytest.raises(OwnershipConflict, match=re.escape(f"Location {loc} of table b.y is refused") + ".*"
+                           + re.escape(why)):
+            s.tables.create_table(_owned_table("b", "y", "bob", loc))
+    s.tables.create_table(_owned_table("b", "y", "bob", f"file:{tmp}/ext/bob/y"))  # his, under the external root
+    _as("root", admin=True)  # an admin may use any location but the warehouse's and databases' own
+    s.tables.create_table(_owned_table("b", "z", "bob", f"file:{wh}/a.db/t/z"))
+    s.tables.create_table(_owned_table("b", "far", "bob", f"file:{tmp}/far"))
+    with pytest.raises(OwnershipConflict, match="it is the location of database a"):
+        s.tables.create_table(_owned_table("b", "w", "bob", f"file:{wh}/a.db/"))
+    _as("bob")
+    for bad in ("a/../../b", "../evil", "x//y"):
+        with pytest.raises(InvalidObject, match="is not a valid database name"):
+            s.tables.create_database(Database(name=bad, parameters={}))
+    with pytest.raises(OwnershipConflict, match="it lies inside the location of table a.t"):
+        s.tables.create_database(Database(name="c", locationUri=f"file:{wh}/a.db/t/c", parameters={}))
+    _as(None)  # authorization off: today's behaviour (Hive's), the deletions below still follow ownership
+    s.tables.create_table(_owned_table("b", "anywhere", "bob", f"file:{wh}/a.db/t"))
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*"))
+
+
+def test_deletions_follow_ownership_without_authorization(services):
+    from store.errors import MetaError, OwnershipConflict
+
+    s, wh, tmp = services
+    _as(None)
+    s.tables.create_database(Database(name="a", parameters={}))
+    s.tables.create_database(Database(name="b", parameters={}))
+    s.tables.create_table(_owned_table("a", "t", "alice", keys=["p"]))
+    s.partitions.add_partitions("a", "t", [Partition(values=["1"], dbName="a", tableName="t", sd=_sd(None),
+                                                     parameters={})])
+    t_dir = wh / "a.db" / "t"
+    _fill(t_dir / "p=1")
+    _fill(t_dir, "top.txt")
+    hers = _files(wh / "a.db")
+    # the warehouse, a database's root, her table, her partition: as locations of his tables, dropped
+    for i, loc in enumerate([f"file:{wh}", f"{wh}/", f"file:{wh}/a.db", f"file:{t_dir}", f"file:{t_dir}/p=1",
+                             f"file:{wh}/b.db/../a.db/t/"]):
+        s.tables.create_table(_owned_table("b", f"x{i}", "bob", loc))
+        s.tables.drop_table("b", f"x{i}", True)
+        assert _files(wh / "a.db") == hers, loc
+    # his table around hers: dropped around it
+    s.tables.create_table(_owned_table("default", "around", "bob", f"file:{wh}/lake"))
+    s.tables.create_table(_owned_table("a", "in_lake", "alice", f"file:{wh}/lake/hers"))
+    _fill(wh / "lake" / "hers")
+    _fill(wh / "lake" / "his")
+    s.tables.drop_table("default", "around", True)
+    assert _files(wh / "lake") == ["hers", "hers/precious.txt", "hers/sub", "hers/sub/data.parquet"]
+    # his partition on her partition's folder, dropped with its data
+    s.tables.create_table(_owned_table("b", "bp", "bob", keys=["p"]))
+    s.partitions.add_partitions("b", "bp", [Partition(values=["1"], dbName="b", tableName="bp",
+                                                      sd=_sd(f"file:{t_dir}/p=1"), parameters={})])
+    s.partitions.drop_partitions("b", "bp", values_list=[["1"]], delete_data=True)
+    assert _files(wh / "a.db") == hers
+    # truncate and rename refuse before anything moves
+    s.tables.create_table(_owned_table("b", "over", "bob", f"file:{t_dir}"))
+    with pytest.raises(OwnershipConflict, match="covered by table a.t"):
+        s.partitions.truncate("b", "over", None)
+    renamed = s.tables.get_table("b", "over")
+    renamed.tableName = "over2"
+    with pytest.raises(OwnershipConflict, match="Unable to move table b.over .* covered by table a.t"):
+        s.tables.alter_table("b", "over", renamed)
+    assert _files(wh / "a.db") == hers
+    # an external table keeps its files unless external.table.purge
+    s.tables.create_table(_owned_table("b", "ext", "bob", f"file:{tmp}/ext/bob/e", external=True))
+    _fill(tmp / "ext" / "bob" / "e")
+    with pytest.raises(MetaError, match="Cannot truncate non-managed table b.ext"):
+        s.partitions.truncate("b", "ext", None)
+    s.tables.drop_table("b", "ext", True)
+    assert (tmp / "ext" / "bob" / "e" / "precious.txt").exists()
+    # her own drop deletes her files (not what another object keeps inside)
+    s.tables.drop_table("b", "over", False)
+    s.tables.drop_table("a", "t", True)
+    assert not t_dir.exists()
+
+
+def test_hudi_files_deleted_only_when_the_tables_own(services):
+    s, wh, tmp = services
+    _as(None)
+    boundary = s.tables.boundary
+    s.tables.create_database(Database(name="a", parameters={}))
+    s.tables.create_table(_owned_table("a", "t", "alice"))
+    _fill(wh / "a.db" / "t")
+    base = wh / "hb"
+    (base / "q").mkdir(parents=True)
+    (base / "link").symlink_to(wh / "a.db" / "t")
+    s.tables.create_table(_owned_table("default", "hb", "bob", f"file:{base}", external=True))
+    tbl_id = s.tables.get_table("default", "hb").id
+    assert boundary.deletable_files(f"file:{base}", ["q/f.parquet", "link/precious.txt", "../x"], tbl_id) == \
+        ["q/f.parquet"]
+    s.tables.create_table(_owned_table("default", "on_hers", "bob", f"file:{wh}/a.db/t", external=True))
+    on_hers = s.tables.get_table("default", "on_hers").id
+    assert boundary.deletable_files(f"file:{wh}/a.db/t", ["precious.txt"], on_hers) == []
+    assert not boundary.writable(f"file:{wh}/a.db/t", "write", on_hers)
+
+
+def test_the_migration_fills_the_index(services):
+    """Migration 0017 indexes what a store holds: databases, tables, partitions outside their table."""
+    import importlib.util
+
+    from sqlalchemy import delete, select
+
+    from store.db import schema as S
+
+    s, wh, tmp = services
+    _as(None)
+    s.tables.create_database(Database(name="a", parameters={}))
+    s.tables.create_table(_owned_table("a", "t", "alice", keys=["p"]))
+    s.partitions.add_partitions("a", "t", [
+        Partition(values=["in"], dbName="a", tableName="t", sd=_sd(None), parameters={}),
+        Partition(values=["out"], dbName="a", tableName="t", sd=_sd(f"file:{tmp}/out"), parameters={})])
+    s.tables.create_table(_owned_table("a", "v", "alice"))
+    rows = "loc_key", "kind", "db_id", "tbl_id", "part_id"
+    with s.store.engine.begin() as conn:
+        before = sorted(conn.execute(select(*[S.location_owners.c[c] for c in rows])).all())
+        conn.execute(delete(S.location_owners))
+    path = Path(__file__).parents[1] / "store/db/migrations/versions/0017_location_owners.py"
+    spec = importlib.util.spec_from_file_location("m0017", path)
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    with s.store.engine.begin() as conn:
+        migration._fill(conn)
+        after = sorted(conn.execute(select(*[S.location_owners.c[c] for c in rows])).all())
+    assert after == before
+    assert [r.kind for r in after].count("part") == 1

@@ -68,8 +68,8 @@ def _fill(conn) -> None:
         if tbl_id in tables and base and location_key(base, resolve=False) != tables[tbl_id][1]:
             add(base, "hudi", tables[tbl_id][0], tbl_id)
     _flush(conn, rows)
-    result = conn.execution_options(stream_results=True).execute(
-        sa.text("SELECT part_id, tbl_id, location FROM partitions WHERE location IS NOT NULL"))
+    result = conn.execute(sa.text("SELECT part_id, tbl_id, location FROM partitions WHERE location IS NOT NULL")
+                          .execution_options(stream_results=True))
     for part_id, tbl_id, loc in result:
         if tbl_id in tables and not (location_key(loc, resolve=False) or "").startswith(tables[tbl_id][1] or "\0"):
             add(loc, "part", tables[tbl_id][0], tbl_id, part_id)
