@@ -498,6 +498,19 @@ def test_deletions_follow_ownership_without_authorization(services):
                                                       sd=_sd(f"file:{t_dir}/p=1"), parameters={})])
     s.partitions.drop_partitions("b", "bp", values_list=[["1"]], delete_data=True)
     assert _files(wh / "a.db") == hers
+    # many partitions dropped at once (one look for the directory they share): hers inside his are kept
+    s.tables.create_table(_owned_table("b", "many", "bob", keys=["p"]))
+    s.partitions.add_partitions("b", "many", [Partition(values=[str(i)], dbName="b", tableName="many", sd=_sd(None),
+                                                        parameters={}) for i in range(20)])
+    many = wh / "b.db" / "many"
+    for i in range(20):
+        _fill(many / f"p={i}", "his.txt")
+    s.tables.create_table(_owned_table("a", "in_his", "alice", f"file:{many}/p=3/hers"))
+    s.tables.create_table(_owned_table("a", "at_his", "alice", f"file:{many}/p=5"))
+    _fill(many / "p=3" / "hers")
+    s.partitions.drop_partitions("b", "many", values_list=[[str(i)] for i in range(20)], delete_data=True)
+    assert _files(many) == ["p=3", "p=3/hers", "p=3/hers/precious.txt", "p=3/hers/sub", "p=3/hers/sub/data.parquet",
+                            "p=5", "p=5/his.txt"]
     # truncate and rename refuse before anything moves
     s.tables.create_table(_owned_table("b", "over", "bob", f"file:{t_dir}"))
     with pytest.raises(OwnershipConflict, match="covered by table a.t"):

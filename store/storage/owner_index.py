@@ -38,7 +38,15 @@ from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import OwnershipConflict
 from store.storage import warehouse
-from store.storage.ownership import ancestors, claimant, location_key, report, set_claimant, within
+from store.storage.ownership import (
+    ancestors,
+    claimant,
+    location_key,
+    location_keys,
+    report,
+    set_claimant,
+    within,
+)
 
 _LO = S.location_owners
 _P = S.LOC_PREFIX
@@ -197,9 +205,20 @@ class OwnerIndex:
     @staticmethod
     def outside_table(table_location: str | None, parts: Sequence[tuple[int, str, str | None]]) -> list[int]:
         """Ids of the partitions whose location is not under the table's (lexically)."""
-        tkey = location_key(table_location, resolve=False) if table_location else None
-        return [pid for pid, _, loc in parts
-                if loc and not (tkey and (location_key(loc, resolve=False) or "").startswith(tkey))]
+        if not table_location:
+            return [pid for pid, _, loc in parts if loc]
+        prefix = table_location.rstrip("/") + "/"
+        tkey = location_key(table_location, resolve=False) or ""
+        out = []
+        for pid, _, loc in parts:
+            if not loc:
+                continue
+            rest = loc[len(prefix):] if loc.startswith(prefix) else None
+            if rest is not None and "/../" not in f"/{rest}/":
+                continue  # spelled under the table's location, no `..`: under it (the common case, cheap)
+            if not (location_key(loc, resolve=False) or "").startswith(tkey):
+                out.append(pid)
+        return out
 
     def needs_partition_rows(self, table_location: str | None, parts: Sequence[tuple[int, str, str | None]],
                              check: bool = True, index: bool = True) -> bool:
@@ -360,13 +379,18 @@ class OwnerIndex:
         if conn is None:
             with self.store.read() as c:
                 return self.plan(uris, own_tbl_id, c)
-        plans = [Plan(u, k) for u in uris for k in [location_key(u)] if k]
+        plans = [Plan(u, k) for u, k in zip(uris, location_keys(uris)) if k]
         if not plans:
             return []
         keys = [p.key for p in plans]
         roots = self.roots(conn)
-        above = self.covering(conn, keys)
-        below = self.inside(conn, keys)
+        common = _common(keys)
+        if len(keys) > 16 and common and common not in roots and len(ancestors(common)) > 2:
+            # many locations in one directory (a partition drop): what covers it, what lies in it
+            above, below = self.covering(conn, [common]), self.inside(conn, [common])
+            above += [e for e in below if any(k.startswith(e.key) for k in keys)]
+        else:
+            above, below = self.covering(conn, keys), self.inside(conn, keys)
         for p in plans:
             for rkey, (what, _) in roots.items():
                 if p.key == rkey:

@@ -76,6 +76,28 @@ def location_key(uri: str | None, resolve: bool = True) -> str | None:
     return f"{scheme}://{parts.netloc.lower()}{norm.rstrip('/')}/"
 
 
+def location_keys(uris: Iterable[str]) -> list[str | None]:
+    """location_key of many locations: the real path of each directory they share is looked up once
+    (a partition drop's thousands share one), the last segment is checked for a link on its own."""
+    parents: dict[str, str] = {}
+    out: list[str | None] = []
+    for uri in uris:
+        path = warehouse.local_path(uri) if uri else None
+        if path is None or not os.path.isabs(path) or ".." in path.split("/"):
+            out.append(location_key(uri))
+            continue
+        path = os.path.normpath(path)
+        parent, leaf = os.path.split(path)
+        if not leaf or os.path.islink(path):
+            out.append(location_key(uri))
+            continue
+        real = parents.get(parent)
+        if real is None:
+            real = parents[parent] = os.path.realpath(parent)
+        out.append(_local(real.rstrip("/") + "/" + leaf, False))
+    return out
+
+
 def key_of_local_path(path: str) -> str:
     """The key of a local path the server found on disk (no links to resolve below a resolved root)."""
     return _local(path, False)
@@ -255,4 +277,4 @@ def empty_around(uri: str, keep: Iterable[str]) -> None:
 
 
 __all__ = ["Claimant", "ancestors", "claimant", "delete_around", "empty_around", "key_of_local_path",
-           "leaves_its_parent", "location_key", "report", "set_claimant", "set_reporter", "within"]
+           "leaves_its_parent", "location_key", "location_keys", "report", "set_claimant", "set_reporter", "within"]
