@@ -8,8 +8,9 @@ member of the role `admin`), owns the object (its owner is the user, one of its 
 its roles), or holds the privilege on the object, its database or globally (store/hms/access/access_facts.py).
 Changing an owner needs ownership or admin; granting needs ownership, admin, or the grant option.
 
-With authorization on, what a client claims as owner or grantor is replaced by the caller. Denials
-are `AccessDenied` (MetaException on the wire) saying who lacked what on which object.
+With authorization on, what a client claims as owner or grantor is replaced by the caller, and the
+locations a call names are checked as the caller's (store/storage/owner_index.py). Denials are
+`AccessDenied` (MetaException on the wire) saying who lacked what on which object.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from adapter.call_names import names_of
 from adapter.naming import db_name
 from store.errors import AccessDenied
 from store.hms.access import PUBLIC, AccessFacts, Principals, Target
+from store.storage import ownership
 from thrift_idl.hive_metastore.ttypes import (
     CreateDatabaseRequest,
     Database,
@@ -117,6 +119,7 @@ class Authorizer:
     def admit(self, method: str, args: tuple) -> tuple:
         """The call's arguments (owners and grantors made the caller's) if the caller may make it;
         raises AccessDenied if not."""
+        ownership.set_claimant(None)
         need = RULES.get(method)
         if need is None:
             return args
@@ -124,6 +127,8 @@ class Authorizer:
         admin = self._is_admin(who)
         if not admin:
             self._checks[need.on](who, method, need, args)
+        # the locations the call names are checked as this caller's (store/storage/owner_index.py)
+        ownership.set_claimant(ownership.Claimant(who.user, admin, lambda name, kind: _owns_location(who, name, kind)))
         return _stamped(method, args, who.user)
 
     # --- who --------------------------------------------------------------------------------------
@@ -223,6 +228,12 @@ class Authorizer:
         if not self._owns(who, target):
             raise AccessDenied(f"Permission denied: {_who_text(who)} may not {doing} {_label(target)} "
                                f"({method}): that needs ownership or admin; its owner is {target.owner}")
+
+
+def _owns_location(who: Principals, name: str | None, kind: int | None) -> bool:
+    """Is the owner of an object whose location a call names the caller's? (Objects of the role
+    `public`, as Hive's `default` database, are no one's.)"""
+    return who.is_(name, kind) and (name, kind) != (PUBLIC, PrincipalType.ROLE)
 
 
 def _names(method: str, args: tuple) -> tuple[str, str | None]:

@@ -8,26 +8,12 @@ call names comes from adapter/call_names.py; calls that change something also ge
 from __future__ import annotations
 
 import logging
-import threading
 from typing import Any
 
 from adapter import audit_log
 from adapter.authorization import changes_something
-from adapter.call_names import object_of
+from adapter.call_names import object_of, take_arguments
 from adapter.log_format import quoted
-
-_call = threading.local()  # one thread per connection: the arguments of this thread's current call
-
-
-def record_arguments(method: str, args: tuple) -> None:
-    """Called by the router as it dispatches a call (adapter/router.py)."""
-    _call.args = (method, args)
-
-
-def _take_arguments(method: str) -> tuple | None:
-    got = getattr(_call, "args", None)
-    _call.args = None
-    return got[1] if got is not None and got[0] == method else None
 
 
 def client_of(iprot) -> str | None:
@@ -60,7 +46,7 @@ def log_call(logger: logging.Logger, method: str | bytes, seconds: float, status
     from adapter.server.logtext import field
 
     name = method if isinstance(method, str) else None
-    args = _take_arguments(name or "")
+    args = take_arguments(name or "")
     audited = name is not None and changes_something(name)
     if not audited and not logger.isEnabledFor(logging.INFO):
         return

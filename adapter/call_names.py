@@ -5,6 +5,7 @@ The call log (adapter/call_log.py) and authorization (adapter/authorization.py) 
 from __future__ import annotations
 
 import inspect
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -77,3 +78,24 @@ def _role_of(args: tuple | None) -> str | None:
     first = args[0] if args else None
     name = getattr(first, "roleName", None) if not isinstance(first, str) else first
     return f"role:{name}"[:_NAME_MAX] if isinstance(name, str) and name else None
+
+
+_call = threading.local()  # one thread per connection: the arguments of this thread's current call
+
+
+def record_arguments(method: str, args: tuple) -> None:
+    """Called by the router as it dispatches a call (adapter/router.py)."""
+    _call.args = (method, args)
+
+
+def current_call() -> tuple[str, str | None] | None:
+    """(method, the object it names) of this thread's call, while it runs."""
+    got = getattr(_call, "args", None)
+    return None if got is None else (got[0], object_of(got[0], got[1]))
+
+
+def take_arguments(method: str) -> tuple | None:
+    """The arguments of this thread's call of `method`, once (the call log takes them at its end)."""
+    got = getattr(_call, "args", None)
+    _call.args = None
+    return got[1] if got is not None and got[0] == method else None

@@ -143,6 +143,10 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                        help="comma-separated directories besides the warehouse under which the server may delete "
                             "and move data (dropping MANAGED objects, truncate, rename); elsewhere it touches only "
                             "directories it made itself (docs/security.md)")
+    serve.add_argument("--external-locations", metavar="URIS", default="",
+                       help="comma-separated directories outside the warehouse where users who are no admin may "
+                            "locate databases, tables and partitions when authorization is on (docs/security.md, "
+                            "Storage ownership)")
     serve.add_argument("--event-ttl", type=int, default=86_400,
                        help="seconds notification events are kept (Hive's hive.metastore.event.db.listener.timetolive)")
     serve.add_argument("--event-clean-interval", type=float, default=7_200,

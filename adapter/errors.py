@@ -101,6 +101,8 @@ def answer(exc: BaseException, declared: tuple[type, ...]) -> TException | None:
     thrift = exc if isinstance(exc, TException) else to_thrift(exc)
     if thrift is None:
         return None
+    if isinstance(exc, E.OwnershipConflict) and H.InvalidOperationException in declared:
+        return H.InvalidOperationException(message=exc.message)
     if M.MetaserverStorageException in declared and not isinstance(thrift, declared + (TApplicationException,)):
         return _for_metaserver(thrift, declared)
     if isinstance(thrift, declared + (TApplicationException,)):

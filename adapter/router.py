@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from thrift.Thrift import TApplicationException
 
-from adapter.call_log import record_arguments
+from adapter.call_names import record_arguments
 from adapter.errors import answer, declared_exceptions, unexpected
 from store import metrics
 from store.db.database import call_begins, read_may_be_retried

@@ -114,7 +114,9 @@ def serve(args, url: str) -> int:
             mirror=not args.no_storage_mirror,
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval,
-            storage_roots=[r.strip() for r in (args.storage_roots or "").split(",") if r.strip()])
+            storage_roots=[r.strip() for r in (args.storage_roots or "").split(",") if r.strip()],
+            external_locations=[r.strip() for r in (getattr(args, "external_locations", "") or "").split(",")
+                                if r.strip()])
         readiness = Readiness(services.store)
         if args.metrics_port > 0:
             from adapter.console.app import Console

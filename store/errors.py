@@ -44,6 +44,11 @@ class AccessDenied(MetaError):
     says who lacked what on which object."""
 
 
+class OwnershipConflict(MetaError):
+    """A location that belongs to another object, or that no one may use (store/storage/owner_index.py):
+    MetaException, or InvalidOperationException where the method declares it (adapter/errors.py)."""
+
+
 class TooExpensive(MetaError):
     """A request the database gave up on at the statement timeout (MetaException): the message
     says so, never the SQL."""

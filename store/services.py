@@ -71,18 +71,21 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
                    mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms,
                    notification_ttl_s: int = DEFAULT_TTL_S,
                    notification_clean_interval_s: float | None = None,
-                   storage_roots: Sequence[str] | None = ()) -> Services:
+                   storage_roots: Sequence[str] | None = (), external_locations: Sequence[str] = ()) -> Services:
     """Services over `store`. With `mirror`, each completed Hudi instant is mirrored to storage right
     away, and with `mirror_interval_s` failed mirrors are retried in the background. `clock_ms` is
     the timeline's clock (instant times, heartbeats). Notification events older than
     `notification_ttl_s` are deleted every `notification_clean_interval_s` seconds in the background
     (None: by nobody; `serve` sets it). The server deletes and moves directories only under the
     warehouse, `storage_roots` and the directories it made (store/storage/boundary.py); None (an
-    admin's command run with the admin's own access to storage) confines Hudi table files to nothing."""
+    admin's command run with the admin's own access to storage) confines Hudi table files to nothing.
+    With authorization on, callers who are no admin may name locations outside the warehouse only
+    under `external_locations` (store/storage/owner_index.py)."""
     column_widths.enforce(store.engine)
     warehouse.allow_scheme(store.warehouse)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
-    boundary = StorageBoundary(store, storage_roots or (), confined=storage_roots is not None)
+    boundary = StorageBoundary(store, storage_roots or (), confined=storage_roots is not None,
+                               external_locations=external_locations)
     tables = TableService(store, notifications, boundary)
     partitions = PartitionService(store, tables)
     timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)

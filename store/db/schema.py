@@ -27,7 +27,7 @@ from sqlalchemy import (
     UniqueConstraint,
     event,
 )
-from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import mysql, postgresql
 
 metadata = MetaData(
     naming_convention={
@@ -606,6 +606,32 @@ created_locations = Table(
     Column("loc_hash", String(64), primary_key=True),
     Column("location", Text, nullable=False),
     Column("create_time", BigInteger, nullable=False),
+)
+
+# Who owns which storage (store/storage/owner_index.py): one row per location of a database (its
+# location and managed location), a table (not a view), a partition outside its table's location, and
+# a Hudi table's base path where it differs from its table's location. `loc_key` is the location
+# normalized (store/storage/ownership.location_key: scheme aliases, `..`, %-escapes and symbolic
+# links resolved, a trailing slash); `loc_prefix`, its first LOC_PREFIX characters, compared byte by
+# byte on every backend, answers "which locations lie inside X" as a range and "which cover X" as
+# equality, both on its index. Rows go with their object (the foreign keys cascade).
+LOC_PREFIX = 255
+LocPrefix = String(LOC_PREFIX).with_variant(postgresql.VARCHAR(LOC_PREFIX, collation="C"), "postgresql") \
+    .with_variant(mysql.VARCHAR(LOC_PREFIX, collation="utf8mb4_bin"), "mysql", "mariadb")
+location_owners = Table(
+    "location_owners",
+    metadata,
+    Column("owner_row", Id, primary_key=True, autoincrement=True),
+    Column("loc_prefix", LocPrefix, nullable=False),
+    Column("loc_key", Text, nullable=False),
+    Column("kind", String(8), nullable=False),  # db | tbl | part | hudi
+    Column("db_id", Id, ForeignKey("db.db_id", ondelete="CASCADE"), nullable=False),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE")),
+    Column("part_id", Id, ForeignKey("partitions.part_id", ondelete="CASCADE")),
+    Index("ix_location_owners_loc_prefix", "loc_prefix"),
+    Index("ix_location_owners_db_id", "db_id"),
+    Index("ix_location_owners_tbl_id", "tbl_id"),
+    Index("ix_location_owners_part_id", "part_id"),
 )
 
 # --- Column statistics (RFC-27): per base file and indexed column --------------------------------

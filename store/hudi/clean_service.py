@@ -22,7 +22,6 @@ from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
 from store.hudi.snapshot_service import SnapshotService, file_info
 from store.hudi.timeline_service import TimelineService
-from store.storage import warehouse
 
 log = logging.getLogger(__name__)
 
@@ -114,12 +113,12 @@ class CleanService:
         self.timeline.transition_to_inflight(db, tbl, inst.ts, "clean", plan)
         self.timeline.complete_instant(db, tbl, inst.ts, "clean", clean_metadata(inst.ts, policy, earliest, names))
         with self.store.read() as conn:
-            base = self.timeline.table_ref(conn, db, tbl).base_path
+            ref = self.timeline.table_ref(conn, db, tbl)
+        base = ref.base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
-        if not self.timeline.hudi_tables.tables.may_write_under(base, "delete cleaned files under"):
+        if not self.timeline.hudi_tables.tables.may_write_under(base, "delete cleaned files under", ref.tbl_id):
             return inst.ts, []  # recorded; the files stay where the server may not delete
-        for p in paths:
-            warehouse.delete_file(warehouse.join_within(base, p))
+        paths = self.timeline.hudi_tables.tables.delete_hudi_files(base, paths, ref.tbl_id)
         return inst.ts, paths
 
     def drop_partitions(self, db: str, tbl: str, partition_paths: list[str]) -> tuple[str, str | None]:

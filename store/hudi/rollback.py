@@ -18,7 +18,6 @@ from store.hudi.file_listing import FileListing, add_version
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, insert_instant, instant_from_row, put_meta
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.storage import warehouse
 
 
 class Rollbacks:
@@ -36,17 +35,16 @@ class Rollbacks:
         """Roll back pending instant `ts` once its heartbeat expired (at once with `force`):
         (the rollback instant, the deleted paths, relative to the table's base path: none when the
         base path is outside the server's storage boundary)."""
-        instant, paths, base_path = self.store.run_write(self._rollback_in, db, tbl, ts, force)
-        if not self.tables.tables.may_write_under(base_path, "delete rolled-back files under"):
+        instant, paths, base_path, tbl_id = self.store.run_write(self._rollback_in, db, tbl, ts, force)
+        if not self.tables.tables.may_write_under(base_path, "delete rolled-back files under", tbl_id):
             paths = []  # recorded; the files stay where the server may not delete
-        for p in paths:
-            warehouse.delete_file(warehouse.join_within(base_path, p))
+        paths = self.tables.tables.delete_hudi_files(base_path, paths, tbl_id) if paths else []
         run_post_commit_hooks(self.hooks, db, tbl)
         return instant, paths
 
     def _rollback_in(self, conn: Connection, db: str, tbl: str, ts: str,
-                     force: bool) -> tuple[Instant, list[str], str]:
-        """(rollback instant, marker paths, base path) after the rollback is recorded."""
+                     force: bool) -> tuple[Instant, list[str], str, int]:
+        """(rollback instant, marker paths, base path, table id) after the rollback is recorded."""
         ref = self.tables.table_ref(conn, db, tbl, lock=True)
         row = self.instants.row(conn, ref.tbl_id, ts, lock=True)
         self._check_failed(row, force)
@@ -60,7 +58,7 @@ class Rollbacks:
         self.listing.forget_instants(conn, ref, [ts])
         add_version(conn, ref.tbl_id, rb_id, self.clock_ms())
         rb = self.instants.row(conn, ref.tbl_id, rb_ts, "rollback")
-        return instant_from_row(rb), markers, ref.base_path
+        return instant_from_row(rb), markers, ref.base_path, ref.tbl_id
 
     def _check_failed(self, row: Row, force: bool) -> None:
         if row.state == COMPLETED:

@@ -114,10 +114,14 @@ class HudiTables:
             raise
 
     def _insert(self, conn: Connection, cfg: HudiTableConfig) -> None:
-        tbl_id = conn.execute(select(S.tbl.c.tbl_id).select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id))
-                              .where(database_is(cfg.db_name), S.tbl.c.name == cfg.table_name)).scalar_one()
+        row = conn.execute(select(S.tbl.c.tbl_id, S.tbl.c.db_id, S.tbl.c.location, S.db.c.cat_name,
+                                  S.db.c.name.label("db_name"))
+                           .select_from(S.tbl.join(S.db, S.db.c.db_id == S.tbl.c.db_id))
+                           .where(database_is(cfg.db_name), S.tbl.c.name == cfg.table_name)).one()
+        tbl_id = row.tbl_id
         if conn.execute(select(S.hudi_table.c.tbl_id).where(S.hudi_table.c.tbl_id == tbl_id)).first() is not None:
             raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
+        self.tables.claim_hudi_base_path(conn, row, cfg.table_name, cfg.base_path)
         conn.execute(S.hudi_table.insert().values(
             tbl_id=tbl_id, table_type=cfg.table_type, table_version=cfg.table_version,
             base_path=cfg.base_path, properties=cfg.to_json()))

@@ -24,7 +24,9 @@ from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.db.dialect import BATCH
-from store.storage import warehouse
+from store.errors import MetaError, OwnershipConflict
+from store.storage import ownership, warehouse
+from store.storage.owner_index import OwnerIndex
 
 log = logging.getLogger(__name__)
 REFUSED = "hms_storage_refused"
@@ -72,8 +74,11 @@ def _hash(c: str) -> str:
 
 
 class StorageBoundary:
-    def __init__(self, store: Store, roots: Iterable[str] = (), confined: bool = True):
+    def __init__(self, store: Store, roots: Iterable[str] = (), confined: bool = True,
+                 external_locations: Iterable[str] = ()):
         self.store = store
+        # who owns which location (store/storage/owner_index.py): deletions and moves follow it
+        self.owners = OwnerIndex(store, list(external_locations))
         self.confined = confined  # False: Hudi base paths are all writable (an admin's own command)
         self.roots = [canonical(r) for r in [store.warehouse, *roots] if r]
         self.lexical_roots = [_lexical(r) for r in [store.warehouse, *roots] if r]
@@ -148,9 +153,16 @@ class StorageBoundary:
     def may(self, uri: str | None) -> bool:
         return bool(uri) and self._allowed([uri or ""])[0]
 
-    def writable(self, base_path: str | None, action: str) -> bool:
+    def writable(self, base_path: str | None, action: str, tbl_id: int | None = None) -> bool:
         """May the server `action` (write, delete) files under a Hudi table's base path? Logged
-        (once per base path and action) and counted when not."""
+        (once per base path and action) and counted when not. With `tbl_id` (the table's), also not
+        when another object's location covers the base path (docs/security.md, Storage ownership)."""
+        if tbl_id is not None and base_path:
+            plan = self.owners.plan([base_path], tbl_id)
+            if plan and plan[0].covered:
+                metrics.incr(REFUSED)
+                ownership.report(action.split()[0], base_path, "skipped", f"covered by {plan[0].covered}")
+                return False
         if not self.confined or self.may(base_path):
             return True
         metrics.incr(REFUSED)
@@ -160,8 +172,94 @@ class StorageBoundary:
                         "made (docs/security.md, Storage boundaries)", action, base_path)
         return False
 
-    def delete_dirs(self, uris: Iterable[str | None]) -> None:
-        warehouse.delete_dirs(self.allowed(uris, "delete"))
+    # --- what ownership lets the server change ------------------------------------------------------
+
+    def delete_dirs(self, uris: Iterable[str | None], own_tbl_id: int | None = None) -> None:
+        """Delete the directories of dropped objects (after the drop committed; never fails the call):
+        those inside the boundary, but not one another object's location covers, and around the
+        locations of other objects inside them. `own_tbl_id`: the table of dropped partitions (it
+        stays)."""
+        allowed = self.allowed(uris, "delete")
+        if not allowed:
+            return
+        try:
+            plans = self.owners.plan(allowed, own_tbl_id)
+        except Exception as exc:  # noqa: BLE001 - never fails the call: nothing is deleted then
+            log.warning("not deleting %d directories: could not read who owns them: %s", len(allowed), exc)
+            return
+        plain = []
+        for p in plans:
+            if p.covered:
+                metrics.incr(REFUSED)
+                ownership.report("delete", p.uri, "skipped", f"covered by {p.covered}")
+            elif p.keep:
+                ownership.delete_around(p.uri, p.keep)
+                ownership.report("delete", p.uri, "ok", "kept inside: " + ", ".join(sorted(p.keep)))
+            else:
+                plain.append(p.uri)
+        warehouse.delete_dirs(plain)
+        for u in plain:
+            ownership.report("delete", u, "ok")
+
+    def empty_dirs(self, uris: list[str], own_tbl_id: int | None, what: str) -> None:
+        """Empty the directories of `what` (truncate): refused before anything is emptied when one is
+        outside the boundary or covered by another object's location; other objects' locations
+        inside them are kept."""
+        allowed = set(self.allowed(uris, "empty"))
+        outside = [u for u in uris if u not in allowed]
+        if outside:
+            raise MetaError(f"Cannot truncate {what}: {outside[0]} is outside the warehouse, the storage roots and "
+                            "the directories the metastore made, so it will not delete files there")
+        plans = self.owners.plan(uris, own_tbl_id)
+        for p in plans:
+            if p.covered:
+                text = f"Cannot truncate {what}: its location {p.uri} is covered by {p.covered}"
+                ownership.report("empty", p.uri, "denied", text)
+                raise OwnershipConflict(text)
+        for p in plans:
+            ownership.empty_around(p.uri, p.keep)
+            ownership.report("empty", p.uri, "ok", ("kept inside: " + ", ".join(sorted(p.keep))) if p.keep else None)
+
+    def check_move(self, conn, src: str, own_tbl_id: int | None, what: str) -> None:
+        """Refuse (OwnershipConflict) to move `src`, the directory of `what`, when another object's
+        location covers it or lies inside it."""
+        for p in self.owners.plan([src], own_tbl_id, conn):
+            if p.covered or p.keep:
+                why = f"it is covered by {p.covered}" if p.covered else \
+                    f"it holds the location of another object ({sorted(p.keep)[0]})"
+                text = f"Unable to move {what} from {src}: {why}"
+                ownership.report("move", src, "denied", text)
+                raise OwnershipConflict(text)
+
+    def delete_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
+        """Delete the files (relative to a Hudi table's base path) that are the table's own
+        (`deletable_files`); returns those."""
+        mine = self.deletable_files(base_path, paths, tbl_id)
+        for rel in mine:
+            full = warehouse.join_within(base_path, rel)
+            warehouse.delete_file(full)
+            ownership.report("delete", full or rel, "ok")
+        return mine
+
+    def deletable_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
+        """Of files relative to a Hudi table's base path, those the server may delete: under the
+        base path (resolved), not covered by another object's location."""
+        plan = self.owners.plan([base_path], tbl_id)
+        if not plan:
+            return []
+        if plan[0].covered:
+            ownership.report("delete", base_path, "skipped", f"covered by {plan[0].covered}")
+            return []
+        base_key, keep = plan[0].key, plan[0].keep
+        out = []
+        for rel in paths:
+            full = warehouse.join_within(base_path, rel)
+            key = ownership.location_key(full) if full else None
+            if key is None or not key.startswith(base_key) or any(key.startswith(k) for k in keep):
+                ownership.report("delete", full or rel, "skipped", "not the table's own file")
+                continue
+            out.append(rel)
+        return out
 
 
 __all__ = ["REFUSED", "StorageBoundary", "canonical"]

@@ -280,12 +280,14 @@ class StorageMirror:
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
             pending = self.queue.pending(conn, ref.tbl_id)
-        if self.boundary is not None and not self.boundary.writable(ref.base_path, "mirror the timeline to"):
+        if self.boundary is not None and \
+                not self.boundary.writable(ref.base_path, "mirror the timeline to", ref.tbl_id):
             if force:  # asked for by name: say why nothing is written
                 raise InvalidOperation(
                     f"{ref.db_name}.{ref.name}: its base path {ref.base_path} is outside the warehouse and the "
-                    f"server's --storage-roots, so the server does not write its timeline there (the instants "
-                    f"are kept in the store; docs/security.md, Storage boundaries)")
+                    f"server's --storage-roots, or inside another object's location, so the server does not "
+                    f"write its timeline there (the instants are kept in the store; docs/security.md, Storage "
+                    f"boundaries and Storage ownership)")
             return None  # outside what the server manages: recorded in the store, never written
         if ref.config.table_version != 6:
             if not pending or not force:

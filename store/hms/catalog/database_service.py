@@ -22,6 +22,7 @@ from store.hms.common import (
     MANAGED,
     check_location,
     match_names,
+    purges,
     qualified_db_name,
     split_db_name,
     valid_object_name,
@@ -29,8 +30,9 @@ from store.hms.common import (
 )
 from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
-from store.storage import warehouse
+from store.storage import ownership, warehouse
 from store.storage.boundary import StorageBoundary
+from store.storage.owner_index import DB, Obj
 from thrift_idl.hive_metastore.ttypes import Database, DatabaseType, PrincipalType
 
 
@@ -73,7 +75,7 @@ class DatabaseService:
     def create_database(self, database: Database) -> None:
         """Create `database` (its `name` as the store takes it, see split_db_name)."""
         cat, name = split_db_name(database.name)
-        if not valid_object_name(name):
+        if not valid_object_name(name) or ownership.leaves_its_parent(f"{name}.db"):
             raise InvalidObject(f"{name} is not a valid database name")
         if len(name) > S.NAME:  # Hive's DBS.NAME is 128 wide; its store rejects longer names
             raise MetaError(f'Attempt to store value "{name}" in column "NAME" that has maximum '
@@ -95,6 +97,7 @@ class DatabaseService:
             create_time=database.createTime or now_s(),
         )))
         write_params(conn, S.db_params, "db_id", db_id, database.parameters, replace=False)
+        self._claim(conn, db_id, cat, name, [location, database.managedLocationUri])
         self.notifications.record(conn, EV.create_database(self.database_in(conn, qualified_db_name(cat, name))))
         return location
 
@@ -167,7 +170,16 @@ class DatabaseService:
         ))
         if database.parameters is not None:
             write_params(conn, S.db_params, "db_id", row.db_id, database.parameters)
-        self.notifications.record(conn, EV.alter_database(before, self.database_in(conn, name)))
+        after = self.database_in(conn, name)
+        if (after.locationUri, after.managedLocationUri) != (before.locationUri, before.managedLocationUri):
+            self._claim(conn, row.db_id, row.cat_name, row.name, [after.locationUri, after.managedLocationUri])
+        self.notifications.record(conn, EV.alter_database(before, after))
+
+    def _claim(self, conn: Connection, db_id: int, cat: str, name: str, locations: list[str | None]) -> None:
+        """The database takes its locations (store/storage/owner_index.py: checked when authorization
+        names a caller)."""
+        label = f"database {name}" if cat == DEFAULT_CATALOG else f"database {cat}.{name}"
+        self.boundary.owners.claim(conn, Obj(DB, db_id, label, cat, name), locations)
 
     def drop_database(self, name: str, delete_data: bool, cascade: bool) -> None:
         cat, db = split_db_name(name)
@@ -188,12 +200,13 @@ class DatabaseService:
             what = "tables" if tables else "functions"
             raise InvalidOperation(
                 f"Database {row.name} is not empty. One or more {what} exist.")
-        events = [EV.drop_table(t) for t in self.rows.build(conn.execute(
-            self.rows.statement().where(S.tbl.c.db_id == row.db_id)).all())]
+        dropped = self.rows.build(conn.execute(self.rows.statement().where(S.tbl.c.db_id == row.db_id)).all())
+        purged = {t.tableName for t in dropped if purges(t.parameters)}
+        events = [EV.drop_table(t) for t in dropped]
         events.append(EV.drop_database(self.database_in(conn, name)))
         doomed_dirs = []
         for t in tables:
-            if delete_data and t.tbl_type == MANAGED:
+            if delete_data and (t.tbl_type == MANAGED or t.name in purged):
                 doomed_dirs.extend(partition_dirs_outside(conn, t.tbl_id, t.location))
                 doomed_dirs.append(t.location)
             delete_table_rows(conn, t.tbl_id)

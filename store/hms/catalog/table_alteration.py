@@ -35,6 +35,7 @@ from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
+from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 # A directory move: (from, to)
@@ -89,6 +90,11 @@ class TableAlteration:
         if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
             params[DDL_TIME] = str(now_s())
         tbl_type = effective_table_type(new.tableType or old.tbl_type, params)
+        if db_id != old.db_id:
+            self.boundary.owners.retag(conn, old.tbl_id, db_id)
+        # a new location is taken (store/storage/owner_index.py) before anything looks at it
+        if location != old.location and tbl_type != VIEW:
+            self._claim(conn, old, db_id, new_db, new_name, location)
         # Hive recounts numFiles/totalSize of an unpartitioned table (from where its data is now)
         stats_params.on_alter_table(params, tbl_type, bool(new.partitionKeys),
                                     moves[0][0] if moves else location, env)
@@ -131,9 +137,17 @@ class TableAlteration:
             # Hive 4 moves it to its plain name (at create it writes special characters as codes)
             location = warehouse.join(
                 target_db.location_uri or self.databases.default_db_location(conn, new_db), new_name)
+            self.boundary.check_move(conn, old.location, old.tbl_id, f"table {old.db_name}.{old.name}")
             moves.append((old.location, location))
             _relocate_partitions(conn, old.tbl_id, old.location, location)
         return target_db.db_id, location, moves
+
+    def _claim(self, conn: Connection, old: Row[Any], db_id: int, new_db: str, new_name: str,
+               location: str | None) -> None:
+        cat, db = split_db_name(new_db)
+        obj = table_obj(db_id, cat, db, new_name, old.tbl_id)
+        self.boundary.owners.claim(conn, obj, [location])
+        self.boundary.owners.reindex_partitions(conn, obj, location)
 
 
 def _target_database(db_name: str, new: Table) -> str:

@@ -9,6 +9,8 @@ in table_rows.py, Hive's naming and type rules in store/hms/common (hive_rules.p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -33,6 +35,7 @@ from store.hms.common import (
     insert_sd,
     match_names,
     name_pattern,
+    purges,
     split_db_name,
     stats_params,
     table_dir_name,
@@ -43,6 +46,8 @@ from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
+from store.storage.owner_index import HUDI, TBL, table_obj
+from store.storage.ownership import location_key
 from thrift_idl.hive_metastore.ttypes import Catalog, Database, Table, TableMeta
 
 
@@ -132,6 +137,9 @@ class TableService:
         if tbl_type != VIEW and not location:
             location = warehouse.join(db.location_uri or self.databases.default_db_location(conn, db_name),
                                       table_dir_name(name))
+        obj = table_obj(db.db_id, db.cat_name, db.name, name, 0)
+        if tbl_type != VIEW:  # before anything looks at the location (store/storage/owner_index.py)
+            self.boundary.owners.check(conn, obj, [location] if location else [], TBL)
         tparams = dict(params)
         stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env)
         sd_id = insert_sd(conn, sd)
@@ -145,6 +153,8 @@ class TableService:
         )))
         insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
         write_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
+        if tbl_type != VIEW:  # the table takes its location
+            self.boundary.owners.claim(conn, replace(obj, tbl_id=tbl_id), [location], checked=True)
         if also is not None:
             also(conn)
         self.notifications.record(conn, EV.create_table(self.get_table_in(conn, db_name, name)))
@@ -208,10 +218,25 @@ class TableService:
                     cascade: bool = False) -> None:
         self.alteration.alter_table(db_name, name, new, env, cascade)
 
-    def may_write_under(self, base_path: str | None, action: str) -> bool:
+    def may_write_under(self, base_path: str | None, action: str, tbl_id: int | None = None) -> bool:
         """May the server `action` (write, delete) files under a Hudi table's base path, inside its
-        storage boundary (store/storage/boundary.py)? Logged and counted when not."""
-        return self.boundary.writable(base_path, action)
+        storage boundary (store/storage/boundary.py) and, with the table's `tbl_id`, where no other
+        object's location covers it? Logged and counted when not."""
+        return self.boundary.writable(base_path, action, tbl_id)
+
+    def delete_hudi_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
+        """Delete files of a Hudi table (relative to its base path) that are the table's own: none
+        under another object's location (store/storage/boundary.py); the deleted ones."""
+        return self.boundary.delete_files(base_path, paths, tbl_id)
+
+    def claim_hudi_base_path(self, conn: Connection, row: Any, table_name: str, base_path: str | None) -> None:
+        """Record a Hudi table's base path as the table's (store/storage/owner_index.py), in the
+        registering transaction: a row of its own where it is not the table's location; refused
+        when it is another object's. `row` has the table's tbl_id, db_id, cat_name, db_name, location."""
+        obj = table_obj(row.db_id, row.cat_name, row.db_name, table_name, row.tbl_id)
+        own = [k for k in (location_key(row.location), location_key(row.location, resolve=False)) if k]
+        self.boundary.owners.claim(conn, replace(obj, kind=HUDI, label=f"the Hudi base path of {obj.label}"),
+                                   [base_path], own_keys=own)
 
     def drop_table(self, db_name: str, name: str, delete_data: bool, env: dict[str, str] | None = None) -> None:
         self.boundary.delete_dirs(self.store.run_write(self._drop, db_name, name, delete_data))
@@ -221,7 +246,7 @@ class TableService:
         row = self.rows.row(conn, db_name, name)
         dropped = self.rows.build([row])[0]
         doomed = []
-        if delete_data and row.tbl_type == MANAGED:
+        if delete_data and (row.tbl_type == MANAGED or purges(dropped.parameters)):
             doomed.extend(partition_dirs_outside(conn, row.tbl_id, row.location))
             if row.location:
                 doomed.append(row.location)

@@ -34,6 +34,7 @@ from store.hms.common.hive_rules import (
     incompatible_columns,
     match_names,
     name_pattern,
+    purges,
     qualified_db_name,
     split_db_name,
     table_dir_name,
@@ -61,7 +62,7 @@ __all__ = [
     "Element", "EncodedCache", "EncodedStruct", "EncodedStructs", "MetastoreInfo", "PartitionEncoder",
     "PiecesCache", "SdView", "build_sd", "check_location", "check_rows", "col_tuples", "column_problem",
     "column_widths", "columns_of", "effective_table_type", "encode_struct", "fastbinary", "incompatible_columns",
-    "insert_columns", "insert_sd", "load_columns", "match_names", "name_pattern", "qualified_db_name",
+    "insert_columns", "insert_sd", "load_columns", "match_names", "name_pattern", "purges", "qualified_db_name",
     "read_params", "same_sd", "sd_row", "split_db_name", "sql_like", "stats_params", "table_dir_name",
     "valid_name", "valid_object_name", "version_for_columns", "write_params",
 ]

@@ -78,6 +78,12 @@ def is_external(params: dict[str, str] | None) -> bool:
     return (params or {}).get("EXTERNAL", "").upper() == "TRUE"
 
 
+def purges(params: dict[str, str] | None) -> bool:
+    """Does dropping (or truncating) the external table delete its files? Hive's
+    `external.table.purge` (MetaStoreUtils.isExternalTablePurge)."""
+    return (params or {}).get("external.table.purge", "").upper() == "TRUE"
+
+
 def effective_table_type(requested: str, params: dict[str, str]) -> str:
     """The type a table gets: the EXTERNAL parameter turns a managed table external and its absence
     an external table managed."""

@@ -30,6 +30,7 @@ from store.hms.partitions.partition_key_values import rename_key_values
 from store.hms.partitions.partition_names import make_name
 from store.hms.partitions.partition_queries import PartitionQueries
 from store.storage import warehouse
+from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition
 
 
@@ -94,6 +95,8 @@ class PartitionAlteration:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
                                        f"{ctx.db_name}.{ctx.name} does not exist")
         old_params = dict(zip(wanted, params_of_many(rows[n].params_json for n in wanted)))
+        rows_by_id = {r.part_id: r for r in rows.values()}
+        names_by_id = {r.part_id: n for n, r in rows.items()}
         versions: dict[tuple[Any, ...], int] = {}
         updates: list[dict[str, Any]] = []
         new_params: list[dict[str, Any]] = []
@@ -127,6 +130,8 @@ class PartitionAlteration:
             touched.append(row.part_id)
             new_params.extend({"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items())
         self._write_many(conn, updates, dropped_sds, touched, new_params)
+        moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
+        self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
 
     def _write_many(self, conn: Connection, updates: list[dict[str, Any]], dropped_sds: list[int],
                     touched: list[int], new_params: list[dict[str, Any]]) -> None:
@@ -171,6 +176,8 @@ class PartitionAlteration:
         if new_name:
             values["part_name"] = new_name
         conn.execute(update(p).where(p.c.part_id == row.part_id).values(**values))
+        if values.get("location", row.location) != row.location:
+            self._claim(conn, ctx, [(row.part_id, new_name or old_name, values["location"])])
         if sd is not None and "sd_id" in values and values["sd_id"] is None and row.sd_id is not None:
             conn.execute(delete(S.sds).where(S.sds.c.sd_id == row.sd_id))
         params = dict(part.parameters or {})
@@ -183,6 +190,14 @@ class PartitionAlteration:
             {"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items()])
         if new_name:
             rename_key_values(conn, row.part_id, part.values)
+
+    def _claim(self, conn: Connection, ctx: TableCtx, parts: list[tuple[int, str, str | None]]) -> None:
+        """Partitions with new locations take them (store/storage/owner_index.py)."""
+        owners = self.tables.boundary.owners
+        if parts and (owners.needs_partition_rows(ctx.location, parts) or owners.indexed(conn, [p[0] for p in parts])):
+            db_id = conn.execute(select(S.tbl.c.db_id).where(S.tbl.c.tbl_id == ctx.tbl_id)).scalar_one()
+            owners.claim_partitions(conn, table_obj(db_id, ctx.cat_name, ctx.db_name, ctx.name, ctx.tbl_id),
+                                    ctx.location, parts, replace=True)
 
     def rename_partition(self, db: str, tbl: str, old_values: Sequence[str] | None, new_part: Partition) -> None:
         self.store.run_write(self._rename, db, tbl, old_values, new_part)
@@ -213,6 +228,8 @@ class PartitionAlteration:
         if ctx.tbl_type == MANAGED and ctx.location and (not old.location or self.tables.boundary.may(old.location)):
             location = warehouse.join(ctx.location, new_name)  # (a directory outside stays where it is)
             if old.location and old.location != location:
+                self.tables.boundary.check_move(conn, old.location, ctx.tbl_id,
+                                                f"partition {old_name} of {ctx.db_name}.{ctx.name}")
                 moves.append((old.location, location))
         befores = self.queries.named(conn, ctx, [old_name])
         self._alter_one(conn, ctx, old_name, new_part, now_s(), new_name=new_name, location=location)

@@ -22,6 +22,8 @@ from store.hms.common import (
     check_location,
     check_rows,
     insert_sd,
+    purges,
+    read_params,
     same_sd,
     split_db_name,
     stats_params,
@@ -34,6 +36,7 @@ from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.partitions.partition_reads import PartitionReads
 from store.storage import warehouse
+from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 # A partition being added: (name, the Partition asked for, its parameters, its location)
@@ -121,9 +124,12 @@ class PartitionWrites:
         added = [(n, p) for n, p in by_name.items() if n not in existing]
         if not added:
             return [], []
+        # their locations are checked (store/storage/owner_index.py) before anything looks at them
+        self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
         rows, news = self._partition_rows(conn, ctx, added, now)
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
+        self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)
         kv_rows: list[tuple[Any, ...]] = []
         param_rows: list[tuple[Any, ...]] = []
         out = []
@@ -140,6 +146,15 @@ class PartitionWrites:
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
+
+    def claim(self, conn: Connection, ctx: TableCtx, parts: list[tuple[int, str, str | None]],
+              check: bool = True, index: bool = True) -> None:
+        """Partitions (id, name, location) take their locations (store/storage/owner_index.py)."""
+        owners = self.tables.boundary.owners
+        if owners.needs_partition_rows(ctx.location, parts, check, index):
+            db_id = conn.execute(select(S.tbl.c.db_id).where(S.tbl.c.tbl_id == ctx.tbl_id)).scalar_one()
+            owners.claim_partitions(conn, table_obj(db_id, ctx.cat_name, ctx.db_name, ctx.name, ctx.tbl_id),
+                                    ctx.location, parts, check=check, index=index)
 
     def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
         existing: set[str] = set()
@@ -169,8 +184,7 @@ class PartitionWrites:
         shares = _SharesTableSd(ctx)
         for name, part in added:
             sd = part.sd
-            location = (sd.location if sd is not None else None) or (
-                warehouse.join(ctx.location, name) if ctx.location else None)
+            location = _location(ctx, name, part)
             own_sd = None
             if sd is not None and not shares(sd):
                 own_sd = insert_sd(conn, sd)
@@ -197,17 +211,18 @@ class PartitionWrites:
         """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists.
         `exact_names`: names match stored names as written (drop_partitions_req), else they are read
         as key=value specs (drop_partition_by_name). Returns the dropped partitions with need_result."""
-        result, dropped, doomed = self.store.run_write(
+        result, dropped, doomed, tbl_id = self.store.run_write(
             self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
             if_exists=if_exists, need_result=need_result, exact_names=exact_names)
         self.store.note_changes(dropped)
-        self.tables.boundary.delete_dirs(doomed)
+        self.tables.boundary.delete_dirs(doomed, own_tbl_id=tbl_id)
         return result
 
     def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,
               values_list: Sequence[Sequence[str]] | None, delete_data: bool, if_exists: bool,
-              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str]]:
-        """(the dropped partitions if needed, how many were dropped, the directories to delete)."""
+              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str], int]:
+        """(the dropped partitions if needed, how many were dropped, the directories to delete, the
+        table's id)."""
         ctx = self.contexts.read(conn, db, tbl)
         wanted = []
         for n in names or []:
@@ -230,8 +245,10 @@ class PartitionWrites:
             table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
             dropped = [[v for _, v in split_name(r.part_name)] for r in rows]
             self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
-        doomed = [r.location for r in rows if r.location] if delete_data and ctx.tbl_type == MANAGED else []
-        return result, len(rows), doomed
+        purge = delete_data and ctx.tbl_type != MANAGED and bool(rows) and purges(read_params(
+            conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id])
+        doomed = [r.location for r in rows if r.location] if delete_data and (ctx.tbl_type == MANAGED or purge) else []
+        return result, len(rows), doomed, ctx.tbl_id
 
     def delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
         """Delete partitions with their key values, parameters, statistics and own descriptors."""
@@ -248,9 +265,15 @@ class PartitionWrites:
     # --- truncate -------------------------------------------------------------------------------
 
     def truncate(self, db: str, tbl: str, part_names: Sequence[str] | None) -> None:
-        """Empty the directories of the named partitions, of every partition, or of the table."""
+        """Empty the directories of the named partitions, of every partition, or of the table (an
+        external table's only with `external.table.purge`), around the locations of other objects
+        inside them; refused when another object's location covers one (docs/security.md)."""
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
+            params = read_params(conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id]
+            if ctx.tbl_type != MANAGED and not purges(params):
+                raise MetaError(f"Cannot truncate non-managed table {ctx.db_name}.{ctx.name}: an external table "
+                                "keeps its files unless external.table.purge is true")
             locs: list[str | None]
             if part_names:
                 locs = [p.sd.location for p in self.reads.get_partitions_by_names(db, tbl, part_names)]
@@ -259,14 +282,7 @@ class PartitionWrites:
                     S.partitions.c.tbl_id == ctx.tbl_id))]
             else:
                 locs = [ctx.location]
-        wanted = [loc for loc in locs if loc]
-        allowed = set(self.tables.boundary.allowed(wanted, "empty"))
-        outside = [loc for loc in wanted if loc not in allowed]
-        if outside:  # before anything is emptied
-            raise MetaError(f"Cannot truncate {db}.{tbl}: {outside[0]} is outside the warehouse, the storage "
-                            "roots and the directories the metastore made, so it will not delete files there")
-        for loc in wanted:
-            warehouse.empty_dir(loc)
+        self.tables.boundary.empty_dirs([loc for loc in locs if loc], ctx.tbl_id, f"{db}.{tbl}")
 
 
 def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:
@@ -288,6 +304,12 @@ def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:
             raise MetaError(f"Duplicate partitions in the list: {name}")
         by_name[name] = part
     return by_name
+
+
+def _location(ctx: TableCtx, name: str, part: Partition) -> str | None:
+    """Where a new partition goes: where it says, else under its table's location."""
+    return (part.sd.location if part.sd is not None else None) or (
+        warehouse.join(ctx.location, name) if ctx.location else None)
 
 
 def _with_location(sd: StorageDescriptor | None, location: str | None, ctx: TableCtx) -> StorageDescriptor:
