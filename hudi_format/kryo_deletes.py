@@ -2,7 +2,7 @@
 length is a `DeleteRecord[]` serialized with Kryo 4 as Hudi's SerializationUtils configures it
 (classes unregistered and written by name, references on, FieldSerializer: fields in name order).
 Checked against Hudi 0.12.2's writer (tests/fixtures/hudi-tables/mor_v6_kryo_delete_blocks.zip, read back by
-Hudi 0.15.0) and its SerializationUtils (tests/test_kryo_delete_blocks.py).
+Hudi 0.15.0) and its SerializationUtils (tests/unit/hudi_format/test_kryo_delete_blocks.py).
 
 The grammar read here, and nothing else (anything off it is refused, never guessed):
   array   := class("[Lorg.apache.hudi.common.model.DeleteRecord;") ref varint(n + 1) record{n}
