@@ -115,7 +115,8 @@ class TableService:
             location = warehouse.join(db.location_uri or self.databases.default_db_location(conn, db_name),
                                       table_dir_name(name))
         tparams = dict(params)
-        stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env)
+        stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env,
+                                     self.boundary.folder_counter())
         sd_id = insert_sd(conn, sd)
         tbl_id = inserted_id(conn.execute(S.tbl.insert().values(
             db_id=db.db_id, name=name, owner=table.owner, owner_type=table.ownerType,

@@ -15,6 +15,7 @@ import logging
 import os
 import posixpath
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -25,6 +26,9 @@ from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.db.dialect import BATCH
 from store.storage import warehouse
+
+if TYPE_CHECKING:
+    from store.storage.folder_stats import FolderCounter
 
 log = logging.getLogger(__name__)
 REFUSED = "hms_storage_refused"
@@ -77,6 +81,8 @@ class StorageBoundary:
         self.confined = confined  # False: Hudi base paths are all writable (an admin's own command)
         self.roots = [canonical(r) for r in [store.warehouse, *roots] if r]
         self.lexical_roots = [_lexical(r) for r in [store.warehouse, *roots] if r]
+        # where the server may list folders a client names (their statistics: folder_stats.py)
+        self.listing_roots: list[str] = list(self.roots)
         self._warned: set[tuple[str | None, str]] = set()  # bounded by the tables there are
 
     # --- what the server made ----------------------------------------------------------------------
@@ -159,6 +165,12 @@ class StorageBoundary:
             log.warning("not %s %s: outside the warehouse, the storage roots and the directories the server "
                         "made (docs/security.md, Storage boundaries)", action, base_path)
         return False
+
+    def folder_counter(self) -> FolderCounter:
+        """Counts the folders of one request (statistics), within the listing roots."""
+        from store.storage.folder_stats import FolderCounter
+
+        return FolderCounter(self.listing_roots)
 
     def delete_dirs(self, uris: Iterable[str | None]) -> None:
         warehouse.delete_dirs(self.allowed(uris, "delete"))
