@@ -32,6 +32,11 @@ class HandshakeRefused(Exception):
     """The handshake failed; str() is the reason sent to the client and logged."""
 
 
+class CredentialsRefused(HandshakeRefused):
+    """The client's credentials were wrong (a password, a delegation token): a failed log-in
+    (adapter/security/login_backoff.py)."""
+
+
 class NotSasl(HandshakeRefused):
     """The client sent a Thrift message instead (no SASL configured): it cannot read a SASL
     status, so the caller answers it in Thrift (`framed`: its first byte was a frame length's)."""
@@ -73,7 +78,7 @@ class PlainExchange:
         if authzid and authzid != user:
             raise HandshakeRefused(f"user {user} may not act as {authzid} (impersonation is not supported)")
         if not user or not self.check_password(user, password):
-            raise HandshakeRefused(f"authentication failed for user {user}: wrong user name or password")
+            raise CredentialsRefused(f"authentication failed for user {user}: wrong user name or password")
         self.result = Authenticated(user, "password", user)
         return None
 
@@ -165,7 +170,7 @@ class DigestTokenExchange:
         try:
             ident, password = self.password_of(identifier)
         except Exception as exc:  # noqa: BLE001 - the token service says why (unknown, expired, ...)
-            raise HandshakeRefused(f"delegation token refused: {exc}") from None
+            raise CredentialsRefused(f"delegation token refused: {exc}") from None
         secret = base64.b64encode(password).decode()
         authzid = d.get("authzid")
         a1 = hashlib.md5(f'{d["username"]}:{d.get("realm", "")}:{secret}'.encode()).digest() + \
@@ -177,7 +182,7 @@ class DigestTokenExchange:
             return hashlib.md5(f"{ha1}:{tail}".encode()).hexdigest()
 
         if not hmac.compare_digest(digest(f'AUTHENTICATE:{d["digest-uri"]}'), d["response"].lower()):
-            raise HandshakeRefused(f"delegation token refused: the password of {ident.owner}'s token does not match")
+            raise CredentialsRefused(f"delegation token refused: the password of {ident.owner}'s token does not match")
         if authzid and authzid != ident.owner:
             raise HandshakeRefused(f"{ident.owner} may not act as {authzid} (impersonation is not supported)")
         self.result = Authenticated(short_name(ident.owner), "token", ident.owner)
@@ -261,6 +266,11 @@ def _negotiate(sock, exchanges) -> Authenticated:
             return exchange.result
         send(sock, OK, challenge or b"")
     raise HandshakeRefused(f"SASL negotiation took more than {MAX_STEPS} steps")
+
+
+def refuse(sock, reason: str) -> None:
+    """Refuse a client before its handshake is read (it reads this answer to its first message)."""
+    _tell(sock, BAD, reason)
 
 
 def _tell(sock, status: int, reason: str) -> None:

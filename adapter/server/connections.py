@@ -5,6 +5,7 @@ timeout and the in-flight budget, and answers it."""
 from __future__ import annotations
 
 import logging
+import math
 import select
 import socket
 import ssl
@@ -17,7 +18,7 @@ from thrift.transport import TTransport
 
 from adapter import identity
 from adapter.router import HandlerRouter
-from adapter.security import sasl
+from adapter.security import login_backoff, sasl
 from adapter.security.settings import ConnectionSecurity
 from adapter.server.budget import InflightBudget
 from adapter.server.limits import Limits
@@ -31,6 +32,8 @@ log = logging.getLogger("hudi_metastore.server")
 REFUSE_GRACE_S = 0.2  # a worker at its cap leaves new connections this long to the other workers
 OPEN_GAUGE = "hms_connections_open"
 REFUSED = "hms_connections_refused"
+LOGINS_FAILED = "hms_logins_failed"
+LOGINS_DELAYED = "hms_logins_delayed"  # refused while the address waits after failed log-ins
 
 
 class _Connection:
@@ -65,6 +68,7 @@ class ThriftServer:
         self.security = security or ConnectionSecurity()
         self.ssl_context = self.security.ssl_context()
         self.exchanges = self.security.exchanges(getattr(router, "delegation_tokens", None))
+        self.logins = login_backoff.LoginBackoff()  # failed log-ins per client address
         self.listen_sock = listen_sock
         self.limits = limits or Limits()
         self.budget = InflightBudget(self.limits.inflight_bytes, self.limits.read_timeout or 60.0)
@@ -161,15 +165,30 @@ class ThriftServer:
         limit = self.limits.max_message_size
         sock = ClientSocket(conn.sock, limit, self.budget)
         if self.security.sasl:
+            key = login_backoff.client_key(conn.addr)
+            wait = self.logins.wait_left(key)
+            if wait > 0:  # refused without looking at the credentials
+                sasl.refuse(sock, f"too many failed log-ins from {key}: try again in {math.ceil(wait)} s")
+                metrics.incr(LOGINS_DELAYED)
+                log.warning("closing connection from %s: log-in refused for %.1f s more after failed log-ins",
+                            conn.addr, wait)
+                drain(conn.sock, seconds=2.0)
+                return
             try:
                 who = sasl.negotiate(sock, self.exchanges)
             except sasl.HandshakeRefused as exc:
                 if isinstance(exc, sasl.NotSasl):
                     _answer_plain(conn.sock, unsolicited_error(str(exc), framed=exc.framed))
-                log.warning("closing connection from %s: SASL authentication refused: %s",
-                            conn.addr, one_line(str(exc)))
+                later = ""
+                if isinstance(exc, sasl.CredentialsRefused):
+                    metrics.incr(LOGINS_FAILED)
+                    if (wait := self.logins.failed(key)) > 0:
+                        later = f" (next log-in from {key} in {wait:g} s)"
+                log.warning("closing connection from %s: SASL authentication refused: %s%s",
+                            conn.addr, one_line(str(exc)), later)
                 drain(conn.sock, seconds=2.0)
                 return
+            self.logins.succeeded(key)
             identity.bind_authenticated(who.user, who.mechanism, who.principal)
             log.info("connection from %s authenticated as %s (%s)", conn.addr, who.principal, who.mechanism)
         self._serve_requests(conn, sock, framed=self.limits.framed or self.security.sasl)
