@@ -23,6 +23,7 @@ from adapter.security.settings import ConnectionSecurity
 from adapter.server.budget import InflightBudget
 from adapter.server.limits import Limits
 from adapter.server.logtext import one_line
+from adapter.server.memory_release import MemoryRelease
 from adapter.server.processor import MetastoreProcessor, ReplyProtocol, RequestRejected, unsolicited_error
 from adapter.server.transport import BufferedTransport, ClientSocket, LimitedFramedTransport, drain, has_buffered_input
 from store import metrics
@@ -69,6 +70,7 @@ class ThriftServer:
         self.ssl_context = self.security.ssl_context()
         self.exchanges = self.security.exchanges(getattr(router, "delegation_tokens", None))
         self.logins = login_backoff.LoginBackoff()  # failed log-ins per client address
+        self.memory = MemoryRelease()  # what a large request took, given back
         self.listen_sock = listen_sock
         self.limits = limits or Limits()
         self.budget = InflightBudget(self.limits.inflight_bytes, self.limits.read_timeout or 60.0)
@@ -245,12 +247,14 @@ class ThriftServer:
         with self._lock:
             self.active += 1
         sock.start_request()
+        start = time.monotonic()
         try:
             self.processor.process(iprot, oprot)
         finally:
             sock.end_request()
             with self._lock:
                 self.active -= 1
+            self.memory.after_request(time.monotonic() - start, sock.consumed)
 
     def _wait_request(self, conn: _Connection, itrans, poller) -> bool:
         """Block until the next request starts; False when the server stops, the client closes or
