@@ -18,6 +18,7 @@ import hmac
 import re
 import secrets
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -230,10 +231,12 @@ def receive(sock) -> tuple[int, bytes]:
     return status, sock.read_exactly(length) if length else b""
 
 
-def negotiate(sock, exchanges: dict[str, object]) -> Authenticated:
+def negotiate(sock, exchanges: dict[str, object],
+              on_refusal: Callable[[HandshakeRefused], None] | None = None) -> Authenticated:
     """Run the handshake on `sock` (adapter.server.transport.ClientSocket: the read timeout and the
-    size limit apply). `exchanges`: mechanism name -> factory of an Exchange. On refusal the reason
-    is sent to the client (BAD) and HandshakeRefused raised."""
+    size limit apply). `exchanges`: mechanism name -> factory of an Exchange. On refusal
+    `on_refusal` is called, then the reason is sent to the client (BAD) and HandshakeRefused
+    raised."""
     try:
         try:
             return _negotiate(sock, exchanges)
@@ -244,6 +247,8 @@ def negotiate(sock, exchanges: dict[str, object]) -> Authenticated:
     except NotSasl:
         raise
     except HandshakeRefused as exc:
+        if on_refusal is not None:  # before the client hears it (and may try again)
+            on_refusal(exc)
         _tell(sock, BAD, str(exc))
         raise
 

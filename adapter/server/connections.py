@@ -176,16 +176,18 @@ class ThriftServer:
                             conn.addr, wait)
                 drain(conn.sock, seconds=2.0)
                 return
+            waits: list[float] = []
+
+            def failed(exc: sasl.HandshakeRefused) -> None:  # recorded before the client is told
+                if isinstance(exc, sasl.CredentialsRefused):
+                    metrics.incr(LOGINS_FAILED)
+                    waits.append(self.logins.failed(key))
             try:
-                who = sasl.negotiate(sock, self.exchanges)
+                who = sasl.negotiate(sock, self.exchanges, failed)
             except sasl.HandshakeRefused as exc:
                 if isinstance(exc, sasl.NotSasl):
                     _answer_plain(conn.sock, unsolicited_error(str(exc), framed=exc.framed))
-                later = ""
-                if isinstance(exc, sasl.CredentialsRefused):
-                    metrics.incr(LOGINS_FAILED)
-                    if (wait := self.logins.failed(key)) > 0:
-                        later = f" (next log-in from {key} in {wait:g} s)"
+                later = f" (next log-in from {key} in {waits[0]:g} s)" if waits and waits[0] > 0 else ""
                 log.warning("closing connection from %s: SASL authentication refused: %s%s",
                             conn.addr, one_line(str(exc)), later)
                 drain(conn.sock, seconds=2.0)
