@@ -46,6 +46,7 @@ class FolderCounter:
         self.max_seconds = MAX_SECONDS if max_seconds is None else max_seconds
         self.deadline: float | None = None  # set by the first count
         self.exhausted = ""  # why the bounds are used up (logged once)
+        self.outside_logged = False
 
     def stats(self, uri: str | None) -> FolderStats | None:
         """The data files below the local folder `uri` (hidden `.` and `_` entries skipped, as Hive
@@ -57,7 +58,9 @@ class FolderCounter:
         try:
             real = os.path.realpath(path)
             if self.roots is not None and not _inside(canonical("file:" + real), self.roots):
-                log.info("statistics of %s not gathered: outside the warehouse and the configured roots", uri)
+                if not self.outside_logged:  # once per request (add_partitions may name thousands)
+                    self.outside_logged = True
+                    log.info("statistics of %s not gathered: outside the warehouse and the configured roots", uri)
                 return None
             if not os.path.isdir(real):
                 return FolderStats(0, 0)
