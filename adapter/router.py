@@ -10,6 +10,7 @@ from thrift.Thrift import TApplicationException
 
 from adapter.call_names import record_arguments
 from adapter.errors import answer, declared_exceptions, unexpected
+from adapter.request_text import refusal
 from store import metrics
 from store.db.database import call_begins, read_may_be_retried
 from store.errors import AccessDenied
@@ -76,12 +77,15 @@ class HandlerRouter:
 
 
 def _guard(name, fn, authorizer=None):
-    """Admits the call (authorization), answers errors as `adapter.errors.answer` says; records the
-    outcome for the call log."""
+    """Refuses text no request may carry (adapter/request_text.py), admits the call (authorization),
+    answers errors as `adapter.errors.answer` says; records the outcome for the call log."""
     declared = declared_exceptions(name)
 
     def call(*args):
         record_arguments(name, args)
+        bad_text = refusal(name, args, declared)  # NUL, no UTF-8: before anything runs
+        if bad_text is not None:
+            _answer_error(name, bad_text, declared)
         if authorizer is not None:
             try:
                 args = authorizer.admit(name, args)

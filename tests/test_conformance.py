@@ -1121,13 +1121,14 @@ def test_catalogs(cf):
 # --------------------------------------------------------------------------- quick stats from data files
 
 
-def _files(cf: Pair, rel: str, files: dict[str, str]) -> None:
-    """The same data files under each side's external root."""
+def _files(cf: Pair, rel: str, files: dict[str, str], root: str = "@EXT@") -> None:
+    """The same data files under each side's external root (`root` "@WH@": its warehouse)."""
     import os
 
     for side in (cf.reference, cf.ours):
         for name, content in files.items():
-            path = os.path.join(side.external, rel, name)
+            base = side.subst(root)
+            path = os.path.join(base[len("file:"):] if base.startswith("file:") else base, rel, name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(content)
@@ -1135,26 +1136,29 @@ def _files(cf: Pair, rel: str, files: dict[str, str]) -> None:
 
 def test_quick_stats(cf):
     """numFiles / totalSize Hive keeps in parameters when it creates or alters objects on
-    directories that already hold data (hidden `.`/`_` files do not count)."""
+    directories that already hold data (hidden `.`/`_` files do not count). The folders are in the
+    warehouse: ours counts only folders under the warehouse and the configured roots."""
     (db,) = names(cf, "qs")
+    d = f"{db}_data"
     cf.call("create_database", database(db), expect="ok")
-    _files(cf, "t", {"part-0": "hello\n", "sub/part-1": "more data\n", ".hidden": "x", "_SUCCESS": ""})
+    _files(cf, f"{d}/t", {"part-0": "hello\n", "sub/part-1": "more data\n", ".hidden": "x", "_SUCCESS": ""},
+           root="@WH@")
     c2 = cols("a int", "b string")
-    cf.call("create_table", table(db, "t", c2, location="@EXT@/t", external=True), expect="ok")
+    cf.call("create_table", table(db, "t", c2, location=f"@WH@/{d}/t", external=True), expect="ok")
     cf.call("get_table", db, "t")
-    cf.call("create_table", table(db, "t_partial", c2, location="@EXT@/t", external=True, params={"numFiles": "9"}),
+    cf.call("create_table", table(db, "t_partial", c2, location=f"@WH@/{d}/t", external=True, params={"numFiles": "9"}),
             expect="ok")
     cf.call("get_table", db, "t_partial")
-    cf.call("create_table", table(db, "t_given", c2, location="@EXT@/t", external=True,
+    cf.call("create_table", table(db, "t_given", c2, location=f"@WH@/{d}/t", external=True,
                                   params={"numFiles": "9", "totalSize": "99"}), expect="ok")
     cf.call("get_table", db, "t_given")
-    cf.call("create_table", table(db, "t_dnus", c2, location="@EXT@/t", external=True,
+    cf.call("create_table", table(db, "t_dnus", c2, location=f"@WH@/{d}/t", external=True,
                                   params={"DO_NOT_UPDATE_STATS": "true"}), expect="ok")
     cf.call("get_table", db, "t_dnus")
-    cf.call("create_table", table(db, "t_new", c2, location="@EXT@/new", external=True), expect="ok")
+    cf.call("create_table", table(db, "t_new", c2, location=f"@WH@/{d}/new", external=True), expect="ok")
     cf.call("get_table", db, "t_new")
     # alter recounts (unless DO_NOT_UPDATE_STATS); STATS_GENERATED=TASK marks basic stats accurate
-    _files(cf, "t", {"part-2": "0123456789"})
+    _files(cf, f"{d}/t", {"part-2": "0123456789"}, root="@WH@")
 
     def edit(name, fn=lambda t: None):
         return Each(lambda client: _edited(client.get_table(db, name), fn))
@@ -1167,16 +1171,16 @@ def test_quick_stats(cf):
             EnvironmentContext(properties={"STATS_GENERATED": "TASK"}), expect="ok")
     cf.call("get_table", db, "t_given")
     # partitions
-    pt = table(db, "p", c2, cols("ds string"), location="@EXT@/p", external=True)
+    pt = table(db, "p", c2, cols("ds string"), location=f"@WH@/{d}/p", external=True)
     cf.call("create_table", pt, expect="ok")
     cf.call("get_table", db, "p")
-    _files(cf, "p/ds=x", {"f1": "abc", "f2": "defgh"})
+    _files(cf, f"{d}/p/ds=x", {"f1": "abc", "f2": "defgh"}, root="@WH@")
     cf.call("add_partition", partition(pt, ["x"]), expect="ok")
     cf.call("add_partition", partition(pt, ["y"]), expect="ok")
-    cf.call("add_partitions", [partition(pt, ["z"], location="@EXT@/p/ds=x")], expect="ok")
+    cf.call("add_partitions", [partition(pt, ["z"], location=f"@WH@/{d}/p/ds=x")], expect="ok")
     cf.call("append_partition", db, "p", ["w"], expect="ok")
     cf.call("get_partitions", db, "p", -1)
-    _files(cf, "p/ds=y", {"f": "12345678"})
+    _files(cf, f"{d}/p/ds=y", {"f": "12345678"}, root="@WH@")
 
     def part(vals, fn=lambda p: None):
         return Each(lambda client: _edited(client.get_partition(db, "p", vals), fn))

@@ -18,6 +18,7 @@ import hmac
 import re
 import secrets
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,6 +31,11 @@ MAX_STEPS = 8
 
 class HandshakeRefused(Exception):
     """The handshake failed; str() is the reason sent to the client and logged."""
+
+
+class CredentialsRefused(HandshakeRefused):
+    """The client's credentials were wrong (a password, a delegation token): a failed log-in
+    (adapter/security/login_backoff.py)."""
 
 
 class NotSasl(HandshakeRefused):
@@ -73,7 +79,7 @@ class PlainExchange:
         if authzid and authzid != user:
             raise HandshakeRefused(f"user {user} may not act as {authzid} (impersonation is not supported)")
         if not user or not self.check_password(user, password):
-            raise HandshakeRefused(f"authentication failed for user {user}: wrong user name or password")
+            raise CredentialsRefused(f"authentication failed for user {user}: wrong user name or password")
         self.result = Authenticated(user, "password", user)
         return None
 
@@ -165,7 +171,7 @@ class DigestTokenExchange:
         try:
             ident, password = self.password_of(identifier)
         except Exception as exc:  # noqa: BLE001 - the token service says why (unknown, expired, ...)
-            raise HandshakeRefused(f"delegation token refused: {exc}") from None
+            raise CredentialsRefused(f"delegation token refused: {exc}") from None
         secret = base64.b64encode(password).decode()
         authzid = d.get("authzid")
         a1 = hashlib.md5(f'{d["username"]}:{d.get("realm", "")}:{secret}'.encode()).digest() + \
@@ -177,7 +183,7 @@ class DigestTokenExchange:
             return hashlib.md5(f"{ha1}:{tail}".encode()).hexdigest()
 
         if not hmac.compare_digest(digest(f'AUTHENTICATE:{d["digest-uri"]}'), d["response"].lower()):
-            raise HandshakeRefused(f"delegation token refused: the password of {ident.owner}'s token does not match")
+            raise CredentialsRefused(f"delegation token refused: the password of {ident.owner}'s token does not match")
         if authzid and authzid != ident.owner:
             raise HandshakeRefused(f"{ident.owner} may not act as {authzid} (impersonation is not supported)")
         self.result = Authenticated(short_name(ident.owner), "token", ident.owner)
@@ -225,10 +231,12 @@ def receive(sock) -> tuple[int, bytes]:
     return status, sock.read_exactly(length) if length else b""
 
 
-def negotiate(sock, exchanges: dict[str, object]) -> Authenticated:
+def negotiate(sock, exchanges: dict[str, object],
+              on_refusal: Callable[[HandshakeRefused], None] | None = None) -> Authenticated:
     """Run the handshake on `sock` (adapter.server.transport.ClientSocket: the read timeout and the
-    size limit apply). `exchanges`: mechanism name -> factory of an Exchange. On refusal the reason
-    is sent to the client (BAD) and HandshakeRefused raised."""
+    size limit apply). `exchanges`: mechanism name -> factory of an Exchange. On refusal
+    `on_refusal` is called, then the reason is sent to the client (BAD) and HandshakeRefused
+    raised."""
     try:
         try:
             return _negotiate(sock, exchanges)
@@ -239,6 +247,8 @@ def negotiate(sock, exchanges: dict[str, object]) -> Authenticated:
     except NotSasl:
         raise
     except HandshakeRefused as exc:
+        if on_refusal is not None:  # before the client hears it (and may try again)
+            on_refusal(exc)
         _tell(sock, BAD, str(exc))
         raise
 
@@ -261,6 +271,11 @@ def _negotiate(sock, exchanges) -> Authenticated:
             return exchange.result
         send(sock, OK, challenge or b"")
     raise HandshakeRefused(f"SASL negotiation took more than {MAX_STEPS} steps")
+
+
+def refuse(sock, reason: str) -> None:
+    """Refuse a client before its handshake is read (it reads this answer to its first message)."""
+    _tell(sock, BAD, reason)
 
 
 def _tell(sock, status: int, reason: str) -> None:

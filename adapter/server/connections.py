@@ -5,6 +5,7 @@ timeout and the in-flight budget, and answers it."""
 from __future__ import annotations
 
 import logging
+import math
 import select
 import socket
 import ssl
@@ -17,11 +18,12 @@ from thrift.transport import TTransport
 
 from adapter import identity
 from adapter.router import HandlerRouter
-from adapter.security import sasl
+from adapter.security import login_backoff, sasl
 from adapter.security.settings import ConnectionSecurity
 from adapter.server.budget import InflightBudget
 from adapter.server.limits import Limits
 from adapter.server.logtext import one_line
+from adapter.server.memory_release import MemoryRelease
 from adapter.server.processor import MetastoreProcessor, ReplyProtocol, RequestRejected, unsolicited_error
 from adapter.server.transport import BufferedTransport, ClientSocket, LimitedFramedTransport, drain, has_buffered_input
 from store import metrics
@@ -31,6 +33,8 @@ log = logging.getLogger("hudi_metastore.server")
 REFUSE_GRACE_S = 0.2  # a worker at its cap leaves new connections this long to the other workers
 OPEN_GAUGE = "hms_connections_open"
 REFUSED = "hms_connections_refused"
+LOGINS_FAILED = "hms_logins_failed"
+LOGINS_DELAYED = "hms_logins_delayed"  # refused while the address waits after failed log-ins
 
 
 class _Connection:
@@ -65,6 +69,8 @@ class ThriftServer:
         self.security = security or ConnectionSecurity()
         self.ssl_context = self.security.ssl_context()
         self.exchanges = self.security.exchanges(getattr(router, "delegation_tokens", None))
+        self.logins = login_backoff.LoginBackoff()  # failed log-ins per client address
+        self.memory = MemoryRelease()  # what a large request took, given back
         self.listen_sock = listen_sock
         self.limits = limits or Limits()
         self.budget = InflightBudget(self.limits.inflight_bytes, self.limits.read_timeout or 60.0)
@@ -161,15 +167,32 @@ class ThriftServer:
         limit = self.limits.max_message_size
         sock = ClientSocket(conn.sock, limit, self.budget)
         if self.security.sasl:
+            key = login_backoff.client_key(conn.addr)
+            wait = self.logins.wait_left(key)
+            if wait > 0:  # refused without looking at the credentials
+                sasl.refuse(sock, f"too many failed log-ins from {key}: try again in {math.ceil(wait)} s")
+                metrics.incr(LOGINS_DELAYED)
+                log.warning("closing connection from %s: log-in refused for %.1f s more after failed log-ins",
+                            conn.addr, wait)
+                drain(conn.sock, seconds=2.0)
+                return
+            waits: list[float] = []
+
+            def failed(exc: sasl.HandshakeRefused) -> None:  # recorded before the client is told
+                if isinstance(exc, sasl.CredentialsRefused):
+                    metrics.incr(LOGINS_FAILED)
+                    waits.append(self.logins.failed(key))
             try:
-                who = sasl.negotiate(sock, self.exchanges)
+                who = sasl.negotiate(sock, self.exchanges, failed)
             except sasl.HandshakeRefused as exc:
                 if isinstance(exc, sasl.NotSasl):
                     _answer_plain(conn.sock, unsolicited_error(str(exc), framed=exc.framed))
-                log.warning("closing connection from %s: SASL authentication refused: %s",
-                            conn.addr, one_line(str(exc)))
+                later = f" (next log-in from {key} in {waits[0]:g} s)" if waits and waits[0] > 0 else ""
+                log.warning("closing connection from %s: SASL authentication refused: %s%s",
+                            conn.addr, one_line(str(exc)), later)
                 drain(conn.sock, seconds=2.0)
                 return
+            self.logins.succeeded(key)
             identity.bind_authenticated(who.user, who.mechanism, who.principal)
             log.info("connection from %s authenticated as %s (%s)", conn.addr, who.principal, who.mechanism)
         self._serve_requests(conn, sock, framed=self.limits.framed or self.security.sasl)
@@ -226,12 +249,14 @@ class ThriftServer:
         with self._lock:
             self.active += 1
         sock.start_request()
+        start = time.monotonic()
         try:
             self.processor.process(iprot, oprot)
         finally:
             sock.end_request()
             with self._lock:
                 self.active -= 1
+            self.memory.after_request(time.monotonic() - start, sock.consumed)
 
     def _wait_request(self, conn: _Connection, itrans, poller) -> bool:
         """Block until the next request starts; False when the server stops, the client closes or

@@ -1,8 +1,9 @@
 """One Thrift message in, at most one answer out: the generated processor of the Hudi extension
 service (which extends ThriftHiveMetastore, so one port serves both), plus Hive's text for unknown
 methods (also for names that are no UTF-8), no answer to oneway calls, a clear error for oversized,
-malformed, truncated or stalled requests and for a full in-flight budget, and one log line and
-metrics record per call (client text escaped: adapter/server/logtext.py)."""
+malformed, truncated or stalled requests and for a full in-flight budget, the declared exception
+for arguments whose text is no UTF-8 (adapter/server/replay.py), and one log line and metrics
+record per call (client text escaped: adapter/server/logtext.py)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
 
+from adapter import request_text
 from adapter.call_log import log_call
 from adapter.router import HandlerRouter, take_error
 from adapter.server.encoded_answers import encode_reply
 from adapter.server.logtext import field, one_line
+from adapter.server.replay import Replay
 from adapter.server.transport import Busy, OversizedFrame
 from store import metrics
 from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
@@ -178,8 +181,18 @@ class MetastoreProcessor(HudiMetastore.Processor):
         status = "ok"
         oprot.replying = False
         take_error()
+        replay = Replay.start_for(iprot.trans)
+        request_text.begin_request(replay.possible if replay is not None else None)
         try:
-            fn(self, header.seqid, iprot, oprot)
+            try:
+                fn(self, header.seqid, iprot, oprot)
+            except (UnicodeDecodeError, request_text.DecodeAgain):  # text that may be no UTF-8
+                if oprot.replying or replay is None or not replay.rewind():
+                    raise
+                request_text.decoding_leniently()
+                fn(self, header.seqid, request_text.LenientProtocol(
+                    iprot.trans, string_length_limit=iprot.string_length_limit,
+                    container_length_limit=iprot.container_length_limit), oprot)
             status = take_error() or "ok"  # e.g. NoSuchObjectException: answered, but not a success
         except Exception as exc:
             status, kind, text = self._failure(name, exc, oprot.replying)
@@ -188,6 +201,9 @@ class MetastoreProcessor(HudiMetastore.Processor):
             self._reject(oprot, header, kind, text)
             raise RequestRejected(text) from exc
         finally:
+            if replay is not None:
+                replay.stop()
+                request_text.begin_request(None)
             elapsed = time.perf_counter() - start
             log_call(call_log, name, elapsed, status, iprot)
             metrics.record_call(name, elapsed, status)

@@ -32,6 +32,8 @@ class ClientSocket(TSocket.TSocket):
         self.budget = budget
         self.consumed = 0
         self.ticket: Ticket | None = None
+        self.tape: bytearray | None = None  # what is read while a request's arguments may be replayed
+        self.tape_limit = 0
 
     def start_request(self) -> None:
         self.consumed = 0
@@ -49,6 +51,8 @@ class ClientSocket(TSocket.TSocket):
         self._cover(self.consumed + sz)
         data = super().read(sz)
         self.consumed += len(data)
+        if self.tape is not None:
+            self._record(data)
         if self.consumed > self.limit:
             raise TTransport.TTransportException(TTransport.TTransportException.SIZE_LIMIT,
                                                  "message exceeds the maximum size")
@@ -83,7 +87,17 @@ class ClientSocket(TSocket.TSocket):
             left -= k
             self.consumed += k
         scratch.release()
+        if self.tape is not None:
+            self._record(memoryview(buf)[len(prefix):])
         return bytes(buf)
+
+    def _record(self, data) -> None:
+        """Keep what was read for a replay (adapter/server/replay.py); beyond its limit, nothing."""
+        assert self.tape is not None
+        if len(self.tape) + len(data) > self.tape_limit:
+            self.tape = None
+        else:
+            self.tape += data
 
     def _recv_into(self, view: memoryview) -> int:
         try:

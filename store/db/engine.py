@@ -9,6 +9,7 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 
+from store.db.statement_cache import bound_statement_cache
 from store.db.statement_timeout import limit_statement_time, postgresql_options
 
 DEFAULT_URL = "sqlite:///./metastore.db"
@@ -46,6 +47,7 @@ def make_engine(url: str, pool_size: int = 16, autocommit: bool = False,
         )
         _sqlite_setup(engine)
         limit_statement_time(engine, statement_timeout_s)
+        bound_statement_cache(engine)
         return engine
     connect_args = {}
     if backend == "postgresql":
@@ -72,6 +74,7 @@ def make_engine(url: str, pool_size: int = 16, autocommit: bool = False,
             cur.execute("SET SESSION group_concat_max_len = 4294967295")
             cur.close()
     limit_statement_time(engine, statement_timeout_s)
+    bound_statement_cache(engine)
     return engine
 
 

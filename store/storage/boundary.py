@@ -15,6 +15,7 @@ import logging
 import os
 import posixpath
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from sqlalchemy import select
@@ -27,6 +28,9 @@ from store.db.dialect import BATCH
 from store.errors import MetaError, OwnershipConflict
 from store.storage import ownership, warehouse
 from store.storage.owner_index import OwnerIndex
+
+if TYPE_CHECKING:
+    from store.storage.folder_stats import FolderCounter
 
 log = logging.getLogger(__name__)
 REFUSED = "hms_storage_refused"
@@ -78,10 +82,14 @@ class StorageBoundary:
                  external_locations: Iterable[str] = ()):
         self.store = store
         # who owns which location (store/storage/owner_index.py): deletions and moves follow it
-        self.owners = OwnerIndex(store, list(external_locations))
+        external_locations = list(external_locations)
+        self.owners = OwnerIndex(store, external_locations)
         self.confined = confined  # False: Hudi base paths are all writable (an admin's own command)
         self.roots = [canonical(r) for r in [store.warehouse, *roots] if r]
         self.lexical_roots = [_lexical(r) for r in [store.warehouse, *roots] if r]
+        # where the server may list folders a client names (their statistics: folder_stats.py): the
+        # boundary and the external locations, where users may place objects
+        self.listing_roots: list[str] = list(self.roots) + [canonical(r) for r in external_locations if r]
         self._warned: set[tuple[str | None, str]] = set()  # bounded by the tables there are
 
     # --- what the server made ----------------------------------------------------------------------
@@ -171,6 +179,12 @@ class StorageBoundary:
             log.warning("not %s %s: outside the warehouse, the storage roots and the directories the server "
                         "made (docs/security.md, Storage boundaries)", action, base_path)
         return False
+
+    def folder_counter(self) -> FolderCounter:
+        """Counts the folders of one request (statistics), within the listing roots."""
+        from store.storage.folder_stats import FolderCounter
+
+        return FolderCounter(self.listing_roots)
 
     # --- what ownership lets the server change ------------------------------------------------------
 

@@ -208,22 +208,6 @@ def move_dir(src: str, dst: str) -> bool:
     return False
 
 
-def quick_stats(uri: str | None) -> tuple[int, int] | None:
-    """(numFiles, totalSize) of the data files in a directory, as Hive's fast stats count them."""
-    path = local_path(uri)
-    if path is None or not os.path.isdir(path):
-        return None
-    files = size = 0
-    for root, dirs, names in os.walk(path):
-        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
-        for n in names:
-            if n.startswith((".", "_")):
-                continue
-            files += 1
-            size += os.path.getsize(os.path.join(root, n))
-    return files, size
-
-
 def delete_file(uri: str | None) -> bool:
     """Delete one file; False when it was not there."""
     if not uri:

@@ -97,7 +97,7 @@ class TableAlteration:
             self._claim(conn, old, db_id, new_db, new_name, location)
         # Hive recounts numFiles/totalSize of an unpartitioned table (from where its data is now)
         stats_params.on_alter_table(params, tbl_type, bool(new.partitionKeys),
-                                    moves[0][0] if moves else location, env)
+                                    moves[0][0] if moves else location, env, self.boundary.folder_counter())
         _drop_stale_column_stats(conn, old.tbl_id, old_cols, new.sd.cols, params)
         version = version_for_columns(conn, old.tbl_id, old.schema_version, new.sd.cols, new.partitionKeys)
         conn.execute(update(S.sds).where(S.sds.c.sd_id == old.sd_id).values(**sd_row(new.sd)))

@@ -141,7 +141,8 @@ class TableService:
         if tbl_type != VIEW:  # before anything looks at the location (store/storage/owner_index.py)
             self.boundary.owners.check(conn, obj, [location] if location else [], TBL)
         tparams = dict(params)
-        stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env)
+        stats_params.on_create_table(tparams, tbl_type, bool(table.partitionKeys), location, env,
+                                     self.boundary.folder_counter())
         sd_id = insert_sd(conn, sd)
         tbl_id = inserted_id(conn.execute(S.tbl.insert().values(
             db_id=db.db_id, name=name, owner=table.owner, owner_type=table.ownerType,

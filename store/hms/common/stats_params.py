@@ -12,6 +12,9 @@
 * ``COLUMN_STATS_ACCURATE``: recomputing the fast stats drops it, unless the environment context says
   ``STATS_GENERATED=TASK`` (then ``{"BASIC_STATS":"true"}``); updating column statistics records the
   columns (``{"COLUMN_STATS":{"a":"true"}}``); altering the columns away forgets them.
+* Counting is bounded (store/storage/folder_stats.py, one counter per request): only folders under
+  the warehouse and the configured roots are counted; a count cut short (too many files, too long,
+  an unreadable folder) records no fast stats and no ``COLUMN_STATS_ACCURATE``, as if never gathered.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 
 from store.storage import warehouse
+from store.storage.folder_stats import FolderCounter
 
 NUM_FILES, TOTAL_SIZE, NUM_ERASURE_CODED = "numFiles", "totalSize", "numFilesErasureCoded"
 FAST_STATS = (NUM_FILES, TOTAL_SIZE)
@@ -93,48 +97,54 @@ def remove_column_stats_state(params: dict, columns) -> None:
 
 # --- fast stats -----------------------------------------------------------------------------------
 
-def _populate(params: dict, location: str | None, env: dict | None) -> None:
-    if warehouse.local_path(location) is None:
-        return  # object stores: nothing cheap to count
-    files, size = warehouse.quick_stats(location) or (0, 0)
-    params[NUM_FILES], params[TOTAL_SIZE] = str(files), str(size)
+def _populate(params: dict, location: str | None, env: dict | None, counter: FolderCounter) -> None:
+    """`counter`: the request's (StorageBoundary.folder_counter)."""
+    stats = counter.stats(location)
+    if stats is None:
+        return  # object stores (nothing cheap to count), or outside the roots
+    if not stats.complete:
+        for key in (*FAST_STATS, CSA):
+            params.pop(key, None)
+        return
+    params[NUM_FILES], params[TOTAL_SIZE] = str(stats.files), str(stats.size)
     set_basic_state(params, env)
 
 
-def _table_fast_stats(params: dict, location: str | None, existed: bool, force: bool, env: dict | None) -> None:
+def _table_fast_stats(params: dict, location: str | None, existed: bool, force: bool, env: dict | None,
+                      counter: FolderCounter) -> None:
     if DO_NOT_UPDATE_STATS in params:
         skip = params.pop(DO_NOT_UPDATE_STATS).strip().lower() == "true"
         if skip:
             return
     if (force or not given_at_create(params)) and existed:
-        _populate(params, location, env)
+        _populate(params, location, env, counter)
 
 
 def on_create_table(params: dict, table_type: str | None, partitioned: bool, location: str | None,
-                    env: dict | None) -> None:
+                    env: dict | None, counter: FolderCounter) -> None:
     """Before the table is stored; `location`'s directory does not exist yet if Hive would make it."""
     if table_type == VIEW or partitioned:
         return
     existed = warehouse.local_path(location) is not None and warehouse.is_dir(location)
-    _table_fast_stats(params, location, existed, False, env)
+    _table_fast_stats(params, location, existed, False, env, counter)
 
 
 def on_alter_table(params: dict, table_type: str | None, partitioned: bool, location: str | None,
-                   env: dict | None) -> None:
+                   env: dict | None, counter: FolderCounter) -> None:
     if env_skips(env) or table_type == VIEW or partitioned:
         return
-    _table_fast_stats(params, location, True, True, env)
+    _table_fast_stats(params, location, True, True, env, counter)
 
 
-def on_add_partition(params: dict, location: str | None) -> None:
+def on_add_partition(params: dict, location: str | None, counter: FolderCounter) -> None:
     if has_fast_stats(params):  # given (Spark's partition repair counts them): kept, as Hive 2.3 does
         return
     if warehouse.local_path(location) is not None and warehouse.is_dir(location):
-        _populate(params, location, None)
+        _populate(params, location, None, counter)
 
 
 def on_alter_partition(old_params: dict, params: dict, table_type: str | None, location: str | None,
-                       env: dict | None) -> None:
+                       env: dict | None, counter: FolderCounter) -> None:
     if env_skips(env) or table_type == VIEW:
         return
     same = all(k in old_params and k in params and _num(old_params[k]) == _num(params[k]) for k in FAST_STATS)
@@ -145,7 +155,7 @@ def on_alter_partition(old_params: dict, params: dict, table_type: str | None, l
     if same:
         set_basic_state(params, env)
     else:
-        _populate(params, location, env)
+        _populate(params, location, env, counter)
 
 
 def _num(v):

@@ -101,6 +101,7 @@ class PartitionAlteration:
         updates: list[dict[str, Any]] = []
         new_params: list[dict[str, Any]] = []
         touched, dropped_sds = [], []
+        counter = self.tables.boundary.folder_counter()
         for name, part in zip(names, parts):
             row = rows[name]
             sd = part.sd
@@ -124,7 +125,8 @@ class PartitionAlteration:
                     up["schema_version"] = versions[key]
             updates.append(up)
             params = dict(part.parameters or {})
-            stats_params.on_alter_partition(dict(old_params[name]), params, ctx.tbl_type, up["location"], env)
+            stats_params.on_alter_partition(dict(old_params[name]), params, ctx.tbl_type, up["location"], env,
+                                             counter)
             if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
                 params[DDL_TIME] = str(now)
             touched.append(row.part_id)
@@ -182,7 +184,8 @@ class PartitionAlteration:
             conn.execute(delete(S.sds).where(S.sds.c.sd_id == row.sd_id))
         params = dict(part.parameters or {})
         old_params = read_params(conn, S.partition_params, "part_id", [row.part_id])[row.part_id]
-        stats_params.on_alter_partition(old_params, params, ctx.tbl_type, values.get("location", row.location), env)
+        stats_params.on_alter_partition(old_params, params, ctx.tbl_type, values.get("location", row.location), env,
+                                         self.tables.boundary.folder_counter())
         if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
             params[DDL_TIME] = str(now)
         conn.execute(delete(S.partition_params).where(S.partition_params.c.part_id == row.part_id))

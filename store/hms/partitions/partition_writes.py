@@ -173,8 +173,7 @@ class PartitionWrites:
                     in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))))
         return ids
 
-    @staticmethod
-    def _partition_rows(conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
+    def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
                         now: int) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
         """The `partitions` rows of new partitions (in `_PARTITION_COLUMNS` order; their own
         descriptors and schema versions are stored on the way), and each partition's parameters
@@ -182,6 +181,7 @@ class PartitionWrites:
         versions: dict[tuple[Any, ...] | None, int] = {}
         rows, news = [], []
         shares = _SharesTableSd(ctx)
+        counter = self.tables.boundary.folder_counter()
         for name, part in added:
             sd = part.sd
             location = _location(ctx, name, part)
@@ -194,7 +194,7 @@ class PartitionWrites:
                 versions[key] = ctx.schema_version if cols is None else version_for_columns(
                     conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
             params = dict(part.parameters or {})
-            stats_params.on_add_partition(params, location)  # numFiles/totalSize of existing data
+            stats_params.on_add_partition(params, location, counter)  # numFiles/totalSize of existing data
             if not params.get(DDL_TIME):
                 params[DDL_TIME] = str(now)
             rows.append((ctx.tbl_id, name, now, part.lastAccessTime or 0, now, location, own_sd,

@@ -1,0 +1,43 @@
+"""SQLAlchemy's cache of compiled statements, without the statements too large to keep (issue 41).
+
+SQLAlchemy keeps the last 500 statements it compiled, each with its whole expression tree. A
+statement with a bound parameter per value (a partition filter of 50,000 terms compiles to 100,000
+of them) took about 70 MB, kept until 500 other statements came: one such request left a worker at
+twice its memory for good, and 500 different ones could take gigabytes. Statements with more than
+`MAX_CACHED_PARAMETERS` bound parameters or `MAX_CACHED_SQL` characters are compiled for each
+execution and not kept (compiling one of 100 parameters takes about a millisecond); the others are
+cached as before. Compiling such a statement leaves garbage in reference cycles:
+`uncached_parameters()` lets the server know when a full collection is worth it
+(adapter/server/memory_release.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlalchemy.util import LRUCache
+
+CACHE_SIZE = 500  # SQLAlchemy's default query_cache_size
+MAX_CACHED_PARAMETERS = 100
+MAX_CACHED_SQL = 20_000
+
+_uncached = [0]  # bound parameters of the statements compiled and not kept, in this process
+
+
+def uncached_parameters() -> int:
+    return _uncached[0]
+
+
+class BoundedStatementCache(LRUCache):
+    def __setitem__(self, key: Any, value: Any) -> None:
+        parameters = len(getattr(value, "binds", ()))
+        if parameters > MAX_CACHED_PARAMETERS or len(getattr(value, "string", "")) > MAX_CACHED_SQL:
+            _uncached[0] += parameters
+            return
+        super().__setitem__(key, value)
+
+
+def bound_statement_cache(engine: Engine) -> None:
+    """Give `engine` the bounded cache (every connection of it uses the engine's)."""
+    engine._compiled_cache = BoundedStatementCache(CACHE_SIZE, size_alert=engine._lru_size_alert)
