@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from adapter.client import column_stats_struct as to_thrift
 from hudi_format.parquet_stats import (
-    COLUMN_LIST_PROPERTY,
     encode,
     footer_stats,
     indexed_columns,
     uncompressed_size,
 )
 
-__all__ = ["COLUMN_LIST_PROPERTY", "encode", "footer_stats", "indexed_columns", "to_thrift", "uncompressed_size"]
+__all__ = ["encode", "footer_stats", "indexed_columns", "to_thrift", "uncompressed_size"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from adapter.client import HudiMetastoreClient, file_group_keys
 from hudi_format import key_generator, log_file
+from hudi_format.config_keys import INDEX_TYPE, POPULATE_META_FIELDS, default_of
 from hudi_format.errors import HudiFormatError
 from hudi_format.storage import TableStorage
 from thrift_idl.hudi_metastore.ttypes import HudiTableType
@@ -38,7 +39,7 @@ class StorageKeys:
 
 
 def has_index(cfg) -> bool:
-    return ((cfg.properties or {}).get("hoodie.index.type") or "").upper() == "RECORD_INDEX"
+    return ((cfg.properties or {}).get(INDEX_TYPE) or "").upper() == "RECORD_INDEX"
 
 
 class _Keys:
@@ -46,7 +47,8 @@ class _Keys:
     key generator (no meta fields; the commit time is then the file's or the block's instant)."""
 
     def __init__(self, cfg):
-        self.meta = (cfg.properties or {}).get("hoodie.populate.meta.fields", "true").lower() != "false"
+        meta = (cfg.properties or {}).get(POPULATE_META_FIELDS, default_of(POPULATE_META_FIELDS))
+        self.meta = meta.lower() != "false"
         self.fields = list(cfg.recordKeyFields or [])
         self.generator = cfg.keyGenerator
         self.columns = [log_file.KEY, log_file.COMMIT_TIME] if self.meta else self.fields

@@ -10,7 +10,8 @@ import time
 
 from adapter.client import slices_of
 from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
-from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
+from hudi_format.storage_strategy import file_location, load_strategy
 
 
 def _took(args, seconds: float) -> None:
@@ -99,7 +100,7 @@ def _strategy(client, db: str, tbl: str):
     cfg = client.get_hudi_table(db, tbl)
     props = cfg.properties or {}
     try:
-        return load_strategy(props.get(STRATEGY_KEY), cfg.basePath, props.get(STORAGE_PATH_KEY), cfg.tableName)
+        return load_strategy(props.get(STORAGE_STRATEGY_CLASS), cfg.basePath, props.get(STORAGE_PATH), cfg.tableName)
     except ValueError as exc:
         raise BadArgument(f"{db}.{tbl}: {exc}") from exc
 

@@ -35,12 +35,12 @@ from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback
+from hudi_format.config_keys import PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
     HOODIE,
     LAYOUT_DIRS,
     PARTITION_METAFILE,
-    PROPERTIES,
     instant_file_name,
     java_properties,
     parse_instant_file,
@@ -345,12 +345,12 @@ class StorageMirror:
     # --- pieces ---------------------------------------------------------------------------------
 
     def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing) -> None:
-        """hoodie.properties (when missing or different) and Hudi's folders (when missing)."""
+        """`hoodie.properties` (when missing or different) and Hudi's folders (when missing)."""
         text = java_properties(storage_properties(ref.config), "Properties saved by hudi-metastore")
-        if listing.get(PROPERTIES) != len(text) or self._props_written.get(ref.base_path) != text:
-            if st.read(f"{HOODIE}/{PROPERTIES}") != text:
-                st.put(f"{HOODIE}/{PROPERTIES}", text)
-            listing[PROPERTIES] = len(text)
+        if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
+            if st.read(f"{HOODIE}/{PROPERTIES_FILE}") != text:
+                st.put(f"{HOODIE}/{PROPERTIES_FILE}", text)
+            listing[PROPERTIES_FILE] = len(text)
             self._props_written[ref.base_path] = text
         if st.object_store:  # object stores have no folders
             return
