@@ -30,10 +30,10 @@ from store.hudi.clean_service import CleanService
 from store.hudi.column_pruning import ColumnPruning
 from store.hudi.partition_rules import HudiPartitionRules
 from store.hudi.snapshot_service import SnapshotService
+from store.hudi.storage_mirror import StorageMirror
 from store.hudi.timeline_service import TimelineService
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
-from store.storage.mirror import StorageMirror
 
 DEFAULT_LOCK_TIMEOUT_MS = 300_000
 
