@@ -91,12 +91,12 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     column_widths.enforce(store.engine)
     warehouse.allow_scheme(store.warehouse)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
-    tables = TableService(store, notifications, StorageBoundary(store, storage_roots or (),
-                                                                confined=storage_roots is not None))
+    boundary = StorageBoundary(store, storage_roots or (), confined=storage_roots is not None)
+    tables = TableService(store, notifications, boundary)
     partitions = PartitionService(store, tables)
-    timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
+    timeline = TimelineService(store, tables, partitions, boundary, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
-    clean = CleanService(store, timeline, snapshot)
+    clean = CleanService(store, timeline, snapshot, boundary)
     services = Services(
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
         statistics=StatisticsService(store, partitions, derived=timeline.statistics),
@@ -114,7 +114,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
     if mirror:
-        services.mirror = StorageMirror(store, timeline, boundary=tables.boundary)
+        services.mirror = StorageMirror(store, timeline, boundary=boundary)
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)

@@ -21,8 +21,8 @@ from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
 from store.hudi.snapshot_service import SnapshotService, file_info
+from store.hudi.table_files import TableFiles
 from store.hudi.timeline_service import TimelineService
-from store.storage import warehouse
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +63,11 @@ def _slices_to_clean(instants: list[str], replace_ts: str | None, policy: str, r
 
 
 class CleanService:
-    def __init__(self, store: Store, timeline: TimelineService, snapshot: SnapshotService):
+    def __init__(self, store: Store, timeline: TimelineService, snapshot: SnapshotService, files: TableFiles):
         self.store = store
         self.timeline = timeline
         self.snapshot = snapshot
+        self.files = files
 
     def plan(self, db: str, tbl: str, policy: str = KEEP_LATEST_COMMITS, retain: int = 10,
              partitions: list[str] | None = None) -> tuple[str | None, dict[str, list[FileInfo]]]:
@@ -116,11 +117,8 @@ class CleanService:
         with self.store.read() as conn:
             base = self.timeline.table_ref(conn, db, tbl).base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
-        if not self.timeline.hudi_tables.tables.boundary.writable(base, "delete cleaned files under"):
-            return inst.ts, []  # recorded; the files stay where the server may not delete
-        for p in paths:
-            warehouse.delete_file(warehouse.join_within(base, p))
-        return inst.ts, paths
+        # recorded either way; the files stay where the server may not delete
+        return inst.ts, self.files.delete_files(base, paths, "delete cleaned files under")
 
     def drop_partitions(self, db: str, tbl: str, partition_paths: list[str]) -> tuple[str, str | None]:
         """Drop partitions of a Hudi table: a replacecommit replacing every file group in them (the

@@ -17,13 +17,13 @@ from store.hudi.commit import PostCommitHook, run_post_commit_hooks
 from store.hudi.file_listing import FileListing, add_version
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants, insert_instant, instant_from_row, put_meta
+from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.storage import warehouse
 
 
 class Rollbacks:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
-                 listing: FileListing, hooks: list[PostCommitHook]):
+                 listing: FileListing, hooks: list[PostCommitHook], files: TableFiles):
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -31,16 +31,15 @@ class Rollbacks:
         self.clock_ms = times.clock_ms
         self.listing = listing
         self.hooks = hooks
+        self.files = files
 
     def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
         """Roll back pending instant `ts` once its heartbeat expired (at once with `force`):
         (the rollback instant, the deleted paths, relative to the table's base path: none when the
         base path is outside the server's storage boundary)."""
         instant, paths, base_path = self.store.run_write(self._rollback_in, db, tbl, ts, force)
-        if not self.tables.tables.boundary.writable(base_path, "delete rolled-back files under"):
-            paths = []  # recorded; the files stay where the server may not delete
-        for p in paths:
-            warehouse.delete_file(warehouse.join_within(base_path, p))
+        # recorded either way; the files stay where the server may not delete
+        paths = self.files.delete_files(base_path, paths, "delete rolled-back files under")
         run_post_commit_hooks(self.hooks, db, tbl)
         return instant, paths
 

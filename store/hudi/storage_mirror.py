@@ -52,9 +52,9 @@ from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.errors import InvalidOperation
 from store.hudi.commit import Completed
+from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline_service import TimelineService
-from store.storage.boundary import StorageBoundary
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class _InstantMetadata:
 
 class StorageMirror:
     def __init__(self, store: Store, timeline: TimelineService, clock_ms: Callable[[], int] = now_ms,
-                 lease_ms: int = DEFAULT_LEASE_MS, boundary: StorageBoundary | None = None):
+                 lease_ms: int = DEFAULT_LEASE_MS, boundary: TableFiles | None = None):
         """`boundary`: the server's storage boundary; tables whose base path lies outside it are not
         written (their versions stay pending). None (the admin CLI): every table is written."""
         self.store = store

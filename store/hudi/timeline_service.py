@@ -31,14 +31,16 @@ from store.hudi.instants import Instants
 from store.hudi.partition_sync import PartitionSync
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.rollback import Rollbacks
+from store.hudi.table_files import TableFiles
 from store.hudi.table_statistics import TableStatistics
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 
 class TimelineService:
-    def __init__(self, store: Store, tables: TableService, partitions: PartitionService,
+    def __init__(self, store: Store, tables: TableService, partitions: PartitionService, files: TableFiles,
                  clock_ms: Callable[[], int] = now_ms):
+        """`files`: what the server may do to table files on storage (its storage boundary)."""
         self.store = store
         self.clock_ms = clock_ms
         self._hooks: list[PostCommitHook] = []
@@ -53,7 +55,7 @@ class TimelineService:
                                             self.partition_sync, self.record_index, self._hooks,
                                             self.statistics)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
-                                   self._hooks)
+                                   self._hooks, files)
 
     @property
     def on_commit(self) -> list[PostCommitHook]:

@@ -163,5 +163,14 @@ class StorageBoundary:
     def delete_dirs(self, uris: Iterable[str | None]) -> None:
         warehouse.delete_dirs(self.allowed(uris, "delete"))
 
+    def delete_files(self, base_path: str, paths: list[str], action: str) -> list[str]:
+        """Delete files given relative to a Hudi table's base path when it is `writable` (a path
+        leaving it is refused): `paths`, or [] when the files stay."""
+        if not self.writable(base_path, action):
+            return []
+        for p in paths:
+            warehouse.delete_file(warehouse.join_within(base_path, p))
+        return paths
+
 
 __all__ = ["REFUSED", "StorageBoundary", "canonical"]
