@@ -27,7 +27,7 @@ from store.hms.statistics import StatisticsService
 from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
 from store.hudi.clean_service import CleanService
-from store.hudi.column_pruning import ColumnPruning
+from store.hudi.data_skipping import ColumnPruning
 from store.hudi.partition_rules import HudiPartitionRules
 from store.hudi.snapshot_service import SnapshotService
 from store.hudi.storage_mirror import StorageMirror

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from adapter.client import HudiMetastoreClient, slices_of
 from pipeline.column_stats import footer_stats, to_thrift, uncompressed_size
 from store.db.database import Store
-from store.hudi import column_pruning
+from store.hudi.data_skipping import pruning as column_pruning
 from store.services import build_services
 from tests.cli_helpers import run_cli
 from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException

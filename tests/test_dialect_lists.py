@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, create_engine, select, text
 
 from store.db.dialect import JOINED_OVER, SEP, in_list, pg_joined_list
-from store.hudi.record_index_rows import delete_keys
+from store.hudi.record_index.rows import delete_keys
 
 
 def test_joined_list_round_trip_form():

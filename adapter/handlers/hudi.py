@@ -26,7 +26,7 @@ from hudi_format.record_key_codec import decode_keys
 from store import metrics
 from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
 from store.hudi.record_index import FileGroupKeys as IndexKeys
-from store.hudi.table_stats import table_stats
+from store.hudi.rfc15_table_view import table_stats
 from store.hudi.timeline_import import StoredInstant, TimelineImport
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,

@@ -26,13 +26,13 @@ from store.hms.table_service import TableService
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.commit import InstantCompletion, PostCommitHook
 from store.hudi.file_listing import FileListing
+from store.hudi.hive_table_statistics import TableStatistics
 from store.hudi.instant_times import InstantTimes
 from store.hudi.instants import Instants
 from store.hudi.partition_sync import PartitionSync
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.rollback import Rollbacks
 from store.hudi.table_files import TableFiles
-from store.hudi.table_statistics import TableStatistics
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 

@@ -31,7 +31,7 @@ from hudi_format.config_keys import INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PA
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import CommitConflict, InvalidObject, InvalidOperation
-from store.hudi import record_index_rows as rows
+from store.hudi.record_index import rows
 from store.hudi.tables import HudiTableRef, HudiTables
 
 SHARDS = 64

@@ -31,7 +31,7 @@ from store.hms import stats_params
 from store.hms.partition_names import make_name, values_from_name
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
-from store.hudi.column_stats_codec import base_type, decode_number
+from store.hudi.column_stats import base_type, decode_number
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import (
     BooleanColumnStatsData,

@@ -20,7 +20,7 @@ from store.hms.partition_filter.like_pattern import like_elements
 from store.hms.partition_filter.nodes import And, Leaf, Node, Or, push_not
 from store.hms.partition_filter.parser import parse_filter
 from store.hms.wildcard_match import ANY_RUN
-from store.hudi.column_stats_codec import TEXT_TYPES, base_type, encode_key, is_indexable, prefix_successor
+from store.hudi.column_stats import TEXT_TYPES, base_type, encode_key, is_indexable, prefix_successor
 
 # (stats table alias, column name) -> an EXISTS-able select restricted to the outer row
 StatsRows = Callable[[str], Any]
