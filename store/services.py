@@ -26,12 +26,10 @@ from store.hms.roles import RoleService
 from store.hms.statistics import StatisticsService
 from store.hms.table_filter import TableNamesByFilter
 from store.hms.table_service import TableService
-from store.hudi.clean_service import CleanService
 from store.hudi.data_skipping import ColumnPruning
-from store.hudi.partition_rules import HudiPartitionRules
-from store.hudi.snapshot_service import SnapshotService
+from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService
 from store.hudi.storage_mirror import StorageMirror
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import TimelineService
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 

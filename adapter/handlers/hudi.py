@@ -24,10 +24,9 @@ from adapter.hudi_thrift import (
 from adapter.hudi_thrift import optional as _opt
 from hudi_format.record_key_codec import decode_keys
 from store import metrics
-from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
 from store.hudi.record_index import FileGroupKeys as IndexKeys
 from store.hudi.rfc15_table_view import table_stats
-from store.hudi.timeline_import import StoredInstant, TimelineImport
+from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S, StoredInstant, TimelineImport
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,

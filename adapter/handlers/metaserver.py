@@ -14,7 +14,7 @@ from adapter import identity
 from hudi_format.config_keys import TABLE_TYPE
 from hudi_format.table_config import HudiTableConfig
 from store.errors import InvalidOperation
-from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
+from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S
 from thrift_idl.hive_metastore.ttypes import Database
 from thrift_idl.hudi_metaserver.ttypes import (
     HoodieInstantChangeResult,

@@ -51,10 +51,9 @@ from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.errors import InvalidOperation
-from store.hudi.commit import Completed
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import Completed, TimelineService
 
 log = logging.getLogger(__name__)
 

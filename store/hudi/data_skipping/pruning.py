@@ -37,10 +37,9 @@ from store.hudi.data_skipping.predicate import (
     parse_predicate,
     without_columns,
 )
-from store.hudi.file_locations import locate_slices, locator
-from store.hudi.snapshot_service import FILE_COLUMNS, SnapshotService, file_info_of
+from store.hudi.snapshot import FILE_COLUMNS, SnapshotService, file_info_of, locate_slices, locator
 from store.hudi.tables import HudiTableRef, HudiTables, no_such_table, ref_of, table_names
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import TimelineService
 
 _CHUNK = 500
 _REMEMBERED = 10_000  # tables whose partition keys are remembered (then forgotten all at once)

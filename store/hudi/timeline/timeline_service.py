@@ -24,16 +24,16 @@ from store.db.database import Store, now_ms
 from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
 from store.hudi.column_stats import FileColumnStats
-from store.hudi.commit import InstantCompletion, PostCommitHook
 from store.hudi.file_listing import FileListing
 from store.hudi.hive_table_statistics import TableStatistics
-from store.hudi.instant_times import InstantTimes
-from store.hudi.instants import Instants
-from store.hudi.partition_sync import PartitionSync
 from store.hudi.record_index import FileGroupKeys, RecordIndex
-from store.hudi.rollback import Rollbacks
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline.commit import InstantCompletion, PostCommitHook
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import Instants
+from store.hudi.timeline.partition_sync import PartitionSync
+from store.hudi.timeline.rollback import Rollbacks
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 

@@ -27,11 +27,11 @@ from store.errors import CommitConflict, InvalidOperation
 from store.hudi.column_stats import ColumnStats, FileColumnStats
 from store.hudi.file_listing import FileListing, add_version, written_files
 from store.hudi.hive_table_statistics import TableStatistics
-from store.hudi.instant_times import InstantTimes
-from store.hudi.instants import Instants, put_meta
-from store.hudi.partition_sync import PartitionSync
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import Instants, put_meta
+from store.hudi.timeline.partition_sync import PartitionSync
 
 log = logging.getLogger(__name__)
 

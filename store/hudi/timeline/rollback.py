@@ -13,12 +13,12 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, Instant
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidOperation
-from store.hudi.commit import PostCommitHook, run_post_commit_hooks
 from store.hudi.file_listing import FileListing, add_version
-from store.hudi.instant_times import InstantTimes
-from store.hudi.instants import Instants, insert_instant, instant_from_row, put_meta
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline.commit import PostCommitHook, run_post_commit_hooks
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import Instants, insert_instant, instant_from_row, put_meta
 
 
 class Rollbacks:

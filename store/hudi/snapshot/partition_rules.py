@@ -16,7 +16,7 @@ from store.errors import InvalidOperation, MetaError, NoSuchObject
 from store.hms.database_service import database_is
 from store.hms.partition_names import make_name, values_from_name
 from store.hms.partition_service import PartitionService
-from store.hudi.clean_service import CleanService
+from store.hudi.snapshot.clean_service import CleanService
 from store.hudi.tables import HudiTableRef
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Partition
 

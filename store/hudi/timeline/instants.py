@@ -27,8 +27,8 @@ from hudi_format.instant import (
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
-from store.hudi.instant_times import InstantTimes, check_instant_time
 from store.hudi.tables import HudiTables
+from store.hudi.timeline.instant_times import InstantTimes, check_instant_time
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 120
 

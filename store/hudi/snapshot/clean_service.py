@@ -20,9 +20,9 @@ from hudi_format.instant import COMPLETED
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
-from store.hudi.snapshot_service import SnapshotService, file_info
+from store.hudi.snapshot.snapshot_service import SnapshotService, file_info
 from store.hudi.table_files import TableFiles
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import TimelineService
 
 log = logging.getLogger(__name__)
 
