@@ -68,9 +68,9 @@ def _index_keys(groups) -> list[IndexKeys]:
 
 
 class HudiHandler:
-    """`timeline`: store.hudi.timeline_service.TimelineService; `snapshot`: store.hudi.snapshot_service.SnapshotService;
+    """`timeline`: store.hudi.timeline.TimelineService; `snapshot`: store.hudi.snapshot.SnapshotService;
     `mirror` (optional): has `sync(db, tbl) -> int` (versions written to storage); `pruning`:
-    store.hudi.column_pruning.ColumnPruning."""
+    store.hudi.data_skipping.ColumnPruning."""
 
     def __init__(self, timeline, snapshot, mirror=None, pruning=None):
         self._timeline = timeline

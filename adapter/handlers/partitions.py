@@ -35,7 +35,7 @@ def partition_list(partitions: PartitionService, db: str, tbl: str, max_parts: i
 class PartitionHandler:
     def __init__(self, partitions: PartitionService, hudi_rules=None):
         self.partitions = partitions
-        self.hudi = hudi_rules  # store.hudi.partition_rules.HudiPartitionRules: Hudi tables' partitions follow commits
+        self.hudi = hudi_rules  # store.hudi.snapshot.HudiPartitionRules: Hudi tables' partitions follow commits
 
     def _guard(self, db, tbl, what):
         if self.hudi is not None:

@@ -67,7 +67,7 @@ Recorded = dict[tuple[str, str], tuple[int, _Sizes, dict[str, _Bounds]]]
 @dataclass(frozen=True)
 class ColumnBounds:
     column: str
-    min_key: bytes | None  # order-preserving keys (column_stats_codec)
+    min_key: bytes | None  # order-preserving keys (codec.py)
     max_key: bytes | None
     null_count: int | None
     value_count: int | None

@@ -5,7 +5,7 @@ Negations are pushed to the leaves first (De Morgan, operators inverted: in SQL'
 NOT(x < 5) keeps the same rows as x >= 5, nulls matching neither). Each leaf becomes "no statistics
 row of this column says no value can match" (`NOT EXISTS (... prune condition)`): a file without
 statistics for the column, or with unknown bounds, is never pruned by it. Bounds are compared as
-order-preserving bytes (column_stats_codec).
+order-preserving bytes (store/hudi/column_stats/codec.py).
 """
 
 from __future__ import annotations

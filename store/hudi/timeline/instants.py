@@ -1,5 +1,5 @@
 """RFC-36 instants of a Hudi table's timeline: the REQUESTED -> INFLIGHT move (completion is
-store/hudi/commit.py), each state's metadata (`instant_meta`), heartbeats and markers.
+commit.py), each state's metadata (`instant_meta`), heartbeats and markers.
 
 Heartbeats: an instant's `start_ts` is its writer's last heartbeat (epoch ms) and `duration` its
 timeout (seconds); a pending instant whose heartbeat expired has failed and may be rolled back. An

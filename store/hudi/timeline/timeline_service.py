@@ -1,15 +1,15 @@
 """RFC-36 timeline service: the one entry point to a Hudi table's timeline for the handlers, the
 table services and the storage mirror. Each call is answered by the part that implements it:
 
-* tables.py         registration of Hudi tables, adoption of HMS tables with Hudi properties
-* instant_times.py  instant times (`tbl_timestamp`, compare-and-set)
-* instants.py       REQUESTED -> INFLIGHT, heartbeats, markers, each state's metadata
-* commit.py         completing an instant: one transaction (conflict check, file listing, HMS
-                    partitions, table version), then the post-commit hooks
-* rollback.py       rolling back a failed instant
-* file_listing.py   the `files` table and table versions, as instants change them
-* partition_sync.py HMS partitions following commits
-* record_index.py   the record-level index (RFC-08), changed by commits in their transaction
+* ../tables.py        registration of Hudi tables, adoption of HMS tables with Hudi properties
+* instant_times.py    instant times (`tbl_timestamp`, compare-and-set)
+* instants.py         REQUESTED -> INFLIGHT, heartbeats, markers, each state's metadata
+* commit.py           completing an instant: one transaction (conflict check, file listing, HMS
+                      partitions, table version), then the post-commit hooks
+* rollback.py         rolling back a failed instant
+* ../file_listing.py  the `files` table and table versions, as instants change them
+* partition_sync.py   HMS partitions following commits
+* ../record_index/    the record-level index (RFC-08), changed by commits in their transaction
 """
 
 from __future__ import annotations
