@@ -53,7 +53,7 @@ _INTEGERS = ("tinyint", "smallint", "int", "integer", "bigint")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-class TableStatistics:
+class HiveTableStatistics:
     def __init__(self, hudi_tables: HudiTables, tables: TableService, partitions: PartitionService):
         self.hudi_tables = hudi_tables
         self.tables = tables

@@ -25,7 +25,7 @@ from store.hms.partition_service import PartitionService
 from store.hms.table_service import TableService
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import FileListing
-from store.hudi.hive_table_statistics import TableStatistics
+from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
@@ -50,7 +50,7 @@ class TimelineService:
         self.listing = FileListing(clock_ms)
         self.partition_sync = PartitionSync(tables, partitions)
         self.record_index = RecordIndex(store, self.hudi_tables)
-        self.statistics = TableStatistics(self.hudi_tables, tables, partitions)
+        self.statistics = HiveTableStatistics(self.hudi_tables, tables, partitions)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
                                             self.partition_sync, self.record_index, self._hooks,
                                             self.statistics)
