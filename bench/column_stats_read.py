@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from bench.pipeline_bench import build_spark, log, start_server
 from client import HudiMetastoreClient
 from client import column_stats_struct as to_thrift
+from hudi_format.config_keys import INDEX_TYPE
 from pipeline.column_stats import encode, footer_stats, uncompressed_size
 
 BATCH = 2000
@@ -95,7 +96,7 @@ def run(args) -> dict:
         seed = spark.createDataFrame([(-1 - i, -1 - i, "seed", 1, f"p{i:03d}") for i in range(args.partitions)],
                                      "id long, v long, payload string, ts long, p string")
         write(seed, table, "insert", record_key="id", precombine_field="ts", partition_by="p", metastore=uri,
-              options={"hoodie.index.type": "SIMPLE"})  # the files added below carry no record keys
+              options={INDEX_TYPE: "SIMPLE"})  # the files added below carry no record keys
         with HudiMetastoreClient(uri, timeout_s=600) as c:
             first = c.list_instants("default", "skip_e2e", states=["COMPLETED"])[0]
             schema_json = json.loads(c.get_instant_metadata("default", "skip_e2e", first.timestamp, first.action,

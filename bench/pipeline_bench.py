@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from hudi_format.config_keys import HIVE_STYLE_PARTITIONING
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PYTHON = os.environ.get("HMS_BENCH_PYTHON") or sys.executable
 
@@ -103,7 +105,7 @@ def timed(fn):
     return time.perf_counter() - t0, out
 
 
-OPTIONS = {"hoodie.datasource.write.hive_style_partitioning": "true"}
+OPTIONS = {HIVE_STYLE_PARTITIONING: "true"}
 
 
 def run(args) -> dict:

@@ -74,10 +74,11 @@ def _commit_json(ts: str, groups: list[tuple[str, str, int]]) -> str:
 
 class Table:
     def __init__(self, client, db: str, name: str, base: str, index: bool):
+        from hudi_format.config_keys import INDEX_TYPE
         from hudi_format.table_config import HudiTableConfig
 
         self.c, self.db, self.name, self.base, self.index = client, db, name, base, index
-        props = {"hoodie.index.type": "RECORD_INDEX" if index else "SIMPLE"}
+        props = {INDEX_TYPE: "RECORD_INDEX" if index else "SIMPLE"}
         client.register_hudi_table(HudiTableConfig(
             db_name=db, table_name=name, table_type="COPY_ON_WRITE", record_key_fields=["id"],
             partition_fields=["dt"], hive_style_partitioning=True, base_path=base, properties=props),

@@ -53,6 +53,11 @@ def split_path(path: str) -> tuple[str, str]:
     return head, tail
 
 
+def full_path(base_path: str, path: str) -> str:
+    """The location of `path` (relative to the table's base path) under `base_path`."""
+    return base_path.rstrip("/") + "/" + path
+
+
 def build_slices(files: list[FileInfo]) -> list[FileSlice]:
     """Latest slice of each file group among `files` (one partition or several)."""
     groups: dict[tuple[str, str], list[FileInfo]] = {}

@@ -6,22 +6,29 @@ from __future__ import annotations
 import re
 import zlib
 
+from hudi_format.config_keys import (
+    CHECKSUM,
+    DATABASE_NAME,
+    METADATA_PARTITIONS,
+    METADATA_PARTITIONS_INFLIGHT,
+    PARTITION_FIELDS,
+    TABLE_NAME,
+    default_of,
+)
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.table_config import HudiTableConfig
 
 HOODIE = ".hoodie"
-PROPERTIES = "hoodie.properties"
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 # Folders HoodieTableMetaClient.initTable creates (the fixtures written by Hudi 0.14/0.15 have them).
 LAYOUT_DIRS = (".aux", ".aux/.bootstrap", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids",
                ".schema", ".temp", "archived")
 # Properties the mirror never copies: we maintain no metadata table, so readers must list storage.
-DROPPED_PROPERTIES = {"hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight",
-                      "hoodie.table.checksum"}
+DROPPED_PROPERTIES = {METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT, CHECKSUM}
 
 def table_checksum(props: dict[str, str]) -> int:
     """HoodieTableConfig.generateChecksum: CRC32 of `<database>.<table>` (database "" when unset)."""
-    return zlib.crc32(f"{props.get('hoodie.database.name', '')}.{props['hoodie.table.name']}".encode())
+    return zlib.crc32(f"{props.get(DATABASE_NAME, default_of(DATABASE_NAME))}.{props[TABLE_NAME]}".encode())
 
 
 def _java_escape(s: str, key: bool) -> str:
@@ -52,11 +59,11 @@ def java_properties(props: dict[str, str], comment: str) -> bytes:
 
 
 def storage_properties(cfg: HudiTableConfig) -> dict[str, str]:
-    """hoodie.properties as the mirror writes it: the table's config and its checksum."""
+    """`hoodie.properties` as the mirror writes it: the table's config and its checksum."""
     props = {k: v for k, v in cfg.hoodie_properties().items() if k not in DROPPED_PROPERTIES}
-    if not props.get("hoodie.table.partition.fields"):  # Hudi writes none for non-partitioned tables
-        props.pop("hoodie.table.partition.fields", None)
-    props["hoodie.table.checksum"] = str(table_checksum(props))
+    if not props.get(PARTITION_FIELDS):  # Hudi writes none for non-partitioned tables
+        props.pop(PARTITION_FIELDS, None)
+    props[CHECKSUM] = str(table_checksum(props))
     return props
 
 

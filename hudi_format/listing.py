@@ -20,13 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hudi_format.commit_metadata import parse_commit
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS, TABLE_NAME
 from hudi_format.file_slice import FileInfo, FileSlice, build_slices, parse_file_name
 from hudi_format.instant import COMPLETED
 from hudi_format.layout import HOODIE
 from hudi_format.storage_strategy import (
     HIVE,
-    STORAGE_PATH_KEY,
-    STRATEGY_KEY,
     file_location,
     load_strategy,
     strategy_name,
@@ -104,12 +103,12 @@ def list_table(timeline: StorageTimeline) -> Listing:
 def _storage_layout(timeline: StorageTimeline):
     """The table's storage strategy when it is not `hive` (ValueError for one that cannot load)."""
     props = timeline.properties
-    name = strategy_name(props.get(STRATEGY_KEY))
+    name = strategy_name(props.get(STORAGE_STRATEGY_CLASS))
     if name.lower() == HIVE:
         return None
     try:
-        return load_strategy(name, timeline.base_path, props.get(STORAGE_PATH_KEY) or None,
-                             props.get("hoodie.table.name") or "")
+        return load_strategy(name, timeline.base_path, props.get(STORAGE_PATH) or None,
+                             props.get(TABLE_NAME) or "")
     except ValueError as exc:
         raise ValueError(f"{timeline.base_path}: {exc}") from exc
 
@@ -118,8 +117,8 @@ def _list_storage_path(timeline: StorageTimeline, strategy, partitions: set[str]
     """(files, strays) under the table's storage path: one recursive listing of it."""
     import fsspec
 
-    storage_path = timeline.properties[STORAGE_PATH_KEY].rstrip("/")
-    table = timeline.properties.get("hoodie.table.name") or ""
+    storage_path = timeline.properties[STORAGE_PATH].rstrip("/")
+    table = timeline.properties.get(TABLE_NAME) or ""
     fs, root = fsspec.core.url_to_fs(storage_path)
     root = root.rstrip("/")
     try:

@@ -19,15 +19,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST
 from hudi_format.table_config import META_COLUMNS
 
-COLUMN_LIST_PROPERTY = "hoodie.metadata.index.column.stats.column.list"
 _UNIT_DIVISOR = {"milliseconds": -1000, "microseconds": 1, "nanoseconds": 1000}  # <0: multiply
 
 
 def indexed_columns(schema: pa.Schema, properties: dict[str, str]) -> list[str]:
     """The table's indexed columns: the property's list, else every column of an indexable type."""
-    listed = [c.strip() for c in (properties.get(COLUMN_LIST_PROPERTY) or "").split(",") if c.strip()]
+    listed = [c.strip() for c in (properties.get(COLUMN_STATS_COLUMN_LIST) or "").split(",") if c.strip()]
     wanted = {c.lower() for c in listed}
     return [f.name for f in schema if f.name not in META_COLUMNS and _indexable(f.type)
             and (not wanted or f.name.lower() in wanted)]

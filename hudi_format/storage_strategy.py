@@ -18,9 +18,9 @@ import hashlib
 import importlib
 from typing import Protocol
 
-STRATEGY_KEY = "hoodie.storage.strategy.class"
-STORAGE_PATH_KEY = "hoodie.storage.path"
-HIVE = "hive"
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS, default_of
+
+HIVE = default_of(STORAGE_STRATEGY_CLASS)  # "hive"
 OBJECT_STORE = "object-store"
 PREFIX_CHARS = 8  # hex characters of the hash prefix (2^32 prefixes)
 
@@ -48,7 +48,7 @@ def hash_prefix(file_id: str) -> str:
 class ObjectStoreStorageStrategy:
     def __init__(self, base_path: str, storage_path: str | None, table_name: str):
         if not storage_path:
-            raise ValueError(f"storage strategy {OBJECT_STORE!r} needs {STORAGE_PATH_KEY}")
+            raise ValueError(f"storage strategy {OBJECT_STORE!r} needs {STORAGE_PATH}")
         self.storage_path, self.table_name = storage_path, table_name
 
     def storage_location(self, partition_path: str, file_id: str) -> str:
@@ -70,13 +70,13 @@ def load_strategy(name: str | None, base_path: str, storage_path: str | None, ta
     if cls is None:
         module, _, attr = name.rpartition(".")
         if not module:
-            raise ValueError(f"{STRATEGY_KEY}={name!r}: not {HIVE!r}, {OBJECT_STORE!r} or an import path")
+            raise ValueError(f"{STORAGE_STRATEGY_CLASS}={name!r}: not {HIVE!r}, {OBJECT_STORE!r} or an import path")
         try:
             cls = getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError) as exc:
-            raise ValueError(f"{STRATEGY_KEY}={name!r}: cannot import it ({exc})") from exc
+            raise ValueError(f"{STORAGE_STRATEGY_CLASS}={name!r}: cannot import it ({exc})") from exc
         if not callable(getattr(cls, "storage_location", None)):
-            raise ValueError(f"{STRATEGY_KEY}={name!r}: has no storage_location(partition_path, file_id)")
+            raise ValueError(f"{STORAGE_STRATEGY_CLASS}={name!r}: has no storage_location(partition_path, file_id)")
     return cls(base_path, storage_path, table_name)
 
 

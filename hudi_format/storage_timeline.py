@@ -19,6 +19,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hudi_format.config_keys import (
+    ARCHIVELOG_FOLDER,
+    PROPERTIES_FILE,
+    TABLE_NAME,
+    TABLE_VERSION,
+    TIMELINE_HISTORY_PATH,
+    TIMELINE_LAYOUT_VERSION,
+    TIMELINE_PATH,
+    default_of,
+)
 from hudi_format.errors import CorruptTimeline, NotAHudiTable, UnsupportedTableVersion
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import HOODIE
@@ -64,21 +74,22 @@ def parse_timeline_name(name: str, layout: int) -> tuple[str, str, int, str | No
 
 
 class StorageTimeline:
-    """hoodie.properties and the active timeline of the table at `base_path`."""
+    """`hoodie.properties` and the active timeline of the table at `base_path`."""
 
     def __init__(self, base_path: str, properties: dict[str, str], storage: TableStorage):
         self.base_path = base_path
         self.properties = properties
         self.storage = storage
-        self.table_version = int(properties["hoodie.table.version"])
+        self.table_version = int(properties[TABLE_VERSION])
         default_layout = "1" if self.table_version < 8 else "2"
-        self.layout = int(properties.get("hoodie.timeline.layout.version", default_layout) or default_layout)
+        self.layout = int(properties.get(TIMELINE_LAYOUT_VERSION, default_layout) or default_layout)
         if self.table_version >= 8:
-            self.timeline_dir = f"{HOODIE}/{properties.get('hoodie.timeline.path') or 'timeline'}"
-            self.archive_dir = f"{self.timeline_dir}/{properties.get('hoodie.timeline.history.path') or 'history'}"
+            self.timeline_dir = f"{HOODIE}/{properties.get(TIMELINE_PATH) or default_of(TIMELINE_PATH)}"
+            history = properties.get(TIMELINE_HISTORY_PATH) or default_of(TIMELINE_HISTORY_PATH)
+            self.archive_dir = f"{self.timeline_dir}/{history}"
         else:
             self.timeline_dir = HOODIE
-            self.archive_dir = f"{HOODIE}/{properties.get('hoodie.archivelog.folder') or 'archived'}"
+            self.archive_dir = f"{HOODIE}/{properties.get(ARCHIVELOG_FOLDER) or default_of(ARCHIVELOG_FOLDER)}"
         self.instants: list[StorageInstant] = []
 
     @classmethod
@@ -87,19 +98,19 @@ class StorageTimeline:
             st = TableStorage(base_path)
         except Exception as exc:  # an unknown protocol, a bad URL
             raise NotAHudiTable(f"{base_path}: cannot open storage: {exc}") from exc
-        raw = st.read(f"{HOODIE}/hoodie.properties")
+        raw = st.read(f"{HOODIE}/{PROPERTIES_FILE}")
         if raw is None:  # Hudi falls back to the backup an interrupted upgrade leaves
-            raw = st.read(f"{HOODIE}/hoodie.properties.backup")
+            raw = st.read(f"{HOODIE}/{PROPERTIES_FILE}.backup")
         if raw is None:
-            what = "does not exist" if not st.exists("") else "has no .hoodie/hoodie.properties"
+            what = "does not exist" if not st.exists("") else f"has no {HOODIE}/{PROPERTIES_FILE}"
             raise NotAHudiTable(f"{base_path} is not a Hudi table: it {what}")
         try:
             props = read_properties(raw.decode("latin-1"))
         except Exception as exc:
-            raise NotAHudiTable(f"{base_path}: unreadable .hoodie/hoodie.properties: {exc}") from exc
-        if not props.get("hoodie.table.name"):
-            raise NotAHudiTable(f"{base_path}: .hoodie/hoodie.properties has no hoodie.table.name")
-        version = props.get("hoodie.table.version", "")
+            raise NotAHudiTable(f"{base_path}: unreadable {HOODIE}/{PROPERTIES_FILE}: {exc}") from exc
+        if not props.get(TABLE_NAME):
+            raise NotAHudiTable(f"{base_path}: {HOODIE}/{PROPERTIES_FILE} has no {TABLE_NAME}")
+        version = props.get(TABLE_VERSION, "")
         if not version.isdigit() or int(version) not in SUPPORTED_TABLE_VERSIONS:
             raise UnsupportedTableVersion(
                 f"{base_path}: Hudi table version {version or '(none)'} is not supported "

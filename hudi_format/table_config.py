@@ -8,6 +8,23 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
 
+from hudi_format.config_keys import (
+    ARCHIVELOG_FOLDER,
+    CREATE_SCHEMA,
+    DATABASE_NAME,
+    DROP_PARTITION_COLUMNS,
+    HIVE_STYLE_PARTITIONING,
+    KEYGENERATOR_CLASS,
+    PARTITION_FIELDS,
+    PRECOMBINE_FIELD,
+    RECORDKEY_FIELDS,
+    TABLE_NAME,
+    TABLE_TYPE,
+    TABLE_VERSION,
+    TIMELINE_LAYOUT_VERSION,
+    URL_ENCODE_PARTITIONING,
+    default_of,
+)
 from hudi_format.errors import InvalidMetadata
 
 COW, MOR = "COPY_ON_WRITE", "MERGE_ON_READ"
@@ -48,24 +65,24 @@ class HudiTableConfig:
     def hoodie_properties(self) -> dict[str, str]:
         props = dict(self.properties)
         props.update({
-            "hoodie.table.name": self.table_name,
-            "hoodie.database.name": self.db_name,
-            "hoodie.table.type": self.table_type,
-            "hoodie.table.version": str(self.table_version),
-            "hoodie.table.recordkey.fields": ",".join(self.record_key_fields),
-            "hoodie.table.partition.fields": ",".join(self.partition_fields),
-            "hoodie.datasource.write.hive_style_partitioning": str(self.hive_style_partitioning).lower(),
-            "hoodie.datasource.write.partitionpath.urlencode": str(self.url_encode_partitioning).lower(),
+            TABLE_NAME: self.table_name,
+            DATABASE_NAME: self.db_name,
+            TABLE_TYPE: self.table_type,
+            TABLE_VERSION: str(self.table_version),
+            RECORDKEY_FIELDS: ",".join(self.record_key_fields),
+            PARTITION_FIELDS: ",".join(self.partition_fields),
+            HIVE_STYLE_PARTITIONING: str(self.hive_style_partitioning).lower(),
+            URL_ENCODE_PARTITIONING: str(self.url_encode_partitioning).lower(),
         })
-        props.setdefault("hoodie.timeline.layout.version", "1" if self.table_version == 6 else "2")
-        props.setdefault("hoodie.archivelog.folder", "archived")
-        props.setdefault("hoodie.datasource.write.drop.partition.columns", "false")
+        props.setdefault(TIMELINE_LAYOUT_VERSION, "1" if self.table_version == 6 else "2")
+        props.setdefault(ARCHIVELOG_FOLDER, default_of(ARCHIVELOG_FOLDER))
+        props.setdefault(DROP_PARTITION_COLUMNS, default_of(DROP_PARTITION_COLUMNS))
         if self.precombine_field:
-            props["hoodie.table.precombine.field"] = self.precombine_field
+            props[PRECOMBINE_FIELD] = self.precombine_field
         if self.key_generator:
-            props["hoodie.table.keygenerator.class"] = self.key_generator
+            props[KEYGENERATOR_CLASS] = self.key_generator
         if self.avro_schema:
-            props["hoodie.table.create.schema"] = self.avro_schema
+            props[CREATE_SCHEMA] = self.avro_schema
         return props
 
     def to_json(self) -> str:
@@ -74,26 +91,24 @@ class HudiTableConfig:
     @classmethod
     def from_properties(cls, db: str, table: str, props: dict[str, str], base_path: str | None) -> HudiTableConfig:
         def flag(key: str) -> bool:
-            return props.get(key, "false").lower() == "true"
+            return props.get(key, default_of(key)).lower() == "true"
 
         def fields(key: str) -> list[str]:
             return [f for f in props.get(key, "").split(",") if f]
 
-        known = {"hoodie.table.name", "hoodie.database.name", "hoodie.table.type", "hoodie.table.version",
-                 "hoodie.table.recordkey.fields", "hoodie.table.partition.fields",
-                 "hoodie.datasource.write.hive_style_partitioning",
-                 "hoodie.datasource.write.partitionpath.urlencode", "hoodie.table.precombine.field",
-                 "hoodie.table.keygenerator.class", "hoodie.table.create.schema"}
+        known = {TABLE_NAME, DATABASE_NAME, TABLE_TYPE, TABLE_VERSION, RECORDKEY_FIELDS, PARTITION_FIELDS,
+                 HIVE_STYLE_PARTITIONING, URL_ENCODE_PARTITIONING, PRECOMBINE_FIELD, KEYGENERATOR_CLASS,
+                 CREATE_SCHEMA}
         return cls(
-            db_name=db, table_name=table, table_type=props.get("hoodie.table.type", COW),
-            record_key_fields=fields("hoodie.table.recordkey.fields"),
-            partition_fields=fields("hoodie.table.partition.fields"),
-            precombine_field=props.get("hoodie.table.precombine.field"),
-            key_generator=props.get("hoodie.table.keygenerator.class"),
-            hive_style_partitioning=flag("hoodie.datasource.write.hive_style_partitioning"),
-            url_encode_partitioning=flag("hoodie.datasource.write.partitionpath.urlencode"),
-            table_version=int(props.get("hoodie.table.version", "6")),
-            base_path=base_path, avro_schema=props.get("hoodie.table.create.schema"),
+            db_name=db, table_name=table, table_type=props.get(TABLE_TYPE, default_of(TABLE_TYPE)),
+            record_key_fields=fields(RECORDKEY_FIELDS),
+            partition_fields=fields(PARTITION_FIELDS),
+            precombine_field=props.get(PRECOMBINE_FIELD),
+            key_generator=props.get(KEYGENERATOR_CLASS),
+            hive_style_partitioning=flag(HIVE_STYLE_PARTITIONING),
+            url_encode_partitioning=flag(URL_ENCODE_PARTITIONING),
+            table_version=int(props.get(TABLE_VERSION, default_of(TABLE_VERSION))),
+            base_path=base_path, avro_schema=props.get(CREATE_SCHEMA),
             properties={k: v for k, v in props.items() if k not in known},
         )
 

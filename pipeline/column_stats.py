@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 from hudi_format.parquet_stats import (
-    COLUMN_LIST_PROPERTY,
     encode,
     footer_stats,
     indexed_columns,
     uncompressed_size,
 )
 
-__all__ = ["COLUMN_LIST_PROPERTY", "encode", "footer_stats", "indexed_columns", "uncompressed_size"]
+__all__ = ["encode", "footer_stats", "indexed_columns", "uncompressed_size"]

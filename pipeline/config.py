@@ -5,22 +5,43 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from hudi_format.config_keys import (
+    CLIENT_HEARTBEAT_INTERVAL_MS,
+    CLIENT_HEARTBEAT_TOLERABLE_MISSES,
+    COMBINE_BEFORE_DELETE,
+    COMBINE_BEFORE_INSERT,
+    COMBINE_BEFORE_UPSERT,
+    COPYONWRITE_RECORD_SIZE_ESTIMATE,
+    HIVE_STYLE_PARTITIONING,
+    HIVE_SYNC_AS_DATASOURCE,
+    INDEX_TYPE,
+    PARQUET_MAX_FILE_SIZE,
+    PARQUET_SMALL_FILE_LIMIT,
+    PARTITIONS_TO_DELETE,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
+    STORAGE_PATH,
+    STORAGE_STRATEGY_CLASS,
+    TABLE_PREFIX,
+    URL_ENCODE_PARTITIONING,
+    default_of,
+    shuffle_parallelism,
+)
+
 OPERATIONS = ("insert", "upsert", "delete", "bulk_insert", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 INDEX_TYPES = ("RECORD_INDEX", "SIMPLE")
-UPDATE_PARTITION_PATH = "hoodie.record.index.update.partition.path"
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
-def _flag(options: dict, key: str, default: bool) -> bool:
+def _flag(options: dict, key: str) -> bool:
     v = options.get(key)
-    return default if v is None else str(v).strip().lower() == "true"
+    return default_of(key) == "true" if v is None else str(v).strip().lower() == "true"
 
 
-def _int(options: dict, key: str, default: int) -> int:
+def _int(options: dict, key: str) -> int:
     v = options.get(key)
     try:
-        return default if v is None else int(v)
+        return int(default_of(key)) if v is None else int(v)
     except ValueError:
         raise ValueError(f"option {key} must be an integer, not {v!r}") from None
 
@@ -30,12 +51,12 @@ class WriteConfig:
     operation: str
     hive_style: bool = False
     url_encode: bool = False
-    max_file_size: int = 120 * 1024 * 1024
-    small_file_limit: int = 100 * 1024 * 1024
-    record_size_estimate: int = 1024
+    max_file_size: int = int(default_of(PARQUET_MAX_FILE_SIZE))
+    small_file_limit: int = int(default_of(PARQUET_SMALL_FILE_LIMIT))
+    record_size_estimate: int = int(default_of(COPYONWRITE_RECORD_SIZE_ESTIMATE))
     combine: bool = True
-    heartbeat_interval_ms: int = 60_000
-    heartbeat_tolerable_misses: int = 2
+    heartbeat_interval_ms: int = int(default_of(CLIENT_HEARTBEAT_INTERVAL_MS))
+    heartbeat_tolerable_misses: int = int(default_of(CLIENT_HEARTBEAT_TOLERABLE_MISSES))
     partitions_to_delete: list[str] | None = None
     sync_as_datasource: bool = True  # as hive-sync: Spark needs the Hudi bundle to read the table
     shuffle_partitions: int | None = None
@@ -59,33 +80,32 @@ class WriteConfig:
         if op not in OPERATIONS:
             raise ValueError(f"unknown write operation {operation!r}; one of {', '.join(OPERATIONS)}")
         o = {str(k): v for k, v in (options or {}).items()}
-        combine_key = {"upsert": "hoodie.combine.before.upsert", "delete": "hoodie.combine.before.delete"}.get(
-            op, "hoodie.combine.before.insert")
-        parts = o.get("hoodie.datasource.write.partitions.to.delete")
-        shuffle = o.get("hoodie.upsert.shuffle.parallelism") if op == "upsert" else \
-            o.get(f"hoodie.{op}.shuffle.parallelism")
+        # combine by default: upsert and delete, not insert
+        combine_key = {"upsert": COMBINE_BEFORE_UPSERT, "delete": COMBINE_BEFORE_DELETE}.get(op, COMBINE_BEFORE_INSERT)
+        parts = o.get(PARTITIONS_TO_DELETE)
+        shuffle = o.get(shuffle_parallelism(op))
         cfg = cls(
             operation=op,
-            hive_style=_flag(o, "hoodie.datasource.write.hive_style_partitioning", False),
-            url_encode=_flag(o, "hoodie.datasource.write.partitionpath.urlencode", False),
-            max_file_size=_int(o, "hoodie.parquet.max.file.size", 120 * 1024 * 1024),
-            small_file_limit=_int(o, "hoodie.parquet.small.file.limit", 100 * 1024 * 1024),
-            record_size_estimate=_int(o, "hoodie.copyonwrite.record.size.estimate", 1024),
-            combine=_flag(o, combine_key, op in ("upsert", "delete")),
-            heartbeat_interval_ms=_int(o, "hoodie.client.heartbeat.interval_in_ms", 60_000),
-            heartbeat_tolerable_misses=_int(o, "hoodie.client.heartbeat.tolerable.misses", 2),
+            hive_style=_flag(o, HIVE_STYLE_PARTITIONING),
+            url_encode=_flag(o, URL_ENCODE_PARTITIONING),
+            max_file_size=_int(o, PARQUET_MAX_FILE_SIZE),
+            small_file_limit=_int(o, PARQUET_SMALL_FILE_LIMIT),
+            record_size_estimate=_int(o, COPYONWRITE_RECORD_SIZE_ESTIMATE),
+            combine=_flag(o, combine_key),
+            heartbeat_interval_ms=_int(o, CLIENT_HEARTBEAT_INTERVAL_MS),
+            heartbeat_tolerable_misses=_int(o, CLIENT_HEARTBEAT_TOLERABLE_MISSES),
             partitions_to_delete=[p.strip() for p in str(parts).split(",") if p.strip()] if parts else None,
-            sync_as_datasource=_flag(o, "hoodie.datasource.hive_sync.sync_as_datasource", True),
+            sync_as_datasource=_flag(o, HIVE_SYNC_AS_DATASOURCE),
             shuffle_partitions=int(shuffle) if shuffle else None,
-            index_type=str(o.get("hoodie.index.type") or "RECORD_INDEX").strip().upper(),
-            update_partition_path=(None if o.get(UPDATE_PARTITION_PATH) is None
-                                   else _flag(o, UPDATE_PARTITION_PATH, True)),
-            table_properties={k: str(v) for k, v in o.items() if k.startswith("hoodie.table.")},
-            storage_strategy=o.get("hoodie.storage.strategy.class"),
-            storage_path=o.get("hoodie.storage.path"),
+            index_type=str(o.get(INDEX_TYPE) or "RECORD_INDEX").strip().upper(),
+            update_partition_path=(None if o.get(RECORD_INDEX_UPDATE_PARTITION_PATH) is None
+                                   else _flag(o, RECORD_INDEX_UPDATE_PARTITION_PATH)),
+            table_properties={k: str(v) for k, v in o.items() if k.startswith(TABLE_PREFIX)},
+            storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
+            storage_path=o.get(STORAGE_PATH),
         )
         if cfg.index_type not in INDEX_TYPES:
-            raise ValueError(f"hoodie.index.type must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")
+            raise ValueError(f"{INDEX_TYPE} must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
-            raise ValueError("hoodie.parquet.max.file.size and hoodie.copyonwrite.record.size.estimate must be > 0")
+            raise ValueError(f"{PARQUET_MAX_FILE_SIZE} and {COPYONWRITE_RECORD_SIZE_ESTIMATE} must be > 0")
         return cfg

@@ -13,6 +13,8 @@ import json
 
 from pyspark.sql import types as T
 
+from hudi_format.config_keys import AVRO_NAMESPACE_PREFIX
+
 from .errors import SchemaEvolutionError
 
 META_COLUMNS = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
@@ -87,7 +89,7 @@ def _record(st: T.StructType, name: str, namespace: str) -> dict:
 def to_avro_schema(schema: T.StructType, table: str) -> str:
     """Hudi's writer schema (no meta columns) of a Spark schema, as Avro JSON."""
     data = T.StructType([f for f in schema.fields if f.name not in META_COLUMNS])
-    return json.dumps(_record(data, f"{table}_record", f"hoodie.{table}"))
+    return json.dumps(_record(data, f"{table}_record", f"{AVRO_NAMESPACE_PREFIX}{table}"))
 
 
 # --- Avro -> Spark -----------------------------------------------------------------------------

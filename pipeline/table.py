@@ -6,11 +6,20 @@ import json
 from dataclasses import dataclass, field
 
 from client import AlreadyExists, Column, Database, HudiCatalog, NotFound
-from hudi_format.storage_strategy import HIVE, STORAGE_PATH_KEY, STRATEGY_KEY, load_strategy, strategy_name
+from hudi_format.config_keys import (
+    BASE_FILE_FORMAT,
+    HIVE_SYNC_AS_DATASOURCE,
+    INDEX_TYPE,
+    POPULATE_META_FIELDS,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
+    STORAGE_PATH,
+    STORAGE_STRATEGY_CLASS,
+    default_of,
+)
+from hudi_format.storage_strategy import HIVE, load_strategy, strategy_name
 from hudi_format.table_config import HudiTableConfig
 
 from . import keygen
-from .config import UPDATE_PARTITION_PATH
 from .schema import from_avro_schema, hive_columns, to_avro_schema
 from .storage import FileLayout
 
@@ -60,11 +69,12 @@ class TableInfo:
         return cls(cfg.db_name, cfg.table_name, cfg.base_path or "", list(cfg.record_key_fields),
                    list(cfg.partition_fields), cfg.precombine_field or None, bool(cfg.hive_style_partitioning),
                    bool(cfg.url_encode_partitioning), cfg.avro_schema or None,
-                   record_index=(props.get("hoodie.index.type") or "").upper() == "RECORD_INDEX",
-                   update_partition_path=(props.get(UPDATE_PARTITION_PATH) or "true").lower() == "true",
+                   record_index=(props.get(INDEX_TYPE) or "").upper() == "RECORD_INDEX",
+                   update_partition_path=(props.get(RECORD_INDEX_UPDATE_PARTITION_PATH)
+                                          or default_of(RECORD_INDEX_UPDATE_PARTITION_PATH)).lower() == "true",
                    properties=dict(props),
-                   storage_strategy=strategy_name(props.get(STRATEGY_KEY)),
-                   storage_path=props.get(STORAGE_PATH_KEY) or None)
+                   storage_strategy=strategy_name(props.get(STORAGE_STRATEGY_CLASS)),
+                   storage_path=props.get(STORAGE_PATH) or None)
 
 
 def load(client: HudiCatalog, db: str, name: str) -> TableInfo:
@@ -95,13 +105,13 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
             raise ValueError(f"{db}.{name} does not exist: record_key is needed to create it")
         database = _ensure_database(client, db)
         base = path or ((database.location or "").rstrip("/") + "/" + name)
-        props = {"hoodie.datasource.hive_sync.sync_as_datasource": str(cfg.sync_as_datasource).lower(),
-                 "hoodie.populate.meta.fields": "true", "hoodie.table.base.file.format": "PARQUET"}
+        props = {HIVE_SYNC_AS_DATASOURCE: str(cfg.sync_as_datasource).lower(),
+                 POPULATE_META_FIELDS: "true", BASE_FILE_FORMAT: "PARQUET"}
         props.update(cfg.table_properties)
         props.update(_storage_props(cfg, base, name))
-        props["hoodie.index.type"] = cfg.index_type
+        props[INDEX_TYPE] = cfg.index_type
         if cfg.index_type == "RECORD_INDEX":
-            props[UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
+            props[RECORD_INDEX_UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
         config = HudiTableConfig(
             db_name=db, table_name=name, table_type="COPY_ON_WRITE", record_key_fields=keys,
             partition_fields=parts, precombine_field=precombine_field,
@@ -181,9 +191,9 @@ def _storage_props(cfg, base_path: str, name: str) -> dict[str, str]:
     """The storage strategy options of a new table (checked by loading the strategy)."""
     strategy = strategy_name(cfg.storage_strategy)
     load_strategy(strategy, base_path, cfg.storage_path, name)
-    out = {STRATEGY_KEY: strategy}
+    out = {STORAGE_STRATEGY_CLASS: strategy}
     if cfg.storage_path:
-        out[STORAGE_PATH_KEY] = cfg.storage_path.rstrip("/")
+        out[STORAGE_PATH] = cfg.storage_path.rstrip("/")
     return out
 
 
@@ -191,8 +201,8 @@ def _storage_conflicts(cfg, info: TableInfo) -> list[str]:
     """An existing table keeps its storage strategy and path (RFC-60: no switching)."""
     out = []
     if cfg.storage_strategy is not None and strategy_name(cfg.storage_strategy) != info.storage_strategy:
-        out.append(f"{STRATEGY_KEY} {cfg.storage_strategy!r} != table's {info.storage_strategy!r} "
+        out.append(f"{STORAGE_STRATEGY_CLASS} {cfg.storage_strategy!r} != table's {info.storage_strategy!r} "
                    "(an existing table cannot switch storage strategy)")
     if cfg.storage_path and cfg.storage_path.rstrip("/") != (info.storage_path or "").rstrip("/"):
-        out.append(f"{STORAGE_PATH_KEY} {cfg.storage_path!r} != table's {info.storage_path!r}")
+        out.append(f"{STORAGE_PATH} {cfg.storage_path!r} != table's {info.storage_path!r}")
     return out

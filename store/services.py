@@ -17,14 +17,12 @@ from store.hms.notification_log import DEFAULT_TTL_S, ClientEvents, Notification
 from store.hms.partitions import PartitionEvents, PartitionService
 from store.hms.stats import AggregateStats, StatisticsService
 from store.hms.txn import LockManager, OpenTxnList
-from store.hudi.clean_service import CleanService
-from store.hudi.column_pruning import ColumnPruning
-from store.hudi.partition_rules import HudiPartitionRules
-from store.hudi.snapshot_service import SnapshotService
-from store.hudi.timeline_service import TimelineService
+from store.hudi.data_skipping import ColumnPruning
+from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService
+from store.hudi.storage_mirror import StorageMirror
+from store.hudi.timeline import TimelineService
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
-from store.storage.mirror import StorageMirror
 
 DEFAULT_LOCK_TIMEOUT_MS = 300_000
 
@@ -88,9 +86,9 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
                                external_locations=external_locations)
     tables = TableService(store, notifications, boundary)
     partitions = PartitionService(store, tables)
-    timeline = TimelineService(store, tables, partitions, clock_ms=clock_ms)
+    timeline = TimelineService(store, tables, partitions, boundary, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
-    clean = CleanService(store, timeline, snapshot)
+    clean = CleanService(store, timeline, snapshot, boundary)
     services = Services(
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
         statistics=StatisticsService(store, partitions, derived=timeline.statistics),

@@ -28,7 +28,7 @@ from client import HudiCatalog, HudiMetastoreClient, slices_of
 from client import column_stats_struct as to_thrift
 from pipeline.column_stats import footer_stats, uncompressed_size
 from store.db.database import Store
-from store.hudi import column_pruning
+from store.hudi.data_skipping import pruning as column_pruning
 from store.services import build_services
 from tests.cli_helpers import run_cli
 from tests.harness.properties import examples

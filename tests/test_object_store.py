@@ -14,7 +14,8 @@ import uuid
 import pytest
 
 from client import HudiCatalog, HudiMetastoreClient
-from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_id_of, hash_prefix
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
+from hudi_format.storage_strategy import file_id_of, hash_prefix
 from pipeline import write
 from pipeline.reader import plan
 from tests.cli_helpers import run_cli
@@ -61,7 +62,7 @@ def test_pipeline_on_object_store(spark, store_server, object_store, scheme, str
     r1 = [(1, "a", 1, "d1"), (2, "b", 1, "d1"), (3, "c", 1, "d2")]
     opts = dict(HIVE)
     if strategy == "object-store":
-        opts |= {STRATEGY_KEY: "object-store", STORAGE_PATH_KEY: f"{scheme}://{bucket}/data"}
+        opts |= {STORAGE_STRATEGY_CLASS: "object-store", STORAGE_PATH: f"{scheme}://{bucket}/data"}
     ts1 = write(df(r1), table, "insert", record_key="id", precombine_field="ts", partition_by=["dt"],
                 metastore=uri(our_server), options=opts, path=base)
     ts2 = write(df([(1, "a2", 5, "d1"), (4, "d", 1, "d2")]), table, "upsert", metastore=uri(our_server))
@@ -133,7 +134,7 @@ def _check_object_store_layout(spark, port, table, bucket, objects, exp, tmp_pat
     assert f"hoodie.storage.path=s3a\\://{bucket}/data" in props
     with pytest.raises(ValueError, match="cannot switch storage strategy"):
         write(spark.createDataFrame([(9, "z", 1, "d1")], SCHEMA), table, "upsert", metastore=uri(port),
-              options={STRATEGY_KEY: "hive"})
+              options={STORAGE_STRATEGY_CLASS: "hive"})
     assert ours(spark, port, table, COLS) == exp  # nothing written by the refused job
     _check_repair_tools(spark, port, table, bucket, exp, tmp_path)
 
@@ -180,7 +181,7 @@ def _check_repair_tools(spark, port, table, bucket, exp, tmp_path):
         r = run_cli("migrate", "--from", uri(port), "--to", uri(other), "--databases", db, "--quiet")
         assert r.returncode == 0, r.stdout + r.stderr
         with HudiMetastoreClient(uri(other)) as c:
-            assert c.get_hudi_table(db, name).properties[STRATEGY_KEY] == "object-store"
+            assert c.get_hudi_table(db, name).properties[STORAGE_STRATEGY_CLASS] == "object-store"
         assert run_cli("validate", table, "--metastore", uri(other)).returncode == 0
         assert ours(spark, other, table, COLS) == exp
     finally:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from adapter.commands.validate_repair import compare
 from client import HudiCatalog
-from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
 from pipeline import write
 from tests.harness import start_our_server, stop_process
 from tests.harness.properties import examples
@@ -51,7 +51,7 @@ def test_random_operation_sequences_on_object_store(spark, s3_server, data, stra
     base = f"s3://{bucket}/wh/{name}"
     options = {"hoodie.datasource.write.hive_style_partitioning": "true"}
     if strategy == "object-store":
-        options |= {STRATEGY_KEY: "object-store", STORAGE_PATH_KEY: f"s3://{bucket}/data"}
+        options |= {STORAGE_STRATEGY_CLASS: "object-store", STORAGE_PATH: f"s3://{bucket}/data"}
     ts = itertools.count(1)
     model: dict = {}
     history: list = []

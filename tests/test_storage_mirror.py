@@ -21,7 +21,7 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.layout import instant_file_name, table_checksum
 from hudi_format.table_config import COW, HudiTableConfig, read_properties
 from store.db import schema as S
-from store.storage.mirror import StorageMirror
+from store.hudi.storage_mirror import StorageMirror
 from tests.test_hudi_fixtures import (
     V6,
     _read,

@@ -29,14 +29,15 @@ def build_column_stats(client: HudiCatalog, db: str, table: str, base_path: str,
         return 0, "pyarrow is not installed (pip install 'hudi-metastore[pipeline]')"
     import fsspec
 
-    from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
+    from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
+    from hudi_format.storage_strategy import file_location, load_strategy
 
     paths = client.list_files_without_column_stats(db, table, 0)
     if not paths:
         return 0, None
     properties = dict(client.get_hudi_table(db, table).properties)
     # where the data files are: the table's storage strategy (RFC-60; the table path by default)
-    strategy = load_strategy(properties.get(STRATEGY_KEY), base_path, properties.get(STORAGE_PATH_KEY), table)
+    strategy = load_strategy(properties.get(STORAGE_STRATEGY_CLASS), base_path, properties.get(STORAGE_PATH), table)
     stored = 0
 
     def locate(rel: str) -> str:

@@ -26,16 +26,25 @@ from hudi_format.commit_metadata import (
     parse_restore,
     parse_rollback,
 )
+from hudi_format.config_keys import (
+    CHECKSUM,
+    DATABASE_NAME,
+    INDEX_TYPE,
+    PROPERTIES_FILE,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
+    STORAGE_STRATEGY_CLASS,
+    TABLE_NAME,
+)
 from hudi_format.errors import HudiStorageError, InvalidMetadata
 from hudi_format.file_slice import FileInfo, split_path
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES, STATES
 from hudi_format.listing import list_table, storage_view
-from hudi_format.storage_strategy import HIVE, STRATEGY_KEY, strategy_name
+from hudi_format.storage_strategy import HIVE, strategy_name
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
 
 # the metastore's own: whether it keeps the table's record index (storage knows nothing of it)
-INDEX_PROPERTIES = ("hoodie.index.type", "hoodie.record.index.update.partition.path")
+INDEX_PROPERTIES = (INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH)
 
 
 class HudiImportError(ValueError):
@@ -79,7 +88,7 @@ class ImportReport:
         if self.registered:
             out.append(f"  {'would register' if self.dry_run else 'registered'} the table")
         if self.config_updated:
-            out.append(f"  {'would take' if self.dry_run else 'took'} the table config from hoodie.properties")
+            out.append(f"  {'would take' if self.dry_run else 'took'} the table config from {PROPERTIES_FILE}")
         out.append(f"  {verb} {len(self.instants_imported)} instant(s), {self.instants_skipped} already on the server")
         out += [f"    {i}" for i in self.instants_imported]
         if self.bootstrap_files:
@@ -93,7 +102,7 @@ class ImportReport:
         if self.partitions >= 0:
             out.append(f"  listed storage: {self.partitions} partition(s)")
         if self.index_keys is not None:
-            out.append(f"  built the record index: {self.index_keys} key(s) (hoodie.index.type=RECORD_INDEX)")
+            out.append(f"  built the record index: {self.index_keys} key(s) ({INDEX_TYPE}=RECORD_INDEX)")
         if self.index_note:
             out.append(f"  no record index: {self.index_note}")
         if self.stats_files:
@@ -170,16 +179,17 @@ def read_table(base_path: str) -> StorageTimeline:
 
 def table_config(tl: StorageTimeline, db: str, table: str) -> HudiTableConfig:
     cfg = HudiTableConfig.from_properties(db.lower(), table.lower(), dict(tl.properties), tl.base_path)
-    cfg.properties.pop("hoodie.table.checksum", None)  # of the storage's db.table, not ours
+    cfg.properties.pop(CHECKSUM, None)  # of the storage's db.table, not ours
     try:
         cfg.validate()
     except InvalidMetadata as exc:
         raise HudiImportError(f"{tl.base_path}: {exc.message}") from None
-    stored_name = (tl.properties.get("hoodie.table.name") or "").lower()
-    if strategy_name(tl.properties.get(STRATEGY_KEY)).lower() != HIVE and stored_name != cfg.table_name:
+    stored_name = (tl.properties.get(TABLE_NAME) or "").lower()
+    strategy = tl.properties.get(STORAGE_STRATEGY_CLASS)
+    if strategy_name(strategy).lower() != HIVE and stored_name != cfg.table_name:
         # its data files are under <storage path>/<prefix>/<table name>/...: the name is part of their paths
         raise HudiImportError(f"{tl.base_path}: a table with storage strategy "
-                              f"{tl.properties.get(STRATEGY_KEY)!r} keeps its table name in its files' paths; "
+                              f"{strategy!r} keeps its table name in its files' paths; "
                               f"import it as {db.lower()}.{stored_name}, not {db.lower()}.{cfg.table_name}")
     return cfg
 
@@ -408,9 +418,9 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
 
 
 def _properties(cfg: HudiTableConfig) -> dict[str, str]:
-    """hoodie.properties of a config, apart from names and location."""
+    """`hoodie.properties` of a config, apart from names and location."""
     props = cfg.hoodie_properties()
-    for k in ("hoodie.table.name", "hoodie.database.name", "hoodie.table.checksum", *INDEX_PROPERTIES):
+    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *INDEX_PROPERTIES):
         props.pop(k, None)
     return props
 

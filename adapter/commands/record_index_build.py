@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from client import FileGroupKeys, HudiCatalog
 from hudi_format import key_generator, log_file
+from hudi_format.config_keys import INDEX_TYPE, POPULATE_META_FIELDS, default_of
 from hudi_format.errors import HudiFormatError
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import HudiTableConfig
@@ -38,7 +39,7 @@ class StorageKeys:
 
 
 def has_index(cfg: HudiTableConfig) -> bool:
-    return (cfg.properties.get("hoodie.index.type") or "").upper() == "RECORD_INDEX"
+    return (cfg.properties.get(INDEX_TYPE) or "").upper() == "RECORD_INDEX"
 
 
 class _Keys:
@@ -46,7 +47,7 @@ class _Keys:
     key generator (no meta fields; the commit time is then the file's or the block's instant)."""
 
     def __init__(self, cfg: HudiTableConfig):
-        self.meta = cfg.properties.get("hoodie.populate.meta.fields", "true").lower() != "false"
+        self.meta = cfg.properties.get(POPULATE_META_FIELDS, default_of(POPULATE_META_FIELDS)).lower() != "false"
         self.fields = list(cfg.record_key_fields)
         self.generator = cfg.key_generator
         self.columns = [log_file.KEY, log_file.COMMIT_TIME] if self.meta else self.fields

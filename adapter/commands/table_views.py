@@ -9,7 +9,8 @@ import sys
 import time
 
 from adapter.commands.table_cli import BadArgument, connect, reporting_errors, require_hudi_table, split_table
-from hudi_format.storage_strategy import STORAGE_PATH_KEY, STRATEGY_KEY, file_location, load_strategy
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
+from hudi_format.storage_strategy import file_location, load_strategy
 
 
 def _took(args, seconds: float) -> None:
@@ -96,7 +97,8 @@ def _strategy(client, db: str, tbl: str):
     cfg = client.get_hudi_table(db, tbl)
     props = cfg.properties
     try:
-        return load_strategy(props.get(STRATEGY_KEY), cfg.base_path or "", props.get(STORAGE_PATH_KEY), cfg.table_name)
+        return load_strategy(props.get(STORAGE_STRATEGY_CLASS), cfg.base_path or "", props.get(STORAGE_PATH),
+                             cfg.table_name)
     except ValueError as exc:
         raise BadArgument(f"{db}.{tbl}: {exc}") from exc
 

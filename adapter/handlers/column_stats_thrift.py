@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal, InvalidOperation
 
-from store.hudi.column_stats import ColumnBounds, FileColumnStats
-from store.hudi.column_stats_codec import encode_float, encode_number
+from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
 from thrift_idl.hive_metastore.ttypes import InvalidObjectException
 from thrift_idl.hudi_metastore.ttypes import ColumnValue
 

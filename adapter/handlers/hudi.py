@@ -24,14 +24,12 @@ from client import (
 from client import optional as _opt
 from hudi_format.record_key_codec import decode_keys
 from store import metrics
-from store.hudi.column_pruning import ColumnPruning
-from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
+from store.hudi.data_skipping import ColumnPruning
 from store.hudi.record_index import FileGroupKeys as IndexKeys
-from store.hudi.snapshot_service import SnapshotService
-from store.hudi.table_stats import table_stats
-from store.hudi.timeline_import import StoredInstant, TimelineImport
-from store.hudi.timeline_service import TimelineService
-from store.storage.mirror import StorageMirror
+from store.hudi.rfc15_table_view import table_stats
+from store.hudi.snapshot import SnapshotService
+from store.hudi.storage_mirror import StorageMirror
+from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S, StoredInstant, TimelineImport, TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,

@@ -11,11 +11,11 @@ never completed (deleteInstant: a rollback). Errors: adapter/errors.py.
 from __future__ import annotations
 
 from adapter import identity
+from hudi_format.config_keys import TABLE_TYPE
 from hudi_format.table_config import HudiTableConfig
 from store.errors import InvalidOperation
 from store.hms.catalog import TableService
-from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S, TimelineService
 from thrift_idl.hive_metastore.ttypes import Database
 from thrift_idl.hudi_metaserver.ttypes import (
     HoodieInstantChangeResult,
@@ -65,8 +65,8 @@ class MetaserverHandler:
         if table is None or not table.tableName or not table.databaseName:
             raise InvalidOperation("createTable needs a table with tableName and databaseName")
         props = dict(table.parameters or {})
-        if table.tableType and "hoodie.table.type" not in props:
-            props["hoodie.table.type"] = table.tableType
+        if table.tableType and TABLE_TYPE not in props:
+            props[TABLE_TYPE] = table.tableType
         cfg = HudiTableConfig.from_properties(table.databaseName.lower(), table.tableName.lower(), props,
                                               table.location or None)
         cfg.validate()

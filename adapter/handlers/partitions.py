@@ -19,7 +19,7 @@ from store.hms.catalog import TableService
 from store.hms.common import ENCODER_AVAILABLE
 from store.hms.partition_filter import is_integral
 from store.hms.partitions import PartitionService, partition_specs, spec_from_name, split_name
-from store.hudi.partition_rules import HudiPartitionRules
+from store.hudi.snapshot import HudiPartitionRules
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
     AlterPartitionsResponse,

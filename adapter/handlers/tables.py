@@ -11,7 +11,7 @@ from store.hms.catalog import TableNamesByFilter, TableService
 from store.hms.common import ENCODER_AVAILABLE
 from store.hms.constraints import ConstraintService
 from store.hms.partitions import PartitionService
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
     GetFieldsResponse,

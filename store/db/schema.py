@@ -448,7 +448,7 @@ RECORD_INDEX_PARTITIONS = 16  # PostgreSQL hash partitions over `shard`
 
 # One row per live record key of a table: the file group holding it and the instant that last
 # wrote it (as a number: yyyyMMddHHmmssSSS). `shard` is a stable hash of the key
-# (store/hudi/record_index.py), as RFC-08 buckets keys; the primary key (tbl_id, shard, record_key)
+# (store/hudi/record_index/index.py), as RFC-08 buckets keys; the primary key (tbl_id, shard, record_key)
 # is what makes a key live in one file group only. PostgreSQL hash-partitions the table by shard
 # and carries fg_id and instant in the primary key's index (lookups are index-only scans); SQLite
 # keeps the table clustered on the primary key (WITHOUT ROWID), as InnoDB does.
@@ -636,7 +636,7 @@ location_owners = Table(
 
 # --- Column statistics (RFC-27): per base file and indexed column --------------------------------
 
-STATS_KEY = 256  # bytes of an order-preserving bound (store/hudi/column_stats_codec.py)
+STATS_KEY = 256  # bytes of an order-preserving bound (store/hudi/column_stats/codec.py)
 
 # The sizes of a base file that has column statistics; a row per file, deleted with its stats.
 file_stats = Table(
@@ -654,7 +654,7 @@ file_stats = Table(
 # comparison of bytes serves every type on every backend; NULL when unknown.
 # fork_len/fork_key: the common prefix of min_key and max_key (at most FORK_KEY bytes), the node
 # of a virtual prefix tree that holds the file's range; ranges overlapping a predicate's range are
-# found by one index range per prefix length (store/hudi/column_pruning.py).
+# found by one index range per prefix length (store/hudi/data_skipping/pruning.py).
 FORK_KEY = 16
 column_stats = Table(
     "column_stats",

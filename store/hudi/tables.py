@@ -14,7 +14,20 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, bindparam, select
 
-from hudi_format.storage_strategy import HIVE, OBJECT_STORE, STORAGE_PATH_KEY, STRATEGY_KEY, strategy_name
+from hudi_format.config_keys import (
+    HIVE_SYNC_AS_DATASOURCE,
+    PARTITION_FIELDS,
+    PRECOMBINE_FIELD,
+    PREFIX,
+    QUERY_AS_RO_TABLE,
+    RECORDKEY_FIELDS,
+    STORAGE_PATH,
+    STORAGE_STRATEGY_CLASS,
+    TABLE_TYPE,
+    WRITE_RECORDKEY_FIELD,
+    default_of,
+)
+from hudi_format.storage_strategy import HIVE, OBJECT_STORE, strategy_name
 from hudi_format.table_config import (
     COW,
     INPUT_FORMAT,
@@ -143,11 +156,11 @@ def _check_storage_strategy(cfg: HudiTableConfig) -> None:
     """The RFC-60 options a table config may carry: a built-in strategy or an import path (never
     imported here), `object-store` with its storage path."""
     props = cfg.properties or {}
-    name = strategy_name(props.get(STRATEGY_KEY))
-    if name.lower() == OBJECT_STORE and not (props.get(STORAGE_PATH_KEY) or "").strip():
-        raise InvalidObject(f"{STRATEGY_KEY}={OBJECT_STORE} needs {STORAGE_PATH_KEY}")
+    name = strategy_name(props.get(STORAGE_STRATEGY_CLASS))
+    if name.lower() == OBJECT_STORE and not (props.get(STORAGE_PATH) or "").strip():
+        raise InvalidObject(f"{STORAGE_STRATEGY_CLASS}={OBJECT_STORE} needs {STORAGE_PATH}")
     if name.lower() not in (HIVE, OBJECT_STORE) and not _IMPORT_PATH.fullmatch(name):
-        raise InvalidObject(f"{STRATEGY_KEY}={name!r}: not {HIVE!r}, {OBJECT_STORE!r} or an import path")
+        raise InvalidObject(f"{STORAGE_STRATEGY_CLASS}={name!r}: not {HIVE!r}, {OBJECT_STORE!r} or an import path")
 
 
 _IMPORT_PATH = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+")
@@ -158,17 +171,16 @@ def _hoodie_properties(table: Table) -> dict[str, str] | None:
     Spark table properties (`type`, `primaryKey`, `preCombineField`); None for other tables."""
     params = {k: v for k, v in (table.parameters or {}).items() if v is not None}
     if params.get("spark.sql.sources.provider", "").lower() != "hudi" or \
-            not any(k.startswith("hoodie.") for k in params):
+            not any(k.startswith(PREFIX) for k in params):
         return None
-    hoodie = {k: v for k, v in params.items() if k.startswith("hoodie.")}
-    kind = (hoodie.get("hoodie.table.type") or params.get("type") or "cow").upper()
-    hoodie["hoodie.table.type"] = {"COW": COW, "MOR": "MERGE_ON_READ"}.get(kind, kind)
-    keys = hoodie.get("hoodie.table.recordkey.fields") or hoodie.get("hoodie.datasource.write.recordkey.field") \
-        or params.get("primaryKey") or ""
-    hoodie["hoodie.table.recordkey.fields"] = keys
-    hoodie.setdefault("hoodie.table.partition.fields", ",".join(k.name for k in table.partitionKeys or []))
-    if "hoodie.table.precombine.field" not in hoodie and params.get("preCombineField"):
-        hoodie["hoodie.table.precombine.field"] = params["preCombineField"]
+    hoodie = {k: v for k, v in params.items() if k.startswith(PREFIX)}
+    kind = (hoodie.get(TABLE_TYPE) or params.get("type") or "cow").upper()
+    hoodie[TABLE_TYPE] = {"COW": COW, "MOR": "MERGE_ON_READ"}.get(kind, kind)
+    keys = hoodie.get(RECORDKEY_FIELDS) or hoodie.get(WRITE_RECORDKEY_FIELD) or params.get("primaryKey") or ""
+    hoodie[RECORDKEY_FIELDS] = keys
+    hoodie.setdefault(PARTITION_FIELDS, ",".join(k.name for k in table.partitionKeys or []))
+    if PRECOMBINE_FIELD not in hoodie and params.get("preCombineField"):
+        hoodie[PRECOMBINE_FIELD] = params["preCombineField"]
     return hoodie
 
 
@@ -192,11 +204,11 @@ def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None, own
     part_names = {k.name for k in part_keys}
     data_cols = [FieldSchema(m, "string", None) for m in META_COLUMNS] + [
         c for c in columns if c.name.lower() not in part_names and c.name not in META_COLUMNS]
-    params = {"EXTERNAL": "TRUE", "hoodie.table.type": cfg.table_type,
+    params = {"EXTERNAL": "TRUE", TABLE_TYPE: cfg.table_type,
               "type": "cow" if cfg.table_type == COW else "mor", "primaryKey": ",".join(cfg.record_key_fields)}
     # hive-sync's sync_as_datasource (default true): Spark then needs the Hudi bundle for the table;
     # false registers a Hive table with Hudi's input formats, which any Spark can list and describe
-    if cfg.properties.get("hoodie.datasource.hive_sync.sync_as_datasource", "true").lower() != "false":
+    if cfg.properties.get(HIVE_SYNC_AS_DATASOURCE, default_of(HIVE_SYNC_AS_DATASOURCE)).lower() != "false":
         try:
             params.update(spark_schema_properties(data_cols, part_keys))
         except (ValueError, IndexError):
@@ -205,7 +217,7 @@ def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None, own
         params["preCombineField"] = cfg.precombine_field
     # hive-sync's serde properties: the base path, and whether Spark's Hudi reader serves the read-
     # optimized view (false: this one table is the snapshot view, hive-sync's `_rt` for MOR)
-    serde_params = {"serialization.format": "1", "hoodie.query.as.ro.table": "false"}
+    serde_params = {"serialization.format": "1", QUERY_AS_RO_TABLE: "false"}
     if cfg.base_path:
         serde_params["path"] = cfg.base_path
     sd = StorageDescriptor(

@@ -245,9 +245,12 @@ class StorageBoundary:
                 ownership.report("move", src, "denied", text)
                 raise OwnershipConflict(text)
 
-    def delete_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
-        """Delete the files (relative to a Hudi table's base path) that are the table's own
-        (`deletable_files`); returns those."""
+    def delete_files(self, base_path: str, paths: list[str], action: str, tbl_id: int) -> list[str]:
+        """Delete files given relative to a Hudi table's base path when the server may `action` there
+        (`writable`), and only those that are the table's own (`deletable_files`): the deleted ones,
+        [] when the files stay."""
+        if not self.writable(base_path, action, tbl_id):
+            return []
         mine = self.deletable_files(base_path, paths, tbl_id)
         for rel in mine:
             full = warehouse.join_within(base_path, rel)

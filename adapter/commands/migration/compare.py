@@ -40,7 +40,7 @@ def plain(obj):
 
 
 # Statistics our server keeps itself for a Hudi table from its latest file slices
-# (store/hudi/table_statistics.py): a source's values are not copied nor compared.
+# (store/hudi/hive_table_statistics.py): a source's values are not copied nor compared.
 HUDI_KEPT_STATS = ("numFiles", "totalSize", "numRows", "rawDataSize", "COLUMN_STATS_ACCURATE")
 SPARK_STATS_PREFIX = "spark.sql.statistics."
 

@@ -219,17 +219,6 @@ class TableService:
                     cascade: bool = False) -> None:
         self.alteration.alter_table(db_name, name, new, env, cascade)
 
-    def may_write_under(self, base_path: str | None, action: str, tbl_id: int | None = None) -> bool:
-        """May the server `action` (write, delete) files under a Hudi table's base path, inside its
-        storage boundary (store/storage/boundary.py) and, with the table's `tbl_id`, where no other
-        object's location covers it? Logged and counted when not."""
-        return self.boundary.writable(base_path, action, tbl_id)
-
-    def delete_hudi_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
-        """Delete files of a Hudi table (relative to its base path) that are the table's own: none
-        under another object's location (store/storage/boundary.py); the deleted ones."""
-        return self.boundary.delete_files(base_path, paths, tbl_id)
-
     def claim_hudi_base_path(self, conn: Connection, row: Any, table_name: str, base_path: str | None) -> None:
         """Record a Hudi table's base path as the table's (store/storage/owner_index.py), in the
         registering transaction: a row of its own where it is not the table's location; refused

@@ -1,4 +1,4 @@
-"""Server-side parts of the pipeline's commit protocol (store.hudi.timeline_service): an instant that loses
+"""Server-side parts of the pipeline's commit protocol (store.hudi.timeline): an instant that loses
 a conflict is expired at once, so its writer rolls it back (its files deleted) without waiting for
 the heartbeat timeout; a DELETE_PARTITION replacecommit drops the HMS partitions it empties."""
 

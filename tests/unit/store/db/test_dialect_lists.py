@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, create_engine, select, text
 
 from store.db.dialect import JOINED_OVER, SEP, in_list, pg_joined_list
-from store.hudi.record_index_rows import delete_keys
+from store.hudi.record_index import delete_keys
 
 
 def test_joined_list_round_trip_form():
@@ -52,7 +52,7 @@ def test_a_long_list_with_the_separator_falls_back_to_an_array(conn):
 
 
 def test_joined_keys_delete_only_the_keys_given(conn):
-    """record_index_rows' joined forms on PostgreSQL (batched statements elsewhere)."""
+    """store/hudi/record_index/rows.py's joined forms on PostgreSQL (batched statements elsewhere)."""
     c, _, _ = conn
     c.execute(text("CREATE TEMPORARY TABLE record_index (tbl_id BIGINT, shard SMALLINT, record_key VARCHAR(64), "
                    "fg_id BIGINT, instant BIGINT)"))

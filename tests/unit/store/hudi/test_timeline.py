@@ -275,7 +275,7 @@ def test_drop_partition_replaces_and_cleans(env, tmp_path):
 
 
 def test_clean_policies(env):
-    from store.hudi.clean_service import (
+    from store.hudi.snapshot import (
         KEEP_LATEST_COMMITS,
         KEEP_LATEST_FILE_VERSIONS,
     )

@@ -19,8 +19,8 @@ from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
 from store.hms.partitions import PartitionService
-from store.hudi.file_locations import locate_files, locate_slices
-from store.hudi.timeline_service import TimelineService
+from store.hudi.snapshot.file_locations import locate_files, locate_slices
+from store.hudi.timeline import TimelineService
 
 # columns of `files` that make a FileInfo, in the order `file_info_of` takes them
 FILE_COLUMNS = (S.files.c.partition_path, S.files.c.file_id, S.files.c.name, S.files.c.size,

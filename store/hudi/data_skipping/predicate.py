@@ -5,7 +5,7 @@ Negations are pushed to the leaves first (De Morgan, operators inverted: in SQL'
 NOT(x < 5) keeps the same rows as x >= 5, nulls matching neither). Each leaf becomes "no statistics
 row of this column says no value can match" (`NOT EXISTS (... prune condition)`): a file without
 statistics for the column, or with unknown bounds, is never pruned by it. Bounds are compared as
-order-preserving bytes (column_stats_codec).
+order-preserving bytes (store/hudi/column_stats/codec.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, FromClause, and_, exists, false, func, not
 
 from store.hms.common import ANY_RUN
 from store.hms.partition_filter import And, FilterError, Leaf, Node, Or, like_elements, parse_filter, push_not
-from store.hudi.column_stats_codec import TEXT_TYPES, base_type, encode_key, is_indexable, prefix_successor
+from store.hudi.column_stats import TEXT_TYPES, base_type, encode_key, is_indexable, prefix_successor
 
 # (stats table alias, column name) -> an EXISTS-able select restricted to the outer row
 StatsRows = Callable[[str], Any]

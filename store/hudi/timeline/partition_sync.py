@@ -7,13 +7,13 @@ from __future__ import annotations
 from sqlalchemy import Connection, Row, select
 
 from hudi_format.commit_metadata import CommitMetadata
+from hudi_format.file_slice import full_path
 from store.db import schema as S
 from store.errors import InvalidObject
 from store.hms.catalog import TableService
 from store.hms.notification_log import events as EV
 from store.hms.partitions import PartitionService, make_name
 from store.hudi.tables import HudiTableRef
-from store.storage import warehouse
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 BATCH = 500
@@ -35,7 +35,7 @@ class PartitionSync:
                 values = ref.config.values_of(p)
             except ValueError as exc:
                 raise InvalidObject(str(exc)) from exc
-            sd = StorageDescriptor(**{**table_sd.__dict__, "location": warehouse.join(ref.base_path, p)})
+            sd = StorageDescriptor(**{**table_sd.__dict__, "location": full_path(ref.base_path, p)})
             parts.append(Partition(values=values, dbName=ref.db_name, tableName=ref.name, sd=sd, parameters={}))
         self.partitions.add_partitions(ref.db_name, ref.name, parts, if_not_exists=True, conn=conn)
 
@@ -62,7 +62,7 @@ class PartitionSync:
         files written there (replace for a replacecommit); see notification_log.events.hudi_commit."""
         files: dict[str, list[str]] = {}
         for st in meta.write_stats:
-            files.setdefault(st.partition_path or "", []).append(warehouse.join(ref.base_path, st.path))
+            files.setdefault(st.partition_path or "", []).append(full_path(ref.base_path, st.path))
         if not files:
             return
         table = self.tables.get_table_in(conn, ref.db_name, ref.name)

@@ -20,8 +20,9 @@ from hudi_format.instant import COMPLETED
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
-from store.hudi.snapshot_service import SnapshotService, file_info
-from store.hudi.timeline_service import TimelineService
+from store.hudi.snapshot.snapshot_service import SnapshotService, file_info
+from store.hudi.table_files import TableFiles
+from store.hudi.timeline import TimelineService
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +63,11 @@ def _slices_to_clean(instants: list[str], replace_ts: str | None, policy: str, r
 
 
 class CleanService:
-    def __init__(self, store: Store, timeline: TimelineService, snapshot: SnapshotService):
+    def __init__(self, store: Store, timeline: TimelineService, snapshot: SnapshotService, files: TableFiles):
         self.store = store
         self.timeline = timeline
         self.snapshot = snapshot
+        self.files = files
 
     def plan(self, db: str, tbl: str, policy: str = KEEP_LATEST_COMMITS, retain: int = 10,
              partitions: list[str] | None = None) -> tuple[str | None, dict[str, list[FileInfo]]]:
@@ -116,10 +118,8 @@ class CleanService:
             ref = self.timeline.table_ref(conn, db, tbl)
         base = ref.base_path
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
-        if not self.timeline.hudi_tables.tables.may_write_under(base, "delete cleaned files under", ref.tbl_id):
-            return inst.ts, []  # recorded; the files stay where the server may not delete
-        paths = self.timeline.hudi_tables.tables.delete_hudi_files(base, paths, ref.tbl_id)
-        return inst.ts, paths
+        # recorded either way; the files stay where the server may not delete
+        return inst.ts, self.files.delete_files(base, paths, "delete cleaned files under", ref.tbl_id)
 
     def drop_partitions(self, db: str, tbl: str, partition_paths: list[str]) -> tuple[str, str | None]:
         """Drop partitions of a Hudi table: a replacecommit replacing every file group in them (the

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
 from hudi_format.file_slice import FileInfo, FileSlice
 from hudi_format.storage_strategy import (
     HIVE,
     OBJECT_STORE,
-    STORAGE_PATH_KEY,
-    STRATEGY_KEY,
     file_location,
     load_strategy,
     strategy_name,
@@ -30,11 +29,11 @@ Locator = Callable[[str, str], str]  # (partition path, file name) -> full path
 def locator(ref: HudiTableRef) -> Locator | None:
     """The table's (partition, name) -> full path; None for a custom strategy (or a broken config)."""
     props = ref.config.properties or {}
-    name = strategy_name(props.get(STRATEGY_KEY))
+    name = strategy_name(props.get(STORAGE_STRATEGY_CLASS))
     if name.lower() not in (HIVE, OBJECT_STORE):
         return None
     try:
-        strategy = load_strategy(name, ref.base_path, props.get(STORAGE_PATH_KEY) or None,
+        strategy = load_strategy(name, ref.base_path, props.get(STORAGE_PATH) or None,
                                  ref.config.table_name or ref.name)
     except ValueError:  # object-store without a storage path: refused at registration, never stored
         return None

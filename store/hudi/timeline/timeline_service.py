@@ -1,15 +1,15 @@
 """RFC-36 timeline service: the one entry point to a Hudi table's timeline for the handlers, the
 table services and the storage mirror. Each call is answered by the part that implements it:
 
-* tables.py         registration of Hudi tables, adoption of HMS tables with Hudi properties
-* instant_times.py  instant times (`tbl_timestamp`, compare-and-set)
-* instants.py       REQUESTED -> INFLIGHT, heartbeats, markers, each state's metadata
-* commit.py         completing an instant: one transaction (conflict check, file listing, HMS
-                    partitions, table version), then the post-commit hooks
-* rollback.py       rolling back a failed instant
-* file_listing.py   the `files` table and table versions, as instants change them
-* partition_sync.py HMS partitions following commits
-* record_index.py   the record-level index (RFC-08), changed by commits in their transaction
+* ../tables.py        registration of Hudi tables, adoption of HMS tables with Hudi properties
+* instant_times.py    instant times (`tbl_timestamp`, compare-and-set)
+* instants.py         REQUESTED -> INFLIGHT, heartbeats, markers, each state's metadata
+* commit.py           completing an instant: one transaction (conflict check, file listing, HMS
+                      partitions, table version), then the post-commit hooks
+* rollback.py         rolling back a failed instant
+* ../file_listing.py  the `files` table and table versions, as instants change them
+* partition_sync.py   HMS partitions following commits
+* ../record_index/    the record-level index (RFC-08), changed by commits in their transaction
 """
 
 from __future__ import annotations
@@ -24,21 +24,23 @@ from store.db.database import Store, now_ms
 from store.hms.catalog import TableService
 from store.hms.partitions import PartitionService
 from store.hudi.column_stats import FileColumnStats
-from store.hudi.commit import InstantCompletion, PostCommitHook
 from store.hudi.file_listing import FileListing
-from store.hudi.instant_times import InstantTimes
-from store.hudi.instants import Instants
-from store.hudi.partition_sync import PartitionSync
+from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
-from store.hudi.rollback import Rollbacks
-from store.hudi.table_statistics import TableStatistics
+from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline.commit import InstantCompletion, PostCommitHook
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import Instants
+from store.hudi.timeline.partition_sync import PartitionSync
+from store.hudi.timeline.rollback import Rollbacks
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 
 class TimelineService:
-    def __init__(self, store: Store, tables: TableService, partitions: PartitionService,
+    def __init__(self, store: Store, tables: TableService, partitions: PartitionService, files: TableFiles,
                  clock_ms: Callable[[], int] = now_ms):
+        """`files`: what the server may do to table files on storage (its storage boundary)."""
         self.store = store
         self.clock_ms = clock_ms
         self._hooks: list[PostCommitHook] = []
@@ -48,12 +50,12 @@ class TimelineService:
         self.listing = FileListing(clock_ms)
         self.partition_sync = PartitionSync(tables, partitions)
         self.record_index = RecordIndex(store, self.hudi_tables)
-        self.statistics = TableStatistics(self.hudi_tables, tables, partitions)
+        self.statistics = HiveTableStatistics(self.hudi_tables, tables, partitions)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
                                             self.partition_sync, self.record_index, self._hooks,
                                             self.statistics)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
-                                   self._hooks)
+                                   self._hooks, files)
 
     @property
     def on_commit(self) -> list[PostCommitHook]:

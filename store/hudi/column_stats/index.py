@@ -16,7 +16,7 @@ from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.dialect import in_list, pg_joined_list
 from store.errors import InvalidObject
-from store.hudi.column_stats_codec import fork, lower_bound, upper_bound
+from store.hudi.column_stats.codec import fork, lower_bound, upper_bound
 from store.hudi.file_listing import WrittenFiles
 from store.hudi.tables import HudiTableRef
 
@@ -67,7 +67,7 @@ Recorded = dict[tuple[str, str], tuple[int, _Sizes, dict[str, _Bounds]]]
 @dataclass(frozen=True)
 class ColumnBounds:
     column: str
-    min_key: bytes | None  # order-preserving keys (column_stats_codec)
+    min_key: bytes | None  # order-preserving keys (codec.py)
     max_key: bytes | None
     null_count: int | None
     value_count: int | None

@@ -27,16 +27,16 @@ from itertools import repeat
 from sqlalchemy import Connection, delete, func, select, tuple_, update
 
 from hudi_format.commit_metadata import CommitMetadata
+from hudi_format.config_keys import INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH, default_of
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import CommitConflict, InvalidObject, InvalidOperation
-from store.hudi import record_index_rows as rows
+from store.hudi.record_index import rows
 from store.hudi.tables import HudiTableRef, HudiTables
 
 SHARDS = 64
-INDEX_TYPE = "hoodie.index.type"
 RECORD_INDEX = "RECORD_INDEX"
-UPDATE_PARTITION_PATH = "hoodie.record.index.update.partition.path"
+
 
 def shard_of(key: str) -> int:
     """The key's bucket: stable across processes and versions (never Python's hash())."""
@@ -226,7 +226,7 @@ class RecordIndex:
         props = dict(ref.config.properties)
         if on:
             props[INDEX_TYPE] = RECORD_INDEX
-            props.setdefault(UPDATE_PARTITION_PATH, "true")
+            props.setdefault(RECORD_INDEX_UPDATE_PARTITION_PATH, default_of(RECORD_INDEX_UPDATE_PARTITION_PATH))
         else:
             props.pop(INDEX_TYPE, None)
         ref.config.properties = props

@@ -26,12 +26,12 @@ from store.db.database import Store
 from store.errors import CommitConflict, InvalidOperation
 from store.hudi.column_stats import ColumnStats, FileColumnStats
 from store.hudi.file_listing import FileListing, add_version, written_files
-from store.hudi.instant_times import InstantTimes
-from store.hudi.instants import Instants, put_meta
-from store.hudi.partition_sync import PartitionSync
+from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
-from store.hudi.table_statistics import TableStatistics
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import Instants, put_meta
+from store.hudi.timeline.partition_sync import PartitionSync
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def run_post_commit_hooks(hooks: list[PostCommitHook], db: str, tbl: str, done: 
 class InstantCompletion:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
                  listing: FileListing, partition_sync: PartitionSync, record_index: RecordIndex,
-                 hooks: list[PostCommitHook], statistics: TableStatistics,
+                 hooks: list[PostCommitHook], statistics: HiveTableStatistics,
                  column_stats: ColumnStats | None = None):
         self.store = store
         self.tables = tables

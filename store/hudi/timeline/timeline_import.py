@@ -38,10 +38,10 @@ from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.file_listing import NEVER, add_version, latest_version
-from store.hudi.instant_times import check_instant_time
-from store.hudi.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline.instant_times import check_instant_time
+from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
+from store.hudi.timeline.timeline_service import TimelineService
 
 BATCH = 500
 

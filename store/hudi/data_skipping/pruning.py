@@ -28,18 +28,17 @@ from store.db.dialect import as_text, json_rows, rows_of
 from store.db.driver_cursor import DriverStatement
 from store.errors import MetaError
 from store.hms.partition_filter import And, FilterError, Leaf, Node, Or
-from store.hudi.column_predicate import (
+from store.hudi.column_stats import FORK_BYTES, encode_key, is_indexable, prefix_successor
+from store.hudi.data_skipping.predicate import (
     check_literals,
     keep_condition,
     like_prefix,
     parse_predicate,
     without_columns,
 )
-from store.hudi.column_stats_codec import FORK_BYTES, encode_key, is_indexable, prefix_successor
-from store.hudi.file_locations import locate_slices, locator
-from store.hudi.snapshot_service import FILE_COLUMNS, SnapshotService, file_info_of
+from store.hudi.snapshot import FILE_COLUMNS, SnapshotService, file_info_of, locate_slices, locator
 from store.hudi.tables import HudiTableRef, HudiTables, no_such_table, ref_of, table_names
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import TimelineService
 
 _CHUNK = 500
 _REMEMBERED = 10_000  # tables whose partition keys are remembered (then forgotten all at once)

@@ -1,5 +1,5 @@
 """RFC-36 instants of a Hudi table's timeline: the REQUESTED -> INFLIGHT move (completion is
-store/hudi/commit.py), each state's metadata (`instant_meta`), heartbeats and markers.
+commit.py), each state's metadata (`instant_meta`), heartbeats and markers.
 
 Heartbeats: an instant's `start_ts` is its writer's last heartbeat (epoch ms) and `duration` its
 timeout (seconds); a pending instant whose heartbeat expired has failed and may be rolled back. An
@@ -27,8 +27,8 @@ from hudi_format.instant import (
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
-from store.hudi.instant_times import InstantTimes, check_instant_time
 from store.hudi.tables import HudiTables
+from store.hudi.timeline.instant_times import InstantTimes, check_instant_time
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 120
 

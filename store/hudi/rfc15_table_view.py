@@ -8,9 +8,8 @@ from sqlalchemy import func, select
 
 from hudi_format.instant import COMPLETED, Instant
 from store.db import schema as S
-from store.hudi.instants import instant_from_row
 from store.hudi.record_index import count_keys, has_record_index
-from store.hudi.timeline_service import TimelineService
+from store.hudi.timeline import TimelineService, instant_from_row
 
 
 @dataclass

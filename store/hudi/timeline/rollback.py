@@ -13,16 +13,17 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, Instant
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidOperation
-from store.hudi.commit import PostCommitHook, run_post_commit_hooks
 from store.hudi.file_listing import FileListing, add_version
-from store.hudi.instant_times import InstantTimes
-from store.hudi.instants import Instants, insert_instant, instant_from_row, put_meta
+from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline.commit import PostCommitHook, run_post_commit_hooks
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import Instants, insert_instant, instant_from_row, put_meta
 
 
 class Rollbacks:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
-                 listing: FileListing, hooks: list[PostCommitHook]):
+                 listing: FileListing, hooks: list[PostCommitHook], files: TableFiles):
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -30,15 +31,15 @@ class Rollbacks:
         self.clock_ms = times.clock_ms
         self.listing = listing
         self.hooks = hooks
+        self.files = files
 
     def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
         """Roll back pending instant `ts` once its heartbeat expired (at once with `force`):
         (the rollback instant, the deleted paths, relative to the table's base path: none when the
         base path is outside the server's storage boundary)."""
         instant, paths, base_path, tbl_id = self.store.run_write(self._rollback_in, db, tbl, ts, force)
-        if not self.tables.tables.may_write_under(base_path, "delete rolled-back files under", tbl_id):
-            paths = []  # recorded; the files stay where the server may not delete
-        paths = self.tables.tables.delete_hudi_files(base_path, paths, tbl_id) if paths else []
+        # recorded either way; the files stay where the server may not delete
+        paths = self.files.delete_files(base_path, paths, "delete rolled-back files under", tbl_id) if paths else []
         run_post_commit_hooks(self.hooks, db, tbl)
         return instant, paths
 

@@ -15,7 +15,7 @@ from store.db import schema as S
 from store.errors import InvalidOperation, MetaError, NoSuchObject
 from store.hms.catalog import database_is
 from store.hms.partitions import PartitionService, make_name, values_from_name
-from store.hudi.clean_service import CleanService
+from store.hudi.snapshot.clean_service import CleanService
 from store.hudi.tables import HudiTableRef
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Partition
 

@@ -30,7 +30,7 @@ from store.errors import NoSuchObject
 from store.hms.catalog import TableService
 from store.hms.common import stats_params
 from store.hms.partitions import PartitionService, make_name, values_from_name
-from store.hudi.column_stats_codec import base_type, decode_number
+from store.hudi.column_stats import base_type, decode_number
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import (
     BooleanColumnStatsData,
@@ -52,7 +52,7 @@ _INTEGERS = ("tinyint", "smallint", "int", "integer", "bigint")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
-class TableStatistics:
+class HiveTableStatistics:
     def __init__(self, hudi_tables: HudiTables, tables: TableService, partitions: PartitionService):
         self.hudi_tables = hudi_tables
         self.tables = tables

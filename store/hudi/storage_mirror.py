@@ -35,12 +35,12 @@ from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback
+from hudi_format.config_keys import PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
     HOODIE,
     LAYOUT_DIRS,
     PARTITION_METAFILE,
-    PROPERTIES,
     instant_file_name,
     java_properties,
     parse_instant_file,
@@ -51,10 +51,9 @@ from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.errors import InvalidOperation
-from store.hudi.commit import Completed
+from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline_service import TimelineService
-from store.storage.boundary import StorageBoundary
+from store.hudi.timeline import Completed, TimelineService
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +175,7 @@ class _InstantMetadata:
 
 class StorageMirror:
     def __init__(self, store: Store, timeline: TimelineService, clock_ms: Callable[[], int] = now_ms,
-                 lease_ms: int = DEFAULT_LEASE_MS, boundary: StorageBoundary | None = None):
+                 lease_ms: int = DEFAULT_LEASE_MS, boundary: TableFiles | None = None):
         """`boundary`: the server's storage boundary; tables whose base path lies outside it are not
         written (their versions stay pending). None (the admin CLI): every table is written."""
         self.store = store
@@ -347,12 +346,12 @@ class StorageMirror:
     # --- pieces ---------------------------------------------------------------------------------
 
     def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing) -> None:
-        """hoodie.properties (when missing or different) and Hudi's folders (when missing)."""
+        """`hoodie.properties` (when missing or different) and Hudi's folders (when missing)."""
         text = java_properties(storage_properties(ref.config), "Properties saved by hudi-metastore")
-        if listing.get(PROPERTIES) != len(text) or self._props_written.get(ref.base_path) != text:
-            if st.read(f"{HOODIE}/{PROPERTIES}") != text:
-                st.put(f"{HOODIE}/{PROPERTIES}", text)
-            listing[PROPERTIES] = len(text)
+        if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
+            if st.read(f"{HOODIE}/{PROPERTIES_FILE}") != text:
+                st.put(f"{HOODIE}/{PROPERTIES_FILE}", text)
+            listing[PROPERTIES_FILE] = len(text)
             self._props_written[ref.base_path] = text
         if st.object_store:  # object stores have no folders
             return

@@ -1,0 +1,121 @@
+"""Every `hoodie.*` key the project reads or writes, each named once with its default (where it has
+one) and its meaning, as hudi-rs's `config/table.rs` names Hudi's table configs.
+
+Code outside this module spells a key only through these constants (tests may spell them). A
+default is the value as `hoodie.properties` or a write option spells it; `default_of(key)` gives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    key: str
+    default: str | None  # None: no default
+    meaning: str
+
+
+KEYS: dict[str, ConfigKey] = {}
+
+
+def _key(key: str, meaning: str, default: str | None = None) -> str:
+    if key in KEYS:
+        raise ValueError(f"{key} is registered twice")
+    KEYS[key] = ConfigKey(key, default, meaning)
+    return key
+
+
+def default_of(key: str) -> str:
+    """The registered default of `key` (KeyError for a key that has none)."""
+    value = KEYS[key].default
+    if value is None:
+        raise KeyError(f"{key} has no default")
+    return value
+
+
+PREFIX = "hoodie."  # every key's prefix
+TABLE_PREFIX = "hoodie.table."  # the table config's own keys (a write passes them to the table it creates)
+PROPERTIES_FILE = "hoodie.properties"  # not a key: the table config's file under `.hoodie/`
+AVRO_NAMESPACE_PREFIX = "hoodie."  # not a key: Hudi's Avro writer schema is in namespace hoodie.<table>
+
+# --- the table config (hoodie.properties) --------------------------------------------------------
+TABLE_NAME = _key("hoodie.table.name", "the table's name")
+DATABASE_NAME = _key("hoodie.database.name", "the table's database (its checksum takes \"\" when unset)", "")
+TABLE_TYPE = _key("hoodie.table.type", "COPY_ON_WRITE or MERGE_ON_READ", "COPY_ON_WRITE")
+TABLE_VERSION = _key("hoodie.table.version", "the table format version: 6 (Hudi 0.14/0.15), 8 or 9 (Hudi 1.x)",
+                     "6")
+RECORDKEY_FIELDS = _key("hoodie.table.recordkey.fields", "the record key fields, comma-separated")
+PARTITION_FIELDS = _key("hoodie.table.partition.fields",
+                        "the partition fields, comma-separated (Hudi writes none for a non-partitioned table)")
+PRECOMBINE_FIELD = _key("hoodie.table.precombine.field", "the field whose larger value wins between two records "
+                        "of one key")
+KEYGENERATOR_CLASS = _key("hoodie.table.keygenerator.class", "the key generator's Java class")
+CREATE_SCHEMA = _key("hoodie.table.create.schema", "the Avro writer schema (JSON) the table was created with")
+BASE_FILE_FORMAT = _key("hoodie.table.base.file.format", "the base files' format", "PARQUET")
+CHECKSUM = _key("hoodie.table.checksum", "CRC32 of `<database>.<table>` (HoodieTableConfig.generateChecksum)")
+METADATA_PARTITIONS = _key("hoodie.table.metadata.partitions", "the metadata table's built partitions")
+METADATA_PARTITIONS_INFLIGHT = _key("hoodie.table.metadata.partitions.inflight",
+                                    "the metadata table's partitions being built")
+TIMELINE_LAYOUT_VERSION = _key("hoodie.timeline.layout.version",
+                               "the timeline's file layout: 1 for table version 6, 2 from table version 8")
+TIMELINE_PATH = _key("hoodie.timeline.path", "table version 8+: the active timeline's folder under .hoodie",
+                     "timeline")
+TIMELINE_HISTORY_PATH = _key("hoodie.timeline.history.path",
+                             "table version 8+: the archived timeline's folder under the timeline's", "history")
+ARCHIVELOG_FOLDER = _key("hoodie.archivelog.folder", "table version 6: the archived timeline's folder under .hoodie",
+                         "archived")
+HIVE_STYLE_PARTITIONING = _key("hoodie.datasource.write.hive_style_partitioning",
+                               "partition paths are `field=value` folders", "false")
+URL_ENCODE_PARTITIONING = _key("hoodie.datasource.write.partitionpath.urlencode",
+                               "partition values are URL-encoded in partition paths", "false")
+DROP_PARTITION_COLUMNS = _key("hoodie.datasource.write.drop.partition.columns",
+                              "data files leave out the partition columns", "false")
+POPULATE_META_FIELDS = _key("hoodie.populate.meta.fields",
+                            "data files carry the `_hoodie_*` meta columns (false: keys come from the key "
+                            "generator)", "true")
+STORAGE_STRATEGY_CLASS = _key("hoodie.storage.strategy.class",
+                              "RFC-60 storage strategy: `hive`, `object-store` or a Python import path", "hive")
+STORAGE_PATH = _key("hoodie.storage.path", "RFC-60: where the `object-store` strategy puts data files")
+INDEX_TYPE = _key("hoodie.index.type", "RECORD_INDEX: the metastore keeps the table's record keys; SIMPLE: it "
+                  "keeps none")
+RECORD_INDEX_UPDATE_PARTITION_PATH = _key("hoodie.record.index.update.partition.path",
+                                          "an upsert that changes a key's partition moves the record there",
+                                          "true")
+COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
+                                "RFC-27: the columns column stats index, comma-separated (unset: every column "
+                                "of an indexable type)")
+HIVE_SYNC_AS_DATASOURCE = _key("hoodie.datasource.hive_sync.sync_as_datasource",
+                               "the HMS table is a Spark data source table (Spark needs the Hudi bundle to read "
+                               "it)", "true")
+
+# --- HMS table and serde parameters ----------------------------------------------------------------
+QUERY_AS_RO_TABLE = _key("hoodie.query.as.ro.table",
+                         "serde parameter: Spark's Hudi reader serves the read-optimized view")
+
+# --- write options -----------------------------------------------------------------------------------
+WRITE_RECORDKEY_FIELD = _key("hoodie.datasource.write.recordkey.field", "a writer's record key fields")
+PARTITIONS_TO_DELETE = _key("hoodie.datasource.write.partitions.to.delete",
+                            "delete_partition: the partition paths to delete, comma-separated")
+COMBINE_BEFORE_INSERT = _key("hoodie.combine.before.insert",
+                             "an insert keeps one record per key of its input", "false")
+COMBINE_BEFORE_UPSERT = _key("hoodie.combine.before.upsert",
+                             "an upsert keeps one record per key of its input", "true")
+COMBINE_BEFORE_DELETE = _key("hoodie.combine.before.delete",
+                             "a delete keeps one record per key of its input", "true")
+PARQUET_MAX_FILE_SIZE = _key("hoodie.parquet.max.file.size", "a base file's target size in bytes",
+                             str(120 * 1024 * 1024))
+PARQUET_SMALL_FILE_LIMIT = _key("hoodie.parquet.small.file.limit",
+                                "a base file below this many bytes takes new inserts", str(100 * 1024 * 1024))
+COPYONWRITE_RECORD_SIZE_ESTIMATE = _key("hoodie.copyonwrite.record.size.estimate",
+                                        "bytes per record when the table has no commit to measure", "1024")
+CLIENT_HEARTBEAT_INTERVAL_MS = _key("hoodie.client.heartbeat.interval_in_ms",
+                                    "a writer's heartbeat interval in milliseconds", "60000")
+CLIENT_HEARTBEAT_TOLERABLE_MISSES = _key("hoodie.client.heartbeat.tolerable.misses",
+                                         "heartbeats a writer may miss before it counts as failed", "2")
+
+
+def shuffle_parallelism(operation: str) -> str:
+    """`hoodie.<operation>.shuffle.parallelism`: a write's shuffle partitions (unset: by its size)."""
+    return f"{PREFIX}{operation}.shuffle.parallelism"
