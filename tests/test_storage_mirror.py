@@ -70,7 +70,12 @@ def copy_data_files(src: str, dst: str) -> None:
 
 # --- 1. every v6 fixture, replayed onto a fresh base path and mirrored --------------------------
 
-@pytest.mark.parametrize("zip_path", V6, ids=lambda p: os.path.basename(p)[:-4])
+# hudi-rs reads the rows of every version-6 fixture but one: version-2 (Kryo) delete blocks
+# (tests/fixtures/hudi-tables/README.md; tests/unit/hudi_format/test_kryo_delete_blocks.py reads those)
+RS_READABLE = [p for p in V6 if "kryo" not in os.path.basename(p)]
+
+
+@pytest.mark.parametrize("zip_path", RS_READABLE, ids=lambda p: os.path.basename(p)[:-4])
 def test_fixture_replayed_and_mirrored_reads_like_the_original(tmp_path, zip_path):
     orig = unzip_table(zip_path, tmp_path / "orig")
     new = str(tmp_path / "new" / os.path.basename(orig))
