@@ -140,8 +140,10 @@ def _admin_engine(admin_url: str):
     return create_engine(admin_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
 
 
-def create_database(backend: str, admin_url: str, database: str | None = None) -> tuple[str, str]:
-    """CREATE DATABASE ``hms_<random>`` via ``admin_url``; returns ``(database, server_url)``."""
+def create_database(backend: str, admin_url: str, database: str | None = None,
+                    template: str | None = None) -> tuple[str, str]:
+    """CREATE DATABASE ``hms_<random>`` via ``admin_url``, empty or (``template``) a copy of that
+    database's schema and rows; returns ``(database, server_url)``."""
     from sqlalchemy import text
 
     database = database or f"hms_{secrets.token_hex(5)}"
@@ -149,9 +151,16 @@ def create_database(backend: str, admin_url: str, database: str | None = None) -
     try:
         with engine.connect() as conn:
             if backend == "postgresql":
-                conn.execute(text(f'CREATE DATABASE "{database}" ENCODING \'UTF8\' TEMPLATE template0'))
+                source = template or "template0"
+                conn.execute(text(f'CREATE DATABASE "{database}" ENCODING \'UTF8\' TEMPLATE "{source}"'))
             else:
                 conn.execute(text(f"CREATE DATABASE `{database}` CHARACTER SET utf8mb4"))
+                if template:
+                    try:
+                        _copy_mysql_schema(conn, template, database)
+                    except Exception:
+                        conn.execute(text(f"DROP DATABASE IF EXISTS `{database}`"))
+                        raise
     finally:
         engine.dispose()
     return database, _url_with_database(admin_url, database)
@@ -241,29 +250,11 @@ def _null_pool():
 
 
 def create_migrated_database(backend: str, admin_url: str) -> tuple[str, str]:
-    """A new database ``hms_<random>`` holding a copy of :func:`schema_template`'s schema and rows;
-    returns ``(database, server_url)``. PostgreSQL copies the template database; MariaDB has no
-    templates, so its tables are made from the template's own ``SHOW CREATE TABLE`` and filled from
-    it (a second or so instead of five for the migrations)."""
-    from sqlalchemy import text
-
-    template = schema_template(backend, admin_url)
-    database = f"hms_{secrets.token_hex(5)}"
-    engine = _admin_engine(admin_url)
-    try:
-        with engine.connect() as conn:
-            if backend == "postgresql":
-                conn.execute(text(f'CREATE DATABASE "{database}" TEMPLATE "{template}"'))
-            else:
-                conn.execute(text(f"CREATE DATABASE `{database}` CHARACTER SET utf8mb4"))
-                try:
-                    _copy_mysql_schema(conn, template, database)
-                except Exception:
-                    conn.execute(text(f"DROP DATABASE IF EXISTS `{database}`"))
-                    raise
-    finally:
-        engine.dispose()
-    return database, _url_with_database(admin_url, database)
+    """A new database holding a copy of :func:`schema_template`'s schema and rows; returns
+    ``(database, server_url)``. PostgreSQL copies the template database; MariaDB has no templates,
+    so its tables are made from the template's own ``SHOW CREATE TABLE`` and filled from it (a
+    third of a second instead of four to five for the migrations)."""
+    return create_database(backend, admin_url, template=schema_template(backend, admin_url))
 
 
 def _copy_mysql_schema(conn, template: str, database: str) -> None:
