@@ -355,7 +355,10 @@ class Attacks:
         ok, _ = s.run(f"create table {t!r}", lambda: self.bob.create_table(_table(t)))
         if ok:
             s.run("drop it", lambda: self.bob.drop_table("default", t, True))
-        self.row("names with quotes and spaces", "InvalidObjectException (Hive 4: letters, digits, _)", s.text(), "-")
+        self.row("names with quotes and spaces",
+                 "as Hive 4 (metastore.support.special.characters.tablename, on by default: printable ASCII "
+                 "but '\\'; docs/security.md, Names); a database whose folder would leave the warehouse: "
+                 "InvalidObjectException", s.text(), "-")
 
     # --- bounded work, text, memory, log-ins --------------------------------------------------------
 

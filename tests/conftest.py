@@ -104,7 +104,7 @@ def mark_xdist_groups(config, items):
         params = getattr(getattr(item, "callspec", None), "params", {})
         if group == "spark" and "backend_url" in params:  # a Spark driver per worker is cheap next to
             group = f"spark-{params['backend_url']}"  # the pipeline tests: spread them by backend
-        if group is None and params.get("reference_version") == "4":
+        if group is None and (params.get("reference_version") == "4" or "hive4_reference" in names):
             group = "hive4"  # the Hive 4 reference metastore: about a minute to start
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))

@@ -14,7 +14,7 @@ import pytest
 from store.db.database import Store
 from store.db.migrations import upgrade
 from store.services import build_services
-from store.storage import folder_stats
+from store.storage import folder_stats, ownership
 from store.storage.boundary import canonical
 from store.storage.folder_stats import FolderCounter
 from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
@@ -133,10 +133,19 @@ def test_a_table_on_a_folder_with_a_broken_link_is_created_and_counted(services,
 
 
 def test_a_table_outside_the_roots_gets_no_statistics(services, tmp_path):
+    """With authorization on (a caller whose locations are checked; an admin may place a table
+    anywhere) nothing outside the roots is listed; with it off the folder is counted, as Hive does."""
     _write(tmp_path / "system", {f"f{i}": "data" for i in range(5)})
-    services.tables.create_table(_table("t", f"file:{tmp_path}/system"))
+    ownership.set_claimant(ownership.Claimant("admin", True, lambda name, kind: True))
+    try:
+        services.tables.create_table(_table("t", f"file:{tmp_path}/system"))
+    finally:
+        ownership.set_claimant(None)
     params = services.tables.get_table("db", "t").parameters
     assert "numFiles" not in params and "totalSize" not in params
+    services.tables.create_table(_table("t2", f"file:{tmp_path}/system"))
+    params = services.tables.get_table("db", "t2").parameters
+    assert (params["numFiles"], params["totalSize"]) == ("5", "20")
 
 
 def test_a_big_folder_records_no_basic_statistics(services, tmp_path, monkeypatch, caplog):

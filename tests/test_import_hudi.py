@@ -35,7 +35,11 @@ from thrift_idl.hudi_metastore.ttypes import ImportedInstant, InstantState
 
 hudi = pytest.importorskip("hudi")
 
-FIXTURES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(FIXTURE_DIR, "*.zip")))
+# every fixture table but the one with version-2 (Kryo) delete blocks, whose rows hudi-rs, the oracle
+# here, refuses to read (tests/fixtures/hudi-tables/README.md; tests/test_record_index_adoption.py
+# imports it and reads it with our own decoder)
+FIXTURES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(FIXTURE_DIR, "*.zip"))
+                  if "kryo" not in os.path.basename(p))
 
 
 @pytest.fixture

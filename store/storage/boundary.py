@@ -181,10 +181,13 @@ class StorageBoundary:
         return False
 
     def folder_counter(self) -> FolderCounter:
-        """Counts the folders of one request (statistics), within the listing roots."""
+        """Counts the folders of one request (statistics), bounded: with authorization on (a caller
+        whose locations are checked) only within the listing roots, so that no user learns what
+        another's folders hold; with it off, wherever the client's location is, as Hive does (every
+        caller may do everything there anyway)."""
         from store.storage.folder_stats import FolderCounter
 
-        return FolderCounter(self.listing_roots)
+        return FolderCounter(self.listing_roots if ownership.claimant() is not None else None)
 
     # --- what ownership lets the server change ------------------------------------------------------
 

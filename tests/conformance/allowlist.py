@@ -247,12 +247,6 @@ _FILTER_CALLS = ("get_partitions_by_filter", "get_num_partitions_by_filter")
 #: against Hive 4, where ours keeps Hive 2.3's answer for a 2.3 client's sake, or where Hive 4 fails.
 VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
     "2.3": {
-        "stats-outside-roots": Difference(
-            "accepted", ("test_partitions_alter_rename",), ("get_partition", "get_partitions"),
-            r"\.parameters\.(numFiles|totalSize): reference='\d+' ours=None",
-            "a partition moved to a folder outside the warehouse and the storage roots: Hive counts its files "
-            "(numFiles, totalSize); ours lists nothing there (issue 41: a client names the folder), so it has "
-            "no fast statistics (docs/security.md, Storage boundaries)"),
         "database-owner": Difference(
             "accepted", ("test_databases", "test_hive3_calls_on_ours_only"), ("get_database", "get_database_req"),
             r"\$\.ownerName: reference=None ours='[^']+'",
@@ -318,12 +312,6 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
             "LIKE on a date key: ours answers as Hive 4 does; Hive 2.3 refuses it (MetaException)"),
     },
     "4": {
-        "stats-outside-roots": Difference(
-            "accepted", ("test_partitions_alter_rename",), ("get_partition", "get_partitions"),
-            r"\.parameters\.(numFiles|totalSize): reference='\d+' ours=None",
-            "a partition moved to a folder outside the warehouse and the storage roots: Hive counts its files "
-            "(numFiles, totalSize); ours lists nothing there (issue 41: a client names the folder), so it has "
-            "no fast statistics (docs/security.md, Storage boundaries)"),
         "erasure-coded-quick-stat": Difference(
             "accepted", ("test_tables_alter", "test_partitions_alter_rename", "test_quick_stats", "test_statistics"),
             (), r"\.parameters\.numFilesErasureCoded: reference='0' ours=None",
