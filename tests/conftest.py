@@ -94,13 +94,17 @@ def pytest_collection_modifyitems(config, items):
 _XDIST_GROUPS = (("trino_server", "trino"), ("spark", "spark"))
 
 
-@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")  # after pytest's reordering
+# tryfirst: pytest-xdist reads the marks in its own pytest_collection_modifyitems (a worker's
+# nodeids get their "@group" there); marks added after it group nothing
+@pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
 def mark_xdist_groups(config, items):
     if not getattr(config.option, "numprocesses", None):
         return
     for item in items:
         names = getattr(item, "fixturenames", ())
         group = next((g for fixture, g in _XDIST_GROUPS if fixture in names), None)
+        if item.path.name.startswith("test_trino_"):  # also those that reach Trino through a fixture's
+            group = "trino"  # getfixturevalue, which fixturenames does not show
         params = getattr(getattr(item, "callspec", None), "params", {})
         if group == "spark" and "backend_url" in params:  # a Spark driver per worker is cheap next to
             group = f"spark-{params['backend_url']}"  # the pipeline tests: spread them by backend
