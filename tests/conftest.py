@@ -47,6 +47,7 @@ from tests.harness import (  # noqa: E402 - importable once the repository root 
     backend_urls,
     ci_mode,
     create_fresh_database,
+    jvm,
     log_tail,
     open_thrift_client,
     properties,  # noqa: E402
@@ -66,6 +67,15 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "backends(*names): run only on these backends")
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
     properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
+    os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()  # Spark drivers started by tests inherit it
+    if not hasattr(config, "workerinput"):  # the controller (or the only process): once per run
+        jvm.start_background_build()
+
+
+@pytest.fixture(autouse=True)
+def _spark_submit_opts():
+    """Picks up a class-data-sharing archive made while the run goes on (tests/harness/jvm.py)."""
+    os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()
 
 
 # parameters that name a reference version / a backend, and the marker that narrows each
@@ -307,6 +317,7 @@ def spark(tmp_path_factory):
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()
     pyspark_sql = pytest.importorskip("pyspark.sql")
     session = (
         pyspark_sql.SparkSession.builder.master("local[2]").appName("hms-pipeline-tests")

@@ -19,7 +19,7 @@ from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TSSLSocket, TTransport
 
-from tests.harness import start_our_server, stop_process
+from tests.harness import jvm, start_our_server, stop_process
 from tests.harness.backends import ci_mode
 from tests.harness.procs import REPO_ROOT, VENV_PYTHON
 from thrift_idl.hive_metastore import ThriftHiveMetastore
@@ -93,7 +93,8 @@ def _check_hive4_client(java_client, port: int, cert, tmp_path, db: str) -> None
                    check=True, capture_output=True)
 
     def run(*login: str) -> str:
-        done = subprocess.run(["java", "-cp", f"{jars}:{classes}", "SecureClient", str(port), str(store),
+        done = subprocess.run(["java", *jvm.java_flags(), "-cp", f"{jars}:{classes}", "SecureClient", str(port),
+                               str(store),
                                "changeit", db, *login], capture_output=True, text=True, timeout=120)
         return done.stdout.strip() + "\n" + done.stderr
 

@@ -33,7 +33,7 @@ from tests.conformance.objects import (
     string_stats,
     table,
 )
-from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode
+from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode, jvm
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     CommitTxnRequest,
@@ -417,7 +417,8 @@ def test_expression_pruning_falls_back(our_server, thrift_client, hive4_referenc
         t = table(db, "t", cols("a int"), cols("p string", "q int"))
         c.create_table(t)
         c.add_partitions([partition(t, v) for v in (["x", "1"], ["x", "2"], ["y", "1"])])
-        run = subprocess.run(["java", "-cp", f"{jars}:{classes}", "ExprPruningClient", str(port), db, "t", "p", "x"],
+        run = subprocess.run(["java", *jvm.java_flags(), "-cp", f"{jars}:{classes}",
+                              "ExprPruningClient", str(port), db, "t", "p", "x"],
                              capture_output=True, text=True, timeout=120)
         outcomes[name] = run.stdout.splitlines()
         c.drop_database(db, True, True)

@@ -16,8 +16,8 @@ import uuid
 
 import pytest
 
+from tests.harness import jvm, start_our_server, stop_process
 from tests.harness import kdc as kdc_harness
-from tests.harness import start_our_server, stop_process
 from tests.harness.backends import ci_mode
 from tests.harness.kerberos_client import module_dir
 from tests.harness.procs import REPO_ROOT, VENV_PYTHON
@@ -78,7 +78,8 @@ def _java_classes(tmp_path, program: str = "KerberosClient"):
 
 
 def _java_client(kdc, classpath: str, port: int, table: str, *login: str, env: dict | None = None) -> str:
-    done = subprocess.run(["java", f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-cp", classpath, "KerberosClient",
+    done = subprocess.run(["java", *jvm.java_flags(), f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-cp", classpath,
+                           "KerberosClient",
                            f"thrift://{kdc_harness.SERVICE_HOST}:{port}", f"hive/_HOST@{kdc_harness.REALM}", table,
                            *login],
                           env=env or kdc.env, capture_output=True, text=True, timeout=180)
@@ -117,7 +118,7 @@ def test_delegation_tokens_with_hive_client(kdc, kerberized, tmp_path):
     erin, erin_keytab = kdc.add_keytab(f"erin{suffix}")
     classpath = _java_classes(tmp_path)
     assert _java_client(kdc, classpath, port, f"k_tok_{suffix}", erin, str(erin_keytab)) == f"owner erin{suffix}"
-    done = subprocess.run(["java", f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-cp",
+    done = subprocess.run(["java", *jvm.java_flags(), f"-Djava.security.krb5.conf={kdc.krb5_conf}", "-cp",
                            _java_classes(tmp_path, "TokenClient"), "TokenClient",
                            f"thrift://{kdc_harness.SERVICE_HOST}:{port}", f"hive/_HOST@{kdc_harness.REALM}",
                            f"k_tok_{suffix}", erin, str(erin_keytab)],

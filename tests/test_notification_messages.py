@@ -16,6 +16,7 @@ from thrift.Thrift import TType
 from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as E
 from store.hms.notification_log import messages as M
+from tests.harness import jvm
 from tests.notification_objects import make_db, make_function, make_part, make_table
 from thrift_idl.hive_metastore.ttypes import Catalog, Function, Partition, SQLForeignKey, SQLPrimaryKey, Table
 
@@ -235,7 +236,7 @@ def test_hive_deserializer_reads_the_messages(tmp_path):
     cp = f"{jars}/*"
     subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "HiveMessageCheck.java")],
                    check=True, capture_output=True, timeout=300)
-    res = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "HiveMessageCheck", str(lines)],
+    res = subprocess.run(["java", *jvm.java_flags(), "-cp", f"{tmp_path}:{cp}", "HiveMessageCheck", str(lines)],
                          capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     kv1, kv2 = "{dt=2024-01-01, n=1}", "{dt=2024-01-02, n=2}"

@@ -19,6 +19,7 @@
 #       Driver jar: Hive 2.3 uses Debian's (/usr/share/java/postgresql.jar from libpostgresql-jdbc-java,
 #       /usr/share/java/mariadb-java-client.jar from libmariadb-java) unless --jdbc-jar names another;
 #       Hive 4 has its drivers in its classpath (--jdbc-jar adds one in front).
+# Environment: HMS_REFERENCE_JAVA_OPTS, more JVM options (word-split; the tests pass C1-only ones).
 # Prints "pid=<PID> port=<PORT> dir=<DIR>" once the port accepts connections; stop it with kill <PID>.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,6 +90,8 @@ else
 fi
 
 jvm_opts=(-Xmx"$heap" -Dderby.system.home="$dir" -Djava.net.preferIPv4Stack=true)
+# shellcheck disable=SC2206
+[ -z "${HMS_REFERENCE_JAVA_OPTS:-}" ] || jvm_opts+=(${HMS_REFERENCE_JAVA_OPTS})
 if [ "$hive" = 2.3 ]; then
   cat > "$dir/conf/hive-site.xml" <<XML
 <configuration>

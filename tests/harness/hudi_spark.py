@@ -48,7 +48,9 @@ def hudi_spark_python() -> str:
 def hudi_spark_env(s3a: bool = False) -> dict[str, str]:
     """The scripts' environment: the bundle, and with `s3a` Hadoop's S3A jars (HADOOP_AWS_JARS),
     which the script configures from the AWS environment."""
-    env = {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar())}
+    from .jvm import spark_submit_opts
+
+    env = {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar()), "SPARK_SUBMIT_OPTS": spark_submit_opts("spark35")}
     if os.environ.get("JAVA_HOME"):
         env["JAVA_HOME"] = os.environ["JAVA_HOME"]
     if s3a:

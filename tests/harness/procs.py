@@ -110,6 +110,15 @@ def run_killed_at(cmd: Sequence[str], at: Callable[[str], bool], cwd: Path | str
 # --------------------------------------------------------------------------- reference HMS
 
 
+def reference_env() -> dict[str, str]:
+    """The launcher's environment: the suite's JVM options (tests/harness/jvm.py) unless set already."""
+    from .jvm import java_flags
+
+    env = dict(os.environ)
+    env.setdefault("HMS_REFERENCE_JAVA_OPTS", " ".join(java_flags()))
+    return env
+
+
 def start_reference_hms(
     tmpdir: Path | str,
     port: int | None = None,
@@ -140,7 +149,7 @@ def start_reference_hms(
         p = port or free_port()
         cmd = ["bash", str(REFERENCE_START), "--port", str(p), "--dir", str(tmpdir),
                "--python", python, *(["--hive", hive] if hive != "2.3" else []), *extra_args]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=reference_env())
         m = re.search(r"pid=(\d+) port=(\d+)", res.stdout)
         if res.returncode == 0 and m:
             pid = int(m.group(1))

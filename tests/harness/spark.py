@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import jvm
 from .procs import REPO_ROOT, VENV_PYTHON, log_tail
 
 SPARK_SCRIPT_TIMEOUT = float(os.environ.get("HMS_TEST_SPARK_TIMEOUT", "900"))
@@ -59,6 +60,8 @@ def run_spark_script(
     child_env.setdefault("PYSPARK_DRIVER_PYTHON", python)
     child_env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     child_env.setdefault("PYTHONUNBUFFERED", "1")
+    # the driver's JVM options (tests/harness/jvm.py): Spark 4 of this interpreter, else Hudi's Spark 3.5
+    child_env["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts("spark4" if python == VENV_PYTHON else "spark35")
     if env:
         child_env.update(env)
     t0 = time.monotonic()
