@@ -115,8 +115,9 @@ def start_background_build() -> None:
     repo = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join([repo] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     with open(folder / "build.log", "ab") as log:
-        subprocess.Popen([sys.executable, "-c", "from tests.harness.jvm import main; main(['build'])"], cwd=repo, env=env,
-                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        subprocess.Popen([sys.executable, "-c", "from tests.harness.jvm import main; main(['build'])"],
+                         cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         start_new_session=True)
 
 
 def build(kind: str) -> str:
