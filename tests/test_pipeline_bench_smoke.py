@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness import properties
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -19,15 +21,17 @@ SMALL_SHUFFLES = "--conf spark.sql.shuffle.partitions=2 pyspark-shell"
 
 def test_pipeline_bench_tiny(tmp_path):
     out = tmp_path / "bench.json"
-    res = subprocess.run([sys.executable, "-m", "bench.pipeline_bench", "--rows", "3000", "--partitions", "10",
-                          "--plan-partitions", "20", "--plan-iterations", "3", "--json", str(out)],
+    rows, partitions, plan = (100_000, 50, 500) if properties.thorough() else (3000, 10, 20)
+    res = subprocess.run([sys.executable, "-m", "bench.pipeline_bench", "--rows", str(rows), "--partitions",
+                          str(partitions), "--plan-partitions", str(plan), "--plan-iterations", "3",
+                          "--json", str(out)],
                          cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=900,
                          # 2 shuffle partitions as the other Spark tests (the bench's plain Parquet
                          # writes would shuffle into Spark's 200)
                          env={**os.environ, "PYSPARK_SUBMIT_ARGS": SMALL_SHUFFLES})
     assert res.returncode == 0, res.stdout + res.stderr[-5000:]
     r = json.loads(out.read_text())
-    assert r["rows"] == 3000 and r["upsert_rows"] == 30
+    assert r["rows"] == rows and r["upsert_rows"] == rows // 100
     for key in ("plain_parquet_s", "insert_s", "upsert_s", "plan_ours_median_s", "plan_hudi_rs_median_s"):
         assert r[key] > 0, key
-    assert "x plain parquet" in res.stdout and "plan 1 of 20 partitions" in res.stdout
+    assert "x plain parquet" in res.stdout and f"plan 1 of {plan} partitions" in res.stdout

@@ -2,7 +2,8 @@
 
 * ``ci`` (the default): a new random seed every run, so a run explores examples no earlier run
   tried; a failure prints the seed (``--hypothesis-seed=N`` replays it) and its example's blob.
-* ``thorough`` (``HYPOTHESIS_PROFILE=thorough``): the same, with several times the examples.
+* ``thorough`` (``HYPOTHESIS_PROFILE=thorough``): the same, with several times the examples, and
+  the benchmark smoke tests at larger sizes and more iterations (:func:`thorough`).
 * ``replay`` (``HYPOTHESIS_PROFILE=replay``): derandomized, the fixed examples of earlier releases.
 
 Tests say how many examples each profile runs with :func:`examples`; every other setting comes
@@ -27,6 +28,11 @@ def load() -> None:
     if PROFILE not in ("ci", "thorough", "replay"):
         raise ValueError(f"HYPOTHESIS_PROFILE={PROFILE!r}: expected ci, thorough or replay")
     settings.load_profile(PROFILE)
+
+
+def thorough() -> bool:
+    """The thorough run (``HYPOTHESIS_PROFILE=thorough``): the benchmark smoke tests run bigger."""
+    return PROFILE == "thorough"
 
 
 def examples(ci: int, thorough: int) -> int:
