@@ -17,6 +17,7 @@ from client import HudiMetastoreClient
 from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
 from thrift_idl.hudi_metaserver.ttypes import (
     AlreadyExistException,
+    MetaserverException,
     MetaserverNoSuchObjectException,
     MetaserverStorageException,
     MetaserverTable,
@@ -84,3 +85,25 @@ def test_metaserver_protocol_commit_and_timeline(metaserver, our_server, tmp_pat
     with pytest.raises(MetaserverStorageException, match="action"):  # (createNewInstantWithTime declares no other)
         m.createNewInstantWithTime(db, "t", THoodieInstant(timestamp=ts2, action=99, state=1), b"")
     m.getTable(db, "t")  # the connection still serves
+
+
+def test_create_table_with_names_only_takes_hoodie_properties_from_storage(metaserver, tmp_path):
+    """Hudi 0.13-0.15's client creates the table with names, type and base path only, after writing
+    `.hoodie/hoodie.properties` there: the server registers the table from that file."""
+    m, db = metaserver, f"ms_{uuid.uuid4().hex[:8]}"
+    m.createDatabase(db)
+    base = tmp_path / "t"
+    (base / ".hoodie").mkdir(parents=True)
+    (base / ".hoodie" / "hoodie.properties").write_text(
+        "#Properties saved on 2024-06-04\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.precombine.field=ts\n"
+        "hoodie.table.partition.fields=city\nhoodie.table.recordkey.fields=id\nhoodie.table.name=t\n"
+        f"hoodie.database.name={db}\nhoodie.table.version=6\nhoodie.timeline.layout.version=1\n")
+    m.createTable(MetaserverTable(tableName="t", databaseName=db, owner="x", location=str(base),
+                                  tableType="COPY_ON_WRITE"))
+    got = m.getTable(db, "t")
+    assert [k.name for k in got.partitionKeys] == ["city"]
+    assert got.parameters["hoodie.table.recordkey.fields"] == "id" and got.parameters["hoodie.table.version"] == "6"
+
+    with pytest.raises(MetaserverException, match="hoodie.properties"):  # nothing on storage
+        m.createTable(MetaserverTable(tableName="u", databaseName=db, owner="x", location=str(tmp_path / "u"),
+                                      tableType="COPY_ON_WRITE"))
