@@ -91,7 +91,8 @@ def run(our_server_info, tmp_path_factory):
 
 def _expected(writes: list[dict]) -> dict:
     """id -> (fare, city) that the acknowledged writes leave: the job's data (as
-    tests/spark/hudi_locks.py writes it); in a `same` round B's rows win over A's (higher ts)."""
+    tests/spark/hudi_locks.py writes it). Later rounds have higher ts; rounds go on while both
+    writers commit (B's rows then win: higher ts) and end at the first with a conflict."""
     rows = {i: (float(i), "sf" if i % 2 else "nyc") for i in range(10)}
     ok = {(w["step"], w["round"], w["writer"]) for w in writes if w["ok"]}
     for i in range(100, 105):
