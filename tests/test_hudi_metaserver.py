@@ -107,3 +107,36 @@ def test_create_table_with_names_only_takes_hoodie_properties_from_storage(metas
     with pytest.raises(MetaserverException, match="hoodie.properties"):  # nothing on storage
         m.createTable(MetaserverTable(tableName="u", databaseName=db, owner="x", location=str(tmp_path / "u"),
                                       tableType="COPY_ON_WRITE"))
+
+
+def test_create_table_reads_storage_only_where_the_caller_may_place_tables(tmp_path):
+    """With authorization on, hoodie.properties is read only inside the warehouse or the external
+    locations, unless the caller is an admin (nothing is read from a location the caller may not use)."""
+    from adapter.handlers.metaserver import MetaserverHandler
+    from store.errors import InvalidOperation
+    from store.storage import ownership
+    from tests.test_hudi_fixtures import services
+
+    tables, timeline, _ = services(tmp_path)
+    handler = MetaserverHandler(tables, timeline)
+    handler.createDatabase("db")
+    props = ("hoodie.table.type=COPY_ON_WRITE\nhoodie.table.recordkey.fields=id\nhoodie.table.name={}\n"
+             "hoodie.database.name=db\nhoodie.table.version=6\n")
+    for where in ("wh/db/inside", "elsewhere/t", "elsewhere/u"):
+        (tmp_path / where / ".hoodie").mkdir(parents=True)
+        (tmp_path / where / ".hoodie" / "hoodie.properties").write_text(props.format(where.rsplit("/", 1)[1]))
+
+    def create(name: str, where: str, admin: bool) -> None:
+        ownership.set_claimant(ownership.Claimant(user="bob", admin=admin, owns=lambda *a: True))
+        try:
+            handler.createTable(MetaserverTable(tableName=name, databaseName="db", owner="bob",
+                                                location=str(tmp_path / where), tableType="COPY_ON_WRITE"))
+        finally:
+            ownership.set_claimant(None)
+
+    create("inside", "wh/db/inside", admin=False)
+    with pytest.raises(InvalidOperation, match="give the table.s hoodie.properties as parameters"):  # read nothing
+        create("t", "elsewhere/t", admin=False)
+    create("u", "elsewhere/u", admin=True)
+    assert timeline.get_table_config("db", "inside").record_key_fields == ["id"]
+    assert timeline.get_table_config("db", "u").record_key_fields == ["id"]

@@ -23,7 +23,7 @@ from store.errors import InvalidOperation
 from store.hms.catalog import TableService
 from store.hms.common import check_location
 from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S, TimelineService
-from store.storage import warehouse
+from store.storage import boundary, ownership, warehouse
 from thrift_idl.hive_metastore.ttypes import Database
 from thrift_idl.hudi_metaserver.ttypes import (
     HoodieInstantChangeResult,
@@ -54,12 +54,20 @@ def _state(instant: THoodieInstant) -> str:
     return _STATES[instant.state]
 
 
-def _storage_properties(location: str) -> dict[str, str]:
-    """hoodie.properties at a base path the server may open (local, or the warehouse's scheme)."""
+def _storage_properties(location: str, listing_roots: list[str]) -> dict[str, str]:
+    """hoodie.properties at a base path the server may open (local, or the warehouse's scheme) and,
+    with authorization on, the caller may use without being an admin (inside the warehouse or the
+    external locations: docs/security.md; nothing is read from a location the caller may not use)."""
     check_location(location, "Hudi table base path", "hudi_table", "base_path")
     scheme = urlsplit(location).scheme.lower()
     if scheme not in ("", "file") and not warehouse.opened(scheme):
         raise InvalidOperation(f"createTable without hoodie.properties: the server does not open {location}")
+    caller = ownership.claimant()
+    if caller is not None and not caller.admin:
+        c = boundary.canonical(location)
+        if not any(c == r or c.startswith(r.rstrip("/") + "/") for r in listing_roots):
+            raise InvalidOperation(f"createTable without hoodie.properties: {location} is outside the warehouse "
+                                   "and the external locations; give the table's hoodie.properties as parameters")
     try:
         raw = TableStorage(location).read(f"{HOODIE}/{PROPERTIES_FILE}")
     except Exception as exc:  # noqa: BLE001 - unreadable storage is the caller's error
@@ -89,7 +97,7 @@ class MetaserverHandler:
             raise InvalidOperation("createTable needs a table with tableName and databaseName")
         props = dict(table.parameters or {})
         if table.location and not any(k.startswith("hoodie.") for k in props):
-            props = {**_storage_properties(table.location), **props}
+            props = {**_storage_properties(table.location, self._tables.boundary.listing_roots), **props}
         if table.tableType and TABLE_TYPE not in props:
             props[TABLE_TYPE] = table.tableType
         cfg = HudiTableConfig.from_properties(table.databaseName.lower(), table.tableName.lower(), props,
