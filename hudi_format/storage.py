@@ -66,6 +66,12 @@ class TableStorage:
         # hidden and with an extension no reader takes for an instant or a data file
         tmp = f"{parent}/{tmp_name or f'.{name}.{uuid.uuid4().hex}.tmp'}"
         self.fs.pipe_file(tmp, data)
+        # Hadoop's checksum of the old content (`.<name>.crc`, written by Java writers on local
+        # file systems) would make Java readers refuse the new content: it goes first
+        try:
+            self.fs.rm(f"{parent}/.{name}.crc")
+        except (FileNotFoundError, OSError):
+            pass
         try:
             if self.local:
                 os.replace(tmp, target)

@@ -17,6 +17,7 @@ from client import HudiMetastoreClient
 from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
 from thrift_idl.hudi_metaserver.ttypes import (
     AlreadyExistException,
+    MetaserverException,
     MetaserverNoSuchObjectException,
     MetaserverStorageException,
     MetaserverTable,
@@ -84,3 +85,58 @@ def test_metaserver_protocol_commit_and_timeline(metaserver, our_server, tmp_pat
     with pytest.raises(MetaserverStorageException, match="action"):  # (createNewInstantWithTime declares no other)
         m.createNewInstantWithTime(db, "t", THoodieInstant(timestamp=ts2, action=99, state=1), b"")
     m.getTable(db, "t")  # the connection still serves
+
+
+def test_create_table_with_names_only_takes_hoodie_properties_from_storage(metaserver, tmp_path):
+    """Hudi 0.13-0.15's client creates the table with names, type and base path only, after writing
+    `.hoodie/hoodie.properties` there: the server registers the table from that file."""
+    m, db = metaserver, f"ms_{uuid.uuid4().hex[:8]}"
+    m.createDatabase(db)
+    base = tmp_path / "t"
+    (base / ".hoodie").mkdir(parents=True)
+    (base / ".hoodie" / "hoodie.properties").write_text(
+        "#Properties saved on 2024-06-04\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.precombine.field=ts\n"
+        "hoodie.table.partition.fields=city\nhoodie.table.recordkey.fields=id\nhoodie.table.name=t\n"
+        f"hoodie.database.name={db}\nhoodie.table.version=6\nhoodie.timeline.layout.version=1\n")
+    m.createTable(MetaserverTable(tableName="t", databaseName=db, owner="x", location=str(base),
+                                  tableType="COPY_ON_WRITE"))
+    got = m.getTable(db, "t")
+    assert [k.name for k in got.partitionKeys] == ["city"]
+    assert got.parameters["hoodie.table.recordkey.fields"] == "id" and got.parameters["hoodie.table.version"] == "6"
+
+    with pytest.raises(MetaserverException, match="hoodie.properties"):  # nothing on storage
+        m.createTable(MetaserverTable(tableName="u", databaseName=db, owner="x", location=str(tmp_path / "u"),
+                                      tableType="COPY_ON_WRITE"))
+
+
+def test_create_table_reads_storage_only_where_the_caller_may_place_tables(tmp_path):
+    """With authorization on, hoodie.properties is read only inside the warehouse or the external
+    locations, unless the caller is an admin (nothing is read from a location the caller may not use)."""
+    from adapter.handlers.metaserver import MetaserverHandler
+    from store.errors import InvalidOperation
+    from store.storage import ownership
+    from tests.test_hudi_fixtures import services
+
+    tables, timeline, _ = services(tmp_path)
+    handler = MetaserverHandler(tables, timeline)
+    handler.createDatabase("db")
+    props = ("hoodie.table.type=COPY_ON_WRITE\nhoodie.table.recordkey.fields=id\nhoodie.table.name={}\n"
+             "hoodie.database.name=db\nhoodie.table.version=6\n")
+    for where in ("wh/db/inside", "elsewhere/t", "elsewhere/u"):
+        (tmp_path / where / ".hoodie").mkdir(parents=True)
+        (tmp_path / where / ".hoodie" / "hoodie.properties").write_text(props.format(where.rsplit("/", 1)[1]))
+
+    def create(name: str, where: str, admin: bool) -> None:
+        ownership.set_claimant(ownership.Claimant(user="bob", admin=admin, owns=lambda *a: True))
+        try:
+            handler.createTable(MetaserverTable(tableName=name, databaseName="db", owner="bob",
+                                                location=str(tmp_path / where), tableType="COPY_ON_WRITE"))
+        finally:
+            ownership.set_claimant(None)
+
+    create("inside", "wh/db/inside", admin=False)
+    with pytest.raises(InvalidOperation, match="give the table.s hoodie.properties as parameters"):  # read nothing
+        create("t", "elsewhere/t", admin=False)
+    create("u", "elsewhere/u", admin=True)
+    assert timeline.get_table_config("db", "inside").record_key_fields == ["id"]
+    assert timeline.get_table_config("db", "u").record_key_fields == ["id"]

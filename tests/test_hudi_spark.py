@@ -115,8 +115,8 @@ def test_hudi_spark_writes_and_reads_through_our_server(spark, our_server, tmp_p
 
     # Hudi 1.2's own metaserver client cannot start: its meta client factory looks for a
     # HoodieTableMetaserverClient constructor the release does not have, so no call reaches a server
-    # (the protocol is tested with our bindings: tests/test_hudi_metaserver.py). When a release fixes
-    # it, this fails: then test the write through our ThriftHoodieMetaserver here.
+    # (Hudi 0.15's client does write through our server: tests/test_hudi_metaserver_client.py). When
+    # a release fixes it, this fails: then move that test to the release.
     ms = out["metaserver"]
     assert "error" in ms and any("NoSuchMethodException" in c and "HoodieTableMetaserverClient.<init>" in c
                                  for c in ms["causes"]), ms

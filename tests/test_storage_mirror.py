@@ -593,3 +593,34 @@ def test_background_mirror_catches_up(tmp_path):
         assert mirror.lag("db1", "t1") == 0
     finally:
         mirror.stop()
+
+
+def test_properties_hudi_wrote_stay_and_a_rewrite_drops_hadoops_stale_checksum(tmp_path):
+    """hoodie.properties Hudi's Java writer wrote (its own order and comment, a Hadoop `.crc` beside
+    it) is left alone when it holds the same properties; when the mirror does rewrite it, the stale
+    `.hoodie.properties.crc` goes (Java readers would refuse the new content against it)."""
+    base = str(tmp_path / "wh" / "t1")
+    tables, timeline, snapshot = fresh_table(tmp_path, base)
+    mirror = StorageMirror(timeline.store, timeline)
+    cfg = timeline.get_table_config("db1", "t1")
+    props = layout.storage_properties(cfg)
+    hoodie = os.path.join(base, ".hoodie")
+    os.makedirs(hoodie, exist_ok=True)
+    java = "#Properties saved by Hudi\n" + "".join(f"{k}={v}\n" for k, v in sorted(props.items(), reverse=True))
+    with open(os.path.join(hoodie, "hoodie.properties"), "w") as f:
+        f.write(java)
+    with open(os.path.join(hoodie, ".hoodie.properties.crc"), "wb") as f:
+        f.write(b"crc of java's bytes")
+    commit(timeline, base, "2024-01-01", ROWS)
+    mirror.sync("db1", "t1")
+    assert open(os.path.join(hoodie, "hoodie.properties")).read() == java  # the same properties: kept
+    assert os.path.exists(os.path.join(hoodie, ".hoodie.properties.crc"))
+
+    with open(os.path.join(hoodie, "hoodie.properties"), "w") as f:  # different: rewritten
+        f.write(java.replace("hoodie.table.name=t1", "hoodie.table.name=other"))
+    StorageMirror(timeline.store, timeline).sync("db1", "t1")
+    commit(timeline, base, "2024-01-02", ROWS[:1])
+    StorageMirror(timeline.store, timeline).sync("db1", "t1")
+    assert read_properties(open(os.path.join(hoodie, "hoodie.properties")).read()) == props
+    assert not os.path.exists(os.path.join(hoodie, ".hoodie.properties.crc"))
+    assert theirs_norm(hudi.HudiTable(base), None) == ours_norm(snapshot.latest_file_slices("db1", "t1"))

@@ -114,6 +114,13 @@ ARTIFACTS: dict[str, dict] = {
         "artifact": "org.apache.hudi:hudi-spark3.5-bundle_2.12:1.2.0",
         "about": "Apache Hudi's Spark 3.5 bundle (writer, reader, hive sync) for the Hudi Spark tests",
     },
+    "hudi-spark-bundle-0.15": {
+        "kind": "file",
+        # the newest release whose bundle ships Hudi's metaserver client (hudi-metaserver-client):
+        # RFC-36's own client (tests/test_hudi_metaserver_client.py); built for Spark 3.5 as well
+        "artifact": "org.apache.hudi:hudi-spark3.5-bundle_2.12:0.15.0",
+        "about": "Apache Hudi 0.15's Spark 3.5 bundle (its metaserver client) for the metaserver client test",
+    },
     "hadoop-aws": {
         "kind": "classpath",
         # S3A for Hudi's Spark reader on the object store: the Hadoop version pyspark 3.5 ships

@@ -1,7 +1,9 @@
 """Apache Hudi's metaserver protocol (RFC-36 `ThriftHoodieMetaserver`, thrift_idl/hudi_metaserver.thrift)
 on the server's port, backed by the same table and timeline services as the HudiMetastore calls.
 
-Hudi's client registers a table with its hoodie.properties as parameters (createTable), asks for
+Hudi's client registers a table (createTable: with its hoodie.properties as parameters, or, as Hudi
+0.13-0.15's client does, with names, type and base path only: the config is then read from the
+`.hoodie/hoodie.properties` the writer has just written there), asks for
 instant times, creates instants and moves them REQUESTED -> INFLIGHT -> COMPLETED with the bytes
 Hudi writes to the timeline files (commit metadata on completion: one transaction, as
 complete_instant), reads the timeline (listInstants, getInstantMetadata) and deletes instants that
@@ -10,12 +12,18 @@ never completed (deleteInstant: a rollback). Errors: adapter/errors.py.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from adapter import identity
-from hudi_format.config_keys import TABLE_TYPE
-from hudi_format.table_config import HudiTableConfig
+from hudi_format.config_keys import PROPERTIES_FILE, TABLE_TYPE
+from hudi_format.layout import HOODIE
+from hudi_format.storage import TableStorage
+from hudi_format.table_config import HudiTableConfig, read_properties
 from store.errors import InvalidOperation
 from store.hms.catalog import TableService
+from store.hms.common import check_location
 from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S, TimelineService
+from store.storage import boundary, ownership, warehouse
 from thrift_idl.hive_metastore.ttypes import Database
 from thrift_idl.hudi_metaserver.ttypes import (
     HoodieInstantChangeResult,
@@ -46,6 +54,29 @@ def _state(instant: THoodieInstant) -> str:
     return _STATES[instant.state]
 
 
+def _storage_properties(location: str, listing_roots: list[str]) -> dict[str, str]:
+    """hoodie.properties at a base path the server may open (local, or the warehouse's scheme) and,
+    with authorization on, the caller may use without being an admin (inside the warehouse or the
+    external locations: docs/security.md; nothing is read from a location the caller may not use)."""
+    check_location(location, "Hudi table base path", "hudi_table", "base_path")
+    scheme = urlsplit(location).scheme.lower()
+    if scheme not in ("", "file") and not warehouse.opened(scheme):
+        raise InvalidOperation(f"createTable without hoodie.properties: the server does not open {location}")
+    caller = ownership.claimant()
+    if caller is not None and not caller.admin:
+        c = boundary.canonical(location)
+        if not any(c == r or c.startswith(r.rstrip("/") + "/") for r in listing_roots):
+            raise InvalidOperation(f"createTable without hoodie.properties: {location} is outside the warehouse "
+                                   "and the external locations; give the table's hoodie.properties as parameters")
+    try:
+        raw = TableStorage(location).read(f"{HOODIE}/{PROPERTIES_FILE}")
+    except Exception as exc:  # noqa: BLE001 - unreadable storage is the caller's error
+        raise InvalidOperation(f"createTable: cannot read {location}/{HOODIE}/{PROPERTIES_FILE}: {exc}") from exc
+    if raw is None:
+        raise InvalidOperation(f"createTable without hoodie.properties: {location} has no {HOODIE}/{PROPERTIES_FILE}")
+    return read_properties(raw.decode("latin-1"))
+
+
 def _to_thrift(i) -> THoodieInstant:
     return THoodieInstant(timestamp=i.ts, action=_TACTIONS.get(i.action), state=_TSTATES.get(i.state, TState.NIL))
 
@@ -65,6 +96,8 @@ class MetaserverHandler:
         if table is None or not table.tableName or not table.databaseName:
             raise InvalidOperation("createTable needs a table with tableName and databaseName")
         props = dict(table.parameters or {})
+        if table.location and not any(k.startswith("hoodie.") for k in props):
+            props = {**_storage_properties(table.location, self._tables.boundary.listing_roots), **props}
         if table.tableType and TABLE_TYPE not in props:
             props[TABLE_TYPE] = table.tableType
         cfg = HudiTableConfig.from_properties(table.databaseName.lower(), table.tableName.lower(), props,

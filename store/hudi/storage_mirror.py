@@ -47,6 +47,7 @@ from hudi_format.layout import (
     storage_properties,
 )
 from hudi_format.storage import TableStorage
+from hudi_format.table_config import read_properties
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
@@ -60,6 +61,13 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_MS = 60_000
 
 Listing = dict[str, int | None]  # file name under .hoodie -> size (None: a folder)
+
+
+def _same_properties(raw: bytes, props: dict[str, str]) -> bool:
+    try:
+        return read_properties(raw.decode("latin-1")) == props
+    except Exception:  # noqa: BLE001 - unreadable: rewritten
+        return False
 
 
 @dataclass
@@ -347,9 +355,13 @@ class StorageMirror:
 
     def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing) -> None:
         """`hoodie.properties` (when missing or different) and Hudi's folders (when missing)."""
-        text = java_properties(storage_properties(ref.config), "Properties saved by hudi-metastore")
+        props = storage_properties(ref.config)
+        text = java_properties(props, "Properties saved by hudi-metastore")
         if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
-            if st.read(f"{HOODIE}/{PROPERTIES_FILE}") != text:
+            found = st.read(f"{HOODIE}/{PROPERTIES_FILE}")
+            # the same properties in another order or with another comment (Hudi's writer wrote
+            # them) stay as they are: a Java writer may be reading them right now
+            if found != text and not (found is not None and _same_properties(found, props)):
                 st.put(f"{HOODIE}/{PROPERTIES_FILE}", text)
             listing[PROPERTIES_FILE] = len(text)
             self._props_written[ref.base_path] = text

@@ -21,8 +21,9 @@ PYSPARK_VERSION = "3.5.9"  # the newest 3.5 release; the Hudi bundle below is bu
 BUNDLE_ENTRY = "hudi-spark-bundle"
 
 
-def hudi_bundle_jar() -> Path:
-    [jar] = fetch(BUNDLE_ENTRY).glob("*.jar")
+def hudi_bundle_jar(entry: str = BUNDLE_ENTRY) -> Path:
+    """The bundle of a tools/java_artifacts.py entry (default: the newest Hudi's)."""
+    [jar] = fetch(entry).glob("*.jar")
     return jar
 
 
@@ -45,12 +46,12 @@ def hudi_spark_python() -> str:
     return str(python)
 
 
-def hudi_spark_env(s3a: bool = False) -> dict[str, str]:
-    """The scripts' environment: the bundle, and with `s3a` Hadoop's S3A jars (HADOOP_AWS_JARS),
-    which the script configures from the AWS environment."""
+def hudi_spark_env(s3a: bool = False, bundle: str = BUNDLE_ENTRY) -> dict[str, str]:
+    """The scripts' environment: the bundle (`bundle`: its tools/java_artifacts.py entry), and with
+    `s3a` Hadoop's S3A jars (HADOOP_AWS_JARS), which the script configures from the AWS environment."""
     from .jvm import spark_submit_opts
 
-    env = {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar()), "SPARK_SUBMIT_OPTS": spark_submit_opts("spark35")}
+    env = {"HUDI_BUNDLE_JAR": str(hudi_bundle_jar(bundle)), "SPARK_SUBMIT_OPTS": spark_submit_opts("spark35")}
     if os.environ.get("JAVA_HOME"):
         env["JAVA_HOME"] = os.environ["JAVA_HOME"]
     if s3a:

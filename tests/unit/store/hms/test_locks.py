@@ -527,3 +527,27 @@ def test_decisions_wait_for_a_running_decision(stores, sentinel_exists):
     worker.join(60)
     [resp] = result
     assert isinstance(resp, LockResponse) and resp.state == ACQ
+
+
+def test_hudis_lock_provider_sequence(lm, clock):
+    """Hudi's HiveMetastoreBasedLockProvider (tests/test_hudi_locks.py runs it for real): an EXCLUSIVE
+    TABLE lock without a transaction; a WAITING answer is released at once (`unlock`) and asked for
+    again later, never polled with check_lock; the holder heartbeats its lock id (txnid 0) and unlocks."""
+    hudi = LockRequest(component=[LockComponent(type=EX, level=LockLevel.TABLE, dbname="db", tablename="trips")],
+                       user="writer", hostname="h1")  # Hive's LockRequestBuilder: no txnid
+    a = lm.lock(hudi)
+    b = lm.lock(hudi)
+    assert (a.state, b.state) == (ACQ, WAIT)
+    unlock(lm, b.lockid)  # Hudi drops the waiting request
+    clock.advance(TIMEOUT - 100)
+    lm.heartbeat(HeartbeatRequest(lockid=a.lockid, txnid=0))
+    clock.advance(TIMEOUT - 100)  # alive past the timeout thanks to the heartbeat
+    c = lm.lock(hudi)
+    assert c.state == WAIT and states(lm, dbname="db", tablename="trips")[0] == (a.lockid, 1, ACQ)
+    unlock(lm, c.lockid)
+    unlock(lm, a.lockid)
+    assert states(lm, dbname="db", tablename="trips") == []
+    d = lm.lock(hudi)  # the other writer's retry: a new request, acquired
+    assert d.state == ACQ
+    unlock(lm, d.lockid)
+    assert states(lm) == []
