@@ -148,6 +148,11 @@ def parse_clean(data: bytes | None) -> dict[str, list[str]]:
     return _deleted_names(_load(data, "clean"), "successDeleteFiles")
 
 
+def clean_retained_from(data: bytes | None) -> str | None:
+    """The earliest commit a clean retained (earliestCommitToRetain), None when it names none."""
+    return str(_load(data, "clean").get("earliestCommitToRetain") or "") or None
+
+
 def parse_rollback(data: bytes | None) -> tuple[list[str], dict[str, list[str]], CommitMetadata]:
     """(instants rolled back, partition -> names of deleted files, log files that stay in the table:
     the failed commit's and the ones the rollback's command blocks went to, as write stats)."""
