@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Row, delete, distinct, or_, select
+from sqlalchemy import Connection, Row, delete, or_, select
 
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
@@ -300,7 +300,7 @@ class SavepointsAndRestores:
         f = S.files
         out: set[str] = set()
         for k in range(0, len(partitions), BATCH):
-            out.update(conn.execute(select(distinct(f.c.partition_path)).where(
+            out.update(conn.execute(select(f.c.partition_path).distinct().where(
                 f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(partitions[k:k + BATCH]),
                 f.c.is_deleted.is_(False))).scalars())
         return out
