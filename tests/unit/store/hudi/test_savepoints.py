@@ -304,3 +304,109 @@ def test_restore_in_table_version_8_goes_by_completion_time(backend_url, tmp_pat
         assert slow.ts not in {t for t, _, _ in env.instants()}
     finally:
         env.dispose()
+
+
+# --- storage: the mirrored timeline after a savepoint, a restore and a savepoint's deletion, read by hudi-rs
+
+SCHEMA = json.dumps({"type": "record", "name": "t_record", "namespace": "hoodie.t", "fields": [
+    {"name": "id", "type": "string"}, {"name": "v", "type": "long"}, {"name": "p", "type": "string"}]})
+
+
+class StorageEnv:
+    """A table whose commits write real Parquet files, mirrored to storage as they complete."""
+
+    def __init__(self, url: str, tmp_path):
+        import os
+
+        self.os = os
+        wh = str(tmp_path / "wh")
+        self.store = Store(url, wh)
+        upgrade(self.store.engine)
+        self.services = build_services(self.store, mirror=True)
+        self.timeline = self.services.timeline
+        self.db = "sps_" + uuid.uuid4().hex[:8]
+        self.services.tables.create_database(Database(name=self.db, locationUri=f"file:{wh}/{self.db}.db"))
+        self.base = f"{wh}/{self.db}.db/t"
+        self.timeline.register_table(HudiTableConfig(
+            db_name=self.db, table_name="t", table_type="COPY_ON_WRITE", record_key_fields=["id"],
+            partition_fields=["p"], hive_style_partitioning=True, base_path="file:" + self.base, avro_schema=SCHEMA))
+
+    def write(self, rows_by_group: dict) -> str:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        tl, os = self.timeline, self.os
+        inst = tl.create_instant(self.db, "t", None, "commit", b"", 60)
+        tl.transition_to_inflight(self.db, "t", inst.ts, "commit", b"")
+        stats: dict = {}
+        for (p, fid), rows in rows_by_group.items():
+            file_name = name(fid, inst.ts)
+            os.makedirs(f"{self.base}/{p}", exist_ok=True)
+            pq.write_table(pa.table({
+                "_hoodie_commit_time": [inst.ts] * len(rows),
+                "_hoodie_commit_seqno": [f"{inst.ts}_{i}" for i in range(len(rows))],
+                "_hoodie_record_key": [k for k, _ in rows], "_hoodie_partition_path": [p] * len(rows),
+                "_hoodie_file_name": [file_name] * len(rows), "id": [k for k, _ in rows],
+                "v": [v for _, v in rows], "p": [p.split("=")[1]] * len(rows)}), f"{self.base}/{p}/{file_name}")
+            stats.setdefault(p, []).append({
+                "fileId": fid, "path": f"{p}/{file_name}", "partitionPath": p, "prevCommit": "null",
+                "fileSizeInBytes": os.path.getsize(f"{self.base}/{p}/{file_name}"), "numWrites": len(rows)})
+        meta = {"partitionToWriteStats": stats, "compacted": False, "extraMetadata": {"schema": SCHEMA},
+                "operationType": "UPSERT"}
+        tl.complete_instant(self.db, "t", inst.ts, "commit", json.dumps(meta).encode())
+        return inst.ts
+
+    def timeline_files(self) -> set[str]:
+        return {n for n in self.os.listdir(f"{self.base}/.hoodie") if n[:1].isdigit()}
+
+    def hudi_rs(self) -> tuple[dict, dict]:
+        """(record key -> v, file slices) as hudi-rs reads them from storage."""
+        import hudi
+        import pyarrow as pa
+
+        table = hudi.HudiTable(self.base)
+        batches = table.read()
+        rows = pa.Table.from_batches(batches).to_pylist() if batches else []
+        return ({r["id"]: r["v"] for r in rows},
+                {(s.partition_path, s.file_id): (s.creation_instant_time, s.base_file_name)
+                 for s in table.get_file_slices()})
+
+    def server_slices(self) -> dict:
+        return {(s.partition_path, s.file_id): (s.base_instant, s.base_file.name if s.base_file else None)
+                for s in self.services.snapshot.latest_file_slices(self.db, "t")}
+
+
+def test_restore_and_savepoints_on_storage_read_by_hudi_rs(backend_url, tmp_path):
+    pytest.importorskip("hudi")
+    env = StorageEnv(backend_url, tmp_path)
+    try:
+        tl, db = env.timeline, env.db
+        c1 = env.write({("p=a", "f1-0"): [("k1", 1), ("k2", 2)]})
+        tl.create_instant(db, "t", c1, "savepoint", b"", 60)
+        tl.transition_to_inflight(db, "t", c1, "savepoint", b"")
+        tl.complete_instant(db, "t", c1, "savepoint", b"")
+        at_c1 = env.hudi_rs()
+        assert at_c1[0] == {"k1": 1, "k2": 2}
+        c2 = env.write({("p=a", "f1-0"): [("k1", 10), ("k2", 2)], ("p=b", "f2-0"): [("k3", 3)]})
+        assert env.hudi_rs()[0] == {"k1": 10, "k2": 2, "k3": 3}
+        assert {f"{c1}.commit", f"{c1}.savepoint", f"{c1}.savepoint.inflight", f"{c2}.commit"} <= env.timeline_files()
+        r = tl.create_instant(db, "t", None, "restore", restore_plan(c1, []), 60)
+        tl.transition_to_inflight(db, "t", r.ts, "restore", b"")
+        tl.complete_instant(db, "t", r.ts, "restore", b"")
+        # hudi-rs reads the table as it was at the savepoint; the server serves the same slices
+        assert env.hudi_rs() == at_c1
+        assert env.server_slices() == env.hudi_rs()[1]
+        files = env.timeline_files()
+        assert not {n for n in files if n.startswith(c2)}  # the restored-away commit left storage's timeline
+        assert {f"{r.ts}.restore", f"{c1}.commit", f"{c1}.savepoint"} <= files
+        assert not env.os.path.exists(f"{env.base}/p=a/{name('f1-0', c2)}")  # and its files left storage
+        # deleting the savepoint removes its instant files only
+        tl.delete_savepoint(db, "t", c1)
+        files = env.timeline_files()
+        assert f"{c1}.commit" in files and not {n for n in files if "savepoint" in n}
+        c3 = env.write({("p=b", "f3-0"): [("k4", 4)]})
+        assert env.hudi_rs()[0] == {"k1": 1, "k2": 2, "k4": 4}
+        assert env.server_slices() == env.hudi_rs()[1] and ("p=b", "f3-0") in env.server_slices()
+        assert c3 > c1
+    finally:
+        env.services.close()
