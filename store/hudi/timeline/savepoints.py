@@ -253,8 +253,8 @@ class SavepointsAndRestores:
         if rolled is None:
             rows = self.instants_after(conn, ref, commit)
         else:
-            rows = conn.execute(select(i).where(i.c.tbl_id == ref.tbl_id, i.c.ts.in_(rolled),
-                                                i.c.action.in_(WRITE_TIMELINE))).all()
+            rows = list(conn.execute(select(i).where(i.c.tbl_id == ref.tbl_id, i.c.ts.in_(rolled),
+                                                     i.c.action.in_(WRITE_TIMELINE))).all())
         instants = [(r.ts, r.action) for r in rows]
         tss = [t for t, _ in instants]
         if metadata and rolled is None:
