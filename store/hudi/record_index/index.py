@@ -176,10 +176,11 @@ class RecordIndex:
             conn.execute(delete(fg).where(fg.c.fg_id.in_(chunk)))
 
     def restore_file_groups(self, conn: Connection, ref: HudiTableRef, groups: Sequence[tuple[str, str]],
-                            keys: list[FileGroupKeys] | None) -> None:
-        """A restore changed these file groups (written or replaced by the instants it rolled back):
-        their keys are replaced by `keys`, the keys each holds as of the savepoint (`inserted`,
-        written by `instant`). The index keeps no history, so a table keeping one needs them."""
+                            live: set[tuple[str, str]], keys: list[FileGroupKeys] | None) -> None:
+        """A restore changed these file groups (written or replaced by the instants it rolled back;
+        `live`: those in the table afterwards): their keys are replaced by `keys`, the keys each live
+        one holds as of the savepoint (`inserted`, written by `instant`), given for exactly those.
+        The index keeps no history, so a table keeping one needs them."""
         if not has_record_index(ref.config.properties) or not groups:
             return
         if keys is None:
@@ -187,11 +188,15 @@ class RecordIndex:
                 f"{ref.db_name}.{ref.name} keeps a record index ({INDEX_TYPE}={RECORD_INDEX}): a restore that "
                 "changes file groups must carry the keys each holds as of the savepoint (complete_instant "
                 "recordKeys: inserted, with the instant that wrote them)")
-        allowed = set(groups)
-        stray = [(k.partition_path, k.file_id) for k in keys if (k.partition_path, k.file_id) not in allowed]
+        given = {(k.partition_path, k.file_id) for k in keys}
+        stray = sorted(given - live)
         if stray:
             raise InvalidObject(f"Record keys given for file group {stray[0][1]} of partition {stray[0][0]!r}, "
-                                "which the restore does not change")
+                                "which the restore does not change (or leaves out of the table)")
+        missing = sorted(live - given)
+        if missing:
+            raise InvalidObject(f"The restore changes file group {missing[0][1]} of partition {missing[0][0]!r} "
+                                f"({len(missing)} in all without keys): give the keys each holds as of the savepoint")
         self.drop_file_groups(conn, ref.tbl_id, groups)
         fg_ids = self._file_group_ids(conn, ref.tbl_id, [(k.partition_path, k.file_id) for k in keys])
         new = []

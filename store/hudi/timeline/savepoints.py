@@ -282,8 +282,9 @@ class SavepointsAndRestores:
         before = self.column_stats.slices_of(conn, ref, groups)
         self.listing.forget_instants(conn, ref, tss)
         self.column_stats.forget_removed(conn, ref, touched, groups, before)
-        live = self._live_partitions(conn, ref, touched)
-        self.record_index.restore_file_groups(conn, ref, sorted(groups), record_keys)
+        live_groups = self._live_groups(conn, ref, touched)  # of the partitions touched, afterwards
+        live = {p for p, _ in live_groups}
+        self.record_index.restore_file_groups(conn, ref, sorted(groups), live_groups & groups, record_keys)
         self.partition_sync.drop_partitions(conn, ref, [p for p in touched if p not in live and p])
         self.partition_sync.ensure_partitions(conn, ref, [p for p in touched if p in live and p])
         self.partition_sync.record_restore(conn, ref, [p for p in touched if p in live])
@@ -296,11 +297,16 @@ class SavepointsAndRestores:
         return RestoreOutcome(metadata, instants, sorted(set(paths)), touched)
 
     @staticmethod
-    def _live_partitions(conn: Connection, ref: HudiTableRef, partitions: list[str]) -> set[str]:
-        f = S.files
-        out: set[str] = set()
+    def _live_groups(conn: Connection, ref: HudiTableRef, partitions: list[str]) -> set[tuple[str, str]]:
+        """The file groups of these partitions in the latest view: live files, not replaced."""
+        f, rg = S.files, S.replaced_file_groups
+        out: set[tuple[str, str]] = set()
         for k in range(0, len(partitions), BATCH):
-            out.update(conn.execute(select(f.c.partition_path).distinct().where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(partitions[k:k + BATCH]),
-                f.c.is_deleted.is_(False))).scalars())
+            chunk = partitions[k:k + BATCH]
+            out.update((r.partition_path, r.file_id) for r in conn.execute(
+                select(f.c.partition_path, f.c.file_id).distinct().where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path.in_(chunk), f.c.is_deleted.is_(False))))
+            out.difference_update((r.partition_path, r.file_id) for r in conn.execute(
+                select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id,
+                                                                rg.c.partition_path.in_(chunk))))
         return out

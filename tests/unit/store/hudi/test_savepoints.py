@@ -217,6 +217,14 @@ def test_restore_rolls_back_everything_after_the_savepoint(env):
     assert env.partitions() == ["p=1", "p=2"] and env.slices()[("p=2", "f5")][0] == c5
 
 
+def test_restore_keeps_a_partition_whose_untouched_groups_remain(env):
+    c1 = env.write([("p=1", "g1")])
+    env.savepoint(c1)
+    env.write([("p=1", "f2")])  # a new file group beside g1
+    env.restore(c1)
+    assert env.partitions() == ["p=1"] and env.slices() == {("p=1", "g1"): (c1, name("g1", c1))}
+
+
 def test_restore_brings_back_a_dropped_partition(env):
     db = env.db
     c1 = env.write([("p=1", "f1"), ("p=2", "f2")])
@@ -277,6 +285,8 @@ def test_restore_of_a_table_keeping_a_record_index(backend_url, tmp_path):
         before = env.state()
         with pytest.raises(InvalidObject, match="keeps a record index"):
             env.restore(c1)
+        with pytest.raises(InvalidObject, match="without keys"):
+            env.restore(c1, keys=[])
         with pytest.raises(InvalidObject, match="does not change"):
             env.restore(c1, keys=[FileGroupKeys("p=9", "zz", inserted=["k4"], instant=c1)])
         now = env.state()
