@@ -420,3 +420,14 @@ def test_restore_and_savepoints_on_storage_read_by_hudi_rs(backend_url, tmp_path
         assert c3 > c1
     finally:
         env.services.close()
+
+
+def test_metaserver_delete_instant_of_a_savepoint(env):
+    from adapter.handlers.metaserver import MetaserverHandler
+    from thrift_idl.hudi_metaserver.ttypes import TAction, THoodieInstant, TState
+
+    c1 = env.write([("p=1", "f1")])
+    env.savepoint(c1)
+    m = MetaserverHandler(env.services.tables, env.timeline)
+    assert m.deleteInstant(env.db, "t", THoodieInstant(c1, TAction.SAVEPOINT, TState.COMPLETED)).success
+    assert env.instants() == [(c1, "commit", "COMPLETED")]  # the commit sharing its time stays
