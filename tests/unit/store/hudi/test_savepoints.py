@@ -231,8 +231,10 @@ def test_restore_brings_back_a_dropped_partition(env):
     env.savepoint(c1)
     env.services.clean.drop_partitions(db, "t", ["p=2"])
     assert env.partitions() == ["p=1"]
+    seen = len(env.events())
     env.restore(c1)
     assert env.partitions() == ["p=1", "p=2"]
+    assert sorted(k for k, _ in env.events()[seen:]) == ["ADD_PARTITION", "INSERT"]
     assert env.slices() == {("p=1", "f1"): (c1, name("f1", c1)), ("p=2", "f2"): (c1, name("f2", c1))}
 
 
