@@ -33,7 +33,13 @@ from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import Instants, put_meta
 from store.hudi.timeline.partition_sync import PartitionSync
-from store.hudi.timeline.savepoints import RESTORE, SAVEPOINT, SavepointsAndRestores, restore_target_of
+from store.hudi.timeline.savepoints import (
+    RESTORE,
+    SAVEPOINT,
+    SavepointsAndRestores,
+    check_not_held,
+    restore_target_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +170,7 @@ class InstantCompletion:
             return frozenset(meta.partitions)
         if action == "clean":
             cleaned = parse_clean(metadata)
+            check_not_held(conn, ref, row.ts, cleaned)  # a savepoint completed since the clean was planned
             groups = self.column_stats.groups_of(conn, ref, cleaned)
             before = self.column_stats.slices_of(conn, ref, groups)
             self.listing.mark_deleted(conn, ref, ts, cleaned)

@@ -174,6 +174,15 @@ def held_files(conn: Connection, tbl_id: int) -> set[tuple[str, str]]:
     return out
 
 
+def check_not_held(conn: Connection, ref: HudiTableRef, clean_ts: str, cleaned: dict[str, list[str]]) -> None:
+    """InvalidOperation when a clean would delete a file a completed savepoint holds."""
+    held = held_files(conn, ref.tbl_id) if cleaned else set()
+    hit = sorted((p, n) for p, names in cleaned.items() for n in names if (p, n) in held)
+    if hit:
+        raise InvalidOperation(f"Clean {clean_ts} of {ref.db_name}.{ref.name} would delete {len(hit)} file(s) a "
+                               f"savepoint holds (e.g. {hit[0][0]}/{hit[0][1]}); plan the clean again")
+
+
 def restore_target_of(conn: Connection, tbl_id: int, ts: str) -> str:
     """The savepoint restore instant `ts` restores to, from its plan (requested, else inflight)."""
     m = S.instant_meta

@@ -433,3 +433,20 @@ def test_metaserver_delete_instant_of_a_savepoint(env):
     m = MetaserverHandler(env.services.tables, env.timeline)
     assert m.deleteInstant(env.db, "t", THoodieInstant(c1, TAction.SAVEPOINT, TState.COMPLETED)).success
     assert env.instants() == [(c1, "commit", "COMPLETED")]  # the commit sharing its time stays
+
+
+def test_a_clean_completing_over_a_savepointed_file_is_refused(env):
+    tl, db = env.timeline, env.db
+    c1 = env.write([("p=1", "f1")])
+    env.write([("p=1", "f1")])
+    _, doomed = env.services.clean.plan(db, "t", KEEP_LATEST_FILE_VERSIONS, 1)
+    names = {p: [f.name for f in fs] for p, fs in doomed.items()}
+    assert names == {"p=1": [name("f1", c1)]}
+    env.savepoint(c1)  # completes between the clean's plan and its completion
+    cl = tl.create_instant(db, "t", None, "clean", b"", 60)
+    tl.transition_to_inflight(db, "t", cl.ts, "clean", b"")
+    meta = json.dumps({"partitionMetadata": {"p=1": {"partitionPath": "p=1", "successDeleteFiles": names["p=1"]}},
+                       "earliestCommitToRetain": ""}).encode()
+    with pytest.raises(InvalidOperation, match="a savepoint holds"):
+        tl.complete_instant(db, "t", cl.ts, "clean", meta)
+    assert {f.name for f in env.snapshot.all_files(db, "t", "p=1")} >= {name("f1", c1)}
