@@ -221,10 +221,11 @@ class SavepointsAndRestores:
     # --- savepoints -------------------------------------------------------------------------------
 
     def apply_savepoint(self, conn: Connection, ref: HudiTableRef, ts: str, metadata: bytes,
-                        by: str = "hudi-metastore") -> bytes:
-        """Complete savepoint `ts`: its metadata as given (checked), or the server's listing of the
-        files it holds when none is given."""
-        if commit_row(conn, ref.tbl_id, ts) is None:
+                        by: str = "hudi-metastore", check: bool = True) -> bytes:
+        """Complete savepoint `ts`: its metadata as given (readable), or the server's listing of the
+        files it holds when none is given. `check` False: a fact read from storage (its commit is
+        not required on the server's timeline)."""
+        if check and commit_row(conn, ref.tbl_id, ts) is None:
             raise InvalidOperation(f"Cannot complete savepoint {ts} of {ref.db_name}.{ref.name}: its commit "
                                    "is no longer on the timeline")
         if metadata:
@@ -253,14 +254,14 @@ class SavepointsAndRestores:
                       rolled: list[str] | None = None) -> RestoreOutcome:
         """Roll the table back to savepoint `target` (restore instant `restore_ts`), in the caller's
         transaction. `rolled`: the instants to roll back as the restore's metadata names them (a
-        timeline read from storage); by default those after `target` on the server's timeline, which
-        given metadata must name. `record_keys`: for a table keeping a record index, the keys each
+        timeline read from storage: a fact, so `target` is not checked); by default those after
+        `target` on the server's timeline, which given metadata must name, `target` being a
+        savepoint with none after it. `record_keys`: for a table keeping a record index, the keys each
         file group the restore changes holds as of `target` (FileGroupKeys.inserted with the
         instant that wrote them)."""
-        commit = restore_point(conn, ref, target)
         i = S.instant
         if rolled is None:
-            rows = self.instants_after(conn, ref, commit)
+            rows = self.instants_after(conn, ref, restore_point(conn, ref, target))
         else:
             rows = list(conn.execute(select(i).where(i.c.tbl_id == ref.tbl_id, i.c.ts.in_(rolled),
                                                      i.c.action.in_(WRITE_TIMELINE))).all())

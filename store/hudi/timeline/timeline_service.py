@@ -134,16 +134,18 @@ class TimelineService:
 
     def apply_savepoint(self, conn: Connection, ref: HudiTableRef, ts: str, metadata: bytes) -> bytes:
         """A savepoint instant completed elsewhere (read from storage), in the caller's transaction:
-        checked, and its metadata (the server's listing when empty). The caller stores the instant."""
-        return self.completion.savepoints.apply_savepoint(conn, ref, ts, metadata)
+        its metadata (the server's listing when empty; readable, else InvalidObject). The caller
+        stores the instant; cleans then keep what the metadata lists."""
+        return self.completion.savepoints.apply_savepoint(conn, ref, ts, metadata, check=False)
 
     def apply_restore(self, conn: Connection, ref: HudiTableRef, ts: str, target: str, metadata: bytes,
                       rolled: list[str] | None = None,
                       record_keys: list[FileGroupKeys] | None = None) -> RestoreOutcome:
         """A restore instant `ts` to savepoint `target` completed elsewhere (read from storage), in the
         caller's transaction: the instants it rolled back (`rolled`, as its metadata names them)
-        leave the listing and the timeline, partitions, statistics, record index and events follow.
-        The caller stores the restore instant and deletes no files (its writer did)."""
+        leave the listing and the timeline, partitions, statistics, record index and events follow
+        (never refused for its target: a fact). The caller stores the restore instant and deletes no
+        files (its writer did); `target`: the plan's `hudi_format.commit_metadata.restore_target`."""
         return self.completion.savepoints.apply_restore(conn, ref, ts, target, metadata, record_keys, rolled)
 
     # --- column statistics adoption (import-hudi) ------------------------------------------------------

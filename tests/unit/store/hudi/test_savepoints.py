@@ -450,3 +450,20 @@ def test_a_clean_completing_over_a_savepointed_file_is_refused(env):
     with pytest.raises(InvalidOperation, match="a savepoint holds"):
         tl.complete_instant(db, "t", cl.ts, "clean", meta)
     assert {f.name for f in env.snapshot.all_files(db, "t", "p=1")} >= {name("f1", c1)}
+
+
+def test_apply_restore_of_an_instant_read_from_storage(env):
+    """The catch-up path's entry: a restore whose metadata names the instants it rolled back, applied
+    in the caller's transaction, never refused for its target."""
+    tl, db = env.timeline, env.db
+    c1 = env.write([("p=1", "f1")])
+    c2 = env.write([("p=1", "f1"), ("p=2", "f2")])
+    with env.store.engine.begin() as conn:
+        ref = tl.table_ref(conn, db, "t", lock=True)
+        out = tl.apply_restore(conn, ref, "29990101000000000", c1, b"", rolled=[c2])
+    assert out.rolled == [(c2, "commit")] and sorted(out.partitions) == ["p=1", "p=2"]
+    assert env.slices() == {("p=1", "f1"): (c1, name("f1", c1))} and env.partitions() == ["p=1"]
+    with env.store.engine.begin() as conn:
+        ref = tl.table_ref(conn, db, "t", lock=True)
+        held = parse_savepoint(tl.apply_savepoint(conn, ref, c1, b""))
+    assert held == {"p=1": [name("f1", c1)]}
