@@ -72,8 +72,8 @@ def _rules() -> dict[str, Need]:
         "delete_table_column_statistics", "delete_partition_column_statistics", "set_aggr_stats_for",
         # the Hudi extension: every step of a commit, rollback, clean, import, index load, sync
         "new_instant_time", "create_instant", "transition_to_inflight", "complete_instant", "heartbeat_instant",
-        "add_markers", "rollback_instant", "import_hudi_instants", "load_record_index", "load_column_stats",
-        "sync_storage")
+        "add_markers", "rollback_instant", "delete_savepoint", "import_hudi_instants", "load_record_index",
+        "load_column_stats", "sync_storage")
     add("CREATE", "hudi-table", "register_hudi_table")
     # Hudi's metaserver protocol (adapter/handlers/metaserver.py): the same needs as the calls above
     add("CREATE", "global", "createDatabase")

@@ -1,6 +1,6 @@
 """`hudi-metastore` command line: serve, db upgrade, sync-storage, config show, and the commands that
 talk to a server (migrate, import-hudi, create-database, validate, repair, stats, list-partitions,
-list-files, lookup-keys: adapter/commands/).
+list-files, lookup-keys, savepoint, delete-savepoint, restore: adapter/commands/).
 
 Every option can also come from the environment (HUDI_METASTORE_<OPTION>) or a TOML file
 (--config FILE or HUDI_METASTORE_CONFIG): adapter/config.py. Only the command that runs is
@@ -229,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
     sync.set_defaults(fn=_sync_storage)
 
-    add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*, lookup-keys
+    add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*, lookup-keys, savepoints
 
     users = sub.add_parser("users", help="manage the password file of serve --auth password")
     users_sub = users.add_subparsers(dest="users_command", required=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Self
 
+from hudi_format.commit_metadata import restore_plan
 from hudi_format.file_slice import FileInfo, FileSlice
 from hudi_format.instant import Instant
 from hudi_format.table_config import HudiTableConfig
@@ -168,6 +169,32 @@ class HudiCatalog:
         """The paths the rollback deleted."""
         with converted():
             return list(self._client.rollback_instant(db, table, timestamp).deletedPaths or [])
+
+    def savepoint(self, db: str, table: str, commit: str, metadata: bytes = b"") -> Instant:
+        """Savepoint completed commit `commit` (the savepoint takes its time); `metadata` empty: the
+        server lists the files it holds."""
+        with converted():
+            self._client.create_instant(db, table, commit, "savepoint", b"", 0)
+            self._client.transition_to_inflight(db, table, commit, "savepoint", b"")
+            return convert.instant_from_thrift(
+                self._client.complete_instant(db, table, commit, "savepoint", metadata).instant)
+
+    def delete_savepoint(self, db: str, table: str, timestamp: str) -> Instant:
+        with converted():
+            return convert.instant_from_thrift(self._client.delete_savepoint(db, table, timestamp))
+
+    def restore(self, db: str, table: str, savepoint: str,
+                record_keys: list[FileGroupKeys] | None = None) -> Instant:
+        """Restore the table to `savepoint`: every write instant after it is rolled back (their files
+        leave the table and storage); the completed restore instant. `record_keys`: for a table
+        keeping a record index, the keys each changed file group holds at the savepoint (`inserted`,
+        with the instant that wrote them)."""
+        keys = None if record_keys is None else [convert.keys_to_thrift(k) for k in record_keys]
+        with converted():
+            inst = self._client.create_instant(db, table, "", "restore", restore_plan(savepoint, []), 0)
+            self._client.transition_to_inflight(db, table, inst.timestamp, "restore", b"")
+            return convert.instant_from_thrift(self._client.complete_instant(
+                db, table, inst.timestamp, "restore", b"", keys).instant)
 
     # --- snapshot ----------------------------------------------------------------------------------
 

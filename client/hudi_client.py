@@ -147,6 +147,9 @@ class HudiMetastoreClient(Connection):
     def rollback_instant(self, db: str, table: str, timestamp: str) -> RollbackResult:
         return self.call("rollback_instant", db, table, timestamp)
 
+    def delete_savepoint(self, db: str, table: str, timestamp: str) -> Instant:
+        return self.call("delete_savepoint", db, table, timestamp)
+
     # --- Hudi extension: snapshot ----------------------------------------------------------------
 
     def get_hudi_partitions(self, db: str, table: str, filter: str | None = None) -> list[str]:

@@ -1,4 +1,4 @@
-"""Hudi instant metadata (table version 6 JSON, or Avro): commit, clean and rollback metadata.
+"""Hudi instant metadata (table version 6 JSON, or Avro): commit, clean, rollback, savepoint and restore metadata.
 
 Only what the snapshot needs is read: write stats (file, partition, size), replaced file groups,
 and the files cleans and rollbacks deleted. The bytes themselves are stored as given.
@@ -148,6 +148,11 @@ def parse_clean(data: bytes | None) -> dict[str, list[str]]:
     return _deleted_names(_load(data, "clean"), "successDeleteFiles")
 
 
+def clean_retained_from(data: bytes | None) -> str | None:
+    """The earliest commit a clean retained (earliestCommitToRetain), None when it names none."""
+    return str(_load(data, "clean").get("earliestCommitToRetain") or "") or None
+
+
 def parse_rollback(data: bytes | None) -> tuple[list[str], dict[str, list[str]], CommitMetadata]:
     """(instants rolled back, partition -> names of deleted files, log files that stay in the table:
     the failed commit's and the ones the rollback's command blocks went to, as write stats)."""
@@ -273,3 +278,109 @@ def rollback_plan(instant_ts: str, action: str, deleted: dict[str, list[str]],
         "version": 1,
     }
     return avro_container(ROLLBACK_PLAN_SCHEMA, record)
+
+
+# --- savepoints and restores (Avro, as Hudi writes `<ts>.savepoint`, `<ts>.restore.requested`,
+# `<ts>.restore`: hudi-common's HoodieSavepointMetadata, HoodieRestorePlan, HoodieRestoreMetadata) ---
+
+SAVEPOINT_METADATA_SCHEMA = {
+    "type": "record", "name": "HoodieSavepointMetadata", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "savepointedBy", "type": "string"},
+        {"name": "savepointedAt", "type": "long"},
+        {"name": "comments", "type": "string"},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieSavepointPartitionMetadata",
+            "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "savepointDataFile", "type": {"type": "array", "items": "string"}},
+            ]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+RESTORE_PLAN_SCHEMA = {
+    "type": "record", "name": "HoodieRestorePlan", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "instantsToRollback", "type": {"type": "array", "items": _INSTANT_INFO}, "default": []},
+        {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "savepointToRestoreTimestamp", "type": ["string", "null"], "default": None},
+    ],
+}
+RESTORE_METADATA_SCHEMA = {
+    "type": "record", "name": "HoodieRestoreMetadata", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "startRestoreTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "instantsToRollback", "type": {"type": "array", "items": "string"}},
+        {"name": "hoodieRestoreMetadata", "type": {"type": "map", "values": {
+            "type": "array", "items": ["null", ROLLBACK_METADATA_SCHEMA]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "restoreInstantInfo", "type": {"type": "array", "items": "HoodieInstantInfo"}, "default": []},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+    ],
+}
+
+
+def savepoint_metadata(files: dict[str, list[str]], by: str, at_ms: int, comments: str = "") -> bytes:
+    """HoodieSavepointMetadata: per partition the file names (base and log) of its latest file
+    slices as of the savepointed commit."""
+    record = {"savepointedBy": by, "savepointedAt": at_ms, "comments": comments,
+              "partitionMetadata": {p: {"partitionPath": p, "savepointDataFile": sorted(names)}
+                                    for p, names in files.items()},
+              "version": 1}
+    return avro_container(SAVEPOINT_METADATA_SCHEMA, record)
+
+
+def parse_savepoint(data: bytes | None) -> dict[str, list[str]]:
+    """Partition -> names of the files a savepoint holds (its savepointDataFile lists)."""
+    out: dict[str, list[str]] = {}
+    for partition, meta in (_load(data, "savepoint").get("partitionMetadata") or {}).items():
+        names = [os.path.basename(str(p).rstrip("/")) for p in (meta or {}).get("savepointDataFile") or []]
+        out[confined((meta or {}).get("partitionPath", partition) or "", "partition path")] = names
+    return out
+
+
+def restore_plan(target: str, instants: list[tuple[str, str]]) -> bytes:
+    """HoodieRestorePlan: the savepoint restored to and the instants (time, action) it rolls back."""
+    record = {"instantsToRollback": [{"commitTime": t, "action": a} for t, a in instants], "version": 2,
+              "savepointToRestoreTimestamp": target}
+    return avro_container(RESTORE_PLAN_SCHEMA, record)
+
+
+def restore_target(data: bytes | None) -> str | None:
+    """The instant a restore plan restores to (savepointToRestoreTimestamp), None when it names none."""
+    target = _load(data, "restore plan").get("savepointToRestoreTimestamp")
+    if target is not None and not isinstance(target, str):
+        raise InvalidMetadata(f"savepointToRestoreTimestamp must be a string: {target!r}")
+    return target or None
+
+
+def restore_metadata(restore_ts: str, rolled: list[tuple[str, str]], deleted: dict[str, dict[str, list[str]]],
+                     base_path: str | None = None) -> bytes:
+    """HoodieRestoreMetadata for a restore the server performs: per rolled-back instant (time,
+    action) one HoodieRollbackMetadata naming the files it deleted (`deleted`: instant -> partition
+    -> names)."""
+    per_instant = {}
+    for ts, action in rolled:
+        files = deleted.get(ts, {})
+        per_instant[ts] = [{
+            "startRollbackTime": restore_ts, "timeTakenInMillis": 0,
+            "totalFilesDeleted": sum(len(v) for v in files.values()), "commitsRollback": [ts],
+            "partitionMetadata": {
+                p: {"partitionPath": p, "successDeleteFiles": _full_paths(base_path, p, names),
+                    "failedDeleteFiles": [], "rollbackLogFiles": {}, "logFilesFromFailedCommit": {}}
+                for p, names in files.items()},
+            "version": 1, "instantsRollback": [{"commitTime": ts, "action": action}]}]
+    record = {"startRestoreTime": restore_ts, "timeTakenInMillis": 0, "instantsToRollback": [t for t, _ in rolled],
+              "hoodieRestoreMetadata": per_instant, "version": 1,
+              "restoreInstantInfo": [{"commitTime": t, "action": a} for t, a in rolled], "extraMetadata": None}
+    return avro_container(RESTORE_METADATA_SCHEMA, record)
+
+
+def restored_instants(data: bytes | None) -> list[str]:
+    """The instant times a restore rolled back (instantsToRollback, else its rollbacks' own lists)."""
+    doc = _load(data, "restore")
+    listed = [str(t) for t in doc.get("instantsToRollback") or []]
+    if listed:
+        return listed
+    return [t for rb in parse_restore(data) for t in rb[0]]

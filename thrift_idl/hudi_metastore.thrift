@@ -261,6 +261,13 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
   RollbackResult rollback_instant(1: string dbName, 2: string tableName, 3: string timestamp)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3)
+  // Removes savepoint `timestamp` from the timeline, as Hudi's deleteSavepoint deletes its instant
+  // files: the file slices it held may be cleaned again. Returns the removed savepoint.
+  // (Savepoints: create_instant at the commit's time, action "savepoint"; restores: action
+  // "restore" with a plan naming savepointToRestoreTimestamp; docs/hudi.md "Savepoints and restore".)
+  Instant delete_savepoint(1: string dbName, 2: string tableName, 3: string timestamp)
+      throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
+              3: hive_metastore.InvalidOperationException o3)
 
   // --- snapshot ---
   // Partition paths; filter is a Hive partition filter ("" for all).

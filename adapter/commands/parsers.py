@@ -1,6 +1,7 @@
 """The arguments of the commands that talk to a server (import-hudi, validate, repair, stats,
-list-partitions, list-files, lookup-keys, migrate, create-database). Defining them imports nothing heavy: a
-command's module (and with it the Thrift bindings) is imported only when that command runs."""
+list-partitions, list-files, lookup-keys, savepoint, delete-savepoint, restore, migrate,
+create-database). Defining them imports nothing heavy: a command's module (and with it the Thrift
+bindings) is imported only when that command runs."""
 
 from __future__ import annotations
 
@@ -107,6 +108,20 @@ def _lookup_keys(sub) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _savepoints(sub) -> None:
+    module = "adapter.commands.savepoints"
+    p = add_table_command(sub, "savepoint", lazy(module, "run_savepoint"),
+                          "savepoint a completed commit of a Hudi table (cleans keep what it holds)")
+    p.add_argument("--commit", metavar="INSTANT", help="the commit to savepoint (default: the latest)")
+    p = add_table_command(sub, "delete-savepoint", lazy(module, "run_delete_savepoint"),
+                          "delete a savepoint of a Hudi table (its file slices may be cleaned again)")
+    p.add_argument("instant", metavar="INSTANT")
+    p = add_table_command(sub, "restore", lazy(module, "run_restore"),
+                          "restore a Hudi table to a savepoint: every instant after it is rolled back")
+    p.add_argument("instant", metavar="INSTANT", help="the savepoint to restore to")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
 def add_parsers(sub) -> None:
-    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views, _lookup_keys):
+    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views, _lookup_keys, _savepoints):
         add(sub)

@@ -22,6 +22,7 @@ from client import FileGroupKeys, HudiCatalog
 from hudi_format import key_generator, log_file
 from hudi_format.config_keys import INDEX_TYPE, POPULATE_META_FIELDS, default_of
 from hudi_format.errors import HudiFormatError
+from hudi_format.record_key_codec import encode_keys
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import HudiTableConfig
 
@@ -196,3 +197,28 @@ def index_differences(client: HudiCatalog, db: str, table: str) -> list[str]:
     if held != len(found.keys):
         diffs.append(f"the index holds {held} keys, storage's latest file slices {len(found.keys)}")
     return diffs
+
+
+def restore_keys(client: HudiCatalog, db: str, table: str, savepoint: str) -> list[FileGroupKeys] | None:
+    """For a table keeping a record index, the keys a restore to `savepoint` sends: those of each
+    file group it changes (written after the savepoint, or replaced since) as the savepoint's file
+    slices on storage hold them, grouped by the instant that wrote them; None for a table without
+    the index. HudiFormatError when a slice cannot be read."""
+    cfg = client.get_hudi_table(db, table)
+    if not has_index(cfg):
+        return None
+    at = client.get_latest_file_slices(db, table, as_of=savepoint)
+    now = {(s.partition_path, s.file_id) for s in client.get_latest_file_slices(db, table)}
+    written = {(f.partition_path, f.file_id) for f in client.get_files_changed(db, table, since=savepoint)}
+    changed = [s for s in at if (s.partition_path, s.file_id) in written or (s.partition_path, s.file_id) not in now]
+    completed = {i.ts for i in client.list_instants(db, table, states=["COMPLETED"]) if i.ts <= savepoint}
+    storage = TableStorage(cfg.base_path or "")
+    reader = _Keys(cfg)
+    out = []
+    for s in changed:
+        by_instant: dict[str, list[str]] = {}
+        for key, ts in _slice_keys(storage, s, completed, reader).items():
+            by_instant.setdefault(ts or savepoint, []).append(key)
+        for ts, keys in sorted(by_instant.items()) or [(savepoint, [])]:
+            out.append(FileGroupKeys(s.partition_path, s.file_id, inserted=encode_keys(keys), instant=ts))
+    return out

@@ -143,6 +143,9 @@ class HudiHandler:
         instant, deleted = self._timeline.rollback(dbName, tableName, timestamp)
         return RollbackResult(rollbackInstant=instant_to_thrift(instant), deletedPaths=list(deleted))
 
+    def delete_savepoint(self, dbName, tableName, timestamp):
+        return instant_to_thrift(self._timeline.delete_savepoint(dbName, tableName, timestamp))
+
     # --- snapshot ---------------------------------------------------------------------------------
 
     def get_hudi_partitions(self, dbName, tableName, filter):

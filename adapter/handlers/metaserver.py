@@ -7,7 +7,7 @@ Hudi's client registers a table (createTable: with its hoodie.properties as para
 instant times, creates instants and moves them REQUESTED -> INFLIGHT -> COMPLETED with the bytes
 Hudi writes to the timeline files (commit metadata on completion: one transaction, as
 complete_instant), reads the timeline (listInstants, getInstantMetadata) and deletes instants that
-never completed (deleteInstant: a rollback). Errors: adapter/errors.py.
+never completed (deleteInstant: a rollback; of a savepoint: its deletion). Errors: adapter/errors.py.
 """
 
 from __future__ import annotations
@@ -143,6 +143,9 @@ class MetaserverHandler:
         return HoodieInstantChangeResult(success=True, instant=_to_thrift(done))
 
     def deleteInstant(self, db, tb, instant):
+        if instant is not None and instant.action == TAction.SAVEPOINT:  # Hudi's deleteSavepoint
+            self._timeline.delete_savepoint(db, tb, instant.timestamp)
+            return HoodieInstantChangeResult(success=True, instant=instant)
         # Hudi's client deletes its own instants (an empty or failed write): no heartbeat wait
         self._timeline.rollback(db, tb, instant.timestamp, force=True)
         return HoodieInstantChangeResult(success=True, instant=instant)

@@ -136,7 +136,8 @@ class FileListing:
         if not instants:
             return
         i, m = S.instant, S.instant_meta
-        conn.execute(delete(m).where(m.c.tbl_id == ref.tbl_id, m.c.ts.in_(instants)))
+        # a savepoint shares its commit's time: it is not the instant rolled back
+        conn.execute(delete(m).where(m.c.tbl_id == ref.tbl_id, m.c.ts.in_(instants), m.c.action != "savepoint"))
         conn.execute(delete(S.instant_markers).where(
             S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts.in_(instants)))
         conn.execute(delete(S.replaced_file_groups).where(
@@ -146,4 +147,4 @@ class FileListing:
             S.files.c.tbl_id == ref.tbl_id, S.files.c.created_ts.in_(instants)
         ).values(is_deleted=True, deleted_ts=NEVER, update_time=self.clock_ms()))
         conn.execute(delete(i).where(i.c.tbl_id == ref.tbl_id, i.c.ts.in_(instants),
-                                     i.c.action != "rollback"))
+                                     i.c.action.notin_(("rollback", "savepoint"))))

@@ -13,7 +13,9 @@ table version 6 layout (timeline layout 1):
   Hudi's InstantFileNameGeneratorV1 gives them (see `instant_file_name`);
 * `.hoodie_partition_metadata` (commitTime, partitionDepth) in every partition a commit wrote to,
   before the commit's completed file;
-* the files of instants the server rolled back are deleted (completed, inflight, requested).
+* the files of instants the server rolled back (a rollback, a restore) are deleted (completed,
+  inflight, requested), and those of savepoints it no longer has (deleted). A savepoint shares its
+  commit's instant time, so instants are told apart by time and whether they are savepoints.
 
 Progress is `tbl_version.snapshot_status` (0 -> 1, `update_time` = when) per table version, in
 version order: a version is 1 once it and everything before it is on storage. The version rows are
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback
+from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback, restored_instants
 from hudi_format.config_keys import PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
@@ -61,6 +63,12 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_MS = 60_000
 
 Listing = dict[str, int | None]  # file name under .hoodie -> size (None: a folder)
+Key = tuple[str, bool]  # an instant: its time, and whether it is a savepoint (which shares its commit's time)
+SAVEPOINT = "savepoint"
+
+
+def _is_savepoint_file(name: str) -> bool:
+    return name.partition(".")[2] in (SAVEPOINT, f"{SAVEPOINT}.inflight")
 
 
 def _same_properties(raw: bytes, props: dict[str, str]) -> bool:
@@ -335,20 +343,26 @@ class StorageMirror:
             inst = by_id.get(instant_id)
             if inst is not None:
                 self._write_instant(st, inst, meta, listing, known_partitions)
-                if inst.state == COMPLETED and inst.action == "rollback":
-                    rolled, _, _ = parse_rollback(meta(inst.ts, "rollback", COMPLETED))
-                    self._delete_instants(st, [t for t in rolled if t not in instants], listing)
+                if inst.state == COMPLETED and inst.action in ("rollback", "restore"):
+                    data = meta(inst.ts, inst.action, COMPLETED)
+                    rolled = parse_rollback(data)[0] if inst.action == "rollback" else restored_instants(data)
+                    self._delete_instants(st, [t for t in rolled if (t, False) not in instants], listing)
             mirrored += self.queue.mark(ref.tbl_id, version)
 
         # instants still pending on the server: their requested / inflight files
-        written = []
-        for inst in sorted(instants.values(), key=lambda i: i.ts):
+        written: list[Key] = []
+        for key, inst in sorted(instants.items()):
             if inst.state != COMPLETED and self._write_instant(st, inst, meta, listing, known_partitions):
-                written.append(inst.ts)
+                written.append(key)
         if written:  # one of them rolled back meanwhile (its rollback's sync may have run already)
             with self.store.read() as conn:
                 still = set(self._instants(conn, ref.tbl_id))
-            self._delete_instants(st, [t for t in written if t not in still], listing)
+            for savepoints in (False, True):
+                self._delete_instants(st, [t for t, sp in written if sp == savepoints and (t, sp) not in still],
+                                      listing, savepoints)
+        # savepoints deleted on the server
+        self._delete_instants(st, [t for n in list(listing) if _is_savepoint_file(n) and
+                                   (t := parse_instant_file(n)) and (t, True) not in instants], listing, True)
         return mirrored
 
     # --- pieces ---------------------------------------------------------------------------------
@@ -374,20 +388,22 @@ class StorageMirror:
             listing.setdefault(d.split("/")[0], None)
 
     @staticmethod
-    def _instants(conn: Connection, tbl_id: int) -> dict[str, _Inst]:
-        """ts -> instant; the action is the one the instant was requested with (from its metadata rows)."""
+    def _instants(conn: Connection, tbl_id: int) -> dict[Key, _Inst]:
+        """(ts, is a savepoint) -> instant; the action is the one the instant was requested with (from
+        its metadata rows)."""
         i, m = S.instant, S.instant_meta
         requested_as = {}
         for meta_row in conn.execute(select(m.c.ts, m.c.action).where(
                 m.c.tbl_id == tbl_id, m.c.state.in_([REQUESTED, INFLIGHT]))):
-            requested_as[meta_row.ts] = meta_row.action
+            requested_as[(meta_row.ts, meta_row.action == SAVEPOINT)] = meta_row.action
         out = {}
         for r in conn.execute(select(i.c.instant_id, i.c.ts, i.c.action, i.c.state).where(
                 i.c.tbl_id == tbl_id).order_by(i.c.ts)):
-            action = requested_as.get(r.ts, r.action)
+            key = (r.ts, r.action == SAVEPOINT)
+            action = requested_as.get(key, r.action)
             if r.state == COMPLETED and COMPLETED_AS.get(action, action) != r.action:
                 action = r.action
-            out[r.ts] = _Inst(r.instant_id, r.ts, action, r.state)
+            out[key] = _Inst(r.instant_id, r.ts, action, r.state)
         return out
 
     def _write_instant(self, st: TableStorage, inst: _Inst, meta: _InstantMetadata, listing: Listing,
@@ -422,13 +438,14 @@ class StorageMirror:
             known.add(partition)
 
     @staticmethod
-    def _delete_instants(st: TableStorage, instants: list[str], listing: Listing) -> None:
-        """Remove the timeline files of instants the server no longer has: completed first, so a
-        reader never sees a completed instant without its requested and inflight files."""
+    def _delete_instants(st: TableStorage, instants: list[str], listing: Listing, savepoints: bool = False) -> None:
+        """Remove the timeline files of instants the server no longer has (of savepoints, or of the
+        other instants at those times): completed first, so a reader never sees a completed instant
+        without its requested and inflight files."""
         if not instants:
             return
         gone = set(instants)
-        names = [n for n in list(listing) if parse_instant_file(n) in gone]
+        names = [n for n in list(listing) if parse_instant_file(n) in gone and _is_savepoint_file(n) == savepoints]
         for n in sorted(names, key=_deletion_order):
             st.delete(f"{HOODIE}/{n}")
             listing.pop(n, None)

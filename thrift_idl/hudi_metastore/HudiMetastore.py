@@ -148,6 +148,16 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
+    def delete_savepoint(self, dbName, tableName, timestamp):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - timestamp
+
+        """
+        pass
+
     def get_hudi_partitions(self, dbName, tableName, filter):
         """
         Parameters:
@@ -803,6 +813,48 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o3
         raise TApplicationException(TApplicationException.MISSING_RESULT, "rollback_instant failed: unknown result")
 
+    def delete_savepoint(self, dbName, tableName, timestamp):
+        """
+        Parameters:
+         - dbName
+         - tableName
+         - timestamp
+
+        """
+        self.send_delete_savepoint(dbName, tableName, timestamp)
+        return self.recv_delete_savepoint()
+
+    def send_delete_savepoint(self, dbName, tableName, timestamp):
+        self._oprot.writeMessageBegin('delete_savepoint', TMessageType.CALL, self._seqid)
+        args = delete_savepoint_args()
+        args.dbName = dbName
+        args.tableName = tableName
+        args.timestamp = timestamp
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_delete_savepoint(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = delete_savepoint_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "delete_savepoint failed: unknown result")
+
     def get_hudi_partitions(self, dbName, tableName, filter):
         """
         Parameters:
@@ -1333,6 +1385,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         self._processMap["get_instant_metadata"] = Processor.process_get_instant_metadata
         self._processMap["get_failed_instants"] = Processor.process_get_failed_instants
         self._processMap["rollback_instant"] = Processor.process_rollback_instant
+        self._processMap["delete_savepoint"] = Processor.process_delete_savepoint
         self._processMap["get_hudi_partitions"] = Processor.process_get_hudi_partitions
         self._processMap["get_latest_file_slices"] = Processor.process_get_latest_file_slices
         self._processMap["prune_file_slices"] = Processor.process_prune_file_slices
@@ -1762,6 +1815,38 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("rollback_instant", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_delete_savepoint(self, seqid, iprot, oprot):
+        args = delete_savepoint_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = delete_savepoint_result()
+        try:
+            result.success = self._handler.delete_savepoint(args.dbName, args.tableName, args.timestamp)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except thrift_idl.hive_metastore.ttypes.MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except thrift_idl.hive_metastore.ttypes.NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except thrift_idl.hive_metastore.ttypes.InvalidOperationException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("delete_savepoint", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -4527,6 +4612,190 @@ class rollback_instant_result(object):
 all_structs.append(rollback_instant_result)
 rollback_instant_result.thrift_spec = (
     (0, TType.STRUCT, 'success', [RollbackResult, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [thrift_idl.hive_metastore.ttypes.InvalidOperationException, None], None, ),  # 3
+)
+
+
+class delete_savepoint_args(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - timestamp
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, timestamp=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.timestamp = timestamp
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.timestamp = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('delete_savepoint_args')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.timestamp is not None:
+            oprot.writeFieldBegin('timestamp', TType.STRING, 3)
+            oprot.writeString(self.timestamp.encode('utf-8') if sys.version_info[0] == 2 else self.timestamp)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(delete_savepoint_args)
+delete_savepoint_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'timestamp', 'UTF8', None, ),  # 3
+)
+
+
+class delete_savepoint_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = Instant()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = thrift_idl.hive_metastore.ttypes.MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = thrift_idl.hive_metastore.ttypes.NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = thrift_idl.hive_metastore.ttypes.InvalidOperationException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('delete_savepoint_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(delete_savepoint_result)
+delete_savepoint_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [Instant, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [thrift_idl.hive_metastore.ttypes.MetaException, None], None, ),  # 1
     (2, TType.STRUCT, 'o2', [thrift_idl.hive_metastore.ttypes.NoSuchObjectException, None], None, ),  # 2
     (3, TType.STRUCT, 'o3', [thrift_idl.hive_metastore.ttypes.InvalidOperationException, None], None, ),  # 3

@@ -175,6 +175,38 @@ class RecordIndex:
             conn.execute(delete(ri).where(ri.c.tbl_id == tbl_id, ri.c.fg_id.in_(chunk)))
             conn.execute(delete(fg).where(fg.c.fg_id.in_(chunk)))
 
+    def restore_file_groups(self, conn: Connection, ref: HudiTableRef, groups: Sequence[tuple[str, str]],
+                            live: set[tuple[str, str]], keys: list[FileGroupKeys] | None) -> None:
+        """A restore changed these file groups (written or replaced by the instants it rolled back;
+        `live`: those in the table afterwards): their keys are replaced by `keys`, the keys each live
+        one holds as of the savepoint (`inserted`, written by `instant`), given for exactly those.
+        The index keeps no history, so a table keeping one needs them."""
+        if not has_record_index(ref.config.properties) or not groups:
+            return
+        if keys is None:
+            raise InvalidObject(
+                f"{ref.db_name}.{ref.name} keeps a record index ({INDEX_TYPE}={RECORD_INDEX}): a restore that "
+                "changes file groups must carry the keys each holds as of the savepoint (complete_instant "
+                "recordKeys: inserted, with the instant that wrote them)")
+        given = {(k.partition_path, k.file_id) for k in keys}
+        stray = sorted(given - live)
+        if stray:
+            raise InvalidObject(f"Record keys given for file group {stray[0][1]} of partition {stray[0][0]!r}, "
+                                "which the restore does not change (or leaves out of the table)")
+        missing = sorted(live - given)
+        if missing:
+            raise InvalidObject(f"The restore changes file group {missing[0][1]} of partition {missing[0][0]!r} "
+                                f"({len(missing)} in all without keys): give the keys each holds as of the savepoint")
+        self.drop_file_groups(conn, ref.tbl_id, groups)
+        fg_ids = self._file_group_ids(conn, ref.tbl_id, [(k.partition_path, k.file_id) for k in keys])
+        new = []
+        for k in keys:
+            if not k.instant or not k.instant.isdigit():
+                raise InvalidObject(f"Keys of file group {k.file_id} need the instant that wrote them")
+            new += [(ref.tbl_id, fg_ids[(k.partition_path, k.file_id)], int(k.instant), s, key)
+                    for s, key in _keyed(k.inserted)]
+        self._insert(conn, ref, "restore", new)
+
     def _file_group_ids(self, conn: Connection, tbl_id: int,
                         groups: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """(partition, file id) -> fg_id, creating the missing ones (a few statements for any number)."""

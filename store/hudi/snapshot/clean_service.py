@@ -5,6 +5,8 @@ it deleted; the snapshot marks those files deleted in the completing transaction
 leave storage afterwards. Policies, as Hudi's cleaner: keep the file slices needed by the last N
 commits (KEEP_LATEST_COMMITS), or the latest N versions of each file group
 (KEEP_LATEST_FILE_VERSIONS). File groups replaced before the retained window are cleaned whole.
+A file slice a savepoint holds (any of its files in a completed savepoint's list) is never cleaned,
+as Hudi's CleanPlanner keeps savepointed files; deleting the savepoint releases it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject
 from store.hudi.snapshot.snapshot_service import SnapshotService, file_info
 from store.hudi.table_files import TableFiles
-from store.hudi.timeline import TimelineService
+from store.hudi.timeline import TimelineService, held_files
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +93,7 @@ class CleanService:
                 rq = rq.where(rg.c.partition_path.in_(partitions))
             files = [file_info(r) for r in conn.execute(q)]
             replaced = {(r.partition_path, r.file_id): r.replace_ts for r in conn.execute(rq)}
+            held = held_files(conn, ref.tbl_id)
         groups: dict[tuple[str, str], dict[str, list[FileInfo]]] = {}
         for fi in files:
             groups.setdefault((fi.partition_path, fi.file_id), {}).setdefault(fi.base_instant, []).append(fi)
@@ -99,6 +102,8 @@ class CleanService:
             replace_ts = replaced.get(key)
             for t in _slices_to_clean(sorted(slices, reverse=True), replace_ts, policy, retain, earliest,
                                       whole_partitions=partitions is not None):
+                if held and any((fi.partition_path, fi.name) in held for fi in slices[t]):
+                    continue  # a savepoint holds this slice
                 doomed.setdefault(key[0], []).extend(slices[t])
         return earliest, doomed
 

@@ -1,13 +1,14 @@
 """The RFC-36 timeline service of Hudi tables: instant times (`instant_times`), instants and their
 state machine (`instants`), commits with their conflict checks and what completes with them
 (`commit`: file versions, column statistics, record index, Hive statistics, HMS partitions through
-`partition_sync`), rollbacks (`rollback`), the service (`timeline_service`) and the import of an
-existing table's timeline (`timeline_import`)."""
+`partition_sync`), rollbacks (`rollback`), savepoints and restores (`savepoints`), the service
+(`timeline_service`) and the import of an existing table's timeline (`timeline_import`)."""
 
 from store.hudi.timeline.commit import Completed, PostCommitHook
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, instant_from_row
+from store.hudi.timeline.savepoints import RestoreOutcome, held_files
 from store.hudi.timeline.timeline_import import StoredInstant, TimelineImport
 from store.hudi.timeline.timeline_service import TimelineService
 
-__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "Completed", "PostCommitHook", "StoredInstant", "TimelineImport",
-           "TimelineService", "instant_from_row"]
+__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "Completed", "PostCommitHook", "RestoreOutcome", "StoredInstant",
+           "TimelineImport", "TimelineService", "held_files", "instant_from_row"]

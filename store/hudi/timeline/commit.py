@@ -28,10 +28,18 @@ from store.hudi.column_stats import ColumnStats, FileColumnStats
 from store.hudi.file_listing import FileListing, add_version, written_files
 from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
+from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import Instants, put_meta
 from store.hudi.timeline.partition_sync import PartitionSync
+from store.hudi.timeline.savepoints import (
+    RESTORE,
+    SAVEPOINT,
+    SavepointsAndRestores,
+    check_not_held,
+    restore_target_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +69,8 @@ class InstantCompletion:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
                  listing: FileListing, partition_sync: PartitionSync, record_index: RecordIndex,
                  hooks: list[PostCommitHook], statistics: HiveTableStatistics,
-                 column_stats: ColumnStats | None = None):
+                 column_stats: ColumnStats | None = None, files: TableFiles | None = None):
+        """`files`: the storage boundary (a restore deletes the files of the instants it rolls back)."""
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -73,6 +82,9 @@ class InstantCompletion:
         self.hooks = hooks
         self.column_stats = column_stats or ColumnStats()
         self.statistics = statistics
+        self.files = files
+        self.savepoints = SavepointsAndRestores(listing, partition_sync, record_index, self.column_stats,
+                                                statistics, self.clock_ms)
 
     def complete_instant(self, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                          drop_partitions: list[str] | None = None,
@@ -84,19 +96,24 @@ class InstantCompletion:
         `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
-            instant, version, partitions = self.store.run_write(
+            instant, version, partitions, metadata, gone = self.store.run_write(
                 self._complete_in, db, tbl, ts, action, metadata, drop_partitions, record_keys, column_stats or [])
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
             raise
         self.store.note_changes(len(column_stats or []))  # bulk statistics rows: keep plans current
+        if gone is not None and gone[1] and self.files is not None:  # a restore's rolled-back files
+            self.files.delete_files(gone[0], gone[1], "delete restored-away files under", gone[2])
         run_post_commit_hooks(self.hooks, db, tbl, Completed(ts, instant.action, metadata, partitions))
         return instant, version
 
     def _complete_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                      drop_partitions: list[str] | None,
                      record_keys: list[FileGroupKeys] | None,
-                     column_stats: list[FileColumnStats]) -> tuple[Instant, int, frozenset[str] | None]:
+                     column_stats: list[FileColumnStats]
+                     ) -> tuple[Instant, int, frozenset[str] | None, bytes, tuple[str, list[str], int] | None]:
+        """(instant, table version, partitions written, metadata stored, for a restore (base path,
+        files to delete, table id))."""
         ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
         row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
         if row.state != INFLIGHT:
@@ -104,7 +121,16 @@ class InstantCompletion:
                 f"Cannot complete instant {ts}.{row.action}: it is {STATE_NAMES[row.state]}, not INFLIGHT")
         done_action = COMPLETED_AS.get(row.action, row.action)
         completion_ts = self.times.advance(conn, ref.tbl_id)
-        partitions = self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
+        gone = None
+        if done_action == SAVEPOINT:
+            partitions, metadata = None, self.savepoints.apply_savepoint(conn, ref, ts, metadata)
+        elif done_action == RESTORE:
+            outcome = self.savepoints.apply_restore(conn, ref, ts, restore_target_of(conn, ref.tbl_id, ts), metadata,
+                                                    record_keys)
+            partitions, metadata = None, outcome.metadata
+            gone = (ref.base_path, outcome.paths, ref.tbl_id)
+        else:
+            partitions = self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
         drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
         if drops:
             self.partition_sync.drop_partitions(conn, ref, drops)
@@ -116,7 +142,7 @@ class InstantCompletion:
         version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
-        return instant, version, partitions
+        return instant, version, partitions, metadata, gone
 
     def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
                record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]
@@ -144,6 +170,7 @@ class InstantCompletion:
             return frozenset(meta.partitions)
         if action == "clean":
             cleaned = parse_clean(metadata)
+            check_not_held(conn, ref, row.ts, cleaned)  # a savepoint completed since the clean was planned
             groups = self.column_stats.groups_of(conn, ref, cleaned)
             before = self.column_stats.slices_of(conn, ref, groups)
             self.listing.mark_deleted(conn, ref, ts, cleaned)

@@ -29,6 +29,7 @@ from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
 from store.hudi.tables import HudiTables
 from store.hudi.timeline.instant_times import InstantTimes, check_instant_time
+from store.hudi.timeline.savepoints import RESTORE, SAVEPOINT, check_request
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 120
 
@@ -67,7 +68,8 @@ class Instants:
 
     def row(self, conn: Connection, tbl_id: int, ts: str, action: str | None = None, lock: bool = False) -> Row:
         """The `instant` row of ts (of `action`, as requested or as completed)."""
-        q = select(S.instant).where(S.instant.c.tbl_id == tbl_id, S.instant.c.ts == ts)
+        # pending first: a savepoint shares its completed commit's time
+        q = select(S.instant).where(S.instant.c.tbl_id == tbl_id, S.instant.c.ts == ts).order_by(S.instant.c.state)
         if action:
             q = q.where(or_(S.instant.c.action == action, S.instant.c.action == COMPLETED_AS.get(action, action)))
         if lock and self.store.backend != "sqlite":
@@ -101,7 +103,11 @@ class Instants:
         ref = self.tables.table_ref(conn, db, tbl)
         requested_ts = self.times.advance(conn, ref.tbl_id, at_least=ts)
         instant_ts = ts or requested_ts
-        if conn.execute(select(S.instant.c.instant_id).where(
+        if action in (SAVEPOINT, RESTORE):
+            if action == SAVEPOINT and not ts:
+                raise InvalidObject("A savepoint is requested at the instant time of the commit it saves")
+            check_request(conn, ref, instant_ts, action, plan)
+        if action != SAVEPOINT and conn.execute(select(S.instant.c.instant_id).where(
                 S.instant.c.tbl_id == ref.tbl_id, S.instant.c.ts == instant_ts)).first():
             raise AlreadyExists(f"Instant {instant_ts} already exists on {ref.db_name}.{ref.name}")
         now = self.clock_ms()

@@ -57,6 +57,21 @@ class PartitionSync:
             dropped = [ref.config.values_of(p) for p, n in zip(paths, names) if n in found]
             self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
 
+    def record_restore(self, conn: Connection, ref: HudiTableRef, paths: list[str]) -> None:
+        """The notification events of a restore: an INSERT with `replace` and no files per partition
+        whose files it changed (docs/notifications.md)."""
+        if not paths:
+            return
+        table = self.tables.get_table_in(conn, ref.db_name, ref.name)
+        by_path: dict[str, Partition | None] = dict.fromkeys(paths)
+        if ref.config.partition_fields:
+            ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
+            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in paths if p}
+            for part in self.partitions.get_partitions_by_names_in(conn, ctx, list(names)):
+                by_path[names[make_name(ctx.key_names, part.values)]] = part
+        self.tables.notifications.record(conn, *EV.hudi_commit(table, [(by_path[p], []) for p in sorted(paths)],
+                                                              replace=True))
+
     def record_commit(self, conn: Connection, ref: HudiTableRef, action: str, meta: CommitMetadata) -> None:
         """The notification events of a completed write: one INSERT per partition written, with the
         files written there (replace for a replacecommit); see notification_log.events.hudi_commit."""

@@ -19,6 +19,7 @@ from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.commit import PostCommitHook, run_post_commit_hooks
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import Instants, insert_instant, instant_from_row, put_meta
+from store.hudi.timeline.savepoints import SAVEPOINT, delete_savepoint
 
 
 class Rollbacks:
@@ -49,6 +50,9 @@ class Rollbacks:
         ref = self.tables.table_ref(conn, db, tbl, lock=True)
         row = self.instants.row(conn, ref.tbl_id, ts, lock=True)
         self._check_failed(row, force)
+        if row.action == SAVEPOINT:  # a savepoint that never completed: removed, as Hudi deletes its files
+            delete_savepoint(conn, ref, ts, self.clock_ms())
+            return instant_from_row(row), [], ref.base_path, ref.tbl_id
         markers = list(conn.execute(select(S.instant_markers.c.path).where(
             S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts)).scalars())
         deleted: dict[str, list[str]] = {}

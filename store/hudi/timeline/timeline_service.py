@@ -7,6 +7,7 @@ table services and the storage mirror. Each call is answered by the part that im
 * commit.py           completing an instant: one transaction (conflict check, file listing, HMS
                       partitions, table version), then the post-commit hooks
 * rollback.py         rolling back a failed instant
+* savepoints.py       savepoints (what they hold) and restores to them
 * ../file_listing.py  the `files` table and table versions, as instants change them
 * partition_sync.py   HMS partitions following commits
 * ../record_index/    the record-level index (RFC-08), changed by commits in their transaction
@@ -29,11 +30,12 @@ from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.hudi.timeline.commit import InstantCompletion, PostCommitHook
+from store.hudi.timeline.commit import InstantCompletion, PostCommitHook, run_post_commit_hooks
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import Instants
+from store.hudi.timeline.instants import Instants, instant_from_row
 from store.hudi.timeline.partition_sync import PartitionSync
 from store.hudi.timeline.rollback import Rollbacks
+from store.hudi.timeline.savepoints import RestoreOutcome, delete_savepoint
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 
@@ -53,7 +55,7 @@ class TimelineService:
         self.statistics = HiveTableStatistics(self.hudi_tables, tables, partitions)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
                                             self.partition_sync, self.record_index, self._hooks,
-                                            self.statistics)
+                                            self.statistics, files=files)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
                                    self._hooks, files)
 
@@ -117,6 +119,34 @@ class TimelineService:
 
     def rollback(self, db: str, tbl: str, ts: str, force: bool = False) -> tuple[Instant, list[str]]:
         return self.rollbacks.rollback(db, tbl, ts, force)
+
+    # --- savepoints and restores (savepoints.py; restores complete through complete_instant) --------
+
+    def delete_savepoint(self, db: str, tbl: str, ts: str) -> Instant:
+        """Remove savepoint `ts` (Hudi's deleteSavepoint): the file slices it held may be cleaned."""
+        def tx(conn: Connection) -> Instant:
+            ref = self.table_ref(conn, db, tbl, lock=True)
+            return instant_from_row(delete_savepoint(conn, ref, ts, self.clock_ms()))
+
+        instant = self.store.run_write(tx)
+        run_post_commit_hooks(self._hooks, db, tbl)
+        return instant
+
+    def apply_savepoint(self, conn: Connection, ref: HudiTableRef, ts: str, metadata: bytes) -> bytes:
+        """A savepoint instant completed elsewhere (read from storage), in the caller's transaction:
+        its metadata (the server's listing when empty; readable, else InvalidObject). The caller
+        stores the instant; cleans then keep what the metadata lists."""
+        return self.completion.savepoints.apply_savepoint(conn, ref, ts, metadata, check=False)
+
+    def apply_restore(self, conn: Connection, ref: HudiTableRef, ts: str, target: str, metadata: bytes,
+                      rolled: list[str] | None = None,
+                      record_keys: list[FileGroupKeys] | None = None) -> RestoreOutcome:
+        """A restore instant `ts` to savepoint `target` completed elsewhere (read from storage), in the
+        caller's transaction: the instants it rolled back (`rolled`, as its metadata names them)
+        leave the listing and the timeline, partitions, statistics, record index and events follow
+        (never refused for its target: a fact). The caller stores the restore instant and deletes no
+        files (its writer did); `target`: the plan's `hudi_format.commit_metadata.restore_target`."""
+        return self.completion.savepoints.apply_restore(conn, ref, ts, target, metadata, record_keys, rolled)
 
     # --- column statistics adoption (import-hudi) ------------------------------------------------------
 
