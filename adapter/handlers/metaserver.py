@@ -15,7 +15,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from adapter import identity
-from hudi_format.config_keys import PROPERTIES_FILE, TABLE_TYPE
+from hudi_format.config_keys import PREFIX, PROPERTIES_FILE, TABLE_TYPE
 from hudi_format.layout import HOODIE
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import HudiTableConfig, read_properties
@@ -61,19 +61,19 @@ def _storage_properties(location: str, listing_roots: list[str]) -> dict[str, st
     check_location(location, "Hudi table base path", "hudi_table", "base_path")
     scheme = urlsplit(location).scheme.lower()
     if scheme not in ("", "file") and not warehouse.opened(scheme):
-        raise InvalidOperation(f"createTable without hoodie.properties: the server does not open {location}")
+        raise InvalidOperation(f"createTable without {PROPERTIES_FILE}: the server does not open {location}")
     caller = ownership.claimant()
     if caller is not None and not caller.admin:
         c = boundary.canonical(location)
         if not any(c == r or c.startswith(r.rstrip("/") + "/") for r in listing_roots):
-            raise InvalidOperation(f"createTable without hoodie.properties: {location} is outside the warehouse "
-                                   "and the external locations; give the table's hoodie.properties as parameters")
+            raise InvalidOperation(f"createTable without {PROPERTIES_FILE}: {location} is outside the warehouse "
+                                   f"and the external locations; give the table's {PROPERTIES_FILE} as parameters")
     try:
         raw = TableStorage(location).read(f"{HOODIE}/{PROPERTIES_FILE}")
     except Exception as exc:  # noqa: BLE001 - unreadable storage is the caller's error
         raise InvalidOperation(f"createTable: cannot read {location}/{HOODIE}/{PROPERTIES_FILE}: {exc}") from exc
     if raw is None:
-        raise InvalidOperation(f"createTable without hoodie.properties: {location} has no {HOODIE}/{PROPERTIES_FILE}")
+        raise InvalidOperation(f"createTable without {PROPERTIES_FILE}: {location} has no {HOODIE}/{PROPERTIES_FILE}")
     return read_properties(raw.decode("latin-1"))
 
 
@@ -96,7 +96,7 @@ class MetaserverHandler:
         if table is None or not table.tableName or not table.databaseName:
             raise InvalidOperation("createTable needs a table with tableName and databaseName")
         props = dict(table.parameters or {})
-        if table.location and not any(k.startswith("hoodie.") for k in props):
+        if table.location and not any(k.startswith(PREFIX) for k in props):
             props = {**_storage_properties(table.location, self._tables.boundary.listing_roots), **props}
         if table.tableType and TABLE_TYPE not in props:
             props[TABLE_TYPE] = table.tableType
