@@ -33,7 +33,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hudi-tables"
 HUDI_ZIPS = ("cow_v6_complexkeygen_hivestyle", "mor_v6_simplekeygen_nonhivestyle", "cow_v8_nonpartitioned")
 BIG = 3000
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("migrate")]  # one `source` per run
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ _LIKE_FILTERS = ("like_prefix", "startswith", "like_suffix", "like_contains", "l
 LIKE_PUSHDOWN_STEPS = frozenset(f"filter.{t}.{f}" for t in ("ds", "hive") for f in _LIKE_FILTERS)
 REFERENCE_FILTER_ERROR = "INTERNAL_ERROR_HIVE_METASTORE_PARTITION_FILTER"
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("spark-acceptance")]  # one reference run
 
 _MISSING = "<step missing>"
 
