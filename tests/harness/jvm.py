@@ -145,7 +145,17 @@ def build(kind: str) -> str:
             tmp.unlink(missing_ok=True)
             return f"{kind}: the training JVM wrote no archive"
         os.replace(tmp, archive)
+        _prune(kind, keep=archive)
         return f"{kind}: wrote {archive} ({archive.stat().st_size >> 20} MB) in {time.monotonic() - t0:.0f} s"
+
+
+def _prune(kind: str, keep: Path, newest: int = 3) -> None:
+    """At most ``newest`` archives of a kind stay (each clone's virtualenv makes its own, ~200 MB)."""
+    others = sorted((p for p in keep.parent.glob(f"{kind}-*.jsa") if p != keep),
+                    key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in others[newest - 1:]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".lock").unlink(missing_ok=True)
 
 
 def _train(kind: str, work: Path, dump: str) -> None:
