@@ -53,6 +53,11 @@ class HudiCatalog:
     def uri(self) -> str:
         return self._client.uri
 
+    @property
+    def security(self):
+        """The connection's Security (client/security.py)."""
+        return self._client.security
+
     def close(self) -> None:
         self._client.close()
 
@@ -100,6 +105,17 @@ class HudiCatalog:
     def drop_table(self, db: str, table: str, delete_data: bool) -> None:
         with converted():
             self._client.drop_table(db, table, delete_data)
+
+    # --- delegation tokens (a Kerberos client's, for its tasks: Security.with_token) ----------------
+
+    def get_delegation_token(self, owner: str = "", renewer: str = "") -> str:
+        """A token for the logged-in Kerberos user (`owner` empty: the caller), in its string form."""
+        with converted():
+            return self._client.get_delegation_token(owner, renewer)
+
+    def cancel_delegation_token(self, token: str) -> None:
+        with converted():
+            self._client.cancel_delegation_token(token)
 
     # --- Hudi tables -------------------------------------------------------------------------------
 
