@@ -133,6 +133,11 @@ class HudiCatalog:
         with converted():
             return convert.stats_from_thrift(self._client.get_hudi_table_stats(db, table))
 
+    def sync_storage(self, db: str, table: str) -> int:
+        """Mirror the table's timeline and snapshot to its storage now; the versions mirrored."""
+        with converted():
+            return self._client.sync_storage(db, table)
+
     # --- timeline ----------------------------------------------------------------------------------
 
     def create_instant(self, db: str, table: str, timestamp: str | None, action: str, plan=None,

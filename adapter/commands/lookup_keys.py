@@ -21,7 +21,7 @@ def key_docs(keys: list[str], found) -> list[dict]:
 def run_lookup_keys(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             started = time.perf_counter()
             found = c.lookup_record_keys(db, tbl, args.keys)
             took = time.perf_counter() - started
