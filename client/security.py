@@ -135,7 +135,9 @@ def _rest(sock: socket.socket, head: bytes) -> str:
 
 def handshake(sock: socket.socket, host: str, security: Security) -> None:
     """Log in on `sock` (TLS already started); AuthenticationError with the server's reason when refused."""
-    mechanism = {"password": _Plain, "kerberos": _Gssapi, "token": _DigestToken}[security.auth](host, security)
+    kinds: dict[str, type[_Plain | _Gssapi | _DigestToken]] = {"password": _Plain, "kerberos": _Gssapi,
+                                                               "token": _DigestToken}
+    mechanism = kinds[security.auth](host, security)
     try:
         _send(sock, START, mechanism.name.encode())
         _send(sock, OK, mechanism.first())
