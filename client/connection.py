@@ -85,6 +85,17 @@ def _refusal(exc: TApplicationException) -> tuple[str, str] | None:
     return None
 
 
+def _tls_refusal(exc: BaseException) -> str | None:
+    """The TLS alert a server sent to refuse this client, if that is what `exc` is."""
+    inner = getattr(exc, "inner", None) or exc
+    if not isinstance(inner, ssl.SSLError) or "ALERT" not in str(inner).upper():
+        return None
+    why = inner.reason or str(inner)
+    if "CERTIFICATE_REQUIRED" in str(inner).upper():
+        return f"refused the TLS connection ({why}): it wants a client certificate (tls_cert, tls_key)"
+    return f"refused the TLS connection ({why})"
+
+
 def is_idempotent(method: str) -> bool:
     """Whether `method` may be retried after its request may have reached the server."""
     return method.startswith("get_") or method in _IDEMPOTENT_HUDI or method in _IDEMPOTENT_HMS
@@ -209,12 +220,16 @@ class Connection:
             recv = getattr(client, "recv_" + method, None)
             return recv() if recv is not None else None  # oneway calls have no answer
         except _TRANSPORT_ERRORS as exc:
+            refused = _tls_refusal(exc)
+            if refused is not None:  # (TLS 1.3: a server's refusal of the client comes after the handshake)
+                self._drop()
+                raise AuthenticationError(f"metastore {self._endpoint}: {refused}") from None
             raise _SendStarted(exc) from exc
         except TApplicationException as exc:
             refusal = _refusal(exc)
             if refusal is not None:
                 self._drop()
-                raise AuthenticationError(f"the metastore {self._endpoint} {refusal[1]}", refusal[0]) from None
+                raise AuthenticationError(f"metastore {self._endpoint}: {refusal[1]}", refusal[0]) from None
             if not self._answer_complete():
                 self._drop()
             raise

@@ -117,9 +117,9 @@ def _receive(sock: socket.socket) -> tuple[int, bytes]:
     if status not in (START, OK, BAD, ERROR, COMPLETE) or length > _MAX_MESSAGE:
         text = _rest(sock, head)  # a Thrift answer: the server's notice to a client it cannot serve
         if "accepts TLS connections only" in text:
-            raise AuthenticationError("the metastore accepts TLS connections only and this client has no TLS "
+            raise AuthenticationError("accepts TLS connections only and this client has no TLS "
                                       "(security=Security(tls_ca=...))", "tls")
-        raise AuthenticationError("the metastore did not answer the SASL handshake (does it run with --auth?)")
+        raise AuthenticationError("did not answer the SASL handshake (does it run with --auth?)")
     return status, _read(sock, length) if length else b""
 
 
@@ -146,7 +146,7 @@ def handshake(sock: socket.socket, host: str, security: Security) -> None:
             if status == COMPLETE:
                 return
             if status in (BAD, ERROR):
-                raise AuthenticationError(f"the metastore refused the log-in: {payload.decode('utf-8', 'replace')}")
+                raise AuthenticationError(f"refused the log-in: {payload.decode('utf-8', 'replace')}")
             _send(sock, OK, mechanism.step(payload))
         raise AuthenticationError(f"SASL negotiation took more than {_MAX_STEPS} steps")
     finally:

@@ -88,7 +88,8 @@ def login_hint(exc: AuthenticationError) -> str:
                "or --auth kerberos after kinit (serve --auth kerberos)"
     elif exc.needs == "tls":
         text = text.split(" (security=")[0] + ": give --tls-ca FILE (the server's CA) or --tls"
-    return text.replace("(give its CA: tls_ca)", "(give its CA: --tls-ca FILE)")
+    return text.replace("(give its CA: tls_ca)", "(give its CA: --tls-ca FILE)").replace(
+        "(tls_cert, tls_key)", "(--tls-client-cert FILE --tls-client-key FILE)")
 
 
 def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:
