@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -18,6 +19,8 @@ from tests.harness.backends import ci_mode
 from tests.harness.hudi_tables import table_copy
 from tests.test_authentication import _add_user, _certificate, _signed_client_certificate
 
+# one worker runs the module (its servers start once), with the pipeline's Spark driver
+pytestmark = pytest.mark.xdist_group("spark")
 MECHANISMS = ("password", "kerberos", "tls", "tls+password")
 PASSWORD = "correct horse"
 
@@ -71,18 +74,20 @@ def servers(tmp_path_factory):
     _add_user(passwords, "alice", PASSWORD)
     password = ["--auth", "password", "--auth-password-file", str(passwords), "--admin-users", "alice"]
     tls = ["--tls-cert", str(s.cert), "--tls-key", str(key)]
+    starts = [("plain", [], None),  # a migration's source
+              ("password", password, None), ("tls", [*tls, "--tls-client-ca", str(ca)], None),
+              ("tls+password", tls + password, None)]
     try:
-        s.start("plain")  # a migration's source
-        s.start("password", *password)
-        s.start("tls", *tls, "--tls-client-ca", str(ca))
-        s.start("tls+password", *tls, *password)
         if not kdc_harness.MISSING:
             s.kdc = kdc_harness.Kdc(tmp / "kdc").start()
             principal, keytab = s.kdc.add_keytab(f"hive/{kdc_harness.SERVICE_HOST}")
             s.user = f"carol{uuid.uuid4().hex[:6]}"
-            s.start("kerberos", "--auth", "kerberos", "--kerberos-principal", principal, "--kerberos-keytab",
-                    str(keytab), "--admin-users", s.user, env=s.kdc.env)
             s.krb_env = s.kdc.kinit(s.kdc.add_user(s.user, "Carol-Pass-1"), password="Carol-Pass-1")
+            starts.append(("kerberos", ["--auth", "kerberos", "--kerberos-principal", principal, "--kerberos-keytab",
+                                        str(keytab), "--admin-users", s.user], s.kdc.env))
+        with ThreadPoolExecutor(len(starts)) as pool:  # the servers start at once
+            for f in [pool.submit(s.start, name, *extra, env=env) for name, extra, env in starts]:
+                f.result()
         yield s
     finally:
         for proc in s.procs.values():
