@@ -88,7 +88,12 @@ def _sync_storage(args) -> int:
         print(f"{db}.{tbl}: {n} version(s) mirrored, lag {mirror.lag(db, tbl)}")
         return 0
     except NoSuchObject as exc:
-        raise CommandError(exc.message) from None
+        try:
+            t = services.tables.get_table(db, tbl)
+        except NoSuchObject:
+            raise CommandError(f"{exc.message} (store {config.masked('db_url', url)})") from None
+        raise CommandError(f"{db}.{tbl} is not a Hudi table ({t.tableType or 'a table'} without a Hudi timeline "
+                           "in the store; `import-hudi` adopts one from storage)") from None
     except OSError as exc:  # e.g. storage not writable
         raise CommandError(f"sync of {db}.{tbl} failed: {exc}") from None
     finally:

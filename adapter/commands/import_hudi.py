@@ -394,7 +394,8 @@ def _import(client: HudiCatalog, tl: StorageTimeline, cfg: HudiTableConfig,
     except NotFound:
         hms = None
     if hms is not None and hms.location and _norm(hms.location) != _norm(tl.base_path):
-        raise HudiImportError(f"{db}.{table} exists at {hms.location}, not {tl.base_path}")
+        raise HudiImportError(f"{db}.{table} is not a Hudi table (a {hms.table_type or 'table'} that exists at "
+                              f"{hms.location}, not {tl.base_path}): import the Hudi table under another name")
     report.registered = True
     if report.dry_run:
         return sync_from_storage(client, tl, db, table, report)
