@@ -78,8 +78,8 @@ def _refusal(exc: TApplicationException) -> tuple[str, str] | None:
     """What the server's unsolicited answer to an unauthenticated or plaintext client says is missing."""
     text = str(exc)
     if "requires authentication" in text:
-        return "authentication", ("requires authentication (SASL) and this client has none: log in with a "
-                                  "password or Kerberos (security=Security(auth=...))")
+        return "authentication", ("requires authentication (SASL) and this client has none "
+                                  "(security=Security(auth='password' or 'kerberos'))")
     if "accepts TLS connections only" in text:
         return "tls", "accepts TLS connections only and this client has no TLS (security=Security(tls_ca=...))"
     return None
@@ -299,13 +299,13 @@ class Connection:
             try:
                 sock.setHandle(wrap_tls(sock.handle, host, sec))
             except ssl.SSLCertVerificationError as exc:
-                raise AuthenticationError(f"TLS: the certificate of the metastore {where} is not trusted: "
+                raise AuthenticationError(f"metastore {where}: its TLS certificate is not trusted: "
                                           f"{exc.verify_message or exc} (give its CA: tls_ca)") from None
             except ssl.SSLError as exc:
-                raise AuthenticationError(f"TLS handshake with the metastore {where} failed: {exc.reason or exc} "
+                raise AuthenticationError(f"metastore {where}: the TLS handshake failed: {exc.reason or exc} "
                                           "(does it serve TLS? serve --tls-cert)") from None
             except (ConnectionError, TimeoutError) as exc:
-                raise AuthenticationError(f"TLS handshake with the metastore {where} failed: the server closed "
+                raise AuthenticationError(f"metastore {where}: the TLS handshake failed: the server closed "
                                           f"the connection ({exc}; does it serve TLS, or want a client "
                                           "certificate?)") from None
         if sec.sasl:

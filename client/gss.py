@@ -164,7 +164,7 @@ class InitiateContext:
                                          None, None)
         del keep, keep_mech
         reply = _take(out)
-        _check(major, minor, f"Kerberos log-in to {self.target}")
+        _check(major, minor, f"log-in to {self.target}")
         if major & 0xFFFF == _GSS_S_COMPLETE:
             self.complete = True
         return reply
