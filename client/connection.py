@@ -264,10 +264,11 @@ class Connection:
             sock = TSocket.TSocket(host, port)
             sock.setTimeout(int(self.timeout_s * 1000) if self.timeout_s else None)
             transport = TTransport.TFramedTransport(sock) if self.framed else TTransport.TBufferedTransport(sock)
-            try:
-                sock.open()
-            except _TRANSPORT_ERRORS as exc:
-                last = exc
+            try:  # (not TSocket.open, which logs an error for each attempt: the caller hears it once)
+                sock.setHandle(socket.create_connection((host, port), timeout=self.timeout_s or None))
+            except OSError as exc:
+                last = TTransportException(TTransportException.NOT_OPEN, f"cannot connect to the metastore "
+                                           f"thrift://{host}:{port}: {exc.strerror or exc}")
                 continue
             try:
                 sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

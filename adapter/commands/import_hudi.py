@@ -460,7 +460,8 @@ def run(args) -> int:
         print(f"import-hudi: {login_hint(exc)}", file=sys.stderr)
         return 2
     except (TransportError, OSError) as exc:
-        print(f"import-hudi: metastore {args.metastore}: {exc}", file=sys.stderr)
+        print(f"import-hudi: {exc if args.metastore in str(exc) else f'metastore {args.metastore}: {exc}'}",
+              file=sys.stderr)
         return 1
     except MetastoreError as exc:  # the server refused; nothing was changed
         print(f"import-hudi: metastore {args.metastore} refused the import: {exc.kind}: {exc.message}",

@@ -106,5 +106,6 @@ def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:
         print(f"{name}: {exc.message} (metastore {metastore})", file=sys.stderr)
         return 2
     except (MetastoreError, OSError) as exc:
-        print(f"{name}: metastore {metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        text = str(getattr(exc, "message", None) or exc)
+        print(f"{name}: {text if metastore in text else f'metastore {metastore}: {text}'}", file=sys.stderr)
         return 2
