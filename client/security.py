@@ -139,15 +139,21 @@ def handshake(sock: socket.socket, host: str, security: Security) -> None:
                                                                "token": _DigestToken}
     mechanism = kinds[security.auth](host, security)
     try:
+        first = mechanism.first()  # (no ticket: nothing is sent)
         _send(sock, START, mechanism.name.encode())
-        _send(sock, OK, mechanism.first())
+        _send(sock, OK, first)
         for _ in range(_MAX_STEPS):
             status, payload = _receive(sock)
             if status == COMPLETE:
                 return
             if status in (BAD, ERROR):
                 raise AuthenticationError(f"refused the log-in: {payload.decode('utf-8', 'replace')}")
-            _send(sock, OK, mechanism.step(payload))
+            try:
+                response = mechanism.step(payload)
+            except AuthenticationError as exc:  # the server hears why the client gives up
+                _send(sock, ERROR, exc.message.encode())
+                raise
+            _send(sock, OK, response)
         raise AuthenticationError(f"SASL negotiation took more than {_MAX_STEPS} steps")
     finally:
         mechanism.close()
