@@ -37,7 +37,7 @@ from .hudi_client import (
     slices_of,
     state_name,
 )
-from .security import AUTH_MODES, Security
+from .security import AUTH_MODES, Security, decode_token, handshake
 from .values import (
     BaseFileStats,
     Column,
@@ -58,7 +58,7 @@ __all__ = [
     "AlreadyExists", "AuthenticationError", "CommitConflict", "InvalidObject", "InvalidOperation", "MetastoreError",
     "NotFound", "ServerError", "TransportError",
     # TLS and the log-in
-    "AUTH_MODES", "Security",
+    "AUTH_MODES", "Security", "decode_token", "handshake",
     # the Thrift level
     "HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
     "slices_of", "state_name",

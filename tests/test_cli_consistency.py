@@ -178,13 +178,14 @@ def test_flag_typos_suggest_the_flag(server):
 
 def test_a_wrong_port_is_one_error_at_once(monkeypatch, capsys):
     """The first connection is not retried: one line, no backoff."""
-    import client.connection
+    import time
+
     from adapter.cli import main
 
     def no_sleep(seconds):
         raise AssertionError(f"retried after {seconds} s")
 
-    monkeypatch.setattr(client.connection.time, "sleep", no_sleep)
+    monkeypatch.setattr(time, "sleep", no_sleep)  # (the client's backoff)
     port = free_port()
     for cmd in (["stats", "a.b"], ["create-database", "x"], ["lookup-keys", "a.b", "k"]):
         assert main([*cmd, "--metastore", f"thrift://127.0.0.1:{port}"]) == 2

@@ -14,8 +14,7 @@ from thrift.transport.TTransport import TTransportException
 from adapter.cli import build_parser
 from adapter.commands.table_cli import BadArgument, security_of
 from adapter.security.sasl import DigestTokenExchange, HandshakeRefused, PlainExchange, negotiate
-from client import AuthenticationError, Security
-from client.security import decode_token, handshake
+from client import AuthenticationError, Security, decode_token, handshake
 from store.hms.access import TokenIdentifier, encode_token
 
 
