@@ -68,9 +68,7 @@ def _sync_storage(args) -> int:
     db, _, tbl = args.table.partition(".")
     if not db or not tbl:
         raise CommandError(f"expected <db>.<table>, got {args.table!r}")
-    if args.metastore:
-        if args.db_url or args.db_password_file:
-            raise CommandError("give --metastore (ask a running server) or --db-url (open the store), not both")
+    if _sync_through_server(args):
         return _sync_storage_on_server(args, db, tbl)
     url = database_url(args)
     preflight.check_sqlite_path(url, create=False)
@@ -98,6 +96,19 @@ def _sync_storage(args) -> int:
         raise CommandError(f"sync of {db}.{tbl} failed: {exc}") from None
     finally:
         services.close()
+
+
+def _sync_through_server(args) -> bool:
+    """--metastore asks a server, --db-url opens the store. When the config file or the environment
+    sets both (a file shared with serve), the one on the command line decides; none there: the store."""
+    server, store = bool(args.metastore), bool(args.db_url or args.db_password_file)
+    if not (server and store):
+        return server
+    given = config.given_on_command_line(_command_parser(args.root_parser, args), getattr(args, "argv", []))
+    server_given, store_given = "metastore" in given, bool({"db_url", "db_password_file"} & given)
+    if server_given and store_given:
+        raise CommandError("give --metastore (ask a running server) or --db-url (open the store), not both")
+    return server_given
 
 
 def _sync_storage_on_server(args, db: str, tbl: str) -> int:
@@ -386,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra and not getattr(args, "takes_extra", False):
         command = _command_parser(parser, args)
         command.error(f"unrecognized arguments: {unknown_flags(command, extra)}")
-    args.extra, args.layers = extra, layers
+    args.extra, args.layers, args.argv = extra, layers, argv
     args.root_parser, args.root_explicit = parser, _root_options_given(parser, argv)
     from adapter.log_format import configure
 

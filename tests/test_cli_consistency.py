@@ -163,6 +163,11 @@ def test_errors_name_what_went_wrong(server, tmp_path):
         assert_one_line_error(run_cli(*cmd, "--metastore", server), f"{db}.nope not found", server)
     assert_one_line_error(run_cli("sync-storage", f"{db}.nope", "--metastore", server, "--db-url", "sqlite://"),
                           "not both")
+    shared = tmp_path / "shared.toml"  # a file shared with serve: the command line decides
+    shared.write_text(f'metastore = "{server}"\ndb_url = "sqlite:///{tmp_path / "none.db"}"\n')
+    assert_one_line_error(run_cli("--config", str(shared), "sync-storage", f"{db}.nope"), "no SQLite database")
+    assert_one_line_error(run_cli("--config", str(shared), "sync-storage", f"{db}.nope", "--metastore", server),
+                          f"{db}.nope not found", server)
 
 
 def test_flag_typos_suggest_the_flag(server):
