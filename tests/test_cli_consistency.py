@@ -6,6 +6,7 @@ importing neither the store nor the database drivers (their start cost: bench/cl
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 import pytest
@@ -191,6 +192,9 @@ def test_a_wrong_port_is_one_error_at_once(monkeypatch, capsys):
         raise AssertionError(f"retried after {seconds} s")
 
     monkeypatch.setattr(time, "sleep", no_sleep)  # (the client's backoff)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
+    monkeypatch.setattr(root, "level", root.level)
     port = free_port()
     for cmd in (["stats", "a.b"], ["create-database", "x"], ["lookup-keys", "a.b", "k"]):
         assert main([*cmd, "--metastore", f"thrift://127.0.0.1:{port}"]) == 2

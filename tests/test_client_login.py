@@ -7,6 +7,7 @@ depend on the store); the commands run in this process (adapter.cli.main)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -117,10 +118,18 @@ def using(servers, monkeypatch):
 
 
 def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    """`hudi-metastore ARGV` in this process (the root logger as it was afterwards: main() points
+    it at this test's captured stderr)."""
     from adapter.cli import main
 
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     capsys.readouterr()
-    code = main(list(argv))
+    try:
+        code = main(list(argv))
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
     out, err = capsys.readouterr()
     return code, out, err
 
