@@ -45,7 +45,8 @@ class Servers:
         """The CLI options that log in to the server of `mechanism`."""
         password = ["--user", "alice", "--password-file", str(self.password_file)]
         tls = ["--tls-ca", str(self.cert)]
-        return {"password": password, "kerberos": ["--auth", "kerberos"],
+        kerberos = ["--auth", "kerberos", "--kerberos-principal", f"hive/_HOST@{kdc_harness.REALM}"]
+        return {"password": password, "kerberos": kerberos,
                 "tls": tls + ["--tls-client-cert", str(self.client_cert), "--tls-client-key", str(self.client_key)],
                 "tls+password": tls + password}[mechanism]
 
@@ -170,9 +171,13 @@ def test_every_command_logs_in(servers, using, capsys, tmp_path, mechanism):
     # (the owner differs where the target authenticates: the database is the caller's there)
     assert code in (0, 1) and "errors" not in out and not err, (out, err)
 
-    from client import HudiCatalog
+    from client import HudiCatalog, Security
 
-    with HudiCatalog(uri, security=servers.security(mechanism)) as c:
+    security = servers.security(mechanism)  # (Kerberos: the service's host-based name, hive@localhost)
+    if mechanism == "kerberos":  # a ticket cache named by the client, not by the environment
+        security = Security(auth="kerberos", kerberos_ccache=servers.krb_env["KRB5CCNAME"])
+        os.environ["KRB5CCNAME"] = f"FILE:{tmp_path / 'no-ticket-cache'}"  # (using's monkeypatch restores it)
+    with HudiCatalog(uri, security=security) as c:
         assert c.get_database(source).name == source
         owner = c._client.get_database(db).ownerName
     log = open(servers.procs[mechanism].log_path).read()
