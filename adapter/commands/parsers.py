@@ -29,7 +29,7 @@ def add_metastore_option(p: argparse.ArgumentParser, *aliases: str, default: str
     and how to log in to it (adapter/commands/table_cli.py security_of)."""
     p.add_argument("--metastore", *aliases, dest="metastore", default=default,
                    metavar="thrift://host:port", help=help)
-    g = p.add_argument_group("log-in to the metastore (serve --auth, --tls-cert; docs/cli.md)")
+    g = p.add_argument_group("log-in to the metastore (serve --auth, --tls-cert; docs/security.md)")
     g.add_argument("--auth", choices=("none", "password", "kerberos"), default=None,
                    help="password (SASL PLAIN: --user, --password-file) or kerberos (SASL GSSAPI with the "
                         "ticket cache: kinit first); default: password when a password is given, else none")
