@@ -9,12 +9,13 @@ imported: serve, db upgrade and sync-storage open the store, the others use the 
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import os
 import sys
 
 from adapter import config
-from adapter.commands.parsers import add_parsers, lazy
+from adapter.commands.parsers import add_metastore_option, add_parsers, lazy
 from adapter.preflight import CommandError
 
 DB_URL_HELP = "SQLAlchemy URL of the store, without its password (default: sqlite:///./metastore.db)"
@@ -58,7 +59,8 @@ def _db_upgrade(args) -> int:
 
 
 def _sync_storage(args) -> int:
-    """Mirror a Hudi table's pending versions to storage now (RFC-36 snapshot synchronization)."""
+    """Mirror a Hudi table's pending versions to storage now (RFC-36 snapshot synchronization):
+    through a running server with --metastore, else on the store (--db-url) directly."""
     from adapter import preflight
     from store.errors import NoSuchObject
     from store.services import open_services
@@ -66,6 +68,8 @@ def _sync_storage(args) -> int:
     db, _, tbl = args.table.partition(".")
     if not db or not tbl:
         raise CommandError(f"expected <db>.<table>, got {args.table!r}")
+    if _sync_through_server(args):
+        return _sync_storage_on_server(args, db, tbl)
     url = database_url(args)
     preflight.check_sqlite_path(url, create=False)
     engine = preflight.open_engine(url)
@@ -82,11 +86,43 @@ def _sync_storage(args) -> int:
         print(f"{db}.{tbl}: {n} version(s) mirrored, lag {mirror.lag(db, tbl)}")
         return 0
     except NoSuchObject as exc:
-        raise CommandError(exc.message) from None
+        try:
+            t = services.tables.get_table(db, tbl)
+        except NoSuchObject:
+            raise CommandError(f"{exc.message} (store {config.masked('db_url', url)})") from None
+        raise CommandError(f"{db}.{tbl} is not a Hudi table ({t.tableType or 'a table'} without a Hudi timeline "
+                           "in the store; `import-hudi` adopts one from storage)") from None
     except OSError as exc:  # e.g. storage not writable
         raise CommandError(f"sync of {db}.{tbl} failed: {exc}") from None
     finally:
         services.close()
+
+
+def _sync_through_server(args) -> bool:
+    """--metastore asks a server, --db-url opens the store. When the config file or the environment
+    sets both (a file shared with serve), the one on the command line decides; none there: the store."""
+    server, store = bool(args.metastore), bool(args.db_url or args.db_password_file)
+    if not (server and store):
+        return server
+    given = config.given_on_command_line(_command_parser(args.root_parser, args), getattr(args, "argv", []))
+    server_given, store_given = "metastore" in given, bool({"db_url", "db_password_file"} & given)
+    if server_given and store_given:
+        raise CommandError("give --metastore (ask a running server) or --db-url (open the store), not both")
+    return server_given
+
+
+def _sync_storage_on_server(args, db: str, tbl: str) -> int:
+    from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table
+
+    def go() -> int:
+        with connect(args) as c:
+            require_hudi_table(c, db, tbl)
+            n = c.sync_storage(db, tbl)
+            lag = c.get_hudi_table_stats(db, tbl).mirror_lag_versions
+        print(f"{db}.{tbl}: {n} version(s) mirrored, lag {lag}")
+        return 0
+
+    return reporting_errors("sync-storage", args.metastore, go)
 
 
 def _config_show(args) -> int:
@@ -212,9 +248,45 @@ def _global_options(p: argparse.ArgumentParser, suppress: bool) -> None:
                    help="print tracebacks of errors")
 
 
+class Parser(argparse.ArgumentParser):
+    """Every command's parser: no abbreviated flags (`--metastor` is a typo, not --metastore), and a
+    flag or command that is not known suggests the nearest one (adapter/cli.py unknown_flags)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        if "invalid choice:" in message and "choose from" in message:
+            got = message.split("invalid choice: ", 1)[1].split(" (", 1)[0].strip("'")
+            choices = [c.strip().strip("'") for c in message.split("choose from ", 1)[1].rstrip(")").split(",")]
+            near = difflib.get_close_matches(got, choices, n=1)
+            if near:
+                message += f"; did you mean {near[0]}?"
+        super().error(message)
+
+
+def unknown_flags(parser: argparse.ArgumentParser, words: list[str]) -> str:
+    """`words` the command does not know, each with the nearest flag it has."""
+    known = [s for a in parser._actions for s in a.option_strings]
+    out = []
+    for w in words:
+        flag = w.split("=", 1)[0]
+        near = difflib.get_close_matches(flag, known, n=1, cutoff=0.6) if flag.startswith("-") else []
+        out.append(f"{w} (did you mean {near[0]}?)" if near else w)
+    return " ".join(out)
+
+
+def _command_parser(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """The parser of the command `args` ran (its subcommand's, for db / users / config)."""
+    words = [w for w in (args.command, getattr(args, "db_command", None), getattr(args, "users_command", None),
+                         getattr(args, "config_command", None)) if w]
+    found = dict(config.commands(parser)).get("-".join(words))
+    return found or parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hudi-metastore", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="hudi-metastore", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     parser.add_argument("--log-level", default=os.environ.get("HMS_LOG_LEVEL", "INFO"))
     parser.add_argument("--log-format", choices=("text", "json"), default="text",
@@ -227,6 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     sync.add_argument("table", metavar="<db.table>")
     add_database_options(sync)
     sync.add_argument("--warehouse", default="./warehouse", help="default root of database directories")
+    add_metastore_option(sync, default=None, help="ask the server at thrift://host:port to do it (instead of "
+                                                  "opening the store with --db-url)")
     sync.set_defaults(fn=_sync_storage)
 
     add_parsers(sub)  # migrate, import-hudi, create-database, validate, repair, stats, list-*, lookup-keys, savepoints
@@ -257,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _early_options(argv: list[str]) -> argparse.Namespace:
-    early = argparse.ArgumentParser(add_help=False)
+    early = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     early.add_argument("--config")
     early.add_argument("--debug", action="store_true")
     ns, _ = early.parse_known_args(argv)
@@ -321,8 +395,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "takes_extra", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    args.extra, args.layers = extra, layers
+        command = _command_parser(parser, args)
+        command.error(f"unrecognized arguments: {unknown_flags(command, extra)}")
+    args.extra, args.layers, args.argv = extra, layers, argv
     args.root_parser, args.root_explicit = parser, _root_options_given(parser, argv)
     from adapter.log_format import configure
 

@@ -19,6 +19,7 @@ from .convert import (  # the Hudi structs' conversions, which the server's Hudi
 )
 from .errors import (
     AlreadyExists,
+    AuthenticationError,
     CommitConflict,
     InvalidObject,
     InvalidOperation,
@@ -36,6 +37,7 @@ from .hudi_client import (
     slices_of,
     state_name,
 )
+from .security import AUTH_MODES, Security, decode_token, handshake
 from .values import (
     BaseFileStats,
     Column,
@@ -53,8 +55,10 @@ __all__ = [
     # plain values and errors
     "HudiCatalog", "BaseFileStats", "Column", "Database", "FileGroupKeys", "HiveTable", "ImportedInstant",
     "ImportResult", "KeyLocations", "PrunedSlices", "TableStats",
-    "AlreadyExists", "CommitConflict", "InvalidObject", "InvalidOperation", "MetastoreError", "NotFound",
-    "ServerError", "TransportError",
+    "AlreadyExists", "AuthenticationError", "CommitConflict", "InvalidObject", "InvalidOperation", "MetastoreError",
+    "NotFound", "ServerError", "TransportError",
+    # TLS and the log-in
+    "AUTH_MODES", "Security", "decode_token", "handshake",
     # the Thrift level
     "HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
     "slices_of", "state_name",

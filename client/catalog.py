@@ -54,6 +54,11 @@ class HudiCatalog:
     def uri(self) -> str:
         return self._client.uri
 
+    @property
+    def security(self):
+        """The connection's Security (client/security.py)."""
+        return self._client.security
+
     def close(self) -> None:
         self._client.close()
 
@@ -102,6 +107,17 @@ class HudiCatalog:
         with converted():
             self._client.drop_table(db, table, delete_data)
 
+    # --- delegation tokens (a Kerberos client's, for its tasks: Security.with_token) ----------------
+
+    def get_delegation_token(self, owner: str = "", renewer: str = "") -> str:
+        """A token for the logged-in Kerberos user (`owner` empty: the caller), in its string form."""
+        with converted():
+            return self._client.get_delegation_token(owner, renewer)
+
+    def cancel_delegation_token(self, token: str) -> None:
+        with converted():
+            self._client.cancel_delegation_token(token)
+
     # --- Hudi tables -------------------------------------------------------------------------------
 
     def register_hudi_table(self, config: HudiTableConfig, columns: Iterable | None = None) -> None:
@@ -117,6 +133,11 @@ class HudiCatalog:
     def get_hudi_table_stats(self, db: str, table: str) -> TableStats:
         with converted():
             return convert.stats_from_thrift(self._client.get_hudi_table_stats(db, table))
+
+    def sync_storage(self, db: str, table: str) -> int:
+        """Mirror the table's timeline and snapshot to its storage now; the versions mirrored."""
+        with converted():
+            return self._client.sync_storage(db, table)
 
     # --- timeline ----------------------------------------------------------------------------------
 

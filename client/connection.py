@@ -22,6 +22,13 @@ dropped and the call is retried, up to ``retries`` times with exponential backof
 
 Session. ``set_ugi`` and ``setMetaConf`` are per connection on the server; the client remembers them
 and replays them on every reconnect.
+
+Security. ``security`` (client/security.py): TLS, then a SASL log-in (password, Kerberos, a
+delegation token) on every connection, after which messages are framed. A refused log-in, a
+certificate that is not trusted, or a server that requires authentication or TLS the client was not
+given raise AuthenticationError at once (never retried: the server counts failed log-ins).
+``connect_retries`` bounds the retries while no connection was ever made (a wrong port fails fast
+with 0; None: as ``retries``).
 """
 
 from __future__ import annotations
@@ -29,16 +36,21 @@ from __future__ import annotations
 import random
 import select
 import socket
+import ssl
 import threading
 import time
 from typing import Self
 from urllib.parse import urlsplit
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.Thrift import TApplicationException
 from thrift.transport import TSocket, TTransport
 from thrift.transport.TTransport import TTransportException
 
 from thrift_idl.hudi_metastore import HudiMetastore
+
+from .errors import AuthenticationError
+from .security import Security, handshake, wrap_tls
 
 __all__ = ["Connection", "is_idempotent", "metastore_endpoints"]
 
@@ -60,6 +72,28 @@ _IDEMPOTENT_HMS = frozenset({
 _SESSION_CALLS = ("set_ugi", "setMetaConf")
 # What a dead connection looks like from here.
 _TRANSPORT_ERRORS = (TTransportException, OSError, EOFError)
+
+
+def _refusal(exc: TApplicationException) -> tuple[str, str] | None:
+    """What the server's unsolicited answer to an unauthenticated or plaintext client says is missing."""
+    text = str(exc)
+    if "requires authentication" in text:
+        return "authentication", ("requires authentication (SASL) and this client has none "
+                                  "(security=Security(auth='password' or 'kerberos'))")
+    if "accepts TLS connections only" in text:
+        return "tls", "accepts TLS connections only and this client has no TLS (security=Security(tls_ca=...))"
+    return None
+
+
+def _tls_refusal(exc: BaseException) -> str | None:
+    """The TLS alert a server sent to refuse this client, if that is what `exc` is."""
+    inner = getattr(exc, "inner", None) or exc
+    if not isinstance(inner, ssl.SSLError) or "ALERT" not in str(inner).upper():
+        return None
+    why = inner.reason or str(inner)
+    if "CERTIFICATE_REQUIRED" in str(inner).upper():
+        return f"refused the TLS connection ({why}): it wants a client certificate (tls_cert, tls_key)"
+    return f"refused the TLS connection ({why})"
 
 
 def is_idempotent(method: str) -> bool:
@@ -95,12 +129,15 @@ class Connection:
     HudiMetastore.Client (Thrift arguments and answers) as attributes."""
 
     def __init__(self, uri: str = "thrift://127.0.0.1:9083", timeout_s: float = 60, retries: int = 3,
-                 framed: bool = False, backoff_s: float = 0.2, max_backoff_s: float = 5.0):
+                 framed: bool = False, backoff_s: float = 0.2, max_backoff_s: float = 5.0,
+                 security: Security | None = None, connect_retries: int | None = None):
         self.uri = uri
         self.endpoints = metastore_endpoints(uri)
         self.timeout_s = timeout_s
         self.retries = max(0, int(retries))
-        self.framed = framed
+        self.connect_retries = self.retries if connect_retries is None else max(0, int(connect_retries))
+        self.security = security or Security()
+        self.framed = framed or self.security.sasl  # after a SASL log-in, messages are frames
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self._lock = threading.RLock()
@@ -109,6 +146,7 @@ class Connection:
         self._client: HudiMetastore.Client | None = None
         self._session: dict[tuple, tuple] = {}  # replayed on reconnect, in insertion order
         self._closed = False
+        self._endpoint = ""
         self.connections_opened = 0  # how many connections this client made (observability, tests)
         self.retried_calls = 0
 
@@ -154,7 +192,7 @@ class Connection:
                         raise exc.cause from None
                 except _TRANSPORT_ERRORS:  # connecting: the request never left
                     self._drop()
-                    if attempt >= self.retries:
+                    if attempt >= (self.retries if self.connections_opened else self.connect_retries):
                         raise
                 else:
                     if method in _SESSION_CALLS:
@@ -182,7 +220,19 @@ class Connection:
             recv = getattr(client, "recv_" + method, None)
             return recv() if recv is not None else None  # oneway calls have no answer
         except _TRANSPORT_ERRORS as exc:
+            refused = _tls_refusal(exc)
+            if refused is not None:  # (TLS 1.3: a server's refusal of the client comes after the handshake)
+                self._drop()
+                raise AuthenticationError(f"metastore {self._endpoint}: {refused}") from None
             raise _SendStarted(exc) from exc
+        except TApplicationException as exc:
+            refusal = _refusal(exc)
+            if refusal is not None:
+                self._drop()
+                raise AuthenticationError(f"metastore {self._endpoint}: {refusal[1]}", refusal[0]) from None
+            if not self._answer_complete():
+                self._drop()
+            raise
         except Exception:
             # A protocol error mid-answer leaves the stream unusable; a Thrift exception the server
             # answered (NoSuchObjectException, TApplicationException) leaves it clean.
@@ -214,16 +264,23 @@ class Connection:
             sock = TSocket.TSocket(host, port)
             sock.setTimeout(int(self.timeout_s * 1000) if self.timeout_s else None)
             transport = TTransport.TFramedTransport(sock) if self.framed else TTransport.TBufferedTransport(sock)
-            try:
-                transport.open()
-            except _TRANSPORT_ERRORS as exc:
-                last = exc
+            try:  # (not TSocket.open, which logs an error for each attempt: the caller hears it once)
+                sock.setHandle(socket.create_connection((host, port), timeout=self.timeout_s or None))
+            except OSError as exc:
+                last = TTransportException(TTransportException.NOT_OPEN, f"cannot connect to the metastore "
+                                           f"thrift://{host}:{port}: {exc.strerror or exc}")
                 continue
             try:
                 sock.handle.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             except OSError:
                 pass
+            try:
+                self._secure(sock, host, port)
+            except BaseException:
+                sock.close()
+                raise
             self._socket, self._transport = sock, transport
+            self._endpoint = f"thrift://{host}:{port}"
             self._client = HudiMetastore.Client(TBinaryProtocolAccelerated(transport))
             self.connections_opened += 1
             try:
@@ -234,6 +291,31 @@ class Connection:
                 raise
             return
         raise last if last is not None else TTransportException(TTransportException.NOT_OPEN, "no endpoint")
+
+    def _secure(self, sock: TSocket.TSocket, host: str, port: int) -> None:
+        """TLS and the SASL log-in on a new connection, as `security` says."""
+        where = f"thrift://{host}:{port}"
+        sec = self.security
+        if sec.uses_tls:
+            try:
+                sock.setHandle(wrap_tls(sock.handle, host, sec))
+            except ssl.SSLCertVerificationError as exc:
+                raise AuthenticationError(f"metastore {where}: its TLS certificate is not trusted: "
+                                          f"{exc.verify_message or exc} (give its CA: tls_ca)") from None
+            except ssl.SSLError as exc:
+                raise AuthenticationError(f"metastore {where}: the TLS handshake failed: {exc.reason or exc} "
+                                          "(does it serve TLS? serve --tls-cert)") from None
+            except (ConnectionError, TimeoutError) as exc:
+                raise AuthenticationError(f"metastore {where}: the TLS handshake failed: the server closed "
+                                          f"the connection ({exc}; does it serve TLS, or want a client "
+                                          "certificate?)") from None
+        if sec.sasl:
+            try:
+                handshake(sock.handle, host, sec)
+            except AuthenticationError as exc:
+                raise AuthenticationError(f"metastore {where}: {exc.message}", exc.needs) from None
+            except (ConnectionError, TimeoutError, ssl.SSLError) as exc:
+                raise AuthenticationError(f"metastore {where}: the SASL log-in failed: {exc}") from None
 
     def _stale(self) -> bool:
         """An idle connection with something to read was closed (or garbled) by the server."""

@@ -22,8 +22,8 @@ from thrift_idl.hive_metastore.ttypes import (
 )
 from thrift_idl.hudi_metastore.ttypes import CommitConflictException
 
-__all__ = ["AlreadyExists", "CommitConflict", "InvalidObject", "InvalidOperation", "MetastoreError", "NotFound",
-           "ServerError", "TransportError", "converted"]
+__all__ = ["AlreadyExists", "AuthenticationError", "CommitConflict", "InvalidObject", "InvalidOperation",
+           "MetastoreError", "NotFound", "ServerError", "TransportError", "converted"]
 
 
 class MetastoreError(Exception):
@@ -65,6 +65,17 @@ class ServerError(MetastoreError):
 
 class TransportError(MetastoreError):
     """The connection failed; the call may or may not have happened."""
+
+
+class AuthenticationError(MetastoreError):
+    """The client could not log in or secure its connection (a wrong password, no Kerberos ticket, a
+    server that requires authentication or TLS the client was not given); nothing was called, and
+    trying again will not help. `needs`: "authentication" or "tls" when the server requires what the
+    client was not given (None otherwise)."""
+
+    def __init__(self, message: str, needs: str | None = None):
+        super().__init__(message)
+        self.needs = needs
 
 
 _KINDS: tuple[tuple[type[TException], type[MetastoreError]], ...] = (

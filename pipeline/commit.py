@@ -34,9 +34,9 @@ def rollback_failed_writes(client: HudiCatalog, db: str, table: str) -> list[str
 
 
 class _Heartbeat(threading.Thread):
-    def __init__(self, uri: str, db: str, table: str, ts: str, interval_s: float):
+    def __init__(self, uri: str, db: str, table: str, ts: str, interval_s: float, security=None):
         super().__init__(name=f"hudi-heartbeat-{ts}", daemon=True)
-        self.client = HudiCatalog(uri)
+        self.client = HudiCatalog(uri, security=security)
         self.args = (db, table, ts)
         self.interval_s = interval_s
         self.stopped = threading.Event()
@@ -79,7 +79,8 @@ class WriteTransaction:
                                           heartbeat_timeout_s=self.heartbeat_timeout_s)
         self.instant = inst.ts
         self._heartbeat = _Heartbeat(self.client.uri, self.db, self.table, self.instant,
-                                     min(self.heartbeat_interval_s, max(0.2, self.heartbeat_timeout_s / 3)))
+                                     min(self.heartbeat_interval_s, max(0.2, self.heartbeat_timeout_s / 3)),
+                                     self.client.security)
         self._heartbeat.start()
         # as Hudi's inflight metadata, it carries the writer schema (readers get it from here cheaply)
         profile = {"partitionToWriteStats": {}, "compacted": False,

@@ -38,18 +38,19 @@ STATS_DDL = ("partitionPath string, fileId string, path string, prevCommit strin
              "insertedKeys binary, updatedKeys binary, deletedKeys binary, columnStats binary, "
              "uncompressedSize long")
 
-_clients: dict[str, object] = {}
+_clients: dict[tuple, object] = {}
 _clients_lock = threading.Lock()
 
 
-def executor_client(uri: str):
-    """One metastore connection per Python worker (workers are reused across tasks)."""
+def executor_client(uri: str, security=None):
+    """One metastore connection per Python worker (workers are reused across tasks) and log-in
+    (client Security; a Kerberos driver hands its tasks a delegation token: writer.py)."""
     from client import HudiCatalog
 
     with _clients_lock:
-        c = _clients.get(uri)
+        c = _clients.get((uri, security))
         if c is None:
-            c = _clients[uri] = HudiCatalog(uri)
+            c = _clients[(uri, security)] = HudiCatalog(uri, security=security)
         return c
 
 
@@ -62,8 +63,9 @@ class FileGroupWriter:
 
     def __init__(self, *, metastore: str, db: str, table: str, layout: FileLayout, instant: str,
                  data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]],
-                 index: bool = False, stats_columns: list[str] | None = None):
+                 index: bool = False, stats_columns: list[str] | None = None, security=None):
         self.metastore, self.db, self.table = metastore, db, table
+        self.security = security
         self.layout, self.instant = layout, instant
         self.data_schema = data_schema
         self.file_schema = with_meta(data_schema)
@@ -102,7 +104,7 @@ class FileGroupWriter:
             out = pa.concat_tables([kept, new])
         else:
             out = new
-        executor_client(self.metastore).add_markers(self.db, self.table, self.instant, [rel])
+        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
         self._drop_earlier_attempts(fid, ppath, token)
         location = self.layout.location(rel)
         size = write_base_file(location, out)

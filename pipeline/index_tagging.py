@@ -27,12 +27,13 @@ LOOKUP_BATCH = 100_000  # keys per lookup call (and records a task holds while i
 class _Tagger:
     """Picklable function for `mapInArrow`: each batch of records with `_old_ppath` and `_fg`."""
 
-    def __init__(self, metastore: str, db: str, table: str, key_pos: int, lookup_batch: int):
+    def __init__(self, metastore: str, db: str, table: str, key_pos: int, lookup_batch: int, security=None):
         self.metastore, self.db, self.table = metastore, db, table
+        self.security = security
         self.key_pos, self.lookup_batch = key_pos, lookup_batch
 
     def __call__(self, batches):
-        client = executor_client(self.metastore)
+        client = executor_client(self.metastore, self.security)
         pending: list[pa.RecordBatch] = []
         held = 0
         for batch in batches:
@@ -57,11 +58,13 @@ class _Tagger:
         yield from t.to_batches()
 
 
-def tag(records: DataFrame, metastore: str, db: str, table: str, lookup_batch: int = LOOKUP_BATCH) -> DataFrame:
+def tag(records: DataFrame, metastore: str, db: str, table: str, lookup_batch: int = LOOKUP_BATCH,
+        security=None) -> DataFrame:
     """`records` (one per key) with `_old_ppath` and `_fg`: where the key lives now (null: new)."""
     schema = StructType(records.schema.fields + [StructField("_old_ppath", StringType()),
                                                  StructField("_fg", StringType())])
-    tagger = _Tagger(metastore, db, table, records.columns.index("_hoodie_record_key"), max(1, lookup_batch))
+    tagger = _Tagger(metastore, db, table, records.columns.index("_hoodie_record_key"), max(1, lookup_batch),
+                     security)
     return records.mapInArrow(tagger, schema)
 
 

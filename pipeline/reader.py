@@ -20,7 +20,7 @@ import operator
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from client import HudiCatalog, ServerError
+from client import HudiCatalog, Security, ServerError
 
 from .base_file import read_base_file, with_meta
 from .schema import with_meta_columns
@@ -173,11 +173,13 @@ def _base_files(info: TableInfo, slices) -> list[tuple[str, str]]:
 
 
 def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9083", as_of: str | None = None,
-         since: str | None = None, until: str | None = None, filters=None) -> DataFrame:
-    """The table's rows (with the `_hoodie_*` meta columns) as a DataFrame; see the module doc."""
+         since: str | None = None, until: str | None = None, filters=None,
+         security: Security | None = None) -> DataFrame:
+    """The table's rows (with the `_hoodie_*` meta columns) as a DataFrame; see the module doc.
+    `security`: how the driver logs in to the metastore (client Security; executors do not call it)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    with HudiCatalog(metastore) as client:
+    with HudiCatalog(metastore, security=security) as client:
         p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters)
     if filters is not None:
         log.info("read %s: %d base files, %d skipped by column statistics, %d partitions skipped", table,

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import contextmanager
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from client import BaseFileStats, FileGroupKeys, HudiCatalog
+from client import BaseFileStats, FileGroupKeys, HudiCatalog, Security
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns
@@ -36,18 +37,40 @@ RECORDS_PER_TASK = 10_000  # records per shuffle partition of a write, unless co
 
 def write(df: DataFrame | None, table: str, operation: str = "upsert", record_key=None, precombine_field=None,
           partition_by=None, metastore: str = DEFAULT_METASTORE, path: str | None = None,
-          options: dict | None = None) -> str:
+          options: dict | None = None, security: Security | None = None) -> str:
     """Write `df` to the Hudi table `db.tbl` with `operation`; returns the completed instant time.
 
     operation: insert, upsert, delete, bulk_insert, insert_overwrite, insert_overwrite_table,
     delete_partition. The table (and its database) is created on first write. record_key and
     partition_by take a name, a comma-separated string or a list. `options`: Hudi write options
     (docs/pipeline.md). delete_partition takes the partitions of `df`'s rows or the option
-    `hoodie.datasource.write.partitions.to.delete` (partition paths; `df` may then be None)."""
+    `hoodie.datasource.write.partitions.to.delete` (partition paths; `df` may then be None).
+    `security`: how to log in to the metastore (client Security: password, Kerberos, TLS); with
+    Kerberos the tasks log in with a delegation token the driver gets for this write."""
     cfg = WriteConfig.from_options(operation, options)
     db, name = split_name(table)
-    with HudiCatalog(metastore) as client:
-        return _Job(client, metastore, db, name, cfg, df, record_key, precombine_field, partition_by, path).run()
+    with HudiCatalog(metastore, security=security) as client, _task_security(client) as tasks:
+        job = _Job(client, metastore, db, name, cfg, df, record_key, precombine_field, partition_by, path)
+        job.task_security = tasks
+        return job.run()
+
+
+@contextmanager
+def _task_security(client: HudiCatalog):
+    """How the executors log in: as the driver, except that a Kerberos driver (whose tasks have no
+    ticket) gets a delegation token for them, cancelled after the write."""
+    security = client.security
+    if security.auth != "kerberos":
+        yield security
+        return
+    token = client.get_delegation_token()
+    try:
+        yield security.with_token(token)
+    finally:
+        try:
+            client.cancel_delegation_token(token)
+        except Exception as exc:  # it expires anyway
+            log.warning("could not cancel the write's delegation token: %s", exc)
 
 
 def _typed(fn):
@@ -71,6 +94,7 @@ class _Job:
         self.df, self.record_key, self.precombine_field = df, record_key, precombine_field
         self.partition_by, self.path = partition_by, path
         self._persisted: list[DataFrame] = []
+        self.task_security: Security | None = None  # the executors' log-in (write's _task_security)
         self.instant = ""
         self.created = False  # this job registered the table (its first write)
         self.parallelism = 1  # of the write's shuffles (_parallelism), once the batch is counted
@@ -258,7 +282,8 @@ class _Job:
         tagged = leaving = None
         touched: list[str] = []
         if op != "insert_overwrite_table":  # (that one replaces every file group: all records are new)
-            found = self._persist(index_tagging.tag(records, self.metastore, self.db, self.name))
+            found = self._persist(index_tagging.tag(records, self.metastore, self.db, self.name,
+                                                              security=self.task_security))
             upp = self.cfg.update_partition_path
             tagged, leaving = index_tagging.route(found, op, sorted(counts),
                                                   self.info.update_partition_path if upp is None else upp)
@@ -332,7 +357,8 @@ class _Job:
         writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
                                  layout=self.info.layout(), instant=self.instant, data_schema=data_schema,
                                  groups=groups, index=self.info.record_index,
-                                 stats_columns=indexed_columns(data_schema, self.info.properties))
+                                 stats_columns=indexed_columns(data_schema, self.info.properties),
+                                 security=self.task_security)
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
         final = final.repartition(self.parallelism, "_fg")

@@ -6,6 +6,7 @@ importing neither the store nor the database drivers (their start cost: bench/cl
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 import pytest
@@ -18,7 +19,7 @@ from tests.harness.hudi_tables import table_copy
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
 SERVER_COMMANDS = ["migrate", "import-hudi", "create-database", "validate", "repair", "stats",
-                   "list-partitions", "list-files"]
+                   "list-partitions", "list-files", "lookup-keys", "sync-storage"]
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +135,71 @@ def test_migrate_dry_run_reports_no_errors_for_databases_it_would_create(server,
             assert db not in c.get_all_databases()
     finally:
         stop_process(proc)
+
+
+def _plain_table(server: str, db: str, location) -> None:
+    with HudiMetastoreClient(server) as c:
+        c.create_table(Table(tableName="plain", dbName=db, tableType="EXTERNAL_TABLE", parameters={},
+                             partitionKeys=[], sd=StorageDescriptor(
+                                 cols=[FieldSchema("a", "int", "")], location=str(location),
+                                 inputFormat="org.apache.hadoop.mapred.TextInputFormat",
+                                 outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
+                                 serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy."
+                                                                      "LazySimpleSerDe", parameters={}))))
+
+
+def test_errors_name_what_went_wrong(server, tmp_path):
+    """Every table command says a table is not a Hudi table; "not found" names the metastore asked."""
+    db = name()
+    assert run_cli("create-database", db, "--metastore", server).returncode == 0
+    _plain_table(server, db, tmp_path / "plain")
+    for cmd in (("lookup-keys", f"{db}.plain", "k"), ("repair", f"{db}.plain", "--yes"),
+                ("sync-storage", f"{db}.plain")):
+        assert_one_line_error(run_cli(*cmd, "--metastore", server), f"{db}.plain is not a Hudi table")
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    assert_one_line_error(run_cli("import-hudi", base, "--table", f"{db}.plain", "--metastore", server),
+                          f"{db}.plain is not a Hudi table")
+    for cmd in (("stats", f"{db}.nope"), ("list-files", f"{db}.nope"), ("lookup-keys", f"{db}.nope", "k"),
+                ("validate", f"{db}.nope"), ("sync-storage", f"{db}.nope")):
+        assert_one_line_error(run_cli(*cmd, "--metastore", server), f"{db}.nope not found", server)
+    assert_one_line_error(run_cli("sync-storage", f"{db}.nope", "--metastore", server, "--db-url", "sqlite://"),
+                          "not both")
+    shared = tmp_path / "shared.toml"  # a file shared with serve: the command line decides
+    shared.write_text(f'metastore = "{server}"\ndb_url = "sqlite:///{tmp_path / "none.db"}"\n')
+    assert_one_line_error(run_cli("--config", str(shared), "sync-storage", f"{db}.nope"), "no SQLite database")
+    assert_one_line_error(run_cli("--config", str(shared), "sync-storage", f"{db}.nope", "--metastore", server),
+                          f"{db}.nope not found", server)
+
+
+def test_flag_typos_suggest_the_flag(server):
+    r = run_cli("stats", "--metastor", server, "a.b")  # not taken for --metastore (no abbreviations)
+    assert r.returncode == 2 and "unrecognized arguments: --metastor (did you mean --metastore?)" in r.stderr, r.stderr
+    r = run_cli("list-files", "a.b", "--metastore", server, "--jsn")
+    assert r.returncode == 2 and "--jsn (did you mean --json?)" in r.stderr, r.stderr
+    r = run_cli("stat", "a.b")
+    assert r.returncode == 2 and "did you mean stats?" in r.stderr, r.stderr
+    r = run_cli("sync-storage", "a.b", "--metastre", server)
+    assert r.returncode == 2 and "did you mean --metastore?" in r.stderr, r.stderr
+
+
+def test_a_wrong_port_is_one_error_at_once(monkeypatch, capsys):
+    """The first connection is not retried: one line, no backoff."""
+    import time
+
+    from adapter.cli import main
+
+    def no_sleep(seconds):
+        raise AssertionError(f"retried after {seconds} s")
+
+    monkeypatch.setattr(time, "sleep", no_sleep)  # (the client's backoff)
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
+    monkeypatch.setattr(root, "level", root.level)
+    port = free_port()
+    for cmd in (["stats", "a.b"], ["create-database", "x"], ["lookup-keys", "a.b", "k"]):
+        assert main([*cmd, "--metastore", f"thrift://127.0.0.1:{port}"]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and f"thrift://127.0.0.1:{port}" in err, err
 
 
 FORBIDDEN = ("store", "sqlalchemy", "alembic", "psycopg", "pymysql", "fsspec", "pyspark", "pyarrow", "pandas")

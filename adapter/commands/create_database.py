@@ -11,7 +11,7 @@ def run(args) -> int:
         name = args.name.strip()
         if not name or "." in name:
             raise BadArgument(f"expected a database name, got {args.name!r}")
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             try:
                 c.create_database(name, args.description, args.location)
             except AlreadyExists:

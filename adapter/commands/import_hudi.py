@@ -17,8 +17,16 @@ from dataclasses import dataclass, field
 
 from adapter.commands.column_stats_build import build_column_stats
 from adapter.commands.record_index_build import build_or_turn_off, has_index
-from adapter.commands.table_cli import split_table
-from client import HudiCatalog, ImportedInstant, MetastoreError, NotFound, TransportError
+from adapter.commands.table_cli import login_hint, security_of, split_table
+from client import (
+    AuthenticationError,
+    HudiCatalog,
+    ImportedInstant,
+    MetastoreError,
+    NotFound,
+    Security,
+    TransportError,
+)
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
     parse_clean,
@@ -305,7 +313,8 @@ def _calls(payload: list[ImportedInstant], listed: list[FileInfo], missing: list
 
 def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
                       dry_run: bool = False, create_database: bool = True,
-                      record_index: bool = True, column_stats: bool = True) -> ImportReport:
+                      record_index: bool = True, column_stats: bool = True,
+                      security: Security | None = None, connect_retries: int | None = None) -> ImportReport:
     """Import the Hudi table at base_path as db.table into the server at metastore (thrift://host:port).
     A database the server does not have is created (as Hudi's hive-sync does) unless
     `create_database` is False; it is dropped again when the import fails.
@@ -319,7 +328,8 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
 
     Idempotent and incremental: a second run imports only instants new on storage. Raises
     HudiImportError (a ValueError) with a clear message for bad input; nothing is changed then.
-    Metastore errors (unreachable, refusals: client/errors.py) propagate as they are.
+    Metastore errors (unreachable, refusals: client/errors.py) propagate as they are. `security`:
+    how to log in (client/security.py).
     """
     if ":" not in base_path.split("/")[0]:  # a local path: the server must not resolve it from its own cwd
         base_path = os.path.abspath(base_path)
@@ -330,7 +340,8 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
         if inst.state == COMPLETED:
             _check_partitions(tl, cfg, inst, _written_by(tl, inst, files[COMPLETED]))
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
-    with HudiCatalog(metastore, timeout_s=600) as client:  # a large import is one long call
+    # a large import is one long call
+    with HudiCatalog(metastore, timeout_s=600, security=security, connect_retries=connect_retries) as client:
         _ensure_database(client, report, create_database)
         try:
             report = _import(client, tl, cfg, report)
@@ -383,7 +394,8 @@ def _import(client: HudiCatalog, tl: StorageTimeline, cfg: HudiTableConfig,
     except NotFound:
         hms = None
     if hms is not None and hms.location and _norm(hms.location) != _norm(tl.base_path):
-        raise HudiImportError(f"{db}.{table} exists at {hms.location}, not {tl.base_path}")
+        raise HudiImportError(f"{db}.{table} is not a Hudi table (a {hms.table_type or 'table'} that exists at "
+                              f"{hms.location}, not {tl.base_path}): import the Hudi table under another name")
     report.registered = True
     if report.dry_run:
         return sync_from_storage(client, tl, db, table, report)
@@ -439,12 +451,17 @@ def run(args) -> int:
         report = import_hudi_table(args.metastore, args.base_path, db, tbl, dry_run=args.dry_run,
                                    create_database=not args.no_create_database,
                                    record_index=not args.no_record_index,
-                                   column_stats=not args.no_column_stats)
+                                   column_stats=not args.no_column_stats,
+                                   security=security_of(args), connect_retries=0)
     except ValueError as exc:  # HudiImportError, a malformed DB.TABLE, or e.g. not a thrift:// URI
         print(f"import-hudi: {exc}", file=sys.stderr)
         return 2
+    except AuthenticationError as exc:
+        print(f"import-hudi: {login_hint(exc)}", file=sys.stderr)
+        return 2
     except (TransportError, OSError) as exc:
-        print(f"import-hudi: metastore {args.metastore}: {exc}", file=sys.stderr)
+        print(f"import-hudi: {exc if args.metastore in str(exc) else f'metastore {args.metastore}: {exc}'}",
+              file=sys.stderr)
         return 1
     except MetastoreError as exc:  # the server refused; nothing was changed
         print(f"import-hudi: metastore {args.metastore} refused the import: {exc.kind}: {exc.message}",

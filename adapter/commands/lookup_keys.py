@@ -10,7 +10,7 @@ import json
 import sys
 import time
 
-from adapter.commands.table_cli import connect, reporting_errors, split_table
+from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
 
 
 def key_docs(keys: list[str], found) -> list[dict]:
@@ -21,7 +21,8 @@ def key_docs(keys: list[str], found) -> list[dict]:
 def run_lookup_keys(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
+            require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             found = c.lookup_record_keys(db, tbl, args.keys)
             took = time.perf_counter() - started

@@ -26,12 +26,15 @@ import sys
 from adapter.commands.migration.copier import DEFAULT_TARGET, Migration
 from adapter.commands.migration.report import MigrationReport
 from adapter.commands.migration.source import MigrationError
+from adapter.commands.table_cli import login_hint, security_of
+from client import AuthenticationError
 
 
 def migrate(source: str, target: str = DEFAULT_TARGET, databases: str = "*", dry_run: bool = False,
-            parallel: int = 4, batch_size: int = 500, progress: bool = True) -> MigrationReport:
-    """Run a migration; raises MigrationError when a metastore cannot be reached (nothing written)."""
-    return Migration(source, target, databases, dry_run, parallel, batch_size, progress).run()
+            parallel: int = 4, batch_size: int = 500, progress: bool = True, security=None) -> MigrationReport:
+    """Run a migration; raises MigrationError when a metastore cannot be reached (nothing written).
+    `security`: how to log in to the target (client Security; the source is read without)."""
+    return Migration(source, target, databases, dry_run, parallel, batch_size, progress, security=security).run()
 
 
 def main(args) -> int:
@@ -39,9 +42,12 @@ def main(args) -> int:
     logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)  # we say it once, plainly
     try:
         report = migrate(args.source, args.metastore, args.databases, args.dry_run, args.parallel, args.batch_size,
-                         progress=not args.quiet)
-    except (MigrationError, ValueError) as exc:  # ValueError: a malformed URI
+                         progress=not args.quiet, security=security_of(args))
+    except (MigrationError, ValueError) as exc:  # ValueError: a malformed URI, bad log-in options
         print(f"migrate: {exc}", file=sys.stderr)
+        return 2
+    except AuthenticationError as exc:
+        print(f"migrate: {login_hint(exc)}", file=sys.stderr)
         return 2
     print(report.format())
     return 1 if report.differences or report.errors else 0

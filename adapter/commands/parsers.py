@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Callable
 
 DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
+PASSWORD_ENV = "HUDI_METASTORE_PASSWORD"  # the password of --auth password, when no --password-file
 METASTORE_HELP = "thrift://host:port of the server (default: %(default)s)"
 
 
@@ -23,10 +24,27 @@ def lazy(module: str, function: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def add_metastore_option(p: argparse.ArgumentParser, *aliases: str) -> None:
-    """`--metastore` (every command that talks to a server spells it so; `aliases`: old spellings)."""
-    p.add_argument("--metastore", *aliases, dest="metastore", default=DEFAULT_METASTORE,
-                   metavar="thrift://host:port", help=METASTORE_HELP)
+def add_metastore_option(p: argparse.ArgumentParser, *aliases: str, default: str | None = DEFAULT_METASTORE,
+                         help: str = METASTORE_HELP) -> None:
+    """`--metastore` (every command that talks to a server spells it so; `aliases`: old spellings)
+    and how to log in to it (adapter/commands/table_cli.py security_of)."""
+    p.add_argument("--metastore", *aliases, dest="metastore", default=default,
+                   metavar="thrift://host:port", help=help)
+    g = p.add_argument_group("log-in to the metastore (serve --auth, --tls-cert; docs/security.md)")
+    g.add_argument("--auth", choices=("none", "password", "kerberos"), default=None,
+                   help="password (SASL PLAIN: --user, --password-file) or kerberos (SASL GSSAPI with the "
+                        "ticket cache: kinit first); default: password when a password is given, else none")
+    g.add_argument("--user", metavar="NAME", help="the user of --auth password (default: the login name)")
+    g.add_argument("--password-file", metavar="FILE",
+                   help=f"read the password from FILE (or set {PASSWORD_ENV})")
+    g.add_argument("--kerberos-principal", metavar="PRINCIPAL", default="hive/_HOST",
+                   help="the server's principal (_HOST: the metastore's host name), as "
+                        "hive.metastore.kerberos.principal (default: %(default)s)")
+    g.add_argument("--tls", action="store_true", help="connect over TLS, trusting the system's CAs")
+    g.add_argument("--tls-ca", metavar="FILE", help="connect over TLS, trusting the CA certificates (PEM) in FILE")
+    g.add_argument("--tls-client-cert", metavar="FILE",
+                   help="present this certificate (PEM) to a server that asks for one (serve --tls-client-ca)")
+    g.add_argument("--tls-client-key", metavar="FILE", help="the private key (PEM) of --tls-client-cert")
 
 
 def add_table_command(sub, name: str, fn: Callable, text: str) -> argparse.ArgumentParser:

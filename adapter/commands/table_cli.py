@@ -3,13 +3,15 @@ share: the DB.TABLE argument, the --metastore option, the connection and how err
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
-from adapter.commands.parsers import DEFAULT_METASTORE
-from client import HudiCatalog, MetastoreError, NotFound
+from adapter.commands.parsers import DEFAULT_METASTORE, PASSWORD_ENV
+from client import AuthenticationError, HudiCatalog, MetastoreError, NotFound, Security
 
-__all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table"]
+__all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table",
+           "security_of", "login_hint"]
 
 
 class BadArgument(ValueError):
@@ -23,8 +25,44 @@ def split_table(text: str) -> tuple[str, str]:
     return db, tbl
 
 
-def connect(metastore: str) -> HudiCatalog:
-    return HudiCatalog(metastore)
+def security_of(args) -> Security:
+    """How a command logs in to --metastore: its --auth, --user, --password-file (or the password
+    in HUDI_METASTORE_PASSWORD), --kerberos-principal and --tls* options (each also from the config
+    file and the environment, adapter/config.py). BadArgument when they do not fit together."""
+    password, where = None, ""
+    if getattr(args, "password_file", None):
+        try:
+            with open(args.password_file, encoding="utf-8") as f:
+                password = f.read().rstrip("\r\n")
+        except OSError as exc:
+            raise BadArgument(f"password file {args.password_file}: {exc.strerror or exc}") from None
+        where = f"--password-file {args.password_file}"
+    if os.environ.get(PASSWORD_ENV) is not None:
+        if password is not None:
+            raise BadArgument(f"the password is given twice ({PASSWORD_ENV} and {where}): keep one")
+        password = os.environ[PASSWORD_ENV]
+    auth = getattr(args, "auth", None) or ("password" if password is not None else "none")
+    if auth == "password" and password is None:
+        raise BadArgument(f"--auth password needs the password: --password-file FILE or {PASSWORD_ENV}")
+    if auth != "password" and getattr(args, "user", None):
+        raise BadArgument(f"--user is the user of --auth password (this command logs in with: {auth}; "
+                          "Kerberos takes the user from the ticket cache)")
+    cert, key = getattr(args, "tls_client_cert", None), getattr(args, "tls_client_key", None)
+    if bool(cert) != bool(key):
+        raise BadArgument("a TLS client certificate needs both --tls-client-cert and --tls-client-key")
+    for path in (getattr(args, "tls_ca", None), cert, key):
+        if path and not os.access(path, os.R_OK):
+            raise BadArgument(f"cannot read {path}")
+    return Security(auth=auth, user=getattr(args, "user", None), password=password if auth == "password" else None,
+                    kerberos_principal=getattr(args, "kerberos_principal", None) or "hive/_HOST",
+                    tls=bool(getattr(args, "tls", False)), tls_ca=getattr(args, "tls_ca", None),
+                    tls_cert=cert, tls_key=key)
+
+
+def connect(args, **options) -> HudiCatalog:
+    """A catalog on args.metastore, logged in as the options say; a server that does not answer is
+    reported at once (no retries of the first connection)."""
+    return HudiCatalog(args.metastore, security=security_of(args), connect_retries=0, **options)
 
 
 
@@ -42,6 +80,18 @@ def require_hudi_table(client: HudiCatalog, db: str, tbl: str) -> None:
                           "Hudi timeline on the metastore; `import-hudi` adopts one from storage)") from None
 
 
+def login_hint(exc: AuthenticationError) -> str:
+    """The client's message with what to give this CLI instead of the Python client's settings."""
+    text = exc.message
+    if exc.needs == "authentication":
+        text = text.split(" (security=")[0] + ": give --user NAME --password-file FILE (serve --auth password) " \
+               "or --auth kerberos after kinit (serve --auth kerberos)"
+    elif exc.needs == "tls":
+        text = text.split(" (security=")[0] + ": give --tls-ca FILE (the server's CA) or --tls"
+    return text.replace("(give its CA: tls_ca)", "(give its CA: --tls-ca FILE)").replace(
+        "(tls_cert, tls_key)", "(--tls-client-cert FILE --tls-client-key FILE)")
+
+
 def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:
     """fn()'s exit status; bad input and metastore errors are printed on stderr (exit status 2)."""
     try:
@@ -49,9 +99,13 @@ def reporting_errors(name: str, metastore: str, fn: Callable[[], int]) -> int:
     except ValueError as exc:  # BadArgument, HudiImportError, or e.g. not a thrift:// URI
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
+    except AuthenticationError as exc:
+        print(f"{name}: {login_hint(exc)}", file=sys.stderr)
+        return 2
     except NotFound as exc:
-        print(f"{name}: {exc.message}", file=sys.stderr)
+        print(f"{name}: {exc.message} (metastore {metastore})", file=sys.stderr)
         return 2
     except (MetastoreError, OSError) as exc:
-        print(f"{name}: metastore {metastore}: {getattr(exc, 'message', None) or exc}", file=sys.stderr)
+        text = str(getattr(exc, "message", None) or exc)
+        print(f"{name}: {text if metastore in text else f'metastore {metastore}: {text}'}", file=sys.stderr)
         return 2

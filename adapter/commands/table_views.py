@@ -20,7 +20,7 @@ def _took(args, seconds: float) -> None:
 def run_stats(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             st = c.get_hudi_table_stats(db, tbl)
@@ -57,7 +57,7 @@ def run_stats(args) -> int:
 def run_list_partitions(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             parts = c.get_hudi_partitions(db, tbl)
@@ -108,7 +108,7 @@ def run_list_files(args) -> int:
         db, tbl = split_table(args.table)
         if args.partition is not None and args.partition.strip("/") != args.partition:
             raise BadArgument(f"partition path {args.partition!r} must not start or end with '/'")
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             started = time.perf_counter()
             if args.partition is not None and args.partition not in c.get_hudi_partitions(db, tbl):

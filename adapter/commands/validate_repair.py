@@ -174,7 +174,7 @@ def quarantine_strays(tl: StorageTimeline) -> list[str]:
 def run_validate(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             tl, diffs = compare(c, db, tbl)
         for d in diffs:
@@ -191,7 +191,7 @@ def run_validate(args) -> int:
 def run_repair(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             tl, diffs = compare(c, db, tbl)
             if not diffs:

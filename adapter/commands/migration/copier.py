@@ -11,6 +11,7 @@ from thrift.Thrift import TException
 
 from adapter.commands.import_hudi import import_hudi_table
 from adapter.commands.table_cli import DEFAULT_METASTORE
+from client import AuthenticationError
 from thrift_idl.hive_metastore.ttypes import NoSuchObjectException
 
 from .compare import VIEW_TYPES, chunks, database_diff, for_write, is_hudi_table, table_location, table_view
@@ -27,7 +28,7 @@ class Migration:
     """One run: preflight, the copy (or, dry, its counts) and the closing verification."""
 
     def __init__(self, source: str, target: str = DEFAULT_TARGET, databases: str = "*", dry_run: bool = False,
-                 parallel: int = 4, batch_size: int = 500, progress: bool = True, log=None):
+                 parallel: int = 4, batch_size: int = 500, progress: bool = True, log=None, security=None):
         self.source_uri, self.target_uri = source, target
         self.pattern = databases or "*"
         self.dry_run = dry_run
@@ -35,7 +36,8 @@ class Migration:
         self.batch_size = max(1, int(batch_size))
         self.progress = progress
         self.log = log or sys.stderr
-        self.conns = Connections(source, target)
+        self.security = security  # the target's log-in (client Security)
+        self.conns = Connections(source, target, security)
         self.report = MigrationReport(source, target, dry_run)
 
     def run(self) -> MigrationReport:
@@ -60,6 +62,8 @@ class Migration:
                                  f"{getattr(exc, 'message', None) or exc}") from exc
         try:
             self.conns.target().get_all_databases()
+        except AuthenticationError:
+            raise
         except (TException, OSError) as exc:
             raise MigrationError(f"cannot reach the target metastore {self.target_uri}: {exc}") from exc
         return dbs
@@ -133,7 +137,7 @@ class Migration:
         try:
             if location is None:
                 raise MigrationError("the table has no location")
-            r = import_hudi_table(self.target_uri, location, db, name, dry_run=self.dry_run)
+            r = import_hudi_table(self.target_uri, location, db, name, dry_run=self.dry_run, security=self.security)
         except Exception as exc:  # reported; the rest of the migration goes on
             self.report.errors.append(f"{db}.{name}: Hudi import from {location} failed: {exc}")
             return

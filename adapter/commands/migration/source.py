@@ -9,7 +9,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.Thrift import TException
 from thrift.transport import TSocket, TTransport
 
-from client import HudiMetastoreClient, metastore_endpoints
+from client import HudiMetastoreClient, Security, metastore_endpoints
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 
 
@@ -45,8 +45,9 @@ class ReadOnlySource:
 class Connections:
     """One source and one target connection per thread."""
 
-    def __init__(self, source_uri: str, target_uri: str):
+    def __init__(self, source_uri: str, target_uri: str, security: Security | None = None):
         self.source_uri, self.target_uri = source_uri, target_uri
+        self.security = security  # the target's log-in; the source is read without one
         self._local = threading.local()
         self._all: list = []
         self._lock = threading.Lock()
@@ -66,7 +67,7 @@ class Connections:
     def target(self) -> HudiMetastoreClient:
         c = getattr(self._local, "target", None)
         if c is None:
-            c = HudiMetastoreClient(self.target_uri, timeout_s=300, retries=2)
+            c = HudiMetastoreClient(self.target_uri, timeout_s=300, retries=2, security=self.security)
             self._local.target = c
             with self._lock:
                 self._all.append(c)
