@@ -105,7 +105,7 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         m = _TOKEN.match(text, i)
         if m is None:
             raise Unsupported(f"unexpected {text[i]!r} at {i}")
-        kind = m.lastgroup
+        kind = m.lastgroup or ""
         if kind != "ws":
             out.append((kind, m.group()))
         i = m.end()
@@ -187,6 +187,7 @@ class _Parser:
         return self.parse_predicate()
 
     def parse_predicate(self):
+        node: Any
         if self.peek() == ("punct", "("):
             self.next()
             node = self.parse_or()
@@ -210,7 +211,7 @@ class _Parser:
             if not self.kw("NULL"):
                 raise Unsupported("IS without NULL")
             self.next()
-            node: Any = IsNull(left) if isinstance(left, str) else Opaque()
+            node = IsNull(left) if isinstance(left, str) else Opaque()
             return Not(node) if negated else node
         if self.kw("NOT"):
             self.next()
@@ -617,11 +618,11 @@ class _Translator:
         if part:
             return None  # the server filters partition keys of string, integral and date types only
         if base == "decimal":
-            number = self._decimal(hive_type, lit)
-            return None if number is None else (f"{name} {op} '{number}'", "leaf")
+            exact = self._decimal(hive_type, lit)
+            return None if exact is None else (f"{name} {op} '{exact}'", "leaf")
         if base == "double":
-            number = _double(lit)
-            return None if number is None else (f"{name} {op} '{number}'", "leaf")
+            text = _double(lit)
+            return None if text is None else (f"{name} {op} '{text}'", "leaf")
         if base == "timestamp":
             instant = self._instant(lit)
             return None if instant is None else (f"{name} {op} '{instant}'", "leaf")

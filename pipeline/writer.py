@@ -206,7 +206,7 @@ class _Job:
         if spark is None:
             yield lambda n: None
             return
-        before = spark.conf.get(SHUFFLE_PARTITIONS)
+        before = str(spark.conf.get(SHUFFLE_PARTITIONS))
 
         def use(n: int) -> None:
             spark.conf.set(SHUFFLE_PARTITIONS, str(n))
