@@ -154,9 +154,9 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     """The table's rows (with the `_hoodie_*` meta columns) as a DataFrame; see the module doc."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    conf = spark.conf
-    time_zone = conf.get("spark.sql.session.timeZone", None)
-    escaped = str(conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() == "true"
+    conf = spark.conf  # both have defaults (the session's time zone: the JVM's)
+    time_zone = conf.get("spark.sql.session.timeZone")
+    escaped = str(conf.get("spark.sql.parser.escapedStringLiterals")).lower() == "true"
     with HudiCatalog(metastore) as client:
         p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters, time_zone=time_zone,
                  escaped_literals=escaped)
