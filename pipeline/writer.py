@@ -76,6 +76,7 @@ class _Job:
         self.instant = ""
         self.created = False  # this job registered the table (its first write)
         self.parallelism = 1  # of the write's shuffles (_parallelism), once the batch is counted
+        self._session_value: str | None = None  # spark.sql.shuffle.partitions before the write set its own
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -186,8 +187,8 @@ class _Job:
         spark = self.spark
         if self.cfg.shuffle_partitions or spark is None:  # (no session: nothing to shuffle)
             return self.cfg.shuffle_partitions or 1
-        try:
-            most = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        try:  # the session's own value, also while _session_shuffles has set the write's
+            most = int(getattr(self, "_session_value", None) or spark.conf.get(SHUFFLE_PARTITIONS) or 200)
         except ValueError:
             most = 200
         least = spark.sparkContext.defaultParallelism
@@ -212,9 +213,11 @@ class _Job:
             spark.conf.set(SHUFFLE_PARTITIONS, str(n))
 
         use(self._parallelism(0))
+        self._session_value = before
         try:
             yield use
         finally:
+            self._session_value = None
             spark.conf.set(SHUFFLE_PARTITIONS, before)
 
     def _partition_counts(self, records: DataFrame) -> dict[str, int]:
