@@ -515,10 +515,14 @@ def _like_regex(elements: list) -> re.Pattern:
 
 
 class _Translator:
-    def __init__(self, columns: dict[str, str], partition_keys: set[str], time_zone: str | None):
+    def __init__(self, columns: dict[str, str], partition_keys: set[str], time_zone: str | None,
+                 url_encoded: bool = False):
         self.columns = {k.lower(): v for k, v in columns.items()}
         self.partition_keys = {k.lower() for k in partition_keys}
         self.time_zone = time_zone or "UTC"
+        # url-encoded partition paths: Spark's url_encode writes a space as '+', which the server's
+        # decoding keeps: string partition keys are not compared
+        self.url_encoded = url_encoded
 
     def node(self, n, negate: bool = False) -> tuple[str, str] | None:
         """(text, "and"/"or"/"leaf") of a superset of the node's rows (negated), None: TRUE."""
@@ -564,7 +568,8 @@ class _Translator:
 
     def like(self, n: Like, negate: bool) -> tuple[str, str] | None:
         hive_type = self.columns.get(n.col)
-        if hive_type is None or _base(hive_type) != "string" or n.pattern.kind != "string":
+        if hive_type is None or _base(hive_type) != "string" or n.pattern.kind != "string" \
+                or (self.url_encoded and n.col in self.partition_keys):
             return None
         elements = like_elements(n.pattern.value, n.escape)
         if elements is None:
@@ -592,6 +597,8 @@ class _Translator:
             return None
         base, part = _base(hive_type), col in self.partition_keys
         name = identifier(col)
+        if base == "string" and part and self.url_encoded:
+            return None
         if base == "string":
             if lit.kind != "string":
                 return None
@@ -709,16 +716,17 @@ def tree_of(filters, escaped_literals: bool = False):
 
 
 def server_filter(filters, columns: dict[str, str], partition_keys=(), time_zone: str | None = None,
-                  escaped_literals: bool = False) -> str | None:
+                  escaped_literals: bool = False, url_encoded: bool = False) -> str | None:
     """The Hive filter the server prunes with for `filters` (a Spark SQL string or tuples) over
     `columns` (name -> Hive type; leaves on other columns count as TRUE), `partition_keys` among
-    them; None: nothing to prune by. `time_zone`: Spark's session time zone (timestamp literals)."""
+    them; None: nothing to prune by. `time_zone`: Spark's session time zone (timestamp literals);
+    `url_encoded`: the table url-encodes its partition paths."""
     if filters is None:
         return None
     tree = tree_of(filters, escaped_literals)
     if tree is None:
         return None
-    out = _Translator(columns, set(partition_keys), time_zone).node(tree)
+    out = _Translator(columns, set(partition_keys), time_zone, url_encoded).node(tree)
     if out is None:
         return None
     text, kind = out

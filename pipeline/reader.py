@@ -111,7 +111,7 @@ def plan(client: HudiCatalog, table: str, as_of: str | None = None, since: str |
     partitions = None
     if filters is not None and info.partition_fields:
         key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partition_keys}
-        text = server_filter(filters, key_types, key_types, time_zone, escaped_literals)
+        text = server_filter(filters, key_types, key_types, time_zone, escaped_literals, info.url_encode)
         if text:
             try:
                 partitions = client.get_hudi_partitions(db, name, text)
@@ -190,7 +190,8 @@ def _pruned_plan(client: HudiCatalog, info: TableInfo, filters, time_zone: str |
     read then prunes by partition columns only."""
     table = client.get_table(info.db, info.name)
     types = {c.name.lower(): c.type for c in table.columns + table.partition_keys}
-    text = server_filter(filters, types, {k.name.lower() for k in table.partition_keys}, time_zone, escaped_literals)
+    text = server_filter(filters, types, {k.name.lower() for k in table.partition_keys}, time_zone, escaped_literals,
+                         info.url_encode)
     try:
         pruned = client.prune_file_slices(info.db, info.name, text or "")
     except ServerError as exc:

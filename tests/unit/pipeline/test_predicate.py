@@ -110,6 +110,12 @@ def test_timestamps_are_read_in_the_session_time_zone():
     assert t("ts >= TIMESTAMP '2024-10-27 02:30:00'", "Europe/Paris") is None  # twice
 
 
+def test_url_encoded_partition_paths_do_not_prune_string_keys():
+    # Spark's url_encode writes ' ' as '+', which the server's decoding keeps
+    assert server_filter("city = 'a b' AND p = 1 AND city LIKE 'a%'", COLUMNS, PARTITION_KEYS,
+                         url_encoded=True) == "p = 1"
+
+
 def test_tuples():
     assert t([("city", "=", "x"), ("p", ">", 1.5), ("amount", "<", Decimal("2.25"))]) == \
         "city = 'x' and p >= 2 and amount < '2.25'"
