@@ -184,6 +184,12 @@ def test_the_issues_examples_and_pruning(spark, our_server, table):
         assert len(plan(c, t, filters="p > 1.5").files) < everything_files
         assert len(plan(c, t, filters="d = DATE '2024-02-29'").files) < everything_files
         assert plan(c, t, filters="amount > 100.5").files == []
+    with HudiCatalog(uri(our_server)) as c:
+        latest = c.list_instants(*t.split("."), states=["COMPLETED"])[-1].ts
+    for predicate in ("city LIKE 's%' AND amount > 1.5", "p > 1.5 OR city < 'A'", "city = '' AND d < '2024-02-01'"):
+        # time travel prunes by the partition keys only, with the same translation
+        assert _ids(read(spark, t, metastore=uri(our_server), as_of=latest, filters=predicate)) == \
+            _ids(everything.where(F.expr(predicate))), predicate
     tuples = [("p", ">", 1.5), ("amount", ">=", Decimal("1.5")), ("d", "!=", dt.date(2024, 1, 1))]
     expected = _ids(everything.where("p > 1.5 AND amount >= 1.5 AND d != DATE '2024-01-01'"))
     assert _ids(read(spark, t, metastore=uri(our_server), filters=tuples)) == expected
