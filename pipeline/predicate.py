@@ -271,7 +271,7 @@ class _Parser:
         if kind == "number":
             self.next()
             lit = _number(text)
-            if sign < 0 and lit.kind != "other":
+            if sign < 0 and lit.value is not None:
                 lit = Lit(lit.kind, -lit.value)
             self._no_arithmetic()
             return lit
@@ -305,7 +305,7 @@ class _Parser:
                 self.next()
                 self._no_arithmetic()
                 return Lit("null")
-            if up in _KEYWORDS or self.peek(1) in (("punct", "("),) or self.peek(1)[1] == ".":
+            if up in _KEYWORDS or self.peek(1) == ("punct", "("):
                 raise Unsupported(f"unexpected {text!r}")
             self.next()
             self._no_arithmetic()

@@ -98,6 +98,8 @@ def t(text, tz="UTC"):
     ("p <=> 1", None),
     ("amount = NULL", None),
     ("p + 1 > 2", None),
+    ("p > -1.5F", None),
+    ("p > - 2", "p > -2"),
     ("other = 1 AND p = 1", "p = 1"),
 ])
 def test_translation(sql, hive):
