@@ -19,6 +19,7 @@ are written) whenever the leaf holds for an empty string.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import math
 import re
 import time
@@ -27,6 +28,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo
 
+log = logging.getLogger(__name__)
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
 _INT64 = (-(2**63), 2**63 - 1)
@@ -726,7 +728,11 @@ def server_filter(filters, columns: dict[str, str], partition_keys=(), time_zone
     tree = tree_of(filters, escaped_literals)
     if tree is None:
         return None
-    out = _Translator(columns, set(partition_keys), time_zone, url_encoded).node(tree)
+    try:
+        out = _Translator(columns, set(partition_keys), time_zone, url_encoded).node(tree)
+    except Exception as exc:  # a translation that fails prunes nothing (Spark still filters the rows)
+        log.warning("filter %r not translated for the server: %r", filters, exc)
+        return None
     if out is None:
         return None
     text, kind = out

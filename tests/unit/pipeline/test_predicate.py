@@ -203,6 +203,25 @@ def test_string_literals_read_back_exactly(value):
     assert token.kind == "string" and token.value == value
 
 
+_WORDS = ["city", "p", "amount", "d", "ts", "n", "s", "x", "flag", "AND", "OR", "NOT", "IN", "LIKE", "BETWEEN",
+          "IS", "NULL", "TRUE", "DATE", "TIMESTAMP", "ESCAPE", "(", ")", ",", "=", "<", ">=", "!=", "<=>", "!", "-",
+          "1", "1.5", "-2", "1e3", "7L", "2.5D", "1BD", "'a'", "'2024-01-01'", "'2024-01-01 10:00:00'", "'s%'",
+          "'a\\_'", "'.*'", '"x"', "'it\\'s'", "`city`", "upper", "+", "*"]
+
+
+@settings(max_examples=examples(300, 3000))
+@given(st.lists(st.sampled_from(_WORDS), max_size=14).map(" ".join))
+def test_any_text_translates_or_prunes_nothing(text, caplog):
+    """Whatever the text: no exception (not even one the translation catches and logs), and the
+    server reads every translation."""
+    caplog.clear()
+    for tz in ("UTC", "America/New_York"):
+        out = server_filter(text, COLUMNS, PARTITION_KEYS, tz)
+        if out is not None:
+            parse_filter(out)
+    assert not [r for r in caplog.records if "not translated" in r.getMessage()]
+
+
 def test_like_elements():
     assert like_elements("a%b_") == ["a", ANY_RUN, "b", ANY_ONE]
     assert like_elements("a\\") is None
