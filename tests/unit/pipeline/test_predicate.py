@@ -210,7 +210,7 @@ _WORDS = ["city", "p", "amount", "d", "ts", "n", "s", "x", "flag", "AND", "OR", 
 
 
 @settings(max_examples=examples(300, 3000))
-@given(st.lists(st.sampled_from(_WORDS), max_size=14).map(" ".join))
+@given(text=st.lists(st.sampled_from(_WORDS), max_size=14).map(" ".join))
 def test_any_text_translates_or_prunes_nothing(text, caplog):
     """Whatever the text: no exception (not even one the translation catches and logs), and the
     server reads every translation."""
