@@ -5,11 +5,13 @@ metastore's file slices (no storage listing: executors open exactly the base fil
   before it (time travel);
 * incremental (`since` and/or `until`): records written by instants in (since, until], read from the
   file groups those instants wrote, as of `until`;
-* `filters`: a Hive filter string (over any column, plus IS [NOT] NULL), or (column, op, value)
-  tuples ANDed. A snapshot read sends them to the server (`prune_file_slices`), which skips
-  partitions by the partition columns and base files by their column statistics (RFC-27); as-of
-  and incremental reads prune partitions only (`get_hudi_partitions`). Every predicate is also
-  applied to the rows. `plan(...).files_skipped` (and the log) says how many files were skipped.
+* `filters`: a Spark SQL filter string (Spark's meaning: `LIKE` with `%` and `_`, its literals
+  and casts), or (column, op, value) tuples ANDed. Spark applies it to the rows; the server prunes
+  with its translation (pipeline.predicate: exact where the server's Hive filter means the same,
+  else conservative, never dropping a partition or file that could match). A snapshot read asks
+  `prune_file_slices`, which skips partitions by the partition columns and base files by their
+  column statistics (RFC-27); as-of and incremental reads prune partitions only
+  (`get_hudi_partitions`). `plan(...).files_skipped` (and the log) says how many files were skipped.
 """
 
 from __future__ import annotations
@@ -23,15 +25,12 @@ from pyspark.sql import functions as F
 from client import HudiCatalog, Security, ServerError
 
 from .base_file import read_base_file, with_meta
+from .predicate import server_filter
 from .schema import with_meta_columns
 from .storage import relative_path
 from .table import TableInfo, latest_schema, load, split_name
 
 log = logging.getLogger(__name__)
-
-_OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
-INTEGRAL = ("tinyint", "smallint", "int", "integer", "bigint")
-
 
 class _BaseFileReader:
     """Reads base files given by full path (as the read plan has them)."""
@@ -46,39 +45,11 @@ class _BaseFileReader:
                 yield from t.to_batches()
 
 
-def _literal(value, key_type: str | None) -> str:
-    if key_type in INTEGRAL and isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    text = str(value)
-    if "'" in text and '"' not in text:
-        return f'"{text}"'
-    return "'" + text.replace("'", "\\'") + "'"
-
-
 def partition_filter(filters, key_types: dict[str, str]) -> str | None:
-    """The Hive filter of tuple filters over the columns of `key_types` (others are left out); a
-    string is sent as given."""
-    if filters is None:
-        return None
-    if isinstance(filters, str):
-        return filters
-    parts = []
-    for col, op, value in filters:
-        key = col.lower()
-        if key not in key_types:
-            continue
-        op_l = str(op).strip().lower()
-        if op_l in ("in", "not in"):
-            values = list(value)
-            if not values:
-                return "1 = 0" if op_l == "in" else None
-            alts = " or ".join(f"{key} = {_literal(v, key_types[key])}" for v in values)
-            parts.append(f"({alts})" if op_l == "in" else f"not ({alts})")
-        elif op_l in _OPS:
-            parts.append(f"{key} {_OPS[op_l]} {_literal(value, key_types[key])}")
-        else:
-            raise ValueError(f"unsupported filter operator {op!r}")
-    return " and ".join(parts) or None
+    """The Hive filter the server prunes partitions with for `filters` (a Spark SQL string or
+    tuples) over the partition keys of `key_types` (leaves on other columns count as TRUE); see
+    pipeline.predicate."""
+    return server_filter(filters, key_types, key_types)
 
 
 _COMPARISONS = {"=": operator.eq, "==": operator.eq, "!=": operator.ne, "<>": operator.ne,
@@ -125,21 +96,27 @@ class ReadPlan:
 
 
 def plan(client: HudiCatalog, table: str, as_of: str | None = None, since: str | None = None,
-         until: str | None = None, filters=None) -> ReadPlan:
+         until: str | None = None, filters=None, time_zone: str | None = None,
+         escaped_literals: bool = False) -> ReadPlan:
+    """`time_zone` (Spark's session time zone, UTC when None) and `escaped_literals` (Spark's
+    spark.sql.parser.escapedStringLiterals) say how Spark reads the filter string's literals."""
     db, name = split_name(table)
     info = load(client, db, name)
     if as_of and (since or until):
         raise ValueError("as_of (time travel) and since/until (incremental) do not combine")
     if filters is not None and not (as_of or since or until):
-        pruned = _pruned_plan(client, info, filters)
+        pruned = _pruned_plan(client, info, filters, time_zone, escaped_literals)
         if pruned is not None:
             return pruned
     partitions = None
     if filters is not None and info.partition_fields:
         key_types = {k.name.lower(): k.type for k in client.get_table(db, name).partition_keys}
-        text = partition_filter(filters, key_types)
+        text = server_filter(filters, key_types, key_types, time_zone, escaped_literals, info.url_encode)
         if text:
-            partitions = client.get_hudi_partitions(db, name, text)
+            try:
+                partitions = client.get_hudi_partitions(db, name, text)
+            except ServerError as exc:  # never expected: the filter is translated for the server
+                log.warning("read %s: no partition pruning (%s)", name, exc.message)
     incremental = since is not None or until is not None
     view = as_of if as_of else until
     at = _completed_at_or_before(client, info, view) if view else None
@@ -179,8 +156,12 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     `security`: how the driver logs in to the metastore (client Security; executors do not call it)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    conf = spark.conf  # both have defaults (the session's time zone: the JVM's)
+    time_zone = conf.get("spark.sql.session.timeZone")
+    escaped = str(conf.get("spark.sql.parser.escapedStringLiterals")).lower() == "true"
     with HudiCatalog(metastore, security=security) as client:
-        p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters)
+        p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters, time_zone=time_zone,
+                 escaped_literals=escaped)
     if filters is not None:
         log.info("read %s: %d base files, %d skipped by column statistics, %d partitions skipped", table,
                  len(p.files), p.files_skipped, p.partitions_skipped)
@@ -204,13 +185,15 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     return df if cond is None else df.where(cond)
 
 
-def _pruned_plan(client: HudiCatalog, info: TableInfo, filters) -> ReadPlan | None:
-    """A snapshot read's plan from the server's data skipping (partition and column statistics);
-    None when the server cannot evaluate the predicate (e.g. Spark SQL beyond the Hive filter
-    grammar): the read then prunes by partition columns only, as before."""
+def _pruned_plan(client: HudiCatalog, info: TableInfo, filters, time_zone: str | None,
+                 escaped_literals: bool) -> ReadPlan | None:
+    """A snapshot read's plan from the server's data skipping (partition and column statistics) of
+    the filter translated for it (pipeline.predicate); None if the server refuses it anyway: the
+    read then prunes by partition columns only."""
     table = client.get_table(info.db, info.name)
     types = {c.name.lower(): c.type for c in table.columns + table.partition_keys}
-    text = partition_filter(filters, types)
+    text = server_filter(filters, types, {k.name.lower() for k in table.partition_keys}, time_zone, escaped_literals,
+                         info.url_encode)
     try:
         pruned = client.prune_file_slices(info.db, info.name, text or "")
     except ServerError as exc:

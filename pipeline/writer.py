@@ -30,6 +30,7 @@ from .schema import META_COLUMNS, evolve, to_avro_schema
 from .table import latest_schema, load, open_for_write, split_name, sync_hms_schema
 
 log = logging.getLogger(__name__)
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
 RECORDS_PER_TASK = 10_000  # records per shuffle partition of a write, unless configured
@@ -98,6 +99,7 @@ class _Job:
         self.instant = ""
         self.created = False  # this job registered the table (its first write)
         self.parallelism = 1  # of the write's shuffles (_parallelism), once the batch is counted
+        self._session_value: str | None = None  # spark.sql.shuffle.partitions before the write set its own
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -108,11 +110,13 @@ class _Job:
         self.spark = df.sparkSession if df is not None else SparkSession.getActiveSession()
         self.created = False
         try:
-            current = self._open_table()
-            records = self._prepare(df) if df is not None else None
-            counts = self._partition_counts(records) if records is not None else {}
-            self.parallelism = self._parallelism(sum(counts.values()))
-            done = self._commit(records, counts)
+            with self._session_shuffles() as shuffles:
+                current = self._open_table()
+                records = self._prepare(df) if df is not None else None
+                counts = self._partition_counts(records) if records is not None else {}
+                self.parallelism = self._parallelism(sum(counts.values()))
+                shuffles(self.parallelism)
+                done = self._commit(records, counts)
         except BaseException:
             if self.created:
                 self._unregister_new_table()
@@ -206,12 +210,38 @@ class _Job:
         spark = self.spark
         if self.cfg.shuffle_partitions or spark is None:  # (no session: nothing to shuffle)
             return self.cfg.shuffle_partitions or 1
-        try:
-            most = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+        try:  # the session's own value, also while _session_shuffles has set the write's
+            most = int(getattr(self, "_session_value", None) or spark.conf.get(SHUFFLE_PARTITIONS) or 200)
         except ValueError:
             most = 200
         least = spark.sparkContext.defaultParallelism
         return max(1, min(most, max(least, -(-records // RECORDS_PER_TASK))))
+
+    @contextmanager
+    def _session_shuffles(self):
+        """Spark's implicit shuffles of the write (the counting aggregation, joins, distinct
+        partitions, insert counts) get the write's own number of partitions too: the session's
+        `spark.sql.shuffle.partitions` is set while the write runs (the smallest count,
+        `_parallelism(0)`, until the batch is counted; then the write's) and restored after. Spark's
+        adaptive execution does not shrink all of them (a one-row `spark.sql` write ran 6 stages of
+        200 tasks). Yields a function that sets the count. (The setting is the session's: a query
+        other threads plan meanwhile on the same session gets it too.)"""
+        spark = self.spark
+        if spark is None:
+            yield lambda n: None
+            return
+        before = str(spark.conf.get(SHUFFLE_PARTITIONS))
+
+        def use(n: int) -> None:
+            spark.conf.set(SHUFFLE_PARTITIONS, str(n))
+
+        use(self._parallelism(0))
+        self._session_value = before
+        try:
+            yield use
+        finally:
+            self._session_value = None
+            spark.conf.set(SHUFFLE_PARTITIONS, before)
 
     def _partition_counts(self, records: DataFrame) -> dict[str, int]:
         """Records per partition path (one small aggregation); refuses null record keys."""

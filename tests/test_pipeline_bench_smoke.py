@@ -35,3 +35,19 @@ def test_pipeline_bench_tiny(tmp_path):
     for key in ("plain_parquet_s", "insert_s", "upsert_s", "plan_ours_median_s", "plan_hudi_rs_median_s"):
         assert r[key] > 0, key
     assert "x plain parquet" in res.stdout and f"plan 1 of {plan} partitions" in res.stdout
+
+
+def test_small_write_bench_tiny(tmp_path):
+    """bench/small_write_bench.py: one round per source; a one-row write runs a few tasks whatever
+    its DataFrame's source (Spark's default of 200 shuffle partitions in the session)."""
+    out = tmp_path / "small.json"
+    rounds = 3 if properties.thorough() else 1
+    res = subprocess.run([sys.executable, "-m", "bench.small_write_bench", "--rounds", str(rounds), "--json", str(out)],
+                         cwd=str(REPO_ROOT), capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stdout + res.stderr[-5000:]
+    r = json.loads(out.read_text())
+    assert r["shuffle_partitions"] == 200 and set(r["sources"]) == {"createDataFrame", "range", "sql"}
+    for source, v in r["sources"].items():
+        assert v["median_s"] > 0 and len(v["times_s"]) == rounds, source
+        assert 0 < v["tasks"] <= 40, (source, v)  # 1,210 tasks from spark.sql before
+    assert "one-row pipeline.write" in res.stdout
