@@ -221,6 +221,10 @@ class RecordIndex:
             self._switch(conn, ref, enable)
         return count_keys(conn, ref.tbl_id)
 
+    def switch_in(self, conn: Connection, ref: HudiTableRef, on: bool) -> None:
+        """Turn the table's index on or off inside the caller's transaction."""
+        self._switch(conn, ref, on)
+
     @staticmethod
     def _switch(conn: Connection, ref: HudiTableRef, on: bool) -> None:
         props = dict(ref.config.properties)

@@ -2,12 +2,16 @@
 state machine (`instants`), commits with their conflict checks and what completes with them
 (`commit`: file versions, column statistics, record index, Hive statistics, HMS partitions through
 `partition_sync`), rollbacks (`rollback`), the service (`timeline_service`) and the import of an
-existing table's timeline (`timeline_import`)."""
+existing table's timeline (`timeline_import`), and the tables Hudi's own writers write, tracked from
+their first hive sync and caught up from storage before each sync call and by the watcher
+(`catch_up`)."""
 
+from store.hudi.timeline.catch_up import CatchUpError, SyncWatcher, Target, TimelineCatchUp, hudi_base_path
 from store.hudi.timeline.commit import Completed, PostCommitHook
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, instant_from_row
 from store.hudi.timeline.timeline_import import StoredInstant, TimelineImport
 from store.hudi.timeline.timeline_service import TimelineService
 
-__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "Completed", "PostCommitHook", "StoredInstant", "TimelineImport",
+__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "CatchUpError", "Completed", "SyncWatcher", "Target", "TimelineCatchUp",
+           "hudi_base_path", "PostCommitHook", "StoredInstant", "TimelineImport",
            "TimelineService", "instant_from_row"]

@@ -1,0 +1,438 @@
+"""Hudi tables that Apache Hudi's own writers write (Spark datasource and SQL, Streamer, Flink),
+tracked from their first hive sync: their timeline lives on storage and the server follows it.
+
+* Recognition (`plan_create`): a `create_table` whose table looks like Hudi's (the
+  `spark.sql.sources.provider=hudi` parameter, `hoodie.*` table or serde parameters, a Hudi input
+  format) over a base path holding `.hoodie/hoodie.properties` makes the table a Hudi table at that
+  call, with storage's config and the `TIMELINE_SOURCE=storage` mark, its history imported as
+  `import-hudi` would import it: all in the transaction of the create.
+* Merge-on-read views: hive sync creates `<t>_ro` and `<t>_rt` beside `<t>` over one base path, and
+  one base path has one timeline: the first table created there that is not a `_ro`/`_rt` view is
+  the tracked one; the views stay plain HMS tables (their partitions are hive sync's), and each
+  of their sync calls catches up the tracked table of their base path first.
+* Catch-up (`around`): every later write call on a tracked table or one of its views first brings
+  the server's timeline up to storage's: the instants new there (or in a later state), read and
+  parsed before the transaction (hudi_format/storage_changes.py, shared with import-hudi), applied
+  in ONE transaction with the call through the import's path (timeline_import.py: file slices,
+  HMS partitions, Hive statistics, notification events). On the tracked table itself the call's
+  own partition changes are then no-ops: its partitions are what the commits say.
+* An instant that cannot be applied (an unknown action, an unreadable file, an action not followed
+  yet) fails the call with CatchUpError (a MetaException) and changes nothing.
+* The watcher (`SyncWatcher`, `serve --watch-interval`) catches up tracked tables written with
+  sync turned off, a bounded number of tables and instants per pass.
+
+Restore and savepoint are not followed yet: a completed one stops the catch-up (`UNFOLLOWED`,
+`_check_followed` is where following them begins).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, func, or_, select
+
+from hudi_format.config_keys import (
+    CHECKSUM,
+    DATABASE_NAME,
+    INDEX_TYPE,
+    PREFIX,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
+    TABLE_NAME,
+    TABLE_TYPE,
+    TIMELINE_SOURCE,
+)
+from hudi_format.errors import HudiFormatError, NotAHudiTable
+from hudi_format.file_slice import FileInfo
+from hudi_format.instant import ACTIONS, COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.listing import list_table, storage_view
+from hudi_format.storage_changes import (
+    FOLLOWED,
+    UNFOLLOWED,
+    archive_unseen,
+    check_partitions,
+    config_from_storage,
+    instant_files,
+    new_instants,
+    written_by,
+)
+from hudi_format.storage_timeline import StorageInstant, StorageTimeline
+from hudi_format.table_config import MOR, HudiTableConfig
+from store.db import schema as S
+from store.errors import MetaError, NoSuchObject
+from store.hms.catalog import database_is
+from store.hudi.record_index import has_record_index
+from store.hudi.tables import HudiTableRef
+from store.hudi.timeline.timeline_import import ImportOutcome, StoredInstant, TimelineImport
+from store.hudi.timeline.timeline_service import TimelineService
+from thrift_idl.hive_metastore.ttypes import Table
+
+log = logging.getLogger("hudi_metastore.hudi_sync")
+T = TypeVar("T")
+
+STORAGE = "storage"  # TIMELINE_SOURCE of a tracked table
+HUDI_INPUT_FORMAT_PREFIX = "org.apache.hudi."
+VIEW_SUFFIXES = ("_ro", "_rt")
+# the metastore's own properties, never taken from storage
+OWN_PROPERTIES = (INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH, TIMELINE_SOURCE)
+
+
+class CatchUpError(MetaError):
+    """The server cannot follow an instant of a tracked table; nothing was applied."""
+
+
+@dataclass
+class Pending:
+    """What storage holds that the server lacks, read before the transaction."""
+
+    db: str
+    tbl: str
+    base_path: str
+    instants: list[StoredInstant] = field(default_factory=list)
+    listed: list[FileInfo] = field(default_factory=list)
+    config: HudiTableConfig | None = None  # storage's config, taken over (or registered)
+    register: bool = False  # the table becomes a tracked Hudi table in this transaction
+
+
+@dataclass
+class Target:
+    """The tracked table a call's table belongs to; `own`: the call names the tracked table itself
+    (else one of its `_ro`/`_rt` views)."""
+
+    db: str
+    tbl: str
+    own: bool
+
+
+def is_tracked(config: HudiTableConfig) -> bool:
+    return (config.properties.get(TIMELINE_SOURCE) or "").lower() == STORAGE
+
+
+def hudi_base_path(table: Table) -> str | None:
+    """The base path of a table Hudi's sync (or Hudi's Spark catalog) sends: recognised by the
+    `spark.sql.sources.provider=hudi` parameter, `hoodie.*` table or serde parameters or a Hudi input
+    format; None for other tables."""
+    params = {k: v for k, v in (table.parameters or {}).items() if v is not None}
+    sd = table.sd
+    serde = dict((sd.serdeInfo.parameters or {}) if sd is not None and sd.serdeInfo is not None else {})
+    hudi = (params.get("spark.sql.sources.provider", "").lower() == "hudi"
+            or any(k.startswith(PREFIX) for k in params) or any(k.startswith(PREFIX) for k in serde)
+            or (sd is not None and (sd.inputFormat or "").startswith(HUDI_INPUT_FORMAT_PREFIX)))
+    if not hudi:
+        return None
+    path = serde.get("path") or (sd.location if sd is not None else None)
+    return path or None
+
+
+def _path_spellings(path: str) -> list[str]:
+    """A base path as a table may spell it: with and without `file:` / `file://` and a trailing /."""
+    p = path.rstrip("/")
+    bare = p[len("file://"):] if p.startswith("file://") else p[len("file:"):] if p.startswith("file:") else p
+    out = {p, bare}
+    if bare.startswith("/"):
+        out |= {"file:" + bare, "file://" + bare}
+    return sorted(out | {x + "/" for x in out})
+
+
+def _own_view(props: dict[str, str]) -> dict[str, str]:
+    """hoodie.properties apart from names, checksum and the metastore's own keys."""
+    out = dict(props)
+    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *OWN_PROPERTIES):
+        out.pop(k, None)
+    return out
+
+
+class TimelineCatchUp:
+    def __init__(self, timeline: TimelineService):
+        self.timeline = timeline
+        self.store = timeline.store
+        self.importer = TimelineImport(timeline)
+
+    # --- which table a call belongs to ---------------------------------------------------------------
+
+    def target(self, db: str, tbl: str) -> Target | None:
+        """The tracked table of db.tbl (itself, or the one at its base path for a view); None when
+        the call's table is not part of one."""
+        with self.store.read() as conn:
+            h, t = S.hudi_table, S.tbl
+            row = conn.execute(select(t.c.tbl_id, t.c.location, t.c.name, h.c.properties).select_from(
+                t.join(S.db, S.db.c.db_id == t.c.db_id).outerjoin(h, h.c.tbl_id == t.c.tbl_id)).where(
+                database_is(db or ""), t.c.name == (tbl or "").lower())).first()
+            if row is None:
+                return None
+            if row.properties is not None:
+                tracked = (_json(row.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE
+                return Target(db, row.name, True) if tracked else None
+            if not row.location:
+                return None
+            owner = self._tracked_at(conn, row.location)
+            return Target(owner[0], owner[1], False) if owner is not None else None
+
+    def _tracked_at(self, conn: Connection, path: str) -> tuple[str, str] | None:
+        """(db, table) of the tracked Hudi table whose base path is `path`."""
+        h, t = S.hudi_table, S.tbl
+        rows = conn.execute(select(S.db.c.cat_name, S.db.c.name.label("db_name"), t.c.name, h.c.properties)
+                            .select_from(h.join(t, t.c.tbl_id == h.c.tbl_id).join(S.db, S.db.c.db_id == t.c.db_id))
+                            .where(or_(*[h.c.base_path == p for p in _path_spellings(path)]))).all()
+        for r in rows:
+            if (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE:
+                db = r.db_name if r.cat_name == "hive" else f"@{r.cat_name}#{r.db_name}"
+                return db, r.name
+        return None
+
+    # --- reading storage (before the transaction) ---------------------------------------------------
+
+    def plan_create(self, table: Table) -> Pending | None:
+        """For a create_table of a table Hudi's sync sends over a Hudi base path: what the create's
+        transaction applies (the table's registration and history, or the catch-up of the tracked
+        table whose view it is); None for any other table."""
+        path = hudi_base_path(table)
+        if path is None:
+            return None
+        try:
+            tl = StorageTimeline.read(path)
+        except NotAHudiTable:
+            return None  # not (yet) a table on storage: created as asked (and adopted as before)
+        except HudiFormatError as exc:
+            raise CatchUpError(f"{table.dbName}.{table.tableName}: {exc.message}") from None
+        with self.store.read() as conn:
+            owner = self._tracked_at(conn, path)
+        if owner is not None:
+            return self.read(owner[0], owner[1], tl)
+        name = (table.tableName or "").lower()
+        if (tl.properties.get(TABLE_TYPE) or "").upper() == MOR and name.endswith(VIEW_SUFFIXES):
+            return None  # a view created before its snapshot table: the latter is tracked
+        try:
+            cfg = config_from_storage(tl, table.dbName or "", name)
+        except HudiFormatError as exc:
+            raise CatchUpError(exc.message) from None
+        cfg.properties = {k: v for k, v in cfg.properties.items() if k not in OWN_PROPERTIES}
+        cfg.properties[TIMELINE_SOURCE] = STORAGE
+        cfg.base_path = path
+        pending = self._read(tl, cfg.db_name, cfg.table_name, {}, cfg)
+        pending.config, pending.register = cfg, True
+        return pending
+
+    def read(self, db: str, tbl: str, tl: StorageTimeline | None = None, limit: int = 0) -> Pending:
+        """What storage holds of tracked db.tbl that the server lacks (`limit`: at most that many
+        instants, the oldest first; 0: all)."""
+        with self.store.read() as conn:
+            ref = self.timeline.table_ref(conn, db, tbl)
+            if tl is None:
+                try:
+                    tl = StorageTimeline.read(ref.base_path)
+                except HudiFormatError as exc:
+                    raise CatchUpError(f"{ref.db_name}.{ref.name}: {exc.message}") from None
+            known = self._known(conn, ref, tl.earliest)
+        pending = self._read(tl, db, tbl, known, ref.config, limit)
+        try:
+            stored = config_from_storage(tl, ref.db_name, ref.name)
+        except HudiFormatError as exc:
+            raise CatchUpError(f"{ref.db_name}.{ref.name}: {exc.message}") from None
+        if _own_view(stored.hoodie_properties()) != _own_view(ref.config.hoodie_properties()):
+            kept = {k: v for k, v in ref.config.properties.items() if k in OWN_PROPERTIES}
+            stored.properties = {**{k: v for k, v in stored.properties.items() if k not in OWN_PROPERTIES}, **kept}
+            pending.config = stored
+        return pending
+
+    @staticmethod
+    def _known(conn: Connection, ref: HudiTableRef, earliest: str | None) -> dict[str, int]:
+        """The server's instants from storage's earliest active one on (ts -> state), and its
+        latest completed one before that (so an unseen archive is noticed)."""
+        i = S.instant
+        q = select(i.c.ts, i.c.state).where(i.c.tbl_id == ref.tbl_id)
+        if earliest is not None:
+            q = q.where(i.c.ts >= earliest)
+        known = {r.ts: int(r.state) for r in conn.execute(q)}
+        before = conn.execute(select(func.max(i.c.ts)).where(
+            i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED,
+            *([i.c.ts < earliest] if earliest is not None else []))).scalar()
+        if before is not None:
+            known[before] = COMPLETED
+        return known
+
+    def _read(self, tl: StorageTimeline, db: str, tbl: str, known: dict[str, int], cfg: HudiTableConfig,
+              limit: int = 0) -> Pending:
+        where = f"{db}.{tbl}"
+        top = max(known, default="")
+        for name in tl.unrecognised:
+            if name.split("_")[0].split(".")[0] > top:
+                raise CatchUpError(f"{where}: cannot follow {tl.timeline_dir}/{name}: not an instant of an action "
+                                   f"the server knows ({', '.join(ACTIONS)})")
+        todo = new_instants(tl, known)
+        if limit:
+            todo = todo[:limit]
+        out = Pending(db, tbl, tl.base_path)
+        written: set[tuple[str, str]] = set()
+        for inst in todo:
+            self._check_followed(where, tl, inst)
+            try:
+                files = instant_files(tl, inst)
+                if inst.state == COMPLETED:
+                    names = written_by(inst, files[COMPLETED])
+                    check_partitions(tl, cfg, inst, names)
+                    written |= names
+            except HudiFormatError as exc:
+                raise CatchUpError(f"{where}: {exc.message}") from None
+            out.instants.append(StoredInstant(
+                ts=inst.ts, action=inst.action, state=inst.state,
+                completion_ts=inst.completion_ts if inst.state == COMPLETED else None,
+                requested=files.get(REQUESTED), inflight=files.get(INFLIGHT), completed=files.get(COMPLETED)))
+        if not known or archive_unseen(tl, known):  # files of archived instants: one listing
+            try:
+                view = storage_view(tl, list_table(tl))
+            except HudiFormatError as exc:
+                raise CatchUpError(f"{where}: {exc.message}") from None
+            out.listed = [f for f in view.files if (f.partition_path, f.name) not in written]
+        return out
+
+    @staticmethod
+    def _check_followed(where: str, tl: StorageTimeline, inst: StorageInstant) -> None:
+        """The hook where restore and savepoint will be followed; until then they stop the catch-up
+        (applying the instants after them would make the server's view diverge from Hudi's)."""
+        action = inst.done_action if inst.state == COMPLETED else inst.action
+        if inst.state == COMPLETED and action in UNFOLLOWED:
+            raise CatchUpError(f"{where}: instant {inst.ts} is a completed {action}, which the server does not "
+                               f"follow yet ({tl.timeline_dir}/{inst.files[COMPLETED]}); the table's catch-up "
+                               "stops here (re-import it with import-hudi into a new table)")
+        if inst.state == COMPLETED and action not in FOLLOWED:
+            raise CatchUpError(f"{where}: instant {inst.ts} is a completed {action}, which the server "
+                               "cannot apply")
+
+    # --- applying (in the call's transaction) ---------------------------------------------------------
+
+    def apply(self, conn: Connection, pending: Pending) -> ImportOutcome | None:
+        """Pending's changes inside the caller's transaction."""
+        if pending.register:
+            assert pending.config is not None
+            self.timeline.hudi_tables.insert_in(conn, pending.config)
+        elif not pending.instants and not pending.listed and pending.config is None:
+            return None
+        out = self.importer.import_in(conn, pending.db, pending.tbl, pending.instants, pending.listed, [],
+                                      None if pending.register else pending.config, events=True)
+        if out.imported or out.files_added:
+            ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+            if has_record_index(ref.config.properties):
+                # the keys of Hudi's writes are in its files, not its commit metadata: the index
+                # would go stale, so it is turned off (repair rebuilds it)
+                self.timeline.record_index.switch_in(conn, ref, False)
+                log.warning("%s.%s: record index turned off: commits written by Hudi's writers carry no keys "
+                            "(hudi-metastore repair rebuilds it)", pending.db, pending.tbl)
+            log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
+                     len(out.imported), out.files_added)
+        return out
+
+    def around(self, target: Target, call: Callable[[], T]) -> T:
+        """`call` (a service call on target's table or a view of it) after the catch-up of the
+        tracked table, in one transaction."""
+        pending = self._read_logged(target.db, target.tbl)
+
+        def tx(conn: Connection) -> T:
+            self.apply(conn, pending)
+            return call()
+
+        return self.store.one_transaction(tx)
+
+    def create(self, pending: Pending, call: Callable[[], T]) -> T:
+        """A create_table (`call`) with the registration or catch-up `pending`, in one transaction."""
+        def tx(conn: Connection) -> T:
+            result = call()
+            self.apply(conn, pending)
+            return result
+
+        return self.store.one_transaction(tx)
+
+    def catch_up(self, db: str, tbl: str, limit: int = 0) -> ImportOutcome | None:
+        """Catch tracked db.tbl up in a transaction of its own (the watcher)."""
+        pending = self._read_logged(db, tbl, limit)
+        return self.store.run_write(self.apply, pending)
+
+    def _read_logged(self, db: str, tbl: str, limit: int = 0) -> Pending:
+        try:
+            return self.read(db, tbl, limit=limit)
+        except CatchUpError as exc:
+            log.error("catch-up of %s.%s stopped: %s", db, tbl, exc.message)
+            raise
+
+    def tracked_tables(self) -> list[tuple[str, str]]:
+        """(db, table) of every tracked table."""
+        h, t = S.hudi_table, S.tbl
+        with self.store.read() as conn:
+            rows = conn.execute(select(S.db.c.cat_name, S.db.c.name.label("db_name"), t.c.name, h.c.properties)
+                                .select_from(h.join(t, t.c.tbl_id == h.c.tbl_id)
+                                             .join(S.db, S.db.c.db_id == t.c.db_id))
+                                .order_by(h.c.tbl_id)).all()
+        return [(r.db_name if r.cat_name == "hive" else f"@{r.cat_name}#{r.db_name}", r.name) for r in rows
+                if (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE]
+
+
+def _json(text: Any) -> dict[str, str]:
+    import json
+
+    try:
+        out = json.loads(text) if isinstance(text, str) else dict(text or {})
+    except ValueError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+class SyncWatcher:
+    """`serve --watch-interval`: catches up tracked tables whose writers do not sync. Each pass
+    takes at most `tables_per_pass` tables (round robin) and `instants_per_table` instants of each;
+    the rest waits for the next pass. Errors are logged, never raised."""
+
+    def __init__(self, catch_up: TimelineCatchUp, tables_per_pass: int = 50, instants_per_table: int = 100):
+        self.catch_up = catch_up
+        self.tables_per_pass = tables_per_pass
+        self.instants_per_table = instants_per_table
+        self._next = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> int:
+        """One pass; the number of instants applied."""
+        try:
+            tables = self.catch_up.tracked_tables()
+        except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
+            log.exception("watcher: listing tracked tables failed")
+            return 0
+        if not tables:
+            return 0
+        start = self._next % len(tables)
+        chosen = (tables[start:] + tables[:start])[:self.tables_per_pass]
+        self._next = start + len(chosen)
+        applied = 0
+        for db, tbl in chosen:
+            try:
+                out = self.catch_up.catch_up(db, tbl, self.instants_per_table)
+                applied += len(out.imported) if out is not None else 0
+            except NoSuchObject:
+                continue  # dropped meanwhile
+            except Exception as exc:  # noqa: BLE001 - logged; the next pass tries again
+                if not isinstance(exc, CatchUpError):
+                    log.warning("watcher: catch-up of %s.%s failed: %s", db, tbl, exc)
+        return applied
+
+    def start(self, interval_s: float) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, args=(interval_s,), name="hudi-sync-watcher", daemon=True)
+        self._thread.start()
+
+    def _run(self, interval_s: float) -> None:
+        while not self._stop.wait(interval_s):
+            self.run_once()
+
+    def stop(self, timeout: float = 30) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+
+__all__ = ["CatchUpError", "Pending", "SyncWatcher", "Target", "TimelineCatchUp", "hudi_base_path",
+           "is_tracked"]
