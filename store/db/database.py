@@ -219,6 +219,11 @@ class Store:
                 time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
         raise ValueError(f"run_write needs at least one attempt, not {attempts}")
 
+    @staticmethod
+    def joined() -> Connection | None:
+        """The connection of the one_transaction running on this thread, if any."""
+        return getattr(_call, "joined", None)
+
     def one_transaction(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """fn(conn, ...) with every read and write the services make on this thread joining one write
         transaction: all of it commits, or none (a Hudi table's catch-up and the call that caused it).
