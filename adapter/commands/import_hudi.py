@@ -26,6 +26,7 @@ from hudi_format.config_keys import (
     PROPERTIES_FILE,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
     TABLE_NAME,
+    TIMELINE_SOURCE,
 )
 from hudi_format.errors import HudiStorageError, InvalidMetadata
 from hudi_format.file_slice import FileInfo
@@ -44,6 +45,8 @@ from hudi_format.table_config import HudiTableConfig
 
 # the metastore's own: whether it keeps the table's record index (storage knows nothing of it)
 INDEX_PROPERTIES = (INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH)
+# ... and whether it follows the table's timeline on storage (a table Hudi's sync created)
+METASTORE_PROPERTIES = (*INDEX_PROPERTIES, TIMELINE_SOURCE)
 
 
 class HudiImportError(ValueError):
@@ -361,8 +364,8 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
     if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
-        kept = {k: v for k, v in have.properties.items() if k in INDEX_PROPERTIES}
-        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index stays
+        kept = {k: v for k, v in have.properties.items() if k in METASTORE_PROPERTIES}
+        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index and tracking stay
         return cfg
     return None
 
@@ -370,7 +373,7 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
 def _properties(cfg: HudiTableConfig) -> dict[str, str]:
     """`hoodie.properties` of a config, apart from names and location."""
     props = cfg.hoodie_properties()
-    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *INDEX_PROPERTIES):
+    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *METASTORE_PROPERTIES):
         props.pop(k, None)
     return props
 

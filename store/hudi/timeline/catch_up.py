@@ -171,14 +171,15 @@ class TimelineCatchUp:
             owner = self._tracked_at(conn, row.location)
             return Target(owner[0], owner[1], False) if owner is not None else None
 
-    def _tracked_at(self, conn: Connection, path: str) -> tuple[str, str] | None:
-        """(db, table) of the tracked Hudi table whose base path is `path`."""
+    def _tracked_at(self, conn: Connection, path: str, any_hudi: bool = False) -> tuple[str, str] | None:
+        """(db, table) of the tracked Hudi table whose base path is `path` (`any_hudi`: or of any
+        Hudi table there)."""
         h, t = S.hudi_table, S.tbl
         rows = conn.execute(select(S.db.c.cat_name, S.db.c.name.label("db_name"), t.c.name, h.c.properties)
                             .select_from(h.join(t, t.c.tbl_id == h.c.tbl_id).join(S.db, S.db.c.db_id == t.c.db_id))
                             .where(or_(*[h.c.base_path == p for p in _path_spellings(path)]))).all()
         for r in rows:
-            if (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE:
+            if any_hudi or (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE:
                 db = r.db_name if r.cat_name == "hive" else f"@{r.cat_name}#{r.db_name}"
                 return db, r.name
         return None
@@ -200,8 +201,11 @@ class TimelineCatchUp:
             raise CatchUpError(f"{table.dbName}.{table.tableName}: {exc.message}") from None
         with self.store.read() as conn:
             owner = self._tracked_at(conn, path)
+            other = self._tracked_at(conn, path, any_hudi=True) if owner is None else None
         if owner is not None:
             return self.read(owner[0], owner[1], tl)
+        if other is not None:
+            return None  # a table whose commits go through the server: created as asked, as before
         name = (table.tableName or "").lower()
         if (tl.properties.get(TABLE_TYPE) or "").upper() == MOR and name.endswith(VIEW_SUFFIXES):
             return None  # a view created before its snapshot table: the latter is tracked

@@ -16,13 +16,21 @@ from adapter.handlers.tables import TableHandler
 from hudi_format.config_keys import TIMELINE_SOURCE
 from hudi_format.instant import COMPLETED
 from hudi_format.storage_timeline import StorageTimeline
-from hudi_format.table_config import INPUT_FORMAT, OUTPUT_FORMAT, SERDE, read_properties
+from hudi_format.table_config import INPUT_FORMAT, SERDE
 from store.db.database import Store
 from store.db.migrations import upgrade
 from store.errors import InvalidOperation, MetaError, NoSuchObject, StoreError
 from store.hudi.timeline import CatchUpError, SyncWatcher
 from store.services import build_services
-from tests.harness.hudi_tables import hold_back, put_back, table_copy, theirs_partitions, theirs_slices, timeline_dir
+from tests.harness.hudi_tables import (
+    hive_synced_table,
+    hold_back,
+    put_back,
+    table_copy,
+    theirs_partitions,
+    theirs_slices,
+    timeline_dir,
+)
 from thrift_idl.hive_metastore.ttypes import (
     Database,
     DropPartitionsRequest,
@@ -50,20 +58,7 @@ class Env:
 
     def synced_table(self, name: str, base: str, ttype: str = "COPY_ON_WRITE") -> Table:
         """The table as Hudi 1.x's hive sync (`hms` mode, sync_as_datasource) creates it."""
-        props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-        keys = [FieldSchema(k, "string", None) for k in props.get("hoodie.table.partition.fields", "").split(",")
-                if k]
-        cols = [FieldSchema(c, "string", None) for c in ("_hoodie_commit_time", "_hoodie_record_key", "id")]
-        sd = StorageDescriptor(cols=cols, location="file:" + base, inputFormat=INPUT_FORMAT[ttype],
-                               outputFormat=OUTPUT_FORMAT, compressed=False, numBuckets=-1,
-                               serdeInfo=SerDeInfo(serializationLib=SERDE, parameters={
-                                   "path": "file:" + base, "hoodie.query.as.ro.table": "false",
-                                   "serialization.format": "1"}),
-                               bucketCols=[], sortCols=[], parameters={})
-        return Table(tableName=name, dbName=self.db, owner="spark", sd=sd, partitionKeys=keys,
-                     tableType="EXTERNAL_TABLE",
-                     parameters={"EXTERNAL": "TRUE", "spark.sql.sources.provider": "hudi",
-                                 "last_commit_time_sync": "x"})
+        return hive_synced_table(self.db, name, base, ttype)
 
     def part(self, name: str, values: list[str], base: str) -> Partition:
         t = self.s.tables.get_table(self.db, name)
