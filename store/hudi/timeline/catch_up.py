@@ -28,9 +28,13 @@ Restore and savepoint are not followed yet: a completed one stops the catch-up (
 from __future__ import annotations
 
 import logging
+import math
 import threading
+from base64 import b64decode
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, func, or_, select
@@ -41,6 +45,8 @@ from hudi_format.config_keys import (
     INDEX_TYPE,
     PREFIX,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
+    STORAGE_PATH,
+    STORAGE_STRATEGY_CLASS,
     TABLE_NAME,
     TABLE_TYPE,
     TIMELINE_SOURCE,
@@ -59,11 +65,13 @@ from hudi_format.storage_changes import (
     new_instants,
     written_by,
 )
+from hudi_format.storage_strategy import HIVE, OBJECT_STORE, file_location, load_strategy, strategy_name
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
 from store.errors import MetaError, NoSuchObject
 from store.hms.catalog import database_is
+from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
 from store.hudi.record_index import has_record_index
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.timeline_import import ImportOutcome, StoredInstant, TimelineImport
@@ -95,6 +103,7 @@ class Pending:
     listed: list[FileInfo] = field(default_factory=list)
     config: HudiTableConfig | None = None  # storage's config, taken over (or registered)
     register: bool = False  # the table becomes a tracked Hudi table in this transaction
+    column_stats: list[FileColumnStats] = field(default_factory=list)  # of the new base files, from footers
 
 
 @dataclass
@@ -291,6 +300,8 @@ class TimelineCatchUp:
             except HudiFormatError as exc:
                 raise CatchUpError(f"{where}: {exc.message}") from None
             out.listed = [f for f in view.files if (f.partition_path, f.name) not in written]
+        base_files = sorted({(p, n) for p, n in written} | {(f.partition_path or "", f.name) for f in out.listed})
+        out.column_stats = footer_column_stats(tl, cfg, base_files)
         return out
 
     @staticmethod
@@ -317,6 +328,8 @@ class TimelineCatchUp:
             return None
         out = self.importer.import_in(conn, pending.db, pending.tbl, pending.instants, pending.listed, [],
                                       None if pending.register else pending.config, events=True)
+        if pending.column_stats:
+            self._record_column_stats(conn, pending)
         if out.imported or out.files_added:
             ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
             if has_record_index(ref.config.properties):
@@ -328,6 +341,25 @@ class TimelineCatchUp:
             log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
                      len(out.imported), out.files_added)
         return out
+
+    def _record_column_stats(self, conn: Connection, pending: Pending) -> None:
+        """The footers' statistics of the base files still live after the catch-up (as import-hudi
+        loads them), with the partitions' aggregates and Hive statistics."""
+        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+        f = S.files
+        live: set[tuple[str, str]] = set()
+        by_partition: dict[str, list[str]] = {}
+        for st in pending.column_stats:
+            by_partition.setdefault(st.partition_path, []).append(st.file_name)
+        for partition, names in by_partition.items():
+            for k in range(0, len(names), 500):
+                live.update((partition, n) for n in conn.execute(select(f.c.name).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.is_deleted.is_(False),
+                    f.c.is_log.is_(False), f.c.name.in_(names[k:k + 500]))).scalars())
+        stats = [st for st in pending.column_stats if (st.partition_path, st.file_name) in live]
+        if stats:
+            self.timeline.completion.column_stats.record_existing(conn, ref, stats)
+            self.timeline.statistics.publish(conn, ref, sorted({st.partition_path for st in stats}))
 
     def around(self, target: Target, call: Callable[[], T]) -> T:
         """`call` (a service call on target's table or a view of it) after the catch-up of the
@@ -371,6 +403,80 @@ class TimelineCatchUp:
                                 .order_by(h.c.tbl_id)).all()
         return [(r.db_name if r.cat_name == "hive" else f"@{r.cat_name}#{r.db_name}", r.name) for r in rows
                 if (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE]
+
+
+FOOTER_WORKERS = 4
+
+
+def footer_column_stats(tl: StorageTimeline, cfg: HudiTableConfig,
+                        files: list[tuple[str, str]]) -> list[FileColumnStats]:
+    """RFC-27 statistics of the Parquet base files among `files` (partition, name) from their footers,
+    as import-hudi computes them (adapter/commands/column_stats_build.py); none without pyarrow or
+    for a storage strategy that is not built in (the server imports no strategy class)."""
+    wanted = [(p, n) for p, n in files if n.endswith(".parquet") and not n.startswith(".")]
+    if not wanted:
+        return []
+    try:
+        import pyarrow  # noqa: F401 - the footers are read with it
+    except ImportError:
+        return []
+    props = cfg.properties or {}
+    if strategy_name(props.get(STORAGE_STRATEGY_CLASS)).lower() not in (HIVE, OBJECT_STORE):
+        return []
+    strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), tl.base_path, props.get(STORAGE_PATH),
+                             cfg.table_name)
+
+    def one(item: tuple[str, str]) -> FileColumnStats | None:
+        partition, name = item
+        try:
+            return _file_stats(file_location(strategy, partition, name), partition, name, props)
+        except Exception as exc:  # noqa: BLE001 - a file without statistics is only never pruned
+            log.warning("%s: no column statistics for %s/%s: %s", tl.base_path, partition, name, exc)
+            return None
+
+    with ThreadPoolExecutor(max_workers=FOOTER_WORKERS, thread_name_prefix="footer") as pool:
+        return [st for st in pool.map(one, wanted) if st is not None]
+
+
+def _file_stats(location: str, partition: str, name: str, props: dict[str, str]) -> FileColumnStats:
+    import fsspec
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hudi_format.parquet_stats import footer_stats, indexed_columns, uncompressed_size
+
+    fs, path = fsspec.core.url_to_fs(location)
+    with fs.open(path, "rb") as fh:
+        meta = pq.read_metadata(fh)
+        schema = meta.schema.to_arrow_schema()
+        columns = indexed_columns(schema, props)
+        floats = [c for c in columns if pa.types.is_floating(schema.field(c).type)]
+        values = pq.read_table(fh, columns=floats) if floats else pa.table({})
+    bounds = []
+    for c in footer_stats(meta, values, columns):
+        lo, hi = _key(c.get("min")), _key(c.get("max"))
+        if lo is None or hi is None or lo > hi:
+            lo = hi = None
+        bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values")))
+    return FileColumnStats(partition, name, int(fs.size(path)), uncompressed_size(meta), bounds)
+
+
+def _key(tagged: dict | None) -> bytes | None:
+    """The order-preserving key of a bound as hudi_format.parquet_stats tags it (as the handler's
+    value_key makes it of the wire's ColumnValue)."""
+    if not tagged:
+        return None
+    if "i" in tagged:
+        return encode_number(Decimal(tagged["i"]))
+    if "d" in tagged:
+        x = float(tagged["d"])
+        return None if math.isnan(x) else encode_float(x)
+    if "dec" in tagged:
+        d = Decimal(tagged["dec"])
+        return encode_number(d) if d.is_finite() else None
+    if "s" in tagged:
+        return str(tagged["s"]).encode()
+    return b64decode(tagged["b"])
 
 
 def _json(text: Any) -> dict[str, str]:

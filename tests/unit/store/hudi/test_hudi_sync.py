@@ -93,6 +93,8 @@ def assert_follows(env: Env, name: str, base: str) -> None:
     assert env.slices(name) == theirs_slices(base)
     tl = StorageTimeline.read(base)
     assert [i[0] for i in env.instants(name)] == [i.ts for i in tl.instants]
+    # RFC-27 column statistics of every latest base file, from its footer (as import-hudi loads them)
+    assert env.s.timeline.files_without_column_stats(env.db, name) == []
     if env.s.timeline.get_table_config(env.db, name).partition_fields:
         assert len(env.hms_partitions(name)) == len(_hms_names(base))
         assert sorted(env.s.snapshot.partitions(env.db, name)) == _hms_names(base)
