@@ -18,7 +18,7 @@ from store.hms.partitions import PartitionEvents, PartitionService
 from store.hms.stats import AggregateStats, StatisticsService
 from store.hms.txn import LockManager, OpenTxnList
 from store.hudi.data_skipping import ColumnPruning
-from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService
+from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService, locate_slices
 from store.hudi.storage_mirror import StorageMirror
 from store.hudi.timeline import SyncWatcher, TimelineCatchUp, TimelineService
 from store.storage import warehouse
@@ -108,7 +108,9 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         delegation_tokens=DelegationTokens(store),
         partition_events=PartitionEvents(store),
         aggregate_stats=AggregateStats(store, derived=timeline.statistics),
-        open_txns=OpenTxnList(store, lock_timeout_ms), hudi_sync=TimelineCatchUp(timeline))
+        open_txns=OpenTxnList(store, lock_timeout_ms),
+        hudi_sync=TimelineCatchUp(timeline, latest_slices=lambda conn, ref, parts: _located(
+            snapshot.latest_in(conn, ref.tbl_id, parts), ref)))
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
     if watch_interval_s:
@@ -121,6 +123,12 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)
     return services
+
+
+def _located(slices, ref):
+    """Slices with their files' paths (the table's storage strategy)."""
+    locate_slices(ref, slices)
+    return slices
 
 
 def open_services(db_url: str, warehouse: str = "./warehouse",

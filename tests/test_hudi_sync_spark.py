@@ -3,8 +3,8 @@ Hudi subprocess per backend (tests/spark/hudi_sync_jobs.py) writes COW and MOR t
 datasource (insert, upsert, delete, delete_partition; cleans, inline compaction) and Spark SQL (CREATE
 TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE) with hive sync in `hms` mode into our server.
 After every step the server's latest file slices (`list-files`) are hudi-rs's file-system view of
-the table's storage at that step, `validate` exits 0, and every sync call was answered (Hudi's
-write did not fail)."""
+the table's storage at that step, `lookup-keys` finds every key where hudi-rs reads it, `validate`
+exits 0, and every sync call was answered (Hudi's write did not fail)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import uuid
 import pytest
 
 from client import HudiMetastoreClient
+from hudi_format.file_slice import parse_file_name
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.procs import VENV_PYTHON
 from tests.harness.spark import run_spark_script
@@ -68,6 +69,34 @@ def test_server_view_equals_hudi_after_each_step(synced, table):
         theirs = hudi_rs_slices(s["snapshot"])
         assert ours == theirs, where
         assert s["validate_rc"] == 0, (where, s["validate_out"])
+
+
+def _where_hudi_rs_finds(base: str) -> dict:
+    """record key -> (partition, file id) of the rows hudi-rs reads (a log record names its file group)."""
+    import hudi
+    import pyarrow as pa
+
+    batches = [b for b in hudi.HudiTable(base).read() if b.num_rows]
+    out = {}
+    for r in (pa.Table.from_batches(batches).to_pylist() if batches else []):
+        name = r["_hoodie_file_name"]
+        try:
+            fid = parse_file_name(name)[0]
+        except ValueError:
+            fid = name
+        out[r["_hoodie_record_key"]] = (r["_hoodie_partition_path"] or "", fid)
+    return out
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_record_index_finds_keys_where_hudi_does_after_each_step(synced, table):
+    port, db, out = synced
+    for s in _steps(out, table):
+        where = (table, s["step"])
+        assert s["lookup"] is not None, (where, s.get("lookup_error"))
+        got = {d["key"]: (d["partition"], d["file_id"]) for d in s["lookup"] if d["file_id"] is not None}
+        assert got == _where_hudi_rs_finds(s["snapshot"]), where
+        assert {d["key"] for d in s["lookup"] if d["file_id"] is None} == {"no-such-key"}, where
 
 
 @pytest.mark.parametrize("table", TABLES)

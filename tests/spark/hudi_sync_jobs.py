@@ -6,7 +6,7 @@ cleaning keeps one commit; the MOR table compacts inline every 2 delta commits),
 `mor_sql` by Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE; Hudi's
 metadata table on, as by default). After every step the script records what the test compares:
 a copy of the table's storage (for hudi-rs's file-system view), the server's `list-files --json`
-and `validate` (our CLI, run with --cli-python), and the rows Hudi's reader reads.
+and `validate` (our CLI, run with --cli-python), `lookup-keys --json` of every key Hudi's reader reads, and those rows.
 """
 
 from __future__ import annotations
@@ -56,6 +56,10 @@ class Recorder:
             rec["rows"] = rows(self.spark.read.format("hudi").load(base))
         except Exception as e:  # noqa: BLE001
             rec["rows_error"] = f"{type(e).__name__}: {e}"[:2000]
+        keys = [str(r[0]) for r in rec.get("rows") or []] + ["no-such-key"]
+        rc, out, err = self.cli("lookup-keys", db_table, *keys, "--json")
+        rec["lookup"] = json.loads(out) if rc == 0 else None
+        rec["lookup_error"] = err[-2000:] if rc else None
         self.steps.append(rec)
 
 

@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, func, or_, select
 
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
 from hudi_format.config_keys import (
     CHECKSUM,
     DATABASE_NAME,
@@ -52,9 +53,11 @@ from hudi_format.config_keys import (
     TIMELINE_SOURCE,
 )
 from hudi_format.errors import HudiFormatError, NotAHudiTable
-from hudi_format.file_slice import FileInfo
+from hudi_format.file_slice import FileInfo, FileSlice, parse_file_name, split_path
 from hudi_format.instant import ACTIONS, COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.listing import list_table, storage_view
+from hudi_format.record_keys import KeyReader, slice_keys
+from hudi_format.storage import TableStorage
 from hudi_format.storage_changes import (
     FOLLOWED,
     UNFOLLOWED,
@@ -69,7 +72,7 @@ from hudi_format.storage_strategy import HIVE, OBJECT_STORE, file_location, load
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
-from store.errors import MetaError, NoSuchObject
+from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.catalog import database_is
 from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
 from store.hudi.record_index import has_record_index
@@ -155,8 +158,12 @@ def _own_view(props: dict[str, str]) -> dict[str, str]:
 
 
 class TimelineCatchUp:
-    def __init__(self, timeline: TimelineService):
+    def __init__(self, timeline: TimelineService, latest_slices: LatestSlices | None = None):
+        """`latest_slices(conn, ref, partitions)`: the table's latest file slices with their files'
+        paths (the snapshot service's, handed in by store/services.py); without it no record index
+        is kept for tracked tables."""
         self.timeline = timeline
+        self.latest_slices = latest_slices
         self.store = timeline.store
         self.importer = TimelineImport(timeline)
 
@@ -330,17 +337,53 @@ class TimelineCatchUp:
                                       None if pending.register else pending.config, events=True)
         if pending.column_stats:
             self._record_column_stats(conn, pending)
-        if out.imported or out.files_added:
-            ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
-            if has_record_index(ref.config.properties):
-                # the keys of Hudi's writes are in its files, not its commit metadata: the index
-                # would go stale, so it is turned off (repair rebuilds it)
-                self.timeline.record_index.switch_in(conn, ref, False)
-                log.warning("%s.%s: record index turned off: commits written by Hudi's writers carry no keys "
-                            "(hudi-metastore repair rebuilds it)", pending.db, pending.tbl)
+        if out.imported or out.files_added or pending.register:
+            self._record_index(conn, pending)
             log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
                      len(out.imported), out.files_added)
         return out
+
+    def _record_index(self, conn: Connection, pending: Pending) -> None:
+        """The record index (RFC-08) of a tracked table follows its latest slices: Hudi's commit
+        metadata carries no keys, so the keys of the file groups the new instants wrote, replaced or
+        rolled back are read from storage (hudi_format/record_keys.py) and replace the index's. A
+        table becomes indexed at its registration, as import-hudi builds the index of a table it
+        registers, when every key is readable and in one file group; a catch-up that cannot keep the
+        index (a key in two file groups, an unreadable block) turns it off, logged (repair rebuilds
+        it)."""
+        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+        keeps = has_record_index(ref.config.properties)
+        if self.latest_slices is None or not (keeps or pending.register):
+            return
+        groups = None if pending.register else _touched_groups(pending.instants)
+        if groups is not None and not groups:
+            return
+        try:
+            slices = self.latest_slices(conn, ref, sorted({p for p, _ in groups}) if groups is not None else None)
+            if groups is not None:
+                slices = [s for s in slices if (s.partition_path, s.file_id) in groups]
+            completed: set[str] = set()
+            if any(s.log_files for s in slices):
+                i = S.instant
+                completed = set(conn.execute(select(i.c.ts).where(
+                    i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED)).scalars())
+            storage, reader = TableStorage(ref.base_path), KeyReader(ref.config)
+            keys = {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in
+                                                    slice_keys(storage, s, completed, reader).items()}
+                    for s in slices}
+            n = self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()),
+                                                            reset=pending.register)
+            if pending.register:
+                self.timeline.record_index.switch_in(conn, ref, True)
+                log.info("%s.%s: record index built from storage: %d key(s)", ref.db_name, ref.name, n)
+        except (StoreError, HudiFormatError, OSError, ValueError, KeyError, ImportError) as exc:
+            why = getattr(exc, "message", None) or str(exc)
+            if keeps:
+                self.timeline.record_index.turn_off_in(conn, ref)
+                log.warning("%s.%s: record index turned off: %s (hudi-metastore repair rebuilds it)",
+                            ref.db_name, ref.name, why)
+            else:
+                log.info("%s.%s: no record index: %s", ref.db_name, ref.name, why)
 
     def _record_column_stats(self, conn: Connection, pending: Pending) -> None:
         """The footers' statistics of the base files still live after the catch-up (as import-hudi
@@ -405,6 +448,39 @@ class TimelineCatchUp:
                 if (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE]
 
 
+def _touched_groups(instants: list[StoredInstant]) -> set[tuple[str, str]]:
+    """(partition, file id) of the file groups completed instants wrote, replaced or rolled back."""
+    out: set[tuple[str, str]] = set()
+    for inst in instants:
+        if inst.state != COMPLETED:
+            continue
+        action = inst.done_action
+        if action in WRITE_ACTIONS:
+            meta = parse_commit(inst.completed)
+            stats = meta.write_stats
+            out |= {(p, fid) for p, fids in meta.replaced.items() for fid in fids}
+        elif action == "rollback":
+            _, deleted, written = parse_rollback(inst.completed)
+            stats = written.write_stats
+            out |= {(p, parse_file_name(n)[0]) for p, names in deleted.items() for n in names if _is_data(n)}
+        else:
+            continue
+        for st in stats:
+            partition, name = split_path(st.path)
+            if _is_data(name):
+                out.add((st.partition_path if st.partition_path is not None else partition, parse_file_name(name)[0]))
+    return out
+
+
+def _is_data(name: str) -> bool:
+    try:
+        parse_file_name(name)
+        return True
+    except ValueError:
+        return False
+
+
+LatestSlices = Callable[[Connection, HudiTableRef, "list[str] | None"], "list[FileSlice]"]
 FOOTER_WORKERS = 4
 
 

@@ -14,12 +14,14 @@ import pytest
 from adapter.handlers.partitions import PartitionHandler
 from adapter.handlers.tables import TableHandler
 from hudi_format.config_keys import TIMELINE_SOURCE
+from hudi_format.file_slice import parse_file_name
 from hudi_format.instant import COMPLETED
 from hudi_format.storage_timeline import StorageTimeline
 from hudi_format.table_config import INPUT_FORMAT, SERDE
 from store.db.database import Store
 from store.db.migrations import upgrade
 from store.errors import InvalidOperation, MetaError, NoSuchObject, StoreError
+from store.hudi.record_index import has_record_index
 from store.hudi.timeline import CatchUpError, SyncWatcher
 from store.services import build_services
 from tests.harness.hudi_tables import (
@@ -28,6 +30,7 @@ from tests.harness.hudi_tables import (
     put_back,
     table_copy,
     theirs_partitions,
+    theirs_rows,
     theirs_slices,
     timeline_dir,
 )
@@ -88,11 +91,34 @@ def _hms_names(base: str) -> list[str]:
     return sorted(theirs_partitions(base))
 
 
+def _file_id(name: str) -> str:
+    """The file group of a row's `_hoodie_file_name` (a log record names its file group alone)."""
+    try:
+        return parse_file_name(name)[0]
+    except ValueError:
+        return name
+
+
+def count_index_keys(env: Env, name: str) -> int:
+    from store.hudi.record_index import count_keys
+
+    with env.store.read() as conn:
+        return count_keys(conn, env.s.timeline.table_ref(conn, env.db, name).tbl_id)
+
+
 def assert_follows(env: Env, name: str, base: str) -> None:
     """The server's view of tracked `name` is hudi-rs's view of storage."""
     assert env.slices(name) == theirs_slices(base)
     tl = StorageTimeline.read(base)
     assert [i[0] for i in env.instants(name)] == [i.ts for i in tl.instants]
+    # RFC-08: where the record index finds each key is where Hudi's reader finds it
+    if has_record_index(env.s.timeline.get_table_config(env.db, name).properties):
+        want = {r["_hoodie_record_key"]: (r["_hoodie_partition_path"] or "", _file_id(r["_hoodie_file_name"]))
+                for r in theirs_rows(base)}
+        found = env.s.timeline.record_index.lookup(env.db, name, sorted(want))
+        got = {k: found.groups[i] for k, i in zip(sorted(want), found.group_of_key)}
+        assert got == want
+        assert count_index_keys(env, name) == len(want)
     # RFC-27 column statistics of every latest base file, from its footer (as import-hudi loads them)
     assert env.s.timeline.files_without_column_stats(env.db, name) == []
     if env.s.timeline.get_table_config(env.db, name).partition_fields:
@@ -116,6 +142,7 @@ def test_tracked_from_create_then_caught_up_by_each_sync_call(env, tmp_path, fix
     env.tables.create_table(env.synced_table("t", base, ttype))  # Hudi's first sync
     cfg = env.s.timeline.get_table_config(env.db, "t")
     assert cfg.properties[TIMELINE_SOURCE] == "storage" and cfg.table_type == ttype
+    assert has_record_index(cfg.properties), fixture  # built from storage, as import-hudi builds it
     assert_follows(env, "t", base)
 
     put_back(base, held)  # Hudi's writer commits; its sync then calls the metastore
