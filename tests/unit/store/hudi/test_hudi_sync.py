@@ -333,3 +333,29 @@ def test_plain_hudi_looking_table_without_storage_stays_as_before(env, tmp_path)
               partitionKeys=[], parameters={"spark.sql.sources.provider": "hudi", **props})
     env.tables.create_table(t)  # no hoodie.properties: adopted from its parameters, as before
     assert TIMELINE_SOURCE not in env.s.timeline.get_table_config(env.db, "t").properties
+
+
+def test_the_background_watcher_of_serve_watch_interval(backend_url, tmp_path):
+    """`serve --watch-interval`: build_services(watch_interval_s=...) runs the watcher in the
+    background; close() stops it."""
+    import time
+
+    store = Store(backend_url, str(tmp_path / "wh"))
+    upgrade(store.engine)
+    services = build_services(store, watch_interval_s=0.05)
+    try:
+        assert services.watcher is not None
+        db = "hw_" + uuid.uuid4().hex[:10]
+        services.tables.create_database(Database(name=db, locationUri="file:" + str(tmp_path / "dbloc")))
+        handler = TableHandler(services.tables, services.partitions, services.timeline, hudi_sync=services.hudi_sync)
+        base = table_copy("cow_v8_complexkeygen_hivestyle", tmp_path)
+        last, held = _corrupt_last(base, tmp_path)
+        handler.create_table(hive_synced_table(db, "t", base))
+        put_back(base, held)  # written with sync off: nobody calls the metastore
+        deadline = time.monotonic() + 30
+        while last.ts not in {i.ts for i in services.timeline.list_instants(db, "t")}:
+            assert time.monotonic() < deadline, "the watcher did not catch the table up"
+            time.sleep(0.05)
+    finally:
+        services.close()
+    assert services.watcher._thread is None
