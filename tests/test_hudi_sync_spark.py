@@ -1,7 +1,8 @@
 """Apache Hudi's own writers tracked from their first hive sync, with no import command: ONE Spark 3.5 +
 Hudi subprocess per backend (tests/spark/hudi_sync_jobs.py) writes COW and MOR tables through the
-datasource (insert, upsert, delete, delete_partition; cleans, inline compaction) and Spark SQL (CREATE
-TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE) with hive sync in `hms` mode into our server.
+datasource (insert, upsert, delete, delete_partition, insert_overwrite; cleans, inline compaction) and
+Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE, clustering by Hudi's
+`run_clustering` procedure) with hive sync in `hms` mode into our server.
 After every step the server's latest file slices (`list-files`) are hudi-rs's file-system view of
 the table's storage at that step, `lookup-keys` finds every key where hudi-rs reads it, `validate`
 exits 0, and every sync call was answered (Hudi's write did not fail)."""

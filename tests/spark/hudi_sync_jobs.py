@@ -1,10 +1,11 @@
 """Apache Hudi's own writers with hive sync (`hms` mode) into our server, no import command: one
 Spark session (Hudi's Spark 3.5 bundle, run by tests/test_hudi_sync_spark.py) does every step.
 
-Tables: `cow_ds` and `mor_ds` written by the datasource (insert, upsert, delete, delete_partition;
-cleaning keeps one commit; the MOR table compacts inline every 2 delta commits), `cow_sql` and
-`mor_sql` by Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE; Hudi's
-metadata table on, as by default). After every step the script records what the test compares:
+Tables: `cow_ds` and `mor_ds` written by the datasource (insert, upsert, delete, delete_partition,
+insert_overwrite; cleaning keeps one commit; the MOR table compacts inline every 2 delta commits),
+`cow_sql` and `mor_sql` by Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE,
+then clustering by Hudi's `run_clustering` procedure followed by an INSERT whose sync catches both
+up; Hudi's metadata table on, as by default). After every step the script records what the test compares:
 a copy of the table's storage (for hudi-rs's file-system view), the server's `list-files --json`
 and `validate` (our CLI, run with --cli-python), `lookup-keys --json` of every key Hudi's reader reads, and those rows.
 """
@@ -100,8 +101,10 @@ def datasource_table(spark, args, rec: Recorder, name: str, ttype: str) -> None:
     rec.step(name, "delete_partition", base, lambda: ds_write(
         df([(0, 0.0, 5, "sea")]), args, name, ttype, "delete_partition", base,
         {"hoodie.datasource.write.partitions.to.delete": "city=sea"}))
+    rec.step(name, "insert_overwrite", base, lambda: ds_write(
+        df([(11, 110.0, 6, "la"), (12, 120.0, 6, "la")]), args, name, ttype, "insert_overwrite", base))
     rec.step(name, "upsert3", base, lambda: ds_write(
-        df([(5, 50.0, 6, "la"), (6, 60.0, 6, "sf")]), args, name, ttype, "upsert", base))
+        df([(5, 50.0, 7, "la"), (6, 60.0, 7, "sf")]), args, name, ttype, "upsert", base))
 
 
 def sql_tables(spark, args, rec: Recorder) -> None:
@@ -128,6 +131,12 @@ def sql_table(spark, args, rec: Recorder, name: str, kind: str) -> None:
     rec.step(name, "update", base, lambda: spark.sql(f"UPDATE {t} SET fare = fare * 10, ts = 3 WHERE id = 1"))
     rec.step(name, "delete", base, lambda: spark.sql(f"DELETE FROM {t} WHERE id = 3"))
     rec.step(name, "insert2", base, lambda: spark.sql(f"INSERT INTO {t} VALUES (6, 6.0, 4, 'la')"))
+
+    def cluster_then_insert():  # a table service run by Hudi's procedure syncs nothing: the next write's sync does
+        spark.sql(f"CALL run_clustering(table => '{t}')").collect()
+        spark.sql(f"INSERT INTO {t} VALUES (7, 7.0, 5, 'sf')")
+
+    rec.step(name, "cluster_insert", base, cluster_then_insert)
 
 
 def main() -> int:
