@@ -173,6 +173,9 @@ def _serve_parser(sub) -> argparse.ArgumentParser:
                             "token is read from FILE (or set HUDI_METASTORE_METRICS_TOKEN)")
     serve.add_argument("--mirror-interval", type=float, default=5.0,
                        help="seconds between background retries of the Hudi storage mirror (0: only after commits)")
+    serve.add_argument("--watch-interval", type=float, default=0.0, metavar="SECONDS",
+                       help="seconds between passes of the watcher that catches up Hudi tables tracked from their "
+                            "hive sync whose writers run with sync turned off (docs/hudi.md); 0: off (default)")
     serve.add_argument("--no-storage-mirror", action="store_true",
                        help="do not write Hudi timelines to storage (readers that list storage will not see commits)")
     serve.add_argument("--storage-roots", metavar="URIS", default="",

@@ -113,6 +113,7 @@ def serve(args, url: str) -> int:
             lock_timeout_ms=int(args.lock_timeout * 1000),
             mirror=not args.no_storage_mirror,
             mirror_interval_s=args.mirror_interval if args.mirror_interval > 0 else None,
+            watch_interval_s=args.watch_interval if getattr(args, "watch_interval", 0) > 0 else None,
             notification_ttl_s=args.event_ttl, notification_clean_interval_s=args.event_clean_interval,
             storage_roots=[r.strip() for r in (args.storage_roots or "").split(",") if r.strip()],
             external_locations=[r.strip() for r in (getattr(args, "external_locations", "") or "").split(",")

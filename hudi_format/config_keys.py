@@ -83,6 +83,9 @@ INDEX_TYPE = _key("hoodie.index.type", "RECORD_INDEX: the metastore keeps the ta
 RECORD_INDEX_UPDATE_PARTITION_PATH = _key("hoodie.record.index.update.partition.path",
                                           "an upsert that changes a key's partition moves the record there",
                                           "true")
+TIMELINE_SOURCE = _key("hoodie.metastore.timeline.source",
+                       "the metastore's own: `storage` when Hudi's writers own the table's timeline on storage "
+                       "and the server follows it (hive sync, the watcher); unset: commits go through the server")
 COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
                                 "RFC-27: the columns column stats index, comma-separated (unset: every column "
                                 "of an indexable type)")

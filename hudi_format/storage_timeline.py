@@ -37,6 +37,7 @@ from hudi_format.table_config import read_properties
 
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
 _COMPLETED_ACTIONS = {COMPLETED_AS.get(a, a) for a in ACTIONS}
+_INSTANT_LIKE = re.compile(r"^\d{14,17}(?:_\d{14,17})?\.")
 _NAME = re.compile(r"^(?P<ts>\d{14,17})(?:_(?P<done>\d{14,17}))?\.(?P<rest>[a-z]+(?:\.[a-z]+)?)$")
 
 
@@ -91,6 +92,7 @@ class StorageTimeline:
             self.timeline_dir = HOODIE
             self.archive_dir = f"{HOODIE}/{properties.get(ARCHIVELOG_FOLDER) or default_of(ARCHIVELOG_FOLDER)}"
         self.instants: list[StorageInstant] = []
+        self.unrecognised: list[str] = []  # files named as instants whose action or state is unknown
 
     @classmethod
     def read(cls, base_path: str) -> StorageTimeline:
@@ -126,6 +128,8 @@ class StorageTimeline:
                 continue
             parsed = parse_timeline_name(name, self.layout)
             if parsed is None:
+                if _INSTANT_LIKE.match(name):
+                    self.unrecognised.append(name)
                 continue
             ts, action, state, done = parsed
             inst = by_ts.setdefault(ts, StorageInstant(ts, action, state))

@@ -18,9 +18,9 @@ from store.hms.partitions import PartitionEvents, PartitionService
 from store.hms.stats import AggregateStats, StatisticsService
 from store.hms.txn import LockManager, OpenTxnList
 from store.hudi.data_skipping import ColumnPruning
-from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService
+from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService, locate_slices
 from store.hudi.storage_mirror import StorageMirror
-from store.hudi.timeline import TimelineService
+from store.hudi.timeline import SyncWatcher, TimelineCatchUp, TimelineService
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 
@@ -54,13 +54,17 @@ class Services:
     partition_events: PartitionEvents
     aggregate_stats: AggregateStats
     open_txns: OpenTxnList
+    hudi_sync: TimelineCatchUp | None = None
     mirror: StorageMirror | None = None
+    watcher: SyncWatcher | None = None
 
     def close(self) -> None:
-        """Stop the background threads (mirror, notification log cleaner) and release the database
-        connections."""
+        """Stop the background threads (mirror, watcher, notification log cleaner) and release the
+        database connections."""
         if self.mirror is not None:
             self.mirror.stop()
+        if self.watcher is not None:
+            self.watcher.stop()
         self.notifications.stop()
         self.store.dispose()
 
@@ -69,7 +73,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
                    mirror_interval_s: float | None = None, clock_ms: Callable[[], int] = now_ms,
                    notification_ttl_s: int = DEFAULT_TTL_S,
                    notification_clean_interval_s: float | None = None,
-                   storage_roots: Sequence[str] | None = (), external_locations: Sequence[str] = ()) -> Services:
+                   storage_roots: Sequence[str] | None = (), external_locations: Sequence[str] = (),
+                   watch_interval_s: float | None = None) -> Services:
     """Services over `store`. With `mirror`, each completed Hudi instant is mirrored to storage right
     away, and with `mirror_interval_s` failed mirrors are retried in the background. `clock_ms` is
     the timeline's clock (instant times, heartbeats). Notification events older than
@@ -78,7 +83,8 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     warehouse, `storage_roots` and the directories it made (store/storage/boundary.py); None (an
     admin's command run with the admin's own access to storage) confines Hudi table files to nothing.
     With authorization on, callers who are no admin may name locations outside the warehouse only
-    under `external_locations` (store/storage/owner_index.py)."""
+    under `external_locations` (store/storage/owner_index.py). With `watch_interval_s`, Hudi tables
+    tracked from storage (store/hudi/timeline/catch_up.py) are caught up in the background."""
     column_widths.enforce(store.engine)
     warehouse.allow_scheme(store.warehouse)
     notifications = NotificationLog(store, ttl_s=notification_ttl_s)
@@ -102,15 +108,27 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         delegation_tokens=DelegationTokens(store),
         partition_events=PartitionEvents(store),
         aggregate_stats=AggregateStats(store, derived=timeline.statistics),
-        open_txns=OpenTxnList(store, lock_timeout_ms))
+        open_txns=OpenTxnList(store, lock_timeout_ms),
+        hudi_sync=TimelineCatchUp(timeline, latest_slices=lambda conn, ref, parts: _located(
+            snapshot.latest_in(conn, ref.tbl_id, parts), ref)))
     if notification_clean_interval_s:
         notifications.start_cleaner(notification_clean_interval_s)
+    if watch_interval_s:
+        assert services.hudi_sync is not None
+        services.watcher = SyncWatcher(services.hudi_sync)
+        services.watcher.start(watch_interval_s)
     if mirror:
         services.mirror = StorageMirror(store, timeline, boundary=boundary)
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)
     return services
+
+
+def _located(slices, ref):
+    """Slices with their files' paths (the table's storage strategy)."""
+    locate_slices(ref, slices)
+    return slices
 
 
 def open_services(db_url: str, warehouse: str = "./warehouse",

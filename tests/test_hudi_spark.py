@@ -3,8 +3,9 @@ tests/harness/hudi_spark.py) against our server, in ONE Spark subprocess (tests/
 
 * Hudi's datasource writes COW and MOR tables, partitioned and not (insert, upsert, delete) with
   hive sync in `hms` mode to our server: the database, the tables (MOR: also `_ro` and `_rt`) and the
-  partitions appear as hive-sync makes them; `import-hudi` then adopts each table and `validate`
-  agrees with storage; the server's file slices are hudi-rs's.
+  partitions appear as hive-sync makes them; each table is a tracked Hudi table from its first sync
+  (store/hudi/timeline/catch_up.py), so `import-hudi` finds nothing to import, and `validate` agrees
+  with storage; the server's file slices are hudi-rs's.
 * Hudi's reader reads a table OUR pipeline wrote: snapshot (by path, and through the catalog:
   spark.table and SQL on our server's registration) and time travel (`as.of.instant`) give the rows
   of pipeline.read / hudi-rs; incremental reads give the rows committed after an instant.
@@ -84,8 +85,9 @@ def test_hudi_spark_writes_and_reads_through_our_server(spark, our_server, tmp_p
         assert c.get_database(db).name == db
         synced = c.get_table(db, "cow_part")
         assert synced.parameters["spark.sql.sources.provider"] == "hudi"
-        for name, t in written.items():  # import-hudi adopts the table hive-sync registered
-            import_hudi_table(uri(our_server), t["base"], db, name)
+        for name, t in written.items():  # tracked from hive sync's create: import-hudi has nothing to do
+            assert c.get_hudi_table(db, name).properties["hoodie.metastore.timeline.source"] == "storage"
+            assert import_hudi_table(uri(our_server), t["base"], db, name).instants_imported == []
             cfg = c.get_hudi_table(db, name)
             _, diffs = compare(HudiCatalog(uri(our_server)), db, name)
             assert diffs == [], (name, diffs)

@@ -17,6 +17,7 @@ from client import HudiCatalog, HudiMetastoreClient, state_name
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name
 from tests.harness.hudi_tables import (
+    hive_synced_table,
     hold_back,
     ours_slices,
     put_back,
@@ -169,6 +170,19 @@ def test_instants_added_on_storage_are_picked_up(metastore, tmp_path, name):
     assert report.instants_imported == [f"{last.ts}.{last.done_action}.COMPLETED"]
     assert report.bootstrap_files == 0  # no listing: the new instant's metadata names its files
     assert_matches_storage(c, db, "t", base)
+
+
+def test_import_of_a_table_hudis_sync_tracks_keeps_it_tracked(metastore, tmp_path):
+    """A table Hudi's hive sync created is tracked from that call (store/hudi/timeline/catch_up.py):
+    import-hudi then finds it up to date and leaves it tracked."""
+    uri, db, c = metastore
+    base = table_copy("cow_v8_complexkeygen_hivestyle", tmp_path)
+    c.create_table(hive_synced_table(db, "t", base))
+    assert c.get_hudi_table(db, "t").properties["hoodie.metastore.timeline.source"] == "storage"
+    assert_matches_storage(c, db, "t", base)
+    report = import_hudi_table(uri, base, db, "t", record_index=False)
+    assert report.instants_imported == [] and not report.registered and not report.config_updated
+    assert c.get_hudi_table(db, "t").properties["hoodie.metastore.timeline.source"] == "storage"
 
 
 def test_pending_instant_imported_as_pending_then_completed(metastore, tmp_path):

@@ -27,32 +27,34 @@ from client import (
     Security,
     TransportError,
 )
-from hudi_format.commit_metadata import (
-    WRITE_ACTIONS,
-    parse_clean,
-    parse_commit,
-    parse_restore,
-    parse_rollback,
-)
 from hudi_format.config_keys import (
     CHECKSUM,
     DATABASE_NAME,
     INDEX_TYPE,
     PROPERTIES_FILE,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
-    STORAGE_STRATEGY_CLASS,
     TABLE_NAME,
+    TIMELINE_SOURCE,
 )
 from hudi_format.errors import HudiStorageError, InvalidMetadata
-from hudi_format.file_slice import FileInfo, split_path
+from hudi_format.file_slice import FileInfo
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES, STATES
 from hudi_format.listing import list_table, storage_view
-from hudi_format.storage_strategy import HIVE, strategy_name
+from hudi_format.storage_changes import (
+    archive_unseen,
+    check_partitions,
+    config_from_storage,
+    instant_files,
+    new_instants,
+    written_by,
+)
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
 
 # the metastore's own: whether it keeps the table's record index (storage knows nothing of it)
 INDEX_PROPERTIES = (INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH)
+# ... and whether it follows the table's timeline on storage (a table Hudi's sync created)
+METASTORE_PROPERTIES = (*INDEX_PROPERTIES, TIMELINE_SOURCE)
 
 
 class HudiImportError(ValueError):
@@ -127,55 +129,18 @@ class ImportReport:
 
 def _instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes | None]:
     """Each state's file, the completed one parsed: a corrupt file fails here, before any write."""
-    out = {}
-    for state in (REQUESTED, INFLIGHT, COMPLETED):
-        if state <= inst.state:
-            out[state] = tl.metadata(inst, state)
-    if inst.state == COMPLETED:
-        data, action = out[COMPLETED], inst.done_action
-        try:
-            if action in WRITE_ACTIONS:
-                parse_commit(data)
-            elif action == "clean":
-                parse_clean(data)
-            elif action == "rollback":
-                parse_rollback(data)
-            elif action == "restore":
-                parse_restore(data)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # InvalidMetadata is a ValueError
-            text = getattr(exc, "message", None) or str(exc)
-            raise HudiImportError(f"{tl.base_path}: corrupt instant file {tl.timeline_dir}/{inst.files[COMPLETED]}: "
-                                  f"{text}") from None
-    return out
-
-
-def _written_by(tl: StorageTimeline, inst: StorageInstant, data: bytes | None) -> set[tuple[str, str]]:
-    """(partition, file name) of the files a completed instant's metadata names."""
-    action = inst.done_action
-    if action in WRITE_ACTIONS:
-        stats = parse_commit(data).write_stats
-    elif action == "rollback":
-        stats = parse_rollback(data)[2].write_stats
-    elif action == "restore":
-        stats = [s for rb in parse_restore(data) for s in rb[2].write_stats]
-    else:
-        return set()
-    out = set()
-    for s in stats:
-        partition, name = split_path(s.path)
-        out.add((s.partition_path if s.partition_path is not None else partition, name))
-    return out
+    try:
+        return instant_files(tl, inst)
+    except InvalidMetadata as exc:
+        raise HudiImportError(exc.message) from None
 
 
 def _check_partitions(tl: StorageTimeline, cfg: HudiTableConfig, inst: StorageInstant,
                       written: set[tuple[str, str]]) -> None:
-    """Partition paths an instant wrote must fit the table's partition fields."""
-    for partition in sorted({p for p, _ in written}):
-        try:
-            if partition or cfg.partition_fields:
-                cfg.values_of(partition)
-        except ValueError as exc:
-            raise HudiImportError(f"{tl.base_path}: instant {inst.ts} wrote {exc}") from None
+    try:
+        check_partitions(tl, cfg, inst, written)
+    except InvalidMetadata as exc:
+        raise HudiImportError(exc.message) from None
 
 
 def read_table(base_path: str) -> StorageTimeline:
@@ -186,20 +151,10 @@ def read_table(base_path: str) -> StorageTimeline:
 
 
 def table_config(tl: StorageTimeline, db: str, table: str) -> HudiTableConfig:
-    cfg = HudiTableConfig.from_properties(db.lower(), table.lower(), dict(tl.properties), tl.base_path)
-    cfg.properties.pop(CHECKSUM, None)  # of the storage's db.table, not ours
     try:
-        cfg.validate()
+        return config_from_storage(tl, db, table)
     except InvalidMetadata as exc:
-        raise HudiImportError(f"{tl.base_path}: {exc.message}") from None
-    stored_name = (tl.properties.get(TABLE_NAME) or "").lower()
-    strategy = tl.properties.get(STORAGE_STRATEGY_CLASS)
-    if strategy_name(strategy).lower() != HIVE and stored_name != cfg.table_name:
-        # its data files are under <storage path>/<prefix>/<table name>/...: the name is part of their paths
-        raise HudiImportError(f"{tl.base_path}: a table with storage strategy "
-                              f"{strategy!r} keeps its table name in its files' paths; "
-                              f"import it as {db.lower()}.{stored_name}, not {db.lower()}.{cfg.table_name}")
-    return cfg
+        raise HudiImportError(exc.message) from None
 
 
 # --------------------------------------------------------------------------- import
@@ -231,13 +186,13 @@ def _instants_to_send(tl: StorageTimeline, server: dict, report: ImportReport
                       ) -> tuple[list[ImportedInstant], set[tuple[str, str]]]:
     """The instants new on storage (or in a later state there) as the import sends them, and the
     (partition, file name) of the files their completed metadata names."""
-    todo = [i for i in tl.instants if i.ts not in server or STATES[server[i.ts].state] < i.state]
+    todo = new_instants(tl, {ts: STATES[i.state] for ts, i in server.items()})
     report.instants_skipped = len(tl.instants) - len(todo)
     payload, written = [], set()
     for inst in todo:
         files = _instant_files(tl, inst)
         if inst.state == COMPLETED:
-            written |= _written_by(tl, inst, files[COMPLETED])
+            written |= written_by(inst, files[COMPLETED])
         payload.append(ImportedInstant(
             timestamp=inst.ts, action=inst.action, state=inst.state,
             completion_time=inst.completion_ts if inst.state == COMPLETED else None,
@@ -252,9 +207,7 @@ def _files_to_send(client: HudiCatalog, tl: StorageTimeline, db: str, table: str
                    ) -> tuple[list[FileInfo], list[FileInfo]]:
     """(files to record from one listing of the table, live files storage no longer has). The table
     is listed on a first import, a reconcile, or when the server missed instants archived since."""
-    server_completed = [ts for ts, i in server.items() if i.state == STATE_NAMES[COMPLETED]]
-    unseen_archive = bool(server) and tl.earliest is not None and \
-        (not server_completed or max(server_completed) < tl.earliest) and tl.has_archive()
+    unseen_archive = archive_unseen(tl, {ts: STATES[i.state] for ts, i in server.items()})
     if server and not reconcile and not unseen_archive:
         return [], []
     listing = list_table(tl)
@@ -338,7 +291,7 @@ def import_hudi_table(metastore: str, base_path: str, db: str, table: str,
     for inst in tl.instants:  # every instant file is read and parsed before anything is written
         files = _instant_files(tl, inst)
         if inst.state == COMPLETED:
-            _check_partitions(tl, cfg, inst, _written_by(tl, inst, files[COMPLETED]))
+            _check_partitions(tl, cfg, inst, written_by(inst, files[COMPLETED]))
     report = ImportReport(db.lower(), table.lower(), base_path, tl.table_version, cfg.table_type, dry_run=dry_run)
     # a large import is one long call
     with HudiCatalog(metastore, timeout_s=600, security=security, connect_retries=connect_retries) as client:
@@ -423,8 +376,8 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
     if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
-        kept = {k: v for k, v in have.properties.items() if k in INDEX_PROPERTIES}
-        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index stays
+        kept = {k: v for k, v in have.properties.items() if k in METASTORE_PROPERTIES}
+        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index and tracking stay
         return cfg
     return None
 
@@ -432,7 +385,7 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
 def _properties(cfg: HudiTableConfig) -> dict[str, str]:
     """`hoodie.properties` of a config, apart from names and location."""
     props = cfg.hoodie_properties()
-    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *INDEX_PROPERTIES):
+    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *METASTORE_PROPERTIES):
         props.pop(k, None)
     return props
 

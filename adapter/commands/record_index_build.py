@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from client import FileGroupKeys, HudiCatalog
-from hudi_format import key_generator, log_file
-from hudi_format.config_keys import INDEX_TYPE, POPULATE_META_FIELDS, default_of
+from hudi_format.config_keys import INDEX_TYPE
 from hudi_format.errors import HudiFormatError
 from hudi_format.record_key_codec import encode_keys
+from hudi_format.record_keys import KeyReader, slice_keys
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import HudiTableConfig
 
@@ -43,25 +43,6 @@ def has_index(cfg: HudiTableConfig) -> bool:
     return (cfg.properties.get(INDEX_TYPE) or "").upper() == "RECORD_INDEX"
 
 
-class _Keys:
-    """How a file's record keys are read: the meta columns, or the record key fields through the
-    key generator (no meta fields; the commit time is then the file's or the block's instant)."""
-
-    def __init__(self, cfg: HudiTableConfig):
-        self.meta = cfg.properties.get(POPULATE_META_FIELDS, default_of(POPULATE_META_FIELDS)).lower() != "false"
-        self.fields = list(cfg.record_key_fields)
-        self.generator = cfg.key_generator
-        self.columns = [log_file.KEY, log_file.COMMIT_TIME] if self.meta else self.fields
-
-    def of(self, table, instant: str | None) -> dict[str, str]:
-        """key -> commit time of the rows of a pyarrow table holding `columns`."""
-        if self.meta:
-            return dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
-        keys = key_generator.record_keys({f: table.column(f).to_pylist() for f in self.fields},
-                                         self.fields, self.generator)
-        return dict.fromkeys(keys, instant or "")
-
-
 def storage_keys(client: HudiCatalog, db: str, table: str) -> StorageKeys:
     """The record keys of the table's latest file slices (as the server lists them) on storage."""
     cfg = client.get_hudi_table(db, table)
@@ -72,64 +53,15 @@ def storage_keys(client: HudiCatalog, db: str, table: str) -> StorageKeys:
         completed = {i.ts for i in client.list_instants(db, table, states=["COMPLETED"])}
     storage = TableStorage(cfg.base_path or "")
     try:
-        reader = _Keys(cfg)
+        reader = KeyReader(cfg)
         for s in slices:
-            for key, ts in _slice_keys(storage, s, completed, reader).items():
+            for key, ts in slice_keys(storage, s, completed, reader).items():
                 if key in out.keys:
                     out.duplicates.append((key, out.keys[key][:2], (s.partition_path, s.file_id)))
                 out.keys[key] = (s.partition_path, s.file_id, ts)
     except HudiFormatError as exc:
         out.unreadable = str(exc)
     return out
-
-
-def _slice_keys(storage: TableStorage, s, completed: set[str], reader: _Keys) -> dict[str, str]:
-    """key -> commit time of one file slice: its base file's keys, then its log files' data and
-    delete blocks in order (a later block's record replaces an earlier one; a delete removes it)."""
-    import pyarrow.parquet as pq
-
-    keys: dict[str, str] = {}
-    if s.base_file is not None:
-        with _open(storage, s.partition_path, s.base_file) as fh:
-            keys.update(reader.of(pq.read_table(fh, columns=reader.columns), s.base_file.commit_ts))
-    for f in s.log_files:
-        name = f"{s.partition_path}/{f.name}".lstrip("/")
-        try:
-            with _open(storage, s.partition_path, f) as fh:
-                data = fh.read()
-        except FileNotFoundError:
-            raise HudiFormatError(f"log file {name} is missing on storage") from None
-        for block in _live_blocks(list(log_file.blocks(data, name)), completed):
-            if block.block_type in (log_file.AVRO_DATA, log_file.HFILE_DATA, log_file.PARQUET_DATA):
-                keys.update(reader.of(log_file.data_block_table(block, reader.columns, name), block.instant))
-            elif block.block_type == log_file.DELETE:
-                for key in log_file.deleted_keys(block, f"log file {name}"):
-                    keys.pop(key, None)
-    return keys
-
-
-def _open(storage: TableStorage, partition: str, f):
-    """A listed file, at the path the server answers (its storage strategy's), else under the table path."""
-    if f.path:
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(f.path)
-    else:
-        fs, path = storage.fs, storage.path(partition, f.name)
-    try:
-        fs.invalidate_cache(path.rpartition("/")[0])  # an object store's cached listing may predate the file
-    except Exception:  # filesystems without a cache
-        pass
-    return fs.open(path, "rb")
-
-
-def _live_blocks(blocks: list[log_file.LogBlock], completed: set[str]) -> list[log_file.LogBlock]:
-    """The blocks a reader merges: written by a completed instant and not undone by a rollback
-    command block."""
-    undone = {b.header.get(log_file.TARGET_INSTANT_TIME) for b in blocks
-              if b.block_type == log_file.COMMAND and b.header.get(log_file.COMMAND_BLOCK_TYPE) == log_file.ROLLBACK}
-    return [b for b in blocks
-            if b.block_type != log_file.COMMAND and b.instant in completed and b.instant not in undone]
 
 
 def build_index(client: HudiCatalog, db: str, table: str, found: StorageKeys | None = None) -> int:
@@ -213,11 +145,11 @@ def restore_keys(client: HudiCatalog, db: str, table: str, savepoint: str) -> li
     changed = [s for s in at if (s.partition_path, s.file_id) in written or (s.partition_path, s.file_id) not in now]
     completed = {i.ts for i in client.list_instants(db, table, states=["COMPLETED"]) if i.ts <= savepoint}
     storage = TableStorage(cfg.base_path or "")
-    reader = _Keys(cfg)
+    reader = KeyReader(cfg)
     out = []
     for s in changed:
         by_instant: dict[str, list[str]] = {}
-        for key, ts in _slice_keys(storage, s, completed, reader).items():
+        for key, ts in slice_keys(storage, s, completed, reader).items():
             by_instant.setdefault(ts or savepoint, []).append(key)
         for ts, keys in sorted(by_instant.items()) or [(savepoint, [])]:
             out.append(FileGroupKeys(s.partition_path, s.file_id, inserted=encode_keys(keys), instant=ts))

@@ -18,8 +18,9 @@ from store.errors import MetaError, NoSuchObject
 from store.hms.catalog import TableService
 from store.hms.common import ENCODER_AVAILABLE
 from store.hms.partition_filter import is_integral
-from store.hms.partitions import PartitionService, partition_specs, spec_from_name, split_name
+from store.hms.partitions import PartitionService, make_name, partition_specs, spec_from_name, split_name
 from store.hudi.snapshot import HudiPartitionRules
+from store.hudi.timeline import TimelineCatchUp
 from thrift_idl.hive_metastore.ttypes import (
     AddPartitionsResult,
     AlterPartitionsResponse,
@@ -56,10 +57,30 @@ def partition_list(partitions: PartitionService, db: str, tbl: str, max_parts: i
 
 class PartitionHandler:
     def __init__(self, partitions: PartitionService, tables: TableService,
-                 hudi_rules: HudiPartitionRules | None = None):
+                 hudi_rules: HudiPartitionRules | None = None, hudi_sync: TimelineCatchUp | None = None):
         self.partitions = partitions
         self.tables = tables  # the partition keys and table a request form's answer needs
         self.hudi = hudi_rules  # Hudi tables' partitions follow commits
+        self.sync = hudi_sync  # tables Hudi's writers sync: caught up from storage before the call
+
+    def _synced(self, db, tbl, call, on_tracked):
+        """`call` on db.tbl, after the catch-up of the tracked Hudi table it belongs to, in one
+        transaction; on the tracked table itself `on_tracked` instead (its partitions are what its
+        commits say: the call changes nothing more and succeeds)."""
+        target = self.sync.target(db_name(db), tbl or "") if self.sync is not None else None
+        if target is None:
+            return call()
+        return self.sync.around(target, call if not target.own else on_tracked)  # type: ignore[union-attr]
+
+    def _as_committed(self, db, tbl, parts, if_not_exists):
+        """An add on a tracked table: the partitions as the commits made them (a requested one the
+        commits do not have is answered as sent)."""
+        if if_not_exists:
+            return []
+        keys = [k.name for k in self.tables.get_table(db, tbl).partitionKeys or []]
+        have = {tuple(p.values): p for p in self.partitions.get_partitions_by_names(
+            db, tbl, [make_name(keys, list(p.values or [])) for p in parts])}
+        return [have.get(tuple(p.values or []), p) for p in parts]
 
     def _guard(self, db, tbl, what):
         if self.hudi is not None:
@@ -76,11 +97,15 @@ class PartitionHandler:
             if p.sd is None:  # Hive fails on it with a NullPointerException
                 raise MetaException("Partition has no storage descriptor")
         db, tbl = db_name(parts[0].dbName, parts[0].catName), parts[0].tableName or ""
-        if self.hudi is not None:
-            existing = self.hudi.add(db, tbl, parts, if_not_exists)
-            if existing is not None:
-                return existing
-        return self.partitions.add_partitions(db, tbl, parts, if_not_exists, env)
+
+        def add():
+            if self.hudi is not None:
+                existing = self.hudi.add(db, tbl, parts, if_not_exists)
+                if existing is not None:
+                    return existing
+            return self.partitions.add_partitions(db, tbl, parts, if_not_exists, env)
+
+        return self._synced(db, tbl, add, lambda: self._as_committed(db, tbl, parts, if_not_exists))
 
     def add_partition(self, new_part):
         return self._add([new_part])[0]
@@ -250,22 +275,24 @@ class PartitionHandler:
         return PartitionValuesResponse(partitionValues=[PartitionValuesRow(row=r) for r in rows])
 
     # alter and rename
+    def _alter(self, db_name_, tbl_name, parts, env=None):
+        def alter():
+            self._guard(db_name_, tbl_name, "Altering partitions")
+            self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", parts, env)
+
+        self._synced(db_name_, tbl_name, alter, lambda: None)
+
     def alter_partition(self, db_name_, tbl_name, new_part):
-        self._guard(db_name_, tbl_name, "Altering partitions")
-        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", [new_part])
+        self._alter(db_name_, tbl_name, [new_part])
 
     def alter_partition_with_environment_context(self, db_name_, tbl_name, new_part, environment_context):
-        self._guard(db_name_, tbl_name, "Altering partitions")
-        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", [new_part], env_props(environment_context))
+        self._alter(db_name_, tbl_name, [new_part], env_props(environment_context))
 
     def alter_partitions(self, db_name_, tbl_name, new_parts):
-        self._guard(db_name_, tbl_name, "Altering partitions")
-        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", list(new_parts or []))
+        self._alter(db_name_, tbl_name, list(new_parts or []))
 
     def alter_partitions_with_environment_context(self, db_name_, tbl_name, new_parts, environment_context):
-        self._guard(db_name_, tbl_name, "Altering partitions")
-        self.partitions.alter_partitions(db_name(db_name_), tbl_name or "", list(new_parts or []),
-                                         env_props(environment_context))
+        self._alter(db_name_, tbl_name, list(new_parts or []), env_props(environment_context))
 
     def alter_partitions_req(self, req):
         self.alter_partitions_with_environment_context(db_name(req.dbName, req.catName), req.tableName, req.partitions,
@@ -282,21 +309,27 @@ class PartitionHandler:
 
     # drop
     def drop_partition(self, db_name_, tbl_name, part_vals, deleteData):
-        if self.hudi is not None and self.hudi.drop(db_name(db_name_), tbl_name or "", values_list=[part_vals]):
+        def drop():
+            if self.hudi is not None and self.hudi.drop(db_name(db_name_), tbl_name or "", values_list=[part_vals]):
+                return True
+            self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", values_list=[part_vals],
+                                            delete_data=bool(deleteData))
             return True
-        self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", values_list=[part_vals],
-                                        delete_data=bool(deleteData))
-        return True
+
+        return self._synced(db_name_, tbl_name, drop, lambda: True)
 
     def drop_partition_with_environment_context(self, db_name_, tbl_name, part_vals, deleteData, environment_context):
         return self.drop_partition(db_name_, tbl_name, part_vals, deleteData)
 
     def drop_partition_by_name(self, db_name_, tbl_name, part_name, deleteData):
-        if self.hudi is not None and self.hudi.drop(db_name(db_name_), tbl_name or "", names=[part_name or ""]):
+        def drop():
+            if self.hudi is not None and self.hudi.drop(db_name(db_name_), tbl_name or "", names=[part_name or ""]):
+                return True
+            self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", names=[part_name or ""],
+                                            delete_data=bool(deleteData))
             return True
-        self.partitions.drop_partitions(db_name(db_name_), tbl_name or "", names=[part_name or ""],
-                                        delete_data=bool(deleteData))
-        return True
+
+        return self._synced(db_name_, tbl_name, drop, lambda: True)
 
     def drop_partition_by_name_with_environment_context(self, db_name_, tbl_name, part_name, deleteData,
                                                         environment_context):
@@ -310,14 +343,18 @@ class PartitionHandler:
         if spec.exprs is not None:
             raise MetaException("Dropping partitions by serialized expressions is not supported; "
                                 "name the partitions instead")
-        if self.hudi is not None and self.hudi.drop(db, req.tblName or "", names=list(spec.names),
-                                                    if_exists=req.ifExists is not False):
-            return DropPartitionsResult(partitions=[] if req.needResult is not False else None)
-        dropped = self.partitions.drop_partitions(
-            db, req.tblName or "", names=list(spec.names),
-            delete_data=req.deleteData is not False, if_exists=req.ifExists is not False,
-            need_result=req.needResult is not False, exact_names=True)
-        return DropPartitionsResult(partitions=dropped)
+        def drop():
+            if self.hudi is not None and self.hudi.drop(db, req.tblName or "", names=list(spec.names),
+                                                        if_exists=req.ifExists is not False):
+                return DropPartitionsResult(partitions=[] if req.needResult is not False else None)
+            dropped = self.partitions.drop_partitions(
+                db, req.tblName or "", names=list(spec.names),
+                delete_data=req.deleteData is not False, if_exists=req.ifExists is not False,
+                need_result=req.needResult is not False, exact_names=True)
+            return DropPartitionsResult(partitions=dropped)
+
+        return self._synced(db, req.tblName, drop,
+                            lambda: DropPartitionsResult(partitions=[] if req.needResult is not False else None))
 
     # names
     def partition_name_to_vals(self, part_name):

@@ -11,7 +11,7 @@ from store.hms.catalog import TableNamesByFilter, TableService
 from store.hms.common import ENCODER_AVAILABLE
 from store.hms.constraints import ConstraintService
 from store.hms.partitions import PartitionService
-from store.hudi.timeline import TimelineService
+from store.hudi.timeline import TimelineCatchUp, TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
     GetFieldsResponse,
@@ -35,12 +35,14 @@ log = logging.getLogger(__name__)
 
 class TableHandler:
     def __init__(self, tables: TableService, partitions: PartitionService, timeline: TimelineService | None = None,
-                 constraints: ConstraintService | None = None, table_filter: TableNamesByFilter | None = None):
+                 constraints: ConstraintService | None = None, table_filter: TableNamesByFilter | None = None,
+                 hudi_sync: TimelineCatchUp | None = None):
         self.tables = tables
         self.partitions = partitions
         self.timeline = timeline  # adopts tables created with spark.sql.sources.provider=hudi
         self.constraints = constraints
         self.table_filter = table_filter
+        self.sync = hudi_sync  # tables Hudi's writers sync: tracked from storage, caught up before each call
 
     # create
     def create_table(self, tbl):
@@ -54,10 +56,18 @@ class TableHandler:
             raise InvalidObjectException("Table object is required")
         if tbl.dbName is not None:
             tbl.dbName = db_name(tbl.dbName, tbl.catName)
-        if constraints is not None and self.constraints is not None:
-            self.constraints.create_table(tbl, env_props(environment_context), constraints)
-        else:
-            self.tables.create_table(tbl, env_props(environment_context))
+
+        def create() -> None:
+            if constraints is not None and self.constraints is not None:
+                self.constraints.create_table(tbl, env_props(environment_context), constraints)
+            else:
+                self.tables.create_table(tbl, env_props(environment_context))
+
+        pending = self.sync.plan_create(tbl) if self.sync is not None else None
+        if pending is not None:  # Hudi's sync over a Hudi base path: tracked (or its view) from this call on
+            self.sync.create(pending, create)  # type: ignore[union-attr]
+            return
+        create()
         if self.timeline is not None:
             try:
                 self.timeline.adopt_hms_table(self.tables.get_table(tbl.dbName or "", tbl.tableName or ""))
@@ -169,12 +179,21 @@ class TableHandler:
         cascade = props.get("CASCADE", "").lower() == "true"
         if new_tbl is not None and new_tbl.dbName:
             new_tbl.dbName = db_name(new_tbl.dbName)
-        self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, props, cascade)
+        self._synced(db_name(dbname), tbl_name or "",
+                     lambda: self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, props, cascade))
 
     def alter_table_with_cascade(self, dbname, tbl_name, new_tbl, cascade):
         if new_tbl is not None and new_tbl.dbName:
             new_tbl.dbName = db_name(new_tbl.dbName)
-        self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, {}, bool(cascade))
+        self._synced(db_name(dbname), tbl_name or "",
+                     lambda: self.tables.alter_table(db_name(dbname), tbl_name or "", new_tbl, {}, bool(cascade)))
+
+    def _synced(self, db: str, tbl: str, call):
+        """`call` on db.tbl; after the catch-up of its tracked Hudi table, in one transaction."""
+        target = self.sync.target(db, tbl) if self.sync is not None else None
+        if target is None:
+            return call()
+        return self.sync.around(target, call)  # type: ignore[union-attr]
 
     def alter_table_req(self, req):
         self.alter_table_with_environment_context(db_name(req.dbName, req.catName), req.tableName, req.table,

@@ -103,6 +103,10 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
+        joined = getattr(_call, "joined", None)
+        if joined is not None:  # inside one_transaction: read what it wrote so far
+            yield joined
+            return
         with self._timeouts_answered(), self._read_connection() as conn, conn.begin():
             yield conn
 
@@ -142,6 +146,10 @@ class Store:
     def write(self) -> Iterator[Connection]:
         """One write transaction: committed when the block ends, rolled back on any error. (Not
         retried when the connection is lost: run_write is.)"""
+        joined = getattr(_call, "joined", None)
+        if joined is not None:
+            yield joined
+            return
         _call.wrote = True
         with self._timeouts_answered(), self.engine.connect().execution_options(hms_write=True) as conn, \
                 conn.begin():
@@ -188,6 +196,9 @@ class Store:
         """Run fn(conn, ...) in a write transaction, again when it loses a deadlock/serialization race
         or its connection before it committed. fn may run more than once: whatever it has to tell
         the caller, it returns."""
+        joined = getattr(_call, "joined", None)
+        if joined is not None:  # part of one_transaction: it commits (and retries) the whole
+            return fn(joined, *args, **kwargs)
         integrity_retried = False
         for attempt in range(attempts):
             try:
@@ -207,6 +218,26 @@ class Store:
                     raise
                 time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
         raise ValueError(f"run_write needs at least one attempt, not {attempts}")
+
+    @staticmethod
+    def joined() -> Connection | None:
+        """The connection of the one_transaction running on this thread, if any."""
+        return getattr(_call, "joined", None)
+
+    def one_transaction(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """fn(conn, ...) with every read and write the services make on this thread joining one write
+        transaction: all of it commits, or none (a Hudi table's catch-up and the call that caused it).
+        Retried as a whole, as run_write is."""
+        def joined(conn: Connection) -> T:
+            _call.joined = conn
+            try:
+                return fn(conn, *args, **kwargs)
+            finally:
+                _call.joined = None
+
+        if getattr(_call, "joined", None) is not None:
+            return fn(_call.joined, *args, **kwargs)
+        return self.run_write(joined)
 
     def next_id(self, conn: Connection, name: str, count: int = 1) -> int:
         """Take `count` ids from a named sequence inside the caller's transaction; returns the first."""

@@ -126,6 +126,14 @@ class HudiTables:
                 self.tables.drop_table(cfg.db_name, cfg.table_name, False)
             raise
 
+    def insert_in(self, conn: Connection, cfg: HudiTableConfig) -> None:
+        """Make db.tbl, whose HMS table exists, a Hudi table inside the caller's transaction."""
+        cfg.db_name, cfg.table_name = (cfg.db_name or "").lower(), (cfg.table_name or "").lower()
+        cfg.validate()
+        check_location(cfg.base_path or None, "Hudi table base path", "hudi_table", "base_path")
+        _check_storage_strategy(cfg)
+        self._insert(conn, cfg)
+
     def _insert(self, conn: Connection, cfg: HudiTableConfig) -> None:
         row = conn.execute(select(S.tbl.c.tbl_id, S.tbl.c.db_id, S.tbl.c.location, S.db.c.cat_name,
                                   S.db.c.name.label("db_name"))

@@ -115,6 +115,13 @@ class StorageBoundary:
         if not canon:
             return
         rows = [{"loc_hash": _hash(c), "location": c, "create_time": now_ms()} for c in dict.fromkeys(canon)]
+        joined = self.store.joined()
+        if joined is not None:  # inside one transaction (a Hudi catch-up with its call): recorded with it
+            have = set(joined.execute(select(S.created_locations.c.loc_hash).where(
+                S.created_locations.c.loc_hash.in_([r["loc_hash"] for r in rows]))).scalars())
+            if [r for r in rows if r["loc_hash"] not in have]:
+                joined.execute(S.created_locations.insert(), [r for r in rows if r["loc_hash"] not in have])
+            return
         try:
             with self.store.engine.begin() as conn:
                 conn.execute(S.created_locations.insert(), rows)

@@ -115,6 +115,25 @@ def rows_of_slices(base: str, slices) -> list[dict]:
     return _sorted_rows(batches)
 
 
+def hive_synced_table(db: str, name: str, base: str, ttype: str = "COPY_ON_WRITE"):
+    """The HMS table Hudi 1.x's hive sync (`hms` mode, sync as a data source) creates for the table at
+    `base`: EXTERNAL, Hudi's input format, serde `path`, `spark.sql.sources.provider=hudi`."""
+    from hudi_format.table_config import INPUT_FORMAT, OUTPUT_FORMAT, SERDE, read_properties
+    from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    keys = [FieldSchema(k, "string", None) for k in props.get("hoodie.table.partition.fields", "").split(",") if k]
+    cols = [FieldSchema(c, "string", None) for c in ("_hoodie_commit_time", "_hoodie_record_key", "id")]
+    sd = StorageDescriptor(cols=cols, location="file:" + base, inputFormat=INPUT_FORMAT[ttype],
+                           outputFormat=OUTPUT_FORMAT, compressed=False, numBuckets=-1,
+                           serdeInfo=SerDeInfo(serializationLib=SERDE, parameters={
+                               "path": "file:" + base, "hoodie.query.as.ro.table": "false",
+                               "serialization.format": "1"}),
+                           bucketCols=[], sortCols=[], parameters={})
+    return Table(tableName=name, dbName=db, owner="spark", sd=sd, partitionKeys=keys, tableType="EXTERNAL_TABLE",
+                 parameters={"EXTERNAL": "TRUE", "spark.sql.sources.provider": "hudi", "last_commit_time_sync": "x"})
+
+
 def run_cli(*args: str, input_text: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """`hudi-metastore <args>` in a subprocess (stdin closed unless input_text)."""
     env = dict(os.environ)

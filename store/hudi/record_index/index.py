@@ -253,6 +253,44 @@ class RecordIndex:
             self._switch(conn, ref, enable)
         return count_keys(conn, ref.tbl_id)
 
+    def reload_groups_in(self, conn: Connection, ref: HudiTableRef, keys: dict[tuple[str, str], dict[str, str]],
+                         gone: Sequence[tuple[str, str]] = (), reset: bool = False) -> int:
+        """In the caller's transaction: the keys of file groups as their latest slices on storage hold
+        them (`keys`: (partition, file id) -> key -> the instant that wrote it) replace what the index
+        had for them; groups in `gone` (or, with `reset`, every group) leave it first. A key another
+        group holds is InvalidOperation (nothing of this call stays: a savepoint). The table's key count."""
+        with conn.begin_nested():
+            if reset:
+                conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
+                conn.execute(delete(S.record_index_file_group).where(
+                    S.record_index_file_group.c.tbl_id == ref.tbl_id))
+            else:
+                self.drop_file_groups(conn, ref.tbl_id, list(dict.fromkeys([*keys, *gone])))
+            fg_ids = self._file_group_ids(conn, ref.tbl_id, [g for g, ks in keys.items() if ks])
+            new = []
+            for g, ks in keys.items():
+                for shard, key in _keyed(ks):
+                    ts = ks[key]
+                    if not ts.isdigit():
+                        raise InvalidOperation(f"Key {key!r} of file group {g[1]}: no instant wrote it")
+                    new.append((ref.tbl_id, fg_ids[g], int(ts), shard, key))
+            try:
+                self._insert(conn, ref, "catch-up", new)
+            except (CommitConflict, InvalidObject) as exc:
+                raise InvalidOperation(exc.message.split(": keys are unique", 1)[0] +
+                                       ": a key is in two file groups on storage") from None
+        return count_keys(conn, ref.tbl_id)
+
+    def turn_off_in(self, conn: Connection, ref: HudiTableRef) -> None:
+        """Clear the table's index and turn it off, in the caller's transaction."""
+        conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
+        conn.execute(delete(S.record_index_file_group).where(S.record_index_file_group.c.tbl_id == ref.tbl_id))
+        self._switch(conn, ref, False)
+
+    def switch_in(self, conn: Connection, ref: HudiTableRef, on: bool) -> None:
+        """Turn the table's index on or off inside the caller's transaction."""
+        self._switch(conn, ref, on)
+
     @staticmethod
     def _switch(conn: Connection, ref: HudiTableRef, on: bool) -> None:
         props = dict(ref.config.properties)

@@ -2,13 +2,17 @@
 state machine (`instants`), commits with their conflict checks and what completes with them
 (`commit`: file versions, column statistics, record index, Hive statistics, HMS partitions through
 `partition_sync`), rollbacks (`rollback`), savepoints and restores (`savepoints`), the service
-(`timeline_service`) and the import of an existing table's timeline (`timeline_import`)."""
+(`timeline_service`), the import of an existing table's timeline (`timeline_import`), and the tables
+Hudi's own writers write, tracked from their first hive sync and caught up from storage before each
+sync call and by the watcher (`catch_up`)."""
 
+from store.hudi.timeline.catch_up import CatchUpError, SyncWatcher, Target, TimelineCatchUp, hudi_base_path
 from store.hudi.timeline.commit import Completed, PostCommitHook
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, instant_from_row
 from store.hudi.timeline.savepoints import RestoreOutcome, held_files
 from store.hudi.timeline.timeline_import import StoredInstant, TimelineImport
 from store.hudi.timeline.timeline_service import TimelineService
 
-__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "Completed", "PostCommitHook", "RestoreOutcome", "StoredInstant",
-           "TimelineImport", "TimelineService", "held_files", "instant_from_row"]
+__all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "CatchUpError", "Completed", "PostCommitHook", "RestoreOutcome",
+           "StoredInstant", "SyncWatcher", "Target", "TimelineCatchUp", "TimelineImport", "TimelineService",
+           "held_files", "hudi_base_path", "instant_from_row"]

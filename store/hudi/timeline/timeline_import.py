@@ -124,11 +124,20 @@ class TimelineImport:
         self.partition_sync = timeline.partition_sync
         self.column_stats = timeline.completion.column_stats
         self.statistics = timeline.statistics
+        self._events = False
 
     def import_instants(self, db: str, tbl: str, instants: list[StoredInstant],
                         listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
                         config: HudiTableConfig | None = None) -> ImportOutcome:
         """`config`: hoodie.properties as on storage now, taken over (the base path stays)."""
+        return self.store.run_write(self.import_in, db, tbl, instants, listed, missing, config)
+
+    def import_in(self, conn: Connection, db: str, tbl: str, instants: list[StoredInstant],
+                  listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
+                  config: HudiTableConfig | None = None, events: bool = False) -> ImportOutcome:
+        """import_instants inside the caller's transaction (the catch-up of a tracked table joins
+        the call that caused it: catch_up.py); with `events`, each completed write records its
+        notification events as a commit through the server does."""
         instants = sorted(instants, key=lambda i: i.ts)
         _check(instants)
         if config is not None:
@@ -139,7 +148,8 @@ class TimelineImport:
                 parse_file_name(f.name)
             except ValueError as exc:
                 raise InvalidObject(str(exc)) from exc
-        return self.store.run_write(self._import_in, db, tbl, instants, listed, missing, config)
+        self._events = events
+        return self._import_in(conn, db, tbl, instants, listed, missing, config)
 
     def _import_in(self, conn: Connection, db: str, tbl: str, instants: list[StoredInstant],
                    listed: list[FileInfo], missing: list[FileInfo], config: HudiTableConfig | None) -> ImportOutcome:
@@ -233,6 +243,8 @@ class TimelineImport:
             self.partition_sync.ensure_partitions(conn, ref, written)
             if action == "replacecommit" and (meta.operation_type or "").upper() == "DELETE_PARTITION":
                 self.partition_sync.drop_partitions(conn, ref, sorted(set(meta.replaced) - set(written)))
+            if self._events:
+                self.partition_sync.record_commit(conn, ref, action, meta)
         elif action == "clean":
             self.listing.mark_deleted(conn, ref, inst.ts, parse_clean(inst.completed))
         elif action == "rollback":

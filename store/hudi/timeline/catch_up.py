@@ -1,0 +1,624 @@
+"""Hudi tables that Apache Hudi's own writers write (Spark datasource and SQL, Streamer, Flink),
+tracked from their first hive sync: their timeline lives on storage and the server follows it.
+
+* Recognition (`plan_create`): a `create_table` whose table looks like Hudi's (the
+  `spark.sql.sources.provider=hudi` parameter, `hoodie.*` table or serde parameters, a Hudi input
+  format) over a base path holding `.hoodie/hoodie.properties` makes the table a Hudi table at that
+  call, with storage's config and the `TIMELINE_SOURCE=storage` mark, its history imported as
+  `import-hudi` would import it: all in the transaction of the create.
+* Merge-on-read views: hive sync creates `<t>_ro` and `<t>_rt` beside `<t>` over one base path, and
+  one base path has one timeline: the first table created there that is not a `_ro`/`_rt` view is
+  the tracked one; the views stay plain HMS tables (their partitions are hive sync's), and each
+  of their sync calls catches up the tracked table of their base path first.
+* Catch-up (`around`): every later write call on a tracked table or one of its views first brings
+  the server's timeline up to storage's: the instants new there (or in a later state), read and
+  parsed before the transaction (hudi_format/storage_changes.py, shared with import-hudi), applied
+  in ONE transaction with the call through the import's path (timeline_import.py: file slices,
+  HMS partitions, Hive statistics, notification events). On the tracked table itself the call's
+  own partition changes are then no-ops: its partitions are what the commits say.
+* An instant that cannot be applied (an unknown action, an unreadable file, an action not followed
+  yet) fails the call with CatchUpError (a MetaException) and changes nothing.
+* The watcher (`SyncWatcher`, `serve --watch-interval`) catches up tracked tables written with
+  sync turned off, a bounded number of tables and instants per pass.
+
+Restore and savepoint are not followed yet: a completed one stops the catch-up (`UNFOLLOWED`,
+`_check_followed` is where following them begins).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from base64 import b64decode
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, func, or_, select
+
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
+from hudi_format.config_keys import (
+    CHECKSUM,
+    DATABASE_NAME,
+    INDEX_TYPE,
+    PREFIX,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
+    STORAGE_PATH,
+    STORAGE_STRATEGY_CLASS,
+    TABLE_NAME,
+    TABLE_TYPE,
+    TIMELINE_SOURCE,
+)
+from hudi_format.errors import HudiFormatError, NotAHudiTable
+from hudi_format.file_slice import FileInfo, FileSlice, parse_file_name, split_path
+from hudi_format.instant import ACTIONS, COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.listing import list_table, storage_view
+from hudi_format.record_keys import KeyReader, slice_keys
+from hudi_format.storage import TableStorage
+from hudi_format.storage_changes import (
+    FOLLOWED,
+    UNFOLLOWED,
+    archive_unseen,
+    check_partitions,
+    config_from_storage,
+    instant_files,
+    new_instants,
+    written_by,
+)
+from hudi_format.storage_strategy import HIVE, OBJECT_STORE, file_location, load_strategy, strategy_name
+from hudi_format.storage_timeline import StorageInstant, StorageTimeline
+from hudi_format.table_config import MOR, HudiTableConfig
+from store.db import schema as S
+from store.errors import MetaError, NoSuchObject, StoreError
+from store.hms.catalog import database_is
+from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
+from store.hudi.record_index import has_record_index
+from store.hudi.tables import HudiTableRef
+from store.hudi.timeline.timeline_import import ImportOutcome, StoredInstant, TimelineImport
+from store.hudi.timeline.timeline_service import TimelineService
+from thrift_idl.hive_metastore.ttypes import Table
+
+log = logging.getLogger("hudi_metastore.hudi_sync")
+T = TypeVar("T")
+
+STORAGE = "storage"  # TIMELINE_SOURCE of a tracked table
+HUDI_INPUT_FORMAT_PREFIX = "org.apache.hudi."
+VIEW_SUFFIXES = ("_ro", "_rt")
+# the metastore's own properties, never taken from storage
+OWN_PROPERTIES = (INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH, TIMELINE_SOURCE)
+
+
+class CatchUpError(MetaError):
+    """The server cannot follow an instant of a tracked table; nothing was applied."""
+
+
+@dataclass
+class Pending:
+    """What storage holds that the server lacks, read before the transaction."""
+
+    db: str
+    tbl: str
+    base_path: str
+    instants: list[StoredInstant] = field(default_factory=list)
+    listed: list[FileInfo] = field(default_factory=list)
+    config: HudiTableConfig | None = None  # storage's config, taken over (or registered)
+    register: bool = False  # the table becomes a tracked Hudi table in this transaction
+    column_stats: list[FileColumnStats] = field(default_factory=list)  # of the new base files, from footers
+
+
+@dataclass
+class Target:
+    """The tracked table a call's table belongs to; `own`: the call names the tracked table itself
+    (else one of its `_ro`/`_rt` views)."""
+
+    db: str
+    tbl: str
+    own: bool
+
+
+def is_tracked(config: HudiTableConfig) -> bool:
+    return (config.properties.get(TIMELINE_SOURCE) or "").lower() == STORAGE
+
+
+def hudi_base_path(table: Table) -> str | None:
+    """The base path of a table Hudi's sync (or Hudi's Spark catalog) sends: recognised by the
+    `spark.sql.sources.provider=hudi` parameter, `hoodie.*` table or serde parameters or a Hudi input
+    format; None for other tables."""
+    params = {k: v for k, v in (table.parameters or {}).items() if v is not None}
+    sd = table.sd
+    serde = dict((sd.serdeInfo.parameters or {}) if sd is not None and sd.serdeInfo is not None else {})
+    hudi = (params.get("spark.sql.sources.provider", "").lower() == "hudi"
+            or any(k.startswith(PREFIX) for k in params) or any(k.startswith(PREFIX) for k in serde)
+            or (sd is not None and (sd.inputFormat or "").startswith(HUDI_INPUT_FORMAT_PREFIX)))
+    if not hudi:
+        return None
+    path = serde.get("path") or (sd.location if sd is not None else None)
+    return path or None
+
+
+def _path_spellings(path: str) -> list[str]:
+    """A base path as a table may spell it: with and without `file:` / `file://` and a trailing /."""
+    p = path.rstrip("/")
+    bare = p[len("file://"):] if p.startswith("file://") else p[len("file:"):] if p.startswith("file:") else p
+    out = {p, bare}
+    if bare.startswith("/"):
+        out |= {"file:" + bare, "file://" + bare}
+    return sorted(out | {x + "/" for x in out})
+
+
+def _own_view(props: dict[str, str]) -> dict[str, str]:
+    """hoodie.properties apart from names, checksum and the metastore's own keys."""
+    out = dict(props)
+    for k in (TABLE_NAME, DATABASE_NAME, CHECKSUM, *OWN_PROPERTIES):
+        out.pop(k, None)
+    return out
+
+
+class TimelineCatchUp:
+    def __init__(self, timeline: TimelineService, latest_slices: LatestSlices | None = None):
+        """`latest_slices(conn, ref, partitions)`: the table's latest file slices with their files'
+        paths (the snapshot service's, handed in by store/services.py); without it no record index
+        is kept for tracked tables."""
+        self.timeline = timeline
+        self.latest_slices = latest_slices
+        self.store = timeline.store
+        self.importer = TimelineImport(timeline)
+
+    # --- which table a call belongs to ---------------------------------------------------------------
+
+    def target(self, db: str, tbl: str) -> Target | None:
+        """The tracked table of db.tbl (itself, or the one at its base path for a view); None when
+        the call's table is not part of one."""
+        with self.store.read() as conn:
+            h, t = S.hudi_table, S.tbl
+            row = conn.execute(select(t.c.tbl_id, t.c.location, t.c.name, h.c.properties).select_from(
+                t.join(S.db, S.db.c.db_id == t.c.db_id).outerjoin(h, h.c.tbl_id == t.c.tbl_id)).where(
+                database_is(db or ""), t.c.name == (tbl or "").lower())).first()
+            if row is None:
+                return None
+            if row.properties is not None:
+                tracked = (_json(row.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE
+                return Target(db, row.name, True) if tracked else None
+            if not row.location:
+                return None
+            owner = self._tracked_at(conn, row.location)
+            return Target(owner[0], owner[1], False) if owner is not None else None
+
+    def _tracked_at(self, conn: Connection, path: str, any_hudi: bool = False) -> tuple[str, str] | None:
+        """(db, table) of the tracked Hudi table whose base path is `path` (`any_hudi`: or of any
+        Hudi table there)."""
+        h, t = S.hudi_table, S.tbl
+        rows = conn.execute(select(S.db.c.cat_name, S.db.c.name.label("db_name"), t.c.name, h.c.properties)
+                            .select_from(h.join(t, t.c.tbl_id == h.c.tbl_id).join(S.db, S.db.c.db_id == t.c.db_id))
+                            .where(or_(*[h.c.base_path == p for p in _path_spellings(path)]))).all()
+        for r in rows:
+            if any_hudi or (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE:
+                db = r.db_name if r.cat_name == "hive" else f"@{r.cat_name}#{r.db_name}"
+                return db, r.name
+        return None
+
+    # --- reading storage (before the transaction) ---------------------------------------------------
+
+    def plan_create(self, table: Table) -> Pending | None:
+        """For a create_table of a table Hudi's sync sends over a Hudi base path: what the create's
+        transaction applies (the table's registration and history, or the catch-up of the tracked
+        table whose view it is); None for any other table."""
+        path = hudi_base_path(table)
+        if path is None:
+            return None
+        try:
+            tl = StorageTimeline.read(path)
+        except NotAHudiTable:
+            return None  # not (yet) a table on storage: created as asked (and adopted as before)
+        except HudiFormatError as exc:
+            raise CatchUpError(f"{table.dbName}.{table.tableName}: {exc.message}") from None
+        with self.store.read() as conn:
+            owner = self._tracked_at(conn, path)
+            other = self._tracked_at(conn, path, any_hudi=True) if owner is None else None
+        if owner is not None:
+            return self.read(owner[0], owner[1], tl)
+        if other is not None:
+            return None  # a table whose commits go through the server: created as asked, as before
+        name = (table.tableName or "").lower()
+        if (tl.properties.get(TABLE_TYPE) or "").upper() == MOR and name.endswith(VIEW_SUFFIXES):
+            return None  # a view created before its snapshot table: the latter is tracked
+        try:
+            cfg = config_from_storage(tl, table.dbName or "", name)
+        except HudiFormatError as exc:
+            raise CatchUpError(exc.message) from None
+        cfg.properties = {k: v for k, v in cfg.properties.items() if k not in OWN_PROPERTIES}
+        cfg.properties[TIMELINE_SOURCE] = STORAGE
+        cfg.base_path = path
+        pending = self._read(tl, cfg.db_name, cfg.table_name, {}, cfg)
+        pending.config, pending.register = cfg, True
+        return pending
+
+    def read(self, db: str, tbl: str, tl: StorageTimeline | None = None, limit: int = 0) -> Pending:
+        """What storage holds of tracked db.tbl that the server lacks (`limit`: at most that many
+        instants, the oldest first; 0: all)."""
+        with self.store.read() as conn:
+            ref = self.timeline.table_ref(conn, db, tbl)
+            if tl is None:
+                try:
+                    tl = StorageTimeline.read(ref.base_path)
+                except HudiFormatError as exc:
+                    raise CatchUpError(f"{ref.db_name}.{ref.name}: {exc.message}") from None
+            known = self._known(conn, ref, tl.earliest)
+        pending = self._read(tl, db, tbl, known, ref.config, limit)
+        try:
+            stored = config_from_storage(tl, ref.db_name, ref.name)
+        except HudiFormatError as exc:
+            raise CatchUpError(f"{ref.db_name}.{ref.name}: {exc.message}") from None
+        if _own_view(stored.hoodie_properties()) != _own_view(ref.config.hoodie_properties()):
+            kept = {k: v for k, v in ref.config.properties.items() if k in OWN_PROPERTIES}
+            stored.properties = {**{k: v for k, v in stored.properties.items() if k not in OWN_PROPERTIES}, **kept}
+            pending.config = stored
+        return pending
+
+    @staticmethod
+    def _known(conn: Connection, ref: HudiTableRef, earliest: str | None) -> dict[str, int]:
+        """The server's instants from storage's earliest active one on (ts -> state), and its
+        latest completed one before that (so an unseen archive is noticed)."""
+        i = S.instant
+        q = select(i.c.ts, i.c.state).where(i.c.tbl_id == ref.tbl_id)
+        if earliest is not None:
+            q = q.where(i.c.ts >= earliest)
+        known = {r.ts: int(r.state) for r in conn.execute(q)}
+        before = conn.execute(select(func.max(i.c.ts)).where(
+            i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED,
+            *([i.c.ts < earliest] if earliest is not None else []))).scalar()
+        if before is not None:
+            known[before] = COMPLETED
+        return known
+
+    def _read(self, tl: StorageTimeline, db: str, tbl: str, known: dict[str, int], cfg: HudiTableConfig,
+              limit: int = 0) -> Pending:
+        where = f"{db}.{tbl}"
+        top = max(known, default="")
+        for name in tl.unrecognised:
+            if name.split("_")[0].split(".")[0] > top:
+                raise CatchUpError(f"{where}: cannot follow {tl.timeline_dir}/{name}: not an instant of an action "
+                                   f"the server knows ({', '.join(ACTIONS)})")
+        todo = new_instants(tl, known)
+        if limit:
+            todo = todo[:limit]
+        out = Pending(db, tbl, tl.base_path)
+        written: set[tuple[str, str]] = set()
+        for inst in todo:
+            self._check_followed(where, tl, inst)
+            try:
+                files = instant_files(tl, inst)
+                if inst.state == COMPLETED:
+                    names = written_by(inst, files[COMPLETED])
+                    check_partitions(tl, cfg, inst, names)
+                    written |= names
+            except HudiFormatError as exc:
+                raise CatchUpError(f"{where}: {exc.message}") from None
+            out.instants.append(StoredInstant(
+                ts=inst.ts, action=inst.action, state=inst.state,
+                completion_ts=inst.completion_ts if inst.state == COMPLETED else None,
+                requested=files.get(REQUESTED), inflight=files.get(INFLIGHT), completed=files.get(COMPLETED)))
+        if not known or archive_unseen(tl, known):  # files of archived instants: one listing
+            try:
+                view = storage_view(tl, list_table(tl))
+            except HudiFormatError as exc:
+                raise CatchUpError(f"{where}: {exc.message}") from None
+            out.listed = [f for f in view.files if (f.partition_path, f.name) not in written]
+        base_files = sorted({(p, n) for p, n in written} | {(f.partition_path or "", f.name) for f in out.listed})
+        out.column_stats = footer_column_stats(tl, cfg, base_files)
+        return out
+
+    @staticmethod
+    def _check_followed(where: str, tl: StorageTimeline, inst: StorageInstant) -> None:
+        """The hook where restore and savepoint will be followed; until then they stop the catch-up
+        (applying the instants after them would make the server's view diverge from Hudi's)."""
+        action = inst.done_action if inst.state == COMPLETED else inst.action
+        if inst.state == COMPLETED and action in UNFOLLOWED:
+            raise CatchUpError(f"{where}: instant {inst.ts} is a completed {action}, which the server does not "
+                               f"follow yet ({tl.timeline_dir}/{inst.files[COMPLETED]}); the table's catch-up "
+                               "stops here (re-import it with import-hudi into a new table)")
+        if inst.state == COMPLETED and action not in FOLLOWED:
+            raise CatchUpError(f"{where}: instant {inst.ts} is a completed {action}, which the server "
+                               "cannot apply")
+
+    # --- applying (in the call's transaction) ---------------------------------------------------------
+
+    def apply(self, conn: Connection, pending: Pending) -> ImportOutcome | None:
+        """Pending's changes inside the caller's transaction."""
+        if pending.register:
+            assert pending.config is not None
+            self.timeline.hudi_tables.insert_in(conn, pending.config)
+        elif not pending.instants and not pending.listed and pending.config is None:
+            return None
+        out = self.importer.import_in(conn, pending.db, pending.tbl, pending.instants, pending.listed, [],
+                                      None if pending.register else pending.config, events=True)
+        if pending.column_stats:
+            self._record_column_stats(conn, pending)
+        if out.imported or out.files_added or pending.register:
+            self._record_index(conn, pending)
+            log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
+                     len(out.imported), out.files_added)
+        return out
+
+    def _record_index(self, conn: Connection, pending: Pending) -> None:
+        """The record index (RFC-08) of a tracked table follows its latest slices: Hudi's commit
+        metadata carries no keys, so the keys of the file groups the new instants wrote, replaced or
+        rolled back are read from storage (hudi_format/record_keys.py) and replace the index's. A
+        table becomes indexed at its registration, as import-hudi builds the index of a table it
+        registers, when every key is readable and in one file group; a catch-up that cannot keep the
+        index (a key in two file groups, an unreadable block) turns it off, logged (repair rebuilds
+        it)."""
+        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+        keeps = has_record_index(ref.config.properties)
+        if self.latest_slices is None or not (keeps or pending.register):
+            return
+        groups = None if pending.register else _touched_groups(pending.instants)
+        if groups is not None and not groups:
+            return
+        try:
+            slices = self.latest_slices(conn, ref, sorted({p for p, _ in groups}) if groups is not None else None)
+            if groups is not None:
+                slices = [s for s in slices if (s.partition_path, s.file_id) in groups]
+            completed: set[str] = set()
+            if any(s.log_files for s in slices):
+                i = S.instant
+                completed = set(conn.execute(select(i.c.ts).where(
+                    i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED)).scalars())
+            storage, reader = TableStorage(ref.base_path), KeyReader(ref.config)
+            keys = {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in
+                                                    slice_keys(storage, s, completed, reader).items()}
+                    for s in slices}
+            n = self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()),
+                                                            reset=pending.register)
+            if pending.register:
+                self.timeline.record_index.switch_in(conn, ref, True)
+                log.info("%s.%s: record index built from storage: %d key(s)", ref.db_name, ref.name, n)
+        except (StoreError, HudiFormatError, OSError, ValueError, KeyError, ImportError) as exc:
+            why = getattr(exc, "message", None) or str(exc)
+            if keeps:
+                self.timeline.record_index.turn_off_in(conn, ref)
+                log.warning("%s.%s: record index turned off: %s (hudi-metastore repair rebuilds it)",
+                            ref.db_name, ref.name, why)
+            else:
+                log.info("%s.%s: no record index: %s", ref.db_name, ref.name, why)
+
+    def _record_column_stats(self, conn: Connection, pending: Pending) -> None:
+        """The footers' statistics of the base files still live after the catch-up (as import-hudi
+        loads them), with the partitions' aggregates and Hive statistics."""
+        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+        f = S.files
+        live: set[tuple[str, str]] = set()
+        by_partition: dict[str, list[str]] = {}
+        for st in pending.column_stats:
+            by_partition.setdefault(st.partition_path, []).append(st.file_name)
+        for partition, names in by_partition.items():
+            for k in range(0, len(names), 500):
+                live.update((partition, n) for n in conn.execute(select(f.c.name).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.is_deleted.is_(False),
+                    f.c.is_log.is_(False), f.c.name.in_(names[k:k + 500]))).scalars())
+        stats = [st for st in pending.column_stats if (st.partition_path, st.file_name) in live]
+        if stats:
+            self.timeline.completion.column_stats.record_existing(conn, ref, stats)
+            self.timeline.statistics.publish(conn, ref, sorted({st.partition_path for st in stats}))
+
+    def around(self, target: Target, call: Callable[[], T]) -> T:
+        """`call` (a service call on target's table or a view of it) after the catch-up of the
+        tracked table, in one transaction."""
+        pending = self._read_logged(target.db, target.tbl)
+
+        def tx(conn: Connection) -> T:
+            self.apply(conn, pending)
+            return call()
+
+        return self.store.one_transaction(tx)
+
+    def create(self, pending: Pending, call: Callable[[], T]) -> T:
+        """A create_table (`call`) with the registration or catch-up `pending`, in one transaction."""
+        def tx(conn: Connection) -> T:
+            result = call()
+            self.apply(conn, pending)
+            return result
+
+        return self.store.one_transaction(tx)
+
+    def catch_up(self, db: str, tbl: str, limit: int = 0) -> ImportOutcome | None:
+        """Catch tracked db.tbl up in a transaction of its own (the watcher)."""
+        pending = self._read_logged(db, tbl, limit)
+        return self.store.run_write(self.apply, pending)
+
+    def _read_logged(self, db: str, tbl: str, limit: int = 0) -> Pending:
+        try:
+            return self.read(db, tbl, limit=limit)
+        except CatchUpError as exc:
+            log.error("catch-up of %s.%s stopped: %s", db, tbl, exc.message)
+            raise
+
+    def tracked_tables(self) -> list[tuple[str, str]]:
+        """(db, table) of every tracked table."""
+        h, t = S.hudi_table, S.tbl
+        with self.store.read() as conn:
+            rows = conn.execute(select(S.db.c.cat_name, S.db.c.name.label("db_name"), t.c.name, h.c.properties)
+                                .select_from(h.join(t, t.c.tbl_id == h.c.tbl_id)
+                                             .join(S.db, S.db.c.db_id == t.c.db_id))
+                                .order_by(h.c.tbl_id)).all()
+        return [(r.db_name if r.cat_name == "hive" else f"@{r.cat_name}#{r.db_name}", r.name) for r in rows
+                if (_json(r.properties).get(TIMELINE_SOURCE) or "").lower() == STORAGE]
+
+
+def _touched_groups(instants: list[StoredInstant]) -> set[tuple[str, str]]:
+    """(partition, file id) of the file groups completed instants wrote, replaced or rolled back."""
+    out: set[tuple[str, str]] = set()
+    for inst in instants:
+        if inst.state != COMPLETED:
+            continue
+        action = inst.done_action
+        if action in WRITE_ACTIONS:
+            meta = parse_commit(inst.completed)
+            stats = meta.write_stats
+            out |= {(p, fid) for p, fids in meta.replaced.items() for fid in fids}
+        elif action == "rollback":
+            _, deleted, written = parse_rollback(inst.completed)
+            stats = written.write_stats
+            out |= {(p, parse_file_name(n)[0]) for p, names in deleted.items() for n in names if _is_data(n)}
+        else:
+            continue
+        for st in stats:
+            partition, name = split_path(st.path)
+            if _is_data(name):
+                out.add((st.partition_path if st.partition_path is not None else partition, parse_file_name(name)[0]))
+    return out
+
+
+def _is_data(name: str) -> bool:
+    try:
+        parse_file_name(name)
+        return True
+    except ValueError:
+        return False
+
+
+LatestSlices = Callable[[Connection, HudiTableRef, "list[str] | None"], "list[FileSlice]"]
+FOOTER_WORKERS = 4
+
+
+def footer_column_stats(tl: StorageTimeline, cfg: HudiTableConfig,
+                        files: list[tuple[str, str]]) -> list[FileColumnStats]:
+    """RFC-27 statistics of the Parquet base files among `files` (partition, name) from their footers,
+    as import-hudi computes them (adapter/commands/column_stats_build.py); none without pyarrow or
+    for a storage strategy that is not built in (the server imports no strategy class)."""
+    wanted = [(p, n) for p, n in files if n.endswith(".parquet") and not n.startswith(".")]
+    if not wanted:
+        return []
+    try:
+        import pyarrow  # noqa: F401 - the footers are read with it
+    except ImportError:
+        return []
+    props = cfg.properties or {}
+    if strategy_name(props.get(STORAGE_STRATEGY_CLASS)).lower() not in (HIVE, OBJECT_STORE):
+        return []
+    strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), tl.base_path, props.get(STORAGE_PATH),
+                             cfg.table_name)
+
+    def one(item: tuple[str, str]) -> FileColumnStats | None:
+        partition, name = item
+        try:
+            return _file_stats(file_location(strategy, partition, name), partition, name, props)
+        except Exception as exc:  # noqa: BLE001 - a file without statistics is only never pruned
+            log.warning("%s: no column statistics for %s/%s: %s", tl.base_path, partition, name, exc)
+            return None
+
+    with ThreadPoolExecutor(max_workers=FOOTER_WORKERS, thread_name_prefix="footer") as pool:
+        return [st for st in pool.map(one, wanted) if st is not None]
+
+
+def _file_stats(location: str, partition: str, name: str, props: dict[str, str]) -> FileColumnStats:
+    import fsspec
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hudi_format.parquet_stats import footer_stats, indexed_columns, uncompressed_size
+
+    fs, path = fsspec.core.url_to_fs(location)
+    with fs.open(path, "rb") as fh:
+        meta = pq.read_metadata(fh)
+        schema = meta.schema.to_arrow_schema()
+        columns = indexed_columns(schema, props)
+        floats = [c for c in columns if pa.types.is_floating(schema.field(c).type)]
+        values = pq.read_table(fh, columns=floats) if floats else pa.table({})
+    bounds = []
+    for c in footer_stats(meta, values, columns):
+        lo, hi = _key(c.get("min")), _key(c.get("max"))
+        if lo is None or hi is None or lo > hi:
+            lo = hi = None
+        bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values")))
+    return FileColumnStats(partition, name, int(fs.size(path)), uncompressed_size(meta), bounds)
+
+
+def _key(tagged: dict | None) -> bytes | None:
+    """The order-preserving key of a bound as hudi_format.parquet_stats tags it (as the handler's
+    value_key makes it of the wire's ColumnValue)."""
+    if not tagged:
+        return None
+    if "i" in tagged:
+        return encode_number(Decimal(tagged["i"]))
+    if "d" in tagged:
+        x = float(tagged["d"])
+        return None if math.isnan(x) else encode_float(x)
+    if "dec" in tagged:
+        d = Decimal(tagged["dec"])
+        return encode_number(d) if d.is_finite() else None
+    if "s" in tagged:
+        return str(tagged["s"]).encode()
+    return b64decode(tagged["b"])
+
+
+def _json(text: Any) -> dict[str, str]:
+    import json
+
+    try:
+        out = json.loads(text) if isinstance(text, str) else dict(text or {})
+    except ValueError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+class SyncWatcher:
+    """`serve --watch-interval`: catches up tracked tables whose writers do not sync. Each pass
+    takes at most `tables_per_pass` tables (round robin) and `instants_per_table` instants of each;
+    the rest waits for the next pass. Errors are logged, never raised."""
+
+    def __init__(self, catch_up: TimelineCatchUp, tables_per_pass: int = 50, instants_per_table: int = 100):
+        self.catch_up = catch_up
+        self.tables_per_pass = tables_per_pass
+        self.instants_per_table = instants_per_table
+        self._next = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> int:
+        """One pass; the number of instants applied."""
+        try:
+            tables = self.catch_up.tracked_tables()
+        except Exception:  # noqa: BLE001 - e.g. the database is away for a moment
+            log.exception("watcher: listing tracked tables failed")
+            return 0
+        if not tables:
+            return 0
+        start = self._next % len(tables)
+        chosen = (tables[start:] + tables[:start])[:self.tables_per_pass]
+        self._next = start + len(chosen)
+        applied = 0
+        for db, tbl in chosen:
+            try:
+                out = self.catch_up.catch_up(db, tbl, self.instants_per_table)
+                applied += len(out.imported) if out is not None else 0
+            except NoSuchObject:
+                continue  # dropped meanwhile
+            except Exception as exc:  # noqa: BLE001 - logged; the next pass tries again
+                if not isinstance(exc, CatchUpError):
+                    log.warning("watcher: catch-up of %s.%s failed: %s", db, tbl, exc)
+        return applied
+
+    def start(self, interval_s: float) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, args=(interval_s,), name="hudi-sync-watcher", daemon=True)
+        self._thread.start()
+
+    def _run(self, interval_s: float) -> None:
+        while not self._stop.wait(interval_s):
+            self.run_once()
+
+    def stop(self, timeout: float = 30) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+
+__all__ = ["CatchUpError", "Pending", "SyncWatcher", "Target", "TimelineCatchUp", "hudi_base_path",
+           "is_tracked"]
