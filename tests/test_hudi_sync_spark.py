@@ -2,7 +2,8 @@
 Hudi subprocess per backend (tests/spark/hudi_sync_jobs.py) writes COW and MOR tables through the
 datasource (insert, upsert, delete, delete_partition, insert_overwrite; cleans, inline compaction) and
 Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE, clustering by Hudi's
-`run_clustering` procedure) with hive sync in `hms` mode into our server.
+`run_clustering` procedure) with hive sync in `hms` mode into our server (on PostgreSQL: the catch-up's
+SQL on every backend is tests/unit/store/hudi/test_hudi_sync.py's; one worker runs the whole file).
 After every step the server's latest file slices (`list-files`) are hudi-rs's file-system view of
 the table's storage at that step, `lookup-keys` finds every key where hudi-rs reads it, `validate`
 exits 0, and every sync call was answered (Hudi's write did not fail)."""
@@ -21,7 +22,8 @@ from tests.harness.procs import VENV_PYTHON
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import hudi_rs, hudi_rs_slices, uri
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("postgresql"),
+              pytest.mark.xdist_group("hudi-sync-spark")]
 SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_sync_jobs.py")
 TABLES = ("cow_ds", "mor_ds", "cow_sql", "mor_sql")
 
