@@ -19,7 +19,7 @@ TINY = ["--quick", "--n", "20", "--iterations", "2", "--warmup", "1", "--write-i
         "--concurrency-seconds", "1", "--big-n", "1000", "--threads", "4"]
 if properties.thorough():  # the same tables, timed many more times (docs/testing.md)
     TINY = ["--quick", "--n", "20", "--iterations", "30", "--warmup", "5", "--write-iterations", "5",
-            "--concurrency-seconds", "5", "--big-n", "1000", "--threads", "8"]
+            "--concurrency-seconds", "5", "--big-n", "1000", "--threads", "4"]
 
 EXPECTED_ROWS = {
     "getTable", "listDatabases", "getTable x4 threads (calls/s)", "listTables.20", "getPartitionNames.20",
