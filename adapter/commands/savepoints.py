@@ -18,7 +18,7 @@ WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 def run_savepoint(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             commit = args.commit
             if not commit:
@@ -36,7 +36,7 @@ def run_savepoint(args) -> int:
 def run_delete_savepoint(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             c.delete_savepoint(db, tbl, args.instant)
         print(f"savepoint {args.instant} of {db}.{tbl} deleted")
         return 0
@@ -47,7 +47,7 @@ def run_delete_savepoint(args) -> int:
 def run_restore(args) -> int:
     def go() -> int:
         db, tbl = split_table(args.table)
-        with connect(args.metastore) as c:
+        with connect(args) as c:
             require_hudi_table(c, db, tbl)
             after = [i for i in c.list_instants(db, tbl, min_ts=args.instant)
                      if i.ts > args.instant and i.action not in ("savepoint", "clean", "rollback", "restore")]
