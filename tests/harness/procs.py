@@ -111,11 +111,13 @@ def run_killed_at(cmd: Sequence[str], at: Callable[[str], bool], cwd: Path | str
 
 
 def reference_env() -> dict[str, str]:
-    """The launcher's environment: the suite's JVM options (tests/harness/jvm.py) unless set already."""
+    """The launcher's environment: the suite's JVM options (tests/harness/jvm.py) and short pauses
+    between the reference's retries of a failed store call, unless set already."""
     from .jvm import java_flags
 
     env = dict(os.environ)
     env.setdefault("HMS_REFERENCE_JAVA_OPTS", " ".join(java_flags()))
+    env.setdefault("HMS_REFERENCE_RETRY_INTERVAL", "10ms")  # a failed store call answers in ms, not ~20 s
     return env
 
 
