@@ -28,6 +28,7 @@ from .errors import (
     ServerError,
     TransportError,
 )
+from .gss import AcceptContext, AcceptorCredentials, GssError  # Kerberos' both ends; the server's SASL accepts
 from .hudi_client import (
     HudiMetastoreClient,
     column_stats_struct,
@@ -59,6 +60,8 @@ __all__ = [
     "NotFound", "ServerError", "TransportError",
     # TLS and the log-in
     "AUTH_MODES", "Security", "decode_token", "handshake",
+    # Kerberos through the system GSS-API library: the server's acceptor (adapter/security/sasl.py)
+    "AcceptContext", "AcceptorCredentials", "GssError",
     # the Thrift level
     "HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
     "slices_of", "state_name",

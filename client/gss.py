@@ -1,7 +1,13 @@
-"""The initiator side of Kerberos for the client, through the system's GSS-API library (MIT's
-libgssapi_krb5) called with ctypes, as the server's acceptor does (adapter/security/gss.py): nothing
-to compile, no Python package. The user's credentials come from the ticket cache (`kinit`;
-KRB5CCNAME), or from the cache named by `ccache`."""
+"""Kerberos through the system's GSS-API library (MIT's libgssapi_krb5, present wherever Kerberos
+clients are), called with ctypes: nothing to compile, no Python package. Both ends of SASL GSSAPI:
+
+* the client's initiator (`InitiateContext`): the user's credentials from the ticket cache (`kinit`,
+  KRB5CCNAME) or the cache named by `ccache`;
+* the server's acceptor (`AcceptorCredentials`, `AcceptContext`, used by adapter/security/sasl.py):
+  credentials from a keytab for one service principal (gss_acquire_cred_from, MIT 1.11+, so the keytab
+  is per server rather than process-wide), and the initiator's name;
+* wrap/unwrap of the security-layer negotiation, on either end.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,10 @@ import ctypes
 import ctypes.util
 import threading
 
-_GSS_C_INITIATE = 1
-_GSS_C_GSS_CODE, _GSS_C_MECH_CODE = 1, 2
+_GSS_C_INITIATE, _GSS_C_ACCEPT = 1, 2
 _GSS_C_MUTUAL_FLAG, _GSS_C_SEQUENCE_FLAG = 2, 8
-_GSS_S_COMPLETE = 0
+_GSS_C_GSS_CODE, _GSS_C_MECH_CODE = 1, 2
+GSS_S_COMPLETE, GSS_S_CONTINUE_NEEDED = 0, 1
 # GSS_KRB5_NT_PRINCIPAL_NAME 1.2.840.113554.1.2.2.1, GSS_C_NT_HOSTBASED_SERVICE 1.2.840.113554.1.2.1.4,
 # the Kerberos V5 mechanism 1.2.840.113554.1.2.2
 _KRB5_PRINCIPAL_OID = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02\x01"
@@ -21,7 +27,7 @@ _KRB5_MECH_OID = b"\x2a\x86\x48\x86\xf7\x12\x01\x02\x02"
 
 
 class GssError(Exception):
-    """A GSS-API call failed; str() is the library's own explanation."""
+    """A GSS-API call failed; str() is the library's own explanation (major and minor status)."""
 
 
 class _Buffer(ctypes.Structure):
@@ -48,7 +54,8 @@ _VPP = ctypes.POINTER(ctypes.c_void_p)
 _BUFP = ctypes.POINTER(_Buffer)
 
 
-def _library():
+def library():
+    """The loaded GSS-API library; GssError when the system has none."""
     global _lib
     with _lib_lock:
         if _lib is None:
@@ -65,7 +72,9 @@ def _library():
                 "gss_release_cred": [_U32P, _VPP],
                 "gss_init_sec_context": [_U32P, _VP, _VPP, _VP, ctypes.POINTER(_Oid), ctypes.c_uint32,
                                          ctypes.c_uint32, _VP, _BUFP, _VPP, _BUFP, _U32P, _U32P],
+                "gss_accept_sec_context": [_U32P, _VPP, _VP, _BUFP, _VP, _VPP, _VPP, _BUFP, _U32P, _U32P, _VPP],
                 "gss_delete_sec_context": [_U32P, _VPP, _BUFP],
+                "gss_display_name": [_U32P, _VP, _BUFP, _VPP],
                 "gss_display_status": [_U32P, ctypes.c_uint32, ctypes.c_int, _VP, _U32P, _BUFP],
                 "gss_wrap": [_U32P, _VP, ctypes.c_int, ctypes.c_uint32, _BUFP, ctypes.POINTER(ctypes.c_int), _BUFP],
                 "gss_unwrap": [_U32P, _VP, _BUFP, _BUFP, ctypes.POINTER(ctypes.c_int), _U32P],
@@ -83,7 +92,7 @@ def _failed(major: int) -> bool:
 
 
 def _status_text(major: int, minor: int) -> str:
-    lib = _library()
+    lib = library()
     parts = []
     for value, kind in ((major, _GSS_C_GSS_CODE), (minor, _GSS_C_MECH_CODE)):
         if kind == _GSS_C_MECH_CODE and not value:
@@ -101,9 +110,10 @@ def _status_text(major: int, minor: int) -> str:
 
 
 def _take(buf: _Buffer) -> bytes:
+    """The buffer's bytes; the library's memory is released."""
     data = ctypes.string_at(buf.value, buf.length) if buf.value and buf.length else b""
     if buf.value:
-        _library().gss_release_buffer(ctypes.byref(ctypes.c_uint32()), ctypes.byref(buf))
+        library().gss_release_buffer(ctypes.byref(ctypes.c_uint32()), ctypes.byref(buf))
     return data
 
 
@@ -122,18 +132,56 @@ def _oid(data: bytes) -> tuple[_Oid, object]:
     return _Oid(len(data), ctypes.cast(keep, ctypes.c_void_p)), keep
 
 
-class InitiateContext:
+class _Context:
+    """What both ends do with an established context: the security layer's wrap and unwrap."""
+
+    peer = "the peer"
+
+    def __init__(self) -> None:
+        self._ctx = ctypes.c_void_p()
+        self.complete = False
+
+    def wrap(self, data: bytes) -> bytes:
+        lib = library()
+        minor, out = ctypes.c_uint32(), _Buffer()
+        inbuf, keep = _in(data)
+        _check(lib.gss_wrap(ctypes.byref(minor), self._ctx, 0, 0, ctypes.byref(inbuf), None, ctypes.byref(out)),
+               minor, "wrap")
+        del keep
+        return _take(out)
+
+    def unwrap(self, data: bytes) -> bytes:
+        lib = library()
+        minor, out = ctypes.c_uint32(), _Buffer()
+        inbuf, keep = _in(data)
+        _check(lib.gss_unwrap(ctypes.byref(minor), self._ctx, ctypes.byref(inbuf), ctypes.byref(out), None, None),
+               minor, f"{self.peer}'s security layer message")
+        del keep
+        return _take(out)
+
+    def close(self) -> None:
+        if self._ctx:
+            library().gss_delete_sec_context(ctypes.byref(ctypes.c_uint32()), ctypes.byref(self._ctx), None)
+            self._ctx = ctypes.c_void_p()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class InitiateContext(_Context):
     """A security context with the service `target`: a principal `hive/host@REALM`, or without a
     realm `hive/host` (the host-based service name `hive@host`)."""
 
     def __init__(self, target: str, ccache: str | None = None):
-        lib = _library()
+        lib = library()
         self.target = target
         minor = ctypes.c_uint32()
         self._name = ctypes.c_void_p()
         self._cred = ctypes.c_void_p()
-        self._ctx = ctypes.c_void_p()
-        self.complete = False
+        super().__init__()
         if "@" in target:
             text, oid_bytes = target, _KRB5_PRINCIPAL_OID
         else:
@@ -153,7 +201,7 @@ class InitiateContext:
 
     def step(self, token: bytes | None) -> bytes:
         """Feed the acceptor's token (None at first); the token to send (possibly empty)."""
-        lib = _library()
+        lib = library()
         minor = ctypes.c_uint32()
         mech, keep_mech = _oid(_KRB5_MECH_OID)
         inbuf, keep = _in(token or b"")
@@ -165,33 +213,15 @@ class InitiateContext:
         del keep, keep_mech
         reply = _take(out)
         _check(major, minor, f"log-in to {self.target}")
-        if major & 0xFFFF == _GSS_S_COMPLETE:
+        if major & 0xFFFF == GSS_S_COMPLETE:
             self.complete = True
         return reply
 
-    def wrap(self, data: bytes) -> bytes:
-        lib = _library()
-        minor, out = ctypes.c_uint32(), _Buffer()
-        inbuf, keep = _in(data)
-        _check(lib.gss_wrap(ctypes.byref(minor), self._ctx, 0, 0, ctypes.byref(inbuf), None, ctypes.byref(out)),
-               minor, "wrap")
-        del keep
-        return _take(out)
-
-    def unwrap(self, data: bytes) -> bytes:
-        lib = _library()
-        minor, out = ctypes.c_uint32(), _Buffer()
-        inbuf, keep = _in(data)
-        _check(lib.gss_unwrap(ctypes.byref(minor), self._ctx, ctypes.byref(inbuf), ctypes.byref(out), None, None),
-               minor, "the server's security layer message")
-        del keep
-        return _take(out)
+    peer = "the server"
 
     def close(self) -> None:
-        lib = _library()
-        if self._ctx:
-            lib.gss_delete_sec_context(ctypes.byref(ctypes.c_uint32()), ctypes.byref(self._ctx), None)
-            self._ctx = ctypes.c_void_p()
+        super().close()
+        lib = library()
         if self._cred:
             lib.gss_release_cred(ctypes.byref(ctypes.c_uint32()), ctypes.byref(self._cred))
             self._cred = ctypes.c_void_p()
@@ -199,8 +229,70 @@ class InitiateContext:
             lib.gss_release_name(ctypes.byref(ctypes.c_uint32()), ctypes.byref(self._name))
             self._name = ctypes.c_void_p()
 
-    def __del__(self):
+
+class AcceptorCredentials:
+    """A service principal's long-term key from a keytab, to accept contexts with."""
+
+    def __init__(self, principal: str, keytab: str):
+        lib = library()
+        minor = ctypes.c_uint32()
+        name = ctypes.c_void_p()
+        buf, keep = _in(principal.encode())
+        oid_bytes = ctypes.create_string_buffer(_KRB5_PRINCIPAL_OID, len(_KRB5_PRINCIPAL_OID))
+        oid = _Oid(len(_KRB5_PRINCIPAL_OID), ctypes.cast(oid_bytes, ctypes.c_void_p))
+        _check(lib.gss_import_name(ctypes.byref(minor), ctypes.byref(buf), ctypes.byref(oid), ctypes.byref(name)),
+               minor, f"principal {principal}")
         try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+            elems = (_KeyValue * 1)(_KeyValue(b"keytab", keytab.encode()))
+            store = _KeyValueSet(1, elems)
+            self._cred = ctypes.c_void_p()
+            _check(lib.gss_acquire_cred_from(ctypes.byref(minor), name, 0, None, _GSS_C_ACCEPT, ctypes.byref(store),
+                                             ctypes.byref(self._cred), None, None),
+                   minor, f"the key of {principal} in keytab {keytab}")
+        finally:
+            lib.gss_release_name(ctypes.byref(ctypes.c_uint32()), ctypes.byref(name))
+        del keep
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        return self._cred
+
+    def close(self) -> None:
+        if self._cred:
+            library().gss_release_cred(ctypes.byref(ctypes.c_uint32()), ctypes.byref(self._cred))
+            self._cred = ctypes.c_void_p()
+
+
+class AcceptContext(_Context):
+    """One client's security context, accepted step by step."""
+
+    peer = "the client"
+
+    def __init__(self, creds: AcceptorCredentials):
+        super().__init__()
+        self.creds = creds
+        self.initiator: str | None = None
+
+    def step(self, token: bytes) -> bytes:
+        """Feed the initiator's token; returns the token to send back (possibly empty)."""
+        lib = library()
+        minor, src, flags = ctypes.c_uint32(), ctypes.c_void_p(), ctypes.c_uint32()
+        inbuf, keep = _in(token)
+        out = _Buffer()
+        major = lib.gss_accept_sec_context(ctypes.byref(minor), ctypes.byref(self._ctx), self.creds.handle,
+                                           ctypes.byref(inbuf), None, ctypes.byref(src), None, ctypes.byref(out),
+                                           ctypes.byref(flags), None, None)
+        del keep
+        reply = _take(out)
+        try:
+            _check(major, minor, "Kerberos authentication failed")
+            if major & 0xFFFF == GSS_S_COMPLETE:
+                self.complete = True
+                name = _Buffer()
+                _check(lib.gss_display_name(ctypes.byref(minor), src, ctypes.byref(name), None), minor,
+                       "the client's principal")
+                self.initiator = _take(name).decode("utf-8", "replace")
+        finally:
+            if src:
+                lib.gss_release_name(ctypes.byref(ctypes.c_uint32()), ctypes.byref(src))
+        return reply

@@ -14,12 +14,13 @@ from __future__ import annotations
 import base64
 import getpass
 import hashlib
-import io
 import secrets
 import socket
 import ssl
 import struct
 from dataclasses import dataclass, field, replace
+
+from hudi_format import writable
 
 from .errors import AuthenticationError
 
@@ -249,31 +250,7 @@ def _directive(part: str) -> tuple[str, str]:
 def decode_token(text: str) -> tuple[bytes, bytes]:
     """(identifier, password) of a delegation token's string form (Hadoop's Token, URL-safe Base64)."""
     try:
-        inp = io.BytesIO(base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4)))
-        parts = []
-        for _ in range(2):
-            n = _read_vlong(inp)
-            chunk = inp.read(n)
-            if n < 0 or len(chunk) != n:
-                raise ValueError("truncated")
-            parts.append(chunk)
-    except (ValueError, IndexError) as exc:
+        identifier, password, _kind = writable.decode_token(text)
+    except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise AuthenticationError(f"not a delegation token: {exc}") from None
-    return parts[0], parts[1]
-
-
-def _read_vlong(inp: io.BytesIO) -> int:
-    """Hadoop's WritableUtils variable-length integer."""
-    b = inp.read(1)
-    if not b:
-        raise ValueError("truncated")
-    first = b[0] - 256 if b[0] > 127 else b[0]
-    if first >= -112:
-        return first
-    negative = first < -120
-    size = (-119 - first) if negative else (-111 - first)
-    rest = inp.read(size - 1)
-    if len(rest) != size - 1:
-        raise ValueError("truncated")
-    value = int.from_bytes(rest, "big")
-    return value ^ -1 if negative else value
+    return identifier, password

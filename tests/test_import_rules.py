@@ -22,7 +22,8 @@ RULES: dict[str, tuple[str, ...]] = {
     # a migration that fills location keys normalizes them as the running server does
     "store.db.migrations": ("store.db", "store.errors", "store.metrics", "store.storage.ownership"),
     "store.storage": ("store.db", "store.errors", "store.metrics", "hudi_format"),
-    "store.hms": ("store.db", "store.storage", "store.errors", "store.metrics", "thrift_idl"),
+    "store.hms": ("store.db", "store.storage", "store.errors", "store.metrics", "thrift_idl",
+                  "hudi_format.writable"),  # Hadoop's Writable encodings: delegation tokens
     "store.hudi": ("store.hms", "store.db", "store.errors", "store.metrics", "hudi_format", "thrift_idl"),
     "store.services": ("store",),
     "store": ("store",),  # store/__init__.py

@@ -1,4 +1,4 @@
-"""Kerberos on the Thrift port (`--auth kerberos`, SASL GSSAPI; adapter/security/gss.py): a real MIT
+"""Kerberos on the Thrift port (`--auth kerberos`, SASL GSSAPI; client/gss.py, both ends): a real MIT
 KDC (tests/harness/kdc.py), a real server process with a service keytab, and real clients: Hive 4's
 HiveMetaStoreClient logging in from a keytab, Spark's own Hive client with a user's ticket cache,
 and Python's thrift + pure-sasl. Each call runs as the principal's short name; the refusals are

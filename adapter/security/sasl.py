@@ -94,14 +94,14 @@ class GssapiExchange:
     MAX_BUFFER = 65536
 
     def __init__(self, creds):
-        from adapter.security.gss import AcceptContext
+        from client import AcceptContext
 
         self.ctx = AcceptContext(creds)
         self.state = "context"
         self.result: Authenticated | None = None
 
     def step(self, response: bytes) -> bytes | None:
-        from adapter.security.gss import GssError
+        from client import GssError
 
         try:
             if self.state == "context":

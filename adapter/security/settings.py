@@ -54,7 +54,7 @@ class ConnectionSecurity:
                                             "and --kerberos-keytab (the service's keytab)")
             if not os.access(self.kerberos_keytab, os.R_OK):
                 raise SecuritySettingsError(f"cannot read the keytab {self.kerberos_keytab}")
-            from adapter.security.gss import AcceptorCredentials, GssError
+            from client import AcceptorCredentials, GssError
 
             try:  # a wrong principal or keytab fails the start, not every connection
                 AcceptorCredentials(self.service_principal, self.kerberos_keytab).close()
@@ -123,7 +123,7 @@ _acceptors: dict[tuple[int, str, str], object] = {}
 
 def _acceptor(principal: str, keytab: str):
     """The service's acceptor credentials, acquired once per process (workers may be forked)."""
-    from adapter.security.gss import AcceptorCredentials
+    from client import AcceptorCredentials
 
     key = (os.getpid(), principal, keytab)
     if key not in _acceptors:

@@ -14,11 +14,9 @@ from store.hms.access.delegation_tokens import (
     TokenRefused,
     decode_token,
     encode_token,
-    read_vlong,
-    vlong,
 )
 from store.hms.access.privileges import PrivilegeService
 from store.hms.access.roles import ADMIN, PUBLIC, RoleService
 
 __all__ = ["ADMIN", "PUBLIC", "AccessFacts", "DelegationTokens", "Principals", "PrivilegeService", "RoleService",
-           "Target", "TokenIdentifier", "TokenRefused", "decode_token", "encode_token", "read_vlong", "vlong"]
+           "Target", "TokenIdentifier", "TokenRefused", "decode_token", "encode_token"]

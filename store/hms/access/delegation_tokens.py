@@ -11,7 +11,6 @@ the max date; cancelling deletes the token. Expired tokens are removed when new 
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import io
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, select, update
 
+from hudi_format import writable
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import MetaError
@@ -49,9 +49,9 @@ class TokenIdentifier:
         out = io.BytesIO()
         out.write(b"\x00")  # version
         for text in (self.owner, self.renewer, self.real_user):
-            _write_text(out, text)
+            writable.write_text(out, text)
         for n in (self.issue_date, self.max_date, self.seq, self.key_id):
-            out.write(vlong(n))
+            out.write(writable.vlong(n))
         return out.getvalue()
 
     @classmethod
@@ -60,8 +60,8 @@ class TokenIdentifier:
         try:
             if inp.read(1) != b"\x00":
                 raise ValueError("unknown identifier version")
-            owner, renewer, real_user = (_read_text(inp) for _ in range(3))
-            issue, max_date, seq, key_id = (read_vlong(inp) for _ in range(4))
+            owner, renewer, real_user = (writable.read_text(inp) for _ in range(3))
+            issue, max_date, seq, key_id = (writable.read_vlong(inp) for _ in range(4))
         except (ValueError, IndexError, UnicodeDecodeError) as exc:
             raise TokenRefused(f"not a Hive delegation token identifier: {exc}") from None
         return cls(owner, renewer, real_user, issue, max_date, seq, key_id)
@@ -178,13 +178,7 @@ def _password(secret: bytes, identifier: bytes) -> bytes:
 
 
 def encode_token(identifier: bytes, password: bytes, service: str = "") -> str:
-    out = io.BytesIO()
-    for part in (identifier, password):
-        out.write(vlong(len(part)))
-        out.write(part)
-    _write_text(out, KIND)
-    _write_text(out, service)
-    return base64.urlsafe_b64encode(out.getvalue()).decode().rstrip("=")
+    return writable.encode_token(identifier, password, KIND, service)
 
 
 def decode_token(text: str) -> tuple[bytes, bytes]:
@@ -192,68 +186,9 @@ def decode_token(text: str) -> tuple[bytes, bytes]:
     if not text or len(text) > _MAX_TOKEN_TEXT:
         raise TokenRefused("not a delegation token (empty or too long)")
     try:
-        data = base64.urlsafe_b64decode(text.strip() + "=" * (-len(text.strip()) % 4))
-        inp = io.BytesIO(data)
-        parts = []
-        for _ in range(2):
-            n = read_vlong(inp)
-            chunk = inp.read(n)
-            if n < 0 or len(chunk) != n:
-                raise ValueError("truncated")
-            parts.append(chunk)
-        kind = _read_text(inp)
+        identifier, password, kind = writable.decode_token(text)
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise TokenRefused(f"not a delegation token: {exc}") from None
     if kind != KIND:
         raise TokenRefused(f"not a Hive delegation token (kind {kind!r})")
-    return parts[0], parts[1]
-
-
-# Hadoop's WritableUtils variable-length integers and Text
-
-def vlong(i: int) -> bytes:
-    if -112 <= i <= 127:
-        return bytes([i & 0xFF])
-    length = -112
-    if i < 0:
-        i ^= -1
-        length = -120
-    tmp = i
-    while tmp:
-        tmp >>= 8
-        length -= 1
-    out = bytearray([length & 0xFF])
-    n = -(length + 120) if length < -120 else -(length + 112)
-    for idx in range(n, 0, -1):
-        out.append((i >> ((idx - 1) * 8)) & 0xFF)
-    return bytes(out)
-
-
-def read_vlong(inp: io.BytesIO) -> int:
-    b = inp.read(1)
-    if not b:
-        raise ValueError("truncated")
-    first = b[0] - 256 if b[0] > 127 else b[0]
-    if first >= -112:
-        return first
-    negative = first < -120
-    size = (-119 - first) if negative else (-111 - first)
-    rest = inp.read(size - 1)
-    if len(rest) != size - 1:
-        raise ValueError("truncated")
-    value = int.from_bytes(rest, "big")
-    return value ^ -1 if negative else value
-
-
-def _write_text(out: io.BytesIO, text: str) -> None:
-    data = text.encode("utf-8")
-    out.write(vlong(len(data)))
-    out.write(data)
-
-
-def _read_text(inp: io.BytesIO) -> str:
-    n = read_vlong(inp)
-    data = inp.read(n)
-    if n < 0 or len(data) != n:
-        raise ValueError("truncated")
-    return data.decode("utf-8")
+    return identifier, password

@@ -5,7 +5,6 @@ tests/test_kerberos.py."""
 from __future__ import annotations
 
 import base64
-import io
 
 import pytest
 
@@ -25,13 +24,6 @@ def tokens(own_backend_url, tmp_path):
         yield svc, clock
     finally:
         services.close()
-
-
-def test_hadoop_variable_length_integers_round_trip():
-    for n in (0, 1, -1, 127, 128, -112, -113, 255, 256, 65535, 2**31 - 1, -2**31, 1_700_000_000_000, 2**63 - 1, -2**63):
-        assert dt.read_vlong(io.BytesIO(dt.vlong(n))) == n, n
-    # Hadoop's encodings of a few values (WritableUtils.writeVLong)
-    assert dt.vlong(127) == b"\x7f" and dt.vlong(128) == b"\x8f\x80" and dt.vlong(-113) == b"\x87\x70"
 
 
 def test_issue_renew_cancel(tokens):
