@@ -79,10 +79,13 @@ def _string_field(fid: int, value: bytes, declared_len: int | None = None) -> by
 def _exchange(port: int, payload: bytes, half_close: bool = True, timeout: float = 15.0) -> tuple[bytes, bool]:
     """Send raw bytes; return (what the server answered, whether it closed the connection)."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(payload)
-        if half_close:
-            s.shutdown(socket.SHUT_WR)
         data, closed = b"", False
+        try:
+            s.sendall(payload)
+            if half_close:
+                s.shutdown(socket.SHUT_WR)
+        except OSError:  # ENOTCONN, EPIPE, ECONNRESET: the server has closed already; read what it said
+            closed = True
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
@@ -91,10 +94,10 @@ def _exchange(port: int, payload: bytes, half_close: bool = True, timeout: float
                     closed = True
                     break
                 data += chunk
-        except ConnectionResetError:
-            closed = True
         except TimeoutError:
             pass
+        except OSError:  # reset, or not connected any more
+            closed = True
         return data, closed
 
 
