@@ -236,7 +236,7 @@ def server_sections(snap: dict, started: float, ready: str, version: str) -> lis
                 value = (f"{v[0]} times, mean {_millis(v[1] / v[0])}, max {_millis(v[2])}" if v[0] else "0 times") \
                     if kind == "durations" else f"{v:g}"
                 (hudi if name.startswith("hudi_") else other).append([name, _labels(key), value, about])
-    return [("This worker", ["", ""], worker, "worker"),
+    return [("This worker", ["", "value"], worker, "worker"),
             ("Thrift calls", ["method", "calls", "ok", "failed", "mean", "max"], rows, "calls"),
             ("Hudi", ["metric", "labels", "value", "what"], hudi, "hudi-metrics"),
             ("Other metrics", ["metric", "labels", "value", "what"], other, "other-metrics")]
