@@ -43,12 +43,10 @@ class Console:
         if not parts:
             return pages.databases(s.tables.list_databases())
         if parts == ["server"]:
-            from adapter.cli import version
-
             status = self.readiness.status() if self.readiness else None
             ready = "unknown" if status is None else f"{'ready' if status.ready else 'not ready'}: {status.detail}"
             return pages.server(data.server_sections(metrics.registry.snapshot(), metrics.registry.started, ready,
-                                                     version()))
+                                                     data.version()))
         if parts == ["search"]:
             text = args.get("q", "")
             dbs, found = data.search(s, text)

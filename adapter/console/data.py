@@ -194,6 +194,17 @@ def partitions(services: Services, db: str, name: str, hudi: bool) -> list[str]:
     return list(services.partitions.get_partition_names(db, name, -1))
 
 
+def version() -> str:
+    """This installation's version (as `hudi-metastore --version` says it)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("hudi-metastore")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "0.1.0+source"
+
+
 def _millis(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
