@@ -199,3 +199,28 @@ def test_missing_objects_name_the_metastore(cli, db):
         assert code == 2 and len(err.splitlines()) == 1 and words in err, (args, err)
         if "expected" not in words:
             assert "(metastore thrift://127.0.0.1:" in err, err
+
+
+def test_drops_ask_on_a_terminal(cli, db, monkeypatch):
+    location = json.loads(cli("describe", f"{db}.plain", "--json")[1])["location"].removeprefix("file:")
+    assert os.path.isdir(location)
+    import builtins
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    asked = []
+    answers = iter(["n", "yes"])
+    monkeypatch.setattr(sys, "stdin", Terminal())
+    monkeypatch.setattr(builtins, "input", lambda prompt: asked.append(prompt) or next(answers))
+    code, out, _ = cli("drop-table", f"{db}.plain")
+    assert code == 1 and "drop-table: cancelled; nothing changed" in out
+    assert asked == [f"Drop table {db}.plain (MANAGED_TABLE, data deleted)? [y/N] "]
+    assert "plain" in [t["name"] for t in json.loads(cli("tables", db, "--json")[1])]
+    code, out, _ = cli("drop-table", f"{db}.plain", "--keep-data")
+    assert code == 0 and out.strip() == f"dropped table {db}.plain (MANAGED_TABLE; data kept)"
+    assert asked[1] == f"Drop table {db}.plain (MANAGED_TABLE, data kept)? [y/N] "
+    assert os.path.isdir(location)  # --keep-data: a MANAGED table's directory stays
