@@ -2,11 +2,12 @@
 against a fresh server (its `thrift://127.0.0.1:9083` replaced by the server's address), in its own
 interpreter and directory, and must exit 0. Every ```sh runnable block is a list of `hudi-metastore`
 commands (one a line; `#` comments), run in order against the server (HUDI_METASTORE_METASTORE set
-to it, so they need no --metastore) holding the table they say is given, `sales.orders`
+to it, so they need no --metastore; in this process) holding the table they say is given, `sales.orders`
 (partitioned by dt, two partitions); each must exit 0."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -85,19 +86,27 @@ def _given_sales_orders(port: int) -> None:
 @pytest.mark.parametrize("doc, line, code", snippets(SH_BLOCK),
                          ids=lambda v: v if isinstance(v, str) and v.endswith(".md")
                          else str(v) if isinstance(v, int) else "")
-def test_cli_snippet_runs(server, tmp_path, doc, line, code):
+def test_cli_snippet_runs(server, monkeypatch, capsys, doc, line, code):
+    """In this process (adapter.cli.main, as the console script runs it), which saves an
+    interpreter's start per command."""
+    from adapter.cli import main
+
     _given_sales_orders(server)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
-               HUDI_METASTORE_METASTORE=f"thrift://127.0.0.1:{server}")
+    for k in [k for k in os.environ if k.startswith("HUDI_METASTORE_") and k != "HUDI_METASTORE_CACHE"]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("HUDI_METASTORE_METASTORE", f"thrift://127.0.0.1:{server}")
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
+    monkeypatch.setattr(root, "level", root.level)
     for k, text in enumerate(code.splitlines()):
         command = text.split(" #", 1)[0].strip()
         if not command or command.startswith("#"):
             continue
         words = shlex.split(command.replace("thrift://127.0.0.1:9083", f"thrift://127.0.0.1:{server}"))
         assert words[0] == "hudi-metastore", f"{doc}:{line + 1 + k}: not a hudi-metastore command: {command}"
-        r = subprocess.run([VENV_PYTHON, "-m", "adapter.cli", *words[1:]], cwd=tmp_path, env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-        assert r.returncode == 0, f"{doc}:{line + 1 + k} `{command}` failed:\n{r.stderr[-3000:]}"
+        status = main(words[1:])
+        err = capsys.readouterr().err
+        assert status == 0, f"{doc}:{line + 1 + k} `{command}` failed:\n{err[-3000:]}"
 
 
 PATH_REF = re.compile(r"`((?:adapter|client|store|bench|tests|tools|docs|hudi_format|pipeline|thrift_idl|docker|\.ci)"
