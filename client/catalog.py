@@ -101,10 +101,12 @@ class HudiCatalog:
             self._client.get_database(db)
             return sorted(self._client.get_tables(db, pattern or "*"))
 
-    def get_tables(self, db: str, names: list[str]) -> list[HiveTable]:
-        """The tables of `names` that exist, in one call."""
+    def get_tables(self, db: str, names: list[str], batch: int = 300) -> list[HiveTable]:
+        """The tables of `names` that exist, `batch` a call (Hive's hive.metastore.batch.retrieve.max)."""
+        names = list(names)
         with converted():
-            return [convert.table_from_thrift(t) for t in self._client.get_table_objects_by_name(db, list(names))]
+            return [convert.table_from_thrift(t) for i in range(0, len(names), batch)
+                    for t in self._client.get_table_objects_by_name(db, names[i:i + batch])]
 
     def get_table(self, db: str, table: str) -> HiveTable:
         with converted():
