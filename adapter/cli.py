@@ -1,6 +1,7 @@
 """`hudi-metastore` command line: serve, db upgrade, sync-storage, config show, and the commands that
 talk to a server (migrate, import-hudi, create-database, validate, repair, stats, list-partitions,
-list-files, lookup-keys, savepoint, delete-savepoint, restore: adapter/commands/).
+list-files, lookup-keys, savepoint, delete-savepoint, restore, databases, tables, describe, partitions,
+drop-table, drop-database, drop-partition: adapter/commands/).
 
 Every option can also come from the environment (HUDI_METASTORE_<OPTION>) or a TOML file
 (--config FILE or HUDI_METASTORE_CONFIG): adapter/config.py. Only the command that runs is

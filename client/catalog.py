@@ -73,10 +73,16 @@ class HudiCatalog:
 
     # --- databases and tables of the Hive Metastore ------------------------------------------------
 
+    def list_databases(self, pattern: str | None = None) -> list[str]:
+        """Database names, sorted; `pattern`: Hive's (`*` any text, `|` alternatives), as SHOW DATABASES LIKE."""
+        with converted():
+            names = self._client.get_databases(pattern) if pattern else self._client.get_all_databases()
+        return sorted(names)
+
     def get_database(self, db: str) -> Database:
         with converted():
             d = self._client.get_database(db)
-        return Database(d.name, d.locationUri, d.description)
+        return Database(d.name, d.locationUri, d.description, d.ownerName, dict(d.parameters or {}))
 
     def create_database(self, db: str, description: str | None = None, location: str | None = None) -> None:
         """`location` None: the server's warehouse decides."""
@@ -87,6 +93,20 @@ class HudiCatalog:
     def drop_database(self, db: str, delete_data: bool = False, cascade: bool = False) -> None:
         with converted():
             self._client.drop_database(db, delete_data, cascade)
+
+    def list_tables(self, db: str, pattern: str | None = None) -> list[str]:
+        """Table (and view) names of `db`, sorted; `pattern`: Hive's, as SHOW TABLES LIKE. NotFound
+        when the database does not exist (the Hive call itself answers an empty list)."""
+        with converted():
+            self._client.get_database(db)
+            return sorted(self._client.get_tables(db, pattern or "*"))
+
+    def get_tables(self, db: str, names: list[str], batch: int = 300) -> list[HiveTable]:
+        """The tables of `names` that exist, `batch` a call (Hive's hive.metastore.batch.retrieve.max)."""
+        names = list(names)
+        with converted():
+            return [convert.table_from_thrift(t) for i in range(0, len(names), batch)
+                    for t in self._client.get_table_objects_by_name(db, names[i:i + batch])]
 
     def get_table(self, db: str, table: str) -> HiveTable:
         with converted():
@@ -106,6 +126,24 @@ class HudiCatalog:
     def drop_table(self, db: str, table: str, delete_data: bool) -> None:
         with converted():
             self._client.drop_table(db, table, delete_data)
+
+    # --- partitions of the Hive Metastore ----------------------------------------------------------
+
+    def list_partition_names(self, db: str, table: str, filter: str | None = None, limit: int = -1) -> list[str]:
+        """The table's partition names (`k1=v1/k2=v2`, as SHOW PARTITIONS), sorted; `filter`: Hive's
+        filter over the partition keys (get_partitions_by_filter); `limit` -1: all."""
+        with converted():
+            if not filter:
+                return sorted(self._client.get_partition_names(db, table, limit))
+            keys = [k.name for k in self._client.get_table(db, table).partitionKeys or []]
+            parts = self._client.get_partitions_by_filter(db, table, filter, limit)
+        return sorted(convert.partition_name(keys, p.values or []) for p in parts)
+
+    def drop_partition(self, db: str, table: str, name: str, delete_data: bool = True) -> None:
+        """Drop partition `name` (`k1=v1/k2=v2`); `delete_data`: its directory goes too, where the
+        server deletes data (a MANAGED table's)."""
+        with converted():
+            self._client.drop_partition_by_name(db, table, name, delete_data)
 
     # --- delegation tokens (a Kerberos client's, for its tasks: Security.with_token) ----------------
 

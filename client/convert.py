@@ -180,7 +180,26 @@ def table_from_thrift(t: Table) -> values.HiveTable:
     return values.HiveTable(db=t.dbName, name=t.tableName, table_type=t.tableType,
                             location=sd.location if sd is not None else None,
                             columns=_columns(sd.cols if sd is not None else None),
-                            partition_keys=_columns(t.partitionKeys), parameters=dict(t.parameters or {}))
+                            partition_keys=_columns(t.partitionKeys), parameters=dict(t.parameters or {}),
+                            owner=t.owner, create_time=t.createTime or None,
+                            input_format=sd.inputFormat if sd is not None else None,
+                            output_format=sd.outputFormat if sd is not None else None,
+                            serde=sd.serdeInfo.serializationLib if sd is not None and sd.serdeInfo else None,
+                            view_text=t.viewExpandedText or t.viewOriginalText or None)
+
+
+# Hive's FileUtils.escapePathName: the characters a partition name writes as %XX
+_ESCAPED = set('"#%\'*/:=?\\\x7f{[]^') | {chr(c) for c in range(1, 32)}
+
+
+def _escape_path_name(text: str) -> str:
+    return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in text) if text else \
+        "__HIVE_DEFAULT_PARTITION__"
+
+
+def partition_name(keys: list[str], values: list[str]) -> str:
+    """Hive's name of a partition (`k1=v1/k2=v2`, names and values escaped)."""
+    return "/".join(f"{_escape_path_name(k.lower())}={_escape_path_name(v)}" for k, v in zip(keys, values))
 
 
 def columns_to_thrift(cols) -> list[FieldSchema]:

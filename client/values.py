@@ -26,6 +26,8 @@ class Database:
     name: str
     location: str | None
     description: str | None = None
+    owner: str | None = None
+    parameters: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -39,6 +41,19 @@ class HiveTable:
     columns: list[Column] = field(default_factory=list)  # data columns
     partition_keys: list[Column] = field(default_factory=list)
     parameters: dict[str, str] = field(default_factory=dict)
+    owner: str | None = None
+    create_time: int | None = None  # seconds since the epoch
+    input_format: str | None = None
+    output_format: str | None = None
+    serde: str | None = None  # the SerDe's class
+    view_text: str | None = None  # a view's expanded text
+
+    @property
+    def is_hudi(self) -> bool:
+        """Registered as a Hudi table (Hudi's input format or Spark's `hudi` provider): the table may
+        still have no Hudi timeline on the metastore (HudiCatalog.get_hudi_table says)."""
+        provider = self.parameters.get("spark.sql.sources.provider", "").lower()
+        return provider == "hudi" or "hudi" in (self.input_format or "").lower()
 
 
 @dataclass

@@ -19,7 +19,8 @@ from tests.harness.hudi_tables import table_copy
 from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
 SERVER_COMMANDS = ["migrate", "import-hudi", "create-database", "validate", "repair", "stats",
-                   "list-partitions", "list-files", "lookup-keys", "sync-storage"]
+                   "list-partitions", "list-files", "lookup-keys", "sync-storage", "databases", "tables", "describe",
+                   "partitions", "drop-table", "drop-database", "drop-partition"]
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +207,7 @@ FORBIDDEN = ("store", "sqlalchemy", "alembic", "psycopg", "pymysql", "fsspec", "
 
 
 @pytest.mark.parametrize("args", [("stats", "default.nope"), ("list-files", "default.nope"),
-                                  ("create-database", "default", "--if-not-exists")])
+                                  ("create-database", "default", "--if-not-exists"), ("describe", "default.nope")])
 def test_table_commands_import_no_store(server, args):
     r = run_cli("-X", "importtime", *args, "--metastore", server, python_flags=True)
     top = {line.split("|")[-1].strip().split(".")[0] for line in r.stderr.splitlines()

@@ -7,6 +7,7 @@ depend on the store); the commands run in this process (adapter.cli.main)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import uuid
@@ -165,6 +166,16 @@ def test_every_command_logs_in(servers, using, capsys, tmp_path, mechanism):
     assert "agrees" in ok("validate", f"{db}.t")
     assert "nothing to repair" in ok("repair", f"{db}.t", "--yes")
     assert "version(s) mirrored" in ok("sync-storage", f"{db}.t")
+    assert db in ok("databases", db)
+    assert [t["name"] for t in json.loads(ok("tables", db, "--json"))] == ["t"]
+    described = json.loads(ok("describe", f"{db}.t", "--json"))
+    assert described["hudi"]["table_type"] == "COPY_ON_WRITE" and f"database            {db}" in ok("describe", db)
+    if described["partition_keys"]:
+        assert "partition(s)" in ok("partitions", f"{db}.t")
+    assert f"dropped table {db}.t" in ok("drop-table", f"{db}.t", "--yes")
+    gone = f"gone_{uuid.uuid4().hex[:6]}"
+    ok("create-database", gone)
+    assert f"dropped database {gone}" in ok("drop-database", gone, "--yes")
     source = f"src_{uuid.uuid4().hex[:6]}"
     assert cli(capsys, "create-database", source, "--metastore", servers.uris["plain"])[0] == 0
     code, out, err = cli(capsys, "migrate", "--from", servers.uris["plain"], "--databases", source, "--quiet", *at)

@@ -130,6 +130,8 @@ def test_timeline_has_one_mark_per_instant(browser, site):
     assert sorted(m.get_attribute("data-ts") for m in marks) == sorted(i.timestamp for i in site["instants"])
     rows = browser.find_elements(By.CSS_SELECTOR, "table.instants tbody tr")
     assert len(rows) == len(site["instants"])
+    operations = {e.text for e in browser.find_elements(By.CSS_SELECTOR, "table.instants .operation")}
+    assert operations and "-" not in operations  # each commit's operation (insert, upsert, ...)
     writes = [i for i in site["instants"] if i.action in ("commit", "deltacommit", "replacecommit")]
     assert len(browser.find_elements(By.CSS_SELECTOR, "svg.commit-sizes rect.commit")) == len(writes)
     png = browser.find_element(By.CSS_SELECTOR, "svg.timeline").screenshot_as_png
@@ -163,9 +165,11 @@ def test_file_slices_of_a_partition(browser, site):
 def test_server_page_and_missing_objects(browser, site):
     from selenium.webdriver.common.by import By
 
-    browser.get(f"{site['url']}/server")
-    text = browser.find_element(By.CSS_SELECTOR, "pre.metrics").text
-    assert "hms_thrift_calls_total" in text and "ready" in browser.page_source
+    browser.get(f"{site['url']}/server")  # readable sections; the raw text is /metrics'
+    methods = [r.find_elements(By.TAG_NAME, "td")[0].text
+               for r in browser.find_elements(By.CSS_SELECTOR, "table.calls tbody tr")]
+    assert "list_instants" in methods and "ready" in browser.page_source
+    assert browser.find_elements(By.CSS_SELECTOR, "table.hudi-metrics tbody tr")
     browser.get(f"{site['url']}/db/{site['db']}/no_such_table")
     assert browser.find_element(By.TAG_NAME, "h1").text == "Not found"
 

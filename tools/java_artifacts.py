@@ -446,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("path", help="print the cached path of an entry; exit 1 if it is not fetched")
     p.add_argument("name", metavar="NAME")
     sub.add_parser("list", help="list the pinned entries")
+    words = sys.argv[1:] if argv is None else argv
+    if words and words[0] in ARTIFACTS:  # an entry where the command belongs
+        ap.error(f"{words[0]} is an entry, not a command: {fetch_command(words[0])}")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "fetch":

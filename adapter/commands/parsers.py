@@ -1,6 +1,7 @@
 """The arguments of the commands that talk to a server (import-hudi, validate, repair, stats,
 list-partitions, list-files, lookup-keys, savepoint, delete-savepoint, restore, migrate,
-create-database). Defining them imports nothing heavy: a command's module (and with it the Thrift
+create-database, databases, tables, describe, partitions, drop-table, drop-database,
+drop-partition). Defining them imports nothing heavy: a command's module (and with it the Thrift
 bindings) is imported only when that command runs."""
 
 from __future__ import annotations
@@ -140,6 +141,64 @@ def _savepoints(sub) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
+def _browse(sub) -> None:
+    """databases, tables, describe, partitions and the drops (adapter/commands/browse.py)."""
+    module = "adapter.commands.browse"
+
+    def command(name: str, fn: str, text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=text, description=text)
+        p.set_defaults(fn=lazy(module, fn))
+        return p
+
+    def finish(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        add_metastore_option(p)
+
+    p = command("databases", "run_databases", "list the databases (SHOW DATABASES [LIKE PATTERN])")
+    p.add_argument("pattern", metavar="PATTERN", nargs="?", help="Hive pattern ('*' any text, '|' alternatives)")
+    finish(p)
+    p = command("tables", "run_tables", "list a database's tables and views with their type and format "
+                                        "(SHOW TABLES IN DB [LIKE PATTERN])")
+    p.add_argument("database", metavar="DB")
+    p.add_argument("pattern", metavar="PATTERN", nargs="?", help="Hive pattern ('*' any text, '|' alternatives)")
+    finish(p)
+    p = command("describe", "run_describe", "a table's columns, partition keys, location, type, storage, "
+                                            "parameters and, for a Hudi table, its Hudi type and latest "
+                                            "instant; or a database's (DESCRIBE [DATABASE])")
+    p.add_argument("name", metavar="DB.TABLE|DB")
+    finish(p)
+    p = command("partitions", "run_partitions", "a table's partitions as the metastore lists them "
+                                                "(SHOW PARTITIONS; any table, Hudi or not)")
+    p.add_argument("table", metavar="DB.TABLE")
+    p.add_argument("--filter", metavar="FILTER",
+                   help="Hive filter over the partition keys, e.g. \"dt >= '2024-01-01'\"")
+    p.add_argument("--limit", type=int, default=-1, metavar="N", help="at most N partitions (default: all)")
+    finish(p)
+    keep = "keep the data (by default a MANAGED table's data is deleted, as Hive's DROP; an EXTERNAL one's is kept)"
+    p = command("drop-table", "run_drop_table", "drop a table or view (DROP TABLE)")
+    p.add_argument("table", metavar="DB.TABLE")
+    p.add_argument("--if-exists", action="store_true", help="no error when it does not exist")
+    p.add_argument("--keep-data", action="store_true", help=keep)
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    finish(p)
+    p = command("drop-database", "run_drop_database", "drop a database (DROP DATABASE [CASCADE])")
+    p.add_argument("name", metavar="DB")
+    p.add_argument("--cascade", action="store_true", help="drop its tables too (without: refused when it has any)")
+    p.add_argument("--if-exists", action="store_true", help="no error when it does not exist")
+    p.add_argument("--keep-data", action="store_true", help="keep the directories (by default they are deleted "
+                                                            "where the server deletes data)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    finish(p)
+    p = command("drop-partition", "run_drop_partition", "drop partitions of a table that is no Hudi table "
+                                                        "(ALTER TABLE ... DROP PARTITION)")
+    p.add_argument("table", metavar="DB.TABLE")
+    p.add_argument("partitions", nargs="+", metavar="NAME", help="partition name as `partitions` lists it: k1=v1/k2=v2")
+    p.add_argument("--keep-data", action="store_true", help=keep)
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    finish(p)
+
+
 def add_parsers(sub) -> None:
-    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views, _lookup_keys, _savepoints):
+    for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views, _lookup_keys, _savepoints,
+                _browse):
         add(sub)

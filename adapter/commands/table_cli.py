@@ -11,7 +11,7 @@ from adapter.commands.parsers import DEFAULT_METASTORE, PASSWORD_ENV
 from client import AuthenticationError, HudiCatalog, MetastoreError, NotFound, Security
 
 __all__ = ["DEFAULT_METASTORE", "BadArgument", "split_table", "connect", "reporting_errors", "require_hudi_table",
-           "security_of", "login_hint"]
+           "security_of", "login_hint", "confirmed"]
 
 
 class BadArgument(ValueError):
@@ -78,6 +78,19 @@ def require_hudi_table(client: HudiCatalog, db: str, tbl: str) -> None:
             raise missing from None
         raise BadArgument(f"{t.db}.{t.name} is not a Hudi table ({t.table_type or 'a table'} without a "
                           "Hudi timeline on the metastore; `import-hudi` adopts one from storage)") from None
+
+
+def confirmed(name: str, question: str, yes: bool) -> bool:
+    """True when the user agreed (or gave --yes); False, after saying so, when the answer was no.
+    BadArgument without a terminal to ask on (a script must pass --yes)."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise BadArgument("not confirmed (no terminal); pass --yes to run it from a script")
+    if input(f"{question} [y/N] ").strip().lower() in ("y", "yes"):
+        return True
+    print(f"{name}: cancelled; nothing changed")
+    return False
 
 
 def login_hint(exc: AuthenticationError) -> str:

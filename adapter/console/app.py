@@ -1,5 +1,6 @@
 """The console's routes: `/`, `/db/DB`, `/db/DB/TABLE[?page=N]`, `/db/DB/TABLE/files?partition=P`,
-`/server`. Answers (status, content type, body)."""
+`/search?q=TEXT` (databases and tables by name), `/server` (this worker: calls, Hudi, other metrics;
+the raw text for Prometheus stays at /metrics). Answers (status, content type, body)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,14 @@ class Console:
         if not parts:
             return pages.databases(s.tables.list_databases())
         if parts == ["server"]:
-            ready = self.readiness.status().detail if self.readiness else "unknown"
-            return pages.server(metrics.registry.render(), ready)
+            status = self.readiness.status() if self.readiness else None
+            ready = "unknown" if status is None else f"{'ready' if status.ready else 'not ready'}: {status.detail}"
+            return pages.server(data.server_sections(metrics.registry.snapshot(), metrics.registry.started, ready,
+                                                     data.version()))
+        if parts == ["search"]:
+            text = args.get("q", "")
+            dbs, found = data.search(s, text)
+            return pages.search(text, dbs, found)
         if parts[0] != "db" or len(parts) < 2:
             return None
         db = parts[1]
@@ -61,7 +68,7 @@ class Console:
         return None
 
     def _table(self, db: str, name: str, args: dict[str, str]) -> str:
-        t = data.table_row(self.services, db, name)
+        t = data.table_row(self.services, db, name, detail=True)
         names = data.partitions(self.services, db, name, t.hudi) if t.partition_keys or t.hudi else []
         pages_n = max(1, -(-len(names) // self.page_size))
         try:
@@ -70,4 +77,5 @@ class Console:
             page_no = 1
         shown = names[(page_no - 1) * self.page_size: page_no * self.page_size]
         timeline = data.timeline(self.services, db, name) if t.hudi else None
-        return pages.table_page(db, t, shown, page_no, pages_n, len(names), timeline, data.now_ms())
+        return pages.table_page(db, t, shown, page_no, pages_n, len(names), timeline, data.now_ms(),
+                                data.column_stats(self.services, db, name))
