@@ -222,7 +222,7 @@ def _corrupt_last(base: str, tmp_path):
     return last, held
 
 
-@pytest.mark.parametrize("how", ["corrupt", "unknown-action", "restore"])
+@pytest.mark.parametrize("how", ["corrupt", "unknown-action", "savepoint"])
 def test_an_instant_the_server_cannot_apply_fails_the_call_and_changes_nothing(env, tmp_path, how):
     base = table_copy("cow_v8_complexkeygen_hivestyle", tmp_path)
     last, held = _corrupt_last(base, tmp_path)
@@ -238,9 +238,11 @@ def test_an_instant_the_server_cannot_apply_fails_the_call_and_changes_nothing(e
     elif how == "unknown-action":
         open(os.path.join(tdir, "29990101000000000.frobnicate.requested"), "wb").close()
         match = "not an instant of an action"
-    else:
-        open(os.path.join(tdir, "29990101000000000_29990101000000001.restore"), "wb").write(b"{}")
-        match = "restore, which the server does not follow yet"
+    else:  # a savepoint whose metadata is unreadable
+        done = StorageTimeline.read(base).instants[-1]
+        open(os.path.join(tdir, f"{done.ts}.savepoint.inflight"), "wb").close()
+        open(os.path.join(tdir, f"{done.ts}_29990101000000001.savepoint"), "wb").write(b"\x00not avro")
+        match = "corrupt instant file"
     new = env.s.tables.get_table(env.db, "t")
     new.parameters["last_commit_time_sync"] = "changed"
     with pytest.raises(CatchUpError, match=match) as err:
