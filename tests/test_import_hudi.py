@@ -185,6 +185,29 @@ def test_import_of_a_table_hudis_sync_tracks_keeps_it_tracked(metastore, tmp_pat
     assert c.get_hudi_table(db, "t").properties["hoodie.metastore.timeline.source"] == "storage"
 
 
+def test_an_imported_table_is_tracked_and_hudis_later_syncs_catch_it_up(metastore, tmp_path):
+    """import-hudi of a table whose savepoint shares its commit's time (Hudi's create_savepoint)
+    imports both and marks the table tracked: after Hudi's rollback_to_savepoint its next write's
+    sync (an alter_table) catches the server up (store/hudi/timeline/catch_up.py)."""
+    import shutil
+
+    uri, db, c = metastore
+    base = table_copy("cow_v9_savepoint", tmp_path)
+    assert import_hudi_table(uri, base, db, "t").registered
+    assert c.get_hudi_table(db, "t").properties["hoodie.metastore.timeline.source"] == "storage"
+    [saved] = [i for i in StorageTimeline.read(base).instants if i.action == "savepoint"]
+    at_saved = sorted((i.action, state_name(i.state)) for i in c.list_instants(db, "t") if i.timestamp == saved.ts)
+    assert at_saved == [("commit", "COMPLETED"), ("savepoint", "COMPLETED")]
+    assert_matches_storage(c, db, "t", base)
+
+    restored = table_copy("cow_v9_restored", tmp_path / "later")  # Hudi's writer restored the table
+    shutil.rmtree(base)
+    shutil.copytree(restored, base)
+    c.alter_table(db, "t", c.get_table(db, "t"))
+    assert_matches_storage(c, db, "t", base)
+    assert [i.timestamp for i in c.list_instants(db, "t")] == [i.ts for i in StorageTimeline.read(base).instants]
+
+
 def test_pending_instant_imported_as_pending_then_completed(metastore, tmp_path):
     uri, db, c = metastore
     base = table_copy("cow_v8_simplekeygen_nonhivestyle", tmp_path)
