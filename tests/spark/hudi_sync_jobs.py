@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -51,6 +52,7 @@ class Recorder:
 
     def step(self, table: str, name: str, base: str, run, **facts) -> None:
         rec: dict = {"table": table, "step": name}
+        start = time.monotonic()
         try:
             rec.update(run() or {})
         except Exception as e:  # noqa: BLE001 - reported, the test fails on it
@@ -75,6 +77,7 @@ class Recorder:
         rec["lookup_error"] = err[-2000:] if rc else None
         if facts.get("instants"):
             rec["instants"] = self.server_instants(db_table)
+        rec["seconds"] = round(time.monotonic() - start, 1)  # the step and its checks
         self.steps.append(rec)
 
 
