@@ -208,6 +208,30 @@ def test_an_imported_table_is_tracked_and_hudis_later_syncs_catch_it_up(metastor
     assert [i.timestamp for i in c.list_instants(db, "t")] == [i.ts for i in StorageTimeline.read(base).instants]
 
 
+def test_a_table_imported_without_the_tracking_mark_gets_it_from_its_next_import(metastore, tmp_path):
+    """Tables import-hudi adopted before it marked them tracked: the next import-hudi marks them, and
+    from then on Hudi's syncs catch them up."""
+    uri, db, c = metastore
+    base = table_copy("cow_v8_complexkeygen_hivestyle", tmp_path)
+    last = StorageTimeline.read(base).instants[-1]
+    held = tmp_path / "held"
+    hold_back(base, last.ts, held)
+    import_hudi_table(uri, base, db, "t", record_index=False, column_stats=False)
+    with HudiCatalog(uri) as cat:  # as an earlier import-hudi left it: no mark
+        cfg = cat.get_hudi_table(db, "t")
+        cfg.properties.pop("hoodie.metastore.timeline.source")
+        cat.import_hudi_instants(db, "t", [], config=cfg)
+    assert "hoodie.metastore.timeline.source" not in c.get_hudi_table(db, "t").properties
+
+    report = import_hudi_table(uri, base, db, "t", record_index=False, column_stats=False)
+    assert report.config_updated and not report.instants_imported
+    assert c.get_hudi_table(db, "t").properties["hoodie.metastore.timeline.source"] == "storage"
+    put_back(base, held)  # Hudi's writer commits; its sync's alter_table catches the server up
+    c.alter_table(db, "t", c.get_table(db, "t"))
+    assert last.ts in {i.timestamp for i in c.list_instants(db, "t")}
+    assert_matches_storage(c, db, "t", base)
+
+
 def test_pending_instant_imported_as_pending_then_completed(metastore, tmp_path):
     uri, db, c = metastore
     base = table_copy("cow_v8_simplekeygen_nonhivestyle", tmp_path)

@@ -378,9 +378,12 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
     served_type = have.table_type
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
-    if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
-        kept = {k: v for k, v in have.properties.items() if k in METASTORE_PROPERTIES}
-        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index and tracking stay
+    tracked = (have.properties.get(TIMELINE_SOURCE) or "").lower() == TRACKED
+    if _properties(have) != _properties(cfg) or not tracked:  # e.g. adopted from HMS parameters: storage knows better
+        kept = {k: v for k, v in have.properties.items() if k in INDEX_PROPERTIES}
+        # the metastore's record index stays; the timeline is storage's from now on (imported earlier
+        # without the mark: Hudi's later syncs catch the table up once this import marks it)
+        cfg.properties = {**cfg.properties, **kept, TIMELINE_SOURCE: TRACKED}
         return cfg
     return None
 
