@@ -146,18 +146,16 @@ def test_savepoint_restore_and_delete_savepoint_by_hudis_procedures(synced, tabl
     the instants after it back with rollback_to_savepoint, and releases it with delete_savepoint."""
     port, db, out = synced
     by = {s["step"]: s for s in _steps(out, table)}
-    saved = by["savepoint_insert"]["saved"]
-    for step in ("savepoint_insert", "update_after_savepoint", "restore_insert"):
-        if "instants" in by[step]:
-            assert [saved, "savepoint", "COMPLETED"] in by[step]["instants"], step
-    assert [saved, "savepoint", "COMPLETED"] in by["restore_insert"]["instants"]
+    saved = by["savepoint_writes"]["saved"]
+    for step in ("savepoint_writes", "restore_insert"):
+        assert [saved, "savepoint", "COMPLETED"] in by[step]["instants"], step
     assert [i for i in by["restore_insert"]["instants"] if i[1] == "restore" and i[2] == "COMPLETED"]
     # the insert of 10 and the update of 9 after the savepoint are rolled back; 11 came after the restore
-    before = {r[0]: r for r in by["update_after_savepoint"]["rows"]}
+    before = {r[0]: r for r in by["savepoint_writes"]["rows"]}
     assert 10 in before and before[9][1] == 10.0
     rows = {r[0]: r for r in by["restore_insert"]["rows"]}
     assert 10 not in rows and rows[9][1] == 9.0 and 11 in rows
-    written_after = {i[0] for i in by["savepoint_insert"]["instants"] if i[0] > saved and i[1] != "savepoint"}
+    written_after = {i[0] for i in by["savepoint_writes"]["instants"] if i[0] > saved and i[1] != "savepoint"}
     assert written_after and not written_after & {i[0] for i in by["restore_insert"]["instants"]}
     assert not [i for i in by["delete_savepoint_insert"]["instants"] if i[1] == "savepoint"]
     with HudiMetastoreClient(uri(port)) as c:

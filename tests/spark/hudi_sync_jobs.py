@@ -181,15 +181,14 @@ def table_services(spark, rec: Recorder, name: str, kind: str, t: str, base: str
 
     rec.step(name, "clean_insert", base, clean_then_insert)
 
-    def savepoint_then_insert():
+    def savepoint_then_writes():  # the writes after the savepoint: an insert and an update
         saved["ts"] = latest_commit()
         spark.sql(f"CALL create_savepoint(table => '{t}', commit_time => '{saved['ts']}')").collect()
         spark.sql(f"INSERT INTO {t} VALUES (10, 10.0, 8, 'sf')")
+        spark.sql(f"UPDATE {t} SET fare = fare + 1, ts = 9 WHERE id = 9")
         return {"saved": saved["ts"]}
 
-    rec.step(name, "savepoint_insert", base, savepoint_then_insert, instants=True)
-    rec.step(name, "update_after_savepoint", base, lambda: spark.sql(
-        f"UPDATE {t} SET fare = fare + 1, ts = 9 WHERE id = 9"))
+    rec.step(name, "savepoint_writes", base, savepoint_then_writes, instants=True)
 
     def restore_then_insert():
         spark.sql(f"CALL rollback_to_savepoint(table => '{t}', instant_time => '{saved['ts']}')").collect()
