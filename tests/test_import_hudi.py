@@ -38,9 +38,10 @@ hudi = pytest.importorskip("hudi")
 
 # every fixture table but the one with version-2 (Kryo) delete blocks, whose rows hudi-rs, the oracle
 # here, refuses to read (tests/fixtures/hudi-tables/README.md; tests/test_record_index_adoption.py
-# imports it and reads it with our own decoder)
+# imports it and reads it with our own decoder), and the last stage of the savepoint tables (its
+# timeline is the restored stage's and one commit: tests/unit/store/hudi/test_hudi_sync.py follows it)
 FIXTURES = sorted(os.path.basename(p)[:-4] for p in glob.glob(os.path.join(FIXTURE_DIR, "*.zip"))
-                  if "kryo" not in os.path.basename(p))
+                  if "kryo" not in os.path.basename(p) and not p.endswith("_v9_deleted.zip"))
 
 
 @pytest.fixture
