@@ -12,6 +12,14 @@ ACTIONS = ("commit", "deltacommit", "replacecommit", "clean", "rollback", "resto
            "logcompaction", "clustering", "savepoint", "indexing")
 # Table version 6: a completed compaction is a commit, log compaction a deltacommit, clustering a replacecommit.
 COMPLETED_AS = {"compaction": "commit", "logcompaction": "deltacommit", "clustering": "replacecommit"}
+SAVEPOINT = "savepoint"
+# An instant on a timeline: its time, and whether it is a savepoint (a savepoint shares the time of
+# the commit it saves, so the time alone does not tell the two apart).
+InstantKey = tuple[str, bool]
+
+
+def instant_key(ts: str, action: str) -> InstantKey:
+    return ts, action == SAVEPOINT
 
 _FMT = "%Y%m%d%H%M%S%f"
 

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hudi_format.commit_metadata import WRITE_ACTIONS, parse_clean, parse_commit, parse_restore, parse_rollback
+from hudi_format.commit_metadata import (
+    WRITE_ACTIONS,
+    parse_clean,
+    parse_commit,
+    parse_restore,
+    parse_rollback,
+    parse_savepoint,
+)
 from hudi_format.config_keys import CHECKSUM, STORAGE_STRATEGY_CLASS, TABLE_NAME
 from hudi_format.errors import InvalidMetadata
 from hudi_format.file_slice import split_path
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, SAVEPOINT, InstantKey
 from hudi_format.storage_strategy import HIVE, strategy_name
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import HudiTableConfig
 
-# the completed actions a metastore follows (restore and savepoint: see UNFOLLOWED)
-FOLLOWED = (*WRITE_ACTIONS, "clean", "rollback")
-# completed actions whose effect on the table view is not followed yet: a catch-up stops at them
-UNFOLLOWED = ("restore", "savepoint")
+# the completed actions a metastore follows
+FOLLOWED = (*WRITE_ACTIONS, "clean", "rollback", "restore", SAVEPOINT)
 
 
 def instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes | None]:
@@ -44,6 +49,8 @@ def instant_files(tl: StorageTimeline, inst: StorageInstant) -> dict[int, bytes 
                 parse_rollback(data)
             elif action == "restore":
                 parse_restore(data)
+            elif action == SAVEPOINT:
+                parse_savepoint(data)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:  # InvalidMetadata is a ValueError
             text = getattr(exc, "message", None) or str(exc)
             raise InvalidMetadata(f"{tl.base_path}: corrupt instant file {tl.timeline_dir}/{inst.files[COMPLETED]}: "
@@ -80,16 +87,16 @@ def check_partitions(tl: StorageTimeline, cfg: HudiTableConfig, inst: StorageIns
             raise InvalidMetadata(f"{tl.base_path}: instant {inst.ts} wrote {exc}") from None
 
 
-def new_instants(tl: StorageTimeline, known: Mapping[str, int]) -> list[StorageInstant]:
+def new_instants(tl: StorageTimeline, known: Mapping[InstantKey, int]) -> list[StorageInstant]:
     """The instants of storage's active timeline the metastore lacks, or has in an earlier state
-    (`known`: instant time -> state, REQUESTED | INFLIGHT | COMPLETED)."""
-    return [i for i in tl.instants if i.ts not in known or known[i.ts] < i.state]
+    (`known`: instant key (hudi_format.instant.instant_key) -> state, REQUESTED | INFLIGHT | COMPLETED)."""
+    return [i for i in tl.instants if i.key not in known or known[i.key] < i.state]
 
 
-def archive_unseen(tl: StorageTimeline, known: Mapping[str, int]) -> bool:
+def archive_unseen(tl: StorageTimeline, known: Mapping[InstantKey, int]) -> bool:
     """Whether instants the metastore never saw were archived: its latest completed instant precedes
     the active timeline and the archive holds something (the files are then found by a listing)."""
-    completed = [ts for ts, state in known.items() if state == COMPLETED]
+    completed = [ts for (ts, _), state in known.items() if state == COMPLETED]
     return bool(known) and tl.earliest is not None and (not completed or max(completed) < tl.earliest) \
         and tl.has_archive()
 

@@ -8,6 +8,9 @@ Two layouts:
 * timeline layout 2 (table versions 8 and 9, Hudi 1.0/1.1): the same in `.hoodie/timeline/`
   (`hoodie.timeline.path`), completed instants named `<requested>_<completed>.<action>`.
 
+A savepoint shares the instant time of the commit it saves (`<T>.savepoint.inflight`, `<T>.savepoint`
+beside `<T>.commit`): it is an instant of its own, ordered after its commit.
+
 A compaction completes as a `commit`, a log compaction as a `deltacommit`, a clustering as a
 `replacecommit`; the action an instant is known by is the one it was requested with. Archived
 instants (`.hoodie/archived/`, layout 2's `timeline/history/`) are not read: their files are found
@@ -30,7 +33,7 @@ from hudi_format.config_keys import (
     default_of,
 )
 from hudi_format.errors import CorruptTimeline, NotAHudiTable, UnsupportedTableVersion
-from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
+from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED, InstantKey, instant_key
 from hudi_format.layout import HOODIE
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
@@ -52,6 +55,10 @@ class StorageInstant:
     @property
     def done_action(self) -> str:
         return COMPLETED_AS.get(self.action, self.action)
+
+    @property
+    def key(self) -> InstantKey:
+        return instant_key(self.ts, self.action)
 
 
 def parse_timeline_name(name: str, layout: int) -> tuple[str, str, int, str | None] | None:
@@ -122,7 +129,7 @@ class StorageTimeline:
         return tl
 
     def _load(self) -> None:
-        by_ts: dict[str, StorageInstant] = {}
+        by_key: dict[InstantKey, StorageInstant] = {}
         for name, size in sorted(self.storage.listing(self.timeline_dir).items()):
             if size is None:
                 continue
@@ -132,7 +139,7 @@ class StorageTimeline:
                     self.unrecognised.append(name)
                 continue
             ts, action, state, done = parsed
-            inst = by_ts.setdefault(ts, StorageInstant(ts, action, state))
+            inst = by_key.setdefault(instant_key(ts, action), StorageInstant(ts, action, state))
             if state in inst.files:
                 raise CorruptTimeline(f"{self.base_path}: instant {ts} has two "
                                       f"{('', 'requested', 'inflight', 'completed')[state]} files: "
@@ -140,9 +147,9 @@ class StorageTimeline:
             inst.files[state] = name
             if state == COMPLETED:
                 inst.completion_ts = done or ts
-        for inst in by_ts.values():
+        for inst in by_key.values():
             self._settle(inst)
-        self.instants = sorted(by_ts.values(), key=lambda i: i.ts)
+        self.instants = sorted(by_key.values(), key=lambda i: i.key)
 
     def _settle(self, inst: StorageInstant) -> None:
         """The requested action from the requested (else inflight) file; it must complete as the

@@ -1,9 +1,11 @@
 """Apache Hudi's own writers tracked from their first hive sync, with no import command: ONE Spark 3.5 +
 Hudi subprocess per backend (tests/spark/hudi_sync_jobs.py) writes COW and MOR tables through the
 datasource (insert, upsert, delete, delete_partition, insert_overwrite; cleans, inline compaction) and
-Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE, clustering by Hudi's
-`run_clustering` procedure) with hive sync in `hms` mode into our server (on PostgreSQL: the catch-up's
-SQL on every backend is tests/unit/store/hudi/test_hudi_sync.py's; one worker runs the whole file).
+Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE; Hudi's procedures
+`run_clustering`, `run_compaction`, `run_clean`, `create_savepoint`, `rollback_to_savepoint`,
+`delete_savepoint`, each caught up by the next INSERT's sync) with hive sync in `hms` mode into our
+server (on PostgreSQL: the catch-up's SQL on every backend is tests/unit/store/hudi/test_hudi_sync.py's;
+one worker runs the whole file).
 After every step the server's latest file slices (`list-files`) are hudi-rs's file-system view of
 the table's storage at that step, `lookup-keys` finds every key where hudi-rs reads it, `validate`
 exits 0, and every sync call was answered (Hudi's write did not fail)."""
@@ -121,3 +123,40 @@ def test_partitions_follow_the_commits(synced):
     # the datasource tables' delete_partition dropped city=sea (its sync's drop was a no-op)
     for t in ("cow_ds", "mor_ds"):
         assert "city=sea" not in {p for p, _ in hudi_rs_slices(_steps(out, t)[-1]["snapshot"])}
+
+
+def _timeline(snapshot: str) -> list[str]:
+    return sorted(os.listdir(os.path.join(snapshot, ".hoodie", "timeline")))
+
+
+def test_compaction_and_clean_by_hudis_procedures_ran(synced):
+    port, db, out = synced
+    for table in ("cow_sql", "mor_sql"):
+        by = {s["step"]: s for s in _steps(out, table)}
+        assert any(n.endswith(".clean") for n in _timeline(by["clean_insert"]["snapshot"])), table
+    by = {s["step"]: s for s in _steps(out, "mor_sql")}
+    names = _timeline(by["compact_insert"]["snapshot"])
+    compacted = {n.split(".")[0] for n in names if n.endswith(".compaction.requested")}
+    assert compacted and any(n.split("_")[0] in compacted and n.endswith(".commit") for n in names), names
+
+
+@pytest.mark.parametrize("table", ("cow_sql", "mor_sql"))
+def test_savepoint_restore_and_delete_savepoint_by_hudis_procedures(synced, table):
+    """The server knows the savepoint Hudi's create_savepoint made (sharing its commit's time), rolls
+    the instants after it back with rollback_to_savepoint, and releases it with delete_savepoint."""
+    port, db, out = synced
+    by = {s["step"]: s for s in _steps(out, table)}
+    saved = by["savepoint_writes"]["saved"]
+    for step in ("savepoint_writes", "restore_insert"):
+        assert [saved, "savepoint", "COMPLETED"] in by[step]["instants"], step
+    assert [i for i in by["restore_insert"]["instants"] if i[1] == "restore" and i[2] == "COMPLETED"]
+    # the insert of 10 and the update of 9 after the savepoint are rolled back; 11 came after the restore
+    before = {r[0]: r for r in by["savepoint_writes"]["rows"]}
+    assert 10 in before and before[9][1] == 10.0
+    rows = {r[0]: r for r in by["restore_insert"]["rows"]}
+    assert 10 not in rows and rows[9][1] == 9.0 and 11 in rows
+    written_after = {i[0] for i in by["savepoint_writes"]["instants"] if i[0] > saved and i[1] != "savepoint"}
+    assert written_after and not written_after & {i[0] for i in by["restore_insert"]["instants"]}
+    assert not [i for i in by["delete_savepoint_insert"]["instants"] if i[1] == "savepoint"]
+    with HudiMetastoreClient(uri(port)) as c:
+        assert saved in {i.timestamp for i in c.list_instants(db, table)}  # its commit stays

@@ -38,7 +38,7 @@ from hudi_format.config_keys import (
 )
 from hudi_format.errors import HudiStorageError, InvalidMetadata
 from hudi_format.file_slice import FileInfo
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES, STATES
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, STATE_NAMES, STATES, instant_key
 from hudi_format.listing import list_table, storage_view
 from hudi_format.storage_changes import (
     archive_unseen,
@@ -55,6 +55,7 @@ from hudi_format.table_config import HudiTableConfig
 INDEX_PROPERTIES = (INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH)
 # ... and whether it follows the table's timeline on storage (a table Hudi's sync created)
 METASTORE_PROPERTIES = (*INDEX_PROPERTIES, TIMELINE_SOURCE)
+TRACKED = "storage"  # TIMELINE_SOURCE of a table whose timeline is on storage (catch_up.STORAGE)
 
 
 class HudiImportError(ValueError):
@@ -164,7 +165,7 @@ def sync_from_storage(client: HudiCatalog, tl: StorageTimeline, db: str, table: 
                       reconcile: bool = False, config: HudiTableConfig | None = None) -> ImportReport:
     """Bring the server's db.table up to storage: instants new on storage (or in a later state) and,
     on a first import, a reconcile (repair) or when instants were archived unseen, the listing."""
-    server = {i.ts: i for i in client.list_instants(db, table)} if not report.registered else {}
+    server = {instant_key(i.ts, i.action): i for i in client.list_instants(db, table)} if not report.registered else {}
     payload, written = _instants_to_send(tl, server, report)
     listed, missing = _files_to_send(client, tl, db, table, server, written, reconcile, report)
     report.bootstrap_files = len(listed) - report.resized_files
@@ -186,7 +187,7 @@ def _instants_to_send(tl: StorageTimeline, server: dict, report: ImportReport
                       ) -> tuple[list[ImportedInstant], set[tuple[str, str]]]:
     """The instants new on storage (or in a later state there) as the import sends them, and the
     (partition, file name) of the files their completed metadata names."""
-    todo = new_instants(tl, {ts: STATES[i.state] for ts, i in server.items()})
+    todo = new_instants(tl, {key: STATES[i.state] for key, i in server.items()})
     report.instants_skipped = len(tl.instants) - len(todo)
     payload, written = [], set()
     for inst in todo:
@@ -207,7 +208,7 @@ def _files_to_send(client: HudiCatalog, tl: StorageTimeline, db: str, table: str
                    ) -> tuple[list[FileInfo], list[FileInfo]]:
     """(files to record from one listing of the table, live files storage no longer has). The table
     is listed on a first import, a reconcile, or when the server missed instants archived since."""
-    unseen_archive = archive_unseen(tl, {ts: STATES[i.state] for ts, i in server.items()})
+    unseen_archive = archive_unseen(tl, {key: STATES[i.state] for key, i in server.items()})
     if server and not reconcile and not unseen_archive:
         return [], []
     listing = list_table(tl)
@@ -352,8 +353,10 @@ def _import(client: HudiCatalog, tl: StorageTimeline, cfg: HudiTableConfig,
     report.registered = True
     if report.dry_run:
         return sync_from_storage(client, tl, db, table, report)
-    # a copy mirrored by another metastore may name its index: this one builds its own, or none
-    cfg.properties = {k: v for k, v in cfg.properties.items() if k not in INDEX_PROPERTIES}
+    # a copy mirrored by another metastore may name its index: this one builds its own, or none;
+    # its timeline is storage's: Hudi's writers' later syncs catch it up (store/hudi/timeline/catch_up.py)
+    cfg.properties = {**{k: v for k, v in cfg.properties.items() if k not in METASTORE_PROPERTIES},
+                      TIMELINE_SOURCE: TRACKED}
     client.register_hudi_table(cfg, None)
     try:
         return sync_from_storage(client, tl, db, table, report)
@@ -375,9 +378,12 @@ def _config_update(where: str, have: HudiTableConfig, tl: StorageTimeline,
     served_type = have.table_type
     if served_type != cfg.table_type:
         raise HudiImportError(f"{where} is {served_type} on the server but {cfg.table_type} on storage")
-    if _properties(have) != _properties(cfg):  # e.g. adopted from HMS parameters: storage knows better
-        kept = {k: v for k, v in have.properties.items() if k in METASTORE_PROPERTIES}
-        cfg.properties = {**cfg.properties, **kept}  # the metastore's record index and tracking stay
+    tracked = (have.properties.get(TIMELINE_SOURCE) or "").lower() == TRACKED
+    if _properties(have) != _properties(cfg) or not tracked:  # e.g. adopted from HMS parameters: storage knows better
+        kept = {k: v for k, v in have.properties.items() if k in INDEX_PROPERTIES}
+        # the metastore's record index stays; the timeline is storage's from now on (imported earlier
+        # without the mark: Hudi's later syncs catch the table up once this import marks it)
+        cfg.properties = {**cfg.properties, **kept, TIMELINE_SOURCE: TRACKED}
         return cfg
     return None
 

@@ -26,7 +26,7 @@ from adapter.commands.record_index_build import build_or_turn_off, has_index, in
 from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
 from client import HudiCatalog
 from hudi_format.file_slice import FileSlice
-from hudi_format.instant import COMPLETED, STATE_NAMES, STATES
+from hudi_format.instant import COMPLETED, STATE_NAMES, STATES, instant_key
 from hudi_format.listing import StorageView, list_table, storage_view
 from hudi_format.storage_timeline import StorageTimeline
 
@@ -76,10 +76,10 @@ def compare(client: HudiCatalog, db: str, table: str) -> tuple[StorageTimeline, 
 
 def _instant_differences(client: HudiCatalog, db: str, table: str, tl: StorageTimeline) -> list[Difference]:
     diffs = []
-    server = {i.ts: i for i in client.list_instants(db, table)}
-    on_storage = {i.ts: i for i in tl.instants}
+    server = {instant_key(i.ts, i.action): i for i in client.list_instants(db, table)}
+    on_storage = {i.key: i for i in tl.instants}
     for inst in tl.instants:
-        s = server.get(inst.ts)
+        s = server.get(inst.key)
         where = f"{inst.ts}.{inst.done_action if inst.state == COMPLETED else inst.action}"
         if s is None:
             diffs.append(Difference("instant",
@@ -87,8 +87,8 @@ def _instant_differences(client: HudiCatalog, db: str, table: str, tl: StorageTi
         elif STATES[s.state] != inst.state:
             diffs.append(Difference("instant", f"{where} is {STATE_NAMES[inst.state]} on storage, "
                                                f"{s.state} on the server"))
-    for ts, s in sorted(server.items()):
-        if ts not in on_storage and (tl.earliest is None or ts > tl.earliest):
+    for (ts, savepoint), s in sorted(server.items()):
+        if (ts, savepoint) not in on_storage and (tl.earliest is None or ts > tl.earliest):
             diffs.append(Difference("instant", f"{ts}.{s.action} is {s.state} on the server, "
                                                "missing on storage"))
     return diffs

@@ -4,8 +4,10 @@ Spark session (Hudi's Spark 3.5 bundle, run by tests/test_hudi_sync_spark.py) do
 Tables: `cow_ds` and `mor_ds` written by the datasource (insert, upsert, delete, delete_partition,
 insert_overwrite; cleaning keeps one commit; the MOR table compacts inline every 2 delta commits),
 `cow_sql` and `mor_sql` by Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE,
-then clustering by Hudi's `run_clustering` procedure followed by an INSERT whose sync catches both
-up; Hudi's metadata table on, as by default). After every step the script records what the test compares:
+then Hudi's table service procedures, each followed by an INSERT whose sync catches both up:
+`run_clustering`, `run_compaction` (merge-on-read), `run_clean`, `create_savepoint` (then writes),
+`rollback_to_savepoint`, `delete_savepoint`; Hudi's metadata table on, as by default). After every
+step the script records what the test compares:
 a copy of the table's storage (for hudi-rs's file-system view), the server's `list-files --json`
 and `validate` (our CLI, run with --cli-python), `lookup-keys --json` of every key Hudi's reader reads, and those rows.
 """
@@ -18,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -37,10 +40,21 @@ class Recorder:
                            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         return r.returncode, r.stdout, r.stderr
 
-    def step(self, table: str, name: str, base: str, run) -> None:
+    def server_instants(self, db_table: str) -> list | None:
+        """The server's timeline of db.table: [time, action, state] (our client, run with --cli-python)."""
+        db, table = db_table.split(".")
+        code = ("import json, sys; from client import HudiCatalog\n"
+                "with HudiCatalog(sys.argv[1]) as c:\n"
+                "    print(json.dumps([[i.ts, i.action, i.state] for i in c.list_instants(sys.argv[2], sys.argv[3])]))")
+        r = subprocess.run([self.args.cli_python, "-c", code, self.args.metastore_uri, db, table],
+                           capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        return json.loads(r.stdout) if r.returncode == 0 else None
+
+    def step(self, table: str, name: str, base: str, run, **facts) -> None:
         rec: dict = {"table": table, "step": name}
+        start = time.monotonic()
         try:
-            run()
+            rec.update(run() or {})
         except Exception as e:  # noqa: BLE001 - reported, the test fails on it
             rec["error"] = f"{type(e).__name__}: {e}"[:3000]
             rec["trace"] = traceback.format_exc()[-3000:]
@@ -61,6 +75,9 @@ class Recorder:
         rc, out, err = self.cli("lookup-keys", db_table, *keys, "--json")
         rec["lookup"] = json.loads(out) if rc == 0 else None
         rec["lookup_error"] = err[-2000:] if rc else None
+        if facts.get("instants"):
+            rec["instants"] = self.server_instants(db_table)
+        rec["seconds"] = round(time.monotonic() - start, 1)  # the step and its checks
         self.steps.append(rec)
 
 
@@ -137,6 +154,55 @@ def sql_table(spark, args, rec: Recorder, name: str, kind: str) -> None:
         spark.sql(f"INSERT INTO {t} VALUES (7, 7.0, 5, 'sf')")
 
     rec.step(name, "cluster_insert", base, cluster_then_insert)
+    table_services(spark, rec, name, kind, t, base)
+
+
+def table_services(spark, rec: Recorder, name: str, kind: str, t: str, base: str) -> None:
+    """Hudi's compaction, clean, savepoint, restore and savepoint deletion procedures on a Spark SQL
+    table, each followed by an INSERT (its hive sync makes the server catch up). A step's `saved` is
+    the savepoint's instant time, `instants` the server's timeline after it."""
+    saved: dict = {}
+
+    def latest_commit() -> str:  # the newest completed commit or deltacommit on the timeline (layout 2)
+        tdir = os.path.join(base, ".hoodie", "timeline")
+        return max(n.split("_")[0] for n in os.listdir(tdir) if "_" in n and n.endswith((".commit", ".deltacommit")))
+
+    if kind == "mor":
+        def compact_then_insert():
+            spark.sql(f"CALL run_compaction(op => 'schedule', table => '{t}')").collect()
+            spark.sql(f"CALL run_compaction(op => 'run', table => '{t}')").collect()
+            spark.sql(f"INSERT INTO {t} VALUES (8, 8.0, 6, 'nyc')")
+
+        rec.step(name, "compact_insert", base, compact_then_insert)
+
+    def clean_then_insert():
+        spark.sql(f"CALL run_clean(table => '{t}', retain_commits => 1)").collect()
+        spark.sql(f"INSERT INTO {t} VALUES (9, 9.0, 7, 'la')")
+
+    rec.step(name, "clean_insert", base, clean_then_insert)
+
+    def savepoint_then_writes():  # the writes after the savepoint: an insert and an update
+        saved["ts"] = latest_commit()
+        spark.sql(f"CALL create_savepoint(table => '{t}', commit_time => '{saved['ts']}')").collect()
+        spark.sql(f"INSERT INTO {t} VALUES (10, 10.0, 8, 'sf')")
+        spark.sql(f"UPDATE {t} SET fare = fare + 1, ts = 9 WHERE id = 9")
+        return {"saved": saved["ts"]}
+
+    rec.step(name, "savepoint_writes", base, savepoint_then_writes, instants=True)
+
+    def restore_then_insert():
+        spark.sql(f"CALL rollback_to_savepoint(table => '{t}', instant_time => '{saved['ts']}')").collect()
+        spark.sql(f"INSERT INTO {t} VALUES (11, 11.0, 10, 'la')")
+        return {"saved": saved["ts"]}
+
+    rec.step(name, "restore_insert", base, restore_then_insert, instants=True)
+
+    def delete_savepoint_then_insert():
+        spark.sql(f"CALL delete_savepoint(table => '{t}', instant_time => '{saved['ts']}')").collect()
+        spark.sql(f"INSERT INTO {t} VALUES (12, 12.0, 11, 'nyc')")
+        return {"saved": saved["ts"]}
+
+    rec.step(name, "delete_savepoint_insert", base, delete_savepoint_then_insert, instants=True)
 
 
 def main() -> int:

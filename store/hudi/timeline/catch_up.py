@@ -16,13 +16,14 @@ tracked from their first hive sync: their timeline lives on storage and the serv
   in ONE transaction with the call through the import's path (timeline_import.py: file slices,
   HMS partitions, Hive statistics, notification events). On the tracked table itself the call's
   own partition changes are then no-ops: its partitions are what the commits say.
-* An instant that cannot be applied (an unknown action, an unreadable file, an action not followed
-  yet) fails the call with CatchUpError (a MetaException) and changes nothing.
+* Savepoints and restores (Hudi's `create_savepoint`, `rollback_to_savepoint` procedures) are
+  applied through the server's own savepoint and restore code (savepoints.py, by the import's
+  path); a savepoint the server took from storage that storage's timeline no longer has
+  (`delete_savepoint`) is released in the same transaction.
+* An instant that cannot be applied (an unknown action, an unreadable file) fails the call with
+  CatchUpError (a MetaException) and changes nothing.
 * The watcher (`SyncWatcher`, `serve --watch-interval`) catches up tracked tables written with
   sync turned off, a bounded number of tables and instants per pass.
-
-Restore and savepoint are not followed yet: a completed one stops the catch-up (`UNFOLLOWED`,
-`_check_followed` is where following them begins).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, func, or_, select
 
-from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_rollback
+from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_restore, parse_rollback
 from hudi_format.config_keys import (
     CHECKSUM,
     DATABASE_NAME,
@@ -54,13 +55,12 @@ from hudi_format.config_keys import (
 )
 from hudi_format.errors import HudiFormatError, NotAHudiTable
 from hudi_format.file_slice import FileInfo, FileSlice, parse_file_name, split_path
-from hudi_format.instant import ACTIONS, COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.instant import ACTIONS, COMPLETED, INFLIGHT, REQUESTED, SAVEPOINT, InstantKey, instant_key
 from hudi_format.listing import list_table, storage_view
 from hudi_format.record_keys import KeyReader, slice_keys
 from hudi_format.storage import TableStorage
 from hudi_format.storage_changes import (
     FOLLOWED,
-    UNFOLLOWED,
     archive_unseen,
     check_partitions,
     config_from_storage,
@@ -77,6 +77,7 @@ from store.hms.catalog import database_is
 from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
 from store.hudi.record_index import has_record_index
 from store.hudi.tables import HudiTableRef
+from store.hudi.timeline.savepoints import delete_savepoint
 from store.hudi.timeline.timeline_import import ImportOutcome, StoredInstant, TimelineImport
 from store.hudi.timeline.timeline_service import TimelineService
 from thrift_idl.hive_metastore.ttypes import Table
@@ -107,6 +108,7 @@ class Pending:
     config: HudiTableConfig | None = None  # storage's config, taken over (or registered)
     register: bool = False  # the table becomes a tracked Hudi table in this transaction
     column_stats: list[FileColumnStats] = field(default_factory=list)  # of the new base files, from footers
+    released: list[str] = field(default_factory=list)  # savepoints deleted on storage: released
 
 
 @dataclass
@@ -247,7 +249,10 @@ class TimelineCatchUp:
                 except HudiFormatError as exc:
                     raise CatchUpError(f"{ref.db_name}.{ref.name}: {exc.message}") from None
             known = self._known(conn, ref, tl.earliest)
+            imported = self._imported_savepoints(conn, ref)
         pending = self._read(tl, db, tbl, known, ref.config, limit)
+        on_storage = {i.ts for i in tl.instants if i.action == SAVEPOINT}
+        pending.released = sorted(imported - on_storage)
         try:
             stored = config_from_storage(tl, ref.db_name, ref.name)
         except HudiFormatError as exc:
@@ -259,25 +264,34 @@ class TimelineCatchUp:
         return pending
 
     @staticmethod
-    def _known(conn: Connection, ref: HudiTableRef, earliest: str | None) -> dict[str, int]:
-        """The server's instants from storage's earliest active one on (ts -> state), and its
+    def _known(conn: Connection, ref: HudiTableRef, earliest: str | None) -> dict[InstantKey, int]:
+        """The server's instants from storage's earliest active one on (key -> state), and its
         latest completed one before that (so an unseen archive is noticed)."""
         i = S.instant
-        q = select(i.c.ts, i.c.state).where(i.c.tbl_id == ref.tbl_id)
+        q = select(i.c.ts, i.c.action, i.c.state).where(i.c.tbl_id == ref.tbl_id)
         if earliest is not None:
             q = q.where(i.c.ts >= earliest)
-        known = {r.ts: int(r.state) for r in conn.execute(q)}
+        known = {instant_key(r.ts, r.action): int(r.state) for r in conn.execute(q)}
         before = conn.execute(select(func.max(i.c.ts)).where(
-            i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED,
+            i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED, i.c.action != SAVEPOINT,
             *([i.c.ts < earliest] if earliest is not None else []))).scalar()
         if before is not None:
-            known[before] = COMPLETED
+            known[(before, False)] = COMPLETED
         return known
 
-    def _read(self, tl: StorageTimeline, db: str, tbl: str, known: dict[str, int], cfg: HudiTableConfig,
+    @staticmethod
+    def _imported_savepoints(conn: Connection, ref: HudiTableRef) -> set[str]:
+        """Times of the table's savepoints the server took from storage (an import records an
+        instant's own time as its requested time; a savepoint made through the server's API is
+        requested later than the commit it saves, and stays until deleted through the API)."""
+        i = S.instant
+        return set(conn.execute(select(i.c.ts).where(i.c.tbl_id == ref.tbl_id, i.c.action == SAVEPOINT,
+                                                     i.c.requested_ts == i.c.ts)).scalars())
+
+    def _read(self, tl: StorageTimeline, db: str, tbl: str, known: dict[InstantKey, int], cfg: HudiTableConfig,
               limit: int = 0) -> Pending:
         where = f"{db}.{tbl}"
-        top = max(known, default="")
+        top = max((ts for ts, _ in known), default="")
         for name in tl.unrecognised:
             if name.split("_")[0].split(".")[0] > top:
                 raise CatchUpError(f"{where}: cannot follow {tl.timeline_dir}/{name}: not an instant of an action "
@@ -313,13 +327,9 @@ class TimelineCatchUp:
 
     @staticmethod
     def _check_followed(where: str, tl: StorageTimeline, inst: StorageInstant) -> None:
-        """The hook where restore and savepoint will be followed; until then they stop the catch-up
-        (applying the instants after them would make the server's view diverge from Hudi's)."""
+        """A completed instant of an action the server cannot apply stops the catch-up (applying the
+        instants after it would make the server's view diverge from Hudi's)."""
         action = inst.done_action if inst.state == COMPLETED else inst.action
-        if inst.state == COMPLETED and action in UNFOLLOWED:
-            raise CatchUpError(f"{where}: instant {inst.ts} is a completed {action}, which the server does not "
-                               f"follow yet ({tl.timeline_dir}/{inst.files[COMPLETED]}); the table's catch-up "
-                               "stops here (re-import it with import-hudi into a new table)")
         if inst.state == COMPLETED and action not in FOLLOWED:
             raise CatchUpError(f"{where}: instant {inst.ts} is a completed {action}, which the server "
                                "cannot apply")
@@ -331,19 +341,24 @@ class TimelineCatchUp:
         if pending.register:
             assert pending.config is not None
             self.timeline.hudi_tables.insert_in(conn, pending.config)
-        elif not pending.instants and not pending.listed and pending.config is None:
+        elif not pending.instants and not pending.listed and pending.config is None and not pending.released:
             return None
         out = self.importer.import_in(conn, pending.db, pending.tbl, pending.instants, pending.listed, [],
                                       None if pending.register else pending.config, events=True)
+        if pending.released:
+            ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+            for ts in pending.released:  # Hudi's delete_savepoint removed its instant files
+                delete_savepoint(conn, ref, ts, self.timeline.clock_ms(), mirrored=True)
+                log.info("%s.%s: savepoint %s deleted on storage: released", pending.db, pending.tbl, ts)
         if pending.column_stats:
             self._record_column_stats(conn, pending)
         if out.imported or out.files_added or pending.register:
-            self._record_index(conn, pending)
+            self._record_index(conn, pending, out.restored_groups)
             log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
                      len(out.imported), out.files_added)
         return out
 
-    def _record_index(self, conn: Connection, pending: Pending) -> None:
+    def _record_index(self, conn: Connection, pending: Pending, restored: set[tuple[str, str]]) -> None:
         """The record index (RFC-08) of a tracked table follows its latest slices: Hudi's commit
         metadata carries no keys, so the keys of the file groups the new instants wrote, replaced or
         rolled back are read from storage (hudi_format/record_keys.py) and replace the index's. A
@@ -355,7 +370,7 @@ class TimelineCatchUp:
         keeps = has_record_index(ref.config.properties)
         if self.latest_slices is None or not (keeps or pending.register):
             return
-        groups = None if pending.register else _touched_groups(pending.instants)
+        groups = None if pending.register else _touched_groups(pending.instants) | restored
         if groups is not None and not groups:
             return
         try:
@@ -459,10 +474,12 @@ def _touched_groups(instants: list[StoredInstant]) -> set[tuple[str, str]]:
             meta = parse_commit(inst.completed)
             stats = meta.write_stats
             out |= {(p, fid) for p, fids in meta.replaced.items() for fid in fids}
-        elif action == "rollback":
-            _, deleted, written = parse_rollback(inst.completed)
-            stats = written.write_stats
-            out |= {(p, parse_file_name(n)[0]) for p, names in deleted.items() for n in names if _is_data(n)}
+        elif action in ("rollback", "restore"):
+            stats = []
+            rollbacks = [parse_rollback(inst.completed)] if action == "rollback" else parse_restore(inst.completed)
+            for _, deleted, written in rollbacks:
+                stats += written.write_stats
+                out |= {(p, parse_file_name(n)[0]) for p, names in deleted.items() for n in names if _is_data(n)}
         else:
             continue
         for st in stats:

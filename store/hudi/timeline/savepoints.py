@@ -44,7 +44,7 @@ from store.errors import AlreadyExists, InvalidObject, InvalidOperation, NoSuchO
 from store.hudi.column_stats import ColumnStats
 from store.hudi.file_listing import FileListing, add_version
 from store.hudi.hive_table_statistics import HiveTableStatistics
-from store.hudi.record_index import FileGroupKeys, RecordIndex
+from store.hudi.record_index import FileGroupKeys, RecordIndex, has_record_index
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.partition_sync import PartitionSync
 
@@ -62,6 +62,7 @@ class RestoreOutcome:
     rolled: list[tuple[str, str]] = field(default_factory=list)  # (time, action) rolled back, newest first
     paths: list[str] = field(default_factory=list)  # their files, relative to the base path, to delete
     partitions: list[str] = field(default_factory=list)  # partitions whose files changed
+    groups: list[tuple[str, str]] = field(default_factory=list)  # (partition, file id) of the groups changed
 
 
 def commit_row(conn: Connection, tbl_id: int, ts: str) -> Row | None:
@@ -194,17 +195,18 @@ def restore_target_of(conn: Connection, tbl_id: int, ts: str) -> str:
     return _target_of_plan(None)
 
 
-def delete_savepoint(conn: Connection, ref: HudiTableRef, ts: str, now: int) -> Row:
+def delete_savepoint(conn: Connection, ref: HudiTableRef, ts: str, now: int, mirrored: bool = False) -> Row:
     """Remove savepoint `ts` (any state) from the timeline, as Hudi's deleteSavepoint removes its
     instant files: the file slices it held may be cleaned again. A new table version lets the
-    storage mirror remove its files. Returns the removed instant's row."""
+    storage mirror remove its files (`mirrored`: they are gone from storage already). Returns the
+    removed instant's row."""
     row = savepoint_row(conn, ref.tbl_id, ts, completed=False)
     if row is None:
         raise NoSuchObject(f"No savepoint {ts} on {ref.db_name}.{ref.name}")
     i, m = S.instant, S.instant_meta
     conn.execute(delete(m).where(m.c.tbl_id == ref.tbl_id, m.c.ts == ts, m.c.action == SAVEPOINT))
     conn.execute(delete(i).where(i.c.instant_id == row.instant_id))
-    add_version(conn, ref.tbl_id, 0, now)
+    add_version(conn, ref.tbl_id, 0, now, mirrored=mirrored)
     return row
 
 
@@ -251,14 +253,15 @@ class SavepointsAndRestores:
 
     def apply_restore(self, conn: Connection, ref: HudiTableRef, restore_ts: str, target: str, metadata: bytes,
                       record_keys: list[FileGroupKeys] | None = None,
-                      rolled: list[str] | None = None) -> RestoreOutcome:
+                      rolled: list[str] | None = None, reindex: bool = False) -> RestoreOutcome:
         """Roll the table back to savepoint `target` (restore instant `restore_ts`), in the caller's
         transaction. `rolled`: the instants to roll back as the restore's metadata names them (a
         timeline read from storage: a fact, so `target` is not checked); by default those after
         `target` on the server's timeline, which given metadata must name, `target` being a
         savepoint with none after it. `record_keys`: for a table keeping a record index, the keys each
         file group the restore changes holds as of `target` (FileGroupKeys.inserted with the
-        instant that wrote them)."""
+        instant that wrote them). `reindex`: the caller reloads the keys of the groups changed
+        (RestoreOutcome.groups) itself, from storage: they only leave the index here."""
         i = S.instant
         if rolled is None:
             rows = self.instants_after(conn, ref, restore_point(conn, ref, target))
@@ -294,7 +297,11 @@ class SavepointsAndRestores:
         self.column_stats.forget_removed(conn, ref, touched, groups, before)
         live_groups = self._live_groups(conn, ref, touched)  # of the partitions touched, afterwards
         live = {p for p, _ in live_groups}
-        self.record_index.restore_file_groups(conn, ref, sorted(groups), live_groups & groups, record_keys)
+        if reindex:
+            if has_record_index(ref.config.properties):
+                self.record_index.drop_file_groups(conn, ref.tbl_id, sorted(groups))
+        else:
+            self.record_index.restore_file_groups(conn, ref, sorted(groups), live_groups & groups, record_keys)
         self.partition_sync.drop_partitions(conn, ref, [p for p in touched if p not in live and p])
         self.partition_sync.ensure_partitions(conn, ref, [p for p in touched if p in live and p])
         self.partition_sync.record_restore(conn, ref, [p for p in touched if p in live])
@@ -304,7 +311,7 @@ class SavepointsAndRestores:
         paths = markers + [f"{p}/{n}" if p else n for files in created.values() for p, ns in files.items() for n in ns]
         if strategy_name((ref.config.properties or {}).get(STORAGE_STRATEGY_CLASS)).lower() != HIVE:
             paths = []  # files placed by another storage strategy are not under the base path: left
-        return RestoreOutcome(metadata, instants, sorted(set(paths)), touched)
+        return RestoreOutcome(metadata, instants, sorted(set(paths)), touched, sorted(groups))
 
     @staticmethod
     def _live_groups(conn: Connection, ref: HudiTableRef, partitions: list[str]) -> set[tuple[str, str]]:

@@ -23,7 +23,11 @@ from hudi_format.commit_metadata import (
     parse_commit,
     parse_restore,
     parse_rollback,
+    parse_savepoint,
+    restore_target,
+    restored_instants,
 )
+from hudi_format.errors import InvalidMetadata
 from hudi_format.file_slice import FileInfo, parse_file_name, split_path
 from hudi_format.instant import (
     ACTIONS,
@@ -31,8 +35,11 @@ from hudi_format.instant import (
     COMPLETED_AS,
     INFLIGHT,
     REQUESTED,
+    SAVEPOINT,
     STATE_NAMES,
     Instant,
+    InstantKey,
+    instant_key,
 )
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
@@ -62,6 +69,10 @@ class StoredInstant:
     def done_action(self) -> str:
         return COMPLETED_AS.get(self.action, self.action)
 
+    @property
+    def key(self) -> InstantKey:
+        return instant_key(self.ts, self.action)
+
 
 @dataclass
 class ImportOutcome:
@@ -71,11 +82,12 @@ class ImportOutcome:
     files_removed: int = 0
     files_resized: int = 0
     version: int = 0
+    restored_groups: set[tuple[str, str]] = field(default_factory=set)  # (partition, file id) restores changed
 
 
 def _check(instants: list[StoredInstant]) -> None:
     """Bad input is refused before anything is written."""
-    seen: set[str] = set()
+    seen: set[InstantKey] = set()
     for i in instants:
         check_instant_time(i.ts)
         if i.action not in ACTIONS:
@@ -86,9 +98,9 @@ def _check(instants: list[StoredInstant]) -> None:
             check_instant_time(i.completion_ts)
             if i.completion_ts < i.ts:
                 raise InvalidObject(f"Instant {i.ts} completed before it was requested ({i.completion_ts})")
-        if i.ts in seen:
-            raise InvalidObject(f"Instant {i.ts} given twice")
-        seen.add(i.ts)
+        if i.key in seen:
+            raise InvalidObject(f"Instant {i.ts}{' (savepoint)' if i.key[1] else ''} given twice")
+        seen.add(i.key)
         if i.state == COMPLETED:  # parse now: a corrupt file fails the call, not half of it
             data = i.completed
             if i.done_action in WRITE_ACTIONS:
@@ -99,6 +111,11 @@ def _check(instants: list[StoredInstant]) -> None:
                 parse_rollback(data)
             elif i.done_action == "restore":
                 parse_restore(data)
+            elif i.done_action == SAVEPOINT:
+                try:
+                    parse_savepoint(data)
+                except InvalidMetadata as exc:
+                    raise InvalidObject(f"Savepoint {i.ts}: {exc.message}") from None
 
 
 def _group(stat: WriteStat) -> tuple[str, str]:
@@ -116,6 +133,7 @@ Rolled = tuple[list[str], dict[str, list[str]], CommitMetadata]  # as parse_roll
 
 class TimelineImport:
     def __init__(self, timeline: TimelineService):
+        self.timeline = timeline
         self.store = timeline.store
         self.clock_ms = timeline.clock_ms
         self.tables = timeline.hudi_tables
@@ -125,6 +143,7 @@ class TimelineImport:
         self.column_stats = timeline.completion.column_stats
         self.statistics = timeline.statistics
         self._events = False
+        self._restored: set[tuple[str, str]] = set()
 
     def import_instants(self, db: str, tbl: str, instants: list[StoredInstant],
                         listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
@@ -138,7 +157,7 @@ class TimelineImport:
         """import_instants inside the caller's transaction (the catch-up of a tracked table joins
         the call that caused it: catch_up.py); with `events`, each completed write records its
         notification events as a commit through the server does."""
-        instants = sorted(instants, key=lambda i: i.ts)
+        instants = sorted(instants, key=lambda i: i.key)  # a savepoint after the commit it saves
         _check(instants)
         if config is not None:
             config.validate()
@@ -149,7 +168,10 @@ class TimelineImport:
             except ValueError as exc:
                 raise InvalidObject(str(exc)) from exc
         self._events = events
-        return self._import_in(conn, db, tbl, instants, listed, missing, config)
+        self._restored = set()
+        out = self._import_in(conn, db, tbl, instants, listed, missing, config)
+        out.restored_groups = self._restored
+        return out
 
     def _import_in(self, conn: Connection, db: str, tbl: str, instants: list[StoredInstant],
                    listed: list[FileInfo], missing: list[FileInfo], config: HudiTableConfig | None) -> ImportOutcome:
@@ -160,7 +182,7 @@ class TimelineImport:
         rows = self._existing(conn, ref.tbl_id, [i.ts for i in instants])
         top = max([i.ts for i in instants] + [i.completion_ts for i in instants if i.completion_ts], default=None)
         for inst in instants:
-            row = rows.get(inst.ts)
+            row = rows.get(inst.key)
             if row is not None and row.state >= inst.state:
                 out.unchanged += 1
                 continue
@@ -197,12 +219,13 @@ class TimelineImport:
     # --- instants -----------------------------------------------------------------------------
 
     @staticmethod
-    def _existing(conn: Connection, tbl_id: int, stamps: list[str]) -> dict[str, Row]:
+    def _existing(conn: Connection, tbl_id: int, stamps: list[str]) -> dict[InstantKey, Row]:
         i = S.instant
         out = {}
+        stamps = sorted(set(stamps))
         for k in range(0, len(stamps), BATCH):
             for r in conn.execute(select(i).where(i.c.tbl_id == tbl_id, i.c.ts.in_(stamps[k:k + BATCH]))):
-                out[r.ts] = r
+                out[instant_key(r.ts, r.action)] = r
         return out
 
     def _import_one(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant, row: Row | None) -> Instant:
@@ -221,7 +244,10 @@ class TimelineImport:
             from_state = row.state
             conn.execute(update(i).where(i.c.instant_id == instant_id).values(
                 state=inst.state, action=action, completion_ts=completion, start_ts=now))
-        for state, data in ((REQUESTED, inst.requested), (INFLIGHT, inst.inflight), (COMPLETED, inst.completed)):
+        done = inst.completed
+        if completed and action == SAVEPOINT:  # what it holds: cleans keep those files (the server's listing if empty)
+            done = self.timeline.apply_savepoint(conn, ref, inst.ts, inst.completed or b"")
+        for state, data in ((REQUESTED, inst.requested), (INFLIGHT, inst.inflight), (COMPLETED, done)):
             if from_state < state <= inst.state and (data is not None or state == COMPLETED):
                 put_meta(conn, ref.tbl_id, inst.ts, action if state == COMPLETED else inst.action, state, data)
         if completed:
@@ -250,8 +276,24 @@ class TimelineImport:
         elif action == "rollback":
             self._rollback(conn, ref, inst.ts, parse_rollback(inst.completed))
         elif action == "restore":
-            for rb in parse_restore(inst.completed):
-                self._rollback(conn, ref, inst.ts, rb)
+            self._restore(conn, ref, inst)
+
+    def _restore(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant) -> None:
+        """A restore's rollbacks, through the server's own restore (savepoints.py: the instants it
+        rolled back leave the timeline, file groups they replaced come back, partitions, column and
+        Hive statistics and notification events follow); the record index's keys of the groups it
+        changed are the caller's to reload (ImportOutcome.restored_groups). Files its rollbacks
+        deleted or wrote (rollback blocks of table version 6) follow as a rollback's do."""
+        try:
+            target = restore_target(inst.requested) or ""
+        except InvalidMetadata:
+            target = ""  # named in messages only: the restore's metadata says what it rolled back
+        done = self.timeline.apply_restore(conn, ref, inst.ts, target, inst.completed or b"",
+                                           rolled=restored_instants(inst.completed), reindex=True)
+        self._restored.update(done.groups)
+        for _, deleted, written in parse_restore(inst.completed):
+            self.listing.mark_deleted(conn, ref, inst.ts, deleted)
+            self.listing.add_files(conn, ref, inst.ts, written)
 
     def _rollback(self, conn: Connection, ref: HudiTableRef, ts: str, parsed: Rolled) -> None:
         rolled, deleted, written = parsed

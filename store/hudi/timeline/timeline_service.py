@@ -140,13 +140,16 @@ class TimelineService:
 
     def apply_restore(self, conn: Connection, ref: HudiTableRef, ts: str, target: str, metadata: bytes,
                       rolled: list[str] | None = None,
-                      record_keys: list[FileGroupKeys] | None = None) -> RestoreOutcome:
+                      record_keys: list[FileGroupKeys] | None = None, reindex: bool = False) -> RestoreOutcome:
         """A restore instant `ts` to savepoint `target` completed elsewhere (read from storage), in the
         caller's transaction: the instants it rolled back (`rolled`, as its metadata names them)
         leave the listing and the timeline, partitions, statistics, record index and events follow
         (never refused for its target: a fact). The caller stores the restore instant and deletes no
-        files (its writer did); `target`: the plan's `hudi_format.commit_metadata.restore_target`."""
-        return self.completion.savepoints.apply_restore(conn, ref, ts, target, metadata, record_keys, rolled)
+        files (its writer did); `target`: the plan's `hudi_format.commit_metadata.restore_target`.
+        `reindex`: the record index's keys of the groups changed (RestoreOutcome.groups) are the
+        caller's to reload (from storage), instead of `record_keys`."""
+        return self.completion.savepoints.apply_restore(conn, ref, ts, target, metadata, record_keys, rolled,
+                                                        reindex)
 
     # --- column statistics adoption (import-hudi) ------------------------------------------------------
 

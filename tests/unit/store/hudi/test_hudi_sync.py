@@ -222,7 +222,7 @@ def _corrupt_last(base: str, tmp_path):
     return last, held
 
 
-@pytest.mark.parametrize("how", ["corrupt", "unknown-action", "restore"])
+@pytest.mark.parametrize("how", ["corrupt", "unknown-action", "savepoint"])
 def test_an_instant_the_server_cannot_apply_fails_the_call_and_changes_nothing(env, tmp_path, how):
     base = table_copy("cow_v8_complexkeygen_hivestyle", tmp_path)
     last, held = _corrupt_last(base, tmp_path)
@@ -238,9 +238,11 @@ def test_an_instant_the_server_cannot_apply_fails_the_call_and_changes_nothing(e
     elif how == "unknown-action":
         open(os.path.join(tdir, "29990101000000000.frobnicate.requested"), "wb").close()
         match = "not an instant of an action"
-    else:
-        open(os.path.join(tdir, "29990101000000000_29990101000000001.restore"), "wb").write(b"{}")
-        match = "restore, which the server does not follow yet"
+    else:  # a savepoint whose metadata is unreadable
+        done = StorageTimeline.read(base).instants[-1]
+        open(os.path.join(tdir, f"{done.ts}.savepoint.inflight"), "wb").close()
+        open(os.path.join(tdir, f"{done.ts}_29990101000000001.savepoint"), "wb").write(b"\x00not avro")
+        match = "corrupt instant file"
     new = env.s.tables.get_table(env.db, "t")
     new.parameters["last_commit_time_sync"] = "changed"
     with pytest.raises(CatchUpError, match=match) as err:
@@ -359,3 +361,94 @@ def test_the_background_watcher_of_serve_watch_interval(backend_url, tmp_path):
     finally:
         services.close()
     assert services.watcher._thread is None
+
+
+# --- savepoints and restores Hudi's procedures wrote (tests/fixtures/hudi-tables/*_v9_{savepoint,restored,deleted}) ---
+
+def _stage(base: str, kind: str, stage: str, tmp_path) -> None:
+    """Storage at base becomes the table as Hudi left it at `stage` (what its writer did meanwhile)."""
+    import shutil
+
+    src = table_copy(f"{kind}_v9_{stage}", tmp_path / f"{kind}-{stage}-{uuid.uuid4().hex[:6]}")
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.copytree(src, base)
+
+
+def _sync(env: Env, name: str) -> None:
+    """Hudi's next write syncs: an alter_table of the table as it is (the catch-up runs first)."""
+    env.tables.alter_table(env.db, name, env.s.tables.get_table(env.db, name))
+
+
+def _held(env: Env, name: str) -> set:
+    from store.hudi.timeline import held_files
+
+    with env.store.read() as conn:
+        return held_files(conn, env.s.timeline.table_ref(conn, env.db, name).tbl_id)
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_savepoint_restore_and_delete_savepoint_are_followed(env, tmp_path, kind):
+    """Hudi's create_savepoint, rollback_to_savepoint and delete_savepoint procedures, each followed by
+    the next sync: the savepoint (sharing its commit's time) holds the files Hudi's lists, the
+    restore rolls the later commits back through the server's restore, the deleted savepoint is
+    released."""
+    base = str(tmp_path / "t")
+    _stage(base, kind, "savepoint", tmp_path)
+    tl = StorageTimeline.read(base)
+    [saved] = [i for i in tl.instants if i.action == "savepoint"]
+    assert [i for i in tl.instants if i.ts == saved.ts and i.action != "savepoint"]  # its commit, same time
+    later = [i.ts for i in tl.instants if i.ts > saved.ts]
+    ttype = tl.properties["hoodie.table.type"]
+    env.tables.create_table(env.synced_table("t", base, ttype))
+    assert_follows(env, "t", base)
+    assert (saved.ts, "savepoint", "COMPLETED") in env.instants("t")
+    held = _held(env, "t")
+    assert held and {n for _, n in held} <= {n for _, _, names in os.walk(base) for n in names}
+    assert "p=nyc" in env.hms_partitions("t")
+
+    _stage(base, kind, "restored", tmp_path)  # CALL rollback_to_savepoint
+    [restore] = [i for i in StorageTimeline.read(base).instants if i.action == "restore"]
+    since = env.s.notifications.current_id()
+    _sync(env, "t")
+    assert_follows(env, "t", base)
+    assert not {ts for ts, _, _ in env.instants("t")} & set(later)  # rolled back: off the timeline
+    assert (restore.ts, "restore", "COMPLETED") in env.instants("t")
+    assert (saved.ts, "savepoint", "COMPLETED") in env.instants("t")
+    assert "p=nyc" not in env.hms_partitions("t")  # only the rolled-back insert wrote there
+    assert {r["_hoodie_record_key"] for r in theirs_rows(base)} == {f"k{i}" for i in range(6)}
+    events = [e.eventType for e in env.s.notifications.next_events(since, 1000) if e.tableName == "t"]
+    assert "INSERT" in events and "DROP_PARTITION" in events, events
+
+    _stage(base, kind, "deleted", tmp_path)  # an upsert, then CALL delete_savepoint
+    _sync(env, "t")
+    assert_follows(env, "t", base)
+    assert not [i for i in env.instants("t") if i[1] == "savepoint"]
+    assert _held(env, "t") == set()
+
+
+def test_a_bad_restore_fails_the_call_and_changes_nothing(env, tmp_path):
+    base = str(tmp_path / "t")
+    _stage(base, "cow", "savepoint", tmp_path)
+    env.tables.create_table(env.synced_table("t", base))
+    state = (env.instants("t"), env.slices("t"), env.hms_partitions("t"), _held(env, "t"))
+    _stage(base, "cow", "restored", tmp_path)
+    [restore] = [i for i in StorageTimeline.read(base).instants if i.action == "restore"]
+    with open(os.path.join(timeline_dir(base), restore.files[COMPLETED]), "wb") as f:
+        f.write(b"\x00not avro")
+    with pytest.raises(CatchUpError, match="corrupt instant file"):
+        _sync(env, "t")
+    assert (env.instants("t"), env.slices("t"), env.hms_partitions("t"), _held(env, "t")) == state
+
+
+def test_a_savepoint_made_through_the_server_is_not_released_by_a_catch_up(env, tmp_path):
+    """Only savepoints taken from storage follow storage's deletions: one made through the server's
+    API on a tracked table stays until deleted through the API."""
+    base = table_copy("cow_v8_complexkeygen_hivestyle", tmp_path)
+    env.tables.create_table(env.synced_table("t", base))
+    commit = [ts for ts, action, state in env.instants("t") if action == "commit" and state == "COMPLETED"][-1]
+    tl = env.s.timeline
+    tl.create_instant(env.db, "t", commit, "savepoint", None)
+    tl.transition_to_inflight(env.db, "t", commit, "savepoint", None)
+    tl.complete_instant(env.db, "t", commit, "savepoint", b"")
+    _sync(env, "t")
+    assert (commit, "savepoint", "COMPLETED") in env.instants("t")
