@@ -5,11 +5,13 @@ planned from its file slices (docs/pipeline.md).
     ts = write(df, table="db.trips", operation="upsert", record_key="id", precombine_field="ts",
                partition_by=["dt"], metastore="thrift://127.0.0.1:9083")
     read(spark, "db.trips", metastore="thrift://127.0.0.1:9083", filters=[("dt", "=", "2024-01-01")])
+    register(spark)   # Spark 4 SQL over the tables: spark.table, SELECT, DESCRIBE, SHOW PARTITIONS
 """
 
+from .datasource import register
 from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError
 from .hudi_table import HudiTable
 from .reader import read
 from .writer import write
 
-__all__ = ["write", "read", "HudiTable", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]
+__all__ = ["write", "read", "register", "HudiTable", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]
