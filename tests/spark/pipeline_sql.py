@@ -3,7 +3,9 @@ catalog on the server; the pipeline writes through the same session).
 
     python tests/spark/pipeline_sql.py --metastore-uri thrift://127.0.0.1:9083 --warehouse W --out O
 
-After each commit SHOW TABLES, SHOW PARTITIONS and DESCRIBE are recorded into O as JSON.
+After each commit SHOW TABLES, SHOW PARTITIONS and DESCRIBE are recorded into O as JSON. With
+`--datasource`, `pipeline.register(spark)` is called last and plain Spark SQL over tables registered
+as hive-sync does (provider `hudi`) is recorded next to `pipeline.read` (see `datasource_steps`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -47,11 +50,75 @@ def stale_read(spark, uri: str) -> dict:
     return got
 
 
+def _rows(df) -> dict:
+    """record key -> the row's columns (JSON values)."""
+    out = {}
+    for r in df.collect():
+        d = {k: (v if v is None or isinstance(v, (int, float, str, bool)) else str(v)) for k, v in r.asDict().items()}
+        out[d["_hoodie_record_key"]] = d
+    return out
+
+
+def datasource_steps(spark, uri: str, plan_log: str) -> dict:
+    """Tables registered as hive-sync does (provider `hudi`), several commits with deletes, read by
+    plain Spark SQL after `pipeline.register(spark)`: each query's rows, `pipeline.read`'s with the
+    same filter, and the data source's plan (the files it opened, those the server skipped)."""
+    from pipeline import read, register, write
+
+    many_files = {"hoodie.parquet.small.file.limit": "0"}  # every insert makes new file groups
+    part, flat = f"{DB}.ds_part", f"{DB}.ds_flat"
+    schema = "id long, name string, score double, dt string"
+    write(spark.createDataFrame([(i, f"n{i}", i * 1.5, f"d{i % 3}") for i in range(12)], schema), part, "insert",
+          record_key="id", precombine_field="score", partition_by="dt", metastore=uri,
+          options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+    write(spark.createDataFrame([(1, "u1", 100.0, "d1"), (20, "n20", 30.0, "d3")], schema), part, "upsert",
+          metastore=uri)
+    write(spark.createDataFrame([(3, None, 50.0, "d0"), (4, None, 50.0, "d1")], schema), part, "delete", metastore=uri)
+    flat_schema = "id long, name string, score double"
+    as_of = write(spark.createDataFrame([(i, f"n{i}", float(i)) for i in range(10)], flat_schema), flat, "insert",
+                  record_key="id", precombine_field="score", metastore=uri)
+    write(spark.createDataFrame([(i, f"n{i}", float(i)) for i in range(100, 110)], flat_schema), flat, "insert",
+          metastore=uri, options=many_files)
+    write(spark.createDataFrame([(5, None, 50.0)], flat_schema), flat, "delete", metastore=uri)
+    write(spark.createDataFrame([(101, "u101", 1000.0)], flat_schema), flat, "upsert", metastore=uri)
+
+    register(spark, plan_log=plan_log)
+
+    def last_plan() -> dict:
+        with open(plan_log) as f:
+            return json.loads(f.read().splitlines()[-1])
+
+    out: dict = {"queries": {}, "describe": {}, "partitions": {}, "base": {}}
+    queries = [(part, None), (part, "dt = 'd1'"), (part, "dt IN ('d0', 'd3') AND score > 10"),
+               (part, "name LIKE 'n1%'"), (part, "dt <> 'd2' AND id >= 6"),
+               (flat, None), (flat, "id >= 100"), (flat, "id < 100 AND name IS NOT NULL")]
+    for table, where in queries:
+        sql = f"SELECT * FROM {table}" + (f" WHERE {where}" if where else "")
+        out["queries"][f"{table} {where}"] = {
+            "sql": _rows(spark.sql(sql)), "plan": last_plan(),
+            "read": _rows(read(spark, table, metastore=uri, filters=where))}
+    for table in (part, flat):
+        out["queries"][f"{table} spark.table"] = {"sql": _rows(spark.table(table)), "plan": last_plan(),
+                                                  "read": _rows(read(spark, table, metastore=uri))}
+        out["describe"][table] = [[r[0], r[1]] for r in spark.sql(f"DESCRIBE {table}").collect()]
+        out["partitions"][table] = sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {table}").collect()) \
+            if table == part else None
+        out["base"][table] = spark.sql(f"DESCRIBE EXTENDED {table}").where("col_name = 'Location'").collect()[0][1]
+    by_format = spark.read.format("hudi").option("table", flat).option("as.of.instant", as_of).load()
+    out["as_of"] = {"format": _rows(by_format),
+                    "read": _rows(read(spark, flat, metastore=uri, as_of=as_of))}
+    out["stale"] = {"table": spark.table(f"{DB}.stale").count(),
+                    "sql": spark.sql(f"SELECT count(*) FROM {DB}.stale").collect()[0][0]}
+    out["v1_sources_after"] = spark.conf.get("spark.sql.sources.useV1SourceList")
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--metastore-uri", required=True)
     p.add_argument("--warehouse", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--datasource", action="store_true", help="also pipeline.register(spark) and query with SQL")
     args = p.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pipeline import read, write
@@ -88,9 +155,14 @@ def main() -> int:
           metastore=args.metastore_uri)
     record("4.insert_overwrite_new_partition")
     stale = stale_read(spark, args.metastore_uri)
+    result = {"steps": steps, "stale_read": stale}
+    if args.datasource:
+        t0 = time.monotonic()
+        result["datasource"] = datasource_steps(spark, args.metastore_uri, args.out + ".plans.jsonl")
+        result["datasource"]["seconds"] = round(time.monotonic() - t0, 1)
     spark.stop()
     with open(args.out, "w") as f:
-        json.dump({"steps": steps, "stale_read": stale}, f, indent=1)
+        json.dump(result, f, indent=1)
     return 0
 
 
