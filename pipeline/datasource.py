@@ -38,16 +38,20 @@ import os
 import re
 from contextlib import contextmanager
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructField, StructType
 
-from client import HudiCatalog, Security
 from hudi_format.table_config import SPARK_TABLE_METADATA
 
 from . import predicate as P
-from .writer import DEFAULT_METASTORE
 
+if TYPE_CHECKING:
+    from client import Security
+
+# The Python workers that create the data source and run the read tasks import this module: the
+# metastore client (Thrift) is imported only where the server is asked (schema, partitions).
 log = logging.getLogger(__name__)
 
 NAME = "hudi"
@@ -66,7 +70,7 @@ PYTHON_SOURCE_CLASS = "org.apache.spark.sql.execution.datasources.v2.python.pyth
 class HudiDataSource(DataSource):
     """The `hudi` data source; `register` makes a subclass that knows the metastore."""
 
-    metastore: str = DEFAULT_METASTORE
+    metastore: str = "thrift://127.0.0.1:9083"  # pipeline.writer.DEFAULT_METASTORE
     security: Security | None = None
     plan_log: str | None = None  # a file each planned read appends one JSON line to
 
@@ -85,6 +89,8 @@ class HudiDataSource(DataSource):
 
     def schema(self) -> StructType:
         """The schema of `spark.read.format("hudi").option("table", ...)`: `pipeline.read`'s."""
+        from client import HudiCatalog
+
         from .schema import with_meta_columns
         from .table import latest_schema, load, split_name
 
@@ -136,6 +142,8 @@ class HudiReader(DataSourceReader):
             yield f
 
     def partitions(self):
+        from client import HudiCatalog
+
         from .reader import plan
 
         tree = None
@@ -208,14 +216,15 @@ def source_filter_node(f):
     if not attribute or len(attribute) != 1:
         return None
     col = attribute[0].lower()
+    value = getattr(f, "value", None)
     ops = {D.EqualTo: "=", D.GreaterThan: ">", D.GreaterThanOrEqual: ">=", D.LessThan: "<",
            D.LessThanOrEqual: "<="}
     for cls, op in ops.items():
         if type(f) is cls:
-            lit = _lit(f.value)
+            lit = _lit(value)
             return P.Opaque() if lit.kind == "other" else P.Cmp(col, op, lit)
     if isinstance(f, D.In):
-        lits = tuple(_lit(v) for v in f.value)
+        lits = tuple(_lit(v) for v in (value or ()))
         return P.Opaque() if any(lit.kind == "other" for lit in lits) else P.In(col, lits)
     if isinstance(f, D.IsNull):
         return P.IsNull(col)
@@ -223,8 +232,8 @@ def source_filter_node(f):
         return P.Not(P.IsNull(col))
     patterns = {D.StringStartsWith: "{}%", D.StringEndsWith: "%{}", D.StringContains: "%{}%"}
     for cls, shape in patterns.items():
-        if type(f) is cls and isinstance(f.value, str):
-            return P.Like(col, P.Lit("string", shape.format(_like_escape(f.value))), "\\")
+        if type(f) is cls and isinstance(value, str):
+            return P.Like(col, P.Lit("string", shape.format(_like_escape(value))), "\\")
     return P.Opaque()  # EqualNullSafe, ...
 
 
@@ -242,7 +251,7 @@ def _session_metastore(spark) -> str:
             uris = spark.sparkContext._jsc.hadoopConfiguration().get("hive.metastore.uris")
         except Exception:  # noqa: BLE001 - no JVM context (Spark Connect)
             uris = None
-    return (uris or DEFAULT_METASTORE).split(",")[0].strip()
+    return (uris or HudiDataSource.metastore).split(",")[0].strip()
 
 
 def register(spark, metastore: str | None = None, security: Security | None = None,

@@ -26,7 +26,7 @@ PART, FLAT = "pipe_sql.ds_part", "pipe_sql.ds_flat"
 def sql_run(our_server_info, tmp_path_factory):
     """One Spark script per backend: every step, observations as JSON."""
     tmp = tmp_path_factory.mktemp("pipeline-sql")
-    backend = our_server_info.backend_url.split(":", 1)[0].split("+", 1)[0]
+    backend = our_server_info.db_url.split(":", 1)[0].split("+", 1)[0]
     extra = ["--datasource"] if backend in DATASOURCE_BACKENDS else []
     return run_spark_script(SCRIPT, our_server_info.port, tmp / "wh", tmp / "out.json", extra_args=extra)
 
