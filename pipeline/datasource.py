@@ -110,11 +110,13 @@ class HudiDataSource(DataSource):
 
 
 class FilesPartition(InputPartition):
-    """A read task: the full paths of the base files it opens."""
+    """A read task: the full paths of the base files it opens, and an incremental read's commit
+    range (since, until]. (The read function reaches the executors pickled before `partitions()`
+    runs: what the plan decides travels with the partitions.)"""
 
-    def __init__(self, paths: list[str]):
+    def __init__(self, paths: list[str], commit_range: tuple | None = None):
         super().__init__(paths)
-        self.paths = paths
+        self.paths, self.commit_range = paths, commit_range
 
 
 class HudiReader(DataSourceReader):
@@ -131,7 +133,6 @@ class HudiReader(DataSourceReader):
             raise ValueError(f"an incremental read needs {BEGIN_OPTION}")
         self.max_partitions = int(options.get(PARTITIONS_OPTION) or 256)
         self.nodes: list = []  # the pushed filters as pipeline.predicate trees
-        self.commit_range: tuple | None = None
 
     def pushFilters(self, filters):
         """Keeps what the server can prune by; every filter stays with Spark (returned)."""
@@ -151,7 +152,6 @@ class HudiReader(DataSourceReader):
             tree = self.nodes[0] if len(self.nodes) == 1 else P.Bool("and", tuple(self.nodes))
         with HudiCatalog(self.metastore, security=self.security) as client:
             p = plan(client, self.table, as_of=self.as_of, since=self.since, until=self.until, filters=tree)
-        self.commit_range = p.commit_range
         paths = p.paths
         log.info("%s data source %s: %d base files, %d skipped by column statistics, %d partitions skipped",
                  NAME, self.table, len(paths), p.files_skipped, p.partitions_skipped)
@@ -162,7 +162,7 @@ class HudiReader(DataSourceReader):
             with open(self.plan_log, "a") as f:
                 f.write(json.dumps(entry) + "\n")
         n = max(1, min(len(paths), self.max_partitions))
-        return [FilesPartition(paths[i::n]) for i in range(n)]
+        return [FilesPartition(paths[i::n], p.commit_range) for i in range(n)]
 
     def read(self, partition):
         import pyarrow.compute as pc
@@ -176,8 +176,8 @@ class HudiReader(DataSourceReader):
             target = {f.name.lower(): f.name for f in arrow_schema}
             t = t.rename_columns([target.get(c.lower(), c) for c in t.column_names])
             t = conform(t, arrow_schema)
-            if self.commit_range is not None and "_hoodie_commit_time" in t.column_names:
-                lo, hi = self.commit_range
+            if partition.commit_range is not None and "_hoodie_commit_time" in t.column_names:
+                lo, hi = partition.commit_range
                 col = t.column("_hoodie_commit_time")
                 if lo:
                     t = t.filter(pc.greater(col, lo))

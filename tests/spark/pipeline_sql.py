@@ -105,6 +105,9 @@ def datasource_steps(spark, uri: str, plan_log: str) -> dict:
     by_format = spark.read.format("hudi").option("table", flat).option("as.of.instant", as_of).load()
     out["as_of"] = {"format": _rows(by_format),
                     "read": _rows(read(spark, flat, metastore=uri, as_of=as_of))}
+    since = spark.read.format("hudi").option("table", flat).option("hoodie.datasource.query.type", "incremental") \
+        .option("hoodie.datasource.read.begin.instanttime", as_of).load()
+    out["incremental"] = {"format": _rows(since), "read": _rows(read(spark, flat, metastore=uri, since=as_of))}
     out["stale"] = {"table": spark.table(f"{DB}.stale").count(),
                     "sql": spark.sql(f"SELECT count(*) FROM {DB}.stale").collect()[0][0]}
     out["v1_sources_after"] = spark.conf.get("spark.sql.sources.useV1SourceList")
