@@ -237,6 +237,49 @@ def source_filter_node(f):
     return P.Opaque()  # EqualNullSafe, ...
 
 
+# --- the table's name in its Spark schema ----------------------------------------------------------
+
+_SCHEMA_PARTS = "spark.sql.sources.schema.numParts"
+_SCHEMA_PART = "spark.sql.sources.schema.part."
+
+
+def named_schema_properties(params: dict[str, str], table: str) -> dict[str, str] | None:
+    """`params` (an HMS table's) with `table` in the metadata of its Spark schema's first field;
+    None when there is no Spark schema or it names the table already."""
+    n = int(params.get(_SCHEMA_PARTS) or 0)
+    if n <= 0:
+        return None
+    schema = json.loads("".join(params.get(f"{_SCHEMA_PART}{i}", "") for i in range(n)))
+    fields = schema.get("fields") or []
+    if not fields or (fields[0].get("metadata") or {}).get(SPARK_TABLE_METADATA) == table:
+        return None
+    fields[0]["metadata"] = {**(fields[0].get("metadata") or {}), SPARK_TABLE_METADATA: table}
+    text = json.dumps(schema, separators=(",", ":"))
+    parts = [text[i:i + 4000] for i in range(0, len(text), 4000)]
+    out = {k: v for k, v in params.items() if not k.startswith(_SCHEMA_PART)}
+    out[_SCHEMA_PARTS] = str(len(parts))
+    out.update({f"{_SCHEMA_PART}{i}": p for i, p in enumerate(parts)})
+    return out
+
+
+def name_table(table: str, metastore: str = HudiDataSource.metastore, security: Security | None = None) -> bool:
+    """Writes "db.name" into the Spark schema of a table registered before the server did so (or
+    renamed since), which the `hudi` data source then finds without the `table` option; True when
+    the table was altered."""
+    from client import HudiCatalog
+
+    from .table import split_name
+
+    db, name = split_name(table)
+    with HudiCatalog(metastore, security=security) as client:
+        t = client.get_table(db, name)
+        params = named_schema_properties(dict(t.parameters), f"{db}.{name}")
+        if params is None:
+            return False
+        client.alter_table_columns(db, name, t.columns, params)
+        return True
+
+
 # --- registration ---------------------------------------------------------------------------------
 
 

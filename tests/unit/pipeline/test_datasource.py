@@ -80,3 +80,26 @@ def test_schema_properties_name_the_table():
     assert fields[0]["metadata"] == {SPARK_TABLE_METADATA: "db.t"} and fields[1]["metadata"] == {}
     plain = spark_schema_properties([Column("a", "int", None)], [])
     assert json.loads(plain["spark.sql.sources.schema.part.0"])["fields"][0]["metadata"] == {}
+
+
+def test_naming_an_older_tables_schema():
+    import json
+
+    from client import Column
+    from pipeline.datasource import named_schema_properties
+
+    cols = [Column(f"c{i}", "string", None) for i in range(300)]  # a schema of several 4000-character parts
+    old = spark_schema_properties(cols, [Column("dt", "string", None)])
+    old["EXTERNAL"] = "TRUE"
+    new = named_schema_properties(old, "db.t")
+    assert new is not None and new["EXTERNAL"] == "TRUE" and int(new["spark.sql.sources.schema.numParts"]) > 1
+    n = int(new["spark.sql.sources.schema.numParts"])
+    text = "".join(new[f"spark.sql.sources.schema.part.{i}"] for i in range(n))
+    fields = json.loads(text)["fields"]
+    assert fields[0]["metadata"] == {SPARK_TABLE_METADATA: "db.t"} and [f["name"] for f in fields][-1] == "dt"
+    assert all(len(new[k]) <= 4000 for k in new if k.startswith("spark.sql.sources.schema.part."))
+    assert named_schema_properties(new, "db.t") is None  # named already
+    assert named_schema_properties({"EXTERNAL": "TRUE"}, "db.t") is None  # no Spark schema
+    renamed = named_schema_properties(new, "db.u")
+    assert renamed is not None and SPARK_TABLE_METADATA in renamed["spark.sql.sources.schema.part.0"]
+    assert '"db.u"' in renamed["spark.sql.sources.schema.part.0"]
