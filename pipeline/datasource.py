@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructField, StructType
 
-from hudi_format.table_config import SPARK_TABLE_METADATA
+from hudi_format.table_config import SPARK_TABLE_METADATA, SPARK_TABLE_PATH_METADATA
 
 from . import predicate as P
 
@@ -123,6 +123,10 @@ class HudiReader(DataSourceReader):
     def __init__(self, source: HudiDataSource, schema: StructType):
         options = source.options
         self.table = source._table(schema)
+        named = (schema.fields[0].metadata or {}) if schema.fields else {}
+        # the base path the catalog schema names with the table (None: given by the option)
+        self.base_path = named.get(SPARK_TABLE_PATH_METADATA) if named.get(SPARK_TABLE_METADATA) == self.table \
+            else None
         self.metastore, self.security, self.plan_log = source.metastore, source.security, source.plan_log
         self.schema = schema
         self.as_of = options.get(AS_OF_OPTION) or None
@@ -152,6 +156,10 @@ class HudiReader(DataSourceReader):
             tree = self.nodes[0] if len(self.nodes) == 1 else P.Bool("and", tuple(self.nodes))
         with HudiCatalog(self.metastore, security=self.security) as client:
             p = plan(client, self.table, as_of=self.as_of, since=self.since, until=self.until, filters=tree)
+        if self.base_path and p.info.base_path.rstrip("/") != self.base_path.rstrip("/"):
+            raise ValueError(f"the catalog table's schema names {self.table} at {self.base_path}, but {self.table} is "
+                             f"at {p.info.base_path}: renamed since? pipeline.datasource.name_table(<its name>) "
+                             f"names it again, or give the option {TABLE_OPTION!r}")
         paths = p.paths
         log.info("%s data source %s: %d base files, %d skipped by column statistics, %d partitions skipped",
                  NAME, self.table, len(paths), p.files_skipped, p.partitions_skipped)
@@ -243,17 +251,21 @@ _SCHEMA_PARTS = "spark.sql.sources.schema.numParts"
 _SCHEMA_PART = "spark.sql.sources.schema.part."
 
 
-def named_schema_properties(params: dict[str, str], table: str) -> dict[str, str] | None:
-    """`params` (an HMS table's) with `table` in the metadata of its Spark schema's first field;
-    None when there is no Spark schema or it names the table already."""
+def named_schema_properties(params: dict[str, str], table: str, base_path: str | None = None) -> dict[str, str] | None:
+    """`params` (an HMS table's) with `table` (and `base_path`) in the metadata of its Spark
+    schema's first field; None when there is no Spark schema or it names them already."""
     n = int(params.get(_SCHEMA_PARTS) or 0)
     if n <= 0:
         return None
     schema = json.loads("".join(params.get(f"{_SCHEMA_PART}{i}", "") for i in range(n)))
     fields = schema.get("fields") or []
-    if not fields or (fields[0].get("metadata") or {}).get(SPARK_TABLE_METADATA) == table:
+    if not fields:
         return None
-    fields[0]["metadata"] = {**(fields[0].get("metadata") or {}), SPARK_TABLE_METADATA: table}
+    have = fields[0].get("metadata") or {}
+    want = {SPARK_TABLE_METADATA: table, **({SPARK_TABLE_PATH_METADATA: base_path} if base_path else {})}
+    if all(have.get(k) == v for k, v in want.items()):
+        return None
+    fields[0]["metadata"] = {**have, **want}
     text = json.dumps(schema, separators=(",", ":"))
     parts = [text[i:i + 4000] for i in range(0, len(text), 4000)]
     out = {k: v for k, v in params.items() if not k.startswith(_SCHEMA_PART)}
@@ -273,7 +285,8 @@ def name_table(table: str, metastore: str = HudiDataSource.metastore, security: 
     db, name = split_name(table)
     with HudiCatalog(metastore, security=security) as client:
         t = client.get_table(db, name)
-        params = named_schema_properties(dict(t.parameters), f"{db}.{name}")
+        base_path = client.get_hudi_table(db, name).base_path
+        params = named_schema_properties(dict(t.parameters), f"{db}.{name}", base_path)
         if params is None:
             return False
         client.alter_table_columns(db, name, t.columns, params)

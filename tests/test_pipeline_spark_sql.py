@@ -126,7 +126,10 @@ def test_sql_equals_hudi_rs(ds, our_server):
 def test_refused_table_reads_its_live_rows(ds):
     # the table Spark refused before register(): 4 live rows, not the folder's 9
     stale = ds["stale"]
-    assert stale["table"] == 4
+    assert stale["table"] == 4 and stale["metadata"]["hudi.metastore.table"] == "pipe_sql.stale"
+    assert stale["metadata"]["hudi.metastore.base_path"].endswith("/stale")
+    # a schema naming the table at another base path (renamed since, a new table of the old name)
+    assert "renamed since?" in stale["other_path"], stale["other_path"]
     # without its name in the Spark schema (registered by an older server): the error names the
     # option, which reads it; name_table writes the name
     assert "option 'table'" in stale["unnamed"], stale["unnamed"]

@@ -59,27 +59,45 @@ def _rows(df) -> dict:
     return out
 
 
+def c_params(uri: str, db: str, table: str) -> dict:
+    from client import HudiCatalog
+
+    with HudiCatalog(uri) as c:
+        return dict(c.get_table(db, table).parameters)
+
+
 def unnamed_table(spark, uri: str, name: str) -> dict:
     """The table Spark refused before register() is read; then, as a table registered before the
     server named it in its Spark schema: refused naming the option, read with the option, read
     after pipeline.datasource.name_table."""
     from client import HudiCatalog
+    from hudi_format.table_config import SPARK_TABLE_METADATA, SPARK_TABLE_PATH_METADATA
     from pipeline.datasource import name_table
 
     got: dict = {"table": spark.table(name).count()}
     db, table = name.split(".")
-    with HudiCatalog(uri) as c:
-        t = c.get_table(db, table)
-        params = dict(t.parameters)
-        schema = json.loads(params["spark.sql.sources.schema.part.0"])
-        schema["fields"][0]["metadata"] = {}
-        params["spark.sql.sources.schema.part.0"] = json.dumps(schema)
-        c.alter_table_columns(db, table, t.columns, params)
-    try:
-        got["unnamed"] = spark.sql(f"SELECT count(*) FROM {name}").collect()[0][0]
-    except Exception as e:  # noqa: BLE001 - the error is the result
-        msg = f"{type(e).__name__}: {e}"
-        got["unnamed"] = next((line for line in msg.splitlines() if line.startswith("ValueError")), msg[:600])
+
+    def schema_names(metadata: dict) -> None:
+        with HudiCatalog(uri) as c:
+            t = c.get_table(db, table)
+            params = dict(t.parameters)
+            schema = json.loads(params["spark.sql.sources.schema.part.0"])
+            schema["fields"][0]["metadata"] = metadata
+            params["spark.sql.sources.schema.part.0"] = json.dumps(schema)
+            c.alter_table_columns(db, table, t.columns, params)
+
+    def count_or_error():
+        try:
+            return spark.sql(f"SELECT count(*) FROM {name}").collect()[0][0]
+        except Exception as e:  # noqa: BLE001 - the error is the result
+            msg = f"{type(e).__name__}: {e}"
+            return next((line for line in msg.splitlines() if line.startswith("ValueError")), msg[:600])
+
+    got["metadata"] = json.loads(c_params(uri, db, table)["spark.sql.sources.schema.part.0"])["fields"][0]["metadata"]
+    schema_names({SPARK_TABLE_METADATA: name, SPARK_TABLE_PATH_METADATA: "/another/table"})  # as if renamed
+    got["other_path"] = count_or_error()
+    schema_names({})
+    got["unnamed"] = count_or_error()
     got["with_option"] = spark.sql(f"SELECT count(*) FROM {name} WITH ('table' = '{name}')").collect()[0][0]
     got["renamed"] = name_table(name, uri)
     got["sql"] = spark.sql(f"SELECT count(*) FROM {name}").collect()[0][0]

@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import datasource as D
 
-from hudi_format.table_config import SPARK_TABLE_METADATA, spark_schema_properties
+from hudi_format.table_config import SPARK_TABLE_METADATA, SPARK_TABLE_PATH_METADATA, spark_schema_properties
 from pipeline.datasource import is_catalog_command, source_filter_node
 from pipeline.predicate import Bool, server_filter
 
@@ -78,6 +78,9 @@ def test_schema_properties_name_the_table():
     props = spark_schema_properties([Column("a", "int", None)], [Column("dt", "string", None)], table="db.t")
     fields = json.loads(props["spark.sql.sources.schema.part.0"])["fields"]
     assert fields[0]["metadata"] == {SPARK_TABLE_METADATA: "db.t"} and fields[1]["metadata"] == {}
+    at = spark_schema_properties([Column("a", "int", None)], [], table="db.t", base_path="/w/t")
+    assert json.loads(at["spark.sql.sources.schema.part.0"])["fields"][0]["metadata"] == {
+        SPARK_TABLE_METADATA: "db.t", SPARK_TABLE_PATH_METADATA: "/w/t"}
     plain = spark_schema_properties([Column("a", "int", None)], [])
     assert json.loads(plain["spark.sql.sources.schema.part.0"])["fields"][0]["metadata"] == {}
 
@@ -103,3 +106,10 @@ def test_naming_an_older_tables_schema():
     renamed = named_schema_properties(new, "db.u")
     assert renamed is not None and SPARK_TABLE_METADATA in renamed["spark.sql.sources.schema.part.0"]
     assert '"db.u"' in renamed["spark.sql.sources.schema.part.0"]
+    at = named_schema_properties(new, "db.t", "/w/t")  # the base path is added to a named schema
+    assert at is not None
+    n = int(at["spark.sql.sources.schema.numParts"])
+    text = "".join(at[f"spark.sql.sources.schema.part.{i}"] for i in range(n))
+    want = {SPARK_TABLE_METADATA: "db.t", SPARK_TABLE_PATH_METADATA: "/w/t"}
+    assert json.loads(text)["fields"][0]["metadata"] == want
+    assert named_schema_properties(at, "db.t", "/w/t") is None
