@@ -77,6 +77,10 @@ def test_sql_equals_pipeline_read(ds):
     assert sorted(ds["queries"][f"{PART} dt <> 'd2' AND name LIKE 'n1%'"]["sql"]) == ["10"]  # 1 is u1, 11 in d2
     assert sorted(int(k) for k in ds["queries"][f"{FLAT} id >= 100"]["sql"]) == [100] + list(range(102, 110))
     assert ds["as_of"]["format"] == ds["as_of"]["read"] and len(ds["as_of"]["read"]) == 10
+    types = "pipe_sql.ds_types"
+    assert sorted(ds["queries"][f"{types} spark.table"]["sql"]) == ["1", "2"]
+    assert sorted(ds["queries"][f"{types} day = DATE'2024-01-02' AND at > TIMESTAMP'2024-01-01 00:00:00' "
+                                "AND d > 1.0 AND ok"]["sql"]) == ["1"]
     # after the first commit: the second insert's rows that are still there (the delete rewrote the
     # first file group, whose untouched rows keep their commit time)
     assert ds["incremental"]["format"] == ds["incremental"]["read"]

@@ -11,10 +11,12 @@ as hive-sync does (provider `hudi`) is recorded next to `pipeline.read` (see `da
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
 import time
+from decimal import Decimal
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -127,6 +129,13 @@ def datasource_steps(spark, uri: str, plan_log: str) -> dict:
           metastore=uri, options=many_files)
     write(spark.createDataFrame([(5, None, 50.0), (101, None, 50.0)], flat_schema), flat, "delete", metastore=uri)
 
+    types = f"{DB}.ds_types"  # every Spark type the HMS has (timestamp_ntz is timestamp there)
+    typed = ("id long, i int, s smallint, b tinyint, f float, d decimal(10,2), day date, at timestamp, ok boolean, "
+             "raw binary, st struct<a:int,bName:string>, arr array<int>, m map<string,int>, dt string")
+    at = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+    write(spark.createDataFrame([(1, 1, 2, 3, 1.5, Decimal("1.25"), dt.date(2024, 1, 2), at, True, b"x", (1, "a"),
+                                  [1, 2], {"k": 1}, "p1"), (2,) + (None,) * 12 + ("p2",)], typed),
+          types, "insert", record_key="id", partition_by="dt", metastore=uri)
     register(spark, plan_log=plan_log)
 
     def last_plan() -> dict:
@@ -135,12 +144,15 @@ def datasource_steps(spark, uri: str, plan_log: str) -> dict:
 
     out: dict = {"queries": {}, "describe": {}, "partitions": {}, "write_seconds": round(time.monotonic() - t0, 1)}
     queries = [(part, "dt = 'd1'"), (part, "dt IN ('d0', 'd3') AND score > 10"),
-               (part, "dt <> 'd2' AND name LIKE 'n1%'"), (flat, "id >= 100")]
+               (part, "dt <> 'd2' AND name LIKE 'n1%'"), (flat, "id >= 100"),
+               (types, "day = DATE'2024-01-02' AND at > TIMESTAMP'2024-01-01 00:00:00' AND d > 1.0 AND ok")]
     for table, where in queries:
         sql = f"SELECT * FROM {table} WHERE {where}"
         out["queries"][f"{table} {where}"] = {
             "sql": _rows(spark.sql(sql)), "plan": last_plan(),
             "read": _rows(read(spark, table, metastore=uri, filters=where))}
+    out["queries"][f"{types} spark.table"] = {"sql": _rows(spark.table(types)), "plan": last_plan(),
+                                              "read": _rows(read(spark, types, metastore=uri))}
     for table in (part, flat):
         out["queries"][f"{table} spark.table"] = {"sql": _rows(spark.table(table)), "plan": last_plan(),
                                                   "read": _rows(read(spark, table, metastore=uri))}
