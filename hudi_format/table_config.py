@@ -258,11 +258,24 @@ def _parse_hive_type(s: str, i: int) -> tuple[SparkType, int]:
     return _SPARK_PRIMITIVES.get(name, "string"), j
 
 
+#: Field metadata key on a Hudi data source table's first column: the table's "db.name". Spark
+#: hands a Python data source the catalog schema but not the table's name or properties; the
+#: pipeline's `hudi` data source (pipeline/datasource.py) finds its table by it.
+SPARK_TABLE_METADATA = "hudi.metastore.table"
+#: ... and its base path next to it: a table renamed since is told from a new one of the old name
+SPARK_TABLE_PATH_METADATA = "hudi.metastore.base_path"
+
+
 def spark_schema_properties(data_cols: Sequence[Column], partition_keys: Sequence[Column],
-                            provider: str = "hudi") -> dict[str, str]:
-    """Table properties Spark reads a data source table's schema from (4000-character parts)."""
+                            provider: str = "hudi", table: str | None = None,
+                            base_path: str | None = None) -> dict[str, str]:
+    """Table properties Spark reads a data source table's schema from (4000-character parts);
+    `table` ("db.name") and `base_path` are kept in the first field's metadata."""
     fields = [{"name": c.name, "type": hive_to_spark_type(c.type), "nullable": True, "metadata": {}}
               for c in list(data_cols) + list(partition_keys)]
+    if table and fields:
+        fields[0]["metadata"] = {SPARK_TABLE_METADATA: table, **({SPARK_TABLE_PATH_METADATA: base_path}
+                                                                 if base_path else {})}
     text = json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
     parts = [text[i:i + 4000] for i in range(0, len(text), 4000)] or [""]
     props = {"spark.sql.sources.provider": provider, "spark.sql.sources.schema.numParts": str(len(parts)),

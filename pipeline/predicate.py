@@ -707,8 +707,14 @@ def _double(lit: Lit) -> str | None:
     return None
 
 
+_NODES = (Cmp, In, Like, IsNull, Opaque, Bool, Not)
+
+
 def tree_of(filters, escaped_literals: bool = False):
-    """The tree of a filter string or of tuples; None when the string is beyond this parser."""
+    """The tree of a filter string, of tuples, or a tree as it is; None when the string is beyond
+    this parser."""
+    if isinstance(filters, _NODES):
+        return filters
     if isinstance(filters, str):
         try:
             return parse(filters, escaped_literals)
@@ -719,7 +725,7 @@ def tree_of(filters, escaped_literals: bool = False):
 
 def server_filter(filters, columns: dict[str, str], partition_keys=(), time_zone: str | None = None,
                   escaped_literals: bool = False, url_encoded: bool = False) -> str | None:
-    """The Hive filter the server prunes with for `filters` (a Spark SQL string or tuples) over
+    """The Hive filter the server prunes with for `filters` (a Spark SQL string, tuples or a tree) over
     `columns` (name -> Hive type; leaves on other columns count as TRUE), `partition_keys` among
     them; None: nothing to prune by. `time_zone`: Spark's session time zone (timestamp literals);
     `url_encoded`: the table url-encodes its partition paths."""

@@ -182,7 +182,8 @@ def sync_hms_schema(client: HudiCatalog, info: TableInfo, schema) -> bool:
     params = None  # unchanged
     if table.parameters.get("spark.sql.sources.provider"):
         params = {k: v for k, v in table.parameters.items() if not k.startswith("spark.sql.sources.schema")}
-        params.update(spark_schema_properties(cols, table.partition_keys))
+        params.update(spark_schema_properties(cols, table.partition_keys, table=f"{info.db}.{info.name}",
+                                              base_path=info.base_path))
     client.alter_table_columns(info.db, info.name, cols, params)
     return True
 

@@ -218,7 +218,8 @@ def hive_sync_table(cfg: HudiTableConfig, columns: list[FieldSchema] | None, own
     # false registers a Hive table with Hudi's input formats, which any Spark can list and describe
     if cfg.properties.get(HIVE_SYNC_AS_DATASOURCE, default_of(HIVE_SYNC_AS_DATASOURCE)).lower() != "false":
         try:
-            params.update(spark_schema_properties(data_cols, part_keys))
+            params.update(spark_schema_properties(data_cols, part_keys, table=f"{cfg.db_name}.{cfg.table_name}",
+                                                  base_path=cfg.base_path))
         except (ValueError, IndexError):
             params["spark.sql.sources.provider"] = "hudi"
     if cfg.precombine_field:
