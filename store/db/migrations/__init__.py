@@ -2,7 +2,7 @@
 
 Alembic is imported only to migrate, or when the revisions are not a plain chain: the server's start
 and its readiness check read the version table and the version files' header lines themselves
-(importing alembic took about a fifth of a server start's CPU). The unit tests compare both answers
+(importing alembic cost about 0.07 s of a server start's 0.45 s of CPU). The unit tests compare both answers
 with alembic's (tests/unit/store/db/test_migration_revisions.py)."""
 
 from __future__ import annotations
