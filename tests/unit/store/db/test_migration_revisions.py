@@ -3,6 +3,11 @@ alembic (the server's start and readiness check) agree with alembic's own answer
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 from alembic.runtime.migration import MigrationContext
@@ -96,3 +101,18 @@ def test_chain_head_leaves_all_but_a_plain_chain_to_alembic(tmp_path):
             text = (d / "0002_b.py").read_text().replace("revision = '0002'", "revision = '00' + '02'")
             (d / "0002_b.py").write_text(text)
         assert chain_head(str(d)) is None, case  # a second header line, or one that is not a literal
+
+
+def test_a_server_start_imports_neither_alembic_nor_the_orm():
+    """What `serve` imports before it listens, and the head it checks: no alembic, no sqlalchemy.orm
+    (together about a fifth of a start's CPU; docs/testing.md, "What keeps the run short")."""
+    code = ("import sys\n"
+            "import adapter.app, adapter.readiness, adapter.serve, adapter.server, store.services\n"
+            "from store.db.migrations import head_revision\n"
+            "assert head_revision()\n"
+            "print(sorted(m for m in ('alembic', 'sqlalchemy.orm') if m in sys.modules))\n")
+    root = Path(__file__).resolve().parents[4]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
