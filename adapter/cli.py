@@ -30,7 +30,7 @@ def add_database_options(p: argparse.ArgumentParser) -> None:
 
 
 def database_url(args) -> str:
-    from store.db.engine import DEFAULT_URL
+    from store.db import DEFAULT_URL
 
     return config.database_url(args.db_url or DEFAULT_URL, args.db_password_file, os.environ)
 

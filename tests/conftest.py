@@ -317,7 +317,7 @@ def spark(tmp_path_factory):
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()
+    os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts(long_lived=True)
     pyspark_sql = pytest.importorskip("pyspark.sql")
     session = (
         pyspark_sql.SparkSession.builder.master("local[2]").appName("hms-pipeline-tests")

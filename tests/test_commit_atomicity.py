@@ -162,24 +162,42 @@ def base_instant(name: str) -> str:
     return name.rsplit("_", 1)[1].split(".", 1)[0]
 
 
-def replay(completed: list[tuple[str, dict]]) -> tuple[dict, set[str]]:
+class Replay:
     """Latest snapshot and written partitions from the (parsed) metadata of completed instants (in
-    completion order): (partition, fileId) -> (base file name, base instant, size, commit time)."""
-    latest: dict[tuple[str, str], tuple] = {}
-    replaced: set[tuple[str, str]] = set()
-    partitions: set[str] = set()
-    for ts, doc in completed:
-        for p, entries in doc.get("partitionToWriteStats", {}).items():
-            for s in entries:
-                part = s.get("partitionPath", p)
-                name = s["path"].rsplit("/", 1)[-1]
-                key = (part, s["fileId"])
-                if key not in latest or latest[key][1] <= base_instant(name):
-                    latest[key] = (name, base_instant(name), s["fileSizeInBytes"], ts)
-                partitions.add(part)
-        for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items():
-            replaced.update((p, fid) for fid in ids)
-    return {k: v for k, v in latest.items() if k not in replaced}, partitions
+    completion order): (partition, fileId) -> (base file name, base instant, size, commit time).
+    `extend` goes on from the instants replayed so far (completions only ever append)."""
+
+    def __init__(self) -> None:
+        self.latest: dict[tuple[str, str], tuple] = {}
+        self.replaced: set[tuple[str, str]] = set()
+        self.partitions: set[str] = set()
+        self.done: list[str] = []  # the instants replayed, in order
+
+    def extend(self, completed: list[tuple[str, dict]]) -> None:
+        latest, partitions = self.latest, self.partitions
+        for ts, doc in completed:
+            for p, entries in doc.get("partitionToWriteStats", {}).items():
+                for s in entries:
+                    part = s.get("partitionPath", p)
+                    name = s["path"].rsplit("/", 1)[-1]
+                    key = (part, s["fileId"])
+                    base = base_instant(name)
+                    if key not in latest or latest[key][1] <= base:
+                        latest[key] = (name, base, s["fileSizeInBytes"], ts)
+                    partitions.add(part)
+            for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items():
+                self.replaced.update((p, fid) for fid in ids)
+            self.done.append(ts)
+
+    def result(self) -> tuple[dict, set[str]]:
+        return {k: v for k, v in self.latest.items() if k not in self.replaced}, set(self.partitions)
+
+
+def replay(completed: list[tuple[str, dict]]) -> tuple[dict, set[str]]:
+    """The replay of `completed` from nothing (see Replay)."""
+    r = Replay()
+    r.extend(completed)
+    return r.result()
 
 
 def server_snapshot(client: HudiMetastoreClient, db: str, tbl: str, partitions: list[str] | None = None) -> dict:
@@ -252,6 +270,14 @@ class TableUnderTest:
     verified_meta: set[str] = field(default_factory=set)  # stored metadata checked against `sent`
     instants: int = 0
     docs: dict[str, dict] = field(default_factory=dict)  # ts -> metadata sent, parsed (every check replays all)
+    replayed: Replay = field(default_factory=Replay)  # the replay of `done` so far
+
+    def replay_done(self) -> tuple[dict, set[str]]:
+        """`replay` of the completed instants, carried on from the previous check's."""
+        r = self.replayed
+        assert self.done[:len(r.done)] == r.done, "completed instants are only ever appended"
+        r.extend([(ts, self.doc(ts)) for ts in self.done[len(r.done):]])
+        return r.result()
 
     def doc(self, ts: str) -> dict:
         if ts not in self.docs:
@@ -323,7 +349,7 @@ def test_commit_atomicity_under_sigkill(own_database, tmp_path):
                 t.verified_meta.add(ts)
 
         # (2) the latest snapshot is the replay of the completed instants
-        model, partitions = replay([(ts, t.doc(ts)) for ts in t.done])
+        model, partitions = t.replay_done()
         snap = server_snapshot(c, db, t.name, only)
         if only is not None:
             model = {k: v for k, v in model.items() if k[0] in set(only)}

@@ -9,10 +9,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 
+from store.db import DEFAULT_URL  # noqa: F401  (re-exported)
 from store.db.statement_cache import bound_statement_cache
 from store.db.statement_timeout import limit_statement_time, postgresql_options
-
-DEFAULT_URL = "sqlite:///./metastore.db"
 
 
 def normalize_url(url: str) -> str:

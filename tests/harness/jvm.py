@@ -94,11 +94,19 @@ def archive_path(kind: str) -> Path | None:
     return cache_root() / "cds" / f"{kind}-{digest.hexdigest()[:16]}.jsa"
 
 
-def spark_submit_opts(kind: str = "spark4") -> str:
-    """SPARK_SUBMIT_OPTS for a driver of ``kind``: the user's, then ``FLAGS``, then the archive if made."""
+def long_lived_jit() -> str:
+    """The compilers of the run-long pipeline driver: ``c1`` (as every other JVM) or ``full`` (C1 and
+    C2), from ``HMS_TEST_PIPELINE_JIT``."""
+    return os.environ.get("HMS_TEST_PIPELINE_JIT", "c1")
+
+
+def spark_submit_opts(kind: str = "spark4", long_lived: bool = False) -> str:
+    """SPARK_SUBMIT_OPTS for a driver of ``kind``: the user's, then ``FLAGS``, then the archive if made.
+    ``long_lived``: the pipeline tests' driver, which lives the whole run (``long_lived_jit``)."""
     parts = [_USER_SUBMIT_OPTS] if _USER_SUBMIT_OPTS else []
     if enabled():
-        parts += FLAGS
+        full = long_lived and long_lived_jit() == "full"
+        parts += [f for f in FLAGS if not (full and f.startswith("-XX:TieredStopAtLevel"))]
         archive = archive_path(kind) if cds_enabled() else None
         if archive is not None and archive.exists():
             parts.append(f"-XX:SharedArchiveFile={archive}")

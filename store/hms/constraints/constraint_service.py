@@ -15,7 +15,6 @@ import functools
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, delete, or_, select
-from sqlalchemy.orm import aliased
 
 from store.db import schema as S
 from store.db.database import Store
@@ -154,8 +153,8 @@ class ConstraintService:
     def _rows(self, conn: Connection, where: Any) -> list[Row[Any]]:
         """Constraint rows with their tables' names, in name and position order, minus those whose
         columns (or a foreign key's referenced key) are gone."""
-        parent, parent_db = aliased(S.tbl), aliased(S.db)
-        child, child_db = aliased(S.tbl), aliased(S.db)
+        parent, parent_db = S.tbl.alias(), S.db.alias()  # anonymous aliases (what orm.aliased gives)
+        child, child_db = S.tbl.alias(), S.db.alias()
         q = (select(_C, parent.c.name.label("tbl_name"), parent_db.c.name.label("db_name"),
                     child.c.name.label("child_tbl_name"), child_db.c.name.label("child_db_name"))
              .select_from(_C.join(parent, parent.c.tbl_id == _C.c.tbl_id)
