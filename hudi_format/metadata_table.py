@@ -29,7 +29,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hudi_format import hfile, log_file
+from hudi_format.config_keys import (
+    ARCHIVELOG_FOLDER,
+    BASE_FILE_FORMAT,
+    DATABASE_NAME,
+    DROP_PARTITION_COLUMNS,
+    KEYGENERATOR_CLASS,
+    PAYLOAD_CLASS,
+    POPULATE_META_FIELDS,
+    RECORDKEY_FIELDS,
+    TABLE_NAME,
+    TABLE_TYPE,
+    TABLE_VERSION,
+    TIMELINE_LAYOUT_VERSION,
+    default_of,
+)
 from hudi_format.hfile_writer import write_hfile
+from hudi_format.table_config import MOR
 
 METADATA_FOLDER = ".hoodie/metadata"
 FILES = "files"
@@ -39,7 +55,7 @@ WRITE_TOKEN = "0-0-0"
 ALL_PARTITIONS = "__all_partitions__"
 NON_PARTITIONED = "."
 PARTITION_LIST, FILE_LIST = 1, 2  # record types
-PAYLOAD_CLASS = "org.apache.hudi.metadata.HoodieMetadataPayload"
+PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
 
 # (name, type) of the one-field wrapper records of column statistics' bounds
 _BOUNDS = [("BooleanWrapper", "boolean"), ("IntWrapper", "int"), ("LongWrapper", "long"),
@@ -248,20 +264,20 @@ def metadata_properties(table_name: str, database: str | None = None) -> dict[st
     """`.hoodie/metadata/.hoodie/hoodie.properties` of a version-6 data table's metadata table
     (without the checksum, which hudi_format.layout adds)."""
     props = {
-        "hoodie.table.name": f"{table_name}_metadata",
-        "hoodie.table.type": "MERGE_ON_READ",
-        "hoodie.table.version": "6",
-        "hoodie.timeline.layout.version": "1",
-        "hoodie.archivelog.folder": "archived",
-        "hoodie.table.base.file.format": "HFILE",
-        "hoodie.table.recordkey.fields": "key",
-        "hoodie.populate.meta.fields": "false",
-        "hoodie.compaction.payload.class": PAYLOAD_CLASS,
-        "hoodie.table.keygenerator.class": "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator",
-        "hoodie.datasource.write.drop.partition.columns": "false",
+        TABLE_NAME: f"{table_name}_metadata",
+        TABLE_TYPE: MOR,
+        TABLE_VERSION: "6",
+        TIMELINE_LAYOUT_VERSION: "1",
+        ARCHIVELOG_FOLDER: default_of(ARCHIVELOG_FOLDER),
+        BASE_FILE_FORMAT: "HFILE",
+        RECORDKEY_FIELDS: "key",
+        POPULATE_META_FIELDS: "false",
+        PAYLOAD_CLASS: PAYLOAD,
+        KEYGENERATOR_CLASS: "org.apache.hudi.metadata.HoodieTableMetadataKeyGenerator",
+        DROP_PARTITION_COLUMNS: "false",
     }
     if database:
-        props["hoodie.database.name"] = database
+        props[DATABASE_NAME] = database
     return props
 
 
