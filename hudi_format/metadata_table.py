@@ -29,6 +29,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hudi_format import hfile, log_file
+from hudi_format.commit_metadata import (
+    WRITE_ACTIONS,
+    CommitMetadata,
+    parse_clean,
+    parse_commit,
+    parse_restore,
+    parse_rollback,
+)
 from hudi_format.config_keys import (
     ARCHIVELOG_FOLDER,
     BASE_FILE_FORMAT,
@@ -296,3 +304,36 @@ def deltacommit_metadata(path: str, size: int, records: int, prev_commit: str, o
     meta = {"partitionToWriteStats": {FILES: [stat]}, "compacted": False,
             "extraMetadata": {"schema": SCHEMA_JSON}, "operationType": operation}
     return json.dumps(meta, indent=2).encode()
+
+
+def listing_change(action: str, data: bytes) -> tuple[dict[str, dict[str, int]], dict[str, list[str]]]:
+    """(added: partition -> name -> size, deleted: partition -> names) of a completed instant, from its
+    metadata, as Hudi's writer turns the instant into files-partition records: the files a write
+    action wrote (log files with their size after it), those a clean deleted, those a rollback or a
+    restore deleted (and the log files its command blocks went to). Other actions change nothing."""
+    from os.path import basename
+
+    added: dict[str, dict[str, int]] = {}
+    deleted: dict[str, list[str]] = {}
+
+    def written(meta: CommitMetadata) -> None:
+        for s in meta.write_stats:
+            added.setdefault(s.partition_path or "", {})[basename(s.path.rstrip("/"))] = s.size
+
+    def removed(names: Mapping[str, list[str]]) -> None:
+        for p, ns in names.items():
+            deleted.setdefault(p or "", []).extend(ns)
+
+    if action in WRITE_ACTIONS:
+        written(parse_commit(data))
+    elif action == "clean":
+        removed(parse_clean(data))
+    elif action == "rollback":
+        _rolled, gone, logs = parse_rollback(data)
+        removed(gone)
+        written(logs)
+    elif action == "restore":
+        for _rolled, gone, logs in parse_restore(data):
+            removed(gone)
+            written(logs)
+    return added, deleted
