@@ -78,3 +78,11 @@ def test_file_names():
     assert M.parse_files_partition_name(M.log_file_name("00000000000000010", 3)) == ("log", "00000000000000010", 3)
     assert M.parse_files_partition_name(M.base_file_name("20240101000000001")) == ("base", "20240101000000001", None)
     assert M.parse_files_partition_name(".hoodie_partition_metadata") is None
+
+
+def test_pipeline_passes_the_metadata_table_switch_to_the_table_config():
+    from hudi_format.config_keys import METADATA_ENABLE
+    from pipeline.config import WriteConfig
+
+    cfg = WriteConfig.from_options("insert", {METADATA_ENABLE: "true", "hoodie.table.x": "1", "hoodie.other": "2"})
+    assert cfg.table_properties == {METADATA_ENABLE: "true", "hoodie.table.x": "1"}
