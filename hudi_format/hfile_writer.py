@@ -57,7 +57,8 @@ def write_hfile(cells: Sequence[tuple[bytes, bytes]], file_info: Mapping[bytes, 
     last_data = index[-1][0]
 
     load_on_open = len(out)
-    root = b"".join(struct.pack(">qi", off, size) + _vint(len(k)) + k for off, size, k in index)
+    keys = [struct.pack(">H", len(row)) + row for _, _, row in index]  # an index key: the row with its length
+    root = b"".join(struct.pack(">qi", off, size) + _vint(len(k)) + k for (off, size, _), k in zip(index, keys))
     _append_block(out, ROOT_INDEX, root, codec)
     _append_block(out, ROOT_INDEX, b"", codec)  # meta index: no meta blocks
 

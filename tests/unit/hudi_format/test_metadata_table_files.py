@@ -24,6 +24,19 @@ def test_hfile_cells_round_trip_over_many_blocks(compress):
     info = hfile._file_info(data, int(trailer[1]), int(trailer[12]), "x")
     assert info[b"schema"] == b"{}" and info[b"hfile.LASTKEY"] == b"\x00\x08key02999"
     assert struct.unpack(">i", info[b"KEY_VALUE_VERSION"]) == (1,)
+    # the root index: per data block its offset, on-disk size and first row (2-byte length + row),
+    # as Hudi's reader parses it (a bare row made Hudi 1.2 fail on a one-character row)
+    _magic, root, _ = hfile._block(data, int(trailer[2]), int(trailer[12]), "x")
+    pos, firsts = 0, []
+    while pos < len(root):
+        offset, _size = struct.unpack_from(">qi", root, pos)
+        klen = root[pos + 12]
+        key = root[pos + 13:pos + 13 + klen]
+        assert struct.unpack(">H", key[:2]) == (len(key) - 2,)
+        firsts.append((offset, key[2:]))
+        pos += 13 + klen
+    assert len(firsts) == trailer[5] and firsts[0] == (0, b"key00000")
+    assert all(hfile._block(data, off, int(trailer[12]), "x")[1][10:10 + len(row)] == row for off, row in firsts)
 
 
 def test_hfile_rows_must_increase():
