@@ -14,8 +14,12 @@ mirror for a table of version 6 whose config says `hoodie.metadata.enable=true`.
   deltacommit completed holds the same records and is harmless). Each file is one atomic write (a
   PUT on object stores): log files are never appended to.
 
-The cost of an instant is its own files plus a listing of the metadata table's `files` folder (its
-log files: there is no compaction yet, so that folder grows by one file per instant).
+Compaction: when the current file slice has `compact_after` log files, the next instant writes a
+new base file instead (a new file slice at its time, in its deltacommit: the slice merged with the
+instant's records, read back from the metadata table's own files) and deletes the slice before the
+current one. So an instant costs its own files plus a listing of the `files` folder (at most two
+slices), and every `compact_after` instants one merge of the listing (as Hudi's compaction).
+The metadata table's timeline is not archived (one deltacommit per instant stays).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from store.hudi.tables import HudiTableRef
 MDT_HOODIE = f"{M.METADATA_FOLDER}/.hoodie"
 FILES_DIR = f"{M.METADATA_FOLDER}/{M.FILES}"
 DELTACOMMIT = "deltacommit"
+COMPACT_AFTER = 20
 
 
 def metadata_table_enabled(ref: HudiTableRef) -> bool:
@@ -46,9 +51,10 @@ def metadata_table_enabled(ref: HudiTableRef) -> bool:
 
 
 class MetadataTableWriter:
-    def __init__(self, store: Store, clock_ms: Callable[[], int]):
+    def __init__(self, store: Store, clock_ms: Callable[[], int], compact_after: int = COMPACT_AFTER):
         self.store = store
         self.clock_ms = clock_ms
+        self.compact_after = compact_after  # log files in a slice before an instant writes a new base file
         self._ready: set[str] = set()  # base paths whose metadata table is bootstrapped
 
     def ready(self, st: TableStorage, base_path: str) -> bool:
@@ -110,23 +116,40 @@ class MetadataTableWriter:
         records = M.files_records(added, deleted)
         if not records:
             return False
-        base, version = self._next_log(st)
+        names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
+        base = max((b for kind, b, _ in names.values() if kind == "base"), default=M.INIT_INSTANT)
+        logs = sorted((v, n) for n, (kind, b, v) in names.items() if kind == "log" and b == base and v is not None)
+        if len(logs) >= self.compact_after:
+            self._compact(st, ts, base, [n for _, n in logs], records, names)
+            return True
+        version = logs[-1][0] + 1 if logs else 1
         data = M.log_file_bytes(ts, records, now_ms=self.clock_ms())
         self._deltacommit(st, ts, f"{FILES_DIR}/{M.log_file_name(base, version)}", data, len(records), base,
                           "UPSERT_PREPPED", version)
         return True
 
-    def _next_log(self, st: TableStorage) -> tuple[str, int]:
-        """(base instant of the file slice, the next log version) from the files folder."""
-        base, top = M.INIT_INSTANT, 0
-        parsed = [p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))]
-        bases = [b for kind, b, _ in parsed if kind == "base"]
-        if bases:
-            base = max(bases)
-        for kind, b, v in parsed:
-            if kind == "log" and b == base and v is not None:
-                top = max(top, v)
-        return base, top + 1
+    def _compact(self, st: TableStorage, ts: str, base: str, logs: list[str], records: list[M.FilesRecord],
+                 names: dict[str, tuple[str, str, int | None]]) -> None:
+        """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
+        merged with its records, instead of one more log file; the slice before the current one is
+        then deleted (the current one stays for readers that listed it)."""
+        done = {n.split(".")[0] for n in st.listing(MDT_HOODIE)
+                if n.endswith(f".{DELTACOMMIT}") or n.endswith(".commit")}
+        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(base)}") or b"")] \
+            if M.base_file_name(base) in names else []
+        for name in logs:
+            for instant, recs in M.read_log_file(st.read(f"{FILES_DIR}/{name}") or b"", name):
+                if instant in done:
+                    batches.append(recs)
+        batches.append(records)
+        merged = M.merge_files_records(batches)
+        out = M.files_records(merged) or [M.FilesRecord(M.ALL_PARTITIONS)]
+        data = M.base_file(out, now_ms=self.clock_ms())
+        self._deltacommit(st, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base, "UPSERT_PREPPED",
+                          None)
+        for name, (_kind, b, _v) in names.items():
+            if b < base:
+                st.delete(f"{FILES_DIR}/{name}")
 
     def _deltacommit(self, st: TableStorage, ts: str, rel: str, data: bytes, records: int, prev: str,
                      operation: str, log_version: int | None) -> None:

@@ -41,9 +41,11 @@ def mdt_listing(base: str) -> dict[str, dict[str, int]]:
     data_done = {ts for ts, _a in completed_instants(base)}
     mdt_done = {n.split(".")[0] for n in os.listdir(mdt_hoodie) if n.endswith(".deltacommit")}
     parsed = {n: p for n in os.listdir(files) if (p := M.parse_files_partition_name(n))}
-    [base_name] = [n for n, p in parsed.items() if p[0] == "base"]
-    batches = [M.read_base_file(open(os.path.join(files, base_name), "rb").read())]
-    for n in sorted((n for n, p in parsed.items() if p[0] == "log"), key=lambda n: parsed[n][2]):
+    # the latest file slice: the newest base file whose deltacommit completed, and its log files
+    latest = max(p[1] for p in parsed.values() if p[0] == "base" and p[1] in mdt_done)
+    batches = [M.read_base_file(open(os.path.join(files, M.base_file_name(latest)), "rb").read())]
+    logs = [n for n, p in parsed.items() if p[0] == "log" and p[1] == latest]
+    for n in sorted(logs, key=lambda n: parsed[n][2]):
         for instant, records in M.read_log_file(open(os.path.join(files, n), "rb").read()):
             if instant in mdt_done and (instant in data_done or instant.startswith("0" * 14)):
                 batches.append(records)
@@ -66,7 +68,7 @@ def data_properties(base: str) -> dict[str, str]:
     return read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
 
 
-def replay(tmp_path, zip_path: str, enable: bool = True):
+def replay(tmp_path, zip_path: str, enable: bool = True, compact_after: int | None = None):
     orig = unzip_table(zip_path, tmp_path / "orig")
     new = str(tmp_path / "new" / os.path.basename(orig))
     copy_data_files(orig, new)
@@ -78,6 +80,8 @@ def replay(tmp_path, zip_path: str, enable: bool = True):
     name = props["hoodie.table.name"].lower()
     timeline.register_table(HudiTableConfig.from_properties("fx", name, props, new))
     mirror = attach(timeline)
+    if compact_after is not None:
+        mirror.metadata_table.compact_after = compact_after
     hoodie = os.path.join(orig, ".hoodie")
     steps = []
     for ts, action in completed_instants(orig):
@@ -88,13 +92,18 @@ def replay(tmp_path, zip_path: str, enable: bool = True):
         timeline.transition_to_inflight("fx", name, ts, action, inflight)
         timeline.complete_instant("fx", name, ts, action, _read(os.path.join(hoodie, f"{ts}.{action}")))
         assert mirror.lag("fx", name) == 0
+        if enable:
+            assert mdt_listing(new) == server_listing(timeline.store, "fx", name), ts
         steps.append(ts)
     return orig, new, name, timeline, mirror, steps
 
 
+@pytest.mark.parametrize("compact_after", [None, 1], ids=["logs", "compacted"])
 @pytest.mark.parametrize("zip_path", FIXTURES, ids=lambda p: os.path.basename(p)[:-4])
-def test_files_partition_follows_every_instant(tmp_path, zip_path):
-    orig, new, name, timeline, mirror, steps = replay(tmp_path, zip_path)
+def test_files_partition_follows_every_instant(tmp_path, zip_path, compact_after):
+    """After every instant (`compacted`: every second instant writes a new base file, merging
+    the slice before it, whose predecessor is deleted)."""
+    orig, new, name, timeline, mirror, steps = replay(tmp_path, zip_path, compact_after=compact_after)
     store = timeline.store
     assert data_properties(new)[METADATA_PARTITIONS] == "files"
     assert mdt_listing(new) == server_listing(store, "fx", name)
@@ -106,6 +115,12 @@ def test_files_partition_follows_every_instant(tmp_path, zip_path):
     # one deltacommit per data instant (after the bootstrap), each requested -> inflight -> completed
     done = sorted(n.split(".")[0] for n in os.listdir(os.path.join(mdt, ".hoodie")) if n.endswith(".deltacommit"))
     assert done == [M.INIT_INSTANT, *steps]
+    bases = sorted(p[1] for n in os.listdir(os.path.join(mdt, "files")) if (p := M.parse_files_partition_name(n))
+                   and p[0] == "base")
+    if compact_after and len(steps) >= 4:  # compacted at the 2nd and 4th instants: two slices kept
+        assert bases == [steps[1], steps[3]]
+    elif not compact_after:
+        assert bases == [M.INIT_INSTANT]
     # hudi-rs (storage listing for version 6) still reads the table as Hudi wrote it
     ours = sorted(f.base_file_name or "" for f in hudi.HudiTable(new).get_file_slices())
     assert ours == sorted(f.base_file_name or "" for f in hudi.HudiTable(orig).get_file_slices())
