@@ -56,6 +56,7 @@ class MetadataTableWriter:
         self.clock_ms = clock_ms
         self.compact_after = compact_after  # log files in a slice before an instant writes a new base file
         self._ready: set[str] = set()  # base paths whose metadata table is bootstrapped
+        self._committed_bases: dict[str, set[str]] = {}  # storage root -> base instants known completed
 
     def ready(self, st: TableStorage, base_path: str) -> bool:
         """The metadata table is on storage (its bootstrap deltacommit completed)."""
@@ -68,6 +69,7 @@ class MetadataTableWriter:
 
     def forget(self, base_path: str) -> None:
         self._ready.discard(base_path)
+        self._committed_bases.clear()
 
     # --- bootstrap ------------------------------------------------------------------------------
 
@@ -117,7 +119,7 @@ class MetadataTableWriter:
         if not records:
             return False
         names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
-        base = max((b for kind, b, _ in names.values() if kind == "base"), default=M.INIT_INSTANT)
+        base = self._current_base(st, {b for kind, b, _ in names.values() if kind == "base"})
         logs = sorted((v, n) for n, (kind, b, v) in names.items() if kind == "log" and b == base and v is not None)
         if len(logs) >= self.compact_after:
             self._compact(st, ts, base, [n for _, n in logs], records, names)
@@ -127,6 +129,16 @@ class MetadataTableWriter:
         self._deltacommit(st, ts, f"{FILES_DIR}/{M.log_file_name(base, version)}", data, len(records), base,
                           "UPSERT_PREPPED", version)
         return True
+
+    def _current_base(self, st: TableStorage, bases: set[str]) -> str:
+        """The newest base instant whose deltacommit completed: a base file a crash left behind
+        uncommitted (its instant is written again, or rolled back and never completed) is no slice."""
+        known = self._committed_bases.setdefault(st.root, {M.INIT_INSTANT})
+        for b in sorted(bases, reverse=True):
+            if b in known or st.exists(f"{MDT_HOODIE}/{instant_file_name(b, DELTACOMMIT, COMPLETED)}"):
+                known.add(b)
+                return b
+        return M.INIT_INSTANT
 
     def _compact(self, st: TableStorage, ts: str, base: str, logs: list[str], records: list[M.FilesRecord],
                  names: dict[str, tuple[str, str, int | None]]) -> None:
@@ -148,7 +160,7 @@ class MetadataTableWriter:
         self._deltacommit(st, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base, "UPSERT_PREPPED",
                           None)
         for name, (_kind, b, _v) in names.items():
-            if b < base:
+            if b < base or (b > base and b != ts):  # older slices; files of a compaction never completed
                 st.delete(f"{FILES_DIR}/{name}")
 
     def _deltacommit(self, st: TableStorage, ts: str, rel: str, data: bytes, records: int, prev: str,

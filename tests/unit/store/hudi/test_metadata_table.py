@@ -155,6 +155,10 @@ def test_clean_and_later_commits(tmp_path):
     assert sum(map(len, after.values())) < sum(map(len, before.values()))
     assert mdt_listing(new) == after
 
+    # a base file a crashed compaction left (its deltacommit never completed) is no file slice
+    files = os.path.join(new, ".hoodie", "metadata", "files")
+    orphan = M.base_file_name("29990101000000000")
+    shutil.copy(os.path.join(files, M.base_file_name(M.INIT_INSTANT)), os.path.join(files, orphan))
     tl = services.timeline
     inst = tl.create_instant("fx", name, None, "commit", b"", 60)
     tl.transition_to_inflight("fx", name, inst.ts, "commit", b"")
@@ -165,8 +169,9 @@ def test_clean_and_later_commits(tmp_path):
         "operationType": "INSERT", "extraMetadata": {}}).encode())
     listing = mdt_listing(new)
     assert listing == server_listing(timeline.store, "fx", name) and listing["77"] == {os.path.basename(path): 123}
+    logs_of = {p[1] for n in os.listdir(files) if (p := M.parse_files_partition_name(n)) and p[0] == "log"}
+    assert "29990101000000000" not in logs_of, os.listdir(files)  # its log went to the committed slice
 
-    files = os.path.join(new, ".hoodie", "metadata", "files")
     logs = sorted(n for n in os.listdir(files) if ".log." in n)
     assert not mirror.metadata_table.apply(TableStorage(new), clean_ts, "clean", b"{}")  # done already
     assert sorted(n for n in os.listdir(files) if ".log." in n) == logs
