@@ -4,8 +4,9 @@ mirror for a table of version 6 whose config says `hoodie.metadata.enable=true`.
 * bootstrap (`bootstrap`): the table's live files from the server's rows (`files`, never a storage
   listing of the data table) as the base HFile of the file group at instant 00000000000000010,
   then that deltacommit's completed file; a partial metadata table left by an interrupted bootstrap
-  is removed first. Only after it does the data table's `hoodie.properties` list `files`
-  (`hoodie.table.metadata.partitions`), so readers never use a metadata table being built;
+  is removed first, as is one the server did not write (Hudi's writers', on an adopted table). Only
+  after it does the data table's `hoodie.properties` list `files` (`hoodie.table.metadata.partitions`),
+  so readers never use a metadata table being built;
 * per completed instant (`apply`): the files it added and deleted, from its own metadata as the
   server stored it, as one new log file (one HFile data block at the instant's time) between the
   metadata table's requested/inflight and completed deltacommit files, all before the data table's
@@ -42,6 +43,7 @@ MDT_HOODIE = f"{M.METADATA_FOLDER}/.hoodie"
 FILES_DIR = f"{M.METADATA_FOLDER}/{M.FILES}"
 DELTACOMMIT = "deltacommit"
 COMPACT_AFTER = 20
+MARK = "Metadata table written by hudi-metastore"  # the first line of its hoodie.properties
 
 
 def metadata_table_enabled(ref: HudiTableRef) -> bool:
@@ -62,7 +64,10 @@ class MetadataTableWriter:
         """The metadata table is on storage (its bootstrap deltacommit completed)."""
         if base_path in self._ready:
             return True
-        if st.exists(f"{MDT_HOODIE}/{instant_file_name(M.INIT_INSTANT, DELTACOMMIT, COMPLETED)}"):
+        # ours (its properties say so: one Hudi's writers left, e.g. on an adopted table, is written
+        # again from the rows, never continued) and bootstrapped
+        if (st.read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b"").startswith(f"#{MARK}".encode()) and \
+                st.exists(f"{MDT_HOODIE}/{instant_file_name(M.INIT_INSTANT, DELTACOMMIT, COMPLETED)}"):
             self._ready.add(base_path)
             return True
         return False
@@ -93,7 +98,7 @@ class MetadataTableWriter:
                 pass
         props = M.metadata_properties(ref.config.table_name)
         props[CHECKSUM] = str(table_checksum(props))
-        st.put(f"{MDT_HOODIE}/{PROPERTIES_FILE}", java_properties(props, "Properties saved by hudi-metastore"))
+        st.put(f"{MDT_HOODIE}/{PROPERTIES_FILE}", java_properties(props, MARK))
         if not st.object_store:
             for d in LAYOUT_DIRS:
                 st.makedirs(f"{MDT_HOODIE}/{d}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import zipfile
 
 import pytest
 from sqlalchemy import select
@@ -25,6 +26,7 @@ from hudi_format.table_config import HudiTableConfig, read_properties
 from store.db import schema as S
 from tests.test_hudi_fixtures import V6, _read, completed_instants, services, unzip_table
 from tests.test_storage_mirror import attach, copy_data_files
+from tests.unit.hudi_format.test_metadata_table_files import HUDI_WRITTEN
 from thrift_idl.hive_metastore.ttypes import Database
 
 hudi = pytest.importorskip("hudi")
@@ -137,6 +139,16 @@ def test_files_partition_follows_every_instant(tmp_path, zip_path, compact_after
     mirror.metadata_table.forget(new)
     mirror.sync("fx", name)
     assert mdt_listing(new) == server_listing(store, "fx", name)
+    # one Hudi's writer left (an adopted table): written again from the rows, not continued
+    shutil.rmtree(mdt)
+    with zipfile.ZipFile(HUDI_WRITTEN) as z:
+        z.extractall(tmp_path / "hudi")
+    shutil.copytree(tmp_path / "hudi" / "m6_metadata_table" / ".hoodie" / "metadata", mdt)
+    mirror.metadata_table.forget(new)
+    mirror.sync("fx", name)
+    assert mdt_listing(new) == server_listing(store, "fx", name)
+    assert sorted(n for n in os.listdir(os.path.join(mdt, "files")) if n.endswith(".hfile")) == [
+        M.base_file_name(M.INIT_INSTANT)]
 
 
 def test_clean_and_later_commits(tmp_path):
