@@ -256,3 +256,39 @@ def test_hudi_rs_lists_files_from_our_metadata_table(tmp_path):
     with open(props_file, "w") as fh:  # without `files` listed, hudi-rs lists storage
         fh.write(text.replace(f"{METADATA_PARTITIONS}=files\n", ""))
     assert stray in [f.base_file_name for f in hudi.HudiTable(base).get_file_slices()]
+
+
+def test_on_an_object_store(monkeypatch):
+    """Every file one PUT (fsspec's memory filesystem stands for an object store): bootstrap, log
+    files, a compaction, read back from the store."""
+    from store.hudi.metadata_table import MetadataTableWriter
+    from store.hudi.metadata_table.writer import FILES_DIR
+
+    base = f"memory://mdt-{os.getpid()}/t"
+    st = TableStorage(base)
+    assert st.object_store
+    writer = MetadataTableWriter(None, lambda: 0, compact_after=2)  # type: ignore[arg-type]
+    monkeypatch.setattr(writer, "live_files", lambda ref: {"p=1": {"a-0_0-1-1_1.parquet": 10}})
+
+    class Ref:
+        base_path = base
+        config = HudiTableConfig(db_name="d", table_name="t", table_type="COPY_ON_WRITE", record_key_fields=["id"],
+                                 partition_fields=["p"])
+
+    writer.bootstrap(st, Ref())  # type: ignore[arg-type]
+    assert writer.ready(st, base)
+    for i in range(2, 6):
+        ts = f"2024010100000000{i}"
+        meta = json.dumps({"partitionToWriteStats": {"p=1": [{"path": f"p=1/b{i}-0_0-1-1_{ts}.parquet",
+                                                              "fileId": f"b{i}-0", "fileSizeInBytes": i}]}})
+        assert writer.apply(st, ts, "commit", meta.encode())
+    names = sorted(st.listing(FILES_DIR))
+    latest = max(p[1] for n in names if (p := M.parse_files_partition_name(n)) and p[0] == "base")
+    batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(latest)}") or b"")]
+    for n in names:
+        p = M.parse_files_partition_name(n)
+        if p and p[0] == "log" and p[1] == latest:
+            batches += [r for _i, r in M.read_log_file(st.read(f"{FILES_DIR}/{n}") or b"")]
+    assert M.merge_files_records(batches) == {"p=1": {"a-0_0-1-1_1.parquet": 10, **{
+        f"b{i}-0_0-1-1_2024010100000000{i}.parquet": i for i in range(2, 6)}}}
+    st.fs.rm(st.path(""), recursive=True)
