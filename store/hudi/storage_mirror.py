@@ -13,6 +13,10 @@ table version 6 layout (timeline layout 1):
   Hudi's InstantFileNameGeneratorV1 gives them (see `instant_file_name`);
 * `.hoodie_partition_metadata` (commitTime, partitionDepth) in every partition a commit wrote to,
   before the commit's completed file;
+* for a table whose config says `hoodie.metadata.enable=true`, Hudi's metadata table (its `files`
+  partition, store/hudi/metadata_table): bootstrapped from the server's rows, then each completed
+  instant's deltacommit before the instant's completed file; `hoodie.properties` lists `files` in
+  `hoodie.table.metadata.partitions` once the bootstrap is complete;
 * the files of instants the server rolled back (a rollback, a restore) are deleted (completed,
   inflight, requested), and those of savepoints it no longer has (deleted). A savepoint shares its
   commit's instant time, so instants are told apart by time and whether they are savepoints.
