@@ -292,3 +292,11 @@ def test_on_an_object_store(monkeypatch):
     assert M.merge_files_records(batches) == {"p=1": {"a-0_0-1-1_1.parquet": 10, **{
         f"b{i}-0_0-1-1_2024010100000000{i}.parquet": i for i in range(2, 6)}}}
     st.fs.rm(st.path(""), recursive=True)
+
+
+def test_bench_runs_small(capsys):
+    from bench.metadata_table_bench import main
+
+    assert main(["--files", "200", "--partitions", "2", "--commit-files", "5", "--commits", "4",
+                 "--compact-after", "2"]) == 0
+    assert "median compaction" in capsys.readouterr().out
