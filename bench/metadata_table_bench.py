@@ -21,8 +21,7 @@ import time
 
 from hudi_format import metadata_table as M
 from hudi_format.storage import TableStorage
-from store.hudi.metadata_table import MetadataTableWriter
-from store.hudi.metadata_table.writer import FILES_DIR, MDT_HOODIE
+from store.hudi.metadata_table import FILES_DIR, MDT_HOODIE, MetadataTableWriter
 
 
 def _commit(ts: str, files: int, partitions: int) -> bytes:

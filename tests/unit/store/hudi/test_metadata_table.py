@@ -261,8 +261,7 @@ def test_hudi_rs_lists_files_from_our_metadata_table(tmp_path):
 def test_on_an_object_store(monkeypatch):
     """Every file one PUT (fsspec's memory filesystem stands for an object store): bootstrap, log
     files, a compaction, read back from the store."""
-    from store.hudi.metadata_table import MetadataTableWriter
-    from store.hudi.metadata_table.writer import FILES_DIR
+    from store.hudi.metadata_table import FILES_DIR, MetadataTableWriter
 
     base = f"memory://mdt-{os.getpid()}/t"
     st = TableStorage(base)
