@@ -58,6 +58,11 @@ CHECKSUM = _key("hoodie.table.checksum", "CRC32 of `<database>.<table>` (HoodieT
 METADATA_PARTITIONS = _key("hoodie.table.metadata.partitions", "the metadata table's built partitions")
 METADATA_PARTITIONS_INFLIGHT = _key("hoodie.table.metadata.partitions.inflight",
                                     "the metadata table's partitions being built")
+METADATA_ENABLE = _key("hoodie.metadata.enable",
+                       "the storage mirror writes the table's metadata table (its `files` partition); the "
+                       "server's default is off (Hudi's writers default to on)")
+PAYLOAD_CLASS = _key("hoodie.compaction.payload.class", "the record payload class (the metadata table's: "
+                     "HoodieMetadataPayload)")
 TIMELINE_LAYOUT_VERSION = _key("hoodie.timeline.layout.version",
                                "the timeline's file layout: 1 for table version 6, 2 from table version 8")
 TIMELINE_PATH = _key("hoodie.timeline.path", "table version 8+: the active timeline's folder under .hoodie",

@@ -23,7 +23,8 @@ PARTITION_METAFILE = ".hoodie_partition_metadata"
 # Folders HoodieTableMetaClient.initTable creates (the fixtures written by Hudi 0.14/0.15 have them).
 LAYOUT_DIRS = (".aux", ".aux/.bootstrap", ".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids",
                ".schema", ".temp", "archived")
-# Properties the mirror never copies: we maintain no metadata table, so readers must list storage.
+# Properties the mirror never copies from the config: the metadata table's partitions are listed only
+# when the mirror wrote them (store/hudi/metadata_table), the checksum is computed.
 DROPPED_PROPERTIES = {METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT, CHECKSUM}
 
 def table_checksum(props: dict[str, str]) -> int:

@@ -82,6 +82,23 @@ def _map(data: bytes, at: int) -> tuple[dict[int, str], int]:
     return out, at
 
 
+def encode_block(block_type: int, header: dict[int, str], content: bytes,
+                 footer: dict[int, str] | None = None) -> bytes:
+    """One log block as Hudi writes it (log format version 1); `blocks` reads it back."""
+    body = (struct.pack(">ii", 1, block_type) + _encode_map(header) + struct.pack(">q", len(content)) + content
+            + _encode_map(footer or {}))
+    block = MAGIC + struct.pack(">q", len(body) + 8) + body
+    return block + struct.pack(">q", len(block))  # the block's length without this field
+
+
+def _encode_map(entries: dict[int, str]) -> bytes:
+    out = [struct.pack(">i", len(entries))]
+    for key, value in entries.items():
+        raw = value.encode("utf-8")
+        out.append(struct.pack(">ii", key, len(raw)) + raw)
+    return b"".join(out)
+
+
 def data_block_table(block: LogBlock, columns: list[str], name: str = "log file"):
     """The `columns` of the records of an Avro, HFile or Parquet data block, as a pyarrow table."""
     import pyarrow as pa

@@ -15,6 +15,7 @@ from hudi_format.config_keys import (
     HIVE_STYLE_PARTITIONING,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
+    METADATA_ENABLE,
     PARQUET_MAX_FILE_SIZE,
     PARQUET_SMALL_FILE_LIMIT,
     PARTITIONS_TO_DELETE,
@@ -100,7 +101,8 @@ class WriteConfig:
             index_type=str(o.get(INDEX_TYPE) or "RECORD_INDEX").strip().upper(),
             update_partition_path=(None if o.get(RECORD_INDEX_UPDATE_PARTITION_PATH) is None
                                    else _flag(o, RECORD_INDEX_UPDATE_PARTITION_PATH)),
-            table_properties={k: str(v) for k, v in o.items() if k.startswith(TABLE_PREFIX)},
+            # the table config's keys, and whether the server writes its metadata table (docs/hudi.md)
+            table_properties={k: str(v) for k, v in o.items() if k.startswith(TABLE_PREFIX) or k == METADATA_ENABLE},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
         )

@@ -5,6 +5,10 @@ one Hudi Spark job reads every table from storage. Its snapshot, its time travel
 and its incremental read from each instant must equal the model (tests/test_pipeline_property.py
 checks our reader and hudi-rs against the same model after every step).
 
+The tables carry the metadata table the server writes (`hoodie.metadata.enable=true`, issue 45) and
+Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
+copy of a data file the metadata table does not name, put there after the writes, is not read).
+
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
 """
 
@@ -14,10 +18,14 @@ import itertools
 import json
 import os
 import random
+import shutil
 import uuid
 
 import pytest
 
+from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS
+from hudi_format.metadata_table import INIT_INSTANT
+from hudi_format.table_config import read_properties
 from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
@@ -58,7 +66,8 @@ def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
         rows = [_row(k, rng.choice(["", "a", "bc"]), next(ts)) for k in keys]
         instant = write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
                         partition_by=fields, metastore=uri(port),
-                        options={"hoodie.datasource.write.hive_style_partitioning": str(hive).lower()})
+                        options={"hoodie.datasource.write.hive_style_partitioning": str(hive).lower(),
+                                 METADATA_ENABLE: "true"})
         model = _apply(model, op, rows, fields)
         if op not in ("delete", "delete_partition"):
             last_write.update({str(r[0]): instant for r in rows})
@@ -66,7 +75,22 @@ def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
         assert ours(spark, port, table, COLS) == model, (layout, step, op)  # the sequence is sound
     base = base_dir(port, table)
     assert hudi_rs(base, COLS) == model
+    _stray_copy(base)
     return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write}
+
+
+def _stray_copy(base: str) -> None:
+    """The server wrote the metadata table; a copy of a live data file under a file id nobody
+    committed is put beside it (a reader listing storage would read its rows twice)."""
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props.get(METADATA_PARTITIONS) == "files", props
+    assert os.path.exists(os.path.join(base, ".hoodie", "metadata", ".hoodie", f"{INIT_INSTANT}.deltacommit"))
+    for root, dirs, names in os.walk(base):
+        dirs[:] = [d for d in dirs if d != ".hoodie"]
+        live = sorted(n for n in names if n.endswith(".parquet"))
+        if live:
+            shutil.copy(os.path.join(root, live[-1]), os.path.join(root, "99999999-" + live[-1][9:]))
+            return
 
 
 def _as_rows(by_key: dict) -> list:
@@ -76,8 +100,8 @@ def _as_rows(by_key: dict) -> list:
 def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tmp_path):
     rng = random.Random(20261127)
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
-    read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS}
-            for layout, w in written.items()}
+    read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
+                     "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
                            python=hudi_spark_python(), env=hudi_spark_env(),
                            extra_args=["--read-only", "--read", json.dumps(read)])

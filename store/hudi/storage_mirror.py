@@ -13,6 +13,10 @@ table version 6 layout (timeline layout 1):
   Hudi's InstantFileNameGeneratorV1 gives them (see `instant_file_name`);
 * `.hoodie_partition_metadata` (commitTime, partitionDepth) in every partition a commit wrote to,
   before the commit's completed file;
+* for a table whose config says `hoodie.metadata.enable=true`, Hudi's metadata table (its `files`
+  partition, store/hudi/metadata_table): bootstrapped from the server's rows, then each completed
+  instant's deltacommit before the instant's completed file; `hoodie.properties` lists `files` in
+  `hoodie.table.metadata.partitions` once the bootstrap is complete;
 * the files of instants the server rolled back (a rollback, a restore) are deleted (completed,
   inflight, requested), and those of savepoints it no longer has (deleted). A savepoint shares its
   commit's instant time, so instants are told apart by time and whether they are savepoints.
@@ -37,7 +41,7 @@ from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback, restored_instants
-from hudi_format.config_keys import PROPERTIES_FILE
+from hudi_format.config_keys import METADATA_PARTITIONS, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
     HOODIE,
@@ -48,12 +52,14 @@ from hudi_format.layout import (
     parse_instant_file,
     storage_properties,
 )
+from hudi_format.metadata_table import FILES
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.errors import InvalidOperation
+from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enabled
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline import Completed, TimelineService
@@ -199,6 +205,7 @@ class StorageMirror:
         self.boundary = boundary
         self.clock_ms = clock_ms
         self.queue = MirrorQueue(store, clock_ms, lease_ms)
+        self.metadata_table = MetadataTableWriter(store, clock_ms)
         self._props_written: dict[str, bytes] = {}  # base path -> hoodie.properties known on storage
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -329,7 +336,14 @@ class StorageMirror:
         # Storage is listed before the database is read: a file this listing misses was written
         # by someone who read a newer database state, so it is never taken for a stale one.
         listing = st.listing(HOODIE)
-        self._write_layout(st, ref, listing)
+        # the metadata table (issue 45): bootstrapped under the lease only (layout_only holds none),
+        # listed in hoodie.properties once it is complete
+        mdt = metadata_table_enabled(ref)
+        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path):
+            self.metadata_table.bootstrap(st, ref)
+        if not mdt:
+            self.metadata_table.forget(ref.base_path)
+        self._write_layout(st, ref, listing, mdt and self.metadata_table.ready(st, ref.base_path))
         if layout_only:
             return 0
 
@@ -342,7 +356,7 @@ class StorageMirror:
         for version, instant_id in pending:
             inst = by_id.get(instant_id)
             if inst is not None:
-                self._write_instant(st, inst, meta, listing, known_partitions)
+                self._write_instant(st, inst, meta, listing, known_partitions, mdt)
                 if inst.state == COMPLETED and inst.action in ("rollback", "restore"):
                     data = meta(inst.ts, inst.action, COMPLETED)
                     rolled = parse_rollback(data)[0] if inst.action == "rollback" else restored_instants(data)
@@ -367,9 +381,13 @@ class StorageMirror:
 
     # --- pieces ---------------------------------------------------------------------------------
 
-    def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing) -> None:
-        """`hoodie.properties` (when missing or different) and Hudi's folders (when missing)."""
+    def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing,
+                      metadata_table: bool = False) -> None:
+        """`hoodie.properties` (when missing or different; listing the metadata table's `files`
+        partition when `metadata_table`) and Hudi's folders (when missing)."""
         props = storage_properties(ref.config)
+        if metadata_table:
+            props[METADATA_PARTITIONS] = FILES
         text = java_properties(props, "Properties saved by hudi-metastore")
         if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
             found = st.read(f"{HOODIE}/{PROPERTIES_FILE}")
@@ -407,8 +425,9 @@ class StorageMirror:
         return out
 
     def _write_instant(self, st: TableStorage, inst: _Inst, meta: _InstantMetadata, listing: Listing,
-                       known_partitions: set[str]) -> bool:
-        """Write the instant's missing files in state order; True when something was written."""
+                       known_partitions: set[str], metadata_table: bool = False) -> bool:
+        """Write the instant's missing files in state order, the metadata table's deltacommit of a
+        completed one before its completed file; True when something was written."""
         wrote = False
         for name, state, meta_action in inst.files():
             data = meta(inst.ts, meta_action, state)
@@ -418,6 +437,8 @@ class StorageMirror:
                                          known_partitions)
             if listing.get(name) == len(data):
                 continue  # instant files are immutable: the same name and size is the same file
+            if state == COMPLETED and metadata_table:
+                self.metadata_table.apply(st, inst.ts, meta_action, data)
             st.put(f"{HOODIE}/{name}", data)
             listing[name] = len(data)
             wrote = True

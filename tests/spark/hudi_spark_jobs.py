@@ -124,18 +124,21 @@ def metaserver_write(spark, uri: str, warehouse: str) -> dict:
 
 
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
-               typed: bool = False) -> dict:
+               typed: bool = False, options: dict | None = None) -> dict:
+    def hudi_reader():  # `options`: the reader's (e.g. hoodie.metadata.enable)
+        return spark.read.format("hudi").options(**(options or {}))
+
     if typed:  # timestamps collected as UTC wall time
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         got = {"ancient_dates_by_default": None}
         try:  # Spark 3.5's default for Parquet files with no Spark version: refuse dates before 1582
-            rows(spark.read.format("hudi").load(base), columns, typed=True)
+            rows(hudi_reader().load(base), columns, typed=True)
         except Exception as e:  # noqa: BLE001 - the error is the result
             got["ancient_dates_by_default"] = f"{type(e).__name__}: {e}"[:300]
             spark.conf.set("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED")  # proleptic, as written
-        got["snapshot"] = rows(spark.read.format("hudi").load(base), columns, typed=True)
+        got["snapshot"] = rows(hudi_reader().load(base), columns, typed=True)
         return got
-    got: dict = {"snapshot": rows(spark.read.format("hudi").load(base), columns), "as_of": {}, "incremental": {}}
+    got: dict = {"snapshot": rows(hudi_reader().load(base), columns), "as_of": {}, "incremental": {}}
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -146,8 +149,8 @@ def read_table(spark, base: str, instants: list[str], table: str = "", columns=(
         got["describe_fare"] = {r[0]: r[1] for r in spark.sql(f"DESCRIBE EXTENDED {table} fare").collect()}
         spark.conf.set("spark.sql.cbo.enabled", "false")
     for ts in instants:
-        got["as_of"][ts] = rows(spark.read.format("hudi").option("as.of.instant", ts).load(base), columns)
-        got["incremental"][ts] = rows(spark.read.format("hudi")
+        got["as_of"][ts] = rows(hudi_reader().option("as.of.instant", ts).load(base), columns)
+        got["incremental"][ts] = rows(hudi_reader()
                                       .option("hoodie.datasource.query.type", "incremental")
                                       .option("hoodie.datasource.read.begin.instanttime", ts).load(base), columns)
     return got
@@ -160,8 +163,8 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
     p.add_argument("--read", default="{}",
-                   help="JSON {name: {base, instants, table, columns, typed}} to read with Hudi's reader "
-                        "(typed: any Spark type, snapshot only)")
+                   help="JSON {name: {base, instants, table, columns, typed, options}} to read with Hudi's "
+                        "reader (typed: any Spark type, snapshot only; options: the reader's)")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -172,7 +175,8 @@ def main() -> int:
     for name, t in json.loads(args.read).items():
         try:
             result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
-                                              t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")))
+                                              t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")),
+                                              t.get("options"))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()

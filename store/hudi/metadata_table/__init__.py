@@ -1,0 +1,14 @@
+"""Hudi's metadata table on storage (RFC-15 `files` partition) for the tables the storage mirror
+writes: bootstrapped from the server's file rows, then one deltacommit per completed instant,
+written before the instant's completed file, compacted every `COMPACT_AFTER` instants (`writer`).
+`FILES_DIR`, `MDT_HOODIE`: its `files` partition and its `.hoodie` under the table's base path."""
+
+from store.hudi.metadata_table.writer import (
+    COMPACT_AFTER,
+    FILES_DIR,
+    MDT_HOODIE,
+    MetadataTableWriter,
+    metadata_table_enabled,
+)
+
+__all__ = ["COMPACT_AFTER", "FILES_DIR", "MDT_HOODIE", "MetadataTableWriter", "metadata_table_enabled"]
