@@ -17,6 +17,7 @@ import struct
 import time
 from collections.abc import Mapping, Sequence
 
+from hudi_format import writable
 from hudi_format.hfile import DATA, FILE_INFO, GZ, HEADER, NONE, TRAILER, TRAILER_MAGIC
 
 ROOT_INDEX = b"IDXROOT2"
@@ -58,7 +59,8 @@ def write_hfile(cells: Sequence[tuple[bytes, bytes]], file_info: Mapping[bytes, 
 
     load_on_open = len(out)
     keys = [struct.pack(">H", len(row)) + row for _, _, row in index]  # an index key: the row with its length
-    root = b"".join(struct.pack(">qi", off, size) + _vint(len(k)) + k for (off, size, _), k in zip(index, keys))
+    root = b"".join(struct.pack(">qi", off, size) + writable.vlong(len(k)) + k
+                    for (off, size, _), k in zip(index, keys))
     _append_block(out, ROOT_INDEX, root, codec)
     _append_block(out, ROOT_INDEX, b"", codec)  # meta index: no meta blocks
 
@@ -105,14 +107,6 @@ def _varint(n: int) -> bytes:
         else:
             out.append(b)
             return bytes(out)
-
-
-def _vint(n: int) -> bytes:
-    """Hadoop WritableUtils.writeVLong of a non-negative number."""
-    if n <= 127:
-        return bytes([n])
-    raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
-    return struct.pack(">b", -112 - len(raw)) + raw
 
 
 def _pb_int(field: int, value: int) -> bytes:
