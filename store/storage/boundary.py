@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
 from store import metrics
@@ -94,9 +94,11 @@ class StorageBoundary:
 
     # --- what the server made ----------------------------------------------------------------------
 
-    def make_dirs(self, uris: Iterable[str | None]) -> None:
+    def make_dirs(self, uris: Iterable[str | None], conn: Connection | None = None) -> None:
         """Make the directories (many at once: each waits on the file system's journal, not on the
-        CPU); record the ones that did not exist and no root covers (the server may delete those)."""
+        CPU); record the ones that did not exist and no root covers (the server may delete those),
+        in `conn`'s transaction when the caller's is still open (another connection would wait on
+        its lock on SQLite)."""
         wanted = [u for u in uris if u]
         if len(wanted) < 32:
             made = [u for u in wanted if warehouse.make_dirs(u)]
@@ -109,13 +111,13 @@ class StorageBoundary:
         # record; deletions resolve links, so a link out of the warehouse is still outside then
         made = [u for u in made if not any(_under(_lexical(u), r) for r in self.lexical_roots)]
         if made:
-            self._record([c for c, ok in zip(map(canonical, made), self._allowed(made)) if not ok])
+            self._record([c for c, ok in zip(map(canonical, made), self._allowed(made)) if not ok], conn)
 
-    def _record(self, canon: list[str]) -> None:
+    def _record(self, canon: list[str], conn: Connection | None = None) -> None:
         if not canon:
             return
         rows = [{"loc_hash": _hash(c), "location": c, "create_time": now_ms()} for c in dict.fromkeys(canon)]
-        joined = self.store.joined()
+        joined = conn if conn is not None else self.store.joined()
         if joined is not None:  # inside one transaction (a Hudi catch-up with its call): recorded with it
             have = set(joined.execute(select(S.created_locations.c.loc_hash).where(
                 S.created_locations.c.loc_hash.in_([r["loc_hash"] for r in rows]))).scalars())

@@ -92,7 +92,7 @@ class PartitionWrites:
         else:
             out, made = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing)
         self.store.note_changes(len(out))
-        self.tables.boundary.make_dirs(made)
+        self.tables.boundary.make_dirs(made, conn)  # after the commit, or recorded in the caller's transaction
         return out
 
     def append_partition(self, db: str, tbl: str, values: Sequence[str] | None) -> Partition:

@@ -312,3 +312,21 @@ def test_commits_write_notification_events(env):
     env.timeline.heartbeat(db, "t", failed)
     env.services.clean.drop_partitions(db, "t", ["p=2"])
     assert "DROP_PARTITION" in [e.eventType for e in log.next_events(events[-1].eventId)]
+
+
+def test_partition_folders_a_commit_makes_are_recorded_in_its_transaction(env, tmp_path):
+    """A commit into a new partition outside the warehouse makes its folder and records it (the
+    server may delete what it made) in the commit's own transaction: on SQLite a second connection
+    would wait on the commit's lock until the busy timeout and leave the folder unrecorded."""
+    from sqlalchemy import select
+
+    from store.db import schema as S
+
+    with env.store.engine.begin() as conn:  # the base path as one the server did not make
+        conn.execute(S.created_locations.delete())
+    env.write(files=[("p=a", "f1")])
+    folder = tmp_path / "tbl" / "p=a"
+    assert folder.is_dir()
+    with env.store.engine.connect() as conn:
+        recorded = set(conn.execute(select(S.created_locations.c.location)).scalars())
+    assert any(loc.rstrip("/").endswith("/tbl/p=a") for loc in recorded), recorded
