@@ -259,9 +259,12 @@ def alter_synced(c, name: str, commit_ts: str) -> None:
 
 
 def ensure_database(c, location: Path) -> None:
-    from thrift_idl.hive_metastore.ttypes import Database
+    from thrift_idl.hive_metastore.ttypes import AlreadyExistsException, Database
 
-    c.create_database(Database(name=DB, description="", locationUri="file:" + str(location), parameters={}))
+    try:
+        c.create_database(Database(name=DB, description="", locationUri="file:" + str(location), parameters={}))
+    except AlreadyExistsException:
+        pass
 
 
 # --------------------------------------------------------------------------- servers and databases
@@ -295,10 +298,36 @@ class Side:
         self.cleanup = []
 
 
+class Sides:
+    """The metastores of a run, each started once (the catch-up and the hive sync share ours), all
+    stopped at the end."""
+
+    def __init__(self, tmp: Path):
+        self.tmp, self.started = tmp, {}
+
+    def get(self, name: str, backend: str) -> procs.Server:
+        if (name, backend) not in self.started:
+            side = Side(name, backend, self.tmp / f"{name}_{backend}")
+            self.started[(name, backend)] = side
+            side.start()
+        server = self.started[(name, backend)].server
+        assert server is not None
+        return server
+
+    def stop(self, name: str, backend: str) -> None:
+        side = self.started.pop((name, backend), None)
+        if side is not None:
+            side.stop()
+
+    def stop_all(self) -> None:
+        for key in list(self.started):
+            self.stop(*key)
+
+
 # --------------------------------------------------------------------------- 1. catch-up
 
 
-def run_catch_up(backend: str, args, tmp: Path) -> dict:
+def run_catch_up(sides: Sides, backend: str, args, tmp: Path) -> dict:
     """A tracked table, one commit of --files files per round, the sync call after it timed."""
     out: dict = {"backend": backend, "files": args.files, "partitions": args.commit_partitions,
                  "rows_per_file": args.rows_per_file}
@@ -306,42 +335,38 @@ def run_catch_up(backend: str, args, tmp: Path) -> dict:
     parts = partition_names(args.commit_partitions)
     per = max(1, args.files // len(parts))
     first = table.commit(parts, groups_per_partition=per)
-    side = Side("ours", backend, tmp / f"ours_catchup_{backend}")
+    server = sides.get("ours", backend)
+    out["server"] = server.description
+    c, transport = connect(server.port)
     try:
-        server = side.start()
-        out["server"] = server.description
-        c, transport = connect(server.port)
-        try:
-            ensure_database(c, tmp / f"dbloc_{backend}")
+        ensure_database(c, tmp / f"dbloc_{backend}")
+        t0 = time.perf_counter()
+        c.create_table(synced_table("trips", table.base))
+        out["register_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        alter_synced(c, "trips", first)
+        got = len(c.get_partition_names(DB, "trips", -1))
+        if got != len(parts):
+            raise AssertionError(f"tracked table has {got} partitions, its commit wrote {len(parts)}")
+        samples, idle = [], []
+        for i in range(-args.warmup, args.rounds):
+            ts = table.commit()  # untimed: the writer's commit on storage
+            t = c.get_table(DB, "trips")
+            t.parameters = {**(t.parameters or {}), "last_commit_time_sync": ts}
             t0 = time.perf_counter()
-            c.create_table(synced_table("trips", table.base))
-            out["register_ms"] = round((time.perf_counter() - t0) * 1000, 1)
-            alter_synced(c, "trips", first)
-            got = len(c.get_partition_names(DB, "trips", -1))
-            if got != len(parts):
-                raise AssertionError(f"tracked table has {got} partitions, its commit wrote {len(parts)}")
-            samples, idle = [], []
-            for i in range(-args.warmup, args.rounds):
-                ts = table.commit()  # untimed: the writer's commit on storage
-                t = c.get_table(DB, "trips")
-                t.parameters = {**(t.parameters or {}), "last_commit_time_sync": ts}
-                t0 = time.perf_counter()
-                c.alter_table_with_environment_context(DB, "trips", t, _env())
-                dt = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                c.alter_table_with_environment_context(DB, "trips", t, _env())  # nothing left to catch up
-                dt_idle = time.perf_counter() - t0
-                if i >= 0:
-                    samples.append(dt)
-                    idle.append(dt_idle)
-                log(f"[{backend}] catch-up round {i}: {dt * 1000:.1f} ms (idle call {dt_idle * 1000:.1f} ms)")
-            out["catch_up"] = summarize(samples)
-            out["idle_call"] = summarize(idle)
-            out["check"] = _check_catch_up(c, table, len(parts))
-        finally:
-            transport.close()
+            c.alter_table_with_environment_context(DB, "trips", t, _env())
+            dt = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            c.alter_table_with_environment_context(DB, "trips", t, _env())  # nothing left to catch up
+            dt_idle = time.perf_counter() - t0
+            if i >= 0:
+                samples.append(dt)
+                idle.append(dt_idle)
+            log(f"[{backend}] catch-up round {i}: {dt * 1000:.1f} ms (idle call {dt_idle * 1000:.1f} ms)")
+        out["catch_up"] = summarize(samples)
+        out["idle_call"] = summarize(idle)
+        out["check"] = _check_catch_up(c, len(parts))
     finally:
-        side.stop()
+        transport.close()
     return out
 
 
@@ -351,7 +376,7 @@ def _env():
     return EnvironmentContext(properties={})
 
 
-def _check_catch_up(c, table: HudiTableOnStorage, n_parts: int) -> str:
+def _check_catch_up(c, n_parts: int) -> str:
     """The server's latest instant is storage's and the partitions are the commits'."""
     got = len(c.get_partition_names(DB, "trips", -1))
     if got != n_parts:
@@ -417,16 +442,15 @@ def sync_round(c, name: str, base: Path, parts: list[str], batch: int, last_ts: 
     return {"first_sync_ms": first, "resync_ms": resync, "steps_ms": steps, "existing_before_add": len(existing)}
 
 
-def run_hive_sync(sides: list[str], backend: str, args, tmp: Path) -> dict:
+def run_hive_sync(sides: Sides, names: list[str], backend: str, args, tmp: Path) -> dict:
     table, last_ts = build_sync_table(tmp, args.partitions, args.sync_rows_per_file)
     parts = partition_names(args.partitions)
     out: dict = {"backend": backend, "partitions": args.partitions, "batch": args.batch, "sides": {}}
-    for name in sides:
-        side = Side(name, backend, tmp / f"{name}_sync")
+    for name in names:
         res: dict = {}
         out["sides"][name] = res
         try:
-            server = side.start()
+            server = sides.get(name, backend)
             res["server"] = server.description
             log(f"[hive-sync] {server.description} on port {server.port}")
             c, transport = connect(server.port)
@@ -457,7 +481,7 @@ def run_hive_sync(sides: list[str], backend: str, args, tmp: Path) -> dict:
             if args.verbose:
                 traceback.print_exc()
         finally:
-            side.stop()
+            sides.stop(name, backend)
     ours, ref = out["sides"].get("ours", {}), out["sides"].get("reference", {})
     if "first_sync" in ours and "first_sync" in ref:
         out["ratio_first_sync"] = round(ref["first_sync"]["median_ms"] / ours["first_sync"]["median_ms"], 2)
@@ -550,13 +574,14 @@ def main(argv: list[str] | None = None) -> int:
     if "postgres" in backends:
         results["machine"]["postgresql"] = procs.pg_version()
     tmp = Path(tempfile.mkdtemp(prefix="hudi-sync-bench-"))
+    sides = Sides(tmp)
     rc = 0
     try:
         if args.part in ("catch-up", "both"):
             results["catch_up"] = []
             for backend in backends:
                 try:
-                    results["catch_up"].append(run_catch_up(backend, args, tmp))
+                    results["catch_up"].append(run_catch_up(sides, backend, args, tmp))
                 except Exception as e:  # noqa: BLE001 - reported
                     rc = 1
                     results["catch_up"].append({"backend": backend, "error": f"{type(e).__name__}: {str(e)[:500]}"})
@@ -565,8 +590,8 @@ def main(argv: list[str] | None = None) -> int:
                         traceback.print_exc()
         if args.part in ("hive-sync", "both"):
             backend = "sqlite" if backends == ["sqlite"] else "postgres"
-            sides = ["ours"] if args.ours_only or backend == "sqlite" else ["ours", "reference"]
-            results["hive_sync"] = run_hive_sync(sides, backend, args, tmp)
+            names = ["ours"] if args.ours_only or backend == "sqlite" else ["ours", "reference"]
+            results["hive_sync"] = run_hive_sync(sides, names, backend, args, tmp)
             if any("error" in s for s in results["hive_sync"]["sides"].values()):
                 rc = 1
         results["machine"]["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
@@ -574,6 +599,7 @@ def main(argv: list[str] | None = None) -> int:
         if any(r.get("check", "ok") != "ok" for r in results.get("catch_up", [])):
             rc = 1
     finally:
+        sides.stop_all()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
