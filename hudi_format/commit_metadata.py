@@ -6,6 +6,7 @@ and the files cleans and rollbacks deleted. The bytes themselves are stored as g
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -48,17 +49,14 @@ def _load(data: bytes | None, what: str) -> dict:
     if not data:
         return {}
     if bytes(data[:4]) == AVRO_MAGIC:
-        import io
-
-        import fastavro
-
-        try:
-            records = list(fastavro.reader(io.BytesIO(bytes(data))))
-        except Exception as exc:  # any decoding failure is bad input
-            raise InvalidMetadata(f"{what} metadata is not a valid Avro file: {exc}") from exc
-        if not records or not isinstance(records[0], dict):
+        record = _avro_record(data) if type(data) is bytes else _avro_record.__wrapped__(bytes(data))
+        if record is None:
+            try:  # again, for the error
+                list(fastavro_reader(bytes(data)))
+            except Exception as exc:  # any decoding failure is bad input
+                raise InvalidMetadata(f"{what} metadata is not a valid Avro file: {exc}") from exc
             raise InvalidMetadata(f"{what} metadata Avro file holds no record")
-        return records[0]
+        return record
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError:  # what orjson refuses (NaN, integers beyond 64 bits) or its error
@@ -69,6 +67,26 @@ def _load(data: bytes | None, what: str) -> dict:
     if not isinstance(doc, dict):
         raise InvalidMetadata(f"{what} metadata must be a JSON object")
     return doc
+
+
+def fastavro_reader(data: bytes):
+    import io
+
+    import fastavro
+
+    return fastavro.reader(io.BytesIO(data))
+
+
+@functools.lru_cache(maxsize=16)
+def _avro_record(data: bytes) -> dict | None:
+    """The record of an Avro instant file, None when it holds none or is not valid Avro. Cached: a
+    catch-up reads one commit's metadata several times (validation, files written, file groups
+    touched, the import); the record is read only, never changed, by its readers here."""
+    try:
+        records = list(fastavro_reader(data))
+    except Exception:  # any decoding failure is bad input
+        return None
+    return records[0] if records and isinstance(records[0], dict) else None
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
@@ -88,7 +106,7 @@ def confined(path: str, what: str) -> str:
 
 def parse_commit(data: bytes | None) -> CommitMetadata:
     doc = _load(data, "commit")
-    out = CommitMetadata(operation_type=doc.get("operationType"), extra=doc.get("extraMetadata") or {})
+    out = CommitMetadata(operation_type=doc.get("operationType"), extra=dict(doc.get("extraMetadata") or {}))
     stats = doc.get("partitionToWriteStats") or {}
     if not isinstance(stats, dict):
         raise InvalidMetadata("partitionToWriteStats must be an object")

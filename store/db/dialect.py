@@ -93,3 +93,17 @@ def in_list(backend: str, col, values):
         elem = BigInteger() if ints else String()
         return col == any_(bindparam(None, values, type_=ARRAY(elem)))
     return col.in_(values)
+
+
+def pair_chunks(pairs, size: int = BATCH // 2):
+    """Sorted (a, b) pairs in chunks for `pairs_in` (two lists of at most `size` values each)."""
+    ordered = sorted(set(pairs))
+    for k in range(0, len(ordered), size):
+        yield ordered[k:k + size]
+
+
+def pairs_in(backend: str, col_a, col_b, pairs):
+    """`(col_a, col_b) IN pairs`, widened to `col_a IN {a's} AND col_b IN {b's}` (one index range per
+    value, the same query on every backend): the caller keeps the rows whose pair it asked for."""
+    return (in_list(backend, col_a, sorted({a for a, _ in pairs}))
+            & in_list(backend, col_b, sorted({b for _, b in pairs})))

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Row, delete, func, select, text
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
-from store.db.dialect import in_list, pg_joined_list
+from store.db.dialect import in_list, pair_chunks, pairs_in, pg_joined_list
 from store.errors import InvalidObject
 from store.hudi.column_stats.codec import fork, lower_bound, upper_bound
 from store.hudi.file_listing import WrittenFiles
@@ -104,21 +104,20 @@ class ColumnStats:
         from the footers); files that have statistics keep theirs. The number stored; the touched
         partitions' aggregates are recomputed."""
         f, fs = S.files, S.file_stats
-        by_partition: dict[str, list[str]] = {}
-        for st in stats:
-            by_partition.setdefault(st.partition_path, []).append(st.file_name)
         ids: dict[tuple[str, str], int] = {}
         have: set[int] = set()
-        for partition, names in by_partition.items():
-            for i in range(0, len(names), _CHUNK):
-                q = select(f.c.id, f.c.name, fs.c.file_row_id).select_from(
-                    f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.is_deleted.is_(False),
-                    f.c.is_log.is_(False), _in(conn, f.c.name, names[i:i + _CHUNK]))
-                for r in conn.execute(q):
-                    ids[(partition, r.name)] = r.id
-                    if r.file_row_id is not None:
-                        have.add(r.id)
+        for chunk in pair_chunks((st.partition_path, st.file_name) for st in stats):
+            wanted = set(chunk)
+            q = select(f.c.id, f.c.partition_path, f.c.name, fs.c.file_row_id).select_from(
+                f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
+                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False),
+                pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))
+            for r in conn.execute(q):
+                if (r.partition_path, r.name) not in wanted:
+                    continue
+                ids[(r.partition_path, r.name)] = r.id
+                if r.file_row_id is not None:
+                    have.add(r.id)
         pairs, seen = [], set()
         for st in stats:
             row_id = ids.get((st.partition_path, st.file_name))

@@ -72,6 +72,7 @@ from hudi_format.storage_strategy import HIVE, OBJECT_STORE, file_location, load
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
+from store.db.dialect import pair_chunks, pairs_in
 from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.catalog import database_is
 from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
@@ -109,6 +110,8 @@ class Pending:
     register: bool = False  # the table becomes a tracked Hudi table in this transaction
     column_stats: list[FileColumnStats] = field(default_factory=list)  # of the new base files, from footers
     released: list[str] = field(default_factory=list)  # savepoints deleted on storage: released
+    # record key -> commit time of each new base file (partition, name), read with its footer
+    base_keys: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -322,7 +325,11 @@ class TimelineCatchUp:
                 raise CatchUpError(f"{where}: {exc.message}") from None
             out.listed = [f for f in view.files if (f.partition_path, f.name) not in written]
         base_files = sorted({(p, n) for p, n in written} | {(f.partition_path or "", f.name) for f in out.listed})
-        out.column_stats = footer_column_stats(tl, cfg, base_files)
+        # the record index's keys of these files are read with their footers (one open each), before
+        # the transaction: at the registration, or when the table keeps the index
+        reader = KeyReader(cfg) if self.latest_slices is not None and (
+            not known or has_record_index(cfg.properties)) else None
+        out.column_stats, out.base_keys = read_base_files(tl, cfg, base_files, reader)
         return out
 
     @staticmethod
@@ -383,8 +390,13 @@ class TimelineCatchUp:
                 completed = set(conn.execute(select(i.c.ts).where(
                     i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED)).scalars())
             storage, reader = TableStorage(ref.base_path), KeyReader(ref.config)
-            keys = {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in
-                                                    slice_keys(storage, s, completed, reader).items()}
+
+            def keys_of(s: FileSlice) -> dict[str, str]:
+                read = pending.base_keys.get((s.partition_path, s.base_file.name)) \
+                    if s.base_file is not None and not s.log_files else None
+                return read if read is not None else slice_keys(storage, s, completed, reader)
+
+            keys = {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in keys_of(s).items()}
                     for s in slices}
             n = self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()),
                                                             reset=pending.register)
@@ -406,14 +418,11 @@ class TimelineCatchUp:
         ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
         f = S.files
         live: set[tuple[str, str]] = set()
-        by_partition: dict[str, list[str]] = {}
-        for st in pending.column_stats:
-            by_partition.setdefault(st.partition_path, []).append(st.file_name)
-        for partition, names in by_partition.items():
-            for k in range(0, len(names), 500):
-                live.update((partition, n) for n in conn.execute(select(f.c.name).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.is_deleted.is_(False),
-                    f.c.is_log.is_(False), f.c.name.in_(names[k:k + 500]))).scalars())
+        for chunk in pair_chunks((st.partition_path, st.file_name) for st in pending.column_stats):
+            wanted = set(chunk)
+            live.update(pair for pair in conn.execute(select(f.c.partition_path, f.c.name).where(
+                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False),
+                pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))).tuples() if pair in wanted)
         stats = [st for st in pending.column_stats if (st.partition_path, st.file_name) in live]
         if stats:
             self.timeline.completion.column_stats.record_existing(conn, ref, stats)
@@ -501,37 +510,48 @@ LatestSlices = Callable[[Connection, HudiTableRef, "list[str] | None"], "list[Fi
 FOOTER_WORKERS = 4
 
 
-def footer_column_stats(tl: StorageTimeline, cfg: HudiTableConfig,
-                        files: list[tuple[str, str]]) -> list[FileColumnStats]:
+def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple[str, str]],
+                    reader: KeyReader | None = None,
+                    ) -> tuple[list[FileColumnStats], dict[tuple[str, str], dict[str, str]]]:
     """RFC-27 statistics of the Parquet base files among `files` (partition, name) from their footers,
-    as import-hudi computes them (adapter/commands/column_stats_build.py); none without pyarrow or
-    for a storage strategy that is not built in (the server imports no strategy class)."""
+    as import-hudi computes them (adapter/commands/column_stats_build.py), and with `reader` their
+    record keys (key -> commit time, as hudi_format/record_keys.py reads a base file), each file
+    opened once; nothing without pyarrow or for a storage strategy that is not built in (the
+    server imports no strategy class: the keys are then read from the slices' paths)."""
     wanted = [(p, n) for p, n in files if n.endswith(".parquet") and not n.startswith(".")]
     if not wanted:
-        return []
+        return [], {}
     try:
         import pyarrow  # noqa: F401 - the footers are read with it
     except ImportError:
-        return []
+        return [], {}
     props = cfg.properties or {}
     if strategy_name(props.get(STORAGE_STRATEGY_CLASS)).lower() not in (HIVE, OBJECT_STORE):
-        return []
+        return [], {}
     strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), tl.base_path, props.get(STORAGE_PATH),
                              cfg.table_name)
 
-    def one(item: tuple[str, str]) -> FileColumnStats | None:
+    def one(item: tuple[str, str]) -> tuple[FileColumnStats | None, dict[str, str] | None]:
         partition, name = item
         try:
-            return _file_stats(file_location(strategy, partition, name), partition, name, props)
+            return _file_stats(file_location(strategy, partition, name), partition, name, props, reader)
         except Exception as exc:  # noqa: BLE001 - a file without statistics is only never pruned
             log.warning("%s: no column statistics for %s/%s: %s", tl.base_path, partition, name, exc)
-            return None
+            return None, None
 
+    stats: list[FileColumnStats] = []
+    keys: dict[tuple[str, str], dict[str, str]] = {}
     with ThreadPoolExecutor(max_workers=FOOTER_WORKERS, thread_name_prefix="footer") as pool:
-        return [st for st in pool.map(one, wanted) if st is not None]
+        for item, (st, file_keys) in zip(wanted, pool.map(one, wanted)):
+            if st is not None:
+                stats.append(st)
+            if file_keys is not None:
+                keys[item] = file_keys
+    return stats, keys
 
 
-def _file_stats(location: str, partition: str, name: str, props: dict[str, str]) -> FileColumnStats:
+def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
+                reader: KeyReader | None = None) -> tuple[FileColumnStats, dict[str, str] | None]:
     import fsspec
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -540,18 +560,33 @@ def _file_stats(location: str, partition: str, name: str, props: dict[str, str])
 
     fs, path = fsspec.core.url_to_fs(location)
     with fs.open(path, "rb") as fh:
-        meta = pq.read_metadata(fh)
-        schema = meta.schema.to_arrow_schema()
+        pf = pq.ParquetFile(fh)
+        meta = pf.metadata
+        schema = pf.schema_arrow
         columns = indexed_columns(schema, props)
         floats = [c for c in columns if pa.types.is_floating(schema.field(c).type)]
-        values = pq.read_table(fh, columns=floats) if floats else pa.table({})
+        read = list(dict.fromkeys(floats + (reader.columns if reader is not None else [])))
+        try:
+            values = pf.read(columns=read) if read else pa.table({})
+        except Exception:  # noqa: BLE001 - e.g. no key column: the keys are read (and fail) in the transaction
+            if reader is None:
+                raise
+            reader = None
+            values = pf.read(columns=floats) if floats else pa.table({})
+        size = int(fs.size(path))
     bounds = []
     for c in footer_stats(meta, values, columns):
         lo, hi = _key(c.get("min")), _key(c.get("max"))
         if lo is None or hi is None or lo > hi:
             lo = hi = None
         bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values")))
-    return FileColumnStats(partition, name, int(fs.size(path)), uncompressed_size(meta), bounds)
+    keys = None
+    if reader is not None:
+        try:
+            keys = reader.of(values.select(reader.columns), parse_file_name(name)[1] if _is_data(name) else None)
+        except Exception:  # noqa: BLE001 - read again in the transaction, where a failure turns the index off
+            keys = None
+    return FileColumnStats(partition, name, size, uncompressed_size(meta), bounds), keys
 
 
 def _key(tagged: dict | None) -> bytes | None:

@@ -43,6 +43,7 @@ from hudi_format.instant import (
 )
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
+from store.db.dialect import pair_chunks, pairs_in
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.file_listing import NEVER, add_version, latest_version
 from store.hudi.tables import HudiTableRef
@@ -305,18 +306,17 @@ class TimelineImport:
     def _drop_recorded_base_files(conn: Connection, ref: HudiTableRef, meta: CommitMetadata) -> None:
         """Base files a listing recorded already (repair) are not inserted twice."""
         f = S.files
-        by_partition: dict[str, list[str]] = {}
+        written: list[tuple[str, str]] = []
         for s in meta.write_stats:
             partition, name = split_path(s.path)
             if not name.startswith("."):
-                key = s.partition_path if s.partition_path is not None else partition
-                by_partition.setdefault(key, []).append(name)
+                written.append((s.partition_path if s.partition_path is not None else partition, name))
         have: set[tuple[str, str]] = set()
-        for partition, names in by_partition.items():
-            for k in range(0, len(names), BATCH):
-                have.update((partition, r) for r in conn.execute(select(f.c.name).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
-                    f.c.name.in_(names[k:k + BATCH]))).scalars())
+        for chunk in pair_chunks(written):
+            wanted = set(chunk)
+            have.update(pair for pair in conn.execute(select(f.c.partition_path, f.c.name).where(
+                f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))).tuples()
+                if pair in wanted)
         if have:
             meta.write_stats = [s for s in meta.write_stats if (
                 s.partition_path if s.partition_path is not None else split_path(s.path)[0],
