@@ -420,9 +420,9 @@ class TimelineCatchUp:
         live: set[tuple[str, str]] = set()
         for chunk in pair_chunks((st.partition_path, st.file_name) for st in pending.column_stats):
             wanted = set(chunk)
-            live.update(pair for pair in conn.execute(select(f.c.partition_path, f.c.name).where(
+            live.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
                 f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False),
-                pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))).tuples() if pair in wanted)
+                pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))) if (r[0], r[1]) in wanted)
         stats = [st for st in pending.column_stats if (st.partition_path, st.file_name) in live]
         if stats:
             self.timeline.completion.column_stats.record_existing(conn, ref, stats)

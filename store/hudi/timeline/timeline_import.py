@@ -314,9 +314,9 @@ class TimelineImport:
         have: set[tuple[str, str]] = set()
         for chunk in pair_chunks(written):
             wanted = set(chunk)
-            have.update(pair for pair in conn.execute(select(f.c.partition_path, f.c.name).where(
-                f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))).tuples()
-                if pair in wanted)
+            have.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
+                f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk)))
+                if (r[0], r[1]) in wanted)
         if have:
             meta.write_stats = [s for s in meta.write_stats if (
                 s.partition_path if s.partition_path is not None else split_path(s.path)[0],
