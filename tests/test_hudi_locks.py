@@ -142,9 +142,14 @@ def test_server_locks_taken_exclusive_and_released(run):
     assert run["left"] == []  # every lock released
 
     calls = {m: len(re.findall(rf"call={m} ms=[\d.]+ status=ok", run["log"])) for m in ("lock", "unlock", "heartbeat")}
-    failed = re.findall(r"call=(lock|unlock|heartbeat|check_lock) ms=[\d.]+ status=(?!ok)\S+", run["log"])
-    assert failed == []
+    failed = re.findall(r"call=(lock|unlock|heartbeat|check_lock) ms=[\d.]+ status=(?!ok)(\S+)", run["log"])
+    # Hudi's provider cancels its heartbeat as it unlocks, but a tick already inside the heartbeat
+    # call outlives the lock (Hudi ignores that failure): the server answers it NoSuchLockException,
+    # as Hive's does. At most one such late tick per unlock; nothing else may fail.
+    late = [f for f in failed if f == ("heartbeat", "NoSuchLockException")]
+    assert [f for f in failed if f not in late] == []
     # a lock for each commit at least; every lock released by the writer itself (none expired)
     assert calls["lock"] >= len(run["out"]["commits"])
     assert calls["unlock"] == calls["lock"]
+    assert len(late) <= calls["unlock"]
     assert calls["heartbeat"] > 0  # a lock held longer than half the heartbeat interval (200 ms) is renewed
