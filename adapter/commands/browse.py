@@ -16,17 +16,21 @@ def _print_json(doc) -> None:
     print(json.dumps(doc, indent=2))
 
 
+def _print_names(names: list[str], json_out: bool, heading: str, noun: str) -> None:
+    if json_out:
+        _print_json(names)
+        return
+    print(heading)
+    for n in names:
+        print(n)
+    print(f"{len(names)} {noun}(s)")
+
+
 def run_databases(args) -> int:
     def go() -> int:
         with connect(args) as c:
             names = c.list_databases(args.pattern)
-        if args.json:
-            _print_json(names)
-        else:
-            print("DATABASE")
-            for n in names:
-                print(n)
-            print(f"{len(names)} database(s)")
+        _print_names(names, args.json, "DATABASE", "database")
         return 0
 
     return reporting_errors("databases", args.metastore, go)
@@ -205,13 +209,7 @@ def run_partitions(args) -> int:
             if not t.partition_keys:
                 raise BadArgument(f"{t.db}.{t.name} is not partitioned")
             names = c.list_partition_names(db, tbl, args.filter, args.limit)
-        if args.json:
-            _print_json(names)
-        else:
-            print("PARTITION")
-            for n in names:
-                print(n)
-            print(f"{len(names)} partition(s)")
+        _print_names(names, args.json, "PARTITION", "partition")
         return 0
 
     return reporting_errors("partitions", args.metastore, go)
