@@ -56,6 +56,7 @@ from pathlib import Path
 
 from bench import procs
 from bench.stats import summarize
+from hudi_format import config_keys as K
 
 REPO_ROOT = procs.REPO_ROOT
 COMMIT_TEMPLATE = REPO_ROOT / "tests" / "fixtures" / "hudi-tables" / "cow_v8_simplekeygen_nonhivestyle.zip"
@@ -63,7 +64,7 @@ DB = "hudi_sync_bench"
 HUDI_INPUT_FORMAT = "org.apache.hudi.hadoop.HoodieParquetInputFormat"
 PARQUET_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
-DATA_SCHEMA = {"type": "record", "name": "bench_record", "namespace": "hoodie.bench", "fields": [
+DATA_SCHEMA = {"type": "record", "name": "bench_record", "namespace": K.AVRO_NAMESPACE_PREFIX + "bench", "fields": [
     {"name": "id", "type": "string"}, {"name": "ts", "type": "long"},
     {"name": "value", "type": ["null", "double"], "default": None}, {"name": "part", "type": "string"}]}
 
@@ -112,19 +113,19 @@ class HudiTableOnStorage:
                   self.base / ".hoodie" / ".temp"):
             d.mkdir(parents=True, exist_ok=True)
         props = {
-            "hoodie.table.name": self.name, "hoodie.database.name": "default", "hoodie.table.type": "COPY_ON_WRITE",
-            "hoodie.table.version": "9", "hoodie.table.initial.version": "9", "hoodie.timeline.layout.version": "2",
-            "hoodie.timeline.path": "timeline", "hoodie.timeline.history.path": "history",
-            "hoodie.archivelog.folder": "archived", "hoodie.table.recordkey.fields": "id",
-            "hoodie.table.partition.fields": "part", "hoodie.table.ordering.fields": "ts",
-            "hoodie.table.keygenerator.type": "SIMPLE", "hoodie.datasource.write.hive_style_partitioning": "true",
-            "hoodie.datasource.write.partitionpath.urlencode": "false",
-            "hoodie.datasource.write.drop.partition.columns": "false",
-            "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
-            "hoodie.table.create.schema": json.dumps(DATA_SCHEMA, separators=(",", ":")),
+            K.TABLE_NAME: self.name, K.DATABASE_NAME: "default", K.TABLE_TYPE: "COPY_ON_WRITE",
+            K.TABLE_VERSION: "9", K.TABLE_INITIAL_VERSION: "9", K.TIMELINE_LAYOUT_VERSION: "2",
+            K.TIMELINE_PATH: "timeline", K.TIMELINE_HISTORY_PATH: "history",
+            K.ARCHIVELOG_FOLDER: "archived", K.RECORDKEY_FIELDS: "id",
+            K.PARTITION_FIELDS: "part", K.ORDERING_FIELDS: "ts",
+            K.KEYGENERATOR_TYPE: "SIMPLE", K.HIVE_STYLE_PARTITIONING: "true",
+            K.URL_ENCODE_PARTITIONING: "false",
+            K.DROP_PARTITION_COLUMNS: "false",
+            K.RECORD_MERGE_MODE: "EVENT_TIME_ORDERING",
+            K.CREATE_SCHEMA: json.dumps(DATA_SCHEMA, separators=(",", ":")),
         }
-        props["hoodie.table.checksum"] = str(table_checksum(props))
-        (self.base / ".hoodie" / "hoodie.properties").write_bytes(java_properties(props, "Properties saved by bench"))
+        props[K.CHECKSUM] = str(table_checksum(props))
+        (self.base / ".hoodie" / K.PROPERTIES_FILE).write_bytes(java_properties(props, "Properties saved by bench"))
 
     def _parquet(self, partition: str, file_id: str, ts: str, keys: list[str]) -> tuple[str, int]:
         import pyarrow as pa
@@ -230,7 +231,7 @@ def synced_table(name: str, base: Path):
     sd = StorageDescriptor(cols=cols, location=location, inputFormat=HUDI_INPUT_FORMAT,
                            outputFormat=PARQUET_OUTPUT_FORMAT, compressed=False, numBuckets=-1,
                            serdeInfo=SerDeInfo(serializationLib=PARQUET_SERDE, parameters={
-                               "path": location, "hoodie.query.as.ro.table": "false", "serialization.format": "1"}),
+                               "path": location, K.QUERY_AS_RO_TABLE: "false", "serialization.format": "1"}),
                            bucketCols=[], sortCols=[], parameters={})
     params = {"EXTERNAL": "TRUE", "spark.sql.sources.provider": "hudi", "spark.sql.sources.schema.numParts": "1",
               "spark.sql.sources.schema.part.0": json.dumps({"type": "struct", "fields": []}),
@@ -465,7 +466,7 @@ def run_hive_sync(sides: Sides, names: list[str], backend: str, args, tmp: Path)
                         f"re-sync {r['resync_ms']:.0f} ms, steps "
                         + ", ".join(f"{k} {v:.0f}" for k, v in r["steps_ms"].items()))
                     c.drop_table(DB, tname, False)  # untimed; the data stays
-                    if not (table.base / ".hoodie" / "hoodie.properties").exists():
+                    if not (table.base / ".hoodie" / K.PROPERTIES_FILE).exists():
                         raise AssertionError("dropping the synced table deleted the Hudi table on storage")
                 res["rounds"] = rounds
                 res["first_sync"] = summarize([r["first_sync_ms"] / 1000 for r in rounds])
@@ -551,7 +552,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--partitions", type=int, default=10_000, help="partitions of the hive-synced table")
-    p.add_argument("--batch", type=int, default=1000, help="hoodie.datasource.hive_sync.batch_num")
+    p.add_argument("--batch", type=int, default=1000, help=K.HIVE_SYNC_BATCH_NUM)
     p.add_argument("--sync-rounds", type=int, default=3)
     p.add_argument("--sync-rows-per-file", type=int, default=2)
     p.add_argument("--ours-only", action="store_true", help="hive sync without the reference")

@@ -98,9 +98,28 @@ HIVE_SYNC_AS_DATASOURCE = _key("hoodie.datasource.hive_sync.sync_as_datasource",
                                "the HMS table is a Spark data source table (Spark needs the Hudi bundle to read "
                                "it)", "true")
 
+TABLE_INITIAL_VERSION = _key("hoodie.table.initial.version", "table version 8+: the version the table was "
+                              "created with")
+ORDERING_FIELDS = _key("hoodie.table.ordering.fields", "table version 8+: the precombine field's successor")
+KEYGENERATOR_TYPE = _key("hoodie.table.keygenerator.type", "table version 8+: the key generator by name (SIMPLE, "
+                         "COMPLEX, ...)")
+RECORD_MERGE_MODE = _key("hoodie.record.merge.mode", "table version 8+: how two records of one key merge "
+                         "(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM)")
+
 # --- HMS table and serde parameters ----------------------------------------------------------------
 QUERY_AS_RO_TABLE = _key("hoodie.query.as.ro.table",
                          "serde parameter: Spark's Hudi reader serves the read-optimized view")
+
+# --- read options (Hudi's Spark datasource; the pipeline's `hudi` data source takes the same) ---------
+QUERY_TYPE = _key("hoodie.datasource.query.type", "snapshot or incremental", "snapshot")
+READ_BEGIN_INSTANT = _key("hoodie.datasource.read.begin.instanttime",
+                          "incremental reads: commits after this instant time")
+READ_END_INSTANT = _key("hoodie.datasource.read.end.instanttime",
+                        "incremental reads: commits up to this instant time (unset: the latest)")
+
+# --- Hive sync options ---------------------------------------------------------------------------------
+HIVE_SYNC_BATCH_NUM = _key("hoodie.datasource.hive_sync.batch_num",
+                           "partitions per add_partitions call of Hudi's hive sync", "1000")
 
 # --- write options -----------------------------------------------------------------------------------
 WRITE_RECORDKEY_FIELD = _key("hoodie.datasource.write.recordkey.field", "a writer's record key fields")

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructField, StructType
 
+from hudi_format import config_keys
 from hudi_format.table_config import SPARK_TABLE_METADATA, SPARK_TABLE_PATH_METADATA
 
 from . import predicate as P
@@ -57,9 +58,9 @@ log = logging.getLogger(__name__)
 NAME = "hudi"
 TABLE_OPTION = "table"
 AS_OF_OPTION = "as.of.instant"
-QUERY_TYPE_OPTION = "hoodie.datasource.query.type"
-BEGIN_OPTION = "hoodie.datasource.read.begin.instanttime"
-END_OPTION = "hoodie.datasource.read.end.instanttime"
+QUERY_TYPE_OPTION = config_keys.QUERY_TYPE
+BEGIN_OPTION = config_keys.READ_BEGIN_INSTANT
+END_OPTION = config_keys.READ_END_INSTANT
 PARTITIONS_OPTION = "partitions"  # read tasks: one per base file, at most this many (default 256)
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 V1_SOURCES_CONF = "spark.sql.sources.useV1SourceList"
