@@ -205,20 +205,6 @@ def partition_names(n: int) -> list[str]:
 # --------------------------------------------------------------------------- Thrift: what Hudi's sync sends
 
 
-def connect(port: int):
-    from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-    from thrift.transport.TSocket import TSocket
-    from thrift.transport.TTransport import TBufferedTransport
-
-    from thrift_idl.hive_metastore import ThriftHiveMetastore
-
-    sock = TSocket("127.0.0.1", port)
-    sock.setTimeout(3_600_000)
-    transport = TBufferedTransport(sock, 1 << 20)
-    transport.open()
-    return ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport)), transport
-
-
 def synced_table(name: str, base: Path):
     """The table Hudi 1.x's hive sync creates (`hms` mode, sync as a data source)."""
     from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
@@ -338,7 +324,7 @@ def run_catch_up(sides: Sides, backend: str, args, tmp: Path) -> dict:
     first = table.commit(parts, groups_per_partition=per)
     server = sides.get("ours", backend)
     out["server"] = server.description
-    c, transport = connect(server.port)
+    c, transport = procs.thrift_client(server.port)
     try:
         ensure_database(c, tmp / f"dbloc_{backend}")
         t0 = time.perf_counter()
@@ -454,7 +440,7 @@ def run_hive_sync(sides: Sides, names: list[str], backend: str, args, tmp: Path)
             server = sides.get(name, backend)
             res["server"] = server.description
             log(f"[hive-sync] {server.description} on port {server.port}")
-            c, transport = connect(server.port)
+            c, transport = procs.thrift_client(server.port)
             try:
                 ensure_database(c, tmp / f"dbloc_sync_{name}")
                 rounds = []

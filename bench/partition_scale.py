@@ -35,20 +35,6 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _client(port: int):
-    from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
-    from thrift.transport.TSocket import TSocket
-    from thrift.transport.TTransport import TBufferedTransport
-
-    from thrift_idl.hive_metastore import ThriftHiveMetastore
-
-    sock = TSocket("127.0.0.1", port)
-    sock.setTimeout(3_600_000)
-    transport = TBufferedTransport(sock, 1 << 20)
-    transport.open()
-    return ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport)), transport
-
-
 def _sd(location: str | None):
     from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor
 
@@ -166,7 +152,7 @@ def measure(server: procs.Server, n: int, batch: int, budget_s: float) -> dict:
 
     def client():
         if conn[0] is None:
-            conn[0], conn[1] = _client(server.port)
+            conn[0], conn[1] = procs.thrift_client(server.port)
         return conn[0]
 
     def step(name: str, fn) -> None:

@@ -285,3 +285,19 @@ def cleanup_all(actions: list[Callable[[], None]]) -> None:
             act()
         except Exception as e:
             print(f"cleanup: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def thrift_client(port: int):
+    """A Hive Metastore Thrift client on 127.0.0.1:port (binary protocol, 1 MiB buffer, an hour's read
+    timeout); returns (client, transport)."""
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+    from thrift.transport.TSocket import TSocket
+    from thrift.transport.TTransport import TBufferedTransport
+
+    from thrift_idl.hive_metastore import ThriftHiveMetastore
+
+    sock = TSocket("127.0.0.1", port)
+    sock.setTimeout(3_600_000)
+    transport = TBufferedTransport(sock, 1 << 20)
+    transport.open()
+    return ThriftHiveMetastore.Client(TBinaryProtocolAccelerated(transport)), transport
