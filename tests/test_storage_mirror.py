@@ -456,6 +456,28 @@ def test_lease_keeps_other_mirrors_away_until_it_expires(tmp_path):
     assert b.sync("db1", "t1", force=False) == 1 and b.lag("db1", "t1") == 0
 
 
+def test_commit_hook_waits_for_another_mirror_holding_the_lease(tmp_path):
+    """The background thread (or another server) holds the table's lease when a commit completes:
+    the commit's hook waits for it, so the writer finds its commit on storage when the call returns
+    (CI once saw hudi-rs read an empty table right after a pipeline upsert)."""
+    base = str(tmp_path / "wh" / "t1")
+    tables, timeline, snapshot = fresh_table(tmp_path, base)
+    ts = commit(timeline, base, "2024-01-01", ROWS)
+    a, b = StorageMirror(timeline.store, timeline), StorageMirror(timeline.store, timeline)
+    with timeline.store.read() as conn:
+        tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
+    token = a.queue.claim(tbl_id, [1], force=False)
+    assert token is not None
+    releaser = threading.Timer(0.5, a.queue.release, args=(tbl_id, token))
+    releaser.start()
+    try:
+        b.hook("db1", "t1")
+    finally:
+        releaser.join()
+    assert b.lag("db1", "t1") == 0
+    assert os.path.exists(os.path.join(base, ".hoodie", f"{ts}.commit"))
+
+
 def test_background_thread_retries_pending_versions(tmp_path):
     base = str(tmp_path / "wh" / "t1")
     tables, timeline, snapshot = fresh_table(tmp_path, base)

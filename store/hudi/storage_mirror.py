@@ -67,6 +67,8 @@ from store.hudi.timeline import Completed, TimelineService
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_MS = 60_000
+HOOK_WAIT_S = 15.0  # how long a commit's hook waits for another mirror holding the table's lease
+_BUSY = -1  # _sync_round: another thread or process holds the table's lease
 
 Listing = dict[str, int | None]  # file name under .hoodie -> size (None: a folder)
 Key = tuple[str, bool]  # an instant: its time, and whether it is a savepoint (which shares its commit's time)
@@ -214,9 +216,13 @@ class StorageMirror:
 
     def hook(self, db: str, tbl: str, done: Completed | None = None) -> None:
         """For `timeline.on_commit`: mirror right after a commit (`done`: what it stored, not read
-        back); failures wait for the background retry."""
+        back); failures wait for the background retry. When another mirror (the background thread,
+        another server) holds the table's lease, waits for it, bounded by HOOK_WAIT_S: a writer
+        that reads storage right after its commit must find the commit there."""
         try:
-            self.sync(db, tbl, force=False, done=done)
+            deadline = time.monotonic() + HOOK_WAIT_S
+            while self._sync(db, tbl, False, done)[1] and time.monotonic() < deadline:
+                time.sleep(0.05)
         except Exception as exc:  # never fails the commit
             log.warning("storage mirror of %s.%s failed (left for retry): %s", db, tbl, exc)
 
@@ -232,19 +238,27 @@ class StorageMirror:
     def sync(self, db: str, tbl: str, force: bool = True, done: Completed | None = None) -> int:
         """Mirror every pending version of the table, in order; the number of versions mirrored.
         `force=False` skips a table another process (or thread) holds the lease on."""
+        return self._sync(db, tbl, force, done)[0]
+
+    def _sync(self, db: str, tbl: str, force: bool, done: Completed | None) -> tuple[int, bool]:
+        """(versions mirrored, whether another mirror held the lease and versions are left)."""
         started = time.monotonic()
         total = 0
+        busy = False
         try:
             for round_ in range(20):  # versions committed while we mirrored are taken too
                 n = self._sync_round(db, tbl, force, first=round_ == 0, done=done)
                 if n is None:
+                    break
+                if n == _BUSY:
+                    busy = True
                     break
                 total += n
                 if n == 0:
                     break
         finally:
             self._observe(time.monotonic() - started)
-        return total
+        return total, busy
 
     def sync_pending(self) -> int:
         """One pass over every Hudi table with pending versions (what the background thread runs)."""
@@ -323,7 +337,7 @@ class StorageMirror:
             return 0
         token = self.queue.claim(ref.tbl_id, [p[0] for p in pending], force)
         if token is None:
-            return None
+            return _BUSY
         try:
             return self._mirror(ref, pending, done=done)
         except BaseException:
