@@ -22,6 +22,7 @@ import pytest
 from thrift.Thrift import TApplicationException
 
 from tests import test_conformance as conformance
+from tests.conformance.compare import Each
 from tests.conformance.objects import (
     bool_stats,
     col_stats,
@@ -39,6 +40,7 @@ from thrift_idl.hive_metastore.ttypes import (
     CommitTxnRequest,
     CreateDatabaseRequest,
     DropDatabaseRequest,
+    DropPartitionsRequest,
     GetOpenTxnsRequest,
     GetPartitionNamesPsRequest,
     GetPartitionRequest,
@@ -47,6 +49,7 @@ from thrift_idl.hive_metastore.ttypes import (
     GetPartitionsRequest,
     GetPrincipalsInRoleRequest,
     GetProjectionsSpec,
+    GetRoleGrantsForPrincipalRequest,
     HiveObjectPrivilege,
     HiveObjectRef,
     HiveObjectType,
@@ -56,9 +59,11 @@ from thrift_idl.hive_metastore.ttypes import (
     PartitionsByExprRequest,
     PartitionsRequest,
     PartitionsStatsRequest,
+    PrincipalPrivilegeSet,
     PrincipalType,
     PrivilegeBag,
     PrivilegeGrantInfo,
+    RequestPartsSpec,
     TxnType,
 )
 
@@ -333,6 +338,67 @@ def test_privileges(cf):
     assert {p.hiveObject.objectType for p in left} == {HiveObjectType.DATABASE}, left
     cleanup(cf, db)
     assert cf.ours_only("list_privileges", alice, PrincipalType.USER, HiveObjectRef()) == []
+
+
+# --------------------------------------------------------------------------- what engines rely on
+
+
+def _owner_privileges(owner: str) -> PrincipalPrivilegeSet:
+    """What Trino's sql-standard security sends with create_table: the owner's grants."""
+    infos = [PrivilegeGrantInfo(privilege=p, createTime=0, grantor=owner, grantorType=PrincipalType.USER,
+                                grantOption=True) for p in ("SELECT", "INSERT", "UPDATE", "DELETE")]
+    return PrincipalPrivilegeSet(userPrivileges={owner: infos})
+
+
+def _dir_exists(uri: str) -> bool:
+    return os.path.isdir(uri.removeprefix("file:"))
+
+
+@hive4
+@pytest.mark.backends("sqlite")  # nothing here depends on the backend
+def test_what_sql_standard_engines_rely_on(cf):
+    """The creator's grants given with create_table, `public` among a user's role grants, a partition
+    key's comment set by alter_table, and the directories dropped partitions leave empty."""
+    (db,) = names(cf, "eng")
+    owner = f"own_{cf.token}"
+    t = table(db, "t", cols("a int"), cols("p string", "q int"), owner=owner)
+    t.privileges = _owner_privileges(owner)
+    cf.call("create_database", database(db), expect="ok")
+    cf.call("create_table", t, expect="ok")
+    ref = HiveObjectRef(objectType=HiveObjectType.TABLE, dbName=db, objectName="t")
+    cf.call("list_privileges", owner, PrincipalType.USER, ref, post=_grants_sorted)
+    cf.call("list_privileges", None, None, ref, post=_grants_sorted)
+    cf.call("get_privilege_set", ref, owner, [], post=_set_sorted)
+    # roles: `public` is every user's (not a group's or a role's)
+    for kind in (PrincipalType.USER, PrincipalType.GROUP, PrincipalType.ROLE):
+        cf.call("get_role_grants_for_principal", GetRoleGrantsForPrincipalRequest(principal_name=owner,
+                                                                                 principal_type=kind))
+        cf.call("list_roles", owner, kind)
+    # COMMENT ON COLUMN of a partition key
+    def commented(client):
+        got = client.get_table(db, "t")
+        got.partitionKeys[0].comment = "the p key"
+        return got
+    cf.call("alter_table", db, "t", Each(commented), expect="ok")
+    cf.call("get_table", db, "t")
+    # dropping k2 partitions with their data removes the k1 directory they leave empty
+    cf.call("add_partitions", [partition(t, v) for v in (["x", "1"], ["x", "2"], ["y", "1"])], expect="ok")
+    for side in (cf.reference, cf.ours):
+        for name in ("p=x/q=1", "p=x/q=2", "p=y/q=1"):
+            side.client.get_partition_by_name(db, "t", name)  # made by add_partitions
+    cf.call("drop_partition", db, "t", ["x", "1"], True, expect="ok")
+    cf.call("drop_partition_by_name", db, "t", "p=y/q=1", True, expect="ok")
+    kept = {}
+    for side in (cf.reference, cf.ours):
+        location = side.client.get_table(db, "t").sd.location
+        kept[side.name] = [_dir_exists(f"{location}/{d}") for d in ("p=x", "p=x/q=2", "p=y", "")]
+    cf.call("drop_partitions_req", DropPartitionsRequest(dbName=db, tblName="t", parts=RequestPartsSpec(
+        names=["p=x/q=2"]), deleteData=True), expect="ok", post=lambda r: None)
+    for side in (cf.reference, cf.ours):
+        location = side.client.get_table(db, "t").sd.location
+        kept[side.name] += [_dir_exists(f"{location}/{d}") for d in ("p=x", "")]
+    assert kept["reference"] == kept["ours"] == [True, True, False, True, False, True], kept
+    cleanup(cf, db)
 
 
 # --------------------------------------------------------------------------- partition events
