@@ -82,6 +82,7 @@ def _rules() -> dict[str, Need]:
     add("UPDATE", "table", "createNewInstantTime", "createNewInstantWithTime", "transitionInstantState",
         "deleteInstant")
     add("GRANT", "grants", "grant_privileges", "revoke_privileges", "grant_revoke_privileges")
+    add(ADMIN, "global", "refresh_privileges")  # HiveServer2's privilege synchronizer: replaces others' grants
     add("GRANT", "role", "grant_role", "revoke_role", "grant_revoke_role")
     return rules
 

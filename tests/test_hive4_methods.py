@@ -57,6 +57,8 @@ from thrift_idl.hive_metastore.ttypes import (
     GetProjectionsSpec,
     GetRoleGrantsForPrincipalRequest,
     GetTablesExtRequest,
+    GrantRevokePrivilegeRequest,
+    GrantRevokeType,
     HiveObjectPrivilege,
     HiveObjectRef,
     HiveObjectType,
@@ -509,6 +511,33 @@ def test_what_sql_standard_engines_rely_on(cf):
         location = side.client.get_table(db, "t").sd.location
         kept[side.name] += [_dir_exists(f"{location}/{d}") for d in ("p=x", "")]
     assert kept["reference"] == kept["ours"] == [True, True, False, True, False, True], kept
+    cleanup(cf, db)
+
+
+@hive4
+@pytest.mark.backends("sqlite")
+def test_refresh_privileges(cf):
+    """HiveServer2's privilege synchronizer: one authorizer's grants on an object replaced at once."""
+    (db,) = names(cf, "rfp")
+    _table_with_partitions(cf, db)
+    alice = f"alice_{cf.token}"
+    tref = HiveObjectRef(objectType=HiveObjectType.TABLE, dbName=db, objectName="t", catName="hive")
+
+    def grant(privilege, authorizer, ref=tref):
+        g = _grant(ref, alice, privilege=privilege)
+        g.authorizer = authorizer
+        return g
+    cf.call("grant_privileges", PrivilegeBag(privileges=[grant("SELECT", "ranger"), grant("INSERT", "other")]),
+            expect="ok")
+    refresh = lambda *grants: GrantRevokePrivilegeRequest(  # noqa: E731
+        requestType=GrantRevokeType.GRANT, privileges=PrivilegeBag(privileges=list(grants)))
+    cf.call("refresh_privileges", tref, "ranger", refresh(grant("UPDATE", "ranger"), grant("DELETE", "ranger")))
+    cf.call("list_privileges", alice, PrincipalType.USER, tref, post=_grants_sorted)
+    cf.call("refresh_privileges", tref, "ranger", refresh())
+    cf.call("list_privileges", alice, PrincipalType.USER, tref, post=_grants_sorted)
+    part = HiveObjectRef(objectType=HiveObjectType.PARTITION, dbName=db, objectName="t", partValues=["x", "1"],
+                         catName="hive")
+    cf.call("refresh_privileges", part, "ranger", refresh(), expect="MetaException")
     cleanup(cf, db)
 
 

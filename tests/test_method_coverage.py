@@ -36,7 +36,7 @@ MUST_SERVE = [
 ]
 
 # Hive 4 request forms and calls real clients send that are not served yet (unknown methods for now)
-NOT_YET: set[str] = {"exchange_partition", "exchange_partitions", "refresh_privileges"}
+NOT_YET: set[str] = {"exchange_partition", "exchange_partitions"}
 
 
 def test_method_list_is_hive4s():

@@ -1873,6 +1873,9 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   bool revoke_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1)
   GrantRevokePrivilegeResponse grant_revoke_privileges(1: GrantRevokePrivilegeRequest request)
       throws (1: MetaException o1)
+  GrantRevokePrivilegeResponse refresh_privileges(1: HiveObjectRef objToRefresh, 2: string authorizer,
+      3: GrantRevokePrivilegeRequest grantRequest)
+      throws (1: MetaException o1)
 
   // --- transactions ---
   GetOpenTxnsResponse get_open_txns()

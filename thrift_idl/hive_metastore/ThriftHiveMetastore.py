@@ -1363,6 +1363,16 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def refresh_privileges(self, objToRefresh, authorizer, grantRequest):
+        """
+        Parameters:
+         - objToRefresh
+         - authorizer
+         - grantRequest
+
+        """
+        pass
+
     def get_open_txns(self):
         pass
 
@@ -7191,6 +7201,44 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             raise result.o1
         raise TApplicationException(TApplicationException.MISSING_RESULT, "grant_revoke_privileges failed: unknown result")
 
+    def refresh_privileges(self, objToRefresh, authorizer, grantRequest):
+        """
+        Parameters:
+         - objToRefresh
+         - authorizer
+         - grantRequest
+
+        """
+        self.send_refresh_privileges(objToRefresh, authorizer, grantRequest)
+        return self.recv_refresh_privileges()
+
+    def send_refresh_privileges(self, objToRefresh, authorizer, grantRequest):
+        self._oprot.writeMessageBegin('refresh_privileges', TMessageType.CALL, self._seqid)
+        args = refresh_privileges_args()
+        args.objToRefresh = objToRefresh
+        args.authorizer = authorizer
+        args.grantRequest = grantRequest
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_refresh_privileges(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = refresh_privileges_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "refresh_privileges failed: unknown result")
+
     def get_open_txns(self):
         self.send_get_open_txns()
         return self.recv_get_open_txns()
@@ -7859,6 +7907,7 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["grant_privileges"] = Processor.process_grant_privileges
         self._processMap["revoke_privileges"] = Processor.process_revoke_privileges
         self._processMap["grant_revoke_privileges"] = Processor.process_grant_revoke_privileges
+        self._processMap["refresh_privileges"] = Processor.process_refresh_privileges
         self._processMap["get_open_txns"] = Processor.process_get_open_txns
         self._processMap["get_open_txns_req"] = Processor.process_get_open_txns_req
         self._processMap["get_open_txns_info"] = Processor.process_get_open_txns_info
@@ -12358,6 +12407,32 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
             msg_type = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
         oprot.writeMessageBegin("grant_revoke_privileges", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_refresh_privileges(self, seqid, iprot, oprot):
+        args = refresh_privileges_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = refresh_privileges_result()
+        try:
+            result.success = self._handler.refresh_privileges(args.objToRefresh, args.authorizer, args.grantRequest)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("refresh_privileges", msg_type, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()
@@ -37373,6 +37448,168 @@ class grant_revoke_privileges_result(object):
         return not (self == other)
 all_structs.append(grant_revoke_privileges_result)
 grant_revoke_privileges_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [GrantRevokePrivilegeResponse, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class refresh_privileges_args(object):
+    """
+    Attributes:
+     - objToRefresh
+     - authorizer
+     - grantRequest
+
+    """
+
+
+    def __init__(self, objToRefresh=None, authorizer=None, grantRequest=None,):
+        self.objToRefresh = objToRefresh
+        self.authorizer = authorizer
+        self.grantRequest = grantRequest
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.objToRefresh = HiveObjectRef()
+                    self.objToRefresh.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.authorizer = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.grantRequest = GrantRevokePrivilegeRequest()
+                    self.grantRequest.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('refresh_privileges_args')
+        if self.objToRefresh is not None:
+            oprot.writeFieldBegin('objToRefresh', TType.STRUCT, 1)
+            self.objToRefresh.write(oprot)
+            oprot.writeFieldEnd()
+        if self.authorizer is not None:
+            oprot.writeFieldBegin('authorizer', TType.STRING, 2)
+            oprot.writeString(self.authorizer.encode('utf-8') if sys.version_info[0] == 2 else self.authorizer)
+            oprot.writeFieldEnd()
+        if self.grantRequest is not None:
+            oprot.writeFieldBegin('grantRequest', TType.STRUCT, 3)
+            self.grantRequest.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(refresh_privileges_args)
+refresh_privileges_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'objToRefresh', [HiveObjectRef, None], None, ),  # 1
+    (2, TType.STRING, 'authorizer', 'UTF8', None, ),  # 2
+    (3, TType.STRUCT, 'grantRequest', [GrantRevokePrivilegeRequest, None], None, ),  # 3
+)
+
+
+class refresh_privileges_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = GrantRevokePrivilegeResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('refresh_privileges_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(refresh_privileges_result)
+refresh_privileges_result.thrift_spec = (
     (0, TType.STRUCT, 'success', [GrantRevokePrivilegeResponse, None], None, ),  # 0
     (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
 )
