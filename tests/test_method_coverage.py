@@ -33,10 +33,11 @@ MUST_SERVE = [
     "add_foreign_key", "add_unique_constraint", "add_not_null_constraint", "add_default_constraint",
     "add_check_constraint", "drop_constraint", "create_catalog", "get_catalog", "get_catalogs",
     "alter_catalog", "drop_catalog",
+    # Hive 4.0.1's client's request forms
+    "drop_table_req", "get_partitions_by_filter_req", "append_partition_req", "drop_partition_req",
+    "alter_database_req", "add_partitions_pspec", "get_partitions_pspec", "get_part_specs_by_filter",
+    "get_tables_ext", "flushCache", "refresh_privileges",
 ]
-
-# Hive 4 request forms and calls real clients send that are not served yet (unknown methods for now)
-NOT_YET: set[str] = {"exchange_partition", "exchange_partitions"}
 
 
 def test_method_list_is_hive4s():
@@ -69,7 +70,7 @@ def test_every_hive4_method_is_served_or_refused_as_documented(fresh_server):
     not_served = [m for m in MUST_SERVE if result.get(m) != "served"]
     assert not not_served, f"not served: {not_served}"
     unknown = {m for m, r in result.items() if r == "unknown method"}
-    assert unknown == set(mc.FALLBACKS) | NOT_YET, f"unknown methods without a fallback: {sorted(unknown)}"
+    assert unknown == set(mc.FALLBACKS), f"unknown methods without a fallback: {sorted(unknown)}"
     for method, answer in result.items():  # each method of an unsupported feature says so, and only those
         assert (answer == "unsupported") == (method in unsupported.FEATURE_OF), (method, answer)
 

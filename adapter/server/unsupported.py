@@ -53,6 +53,7 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "the type registry": ("create_type", "drop_type", "get_type", "get_type_all"),
     "the property store": ("get_properties", "set_properties"),
     "the metadata transformer": ("translate_table_dryrun",),
+    "exchanging partitions between tables (not yet)": ("exchange_partition", "exchange_partitions"),
     "transactional (ACID) tables: write ids and compaction": (
         "abort_Compactions", "abort_txns", "add_dynamic_partitions", "add_write_ids_to_min_history",
         "allocate_table_write_ids", "compact", "compact2", "find_columns_with_stats", "find_next_compact",
@@ -75,7 +76,8 @@ _META_FIELD: dict[str, int] = {
     "create_stored_procedure": 2, "create_type": 3, "create_wm_pool": 4, "create_wm_trigger": 4,
     "drop_dataconnector_req": 3, "drop_ischema": 3, "drop_package": 1, "drop_resource_plan": 3,
     "drop_schema_version": 2, "drop_stored_procedure": 1, "drop_type": 1, "drop_wm_mapping": 3, "drop_wm_pool": 3,
-    "drop_wm_trigger": 3, "find_next_compact": 1, "find_next_compact2": 1, "find_package": 1,
+    "drop_wm_trigger": 3, "exchange_partition": 1, "exchange_partitions": 1,
+    "find_next_compact": 1, "find_next_compact2": 1, "find_package": 1,
     "get_active_resource_plan": 1, "get_all_materialized_view_objects_for_rewriting": 1, "get_all_packages": 1,
     "get_all_resource_plans": 1, "get_all_stored_procedures": 1, "get_all_write_event_info": 1,
     "get_dataconnector_req": 2, "get_dataconnectors": 1, "get_ischema": 2, "get_latest_txnid_in_conflict": 1,
