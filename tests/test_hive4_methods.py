@@ -37,6 +37,7 @@ from tests.conformance.objects import (
 from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode, jvm
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
+    AbortTxnsRequest,
     AlterDatabaseRequest,
     AppendPartitionsRequest,
     CommitTxnRequest,
@@ -77,6 +78,7 @@ from thrift_idl.hive_metastore.ttypes import (
     PrivilegeBag,
     PrivilegeGrantInfo,
     RequestPartsSpec,
+    TxnState,
     TxnType,
 )
 
@@ -261,6 +263,25 @@ def test_open_txns(cf):
         c.abort_txn(AbortTxnRequest(txnid=ids[2]))
     cf.same("get_open_txns / get_open_txns_info", views[0], views[1])
     assert views[1][0][0] == "gone" and views[1][1][0] == "aborted" and views[1][2][0] == "open"
+
+
+@hive4
+@pytest.mark.backends("sqlite")
+def test_abort_txns(cf):
+    """Hive 4's client's abortTxns: the open ones aborted, a committed one left as it is."""
+    views = []
+    for side in (cf.reference, cf.ours):
+        c = side.client
+        ids = c.open_txns(OpenTxnRequest(num_txns=4, user=f"u_{cf.token}", hostname="h1")).txn_ids
+        c.commit_txn(CommitTxnRequest(txnid=ids[0]))
+        c.abort_txns(AbortTxnsRequest(txn_ids=ids[:3]))
+        views.append(_txn_view(c, ids))
+        c.abort_txns(AbortTxnsRequest(txn_ids=[ids[3]]))
+        listed = {t.id: t.state for t in c.get_open_txns_info().open_txns}
+        views.append([listed.get(t) for t in ids])
+    cf.same("abort_txns, then get_open_txns / get_open_txns_info", views[:2], views[2:])
+    assert [v[0] for v in views[2]] == ["gone", "aborted", "aborted", "open"], views
+    assert views[3] == [None, TxnState.ABORTED, TxnState.ABORTED, TxnState.ABORTED], views
 
 
 # --------------------------------------------------------------------------- privileges and roles

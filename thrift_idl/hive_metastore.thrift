@@ -1291,6 +1291,11 @@ struct OpenTxnsResponse {
   1: required list<i64> txn_ids,
 }
 
+struct AbortTxnsRequest {
+  1: required list<i64> txn_ids,
+  2: optional i64 errorCode,
+}
+
 struct AbortTxnRequest {
   1: required i64 txnid,
   2: optional string replPolicy,
@@ -1883,6 +1888,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetOpenTxnsInfoResponse get_open_txns_info()
   OpenTxnsResponse open_txns(1: OpenTxnRequest rqst)
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1)
+  void abort_txns(1: AbortTxnsRequest rqst) throws (1: NoSuchTxnException o1)
   void commit_txn(1: CommitTxnRequest rqst)
       throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2)
 

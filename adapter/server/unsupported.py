@@ -55,7 +55,7 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "the metadata transformer": ("translate_table_dryrun",),
     "exchanging partitions between tables (not yet)": ("exchange_partition", "exchange_partitions"),
     "transactional (ACID) tables: write ids and compaction": (
-        "abort_Compactions", "abort_txns", "add_dynamic_partitions", "add_write_ids_to_min_history",
+        "abort_Compactions", "add_dynamic_partitions", "add_write_ids_to_min_history",
         "allocate_table_write_ids", "compact", "compact2", "find_columns_with_stats", "find_next_compact",
         "find_next_compact2", "get_latest_committed_compaction_info", "get_latest_txnid_in_conflict",
         "get_max_allocated_table_write_id", "get_valid_write_ids", "mark_cleaned", "mark_compacted", "mark_failed",

@@ -1403,6 +1403,14 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def abort_txns(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
     def commit_txn(self, rqst):
         """
         Parameters:
@@ -7387,6 +7395,38 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             raise result.o1
         return
 
+    def abort_txns(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_abort_txns(rqst)
+        self.recv_abort_txns()
+
+    def send_abort_txns(self, rqst):
+        self._oprot.writeMessageBegin('abort_txns', TMessageType.CALL, self._seqid)
+        args = abort_txns_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_abort_txns(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = abort_txns_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.o1 is not None:
+            raise result.o1
+        return
+
     def commit_txn(self, rqst):
         """
         Parameters:
@@ -7913,6 +7953,7 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["get_open_txns_info"] = Processor.process_get_open_txns_info
         self._processMap["open_txns"] = Processor.process_open_txns
         self._processMap["abort_txn"] = Processor.process_abort_txn
+        self._processMap["abort_txns"] = Processor.process_abort_txns
         self._processMap["commit_txn"] = Processor.process_commit_txn
         self._processMap["lock"] = Processor.process_lock
         self._processMap["check_lock"] = Processor.process_check_lock
@@ -12555,6 +12596,32 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_abort_txns(self, seqid, iprot, oprot):
+        args = abort_txns_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = abort_txns_result()
+        try:
+            self._handler.abort_txns(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except NoSuchTxnException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("abort_txns", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_commit_txn(self, seqid, iprot, oprot):
         args = commit_txn_args()
         args.read(iprot)
@@ -13234,10 +13301,10 @@ class set_ugi_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1013, _size1010) = iprot.readListBegin()
-                    for _i1014 in range(_size1010):
-                        _elem1015 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1015)
+                    (_etype1020, _size1017) = iprot.readListBegin()
+                    for _i1021 in range(_size1017):
+                        _elem1022 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1022)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13258,8 +13325,8 @@ class set_ugi_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1016 in self.group_names:
-                oprot.writeString(iter1016.encode('utf-8') if sys.version_info[0] == 2 else iter1016)
+            for iter1023 in self.group_names:
+                oprot.writeString(iter1023.encode('utf-8') if sys.version_info[0] == 2 else iter1023)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13311,10 +13378,10 @@ class set_ugi_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1020, _size1017) = iprot.readListBegin()
-                    for _i1021 in range(_size1017):
-                        _elem1022 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1022)
+                    (_etype1027, _size1024) = iprot.readListBegin()
+                    for _i1028 in range(_size1024):
+                        _elem1029 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1029)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13336,8 +13403,8 @@ class set_ugi_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1023 in self.success:
-                oprot.writeString(iter1023.encode('utf-8') if sys.version_info[0] == 2 else iter1023)
+            for iter1030 in self.success:
+                oprot.writeString(iter1030.encode('utf-8') if sys.version_info[0] == 2 else iter1030)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -15282,10 +15349,10 @@ class get_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1027, _size1024) = iprot.readListBegin()
-                    for _i1028 in range(_size1024):
-                        _elem1029 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1029)
+                    (_etype1034, _size1031) = iprot.readListBegin()
+                    for _i1035 in range(_size1031):
+                        _elem1036 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1036)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15307,8 +15374,8 @@ class get_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1030 in self.success:
-                oprot.writeString(iter1030.encode('utf-8') if sys.version_info[0] == 2 else iter1030)
+            for iter1037 in self.success:
+                oprot.writeString(iter1037.encode('utf-8') if sys.version_info[0] == 2 else iter1037)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -15406,10 +15473,10 @@ class get_all_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1034, _size1031) = iprot.readListBegin()
-                    for _i1035 in range(_size1031):
-                        _elem1036 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1036)
+                    (_etype1041, _size1038) = iprot.readListBegin()
+                    for _i1042 in range(_size1038):
+                        _elem1043 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1043)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15431,8 +15498,8 @@ class get_all_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1037 in self.success:
-                oprot.writeString(iter1037.encode('utf-8') if sys.version_info[0] == 2 else iter1037)
+            for iter1044 in self.success:
+                oprot.writeString(iter1044.encode('utf-8') if sys.version_info[0] == 2 else iter1044)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -16787,10 +16854,10 @@ class get_functions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1041, _size1038) = iprot.readListBegin()
-                    for _i1042 in range(_size1038):
-                        _elem1043 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1043)
+                    (_etype1048, _size1045) = iprot.readListBegin()
+                    for _i1049 in range(_size1045):
+                        _elem1050 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1050)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16812,8 +16879,8 @@ class get_functions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1044 in self.success:
-                oprot.writeString(iter1044.encode('utf-8') if sys.version_info[0] == 2 else iter1044)
+            for iter1051 in self.success:
+                oprot.writeString(iter1051.encode('utf-8') if sys.version_info[0] == 2 else iter1051)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -17496,66 +17563,66 @@ class create_table_with_constraints_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype1048, _size1045) = iprot.readListBegin()
-                    for _i1049 in range(_size1045):
-                        _elem1050 = SQLPrimaryKey()
-                        _elem1050.read(iprot)
-                        self.primaryKeys.append(_elem1050)
+                    (_etype1055, _size1052) = iprot.readListBegin()
+                    for _i1056 in range(_size1052):
+                        _elem1057 = SQLPrimaryKey()
+                        _elem1057.read(iprot)
+                        self.primaryKeys.append(_elem1057)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype1054, _size1051) = iprot.readListBegin()
-                    for _i1055 in range(_size1051):
-                        _elem1056 = SQLForeignKey()
-                        _elem1056.read(iprot)
-                        self.foreignKeys.append(_elem1056)
+                    (_etype1061, _size1058) = iprot.readListBegin()
+                    for _i1062 in range(_size1058):
+                        _elem1063 = SQLForeignKey()
+                        _elem1063.read(iprot)
+                        self.foreignKeys.append(_elem1063)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype1060, _size1057) = iprot.readListBegin()
-                    for _i1061 in range(_size1057):
-                        _elem1062 = SQLUniqueConstraint()
-                        _elem1062.read(iprot)
-                        self.uniqueConstraints.append(_elem1062)
+                    (_etype1067, _size1064) = iprot.readListBegin()
+                    for _i1068 in range(_size1064):
+                        _elem1069 = SQLUniqueConstraint()
+                        _elem1069.read(iprot)
+                        self.uniqueConstraints.append(_elem1069)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype1066, _size1063) = iprot.readListBegin()
-                    for _i1067 in range(_size1063):
-                        _elem1068 = SQLNotNullConstraint()
-                        _elem1068.read(iprot)
-                        self.notNullConstraints.append(_elem1068)
+                    (_etype1073, _size1070) = iprot.readListBegin()
+                    for _i1074 in range(_size1070):
+                        _elem1075 = SQLNotNullConstraint()
+                        _elem1075.read(iprot)
+                        self.notNullConstraints.append(_elem1075)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype1072, _size1069) = iprot.readListBegin()
-                    for _i1073 in range(_size1069):
-                        _elem1074 = SQLDefaultConstraint()
-                        _elem1074.read(iprot)
-                        self.defaultConstraints.append(_elem1074)
+                    (_etype1079, _size1076) = iprot.readListBegin()
+                    for _i1080 in range(_size1076):
+                        _elem1081 = SQLDefaultConstraint()
+                        _elem1081.read(iprot)
+                        self.defaultConstraints.append(_elem1081)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype1078, _size1075) = iprot.readListBegin()
-                    for _i1079 in range(_size1075):
-                        _elem1080 = SQLCheckConstraint()
-                        _elem1080.read(iprot)
-                        self.checkConstraints.append(_elem1080)
+                    (_etype1085, _size1082) = iprot.readListBegin()
+                    for _i1086 in range(_size1082):
+                        _elem1087 = SQLCheckConstraint()
+                        _elem1087.read(iprot)
+                        self.checkConstraints.append(_elem1087)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17576,43 +17643,43 @@ class create_table_with_constraints_args(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter1081 in self.primaryKeys:
-                iter1081.write(oprot)
+            for iter1088 in self.primaryKeys:
+                iter1088.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter1082 in self.foreignKeys:
-                iter1082.write(oprot)
+            for iter1089 in self.foreignKeys:
+                iter1089.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter1083 in self.uniqueConstraints:
-                iter1083.write(oprot)
+            for iter1090 in self.uniqueConstraints:
+                iter1090.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter1084 in self.notNullConstraints:
-                iter1084.write(oprot)
+            for iter1091 in self.notNullConstraints:
+                iter1091.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter1085 in self.defaultConstraints:
-                iter1085.write(oprot)
+            for iter1092 in self.defaultConstraints:
+                iter1092.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter1086 in self.checkConstraints:
-                iter1086.write(oprot)
+            for iter1093 in self.checkConstraints:
+                iter1093.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20244,10 +20311,10 @@ class get_table_objects_by_name_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tbl_names = []
-                    (_etype1090, _size1087) = iprot.readListBegin()
-                    for _i1091 in range(_size1087):
-                        _elem1092 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_names.append(_elem1092)
+                    (_etype1097, _size1094) = iprot.readListBegin()
+                    for _i1098 in range(_size1094):
+                        _elem1099 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_names.append(_elem1099)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20268,8 +20335,8 @@ class get_table_objects_by_name_args(object):
         if self.tbl_names is not None:
             oprot.writeFieldBegin('tbl_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tbl_names))
-            for iter1093 in self.tbl_names:
-                oprot.writeString(iter1093.encode('utf-8') if sys.version_info[0] == 2 else iter1093)
+            for iter1100 in self.tbl_names:
+                oprot.writeString(iter1100.encode('utf-8') if sys.version_info[0] == 2 else iter1100)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20319,11 +20386,11 @@ class get_table_objects_by_name_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1097, _size1094) = iprot.readListBegin()
-                    for _i1098 in range(_size1094):
-                        _elem1099 = Table()
-                        _elem1099.read(iprot)
-                        self.success.append(_elem1099)
+                    (_etype1104, _size1101) = iprot.readListBegin()
+                    for _i1105 in range(_size1101):
+                        _elem1106 = Table()
+                        _elem1106.read(iprot)
+                        self.success.append(_elem1106)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20340,8 +20407,8 @@ class get_table_objects_by_name_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1100 in self.success:
-                iter1100.write(oprot)
+            for iter1107 in self.success:
+                iter1107.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20626,10 +20693,10 @@ class get_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1104, _size1101) = iprot.readListBegin()
-                    for _i1105 in range(_size1101):
-                        _elem1106 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1106)
+                    (_etype1111, _size1108) = iprot.readListBegin()
+                    for _i1112 in range(_size1108):
+                        _elem1113 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1113)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20651,8 +20718,8 @@ class get_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1107 in self.success:
-                oprot.writeString(iter1107.encode('utf-8') if sys.version_info[0] == 2 else iter1107)
+            for iter1114 in self.success:
+                oprot.writeString(iter1114.encode('utf-8') if sys.version_info[0] == 2 else iter1114)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20770,11 +20837,11 @@ class get_tables_ext_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1111, _size1108) = iprot.readListBegin()
-                    for _i1112 in range(_size1108):
-                        _elem1113 = ExtendedTableInfo()
-                        _elem1113.read(iprot)
-                        self.success.append(_elem1113)
+                    (_etype1118, _size1115) = iprot.readListBegin()
+                    for _i1119 in range(_size1115):
+                        _elem1120 = ExtendedTableInfo()
+                        _elem1120.read(iprot)
+                        self.success.append(_elem1120)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20796,8 +20863,8 @@ class get_tables_ext_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1114 in self.success:
-                iter1114.write(oprot)
+            for iter1121 in self.success:
+                iter1121.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20914,10 +20981,10 @@ class get_all_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1118, _size1115) = iprot.readListBegin()
-                    for _i1119 in range(_size1115):
-                        _elem1120 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1120)
+                    (_etype1125, _size1122) = iprot.readListBegin()
+                    for _i1126 in range(_size1122):
+                        _elem1127 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1127)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20939,8 +21006,8 @@ class get_all_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1121 in self.success:
-                oprot.writeString(iter1121.encode('utf-8') if sys.version_info[0] == 2 else iter1121)
+            for iter1128 in self.success:
+                oprot.writeString(iter1128.encode('utf-8') if sys.version_info[0] == 2 else iter1128)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21081,10 +21148,10 @@ class get_tables_by_type_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1125, _size1122) = iprot.readListBegin()
-                    for _i1126 in range(_size1122):
-                        _elem1127 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1127)
+                    (_etype1132, _size1129) = iprot.readListBegin()
+                    for _i1133 in range(_size1129):
+                        _elem1134 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1134)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21106,8 +21173,8 @@ class get_tables_by_type_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1128 in self.success:
-                oprot.writeString(iter1128.encode('utf-8') if sys.version_info[0] == 2 else iter1128)
+            for iter1135 in self.success:
+                oprot.writeString(iter1135.encode('utf-8') if sys.version_info[0] == 2 else iter1135)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21252,10 +21319,10 @@ class get_table_names_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1132, _size1129) = iprot.readListBegin()
-                    for _i1133 in range(_size1129):
-                        _elem1134 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1134)
+                    (_etype1139, _size1136) = iprot.readListBegin()
+                    for _i1140 in range(_size1136):
+                        _elem1141 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1141)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21287,8 +21354,8 @@ class get_table_names_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1135 in self.success:
-                oprot.writeString(iter1135.encode('utf-8') if sys.version_info[0] == 2 else iter1135)
+            for iter1142 in self.success:
+                oprot.writeString(iter1142.encode('utf-8') if sys.version_info[0] == 2 else iter1142)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21365,10 +21432,10 @@ class get_table_meta_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.tbl_types = []
-                    (_etype1139, _size1136) = iprot.readListBegin()
-                    for _i1140 in range(_size1136):
-                        _elem1141 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_types.append(_elem1141)
+                    (_etype1146, _size1143) = iprot.readListBegin()
+                    for _i1147 in range(_size1143):
+                        _elem1148 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_types.append(_elem1148)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21393,8 +21460,8 @@ class get_table_meta_args(object):
         if self.tbl_types is not None:
             oprot.writeFieldBegin('tbl_types', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.tbl_types))
-            for iter1142 in self.tbl_types:
-                oprot.writeString(iter1142.encode('utf-8') if sys.version_info[0] == 2 else iter1142)
+            for iter1149 in self.tbl_types:
+                oprot.writeString(iter1149.encode('utf-8') if sys.version_info[0] == 2 else iter1149)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21447,11 +21514,11 @@ class get_table_meta_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1146, _size1143) = iprot.readListBegin()
-                    for _i1147 in range(_size1143):
-                        _elem1148 = TableMeta()
-                        _elem1148.read(iprot)
-                        self.success.append(_elem1148)
+                    (_etype1153, _size1150) = iprot.readListBegin()
+                    for _i1154 in range(_size1150):
+                        _elem1155 = TableMeta()
+                        _elem1155.read(iprot)
+                        self.success.append(_elem1155)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21473,8 +21540,8 @@ class get_table_meta_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1149 in self.success:
-                iter1149.write(oprot)
+            for iter1156 in self.success:
+                iter1156.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21607,11 +21674,11 @@ class get_fields_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1153, _size1150) = iprot.readListBegin()
-                    for _i1154 in range(_size1150):
-                        _elem1155 = FieldSchema()
-                        _elem1155.read(iprot)
-                        self.success.append(_elem1155)
+                    (_etype1160, _size1157) = iprot.readListBegin()
+                    for _i1161 in range(_size1157):
+                        _elem1162 = FieldSchema()
+                        _elem1162.read(iprot)
+                        self.success.append(_elem1162)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21643,8 +21710,8 @@ class get_fields_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1156 in self.success:
-                iter1156.write(oprot)
+            for iter1163 in self.success:
+                iter1163.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21800,11 +21867,11 @@ class get_fields_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1160, _size1157) = iprot.readListBegin()
-                    for _i1161 in range(_size1157):
-                        _elem1162 = FieldSchema()
-                        _elem1162.read(iprot)
-                        self.success.append(_elem1162)
+                    (_etype1167, _size1164) = iprot.readListBegin()
+                    for _i1168 in range(_size1164):
+                        _elem1169 = FieldSchema()
+                        _elem1169.read(iprot)
+                        self.success.append(_elem1169)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21836,8 +21903,8 @@ class get_fields_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1163 in self.success:
-                iter1163.write(oprot)
+            for iter1170 in self.success:
+                iter1170.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22141,11 +22208,11 @@ class get_schema_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1167, _size1164) = iprot.readListBegin()
-                    for _i1168 in range(_size1164):
-                        _elem1169 = FieldSchema()
-                        _elem1169.read(iprot)
-                        self.success.append(_elem1169)
+                    (_etype1174, _size1171) = iprot.readListBegin()
+                    for _i1175 in range(_size1171):
+                        _elem1176 = FieldSchema()
+                        _elem1176.read(iprot)
+                        self.success.append(_elem1176)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22177,8 +22244,8 @@ class get_schema_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1170 in self.success:
-                iter1170.write(oprot)
+            for iter1177 in self.success:
+                iter1177.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22334,11 +22401,11 @@ class get_schema_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1174, _size1171) = iprot.readListBegin()
-                    for _i1175 in range(_size1171):
-                        _elem1176 = FieldSchema()
-                        _elem1176.read(iprot)
-                        self.success.append(_elem1176)
+                    (_etype1181, _size1178) = iprot.readListBegin()
+                    for _i1182 in range(_size1178):
+                        _elem1183 = FieldSchema()
+                        _elem1183.read(iprot)
+                        self.success.append(_elem1183)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22370,8 +22437,8 @@ class get_schema_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1177 in self.success:
-                iter1177.write(oprot)
+            for iter1184 in self.success:
+                iter1184.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -23736,10 +23803,10 @@ class truncate_table_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype1181, _size1178) = iprot.readListBegin()
-                    for _i1182 in range(_size1178):
-                        _elem1183 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem1183)
+                    (_etype1188, _size1185) = iprot.readListBegin()
+                    for _i1189 in range(_size1185):
+                        _elem1190 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem1190)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23764,8 +23831,8 @@ class truncate_table_args(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter1184 in self.partNames:
-                oprot.writeString(iter1184.encode('utf-8') if sys.version_info[0] == 2 else iter1184)
+            for iter1191 in self.partNames:
+                oprot.writeString(iter1191.encode('utf-8') if sys.version_info[0] == 2 else iter1191)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24350,11 +24417,11 @@ class add_partitions_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1188, _size1185) = iprot.readListBegin()
-                    for _i1189 in range(_size1185):
-                        _elem1190 = Partition()
-                        _elem1190.read(iprot)
-                        self.new_parts.append(_elem1190)
+                    (_etype1195, _size1192) = iprot.readListBegin()
+                    for _i1196 in range(_size1192):
+                        _elem1197 = Partition()
+                        _elem1197.read(iprot)
+                        self.new_parts.append(_elem1197)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24371,8 +24438,8 @@ class add_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1191 in self.new_parts:
-                iter1191.write(oprot)
+            for iter1198 in self.new_parts:
+                iter1198.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24693,10 +24760,10 @@ class append_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1195, _size1192) = iprot.readListBegin()
-                    for _i1196 in range(_size1192):
-                        _elem1197 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1197)
+                    (_etype1202, _size1199) = iprot.readListBegin()
+                    for _i1203 in range(_size1199):
+                        _elem1204 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1204)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24721,8 +24788,8 @@ class append_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1198 in self.part_vals:
-                oprot.writeString(iter1198.encode('utf-8') if sys.version_info[0] == 2 else iter1198)
+            for iter1205 in self.part_vals:
+                oprot.writeString(iter1205.encode('utf-8') if sys.version_info[0] == 2 else iter1205)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24887,10 +24954,10 @@ class append_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1202, _size1199) = iprot.readListBegin()
-                    for _i1203 in range(_size1199):
-                        _elem1204 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1204)
+                    (_etype1209, _size1206) = iprot.readListBegin()
+                    for _i1210 in range(_size1206):
+                        _elem1211 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1211)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24921,8 +24988,8 @@ class append_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1205 in self.part_vals:
-                oprot.writeString(iter1205.encode('utf-8') if sys.version_info[0] == 2 else iter1205)
+            for iter1212 in self.part_vals:
+                oprot.writeString(iter1212.encode('utf-8') if sys.version_info[0] == 2 else iter1212)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -25618,11 +25685,11 @@ class add_partitions_pspec_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1209, _size1206) = iprot.readListBegin()
-                    for _i1210 in range(_size1206):
-                        _elem1211 = PartitionSpec()
-                        _elem1211.read(iprot)
-                        self.new_parts.append(_elem1211)
+                    (_etype1216, _size1213) = iprot.readListBegin()
+                    for _i1217 in range(_size1213):
+                        _elem1218 = PartitionSpec()
+                        _elem1218.read(iprot)
+                        self.new_parts.append(_elem1218)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25639,8 +25706,8 @@ class add_partitions_pspec_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1212 in self.new_parts:
-                iter1212.write(oprot)
+            for iter1219 in self.new_parts:
+                iter1219.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25800,10 +25867,10 @@ class get_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1216, _size1213) = iprot.readListBegin()
-                    for _i1217 in range(_size1213):
-                        _elem1218 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1218)
+                    (_etype1223, _size1220) = iprot.readListBegin()
+                    for _i1224 in range(_size1220):
+                        _elem1225 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1225)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25828,8 +25895,8 @@ class get_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1219 in self.part_vals:
-                oprot.writeString(iter1219.encode('utf-8') if sys.version_info[0] == 2 else iter1219)
+            for iter1226 in self.part_vals:
+                oprot.writeString(iter1226.encode('utf-8') if sys.version_info[0] == 2 else iter1226)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26133,10 +26200,10 @@ class get_partition_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1223, _size1220) = iprot.readListBegin()
-                    for _i1224 in range(_size1220):
-                        _elem1225 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1225)
+                    (_etype1230, _size1227) = iprot.readListBegin()
+                    for _i1231 in range(_size1227):
+                        _elem1232 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1232)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26148,10 +26215,10 @@ class get_partition_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1229, _size1226) = iprot.readListBegin()
-                    for _i1230 in range(_size1226):
-                        _elem1231 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1231)
+                    (_etype1236, _size1233) = iprot.readListBegin()
+                    for _i1237 in range(_size1233):
+                        _elem1238 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1238)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26176,8 +26243,8 @@ class get_partition_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1232 in self.part_vals:
-                oprot.writeString(iter1232.encode('utf-8') if sys.version_info[0] == 2 else iter1232)
+            for iter1239 in self.part_vals:
+                oprot.writeString(iter1239.encode('utf-8') if sys.version_info[0] == 2 else iter1239)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.user_name is not None:
@@ -26187,8 +26254,8 @@ class get_partition_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1233 in self.group_names:
-                oprot.writeString(iter1233.encode('utf-8') if sys.version_info[0] == 2 else iter1233)
+            for iter1240 in self.group_names:
+                oprot.writeString(iter1240.encode('utf-8') if sys.version_info[0] == 2 else iter1240)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26589,11 +26656,11 @@ class get_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1237, _size1234) = iprot.readListBegin()
-                    for _i1238 in range(_size1234):
-                        _elem1239 = Partition()
-                        _elem1239.read(iprot)
-                        self.success.append(_elem1239)
+                    (_etype1244, _size1241) = iprot.readListBegin()
+                    for _i1245 in range(_size1241):
+                        _elem1246 = Partition()
+                        _elem1246.read(iprot)
+                        self.success.append(_elem1246)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26620,8 +26687,8 @@ class get_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1240 in self.success:
-                iter1240.write(oprot)
+            for iter1247 in self.success:
+                iter1247.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26856,10 +26923,10 @@ class get_partitions_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1244, _size1241) = iprot.readListBegin()
-                    for _i1245 in range(_size1241):
-                        _elem1246 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1246)
+                    (_etype1251, _size1248) = iprot.readListBegin()
+                    for _i1252 in range(_size1248):
+                        _elem1253 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1253)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26892,8 +26959,8 @@ class get_partitions_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1247 in self.group_names:
-                oprot.writeString(iter1247.encode('utf-8') if sys.version_info[0] == 2 else iter1247)
+            for iter1254 in self.group_names:
+                oprot.writeString(iter1254.encode('utf-8') if sys.version_info[0] == 2 else iter1254)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26950,11 +27017,11 @@ class get_partitions_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1251, _size1248) = iprot.readListBegin()
-                    for _i1252 in range(_size1248):
-                        _elem1253 = Partition()
-                        _elem1253.read(iprot)
-                        self.success.append(_elem1253)
+                    (_etype1258, _size1255) = iprot.readListBegin()
+                    for _i1259 in range(_size1255):
+                        _elem1260 = Partition()
+                        _elem1260.read(iprot)
+                        self.success.append(_elem1260)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26981,8 +27048,8 @@ class get_partitions_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1254 in self.success:
-                iter1254.write(oprot)
+            for iter1261 in self.success:
+                iter1261.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27056,10 +27123,10 @@ class get_partitions_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1258, _size1255) = iprot.readListBegin()
-                    for _i1259 in range(_size1255):
-                        _elem1260 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1260)
+                    (_etype1265, _size1262) = iprot.readListBegin()
+                    for _i1266 in range(_size1262):
+                        _elem1267 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1267)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27089,8 +27156,8 @@ class get_partitions_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1261 in self.part_vals:
-                oprot.writeString(iter1261.encode('utf-8') if sys.version_info[0] == 2 else iter1261)
+            for iter1268 in self.part_vals:
+                oprot.writeString(iter1268.encode('utf-8') if sys.version_info[0] == 2 else iter1268)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -27150,11 +27217,11 @@ class get_partitions_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1265, _size1262) = iprot.readListBegin()
-                    for _i1266 in range(_size1262):
-                        _elem1267 = Partition()
-                        _elem1267.read(iprot)
-                        self.success.append(_elem1267)
+                    (_etype1272, _size1269) = iprot.readListBegin()
+                    for _i1273 in range(_size1269):
+                        _elem1274 = Partition()
+                        _elem1274.read(iprot)
+                        self.success.append(_elem1274)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27181,8 +27248,8 @@ class get_partitions_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1268 in self.success:
-                iter1268.write(oprot)
+            for iter1275 in self.success:
+                iter1275.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27260,10 +27327,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1272, _size1269) = iprot.readListBegin()
-                    for _i1273 in range(_size1269):
-                        _elem1274 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1274)
+                    (_etype1279, _size1276) = iprot.readListBegin()
+                    for _i1280 in range(_size1276):
+                        _elem1281 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1281)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27280,10 +27347,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1278, _size1275) = iprot.readListBegin()
-                    for _i1279 in range(_size1275):
-                        _elem1280 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1280)
+                    (_etype1285, _size1282) = iprot.readListBegin()
+                    for _i1286 in range(_size1282):
+                        _elem1287 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1287)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27308,8 +27375,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1281 in self.part_vals:
-                oprot.writeString(iter1281.encode('utf-8') if sys.version_info[0] == 2 else iter1281)
+            for iter1288 in self.part_vals:
+                oprot.writeString(iter1288.encode('utf-8') if sys.version_info[0] == 2 else iter1288)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -27323,8 +27390,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1282 in self.group_names:
-                oprot.writeString(iter1282.encode('utf-8') if sys.version_info[0] == 2 else iter1282)
+            for iter1289 in self.group_names:
+                oprot.writeString(iter1289.encode('utf-8') if sys.version_info[0] == 2 else iter1289)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27382,11 +27449,11 @@ class get_partitions_ps_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1286, _size1283) = iprot.readListBegin()
-                    for _i1287 in range(_size1283):
-                        _elem1288 = Partition()
-                        _elem1288.read(iprot)
-                        self.success.append(_elem1288)
+                    (_etype1293, _size1290) = iprot.readListBegin()
+                    for _i1294 in range(_size1290):
+                        _elem1295 = Partition()
+                        _elem1295.read(iprot)
+                        self.success.append(_elem1295)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27413,8 +27480,8 @@ class get_partitions_ps_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1289 in self.success:
-                iter1289.write(oprot)
+            for iter1296 in self.success:
+                iter1296.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27723,11 +27790,11 @@ class get_partitions_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1293, _size1290) = iprot.readListBegin()
-                    for _i1294 in range(_size1290):
-                        _elem1295 = Partition()
-                        _elem1295.read(iprot)
-                        self.success.append(_elem1295)
+                    (_etype1300, _size1297) = iprot.readListBegin()
+                    for _i1301 in range(_size1297):
+                        _elem1302 = Partition()
+                        _elem1302.read(iprot)
+                        self.success.append(_elem1302)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27754,8 +27821,8 @@ class get_partitions_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1296 in self.success:
-                iter1296.write(oprot)
+            for iter1303 in self.success:
+                iter1303.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27880,11 +27947,11 @@ class get_partitions_by_filter_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1300, _size1297) = iprot.readListBegin()
-                    for _i1301 in range(_size1297):
-                        _elem1302 = Partition()
-                        _elem1302.read(iprot)
-                        self.success.append(_elem1302)
+                    (_etype1307, _size1304) = iprot.readListBegin()
+                    for _i1308 in range(_size1304):
+                        _elem1309 = Partition()
+                        _elem1309.read(iprot)
+                        self.success.append(_elem1309)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27911,8 +27978,8 @@ class get_partitions_by_filter_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1303 in self.success:
-                iter1303.write(oprot)
+            for iter1310 in self.success:
+                iter1310.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28072,11 +28139,11 @@ class get_part_specs_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1307, _size1304) = iprot.readListBegin()
-                    for _i1308 in range(_size1304):
-                        _elem1309 = PartitionSpec()
-                        _elem1309.read(iprot)
-                        self.success.append(_elem1309)
+                    (_etype1314, _size1311) = iprot.readListBegin()
+                    for _i1315 in range(_size1311):
+                        _elem1316 = PartitionSpec()
+                        _elem1316.read(iprot)
+                        self.success.append(_elem1316)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28103,8 +28170,8 @@ class get_part_specs_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1310 in self.success:
-                iter1310.write(oprot)
+            for iter1317 in self.success:
+                iter1317.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28252,11 +28319,11 @@ class get_partitions_pspec_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1314, _size1311) = iprot.readListBegin()
-                    for _i1315 in range(_size1311):
-                        _elem1316 = PartitionSpec()
-                        _elem1316.read(iprot)
-                        self.success.append(_elem1316)
+                    (_etype1321, _size1318) = iprot.readListBegin()
+                    for _i1322 in range(_size1318):
+                        _elem1323 = PartitionSpec()
+                        _elem1323.read(iprot)
+                        self.success.append(_elem1323)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28283,8 +28350,8 @@ class get_partitions_pspec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1317 in self.success:
-                iter1317.write(oprot)
+            for iter1324 in self.success:
+                iter1324.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28676,10 +28743,10 @@ class get_partitions_by_names_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype1321, _size1318) = iprot.readListBegin()
-                    for _i1322 in range(_size1318):
-                        _elem1323 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem1323)
+                    (_etype1328, _size1325) = iprot.readListBegin()
+                    for _i1329 in range(_size1325):
+                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem1330)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28704,8 +28771,8 @@ class get_partitions_by_names_args(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter1324 in self.names:
-                oprot.writeString(iter1324.encode('utf-8') if sys.version_info[0] == 2 else iter1324)
+            for iter1331 in self.names:
+                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -28760,11 +28827,11 @@ class get_partitions_by_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1328, _size1325) = iprot.readListBegin()
-                    for _i1329 in range(_size1325):
-                        _elem1330 = Partition()
-                        _elem1330.read(iprot)
-                        self.success.append(_elem1330)
+                    (_etype1335, _size1332) = iprot.readListBegin()
+                    for _i1336 in range(_size1332):
+                        _elem1337 = Partition()
+                        _elem1337.read(iprot)
+                        self.success.append(_elem1337)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28791,8 +28858,8 @@ class get_partitions_by_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1331 in self.success:
-                iter1331.write(oprot)
+            for iter1338 in self.success:
+                iter1338.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29226,10 +29293,10 @@ class get_partition_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1335, _size1332) = iprot.readListBegin()
-                    for _i1336 in range(_size1332):
-                        _elem1337 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1337)
+                    (_etype1342, _size1339) = iprot.readListBegin()
+                    for _i1343 in range(_size1339):
+                        _elem1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1344)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29256,8 +29323,8 @@ class get_partition_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1338 in self.success:
-                oprot.writeString(iter1338.encode('utf-8') if sys.version_info[0] == 2 else iter1338)
+            for iter1345 in self.success:
+                oprot.writeString(iter1345.encode('utf-8') if sys.version_info[0] == 2 else iter1345)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29382,10 +29449,10 @@ class fetch_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1342, _size1339) = iprot.readListBegin()
-                    for _i1343 in range(_size1339):
-                        _elem1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1344)
+                    (_etype1349, _size1346) = iprot.readListBegin()
+                    for _i1350 in range(_size1346):
+                        _elem1351 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1351)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29412,8 +29479,8 @@ class fetch_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1345 in self.success:
-                oprot.writeString(iter1345.encode('utf-8') if sys.version_info[0] == 2 else iter1345)
+            for iter1352 in self.success:
+                oprot.writeString(iter1352.encode('utf-8') if sys.version_info[0] == 2 else iter1352)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29487,10 +29554,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1349, _size1346) = iprot.readListBegin()
-                    for _i1350 in range(_size1346):
-                        _elem1351 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1351)
+                    (_etype1356, _size1353) = iprot.readListBegin()
+                    for _i1357 in range(_size1353):
+                        _elem1358 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1358)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29520,8 +29587,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1352 in self.part_vals:
-                oprot.writeString(iter1352.encode('utf-8') if sys.version_info[0] == 2 else iter1352)
+            for iter1359 in self.part_vals:
+                oprot.writeString(iter1359.encode('utf-8') if sys.version_info[0] == 2 else iter1359)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -29581,10 +29648,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1356, _size1353) = iprot.readListBegin()
-                    for _i1357 in range(_size1353):
-                        _elem1358 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1358)
+                    (_etype1363, _size1360) = iprot.readListBegin()
+                    for _i1364 in range(_size1360):
+                        _elem1365 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1365)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29611,8 +29678,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1359 in self.success:
-                oprot.writeString(iter1359.encode('utf-8') if sys.version_info[0] == 2 else iter1359)
+            for iter1366 in self.success:
+                oprot.writeString(iter1366.encode('utf-8') if sys.version_info[0] == 2 else iter1366)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29886,10 +29953,10 @@ class get_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1363, _size1360) = iprot.readListBegin()
-                    for _i1364 in range(_size1360):
-                        _elem1365 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1365)
+                    (_etype1370, _size1367) = iprot.readListBegin()
+                    for _i1371 in range(_size1367):
+                        _elem1372 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1372)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29916,8 +29983,8 @@ class get_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1366 in self.success:
-                oprot.writeString(iter1366.encode('utf-8') if sys.version_info[0] == 2 else iter1366)
+            for iter1373 in self.success:
+                oprot.writeString(iter1373.encode('utf-8') if sys.version_info[0] == 2 else iter1373)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30188,10 +30255,10 @@ class partition_name_to_vals_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1370, _size1367) = iprot.readListBegin()
-                    for _i1371 in range(_size1367):
-                        _elem1372 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1372)
+                    (_etype1377, _size1374) = iprot.readListBegin()
+                    for _i1378 in range(_size1374):
+                        _elem1379 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1379)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30213,8 +30280,8 @@ class partition_name_to_vals_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1373 in self.success:
-                oprot.writeString(iter1373.encode('utf-8') if sys.version_info[0] == 2 else iter1373)
+            for iter1380 in self.success:
+                oprot.writeString(iter1380.encode('utf-8') if sys.version_info[0] == 2 else iter1380)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30331,11 +30398,11 @@ class partition_name_to_spec_result(object):
             if fid == 0:
                 if ftype == TType.MAP:
                     self.success = {}
-                    (_ktype1375, _vtype1376, _size1374) = iprot.readMapBegin()
-                    for _i1378 in range(_size1374):
-                        _key1379 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1380 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success[_key1379] = _val1380
+                    (_ktype1382, _vtype1383, _size1381) = iprot.readMapBegin()
+                    for _i1385 in range(_size1381):
+                        _key1386 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1387 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success[_key1386] = _val1387
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -30357,9 +30424,9 @@ class partition_name_to_spec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.MAP, 0)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.success))
-            for kiter1381, viter1382 in self.success.items():
-                oprot.writeString(kiter1381.encode('utf-8') if sys.version_info[0] == 2 else kiter1381)
-                oprot.writeString(viter1382.encode('utf-8') if sys.version_info[0] == 2 else viter1382)
+            for kiter1388, viter1389 in self.success.items():
+                oprot.writeString(kiter1388.encode('utf-8') if sys.version_info[0] == 2 else kiter1388)
+                oprot.writeString(viter1389.encode('utf-8') if sys.version_info[0] == 2 else viter1389)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30414,10 +30481,10 @@ class partition_name_has_valid_characters_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1386, _size1383) = iprot.readListBegin()
-                    for _i1387 in range(_size1383):
-                        _elem1388 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1388)
+                    (_etype1393, _size1390) = iprot.readListBegin()
+                    for _i1394 in range(_size1390):
+                        _elem1395 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1395)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30439,8 +30506,8 @@ class partition_name_has_valid_characters_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1389 in self.part_vals:
-                oprot.writeString(iter1389.encode('utf-8') if sys.version_info[0] == 2 else iter1389)
+            for iter1396 in self.part_vals:
+                oprot.writeString(iter1396.encode('utf-8') if sys.version_info[0] == 2 else iter1396)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.throw_exception is not None:
@@ -30916,11 +30983,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1393, _size1390) = iprot.readListBegin()
-                    for _i1394 in range(_size1390):
-                        _elem1395 = Partition()
-                        _elem1395.read(iprot)
-                        self.new_parts.append(_elem1395)
+                    (_etype1400, _size1397) = iprot.readListBegin()
+                    for _i1401 in range(_size1397):
+                        _elem1402 = Partition()
+                        _elem1402.read(iprot)
+                        self.new_parts.append(_elem1402)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30945,8 +31012,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1396 in self.new_parts:
-                iter1396.write(oprot)
+            for iter1403 in self.new_parts:
+                iter1403.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -31087,11 +31154,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1400, _size1397) = iprot.readListBegin()
-                    for _i1401 in range(_size1397):
-                        _elem1402 = Partition()
-                        _elem1402.read(iprot)
-                        self.new_parts.append(_elem1402)
+                    (_etype1407, _size1404) = iprot.readListBegin()
+                    for _i1408 in range(_size1404):
+                        _elem1409 = Partition()
+                        _elem1409.read(iprot)
+                        self.new_parts.append(_elem1409)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31122,8 +31189,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1403 in self.new_parts:
-                iter1403.write(oprot)
+            for iter1410 in self.new_parts:
+                iter1410.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -31418,10 +31485,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1407, _size1404) = iprot.readListBegin()
-                    for _i1408 in range(_size1404):
-                        _elem1409 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1409)
+                    (_etype1414, _size1411) = iprot.readListBegin()
+                    for _i1415 in range(_size1411):
+                        _elem1416 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1416)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31452,8 +31519,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1410 in self.part_vals:
-                oprot.writeString(iter1410.encode('utf-8') if sys.version_info[0] == 2 else iter1410)
+            for iter1417 in self.part_vals:
+                oprot.writeString(iter1417.encode('utf-8') if sys.version_info[0] == 2 else iter1417)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -31748,10 +31815,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1414, _size1411) = iprot.readListBegin()
-                    for _i1415 in range(_size1411):
-                        _elem1416 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1416)
+                    (_etype1421, _size1418) = iprot.readListBegin()
+                    for _i1422 in range(_size1418):
+                        _elem1423 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1423)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31781,8 +31848,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1417 in self.part_vals:
-                oprot.writeString(iter1417.encode('utf-8') if sys.version_info[0] == 2 else iter1417)
+            for iter1424 in self.part_vals:
+                oprot.writeString(iter1424.encode('utf-8') if sys.version_info[0] == 2 else iter1424)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -31941,10 +32008,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1421, _size1418) = iprot.readListBegin()
-                    for _i1422 in range(_size1418):
-                        _elem1423 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1423)
+                    (_etype1428, _size1425) = iprot.readListBegin()
+                    for _i1429 in range(_size1425):
+                        _elem1430 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1430)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31980,8 +32047,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1424 in self.part_vals:
-                oprot.writeString(iter1424.encode('utf-8') if sys.version_info[0] == 2 else iter1424)
+            for iter1431 in self.part_vals:
+                oprot.writeString(iter1431.encode('utf-8') if sys.version_info[0] == 2 else iter1431)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -32819,11 +32886,11 @@ class markPartitionForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1426, _vtype1427, _size1425) = iprot.readMapBegin()
-                    for _i1429 in range(_size1425):
-                        _key1430 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1431 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1430] = _val1431
+                    (_ktype1433, _vtype1434, _size1432) = iprot.readMapBegin()
+                    for _i1436 in range(_size1432):
+                        _key1437 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1438 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1437] = _val1438
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -32853,9 +32920,9 @@ class markPartitionForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1432, viter1433 in self.part_vals.items():
-                oprot.writeString(kiter1432.encode('utf-8') if sys.version_info[0] == 2 else kiter1432)
-                oprot.writeString(viter1433.encode('utf-8') if sys.version_info[0] == 2 else viter1433)
+            for kiter1439, viter1440 in self.part_vals.items():
+                oprot.writeString(kiter1439.encode('utf-8') if sys.version_info[0] == 2 else kiter1439)
+                oprot.writeString(viter1440.encode('utf-8') if sys.version_info[0] == 2 else viter1440)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -33049,11 +33116,11 @@ class isPartitionMarkedForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1435, _vtype1436, _size1434) = iprot.readMapBegin()
-                    for _i1438 in range(_size1434):
-                        _key1439 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1440 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1439] = _val1440
+                    (_ktype1442, _vtype1443, _size1441) = iprot.readMapBegin()
+                    for _i1445 in range(_size1441):
+                        _key1446 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1447 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1446] = _val1447
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -33083,9 +33150,9 @@ class isPartitionMarkedForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1441, viter1442 in self.part_vals.items():
-                oprot.writeString(kiter1441.encode('utf-8') if sys.version_info[0] == 2 else kiter1441)
-                oprot.writeString(viter1442.encode('utf-8') if sys.version_info[0] == 2 else viter1442)
+            for kiter1448, viter1449 in self.part_vals.items():
+                oprot.writeString(kiter1448.encode('utf-8') if sys.version_info[0] == 2 else kiter1448)
+                oprot.writeString(viter1449.encode('utf-8') if sys.version_info[0] == 2 else viter1449)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -35729,10 +35796,10 @@ class get_role_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1446, _size1443) = iprot.readListBegin()
-                    for _i1447 in range(_size1443):
-                        _elem1448 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1448)
+                    (_etype1453, _size1450) = iprot.readListBegin()
+                    for _i1454 in range(_size1450):
+                        _elem1455 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1455)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -35754,8 +35821,8 @@ class get_role_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1449 in self.success:
-                oprot.writeString(iter1449.encode('utf-8') if sys.version_info[0] == 2 else iter1449)
+            for iter1456 in self.success:
+                oprot.writeString(iter1456.encode('utf-8') if sys.version_info[0] == 2 else iter1456)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -36512,11 +36579,11 @@ class list_roles_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1453, _size1450) = iprot.readListBegin()
-                    for _i1454 in range(_size1450):
-                        _elem1455 = Role()
-                        _elem1455.read(iprot)
-                        self.success.append(_elem1455)
+                    (_etype1460, _size1457) = iprot.readListBegin()
+                    for _i1461 in range(_size1457):
+                        _elem1462 = Role()
+                        _elem1462.read(iprot)
+                        self.success.append(_elem1462)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -36538,8 +36605,8 @@ class list_roles_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1456 in self.success:
-                iter1456.write(oprot)
+            for iter1463 in self.success:
+                iter1463.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -36744,10 +36811,10 @@ class get_privilege_set_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1460, _size1457) = iprot.readListBegin()
-                    for _i1461 in range(_size1457):
-                        _elem1462 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1462)
+                    (_etype1467, _size1464) = iprot.readListBegin()
+                    for _i1468 in range(_size1464):
+                        _elem1469 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1469)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -36772,8 +36839,8 @@ class get_privilege_set_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1463 in self.group_names:
-                oprot.writeString(iter1463.encode('utf-8') if sys.version_info[0] == 2 else iter1463)
+            for iter1470 in self.group_names:
+                oprot.writeString(iter1470.encode('utf-8') if sys.version_info[0] == 2 else iter1470)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -36987,11 +37054,11 @@ class list_privileges_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1467, _size1464) = iprot.readListBegin()
-                    for _i1468 in range(_size1464):
-                        _elem1469 = HiveObjectPrivilege()
-                        _elem1469.read(iprot)
-                        self.success.append(_elem1469)
+                    (_etype1474, _size1471) = iprot.readListBegin()
+                    for _i1475 in range(_size1471):
+                        _elem1476 = HiveObjectPrivilege()
+                        _elem1476.read(iprot)
+                        self.success.append(_elem1476)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -37013,8 +37080,8 @@ class list_privileges_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1470 in self.success:
-                iter1470.write(oprot)
+            for iter1477 in self.success:
+                iter1477.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -38195,6 +38262,131 @@ class abort_txn_result(object):
         return not (self == other)
 all_structs.append(abort_txn_result)
 abort_txn_result.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'o1', [NoSuchTxnException, None], None, ),  # 1
+)
+
+
+class abort_txns_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = AbortTxnsRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('abort_txns_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(abort_txns_args)
+abort_txns_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [AbortTxnsRequest, None], None, ),  # 1
+)
+
+
+class abort_txns_result(object):
+    """
+    Attributes:
+     - o1
+
+    """
+
+
+    def __init__(self, o1=None,):
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = NoSuchTxnException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('abort_txns_result')
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(abort_txns_result)
+abort_txns_result.thrift_spec = (
     None,  # 0
     (1, TType.STRUCT, 'o1', [NoSuchTxnException, None], None, ),  # 1
 )

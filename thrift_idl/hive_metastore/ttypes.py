@@ -17423,6 +17423,84 @@ class OpenTxnsResponse(object):
         return not (self == other)
 
 
+class AbortTxnsRequest(object):
+    """
+    Attributes:
+     - txn_ids
+     - errorCode
+
+    """
+
+
+    def __init__(self, txn_ids=None, errorCode=None,):
+        self.txn_ids = txn_ids
+        self.errorCode = errorCode
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.txn_ids = []
+                    (_etype885, _size882) = iprot.readListBegin()
+                    for _i886 in range(_size882):
+                        _elem887 = iprot.readI64()
+                        self.txn_ids.append(_elem887)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I64:
+                    self.errorCode = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AbortTxnsRequest')
+        if self.txn_ids is not None:
+            oprot.writeFieldBegin('txn_ids', TType.LIST, 1)
+            oprot.writeListBegin(TType.I64, len(self.txn_ids))
+            for iter888 in self.txn_ids:
+                oprot.writeI64(iter888)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.errorCode is not None:
+            oprot.writeFieldBegin('errorCode', TType.I64, 2)
+            oprot.writeI64(self.errorCode)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.txn_ids is None:
+            raise TProtocolException(message='Required field txn_ids is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class AbortTxnRequest(object):
     """
     Attributes:
@@ -17697,10 +17775,10 @@ class ReplLastIdInfo(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionList = []
-                    (_etype885, _size882) = iprot.readListBegin()
-                    for _i886 in range(_size882):
-                        _elem887 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionList.append(_elem887)
+                    (_etype892, _size889) = iprot.readListBegin()
+                    for _i893 in range(_size889):
+                        _elem894 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionList.append(_elem894)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17733,8 +17811,8 @@ class ReplLastIdInfo(object):
         if self.partitionList is not None:
             oprot.writeFieldBegin('partitionList', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionList))
-            for iter888 in self.partitionList:
-                oprot.writeString(iter888.encode('utf-8') if sys.version_info[0] == 2 else iter888)
+            for iter895 in self.partitionList:
+                oprot.writeString(iter895.encode('utf-8') if sys.version_info[0] == 2 else iter895)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -17889,11 +17967,11 @@ class CommitTxnRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.writeEventInfos = []
-                    (_etype892, _size889) = iprot.readListBegin()
-                    for _i893 in range(_size889):
-                        _elem894 = WriteEventInfo()
-                        _elem894.read(iprot)
-                        self.writeEventInfos.append(_elem894)
+                    (_etype899, _size896) = iprot.readListBegin()
+                    for _i900 in range(_size896):
+                        _elem901 = WriteEventInfo()
+                        _elem901.read(iprot)
+                        self.writeEventInfos.append(_elem901)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17940,8 +18018,8 @@ class CommitTxnRequest(object):
         if self.writeEventInfos is not None:
             oprot.writeFieldBegin('writeEventInfos', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.writeEventInfos))
-            for iter895 in self.writeEventInfos:
-                iter895.write(oprot)
+            for iter902 in self.writeEventInfos:
+                iter902.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.replLastIdInfo is not None:
@@ -18157,11 +18235,11 @@ class LockRequest(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.component = []
-                    (_etype899, _size896) = iprot.readListBegin()
-                    for _i900 in range(_size896):
-                        _elem901 = LockComponent()
-                        _elem901.read(iprot)
-                        self.component.append(_elem901)
+                    (_etype906, _size903) = iprot.readListBegin()
+                    for _i907 in range(_size903):
+                        _elem908 = LockComponent()
+                        _elem908.read(iprot)
+                        self.component.append(_elem908)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18213,8 +18291,8 @@ class LockRequest(object):
         if self.component is not None:
             oprot.writeFieldBegin('component', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.component))
-            for iter902 in self.component:
-                iter902.write(oprot)
+            for iter909 in self.component:
+                iter909.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.txnid is not None:
@@ -18852,11 +18930,11 @@ class ShowLocksResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.locks = []
-                    (_etype906, _size903) = iprot.readListBegin()
-                    for _i907 in range(_size903):
-                        _elem908 = ShowLocksResponseElement()
-                        _elem908.read(iprot)
-                        self.locks.append(_elem908)
+                    (_etype913, _size910) = iprot.readListBegin()
+                    for _i914 in range(_size910):
+                        _elem915 = ShowLocksResponseElement()
+                        _elem915.read(iprot)
+                        self.locks.append(_elem915)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18873,8 +18951,8 @@ class ShowLocksResponse(object):
         if self.locks is not None:
             oprot.writeFieldBegin('locks', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.locks))
-            for iter909 in self.locks:
-                iter909.write(oprot)
+            for iter916 in self.locks:
+                iter916.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19060,20 +19138,20 @@ class HeartbeatTxnRangeResponse(object):
             if fid == 1:
                 if ftype == TType.SET:
                     self.aborted = set()
-                    (_etype913, _size910) = iprot.readSetBegin()
-                    for _i914 in range(_size910):
-                        _elem915 = iprot.readI64()
-                        self.aborted.add(_elem915)
+                    (_etype920, _size917) = iprot.readSetBegin()
+                    for _i921 in range(_size917):
+                        _elem922 = iprot.readI64()
+                        self.aborted.add(_elem922)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 2:
                 if ftype == TType.SET:
                     self.nosuch = set()
-                    (_etype919, _size916) = iprot.readSetBegin()
-                    for _i920 in range(_size916):
-                        _elem921 = iprot.readI64()
-                        self.nosuch.add(_elem921)
+                    (_etype926, _size923) = iprot.readSetBegin()
+                    for _i927 in range(_size923):
+                        _elem928 = iprot.readI64()
+                        self.nosuch.add(_elem928)
                     iprot.readSetEnd()
                 else:
                     iprot.skip(ftype)
@@ -19090,15 +19168,15 @@ class HeartbeatTxnRangeResponse(object):
         if self.aborted is not None:
             oprot.writeFieldBegin('aborted', TType.SET, 1)
             oprot.writeSetBegin(TType.I64, len(self.aborted))
-            for iter922 in self.aborted:
-                oprot.writeI64(iter922)
+            for iter929 in self.aborted:
+                oprot.writeI64(iter929)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         if self.nosuch is not None:
             oprot.writeFieldBegin('nosuch', TType.SET, 2)
             oprot.writeSetBegin(TType.I64, len(self.nosuch))
-            for iter923 in self.nosuch:
-                oprot.writeI64(iter923)
+            for iter930 in self.nosuch:
+                oprot.writeI64(iter930)
             oprot.writeSetEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19166,10 +19244,10 @@ class NotificationEventRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.eventTypeSkipList = []
-                    (_etype927, _size924) = iprot.readListBegin()
-                    for _i928 in range(_size924):
-                        _elem929 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.eventTypeSkipList.append(_elem929)
+                    (_etype934, _size931) = iprot.readListBegin()
+                    for _i935 in range(_size931):
+                        _elem936 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.eventTypeSkipList.append(_elem936)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19186,10 +19264,10 @@ class NotificationEventRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype933, _size930) = iprot.readListBegin()
-                    for _i934 in range(_size930):
-                        _elem935 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem935)
+                    (_etype940, _size937) = iprot.readListBegin()
+                    for _i941 in range(_size937):
+                        _elem942 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem942)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19214,8 +19292,8 @@ class NotificationEventRequest(object):
         if self.eventTypeSkipList is not None:
             oprot.writeFieldBegin('eventTypeSkipList', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.eventTypeSkipList))
-            for iter936 in self.eventTypeSkipList:
-                oprot.writeString(iter936.encode('utf-8') if sys.version_info[0] == 2 else iter936)
+            for iter943 in self.eventTypeSkipList:
+                oprot.writeString(iter943.encode('utf-8') if sys.version_info[0] == 2 else iter943)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -19229,8 +19307,8 @@ class NotificationEventRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter937 in self.tableNames:
-                oprot.writeString(iter937.encode('utf-8') if sys.version_info[0] == 2 else iter937)
+            for iter944 in self.tableNames:
+                oprot.writeString(iter944.encode('utf-8') if sys.version_info[0] == 2 else iter944)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19418,11 +19496,11 @@ class NotificationEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.events = []
-                    (_etype941, _size938) = iprot.readListBegin()
-                    for _i942 in range(_size938):
-                        _elem943 = NotificationEvent()
-                        _elem943.read(iprot)
-                        self.events.append(_elem943)
+                    (_etype948, _size945) = iprot.readListBegin()
+                    for _i949 in range(_size945):
+                        _elem950 = NotificationEvent()
+                        _elem950.read(iprot)
+                        self.events.append(_elem950)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19439,8 +19517,8 @@ class NotificationEventResponse(object):
         if self.events is not None:
             oprot.writeFieldBegin('events', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.events))
-            for iter944 in self.events:
-                iter944.write(oprot)
+            for iter951 in self.events:
+                iter951.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19580,10 +19658,10 @@ class NotificationEventsCountRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype948, _size945) = iprot.readListBegin()
-                    for _i949 in range(_size945):
-                        _elem950 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem950)
+                    (_etype955, _size952) = iprot.readListBegin()
+                    for _i956 in range(_size952):
+                        _elem957 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem957)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19620,8 +19698,8 @@ class NotificationEventsCountRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter951 in self.tableNames:
-                oprot.writeString(iter951.encode('utf-8') if sys.version_info[0] == 2 else iter951)
+            for iter958 in self.tableNames:
+                oprot.writeString(iter958.encode('utf-8') if sys.version_info[0] == 2 else iter958)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19741,40 +19819,40 @@ class InsertEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.filesAdded = []
-                    (_etype955, _size952) = iprot.readListBegin()
-                    for _i956 in range(_size952):
-                        _elem957 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAdded.append(_elem957)
+                    (_etype962, _size959) = iprot.readListBegin()
+                    for _i963 in range(_size959):
+                        _elem964 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAdded.append(_elem964)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.filesAddedChecksum = []
-                    (_etype961, _size958) = iprot.readListBegin()
-                    for _i962 in range(_size958):
-                        _elem963 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAddedChecksum.append(_elem963)
+                    (_etype968, _size965) = iprot.readListBegin()
+                    for _i969 in range(_size965):
+                        _elem970 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAddedChecksum.append(_elem970)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.subDirectoryList = []
-                    (_etype967, _size964) = iprot.readListBegin()
-                    for _i968 in range(_size964):
-                        _elem969 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.subDirectoryList.append(_elem969)
+                    (_etype974, _size971) = iprot.readListBegin()
+                    for _i975 in range(_size971):
+                        _elem976 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.subDirectoryList.append(_elem976)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVal = []
-                    (_etype973, _size970) = iprot.readListBegin()
-                    for _i974 in range(_size970):
-                        _elem975 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVal.append(_elem975)
+                    (_etype980, _size977) = iprot.readListBegin()
+                    for _i981 in range(_size977):
+                        _elem982 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVal.append(_elem982)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19795,29 +19873,29 @@ class InsertEventRequestData(object):
         if self.filesAdded is not None:
             oprot.writeFieldBegin('filesAdded', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.filesAdded))
-            for iter976 in self.filesAdded:
-                oprot.writeString(iter976.encode('utf-8') if sys.version_info[0] == 2 else iter976)
+            for iter983 in self.filesAdded:
+                oprot.writeString(iter983.encode('utf-8') if sys.version_info[0] == 2 else iter983)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.filesAddedChecksum is not None:
             oprot.writeFieldBegin('filesAddedChecksum', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.filesAddedChecksum))
-            for iter977 in self.filesAddedChecksum:
-                oprot.writeString(iter977.encode('utf-8') if sys.version_info[0] == 2 else iter977)
+            for iter984 in self.filesAddedChecksum:
+                oprot.writeString(iter984.encode('utf-8') if sys.version_info[0] == 2 else iter984)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.subDirectoryList is not None:
             oprot.writeFieldBegin('subDirectoryList', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.subDirectoryList))
-            for iter978 in self.subDirectoryList:
-                oprot.writeString(iter978.encode('utf-8') if sys.version_info[0] == 2 else iter978)
+            for iter985 in self.subDirectoryList:
+                oprot.writeString(iter985.encode('utf-8') if sys.version_info[0] == 2 else iter985)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partitionVal is not None:
             oprot.writeFieldBegin('partitionVal', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVal))
-            for iter979 in self.partitionVal:
-                oprot.writeString(iter979.encode('utf-8') if sys.version_info[0] == 2 else iter979)
+            for iter986 in self.partitionVal:
+                oprot.writeString(iter986.encode('utf-8') if sys.version_info[0] == 2 else iter986)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19873,11 +19951,11 @@ class FireEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.insertDatas = []
-                    (_etype983, _size980) = iprot.readListBegin()
-                    for _i984 in range(_size980):
-                        _elem985 = InsertEventRequestData()
-                        _elem985.read(iprot)
-                        self.insertDatas.append(_elem985)
+                    (_etype990, _size987) = iprot.readListBegin()
+                    for _i991 in range(_size987):
+                        _elem992 = InsertEventRequestData()
+                        _elem992.read(iprot)
+                        self.insertDatas.append(_elem992)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19903,8 +19981,8 @@ class FireEventRequestData(object):
         if self.insertDatas is not None:
             oprot.writeFieldBegin('insertDatas', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.insertDatas))
-            for iter986 in self.insertDatas:
-                iter986.write(oprot)
+            for iter993 in self.insertDatas:
+                iter993.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.refreshEvent is not None:
@@ -19985,10 +20063,10 @@ class FireEventRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVals = []
-                    (_etype990, _size987) = iprot.readListBegin()
-                    for _i991 in range(_size987):
-                        _elem992 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVals.append(_elem992)
+                    (_etype997, _size994) = iprot.readListBegin()
+                    for _i998 in range(_size994):
+                        _elem999 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVals.append(_elem999)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20000,11 +20078,11 @@ class FireEventRequest(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.tblParams = {}
-                    (_ktype994, _vtype995, _size993) = iprot.readMapBegin()
-                    for _i997 in range(_size993):
-                        _key998 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val999 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblParams[_key998] = _val999
+                    (_ktype1001, _vtype1002, _size1000) = iprot.readMapBegin()
+                    for _i1004 in range(_size1000):
+                        _key1005 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1006 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblParams[_key1005] = _val1006
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -20037,8 +20115,8 @@ class FireEventRequest(object):
         if self.partitionVals is not None:
             oprot.writeFieldBegin('partitionVals', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVals))
-            for iter1000 in self.partitionVals:
-                oprot.writeString(iter1000.encode('utf-8') if sys.version_info[0] == 2 else iter1000)
+            for iter1007 in self.partitionVals:
+                oprot.writeString(iter1007.encode('utf-8') if sys.version_info[0] == 2 else iter1007)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -20048,9 +20126,9 @@ class FireEventRequest(object):
         if self.tblParams is not None:
             oprot.writeFieldBegin('tblParams', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.tblParams))
-            for kiter1001, viter1002 in self.tblParams.items():
-                oprot.writeString(kiter1001.encode('utf-8') if sys.version_info[0] == 2 else kiter1001)
-                oprot.writeString(viter1002.encode('utf-8') if sys.version_info[0] == 2 else viter1002)
+            for kiter1008, viter1009 in self.tblParams.items():
+                oprot.writeString(kiter1008.encode('utf-8') if sys.version_info[0] == 2 else kiter1008)
+                oprot.writeString(viter1009.encode('utf-8') if sys.version_info[0] == 2 else viter1009)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20098,10 +20176,10 @@ class FireEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.eventIds = []
-                    (_etype1006, _size1003) = iprot.readListBegin()
-                    for _i1007 in range(_size1003):
-                        _elem1008 = iprot.readI64()
-                        self.eventIds.append(_elem1008)
+                    (_etype1013, _size1010) = iprot.readListBegin()
+                    for _i1014 in range(_size1010):
+                        _elem1015 = iprot.readI64()
+                        self.eventIds.append(_elem1015)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20118,8 +20196,8 @@ class FireEventResponse(object):
         if self.eventIds is not None:
             oprot.writeFieldBegin('eventIds', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.eventIds))
-            for iter1009 in self.eventIds:
-                oprot.writeI64(iter1009)
+            for iter1016 in self.eventIds:
+                oprot.writeI64(iter1016)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21507,6 +21585,12 @@ all_structs.append(OpenTxnsResponse)
 OpenTxnsResponse.thrift_spec = (
     None,  # 0
     (1, TType.LIST, 'txn_ids', (TType.I64, None, False), None, ),  # 1
+)
+all_structs.append(AbortTxnsRequest)
+AbortTxnsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'txn_ids', (TType.I64, None, False), None, ),  # 1
+    (2, TType.I64, 'errorCode', None, None, ),  # 2
 )
 all_structs.append(AbortTxnRequest)
 AbortTxnRequest.thrift_spec = (

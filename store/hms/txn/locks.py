@@ -391,6 +391,22 @@ class LockManager:
     def abort_txn(self, txnid: int | None) -> None:
         self._run(self._end_txn, _txn_id("abort_txn", txnid), TXN_ABORTED)
 
+    def abort_txns(self, txnids: list[int] | None) -> None:
+        """abort_txns: the open ones among `txnids` aborted in one transaction; committed, aborted and
+        unknown ids are skipped, as Hive's TxnHandler does (it only logs how many it aborted)."""
+        ids = sorted({int(t) for t in txnids or []})
+        if len(ids) > MAX_OPEN_BATCH:
+            raise MetaError(f"abort_txns names {len(ids)} transactions; at most {MAX_OPEN_BATCH} per call")
+        if ids:
+            self._run(self._abort_many, ids)
+
+    def _abort_many(self, conn: Connection, now: int, ids: list[int]) -> None:
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            conn.execute(update(_T).where(_T.c.txn_id.in_(chunk), _T.c.state == TXN_OPEN).values(
+                state=TXN_ABORTED, heartbeat_ms=now))
+            conn.execute(delete(_L).where(_L.c.txn_id.in_(chunk)))
+
     def _end_txn(self, conn: Connection, now: int, txnid: int, to: str) -> None:
         state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
         if state == to:
