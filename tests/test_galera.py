@@ -19,46 +19,53 @@ from tests.harness.procs import start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import Database, MetaException
 
 pytestmark = [pytest.mark.xdist_group("galera")]
+SERVER_ARGS = ["--no-storage-mirror", "--statement-timeout", "30"]
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def galera_servers(tmp_path_factory):
+    """The cluster, and one server per node sharing one warehouse (the schema is in place:
+    tests/harness/galera.py); server 0 starts while the other nodes join."""
     why = galera.available()
     if why is not None:
         (pytest.fail if ci_mode() else pytest.skip)(f"no Galera cluster here: {why}")
-    c = galera.GaleraCluster()
-    try:
-        c.start()
-    except BaseException:
-        c.stop()
-        raise
-    yield c
-    c.stop()
-
-
-@pytest.fixture(scope="module")
-def servers(cluster, tmp_path_factory):
-    """One server per node, sharing one warehouse (the schema is in place: tests/harness/galera.py)."""
     base = tmp_path_factory.mktemp("galera-servers")
     warehouse = base / "warehouse"
-    args = ["--no-storage-mirror", "--statement-timeout", "30"]
+    cluster = galera.GaleraCluster()
     procs: list = [None] * len(cluster.nodes)
 
     def start(i: int) -> None:
-        procs[i] = start_our_server(cluster.url(i), base / f"server{i}", args, warehouse=warehouse)[1]
+        procs[i] = start_our_server(cluster.url(i), base / f"server{i}", SERVER_ARGS, warehouse=warehouse)[1]
 
     threads = [threading.Thread(target=start, args=(i,)) for i in range(len(procs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
     try:
+        cluster.bootstrap()
+        threads[0].start()
+        cluster.join()
+        for t in threads[1:]:
+            t.start()
+        for t in threads:
+            t.join()
         assert all(p is not None for p in procs), "a server did not start"
-        yield procs
+        yield cluster, procs
     finally:
+        for t in threads:
+            if t.is_alive():
+                t.join()
         for p in procs:
             if p is not None:
                 stop_process(p)
+        cluster.stop()
+
+
+@pytest.fixture
+def cluster(galera_servers):
+    return galera_servers[0]
+
+
+@pytest.fixture
+def servers(galera_servers):
+    return galera_servers[1]
 
 
 def client(port: int, **kw) -> HudiMetastoreClient:
@@ -109,7 +116,7 @@ def test_load_on_every_server_survives_a_killed_server_and_a_killed_node(cluster
     load = cluster_load.ClusterLoad(ports, str(servers[0].warehouse), writers_per_server=1)
     load.start()
     try:
-        _wait_acks(load, 10)
+        _wait_acks(load, 6)
         t_server = time.monotonic()
         servers[1].kill()
         servers[1].wait()
@@ -123,7 +130,7 @@ def test_load_on_every_server_survives_a_killed_server_and_a_killed_node(cluster
     finally:
         load.stop()
     # the nodes left, each through a server of its own (server 1 started again on its node)
-    servers[1] = start_our_server(cluster.url(1), servers[1].log_path.parent, ["--no-storage-mirror"],
+    servers[1] = start_our_server(cluster.url(1), servers[1].log_path.parent, SERVER_ARGS,
                                   port=ports[1], warehouse=servers[0].warehouse)[1]
     counts = load.check(ports[:2])
     print(f"\ngalera load: {counts}; writers resumed {server_pause:.1f} s after the server was killed, "

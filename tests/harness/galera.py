@@ -245,9 +245,12 @@ class GaleraCluster:
         return f"mysql+pymysql://root@127.0.0.1:{self.nodes[i].port}/{database}"
 
     def start(self, timeout: float = 90) -> None:
-        """Every node from a copy of one installed data directory, all with one cluster id at
-        seqno 0: the first bootstraps the cluster, the others join it by incremental state transfer
-        of what happened since (no rsync of the data directory)."""
+        self.bootstrap(timeout)
+        self.join(timeout)
+
+    def bootstrap(self, timeout: float = 90) -> None:
+        """Every node's data directory, a copy of the template's, all at one cluster position; the
+        first node bootstraps the cluster (usable when this returns)."""
         template = _datadir_template() / "data"
         state = (template / "grastate.dat").read_text()
         for node in self.nodes:
@@ -259,6 +262,9 @@ class GaleraCluster:
         self._own(self.base)
         self.nodes[0].start(bootstrap=True)
         self.wait_synced(0, timeout)
+
+    def join(self, timeout: float = 90) -> None:
+        """The other nodes join (an incremental state transfer of the little the first did since)."""
         for node in self.nodes[1:]:
             node.start()
         for node in self.nodes[1:]:

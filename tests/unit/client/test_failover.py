@@ -6,7 +6,7 @@ import socket
 import threading
 
 from adapter.errors import DATABASE_UNAVAILABLE as SERVER_TEXT
-from client.connection import DATABASE_UNAVAILABLE, Connection, database_unavailable
+from client import DATABASE_UNAVAILABLE, HudiMetastoreClient, database_unavailable
 from thrift_idl.hive_metastore.ttypes import MetaException
 
 
@@ -23,7 +23,7 @@ def test_only_an_answer_that_changed_nothing_fails_over():
 
 
 def test_fail_over_puts_the_current_server_last():
-    conn = Connection("thrift://a:1,thrift://b:2,thrift://c:3")
+    conn = HudiMetastoreClient("thrift://a:1,thrift://b:2,thrift://c:3")
     conn._endpoint = "thrift://a:1"
     conn._fail_over()
     assert conn.endpoints == [("b", 2), ("c", 3), ("a", 1)]
@@ -36,7 +36,7 @@ def test_a_call_answered_unavailable_runs_again_on_the_next_server(monkeypatch):
     """Two listening sockets stand for two servers; the first answers 'unavailable' to every call."""
     servers = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
     ports = [s.getsockname()[1] for s in servers]
-    conn = Connection(",".join(f"thrift://127.0.0.1:{p}" for p in ports), retries=2, backoff_s=0.01)
+    conn = HudiMetastoreClient(",".join(f"thrift://127.0.0.1:{p}" for p in ports), retries=2, backoff_s=0.01)
     calls: list[str] = []
 
     def attempt(method, args, kwargs):
