@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
 from client import HudiMetastoreClient
 from tests.harness import cluster_load, galera
 from tests.harness.backends import ci_mode
-from tests.harness.procs import start_our_server, stop_process
+from tests.harness.procs import free_port, start_our_server, stop_process
 from thrift_idl.hive_metastore.ttypes import Database, MetaException
 
 pytestmark = [pytest.mark.xdist_group("galera")]
@@ -35,7 +37,10 @@ def galera_servers(tmp_path_factory):
     procs: list = [None] * len(cluster.nodes)
 
     def start(i: int) -> None:
-        procs[i] = start_our_server(cluster.url(i), base / f"server{i}", SERVER_ARGS, warehouse=warehouse)[1]
+        metrics = free_port()
+        procs[i] = start_our_server(cluster.url(i), base / f"server{i}", [*SERVER_ARGS, "--metrics-port", str(metrics)],
+                                    warehouse=warehouse)[1]
+        procs[i].metrics_port = metrics
 
     threads = [threading.Thread(target=start, args=(i,)) for i in range(len(procs))]
     try:
@@ -54,7 +59,7 @@ def galera_servers(tmp_path_factory):
                 t.join()
         for p in procs:
             if p is not None:
-                stop_process(p)
+                stop_process(p, grace=3)
         cluster.stop()
 
 
@@ -97,12 +102,20 @@ def test_a_node_cut_off_refuses_and_rejoins_with_what_it_missed(cluster, servers
         with client(ports[2], retries=0) as only_c, \
                 pytest.raises(MetaException, match="database is unavailable.*nothing was changed"):
             only_c.create_database(Database(name="split_minority"))
+        deadline = time.monotonic() + 10  # a load balancer checking /readyz takes it out
+        while _readyz(servers[2]) != 503:
+            assert time.monotonic() < deadline, "server 2 still ready on a node cut off"
+            time.sleep(0.2)
         with HudiMetastoreClient(cluster_load.uris(ports, 2), retries=2, backoff_s=0.05) as failing_over:
             failing_over.create_database(Database(name="split_majority",
                                                   locationUri=f"file:{servers[0].warehouse}/split_majority"))
     finally:
         cluster.isolate(2, False)
     cluster.wait_synced(2, 60)
+    deadline = time.monotonic() + 10
+    while _readyz(servers[2]) != 200:  # (readiness is checked at most once a second)
+        assert time.monotonic() < deadline, "server 2 not ready after its node rejoined"
+        time.sleep(0.2)
     with client(ports[2]) as c:  # healed: it has what the majority wrote meanwhile, and not the refused write
         assert c.get_database("split_majority").name == "split_majority"
         assert "split_minority" not in c.get_all_databases()
@@ -136,6 +149,14 @@ def test_load_on_every_server_survives_a_killed_server_and_a_killed_node(cluster
     print(f"\ngalera load: {counts}; writers resumed {server_pause:.1f} s after the server was killed, "
           f"{node_pause:.1f} s after the node")
     assert counts["acknowledged_commits"] > 0 and counts["acknowledged_partitions"] > 0, load.report()
+
+
+def _readyz(server) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.metrics_port}/readyz", timeout=10) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
 
 
 def _wait_resumed(load: cluster_load.ClusterLoad, t0: float, timeout: float = 60) -> None:

@@ -71,11 +71,16 @@ class Writer:
 
 
 class ClusterLoad:
-    def __init__(self, ports: list[int], warehouse: str, writers_per_server: int = 1):
+    def __init__(self, ports: list[int], warehouse: str, writers_per_server: int = 1,
+                 extra_uris: tuple[str, ...] = (), retries: int = 6):
+        """A writer per server (`writers_per_server`), and one per URI of `extra_uris` (a load
+        balancer); `retries`: the clients' (backoff up to 1 s each)."""
         self.ports = ports
         self.warehouse = warehouse
+        self.retries = retries
         self.writers = [Writer(f"w{i}-{k}", uris(ports, i)) for i in range(len(ports))
                         for k in range(writers_per_server)]
+        self.writers += [Writer(f"x{i}", uri) for i, uri in enumerate(extra_uris)]
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -111,7 +116,7 @@ class ClusterLoad:
 
     def _run(self, w: Writer) -> None:
         # short backoff, enough retries to outlast a failover of a few seconds
-        with HudiMetastoreClient(w.uri, timeout_s=30, retries=6, backoff_s=0.1, max_backoff_s=1.0) as c:
+        with HudiMetastoreClient(w.uri, timeout_s=30, retries=self.retries, backoff_s=0.1, max_backoff_s=1.0) as c:
             n = 0
             while not self._stop.is_set():
                 n += 1
@@ -146,6 +151,13 @@ class ClusterLoad:
             w.acks.append(time.monotonic())
         except Exception as exc:  # noqa: BLE001
             w.errors.append(f"complete_instant: {type(exc).__name__}: {exc}")
+
+    def snapshot(self, port: int) -> tuple[set[str], set[str]]:
+        """(partition names, completed instants) as the server on `port` answers."""
+        with HudiMetastoreClient(f"thrift://127.0.0.1:{port}", retries=3) as c:
+            parts = set(c.get_partition_names(DB, HMS_TABLE, -1))
+            completed = {i.timestamp for i in c.list_instants(DB, HUDI_TABLE, states=["COMPLETED"])}
+        return parts, completed
 
     def check(self, ports: list[int]) -> dict[str, int]:
         """Assert the module doc's promises on every server of `ports`; the counts checked."""
