@@ -310,3 +310,20 @@ class GaleraCluster:
         for node in self.nodes:
             self.kill(node.index)
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def node_rows(port: int) -> tuple[set[str], set[str]]:
+    """(partition names, completed instant times) in one node's `test` database, read directly."""
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="test")
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION wsrep_sync_wait = 1")
+            cur.execute("SELECT part_name FROM partitions")
+            parts = {r[0] for r in cur.fetchall()}
+            cur.execute("SELECT ts FROM instant WHERE state = 3")
+            done = {r[0] for r in cur.fetchall()}
+    finally:
+        conn.close()
+    return parts, done
