@@ -18,9 +18,10 @@ Behaves like Hive's DbTxnManager / TxnHandler as far as Trino, PyIceberg and Spa
 
 Every decision runs in one write transaction that first takes a row lock on the sentinel row
 'lock_manager' of `sequences` (`SELECT ... FOR UPDATE`; on SQLite the IMMEDIATE write transaction
-already serializes writers), so decisions are serialized across threads and across server
-processes sharing one database. Database and table names are stored lower-case; in partition
-names (`k1=v1/k2=v2`) the keys are lower-cased and the values kept as given.
+already serializes writers; on a Galera cluster it also writes, `Store.cluster_lock`), so
+decisions are serialized across threads and across server processes sharing one database.
+Database and table names are stored lower-case; in partition names (`k1=v1/k2=v2`) the keys are
+lower-cased and the values kept as given.
 """
 
 from __future__ import annotations
@@ -163,14 +164,14 @@ class LockManager:
             return  # BEGIN IMMEDIATE already made this the only writer
         seq = schema.sequences
         stmt = select(seq.c.next_val).where(seq.c.name == SENTINEL).with_for_update()
-        if conn.execute(stmt).first() is not None:
-            return
-        try:
-            with conn.begin_nested():
-                conn.execute(insert(seq).values(name=SENTINEL, next_val=0))
-        except IntegrityError:
-            pass  # another process created it first
-        conn.execute(stmt).one()
+        if conn.execute(stmt).first() is None:
+            try:
+                with conn.begin_nested():
+                    conn.execute(insert(seq).values(name=SENTINEL, next_val=0))
+            except IntegrityError:
+                pass  # another process created it first
+            conn.execute(stmt).one()
+        self.store.cluster_lock(conn, SENTINEL)
 
     def _expire(self, conn: Connection, now: int) -> None:
         cutoff = now - self.timeout_ms
