@@ -24,6 +24,7 @@ from hudi_format.config_keys import (
     STORAGE_STRATEGY_CLASS,
     TABLE_PREFIX,
     URL_ENCODE_PARTITIONING,
+    WRITE_TABLE_TYPE,
     default_of,
     shuffle_parallelism,
 )
@@ -31,6 +32,7 @@ from hudi_format.config_keys import (
 OPERATIONS = ("insert", "upsert", "delete", "bulk_insert", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 INDEX_TYPES = ("RECORD_INDEX", "SIMPLE")
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
@@ -66,10 +68,14 @@ class WriteConfig:
     table_properties: dict[str, str] = field(default_factory=dict)
     storage_strategy: str | None = None  # hoodie.storage.strategy.class (RFC-60); None: unset
     storage_path: str | None = None  # hoodie.storage.path
+    table_type: str | None = None  # hoodie.datasource.write.table.type; None: the table's (new: COW)
 
-    @property
-    def action(self) -> str:
-        return "replacecommit" if self.operation in REPLACE_OPERATIONS else "commit"
+    def action(self, merge_on_read: bool = False) -> str:
+        """The instant's action: replacecommit for the overwrites, else commit (deltacommit on a
+        merge-on-read table)."""
+        if self.operation in REPLACE_OPERATIONS:
+            return "replacecommit"
+        return "deltacommit" if merge_on_read else "commit"
 
     @property
     def heartbeat_timeout_s(self) -> int:
@@ -105,7 +111,10 @@ class WriteConfig:
             table_properties={k: str(v) for k, v in o.items() if k.startswith(TABLE_PREFIX) or k == METADATA_ENABLE},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
+            table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,
         )
+        if cfg.table_type is not None and cfg.table_type not in TABLE_TYPES:
+            raise ValueError(f"{WRITE_TABLE_TYPE} must be one of {', '.join(TABLE_TYPES)}, not {cfg.table_type!r}")
         if cfg.index_type not in INDEX_TYPES:
             raise ValueError(f"{INDEX_TYPE} must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
