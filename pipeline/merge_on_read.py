@@ -5,7 +5,9 @@ blocks as written). A record of a key replaces the one before it unless that one
 is greater (Hudi's DefaultHoodieRecordPayload; equal values: the later record; no precombine field:
 the later record). A delete block removes the key's records before it (its deletes carry the default
 ordering value: they win whatever the record's); a later record of the key brings it back. A
-rollback command block drops the blocks of the instant it names that came before it.
+rollback command block drops the blocks of the instant it names that came before it. As of an
+instant (time travel, incremental reads), blocks written by later instants are skipped (the
+server's slices as of T hold the log files of slices begun by T, as Hudi's file-system view).
 """
 
 from __future__ import annotations
@@ -59,9 +61,10 @@ def _block_table(block: LogBlock, schema: pa.Schema, name: str) -> pa.Table:
     return pa.Table.from_pylist(data_block_records(block, name), schema=schema)
 
 
-def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_field: str | None) -> pa.Table:
+def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_field: str | None,
+               as_of: str | None = None) -> pa.Table:
     """The merged records of a file slice (base file `base`, if any, and `logs` in order), in
-    `schema` (meta columns included)."""
+    `schema` (meta columns included); `as_of`: only blocks of instants at or before it."""
     parts: list[pa.Table] = []
     positions: list[int] = []
     deletes: dict[str, int] = {}  # key -> position of its last delete
@@ -73,6 +76,8 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
     for location in logs:
         for block in read_log_blocks(location):
             pos += 1
+            if as_of and (block.instant or "") > as_of:
+                continue
             if block.block_type == DELETE:
                 for k in deleted_keys(block, location):
                     deletes[k] = pos

@@ -41,15 +41,16 @@ class _SliceReader:
     """Reads file slices given by full paths (as the read plan has them): a base file, merged with
     the slice's log files when it has any."""
 
-    def __init__(self, arrow_schema, ordering_field: str | None = None):
+    def __init__(self, arrow_schema, ordering_field: str | None = None, as_of: str | None = None):
         self.arrow_schema = arrow_schema
         self.ordering_field = ordering_field
+        self.as_of = as_of  # log blocks of later instants are skipped
 
     def __call__(self, batches):
         for batch in batches:
             for path, logs in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
                 if logs:
-                    t = read_slice(path or None, logs, self.arrow_schema, self.ordering_field)
+                    t = read_slice(path or None, logs, self.arrow_schema, self.ordering_field, self.as_of)
                 else:
                     t = read_base_file(path, self.arrow_schema)
                 yield from t.to_batches()
@@ -97,8 +98,9 @@ class ReadPlan:
     and the row conditions."""
 
     def __init__(self, info: TableInfo, schema, bases: list[tuple[str, str, list[str]]], commit_range: tuple | None,
-                 files_skipped: int = 0, partitions_skipped: int = 0):
+                 files_skipped: int = 0, partitions_skipped: int = 0, as_of: str | None = None):
         bases = sorted(bases)
+        self.as_of = as_of  # the instant read as of (time travel, incremental): later log blocks are skipped
         self.info, self.schema, self.commit_range = info, schema, commit_range
         self.files = [b[0] for b in bases]  # <partition path>/<file name>
         self.paths = [b[1] for b in bases]  # where the files are (RFC-60 storage strategy)
@@ -153,7 +155,7 @@ def _plan(client: HudiCatalog, table: str, as_of, since, until, filters, time_zo
     if incremental:
         touched = {(f.partition_path, f.file_id) for f in client.get_files_changed(db, name, since, at)}
         slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
-    return ReadPlan(info, schema, _base_files(info, slices), (since, at) if incremental else None)
+    return ReadPlan(info, schema, _base_files(info, slices), (since, at) if incremental else None, as_of=at)
 
 
 def _base_files(info: TableInfo, slices) -> list[tuple[str, str, list[str]]]:
@@ -207,7 +209,7 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
         arrow_schema = with_meta(to_arrow_schema(p.schema, timezone="UTC"))  # as the writer stores them
         paths = spark.createDataFrame(list(zip(p.paths, p.logs)), "path string, logs array<string>")
         n = max(1, min(len(p.paths), spark.sparkContext.defaultParallelism * 2))
-        df = paths.repartition(n).mapInArrow(_SliceReader(arrow_schema, p.info.precombine_field), schema)
+        df = paths.repartition(n).mapInArrow(_SliceReader(arrow_schema, p.info.precombine_field, p.as_of), schema)
     if p.commit_range is not None:
         lo, hi = p.commit_range
         if lo:

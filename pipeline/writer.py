@@ -120,6 +120,7 @@ class _Job:
         try:
             with self._session_shuffles() as shuffles:
                 current = self._open_table()
+                self._run_compactions()
                 records = self._prepare(df) if df is not None else None
                 counts = self._partition_counts(records) if records is not None else {}
                 self.parallelism = self._parallelism(sum(counts.values()))
@@ -132,6 +133,17 @@ class _Job:
         if current is not None and df is not None and self.schema != current:
             sync_hms_schema(self.client, self.info, self.schema)
         return done
+
+    def _run_compactions(self) -> None:
+        """Merge-on-read: the compactions the server scheduled run first, inline (pipeline/compaction.py).
+        One that fails does not fail the write: it stays pending (docs/pipeline.md, Not done yet)."""
+        from . import compaction
+
+        for ts in compaction.pending(self.client, self.info):
+            try:
+                compaction.run(self.spark, self.client, self.info, ts, self.metastore, self.task_security)
+            except Exception as exc:
+                log.warning("compaction %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
 
     def _unregister_new_table(self) -> None:
         """The first write of a table this job created failed: the table goes again, unless another
