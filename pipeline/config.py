@@ -11,6 +11,7 @@ from hudi_format.config_keys import (
     COMBINE_BEFORE_DELETE,
     COMBINE_BEFORE_INSERT,
     COMBINE_BEFORE_UPSERT,
+    COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
     COPYONWRITE_RECORD_SIZE_ESTIMATE,
     HIVE_STYLE_PARTITIONING,
@@ -111,7 +112,8 @@ class WriteConfig:
             # the table config's keys, whether the server writes its metadata table (docs/hudi.md) and
             # when it schedules compactions (merge-on-read)
             table_properties={k: str(v) for k, v in o.items()
-                              if k.startswith(TABLE_PREFIX) or k in (METADATA_ENABLE, COMPACT_MAX_DELTA_COMMITS)},
+                              if k.startswith(TABLE_PREFIX)
+                              or k in (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS)},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
             table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,

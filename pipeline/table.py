@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from client import AlreadyExists, Column, Database, HudiCatalog, NotFound
 from hudi_format.config_keys import (
     BASE_FILE_FORMAT,
+    COMPACT_INLINE,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
     PAYLOAD_CLASS,
@@ -119,8 +120,9 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         if cfg.index_type == "RECORD_INDEX":
             props[RECORD_INDEX_UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
         table_type = cfg.table_type or COW
-        if table_type == MOR:
+        if table_type == MOR:  # the server schedules compactions, the pipeline runs them
             props.setdefault(PAYLOAD_CLASS, DEFAULT_PAYLOAD)
+            props.setdefault(COMPACT_INLINE, "true")
         config = HudiTableConfig(
             db_name=db, table_name=name, table_type=table_type, record_key_fields=keys,
             partition_fields=parts, precombine_field=precombine_field,

@@ -1,7 +1,9 @@
-"""Compaction of merge-on-read tables, scheduled by the server (issue 38): when a deltacommit
-completes and `hoodie.compact.inline.max.delta.commits` (Hudi's name and default, 5) deltacommits
-have completed since the table's last compaction, with none pending, the same transaction requests
-a compaction instant whose plan (a HoodieCompactionPlan, as Hudi's scheduler writes it) names every
+"""Compaction of merge-on-read tables, scheduled by the server (issue 38): on a table whose config
+says `hoodie.compact.inline=true` (the pipeline's merge-on-read tables; a table Hudi's own writers
+write, with nobody to run the plans, gets none), when a deltacommit completes and
+`hoodie.compact.inline.max.delta.commits` (Hudi's name and default, 5) deltacommits have completed
+since the table's last compaction (by instant time), with none pending, the same transaction
+requests a compaction instant whose plan (a HoodieCompactionPlan, as Hudi's scheduler writes it) names every
 latest file slice with log files. The storage mirror writes `<ts>.compaction.requested`; whoever
 runs it (the pipeline, inline before its next write) completes it as a `commit`.
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, func, select
 
 from hudi_format.commit_metadata import CompactionOperation, compaction_plan
-from hudi_format.config_keys import COMPACT_MAX_DELTA_COMMITS, default_of
+from hudi_format.config_keys import COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, default_of
 from hudi_format.file_slice import FileInfo, build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
 from hudi_format.table_config import MOR
@@ -35,8 +37,10 @@ def max_delta_commits(ref: HudiTableRef) -> int:
 
 
 def due(conn: Connection, ref: HudiTableRef) -> bool:
-    """A merge-on-read table with no pending compaction and enough deltacommits since its last one."""
-    if ref.config.table_type != MOR:
+    """A merge-on-read table compacted inline, with no pending compaction and enough deltacommits
+    since its last one."""
+    props = ref.config.properties or {}
+    if ref.config.table_type != MOR or (props.get(COMPACT_INLINE) or "").strip().lower() != "true":
         return False
     i = S.instant
     pending = conn.execute(select(i.c.ts).where(

@@ -1,7 +1,8 @@
 """Compactions the server schedules (issue 38): a merge-on-read table's deltacommit that makes
 `hoodie.compact.inline.max.delta.commits` since the last compaction requests one, in its own
 transaction, whose plan names the latest slices with log files; none while one is pending; counting
-starts again after it completes (as a commit), by instant time. Copy-on-write tables never get one."""
+starts again after it completes (as a commit), by instant time. Only tables compacted inline
+(`hoodie.compact.inline=true`, the pipeline's) get them. Copy-on-write tables never get one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import json
 import pytest
 
 from hudi_format.commit_metadata import parse_compaction_plan
-from hudi_format.config_keys import COMPACT_MAX_DELTA_COMMITS
+from hudi_format.config_keys import COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS
 from hudi_format.table_config import HudiTableConfig
 from tests.unit.store.hudi.test_timeline import Env
 
@@ -46,7 +47,7 @@ def test_compaction_is_scheduled_after_max_delta_commits(backend_url, tmp_path):
         env.timeline.register_table(HudiTableConfig(
             db_name=env.db, table_name="m", table_type="MERGE_ON_READ", record_key_fields=["id"],
             partition_fields=["p"], precombine_field="ts", base_path=str(tmp_path / "m"),
-            properties={COMPACT_MAX_DELTA_COMMITS: "2"}))
+            properties={COMPACT_MAX_DELTA_COMMITS: "2", COMPACT_INLINE: "true"}))
         first = _write(env, "deltacommit", [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"),
                                             ("p=1", lambda ts: f"f2-0_0-1-0_{ts}.parquet")])
         assert _compactions(env) == []
@@ -72,5 +73,15 @@ def test_compaction_is_scheduled_after_max_delta_commits(backend_url, tmp_path):
         for _ in range(3):
             env.write("commit", [("p=1", "c1-0")])
         assert env.timeline.list_instants(env.db, "t", actions=["compaction"]) == []
+        # nor merge-on-read tables not compacted inline (Hudi's writers' own: nobody would run the plans)
+        env.timeline.register_table(HudiTableConfig(
+            db_name=env.db, table_name="o", table_type="MERGE_ON_READ", record_key_fields=["id"],
+            partition_fields=["p"], base_path=str(tmp_path / "o"), properties={COMPACT_MAX_DELTA_COMMITS: "1"}))
+        tl.transition_to_inflight(env.db, "o", tl.create_instant(env.db, "o", None, "deltacommit", b"", 60).ts,
+                                  "deltacommit", b"")
+        [pending] = tl.list_instants(env.db, "o")
+        tl.complete_instant(env.db, "o", pending.ts, "deltacommit",
+                            _stats(pending.ts, [("p=1", f"f9-0_0-1-0_{pending.ts}.parquet")]))
+        assert tl.list_instants(env.db, "o", actions=["compaction"]) == []
     finally:
         env.dispose()
