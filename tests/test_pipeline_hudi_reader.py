@@ -10,6 +10,9 @@ Hudi's reader reads with it on: it lists files from our `files` partition, not f
 copy of a data file the metadata table does not name, put there after the writes, is not read).
 
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
+On SQLite the same job also reads a merge-on-read table (tests/pipeline_mor.py: base files and logs
+with Avro data and delete blocks, a compaction the server scheduled and the next write ran, another
+one pending): snapshot, read-optimized, time travel and incremental; the pending one runs after.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
+from tests.pipeline_mor import COLS as MOR_COLS
+from tests.pipeline_mor import compact_and_check, mor_sequence
 from tests.test_pipeline_property import COLS, KEYS, LAYOUTS, OPS, SCHEMA, _apply, _row
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
@@ -97,11 +102,15 @@ def _as_rows(by_key: dict) -> list:
     return sorted(list(v) for v in by_key.values())
 
 
-def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tmp_path):
+def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, our_server_info, tmp_path):
     rng = random.Random(20261127)
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
+    mor = mor_sequence(spark, our_server) if our_server_info.db_url.startswith("sqlite") else None
+    if mor is not None:
+        read["mor"] = {"base": mor["base"], "instants": [i for i, _ in mor["history"]], "columns": MOR_COLS,
+                       "read_optimized": True}
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
                            python=hudi_spark_python(), env=hudi_spark_env(),
                            extra_args=["--read-only", "--read", json.dumps(read)])
@@ -114,3 +123,13 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tm
             assert got["as_of"][instant] == _as_rows(then), (layout, instant)
             later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant}
             assert got["incremental"][instant] == _as_rows(later), (layout, instant)
+    if mor is not None:
+        got = out["read"]["mor"]
+        assert "error" not in got, got
+        assert got["snapshot"] == _as_rows(mor["model"])
+        assert got["read_optimized"] == mor["read_optimized"]
+        for instant, then in mor["history"]:
+            assert got["as_of"][instant] == _as_rows(then), instant
+            later = {k: v for k, v in mor["model"].items() if mor["last_write"].get(k, "") > instant}
+            assert got["incremental"][instant] == _as_rows(later), instant
+        compact_and_check(spark, our_server, mor)

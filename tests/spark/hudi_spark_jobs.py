@@ -124,7 +124,7 @@ def metaserver_write(spark, uri: str, warehouse: str) -> dict:
 
 
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
-               typed: bool = False, options: dict | None = None) -> dict:
+               typed: bool = False, options: dict | None = None, read_optimized: bool = False) -> dict:
     def hudi_reader():  # `options`: the reader's (e.g. hoodie.metadata.enable)
         return spark.read.format("hudi").options(**(options or {}))
 
@@ -139,6 +139,9 @@ def read_table(spark, base: str, instants: list[str], table: str = "", columns=(
         got["snapshot"] = rows(hudi_reader().load(base), columns, typed=True)
         return got
     got: dict = {"snapshot": rows(hudi_reader().load(base), columns), "as_of": {}, "incremental": {}}
+    if read_optimized:  # merge-on-read: the base files alone
+        got["read_optimized"] = rows(hudi_reader().option("hoodie.datasource.query.type", "read_optimized")
+                                     .load(base), columns)
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -163,8 +166,9 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
     p.add_argument("--read", default="{}",
-                   help="JSON {name: {base, instants, table, columns, typed, options}} to read with Hudi's "
-                        "reader (typed: any Spark type, snapshot only; options: the reader's)")
+                   help="JSON {name: {base, instants, table, columns, typed, options, read_optimized}} to read "
+                        "with Hudi's reader (typed: any Spark type, snapshot only; options: the reader's; "
+                        "read_optimized: also that query)")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -176,7 +180,7 @@ def main() -> int:
         try:
             result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
                                               t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")),
-                                              t.get("options"))
+                                              t.get("options"), bool(t.get("read_optimized")))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()
