@@ -83,7 +83,7 @@ def _stray_copy(base: str) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "files", props
+    assert props.get(METADATA_PARTITIONS) == "column_stats,files", props
     assert os.path.exists(os.path.join(base, ".hoodie", "metadata", ".hoodie", f"{INIT_INSTANT}.deltacommit"))
     for root, dirs, names in os.walk(base):
         dirs[:] = [d for d in dirs if d != ".hoodie"]
