@@ -294,3 +294,16 @@ def with_stats(deltacommit: bytes, stats: list[dict]) -> bytes:
     meta = json.loads(deltacommit)
     meta["partitionToWriteStats"][COLUMN_STATS] = stats
     return json.dumps(meta, indent=2).encode()
+
+
+INDEX_DEFS = ".hoodie/.index_defs/index.json"  # under the data table's base path
+
+
+def index_definitions(columns: Iterable[str]) -> bytes:
+    """The data table's index definitions (as Hudi 1.2 writes them, Jackson's pretty print) naming
+    the columns the `column_stats` partition indexes: Hudi's reader skips files only by those."""
+    fields = ", ".join(json.dumps(c) for c in columns)
+    return ('{\n  "indexDefinitions" : {\n    "column_stats" : {\n      "indexName" : "column_stats",\n'
+            '      "indexType" : "column_stats",\n      "indexFunction" : "column_stats",\n'
+            f'      "sourceFields" : [ {fields} ],\n      "indexOptions" : {{ }},\n      "version" : "V1"\n'
+            '    }\n  }\n}').encode()

@@ -7,7 +7,10 @@ checks our reader and hudi-rs against the same model after every step).
 
 The tables carry the metadata table the server writes (`hoodie.metadata.enable=true`, issue 45) and
 Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
-copy of a data file the metadata table does not name, put there after the writes, is not read).
+copy of a data file the metadata table does not name, put there after the writes, is not read), and
+with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition: on a
+predicate over a data column it reads as many files as the server's pruning keeps (`list-files
+--where`), fewer than without skipping, and the same rows.
 
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
 """
@@ -23,6 +26,7 @@ import uuid
 
 import pytest
 
+from client import HudiCatalog
 from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS
 from hudi_format.metadata_table import INIT_INSTANT
 from hudi_format.table_config import read_properties
@@ -93,6 +97,15 @@ def _stray_copy(base: str) -> None:
             return
 
 
+def _predicates(model: dict) -> list[tuple[str, str, object]]:
+    """(Spark SQL, the server's grammar, the rows' test) of selective predicates on `id`."""
+    top = max(int(k) for k in model)
+    some = sorted(int(k) for k in model)[len(model) // 2]
+    return [(f"id = {some}", f"id = {some}", lambda r: r[0] == some),
+            (f"id > {top}", f"id > {top}", lambda r: r[0] > top),
+            (f"id <= {some}", f"id <= {some}", lambda r: r[0] <= some)]
+
+
 def _as_rows(by_key: dict) -> list:
     return sorted(list(v) for v in by_key.values())
 
@@ -101,7 +114,8 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tm
     rng = random.Random(20261127)
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
-                     "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
+                     "options": {METADATA_ENABLE: "true"}, "where": [p[0] for p in _predicates(w["model"])]}
+            for layout, w in written.items()}
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
                            python=hudi_spark_python(), env=hudi_spark_env(),
                            extra_args=["--read-only", "--read", json.dumps(read)])
@@ -114,3 +128,12 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tm
             assert got["as_of"][instant] == _as_rows(then), (layout, instant)
             later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant}
             assert got["incremental"][instant] == _as_rows(later), (layout, instant)
+        db, name = w["table"].split(".")
+        with HudiCatalog(uri(our_server)) as catalog:
+            for spark_sql, ours_sql, keep in _predicates(final):
+                (rows_on, files_on), (rows_off, files_off) = (got["where"][spark_sql][s] for s in ("true", "false"))
+                expected = [r for r in _as_rows(final) if keep(r)]
+                assert rows_on == rows_off == expected, (layout, spark_sql)
+                kept = len(catalog.prune_file_slices(db, name, ours_sql).slices)
+                assert files_on == kept, (layout, spark_sql, files_on, kept, files_off)
+            assert got["where"][f"id > {max(int(k) for k in final)}"]["true"][1] == 0 < files_off, layout

@@ -41,7 +41,7 @@ from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback, restored_instants
-from hudi_format.config_keys import METADATA_PARTITIONS, PROPERTIES_FILE
+from hudi_format.config_keys import INDEX_DEFS_PATH, METADATA_PARTITIONS, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
     HOODIE,
@@ -52,6 +52,7 @@ from hudi_format.layout import (
     parse_instant_file,
     storage_properties,
 )
+from hudi_format.metadata_column_stats import COLUMN_STATS, INDEX_DEFS
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 from store import metrics
@@ -402,6 +403,8 @@ class StorageMirror:
         props = storage_properties(ref.config)
         if metadata_partitions:
             props[METADATA_PARTITIONS] = ",".join(metadata_partitions)
+            if COLUMN_STATS in metadata_partitions:  # Hudi's readers skip by the columns it names
+                props[INDEX_DEFS_PATH] = INDEX_DEFS
         text = java_properties(props, "Properties saved by hudi-metastore")
         if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
             found = st.read(f"{HOODIE}/{PROPERTIES_FILE}")

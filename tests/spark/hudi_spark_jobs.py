@@ -123,8 +123,23 @@ def metaserver_write(spark, uri: str, warehouse: str) -> dict:
                 "causes": [line.strip() for line in str(e).splitlines() if line.startswith("Caused by")]}
 
 
+def scanned(spark, df, columns) -> tuple[list, int]:
+    """The rows of `df` and the number of files its scans read (the scan's `numFiles` metric:
+    after partition pruning and the file index's data skipping)."""
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # the executed plan's leaves are the scans
+    df = df.select(*columns)
+    got = sorted([r[c] for c in columns] for r in df.collect())
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
+    files = 0
+    for i in range(leaves.length()):
+        metrics = leaves.apply(i).metrics()
+        if metrics.contains("numFiles"):
+            files += metrics.apply("numFiles").value()
+    return got, files
+
+
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
-               typed: bool = False, options: dict | None = None) -> dict:
+               typed: bool = False, options: dict | None = None, where: list[str] | None = None) -> dict:
     def hudi_reader():  # `options`: the reader's (e.g. hoodie.metadata.enable)
         return spark.read.format("hudi").options(**(options or {}))
 
@@ -139,6 +154,10 @@ def read_table(spark, base: str, instants: list[str], table: str = "", columns=(
         got["snapshot"] = rows(hudi_reader().load(base), columns, typed=True)
         return got
     got: dict = {"snapshot": rows(hudi_reader().load(base), columns), "as_of": {}, "incremental": {}}
+    for predicate in where or []:  # with and without data skipping: rows and files read
+        got.setdefault("where", {})[predicate] = {
+            skip: scanned(spark, hudi_reader().option("hoodie.enable.data.skipping", skip).load(base)
+                          .where(predicate), columns) for skip in ("true", "false")}
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -163,8 +182,9 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
     p.add_argument("--read", default="{}",
-                   help="JSON {name: {base, instants, table, columns, typed, options}} to read with Hudi's "
-                        "reader (typed: any Spark type, snapshot only; options: the reader's)")
+                   help="JSON {name: {base, instants, table, columns, typed, options, where}} to read with "
+                        "Hudi's reader (typed: any Spark type, snapshot only; options: the reader's; where: "
+                        "Spark SQL predicates read with and without data skipping)")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -176,7 +196,7 @@ def main() -> int:
         try:
             result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
                                               t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")),
-                                              t.get("options"))
+                                              t.get("options"), t.get("where"))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()

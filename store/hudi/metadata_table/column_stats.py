@@ -28,7 +28,7 @@ from decimal import Decimal
 from sqlalchemy import select
 
 from hudi_format import metadata_column_stats as C
-from hudi_format.config_keys import COLUMN_STATS_ENABLE, default_of
+from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST, COLUMN_STATS_ENABLE, default_of
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.layout import PARTITION_METAFILE, instant_file_name
 from hudi_format.metadata_table import METADATA_FOLDER, SCHEMA_JSON
@@ -108,6 +108,8 @@ class ColumnStatsPartition:
         self.clock_ms = clock_ms
         self.compact_after = compact_after
         self._ready: set[str] = set()  # storage roots whose partition is initialized
+        self._indexed: dict[str, bytes] = {}  # storage root -> index definitions known on storage
+        self._names: dict[str, dict[str, str]] = {}  # storage root -> column (lower case) -> as the rows spell it
 
     def ready(self, st: TableStorage) -> bool:
         if st.root in self._ready:
@@ -119,16 +121,39 @@ class ColumnStatsPartition:
 
     def forget(self) -> None:
         self._ready.clear()
+        self._indexed.clear()
+        self._names.clear()
+
+    def _spelled(self, st: TableStorage, records: list[C.ColumnStatsRecord], types: Mapping[str, str]) -> list[str]:
+        """The table's columns as the statistics rows spell them (the metastore's schema lower-cases)."""
+        names = self._names.setdefault(st.root, {})
+        names.update({r.column.lower(): r.column for r in records})
+        return [names.get(c, c) for c in types]
+
+    def write_index_definitions(self, st: TableStorage, ref: HudiTableRef, types: Mapping[str, str],
+                                records: list[C.ColumnStatsRecord]) -> None:
+        """`.hoodie/.index_defs/index.json` naming the indexed columns (when missing or different)."""
+        listed = {c.strip().lower() for c in (ref.config.properties.get(COLUMN_STATS_COLUMN_LIST) or "").split(",")
+                  if c.strip()}
+        columns = [spelled for spelled, (c, t) in zip(self._spelled(st, records, types), types.items())
+                   if C.wrapper_of(t) and (not listed or c in listed)]
+        data = C.index_definitions(columns)
+        if self._indexed.get(st.root) != data:
+            if st.read(C.INDEX_DEFS) != data:
+                st.put(C.INDEX_DEFS, data)
+            self._indexed[st.root] = data
 
     # --- rows -----------------------------------------------------------------------------------
 
     def _types(self, conn, tbl_id: int) -> dict[str, str]:
+        """{column (lower case): Hive type} of the table's current schema, data columns first."""
         sc, t = S.schema, S.tbl
         version = select(t.c.schema_version).where(t.c.tbl_id == tbl_id).scalar_subquery()
         return {r.name.lower(): r.type for r in conn.execute(
-            select(sc.c.name, sc.c.type).where(sc.c.tbl_id == tbl_id, sc.c.version == version))}
+            select(sc.c.name, sc.c.type).where(sc.c.tbl_id == tbl_id, sc.c.version == version)
+            .order_by(sc.c.is_partition_col, sc.c.position))}
 
-    def _records(self, ref: HudiTableRef, created_ts: str | None) -> tuple[list[C.ColumnStatsRecord], list[str]]:
+    def _records(self, ref: HudiTableRef, created_ts: str | None) -> tuple[list[C.ColumnStatsRecord], dict[str, str]]:
         """The records of the live base files (created by `created_ts`, else all), and the table's columns."""
         f, cs = S.files, S.column_stats
         q = select(f.c.id, f.c.partition_path, f.c.name, cs.c.column_name, cs.c.min_key, cs.c.max_key,
@@ -146,14 +171,15 @@ class ColumnStatsPartition:
         out: list[C.ColumnStatsRecord] = []
         for row_id, rows in by_file.items():
             out.extend(file_records(*names[row_id], rows, types))
-        return out, sorted(types)
+        return out, types
 
     # --- bootstrap ------------------------------------------------------------------------------
 
     def bootstrap(self, st: TableStorage, ref: HudiTableRef) -> None:
         """Initialize the partition from the server's rows (replacing whatever is there)."""
         self.remove(st)
-        records, _ = self._records(ref, None)
+        records, types = self._records(ref, None)
+        self.write_index_definitions(st, ref, types, records)
         groups = self._by_group(records)
         stamp = _stamp(self.clock_ms())
         for state in (REQUESTED, INFLIGHT):
@@ -195,14 +221,16 @@ class ColumnStatsPartition:
                   added: Mapping[str, Mapping[str, int]], deleted: Mapping[str, Iterable[str]]) -> list[Written]:
         """The files instant `ts` writes into the partition (not yet put)."""
         records: list[C.ColumnStatsRecord] = []
-        columns: list[str] = []
+        types: dict[str, str] = {}
         if any(added.values()) and action not in ("rollback", "restore"):
-            records, columns = self._records(ref, ts)
+            records, types = self._records(ref, ts)
+            self.write_index_definitions(st, ref, types, records)  # the schema may have changed
         gone: dict[int, list[str]] = {}
         if any(deleted.values()):
-            if not columns:
+            if not types:
                 with self.store.read() as conn:
-                    columns = sorted(self._types(conn, ref.tbl_id))
+                    types = self._types(conn, ref.tbl_id)
+            columns = sorted(set(self._spelled(st, records, types)) | set(types))
             for partition, names in deleted.items():
                 for name in names:
                     if ".log." in name:
