@@ -33,6 +33,7 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.layout import PARTITION_METAFILE, instant_file_name
 from hudi_format.metadata_table import METADATA_FOLDER, SCHEMA_JSON
 from hudi_format.storage import TableStorage
+from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
 from store.hudi.column_stats import base_type, decode_number
@@ -136,7 +137,7 @@ class ColumnStatsPartition:
         listed = {c.strip().lower() for c in (ref.config.properties.get(COLUMN_STATS_COLUMN_LIST) or "").split(",")
                   if c.strip()}
         columns = [spelled for spelled, (c, t) in zip(self._spelled(st, records, types), types.items())
-                   if C.wrapper_of(t) and (not listed or c in listed)]
+                   if C.wrapper_of(t) and c not in META_COLUMNS and (not listed or c in listed)]
         data = C.index_definitions(columns)
         if self._indexed.get(st.root) != data:
             if st.read(C.INDEX_DEFS) != data:
