@@ -1,8 +1,8 @@
 """The metadata table's `column_stats` partition (hudi_format/metadata_column_stats.py) written from
 the server's column statistics (`column_stats` rows, docs/column_stats.md), never from footers.
 
-* on when the metadata table is written and the table's config does not say
-  `hoodie.metadata.index.column.stats.enable=false` (`enabled`);
+* on when the metadata table is written, for tables of version 6, unless the table's config says
+  `hoodie.metadata.index.column.stats.enable=false` (`column_stats_enabled`);
 * initialized (`bootstrap`) at instant 00000000000000011 from the statistics of the table's live
   base files, after the `files` partition; listed in `hoodie.table.metadata.partitions` only once
   that deltacommit completed (`ready`); removed (its deltacommit first) when turned off;
@@ -48,8 +48,9 @@ Written = tuple[str, bytes, dict]
 
 
 def column_stats_enabled(ref: HudiTableRef) -> bool:
-    return str(ref.config.properties.get(COLUMN_STATS_ENABLE, default_of(COLUMN_STATS_ENABLE))) \
-        .strip().lower() != "false"
+    """Written for this table: version 6 (8 and 9: not yet) and not turned off in its config."""
+    value = str(ref.config.properties.get(COLUMN_STATS_ENABLE, default_of(COLUMN_STATS_ENABLE)))
+    return ref.config.table_version == 6 and value.strip().lower() != "false"
 
 
 def bound_value(hive_type: str, key: bytes | None, upper: bool) -> tuple[bool, object]:
