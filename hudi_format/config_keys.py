@@ -91,6 +91,12 @@ RECORD_INDEX_UPDATE_PARTITION_PATH = _key("hoodie.record.index.update.partition.
 TIMELINE_SOURCE = _key("hoodie.metastore.timeline.source",
                        "the metastore's own: `storage` when Hudi's writers own the table's timeline on storage "
                        "and the server follows it (hive sync, the watcher); unset: commits go through the server")
+INDEX_DEFS_PATH = _key("hoodie.table.index.defs.path",
+                       "where the table's index definitions are (`.hoodie/.index_defs/index.json`): Hudi 1.x "
+                       "readers skip files by the metadata table's `column_stats` only for the columns it lists")
+COLUMN_STATS_ENABLE = _key("hoodie.metadata.index.column.stats.enable",
+                           "the storage mirror writes the metadata table's `column_stats` partition from the "
+                           "server's column statistics (when it writes the metadata table)", "true")
 COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
                                 "RFC-27: the columns column stats index, comma-separated (unset: every column "
                                 "of an indexable type)")

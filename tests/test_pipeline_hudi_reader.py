@@ -7,7 +7,10 @@ checks our reader and hudi-rs against the same model after every step).
 
 The tables carry the metadata table the server writes (`hoodie.metadata.enable=true`, issue 45) and
 Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
-copy of a data file the metadata table does not name, put there after the writes, is not read).
+copy of a data file the metadata table does not name, put there after the writes, is not read), and
+with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition: on a
+predicate over a data column it reads as many files as the server's pruning keeps (`list-files
+--where`), fewer than without skipping, and the same rows.
 
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
 On SQLite the same job also reads a merge-on-read table (tests/pipeline_mor.py: base files and logs
@@ -26,6 +29,7 @@ import uuid
 
 import pytest
 
+from client import HudiCatalog
 from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS
 from hudi_format.metadata_table import INIT_INSTANT
 from hudi_format.table_config import read_properties
@@ -88,7 +92,7 @@ def _stray_copy(base: str) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "files", props
+    assert props.get(METADATA_PARTITIONS) == "column_stats,files", props
     assert os.path.exists(os.path.join(base, ".hoodie", "metadata", ".hoodie", f"{INIT_INSTANT}.deltacommit"))
     for root, dirs, names in os.walk(base):
         dirs[:] = [d for d in dirs if d != ".hoodie"]
@@ -98,16 +102,29 @@ def _stray_copy(base: str) -> None:
             return
 
 
+def _predicates(model: dict) -> dict[str, tuple[list[str], object]]:
+    """Spark SQL (also the server's grammar) -> (data skipping on/off to read it with, the rows'
+    test) of predicates on `id`: one that keeps some files, one no file can match."""
+    top = max(int(k) for k in model)
+    some = sorted(int(k) for k in model)[len(model) // 2]
+    return {f"id <= {some}": (["true"], lambda r: r[0] <= some),
+            f"id > {top}": (["true", "false"], lambda r: r[0] > top)}
+
+
 def _as_rows(by_key: dict) -> list:
     return sorted(list(v) for v in by_key.values())
 
 
-def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, our_server_info, tmp_path):
+def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, backend_url, tmp_path):
     rng = random.Random(20261127)
+    skipping = backend_url.startswith("sqlite")
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
-                     "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
-    mor = mor_sequence(spark, our_server) if our_server_info.db_url.startswith("sqlite") else None
+                     "options": {METADATA_ENABLE: "true"},
+                     # data skipping (on one backend: what storage holds does not depend on it)
+                     "where": {p: on for p, (on, _) in _predicates(w["model"]).items()} if skipping else {}}
+            for layout, w in written.items()}
+    mor = mor_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
     if mor is not None:
         read["mor"] = {"base": mor["base"], "instants": [i for i, _ in mor["history"]], "columns": MOR_COLS,
                        "read_optimized": True}
@@ -123,6 +140,18 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ou
             assert got["as_of"][instant] == _as_rows(then), (layout, instant)
             later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant}
             assert got["incremental"][instant] == _as_rows(later), (layout, instant)
+        if not skipping:
+            continue
+        # data skipping by our column_stats: the files the server's pruning keeps, the same rows
+        db, name = w["table"].split(".")
+        with HudiCatalog(uri(our_server)) as catalog:
+            for predicate, (_on, keep) in _predicates(final).items():
+                rows_on, files_on = got["where"][predicate]["true"]
+                assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
+                kept = len(catalog.prune_file_slices(db, name, predicate).slices)
+                assert files_on == kept, (layout, predicate, files_on, kept)
+        nothing = got["where"][f"id > {max(int(k) for k in final)}"]
+        assert nothing["true"] == [[], 0] and nothing["false"][0] == [] and nothing["false"][1] > 0, (layout, nothing)
     if mor is not None:
         got = out["read"]["mor"]
         assert "error" not in got, got

@@ -41,7 +41,7 @@ from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback, restored_instants
-from hudi_format.config_keys import METADATA_PARTITIONS, PROPERTIES_FILE
+from hudi_format.config_keys import INDEX_DEFS_PATH, METADATA_PARTITIONS, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import (
     HOODIE,
@@ -52,7 +52,7 @@ from hudi_format.layout import (
     parse_instant_file,
     storage_properties,
 )
-from hudi_format.metadata_table import FILES
+from hudi_format.metadata_column_stats import COLUMN_STATS, INDEX_DEFS
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 from store import metrics
@@ -357,7 +357,8 @@ class StorageMirror:
             self.metadata_table.bootstrap(st, ref)
         if not mdt:
             self.metadata_table.forget(ref.base_path)
-        self._write_layout(st, ref, listing, mdt and self.metadata_table.ready(st, ref.base_path))
+        self._write_layout(st, ref, listing,
+                           self.metadata_table.available(st, ref, not layout_only) if mdt else [])
         if layout_only:
             return 0
 
@@ -370,7 +371,7 @@ class StorageMirror:
         for version, instant_id in pending:
             inst = by_id.get(instant_id)
             if inst is not None:
-                self._write_instant(st, inst, meta, listing, known_partitions, mdt)
+                self._write_instant(st, inst, meta, listing, known_partitions, ref if mdt else None)
                 if inst.state == COMPLETED and inst.action in ("rollback", "restore"):
                     data = meta(inst.ts, inst.action, COMPLETED)
                     rolled = parse_rollback(data)[0] if inst.action == "rollback" else restored_instants(data)
@@ -396,12 +397,14 @@ class StorageMirror:
     # --- pieces ---------------------------------------------------------------------------------
 
     def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing,
-                      metadata_table: bool = False) -> None:
-        """`hoodie.properties` (when missing or different; listing the metadata table's `files`
-        partition when `metadata_table`) and Hudi's folders (when missing)."""
+                      metadata_partitions: list[str] | None = None) -> None:
+        """`hoodie.properties` (when missing or different; listing the metadata table's
+        `metadata_partitions`) and Hudi's folders (when missing)."""
         props = storage_properties(ref.config)
-        if metadata_table:
-            props[METADATA_PARTITIONS] = FILES
+        if metadata_partitions:
+            props[METADATA_PARTITIONS] = ",".join(metadata_partitions)
+            if COLUMN_STATS in metadata_partitions:  # Hudi's readers skip by the columns it names
+                props[INDEX_DEFS_PATH] = INDEX_DEFS
         text = java_properties(props, "Properties saved by hudi-metastore")
         if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
             found = st.read(f"{HOODIE}/{PROPERTIES_FILE}")
@@ -439,7 +442,7 @@ class StorageMirror:
         return out
 
     def _write_instant(self, st: TableStorage, inst: _Inst, meta: _InstantMetadata, listing: Listing,
-                       known_partitions: set[str], metadata_table: bool = False) -> bool:
+                       known_partitions: set[str], metadata_table: HudiTableRef | None = None) -> bool:
         """Write the instant's missing files in state order, the metadata table's deltacommit of a
         completed one before its completed file; True when something was written."""
         wrote = False
@@ -451,8 +454,8 @@ class StorageMirror:
                                          known_partitions)
             if listing.get(name) == len(data):
                 continue  # instant files are immutable: the same name and size is the same file
-            if state == COMPLETED and metadata_table:
-                self.metadata_table.apply(st, inst.ts, meta_action, data)
+            if state == COMPLETED and metadata_table is not None:
+                self.metadata_table.apply(st, inst.ts, meta_action, data, metadata_table)
             st.put(f"{HOODIE}/{name}", data)
             listing[name] = len(data)
             wrote = True

@@ -123,8 +123,24 @@ def metaserver_write(spark, uri: str, warehouse: str) -> dict:
                 "causes": [line.strip() for line in str(e).splitlines() if line.startswith("Caused by")]}
 
 
+def scanned(spark, df, columns) -> tuple[list, int]:
+    """The rows of `df` and the number of files its scans read (the scan's `numFiles` metric:
+    after partition pruning and the file index's data skipping)."""
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # the executed plan's leaves are the scans
+    df = df.select(*columns)
+    got = sorted([r[c] for c in columns] for r in df.collect())
+    leaves = df._jdf.queryExecution().executedPlan().collectLeaves()
+    files = 0
+    for i in range(leaves.length()):
+        metrics = leaves.apply(i).metrics()
+        if metrics.contains("numFiles"):
+            files += metrics.apply("numFiles").value()
+    return got, files
+
+
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
-               typed: bool = False, options: dict | None = None, read_optimized: bool = False) -> dict:
+               typed: bool = False, options: dict | None = None, read_optimized: bool = False,
+               where: dict[str, list[str]] | None = None) -> dict:
     def hudi_reader():  # `options`: the reader's (e.g. hoodie.metadata.enable)
         return spark.read.format("hudi").options(**(options or {}))
 
@@ -142,6 +158,10 @@ def read_table(spark, base: str, instants: list[str], table: str = "", columns=(
     if read_optimized:  # merge-on-read: the base files alone
         got["read_optimized"] = rows(hudi_reader().option("hoodie.datasource.query.type", "read_optimized")
                                      .load(base), columns)
+    for predicate, skips in (where or {}).items():  # with data skipping on and/or off: rows and files read
+        got.setdefault("where", {})[predicate] = {
+            skip: scanned(spark, hudi_reader().option("hoodie.enable.data.skipping", skip).load(base)
+                          .where(predicate), columns) for skip in skips}
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -166,9 +186,10 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
     p.add_argument("--read", default="{}",
-                   help="JSON {name: {base, instants, table, columns, typed, options, read_optimized}} to read "
-                        "with Hudi's reader (typed: any Spark type, snapshot only; options: the reader's; "
-                        "read_optimized: also that query)")
+                   help="JSON {name: {base, instants, table, columns, typed, options, read_optimized, where}} "
+                        "to read with Hudi's reader (typed: any Spark type, snapshot only; options: the "
+                        "reader's; read_optimized: also that query; where: {Spark SQL predicate: "
+                        "[hoodie.enable.data.skipping values to read it with]})")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -180,7 +201,7 @@ def main() -> int:
         try:
             result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
                                               t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")),
-                                              t.get("options"), bool(t.get("read_optimized")))
+                                              t.get("options"), bool(t.get("read_optimized")), t.get("where"))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()

@@ -26,10 +26,11 @@ The metadata table's timeline is not archived (one deltacommit per instant stays
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import select
 
+from hudi_format import metadata_column_stats as C
 from hudi_format import metadata_table as M
 from hudi_format.config_keys import CHECKSUM, METADATA_ENABLE, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
@@ -37,6 +38,7 @@ from hudi_format.layout import LAYOUT_DIRS, PARTITION_METAFILE, instant_file_nam
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
+from store.hudi.metadata_table.column_stats import ColumnStatsPartition, Written, column_stats_enabled
 from store.hudi.tables import HudiTableRef
 
 MDT_HOODIE = f"{M.METADATA_FOLDER}/.hoodie"
@@ -59,6 +61,7 @@ class MetadataTableWriter:
         self.compact_after = compact_after  # log files in a slice before an instant writes a new base file
         self._ready: set[str] = set()  # base paths whose metadata table is bootstrapped
         self._committed_bases: dict[str, set[str]] = {}  # storage root -> base instants known completed
+        self.column_stats = ColumnStatsPartition(store, clock_ms, compact_after)
 
     def ready(self, st: TableStorage, base_path: str) -> bool:
         """The metadata table is on storage (its bootstrap deltacommit completed)."""
@@ -75,6 +78,21 @@ class MetadataTableWriter:
     def forget(self, base_path: str) -> None:
         self._ready.discard(base_path)
         self._committed_bases.clear()
+        self.column_stats.forget()
+
+    def available(self, st: TableStorage, ref: HudiTableRef, prepare: bool) -> list[str]:
+        """The partitions readers may use (`hoodie.table.metadata.partitions`), once the metadata
+        table is bootstrapped; with `prepare` (under the mirror's lease) the `column_stats` partition
+        is first initialized or removed as the table's config says."""
+        if not self.ready(st, ref.base_path):
+            return []
+        wanted = column_stats_enabled(ref)
+        if prepare and wanted != self.column_stats.ready(st):
+            if wanted:
+                self.column_stats.bootstrap(st, ref)
+            else:
+                self.column_stats.remove(st)
+        return [C.COLUMN_STATS, M.FILES] if wanted and self.column_stats.ready(st) else [M.FILES]
 
     # --- bootstrap ------------------------------------------------------------------------------
 
@@ -114,25 +132,28 @@ class MetadataTableWriter:
 
     # --- per instant ----------------------------------------------------------------------------
 
-    def apply(self, st: TableStorage, ts: str, action: str, metadata: bytes) -> bool:
-        """The files-partition records of the completed instant `ts` (its `metadata` as stored);
-        True when a deltacommit was written."""
+    def apply(self, st: TableStorage, ts: str, action: str, metadata: bytes, ref: HudiTableRef | None = None) -> bool:
+        """The files-partition records of the completed instant `ts` (its `metadata` as stored), and
+        with `ref` its column_stats records when that partition is on; True when a deltacommit was written."""
         if st.exists(f"{MDT_HOODIE}/{instant_file_name(ts, DELTACOMMIT, COMPLETED)}"):
             return False
         added, deleted = M.listing_change(action, metadata)
         records = M.files_records(added, deleted)
         if not records:
             return False
+        extra: list[Written] = []
+        if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st):
+            extra = self.column_stats.files_for(st, ref, ts, action, added, deleted)
         names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
         base = self._current_base(st, {b for kind, b, _ in names.values() if kind == "base"})
         logs = sorted((v, n) for n, (kind, b, v) in names.items() if kind == "log" and b == base and v is not None)
         if len(logs) >= self.compact_after:
-            self._compact(st, ts, base, [n for _, n in logs], records, names)
+            self._compact(st, ts, base, [n for _, n in logs], records, names, extra)
             return True
         version = logs[-1][0] + 1 if logs else 1
         data = M.log_file_bytes(ts, records, now_ms=self.clock_ms())
         self._deltacommit(st, ts, f"{FILES_DIR}/{M.log_file_name(base, version)}", data, len(records), base,
-                          "UPSERT_PREPPED", version)
+                          "UPSERT_PREPPED", version, extra)
         return True
 
     def _current_base(self, st: TableStorage, bases: set[str]) -> str:
@@ -146,7 +167,7 @@ class MetadataTableWriter:
         return M.INIT_INSTANT
 
     def _compact(self, st: TableStorage, ts: str, base: str, logs: list[str], records: list[M.FilesRecord],
-                 names: dict[str, tuple[str, str, int | None]]) -> None:
+                 names: dict[str, tuple[str, str, int | None]], extra: Sequence[Written] = ()) -> None:
         """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
         merged with its records, instead of one more log file; the slice before the current one is
         then deleted (the current one stays for readers that listed it)."""
@@ -163,19 +184,23 @@ class MetadataTableWriter:
         out = M.files_records(merged) or [M.FilesRecord(M.ALL_PARTITIONS)]
         data = M.base_file(out, now_ms=self.clock_ms())
         self._deltacommit(st, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base, "UPSERT_PREPPED",
-                          None)
+                          None, extra)
         for name, (_kind, b, _v) in names.items():
             if b < base or (b > base and b != ts):  # older slices; files of a compaction never completed
                 st.delete(f"{FILES_DIR}/{name}")
 
     def _deltacommit(self, st: TableStorage, ts: str, rel: str, data: bytes, records: int, prev: str,
-                     operation: str, log_version: int | None) -> None:
-        """requested, inflight, the file, completed: each an atomic write, in that order."""
+                     operation: str, log_version: int | None, extra: Sequence[Written] = ()) -> None:
+        """requested, inflight, the files (`extra`: column_stats'), completed: each an atomic write,
+        in that order."""
         for state in (REQUESTED, INFLIGHT):
             st.put(f"{MDT_HOODIE}/{instant_file_name(ts, DELTACOMMIT, state)}", b"")
         st.put(rel, data)
+        for path, content, _stat in extra:
+            st.put(f"{M.METADATA_FOLDER}/{path}", content)
         meta = M.deltacommit_metadata(rel[len(M.METADATA_FOLDER) + 1:], len(data), records, prev, operation,
                                       log_version)
+        meta = C.with_stats(meta, [stat for _p, _c, stat in extra])
         st.put(f"{MDT_HOODIE}/{instant_file_name(ts, DELTACOMMIT, COMPLETED)}", meta)
 
     def _partition_metafile(self, ts: str) -> bytes:

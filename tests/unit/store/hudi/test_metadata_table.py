@@ -19,6 +19,7 @@ import pytest
 from sqlalchemy import select
 
 from hudi_format import layout
+from hudi_format import metadata_column_stats as C
 from hudi_format import metadata_table as M
 from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS
 from hudi_format.storage import TableStorage
@@ -117,7 +118,7 @@ def test_files_partition_follows_every_instant(tmp_path, zip_path, compact_after
     the slice before it, whose predecessor is deleted)."""
     orig, new, name, timeline, mirror, steps = replay(tmp_path, zip_path, compact_after=compact_after)
     store = timeline.store
-    assert data_properties(new)[METADATA_PARTITIONS] == "files"
+    assert data_properties(new)[METADATA_PARTITIONS] == "column_stats,files"  # column_stats: on by default
     assert mdt_listing(new) == server_listing(store, "fx", name)
     mdt = os.path.join(new, ".hoodie", "metadata")
     mdt_props = read_properties(open(os.path.join(mdt, ".hoodie", "hoodie.properties")).read())
@@ -126,7 +127,7 @@ def test_files_partition_follows_every_instant(tmp_path, zip_path, compact_after
     assert mdt_props["hoodie.table.checksum"] == str(layout.table_checksum(mdt_props))
     # one deltacommit per data instant (after the bootstrap), each requested -> inflight -> completed
     done = sorted(n.split(".")[0] for n in os.listdir(os.path.join(mdt, ".hoodie")) if n.endswith(".deltacommit"))
-    assert done == [M.INIT_INSTANT, *steps]
+    assert done == [M.INIT_INSTANT, C.INIT_INSTANT, *steps]
     bases = sorted(p[1] for n in os.listdir(os.path.join(mdt, "files")) if (p := M.parse_files_partition_name(n))
                    and p[0] == "base")
     if compact_after and len(steps) >= 4:  # compacted at the 2nd and 4th instants: two slices kept
@@ -144,7 +145,7 @@ def test_files_partition_follows_every_instant(tmp_path, zip_path, compact_after
     mirror.sync("fx", name)
     assert mdt_listing(new) == server_listing(store, "fx", name)
     assert sorted(n for n in os.listdir(os.path.join(mdt, ".hoodie")) if n.endswith(".deltacommit")) == [
-        f"{M.INIT_INSTANT}.deltacommit"]
+        f"{M.INIT_INSTANT}.deltacommit", f"{C.INIT_INSTANT}.deltacommit"]
     shutil.rmtree(mdt)
     mirror.metadata_table.forget(new)
     mirror.sync("fx", name)

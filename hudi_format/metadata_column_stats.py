@@ -1,0 +1,309 @@
+"""Hudi's metadata table, the `column_stats` partition (RFC-27), as Hudi 1.2 writes it for a table of
+version 6 (beside the `files` partition, hudi_format/metadata_table.py):
+
+* two file groups, `col-stats-0000-0` and `col-stats-0001-0`; a record goes to group
+  `abs(abs(h) % 2)`, `h` the Java `String.hashCode` of its key. The partition is initialized at
+  instant `00000000000000011`: a base HFile per group holding records, else (no records for the
+  group) a log file with one empty delete block;
+* a record per (base file, column): HoodieMetadataRecord type 3 whose `ColumnStatsMetadata` holds the
+  file name, column, min and max wrapped by type (`WRAPPERS`), value count (rows), null count,
+  sizes, `isDeleted` false, `isTightBound` false, no `valueType`; the cell's row is its key, the
+  record's `key` field left empty;
+* its key: base64 (with padding) of xxHash64 (seed 0xdabadaba sign-extended to 64 bits, big-endian)
+  of the column name, then of the partition path (`.` when unpartitioned), then base64 of the MD5 of
+  the file name;
+* per deltacommit one log file per group with an HFile data block of the records written, and/or a
+  delete block (version 3, HoodieDeleteRecordList, partition `column_stats`, ordering value
+  IntWrapper 0) of the keys of files cleaned or rolled back.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import io
+import json
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from hudi_format import hfile, log_file
+from hudi_format.hfile_writer import write_hfile
+from hudi_format.metadata_table import SCHEMA_JSON, WRITE_TOKEN, _parsed
+
+COLUMN_STATS = "column_stats"
+INIT_INSTANT = "00000000000000011"  # the partition's initial instant (the files partition's is ...010)
+FILE_GROUPS = 2
+RECORD_TYPE = 3
+NAMESPACE = "org.apache.hudi.avro.model"
+DECIMAL_PRECISION, DECIMAL_SCALE = 30, 15  # DecimalWrapper's
+
+_SEED = 0xFFFFFFFFDABADABA  # Hudi's HashID seed, the int 0xdabadaba widened to long
+_M = (1 << 64) - 1
+_P1, _P2, _P3, _P4, _P5 = (11400714785074694791, 14029467366897019727, 1609587929392839161,
+                           9650029242287828579, 2870177450012600261)
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _M
+
+
+def _round(acc: int, lane: int) -> int:
+    return (_rotl((acc + lane * _P2) & _M, 31) * _P1) & _M
+
+
+def xxhash64(data: bytes, seed: int = _SEED) -> int:
+    """XXH64 of `data` (the reference algorithm)."""
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + _P1 + _P2) & _M, (seed + _P2) & _M, seed & _M, (seed - _P1) & _M]
+        while i + 32 <= n:
+            for j in range(4):
+                v[j] = _round(v[j], int.from_bytes(data[i + 8 * j:i + 8 * j + 8], "little"))
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M
+        for x in v:
+            h = ((h ^ _round(0, x)) * _P1 + _P4) & _M
+    else:
+        h = (seed + _P5) & _M
+    h = (h + n) & _M
+    while i + 8 <= n:
+        h = (_rotl(h ^ _round(0, int.from_bytes(data[i:i + 8], "little")), 27) * _P1 + _P4) & _M
+        i += 8
+    if i + 4 <= n:
+        h = (_rotl(h ^ (int.from_bytes(data[i:i + 4], "little") * _P1 & _M), 23) * _P2 + _P3) & _M
+        i += 4
+    while i < n:
+        h = (_rotl(h ^ (data[i] * _P5 & _M), 11) * _P1) & _M
+        i += 1
+    h ^= h >> 33
+    h = h * _P2 & _M
+    h ^= h >> 29
+    h = h * _P3 & _M
+    return h ^ (h >> 32)
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _id64(text: str) -> str:
+    return _b64(xxhash64(text.encode("utf-8")).to_bytes(8, "big"))
+
+
+def record_key(column: str, partition: str, file_name: str) -> str:
+    """The key of a file's statistics of a column (`partition` '' when unpartitioned)."""
+    return _id64(column) + _id64(partition or ".") + _b64(hashlib.md5(file_name.encode("utf-8")).digest())
+
+
+def file_group_of(key: str, groups: int = FILE_GROUPS) -> int:
+    """Hudi's mapRecordKeyToFileGroupIndex: Java String.hashCode of the key, modulo the groups."""
+    h = 0
+    for unit in struct.unpack(f">{len(key.encode('utf-16-be')) // 2}H", key.encode("utf-16-be")):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    if h >= 1 << 31:
+        h -= 1 << 32
+    return abs(abs(h) % groups)
+
+
+def file_id(group: int) -> str:
+    return f"col-stats-{group:04d}-0"
+
+
+def base_file_name(group: int, instant: str) -> str:
+    return f"{file_id(group)}_{WRITE_TOKEN}_{instant}.hfile"
+
+
+def log_file_name(group: int, base_instant: str, version: int) -> str:
+    return f".{file_id(group)}_{base_instant}.log.{version}_{WRITE_TOKEN}"
+
+
+def parse_name(name: str) -> tuple[int, str, str, int | None] | None:
+    """(group, kind 'base' | 'log', base instant, log version) of a file of the partition; None else."""
+    for group in range(FILE_GROUPS):
+        fid = file_id(group)
+        if name.startswith(f"{fid}_") and name.endswith(".hfile"):
+            return group, "base", name[:-len(".hfile")].rsplit("_", 1)[1], None
+        if name.startswith(f".{fid}_") and ".log." in name:
+            instant, _, rest = name[len(fid) + 2:].partition(".log.")
+            version = rest.partition("_")[0]
+            if instant.isdigit() and version.isdigit():
+                return group, "log", instant, int(version)
+    return None
+
+
+# --- values -----------------------------------------------------------------------------------
+
+# Hive type -> the wrapper of its bounds, as Hudi 1.2 writes them (timestamps: LongWrapper, micros)
+WRAPPERS = {"tinyint": "IntWrapper", "smallint": "IntWrapper", "int": "IntWrapper", "integer": "IntWrapper",
+            "bigint": "LongWrapper", "boolean": "BooleanWrapper", "float": "FloatWrapper",
+            "double": "DoubleWrapper", "string": "StringWrapper", "varchar": "StringWrapper",
+            "char": "StringWrapper", "date": "DateWrapper", "decimal": "DecimalWrapper",
+            "timestamp": "LongWrapper"}
+
+
+def wrapper_of(hive_type: str) -> str | None:
+    """The wrapper of a column's bounds; None for types not indexed here (binary, nested, decimals
+    wider than DecimalWrapper)."""
+    t = hive_type.split("(", 1)[0].strip().lower()
+    if t == "decimal" and "(" in hive_type:
+        try:
+            precision, scale = (int(x) for x in hive_type.split("(", 1)[1].rstrip(") ").split(","))
+        except ValueError:
+            return None
+        if scale > DECIMAL_SCALE or precision - scale > DECIMAL_PRECISION - DECIMAL_SCALE:
+            return None
+    return WRAPPERS.get(t)
+
+
+@dataclass(frozen=True)
+class ColumnStatsRecord:
+    partition: str  # '' when unpartitioned
+    file_name: str
+    column: str
+    wrapper: str  # WRAPPERS' names
+    min_value: object  # None: no non-null value
+    max_value: object
+    null_count: int
+    value_count: int
+    total_size: int = 0
+    total_uncompressed_size: int = 0
+
+    @property
+    def key(self) -> str:
+        return record_key(self.column, self.partition, self.file_name)
+
+
+def _wrapped(wrapper: str, value: object):
+    if value is None:
+        return None
+    if wrapper == "DecimalWrapper":
+        value = Decimal(value).quantize(Decimal(1).scaleb(-DECIMAL_SCALE))  # type: ignore[arg-type]
+    elif wrapper == "DateWrapper" and isinstance(value, dt.date):
+        value = (value - dt.date(1970, 1, 1)).days
+    return (f"{NAMESPACE}.{wrapper}", {"value": value})
+
+
+def encode_record(rec: ColumnStatsRecord) -> bytes:
+    import fastavro
+
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, _parsed(), {
+        "key": "", "type": RECORD_TYPE, "filesystemMetadata": None,
+        "ColumnStatsMetadata": {
+            "fileName": rec.file_name, "columnName": rec.column,
+            "minValue": _wrapped(rec.wrapper, rec.min_value), "maxValue": _wrapped(rec.wrapper, rec.max_value),
+            "valueCount": rec.value_count, "nullCount": rec.null_count, "totalSize": rec.total_size,
+            "totalUncompressedSize": rec.total_uncompressed_size, "isDeleted": False, "isTightBound": False,
+            "valueType": None}})
+    return buf.getvalue()
+
+
+def decode_stats(value: bytes, schema: dict | None = None) -> dict:
+    """The `ColumnStatsMetadata` of a record's value, its bounds as (wrapper, value)."""
+    import fastavro
+
+    parsed = _parsed() if schema is None else fastavro.parse_schema(schema)
+    rec: dict = fastavro.schemaless_reader(io.BytesIO(value), parsed, return_record_name=True)  # type: ignore
+    out = dict(rec["ColumnStatsMetadata"][1])
+    for bound in ("minValue", "maxValue"):
+        if out[bound] is not None:
+            name, inner = out[bound]
+            out[bound] = (name.rsplit(".", 1)[-1], inner["value"])
+    return out
+
+
+# --- files ------------------------------------------------------------------------------------
+
+def cells(records: Iterable[ColumnStatsRecord]) -> list[tuple[bytes, bytes]]:
+    return sorted({r.key.encode(): encode_record(r) for r in records}.items())
+
+
+def base_file(cell_list: list[tuple[bytes, bytes]], now_ms: int | None = None) -> bytes:
+    info = {b"schema": SCHEMA_JSON.encode(), b"minRecordKey": cell_list[0][0], b"maxRecordKey": cell_list[-1][0]}
+    return write_hfile(cell_list, info, now_ms=now_ms)
+
+
+def delete_block(instant: str, keys: Iterable[str], with_schema: bool = True) -> bytes:
+    """A delete block (version 3) of `keys`, each deleted for sure (ordering value IntWrapper 0)."""
+    import fastavro
+
+    if not _DELETE_SCHEMA:
+        _DELETE_SCHEMA.append(fastavro.parse_schema(log_file._delete_list_schema()))
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, _DELETE_SCHEMA[0], {"deleteRecordList": [
+        {"recordKey": k, "partitionPath": COLUMN_STATS, "orderingVal": (f"{NAMESPACE}.IntWrapper", {"value": 0})}
+        for k in sorted(set(keys))]})
+    body = buf.getvalue()
+    header = {log_file.INSTANT_TIME: instant}
+    if with_schema:
+        header[log_file.SCHEMA] = SCHEMA_JSON
+    return log_file.encode_block(log_file.DELETE, header, struct.pack(">ii", 3, len(body)) + body)
+
+
+_DELETE_SCHEMA: list = []
+
+
+def log_file_bytes(instant: str, cell_list: list[tuple[bytes, bytes]], deleted: Iterable[str] = (),
+                   now_ms: int | None = None) -> bytes:
+    """One log file of a deltacommit: an HFile data block of the cells (when any), then a delete
+    block of the deleted keys (when any)."""
+    out = b""
+    if cell_list:
+        content = write_hfile(cell_list, {b"schema": SCHEMA_JSON.encode()}, now_ms=now_ms)
+        out += log_file.encode_block(log_file.HFILE_DATA, {log_file.INSTANT_TIME: instant,
+                                                           log_file.SCHEMA: SCHEMA_JSON}, content)
+    deleted = sorted(set(deleted))
+    if deleted:
+        out += delete_block(instant, deleted)
+    return out
+
+
+def read_cells(data: bytes, name: str) -> list[tuple[str | None, list[tuple[bytes, bytes]], list[str]]]:
+    """(instant, cells, deleted keys) per block of a log file."""
+    out: list[tuple[str | None, list[tuple[bytes, bytes]], list[str]]] = []
+    for block in log_file.blocks(data, name):
+        if block.block_type == log_file.HFILE_DATA:
+            out.append((block.instant, hfile.cells(block.content, name), []))
+        elif block.block_type == log_file.DELETE:
+            out.append((block.instant, [], log_file.deleted_keys(block, name)))
+    return out
+
+
+def deltacommit_stat(group: int, path: str, size: int, records: int, prev_commit: str,
+                     log_version: int | None) -> dict:
+    """The write stat of one file of the partition in a deltacommit's metadata (`path` relative to
+    the metadata table's base path)."""
+    stat = {"fileId": file_id(group), "path": path, "prevCommit": prev_commit, "numWrites": records,
+            "numDeletes": 0, "numUpdateWrites": records if log_version else 0,
+            "numInserts": 0 if log_version else records, "totalWriteBytes": size, "totalWriteErrors": 0,
+            "partitionPath": COLUMN_STATS, "fileSizeInBytes": size, "totalLogRecords": 0,
+            "totalLogFilesCompacted": 0, "totalLogSizeCompacted": 0, "totalUpdatedRecordsCompacted": 0,
+            "totalLogBlocks": 0, "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0}
+    if log_version is not None:
+        stat.update({"logVersion": log_version, "logOffset": 0})
+    return stat
+
+
+def with_stats(deltacommit: bytes, stats: list[dict]) -> bytes:
+    """A deltacommit's metadata JSON with the partition's write stats added."""
+    if not stats:
+        return deltacommit
+    meta = json.loads(deltacommit)
+    meta["partitionToWriteStats"][COLUMN_STATS] = stats
+    return json.dumps(meta, indent=2).encode()
+
+
+INDEX_DEFS = ".hoodie/.index_defs/index.json"  # under the data table's base path
+
+
+def index_definitions(columns: Iterable[str]) -> bytes:
+    """The data table's index definitions (as Hudi 1.2 writes them, Jackson's pretty print) naming
+    the columns the `column_stats` partition indexes: Hudi's reader skips files only by those."""
+    fields = ", ".join(json.dumps(c) for c in columns)
+    return ('{\n  "indexDefinitions" : {\n    "column_stats" : {\n      "indexName" : "column_stats",\n'
+            '      "indexType" : "column_stats",\n      "indexFunction" : "column_stats",\n'
+            f'      "sourceFields" : [ {fields} ],\n      "indexOptions" : {{ }},\n      "version" : "V1"\n'
+            '    }\n  }\n}').encode()

@@ -1,0 +1,316 @@
+"""The metadata table's `column_stats` partition (hudi_format/metadata_column_stats.py) written from
+the server's column statistics (`column_stats` rows, docs/column_stats.md), never from footers.
+
+* on when the metadata table is written, for tables of version 6, unless the table's config says
+  `hoodie.metadata.index.column.stats.enable=false` (`column_stats_enabled`);
+* initialized (`bootstrap`) at instant 00000000000000011 from the statistics of the table's live
+  base files, after the `files` partition; listed in `hoodie.table.metadata.partitions` only once
+  that deltacommit completed (`ready`); removed (its deltacommit first) when turned off;
+* per completed instant (`files_for`, in the `files` partition's deltacommit): per file group a log
+  file with the records of the base files the instant wrote (their rows, `files.created_ts`) and a
+  delete block of the keys of the files it deleted (clean, rollback, restore; one key per column of
+  the table's schema: their rows are gone by then); compacted into a new base file once a group's
+  slice has `compact_after` log files, as the `files` partition is.
+
+Bounds come back from their order-preserving keys with the column's Hive type. A file whose
+statistics the partition cannot hold for every column it has rows of (unknown bounds, a cut string
+bound that is no string) gets no records at all: readers keep files the index does not name.
+Columns of other types (binary, nested, decimals wider than (30,15)) are not written. Sizes are 0:
+the server keeps a file's sizes, not a column's. Log files get no records (their slices are kept).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+
+from sqlalchemy import select
+
+from hudi_format import metadata_column_stats as C
+from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST, COLUMN_STATS_ENABLE, default_of
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.layout import PARTITION_METAFILE, instant_file_name
+from hudi_format.metadata_table import METADATA_FOLDER, SCHEMA_JSON
+from hudi_format.storage import TableStorage
+from hudi_format.table_config import META_COLUMNS
+from store.db import schema as S
+from store.db.database import Store
+from store.hudi.column_stats import base_type, decode_number
+from store.hudi.tables import HudiTableRef
+
+MDT_HOODIE = f"{METADATA_FOLDER}/.hoodie"
+DIR = f"{METADATA_FOLDER}/{C.COLUMN_STATS}"
+DELTACOMMIT = "deltacommit"
+
+# a file written into the partition by a deltacommit: (path under the metadata table, bytes, write stat)
+Written = tuple[str, bytes, dict]
+
+
+def column_stats_enabled(ref: HudiTableRef) -> bool:
+    """Written for this table: version 6 (8 and 9: not yet) and not turned off in its config."""
+    value = str(ref.config.properties.get(COLUMN_STATS_ENABLE, default_of(COLUMN_STATS_ENABLE)))
+    return ref.config.table_version == 6 and value.strip().lower() != "false"
+
+
+def bound_value(hive_type: str, key: bytes | None, upper: bool) -> tuple[bool, object]:
+    """(usable, value) of an order-preserving bound of a column of `hive_type`."""
+    if key is None:
+        return False, None
+    t = base_type(hive_type)
+    if t in ("string", "varchar", "char"):
+        raw = bytes(key)
+        try:
+            return True, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            if upper:  # a cut bound's successor that is no UTF-8: no string bounds the file
+                return False, None
+            return True, raw.decode("utf-8", "ignore")  # a shorter prefix is still a lower bound
+    n = decode_number(bytes(key))
+    if n is None or not n.is_finite() and t not in ("float", "double") or n.is_nan():
+        return False, None
+    if t in ("float", "double"):
+        return True, float(n)
+    if t == "decimal":
+        return True, n
+    if n != n.to_integral_value():
+        return False, None
+    if t == "boolean":
+        return True, bool(n)
+    return True, int(n)
+
+
+def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, str]) -> list[C.ColumnStatsRecord]:
+    """The records of one base file from its `column_stats` rows; [] when one of them cannot be held."""
+    out = []
+    for r in rows:
+        hive_type = types.get(r.column_name.lower())
+        wrapper = C.wrapper_of(hive_type) if hive_type else None
+        if wrapper is None:
+            continue
+        if r.null_count is None or r.value_count is None:
+            return []
+        if r.min_key is None and r.max_key is None and r.null_count == r.value_count:
+            lo = hi = None  # every value null
+        else:
+            ok_lo, lo = bound_value(hive_type, r.min_key, False)  # type: ignore[arg-type]
+            ok_hi, hi = bound_value(hive_type, r.max_key, True)  # type: ignore[arg-type]
+            if not (ok_lo and ok_hi):
+                return []
+            if wrapper == "DecimalWrapper":
+                lo, hi = Decimal(lo), Decimal(hi)  # type: ignore[arg-type]
+        out.append(C.ColumnStatsRecord(partition, name, r.column_name, wrapper, lo, hi, int(r.null_count),
+                                       int(r.value_count)))
+    return out
+
+
+class ColumnStatsPartition:
+    def __init__(self, store: Store, clock_ms: Callable[[], int], compact_after: int):
+        self.store = store
+        self.clock_ms = clock_ms
+        self.compact_after = compact_after
+        self._ready: set[str] = set()  # storage roots whose partition is initialized
+        self._indexed: dict[str, bytes] = {}  # storage root -> index definitions known on storage
+        self._names: dict[str, dict[str, str]] = {}  # storage root -> column (lower case) -> as the rows spell it
+
+    def ready(self, st: TableStorage) -> bool:
+        if st.root in self._ready:
+            return True
+        if st.exists(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, COMPLETED)}"):
+            self._ready.add(st.root)
+            return True
+        return False
+
+    def forget(self) -> None:
+        self._ready.clear()
+        self._indexed.clear()
+        self._names.clear()
+
+    def _spelled(self, st: TableStorage, records: list[C.ColumnStatsRecord], types: Mapping[str, str]) -> list[str]:
+        """The table's columns as the statistics rows spell them (the metastore's schema lower-cases)."""
+        names = self._names.setdefault(st.root, {})
+        names.update({r.column.lower(): r.column for r in records})
+        return [names.get(c, c) for c in types]
+
+    def write_index_definitions(self, st: TableStorage, ref: HudiTableRef, types: Mapping[str, str],
+                                records: list[C.ColumnStatsRecord]) -> None:
+        """`.hoodie/.index_defs/index.json` naming the indexed columns (when missing or different)."""
+        listed = {c.strip().lower() for c in (ref.config.properties.get(COLUMN_STATS_COLUMN_LIST) or "").split(",")
+                  if c.strip()}
+        columns = [spelled for spelled, (c, t) in zip(self._spelled(st, records, types), types.items())
+                   if C.wrapper_of(t) and c not in META_COLUMNS and (not listed or c in listed)]
+        data = C.index_definitions(columns)
+        if self._indexed.get(st.root) != data:
+            if st.read(C.INDEX_DEFS) != data:
+                st.put(C.INDEX_DEFS, data)
+            self._indexed[st.root] = data
+
+    # --- rows -----------------------------------------------------------------------------------
+
+    def _types(self, conn, tbl_id: int) -> dict[str, str]:
+        """{column (lower case): Hive type} of the table's current schema, data columns first."""
+        sc, t = S.schema, S.tbl
+        version = select(t.c.schema_version).where(t.c.tbl_id == tbl_id).scalar_subquery()
+        return {r.name.lower(): r.type for r in conn.execute(
+            select(sc.c.name, sc.c.type).where(sc.c.tbl_id == tbl_id, sc.c.version == version)
+            .order_by(sc.c.is_partition_col, sc.c.position))}
+
+    def _records(self, ref: HudiTableRef, created_ts: str | None) -> tuple[list[C.ColumnStatsRecord], dict[str, str]]:
+        """The records of the live base files (created by `created_ts`, else all), and the table's columns."""
+        f, cs = S.files, S.column_stats
+        q = select(f.c.id, f.c.partition_path, f.c.name, cs.c.column_name, cs.c.min_key, cs.c.max_key,
+                   cs.c.null_count, cs.c.value_count).select_from(f.join(cs, cs.c.file_row_id == f.c.id)).where(
+            f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False))
+        if created_ts is not None:
+            q = q.where(f.c.created_ts == created_ts)
+        by_file: dict[int, list] = {}
+        with self.store.read() as conn:
+            types = self._types(conn, ref.tbl_id)
+            names: dict[int, tuple[str, str]] = {}
+            for r in conn.execute(q.order_by(f.c.id)):
+                by_file.setdefault(r.id, []).append(r)
+                names[r.id] = (r.partition_path or "", r.name)
+        out: list[C.ColumnStatsRecord] = []
+        for row_id, rows in by_file.items():
+            out.extend(file_records(*names[row_id], rows, types))
+        return out, types
+
+    # --- bootstrap ------------------------------------------------------------------------------
+
+    def bootstrap(self, st: TableStorage, ref: HudiTableRef) -> None:
+        """Initialize the partition from the server's rows (replacing whatever is there)."""
+        self.remove(st)
+        records, types = self._records(ref, None)
+        self.write_index_definitions(st, ref, types, records)
+        groups = self._by_group(records)
+        stamp = _stamp(self.clock_ms())
+        for state in (REQUESTED, INFLIGHT):
+            st.put(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, state)}", b"")
+        st.put(f"{DIR}/{PARTITION_METAFILE}",
+               f"#partition metadata\n#{stamp}\ncommitTime={C.INIT_INSTANT}\npartitionDepth=1\n".encode())
+        stats = []
+        for group in range(C.FILE_GROUPS):
+            cells = groups.get(group, [])
+            if cells:
+                name, data = C.base_file_name(group, C.INIT_INSTANT), C.base_file(cells, now_ms=self.clock_ms())
+                stats.append(C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(cells), "null",
+                                                None))
+            else:  # the file group exists from its first log file: one empty delete block
+                name = C.log_file_name(group, C.INIT_INSTANT, 1)
+                data = C.delete_block(C.INIT_INSTANT, [], with_schema=False)
+                stats.append(C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, C.INIT_INSTANT, 1))
+            st.put(f"{DIR}/{name}", data)
+        meta = {"partitionToWriteStats": {C.COLUMN_STATS: stats}, "compacted": False,
+                "extraMetadata": {"schema": SCHEMA_JSON}, "operationType": "BULK_INSERT_PREPPED"}
+        st.put(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, COMPLETED)}",
+               json.dumps(meta, indent=2).encode())
+        self._ready.add(st.root)
+
+    def remove(self, st: TableStorage) -> None:
+        """Remove the partition: its completed deltacommit first, so it is never taken for ready."""
+        self._ready.discard(st.root)
+        for state in (COMPLETED, INFLIGHT, REQUESTED):
+            st.delete(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, state)}")
+        if st.listing(DIR):
+            try:
+                st.fs.rm(st.path(DIR), recursive=True)
+            except FileNotFoundError:
+                pass
+
+    # --- per instant ----------------------------------------------------------------------------
+
+    def files_for(self, st: TableStorage, ref: HudiTableRef, ts: str, action: str,
+                  added: Mapping[str, Mapping[str, int]], deleted: Mapping[str, Iterable[str]]) -> list[Written]:
+        """The files instant `ts` writes into the partition (not yet put)."""
+        records: list[C.ColumnStatsRecord] = []
+        types: dict[str, str] = {}
+        if any(added.values()) and action not in ("rollback", "restore"):
+            records, types = self._records(ref, ts)
+            self.write_index_definitions(st, ref, types, records)  # the schema may have changed
+        gone: dict[int, list[str]] = {}
+        if any(deleted.values()):
+            if not types:
+                with self.store.read() as conn:
+                    types = self._types(conn, ref.tbl_id)
+            columns = sorted(set(self._spelled(st, records, types)) | set(types))
+            for partition, names in deleted.items():
+                for name in names:
+                    if ".log." in name:
+                        continue
+                    for column in columns:
+                        key = C.record_key(column, partition, name)
+                        gone.setdefault(C.file_group_of(key), []).append(key)
+        groups = self._by_group(records)
+        if not groups and not gone:
+            return []
+        listing = {n: p for n in st.listing(DIR) if (p := C.parse_name(n))}
+        out: list[Written] = []
+        for group in sorted(set(groups) | set(gone)):
+            base = self._current_base(st, {b for g, kind, b, _ in listing.values() if g == group and kind == "base"})
+            logs = sorted((v, n) for n, (g, kind, b, v) in listing.items()
+                          if g == group and kind == "log" and b == base and v is not None)
+            cells, dels = groups.get(group, []), gone.get(group, [])
+            if len(logs) >= self.compact_after:
+                out.append(self._compacted(st, group, ts, base, [n for _, n in logs], cells, dels, listing))
+                continue
+            version = logs[-1][0] + 1 if logs else 1
+            name = C.log_file_name(group, base, version)
+            data = C.log_file_bytes(ts, cells, dels, now_ms=self.clock_ms())
+            out.append((f"{C.COLUMN_STATS}/{name}", data,
+                        C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(cells), base, version)))
+        return out
+
+    def _compacted(self, st: TableStorage, group: int, ts: str, base: str, logs: list[str],
+                   cells: list[tuple[bytes, bytes]], dels: list[str],
+                   listing: Mapping[str, tuple[int, str, str, int | None]]) -> Written:
+        """A new base file at `ts`: the group's current slice merged with the instant's records; the
+        slices before the current one are deleted (the current one stays for readers that listed it)."""
+        done = {n.split(".")[0] for n in st.listing(MDT_HOODIE) if n.endswith(f".{DELTACOMMIT}")}
+        merged: dict[bytes, bytes] = {}
+        if C.base_file_name(group, base) in listing:
+            from hudi_format import hfile
+
+            merged.update(hfile.cells(st.read(f"{DIR}/{C.base_file_name(group, base)}") or b"",
+                                      C.base_file_name(group, base)))
+        for name in logs:
+            for instant, block_cells, keys in C.read_cells(st.read(f"{DIR}/{name}") or b"", name):
+                if instant not in done:
+                    continue
+                merged.update(block_cells)
+                for k in keys:
+                    merged.pop(k.encode(), None)
+        merged.update(cells)
+        for k in dels:
+            merged.pop(k.encode(), None)
+        out = sorted(merged.items())
+        for name, (g, _kind, b, _v) in listing.items():
+            if g == group and (b < base or (b > base and b != ts)):
+                st.delete(f"{DIR}/{name}")
+        if out:
+            name, data = C.base_file_name(group, ts), C.base_file(out, now_ms=self.clock_ms())
+            return (f"{C.COLUMN_STATS}/{name}", data,
+                    C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(out), base, None))
+        name = C.log_file_name(group, ts, 1)
+        data = C.delete_block(ts, [], with_schema=False)
+        return (f"{C.COLUMN_STATS}/{name}", data,
+                C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, ts, 1))
+
+    def _current_base(self, st: TableStorage, bases: set[str]) -> str:
+        """The group's newest base instant whose deltacommit completed (else the initial one)."""
+        for b in sorted(bases, reverse=True):
+            if b == C.INIT_INSTANT or st.exists(f"{MDT_HOODIE}/{instant_file_name(b, DELTACOMMIT, COMPLETED)}"):
+                return b
+        return C.INIT_INSTANT
+
+    @staticmethod
+    def _by_group(records: list[C.ColumnStatsRecord]) -> dict[int, list[tuple[bytes, bytes]]]:
+        groups: dict[int, list[C.ColumnStatsRecord]] = {}
+        for r in records:
+            groups.setdefault(C.file_group_of(r.key), []).append(r)
+        return {g: C.cells(rs) for g, rs in groups.items()}
+
+
+def _stamp(ms: int) -> str:
+    import time
+
+    return time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(ms / 1000))

@@ -1,0 +1,148 @@
+"""The storage mirror's `column_stats` partition (store/hudi/metadata_table/column_stats.py), read
+back as Hudi's reader merges it, equals the server's column statistics after every commit and clean
+(records written, cleaned files' keys deleted), also across compactions; the data table's
+`hoodie.properties` lists it with the index definitions; `hoodie.metadata.index.column.stats.enable=false`
+leaves it out. (Hudi's Spark reader skipping files with it: tests/test_pipeline_hudi_reader.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hudi_format import hfile
+from hudi_format import metadata_column_stats as C
+from hudi_format.config_keys import COLUMN_STATS_ENABLE, INDEX_DEFS_PATH, METADATA_ENABLE, METADATA_PARTITIONS
+from hudi_format.table_config import COW, HudiTableConfig, read_properties
+from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_key
+from tests.test_storage_mirror import AVRO_SCHEMA, attach, services
+from thrift_idl.hive_metastore.ttypes import Database
+
+AVRO = {**AVRO_SCHEMA, "fields": [*AVRO_SCHEMA["fields"], {"name": "score", "type": ["double", "null"]}]}
+TYPES = {"id": "int", "name": "string", "ts": "bigint", "score": "double"}
+
+
+def _table(tmp_path, properties: dict[str, str]):
+    tables, timeline, _snapshot = services(tmp_path)
+    tables.create_database(Database(name="db1"))
+    base = str(tmp_path / "t1")
+    timeline.register_table(HudiTableConfig(
+        db_name="db1", table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+        precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator", base_path=base,
+        avro_schema=json.dumps(AVRO), properties={METADATA_ENABLE: "true", **properties}))
+    return timeline, attach(timeline), base
+
+
+def _bounds(column: str, lo, hi, nulls: int = 0, values: int = 10) -> ColumnBounds:
+    t = TYPES[column]
+    return ColumnBounds(column, None if lo is None else encode_key(t, lo), None if hi is None else encode_key(t, hi),
+                        nulls, values)
+
+
+def _commit(timeline, ts: str, files: dict[tuple[str, str], list[ColumnBounds]]) -> None:
+    """A commit writing base files (partition, file id) -> their statistics."""
+    write_stats: dict[str, list] = {}
+    stats = []
+    for (p, fid), cols in files.items():
+        name = f"{fid}_0-1-1_{ts}.parquet"
+        write_stats.setdefault(p, []).append({"fileId": fid, "path": f"{p}/{name}", "partitionPath": p,
+                                              "fileSizeInBytes": 1000, "prevCommit": "null", "numWrites": 10})
+        stats.append(FileColumnStats(p, name, 1000, 4000, cols))
+    meta = json.dumps({"partitionToWriteStats": write_stats, "compacted": False, "extraMetadata": {},
+                       "operationType": "UPSERT"}).encode()
+    timeline.create_instant("db1", "t1", ts, "commit", b"", 60)
+    timeline.transition_to_inflight("db1", "t1", ts, "commit", b"")
+    timeline.complete_instant("db1", "t1", ts, "commit", meta, column_stats=stats)
+
+
+def _clean(timeline, ts: str, deleted: dict[str, list[str]]) -> None:
+    meta = json.dumps({"partitionMetadata": {p: {"partitionPath": p, "successDeleteFiles": names}
+                                             for p, names in deleted.items()}}).encode()
+    timeline.create_instant("db1", "t1", ts, "clean", b"", 60)
+    timeline.transition_to_inflight("db1", "t1", ts, "clean", b"")
+    timeline.complete_instant("db1", "t1", ts, "clean", meta)
+
+
+def partition_view(base: str) -> dict[str, dict]:
+    """key -> decoded statistics, as a reader merges each file group's latest slice (base file,
+    then its log blocks in version order whose deltacommit completed; delete blocks drop keys)."""
+    d = os.path.join(base, ".hoodie", "metadata", C.COLUMN_STATS)
+    mdt = os.path.join(base, ".hoodie", "metadata", ".hoodie")
+    done = {n.split(".")[0] for n in os.listdir(mdt) if n.endswith(".deltacommit")}
+    parsed = {n: p for n in os.listdir(d) if (p := C.parse_name(n))}
+    out: dict[bytes, bytes] = {}
+    for group in range(C.FILE_GROUPS):
+        bases = [p[2] for p in parsed.values() if p[0] == group and p[1] == "base" and p[2] in done]
+        logs_of = {p[2] for p in parsed.values() if p[0] == group and p[1] == "log" and p[2] in done}
+        latest = max(bases + list(logs_of))
+        merged: dict[bytes, bytes] = {}
+        if latest in bases:
+            merged.update(hfile.cells(open(os.path.join(d, C.base_file_name(group, latest)), "rb").read()))
+        logs = sorted((p[3], n) for n, p in parsed.items() if p[0] == group and p[1] == "log" and p[2] == latest)
+        for _v, n in logs:
+            for instant, cells, deleted in C.read_cells(open(os.path.join(d, n), "rb").read(), n):
+                if instant in done:
+                    merged.update(cells)
+                    for k in deleted:
+                        merged.pop(k.encode(), None)
+        assert all(C.file_group_of(k.decode()) == group for k in merged)
+        out.update(merged)
+    return {k.decode(): C.decode_stats(v) for k, v in out.items()}
+
+
+def _summary(view: dict[str, dict]) -> dict[tuple[str, str], tuple]:
+    return {(s["fileName"], s["columnName"]): (s["minValue"], s["maxValue"], s["nullCount"], s["valueCount"])
+            for s in view.values()}
+
+
+@pytest.mark.parametrize("compact_after", [None, 2])
+def test_partition_follows_commits_and_cleans(tmp_path, compact_after):
+    timeline, mirror, base = _table(tmp_path, {})
+    if compact_after:
+        mirror.metadata_table.column_stats.compact_after = compact_after
+    t1, t2, t3, t4 = "20260101000000001", "20260101000000002", "20260101000000003", "20260101000000004"
+    _commit(timeline, t1, {("dt=a", "g1-0"): [_bounds("id", 1, 9), _bounds("name", "ab", "zé"),
+                                               _bounds("score", -1.5, 2.25, 1)],
+                           ("dt=b", "g2-0"): [_bounds("id", 10, 19), _bounds("name", None, None, 10),
+                                              _bounds("ts", 5, 7)]})
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props[METADATA_PARTITIONS] == "column_stats,files"
+    index = json.loads(open(os.path.join(base, props[INDEX_DEFS_PATH]), "rb").read())
+    assert index["indexDefinitions"]["column_stats"]["sourceFields"] == ["id", "name", "ts", "score", "dt"]
+    first = {(f"g1-0_0-1-1_{t1}.parquet", "id"): (("IntWrapper", 1), ("IntWrapper", 9), 0, 10),
+             (f"g1-0_0-1-1_{t1}.parquet", "name"): (("StringWrapper", "ab"), ("StringWrapper", "zé"), 0, 10),
+             (f"g1-0_0-1-1_{t1}.parquet", "score"): (("DoubleWrapper", -1.5), ("DoubleWrapper", 2.25), 1, 10),
+             (f"g2-0_0-1-1_{t1}.parquet", "id"): (("IntWrapper", 10), ("IntWrapper", 19), 0, 10),
+             (f"g2-0_0-1-1_{t1}.parquet", "name"): (None, None, 10, 10),
+             (f"g2-0_0-1-1_{t1}.parquet", "ts"): (("LongWrapper", 5), ("LongWrapper", 7), 0, 10)}
+    view = partition_view(base)
+    assert _summary(view) == first
+    assert all(k == C.record_key(s["columnName"], p, s["fileName"]) for k, s in view.items()
+               for p in ["dt=a" if s["fileName"].startswith("g1") else "dt=b"])
+
+    # a new version of g1, then a clean of the old one: its keys are deleted
+    _commit(timeline, t2, {("dt=a", "g1-0"): [_bounds("id", 2, 3)]})
+    _commit(timeline, t3, {("dt=b", "g3-0"): [_bounds("id", 30, 31), _bounds("score", float("nan"), 1.0)]})
+    _clean(timeline, t4, {"dt=a": [f"g1-0_0-1-1_{t1}.parquet"]})
+    want = {k: v for k, v in first.items() if not k[0].startswith("g1")}
+    want[(f"g1-0_0-1-1_{t2}.parquet", "id")] = (("IntWrapper", 2), ("IntWrapper", 3), 0, 10)
+    # g3's score has no usable bounds (a NaN): the file gets no records at all, readers keep it
+    assert _summary(partition_view(base)) == want
+    if compact_after:  # the groups' slices were compacted into base files at later instants
+        names = os.listdir(os.path.join(base, ".hoodie", "metadata", C.COLUMN_STATS))
+        assert any((p := C.parse_name(n)) and p[1] == "base" and p[2] > C.INIT_INSTANT for n in names), names
+
+    # rewritten from the rows when its initialization did not complete
+    os.remove(os.path.join(base, ".hoodie", "metadata", ".hoodie", f"{C.INIT_INSTANT}.deltacommit"))
+    mirror.metadata_table.forget(base)
+    mirror.sync("db1", "t1")
+    assert _summary(partition_view(base)) == want
+
+
+def test_off_by_config(tmp_path):
+    timeline, _mirror, base = _table(tmp_path, {COLUMN_STATS_ENABLE: "false"})
+    _commit(timeline, "20260101000000001", {("dt=a", "g1-0"): [_bounds("id", 1, 9)]})
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props[METADATA_PARTITIONS] == "files" and INDEX_DEFS_PATH not in props
+    assert not os.path.exists(os.path.join(base, ".hoodie", "metadata", C.COLUMN_STATS))
