@@ -1,0 +1,131 @@
+"""The storage mirror writes tables of versions 8 and 9 in Hudi 1.x's layout (timeline layout 2,
+hudi_format/timeline_layout.py): a fixture Hudi wrote, replayed through the server onto a fresh
+base path (data files only), reads in hudi-rs like the original; a commit the server got as JSON
+lands on storage as Hudi 1.x's Avro."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hudi_format.avro_metadata import COMMIT_METADATA_SCHEMA
+from hudi_format.commit_metadata import AVRO_MAGIC
+from hudi_format.config_keys import TABLE_VERSION
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.storage_timeline import StorageTimeline
+from hudi_format.table_config import HudiTableConfig, read_properties
+from hudi_format.timeline_layout import timeline_layout
+from tests.test_hudi_fixtures import FIXTURE_DIR, services, unzip_table
+from tests.test_storage_mirror import attach, commit_json, copy_data_files, rows_of
+from thrift_idl.hive_metastore.ttypes import Database
+
+hudi = pytest.importorskip("hudi")
+fastavro = pytest.importorskip("fastavro")
+
+# hudi-rs reads these (the v9 savepoint stages need the savepoint service; tests/test_pipeline_* cover those)
+V8 = ["cow_v8_complexkeygen_hivestyle", "cow_v8_nonpartitioned", "cow_v8_simplekeygen_nonhivestyle",
+      "mor_v8_delete_blocks"]
+
+
+def replay_v8(tmp_path, fixture: str, version: int | None = None):
+    """The fixture's instants through the server (requested, inflight, completed with Hudi's own
+    metadata), mirrored after each onto a copy holding only its data files."""
+    orig = unzip_table(os.path.join(FIXTURE_DIR, f"{fixture}.zip"), tmp_path / "orig")
+    new = str(tmp_path / "new" / os.path.basename(orig))
+    copy_data_files(orig, new)
+    props = read_properties(open(os.path.join(orig, ".hoodie", "hoodie.properties")).read())
+    if version is not None:
+        props[TABLE_VERSION] = str(version)
+    tables, timeline, snapshot = services(tmp_path)
+    tables.create_database(Database(name="fx"))
+    name = props["hoodie.table.name"].lower()
+    timeline.register_table(HudiTableConfig.from_properties("fx", name, props, new))
+    mirror = attach(timeline)
+    tl = StorageTimeline.read(orig)
+    for inst in tl.instants:
+        timeline.create_instant("fx", name, inst.ts, inst.action, tl.metadata(inst, REQUESTED) or b"", 60)
+        timeline.transition_to_inflight("fx", name, inst.ts, inst.action, tl.metadata(inst, INFLIGHT) or b"")
+        timeline.complete_instant("fx", name, inst.ts, inst.action, tl.metadata(inst, COMPLETED) or b"")
+        assert mirror.lag("fx", name) == 0
+    return orig, new, name, timeline, snapshot
+
+
+def theirs(base: str) -> tuple[dict, list]:
+    t = hudi.HudiTable(base)
+    slices = {(s.partition_path, s.file_id): (s.base_file_name, tuple(s.log_file_names)) for s in t.get_file_slices()}
+    return slices, rows_of(t)
+
+
+@pytest.mark.parametrize("fixture", V8)
+def test_v8_fixture_replayed_and_mirrored_reads_like_the_original(tmp_path, fixture):
+    orig, new, name, timeline, snapshot = replay_v8(tmp_path, fixture)
+    assert theirs(new) == theirs(orig)
+    layout = timeline_layout(8)
+    ours = StorageTimeline.read(new)
+    assert ours.timeline_dir == layout.timeline_dir and ours.table_version == StorageTimeline.read(orig).table_version
+    server = {i.ts: i for i in timeline.list_instants("fx", name)}
+    assert [(i.ts, i.action, i.state) for i in ours.instants] == \
+        [(i.ts, i.action, i.state) for i in StorageTimeline.read(orig).instants]
+    for inst in ours.instants:  # completed files named with the server's completion times
+        assert inst.completion_ts == server[inst.ts].completion_ts
+    assert not os.listdir(os.path.join(new, layout.timeline_dir))[0].endswith(".tmp")
+    for d in layout.dirs:
+        assert os.path.isdir(os.path.join(new, ".hoodie", d)), d
+
+
+def test_v9_table_commit_sent_as_json_is_written_as_avro(tmp_path):
+    """A commit the server got as JSON (our pipeline's, version-6 style) is Hudi 1.x's Avro
+    HoodieCommitMetadata on a version-9 table's storage, and hudi-rs reads the new rows."""
+    orig, new, name, timeline, snapshot = replay_v8(tmp_path, "cow_v8_simplekeygen_nonhivestyle", version=9)
+    inst = timeline.create_instant("fx", name, None, "commit", b"", 60)
+    partition = sorted(d for d in os.listdir(new) if not d.startswith("."))[0]
+    folder = os.path.join(new, partition)
+    source = next(n for n in sorted(os.listdir(folder)) if n.endswith(".parquet"))
+    fid, rel, size = _copy_base_file(new, partition, source, inst.ts)
+    timeline.transition_to_inflight("fx", name, inst.ts, "commit", b"")
+    doc = json.loads(commit_json(partition, fid, rel, size, 1))
+    doc["extraMetadata"]["schema"] = _writer_schema(orig)
+    timeline.complete_instant("fx", name, inst.ts, "commit", json.dumps(doc).encode())
+    done = timeline.list_instants("fx", name, min_ts=inst.ts, max_ts=inst.ts)[0]
+    path = os.path.join(new, ".hoodie", "timeline", f"{inst.ts}_{done.completion_ts}.commit")
+    data = open(path, "rb").read()
+    assert data[:4] == AVRO_MAGIC
+    reader = fastavro.reader(open(path, "rb"))
+    assert reader.writer_schema["name"].endswith(COMMIT_METADATA_SCHEMA["name"])
+    rec = next(reader)
+    assert rec["partitionToWriteStats"][partition][0]["path"] == rel and rec["operationType"] == "INSERT"
+    assert read_properties(open(os.path.join(new, ".hoodie", "hoodie.properties")).read())[TABLE_VERSION] == "9"
+    slices, rows = theirs(new)
+    assert (partition, fid) in slices
+    assert len(rows) == len(theirs(orig)[1]) + len([r for r in rows if r["_hoodie_file_name"] == os.path.basename(rel)])
+
+
+def _writer_schema(base: str) -> str:
+    from hudi_format.commit_metadata import _load
+
+    tl = StorageTimeline.read(base)
+    return _load(tl.metadata(tl.completed[-1], COMPLETED), "commit")["extraMetadata"]["schema"]
+
+
+def _copy_base_file(base: str, partition: str, source: str, ts: str) -> tuple[str, str, int]:
+    """A new file group: a copy of `source`'s rows rewritten with the new file's meta columns."""
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(os.path.join(base, partition, source))
+    fid = f"{uuid.uuid4()}-0"
+    name = f"{fid}_0-1-0_{ts}.parquet"
+    import pyarrow as pa
+
+    n = t.num_rows
+    t = t.set_column(t.schema.get_field_index("_hoodie_commit_time"), "_hoodie_commit_time", pa.array([ts] * n))
+    t = t.set_column(t.schema.get_field_index("_hoodie_file_name"), "_hoodie_file_name", pa.array([name] * n))
+    keys = [f"new-{k}" for k in t.column("_hoodie_record_key").to_pylist()]
+    t = t.set_column(t.schema.get_field_index("_hoodie_record_key"), "_hoodie_record_key", pa.array(keys))
+    pq.write_table(t, os.path.join(base, partition, name))
+    return fid, f"{partition}/{name}", os.path.getsize(os.path.join(base, partition, name))
+
+
