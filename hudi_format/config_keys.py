@@ -105,6 +105,8 @@ KEYGENERATOR_TYPE = _key("hoodie.table.keygenerator.type", "table version 8+: th
                          "COMPLEX, ...)")
 RECORD_MERGE_MODE = _key("hoodie.record.merge.mode", "table version 8+: how two records of one key merge "
                          "(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM)")
+RECORD_MERGE_STRATEGY_ID = _key("hoodie.record.merge.strategy.id", "table version 8+: the record merger's id (the "
+                                "metadata table's: all zeros)")
 
 # --- HMS table and serde parameters ----------------------------------------------------------------
 QUERY_AS_RO_TABLE = _key("hoodie.query.as.ro.table",

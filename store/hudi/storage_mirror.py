@@ -79,6 +79,7 @@ class _Timeline:
     """The timeline folder of a table on storage: its layout (by table version) and files."""
     layout: TimelineLayout
     files: Listing  # file name in the timeline folder -> size
+    table_version: int = 6
 
     def path(self, name: str) -> str:
         return f"{self.layout.timeline_dir}/{name}"
@@ -352,15 +353,17 @@ class StorageMirror:
         # by someone who read a newer database state, so it is never taken for a stale one.
         listing = st.listing(HOODIE)
         layout = timeline_layout(ref.config.table_version, ref.config.hoodie_properties())
-        tl = _Timeline(layout, listing if layout.timeline_dir == HOODIE else st.listing(layout.timeline_dir))
+        tl = _Timeline(layout, listing if layout.timeline_dir == HOODIE else st.listing(layout.timeline_dir),
+                       ref.config.table_version)
         # the metadata table (issue 45): bootstrapped under the lease only (layout_only holds none),
         # listed in hoodie.properties once it is complete
         mdt = metadata_table_enabled(ref)
-        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path):
+        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path, tl.table_version):
             self.metadata_table.bootstrap(st, ref)
         if not mdt:
             self.metadata_table.forget(ref.base_path)
-        self._write_layout(st, ref, listing, layout, mdt and self.metadata_table.ready(st, ref.base_path))
+        self._write_layout(st, ref, listing, layout,
+                           mdt and self.metadata_table.ready(st, ref.base_path, tl.table_version))
         if layout_only:
             return 0
 
@@ -457,7 +460,7 @@ class StorageMirror:
             if tl.files.get(name) == len(data):
                 continue  # instant files are immutable: the same name and size is the same file
             if state == COMPLETED and metadata_table:
-                self.metadata_table.apply(st, inst.ts, meta_action, data)
+                self.metadata_table.apply(st, inst.ts, meta_action, data, tl.table_version)
             st.put(tl.path(name), data)
             tl.files[name] = len(data)
             wrote = True

@@ -12,7 +12,7 @@ import pytest
 
 from hudi_format.avro_metadata import COMMIT_METADATA_SCHEMA
 from hudi_format.commit_metadata import AVRO_MAGIC
-from hudi_format.config_keys import TABLE_VERSION
+from hudi_format.config_keys import METADATA_ENABLE, TABLE_VERSION
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.storage_timeline import StorageTimeline
 from hudi_format.table_config import HudiTableConfig, read_properties
@@ -29,7 +29,8 @@ V8 = ["cow_v8_complexkeygen_hivestyle", "cow_v8_nonpartitioned", "cow_v8_simplek
       "mor_v8_delete_blocks"]
 
 
-def replay_v8(tmp_path, fixture: str, version: int | None = None):
+def replay_v8(tmp_path, fixture: str, version: int | None = None, enable_mdt: bool = False,
+              compact_after: int | None = None):
     """The fixture's instants through the server (requested, inflight, completed with Hudi's own
     metadata), mirrored after each onto a copy holding only its data files."""
     orig = unzip_table(os.path.join(FIXTURE_DIR, f"{fixture}.zip"), tmp_path / "orig")
@@ -38,11 +39,15 @@ def replay_v8(tmp_path, fixture: str, version: int | None = None):
     props = read_properties(open(os.path.join(orig, ".hoodie", "hoodie.properties")).read())
     if version is not None:
         props[TABLE_VERSION] = str(version)
+    if enable_mdt:
+        props[METADATA_ENABLE] = "true"
     tables, timeline, snapshot = services(tmp_path)
     tables.create_database(Database(name="fx"))
     name = props["hoodie.table.name"].lower()
     timeline.register_table(HudiTableConfig.from_properties("fx", name, props, new))
     mirror = attach(timeline)
+    if compact_after is not None:
+        mirror.metadata_table.compact_after = compact_after
     tl = StorageTimeline.read(orig)
     for inst in tl.instants:
         timeline.create_instant("fx", name, inst.ts, inst.action, tl.metadata(inst, REQUESTED) or b"", 60)
@@ -129,3 +134,68 @@ def _copy_base_file(base: str, partition: str, source: str, ts: str) -> tuple[st
     return fid, f"{partition}/{name}", os.path.getsize(os.path.join(base, partition, name))
 
 
+
+
+# --- the metadata table (its `files` partition) in Hudi 1.x's layout ----------------------------
+
+
+def mdt_listing_v2(base: str) -> dict[str, dict[str, int]]:
+    """The files partition as a reader of a version-8+ metadata table merges it: the newest base
+    file whose deltacommit completed, then the log files named after later completed instants (a
+    log block only when its instant completed on the data table too)."""
+    from hudi_format import metadata_table as M
+
+    files = os.path.join(base, ".hoodie", "metadata", "files")
+    timeline = os.path.join(base, ".hoodie", "metadata", ".hoodie", "timeline")
+    mdt_done = {n.split("_")[0] for n in os.listdir(timeline) if n.endswith((".deltacommit", ".commit"))}
+    data_done = {i.ts for i in StorageTimeline.read(base).completed}
+    parsed = {n: p for n in os.listdir(files) if (p := M.parse_files_partition_name(n))}
+    latest = max(p[1] for p in parsed.values() if p[0] == "base" and p[1] in mdt_done)
+    batches = [M.read_base_file(open(os.path.join(files, M.base_file_name(latest)), "rb").read())]
+    for n in sorted((n for n, p in parsed.items() if p[0] == "log" and p[1] > latest), key=lambda n: parsed[n][1]):
+        for instant, records in M.read_log_file(open(os.path.join(files, n), "rb").read()):
+            if instant in mdt_done and instant in data_done:
+                batches.append(records)
+    return M.merge_files_records(batches)
+
+
+MDT_CASES = [("cow_v8_complexkeygen_hivestyle", None), ("mor_v8_delete_blocks", None),
+             ("mor_v8_delete_blocks", 1), ("cow_v8_nonpartitioned", None)]
+
+
+@pytest.mark.parametrize(("fixture", "compact_after"), MDT_CASES,
+                         ids=[f + ("-compacted" if c else "") for f, c in MDT_CASES])
+def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path, fixture, compact_after):
+    """The mirrored metadata table (version 8/9 layout: its timeline in `.hoodie/metadata/.hoodie/
+    timeline` with completion times, Avro deltacommits, one log file per deltacommit) lists the
+    server's latest file slices after the whole timeline (`compacted`: every second instant writes
+    a new base file); hudi-rs reads the table from it: like the original, and a stray data file the
+    metadata table does not name is not read."""
+    from hudi_format.config_keys import METADATA_PARTITIONS
+
+    orig, new, name, timeline, snapshot = replay_v8(tmp_path, fixture, enable_mdt=True, compact_after=compact_after)
+    props = read_properties(open(os.path.join(new, ".hoodie", "hoodie.properties")).read())
+    assert props[METADATA_PARTITIONS] == "files" and props[METADATA_ENABLE] == "true"
+    version = props[TABLE_VERSION]
+    mdt_props = read_properties(open(os.path.join(new, ".hoodie", "metadata", ".hoodie", "hoodie.properties")).read())
+    assert mdt_props[TABLE_VERSION] == version and mdt_props["hoodie.timeline.layout.version"] == "2"
+    timeline_dir = os.path.join(new, ".hoodie", "metadata", ".hoodie", "timeline")
+    done = sorted(n for n in os.listdir(timeline_dir) if n.endswith(".deltacommit"))
+    assert done[0].startswith("00000000000000000_")
+    assert open(os.path.join(timeline_dir, done[-1]), "rb").read()[:4] == AVRO_MAGIC
+    from tests.unit.store.hudi.test_metadata_table import server_listing
+
+    want = server_listing(timeline.store, "fx", name)
+    assert {p: fs for p, fs in mdt_listing_v2(new).items() if fs} == want
+    if compact_after:
+        bases = [n for n in os.listdir(os.path.join(new, ".hoodie", "metadata", "files")) if n.endswith(".hfile")]
+        assert len(bases) == 2  # the current slice and the one before it
+    assert theirs(new) == theirs(orig)
+    partition = next(iter(want))
+    folder = os.path.join(new, partition)
+    source = next(n for n in sorted(os.listdir(folder)) if n.endswith(".parquet"))
+    stray = "22222222-3768-4e87-b12c-8d33efd22b55-0_0-1-1_" + source.rsplit("_", 1)[1]
+    import shutil
+
+    shutil.copy(os.path.join(folder, source), os.path.join(folder, stray))
+    assert stray not in {s[0] for s in theirs(new)[0].values()}
