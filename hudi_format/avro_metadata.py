@@ -44,9 +44,9 @@ _COMMIT_FIELDS = [
     {"name": "version", "type": ["int", "null"], "default": 1},
     _opt("operationType", "string"),
 ]
-COMMIT_METADATA_SCHEMA = {"type": "record", "name": "HoodieCommitMetadata", "namespace": _NS,
+COMMIT_METADATA_SCHEMA: dict[str, Any] = {"type": "record", "name": "HoodieCommitMetadata", "namespace": _NS,
                           "fields": _COMMIT_FIELDS}
-REPLACE_COMMIT_METADATA_SCHEMA = {
+REPLACE_COMMIT_METADATA_SCHEMA: dict[str, Any] = {
     "type": "record", "name": "HoodieReplaceCommitMetadata", "namespace": _NS, "fields": [
         *_COMMIT_FIELDS[:3],
         _opt("partitionToReplaceFileIds", {"type": "map", "values": {"type": "array", "items": "string"}}),

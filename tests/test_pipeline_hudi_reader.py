@@ -9,6 +9,10 @@ The tables carry the metadata table the server writes (`hoodie.metadata.enable=t
 Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
 copy of a data file the metadata table does not name, put there after the writes, is not read).
 
+Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: plain
+multi-level, 9: hive-style; `hoodie.table.version` given at creation) are mirrored in their own
+layout (timeline layout 2, the metadata table of their version) and read the same way.
+
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
 """
 
@@ -23,8 +27,9 @@ import uuid
 
 import pytest
 
-from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS
-from hudi_format.metadata_table import INIT_INSTANT
+from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS, TABLE_VERSION
+from hudi_format.instant import COMPLETED
+from hudi_format.metadata_table_layout import metadata_table_layout
 from hudi_format.table_config import read_properties
 from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
@@ -38,8 +43,8 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
 STEPS = 5
 
 
-def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
-    """Writes one random sequence; what Hudi's reader must give back."""
+def _sequence(spark, port: int, layout: str, rng: random.Random, version: int = 6) -> dict:
+    """Writes one random sequence (into a table of `version`); what Hudi's reader must give back."""
     fields, hive = LAYOUTS[layout]
     table = f"hr_{uuid.uuid4().hex[:8]}.t"
     ts = itertools.count(1)
@@ -67,7 +72,7 @@ def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
         instant = write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
                         partition_by=fields, metastore=uri(port),
                         options={"hoodie.datasource.write.hive_style_partitioning": str(hive).lower(),
-                                 METADATA_ENABLE: "true"})
+                                 METADATA_ENABLE: "true", TABLE_VERSION: str(version)})
         model = _apply(model, op, rows, fields)
         if op not in ("delete", "delete_partition"):
             last_write.update({str(r[0]): instant for r in rows})
@@ -75,16 +80,21 @@ def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
         assert ours(spark, port, table, COLS) == model, (layout, step, op)  # the sequence is sound
     base = base_dir(port, table)
     assert hudi_rs(base, COLS) == model
-    _stray_copy(base)
+    _stray_copy(base, version)
     return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write}
 
 
-def _stray_copy(base: str) -> None:
+def _stray_copy(base: str, version: int) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "files", props
-    assert os.path.exists(os.path.join(base, ".hoodie", "metadata", ".hoodie", f"{INIT_INSTANT}.deltacommit"))
+    assert props.get(METADATA_PARTITIONS) == "files" and props[TABLE_VERSION] == str(version), props
+    lay = metadata_table_layout(version)
+    done = os.listdir(os.path.join(base, lay.timeline_dir))
+    assert lay.init_instant in lay.completed(done), done
+    if version >= 8:
+        assert lay.timeline.file_name(lay.init_instant, "deltacommit", COMPLETED, "x").startswith(
+            f"{lay.init_instant}_") and any(n.startswith(f"{lay.init_instant}_") for n in done)
     for root, dirs, names in os.walk(base):
         dirs[:] = [d for d in dirs if d != ".hoodie"]
         live = sorted(n for n in names if n.endswith(".parquet"))
@@ -100,6 +110,8 @@ def _as_rows(by_key: dict) -> list:
 def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tmp_path):
     rng = random.Random(20261127)
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
+    for layout, version in (("plain_multi", 8), ("hive", 9)):
+        written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,

@@ -58,6 +58,7 @@ from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enable
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline import Completed, TimelineService
+from store.hudi.timeline_archiver import archive
 
 log = logging.getLogger(__name__)
 
@@ -397,6 +398,9 @@ class StorageMirror:
         # savepoints deleted on the server
         self._delete_instants(st, [t for n in list(tl.files) if _is_savepoint_file(n) and
                                    (t := layout.instant_of(n)) and (t, True) not in instants], tl, True)
+        if mirrored:  # old instants to the archived timeline, as Hudi's archiver (store/hudi/timeline_archiver.py)
+            floor = self.metadata_table.base_instant(st, tl.table_version) if mdt else None
+            archive(st, layout, tl.files, ref.config.hoodie_properties(), floor)
         return mirrored
 
     # --- pieces ---------------------------------------------------------------------------------

@@ -142,6 +142,14 @@ class MetadataTableWriter:
                           base, "UPSERT_PREPPED", version)
         return True
 
+    def base_instant(self, st: TableStorage, table_version: int = 6) -> str:
+        """The instant of the files partition's current base file (its records hold every older
+        instant's: the data table's timeline may archive those)."""
+        lay = metadata_table_layout(table_version)
+        bases = {b for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n)) and p[0] == "base"
+                 for b in [p[1]]}
+        return self._current_base(st, lay, _Completed(st, lay), bases)
+
     def _current_base(self, st: TableStorage, lay: MetadataTableLayout, done: _Completed, bases: set[str]) -> str:
         """The newest base instant whose deltacommit completed: a base file a crash left behind
         uncommitted (its instant is written again, or rolled back and never completed) is no slice."""

@@ -14,6 +14,7 @@ from hudi_format.avro_metadata import COMMIT_METADATA_SCHEMA
 from hudi_format.commit_metadata import AVRO_MAGIC
 from hudi_format.config_keys import METADATA_ENABLE, TABLE_VERSION
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+from hudi_format.storage import TableStorage
 from hudi_format.storage_timeline import StorageTimeline
 from hudi_format.table_config import HudiTableConfig, read_properties
 from hudi_format.timeline_layout import timeline_layout
@@ -199,3 +200,82 @@ def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path,
 
     shutil.copy(os.path.join(folder, source), os.path.join(folder, stray))
     assert stray not in {s[0] for s in theirs(new)[0].values()}
+
+
+# --- archival of the mirrored timeline --------------------------------------------------------------
+
+
+def _archiving_table(tmp_path, version: int, mdt: bool):
+    from hudi_format.config_keys import ARCHIVE_MAX_COMMITS, ARCHIVE_MIN_COMMITS
+    from hudi_format.table_config import COW
+    from tests.test_storage_mirror import AVRO_SCHEMA
+
+    base = str(tmp_path / "wh" / "t1")
+    tables, timeline, snapshot = services(tmp_path)
+    tables.create_database(Database(name="db1"))
+    props = {ARCHIVE_MIN_COMMITS: "2", ARCHIVE_MAX_COMMITS: "3"}
+    if mdt:
+        props[METADATA_ENABLE] = "true"
+    timeline.register_table(HudiTableConfig(
+        db_name="db1", table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+        precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator", table_version=version,
+        base_path=base, avro_schema=json.dumps(AVRO_SCHEMA), properties=props))
+    mirror = attach(timeline)
+    mirror.metadata_table.compact_after = 2
+    return base, timeline, snapshot, mirror
+
+
+ARCHIVE_CASES = [(9, True), (8, False), (6, True), (6, False)]
+
+
+@pytest.mark.parametrize(("version", "mdt"), ARCHIVE_CASES,
+                         ids=[f"v{v}" + ("-mdt" if m else "") for v, m in ARCHIVE_CASES])
+def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, version, mdt):
+    """With hoodie.keep.max.commits=3 and min 2, the mirror moves older completed instants out of
+    the active timeline into the archived one (versions 8/9: the LSM timeline's Parquet files,
+    manifest and _version_; version 6: `.commits_.archive.<n>` log files), keeping the bytes the
+    active files had; hudi-rs still reads what the server serves (with the metadata table: its
+    base file holds the archived instants' files); a second sync archives nothing twice."""
+    from hudi_format import archived_timeline as A
+    from hudi_format.layout import HOODIE
+    from tests.test_storage_mirror import ROWS, commit
+
+    base, timeline, snapshot, mirror = _archiving_table(tmp_path, version, mdt)
+    before: dict[str, bytes] = {}
+    stamps = []
+    lay = timeline_layout(version)
+    for n in range(9):
+        stamps.append(commit(timeline, base, f"2024-01-0{n % 3 + 1}", [{**r, "id": r["id"] + 10 * n} for r in ROWS]))
+        folder = os.path.join(base, lay.timeline_dir)
+        before.update({n: open(os.path.join(folder, n), "rb").read() for n in os.listdir(folder)
+                       if lay.instant_of(n)})
+    active = StorageTimeline.read(base)
+    kept = [i.ts for i in active.instants]
+    assert 2 <= len(kept) <= 3 and kept == stamps[-len(kept):]
+    archived_ts = stamps[:-len(kept)]
+    history = os.path.join(base, lay.archive_dir)
+    if version >= 8:
+        current = open(os.path.join(history, A.VERSION_FILE)).read()
+        files = A.parse_manifest(open(os.path.join(history, A.MANIFEST_PREFIX + current), "rb").read())
+        rows = [r for name, size in files for r in A.read_lsm_file(open(os.path.join(history, name), "rb").read())]
+        assert all(os.path.getsize(os.path.join(history, name)) == size for name, size in files)
+        assert [r["instantTime"] for r in rows] == archived_ts
+        server = {i.ts: i.completion_ts for i in timeline.list_instants("db1", "t1")}
+        for r in rows:
+            assert r["completionTime"] == server[r["instantTime"]] and r["action"] == "commit"
+            assert r["metadata"] == before[f"{r['instantTime']}_{r['completionTime']}.commit"]
+    else:
+        logs = sorted(n for n in os.listdir(history) if A.archive_log_version(n))
+        entries = [e for n in logs for e in A.read_archive_log(open(os.path.join(history, n), "rb").read())]
+        assert sorted({e["commitTime"] for e in entries}) == archived_ts
+        done = [e for e in entries if e["actionState"] == "COMPLETED"]
+        assert all(e["hoodieCommitMetadata"]["partitionToWriteStats"] for e in done)
+        assert not any(os.path.exists(os.path.join(base, HOODIE, f"{ts}.commit")) for ts in archived_ts)
+    if mdt:  # archived only up to the metadata table's base file
+        assert archived_ts[-1] < mirror.metadata_table.base_instant(TableStorage(base), version)
+    slices, rows_rs = theirs(base)
+    ours = {(s.partition_path, s.file_id): (s.base_file.name, ()) for s in snapshot.latest_file_slices("db1", "t1")}
+    assert slices == ours and len(rows_rs) == 9 * len(ROWS)
+    state = sorted(os.listdir(history))
+    mirror.sync("db1", "t1")
+    assert sorted(os.listdir(history)) == state
