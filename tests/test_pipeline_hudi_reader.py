@@ -13,6 +13,14 @@ Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versi
 multi-level, 9: hive-style; `hoodie.table.version` given at creation) are mirrored in their own
 layout (timeline layout 2, the metadata table of their version) and read the same way.
 
+Hudi 1.x reads incrementally by completion time: from a begin instant T of a version 8/9 table it
+returns the commit at T too (it completed after T), where version 6 starts after T.
+
+Tables the mirror archived (`hoodie.keep.max.commits` 3: version 9 with a metadata table, version
+6; tests/unit/store/hudi/test_mirror_v8.py writes them) are read in the same job: Hudi's snapshot
+equals hudi-rs's, and Hudi's own archived-timeline reader (HoodieTableMetaClient's) loads the
+instants the mirror archived, with their metadata.
+
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
 """
 
@@ -81,7 +89,8 @@ def _sequence(spark, port: int, layout: str, rng: random.Random, version: int = 
     base = base_dir(port, table)
     assert hudi_rs(base, COLS) == model
     _stray_copy(base, version)
-    return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write}
+    return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write,
+            "version": version}
 
 
 def _stray_copy(base: str, version: int) -> None:
@@ -114,6 +123,9 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tm
         written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
+    archived = _archived_tables(tmp_path / "archived")
+    read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
+                        "archived": True} for name, a in archived.items()})
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
                            python=hudi_spark_python(), env=hudi_spark_env(),
                            extra_args=["--read-only", "--read", json.dumps(read)])
@@ -124,5 +136,44 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tm
         assert got["snapshot"] == _as_rows(final), layout
         for instant, then in w["history"]:
             assert got["as_of"][instant] == _as_rows(then), (layout, instant)
-            later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant}
+            later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant or
+                     (w["version"] >= 8 and w["last_write"].get(k, "") == instant)}
             assert got["incremental"][instant] == _as_rows(later), (layout, instant)
+    for name, a in archived.items():
+        got = out["read"][name]
+        assert "error" not in got, (name, got)
+        assert got["snapshot"] == a["rows"], name
+        done = sorted([ts, action] for ts, action in {(ts, action) for ts, action, state in got["archived"]
+                                                     if state == "COMPLETED"})
+        assert done == a["archived"], name
+
+
+ARCHIVED_COLS = ["id", "name", "ts", "dt"]
+
+
+def _archived_tables(tmp_path) -> dict:
+    """Tables of nine commits the mirror archived down to two or three (in-process services: Spark
+    reads storage only); their rows as hudi-rs reads them and the archived (instant, action)s."""
+    from hudi_format.storage_timeline import StorageTimeline
+    from tests.test_storage_mirror import ROWS, commit
+    from tests.unit.store.hudi.test_mirror_v8 import _archiving_table
+
+    out = {}
+    for version, mdt in ((9, True), (6, False)):
+        base, timeline, _snapshot, _mirror = _archiving_table(tmp_path / f"v{version}", version, mdt)
+        for n in range(9):
+            commit(timeline, base, f"2024-01-0{n % 3 + 1}", [{**r, "id": r["id"] + 10 * n} for r in ROWS])
+        active = {i.ts for i in StorageTimeline.read(base).instants}
+        gone = sorted((i.ts, i.action) for i in timeline.list_instants("db1", "t1") if i.ts not in active)
+        assert gone, version
+        rows = sorted([r[c] for c in ARCHIVED_COLS] for r in hudi_rs_rows(base))
+        out[f"archived_v{version}"] = {"base": base, "rows": rows, "archived": [list(g) for g in gone]}
+    return out
+
+
+def hudi_rs_rows(base: str) -> list[dict]:
+    import hudi
+
+    from tests.test_storage_mirror import rows_of
+
+    return rows_of(hudi.HudiTable(base))

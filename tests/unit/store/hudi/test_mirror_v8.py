@@ -160,6 +160,17 @@ def mdt_listing_v2(base: str) -> dict[str, dict[str, int]]:
     return M.merge_files_records(batches)
 
 
+def storage_listing(base: str) -> dict[str, dict[str, int]]:
+    """What storage holds (one listing of the data files, hudi_format/listing.py): the listing
+    HoodieMetadataTableValidator compares the metadata table's `files` partition with."""
+    from hudi_format.listing import list_table
+
+    out: dict[str, dict[str, int]] = {}
+    for f in list_table(StorageTimeline.read(base)).files:
+        out.setdefault(f.partition_path, {})[f.name] = f.size
+    return out
+
+
 MDT_CASES = [("cow_v8_complexkeygen_hivestyle", None), ("mor_v8_delete_blocks", None),
              ("mor_v8_delete_blocks", 1), ("cow_v8_nonpartitioned", None)]
 
@@ -188,6 +199,9 @@ def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path,
 
     want = server_listing(timeline.store, "fx", name)
     assert {p: fs for p, fs in mdt_listing_v2(new).items() if fs} == want
+    # the validator's file-listing check (a stand-in for Hudi's HoodieMetadataTableValidator): the
+    # metadata table names exactly the data files storage holds, with their sizes
+    assert {p: fs for p, fs in mdt_listing_v2(new).items() if fs} == storage_listing(new)
     if compact_after:
         bases = [n for n in os.listdir(os.path.join(new, ".hoodie", "metadata", "files")) if n.endswith(".hfile")]
         assert len(bases) == 2  # the current slice and the one before it
