@@ -111,6 +111,12 @@ KEYGENERATOR_TYPE = _key("hoodie.table.keygenerator.type", "table version 8+: th
                          "COMPLEX, ...)")
 RECORD_MERGE_MODE = _key("hoodie.record.merge.mode", "table version 8+: how two records of one key merge "
                          "(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM)")
+ARCHIVE_MIN_COMMITS = _key("hoodie.keep.min.commits", "the storage mirror's archival: the write commits the active "
+                           "timeline keeps when it archives", "20")
+ARCHIVE_MAX_COMMITS = _key("hoodie.keep.max.commits", "the storage mirror's archival: the write commits the active "
+                           "timeline holds before older instants are archived", "30")
+RECORD_MERGE_STRATEGY_ID = _key("hoodie.record.merge.strategy.id", "table version 8+: the record merger's id (the "
+                                "metadata table's: all zeros)")
 
 # --- HMS table and serde parameters ----------------------------------------------------------------
 QUERY_AS_RO_TABLE = _key("hoodie.query.as.ro.table",

@@ -16,6 +16,7 @@ from hudi_format.config_keys import (
     RECORD_INDEX_UPDATE_PARTITION_PATH,
     STORAGE_PATH,
     STORAGE_STRATEGY_CLASS,
+    TABLE_VERSION,
     default_of,
 )
 from hudi_format.storage_strategy import HIVE, load_strategy, strategy_name
@@ -117,6 +118,9 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         props.update(cfg.table_properties)
         props.update(_storage_props(cfg, base, name))
         props[INDEX_TYPE] = cfg.index_type
+        version = props.pop(TABLE_VERSION, default_of(TABLE_VERSION))  # hoodie.table.version: 6, 8 or 9
+        if not str(version).isdigit():
+            raise ValueError(f"{TABLE_VERSION} must be 6, 8 or 9, not {version!r}")
         if cfg.index_type == "RECORD_INDEX":
             props[RECORD_INDEX_UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
         table_type = cfg.table_type or COW
@@ -127,7 +131,7 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
             db_name=db, table_name=name, table_type=table_type, record_key_fields=keys,
             partition_fields=parts, precombine_field=precombine_field,
             key_generator=keygen.key_generator_class(keys, parts), hive_style_partitioning=cfg.hive_style,
-            url_encode_partitioning=cfg.url_encode, table_version=6, base_path=base,
+            url_encode_partitioning=cfg.url_encode, table_version=int(version), base_path=base,
             avro_schema=to_avro_schema(schema, name), properties=props)
         try:
             client.register_hudi_table(config, hive_columns(schema))
