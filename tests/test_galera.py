@@ -59,7 +59,7 @@ def galera_servers(tmp_path_factory):
                 t.join()
         for p in procs:
             if p is not None:
-                stop_process(p, grace=3)
+                stop_process(p, grace=0)  # their data is thrown away
         cluster.stop()
 
 

@@ -55,7 +55,7 @@ def stack(tmp_path_factory):
             proxy.stop()
         for p in procs:
             if p is not None:
-                stop_process(p, grace=3)
+                stop_process(p, grace=0)  # their data is thrown away
         cluster.stop()
 
 

@@ -173,6 +173,9 @@ class Store:
         `_NotCommitted`, so the caller runs it again."""
         _call.wrote = True
         with self._timeouts_answered(), self.engine.connect().execution_options(hms_write=True) as conn:
+            if self._galera is None and self.backend != "sqlite":
+                self.galera(conn)  # known before the first retry decision (asked once, outside the transaction)
+                conn.rollback()
             trans = conn.begin()
             try:
                 result = fn(conn, *args, **kwargs)
@@ -212,27 +215,31 @@ class Store:
         joined = getattr(_call, "joined", None)
         if joined is not None:  # part of one_transaction: it commits (and retries) the whole
             return fn(joined, *args, **kwargs)
+        if attempts < 1:
+            raise ValueError(f"run_write needs at least one attempt, not {attempts}")
         integrity_retried = False
-        if self._galera:  # certification conflicts between nodes are far more frequent than deadlocks
-            attempts = max(attempts, GALERA_ATTEMPTS)
-        for attempt in range(attempts):
+        attempt = 0
+        while True:
+            # (Galera, learned in the first attempt: certification conflicts between nodes are
+            # far more frequent than deadlocks, so they get more attempts)
+            last = attempt + 1 >= (max(attempts, GALERA_ATTEMPTS) if self._galera else attempts)
             try:
                 return self._write_once(fn, args, kwargs)
             except _NotCommitted as exc:
-                if attempt + 1 == attempts:
+                if last:
                     raise exc.lost from None
             except IntegrityError:
                 # A concurrent writer (another thread or server process) committed the same key
                 # between fn's existence check and its insert. Run fn once more: its check now sees
                 # that row and answers as Hive does (AlreadyExists), not with a raw error.
-                if integrity_retried or attempt + 1 == attempts:
+                if integrity_retried or last:
                     raise
                 integrity_retried = True
             except DBAPIError as exc:
-                if attempt + 1 == attempts or not (_is_retryable(exc) or connection_lost(exc)):
+                if last or not (_is_retryable(exc) or connection_lost(exc)):
                     raise
                 time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
-        raise ValueError(f"run_write needs at least one attempt, not {attempts}")
+            attempt += 1
 
     @staticmethod
     def joined() -> Connection | None:
