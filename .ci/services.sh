@@ -2,7 +2,9 @@
 # Installs (from Debian's packages, when absent) and starts the services the test suite uses:
 # PostgreSQL and MariaDB on loopback, each with a `test` database, plus the Thrift compiler, the
 # JDBC drivers the reference Hive Metastores load, headless Chromium with its WebDriver (the web
-# console's browser tests) and MIT Kerberos' KDC and tools (the Kerberos tests start their own KDC). Idempotent: a second run only checks.
+# console's browser tests), MIT Kerberos' KDC and tools (the Kerberos tests start their own KDC),
+# and Galera, Patroni with etcd, and haproxy (the cluster tests start their own). Idempotent: a
+# second run only checks.
 # Prints the two URLs the tests read; `eval "$(bash .ci/services.sh --exports)"` sets them.
 #
 #   HMS_TEST_POSTGRES_URL=postgresql+psycopg://postgres@127.0.0.1:5432/test  (trust on 127.0.0.1)
@@ -34,6 +36,13 @@ command -v kadmin.local >/dev/null || [ -x /usr/sbin/kadmin.local ] || need+=(kr
 command -v kinit >/dev/null || need+=(krb5-user)
 command -v mvn >/dev/null || need+=(maven)                                  # fetches the Java peers (tools/java_artifacts.py)
 command -v krb5-config >/dev/null || need+=(libkrb5-dev)                    # builds PyPI's kerberos (a Python test client)
+# the replicated databases of tests/test_galera.py and tests/test_patroni.py: the tests start their
+# own clusters on loopback ports (nothing is started here)
+[ -f /usr/lib/galera/libgalera_smm.so ] || need+=(galera-4)                # MariaDB Galera Cluster
+command -v rsync >/dev/null || need+=(rsync)                               # Galera's state transfer
+command -v patroni >/dev/null || need+=(patroni)                           # PostgreSQL failover
+command -v etcd >/dev/null || need+=(etcd-server)                          # Patroni's consensus store
+command -v haproxy >/dev/null || need+=(haproxy)                           # a load balancer in front
 if [ ${#need[@]} -gt 0 ]; then
   log "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

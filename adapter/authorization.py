@@ -50,7 +50,7 @@ def _rules() -> dict[str, Need]:
 
     add(ADMIN, "global", "create_catalog", "alter_catalog", "drop_catalog", "create_role", "drop_role")
     add("CREATE", "global", "create_database", "create_database_req")
-    add("ALTER", "database", "alter_database", "alter_function")
+    add("ALTER", "database", "alter_database", "alter_database_req", "alter_function")
     add("DROP", "database", "drop_database", "drop_database_req", "drop_function")
     add("CREATE", "database", "create_table", "create_table_with_environment_context", "create_table_req",
         "create_table_with_constraints", "create_function")
@@ -60,13 +60,14 @@ def _rules() -> dict[str, Need]:
         "rename_partition_req", "add_primary_key", "add_foreign_key", "add_unique_constraint",
         "add_not_null_constraint", "add_default_constraint", "add_check_constraint", "drop_constraint",
         "markPartitionForEvent")
-    add("DROP", "table", "drop_table", "drop_table_with_environment_context")
+    add("DROP", "table", "drop_table", "drop_table_with_environment_context", "drop_table_req")
     add("DELETE", "table", "truncate_table", "truncate_table_req", "drop_partition", "drop_partition_by_name",
         "drop_partition_with_environment_context", "drop_partition_by_name_with_environment_context",
-        "drop_partitions_req")
+        "drop_partitions_req", "drop_partition_req")
     add("INSERT", "table", "add_partition", "add_partition_with_environment_context", "add_partitions",
         "add_partitions_req", "append_partition", "append_partition_with_environment_context",
-        "append_partition_by_name", "append_partition_by_name_with_environment_context", "fire_listener_event")
+        "append_partition_by_name", "append_partition_by_name_with_environment_context", "append_partition_req",
+        "add_partitions_pspec", "fire_listener_event")
     add("UPDATE", "table", "update_table_column_statistics", "update_partition_column_statistics",
         "update_table_column_statistics_req", "update_partition_column_statistics_req",
         "delete_table_column_statistics", "delete_partition_column_statistics", "set_aggr_stats_for",
@@ -81,14 +82,16 @@ def _rules() -> dict[str, Need]:
     add("UPDATE", "table", "createNewInstantTime", "createNewInstantWithTime", "transitionInstantState",
         "deleteInstant")
     add("GRANT", "grants", "grant_privileges", "revoke_privileges", "grant_revoke_privileges")
+    add(ADMIN, "global", "refresh_privileges")  # HiveServer2's privilege synchronizer: replaces others' grants
     add("GRANT", "role", "grant_role", "revoke_role", "grant_revoke_role")
     return rules
 
 
 RULES = _rules()
 # Calls that change something but need no privilege (a session's locks and transactions): audited only.
-AUDITED_ONLY = frozenset({"open_txns", "abort_txn", "commit_txn", "lock", "unlock", "check_lock", "heartbeat",
-                          "heartbeat_txn_range",
+AUDITED_ONLY = frozenset({"open_txns", "abort_txn", "abort_txns", "commit_txn", "lock", "unlock", "check_lock",
+                          "heartbeat",
+                          "heartbeat_txn_range", "flushCache",
                           # delegation tokens: the token service checks who may (adapter/handlers/delegation_tokens.py)
                           "get_delegation_token", "renew_delegation_token", "cancel_delegation_token"})
 

@@ -11,8 +11,9 @@ from typing import Any
 
 _DB_PARAMS = ("db_name", "dbName", "dbname", "db")
 _TABLE_PARAMS = ("tbl_name", "tableName", "table_name", "tblName", "tb")  # tb: the metaserver protocol
-_STRUCT_DB = ("dbName", "db_name", "dbname", "table_db", "fktable_db", "databaseName")
+_STRUCT_DB = ("dbName", "db_name", "dbname", "table_db", "fktable_db", "databaseName", "oldDbName", "database")
 _STRUCT_TABLE = ("tableName", "tblName", "tbl_name", "table_name", "tablename", "fktable_name", "objectName")
+# (GetTablesExtRequest names its database `database`; AlterDatabaseRequest `oldDbName`)
 _NESTED = ("table", "statsDesc", "colStats", "primaryKeyCols", "foreignKeyCols", "uniqueConstraintCols",
            "notNullConstraintCols", "defaultConstraintCols", "checkConstraintCols", "config", "privileges",
            "hiveObject")

@@ -22,7 +22,8 @@ from thrift.Thrift import TApplicationException, TException, TType
 
 from hudi_format.errors import HudiFormatError
 from store import errors as E
-from store.db.connection_loss import CommitOutcomeUnknown, connection_lost
+from store.db.connection_loss import CommitOutcomeUnknown, connection_lost, database_unavailable
+from store.db.database import call_committed
 from thrift_idl.fb303 import FacebookService
 from thrift_idl.hive_metastore import ThriftHiveMetastore
 from thrift_idl.hive_metastore import ttypes as H
@@ -30,6 +31,10 @@ from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
 from thrift_idl.hudi_metaserver import ttypes as M
 from thrift_idl.hudi_metastore import HudiMetastore
 from thrift_idl.hudi_metastore.ttypes import CommitConflictException
+
+# The reason of an answer after which a client may run the call again on another server: the database
+# could not be used and the call changed nothing (client/connection.py recognizes this text).
+DATABASE_UNAVAILABLE = "the metastore database is unavailable"
 
 _THRIFT: dict[type, type] = {
     E.NoSuchObject: H.NoSuchObjectException,
@@ -121,6 +126,10 @@ def unexpected(method: str, exc: BaseException, declared: tuple[type, ...]) -> T
     if isinstance(exc, CommitOutcomeUnknown):
         text = (f"{method}: the metastore database connection was lost while committing and the "
                 f"outcome is unknown; read the object back before retrying (error id {error_id})")
+    elif database_unavailable(exc) and not call_committed():
+        # the client may run any call again, on another server (client/connection.py)
+        text = (f"{method} failed: {DATABASE_UNAVAILABLE} from this metastore server; nothing was changed "
+                f"(error id {error_id})")
     elif connection_lost(exc):
         text = f"{method} failed: the metastore database connection was lost (error id {error_id})"
     elif isinstance(exc, SQLAlchemyError):

@@ -8,6 +8,7 @@
 """
 
 from .catalog import HudiCatalog
+from .connection import DATABASE_UNAVAILABLE, database_unavailable  # a server's answer to fail over on
 from .convert import (  # the Hudi structs' conversions, which the server's Hudi handler shares
     config_from_thrift,
     config_to_thrift,
@@ -64,7 +65,7 @@ __all__ = [
     "AcceptContext", "AcceptorCredentials", "GssError",
     # the Thrift level
     "HudiMetastoreClient", "column_stats_struct", "file_group_keys", "is_idempotent", "metastore_endpoints",
-    "slices_of", "state_name",
+    "slices_of", "state_name", "DATABASE_UNAVAILABLE", "database_unavailable",
     # conversions of the Hudi extension's structs (shared with the server's Hudi handler)
     "config_from_thrift", "config_to_thrift", "file_from_thrift", "file_to_thrift", "instant_to_thrift",
     "optional", "slice_to_thrift",

@@ -20,6 +20,12 @@ dropped and the call is retried, up to ``retries`` times with exponential backof
   raises the transport error: it may or may not have happened, and only the caller can tell
   (e.g. ``list_instants`` to see whether the instant completed).
 
+Failover. A server whose database cannot be used (down, unreachable, a Galera node cut off from its
+cluster) answers MetaException "... the metastore database is unavailable from this metastore
+server; nothing was changed ...": the client then drops the connection, moves that server to the
+end of its list and runs the call again (any call: it changed nothing), within ``retries``. With
+several URIs the next attempt goes to the next server.
+
 Session. ``set_ugi`` and ``setMetaConf`` are per connection on the server; the client remembers them
 and replays them on every reconnect.
 
@@ -52,7 +58,7 @@ from thrift_idl.hudi_metastore import HudiMetastore
 from .errors import AuthenticationError
 from .security import Security, handshake, wrap_tls
 
-__all__ = ["Connection", "is_idempotent", "metastore_endpoints"]
+__all__ = ["Connection", "database_unavailable", "is_idempotent", "metastore_endpoints"]
 
 # Extension calls safe to repeat.
 _IDEMPOTENT_HUDI = frozenset({
@@ -70,6 +76,9 @@ _IDEMPOTENT_HMS = frozenset({
     "list_roles", "list_privileges", "show_locks", "heartbeat", "heartbeat_txn_range",
 })
 _SESSION_CALLS = ("set_ugi", "setMetaConf")
+# The text of a server's answer that its database is unavailable and nothing was changed (the
+# server's adapter/errors.py DATABASE_UNAVAILABLE; tests/unit/client/test_failover.py keeps them equal).
+DATABASE_UNAVAILABLE = "the metastore database is unavailable"
 # What a dead connection looks like from here.
 _TRANSPORT_ERRORS = (TTransportException, OSError, EOFError)
 
@@ -94,6 +103,12 @@ def _tls_refusal(exc: BaseException) -> str | None:
     if "CERTIFICATE_REQUIRED" in str(inner).upper():
         return f"refused the TLS connection ({why}): it wants a client certificate (tls_cert, tls_key)"
     return f"refused the TLS connection ({why})"
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Is `exc` a server's answer that its database is unavailable and nothing was changed?"""
+    text = getattr(exc, "message", None)
+    return isinstance(text, str) and DATABASE_UNAVAILABLE in text and "nothing was changed" in text
 
 
 def is_idempotent(method: str) -> bool:
@@ -194,6 +209,10 @@ class Connection:
                     self._drop()
                     if attempt >= (self.retries if self.connections_opened else self.connect_retries):
                         raise
+                except Exception as exc:
+                    if not database_unavailable(exc) or attempt >= self.retries:
+                        raise
+                    self._fail_over()
                 else:
                     if method in _SESSION_CALLS:
                         self._remember(method, args, kwargs)
@@ -239,6 +258,12 @@ class Connection:
             if not self._answer_complete():
                 self._drop()
             raise
+
+    def _fail_over(self) -> None:
+        """Drop the connection and put its server last: the next connect tries the others first."""
+        current = self._endpoint
+        self._drop()
+        self.endpoints.sort(key=lambda e: f"thrift://{e[0]}:{e[1]}" == current)  # stable: the rest keep their order
 
     def _backoff(self, attempt: int) -> float:
         delay = min(self.max_backoff_s, self.backoff_s * (2 ** attempt))

@@ -402,3 +402,60 @@ def restored_instants(data: bytes | None) -> list[str]:
     if listed:
         return listed
     return [t for rb in parse_restore(data) for t in rb[0]]
+
+
+# HoodieCompactionPlan (hudi-common/src/main/avro/HoodieCompactionPlan.avsc; fields Hudi's reader
+# defaults are left out): `<ts>.compaction.requested` holds it. Version 2: the operations name their
+# files by name (relative to the partition), not by path.
+COMPACTION_PLAN_SCHEMA = {
+    "type": "record", "name": "HoodieCompactionPlan", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "operations", "default": None, "type": ["null", {"type": "array", "items": {
+            "type": "record", "name": "HoodieCompactionOperation",
+            "fields": [
+                {"name": "baseInstantTime", "type": ["null", "string"]},
+                {"name": "deltaFilePaths", "type": ["null", {"type": "array", "items": "string"}], "default": None},
+                {"name": "dataFilePath", "type": ["null", "string"], "default": None},
+                {"name": "fileId", "type": ["null", "string"]},
+                {"name": "partitionPath", "type": ["null", "string"], "default": None},
+                {"name": "metrics", "type": ["null", {"type": "map", "values": "double"}], "default": None},
+                {"name": "bootstrapFilePath", "type": ["null", "string"], "default": None},
+            ]}}]},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+COMPACTION_PLAN_VERSION = 2
+
+
+@dataclass
+class CompactionOperation:
+    partition_path: str
+    file_id: str
+    base_instant: str
+    base_file: str | None  # file name
+    log_files: list[str]  # file names, in order
+
+
+def compaction_plan(operations: list[CompactionOperation]) -> bytes:
+    """HoodieCompactionPlan (Avro, as Hudi writes `<ts>.compaction.requested`)."""
+    ops = [{"baseInstantTime": o.base_instant, "deltaFilePaths": list(o.log_files), "dataFilePath": o.base_file,
+            "fileId": o.file_id, "partitionPath": o.partition_path,
+            "metrics": {"TOTAL_LOG_FILES": float(len(o.log_files))}, "bootstrapFilePath": None}
+           for o in operations]
+    return avro_container(COMPACTION_PLAN_SCHEMA, {"operations": ops, "extraMetadata": None,
+                                                   "version": COMPACTION_PLAN_VERSION})
+
+
+def parse_compaction_plan(data: bytes | None) -> list[CompactionOperation]:
+    """The operations of a HoodieCompactionPlan (Avro); file paths reduced to names."""
+    record = _avro_record(data or b"")
+    if record is None:
+        raise InvalidMetadata("a compaction plan must be a HoodieCompactionPlan (Avro)")
+    out = []
+    for o in record.get("operations") or []:
+        data_file = o.get("dataFilePath")
+        out.append(CompactionOperation(o.get("partitionPath") or "", o["fileId"], o["baseInstantTime"],
+                                       data_file.rsplit("/", 1)[-1] if data_file else None,
+                                       [p.rsplit("/", 1)[-1] for p in o.get("deltaFilePaths") or []]))
+    return out

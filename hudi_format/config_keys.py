@@ -111,6 +111,12 @@ KEYGENERATOR_TYPE = _key("hoodie.table.keygenerator.type", "table version 8+: th
                          "COMPLEX, ...)")
 RECORD_MERGE_MODE = _key("hoodie.record.merge.mode", "table version 8+: how two records of one key merge "
                          "(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM)")
+ARCHIVE_MIN_COMMITS = _key("hoodie.keep.min.commits", "the storage mirror's archival: the write commits the active "
+                           "timeline keeps when it archives", "20")
+ARCHIVE_MAX_COMMITS = _key("hoodie.keep.max.commits", "the storage mirror's archival: the write commits the active "
+                           "timeline holds before older instants are archived", "30")
+RECORD_MERGE_STRATEGY_ID = _key("hoodie.record.merge.strategy.id", "table version 8+: the record merger's id (the "
+                                "metadata table's: all zeros)")
 
 # --- HMS table and serde parameters ----------------------------------------------------------------
 QUERY_AS_RO_TABLE = _key("hoodie.query.as.ro.table",
@@ -143,6 +149,15 @@ PARQUET_SMALL_FILE_LIMIT = _key("hoodie.parquet.small.file.limit",
                                 "a base file below this many bytes takes new inserts", str(100 * 1024 * 1024))
 COPYONWRITE_RECORD_SIZE_ESTIMATE = _key("hoodie.copyonwrite.record.size.estimate",
                                         "bytes per record when the table has no commit to measure", "1024")
+COMPACT_INLINE = _key("hoodie.compact.inline",
+                      "merge-on-read: compactions run with the writes; in a table's config (the pipeline's "
+                      "merge-on-read tables have it): the server schedules them and the pipeline runs them "
+                      "before its next write", "false")
+COMPACT_MAX_DELTA_COMMITS = _key("hoodie.compact.inline.max.delta.commits",
+                                 "merge-on-read: the server schedules a compaction once this many deltacommits "
+                                 "completed since the last compaction", "5")
+WRITE_TABLE_TYPE = _key("hoodie.datasource.write.table.type",
+                        "the table type a first write creates: COPY_ON_WRITE or MERGE_ON_READ", "COPY_ON_WRITE")
 CLIENT_HEARTBEAT_INTERVAL_MS = _key("hoodie.client.heartbeat.interval_in_ms",
                                     "a writer's heartbeat interval in milliseconds", "60000")
 CLIENT_HEARTBEAT_TOLERABLE_MISSES = _key("hoodie.client.heartbeat.tolerable.misses",

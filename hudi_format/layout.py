@@ -12,7 +12,10 @@ from hudi_format.config_keys import (
     METADATA_PARTITIONS,
     METADATA_PARTITIONS_INFLIGHT,
     PARTITION_FIELDS,
+    TABLE_INITIAL_VERSION,
     TABLE_NAME,
+    TIMELINE_HISTORY_PATH,
+    TIMELINE_PATH,
     default_of,
 )
 from hudi_format.instant import ACTIONS, COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
@@ -64,6 +67,10 @@ def storage_properties(cfg: HudiTableConfig) -> dict[str, str]:
     props = {k: v for k, v in cfg.hoodie_properties().items() if k not in DROPPED_PROPERTIES}
     if not props.get(PARTITION_FIELDS):  # Hudi writes none for non-partitioned tables
         props.pop(PARTITION_FIELDS, None)
+    if cfg.table_version >= 8:  # what Hudi 1.x's table config holds from the start
+        for key in (TIMELINE_PATH, TIMELINE_HISTORY_PATH):
+            props.setdefault(key, default_of(key))
+        props.setdefault(TABLE_INITIAL_VERSION, str(cfg.table_version))
     props[CHECKSUM] = str(table_checksum(props))
     return props
 

@@ -16,6 +16,12 @@ Delete block content: version (int32), length (int32), then (version 3, Hudi 0.1
 HoodieDeleteRecordList in Avro binary: an array of records (recordKey, partitionPath, orderingVal),
 the ordering value a union of one-field wrapper records; version 2 holds a Kryo-serialized
 DeleteRecord array instead (hudi_format/kryo_deletes.py); version 1 (HoodieKey arrays) is not read.
+
+Written here (the pipeline's merge-on-read writes, as Hudi's append handle writes them for table
+version 6): one new log file per file group and deltacommit, `log_file_name`, holding an Avro data
+block (version 3; header INSTANT_TIME and SCHEMA, the writer schema with the meta fields) and/or a
+delete block (version 3; every delete with the default ordering value 0: it deletes whatever the
+record's ordering value).
 """
 
 from __future__ import annotations
@@ -232,3 +238,57 @@ def _default_ordering(value) -> bool:
     if "wrappedValues" in value:
         return all(_default_ordering(v) for v in value["wrappedValues"] or [])
     return value.get("value") in (None, 0) and not isinstance(value.get("value"), bool)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+AVRO_DATA_BLOCK_VERSION = 3  # HoodieLogBlock.version: from 2 on with the record count
+DELETE_BLOCK_VERSION = 3  # a HoodieDeleteRecordList in Avro
+LOG_BASE_VERSION = 1  # the first log file of a file slice
+
+
+def log_file_name(file_id: str, base_instant: str, version: int, write_token: str) -> str:
+    """`.<fileId>_<baseInstant>.log.<version>_<writeToken>` (table version 6)."""
+    return f".{file_id}_{base_instant}.log.{version}_{write_token}"
+
+
+def avro_data_block(instant: str, schema_json: str, records) -> bytes:
+    """An Avro data block of `records` (dicts, in the writer schema `schema_json`, meta fields
+    included), as Hudi's HoodieAvroDataBlock writes it."""
+    import fastavro
+
+    schema = fastavro.parse_schema(json.loads(schema_json))
+    parts, count = [], 0
+    for r in records:
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, schema, r)
+        raw = buf.getvalue()
+        parts.append(struct.pack(">i", len(raw)) + raw)
+        count += 1
+    content = struct.pack(">ii", AVRO_DATA_BLOCK_VERSION, count) + b"".join(parts)
+    return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json}, content)
+
+
+def delete_block(instant: str, deletes) -> bytes:
+    """A delete block of (record key, partition path) pairs; each delete carries Hudi's default
+    ordering value (the int 0): it wins over the record whatever the record's ordering value."""
+    import fastavro
+
+    if not _DELETE_SCHEMA:
+        _DELETE_SCHEMA.append(fastavro.parse_schema(_delete_list_schema()))
+    zero = ("org.apache.hudi.avro.model.IntWrapper", {"value": 0})
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, _DELETE_SCHEMA[0], {"deleteRecordList": [
+        {"recordKey": k, "partitionPath": p, "orderingVal": zero} for k, p in deletes]})
+    body = buf.getvalue()
+    content = struct.pack(">ii", DELETE_BLOCK_VERSION, len(body)) + body
+    return encode_block(DELETE, {INSTANT_TIME: instant}, content)
+
+
+def data_block_records(block: LogBlock, name: str = "log file") -> list[dict]:
+    """The records of an Avro or HFile data block, as dicts in the block's schema."""
+    if block.block_type == AVRO_DATA:
+        return list(_avro_records(block))
+    if block.block_type == HFILE_DATA:
+        return [r for _k, r in _hfile_records(block, name)]
+    raise HudiFormatError(f"{name}: block type {block.block_type} is not an Avro or HFile data block")

@@ -14,15 +14,18 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .compaction import compact
     from .datasource import register
     from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError
     from .hudi_table import HudiTable
     from .reader import read
     from .writer import write
 
-__all__ = ["write", "read", "register", "HudiTable", "HudiWriteError", "SchemaEvolutionError", "WriteConflictError"]
+__all__ = ["write", "read", "compact", "register", "HudiTable", "HudiWriteError", "SchemaEvolutionError",
+           "WriteConflictError"]
 # imported on first use: the Python workers of a read import only the modules they run
-_HOME = {"write": "writer", "read": "reader", "register": "datasource", "HudiTable": "hudi_table",
+_HOME = {"write": "writer", "read": "reader", "compact": "compaction", "register": "datasource",
+         "HudiTable": "hudi_table",
          "HudiWriteError": "errors", "SchemaEvolutionError": "errors", "WriteConflictError": "errors"}
 
 

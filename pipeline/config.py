@@ -11,6 +11,8 @@ from hudi_format.config_keys import (
     COMBINE_BEFORE_DELETE,
     COMBINE_BEFORE_INSERT,
     COMBINE_BEFORE_UPSERT,
+    COMPACT_INLINE,
+    COMPACT_MAX_DELTA_COMMITS,
     COPYONWRITE_RECORD_SIZE_ESTIMATE,
     HIVE_STYLE_PARTITIONING,
     HIVE_SYNC_AS_DATASOURCE,
@@ -24,6 +26,7 @@ from hudi_format.config_keys import (
     STORAGE_STRATEGY_CLASS,
     TABLE_PREFIX,
     URL_ENCODE_PARTITIONING,
+    WRITE_TABLE_TYPE,
     default_of,
     shuffle_parallelism,
 )
@@ -31,6 +34,7 @@ from hudi_format.config_keys import (
 OPERATIONS = ("insert", "upsert", "delete", "bulk_insert", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 INDEX_TYPES = ("RECORD_INDEX", "SIMPLE")
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
@@ -66,10 +70,14 @@ class WriteConfig:
     table_properties: dict[str, str] = field(default_factory=dict)
     storage_strategy: str | None = None  # hoodie.storage.strategy.class (RFC-60); None: unset
     storage_path: str | None = None  # hoodie.storage.path
+    table_type: str | None = None  # hoodie.datasource.write.table.type; None: the table's (new: COW)
 
-    @property
-    def action(self) -> str:
-        return "replacecommit" if self.operation in REPLACE_OPERATIONS else "commit"
+    def action(self, merge_on_read: bool = False) -> str:
+        """The instant's action: replacecommit for the overwrites, else commit (deltacommit on a
+        merge-on-read table)."""
+        if self.operation in REPLACE_OPERATIONS:
+            return "replacecommit"
+        return "deltacommit" if merge_on_read else "commit"
 
     @property
     def heartbeat_timeout_s(self) -> int:
@@ -101,11 +109,17 @@ class WriteConfig:
             index_type=str(o.get(INDEX_TYPE) or "RECORD_INDEX").strip().upper(),
             update_partition_path=(None if o.get(RECORD_INDEX_UPDATE_PARTITION_PATH) is None
                                    else _flag(o, RECORD_INDEX_UPDATE_PARTITION_PATH)),
-            # the table config's keys, and whether the server writes its metadata table (docs/hudi.md)
-            table_properties={k: str(v) for k, v in o.items() if k.startswith(TABLE_PREFIX) or k == METADATA_ENABLE},
+            # the table config's keys, whether the server writes its metadata table (docs/hudi.md) and
+            # when it schedules compactions (merge-on-read)
+            table_properties={k: str(v) for k, v in o.items()
+                              if k.startswith(TABLE_PREFIX)
+                              or k in (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS)},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
+            table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,
         )
+        if cfg.table_type is not None and cfg.table_type not in TABLE_TYPES:
+            raise ValueError(f"{WRITE_TABLE_TYPE} must be one of {', '.join(TABLE_TYPES)}, not {cfg.table_type!r}")
         if cfg.index_type not in INDEX_TYPES:
             raise ValueError(f"{INDEX_TYPE} must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:

@@ -115,9 +115,13 @@ class FilesPartition(InputPartition):
     range (since, until]. (The read function reaches the executors pickled before `partitions()`
     runs: what the plan decides travels with the partitions.)"""
 
-    def __init__(self, paths: list[str], commit_range: tuple | None = None):
+    def __init__(self, paths: list[str], commit_range: tuple | None = None, logs: list[list[str]] | None = None,
+                 ordering_field: str | None = None, as_of: str | None = None):
         super().__init__(paths)
+        self.as_of = as_of
         self.paths, self.commit_range = paths, commit_range
+        self.logs = logs or [[] for _ in paths]  # each base file's log files (merge-on-read)
+        self.ordering_field = ordering_field
 
 
 class HudiReader(DataSourceReader):
@@ -171,17 +175,27 @@ class HudiReader(DataSourceReader):
             with open(self.plan_log, "a") as f:
                 f.write(json.dumps(entry) + "\n")
         n = max(1, min(len(paths), self.max_partitions))
-        return [FilesPartition(paths[i::n], p.commit_range) for i in range(n)]
+        return [FilesPartition(paths[i::n], p.commit_range, p.logs[i::n], p.info.precombine_field, p.as_of)
+                for i in range(n)]
 
     def read(self, partition):
+        import pyarrow as pa
         import pyarrow.compute as pc
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        from .base_file import conform, read_base_file
+        from .base_file import conform, read_base_file, with_meta
+        from .merge_on_read import read_slice
+        from .schema import META_COLUMNS
 
         arrow_schema = to_arrow_schema(self.schema, timezone="UTC")
-        for path in partition.paths:
-            t = read_base_file(path)
+        data_schema = None
+        for path, logs in zip(partition.paths, partition.logs):
+            if logs:  # merged in the files' schema: the catalog's lacks the meta columns
+                if data_schema is None:
+                    data_schema = with_meta(pa.schema([f for f in arrow_schema if f.name not in META_COLUMNS]))
+                t = read_slice(path or None, logs, data_schema, partition.ordering_field, partition.as_of)
+            else:
+                t = read_base_file(path)
             target = {f.name.lower(): f.name for f in arrow_schema}
             t = t.rename_columns([target.get(c.lower(), c) for c in t.column_names])
             t = conform(t, arrow_schema)

@@ -1,4 +1,5 @@
-"""Executor side of a write: one file group's new base file (copy-on-write merge).
+"""Executor side of a write: one file group's new base file (copy-on-write merge), or on a
+merge-on-read table one new log file appended to its slice.
 
 Records arrive grouped by file group (`_fg`), with their record key and partition path and a
 `_delete` flag. For a file group with a base file, the old file's records whose keys are not in
@@ -6,15 +7,22 @@ the batch are kept (with their commit time and sequence number); the batch's ups
 deletes drop keys. The new file is announced as a marker to the metastore before it is written.
 Only the write statistics go back to the driver, and for a table keeping a record index the keys
 the file group gained (inserted), rewrote (updated) and lost (deleted), as key blocks.
+
+A log file (`appends`: merge-on-read file groups that take updates and deletes, not inserts) holds
+an Avro data block of the upserts (meta fields first; `_hoodie_file_name` is the file id, as Hudi's
+append handle writes it) and a delete block of the deleted keys (hudi_format/log_file.py).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_format.file_slice import parse_file_name
+from hudi_format.log_file import avro_data_block, delete_block, log_file_name
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import (
@@ -31,7 +39,9 @@ from .base_file import (
 )
 from .column_stats import encode, footer_stats, uncompressed_size
 from .schema import META_COLUMNS
-from .storage import FileLayout, relative_path
+from .storage import FileLayout, locate, relative_path
+
+BASE_FILE_SUFFIX = ".parquet"
 
 STATS_DDL = ("partitionPath string, fileId string, path string, prevCommit string, numWrites long, "
              "numInserts long, numUpdateWrites long, numDeletes long, fileSizeInBytes long, "
@@ -63,7 +73,8 @@ class FileGroupWriter:
 
     def __init__(self, *, metastore: str, db: str, table: str, layout: FileLayout, instant: str,
                  data_schema: pa.Schema, groups: dict[str, tuple[str, str | None, str | None]],
-                 index: bool = False, stats_columns: list[str] | None = None, security=None):
+                 index: bool = False, stats_columns: list[str] | None = None, security=None,
+                 appends: dict[str, tuple[str, int]] | None = None, avro_schema: str | None = None):
         self.metastore, self.db, self.table = metastore, db, table
         self.security = security
         self.layout, self.instant = layout, instant
@@ -72,6 +83,8 @@ class FileGroupWriter:
         self.groups = groups
         self.index = index
         self.stats_columns = stats_columns or []
+        self.appends = appends or {}  # file id -> (base instant, version of its new log file)
+        self.log_schema = log_schema(avro_schema) if avro_schema else None
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         fid = batch.column("_fg")[0].as_py()
@@ -79,6 +92,8 @@ class FileGroupWriter:
         deletes = batch.filter(pc.fill_null(batch.column("_delete"), False))
         upserts = batch.filter(pc.invert(pc.fill_null(batch.column("_delete"), False)))
         token = write_token()
+        if fid in self.appends:
+            return self._append(fid, ppath, upserts, deletes, token)
         name = base_file_name(fid, token, self.instant)
         rel = relative_path(ppath, name)
         n = upserts.num_rows
@@ -122,6 +137,43 @@ class FileGroupWriter:
             "uncompressedSize": pa.array([uncompressed_size(footer)], pa.int64()),
         })
 
+    def _append(self, fid: str, ppath: str, upserts: pa.Table, deletes: pa.Table, token: str) -> pa.Table:
+        """One new log file of the file group: its upserts (updates: the group holds their keys) and
+        deletes, each a block."""
+        base_instant, version = self.appends[fid]
+        name = log_file_name(fid, base_instant, version, token)
+        rel = relative_path(ppath, name)
+        n = upserts.num_rows
+        keys = upserts.column("_hoodie_record_key").cast(pa.string())
+        gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string())).to_pylist()
+        data = b""
+        if n:
+            seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
+            rows = conform(upserts, self.data_schema).to_pylist()
+            records = [{"_hoodie_commit_time": self.instant, "_hoodie_commit_seqno": f"{seq_prefix}{i}",
+                        "_hoodie_record_key": k, "_hoodie_partition_path": ppath, "_hoodie_file_name": fid,
+                        **_avro_values(r, self.data_schema)} for i, (k, r) in enumerate(zip(keys.to_pylist(), rows))]
+            data += avro_data_block(self.instant, self.log_schema or "", records)
+        if gone:
+            data += delete_block(self.instant, [(k, ppath) for k in gone])
+        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
+        self._drop_earlier_attempts(fid, ppath, token, lambda t: log_file_name(fid, base_instant, version, t))
+        fs, full = locate(self.layout.location(rel))
+        fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+        with fs.open_output_stream(full) as out:
+            out.write(data)
+        empty = encode_keys([])
+        return pa.table({
+            "partitionPath": [ppath], "fileId": [fid], "path": [rel], "prevCommit": [base_instant],
+            "numWrites": pa.array([n], pa.int64()), "numInserts": pa.array([0], pa.int64()),
+            "numUpdateWrites": pa.array([n], pa.int64()), "numDeletes": pa.array([len(gone)], pa.int64()),
+            "fileSizeInBytes": pa.array([len(data)], pa.int64()),
+            "insertedKeys": pa.array([empty if self.index else None], pa.binary()),
+            "updatedKeys": pa.array([encode_keys(pc.unique(keys).to_pylist()) if self.index else None], pa.binary()),
+            "deletedKeys": pa.array([encode_keys(gone) if self.index else None], pa.binary()),
+            "columnStats": pa.array([None], pa.binary()), "uncompressedSize": pa.array([len(data)], pa.int64()),
+        })
+
     @staticmethod
     def _key_blocks(up_keys: pa.Array, old_keys: pa.Array, deletes: pa.Table) -> tuple[bytes, bytes, bytes]:
         """(inserted, updated, deleted) key blocks: what the file group gained, rewrote, lost."""
@@ -132,16 +184,51 @@ class FileGroupWriter:
                 encode_keys(up_keys.filter(known).to_pylist()), encode_keys(gone.to_pylist()))
 
 
-    def _drop_earlier_attempts(self, fid: str, ppath: str, token: str) -> None:
+    def _drop_earlier_attempts(self, fid: str, ppath: str, token: str, named=None) -> None:
         """A retried task deletes what its failed attempts may have written (named, not listed)."""
         pid, sid, attempt = token.split("-")
         for a in range(int(attempt)):
-            name = base_file_name(fid, f"{pid}-{sid}-{a}", self.instant)
+            t = f"{pid}-{sid}-{a}"
+            name = named(t) if named else base_file_name(fid, t, self.instant)
             delete_file(self.layout.location(relative_path(ppath, name)))
 
 
+def log_schema(avro_schema: str) -> str:
+    """The writer schema with the five meta fields first (the schema of a log file's records)."""
+    doc = json.loads(avro_schema)
+    meta = [{"name": m, "type": ["null", "string"], "doc": "", "default": None} for m in META_COLUMNS]
+    doc["fields"] = meta + [f for f in doc["fields"] if f["name"] not in META_COLUMNS]
+    return json.dumps(doc)
+
+
+def _avro_values(row: dict, schema: pa.Schema) -> dict:
+    """A row of pyarrow's to_pylist as fastavro writes it (maps as dicts)."""
+    return {f.name: _avro_value(row.get(f.name), f.type) for f in schema}
+
+
+def _avro_value(v, t: pa.DataType):
+    if v is None:
+        return None
+    if pa.types.is_map(t):
+        return {k: _avro_value(x, t.item_type) for k, x in v}
+    if pa.types.is_struct(t):
+        return {t.field(i).name: _avro_value(v.get(t.field(i).name), t.field(i).type) for i in range(t.num_fields)}
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return [_avro_value(x, t.value_type) for x in v]
+    return v
+
+
 def write_stat(row) -> dict:
-    """A Hudi HoodieWriteStat (JSON) of a stats row."""
+    """A Hudi HoodieWriteStat (JSON) of a stats row; of a log file a HoodieDeltaWriteStat."""
+    out = _write_stat(row)
+    name = row["path"].rsplit("/", 1)[-1]
+    if not name.endswith(BASE_FILE_SUFFIX):
+        out.update({"logVersion": parse_file_name(name)[3], "logOffset": 0, "baseFile": "", "logFiles": [name],
+                    "totalLogRecords": row["numWrites"], "totalLogBlocks": 0})
+    return out
+
+
+def _write_stat(row) -> dict:
     return {"fileId": row["fileId"], "path": row["path"], "prevCommit": row["prevCommit"],
             "numWrites": row["numWrites"], "numDeletes": row["numDeletes"],
             "numUpdateWrites": row["numUpdateWrites"], "numInserts": row["numInserts"],

@@ -1,8 +1,9 @@
-"""`read(spark, "db.tbl", ...)`: a Hudi copy-on-write table as a DataFrame, planned from the
-metastore's file slices (no storage listing: executors open exactly the base files the server names).
+"""`read(spark, "db.tbl", ...)`: a Hudi table as a DataFrame, planned from the metastore's file
+slices (no storage listing: executors open exactly the base and log files the server names).
 
-* snapshot: the latest file slices; `as_of`: the slices as of the latest instant completed at or
-  before it (time travel);
+* snapshot: the latest file slices (merge-on-read: each base file merged with its log files,
+  pipeline/merge_on_read.py); `query_type="read_optimized"`: base files only; `as_of`: the slices
+  as of the latest instant completed at or before it (time travel);
 * incremental (`since` and/or `until`): records written by instants in (since, until], read from the
   file groups those instants wrote, as of `until`;
 * `filters`: a Spark SQL filter string (Spark's meaning: `LIKE` with `%` and `_`, its literals
@@ -25,6 +26,7 @@ from pyspark.sql import functions as F
 from client import HudiCatalog, Security, ServerError
 
 from .base_file import read_base_file, with_meta
+from .merge_on_read import read_slice
 from .predicate import server_filter
 from .schema import with_meta_columns
 from .storage import relative_path
@@ -32,16 +34,25 @@ from .table import TableInfo, latest_schema, load, split_name
 
 log = logging.getLogger(__name__)
 
-class _BaseFileReader:
-    """Reads base files given by full path (as the read plan has them)."""
+QUERY_TYPES = ("snapshot", "read_optimized")
 
-    def __init__(self, arrow_schema):
+
+class _SliceReader:
+    """Reads file slices given by full paths (as the read plan has them): a base file, merged with
+    the slice's log files when it has any."""
+
+    def __init__(self, arrow_schema, ordering_field: str | None = None, as_of: str | None = None):
         self.arrow_schema = arrow_schema
+        self.ordering_field = ordering_field
+        self.as_of = as_of  # log blocks of later instants are skipped
 
     def __call__(self, batches):
         for batch in batches:
-            for path in batch.column(0).to_pylist():
-                t = read_base_file(path, self.arrow_schema)
+            for path, logs in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist()):
+                if logs:
+                    t = read_slice(path or None, logs, self.arrow_schema, self.ordering_field, self.as_of)
+                else:
+                    t = read_base_file(path, self.arrow_schema)
                 yield from t.to_batches()
 
 
@@ -82,24 +93,38 @@ def _completed_at_or_before(client, info: TableInfo, ts: str | None) -> str | No
 
 
 class ReadPlan:
-    """What a read opens: base files (relative paths, and full paths as the server answers them),
-    the schema, and the row conditions."""
+    """What a read opens: file slices (the base file's relative path, and full paths as the server
+    answers them: the base file's, "" for a slice of log files only, and the log files'), the schema,
+    and the row conditions."""
 
-    def __init__(self, info: TableInfo, schema, bases: list[tuple[str, str]], commit_range: tuple | None,
-                 files_skipped: int = 0, partitions_skipped: int = 0):
+    def __init__(self, info: TableInfo, schema, bases: list[tuple[str, str, list[str]]], commit_range: tuple | None,
+                 files_skipped: int = 0, partitions_skipped: int = 0, as_of: str | None = None):
         bases = sorted(bases)
+        self.as_of = as_of  # the instant read as of (time travel, incremental): later log blocks are skipped
         self.info, self.schema, self.commit_range = info, schema, commit_range
-        self.files = [rel for rel, _ in bases]  # <partition path>/<file name>
-        self.paths = [path for _, path in bases]  # where the files are (RFC-60 storage strategy)
+        self.files = [b[0] for b in bases]  # <partition path>/<file name>
+        self.paths = [b[1] for b in bases]  # where the files are (RFC-60 storage strategy)
+        self.logs = [b[2] for b in bases]  # each slice's log files, in order (merge-on-read)
         self.files_skipped = files_skipped  # base files skipped in the partitions read
         self.partitions_skipped = partitions_skipped  # partitions not read at all
 
 
 def plan(client: HudiCatalog, table: str, as_of: str | None = None, since: str | None = None,
          until: str | None = None, filters=None, time_zone: str | None = None,
-         escaped_literals: bool = False) -> ReadPlan:
+         escaped_literals: bool = False, query_type: str = "snapshot") -> ReadPlan:
     """`time_zone` (Spark's session time zone, UTC when None) and `escaped_literals` (Spark's
-    spark.sql.parser.escapedStringLiterals) say how Spark reads the filter string's literals."""
+    spark.sql.parser.escapedStringLiterals) say how Spark reads the filter string's literals.
+    `query_type`: snapshot, or read_optimized (base files only: merge-on-read logs are not read)."""
+    if query_type not in QUERY_TYPES:
+        raise ValueError(f"query_type must be one of {', '.join(QUERY_TYPES)}, not {query_type!r}")
+    out = _plan(client, table, as_of, since, until, filters, time_zone, escaped_literals)
+    if query_type == "read_optimized":
+        kept = [(f, p) for f, p in zip(out.files, out.paths) if p]
+        out.files, out.paths, out.logs = [f for f, _ in kept], [p for _, p in kept], [[] for _ in kept]
+    return out
+
+
+def _plan(client: HudiCatalog, table: str, as_of, since, until, filters, time_zone, escaped_literals) -> ReadPlan:
     db, name = split_name(table)
     info = load(client, db, name)
     if as_of and (since or until):
@@ -130,30 +155,40 @@ def plan(client: HudiCatalog, table: str, as_of: str | None = None, since: str |
     if incremental:
         touched = {(f.partition_path, f.file_id) for f in client.get_files_changed(db, name, since, at)}
         slices = [s for s in slices if (s.partition_path, s.file_id) in touched]
-    return ReadPlan(info, schema, _base_files(info, slices), (since, at) if incremental else None)
+    return ReadPlan(info, schema, _base_files(info, slices), (since, at) if incremental else None, as_of=at)
 
 
-def _base_files(info: TableInfo, slices) -> list[tuple[str, str]]:
-    """(relative path, full path) of the slices' base files. The server answers full paths; only
-    for a custom storage strategy (which the server never loads) the client's strategy maps them."""
-    out, layout = [], None
+def _base_files(info: TableInfo, slices) -> list[tuple[str, str, list[str]]]:
+    """(relative path, full path) of the slices' base files, with their log files' full paths (a
+    slice of log files only: the first log file's relative path and ""). The server answers full
+    paths; only for a custom storage strategy (which the server never loads) the client's strategy
+    maps them."""
+    out = []
+    layout: list = []
+
+    def location(f) -> tuple[str, str]:
+        rel = relative_path(s.partition_path or "", f.name)
+        if f.path:
+            return rel, f.path
+        if not layout:
+            layout.append(info.layout())
+        return rel, layout[0].location(rel)
+
     for s in slices:
-        if s.base_file is None:
-            continue
-        rel = relative_path(s.partition_path or "", s.base_file.name)
-        path = s.base_file.path
-        if not path:
-            layout = layout or info.layout()
-            path = layout.location(rel)
-        out.append((rel, path))
+        logs = [location(f)[1] for f in s.log_files]
+        if s.base_file is not None:
+            out.append((*location(s.base_file), logs))
+        elif logs:
+            out.append((location(s.log_files[0])[0], "", logs))
     return out
 
 
 def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9083", as_of: str | None = None,
          since: str | None = None, until: str | None = None, filters=None,
-         security: Security | None = None) -> DataFrame:
+         security: Security | None = None, query_type: str = "snapshot") -> DataFrame:
     """The table's rows (with the `_hoodie_*` meta columns) as a DataFrame; see the module doc.
-    `security`: how the driver logs in to the metastore (client Security; executors do not call it)."""
+    `security`: how the driver logs in to the metastore (client Security; executors do not call it).
+    `query_type`: snapshot, or read_optimized (merge-on-read tables: base files only)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     conf = spark.conf  # both have defaults (the session's time zone: the JVM's)
@@ -161,7 +196,7 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
     escaped = str(conf.get("spark.sql.parser.escapedStringLiterals")).lower() == "true"
     with HudiCatalog(metastore, security=security) as client:
         p = plan(client, table, as_of=as_of, since=since, until=until, filters=filters, time_zone=time_zone,
-                 escaped_literals=escaped)
+                 escaped_literals=escaped, query_type=query_type)
     if filters is not None:
         log.info("read %s: %d base files, %d skipped by column statistics, %d partitions skipped", table,
                  len(p.files), p.files_skipped, p.partitions_skipped)
@@ -172,9 +207,9 @@ def read(spark: SparkSession, table: str, metastore: str = "thrift://127.0.0.1:9
         df = spark.createDataFrame([], schema)
     else:
         arrow_schema = with_meta(to_arrow_schema(p.schema, timezone="UTC"))  # as the writer stores them
-        paths = spark.createDataFrame([(f,) for f in p.paths], "path string")
+        paths = spark.createDataFrame(list(zip(p.paths, p.logs)), "path string, logs array<string>")
         n = max(1, min(len(p.paths), spark.sparkContext.defaultParallelism * 2))
-        df = paths.repartition(n).mapInArrow(_BaseFileReader(arrow_schema), schema)
+        df = paths.repartition(n).mapInArrow(_SliceReader(arrow_schema, p.info.precombine_field, p.as_of), schema)
     if p.commit_range is not None:
         lo, hi = p.commit_range
         if lo:

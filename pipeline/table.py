@@ -8,20 +8,26 @@ from dataclasses import dataclass, field
 from client import AlreadyExists, Column, Database, HudiCatalog, NotFound
 from hudi_format.config_keys import (
     BASE_FILE_FORMAT,
+    COMPACT_INLINE,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
+    PAYLOAD_CLASS,
     POPULATE_META_FIELDS,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
     STORAGE_PATH,
     STORAGE_STRATEGY_CLASS,
+    TABLE_VERSION,
     default_of,
 )
 from hudi_format.storage_strategy import HIVE, load_strategy, strategy_name
-from hudi_format.table_config import HudiTableConfig
+from hudi_format.table_config import COW, MOR, HudiTableConfig
 
 from . import keygen
 from .schema import from_avro_schema, hive_columns, to_avro_schema
 from .storage import FileLayout
+
+# merge-on-read: the record with the greater precombine value wins also between a base file and its logs
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 
 
 def split_name(table: str) -> tuple[str, str]:
@@ -55,6 +61,11 @@ class TableInfo:
     properties: dict[str, str] = field(default_factory=dict)  # hoodie.* as the table config has them
     storage_strategy: str = HIVE  # hoodie.storage.strategy.class (RFC-60)
     storage_path: str | None = None  # hoodie.storage.path
+    table_type: str = COW  # COPY_ON_WRITE or MERGE_ON_READ
+
+    @property
+    def merge_on_read(self) -> bool:
+        return self.table_type == MOR
 
     def layout(self) -> FileLayout:
         """Where the data files are (loads a custom strategy's class)."""
@@ -62,9 +73,6 @@ class TableInfo:
 
     @classmethod
     def of(cls, cfg: HudiTableConfig) -> TableInfo:
-        if cfg.table_type != "COPY_ON_WRITE":
-            raise ValueError(f"{cfg.db_name}.{cfg.table_name} is MERGE_ON_READ; the pipeline writes "
-                             "copy-on-write tables only")
         props = cfg.properties or {}
         return cls(cfg.db_name, cfg.table_name, cfg.base_path or "", list(cfg.record_key_fields),
                    list(cfg.partition_fields), cfg.precombine_field or None, bool(cfg.hive_style_partitioning),
@@ -74,7 +82,7 @@ class TableInfo:
                                           or default_of(RECORD_INDEX_UPDATE_PARTITION_PATH)).lower() == "true",
                    properties=dict(props),
                    storage_strategy=strategy_name(props.get(STORAGE_STRATEGY_CLASS)),
-                   storage_path=props.get(STORAGE_PATH) or None)
+                   storage_path=props.get(STORAGE_PATH) or None, table_type=cfg.table_type)
 
 
 def load(client: HudiCatalog, db: str, name: str) -> TableInfo:
@@ -110,13 +118,20 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         props.update(cfg.table_properties)
         props.update(_storage_props(cfg, base, name))
         props[INDEX_TYPE] = cfg.index_type
+        version = props.pop(TABLE_VERSION, default_of(TABLE_VERSION))  # hoodie.table.version: 6, 8 or 9
+        if not str(version).isdigit():
+            raise ValueError(f"{TABLE_VERSION} must be 6, 8 or 9, not {version!r}")
         if cfg.index_type == "RECORD_INDEX":
             props[RECORD_INDEX_UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
+        table_type = cfg.table_type or COW
+        if table_type == MOR:  # the server schedules compactions, the pipeline runs them
+            props.setdefault(PAYLOAD_CLASS, DEFAULT_PAYLOAD)
+            props.setdefault(COMPACT_INLINE, "true")
         config = HudiTableConfig(
-            db_name=db, table_name=name, table_type="COPY_ON_WRITE", record_key_fields=keys,
+            db_name=db, table_name=name, table_type=table_type, record_key_fields=keys,
             partition_fields=parts, precombine_field=precombine_field,
             key_generator=keygen.key_generator_class(keys, parts), hive_style_partitioning=cfg.hive_style,
-            url_encode_partitioning=cfg.url_encode, table_version=6, base_path=base,
+            url_encode_partitioning=cfg.url_encode, table_version=int(version), base_path=base,
             avro_schema=to_avro_schema(schema, name), properties=props)
         try:
             client.register_hudi_table(config, hive_columns(schema))
@@ -133,6 +148,8 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         problems.append(f"precombine field {precombine_field!r} != table's {info.precombine_field!r}")
     if path and path.rstrip("/") != info.base_path.rstrip("/"):
         problems.append(f"path {path!r} != table's base path {info.base_path!r}")
+    if cfg.table_type and cfg.table_type != info.table_type:
+        problems.append(f"table type {cfg.table_type} != table's {info.table_type}")
     problems += _storage_conflicts(cfg, info)
     if problems:
         raise ValueError(f"{db}.{name}: config conflict: " + "; ".join(problems))

@@ -1,11 +1,12 @@
-"""`write(df, table=..., operation=...)`: a Spark DataFrame committed to a copy-on-write Hudi table
-through the metastore (see docs/pipeline.md).
+"""`write(df, table=..., operation=...)`: a Spark DataFrame committed to a Hudi table (copy-on-write
+or merge-on-read) through the metastore (see docs/pipeline.md).
 
 Driver: checks the schema, counts records per partition (statistics only), starts the instant, reads
 the affected partitions' file slices from the metastore, tags records with their file groups,
 plans where inserts go, and completes the instant with the executors' write statistics.
 Executors: key lookups (in the metastore's record index, or in base files for tables without it)
-and one Parquet base file per written file group.
+and one Parquet base file per written file group; on a merge-on-read table, updates and deletes of
+a file group that is not a small file taking inserts append one log file to its slice instead.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from client import BaseFileStats, FileGroupKeys, HudiCatalog, Security
+from hudi_format.config_keys import WRITE_TABLE_TYPE
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns
 from .commit import WriteTransaction, commit_metadata
 from .config import WriteConfig
 from .errors import HudiWriteError
-from .file_group_writer import STATS_DDL, FileGroupWriter, write_stat
+from .file_group_writer import BASE_FILE_SUFFIX, STATS_DDL, FileGroupWriter, write_stat
 from .schema import META_COLUMNS, evolve, to_avro_schema
 from .table import latest_schema, load, open_for_write, split_name, sync_hms_schema
 
@@ -38,7 +40,7 @@ RECORDS_PER_TASK = 10_000  # records per shuffle partition of a write, unless co
 
 def write(df: DataFrame | None, table: str, operation: str = "upsert", record_key=None, precombine_field=None,
           partition_by=None, metastore: str = DEFAULT_METASTORE, path: str | None = None,
-          options: dict | None = None, security: Security | None = None) -> str:
+          options: dict | None = None, security: Security | None = None, table_type: str | None = None) -> str:
     """Write `df` to the Hudi table `db.tbl` with `operation`; returns the completed instant time.
 
     operation: insert, upsert, delete, bulk_insert, insert_overwrite, insert_overwrite_table,
@@ -47,7 +49,11 @@ def write(df: DataFrame | None, table: str, operation: str = "upsert", record_ke
     (docs/pipeline.md). delete_partition takes the partitions of `df`'s rows or the option
     `hoodie.datasource.write.partitions.to.delete` (partition paths; `df` may then be None).
     `security`: how to log in to the metastore (client Security: password, Kerberos, TLS); with
-    Kerberos the tasks log in with a delegation token the driver gets for this write."""
+    Kerberos the tasks log in with a delegation token the driver gets for this write. `table_type`:
+    COPY_ON_WRITE or MERGE_ON_READ (`hoodie.datasource.write.table.type`; of a table this write
+    creates; an existing table's must match)."""
+    if table_type is not None:
+        options = {**(options or {}), WRITE_TABLE_TYPE: table_type}
     cfg = WriteConfig.from_options(operation, options)
     db, name = split_name(table)
     with HudiCatalog(metastore, security=security) as client, _task_security(client) as tasks:
@@ -100,6 +106,8 @@ class _Job:
         self.created = False  # this job registered the table (its first write)
         self.parallelism = 1  # of the write's shuffles (_parallelism), once the batch is counted
         self._session_value: str | None = None  # spark.sql.shuffle.partitions before the write set its own
+        self._merged: set[str] = set()  # merge-on-read: existing small file groups taking inserts (rewritten)
+        self._log_versions: dict[str, int] = {}  # merge-on-read: file id -> its slice's last log version
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -112,6 +120,7 @@ class _Job:
         try:
             with self._session_shuffles() as shuffles:
                 current = self._open_table()
+                self._run_compactions()
                 records = self._prepare(df) if df is not None else None
                 counts = self._partition_counts(records) if records is not None else {}
                 self.parallelism = self._parallelism(sum(counts.values()))
@@ -124,6 +133,17 @@ class _Job:
         if current is not None and df is not None and self.schema != current:
             sync_hms_schema(self.client, self.info, self.schema)
         return done
+
+    def _run_compactions(self) -> None:
+        """Merge-on-read: the compactions the server scheduled run first, inline (pipeline/compaction.py).
+        One that fails does not fail the write: it stays pending (docs/pipeline.md, Not done yet)."""
+        from . import compaction
+
+        for ts in compaction.pending(self.client, self.info):
+            try:
+                compaction.run(self.spark, self.client, self.info, ts, self.metastore, self.task_security)
+            except Exception as exc:
+                log.warning("compaction %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
 
     def _unregister_new_table(self) -> None:
         """The first write of a table this job created failed: the table goes again, unless another
@@ -161,13 +181,14 @@ class _Job:
     def _commit(self, records: DataFrame | None, counts: dict[str, int]) -> str:
         """One instant: begun, the file groups written, completed (abandoned on any failure)."""
         cfg = self.cfg
-        txn = WriteTransaction(self.client, self.db, self.name, cfg.action, cfg.operation,
+        action = cfg.action(self.info.merge_on_read)
+        txn = WriteTransaction(self.client, self.db, self.name, action, cfg.operation,
                                cfg.heartbeat_timeout_s, cfg.heartbeat_interval_ms / 1000)
         self.instant = txn.begin(self.schema_avro)
         try:
             rows, replaced = self._execute(records, counts)
             meta = commit_metadata(cfg.operation, [write_stat(r) for r in rows], self.schema_avro,
-                                   replaced if cfg.action == "replacecommit" else None)
+                                   replaced if action == "replacecommit" else None)
             return txn.complete(meta, _record_keys(rows) if self.info.record_index else None, _column_stats(rows))
         except BaseException:
             txn.abandon()
@@ -290,7 +311,7 @@ class _Job:
         elif op == "delete":
             records = self._distinct(records, ["_hoodie_partition_path", "_hoodie_record_key"])
         slices, replaced = self._target_slices(counts)
-        groups = _base_files(slices)
+        groups = self._groups(slices)
         tagged = None
         if op in ("upsert", "delete") and groups:
             keys = tagging.existing_keys(self.spark, self.info.layout(), slices)
@@ -320,7 +341,7 @@ class _Job:
             touched = index_tagging.touched_partitions(found)
         have = {s.partition_path for s in slices}
         slices += self._slices(set(touched) - have)
-        groups = _base_files(slices)
+        groups = self._groups(slices)
         parts = []
         if op != "delete":
             bins = [s for s in slices if s.partition_path in counts] if op in ("insert", "upsert") else []
@@ -354,13 +375,16 @@ class _Job:
             updates, inserts, insert_counts = None, records, counts
         by_partition: dict[str, list] = {}
         for s in slices:
-            by_partition.setdefault(s.partition_path, []).append(s)
+            if not s.log_files:  # (merge-on-read: a slice with logs takes no inserts, as in Hudi)
+                by_partition.setdefault(s.partition_path, []).append(s)
         buckets = workload_profile.plan(
             insert_counts, by_partition, max_file_size=self.cfg.max_file_size,
             small_file_limit=self.cfg.small_file_limit, avg_record_size=self._avg_record_size(),
             use_small_files=op in ("insert", "upsert"))
         for b in buckets:
             groups.setdefault(b.file_id, (b.partition_path, b.base_rel, b.base_instant))
+            if b.base_rel is not None:
+                self._merged.add(b.file_id)
         assigned = workload_profile.assign(self.spark, inserts, buckets)
         return assigned if updates is None else updates.unionByName(assigned)
 
@@ -388,12 +412,33 @@ class _Job:
                                  layout=self.info.layout(), instant=self.instant, data_schema=data_schema,
                                  groups=groups, index=self.info.record_index,
                                  stats_columns=indexed_columns(data_schema, self.info.properties),
-                                 security=self.task_security)
+                                 security=self.task_security, appends=self._appends(groups),
+                                 avro_schema=self.schema_avro)
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
         final = final.repartition(self.parallelism, "_fg")
         rows = final.groupBy("_fg").applyInArrow(_typed(writer), STATS_DDL).collect()
         return [r.asDict() for r in rows]
+
+
+    def _groups(self, slices) -> dict[str, tuple]:
+        """`_base_files` of the slices; on a merge-on-read table also the slices of log files only,
+        and each slice's last log version."""
+        groups = _base_files(slices)
+        if self.info.merge_on_read:
+            for s in slices:
+                groups.setdefault(s.file_id, (s.partition_path, None, s.base_instant))
+                self._log_versions[s.file_id] = max([f.log_version or 0 for f in s.log_files], default=0)
+        return groups
+
+    def _appends(self, groups: dict[str, tuple]) -> dict[str, tuple[str, int]]:
+        """Merge-on-read: file id -> (base instant, version of the new log file) of the existing file
+        groups written, except the small files taking inserts (rewritten, as Hudi does)."""
+        if not self.info.merge_on_read:
+            return {}
+        return {fid: (base_instant, self._log_versions.get(fid, 0) + 1)
+                for fid, (_p, _rel, base_instant) in groups.items()
+                if base_instant is not None and fid in self._log_versions and fid not in self._merged}
 
 
 def _base_files(slices) -> dict[str, tuple]:
@@ -420,7 +465,8 @@ def _record_keys(rows: list[dict]) -> list:
 def _column_stats(rows: list[dict]) -> list:
     """FileColumnStats of the base files written (from their footers, as the executors read them)."""
     return [BaseFileStats(r["partitionPath"], r["path"], r["fileSizeInBytes"], r["uncompressedSize"] or 0,
-                          None if r["columnStats"] is None else bytes(r["columnStats"])) for r in rows]
+                          None if r["columnStats"] is None else bytes(r["columnStats"])) for r in rows
+            if r["path"].endswith(BASE_FILE_SUFFIX)]  # (log files have none)
 
 
 def _file_ids(slices) -> dict[str, list[str]]:

@@ -264,7 +264,7 @@ def _roles_api(callers: Callers, db: str) -> None:
     root.grant_revoke_role(GrantRevokeRoleRequest(requestType=GrantRevokeType.GRANT, roleName="admin",
                                                   principalName="alice", principalType=USER, grantOption=False))
     grants = root.get_role_grants_for_principal(GetRoleGrantsForPrincipalRequest("alice", USER)).principalGrants
-    assert [(g.roleName, g.grantorName) for g in grants] == [("admin", "root")]
+    assert [(g.roleName, g.grantorName) for g in grants] == [("admin", "root"), ("public", None)]
     alice.create_role(Role(roleName="readers"))
     root.revoke_role("admin", "alice", USER)
     _denied(alice.drop_role, "readers", who="user alice", what="administration")

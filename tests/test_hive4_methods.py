@@ -22,6 +22,7 @@ import pytest
 from thrift.Thrift import TApplicationException
 
 from tests import test_conformance as conformance
+from tests.conformance.compare import Each
 from tests.conformance.objects import (
     bool_stats,
     col_stats,
@@ -36,29 +37,48 @@ from tests.conformance.objects import (
 from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode, jvm
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
+    AbortTxnsRequest,
+    AlterDatabaseRequest,
+    AppendPartitionsRequest,
     CommitTxnRequest,
     CreateDatabaseRequest,
     DropDatabaseRequest,
+    DropPartitionRequest,
+    DropPartitionsRequest,
+    DropTableRequest,
+    ExtendedTableInfo,
     GetOpenTxnsRequest,
     GetPartitionNamesPsRequest,
     GetPartitionRequest,
+    GetPartitionsByFilterRequest,
     GetPartitionsFilterSpec,
     GetPartitionsPsWithAuthRequest,
     GetPartitionsRequest,
     GetPrincipalsInRoleRequest,
     GetProjectionsSpec,
+    GetRoleGrantsForPrincipalRequest,
+    GetTablesExtRequest,
+    GrantRevokePrivilegeRequest,
+    GrantRevokeType,
     HiveObjectPrivilege,
     HiveObjectRef,
     HiveObjectType,
     OpenTxnRequest,
     PartitionEventType,
     PartitionFilterMode,
+    PartitionListComposingSpec,
     PartitionsByExprRequest,
+    PartitionSpec,
+    PartitionSpecWithSharedSD,
     PartitionsRequest,
     PartitionsStatsRequest,
+    PartitionWithoutSD,
+    PrincipalPrivilegeSet,
     PrincipalType,
     PrivilegeBag,
     PrivilegeGrantInfo,
+    RequestPartsSpec,
+    TxnState,
     TxnType,
 )
 
@@ -245,6 +265,25 @@ def test_open_txns(cf):
     assert views[1][0][0] == "gone" and views[1][1][0] == "aborted" and views[1][2][0] == "open"
 
 
+@hive4
+@pytest.mark.backends("sqlite")
+def test_abort_txns(cf):
+    """Hive 4's client's abortTxns: the open ones aborted, a committed one left as it is."""
+    views = []
+    for side in (cf.reference, cf.ours):
+        c = side.client
+        ids = c.open_txns(OpenTxnRequest(num_txns=4, user=f"u_{cf.token}", hostname="h1")).txn_ids
+        c.commit_txn(CommitTxnRequest(txnid=ids[0]))
+        c.abort_txns(AbortTxnsRequest(txn_ids=ids[:3]))
+        views.append(_txn_view(c, ids))
+        c.abort_txns(AbortTxnsRequest(txn_ids=[ids[3]]))
+        listed = {t.id: t.state for t in c.get_open_txns_info().open_txns}
+        views.append([listed.get(t) for t in ids])
+    cf.same("abort_txns, then get_open_txns / get_open_txns_info", views[:2], views[2:])
+    assert [v[0] for v in views[2]] == ["gone", "aborted", "aborted", "open"], views
+    assert views[3] == [None, TxnState.ABORTED, TxnState.ABORTED, TxnState.ABORTED], views
+
+
 # --------------------------------------------------------------------------- privileges and roles
 
 
@@ -335,6 +374,194 @@ def test_privileges(cf):
     assert cf.ours_only("list_privileges", alice, PrincipalType.USER, HiveObjectRef()) == []
 
 
+# --------------------------------------------------------------------------- Hive 4.0.1's client's forms
+
+
+def _in_catalog(part):
+    part.catName = "hive"  # Hive 4 fails on a partition without one in add_partitions_pspec
+    return part
+
+
+def _by_values(parts):
+    return sorted(parts, key=lambda p: p.values)
+
+
+def _specs_sorted(specs):
+    """PartitionSpecs with their members in a defined order (Hive's store has none)."""
+    for spec in specs:
+        if spec.sharedSDPartitionSpec is not None:
+            spec.sharedSDPartitionSpec.partitions.sort(key=lambda p: p.values)
+        if spec.partitionList is not None:
+            spec.partitionList.partitions.sort(key=lambda p: p.values)
+    return sorted(specs, key=lambda s: s.sharedSDPartitionSpec is None)
+
+
+@hive4
+@pytest.mark.backends("sqlite")  # the calls map onto the old forms, compared on every backend
+def test_hive4_client_request_forms(cf):
+    """The forms Hive 4.0.1's HiveMetaStoreClient sends for dropTable, listPartitionsByFilter,
+    appendPartition, dropPartition, alterDatabase, getTablesExt, listPartitionSpecs(ByFilter) and
+    addPartitionsSpecProxy."""
+    (db,) = names(cf, "h4f")
+    t = _table_with_partitions(cf, db)
+    by_filter = lambda **kw: GetPartitionsByFilterRequest(catName="hive", dbName=db, tblName="t", **kw)  # noqa: E731
+    cf.call("get_partitions_by_filter_req", by_filter(filter='p = "x"'), post=_by_values)
+    cf.call("get_partitions_by_filter_req", by_filter(filter='q > 1 and p <> "z"', maxParts=-1), post=_by_values)
+    cf.call("get_partitions_by_filter_req", by_filter(filter='p = "y"', maxParts=1))
+    cf.call("get_partitions_by_filter_req", by_filter(filter='p = "x"', skipColumnSchemaForPartition=True,
+                                                      includeParamKeyPattern="k%"), post=_by_values)
+    cf.call("get_partitions_by_filter_req", by_filter(filter='p = "x"', excludeParamKeyPattern="n"), post=_by_values)
+    cf.call("get_partitions_by_filter_req", by_filter(filter="p = "), expect="MetaException")
+    cf.call("get_partitions_by_filter_req", GetPartitionsByFilterRequest(
+        catName="hive", dbName=db, tblName="nosuch", filter='p = "x"'), expect="NoSuchObjectException")
+    # without catName Hive 4 fails (a NullPointerException); ours reads the default catalog
+    got = cf.ours_only("get_partitions_by_filter_req", GetPartitionsByFilterRequest(dbName=db, tblName="t",
+                                                                                    filter='p = "z"'))
+    assert [p.values for p in got] == [["z", "3"]]
+    cf.call("get_partitions_pspec", db, "t", -1, post=_specs_sorted)
+    cf.call("get_part_specs_by_filter", db, "t", 'p = "x"', -1, post=_specs_sorted)
+    cf.call("get_partitions_pspec", db, "nosuch", -1, expect="NoSuchObjectException")
+    # append and drop
+    append = lambda **kw: AppendPartitionsRequest(catalogName="hive", dbName=db, tableName="t", **kw)  # noqa: E731
+    cf.call("append_partition_req", append(partVals=["v", "7"]), expect="ok")
+    cf.call("append_partition_req", append(name="p=v/q=8"), expect="ok")
+    cf.call("append_partition_req", append(partVals=["v", "7"]), expect="AlreadyExistsException")
+    cf.call("append_partition_req", append(), expect="MetaException")
+    drop = lambda **kw: DropPartitionRequest(catName="hive", dbName=db, tblName="t", deleteData=True, **kw)  # noqa: E731
+    cf.call("drop_partition_req", drop(partName="p=v/q=8"), expect="ok")
+    cf.call("drop_partition_req", drop(partVals=["v", "7"]), expect="ok")
+    cf.call("drop_partition_req", drop(partVals=["v", "7"]), expect="NoSuchObjectException")
+    cf.call("get_partitions_req", PartitionsRequest(catName="hive", dbName=db, tblName="t"), post=lambda r: _by_values(
+        r.partitions))
+    # add_partitions_pspec: a list, and partitions sharing the table's descriptor
+    cf.call("add_partitions_pspec", [PartitionSpec(dbName=db, tableName="t", catName="hive",
+                                                   partitionList=PartitionListComposingSpec(partitions=[
+                                                       _in_catalog(partition(t, ["u", "1"]))]))], expect="ok")
+
+    def shared(client):
+        table_ = client.get_table(db, "t")
+        return [PartitionSpec(dbName=db, tableName="t", catName="hive", rootPath=table_.sd.location,
+                              sharedSDPartitionSpec=PartitionSpecWithSharedSD(sd=table_.sd, partitions=[
+                                  PartitionWithoutSD(values=["u", "2"], relativePath="/p=u/q=2", parameters={})]))]
+    cf.call("add_partitions_pspec", Each(shared), expect="ok")
+    cf.call("get_partitions_by_filter_req", by_filter(filter='p = "u"'), post=_by_values)
+    cf.call("add_partitions_pspec", Each(shared), expect="AlreadyExistsException")
+    # databases and tables
+    def altered(client):
+        d = client.get_database(db)
+        d.description, d.parameters = "changed", {"k": "v"}
+        return AlterDatabaseRequest(oldDbName=db, newDb=d)
+    cf.call("alter_database_req", Each(altered), expect="ok")
+    cf.call("get_database", db)
+    cf.call("create_table", table(db, "t2", cols("a int")), expect="ok")
+    # get_tables_ext: Hive 4.0.1 without its metadata transformer answers no tables at all; ours
+    # lists them, read-write (what Hive's transformer answers for tables any client may write)
+    ext = lambda **kw: GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*", **kw)  # noqa: E731
+    assert cf.reference.client.get_tables_ext(ext(requestedFields=1)) == []
+    assert cf.ours_only("get_tables_ext", ext(requestedFields=1)) == [
+        ExtendedTableInfo(tblName="t", accessType=8), ExtendedTableInfo(tblName="t2", accessType=8)]
+    assert cf.ours_only("get_tables_ext", ext(requestedFields=2)) == [
+        ExtendedTableInfo(tblName="t"), ExtendedTableInfo(tblName="t2")]
+    assert [i.tblName for i in cf.ours_only("get_tables_ext", ext(requestedFields=1, limit=1))] == ["t"]
+    assert cf.ours_only("get_tables_ext", GetTablesExtRequest(catalog="hive", database=f"cf_nosuch_{cf.token}",
+                                                              tableNamePattern="*", requestedFields=1)) == []
+    cf.call("drop_table_req", DropTableRequest(catalogName="hive", dbName=db, tableName="t2", deleteData=True),
+            expect="ok")
+    cf.call("get_table", db, "t2", expect="NoSuchObjectException")
+    cf.call("drop_table_req", DropTableRequest(dbName=db, tableName="t2", deleteData=True),
+            expect="NoSuchObjectException")
+    cf.call("flushCache", expect="ok")
+    cleanup(cf, db)
+
+
+# --------------------------------------------------------------------------- what engines rely on
+
+
+def _owner_privileges(owner: str) -> PrincipalPrivilegeSet:
+    """What Trino's sql-standard security sends with create_table: the owner's grants."""
+    infos = [PrivilegeGrantInfo(privilege=p, createTime=0, grantor=owner, grantorType=PrincipalType.USER,
+                                grantOption=True) for p in ("SELECT", "INSERT", "UPDATE", "DELETE")]
+    return PrincipalPrivilegeSet(userPrivileges={owner: infos})
+
+
+def _dir_exists(uri: str) -> bool:
+    return os.path.isdir(uri.removeprefix("file:"))
+
+
+@hive4
+@pytest.mark.backends("sqlite")  # nothing here depends on the backend
+def test_what_sql_standard_engines_rely_on(cf):
+    """The creator's grants given with create_table, `public` among a user's role grants, a partition
+    key's comment set by alter_table, and the directories dropped partitions leave empty."""
+    (db,) = names(cf, "eng")
+    owner = f"own_{cf.token}"
+    t = table(db, "t", cols("a int"), cols("p string", "q int"), owner=owner)
+    t.privileges = _owner_privileges(owner)
+    cf.call("create_database", database(db), expect="ok")
+    cf.call("create_table", t, expect="ok")
+    ref = HiveObjectRef(objectType=HiveObjectType.TABLE, dbName=db, objectName="t")
+    cf.call("list_privileges", owner, PrincipalType.USER, ref, post=_grants_sorted)
+    cf.call("list_privileges", None, None, ref, post=_grants_sorted)
+    cf.call("get_privilege_set", ref, owner, [], post=_set_sorted)
+    # roles: `public` is every user's (not a group's or a role's)
+    for kind in (PrincipalType.USER, PrincipalType.GROUP, PrincipalType.ROLE):
+        cf.call("get_role_grants_for_principal", GetRoleGrantsForPrincipalRequest(principal_name=owner,
+                                                                                 principal_type=kind))
+        cf.call("list_roles", owner, kind)
+    # COMMENT ON COLUMN of a partition key
+    def commented(client):
+        got = client.get_table(db, "t")
+        got.partitionKeys[0].comment = "the p key"
+        return got
+    cf.call("alter_table", db, "t", Each(commented), expect="ok")
+    cf.call("get_table", db, "t")
+    # dropping k2 partitions with their data removes the k1 directory they leave empty
+    cf.call("add_partitions", [partition(t, v) for v in (["x", "1"], ["x", "2"], ["y", "1"])], expect="ok")
+    for side in (cf.reference, cf.ours):
+        for name in ("p=x/q=1", "p=x/q=2", "p=y/q=1"):
+            side.client.get_partition_by_name(db, "t", name)  # made by add_partitions
+    cf.call("drop_partition", db, "t", ["x", "1"], True, expect="ok")
+    cf.call("drop_partition_by_name", db, "t", "p=y/q=1", True, expect="ok")
+    kept = {}
+    for side in (cf.reference, cf.ours):
+        location = side.client.get_table(db, "t").sd.location
+        kept[side.name] = [_dir_exists(f"{location}/{d}") for d in ("p=x", "p=x/q=2", "p=y", "")]
+    cf.call("drop_partitions_req", DropPartitionsRequest(dbName=db, tblName="t", parts=RequestPartsSpec(
+        names=["p=x/q=2"]), deleteData=True), expect="ok", post=lambda r: None)
+    for side in (cf.reference, cf.ours):
+        location = side.client.get_table(db, "t").sd.location
+        kept[side.name] += [_dir_exists(f"{location}/{d}") for d in ("p=x", "")]
+    assert kept["reference"] == kept["ours"] == [True, True, False, True, False, True], kept
+    cleanup(cf, db)
+
+
+@hive4
+@pytest.mark.backends("sqlite")
+def test_refresh_privileges(cf):
+    """HiveServer2's privilege synchronizer: one authorizer's grants on an object replaced at once."""
+    (db,) = names(cf, "rfp")
+    _table_with_partitions(cf, db)
+    alice = f"alice_{cf.token}"
+    tref = HiveObjectRef(objectType=HiveObjectType.TABLE, dbName=db, objectName="t", catName="hive")
+
+    def grant(privilege, authorizer, ref=tref):
+        g = _grant(ref, alice, privilege=privilege)
+        g.authorizer = authorizer
+        return g
+    cf.call("grant_privileges", PrivilegeBag(privileges=[grant("SELECT", "ranger"), grant("INSERT", "other")]),
+            expect="ok")
+    refresh = lambda *grants: GrantRevokePrivilegeRequest(  # noqa: E731
+        requestType=GrantRevokeType.GRANT, privileges=PrivilegeBag(privileges=list(grants)))
+    cf.call("refresh_privileges", tref, "ranger", refresh(grant("UPDATE", "ranger"), grant("DELETE", "ranger")))
+    cf.call("list_privileges", alice, PrincipalType.USER, tref, post=_grants_sorted)
+    cf.call("refresh_privileges", tref, "ranger", refresh())
+    cf.call("list_privileges", alice, PrincipalType.USER, tref, post=_grants_sorted)
+    part = HiveObjectRef(objectType=HiveObjectType.PARTITION, dbName=db, objectName="t", partValues=["x", "1"],
+                         catName="hive")
+    cf.call("refresh_privileges", part, "ranger", refresh(), expect="MetaException")
+    cleanup(cf, db)
+
+
 # --------------------------------------------------------------------------- partition events
 
 
@@ -397,12 +624,14 @@ def hive4_reference(request) -> int:
     return int(port) if port else request.getfixturevalue("reference_hms_pool").port("4")
 
 
+@pytest.mark.backends("sqlite")  # a JVM per side; the calls' answers are compared on every backend elsewhere
 def test_expression_pruning_falls_back(our_server, thrift_client, hive4_reference, tmp_path):
     """Hive 4's HiveMetaStoreClient against ours: listPartitionsByExpr turns our UNKNOWN_METHOD into
     IncompatibleMetastoreException, on which Hive's PartitionPruner prunes partition names itself;
     that path (fetch_partition_names_req, get_partitions_by_names_req) gives the right partitions.
     The standalone Hive 4 reference, which has no Hive classes to read expressions with either,
-    answers MetaException: a query there fails instead."""
+    answers MetaException: a query there fails instead. Then the client's request forms (the same
+    outcomes as the reference's) and two calls of features ours does not have."""
     compiled = _compile_client(tmp_path)
     if compiled is None:
         if ci_mode():
@@ -422,10 +651,22 @@ def test_expression_pruning_falls_back(our_server, thrift_client, hive4_referenc
                              capture_output=True, text=True, timeout=120)
         outcomes[name] = run.stdout.splitlines()
         c.drop_database(db, True, True)
-    assert outcomes["ours"] == [
+    assert outcomes["ours"][:4] == [
         "listPartitionsByExpr IncompatibleMetastoreException",
         "pruned x,1;x,2",
         "listPartitionsSpecByExpr IncompatibleMetastoreException",
         f"listPartitionNames(expr) TApplicationException {TApplicationException.UNKNOWN_METHOD}",
     ], outcomes
     assert outcomes["reference"][0] == "listPartitionsByExpr MetaException", outcomes
+    # Hive 4's client's own forms (alterDatabase ... flushCache) answer as the reference's
+    forms = [line for line in outcomes["ours"] if line.split()[0] in (
+        "alterDatabase", "appendPartition", "listPartitionsByFilter", "listPartitionSpecs", "dropPartition",
+        "dropTable", "flushCache")]
+    assert len(forms) == 7 and forms == outcomes["reference"][-9:-2], outcomes
+    assert forms[-2:] == ["dropTable ok false", "flushCache ok done"]
+    # features ours does not have: the client raises the error naming the feature
+    assert outcomes["ours"][-2:] == [
+        "getAllResourcePlans MetaException get_all_resource_plans: workload management (resource plans) is not "
+        "supported by this metastore (docs/conformance.md)",
+        "showCompactions TApplicationException show_compact: transactional (ACID) tables: write ids and compaction "
+        "is not supported by this metastore (docs/conformance.md)"], outcomes

@@ -106,9 +106,9 @@ def test_import_equals_hudi_rs(metastore, tmp_path, name):
     again = import_hudi_table(uri, base, db, "t")  # re-import: nothing new on storage, no change
     assert not again.changed and again.instants_skipped == len(tl.instants)
     assert server_state(c, db, "t") == state
-    # imported versions count as mirrored: the server never rewrites the imported table's storage
+    # imported versions count as mirrored: the server does not rewrite the imported table's storage
     stats = c.get_hudi_table_stats(db, "t")
-    assert stats.mirrorLagVersions == 0 and stats.mirrored == (tl.table_version == 6)
+    assert stats.mirrorLagVersions == 0 and stats.mirrored
     assert tree_digest(base) == before
 
 
@@ -307,7 +307,7 @@ def test_table_adopted_from_hms_takes_storage_config(metastore, tmp_path):
     assert report.config_updated and not report.registered
     cfg = c.get_hudi_table(db, "t")
     assert cfg.tableVersion == 8 and cfg.properties.get("hoodie.timeline.layout.version") == "2"
-    assert not c.get_hudi_table_stats(db, "t").mirrored
+    assert c.get_hudi_table_stats(db, "t").mirrored
     assert_matches_storage(c, db, "t", base)
     assert not import_hudi_table(uri, base, db, "t").changed
 
@@ -715,22 +715,22 @@ def test_v6_table_written_after_import_is_mirrored_consistently(metastore, our_s
     assert not import_hudi_table(uri, base, db, "t").instants_imported
 
 
-def test_v8_table_is_never_rewritten(metastore, our_server_info):
-    """Version 8 tables keep their own layout: a commit through the server leaves storage's
-    timeline and hoodie.properties alone (storage does not see the commit; validate says so)."""
+def test_v8_table_written_after_import_is_mirrored_in_its_layout(metastore, our_server_info):
+    """Version 8 tables keep their own layout: a commit through the server lands in
+    `.hoodie/timeline/` named with its completion time, in Avro; hudi-rs reads what the server
+    serves and validate agrees."""
     uri, db, c = metastore
     base = table_copy("cow_v8_nonpartitioned", _in_warehouse(our_server_info))
     import_hudi_table(uri, base, db, "t", record_index=False)  # commits below carry no record keys
-    hoodie = os.path.join(base, ".hoodie")
-    before = tree_digest(hoodie)
     ts = _commit_through_server(c, db, base, "")
-    from thrift_idl.hive_metastore.ttypes import InvalidOperationException
-
-    with pytest.raises((InvalidOperationException, Exception)):
-        c.sync_storage(db, "t")
-    assert tree_digest(hoodie) == before
+    c.sync_storage(db, "t")
+    [inst] = c.list_instants(db, "t", min_ts=ts, max_ts=ts)
+    done = open(os.path.join(base, ".hoodie", "timeline", f"{ts}_{inst.completionTime}.commit"), "rb").read()
+    assert done[:4] == b"Obj\x01"
+    assert not os.path.exists(os.path.join(base, ".hoodie", f"{ts}.commit"))
+    assert ours_slices(c.get_latest_file_slices(db, "t")) == theirs_slices(base)
     r = run_cli("validate", f"{db}.t", "--metastore", uri)
-    assert r.returncode == 1 and f"{ts}.commit is COMPLETED on the server, missing on storage" in r.stdout
+    assert r.returncode == 0, r.stdout
 
 
 def test_import_reads_column_statistics_from_the_footers(metastore, tmp_path, monkeypatch):

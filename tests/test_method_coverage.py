@@ -1,6 +1,7 @@
-"""Every method of Hive 4's ThriftHiveMetastore, asked of the running server: served, or refused on
-purpose with the UNKNOWN_METHOD answer Hive's clients fall back on. docs/conformance.md carries the
-table; this test fails when the server and the table disagree."""
+"""Every method of Hive 4's ThriftHiveMetastore, asked of the running server: served, answered with
+the error naming a feature the server does not have, or (only where Hive's client falls back on it)
+an unknown method. docs/conformance.md carries the table; this test fails when the server and the
+table disagree."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from adapter.server import unsupported
 from tests.conformance import method_coverage as mc
 from tests.conftest import _unavailable
 from tests.harness.procs import start_our_server, stop_process
@@ -31,6 +33,10 @@ MUST_SERVE = [
     "add_foreign_key", "add_unique_constraint", "add_not_null_constraint", "add_default_constraint",
     "add_check_constraint", "drop_constraint", "create_catalog", "get_catalog", "get_catalogs",
     "alter_catalog", "drop_catalog",
+    # Hive 4.0.1's client's request forms
+    "drop_table_req", "get_partitions_by_filter_req", "append_partition_req", "drop_partition_req",
+    "alter_database_req", "add_partitions_pspec", "get_partitions_pspec", "get_part_specs_by_filter",
+    "get_tables_ext", "flushCache", "refresh_privileges",
 ]
 
 
@@ -63,3 +69,63 @@ def test_every_hive4_method_is_served_or_refused_as_documented(fresh_server):
         "`python -m tests.conformance.method_coverage PORT --write` against a running server")
     not_served = [m for m in MUST_SERVE if result.get(m) != "served"]
     assert not not_served, f"not served: {not_served}"
+    unknown = {m for m, r in result.items() if r == "unknown method"}
+    assert unknown == set(mc.FALLBACKS), f"unknown methods without a fallback: {sorted(unknown)}"
+    for method, answer in result.items():  # each method of an unsupported feature says so, and only those
+        assert (answer == "unsupported") == (method in unsupported.FEATURE_OF), (method, answer)
+
+
+def test_unsupported_methods_are_hive4s_with_their_field_ids():
+    """adapter/server/unsupported.py names Hive 4 methods only, each in one feature; a MetaException
+    field id is given for methods only."""
+    assert set(unsupported.FEATURE_OF) <= set(mc.hive4_methods())
+    assert sum(len(ms) for ms in unsupported.FEATURES.values()) == len(unsupported.FEATURE_OF)
+    assert set(unsupported._META_FIELD) <= set(unsupported.FEATURE_OF)
+
+
+def test_unsupported_answer_on_the_wire(fresh_server):
+    """A method declaring a MetaException gets it in its result (at Hive's field id); one declaring
+    none gets TApplicationException(INTERNAL_ERROR); the connection goes on."""
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+    from thrift.Thrift import TApplicationException, TMessageType, TType
+    from thrift.transport import TSocket, TTransport
+
+    from thrift_idl.hive_metastore.ttypes import MetaException
+
+    transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", fresh_server))
+    transport.open()
+    proto = TBinaryProtocol(transport)
+    try:
+        for seqid, method in enumerate(("get_all_resource_plans", "show_compact", "get_all_databases"), 1):
+            proto.writeMessageBegin(method, TMessageType.CALL, seqid)
+            proto.writeStructBegin("args")
+            proto.writeFieldStop()
+            proto.writeStructEnd()
+            proto.writeMessageEnd()
+            transport.flush()
+            name, mtype, got_seqid = proto.readMessageBegin()
+            assert (name, got_seqid) == (method, seqid)
+            if method == "show_compact":
+                assert mtype == TMessageType.EXCEPTION
+                exc = TApplicationException()
+                exc.read(proto)
+                assert exc.type == TApplicationException.INTERNAL_ERROR
+                assert exc.message == ("show_compact: transactional (ACID) tables: write ids and compaction "
+                                       "is not supported by this metastore (docs/conformance.md)")
+            elif method == "get_all_resource_plans":
+                assert mtype == TMessageType.REPLY
+                proto.readStructBegin()
+                _n, ftype, fid = proto.readFieldBegin()
+                assert (ftype, fid) == (TType.STRUCT, 1)
+                meta = MetaException.read(proto)
+                assert meta.message == ("get_all_resource_plans: workload management (resource plans) is not "
+                                       "supported by this metastore (docs/conformance.md)")
+                proto.readFieldEnd()
+                assert proto.readFieldBegin()[1] == TType.STOP
+                proto.readStructEnd()
+            else:
+                assert mtype == TMessageType.REPLY
+                proto.skip(TType.STRUCT)
+            proto.readMessageEnd()
+    finally:
+        transport.close()

@@ -12,7 +12,22 @@ with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` par
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
 --where`), fewer than without skipping, and the same rows.
 
+Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: plain
+multi-level, 9: hive-style; `hoodie.table.version` given at creation) are mirrored in their own
+layout (timeline layout 2, the metadata table of their version) and read the same way.
+
+Hudi 1.x reads incrementally by completion time: from a begin instant T of a version 8/9 table it
+returns the commit at T too (it completed after T), where version 6 starts after T.
+
+Tables the mirror archived (`hoodie.keep.max.commits` 3: version 9 with a metadata table, version
+6; tests/unit/store/hudi/test_mirror_v8.py writes them) are read in the same job: Hudi's snapshot
+equals hudi-rs's, and Hudi's own archived-timeline reader (HoodieTableMetaClient's) loads the
+instants the mirror archived, with their metadata.
+
 Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
+On SQLite the same job also reads a merge-on-read table (tests/pipeline_mor.py: base files and logs
+with Avro data and delete blocks, a compaction the server scheduled and the next write ran, another
+one pending): snapshot, read-optimized, time travel and incremental; the pending one runs after.
 """
 
 from __future__ import annotations
@@ -27,13 +42,16 @@ import uuid
 import pytest
 
 from client import HudiCatalog
-from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS
-from hudi_format.metadata_table import INIT_INSTANT
+from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS, TABLE_VERSION
+from hudi_format.instant import COMPLETED
+from hudi_format.metadata_table_layout import metadata_table_layout
 from hudi_format.table_config import read_properties
 from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
+from tests.pipeline_mor import COLS as MOR_COLS
+from tests.pipeline_mor import compact_and_check, mor_sequence
 from tests.test_pipeline_property import COLS, KEYS, LAYOUTS, OPS, SCHEMA, _apply, _row
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
@@ -42,8 +60,8 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
 STEPS = 5
 
 
-def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
-    """Writes one random sequence; what Hudi's reader must give back."""
+def _sequence(spark, port: int, layout: str, rng: random.Random, version: int = 6) -> dict:
+    """Writes one random sequence (into a table of `version`); what Hudi's reader must give back."""
     fields, hive = LAYOUTS[layout]
     table = f"hr_{uuid.uuid4().hex[:8]}.t"
     ts = itertools.count(1)
@@ -71,7 +89,7 @@ def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
         instant = write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
                         partition_by=fields, metastore=uri(port),
                         options={"hoodie.datasource.write.hive_style_partitioning": str(hive).lower(),
-                                 METADATA_ENABLE: "true"})
+                                 METADATA_ENABLE: "true", TABLE_VERSION: str(version)})
         model = _apply(model, op, rows, fields)
         if op not in ("delete", "delete_partition"):
             last_write.update({str(r[0]): instant for r in rows})
@@ -79,16 +97,24 @@ def _sequence(spark, port: int, layout: str, rng: random.Random) -> dict:
         assert ours(spark, port, table, COLS) == model, (layout, step, op)  # the sequence is sound
     base = base_dir(port, table)
     assert hudi_rs(base, COLS) == model
-    _stray_copy(base)
-    return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write}
+    _stray_copy(base, version)
+    return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write,
+            "version": version}
 
 
-def _stray_copy(base: str) -> None:
+def _stray_copy(base: str, version: int) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "column_stats,files", props
-    assert os.path.exists(os.path.join(base, ".hoodie", "metadata", ".hoodie", f"{INIT_INSTANT}.deltacommit"))
+    # column_stats: version-6 tables only
+    assert props.get(METADATA_PARTITIONS) == ("column_stats,files" if version == 6 else "files"), props
+    assert props[TABLE_VERSION] == str(version), props
+    lay = metadata_table_layout(version)
+    done = os.listdir(os.path.join(base, lay.timeline_dir))
+    assert lay.init_instant in lay.completed(done), done
+    if version >= 8:
+        assert lay.timeline.file_name(lay.init_instant, "deltacommit", COMPLETED, "x").startswith(
+            f"{lay.init_instant}_") and any(n.startswith(f"{lay.init_instant}_") for n in done)
     for root, dirs, names in os.walk(base):
         dirs[:] = [d for d in dirs if d != ".hoodie"]
         live = sorted(n for n in names if n.endswith(".parquet"))
@@ -114,11 +140,22 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     rng = random.Random(20261127)
     skipping = backend_url.startswith("sqlite")
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
+    for layout, version in (("plain_multi", 8), ("hive", 9)):
+        written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"},
-                     # data skipping (on one backend: what storage holds does not depend on it)
-                     "where": {p: on for p, (on, _) in _predicates(w["model"]).items()} if skipping else {}}
+                     # data skipping (on one backend: what storage holds does not depend on it; column_stats:
+                     # version-6 tables)
+                     "where": {p: on for p, (on, _) in _predicates(w["model"]).items()}
+                     if skipping and w["version"] == 6 else {}}
             for layout, w in written.items()}
+    mor = mor_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
+    if mor is not None:
+        read["mor"] = {"base": mor["base"], "instants": [i for i, _ in mor["history"]], "columns": MOR_COLS,
+                       "read_optimized": True}
+    archived = _archived_tables(tmp_path / "archived")
+    read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
+                        "archived": True} for name, a in archived.items()})
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
                            python=hudi_spark_python(), env=hudi_spark_env(),
                            extra_args=["--read-only", "--read", json.dumps(read)])
@@ -129,9 +166,10 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
         assert got["snapshot"] == _as_rows(final), layout
         for instant, then in w["history"]:
             assert got["as_of"][instant] == _as_rows(then), (layout, instant)
-            later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant}
+            later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant or
+                     (w["version"] >= 8 and w["last_write"].get(k, "") == instant)}
             assert got["incremental"][instant] == _as_rows(later), (layout, instant)
-        if not skipping:
+        if not skipping or w["version"] >= 8:  # column_stats: version-6 tables
             continue
         # data skipping by our column_stats: the files the server's pruning keeps, the same rows
         db, name = w["table"].split(".")
@@ -143,3 +181,51 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                 assert files_on == kept, (layout, predicate, files_on, kept)
         nothing = got["where"][f"id > {max(int(k) for k in final)}"]
         assert nothing["true"] == [[], 0] and nothing["false"][0] == [] and nothing["false"][1] > 0, (layout, nothing)
+    if mor is not None:
+        got = out["read"]["mor"]
+        assert "error" not in got, got
+        assert got["snapshot"] == _as_rows(mor["model"])
+        assert got["read_optimized"] == mor["read_optimized"]
+        for instant, then in mor["history"]:
+            assert got["as_of"][instant] == _as_rows(then), instant
+            later = {k: v for k, v in mor["model"].items() if mor["last_write"].get(k, "") > instant}
+            assert got["incremental"][instant] == _as_rows(later), instant
+        compact_and_check(spark, our_server, mor)
+    for name, a in archived.items():
+        got = out["read"][name]
+        assert "error" not in got, (name, got)
+        assert got["snapshot"] == a["rows"], name
+        done = sorted([ts, action] for ts, action in {(ts, action) for ts, action, state in got["archived"]
+                                                     if state == "COMPLETED"})
+        assert done == a["archived"], name
+
+
+ARCHIVED_COLS = ["id", "name", "ts", "dt"]
+
+
+def _archived_tables(tmp_path) -> dict:
+    """Tables of nine commits the mirror archived down to two or three (in-process services: Spark
+    reads storage only); their rows as hudi-rs reads them and the archived (instant, action)s."""
+    from hudi_format.storage_timeline import StorageTimeline
+    from tests.test_storage_mirror import ROWS, commit
+    from tests.unit.store.hudi.test_mirror_v8 import _archiving_table
+
+    out = {}
+    for version, mdt in ((9, True), (6, False)):
+        base, timeline, _snapshot, _mirror = _archiving_table(tmp_path / f"v{version}", version, mdt)
+        for n in range(9):
+            commit(timeline, base, f"2024-01-0{n % 3 + 1}", [{**r, "id": r["id"] + 10 * n} for r in ROWS])
+        active = {i.ts for i in StorageTimeline.read(base).instants}
+        gone = sorted((i.ts, i.action) for i in timeline.list_instants("db1", "t1") if i.ts not in active)
+        assert gone, version
+        rows = sorted([r[c] for c in ARCHIVED_COLS] for r in hudi_rs_rows(base))
+        out[f"archived_v{version}"] = {"base": base, "rows": rows, "archived": [list(g) for g in gone]}
+    return out
+
+
+def hudi_rs_rows(base: str) -> list[dict]:
+    import hudi
+
+    from tests.test_storage_mirror import rows_of
+
+    return rows_of(hudi.HudiTable(base))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.trino import ON_OUR_BACKENDS
+from tests.harness.trino import ON_OUR_BACKENDS, error_text
 
 pytestmark = [
     pytest.mark.slow,
@@ -346,3 +346,90 @@ def test_hive_delete_partitions(our_workload, ref_workload):
 def test_hive_drop(our_workload, ref_workload):
     compare(our_workload, ref_workload, "drop")
     assert our_workload.results["drop.schemas_left"] == []
+
+
+# --------------------------------------------------------------------------- SQL-standard security
+
+SQLSTD_ROLE = "sqlstd_readers"  # roles are global in a metastore: the shared reference keeps none after the test
+
+
+def _sql_standard_steps(engine, client, tmp: Path, schema: str) -> dict[str, object]:
+    """Trino's `hive.security=sql-standard` over one metastore: an owner creates, inserts, grants and
+    revokes; a grantee reads and writes as granted, directly and through a role an admin made; each
+    step's rows or error (the privileges Trino checks are the metastore's)."""
+    from thrift_idl.hive_metastore.ttypes import Database, PrincipalType
+    from tools.trino import catalog_properties
+
+    cat = f"hive_sqlstd{engine.suffix}"
+    engine.server.create_catalogs({cat: {**catalog_properties("hive", f"thrift://127.0.0.1:{engine.metastore_port}"),
+                                         "hive.security": "sql-standard"}})
+    client.create_database(Database(name=schema, locationUri=f"file:{tmp}/{schema}.db", parameters={},
+                                    ownerName="alice", ownerType=PrincipalType.USER))
+    client.grant_role("admin", "hms_admin", PrincipalType.USER, "hms_admin", PrincipalType.USER, False)
+    results: dict[str, object] = {}
+
+    def step(name: str, user: str, sql: str, admin: bool = False, post=None) -> None:
+        conn = engine.server.connect(user=user, **({"roles": {cat: "admin"}} if admin else {}))
+        try:
+            cur = conn.cursor()
+            cur.execute(sql.replace("{cat}", cat).replace("{s}", schema))
+            rows = [[v.replace(cat, "CATALOG") if isinstance(v, str) else v for v in r] for r in cur.fetchall()]
+            results[name] = post(rows) if post else rows
+        except Exception as e:  # noqa: BLE001 - recorded as the step's result
+            results[name] = error_text(e).split(":")[0]
+        finally:
+            conn.close()
+
+    t = "{cat}.{s}.t"
+    try:
+        step("create", "alice", f"CREATE TABLE {t} (a integer, p varchar) WITH (partitioned_by = ARRAY['p'])")
+        step("owner_insert", "alice", f"INSERT INTO {t} VALUES (1, 'x'), (2, 'y')")
+        step("owner_select", "alice", f"SELECT * FROM {t} ORDER BY a")
+        step("owner_grants", "alice", f"SHOW GRANTS ON TABLE {t}", post=sorted)
+        step("grantee_denied", "bob", f"SELECT count(*) FROM {t}")
+        step("grant_select", "alice", f"GRANT SELECT ON {t} TO USER bob")
+        step("grantee_select", "bob", f"SELECT count(*) FROM {t}")
+        step("grantee_insert_denied", "bob", f"INSERT INTO {t} VALUES (3, 'z')")
+        step("grant_insert", "alice", f"GRANT INSERT ON {t} TO USER bob WITH GRANT OPTION")
+        step("grantee_insert", "bob", f"INSERT INTO {t} VALUES (3, 'z')")
+        step("table_privileges", "alice", "SELECT grantor, grantee, table_name, privilege_type, is_grantable "
+                                          "FROM {cat}.information_schema.table_privileges WHERE table_schema = '{s}'",
+             post=sorted)
+        step("revoke_select", "alice", f"REVOKE SELECT ON {t} FROM USER bob")
+        step("grantee_revoked", "bob", f"SELECT count(*) FROM {t}")
+        step("role_grants", "bob", "SHOW ROLE GRANTS FROM {cat}", post=sorted)
+        step("current_roles", "bob", "SHOW CURRENT ROLES FROM {cat}", post=sorted)
+        step("create_role_denied", "bob", f"CREATE ROLE {SQLSTD_ROLE} IN {{cat}}")
+        step("create_role", "hms_admin", f"CREATE ROLE {SQLSTD_ROLE} IN {{cat}}", admin=True)
+        step("grant_role", "hms_admin", f"GRANT {SQLSTD_ROLE} TO USER bob IN {{cat}}", admin=True)
+        step("grant_to_role", "alice", f"GRANT SELECT ON {t} TO ROLE {SQLSTD_ROLE}")
+        step("select_by_role", "bob", f"SELECT count(*) FROM {t}")
+        step("role_grants_after", "bob", "SHOW ROLE GRANTS FROM {cat}", post=sorted)
+        step("roles", "hms_admin", "SHOW ROLES FROM {cat}", admin=True,
+             post=lambda rows: sorted(r for r in rows if r[0] in ("admin", "public", SQLSTD_ROLE)))
+        step("drop_role", "hms_admin", f"DROP ROLE {SQLSTD_ROLE} IN {{cat}}", admin=True)
+        step("drop_table", "alice", f"DROP TABLE {t}")
+    finally:
+        for cleanup in (lambda: client.drop_role(SQLSTD_ROLE), lambda: client.drop_database(schema, True, True),
+                        lambda: client.revoke_role("admin", "hms_admin", PrincipalType.USER)):
+            try:
+                cleanup()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        engine.server.drop_catalogs([cat])
+    return results
+
+
+@ON_OUR_BACKENDS
+@pytest.mark.backends("sqlite")  # the privileges are the store's, the same on every backend
+def test_hive_sql_standard_security(trino_ours, trino_ref, thrift_client, tmp_path):
+    """Trino with hive.security=sql-standard answers on our server as on the reference, step by step:
+    the owner's grants from create_table (Hive stores them), `public` among a user's roles."""
+    ref = _sql_standard_steps(trino_ref, thrift_client(trino_ref.metastore_port), tmp_path / "ref", "sqlstd")
+    ours = _sql_standard_steps(trino_ours, thrift_client(trino_ours.metastore_port), tmp_path / "ours", "sqlstd")
+    # the workload means something on the reference: the owner inserts, the grantee is refused, then not
+    assert ref["owner_insert"] == [[2]] and ref["grantee_denied"] == "ERROR PERMISSION_DENIED", ref
+    assert ref["grantee_select"] == [[2]] and ref["select_by_role"] == [[3]], ref
+    diffs = {k: (ours.get(k), v) for k, v in ref.items() if ours.get(k) != v}
+    assert not diffs, "steps differing from the reference (ours, reference):\n" + \
+        "\n".join(f"  {k}: {o!r} / {r!r}" for k, (o, r) in diffs.items())

@@ -913,6 +913,68 @@ struct AlterTableRequest {
 struct AlterTableResponse {
 }
 
+// Hive 4.0.1's request forms (field ids as Hive's)
+struct DropTableRequest {
+  1: optional string catalogName,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional bool deleteData,
+  5: optional EnvironmentContext envContext,
+  6: optional bool dropPartitions,
+}
+
+struct GetPartitionsByFilterRequest {
+  1: optional string catName,
+  2: string dbName,
+  3: string tblName,
+  4: string filter,
+  5: optional i16 maxParts = -1,
+  6: optional bool skipColumnSchemaForPartition,
+  7: optional string includeParamKeyPattern,
+  8: optional string excludeParamKeyPattern,
+}
+
+struct GetTablesExtRequest {
+  1: required string catalog,
+  2: required string database,
+  3: required string tableNamePattern,
+  4: required i32 requestedFields,
+  5: optional i32 limit,
+  6: optional list<string> processorCapabilities,
+  7: optional string processorIdentifier,
+}
+
+struct ExtendedTableInfo {
+  1: required string tblName,
+  2: optional i32 accessType,
+  3: optional list<string> requiredReadCapabilities,
+  4: optional list<string> requiredWriteCapabilities,
+}
+
+struct AlterDatabaseRequest {
+  1: required string oldDbName,
+  2: required Database newDb,
+}
+
+struct AppendPartitionsRequest {
+  1: optional string catalogName,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional string name,
+  5: optional list<string> partVals,
+  6: optional EnvironmentContext environmentContext,
+}
+
+struct DropPartitionRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tblName,
+  4: optional string partName,
+  5: optional list<string> partVals,
+  6: optional bool deleteData,
+  7: optional EnvironmentContext environmentContext,
+}
+
 struct TruncateTableRequest {
   1: required string dbName,
   2: required string tableName,
@@ -1229,6 +1291,11 @@ struct OpenTxnsResponse {
   1: required list<i64> txn_ids,
 }
 
+struct AbortTxnsRequest {
+  1: required list<i64> txn_ids,
+  2: optional i64 errorCode,
+}
+
 struct AbortTxnRequest {
   1: required i64 txnid,
   2: optional string replPolicy,
@@ -1437,6 +1504,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
 
   // --- session / server configuration ---
   string getMetaConf(1: string key) throws (1: MetaException o1)
+  void flushCache()
   void setMetaConf(1: string key, 2: string value) throws (1: MetaException o1)
   list<string> set_ugi(1: string user_name, 2: list<string> group_names)
       throws (1: MetaException o1)
@@ -1471,6 +1539,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   list<string> get_databases(1: string pattern) throws (1: MetaException o1)
   list<string> get_all_databases() throws (1: MetaException o1)
   void alter_database(1: string dbname, 2: Database db)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  void alter_database_req(1: AlterDatabaseRequest alterDbReq)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
   void drop_database(1: string name, 2: bool deleteData, 3: bool cascade)
       throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
@@ -1551,6 +1621,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetTablesResult get_table_objects_by_name_req(1: GetTablesRequest req)
       throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
   list<string> get_tables(1: string db_name, 2: string pattern) throws (1: MetaException o1)
+  list<ExtendedTableInfo> get_tables_ext(1: GetTablesExtRequest req) throws (1: MetaException o1)
   list<string> get_all_tables(1: string db_name) throws (1: MetaException o1)
   list<string> get_tables_by_type(1: string db_name, 2: string pattern, 3: string tableType)
       throws (1: MetaException o1)
@@ -1590,6 +1661,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void drop_table_with_environment_context(1: string dbname, 2: string name, 3: bool deleteData,
       4: EnvironmentContext environment_context)
       throws (1: NoSuchObjectException o1, 2: MetaException o3)
+  void drop_table_req(1: DropTableRequest dropTableReq)
+      throws (1: NoSuchObjectException o1, 2: MetaException o3)
   void truncate_table(1: string dbName, 2: string tableName, 3: list<string> partNames)
       throws (1: MetaException o1)
   TruncateTableResponse truncate_table_req(1: TruncateTableRequest req)
@@ -1614,6 +1687,10 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
   Partition append_partition_by_name_with_environment_context(1: string db_name, 2: string tbl_name,
       3: string part_name, 4: EnvironmentContext environment_context)
+      throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  Partition append_partition_req(1: AppendPartitionsRequest appendPartitionsReq)
+      throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  i32 add_partitions_pspec(1: list<PartitionSpec> new_parts)
       throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
 
   // --- partitions: single lookups ---
@@ -1647,6 +1724,13 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   list<Partition> get_partitions_by_filter(1: string db_name, 2: string tbl_name,
       3: string filter, 4: i16 max_parts = -1)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  list<Partition> get_partitions_by_filter_req(1: GetPartitionsByFilterRequest req)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  list<PartitionSpec> get_part_specs_by_filter(1: string db_name, 2: string tbl_name, 3: string filter,
+      4: i32 max_parts = -1)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  list<PartitionSpec> get_partitions_pspec(1: string db_name, 2: string tbl_name, 3: i32 max_parts = -1)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
   i32 get_num_partitions_by_filter(1: string db_name, 2: string tbl_name, 3: string filter)
       throws (1: MetaException o1, 2: NoSuchObjectException o2)
   PartitionsByExprResult get_partitions_by_expr(1: PartitionsByExprRequest req)
@@ -1709,6 +1793,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
   bool drop_partition_by_name_with_environment_context(1: string db_name, 2: string tbl_name,
       3: string part_name, 4: bool deleteData, 5: EnvironmentContext environment_context)
+      throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  bool drop_partition_req(1: DropPartitionRequest dropPartitionReq)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
   DropPartitionsResult drop_partitions_req(1: DropPartitionsRequest req)
       throws (1: NoSuchObjectException o1, 2: MetaException o2)
@@ -1792,6 +1878,9 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   bool revoke_privileges(1: PrivilegeBag privileges) throws (1: MetaException o1)
   GrantRevokePrivilegeResponse grant_revoke_privileges(1: GrantRevokePrivilegeRequest request)
       throws (1: MetaException o1)
+  GrantRevokePrivilegeResponse refresh_privileges(1: HiveObjectRef objToRefresh, 2: string authorizer,
+      3: GrantRevokePrivilegeRequest grantRequest)
+      throws (1: MetaException o1)
 
   // --- transactions ---
   GetOpenTxnsResponse get_open_txns()
@@ -1799,6 +1888,7 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetOpenTxnsInfoResponse get_open_txns_info()
   OpenTxnsResponse open_txns(1: OpenTxnRequest rqst)
   void abort_txn(1: AbortTxnRequest rqst) throws (1: NoSuchTxnException o1)
+  void abort_txns(1: AbortTxnsRequest rqst) throws (1: NoSuchTxnException o1)
   void commit_txn(1: CommitTxnRequest rqst)
       throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2)
 

@@ -74,6 +74,11 @@ class DatabaseHandler:
     def alter_database(self, dbname, db):
         self.tables.alter_database(db_name(dbname), db)
 
+    def alter_database_req(self, alterDbReq):
+        """Hive 4.0.1's HiveMetaStoreClient.alterDatabase (the catalog: the name's @cat# prefix)."""
+        req = alterDbReq
+        self.alter_database(req.oldDbName if req is not None else None, req.newDb if req is not None else None)
+
     def drop_database(self, name, deleteData, cascade):
         self.tables.drop_database(db_name(name), bool(deleteData), bool(cascade))
 

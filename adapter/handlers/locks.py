@@ -47,6 +47,11 @@ class LockHandler:
     def abort_txn(self, rqst):
         self.locks.abort_txn(rqst.txnid if rqst is not None else None)
 
+    def abort_txns(self, rqst):
+        if rqst is None or rqst.txn_ids is None:
+            raise MetaError("abort_txns needs an AbortTxnsRequest with txn_ids")
+        self.locks.abort_txns(rqst.txn_ids)
+
     # open transactions (store/hms/txn/open_txns.py)
     def get_open_txns(self):
         assert self.open_txn_list is not None, "LockHandler needs the open transaction list"

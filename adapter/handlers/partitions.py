@@ -18,7 +18,16 @@ from store.errors import MetaError, NoSuchObject
 from store.hms.catalog import TableService
 from store.hms.common import ENCODER_AVAILABLE
 from store.hms.partition_filter import is_integral
-from store.hms.partitions import PartitionService, make_name, partition_specs, spec_from_name, split_name
+from store.hms.partitions import (
+    PartitionService,
+    listed_specs,
+    make_name,
+    partition_specs,
+    partitions_of_spec,
+    spec_from_name,
+    split_name,
+    trimmed_partitions,
+)
 from store.hudi.snapshot import HudiPartitionRules
 from store.hudi.timeline import TimelineCatchUp
 from thrift_idl.hive_metastore.ttypes import (
@@ -142,6 +151,24 @@ class PartitionHandler:
     def append_partition_by_name_with_environment_context(self, db_name_, tbl_name, part_name, environment_context):
         return self.append_partition_by_name(db_name_, tbl_name, part_name)
 
+    def append_partition_req(self, appendPartitionsReq):
+        """Hive 4.0.1's HiveMetaStoreClient.appendPartition: by name, else by values."""
+        req = appendPartitionsReq
+        db = db_name(req.dbName, req.catalogName)
+        if req.partVals is None and req.name is not None:
+            return self.append_partition_by_name(db, req.tableName, req.name)
+        if not req.partVals:
+            raise MetaException("The partition values must not be null or empty.")
+        return self.append_partition(db, req.tableName, req.partVals)
+
+    def add_partitions_pspec(self, new_parts):
+        """Partitions given as PartitionSpecs (a shared descriptor with relative paths, or a list),
+        added as add_partitions adds them; the count added."""
+        parts = []
+        for spec in new_parts or []:
+            parts.extend(partitions_of_spec(spec))
+        return len(self._add(parts)) if parts else 0
+
     # read
     def get_partition(self, db_name_, tbl_name, part_vals):
         return self.partitions.get_partition(db_name(db_name_), tbl_name or "", part_vals)
@@ -240,6 +267,24 @@ class PartitionHandler:
     def get_partitions_by_filter(self, db_name_, tbl_name, filter, max_parts):
         return self._listed(db_name_, tbl_name, max_parts, filter_text=filter or "")
 
+    def get_partitions_by_filter_req(self, req):
+        """Hive 4.0.1's HiveMetaStoreClient.listPartitionsByFilter: the filter, maxParts, without the
+        columns (skipColumnSchemaForPartition) and parameters by key pattern, as Hive 4 answers."""
+        db, tbl = db_name(req.dbName, req.catName), req.tblName or ""
+        parts = self.partitions.get_partitions(db, tbl, _max(req.maxParts), filter_text=req.filter or "")
+        return trimmed_partitions(parts, bool(req.skipColumnSchemaForPartition), req.includeParamKeyPattern,
+                                  req.excludeParamKeyPattern)
+
+    def get_part_specs_by_filter(self, db_name_, tbl_name, filter, max_parts):
+        db, tbl = db_name(db_name_), tbl_name or ""
+        table = self.tables.get_table(db, tbl)
+        return listed_specs(table, self.partitions.get_partitions(db, tbl, _max(max_parts), filter_text=filter or ""))
+
+    def get_partitions_pspec(self, db_name_, tbl_name, max_parts):
+        db, tbl = db_name(db_name_), tbl_name or ""
+        table = self.tables.get_table(db, tbl)
+        return listed_specs(table, self.partitions.get_partitions(db, tbl, _max(max_parts)))
+
     def get_num_partitions_by_filter(self, db_name_, tbl_name, filter):
         return self.partitions.count_partitions(db_name(db_name_), tbl_name or "", filter)
 
@@ -334,6 +379,14 @@ class PartitionHandler:
     def drop_partition_by_name_with_environment_context(self, db_name_, tbl_name, part_name, deleteData,
                                                         environment_context):
         return self.drop_partition_by_name(db_name_, tbl_name, part_name, deleteData)
+
+    def drop_partition_req(self, dropPartitionReq):
+        """Hive 4.0.1's HiveMetaStoreClient.dropPartition: by name, else by values."""
+        req = dropPartitionReq
+        db = db_name(req.dbName, req.catName)
+        if req.partName is not None:
+            return self.drop_partition_by_name(db, req.tblName, req.partName, req.deleteData)
+        return self.drop_partition(db, req.tblName, req.partVals or [], req.deleteData)
 
     def drop_partitions_req(self, req):
         db = db_name(req.dbName, req.catName)

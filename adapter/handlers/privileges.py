@@ -51,6 +51,12 @@ class PrivilegeHandler:
         _refs(privileges)
         return self.privileges.revoke(privileges)
 
+    def refresh_privileges(self, objToRefresh, authorizer, grantRequest):
+        _ref(objToRefresh)
+        _refs(grantRequest.privileges if grantRequest is not None else None)
+        return GrantRevokePrivilegeResponse(success=self.privileges.refresh(
+            objToRefresh, authorizer, grantRequest.privileges if grantRequest is not None else None))
+
     def grant_revoke_privileges(self, request):
         kind = _kind(getattr(request, "requestType", None))
         _refs(request.privileges)

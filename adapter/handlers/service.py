@@ -130,6 +130,9 @@ class ServiceHandler:
             conf = _session.conf = {}
         return conf
 
+    def flushCache(self):
+        """Hive's flushes its object caches; ours has none that can be stale (nothing to do)."""
+
     def getMetaConf(self, key):
         if key in self.session_conf:
             return self.session_conf[key]

@@ -14,6 +14,7 @@ from store.hms.partitions import PartitionService
 from store.hudi.timeline import TimelineCatchUp, TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
+    ExtendedTableInfo,
     GetFieldsResponse,
     GetSchemaResponse,
     GetTableResult,
@@ -31,6 +32,9 @@ TABLE_TYPES = ("MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW", "INDEX_TABLE",
 
 
 log = logging.getLogger(__name__)
+
+
+ACCESS_READ_WRITE = 8  # Hive's Table.accessType: 1 none, 2 read-only, 4 write-only, 8 read-write
 
 
 class TableHandler:
@@ -206,6 +210,25 @@ class TableHandler:
 
     def drop_table_with_environment_context(self, dbname, name, deleteData, environment_context):
         self.tables.drop_table(db_name(dbname), name or "", bool(deleteData), env_props(environment_context))
+
+    def drop_table_req(self, dropTableReq):
+        """Hive 4.0.1's HiveMetaStoreClient.dropTable (deleteData unset: false, as Hive's server reads it)."""
+        req = dropTableReq
+        self.tables.drop_table(db_name(req.dbName, req.catalogName), req.tableName or "", bool(req.deleteData),
+                               env_props(req.envContext))
+
+    def get_tables_ext(self, req):
+        """Names matching the pattern (at most `limit`); asked for the access type (`requestedFields`
+        bit 1): read-write (8), what every client may do with every table here (Hive 4 derives it in
+        its metadata transformer, which ours does not have; without one Hive 4.0.1 answers no tables
+        at all). No required capabilities (bit 2)."""
+        if req is None:
+            raise MetaException("GetTablesExtRequest is required")
+        names = self.tables.list_tables(db_name(req.database, req.catalog or "hive"), req.tableNamePattern)
+        if req.limit is not None and req.limit >= 0:
+            names = names[:req.limit]
+        fields = req.requestedFields or 0
+        return [ExtendedTableInfo(tblName=n, accessType=ACCESS_READ_WRITE if fields & 1 else None) for n in names]
 
     def truncate_table(self, dbName, tableName, partNames):
         self.partitions.truncate(db_name(dbName), tableName or "", partNames)

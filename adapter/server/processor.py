@@ -22,6 +22,7 @@ from thrift.transport import TTransport
 from adapter import request_text
 from adapter.call_log import log_call
 from adapter.router import HandlerRouter, take_error
+from adapter.server import unsupported
 from adapter.server.encoded_answers import encode_reply
 from adapter.server.logtext import field, one_line
 from adapter.server.replay import Replay
@@ -171,7 +172,10 @@ class MetastoreProcessor(HudiMetastore.Processor):
         fn = self._processMap.get(header.name) \
             if header.name is not None and self.router.serves(header.name) else None
         if fn is None:
-            self._unknown_method(iprot, oprot, header)
+            if header.name in unsupported.FEATURE_OF:
+                self._unsupported(iprot, oprot, header)
+            else:
+                self._unknown_method(iprot, oprot, header)
             return
         self._call(fn, iprot, oprot, header)
 
@@ -238,7 +242,7 @@ class MetastoreProcessor(HudiMetastore.Processor):
         return "bad-request", TApplicationException.PROTOCOL_ERROR, \
             f"Malformed request for {name}: {type(exc).__name__}: {exc}"
 
-    def _unknown_method(self, iprot, oprot, header: Header) -> None:
+    def _skip_arguments(self, iprot, oprot, header: Header) -> None:
         try:
             skip_value(iprot)
             iprot.readMessageEnd()
@@ -249,6 +253,21 @@ class MetastoreProcessor(HudiMetastore.Processor):
             if status != "truncated":  # cut short: the name is all we need to answer
                 self._reject(oprot, header, kind, text)
                 raise RequestRejected(text) from exc
+
+    def _unsupported(self, iprot, oprot, header: Header) -> None:
+        """A Hive 4 method of a feature the server does not have (adapter/server/unsupported.py)."""
+        method = header.name or ""
+        self._skip_arguments(iprot, oprot, header)
+        if unsupported.meta_field(method) is None:
+            write_error(oprot, header, TApplicationException.INTERNAL_ERROR, unsupported.message(method))
+        else:
+            oprot.replying = True
+            unsupported.write_refusal(oprot, header.raw_name, header.seqid, method)
+        log_call(call_log, method, 0.0, "unsupported", iprot)
+        metrics.record_call(method, 0.0, "unsupported")
+
+    def _unknown_method(self, iprot, oprot, header: Header) -> None:
+        self._skip_arguments(iprot, oprot, header)
         write_error(oprot, header, TApplicationException.UNKNOWN_METHOD, f"Invalid method name: '{header.shown}'")
         log_call(call_log, header.raw_name, 0.0, "unknown-method", iprot)
         metrics.record_call("unknown", 0.0, "unknown-method")  # not the name: any text could come

@@ -38,6 +38,11 @@ MARKER_PREFIX = "commit:"
 _RESOLVE_WAIT_S = 10.0
 
 
+# Cannot connect at all (refused, host unknown, too many connections), and Galera's "WSREP has not
+# yet prepared node for application use" (a node outside the primary component: partitioned off).
+_MYSQL_UNAVAILABLE = {1040, 1047, 2002, 2003, 2005}
+
+
 class CommitOutcomeUnknown(Exception):
     """The connection was lost while COMMIT was under way and the store could not learn whether
     the transaction committed."""
@@ -55,6 +60,22 @@ def connection_lost(exc: BaseException) -> bool:
         return True
     args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
     return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_LOST
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Is the database unusable from here (connection lost or refused; a Galera node partitioned off
+    the cluster), rather than this statement wrong?"""
+    if connection_lost(exc):
+        return True
+    if not isinstance(exc, DBAPIError):
+        return False
+    orig = exc.orig
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
+    if args and isinstance(args[0], int) and args[0] in _MYSQL_UNAVAILABLE:
+        return True
+    # psycopg: a connection that could not be made carries no SQLSTATE
+    return type(orig).__name__ == "OperationalError" and getattr(orig, "sqlstate", "") is None \
+        and type(orig).__module__.startswith("psycopg")
 
 
 class CommitTokens:
@@ -121,4 +142,4 @@ class CommitTokens:
         return "committed" if row is not None else "aborted"
 
 
-__all__ = ["CommitOutcomeUnknown", "CommitTokens", "connection_lost"]
+__all__ = ["CommitOutcomeUnknown", "CommitTokens", "connection_lost", "database_unavailable"]

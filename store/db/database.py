@@ -15,7 +15,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from store.db import schema
 from store.db.connection_loss import CommitOutcomeUnknown, CommitTokens, connection_lost
-from store.db.engine import make_engine
+from store.db.engine import is_galera, make_engine
 from store.db.statement_timeout import DEFAULT_STATEMENT_TIMEOUT_S, is_statement_timeout
 from store.errors import TooExpensive
 
@@ -26,6 +26,12 @@ _call = threading.local()  # per request thread: did the current call begin a wr
 def call_begins() -> None:
     """A new request starts on this thread (the router calls this before each attempt)."""
     _call.wrote = False
+    _call.committed = False
+
+
+def call_committed() -> bool:
+    """Did the current call commit a write transaction (so it changed something)?"""
+    return getattr(_call, "committed", False)
 
 
 def read_may_be_retried(exc: BaseException) -> bool:
@@ -38,6 +44,10 @@ T = TypeVar("T")
 # SQLSTATEs / MySQL error codes that mean "the transaction lost a race; run it again".
 _RETRY_PGCODES = {"40001", "40P01"}
 _RETRY_MYSQL = {1213, 1205}
+# Attempts of a write on a Galera cluster: a transaction that loses certification to a commit on
+# another node is run again, and under contention on one row (a table's instant time) it can lose
+# several times in a row.
+GALERA_ATTEMPTS = 12
 
 
 def _is_retryable(exc: DBAPIError) -> bool:
@@ -66,6 +76,7 @@ class Store:
         self.read_engine = (make_engine(url, autocommit=True, statement_timeout_s=statement_timeout_s)
                             if engine is None and self.backend != "sqlite" else self.engine)
         self.commit_tokens = CommitTokens(self.backend)
+        self._galera: bool | None = None
         self._analyze_lock = threading.Lock()
         self._analyzing = False
         self._changed = 0
@@ -154,6 +165,7 @@ class Store:
         with self._timeouts_answered(), self.engine.connect().execution_options(hms_write=True) as conn, \
                 conn.begin():
             yield conn
+        _call.committed = True
 
     def _write_once(self, fn: Callable[..., T], args: Any, kwargs: Any) -> T:
         """fn(conn, ...) in one write transaction. A connection lost while COMMIT was under way is
@@ -177,6 +189,7 @@ class Store:
                 if not self.commit_tokens.resolve(self.engine, token):
                     raise _NotCommitted(exc) from exc
             self.commit_tokens.committed(token)
+            _call.committed = True
             return result
 
     @contextmanager
@@ -200,6 +213,8 @@ class Store:
         if joined is not None:  # part of one_transaction: it commits (and retries) the whole
             return fn(joined, *args, **kwargs)
         integrity_retried = False
+        if self._galera:  # certification conflicts between nodes are far more frequent than deadlocks
+            attempts = max(attempts, GALERA_ATTEMPTS)
         for attempt in range(attempts):
             try:
                 return self._write_once(fn, args, kwargs)
@@ -238,6 +253,23 @@ class Store:
         if getattr(_call, "joined", None) is not None:
             return fn(_call.joined, *args, **kwargs)
         return self.run_write(joined)
+
+    def galera(self, conn: Connection) -> bool:
+        """Is the database a node of a MariaDB Galera Cluster (`wsrep_on`)? Asked once."""
+        if self._galera is None:
+            self._galera = self.backend in ("mysql", "mariadb") and is_galera(conn)
+        return self._galera
+
+    def cluster_lock(self, conn: Connection, name: str) -> None:
+        """Make the row lock this transaction took on `name`'s row hold across a Galera cluster.
+
+        Galera certifies a transaction at COMMIT against the rows others wrote meanwhile on any
+        node; a row lock (`SELECT ... FOR UPDATE`) binds only the node it was taken on. So on
+        Galera the lock also writes: it advances the sequence `lock:<name>`, and of two
+        transactions that took it on different nodes one fails certification (a deadlock error)
+        and is run again. Elsewhere the row lock already serializes: nothing to do."""
+        if self.galera(conn):
+            self.next_id(conn, "lock:" + name)
 
     def next_id(self, conn: Connection, name: str, count: int = 1) -> int:
         """Take `count` ids from a named sequence inside the caller's transaction; returns the first."""
@@ -292,5 +324,5 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-__all__ = ["CommitOutcomeUnknown", "Store", "call_begins", "inserted_id", "now_s", "now_ms", "func",
+__all__ = ["CommitOutcomeUnknown", "Store", "call_begins", "call_committed", "inserted_id", "now_s", "now_ms", "func",
            "read_may_be_retried"]

@@ -71,10 +71,23 @@ def make_engine(url: str, pool_size: int = 16, autocommit: bool = False,
             # JSON_ARRAYAGG is built on GROUP_CONCAT: without this, long aggregates are cut at 1 MB
             cur = dbapi_conn.cursor()
             cur.execute("SET SESSION group_concat_max_len = 4294967295")
+            # Galera applies other nodes' commits asynchronously: a read waits until this node
+            # has applied every commit the cluster had when it began (read-your-writes across
+            # servers on different nodes; docs/deployment.md)
+            cur.execute("SHOW VARIABLES LIKE 'wsrep_on'")
+            row = cur.fetchone()
+            if row is not None and str(row[1]).upper() == "ON":
+                cur.execute("SET SESSION wsrep_sync_wait = 1")
             cur.close()
     limit_statement_time(engine, statement_timeout_s)
     bound_statement_cache(engine)
     return engine
+
+
+def is_galera(conn) -> bool:
+    """Is this MySQL/MariaDB connection's server a Galera node with replication on?"""
+    row = conn.exec_driver_sql("SHOW VARIABLES LIKE 'wsrep_on'").first()
+    return row is not None and str(row[1]).upper() == "ON"
 
 
 IDLE_PING_S = 5.0

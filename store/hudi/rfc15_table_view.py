@@ -42,4 +42,4 @@ def table_stats(timeline: TimelineService, db: str, tbl: str) -> TableStats:
         version = conn.execute(select(func.max(v.c.version)).where(v.c.tbl_id == ref.tbl_id)).scalar() or 0
         keys = count_keys(conn, ref.tbl_id) if has_record_index(ref.config.properties) else None
     return TableStats(int(parts), int(n), int(size), instant_from_row(last) if last is not None else None,
-                      ref.config.table_version == 6, int(lag), int(version), keys)
+                      ref.config.table_version in (6, 8, 9), int(lag), int(version), keys)

@@ -1,8 +1,9 @@
 """Storage mirror (RFC-36 "Async Snapshot Synchronization"): the timeline on storage, for readers
 that do not know this server (Java Hudi, hudi-rs, Trino's Hudi connector).
 
-After an instant completes, the table's state on storage is brought up to the database's, in Hudi's
-table version 6 layout (timeline layout 1):
+After an instant completes, the table's state on storage is brought up to the database's, in the
+layout of the table's version (hudi_format/timeline_layout.py: timeline layout 1 in `.hoodie/` for
+version 6, layout 2 in `.hoodie/timeline/` for 8 and 9, its metadata in Hudi 1.x's Avro):
 
 * `.hoodie/hoodie.properties`: the table config, `hoodie.table.checksum` = CRC32 of the UTF-8 bytes of
   `<hoodie.database.name>.<hoodie.table.name>` (HoodieTableConfig.generateChecksum), Java
@@ -10,7 +11,7 @@ table version 6 layout (timeline layout 1):
   `.schema`, `.temp`, `archived`);
 * every instant's files, requested -> inflight -> completed, each written atomically (temp file and
   rename; a single PUT on object stores), never a later state before an earlier one. Names as
-  Hudi's InstantFileNameGeneratorV1 gives them (see `instant_file_name`);
+  Hudi's InstantFileNameGeneratorV1/V2 give them (`TimelineLayout.file_name`);
 * `.hoodie_partition_metadata` (commitTime, partitionDepth) in every partition a commit wrote to,
   before the commit's completed file;
 * for a table whose config says `hoodie.metadata.enable=true`, Hudi's metadata table (its `files`
@@ -40,21 +41,15 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from hudi_format.avro_metadata import for_storage
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback, restored_instants
 from hudi_format.config_keys import INDEX_DEFS_PATH, METADATA_PARTITIONS, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
-from hudi_format.layout import (
-    HOODIE,
-    LAYOUT_DIRS,
-    PARTITION_METAFILE,
-    instant_file_name,
-    java_properties,
-    parse_instant_file,
-    storage_properties,
-)
+from hudi_format.layout import HOODIE, PARTITION_METAFILE, java_properties, storage_properties
 from hudi_format.metadata_column_stats import COLUMN_STATS, INDEX_DEFS
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
+from hudi_format.timeline_layout import TimelineLayout, timeline_layout
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
@@ -63,6 +58,7 @@ from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enable
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline import Completed, TimelineService
+from store.hudi.timeline_archiver import archive
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +75,17 @@ def _is_savepoint_file(name: str) -> bool:
     return name.partition(".")[2] in (SAVEPOINT, f"{SAVEPOINT}.inflight")
 
 
+@dataclass
+class _Timeline:
+    """The timeline folder of a table on storage: its layout (by table version) and files."""
+    layout: TimelineLayout
+    files: Listing  # file name in the timeline folder -> size
+    table_version: int = 6
+
+    def path(self, name: str) -> str:
+        return f"{self.layout.timeline_dir}/{name}"
+
+
 def _same_properties(raw: bytes, props: dict[str, str]) -> bool:
     try:
         return read_properties(raw.decode("latin-1")) == props
@@ -92,14 +99,15 @@ class _Inst:
     ts: str
     action: str  # as requested (compaction stays compaction)
     state: int
+    completion_ts: str | None = None
 
-    def files(self) -> list[tuple[str, int, str]]:
+    def files(self, layout: TimelineLayout) -> list[tuple[str, int, str]]:
         """(file name, state, action of its metadata row) in the order they are written."""
         out = []
         for st in (REQUESTED, INFLIGHT, COMPLETED):
             if st > self.state:
                 break
-            name = instant_file_name(self.ts, self.action, st)
+            name = layout.file_name(self.ts, self.action, st, self.completion_ts)
             if name:
                 out.append((name, st, COMPLETED_AS.get(self.action, self.action) if st == COMPLETED else self.action))
         return out
@@ -267,7 +275,7 @@ class StorageMirror:
             rows = conn.execute(select(S.db.c.name.label("db"), S.tbl.c.name.label("tbl")).select_from(
                 v.join(S.tbl, S.tbl.c.tbl_id == v.c.tbl_id).join(S.db, S.db.c.db_id == S.tbl.c.db_id)
                  .join(S.hudi_table, S.hudi_table.c.tbl_id == v.c.tbl_id)
-            ).where(v.c.snapshot_status == 0, S.hudi_table.c.table_version == 6).distinct()).all()
+            ).where(v.c.snapshot_status == 0).distinct()).all()
         total = 0
         for r in rows:
             if self._stop.is_set() and self._thread is not None and threading.current_thread() is self._thread:
@@ -325,11 +333,6 @@ class StorageMirror:
                     f"write its timeline there (the instants are kept in the store; docs/security.md, Storage "
                     f"boundaries and Storage ownership)")
             return None  # outside what the server manages: recorded in the store, never written
-        if ref.config.table_version != 6:
-            if not pending or not force:
-                return None  # not ours to mirror (yet); the CLI says so
-            raise NotImplementedError(f"storage mirror writes table version 6 layout; "
-                                      f"{ref.db_name}.{ref.name} is version {ref.config.table_version}")
         if not pending:
             # forced: the layout and the pending instants; else the layout of a table not seen yet
             if first and (force or ref.base_path not in self._props_written):
@@ -350,14 +353,17 @@ class StorageMirror:
         # Storage is listed before the database is read: a file this listing misses was written
         # by someone who read a newer database state, so it is never taken for a stale one.
         listing = st.listing(HOODIE)
+        layout = timeline_layout(ref.config.table_version, ref.config.hoodie_properties())
+        tl = _Timeline(layout, listing if layout.timeline_dir == HOODIE else st.listing(layout.timeline_dir),
+                       ref.config.table_version)
         # the metadata table (issue 45): bootstrapped under the lease only (layout_only holds none),
         # listed in hoodie.properties once it is complete
         mdt = metadata_table_enabled(ref)
-        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path):
+        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path, tl.table_version):
             self.metadata_table.bootstrap(st, ref)
         if not mdt:
             self.metadata_table.forget(ref.base_path)
-        self._write_layout(st, ref, listing,
+        self._write_layout(st, ref, listing, layout,
                            self.metadata_table.available(st, ref, not layout_only) if mdt else [])
         if layout_only:
             return 0
@@ -371,32 +377,35 @@ class StorageMirror:
         for version, instant_id in pending:
             inst = by_id.get(instant_id)
             if inst is not None:
-                self._write_instant(st, inst, meta, listing, known_partitions, ref if mdt else None)
+                self._write_instant(st, inst, meta, tl, known_partitions, ref if mdt else None)
                 if inst.state == COMPLETED and inst.action in ("rollback", "restore"):
                     data = meta(inst.ts, inst.action, COMPLETED)
                     rolled = parse_rollback(data)[0] if inst.action == "rollback" else restored_instants(data)
-                    self._delete_instants(st, [t for t in rolled if (t, False) not in instants], listing)
+                    self._delete_instants(st, [t for t in rolled if (t, False) not in instants], tl)
             mirrored += self.queue.mark(ref.tbl_id, version)
 
         # instants still pending on the server: their requested / inflight files
         written: list[Key] = []
         for key, inst in sorted(instants.items()):
-            if inst.state != COMPLETED and self._write_instant(st, inst, meta, listing, known_partitions):
+            if inst.state != COMPLETED and self._write_instant(st, inst, meta, tl, known_partitions):
                 written.append(key)
         if written:  # one of them rolled back meanwhile (its rollback's sync may have run already)
             with self.store.read() as conn:
                 still = set(self._instants(conn, ref.tbl_id))
             for savepoints in (False, True):
                 self._delete_instants(st, [t for t, sp in written if sp == savepoints and (t, sp) not in still],
-                                      listing, savepoints)
+                                      tl, savepoints)
         # savepoints deleted on the server
-        self._delete_instants(st, [t for n in list(listing) if _is_savepoint_file(n) and
-                                   (t := parse_instant_file(n)) and (t, True) not in instants], listing, True)
+        self._delete_instants(st, [t for n in list(tl.files) if _is_savepoint_file(n) and
+                                   (t := layout.instant_of(n)) and (t, True) not in instants], tl, True)
+        if mirrored:  # old instants to the archived timeline, as Hudi's archiver (store/hudi/timeline_archiver.py)
+            floor = self.metadata_table.base_instant(st, tl.table_version) if mdt else None
+            archive(st, layout, tl.files, ref.config.hoodie_properties(), floor)
         return mirrored
 
     # --- pieces ---------------------------------------------------------------------------------
 
-    def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing,
+    def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing, layout: TimelineLayout,
                       metadata_partitions: list[str] | None = None) -> None:
         """`hoodie.properties` (when missing or different; listing the metadata table's
         `metadata_partitions`) and Hudi's folders (when missing)."""
@@ -416,10 +425,10 @@ class StorageMirror:
             self._props_written[ref.base_path] = text
         if st.object_store:  # object stores have no folders
             return
-        for d in LAYOUT_DIRS:  # sub-folders of .aux only when .aux itself was missing
+        for d in layout.dirs:  # sub-folders of .aux only when .aux itself was missing
             if d.split("/")[0] not in listing:
                 st.makedirs(f"{HOODIE}/{d}")
-        for d in LAYOUT_DIRS:
+        for d in layout.dirs:
             listing.setdefault(d.split("/")[0], None)
 
     @staticmethod
@@ -432,32 +441,34 @@ class StorageMirror:
                 m.c.tbl_id == tbl_id, m.c.state.in_([REQUESTED, INFLIGHT]))):
             requested_as[(meta_row.ts, meta_row.action == SAVEPOINT)] = meta_row.action
         out = {}
-        for r in conn.execute(select(i.c.instant_id, i.c.ts, i.c.action, i.c.state).where(
+        for r in conn.execute(select(i.c.instant_id, i.c.ts, i.c.action, i.c.state, i.c.completion_ts).where(
                 i.c.tbl_id == tbl_id).order_by(i.c.ts)):
             key = (r.ts, r.action == SAVEPOINT)
             action = requested_as.get(key, r.action)
             if r.state == COMPLETED and COMPLETED_AS.get(action, action) != r.action:
                 action = r.action
-            out[key] = _Inst(r.instant_id, r.ts, action, r.state)
+            out[key] = _Inst(r.instant_id, r.ts, action, r.state, r.completion_ts)
         return out
 
-    def _write_instant(self, st: TableStorage, inst: _Inst, meta: _InstantMetadata, listing: Listing,
+    def _write_instant(self, st: TableStorage, inst: _Inst, meta: _InstantMetadata, tl: _Timeline,
                        known_partitions: set[str], metadata_table: HudiTableRef | None = None) -> bool:
         """Write the instant's missing files in state order, the metadata table's deltacommit of a
         completed one before its completed file; True when something was written."""
         wrote = False
-        for name, state, meta_action in inst.files():
+        for name, state, meta_action in inst.files(tl.layout):
             data = meta(inst.ts, meta_action, state)
             if state == COMPLETED and meta_action in WRITE_ACTIONS:
                 partitions = meta.partitions.get(inst.ts)
                 self._partition_metadata(st, inst.ts, commit_partitions(data) if partitions is None else partitions,
                                          known_partitions)
-            if listing.get(name) == len(data):
+            if tl.layout.version > 1:  # Hudi 1.x's Avro metadata
+                data = for_storage(meta_action, state, data, inst.action)
+            if tl.files.get(name) == len(data):
                 continue  # instant files are immutable: the same name and size is the same file
             if state == COMPLETED and metadata_table is not None:
-                self.metadata_table.apply(st, inst.ts, meta_action, data, metadata_table)
-            st.put(f"{HOODIE}/{name}", data)
-            listing[name] = len(data)
+                self.metadata_table.apply(st, inst.ts, meta_action, data, tl.table_version, metadata_table)
+            st.put(tl.path(name), data)
+            tl.files[name] = len(data)
             wrote = True
         return wrote
 
@@ -476,17 +487,17 @@ class StorageMirror:
             known.add(partition)
 
     @staticmethod
-    def _delete_instants(st: TableStorage, instants: list[str], listing: Listing, savepoints: bool = False) -> None:
+    def _delete_instants(st: TableStorage, instants: list[str], tl: _Timeline, savepoints: bool = False) -> None:
         """Remove the timeline files of instants the server no longer has (of savepoints, or of the
         other instants at those times): completed first, so a reader never sees a completed instant
         without its requested and inflight files."""
         if not instants:
             return
         gone = set(instants)
-        names = [n for n in list(listing) if parse_instant_file(n) in gone and _is_savepoint_file(n) == savepoints]
+        names = [n for n in list(tl.files) if tl.layout.instant_of(n) in gone and _is_savepoint_file(n) == savepoints]
         for n in sorted(names, key=_deletion_order):
-            st.delete(f"{HOODIE}/{n}")
-            listing.pop(n, None)
+            st.delete(tl.path(n))
+            tl.files.pop(n, None)
 
 
 def _deletion_order(name: str) -> int:

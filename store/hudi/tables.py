@@ -84,7 +84,10 @@ class HudiTables:
         row = conn.execute(q, table_names(db, tbl)).first()
         if row is None:
             raise no_such_table(db, tbl)
-        return ref_of(row)
+        ref = ref_of(row)
+        if lock:
+            self.store.cluster_lock(conn, f"hudi_table:{ref.tbl_id}")
+        return ref
 
     @staticmethod
     def table_statement(extra: Sequence[ColumnElement[Any]] = ()) -> Select[Any]:

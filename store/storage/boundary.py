@@ -227,6 +227,23 @@ class StorageBoundary:
         for u in plain:
             ownership.report("delete", u, "ok")
 
+    def delete_empty_parents(self, uris: Iterable[str | None], depth: int, within: str | None) -> None:
+        """After partitions' directories were deleted: their parents, up to `depth` levels, when
+        empty, inside `within` (the table's location) and the boundary, as Hive deletes the
+        `k1=v` directory its last `k2=` partition left (never fails the call)."""
+        if depth <= 0 or not within:
+            return
+        top = canonical(within).rstrip("/") + "/"
+        level = {u.rstrip("/").rsplit("/", 1)[0] for u in uris if u and "/" in u.rstrip("/")}
+        for _ in range(depth):
+            level = {u for u in level if canonical(u).startswith(top)}
+            if not level:
+                return
+            gone = [u for u in self.allowed(sorted(level), "delete") if warehouse.delete_empty_dir(u)]
+            for u in gone:
+                ownership.report("delete", u, "ok", "emptied by dropped partitions")
+            level = {u.rsplit("/", 1)[0] for u in gone if "/" in u}
+
     def empty_dirs(self, uris: list[str], own_tbl_id: int | None, what: str) -> None:
         """Empty the directories of `what` (truncate): refused before anything is emptied when one is
         outside the boundary or covered by another object's location; other objects' locations

@@ -153,6 +153,29 @@ def delete_dir(uri: str | None) -> None:
         _failed("delete", uri, exc)
 
 
+def delete_empty_dir(uri: str | None) -> bool:
+    """Delete the directory if it exists and is empty; True when it did. Never raises."""
+    if not uri:
+        return False
+    path = local_path(uri)
+    try:
+        if path is not None:
+            try:
+                os.rmdir(path)  # fails unless empty
+            except OSError:
+                return False
+            return True
+        fs_path = _fs_or_none(uri, "delete")
+        if fs_path:
+            fs, p = fs_path
+            if fs.isdir(p) and not [e for e in fs.ls(p, detail=False) if e.rstrip("/") != p.rstrip("/")]:
+                fs.rm(p, recursive=True)
+                return True
+    except Exception as exc:  # noqa: BLE001 - as make_dirs
+        _failed("delete", uri, exc)
+    return False
+
+
 def delete_dirs(uris) -> None:
     """delete_dir for many directories (a partition drop), a few at a time: each removal waits on
     the file system's journal, not on the CPU."""

@@ -4,6 +4,10 @@
 // IncompatibleMetastoreException, prune on the client instead: every partition name
 // (listPartitionNames), evaluate the filter on the names, fetch the chosen partitions by name.
 //
+// Then the calls Hive 4's client makes in its own (request) forms for alterDatabase, appendPartition,
+// listPartitionsByFilter, listPartitionSpecs, dropPartition, dropTable and flushCache, and two calls
+// of features this metastore does not have (the outcome's exception class; its message for ours).
+//
 // usage: java -cp <hive4 classpath>:<dir> ExprPruningClient <port> <db> <table> <key> <value>
 // Prints one line per step: "<step> <outcome>".
 import java.util.ArrayList;
@@ -12,6 +16,7 @@ import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.Database;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.PartitionSpec;
 import org.apache.hadoop.hive.metastore.api.PartitionsByExprRequest;
@@ -72,8 +77,31 @@ public class ExprPruningClient {
       } catch (Exception e) {
         System.out.println("listPartitionNames(expr) " + e.getClass().getSimpleName());
       }
+      Database d = client.getDatabase(db);
+      d.setDescription("altered by Hive 4's client");
+      step("alterDatabase", () -> { client.alterDatabase(db, d); return client.getDatabase(db).getDescription(); });
+      step("appendPartition", () -> String.join(",", client.appendPartition(db, table, List.of("z", "9")).getValues()));
+      step("listPartitionsByFilter", () -> client.listPartitionsByFilter(db, table, key + " = \"z\"", (short) -1).size());
+      step("listPartitionSpecs", () -> client.listPartitionSpecs(db, table, -1).size());
+      step("dropPartition", () -> client.dropPartition(db, table, List.of("z", "9"), true));
+      step("dropTable", () -> { client.dropTable(db, table, true, false); return client.tableExists(db, table); });
+      step("flushCache", () -> { client.flushCache(); return "done"; });
+      step("getAllResourcePlans", () -> client.getAllResourcePlans("default").size());
+      step("showCompactions", () -> client.showCompactions().getCompactsSize());
     } finally {
       client.close();
+    }
+  }
+
+  interface Step {
+    Object run() throws Exception;
+  }
+
+  private static void step(String name, Step step) {
+    try {
+      System.out.println(name + " ok " + step.run());
+    } catch (Exception e) {
+      System.out.println(name + " " + e.getClass().getSimpleName() + " " + String.valueOf(e.getMessage()).split("\n")[0]);
     }
   }
 }

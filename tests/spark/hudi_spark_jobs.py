@@ -138,8 +138,26 @@ def scanned(spark, df, columns) -> tuple[list, int]:
     return got, files
 
 
+def archived_instants(spark, base: str) -> list[list[str]]:
+    """[instant time, action, state] of the table's archived timeline as Hudi's own reader loads it
+    (HoodieTableMetaClient.getArchivedTimeline: the LSM timeline of version 8+, the archive log of 6)."""
+    jvm = spark._jvm
+    conf = jvm.org.apache.hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+    client = jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(base).build()
+    archived = client.getArchivedTimeline()
+    archived.loadCompletedInstantDetailsInMemory()
+    out = []
+    for inst in archived.getInstants():
+        details = archived.getInstantDetails(inst) if inst.isCompleted() else None
+        if details is not None and not details.isPresent():
+            raise AssertionError(f"archived {inst} has no details")
+        out.append([str(inst.requestedTime()), str(inst.getAction()), str(inst.getState())])
+    return out
+
+
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
-               typed: bool = False, options: dict | None = None, where: dict[str, list[str]] | None = None) -> dict:
+               typed: bool = False, options: dict | None = None, read_optimized: bool = False,
+               where: dict[str, list[str]] | None = None, archived: bool = False) -> dict:
     def hudi_reader():  # `options`: the reader's (e.g. hoodie.metadata.enable)
         return spark.read.format("hudi").options(**(options or {}))
 
@@ -154,10 +172,15 @@ def read_table(spark, base: str, instants: list[str], table: str = "", columns=(
         got["snapshot"] = rows(hudi_reader().load(base), columns, typed=True)
         return got
     got: dict = {"snapshot": rows(hudi_reader().load(base), columns), "as_of": {}, "incremental": {}}
+    if read_optimized:  # merge-on-read: the base files alone
+        got["read_optimized"] = rows(hudi_reader().option("hoodie.datasource.query.type", "read_optimized")
+                                     .load(base), columns)
     for predicate, skips in (where or {}).items():  # with data skipping on and/or off: rows and files read
         got.setdefault("where", {})[predicate] = {
             skip: scanned(spark, hudi_reader().option("hoodie.enable.data.skipping", skip).load(base)
                           .where(predicate), columns) for skip in skips}
+    if archived:
+        got["archived"] = archived_instants(spark, base)
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -182,9 +205,10 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--db", default="hudi_spark")
     p.add_argument("--read", default="{}",
-                   help="JSON {name: {base, instants, table, columns, typed, options, where}} to read with "
-                        "Hudi's reader (typed: any Spark type, snapshot only; options: the reader's; where: "
-                        "{Spark SQL predicate: [hoodie.enable.data.skipping values to read it with]})")
+                   help="JSON {name: {base, instants, table, columns, typed, options, read_optimized, where, "
+                        "archived}} to read with Hudi's reader (typed: any Spark type, snapshot only; options: the "
+                        "reader's; read_optimized: also that query; where: {Spark SQL predicate: "
+                        "[hoodie.enable.data.skipping values to read it with]}; archived: also its archived timeline)")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -196,7 +220,8 @@ def main() -> int:
         try:
             result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
                                               t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")),
-                                              t.get("options"), t.get("where"))
+                                              t.get("options"), bool(t.get("read_optimized")), t.get("where"),
+                                              bool(t.get("archived")))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()

@@ -111,6 +111,31 @@ class PrivilegeService:
                 else:
                     conn.execute(delete(_P).where(_P.c.grant_id == found))
 
+    def refresh(self, ref: HiveObjectRef | None, authorizer: str | None, bag: PrivilegeBag | None) -> bool:
+        """refresh_privileges (HiveServer2's privilege synchronizer): the grants `authorizer` made on a
+        database, a table, or (a COLUMN reference without a column) all of a table's columns are
+        replaced by `bag`'s, in one transaction, as Hive's store does."""
+        self.store.run_write(self._refresh, ref, authorizer, list(bag.privileges or []) if bag else [])
+        return True
+
+    def _refresh(self, conn: Connection, ref: HiveObjectRef | None, authorizer: str | None,
+                 grants: Sequence[HiveObjectPrivilege]) -> None:
+        kind = ref.objectType if ref is not None else None
+        if kind not in (HiveObjectType.DATABASE, HiveObjectType.TABLE, HiveObjectType.COLUMN):
+            raise MetaError(f"Unexpected object type {kind}")
+        if kind == HiveObjectType.COLUMN and ref is not None and ref.columnName is not None:
+            raise MetaError("columnName must be null")
+        obj = self.resolve(conn, HiveObjectRef(objectType=HiveObjectType.TABLE if kind == HiveObjectType.COLUMN
+                                               else kind, dbName=ref.dbName, objectName=ref.objectName)
+                           if ref is not None else None, writing=True)
+        if obj is not None:
+            where = [_P.c.object_type == kind, _P.c.db_id == obj.db_id,
+                     _P.c.authorizer == authorizer if authorizer is not None else _P.c.authorizer.is_(None)]
+            if kind != HiveObjectType.DATABASE:
+                where += [_P.c.tbl_id == obj.tbl_id, _P.c.part_id.is_(None)]
+            conn.execute(delete(_P).where(*where))
+        self._grant(conn, grants)
+
     # --- read -----------------------------------------------------------------------------------
 
     def list_grants(self, principal_name: str | None, principal_type: int | None,

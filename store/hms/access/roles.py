@@ -120,7 +120,11 @@ class RoleService:
         with self.store.read() as conn:
             rows = conn.execute(select(_M).where(_M.c.principal_name == principal, _M.c.principal_type == kind)
                                 .order_by(_M.c.role_name)).all()
-        return [_grant_of(r) for r in rows]
+        out = [_grant_of(r) for r in rows]
+        if kind == PrincipalType.USER:  # as Hive: every user holds `public`, granted by no one
+            out.append(RolePrincipalGrant(roleName=PUBLIC, principalName=principal, principalType=kind,
+                                          grantOption=False, grantTime=0))
+        return out
 
 
 # --- queries other services use -----------------------------------------------------------------

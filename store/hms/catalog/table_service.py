@@ -48,7 +48,15 @@ from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from store.storage.owner_index import HUDI, TBL, table_obj
 from store.storage.ownership import location_key
-from thrift_idl.hive_metastore.ttypes import Catalog, Database, Table, TableMeta
+from thrift_idl.hive_metastore.ttypes import (
+    Catalog,
+    Database,
+    HiveObjectType,
+    PrincipalPrivilegeSet,
+    PrincipalType,
+    Table,
+    TableMeta,
+)
 
 
 class TableService:
@@ -154,6 +162,7 @@ class TableService:
         )))
         insert_columns(conn, tbl_id, 0, sd.cols, table.partitionKeys)
         write_params(conn, S.tbl_params, "tbl_id", tbl_id, tparams, replace=False)
+        _insert_table_privileges(conn, db.db_id, tbl_id, table.privileges, now)
         if tbl_type != VIEW:  # the table takes its location
             self.boundary.owners.claim(conn, replace(obj, tbl_id=tbl_id), [location], checked=True)
         if also is not None:
@@ -267,3 +276,25 @@ def _check_new_table(table: Table) -> tuple[str, str]:
         if len(set(names)) != len(names):  # Hive: its store's unique key fails, a MetaError
             raise MetaError("Duplicate column name in table definition")
     return db_name, name
+
+
+def _insert_table_privileges(conn: Connection, db_id: int, tbl_id: int, privileges: PrincipalPrivilegeSet | None,
+                             now: int) -> None:
+    """The grants a new table comes with (Table.privileges: what SQL-standard authorization gives its
+    owner), stored as grant_privileges would, as Hive's create_table does: created now, authorizer SQL."""
+    if privileges is None:
+        return
+    rows = []
+    for kind, by_principal in ((PrincipalType.USER, privileges.userPrivileges),
+                               (PrincipalType.GROUP, privileges.groupPrivileges),
+                               (PrincipalType.ROLE, privileges.rolePrivileges)):
+        for principal, infos in (by_principal or {}).items():
+            for info in infos or []:
+                if info is None or not info.privilege or not principal:
+                    raise InvalidObject("A table's privileges need a principal and a privilege")
+                rows.append(dict(object_type=HiveObjectType.TABLE, db_id=db_id, tbl_id=tbl_id, part_id=None,
+                                 column_name=None, principal_name=principal, principal_type=kind,
+                                 privilege=info.privilege, grantor=info.grantor, grantor_type=info.grantorType,
+                                 grant_option=bool(info.grantOption), authorizer="SQL", create_time=now))
+    if rows:
+        conn.execute(S.privileges.insert(), rows)

@@ -169,15 +169,16 @@ def load_columns(conn: Connection, tbl_id: int, versions) -> dict[int, tuple[lis
 
 
 def version_for_columns(conn: Connection, tbl_id: int, current: int, cols, partition_keys) -> int:
-    """The schema version whose data columns equal `cols`, creating one if none does."""
-    want = col_tuples(cols)
+    """The schema version whose data columns and partition keys (comments included: COMMENT ON
+    COLUMN of a partition key) equal `cols` and `partition_keys`, creating one if none does."""
+    want, want_keys = col_tuples(cols), col_tuples(partition_keys)
     loaded = load_columns(conn, tbl_id, [current])[current]
-    if col_tuples(loaded[0]) == want:
+    if col_tuples(loaded[0]) == want and col_tuples(loaded[1]) == want_keys:
         return current
     top = conn.execute(select(func.max(S.schema.c.version)).where(S.schema.c.tbl_id == tbl_id)).scalar() or 0
     versions = range(max(0, top - 20), top + 1)  # recent versions only; older ones just get a new copy
-    for v, (c, _) in load_columns(conn, tbl_id, versions).items():
-        if col_tuples(c) == want and (c or not want):
+    for v, (c, k) in load_columns(conn, tbl_id, versions).items():
+        if col_tuples(c) == want and col_tuples(k) == want_keys and (c or k or not (want or want_keys)):
             return v
     insert_columns(conn, tbl_id, top + 1, cols, partition_keys)
     return top + 1

@@ -16,8 +16,14 @@ from store.hms.partitions.partition_context import TableContexts, TableCtx
 from store.hms.partitions.partition_events import PartitionEvents
 from store.hms.partitions.partition_names import make_name, spec_from_name, split_name, values_from_name
 from store.hms.partitions.partition_service import PartitionService
-from store.hms.partitions.partition_specs import partition_specs
+from store.hms.partitions.partition_specs import (
+    listed_specs,
+    partition_specs,
+    partitions_of_spec,
+    trimmed_partitions,
+)
 from store.hms.partitions.partition_writes import PartitionWrites  # tests patch its race window
 
 __all__ = ["PartitionEvents", "PartitionService", "PartitionWrites", "TableContexts", "TableCtx", "make_name",
-           "partition_specs", "spec_from_name", "split_name", "values_from_name"]
+           "listed_specs", "partition_specs", "partitions_of_spec", "spec_from_name", "split_name",
+           "trimmed_partitions", "values_from_name"]

@@ -132,3 +132,55 @@ def _grouped(table: Table, parts: Sequence[Partition]) -> list[PartitionSpec]:
         out.append(PartitionSpec(dbName=table.dbName, tableName=table.tableName,
                                  partitionList=PartitionListComposingSpec(partitions=outside), catName=DEFAULT_CATALOG))
     return out
+
+
+def trimmed_partitions(parts: Sequence[Partition], skip_columns: bool, include: str | None,
+                       exclude: str | None) -> list[Partition]:
+    """get_partitions_by_filter_req's answer: without the descriptors' columns when asked, parameters
+    kept by key pattern (SQL LIKE), as Hive 4 answers."""
+    spec = GetProjectionsSpec(includeParamKeyPattern=include, excludeParamKeyPattern=exclude)
+    out = []
+    for p in parts:
+        p = copy.copy(p)
+        p.parameters = _filter_parameters(p.parameters, spec)
+        if skip_columns and p.sd is not None:
+            p.sd = copy.copy(p.sd)
+            p.sd.cols = []
+        out.append(p)
+    return out
+
+
+def partitions_of_spec(spec: PartitionSpec | None) -> list[Partition]:
+    """The partitions a PartitionSpec holds (add_partitions_pspec): those of a list as they are, those
+    sharing a descriptor each with a copy of it located at the root path plus its relative path."""
+    if spec is None:
+        return []
+    if spec.partitionList is not None:
+        return list(spec.partitionList.partitions or [])
+    shared = spec.sharedSDPartitionSpec
+    if shared is None:
+        raise MetaError("A PartitionSpec holds a partition list or partitions sharing a descriptor")
+    out = []
+    for member in shared.partitions or []:
+        sd = copy.deepcopy(shared.sd) if shared.sd is not None else None
+        if sd is not None:
+            base = sd.location if sd.location is not None else spec.rootPath
+            sd.location = (base or "") + (member.relativePath or "") if base or member.relativePath else None
+        out.append(Partition(values=member.values, dbName=spec.dbName, tableName=spec.tableName,
+                             createTime=member.createTime, lastAccessTime=member.lastAccessTime, sd=sd,
+                             parameters=member.parameters, privileges=member.privileges, catName=spec.catName))
+    return out
+
+
+GROUPING_KEY = "hive.hcatalog.partition.spec.grouping.enabled"  # a table parameter of Hive's
+
+
+def listed_specs(table: Table, parts: Sequence[Partition]) -> list[PartitionSpec]:
+    """get_partitions_pspec / get_part_specs_by_filter as Hive 4 answers them: one PartitionSpec
+    listing the partitions under the table's location, unless the table's parameter
+    `hive.hcatalog.partition.spec.grouping.enabled` is `true` (then they share descriptors)."""
+    if (table.parameters or {}).get(GROUPING_KEY) == "true":
+        return _grouped(table, parts)
+    root = table.sd.location if table.sd is not None else None
+    return [PartitionSpec(dbName=table.dbName, tableName=table.tableName, rootPath=root, catName=DEFAULT_CATALOG,
+                          partitionList=PartitionListComposingSpec(partitions=list(parts)))]

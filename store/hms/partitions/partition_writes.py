@@ -211,18 +211,20 @@ class PartitionWrites:
         """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists.
         `exact_names`: names match stored names as written (drop_partitions_req), else they are read
         as key=value specs (drop_partition_by_name). Returns the dropped partitions with need_result."""
-        result, dropped, doomed, tbl_id = self.store.run_write(
+        result, dropped, doomed, ctx = self.store.run_write(
             self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
             if_exists=if_exists, need_result=need_result, exact_names=exact_names)
         self.store.note_changes(dropped)
-        self.tables.boundary.delete_dirs(doomed, own_tbl_id=tbl_id)
+        self.tables.boundary.delete_dirs(doomed, own_tbl_id=ctx.tbl_id)
+        # as Hive: the `k1=v` directories the dropped `k1=v/k2=w` ones leave empty go too
+        self.tables.boundary.delete_empty_parents(doomed, len(ctx.keys) - 1, ctx.location)
         return result
 
     def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,
               values_list: Sequence[Sequence[str]] | None, delete_data: bool, if_exists: bool,
-              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str], int]:
+              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str], TableCtx]:
         """(the dropped partitions if needed, how many were dropped, the directories to delete, the
-        table's id)."""
+        table)."""
         ctx = self.contexts.read(conn, db, tbl)
         wanted = []
         for n in names or []:
@@ -248,7 +250,7 @@ class PartitionWrites:
         purge = delete_data and ctx.tbl_type != MANAGED and bool(rows) and purges(read_params(
             conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id])
         doomed = [r.location for r in rows if r.location] if delete_data and (ctx.tbl_type == MANAGED or purge) else []
-        return result, len(rows), doomed, ctx.tbl_id
+        return result, len(rows), doomed, ctx
 
     def delete_rows(self, conn: Connection, part_ids: list[int], sd_ids: list[int]) -> None:
         """Delete partitions with their key values, parameters, statistics and own descriptors."""

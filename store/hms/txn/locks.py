@@ -18,9 +18,10 @@ Behaves like Hive's DbTxnManager / TxnHandler as far as Trino, PyIceberg and Spa
 
 Every decision runs in one write transaction that first takes a row lock on the sentinel row
 'lock_manager' of `sequences` (`SELECT ... FOR UPDATE`; on SQLite the IMMEDIATE write transaction
-already serializes writers), so decisions are serialized across threads and across server
-processes sharing one database. Database and table names are stored lower-case; in partition
-names (`k1=v1/k2=v2`) the keys are lower-cased and the values kept as given.
+already serializes writers; on a Galera cluster it also writes, `Store.cluster_lock`), so
+decisions are serialized across threads and across server processes sharing one database.
+Database and table names are stored lower-case; in partition names (`k1=v1/k2=v2`) the keys are
+lower-cased and the values kept as given.
 """
 
 from __future__ import annotations
@@ -163,14 +164,14 @@ class LockManager:
             return  # BEGIN IMMEDIATE already made this the only writer
         seq = schema.sequences
         stmt = select(seq.c.next_val).where(seq.c.name == SENTINEL).with_for_update()
-        if conn.execute(stmt).first() is not None:
-            return
-        try:
-            with conn.begin_nested():
-                conn.execute(insert(seq).values(name=SENTINEL, next_val=0))
-        except IntegrityError:
-            pass  # another process created it first
-        conn.execute(stmt).one()
+        if conn.execute(stmt).first() is None:
+            try:
+                with conn.begin_nested():
+                    conn.execute(insert(seq).values(name=SENTINEL, next_val=0))
+            except IntegrityError:
+                pass  # another process created it first
+            conn.execute(stmt).one()
+        self.store.cluster_lock(conn, SENTINEL)
 
     def _expire(self, conn: Connection, now: int) -> None:
         cutoff = now - self.timeout_ms
@@ -390,6 +391,22 @@ class LockManager:
 
     def abort_txn(self, txnid: int | None) -> None:
         self._run(self._end_txn, _txn_id("abort_txn", txnid), TXN_ABORTED)
+
+    def abort_txns(self, txnids: list[int] | None) -> None:
+        """abort_txns: the open ones among `txnids` aborted in one transaction; committed, aborted and
+        unknown ids are skipped, as Hive's TxnHandler does (it only logs how many it aborted)."""
+        ids = sorted({int(t) for t in txnids or []})
+        if len(ids) > MAX_OPEN_BATCH:
+            raise MetaError(f"abort_txns names {len(ids)} transactions; at most {MAX_OPEN_BATCH} per call")
+        if ids:
+            self._run(self._abort_many, ids)
+
+    def _abort_many(self, conn: Connection, now: int, ids: list[int]) -> None:
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            conn.execute(update(_T).where(_T.c.txn_id.in_(chunk), _T.c.state == TXN_OPEN).values(
+                state=TXN_ABORTED, heartbeat_ms=now))
+            conn.execute(delete(_L).where(_L.c.txn_id.in_(chunk)))
 
     def _end_txn(self, conn: Connection, now: int, txnid: int, to: str) -> None:
         state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()

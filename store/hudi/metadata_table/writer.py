@@ -1,5 +1,6 @@
 """The metadata table's `files` partition (hudi_format/metadata_table.py) written by the storage
-mirror for a table of version 6 whose config says `hoodie.metadata.enable=true`.
+mirror for a table whose config says `hoodie.metadata.enable=true`, laid out for the table's
+version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9).
 
 * bootstrap (`bootstrap`): the table's live files from the server's rows (`files`, never a storage
   listing of the data table) as the base HFile of the file group at instant 00000000000000010,
@@ -33,8 +34,9 @@ from sqlalchemy import select
 from hudi_format import metadata_column_stats as C
 from hudi_format import metadata_table as M
 from hudi_format.config_keys import CHECKSUM, METADATA_ENABLE, PROPERTIES_FILE
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
-from hudi_format.layout import LAYOUT_DIRS, PARTITION_METAFILE, instant_file_name, java_properties, table_checksum
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, format_instant
+from hudi_format.layout import PARTITION_METAFILE, java_properties, table_checksum
+from hudi_format.metadata_table_layout import MetadataTableLayout, metadata_table_layout
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
@@ -49,8 +51,8 @@ MARK = "Metadata table written by hudi-metastore"  # the first line of its hoodi
 
 
 def metadata_table_enabled(ref: HudiTableRef) -> bool:
-    """The mirror writes this table's metadata table: version 6 and `hoodie.metadata.enable=true`."""
-    return ref.config.table_version == 6 and \
+    """The mirror writes this table's metadata table: `hoodie.metadata.enable=true`."""
+    return ref.config.table_version in (6, 8, 9) and \
         str(ref.config.properties.get(METADATA_ENABLE, "")).strip().lower() == "true"
 
 
@@ -63,14 +65,15 @@ class MetadataTableWriter:
         self._committed_bases: dict[str, set[str]] = {}  # storage root -> base instants known completed
         self.column_stats = ColumnStatsPartition(store, clock_ms, compact_after)
 
-    def ready(self, st: TableStorage, base_path: str) -> bool:
+    def ready(self, st: TableStorage, base_path: str, table_version: int = 6) -> bool:
         """The metadata table is on storage (its bootstrap deltacommit completed)."""
         if base_path in self._ready:
             return True
         # ours (its properties say so: one Hudi's writers left, e.g. on an adopted table, is written
         # again from the rows, never continued) and bootstrapped
+        lay = metadata_table_layout(table_version)
         if (st.read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b"").startswith(f"#{MARK}".encode()) and \
-                st.exists(f"{MDT_HOODIE}/{instant_file_name(M.INIT_INSTANT, DELTACOMMIT, COMPLETED)}"):
+                lay.init_instant in _Completed(st, lay):
             self._ready.add(base_path)
             return True
         return False
@@ -84,9 +87,9 @@ class MetadataTableWriter:
         """The partitions readers may use (`hoodie.table.metadata.partitions`), once the metadata
         table is bootstrapped; with `prepare` (under the mirror's lease) the `column_stats` partition
         is first initialized or removed as the table's config says."""
-        if not self.ready(st, ref.base_path):
+        if not self.ready(st, ref.base_path, ref.config.table_version):
             return []
-        wanted = column_stats_enabled(ref)
+        wanted = column_stats_enabled(ref) and ref.config.table_version == 6  # 8 and 9: files only
         if prepare and wanted != self.column_stats.ready(st):
             if wanted:
                 self.column_stats.bootstrap(st, ref)
@@ -114,95 +117,134 @@ class MetadataTableWriter:
                 st.fs.rm(st.path(M.METADATA_FOLDER), recursive=True)
             except FileNotFoundError:
                 pass
-        props = M.metadata_properties(ref.config.table_name)
+        lay = metadata_table_layout(ref.config.table_version)
+        props = lay.properties(ref.config.table_name)
         props[CHECKSUM] = str(table_checksum(props))
         st.put(f"{MDT_HOODIE}/{PROPERTIES_FILE}", java_properties(props, MARK))
         if not st.object_store:
-            for d in LAYOUT_DIRS:
+            for d in lay.hoodie_dirs:
                 st.makedirs(f"{MDT_HOODIE}/{d}")
-        st.put(f"{FILES_DIR}/{PARTITION_METAFILE}", self._partition_metafile(M.INIT_INSTANT))
+        st.put(f"{FILES_DIR}/{PARTITION_METAFILE}", self._partition_metafile(lay.init_instant))
         records = M.files_records(self.live_files(ref))
         if not records:  # an empty table: the partition list, empty
             records = [M.FilesRecord(M.ALL_PARTITIONS)]
         data = M.base_file(records, now_ms=self.clock_ms())
-        name = M.base_file_name(M.INIT_INSTANT)
-        self._deltacommit(st, M.INIT_INSTANT, f"{FILES_DIR}/{name}", data, len(records), "null",
+        name = M.base_file_name(lay.init_instant)
+        self._deltacommit(st, lay, lay.init_instant, f"{FILES_DIR}/{name}", data, len(records), "null",
                           "BULK_INSERT_PREPPED", None)
         self._ready.add(ref.base_path)
 
     # --- per instant ----------------------------------------------------------------------------
 
-    def apply(self, st: TableStorage, ts: str, action: str, metadata: bytes, ref: HudiTableRef | None = None) -> bool:
+    def apply(self, st: TableStorage, ts: str, action: str, metadata: bytes, table_version: int = 6,
+              ref: HudiTableRef | None = None) -> bool:
         """The files-partition records of the completed instant `ts` (its `metadata` as stored), and
-        with `ref` its column_stats records when that partition is on; True when a deltacommit was written."""
-        if st.exists(f"{MDT_HOODIE}/{instant_file_name(ts, DELTACOMMIT, COMPLETED)}"):
+        with `ref` its column_stats records when that partition is on (version 6 tables); True when
+        a deltacommit was written."""
+        lay = metadata_table_layout(table_version)
+        done = _Completed(st, lay)
+        if ts in done:
             return False
         added, deleted = M.listing_change(action, metadata)
         records = M.files_records(added, deleted)
         if not records:
             return False
         extra: list[Written] = []
-        if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st):
+        if ref is not None and table_version == 6 and column_stats_enabled(ref) and self.column_stats.ready(st):
             extra = self.column_stats.files_for(st, ref, ts, action, added, deleted)
         names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
-        base = self._current_base(st, {b for kind, b, _ in names.values() if kind == "base"})
-        logs = sorted((v, n) for n, (kind, b, v) in names.items() if kind == "log" and b == base and v is not None)
+        base = self._current_base(st, lay, done, {b for kind, b, _ in names.values() if kind == "base"})
+        logs = sorted((v if lay.table_version < 8 else b, n) for n, (kind, b, v) in names.items()
+                      if kind == "log" and lay.in_slice(b, base) and v is not None)
         if len(logs) >= self.compact_after:
-            self._compact(st, ts, base, [n for _, n in logs], records, names, extra)
+            self._compact(st, lay, done, ts, base, [n for _, n in logs], records, names, extra)
             return True
-        version = logs[-1][0] + 1 if logs else 1
+        version = int(logs[-1][0]) + 1 if logs and lay.table_version < 8 else 1
         data = M.log_file_bytes(ts, records, now_ms=self.clock_ms())
-        self._deltacommit(st, ts, f"{FILES_DIR}/{M.log_file_name(base, version)}", data, len(records), base,
-                          "UPSERT_PREPPED", version, extra)
+        self._deltacommit(st, lay, ts, f"{FILES_DIR}/{lay.log_file_name(base, version, ts)}", data, len(records),
+                          base, "UPSERT_PREPPED", version, extra)
         return True
 
-    def _current_base(self, st: TableStorage, bases: set[str]) -> str:
+    def base_instant(self, st: TableStorage, table_version: int = 6) -> str:
+        """The instant of the files partition's current base file (its records hold every older
+        instant's: the data table's timeline may archive those)."""
+        lay = metadata_table_layout(table_version)
+        bases = {b for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n)) and p[0] == "base"
+                 for b in [p[1]]}
+        return self._current_base(st, lay, _Completed(st, lay), bases)
+
+    def _current_base(self, st: TableStorage, lay: MetadataTableLayout, done: _Completed, bases: set[str]) -> str:
         """The newest base instant whose deltacommit completed: a base file a crash left behind
         uncommitted (its instant is written again, or rolled back and never completed) is no slice."""
-        known = self._committed_bases.setdefault(st.root, {M.INIT_INSTANT})
+        known = self._committed_bases.setdefault(st.root, {lay.init_instant})
         for b in sorted(bases, reverse=True):
-            if b in known or st.exists(f"{MDT_HOODIE}/{instant_file_name(b, DELTACOMMIT, COMPLETED)}"):
+            if b in known or b in done:
                 known.add(b)
                 return b
-        return M.INIT_INSTANT
+        return lay.init_instant
 
-    def _compact(self, st: TableStorage, ts: str, base: str, logs: list[str], records: list[M.FilesRecord],
-                 names: dict[str, tuple[str, str, int | None]], extra: Sequence[Written] = ()) -> None:
+    def _compact(self, st: TableStorage, lay: MetadataTableLayout, done: _Completed, ts: str, base: str,
+                 logs: list[str], records: list[M.FilesRecord], names: dict[str, tuple[str, str, int | None]],
+                 extra: Sequence[Written] = ()) -> None:
         """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
         merged with its records, instead of one more log file; the slice before the current one is
         then deleted (the current one stays for readers that listed it)."""
-        done = {n.split(".")[0] for n in st.listing(MDT_HOODIE)
-                if n.endswith(f".{DELTACOMMIT}") or n.endswith(".commit")}
         batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(base)}") or b"")] \
             if M.base_file_name(base) in names else []
+        completed = done.all()
         for name in logs:
             for instant, recs in M.read_log_file(st.read(f"{FILES_DIR}/{name}") or b"", name):
-                if instant in done:
+                if instant in completed:
                     batches.append(recs)
         batches.append(records)
         merged = M.merge_files_records(batches)
         out = M.files_records(merged) or [M.FilesRecord(M.ALL_PARTITIONS)]
         data = M.base_file(out, now_ms=self.clock_ms())
-        self._deltacommit(st, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base, "UPSERT_PREPPED",
-                          None, extra)
-        for name, (_kind, b, _v) in names.items():
-            if b < base or (b > base and b != ts):  # older slices; files of a compaction never completed
+        self._deltacommit(st, lay, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base,
+                          "UPSERT_PREPPED", None, extra)
+        for name, (kind, b, _v) in names.items():
+            # older slices; files of a compaction never completed (version 8+: the current slice's
+            # log files are named after their own, later, instants)
+            if b < base or (b > base and b != ts and (kind == "base" or lay.table_version < 8)):
                 st.delete(f"{FILES_DIR}/{name}")
 
-    def _deltacommit(self, st: TableStorage, ts: str, rel: str, data: bytes, records: int, prev: str,
-                     operation: str, log_version: int | None, extra: Sequence[Written] = ()) -> None:
+    def _deltacommit(self, st: TableStorage, lay: MetadataTableLayout, ts: str, rel: str, data: bytes, records: int,
+                     prev: str, operation: str, log_version: int | None, extra: Sequence[Written] = ()) -> None:
         """requested, inflight, the files (`extra`: column_stats'), completed: each an atomic write,
         in that order."""
         for state in (REQUESTED, INFLIGHT):
-            st.put(f"{MDT_HOODIE}/{instant_file_name(ts, DELTACOMMIT, state)}", b"")
+            st.put(lay.deltacommit_file(ts, state), b"")
         st.put(rel, data)
         for path, content, _stat in extra:
             st.put(f"{M.METADATA_FOLDER}/{path}", content)
-        meta = M.deltacommit_metadata(rel[len(M.METADATA_FOLDER) + 1:], len(data), records, prev, operation,
-                                      log_version)
-        meta = C.with_stats(meta, [stat for _p, _c, stat in extra])
-        st.put(f"{MDT_HOODIE}/{instant_file_name(ts, DELTACOMMIT, COMPLETED)}", meta)
+        meta = lay.deltacommit_metadata(rel[len(M.METADATA_FOLDER) + 1:], len(data), records, prev, operation,
+                                        log_version)
+        if extra:
+            meta = C.with_stats(meta, [stat for _p, _c, stat in extra])
+        completion = max(format_instant(self.clock_ms()), ts)
+        st.put(lay.deltacommit_file(ts, COMPLETED, completion), meta)
 
     def _partition_metafile(self, ts: str) -> bytes:
         stamp = time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(self.clock_ms() / 1000))
         return f"#partition metadata\n#{stamp}\ncommitTime={ts}\npartitionDepth=1\n".encode()
+
+
+class _Completed:
+    """The metadata table's completed deltacommits (and compactions) by instant: version 6 asks for
+    one file's existence (its name is the instant's), versions 8+ list the timeline once (names
+    carry completion times)."""
+
+    def __init__(self, st: TableStorage, lay: MetadataTableLayout):
+        self.st = st
+        self.lay = lay
+        self._all: set[str] | None = None
+
+    def all(self) -> set[str]:
+        if self._all is None:
+            self._all = self.lay.completed(self.st.listing(self.lay.timeline_dir))
+        return self._all
+
+    def __contains__(self, ts: object) -> bool:
+        if self.lay.table_version < 8 and self._all is None:
+            return isinstance(ts, str) and self.st.exists(self.lay.deltacommit_file(ts, COMPLETED))
+        return ts in self.all()

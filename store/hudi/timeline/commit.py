@@ -30,6 +30,7 @@ from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
+from store.hudi.timeline import compaction_schedule
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import Instants, put_meta
 from store.hudi.timeline.partition_sync import PartitionSync
@@ -140,6 +141,8 @@ class InstantCompletion:
         conn.execute(delete(S.instant_markers).where(
             S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts))
         version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
+        if done_action == "deltacommit":  # merge-on-read: a compaction may be due now
+            compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
         return instant, version, partitions, metadata, gone

@@ -1,0 +1,181 @@
+"""Instant metadata in Avro, as table versions 8 and 9 keep it (Hudi 1.x, CommitMetadataSerDeV2):
+the server stores what a writer sent (a version-6 style JSON document from our pipeline), the
+storage mirror writes a table of version 8+ with the Avro record Hudi 1.x reads there
+(`for_storage`). Avro files stay as they are.
+
+Schemas: `HoodieCommitMetadata`, `HoodieReplaceCommitMetadata` (hudi-common's avro model, as
+embedded in the commit files Hudi 1.2 writes) and `HoodieCleanMetadata`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from typing import Any
+
+from hudi_format.commit_metadata import AVRO_MAGIC
+
+_NS = "org.apache.hudi.avro.model"
+
+
+def _opt(name: str, type_: Any) -> dict:
+    return {"name": name, "type": ["null", type_], "default": None}
+
+
+_LONGS = ("numWrites", "numDeletes", "numUpdateWrites", "totalWriteBytes", "totalWriteErrors")
+_WRITE_STAT: dict[str, Any] = {"type": "record", "name": "HoodieWriteStat", "namespace": _NS, "fields": [
+    _opt("fileId", "string"), _opt("path", "string"), _opt("prevCommit", "string"),
+    *(_opt(n, "long") for n in _LONGS), _opt("partitionPath", "string"),
+    _opt("totalLogRecords", "long"), _opt("totalLogFiles", "long"), _opt("totalUpdatedRecordsCompacted", "long"),
+    _opt("numInserts", "long"), _opt("totalLogBlocks", "long"), _opt("totalCorruptLogBlock", "long"),
+    _opt("totalRollbackBlocks", "long"), _opt("fileSizeInBytes", "long"), _opt("logVersion", "int"),
+    _opt("logOffset", "long"), _opt("baseFile", "string"), _opt("logFiles", {"type": "array", "items": "string"}),
+    _opt("cdcStats", {"type": "map", "values": "long"}), _opt("prevBaseFile", "string"),
+    _opt("minEventTime", "long"), _opt("maxEventTime", "long"),
+    _opt("runtimeStats", {"type": "record", "name": "HoodieRuntimeStats", "fields": [
+        _opt("totalScanTime", "long"), _opt("totalCreateTime", "long"), _opt("totalUpsertTime", "long")]}),
+    _opt("totalLogFilesCompacted", "long"), _opt("totalLogReadTimeMs", "long"),
+    _opt("totalLogSizeCompacted", "long"), _opt("tempPath", "string"), _opt("numUpdates", "long")]}
+_COMMIT_FIELDS = [
+    _opt("partitionToWriteStats", {"type": "map", "values": {"type": "array", "items": _WRITE_STAT}}),
+    _opt("compacted", "boolean"),
+    _opt("extraMetadata", {"type": "map", "values": "string"}),
+    {"name": "version", "type": ["int", "null"], "default": 1},
+    _opt("operationType", "string"),
+]
+COMMIT_METADATA_SCHEMA: dict[str, Any] = {"type": "record", "name": "HoodieCommitMetadata", "namespace": _NS,
+                          "fields": _COMMIT_FIELDS}
+REPLACE_COMMIT_METADATA_SCHEMA: dict[str, Any] = {
+    "type": "record", "name": "HoodieReplaceCommitMetadata", "namespace": _NS, "fields": [
+        *_COMMIT_FIELDS[:3],
+        _opt("partitionToReplaceFileIds", {"type": "map", "values": {"type": "array", "items": "string"}}),
+        *_COMMIT_FIELDS[3:]]}
+CLEAN_METADATA_SCHEMA = {
+    "type": "record", "name": "HoodieCleanMetadata", "namespace": _NS, "fields": [
+        {"name": "startCleanTime", "type": "string"},
+        {"name": "timeTakenInMillis", "type": "long"},
+        {"name": "totalFilesDeleted", "type": "int"},
+        {"name": "earliestCommitToRetain", "type": "string"},
+        {"name": "lastCompletedCommitTimestamp", "type": "string", "default": ""},
+        {"name": "partitionMetadata", "type": {"type": "map", "values": {
+            "type": "record", "name": "HoodieCleanPartitionMetadata", "fields": [
+                {"name": "partitionPath", "type": "string"},
+                {"name": "policy", "type": "string"},
+                {"name": "deletePathPatterns", "type": {"type": "array", "items": "string"}},
+                {"name": "successDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "failedDeleteFiles", "type": {"type": "array", "items": "string"}},
+                {"name": "isPartitionDeleted", "type": ["null", "boolean"], "default": None}]}}},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "bootstrapPartitionMetadata", "default": None,
+         "type": ["null", {"type": "map", "values": "HoodieCleanPartitionMetadata"}]},
+        _opt("extraMetadata", {"type": "map", "values": "string"}),
+    ]}
+
+_PARSED: dict[str, Any] = {}
+
+
+def _parsed(schema: dict) -> Any:
+    import fastavro
+
+    name = schema["name"]
+    if name not in _PARSED:
+        _PARSED[name] = fastavro.parse_schema(schema)
+    return _PARSED[name]
+
+
+def avro_file(schema: dict, record: dict) -> bytes:
+    """One record as an Avro object container file (no codec), its sync marker derived from the
+    record so the same record always gives the same bytes (the mirror's writes are idempotent)."""
+    import fastavro
+
+    marker = hashlib.md5(json.dumps(record, sort_keys=True, default=str).encode()).digest()
+    buf = io.BytesIO()
+    fastavro.writer(buf, _parsed(schema), [record], codec="null", sync_marker=marker)
+    return buf.getvalue()
+
+
+def _int(v: Any) -> int | None:
+    if v is None or v == "null":
+        return None
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _write_stat(s: dict) -> dict:
+    out: dict[str, Any] = {}
+    for f in _WRITE_STAT["fields"]:
+        name, kind = f["name"], f["type"][1]
+        v = s.get(name)
+        if v is None:
+            out[name] = None
+        elif kind in ("long", "int"):
+            out[name] = _int(v)
+        elif kind == "string":
+            out[name] = str(v)
+        elif name == "logFiles":
+            out[name] = [str(x) for x in v]
+        elif name == "cdcStats":
+            out[name] = {str(k): int(x) for k, x in dict(v).items()}
+        elif name == "runtimeStats":
+            out[name] = {k: _int(dict(v).get(k)) for k in ("totalScanTime", "totalCreateTime", "totalUpsertTime")}
+    return out
+
+
+def commit_record(doc: dict, replace: bool) -> dict:
+    """A (replace) commit's JSON document as the Avro record."""
+    stats = {str(p): [_write_stat(s) for s in (entries or [])]
+             for p, entries in (doc.get("partitionToWriteStats") or {}).items()}
+    rec: dict[str, Any] = {
+        "partitionToWriteStats": stats, "compacted": bool(doc.get("compacted") or False),
+        "extraMetadata": {str(k): str(v) for k, v in (doc.get("extraMetadata") or {}).items()},
+        "version": 1, "operationType": doc.get("operationType") or "UNKNOWN"}
+    if replace:
+        rec["partitionToReplaceFileIds"] = {str(p): [str(i) for i in ids or []]
+                                            for p, ids in (doc.get("partitionToReplaceFileIds") or {}).items()}
+    return rec
+
+
+def clean_record(doc: dict) -> dict:
+    parts = {}
+    for p, m in (doc.get("partitionMetadata") or {}).items():
+        m = m or {}
+        parts[str(p)] = {"partitionPath": str(m.get("partitionPath", p)), "policy": str(m.get("policy") or ""),
+                         "deletePathPatterns": [str(x) for x in m.get("deletePathPatterns") or []],
+                         "successDeleteFiles": [str(x) for x in m.get("successDeleteFiles") or []],
+                         "failedDeleteFiles": [str(x) for x in m.get("failedDeleteFiles") or []],
+                         "isPartitionDeleted": m.get("isPartitionDeleted")}
+    return {"startCleanTime": str(doc.get("startCleanTime") or ""),
+            "timeTakenInMillis": _int(doc.get("timeTakenInMillis")) or 0,
+            "totalFilesDeleted": _int(doc.get("totalFilesDeleted")) or 0,
+            "earliestCommitToRetain": str(doc.get("earliestCommitToRetain") or ""),
+            "lastCompletedCommitTimestamp": str(doc.get("lastCompletedCommitTimestamp") or ""),
+            "partitionMetadata": parts, "version": 2, "bootstrapPartitionMetadata": {}, "extraMetadata": None}
+
+
+_WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
+
+
+def for_storage(action: str, state: int, data: bytes, requested_as: str | None = None) -> bytes:
+    """The bytes a table of version 8+ keeps for an instant's metadata in `state` (1 requested,
+    2 inflight, 3 completed) of `action` (as its file names it): JSON commit and clean metadata as
+    Hudi 1.x's Avro records; Avro, empty and other metadata as stored."""
+    if not data or bytes(data[:4]) == AVRO_MAGIC:
+        return bytes(data)
+    if state == 1:  # requested: plans as the writer gave them
+        return bytes(data)
+    try:
+        doc = json.loads(bytes(data).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return bytes(data)
+    if not isinstance(doc, dict):
+        return bytes(data)
+    if action in _WRITE_ACTIONS or (state == 2 and requested_as in ("compaction", "clustering", "logcompaction")):
+        replace = action == "replacecommit" or requested_as == "clustering"
+        return avro_file(REPLACE_COMMIT_METADATA_SCHEMA if replace else COMMIT_METADATA_SCHEMA,
+                         commit_record(doc, replace))
+    if action == "clean" and state == 3:
+        return avro_file(CLEAN_METADATA_SCHEMA, clean_record(doc))
+    return bytes(data)

@@ -1,0 +1,134 @@
+"""Compactions of merge-on-read tables: the server schedules them (a requested `compaction` instant
+whose plan names the file slices to compact, once `hoodie.compact.inline.max.delta.commits`
+deltacommits completed since the last one); the pipeline runs them, inline before its next write
+to the table, or through `compact(spark, table, ...)`.
+
+Each operation becomes one Spark task: the slice's base file merged with its log files
+(pipeline/merge_on_read.py) is written as the file group's new base file at the compaction's
+instant time. The instant completes as a `commit` (HoodieCommitMetadata, `operationType` COMPACT)
+with the new files' statistics; the record index is unchanged (no key changes its file group).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pyarrow as pa
+
+from client import HudiCatalog, Security
+from hudi_format.commit_metadata import parse_compaction_plan
+from hudi_format.record_key_codec import encode_keys
+
+from .base_file import base_file_name, read_footer, write_base_file, write_token
+from .column_stats import encode, footer_stats, indexed_columns, uncompressed_size
+from .file_group_writer import STATS_DDL, executor_client, write_stat
+from .merge_on_read import read_slice
+from .schema import META_COLUMNS, to_avro_schema
+from .storage import FileLayout, relative_path
+from .table import TableInfo, latest_schema, load, split_name
+
+log = logging.getLogger(__name__)
+COMPACTION = "compaction"
+OPS_DDL = "ppath string, fid string, base string, logs array<string>, prev string"
+
+
+class _Compactor:
+    """Picklable function for `mapInArrow`: each operation's new base file, its write stats row."""
+
+    def __init__(self, *, metastore: str, db: str, table: str, layout: FileLayout, instant: str,
+                 file_schema: pa.Schema, ordering_field: str | None, stats_columns: list[str], security=None):
+        self.metastore, self.db, self.table, self.security = metastore, db, table, security
+        self.layout, self.instant, self.file_schema = layout, instant, file_schema
+        self.ordering_field, self.stats_columns = ordering_field, stats_columns
+
+    def __call__(self, batches):
+        for batch in batches:
+            for ppath, fid, base, logs, prev in zip(*(batch.column(i).to_pylist() for i in range(5))):
+                yield from self._compact(ppath, fid, base or None, logs or [], prev).to_batches()
+
+    def _compact(self, ppath: str, fid: str, base: str | None, logs: list[str], prev: str) -> pa.Table:
+        merged = read_slice(base, logs, self.file_schema, self.ordering_field)
+        token = write_token()
+        name = base_file_name(fid, token, self.instant)
+        rel = relative_path(ppath, name)
+        i = META_COLUMNS.index("_hoodie_file_name")
+        merged = merged.set_column(i, "_hoodie_file_name", pa.array([name] * merged.num_rows, pa.string()))
+        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
+        location = self.layout.location(rel)
+        size = write_base_file(location, merged)
+        footer = read_footer(location)
+        empty = encode_keys([])
+        n = merged.num_rows
+        return pa.table({
+            "partitionPath": [ppath], "fileId": [fid], "path": [rel], "prevCommit": [prev],
+            "numWrites": pa.array([n], pa.int64()), "numInserts": pa.array([0], pa.int64()),
+            "numUpdateWrites": pa.array([n], pa.int64()), "numDeletes": pa.array([0], pa.int64()),
+            "fileSizeInBytes": pa.array([size], pa.int64()),
+            "insertedKeys": pa.array([empty], pa.binary()), "updatedKeys": pa.array([empty], pa.binary()),
+            "deletedKeys": pa.array([empty], pa.binary()),
+            "columnStats": pa.array([encode(footer_stats(footer, merged, self.stats_columns))], pa.binary()),
+            "uncompressedSize": pa.array([uncompressed_size(footer)], pa.int64()),
+        })
+
+
+def pending(client: HudiCatalog, info: TableInfo) -> list[str]:
+    """Instant times of the compactions scheduled and not begun, oldest first."""
+    if not info.merge_on_read:
+        return []
+    return [i.ts for i in client.list_instants(info.db, info.name, states=["REQUESTED"], actions=[COMPACTION])]
+
+
+def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security: Security | None = None) -> str:
+    """Run the requested compaction `ts`; its instant time once completed."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from .base_file import with_meta
+    from .writer import _column_stats, _record_keys
+
+    db, name = info.db, info.name
+    ops = parse_compaction_plan(client.get_instant_metadata(db, name, ts, COMPACTION, "REQUESTED"))
+    schema = latest_schema(client, info)
+    client.transition_to_inflight(db, name, ts, COMPACTION, b"")
+    slices = {(s.partition_path, s.file_id): s
+              for s in client.get_latest_file_slices(db, name, sorted({o.partition_path for o in ops}))}
+    layout = info.layout()
+
+    def where(ppath: str, f) -> str:
+        return f.path or layout.location(relative_path(ppath, f.name))
+
+    rows = []
+    for o in ops:
+        s = slices.get((o.partition_path, o.file_id))
+        if s is None or s.base_instant != o.base_instant:
+            raise ValueError(f"compaction {ts} of {db}.{name}: the slice of file group {o.file_id} in "
+                             f"{o.partition_path!r} it plans is not the latest any more")
+        logs = {f.name: f for f in s.log_files}
+        base = where(o.partition_path, s.base_file) if s.base_file is not None and o.base_file else ""
+        rows.append((o.partition_path, o.file_id, base, [where(o.partition_path, logs[n]) for n in o.log_files],
+                     o.base_instant))
+    data_schema = to_arrow_schema(schema, timezone="UTC")
+    compactor = _Compactor(metastore=metastore, db=db, table=name, layout=layout, instant=ts,
+                           file_schema=with_meta(data_schema), ordering_field=info.precombine_field,
+                           stats_columns=indexed_columns(data_schema, info.properties), security=security)
+    n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
+    stats = [r.asDict() for r in spark.createDataFrame(rows, OPS_DDL).repartition(n)
+             .mapInArrow(compactor, STATS_DDL).collect()]
+    by_partition: dict[str, list[dict]] = {}
+    for r in stats:
+        by_partition.setdefault(r["partitionPath"], []).append(write_stat(r))
+    meta = {"partitionToWriteStats": by_partition, "compacted": True,
+            "extraMetadata": {"schema": to_avro_schema(schema, name)}, "operationType": "COMPACT"}
+    client.complete_instant(db, name, ts, COMPACTION, json.dumps(meta),
+                            _record_keys(stats) if info.record_index else None, _column_stats(stats))
+    log.info("compacted %s.%s at %s: %d file groups", db, name, ts, len(rows))
+    return ts
+
+
+def compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", security: Security | None = None
+            ) -> list[str]:
+    """Run the table's scheduled compactions; their instant times."""
+    db, name = split_name(table)
+    with HudiCatalog(metastore, security=security) as client:
+        info = load(client, db, name)
+        return [run(spark, client, info, ts, metastore, security) for ts in pending(client, info)]

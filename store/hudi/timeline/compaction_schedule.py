@@ -1,0 +1,87 @@
+"""Compaction of merge-on-read tables, scheduled by the server (issue 38): on a table whose config
+says `hoodie.compact.inline=true` (the pipeline's merge-on-read tables; a table Hudi's own writers
+write, with nobody to run the plans, gets none), when a deltacommit completes and
+`hoodie.compact.inline.max.delta.commits` (Hudi's name and default, 5) deltacommits have completed
+since the table's last compaction (by instant time), with none pending, the same transaction
+requests a compaction instant whose plan (a HoodieCompactionPlan, as Hudi's scheduler writes it) names every
+latest file slice with log files. The storage mirror writes `<ts>.compaction.requested`; whoever
+runs it (the pipeline, inline before its next write) completes it as a `commit`.
+
+A scheduled plan outlives writers' heartbeats (SCHEDULED_TIMEOUT_S): it is not a failed write.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, func, select
+
+from hudi_format.commit_metadata import CompactionOperation, compaction_plan
+from hudi_format.config_keys import COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, default_of
+from hudi_format.file_slice import FileInfo, build_slices
+from hudi_format.instant import COMPLETED, REQUESTED
+from hudi_format.table_config import MOR
+from store.db import schema as S
+from store.hudi.tables import HudiTableRef
+from store.hudi.timeline.instant_times import InstantTimes
+from store.hudi.timeline.instants import put_meta
+
+COMPACTION = "compaction"
+SCHEDULED_TIMEOUT_S = 7 * 24 * 3600
+
+
+def max_delta_commits(ref: HudiTableRef) -> int:
+    raw = (ref.config.properties or {}).get(COMPACT_MAX_DELTA_COMMITS) or default_of(COMPACT_MAX_DELTA_COMMITS)
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        return int(default_of(COMPACT_MAX_DELTA_COMMITS))
+
+
+def due(conn: Connection, ref: HudiTableRef) -> bool:
+    """A merge-on-read table compacted inline, with no pending compaction and enough deltacommits
+    since its last one."""
+    props = ref.config.properties or {}
+    if ref.config.table_type != MOR or (props.get(COMPACT_INLINE) or "").strip().lower() != "true":
+        return False
+    i = S.instant
+    pending = conn.execute(select(i.c.ts).where(
+        i.c.tbl_id == ref.tbl_id, i.c.action == COMPACTION, i.c.state != COMPLETED).limit(1)).first()
+    if pending is not None:
+        return False
+    last = conn.execute(select(func.max(i.c.ts)).where(
+        i.c.tbl_id == ref.tbl_id, i.c.action == "commit", i.c.state == COMPLETED)).scalar()
+    q = select(func.count()).select_from(i).where(
+        i.c.tbl_id == ref.tbl_id, i.c.action == "deltacommit", i.c.state == COMPLETED)
+    if last is not None:
+        q = q.where(i.c.ts > last)
+    return int(conn.execute(q).scalar() or 0) >= max_delta_commits(ref)
+
+
+def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]:
+    """The latest file slices with log files (replaced file groups left out)."""
+    f, rg = S.files, S.replaced_file_groups
+    replaced = {(r.partition_path, r.file_id) for r in conn.execute(
+        select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id))}
+    files = [FileInfo(r.partition_path, r.file_id, r.name, r.size, r.base_instant, bool(r.is_log), r.log_version,
+                      r.created_ts)
+             for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.size, f.c.base_instant,
+                                          f.c.is_log, f.c.log_version, f.c.created_ts).where(
+                 f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False)))
+             if (r.partition_path, r.file_id) not in replaced]
+    return [CompactionOperation(s.partition_path, s.file_id, s.base_instant,
+                                s.base_file.name if s.base_file else None, [x.name for x in s.log_files])
+            for s in build_slices(files) if s.log_files]
+
+
+def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, now_ms: int) -> str | None:
+    """Request a compaction when one is due (in the caller's transaction); its instant time."""
+    if not due(conn, ref):
+        return None
+    ops = operations(conn, ref)
+    if not ops:
+        return None
+    ts = times.advance(conn, ref.tbl_id)
+    conn.execute(S.instant.insert().values(
+        tbl_id=ref.tbl_id, ts=ts, action=COMPACTION, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
+        duration=SCHEDULED_TIMEOUT_S, start_ts=now_ms))
+    put_meta(conn, ref.tbl_id, ts, COMPACTION, REQUESTED, compaction_plan(ops))
+    return ts

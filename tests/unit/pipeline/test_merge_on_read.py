@@ -1,0 +1,101 @@
+"""Merge-on-read without Spark: the log blocks the pipeline writes read back (hudi_format/log_file.py),
+and a slice's base file merged with its logs by precombine value, deletes and rollback blocks
+(pipeline/merge_on_read.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+
+from hudi_format.commit_metadata import CompactionOperation, compaction_plan, parse_compaction_plan
+from hudi_format.file_slice import parse_file_name
+from hudi_format.log_file import (
+    AVRO_DATA,
+    COMMAND,
+    COMMAND_BLOCK_TYPE,
+    DELETE,
+    INSTANT_TIME,
+    ROLLBACK,
+    TARGET_INSTANT_TIME,
+    avro_data_block,
+    blocks,
+    data_block_records,
+    delete_block,
+    deleted_keys,
+    encode_block,
+    log_file_name,
+)
+from pipeline.base_file import with_meta, write_base_file
+from pipeline.file_group_writer import log_schema
+from pipeline.merge_on_read import read_slice
+
+AVRO = json.dumps({"type": "record", "name": "t_record", "namespace": "hoodie.t", "fields": [
+    {"name": "id", "type": ["null", "long"], "default": None},
+    {"name": "ts", "type": ["null", "long"], "default": None},
+    {"name": "m", "type": ["null", {"type": "map", "values": ["null", "long"]}], "default": None}]})
+DATA = pa.schema([("id", pa.int64()), ("ts", pa.int64()), ("m", pa.map_(pa.string(), pa.int64()))])
+SCHEMA = with_meta(DATA)
+
+
+def T(n: int) -> str:  # noqa: N802 - an instant time
+    return f"2026010100000000{n}"
+
+
+def _record(instant: str, key: int, ts: int, m=None) -> dict:
+    return {"_hoodie_commit_time": instant, "_hoodie_commit_seqno": f"{instant}_0_{key}",
+            "_hoodie_record_key": str(key), "_hoodie_partition_path": "p", "_hoodie_file_name": "f1-0",
+            "id": key, "ts": ts, "m": m}
+
+
+def _data(instant: str, *rows) -> bytes:
+    return avro_data_block(instant, log_schema(AVRO), [_record(instant, *r) for r in rows])
+
+
+def test_blocks_read_back():
+    name = log_file_name("f1-0", T(1), 2, "0-1-0")
+    assert parse_file_name(name) == ("f1-0", T(1), True, 2)
+    raw = _data(T(2), (1, 5, {"a": 1})) + delete_block(T(2), [("2", "p")])
+    data, gone = list(blocks(raw))
+    assert (data.block_type, data.instant, gone.block_type) == (AVRO_DATA, T(2), DELETE)
+    assert [(r["id"], r["m"], r["_hoodie_record_key"]) for r in data_block_records(data)] == [(1, {"a": 1}, "1")]
+    assert deleted_keys(gone) == ["2"]
+
+
+def _slice(tmp_path, *logs: bytes) -> tuple[str, list[str]]:
+    base = str(tmp_path / f"f1-0_0-1-0_{T(1)}.parquet")
+    write_base_file(base, pa.Table.from_pylist([_record(T(1), k, 10) for k in (1, 2, 3)], schema=SCHEMA))
+    paths = []
+    for i, raw in enumerate(logs, 1):
+        p = tmp_path / log_file_name("f1-0", T(1), i, "0-1-0")
+        p.write_bytes(raw)
+        paths.append(str(p))
+    return base, paths
+
+
+def _merged(t: pa.Table) -> dict:
+    return {r["id"]: (r["ts"], r["_hoodie_commit_time"]) for r in t.to_pylist()}
+
+
+def test_slice_merges_by_precombine_deletes_and_rollbacks(tmp_path):
+    rollback = encode_block(COMMAND, {INSTANT_TIME: T(5), TARGET_INSTANT_TIME: T(4), COMMAND_BLOCK_TYPE: ROLLBACK},
+                            b"")
+    base, logs = _slice(tmp_path,
+                        _data(T(2), (1, 11), (2, 9), (4, 1)),  # 1 wins; 2 loses to the base's greater ts
+                        delete_block(T(3), [("3", "p"), ("4", "p")]),
+                        _data(T(4), (1, 99)) + rollback,  # rolled back
+                        _data(T(6), (4, 0)))  # a deleted key comes back
+    assert _merged(read_slice(base, logs, SCHEMA, "ts")) == {1: (11, T(2)), 2: (10, T(1)), 4: (0, T(6))}
+    # no precombine field: the later record wins
+    assert _merged(read_slice(base, logs, SCHEMA, None))[2] == (9, T(2))
+    # as of an instant: later blocks are skipped
+    assert _merged(read_slice(base, logs, SCHEMA, "ts", as_of=T(2))) == {1: (11, T(2)), 2: (10, T(1)),
+                                                                          3: (10, T(1)), 4: (1, T(2))}
+
+
+def test_compaction_plan_reads_back():
+    op = CompactionOperation("p", "f1-0", T(1), f"f1-0_0-1-0_{T(1)}.parquet", [f".f1-0_{T(1)}.log.1_0-1-0"])
+    assert parse_compaction_plan(compaction_plan([op])) == [op]
+    with pytest.raises(Exception, match="HoodieCompactionPlan"):
+        parse_compaction_plan(b"not avro")
