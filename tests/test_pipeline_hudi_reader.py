@@ -21,7 +21,8 @@ Tables the mirror archived (`hoodie.keep.max.commits` 3: version 9 with a metada
 equals hudi-rs's, and Hudi's own archived-timeline reader (HoodieTableMetaClient's) loads the
 instants the mirror archived, with their metadata.
 
-Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits).
+Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what the server commits);
+the version 8/9 and archived tables on SQLite only.
 """
 
 from __future__ import annotations
@@ -116,14 +117,16 @@ def _as_rows(by_key: dict) -> list:
     return sorted(list(v) for v in by_key.values())
 
 
-def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tmp_path):
+def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, tmp_path, request):
     rng = random.Random(20261127)
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
-    for layout, version in (("plain_multi", 8), ("hive", 9)):
+    # the version 8/9 and archived tables on one backend (the layout does not depend on it)
+    newer = request.node.callspec.params.get("backend_url") == "sqlite"
+    for layout, version in (("plain_multi", 8), ("hive", 9)) if newer else ():
         written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"}} for layout, w in written.items()}
-    archived = _archived_tables(tmp_path / "archived")
+    archived = _archived_tables(tmp_path / "archived") if newer else {}
     read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
                         "archived": True} for name, a in archived.items()})
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
