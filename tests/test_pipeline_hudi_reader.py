@@ -28,6 +28,7 @@ Runs on SQLite and PostgreSQL (the reader reads storage; the backend shapes what
 On SQLite the same job also reads a merge-on-read table (tests/pipeline_mor.py: base files and logs
 with Avro data and delete blocks, a compaction the server scheduled and the next write ran, another
 one pending): snapshot, read-optimized, time travel and incremental; the pending one runs after.
+The version 8/9 and archived tables, and data skipping, are checked on SQLite only.
 """
 
 from __future__ import annotations
@@ -140,7 +141,9 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     rng = random.Random(20261127)
     skipping = backend_url.startswith("sqlite")
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
-    for layout, version in (("plain_multi", 8), ("hive", 9)):
+    # the version 8/9 and archived tables on one backend (the layout does not depend on it)
+    newer = skipping
+    for layout, version in (("plain_multi", 8), ("hive", 9)) if newer else ():
         written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"},
@@ -153,7 +156,7 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     if mor is not None:
         read["mor"] = {"base": mor["base"], "instants": [i for i, _ in mor["history"]], "columns": MOR_COLS,
                        "read_optimized": True}
-    archived = _archived_tables(tmp_path / "archived")
+    archived = _archived_tables(tmp_path / "archived") if newer else {}
     read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
                         "archived": True} for name, a in archived.items()})
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
