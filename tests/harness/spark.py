@@ -68,16 +68,17 @@ def run_spark_script(
     if env:
         child_env.update(env)
     t0 = time.monotonic()
-    if python == VENV_PYTHON and not env and spark_host.enabled():  # a Spark 4 script: the shared JVM
+    if spark_host.enabled() and set(env or ()) <= spark_host.ENV_KEYS:  # the shared JVM of this interpreter, these jars
         for log in (stdout_log, stderr_log):
             log.write_bytes(b"")
+        host = spark_host.host(python, child_env)
         try:
-            rc = spark_host.host().run(str(script), [str(a) for a in cmd[2:]], str(out_json.parent),
+            rc = host.run(str(script), [str(a) for a in cmd[2:]], str(out_json.parent),
                                        str(stdout_log), str(stderr_log), child_env, timeout)
         except spark_host.HostDied as e:
             raise SparkScriptError(f"{script} against {metastore_uri_for(metastore_uri)}: {e}\n"
                                    f"--- stderr tail ---\n{log_tail(stderr_log)}") from None
-        return _result(script, out_json, stderr_log, rc, t0, spark_host.host().log_path())
+        return _result(script, out_json, stderr_log, rc, t0, host.log_path())
     with open(stdout_log, "wb") as so, open(stderr_log, "wb") as se:
         proc = subprocess.Popen(cmd, cwd=str(out_json.parent), stdout=so, stderr=se,
                                 stdin=subprocess.DEVNULL, env=child_env, start_new_session=True)

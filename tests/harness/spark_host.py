@@ -31,8 +31,11 @@ import time
 import traceback
 from pathlib import Path
 
-from . import jvm
-from .procs import REPO_ROOT, VENV_PYTHON, log_tail
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+#: the environment a script may bring of its own and still run in a host (that of hudi_spark_env())
+ENV_KEYS = frozenset({"HUDI_BUNDLE_JAR", "HADOOP_AWS_JARS", "SPARK_SUBMIT_OPTS", "JAVA_HOME"})
 
 
 def enabled() -> bool:
@@ -44,9 +47,15 @@ class HostDied(RuntimeError):
 
 
 class SparkHost:
-    """The harness's side: a host process started on first use, replaced after a failure."""
+    """The harness's side: a host process started on first use, replaced after a failure. ``python``
+    runs it (Spark 4 of the project's interpreter, or Hudi's Spark 3.5); ``jars`` go on the driver's
+    class path as the JVM starts (what a script's ``spark.jars`` does in a process of its own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, python: str, jars: str = "") -> None:
+        from .procs import VENV_PYTHON
+
+        self.python, self.jars = python, jars
+        self.kind = "spark4" if python == VENV_PYTHON else "spark35"
         self._proc: subprocess.Popen | None = None
         self._with_archive = False
         self._log: Path | None = None
@@ -55,18 +64,23 @@ class SparkHost:
     def _start(self, env: dict[str, str]) -> None:
         import tempfile
 
+        from . import jvm
+
         self._log = Path(tempfile.mkdtemp(prefix="spark-host-")) / "host.log"
         env = dict(env)
-        env["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts("spark4")
+        env["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts(self.kind)
         self._with_archive = "SharedArchiveFile" in env["SPARK_SUBMIT_OPTS"]
         with open(self._log, "wb") as log:
-            self._proc = subprocess.Popen([VENV_PYTHON, "-m", "tests.harness.spark_host"], cwd=str(REPO_ROOT),
+            self._proc = subprocess.Popen([self.python, "-m", "tests.harness.spark_host", self.jars],
+                                          cwd=str(REPO_ROOT),
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                                           start_new_session=True)
         self.started += 1
 
     def _archive_came(self) -> bool:
-        archive = jvm.archive_path("spark4") if jvm.cds_enabled() else None
+        from . import jvm
+
+        archive = jvm.archive_path(self.kind) if jvm.cds_enabled() else None
         return not self._with_archive and archive is not None and archive.exists()
 
     def close(self) -> None:
@@ -108,7 +122,7 @@ class SparkHost:
             _kill_group(proc)
             what = f"timed out after {timeout:.0f} s" if timed_out else f"ended with {proc.returncode}"
             raise HostDied(f"the Spark host {what} running {script}\n--- host log tail ({self._log}) ---\n"
-                           f"{log_tail(self._log) if self._log else ''}")
+                           f"{_tail(self._log)}")
         rc = int(json.loads(line)["rc"])
         if rc != 0:  # whatever the script left behind is not the next script's problem
             self.close()
@@ -118,15 +132,24 @@ class SparkHost:
         return self._log
 
 
-_HOST: SparkHost | None = None
+_HOSTS: dict[tuple[str, str], SparkHost] = {}
 
 
-def host() -> SparkHost:
-    global _HOST
-    if _HOST is None:
-        _HOST = SparkHost()
-        atexit.register(_HOST.close)
-    return _HOST
+def host(python: str, env: dict[str, str]) -> SparkHost:
+    """The host of the interpreter and the jars of a script's environment (the Hudi bundle of
+    ``HUDI_BUNDLE_JAR``, Hadoop's S3A jars of ``HADOOP_AWS_JARS``)."""
+    jars = ",".join(j for j in [env.get("HUDI_BUNDLE_JAR", ""), *env.get("HADOOP_AWS_JARS", "").split(",")] if j)
+    key = (python, jars)
+    if key not in _HOSTS:
+        _HOSTS[key] = SparkHost(python, jars)
+        atexit.register(_HOSTS[key].close)
+    return _HOSTS[key]
+
+
+def _tail(path: Path | None) -> str:
+    from .procs import log_tail
+
+    return log_tail(path) if path else ""
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -202,14 +225,17 @@ def _run_one(req: dict) -> int:
     return rc
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     answers = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # prints outside a script go to the host's log, never into the answers
     sys.stdout = os.fdopen(1, "w", buffering=1)
     from pyspark import SparkConf, SparkContext
 
-    # the JVM starts with the driver's memory and nothing of any script's settings
-    SparkContext._ensure_initialized(conf=SparkConf(loadDefaults=False).set("spark.driver.memory", "1g"))
+    # the JVM starts with the driver's memory, the kind's jars and nothing of any script's settings
+    conf = SparkConf(loadDefaults=False).set("spark.driver.memory", "1g")
+    if argv and argv[0]:
+        conf.set("spark.jars", argv[0])
+    SparkContext._ensure_initialized(conf=conf)
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -220,4 +246,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))
