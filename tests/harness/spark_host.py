@@ -6,8 +6,9 @@ runs here instead of in a process of its own: the JVM and pyspark start once per
 once per script. A script gets what it got as a process: ``sys.argv``, its working directory, the
 environment, fresh imports of the project's modules, its stdout and stderr in its own files (the
 JVM's own output goes to the host's log), and its own Spark session and Hive client (the host stops
-every session a script left). The JVM starts with no options of a script (those of a
-``SparkContext`` made once the JVM runs do not outlive it), so no script's settings reach the next.
+every session a script left). The JVM starts with no options of a script; a script's builder
+options are the JVM's system properties while it runs (as spark-submit makes them in a process of
+its own) and are put back after it, so no script's settings reach the next.
 
 A script that fails, times out or kills the interpreter ends the host; the next script gets a new
 one. A host started before the class-data-sharing archive existed (tests/harness/jvm.py) is
@@ -179,6 +180,43 @@ def _stop_sessions() -> None:
         SparkContext._active_spark_context.stop()
 
 
+#: the JVM's system properties a script's builder set, with what they were before (None: unset)
+_PROPERTIES: dict[str, str | None] = {}
+
+
+def _emulate_submit_properties() -> None:
+    """A script's builder options become the JVM's system properties before its session starts, as
+    spark-submit makes them of the options of a process's first session: code that reads Spark's
+    defaults there (a ``new SparkConf()``; Hudi's SQL writers' hive sync finds the metastore so)
+    sees what it saw in a process of its own. They are put back after the script."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    original = SparkSession.Builder.getOrCreate
+
+    def get_or_create(self):  # type: ignore[no-untyped-def]
+        system = SparkContext._jvm.java.lang.System  # type: ignore[union-attr]
+        for key, value in self._options.items():
+            if key.startswith("spark."):
+                _PROPERTIES.setdefault(key, system.getProperty(key))
+                system.setProperty(key, str(value))
+        return original(self)
+
+    SparkSession.Builder.getOrCreate = get_or_create  # type: ignore[method-assign]
+
+
+def _restore_properties() -> None:
+    from pyspark import SparkContext
+
+    system = SparkContext._jvm.java.lang.System  # type: ignore[union-attr]
+    for key, before in _PROPERTIES.items():
+        if before is None:
+            system.clearProperty(key)
+        else:
+            system.setProperty(key, before)
+    _PROPERTIES.clear()
+
+
 def _run_one(req: dict) -> int:
     env, path, cwd, modules = dict(os.environ), list(sys.path), os.getcwd(), set(sys.modules)
     sys.stdout.flush()
@@ -203,6 +241,7 @@ def _run_one(req: dict) -> int:
                 rc = 1
             try:
                 _stop_sessions()
+                _restore_properties()
             except Exception:  # noqa: BLE001
                 traceback.print_exc()
                 rc = rc or 1
@@ -236,6 +275,7 @@ def main(argv: list[str]) -> int:
     if argv and argv[0]:
         conf.set("spark.jars", argv[0])
     SparkContext._ensure_initialized(conf=conf)
+    _emulate_submit_properties()
     for line in sys.stdin:
         if not line.strip():
             continue
