@@ -36,6 +36,7 @@ def run_spark_script(
     timeout: float = SPARK_SCRIPT_TIMEOUT,
     python: str = VENV_PYTHON,
     env: dict | None = None,
+    own_process: bool = False,
 ) -> dict:
     """Run ``script --metastore-uri U --warehouse W --out O [extra_args]`` and return the JSON.
 
@@ -43,7 +44,8 @@ def run_spark_script(
     whole script), or, with this interpreter and no ``env`` of its own, in the shared Spark host
     (its own Spark session and Hive client there; tests/harness/spark_host.py).  Its stdout/stderr
     go to ``<out_json>.stdout.log`` / ``<out_json>.stderr.log`` and its working directory is the
-    folder of ``out_json`` (Spark litter such as derby.log lands there).
+    folder of ``out_json`` (Spark litter such as derby.log lands there). ``own_process``: never in a
+    host.
     ``result["meta"]["wall_s"]`` is the measured wall time (with JVM start-up in a process of its own).
     """
     out_json = Path(out_json).resolve()
@@ -68,7 +70,8 @@ def run_spark_script(
     if env:
         child_env.update(env)
     t0 = time.monotonic()
-    if spark_host.enabled() and set(env or ()) <= spark_host.ENV_KEYS:  # the shared JVM of this interpreter, these jars
+    # the shared JVM of this interpreter and these jars
+    if spark_host.enabled() and not own_process and set(env or ()) <= spark_host.ENV_KEYS:
         for log in (stdout_log, stderr_log):
             log.write_bytes(b"")
         host = spark_host.host(python, child_env)
