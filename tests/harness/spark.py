@@ -71,7 +71,7 @@ def run_spark_script(
         child_env.update(env)
     t0 = time.monotonic()
     # the shared JVM of this interpreter and these jars
-    if spark_host.enabled() and not own_process and set(env or ()) <= spark_host.ENV_KEYS:
+    if spark_host.enabled(python == VENV_PYTHON) and not own_process and set(env or ()) <= spark_host.ENV_KEYS:
         for log in (stdout_log, stderr_log):
             log.write_bytes(b"")
         host = spark_host.host(python, child_env)
