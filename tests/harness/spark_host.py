@@ -14,7 +14,7 @@ A script that fails, times out or kills the interpreter ends the host; the next 
 one. A host started before the class-data-sharing archive existed (tests/harness/jvm.py) is
 replaced once it does. ``HMS_TEST_SPARK_HOST=0``: every script in a process of its own again.
 
-``python -m tests.harness.spark_host``: the host's loop (one JSON request a line on stdin, one
+``main``: the host's loop (one JSON request a line on stdin, one
 JSON answer a line on stdout).
 """
 
@@ -76,7 +76,7 @@ class SparkHost:
         env["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts(self.kind)
         self._with_archive = "SharedArchiveFile" in env["SPARK_SUBMIT_OPTS"]
         with open(self._log, "wb") as log:
-            self._proc = subprocess.Popen([self.python, "-m", "tests.harness.spark_host", self.jars],
+            self._proc = subprocess.Popen([self.python, "-c", _ENTRY, self.jars],
                                           cwd=str(REPO_ROOT),
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                                           start_new_session=True)
@@ -137,6 +137,8 @@ class SparkHost:
         return self._log
 
 
+# the loop, imported (`-m` would run a second copy of this module, which tests.harness imports)
+_ENTRY = "import sys; from tests.harness.spark_host import main; sys.exit(main(sys.argv[1:]))"
 _HOSTS: dict[tuple[str, str], SparkHost] = {}
 
 
