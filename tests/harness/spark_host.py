@@ -76,8 +76,8 @@ class SparkHost:
         env["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts(self.kind)
         self._with_archive = "SharedArchiveFile" in env["SPARK_SUBMIT_OPTS"]
         with open(self._log, "wb") as log:
-            self._proc = subprocess.Popen([self.python, "-c", _ENTRY, self.jars],
-                                          cwd=str(REPO_ROOT),
+            # the JVM's own working directory (Spark's and Derby's litter) is the log's, not the clone
+            self._proc = subprocess.Popen([self.python, "-c", _ENTRY, self.jars], cwd=str(self._log.parent),
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                                           start_new_session=True)
         self.started += 1
