@@ -34,8 +34,10 @@ TABLES = ("cow_ds", "mor_ds", "cow_sql", "mor_sql")
 def synced(our_server, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hudi-sync")
     db = f"hsync_{uuid.uuid4().hex[:6]}"
+    # a process of its own: in the shared host (tests/harness/spark_host.py) the hive sync of Hudi's
+    # Spark SQL writes found no metastore URI and started an embedded Derby one
     out = run_spark_script(SCRIPT, our_server, tmp / "wh", tmp / "out.json", timeout=2400,
-                           python=hudi_spark_python(), env=hudi_spark_env(),
+                           python=hudi_spark_python(), env=hudi_spark_env(), own_process=True,
                            extra_args=["--db", db, "--cli-python", VENV_PYTHON])
     return our_server, db, out
 

@@ -14,7 +14,8 @@ import pytest
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# one worker runs the file: each backend's script (the module fixture `sql_run`) runs once, not once per worker
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("pipeline-spark-sql")]
 SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "pipeline_sql.py")
 META = ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
         "_hoodie_file_name"]

@@ -9,7 +9,8 @@ then Hudi's table service procedures, each followed by an INSERT whose sync catc
 `rollback_to_savepoint`, `delete_savepoint`; Hudi's metadata table on, as by default). After every
 step the script records what the test compares:
 a copy of the table's storage (for hudi-rs's file-system view), the server's `list-files --json`
-and `validate` (our CLI, run with --cli-python), `lookup-keys --json` of every key Hudi's reader reads, and those rows.
+and `validate` (our CLI, run with --cli-python, in one interpreter for all steps), `lookup-keys --json`
+of every key Hudi's reader reads, and those rows.
 """
 
 from __future__ import annotations
@@ -34,11 +35,36 @@ class Recorder:
         self.spark, self.args = spark, args
         self.steps: list[dict] = []
         self.snapshots = os.path.join(os.path.dirname(os.path.abspath(args.out)), "snapshots")
+        self._loop: subprocess.Popen | None = None
 
     def cli(self, *argv: str) -> tuple[int, str, str]:
-        r = subprocess.run([self.args.cli_python, "-m", "adapter.cli", *argv, "--metastore", self.args.metastore_uri],
+        """`python -m adapter.cli ARGV --metastore URI`, run in one interpreter kept for every step
+        (tests/harness/cli_loop.py); a process of its own if that one does not answer."""
+        args = [*argv, "--metastore", self.args.metastore_uri]
+        try:
+            if self._loop is None or self._loop.poll() is not None:
+                self._loop = subprocess.Popen([self.args.cli_python, "-m", "tests.harness.cli_loop"], text=True,
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert self._loop.stdin is not None and self._loop.stdout is not None
+            self._loop.stdin.write(json.dumps(args) + "\n")
+            self._loop.stdin.flush()
+            answer = json.loads(self._loop.stdout.readline())
+            return answer["rc"], answer["out"], answer["err"]
+        except (OSError, ValueError, AssertionError):
+            self.close()
+        r = subprocess.run([self.args.cli_python, "-m", "adapter.cli", *args],
                            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         return r.returncode, r.stdout, r.stderr
+
+    def close(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is not None:
+            if loop.stdin is not None:
+                loop.stdin.close()
+            try:
+                loop.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                loop.kill()
 
     def server_instants(self, db_table: str) -> list | None:
         """The server's timeline of db.table: [time, action, state] (our client, run with --cli-python)."""
@@ -222,6 +248,7 @@ def main() -> int:
         except Exception as e:  # noqa: BLE001
             result.setdefault("errors", []).append(f"{part.__name__}: {type(e).__name__}: {e}"[:3000])
     result["steps"] = rec.steps
+    rec.close()
     spark.stop()
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
