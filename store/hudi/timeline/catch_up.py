@@ -386,6 +386,12 @@ class TimelineCatchUp:
         if groups is not None and not groups:
             return
         try:
+            written = _latest_written(pending, ref.config) if groups is not None and not restored else None
+            if written is not None:  # each group's new base file, its keys read with its footer
+                keys = {g: {k: ts or parse_file_name(name)[1] for k, ts in pending.base_keys[(g[0], name)].items()}
+                        for g, name in written.items()}
+                self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()))
+                return
             slices = self.latest_slices(conn, ref, sorted({p for p, _ in groups}) if groups is not None else None)
             if groups is not None:
                 slices = [s for s in slices if (s.partition_path, s.file_id) in groups]
@@ -501,6 +507,36 @@ def _touched_groups(instants: list[StoredInstant]) -> set[tuple[str, str]]:
             partition, name = split_path(st.path)
             if _is_data(name):
                 out.add((st.partition_path if st.partition_path is not None else partition, parse_file_name(name)[0]))
+    return out
+
+
+def _latest_written(pending: Pending, cfg: HudiTableConfig) -> dict[tuple[str, str], str] | None:
+    """(partition, file id) -> the name of the latest base file the caught-up instants wrote in it,
+    when that base file alone is each touched group's latest slice: a copy-on-write table whose new
+    completed instants are all plain writes (no replaced groups, cleans, rollbacks, restores) of base
+    files whose keys were read with their footers; None otherwise (the slices are read)."""
+    if (cfg.table_type or "").upper() == MOR:
+        return None
+    out: dict[tuple[str, str], str] = {}
+    for inst in pending.instants:
+        if inst.state != COMPLETED:
+            continue
+        if inst.done_action not in WRITE_ACTIONS:
+            return None
+        meta = parse_commit(inst.completed)
+        if meta.replaced:
+            return None
+        for st in meta.write_stats:
+            partition, name = split_path(st.path)
+            partition = st.partition_path if st.partition_path is not None else partition
+            if not _is_data(name):
+                continue
+            fid, base, is_log, _ = parse_file_name(name)
+            if is_log or (partition, name) not in pending.base_keys:
+                return None
+            prev = out.get((partition, fid))
+            if prev is None or parse_file_name(prev)[1] < base:
+                out[(partition, fid)] = name
     return out
 
 
