@@ -19,7 +19,7 @@ from hudi_format.errors import InvalidMetadata
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 
 
-@dataclass
+@dataclass(frozen=True)
 class WriteStat:
     partition_path: str
     path: str  # relative to the base path
@@ -105,6 +105,15 @@ def confined(path: str, what: str) -> str:
 
 
 def parse_commit(data: bytes | None) -> CommitMetadata:
+    """A commit's metadata (a new object each call, its write stats shared: they never change).
+    Cached: a catch-up reads one commit several times (validation, file groups touched, the import)."""
+    m = _parse_commit(data) if isinstance(data, (bytes, type(None))) else _parse_commit.__wrapped__(data)
+    return CommitMetadata(list(m.write_stats), {p: list(ids) for p, ids in m.replaced.items()}, m.operation_type,
+                          dict(m.extra))
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_commit(data: bytes | None) -> CommitMetadata:
     doc = _load(data, "commit")
     out = CommitMetadata(operation_type=doc.get("operationType"), extra=dict(doc.get("extraMetadata") or {}))
     stats = doc.get("partitionToWriteStats") or {}

@@ -190,17 +190,12 @@ class ColumnStats:
     def _written_ids(conn: Connection, ref: HudiTableRef, ts: str,
                      stats: list[FileColumnStats]) -> dict[tuple[str, str], int]:
         f = S.files
-        by_partition: dict[str, list[str]] = {}
-        for st in stats:
-            by_partition.setdefault(st.partition_path, []).append(st.file_name)
-        out = {}
-        for partition, names in by_partition.items():
-            for i in range(0, len(names), _CHUNK):
-                for r in conn.execute(select(f.c.id, f.c.name).where(
-                        f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.created_ts == ts,
-                        f.c.is_log.is_(False), _in(conn, f.c.name, names[i:i + _CHUNK]))):
-                    out[(partition, r.name)] = r.id
-        return out
+        wanted = {(st.partition_path, st.file_name) for st in stats}
+        # one statement: the base files the instant created (ix_files_created), those asked for kept
+        return {(r.partition_path, r.name): r.id for r in conn.execute(
+            select(f.c.id, f.c.partition_path, f.c.name).where(
+                f.c.tbl_id == ref.tbl_id, f.c.created_ts == ts, f.c.is_log.is_(False)))
+            if (r.partition_path, r.name) in wanted}
 
     def forget_removed(self, conn: Connection, ref: HudiTableRef, partitions: Iterable[str],
                        groups: set[tuple[str, str]] | None = None,
@@ -662,6 +657,8 @@ def _update_partition(tbl_id: int, p: str, cur: Row | None, columns: dict[str, R
     slices left) and partition_column_stats rows, or None when it must be recomputed whole."""
     if cur is None and before is not None and before.basic.slices:
         return None
+    if cur is not None and before is not None and before.basic.slices == cur.num_slices:
+        return _all_changed(tbl_id, p, after)
     n = _basic_after(cur, before, after)
     if n is None:
         return None
@@ -677,6 +674,17 @@ def _update_partition(tbl_id: int, p: str, cur: Row | None, columns: dict[str, R
     if n["num_slices"] <= 0:
         return None, []
     return {"tbl_id": tbl_id, "partition_path": p, **n}, rows
+
+
+def _all_changed(tbl_id: int, p: str, after: _Side | None) -> tuple[dict | None, list[dict]]:
+    """A partition every latest slice of which the change replaced: its statistics are what the
+    coming slices add, as a recount would find them."""
+    if after is None or after.basic.slices <= 0:
+        return None, []
+    n = after.basic.row()
+    return ({"tbl_id": tbl_id, "partition_path": p, **n},
+            [{"tbl_id": tbl_id, "partition_path": p, "column_name": c, **agg.row(n["num_slices"])}
+             for c, agg in sorted(after.columns.items())])
 
 
 def _basic_after(cur: Row | None, before: _Side | None, after: _Side | None) -> dict | None:

@@ -24,12 +24,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 
-from sqlalchemy import Connection, delete, func, select, tuple_, update
+from sqlalchemy import Connection, delete, func, select, update
 
 from hudi_format.commit_metadata import CommitMetadata
 from hudi_format.config_keys import INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH, default_of
 from store.db import schema as S
 from store.db.database import Store
+from store.db.dialect import in_list, pair_chunks, pairs_in
 from store.errors import CommitConflict, InvalidObject, InvalidOperation
 from store.hudi.record_index import rows
 from store.hudi.tables import HudiTableRef, HudiTables
@@ -264,9 +265,20 @@ class RecordIndex:
                 conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
                 conn.execute(delete(S.record_index_file_group).where(
                     S.record_index_file_group.c.tbl_id == ref.tbl_id))
-            else:
-                self.drop_file_groups(conn, ref.tbl_id, list(dict.fromkeys([*keys, *gone])))
-            fg_ids = self._file_group_ids(conn, ref.tbl_id, [g for g, ks in keys.items() if ks])
+                fg_ids = self._file_group_ids(conn, ref.tbl_id, [g for g, ks in keys.items() if ks])
+            else:  # the groups' keys leave; groups left without keys leave too
+                groups = list(dict.fromkeys([*keys, *gone]))
+                fg_ids = _find_file_groups(conn, ref.tbl_id, groups)
+                ri, fg = S.record_index, S.record_index_file_group
+                ids = sorted(fg_ids.values())
+                for start in range(0, len(ids), 500):
+                    conn.execute(delete(ri).where(ri.c.tbl_id == ref.tbl_id,
+                                                  in_list(conn.dialect.name, ri.c.fg_id, ids[start:start + 500])))
+                empty = sorted(fg_ids.pop(g) for g in groups if g in fg_ids and not keys.get(g))
+                for start in range(0, len(empty), 500):
+                    conn.execute(delete(fg).where(in_list(conn.dialect.name, fg.c.fg_id, empty[start:start + 500])))
+                fg_ids.update(self._file_group_ids(conn, ref.tbl_id,
+                                                   [g for g, ks in keys.items() if ks and g not in fg_ids]))
             new = []
             for g, ks in keys.items():
                 for shard, key in _keyed(ks):
@@ -322,10 +334,12 @@ def _find_file_groups(conn: Connection, tbl_id: int,
                       groups: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
     fg = S.record_index_file_group
     out: dict[tuple[str, str], int] = {}
-    for start in range(0, len(groups), 500):
+    for chunk in pair_chunks(groups):  # a row-value IN of 500 pairs took PostgreSQL ~0.4 s
+        wanted = set(chunk)
         for r in conn.execute(select(fg.c.fg_id, fg.c.partition_path, fg.c.file_id).where(
-                fg.c.tbl_id == tbl_id, tuple_(fg.c.partition_path, fg.c.file_id).in_(groups[start:start + 500]))):
-            out[(r.partition_path, r.file_id)] = r.fg_id
+                fg.c.tbl_id == tbl_id, pairs_in(conn.dialect.name, fg.c.partition_path, fg.c.file_id, chunk))):
+            if (r.partition_path, r.file_id) in wanted:
+                out[(r.partition_path, r.file_id)] = r.fg_id
     return out
 
 

@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 from base64 import b64decode
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -351,14 +353,17 @@ class TimelineCatchUp:
         elif not pending.instants and not pending.listed and pending.config is None and not pending.released:
             return None
         out = self.importer.import_in(conn, pending.db, pending.tbl, pending.instants, pending.listed, [],
-                                      None if pending.register else pending.config, events=True)
+                                      None if pending.register else pending.config, events=True,
+                                      column_stats={(st.partition_path, st.file_name): st
+                                                    for st in pending.column_stats})
         if pending.released:
             ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
             for ts in pending.released:  # Hudi's delete_savepoint removed its instant files
                 delete_savepoint(conn, ref, ts, self.timeline.clock_ms(), mirrored=True)
                 log.info("%s.%s: savepoint %s deleted on storage: released", pending.db, pending.tbl, ts)
-        if pending.column_stats:
-            self._record_column_stats(conn, pending)
+        rest = [st for st in pending.column_stats if (st.partition_path, st.file_name) not in out.stats_recorded]
+        if rest:  # of listed files, or of files a later instant of the catch-up replaced
+            self._record_column_stats(conn, pending, rest)
         if out.imported or out.files_added or pending.register:
             self._record_index(conn, pending, out.restored_groups)
             log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
@@ -381,6 +386,12 @@ class TimelineCatchUp:
         if groups is not None and not groups:
             return
         try:
+            written = _latest_written(pending, ref.config) if groups is not None and not restored else None
+            if written is not None:  # each group's new base file, its keys read with its footer
+                keys = {g: {k: ts or parse_file_name(name)[1] for k, ts in pending.base_keys[(g[0], name)].items()}
+                        for g, name in written.items()}
+                self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()))
+                return
             slices = self.latest_slices(conn, ref, sorted({p for p, _ in groups}) if groups is not None else None)
             if groups is not None:
                 slices = [s for s in slices if (s.partition_path, s.file_id) in groups]
@@ -412,18 +423,19 @@ class TimelineCatchUp:
             else:
                 log.info("%s.%s: no record index: %s", ref.db_name, ref.name, why)
 
-    def _record_column_stats(self, conn: Connection, pending: Pending) -> None:
-        """The footers' statistics of the base files still live after the catch-up (as import-hudi
-        loads them), with the partitions' aggregates and Hive statistics."""
+    def _record_column_stats(self, conn: Connection, pending: Pending, column_stats: list[FileColumnStats]) -> None:
+        """The footers' statistics of the base files still live after the catch-up that its
+        instants did not store (as import-hudi loads them), with the partitions' aggregates and Hive
+        statistics."""
         ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
         f = S.files
         live: set[tuple[str, str]] = set()
-        for chunk in pair_chunks((st.partition_path, st.file_name) for st in pending.column_stats):
+        for chunk in pair_chunks((st.partition_path, st.file_name) for st in column_stats):
             wanted = set(chunk)
             live.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
                 f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False),
                 pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))) if (r[0], r[1]) in wanted)
-        stats = [st for st in pending.column_stats if (st.partition_path, st.file_name) in live]
+        stats = [st for st in column_stats if (st.partition_path, st.file_name) in live]
         if stats:
             self.timeline.completion.column_stats.record_existing(conn, ref, stats)
             self.timeline.statistics.publish(conn, ref, sorted({st.partition_path for st in stats}))
@@ -498,6 +510,36 @@ def _touched_groups(instants: list[StoredInstant]) -> set[tuple[str, str]]:
     return out
 
 
+def _latest_written(pending: Pending, cfg: HudiTableConfig) -> dict[tuple[str, str], str] | None:
+    """(partition, file id) -> the name of the latest base file the caught-up instants wrote in it,
+    when that base file alone is each touched group's latest slice: a copy-on-write table whose new
+    completed instants are all plain writes (no replaced groups, cleans, rollbacks, restores) of base
+    files whose keys were read with their footers; None otherwise (the slices are read)."""
+    if (cfg.table_type or "").upper() == MOR:
+        return None
+    out: dict[tuple[str, str], str] = {}
+    for inst in pending.instants:
+        if inst.state != COMPLETED:
+            continue
+        if inst.done_action not in WRITE_ACTIONS:
+            return None
+        meta = parse_commit(inst.completed)
+        if meta.replaced:
+            return None
+        for st in meta.write_stats:
+            partition, name = split_path(st.path)
+            partition = st.partition_path if st.partition_path is not None else partition
+            if not _is_data(name):
+                continue
+            fid, base, is_log, _ = parse_file_name(name)
+            if is_log or (partition, name) not in pending.base_keys:
+                return None
+            prev = out.get((partition, fid))
+            if prev is None or parse_file_name(prev)[1] < base:
+                out[(partition, fid)] = name
+    return out
+
+
 def _is_data(name: str) -> bool:
     try:
         parse_file_name(name)
@@ -552,28 +594,34 @@ def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple
 
 def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
                 reader: KeyReader | None = None) -> tuple[FileColumnStats, dict[str, str] | None]:
-    import fsspec
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from hudi_format.parquet_stats import footer_stats, indexed_columns, uncompressed_size
 
-    fs, path = fsspec.core.url_to_fs(location)
-    with fs.open(path, "rb") as fh:
-        pf = pq.ParquetFile(fh)
+    local = _local_path(location)
+    with ExitStack() as opened:
+        if local is not None:  # pyarrow's own file reads, outside the GIL: half the time of fsspec's
+            pf = opened.enter_context(pq.ParquetFile(local))
+            size = os.path.getsize(local)
+        else:
+            import fsspec
+
+            fs, path = fsspec.core.url_to_fs(location)
+            pf = pq.ParquetFile(opened.enter_context(fs.open(path, "rb")))
+            size = int(fs.size(path))
         meta = pf.metadata
         schema = pf.schema_arrow
         columns = indexed_columns(schema, props)
         floats = [c for c in columns if pa.types.is_floating(schema.field(c).type)]
         read = list(dict.fromkeys(floats + (reader.columns if reader is not None else [])))
         try:
-            values = pf.read(columns=read) if read else pa.table({})
+            values = pf.read(columns=read, use_threads=False) if read else pa.table({})
         except Exception:  # noqa: BLE001 - e.g. no key column: the keys are read (and fail) in the transaction
             if reader is None:
                 raise
             reader = None
-            values = pf.read(columns=floats) if floats else pa.table({})
-        size = int(fs.size(path))
+            values = pf.read(columns=floats, use_threads=False) if floats else pa.table({})
     bounds = []
     for c in footer_stats(meta, values, columns):
         lo, hi = _key(c.get("min")), _key(c.get("max"))
@@ -587,6 +635,17 @@ def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
         except Exception:  # noqa: BLE001 - read again in the transaction, where a failure turns the index off
             keys = None
     return FileColumnStats(partition, name, size, uncompressed_size(meta), bounds), keys
+
+
+def _local_path(location: str) -> str | None:
+    """The local path of a `file:` URL or a plain absolute path; None for other file systems."""
+    if location.startswith("file://"):
+        location = location[len("file://"):]
+    elif location.startswith("file:"):
+        location = location[len("file:"):]
+    elif "://" in location:
+        return None
+    return location if location.startswith("/") else None
 
 
 def _key(tagged: dict | None) -> bytes | None:

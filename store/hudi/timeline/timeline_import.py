@@ -10,6 +10,7 @@ storage already), so the storage mirror never rewrites an imported table's insta
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,8 @@ from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
 from store.db.dialect import pair_chunks, pairs_in
 from store.errors import InvalidObject, InvalidOperation
-from store.hudi.file_listing import NEVER, add_version, latest_version
+from store.hudi.column_stats import FileColumnStats
+from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import check_instant_time
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
@@ -84,6 +86,18 @@ class ImportOutcome:
     files_resized: int = 0
     version: int = 0
     restored_groups: set[tuple[str, str]] = field(default_factory=set)  # (partition, file id) restores changed
+    stats_recorded: set[tuple[str, str]] = field(default_factory=set)  # (partition, name) whose statistics it stored
+
+
+class _CallState(threading.local):
+    """What one import call carries from instant to instant (one TimelineImport serves every thread)."""
+
+    events = False
+    restored: set[tuple[str, str]]
+    stats: dict[tuple[str, str], FileColumnStats] | None = None  # column statistics by (partition, name)
+    recorded: set[tuple[str, str]]
+    touched: set[str]  # partitions whose aggregates the instants brought up to date one by one
+    recount = False  # an instant changed the files in a way only a recount of the partitions follows
 
 
 def _check(instants: list[StoredInstant]) -> None:
@@ -143,8 +157,7 @@ class TimelineImport:
         self.partition_sync = timeline.partition_sync
         self.column_stats = timeline.completion.column_stats
         self.statistics = timeline.statistics
-        self._events = False
-        self._restored: set[tuple[str, str]] = set()
+        self._call = _CallState()
 
     def import_instants(self, db: str, tbl: str, instants: list[StoredInstant],
                         listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
@@ -154,10 +167,15 @@ class TimelineImport:
 
     def import_in(self, conn: Connection, db: str, tbl: str, instants: list[StoredInstant],
                   listed: list[FileInfo] | None = None, missing: list[FileInfo] | None = None,
-                  config: HudiTableConfig | None = None, events: bool = False) -> ImportOutcome:
+                  config: HudiTableConfig | None = None, events: bool = False,
+                  column_stats: dict[tuple[str, str], FileColumnStats] | None = None) -> ImportOutcome:
         """import_instants inside the caller's transaction (the catch-up of a tracked table joins
         the call that caused it: catch_up.py); with `events`, each completed write records its
-        notification events as a commit through the server does."""
+        notification events as a commit through the server does. `column_stats` (of a copy-on-write
+        table), by (partition, file name): each completed write stores those of the base files it
+        wrote and brings its partitions' aggregates up to date as a commit through the server does
+        (column_stats.update_groups), instead of a recount of every partition at the end; the
+        files whose statistics were stored are in the outcome's `stats_recorded`."""
         instants = sorted(instants, key=lambda i: i.key)  # a savepoint after the commit it saves
         _check(instants)
         if config is not None:
@@ -168,10 +186,14 @@ class TimelineImport:
                 parse_file_name(f.name)
             except ValueError as exc:
                 raise InvalidObject(str(exc)) from exc
-        self._events = events
-        self._restored = set()
-        out = self._import_in(conn, db, tbl, instants, listed, missing, config)
-        out.restored_groups = self._restored
+        call = self._call
+        call.events, call.restored, call.stats = events, set(), column_stats
+        call.recorded, call.touched, call.recount = set(), set(), False
+        try:
+            out = self._import_in(conn, db, tbl, instants, listed, missing, config)
+            out.restored_groups, out.stats_recorded = call.restored, call.recorded
+        finally:
+            call.stats = None
         return out
 
     def _import_in(self, conn: Connection, db: str, tbl: str, instants: list[StoredInstant],
@@ -179,6 +201,8 @@ class TimelineImport:
         ref = self.tables.table_ref(conn, db, tbl, lock=True)
         if config is not None:
             ref = self._take_config(conn, ref, config)
+        if ref.config.table_type == MOR:
+            self._call.stats = None  # log files re-slice: the aggregates are recounted
         out = ImportOutcome()
         rows = self._existing(conn, ref.tbl_id, [i.ts for i in instants])
         top = max([i.ts for i in instants] + [i.completion_ts for i in instants if i.completion_ts], default=None)
@@ -197,11 +221,15 @@ class TimelineImport:
             out.files_removed = self._remove_missing(conn, ref, missing)
         if out.files_added or out.files_removed or out.files_resized:
             add_version(conn, ref.tbl_id, 0, self.clock_ms(), mirrored=True)
-        if out.imported or out.files_added or out.files_removed or out.files_resized:
+        call = self._call
+        if out.files_added or out.files_removed or out.files_resized or (
+                out.imported and (call.stats is None or call.recount)):
             parts = list(conn.execute(select(S.files.c.partition_path).distinct().where(
                 S.files.c.tbl_id == ref.tbl_id)).scalars())
             self.column_stats.forget_removed(conn, ref, parts)  # and the partitions' aggregates
             self.statistics.publish(conn, ref, parts)
+        elif call.touched:  # every instant kept the aggregates itself
+            self.statistics.publish(conn, ref, sorted(call.touched))
         if top:
             self.times.bump_to(conn, ref.tbl_id, top)
         out.version = latest_version(conn, ref.tbl_id)
@@ -261,16 +289,22 @@ class TimelineImport:
     def _apply(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant) -> None:
         """The file listing changes of a completed instant, as commit.py applies a commit's."""
         action = inst.done_action
+        call = self._call
+        if action not in WRITE_ACTIONS and action != SAVEPOINT:
+            call.recount = True  # files deleted or rolled back: their statistics go, recounted
         if action in WRITE_ACTIONS:
             meta = parse_commit(inst.completed)
             self._drop_recorded_base_files(conn, ref, meta)
-            self.listing.add_files(conn, ref, inst.ts, meta)
+            if call.stats is not None:
+                self._add_with_stats(conn, ref, inst.ts, meta, call.stats)
+            else:
+                self.listing.add_files(conn, ref, inst.ts, meta)
             self._reslice_logs(conn, ref, {_group(s) for s in meta.write_stats})
             written = sorted({s.partition_path for s in meta.write_stats if s.partition_path})
             self.partition_sync.ensure_partitions(conn, ref, written)
             if action == "replacecommit" and (meta.operation_type or "").upper() == "DELETE_PARTITION":
                 self.partition_sync.drop_partitions(conn, ref, sorted(set(meta.replaced) - set(written)))
-            if self._events:
+            if call.events:
                 self.partition_sync.record_commit(conn, ref, action, meta)
         elif action == "clean":
             self.listing.mark_deleted(conn, ref, inst.ts, parse_clean(inst.completed))
@@ -278,6 +312,24 @@ class TimelineImport:
             self._rollback(conn, ref, inst.ts, parse_rollback(inst.completed))
         elif action == "restore":
             self._restore(conn, ref, inst)
+
+    def _add_with_stats(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata,
+                        stats: dict[tuple[str, str], FileColumnStats]) -> None:
+        """A write's files with the statistics of the base files it wrote, and its partitions'
+        aggregates brought up to date from its file groups' change (as commit.py completes a commit
+        through the server: the cost follows the commit, not the table)."""
+        cs = self.column_stats
+        written = written_files(meta)
+        replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
+        groups = {(p, entry[0]) for (p, _), entry in written.items()} | replaced_now
+        before, replaced = cs.slices_before(conn, ref, groups)
+        self.listing.add_files(conn, ref, ts, meta, written)
+        mine = [stats[k] for k, (_, base_instant, is_log, _, _) in written.items()
+                if not is_log and base_instant == ts and k in stats]
+        recorded = cs.record(conn, ref, ts, mine)
+        after = cs.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now, written, recorded)
+        self._call.touched.update(cs.update_groups(conn, ref, before, after))
+        self._call.recorded.update(recorded)
 
     def _restore(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant) -> None:
         """A restore's rollbacks, through the server's own restore (savepoints.py: the instants it
@@ -291,7 +343,7 @@ class TimelineImport:
             target = ""  # named in messages only: the restore's metadata says what it rolled back
         done = self.timeline.apply_restore(conn, ref, inst.ts, target, inst.completed or b"",
                                            rolled=restored_instants(inst.completed), reindex=True)
-        self._restored.update(done.groups)
+        self._call.restored.update(done.groups)
         for _, deleted, written in parse_restore(inst.completed):
             self.listing.mark_deleted(conn, ref, inst.ts, deleted)
             self.listing.add_files(conn, ref, inst.ts, written)

@@ -452,3 +452,52 @@ def test_a_savepoint_made_through_the_server_is_not_released_by_a_catch_up(env, 
     tl.complete_instant(env.db, "t", commit, "savepoint", b"")
     _sync(env, "t")
     assert (commit, "savepoint", "COMPLETED") in env.instants("t")
+
+
+# --- the catch-up keeps the column statistics commit by commit: equal to a recount ----------------------
+
+
+def _stats_rows(env: Env, name: str) -> tuple[list, list, int]:
+    from store.db import schema as S
+
+    with env.store.read() as conn:
+        tbl_id = env.s.timeline.table_ref(conn, env.db, name).tbl_id
+        basic = sorted(tuple(r[1:]) for r in conn.execute(
+            S.snapshot_stats.select().where(S.snapshot_stats.c.tbl_id == tbl_id)))
+        cols = sorted(tuple(r[1:]) for r in conn.execute(
+            S.partition_column_stats.select().where(S.partition_column_stats.c.tbl_id == tbl_id)))
+        files = conn.execute(S.file_stats.select().where(S.file_stats.c.tbl_id == tbl_id)).all()
+    return basic, cols, len(files)
+
+
+@pytest.mark.backends("sqlite")
+def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
+    """Commits of Hudi's writer (a new base file in every file group, new file groups beside old
+    ones, new partitions) caught up one sync call at a time: the partitions' statistics the catch-up
+    kept incrementally are what a recount of every partition finds, and the record index holds every
+    key where the writer put it."""
+    from bench.hudi_sync_bench import HudiTableOnStorage, partition_names
+    from thrift_idl.hive_metastore.ttypes import EnvironmentContext
+
+    table = HudiTableOnStorage(tmp_path / "writer", "w", 3)
+    parts = partition_names(4)
+    table.commit(parts[:3], groups_per_partition=2)
+    env.tables.create_table(env.synced_table("w", str(table.base)))
+    for step in (lambda: table.commit(), lambda: table.commit(parts[1:], groups_per_partition=1),
+                 lambda: table.commit()):
+        step()
+        t = env.s.tables.get_table(env.db, "w")
+        env.tables.alter_table_with_environment_context(env.db, "w", t, EnvironmentContext(properties={}))
+        kept = _stats_rows(env, "w")
+        assert kept[2] > 0 and len(kept[0]) == len({p for p, _ in table.groups})
+
+        def recount(conn):
+            ref = env.s.timeline.table_ref(conn, env.db, "w")
+            env.s.timeline.completion.column_stats.refresh_partitions(conn, ref, parts)
+
+        env.store.run_write(recount)
+        assert _stats_rows(env, "w") == kept
+        assert env.s.timeline.files_without_column_stats(env.db, "w") == []
+        want = {k: g for g, keys in table.keys.items() for k in keys}
+        found = env.s.timeline.record_index.lookup(env.db, "w", sorted(want))
+        assert {k: found.groups[i] for k, i in zip(sorted(want), found.group_of_key)} == want

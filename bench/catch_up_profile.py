@@ -1,0 +1,108 @@
+"""Where a catch-up's time goes (issue 44): the catch-up of one commit of Hudi's own writer, in
+process (no Thrift), with each phase timed and one round under cProfile.
+
+    python -m bench.catch_up_profile [--backend postgres|sqlite] [--files 1000] [--commit-partitions 100]
+        [--rounds 5] [--profile-top 40]
+
+The table and its commits are bench/hudi_sync_bench.py's (Hudi 1.2's layout). Each round writes one
+more commit on storage (untimed), then times `TimelineCatchUp.read` (storage: timeline, commit
+metadata, footers and keys) and `apply` (the transaction) apart, then the whole sync call
+(`alter_table_with_environment_context`) of the next commit; the last round runs under cProfile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import procs
+from bench.hudi_sync_bench import DB, HudiTableOnStorage, partition_names, synced_table
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", choices=["postgres", "sqlite"], default="postgres")
+    p.add_argument("--files", type=int, default=1000)
+    p.add_argument("--commit-partitions", type=int, default=100)
+    p.add_argument("--rows-per-file", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--profile-top", type=int, default=40)
+    args = p.parse_args(argv)
+
+    from adapter.handlers.tables import TableHandler
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+    from store.services import build_services
+    from thrift_idl.hive_metastore.ttypes import Database, EnvironmentContext
+
+    tmp = Path(tempfile.mkdtemp(prefix="catch-up-profile-"))
+    cleanup = []
+    if args.backend == "postgres":
+        dbname = procs.create_pg_database("cuprof")
+        cleanup.append(lambda: procs.drop_pg_database(dbname))
+        url = procs.pg_url(dbname)
+    else:
+        url = f"sqlite:///{tmp / 'metastore.db'}"
+    try:
+        store = Store(url, str(tmp / "wh"))
+        upgrade(store.engine)
+        s = build_services(store)
+        tables = TableHandler(s.tables, s.partitions, s.timeline, constraints=s.constraints,
+                              table_filter=s.table_filter, hudi_sync=s.hudi_sync)
+        s.tables.create_database(Database(name=DB, locationUri="file:" + str(tmp / "dbloc")))
+        table = HudiTableOnStorage(tmp / "trips", "trips", args.rows_per_file)
+        parts = partition_names(args.commit_partitions)
+        table.commit(parts, groups_per_partition=max(1, args.files // len(parts)))
+        t0 = time.perf_counter()
+        tables.create_table(synced_table("trips", table.base))
+        print(f"registration: {(time.perf_counter() - t0) * 1000:.0f} ms", file=sys.stderr)
+        sync = s.hudi_sync
+        assert sync is not None
+        reads, applies, calls = [], [], []
+        prof = cProfile.Profile()
+        for i in range(args.rounds):
+            table.commit()
+            t0 = time.perf_counter()
+            pending = sync.read(DB, "trips")
+            t1 = time.perf_counter()
+            store.run_write(sync.apply, pending)
+            t2 = time.perf_counter()
+            reads.append((t1 - t0) * 1000)
+            applies.append((t2 - t1) * 1000)
+            ts = table.commit()
+            t = s.tables.get_table(DB, "trips")
+            t.parameters = {**(t.parameters or {}), "last_commit_time_sync": ts}
+            last = i == args.rounds - 1
+            if last:
+                prof.enable()
+            t3 = time.perf_counter()
+            tables.alter_table_with_environment_context(DB, "trips", t, EnvironmentContext(properties={}))
+            calls.append((time.perf_counter() - t3) * 1000)
+            if last:
+                prof.disable()
+            print(f"round {i}: read {reads[-1]:.0f} ms, apply {applies[-1]:.0f} ms, "
+                  f"whole sync call {calls[-1]:.0f} ms", file=sys.stderr)
+        print(f"median: read {statistics.median(reads):.0f} ms, apply {statistics.median(applies):.0f} ms, "
+              f"whole sync call {statistics.median(calls):.0f} ms ({args.backend}, {args.files} files)")
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(args.profile_top)
+        print(out.getvalue())
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(args.profile_top)
+        print(out.getvalue())
+        store.engine.dispose()
+    finally:
+        for fn in cleanup:
+            fn()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
