@@ -262,10 +262,13 @@ def _run_one(req: dict) -> int:
             os.environ.update(env)
             os.chdir(cwd)
             sys.path[:] = path
-            repo = str(REPO_ROOT)
+            repo, venv = str(REPO_ROOT), os.path.realpath(sys.prefix) + os.sep
             for name in set(sys.modules) - modules:  # the project's modules import afresh, as in a new process
                 origin = getattr(sys.modules[name], "__file__", None) or ""
-                if origin.startswith(repo):
+                # never a package of the virtualenv, which CI makes inside the clone (numpy, an
+                # extension module, cannot be imported twice in one process)
+                if origin.startswith(repo) and not os.path.realpath(origin).startswith(venv) \
+                        and "site-packages" not in origin:
                     del sys.modules[name]
     return rc
 
