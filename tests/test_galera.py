@@ -129,15 +129,15 @@ def test_load_on_every_server_survives_a_killed_server_and_a_killed_node(cluster
     load = cluster_load.ClusterLoad(ports, str(servers[0].warehouse), writers_per_server=1)
     load.start()
     try:
-        _wait_acks(load, 6)
+        load.wait_acks(6)
         t_server = time.monotonic()
         servers[1].kill()
         servers[1].wait()
-        _wait_resumed(load, t_server)
+        load.wait_resumed(t_server, 60)
         t_node = time.monotonic()
         cluster.kill(2)
         cluster.wait_size(0, 2)
-        _wait_resumed(load, t_node)
+        load.wait_resumed(t_node, 60)
         # every writer wrote again after each fault (the figures: docs/reliability.md)
         server_pause, node_pause = load.longest_pause_after(t_server), load.longest_pause_after(t_node)
     finally:
@@ -158,17 +158,3 @@ def _readyz(server) -> int:
             return r.status
     except urllib.error.HTTPError as exc:
         return exc.code
-
-
-def _wait_resumed(load: cluster_load.ClusterLoad, t0: float, timeout: float = 60) -> None:
-    """Until every writer has written again after `t0`."""
-    while not load.all_wrote_after(t0):
-        assert time.monotonic() < t0 + timeout, f"writers did not resume:\n{load.report()}"
-        time.sleep(0.05)
-
-
-def _wait_acks(load: cluster_load.ClusterLoad, n: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while load.acked() < n:
-        assert time.monotonic() < deadline, f"only {load.acked()} acknowledged writes of {n}"
-        time.sleep(0.05)

@@ -77,18 +77,18 @@ def test_load_survives_the_primary_and_a_server_killed(stack):
                                     retries=40)  # (backoff at most 1 s: outlasts a failover)
     load.start()
     try:
-        _wait_acks(load, 6)
+        load.wait_acks(6)
         old = cluster.primary()
         assert old is not None
         t_primary = time.monotonic()
         cluster.kill(old)
-        _wait_resumed(load, t_primary)
+        load.wait_resumed(t_primary, 90)
         new = cluster.primary()
         assert new is not None and new != old
         t_server = time.monotonic()
         servers[2].kill()
         servers[2].wait()
-        _wait_resumed(load, t_server)
+        load.wait_resumed(t_server, 90)
         primary_pause, server_pause = load.longest_pause_after(t_primary), load.longest_pause_after(t_server)
     finally:
         load.stop()
@@ -105,16 +105,3 @@ def test_load_survives_the_primary_and_a_server_killed(stack):
     print(f"\npatroni load: {counts}; writers resumed {primary_pause:.1f} s after the primary was killed, "
           f"{server_pause:.1f} s after a server")
     assert counts["acknowledged_commits"] > 0 and counts["acknowledged_partitions"] > 0, load.report()
-
-
-def _wait_resumed(load: cluster_load.ClusterLoad, t0: float, timeout: float = 90) -> None:
-    while not load.all_wrote_after(t0):
-        assert time.monotonic() < t0 + timeout, f"writers did not resume:\n{load.report()}"
-        time.sleep(0.05)
-
-
-def _wait_acks(load: cluster_load.ClusterLoad, n: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while load.acked() < n:
-        assert time.monotonic() < deadline, f"only {load.acked()} acknowledged writes of {n}"
-        time.sleep(0.05)

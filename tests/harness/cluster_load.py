@@ -101,6 +101,19 @@ class ClusterLoad:
     def all_wrote_after(self, t0: float) -> bool:
         return all(any(t >= t0 for t in w.acks) for w in self.writers)
 
+    def wait_resumed(self, t0: float, timeout: float) -> None:
+        """Until every writer has written again after `t0`."""
+        while not self.all_wrote_after(t0):
+            assert time.monotonic() < t0 + timeout, f"writers did not resume:\n{self.report()}"
+            time.sleep(0.05)
+
+    def wait_acks(self, n: int, timeout: float = 60) -> None:
+        """Until `n` writes in all are acknowledged."""
+        deadline = time.monotonic() + timeout
+        while self.acked() < n:
+            assert time.monotonic() < deadline, f"only {self.acked()} acknowledged writes of {n}"
+            time.sleep(0.05)
+
     def longest_pause_after(self, t0: float) -> float:
         """The longest time, over the writers, from `t0` to their first acknowledged write after it."""
         out = 0.0

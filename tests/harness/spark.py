@@ -88,7 +88,7 @@ def run_spark_script(
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            spark_host.kill_group(proc)
             raise SparkScriptError(
                 f"{script} timed out after {timeout:.0f} s against {metastore_uri_for(metastore_uri)}\n"
                 f"--- stderr tail ---\n{log_tail(stderr_log)}") from None
@@ -110,19 +110,3 @@ def _result(script: Path | str, out_json: Path, stderr_log: Path, rc: int, t0: f
     result["meta"]["returncode"] = rc
     result["meta"]["stderr_log"] = str(stderr_log)
     return result
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill the script and the JVM it spawned (they share the new session/process group)."""
-    import signal
-
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue

@@ -97,7 +97,7 @@ class SparkHost:
             proc.stdin.close()  # the loop ends; the JVM ends with its parent's pipe
             proc.wait(timeout=30)
         except (OSError, subprocess.TimeoutExpired):
-            _kill_group(proc)
+            kill_group(proc)
 
     def run(self, script: str, argv: list[str], cwd: str, stdout: str, stderr: str, env: dict[str, str],
             timeout: float) -> int:
@@ -124,7 +124,7 @@ class SparkHost:
         if not line:
             timed_out = proc.poll() is None
             self._proc = None
-            _kill_group(proc)
+            kill_group(proc)
             what = f"timed out after {timeout:.0f} s" if timed_out else f"ended with {proc.returncode}"
             raise HostDied(f"the Spark host {what} running {script}\n--- host log tail ({self._log}) ---\n"
                            f"{_tail(self._log)}")
@@ -159,7 +159,8 @@ def _tail(path: Path | None) -> str:
     return log_tail(path) if path else ""
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill a process and what it spawned (they share its new session/process group)."""
     for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
         try:
             os.killpg(proc.pid, sig)
