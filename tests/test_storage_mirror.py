@@ -478,6 +478,27 @@ def test_commit_hook_waits_for_another_mirror_holding_the_lease(tmp_path):
     assert os.path.exists(os.path.join(base, ".hoodie", f"{ts}.commit"))
 
 
+def test_commit_hook_does_not_wait_for_a_stale_lease(tmp_path):
+    """A lease taken long ago (its holder killed mid-mirror) is left to expire: the hook returns at
+    once, the version stays pending for the background retry."""
+    base = str(tmp_path / "wh" / "t1")
+    tables, timeline, snapshot = fresh_table(tmp_path, base)
+    commit(timeline, base, "2024-01-01", ROWS)
+    now = [10_000_000]
+    a = StorageMirror(timeline.store, timeline, clock_ms=lambda: now[0])
+    b = StorageMirror(timeline.store, timeline, clock_ms=lambda: now[0])
+    with timeline.store.read() as conn:
+        tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
+    assert a.queue.claim(tbl_id, [1], force=False) is not None
+    now[0] += 20_000  # 20 s later: older than HOOK_FRESH_LEASE_MS, younger than the lease
+    tries = []
+    claim = b.queue.claim
+    b.queue.claim = lambda *args: tries.append(args) or claim(*args)  # type: ignore[method-assign]
+    b.hook("db1", "t1")
+    assert len(tries) == 1  # one try, no waiting for the stale holder
+    assert b.lag("db1", "t1") == 1
+
+
 def test_background_thread_retries_pending_versions(tmp_path):
     base = str(tmp_path / "wh" / "t1")
     tables, timeline, snapshot = fresh_table(tmp_path, base)

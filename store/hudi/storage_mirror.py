@@ -64,6 +64,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_LEASE_MS = 60_000
 HOOK_WAIT_S = 15.0  # how long a commit's hook waits for another mirror holding the table's lease
+HOOK_FRESH_LEASE_MS = 10_000  # a lease taken longer ago than this: its holder is taken for gone
 _BUSY = -1  # _sync_round: another thread or process holds the table's lease
 
 Listing = dict[str, int | None]  # file name under .hoodie -> size (None: a folder)
@@ -158,6 +159,14 @@ class MirrorQueue:
                                      v.c.version.in_(versions)).values(update_time=token))
         return token
 
+    def lease_age_ms(self, tbl_id: int) -> int | None:
+        """How long ago the newest lease on the table's pending versions was taken; None: no lease."""
+        v = S.tbl_version
+        with self.store.read() as conn:
+            newest = conn.execute(select(func.max(v.c.update_time)).where(
+                v.c.tbl_id == tbl_id, v.c.snapshot_status == 0)).scalar()
+        return None if newest is None else self.clock_ms() - int(newest)
+
     def release(self, tbl_id: int, token: int) -> None:
         try:
             self.store.run_write(self._release_in, tbl_id, token)
@@ -226,10 +235,16 @@ class StorageMirror:
         """For `timeline.on_commit`: mirror right after a commit (`done`: what it stored, not read
         back); failures wait for the background retry. When another mirror (the background thread,
         another server) holds the table's lease, waits for it, bounded by HOOK_WAIT_S: a writer
-        that reads storage right after its commit must find the commit there."""
+        that reads storage right after its commit must find the commit there. A lease older than
+        HOOK_FRESH_LEASE_MS (its holder killed, say) is not waited for: it expires for the retry."""
         try:
             deadline = time.monotonic() + HOOK_WAIT_S
             while self._sync(db, tbl, False, done)[1] and time.monotonic() < deadline:
+                with self.store.read() as conn:
+                    tbl_id = self.timeline.table_ref(conn, db, tbl).tbl_id
+                age = self.queue.lease_age_ms(tbl_id)
+                if age is None or age > HOOK_FRESH_LEASE_MS:
+                    break
                 time.sleep(0.05)
         except Exception as exc:  # never fails the commit
             log.warning("storage mirror of %s.%s failed (left for retry): %s", db, tbl, exc)
