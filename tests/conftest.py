@@ -82,9 +82,13 @@ def _spark_submit_opts():
 _NARROWED_PARAMS = {"reference_version": "hive_versions", "backend_url": "backends", "backend": "backends"}
 
 
+# tryfirst: pytest-xdist reads the group marks in its own pytest_collection_modifyitems (a worker's
+# nodeids get their "@group" there); marks added after it group nothing
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests that only apply to some reference versions or backends are not generated for the others
-    (deselected at collection, not skipped at run time: a skip would read as an untested case)."""
+    (deselected at collection, not skipped at run time: a skip would read as an untested case); the
+    rest get their xdist group."""
     keep, dropped = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
@@ -97,6 +101,7 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+    mark_xdist_groups(items)
 
 
 #: pytest-xdist groups (``--dist loadgroup``): the tests that share an expensive JVM run in one
@@ -104,12 +109,10 @@ def pytest_collection_modifyitems(config, items):
 _XDIST_GROUPS = (("trino_server", "trino"), ("spark", "spark"))
 
 
-# tryfirst: pytest-xdist reads the marks in its own pytest_collection_modifyitems (a worker's
-# nodeids get their "@group" there); marks added after it group nothing
-@pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
-def mark_xdist_groups(config, items):
-    if not getattr(config.option, "numprocesses", None):
-        return
+def mark_xdist_groups(items) -> None:
+    """Marks each test of a group (inert without xdist). Not a hook of its own: pytest registers only
+    a conftest's `pytest_*` names, and this one, once a hook by `specname`, never ran (until 2026-12-03
+    Trino, the Hive 4 reference and each backend's pipeline Spark started in both workers)."""
     for item in items:
         names = getattr(item, "fixturenames", ())
         group = next((g for fixture, g in _XDIST_GROUPS if fixture in names), None)
@@ -120,7 +123,8 @@ def mark_xdist_groups(config, items):
             group = f"spark-{params['backend_url']}"  # the pipeline tests: spread them by backend
         if group is None and (params.get("reference_version") == "4" or "hive4_reference" in names):
             group = "hive4"  # the Hive 4 reference metastore: about a minute to start
-        if group is not None:
+        # a file's own group stays whole (xdist would join both names into a third group)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(group))
 
 

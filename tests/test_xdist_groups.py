@@ -37,3 +37,58 @@ def test_a_group_runs_in_one_worker(tmp_path):
     assert len(grouped) == 8, done.stdout[-3000:]
     workers = {line.split("]")[0].lstrip("[") for line in grouped}
     assert len(workers) == 1, f"the group ran in {sorted(workers)}:\n" + "\n".join(grouped)
+
+
+# The groups tests/conftest.py's own hook gives, in real workers (the hook once had a name pytest does
+# not register, and the runs up to 2026-12-03 started Trino, the Hive 4 reference and each backend's
+# pipeline Spark in both workers while this file's first test passed).
+CONFTEST = '''
+import pytest
+from tests.conftest import pytest_collection_modifyitems  # noqa: F401 - the hook under test
+
+@pytest.fixture
+def trino_server():
+    return None
+
+@pytest.fixture
+def spark():
+    return None
+'''
+
+PROJECT_SUITE = '''
+import os
+import pytest
+
+@pytest.mark.parametrize("i", range(6))
+def test_on_trino(trino_server, i):
+    print("WORKER", os.environ["PYTEST_XDIST_WORKER"])
+
+@pytest.mark.parametrize("i", range(4))
+@pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
+def test_on_spark(spark, backend_url, i):
+    print("WORKER", os.environ["PYTEST_XDIST_WORKER"])
+
+@pytest.mark.parametrize("i", range(8))
+def test_free(i):
+    pass
+'''
+
+
+def test_the_project_groups_hold_in_workers(tmp_path):
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    (tmp_path / "test_suite.py").write_text(PROJECT_SUITE)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+                           "-v", "-s", "-o", "addopts=", "-c", os.devnull, "--rootdir", str(tmp_path),
+                           str(tmp_path / "test_suite.py")], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    passed = [line for line in done.stdout.splitlines() if "PASSED" in line and line.startswith("[gw")]
+    for kind, count in (("test_on_trino[", 6), ("test_on_spark[sqlite", 4), ("test_on_spark[postgresql", 4)):
+        lines = [line for line in passed if kind in line]
+        assert len(lines) == count, done.stdout[-3000:]
+        workers = {line.split("]")[0].lstrip("[") for line in lines}
+        assert len(workers) == 1, f"{kind} ran in {sorted(workers)}:\n" + "\n".join(lines)
+    groups = {line.split("@", 1)[1].split()[0] for line in passed if "@" in line}
+    assert groups == {"trino", "spark-sqlite", "spark-postgresql"}, groups
