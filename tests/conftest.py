@@ -331,7 +331,14 @@ def spark(tmp_path_factory):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-wh")))
-        .config("spark.driver.memory", "1g")
+        # the driver lives the whole run and runs thousands of small jobs: with Spark's defaults it
+        # keeps the status of the last 100,000 tasks and 1,000 SQL executions, its old generation
+        # fills and it spends a fifth of its CPU in full collections of a 1 GB heap
+        .config("spark.driver.memory", "2g")
+        .config("spark.ui.retainedJobs", "20")
+        .config("spark.ui.retainedStages", "20")
+        .config("spark.ui.retainedTasks", "200")
+        .config("spark.sql.ui.retainedExecutions", "10")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
