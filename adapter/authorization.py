@@ -91,7 +91,7 @@ RULES = _rules()
 # Calls that change something but need no privilege (a session's locks and transactions): audited only.
 AUDITED_ONLY = frozenset({"open_txns", "abort_txn", "abort_txns", "commit_txn", "lock", "unlock", "check_lock",
                           "heartbeat",
-                          "heartbeat_txn_range", "flushCache",
+                          "heartbeat_txn_range", "flushCache", "allocate_table_write_ids", "compact", "compact2",
                           # delegation tokens: the token service checks who may (adapter/handlers/delegation_tokens.py)
                           "get_delegation_token", "renew_delegation_token", "cancel_delegation_token"})
 
