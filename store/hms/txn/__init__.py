@@ -7,8 +7,9 @@ The door of store/hms/txn: other packages import these names from here, never it
 Imports nothing else of store/hms.
 """
 
-from store.hms.txn.locks import LockManager, compatible
+from store.hms.txn.locks import MAX_OPEN_BATCH, LockManager, compatible
 from store.hms.txn.open_txns import OpenTxnList
-from store.hms.txn.write_ids import Compactions, WriteIds
+from store.hms.txn.write_ids import Compactions, WriteIds, parse_valid_txn_list
 
-__all__ = ["Compactions", "LockManager", "OpenTxnList", "WriteIds", "compatible"]
+__all__ = ["MAX_OPEN_BATCH", "Compactions", "LockManager", "OpenTxnList", "WriteIds", "compatible",
+           "parse_valid_txn_list"]

@@ -8,8 +8,7 @@ from sqlalchemy import delete
 
 from store.db import schema
 from store.errors import MetaError, NoSuchTxn, TxnAborted
-from store.hms.txn import Compactions, LockManager, OpenTxnList, WriteIds
-from store.hms.txn.write_ids import MAX_OPEN_BATCH, parse_valid_txn_list
+from store.hms.txn import MAX_OPEN_BATCH, Compactions, LockManager, OpenTxnList, WriteIds, parse_valid_txn_list
 from tests.unit.store.hms.test_locks import FakeClock, db_url, mysql_url, postgres_url  # noqa: F401 (fixtures)
 from thrift_idl.hive_metastore.ttypes import (
     AllocateTableWriteIdsRequest,
