@@ -319,6 +319,7 @@ txn_write_set = Table(
     Column("commit_id", BigInteger, nullable=False),
     Column("operation", Integer, nullable=False),
     Index("ix_txn_write_set_db_tbl", "db_name", "tbl_name"),
+    Index("ix_txn_write_set_commit_id", "commit_id"),
 )
 
 # Hive's COMPACTION_QUEUE: compaction requests, recorded and listed (no compactor runs them).

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, insert, or_, select, update
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from store.db import schema
@@ -464,6 +464,11 @@ def record_write_set(conn: Connection, txn_id: int) -> None:
         return
     seq = schema.sequences
     next_val = conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar() or 1
+    # Bounded: a row matters only to transactions that began before its commit, so rows older than
+    # every open transaction go (Hive's housekeeper does the same to its WRITE_SET).
+    oldest = conn.execute(select(func.min(_T.c.txn_id)).where(_T.c.state == TXN_OPEN)).scalar()
+    ws = schema.txn_write_set
+    conn.execute(delete(ws).where(ws.c.commit_id < min(oldest or next_val, next_val)))
     conn.execute(insert(schema.txn_write_set), [
         dict(db_name=db, tbl_name=tbl, part_name=part, txn_id=txn_id, commit_id=next_val - 1, operation=op)
         for db, tbl, part, op in rows])

@@ -45,6 +45,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint('row_id', name=op.f('pk_txn_write_set')),
     )
     op.create_index('ix_txn_write_set_db_tbl', 'txn_write_set', ['db_name', 'tbl_name'])
+    op.create_index('ix_txn_write_set_commit_id', 'txn_write_set', ['commit_id'])
     op.create_table(
         'compactions',
         sa.Column('id', sa.BigInteger(), autoincrement=False, nullable=False),
@@ -69,6 +70,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index('ix_compactions_db_tbl', table_name='compactions')
     op.drop_table('compactions')
+    op.drop_index('ix_txn_write_set_commit_id', table_name='txn_write_set')
     op.drop_index('ix_txn_write_set_db_tbl', table_name='txn_write_set')
     op.drop_table('txn_write_set')
     op.drop_table('next_write_ids')

@@ -4,7 +4,7 @@ and MariaDB (the backends of test_locks.py): sequences of Hive 4 client calls an
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from store.db import schema
 from store.errors import MetaError, NoSuchTxn, TxnAborted
@@ -155,6 +155,12 @@ def test_latest_txnid_in_conflict(parts):
     lm.commit_txn(t2)
     assert w.latest_txnid_in_conflict(t4) == t2
     assert w.latest_txnid_in_conflict(12345) == 0
+    lm.abort_txns([t3, t4])
+    (t5,) = lm.open_txns("u", "h", 1)
+    _write_lock(lm, t5, DataOperationType.UPDATE, "p=2")
+    lm.commit_txn(t5)  # no transaction is open older than the rows of t1 and t2: they go
+    with lm.store.read() as conn:
+        assert [r.txn_id for r in conn.execute(select(schema.txn_write_set))] == [t5]
 
 
 def test_compaction_requests(parts):
