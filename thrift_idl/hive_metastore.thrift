@@ -1899,6 +1899,16 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   RenamePartitionResponse rename_partition_req(1: RenamePartitionRequest req)
       throws (1: InvalidOperationException o1, 2: MetaException o2)
 
+  // --- partitions: exchange between tables (Hive 2+) ---
+  Partition exchange_partition(1: map<string, string> partitionSpecs, 2: string source_db,
+      3: string source_table_name, 4: string dest_db, 5: string dest_table_name)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3,
+              4: InvalidInputException o4)
+  list<Partition> exchange_partitions(1: map<string, string> partitionSpecs, 2: string source_db,
+      3: string source_table_name, 4: string dest_db, 5: string dest_table_name)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3,
+              4: InvalidInputException o4)
+
   // --- partitions: drop ---
   bool drop_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals,
       4: bool deleteData)

@@ -53,7 +53,6 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "the type registry": ("create_type", "drop_type", "get_type", "get_type_all"),
     "the property store": ("get_properties", "set_properties"),
     "the metadata transformer": ("translate_table_dryrun",),
-    "exchanging partitions between tables (not yet)": ("exchange_partition", "exchange_partitions"),
     # write ids and compaction requests are served (store/hms/txn/write_ids.py); running compactions is not
     "transactional (ACID) tables: the compactor and its bookkeeping": (
         "abort_Compactions", "add_dynamic_partitions", "add_write_ids_to_min_history",
@@ -76,7 +75,7 @@ _META_FIELD: dict[str, int] = {
     "create_stored_procedure": 2, "create_type": 3, "create_wm_pool": 4, "create_wm_trigger": 4,
     "drop_dataconnector_req": 3, "drop_ischema": 3, "drop_package": 1, "drop_resource_plan": 3,
     "drop_schema_version": 2, "drop_stored_procedure": 1, "drop_type": 1, "drop_wm_mapping": 3, "drop_wm_pool": 3,
-    "drop_wm_trigger": 3, "exchange_partition": 1, "exchange_partitions": 1,
+    "drop_wm_trigger": 3,
     "find_next_compact": 1, "find_next_compact2": 1, "find_package": 1,
     "get_active_resource_plan": 1, "get_all_materialized_view_objects_for_rewriting": 1, "get_all_packages": 1,
     "get_all_resource_plans": 1, "get_all_stored_procedures": 1, "get_all_write_event_info": 1,

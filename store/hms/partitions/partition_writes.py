@@ -95,6 +95,18 @@ class PartitionWrites:
         self.tables.boundary.make_dirs(made, conn)  # after the commit, or recorded in the caller's transaction
         return out
 
+    def add_in(self, conn: Connection, db: str, tbl: str, parts: list[Partition]) -> list[Partition]:
+        """Add partitions in the caller's transaction without making their directories (their data
+        is moved there: partition_exchange.py)."""
+        out, _dirs = self._add(conn, db, tbl, parts, False, InvalidObject)
+        self.store.note_changes(len(out))
+        return out
+
+    def drop_in(self, conn: Connection, db: str, tbl: str, names: list[str]) -> None:
+        """Drop partitions by stored name in the caller's transaction, keeping their data."""
+        _result, dropped, _doomed, _ctx = self._drop(conn, db, tbl, names, None, False, False, False, True)
+        self.store.note_changes(dropped)
+
     def append_partition(self, db: str, tbl: str, values: Sequence[str] | None) -> Partition:
         return self.add_partitions(db, tbl, [Partition(values=list(values or []), dbName=db, tableName=tbl)])[0]
 
