@@ -416,6 +416,25 @@ def test_compaction_requests(cf):
     assert views[1][0][:3] == ("c1", "initiated", True) and views[1][2][:3] == ("none", "refused", False), views[1]
 
 
+@hive4
+@pytest.mark.backends("sqlite")
+def test_exchange_partitions(cf):
+    (db,) = names(cf, "xch")
+    t = _table_with_partitions(cf, db)
+    cf.call("create_table", table(db, "d", t.sd.cols, t.partitionKeys), expect="ok")
+    cf.call("create_table", table(db, "other", cols("a bigint"), t.partitionKeys), expect="ok")
+    cf.call("exchange_partitions", {"p": "x"}, db, "t", db, "d", post=_by_values, expect="ok")
+    cf.call("get_partitions", db, "d", -1, post=_by_values)
+    cf.call("get_partitions", db, "t", -1, post=_by_values)
+    cf.call("exchange_partition", {"p": "y", "q": "1"}, db, "t", db, "d", expect="ok")
+    cf.call("get_partition_names", db, "d", -1)
+    for spec, src, dst in (({"p": "z"}, "t", "nosuch"), ({"p": "z"}, "nosuch", "d"), ({"p": "nosuch"}, "t", "d"),
+                           ({"p": "z"}, "t", "other"), ({"p": "x"}, "d", "d")):
+        cf.call("exchange_partitions", spec, db, src, db, dst, expect="MetaException", msg=True)
+    cf.call("get_partition_names", db, "t", -1)
+    cleanup(cf, db)
+
+
 # --------------------------------------------------------------------------- privileges and roles
 
 
