@@ -75,17 +75,13 @@ class PartitionExchange:
             raise MetaError("The tables have different schemas. Their partitions cannot be exchanged.")
         parts = self.queries.build(conn, src, rows)
         names = [make_name(dst.key_names, p.values) for p in parts]
-        taken = conn.execute(select(S.partitions.c.part_name).where(
-            S.partitions.c.tbl_id == dst.tbl_id, S.partitions.c.part_name.in_(names[:1000]))).scalars().first()
-        if taken is not None:
-            raise MetaError(f"The partition {taken} already exists in the table {dst_tbl}")
-        if len(names) > 1000:
-            for i in range(1000, len(names), 1000):
-                taken = conn.execute(select(S.partitions.c.part_name).where(
-                    S.partitions.c.tbl_id == dst.tbl_id,
-                    S.partitions.c.part_name.in_(names[i:i + 1000]))).scalars().first()
-                if taken is not None:
-                    raise MetaError(f"The partition {taken} already exists in the table {dst_tbl}")
+        taken: set[str] = set()
+        for i in range(0, len(names), 1000):
+            taken.update(conn.execute(select(S.partitions.c.part_name).where(
+                S.partitions.c.tbl_id == dst.tbl_id, S.partitions.c.part_name.in_(names[i:i + 1000]))).scalars())
+        first = next((n for n in names if n in taken), None)  # Hive names the first in the source's order
+        if first is not None:
+            raise MetaError(f"The partition {first} already exists in the table {dst_tbl}")
         move = None
         if src.location and dst.location and present:
             prefix = make_name([k for k, _ in present], [v for _, v in present])
