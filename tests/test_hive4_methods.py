@@ -398,7 +398,8 @@ def _compaction_view(c, db: str) -> list:
     view.append(_outcome(lambda: c.compact2(CompactionRequest(dbname=db, tablename="t"))))
     for rqst in (ShowCompactRequest(dbName=db), ShowCompactRequest(dbName=db, tbName="t", partName="p=1"),
                  ShowCompactRequest(dbName=db, tbName="u")):
-        shown = c.show_compact(rqst).compacts
+        # (in the order requested: requests of the same millisecond in no defined order in Hive's)
+        shown = sorted(c.show_compact(rqst).compacts, key=lambda e: (e.tablename, e.partitionname or ""))
         view.append([(e.dbname.replace(db, "<db>"), e.tablename, e.partitionname, e.type, e.state,
                       ids.get(e.id, "other" if e.id else None), e.runAs, e.workerid, e.start, e.endTime,
                       e.hadoopJobId, e.errorMessage, e.enqueueTime is not None, e.initiatorId, e.poolName,
