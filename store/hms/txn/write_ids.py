@@ -262,7 +262,8 @@ class WriteIds:
             latest = 0
             for i in range(0, len(mine), 200):
                 conds = [and_(_WS.c.db_name == db, _WS.c.tbl_name == tbl,
-                              *([] if part is None else [_WS.c.part_name == part])) for db, tbl, part in mine[i:i + 200]]
+                              *([] if part is None else [_WS.c.part_name == part]))
+                         for db, tbl, part in mine[i:i + 200]]
                 found = conn.execute(select(func.max(_WS.c.txn_id)).where(_WS.c.commit_id >= txn_id,
                                                                           or_(*conds))).scalar()
                 latest = max(latest, int(found or 0))
