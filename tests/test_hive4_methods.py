@@ -395,7 +395,6 @@ def _compaction_view(c, db: str) -> list:
     c.compact(CompactionRequest(dbname=db, tablename="u", type=CompactionType.MAJOR))
     view: list = [(ids.get(r.id), r.state, r.accepted, (r.errormessage or "").replace(str(first.id), "c1"))
                   for r in (first, second, again)]
-    view.append(_outcome(lambda: c.compact2(CompactionRequest(dbname=db, tablename="t"))))
     for rqst in (ShowCompactRequest(dbName=db), ShowCompactRequest(dbName=db, tbName="t", partName="p=1"),
                  ShowCompactRequest(dbName=db, tbName="u")):
         # (in the order requested: requests of the same millisecond in no defined order in Hive's)
@@ -415,6 +414,11 @@ def test_compaction_requests(cf):
     views = [_compaction_view(side.client, db) for side in (cf.reference, cf.ours)]
     cf.same("compact2 / compact / show_compact", views[0], views[1])
     assert views[1][0][:3] == ("c1", "initiated", True) and views[1][2][:3] == ("none", "refused", False), views[1]
+    # without a type (required in Hive's IDL) Hive 4 answers a protocol error and drops the connection;
+    # ours refuses the call (TApplicationException: compact2 declares no exception) and goes on
+    assert _outcome(lambda: cf.ours.client.compact2(CompactionRequest(dbname=db, tablename="t")))[0] == \
+        "TApplicationException"
+    assert cf.ours.client.get_database("default").name == "default"
 
 
 @hive4

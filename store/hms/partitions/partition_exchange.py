@@ -7,8 +7,9 @@ destination table, each at `<destination location>/<partition name>`, and droppe
 under the destination. Refused with MetaException (Hive's texts): a missing table, tables in
 different catalogs, no matching partition, different columns or partition keys (names and types),
 a partition the destination already has. Hudi tables' partitions follow their commits: refused.
-The directory moves first (when the server may move it: docs/security.md, Storage boundaries), so
-the destination's quick statistics count the moved files; a failed write moves it back.
+The directory moves first (when the server may move it: docs/security.md, Storage boundaries); a
+failed write moves it back. The partitions keep their parameters (Hive's store adds them as they
+are: no quick statistics are counted).
 """
 
 from __future__ import annotations

@@ -122,14 +122,12 @@ class WriteIds:
             raise MetaError("allocate_table_write_ids needs an AllocateTableWriteIdsRequest with dbName and tableName")
         if rqst.replPolicy or rqst.srcTxnToWriteIdList:
             raise MetaError("allocate_table_write_ids: replication (replPolicy) is not supported by this metastore")
-        if rqst.txnIds is None:
-            raise MetaError("allocate_table_write_ids needs txnIds")
         ids = sorted({int(t) for t in rqst.txnIds})
         if len(ids) > MAX_OPEN_BATCH:
             raise MetaError(f"allocate_table_write_ids names {len(ids)} transactions; at most {MAX_OPEN_BATCH} "
                             "per call (hive.txn.max.open.batch)")
-        if not ids:
-            return AllocateTableWriteIdsResponse(txnToWriteIds=[])
+        if not ids:  # Hive 4 fails too (an empty IN list)
+            raise MetaError("allocate_table_write_ids needs at least one transaction in txnIds")
         db, tbl = rqst.dbName.lower(), rqst.tableName.lower()
         pairs = self.locks.run(self._allocate, db, tbl, ids, bool(rqst.reallocate))
         return AllocateTableWriteIdsResponse(txnToWriteIds=[TxnToWriteId(txnId=t, writeId=w) for t, w in pairs])
