@@ -76,6 +76,8 @@ def _rules() -> dict[str, Need]:
         "add_markers", "rollback_instant", "delete_savepoint", "import_hudi_instants", "load_record_index",
         "load_column_stats", "sync_storage")
     add("CREATE", "hudi-table", "register_hudi_table")
+    # DELETE on the source table, INSERT on the destination (as Hive's SQL-standard authorization)
+    add("DELETE", "exchange", "exchange_partition", "exchange_partitions")
     # Hudi's metaserver protocol (adapter/handlers/metaserver.py): the same needs as the calls above
     add("CREATE", "global", "createDatabase")
     add("CREATE", "hudi-table", "createTable")
@@ -91,7 +93,7 @@ RULES = _rules()
 # Calls that change something but need no privilege (a session's locks and transactions): audited only.
 AUDITED_ONLY = frozenset({"open_txns", "abort_txn", "abort_txns", "commit_txn", "lock", "unlock", "check_lock",
                           "heartbeat",
-                          "heartbeat_txn_range", "flushCache",
+                          "heartbeat_txn_range", "flushCache", "allocate_table_write_ids", "compact", "compact2",
                           # delegation tokens: the token service checks who may (adapter/handlers/delegation_tokens.py)
                           "get_delegation_token", "renew_delegation_token", "cancel_delegation_token"})
 
@@ -117,6 +119,7 @@ class Authorizer:
 
     def __post_init__(self) -> None:
         self._checks.update({"global": self._global, "database": self._database, "table": self._table,
+                             "exchange": self._exchange,
                              "hudi-table": self._hudi_table, "grants": self._grants, "role": self._role})
 
     def admit(self, method: str, args: tuple) -> tuple:
@@ -180,6 +183,12 @@ class Authorizer:
             self._require_owner(who, method, target, "change the owner of")
         if new.dbName and db_name(new.dbName) != target.db:
             self._require(who, method, "CREATE", self.facts.target(db_name(new.dbName)))
+
+    def _exchange(self, who: Principals, method: str, need: Need, args: tuple) -> None:
+        """exchange_partition(s)(spec, source db, source table, destination db, destination table)."""
+        names = [a if isinstance(a, str) else "" for a in (list(args) + [None] * 5)[1:5]]
+        self._require(who, method, "DELETE", self.facts.target(db_name(names[0]), names[1].lower()))
+        self._require(who, method, "INSERT", self.facts.target(db_name(names[2]), names[3].lower()))
 
     def _hudi_table(self, who: Principals, method: str, need: Need, args: tuple) -> None:
         db, table = _names(method, args)

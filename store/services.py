@@ -16,7 +16,7 @@ from store.hms.functions import FunctionService
 from store.hms.notification_log import DEFAULT_TTL_S, ClientEvents, NotificationLog
 from store.hms.partitions import PartitionEvents, PartitionService
 from store.hms.stats import AggregateStats, StatisticsService
-from store.hms.txn import LockManager, OpenTxnList
+from store.hms.txn import Compactions, LockManager, OpenTxnList, WriteIds
 from store.hudi.data_skipping import ColumnPruning
 from store.hudi.snapshot import CleanService, HudiPartitionRules, SnapshotService, locate_slices
 from store.hudi.storage_mirror import StorageMirror
@@ -54,6 +54,8 @@ class Services:
     partition_events: PartitionEvents
     aggregate_stats: AggregateStats
     open_txns: OpenTxnList
+    write_ids: WriteIds
+    compactions: Compactions
     hudi_sync: TimelineCatchUp | None = None
     mirror: StorageMirror | None = None
     watcher: SyncWatcher | None = None
@@ -95,10 +97,12 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     timeline = TimelineService(store, tables, partitions, boundary, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
     clean = CleanService(store, timeline, snapshot, boundary)
+    locks = LockManager(store, timeout_ms=lock_timeout_ms)
+    open_txns = OpenTxnList(store, lock_timeout_ms)
     services = Services(
         store=store, info=MetastoreInfo(store), tables=tables, partitions=partitions,
         statistics=StatisticsService(store, partitions, derived=timeline.statistics),
-        locks=LockManager(store, timeout_ms=lock_timeout_ms),
+        locks=locks,
         functions=FunctionService(store, tables), timeline=timeline, snapshot=snapshot, clean=clean,
         pruning=ColumnPruning(store, timeline, snapshot),
         hudi_partitions=HudiPartitionRules(partitions, clean), notifications=notifications,
@@ -108,7 +112,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         delegation_tokens=DelegationTokens(store),
         partition_events=PartitionEvents(store),
         aggregate_stats=AggregateStats(store, derived=timeline.statistics),
-        open_txns=OpenTxnList(store, lock_timeout_ms),
+        open_txns=open_txns, write_ids=WriteIds(locks, open_txns), compactions=Compactions(locks),
         hudi_sync=TimelineCatchUp(timeline, latest_slices=lambda conn, ref, parts: _located(
             snapshot.latest_in(conn, ref.tbl_id, parts), ref)))
     if notification_clean_interval_s:

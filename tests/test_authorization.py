@@ -199,6 +199,16 @@ def _matrix(callers: Callers, db: str) -> None:
     t.owner = "bob"
     _denied(bob.alter_table, db, "t_alice", t, who="user bob", what="change the owner of")
 
+    # exchange_partitions: DELETE on the source, INSERT on the destination (alice owns both; the
+    # tables have no partition keys, so the call itself then fails)
+    _denied(mallory.exchange_partitions, {"p": "x"}, db, "t_alice", db, "t_alice_b", who="user mallory",
+            what=f"DELETE on table {db}.t_alice")
+    _denied(carol.exchange_partitions, {"p": "x"}, db, "t_alice", db, "t_carol", who="user carol",
+            what=f"DELETE on table {db}.t_alice")
+    with pytest.raises(MetaException) as refused:
+        alice.exchange_partitions({"p": "x"}, db, "t_alice", db, "t_alice_b")
+    assert "Permission denied" not in refused.value.message, refused.value.message
+
     # the adversarial sequence of issue 17: set_ugi('mallory'), take alice's table, drop it
     t = mallory.get_table(db, "t_alice")
     t.owner = "mallory"

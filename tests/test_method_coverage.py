@@ -37,6 +37,9 @@ MUST_SERVE = [
     "drop_table_req", "get_partitions_by_filter_req", "append_partition_req", "drop_partition_req",
     "alter_database_req", "add_partitions_pspec", "get_partitions_pspec", "get_part_specs_by_filter",
     "get_tables_ext", "flushCache", "refresh_privileges",
+    # write ids and compaction requests (issue 39)
+    "allocate_table_write_ids", "get_valid_write_ids", "get_latest_txnid_in_conflict", "compact", "compact2",
+    "show_compact",
 ]
 
 
@@ -96,7 +99,7 @@ def test_unsupported_answer_on_the_wire(fresh_server):
     transport.open()
     proto = TBinaryProtocol(transport)
     try:
-        for seqid, method in enumerate(("get_all_resource_plans", "show_compact", "get_all_databases"), 1):
+        for seqid, method in enumerate(("get_all_resource_plans", "update_compactor_state", "get_all_databases"), 1):
             proto.writeMessageBegin(method, TMessageType.CALL, seqid)
             proto.writeStructBegin("args")
             proto.writeFieldStop()
@@ -105,13 +108,13 @@ def test_unsupported_answer_on_the_wire(fresh_server):
             transport.flush()
             name, mtype, got_seqid = proto.readMessageBegin()
             assert (name, got_seqid) == (method, seqid)
-            if method == "show_compact":
+            if method == "update_compactor_state":
                 assert mtype == TMessageType.EXCEPTION
                 exc = TApplicationException()
                 exc.read(proto)
                 assert exc.type == TApplicationException.INTERNAL_ERROR
-                assert exc.message == ("show_compact: transactional (ACID) tables: write ids and compaction "
-                                       "is not supported by this metastore (docs/conformance.md)")
+                assert exc.message == ("update_compactor_state: transactional (ACID) tables: the compactor and its "
+                                       "bookkeeping is not supported by this metastore (docs/conformance.md)")
             elif method == "get_all_resource_plans":
                 assert mtype == TMessageType.REPLY
                 proto.readStructBegin()

@@ -104,6 +104,13 @@ enum TxnType {           // Hive 3+
   REBALANCE_COMPACTION = 6,
 }
 
+enum CompactionType {     // Hive 3+ (REBALANCE, ABORT_TXN_CLEANUP: Hive 4)
+  MINOR = 1,
+  MAJOR = 2,
+  REBALANCE = 3,
+  ABORT_TXN_CLEANUP = 4,
+}
+
 enum LockLevel {
   DB = 1,
   TABLE = 2,
@@ -1423,6 +1430,117 @@ struct HeartbeatTxnRangeResponse {
   2: required set<i64> nosuch,
 }
 
+// Write ids of transactional tables (Hive 3+; field ids as Hive 4.0.1's)
+struct TxnToWriteId {
+  1: required i64 txnId,
+  2: required i64 writeId,
+}
+
+struct AllocateTableWriteIdsRequest {
+  1: optional string dbName,              // required in Hive
+  2: optional string tableName,           // required in Hive
+  3: optional list<i64> txnIds,
+  4: optional string replPolicy,
+  5: optional list<TxnToWriteId> srcTxnToWriteIdList,
+  6: optional bool reallocate = false,    // Hive 4
+}
+
+struct AllocateTableWriteIdsResponse {
+  1: required list<TxnToWriteId> txnToWriteIds,
+}
+
+struct MaxAllocatedTableWriteIdRequest {
+  1: optional string dbName,              // required in Hive
+  2: optional string tableName,           // required in Hive
+}
+
+struct MaxAllocatedTableWriteIdResponse {
+  1: required i64 maxWriteId,
+}
+
+struct GetValidWriteIdsRequest {
+  1: optional list<string> fullTableNames, // required in Hive
+  2: optional string validTxnList,
+  3: optional i64 writeId,                 // Hive 4
+}
+
+struct TableValidWriteIds {
+  1: required string fullTableName,
+  2: required i64 writeIdHighWaterMark,
+  3: required list<i64> invalidWriteIds,
+  4: optional i64 minOpenWriteId,
+  5: required binary abortedBits,
+}
+
+struct GetValidWriteIdsResponse {
+  1: required list<TableValidWriteIds> tblValidWriteIds,
+}
+
+// Compaction requests (recorded and listed; this metastore runs no compactor)
+struct CompactionRequest {
+  1: optional string dbname,              // required in Hive
+  2: optional string tablename,           // required in Hive
+  3: optional string partitionname,
+  4: optional CompactionType type,        // required in Hive
+  5: optional string runas,
+  6: optional map<string, string> properties,
+  7: optional string initiatorId,
+  8: optional string initiatorVersion,
+  9: optional string poolName,            // Hive 4
+  10: optional i32 numberOfBuckets,       // Hive 4
+  11: optional string orderByClause,      // Hive 4
+}
+
+struct CompactionResponse {
+  1: required i64 id,
+  2: required string state,
+  3: required bool accepted,
+  4: optional string errormessage,
+}
+
+struct ShowCompactRequest {               // fields: Hive 4
+  1: optional i64 id,
+  2: optional string poolName,
+  3: optional string dbName,
+  4: optional string tbName,
+  5: optional string partName,
+  6: optional CompactionType type,
+  7: optional string state,
+  8: optional i64 limit,
+  9: optional string order,
+}
+
+struct ShowCompactResponseElement {
+  1: required string dbname,
+  2: required string tablename,
+  3: optional string partitionname,
+  4: required CompactionType type,
+  5: required string state,
+  6: optional string workerid,
+  7: optional i64 start,
+  8: optional string runAs,
+  9: optional i64 hightestTxnId,
+  10: optional string metaInfo,
+  11: optional i64 endTime,
+  12: optional string hadoopJobId = "None",
+  13: optional i64 id,
+  14: optional string errorMessage,
+  15: optional i64 enqueueTime,
+  16: optional string workerVersion,
+  17: optional string initiatorId,
+  18: optional string initiatorVersion,
+  19: optional i64 cleanerStart,
+  20: optional string poolName,
+  21: optional i64 nextTxnId,
+  22: optional i64 txnId,
+  23: optional i64 commitTime,
+  24: optional i64 hightestWriteId,
+}
+
+struct ShowCompactResponse {
+  1: required list<ShowCompactResponseElement> compacts,
+}
+
 // ---------------------------------------------------------------------------
 // Notification log
 // ---------------------------------------------------------------------------
@@ -1781,6 +1899,16 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   RenamePartitionResponse rename_partition_req(1: RenamePartitionRequest req)
       throws (1: InvalidOperationException o1, 2: MetaException o2)
 
+  // --- partitions: exchange between tables (Hive 2+) ---
+  Partition exchange_partition(1: map<string, string> partitionSpecs, 2: string source_db,
+      3: string source_table_name, 4: string dest_db, 5: string dest_table_name)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3,
+              4: InvalidInputException o4)
+  list<Partition> exchange_partitions(1: map<string, string> partitionSpecs, 2: string source_db,
+      3: string source_table_name, 4: string dest_db, 5: string dest_table_name)
+      throws (1: MetaException o1, 2: NoSuchObjectException o2, 3: InvalidObjectException o3,
+              4: InvalidInputException o4)
+
   // --- partitions: drop ---
   bool drop_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals,
       4: bool deleteData)
@@ -1903,6 +2031,18 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   void heartbeat(1: HeartbeatRequest ids)
       throws (1: NoSuchLockException o1, 2: NoSuchTxnException o2, 3: TxnAbortedException o3)
   HeartbeatTxnRangeResponse heartbeat_txn_range(1: HeartbeatTxnRangeRequest txns)
+
+  // --- write ids and compaction requests ---
+  AllocateTableWriteIdsResponse allocate_table_write_ids(1: AllocateTableWriteIdsRequest rqst)
+      throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2, 3: MetaException o3)
+  MaxAllocatedTableWriteIdResponse get_max_allocated_table_write_id(1: MaxAllocatedTableWriteIdRequest rqst)
+      throws (1: MetaException o1)
+  GetValidWriteIdsResponse get_valid_write_ids(1: GetValidWriteIdsRequest rqst)
+      throws (1: NoSuchTxnException o1, 2: MetaException o2)
+  i64 get_latest_txnid_in_conflict(1: i64 txnId) throws (1: MetaException o1)
+  void compact(1: CompactionRequest rqst)
+  CompactionResponse compact2(1: CompactionRequest rqst)
+  ShowCompactResponse show_compact(1: ShowCompactRequest rqst)
 
   // --- notification log ---
   NotificationEventResponse get_next_notification(1: NotificationEventRequest rqst)

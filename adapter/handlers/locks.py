@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store.errors import MetaError
-from store.hms.txn import LockManager, OpenTxnList
+from store.hms.txn import Compactions, LockManager, OpenTxnList, WriteIds
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
     OpenTxnsResponse,
@@ -11,9 +11,12 @@ from thrift_idl.hive_metastore.ttypes import (
 
 
 class LockHandler:
-    def __init__(self, locks: LockManager, open_txn_list: OpenTxnList | None = None):
+    def __init__(self, locks: LockManager, open_txn_list: OpenTxnList | None = None,
+                 write_ids: WriteIds | None = None, compactions: Compactions | None = None):
         self.locks = locks
         self.open_txn_list = open_txn_list
+        self.write_ids = write_ids or WriteIds(locks, open_txn_list or OpenTxnList(locks.store, locks.timeout_ms))
+        self.compactions = compactions or Compactions(locks)
 
     def lock(self, rqst):
         return self.locks.lock(rqst)
@@ -63,3 +66,27 @@ class LockHandler:
     def get_open_txns_info(self):
         assert self.open_txn_list is not None, "LockHandler needs the open transaction list"
         return self.open_txn_list.open_txns_info()
+
+    # write ids and compaction requests (store/hms/txn/write_ids.py)
+    def allocate_table_write_ids(self, rqst):
+        return self.write_ids.allocate(rqst)
+
+    def get_max_allocated_table_write_id(self, rqst):
+        if rqst is None:
+            raise MetaError("get_max_allocated_table_write_id needs a MaxAllocatedTableWriteIdRequest")
+        return self.write_ids.max_allocated(rqst.dbName, rqst.tableName)
+
+    def get_valid_write_ids(self, rqst):
+        return self.write_ids.valid_write_ids(rqst)
+
+    def get_latest_txnid_in_conflict(self, txnId):
+        return self.write_ids.latest_txnid_in_conflict(txnId)
+
+    def compact(self, rqst):
+        self.compactions.compact(rqst)
+
+    def compact2(self, rqst):
+        return self.compactions.compact(rqst)
+
+    def show_compact(self, rqst):
+        return self.compactions.show(rqst)

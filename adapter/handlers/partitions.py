@@ -42,6 +42,7 @@ from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     MetaException,
     NoSuchObjectException,
+    Partition,
     PartitionFilterMode,
     PartitionsResponse,
     PartitionValuesResponse,
@@ -347,6 +348,16 @@ class PartitionHandler:
     def rename_partition(self, db_name_, tbl_name, part_vals, new_part):
         self._guard(db_name_, tbl_name, "Renaming a partition")
         self.partitions.rename_partition(db_name(db_name_), tbl_name or "", part_vals, new_part)
+
+    # exchange (store/hms/partitions/partition_exchange.py)
+    def exchange_partitions(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        return self.partitions.exchange_partitions(
+            partitionSpecs, db_name(source_db) if source_db else None, source_table_name,
+            db_name(dest_db) if dest_db else None, dest_table_name)
+
+    def exchange_partition(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        self.exchange_partitions(partitionSpecs, source_db, source_table_name, dest_db, dest_table_name)
+        return Partition()  # as Hive's: an empty partition
 
     def rename_partition_req(self, req):
         self.rename_partition(db_name(req.dbName, req.catName), req.tableName, req.partVals, req.newPart)

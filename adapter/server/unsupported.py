@@ -53,14 +53,13 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "the type registry": ("create_type", "drop_type", "get_type", "get_type_all"),
     "the property store": ("get_properties", "set_properties"),
     "the metadata transformer": ("translate_table_dryrun",),
-    "exchanging partitions between tables (not yet)": ("exchange_partition", "exchange_partitions"),
-    "transactional (ACID) tables: write ids and compaction": (
+    # write ids and compaction requests are served (store/hms/txn/write_ids.py); running compactions is not
+    "transactional (ACID) tables: the compactor and its bookkeeping": (
         "abort_Compactions", "add_dynamic_partitions", "add_write_ids_to_min_history",
-        "allocate_table_write_ids", "compact", "compact2", "find_columns_with_stats", "find_next_compact",
-        "find_next_compact2", "get_latest_committed_compaction_info", "get_latest_txnid_in_conflict",
-        "get_max_allocated_table_write_id", "get_valid_write_ids", "mark_cleaned", "mark_compacted", "mark_failed",
-        "mark_refused", "remove_compaction_metrics_data", "set_hadoop_jobid", "show_compact", "submit_for_cleanup",
-        "update_compaction_metrics_data", "update_compactor_state", "update_transaction_statistics"),
+        "find_columns_with_stats", "find_next_compact", "find_next_compact2", "get_latest_committed_compaction_info",
+        "mark_cleaned", "mark_compacted", "mark_failed", "mark_refused", "remove_compaction_metrics_data",
+        "set_hadoop_jobid", "submit_for_cleanup", "update_compaction_metrics_data", "update_compactor_state",
+        "update_transaction_statistics"),
 }
 
 FEATURE_OF: dict[str, str] = {m: feature for feature, methods in FEATURES.items() for m in methods}
@@ -69,24 +68,24 @@ FEATURE_OF: dict[str, str] = {m: feature for feature, methods in FEATURES.items(
 # missing here declare none.
 _META_FIELD: dict[str, int] = {
     "add_master_key": 1, "add_package": 1, "add_replication_metrics": 1, "add_runtime_stats": 1,
-    "add_schema_version": 3, "add_serde": 2, "add_write_ids_to_min_history": 1, "allocate_table_write_ids": 3,
+    "add_schema_version": 3, "add_serde": 2, "add_write_ids_to_min_history": 1,
     "alter_dataconnector_req": 1, "alter_ischema": 2, "alter_resource_plan": 3, "alter_wm_pool": 4,
     "alter_wm_trigger": 3, "cm_recycle": 1, "create_dataconnector_req": 3, "create_ischema": 3,
     "create_or_drop_wm_trigger_to_pool_mapping": 4, "create_or_update_wm_mapping": 4, "create_resource_plan": 3,
     "create_stored_procedure": 2, "create_type": 3, "create_wm_pool": 4, "create_wm_trigger": 4,
     "drop_dataconnector_req": 3, "drop_ischema": 3, "drop_package": 1, "drop_resource_plan": 3,
     "drop_schema_version": 2, "drop_stored_procedure": 1, "drop_type": 1, "drop_wm_mapping": 3, "drop_wm_pool": 3,
-    "drop_wm_trigger": 3, "exchange_partition": 1, "exchange_partitions": 1,
+    "drop_wm_trigger": 3,
     "find_next_compact": 1, "find_next_compact2": 1, "find_package": 1,
     "get_active_resource_plan": 1, "get_all_materialized_view_objects_for_rewriting": 1, "get_all_packages": 1,
     "get_all_resource_plans": 1, "get_all_stored_procedures": 1, "get_all_write_event_info": 1,
-    "get_dataconnector_req": 2, "get_dataconnectors": 1, "get_ischema": 2, "get_latest_txnid_in_conflict": 1,
+    "get_dataconnector_req": 2, "get_dataconnectors": 1, "get_ischema": 2,
     "get_materialization_invalidation_info": 1, "get_materialized_views_for_rewriting": 1,
-    "get_max_allocated_table_write_id": 1, "get_properties": 1, "get_replication_metrics": 1,
+    "get_properties": 1, "get_replication_metrics": 1,
     "get_resource_plan": 2, "get_runtime_stats": 1, "get_scheduled_query": 1, "get_schema_all_versions": 2,
     "get_schema_latest_version": 2, "get_schema_version": 2, "get_schemas_by_cols": 1, "get_serde": 2,
     "get_stored_procedure": 1, "get_triggers_for_resourceplan": 2, "get_type": 1, "get_type_all": 1,
-    "get_valid_write_ids": 2, "map_schema_version_to_serde": 2, "mark_cleaned": 1, "mark_compacted": 1,
+    "map_schema_version_to_serde": 2, "mark_cleaned": 1, "mark_compacted": 1,
     "mark_failed": 1, "mark_refused": 1, "remove_compaction_metrics_data": 1, "scheduled_query_maintenance": 1,
     "scheduled_query_poll": 1, "scheduled_query_progress": 1, "seed_txn_id": 1, "seed_write_id": 1,
     "set_properties": 1, "set_schema_version_state": 3, "submit_for_cleanup": 1, "translate_table_dryrun": 3,

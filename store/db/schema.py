@@ -288,6 +288,61 @@ txns = Table(
     Column("heartbeat_ms", BigInteger, nullable=False),
 )
 
+# Hive's write ids (TXN_TO_WRITE_ID, NEXT_WRITE_ID): per table, one write id per transaction, from 1 up.
+txn_write_ids = Table(
+    "txn_write_ids",
+    metadata,
+    Column("db_name", String(NAME), primary_key=True),
+    Column("tbl_name", String(TABLE_NAME), primary_key=True),
+    Column("txn_id", BigInteger, primary_key=True),
+    Column("write_id", BigInteger, nullable=False),
+    UniqueConstraint("db_name", "tbl_name", "write_id", name="uq_txn_write_ids_write_id"),
+)
+
+next_write_ids = Table(
+    "next_write_ids",
+    metadata,
+    Column("db_name", String(NAME), primary_key=True),
+    Column("tbl_name", String(TABLE_NAME), primary_key=True),
+    Column("next_id", BigInteger, nullable=False),
+)
+
+# Hive's WRITE_SET: what committed transactions updated or deleted (get_latest_txnid_in_conflict).
+txn_write_set = Table(
+    "txn_write_set",
+    metadata,
+    Column("row_id", Id, primary_key=True, autoincrement=True),
+    Column("db_name", String(NAME), nullable=False),
+    Column("tbl_name", String(TABLE_NAME), nullable=False),
+    Column("part_name", String(PART_NAME)),
+    Column("txn_id", BigInteger, nullable=False),
+    Column("commit_id", BigInteger, nullable=False),
+    Column("operation", Integer, nullable=False),
+    Index("ix_txn_write_set_db_tbl", "db_name", "tbl_name"),
+    Index("ix_txn_write_set_commit_id", "commit_id"),
+)
+
+# Hive's COMPACTION_QUEUE: compaction requests, recorded and listed (no compactor runs them).
+compactions = Table(
+    "compactions",
+    metadata,
+    Column("id", BigInteger, primary_key=True),
+    Column("db_name", String(NAME), nullable=False),
+    Column("tbl_name", String(TABLE_NAME), nullable=False),
+    Column("part_name", String(PART_NAME)),
+    Column("state", String(1), nullable=False),  # i initiated (Hive's CQ_STATE)
+    Column("type", Integer, nullable=False),  # CompactionType
+    Column("run_as", String(NAME)),
+    Column("properties", Text),  # JSON object
+    Column("initiator_id", String(NAME)),
+    Column("initiator_version", String(NAME)),
+    Column("pool_name", String(NAME)),
+    Column("number_of_buckets", Integer),
+    Column("order_by", Text),
+    Column("enqueue_ms", BigInteger, nullable=False),
+    Index("ix_compactions_db_tbl", "db_name", "tbl_name"),
+)
+
 
 # --- Hudi timeline and snapshot (RFC-36 "Timeline" and "Snapshot") -----------------------------
 

@@ -12,10 +12,13 @@
 // Prints one line per step: "<step> <outcome>".
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.CompactionResponse;
+import org.apache.hadoop.hive.metastore.api.CompactionType;
 import org.apache.hadoop.hive.metastore.api.Database;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.PartitionSpec;
@@ -86,8 +89,28 @@ public class ExprPruningClient {
       step("dropPartition", () -> client.dropPartition(db, table, List.of("z", "9"), true));
       step("dropTable", () -> { client.dropTable(db, table, true, false); return client.tableExists(db, table); });
       step("flushCache", () -> { client.flushCache(); return "done"; });
+      // write ids and compaction requests (the table was dropped: neither needs it, as in Hive)
+      long txn = client.openTxn("hive4-client");
+      String full = db + "." + table;
+      step("allocateTableWriteId", () -> client.allocateTableWriteId(txn, db, table));
+      step("allocateTableWriteId again", () -> client.allocateTableWriteId(txn, db, table));
+      step("getValidWriteIds open", () -> client.getValidWriteIds(full).writeToString().substring(db.length()));
+      step("getLatestTxnIdInConflict", () -> client.getLatestTxnIdInConflict(txn));
+      client.commitTxn(txn);
+      step("getValidWriteIds committed", () -> client.getValidWriteIds(full).writeToString().substring(db.length()));
+      step("compact2", () -> {
+        CompactionResponse r = client.compact2(db, table, null, CompactionType.MAJOR, null);
+        return r.getState() + " " + r.isAccepted();
+      });
+      step("compact2 again", () -> {
+        CompactionResponse r = client.compact2(db, table, null, CompactionType.MINOR, null);
+        return r.getState() + " " + r.isAccepted();
+      });
+      step("showCompactions", () -> client.showCompactions().getCompacts().stream()
+          .filter(e -> db.equals(e.getDbname()))
+          .map(e -> e.getTablename() + " " + e.getType() + " " + e.getState() + " " + e.getPoolName())
+          .collect(Collectors.joining(",")));
       step("getAllResourcePlans", () -> client.getAllResourcePlans("default").size());
-      step("showCompactions", () -> client.showCompactions().getCompactsSize());
     } finally {
       client.close();
     }

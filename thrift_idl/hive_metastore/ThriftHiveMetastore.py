@@ -1052,6 +1052,30 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def exchange_partition(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        """
+        Parameters:
+         - partitionSpecs
+         - source_db
+         - source_table_name
+         - dest_db
+         - dest_table_name
+
+        """
+        pass
+
+    def exchange_partitions(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        """
+        Parameters:
+         - partitionSpecs
+         - source_db
+         - source_table_name
+         - dest_db
+         - dest_table_name
+
+        """
+        pass
+
     def drop_partition(self, db_name, tbl_name, part_vals, deleteData):
         """
         Parameters:
@@ -1463,6 +1487,62 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         Parameters:
          - txns
+
+        """
+        pass
+
+    def allocate_table_write_ids(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
+    def get_max_allocated_table_write_id(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
+    def get_valid_write_ids(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
+    def get_latest_txnid_in_conflict(self, txnId):
+        """
+        Parameters:
+         - txnId
+
+        """
+        pass
+
+    def compact(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
+    def compact2(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
+    def show_compact(self, rqst):
+        """
+        Parameters:
+         - rqst
 
         """
         pass
@@ -5881,6 +5961,102 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             raise result.o2
         raise TApplicationException(TApplicationException.MISSING_RESULT, "rename_partition_req failed: unknown result")
 
+    def exchange_partition(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        """
+        Parameters:
+         - partitionSpecs
+         - source_db
+         - source_table_name
+         - dest_db
+         - dest_table_name
+
+        """
+        self.send_exchange_partition(partitionSpecs, source_db, source_table_name, dest_db, dest_table_name)
+        return self.recv_exchange_partition()
+
+    def send_exchange_partition(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        self._oprot.writeMessageBegin('exchange_partition', TMessageType.CALL, self._seqid)
+        args = exchange_partition_args()
+        args.partitionSpecs = partitionSpecs
+        args.source_db = source_db
+        args.source_table_name = source_table_name
+        args.dest_db = dest_db
+        args.dest_table_name = dest_table_name
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_exchange_partition(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = exchange_partition_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "exchange_partition failed: unknown result")
+
+    def exchange_partitions(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        """
+        Parameters:
+         - partitionSpecs
+         - source_db
+         - source_table_name
+         - dest_db
+         - dest_table_name
+
+        """
+        self.send_exchange_partitions(partitionSpecs, source_db, source_table_name, dest_db, dest_table_name)
+        return self.recv_exchange_partitions()
+
+    def send_exchange_partitions(self, partitionSpecs, source_db, source_table_name, dest_db, dest_table_name):
+        self._oprot.writeMessageBegin('exchange_partitions', TMessageType.CALL, self._seqid)
+        args = exchange_partitions_args()
+        args.partitionSpecs = partitionSpecs
+        args.source_db = source_db
+        args.source_table_name = source_table_name
+        args.dest_db = dest_db
+        args.dest_table_name = dest_table_name
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_exchange_partitions(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = exchange_partitions_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        if result.o4 is not None:
+            raise result.o4
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "exchange_partitions failed: unknown result")
+
     def drop_partition(self, db_name, tbl_name, part_vals, deleteData):
         """
         Parameters:
@@ -7669,6 +7845,242 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             return result.success
         raise TApplicationException(TApplicationException.MISSING_RESULT, "heartbeat_txn_range failed: unknown result")
 
+    def allocate_table_write_ids(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_allocate_table_write_ids(rqst)
+        return self.recv_allocate_table_write_ids()
+
+    def send_allocate_table_write_ids(self, rqst):
+        self._oprot.writeMessageBegin('allocate_table_write_ids', TMessageType.CALL, self._seqid)
+        args = allocate_table_write_ids_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_allocate_table_write_ids(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = allocate_table_write_ids_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        if result.o3 is not None:
+            raise result.o3
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "allocate_table_write_ids failed: unknown result")
+
+    def get_max_allocated_table_write_id(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_get_max_allocated_table_write_id(rqst)
+        return self.recv_get_max_allocated_table_write_id()
+
+    def send_get_max_allocated_table_write_id(self, rqst):
+        self._oprot.writeMessageBegin('get_max_allocated_table_write_id', TMessageType.CALL, self._seqid)
+        args = get_max_allocated_table_write_id_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_get_max_allocated_table_write_id(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = get_max_allocated_table_write_id_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "get_max_allocated_table_write_id failed: unknown result")
+
+    def get_valid_write_ids(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_get_valid_write_ids(rqst)
+        return self.recv_get_valid_write_ids()
+
+    def send_get_valid_write_ids(self, rqst):
+        self._oprot.writeMessageBegin('get_valid_write_ids', TMessageType.CALL, self._seqid)
+        args = get_valid_write_ids_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_get_valid_write_ids(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = get_valid_write_ids_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "get_valid_write_ids failed: unknown result")
+
+    def get_latest_txnid_in_conflict(self, txnId):
+        """
+        Parameters:
+         - txnId
+
+        """
+        self.send_get_latest_txnid_in_conflict(txnId)
+        return self.recv_get_latest_txnid_in_conflict()
+
+    def send_get_latest_txnid_in_conflict(self, txnId):
+        self._oprot.writeMessageBegin('get_latest_txnid_in_conflict', TMessageType.CALL, self._seqid)
+        args = get_latest_txnid_in_conflict_args()
+        args.txnId = txnId
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_get_latest_txnid_in_conflict(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = get_latest_txnid_in_conflict_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        if result.o1 is not None:
+            raise result.o1
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "get_latest_txnid_in_conflict failed: unknown result")
+
+    def compact(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_compact(rqst)
+        self.recv_compact()
+
+    def send_compact(self, rqst):
+        self._oprot.writeMessageBegin('compact', TMessageType.CALL, self._seqid)
+        args = compact_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_compact(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = compact_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        return
+
+    def compact2(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_compact2(rqst)
+        return self.recv_compact2()
+
+    def send_compact2(self, rqst):
+        self._oprot.writeMessageBegin('compact2', TMessageType.CALL, self._seqid)
+        args = compact2_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_compact2(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = compact2_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "compact2 failed: unknown result")
+
+    def show_compact(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_show_compact(rqst)
+        return self.recv_show_compact()
+
+    def send_show_compact(self, rqst):
+        self._oprot.writeMessageBegin('show_compact', TMessageType.CALL, self._seqid)
+        args = show_compact_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_show_compact(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = show_compact_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.success is not None:
+            return result.success
+        raise TApplicationException(TApplicationException.MISSING_RESULT, "show_compact failed: unknown result")
+
     def get_next_notification(self, rqst):
         """
         Parameters:
@@ -7913,6 +8325,8 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["alter_partitions_req"] = Processor.process_alter_partitions_req
         self._processMap["rename_partition"] = Processor.process_rename_partition
         self._processMap["rename_partition_req"] = Processor.process_rename_partition_req
+        self._processMap["exchange_partition"] = Processor.process_exchange_partition
+        self._processMap["exchange_partitions"] = Processor.process_exchange_partitions
         self._processMap["drop_partition"] = Processor.process_drop_partition
         self._processMap["drop_partition_with_environment_context"] = Processor.process_drop_partition_with_environment_context
         self._processMap["drop_partition_by_name"] = Processor.process_drop_partition_by_name
@@ -7961,6 +8375,13 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["show_locks"] = Processor.process_show_locks
         self._processMap["heartbeat"] = Processor.process_heartbeat
         self._processMap["heartbeat_txn_range"] = Processor.process_heartbeat_txn_range
+        self._processMap["allocate_table_write_ids"] = Processor.process_allocate_table_write_ids
+        self._processMap["get_max_allocated_table_write_id"] = Processor.process_get_max_allocated_table_write_id
+        self._processMap["get_valid_write_ids"] = Processor.process_get_valid_write_ids
+        self._processMap["get_latest_txnid_in_conflict"] = Processor.process_get_latest_txnid_in_conflict
+        self._processMap["compact"] = Processor.process_compact
+        self._processMap["compact2"] = Processor.process_compact2
+        self._processMap["show_compact"] = Processor.process_show_compact
         self._processMap["get_next_notification"] = Processor.process_get_next_notification
         self._processMap["get_current_notificationEventId"] = Processor.process_get_current_notificationEventId
         self._processMap["get_notification_events_count"] = Processor.process_get_notification_events_count
@@ -11430,6 +11851,76 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_exchange_partition(self, seqid, iprot, oprot):
+        args = exchange_partition_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = exchange_partition_result()
+        try:
+            result.success = self._handler.exchange_partition(args.partitionSpecs, args.source_db, args.source_table_name, args.dest_db, args.dest_table_name)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except InvalidObjectException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except InvalidInputException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("exchange_partition", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_exchange_partitions(self, seqid, iprot, oprot):
+        args = exchange_partitions_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = exchange_partitions_result()
+        try:
+            result.success = self._handler.exchange_partitions(args.partitionSpecs, args.source_db, args.source_table_name, args.dest_db, args.dest_table_name)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except NoSuchObjectException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except InvalidObjectException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except InvalidInputException as o4:
+            msg_type = TMessageType.REPLY
+            result.o4 = o4
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("exchange_partitions", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_drop_partition(self, seqid, iprot, oprot):
         args = drop_partition_args()
         args.read(iprot)
@@ -12819,6 +13310,188 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_allocate_table_write_ids(self, seqid, iprot, oprot):
+        args = allocate_table_write_ids_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = allocate_table_write_ids_result()
+        try:
+            result.success = self._handler.allocate_table_write_ids(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except NoSuchTxnException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TxnAbortedException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except MetaException as o3:
+            msg_type = TMessageType.REPLY
+            result.o3 = o3
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("allocate_table_write_ids", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_get_max_allocated_table_write_id(self, seqid, iprot, oprot):
+        args = get_max_allocated_table_write_id_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = get_max_allocated_table_write_id_result()
+        try:
+            result.success = self._handler.get_max_allocated_table_write_id(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("get_max_allocated_table_write_id", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_get_valid_write_ids(self, seqid, iprot, oprot):
+        args = get_valid_write_ids_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = get_valid_write_ids_result()
+        try:
+            result.success = self._handler.get_valid_write_ids(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except NoSuchTxnException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except MetaException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("get_valid_write_ids", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_get_latest_txnid_in_conflict(self, seqid, iprot, oprot):
+        args = get_latest_txnid_in_conflict_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = get_latest_txnid_in_conflict_result()
+        try:
+            result.success = self._handler.get_latest_txnid_in_conflict(args.txnId)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except MetaException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("get_latest_txnid_in_conflict", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_compact(self, seqid, iprot, oprot):
+        args = compact_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = compact_result()
+        try:
+            self._handler.compact(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("compact", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_compact2(self, seqid, iprot, oprot):
+        args = compact2_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = compact2_result()
+        try:
+            result.success = self._handler.compact2(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("compact2", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
+    def process_show_compact(self, seqid, iprot, oprot):
+        args = show_compact_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = show_compact_result()
+        try:
+            result.success = self._handler.show_compact(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("show_compact", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_get_next_notification(self, seqid, iprot, oprot):
         args = get_next_notification_args()
         args.read(iprot)
@@ -13301,10 +13974,10 @@ class set_ugi_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1020, _size1017) = iprot.readListBegin()
-                    for _i1021 in range(_size1017):
-                        _elem1022 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1022)
+                    (_etype1078, _size1075) = iprot.readListBegin()
+                    for _i1079 in range(_size1075):
+                        _elem1080 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1080)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13325,8 +13998,8 @@ class set_ugi_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1023 in self.group_names:
-                oprot.writeString(iter1023.encode('utf-8') if sys.version_info[0] == 2 else iter1023)
+            for iter1081 in self.group_names:
+                oprot.writeString(iter1081.encode('utf-8') if sys.version_info[0] == 2 else iter1081)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -13378,10 +14051,10 @@ class set_ugi_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1027, _size1024) = iprot.readListBegin()
-                    for _i1028 in range(_size1024):
-                        _elem1029 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1029)
+                    (_etype1085, _size1082) = iprot.readListBegin()
+                    for _i1086 in range(_size1082):
+                        _elem1087 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1087)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13403,8 +14076,8 @@ class set_ugi_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1030 in self.success:
-                oprot.writeString(iter1030.encode('utf-8') if sys.version_info[0] == 2 else iter1030)
+            for iter1088 in self.success:
+                oprot.writeString(iter1088.encode('utf-8') if sys.version_info[0] == 2 else iter1088)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -15349,10 +16022,10 @@ class get_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1034, _size1031) = iprot.readListBegin()
-                    for _i1035 in range(_size1031):
-                        _elem1036 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1036)
+                    (_etype1092, _size1089) = iprot.readListBegin()
+                    for _i1093 in range(_size1089):
+                        _elem1094 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1094)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15374,8 +16047,8 @@ class get_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1037 in self.success:
-                oprot.writeString(iter1037.encode('utf-8') if sys.version_info[0] == 2 else iter1037)
+            for iter1095 in self.success:
+                oprot.writeString(iter1095.encode('utf-8') if sys.version_info[0] == 2 else iter1095)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -15473,10 +16146,10 @@ class get_all_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1041, _size1038) = iprot.readListBegin()
-                    for _i1042 in range(_size1038):
-                        _elem1043 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1043)
+                    (_etype1099, _size1096) = iprot.readListBegin()
+                    for _i1100 in range(_size1096):
+                        _elem1101 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1101)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -15498,8 +16171,8 @@ class get_all_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1044 in self.success:
-                oprot.writeString(iter1044.encode('utf-8') if sys.version_info[0] == 2 else iter1044)
+            for iter1102 in self.success:
+                oprot.writeString(iter1102.encode('utf-8') if sys.version_info[0] == 2 else iter1102)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -16854,10 +17527,10 @@ class get_functions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1048, _size1045) = iprot.readListBegin()
-                    for _i1049 in range(_size1045):
-                        _elem1050 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1050)
+                    (_etype1106, _size1103) = iprot.readListBegin()
+                    for _i1107 in range(_size1103):
+                        _elem1108 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1108)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16879,8 +17552,8 @@ class get_functions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1051 in self.success:
-                oprot.writeString(iter1051.encode('utf-8') if sys.version_info[0] == 2 else iter1051)
+            for iter1109 in self.success:
+                oprot.writeString(iter1109.encode('utf-8') if sys.version_info[0] == 2 else iter1109)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -17563,66 +18236,66 @@ class create_table_with_constraints_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype1055, _size1052) = iprot.readListBegin()
-                    for _i1056 in range(_size1052):
-                        _elem1057 = SQLPrimaryKey()
-                        _elem1057.read(iprot)
-                        self.primaryKeys.append(_elem1057)
+                    (_etype1113, _size1110) = iprot.readListBegin()
+                    for _i1114 in range(_size1110):
+                        _elem1115 = SQLPrimaryKey()
+                        _elem1115.read(iprot)
+                        self.primaryKeys.append(_elem1115)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype1061, _size1058) = iprot.readListBegin()
-                    for _i1062 in range(_size1058):
-                        _elem1063 = SQLForeignKey()
-                        _elem1063.read(iprot)
-                        self.foreignKeys.append(_elem1063)
+                    (_etype1119, _size1116) = iprot.readListBegin()
+                    for _i1120 in range(_size1116):
+                        _elem1121 = SQLForeignKey()
+                        _elem1121.read(iprot)
+                        self.foreignKeys.append(_elem1121)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype1067, _size1064) = iprot.readListBegin()
-                    for _i1068 in range(_size1064):
-                        _elem1069 = SQLUniqueConstraint()
-                        _elem1069.read(iprot)
-                        self.uniqueConstraints.append(_elem1069)
+                    (_etype1125, _size1122) = iprot.readListBegin()
+                    for _i1126 in range(_size1122):
+                        _elem1127 = SQLUniqueConstraint()
+                        _elem1127.read(iprot)
+                        self.uniqueConstraints.append(_elem1127)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype1073, _size1070) = iprot.readListBegin()
-                    for _i1074 in range(_size1070):
-                        _elem1075 = SQLNotNullConstraint()
-                        _elem1075.read(iprot)
-                        self.notNullConstraints.append(_elem1075)
+                    (_etype1131, _size1128) = iprot.readListBegin()
+                    for _i1132 in range(_size1128):
+                        _elem1133 = SQLNotNullConstraint()
+                        _elem1133.read(iprot)
+                        self.notNullConstraints.append(_elem1133)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype1079, _size1076) = iprot.readListBegin()
-                    for _i1080 in range(_size1076):
-                        _elem1081 = SQLDefaultConstraint()
-                        _elem1081.read(iprot)
-                        self.defaultConstraints.append(_elem1081)
+                    (_etype1137, _size1134) = iprot.readListBegin()
+                    for _i1138 in range(_size1134):
+                        _elem1139 = SQLDefaultConstraint()
+                        _elem1139.read(iprot)
+                        self.defaultConstraints.append(_elem1139)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype1085, _size1082) = iprot.readListBegin()
-                    for _i1086 in range(_size1082):
-                        _elem1087 = SQLCheckConstraint()
-                        _elem1087.read(iprot)
-                        self.checkConstraints.append(_elem1087)
+                    (_etype1143, _size1140) = iprot.readListBegin()
+                    for _i1144 in range(_size1140):
+                        _elem1145 = SQLCheckConstraint()
+                        _elem1145.read(iprot)
+                        self.checkConstraints.append(_elem1145)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17643,43 +18316,43 @@ class create_table_with_constraints_args(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter1088 in self.primaryKeys:
-                iter1088.write(oprot)
+            for iter1146 in self.primaryKeys:
+                iter1146.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter1089 in self.foreignKeys:
-                iter1089.write(oprot)
+            for iter1147 in self.foreignKeys:
+                iter1147.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter1090 in self.uniqueConstraints:
-                iter1090.write(oprot)
+            for iter1148 in self.uniqueConstraints:
+                iter1148.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter1091 in self.notNullConstraints:
-                iter1091.write(oprot)
+            for iter1149 in self.notNullConstraints:
+                iter1149.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter1092 in self.defaultConstraints:
-                iter1092.write(oprot)
+            for iter1150 in self.defaultConstraints:
+                iter1150.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter1093 in self.checkConstraints:
-                iter1093.write(oprot)
+            for iter1151 in self.checkConstraints:
+                iter1151.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20311,10 +20984,10 @@ class get_table_objects_by_name_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tbl_names = []
-                    (_etype1097, _size1094) = iprot.readListBegin()
-                    for _i1098 in range(_size1094):
-                        _elem1099 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_names.append(_elem1099)
+                    (_etype1155, _size1152) = iprot.readListBegin()
+                    for _i1156 in range(_size1152):
+                        _elem1157 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_names.append(_elem1157)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20335,8 +21008,8 @@ class get_table_objects_by_name_args(object):
         if self.tbl_names is not None:
             oprot.writeFieldBegin('tbl_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tbl_names))
-            for iter1100 in self.tbl_names:
-                oprot.writeString(iter1100.encode('utf-8') if sys.version_info[0] == 2 else iter1100)
+            for iter1158 in self.tbl_names:
+                oprot.writeString(iter1158.encode('utf-8') if sys.version_info[0] == 2 else iter1158)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20386,11 +21059,11 @@ class get_table_objects_by_name_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1104, _size1101) = iprot.readListBegin()
-                    for _i1105 in range(_size1101):
-                        _elem1106 = Table()
-                        _elem1106.read(iprot)
-                        self.success.append(_elem1106)
+                    (_etype1162, _size1159) = iprot.readListBegin()
+                    for _i1163 in range(_size1159):
+                        _elem1164 = Table()
+                        _elem1164.read(iprot)
+                        self.success.append(_elem1164)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20407,8 +21080,8 @@ class get_table_objects_by_name_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1107 in self.success:
-                iter1107.write(oprot)
+            for iter1165 in self.success:
+                iter1165.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20693,10 +21366,10 @@ class get_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1111, _size1108) = iprot.readListBegin()
-                    for _i1112 in range(_size1108):
-                        _elem1113 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1113)
+                    (_etype1169, _size1166) = iprot.readListBegin()
+                    for _i1170 in range(_size1166):
+                        _elem1171 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1171)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20718,8 +21391,8 @@ class get_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1114 in self.success:
-                oprot.writeString(iter1114.encode('utf-8') if sys.version_info[0] == 2 else iter1114)
+            for iter1172 in self.success:
+                oprot.writeString(iter1172.encode('utf-8') if sys.version_info[0] == 2 else iter1172)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20837,11 +21510,11 @@ class get_tables_ext_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1118, _size1115) = iprot.readListBegin()
-                    for _i1119 in range(_size1115):
-                        _elem1120 = ExtendedTableInfo()
-                        _elem1120.read(iprot)
-                        self.success.append(_elem1120)
+                    (_etype1176, _size1173) = iprot.readListBegin()
+                    for _i1177 in range(_size1173):
+                        _elem1178 = ExtendedTableInfo()
+                        _elem1178.read(iprot)
+                        self.success.append(_elem1178)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20863,8 +21536,8 @@ class get_tables_ext_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1121 in self.success:
-                iter1121.write(oprot)
+            for iter1179 in self.success:
+                iter1179.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -20981,10 +21654,10 @@ class get_all_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1125, _size1122) = iprot.readListBegin()
-                    for _i1126 in range(_size1122):
-                        _elem1127 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1127)
+                    (_etype1183, _size1180) = iprot.readListBegin()
+                    for _i1184 in range(_size1180):
+                        _elem1185 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1185)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21006,8 +21679,8 @@ class get_all_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1128 in self.success:
-                oprot.writeString(iter1128.encode('utf-8') if sys.version_info[0] == 2 else iter1128)
+            for iter1186 in self.success:
+                oprot.writeString(iter1186.encode('utf-8') if sys.version_info[0] == 2 else iter1186)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21148,10 +21821,10 @@ class get_tables_by_type_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1132, _size1129) = iprot.readListBegin()
-                    for _i1133 in range(_size1129):
-                        _elem1134 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1134)
+                    (_etype1190, _size1187) = iprot.readListBegin()
+                    for _i1191 in range(_size1187):
+                        _elem1192 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1192)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21173,8 +21846,8 @@ class get_tables_by_type_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1135 in self.success:
-                oprot.writeString(iter1135.encode('utf-8') if sys.version_info[0] == 2 else iter1135)
+            for iter1193 in self.success:
+                oprot.writeString(iter1193.encode('utf-8') if sys.version_info[0] == 2 else iter1193)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21319,10 +21992,10 @@ class get_table_names_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1139, _size1136) = iprot.readListBegin()
-                    for _i1140 in range(_size1136):
-                        _elem1141 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1141)
+                    (_etype1197, _size1194) = iprot.readListBegin()
+                    for _i1198 in range(_size1194):
+                        _elem1199 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1199)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21354,8 +22027,8 @@ class get_table_names_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1142 in self.success:
-                oprot.writeString(iter1142.encode('utf-8') if sys.version_info[0] == 2 else iter1142)
+            for iter1200 in self.success:
+                oprot.writeString(iter1200.encode('utf-8') if sys.version_info[0] == 2 else iter1200)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21432,10 +22105,10 @@ class get_table_meta_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.tbl_types = []
-                    (_etype1146, _size1143) = iprot.readListBegin()
-                    for _i1147 in range(_size1143):
-                        _elem1148 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_types.append(_elem1148)
+                    (_etype1204, _size1201) = iprot.readListBegin()
+                    for _i1205 in range(_size1201):
+                        _elem1206 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_types.append(_elem1206)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21460,8 +22133,8 @@ class get_table_meta_args(object):
         if self.tbl_types is not None:
             oprot.writeFieldBegin('tbl_types', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.tbl_types))
-            for iter1149 in self.tbl_types:
-                oprot.writeString(iter1149.encode('utf-8') if sys.version_info[0] == 2 else iter1149)
+            for iter1207 in self.tbl_types:
+                oprot.writeString(iter1207.encode('utf-8') if sys.version_info[0] == 2 else iter1207)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21514,11 +22187,11 @@ class get_table_meta_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1153, _size1150) = iprot.readListBegin()
-                    for _i1154 in range(_size1150):
-                        _elem1155 = TableMeta()
-                        _elem1155.read(iprot)
-                        self.success.append(_elem1155)
+                    (_etype1211, _size1208) = iprot.readListBegin()
+                    for _i1212 in range(_size1208):
+                        _elem1213 = TableMeta()
+                        _elem1213.read(iprot)
+                        self.success.append(_elem1213)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21540,8 +22213,8 @@ class get_table_meta_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1156 in self.success:
-                iter1156.write(oprot)
+            for iter1214 in self.success:
+                iter1214.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21674,11 +22347,11 @@ class get_fields_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1160, _size1157) = iprot.readListBegin()
-                    for _i1161 in range(_size1157):
-                        _elem1162 = FieldSchema()
-                        _elem1162.read(iprot)
-                        self.success.append(_elem1162)
+                    (_etype1218, _size1215) = iprot.readListBegin()
+                    for _i1219 in range(_size1215):
+                        _elem1220 = FieldSchema()
+                        _elem1220.read(iprot)
+                        self.success.append(_elem1220)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21710,8 +22383,8 @@ class get_fields_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1163 in self.success:
-                iter1163.write(oprot)
+            for iter1221 in self.success:
+                iter1221.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21867,11 +22540,11 @@ class get_fields_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1167, _size1164) = iprot.readListBegin()
-                    for _i1168 in range(_size1164):
-                        _elem1169 = FieldSchema()
-                        _elem1169.read(iprot)
-                        self.success.append(_elem1169)
+                    (_etype1225, _size1222) = iprot.readListBegin()
+                    for _i1226 in range(_size1222):
+                        _elem1227 = FieldSchema()
+                        _elem1227.read(iprot)
+                        self.success.append(_elem1227)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21903,8 +22576,8 @@ class get_fields_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1170 in self.success:
-                iter1170.write(oprot)
+            for iter1228 in self.success:
+                iter1228.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22208,11 +22881,11 @@ class get_schema_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1174, _size1171) = iprot.readListBegin()
-                    for _i1175 in range(_size1171):
-                        _elem1176 = FieldSchema()
-                        _elem1176.read(iprot)
-                        self.success.append(_elem1176)
+                    (_etype1232, _size1229) = iprot.readListBegin()
+                    for _i1233 in range(_size1229):
+                        _elem1234 = FieldSchema()
+                        _elem1234.read(iprot)
+                        self.success.append(_elem1234)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22244,8 +22917,8 @@ class get_schema_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1177 in self.success:
-                iter1177.write(oprot)
+            for iter1235 in self.success:
+                iter1235.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22401,11 +23074,11 @@ class get_schema_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1181, _size1178) = iprot.readListBegin()
-                    for _i1182 in range(_size1178):
-                        _elem1183 = FieldSchema()
-                        _elem1183.read(iprot)
-                        self.success.append(_elem1183)
+                    (_etype1239, _size1236) = iprot.readListBegin()
+                    for _i1240 in range(_size1236):
+                        _elem1241 = FieldSchema()
+                        _elem1241.read(iprot)
+                        self.success.append(_elem1241)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22437,8 +23110,8 @@ class get_schema_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1184 in self.success:
-                iter1184.write(oprot)
+            for iter1242 in self.success:
+                iter1242.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -23803,10 +24476,10 @@ class truncate_table_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype1188, _size1185) = iprot.readListBegin()
-                    for _i1189 in range(_size1185):
-                        _elem1190 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem1190)
+                    (_etype1246, _size1243) = iprot.readListBegin()
+                    for _i1247 in range(_size1243):
+                        _elem1248 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem1248)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23831,8 +24504,8 @@ class truncate_table_args(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter1191 in self.partNames:
-                oprot.writeString(iter1191.encode('utf-8') if sys.version_info[0] == 2 else iter1191)
+            for iter1249 in self.partNames:
+                oprot.writeString(iter1249.encode('utf-8') if sys.version_info[0] == 2 else iter1249)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24417,11 +25090,11 @@ class add_partitions_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1195, _size1192) = iprot.readListBegin()
-                    for _i1196 in range(_size1192):
-                        _elem1197 = Partition()
-                        _elem1197.read(iprot)
-                        self.new_parts.append(_elem1197)
+                    (_etype1253, _size1250) = iprot.readListBegin()
+                    for _i1254 in range(_size1250):
+                        _elem1255 = Partition()
+                        _elem1255.read(iprot)
+                        self.new_parts.append(_elem1255)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24438,8 +25111,8 @@ class add_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1198 in self.new_parts:
-                iter1198.write(oprot)
+            for iter1256 in self.new_parts:
+                iter1256.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24760,10 +25433,10 @@ class append_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1202, _size1199) = iprot.readListBegin()
-                    for _i1203 in range(_size1199):
-                        _elem1204 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1204)
+                    (_etype1260, _size1257) = iprot.readListBegin()
+                    for _i1261 in range(_size1257):
+                        _elem1262 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1262)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24788,8 +25461,8 @@ class append_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1205 in self.part_vals:
-                oprot.writeString(iter1205.encode('utf-8') if sys.version_info[0] == 2 else iter1205)
+            for iter1263 in self.part_vals:
+                oprot.writeString(iter1263.encode('utf-8') if sys.version_info[0] == 2 else iter1263)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -24954,10 +25627,10 @@ class append_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1209, _size1206) = iprot.readListBegin()
-                    for _i1210 in range(_size1206):
-                        _elem1211 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1211)
+                    (_etype1267, _size1264) = iprot.readListBegin()
+                    for _i1268 in range(_size1264):
+                        _elem1269 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1269)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24988,8 +25661,8 @@ class append_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1212 in self.part_vals:
-                oprot.writeString(iter1212.encode('utf-8') if sys.version_info[0] == 2 else iter1212)
+            for iter1270 in self.part_vals:
+                oprot.writeString(iter1270.encode('utf-8') if sys.version_info[0] == 2 else iter1270)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -25685,11 +26358,11 @@ class add_partitions_pspec_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1216, _size1213) = iprot.readListBegin()
-                    for _i1217 in range(_size1213):
-                        _elem1218 = PartitionSpec()
-                        _elem1218.read(iprot)
-                        self.new_parts.append(_elem1218)
+                    (_etype1274, _size1271) = iprot.readListBegin()
+                    for _i1275 in range(_size1271):
+                        _elem1276 = PartitionSpec()
+                        _elem1276.read(iprot)
+                        self.new_parts.append(_elem1276)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25706,8 +26379,8 @@ class add_partitions_pspec_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1219 in self.new_parts:
-                iter1219.write(oprot)
+            for iter1277 in self.new_parts:
+                iter1277.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25867,10 +26540,10 @@ class get_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1223, _size1220) = iprot.readListBegin()
-                    for _i1224 in range(_size1220):
-                        _elem1225 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1225)
+                    (_etype1281, _size1278) = iprot.readListBegin()
+                    for _i1282 in range(_size1278):
+                        _elem1283 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1283)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25895,8 +26568,8 @@ class get_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1226 in self.part_vals:
-                oprot.writeString(iter1226.encode('utf-8') if sys.version_info[0] == 2 else iter1226)
+            for iter1284 in self.part_vals:
+                oprot.writeString(iter1284.encode('utf-8') if sys.version_info[0] == 2 else iter1284)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26200,10 +26873,10 @@ class get_partition_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1230, _size1227) = iprot.readListBegin()
-                    for _i1231 in range(_size1227):
-                        _elem1232 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1232)
+                    (_etype1288, _size1285) = iprot.readListBegin()
+                    for _i1289 in range(_size1285):
+                        _elem1290 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1290)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26215,10 +26888,10 @@ class get_partition_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1236, _size1233) = iprot.readListBegin()
-                    for _i1237 in range(_size1233):
-                        _elem1238 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1238)
+                    (_etype1294, _size1291) = iprot.readListBegin()
+                    for _i1295 in range(_size1291):
+                        _elem1296 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1296)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26243,8 +26916,8 @@ class get_partition_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1239 in self.part_vals:
-                oprot.writeString(iter1239.encode('utf-8') if sys.version_info[0] == 2 else iter1239)
+            for iter1297 in self.part_vals:
+                oprot.writeString(iter1297.encode('utf-8') if sys.version_info[0] == 2 else iter1297)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.user_name is not None:
@@ -26254,8 +26927,8 @@ class get_partition_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1240 in self.group_names:
-                oprot.writeString(iter1240.encode('utf-8') if sys.version_info[0] == 2 else iter1240)
+            for iter1298 in self.group_names:
+                oprot.writeString(iter1298.encode('utf-8') if sys.version_info[0] == 2 else iter1298)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26656,11 +27329,11 @@ class get_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1244, _size1241) = iprot.readListBegin()
-                    for _i1245 in range(_size1241):
-                        _elem1246 = Partition()
-                        _elem1246.read(iprot)
-                        self.success.append(_elem1246)
+                    (_etype1302, _size1299) = iprot.readListBegin()
+                    for _i1303 in range(_size1299):
+                        _elem1304 = Partition()
+                        _elem1304.read(iprot)
+                        self.success.append(_elem1304)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26687,8 +27360,8 @@ class get_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1247 in self.success:
-                iter1247.write(oprot)
+            for iter1305 in self.success:
+                iter1305.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -26923,10 +27596,10 @@ class get_partitions_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1251, _size1248) = iprot.readListBegin()
-                    for _i1252 in range(_size1248):
-                        _elem1253 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1253)
+                    (_etype1309, _size1306) = iprot.readListBegin()
+                    for _i1310 in range(_size1306):
+                        _elem1311 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1311)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26959,8 +27632,8 @@ class get_partitions_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1254 in self.group_names:
-                oprot.writeString(iter1254.encode('utf-8') if sys.version_info[0] == 2 else iter1254)
+            for iter1312 in self.group_names:
+                oprot.writeString(iter1312.encode('utf-8') if sys.version_info[0] == 2 else iter1312)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27017,11 +27690,11 @@ class get_partitions_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1258, _size1255) = iprot.readListBegin()
-                    for _i1259 in range(_size1255):
-                        _elem1260 = Partition()
-                        _elem1260.read(iprot)
-                        self.success.append(_elem1260)
+                    (_etype1316, _size1313) = iprot.readListBegin()
+                    for _i1317 in range(_size1313):
+                        _elem1318 = Partition()
+                        _elem1318.read(iprot)
+                        self.success.append(_elem1318)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27048,8 +27721,8 @@ class get_partitions_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1261 in self.success:
-                iter1261.write(oprot)
+            for iter1319 in self.success:
+                iter1319.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27123,10 +27796,10 @@ class get_partitions_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1265, _size1262) = iprot.readListBegin()
-                    for _i1266 in range(_size1262):
-                        _elem1267 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1267)
+                    (_etype1323, _size1320) = iprot.readListBegin()
+                    for _i1324 in range(_size1320):
+                        _elem1325 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1325)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27156,8 +27829,8 @@ class get_partitions_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1268 in self.part_vals:
-                oprot.writeString(iter1268.encode('utf-8') if sys.version_info[0] == 2 else iter1268)
+            for iter1326 in self.part_vals:
+                oprot.writeString(iter1326.encode('utf-8') if sys.version_info[0] == 2 else iter1326)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -27217,11 +27890,11 @@ class get_partitions_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1272, _size1269) = iprot.readListBegin()
-                    for _i1273 in range(_size1269):
-                        _elem1274 = Partition()
-                        _elem1274.read(iprot)
-                        self.success.append(_elem1274)
+                    (_etype1330, _size1327) = iprot.readListBegin()
+                    for _i1331 in range(_size1327):
+                        _elem1332 = Partition()
+                        _elem1332.read(iprot)
+                        self.success.append(_elem1332)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27248,8 +27921,8 @@ class get_partitions_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1275 in self.success:
-                iter1275.write(oprot)
+            for iter1333 in self.success:
+                iter1333.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27327,10 +28000,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1279, _size1276) = iprot.readListBegin()
-                    for _i1280 in range(_size1276):
-                        _elem1281 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1281)
+                    (_etype1337, _size1334) = iprot.readListBegin()
+                    for _i1338 in range(_size1334):
+                        _elem1339 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1339)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27347,10 +28020,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1285, _size1282) = iprot.readListBegin()
-                    for _i1286 in range(_size1282):
-                        _elem1287 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1287)
+                    (_etype1343, _size1340) = iprot.readListBegin()
+                    for _i1344 in range(_size1340):
+                        _elem1345 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1345)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27375,8 +28048,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1288 in self.part_vals:
-                oprot.writeString(iter1288.encode('utf-8') if sys.version_info[0] == 2 else iter1288)
+            for iter1346 in self.part_vals:
+                oprot.writeString(iter1346.encode('utf-8') if sys.version_info[0] == 2 else iter1346)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -27390,8 +28063,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1289 in self.group_names:
-                oprot.writeString(iter1289.encode('utf-8') if sys.version_info[0] == 2 else iter1289)
+            for iter1347 in self.group_names:
+                oprot.writeString(iter1347.encode('utf-8') if sys.version_info[0] == 2 else iter1347)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27449,11 +28122,11 @@ class get_partitions_ps_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1293, _size1290) = iprot.readListBegin()
-                    for _i1294 in range(_size1290):
-                        _elem1295 = Partition()
-                        _elem1295.read(iprot)
-                        self.success.append(_elem1295)
+                    (_etype1351, _size1348) = iprot.readListBegin()
+                    for _i1352 in range(_size1348):
+                        _elem1353 = Partition()
+                        _elem1353.read(iprot)
+                        self.success.append(_elem1353)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27480,8 +28153,8 @@ class get_partitions_ps_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1296 in self.success:
-                iter1296.write(oprot)
+            for iter1354 in self.success:
+                iter1354.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27790,11 +28463,11 @@ class get_partitions_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1300, _size1297) = iprot.readListBegin()
-                    for _i1301 in range(_size1297):
-                        _elem1302 = Partition()
-                        _elem1302.read(iprot)
-                        self.success.append(_elem1302)
+                    (_etype1358, _size1355) = iprot.readListBegin()
+                    for _i1359 in range(_size1355):
+                        _elem1360 = Partition()
+                        _elem1360.read(iprot)
+                        self.success.append(_elem1360)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27821,8 +28494,8 @@ class get_partitions_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1303 in self.success:
-                iter1303.write(oprot)
+            for iter1361 in self.success:
+                iter1361.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27947,11 +28620,11 @@ class get_partitions_by_filter_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1307, _size1304) = iprot.readListBegin()
-                    for _i1308 in range(_size1304):
-                        _elem1309 = Partition()
-                        _elem1309.read(iprot)
-                        self.success.append(_elem1309)
+                    (_etype1365, _size1362) = iprot.readListBegin()
+                    for _i1366 in range(_size1362):
+                        _elem1367 = Partition()
+                        _elem1367.read(iprot)
+                        self.success.append(_elem1367)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27978,8 +28651,8 @@ class get_partitions_by_filter_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1310 in self.success:
-                iter1310.write(oprot)
+            for iter1368 in self.success:
+                iter1368.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28139,11 +28812,11 @@ class get_part_specs_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1314, _size1311) = iprot.readListBegin()
-                    for _i1315 in range(_size1311):
-                        _elem1316 = PartitionSpec()
-                        _elem1316.read(iprot)
-                        self.success.append(_elem1316)
+                    (_etype1372, _size1369) = iprot.readListBegin()
+                    for _i1373 in range(_size1369):
+                        _elem1374 = PartitionSpec()
+                        _elem1374.read(iprot)
+                        self.success.append(_elem1374)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28170,8 +28843,8 @@ class get_part_specs_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1317 in self.success:
-                iter1317.write(oprot)
+            for iter1375 in self.success:
+                iter1375.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28319,11 +28992,11 @@ class get_partitions_pspec_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1321, _size1318) = iprot.readListBegin()
-                    for _i1322 in range(_size1318):
-                        _elem1323 = PartitionSpec()
-                        _elem1323.read(iprot)
-                        self.success.append(_elem1323)
+                    (_etype1379, _size1376) = iprot.readListBegin()
+                    for _i1380 in range(_size1376):
+                        _elem1381 = PartitionSpec()
+                        _elem1381.read(iprot)
+                        self.success.append(_elem1381)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28350,8 +29023,8 @@ class get_partitions_pspec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1324 in self.success:
-                iter1324.write(oprot)
+            for iter1382 in self.success:
+                iter1382.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28743,10 +29416,10 @@ class get_partitions_by_names_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype1328, _size1325) = iprot.readListBegin()
-                    for _i1329 in range(_size1325):
-                        _elem1330 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem1330)
+                    (_etype1386, _size1383) = iprot.readListBegin()
+                    for _i1387 in range(_size1383):
+                        _elem1388 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem1388)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28771,8 +29444,8 @@ class get_partitions_by_names_args(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter1331 in self.names:
-                oprot.writeString(iter1331.encode('utf-8') if sys.version_info[0] == 2 else iter1331)
+            for iter1389 in self.names:
+                oprot.writeString(iter1389.encode('utf-8') if sys.version_info[0] == 2 else iter1389)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -28827,11 +29500,11 @@ class get_partitions_by_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1335, _size1332) = iprot.readListBegin()
-                    for _i1336 in range(_size1332):
-                        _elem1337 = Partition()
-                        _elem1337.read(iprot)
-                        self.success.append(_elem1337)
+                    (_etype1393, _size1390) = iprot.readListBegin()
+                    for _i1394 in range(_size1390):
+                        _elem1395 = Partition()
+                        _elem1395.read(iprot)
+                        self.success.append(_elem1395)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28858,8 +29531,8 @@ class get_partitions_by_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1338 in self.success:
-                iter1338.write(oprot)
+            for iter1396 in self.success:
+                iter1396.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29293,10 +29966,10 @@ class get_partition_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1342, _size1339) = iprot.readListBegin()
-                    for _i1343 in range(_size1339):
-                        _elem1344 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1344)
+                    (_etype1400, _size1397) = iprot.readListBegin()
+                    for _i1401 in range(_size1397):
+                        _elem1402 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1402)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29323,8 +29996,8 @@ class get_partition_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1345 in self.success:
-                oprot.writeString(iter1345.encode('utf-8') if sys.version_info[0] == 2 else iter1345)
+            for iter1403 in self.success:
+                oprot.writeString(iter1403.encode('utf-8') if sys.version_info[0] == 2 else iter1403)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29449,10 +30122,10 @@ class fetch_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1349, _size1346) = iprot.readListBegin()
-                    for _i1350 in range(_size1346):
-                        _elem1351 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1351)
+                    (_etype1407, _size1404) = iprot.readListBegin()
+                    for _i1408 in range(_size1404):
+                        _elem1409 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1409)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29479,8 +30152,8 @@ class fetch_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1352 in self.success:
-                oprot.writeString(iter1352.encode('utf-8') if sys.version_info[0] == 2 else iter1352)
+            for iter1410 in self.success:
+                oprot.writeString(iter1410.encode('utf-8') if sys.version_info[0] == 2 else iter1410)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29554,10 +30227,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1356, _size1353) = iprot.readListBegin()
-                    for _i1357 in range(_size1353):
-                        _elem1358 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1358)
+                    (_etype1414, _size1411) = iprot.readListBegin()
+                    for _i1415 in range(_size1411):
+                        _elem1416 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1416)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29587,8 +30260,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1359 in self.part_vals:
-                oprot.writeString(iter1359.encode('utf-8') if sys.version_info[0] == 2 else iter1359)
+            for iter1417 in self.part_vals:
+                oprot.writeString(iter1417.encode('utf-8') if sys.version_info[0] == 2 else iter1417)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -29648,10 +30321,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1363, _size1360) = iprot.readListBegin()
-                    for _i1364 in range(_size1360):
-                        _elem1365 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1365)
+                    (_etype1421, _size1418) = iprot.readListBegin()
+                    for _i1422 in range(_size1418):
+                        _elem1423 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1423)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29678,8 +30351,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1366 in self.success:
-                oprot.writeString(iter1366.encode('utf-8') if sys.version_info[0] == 2 else iter1366)
+            for iter1424 in self.success:
+                oprot.writeString(iter1424.encode('utf-8') if sys.version_info[0] == 2 else iter1424)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29953,10 +30626,10 @@ class get_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1370, _size1367) = iprot.readListBegin()
-                    for _i1371 in range(_size1367):
-                        _elem1372 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1372)
+                    (_etype1428, _size1425) = iprot.readListBegin()
+                    for _i1429 in range(_size1425):
+                        _elem1430 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1430)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29983,8 +30656,8 @@ class get_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1373 in self.success:
-                oprot.writeString(iter1373.encode('utf-8') if sys.version_info[0] == 2 else iter1373)
+            for iter1431 in self.success:
+                oprot.writeString(iter1431.encode('utf-8') if sys.version_info[0] == 2 else iter1431)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30255,10 +30928,10 @@ class partition_name_to_vals_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1377, _size1374) = iprot.readListBegin()
-                    for _i1378 in range(_size1374):
-                        _elem1379 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1379)
+                    (_etype1435, _size1432) = iprot.readListBegin()
+                    for _i1436 in range(_size1432):
+                        _elem1437 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1437)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30280,8 +30953,8 @@ class partition_name_to_vals_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1380 in self.success:
-                oprot.writeString(iter1380.encode('utf-8') if sys.version_info[0] == 2 else iter1380)
+            for iter1438 in self.success:
+                oprot.writeString(iter1438.encode('utf-8') if sys.version_info[0] == 2 else iter1438)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30398,11 +31071,11 @@ class partition_name_to_spec_result(object):
             if fid == 0:
                 if ftype == TType.MAP:
                     self.success = {}
-                    (_ktype1382, _vtype1383, _size1381) = iprot.readMapBegin()
-                    for _i1385 in range(_size1381):
-                        _key1386 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1387 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success[_key1386] = _val1387
+                    (_ktype1440, _vtype1441, _size1439) = iprot.readMapBegin()
+                    for _i1443 in range(_size1439):
+                        _key1444 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1445 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success[_key1444] = _val1445
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -30424,9 +31097,9 @@ class partition_name_to_spec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.MAP, 0)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.success))
-            for kiter1388, viter1389 in self.success.items():
-                oprot.writeString(kiter1388.encode('utf-8') if sys.version_info[0] == 2 else kiter1388)
-                oprot.writeString(viter1389.encode('utf-8') if sys.version_info[0] == 2 else viter1389)
+            for kiter1446, viter1447 in self.success.items():
+                oprot.writeString(kiter1446.encode('utf-8') if sys.version_info[0] == 2 else kiter1446)
+                oprot.writeString(viter1447.encode('utf-8') if sys.version_info[0] == 2 else viter1447)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30481,10 +31154,10 @@ class partition_name_has_valid_characters_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1393, _size1390) = iprot.readListBegin()
-                    for _i1394 in range(_size1390):
-                        _elem1395 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1395)
+                    (_etype1451, _size1448) = iprot.readListBegin()
+                    for _i1452 in range(_size1448):
+                        _elem1453 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1453)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30506,8 +31179,8 @@ class partition_name_has_valid_characters_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1396 in self.part_vals:
-                oprot.writeString(iter1396.encode('utf-8') if sys.version_info[0] == 2 else iter1396)
+            for iter1454 in self.part_vals:
+                oprot.writeString(iter1454.encode('utf-8') if sys.version_info[0] == 2 else iter1454)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.throw_exception is not None:
@@ -30983,11 +31656,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1400, _size1397) = iprot.readListBegin()
-                    for _i1401 in range(_size1397):
-                        _elem1402 = Partition()
-                        _elem1402.read(iprot)
-                        self.new_parts.append(_elem1402)
+                    (_etype1458, _size1455) = iprot.readListBegin()
+                    for _i1459 in range(_size1455):
+                        _elem1460 = Partition()
+                        _elem1460.read(iprot)
+                        self.new_parts.append(_elem1460)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31012,8 +31685,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1403 in self.new_parts:
-                iter1403.write(oprot)
+            for iter1461 in self.new_parts:
+                iter1461.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -31154,11 +31827,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1407, _size1404) = iprot.readListBegin()
-                    for _i1408 in range(_size1404):
-                        _elem1409 = Partition()
-                        _elem1409.read(iprot)
-                        self.new_parts.append(_elem1409)
+                    (_etype1465, _size1462) = iprot.readListBegin()
+                    for _i1466 in range(_size1462):
+                        _elem1467 = Partition()
+                        _elem1467.read(iprot)
+                        self.new_parts.append(_elem1467)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31189,8 +31862,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1410 in self.new_parts:
-                iter1410.write(oprot)
+            for iter1468 in self.new_parts:
+                iter1468.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -31485,10 +32158,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1414, _size1411) = iprot.readListBegin()
-                    for _i1415 in range(_size1411):
-                        _elem1416 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1416)
+                    (_etype1472, _size1469) = iprot.readListBegin()
+                    for _i1473 in range(_size1469):
+                        _elem1474 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1474)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31519,8 +32192,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1417 in self.part_vals:
-                oprot.writeString(iter1417.encode('utf-8') if sys.version_info[0] == 2 else iter1417)
+            for iter1475 in self.part_vals:
+                oprot.writeString(iter1475.encode('utf-8') if sys.version_info[0] == 2 else iter1475)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -31776,6 +32449,474 @@ rename_partition_req_result.thrift_spec = (
 )
 
 
+class exchange_partition_args(object):
+    """
+    Attributes:
+     - partitionSpecs
+     - source_db
+     - source_table_name
+     - dest_db
+     - dest_table_name
+
+    """
+
+
+    def __init__(self, partitionSpecs=None, source_db=None, source_table_name=None, dest_db=None, dest_table_name=None,):
+        self.partitionSpecs = partitionSpecs
+        self.source_db = source_db
+        self.source_table_name = source_table_name
+        self.dest_db = dest_db
+        self.dest_table_name = dest_table_name
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.MAP:
+                    self.partitionSpecs = {}
+                    (_ktype1477, _vtype1478, _size1476) = iprot.readMapBegin()
+                    for _i1480 in range(_size1476):
+                        _key1481 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1482 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionSpecs[_key1481] = _val1482
+                    iprot.readMapEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.source_db = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.source_table_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.dest_db = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.dest_table_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('exchange_partition_args')
+        if self.partitionSpecs is not None:
+            oprot.writeFieldBegin('partitionSpecs', TType.MAP, 1)
+            oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.partitionSpecs))
+            for kiter1483, viter1484 in self.partitionSpecs.items():
+                oprot.writeString(kiter1483.encode('utf-8') if sys.version_info[0] == 2 else kiter1483)
+                oprot.writeString(viter1484.encode('utf-8') if sys.version_info[0] == 2 else viter1484)
+            oprot.writeMapEnd()
+            oprot.writeFieldEnd()
+        if self.source_db is not None:
+            oprot.writeFieldBegin('source_db', TType.STRING, 2)
+            oprot.writeString(self.source_db.encode('utf-8') if sys.version_info[0] == 2 else self.source_db)
+            oprot.writeFieldEnd()
+        if self.source_table_name is not None:
+            oprot.writeFieldBegin('source_table_name', TType.STRING, 3)
+            oprot.writeString(self.source_table_name.encode('utf-8') if sys.version_info[0] == 2 else self.source_table_name)
+            oprot.writeFieldEnd()
+        if self.dest_db is not None:
+            oprot.writeFieldBegin('dest_db', TType.STRING, 4)
+            oprot.writeString(self.dest_db.encode('utf-8') if sys.version_info[0] == 2 else self.dest_db)
+            oprot.writeFieldEnd()
+        if self.dest_table_name is not None:
+            oprot.writeFieldBegin('dest_table_name', TType.STRING, 5)
+            oprot.writeString(self.dest_table_name.encode('utf-8') if sys.version_info[0] == 2 else self.dest_table_name)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(exchange_partition_args)
+exchange_partition_args.thrift_spec = (
+    None,  # 0
+    (1, TType.MAP, 'partitionSpecs', (TType.STRING, 'UTF8', TType.STRING, 'UTF8', False), None, ),  # 1
+    (2, TType.STRING, 'source_db', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'source_table_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'dest_db', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'dest_table_name', 'UTF8', None, ),  # 5
+)
+
+
+class exchange_partition_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = Partition()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = InvalidInputException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('exchange_partition_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(exchange_partition_result)
+exchange_partition_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [Partition, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [NoSuchObjectException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [InvalidObjectException, None], None, ),  # 3
+    (4, TType.STRUCT, 'o4', [InvalidInputException, None], None, ),  # 4
+)
+
+
+class exchange_partitions_args(object):
+    """
+    Attributes:
+     - partitionSpecs
+     - source_db
+     - source_table_name
+     - dest_db
+     - dest_table_name
+
+    """
+
+
+    def __init__(self, partitionSpecs=None, source_db=None, source_table_name=None, dest_db=None, dest_table_name=None,):
+        self.partitionSpecs = partitionSpecs
+        self.source_db = source_db
+        self.source_table_name = source_table_name
+        self.dest_db = dest_db
+        self.dest_table_name = dest_table_name
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.MAP:
+                    self.partitionSpecs = {}
+                    (_ktype1486, _vtype1487, _size1485) = iprot.readMapBegin()
+                    for _i1489 in range(_size1485):
+                        _key1490 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1491 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionSpecs[_key1490] = _val1491
+                    iprot.readMapEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.source_db = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.source_table_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.dest_db = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.dest_table_name = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('exchange_partitions_args')
+        if self.partitionSpecs is not None:
+            oprot.writeFieldBegin('partitionSpecs', TType.MAP, 1)
+            oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.partitionSpecs))
+            for kiter1492, viter1493 in self.partitionSpecs.items():
+                oprot.writeString(kiter1492.encode('utf-8') if sys.version_info[0] == 2 else kiter1492)
+                oprot.writeString(viter1493.encode('utf-8') if sys.version_info[0] == 2 else viter1493)
+            oprot.writeMapEnd()
+            oprot.writeFieldEnd()
+        if self.source_db is not None:
+            oprot.writeFieldBegin('source_db', TType.STRING, 2)
+            oprot.writeString(self.source_db.encode('utf-8') if sys.version_info[0] == 2 else self.source_db)
+            oprot.writeFieldEnd()
+        if self.source_table_name is not None:
+            oprot.writeFieldBegin('source_table_name', TType.STRING, 3)
+            oprot.writeString(self.source_table_name.encode('utf-8') if sys.version_info[0] == 2 else self.source_table_name)
+            oprot.writeFieldEnd()
+        if self.dest_db is not None:
+            oprot.writeFieldBegin('dest_db', TType.STRING, 4)
+            oprot.writeString(self.dest_db.encode('utf-8') if sys.version_info[0] == 2 else self.dest_db)
+            oprot.writeFieldEnd()
+        if self.dest_table_name is not None:
+            oprot.writeFieldBegin('dest_table_name', TType.STRING, 5)
+            oprot.writeString(self.dest_table_name.encode('utf-8') if sys.version_info[0] == 2 else self.dest_table_name)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(exchange_partitions_args)
+exchange_partitions_args.thrift_spec = (
+    None,  # 0
+    (1, TType.MAP, 'partitionSpecs', (TType.STRING, 'UTF8', TType.STRING, 'UTF8', False), None, ),  # 1
+    (2, TType.STRING, 'source_db', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'source_table_name', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'dest_db', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'dest_table_name', 'UTF8', None, ),  # 5
+)
+
+
+class exchange_partitions_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+     - o4
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None, o4=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+        self.o4 = o4
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.LIST:
+                    self.success = []
+                    (_etype1497, _size1494) = iprot.readListBegin()
+                    for _i1498 in range(_size1494):
+                        _elem1499 = Partition()
+                        _elem1499.read(iprot)
+                        self.success.append(_elem1499)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = NoSuchObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = InvalidObjectException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRUCT:
+                    self.o4 = InvalidInputException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('exchange_partitions_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.LIST, 0)
+            oprot.writeListBegin(TType.STRUCT, len(self.success))
+            for iter1500 in self.success:
+                iter1500.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o4 is not None:
+            oprot.writeFieldBegin('o4', TType.STRUCT, 4)
+            self.o4.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(exchange_partitions_result)
+exchange_partitions_result.thrift_spec = (
+    (0, TType.LIST, 'success', (TType.STRUCT, [Partition, None], False), None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [NoSuchObjectException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [InvalidObjectException, None], None, ),  # 3
+    (4, TType.STRUCT, 'o4', [InvalidInputException, None], None, ),  # 4
+)
+
+
 class drop_partition_args(object):
     """
     Attributes:
@@ -31815,10 +32956,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1421, _size1418) = iprot.readListBegin()
-                    for _i1422 in range(_size1418):
-                        _elem1423 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1423)
+                    (_etype1504, _size1501) = iprot.readListBegin()
+                    for _i1505 in range(_size1501):
+                        _elem1506 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1506)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31848,8 +32989,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1424 in self.part_vals:
-                oprot.writeString(iter1424.encode('utf-8') if sys.version_info[0] == 2 else iter1424)
+            for iter1507 in self.part_vals:
+                oprot.writeString(iter1507.encode('utf-8') if sys.version_info[0] == 2 else iter1507)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -32008,10 +33149,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1428, _size1425) = iprot.readListBegin()
-                    for _i1429 in range(_size1425):
-                        _elem1430 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1430)
+                    (_etype1511, _size1508) = iprot.readListBegin()
+                    for _i1512 in range(_size1508):
+                        _elem1513 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1513)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32047,8 +33188,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1431 in self.part_vals:
-                oprot.writeString(iter1431.encode('utf-8') if sys.version_info[0] == 2 else iter1431)
+            for iter1514 in self.part_vals:
+                oprot.writeString(iter1514.encode('utf-8') if sys.version_info[0] == 2 else iter1514)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -32886,11 +34027,11 @@ class markPartitionForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1433, _vtype1434, _size1432) = iprot.readMapBegin()
-                    for _i1436 in range(_size1432):
-                        _key1437 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1438 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1437] = _val1438
+                    (_ktype1516, _vtype1517, _size1515) = iprot.readMapBegin()
+                    for _i1519 in range(_size1515):
+                        _key1520 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1521 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1520] = _val1521
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -32920,9 +34061,9 @@ class markPartitionForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1439, viter1440 in self.part_vals.items():
-                oprot.writeString(kiter1439.encode('utf-8') if sys.version_info[0] == 2 else kiter1439)
-                oprot.writeString(viter1440.encode('utf-8') if sys.version_info[0] == 2 else viter1440)
+            for kiter1522, viter1523 in self.part_vals.items():
+                oprot.writeString(kiter1522.encode('utf-8') if sys.version_info[0] == 2 else kiter1522)
+                oprot.writeString(viter1523.encode('utf-8') if sys.version_info[0] == 2 else viter1523)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -33116,11 +34257,11 @@ class isPartitionMarkedForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1442, _vtype1443, _size1441) = iprot.readMapBegin()
-                    for _i1445 in range(_size1441):
-                        _key1446 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1447 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1446] = _val1447
+                    (_ktype1525, _vtype1526, _size1524) = iprot.readMapBegin()
+                    for _i1528 in range(_size1524):
+                        _key1529 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1530 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1529] = _val1530
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -33150,9 +34291,9 @@ class isPartitionMarkedForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1448, viter1449 in self.part_vals.items():
-                oprot.writeString(kiter1448.encode('utf-8') if sys.version_info[0] == 2 else kiter1448)
-                oprot.writeString(viter1449.encode('utf-8') if sys.version_info[0] == 2 else viter1449)
+            for kiter1531, viter1532 in self.part_vals.items():
+                oprot.writeString(kiter1531.encode('utf-8') if sys.version_info[0] == 2 else kiter1531)
+                oprot.writeString(viter1532.encode('utf-8') if sys.version_info[0] == 2 else viter1532)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -35796,10 +36937,10 @@ class get_role_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1453, _size1450) = iprot.readListBegin()
-                    for _i1454 in range(_size1450):
-                        _elem1455 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1455)
+                    (_etype1536, _size1533) = iprot.readListBegin()
+                    for _i1537 in range(_size1533):
+                        _elem1538 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1538)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -35821,8 +36962,8 @@ class get_role_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1456 in self.success:
-                oprot.writeString(iter1456.encode('utf-8') if sys.version_info[0] == 2 else iter1456)
+            for iter1539 in self.success:
+                oprot.writeString(iter1539.encode('utf-8') if sys.version_info[0] == 2 else iter1539)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -36579,11 +37720,11 @@ class list_roles_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1460, _size1457) = iprot.readListBegin()
-                    for _i1461 in range(_size1457):
-                        _elem1462 = Role()
-                        _elem1462.read(iprot)
-                        self.success.append(_elem1462)
+                    (_etype1543, _size1540) = iprot.readListBegin()
+                    for _i1544 in range(_size1540):
+                        _elem1545 = Role()
+                        _elem1545.read(iprot)
+                        self.success.append(_elem1545)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -36605,8 +37746,8 @@ class list_roles_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1463 in self.success:
-                iter1463.write(oprot)
+            for iter1546 in self.success:
+                iter1546.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -36811,10 +37952,10 @@ class get_privilege_set_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1467, _size1464) = iprot.readListBegin()
-                    for _i1468 in range(_size1464):
-                        _elem1469 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1469)
+                    (_etype1550, _size1547) = iprot.readListBegin()
+                    for _i1551 in range(_size1547):
+                        _elem1552 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1552)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -36839,8 +37980,8 @@ class get_privilege_set_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1470 in self.group_names:
-                oprot.writeString(iter1470.encode('utf-8') if sys.version_info[0] == 2 else iter1470)
+            for iter1553 in self.group_names:
+                oprot.writeString(iter1553.encode('utf-8') if sys.version_info[0] == 2 else iter1553)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -37054,11 +38195,11 @@ class list_privileges_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1474, _size1471) = iprot.readListBegin()
-                    for _i1475 in range(_size1471):
-                        _elem1476 = HiveObjectPrivilege()
-                        _elem1476.read(iprot)
-                        self.success.append(_elem1476)
+                    (_etype1557, _size1554) = iprot.readListBegin()
+                    for _i1558 in range(_size1554):
+                        _elem1559 = HiveObjectPrivilege()
+                        _elem1559.read(iprot)
+                        self.success.append(_elem1559)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -37080,8 +38221,8 @@ class list_privileges_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1477 in self.success:
-                iter1477.write(oprot)
+            for iter1560 in self.success:
+                iter1560.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -39372,6 +40513,944 @@ class heartbeat_txn_range_result(object):
 all_structs.append(heartbeat_txn_range_result)
 heartbeat_txn_range_result.thrift_spec = (
     (0, TType.STRUCT, 'success', [HeartbeatTxnRangeResponse, None], None, ),  # 0
+)
+
+
+class allocate_table_write_ids_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = AllocateTableWriteIdsRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('allocate_table_write_ids_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(allocate_table_write_ids_args)
+allocate_table_write_ids_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [AllocateTableWriteIdsRequest, None], None, ),  # 1
+)
+
+
+class allocate_table_write_ids_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+     - o3
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None, o3=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+        self.o3 = o3
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = AllocateTableWriteIdsResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = NoSuchTxnException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = TxnAbortedException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRUCT:
+                    self.o3 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('allocate_table_write_ids_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o3 is not None:
+            oprot.writeFieldBegin('o3', TType.STRUCT, 3)
+            self.o3.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(allocate_table_write_ids_result)
+allocate_table_write_ids_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [AllocateTableWriteIdsResponse, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [NoSuchTxnException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [TxnAbortedException, None], None, ),  # 2
+    (3, TType.STRUCT, 'o3', [MetaException, None], None, ),  # 3
+)
+
+
+class get_max_allocated_table_write_id_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = MaxAllocatedTableWriteIdRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_max_allocated_table_write_id_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_max_allocated_table_write_id_args)
+get_max_allocated_table_write_id_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [MaxAllocatedTableWriteIdRequest, None], None, ),  # 1
+)
+
+
+class get_max_allocated_table_write_id_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = MaxAllocatedTableWriteIdResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_max_allocated_table_write_id_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_max_allocated_table_write_id_result)
+get_max_allocated_table_write_id_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [MaxAllocatedTableWriteIdResponse, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class get_valid_write_ids_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = GetValidWriteIdsRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_valid_write_ids_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_valid_write_ids_args)
+get_valid_write_ids_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [GetValidWriteIdsRequest, None], None, ),  # 1
+)
+
+
+class get_valid_write_ids_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+     - o2
+
+    """
+
+
+    def __init__(self, success=None, o1=None, o2=None,):
+        self.success = success
+        self.o1 = o1
+        self.o2 = o2
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = GetValidWriteIdsResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = NoSuchTxnException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_valid_write_ids_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_valid_write_ids_result)
+get_valid_write_ids_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [GetValidWriteIdsResponse, None], None, ),  # 0
+    (1, TType.STRUCT, 'o1', [NoSuchTxnException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [MetaException, None], None, ),  # 2
+)
+
+
+class get_latest_txnid_in_conflict_args(object):
+    """
+    Attributes:
+     - txnId
+
+    """
+
+
+    def __init__(self, txnId=None,):
+        self.txnId = txnId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.txnId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_latest_txnid_in_conflict_args')
+        if self.txnId is not None:
+            oprot.writeFieldBegin('txnId', TType.I64, 1)
+            oprot.writeI64(self.txnId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_latest_txnid_in_conflict_args)
+get_latest_txnid_in_conflict_args.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'txnId', None, None, ),  # 1
+)
+
+
+class get_latest_txnid_in_conflict_result(object):
+    """
+    Attributes:
+     - success
+     - o1
+
+    """
+
+
+    def __init__(self, success=None, o1=None,):
+        self.success = success
+        self.o1 = o1
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.I64:
+                    self.success = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = MetaException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('get_latest_txnid_in_conflict_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.I64, 0)
+            oprot.writeI64(self.success)
+            oprot.writeFieldEnd()
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(get_latest_txnid_in_conflict_result)
+get_latest_txnid_in_conflict_result.thrift_spec = (
+    (0, TType.I64, 'success', None, None, ),  # 0
+    (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class compact_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = CompactionRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('compact_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(compact_args)
+compact_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [CompactionRequest, None], None, ),  # 1
+)
+
+
+class compact_result(object):
+
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('compact_result')
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(compact_result)
+compact_result.thrift_spec = (
+)
+
+
+class compact2_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = CompactionRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('compact2_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(compact2_args)
+compact2_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [CompactionRequest, None], None, ),  # 1
+)
+
+
+class compact2_result(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = CompactionResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('compact2_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(compact2_result)
+compact2_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [CompactionResponse, None], None, ),  # 0
+)
+
+
+class show_compact_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = ShowCompactRequest()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('show_compact_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(show_compact_args)
+show_compact_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [ShowCompactRequest, None], None, ),  # 1
+)
+
+
+class show_compact_result(object):
+    """
+    Attributes:
+     - success
+
+    """
+
+
+    def __init__(self, success=None,):
+        self.success = success
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 0:
+                if ftype == TType.STRUCT:
+                    self.success = ShowCompactResponse()
+                    self.success.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('show_compact_result')
+        if self.success is not None:
+            oprot.writeFieldBegin('success', TType.STRUCT, 0)
+            self.success.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(show_compact_result)
+show_compact_result.thrift_spec = (
+    (0, TType.STRUCT, 'success', [ShowCompactResponse, None], None, ),  # 0
 )
 
 

@@ -231,6 +231,27 @@ class TxnType(object):
     }
 
 
+class CompactionType(object):
+    MINOR = 1
+    MAJOR = 2
+    REBALANCE = 3
+    ABORT_TXN_CLEANUP = 4
+
+    _VALUES_TO_NAMES = {
+        1: "MINOR",
+        2: "MAJOR",
+        3: "REBALANCE",
+        4: "ABORT_TXN_CLEANUP",
+    }
+
+    _NAMES_TO_VALUES = {
+        "MINOR": 1,
+        "MAJOR": 2,
+        "REBALANCE": 3,
+        "ABORT_TXN_CLEANUP": 4,
+    }
+
+
 class LockLevel(object):
     DB = 1
     TABLE = 2
@@ -19201,6 +19222,1478 @@ class HeartbeatTxnRangeResponse(object):
         return not (self == other)
 
 
+class TxnToWriteId(object):
+    """
+    Attributes:
+     - txnId
+     - writeId
+
+    """
+
+
+    def __init__(self, txnId=None, writeId=None,):
+        self.txnId = txnId
+        self.writeId = writeId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.txnId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I64:
+                    self.writeId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TxnToWriteId')
+        if self.txnId is not None:
+            oprot.writeFieldBegin('txnId', TType.I64, 1)
+            oprot.writeI64(self.txnId)
+            oprot.writeFieldEnd()
+        if self.writeId is not None:
+            oprot.writeFieldBegin('writeId', TType.I64, 2)
+            oprot.writeI64(self.writeId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.txnId is None:
+            raise TProtocolException(message='Required field txnId is unset!')
+        if self.writeId is None:
+            raise TProtocolException(message='Required field writeId is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AllocateTableWriteIdsRequest(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+     - txnIds
+     - replPolicy
+     - srcTxnToWriteIdList
+     - reallocate
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None, txnIds=None, replPolicy=None, srcTxnToWriteIdList=None, reallocate=False,):
+        self.dbName = dbName
+        self.tableName = tableName
+        self.txnIds = txnIds
+        self.replPolicy = replPolicy
+        self.srcTxnToWriteIdList = srcTxnToWriteIdList
+        self.reallocate = reallocate
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.txnIds = []
+                    (_etype934, _size931) = iprot.readListBegin()
+                    for _i935 in range(_size931):
+                        _elem936 = iprot.readI64()
+                        self.txnIds.append(_elem936)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.replPolicy = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.srcTxnToWriteIdList = []
+                    (_etype940, _size937) = iprot.readListBegin()
+                    for _i941 in range(_size937):
+                        _elem942 = TxnToWriteId()
+                        _elem942.read(iprot)
+                        self.srcTxnToWriteIdList.append(_elem942)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.BOOL:
+                    self.reallocate = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AllocateTableWriteIdsRequest')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        if self.txnIds is not None:
+            oprot.writeFieldBegin('txnIds', TType.LIST, 3)
+            oprot.writeListBegin(TType.I64, len(self.txnIds))
+            for iter943 in self.txnIds:
+                oprot.writeI64(iter943)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.replPolicy is not None:
+            oprot.writeFieldBegin('replPolicy', TType.STRING, 4)
+            oprot.writeString(self.replPolicy.encode('utf-8') if sys.version_info[0] == 2 else self.replPolicy)
+            oprot.writeFieldEnd()
+        if self.srcTxnToWriteIdList is not None:
+            oprot.writeFieldBegin('srcTxnToWriteIdList', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRUCT, len(self.srcTxnToWriteIdList))
+            for iter944 in self.srcTxnToWriteIdList:
+                iter944.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.reallocate is not None:
+            oprot.writeFieldBegin('reallocate', TType.BOOL, 6)
+            oprot.writeBool(self.reallocate)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class AllocateTableWriteIdsResponse(object):
+    """
+    Attributes:
+     - txnToWriteIds
+
+    """
+
+
+    def __init__(self, txnToWriteIds=None,):
+        self.txnToWriteIds = txnToWriteIds
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.txnToWriteIds = []
+                    (_etype948, _size945) = iprot.readListBegin()
+                    for _i949 in range(_size945):
+                        _elem950 = TxnToWriteId()
+                        _elem950.read(iprot)
+                        self.txnToWriteIds.append(_elem950)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AllocateTableWriteIdsResponse')
+        if self.txnToWriteIds is not None:
+            oprot.writeFieldBegin('txnToWriteIds', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.txnToWriteIds))
+            for iter951 in self.txnToWriteIds:
+                iter951.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.txnToWriteIds is None:
+            raise TProtocolException(message='Required field txnToWriteIds is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class MaxAllocatedTableWriteIdRequest(object):
+    """
+    Attributes:
+     - dbName
+     - tableName
+
+    """
+
+
+    def __init__(self, dbName=None, tableName=None,):
+        self.dbName = dbName
+        self.tableName = tableName
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('MaxAllocatedTableWriteIdRequest')
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 1)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tableName is not None:
+            oprot.writeFieldBegin('tableName', TType.STRING, 2)
+            oprot.writeString(self.tableName.encode('utf-8') if sys.version_info[0] == 2 else self.tableName)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class MaxAllocatedTableWriteIdResponse(object):
+    """
+    Attributes:
+     - maxWriteId
+
+    """
+
+
+    def __init__(self, maxWriteId=None,):
+        self.maxWriteId = maxWriteId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.maxWriteId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('MaxAllocatedTableWriteIdResponse')
+        if self.maxWriteId is not None:
+            oprot.writeFieldBegin('maxWriteId', TType.I64, 1)
+            oprot.writeI64(self.maxWriteId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.maxWriteId is None:
+            raise TProtocolException(message='Required field maxWriteId is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GetValidWriteIdsRequest(object):
+    """
+    Attributes:
+     - fullTableNames
+     - validTxnList
+     - writeId
+
+    """
+
+
+    def __init__(self, fullTableNames=None, validTxnList=None, writeId=None,):
+        self.fullTableNames = fullTableNames
+        self.validTxnList = validTxnList
+        self.writeId = writeId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.fullTableNames = []
+                    (_etype955, _size952) = iprot.readListBegin()
+                    for _i956 in range(_size952):
+                        _elem957 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.fullTableNames.append(_elem957)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.validTxnList = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.I64:
+                    self.writeId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GetValidWriteIdsRequest')
+        if self.fullTableNames is not None:
+            oprot.writeFieldBegin('fullTableNames', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRING, len(self.fullTableNames))
+            for iter958 in self.fullTableNames:
+                oprot.writeString(iter958.encode('utf-8') if sys.version_info[0] == 2 else iter958)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.validTxnList is not None:
+            oprot.writeFieldBegin('validTxnList', TType.STRING, 2)
+            oprot.writeString(self.validTxnList.encode('utf-8') if sys.version_info[0] == 2 else self.validTxnList)
+            oprot.writeFieldEnd()
+        if self.writeId is not None:
+            oprot.writeFieldBegin('writeId', TType.I64, 3)
+            oprot.writeI64(self.writeId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class TableValidWriteIds(object):
+    """
+    Attributes:
+     - fullTableName
+     - writeIdHighWaterMark
+     - invalidWriteIds
+     - minOpenWriteId
+     - abortedBits
+
+    """
+
+
+    def __init__(self, fullTableName=None, writeIdHighWaterMark=None, invalidWriteIds=None, minOpenWriteId=None, abortedBits=None,):
+        self.fullTableName = fullTableName
+        self.writeIdHighWaterMark = writeIdHighWaterMark
+        self.invalidWriteIds = invalidWriteIds
+        self.minOpenWriteId = minOpenWriteId
+        self.abortedBits = abortedBits
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.fullTableName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I64:
+                    self.writeIdHighWaterMark = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.LIST:
+                    self.invalidWriteIds = []
+                    (_etype962, _size959) = iprot.readListBegin()
+                    for _i963 in range(_size959):
+                        _elem964 = iprot.readI64()
+                        self.invalidWriteIds.append(_elem964)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I64:
+                    self.minOpenWriteId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.abortedBits = iprot.readBinary()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('TableValidWriteIds')
+        if self.fullTableName is not None:
+            oprot.writeFieldBegin('fullTableName', TType.STRING, 1)
+            oprot.writeString(self.fullTableName.encode('utf-8') if sys.version_info[0] == 2 else self.fullTableName)
+            oprot.writeFieldEnd()
+        if self.writeIdHighWaterMark is not None:
+            oprot.writeFieldBegin('writeIdHighWaterMark', TType.I64, 2)
+            oprot.writeI64(self.writeIdHighWaterMark)
+            oprot.writeFieldEnd()
+        if self.invalidWriteIds is not None:
+            oprot.writeFieldBegin('invalidWriteIds', TType.LIST, 3)
+            oprot.writeListBegin(TType.I64, len(self.invalidWriteIds))
+            for iter965 in self.invalidWriteIds:
+                oprot.writeI64(iter965)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.minOpenWriteId is not None:
+            oprot.writeFieldBegin('minOpenWriteId', TType.I64, 4)
+            oprot.writeI64(self.minOpenWriteId)
+            oprot.writeFieldEnd()
+        if self.abortedBits is not None:
+            oprot.writeFieldBegin('abortedBits', TType.STRING, 5)
+            oprot.writeBinary(self.abortedBits)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.fullTableName is None:
+            raise TProtocolException(message='Required field fullTableName is unset!')
+        if self.writeIdHighWaterMark is None:
+            raise TProtocolException(message='Required field writeIdHighWaterMark is unset!')
+        if self.invalidWriteIds is None:
+            raise TProtocolException(message='Required field invalidWriteIds is unset!')
+        if self.abortedBits is None:
+            raise TProtocolException(message='Required field abortedBits is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class GetValidWriteIdsResponse(object):
+    """
+    Attributes:
+     - tblValidWriteIds
+
+    """
+
+
+    def __init__(self, tblValidWriteIds=None,):
+        self.tblValidWriteIds = tblValidWriteIds
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.tblValidWriteIds = []
+                    (_etype969, _size966) = iprot.readListBegin()
+                    for _i970 in range(_size966):
+                        _elem971 = TableValidWriteIds()
+                        _elem971.read(iprot)
+                        self.tblValidWriteIds.append(_elem971)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('GetValidWriteIdsResponse')
+        if self.tblValidWriteIds is not None:
+            oprot.writeFieldBegin('tblValidWriteIds', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.tblValidWriteIds))
+            for iter972 in self.tblValidWriteIds:
+                iter972.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.tblValidWriteIds is None:
+            raise TProtocolException(message='Required field tblValidWriteIds is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class CompactionRequest(object):
+    """
+    Attributes:
+     - dbname
+     - tablename
+     - partitionname
+     - type
+     - runas
+     - properties
+     - initiatorId
+     - initiatorVersion
+     - poolName
+     - numberOfBuckets
+     - orderByClause
+
+    """
+
+
+    def __init__(self, dbname=None, tablename=None, partitionname=None, type=None, runas=None, properties=None, initiatorId=None, initiatorVersion=None, poolName=None, numberOfBuckets=None, orderByClause=None,):
+        self.dbname = dbname
+        self.tablename = tablename
+        self.partitionname = partitionname
+        self.type = type
+        self.runas = runas
+        self.properties = properties
+        self.initiatorId = initiatorId
+        self.initiatorVersion = initiatorVersion
+        self.poolName = poolName
+        self.numberOfBuckets = numberOfBuckets
+        self.orderByClause = orderByClause
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tablename = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.partitionname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I32:
+                    self.type = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.runas = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.MAP:
+                    self.properties = {}
+                    (_ktype974, _vtype975, _size973) = iprot.readMapBegin()
+                    for _i977 in range(_size973):
+                        _key978 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val979 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.properties[_key978] = _val979
+                    iprot.readMapEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.STRING:
+                    self.initiatorId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.STRING:
+                    self.initiatorVersion = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.STRING:
+                    self.poolName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 10:
+                if ftype == TType.I32:
+                    self.numberOfBuckets = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 11:
+                if ftype == TType.STRING:
+                    self.orderByClause = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('CompactionRequest')
+        if self.dbname is not None:
+            oprot.writeFieldBegin('dbname', TType.STRING, 1)
+            oprot.writeString(self.dbname.encode('utf-8') if sys.version_info[0] == 2 else self.dbname)
+            oprot.writeFieldEnd()
+        if self.tablename is not None:
+            oprot.writeFieldBegin('tablename', TType.STRING, 2)
+            oprot.writeString(self.tablename.encode('utf-8') if sys.version_info[0] == 2 else self.tablename)
+            oprot.writeFieldEnd()
+        if self.partitionname is not None:
+            oprot.writeFieldBegin('partitionname', TType.STRING, 3)
+            oprot.writeString(self.partitionname.encode('utf-8') if sys.version_info[0] == 2 else self.partitionname)
+            oprot.writeFieldEnd()
+        if self.type is not None:
+            oprot.writeFieldBegin('type', TType.I32, 4)
+            oprot.writeI32(self.type)
+            oprot.writeFieldEnd()
+        if self.runas is not None:
+            oprot.writeFieldBegin('runas', TType.STRING, 5)
+            oprot.writeString(self.runas.encode('utf-8') if sys.version_info[0] == 2 else self.runas)
+            oprot.writeFieldEnd()
+        if self.properties is not None:
+            oprot.writeFieldBegin('properties', TType.MAP, 6)
+            oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.properties))
+            for kiter980, viter981 in self.properties.items():
+                oprot.writeString(kiter980.encode('utf-8') if sys.version_info[0] == 2 else kiter980)
+                oprot.writeString(viter981.encode('utf-8') if sys.version_info[0] == 2 else viter981)
+            oprot.writeMapEnd()
+            oprot.writeFieldEnd()
+        if self.initiatorId is not None:
+            oprot.writeFieldBegin('initiatorId', TType.STRING, 7)
+            oprot.writeString(self.initiatorId.encode('utf-8') if sys.version_info[0] == 2 else self.initiatorId)
+            oprot.writeFieldEnd()
+        if self.initiatorVersion is not None:
+            oprot.writeFieldBegin('initiatorVersion', TType.STRING, 8)
+            oprot.writeString(self.initiatorVersion.encode('utf-8') if sys.version_info[0] == 2 else self.initiatorVersion)
+            oprot.writeFieldEnd()
+        if self.poolName is not None:
+            oprot.writeFieldBegin('poolName', TType.STRING, 9)
+            oprot.writeString(self.poolName.encode('utf-8') if sys.version_info[0] == 2 else self.poolName)
+            oprot.writeFieldEnd()
+        if self.numberOfBuckets is not None:
+            oprot.writeFieldBegin('numberOfBuckets', TType.I32, 10)
+            oprot.writeI32(self.numberOfBuckets)
+            oprot.writeFieldEnd()
+        if self.orderByClause is not None:
+            oprot.writeFieldBegin('orderByClause', TType.STRING, 11)
+            oprot.writeString(self.orderByClause.encode('utf-8') if sys.version_info[0] == 2 else self.orderByClause)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class CompactionResponse(object):
+    """
+    Attributes:
+     - id
+     - state
+     - accepted
+     - errormessage
+
+    """
+
+
+    def __init__(self, id=None, state=None, accepted=None, errormessage=None,):
+        self.id = id
+        self.state = state
+        self.accepted = accepted
+        self.errormessage = errormessage
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.id = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.state = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.BOOL:
+                    self.accepted = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.errormessage = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('CompactionResponse')
+        if self.id is not None:
+            oprot.writeFieldBegin('id', TType.I64, 1)
+            oprot.writeI64(self.id)
+            oprot.writeFieldEnd()
+        if self.state is not None:
+            oprot.writeFieldBegin('state', TType.STRING, 2)
+            oprot.writeString(self.state.encode('utf-8') if sys.version_info[0] == 2 else self.state)
+            oprot.writeFieldEnd()
+        if self.accepted is not None:
+            oprot.writeFieldBegin('accepted', TType.BOOL, 3)
+            oprot.writeBool(self.accepted)
+            oprot.writeFieldEnd()
+        if self.errormessage is not None:
+            oprot.writeFieldBegin('errormessage', TType.STRING, 4)
+            oprot.writeString(self.errormessage.encode('utf-8') if sys.version_info[0] == 2 else self.errormessage)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.id is None:
+            raise TProtocolException(message='Required field id is unset!')
+        if self.state is None:
+            raise TProtocolException(message='Required field state is unset!')
+        if self.accepted is None:
+            raise TProtocolException(message='Required field accepted is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ShowCompactRequest(object):
+    """
+    Attributes:
+     - id
+     - poolName
+     - dbName
+     - tbName
+     - partName
+     - type
+     - state
+     - limit
+     - order
+
+    """
+
+
+    def __init__(self, id=None, poolName=None, dbName=None, tbName=None, partName=None, type=None, state=None, limit=None, order=None,):
+        self.id = id
+        self.poolName = poolName
+        self.dbName = dbName
+        self.tbName = tbName
+        self.partName = partName
+        self.type = type
+        self.state = state
+        self.limit = limit
+        self.order = order
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.id = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.poolName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.dbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.tbName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.partName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I32:
+                    self.type = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.STRING:
+                    self.state = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.I64:
+                    self.limit = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.STRING:
+                    self.order = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ShowCompactRequest')
+        if self.id is not None:
+            oprot.writeFieldBegin('id', TType.I64, 1)
+            oprot.writeI64(self.id)
+            oprot.writeFieldEnd()
+        if self.poolName is not None:
+            oprot.writeFieldBegin('poolName', TType.STRING, 2)
+            oprot.writeString(self.poolName.encode('utf-8') if sys.version_info[0] == 2 else self.poolName)
+            oprot.writeFieldEnd()
+        if self.dbName is not None:
+            oprot.writeFieldBegin('dbName', TType.STRING, 3)
+            oprot.writeString(self.dbName.encode('utf-8') if sys.version_info[0] == 2 else self.dbName)
+            oprot.writeFieldEnd()
+        if self.tbName is not None:
+            oprot.writeFieldBegin('tbName', TType.STRING, 4)
+            oprot.writeString(self.tbName.encode('utf-8') if sys.version_info[0] == 2 else self.tbName)
+            oprot.writeFieldEnd()
+        if self.partName is not None:
+            oprot.writeFieldBegin('partName', TType.STRING, 5)
+            oprot.writeString(self.partName.encode('utf-8') if sys.version_info[0] == 2 else self.partName)
+            oprot.writeFieldEnd()
+        if self.type is not None:
+            oprot.writeFieldBegin('type', TType.I32, 6)
+            oprot.writeI32(self.type)
+            oprot.writeFieldEnd()
+        if self.state is not None:
+            oprot.writeFieldBegin('state', TType.STRING, 7)
+            oprot.writeString(self.state.encode('utf-8') if sys.version_info[0] == 2 else self.state)
+            oprot.writeFieldEnd()
+        if self.limit is not None:
+            oprot.writeFieldBegin('limit', TType.I64, 8)
+            oprot.writeI64(self.limit)
+            oprot.writeFieldEnd()
+        if self.order is not None:
+            oprot.writeFieldBegin('order', TType.STRING, 9)
+            oprot.writeString(self.order.encode('utf-8') if sys.version_info[0] == 2 else self.order)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ShowCompactResponseElement(object):
+    """
+    Attributes:
+     - dbname
+     - tablename
+     - partitionname
+     - type
+     - state
+     - workerid
+     - start
+     - runAs
+     - hightestTxnId
+     - metaInfo
+     - endTime
+     - hadoopJobId
+     - id
+     - errorMessage
+     - enqueueTime
+     - workerVersion
+     - initiatorId
+     - initiatorVersion
+     - cleanerStart
+     - poolName
+     - nextTxnId
+     - txnId
+     - commitTime
+     - hightestWriteId
+
+    """
+
+
+    def __init__(self, dbname=None, tablename=None, partitionname=None, type=None, state=None, workerid=None, start=None, runAs=None, hightestTxnId=None, metaInfo=None, endTime=None, hadoopJobId="None", id=None, errorMessage=None, enqueueTime=None, workerVersion=None, initiatorId=None, initiatorVersion=None, cleanerStart=None, poolName=None, nextTxnId=None, txnId=None, commitTime=None, hightestWriteId=None,):
+        self.dbname = dbname
+        self.tablename = tablename
+        self.partitionname = partitionname
+        self.type = type
+        self.state = state
+        self.workerid = workerid
+        self.start = start
+        self.runAs = runAs
+        self.hightestTxnId = hightestTxnId
+        self.metaInfo = metaInfo
+        self.endTime = endTime
+        self.hadoopJobId = hadoopJobId
+        self.id = id
+        self.errorMessage = errorMessage
+        self.enqueueTime = enqueueTime
+        self.workerVersion = workerVersion
+        self.initiatorId = initiatorId
+        self.initiatorVersion = initiatorVersion
+        self.cleanerStart = cleanerStart
+        self.poolName = poolName
+        self.nextTxnId = nextTxnId
+        self.txnId = txnId
+        self.commitTime = commitTime
+        self.hightestWriteId = hightestWriteId
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRING:
+                    self.dbname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRING:
+                    self.tablename = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.partitionname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.I32:
+                    self.type = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.STRING:
+                    self.state = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.STRING:
+                    self.workerid = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.I64:
+                    self.start = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 8:
+                if ftype == TType.STRING:
+                    self.runAs = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 9:
+                if ftype == TType.I64:
+                    self.hightestTxnId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 10:
+                if ftype == TType.STRING:
+                    self.metaInfo = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 11:
+                if ftype == TType.I64:
+                    self.endTime = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 12:
+                if ftype == TType.STRING:
+                    self.hadoopJobId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 13:
+                if ftype == TType.I64:
+                    self.id = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 14:
+                if ftype == TType.STRING:
+                    self.errorMessage = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 15:
+                if ftype == TType.I64:
+                    self.enqueueTime = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 16:
+                if ftype == TType.STRING:
+                    self.workerVersion = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 17:
+                if ftype == TType.STRING:
+                    self.initiatorId = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 18:
+                if ftype == TType.STRING:
+                    self.initiatorVersion = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 19:
+                if ftype == TType.I64:
+                    self.cleanerStart = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 20:
+                if ftype == TType.STRING:
+                    self.poolName = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 21:
+                if ftype == TType.I64:
+                    self.nextTxnId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 22:
+                if ftype == TType.I64:
+                    self.txnId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 23:
+                if ftype == TType.I64:
+                    self.commitTime = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 24:
+                if ftype == TType.I64:
+                    self.hightestWriteId = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ShowCompactResponseElement')
+        if self.dbname is not None:
+            oprot.writeFieldBegin('dbname', TType.STRING, 1)
+            oprot.writeString(self.dbname.encode('utf-8') if sys.version_info[0] == 2 else self.dbname)
+            oprot.writeFieldEnd()
+        if self.tablename is not None:
+            oprot.writeFieldBegin('tablename', TType.STRING, 2)
+            oprot.writeString(self.tablename.encode('utf-8') if sys.version_info[0] == 2 else self.tablename)
+            oprot.writeFieldEnd()
+        if self.partitionname is not None:
+            oprot.writeFieldBegin('partitionname', TType.STRING, 3)
+            oprot.writeString(self.partitionname.encode('utf-8') if sys.version_info[0] == 2 else self.partitionname)
+            oprot.writeFieldEnd()
+        if self.type is not None:
+            oprot.writeFieldBegin('type', TType.I32, 4)
+            oprot.writeI32(self.type)
+            oprot.writeFieldEnd()
+        if self.state is not None:
+            oprot.writeFieldBegin('state', TType.STRING, 5)
+            oprot.writeString(self.state.encode('utf-8') if sys.version_info[0] == 2 else self.state)
+            oprot.writeFieldEnd()
+        if self.workerid is not None:
+            oprot.writeFieldBegin('workerid', TType.STRING, 6)
+            oprot.writeString(self.workerid.encode('utf-8') if sys.version_info[0] == 2 else self.workerid)
+            oprot.writeFieldEnd()
+        if self.start is not None:
+            oprot.writeFieldBegin('start', TType.I64, 7)
+            oprot.writeI64(self.start)
+            oprot.writeFieldEnd()
+        if self.runAs is not None:
+            oprot.writeFieldBegin('runAs', TType.STRING, 8)
+            oprot.writeString(self.runAs.encode('utf-8') if sys.version_info[0] == 2 else self.runAs)
+            oprot.writeFieldEnd()
+        if self.hightestTxnId is not None:
+            oprot.writeFieldBegin('hightestTxnId', TType.I64, 9)
+            oprot.writeI64(self.hightestTxnId)
+            oprot.writeFieldEnd()
+        if self.metaInfo is not None:
+            oprot.writeFieldBegin('metaInfo', TType.STRING, 10)
+            oprot.writeString(self.metaInfo.encode('utf-8') if sys.version_info[0] == 2 else self.metaInfo)
+            oprot.writeFieldEnd()
+        if self.endTime is not None:
+            oprot.writeFieldBegin('endTime', TType.I64, 11)
+            oprot.writeI64(self.endTime)
+            oprot.writeFieldEnd()
+        if self.hadoopJobId is not None:
+            oprot.writeFieldBegin('hadoopJobId', TType.STRING, 12)
+            oprot.writeString(self.hadoopJobId.encode('utf-8') if sys.version_info[0] == 2 else self.hadoopJobId)
+            oprot.writeFieldEnd()
+        if self.id is not None:
+            oprot.writeFieldBegin('id', TType.I64, 13)
+            oprot.writeI64(self.id)
+            oprot.writeFieldEnd()
+        if self.errorMessage is not None:
+            oprot.writeFieldBegin('errorMessage', TType.STRING, 14)
+            oprot.writeString(self.errorMessage.encode('utf-8') if sys.version_info[0] == 2 else self.errorMessage)
+            oprot.writeFieldEnd()
+        if self.enqueueTime is not None:
+            oprot.writeFieldBegin('enqueueTime', TType.I64, 15)
+            oprot.writeI64(self.enqueueTime)
+            oprot.writeFieldEnd()
+        if self.workerVersion is not None:
+            oprot.writeFieldBegin('workerVersion', TType.STRING, 16)
+            oprot.writeString(self.workerVersion.encode('utf-8') if sys.version_info[0] == 2 else self.workerVersion)
+            oprot.writeFieldEnd()
+        if self.initiatorId is not None:
+            oprot.writeFieldBegin('initiatorId', TType.STRING, 17)
+            oprot.writeString(self.initiatorId.encode('utf-8') if sys.version_info[0] == 2 else self.initiatorId)
+            oprot.writeFieldEnd()
+        if self.initiatorVersion is not None:
+            oprot.writeFieldBegin('initiatorVersion', TType.STRING, 18)
+            oprot.writeString(self.initiatorVersion.encode('utf-8') if sys.version_info[0] == 2 else self.initiatorVersion)
+            oprot.writeFieldEnd()
+        if self.cleanerStart is not None:
+            oprot.writeFieldBegin('cleanerStart', TType.I64, 19)
+            oprot.writeI64(self.cleanerStart)
+            oprot.writeFieldEnd()
+        if self.poolName is not None:
+            oprot.writeFieldBegin('poolName', TType.STRING, 20)
+            oprot.writeString(self.poolName.encode('utf-8') if sys.version_info[0] == 2 else self.poolName)
+            oprot.writeFieldEnd()
+        if self.nextTxnId is not None:
+            oprot.writeFieldBegin('nextTxnId', TType.I64, 21)
+            oprot.writeI64(self.nextTxnId)
+            oprot.writeFieldEnd()
+        if self.txnId is not None:
+            oprot.writeFieldBegin('txnId', TType.I64, 22)
+            oprot.writeI64(self.txnId)
+            oprot.writeFieldEnd()
+        if self.commitTime is not None:
+            oprot.writeFieldBegin('commitTime', TType.I64, 23)
+            oprot.writeI64(self.commitTime)
+            oprot.writeFieldEnd()
+        if self.hightestWriteId is not None:
+            oprot.writeFieldBegin('hightestWriteId', TType.I64, 24)
+            oprot.writeI64(self.hightestWriteId)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.dbname is None:
+            raise TProtocolException(message='Required field dbname is unset!')
+        if self.tablename is None:
+            raise TProtocolException(message='Required field tablename is unset!')
+        if self.type is None:
+            raise TProtocolException(message='Required field type is unset!')
+        if self.state is None:
+            raise TProtocolException(message='Required field state is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
+class ShowCompactResponse(object):
+    """
+    Attributes:
+     - compacts
+
+    """
+
+
+    def __init__(self, compacts=None,):
+        self.compacts = compacts
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.LIST:
+                    self.compacts = []
+                    (_etype985, _size982) = iprot.readListBegin()
+                    for _i986 in range(_size982):
+                        _elem987 = ShowCompactResponseElement()
+                        _elem987.read(iprot)
+                        self.compacts.append(_elem987)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('ShowCompactResponse')
+        if self.compacts is not None:
+            oprot.writeFieldBegin('compacts', TType.LIST, 1)
+            oprot.writeListBegin(TType.STRUCT, len(self.compacts))
+            for iter988 in self.compacts:
+                iter988.write(oprot)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.compacts is None:
+            raise TProtocolException(message='Required field compacts is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class NotificationEventRequest(object):
     """
     Attributes:
@@ -19244,10 +20737,10 @@ class NotificationEventRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.eventTypeSkipList = []
-                    (_etype934, _size931) = iprot.readListBegin()
-                    for _i935 in range(_size931):
-                        _elem936 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.eventTypeSkipList.append(_elem936)
+                    (_etype992, _size989) = iprot.readListBegin()
+                    for _i993 in range(_size989):
+                        _elem994 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.eventTypeSkipList.append(_elem994)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19264,10 +20757,10 @@ class NotificationEventRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype940, _size937) = iprot.readListBegin()
-                    for _i941 in range(_size937):
-                        _elem942 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem942)
+                    (_etype998, _size995) = iprot.readListBegin()
+                    for _i999 in range(_size995):
+                        _elem1000 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem1000)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19292,8 +20785,8 @@ class NotificationEventRequest(object):
         if self.eventTypeSkipList is not None:
             oprot.writeFieldBegin('eventTypeSkipList', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.eventTypeSkipList))
-            for iter943 in self.eventTypeSkipList:
-                oprot.writeString(iter943.encode('utf-8') if sys.version_info[0] == 2 else iter943)
+            for iter1001 in self.eventTypeSkipList:
+                oprot.writeString(iter1001.encode('utf-8') if sys.version_info[0] == 2 else iter1001)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -19307,8 +20800,8 @@ class NotificationEventRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter944 in self.tableNames:
-                oprot.writeString(iter944.encode('utf-8') if sys.version_info[0] == 2 else iter944)
+            for iter1002 in self.tableNames:
+                oprot.writeString(iter1002.encode('utf-8') if sys.version_info[0] == 2 else iter1002)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19496,11 +20989,11 @@ class NotificationEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.events = []
-                    (_etype948, _size945) = iprot.readListBegin()
-                    for _i949 in range(_size945):
-                        _elem950 = NotificationEvent()
-                        _elem950.read(iprot)
-                        self.events.append(_elem950)
+                    (_etype1006, _size1003) = iprot.readListBegin()
+                    for _i1007 in range(_size1003):
+                        _elem1008 = NotificationEvent()
+                        _elem1008.read(iprot)
+                        self.events.append(_elem1008)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19517,8 +21010,8 @@ class NotificationEventResponse(object):
         if self.events is not None:
             oprot.writeFieldBegin('events', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.events))
-            for iter951 in self.events:
-                iter951.write(oprot)
+            for iter1009 in self.events:
+                iter1009.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19658,10 +21151,10 @@ class NotificationEventsCountRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype955, _size952) = iprot.readListBegin()
-                    for _i956 in range(_size952):
-                        _elem957 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem957)
+                    (_etype1013, _size1010) = iprot.readListBegin()
+                    for _i1014 in range(_size1010):
+                        _elem1015 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem1015)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19698,8 +21191,8 @@ class NotificationEventsCountRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter958 in self.tableNames:
-                oprot.writeString(iter958.encode('utf-8') if sys.version_info[0] == 2 else iter958)
+            for iter1016 in self.tableNames:
+                oprot.writeString(iter1016.encode('utf-8') if sys.version_info[0] == 2 else iter1016)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19819,40 +21312,40 @@ class InsertEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.filesAdded = []
-                    (_etype962, _size959) = iprot.readListBegin()
-                    for _i963 in range(_size959):
-                        _elem964 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAdded.append(_elem964)
+                    (_etype1020, _size1017) = iprot.readListBegin()
+                    for _i1021 in range(_size1017):
+                        _elem1022 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAdded.append(_elem1022)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.filesAddedChecksum = []
-                    (_etype968, _size965) = iprot.readListBegin()
-                    for _i969 in range(_size965):
-                        _elem970 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAddedChecksum.append(_elem970)
+                    (_etype1026, _size1023) = iprot.readListBegin()
+                    for _i1027 in range(_size1023):
+                        _elem1028 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAddedChecksum.append(_elem1028)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.subDirectoryList = []
-                    (_etype974, _size971) = iprot.readListBegin()
-                    for _i975 in range(_size971):
-                        _elem976 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.subDirectoryList.append(_elem976)
+                    (_etype1032, _size1029) = iprot.readListBegin()
+                    for _i1033 in range(_size1029):
+                        _elem1034 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.subDirectoryList.append(_elem1034)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVal = []
-                    (_etype980, _size977) = iprot.readListBegin()
-                    for _i981 in range(_size977):
-                        _elem982 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVal.append(_elem982)
+                    (_etype1038, _size1035) = iprot.readListBegin()
+                    for _i1039 in range(_size1035):
+                        _elem1040 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVal.append(_elem1040)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19873,29 +21366,29 @@ class InsertEventRequestData(object):
         if self.filesAdded is not None:
             oprot.writeFieldBegin('filesAdded', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.filesAdded))
-            for iter983 in self.filesAdded:
-                oprot.writeString(iter983.encode('utf-8') if sys.version_info[0] == 2 else iter983)
+            for iter1041 in self.filesAdded:
+                oprot.writeString(iter1041.encode('utf-8') if sys.version_info[0] == 2 else iter1041)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.filesAddedChecksum is not None:
             oprot.writeFieldBegin('filesAddedChecksum', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.filesAddedChecksum))
-            for iter984 in self.filesAddedChecksum:
-                oprot.writeString(iter984.encode('utf-8') if sys.version_info[0] == 2 else iter984)
+            for iter1042 in self.filesAddedChecksum:
+                oprot.writeString(iter1042.encode('utf-8') if sys.version_info[0] == 2 else iter1042)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.subDirectoryList is not None:
             oprot.writeFieldBegin('subDirectoryList', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.subDirectoryList))
-            for iter985 in self.subDirectoryList:
-                oprot.writeString(iter985.encode('utf-8') if sys.version_info[0] == 2 else iter985)
+            for iter1043 in self.subDirectoryList:
+                oprot.writeString(iter1043.encode('utf-8') if sys.version_info[0] == 2 else iter1043)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partitionVal is not None:
             oprot.writeFieldBegin('partitionVal', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVal))
-            for iter986 in self.partitionVal:
-                oprot.writeString(iter986.encode('utf-8') if sys.version_info[0] == 2 else iter986)
+            for iter1044 in self.partitionVal:
+                oprot.writeString(iter1044.encode('utf-8') if sys.version_info[0] == 2 else iter1044)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -19951,11 +21444,11 @@ class FireEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.insertDatas = []
-                    (_etype990, _size987) = iprot.readListBegin()
-                    for _i991 in range(_size987):
-                        _elem992 = InsertEventRequestData()
-                        _elem992.read(iprot)
-                        self.insertDatas.append(_elem992)
+                    (_etype1048, _size1045) = iprot.readListBegin()
+                    for _i1049 in range(_size1045):
+                        _elem1050 = InsertEventRequestData()
+                        _elem1050.read(iprot)
+                        self.insertDatas.append(_elem1050)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -19981,8 +21474,8 @@ class FireEventRequestData(object):
         if self.insertDatas is not None:
             oprot.writeFieldBegin('insertDatas', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.insertDatas))
-            for iter993 in self.insertDatas:
-                iter993.write(oprot)
+            for iter1051 in self.insertDatas:
+                iter1051.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.refreshEvent is not None:
@@ -20063,10 +21556,10 @@ class FireEventRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVals = []
-                    (_etype997, _size994) = iprot.readListBegin()
-                    for _i998 in range(_size994):
-                        _elem999 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVals.append(_elem999)
+                    (_etype1055, _size1052) = iprot.readListBegin()
+                    for _i1056 in range(_size1052):
+                        _elem1057 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVals.append(_elem1057)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20078,11 +21571,11 @@ class FireEventRequest(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.tblParams = {}
-                    (_ktype1001, _vtype1002, _size1000) = iprot.readMapBegin()
-                    for _i1004 in range(_size1000):
-                        _key1005 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1006 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblParams[_key1005] = _val1006
+                    (_ktype1059, _vtype1060, _size1058) = iprot.readMapBegin()
+                    for _i1062 in range(_size1058):
+                        _key1063 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1064 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblParams[_key1063] = _val1064
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -20115,8 +21608,8 @@ class FireEventRequest(object):
         if self.partitionVals is not None:
             oprot.writeFieldBegin('partitionVals', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVals))
-            for iter1007 in self.partitionVals:
-                oprot.writeString(iter1007.encode('utf-8') if sys.version_info[0] == 2 else iter1007)
+            for iter1065 in self.partitionVals:
+                oprot.writeString(iter1065.encode('utf-8') if sys.version_info[0] == 2 else iter1065)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -20126,9 +21619,9 @@ class FireEventRequest(object):
         if self.tblParams is not None:
             oprot.writeFieldBegin('tblParams', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.tblParams))
-            for kiter1008, viter1009 in self.tblParams.items():
-                oprot.writeString(kiter1008.encode('utf-8') if sys.version_info[0] == 2 else kiter1008)
-                oprot.writeString(viter1009.encode('utf-8') if sys.version_info[0] == 2 else viter1009)
+            for kiter1066, viter1067 in self.tblParams.items():
+                oprot.writeString(kiter1066.encode('utf-8') if sys.version_info[0] == 2 else kiter1066)
+                oprot.writeString(viter1067.encode('utf-8') if sys.version_info[0] == 2 else viter1067)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20176,10 +21669,10 @@ class FireEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.eventIds = []
-                    (_etype1013, _size1010) = iprot.readListBegin()
-                    for _i1014 in range(_size1010):
-                        _elem1015 = iprot.readI64()
-                        self.eventIds.append(_elem1015)
+                    (_etype1071, _size1068) = iprot.readListBegin()
+                    for _i1072 in range(_size1068):
+                        _elem1073 = iprot.readI64()
+                        self.eventIds.append(_elem1073)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20196,8 +21689,8 @@ class FireEventResponse(object):
         if self.eventIds is not None:
             oprot.writeFieldBegin('eventIds', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.eventIds))
-            for iter1016 in self.eventIds:
-                oprot.writeI64(iter1016)
+            for iter1074 in self.eventIds:
+                oprot.writeI64(iter1074)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21732,6 +23225,128 @@ HeartbeatTxnRangeResponse.thrift_spec = (
     None,  # 0
     (1, TType.SET, 'aborted', (TType.I64, None, False), None, ),  # 1
     (2, TType.SET, 'nosuch', (TType.I64, None, False), None, ),  # 2
+)
+all_structs.append(TxnToWriteId)
+TxnToWriteId.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'txnId', None, None, ),  # 1
+    (2, TType.I64, 'writeId', None, None, ),  # 2
+)
+all_structs.append(AllocateTableWriteIdsRequest)
+AllocateTableWriteIdsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+    (3, TType.LIST, 'txnIds', (TType.I64, None, False), None, ),  # 3
+    (4, TType.STRING, 'replPolicy', 'UTF8', None, ),  # 4
+    (5, TType.LIST, 'srcTxnToWriteIdList', (TType.STRUCT, [TxnToWriteId, None], False), None, ),  # 5
+    (6, TType.BOOL, 'reallocate', None, False, ),  # 6
+)
+all_structs.append(AllocateTableWriteIdsResponse)
+AllocateTableWriteIdsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'txnToWriteIds', (TType.STRUCT, [TxnToWriteId, None], False), None, ),  # 1
+)
+all_structs.append(MaxAllocatedTableWriteIdRequest)
+MaxAllocatedTableWriteIdRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
+)
+all_structs.append(MaxAllocatedTableWriteIdResponse)
+MaxAllocatedTableWriteIdResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'maxWriteId', None, None, ),  # 1
+)
+all_structs.append(GetValidWriteIdsRequest)
+GetValidWriteIdsRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'fullTableNames', (TType.STRING, 'UTF8', False), None, ),  # 1
+    (2, TType.STRING, 'validTxnList', 'UTF8', None, ),  # 2
+    (3, TType.I64, 'writeId', None, None, ),  # 3
+)
+all_structs.append(TableValidWriteIds)
+TableValidWriteIds.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'fullTableName', 'UTF8', None, ),  # 1
+    (2, TType.I64, 'writeIdHighWaterMark', None, None, ),  # 2
+    (3, TType.LIST, 'invalidWriteIds', (TType.I64, None, False), None, ),  # 3
+    (4, TType.I64, 'minOpenWriteId', None, None, ),  # 4
+    (5, TType.STRING, 'abortedBits', 'BINARY', None, ),  # 5
+)
+all_structs.append(GetValidWriteIdsResponse)
+GetValidWriteIdsResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'tblValidWriteIds', (TType.STRUCT, [TableValidWriteIds, None], False), None, ),  # 1
+)
+all_structs.append(CompactionRequest)
+CompactionRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbname', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tablename', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'partitionname', 'UTF8', None, ),  # 3
+    (4, TType.I32, 'type', None, None, ),  # 4
+    (5, TType.STRING, 'runas', 'UTF8', None, ),  # 5
+    (6, TType.MAP, 'properties', (TType.STRING, 'UTF8', TType.STRING, 'UTF8', False), None, ),  # 6
+    (7, TType.STRING, 'initiatorId', 'UTF8', None, ),  # 7
+    (8, TType.STRING, 'initiatorVersion', 'UTF8', None, ),  # 8
+    (9, TType.STRING, 'poolName', 'UTF8', None, ),  # 9
+    (10, TType.I32, 'numberOfBuckets', None, None, ),  # 10
+    (11, TType.STRING, 'orderByClause', 'UTF8', None, ),  # 11
+)
+all_structs.append(CompactionResponse)
+CompactionResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'id', None, None, ),  # 1
+    (2, TType.STRING, 'state', 'UTF8', None, ),  # 2
+    (3, TType.BOOL, 'accepted', None, None, ),  # 3
+    (4, TType.STRING, 'errormessage', 'UTF8', None, ),  # 4
+)
+all_structs.append(ShowCompactRequest)
+ShowCompactRequest.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'id', None, None, ),  # 1
+    (2, TType.STRING, 'poolName', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'dbName', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'tbName', 'UTF8', None, ),  # 4
+    (5, TType.STRING, 'partName', 'UTF8', None, ),  # 5
+    (6, TType.I32, 'type', None, None, ),  # 6
+    (7, TType.STRING, 'state', 'UTF8', None, ),  # 7
+    (8, TType.I64, 'limit', None, None, ),  # 8
+    (9, TType.STRING, 'order', 'UTF8', None, ),  # 9
+)
+all_structs.append(ShowCompactResponseElement)
+ShowCompactResponseElement.thrift_spec = (
+    None,  # 0
+    (1, TType.STRING, 'dbname', 'UTF8', None, ),  # 1
+    (2, TType.STRING, 'tablename', 'UTF8', None, ),  # 2
+    (3, TType.STRING, 'partitionname', 'UTF8', None, ),  # 3
+    (4, TType.I32, 'type', None, None, ),  # 4
+    (5, TType.STRING, 'state', 'UTF8', None, ),  # 5
+    (6, TType.STRING, 'workerid', 'UTF8', None, ),  # 6
+    (7, TType.I64, 'start', None, None, ),  # 7
+    (8, TType.STRING, 'runAs', 'UTF8', None, ),  # 8
+    (9, TType.I64, 'hightestTxnId', None, None, ),  # 9
+    (10, TType.STRING, 'metaInfo', 'UTF8', None, ),  # 10
+    (11, TType.I64, 'endTime', None, None, ),  # 11
+    (12, TType.STRING, 'hadoopJobId', 'UTF8', "None", ),  # 12
+    (13, TType.I64, 'id', None, None, ),  # 13
+    (14, TType.STRING, 'errorMessage', 'UTF8', None, ),  # 14
+    (15, TType.I64, 'enqueueTime', None, None, ),  # 15
+    (16, TType.STRING, 'workerVersion', 'UTF8', None, ),  # 16
+    (17, TType.STRING, 'initiatorId', 'UTF8', None, ),  # 17
+    (18, TType.STRING, 'initiatorVersion', 'UTF8', None, ),  # 18
+    (19, TType.I64, 'cleanerStart', None, None, ),  # 19
+    (20, TType.STRING, 'poolName', 'UTF8', None, ),  # 20
+    (21, TType.I64, 'nextTxnId', None, None, ),  # 21
+    (22, TType.I64, 'txnId', None, None, ),  # 22
+    (23, TType.I64, 'commitTime', None, None, ),  # 23
+    (24, TType.I64, 'hightestWriteId', None, None, ),  # 24
+)
+all_structs.append(ShowCompactResponse)
+ShowCompactResponse.thrift_spec = (
+    None,  # 0
+    (1, TType.LIST, 'compacts', (TType.STRUCT, [ShowCompactResponseElement, None], False), None, ),  # 1
 )
 all_structs.append(NotificationEventRequest)
 NotificationEventRequest.thrift_spec = (

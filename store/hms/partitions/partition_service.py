@@ -18,6 +18,7 @@ from store.hms.catalog import TableService
 from store.hms.common import EncodedStructs
 from store.hms.partitions.partition_alteration import PartitionAlteration
 from store.hms.partitions.partition_context import TableContexts, TableCtx
+from store.hms.partitions.partition_exchange import PartitionExchange
 from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.partitions.partition_reads import PartitionReads
 from store.hms.partitions.partition_writes import PartitionWrites
@@ -33,6 +34,7 @@ class PartitionService:
         self.reads = PartitionReads(store, self.contexts, self.queries)
         self.writes = PartitionWrites(store, self.contexts, self.queries, self.reads, tables)
         self.alteration = PartitionAlteration(store, self.contexts, self.queries, tables)
+        self.exchange = PartitionExchange(self.contexts, self.queries, self.writes)
 
     def table_ctx(self, conn: Connection, db_name: str, tbl_name: str,
                   missing: type[StoreError] = NoSuchObject) -> TableCtx:
@@ -94,6 +96,11 @@ class PartitionService:
 
     def rename_partition(self, db: str, tbl: str, old_values: Sequence[str] | None, new_part: Partition) -> None:
         self.alteration.rename_partition(db, tbl, old_values, new_part)
+
+    def exchange_partitions(self, spec: dict[str, str] | None, src_db: str | None, src_tbl: str | None,
+                            dst_db: str | None, dst_tbl: str | None) -> list[Partition]:
+        """Move the partitions matching `spec` from the source table to the destination table."""
+        return self.exchange.exchange(spec, src_db, src_tbl, dst_db, dst_tbl)
 
     def drop_partitions(self, db: str, tbl: str, names: Sequence[str] | None = None,
                         values_list: Sequence[Sequence[str]] | None = None, delete_data: bool = True,

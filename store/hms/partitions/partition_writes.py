@@ -95,6 +95,18 @@ class PartitionWrites:
         self.tables.boundary.make_dirs(made, conn)  # after the commit, or recorded in the caller's transaction
         return out
 
+    def add_in(self, conn: Connection, db: str, tbl: str, parts: list[Partition]) -> list[Partition]:
+        """Add partitions in the caller's transaction without making their directories (their data
+        is moved there: partition_exchange.py)."""
+        out, _dirs = self._add(conn, db, tbl, parts, False, InvalidObject, quick_stats=False)
+        self.store.note_changes(len(out))
+        return out
+
+    def drop_in(self, conn: Connection, db: str, tbl: str, names: list[str]) -> None:
+        """Drop partitions by stored name in the caller's transaction, keeping their data."""
+        _result, dropped, _doomed, _ctx = self._drop(conn, db, tbl, names, None, False, False, False, True)
+        self.store.note_changes(dropped)
+
     def append_partition(self, db: str, tbl: str, values: Sequence[str] | None) -> Partition:
         return self.add_partitions(db, tbl, [Partition(values=list(values or []), dbName=db, tableName=tbl)])[0]
 
@@ -108,8 +120,9 @@ class PartitionWrites:
         return self.append_partition(db, tbl, values)
 
     def _add(self, conn: Connection, db: str, tbl: str, parts: list[Partition], if_not_exists: bool,
-             missing: type[StoreError]) -> tuple[list[Partition], list[str]]:
-        """(the partitions added, the directories to make)."""
+             missing: type[StoreError], quick_stats: bool = True) -> tuple[list[Partition], list[str]]:
+        """(the partitions added, the directories to make). `quick_stats`: count the files of each
+        partition's directory (numFiles, totalSize); without, the parameters are kept as given."""
         try:
             ctx = self.contexts.read(conn, db, tbl)
         except NoSuchObject as exc:
@@ -126,7 +139,7 @@ class PartitionWrites:
             return [], []
         # their locations are checked (store/storage/owner_index.py) before anything looks at them
         self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
-        rows, news = self._partition_rows(conn, ctx, added, now)
+        rows, news = self._partition_rows(conn, ctx, added, now, quick_stats)
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
         self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)
@@ -174,7 +187,7 @@ class PartitionWrites:
         return ids
 
     def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
-                        now: int) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
+                        now: int, quick_stats: bool = True) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
         """The `partitions` rows of new partitions (in `_PARTITION_COLUMNS` order; their own
         descriptors and schema versions are stored on the way), and each partition's parameters
         and location."""
@@ -194,7 +207,8 @@ class PartitionWrites:
                 versions[key] = ctx.schema_version if cols is None else version_for_columns(
                     conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
             params = dict(part.parameters or {})
-            stats_params.on_add_partition(params, location, counter)  # numFiles/totalSize of existing data
+            if quick_stats:
+                stats_params.on_add_partition(params, location, counter)  # numFiles/totalSize of existing data
             if not params.get(DDL_TIME):
                 params[DDL_TIME] = str(now)
             rows.append((ctx.tbl_id, name, now, part.lastAccessTime or 0, now, location, own_sd,

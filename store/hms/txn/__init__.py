@@ -1,12 +1,15 @@
 """Hive's lock manager and transactions: locks on databases, tables and partitions, the
 transactions that hold them, heartbeats and timeouts (`LockManager`, locks.py), and the open
-transaction list Hive 3+ clients read (`OpenTxnList`, open_txns.py).
+transaction list Hive 3+ clients read (`OpenTxnList`, open_txns.py), write ids of transactional
+tables and compaction requests (`WriteIds`, `Compactions`, write_ids.py).
 
 The door of store/hms/txn: other packages import these names from here, never its modules.
 Imports nothing else of store/hms.
 """
 
-from store.hms.txn.locks import LockManager, compatible
+from store.hms.txn.locks import MAX_OPEN_BATCH, LockManager, compatible
 from store.hms.txn.open_txns import OpenTxnList
+from store.hms.txn.write_ids import Compactions, WriteIds, parse_valid_txn_list
 
-__all__ = ["LockManager", "OpenTxnList", "compatible"]
+__all__ = ["MAX_OPEN_BATCH", "Compactions", "LockManager", "OpenTxnList", "WriteIds", "compatible",
+           "parse_valid_txn_list"]

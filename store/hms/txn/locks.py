@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from store.db import schema
@@ -37,6 +37,7 @@ from store.db.database import Store, now_ms
 from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
+    DataOperationType,
     HeartbeatRequest,
     LockLevel,
     LockRequest,
@@ -58,6 +59,9 @@ TXN_OPEN, TXN_ABORTED, TXN_COMMITTED = "o", "a", "c"
 # Hive's hive.txn.max.open.batch: open_txns opens at most this many per call (more are cut to it,
 # as Hive does); heartbeat_txn_range refuses wider ranges (they come from such batches).
 MAX_OPEN_BATCH = 1000
+
+# lock operations get_latest_txnid_in_conflict compares (Hive's WRITE_SET keeps updates and deletes)
+CONFLICT_OPERATIONS = (DataOperationType.UPDATE, DataOperationType.DELETE)
 
 # lock type -> the lock types it can share an overlapping resource with
 _COMPATIBLE: dict[int, frozenset[int]] = {
@@ -141,6 +145,11 @@ class LockManager:
         self.clock_ms = clock_ms
 
     # ---- plumbing -------------------------------------------------------------------------
+
+    def run(self, fn, *args):
+        """Run fn(conn, now, ...) serialized with every other lock-manager transaction, after the
+        expiry of silent transactions and locks (store/hms/txn/write_ids.py uses it too)."""
+        return self._run(fn, *args)
 
     def _run(self, fn, *args):
         """Run fn(conn, now, ...) serialized with every other lock-manager transaction."""
@@ -414,6 +423,8 @@ class LockManager:
             return  # Hive: committing a committed / aborting an aborted transaction is a no-op
         if state != TXN_OPEN:
             self._ensure_open_txn(conn, txnid)  # raises the Hive exception for that state
+        if to == TXN_COMMITTED:
+            record_write_set(conn, txnid)
         conn.execute(update(_T).where(_T.c.txn_id == txnid).values(state=to, heartbeat_ms=now))
         conn.execute(delete(_L).where(_L.c.txn_id == txnid))
 
@@ -443,6 +454,26 @@ class LockManager:
         return aborted, nosuch
 
 
+def record_write_set(conn: Connection, txn_id: int) -> None:
+    """At commit: what the transaction updated or deleted (its lock components), with the commit id
+    (the transaction high water mark), for get_latest_txnid_in_conflict."""
+    rows = conn.execute(select(_L.c.db_name, _L.c.tbl_name, _L.c.part_name, _L.c.operation).distinct().where(
+        _L.c.txn_id == txn_id, _L.c.operation.in_(CONFLICT_OPERATIONS), _L.c.tbl_name.is_not(None),
+        or_(_L.c.is_transactional.is_(None), _L.c.is_transactional.is_(True)))).all()
+    if not rows:
+        return
+    seq = schema.sequences
+    next_val = conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar() or 1
+    # Bounded: a row matters only to transactions that began before its commit, so rows older than
+    # every open transaction go (Hive's housekeeper does the same to its WRITE_SET).
+    oldest = conn.execute(select(func.min(_T.c.txn_id)).where(_T.c.state == TXN_OPEN)).scalar()
+    ws = schema.txn_write_set
+    conn.execute(delete(ws).where(ws.c.commit_id < min(oldest or next_val, next_val)))
+    conn.execute(insert(schema.txn_write_set), [
+        dict(db_name=db, tbl_name=tbl, part_name=part, txn_id=txn_id, commit_id=next_val - 1, operation=op)
+        for db, tbl, part, op in rows])
+
+
 def _lock_id(method: str, rqst) -> int:
     if rqst is None or rqst.lockid is None:
         raise NoSuchLock(f"{method} needs a request naming a lock (lockid)")
@@ -455,4 +486,4 @@ def _txn_id(method: str, txnid: int | None) -> int:
     return txnid
 
 
-__all__ = ["LockManager", "compatible", "normalize_part_name"]
+__all__ = ["LockManager", "compatible", "normalize_part_name", "record_write_set"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, select
 
 from store.db import schema as S
 from store.db.database import Store, now_ms
@@ -33,12 +33,15 @@ class OpenTxnList:
         self.clock_ms = clock_ms
 
     def _rows(self) -> tuple[int, list[tuple[Any, bool]]]:
-        """(high water mark, [(row, aborted)]) of the open and aborted transactions, by id."""
         with self.store.read() as conn:
-            seq = S.sequences
-            next_val = conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar()
-            rows = conn.execute(select(_T).where(_T.c.state.in_([TXN_OPEN, TXN_ABORTED]))
-                                .order_by(_T.c.txn_id)).all()
+            return self.rows(conn)
+
+    def rows(self, conn: Connection) -> tuple[int, list[tuple[Any, bool]]]:
+        """(high water mark, [(row, aborted)]) of the open and aborted transactions, by id."""
+        seq = S.sequences
+        next_val = conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar()
+        rows = conn.execute(select(_T).where(_T.c.state.in_([TXN_OPEN, TXN_ABORTED]))
+                            .order_by(_T.c.txn_id)).all()
         cutoff = self.clock_ms() - self.timeout_ms
         hwm = (next_val - 1) if next_val else 0
         return hwm, [(r, r.state == TXN_ABORTED or r.heartbeat_ms < cutoff) for r in rows if r.txn_id <= hwm]
