@@ -322,7 +322,7 @@ class TimelineImport:
         written = written_files(meta)
         replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
         groups = {(p, entry[0]) for (p, _), entry in written.items()} | replaced_now
-        before, replaced = cs.slices_before(conn, ref, groups)
+        before, replaced = cs.slices_before(conn, ref, groups, defer=True)
         self.listing.add_files(conn, ref, ts, meta, written)
         mine = [stats[k] for k, (_, base_instant, is_log, _, _) in written.items()
                 if not is_log and base_instant == ts and k in stats]
