@@ -16,6 +16,7 @@ from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.dialect import in_list, pair_chunks, pairs_in, pg_joined_list
 from store.errors import InvalidObject
+from store.hms.common import check_rows
 from store.hudi.column_stats.codec import fork, lower_bound, upper_bound
 from store.hudi.file_listing import WrittenFiles
 from store.hudi.tables import HudiTableRef
@@ -263,11 +264,9 @@ class ColumnStats:
                 per_part.setdefault(sl.partition_path, _Basic()).add(sl, sizes.get(sl.base_id or -1))
             rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "column_name": c,
                      **s.row(per_part[p].slices if p in per_part else 0)} for (p, c), s in sums.items()]
-            for j in range(0, len(rows), 1000):
-                conn.execute(pcs.insert(), rows[j:j + 1000])
-            basic = [{"tbl_id": ref.tbl_id, "partition_path": p, **b.row()} for p, b in per_part.items()]
-            for j in range(0, len(basic), 1000):
-                conn.execute(ss.insert(), basic[j:j + 1000])
+            _insert_aggregates(conn, pcs, rows)
+            _insert_aggregates(conn, ss, [{"tbl_id": ref.tbl_id, "partition_path": p, **b.row()}
+                                          for p, b in per_part.items()])
 
     # --- incremental upkeep: only the file groups a change touches --------------------------------
 
@@ -443,13 +442,26 @@ class ColumnStats:
             if done:  # one statement each for the whole chunk
                 conn.execute(delete(pcs).where(pcs.c.tbl_id == ref.tbl_id, _in(conn, pcs.c.partition_path, done)))
                 conn.execute(delete(ss).where(ss.c.tbl_id == ref.tbl_id, _in(conn, ss.c.partition_path, done)))
-            if basic_rows:
-                conn.execute(ss.insert(), basic_rows)
-            if column_rows:
-                conn.execute(pcs.insert(), column_rows)
+            _insert_aggregates(conn, ss, basic_rows)
+            _insert_aggregates(conn, pcs, column_rows)
         if full:
             self.refresh_partitions(conn, ref, full)
         return parts
+
+
+# the partitions' aggregates, as bulk rows (store/db/bulk.py)
+_AGGREGATE_COLUMNS = {
+    "partition_column_stats": (("tbl_id", "partition_path", "column_name", "min_key", "max_key", "null_count",
+                                "value_count", "files_without_stats"),
+                               ("int8", "text", "text", "bytea", "bytea", "int8", "int8", "int8")),
+    "snapshot_stats": (("tbl_id", "partition_path", "num_slices", "num_files", "base_files", "total_size",
+                        "num_rows", "raw_data_size"), ("int8", "text", "int8", "int8", "int8", "int8", "int8", "int8")),
+}
+
+
+def _insert_aggregates(conn: Connection, table: Any, rows: list[dict]) -> None:
+    columns, pg_types = _AGGREGATE_COLUMNS[table.name]
+    insert_rows(conn, table, columns, [tuple(r[c] for c in columns) for r in rows], check_rows, pg_types=pg_types)
 
 
 _LATEST_PG = text("""
