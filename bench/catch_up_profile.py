@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows-per-file", type=int, default=10)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--profile-top", type=int, default=40)
+    p.add_argument("--sql-top", type=int, default=25, help="statements of the profiled call, by total time")
     args = p.parse_args(argv)
 
     from adapter.handlers.tables import TableHandler
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"registration: {(time.perf_counter() - t0) * 1000:.0f} ms", file=sys.stderr)
         sync = s.hudi_sync
         assert sync is not None
+        sql = _SqlTimes(store)
         reads, applies, calls = [], [], []
         prof = cProfile.Profile()
         for i in range(args.rounds):
@@ -82,11 +84,15 @@ def main(argv: list[str] | None = None) -> int:
             last = i == args.rounds - 1
             if last:
                 prof.enable()
+            sql.reset()
             t3 = time.perf_counter()
             tables.alter_table_with_environment_context(DB, "trips", t, EnvironmentContext(properties={}))
             calls.append((time.perf_counter() - t3) * 1000)
             if last:
                 prof.disable()
+                sql.report(args.sql_top)
+            else:
+                sql.summary()
             print(f"round {i}: read {reads[-1]:.0f} ms, apply {applies[-1]:.0f} ms, "
                   f"whole sync call {calls[-1]:.0f} ms", file=sys.stderr)
         print(f"median: read {statistics.median(reads):.0f} ms, apply {statistics.median(applies):.0f} ms, "
@@ -102,6 +108,53 @@ def main(argv: list[str] | None = None) -> int:
         for fn in cleanup:
             fn()
     return 0
+
+
+class _SqlTimes:
+    """Wall time of each SQL statement (and COPY) the call runs, grouped by the statement's text."""
+
+    def __init__(self, store) -> None:
+        from sqlalchemy import event
+
+        from store.db import bulk
+
+        self.times: dict[str, list[float]] = {}
+        self._start: list[float] = []
+        for engine in {id(store.engine): store.engine, id(store.read_engine): store.read_engine}.values():
+            event.listen(engine, "before_cursor_execute", self._before)
+            event.listen(engine, "after_cursor_execute", self._after)
+        inner = bulk._insert
+
+        def timed(conn, table, columns, rows, pg_types, batch):
+            t0 = time.perf_counter()
+            try:
+                return inner(conn, table, columns, rows, pg_types, batch)
+            finally:
+                self._add(f"COPY/bulk {table.name} ({len(rows)} rows)", time.perf_counter() - t0)
+
+        bulk._insert = timed
+
+    def reset(self) -> None:
+        self.times = {}
+
+    def _before(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        self._start.append(time.perf_counter())
+
+    def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        self._add(" ".join(statement.split())[:110], time.perf_counter() - self._start.pop())
+
+    def _add(self, key: str, dt: float) -> None:
+        self.times.setdefault(key, []).append(dt * 1000)
+
+    def summary(self) -> None:
+        n = sum(len(v) for v in self.times.values())
+        total = sum(sum(v) for v in self.times.values())
+        print(f"  sql: {n} statements, {total:.0f} ms", file=sys.stderr)
+
+    def report(self, top: int) -> None:
+        self.summary()
+        for key, v in sorted(self.times.items(), key=lambda kv: -sum(kv[1]))[:top]:
+            print(f"  {sum(v):7.1f} ms {len(v):4d}x  {key}", file=sys.stderr)
 
 
 if __name__ == "__main__":

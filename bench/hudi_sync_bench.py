@@ -142,9 +142,11 @@ class HudiTableOnStorage:
         pq.write_table(table, path)
         return name, path.stat().st_size
 
-    def commit(self, new_partitions: list[str] | None = None, groups_per_partition: int = 1) -> str:
+    def commit(self, new_partitions: list[str] | None = None, groups_per_partition: int = 1,
+               only: set[tuple[str, str]] | None = None) -> str:
         """One completed commit: new file groups in `new_partitions` (an insert), or else a new base
-        file of every file group (an upsert of every record). Returns the instant time."""
+        file of every file group (an upsert of every record; `only`: of these (partition, file id)).
+        Returns the instant time."""
         import fastavro
 
         ts = self._tick()
@@ -160,7 +162,8 @@ class HudiTableOnStorage:
                 for _ in range(groups_per_partition):
                     todo.append((p, f"{uuid.uuid4()}-0", None))
         else:
-            todo = [(p, fid, prev) for (p, fid), prev in sorted(self.groups.items())]
+            todo = [(p, fid, prev) for (p, fid), prev in sorted(self.groups.items())
+                    if only is None or (p, fid) in only]
         for partition, file_id, prev in todo:
             if prev is None:
                 keys = [f"k{self.next_key + i:09d}" for i in range(self.rows_per_file)]

@@ -40,28 +40,38 @@ def _indexable(t: pa.DataType) -> bool:
             or pa.types.is_timestamp(t))
 
 
-def footer_stats(meta: pq.FileMetaData, table: pa.Table, columns: list[str]) -> list[dict]:
+def footer_stats(meta: pq.FileMetaData, table: pa.Table, columns: list[str],
+                 index: dict[str, int] | None = None) -> list[dict]:
     """[{column, min, max, nulls, values}] of `columns` (values tagged: i, d, dec, s, b) for the file
-    whose footer is `meta` and whose rows were `table` (only to see NaN in float columns)."""
-    index = {meta.schema.column(j).path: j for j in range(meta.num_columns)}
+    whose footer is `meta` and whose rows were `table` (only to see NaN in float columns); `index`:
+    `column_index(meta)` when the caller has it (files of one schema share it)."""
+    if index is None:
+        index = column_index(meta)
+    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
     out = []
     for name in columns:
         j = index.get(name)
         if j is None:
             continue
-        entry = _column(meta, j, name)
+        entry = _column(groups, j, name)
         if entry.get("max") and "d" in entry["max"] and _has_nan(table.column(name)):
             entry["max"] = {"d": "NaN"}
         out.append(entry)
     return out
 
 
-def _column(meta: pq.FileMetaData, j: int, name: str) -> dict:
+def column_index(meta: pq.FileMetaData) -> dict[str, int]:
+    """Column path -> the index of its column chunk in the footer's row groups."""
+    schema = meta.schema
+    return {schema.column(j).path: j for j in range(meta.num_columns)}
+
+
+def _column(groups: list, j: int, name: str) -> dict:
     lo = hi = None
     nulls: int | None = 0
     rows = 0
-    for i in range(meta.num_row_groups):
-        rg = meta.row_group(i)
+    logical = None
+    for rg in groups:
         rows += rg.num_rows
         s = rg.column(j).statistics
         if s is None or not s.has_null_count:
@@ -72,20 +82,24 @@ def _column(meta: pq.FileMetaData, j: int, name: str) -> dict:
             continue  # every value null: no bounds needed
         if s is None or not s.has_min_max:
             return {"column": name}  # no bounds, counts left unknown: never pruned by this column
-        a, b = _bound(s, s.min, s.min_raw, False), _bound(s, s.max, s.max_raw, True)
+        if logical is None:
+            logical = str(s.logical_type)
+        a, b = _bound(logical, s, True, False), _bound(logical, s, False, True)
         lo = a if lo is None else min(lo, a)
         hi = b if hi is None else max(hi, b)
     return {"column": name, "min": _tag(lo), "max": _tag(hi), "nulls": nulls, "values": rows}
 
 
-def _bound(s, value, raw, upper: bool):
-    logical = str(s.logical_type)
+def _bound(logical: str, s, low: bool, upper: bool):
+    """The min (`low`) or max of statistics `s` of a column of `logical` type, tagged."""
     if logical.startswith("Timestamp"):
+        raw = s.min_raw if low else s.max_raw
         unit = logical.split("timeUnit=", 1)[1].split(",", 1)[0]
         d = _UNIT_DIVISOR[unit]
         return ("ts", raw * -d if d < 0 else (-(-raw // d) if upper else raw // d))
     if logical == "Date":
-        return ("date", int(raw))
+        return ("date", int(s.min_raw if low else s.max_raw))
+    value = s.min if low else s.max
     if isinstance(value, bool):
         return ("i", int(value))
     if isinstance(value, int):

@@ -25,10 +25,11 @@ from typing import Any
 from sqlalchemy import Connection, delete, func, or_, select
 
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
 from store.hms.catalog import TableService
-from store.hms.common import stats_params
+from store.hms.common import check_rows, stats_params
 from store.hms.partitions import PartitionService, make_name, values_from_name
 from store.hudi.column_stats import base_type, decode_number
 from store.hudi.tables import HudiTableRef, HudiTables
@@ -222,9 +223,10 @@ def _replace_params_many(conn: Connection, table, key_col: str, params: dict[int
     if prefix:
         cond.append(table.c.param_key.like(prefix + "%"))
     conn.execute(delete(table).where(table.c[key_col].in_(list(params)), or_(*cond)))
-    rows = [{key_col: owner, "param_key": k, "param_value": v} for owner, p in params.items() for k, v in p.items()]
-    if rows:
-        conn.execute(table.insert(), rows)
+    # the driver's bulk path (store/db/bulk.py): keys are this module's, values its numbers and texts
+    insert_rows(conn, table, (key_col, "param_key", "param_value"),
+                [(owner, k, v) for owner, p in params.items() for k, v in p.items()], check_rows,
+                pg_types=("int8", "text", "text"))
 
 
 def _table_level(ref: HudiTableRef, params: dict[str, str]) -> bool:

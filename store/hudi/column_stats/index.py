@@ -16,6 +16,7 @@ from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.dialect import in_list, pair_chunks, pairs_in, pg_joined_list
 from store.errors import InvalidObject
+from store.hms.common import check_rows
 from store.hudi.column_stats.codec import fork, lower_bound, upper_bound
 from store.hudi.file_listing import WrittenFiles
 from store.hudi.tables import HudiTableRef
@@ -263,11 +264,9 @@ class ColumnStats:
                 per_part.setdefault(sl.partition_path, _Basic()).add(sl, sizes.get(sl.base_id or -1))
             rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "column_name": c,
                      **s.row(per_part[p].slices if p in per_part else 0)} for (p, c), s in sums.items()]
-            for j in range(0, len(rows), 1000):
-                conn.execute(pcs.insert(), rows[j:j + 1000])
-            basic = [{"tbl_id": ref.tbl_id, "partition_path": p, **b.row()} for p, b in per_part.items()]
-            for j in range(0, len(basic), 1000):
-                conn.execute(ss.insert(), basic[j:j + 1000])
+            _insert_aggregates(conn, pcs, rows)
+            _insert_aggregates(conn, ss, [{"tbl_id": ref.tbl_id, "partition_path": p, **b.row()}
+                                          for p, b in per_part.items()])
 
     # --- incremental upkeep: only the file groups a change touches --------------------------------
 
@@ -309,9 +308,11 @@ class ColumnStats:
         to their partitions' statistics."""
         return self.slices_before(conn, ref, groups)[0]
 
-    def slices_before(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]]
-                      ) -> tuple[Slices, set[tuple[str, str]]]:
-        """`slices_of`, and which of the groups are replaced."""
+    def slices_before(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]],
+                      defer: bool = False) -> tuple[Slices, set[tuple[str, str]]]:
+        """`slices_of`, and which of the groups are replaced. With `defer` the statistics of the
+        slices' base files are read only when update_groups needs them: not for a partition every
+        latest slice of which the change replaces (its statistics are then the coming slices')."""
         f, rg = S.files, S.replaced_file_groups
         by_partition: dict[str, list[str]] = {}
         for p, fid in groups:
@@ -337,7 +338,8 @@ class ColumnStats:
                 live.extend(conn.execute(select(inner).where(inner.c.base_instant == inner.c.latest)).all())
         if replaced:
             live = [r for r in live if (r.partition_path, r.file_id) not in replaced]
-        return self._read_slices(conn, _latest_slices(live)), replaced
+        latest = _latest_slices(live)
+        return (_unread_slices(latest) if defer else self._read_slices(conn, latest)), replaced
 
     def slices_after_write(self, conn: Connection, ref: HudiTableRef, ts: str, groups: set[tuple[str, str]],
                            before: Slices, replaced: set[tuple[str, str]],
@@ -374,7 +376,7 @@ class ColumnStats:
         return out
 
     @staticmethod
-    def _read_slices(conn: Connection, slices: list[_Slice]) -> Slices:
+    def _read_slices(conn: Connection, slices: list[_Slice] | tuple[_Slice, ...]) -> Slices:
         """What each slice adds to its partition's statistics; the statistics of the base files of
         slices without log files (the usable ones) are read."""
         fs, cs = S.file_stats, S.column_stats
@@ -398,6 +400,14 @@ class ColumnStats:
                     cols.get(base_id) if usable else None)  # type: ignore[arg-type]
         return out
 
+    def _read_unread(self, conn: Connection, slices: Slices, partitions: list[str]) -> None:
+        """Read the statistics of the base files of `slices`' deferred partitions among `partitions`."""
+        todo = [sl for p in partitions for sl in slices.unread.pop(p, ())]
+        if todo:
+            read = self._read_slices(conn, todo)
+            for p, side in read.sides.items():
+                slices.sides[p] = side
+
     def update_groups(self, conn: Connection, ref: HudiTableRef, before: Slices, after: Slices) -> list[str]:
         """Apply to the partitions' statistics the change of these file groups' latest slices (what
         they added before, what they add now); a partition whose bounds a leaving slice may have
@@ -413,6 +423,9 @@ class ColumnStats:
             for r in conn.execute(select(pcs).where(pcs.c.tbl_id == ref.tbl_id,
                                                     _in(conn, pcs.c.partition_path, chunk))):
                 columns.setdefault(r.partition_path, {})[r.column_name] = r
+            if before.unread:  # what _update_partition reads of the leaving slices beyond their count
+                self._read_unread(conn, before, [p for p in chunk if p in before.unread and basic.get(p) is not None
+                                                 and before.sides[p].basic.slices != basic[p].num_slices])
             done: list[str] = []
             basic_rows: list[dict] = []
             column_rows: list[dict] = []
@@ -429,13 +442,26 @@ class ColumnStats:
             if done:  # one statement each for the whole chunk
                 conn.execute(delete(pcs).where(pcs.c.tbl_id == ref.tbl_id, _in(conn, pcs.c.partition_path, done)))
                 conn.execute(delete(ss).where(ss.c.tbl_id == ref.tbl_id, _in(conn, ss.c.partition_path, done)))
-            if basic_rows:
-                conn.execute(ss.insert(), basic_rows)
-            if column_rows:
-                conn.execute(pcs.insert(), column_rows)
+            _insert_aggregates(conn, ss, basic_rows)
+            _insert_aggregates(conn, pcs, column_rows)
         if full:
             self.refresh_partitions(conn, ref, full)
         return parts
+
+
+# the partitions' aggregates, as bulk rows (store/db/bulk.py)
+_AGGREGATE_COLUMNS = {
+    "partition_column_stats": (("tbl_id", "partition_path", "column_name", "min_key", "max_key", "null_count",
+                                "value_count", "files_without_stats"),
+                               ("int8", "text", "text", "bytea", "bytea", "int8", "int8", "int8")),
+    "snapshot_stats": (("tbl_id", "partition_path", "num_slices", "num_files", "base_files", "total_size",
+                        "num_rows", "raw_data_size"), ("int8", "text", "int8", "int8", "int8", "int8", "int8", "int8")),
+}
+
+
+def _insert_aggregates(conn: Connection, table: Any, rows: list[dict]) -> None:
+    columns, pg_types = _AGGREGATE_COLUMNS[table.name]
+    insert_rows(conn, table, columns, [tuple(r[c] for c in columns) for r in rows], check_rows, pg_types=pg_types)
 
 
 _LATEST_PG = text("""
@@ -619,12 +645,15 @@ class _Side:
 
 class Slices:
     """The latest slices of some file groups, summed per partition (`sides`), with each group's
-    base instant (`instants`): what a change takes from and gives to the partitions' statistics."""
-    __slots__ = ("sides", "instants")
+    base instant (`instants`): what a change takes from and gives to the partitions' statistics.
+    `unread`: partitions whose sides count their slices but lack their base files' statistics
+    (slices_before with `defer`; update_groups reads them when it needs them)."""
+    __slots__ = ("sides", "instants", "unread")
 
     def __init__(self) -> None:
         self.sides: dict[str, _Side] = {}
         self.instants: dict[tuple[str, str], str] = {}
+        self.unread: dict[str, list[_Slice]] = {}
 
     def add(self, group: tuple[str, str], instant: str, files: int, size: int, base: bool, logs: bool,
             stats: Any, cols: dict[str, Any] | None) -> None:
@@ -640,12 +669,24 @@ class Slices:
 
     def merge(self, o: Slices) -> None:
         """Add the slices of other groups."""
+        if self.unread or o.unread:
+            raise ValueError("slices whose statistics are unread cannot be merged")
         self.instants.update(o.instants)
         for p, other in o.sides.items():
             side = self.sides.get(p)
             if side is None:
                 side = self.sides[p] = _Side()
             side.merge(other)
+
+
+def _unread_slices(slices: list[_Slice]) -> Slices:
+    """Slices counted per partition, their base files' statistics left unread (Slices.unread)."""
+    out = Slices()
+    for sl in slices:
+        out.add((sl.partition_path, sl.file_id), sl.instant, sl.files, sl.size, sl.base_id is not None, sl.logs,
+                None, None)
+        out.unread.setdefault(sl.partition_path, []).append(sl)
+    return out
 
 
 _BASIC_COUNTS = ("num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")

@@ -255,11 +255,12 @@ class RecordIndex:
         return count_keys(conn, ref.tbl_id)
 
     def reload_groups_in(self, conn: Connection, ref: HudiTableRef, keys: dict[tuple[str, str], dict[str, str]],
-                         gone: Sequence[tuple[str, str]] = (), reset: bool = False) -> int:
+                         gone: Sequence[tuple[str, str]] = (), reset: bool = False, count: bool = False) -> int:
         """In the caller's transaction: the keys of file groups as their latest slices on storage hold
         them (`keys`: (partition, file id) -> key -> the instant that wrote it) replace what the index
         had for them; groups in `gone` (or, with `reset`, every group) leave it first. A key another
-        group holds is InvalidOperation (nothing of this call stays: a savepoint). The table's key count."""
+        group holds is InvalidOperation (nothing of this call stays: a savepoint). With `count` the
+        table's key count (a count of its whole index), else 0."""
         with conn.begin_nested():
             if reset:
                 conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
@@ -291,7 +292,7 @@ class RecordIndex:
             except (CommitConflict, InvalidObject) as exc:
                 raise InvalidOperation(exc.message.split(": keys are unique", 1)[0] +
                                        ": a key is in two file groups on storage") from None
-        return count_keys(conn, ref.tbl_id)
+        return count_keys(conn, ref.tbl_id) if count else 0
 
     def turn_off_in(self, conn: Connection, ref: HudiTableRef) -> None:
         """Clear the table's index and turn it off, in the caller's transaction."""

@@ -410,7 +410,7 @@ class TimelineCatchUp:
             keys = {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in keys_of(s).items()}
                     for s in slices}
             n = self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()),
-                                                            reset=pending.register)
+                                                            reset=pending.register, count=pending.register)
             if pending.register:
                 self.timeline.record_index.switch_in(conn, ref, True)
                 log.info("%s.%s: record index built from storage: %d key(s)", ref.db_name, ref.name, n)
@@ -550,6 +550,7 @@ def _is_data(name: str) -> bool:
 
 LatestSlices = Callable[[Connection, HudiTableRef, "list[str] | None"], "list[FileSlice]"]
 FOOTER_WORKERS = 4
+FOOTER_BATCH = 25  # files per task of the footer readers
 
 
 def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple[str, str]],
@@ -573,36 +574,81 @@ def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple
     strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), tl.base_path, props.get(STORAGE_PATH),
                              cfg.table_name)
 
+    plans: list[_Plan] = []  # per schema of the files (a commit's files share one)
+
     def one(item: tuple[str, str]) -> tuple[FileColumnStats | None, dict[str, str] | None]:
         partition, name = item
         try:
-            return _file_stats(file_location(strategy, partition, name), partition, name, props, reader)
+            return _file_stats(file_location(strategy, partition, name), partition, name, props, reader, plans)
         except Exception as exc:  # noqa: BLE001 - a file without statistics is only never pruned
             log.warning("%s: no column statistics for %s/%s: %s", tl.base_path, partition, name, exc)
             return None, None
 
+    def some(items: list[tuple[str, str]]) -> list[tuple[FileColumnStats | None, dict[str, str] | None]]:
+        return [one(item) for item in items]
+
     stats: list[FileColumnStats] = []
     keys: dict[tuple[str, str], dict[str, str]] = {}
-    with ThreadPoolExecutor(max_workers=FOOTER_WORKERS, thread_name_prefix="footer") as pool:
-        for item, (st, file_keys) in zip(wanted, pool.map(one, wanted)):
-            if st is not None:
-                stats.append(st)
-            if file_keys is not None:
-                keys[item] = file_keys
+    # a few files per task: a task's hand-over costs about what a small file's reading does
+    step = max(1, min(FOOTER_BATCH, -(-len(wanted) // FOOTER_WORKERS)))
+    batches = [wanted[k:k + step] for k in range(0, len(wanted), step)]
+    if len(batches) == 1:
+        done = some(batches[0])
+    else:
+        with ThreadPoolExecutor(max_workers=min(FOOTER_WORKERS, len(batches)), thread_name_prefix="footer") as pool:
+            done = [r for rs in pool.map(some, batches) for r in rs]
+    for item, (st, file_keys) in zip(wanted, done):
+        if st is not None:
+            stats.append(st)
+        if file_keys is not None:
+            keys[item] = file_keys
     return stats, keys
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What is read of the files of one schema: the indexed columns, the columns read (floats, to
+    see NaN; the record key columns), where each column's chunk is in the footer."""
+
+    parquet_schema: Any
+    arrow_schema: Any
+    columns: list[str]
+    floats: list[str]
+    read: list[str]
+    index: dict[str, int]
+
+
+def _plan_of(plans: list[_Plan], meta: Any, schema: Any, props: dict[str, str], reader: KeyReader | None) -> _Plan:
+    """The plan of a file's schema, made once per schema (`plans`, shared by the reading threads)."""
+    import pyarrow as pa
+
+    from hudi_format.parquet_stats import column_index, indexed_columns
+
+    for plan in plans:
+        if plan.arrow_schema.equals(schema) and plan.parquet_schema.equals(meta.schema):
+            return plan
+    columns = indexed_columns(schema, props)
+    floats = [c for c in columns if pa.types.is_floating(schema.field(c).type)]
+    plan = _Plan(meta.schema, schema, columns, floats,
+                 list(dict.fromkeys(floats + (reader.columns if reader is not None else []))), column_index(meta))
+    plans.append(plan)
+    return plan
+
+
 def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
-                reader: KeyReader | None = None) -> tuple[FileColumnStats, dict[str, str] | None]:
+                reader: KeyReader | None = None, plans: list[_Plan] | None = None,
+                ) -> tuple[FileColumnStats, dict[str, str] | None]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from hudi_format.parquet_stats import footer_stats, indexed_columns, uncompressed_size
+    from hudi_format.parquet_stats import footer_stats, uncompressed_size
 
     local = _local_path(location)
     with ExitStack() as opened:
         if local is not None:  # pyarrow's own file reads, outside the GIL: half the time of fsspec's
-            pf = opened.enter_context(pq.ParquetFile(local))
+            # (opened here, not by path: no file system resolved per file; no read-ahead of a few
+            # columns' pages)
+            pf = pq.ParquetFile(opened.enter_context(pa.OSFile(local)), pre_buffer=False)
             size = os.path.getsize(local)
         else:
             import fsspec
@@ -611,19 +657,17 @@ def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
             pf = pq.ParquetFile(opened.enter_context(fs.open(path, "rb")))
             size = int(fs.size(path))
         meta = pf.metadata
-        schema = pf.schema_arrow
-        columns = indexed_columns(schema, props)
-        floats = [c for c in columns if pa.types.is_floating(schema.field(c).type)]
-        read = list(dict.fromkeys(floats + (reader.columns if reader is not None else [])))
+        plan = _plan_of(plans if plans is not None else [], meta, pf.schema_arrow, props, reader)
+        floats = plan.floats
         try:
-            values = pf.read(columns=read, use_threads=False) if read else pa.table({})
+            values = pf.read(columns=plan.read, use_threads=False) if plan.read else pa.table({})
         except Exception:  # noqa: BLE001 - e.g. no key column: the keys are read (and fail) in the transaction
             if reader is None:
                 raise
             reader = None
             values = pf.read(columns=floats, use_threads=False) if floats else pa.table({})
     bounds = []
-    for c in footer_stats(meta, values, columns):
+    for c in footer_stats(meta, values, plan.columns, plan.index):
         lo, hi = _key(c.get("min")), _key(c.get("max"))
         if lo is None or hi is None or lo > hi:
             lo = hi = None
@@ -631,10 +675,17 @@ def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
     keys = None
     if reader is not None:
         try:
-            keys = reader.of(values.select(reader.columns), parse_file_name(name)[1] if _is_data(name) else None)
+            keys = reader.of(values.select(reader.columns), _base_instant(name))
         except Exception:  # noqa: BLE001 - read again in the transaction, where a failure turns the index off
             keys = None
     return FileColumnStats(partition, name, size, uncompressed_size(meta), bounds), keys
+
+
+def _base_instant(name: str) -> str | None:
+    try:
+        return parse_file_name(name)[1]
+    except ValueError:
+        return None
 
 
 def _local_path(location: str) -> str | None:

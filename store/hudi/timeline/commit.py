@@ -159,7 +159,7 @@ class InstantCompletion:
             files_written = written_files(meta)
             replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
             groups = {(p, entry[0]) for (p, _), entry in files_written.items()} | replaced_now
-            before, replaced = self.column_stats.slices_before(conn, ref, groups)
+            before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True)
             self.listing.add_files(conn, ref, ts, meta, files_written)
             recorded = self.column_stats.record(conn, ref, ts, column_stats)
             after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,

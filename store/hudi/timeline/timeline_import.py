@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Row, select, update
+from sqlalchemy import Connection, Row, select, text, update
 
 from hudi_format.commit_metadata import (
     WRITE_ACTIONS,
@@ -44,7 +44,7 @@ from hudi_format.instant import (
 )
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
-from store.db.dialect import pair_chunks, pairs_in
+from store.db.dialect import pair_chunks, pairs_in, pg_joined_list
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
@@ -54,6 +54,16 @@ from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_ins
 from store.hudi.timeline.timeline_service import TimelineService
 
 BATCH = 500
+
+# PostgreSQL: which of these (partition, name) pairs the table's files hold, the pairs as two
+# delimited texts (store/db/dialect.py pg_joined_list)
+_RECORDED_PG = text("""
+SELECT f.partition_path, f.name
+FROM unnest((string_to_array(:parts, chr(31)))[2:], (string_to_array(:names, chr(31)))[2:]) AS g(p, n)
+JOIN files f ON f.tbl_id = :tbl AND f.partition_path = g.p AND f.name = g.n""")
+_RECORDED_PG_ARRAYS = text(_RECORDED_PG.text.replace(
+    "(string_to_array(:parts, chr(31)))[2:], (string_to_array(:names, chr(31)))[2:]",
+    "CAST(:parts AS text[]), CAST(:names AS text[])"))
 
 
 @dataclass
@@ -322,7 +332,7 @@ class TimelineImport:
         written = written_files(meta)
         replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
         groups = {(p, entry[0]) for (p, _), entry in written.items()} | replaced_now
-        before, replaced = cs.slices_before(conn, ref, groups)
+        before, replaced = cs.slices_before(conn, ref, groups, defer=True)
         self.listing.add_files(conn, ref, ts, meta, written)
         mine = [stats[k] for k, (_, base_instant, is_log, _, _) in written.items()
                 if not is_log and base_instant == ts and k in stats]
@@ -364,6 +374,16 @@ class TimelineImport:
             if not name.startswith("."):
                 written.append((s.partition_path if s.partition_path is not None else partition, name))
         have: set[tuple[str, str]] = set()
+        if conn.dialect.name == "postgresql" and written:  # one statement: a probe of uq_files_name per file
+            pairs = sorted(set(written))
+            parts, names = pg_joined_list([p for p, _ in pairs]), pg_joined_list([n for _, n in pairs])
+            params: dict[str, Any]
+            if parts is not None and names is not None:
+                stmt, params = _RECORDED_PG, {"parts": parts, "names": names}
+            else:  # a name holding the separator: array parameters
+                stmt, params = _RECORDED_PG_ARRAYS, {"parts": [p for p, _ in pairs], "names": [n for _, n in pairs]}
+            have.update((r[0], r[1]) for r in conn.execute(stmt, {"tbl": ref.tbl_id, **params}))
+            written = []
         for chunk in pair_chunks(written):
             wanted = set(chunk)
             have.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
