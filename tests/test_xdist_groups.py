@@ -26,12 +26,16 @@ def test_free(i):
 '''
 
 
-def test_a_group_runs_in_one_worker(tmp_path):
-    (tmp_path / "test_suite.py").write_text(SUITE)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+def _run_in_two_workers(tmp_path, suite: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    (tmp_path / "test_suite.py").write_text(suite)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
                            "-v", "-s", "-o", "addopts=", "-c", os.devnull, "--rootdir", str(tmp_path),
                            str(tmp_path / "test_suite.py")], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+                          cwd=tmp_path, env=env)
+
+
+def test_a_group_runs_in_one_worker(tmp_path):
+    done = _run_in_two_workers(tmp_path, SUITE)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     grouped = [line for line in done.stdout.splitlines() if "test_grouped[" in line and "PASSED" in line]
     assert len(grouped) == 8, done.stdout[-3000:]
@@ -76,13 +80,9 @@ def test_free(i):
 
 def test_the_project_groups_hold_in_workers(tmp_path):
     (tmp_path / "conftest.py").write_text(CONFTEST)
-    (tmp_path / "test_suite.py").write_text(PROJECT_SUITE)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
-                           "-v", "-s", "-o", "addopts=", "-c", os.devnull, "--rootdir", str(tmp_path),
-                           str(tmp_path / "test_suite.py")], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path, env=env)
+    done = _run_in_two_workers(tmp_path, PROJECT_SUITE, env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     passed = [line for line in done.stdout.splitlines() if "PASSED" in line and line.startswith("[gw")]
     for kind, count in (("test_on_trino[", 6), ("test_on_spark[sqlite", 4), ("test_on_spark[postgresql", 4)):
