@@ -8,7 +8,8 @@ under the destination. Refused with MetaException (Hive's texts): a missing tabl
 different catalogs, no matching partition, different columns or partition keys (names and types),
 a partition the destination already has. Hudi tables' partitions follow their commits: refused.
 The directory moves first (when the server may move it: docs/security.md, Storage boundaries); a
-failed write moves it back. The partitions keep their parameters (Hive's store adds them as they
+failed write moves it back. A partition whose files did not move (no such directory, a location
+outside it, storage the server may not touch) keeps its location. The partitions keep their parameters (Hive's store adds them as they
 are: no quick statistics are counted).
 """
 
@@ -31,6 +32,12 @@ from thrift_idl.hive_metastore.ttypes import Partition
 
 def _java_map(spec: Mapping[str, str]) -> str:
     return "{" + ", ".join(f"{k}={v}" for k, v in spec.items()) + "}"
+
+
+def _under(location: str | None, directory: str) -> bool:
+    if not location:
+        return False
+    return location == directory or location.startswith(directory.rstrip("/") + "/")
 
 
 class PartitionExchange:
@@ -84,6 +91,7 @@ class PartitionExchange:
         if first is not None:
             raise MetaError(f"The partition {first} already exists in the table {dst_tbl}")
         move = None
+        dst_root = dst.location or ""
         if src.location and dst.location and present:
             prefix = make_name([k for k, _ in present], [v for _, v in present])
             src_dir, dst_dir = warehouse.join(src.location, prefix), warehouse.join(dst.location, prefix)
@@ -97,8 +105,11 @@ class PartitionExchange:
         try:
             for part, name in zip(parts, names):
                 part.dbName, part.tableName, part.catName = dst.db_name, dst.name, dst.cat_name
-                if part.sd is not None:
-                    part.sd.location = warehouse.join(dst.location, name) if dst.location else None
+                # a partition whose directory moved lives under the destination; one whose data did
+                # not move (outside the moved directory, or storage the server may not touch) keeps
+                # its location, so that no partition points at a directory without its files
+                if part.sd is not None and move is not None and _under(part.sd.location, move[0]):
+                    part.sd.location = warehouse.join(dst_root, name)
             self.writes.drop_in(conn, src_db, src_tbl, [r.part_name for r in rows])
             out = self.writes.add_in(conn, dst_db, dst_tbl, parts)
         except BaseException:
