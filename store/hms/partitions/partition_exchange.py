@@ -9,8 +9,8 @@ different catalogs, no matching partition, different columns or partition keys (
 a partition the destination already has. Hudi tables' partitions follow their commits: refused.
 The directory moves first (when the server may move it: docs/security.md, Storage boundaries); a
 failed write moves it back. A partition whose files did not move (no such directory, a location
-outside it, storage the server may not touch) keeps its location. The partitions keep their parameters (Hive's store adds them as they
-are: no quick statistics are counted).
+outside it, storage the server may not touch) keeps its location. The partitions keep their
+parameters (Hive's store adds them as they are: no quick statistics are counted).
 """
 
 from __future__ import annotations
