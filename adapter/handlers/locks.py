@@ -7,6 +7,7 @@ from store.hms.txn import Compactions, LockManager, OpenTxnList, WriteIds
 from thrift_idl.hive_metastore.ttypes import (
     HeartbeatTxnRangeResponse,
     OpenTxnsResponse,
+    TxnType,
 )
 
 
@@ -42,10 +43,15 @@ class LockHandler:
     def open_txns(self, rqst):
         if rqst is None:
             raise MetaError("open_txns needs an OpenTxnRequest")
-        return OpenTxnsResponse(txn_ids=self.locks.open_txns(rqst.user, rqst.hostname, rqst.num_txns))
+        return OpenTxnsResponse(txn_ids=self.locks.open_txns(rqst.user, rqst.hostname, rqst.num_txns,
+                                                             rqst.txn_type))
 
     def commit_txn(self, rqst):
-        self.locks.commit_txn(rqst.txnid if rqst is not None else None)
+        if rqst is not None and rqst.txn_type == TxnType.REPL_CREATED:
+            raise MetaError("commit_txn: REPL_CREATED transactions (replication) are not supported by this metastore")
+        # exclWriteEnabled: Hive's IDL default is true (no write-conflict check), also when not sent
+        self.locks.commit_txn(rqst.txnid if rqst is not None else None,
+                              rqst.exclWriteEnabled if rqst is not None else True)
 
     def abort_txn(self, rqst):
         self.locks.abort_txn(rqst.txnid if rqst is not None else None)
@@ -61,7 +67,10 @@ class LockHandler:
         return self.open_txn_list.open_txns()
 
     def get_open_txns_req(self, getOpenTxnsRequest):
-        return self.get_open_txns()
+        """The types excludeTxnTypes names left out (none named: none left out)."""
+        assert self.open_txn_list is not None, "LockHandler needs the open transaction list"
+        exclude = getOpenTxnsRequest.excludeTxnTypes if getOpenTxnsRequest is not None else None
+        return self.open_txn_list.open_txns(exclude or ())
 
     def get_open_txns_info(self):
         assert self.open_txn_list is not None, "LockHandler needs the open transaction list"

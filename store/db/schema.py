@@ -286,6 +286,10 @@ txns = Table(
     Column("host_name", String(NAME)),
     Column("started_ms", BigInteger, nullable=False),
     Column("heartbeat_ms", BigInteger, nullable=False),
+    Column("txn_type", Integer, nullable=False, server_default="0"),  # Hive's TxnType (0 DEFAULT)
+    # the lowest open transaction when this one opened (Hive's MIN_HISTORY_LEVEL): write ids of
+    # transactions from it up may be in this one's snapshot, so they are kept while it is open
+    Column("min_open_txn", BigInteger),
 )
 
 # Hive's write ids (TXN_TO_WRITE_ID, NEXT_WRITE_ID): per table, one write id per transaction, from 1 up.
@@ -297,6 +301,7 @@ txn_write_ids = Table(
     Column("txn_id", BigInteger, primary_key=True),
     Column("write_id", BigInteger, nullable=False),
     UniqueConstraint("db_name", "tbl_name", "write_id", name="uq_txn_write_ids_write_id"),
+    Index("ix_txn_write_ids_txn_id", "txn_id"),
 )
 
 next_write_ids = Table(

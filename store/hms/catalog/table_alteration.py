@@ -33,6 +33,7 @@ from store.hms.common import (
 )
 from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
+from store.hms.txn import is_transactional, rename_table_rows
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from store.storage.owner_index import table_obj
@@ -110,6 +111,9 @@ class TableAlteration:
             rewrite_enabled=new.rewriteEnabled if new.rewriteEnabled is not None else old.rewrite_enabled,
         ))
         write_params(conn, S.tbl_params, "tbl_id", old.tbl_id, params)
+        new_cat, new_db_name = split_db_name(new_db)
+        if (new_db_name, new_name) != (old.db_name, old.name) and new_cat == old.cat_name and is_transactional(params):
+            rename_table_rows(conn, new_cat, (old.db_name, old.name), (new_db_name, new_name))  # Hive's onRename
         if cascade and version != old.schema_version:
             conn.execute(update(S.partitions).where(S.partitions.c.tbl_id == old.tbl_id).values(
                 schema_version=version))

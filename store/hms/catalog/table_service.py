@@ -44,6 +44,7 @@ from store.hms.common import (
 )
 from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
+from store.hms.txn import drop_table_rows, is_transactional
 from store.storage import warehouse
 from store.storage.boundary import StorageBoundary
 from store.storage.owner_index import HUDI, TBL, table_obj
@@ -250,6 +251,9 @@ class TableService:
             if row.location:
                 doomed.append(row.location)
         delete_table_rows(conn, row.tbl_id)
+        if is_transactional(dropped.parameters):  # its write ids and compaction requests (Hive's cleanupRecords)
+            drop_table_rows(conn, dropped.catName or DEFAULT_CATALOG, dropped.dbName, dropped.tableName,
+                            keep_write_ids=not delete_data)
         self.notifications.record(conn, EV.drop_table(dropped))
         return doomed
 

@@ -35,6 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from store.db import schema
 from store.db.database import Store, now_ms
 from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
+from store.hms.txn.write_id_rows import clean_write_ids
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
     DataOperationType,
@@ -47,6 +48,7 @@ from thrift_idl.hive_metastore.ttypes import (
     ShowLocksRequest,
     ShowLocksResponse,
     ShowLocksResponseElement,
+    TxnType,
     UnlockRequest,
 )
 
@@ -62,6 +64,10 @@ MAX_OPEN_BATCH = 1000
 
 # lock operations get_latest_txnid_in_conflict compares (Hive's WRITE_SET keeps updates and deletes)
 CONFLICT_OPERATIONS = (DataOperationType.UPDATE, DataOperationType.DELETE)
+# Hive's OperationType letters, as its write-conflict message names them
+_OPERATION_LETTERS = {DataOperationType.UPDATE: "u", DataOperationType.DELETE: "d"}
+# transactions whose commit records no write set and checks no conflict (Hive's CommitTxnFunction)
+NO_WRITE_SET_TYPES = frozenset({TxnType.READ_ONLY, TxnType.COMPACTION, TxnType.SOFT_DELETE})
 
 # lock type -> the lock types it can share an overlapping resource with
 _COMPATIBLE: dict[int, frozenset[int]] = {
@@ -379,24 +385,38 @@ class LockManager:
 
     # ---- transactions ---------------------------------------------------------------------
 
-    def open_txns(self, user: str | None, host: str | None, count: int | None = 1) -> list[int]:
-        """Open `count` transactions, at most MAX_OPEN_BATCH (Hive cuts larger requests to it)."""
+    def open_txns(self, user: str | None, host: str | None, count: int | None = 1,
+                  txn_type: int | None = None) -> list[int]:
+        """Open `count` transactions of `txn_type` (Hive's TxnType, DEFAULT when None), at most
+        MAX_OPEN_BATCH (Hive cuts larger requests to it)."""
         if count is None or count < 1:
             raise MetaError(f"Invalid number of transactions to open: {count}")
-        return self._run(self._open_txns, user, host, min(count, MAX_OPEN_BATCH))
+        kind = TxnType.DEFAULT if txn_type is None else txn_type
+        if kind not in TxnType._VALUES_TO_NAMES:
+            raise MetaError(f"Unknown transaction type {txn_type}")
+        if kind == TxnType.REPL_CREATED:
+            raise MetaError("open_txns: REPL_CREATED transactions (replication) are not supported by this metastore")
+        return self._run(self._open_txns, user, host, min(count, MAX_OPEN_BATCH), kind)
 
-    def _open_txns(self, conn: Connection, now: int, user, host, count: int) -> list[int]:
+    def _open_txns(self, conn: Connection, now: int, user, host, count: int, kind: int) -> list[int]:
         first = self.store.next_id(conn, TXN_ID_SEQ, count)
         ids = list(range(first, first + count))
+        # Hive's MIN_HISTORY_LEVEL: the lowest transaction open now (this one's snapshot may list it)
+        oldest = conn.execute(select(func.min(_T.c.txn_id)).where(_T.c.state == TXN_OPEN)).scalar()
         conn.execute(insert(_T), [
             dict(txn_id=t, state=TXN_OPEN, user_name=_clip(user, schema.NAME),
-                 host_name=_clip(host, schema.NAME), started_ms=now, heartbeat_ms=now)
+                 host_name=_clip(host, schema.NAME), started_ms=now, heartbeat_ms=now, txn_type=kind,
+                 min_open_txn=min(oldest or first, first))
             for t in ids
         ])
         return ids
 
-    def commit_txn(self, txnid: int | None) -> None:
-        self._run(self._end_txn, _txn_id("commit_txn", txnid), TXN_COMMITTED)
+    def commit_txn(self, txnid: int | None, excl_write_enabled: bool | None = True) -> None:
+        """Commit; with `excl_write_enabled` false (CommitTxnRequest.exclWriteEnabled: a client whose
+        updates and deletes take SHARED_WRITE locks), a write-write conflict aborts the transaction
+        instead (TxnAbortedException), as Hive 4's commitTxn."""
+        check = excl_write_enabled is False
+        self._run(self._end_txn, _txn_id("commit_txn", txnid), TXN_COMMITTED, check)
 
     def abort_txn(self, txnid: int | None) -> None:
         self._run(self._end_txn, _txn_id("abort_txn", txnid), TXN_ABORTED)
@@ -416,17 +436,26 @@ class LockManager:
             conn.execute(update(_T).where(_T.c.txn_id.in_(chunk), _T.c.state == TXN_OPEN).values(
                 state=TXN_ABORTED, heartbeat_ms=now))
             conn.execute(delete(_L).where(_L.c.txn_id.in_(chunk)))
+        clean_write_ids(conn, _next_txn_id(conn))
 
-    def _end_txn(self, conn: Connection, now: int, txnid: int, to: str) -> None:
-        state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
-        if state == to:
+    def _end_txn(self, conn: Connection, now: int, txnid: int, to: str, check_conflict: bool = False) -> None:
+        row = conn.execute(select(_T.c.state, _T.c.txn_type).where(_T.c.txn_id == txnid)).first()
+        if row is not None and row.state == to:
             return  # Hive: committing a committed / aborting an aborted transaction is a no-op
-        if state != TXN_OPEN:
+        if row is None or row.state != TXN_OPEN:
             self._ensure_open_txn(conn, txnid)  # raises the Hive exception for that state
-        if to == TXN_COMMITTED:
-            record_write_set(conn, txnid)
+        assert row is not None
+        conflict = None
+        if to == TXN_COMMITTED and row.txn_type not in NO_WRITE_SET_TYPES:
+            conflict = record_write_set(conn, txnid, check_conflict)
+        self._finish(conn, now, txnid, TXN_ABORTED if conflict else to)
+        if conflict:
+            raise TxnAborted(conflict)  # the abort is committed first (_run)
+
+    def _finish(self, conn: Connection, now: int, txnid: int, to: str) -> None:
         conn.execute(update(_T).where(_T.c.txn_id == txnid).values(state=to, heartbeat_ms=now))
         conn.execute(delete(_L).where(_L.c.txn_id == txnid))
+        clean_write_ids(conn, _next_txn_id(conn))
 
     def heartbeat_txn(self, txnid: int) -> None:
         self._run(self._touch_txn, txnid)
@@ -454,24 +483,44 @@ class LockManager:
         return aborted, nosuch
 
 
-def record_write_set(conn: Connection, txn_id: int) -> None:
+def _next_txn_id(conn: Connection) -> int:
+    seq = schema.sequences
+    return conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar() or 1
+
+
+def record_write_set(conn: Connection, txn_id: int, check_conflict: bool = False) -> str | None:
     """At commit: what the transaction updated or deleted (its lock components), with the commit id
-    (the transaction high water mark), for get_latest_txnid_in_conflict."""
+    (the transaction high water mark), for get_latest_txnid_in_conflict and later commits' checks.
+    With `check_conflict`, first Hive's write-write check: another transaction that committed after
+    this one began (commit id >= its id) updated or deleted the same partition, or the same table
+    where both name none; then nothing is recorded and the answer is Hive's abort message."""
     rows = conn.execute(select(_L.c.db_name, _L.c.tbl_name, _L.c.part_name, _L.c.operation).distinct().where(
         _L.c.txn_id == txn_id, _L.c.operation.in_(CONFLICT_OPERATIONS), _L.c.tbl_name.is_not(None),
         or_(_L.c.is_transactional.is_(None), _L.c.is_transactional.is_(True)))).all()
     if not rows:
-        return
-    seq = schema.sequences
-    next_val = conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar() or 1
+        return None
+    next_val = _next_txn_id(conn)
+    ws = schema.txn_write_set
+    if check_conflict:
+        for db, tbl, part, op in rows:
+            hit = conn.execute(select(ws.c.txn_id, ws.c.commit_id, ws.c.operation).where(
+                ws.c.db_name == db, ws.c.tbl_name == tbl,
+                ws.c.part_name.is_(None) if part is None else ws.c.part_name == part,
+                ws.c.commit_id >= txn_id, ws.c.txn_id != txn_id, ws.c.operation.in_(CONFLICT_OPERATIONS),
+            ).order_by(ws.c.commit_id, ws.c.txn_id).limit(1)).first()
+            if hit is not None:
+                where = f"{db}/{tbl}" + (f"/{part}" if part is not None else "")
+                return (f"Aborting [{txn_id_str(txn_id)},{next_val - 1}] due to a write conflict on {where} "
+                        f"committed by [{txn_id_str(hit.txn_id)},{hit.commit_id}] "
+                        f"{_OPERATION_LETTERS[op]}/{_OPERATION_LETTERS[hit.operation]}")
     # Bounded: a row matters only to transactions that began before its commit, so rows older than
     # every open transaction go (Hive's housekeeper does the same to its WRITE_SET).
     oldest = conn.execute(select(func.min(_T.c.txn_id)).where(_T.c.state == TXN_OPEN)).scalar()
-    ws = schema.txn_write_set
     conn.execute(delete(ws).where(ws.c.commit_id < min(oldest or next_val, next_val)))
-    conn.execute(insert(schema.txn_write_set), [
+    conn.execute(insert(ws), [
         dict(db_name=db, tbl_name=tbl, part_name=part, txn_id=txn_id, commit_id=next_val - 1, operation=op)
         for db, tbl, part, op in rows])
+    return None
 
 
 def _lock_id(method: str, rqst) -> int:

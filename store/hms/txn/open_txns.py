@@ -7,13 +7,14 @@ in that list (java.util.BitSet.toByteArray: little-endian, no trailing zero byte
 is the lowest open one. A transaction whose heartbeat is older than the lock manager's timeout is
 answered as aborted: the next lock-manager call aborts it.
 
-Transaction types are not recorded (every transaction is DEFAULT), so `excludeTxnTypes` excludes
-nothing.
+Each transaction has its type (Hive's TxnType, from open_txns): get_open_txns leaves READ_ONLY
+ones out of the list, get_open_txns_req the types its request excludes; `min_open_txn` still counts
+every open transaction, and get_open_txns_info lists them all (TxnInfo has no type), as Hive 4's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sqlalchemy import Connection, select
@@ -21,7 +22,13 @@ from sqlalchemy import Connection, select
 from store.db import schema as S
 from store.db.database import Store, now_ms
 from store.hms.txn.locks import TXN_ABORTED, TXN_ID_SEQ, TXN_OPEN
-from thrift_idl.hive_metastore.ttypes import GetOpenTxnsInfoResponse, GetOpenTxnsResponse, TxnInfo, TxnState
+from thrift_idl.hive_metastore.ttypes import (
+    GetOpenTxnsInfoResponse,
+    GetOpenTxnsResponse,
+    TxnInfo,
+    TxnState,
+    TxnType,
+)
 
 _T = S.txns
 
@@ -46,13 +53,17 @@ class OpenTxnList:
         hwm = (next_val - 1) if next_val else 0
         return hwm, [(r, r.state == TXN_ABORTED or r.heartbeat_ms < cutoff) for r in rows if r.txn_id <= hwm]
 
-    def open_txns(self) -> GetOpenTxnsResponse:
+    def open_txns(self, exclude: Iterable[int] = (TxnType.READ_ONLY,)) -> GetOpenTxnsResponse:
+        """get_open_txns (READ_ONLY transactions left out) or get_open_txns_req (`exclude`: its
+        excludeTxnTypes)."""
         hwm, rows = self._rows()
+        open_ids = [r.txn_id for r, aborted in rows if not aborted]
+        skip = set(exclude)
+        rows = [(r, aborted) for r, aborted in rows if r.txn_type not in skip]
         bits = 0
         for i, (_, aborted) in enumerate(rows):
             if aborted:
                 bits |= 1 << i
-        open_ids = [r.txn_id for r, aborted in rows if not aborted]
         return GetOpenTxnsResponse(txn_high_water_mark=hwm, open_txns=[r.txn_id for r, _ in rows],
                                    min_open_txn=min(open_ids) if open_ids else None,
                                    abortedBits=bits.to_bytes((bits.bit_length() + 7) // 8, "little"))

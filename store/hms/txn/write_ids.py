@@ -45,6 +45,7 @@ from thrift_idl.hive_metastore.ttypes import (
     ShowCompactResponseElement,
     TableValidWriteIds,
     TxnToWriteId,
+    TxnType,
 )
 
 _W = schema.txn_write_ids
@@ -134,13 +135,18 @@ class WriteIds:
 
     def _allocate(self, conn: Connection, now: int, db: str, tbl: str, ids: list[int],
                   reallocate: bool) -> list[tuple[int, int]]:
-        states = {r.txn_id: r.state for r in conn.execute(select(_T.c.txn_id, _T.c.state).where(_T.c.txn_id.in_(ids)))}
-        if any(states.get(t) != TXN_OPEN for t in ids):
-            bad = ",".join(f"{{{t},{_state_name(states.get(t))}}}" for t in ids if states.get(t) != TXN_OPEN)
+        found = conn.execute(select(_T.c.txn_id, _T.c.state, _T.c.txn_type).where(_T.c.txn_id.in_(ids))).all()
+        states = {r.txn_id: r.state for r in found}
+        read_only = {r.txn_id for r in found if r.state == TXN_OPEN and r.txn_type == TxnType.READ_ONLY}
+        if read_only or any(states.get(t) != TXN_OPEN for t in ids):
+            bad = ",".join(f"{{{t},{'read-only' if t in read_only else _state_name(states.get(t))}}}"
+                           for t in ids if states.get(t) != TXN_OPEN or t in read_only)
             text = (f"Write ID allocation failed on {db}.{tbl} as not all input txns in open state or read-only: "
                     f"{bad}")
             if any(states.get(t) == TXN_ABORTED for t in ids):
                 raise TxnAborted(text)
+            if all(states.get(t) == TXN_OPEN for t in ids):  # only read-only ones: they exist and are open
+                raise MetaError(text)
             raise NoSuchTxn(text)
         mine = and_(_W.c.db_name == db, _W.c.tbl_name == tbl, _W.c.txn_id.in_(ids))
         if reallocate:
@@ -202,6 +208,7 @@ class WriteIds:
         """Hive's createValidReadTxnList(get_open_txns, current): relative to transaction `current`
         (0: none), whose own writes count as valid and later transactions as invalid."""
         hwm, rows = self.open_txns.rows(conn)
+        rows = [(r, aborted) for r, aborted in rows if r.txn_type != TxnType.READ_ONLY]  # Hive's getOpenTxns
         if current > 0:
             hwm = min(hwm, current)
             rows = [(r, aborted) for r, aborted in rows if r.txn_id < current]
