@@ -21,6 +21,7 @@ from thrift_idl.hive_metastore.ttypes import (
     LockRequest,
     LockType,
     ShowCompactRequest,
+    TxnType,
 )
 
 TIMEOUT = 1_000
@@ -186,3 +187,165 @@ def test_compaction_requests(parts):
         c.compact(CompactionRequest(dbname="db", tablename="t"))  # no type
     with pytest.raises(MetaError):
         c.compact(CompactionRequest(dbname="db", type=CompactionType.MAJOR))
+
+
+def _view(lm: LockManager, open_txns: OpenTxnList, mine, **kw) -> list:
+    r = open_txns.open_txns(**kw)
+    bits = int.from_bytes(r.abortedBits, "little")
+    listed = list(r.open_txns)
+    return [("aborted" if bits >> listed.index(t) & 1 else "open") if t in listed else "-" for t in mine]
+
+
+def test_commit_aborts_on_write_conflict(parts):
+    """Hive 4's commitTxn with exclWriteEnabled false: a transaction that updates or deletes what
+    another one updated or deleted and committed after it began is aborted instead."""
+    lm, w, _c, _clock = parts
+    t1, t2, t3, t4 = lm.open_txns("u", "h", 4)
+    _write_lock(lm, t1, DataOperationType.UPDATE, "p=1")
+    _write_lock(lm, t2, DataOperationType.DELETE, "p=1")
+    _write_lock(lm, t3, DataOperationType.UPDATE, "p=2")
+    _write_lock(lm, t4, DataOperationType.UPDATE)  # the table as a whole: not the partition (Hive)
+    lm.commit_txn(t1, excl_write_enabled=False)  # nothing committed before it
+    with pytest.raises(TxnAborted) as exc:
+        lm.commit_txn(t2, excl_write_enabled=False)
+    assert exc.value.message == (f"Aborting [txnid:{t2},{t4}] due to a write conflict on db/t/p=1 committed by "
+                                 f"[txnid:{t1},{t4}] d/u")
+    with pytest.raises(TxnAborted, match="already aborted"):
+        lm.commit_txn(t2)
+    lm.commit_txn(t3, excl_write_enabled=False)  # another partition
+    lm.commit_txn(t4, excl_write_enabled=False)
+    assert _view(lm, w.open_txns, [t1, t2, t3, t4]) == ["-", "aborted", "-", "-"]
+    with lm.store.read() as conn:  # the aborted one recorded no write set; locks released
+        assert sorted(r.txn_id for r in conn.execute(select(schema.txn_write_set))) == [t1, t3, t4]
+        assert conn.execute(select(schema.locks)).first() is None
+    # exclusive writes (Hive's default, exclWriteEnabled true): no check, as Hive's
+    t5, t6 = lm.open_txns("u", "h", 2)
+    _write_lock(lm, t5, DataOperationType.UPDATE, "p=1")
+    _write_lock(lm, t6, DataOperationType.UPDATE, "p=1")
+    lm.commit_txn(t5)
+    assert w.latest_txnid_in_conflict(t6) == t5  # what Hive's driver asks instead
+    lm.commit_txn(t6)
+
+
+def test_transaction_types(parts):
+    lm, w, _c, _clock = parts
+    (ro,) = lm.open_txns("u", "h", 1, TxnType.READ_ONLY)
+    d1, d2 = lm.open_txns("u", "h", 2, TxnType.DEFAULT)
+    (comp,) = lm.open_txns("u", "h", 1, TxnType.COMPACTION)
+    ot = w.open_txns
+    # get_open_txns leaves read-only ones out; min_open_txn still counts them (Hive's toOpenTxnsResponse)
+    r = ot.open_txns()
+    assert list(r.open_txns) == [d1, d2, comp] and r.min_open_txn == ro
+    assert list(ot.open_txns([TxnType.COMPACTION]).open_txns) == [ro, d1, d2]
+    assert list(ot.open_txns(()).open_txns) == [ro, d1, d2, comp]
+    assert [t.id for t in ot.open_txns_info().open_txns] == [ro, d1, d2, comp]
+    with pytest.raises(MetaError, match=rf"{{{ro},read-only}}"):
+        _alloc(w, "db.t", [ro])
+    with pytest.raises(NoSuchTxn):
+        _alloc(w, "db.t", [ro, 9999])
+    # a read-only or compaction commit records no write set
+    for t in (ro, comp, d1):
+        _write_lock(lm, t, DataOperationType.UPDATE, "p=1")
+        lm.commit_txn(t)
+    with lm.store.read() as conn:
+        assert [r.txn_id for r in conn.execute(select(schema.txn_write_set))] == [d1]
+    # the snapshot get_valid_write_ids takes leaves read-only transactions out too
+    (ro2,) = lm.open_txns("u", "h", 1, TxnType.READ_ONLY)
+    assert _alloc(w, "db.t", [d2]) == [(d2, 1)]
+    assert _valid(w, "db.t") == [("db.t", 1, [1], 1, 0)]
+    lm.abort_txn(ro2)
+    for bad in (99, TxnType.REPL_CREATED):
+        with pytest.raises(MetaError):
+            lm.open_txns("u", "h", 1, bad)
+
+
+def _write_id_txns(lm: LockManager) -> list[int]:
+    with lm.store.read() as conn:
+        return sorted({r.txn_id for r in conn.execute(select(schema.txn_write_ids))})
+
+
+def test_write_ids_cleaned_below_the_low_water_mark(parts):
+    lm, w, _c, _clock = parts
+    t1, t2 = lm.open_txns("u", "h", 2)
+    _alloc(w, "db.t", [t1, t2])
+    lm.commit_txn(t1)
+    (t3,) = lm.open_txns("u", "h", 1)  # saw t2 open
+    assert _write_id_txns(lm) == [t1, t2]  # t2's snapshot may list t1 as open
+    _alloc(w, "db.t", [t3])
+    lm.commit_txn(t2)
+    assert _write_id_txns(lm) == [t2, t3]  # t3 saw t2 open
+    assert _valid(w, "db.t") == [("db.t", 3, [3], 3, 0)]
+    lm.commit_txn(t3)
+    assert _write_id_txns(lm) == []  # every snapshot sees them committed
+    assert _valid(w, "db.t") == [("db.t", 3, [], None, 0)]  # the same answer without them
+    # an aborted transaction's write ids stay invalid: it holds the cleanup at it
+    t4, t5 = lm.open_txns("u", "h", 2)
+    _alloc(w, "db.t", [t4, t5])
+    lm.abort_txn(t4)
+    lm.commit_txn(t5)
+    assert _write_id_txns(lm) == [t4, t5]
+    assert _valid(w, "db.t") == [("db.t", 5, [4], None, 0b1)]
+    # one without write ids does not
+    (t6,) = lm.open_txns("u", "h", 1)
+    lm.abort_txns([t6])
+    assert _write_id_txns(lm) == [t4, t5]
+
+
+def _acid_table(name: str, db: str = "d", transactional: bool = True):
+    from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+
+    sd = StorageDescriptor(cols=[FieldSchema("x", "int", None)], inputFormat="in", outputFormat="out",
+                           serdeInfo=SerDeInfo(serializationLib="lib", parameters={}), parameters={})
+    params = {"transactional": "true", "transactional_properties": "insert_only"} if transactional else {}
+    return Table(tableName=name, dbName=db, sd=sd, tableType="MANAGED_TABLE", parameters=params, partitionKeys=[])
+
+
+@pytest.mark.backends("sqlite")
+def test_write_ids_follow_their_table(own_backend_url, tmp_path):
+    """Hive's AcidEventListener: a dropped transactional table's write ids and compaction requests go
+    (kept with deleteData false), a renamed one's move with it, a dropped database's all go."""
+    from adapter.serve import prepare_store
+    from store.services import open_services
+    from thrift_idl.hive_metastore.ttypes import Database
+
+    prepare_store(own_backend_url)
+    s = open_services(own_backend_url, str(tmp_path / "wh"))
+    try:
+        for db in ("d", "e"):
+            s.tables.create_database(Database(name=db, locationUri=str(tmp_path / "wh" / f"{db}.db"), parameters={}))
+        for name in ("a", "b", "keep", "plain"):
+            s.tables.create_table(_acid_table(name, transactional=name != "plain"))
+        s.tables.create_table(_acid_table("c", db="e"))
+        (t1,) = s.locks.open_txns("u", "h", 1)
+        for table in ("d.a", "d.b", "d.keep", "d.plain", "e.c"):
+            _alloc(s.write_ids, table, [t1])
+            db, tbl = table.split(".")
+            s.compactions.compact(CompactionRequest(dbname=db, tablename=tbl, type=CompactionType.MAJOR))
+        _write_lock_on(s.locks, t1, "d", "b")
+        s.tables.drop_table("d", "a", delete_data=True)
+        s.tables.drop_table("d", "keep", delete_data=False)
+        s.tables.drop_table("d", "plain", delete_data=True)  # not transactional: nothing follows (Hive)
+        renamed = s.tables.get_table("d", "b")
+        renamed.tableName, renamed.dbName = "b2", "e"
+        s.tables.alter_table("d", "b", renamed)
+        assert s.write_ids.max_allocated("d", "a").maxWriteId == 0
+        assert s.write_ids.max_allocated("d", "keep").maxWriteId == 1
+        assert s.write_ids.max_allocated("d", "b").maxWriteId == 0
+        assert _valid(s.write_ids, "e.b2") == [("e.b2", 1, [1], 1, 0)]
+        assert sorted((r.dbname, r.tablename) for r in s.compactions.show(ShowCompactRequest()).compacts) == [
+            ("d", "plain"), ("e", "b2"), ("e", "c")]
+        assert [(lk.dbname, lk.tablename) for lk in s.locks.show_locks().locks] == [("e", "b2")]
+        s.locks.commit_txn(t1)
+        with s.store.read() as conn:
+            assert [(r.db_name, r.tbl_name) for r in conn.execute(select(schema.txn_write_set))] == [("e", "b2")]
+        s.tables.drop_database("e", delete_data=True, cascade=True)
+        assert [s.write_ids.max_allocated("e", t).maxWriteId for t in ("b2", "c")] == [0, 0]
+        assert [(r.dbname, r.tablename) for r in s.compactions.show(ShowCompactRequest()).compacts] == [("d", "plain")]
+    finally:
+        s.close()
+
+
+def _write_lock_on(lm: LockManager, txn: int, db: str, tbl: str) -> None:
+    lm.lock(LockRequest(component=[LockComponent(type=LockType.SHARED_WRITE, level=LockLevel.TABLE, dbname=db,
+                                                 tablename=tbl, operationType=DataOperationType.UPDATE,
+                                                 isTransactional=True)], txnid=txn, user="u", hostname="h"))
