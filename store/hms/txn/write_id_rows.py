@@ -10,8 +10,8 @@ TxnHandler (cleanTxnToWriteIdTable, cleanupRecords, onRename).
   holds write ids (its writes stay invalid: no compactor runs here to clean them, so such a
   transaction holds the cleanup at it), and the next transaction id. Below it every transaction is
   committed and seen committed by every snapshot, so its write ids are valid for everyone and
-  get_valid_write_ids answers the same without them (Hive's rule for a table whose writes were
-  compacted: the high water mark stays NEXT_WRITE_ID - 1).
+  get_valid_write_ids makes the same write ids valid without them (its answer is Hive's after its
+  cleaner: with no valid row left, the lowest invalid write id becomes the high water mark).
 * Transactional tables (parameter `transactional=true`) of the default catalog only, as Hive's
   AcidEventListener: drop_table removes the table's write ids (kept when the data is kept:
   deleteData false) and its compaction requests; drop_database every such row of the database;
