@@ -13,6 +13,7 @@ partitions itself and gets the right partitions.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -366,10 +367,29 @@ def _conflict_view(c, db: str) -> list:
     write(ids[0], DataOperationType.UPDATE, "p=1")
     write(ids[1], DataOperationType.DELETE, "p=1")
     write(ids[2], DataOperationType.INSERT, "p=1")
-    view = [name.get(c.get_latest_txnid_in_conflict(ids[1]))]
+    view: list = [name.get(c.get_latest_txnid_in_conflict(ids[1]))]
     c.commit_txn(CommitTxnRequest(txnid=ids[0]))
     view += [name.get(c.get_latest_txnid_in_conflict(t)) for t in ids[1:]]
+    # shared writes (exclWriteEnabled false): t2 deleted what t1 updated and committed after t2 began
+    try:
+        c.commit_txn(CommitTxnRequest(txnid=ids[1], exclWriteEnabled=False))
+        view.append("committed")
+    except Exception as exc:  # noqa: BLE001 - the declared exception, compared by type and text
+        text = re.sub(r"txnid:(\d+)", lambda m: f"txnid:{name.get(int(m.group(1)), '?')}",
+                      str(getattr(exc, "message", exc)).replace(db, "<db>"))
+        view.append((type(exc).__name__, re.sub(r",\d+\]", ",<commit id>]", text)))
+    view.append({t.id: t.state for t in c.get_open_txns_info().open_txns}.get(ids[1]))
+    view.append(_outcome(lambda: c.commit_txn(CommitTxnRequest(txnid=ids[1]))))
     c.abort_txns(AbortTxnsRequest(txn_ids=ids[1:]))
+    # a read-only transaction: out of get_open_txns, in the others; no write id for it
+    (ro,) = c.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h1", txn_type=TxnType.READ_ONLY)).txn_ids
+    view.append([ro in c.get_open_txns().open_txns,
+                 ro in c.get_open_txns_req(GetOpenTxnsRequest(excludeTxnTypes=[])).open_txns,
+                 ro in c.get_open_txns_req(GetOpenTxnsRequest(excludeTxnTypes=[TxnType.READ_ONLY])).open_txns,
+                 ro in [t.id for t in c.get_open_txns_info().open_txns]])
+    view.append(_outcome(lambda: c.allocate_table_write_ids(
+        AllocateTableWriteIdsRequest(dbName=db, tableName="t", txnIds=[ro]))))
+    c.abort_txn(AbortTxnRequest(txnid=ro))
     return view
 
 
@@ -378,8 +398,12 @@ def _conflict_view(c, db: str) -> list:
 def test_latest_txnid_in_conflict(cf):
     (db,) = names(cf, "cnf")
     views = [_conflict_view(side.client, db) for side in (cf.reference, cf.ours)]
-    cf.same("get_latest_txnid_in_conflict", views[0], views[1])
-    assert views[1] == ["none", "t1", "none"], views[1]
+    cf.same("get_latest_txnid_in_conflict, commit_txn's write conflicts, read-only transactions", views[0], views[1])
+    assert views[1][:3] == ["none", "t1", "none"], views[1]
+    assert views[1][3] == ("TxnAbortedException", "Aborting [txnid:t2,<commit id>] due to a write conflict on "
+                           "<db>/t/p=1 committed by [txnid:t1,<commit id>] d/u"), views[1]
+    assert views[1][4:6] == [TxnState.ABORTED, ("TxnAbortedException",)], views[1]
+    assert views[1][6] == [False, True, False, True], views[1]
 
 
 def _compaction_view(c, db: str) -> list:
