@@ -35,6 +35,7 @@ from thrift_idl.hive_metastore.ttypes import (
     SerDeInfo,
     StorageDescriptor,
     Table,
+    TxnType,
 )
 
 
@@ -166,6 +167,12 @@ def test_invalid_lock_and_txn_requests_answer_their_reason(client, log_since):
         (lambda: client.open_txns(OpenTxnRequest(num_txns=0, user="u", hostname="h")), TApplicationException,
          "Invalid number of transactions"),
         (lambda: client.open_txns(None), TApplicationException, "OpenTxnRequest"),
+        (lambda: client.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h", txn_type=99)),
+         TApplicationException, "Unknown transaction type 99"),
+        (lambda: client.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h", txn_type=TxnType.REPL_CREATED)),
+         TApplicationException, "REPL_CREATED"),
+        (lambda: client.commit_txn(CommitTxnRequest(txnid=1, txn_type=TxnType.REPL_CREATED)), TApplicationException,
+         "REPL_CREATED"),
         (lambda: client.heartbeat_txn_range(None), TApplicationException, "HeartbeatTxnRangeRequest"),
         (lambda: client.unlock(None), NoSuchLockException, "lockid"),
         (lambda: client.check_lock(None), NoSuchLockException, "lockid"),
