@@ -29,6 +29,7 @@ from store.hms.partitions.partition_context import TableContexts, TableCtx, chec
 from store.hms.partitions.partition_key_values import rename_key_values
 from store.hms.partitions.partition_names import make_name
 from store.hms.partitions.partition_queries import PartitionQueries
+from store.hms.txn import is_transactional, rename_partition_rows
 from store.storage import warehouse
 from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition
@@ -237,6 +238,8 @@ class PartitionAlteration:
         befores = self.queries.named(conn, ctx, [old_name])
         self._alter_one(conn, ctx, old_name, new_part, now_s(), new_name=new_name, location=location)
         self._record(conn, ctx, befores, renamed_to=new_name)
+        if is_transactional(read_params(conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id]):
+            rename_partition_rows(conn, ctx.cat_name, ctx.db_name, ctx.name, old_name, new_name)  # Hive's onRename
         # the directory moves inside the transaction: a failed move rolls the rename back
         for src, dst in moves:
             warehouse.move_dir(src, dst)

@@ -35,6 +35,7 @@ from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_val
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.partitions.partition_reads import PartitionReads
+from store.hms.txn import drop_partition_rows, is_transactional
 from store.storage import warehouse
 from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
@@ -261,6 +262,8 @@ class PartitionWrites:
             table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
             dropped = [[v for _, v in split_name(r.part_name)] for r in rows]
             self.tables.notifications.record(conn, *EV.drop_partitions(table, dropped))
+            if is_transactional(table.parameters):  # their compaction requests (Hive's cleanupRecords)
+                drop_partition_rows(conn, ctx.cat_name, ctx.db_name, ctx.name, [r.part_name for r in rows])
         purge = delete_data and ctx.tbl_type != MANAGED and bool(rows) and purges(read_params(
             conn, S.tbl_params, "tbl_id", [ctx.tbl_id])[ctx.tbl_id])
         doomed = [r.location for r in rows if r.location] if delete_data and (ctx.tbl_type == MANAGED or purge) else []

@@ -10,8 +10,16 @@ Imports nothing else of store/hms.
 
 from store.hms.txn.locks import MAX_OPEN_BATCH, LockManager, compatible
 from store.hms.txn.open_txns import OpenTxnList
-from store.hms.txn.write_id_rows import drop_database_rows, drop_table_rows, is_transactional, rename_table_rows
+from store.hms.txn.write_id_rows import (
+    drop_database_rows,
+    drop_partition_rows,
+    drop_table_rows,
+    is_transactional,
+    rename_partition_rows,
+    rename_table_rows,
+)
 from store.hms.txn.write_ids import Compactions, WriteIds, parse_valid_txn_list
 
 __all__ = ["MAX_OPEN_BATCH", "Compactions", "LockManager", "OpenTxnList", "WriteIds", "compatible",
-           "drop_database_rows", "drop_table_rows", "is_transactional", "parse_valid_txn_list", "rename_table_rows"]
+           "drop_database_rows", "drop_partition_rows", "drop_table_rows", "is_transactional", "parse_valid_txn_list",
+           "rename_partition_rows", "rename_table_rows"]

@@ -17,7 +17,8 @@ TxnHandler (cleanTxnToWriteIdTable, cleanupRecords, onRename).
   deleteData false) and its compaction requests; drop_database every such row of the database;
   a rename (alter_table to another name or database) moves the write ids, the write set, the
   compaction requests and the locks to the new name. Rows left under the new name by a table
-  dropped with its write ids kept are replaced.
+  dropped with its write ids kept are replaced. A dropped partition's compaction requests go; a
+  renamed one's write set, compaction requests and locks follow it.
 
 Database and table names are lower-case in these tables (compaction requests keep the names as
 requested, so they are matched case-insensitively).
@@ -95,5 +96,27 @@ def rename_table_rows(conn: Connection, cat: str, old: tuple[str, str], new: tup
                  .values(db_name=ndb, tbl_name=ntbl))
 
 
-__all__ = ["clean_write_ids", "drop_database_rows", "drop_table_rows", "is_transactional", "low_water_mark",
-           "rename_table_rows"]
+def drop_partition_rows(conn: Connection, cat: str, db: str, tbl: str, part_names: list[str]) -> None:
+    """Hive's cleanupRecords(PARTITION) for dropped partitions of a transactional table."""
+    if cat != DEFAULT_CATALOG:
+        return
+    db, tbl = db.lower(), tbl.lower()
+    for i in range(0, len(part_names), 500):
+        conn.execute(delete(_C).where(func.lower(_C.c.db_name) == db, func.lower(_C.c.tbl_name) == tbl,
+                                      _C.c.part_name.in_(part_names[i:i + 500])))
+
+
+def rename_partition_rows(conn: Connection, cat: str, db: str, tbl: str, old_part: str, new_part: str) -> None:
+    """Hive's onRename for a renamed partition of a transactional table."""
+    if cat != DEFAULT_CATALOG or old_part == new_part:
+        return
+    db, tbl = db.lower(), tbl.lower()
+    for t in (_WS, _L):
+        conn.execute(update(t).where(t.c.db_name == db, t.c.tbl_name == tbl, t.c.part_name == old_part)
+                     .values(part_name=new_part))
+    conn.execute(update(_C).where(func.lower(_C.c.db_name) == db, func.lower(_C.c.tbl_name) == tbl,
+                                  _C.c.part_name == old_part).values(part_name=new_part))
+
+
+__all__ = ["clean_write_ids", "drop_database_rows", "drop_partition_rows", "drop_table_rows", "is_transactional",
+           "low_water_mark", "rename_partition_rows", "rename_table_rows"]

@@ -291,13 +291,14 @@ def test_write_ids_cleaned_below_the_low_water_mark(parts):
     assert _write_id_txns(lm) == [t4, t5]
 
 
-def _acid_table(name: str, db: str = "d", transactional: bool = True):
+def _acid_table(name: str, db: str = "d", transactional: bool = True, keys: tuple[str, ...] = ()):
     from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
 
     sd = StorageDescriptor(cols=[FieldSchema("x", "int", None)], inputFormat="in", outputFormat="out",
                            serdeInfo=SerDeInfo(serializationLib="lib", parameters={}), parameters={})
     params = {"transactional": "true", "transactional_properties": "insert_only"} if transactional else {}
-    return Table(tableName=name, dbName=db, sd=sd, tableType="MANAGED_TABLE", parameters=params, partitionKeys=[])
+    return Table(tableName=name, dbName=db, sd=sd, tableType="MANAGED_TABLE", parameters=params,
+                 partitionKeys=[FieldSchema(k, "string", None) for k in keys])
 
 
 @pytest.mark.backends("sqlite")
@@ -306,7 +307,7 @@ def test_write_ids_follow_their_table(own_backend_url, tmp_path):
     (kept with deleteData false), a renamed one's move with it, a dropped database's all go."""
     from adapter.serve import prepare_store
     from store.services import open_services
-    from thrift_idl.hive_metastore.ttypes import Database
+    from thrift_idl.hive_metastore.ttypes import Database, Partition
 
     prepare_store(own_backend_url)
     s = open_services(own_backend_url, str(tmp_path / "wh"))
@@ -341,6 +342,23 @@ def test_write_ids_follow_their_table(own_backend_url, tmp_path):
         s.tables.drop_database("e", delete_data=True, cascade=True)
         assert [s.write_ids.max_allocated("e", t).maxWriteId for t in ("b2", "c")] == [0, 0]
         assert [(r.dbname, r.tablename) for r in s.compactions.show(ShowCompactRequest()).compacts] == [("d", "plain")]
+        # partitions: a renamed one's locks and compaction requests follow it, a dropped one's requests go
+        s.tables.create_table(_acid_table("pt", keys=("p",)))
+        s.partitions.add_partitions("d", "pt", [Partition(values=[v], dbName="d", tableName="pt", parameters={})
+                                                for v in ("1", "2")])
+        for part in ("p=1", "p=2"):
+            s.compactions.compact(CompactionRequest(dbname="d", tablename="pt", partitionname=part,
+                                                    type=CompactionType.MINOR))
+        (t2,) = s.locks.open_txns("u", "h", 1)
+        s.locks.lock(LockRequest(component=[LockComponent(
+            type=LockType.SHARED_WRITE, level=LockLevel.PARTITION, dbname="d", tablename="pt", partitionname="p=1",
+            operationType=DataOperationType.UPDATE, isTransactional=True)], txnid=t2, user="u", hostname="h"))
+        s.partitions.rename_partition("d", "pt", ["1"], Partition(values=["9"], dbName="d", tableName="pt",
+                                                                   parameters={}))
+        s.partitions.drop_partitions("d", "pt", values_list=[["2"]])
+        assert [lk.partname for lk in s.locks.show_locks().locks] == ["p=9"]
+        assert [r.partitionname for r in s.compactions.show(ShowCompactRequest(tbName="pt")).compacts] == ["p=9"]
+        s.locks.abort_txn(t2)
     finally:
         s.close()
 
