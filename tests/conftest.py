@@ -68,6 +68,10 @@ def pytest_configure(config):
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
     properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
     os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()  # Spark drivers started by tests inherit it
+    # ... and this PYTHONPATH: their Python workers' daemon is the suite's (tests/spark/pyspark_daemon.py)
+    root = str(_REPO_ROOT)
+    if root not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join([root] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
     if not hasattr(config, "workerinput"):  # the controller (or the only process): once per run
         jvm.start_background_build()
 

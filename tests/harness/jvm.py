@@ -40,6 +40,8 @@ KINDS = ("spark4", "spark35")
 _USER_SUBMIT_OPTS = os.environ.get("HMS_TEST_USER_SPARK_SUBMIT_OPTS", os.environ.get("SPARK_SUBMIT_OPTS", ""))
 os.environ.setdefault("HMS_TEST_USER_SPARK_SUBMIT_OPTS", _USER_SUBMIT_OPTS)  # children see the original
 _TRAINING = Path(__file__).resolve().parents[1] / "spark" / "jvm_training.py"
+#: the Python workers' daemon of the suite's Spark drivers (the repository's root on their PYTHONPATH)
+PYSPARK_DAEMON = "tests.spark.pyspark_daemon"
 
 
 def enabled() -> bool:
@@ -101,9 +103,12 @@ def long_lived_jit() -> str:
 
 
 def spark_submit_opts(kind: str = "spark4", long_lived: bool = False) -> str:
-    """SPARK_SUBMIT_OPTS for a driver of ``kind``: the user's, then ``FLAGS``, then the archive if made.
+    """SPARK_SUBMIT_OPTS for a driver of ``kind``: the user's, the Python workers' daemon
+    (``PYSPARK_DAEMON``; ``HMS_TEST_PYSPARK_DAEMON=0``: pyspark's own), ``FLAGS``, the archive if made.
     ``long_lived``: the pipeline tests' driver, which lives the whole run (``long_lived_jit``)."""
     parts = [_USER_SUBMIT_OPTS] if _USER_SUBMIT_OPTS else []
+    if os.environ.get("HMS_TEST_PYSPARK_DAEMON", "1") != "0":  # workers import pyspark compiled, not from a zip
+        parts.append(f"-Dspark.python.daemon.module={PYSPARK_DAEMON}")
     if enabled():
         full = long_lived and long_lived_jit() == "full"
         parts += [f for f in FLAGS if not (full and f.startswith("-XX:TieredStopAtLevel"))]
