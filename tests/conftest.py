@@ -71,7 +71,7 @@ def pytest_configure(config):
     # ... and this PYTHONPATH: their Python workers' daemon is the suite's (tests/spark/pyspark_daemon.py)
     root = str(_REPO_ROOT)
     if root not in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-        os.environ["PYTHONPATH"] = os.pathsep.join([root] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
     if not hasattr(config, "workerinput"):  # the controller (or the only process): once per run
         jvm.start_background_build()
 

@@ -7,8 +7,10 @@ Spark SQL (CREATE TABLE ... USING hudi, INSERT, MERGE INTO, UPDATE, DELETE; Hudi
 server (on PostgreSQL: the catch-up's SQL on every backend is tests/unit/store/hudi/test_hudi_sync.py's;
 one worker runs the whole file).
 After every step the server's latest file slices (`list-files`) are hudi-rs's file-system view of
-the table's storage at that step, `lookup-keys` finds every key where hudi-rs reads it, `validate`
-exits 0, and every sync call was answered (Hudi's write did not fail)."""
+the table's storage at that step, `lookup-keys` (asked for every key the script ever writes) finds
+every key where hudi-rs reads it and no other, `validate` exits 0, and every sync call was answered
+(Hudi's write did not fail). Hudi's own reader reads each table after its last step and the savepoint
+steps (compared with hudi-rs and with the savepoint's rows)."""
 
 from __future__ import annotations
 
@@ -102,8 +104,11 @@ def test_record_index_finds_keys_where_hudi_does_after_each_step(synced, table):
         where = (table, s["step"])
         assert s["lookup"] is not None, (where, s.get("lookup_error"))
         got = {d["key"]: (d["partition"], d["file_id"]) for d in s["lookup"] if d["file_id"] is not None}
-        assert got == _where_hudi_rs_finds(s["snapshot"]), where
-        assert {d["key"] for d in s["lookup"] if d["file_id"] is None} == {"no-such-key"}, where
+        theirs = _where_hudi_rs_finds(s["snapshot"])
+        assert got == theirs, where
+        # every key the script ever wrote was asked: the others (deleted, overwritten, not yet written) are not found
+        assert {d["key"] for d in s["lookup"] if d["file_id"] is None} == set(s["asked"]) - set(theirs), where
+        assert "no-such-key" in s["asked"] and set(theirs) <= set(s["asked"]), where
 
 
 @pytest.mark.parametrize("table", TABLES)

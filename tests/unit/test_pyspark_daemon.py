@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pyspark
@@ -34,3 +35,20 @@ def test_the_daemon_imports_installed_pyspark_and_starts_no_thread():
     assert ".zip" not in seen["pyspark"], seen
     assert seen["preloaded"] == ["pyspark.worker", "client"], seen
     assert seen["threads"] == 1 and seen["heavy"] == [], seen
+
+
+def test_a_zip_of_another_version_stays(tmp_path):
+    """A Spark 3.5 driver may run this interpreter's workers: its pyspark.zip (3.5) stays first then."""
+    from tests.spark import pyspark_daemon
+
+    installed = (Path(pyspark.__file__).parent / "version.py").read_bytes()
+    same, other = tmp_path / "same" / "pyspark.zip", tmp_path / "other" / "pyspark.zip"
+    for path, text in ((same, installed), (other, b'__version__: str = "3.5.9"\n')):
+        path.parent.mkdir()
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("pyspark/version.py", text)
+    assert pyspark_daemon._package_of(str(same)) == "pyspark"
+    assert pyspark_daemon._package_of(str(tmp_path / "py4j-0.10.9.9-src.zip")) == "py4j"
+    assert pyspark_daemon._package_of(str(tmp_path / "other.zip")) is None
+    assert pyspark_daemon._same_installed(str(same), "pyspark")
+    assert not pyspark_daemon._same_installed(str(other), "pyspark")
