@@ -1,6 +1,7 @@
 """Bulk statements on `record_index` rows, per backend: PostgreSQL loads with COPY and matches
-keys through `unnest` arrays (one statement per call); SQLite and MySQL run batched executemany
-and IN lists. Callers run them inside their transaction.
+keys through `unnest` arrays (one statement per call); SQLite runs batched executemany and IN
+lists, MySQL IN lists (PyMySQL sends an executemany of a DELETE or UPDATE a row at a time).
+Callers run them inside their transaction.
 
 A key is addressed as (shard, key); rows are (tbl_id, fg_id, instant, shard, key).
 """
@@ -76,6 +77,8 @@ def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) 
             f"DELETE FROM record_index r USING {source} AS d(shard, k) "
             "WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = :f"),
             {**params, "t": tbl_id, "f": fg_id}).rowcount
+    if conn.dialect.name in ("mysql", "mariadb"):
+        return _in_lists(conn, "DELETE FROM record_index", tbl_id, fg_id, keys, ())
     stmt = text("DELETE FROM record_index WHERE tbl_id = :t AND shard = :s AND record_key = :k AND fg_id = :f")
     done = 0
     for start in range(0, len(keys), BATCH):
@@ -94,12 +97,33 @@ def update_instants(conn: Connection, tbl_id: int, fg_id: int, instant: int, key
             f"UPDATE record_index r SET instant = :i FROM {source} "
             "AS d(shard, k) WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = :f"),
             {**params, "t": tbl_id, "f": fg_id, "i": instant}).rowcount
+    if conn.dialect.name in ("mysql", "mariadb"):
+        return _in_lists(conn, "UPDATE record_index SET instant = %s", tbl_id, fg_id, keys, (instant,))
     stmt = text("UPDATE record_index SET instant = :i "
                 "WHERE tbl_id = :t AND shard = :s AND record_key = :k AND fg_id = :f")
     done = 0
     for start in range(0, len(keys), BATCH):
         done += conn.execute(stmt, [{"t": tbl_id, "s": s, "k": k, "f": fg_id, "i": instant}
                                     for s, k in keys[start:start + BATCH]]).rowcount
+    return done
+
+
+def _in_lists(conn: Connection, head: str, tbl_id: int, fg_id: int, keys: Sequence[Key], values: tuple) -> int:
+    """MySQL: `head` (DELETE or UPDATE ... SET with `values`) on the keys of one file group, an IN
+    list of up to IN_LIST keys per statement through the primary key (tbl_id, shard, key): PyMySQL
+    runs an executemany of any statement but INSERT as one round trip per row. The rows changed."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    done = 0
+    cur = raw.cursor()
+    try:
+        for s, names in sorted(by_shard(keys).items()):
+            for start in range(0, len(names), IN_LIST):
+                chunk = names[start:start + IN_LIST]
+                done += cur.execute(f"{head} WHERE tbl_id = %s AND shard = %s AND fg_id = %s AND record_key IN "
+                                    f"({', '.join(['%s'] * len(chunk))})", [*values, tbl_id, s, fg_id, *chunk])
+    finally:
+        cur.close()
     return done
 
 
