@@ -667,3 +667,29 @@ def test_properties_hudi_wrote_stay_and_a_rewrite_drops_hadoops_stale_checksum(t
     assert read_properties(open(os.path.join(hoodie, "hoodie.properties")).read()) == props
     assert not os.path.exists(os.path.join(hoodie, ".hoodie.properties.crc"))
     assert theirs_norm(hudi.HudiTable(base), None) == ours_norm(snapshot.latest_file_slices("db1", "t1"))
+
+
+def test_commit_hook_retries_when_the_lease_is_released_between_looks(tmp_path):
+    """The holder releases its lease right after the hook found the table busy (CI saw this race):
+    the hook tries again instead of leaving the commit for the background retry."""
+    base = str(tmp_path / "wh" / "t1")
+    tables, timeline, snapshot = fresh_table(tmp_path, base)
+    ts = commit(timeline, base, "2024-01-01", ROWS)
+    a, b = StorageMirror(timeline.store, timeline), StorageMirror(timeline.store, timeline)
+    with timeline.store.read() as conn:
+        tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
+    token = a.queue.claim(tbl_id, [1], force=False)
+    assert token is not None
+    looks = []
+    real_age = b.queue.lease_age_ms
+
+    def age_after_release(tid):
+        looks.append(tid)
+        a.queue.release(tbl_id, token)
+        return real_age(tid)
+
+    b.queue.lease_age_ms = age_after_release
+    b.hook("db1", "t1")
+    assert looks == [tbl_id]
+    assert b.lag("db1", "t1") == 0
+    assert os.path.exists(os.path.join(base, ".hoodie", f"{ts}.commit"))

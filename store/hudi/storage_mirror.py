@@ -243,7 +243,9 @@ class StorageMirror:
                 with self.store.read() as conn:
                     tbl_id = self.timeline.table_ref(conn, db, tbl).tbl_id
                 age = self.queue.lease_age_ms(tbl_id)
-                if age is None or age > HOOK_FRESH_LEASE_MS:
+                if age is None:  # released between our try and this look: try again
+                    continue
+                if age > HOOK_FRESH_LEASE_MS:
                     break
                 time.sleep(0.05)
         except Exception as exc:  # never fails the commit
