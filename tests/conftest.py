@@ -65,6 +65,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "spark: runs PySpark against a metastore")
     config.addinivalue_line("markers", "hive_versions(*versions): run only against these reference Hive versions")
     config.addinivalue_line("markers", "backends(*names): run only on these backends")
+    config.addinivalue_line("markers", "backends_in_turn(*names): each case of the other parameters runs on "
+                            "one backend, these (default: all) taken in turn; on all in the thorough run")
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
     properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
     os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()  # Spark drivers started by tests inherit it
@@ -94,6 +96,7 @@ def pytest_collection_modifyitems(config, items):
     (deselected at collection, not skipped at run time: a skip would read as an untested case); the
     rest get their xdist group."""
     keep, dropped = [], []
+    turns: dict[tuple, dict] = {}  # (module, test) -> the other parameters' cases, numbered in order
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         applies = True
@@ -101,6 +104,13 @@ def pytest_collection_modifyitems(config, items):
             marker = item.get_closest_marker(marker_name)
             if marker is not None and param in params and params[param] not in marker.args:
                 applies = False
+        in_turn = item.get_closest_marker("backends_in_turn")
+        if applies and in_turn is not None and "backend_url" in params and not properties.thorough():
+            names = [b for b in (in_turn.args or BACKENDS) if b in BACKENDS] or list(BACKENDS)
+            cases = turns.setdefault((item.path, item.originalname), {})
+            case = cases.setdefault(tuple(sorted((k, repr(v)) for k, v in params.items() if k != "backend_url")),
+                                    len(cases))
+            applies = params["backend_url"] == names[case % len(names)]
         (keep if applies else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

@@ -53,6 +53,7 @@ def _objects(bucket: str) -> set[str]:
     return {p.split("/", 1)[1] for p in fs.find(bucket)}
 
 
+@pytest.mark.backends_in_turn("postgresql", "mysql")  # storage is the subject: a backend each
 @pytest.mark.parametrize("scheme,strategy", [("s3", "hive"), ("s3a", "object-store")])
 def test_pipeline_on_object_store(spark, store_server, object_store, scheme, strategy, tmp_path, own_backend_url):
     our_server, bucket = store_server

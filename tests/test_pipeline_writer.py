@@ -51,6 +51,7 @@ def _expect(rows, key=lambda r: str(r[0])):
     return {key(r): tuple(r) for r in rows}
 
 
+@pytest.mark.backends_in_turn  # a layout per backend (the property test samples them on each backend)
 @pytest.mark.parametrize("layout", ["hive", "plain_multi", "unpartitioned"])
 def test_operations_in_sequence(spark, our_server, layout):
     t = _table()

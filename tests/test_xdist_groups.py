@@ -75,6 +75,12 @@ def test_on_spark(spark, backend_url, i):
 @pytest.mark.parametrize("i", range(8))
 def test_free(i):
     pass
+
+@pytest.mark.backends_in_turn("postgresql", "sqlite")
+@pytest.mark.parametrize("layout", ["a", "b", "c"])
+@pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
+def test_in_turn(backend_url, layout):
+    pass
 '''
 
 
@@ -92,3 +98,6 @@ def test_the_project_groups_hold_in_workers(tmp_path):
         assert len(workers) == 1, f"{kind} ran in {sorted(workers)}:\n" + "\n".join(lines)
     groups = {line.split("@", 1)[1].split()[0] for line in passed if "@" in line}
     assert groups == {"trino", "spark-sqlite", "spark-postgresql"}, groups
+    # backends_in_turn: each layout once, on the marker's backends in turn
+    in_turn = sorted(line.split("test_in_turn[", 1)[1].split("]")[0] for line in passed if "test_in_turn[" in line)
+    assert in_turn == ["postgresql-a", "postgresql-c", "sqlite-b"], in_turn
