@@ -86,6 +86,7 @@ def _java_client(kdc, classpath: str, port: int, table: str, *login: str, env: d
     return done.stdout.strip() or done.stderr[-2000:]
 
 
+@pytest.mark.backends("postgresql")  # the login is the subject (delegation tokens: every backend)
 def test_kerberos_logins_with_real_clients(kdc, kerberized, tmp_path):
     port, proc, principal, keytab = kerberized
     suffix = uuid.uuid4().hex[:6]
@@ -137,6 +138,7 @@ def test_delegation_tokens_with_hive_client(kdc, kerberized, tmp_path):
     assert "call=cancel_delegation_token" in log
 
 
+@pytest.mark.backends("mysql")  # the refusals are the subject
 def test_kerberos_refusals(kdc, kerberized, tmp_path):
     port, proc, principal, keytab = kerberized
     suffix = uuid.uuid4().hex[:6]
