@@ -92,8 +92,8 @@ def _rules() -> dict[str, Need]:
 RULES = _rules()
 # Calls that change something but need no privilege (a session's locks and transactions): audited only.
 AUDITED_ONLY = frozenset({"open_txns", "abort_txn", "abort_txns", "commit_txn", "lock", "unlock", "check_lock",
-                          "heartbeat",
-                          "heartbeat_txn_range", "flushCache", "allocate_table_write_ids", "compact", "compact2",
+                          "heartbeat", "heartbeat_txn_range", "flushCache", "allocate_table_write_ids",
+                          "add_dynamic_partitions", "compact", "compact2",
                           # delegation tokens: the token service checks who may (adapter/handlers/delegation_tokens.py)
                           "get_delegation_token", "renew_delegation_token", "cancel_delegation_token"})
 

@@ -39,6 +39,7 @@ from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode, jvm
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     AbortTxnsRequest,
+    AddDynamicPartitions,
     AllocateTableWriteIdsRequest,
     AlterDatabaseRequest,
     AppendPartitionsRequest,
@@ -277,7 +278,6 @@ def test_open_txns(cf):
 
 
 @hive4
-@pytest.mark.backends("sqlite")
 def test_abort_txns(cf):
     """Hive 4's client's abortTxns: the open ones aborted, a committed one left as it is."""
     views = []
@@ -344,7 +344,6 @@ def _write_ids_view(c, db: str) -> list:
 
 
 @hive4
-@pytest.mark.backends("sqlite")
 def test_write_ids(cf):
     (db,) = names(cf, "wid")
     views = [_write_ids_view(side.client, db) for side in (cf.reference, cf.ours)]
@@ -394,7 +393,6 @@ def _conflict_view(c, db: str) -> list:
 
 
 @hive4
-@pytest.mark.backends("sqlite")
 def test_latest_txnid_in_conflict(cf):
     (db,) = names(cf, "cnf")
     views = [_conflict_view(side.client, db) for side in (cf.reference, cf.ours)]
@@ -404,6 +402,57 @@ def test_latest_txnid_in_conflict(cf):
                            "<db>/t/p=1 committed by [txnid:t1,<commit id>] d/u"), views[1]
     assert views[1][4:6] == [TxnState.ABORTED, ("TxnAbortedException",)], views[1]
     assert views[1][6] == [False, True, False, True], views[1]
+
+
+def _dynamic_partitions_view(c, db: str) -> list:
+    """Dynamic-partition writes (the lock names the table alone, add_dynamic_partitions the
+    partitions written): the write-write conflict they make, and the calls' refusals."""
+    ids = c.open_txns(OpenTxnRequest(num_txns=3, user="u", hostname="h1")).txn_ids
+    name = {t: f"t{i}" for i, t in enumerate(ids, 1)}
+    name[0] = "none"
+    U, D, INS = DataOperationType.UPDATE, DataOperationType.DELETE, DataOperationType.INSERT
+    wids = {}
+    for t in ids:
+        rqst = AllocateTableWriteIdsRequest(dbName=db, tableName="t", txnIds=[t])
+        wids[t] = c.allocate_table_write_ids(rqst).txnToWriteIds[0].writeId
+    for t, op, parts in ((ids[0], U, ["p=1", "p=2"]), (ids[1], D, ["p=2"]), (ids[2], U, ["p=3"])):
+        c.lock(LockRequest(component=[LockComponent(
+            type=LockType.SHARED_WRITE, level=LockLevel.TABLE, dbname=db, tablename="t", operationType=op,
+            isTransactional=True, isDynamicPartitionWrite=True)], txnid=t, user="u", hostname="h1"))
+        c.add_dynamic_partitions(AddDynamicPartitions(txnid=t, writeid=wids[t], dbname=db.upper(), tablename="T",
+                                                      partitionnames=parts, operationType=op))
+    view: list = [name.get(c.get_latest_txnid_in_conflict(ids[1]))]
+    c.commit_txn(CommitTxnRequest(txnid=ids[0], exclWriteEnabled=False))
+    view += [name.get(c.get_latest_txnid_in_conflict(t)) for t in ids[1:]]
+    try:
+        c.commit_txn(CommitTxnRequest(txnid=ids[1], exclWriteEnabled=False))
+        view.append("committed")
+    except Exception as exc:  # noqa: BLE001 - the declared exception, compared by type and text
+        text = re.sub(r"txnid:(\d+)", lambda m: f"txnid:{name.get(int(m.group(1)), '?')}",
+                      str(getattr(exc, "message", exc)).replace(db, "<db>"))
+        view.append((type(exc).__name__, re.sub(r",\d+\]", ",<commit id>]", text)))
+    view.append(_outcome(lambda: c.commit_txn(CommitTxnRequest(txnid=ids[2], exclWriteEnabled=False))))
+    # add_dynamic_partitions needs an open transaction: aborted, committed, unknown
+    hwm = c.get_open_txns().txn_high_water_mark
+    for t in (ids[1], ids[0], hwm + 1000):
+        view.append(_outcome(lambda t=t: c.add_dynamic_partitions(AddDynamicPartitions(
+            txnid=t, writeid=1, dbname=db, tablename="t", partitionnames=["p=9"], operationType=INS))))
+    # the aborted writer stays listed as aborted
+    view.append({t.id: t.state for t in c.get_open_txns_info().open_txns}.get(ids[1]))
+    return view
+
+
+@hive4
+def test_add_dynamic_partitions(cf):
+    (db,) = names(cf, "dyn")
+    views = [_dynamic_partitions_view(side.client, db) for side in (cf.reference, cf.ours)]
+    cf.same("add_dynamic_partitions and the write conflicts of dynamic-partition writes", views[0], views[1])
+    assert views[1][:4] == ["none", "t1", "none", (
+        "TxnAbortedException",
+        "Aborting [txnid:t2,<commit id>] due to a write conflict on <db>/t/p=2 committed by [txnid:t1,<commit id>] d/u",
+    )], views[1]
+    assert views[1][5:] == [("TxnAbortedException",), ("NoSuchTxnException",), ("NoSuchTxnException",),
+                            TxnState.ABORTED], views[1]
 
 
 def _compaction_view(c, db: str) -> list:
@@ -432,7 +481,6 @@ def _compaction_view(c, db: str) -> list:
 
 
 @hive4
-@pytest.mark.backends("sqlite")
 def test_compaction_requests(cf):
     (db,) = names(cf, "cmp")
     views = [_compaction_view(side.client, db) for side in (cf.reference, cf.ours)]
@@ -446,7 +494,6 @@ def test_compaction_requests(cf):
 
 
 @hive4
-@pytest.mark.backends("sqlite")
 def test_exchange_partitions(cf):
     (db,) = names(cf, "xch")
     t = _table_with_partitions(cf, db)
@@ -716,7 +763,6 @@ def test_what_sql_standard_engines_rely_on(cf):
 
 
 @hive4
-@pytest.mark.backends("sqlite")
 def test_refresh_privileges(cf):
     """HiveServer2's privilege synchronizer: one authorizer's grants on an object replaced at once."""
     (db,) = names(cf, "rfp")

@@ -1498,6 +1498,15 @@ struct CompactionResponse {
   4: optional string errormessage,
 }
 
+struct AddDynamicPartitions {
+  1: required i64 txnid,
+  2: required i64 writeid,
+  3: required string dbname,
+  4: required string tablename,
+  5: required list<string> partitionnames,
+  6: optional DataOperationType operationType = DataOperationType.UNSET,
+}
+
 struct ShowCompactRequest {               // fields: Hive 4
   1: optional i64 id,
   2: optional string poolName,
@@ -2040,6 +2049,8 @@ service ThriftHiveMetastore extends fb303.FacebookService {
   GetValidWriteIdsResponse get_valid_write_ids(1: GetValidWriteIdsRequest rqst)
       throws (1: NoSuchTxnException o1, 2: MetaException o2)
   i64 get_latest_txnid_in_conflict(1: i64 txnId) throws (1: MetaException o1)
+  void add_dynamic_partitions(1: AddDynamicPartitions rqst)
+      throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2)
   void compact(1: CompactionRequest rqst)
   CompactionResponse compact2(1: CompactionRequest rqst)
   ShowCompactResponse show_compact(1: ShowCompactRequest rqst)

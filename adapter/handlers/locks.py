@@ -91,6 +91,12 @@ class LockHandler:
     def get_latest_txnid_in_conflict(self, txnId):
         return self.write_ids.latest_txnid_in_conflict(txnId)
 
+    def add_dynamic_partitions(self, rqst):
+        if rqst is None:
+            raise MetaError("add_dynamic_partitions needs an AddDynamicPartitions request")
+        self.locks.add_dynamic_partitions(rqst.txnid, rqst.writeid, rqst.dbname, rqst.tablename,
+                                          rqst.partitionnames, rqst.operationType)
+
     def compact(self, rqst):
         self.compactions.compact(rqst)
 

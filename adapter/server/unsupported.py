@@ -55,7 +55,7 @@ FEATURES: dict[str, tuple[str, ...]] = {
     "the metadata transformer": ("translate_table_dryrun",),
     # write ids and compaction requests are served (store/hms/txn/write_ids.py); running compactions is not
     "transactional (ACID) tables: the compactor and its bookkeeping": (
-        "abort_Compactions", "add_dynamic_partitions", "add_write_ids_to_min_history",
+        "abort_Compactions", "add_write_ids_to_min_history",
         "find_columns_with_stats", "find_next_compact", "find_next_compact2", "get_latest_committed_compaction_info",
         "mark_cleaned", "mark_compacted", "mark_failed", "mark_refused", "remove_compaction_metrics_data",
         "set_hadoop_jobid", "submit_for_cleanup", "update_compaction_metrics_data", "update_compactor_state",

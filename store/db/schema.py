@@ -312,6 +312,23 @@ next_write_ids = Table(
     Column("next_id", BigInteger, nullable=False),
 )
 
+# Hive's TXN_COMPONENTS: what an open or aborted transaction writes (its write locks' components and
+# the partitions add_dynamic_partitions names); a commit turns its updates and deletes into the write
+# set and drops its rows, an aborted transaction keeps them (its writes stay invalid).
+txn_components = Table(
+    "txn_components",
+    metadata,
+    Column("row_id", Id, primary_key=True, autoincrement=True),
+    Column("txn_id", BigInteger, nullable=False),
+    Column("db_name", String(NAME), nullable=False),
+    Column("tbl_name", String(TABLE_NAME)),
+    Column("part_name", String(PART_NAME)),
+    Column("operation", Integer, nullable=False),
+    Column("write_id", BigInteger),
+    Index("ix_txn_components_txn_id", "txn_id"),
+    Index("ix_txn_components_db_tbl", "db_name", "tbl_name"),
+)
+
 # Hive's WRITE_SET: what committed transactions updated or deleted (get_latest_txnid_in_conflict).
 txn_write_set = Table(
     "txn_write_set",

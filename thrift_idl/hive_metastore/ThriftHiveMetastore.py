@@ -1523,6 +1523,14 @@ class Iface(thrift_idl.fb303.FacebookService.Iface):
         """
         pass
 
+    def add_dynamic_partitions(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        pass
+
     def compact(self, rqst):
         """
         Parameters:
@@ -7987,6 +7995,40 @@ class Client(thrift_idl.fb303.FacebookService.Client, Iface):
             raise result.o1
         raise TApplicationException(TApplicationException.MISSING_RESULT, "get_latest_txnid_in_conflict failed: unknown result")
 
+    def add_dynamic_partitions(self, rqst):
+        """
+        Parameters:
+         - rqst
+
+        """
+        self.send_add_dynamic_partitions(rqst)
+        self.recv_add_dynamic_partitions()
+
+    def send_add_dynamic_partitions(self, rqst):
+        self._oprot.writeMessageBegin('add_dynamic_partitions', TMessageType.CALL, self._seqid)
+        args = add_dynamic_partitions_args()
+        args.rqst = rqst
+        args.write(self._oprot)
+        self._oprot.writeMessageEnd()
+        self._oprot.trans.flush()
+
+    def recv_add_dynamic_partitions(self):
+        iprot = self._iprot
+        (fname, mtype, rseqid) = iprot.readMessageBegin()
+        if mtype == TMessageType.EXCEPTION:
+            x = TApplicationException()
+            x.read(iprot)
+            iprot.readMessageEnd()
+            raise x
+        result = add_dynamic_partitions_result()
+        result.read(iprot)
+        iprot.readMessageEnd()
+        if result.o1 is not None:
+            raise result.o1
+        if result.o2 is not None:
+            raise result.o2
+        return
+
     def compact(self, rqst):
         """
         Parameters:
@@ -8379,6 +8421,7 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         self._processMap["get_max_allocated_table_write_id"] = Processor.process_get_max_allocated_table_write_id
         self._processMap["get_valid_write_ids"] = Processor.process_get_valid_write_ids
         self._processMap["get_latest_txnid_in_conflict"] = Processor.process_get_latest_txnid_in_conflict
+        self._processMap["add_dynamic_partitions"] = Processor.process_add_dynamic_partitions
         self._processMap["compact"] = Processor.process_compact
         self._processMap["compact2"] = Processor.process_compact2
         self._processMap["show_compact"] = Processor.process_show_compact
@@ -13423,6 +13466,35 @@ class Processor(thrift_idl.fb303.FacebookService.Processor, Iface, TProcessor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
 
+    def process_add_dynamic_partitions(self, seqid, iprot, oprot):
+        args = add_dynamic_partitions_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        result = add_dynamic_partitions_result()
+        try:
+            self._handler.add_dynamic_partitions(args.rqst)
+            msg_type = TMessageType.REPLY
+        except TTransport.TTransportException:
+            raise
+        except NoSuchTxnException as o1:
+            msg_type = TMessageType.REPLY
+            result.o1 = o1
+        except TxnAbortedException as o2:
+            msg_type = TMessageType.REPLY
+            result.o2 = o2
+        except TApplicationException as ex:
+            logging.exception('TApplication exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = ex
+        except Exception:
+            logging.exception('Unexpected exception in handler')
+            msg_type = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, 'Internal error')
+        oprot.writeMessageBegin("add_dynamic_partitions", msg_type, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+
     def process_compact(self, seqid, iprot, oprot):
         args = compact_args()
         args.read(iprot)
@@ -13974,10 +14046,10 @@ class set_ugi_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1078, _size1075) = iprot.readListBegin()
-                    for _i1079 in range(_size1075):
-                        _elem1080 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1080)
+                    (_etype1085, _size1082) = iprot.readListBegin()
+                    for _i1086 in range(_size1082):
+                        _elem1087 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1087)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13998,8 +14070,8 @@ class set_ugi_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1081 in self.group_names:
-                oprot.writeString(iter1081.encode('utf-8') if sys.version_info[0] == 2 else iter1081)
+            for iter1088 in self.group_names:
+                oprot.writeString(iter1088.encode('utf-8') if sys.version_info[0] == 2 else iter1088)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14051,10 +14123,10 @@ class set_ugi_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1085, _size1082) = iprot.readListBegin()
-                    for _i1086 in range(_size1082):
-                        _elem1087 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1087)
+                    (_etype1092, _size1089) = iprot.readListBegin()
+                    for _i1093 in range(_size1089):
+                        _elem1094 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1094)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14076,8 +14148,8 @@ class set_ugi_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1088 in self.success:
-                oprot.writeString(iter1088.encode('utf-8') if sys.version_info[0] == 2 else iter1088)
+            for iter1095 in self.success:
+                oprot.writeString(iter1095.encode('utf-8') if sys.version_info[0] == 2 else iter1095)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -16022,10 +16094,10 @@ class get_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1092, _size1089) = iprot.readListBegin()
-                    for _i1093 in range(_size1089):
-                        _elem1094 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1094)
+                    (_etype1099, _size1096) = iprot.readListBegin()
+                    for _i1100 in range(_size1096):
+                        _elem1101 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1101)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16047,8 +16119,8 @@ class get_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1095 in self.success:
-                oprot.writeString(iter1095.encode('utf-8') if sys.version_info[0] == 2 else iter1095)
+            for iter1102 in self.success:
+                oprot.writeString(iter1102.encode('utf-8') if sys.version_info[0] == 2 else iter1102)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -16146,10 +16218,10 @@ class get_all_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1099, _size1096) = iprot.readListBegin()
-                    for _i1100 in range(_size1096):
-                        _elem1101 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1101)
+                    (_etype1106, _size1103) = iprot.readListBegin()
+                    for _i1107 in range(_size1103):
+                        _elem1108 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1108)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -16171,8 +16243,8 @@ class get_all_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1102 in self.success:
-                oprot.writeString(iter1102.encode('utf-8') if sys.version_info[0] == 2 else iter1102)
+            for iter1109 in self.success:
+                oprot.writeString(iter1109.encode('utf-8') if sys.version_info[0] == 2 else iter1109)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -17527,10 +17599,10 @@ class get_functions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1106, _size1103) = iprot.readListBegin()
-                    for _i1107 in range(_size1103):
-                        _elem1108 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1108)
+                    (_etype1113, _size1110) = iprot.readListBegin()
+                    for _i1114 in range(_size1110):
+                        _elem1115 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1115)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -17552,8 +17624,8 @@ class get_functions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1109 in self.success:
-                oprot.writeString(iter1109.encode('utf-8') if sys.version_info[0] == 2 else iter1109)
+            for iter1116 in self.success:
+                oprot.writeString(iter1116.encode('utf-8') if sys.version_info[0] == 2 else iter1116)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -18236,66 +18308,66 @@ class create_table_with_constraints_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.primaryKeys = []
-                    (_etype1113, _size1110) = iprot.readListBegin()
-                    for _i1114 in range(_size1110):
-                        _elem1115 = SQLPrimaryKey()
-                        _elem1115.read(iprot)
-                        self.primaryKeys.append(_elem1115)
+                    (_etype1120, _size1117) = iprot.readListBegin()
+                    for _i1121 in range(_size1117):
+                        _elem1122 = SQLPrimaryKey()
+                        _elem1122.read(iprot)
+                        self.primaryKeys.append(_elem1122)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.foreignKeys = []
-                    (_etype1119, _size1116) = iprot.readListBegin()
-                    for _i1120 in range(_size1116):
-                        _elem1121 = SQLForeignKey()
-                        _elem1121.read(iprot)
-                        self.foreignKeys.append(_elem1121)
+                    (_etype1126, _size1123) = iprot.readListBegin()
+                    for _i1127 in range(_size1123):
+                        _elem1128 = SQLForeignKey()
+                        _elem1128.read(iprot)
+                        self.foreignKeys.append(_elem1128)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.uniqueConstraints = []
-                    (_etype1125, _size1122) = iprot.readListBegin()
-                    for _i1126 in range(_size1122):
-                        _elem1127 = SQLUniqueConstraint()
-                        _elem1127.read(iprot)
-                        self.uniqueConstraints.append(_elem1127)
+                    (_etype1132, _size1129) = iprot.readListBegin()
+                    for _i1133 in range(_size1129):
+                        _elem1134 = SQLUniqueConstraint()
+                        _elem1134.read(iprot)
+                        self.uniqueConstraints.append(_elem1134)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.notNullConstraints = []
-                    (_etype1131, _size1128) = iprot.readListBegin()
-                    for _i1132 in range(_size1128):
-                        _elem1133 = SQLNotNullConstraint()
-                        _elem1133.read(iprot)
-                        self.notNullConstraints.append(_elem1133)
+                    (_etype1138, _size1135) = iprot.readListBegin()
+                    for _i1139 in range(_size1135):
+                        _elem1140 = SQLNotNullConstraint()
+                        _elem1140.read(iprot)
+                        self.notNullConstraints.append(_elem1140)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.defaultConstraints = []
-                    (_etype1137, _size1134) = iprot.readListBegin()
-                    for _i1138 in range(_size1134):
-                        _elem1139 = SQLDefaultConstraint()
-                        _elem1139.read(iprot)
-                        self.defaultConstraints.append(_elem1139)
+                    (_etype1144, _size1141) = iprot.readListBegin()
+                    for _i1145 in range(_size1141):
+                        _elem1146 = SQLDefaultConstraint()
+                        _elem1146.read(iprot)
+                        self.defaultConstraints.append(_elem1146)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 7:
                 if ftype == TType.LIST:
                     self.checkConstraints = []
-                    (_etype1143, _size1140) = iprot.readListBegin()
-                    for _i1144 in range(_size1140):
-                        _elem1145 = SQLCheckConstraint()
-                        _elem1145.read(iprot)
-                        self.checkConstraints.append(_elem1145)
+                    (_etype1150, _size1147) = iprot.readListBegin()
+                    for _i1151 in range(_size1147):
+                        _elem1152 = SQLCheckConstraint()
+                        _elem1152.read(iprot)
+                        self.checkConstraints.append(_elem1152)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18316,43 +18388,43 @@ class create_table_with_constraints_args(object):
         if self.primaryKeys is not None:
             oprot.writeFieldBegin('primaryKeys', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.primaryKeys))
-            for iter1146 in self.primaryKeys:
-                iter1146.write(oprot)
+            for iter1153 in self.primaryKeys:
+                iter1153.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.foreignKeys is not None:
             oprot.writeFieldBegin('foreignKeys', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.foreignKeys))
-            for iter1147 in self.foreignKeys:
-                iter1147.write(oprot)
+            for iter1154 in self.foreignKeys:
+                iter1154.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.uniqueConstraints is not None:
             oprot.writeFieldBegin('uniqueConstraints', TType.LIST, 4)
             oprot.writeListBegin(TType.STRUCT, len(self.uniqueConstraints))
-            for iter1148 in self.uniqueConstraints:
-                iter1148.write(oprot)
+            for iter1155 in self.uniqueConstraints:
+                iter1155.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.notNullConstraints is not None:
             oprot.writeFieldBegin('notNullConstraints', TType.LIST, 5)
             oprot.writeListBegin(TType.STRUCT, len(self.notNullConstraints))
-            for iter1149 in self.notNullConstraints:
-                iter1149.write(oprot)
+            for iter1156 in self.notNullConstraints:
+                iter1156.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.defaultConstraints is not None:
             oprot.writeFieldBegin('defaultConstraints', TType.LIST, 6)
             oprot.writeListBegin(TType.STRUCT, len(self.defaultConstraints))
-            for iter1150 in self.defaultConstraints:
-                iter1150.write(oprot)
+            for iter1157 in self.defaultConstraints:
+                iter1157.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.checkConstraints is not None:
             oprot.writeFieldBegin('checkConstraints', TType.LIST, 7)
             oprot.writeListBegin(TType.STRUCT, len(self.checkConstraints))
-            for iter1151 in self.checkConstraints:
-                iter1151.write(oprot)
+            for iter1158 in self.checkConstraints:
+                iter1158.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20984,10 +21056,10 @@ class get_table_objects_by_name_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tbl_names = []
-                    (_etype1155, _size1152) = iprot.readListBegin()
-                    for _i1156 in range(_size1152):
-                        _elem1157 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_names.append(_elem1157)
+                    (_etype1162, _size1159) = iprot.readListBegin()
+                    for _i1163 in range(_size1159):
+                        _elem1164 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_names.append(_elem1164)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21008,8 +21080,8 @@ class get_table_objects_by_name_args(object):
         if self.tbl_names is not None:
             oprot.writeFieldBegin('tbl_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tbl_names))
-            for iter1158 in self.tbl_names:
-                oprot.writeString(iter1158.encode('utf-8') if sys.version_info[0] == 2 else iter1158)
+            for iter1165 in self.tbl_names:
+                oprot.writeString(iter1165.encode('utf-8') if sys.version_info[0] == 2 else iter1165)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21059,11 +21131,11 @@ class get_table_objects_by_name_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1162, _size1159) = iprot.readListBegin()
-                    for _i1163 in range(_size1159):
-                        _elem1164 = Table()
-                        _elem1164.read(iprot)
-                        self.success.append(_elem1164)
+                    (_etype1169, _size1166) = iprot.readListBegin()
+                    for _i1170 in range(_size1166):
+                        _elem1171 = Table()
+                        _elem1171.read(iprot)
+                        self.success.append(_elem1171)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21080,8 +21152,8 @@ class get_table_objects_by_name_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1165 in self.success:
-                iter1165.write(oprot)
+            for iter1172 in self.success:
+                iter1172.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21366,10 +21438,10 @@ class get_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1169, _size1166) = iprot.readListBegin()
-                    for _i1170 in range(_size1166):
-                        _elem1171 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1171)
+                    (_etype1176, _size1173) = iprot.readListBegin()
+                    for _i1177 in range(_size1173):
+                        _elem1178 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1178)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21391,8 +21463,8 @@ class get_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1172 in self.success:
-                oprot.writeString(iter1172.encode('utf-8') if sys.version_info[0] == 2 else iter1172)
+            for iter1179 in self.success:
+                oprot.writeString(iter1179.encode('utf-8') if sys.version_info[0] == 2 else iter1179)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21510,11 +21582,11 @@ class get_tables_ext_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1176, _size1173) = iprot.readListBegin()
-                    for _i1177 in range(_size1173):
-                        _elem1178 = ExtendedTableInfo()
-                        _elem1178.read(iprot)
-                        self.success.append(_elem1178)
+                    (_etype1183, _size1180) = iprot.readListBegin()
+                    for _i1184 in range(_size1180):
+                        _elem1185 = ExtendedTableInfo()
+                        _elem1185.read(iprot)
+                        self.success.append(_elem1185)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21536,8 +21608,8 @@ class get_tables_ext_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1179 in self.success:
-                iter1179.write(oprot)
+            for iter1186 in self.success:
+                iter1186.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21654,10 +21726,10 @@ class get_all_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1183, _size1180) = iprot.readListBegin()
-                    for _i1184 in range(_size1180):
-                        _elem1185 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1185)
+                    (_etype1190, _size1187) = iprot.readListBegin()
+                    for _i1191 in range(_size1187):
+                        _elem1192 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1192)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21679,8 +21751,8 @@ class get_all_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1186 in self.success:
-                oprot.writeString(iter1186.encode('utf-8') if sys.version_info[0] == 2 else iter1186)
+            for iter1193 in self.success:
+                oprot.writeString(iter1193.encode('utf-8') if sys.version_info[0] == 2 else iter1193)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21821,10 +21893,10 @@ class get_tables_by_type_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1190, _size1187) = iprot.readListBegin()
-                    for _i1191 in range(_size1187):
-                        _elem1192 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1192)
+                    (_etype1197, _size1194) = iprot.readListBegin()
+                    for _i1198 in range(_size1194):
+                        _elem1199 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1199)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21846,8 +21918,8 @@ class get_tables_by_type_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1193 in self.success:
-                oprot.writeString(iter1193.encode('utf-8') if sys.version_info[0] == 2 else iter1193)
+            for iter1200 in self.success:
+                oprot.writeString(iter1200.encode('utf-8') if sys.version_info[0] == 2 else iter1200)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -21992,10 +22064,10 @@ class get_table_names_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1197, _size1194) = iprot.readListBegin()
-                    for _i1198 in range(_size1194):
-                        _elem1199 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1199)
+                    (_etype1204, _size1201) = iprot.readListBegin()
+                    for _i1205 in range(_size1201):
+                        _elem1206 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1206)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22027,8 +22099,8 @@ class get_table_names_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1200 in self.success:
-                oprot.writeString(iter1200.encode('utf-8') if sys.version_info[0] == 2 else iter1200)
+            for iter1207 in self.success:
+                oprot.writeString(iter1207.encode('utf-8') if sys.version_info[0] == 2 else iter1207)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22105,10 +22177,10 @@ class get_table_meta_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.tbl_types = []
-                    (_etype1204, _size1201) = iprot.readListBegin()
-                    for _i1205 in range(_size1201):
-                        _elem1206 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_types.append(_elem1206)
+                    (_etype1211, _size1208) = iprot.readListBegin()
+                    for _i1212 in range(_size1208):
+                        _elem1213 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_types.append(_elem1213)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22133,8 +22205,8 @@ class get_table_meta_args(object):
         if self.tbl_types is not None:
             oprot.writeFieldBegin('tbl_types', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.tbl_types))
-            for iter1207 in self.tbl_types:
-                oprot.writeString(iter1207.encode('utf-8') if sys.version_info[0] == 2 else iter1207)
+            for iter1214 in self.tbl_types:
+                oprot.writeString(iter1214.encode('utf-8') if sys.version_info[0] == 2 else iter1214)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -22187,11 +22259,11 @@ class get_table_meta_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1211, _size1208) = iprot.readListBegin()
-                    for _i1212 in range(_size1208):
-                        _elem1213 = TableMeta()
-                        _elem1213.read(iprot)
-                        self.success.append(_elem1213)
+                    (_etype1218, _size1215) = iprot.readListBegin()
+                    for _i1219 in range(_size1215):
+                        _elem1220 = TableMeta()
+                        _elem1220.read(iprot)
+                        self.success.append(_elem1220)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22213,8 +22285,8 @@ class get_table_meta_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1214 in self.success:
-                iter1214.write(oprot)
+            for iter1221 in self.success:
+                iter1221.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22347,11 +22419,11 @@ class get_fields_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1218, _size1215) = iprot.readListBegin()
-                    for _i1219 in range(_size1215):
-                        _elem1220 = FieldSchema()
-                        _elem1220.read(iprot)
-                        self.success.append(_elem1220)
+                    (_etype1225, _size1222) = iprot.readListBegin()
+                    for _i1226 in range(_size1222):
+                        _elem1227 = FieldSchema()
+                        _elem1227.read(iprot)
+                        self.success.append(_elem1227)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22383,8 +22455,8 @@ class get_fields_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1221 in self.success:
-                iter1221.write(oprot)
+            for iter1228 in self.success:
+                iter1228.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22540,11 +22612,11 @@ class get_fields_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1225, _size1222) = iprot.readListBegin()
-                    for _i1226 in range(_size1222):
-                        _elem1227 = FieldSchema()
-                        _elem1227.read(iprot)
-                        self.success.append(_elem1227)
+                    (_etype1232, _size1229) = iprot.readListBegin()
+                    for _i1233 in range(_size1229):
+                        _elem1234 = FieldSchema()
+                        _elem1234.read(iprot)
+                        self.success.append(_elem1234)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22576,8 +22648,8 @@ class get_fields_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1228 in self.success:
-                iter1228.write(oprot)
+            for iter1235 in self.success:
+                iter1235.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -22881,11 +22953,11 @@ class get_schema_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1232, _size1229) = iprot.readListBegin()
-                    for _i1233 in range(_size1229):
-                        _elem1234 = FieldSchema()
-                        _elem1234.read(iprot)
-                        self.success.append(_elem1234)
+                    (_etype1239, _size1236) = iprot.readListBegin()
+                    for _i1240 in range(_size1236):
+                        _elem1241 = FieldSchema()
+                        _elem1241.read(iprot)
+                        self.success.append(_elem1241)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -22917,8 +22989,8 @@ class get_schema_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1235 in self.success:
-                iter1235.write(oprot)
+            for iter1242 in self.success:
+                iter1242.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -23074,11 +23146,11 @@ class get_schema_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1239, _size1236) = iprot.readListBegin()
-                    for _i1240 in range(_size1236):
-                        _elem1241 = FieldSchema()
-                        _elem1241.read(iprot)
-                        self.success.append(_elem1241)
+                    (_etype1246, _size1243) = iprot.readListBegin()
+                    for _i1247 in range(_size1243):
+                        _elem1248 = FieldSchema()
+                        _elem1248.read(iprot)
+                        self.success.append(_elem1248)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -23110,8 +23182,8 @@ class get_schema_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1242 in self.success:
-                iter1242.write(oprot)
+            for iter1249 in self.success:
+                iter1249.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -24476,10 +24548,10 @@ class truncate_table_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.partNames = []
-                    (_etype1246, _size1243) = iprot.readListBegin()
-                    for _i1247 in range(_size1243):
-                        _elem1248 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partNames.append(_elem1248)
+                    (_etype1253, _size1250) = iprot.readListBegin()
+                    for _i1254 in range(_size1250):
+                        _elem1255 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partNames.append(_elem1255)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -24504,8 +24576,8 @@ class truncate_table_args(object):
         if self.partNames is not None:
             oprot.writeFieldBegin('partNames', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.partNames))
-            for iter1249 in self.partNames:
-                oprot.writeString(iter1249.encode('utf-8') if sys.version_info[0] == 2 else iter1249)
+            for iter1256 in self.partNames:
+                oprot.writeString(iter1256.encode('utf-8') if sys.version_info[0] == 2 else iter1256)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25090,11 +25162,11 @@ class add_partitions_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1253, _size1250) = iprot.readListBegin()
-                    for _i1254 in range(_size1250):
-                        _elem1255 = Partition()
-                        _elem1255.read(iprot)
-                        self.new_parts.append(_elem1255)
+                    (_etype1260, _size1257) = iprot.readListBegin()
+                    for _i1261 in range(_size1257):
+                        _elem1262 = Partition()
+                        _elem1262.read(iprot)
+                        self.new_parts.append(_elem1262)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25111,8 +25183,8 @@ class add_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1256 in self.new_parts:
-                iter1256.write(oprot)
+            for iter1263 in self.new_parts:
+                iter1263.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25433,10 +25505,10 @@ class append_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1260, _size1257) = iprot.readListBegin()
-                    for _i1261 in range(_size1257):
-                        _elem1262 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1262)
+                    (_etype1267, _size1264) = iprot.readListBegin()
+                    for _i1268 in range(_size1264):
+                        _elem1269 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1269)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25461,8 +25533,8 @@ class append_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1263 in self.part_vals:
-                oprot.writeString(iter1263.encode('utf-8') if sys.version_info[0] == 2 else iter1263)
+            for iter1270 in self.part_vals:
+                oprot.writeString(iter1270.encode('utf-8') if sys.version_info[0] == 2 else iter1270)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -25627,10 +25699,10 @@ class append_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1267, _size1264) = iprot.readListBegin()
-                    for _i1268 in range(_size1264):
-                        _elem1269 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1269)
+                    (_etype1274, _size1271) = iprot.readListBegin()
+                    for _i1275 in range(_size1271):
+                        _elem1276 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1276)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -25661,8 +25733,8 @@ class append_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1270 in self.part_vals:
-                oprot.writeString(iter1270.encode('utf-8') if sys.version_info[0] == 2 else iter1270)
+            for iter1277 in self.part_vals:
+                oprot.writeString(iter1277.encode('utf-8') if sys.version_info[0] == 2 else iter1277)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -26358,11 +26430,11 @@ class add_partitions_pspec_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1274, _size1271) = iprot.readListBegin()
-                    for _i1275 in range(_size1271):
-                        _elem1276 = PartitionSpec()
-                        _elem1276.read(iprot)
-                        self.new_parts.append(_elem1276)
+                    (_etype1281, _size1278) = iprot.readListBegin()
+                    for _i1282 in range(_size1278):
+                        _elem1283 = PartitionSpec()
+                        _elem1283.read(iprot)
+                        self.new_parts.append(_elem1283)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26379,8 +26451,8 @@ class add_partitions_pspec_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1277 in self.new_parts:
-                iter1277.write(oprot)
+            for iter1284 in self.new_parts:
+                iter1284.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26540,10 +26612,10 @@ class get_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1281, _size1278) = iprot.readListBegin()
-                    for _i1282 in range(_size1278):
-                        _elem1283 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1283)
+                    (_etype1288, _size1285) = iprot.readListBegin()
+                    for _i1289 in range(_size1285):
+                        _elem1290 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1290)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26568,8 +26640,8 @@ class get_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1284 in self.part_vals:
-                oprot.writeString(iter1284.encode('utf-8') if sys.version_info[0] == 2 else iter1284)
+            for iter1291 in self.part_vals:
+                oprot.writeString(iter1291.encode('utf-8') if sys.version_info[0] == 2 else iter1291)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -26873,10 +26945,10 @@ class get_partition_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1288, _size1285) = iprot.readListBegin()
-                    for _i1289 in range(_size1285):
-                        _elem1290 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1290)
+                    (_etype1295, _size1292) = iprot.readListBegin()
+                    for _i1296 in range(_size1292):
+                        _elem1297 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1297)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26888,10 +26960,10 @@ class get_partition_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1294, _size1291) = iprot.readListBegin()
-                    for _i1295 in range(_size1291):
-                        _elem1296 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1296)
+                    (_etype1301, _size1298) = iprot.readListBegin()
+                    for _i1302 in range(_size1298):
+                        _elem1303 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1303)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -26916,8 +26988,8 @@ class get_partition_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1297 in self.part_vals:
-                oprot.writeString(iter1297.encode('utf-8') if sys.version_info[0] == 2 else iter1297)
+            for iter1304 in self.part_vals:
+                oprot.writeString(iter1304.encode('utf-8') if sys.version_info[0] == 2 else iter1304)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.user_name is not None:
@@ -26927,8 +26999,8 @@ class get_partition_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1298 in self.group_names:
-                oprot.writeString(iter1298.encode('utf-8') if sys.version_info[0] == 2 else iter1298)
+            for iter1305 in self.group_names:
+                oprot.writeString(iter1305.encode('utf-8') if sys.version_info[0] == 2 else iter1305)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27329,11 +27401,11 @@ class get_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1302, _size1299) = iprot.readListBegin()
-                    for _i1303 in range(_size1299):
-                        _elem1304 = Partition()
-                        _elem1304.read(iprot)
-                        self.success.append(_elem1304)
+                    (_etype1309, _size1306) = iprot.readListBegin()
+                    for _i1310 in range(_size1306):
+                        _elem1311 = Partition()
+                        _elem1311.read(iprot)
+                        self.success.append(_elem1311)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27360,8 +27432,8 @@ class get_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1305 in self.success:
-                iter1305.write(oprot)
+            for iter1312 in self.success:
+                iter1312.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27596,10 +27668,10 @@ class get_partitions_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1309, _size1306) = iprot.readListBegin()
-                    for _i1310 in range(_size1306):
-                        _elem1311 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1311)
+                    (_etype1316, _size1313) = iprot.readListBegin()
+                    for _i1317 in range(_size1313):
+                        _elem1318 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1318)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27632,8 +27704,8 @@ class get_partitions_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1312 in self.group_names:
-                oprot.writeString(iter1312.encode('utf-8') if sys.version_info[0] == 2 else iter1312)
+            for iter1319 in self.group_names:
+                oprot.writeString(iter1319.encode('utf-8') if sys.version_info[0] == 2 else iter1319)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -27690,11 +27762,11 @@ class get_partitions_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1316, _size1313) = iprot.readListBegin()
-                    for _i1317 in range(_size1313):
-                        _elem1318 = Partition()
-                        _elem1318.read(iprot)
-                        self.success.append(_elem1318)
+                    (_etype1323, _size1320) = iprot.readListBegin()
+                    for _i1324 in range(_size1320):
+                        _elem1325 = Partition()
+                        _elem1325.read(iprot)
+                        self.success.append(_elem1325)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27721,8 +27793,8 @@ class get_partitions_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1319 in self.success:
-                iter1319.write(oprot)
+            for iter1326 in self.success:
+                iter1326.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -27796,10 +27868,10 @@ class get_partitions_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1323, _size1320) = iprot.readListBegin()
-                    for _i1324 in range(_size1320):
-                        _elem1325 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1325)
+                    (_etype1330, _size1327) = iprot.readListBegin()
+                    for _i1331 in range(_size1327):
+                        _elem1332 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1332)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27829,8 +27901,8 @@ class get_partitions_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1326 in self.part_vals:
-                oprot.writeString(iter1326.encode('utf-8') if sys.version_info[0] == 2 else iter1326)
+            for iter1333 in self.part_vals:
+                oprot.writeString(iter1333.encode('utf-8') if sys.version_info[0] == 2 else iter1333)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -27890,11 +27962,11 @@ class get_partitions_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1330, _size1327) = iprot.readListBegin()
-                    for _i1331 in range(_size1327):
-                        _elem1332 = Partition()
-                        _elem1332.read(iprot)
-                        self.success.append(_elem1332)
+                    (_etype1337, _size1334) = iprot.readListBegin()
+                    for _i1338 in range(_size1334):
+                        _elem1339 = Partition()
+                        _elem1339.read(iprot)
+                        self.success.append(_elem1339)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -27921,8 +27993,8 @@ class get_partitions_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1333 in self.success:
-                iter1333.write(oprot)
+            for iter1340 in self.success:
+                iter1340.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28000,10 +28072,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1337, _size1334) = iprot.readListBegin()
-                    for _i1338 in range(_size1334):
-                        _elem1339 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1339)
+                    (_etype1344, _size1341) = iprot.readListBegin()
+                    for _i1345 in range(_size1341):
+                        _elem1346 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1346)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28020,10 +28092,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1343, _size1340) = iprot.readListBegin()
-                    for _i1344 in range(_size1340):
-                        _elem1345 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1345)
+                    (_etype1350, _size1347) = iprot.readListBegin()
+                    for _i1351 in range(_size1347):
+                        _elem1352 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1352)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28048,8 +28120,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1346 in self.part_vals:
-                oprot.writeString(iter1346.encode('utf-8') if sys.version_info[0] == 2 else iter1346)
+            for iter1353 in self.part_vals:
+                oprot.writeString(iter1353.encode('utf-8') if sys.version_info[0] == 2 else iter1353)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -28063,8 +28135,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1347 in self.group_names:
-                oprot.writeString(iter1347.encode('utf-8') if sys.version_info[0] == 2 else iter1347)
+            for iter1354 in self.group_names:
+                oprot.writeString(iter1354.encode('utf-8') if sys.version_info[0] == 2 else iter1354)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -28122,11 +28194,11 @@ class get_partitions_ps_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1351, _size1348) = iprot.readListBegin()
-                    for _i1352 in range(_size1348):
-                        _elem1353 = Partition()
-                        _elem1353.read(iprot)
-                        self.success.append(_elem1353)
+                    (_etype1358, _size1355) = iprot.readListBegin()
+                    for _i1359 in range(_size1355):
+                        _elem1360 = Partition()
+                        _elem1360.read(iprot)
+                        self.success.append(_elem1360)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28153,8 +28225,8 @@ class get_partitions_ps_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1354 in self.success:
-                iter1354.write(oprot)
+            for iter1361 in self.success:
+                iter1361.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28463,11 +28535,11 @@ class get_partitions_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1358, _size1355) = iprot.readListBegin()
-                    for _i1359 in range(_size1355):
-                        _elem1360 = Partition()
-                        _elem1360.read(iprot)
-                        self.success.append(_elem1360)
+                    (_etype1365, _size1362) = iprot.readListBegin()
+                    for _i1366 in range(_size1362):
+                        _elem1367 = Partition()
+                        _elem1367.read(iprot)
+                        self.success.append(_elem1367)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28494,8 +28566,8 @@ class get_partitions_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1361 in self.success:
-                iter1361.write(oprot)
+            for iter1368 in self.success:
+                iter1368.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28620,11 +28692,11 @@ class get_partitions_by_filter_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1365, _size1362) = iprot.readListBegin()
-                    for _i1366 in range(_size1362):
-                        _elem1367 = Partition()
-                        _elem1367.read(iprot)
-                        self.success.append(_elem1367)
+                    (_etype1372, _size1369) = iprot.readListBegin()
+                    for _i1373 in range(_size1369):
+                        _elem1374 = Partition()
+                        _elem1374.read(iprot)
+                        self.success.append(_elem1374)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28651,8 +28723,8 @@ class get_partitions_by_filter_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1368 in self.success:
-                iter1368.write(oprot)
+            for iter1375 in self.success:
+                iter1375.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28812,11 +28884,11 @@ class get_part_specs_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1372, _size1369) = iprot.readListBegin()
-                    for _i1373 in range(_size1369):
-                        _elem1374 = PartitionSpec()
-                        _elem1374.read(iprot)
-                        self.success.append(_elem1374)
+                    (_etype1379, _size1376) = iprot.readListBegin()
+                    for _i1380 in range(_size1376):
+                        _elem1381 = PartitionSpec()
+                        _elem1381.read(iprot)
+                        self.success.append(_elem1381)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -28843,8 +28915,8 @@ class get_part_specs_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1375 in self.success:
-                iter1375.write(oprot)
+            for iter1382 in self.success:
+                iter1382.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -28992,11 +29064,11 @@ class get_partitions_pspec_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1379, _size1376) = iprot.readListBegin()
-                    for _i1380 in range(_size1376):
-                        _elem1381 = PartitionSpec()
-                        _elem1381.read(iprot)
-                        self.success.append(_elem1381)
+                    (_etype1386, _size1383) = iprot.readListBegin()
+                    for _i1387 in range(_size1383):
+                        _elem1388 = PartitionSpec()
+                        _elem1388.read(iprot)
+                        self.success.append(_elem1388)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29023,8 +29095,8 @@ class get_partitions_pspec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1382 in self.success:
-                iter1382.write(oprot)
+            for iter1389 in self.success:
+                iter1389.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29416,10 +29488,10 @@ class get_partitions_by_names_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype1386, _size1383) = iprot.readListBegin()
-                    for _i1387 in range(_size1383):
-                        _elem1388 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem1388)
+                    (_etype1393, _size1390) = iprot.readListBegin()
+                    for _i1394 in range(_size1390):
+                        _elem1395 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem1395)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29444,8 +29516,8 @@ class get_partitions_by_names_args(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter1389 in self.names:
-                oprot.writeString(iter1389.encode('utf-8') if sys.version_info[0] == 2 else iter1389)
+            for iter1396 in self.names:
+                oprot.writeString(iter1396.encode('utf-8') if sys.version_info[0] == 2 else iter1396)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -29500,11 +29572,11 @@ class get_partitions_by_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1393, _size1390) = iprot.readListBegin()
-                    for _i1394 in range(_size1390):
-                        _elem1395 = Partition()
-                        _elem1395.read(iprot)
-                        self.success.append(_elem1395)
+                    (_etype1400, _size1397) = iprot.readListBegin()
+                    for _i1401 in range(_size1397):
+                        _elem1402 = Partition()
+                        _elem1402.read(iprot)
+                        self.success.append(_elem1402)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29531,8 +29603,8 @@ class get_partitions_by_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1396 in self.success:
-                iter1396.write(oprot)
+            for iter1403 in self.success:
+                iter1403.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -29966,10 +30038,10 @@ class get_partition_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1400, _size1397) = iprot.readListBegin()
-                    for _i1401 in range(_size1397):
-                        _elem1402 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1402)
+                    (_etype1407, _size1404) = iprot.readListBegin()
+                    for _i1408 in range(_size1404):
+                        _elem1409 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1409)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -29996,8 +30068,8 @@ class get_partition_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1403 in self.success:
-                oprot.writeString(iter1403.encode('utf-8') if sys.version_info[0] == 2 else iter1403)
+            for iter1410 in self.success:
+                oprot.writeString(iter1410.encode('utf-8') if sys.version_info[0] == 2 else iter1410)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30122,10 +30194,10 @@ class fetch_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1407, _size1404) = iprot.readListBegin()
-                    for _i1408 in range(_size1404):
-                        _elem1409 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1409)
+                    (_etype1414, _size1411) = iprot.readListBegin()
+                    for _i1415 in range(_size1411):
+                        _elem1416 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1416)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30152,8 +30224,8 @@ class fetch_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1410 in self.success:
-                oprot.writeString(iter1410.encode('utf-8') if sys.version_info[0] == 2 else iter1410)
+            for iter1417 in self.success:
+                oprot.writeString(iter1417.encode('utf-8') if sys.version_info[0] == 2 else iter1417)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30227,10 +30299,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1414, _size1411) = iprot.readListBegin()
-                    for _i1415 in range(_size1411):
-                        _elem1416 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1416)
+                    (_etype1421, _size1418) = iprot.readListBegin()
+                    for _i1422 in range(_size1418):
+                        _elem1423 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1423)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30260,8 +30332,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1417 in self.part_vals:
-                oprot.writeString(iter1417.encode('utf-8') if sys.version_info[0] == 2 else iter1417)
+            for iter1424 in self.part_vals:
+                oprot.writeString(iter1424.encode('utf-8') if sys.version_info[0] == 2 else iter1424)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -30321,10 +30393,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1421, _size1418) = iprot.readListBegin()
-                    for _i1422 in range(_size1418):
-                        _elem1423 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1423)
+                    (_etype1428, _size1425) = iprot.readListBegin()
+                    for _i1429 in range(_size1425):
+                        _elem1430 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1430)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30351,8 +30423,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1424 in self.success:
-                oprot.writeString(iter1424.encode('utf-8') if sys.version_info[0] == 2 else iter1424)
+            for iter1431 in self.success:
+                oprot.writeString(iter1431.encode('utf-8') if sys.version_info[0] == 2 else iter1431)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30626,10 +30698,10 @@ class get_partition_names_req_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1428, _size1425) = iprot.readListBegin()
-                    for _i1429 in range(_size1425):
-                        _elem1430 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1430)
+                    (_etype1435, _size1432) = iprot.readListBegin()
+                    for _i1436 in range(_size1432):
+                        _elem1437 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1437)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30656,8 +30728,8 @@ class get_partition_names_req_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1431 in self.success:
-                oprot.writeString(iter1431.encode('utf-8') if sys.version_info[0] == 2 else iter1431)
+            for iter1438 in self.success:
+                oprot.writeString(iter1438.encode('utf-8') if sys.version_info[0] == 2 else iter1438)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -30928,10 +31000,10 @@ class partition_name_to_vals_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1435, _size1432) = iprot.readListBegin()
-                    for _i1436 in range(_size1432):
-                        _elem1437 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1437)
+                    (_etype1442, _size1439) = iprot.readListBegin()
+                    for _i1443 in range(_size1439):
+                        _elem1444 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1444)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -30953,8 +31025,8 @@ class partition_name_to_vals_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1438 in self.success:
-                oprot.writeString(iter1438.encode('utf-8') if sys.version_info[0] == 2 else iter1438)
+            for iter1445 in self.success:
+                oprot.writeString(iter1445.encode('utf-8') if sys.version_info[0] == 2 else iter1445)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -31071,11 +31143,11 @@ class partition_name_to_spec_result(object):
             if fid == 0:
                 if ftype == TType.MAP:
                     self.success = {}
-                    (_ktype1440, _vtype1441, _size1439) = iprot.readMapBegin()
-                    for _i1443 in range(_size1439):
-                        _key1444 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1445 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success[_key1444] = _val1445
+                    (_ktype1447, _vtype1448, _size1446) = iprot.readMapBegin()
+                    for _i1450 in range(_size1446):
+                        _key1451 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1452 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success[_key1451] = _val1452
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -31097,9 +31169,9 @@ class partition_name_to_spec_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.MAP, 0)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.success))
-            for kiter1446, viter1447 in self.success.items():
-                oprot.writeString(kiter1446.encode('utf-8') if sys.version_info[0] == 2 else kiter1446)
-                oprot.writeString(viter1447.encode('utf-8') if sys.version_info[0] == 2 else viter1447)
+            for kiter1453, viter1454 in self.success.items():
+                oprot.writeString(kiter1453.encode('utf-8') if sys.version_info[0] == 2 else kiter1453)
+                oprot.writeString(viter1454.encode('utf-8') if sys.version_info[0] == 2 else viter1454)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -31154,10 +31226,10 @@ class partition_name_has_valid_characters_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1451, _size1448) = iprot.readListBegin()
-                    for _i1452 in range(_size1448):
-                        _elem1453 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1453)
+                    (_etype1458, _size1455) = iprot.readListBegin()
+                    for _i1459 in range(_size1455):
+                        _elem1460 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1460)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31179,8 +31251,8 @@ class partition_name_has_valid_characters_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 1)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1454 in self.part_vals:
-                oprot.writeString(iter1454.encode('utf-8') if sys.version_info[0] == 2 else iter1454)
+            for iter1461 in self.part_vals:
+                oprot.writeString(iter1461.encode('utf-8') if sys.version_info[0] == 2 else iter1461)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.throw_exception is not None:
@@ -31656,11 +31728,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1458, _size1455) = iprot.readListBegin()
-                    for _i1459 in range(_size1455):
-                        _elem1460 = Partition()
-                        _elem1460.read(iprot)
-                        self.new_parts.append(_elem1460)
+                    (_etype1465, _size1462) = iprot.readListBegin()
+                    for _i1466 in range(_size1462):
+                        _elem1467 = Partition()
+                        _elem1467.read(iprot)
+                        self.new_parts.append(_elem1467)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31685,8 +31757,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1461 in self.new_parts:
-                iter1461.write(oprot)
+            for iter1468 in self.new_parts:
+                iter1468.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -31827,11 +31899,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype1465, _size1462) = iprot.readListBegin()
-                    for _i1466 in range(_size1462):
-                        _elem1467 = Partition()
-                        _elem1467.read(iprot)
-                        self.new_parts.append(_elem1467)
+                    (_etype1472, _size1469) = iprot.readListBegin()
+                    for _i1473 in range(_size1469):
+                        _elem1474 = Partition()
+                        _elem1474.read(iprot)
+                        self.new_parts.append(_elem1474)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -31862,8 +31934,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter1468 in self.new_parts:
-                iter1468.write(oprot)
+            for iter1475 in self.new_parts:
+                iter1475.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -32158,10 +32230,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1472, _size1469) = iprot.readListBegin()
-                    for _i1473 in range(_size1469):
-                        _elem1474 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1474)
+                    (_etype1479, _size1476) = iprot.readListBegin()
+                    for _i1480 in range(_size1476):
+                        _elem1481 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1481)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32192,8 +32264,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1475 in self.part_vals:
-                oprot.writeString(iter1475.encode('utf-8') if sys.version_info[0] == 2 else iter1475)
+            for iter1482 in self.part_vals:
+                oprot.writeString(iter1482.encode('utf-8') if sys.version_info[0] == 2 else iter1482)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -32480,11 +32552,11 @@ class exchange_partition_args(object):
             if fid == 1:
                 if ftype == TType.MAP:
                     self.partitionSpecs = {}
-                    (_ktype1477, _vtype1478, _size1476) = iprot.readMapBegin()
-                    for _i1480 in range(_size1476):
-                        _key1481 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1482 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionSpecs[_key1481] = _val1482
+                    (_ktype1484, _vtype1485, _size1483) = iprot.readMapBegin()
+                    for _i1487 in range(_size1483):
+                        _key1488 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1489 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionSpecs[_key1488] = _val1489
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -32521,9 +32593,9 @@ class exchange_partition_args(object):
         if self.partitionSpecs is not None:
             oprot.writeFieldBegin('partitionSpecs', TType.MAP, 1)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.partitionSpecs))
-            for kiter1483, viter1484 in self.partitionSpecs.items():
-                oprot.writeString(kiter1483.encode('utf-8') if sys.version_info[0] == 2 else kiter1483)
-                oprot.writeString(viter1484.encode('utf-8') if sys.version_info[0] == 2 else viter1484)
+            for kiter1490, viter1491 in self.partitionSpecs.items():
+                oprot.writeString(kiter1490.encode('utf-8') if sys.version_info[0] == 2 else kiter1490)
+                oprot.writeString(viter1491.encode('utf-8') if sys.version_info[0] == 2 else viter1491)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.source_db is not None:
@@ -32710,11 +32782,11 @@ class exchange_partitions_args(object):
             if fid == 1:
                 if ftype == TType.MAP:
                     self.partitionSpecs = {}
-                    (_ktype1486, _vtype1487, _size1485) = iprot.readMapBegin()
-                    for _i1489 in range(_size1485):
-                        _key1490 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1491 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionSpecs[_key1490] = _val1491
+                    (_ktype1493, _vtype1494, _size1492) = iprot.readMapBegin()
+                    for _i1496 in range(_size1492):
+                        _key1497 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1498 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionSpecs[_key1497] = _val1498
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -32751,9 +32823,9 @@ class exchange_partitions_args(object):
         if self.partitionSpecs is not None:
             oprot.writeFieldBegin('partitionSpecs', TType.MAP, 1)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.partitionSpecs))
-            for kiter1492, viter1493 in self.partitionSpecs.items():
-                oprot.writeString(kiter1492.encode('utf-8') if sys.version_info[0] == 2 else kiter1492)
-                oprot.writeString(viter1493.encode('utf-8') if sys.version_info[0] == 2 else viter1493)
+            for kiter1499, viter1500 in self.partitionSpecs.items():
+                oprot.writeString(kiter1499.encode('utf-8') if sys.version_info[0] == 2 else kiter1499)
+                oprot.writeString(viter1500.encode('utf-8') if sys.version_info[0] == 2 else viter1500)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.source_db is not None:
@@ -32830,11 +32902,11 @@ class exchange_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1497, _size1494) = iprot.readListBegin()
-                    for _i1498 in range(_size1494):
-                        _elem1499 = Partition()
-                        _elem1499.read(iprot)
-                        self.success.append(_elem1499)
+                    (_etype1504, _size1501) = iprot.readListBegin()
+                    for _i1505 in range(_size1501):
+                        _elem1506 = Partition()
+                        _elem1506.read(iprot)
+                        self.success.append(_elem1506)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32871,8 +32943,8 @@ class exchange_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1500 in self.success:
-                iter1500.write(oprot)
+            for iter1507 in self.success:
+                iter1507.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -32956,10 +33028,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1504, _size1501) = iprot.readListBegin()
-                    for _i1505 in range(_size1501):
-                        _elem1506 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1506)
+                    (_etype1511, _size1508) = iprot.readListBegin()
+                    for _i1512 in range(_size1508):
+                        _elem1513 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1513)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -32989,8 +33061,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1507 in self.part_vals:
-                oprot.writeString(iter1507.encode('utf-8') if sys.version_info[0] == 2 else iter1507)
+            for iter1514 in self.part_vals:
+                oprot.writeString(iter1514.encode('utf-8') if sys.version_info[0] == 2 else iter1514)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -33149,10 +33221,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype1511, _size1508) = iprot.readListBegin()
-                    for _i1512 in range(_size1508):
-                        _elem1513 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem1513)
+                    (_etype1518, _size1515) = iprot.readListBegin()
+                    for _i1519 in range(_size1515):
+                        _elem1520 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem1520)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -33188,8 +33260,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter1514 in self.part_vals:
-                oprot.writeString(iter1514.encode('utf-8') if sys.version_info[0] == 2 else iter1514)
+            for iter1521 in self.part_vals:
+                oprot.writeString(iter1521.encode('utf-8') if sys.version_info[0] == 2 else iter1521)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -34027,11 +34099,11 @@ class markPartitionForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1516, _vtype1517, _size1515) = iprot.readMapBegin()
-                    for _i1519 in range(_size1515):
-                        _key1520 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1521 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1520] = _val1521
+                    (_ktype1523, _vtype1524, _size1522) = iprot.readMapBegin()
+                    for _i1526 in range(_size1522):
+                        _key1527 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1528 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1527] = _val1528
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -34061,9 +34133,9 @@ class markPartitionForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1522, viter1523 in self.part_vals.items():
-                oprot.writeString(kiter1522.encode('utf-8') if sys.version_info[0] == 2 else kiter1522)
-                oprot.writeString(viter1523.encode('utf-8') if sys.version_info[0] == 2 else viter1523)
+            for kiter1529, viter1530 in self.part_vals.items():
+                oprot.writeString(kiter1529.encode('utf-8') if sys.version_info[0] == 2 else kiter1529)
+                oprot.writeString(viter1530.encode('utf-8') if sys.version_info[0] == 2 else viter1530)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -34257,11 +34329,11 @@ class isPartitionMarkedForEvent_args(object):
             elif fid == 3:
                 if ftype == TType.MAP:
                     self.part_vals = {}
-                    (_ktype1525, _vtype1526, _size1524) = iprot.readMapBegin()
-                    for _i1528 in range(_size1524):
-                        _key1529 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1530 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals[_key1529] = _val1530
+                    (_ktype1532, _vtype1533, _size1531) = iprot.readMapBegin()
+                    for _i1535 in range(_size1531):
+                        _key1536 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1537 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals[_key1536] = _val1537
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -34291,9 +34363,9 @@ class isPartitionMarkedForEvent_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.MAP, 3)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.part_vals))
-            for kiter1531, viter1532 in self.part_vals.items():
-                oprot.writeString(kiter1531.encode('utf-8') if sys.version_info[0] == 2 else kiter1531)
-                oprot.writeString(viter1532.encode('utf-8') if sys.version_info[0] == 2 else viter1532)
+            for kiter1538, viter1539 in self.part_vals.items():
+                oprot.writeString(kiter1538.encode('utf-8') if sys.version_info[0] == 2 else kiter1538)
+                oprot.writeString(viter1539.encode('utf-8') if sys.version_info[0] == 2 else viter1539)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         if self.eventType is not None:
@@ -36937,10 +37009,10 @@ class get_role_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1536, _size1533) = iprot.readListBegin()
-                    for _i1537 in range(_size1533):
-                        _elem1538 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem1538)
+                    (_etype1543, _size1540) = iprot.readListBegin()
+                    for _i1544 in range(_size1540):
+                        _elem1545 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem1545)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -36962,8 +37034,8 @@ class get_role_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter1539 in self.success:
-                oprot.writeString(iter1539.encode('utf-8') if sys.version_info[0] == 2 else iter1539)
+            for iter1546 in self.success:
+                oprot.writeString(iter1546.encode('utf-8') if sys.version_info[0] == 2 else iter1546)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -37720,11 +37792,11 @@ class list_roles_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1543, _size1540) = iprot.readListBegin()
-                    for _i1544 in range(_size1540):
-                        _elem1545 = Role()
-                        _elem1545.read(iprot)
-                        self.success.append(_elem1545)
+                    (_etype1550, _size1547) = iprot.readListBegin()
+                    for _i1551 in range(_size1547):
+                        _elem1552 = Role()
+                        _elem1552.read(iprot)
+                        self.success.append(_elem1552)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -37746,8 +37818,8 @@ class list_roles_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1546 in self.success:
-                iter1546.write(oprot)
+            for iter1553 in self.success:
+                iter1553.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -37952,10 +38024,10 @@ class get_privilege_set_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype1550, _size1547) = iprot.readListBegin()
-                    for _i1551 in range(_size1547):
-                        _elem1552 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem1552)
+                    (_etype1557, _size1554) = iprot.readListBegin()
+                    for _i1558 in range(_size1554):
+                        _elem1559 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem1559)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -37980,8 +38052,8 @@ class get_privilege_set_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter1553 in self.group_names:
-                oprot.writeString(iter1553.encode('utf-8') if sys.version_info[0] == 2 else iter1553)
+            for iter1560 in self.group_names:
+                oprot.writeString(iter1560.encode('utf-8') if sys.version_info[0] == 2 else iter1560)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -38195,11 +38267,11 @@ class list_privileges_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype1557, _size1554) = iprot.readListBegin()
-                    for _i1558 in range(_size1554):
-                        _elem1559 = HiveObjectPrivilege()
-                        _elem1559.read(iprot)
-                        self.success.append(_elem1559)
+                    (_etype1564, _size1561) = iprot.readListBegin()
+                    for _i1565 in range(_size1561):
+                        _elem1566 = HiveObjectPrivilege()
+                        _elem1566.read(iprot)
+                        self.success.append(_elem1566)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -38221,8 +38293,8 @@ class list_privileges_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter1560 in self.success:
-                iter1560.write(oprot)
+            for iter1567 in self.success:
+                iter1567.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -41095,6 +41167,143 @@ all_structs.append(get_latest_txnid_in_conflict_result)
 get_latest_txnid_in_conflict_result.thrift_spec = (
     (0, TType.I64, 'success', None, None, ),  # 0
     (1, TType.STRUCT, 'o1', [MetaException, None], None, ),  # 1
+)
+
+
+class add_dynamic_partitions_args(object):
+    """
+    Attributes:
+     - rqst
+
+    """
+
+
+    def __init__(self, rqst=None,):
+        self.rqst = rqst
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.rqst = AddDynamicPartitions()
+                    self.rqst.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('add_dynamic_partitions_args')
+        if self.rqst is not None:
+            oprot.writeFieldBegin('rqst', TType.STRUCT, 1)
+            self.rqst.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(add_dynamic_partitions_args)
+add_dynamic_partitions_args.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'rqst', [AddDynamicPartitions, None], None, ),  # 1
+)
+
+
+class add_dynamic_partitions_result(object):
+    """
+    Attributes:
+     - o1
+     - o2
+
+    """
+
+
+    def __init__(self, o1=None, o2=None,):
+        self.o1 = o1
+        self.o2 = o2
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.STRUCT:
+                    self.o1 = NoSuchTxnException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.STRUCT:
+                    self.o2 = TxnAbortedException.read(iprot)
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('add_dynamic_partitions_result')
+        if self.o1 is not None:
+            oprot.writeFieldBegin('o1', TType.STRUCT, 1)
+            self.o1.write(oprot)
+            oprot.writeFieldEnd()
+        if self.o2 is not None:
+            oprot.writeFieldBegin('o2', TType.STRUCT, 2)
+            self.o2.write(oprot)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+all_structs.append(add_dynamic_partitions_result)
+add_dynamic_partitions_result.thrift_spec = (
+    None,  # 0
+    (1, TType.STRUCT, 'o1', [NoSuchTxnException, None], None, ),  # 1
+    (2, TType.STRUCT, 'o2', [TxnAbortedException, None], None, ),  # 2
 )
 
 

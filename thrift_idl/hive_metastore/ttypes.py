@@ -20163,6 +20163,136 @@ class CompactionResponse(object):
         return not (self == other)
 
 
+class AddDynamicPartitions(object):
+    """
+    Attributes:
+     - txnid
+     - writeid
+     - dbname
+     - tablename
+     - partitionnames
+     - operationType
+
+    """
+
+
+    def __init__(self, txnid=None, writeid=None, dbname=None, tablename=None, partitionnames=None, operationType=    5,):
+        self.txnid = txnid
+        self.writeid = writeid
+        self.dbname = dbname
+        self.tablename = tablename
+        self.partitionnames = partitionnames
+        self.operationType = operationType
+
+    def read(self, iprot):
+        if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
+            iprot._fast_decode(self, iprot, [self.__class__, self.thrift_spec])
+            return
+        iprot.readStructBegin()
+        while True:
+            (fname, ftype, fid) = iprot.readFieldBegin()
+            if ftype == TType.STOP:
+                break
+            if fid == 1:
+                if ftype == TType.I64:
+                    self.txnid = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 2:
+                if ftype == TType.I64:
+                    self.writeid = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 3:
+                if ftype == TType.STRING:
+                    self.dbname = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.STRING:
+                    self.tablename = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 5:
+                if ftype == TType.LIST:
+                    self.partitionnames = []
+                    (_etype985, _size982) = iprot.readListBegin()
+                    for _i986 in range(_size982):
+                        _elem987 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionnames.append(_elem987)
+                    iprot.readListEnd()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I32:
+                    self.operationType = iprot.readI32()
+                else:
+                    iprot.skip(ftype)
+            else:
+                iprot.skip(ftype)
+            iprot.readFieldEnd()
+        iprot.readStructEnd()
+
+    def write(self, oprot):
+        if oprot._fast_encode is not None and self.thrift_spec is not None:
+            oprot.trans.write(oprot._fast_encode(self, [self.__class__, self.thrift_spec]))
+            return
+        oprot.writeStructBegin('AddDynamicPartitions')
+        if self.txnid is not None:
+            oprot.writeFieldBegin('txnid', TType.I64, 1)
+            oprot.writeI64(self.txnid)
+            oprot.writeFieldEnd()
+        if self.writeid is not None:
+            oprot.writeFieldBegin('writeid', TType.I64, 2)
+            oprot.writeI64(self.writeid)
+            oprot.writeFieldEnd()
+        if self.dbname is not None:
+            oprot.writeFieldBegin('dbname', TType.STRING, 3)
+            oprot.writeString(self.dbname.encode('utf-8') if sys.version_info[0] == 2 else self.dbname)
+            oprot.writeFieldEnd()
+        if self.tablename is not None:
+            oprot.writeFieldBegin('tablename', TType.STRING, 4)
+            oprot.writeString(self.tablename.encode('utf-8') if sys.version_info[0] == 2 else self.tablename)
+            oprot.writeFieldEnd()
+        if self.partitionnames is not None:
+            oprot.writeFieldBegin('partitionnames', TType.LIST, 5)
+            oprot.writeListBegin(TType.STRING, len(self.partitionnames))
+            for iter988 in self.partitionnames:
+                oprot.writeString(iter988.encode('utf-8') if sys.version_info[0] == 2 else iter988)
+            oprot.writeListEnd()
+            oprot.writeFieldEnd()
+        if self.operationType is not None:
+            oprot.writeFieldBegin('operationType', TType.I32, 6)
+            oprot.writeI32(self.operationType)
+            oprot.writeFieldEnd()
+        oprot.writeFieldStop()
+        oprot.writeStructEnd()
+
+    def validate(self):
+        if self.txnid is None:
+            raise TProtocolException(message='Required field txnid is unset!')
+        if self.writeid is None:
+            raise TProtocolException(message='Required field writeid is unset!')
+        if self.dbname is None:
+            raise TProtocolException(message='Required field dbname is unset!')
+        if self.tablename is None:
+            raise TProtocolException(message='Required field tablename is unset!')
+        if self.partitionnames is None:
+            raise TProtocolException(message='Required field partitionnames is unset!')
+        return
+
+    def __repr__(self):
+        L = ['%s=%r' % (key, value)
+             for key, value in self.__dict__.items()]
+        return '%s(%s)' % (self.__class__.__name__, ', '.join(L))
+
+    def __eq__(self, other):
+        return isinstance(other, self.__class__) and self.__dict__ == other.__dict__
+
+    def __ne__(self, other):
+        return not (self == other)
+
+
 class ShowCompactRequest(object):
     """
     Attributes:
@@ -20649,11 +20779,11 @@ class ShowCompactResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.compacts = []
-                    (_etype985, _size982) = iprot.readListBegin()
-                    for _i986 in range(_size982):
-                        _elem987 = ShowCompactResponseElement()
-                        _elem987.read(iprot)
-                        self.compacts.append(_elem987)
+                    (_etype992, _size989) = iprot.readListBegin()
+                    for _i993 in range(_size989):
+                        _elem994 = ShowCompactResponseElement()
+                        _elem994.read(iprot)
+                        self.compacts.append(_elem994)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20670,8 +20800,8 @@ class ShowCompactResponse(object):
         if self.compacts is not None:
             oprot.writeFieldBegin('compacts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.compacts))
-            for iter988 in self.compacts:
-                iter988.write(oprot)
+            for iter995 in self.compacts:
+                iter995.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20737,10 +20867,10 @@ class NotificationEventRequest(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.eventTypeSkipList = []
-                    (_etype992, _size989) = iprot.readListBegin()
-                    for _i993 in range(_size989):
-                        _elem994 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.eventTypeSkipList.append(_elem994)
+                    (_etype999, _size996) = iprot.readListBegin()
+                    for _i1000 in range(_size996):
+                        _elem1001 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.eventTypeSkipList.append(_elem1001)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20757,10 +20887,10 @@ class NotificationEventRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype998, _size995) = iprot.readListBegin()
-                    for _i999 in range(_size995):
-                        _elem1000 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem1000)
+                    (_etype1005, _size1002) = iprot.readListBegin()
+                    for _i1006 in range(_size1002):
+                        _elem1007 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem1007)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -20785,8 +20915,8 @@ class NotificationEventRequest(object):
         if self.eventTypeSkipList is not None:
             oprot.writeFieldBegin('eventTypeSkipList', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.eventTypeSkipList))
-            for iter1001 in self.eventTypeSkipList:
-                oprot.writeString(iter1001.encode('utf-8') if sys.version_info[0] == 2 else iter1001)
+            for iter1008 in self.eventTypeSkipList:
+                oprot.writeString(iter1008.encode('utf-8') if sys.version_info[0] == 2 else iter1008)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -20800,8 +20930,8 @@ class NotificationEventRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter1002 in self.tableNames:
-                oprot.writeString(iter1002.encode('utf-8') if sys.version_info[0] == 2 else iter1002)
+            for iter1009 in self.tableNames:
+                oprot.writeString(iter1009.encode('utf-8') if sys.version_info[0] == 2 else iter1009)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -20989,11 +21119,11 @@ class NotificationEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.events = []
-                    (_etype1006, _size1003) = iprot.readListBegin()
-                    for _i1007 in range(_size1003):
-                        _elem1008 = NotificationEvent()
-                        _elem1008.read(iprot)
-                        self.events.append(_elem1008)
+                    (_etype1013, _size1010) = iprot.readListBegin()
+                    for _i1014 in range(_size1010):
+                        _elem1015 = NotificationEvent()
+                        _elem1015.read(iprot)
+                        self.events.append(_elem1015)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21010,8 +21140,8 @@ class NotificationEventResponse(object):
         if self.events is not None:
             oprot.writeFieldBegin('events', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.events))
-            for iter1009 in self.events:
-                iter1009.write(oprot)
+            for iter1016 in self.events:
+                iter1016.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21151,10 +21281,10 @@ class NotificationEventsCountRequest(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.tableNames = []
-                    (_etype1013, _size1010) = iprot.readListBegin()
-                    for _i1014 in range(_size1010):
-                        _elem1015 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tableNames.append(_elem1015)
+                    (_etype1020, _size1017) = iprot.readListBegin()
+                    for _i1021 in range(_size1017):
+                        _elem1022 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tableNames.append(_elem1022)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21191,8 +21321,8 @@ class NotificationEventsCountRequest(object):
         if self.tableNames is not None:
             oprot.writeFieldBegin('tableNames', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.tableNames))
-            for iter1016 in self.tableNames:
-                oprot.writeString(iter1016.encode('utf-8') if sys.version_info[0] == 2 else iter1016)
+            for iter1023 in self.tableNames:
+                oprot.writeString(iter1023.encode('utf-8') if sys.version_info[0] == 2 else iter1023)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21312,40 +21442,40 @@ class InsertEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.filesAdded = []
-                    (_etype1020, _size1017) = iprot.readListBegin()
-                    for _i1021 in range(_size1017):
-                        _elem1022 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAdded.append(_elem1022)
+                    (_etype1027, _size1024) = iprot.readListBegin()
+                    for _i1028 in range(_size1024):
+                        _elem1029 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAdded.append(_elem1029)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.filesAddedChecksum = []
-                    (_etype1026, _size1023) = iprot.readListBegin()
-                    for _i1027 in range(_size1023):
-                        _elem1028 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.filesAddedChecksum.append(_elem1028)
+                    (_etype1033, _size1030) = iprot.readListBegin()
+                    for _i1034 in range(_size1030):
+                        _elem1035 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.filesAddedChecksum.append(_elem1035)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 4:
                 if ftype == TType.LIST:
                     self.subDirectoryList = []
-                    (_etype1032, _size1029) = iprot.readListBegin()
-                    for _i1033 in range(_size1029):
-                        _elem1034 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.subDirectoryList.append(_elem1034)
+                    (_etype1039, _size1036) = iprot.readListBegin()
+                    for _i1040 in range(_size1036):
+                        _elem1041 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.subDirectoryList.append(_elem1041)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVal = []
-                    (_etype1038, _size1035) = iprot.readListBegin()
-                    for _i1039 in range(_size1035):
-                        _elem1040 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVal.append(_elem1040)
+                    (_etype1045, _size1042) = iprot.readListBegin()
+                    for _i1046 in range(_size1042):
+                        _elem1047 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVal.append(_elem1047)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21366,29 +21496,29 @@ class InsertEventRequestData(object):
         if self.filesAdded is not None:
             oprot.writeFieldBegin('filesAdded', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.filesAdded))
-            for iter1041 in self.filesAdded:
-                oprot.writeString(iter1041.encode('utf-8') if sys.version_info[0] == 2 else iter1041)
+            for iter1048 in self.filesAdded:
+                oprot.writeString(iter1048.encode('utf-8') if sys.version_info[0] == 2 else iter1048)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.filesAddedChecksum is not None:
             oprot.writeFieldBegin('filesAddedChecksum', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.filesAddedChecksum))
-            for iter1042 in self.filesAddedChecksum:
-                oprot.writeString(iter1042.encode('utf-8') if sys.version_info[0] == 2 else iter1042)
+            for iter1049 in self.filesAddedChecksum:
+                oprot.writeString(iter1049.encode('utf-8') if sys.version_info[0] == 2 else iter1049)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.subDirectoryList is not None:
             oprot.writeFieldBegin('subDirectoryList', TType.LIST, 4)
             oprot.writeListBegin(TType.STRING, len(self.subDirectoryList))
-            for iter1043 in self.subDirectoryList:
-                oprot.writeString(iter1043.encode('utf-8') if sys.version_info[0] == 2 else iter1043)
+            for iter1050 in self.subDirectoryList:
+                oprot.writeString(iter1050.encode('utf-8') if sys.version_info[0] == 2 else iter1050)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.partitionVal is not None:
             oprot.writeFieldBegin('partitionVal', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVal))
-            for iter1044 in self.partitionVal:
-                oprot.writeString(iter1044.encode('utf-8') if sys.version_info[0] == 2 else iter1044)
+            for iter1051 in self.partitionVal:
+                oprot.writeString(iter1051.encode('utf-8') if sys.version_info[0] == 2 else iter1051)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21444,11 +21574,11 @@ class FireEventRequestData(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.insertDatas = []
-                    (_etype1048, _size1045) = iprot.readListBegin()
-                    for _i1049 in range(_size1045):
-                        _elem1050 = InsertEventRequestData()
-                        _elem1050.read(iprot)
-                        self.insertDatas.append(_elem1050)
+                    (_etype1055, _size1052) = iprot.readListBegin()
+                    for _i1056 in range(_size1052):
+                        _elem1057 = InsertEventRequestData()
+                        _elem1057.read(iprot)
+                        self.insertDatas.append(_elem1057)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21474,8 +21604,8 @@ class FireEventRequestData(object):
         if self.insertDatas is not None:
             oprot.writeFieldBegin('insertDatas', TType.LIST, 2)
             oprot.writeListBegin(TType.STRUCT, len(self.insertDatas))
-            for iter1051 in self.insertDatas:
-                iter1051.write(oprot)
+            for iter1058 in self.insertDatas:
+                iter1058.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.refreshEvent is not None:
@@ -21556,10 +21686,10 @@ class FireEventRequest(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.partitionVals = []
-                    (_etype1055, _size1052) = iprot.readListBegin()
-                    for _i1056 in range(_size1052):
-                        _elem1057 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.partitionVals.append(_elem1057)
+                    (_etype1062, _size1059) = iprot.readListBegin()
+                    for _i1063 in range(_size1059):
+                        _elem1064 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.partitionVals.append(_elem1064)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21571,11 +21701,11 @@ class FireEventRequest(object):
             elif fid == 7:
                 if ftype == TType.MAP:
                     self.tblParams = {}
-                    (_ktype1059, _vtype1060, _size1058) = iprot.readMapBegin()
-                    for _i1062 in range(_size1058):
-                        _key1063 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        _val1064 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tblParams[_key1063] = _val1064
+                    (_ktype1066, _vtype1067, _size1065) = iprot.readMapBegin()
+                    for _i1069 in range(_size1065):
+                        _key1070 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        _val1071 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tblParams[_key1070] = _val1071
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -21608,8 +21738,8 @@ class FireEventRequest(object):
         if self.partitionVals is not None:
             oprot.writeFieldBegin('partitionVals', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.partitionVals))
-            for iter1065 in self.partitionVals:
-                oprot.writeString(iter1065.encode('utf-8') if sys.version_info[0] == 2 else iter1065)
+            for iter1072 in self.partitionVals:
+                oprot.writeString(iter1072.encode('utf-8') if sys.version_info[0] == 2 else iter1072)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.catName is not None:
@@ -21619,9 +21749,9 @@ class FireEventRequest(object):
         if self.tblParams is not None:
             oprot.writeFieldBegin('tblParams', TType.MAP, 7)
             oprot.writeMapBegin(TType.STRING, TType.STRING, len(self.tblParams))
-            for kiter1066, viter1067 in self.tblParams.items():
-                oprot.writeString(kiter1066.encode('utf-8') if sys.version_info[0] == 2 else kiter1066)
-                oprot.writeString(viter1067.encode('utf-8') if sys.version_info[0] == 2 else viter1067)
+            for kiter1073, viter1074 in self.tblParams.items():
+                oprot.writeString(kiter1073.encode('utf-8') if sys.version_info[0] == 2 else kiter1073)
+                oprot.writeString(viter1074.encode('utf-8') if sys.version_info[0] == 2 else viter1074)
             oprot.writeMapEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -21669,10 +21799,10 @@ class FireEventResponse(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.eventIds = []
-                    (_etype1071, _size1068) = iprot.readListBegin()
-                    for _i1072 in range(_size1068):
-                        _elem1073 = iprot.readI64()
-                        self.eventIds.append(_elem1073)
+                    (_etype1078, _size1075) = iprot.readListBegin()
+                    for _i1079 in range(_size1075):
+                        _elem1080 = iprot.readI64()
+                        self.eventIds.append(_elem1080)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -21689,8 +21819,8 @@ class FireEventResponse(object):
         if self.eventIds is not None:
             oprot.writeFieldBegin('eventIds', TType.LIST, 1)
             oprot.writeListBegin(TType.I64, len(self.eventIds))
-            for iter1074 in self.eventIds:
-                oprot.writeI64(iter1074)
+            for iter1081 in self.eventIds:
+                oprot.writeI64(iter1081)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -23301,6 +23431,16 @@ CompactionResponse.thrift_spec = (
     (2, TType.STRING, 'state', 'UTF8', None, ),  # 2
     (3, TType.BOOL, 'accepted', None, None, ),  # 3
     (4, TType.STRING, 'errormessage', 'UTF8', None, ),  # 4
+)
+all_structs.append(AddDynamicPartitions)
+AddDynamicPartitions.thrift_spec = (
+    None,  # 0
+    (1, TType.I64, 'txnid', None, None, ),  # 1
+    (2, TType.I64, 'writeid', None, None, ),  # 2
+    (3, TType.STRING, 'dbname', 'UTF8', None, ),  # 3
+    (4, TType.STRING, 'tablename', 'UTF8', None, ),  # 4
+    (5, TType.LIST, 'partitionnames', (TType.STRING, 'UTF8', False), None, ),  # 5
+    (6, TType.I32, 'operationType', None,     5, ),  # 6
 )
 all_structs.append(ShowCompactRequest)
 ShowCompactRequest.thrift_spec = (

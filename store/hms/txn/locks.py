@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from store.db import schema
@@ -64,6 +64,8 @@ MAX_OPEN_BATCH = 1000
 
 # lock operations get_latest_txnid_in_conflict compares (Hive's WRITE_SET keeps updates and deletes)
 CONFLICT_OPERATIONS = (DataOperationType.UPDATE, DataOperationType.DELETE)
+# lock operations that make a transaction's components (Hive's TXN_COMPONENTS)
+_WRITE_OPERATIONS = (DataOperationType.INSERT, DataOperationType.UPDATE, DataOperationType.DELETE)
 # Hive's OperationType letters, as its write-conflict message names them
 _OPERATION_LETTERS = {DataOperationType.UPDATE: "u", DataOperationType.DELETE: "d"}
 # transactions whose commit records no write set and checks no conflict (Hive's CommitTxnFunction)
@@ -78,6 +80,7 @@ _COMPATIBLE: dict[int, frozenset[int]] = {
 }
 
 _L = schema.locks
+_TC = schema.txn_components
 _T = schema.txns
 
 
@@ -293,7 +296,8 @@ class LockManager:
                 part = normalize_part_name(c.partitionname)
             else:
                 raise MetaError(f"Unknown lock level {level}")
-            out.append((c.dbname.lower(), tbl, part, c.type, level, c.operationType, c.isTransactional))
+            out.append((c.dbname.lower(), tbl, part, c.type, level, c.operationType, c.isTransactional,
+                        bool(c.isDynamicPartitionWrite)))
         return out
 
     def _lock(self, conn: Connection, now: int, rqst, comps) -> LockResponse:
@@ -309,8 +313,10 @@ class LockManager:
                  lock_type=typ, lock_level=level, state=LockState.WAITING, operation=op,
                  is_transactional=is_txn, user_name=user, host_name=host, agent_info=agent,
                  created_ms=now, acquired_ms=None, heartbeat_ms=now)
-            for i, (db, tbl, part, typ, level, op, is_txn) in enumerate(comps, start=1)
+            for i, (db, tbl, part, typ, level, op, is_txn, _) in enumerate(comps, start=1)
         ])
+        if txnid:
+            _record_components(conn, txnid, comps)
         rows = self._lock_rows(conn, lockid)
         return LockResponse(lockid=lockid, state=self._try_acquire(conn, now, lockid, rows))
 
@@ -436,7 +442,7 @@ class LockManager:
             conn.execute(update(_T).where(_T.c.txn_id.in_(chunk), _T.c.state == TXN_OPEN).values(
                 state=TXN_ABORTED, heartbeat_ms=now))
             conn.execute(delete(_L).where(_L.c.txn_id.in_(chunk)))
-        clean_write_ids(conn, _next_txn_id(conn))
+        self._housekeep(conn, now)
 
     def _end_txn(self, conn: Connection, now: int, txnid: int, to: str, check_conflict: bool = False) -> None:
         row = conn.execute(select(_T.c.state, _T.c.txn_type).where(_T.c.txn_id == txnid)).first()
@@ -455,7 +461,49 @@ class LockManager:
     def _finish(self, conn: Connection, now: int, txnid: int, to: str) -> None:
         conn.execute(update(_T).where(_T.c.txn_id == txnid).values(state=to, heartbeat_ms=now))
         conn.execute(delete(_L).where(_L.c.txn_id == txnid))
+        if to == TXN_COMMITTED:  # its updates and deletes are in the write set now
+            conn.execute(delete(_TC).where(_TC.c.txn_id == txnid))
+        self._housekeep(conn, now)
+
+    def _housekeep(self, conn: Connection, now: int) -> None:
+        """Hive's housekeeper (cleanTxnToWriteIdTable, cleanEmptyAbortedAndCommittedTxns), run as
+        transactions end: write ids below the low water mark go, and transactions that ended more
+        than the timeout ago leave `txns` when they have no components: committed ones (a commit
+        turned its components into the write set; no answer but a late commit's or heartbeat's,
+        then "no such transaction" as Hive's, needs them) and aborted ones that wrote nothing
+        (their write ids then count as valid, as Hive's). An aborted transaction that wrote keeps
+        its row and its components (its writes stay invalid; no compactor runs here to clean them)."""
         clean_write_ids(conn, _next_txn_id(conn))
+        wrote = select(_TC.c.txn_id).where(_TC.c.txn_id == _T.c.txn_id).exists()
+        conn.execute(delete(_T).where(_T.c.state.in_([TXN_COMMITTED, TXN_ABORTED]),
+                                      _T.c.heartbeat_ms < now - self.timeout_ms, ~wrote))
+
+    def add_dynamic_partitions(self, txnid: int | None, write_id: int | None, db: str | None, tbl: str | None,
+                               part_names: list[str] | None, operation: int | None) -> None:
+        """add_dynamic_partitions: the partitions an open transaction's dynamic-partition write
+        wrote (its lock named the table alone) become its components, with `write_id`; an update
+        (the most restrictive) when the request names no operation, as Hive's."""
+        if write_id is None or not db or not tbl or part_names is None:
+            raise MetaError("add_dynamic_partitions needs txnid, writeid, dbname, tablename and partitionnames")
+        if operation not in (None, DataOperationType.UNSET, *_WRITE_OPERATIONS):
+            raise MetaError(f"add_dynamic_partitions: operation type {operation} is not a write")
+        op = DataOperationType.UPDATE if operation in (None, DataOperationType.UNSET) else operation
+        parts = [str(p) for p in part_names]
+        if len(db) > schema.NAME or len(tbl) > schema.TABLE_NAME:
+            raise MetaError(f"add_dynamic_partitions: database or table name too long: {db[:80]}.{tbl[:80]}")
+        too_long = next((p for p in parts if len(p) > schema.PART_NAME), None)
+        if too_long is not None:
+            raise MetaError(f"add_dynamic_partitions: partition name longer than {schema.PART_NAME} characters: "
+                            f"{too_long[:80]}...")
+        self._run(self._add_dynamic, _txn_id("add_dynamic_partitions", txnid), int(write_id), db.lower(),
+                  tbl.lower(), parts, op)
+
+    def _add_dynamic(self, conn: Connection, now: int, txnid: int, write_id: int, db: str, tbl: str,
+                     parts: list[str], op: int) -> None:
+        self._ensure_open_txn(conn, txnid)
+        for i in range(0, len(parts), 500):
+            conn.execute(insert(_TC), [dict(txn_id=txnid, db_name=db, tbl_name=tbl, part_name=p, operation=op,
+                                            write_id=write_id) for p in parts[i:i + 500]])
 
     def heartbeat_txn(self, txnid: int) -> None:
         self._run(self._touch_txn, txnid)
@@ -483,6 +531,23 @@ class LockManager:
         return aborted, nosuch
 
 
+def _record_components(conn: Connection, txnid: int, comps: list[tuple]) -> None:
+    """Hive's TXN_COMPONENTS of a transaction's lock: its transactional write components (inserts,
+    updates, deletes), with the table's write id in the transaction; a dynamic-partition write's
+    table-level component is left for add_dynamic_partitions to name its partitions."""
+    rows = [(db, tbl, part, op) for db, tbl, part, _, _, op, is_txn, dynamic in comps
+            if op in _WRITE_OPERATIONS and is_txn is not False and not dynamic]
+    if not rows:
+        return
+    w = schema.txn_write_ids
+    tables = {tbl for _, tbl, _, _ in rows if tbl is not None}
+    ids = {(r.db_name, r.tbl_name): r.write_id for r in conn.execute(
+        select(w.c.db_name, w.c.tbl_name, w.c.write_id).where(w.c.txn_id == txnid, w.c.tbl_name.in_(tables)))} \
+        if tables else {}
+    conn.execute(insert(_TC), [dict(txn_id=txnid, db_name=db, tbl_name=tbl, part_name=part, operation=op,
+                                    write_id=ids.get((db, tbl))) for db, tbl, part, op in rows])
+
+
 def _next_txn_id(conn: Connection) -> int:
     seq = schema.sequences
     return conn.execute(select(seq.c.next_val).where(seq.c.name == TXN_ID_SEQ)).scalar() or 1
@@ -494,9 +559,8 @@ def record_write_set(conn: Connection, txn_id: int, check_conflict: bool = False
     With `check_conflict`, first Hive's write-write check: another transaction that committed after
     this one began (commit id >= its id) updated or deleted the same partition, or the same table
     where both name none; then nothing is recorded and the answer is Hive's abort message."""
-    rows = conn.execute(select(_L.c.db_name, _L.c.tbl_name, _L.c.part_name, _L.c.operation).distinct().where(
-        _L.c.txn_id == txn_id, _L.c.operation.in_(CONFLICT_OPERATIONS), _L.c.tbl_name.is_not(None),
-        or_(_L.c.is_transactional.is_(None), _L.c.is_transactional.is_(True)))).all()
+    rows = conn.execute(select(_TC.c.db_name, _TC.c.tbl_name, _TC.c.part_name, _TC.c.operation).distinct().where(
+        _TC.c.txn_id == txn_id, _TC.c.operation.in_(CONFLICT_OPERATIONS), _TC.c.tbl_name.is_not(None))).all()
     if not rows:
         return None
     next_val = _next_txn_id(conn)

@@ -1,5 +1,5 @@
 """What happens to the write-id rows (`txn_write_ids`, `next_write_ids`) and the other per-table
-transaction rows (`txn_write_set`, `compactions`, `locks`) besides allocation: their cleanup once
+transaction rows (`txn_components`, `txn_write_set`, `compactions`, `locks`) besides allocation: their cleanup once
 no snapshot can need them, and what a dropped or renamed table does to them, as Hive 4's
 TxnHandler (cleanTxnToWriteIdTable, cleanupRecords, onRename).
 
@@ -14,11 +14,12 @@ TxnHandler (cleanTxnToWriteIdTable, cleanupRecords, onRename).
   cleaner: with no valid row left, the lowest invalid write id becomes the high water mark).
 * Transactional tables (parameter `transactional=true`) of the default catalog only, as Hive's
   AcidEventListener: drop_table removes the table's write ids (kept when the data is kept:
-  deleteData false) and its compaction requests; drop_database every such row of the database;
-  a rename (alter_table to another name or database) moves the write ids, the write set, the
-  compaction requests and the locks to the new name. Rows left under the new name by a table
-  dropped with its write ids kept are replaced. A dropped partition's compaction requests go; a
-  renamed one's write set, compaction requests and locks follow it.
+  deleteData false), its transactions' components and its compaction requests; drop_database
+  every such row of the database; a rename (alter_table to another name or database) moves the
+  write ids, the components, the write set, the compaction requests and the locks to the new name.
+  Rows left under the new name by a table dropped with its write ids kept are replaced. A dropped
+  partition's components and compaction requests go; a renamed one's components, write set,
+  compaction requests and locks follow it.
 
 Database and table names are lower-case in these tables (compaction requests keep the names as
 requested, so they are matched case-insensitively).
@@ -33,6 +34,7 @@ from store.db import schema
 _W = schema.txn_write_ids
 _N = schema.next_write_ids
 _WS = schema.txn_write_set
+_TC = schema.txn_components
 _C = schema.compactions
 _L = schema.locks
 _T = schema.txns
@@ -55,8 +57,11 @@ def low_water_mark(conn: Connection, next_txn_id: int) -> int:
     return min(v for v in (oldest_seen, oldest_aborted, next_txn_id) if v is not None)
 
 
-def clean_write_ids(conn: Connection, next_txn_id: int) -> None:
-    conn.execute(delete(_W).where(_W.c.txn_id < low_water_mark(conn, next_txn_id)))
+def clean_write_ids(conn: Connection, next_txn_id: int) -> int:
+    """Deletes the write ids below the low water mark; returns the mark."""
+    mark = low_water_mark(conn, next_txn_id)
+    conn.execute(delete(_W).where(_W.c.txn_id < mark))
+    return mark
 
 
 def drop_table_rows(conn: Connection, cat: str, db: str, tbl: str, keep_write_ids: bool) -> None:
@@ -67,6 +72,7 @@ def drop_table_rows(conn: Connection, cat: str, db: str, tbl: str, keep_write_id
     if not keep_write_ids:
         conn.execute(delete(_W).where(_W.c.db_name == db, _W.c.tbl_name == tbl))
         conn.execute(delete(_N).where(_N.c.db_name == db, _N.c.tbl_name == tbl))
+    conn.execute(delete(_TC).where(_TC.c.db_name == db, _TC.c.tbl_name == tbl))
     conn.execute(delete(_C).where(func.lower(_C.c.db_name) == db, func.lower(_C.c.tbl_name) == tbl))
 
 
@@ -77,6 +83,7 @@ def drop_database_rows(conn: Connection, cat: str, db: str) -> None:
     db = db.lower()
     conn.execute(delete(_W).where(_W.c.db_name == db))
     conn.execute(delete(_N).where(_N.c.db_name == db))
+    conn.execute(delete(_TC).where(_TC.c.db_name == db))
     conn.execute(delete(_C).where(func.lower(_C.c.db_name) == db))
 
 
@@ -89,7 +96,7 @@ def rename_table_rows(conn: Connection, cat: str, old: tuple[str, str], new: tup
         return
     for t in (_W, _N):  # stale rows of a table once dropped under the new name (write ids kept)
         conn.execute(delete(t).where(t.c.db_name == ndb, t.c.tbl_name == ntbl))
-    for t in (_W, _N, _WS, _L):
+    for t in (_W, _N, _TC, _WS, _L):
         conn.execute(update(t).where(and_(t.c.db_name == odb, t.c.tbl_name == otbl))
                      .values(db_name=ndb, tbl_name=ntbl))
     conn.execute(update(_C).where(func.lower(_C.c.db_name) == odb, func.lower(_C.c.tbl_name) == otbl)
@@ -102,6 +109,8 @@ def drop_partition_rows(conn: Connection, cat: str, db: str, tbl: str, part_name
         return
     db, tbl = db.lower(), tbl.lower()
     for i in range(0, len(part_names), 500):
+        conn.execute(delete(_TC).where(_TC.c.db_name == db, _TC.c.tbl_name == tbl,
+                                       _TC.c.part_name.in_(part_names[i:i + 500])))
         conn.execute(delete(_C).where(func.lower(_C.c.db_name) == db, func.lower(_C.c.tbl_name) == tbl,
                                       _C.c.part_name.in_(part_names[i:i + 500])))
 
@@ -111,7 +120,7 @@ def rename_partition_rows(conn: Connection, cat: str, db: str, tbl: str, old_par
     if cat != DEFAULT_CATALOG or old_part == new_part:
         return
     db, tbl = db.lower(), tbl.lower()
-    for t in (_WS, _L):
+    for t in (_TC, _WS, _L):
         conn.execute(update(t).where(t.c.db_name == db, t.c.tbl_name == tbl, t.c.part_name == old_part)
                      .values(part_name=new_part))
     conn.execute(update(_C).where(func.lower(_C.c.db_name) == db, func.lower(_C.c.tbl_name) == tbl,

@@ -51,8 +51,8 @@ from thrift_idl.hive_metastore.ttypes import (
 _W = schema.txn_write_ids
 _N = schema.next_write_ids
 _WS = schema.txn_write_set
+_TC = schema.txn_components
 _C = schema.compactions
-_L = schema.locks
 _T = schema.txns
 
 COMPACTION_ID_SEQ = "compaction_id"
@@ -259,9 +259,8 @@ class WriteIds:
         if txn_id is None:
             raise MetaError("get_latest_txnid_in_conflict needs a txnId")
         with self.store.read() as conn:
-            mine = conn.execute(select(_L.c.db_name, _L.c.tbl_name, _L.c.part_name).distinct().where(
-                _L.c.txn_id == txn_id, _L.c.operation.in_(CONFLICT_OPERATIONS), _L.c.tbl_name.is_not(None),
-                or_(_L.c.is_transactional.is_(None), _L.c.is_transactional.is_(True)))).all()
+            mine = conn.execute(select(_TC.c.db_name, _TC.c.tbl_name, _TC.c.part_name).distinct().where(
+                _TC.c.txn_id == txn_id, _TC.c.operation.in_(CONFLICT_OPERATIONS), _TC.c.tbl_name.is_not(None))).all()
             if not mine:
                 return 0
             latest = 0

@@ -101,7 +101,7 @@ def stores(db_url):
 
     first = open_store()
     with first.write() as conn:
-        for t in (schema.locks, schema.txns, schema.sequences):
+        for t in (schema.locks, schema.txns, schema.sequences, schema.txn_components):
             conn.execute(delete(t))
     yield open_store
     for s in opened:

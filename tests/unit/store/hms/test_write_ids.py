@@ -34,7 +34,7 @@ def parts(db_url):  # noqa: F811
     store = Store(db_url)
     with store.write() as conn:
         for t in (schema.locks, schema.txns, schema.sequences, schema.txn_write_ids, schema.next_write_ids,
-                  schema.txn_write_set, schema.compactions):
+                  schema.txn_write_set, schema.txn_components, schema.compactions):
             conn.execute(delete(t))
     clock = FakeClock()
     lm = LockManager(store, timeout_ms=TIMEOUT, clock_ms=clock)
@@ -257,6 +257,97 @@ def test_transaction_types(parts):
     for bad in (99, TxnType.REPL_CREATED):
         with pytest.raises(MetaError):
             lm.open_txns("u", "h", 1, bad)
+
+
+def _components(lm: LockManager) -> list[tuple]:
+    with lm.store.read() as conn:
+        return sorted((r.txn_id, r.tbl_name, r.part_name or "", r.operation, r.write_id or 0)
+                      for r in conn.execute(select(schema.txn_components)))
+
+
+def _dynamic_lock(lm: LockManager, txn: int, op: int) -> None:
+    lm.lock(LockRequest(component=[LockComponent(type=LockType.SHARED_WRITE, level=LockLevel.TABLE, dbname="db",
+                                                 tablename="t", operationType=op, isTransactional=True,
+                                                 isDynamicPartitionWrite=True)], txnid=txn, user="u", hostname="h"))
+
+
+def test_dynamic_partitions_are_the_write_set(parts):
+    """add_dynamic_partitions: a dynamic-partition write's lock names the table alone (no component),
+    the partitions it wrote come after; updates and deletes of them conflict as partitions do."""
+    lm, w, _c, _clock = parts
+    t1, t2, t3 = lm.open_txns("u", "h", 3)
+    _alloc(w, "db.t", [t1, t2, t3])
+    U, D, INS = DataOperationType.UPDATE, DataOperationType.DELETE, DataOperationType.INSERT
+    for t, op in ((t1, U), (t2, D), (t3, U)):
+        _dynamic_lock(lm, t, op)
+    assert _components(lm) == []  # the partitions are not known yet
+    lm.add_dynamic_partitions(t1, 1, "DB", "T", ["p=1", "p=2"], U)
+    lm.add_dynamic_partitions(t2, 2, "db", "t", ["p=2"], D)
+    lm.add_dynamic_partitions(t3, 3, "db", "t", ["p=3"], None)  # none named: an update (Hive's)
+    assert _components(lm) == [(t1, "t", "p=1", U, 1), (t1, "t", "p=2", U, 1), (t2, "t", "p=2", D, 2),
+                               (t3, "t", "p=3", U, 3)]
+    assert w.latest_txnid_in_conflict(t2) == 0
+    lm.commit_txn(t1, excl_write_enabled=False)
+    assert w.latest_txnid_in_conflict(t2) == t1 and w.latest_txnid_in_conflict(t3) == 0
+    with pytest.raises(TxnAborted, match=rf"write conflict on db/t/p=2 committed by \[txnid:{t1},"):
+        lm.commit_txn(t2, excl_write_enabled=False)
+    lm.commit_txn(t3, excl_write_enabled=False)
+    # a commit's components became its write set; the aborted one keeps its own
+    assert _components(lm) == [(t2, "t", "p=2", D, 2)]
+    with lm.store.read() as conn:
+        assert sorted((r.txn_id, r.part_name) for r in conn.execute(select(schema.txn_write_set))) == [
+            (t1, "p=1"), (t1, "p=2"), (t3, "p=3")]
+    # the transaction must be open: Hive's exceptions and texts
+    with pytest.raises(TxnAborted, match="already aborted"):
+        lm.add_dynamic_partitions(t2, 2, "db", "t", ["p=9"], INS)
+    with pytest.raises(NoSuchTxn, match="already committed"):
+        lm.add_dynamic_partitions(t1, 1, "db", "t", ["p=9"], INS)
+    with pytest.raises(NoSuchTxn, match="No such transaction"):
+        lm.add_dynamic_partitions(t3 + 100, 1, "db", "t", ["p=9"], INS)
+    for bad in ((t3, None, "db", "t", ["p=1"], INS), (t3, 1, "", "t", ["p=1"], INS),
+                (t3, 1, "db", None, ["p=1"], INS), (t3, 1, "db", "t", None, INS),
+                (t3, 1, "db", "t", ["p=1"], DataOperationType.SELECT), (None, 1, "db", "t", ["p=1"], INS),
+                (t3, 1, "db", "t", ["p=" + "x" * 800], INS), (t3, 1, "d" * 200, "t", ["p=1"], INS)):
+        with pytest.raises((MetaError, NoSuchTxn)):
+            lm.add_dynamic_partitions(*bad)
+    assert _components(lm) == [(t2, "t", "p=2", D, 2)]
+
+
+def test_ended_transactions_leave_the_txns_table(parts):
+    """Bounded as Hive's housekeeper keeps TXNS: once they ended more than the timeout ago, committed
+    transactions and aborted ones that wrote nothing go; an aborted one that wrote stays (listed
+    aborted, its write ids invalid)."""
+    lm, w, _c, clock = parts
+    t1, t2, t3, t4 = lm.open_txns("u", "h", 4)
+    _alloc(w, "db.t", [t1, t2, t3])
+    _write_lock(lm, t2, DataOperationType.INSERT, "p=1")  # t2 writes, t3 only got a write id
+    lm.commit_txn(t1)
+    lm.abort_txns([t2, t3])
+    lm.commit_txn(t4)
+
+    def rows():
+        with lm.store.read() as conn:
+            return sorted((r.txn_id, r.state) for r in conn.execute(select(schema.txns)))
+
+    assert rows() == [(t1, "c"), (t2, "a"), (t3, "a"), (t4, "c")]  # within the timeout: all kept
+    clock.advance(TIMEOUT + 1)
+    (t5,) = lm.open_txns("u", "h", 1)
+    lm.commit_txn(t5)
+    assert rows() == [(t2, "a"), (t5, "c")]  # t5 ended just now; t3 wrote nothing
+    assert _view(lm, w.open_txns, [t1, t2, t3, t4]) == ["-", "aborted", "-", "-"]
+    assert _valid(w, "db.t") == [("db.t", 3, [2], None, 0b1)]  # t3's write id is valid: it wrote nothing
+    with pytest.raises(NoSuchTxn, match="No such transaction"):
+        lm.commit_txn(t1)
+    # many transactions: the table keeps only what the rules keep
+    for _ in range(20):
+        ids = lm.open_txns("u", "h", 5)
+        for t in ids[:3]:
+            lm.commit_txn(t)
+        lm.abort_txns(ids[3:])
+        clock.advance(TIMEOUT + 1)
+    assert rows()[:1] == [(t2, "a")] and len(rows()) == 1 + 5  # t2, and those of the last round
+    with lm.store.read() as conn:  # write ids from t2 (which holds the mark) up are kept
+        assert {r.txn_id for r in conn.execute(select(schema.txn_write_ids))} == {t2, t3}
 
 
 def _write_id_txns(lm: LockManager) -> list[int]:
