@@ -451,8 +451,8 @@ def test_add_dynamic_partitions(cf):
         "TxnAbortedException",
         "Aborting [txnid:t2,<commit id>] due to a write conflict on <db>/t/p=2 committed by [txnid:t1,<commit id>] d/u",
     )], views[1]
-    assert views[1][5:] == [("TxnAbortedException",), ("NoSuchTxnException",), ("NoSuchTxnException",),
-                            TxnState.ABORTED], views[1]
+    assert views[1][5:] == [("TxnAbortedException",), ("TApplicationException", TApplicationException.INTERNAL_ERROR),
+                            ("NoSuchTxnException",), TxnState.ABORTED], views[1]
 
 
 def _compaction_view(c, db: str) -> list:

@@ -500,6 +500,9 @@ class LockManager:
 
     def _add_dynamic(self, conn: Connection, now: int, txnid: int, write_id: int, db: str, tbl: str,
                      parts: list[str], op: int) -> None:
+        state = conn.execute(select(_T.c.state).where(_T.c.txn_id == txnid)).scalar_one_or_none()
+        if state == TXN_COMMITTED:  # Hive 4 answers an internal error here (its "should never happen")
+            raise MetaError(f"add_dynamic_partitions: transaction {txn_id_str(txnid)} is already committed")
         self._ensure_open_txn(conn, txnid)
         for i in range(0, len(parts), 500):
             conn.execute(insert(_TC), [dict(txn_id=txnid, db_name=db, tbl_name=tbl, part_name=p, operation=op,

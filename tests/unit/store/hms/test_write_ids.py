@@ -300,7 +300,7 @@ def test_dynamic_partitions_are_the_write_set(parts):
     # the transaction must be open: Hive's exceptions and texts
     with pytest.raises(TxnAborted, match="already aborted"):
         lm.add_dynamic_partitions(t2, 2, "db", "t", ["p=9"], INS)
-    with pytest.raises(NoSuchTxn, match="already committed"):
+    with pytest.raises(MetaError, match="already committed"):  # not declared: an internal error, as Hive's
         lm.add_dynamic_partitions(t1, 1, "db", "t", ["p=9"], INS)
     with pytest.raises(NoSuchTxn, match="No such transaction"):
         lm.add_dynamic_partitions(t3 + 100, 1, "db", "t", ["p=9"], INS)
