@@ -27,7 +27,8 @@ SERVER_ARGS = ["--no-storage-mirror", "--statement-timeout", "30"]
 @pytest.fixture(scope="module")
 def galera_servers(tmp_path_factory):
     """The cluster, and one server per node sharing one warehouse (the schema is in place:
-    tests/harness/galera.py); server 0 starts while the other nodes join."""
+    tests/harness/galera.py). The servers start once every node has joined: node 0, a joiner's
+    donor, once answered 1047 (not ready) to its server while the others joined."""
     why = galera.available()
     if why is not None:
         (pytest.fail if ci_mode() else pytest.skip)(f"no Galera cluster here: {why}")
@@ -44,10 +45,8 @@ def galera_servers(tmp_path_factory):
 
     threads = [threading.Thread(target=start, args=(i,)) for i in range(len(procs))]
     try:
-        cluster.bootstrap()
-        threads[0].start()
-        cluster.join()
-        for t in threads[1:]:
+        cluster.start()
+        for t in threads:
             t.start()
         for t in threads:
             t.join()

@@ -74,6 +74,7 @@ from thrift_idl.hive_metastore.ttypes import (
     LockLevel,
     LockRequest,
     LockType,
+    MaxAllocatedTableWriteIdRequest,
     OpenTxnRequest,
     PartitionEventType,
     PartitionFilterMode,
@@ -90,6 +91,7 @@ from thrift_idl.hive_metastore.ttypes import (
     PrivilegeGrantInfo,
     RequestPartsSpec,
     ShowCompactRequest,
+    ShowLocksRequest,
     TxnState,
     TxnType,
 )
@@ -453,6 +455,58 @@ def test_add_dynamic_partitions(cf):
     )], views[1]
     assert views[1][5:] == [("TxnAbortedException",), ("TApplicationException", TApplicationException.INTERNAL_ERROR),
                             ("NoSuchTxnException",), TxnState.ABORTED], views[1]
+
+
+def _follow_view(c, db: str) -> list:
+    """Write ids, compaction requests and locks of transactional tables that are dropped (with and
+    without their data) or renamed, and of a dropped database (Hive's AcidEventListener)."""
+    acid = {"transactional": "true", "transactional_properties": "insert_only"}
+    c.create_database(database(db))
+    for name, params in (("a", acid), ("b", acid), ("keep", acid), ("plain", {})):
+        c.create_table(table(db, name, cols("x int"), params=params))
+    (t1,) = c.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h1")).txn_ids
+    for name in ("a", "b", "keep", "plain"):
+        c.allocate_table_write_ids(AllocateTableWriteIdsRequest(dbName=db, tableName=name, txnIds=[t1]))
+        c.compact2(CompactionRequest(dbname=db, tablename=name, type=CompactionType.MAJOR))
+    c.lock(LockRequest(component=[LockComponent(
+        type=LockType.SHARED_WRITE, level=LockLevel.TABLE, dbname=db, tablename="b",
+        operationType=DataOperationType.UPDATE, isTransactional=True)], txnid=t1, user="u", hostname="h1"))
+    c.drop_table(db, "a", True)
+    c.drop_table(db, "keep", False)
+    c.drop_table(db, "plain", True)
+    renamed = c.get_table(db, "b")
+    renamed.tableName = "b2"
+    c.alter_table(db, "b", renamed)
+
+    def max_ids():
+        return [c.get_max_allocated_table_write_id(MaxAllocatedTableWriteIdRequest(dbName=db, tableName=t)).maxWriteId
+                for t in ("a", "b", "b2", "keep", "plain")]
+
+    def valid_b2():
+        (v,) = c.get_valid_write_ids(GetValidWriteIdsRequest(fullTableNames=[f"{db}.b2"])).tblValidWriteIds
+        return (v.writeIdHighWaterMark, list(v.invalidWriteIds), v.minOpenWriteId)
+
+    view: list = [max_ids(), valid_b2(),
+                  sorted((e.tablename, e.state) for e in c.show_compact(ShowCompactRequest(dbName=db)).compacts),
+                  sorted(lk.tablename for lk in c.show_locks(ShowLocksRequest(dbname=db)).locks)]
+    c.commit_txn(CommitTxnRequest(txnid=t1))
+    (t2,) = c.open_txns(OpenTxnRequest(num_txns=1, user="u", hostname="h1")).txn_ids
+    view.append([p.writeId for p in c.allocate_table_write_ids(
+        AllocateTableWriteIdsRequest(dbName=db, tableName="b2", txnIds=[t2])).txnToWriteIds])
+    c.abort_txn(AbortTxnRequest(txnid=t2))
+    c.drop_database(db, True, True)
+    view.append(max_ids())
+    view.append(sorted((e.tablename, e.state) for e in c.show_compact(ShowCompactRequest(dbName=db)).compacts))
+    return view
+
+
+@hive4
+def test_write_ids_follow_their_table(cf):
+    (db,) = names(cf, "fol")
+    views = [_follow_view(side.client, db) for side in (cf.reference, cf.ours)]
+    cf.same("write ids, compaction requests and locks of dropped and renamed transactional tables",
+            views[0], views[1])
+    assert views[1][0] == [0, 0, 1, 1, 1], views[1]  # a plain table keeps its write ids (Hive)
 
 
 def _compaction_view(c, db: str) -> list:

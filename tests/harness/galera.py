@@ -117,9 +117,12 @@ wsrep_provider_options = "gmcast.listen_addr=tcp://127.0.0.1:{self.gcomm_port};i
         return out.split("\t", 1)[1] if "\t" in out else None
 
     def synced(self) -> bool:
+        """Synced in a primary component and accepting queries (`wsrep_ready`: a node that has
+        just synced may still answer 1047, "WSREP has not yet prepared node for application use")."""
         return (self.alive() and port_open(self.port)
                 and self.status("wsrep_local_state_comment") == "Synced"
-                and self.status("wsrep_cluster_status") == "Primary")
+                and self.status("wsrep_cluster_status") == "Primary"
+                and self.status("wsrep_ready") == "ON")
 
 
 def _run_as() -> tuple[str, int, int]:
