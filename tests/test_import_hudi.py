@@ -80,7 +80,6 @@ def assert_matches_storage(c, db, tbl, base):
 # --------------------------------------------------------------------------- every fixture
 
 
-@pytest.mark.backends_in_turn  # each fixture on one backend, every backend on a third of them
 @pytest.mark.parametrize("name", FIXTURES)
 def test_import_equals_hudi_rs(metastore, tmp_path, name):
     uri, db, c = metastore

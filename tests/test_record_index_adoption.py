@@ -82,7 +82,6 @@ def _slice_keys_by_hudi_rs(base: str) -> dict:
     return out
 
 
-@pytest.mark.backends_in_turn
 @pytest.mark.parametrize("fixture", ["mor_v6_trips_8i1u", "mor_v6_nonpartitioned_rollback",
                                      "mor_v6_simplekeygen_nonhivestyle", "mor_v6_delete_blocks",
                                      "mor_v8_delete_blocks", "mor_v8_hfile_blocks"])

@@ -83,7 +83,6 @@ def test_fresh_import_validates(imported):
     assert r.returncode == 0 and "nothing to repair" in r.stdout
 
 
-@pytest.mark.backends_in_turn
 @pytest.mark.parametrize("name,rel", [
     # the latest base file of a group: the slice before it is the latest again
     ("cow_v6_simplekeygen_nonhivestyle",
@@ -114,7 +113,6 @@ def test_file_deleted_behind_the_servers_back(imported, name, rel):
     assert_agrees(uri, c, db, base)
 
 
-@pytest.mark.backends_in_turn
 @pytest.mark.parametrize("name,src,dst", [
     ("cow_v6_simplekeygen_nonhivestyle", "20", "40"),
     ("mor_v6_trips_8i1u", "city=san_francisco", "city=tokyo"),
@@ -133,7 +131,6 @@ def test_partition_added_on_storage_only(imported, name, src, dst):
     assert sorted(p.sd.location for p in c.get_partitions(db, "t", -1))[-1].startswith(base)
 
 
-@pytest.mark.backends_in_turn
 @pytest.mark.parametrize("name", ["cow_v8_simplekeygen_nonhivestyle", "mor_v6_trips_8i1u",
                                   "mor_v6_nonpartitioned_rollback"])
 def test_completed_instant_missing_from_the_server(imported, name):
@@ -241,7 +238,6 @@ def test_repair_asks_on_a_terminal(imported):
     assert_agrees(uri, c, db, base)
 
 
-@pytest.mark.backends_in_turn
 @pytest.mark.parametrize("name,rel", [
     ("cow_v6_nonpartitioned", None),  # the latest base file
     ("mor_v6_trips_8i1u", "city=san_francisco/.d0304c53-6fd2-4b7a-a9d6-5ff632f79224-0_20250331030642808.log.1_0-26-85"),
