@@ -43,6 +43,8 @@ from thrift_idl.hive_metastore.ttypes import (
     AllocateTableWriteIdsRequest,
     AlterDatabaseRequest,
     AppendPartitionsRequest,
+    ClientCapabilities,
+    ClientCapability,
     CommitTxnRequest,
     CompactionRequest,
     CompactionType,
@@ -63,6 +65,7 @@ from thrift_idl.hive_metastore.ttypes import (
     GetPrincipalsInRoleRequest,
     GetProjectionsSpec,
     GetRoleGrantsForPrincipalRequest,
+    GetTableRequest,
     GetTablesExtRequest,
     GetValidWriteIdsRequest,
     GrantRevokePrivilegeRequest,
@@ -474,7 +477,8 @@ def _follow_view(c, db: str) -> list:
     c.drop_table(db, "a", True)
     c.drop_table(db, "keep", False)
     c.drop_table(db, "plain", True)
-    renamed = c.get_table(db, "b")
+    renamed = c.get_table_req(GetTableRequest(dbName=db, tblName="b", capabilities=ClientCapabilities(
+        values=[ClientCapability.INSERT_ONLY_TABLES]))).table  # (Hive 4: not by get_table for an old client)
     renamed.tableName = "b2"
     c.alter_table(db, "b", renamed)
 

@@ -30,7 +30,7 @@ from store.hms.common import (
 )
 from store.hms.notification_log import NotificationLog
 from store.hms.notification_log import events as EV
-from store.hms.txn import drop_database_rows
+from store.hms.txn import drop_database_rows, is_transactional
 from store.storage import ownership, warehouse
 from store.storage.boundary import StorageBoundary
 from store.storage.owner_index import DB, Obj
@@ -214,7 +214,8 @@ class DatabaseService:
         conn.execute(delete(S.functions).where(S.functions.c.db_id == row.db_id))
         conn.execute(delete(S.db_params).where(S.db_params.c.db_id == row.db_id))
         conn.execute(delete(S.db).where(S.db.c.db_id == row.db_id))
-        drop_database_rows(conn, *split_db_name(name))  # write ids, compaction requests (Hive's cleanupRecords)
+        drop_database_rows(conn, *split_db_name(name),  # write ids, compaction requests (Hive's cleanupRecords)
+                           [t.tableName for t in dropped if is_transactional(t.parameters)])
         self.notifications.record(conn, *events)
         if delete_data:
             doomed_dirs.append(row.location_uri)

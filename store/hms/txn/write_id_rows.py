@@ -15,11 +15,12 @@ TxnHandler (cleanTxnToWriteIdTable, cleanupRecords, onRename).
 * Transactional tables (parameter `transactional=true`) of the default catalog only, as Hive's
   AcidEventListener: drop_table removes the table's write ids (kept when the data is kept:
   deleteData false), its transactions' components and its compaction requests; drop_database
-  every such row of the database; a rename (alter_table to another name or database) moves the
-  write ids, the components, the write set, the compaction requests and the locks to the new name.
-  Rows left under the new name by a table dropped with its write ids kept are replaced. A dropped
-  partition's components and compaction requests go; a renamed one's components, write set,
-  compaction requests and locks follow it.
+  those of its transactional tables, and the write ids and components of all its tables; a
+  rename (alter_table to another name or database) moves the write ids, the components, the write
+  set, the compaction requests and the locks to the new name. Rows left under the new name by a
+  table dropped with its write ids kept are replaced. A dropped partition's components and
+  compaction requests go; a renamed one's components, write set, compaction requests and locks
+  follow it. Compared with Hive 4 in tests/test_hive4_methods.py (test_write_ids_follow_their_table).
 
 Database and table names are lower-case in these tables (compaction requests keep the names as
 requested, so they are matched case-insensitively).
@@ -76,15 +77,19 @@ def drop_table_rows(conn: Connection, cat: str, db: str, tbl: str, keep_write_id
     conn.execute(delete(_C).where(func.lower(_C.c.db_name) == db, func.lower(_C.c.tbl_name) == tbl))
 
 
-def drop_database_rows(conn: Connection, cat: str, db: str) -> None:
-    """Hive's cleanupRecords(DATABASE): every table of the database, transactional or not."""
+def drop_database_rows(conn: Connection, cat: str, db: str, transactional: list[str]) -> None:
+    """Hive 4's drop of a database: each transactional table's rows as drop_table_rows, then
+    cleanupRecords(DATABASE): the write ids and components of every table of the database,
+    transactional or not. A non-transactional table's compaction requests stay (as Hive 4.0.1's,
+    compared in tests/test_hive4_methods.py)."""
     if cat != DEFAULT_CATALOG:
         return
+    for tbl in transactional:
+        drop_table_rows(conn, cat, db, tbl, keep_write_ids=False)
     db = db.lower()
     conn.execute(delete(_W).where(_W.c.db_name == db))
     conn.execute(delete(_N).where(_N.c.db_name == db))
     conn.execute(delete(_TC).where(_TC.c.db_name == db))
-    conn.execute(delete(_C).where(func.lower(_C.c.db_name) == db))
 
 
 def rename_table_rows(conn: Connection, cat: str, old: tuple[str, str], new: tuple[str, str]) -> None:
