@@ -356,6 +356,18 @@ def test_write_ids(cf):
     assert views[1][:3] == [[("t1", 1)], [("t1", 1)], [("t2", 2), ("t3", 3)]], views[1]
 
 
+def _shared_write_commit(c, txn: int, name: dict, db: str):
+    """commit_txn with exclWriteEnabled false: "committed", or the exception's type and text with
+    transaction ids named and commit ids hidden."""
+    try:
+        c.commit_txn(CommitTxnRequest(txnid=txn, exclWriteEnabled=False))
+        return "committed"
+    except Exception as exc:  # noqa: BLE001 - the declared exception, compared by type and text
+        text = re.sub(r"txnid:(\d+)", lambda m: f"txnid:{name.get(int(m.group(1)), '?')}",
+                      str(getattr(exc, "message", exc)).replace(db, "<db>"))
+        return (type(exc).__name__, re.sub(r",\d+\]", ",<commit id>]", text))
+
+
 def _conflict_view(c, db: str) -> list:
     ids = c.open_txns(OpenTxnRequest(num_txns=3, user="u", hostname="h1")).txn_ids
     name = {t: f"t{i}" for i, t in enumerate(ids, 1)}
@@ -375,13 +387,7 @@ def _conflict_view(c, db: str) -> list:
     c.commit_txn(CommitTxnRequest(txnid=ids[0]))
     view += [name.get(c.get_latest_txnid_in_conflict(t)) for t in ids[1:]]
     # shared writes (exclWriteEnabled false): t2 deleted what t1 updated and committed after t2 began
-    try:
-        c.commit_txn(CommitTxnRequest(txnid=ids[1], exclWriteEnabled=False))
-        view.append("committed")
-    except Exception as exc:  # noqa: BLE001 - the declared exception, compared by type and text
-        text = re.sub(r"txnid:(\d+)", lambda m: f"txnid:{name.get(int(m.group(1)), '?')}",
-                      str(getattr(exc, "message", exc)).replace(db, "<db>"))
-        view.append((type(exc).__name__, re.sub(r",\d+\]", ",<commit id>]", text)))
+    view.append(_shared_write_commit(c, ids[1], name, db))
     view.append({t.id: t.state for t in c.get_open_txns_info().open_txns}.get(ids[1]))
     view.append(_outcome(lambda: c.commit_txn(CommitTxnRequest(txnid=ids[1]))))
     c.abort_txns(AbortTxnsRequest(txn_ids=ids[1:]))
@@ -429,13 +435,7 @@ def _dynamic_partitions_view(c, db: str) -> list:
     view: list = [name.get(c.get_latest_txnid_in_conflict(ids[1]))]
     c.commit_txn(CommitTxnRequest(txnid=ids[0], exclWriteEnabled=False))
     view += [name.get(c.get_latest_txnid_in_conflict(t)) for t in ids[1:]]
-    try:
-        c.commit_txn(CommitTxnRequest(txnid=ids[1], exclWriteEnabled=False))
-        view.append("committed")
-    except Exception as exc:  # noqa: BLE001 - the declared exception, compared by type and text
-        text = re.sub(r"txnid:(\d+)", lambda m: f"txnid:{name.get(int(m.group(1)), '?')}",
-                      str(getattr(exc, "message", exc)).replace(db, "<db>"))
-        view.append((type(exc).__name__, re.sub(r",\d+\]", ",<commit id>]", text)))
+    view.append(_shared_write_commit(c, ids[1], name, db))
     view.append(_outcome(lambda: c.commit_txn(CommitTxnRequest(txnid=ids[2], exclWriteEnabled=False))))
     # add_dynamic_partitions needs an open transaction: aborted, committed, unknown
     hwm = c.get_open_txns().txn_high_water_mark

@@ -456,10 +456,8 @@ def test_lease_keeps_other_mirrors_away_until_it_expires(tmp_path):
     assert b.sync("db1", "t1", force=False) == 1 and b.lag("db1", "t1") == 0
 
 
-def test_commit_hook_waits_for_another_mirror_holding_the_lease(tmp_path):
-    """The background thread (or another server) holds the table's lease when a commit completes:
-    the commit's hook waits for it, so the writer finds its commit on storage when the call returns
-    (CI once saw hudi-rs read an empty table right after a pipeline upsert)."""
+def _leased_by_another(tmp_path):
+    """A committed table whose version mirror `a` holds the lease on: (base, ts, a, b, tbl_id, token)."""
     base = str(tmp_path / "wh" / "t1")
     tables, timeline, snapshot = fresh_table(tmp_path, base)
     ts = commit(timeline, base, "2024-01-01", ROWS)
@@ -468,6 +466,14 @@ def test_commit_hook_waits_for_another_mirror_holding_the_lease(tmp_path):
         tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
     token = a.queue.claim(tbl_id, [1], force=False)
     assert token is not None
+    return base, ts, a, b, tbl_id, token
+
+
+def test_commit_hook_waits_for_another_mirror_holding_the_lease(tmp_path):
+    """The background thread (or another server) holds the table's lease when a commit completes:
+    the commit's hook waits for it, so the writer finds its commit on storage when the call returns
+    (CI once saw hudi-rs read an empty table right after a pipeline upsert)."""
+    base, ts, a, b, tbl_id, token = _leased_by_another(tmp_path)
     releaser = threading.Timer(0.5, a.queue.release, args=(tbl_id, token))
     releaser.start()
     try:
@@ -672,14 +678,7 @@ def test_properties_hudi_wrote_stay_and_a_rewrite_drops_hadoops_stale_checksum(t
 def test_commit_hook_retries_when_the_lease_is_released_between_looks(tmp_path):
     """The holder releases its lease right after the hook found the table busy (CI saw this race):
     the hook tries again instead of leaving the commit for the background retry."""
-    base = str(tmp_path / "wh" / "t1")
-    tables, timeline, snapshot = fresh_table(tmp_path, base)
-    ts = commit(timeline, base, "2024-01-01", ROWS)
-    a, b = StorageMirror(timeline.store, timeline), StorageMirror(timeline.store, timeline)
-    with timeline.store.read() as conn:
-        tbl_id = timeline.table_ref(conn, "db1", "t1").tbl_id
-    token = a.queue.claim(tbl_id, [1], force=False)
-    assert token is not None
+    base, ts, a, b, tbl_id, token = _leased_by_another(tmp_path)
     looks = []
     real_age = b.queue.lease_age_ms
 
