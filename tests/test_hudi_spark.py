@@ -28,7 +28,8 @@ from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, instants, ours, server_slices, uri
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite", "postgresql")]
+# SQLite only since 2026-12-03 (CI time): Hudi's writer on PostgreSQL is tests/test_hudi_sync_spark.py's
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite")]
 SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
 SCHEMA = "id long, fare double, ts long, city string"
 # what every table ends with: insert 0..5, upsert 1 and 7, delete 2 (as the job writes them)

@@ -137,7 +137,7 @@ def _ids(df) -> list[int]:
     return sorted(r[0] for r in df.select("id").collect())
 
 
-@settings(max_examples=examples(15, 100), suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(10, 100), suppress_health_check=list(HealthCheck))
 @given(predicate=predicates)
 def test_read_equals_sparks_filter_of_every_row(spark, our_server, table, predicate):
     t, everything = table
@@ -151,7 +151,7 @@ def test_read_equals_sparks_filter_of_every_row(spark, our_server, table, predic
     assert got == expected, predicate
 
 
-@settings(max_examples=examples(20, 120), suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(12, 120), suppress_health_check=list(HealthCheck))
 @given(batch=st.lists(predicates, min_size=25, max_size=25))
 def test_pruning_never_skips_a_file_with_a_matching_row(spark, our_server, table, batch):
     """The same property, many predicates at a time: `read` is Spark's filter over the files the
