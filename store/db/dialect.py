@@ -66,6 +66,17 @@ JOINED_OVER = BATCH
 SEP = "\x1f"  # the unit separator between the strings of a joined list
 
 
+def plan_with_values(conn) -> None:
+    """PostgreSQL: the rest of this transaction plans every statement with its parameters' values.
+    A transaction that fills a table and then reads it back by long lists (a Hudi table's
+    registration: 10,000 partitions) otherwise runs the driver's prepared statements on generic
+    plans made while the table looked empty, whose `= ANY(array)` tests each row against the whole
+    list (a collation compare per element: 0.1-0.5 s per statement there, 1-5 ms planned with the
+    values, which hashes the list)."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+
+
 def pg_joined_list(values: list) -> str | None:
     """A list of strings as one text parameter, each value preceded by SEP (so that a list of one
     empty string is not an empty array): `(string_to_array(:p, chr(31)))[2:]` in SQL. The driver

@@ -44,7 +44,7 @@ from hudi_format.instant import (
 )
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
-from store.db.dialect import pair_chunks, pairs_in, pg_joined_list
+from store.db.dialect import pair_chunks, pairs_in, pg_joined_list, plan_with_values
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
@@ -196,6 +196,7 @@ class TimelineImport:
                 parse_file_name(f.name)
             except ValueError as exc:
                 raise InvalidObject(str(exc)) from exc
+        plan_with_values(conn)  # tables filled and read back by long lists in one transaction
         call = self._call
         call.events, call.restored, call.stats = events, set(), column_stats
         call.recorded, call.touched, call.recount = set(), set(), False
