@@ -17,6 +17,8 @@ starts at a pending compaction belong to that slice, as in Hudi's view.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from hudi_format.commit_metadata import parse_commit
@@ -63,21 +65,13 @@ def list_table(timeline: StorageTimeline) -> Listing:
     except Exception:  # filesystems without a cache
         pass
     layout = _storage_layout(timeline)
-    entries = st.fs.find(root, detail=True)
     partitions: set[str] = set()
     data: list[tuple[str, str, int]] = []
-    for path, info in entries.items():
-        rel = path.rstrip("/")[len(root):].strip("/") if path.startswith(root) else path
-        folder, _, name = rel.rpartition("/")
-        parts = folder.split("/") if folder else []
-        if any(p in _SKIP_DIRS or p.startswith(".") for p in parts):
-            continue
-        if info.get("type") == "directory":
-            continue
+    for folder, name, size in (_walk_local(root) if st.local else _walk(st, root)):
         if name.startswith(PARTITION_METAFILE):
             partitions.add(folder)
             continue
-        data.append((folder, name, int(info.get("size") or 0)))
+        data.append((folder, name, size))
     files, strays = [], []
     for folder, name, size in data:
         try:
@@ -98,6 +92,36 @@ def list_table(timeline: StorageTimeline) -> Listing:
         files += more
         strays += misplaced
     return Listing(sorted(partitions), sorted(files, key=lambda f: (f.partition_path, f.name)), sorted(strays))
+
+
+def _walk(st, root: str) -> Iterator[tuple[str, str, int]]:
+    """(folder relative to root, name, size) of every file outside hidden and skipped folders."""
+    for path, info in st.fs.find(root, detail=True).items():
+        rel = path.rstrip("/")[len(root):].strip("/") if path.startswith(root) else path
+        folder, _, name = rel.rpartition("/")
+        parts = folder.split("/") if folder else []
+        if any(p in _SKIP_DIRS or p.startswith(".") for p in parts) or info.get("type") == "directory":
+            continue
+        yield folder, name, int(info.get("size") or 0)
+
+
+def _walk_local(root: str, folder: str = "") -> Iterator[tuple[str, str, int]]:
+    """_walk of a local path by the operating system's own listing (fsspec's costs ~0.25 ms per
+    folder: 2.5 s for 10,000 partitions); hidden and skipped folders are not entered."""
+    try:
+        entries = list(os.scandir(f"{root}/{folder}" if folder else root))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries:
+        if e.is_dir(follow_symlinks=True):
+            if not (e.name in _SKIP_DIRS or e.name.startswith(".")):
+                yield from _walk_local(root, f"{folder}/{e.name}" if folder else e.name)
+        else:
+            try:
+                size = e.stat(follow_symlinks=True).st_size
+            except FileNotFoundError:  # removed since the listing
+                continue
+            yield folder, e.name, size
 
 
 def _storage_layout(timeline: StorageTimeline):
