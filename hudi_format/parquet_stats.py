@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from base64 import b64encode
 from decimal import Decimal
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -140,3 +141,53 @@ def encode(stats: list[dict]) -> bytes:
 
 def uncompressed_size(meta: pq.FileMetaData) -> int:
     return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+
+
+def raw_footer_stats(footer, columns: list[str], kinds: dict[str, str], nan: set[str]) -> list[dict]:
+    """footer_stats from a footer read by hudi_format/parquet_footer.py (same answers as pyarrow's
+    statistics give there); `nan`: the float columns holding NaN."""
+    from hudi_format.parquet_footer import decode_stat
+
+    groups = footer.meta.row_groups or []
+    out = []
+    for name in columns:
+        col = footer.columns.get(name)
+        if col is None:
+            continue
+        kind = kinds[name]
+        lo = hi = None
+        nulls: int | None = 0
+        rows = 0
+        entry: dict | None = None
+        for rg in groups:
+            rows += rg.num_rows
+            md = rg.columns[col.index].meta_data
+            s: Any = md.statistics if md is not None else None
+            has_nulls = s is not None and s.null_count is not None
+            if not has_nulls:
+                nulls = None
+            elif nulls is not None:
+                nulls += s.null_count
+            if rg.num_rows == (s.null_count if has_nulls else -1):
+                continue
+            if s is not None and s.min_value is None and s.max_value is None and (
+                    s.min is not None or s.max is not None):
+                from hudi_format.parquet_footer import Unsupported
+
+                raise Unsupported("statistics only in the deprecated fields")
+            if s is None or s.min_value is None or s.max_value is None:
+                entry = {"column": name}
+                break
+            a, b = decode_stat(col, kind, s.min_value), decode_stat(col, kind, s.max_value)
+            if a[0] == "ts":
+                d = _UNIT_DIVISOR[kind[3:]]
+                a = ("ts", a[1] * -d if d < 0 else a[1] // d)
+                b = ("ts", b[1] * -d if d < 0 else -(-b[1] // d))
+            lo = a if lo is None else min(lo, a)
+            hi = b if hi is None else max(hi, b)
+        if entry is None:
+            entry = {"column": name, "min": _tag(lo), "max": _tag(hi), "nulls": nulls, "values": rows}
+            if entry.get("max") and "d" in entry["max"] and name in nan:
+                entry["max"] = {"d": "NaN"}
+        out.append(entry)
+    return out
