@@ -110,12 +110,13 @@ def drop_partitions(table: Table, partitions: Iterable[Partition | Sequence[str]
 
 
 def insert(table: Table, partition: Partition | None, files: Sequence[str],
-           checksums: Sequence[str] | None = None, replace: bool = True, table_json: str | None = None) -> Event:
+           checksums: Sequence[str] | None = None, replace: bool = True, table_json: str | None = None,
+           memo: dict | None = None) -> Event:
     """Data written into a table or partition (fire_listener_event). A file with a checksum is
     named `file#checksum`, as Hive's ReplChangeManager encodes it."""
     if checksums:
         files = [f"{f}#{c}" for f, c in zip(files, checksums)]
-    return _table_event("INSERT", table, M.insert(table, partition, replace, files, table_json))
+    return _table_event("INSERT", table, M.insert(table, partition, replace, files, table_json, memo))
 
 
 # --- Hudi -----------------------------------------------------------------------------------------
@@ -130,7 +131,9 @@ def hudi_commit(table: Table, written: Sequence[tuple[Partition | None, Sequence
     replacecommit. New partitions are ADD_PARTITION events of the partition service, dropped ones
     DROP_PARTITION events, as hive-sync would have caused them."""
     table_json = M.tjson(table)
-    return [insert(table, partition, files, replace=replace, table_json=table_json) for partition, files in written]
+    memo: dict = {}  # the parts the partitions share, written once
+    return [insert(table, partition, files, replace=replace, table_json=table_json, memo=memo)
+            for partition, files in written]
 
 
 # --- functions ------------------------------------------------------------------------------------

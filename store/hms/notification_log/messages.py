@@ -162,11 +162,11 @@ def drop_partition(table: Table, values: Sequence[Sequence[str]]) -> dict[str, A
 
 
 def insert(table: Table, partition: Partition | None, replace: bool, files: Iterable[str],
-           table_json: str | None = None) -> dict[str, Any]:
-    """`table_json`: `tjson(table)` when the caller has it (one commit's events share it)."""
+           table_json: str | None = None, memo: dict[Any, tuple[Any, str]] | None = None) -> dict[str, Any]:
+    """`table_json`: `tjson(table)` when the caller has it, `memo` shared by one commit's events."""
     return _head(cat=table.catName, db=table.dbName, table=table.tableName, tableType=table.tableType,
                  tableObjJson=tjson(table) if table_json is None else table_json,
-                 ptnObjJson=tjson(partition) if partition is not None else None,
+                 ptnObjJson=tjson(partition, memo) if partition is not None else None,
                  timestamp=None, replace=_bool(replace), files=list(files))
 
 
