@@ -502,3 +502,6 @@ def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
         want = {k: g for g, keys in table.keys.items() for k in keys}
         found = env.s.timeline.record_index.lookup(env.db, "w", sorted(want))
         assert {k: found.groups[i] for k, i in zip(sorted(want), found.group_of_key)} == want
+        # each key's instant: the commit that last wrote it (every record of a group is rewritten)
+        latest = {g: parse_file_name(name)[1] for g, name in table.groups.items()}
+        assert dict(zip(sorted(want), found.instants)) == {k: latest[g] for k, g in want.items()}
