@@ -270,8 +270,6 @@ class RecordIndex:
             else:  # the groups' keys leave; groups left without keys leave too
                 groups = list(dict.fromkeys([*keys, *gone]))
                 fg_ids = _find_file_groups(conn, ref.tbl_id, groups)
-                if self._rewrite_in_place(conn, ref, keys, groups, fg_ids):
-                    return count_keys(conn, ref.tbl_id) if count else 0
                 ri, fg = S.record_index, S.record_index_file_group
                 ids = sorted(fg_ids.values())
                 for start in range(0, len(ids), 500):
@@ -295,41 +293,6 @@ class RecordIndex:
                 raise InvalidOperation(exc.message.split(": keys are unique", 1)[0] +
                                        ": a key is in two file groups on storage") from None
         return count_keys(conn, ref.tbl_id) if count else 0
-
-    @staticmethod
-    def _rewrite_in_place(conn: Connection, ref: HudiTableRef, keys: dict[tuple[str, str], dict[str, str]],
-                          groups: list[tuple[str, str]], fg_ids: dict[tuple[str, str], int]) -> bool:
-        """reload_groups_in when every group keeps its keys (a copy-on-write upsert without inserts or
-        deletes: the usual case) and each group's keys moved on to one instant or stayed: one UPDATE
-        per instant over those groups, instead of every key deleted and inserted again. False (and
-        nothing done) otherwise."""
-        if len(fg_ids) != len(groups) or any(not keys.get(g) for g in groups):
-            return False
-        ri = S.record_index
-        before: dict[int, dict[str, int]] = {}
-        ids = sorted(fg_ids.values())
-        for start in range(0, len(ids), 5000):
-            for fid, key, instant in conn.execute(select(ri.c.fg_id, ri.c.record_key, ri.c.instant).where(
-                    ri.c.tbl_id == ref.tbl_id, in_list(conn.dialect.name, ri.c.fg_id, ids[start:start + 5000]))):
-                before.setdefault(int(fid), {})[key] = int(instant)
-        moved: dict[int, list[int]] = {}  # new instant -> groups whose every key it rewrote
-        for g in groups:
-            fid, now, was = fg_ids[g], keys[g], before.get(fg_ids[g], {})
-            if len(now) != len(was) or any(k not in was for k in now):
-                return False
-            stamps = {ts for ts in now.values()}
-            if any(not ts.isdigit() for ts in stamps):
-                return False
-            if all(int(now[k]) == t for k, t in was.items()):
-                continue  # unchanged
-            if len(stamps) != 1:
-                return False
-            moved.setdefault(int(next(iter(stamps))), []).append(fid)
-        for instant, fids in moved.items():
-            for start in range(0, len(fids), 500):
-                conn.execute(update(ri).where(ri.c.tbl_id == ref.tbl_id, in_list(
-                    conn.dialect.name, ri.c.fg_id, fids[start:start + 500])).values(instant=instant))
-        return True
 
     def turn_off_in(self, conn: Connection, ref: HudiTableRef) -> None:
         """Clear the table's index and turn it off, in the caller's transaction."""
