@@ -505,6 +505,3 @@ def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
         # each key's instant: the commit that last wrote it (every record of a group is rewritten)
         latest = {g: parse_file_name(name)[1] for g, name in table.groups.items()}
         assert dict(zip(sorted(want), found.instants)) == {k: latest[g] for k, g in want.items()}
-        # each key's instant: the commit that last wrote it (every record of a group is rewritten)
-        latest = {g: parse_file_name(name)[1] for g, name in table.groups.items()}
-        assert dict(zip(sorted(want), found.instants)) == {k: latest[g] for k, g in want.items()}
