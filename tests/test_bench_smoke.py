@@ -182,3 +182,17 @@ def test_column_stats_bench(tmp_path):
     assert data["files"] == 20 and data["files_kept"] == 1 and data["skipped_fraction"] == 0.95, data
     assert data["kept_100"] == 10, data  # files 10..19: the predicate's range runs past the last file
     assert data["plan_ms"] > 0 and data["plan_structs_ms"] > 0 and data["list_all_ms"] > 0, data
+
+
+def test_scale_out_bench_single(backend_specs, tmp_path, monkeypatch):
+    """bench/scale_out.py's workload, tiny, on one PostgreSQL with two servers (the Galera and
+    Patroni topologies start the clusters tests/test_galera.py and tests/test_patroni.py test): every
+    client calls, reads and writes, without errors."""
+    from bench import scale_out
+    from tests.harness import ci_mode
+
+    if not backend_specs["postgresql"].available:
+        (pytest.fail if ci_mode() else pytest.skip)("postgresql backend unavailable")
+    args = scale_out.build_parser().parse_args(["--seconds", "0.5", "--clients", "2"])
+    (row,) = scale_out.run_topology("single", [2], args, tmp_path)
+    assert row["servers"] == 2 and row["reads"] > 0 and row["writes"] > 0 and row["errors"] == 0, row
