@@ -1,7 +1,7 @@
-"""The pipeline on a Spark standalone cluster (issue 40): writes (insert, upsert, delete) with a
-`spark://` master (a master and two workers started by the test from pyspark's own `spark-class`)
-commit through the metastore; O records the rows read back and where the tasks ran (the test
-compares the rows with the model, what a local run reads: tests/test_pipeline_*).
+"""The pipeline on a Spark standalone cluster (issue 40): the same writes (insert, upsert, delete)
+with a `spark://` master (a master and two workers started by the test from pyspark's own
+`spark-class`) and with `local[2]`, into two tables through the metastore; O records each run's
+rows and where the cluster's tasks ran.
 
     python tests/spark/cluster_pipeline.py --metastore-uri U --warehouse W --out O --master spark://h:p
 """
@@ -32,7 +32,9 @@ def run(master: str, table: str, uri: str, warehouse: str) -> dict:
         builder = (builder.config("spark.executor.cores", "1").config("spark.executor.memory", "512m")
                    .config("spark.cores.max", "2").config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
                    .config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path)))
+    t0 = time.monotonic()
     spark = builder.getOrCreate()
+    timings = {"session_s": round(time.monotonic() - t0, 1)}
     try:
         sc = spark.sparkContext
         deadline = time.monotonic() + 60
@@ -40,6 +42,7 @@ def run(master: str, table: str, uri: str, warehouse: str) -> dict:
             if time.monotonic() > deadline:
                 raise RuntimeError("the workers' executors did not register in 60 s")
             time.sleep(0.2)
+        timings["executors_s"] = round(time.monotonic() - t0, 1)
         rows = [(i, f"c{i % 3}", float(i), 1) for i in range(60)]
         write(spark.createDataFrame(rows, SCHEMA), table, "insert", record_key="id", precombine_field="ts",
               partition_by="city", metastore=uri)
@@ -51,7 +54,7 @@ def run(master: str, table: str, uri: str, warehouse: str) -> dict:
         cwds = sorted(set(sc.parallelize(range(8), 4).map(lambda _: os.getcwd()).collect()))
         return {"master": sc.master, "rows": [list(r) for r in got.collect()],
                 "executors": sorted(e.host for e in sc.statusTracker().getExecutorInfos()),
-                "task_dirs": cwds}
+                "task_dirs": cwds, "timings": {**timings, "done_s": round(time.monotonic() - t0, 1)}}
     finally:
         spark.stop()
 
@@ -67,6 +70,7 @@ def main() -> int:
     out = {}
     try:
         out["cluster"] = run(args.master, "clu.on_cluster", args.metastore_uri, args.warehouse)
+        out["local"] = run("local[2]", "clu.on_local", args.metastore_uri, args.warehouse)
     except Exception as exc:  # noqa: BLE001 - the test reads the error from the result
         out["error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
     with open(args.out, "w") as fh:
