@@ -34,30 +34,20 @@ import tempfile
 import time
 from pathlib import Path
 
-DB, TABLE = "scale", "events"
+DB, TABLE = "cluster_load", "events"  # tests/harness/cluster_load.py's
 START_PARTITIONS = 200
 SERVER_ARGS = ["--no-storage-mirror", "--statement-timeout", "30"]
 
 
 def _setup(port: int, warehouse: str) -> None:
+    """The fault tests' database and partitioned table (tests/harness/cluster_load.py), with
+    START_PARTITIONS partitions."""
     from client import HudiMetastoreClient
-    from thrift_idl.hive_metastore.ttypes import (
-        Database,
-        FieldSchema,
-        Partition,
-        SerDeInfo,
-        StorageDescriptor,
-        Table,
-    )
+    from tests.harness import cluster_load
+    from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
+    cluster_load.setup(port, warehouse)
     with HudiMetastoreClient(f"thrift://127.0.0.1:{port}", retries=2) as c:
-        c.create_database(Database(name=DB, locationUri=f"file:{warehouse}/{DB}"))
-        sd = StorageDescriptor(cols=[FieldSchema("v", "string")], location=f"file:{warehouse}/{DB}/{TABLE}",
-                               inputFormat="org.apache.hadoop.mapred.TextInputFormat",
-                               outputFormat="org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat",
-                               serdeInfo=SerDeInfo(serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"))
-        c.create_table(Table(tableName=TABLE, dbName=DB, sd=sd, partitionKeys=[FieldSchema("p", "string")],
-                             tableType="EXTERNAL_TABLE", parameters={"EXTERNAL": "TRUE"}))
         t = c.get_table(DB, TABLE)
         parts = []
         for i in range(START_PARTITIONS):
