@@ -11,6 +11,10 @@ the records and files themselves, which every version shares).
   (`.files-0000-0_<ts>.log.1_0-0-0`): a log file belongs to the slice of the newest base file
   at or before its instant. `hoodie.properties` as Hudi 1.x writes it for the metadata table
   (record merge mode CUSTOM, key generator type HOODIE_TABLE_METADATA).
+
+The `column_stats` partition (hudi_format/metadata_column_stats.py) follows the same rules: its
+initial instant `00000000000000011` (version 6) or `00000000000000001` (8, 9), its log files named as
+the `files` partition's, its write stats in the same deltacommit.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hudi_format import metadata_column_stats as C
 from hudi_format import metadata_table as M
 from hudi_format.avro_metadata import for_storage
 from hudi_format.config_keys import (
@@ -53,6 +58,11 @@ class MetadataTableLayout:
         return f"{M.METADATA_FOLDER}/{self.timeline.timeline_dir}"
 
     @property
+    def column_stats_init(self) -> str:
+        """The instant that initializes the `column_stats` partition."""
+        return C.init_instant(self.table_version)
+
+    @property
     def hoodie_dirs(self) -> tuple[str, ...]:
         """The folders under the metadata table's `.hoodie`."""
         return self.timeline.dirs
@@ -60,6 +70,14 @@ class MetadataTableLayout:
     def deltacommit_file(self, ts: str, state: int, completion_ts: str | None = None) -> str:
         """A deltacommit's file in a state, relative to the data table's base path."""
         return f"{self.timeline_dir}/{self.timeline.file_name(ts, DELTACOMMIT, state, completion_ts)}"
+
+    def completed_file(self, names: Iterable[str], ts: str) -> str | None:
+        """The name of instant `ts`'s completed deltacommit among the names in the metadata table's
+        timeline folder (versions 8+ name it with its completion time)."""
+        if self.table_version < 8:
+            name = self.timeline.file_name(ts, DELTACOMMIT, COMPLETED)
+            return name if name in set(names) else None
+        return next((n for n in names if n.startswith(f"{ts}_") and n.endswith(f".{DELTACOMMIT}")), None)
 
     def completed(self, names: Iterable[str]) -> set[str]:
         """The instants of the completed deltacommits and commits (compactions) among the names
@@ -71,12 +89,14 @@ class MetadataTableLayout:
                 out.add(ts.partition("_")[0])
         return out
 
-    def log_file_name(self, base_instant: str, version: int, ts: str) -> str:
+    def log_file_name(self, base_instant: str, version: int, ts: str, group: int | None = None) -> str:
         """The log file instant `ts` writes into the slice of `base_instant` (`version`: the next
-        log version of that slice, for version 6)."""
-        if self.table_version < 8:
-            return M.log_file_name(base_instant, version)
-        return M.log_file_name(ts, 1)
+        log version of that slice, for version 6), of the `files` partition or (`group`) of a
+        `column_stats` file group."""
+        if self.table_version >= 8:
+            base_instant, version = ts, 1
+        return M.log_file_name(base_instant, version) if group is None else \
+            C.log_file_name(group, base_instant, version)
 
     def in_slice(self, log_instant: str, base_instant: str, next_base: str | None = None) -> bool:
         """Whether a log file (its name's instant) belongs to the slice of `base_instant`."""
@@ -100,9 +120,14 @@ class MetadataTableLayout:
         return props
 
     def deltacommit_metadata(self, path: str, size: int, records: int, prev_commit: str, operation: str,
-                             log_version: int | None = None) -> bytes:
-        """The completed deltacommit's metadata (JSON for version 6, Avro from version 8)."""
+                             log_version: int | None = None, column_stats: list[dict] | None = None) -> bytes:
+        """The completed deltacommit's metadata (JSON for version 6, Avro from version 8), with the
+        write stats of the `column_stats` files it wrote."""
         doc = M.deltacommit_metadata(path, size, records, prev_commit, operation, log_version)
+        return self.for_storage(C.with_stats(doc, column_stats or []))
+
+    def for_storage(self, doc: bytes) -> bytes:
+        """A completed deltacommit's JSON metadata as this version stores it."""
         return doc if self.table_version < 8 else for_storage(DELTACOMMIT, COMPLETED, doc)
 
 

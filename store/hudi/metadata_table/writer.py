@@ -89,13 +89,14 @@ class MetadataTableWriter:
         is first initialized or removed as the table's config says."""
         if not self.ready(st, ref.base_path, ref.config.table_version):
             return []
-        wanted = column_stats_enabled(ref) and ref.config.table_version == 6  # 8 and 9: files only
-        if prepare and wanted != self.column_stats.ready(st):
+        lay = metadata_table_layout(ref.config.table_version)
+        wanted = column_stats_enabled(ref)
+        if prepare and wanted != self.column_stats.ready(st, lay):
             if wanted:
-                self.column_stats.bootstrap(st, ref)
+                self.column_stats.bootstrap(st, ref, lay)
             else:
-                self.column_stats.remove(st)
-        return [C.COLUMN_STATS, M.FILES] if wanted and self.column_stats.ready(st) else [M.FILES]
+                self.column_stats.remove(st, lay)
+        return [C.COLUMN_STATS, M.FILES] if wanted and self.column_stats.ready(st, lay) else [M.FILES]
 
     # --- bootstrap ------------------------------------------------------------------------------
 
@@ -139,8 +140,8 @@ class MetadataTableWriter:
     def apply(self, st: TableStorage, ts: str, action: str, metadata: bytes, table_version: int = 6,
               ref: HudiTableRef | None = None) -> bool:
         """The files-partition records of the completed instant `ts` (its `metadata` as stored), and
-        with `ref` its column_stats records when that partition is on (version 6 tables); True when
-        a deltacommit was written."""
+        with `ref` its column_stats records when that partition is on; True when a deltacommit was
+        written."""
         lay = metadata_table_layout(table_version)
         done = _Completed(st, lay)
         if ts in done:
@@ -150,8 +151,8 @@ class MetadataTableWriter:
         if not records:
             return False
         extra: list[Written] = []
-        if ref is not None and table_version == 6 and column_stats_enabled(ref) and self.column_stats.ready(st):
-            extra = self.column_stats.files_for(st, ref, ts, action, added, deleted)
+        if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st, lay):
+            extra = self.column_stats.files_for(st, ref, lay, done, ts, action, added, deleted)
         names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
         base = self._current_base(st, lay, done, {b for kind, b, _ in names.values() if kind == "base"})
         logs = sorted((v if lay.table_version < 8 else b, n) for n, (kind, b, v) in names.items()
@@ -218,9 +219,7 @@ class MetadataTableWriter:
         for path, content, _stat in extra:
             st.put(f"{M.METADATA_FOLDER}/{path}", content)
         meta = lay.deltacommit_metadata(rel[len(M.METADATA_FOLDER) + 1:], len(data), records, prev, operation,
-                                        log_version)
-        if extra:
-            meta = C.with_stats(meta, [stat for _p, _c, stat in extra])
+                                        log_version, [stat for _p, _c, stat in extra])
         completion = max(format_instant(self.clock_ms()), ts)
         st.put(lay.deltacommit_file(ts, COMPLETED, completion), meta)
 

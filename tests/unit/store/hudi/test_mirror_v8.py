@@ -187,7 +187,8 @@ def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path,
 
     orig, new, name, timeline, snapshot = replay_v8(tmp_path, fixture, enable_mdt=True, compact_after=compact_after)
     props = read_properties(open(os.path.join(new, ".hoodie", "hoodie.properties")).read())
-    assert props[METADATA_PARTITIONS] == "files" and props[METADATA_ENABLE] == "true"
+    # column_stats too (empty here: the replay sends no statistics)
+    assert props[METADATA_PARTITIONS] == "column_stats,files" and props[METADATA_ENABLE] == "true"
     version = props[TABLE_VERSION]
     mdt_props = read_properties(open(os.path.join(new, ".hoodie", "metadata", ".hoodie", "hoodie.properties")).read())
     assert mdt_props[TABLE_VERSION] == version and mdt_props["hoodie.timeline.layout.version"] == "2"
