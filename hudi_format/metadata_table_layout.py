@@ -9,8 +9,10 @@ the records and files themselves, which every version shares).
   (`.hoodie/metadata/.hoodie/timeline/<ts>_<completion ts>.deltacommit`, Avro), its bootstrap at
   `00000000000000000`, one log file per deltacommit named after that deltacommit
   (`.files-0000-0_<ts>.log.1_0-0-0`): a log file belongs to the slice of the newest base file
-  at or before its instant. `hoodie.properties` as Hudi 1.x writes it for the metadata table
-  (record merge mode CUSTOM, key generator type HOODIE_TABLE_METADATA).
+  at or before its deltacommit's completion time (Hudi 1.x's HoodieFileGroup; a log file of an
+  instant that completed after a newer base file was written belongs to that base's slice).
+  `hoodie.properties` as Hudi 1.x writes it for the metadata table (record merge mode CUSTOM, key
+  generator type HOODIE_TABLE_METADATA).
 
 The `column_stats` partition (hudi_format/metadata_column_stats.py) follows the same rules: its
 initial instant `00000000000000011` (version 6) or `00000000000000001` (8, 9), its log files named as
@@ -39,6 +41,7 @@ from hudi_format.config_keys import (
     default_of,
 )
 from hudi_format.instant import COMPLETED
+from hudi_format.storage import TableStorage
 from hudi_format.timeline_layout import TimelineLayout, timeline_layout
 
 DELTACOMMIT = "deltacommit"
@@ -98,11 +101,15 @@ class MetadataTableLayout:
         return M.log_file_name(base_instant, version) if group is None else \
             C.log_file_name(group, base_instant, version)
 
-    def in_slice(self, log_instant: str, base_instant: str, next_base: str | None = None) -> bool:
-        """Whether a log file (its name's instant) belongs to the slice of `base_instant`."""
+    def in_slice(self, log_instant: str, base_instant: str, completion: str | None = None) -> bool:
+        """Whether a log file (its name's instant) belongs to the newest slice, that of `base_instant`:
+        version 6 by name; versions 8+ when its deltacommit completed at or after the base instant
+        (`completion`; not completed: by its instant, later than the base's)."""
         if self.table_version < 8:
             return log_instant == base_instant
-        return log_instant > base_instant and (next_base is None or log_instant < next_base)
+        if completion is not None:
+            return completion >= base_instant and log_instant != base_instant
+        return log_instant > base_instant
 
     def properties(self, table_name: str) -> dict[str, str]:
         """The metadata table's `hoodie.properties` (without the checksum)."""
@@ -136,3 +143,37 @@ def metadata_table_layout(table_version: int) -> MetadataTableLayout:
     if table_version < 8:
         return MetadataTableLayout(6, timeline_layout(6), M.INIT_INSTANT)
     return MetadataTableLayout(table_version, timeline_layout(table_version), V2_INIT_INSTANT)
+
+
+class CompletedDeltacommits:
+    """The metadata table's completed deltacommits (and compactions) on storage, by instant:
+    version 6 asks for one file's existence (its name is the instant's), versions 8+ list the
+    timeline once (names carry completion times, `completion`)."""
+
+    def __init__(self, st: TableStorage, lay: MetadataTableLayout):
+        self.st = st
+        self.lay = lay
+        self._completion: dict[str, str] | None = None
+
+    def _listed(self) -> dict[str, str]:
+        if self._completion is None:
+            out: dict[str, str] = {}
+            for n in self.st.listing(self.lay.timeline_dir):
+                ts, _, action = n.partition(".")
+                if action in (DELTACOMMIT, "commit"):
+                    instant, _, completion = ts.partition("_")
+                    out[instant] = completion or instant
+            self._completion = out
+        return self._completion
+
+    def all(self) -> set[str]:
+        return set(self._listed())
+
+    def completion(self, ts: str) -> str | None:
+        """The completion time of instant `ts`'s deltacommit (versions 8+; None when not completed)."""
+        return self._listed().get(ts) if self.lay.table_version >= 8 else None
+
+    def __contains__(self, ts: object) -> bool:
+        if self.lay.table_version < 8 and self._completion is None:
+            return isinstance(ts, str) and self.st.exists(self.lay.deltacommit_file(ts, COMPLETED))
+        return ts in self._listed()

@@ -26,7 +26,7 @@ written. Sizes are 0: the server keeps a file's sizes, not a column's. Log files
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
 from sqlalchemy import select
@@ -36,7 +36,7 @@ from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST, COLUMN_STATS_ENABL
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, format_instant
 from hudi_format.layout import PARTITION_METAFILE
 from hudi_format.metadata_table import METADATA_FOLDER, SCHEMA_JSON
-from hudi_format.metadata_table_layout import MetadataTableLayout
+from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTableLayout
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
@@ -236,7 +236,7 @@ class ColumnStatsPartition:
 
     # --- per instant ----------------------------------------------------------------------------
 
-    def files_for(self, st: TableStorage, ref: HudiTableRef, lay: MetadataTableLayout, done: Container[str],
+    def files_for(self, st: TableStorage, ref: HudiTableRef, lay: MetadataTableLayout, done: CompletedDeltacommits,
                   ts: str, action: str, added: Mapping[str, Mapping[str, int]],
                   deleted: Mapping[str, Iterable[str]]) -> list[Written]:
         """The files instant `ts` writes into the partition (not yet put); `done`: the metadata
@@ -268,9 +268,10 @@ class ColumnStatsPartition:
             base = self._current_base(lay, done, {b for g, kind, b, _ in listing.values()
                                                   if g == group and kind == "base"})
             logs = sorted((v if lay.table_version < 8 else b, n) for n, (g, kind, b, v) in listing.items()
-                          if g == group and kind == "log" and lay.in_slice(b, base) and v is not None)
+                          if g == group and kind == "log" and lay.in_slice(b, base, done.completion(b))
+                          and v is not None)
             cells, dels = groups.get(group, []), gone.get(group, [])
-            if len(logs) >= self.compact_after:
+            if len(logs) >= self.compact_after and ts > base:  # (as the files partition)
                 out.append(self._compacted(st, lay, done, group, ts, base, [n for _, n in logs], cells, dels,
                                            listing))
                 continue
@@ -281,7 +282,7 @@ class ColumnStatsPartition:
                         C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(cells), base, version)))
         return out
 
-    def _compacted(self, st: TableStorage, lay: MetadataTableLayout, done: Container[str], group: int, ts: str,
+    def _compacted(self, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits, group: int, ts: str,
                    base: str, logs: list[str], cells: list[tuple[bytes, bytes]], dels: list[str],
                    listing: Mapping[str, tuple[int, str, str, int | None]]) -> Written:
         """A new base file at `ts`: the group's current slice merged with the instant's records; the
@@ -303,10 +304,10 @@ class ColumnStatsPartition:
         for k in dels:
             merged.pop(k.encode(), None)
         out = sorted(merged.items())
+        from store.hudi.metadata_table.writer import stale
+
         for name, (g, kind, b, _v) in listing.items():
-            # older slices; files of a compaction never completed (version 8+: the current slice's
-            # log files are named after their own, later, instants)
-            if g == group and (b < base or (b > base and b != ts and (kind == "base" or lay.table_version < 8))):
+            if g == group and stale(lay, done, base, ts, kind, b):
                 st.delete(f"{DIR}/{name}")
         if out:
             name, data = C.base_file_name(group, ts), C.base_file(out, now_ms=self.clock_ms())
@@ -318,7 +319,7 @@ class ColumnStatsPartition:
                 C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, ts, 1))
 
     @staticmethod
-    def _current_base(lay: MetadataTableLayout, done: Container[str], bases: set[str]) -> str:
+    def _current_base(lay: MetadataTableLayout, done: CompletedDeltacommits, bases: set[str]) -> str:
         """The group's newest base instant whose deltacommit completed (else the initial one)."""
         for b in sorted(bases, reverse=True):
             if b == lay.column_stats_init or b in done:

@@ -43,8 +43,10 @@ def _bounds(column: str, lo, hi, nulls: int = 0, values: int = 10) -> ColumnBoun
                         nulls, values)
 
 
-def _commit(timeline, ts: str, files: dict[tuple[str, str], list[ColumnBounds]]) -> None:
-    """A commit writing base files (partition, file id) -> their statistics."""
+def _commit(timeline, ts: str | None, files: dict[tuple[str, str], list[ColumnBounds]]) -> str:
+    """A commit (at `ts`, else a new instant time) writing base files (partition, file id) -> their
+    statistics; its instant time."""
+    ts = timeline.create_instant("db1", "t1", ts, "commit", b"", 60).ts
     write_stats: dict[str, list] = {}
     stats = []
     for (p, fid), cols in files.items():
@@ -54,26 +56,29 @@ def _commit(timeline, ts: str, files: dict[tuple[str, str], list[ColumnBounds]])
         stats.append(FileColumnStats(p, name, 1000, 4000, cols))
     meta = json.dumps({"partitionToWriteStats": write_stats, "compacted": False, "extraMetadata": {},
                        "operationType": "UPSERT"}).encode()
-    timeline.create_instant("db1", "t1", ts, "commit", b"", 60)
     timeline.transition_to_inflight("db1", "t1", ts, "commit", b"")
     timeline.complete_instant("db1", "t1", ts, "commit", meta, column_stats=stats)
+    return ts
 
 
-def _clean(timeline, ts: str, deleted: dict[str, list[str]]) -> None:
+def _clean(timeline, ts: str | None, deleted: dict[str, list[str]]) -> str:
     meta = json.dumps({"partitionMetadata": {p: {"partitionPath": p, "successDeleteFiles": names}
                                              for p, names in deleted.items()}}).encode()
-    timeline.create_instant("db1", "t1", ts, "clean", b"", 60)
+    ts = timeline.create_instant("db1", "t1", ts, "clean", b"", 60).ts
     timeline.transition_to_inflight("db1", "t1", ts, "clean", b"")
     timeline.complete_instant("db1", "t1", ts, "clean", meta)
+    return ts
 
 
 def partition_view(base: str, version: int = 6) -> dict[str, dict]:
     """key -> decoded statistics, as a reader merges each file group's latest slice (base file,
     then its log blocks in order whose deltacommit completed; delete blocks drop keys). Version 6:
-    a slice's log files carry its base instant; 8+: their own, after the base's."""
+    a slice's log files carry its base instant; 8+: their own, completed at or after the base's."""
     lay = metadata_table_layout(version)
     d = os.path.join(base, ".hoodie", "metadata", C.COLUMN_STATS)
-    done = lay.completed(os.listdir(os.path.join(base, lay.timeline_dir)))
+    completion = {n.split(".")[0].split("_")[0]: n.split(".")[0].split("_")[-1]
+                  for n in os.listdir(os.path.join(base, lay.timeline_dir)) if n.endswith(".deltacommit")}
+    done = set(completion)
     parsed = {n: p for n in os.listdir(d) if (p := C.parse_name(n))}
     out: dict[bytes, bytes] = {}
     for group in range(C.FILE_GROUPS):
@@ -87,7 +92,8 @@ def partition_view(base: str, version: int = 6) -> dict[str, dict]:
         if latest in bases:
             merged.update(hfile.cells(open(os.path.join(d, C.base_file_name(group, latest)), "rb").read()))
         logs = sorted((p[3] if version < 8 else p[2], n) for n, p in parsed.items()
-                      if p[0] == group and p[1] == "log" and lay.in_slice(p[2], latest) and p[2] in done)
+                      if p[0] == group and p[1] == "log" and p[2] in done
+                      and lay.in_slice(p[2], latest, completion.get(p[2])))
         for _v, n in logs:
             for instant, cells, deleted in C.read_cells(open(os.path.join(d, n), "rb").read(), n):
                 if instant in done:
@@ -114,8 +120,8 @@ def test_partition_follows_commits_and_cleans(tmp_path, version, compact_after):
     lay = metadata_table_layout(version)
     if compact_after:
         mirror.metadata_table.column_stats.compact_after = compact_after
-    t1, t2, t3, t4 = "20260101000000001", "20260101000000002", "20260101000000003", "20260101000000004"
-    _commit(timeline, t1, {("dt=a", "g1-0"): [_bounds("id", 1, 9), _bounds("name", "ab", "zé"),
+    # instant times from the server's clock: Hudi 1.x slices the metadata table by completion times
+    t1 = _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 1, 9), _bounds("name", "ab", "zé"),
                                                _bounds("score", -1.5, 2.25, 1)],
                            ("dt=b", "g2-0"): [_bounds("id", 10, 19), _bounds("name", None, None, 10),
                                               _bounds("ts", 5, 7)]})
@@ -139,9 +145,9 @@ def test_partition_follows_commits_and_cleans(tmp_path, version, compact_after):
                for p in ["dt=a" if s["fileName"].startswith("g1") else "dt=b"])
 
     # a new version of g1, then a clean of the old one: its keys are deleted
-    _commit(timeline, t2, {("dt=a", "g1-0"): [_bounds("id", 2, 3)]})
-    _commit(timeline, t3, {("dt=b", "g3-0"): [_bounds("id", 30, 31), _bounds("score", float("nan"), 1.0)]})
-    _clean(timeline, t4, {"dt=a": [f"g1-0_0-1-1_{t1}.parquet"]})
+    t2 = _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 2, 3)]})
+    t3 = _commit(timeline, None, {("dt=b", "g3-0"): [_bounds("id", 30, 31), _bounds("score", float("nan"), 1.0)]})
+    t4 = _clean(timeline, None, {"dt=a": [f"g1-0_0-1-1_{t1}.parquet"]})
     want = {k: v for k, v in first.items() if not k[0].startswith("g1")}
     want[(f"g1-0_0-1-1_{t2}.parquet", "id")] = (("IntWrapper", 2), ("IntWrapper", 3), 0, 10)
     # g3's score has no usable bounds (a NaN): the file gets no records at all, readers keep it
@@ -166,7 +172,7 @@ def test_partition_follows_commits_and_cleans(tmp_path, version, compact_after):
 @pytest.mark.parametrize("version", [6, 9])
 def test_off_by_config(tmp_path, version):
     timeline, _mirror, base = _table(tmp_path, {COLUMN_STATS_ENABLE: "false"}, version)
-    _commit(timeline, "20260101000000001", {("dt=a", "g1-0"): [_bounds("id", 1, 9)]})
+    _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 1, 9)]})
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
     assert props[METADATA_PARTITIONS] == "files" and INDEX_DEFS_PATH not in props
     assert not os.path.exists(os.path.join(base, ".hoodie", "metadata", C.COLUMN_STATS))
