@@ -1,7 +1,8 @@
 """The metadata table's `column_stats` partition as hudi_format/metadata_column_stats.py writes it,
-against what Hudi 1.2 wrote for version-6 tables (tests/fixtures/hudi-metadata-table/PROVENANCE.md):
-every record's bytes, its key and file group, the delete blocks of cleans, the empty blocks of the
-partition's initialization and the index definitions; and for a version-9 table (index version 2,
+against what Hudi 1.2 wrote for tables of version 6, 8 and 9 (tests/fixtures/hudi-metadata-table/
+PROVENANCE.md; every indexed type, a column always null): every record's bytes, its key and file
+group, the delete blocks of cleans, the empty blocks of the partition's initialization and the
+index definitions (index version 1 for 6 and 8, 2 for 9); and for another version-9 table (index version 2,
 value types: tests/fixtures/hudi-tables/cow_v9_restored.zip, whose restore turned the metadata
 table on): its base files' records, the restore's delete blocks, the initial empty blocks and the
 index definitions."""
@@ -19,21 +20,25 @@ import pytest
 from hudi_format import log_file
 from hudi_format import metadata_column_stats as C
 
-FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "hudi-metadata-table" / "hudi12_column_stats_v6.zip"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hudi-metadata-table"
+FIXTURE = FIXTURES / "hudi12_column_stats_v6.zip"
+FIXTURE_V8_V9 = FIXTURES / "hudi12_column_stats_v8_v9.zip"
 V9_FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "hudi-tables" / "cow_v9_restored.zip"
 V9_TYPES = {"id": "string", "v": "bigint", "ts": "bigint", "p": "string", "_hoodie_commit_time": "string",
             "_hoodie_partition_path": "string", "_hoodie_record_key": "string"}
 TYPES = {"id": "string", "i": "int", "l": "bigint", "b": "boolean", "f": "float", "d": "double", "s": "string",
          "dt": "date", "dec": "decimal(10,2)", "t": "timestamp", "ts": "bigint", "p": "string",
-         "_hoodie_commit_time": "string", "_hoodie_partition_path": "string", "_hoodie_record_key": "string"}
-PARTITIONS = {"cs6": ["a", "b", "c"], "np6": [""]}
+         "_hoodie_commit_time": "string", "_hoodie_partition_path": "string", "_hoodie_record_key": "string",
+         "n": "string"}
+PARTITIONS = {f"{kind}{v}": parts for v in (6, 8, 9) for kind, parts in (("cs", ["a", "b", "c"]), ("np", [""]))}
 
 
 @pytest.fixture(scope="module")
 def hudi_written(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cs")
-    with zipfile.ZipFile(FIXTURE) as z:
-        z.extractall(out)
+    for fixture in (FIXTURE, FIXTURE_V8_V9):
+        with zipfile.ZipFile(fixture) as z:
+            z.extractall(out)
     return out
 
 
@@ -56,10 +61,15 @@ def test_xxhash64_reference_vectors():
 
 @pytest.mark.parametrize("table", sorted(PARTITIONS))
 def test_records_keys_and_groups_are_hudis(hudi_written, table):
+    """Every record Hudi 1.2 wrote, re-encoded from its values as the table's version says (index
+    version 1 for tables of version 6 and 8, 2 with value types for 9), is byte-equal."""
     records = 0
     kinds = set()
+    table_version = int(table[2:])
+    iv = C.index_version(table_version)
     for name, (group, kind, base, _version), data in _files(hudi_written, table):
-        assert kind == "log" and base == C.INIT_INSTANT, name
+        # version 6: every log file of the initial slice; 8+: named after its own deltacommit
+        assert kind == "log" and (base == C.INIT_INSTANT or table_version >= 8), name
         for instant, cells, deleted in C.read_cells(data, name):
             assert all(C.file_group_of(k) == group for k in deleted), name
             for row, value in cells:
@@ -67,25 +77,36 @@ def test_records_keys_and_groups_are_hudis(hudi_written, table):
                 key = row.decode()
                 [partition] = [p for p in PARTITIONS[table] if C.record_key(s["columnName"], p, s["fileName"]) == key]
                 assert C.file_group_of(key) == group
-                wrapper = C.wrapper_of(TYPES[s["columnName"]])
-                assert s["minValue"][0] == s["maxValue"][0] == wrapper, s
-                kinds.add(wrapper)
-                rec = C.ColumnStatsRecord(partition, s["fileName"], s["columnName"], wrapper,  # type: ignore[arg-type]
-                                          s["minValue"][1], s["maxValue"][1], s["nullCount"], s["valueCount"],
-                                          s["totalSize"], s["totalUncompressedSize"])
+                ct = C.column_type(TYPES[s["columnName"]], iv)
+                assert ct is not None and s["valueType"] == (None if iv == 1 else (ct.value_type, ct.type_info)), s
+                if s["minValue"] is None:  # every value null
+                    assert s["maxValue"] is None and s["nullCount"] == s["valueCount"], s
+                else:
+                    assert s["minValue"][0] == s["maxValue"][0] == ct.wrapper, s
+                    kinds.add(ct.wrapper)
+                rec = C.ColumnStatsRecord(partition, s["fileName"], s["columnName"], ct.wrapper,
+                                          None if s["minValue"] is None else s["minValue"][1],
+                                          None if s["maxValue"] is None else s["maxValue"][1],
+                                          s["nullCount"], s["valueCount"], s["totalSize"], s["totalUncompressedSize"],
+                                          ct.value_type, ct.type_info)
                 assert C.encode_record(rec) == value, (name, instant, s["columnName"])
                 records += 1
     assert records > 20
+    # index version 2: dates as IntWrapper, decimals as BytesWrapper
     assert kinds == {"IntWrapper", "LongWrapper", "BooleanWrapper", "FloatWrapper", "DoubleWrapper", "StringWrapper",
-                     "DateWrapper", "DecimalWrapper"}
+                     *(("DateWrapper", "DecimalWrapper") if iv == 1 else ("BytesWrapper",))}
 
 
-def test_delete_blocks_and_the_initial_blocks_are_hudis(hudi_written):
+@pytest.mark.parametrize("table", ["cs6", "cs8", "cs9"])
+def test_delete_blocks_and_the_initial_blocks_are_hudis(hudi_written, table):
     deletes = 0
-    for name, (_group, _kind, _base, version), data in _files(hudi_written, "cs6"):
+    init = C.init_instant(int(table[2:]))
+    for name, (_group, _kind, base, version), data in _files(hudi_written, table):
         blocks = list(log_file.blocks(data, name))
-        if version == 1:  # the partition's initialization: an empty delete block without schema
-            assert data == C.delete_block(C.INIT_INSTANT, [], with_schema=False)
+        # the partition's initialization: an empty delete block without schema (version 6: the
+        # first log file of the initial slice; 8+: the log file named after the initial instant)
+        if (version == 1 and table == "cs6") or (base == init and table != "cs6"):
+            assert data == C.delete_block(init, [], with_schema=False)
             continue
         for block in blocks:
             if block.block_type == log_file.DELETE:
@@ -102,7 +123,7 @@ def test_index_definitions_are_hudis(hudi_written):
         import json
 
         fields = json.loads(raw)["indexDefinitions"]["column_stats"]["sourceFields"]
-        assert C.index_definitions(fields) == raw
+        assert C.index_definitions(fields, C.index_version(int(table[2:]))) == raw
 
 
 def test_values_round_trip_through_the_records():
