@@ -1,20 +1,29 @@
-"""Hudi's metadata table, the `column_stats` partition (RFC-27), as Hudi 1.2 writes it for a table of
-version 6 (beside the `files` partition, hudi_format/metadata_table.py):
+"""Hudi's metadata table, the `column_stats` partition (RFC-27), as Hudi 1.2 writes it for tables of
+version 6, 8 and 9 (beside the `files` partition, hudi_format/metadata_table.py):
 
 * two file groups, `col-stats-0000-0` and `col-stats-0001-0`; a record goes to group
   `abs(abs(h) % 2)`, `h` the Java `String.hashCode` of its key. The partition is initialized at
-  instant `00000000000000011`: a base HFile per group holding records, else (no records for the
-  group) a log file with one empty delete block;
+  instant `00000000000000011` (version 6; `00000000000000001` from version 8, `init_instant`): a
+  base HFile per group holding records, else (no records for the group) a log file with one empty
+  delete block;
 * a record per (base file, column): HoodieMetadataRecord type 3 whose `ColumnStatsMetadata` holds the
-  file name, column, min and max wrapped by type (`WRAPPERS`), value count (rows), null count,
-  sizes, `isDeleted` false, `isTightBound` false, no `valueType`; the cell's row is its key, the
-  record's `key` field left empty;
+  file name, column, min and max wrapped by type, value count (rows), null count, sizes,
+  `isDeleted` false, `isTightBound` false; the cell's row is its key, the record's `key` field left
+  empty. Index version 1 (tables of version 6 and 8): bounds wrapped as `WRAPPERS` says, no
+  `valueType`. Index version 2 (version 9, `index_version`): a `valueType` (HoodieValueTypeInfo:
+  the ordinal of Hudi's ValueType, `V2_TYPES`, and for decimals "precision,scale") and the bounds
+  in that type's primitive wrapper: dates as IntWrapper (days), timestamps LongWrapper
+  (microseconds), decimals BytesWrapper (the unscaled value's two's complement, as Java's
+  BigInteger.toByteArray);
 * its key: base64 (with padding) of xxHash64 (seed 0xdabadaba sign-extended to 64 bits, big-endian)
   of the column name, then of the partition path (`.` when unpartitioned), then base64 of the MD5 of
   the file name;
 * per deltacommit one log file per group with an HFile data block of the records written, and/or a
   delete block (version 3, HoodieDeleteRecordList, partition `column_stats`, ordering value
-  IntWrapper 0) of the keys of files cleaned or rolled back.
+  IntWrapper 0) of the keys of files cleaned or rolled back (where it goes per table version:
+  hudi_format/metadata_table_layout.py);
+* the data table's index definitions (`.hoodie/.index_defs/index.json`) name the indexed columns
+  and the index version (`V1`, `V2`).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from hudi_format.metadata_table import SCHEMA_JSON, WRITE_TOKEN, _parsed
 
 COLUMN_STATS = "column_stats"
 INIT_INSTANT = "00000000000000011"  # the partition's initial instant (the files partition's is ...010)
+V2_INIT_INSTANT = "00000000000000001"  # the same from table version 8 (files: ...000)
 FILE_GROUPS = 2
 RECORD_TYPE = 3
 NAMESPACE = "org.apache.hudi.avro.model"
@@ -144,18 +154,68 @@ WRAPPERS = {"tinyint": "IntWrapper", "smallint": "IntWrapper", "int": "IntWrappe
             "timestamp": "LongWrapper"}
 
 
-def wrapper_of(hive_type: str) -> str | None:
-    """The wrapper of a column's bounds; None for types not indexed here (binary, nested, decimals
-    wider than DecimalWrapper)."""
+# index version 2: Hive type -> the ordinal of Hudi's ValueType (BOOLEAN 2, INT 3, LONG 4, FLOAT 5,
+# DOUBLE 6, STRING 7, DECIMAL 10, DATE 12, TIMESTAMP_MICROS 16) and its primitive wrapper
+V2_TYPES = {"boolean": 2, "tinyint": 3, "smallint": 3, "int": 3, "integer": 3, "bigint": 4, "float": 5,
+            "double": 6, "string": 7, "varchar": 7, "char": 7, "decimal": 10, "date": 12, "timestamp": 16}
+V2_WRAPPERS = {2: "BooleanWrapper", 3: "IntWrapper", 4: "LongWrapper", 5: "FloatWrapper", 6: "DoubleWrapper",
+               7: "StringWrapper", 10: "BytesWrapper", 12: "IntWrapper", 16: "LongWrapper"}
+MAX_DECIMAL_PRECISION = 38
+
+
+def index_version(table_version: int) -> int:
+    """The column_stats index version Hudi 1.2 writes for a table of `table_version`."""
+    return 2 if table_version >= 9 else 1
+
+
+def init_instant(table_version: int) -> str:
+    return INIT_INSTANT if table_version < 8 else V2_INIT_INSTANT
+
+
+def _decimal_of(hive_type: str) -> tuple[int, int] | None:
+    try:
+        precision, scale = (int(x) for x in hive_type.split("(", 1)[1].rstrip(") ").split(","))
+    except (ValueError, IndexError):
+        return None
+    return precision, scale
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """How a column's bounds are written: the wrapper, and (index version 2) the value type."""
+    wrapper: str
+    value_type: int | None = None
+    type_info: str | None = None  # decimals: "precision,scale"
+
+
+def column_type(hive_type: str, version: int = 1) -> ColumnType | None:
+    """How the bounds of a column of `hive_type` are written in index `version`; None for types not
+    indexed here (binary, nested; version 1: decimals wider than DecimalWrapper)."""
     t = hive_type.split("(", 1)[0].strip().lower()
-    if t == "decimal" and "(" in hive_type:
-        try:
-            precision, scale = (int(x) for x in hive_type.split("(", 1)[1].rstrip(") ").split(","))
-        except ValueError:
+    decimal = _decimal_of(hive_type) if t == "decimal" and "(" in hive_type else (10, 0) if t == "decimal" else None
+    if t == "decimal" and decimal is None:
+        return None
+    if version >= 2:
+        ordinal = V2_TYPES.get(t)
+        if ordinal is None:
             return None
+        if decimal is not None:
+            if not 0 <= decimal[1] <= decimal[0] <= MAX_DECIMAL_PRECISION:
+                return None
+            return ColumnType(V2_WRAPPERS[ordinal], ordinal, f"{decimal[0]},{decimal[1]}")
+        return ColumnType(V2_WRAPPERS[ordinal], ordinal)
+    if decimal is not None:
+        precision, scale = decimal
         if scale > DECIMAL_SCALE or precision - scale > DECIMAL_PRECISION - DECIMAL_SCALE:
             return None
-    return WRAPPERS.get(t)
+    wrapper = WRAPPERS.get(t)
+    return ColumnType(wrapper) if wrapper else None
+
+
+def wrapper_of(hive_type: str, version: int = 1) -> str | None:
+    """The wrapper of a column's bounds in index `version`; None for types not indexed here."""
+    ct = column_type(hive_type, version)
+    return ct.wrapper if ct else None
 
 
 @dataclass(frozen=True)
@@ -170,18 +230,29 @@ class ColumnStatsRecord:
     value_count: int
     total_size: int = 0
     total_uncompressed_size: int = 0
+    value_type: int | None = None  # index version 2: Hudi's ValueType ordinal
+    type_info: str | None = None  # its additional info (decimals: "precision,scale")
 
     @property
     def key(self) -> str:
         return record_key(self.column, self.partition, self.file_name)
 
 
-def _wrapped(wrapper: str, value: object):
+def unscaled_bytes(value: Decimal, scale: int) -> bytes:
+    """The unscaled value of `value` at `scale` as Java's BigInteger.toByteArray (minimal two's complement)."""
+    n = int(value.scaleb(scale).to_integral_value())
+    bits = n.bit_length() if n >= 0 else (~n).bit_length()
+    return n.to_bytes(bits // 8 + 1, "big", signed=True)
+
+
+def _wrapped(wrapper: str, value: object, type_info: str | None = None):
     if value is None:
         return None
     if wrapper == "DecimalWrapper":
         value = Decimal(value).quantize(Decimal(1).scaleb(-DECIMAL_SCALE))  # type: ignore[arg-type]
-    elif wrapper == "DateWrapper" and isinstance(value, dt.date):
+    elif wrapper == "BytesWrapper" and type_info is not None and not isinstance(value, bytes):
+        value = unscaled_bytes(Decimal(value), int(type_info.split(",")[1]))  # type: ignore[arg-type]
+    elif isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         value = (value - dt.date(1970, 1, 1)).days
     return (f"{NAMESPACE}.{wrapper}", {"value": value})
 
@@ -194,15 +265,18 @@ def encode_record(rec: ColumnStatsRecord) -> bytes:
         "key": "", "type": RECORD_TYPE, "filesystemMetadata": None,
         "ColumnStatsMetadata": {
             "fileName": rec.file_name, "columnName": rec.column,
-            "minValue": _wrapped(rec.wrapper, rec.min_value), "maxValue": _wrapped(rec.wrapper, rec.max_value),
+            "minValue": _wrapped(rec.wrapper, rec.min_value, rec.type_info),
+            "maxValue": _wrapped(rec.wrapper, rec.max_value, rec.type_info),
             "valueCount": rec.value_count, "nullCount": rec.null_count, "totalSize": rec.total_size,
             "totalUncompressedSize": rec.total_uncompressed_size, "isDeleted": False, "isTightBound": False,
-            "valueType": None}})
+            "valueType": None if rec.value_type is None else (
+                f"{NAMESPACE}.HoodieValueTypeInfo", {"typeOrdinal": rec.value_type, "additionalInfo": rec.type_info})}})
     return buf.getvalue()
 
 
 def decode_stats(value: bytes, schema: dict | None = None) -> dict:
-    """The `ColumnStatsMetadata` of a record's value, its bounds as (wrapper, value)."""
+    """The `ColumnStatsMetadata` of a record's value, its bounds as (wrapper, value), its `valueType`
+    as (ordinal, additional info) or None."""
     import fastavro
 
     parsed = _parsed() if schema is None else fastavro.parse_schema(schema)
@@ -212,6 +286,9 @@ def decode_stats(value: bytes, schema: dict | None = None) -> dict:
         if out[bound] is not None:
             name, inner = out[bound]
             out[bound] = (name.rsplit(".", 1)[-1], inner["value"])
+    if out.get("valueType") is not None:
+        info = out["valueType"][1] if isinstance(out["valueType"], tuple) else out["valueType"]
+        out["valueType"] = (info["typeOrdinal"], info.get("additionalInfo"))
     return out
 
 
@@ -299,11 +376,12 @@ def with_stats(deltacommit: bytes, stats: list[dict]) -> bytes:
 INDEX_DEFS = ".hoodie/.index_defs/index.json"  # under the data table's base path
 
 
-def index_definitions(columns: Iterable[str]) -> bytes:
+def index_definitions(columns: Iterable[str], version: int = 1) -> bytes:
     """The data table's index definitions (as Hudi 1.2 writes them, Jackson's pretty print) naming
-    the columns the `column_stats` partition indexes: Hudi's reader skips files only by those."""
+    the columns the `column_stats` partition indexes (Hudi's reader skips files only by those) and
+    its index `version`."""
     fields = ", ".join(json.dumps(c) for c in columns)
     return ('{\n  "indexDefinitions" : {\n    "column_stats" : {\n      "indexName" : "column_stats",\n'
             '      "indexType" : "column_stats",\n      "indexFunction" : "column_stats",\n'
-            f'      "sourceFields" : [ {fields} ],\n      "indexOptions" : {{ }},\n      "version" : "V1"\n'
+            f'      "sourceFields" : [ {fields} ],\n      "indexOptions" : {{ }},\n      "version" : "V{version}"\n'
             '    }\n  }\n}').encode()

@@ -14,7 +14,8 @@ predicate over a data column it reads as many files as the server's pruning keep
 
 Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: plain
 multi-level, 9: hive-style; `hoodie.table.version` given at creation) are mirrored in their own
-layout (timeline layout 2, the metadata table of their version) and read the same way.
+layout (timeline layout 2, the metadata table of their version, `column_stats` in index version 1
+for 8 and 2 for 9) and read the same way, data skipping included.
 
 Hudi 1.x reads incrementally by completion time: from a begin instant T of a version 8/9 table it
 returns the commit at T too (it completed after T), where version 6 starts after T.
@@ -110,8 +111,7 @@ def _stray_copy(base: str, version: int) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    # column_stats: version-6 tables only
-    assert props.get(METADATA_PARTITIONS) == ("column_stats,files" if version == 6 else "files"), props
+    assert props.get(METADATA_PARTITIONS) == "column_stats,files", props
     assert props[TABLE_VERSION] == str(version), props
     lay = metadata_table_layout(version)
     done = os.listdir(os.path.join(base, lay.timeline_dir))
@@ -150,10 +150,8 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
         written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true"},
-                     # data skipping (on one backend: what storage holds does not depend on it; column_stats:
-                     # version-6 tables)
-                     "where": {p: on for p, (on, _) in _predicates(w["model"]).items()}
-                     if skipping and w["version"] == 6 else {}}
+                     # data skipping (on one backend: what storage holds does not depend on it)
+                     "where": {p: on for p, (on, _) in _predicates(w["model"]).items()} if skipping else {}}
             for layout, w in written.items()}
     mor = mor_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
     if mor is not None:
@@ -175,7 +173,7 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
             later = {k: v for k, v in final.items() if w["last_write"].get(k, "") > instant or
                      (w["version"] >= 8 and w["last_write"].get(k, "") == instant)}
             assert got["incremental"][instant] == _as_rows(later), (layout, instant)
-        if not skipping or w["version"] >= 8:  # column_stats: version-6 tables
+        if not skipping:
             continue
         # data skipping by our column_stats: the files the server's pruning keeps, the same rows
         db, name = w["table"].split(".")

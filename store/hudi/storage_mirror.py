@@ -483,7 +483,8 @@ class StorageMirror:
             if tl.files.get(name) == len(data):
                 continue  # instant files are immutable: the same name and size is the same file
             if state == COMPLETED and metadata_table is not None:
-                self.metadata_table.apply(st, inst.ts, meta_action, data, tl.table_version, metadata_table)
+                self.metadata_table.apply(st, inst.ts, meta_action, data, tl.table_version, metadata_table,
+                                          inst.completion_ts)
             st.put(tl.path(name), data)
             tl.files[name] = len(data)
             wrote = True

@@ -1,22 +1,26 @@
 """The metadata table's `column_stats` partition (hudi_format/metadata_column_stats.py) written from
 the server's column statistics (`column_stats` rows, docs/column_stats.md), never from footers.
 
-* on when the metadata table is written, for tables of version 6, unless the table's config says
-  `hoodie.metadata.index.column.stats.enable=false` (`column_stats_enabled`);
-* initialized (`bootstrap`) at instant 00000000000000011 from the statistics of the table's live
-  base files, after the `files` partition; listed in `hoodie.table.metadata.partitions` only once
-  that deltacommit completed (`ready`); removed (its deltacommit first) when turned off;
+* on when the metadata table is written (tables of version 6, 8 and 9), unless the table's config
+  says `hoodie.metadata.index.column.stats.enable=false` (`column_stats_enabled`); index version 1
+  for versions 6 and 8, 2 (value types) for 9, as Hudi 1.2 writes them;
+* initialized (`bootstrap`) at its initial instant (00000000000000011; 00000000000000001 from
+  version 8) from the statistics of the table's live base files, after the `files` partition;
+  listed in `hoodie.table.metadata.partitions` only once that deltacommit completed (`ready`);
+  removed (its deltacommit first) when turned off;
 * per completed instant (`files_for`, in the `files` partition's deltacommit): per file group a log
   file with the records of the base files the instant wrote (their rows, `files.created_ts`) and a
   delete block of the keys of the files it deleted (clean, rollback, restore; one key per column of
   the table's schema: their rows are gone by then); compacted into a new base file once a group's
-  slice has `compact_after` log files, as the `files` partition is.
+  slice has `compact_after` log files, as the `files` partition is. Names and slices per table
+  version as the `files` partition's (hudi_format/metadata_table_layout.py).
 
 Bounds come back from their order-preserving keys with the column's Hive type. A file whose
 statistics the partition cannot hold for every column it has rows of (unknown bounds, a cut string
 bound that is no string) gets no records at all: readers keep files the index does not name.
-Columns of other types (binary, nested, decimals wider than (30,15)) are not written. Sizes are 0:
-the server keeps a file's sizes, not a column's. Log files get no records (their slices are kept).
+Columns of other types (binary, nested; index version 1: decimals wider than (30,15)) are not
+written. Sizes are 0: the server keeps a file's sizes, not a column's. Log files get no records
+(their slices are kept).
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from sqlalchemy import select
 
 from hudi_format import metadata_column_stats as C
 from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST, COLUMN_STATS_ENABLE, default_of
-from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
-from hudi_format.layout import PARTITION_METAFILE, instant_file_name
+from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, format_instant
+from hudi_format.layout import PARTITION_METAFILE
 from hudi_format.metadata_table import METADATA_FOLDER, SCHEMA_JSON
+from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTableLayout
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
@@ -48,9 +53,9 @@ Written = tuple[str, bytes, dict]
 
 
 def column_stats_enabled(ref: HudiTableRef) -> bool:
-    """Written for this table: version 6 (8 and 9: not yet) and not turned off in its config."""
+    """Written for this table: version 6, 8 or 9 and not turned off in its config."""
     value = str(ref.config.properties.get(COLUMN_STATS_ENABLE, default_of(COLUMN_STATS_ENABLE)))
-    return ref.config.table_version == 6 and value.strip().lower() != "false"
+    return ref.config.table_version in (6, 8, 9) and value.strip().lower() != "false"
 
 
 def bound_value(hive_type: str, key: bytes | None, upper: bool) -> tuple[bool, object]:
@@ -80,13 +85,15 @@ def bound_value(hive_type: str, key: bytes | None, upper: bool) -> tuple[bool, o
     return True, int(n)
 
 
-def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, str]) -> list[C.ColumnStatsRecord]:
-    """The records of one base file from its `column_stats` rows; [] when one of them cannot be held."""
+def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, str],
+                 version: int = 1) -> list[C.ColumnStatsRecord]:
+    """The records of one base file from its `column_stats` rows (index `version`); [] when one of
+    them cannot be held."""
     out = []
     for r in rows:
         hive_type = types.get(r.column_name.lower())
-        wrapper = C.wrapper_of(hive_type) if hive_type else None
-        if wrapper is None:
+        ct = C.column_type(hive_type, version) if hive_type else None
+        if ct is None:
             continue
         if r.null_count is None or r.value_count is None:
             return []
@@ -97,10 +104,10 @@ def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, 
             ok_hi, hi = bound_value(hive_type, r.max_key, True)  # type: ignore[arg-type]
             if not (ok_lo and ok_hi):
                 return []
-            if wrapper == "DecimalWrapper":
+            if ct.wrapper in ("DecimalWrapper", "BytesWrapper"):
                 lo, hi = Decimal(lo), Decimal(hi)  # type: ignore[arg-type]
-        out.append(C.ColumnStatsRecord(partition, name, r.column_name, wrapper, lo, hi, int(r.null_count),
-                                       int(r.value_count)))
+        out.append(C.ColumnStatsRecord(partition, name, r.column_name, ct.wrapper, lo, hi, int(r.null_count),
+                                       int(r.value_count), value_type=ct.value_type, type_info=ct.type_info))
     return out
 
 
@@ -113,10 +120,12 @@ class ColumnStatsPartition:
         self._indexed: dict[str, bytes] = {}  # storage root -> index definitions known on storage
         self._names: dict[str, dict[str, str]] = {}  # storage root -> column (lower case) -> as the rows spell it
 
-    def ready(self, st: TableStorage) -> bool:
+    def ready(self, st: TableStorage, lay: MetadataTableLayout) -> bool:
         if st.root in self._ready:
             return True
-        if st.exists(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, COMPLETED)}"):
+        init = lay.column_stats_init
+        if st.exists(lay.deltacommit_file(init, COMPLETED)) if lay.table_version < 8 else \
+                lay.completed_file(st.listing(lay.timeline_dir), init):
             self._ready.add(st.root)
             return True
         return False
@@ -137,9 +146,10 @@ class ColumnStatsPartition:
         """`.hoodie/.index_defs/index.json` naming the indexed columns (when missing or different)."""
         listed = {c.strip().lower() for c in (ref.config.properties.get(COLUMN_STATS_COLUMN_LIST) or "").split(",")
                   if c.strip()}
+        version = C.index_version(ref.config.table_version)
         columns = [spelled for spelled, (c, t) in zip(self._spelled(st, records, types), types.items())
-                   if C.wrapper_of(t) and c not in META_COLUMNS and (not listed or c in listed)]
-        data = C.index_definitions(columns)
+                   if C.column_type(t, version) and c not in META_COLUMNS and (not listed or c in listed)]
+        data = C.index_definitions(columns, version)
         if self._indexed.get(st.root) != data:
             if st.read(C.INDEX_DEFS) != data:
                 st.put(C.INDEX_DEFS, data)
@@ -171,46 +181,53 @@ class ColumnStatsPartition:
                 by_file.setdefault(r.id, []).append(r)
                 names[r.id] = (r.partition_path or "", r.name)
         out: list[C.ColumnStatsRecord] = []
+        version = C.index_version(ref.config.table_version)
         for row_id, rows in by_file.items():
-            out.extend(file_records(*names[row_id], rows, types))
+            out.extend(file_records(*names[row_id], rows, types, version))
         return out, types
 
     # --- bootstrap ------------------------------------------------------------------------------
 
-    def bootstrap(self, st: TableStorage, ref: HudiTableRef) -> None:
+    def bootstrap(self, st: TableStorage, ref: HudiTableRef, lay: MetadataTableLayout) -> None:
         """Initialize the partition from the server's rows (replacing whatever is there)."""
-        self.remove(st)
+        self.remove(st, lay)
+        init = lay.column_stats_init
         records, types = self._records(ref, None)
         self.write_index_definitions(st, ref, types, records)
         groups = self._by_group(records)
         stamp = _stamp(self.clock_ms())
         for state in (REQUESTED, INFLIGHT):
-            st.put(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, state)}", b"")
+            st.put(lay.deltacommit_file(init, state), b"")
         st.put(f"{DIR}/{PARTITION_METAFILE}",
-               f"#partition metadata\n#{stamp}\ncommitTime={C.INIT_INSTANT}\npartitionDepth=1\n".encode())
+               f"#partition metadata\n#{stamp}\ncommitTime={init}\npartitionDepth=1\n".encode())
         stats = []
         for group in range(C.FILE_GROUPS):
             cells = groups.get(group, [])
             if cells:
-                name, data = C.base_file_name(group, C.INIT_INSTANT), C.base_file(cells, now_ms=self.clock_ms())
+                name, data = C.base_file_name(group, init), C.base_file(cells, now_ms=self.clock_ms())
                 stats.append(C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(cells), "null",
                                                 None))
             else:  # the file group exists from its first log file: one empty delete block
-                name = C.log_file_name(group, C.INIT_INSTANT, 1)
-                data = C.delete_block(C.INIT_INSTANT, [], with_schema=False)
-                stats.append(C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, C.INIT_INSTANT, 1))
+                name = C.log_file_name(group, init, 1)
+                data = C.delete_block(init, [], with_schema=False)
+                stats.append(C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, init, 1))
             st.put(f"{DIR}/{name}", data)
         meta = {"partitionToWriteStats": {C.COLUMN_STATS: stats}, "compacted": False,
                 "extraMetadata": {"schema": SCHEMA_JSON}, "operationType": "BULK_INSERT_PREPPED"}
-        st.put(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, COMPLETED)}",
-               json.dumps(meta, indent=2).encode())
+        st.put(lay.deltacommit_file(init, COMPLETED, max(format_instant(self.clock_ms()), init)),
+               lay.for_storage(json.dumps(meta, indent=2).encode()))
         self._ready.add(st.root)
 
-    def remove(self, st: TableStorage) -> None:
+    def remove(self, st: TableStorage, lay: MetadataTableLayout) -> None:
         """Remove the partition: its completed deltacommit first, so it is never taken for ready."""
         self._ready.discard(st.root)
+        init = lay.column_stats_init
+        done = lay.completed_file(st.listing(lay.timeline_dir), init) if lay.table_version >= 8 else None
+        if done:
+            st.delete(f"{lay.timeline_dir}/{done}")
         for state in (COMPLETED, INFLIGHT, REQUESTED):
-            st.delete(f"{MDT_HOODIE}/{instant_file_name(C.INIT_INSTANT, DELTACOMMIT, state)}")
+            if state != COMPLETED or lay.table_version < 8:
+                st.delete(lay.deltacommit_file(init, state))
         if st.listing(DIR):
             try:
                 st.fs.rm(st.path(DIR), recursive=True)
@@ -219,9 +236,11 @@ class ColumnStatsPartition:
 
     # --- per instant ----------------------------------------------------------------------------
 
-    def files_for(self, st: TableStorage, ref: HudiTableRef, ts: str, action: str,
-                  added: Mapping[str, Mapping[str, int]], deleted: Mapping[str, Iterable[str]]) -> list[Written]:
-        """The files instant `ts` writes into the partition (not yet put)."""
+    def files_for(self, st: TableStorage, ref: HudiTableRef, lay: MetadataTableLayout, done: CompletedDeltacommits,
+                  ts: str, action: str, added: Mapping[str, Mapping[str, int]],
+                  deleted: Mapping[str, Iterable[str]]) -> list[Written]:
+        """The files instant `ts` writes into the partition (not yet put); `done`: the metadata
+        table's completed instants."""
         records: list[C.ColumnStatsRecord] = []
         types: dict[str, str] = {}
         if any(added.values()) and action not in ("rollback", "restore"):
@@ -246,26 +265,28 @@ class ColumnStatsPartition:
         listing = {n: p for n in st.listing(DIR) if (p := C.parse_name(n))}
         out: list[Written] = []
         for group in sorted(set(groups) | set(gone)):
-            base = self._current_base(st, {b for g, kind, b, _ in listing.values() if g == group and kind == "base"})
-            logs = sorted((v, n) for n, (g, kind, b, v) in listing.items()
-                          if g == group and kind == "log" and b == base and v is not None)
+            base = self._current_base(lay, done, {b for g, kind, b, _ in listing.values()
+                                                  if g == group and kind == "base"})
+            logs = sorted((v if lay.table_version < 8 else b, n) for n, (g, kind, b, v) in listing.items()
+                          if g == group and kind == "log" and lay.in_slice(b, base, done.completion(b))
+                          and v is not None)
             cells, dels = groups.get(group, []), gone.get(group, [])
-            if len(logs) >= self.compact_after:
-                out.append(self._compacted(st, group, ts, base, [n for _, n in logs], cells, dels, listing))
+            if len(logs) >= self.compact_after and ts > base:  # (as the files partition)
+                out.append(self._compacted(st, lay, done, group, ts, base, [n for _, n in logs], cells, dels,
+                                           listing))
                 continue
-            version = logs[-1][0] + 1 if logs else 1
-            name = C.log_file_name(group, base, version)
+            version = int(logs[-1][0]) + 1 if logs and lay.table_version < 8 else 1
+            name = lay.log_file_name(base, version, ts, group)
             data = C.log_file_bytes(ts, cells, dels, now_ms=self.clock_ms())
             out.append((f"{C.COLUMN_STATS}/{name}", data,
                         C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(cells), base, version)))
         return out
 
-    def _compacted(self, st: TableStorage, group: int, ts: str, base: str, logs: list[str],
-                   cells: list[tuple[bytes, bytes]], dels: list[str],
+    def _compacted(self, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits, group: int, ts: str,
+                   base: str, logs: list[str], cells: list[tuple[bytes, bytes]], dels: list[str],
                    listing: Mapping[str, tuple[int, str, str, int | None]]) -> Written:
         """A new base file at `ts`: the group's current slice merged with the instant's records; the
         slices before the current one are deleted (the current one stays for readers that listed it)."""
-        done = {n.split(".")[0] for n in st.listing(MDT_HOODIE) if n.endswith(f".{DELTACOMMIT}")}
         merged: dict[bytes, bytes] = {}
         if C.base_file_name(group, base) in listing:
             from hudi_format import hfile
@@ -283,8 +304,10 @@ class ColumnStatsPartition:
         for k in dels:
             merged.pop(k.encode(), None)
         out = sorted(merged.items())
-        for name, (g, _kind, b, _v) in listing.items():
-            if g == group and (b < base or (b > base and b != ts)):
+        from store.hudi.metadata_table.writer import stale
+
+        for name, (g, kind, b, _v) in listing.items():
+            if g == group and stale(lay, done, base, ts, kind, b):
                 st.delete(f"{DIR}/{name}")
         if out:
             name, data = C.base_file_name(group, ts), C.base_file(out, now_ms=self.clock_ms())
@@ -295,12 +318,13 @@ class ColumnStatsPartition:
         return (f"{C.COLUMN_STATS}/{name}", data,
                 C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, ts, 1))
 
-    def _current_base(self, st: TableStorage, bases: set[str]) -> str:
+    @staticmethod
+    def _current_base(lay: MetadataTableLayout, done: CompletedDeltacommits, bases: set[str]) -> str:
         """The group's newest base instant whose deltacommit completed (else the initial one)."""
         for b in sorted(bases, reverse=True):
-            if b == C.INIT_INSTANT or st.exists(f"{MDT_HOODIE}/{instant_file_name(b, DELTACOMMIT, COMPLETED)}"):
+            if b == lay.column_stats_init or b in done:
                 return b
-        return C.INIT_INSTANT
+        return lay.column_stats_init
 
     @staticmethod
     def _by_group(records: list[C.ColumnStatsRecord]) -> dict[int, list[tuple[bytes, bytes]]]:

@@ -16,7 +16,8 @@ version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9).
   deltacommit completed holds the same records and is harmless). Each file is one atomic write (a
   PUT on object stores): log files are never appended to.
 
-Compaction: when the current file slice has `compact_after` log files, the next instant writes a
+Compaction: when the current file slice has `compact_after` log files, the next instant (when
+later than the current base file's: the newest base instant names the newest slice) writes a
 new base file instead (a new file slice at its time, in its deltacommit: the slice merged with the
 instant's records, read back from the metadata table's own files) and deletes the slice before the
 current one. So an instant costs its own files plus a listing of the `files` folder (at most two
@@ -36,7 +37,7 @@ from hudi_format import metadata_table as M
 from hudi_format.config_keys import CHECKSUM, METADATA_ENABLE, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, format_instant
 from hudi_format.layout import PARTITION_METAFILE, java_properties, table_checksum
-from hudi_format.metadata_table_layout import MetadataTableLayout, metadata_table_layout
+from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTableLayout, metadata_table_layout
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
@@ -73,7 +74,7 @@ class MetadataTableWriter:
         # again from the rows, never continued) and bootstrapped
         lay = metadata_table_layout(table_version)
         if (st.read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b"").startswith(f"#{MARK}".encode()) and \
-                lay.init_instant in _Completed(st, lay):
+                lay.init_instant in CompletedDeltacommits(st, lay):
             self._ready.add(base_path)
             return True
         return False
@@ -89,13 +90,14 @@ class MetadataTableWriter:
         is first initialized or removed as the table's config says."""
         if not self.ready(st, ref.base_path, ref.config.table_version):
             return []
-        wanted = column_stats_enabled(ref) and ref.config.table_version == 6  # 8 and 9: files only
-        if prepare and wanted != self.column_stats.ready(st):
+        lay = metadata_table_layout(ref.config.table_version)
+        wanted = column_stats_enabled(ref)
+        if prepare and wanted != self.column_stats.ready(st, lay):
             if wanted:
-                self.column_stats.bootstrap(st, ref)
+                self.column_stats.bootstrap(st, ref, lay)
             else:
-                self.column_stats.remove(st)
-        return [C.COLUMN_STATS, M.FILES] if wanted and self.column_stats.ready(st) else [M.FILES]
+                self.column_stats.remove(st, lay)
+        return [C.COLUMN_STATS, M.FILES] if wanted and self.column_stats.ready(st, lay) else [M.FILES]
 
     # --- bootstrap ------------------------------------------------------------------------------
 
@@ -137,12 +139,14 @@ class MetadataTableWriter:
     # --- per instant ----------------------------------------------------------------------------
 
     def apply(self, st: TableStorage, ts: str, action: str, metadata: bytes, table_version: int = 6,
-              ref: HudiTableRef | None = None) -> bool:
+              ref: HudiTableRef | None = None, completion_ts: str | None = None) -> bool:
         """The files-partition records of the completed instant `ts` (its `metadata` as stored), and
-        with `ref` its column_stats records when that partition is on (version 6 tables); True when
-        a deltacommit was written."""
+        with `ref` its column_stats records when that partition is on; True when a deltacommit was
+        written. Its deltacommit completes at the instant's own completion time (`completion_ts`,
+        versions 8+: a log file joins the slice of the newest base file before that time, so an
+        instant that a later one's compaction already holds never lands after it), else now."""
         lay = metadata_table_layout(table_version)
-        done = _Completed(st, lay)
+        done = CompletedDeltacommits(st, lay)
         if ts in done:
             return False
         added, deleted = M.listing_change(action, metadata)
@@ -150,30 +154,38 @@ class MetadataTableWriter:
         if not records:
             return False
         extra: list[Written] = []
-        if ref is not None and table_version == 6 and column_stats_enabled(ref) and self.column_stats.ready(st):
-            extra = self.column_stats.files_for(st, ref, ts, action, added, deleted)
+        if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st, lay):
+            extra = self.column_stats.files_for(st, ref, lay, done, ts, action, added, deleted)
         names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
         base = self._current_base(st, lay, done, {b for kind, b, _ in names.values() if kind == "base"})
         logs = sorted((v if lay.table_version < 8 else b, n) for n, (kind, b, v) in names.items()
-                      if kind == "log" and lay.in_slice(b, base) and v is not None)
-        if len(logs) >= self.compact_after:
-            self._compact(st, lay, done, ts, base, [n for _, n in logs], records, names, extra)
+                      if kind == "log" and lay.in_slice(b, base, done.completion(b)) and v is not None)
+        # a new base file only after the current one: an instant that completes after a later one's
+        # compaction writes a log file (the newest base instant names the newest slice)
+        if len(logs) >= self.compact_after and ts > base:
+            self._compact(st, lay, done, ts, base, [n for _, n in logs], records, names, extra, completion_ts)
             return True
         version = int(logs[-1][0]) + 1 if logs and lay.table_version < 8 else 1
         data = M.log_file_bytes(ts, records, now_ms=self.clock_ms())
         self._deltacommit(st, lay, ts, f"{FILES_DIR}/{lay.log_file_name(base, version, ts)}", data, len(records),
-                          base, "UPSERT_PREPPED", version, extra)
+                          base, "UPSERT_PREPPED", version, extra, completion_ts)
         return True
 
     def base_instant(self, st: TableStorage, table_version: int = 6) -> str:
         """The instant of the files partition's current base file (its records hold every older
-        instant's: the data table's timeline may archive those)."""
+        instant's: the data table's timeline may archive those), or an older one whose log file is
+        in the current slice (version 8+: completed after the base's instant)."""
         lay = metadata_table_layout(table_version)
-        bases = {b for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n)) and p[0] == "base"
-                 for b in [p[1]]}
-        return self._current_base(st, lay, _Completed(st, lay), bases)
+        names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
+        done = CompletedDeltacommits(st, lay)
+        base = self._current_base(st, lay, done, {b for kind, b, _ in names.values() if kind == "base"})
+        if lay.table_version < 8:
+            return base
+        return min([base, *(b for kind, b, _ in names.values() if kind == "log" and b < base and
+                            lay.in_slice(b, base, done.completion(b)))])
 
-    def _current_base(self, st: TableStorage, lay: MetadataTableLayout, done: _Completed, bases: set[str]) -> str:
+    def _current_base(self, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits,
+                      bases: set[str]) -> str:
         """The newest base instant whose deltacommit completed: a base file a crash left behind
         uncommitted (its instant is written again, or rolled back and never completed) is no slice."""
         known = self._committed_bases.setdefault(st.root, {lay.init_instant})
@@ -183,9 +195,9 @@ class MetadataTableWriter:
                 return b
         return lay.init_instant
 
-    def _compact(self, st: TableStorage, lay: MetadataTableLayout, done: _Completed, ts: str, base: str,
+    def _compact(self, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits, ts: str, base: str,
                  logs: list[str], records: list[M.FilesRecord], names: dict[str, tuple[str, str, int | None]],
-                 extra: Sequence[Written] = ()) -> None:
+                 extra: Sequence[Written] = (), completion_ts: str | None = None) -> None:
         """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
         merged with its records, instead of one more log file; the slice before the current one is
         then deleted (the current one stays for readers that listed it)."""
@@ -201,15 +213,14 @@ class MetadataTableWriter:
         out = M.files_records(merged) or [M.FilesRecord(M.ALL_PARTITIONS)]
         data = M.base_file(out, now_ms=self.clock_ms())
         self._deltacommit(st, lay, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base,
-                          "UPSERT_PREPPED", None, extra)
+                          "UPSERT_PREPPED", None, extra, completion_ts)
         for name, (kind, b, _v) in names.items():
-            # older slices; files of a compaction never completed (version 8+: the current slice's
-            # log files are named after their own, later, instants)
-            if b < base or (b > base and b != ts and (kind == "base" or lay.table_version < 8)):
+            if stale(lay, done, base, ts, kind, b):
                 st.delete(f"{FILES_DIR}/{name}")
 
     def _deltacommit(self, st: TableStorage, lay: MetadataTableLayout, ts: str, rel: str, data: bytes, records: int,
-                     prev: str, operation: str, log_version: int | None, extra: Sequence[Written] = ()) -> None:
+                     prev: str, operation: str, log_version: int | None, extra: Sequence[Written] = (),
+                     completion_ts: str | None = None) -> None:
         """requested, inflight, the files (`extra`: column_stats'), completed: each an atomic write,
         in that order."""
         for state in (REQUESTED, INFLIGHT):
@@ -218,10 +229,9 @@ class MetadataTableWriter:
         for path, content, _stat in extra:
             st.put(f"{M.METADATA_FOLDER}/{path}", content)
         meta = lay.deltacommit_metadata(rel[len(M.METADATA_FOLDER) + 1:], len(data), records, prev, operation,
-                                        log_version)
-        if extra:
-            meta = C.with_stats(meta, [stat for _p, _c, stat in extra])
-        completion = max(format_instant(self.clock_ms()), ts)
+                                        log_version, [stat for _p, _c, stat in extra])
+        completion = completion_ts if completion_ts and completion_ts >= ts else \
+            max(format_instant(self.clock_ms()), ts)
         st.put(lay.deltacommit_file(ts, COMPLETED, completion), meta)
 
     def _partition_metafile(self, ts: str) -> bytes:
@@ -229,22 +239,10 @@ class MetadataTableWriter:
         return f"#partition metadata\n#{stamp}\ncommitTime={ts}\npartitionDepth=1\n".encode()
 
 
-class _Completed:
-    """The metadata table's completed deltacommits (and compactions) by instant: version 6 asks for
-    one file's existence (its name is the instant's), versions 8+ list the timeline once (names
-    carry completion times)."""
-
-    def __init__(self, st: TableStorage, lay: MetadataTableLayout):
-        self.st = st
-        self.lay = lay
-        self._all: set[str] | None = None
-
-    def all(self) -> set[str]:
-        if self._all is None:
-            self._all = self.lay.completed(self.st.listing(self.lay.timeline_dir))
-        return self._all
-
-    def __contains__(self, ts: object) -> bool:
-        if self.lay.table_version < 8 and self._all is None:
-            return isinstance(ts, str) and self.st.exists(self.lay.deltacommit_file(ts, COMPLETED))
-        return ts in self.all()
+def stale(lay: MetadataTableLayout, done: CompletedDeltacommits, base: str, ts: str, kind: str, instant: str) -> bool:
+    """A file a compaction at `ts` deletes, of the slice before the current one (`base`'s) or of a
+    compaction that never completed; version 8+ log files by their slice (`in_slice`), the current
+    slice's staying for readers that listed it."""
+    if kind == "log" and lay.table_version >= 8:
+        return not lay.in_slice(instant, base, done.completion(instant)) and instant < base
+    return instant < base or (instant > base and instant != ts)

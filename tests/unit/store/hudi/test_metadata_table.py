@@ -38,10 +38,12 @@ hudi = pytest.importorskip("hudi")
 FIXTURES = [p for p in V6 if "kryo" not in os.path.basename(p) and "empty" not in os.path.basename(p)]
 
 
-def mdt_listing(base: str) -> dict[str, dict[str, int]]:
+def mdt_listing(base: str, archived: bool = False) -> dict[str, dict[str, int]]:
     """The files partition as a reader merges it: base file, then log blocks in log version order,
     a block only when its instant completed on the data table's timeline (or is the metadata
-    table's own) and as a deltacommit of the metadata table."""
+    table's own; with `archived`, also when it is archived there, as Hudi's
+    getValidInstantTimestamps takes every completed deltacommit of the metadata table) and as a
+    deltacommit of the metadata table."""
     files = os.path.join(base, ".hoodie", "metadata", "files")
     mdt_hoodie = os.path.join(base, ".hoodie", "metadata", ".hoodie")
     data_done = {ts for ts, _a in completed_instants(base)}
@@ -53,7 +55,7 @@ def mdt_listing(base: str) -> dict[str, dict[str, int]]:
     logs = [n for n, p in parsed.items() if p[0] == "log" and p[1] == latest]
     for n in sorted(logs, key=lambda n: parsed[n][2]):
         for instant, records in M.read_log_file(open(os.path.join(files, n), "rb").read()):
-            if instant in mdt_done and (instant in data_done or instant.startswith("0" * 14)):
+            if instant in mdt_done and (archived or instant in data_done or instant.startswith("0" * 14)):
                 batches.append(records)
     return M.merge_files_records(batches)
 

@@ -141,21 +141,25 @@ def _copy_base_file(base: str, partition: str, source: str, ts: str) -> tuple[st
 
 
 def mdt_listing_v2(base: str) -> dict[str, dict[str, int]]:
-    """The files partition as a reader of a version-8+ metadata table merges it: the newest base
-    file whose deltacommit completed, then the log files named after later completed instants (a
-    log block only when its instant completed on the data table too)."""
+    """The files partition as a reader of a version-8+ metadata table merges it (Hudi 1.x's
+    HoodieFileGroup): the newest base file whose deltacommit completed, then, in instant order, the
+    log files whose deltacommit completed at or after that base's instant (a log block only when
+    its instant completed on the data table too; the mirror keeps every instant of the current
+    slice in the active timeline, so no block counts only as a metadata table deltacommit)."""
     from hudi_format import metadata_table as M
 
     files = os.path.join(base, ".hoodie", "metadata", "files")
     timeline = os.path.join(base, ".hoodie", "metadata", ".hoodie", "timeline")
-    mdt_done = {n.split("_")[0] for n in os.listdir(timeline) if n.endswith((".deltacommit", ".commit"))}
+    completion = {n.split(".")[0].split("_")[0]: n.split(".")[0].split("_")[-1] for n in os.listdir(timeline)
+                  if n.endswith((".deltacommit", ".commit"))}
     data_done = {i.ts for i in StorageTimeline.read(base).completed}
     parsed = {n: p for n in os.listdir(files) if (p := M.parse_files_partition_name(n))}
-    latest = max(p[1] for p in parsed.values() if p[0] == "base" and p[1] in mdt_done)
+    latest = max(p[1] for p in parsed.values() if p[0] == "base" and p[1] in completion)
     batches = [M.read_base_file(open(os.path.join(files, M.base_file_name(latest)), "rb").read())]
-    for n in sorted((n for n, p in parsed.items() if p[0] == "log" and p[1] > latest), key=lambda n: parsed[n][1]):
+    for n in sorted((n for n, p in parsed.items() if p[0] == "log" and completion.get(p[1], "") >= latest),
+                    key=lambda n: parsed[n][1]):
         for instant, records in M.read_log_file(open(os.path.join(files, n), "rb").read()):
-            if instant in mdt_done and instant in data_done:
+            if instant in completion and instant in data_done:
                 batches.append(records)
     return M.merge_files_records(batches)
 
@@ -187,7 +191,8 @@ def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path,
 
     orig, new, name, timeline, snapshot = replay_v8(tmp_path, fixture, enable_mdt=True, compact_after=compact_after)
     props = read_properties(open(os.path.join(new, ".hoodie", "hoodie.properties")).read())
-    assert props[METADATA_PARTITIONS] == "files" and props[METADATA_ENABLE] == "true"
+    # column_stats too (empty here: the replay sends no statistics)
+    assert props[METADATA_PARTITIONS] == "column_stats,files" and props[METADATA_ENABLE] == "true"
     version = props[TABLE_VERSION]
     mdt_props = read_properties(open(os.path.join(new, ".hoodie", "metadata", ".hoodie", "hoodie.properties")).read())
     assert mdt_props[TABLE_VERSION] == version and mdt_props["hoodie.timeline.layout.version"] == "2"
@@ -214,6 +219,49 @@ def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path,
 
     shutil.copy(os.path.join(folder, source), os.path.join(folder, stray))
     assert stray not in {s[0] for s in theirs(new)[0].values()}
+
+
+@pytest.mark.parametrize("version", [9, 6])
+def test_instants_completed_out_of_order_keep_their_files_across_compactions(tmp_path, version):
+    """Instants that complete in another order than they were requested, with a compaction after
+    every log file: Hudi 1.x (version 8+) puts a log file into the slice of the newest base file at
+    or before its deltacommit's completion, so the log file of an instant that completed after a
+    later instant's compaction belongs to that compaction's slice: the mirror counts and merges it
+    there. An instant older than the current base file never compacts (its base file would not be
+    the newest slice): it writes a log file. The metadata table's listing equals the server's after
+    every step (hudi-rs reads version 9's as the server's slices); the old rules lost the first
+    instant's files at the next compaction."""
+    from functools import partial
+
+    from tests.test_storage_mirror import ROWS, commit_json, write_base_file
+    from tests.unit.store.hudi.test_metadata_table import mdt_listing, server_listing
+
+    base, timeline, snapshot, mirror = _archiving_table(tmp_path, version, True)
+    mirror.metadata_table.compact_after = 1
+    # version 6: the block of an instant that completed out of order sits in the current slice's
+    # log file while the data table archives the instant (Hudi's reader takes it: its deltacommit
+    # completed on the metadata table, which is never archived)
+    listing = mdt_listing_v2 if version >= 8 else partial(mdt_listing, archived=True)
+
+    def start(partition: str):
+        inst = timeline.create_instant("db1", "t1", None, "commit", b"", 60)
+        fid, rel, size = write_base_file(base, partition, inst.ts, ROWS)
+        timeline.transition_to_inflight("db1", "t1", inst.ts, "commit", b"")
+        return inst.ts, commit_json(partition, fid, rel, size, len(ROWS))
+
+    def done(started):
+        timeline.complete_instant("db1", "t1", started[0], "commit", started[1])
+        assert mirror.lag("db1", "t1") == 0
+        assert {p: fs for p, fs in listing(base).items() if fs} == server_listing(timeline.store, "db1", "t1")
+
+    t1, t2, t3, t4 = (start(f"2024-01-0{n}") for n in range(1, 5))
+    for t in (t2, t3, t4, t1):  # t1 completes after the base files of t3 and t4 were written
+        done(t)
+    for p in ("2024-01-05", "2024-01-06", "2024-01-07"):  # compactions merge it
+        done(start(p))
+    if version >= 8:
+        assert theirs(base)[0].keys() == {(s.partition_path, s.file_id)
+                                          for s in snapshot.latest_file_slices("db1", "t1")}
 
 
 # --- archival of the mirrored timeline --------------------------------------------------------------
