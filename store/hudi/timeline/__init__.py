@@ -6,7 +6,15 @@ state machine (`instants`), commits with their conflict checks and what complete
 Hudi's own writers write, tracked from their first hive sync and caught up from storage before each
 sync call and by the watcher (`catch_up`)."""
 
-from store.hudi.timeline.catch_up import CatchUpError, SyncWatcher, Target, TimelineCatchUp, hudi_base_path
+from store.hudi.timeline.catch_up import (
+    CatchUpError,
+    SyncWatcher,
+    Target,
+    TimelineCatchUp,
+    base_file_by_footer,
+    base_file_by_pyarrow,
+    hudi_base_path,
+)
 from store.hudi.timeline.commit import Completed, PostCommitHook
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, instant_from_row
 from store.hudi.timeline.savepoints import RestoreOutcome, held_files
@@ -15,4 +23,4 @@ from store.hudi.timeline.timeline_service import TimelineService
 
 __all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "CatchUpError", "Completed", "PostCommitHook", "RestoreOutcome",
            "StoredInstant", "SyncWatcher", "Target", "TimelineCatchUp", "TimelineImport", "TimelineService",
-           "held_files", "hudi_base_path", "instant_from_row"]
+           "base_file_by_footer", "base_file_by_pyarrow", "held_files", "hudi_base_path", "instant_from_row"]

@@ -585,10 +585,10 @@ def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple
             local = _local_path(location)
             if local is not None:
                 try:
-                    return _file_stats_fast(local, partition, name, props, reader, fast)
+                    return base_file_by_footer(local, partition, name, props, reader, fast)
                 except Unsupported:
                     pass  # read as before, by pyarrow
-            return _file_stats(location, partition, name, props, reader, plans)
+            return base_file_by_pyarrow(location, partition, name, props, reader, plans)
         except Exception as exc:  # noqa: BLE001 - a file without statistics is only never pruned
             log.warning("%s: no column statistics for %s/%s: %s", tl.base_path, partition, name, exc)
             return None, None
@@ -644,7 +644,7 @@ def _plan_of(plans: list[_Plan], meta: Any, schema: Any, props: dict[str, str], 
     return plan
 
 
-def _file_stats(location: str, partition: str, name: str, props: dict[str, str],
+def base_file_by_pyarrow(location: str, partition: str, name: str, props: dict[str, str],
                 reader: KeyReader | None = None, plans: list[_Plan] | None = None,
                 ) -> tuple[FileColumnStats, dict[str, str] | None]:
     import pyarrow as pa
@@ -703,9 +703,9 @@ class _FastPlan:
 FAST_KEY_ROWS = 20_000  # a larger file's keys are read by pyarrow (its per-file cost no longer counts)
 
 
-def _file_stats_fast(local: str, partition: str, name: str, props: dict[str, str], reader: KeyReader | None,
+def base_file_by_footer(local: str, partition: str, name: str, props: dict[str, str], reader: KeyReader | None,
                      plans: dict[tuple, _FastPlan | None]) -> tuple[FileColumnStats, dict[str, str] | None]:
-    """_file_stats of a local file by hudi_format/parquet_footer.py (about a tenth of pyarrow's cost
+    """base_file_by_pyarrow of a local file by hudi_format/parquet_footer.py (about a tenth of pyarrow's cost
     for a small file); Unsupported where it does not read the file the same way."""
     from hudi_format.parquet_footer import (
         BYTE_ARRAY,

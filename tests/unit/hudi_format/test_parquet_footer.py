@@ -16,7 +16,7 @@ from hudi_format.config_keys import POPULATE_META_FIELDS
 from hudi_format.parquet_footer import Unsupported, read_footer, stats_trusted
 from hudi_format.record_keys import KeyReader
 from hudi_format.table_config import HudiTableConfig
-from store.hudi.timeline.catch_up import _file_stats, _file_stats_fast
+from store.hudi.timeline import base_file_by_footer, base_file_by_pyarrow
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hudi-tables"
 N = 40
@@ -77,8 +77,8 @@ CASES = {
 
 
 def _both(path: Path, props: dict, reader: KeyReader | None):
-    slow = _file_stats(str(path), "p", path.name, props, reader, [])
-    fast = _file_stats_fast(str(path), "p", path.name, props, reader, {})
+    slow = base_file_by_pyarrow(str(path), "p", path.name, props, reader, [])
+    fast = base_file_by_footer(str(path), "p", path.name, props, reader, {})
     return slow, fast
 
 
@@ -102,11 +102,11 @@ def test_declines_what_it_does_not_read(tmp_path):
     pq.write_table(pa.table({"_hoodie_record_key": ["a", None], "_hoodie_commit_time": ["1", "1"],
                              "u": pa.array([1, 2], pa.uint32())}), path)
     with pytest.raises(Unsupported):  # a null key
-        _file_stats_fast(str(path), "p", path.name, {}, KeyReader(_config()), {})
+        base_file_by_footer(str(path), "p", path.name, {}, KeyReader(_config()), {})
     with pytest.raises(Unsupported):  # an unsigned column is indexed: left to pyarrow
-        _file_stats_fast(str(path), "p", path.name, {}, None, {})
+        base_file_by_footer(str(path), "p", path.name, {}, None, {})
     with pytest.raises(Unsupported):  # keys through the key generator
-        _file_stats_fast(str(path), "p", path.name, {}, KeyReader(_config(meta=False)), {})
+        base_file_by_footer(str(path), "p", path.name, {}, KeyReader(_config(meta=False)), {})
     (tmp_path / "junk.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(Unsupported), open(tmp_path / "junk.parquet", "rb") as fh:
         read_footer(fh, 18)
