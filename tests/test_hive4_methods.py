@@ -15,14 +15,13 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from thrift.Thrift import TApplicationException
 
 from tests import test_conformance as conformance
+from tests.conformance import java_client
 from tests.conformance.compare import Each
 from tests.conformance.objects import (
     bool_stats,
@@ -35,7 +34,7 @@ from tests.conformance.objects import (
     string_stats,
     table,
 )
-from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode, jvm
+from tests.harness import ci_mode, jvm
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     AbortTxnsRequest,
@@ -924,18 +923,16 @@ def test_serialized_expressions_are_unknown_methods(our_server, thrift_client):
     assert "default" in c.get_all_databases()
 
 
-def _compile_client(tmp_path: Path) -> tuple[str, Path] | None:
-    """The Hive 4 client classpath and a directory holding ExprPruningClient.class."""
-    classpath = subprocess.run([VENV_PYTHON, "-m", "tools.java_artifacts", "path", "hive4-metastore"],
-                               cwd=REPO_ROOT, capture_output=True, text=True)
-    if classpath.returncode != 0 or shutil.which("javac") is None:
-        return None
-    jars = classpath.stdout.strip() + "/*"
-    out = tmp_path / "classes"
-    out.mkdir()
-    subprocess.run(["javac", "-nowarn", "-cp", jars, "-d", str(out),
-                    str(REPO_ROOT / "tests" / "java" / "ExprPruningClient.java")], check=True, capture_output=True)
-    return jars, out
+@pytest.fixture(scope="session")
+def hive4_client_classes():
+    """Hive 4's metastore client classpath with tests/java's programs compiled (once: jvm.hive4_client)."""
+    compiled = [jvm.hive4_client(p) for p in ("ExprPruningClient", java_client.PROGRAM)]
+    if None in compiled:
+        if ci_mode():
+            pytest.fail("javac and the Hive 4 metastore classpath are needed")
+        pytest.skip("javac or the Hive 4 metastore classpath is missing")
+    jars = compiled[0][0]  # type: ignore[index]
+    return ":".join([jars, *(str(c[1]) for c in compiled)])  # type: ignore[index]
 
 
 @pytest.fixture(scope="session")
@@ -946,19 +943,13 @@ def hive4_reference(request) -> int:
 
 
 @pytest.mark.backends("sqlite")  # a JVM per side; the calls' answers are compared on every backend elsewhere
-def test_expression_pruning_falls_back(our_server, thrift_client, hive4_reference, tmp_path):
+def test_expression_pruning_falls_back(our_server, thrift_client, hive4_reference, hive4_client_classes):
     """Hive 4's HiveMetaStoreClient against ours: listPartitionsByExpr turns our UNKNOWN_METHOD into
     IncompatibleMetastoreException, on which Hive's PartitionPruner prunes partition names itself;
     that path (fetch_partition_names_req, get_partitions_by_names_req) gives the right partitions.
     The standalone Hive 4 reference, which has no Hive classes to read expressions with either,
     answers MetaException: a query there fails instead. Then the client's request forms (the same
     outcomes as the reference's) and two calls of features ours does not have."""
-    compiled = _compile_client(tmp_path)
-    if compiled is None:
-        if ci_mode():
-            pytest.fail("javac and the Hive 4 metastore classpath are needed")
-        pytest.skip("javac or the Hive 4 metastore classpath is missing")
-    jars, classes = compiled
     db = f"expr_{secrets.token_hex(3)}"
     outcomes = {}
     for name, port in (("ours", our_server), ("reference", hive4_reference)):
@@ -967,7 +958,7 @@ def test_expression_pruning_falls_back(our_server, thrift_client, hive4_referenc
         t = table(db, "t", cols("a int"), cols("p string", "q int"))
         c.create_table(t)
         c.add_partitions([partition(t, v) for v in (["x", "1"], ["x", "2"], ["y", "1"])])
-        run = subprocess.run(["java", *jvm.java_flags(), "-cp", f"{jars}:{classes}",
+        run = subprocess.run(["java", *jvm.java_flags(), "-cp", hive4_client_classes,
                               "ExprPruningClient", str(port), db, "t", "p", "x"],
                              capture_output=True, text=True, timeout=120)
         outcomes[name] = run.stdout.splitlines()
@@ -999,3 +990,26 @@ def test_expression_pruning_falls_back(our_server, thrift_client, hive4_referenc
     assert outcomes["ours"][-1] == (
         "getAllResourcePlans MetaException get_all_resource_plans: workload management (resource plans) is not "
         "supported by this metastore (docs/conformance.md)"), outcomes
+
+
+# --------------------------------------------------------------------------- Hive 4.0.1's own client
+
+
+@hive4
+def test_hive4_java_client(cf, hive4_client_classes):
+    """One sequence of Hive 4.0.1's HiveMetaStoreClient calls (tests/java/Hive4ClientSequence.java:
+    databases, tables with the *_req forms, partitions with projections and filters, statistics,
+    functions, constraints, privileges and roles, notifications, locks, transactions and write ids),
+    one JVM against each server; the answers compared step by step (tests/conformance/java_client.py,
+    allowlist.JAVA_CLIENT_*)."""
+    (db,) = names(cf, "jc")
+    try:
+        steps = {side.name: java_client.run_sequence(hive4_client_classes, side.port, db, cf.token)
+                 for side in (cf.reference, cf.ours)}
+        java_client.compare(cf, steps["reference"], steps["ours"])
+        # what the reference cannot show (no notification log there): ours logged this database's events
+        (events,) = [s["value"] for s in steps["ours"] if s["step"] == "getNextNotification (this database's)"]
+        assert events[0].split()[0] == "CREATE_DATABASE", events
+        assert {"CREATE_TABLE t", "ADD_PARTITION t", "DROP_TABLE t2", "ALTER_PARTITION t"} <= set(events), events
+    finally:
+        cleanup(cf, db)
