@@ -214,6 +214,9 @@ def hive4_client(program: str) -> tuple[str, Path] | None:
             except OSError:
                 pass
             Path(tmp).mkdir(exist_ok=True)  # (for the context's cleanup)
+        for old in out.parent.glob(f"{program}-*"):  # an edited source's earlier classes
+            if old != out:
+                shutil.rmtree(old, ignore_errors=True)
     return f"{jars}/*", out
 
 
