@@ -109,7 +109,7 @@ public class Hive4ClientSequence {
     p.setDbName(db);
     p.setTableName("t");
     p.setValues(Arrays.asList(values));
-    p.setSd(sd(List.of(col("a", "int"), col("b", "string"))));
+    p.setSd(sd(list(col("a", "int"), col("b", "string"))));
     p.setParameters(new HashMap<>(Map.of("n", String.join("", values))));
     return p;
   }
@@ -165,18 +165,18 @@ public class Hive4ClientSequence {
 
   private static void tables() {
     step("createTable", () -> {
-      client.createTable(table("t", List.of(col("a", "int"), col("b", "string")),
-          List.of(col("p", "string"), col("q", "int"))));
+      client.createTable(table("t", list(col("a", "int"), col("b", "string")),
+          list(col("p", "string"), col("q", "int"))));
       return null;
     });
-    step("createTable again", () -> { client.createTable(table("t", List.of(col("a", "int")), List.of())); return null; });
+    step("createTable again", () -> { client.createTable(table("t", list(col("a", "int")), list())); return null; });
     step("createTable bad column type", () -> {
-      client.createTable(table("bad", List.of(col("a", "nosuchtype")), List.of()));
+      client.createTable(table("bad", list(col("a", "nosuchtype")), list()));
       return null;
     });
     step("createTable(CreateTableRequest) with a primary key", () -> {
-      CreateTableRequest req = new CreateTableRequest(table("t2", List.of(col("id", "bigint"), col("x", "string")),
-          List.of()));
+      CreateTableRequest req = new CreateTableRequest(table("t2", list(col("id", "bigint"), col("x", "string")),
+          list()));
       SQLPrimaryKey pk = new SQLPrimaryKey();
       pk.setTable_db(db);
       pk.setTable_name("t2");
@@ -187,7 +187,7 @@ public class Hive4ClientSequence {
       pk.setValidate_cstr(false);
       pk.setRely_cstr(true);
       pk.setCatName("hive");
-      req.setPrimaryKeys(List.of(pk));
+      req.setPrimaryKeys(list(pk));
       client.createTable(req);
       return null;
     });
@@ -199,13 +199,13 @@ public class Hive4ClientSequence {
       req.setCatName("hive");
       return client.getTable(req);
     });
-    step("tableExists", () -> List.of(client.tableExists(db, "t"), client.tableExists(db, "nosuch")));
+    step("tableExists", () -> list(client.tableExists(db, "t"), client.tableExists(db, "nosuch")));
     step("getTables", () -> client.getTables(db, "*"));
     step("getTables pattern", () -> client.getTables(db, "t2|no*"));
     step("getTables by type", () -> client.getTables(db, "*", TableType.MANAGED_TABLE));
     step("getAllTables", () -> client.getAllTables(db));
     step("getTableMeta", () -> client.getTableMeta(db, "*", null));
-    step("getTableObjectsByName", () -> client.getTableObjectsByName(db, List.of("t2", "t", "nosuch")));
+    step("getTableObjectsByName", () -> client.getTableObjectsByName(db, list("t2", "t", "nosuch")));
     step("getSchema", () -> client.getSchema(db, "t"));
     step("getFields", () -> client.getFields(db, "t"));
     step("alter_table add column", () -> {
@@ -230,40 +230,40 @@ public class Hive4ClientSequence {
 
   private static void partitions() {
     step("add_partition", () -> client.add_partition(partition("x", "1")));
-    step("add_partitions", () -> client.add_partitions(List.of(partition("x", "2"), partition("y", "1"))));
+    step("add_partitions", () -> client.add_partitions(list(partition("x", "2"), partition("y", "1"))));
     step("add_partitions ifNotExists needResult", () ->
-        client.add_partitions(List.of(partition("x", "1"), partition("z", "3")), true, true));
+        client.add_partitions(list(partition("x", "1"), partition("z", "3")), true, true));
     step("add_partition again", () -> client.add_partition(partition("x", "1")));
-    step("appendPartition values", () -> client.appendPartition(db, "t", List.of("w", "8")));
+    step("appendPartition values", () -> client.appendPartition(db, "t", list("w", "8")));
     step("appendPartition name", () -> client.appendPartition(db, "t", "p=v/q=9"));
-    step("getPartition", () -> client.getPartition(db, "t", List.of("x", "1")));
+    step("getPartition", () -> client.getPartition(db, "t", list("x", "1")));
     step("getPartition name", () -> client.getPartition(db, "t", "p=x/q=2"));
-    step("getPartition missing", () -> client.getPartition(db, "t", List.of("x", "7")));
+    step("getPartition missing", () -> client.getPartition(db, "t", list("x", "7")));
     step("getPartitionRequest", () -> {
-      GetPartitionRequest req = new GetPartitionRequest(db, "t", List.of("y", "1"));
+      GetPartitionRequest req = new GetPartitionRequest(db, "t", list("y", "1"));
       req.setCatName("hive");
       return client.getPartitionRequest(req);
     });
     step("getPartitionWithAuthInfo", () ->
-        client.getPartitionWithAuthInfo(db, "t", List.of("x", "1"), "u_" + token, List.of("g")));
+        client.getPartitionWithAuthInfo(db, "t", list("x", "1"), "u_" + token, list("g")));
     step("listPartitions", () -> client.listPartitions(db, "t", (short) -1));
     step("listPartitions max 2", () -> client.listPartitions(db, "t", (short) 2));
-    step("listPartitions partial", () -> client.listPartitions(db, "t", List.of("x"), (short) -1));
+    step("listPartitions partial", () -> client.listPartitions(db, "t", list("x"), (short) -1));
     step("listPartitionNames", () -> client.listPartitionNames(db, "t", (short) -1));
-    step("listPartitionNames partial", () -> client.listPartitionNames(db, "t", List.of("x"), (short) -1));
+    step("listPartitionNames partial", () -> client.listPartitionNames(db, "t", list("x"), (short) -1));
     step("listPartitionNames missing table", () -> client.listPartitionNames(db, "nosuch", (short) -1));
     step("listPartitionsByFilter", () -> client.listPartitionsByFilter(db, "t", "p = \"x\" or q > 5", (short) -1));
     step("listPartitionsByFilter bad", () -> client.listPartitionsByFilter(db, "t", "p = ", (short) -1));
     step("getNumPartitionsByFilter", () -> client.getNumPartitionsByFilter(db, "t", "q >= 2"));
-    step("getPartitionsByNames", () -> client.getPartitionsByNames(db, "t", List.of("p=y/q=1", "p=x/q=1", "p=no/q=0")));
+    step("getPartitionsByNames", () -> client.getPartitionsByNames(db, "t", list("p=y/q=1", "p=x/q=1", "p=no/q=0")));
     step("listPartitionsWithAuthInfo", () ->
-        client.listPartitionsWithAuthInfo(db, "t", (short) -1, "u_" + token, List.of("g")));
+        client.listPartitionsWithAuthInfo(db, "t", (short) -1, "u_" + token, list("g")));
     step("listPartitionsWithAuthInfo partial", () ->
-        client.listPartitionsWithAuthInfo(db, "t", List.of("x"), (short) -1, "u_" + token, List.of("g")));
+        client.listPartitionsWithAuthInfo(db, "t", list("x"), (short) -1, "u_" + token, list("g")));
     step("listPartitionsWithAuthInfoRequest", () -> {
       GetPartitionsPsWithAuthRequest req = new GetPartitionsPsWithAuthRequest(db, "t");
       req.setCatName("hive");
-      req.setPartVals(List.of("", "1"));
+      req.setPartVals(list("", "1"));
       req.setMaxParts((short) -1);
       return client.listPartitionsWithAuthInfoRequest(req);
     });
@@ -276,73 +276,73 @@ public class Hive4ClientSequence {
     step("getPartitionsWithSpecs projection", () -> {
       GetPartitionsRequest req = new GetPartitionsRequest(db, "t", new GetProjectionsSpec(), new GetPartitionsFilterSpec());
       req.setCatName("hive");
-      req.getProjectionSpec().setFieldList(List.of("values", "sd.location", "parameters"));
+      req.getProjectionSpec().setFieldList(list("values", "sd.location", "parameters"));
       return client.getPartitionsWithSpecs(req);
     });
     step("listPartitionSpecs", () -> client.listPartitionSpecs(db, "t", -1).toPartitionSpec());
     step("listPartitionValues", () -> {
-      PartitionValuesRequest req = new PartitionValuesRequest(db, "t", List.of(col("p", "string")));
+      PartitionValuesRequest req = new PartitionValuesRequest(db, "t", list(col("p", "string")));
       req.setCatName("hive");
       req.setApplyDistinct(true);
       return client.listPartitionValues(req);
     });
     step("alter_partition", () -> {
-      Partition p = client.getPartition(db, "t", List.of("x", "2"));
+      Partition p = client.getPartition(db, "t", list("x", "2"));
       p.putToParameters("altered", "yes");
       client.alter_partition(db, "t", p, null);
-      return client.getPartition(db, "t", List.of("x", "2"));
+      return client.getPartition(db, "t", list("x", "2"));
     });
     step("alter_partitions", () -> {
-      List<Partition> ps = client.getPartitionsByNames(db, "t", List.of("p=x/q=1", "p=y/q=1"));
+      List<Partition> ps = client.getPartitionsByNames(db, "t", list("p=x/q=1", "p=y/q=1"));
       for (Partition p : ps) {
         p.putToParameters("bulk", "yes");
       }
       client.alter_partitions(db, "t", ps, null);
-      return client.getPartitionsByNames(db, "t", List.of("p=x/q=1", "p=y/q=1"));
+      return client.getPartitionsByNames(db, "t", list("p=x/q=1", "p=y/q=1"));
     });
     step("renamePartition", () -> {
-      Partition p = client.getPartition(db, "t", List.of("w", "8"));
-      p.setValues(List.of("w", "80"));
-      client.renamePartition(db, "t", List.of("w", "8"), p);
+      Partition p = client.getPartition(db, "t", list("w", "8"));
+      p.setValues(list("w", "80"));
+      client.renamePartition(db, "t", list("w", "8"), p);
       return client.listPartitionNames(db, "t", (short) -1);
     });
     step("renamePartition onto an existing one", () -> {
-      Partition p = client.getPartition(db, "t", List.of("w", "80"));
-      p.setValues(List.of("x", "1"));
-      client.renamePartition(db, "t", List.of("w", "80"), p);
+      Partition p = client.getPartition(db, "t", list("w", "80"));
+      p.setValues(list("x", "1"));
+      client.renamePartition(db, "t", list("w", "80"), p);
       return null;
     });
     step("markPartitionForEvent", () -> {
-      client.markPartitionForEvent(db, "t", Map.of("p", "x", "q", "1"), PartitionEventType.LOAD_DONE);
-      return List.of(client.isPartitionMarkedForEvent(db, "t", Map.of("p", "x", "q", "1"), PartitionEventType.LOAD_DONE),
-          client.isPartitionMarkedForEvent(db, "t", Map.of("p", "y", "q", "1"), PartitionEventType.LOAD_DONE));
+      client.markPartitionForEvent(db, "t", new HashMap<>(Map.of("p", "x", "q", "1")), PartitionEventType.LOAD_DONE);
+      return list(client.isPartitionMarkedForEvent(db, "t", new HashMap<>(Map.of("p", "x", "q", "1")), PartitionEventType.LOAD_DONE),
+          client.isPartitionMarkedForEvent(db, "t", new HashMap<>(Map.of("p", "y", "q", "1")), PartitionEventType.LOAD_DONE));
     });
     step("partitionNameToVals", () -> client.partitionNameToVals("p=a%2Fb/q=1"));
     step("partitionNameToSpec", () -> client.partitionNameToSpec("p=a/q=1"));
     step("validatePartitionNameCharacters", () -> {
-      client.validatePartitionNameCharacters(List.of("ok", "also ok"));
+      client.validatePartitionNameCharacters(list("ok", "also ok"));
       return null;
     });
-    step("dropPartition", () -> client.dropPartition(db, "t", List.of("w", "80"), true));
+    step("dropPartition", () -> client.dropPartition(db, "t", list("w", "80"), true));
     step("dropPartition name", () -> client.dropPartition(db, "t", "p=v/q=9", true));
-    step("dropPartition missing", () -> client.dropPartition(db, "t", List.of("w", "80"), true));
+    step("dropPartition missing", () -> client.dropPartition(db, "t", list("w", "80"), true));
     step("listPartitionNames after drops", () -> client.listPartitionNames(db, "t", (short) -1));
   }
 
   private static void statistics() {
     step("updateTableColumnStatistics", () -> client.updateTableColumnStatistics(stats(null, longStats("a", 1, 9, 0, 5))));
-    step("getTableColumnStatistics", () -> client.getTableColumnStatistics(db, "t", List.of("a", "b"), "hive"));
-    step("updatePartitionColumnStatistics", () -> List.of(
+    step("getTableColumnStatistics", () -> client.getTableColumnStatistics(db, "t", list("a", "b"), "hive"));
+    step("updatePartitionColumnStatistics", () -> list(
         client.updatePartitionColumnStatistics(stats("p=x/q=1", longStats("a", 1, 5, 1, 3))),
         client.updatePartitionColumnStatistics(stats("p=x/q=2", longStats("a", -2, 3, 0, 4)))));
     step("getPartitionColumnStatistics", () ->
-        client.getPartitionColumnStatistics(db, "t", List.of("p=x/q=1", "p=x/q=2", "p=z/q=3"), List.of("a"), "hive"));
+        client.getPartitionColumnStatistics(db, "t", list("p=x/q=1", "p=x/q=2", "p=z/q=3"), list("a"), "hive"));
     step("getAggrColStatsFor", () ->
-        client.getAggrColStatsFor(db, "t", List.of("a"), List.of("p=x/q=1", "p=x/q=2"), "hive"));
+        client.getAggrColStatsFor(db, "t", list("a"), list("p=x/q=1", "p=x/q=2"), "hive"));
     step("getTable with statistics' parameters", () -> client.getTable(db, "t").getParameters());
     step("deletePartitionColumnStatistics", () -> client.deletePartitionColumnStatistics(db, "t", "p=x/q=1", "a", "hive"));
     step("deleteTableColumnStatistics", () -> client.deleteTableColumnStatistics(db, "t", "a", "hive"));
-    step("getTableColumnStatistics after delete", () -> client.getTableColumnStatistics(db, "t", List.of("a"), "hive"));
+    step("getTableColumnStatistics after delete", () -> client.getTableColumnStatistics(db, "t", list("a"), "hive"));
   }
 
   private static void functions() {
@@ -366,7 +366,7 @@ public class Hive4ClientSequence {
 
   private static void constraints() {
     step("createTable for constraints", () -> {
-      client.createTable(table("c", List.of(col("id", "int"), col("u", "string"), col("n", "string")), List.of()));
+      client.createTable(table("c", list(col("id", "int"), col("u", "string"), col("n", "string")), list()));
       return null;
     });
     step("addPrimaryKey", () -> {
@@ -378,7 +378,7 @@ public class Hive4ClientSequence {
       pk.setPk_name("c_pk");
       pk.setRely_cstr(true);
       pk.setCatName("hive");
-      client.addPrimaryKey(List.of(pk));
+      client.addPrimaryKey(list(pk));
       PrimaryKeysRequest req = new PrimaryKeysRequest(db, "c");
       req.setCatName("hive");
       return client.getPrimaryKeys(req);
@@ -391,7 +391,7 @@ public class Hive4ClientSequence {
       uk.setColumn_name("u");
       uk.setKey_seq(1);
       uk.setUk_name("c_uk");
-      client.addUniqueConstraint(List.of(uk));
+      client.addUniqueConstraint(list(uk));
       return client.getUniqueConstraints(new UniqueConstraintsRequest("hive", db, "c"));
     });
     step("addNotNullConstraint", () -> {
@@ -401,7 +401,7 @@ public class Hive4ClientSequence {
       nn.setTable_name("c");
       nn.setColumn_name("n");
       nn.setNn_name("c_nn");
-      client.addNotNullConstraint(List.of(nn));
+      client.addNotNullConstraint(list(nn));
       return client.getNotNullConstraints(new NotNullConstraintsRequest("hive", db, "c"));
     });
     step("getAllTableConstraints", () -> client.getAllTableConstraints(new AllTableConstraintsRequest(db, "c", "hive")));
@@ -428,15 +428,15 @@ public class Hive4ClientSequence {
     step("get_principals_in_role", () -> client.get_principals_in_role(new GetPrincipalsInRoleRequest(role)));
     step("get_role_grants_for_principal", () ->
         client.get_role_grants_for_principal(new GetRoleGrantsForPrincipalRequest(user, PrincipalType.USER)));
-    step("grant_privileges", () -> client.grant_privileges(new PrivilegeBag(List.of(
+    step("grant_privileges", () -> client.grant_privileges(new PrivilegeBag(list(
         grant(tref, user, PrincipalType.USER, "SELECT"), grant(tref, role, PrincipalType.ROLE, "INSERT")))));
-    step("grant_privileges again", () -> client.grant_privileges(new PrivilegeBag(List.of(
+    step("grant_privileges again", () -> client.grant_privileges(new PrivilegeBag(list(
         grant(tref, user, PrincipalType.USER, "SELECT")))));
     step("list_privileges", () -> client.list_privileges(user, PrincipalType.USER, tref));
     step("list_privileges of the role", () -> client.list_privileges(role, PrincipalType.ROLE, tref));
-    step("get_privilege_set", () -> client.get_privilege_set(tref, user, List.of("g_" + token)));
+    step("get_privilege_set", () -> client.get_privilege_set(tref, user, list("g_" + token)));
     step("revoke_privileges", () -> {
-      client.revoke_privileges(new PrivilegeBag(List.of(grant(tref, user, PrincipalType.USER, "SELECT"))), false);
+      client.revoke_privileges(new PrivilegeBag(list(grant(tref, user, PrincipalType.USER, "SELECT"))), false);
       return client.list_privileges(user, PrincipalType.USER, tref);
     });
     step("revoke_role", () -> client.revoke_role(role, user, PrincipalType.USER, false));
@@ -459,14 +459,14 @@ public class Hive4ClientSequence {
       return rel(txn[0]);
     });
     step("showTxns (this test's)", () -> client.showTxns().getOpen_txns().stream().filter(t -> t.getId() >= firstTxn)
-        .filter(t -> user.equals(t.getUser())).map(t -> List.of(rel(t.getId()), t.getState().toString(), t.getUser()))
+        .filter(t -> user.equals(t.getUser())).map(t -> list(rel(t.getId()), t.getState().toString(), t.getUser()))
         .collect(Collectors.toList()));
     step("lock", () -> {
       LockComponent c = new LockComponent(LockType.SHARED_READ, LockLevel.TABLE, db);
       c.setTablename("t");
       c.setOperationType(DataOperationType.SELECT);
       c.setIsTransactional(true);
-      LockRequest req = new LockRequest(List.of(c), user, "localhost");
+      LockRequest req = new LockRequest(list(c), user, "localhost");
       req.setTxnid(txn[0]);
       LockResponse r = client.lock(req);
       lock[0] = r.getLockid();
@@ -477,7 +477,7 @@ public class Hive4ClientSequence {
     step("showLocks (this database's)", () -> {
       ShowLocksRequest req = new ShowLocksRequest();
       req.setDbname(db);
-      return client.showLocks(req).getLocks().stream().map(l -> List.of(String.valueOf(l.getDbname()),
+      return client.showLocks(req).getLocks().stream().map(l -> list(String.valueOf(l.getDbname()),
           String.valueOf(l.getTablename()), String.valueOf(l.getPartname()), l.getState().toString(),
           l.getType().toString(), rel(l.getTxnid()), l.getLockid() - firstLock, String.valueOf(l.getUser())))
           .collect(Collectors.toList());
@@ -500,13 +500,13 @@ public class Hive4ClientSequence {
       return ids.stream().map(Hive4ClientSequence::rel).collect(Collectors.toList());
     });
     step("rollbackTxn", () -> { client.rollbackTxn(two[0]); return null; });
-    step("abortTxns", () -> { client.abortTxns(List.of(two[1])); return null; });
+    step("abortTxns", () -> { client.abortTxns(list(two[1])); return null; });
     step("getOpenTxns (this test's)", () -> {
       GetOpenTxnsResponse r = client.getOpenTxns();
       List<Object> out = new ArrayList<>();
       List<Long> open = r.getOpen_txns();
       java.util.BitSet aborted = java.util.BitSet.valueOf(r.bufferForAbortedBits());
-      for (long t : List.of(firstTxn, two[0], two[1])) {
+      for (long t : list(firstTxn, two[0], two[1])) {
         int at = open.indexOf(t);
         out.add(at < 0 ? "gone" : aborted.get(at) ? "aborted" : "open");
       }
@@ -515,7 +515,7 @@ public class Hive4ClientSequence {
     step("lock without a transaction", () -> {
       LockComponent c = new LockComponent(LockType.EXCLUSIVE, LockLevel.DB, db);
       c.setOperationType(DataOperationType.NO_TXN);
-      LockResponse r = client.lock(new LockRequest(List.of(c), user, "localhost"));
+      LockResponse r = client.lock(new LockRequest(list(c), user, "localhost"));
       lock[0] = r.getLockid();
       return r.getState().toString();
     });
@@ -523,16 +523,16 @@ public class Hive4ClientSequence {
     step("unlock again", () -> { client.unlock(lock[0]); return null; });
     step("compact2", () -> {
       CompactionResponse r = client.compact2(db, "t", "p=x/q=1", CompactionType.MAJOR, null);
-      return List.of(r.getState(), r.isAccepted());
+      return list(r.getState(), r.isAccepted());
     });
     step("compact2 again", () -> {
       CompactionResponse r = client.compact2(db, "t", "p=x/q=1", CompactionType.MINOR, null);
-      return List.of(r.getState(), r.isAccepted());
+      return list(r.getState(), r.isAccepted());
     });
     step("showCompactions (this database's)", () -> {
       ShowCompactRequest req = new ShowCompactRequest();
       req.setDbName(db);
-      return client.showCompactions(req).getCompacts().stream().map(e -> List.of(e.getDbname(), e.getTablename(),
+      return client.showCompactions(req).getCompacts().stream().map(e -> list(e.getDbname(), e.getTablename(),
           String.valueOf(e.getPartitionname()), e.getType().toString(), e.getState(), String.valueOf(e.getPoolName())))
           .collect(Collectors.toList());
     });
@@ -561,6 +561,11 @@ public class Hive4ClientSequence {
     });
     step("getCurrentNotificationEventId moved on", () ->
         client.getCurrentNotificationEventId().getEventId() >= firstEvent);
+  }
+
+  @SafeVarargs
+  private static <T> List<T> list(T... items) {  // mutable: the client changes and probes what it is given
+    return new ArrayList<>(Arrays.asList(items));
   }
 
   private static List<String> mine(List<String> names) {
