@@ -750,6 +750,13 @@ def test_hive4_client_request_forms(cf):
     assert [i.tblName for i in cf.ours_only("get_tables_ext", ext(requestedFields=1, limit=1))] == ["t"]
     assert cf.ours_only("get_tables_ext", GetTablesExtRequest(catalog="hive", database=f"cf_nosuch_{cf.token}",
                                                               tableNamePattern="*", requestedFields=1)) == []
+    # Hive 4's client's getTables: names by pattern, with a projection (ordered here: Hive's JDO has no ORDER BY)
+    by_name = lambda r: sorted(r.tables, key=lambda t: t.tableName)  # noqa: E731
+    names_only = GetProjectionsSpec(fieldList=["dbName", "tableName", "owner", "ownerType"])
+    for pattern in ("t2|no*", ".*", "T*", "x*"):
+        cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, catName="hive", tablesPattern=pattern,
+                                                                  projectionSpec=names_only), post=by_name)
+    cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, tablesPattern="t*"), post=by_name)
     cf.call("drop_table_req", DropTableRequest(catalogName="hive", dbName=db, tableName="t2", deleteData=True),
             expect="ok")
     cf.call("get_table", db, "t2", expect="NoSuchObjectException")

@@ -11,7 +11,7 @@ from store.errors import NoSuchObject, StoreError
 from store.hms.catalog import TableNamesByFilter, TableService
 from store.hms.common import ENCODER_AVAILABLE, is_insert_only
 from store.hms.constraints import ConstraintService
-from store.hms.partitions import PartitionService
+from store.hms.partitions import PartitionService, project
 from store.hudi.timeline import TimelineCatchUp, TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
@@ -25,6 +25,7 @@ from thrift_idl.hive_metastore.ttypes import (
     InvalidOperationException,
     MetaException,
     SQLAllTableConstraints,
+    Table,
     TruncateTableResponse,
     UnknownDBException,
     UnknownTableException,
@@ -148,15 +149,25 @@ class TableHandler:
         return tables
 
     def get_table_objects_by_name_req(self, req):
+        """The named tables, else those `tablesPattern` matches (a name pattern, all when none:
+        Hive 4's client's getTables), with only the fields of `projectionSpec.fieldList` when given."""
         db = db_name(req.dbName, req.catName)
+        spec = req.projectionSpec
+        fields = list(spec.fieldList or []) if spec is not None else []
+        if spec is not None and not fields and (spec.includeParamKeyPattern or spec.excludeParamKeyPattern):
+            raise InvalidOperationException("Include and Exclude Param key are not supported.")
+        known = {s[2] for s in Table.thrift_spec if s}
+        bad = [f for f in fields if f.split(".")[0] not in known]
+        if bad:
+            raise MetaException(f"Invalid table fields in the projection spec: {', '.join(bad)}")
         try:
-            names = req.tblNames if req.tblNames is not None else self.tables.list_tables(db)
+            names = req.tblNames if req.tblNames is not None else self.tables.list_tables(db, req.tablesPattern)
             tables = self.tables.get_tables_by_names(db, names)
         except NoSuchObject as exc:  # as Hive 4 answers
             raise UnknownDBException(f"Could not find {exc.message}") from exc
         for t in tables:
             _check_capability(req.capabilities, is_insert_only(t.parameters))
-        return GetTablesResult(tables=tables)
+        return GetTablesResult(tables=[project(t, fields) for t in tables] if fields else tables)
 
     def get_tables(self, db_name_, pattern):
         return self.tables.list_tables(db_name(db_name_), pattern)
