@@ -339,7 +339,7 @@ public class Hive4ClientSequence {
         client.getPartitionColumnStatistics(db, "t", list("p=x/q=1", "p=x/q=2", "p=z/q=3"), list("a"), "hive"));
     step("getAggrColStatsFor", () ->
         client.getAggrColStatsFor(db, "t", list("a"), list("p=x/q=1", "p=x/q=2"), "hive"));
-    step("getTable with statistics' parameters", () -> client.getTable(db, "t").getParameters());
+    step("getTable with statistics' parameters", () -> client.getTable(db, "t"));
     step("deletePartitionColumnStatistics", () -> client.deletePartitionColumnStatistics(db, "t", "p=x/q=1", "a", "hive"));
     step("deleteTableColumnStatistics", () -> client.deleteTableColumnStatistics(db, "t", "a", "hive"));
     step("getTableColumnStatistics after delete", () -> client.getTableColumnStatistics(db, "t", list("a"), "hive"));
