@@ -61,6 +61,19 @@ def _check_capability(capabilities, insert_only: bool) -> None:
     raise MetaException(INSERT_ONLY_REFUSED)
 
 
+def _projected(table: Table, fields: list[str]) -> Table:
+    """The table with only `fields` read, as Hive 4's ObjectStore answers it: the fields it always
+    converts come as a table row without them reads (id and writeId 0, not rewrite-enabled, the type
+    MANAGED_TABLE unless a view's text was read)."""
+    out = project(table, fields)
+    out.id = table.id if "id" in fields else 0
+    out.writeId = table.writeId if "writeId" in fields else 0
+    out.rewriteEnabled = table.rewriteEnabled if "rewriteEnabled" in fields else False
+    if "tableType" not in fields:
+        out.tableType = "VIRTUAL_VIEW" if out.viewOriginalText is not None else "MANAGED_TABLE"
+    return out
+
+
 class TableHandler:
     def __init__(self, tables: TableService, partitions: PartitionService, timeline: TimelineService | None = None,
                  constraints: ConstraintService | None = None, table_filter: TableNamesByFilter | None = None,
@@ -167,7 +180,7 @@ class TableHandler:
             raise UnknownDBException(f"Could not find {exc.message}") from exc
         for t in tables:
             _check_capability(req.capabilities, is_insert_only(t.parameters))
-        return GetTablesResult(tables=[project(t, fields) for t in tables] if fields else tables)
+        return GetTablesResult(tables=[_projected(t, fields) for t in tables] if fields else tables)
 
     def get_tables(self, db_name_, pattern):
         return self.tables.list_tables(db_name(db_name_), pattern)

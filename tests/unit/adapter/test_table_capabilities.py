@@ -65,7 +65,8 @@ def test_tables_by_pattern_with_a_projection(tables):
     names = GetProjectionsSpec(fieldList=["tableName", "owner"])
     got = tables.get_table_objects_by_name_req(GetTablesRequest(
         dbName="d", tablesPattern="pl*|x", projectionSpec=names)).tables
-    assert [(t.tableName, t.owner, t.dbName, t.sd) for t in got] == [("plain", "tester", None, None)]
+    assert [(t.tableName, t.owner, t.dbName, t.sd, t.tableType, t.id) for t in got] == [
+        ("plain", "tester", None, None, "MANAGED_TABLE", 0)]
     with pytest.raises(InvalidOperationException):
         tables.get_table_objects_by_name_req(GetTablesRequest(
             dbName="d", projectionSpec=GetProjectionsSpec(includeParamKeyPattern="k%")))
