@@ -6,7 +6,8 @@
 //   "struct": class, "tjson": a Thrift struct in TJSONProtocol (decoded by the test with our bindings),
 //   "list": class, "tjson": [...] (a list of structs), "map": class, "tjson": {key: [...]},
 //   "value": plain JSON (strings, numbers, lists, maps), or
-//   "error": the exception's class, "message": its text ("appType": TApplicationException's type).
+//   "error": the exception's class, "message": its text ("appType": TApplicationException's type);
+//   "ms": how long the step took.
 // Transaction, lock and notification ids are printed relative to the sequence's first one (each server
 // numbers its own); what the test compares and masks is its business (tests/conformance/allowlist.py).
 //
@@ -577,6 +578,7 @@ public class Hive4ClientSequence {
   private static void step(String name, Call call) {
     ObjectNode out = JSON.createObjectNode();
     out.put("step", name);
+    long start = System.nanoTime();
     try {
       answer(out, call.run());
     } catch (TApplicationException e) {
@@ -587,6 +589,7 @@ public class Hive4ClientSequence {
       out.put("error", e.getClass().getSimpleName());
       out.put("message", String.valueOf(e.getMessage()));
     }
+    out.put("ms", (System.nanoTime() - start) / 1000000);
     try {
       System.out.println(JSON.writeValueAsString(out));
     } catch (Exception e) {
