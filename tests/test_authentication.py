@@ -6,7 +6,6 @@ SASL, a plaintext client against TLS."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import ssl
 import struct
@@ -69,19 +68,12 @@ def _sasl_client(port: int, cert, user: str, password: str):
 
 
 @pytest.fixture
-def java_client(tmp_path):
+def java_client():
     """The Hive 4 client classpath and a directory holding SecureClient.class (None: not here)."""
-    classpath = subprocess.run([VENV_PYTHON, "-m", "tools.java_artifacts", "path", "hive4-metastore"],
-                               cwd=REPO_ROOT, capture_output=True, text=True)
-    if classpath.returncode != 0 or shutil.which("javac") is None:
-        if ci_mode():
-            pytest.fail("javac and the Hive 4 metastore classpath are needed")
-        return None
-    jars, out = classpath.stdout.strip() + "/*", tmp_path / "classes"
-    out.mkdir()
-    subprocess.run(["javac", "-nowarn", "-cp", jars, "-d", str(out),
-                    str(REPO_ROOT / "tests" / "java" / "SecureClient.java")], check=True, capture_output=True)
-    return jars, out
+    compiled = jvm.hive4_client("SecureClient")  # compiled once (tests/harness/jvm.py)
+    if compiled is None and ci_mode():
+        pytest.fail("javac and the Hive 4 metastore classpath are needed")
+    return compiled
 
 
 def _check_hive4_client(java_client, port: int, cert, tmp_path, db: str) -> None:

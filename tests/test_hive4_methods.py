@@ -15,14 +15,13 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from thrift.Thrift import TApplicationException
 
 from tests import test_conformance as conformance
+from tests.conformance import java_client
 from tests.conformance.compare import Each
 from tests.conformance.objects import (
     bool_stats,
@@ -35,7 +34,7 @@ from tests.conformance.objects import (
     string_stats,
     table,
 )
-from tests.harness import REPO_ROOT, VENV_PYTHON, ci_mode, jvm
+from tests.harness import ci_mode, jvm
 from thrift_idl.hive_metastore.ttypes import (
     AbortTxnRequest,
     AbortTxnsRequest,
@@ -67,6 +66,7 @@ from thrift_idl.hive_metastore.ttypes import (
     GetRoleGrantsForPrincipalRequest,
     GetTableRequest,
     GetTablesExtRequest,
+    GetTablesRequest,
     GetValidWriteIdsRequest,
     GrantRevokePrivilegeRequest,
     GrantRevokeType,
@@ -750,12 +750,56 @@ def test_hive4_client_request_forms(cf):
     assert [i.tblName for i in cf.ours_only("get_tables_ext", ext(requestedFields=1, limit=1))] == ["t"]
     assert cf.ours_only("get_tables_ext", GetTablesExtRequest(catalog="hive", database=f"cf_nosuch_{cf.token}",
                                                               tableNamePattern="*", requestedFields=1)) == []
+    # Hive 4's client's getTables: names by pattern, with a projection (ordered here: Hive's JDO has no ORDER BY)
+    by_name = lambda r: sorted(r.tables, key=lambda t: t.tableName)  # noqa: E731
+    names_only = GetProjectionsSpec(fieldList=["dbName", "tableName", "owner", "ownerType"])
+    for pattern in ("t2|no*", ".*", "T*", "x*"):
+        cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, catName="hive", tablesPattern=pattern,
+                                                                  projectionSpec=names_only), post=by_name)
+    cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, tablesPattern="t*"), post=by_name)
     cf.call("drop_table_req", DropTableRequest(catalogName="hive", dbName=db, tableName="t2", deleteData=True),
             expect="ok")
     cf.call("get_table", db, "t2", expect="NoSuchObjectException")
     cf.call("drop_table_req", DropTableRequest(dbName=db, tableName="t2", deleteData=True),
             expect="NoSuchObjectException")
     cf.call("flushCache", expect="ok")
+    cleanup(cf, db)
+
+
+# --------------------------------------------------------------------------- client capabilities
+
+
+@hive4
+def test_insert_only_tables_need_the_capability(cf):
+    """Hive refuses an insert-only transactional table to a client that does not say it reads them
+    (HMSHandler.assertClientHasCapability, ClientCapability.INSERT_ONLY_TABLES): get_table_req and
+    get_table_objects_by_name_req without the capability answer MetaException with Hive's text, and
+    so does ours' old get_table (compared with Hive 4's get_table_req without capabilities, as Hive
+    3.1 answered it); with the capability, the table. setMetaConf turns the check off for the session."""
+    (db,) = names(cf, "ioc")
+    cf.call("create_database", database(db), expect="ok")
+    insert_only = {"transactional": "true", "transactional_properties": "insert_only"}  # (Hive lower-cases it)
+    cf.call("create_table", table(db, "io", cols("a int"), params=insert_only), expect="ok")
+    cf.call("create_table", table(db, "plain", cols("a int")), expect="ok")
+    able = ClientCapabilities(values=[ClientCapability.INSERT_ONLY_TABLES])
+    other = ClientCapabilities(values=[ClientCapability.TEST_CAPABILITY])
+    cf.call("get_table", db, "io", expect="MetaException", msg=True)
+    for caps, expect in ((None, "MetaException"), (other, "MetaException"), (able, "ok")):
+        cf.call("get_table_req", GetTableRequest(dbName=db, tblName="io", capabilities=caps), expect=expect, msg=True)
+        cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, tblNames=["plain", "io"],
+                                                                  capabilities=caps), expect=expect, msg=True,
+                post=lambda r: sorted(r.tables, key=lambda t: t.tableName))
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="plain"), expect="ok")
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="nosuch"), expect="NoSuchObjectException")
+    cf.call("get_table_objects_by_name_req", GetTablesRequest(dbName=db, tblNames=["plain"]), expect="ok")
+    # the old form declares no exception: an internal error with Hive's text (Hive 4 has no such call)
+    with pytest.raises(TApplicationException) as info:
+        cf.ours_only("get_table_objects_by_name", db, ["plain", "io"])
+    assert info.value.type == TApplicationException.INTERNAL_ERROR and "insert-only tables" in info.value.message
+    assert [t.tableName for t in cf.ours_only("get_table_objects_by_name", db, ["plain"])] == ["plain"]
+    cf.call("setMetaConf", "metastore.client.capability.check", "false", expect="ok")
+    cf.call("get_table_req", GetTableRequest(dbName=db, tblName="io"), expect="ok")
+    cf.call("get_table", db, "io", expect="ok")
     cleanup(cf, db)
 
 
@@ -887,18 +931,16 @@ def test_serialized_expressions_are_unknown_methods(our_server, thrift_client):
     assert "default" in c.get_all_databases()
 
 
-def _compile_client(tmp_path: Path) -> tuple[str, Path] | None:
-    """The Hive 4 client classpath and a directory holding ExprPruningClient.class."""
-    classpath = subprocess.run([VENV_PYTHON, "-m", "tools.java_artifacts", "path", "hive4-metastore"],
-                               cwd=REPO_ROOT, capture_output=True, text=True)
-    if classpath.returncode != 0 or shutil.which("javac") is None:
-        return None
-    jars = classpath.stdout.strip() + "/*"
-    out = tmp_path / "classes"
-    out.mkdir()
-    subprocess.run(["javac", "-nowarn", "-cp", jars, "-d", str(out),
-                    str(REPO_ROOT / "tests" / "java" / "ExprPruningClient.java")], check=True, capture_output=True)
-    return jars, out
+@pytest.fixture(scope="session")
+def hive4_client_classes():
+    """Hive 4's metastore client classpath with tests/java's programs compiled (once: jvm.hive4_client)."""
+    compiled = [jvm.hive4_client(p) for p in ("ExprPruningClient", java_client.PROGRAM)]
+    if None in compiled:
+        if ci_mode():
+            pytest.fail("javac and the Hive 4 metastore classpath are needed")
+        pytest.skip("javac or the Hive 4 metastore classpath is missing")
+    jars = compiled[0][0]  # type: ignore[index]
+    return ":".join([jars, *(str(c[1]) for c in compiled)])  # type: ignore[index]
 
 
 @pytest.fixture(scope="session")
@@ -909,19 +951,13 @@ def hive4_reference(request) -> int:
 
 
 @pytest.mark.backends("sqlite")  # a JVM per side; the calls' answers are compared on every backend elsewhere
-def test_expression_pruning_falls_back(our_server, thrift_client, hive4_reference, tmp_path):
+def test_expression_pruning_falls_back(our_server, thrift_client, hive4_reference, hive4_client_classes):
     """Hive 4's HiveMetaStoreClient against ours: listPartitionsByExpr turns our UNKNOWN_METHOD into
     IncompatibleMetastoreException, on which Hive's PartitionPruner prunes partition names itself;
     that path (fetch_partition_names_req, get_partitions_by_names_req) gives the right partitions.
     The standalone Hive 4 reference, which has no Hive classes to read expressions with either,
     answers MetaException: a query there fails instead. Then the client's request forms (the same
     outcomes as the reference's) and two calls of features ours does not have."""
-    compiled = _compile_client(tmp_path)
-    if compiled is None:
-        if ci_mode():
-            pytest.fail("javac and the Hive 4 metastore classpath are needed")
-        pytest.skip("javac or the Hive 4 metastore classpath is missing")
-    jars, classes = compiled
     db = f"expr_{secrets.token_hex(3)}"
     outcomes = {}
     for name, port in (("ours", our_server), ("reference", hive4_reference)):
@@ -930,7 +966,7 @@ def test_expression_pruning_falls_back(our_server, thrift_client, hive4_referenc
         t = table(db, "t", cols("a int"), cols("p string", "q int"))
         c.create_table(t)
         c.add_partitions([partition(t, v) for v in (["x", "1"], ["x", "2"], ["y", "1"])])
-        run = subprocess.run(["java", *jvm.java_flags(), "-cp", f"{jars}:{classes}",
+        run = subprocess.run(["java", *jvm.java_flags(), "-cp", hive4_client_classes,
                               "ExprPruningClient", str(port), db, "t", "p", "x"],
                              capture_output=True, text=True, timeout=120)
         outcomes[name] = run.stdout.splitlines()
@@ -962,3 +998,36 @@ def test_expression_pruning_falls_back(our_server, thrift_client, hive4_referenc
     assert outcomes["ours"][-1] == (
         "getAllResourcePlans MetaException get_all_resource_plans: workload management (resource plans) is not "
         "supported by this metastore (docs/conformance.md)"), outcomes
+
+
+# --------------------------------------------------------------------------- Hive 4.0.1's own client
+
+
+#: the reference's answers to the sequence, per reference port: (database, token, steps). The reference
+#: answers the same on every backend run, so it runs once per session (its JVM is Hive on Derby: the
+#: slow side); ours runs on each backend with the same names.
+_REFERENCE_SEQUENCE: dict[int, tuple[str, str, list[dict]]] = {}
+
+
+@hive4
+def test_hive4_java_client(cf, hive4_client_classes):
+    """One sequence of Hive 4.0.1's HiveMetaStoreClient calls (tests/java/Hive4ClientSequence.java:
+    databases, tables with the *_req forms, partitions with projections and filters, statistics,
+    functions, constraints, privileges and roles, notifications, locks, transactions and write ids),
+    one JVM against each server; the answers compared step by step (tests/conformance/java_client.py,
+    allowlist.JAVA_CLIENT_*)."""
+    known = _REFERENCE_SEQUENCE.get(cf.reference.port)
+    if known is None:
+        (db,) = names(cf, "jc")
+        known = _REFERENCE_SEQUENCE[cf.reference.port] = (db, cf.token, java_client.run_sequence(
+            hive4_client_classes, cf.reference.port, db, cf.token))
+    db, token, reference = known
+    try:
+        ours = java_client.run_sequence(hive4_client_classes, cf.ours.port, db, token)
+        java_client.compare(cf, reference, ours)
+        # what the reference cannot show (it logs no events): ours logged this database's events
+        (events,) = [s["value"] for s in ours if s["step"] == "getNextNotification (this database's)"]
+        assert events[0].split()[0] == "CREATE_DATABASE", events
+        assert {"CREATE_TABLE t", "ADD_PARTITION t", "DROP_TABLE t2", "ALTER_PARTITION t"} <= set(events), events
+    finally:
+        cleanup(cf, db)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import time
 import uuid
@@ -64,16 +63,12 @@ def _python_client(env: dict, port: int, table: str) -> str:
 
 
 def _java_classes(tmp_path, program: str = "KerberosClient"):
-    classpath = subprocess.run([VENV_PYTHON, "-m", "tools.java_artifacts", "path", "hive4-metastore"],
-                               cwd=REPO_ROOT, capture_output=True, text=True)
-    if classpath.returncode != 0 or shutil.which("javac") is None:
+    compiled = jvm.hive4_client(program)  # compiled once (tests/harness/jvm.py)
+    if compiled is None:
         if ci_mode():
             pytest.fail("javac and the Hive 4 metastore classpath are needed")
         pytest.skip("no javac or Hive 4 metastore classpath")
-    jars, out = classpath.stdout.strip() + "/*", tmp_path / f"classes-{program}"
-    out.mkdir()
-    subprocess.run(["javac", "-nowarn", "-cp", jars, "-d", str(out),
-                    str(REPO_ROOT / "tests" / "java" / f"{program}.java")], check=True, capture_output=True)
+    jars, out = compiled
     return f"{jars}:{out}"
 
 

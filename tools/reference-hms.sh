@@ -126,6 +126,7 @@ else
   <property><name>metastore.housekeeping.threads.on</name><value>false</value></property>
   <property><name>metastore.compactor.initiator.on</name><value>false</value></property>
   <property><name>metastore.event.db.notification.api.auth</name><value>false</value></property>
+  <property><name>metastore.metastore.event.db.notification.api.auth</name><value>false</value></property>
   <property><name>metastore.metadata.transformer.class</name><value> </value></property>
   ${retry//hive.hmshandler/metastore.hmshandler}
 </configuration>

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from adapter.naming import db_name
+from store.errors import NoSuchObject
 from store.hms.functions import FunctionService
 from thrift_idl.hive_metastore.ttypes import (
     GetAllFunctionsResponse,
     InvalidObjectException,
+    NoSuchObjectException,
 )
 
 
@@ -21,7 +23,10 @@ class FunctionHandler:
         self.functions.create(func)
 
     def get_function(self, dbName, funcName):
-        return self.functions.get(db_name(dbName), funcName or "")
+        try:
+            return self.functions.get(db_name(dbName), funcName or "")
+        except NoSuchObject as exc:  # Hive's text names the database as the call did (`@hive#db` from Hive 4)
+            raise NoSuchObjectException(f"Function {dbName}.{funcName} does not exist") from exc
 
     def get_functions(self, dbName, pattern):
         return self.functions.list(db_name(dbName), pattern)

@@ -34,6 +34,12 @@ DEFAULT_CONF = {
 _session = threading.local()
 
 
+def session_setting(*keys: str) -> str | None:
+    """What this connection's setMetaConf set for the first of `keys` it set, else None."""
+    conf = getattr(_session, "conf", None) or {}
+    return next((conf[k] for k in keys if k in conf), None)
+
+
 def _process_user() -> str:
     try:
         return getpass.getuser()

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import logging
 
+from adapter.handlers.service import session_setting
 from adapter.naming import db_name, db_pattern, env_props
 from hudi_format.errors import HudiFormatError
 from store.errors import NoSuchObject, StoreError
 from store.hms.catalog import TableNamesByFilter, TableService
-from store.hms.common import ENCODER_AVAILABLE
+from store.hms.common import ENCODER_AVAILABLE, is_insert_only
 from store.hms.constraints import ConstraintService
-from store.hms.partitions import PartitionService
+from store.hms.partitions import PartitionService, project
 from store.hudi.timeline import TimelineCatchUp, TimelineService
 from thrift_idl.hive_metastore.ttypes import (
     AlterTableResponse,
+    ClientCapability,
     ExtendedTableInfo,
     GetFieldsResponse,
     GetSchemaResponse,
@@ -23,6 +25,7 @@ from thrift_idl.hive_metastore.ttypes import (
     InvalidOperationException,
     MetaException,
     SQLAllTableConstraints,
+    Table,
     TruncateTableResponse,
     UnknownDBException,
     UnknownTableException,
@@ -35,6 +38,40 @@ log = logging.getLogger(__name__)
 
 
 ACCESS_READ_WRITE = 8  # Hive's Table.accessType: 1 none, 2 read-only, 4 write-only, 8 read-write
+
+# Hive's HMSHandler.assertClientHasCapability for insert-only tables (Hive 3.1 and 4), word for word
+INSERT_ONLY_REFUSED = (
+    "Your client does not appear to support insert-only tables. To skip capability checks, please set "
+    "metastore.client.capability.check to false. This setting can be set globally, or on the client for the "
+    "current metastore session. Note that this may lead to incorrect results, data loss, undefined behavior, "
+    "etc. if your client is actually incompatible. You can also specify custom client capabilities via "
+    "get_table_req API.")
+
+
+def _check_capability(capabilities, insert_only: bool) -> None:
+    """Hive refuses an insert-only transactional table to a client that does not say it reads them
+    (ClientCapability.INSERT_ONLY_TABLES; the old forms send no capabilities): MetaException, unless
+    the session turned the check off (setMetaConf metastore.client.capability.check=false)."""
+    if not insert_only or (capabilities is not None and ClientCapability.INSERT_ONLY_TABLES in (
+            capabilities.values or ())):
+        return
+    setting = session_setting("metastore.client.capability.check", "hive.metastore.client.capability.check")
+    if setting is not None and setting.strip().lower() == "false":
+        return
+    raise MetaException(INSERT_ONLY_REFUSED)
+
+
+def _projected(table: Table, fields: list[str]) -> Table:
+    """The table with only `fields` read, as Hive 4's ObjectStore answers it: the fields it always
+    converts come as a table row without them reads (id and writeId 0, not rewrite-enabled, the type
+    MANAGED_TABLE unless a view's text was read)."""
+    out = project(table, fields)
+    out.id = table.id if "id" in fields else 0
+    out.writeId = table.writeId if "writeId" in fields else 0
+    out.rewriteEnabled = table.rewriteEnabled if "rewriteEnabled" in fields else False
+    if "tableType" not in fields:
+        out.tableType = "VIRTUAL_VIEW" if out.viewOriginalText is not None else "MANAGED_TABLE"
+    return out
 
 
 class TableHandler:
@@ -94,33 +131,56 @@ class TableHandler:
             checkConstraints=r.checkConstraints))
 
     # read
-    def _table(self, db, name):
+    def _table(self, db, name, capabilities=None):
         """A table for an answer: encoded by the store when the reply protocol can write it
-        (store/hms/catalog/table_rows.py TableRows.encoded), else the object."""
-        read = self.tables.get_table_encoded if ENCODER_AVAILABLE else self.tables.get_table
-        return read(db, name)
+        (store/hms/catalog/table_rows.py TableRows.encoded), else the object; an insert-only table
+        only to a client with the capability (_check_capability)."""
+        if ENCODER_AVAILABLE:
+            answer, insert_only = self.tables.get_table_encoded_flagged(db, name)
+        else:
+            answer = self.tables.get_table(db, name)
+            insert_only = is_insert_only(answer.parameters)
+        _check_capability(capabilities, insert_only)
+        return answer
 
     def get_table(self, dbname, tbl_name):
         return self._table(db_name(dbname), tbl_name or "")
 
     def get_table_req(self, req):
-        return GetTableResult(table=self._table(db_name(req.dbName, req.catName), req.tblName or ""))
+        return GetTableResult(table=self._table(db_name(req.dbName, req.catName), req.tblName or "",
+                                                req.capabilities))
 
     def get_table_objects_by_name(self, dbname, tbl_names):
         try:
-            return self.tables.get_tables_by_names(db_name(dbname), tbl_names or [])
+            tables = self.tables.get_tables_by_names(db_name(dbname), tbl_names or [])
         except NoSuchObject:
             # The IDL declares no exception here: Hive answers a missing database with no result,
             # which clients see as TApplicationException(MISSING_RESULT).
             return None
+        for t in tables:  # declares no exception: an internal error with the text, as Hive 3.1's
+            _check_capability(None, is_insert_only(t.parameters))
+        return tables
 
     def get_table_objects_by_name_req(self, req):
+        """The named tables, else those `tablesPattern` matches (a name pattern, all when none:
+        Hive 4's client's getTables), with only the fields of `projectionSpec.fieldList` when given."""
         db = db_name(req.dbName, req.catName)
+        spec = req.projectionSpec
+        fields = list(spec.fieldList or []) if spec is not None else []
+        if spec is not None and not fields and (spec.includeParamKeyPattern or spec.excludeParamKeyPattern):
+            raise InvalidOperationException("Include and Exclude Param key are not supported.")
+        known = {s[2] for s in Table.thrift_spec if s}
+        bad = [f for f in fields if f.split(".")[0] not in known]
+        if bad:
+            raise MetaException(f"Invalid table fields in the projection spec: {', '.join(bad)}")
         try:
-            names = req.tblNames if req.tblNames is not None else self.tables.list_tables(db)
-            return GetTablesResult(tables=self.tables.get_tables_by_names(db, names))
+            names = req.tblNames if req.tblNames is not None else self.tables.list_tables(db, req.tablesPattern)
+            tables = self.tables.get_tables_by_names(db, names)
         except NoSuchObject as exc:  # as Hive 4 answers
             raise UnknownDBException(f"Could not find {exc.message}") from exc
+        for t in tables:
+            _check_capability(req.capabilities, is_insert_only(t.parameters))
+        return GetTablesResult(tables=[_projected(t, fields) for t in tables] if fields else tables)
 
     def get_tables(self, db_name_, pattern):
         return self.tables.list_tables(db_name(db_name_), pattern)

@@ -192,6 +192,34 @@ def _train(kind: str, work: Path, dump: str) -> None:
         stop_process(server)
 
 
+def hive4_client(program: str) -> tuple[str, Path] | None:
+    """The Hive 4 metastore client's classpath and a directory holding ``tests/java/<program>.class``,
+    compiled once per source and classpath (kept under the cache, by digest); None without javac
+    or the fetched hive4-metastore artifact."""
+    from tools.java_artifacts import cached
+
+    jars = cached("hive4-metastore")
+    if jars is None or shutil.which("javac") is None:
+        return None
+    source = Path(__file__).resolve().parents[1] / "java" / f"{program}.java"
+    digest = hashlib.sha256(source.read_bytes() + str(jars).encode()).hexdigest()[:16]
+    out = cache_root() / "java-clients" / f"{program}-{digest}"
+    if not (out / f"{program}.class").exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+            subprocess.run(["javac", "-nowarn", "-cp", f"{jars}/*", "-d", tmp, str(source)], check=True,
+                           capture_output=True)
+            try:
+                os.replace(tmp, out)  # another process may have made it meanwhile: either is whole
+            except OSError:
+                pass
+            Path(tmp).mkdir(exist_ok=True)  # (for the context's cleanup)
+        for old in out.parent.glob(f"{program}-*"):  # an edited source's earlier classes
+            if old != out:
+                shutil.rmtree(old, ignore_errors=True)
+    return f"{jars}/*", out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.harness.jvm", description=__doc__.split("\n")[0])
     parser.add_argument("action", choices=["build", "show"])

@@ -46,7 +46,7 @@ class RoleService:
 
     def _drop(self, conn: Connection, name: str) -> None:
         if conn.execute(delete(_R).where(_R.c.role_name == name)).rowcount == 0:
-            raise MetaError(f"Role {name} does not exist")
+            return  # as Hive's ObjectStore.removeRole: dropping a missing role succeeds
         conn.execute(delete(_M).where(_M.c.role_name == name))
         conn.execute(delete(_M).where(_M.c.principal_name == name, _M.c.principal_type == PrincipalType.ROLE))
         conn.execute(delete(S.privileges).where(S.privileges.c.principal_name == name,

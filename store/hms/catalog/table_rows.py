@@ -13,7 +13,16 @@ from store.db import schema as S
 from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of
 from store.db.driver_cursor import DriverStatement
 from store.errors import NoSuchObject
-from store.hms.common import EncodedCache, SdView, build_sd, columns_of, encode_struct, split_db_name
+from store.hms.common import (
+    EncodedCache,
+    SdView,
+    build_sd,
+    columns_of,
+    encode_struct,
+    is_insert_only,
+    may_be_insert_only,
+    split_db_name,
+)
 from thrift_idl.hive_metastore.ttypes import PrincipalType, Table
 
 
@@ -54,12 +63,13 @@ class TableRows:
             raise NoSuchObject(f"{cat}.{db}.{name.lower()} table not found")
         return row
 
-    def encoded(self, conn: Connection, db_name: str, name: str) -> bytes:
+    def encoded(self, conn: Connection, db_name: str, name: str) -> tuple[bytes, bool]:
         """The table as Thrift binary (the Table struct `build` makes, encoded), for get_table's
         answer. Encodings are kept per process keyed by the table's whole row (every column, its
         parameters and columns included): a table that changed in any way is a new key, so nothing
         is invalidated and nothing can be served stale. On PostgreSQL the row is read on the
-        driver's own cursor (SQLAlchemy's work per call was half of get_table's time in the server)."""
+        driver's own cursor (SQLAlchemy's work per call was half of get_table's time in the server).
+        Also whether the table is insert-only (hive_rules.is_insert_only), read off the same row."""
         cat, db = split_db_name(db_name)
         params = {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}
         if self.backend == "postgresql":
@@ -77,7 +87,8 @@ class TableRows:
                 self._row_type = namedtuple("TableRow", self._one().selected_columns.keys())  # type: ignore[misc]
             data = encode_struct(self.build([self._row_type(*values)])[0])
             self._encoded.put(values, data)
-        return data
+        params_text = values[self._row_type._fields.index("params_json")] if self._row_type is not None else None
+        return data, may_be_insert_only(params_text) and is_insert_only(params_of(params_text))
 
     @staticmethod
     def build(rows: Sequence[Row[Any]]) -> list[Table]:

@@ -177,7 +177,12 @@ class TableService:
 
     def get_table_encoded(self, db_name: str, name: str) -> EncodedStruct:
         """get_table as Thrift bytes, for an answer (TableRows.encoded)."""
-        return EncodedStruct(self.store.run_read(self.rows.encoded, db_name, name))
+        return self.get_table_encoded_flagged(db_name, name)[0]
+
+    def get_table_encoded_flagged(self, db_name: str, name: str) -> tuple[EncodedStruct, bool]:
+        """get_table as Thrift bytes, and whether the table is insert-only (hive_rules.is_insert_only)."""
+        data, insert_only = self.store.run_read(self.rows.encoded, db_name, name)
+        return EncodedStruct(data), insert_only
 
     def get_table_in(self, conn: Connection, db_name: str, name: str) -> Table:
         """get_table inside the caller's transaction."""

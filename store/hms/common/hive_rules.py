@@ -84,6 +84,20 @@ def purges(params: dict[str, str] | None) -> bool:
     return (params or {}).get("external.table.purge", "").upper() == "TRUE"
 
 
+def is_insert_only(params: dict[str, str] | None) -> bool:
+    """An insert-only transactional table: Hive's MetaStoreUtils.isInsertOnlyTableParam
+    (`transactional_properties` = `insert_only`, in any case)."""
+    return (params or {}).get("transactional_properties", "").lower() == "insert_only"
+
+
+_INSERT_ONLY_TEXT = re.compile("insert_only", re.I)
+
+
+def may_be_insert_only(params_text: str | None) -> bool:
+    """A cheap first look at a table's parameters as text (JSON): False means not insert-only."""
+    return bool(params_text) and _INSERT_ONLY_TEXT.search(params_text) is not None  # type: ignore[arg-type]
+
+
 def effective_table_type(requested: str, params: dict[str, str]) -> str:
     """The type a table gets: the EXTERNAL parameter turns a managed table external and its absence
     an external table managed."""

@@ -20,10 +20,11 @@ from store.hms.partitions.partition_specs import (
     listed_specs,
     partition_specs,
     partitions_of_spec,
+    project,
     trimmed_partitions,
 )
 from store.hms.partitions.partition_writes import PartitionWrites  # tests patch its race window
 
 __all__ = ["PartitionEvents", "PartitionService", "PartitionWrites", "TableContexts", "TableCtx", "make_name",
-           "listed_specs", "partition_specs", "partitions_of_spec", "spec_from_name", "split_name",
+           "listed_specs", "partition_specs", "partitions_of_spec", "project", "spec_from_name", "split_name",
            "trimmed_partitions", "values_from_name"]

@@ -336,7 +336,9 @@ class LockManager:
         self._run(self._unlock, _lock_id("unlock", rqst))
 
     def _unlock(self, conn: Connection, now: int, lockid: int) -> None:
-        rows = self._lock_rows(conn, lockid)
+        rows = conn.execute(select(_L).where(_L.c.lock_id == lockid).order_by(_L.c.component)).all()
+        if not rows:  # as Hive's TxnHandler.unlock: nothing to release, the call is idempotent
+            return
         if rows[0].txn_id:
             raise TxnOpen(
                 message="Unlocking locks associated with transaction not permitted.  "

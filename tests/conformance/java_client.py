@@ -1,0 +1,87 @@
+"""Hive 4.0.1's own client in the comparison: ``tests/java/Hive4ClientSequence.java`` runs one scripted
+sequence of HiveMetaStoreClient calls against a metastore and prints each step's answer as a JSON
+line (Thrift structs in TJSONProtocol); here both servers' answers are decoded with our bindings,
+normalized as every other comparison (``compare.normalize``: times, ids, directories) and compared
+step by step with the allow-list's entries for the sequence (``allowlist.JAVA_CLIENT_*``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from thrift.protocol import TJSONProtocol
+from thrift.transport import TTransport
+
+from tests.conformance import allowlist as A
+from tests.conformance.compare import Pair, Side, diff, normalize, unordered
+from tests.harness import jvm
+from thrift_idl.hive_metastore import ttypes as H
+
+PROGRAM = "Hive4ClientSequence"
+
+
+def run_sequence(classpath: str, port: int, db: str, token: str, timeout: float = 180) -> list[dict]:
+    """The sequence's steps against the metastore on ``port`` (one JVM)."""
+    run = subprocess.run(["java", *jvm.java_flags(), "-cp", classpath, PROGRAM, str(port), db, token],
+                         capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        raise AssertionError(f"{PROGRAM} against port {port} failed ({run.returncode}):\n{run.stderr[-3000:]}")
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"step"')]
+
+
+def _struct(name: str, text: str):
+    obj = getattr(H, name)()
+    obj.read(TJSONProtocol.TJSONProtocol(TTransport.TMemoryBuffer(text.encode())))
+    return obj
+
+
+def decode(step: dict):
+    """A step's answer as our bindings' objects (structs, lists and maps of them, plain values)."""
+    if "struct" in step:
+        return _struct(step["struct"], step["tjson"])
+    if "list" in step:
+        return [_struct(step["list"], t) for t in step["tjson"]]
+    if "map" in step:
+        return {k: [_struct(step["map"], t) for t in v] for k, v in step["tjson"].items()}
+    return step.get("value")
+
+
+def _every_list_sorted(value):
+    """A normalized answer with every list in it sorted (compared as multisets)."""
+    if isinstance(value, list):
+        return unordered([_every_list_sorted(v) for v in value])
+    if isinstance(value, dict):
+        return {k: _every_list_sorted(v) for k, v in value.items()}
+    return value
+
+
+def _outcome(step: dict, side: Side) -> str:
+    if "error" not in step:
+        return "ok"
+    app = f"[{step['appType']}]" if "appType" in step else ""
+    return f"{step['error']}{app}: {side.mask(step.get('message') or '')}"
+
+
+def compare(cf: Pair, reference: list[dict], ours: list[dict]) -> None:
+    """Both sides' steps, one by one: outcome (exception class), message where the allow-list
+    compares it, answer (normalized) unless the step is compared by outcome only."""
+    assert [s["step"] for s in reference] == [s["step"] for s in ours], (reference, ours)
+    for ref, our in zip(reference, ours):
+        name = ref["step"]
+        problems = []
+        ref_out, our_out = _outcome(ref, cf.reference), _outcome(our, cf.ours)
+        if ("error" in ref) != ("error" in our) or ref.get("error") != our.get("error") or \
+                ref.get("appType") != our.get("appType"):
+            problems.append(f"outcome differs\n    reference: {ref_out}\n    ours:      {our_out}")
+        elif "error" in ref:
+            if name in A.JAVA_CLIENT_MESSAGES and ref_out != our_out:
+                problems.append(f"message differs\n    reference: {ref_out!r}\n    ours:      {our_out!r}")
+        elif name not in A.JAVA_CLIENT_OUTCOME_ONLY:
+            rv, ov = (normalize(decode(s), side) for s, side in ((ref, cf.reference), (our, cf.ours)))
+            if name in A.JAVA_CLIENT_UNORDERED:
+                rv, ov = _every_list_sorted(rv), _every_list_sorted(ov)
+            problems.extend(diff(rv, ov))
+        if problems:
+            problems = cf._known(name, "", problems)
+        if problems:
+            cf._problem(f"{name}:\n  " + "\n  ".join(problems))

@@ -1,0 +1,628 @@
+// One scripted sequence of Hive 4.0.1's own metastore client (HiveMetaStoreClient) against one metastore,
+// for tests/test_hive4_java_client.py: it runs the same sequence against our server and against the
+// Hive 4 reference and compares the answers step by step.
+//
+// Every step prints one JSON line: {"step": name, ...} with the answer as
+//   "struct": class, "tjson": a Thrift struct in TJSONProtocol (decoded by the test with our bindings),
+//   "list": class, "tjson": [...] (a list of structs), "map": class, "tjson": {key: [...]},
+//   "value": plain JSON (strings, numbers, lists, maps), or
+//   "error": the exception's class, "message": its text ("appType": TApplicationException's type);
+//   "ms": how long the step took.
+// Transaction, lock and notification ids are printed relative to the sequence's first one (each server
+// numbers its own); what the test compares and masks is its business (tests/conformance/allowlist.py).
+//
+// usage: java -cp <hive4 classpath>:<dir> Hive4ClientSequence <port> <database> <token>
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
+import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.TableType;
+import org.apache.hadoop.hive.metastore.api.*;
+import org.apache.hadoop.hive.metastore.conf.MetastoreConf;
+import org.apache.thrift.TApplicationException;
+import org.apache.thrift.TBase;
+import org.apache.thrift.TSerializer;
+import org.apache.thrift.protocol.TJSONProtocol;
+
+public class Hive4ClientSequence {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static TSerializer tjson;
+  private static IMetaStoreClient client;
+  private static String db, token;
+  private static long firstTxn = -1, firstLock = -1, firstEvent = -1;
+
+  interface Call {
+    Object run() throws Exception;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Configuration conf = MetastoreConf.newMetastoreConf();
+    MetastoreConf.setVar(conf, MetastoreConf.ConfVars.THRIFT_URIS, "thrift://127.0.0.1:" + args[0]);
+    MetastoreConf.setLongVar(conf, MetastoreConf.ConfVars.THRIFT_CONNECTION_RETRIES, 1);
+    db = args[1];
+    token = args[2];
+    tjson = new TSerializer(new TJSONProtocol.Factory());
+    client = new HiveMetaStoreClient(conf);
+    try {
+      notificationsStart();
+      databases();
+      tables();
+      partitions();
+      statistics();
+      functions();
+      constraints();
+      privilegesAndRoles();
+      transactions();
+      notificationsEnd();
+      step("dropDatabase cascade", () -> { client.dropDatabase(db, true, false, true); return null; });
+      step("getDatabase dropped", () -> client.getDatabase(db));
+    } finally {
+      client.close();
+    }
+  }
+
+  // ------------------------------------------------------------------ objects
+
+  private static FieldSchema col(String name, String type) {
+    return new FieldSchema(name, type, null);
+  }
+
+  private static StorageDescriptor sd(List<FieldSchema> cols) {
+    StorageDescriptor sd = new StorageDescriptor();
+    sd.setCols(cols);
+    sd.setInputFormat("org.apache.hadoop.mapred.TextInputFormat");
+    sd.setOutputFormat("org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat");
+    sd.setSerdeInfo(new SerDeInfo(null, "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+        new HashMap<>(Map.of("serialization.format", "1"))));
+    sd.setBucketCols(new ArrayList<>());
+    sd.setSortCols(new ArrayList<>());
+    sd.setParameters(new HashMap<>());
+    sd.setNumBuckets(-1);
+    return sd;
+  }
+
+  private static Table table(String name, List<FieldSchema> cols, List<FieldSchema> keys) {
+    Table t = new Table();
+    t.setDbName(db);
+    t.setTableName(name);
+    t.setOwner("tester");
+    t.setOwnerType(PrincipalType.USER);
+    t.setSd(sd(cols));
+    t.setPartitionKeys(keys);
+    t.setParameters(new HashMap<>(Map.of("k", "v")));
+    t.setTableType("MANAGED_TABLE");
+    return t;
+  }
+
+  private static Partition partition(String... values) {
+    Partition p = new Partition();
+    p.setDbName(db);
+    p.setTableName("t");
+    p.setValues(Arrays.asList(values));
+    p.setSd(sd(list(col("a", "int"), col("b", "string"))));
+    p.setParameters(new HashMap<>(Map.of("n", String.join("", values))));
+    return p;
+  }
+
+  private static ColumnStatisticsObj longStats(String column, long low, long high, long nulls, long ndv) {
+    LongColumnStatsData data = new LongColumnStatsData(nulls, ndv);
+    data.setLowValue(low);
+    data.setHighValue(high);
+    return new ColumnStatisticsObj(column, "int", ColumnStatisticsData.longStats(data));
+  }
+
+  private static ColumnStatistics stats(String partName, ColumnStatisticsObj... objs) {
+    ColumnStatisticsDesc desc = new ColumnStatisticsDesc(partName == null, db, "t");
+    if (partName != null) {
+      desc.setPartName(partName);
+    }
+    desc.setLastAnalyzed(1700000000L);
+    ColumnStatistics cs = new ColumnStatistics(desc, Arrays.asList(objs));
+    cs.setEngine("hive");
+    return cs;
+  }
+
+  private static HiveObjectRef ref(HiveObjectType type, String object, List<String> partValues, String column) {
+    HiveObjectRef r = new HiveObjectRef(type, db, object, partValues, column);
+    r.setCatName("hive");
+    return r;
+  }
+
+  private static HiveObjectPrivilege grant(HiveObjectRef ref, String principal, PrincipalType kind, String privilege) {
+    return new HiveObjectPrivilege(ref, principal, kind,
+        new PrivilegeGrantInfo(privilege, 0, "bob", PrincipalType.USER, false), "SQL");
+  }
+
+  // ------------------------------------------------------------------ the sequence
+
+  private static void databases() {
+    Database d = new Database(db, "made by Hive 4's client", null, new HashMap<>(Map.of("k", "v")));
+    step("createDatabase", () -> { client.createDatabase(d); return null; });
+    step("createDatabase again", () -> { client.createDatabase(d); return null; });
+    step("getDatabase", () -> client.getDatabase(db));
+    step("getDatabase upper case", () -> client.getDatabase(db.toUpperCase()));
+    step("getDatabase missing", () -> client.getDatabase(db + "_nosuch"));
+    step("getDatabases pattern", () -> client.getDatabases(db + "*"));
+    step("getAllDatabases (this test's)", () -> mine(client.getAllDatabases()));
+    step("alterDatabase", () -> {
+      Database changed = client.getDatabase(db);
+      changed.setDescription("altered");
+      changed.putToParameters("k2", "v2");
+      client.alterDatabase(db, changed);
+      return client.getDatabase(db);
+    });
+  }
+
+  private static void tables() {
+    step("createTable", () -> {
+      client.createTable(table("t", list(col("a", "int"), col("b", "string")),
+          list(col("p", "string"), col("q", "int"))));
+      return null;
+    });
+    step("createTable again", () -> { client.createTable(table("t", list(col("a", "int")), list())); return null; });
+    step("createTable bad column type", () -> {
+      client.createTable(table("bad", list(col("a", "nosuchtype")), list()));
+      return null;
+    });
+    step("createTable(CreateTableRequest) with a primary key", () -> {
+      CreateTableRequest req = new CreateTableRequest(table("t2", list(col("id", "bigint"), col("x", "string")),
+          list()));
+      SQLPrimaryKey pk = new SQLPrimaryKey();
+      pk.setTable_db(db);
+      pk.setTable_name("t2");
+      pk.setColumn_name("id");
+      pk.setKey_seq(1);
+      pk.setPk_name("t2_pk");
+      pk.setEnable_cstr(false);
+      pk.setValidate_cstr(false);
+      pk.setRely_cstr(true);
+      pk.setCatName("hive");
+      req.setPrimaryKeys(list(pk));
+      client.createTable(req);
+      return null;
+    });
+    step("getTable", () -> client.getTable(db, "t"));
+    step("getTable upper case", () -> client.getTable(db.toUpperCase(), "T"));
+    step("getTable missing", () -> client.getTable(db, "nosuch"));
+    step("getTable(GetTableRequest)", () -> {
+      GetTableRequest req = new GetTableRequest(db, "t2");
+      req.setCatName("hive");
+      return client.getTable(req);
+    });
+    step("tableExists", () -> list(client.tableExists(db, "t"), client.tableExists(db, "nosuch")));
+    step("getTables", () -> client.getTables(db, "*"));
+    step("getTables pattern", () -> client.getTables(db, "t2|no*"));
+    step("getTables by type", () -> client.getTables(db, "*", TableType.MANAGED_TABLE));
+    step("getAllTables", () -> client.getAllTables(db));
+    step("getTableMeta", () -> client.getTableMeta(db, "*", null));
+    step("getTableObjectsByName", () -> client.getTableObjectsByName(db, list("t2", "t", "nosuch")));
+    step("getSchema", () -> client.getSchema(db, "t"));
+    step("getFields", () -> client.getFields(db, "t"));
+    step("alter_table add column", () -> {
+      Table t2 = client.getTable(db, "t2");
+      t2.getSd().addToCols(col("y", "double"));
+      t2.putToParameters("altered", "yes");
+      client.alter_table(db, "t2", t2);
+      return client.getTable(db, "t2");
+    });
+    step("alter_table incompatible column type", () -> {
+      Table t2 = client.getTable(db, "t2");
+      t2.getSd().getCols().get(0).setType("map<string,string>");
+      client.alter_table(db, "t2", t2);
+      return null;
+    });
+    step("alter_table missing", () -> { client.alter_table(db, "nosuch", client.getTable(db, "t2")); return null; });
+    step("truncateTable", () -> { client.truncateTable(db, "t2", null); return client.getTable(db, "t2"); });
+    step("dropTable", () -> { client.dropTable(db, "t2", true, false); return client.tableExists(db, "t2"); });
+    step("dropTable missing", () -> { client.dropTable(db, "t2", true, false); return null; });
+    step("dropTable missing, ignored", () -> { client.dropTable(db, "t2", true, true); return null; });
+  }
+
+  private static void partitions() {
+    step("add_partition", () -> client.add_partition(partition("x", "1")));
+    step("add_partitions", () -> client.add_partitions(list(partition("x", "2"), partition("y", "1"))));
+    step("add_partitions ifNotExists needResult", () ->
+        client.add_partitions(list(partition("x", "1"), partition("z", "3")), true, true));
+    step("add_partition again", () -> client.add_partition(partition("x", "1")));
+    step("appendPartition values", () -> client.appendPartition(db, "t", list("w", "8")));
+    step("appendPartition name", () -> client.appendPartition(db, "t", "p=v/q=9"));
+    step("getPartition", () -> client.getPartition(db, "t", list("x", "1")));
+    step("getPartition name", () -> client.getPartition(db, "t", "p=x/q=2"));
+    step("getPartition missing", () -> client.getPartition(db, "t", list("x", "7")));
+    step("getPartitionRequest", () -> {
+      GetPartitionRequest req = new GetPartitionRequest(db, "t", list("y", "1"));
+      req.setCatName("hive");
+      return client.getPartitionRequest(req);
+    });
+    step("getPartitionWithAuthInfo", () ->
+        client.getPartitionWithAuthInfo(db, "t", list("x", "1"), "u_" + token, list("g")));
+    step("listPartitions", () -> client.listPartitions(db, "t", (short) -1));
+    step("listPartitions max 2", () -> client.listPartitions(db, "t", (short) 2));
+    step("listPartitions partial", () -> client.listPartitions(db, "t", list("x"), (short) -1));
+    step("listPartitionNames", () -> client.listPartitionNames(db, "t", (short) -1));
+    step("listPartitionNames partial", () -> client.listPartitionNames(db, "t", list("x"), (short) -1));
+    step("listPartitionNames missing table", () -> client.listPartitionNames(db, "nosuch", (short) -1));
+    step("listPartitionsByFilter", () -> client.listPartitionsByFilter(db, "t", "p = \"x\" or q > 5", (short) -1));
+    step("listPartitionsByFilter bad", () -> client.listPartitionsByFilter(db, "t", "p = ", (short) -1));
+    step("getNumPartitionsByFilter", () -> client.getNumPartitionsByFilter(db, "t", "q >= 2"));
+    step("getPartitionsByNames", () -> client.getPartitionsByNames(db, "t", list("p=y/q=1", "p=x/q=1", "p=no/q=0")));
+    step("listPartitionsWithAuthInfo", () ->
+        client.listPartitionsWithAuthInfo(db, "t", (short) -1, "u_" + token, list("g")));
+    step("listPartitionsWithAuthInfo partial", () ->
+        client.listPartitionsWithAuthInfo(db, "t", list("x"), (short) -1, "u_" + token, list("g")));
+    step("listPartitionsWithAuthInfoRequest", () -> {
+      GetPartitionsPsWithAuthRequest req = new GetPartitionsPsWithAuthRequest(db, "t");
+      req.setCatName("hive");
+      req.setPartVals(list("", "1"));
+      req.setMaxParts((short) -1);
+      return client.listPartitionsWithAuthInfoRequest(req);
+    });
+    step("getPartitionsRequest", () -> {
+      PartitionsRequest req = new PartitionsRequest(db, "t");
+      req.setCatName("hive");
+      req.setMaxParts((short) 3);
+      return client.getPartitionsRequest(req);
+    });
+    step("getPartitionsWithSpecs projection", () -> {
+      GetPartitionsRequest req = new GetPartitionsRequest(db, "t", new GetProjectionsSpec(), new GetPartitionsFilterSpec());
+      req.setCatName("hive");
+      req.getProjectionSpec().setFieldList(list("values", "sd.location", "parameters"));
+      return client.getPartitionsWithSpecs(req);
+    });
+    step("listPartitionSpecs", () -> client.listPartitionSpecs(db, "t", -1).toPartitionSpec());
+    step("listPartitionValues", () -> {
+      PartitionValuesRequest req = new PartitionValuesRequest(db, "t", list(col("p", "string")));
+      req.setCatName("hive");
+      req.setApplyDistinct(true);
+      return client.listPartitionValues(req);
+    });
+    step("alter_partition", () -> {
+      Partition p = client.getPartition(db, "t", list("x", "2"));
+      p.putToParameters("altered", "yes");
+      client.alter_partition(db, "t", p, null);
+      return client.getPartition(db, "t", list("x", "2"));
+    });
+    step("alter_partitions", () -> {
+      List<Partition> ps = client.getPartitionsByNames(db, "t", list("p=x/q=1", "p=y/q=1"));
+      for (Partition p : ps) {
+        p.putToParameters("bulk", "yes");
+      }
+      client.alter_partitions(db, "t", ps, null);
+      return client.getPartitionsByNames(db, "t", list("p=x/q=1", "p=y/q=1"));
+    });
+    step("renamePartition", () -> {
+      Partition p = client.getPartition(db, "t", list("w", "8"));
+      p.setValues(list("w", "80"));
+      client.renamePartition(db, "t", list("w", "8"), p);
+      return client.listPartitionNames(db, "t", (short) -1);
+    });
+    step("renamePartition onto an existing one", () -> {
+      Partition p = client.getPartition(db, "t", list("w", "80"));
+      p.setValues(list("x", "1"));
+      client.renamePartition(db, "t", list("w", "80"), p);
+      return null;
+    });
+    step("markPartitionForEvent", () -> {
+      client.markPartitionForEvent(db, "t", new HashMap<>(Map.of("p", "x", "q", "1")), PartitionEventType.LOAD_DONE);
+      return list(client.isPartitionMarkedForEvent(db, "t", new HashMap<>(Map.of("p", "x", "q", "1")), PartitionEventType.LOAD_DONE),
+          client.isPartitionMarkedForEvent(db, "t", new HashMap<>(Map.of("p", "y", "q", "1")), PartitionEventType.LOAD_DONE));
+    });
+    step("partitionNameToVals", () -> client.partitionNameToVals("p=a%2Fb/q=1"));
+    step("partitionNameToSpec", () -> client.partitionNameToSpec("p=a/q=1"));
+    step("validatePartitionNameCharacters", () -> {
+      client.validatePartitionNameCharacters(list("ok", "also ok"));
+      return null;
+    });
+    step("dropPartition", () -> client.dropPartition(db, "t", list("w", "80"), true));
+    step("dropPartition name", () -> client.dropPartition(db, "t", "p=v/q=9", true));
+    step("dropPartition missing", () -> client.dropPartition(db, "t", list("w", "80"), true));
+    step("listPartitionNames after drops", () -> client.listPartitionNames(db, "t", (short) -1));
+  }
+
+  private static void statistics() {
+    step("updateTableColumnStatistics", () -> client.updateTableColumnStatistics(stats(null, longStats("a", 1, 9, 0, 5))));
+    step("getTableColumnStatistics", () -> client.getTableColumnStatistics(db, "t", list("a", "b"), "hive"));
+    step("updatePartitionColumnStatistics", () -> list(
+        client.updatePartitionColumnStatistics(stats("p=x/q=1", longStats("a", 1, 5, 1, 3))),
+        client.updatePartitionColumnStatistics(stats("p=x/q=2", longStats("a", -2, 3, 0, 4)))));
+    step("getPartitionColumnStatistics", () ->
+        client.getPartitionColumnStatistics(db, "t", list("p=x/q=1", "p=x/q=2", "p=z/q=3"), list("a"), "hive"));
+    step("getAggrColStatsFor", () ->
+        client.getAggrColStatsFor(db, "t", list("a"), list("p=x/q=1", "p=x/q=2"), "hive"));
+    step("getTable with statistics' parameters", () -> client.getTable(db, "t"));
+    step("deletePartitionColumnStatistics", () -> client.deletePartitionColumnStatistics(db, "t", "p=x/q=1", "a", "hive"));
+    step("deleteTableColumnStatistics", () -> client.deleteTableColumnStatistics(db, "t", "a", "hive"));
+    step("getTableColumnStatistics after delete", () -> client.getTableColumnStatistics(db, "t", list("a"), "hive"));
+  }
+
+  private static void functions() {
+    Function f = new Function("f_" + token, db, "com.example.Udf", "tester", PrincipalType.USER, 0,
+        FunctionType.JAVA, new ArrayList<>());
+    step("createFunction", () -> { client.createFunction(f); return null; });
+    step("createFunction again", () -> { client.createFunction(f); return null; });
+    step("getFunction", () -> client.getFunction(db, "f_" + token));
+    step("getFunction missing", () -> client.getFunction(db, "nosuch"));
+    step("getFunctions", () -> client.getFunctions(db, "f_*"));
+    step("getAllFunctions (this test's)", () -> client.getAllFunctions().getFunctions().stream()
+        .filter(x -> db.equals(x.getDbName())).collect(Collectors.toList()));
+    step("alterFunction", () -> {
+      Function changed = client.getFunction(db, "f_" + token);
+      changed.setClassName("com.example.Other");
+      client.alterFunction(db, "f_" + token, changed);
+      return client.getFunction(db, "f_" + token);
+    });
+    step("dropFunction", () -> { client.dropFunction(db, "f_" + token); return client.getFunctions(db, "*"); });
+  }
+
+  private static void constraints() {
+    step("createTable for constraints", () -> {
+      client.createTable(table("c", list(col("id", "int"), col("u", "string"), col("n", "string")), list()));
+      return null;
+    });
+    step("addPrimaryKey", () -> {
+      SQLPrimaryKey pk = new SQLPrimaryKey();
+      pk.setTable_db(db);
+      pk.setTable_name("c");
+      pk.setColumn_name("id");
+      pk.setKey_seq(1);
+      pk.setPk_name("c_pk");
+      pk.setRely_cstr(true);
+      pk.setCatName("hive");
+      client.addPrimaryKey(list(pk));
+      PrimaryKeysRequest req = new PrimaryKeysRequest(db, "c");
+      req.setCatName("hive");
+      return client.getPrimaryKeys(req);
+    });
+    step("addUniqueConstraint", () -> {
+      SQLUniqueConstraint uk = new SQLUniqueConstraint();
+      uk.setCatName("hive");
+      uk.setTable_db(db);
+      uk.setTable_name("c");
+      uk.setColumn_name("u");
+      uk.setKey_seq(1);
+      uk.setUk_name("c_uk");
+      client.addUniqueConstraint(list(uk));
+      return client.getUniqueConstraints(new UniqueConstraintsRequest("hive", db, "c"));
+    });
+    step("addNotNullConstraint", () -> {
+      SQLNotNullConstraint nn = new SQLNotNullConstraint();
+      nn.setCatName("hive");
+      nn.setTable_db(db);
+      nn.setTable_name("c");
+      nn.setColumn_name("n");
+      nn.setNn_name("c_nn");
+      client.addNotNullConstraint(list(nn));
+      return client.getNotNullConstraints(new NotNullConstraintsRequest("hive", db, "c"));
+    });
+    step("getAllTableConstraints", () -> client.getAllTableConstraints(new AllTableConstraintsRequest(db, "c", "hive")));
+    step("dropConstraint", () -> {
+      client.dropConstraint(db, "c", "c_uk");
+      return client.getUniqueConstraints(new UniqueConstraintsRequest("hive", db, "c"));
+    });
+    step("getForeignKeys none", () -> {
+      ForeignKeysRequest req = new ForeignKeysRequest(null, null, db, "c");
+      req.setCatName("hive");
+      return client.getForeignKeys(req);
+    });
+  }
+
+  private static void privilegesAndRoles() {
+    String role = "r_" + token, user = "u_" + token;
+    HiveObjectRef tref = ref(HiveObjectType.TABLE, "t", null, null);
+    step("create_role", () -> client.create_role(new Role(role, 0, "admin")));
+    step("create_role again", () -> client.create_role(new Role(role, 0, "admin")));
+    step("listRoleNames (this test's)", () -> client.listRoleNames().stream().filter(r -> r.equals(role))
+        .collect(Collectors.toList()));
+    step("grant_role", () -> client.grant_role(role, user, PrincipalType.USER, "admin", PrincipalType.ROLE, false));
+    step("list_roles", () -> client.list_roles(user, PrincipalType.USER));
+    step("get_principals_in_role", () -> client.get_principals_in_role(new GetPrincipalsInRoleRequest(role)));
+    step("get_role_grants_for_principal", () ->
+        client.get_role_grants_for_principal(new GetRoleGrantsForPrincipalRequest(user, PrincipalType.USER)));
+    step("grant_privileges", () -> client.grant_privileges(new PrivilegeBag(list(
+        grant(tref, user, PrincipalType.USER, "SELECT"), grant(tref, role, PrincipalType.ROLE, "INSERT")))));
+    step("grant_privileges again", () -> client.grant_privileges(new PrivilegeBag(list(
+        grant(tref, user, PrincipalType.USER, "SELECT")))));
+    step("list_privileges", () -> client.list_privileges(user, PrincipalType.USER, tref));
+    step("list_privileges of the role", () -> client.list_privileges(role, PrincipalType.ROLE, tref));
+    step("get_privilege_set", () -> client.get_privilege_set(tref, user, list("g_" + token)));
+    step("revoke_privileges", () -> {
+      client.revoke_privileges(new PrivilegeBag(list(grant(tref, user, PrincipalType.USER, "SELECT"))), false);
+      return client.list_privileges(user, PrincipalType.USER, tref);
+    });
+    step("revoke_role", () -> client.revoke_role(role, user, PrincipalType.USER, false));
+    step("list_roles after revoke", () -> client.list_roles(user, PrincipalType.USER));
+    step("drop_role", () -> client.drop_role(role));
+    step("drop_role missing", () -> client.drop_role(role));
+  }
+
+  private static Object rel(long txn) {
+    return txn - firstTxn;
+  }
+
+  private static void transactions() {
+    String user = "u_" + token;
+    long[] txn = {0};
+    long[] lock = {0};
+    step("openTxn", () -> {
+      txn[0] = client.openTxn(user);
+      firstTxn = txn[0];
+      return rel(txn[0]);
+    });
+    step("showTxns (this test's)", () -> client.showTxns().getOpen_txns().stream().filter(t -> t.getId() >= firstTxn)
+        .filter(t -> user.equals(t.getUser())).map(t -> list(rel(t.getId()), t.getState().toString(), t.getUser()))
+        .collect(Collectors.toList()));
+    step("lock", () -> {
+      LockComponent c = new LockComponent(LockType.SHARED_READ, LockLevel.TABLE, db);
+      c.setTablename("t");
+      c.setOperationType(DataOperationType.SELECT);
+      c.setIsTransactional(true);
+      LockRequest req = new LockRequest(list(c), user, "localhost");
+      req.setTxnid(txn[0]);
+      LockResponse r = client.lock(req);
+      lock[0] = r.getLockid();
+      firstLock = lock[0];
+      return r.getState().toString();
+    });
+    step("checkLock", () -> client.checkLock(lock[0]).getState().toString());
+    step("showLocks (this database's)", () -> {
+      ShowLocksRequest req = new ShowLocksRequest();
+      req.setDbname(db);
+      return client.showLocks(req).getLocks().stream().map(l -> list(String.valueOf(l.getDbname()),
+          String.valueOf(l.getTablename()), String.valueOf(l.getPartname()), l.getState().toString(),
+          l.getType().toString(), rel(l.getTxnid()), l.getLockid() - firstLock, String.valueOf(l.getUser())))
+          .collect(Collectors.toList());
+    });
+    step("heartbeat", () -> { client.heartbeat(txn[0], lock[0]); return null; });
+    step("allocateTableWriteId", () -> client.allocateTableWriteId(txn[0], db, "t"));
+    step("allocateTableWriteId again", () -> client.allocateTableWriteId(txn[0], db, "t"));
+    step("getValidWriteIds open", () -> client.getValidWriteIds(db + ".t").writeToString().substring(db.length()));
+    step("getLatestTxnIdInConflict", () -> client.getLatestTxnIdInConflict(txn[0]));
+    step("commitTxn", () -> { client.commitTxn(txn[0]); return null; });
+    step("commitTxn again", () -> { client.commitTxn(txn[0]); return null; });
+    step("checkLock after commit", () -> client.checkLock(lock[0]).getState().toString());
+    step("getValidWriteIds committed", () -> client.getValidWriteIds(db + ".t").writeToString().substring(db.length()));
+    step("getMaxAllocatedWriteId", () -> client.getMaxAllocatedWriteId(db, "t"));
+    long[] two = {0, 0};
+    step("openTxns", () -> {
+      List<Long> ids = client.openTxns(user, 2).getTxn_ids();
+      two[0] = ids.get(0);
+      two[1] = ids.get(1);
+      return ids.stream().map(Hive4ClientSequence::rel).collect(Collectors.toList());
+    });
+    step("rollbackTxn", () -> { client.rollbackTxn(two[0]); return null; });
+    step("abortTxns", () -> { client.abortTxns(list(two[1])); return null; });
+    step("getOpenTxns (this test's)", () -> {
+      GetOpenTxnsResponse r = client.getOpenTxns();
+      List<Object> out = new ArrayList<>();
+      List<Long> open = r.getOpen_txns();
+      java.util.BitSet aborted = java.util.BitSet.valueOf(r.bufferForAbortedBits());
+      for (long t : list(firstTxn, two[0], two[1])) {
+        int at = open.indexOf(t);
+        out.add(at < 0 ? "gone" : aborted.get(at) ? "aborted" : "open");
+      }
+      return out;
+    });
+    step("lock without a transaction", () -> {
+      LockComponent c = new LockComponent(LockType.EXCLUSIVE, LockLevel.DB, db);
+      c.setOperationType(DataOperationType.NO_TXN);
+      LockResponse r = client.lock(new LockRequest(list(c), user, "localhost"));
+      lock[0] = r.getLockid();
+      return r.getState().toString();
+    });
+    step("unlock", () -> { client.unlock(lock[0]); return null; });
+    step("unlock again", () -> { client.unlock(lock[0]); return null; });
+    step("compact2", () -> {
+      CompactionResponse r = client.compact2(db, "t", "p=x/q=1", CompactionType.MAJOR, null);
+      return list(r.getState(), r.isAccepted());
+    });
+    step("compact2 again", () -> {
+      CompactionResponse r = client.compact2(db, "t", "p=x/q=1", CompactionType.MINOR, null);
+      return list(r.getState(), r.isAccepted());
+    });
+    step("showCompactions (this database's)", () -> {
+      ShowCompactRequest req = new ShowCompactRequest();
+      req.setDbName(db);
+      return client.showCompactions(req).getCompacts().stream().map(e -> list(e.getDbname(), e.getTablename(),
+          String.valueOf(e.getPartitionname()), e.getType().toString(), e.getState(), String.valueOf(e.getPoolName())))
+          .collect(Collectors.toList());
+    });
+  }
+
+  private static void notificationsStart() {
+    step("getCurrentNotificationEventId", () -> {
+      firstEvent = client.getCurrentNotificationEventId().getEventId();
+      return null;
+    });
+  }
+
+  private static void notificationsEnd() {
+    step("getNextNotification (this database's)", () -> {
+      NotificationEventRequest req = new NotificationEventRequest(firstEvent);
+      req.setMaxEvents(1000);
+      req.setCatName("hive");
+      req.setDbName(db);
+      return client.getNextNotification(req, true, null).getEvents().stream()
+          .map(e -> e.getEventType() + " " + String.valueOf(e.getTableName())).collect(Collectors.toList());
+    });
+    step("getNotificationEventsCount (this database's)", () -> {
+      NotificationEventsCountRequest req = new NotificationEventsCountRequest(firstEvent, db);
+      req.setCatName("hive");
+      return client.getNotificationEventsCount(req).getEventsCount();
+    });
+    step("getCurrentNotificationEventId moved on", () ->
+        client.getCurrentNotificationEventId().getEventId() >= firstEvent);
+  }
+
+  @SafeVarargs
+  private static <T> List<T> list(T... items) {  // mutable: the client changes and probes what it is given
+    return new ArrayList<>(Arrays.asList(items));
+  }
+
+  private static List<String> mine(List<String> names) {
+    return names.stream().filter(n -> n.equalsIgnoreCase(db)).collect(Collectors.toList());
+  }
+
+  // ------------------------------------------------------------------ output
+
+  private static void step(String name, Call call) {
+    ObjectNode out = JSON.createObjectNode();
+    out.put("step", name);
+    long start = System.nanoTime();
+    try {
+      answer(out, call.run());
+    } catch (TApplicationException e) {
+      out.put("error", "TApplicationException");
+      out.put("appType", e.getType());
+      out.put("message", String.valueOf(e.getMessage()));
+    } catch (Throwable e) {
+      out.put("error", e.getClass().getSimpleName());
+      out.put("message", String.valueOf(e.getMessage()));
+    }
+    out.put("ms", (System.nanoTime() - start) / 1000000);
+    try {
+      System.out.println(JSON.writeValueAsString(out));
+    } catch (Exception e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  private static void answer(ObjectNode out, Object value) throws Exception {
+    if (value instanceof TBase) {
+      out.put("struct", value.getClass().getSimpleName());
+      out.put("tjson", tjson.toString((TBase<?, ?>) value));
+    } else if (value instanceof List && !((List<?>) value).isEmpty() && ((List<?>) value).get(0) instanceof TBase) {
+      out.put("list", ((List<?>) value).get(0).getClass().getSimpleName());
+      ArrayNode items = out.putArray("tjson");
+      for (Object item : (List<?>) value) {
+        items.add(tjson.toString((TBase<?, ?>) item));
+      }
+    } else if (value instanceof Map && !((Map<?, ?>) value).isEmpty()
+        && ((Map<?, ?>) value).values().iterator().next() instanceof List) {
+      Map<String, List<String>> encoded = new LinkedHashMap<>();
+      String cls = null;
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+        List<String> items = new ArrayList<>();
+        for (Object item : (List<?>) e.getValue()) {
+          cls = item.getClass().getSimpleName();
+          items.add(tjson.toString((TBase<?, ?>) item));
+        }
+        encoded.put(String.valueOf(e.getKey()), items);
+      }
+      out.put("map", cls);
+      out.set("tjson", JSON.valueToTree(encoded));
+    } else {
+      out.set("value", JSON.valueToTree(value));
+    }
+  }
+}
