@@ -97,6 +97,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     timeline = TimelineService(store, tables, partitions, boundary, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
     clean = CleanService(store, timeline, snapshot, boundary)
+    timeline.on_commit.append(clean.after_commit)  # the server's own cleaning (before the mirror's hook)
     locks = LockManager(store, timeout_ms=lock_timeout_ms)
     open_txns = OpenTxnList(store, lock_timeout_ms)
     services = Services(
