@@ -97,7 +97,6 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
     timeline = TimelineService(store, tables, partitions, boundary, clock_ms=clock_ms)
     snapshot = SnapshotService(store, timeline, partitions)
     clean = CleanService(store, timeline, snapshot, boundary)
-    timeline.on_commit.append(clean.after_commit)  # the server's own cleaning (before the mirror's hook)
     locks = LockManager(store, timeout_ms=lock_timeout_ms)
     open_txns = OpenTxnList(store, lock_timeout_ms)
     services = Services(
@@ -127,6 +126,9 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)
+    # the server's own cleaning, after the mirror wrote the commit: a reader of storage never finds
+    # the table's latest slices there gone
+    timeline.on_commit.append(clean.after_commit)
     return services
 
 

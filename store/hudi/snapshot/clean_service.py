@@ -251,7 +251,9 @@ class CleanService:
         return self._run(db, tbl, policy, earliest, doomed, CLEAN_TIMEOUT_S)
 
     def _run(self, db: str, tbl: str, policy: str, earliest: str | None, doomed: dict[str, list[FileInfo]],
-             timeout_s: int) -> tuple[str | None, list[str]]:
+             timeout_s: int, exclusive: bool = False) -> tuple[str | None, list[str]]:
+        """Request, run and complete a clean of `doomed`; `exclusive` (the server's automatic
+        cleans): none when another clean was requested first."""
         if not doomed:
             return None, []
         names = {p: sorted(fi.name for fi in fis) for p, fis in doomed.items()}
@@ -264,6 +266,11 @@ class CleanService:
         paths = {p: [where(p, n) if where else _joined(ref.base_path, p, n) for n in ns] for p, ns in names.items()}
         plan = clean_plan(earliest, earliest_action or "commit", policy, paths)
         inst = self.timeline.create_instant(db, tbl, None, CLEAN, plan, timeout_s)
+        if exclusive and any(p.ts < inst.ts for p in self.timeline.list_instants(
+                db, tbl, states=["REQUESTED", "INFLIGHT"], actions=[CLEAN])):
+            # another executor requested one first: it runs, this one goes
+            self.timeline.rollback(db, tbl, inst.ts, force=True)
+            return None, []
         self.timeline.transition_to_inflight(db, tbl, inst.ts, CLEAN, b"")
         return inst.ts, self._execute_or_roll_back(db, tbl, inst.ts, policy, earliest, names)
 
@@ -331,7 +338,7 @@ class CleanService:
                 self.resume(db, tbl, inst.ts, inst.state)
         with self.store.read() as conn:
             earliest, doomed = self._plan_in(conn, self.timeline.table_ref(conn, db, tbl), settings, None)
-        ts, _ = self._run(db, tbl, settings.policy, earliest, doomed, CLEAN_TIMEOUT_S)
+        ts, _ = self._run(db, tbl, settings.policy, earliest, doomed, CLEAN_TIMEOUT_S, exclusive=True)
         return ts
 
     def resume(self, db: str, tbl: str, ts: str, state: str) -> list[str]:
