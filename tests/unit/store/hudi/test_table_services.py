@@ -256,3 +256,17 @@ def test_storage_timeline_stays_bounded_and_keeps_what_the_last_clean_retained(b
         assert len(rows) == 17
     finally:
         t.dispose()
+
+
+def test_pipeline_options_of_the_services_go_to_the_table_config_and_bad_ones_fail_the_write():
+    from pipeline.config import WriteConfig
+
+    cfg = WriteConfig.from_options("insert", {CLEANER_POLICY: "KEEP_LATEST_FILE_VERSIONS",
+                                              CLEANER_FILE_VERSIONS_RETAINED: "2", ARCHIVE_MIN_COMMITS: "5",
+                                              "hoodie.unrelated": "x"})
+    assert cfg.table_properties == {CLEANER_POLICY: "KEEP_LATEST_FILE_VERSIONS", CLEANER_FILE_VERSIONS_RETAINED: "2",
+                                    ARCHIVE_MIN_COMMITS: "5"}
+    for bad in ({CLEANER_POLICY: "KEEP_EVERYTHING"}, {CLEANER_COMMITS_RETAINED: "0"},
+                {CLEANER_HOURS_RETAINED: "a day"}, {ARCHIVE_MAX_COMMITS: "-1"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            WriteConfig.from_options("insert", bad)
