@@ -271,7 +271,7 @@ class CleanService:
             # another executor requested one first: it runs, this one goes
             self.timeline.rollback(db, tbl, inst.ts, force=True)
             return None, []
-        self.timeline.transition_to_inflight(db, tbl, inst.ts, CLEAN, b"")
+        self.timeline.transition_to_inflight(db, tbl, inst.ts, CLEAN, plan)  # Hudi's inflight holds the plan
         return inst.ts, self._execute_or_roll_back(db, tbl, inst.ts, policy, earliest, names)
 
     def _execute(self, db: str, tbl: str, ts: str, policy: str, earliest: str | None,
@@ -354,7 +354,7 @@ class CleanService:
                 policy, paths = str(doc.get("policy") or ""), doc.get("filePathsToBeDeletedPerPartition") or {}
             names = {p: sorted({os.path.basename(str(x).rstrip("/")) for x in xs}) for p, xs in paths.items()}
             if state == "REQUESTED":
-                self.timeline.transition_to_inflight(db, tbl, ts, CLEAN, b"")
+                self.timeline.transition_to_inflight(db, tbl, ts, CLEAN, plan)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("clean %s of %s.%s has no plan to run (%s): rolled back", ts, db, tbl, exc)
             self.timeline.rollback(db, tbl, ts, force=True)
