@@ -33,7 +33,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import Connection, and_, func, select
+from sqlalchemy import Connection, and_, exists, func, select
 
 from hudi_format.avro_metadata import clean_metadata_avro, clean_plan, parse_clean_plan
 from hudi_format.commit_metadata import WRITE_ACTIONS, parse_compaction_plan
@@ -213,7 +213,9 @@ class CleanService:
         earliest = earliest_commit_to_retain(conn, ref.tbl_id, settings, self.timeline.times.clock_ms())
         f, rg = S.files, S.replaced_file_groups
         live = and_(f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False))
-        rq = select(rg).where(rg.c.tbl_id == ref.tbl_id)
+        # replaced groups with files left (those cleaned already have none)
+        rq = select(rg).where(rg.c.tbl_id == ref.tbl_id, exists().where(
+            live, f.c.partition_path == rg.c.partition_path, f.c.file_id == rg.c.file_id))
         if partitions is not None:
             rq = rq.where(rg.c.partition_path.in_(partitions))
             wanted = set(partitions)
