@@ -357,6 +357,8 @@ class CleanService:
             names = {p: sorted({os.path.basename(str(x).rstrip("/")) for x in xs}) for p, xs in paths.items()}
             if state == "REQUESTED":
                 self.timeline.transition_to_inflight(db, tbl, ts, CLEAN, plan)
+        except (InvalidOperation, NoSuchObject):  # another executor took it, or it was rolled back
+            return []
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("clean %s of %s.%s has no plan to run (%s): rolled back", ts, db, tbl, exc)
             self.timeline.rollback(db, tbl, ts, force=True)
