@@ -317,8 +317,10 @@ class CleanService:
         clean that stopped, or run one when the table's policy finds files to delete."""
         if done is None or done.action not in WRITE_ACTIONS:
             return
-        with self.store.read() as conn:
-            ref = self.timeline.table_ref(conn, db, tbl)
+        ref = done.table
+        if ref is None:
+            with self.store.read() as conn:
+                ref = self.timeline.table_ref(conn, db, tbl)
         if not cleaned_by_server(ref):
             return
         try:
