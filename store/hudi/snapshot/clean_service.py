@@ -67,6 +67,7 @@ CLEAN = "clean"
 # the commits-and-compaction timeline (CleanerUtils): a pending one bounds the earliest commit retained
 _TIMELINE_ACTIONS = (*WRITE_ACTIONS, "compaction", "logcompaction", "clustering")
 CLEAN_TIMEOUT_S = 60  # a clean the server runs and that stops for longer is resumed by the next commit
+DELETE_BATCH = 1000  # files deleted between two heartbeats of a clean
 
 
 @dataclass(frozen=True)
@@ -292,8 +293,14 @@ class CleanService:
             raise InvalidOperation(f"Clean {ts} of {db}.{tbl} would delete {len(hit)} file(s) a savepoint "
                                    f"holds (e.g. {hit[0][0]}/{hit[0][1]}); plan the clean again")
         paths = [f"{p}/{n}" if p else n for p, ns in names.items() for n in ns]
-        # the files stay where the server may not delete; the clean is recorded either way
-        deleted = self.files.delete_files(ref.base_path, paths, "delete cleaned files under", ref.tbl_id)
+        # the files stay where the server may not delete; the clean is recorded either way. A long
+        # clean heartbeats between batches, so nobody takes it for a stopped one.
+        deleted: list[str] = []
+        for start in range(0, len(paths), DELETE_BATCH):
+            if start:
+                self.timeline.heartbeat(db, tbl, ts)
+            deleted += self.files.delete_files(ref.base_path, paths[start:start + DELETE_BATCH],
+                                               "delete cleaned files under", ref.tbl_id)
         self.timeline.complete_instant(db, tbl, ts, CLEAN, clean_metadata(ts, policy, earliest, names, last or ""))
         return deleted
 
