@@ -101,8 +101,11 @@ def _print(doc: dict) -> None:
     s = doc["services"]
     print(f"{doc['table']} ({doc['table_type']}): table services")
     comp, clean, arch = s["compaction"], s["clean"], s["archival"]
-    print(f"compaction  {'on' if comp['enabled'] else 'off'}: after {comp[COMPACT_MAX_DELTA_COMMITS]} deltacommits; "
-          f"scheduled by {comp['scheduled_by']}, run by {comp['run_by']}")
+    if comp["enabled"]:
+        print(f"compaction  on: after {comp[COMPACT_MAX_DELTA_COMMITS]} deltacommits; scheduled by "
+              f"{comp['scheduled_by']}, run by {comp['run_by']}")
+    else:
+        print("compaction  off" + (" (copy-on-write)" if doc["table_type"] != MOR else ""))
     retained = next(k for k in clean if k.endswith(".retained"))
     print(f"clean       {'on' if clean['enabled'] else 'off'}: {clean[CLEANER_POLICY]}, {retained}={clean[retained]}; "
           f"run by {clean['run_by']}")
