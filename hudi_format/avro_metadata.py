@@ -72,6 +72,57 @@ CLEAN_METADATA_SCHEMA = {
         _opt("extraMetadata", {"type": "map", "values": "string"}),
     ]}
 
+# HoodieCleanerPlan (version 2), as Hudi writes `<ts>.clean.requested`
+CLEANER_PLAN_SCHEMA = {
+    "type": "record", "name": "HoodieCleanerPlan", "namespace": _NS, "fields": [
+        {"name": "earliestInstantToRetain", "default": None, "type": ["null", {
+            "type": "record", "name": "HoodieActionInstant", "fields": [
+                {"name": "timestamp", "type": "string"}, {"name": "action", "type": "string"},
+                {"name": "state", "type": "string"}]}]},
+        {"name": "policy", "type": "string"},
+        _opt("filesToBeDeletedPerPartition", {"type": "map", "values": {"type": "array", "items": "string"}}),
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        _opt("filePathsToBeDeletedPerPartition", {"type": "map", "values": {"type": "array", "items": {
+            "type": "record", "name": "HoodieCleanFileInfo", "fields": [
+                _opt("filePath", "string"), _opt("isBootstrapBaseFile", "boolean")]}}}),
+        _opt("partitionsToBeDeleted", {"type": "array", "items": "string"}),
+    ]}
+CLEAN_PLAN_VERSION = 2
+
+
+def clean_plan(earliest: str | None, earliest_action: str, policy: str, paths: dict[str, list[str]]) -> bytes:
+    """A HoodieCleanerPlan (Avro): `paths` partition -> full paths of the files to delete."""
+    record: dict[str, Any] = {
+        "earliestInstantToRetain": ({"timestamp": earliest, "action": earliest_action, "state": "COMPLETED"}
+                                    if earliest else None),
+        "policy": policy, "filesToBeDeletedPerPartition": {}, "version": CLEAN_PLAN_VERSION,
+        "filePathsToBeDeletedPerPartition": {p: [{"filePath": f, "isBootstrapBaseFile": False} for f in fs]
+                                             for p, fs in paths.items()},
+        "partitionsToBeDeleted": []}
+    return avro_file(CLEANER_PLAN_SCHEMA, record)
+
+
+def parse_clean_plan(data: bytes) -> tuple[str | None, str, dict[str, list[str]]]:
+    """(earliest instant retained, policy, partition -> file paths) of a HoodieCleanerPlan (Avro)."""
+    import fastavro
+
+    records: list[Any] = list(fastavro.reader(io.BytesIO(bytes(data))))
+    if not records or not isinstance(records[0], dict):
+        raise ValueError("a clean plan must be a HoodieCleanerPlan (Avro)")
+    r: dict[str, Any] = records[0]
+    earliest = (r.get("earliestInstantToRetain") or {}).get("timestamp") or None
+    paths = {p: [str(i.get("filePath")) for i in infos if i.get("filePath")]
+             for p, infos in (r.get("filePathsToBeDeletedPerPartition") or {}).items()}
+    for p, names in (r.get("filesToBeDeletedPerPartition") or {}).items():  # version 1
+        paths.setdefault(p, []).extend(names)
+    return earliest, str(r.get("policy") or ""), paths
+
+
+def clean_metadata_avro(doc: dict) -> bytes:
+    """HoodieCleanMetadata (Avro, as Hudi writes a completed clean) of a v6-shaped JSON document."""
+    return avro_file(CLEAN_METADATA_SCHEMA, clean_record(doc))
+
+
 _PARSED: dict[str, Any] = {}
 
 

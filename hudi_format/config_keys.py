@@ -115,6 +115,18 @@ ARCHIVE_MIN_COMMITS = _key("hoodie.keep.min.commits", "the storage mirror's arch
                            "timeline keeps when it archives", "20")
 ARCHIVE_MAX_COMMITS = _key("hoodie.keep.max.commits", "the storage mirror's archival: the write commits the active "
                            "timeline holds before older instants are archived", "30")
+CLEAN_AUTOMATIC = _key("hoodie.clean.automatic",
+                        "the server cleans the table after each commit (stored in the config of the tables the "
+                        "pipeline creates; a table without it is cleaned by its own writers)", "true")
+CLEANER_POLICY = _key("hoodie.cleaner.policy",
+                      "what a clean keeps: KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS or KEEP_LATEST_BY_HOURS",
+                      "KEEP_LATEST_COMMITS")
+CLEANER_COMMITS_RETAINED = _key("hoodie.cleaner.commits.retained",
+                                "KEEP_LATEST_COMMITS: the file versions the last N commits read stay", "10")
+CLEANER_FILE_VERSIONS_RETAINED = _key("hoodie.cleaner.fileversions.retained",
+                                      "KEEP_LATEST_FILE_VERSIONS: the versions kept per file group", "3")
+CLEANER_HOURS_RETAINED = _key("hoodie.cleaner.hours.retained",
+                              "KEEP_LATEST_BY_HOURS: the file versions commits of the last N hours read stay", "24")
 RECORD_MERGE_STRATEGY_ID = _key("hoodie.record.merge.strategy.id", "table version 8+: the record merger's id (the "
                                 "metadata table's: all zeros)")
 

@@ -6,6 +6,13 @@ import math
 from dataclasses import dataclass, field
 
 from hudi_format.config_keys import (
+    ARCHIVE_MAX_COMMITS,
+    ARCHIVE_MIN_COMMITS,
+    CLEAN_AUTOMATIC,
+    CLEANER_COMMITS_RETAINED,
+    CLEANER_FILE_VERSIONS_RETAINED,
+    CLEANER_HOURS_RETAINED,
+    CLEANER_POLICY,
     CLIENT_HEARTBEAT_INTERVAL_MS,
     CLIENT_HEARTBEAT_TOLERABLE_MISSES,
     COMBINE_BEFORE_DELETE,
@@ -31,10 +38,17 @@ from hudi_format.config_keys import (
     shuffle_parallelism,
 )
 
+# write options the pipeline stores in the config of a table it creates: the server runs the table's
+# services by them (docs/pipeline.md, Table services)
+TABLE_SERVICE_KEYS = (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY,
+                      CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
+                      ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS)
+
 OPERATIONS = ("insert", "upsert", "delete", "bulk_insert", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
 INDEX_TYPES = ("RECORD_INDEX", "SIMPLE")
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+CLEANER_POLICIES = ("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS")
 REPLACE_OPERATIONS = ("insert_overwrite", "insert_overwrite_table", "delete_partition")
 
 
@@ -109,11 +123,10 @@ class WriteConfig:
             index_type=str(o.get(INDEX_TYPE) or "RECORD_INDEX").strip().upper(),
             update_partition_path=(None if o.get(RECORD_INDEX_UPDATE_PARTITION_PATH) is None
                                    else _flag(o, RECORD_INDEX_UPDATE_PARTITION_PATH)),
-            # the table config's keys, whether the server writes its metadata table (docs/hudi.md) and
-            # when it schedules compactions (merge-on-read)
+            # the table config's keys, whether the server writes its metadata table (docs/hudi.md),
+            # when it schedules compactions (merge-on-read), how it cleans and archives (table services)
             table_properties={k: str(v) for k, v in o.items()
-                              if k.startswith(TABLE_PREFIX)
-                              or k in (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS)},
+                              if k.startswith(TABLE_PREFIX) or k in TABLE_SERVICE_KEYS},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
             table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,
@@ -122,6 +135,13 @@ class WriteConfig:
             raise ValueError(f"{WRITE_TABLE_TYPE} must be one of {', '.join(TABLE_TYPES)}, not {cfg.table_type!r}")
         if cfg.index_type not in INDEX_TYPES:
             raise ValueError(f"{INDEX_TYPE} must be one of {', '.join(INDEX_TYPES)}, not {cfg.index_type!r}")
+        policy = str(o.get(CLEANER_POLICY) or default_of(CLEANER_POLICY)).strip().upper()
+        if policy not in CLEANER_POLICIES:
+            raise ValueError(f"{CLEANER_POLICY} must be one of {', '.join(CLEANER_POLICIES)}, not {policy!r}")
+        for key in (CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
+                    ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS):
+            if not str(o.get(key) or default_of(key)).strip().isdigit() or _int(o, key) < 1:
+                raise ValueError(f"{key} must be a whole number of at least 1, not {o.get(key)!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
             raise ValueError(f"{PARQUET_MAX_FILE_SIZE} and {COPYONWRITE_RECORD_SIZE_ESTIMATE} must be > 0")
         return cfg

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from client import AlreadyExists, Column, Database, HudiCatalog, NotFound
 from hudi_format.config_keys import (
     BASE_FILE_FORMAT,
+    CLEAN_AUTOMATIC,
     COMPACT_INLINE,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
@@ -118,6 +119,7 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         props.update(cfg.table_properties)
         props.update(_storage_props(cfg, base, name))
         props[INDEX_TYPE] = cfg.index_type
+        props.setdefault(CLEAN_AUTOMATIC, default_of(CLEAN_AUTOMATIC))  # the server cleans the table (Hudi's default)
         version = props.pop(TABLE_VERSION, default_of(TABLE_VERSION))  # hoodie.table.version: 6, 8 or 9
         if not str(version).isdigit():
             raise ValueError(f"{TABLE_VERSION} must be 6, 8 or 9, not {version!r}")

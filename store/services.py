@@ -126,6 +126,9 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)
+    # the server's own cleaning, after the mirror wrote the commit: a reader of storage never finds
+    # the table's latest slices there gone
+    timeline.on_commit.append(clean.after_commit)
     return services
 
 

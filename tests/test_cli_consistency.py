@@ -16,7 +16,8 @@ from client import HudiMetastoreClient
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.harness import free_port, start_our_server, stop_process
 from tests.harness.hudi_tables import table_copy
-from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, SerDeInfo, StorageDescriptor, Table
+from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
 SERVER_COMMANDS = ["migrate", "import-hudi", "create-database", "validate", "repair", "stats",
                    "list-partitions", "list-files", "lookup-keys", "sync-storage", "databases", "tables", "describe",
@@ -46,6 +47,9 @@ def test_every_server_command_takes_metastore():
     for cmd in SERVER_COMMANDS:
         opts = {s for a in sub.choices[cmd]._actions for s in a.option_strings}
         assert "--metastore" in opts, cmd
+    services = next(a for a in sub.choices["table-services"]._actions if a.dest == "services_command")
+    for cmd in services.choices.values():
+        assert "--metastore" in {s for a in cmd._actions for s in a.option_strings}
     ns = parser.parse_args(["migrate", "--from", "thrift://a:1", "--to", "thrift://b:2"])  # the old spelling
     assert ns.metastore == "thrift://b:2"
     assert parser.parse_args(["migrate", "--from", "thrift://a:1", "--metastore", "thrift://c:3"]).metastore \
@@ -233,3 +237,47 @@ def test_the_console_script_keeps_the_exit_code_and_output_when_pyarrow_is_loade
     assert done.returncode == 2, done.stderr
     assert done.stdout == "before\n"
     assert "expected <db>.<table>" in done.stderr
+
+
+def test_table_services_status(server, tmp_path, monkeypatch, capsys):
+    """Settings with Hudi's names and defaults, the server's cleans after commits, the archival on
+    storage; a table that is no Hudi table is refused. In-process (main), beside the server."""
+    import json
+
+    from adapter.cli import main
+    from hudi_format.config_keys import CLEAN_AUTOMATIC, CLEANER_COMMITS_RETAINED
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
+    monkeypatch.setattr(root, "level", root.level)
+    db = name()
+    with HudiMetastoreClient(server) as c:
+        c.create_database(Database(name=db))
+        base = c.get_database(db).locationUri.rstrip("/") + "/t"
+        c.register_hudi_table(
+            HudiTableConfig(dbName=db, tableName="t", tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=["id"],
+                            partitionFields=["p"], basePath=base,
+                            properties={CLEAN_AUTOMATIC: "true", CLEANER_COMMITS_RETAINED: "1"}),
+            [FieldSchema("id", "int", None), FieldSchema("p", "string", None)])
+        for _ in range(3):  # a new version of one file group each (the files need not exist here)
+            ts = c.new_instant_time(db, "t")
+            c.create_instant(db, "t", ts, "commit")
+            c.transition_to_inflight(db, "t", ts, "commit", None)
+            c.complete_instant(db, "t", ts, "commit", {"partitionToWriteStats": {"p=1": [{
+                "fileId": "a-0", "path": f"p=1/a-0_0-1-1_{ts}.parquet", "partitionPath": "p=1",
+                "fileSizeInBytes": 10, "prevCommit": "null"}]}, "compacted": False, "extraMetadata": {},
+                "operationType": "UPSERT"})
+    assert main(["table-services", "status", f"{db}.t", "--json", "--metastore", server]) == 0
+    doc = json.loads(capsys.readouterr().out)["services"]
+    assert doc["clean"]["enabled"] and doc["clean"]["hoodie.cleaner.policy"] == "KEEP_LATEST_COMMITS"
+    assert doc["clean"]["hoodie.cleaner.commits.retained"] == "1" and doc["clean"]["pending"] == []
+    assert [i["state"] for i in doc["clean"]["recent"]] == ["COMPLETED"]
+    assert not doc["compaction"]["enabled"] and doc["archival"]["hoodie.keep.max.commits"] == "30"
+    assert doc["archival"]["archived_instants"] == 0 and doc["archival"]["active_instants"] >= 4
+    assert main(["table-services", "status", f"{db}.t", "--metastore", server]) == 0
+    out = capsys.readouterr().out
+    assert "SERVICE\tINSTANT\tSTATE\tCOMPLETED" in out.splitlines() and "\nclean\t" in out, out
+    _plain_table(server, db, tmp_path / "plain")
+    assert main(["table-services", "status", f"{db}.plain", "--metastore", server]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"{db}.plain is not a Hudi table" in err, err

@@ -209,16 +209,23 @@ ARCHIVED_COLS = ["id", "name", "ts", "dt"]
 
 def _archived_tables(tmp_path) -> dict:
     """Tables of nine commits the mirror archived down to two or three (in-process services: Spark
-    reads storage only); their rows as hudi-rs reads them and the archived (instant, action)s."""
+    reads storage only), every other commit a new version of one file group, which the server
+    cleans (its cleans archived too); their rows as hudi-rs reads them and the archived (instant,
+    action)s."""
     from hudi_format.storage_timeline import StorageTimeline
     from tests.test_storage_mirror import ROWS, commit
     from tests.unit.store.hudi.test_mirror_v8 import _archiving_table
 
     out = {}
     for version, mdt in ((9, True), (6, False)):
-        base, timeline, _snapshot, _mirror = _archiving_table(tmp_path / f"v{version}", version, mdt)
+        base, timeline, _snapshot, _mirror = _archiving_table(tmp_path / f"v{version}", version, mdt, clean=True)
         for n in range(9):
-            commit(timeline, base, f"2024-01-0{n % 3 + 1}", [{**r, "id": r["id"] + 10 * n} for r in ROWS])
+            rows = [{**r, "id": r["id"] + 10 * n} for r in ROWS]
+            if n % 2:
+                commit(timeline, base, "2024-01-01", rows, fid="00000000-0000-0000-0000-000000000001-0")
+            else:
+                commit(timeline, base, f"2024-01-0{n % 3 + 1}", rows)
+        assert timeline.list_instants("db1", "t1", actions=["clean"]), version
         active = {i.ts for i in StorageTimeline.read(base).instants}
         gone = sorted((i.ts, i.action) for i in timeline.list_instants("db1", "t1") if i.ts not in active)
         assert gone, version

@@ -204,9 +204,10 @@ def fresh_table(tmp_path, base_uri: str):
     return tables, timeline, snapshot
 
 
-def write_base_file(base_dir: str, partition: str, ts: str, rows: list[dict]) -> tuple[str, str, int]:
+def write_base_file(base_dir: str, partition: str, ts: str, rows: list[dict],
+                    fid: str | None = None) -> tuple[str, str, int]:
     """A Hudi base file (meta columns first, Hudi's name); (file id, path relative to base, size)."""
-    fid = f"{uuid.uuid4()}-0"
+    fid = fid or f"{uuid.uuid4()}-0"
     name = f"{fid}_0-1-0_{ts}.parquet"
     cols = {
         "_hoodie_commit_time": [ts] * len(rows),
@@ -233,9 +234,10 @@ def commit_json(partition: str, fid: str, rel: str, size: int, n: int) -> bytes:
                        "extraMetadata": {"schema": json.dumps(AVRO_SCHEMA)}, "operationType": "INSERT"}).encode()
 
 
-def commit(timeline, base_dir: str, partition: str, rows: list[dict]) -> str:
+def commit(timeline, base_dir: str, partition: str, rows: list[dict], fid: str | None = None) -> str:
+    """A commit of one base file (`fid`: a new version of that file group)."""
     inst = timeline.create_instant("db1", "t1", None, "commit", b"", 60)
-    fid, rel, size = write_base_file(base_dir, partition, inst.ts, rows)
+    fid, rel, size = write_base_file(base_dir, partition, inst.ts, rows, fid)
     timeline.transition_to_inflight("db1", "t1", inst.ts, "commit", b"")
     timeline.complete_instant("db1", "t1", inst.ts, "commit", commit_json(partition, fid, rel, size, len(rows)))
     return inst.ts

@@ -1,7 +1,7 @@
 """The arguments of the commands that talk to a server (import-hudi, validate, repair, stats,
-list-partitions, list-files, lookup-keys, savepoint, delete-savepoint, restore, migrate,
-create-database, databases, tables, describe, partitions, drop-table, drop-database,
-drop-partition). Defining them imports nothing heavy: a command's module (and with it the Thrift
+list-partitions, list-files, lookup-keys, savepoint, delete-savepoint, restore, table-services
+status, migrate, create-database, databases, tables, describe, partitions, drop-table,
+drop-database, drop-partition). Defining them imports nothing heavy: a command's module (and with it the Thrift
 bindings) is imported only when that command runs."""
 
 from __future__ import annotations
@@ -141,6 +141,17 @@ def _savepoints(sub) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
+def _table_services(sub) -> None:
+    text = "a Hudi table's services (compaction, clean, archival; docs/pipeline.md, Table services)"
+    p = sub.add_parser("table-services", help=text, description=text)
+    services = p.add_subparsers(dest="services_command", required=True, metavar="COMMAND")
+    q = add_table_command(services, "status", lazy("adapter.commands.table_services", "run_status"),
+                          "the table's service settings, pending and recent compactions and cleans, and how far "
+                          "the timeline on storage is archived")
+    q.add_argument("--recent", type=int, default=5, metavar="N", help="recent instants per service (default: 5)")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+
+
 def _browse(sub) -> None:
     """databases, tables, describe, partitions and the drops (adapter/commands/browse.py)."""
     module = "adapter.commands.browse"
@@ -200,5 +211,5 @@ def _browse(sub) -> None:
 
 def add_parsers(sub) -> None:
     for add in (_migrate, _import_hudi, _create_database, _validate_repair, _views, _lookup_keys, _savepoints,
-                _browse):
+                _table_services, _browse):
         add(sub)

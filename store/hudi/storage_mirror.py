@@ -57,7 +57,7 @@ from store.errors import InvalidOperation
 from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enabled
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline import Completed, TimelineService
+from store.hudi.timeline import Completed, TimelineService, clean_retains_from
 from store.hudi.timeline_archiver import archive
 
 log = logging.getLogger(__name__)
@@ -416,8 +416,13 @@ class StorageMirror:
         self._delete_instants(st, [t for n in list(tl.files) if _is_savepoint_file(n) and
                                    (t := layout.instant_of(n)) and (t, True) not in instants], tl, True)
         if mirrored:  # old instants to the archived timeline, as Hudi's archiver (store/hudi/timeline_archiver.py)
-            floor = self.metadata_table.base_instant(st, tl.table_version) if mdt else None
-            archive(st, layout, tl.files, ref.config.hoodie_properties(), floor)
+            # never the metadata table's base instant or the earliest commit the last clean retained
+            with self.store.read() as conn:
+                floors = [clean_retains_from(conn, ref.tbl_id)]
+            if mdt:
+                floors.append(self.metadata_table.base_instant(st, tl.table_version))
+            present = [f for f in floors if f]
+            archive(st, layout, tl.files, ref.config.hoodie_properties(), min(present) if present else None)
         return mirrored
 
     # --- pieces ---------------------------------------------------------------------------------

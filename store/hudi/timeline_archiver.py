@@ -7,8 +7,10 @@ then their files leave the active timeline (requested, inflight, then completed:
 meanwhile still sees the instant completed).
 
 As Hudi's archiver, it never archives at or after the first instant not completed, the first
-savepoint, or (tables with a metadata table) the metadata table's current base file instant: the
-metadata table's log blocks of older instants are in that base file. Everything it needs is read
+savepoint, the earliest commit the last completed clean retained (the storage mirror passes it as
+the floor: a reader may still time-travel there), or (tables with a metadata table) the metadata
+table's current base file instant: the metadata table's log blocks of older instants are in that base
+file. Everything it needs is read
 from storage (the archived bytes are the active files' bytes); the server's rows keep every instant.
 A crash between writing the archive and deleting the active files is harmless: instants the archive
 holds already are not archived twice, their files are deleted by the next run.

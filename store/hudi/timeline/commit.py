@@ -52,6 +52,7 @@ class Completed:
     action: str  # as completed (commit, deltacommit, ...)
     metadata: bytes
     partitions: frozenset[str] | None  # the partitions a write action wrote or replaced in
+    table: HudiTableRef | None = None  # the table as the completion read it (its config)
 
 
 # (db, table, the completed instant or None) after an instant completed or a rollback
@@ -97,7 +98,7 @@ class InstantCompletion:
         `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
-            instant, version, partitions, metadata, gone = self.store.run_write(
+            instant, version, partitions, metadata, gone, ref = self.store.run_write(
                 self._complete_in, db, tbl, ts, action, metadata, drop_partitions, record_keys, column_stats or [])
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
@@ -105,16 +106,17 @@ class InstantCompletion:
         self.store.note_changes(len(column_stats or []))  # bulk statistics rows: keep plans current
         if gone is not None and gone[1] and self.files is not None:  # a restore's rolled-back files
             self.files.delete_files(gone[0], gone[1], "delete restored-away files under", gone[2])
-        run_post_commit_hooks(self.hooks, db, tbl, Completed(ts, instant.action, metadata, partitions))
+        run_post_commit_hooks(self.hooks, db, tbl, Completed(ts, instant.action, metadata, partitions, ref))
         return instant, version
 
     def _complete_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str, metadata: bytes,
                      drop_partitions: list[str] | None,
                      record_keys: list[FileGroupKeys] | None,
                      column_stats: list[FileColumnStats]
-                     ) -> tuple[Instant, int, frozenset[str] | None, bytes, tuple[str, list[str], int] | None]:
+                     ) -> tuple[Instant, int, frozenset[str] | None, bytes, tuple[str, list[str], int] | None,
+                                HudiTableRef]:
         """(instant, table version, partitions written, metadata stored, for a restore (base path,
-        files to delete, table id))."""
+        files to delete, table id), the table)."""
         ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
         row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
         if row.state != INFLIGHT:
@@ -145,7 +147,7 @@ class InstantCompletion:
             compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
-        return instant, version, partitions, metadata, gone
+        return instant, version, partitions, metadata, gone, ref
 
     def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
                record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]

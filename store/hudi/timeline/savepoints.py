@@ -80,7 +80,7 @@ def savepoint_row(conn: Connection, tbl_id: int, ts: str, completed: bool = True
     return conn.execute(q).first()
 
 
-def _clean_retains_from(conn: Connection, tbl_id: int) -> str | None:
+def clean_retains_from(conn: Connection, tbl_id: int) -> str | None:
     """The earliest commit the last completed clean retained (savepoints before it are refused)."""
     i, m = S.instant, S.instant_meta
     last = conn.execute(select(i.c.ts).where(i.c.tbl_id == tbl_id, i.c.action == "clean", i.c.state == COMPLETED)
@@ -103,7 +103,7 @@ def check_request(conn: Connection, ref: HudiTableRef, ts: str, action: str, pla
                                    "commit on the timeline (a savepoint is requested at its commit's instant time)")
         if savepoint_row(conn, ref.tbl_id, ts, completed=False) is not None:
             raise AlreadyExists(f"Instant {ts} of {ref.db_name}.{ref.name} has a savepoint already")
-        retained = _clean_retains_from(conn, ref.tbl_id)
+        retained = clean_retains_from(conn, ref.tbl_id)
         if retained and ts < retained:
             raise InvalidOperation(f"Cannot savepoint {ts} on {ref.db_name}.{ref.name}: a clean retained only "
                                    f"the commits from {retained} (its older file slices may be gone)")

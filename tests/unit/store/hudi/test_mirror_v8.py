@@ -267,8 +267,14 @@ def test_instants_completed_out_of_order_keep_their_files_across_compactions(tmp
 # --- archival of the mirrored timeline --------------------------------------------------------------
 
 
-def _archiving_table(tmp_path, version: int, mdt: bool):
-    from hudi_format.config_keys import ARCHIVE_MAX_COMMITS, ARCHIVE_MIN_COMMITS
+def _archiving_table(tmp_path, version: int, mdt: bool, clean: bool = False):
+    """`clean`: the server cleans it too (KEEP_LATEST_COMMITS, 2 retained)."""
+    from hudi_format.config_keys import (
+        ARCHIVE_MAX_COMMITS,
+        ARCHIVE_MIN_COMMITS,
+        CLEAN_AUTOMATIC,
+        CLEANER_COMMITS_RETAINED,
+    )
     from hudi_format.table_config import COW
     from tests.test_storage_mirror import AVRO_SCHEMA
 
@@ -278,6 +284,8 @@ def _archiving_table(tmp_path, version: int, mdt: bool):
     props = {ARCHIVE_MIN_COMMITS: "2", ARCHIVE_MAX_COMMITS: "3"}
     if mdt:
         props[METADATA_ENABLE] = "true"
+    if clean:
+        props.update({CLEAN_AUTOMATIC: "true", CLEANER_COMMITS_RETAINED: "2"})
     timeline.register_table(HudiTableConfig(
         db_name="db1", table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
         precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator", table_version=version,

@@ -285,8 +285,9 @@ def test_clean_policies(env):
     cleaner = env.services.clean
     _, doomed = cleaner.plan(db, "t", KEEP_LATEST_FILE_VERSIONS, 2)
     assert sorted(f.base_instant for f in doomed["p=1"]) == times[:2]
-    _, doomed = cleaner.plan(db, "t", KEEP_LATEST_COMMITS, 2)
-    assert sorted(f.base_instant for f in doomed["p=1"]) == times[:2]
+    # Hudi's CleanPlanner: the earliest commit retained is times[2]; the latest slice before it stays
+    earliest, doomed = cleaner.plan(db, "t", KEEP_LATEST_COMMITS, 2)
+    assert earliest == times[2] and sorted(f.base_instant for f in doomed["p=1"]) == times[:1]
     _, doomed = cleaner.plan(db, "t", KEEP_LATEST_COMMITS, 10)
     assert doomed == {}
     clean_ts, paths = cleaner.clean(db, "t", KEEP_LATEST_FILE_VERSIONS, 1)

@@ -1,0 +1,140 @@
+"""`hudi-metastore table-services status DB.TABLE [--json] [--recent N]`: a Hudi table's services
+(issue 38; docs/pipeline.md, Table services): their settings from the table's config (Hudi's names
+and defaults), who runs them, the pending compactions and cleans and the recent ones, and how far
+the storage mirror archived the timeline on storage (read from the table's base path where this
+command can read it). Exit status 0; 2 on errors."""
+
+from __future__ import annotations
+
+import json
+
+from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
+from hudi_format.commit_metadata import parse_commit
+from hudi_format.config_keys import (
+    ARCHIVE_MAX_COMMITS,
+    ARCHIVE_MIN_COMMITS,
+    CLEAN_AUTOMATIC,
+    CLEANER_COMMITS_RETAINED,
+    CLEANER_FILE_VERSIONS_RETAINED,
+    CLEANER_HOURS_RETAINED,
+    CLEANER_POLICY,
+    COMPACT_INLINE,
+    COMPACT_MAX_DELTA_COMMITS,
+    TIMELINE_SOURCE,
+    default_of,
+)
+from hudi_format.table_config import MOR
+
+PENDING = ("REQUESTED", "INFLIGHT")
+COMPACT = "COMPACT"  # the operationType of a completed compaction (a commit)
+
+
+def _setting(props: dict[str, str], key: str) -> str:
+    return str(props.get(key) or default_of(key))
+
+
+def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
+    own = bool(props.get(TIMELINE_SOURCE))  # Hudi's own writers keep the timeline: they run the services
+    compaction = {"enabled": table_type == MOR and _setting(props, COMPACT_INLINE).lower() == "true" and not own,
+                  COMPACT_MAX_DELTA_COMMITS: _setting(props, COMPACT_MAX_DELTA_COMMITS),
+                  "scheduled_by": "the server", "run_by": "the pipeline (inline, before its next write)"}
+    policy = _setting(props, CLEANER_POLICY).upper()
+    retained = {"KEEP_LATEST_FILE_VERSIONS": CLEANER_FILE_VERSIONS_RETAINED,
+                "KEEP_LATEST_BY_HOURS": CLEANER_HOURS_RETAINED}.get(policy, CLEANER_COMMITS_RETAINED)
+    clean = {"enabled": (props.get(CLEAN_AUTOMATIC) or "").lower() == "true" and not own,
+             CLEANER_POLICY: policy, retained: _setting(props, retained), "run_by": "the server, after each commit"}
+    archival = {ARCHIVE_MIN_COMMITS: _setting(props, ARCHIVE_MIN_COMMITS),
+                ARCHIVE_MAX_COMMITS: _setting(props, ARCHIVE_MAX_COMMITS),
+                "run_by": "the server's storage mirror, after each mirrored commit"}
+    return {"compaction": compaction, "clean": clean, "archival": archival}
+
+
+def _instant(i) -> dict:
+    return {"instant": i.ts, "state": i.state, "completed": i.completion_ts}
+
+
+def _archival(base_path: str, instants) -> dict:
+    """What the active timeline on storage holds against the server's instants (the server keeps all)."""
+    from hudi_format.storage_timeline import StorageTimeline
+
+    try:
+        active = StorageTimeline.read(base_path).instants
+    except Exception as exc:  # storage this host cannot read: say so, the rest stands
+        return {"storage": f"not readable from here: {exc}"}
+    on_storage = {i.ts for i in active}
+    oldest = min(on_storage, default=None)
+    archived = [i.ts for i in instants if i.state == "COMPLETED" and oldest is not None and i.ts < oldest
+                and i.ts not in on_storage]
+    return {"active_instants": len(active), "oldest_active": oldest, "archived_instants": len(archived),
+            "last_archived": max(archived, default=None)}
+
+
+def status(c, db: str, tbl: str, recent: int) -> dict:
+    cfg = c.get_hudi_table(db, tbl)
+    props = dict(cfg.properties or {})
+    doc: dict = {"table": f"{db}.{tbl}", "table_type": cfg.table_type,
+                 "services": _settings(props, cfg.table_type)}
+    instants = c.list_instants(db, tbl)
+    compactions = [i for i in instants if i.action == "compaction"]  # pending ones keep the action
+    done = [i for i in instants if i.action == "commit" and i.state == "COMPLETED"] if cfg.table_type == MOR else []
+    finished: list = []
+    for i in reversed(done):  # the newest completed commits: those a compaction completed
+        if len(finished) >= recent:
+            break
+        meta = c.get_instant_metadata(db, tbl, i.ts, "commit", "COMPLETED")
+        try:
+            if (parse_commit(meta).operation_type or "").upper() == COMPACT:
+                finished.append(i)
+        except ValueError:
+            continue
+    cleans = [i for i in instants if i.action == "clean"]
+    services = doc["services"]
+    services["compaction"]["pending"] = [_instant(i) for i in compactions if i.state in PENDING]
+    services["compaction"]["recent"] = [_instant(i) for i in reversed(finished)]
+    services["clean"]["pending"] = [_instant(i) for i in cleans if i.state in PENDING]
+    services["clean"]["recent"] = [_instant(i) for i in [x for x in cleans if x.state == "COMPLETED"][-recent:]]
+    services["archival"].update(_archival(cfg.base_path, instants))
+    return doc
+
+
+def _print(doc: dict) -> None:
+    s = doc["services"]
+    print(f"{doc['table']} ({doc['table_type']}): table services")
+    comp, clean, arch = s["compaction"], s["clean"], s["archival"]
+    if comp["enabled"]:
+        print(f"compaction  on: after {comp[COMPACT_MAX_DELTA_COMMITS]} deltacommits; scheduled by "
+              f"{comp['scheduled_by']}, run by {comp['run_by']}")
+    else:
+        print("compaction  off" + (" (copy-on-write)" if doc["table_type"] != MOR else ""))
+    retained = next(k for k in clean if k.endswith(".retained"))
+    print(f"clean       {'on' if clean['enabled'] else 'off'}: {clean[CLEANER_POLICY]}, {retained}={clean[retained]}; "
+          f"run by {clean['run_by']}")
+    print(f"archival    keep {arch[ARCHIVE_MIN_COMMITS]}-{arch[ARCHIVE_MAX_COMMITS]} write commits on storage; "
+          f"run by {arch['run_by']}")
+    print("SERVICE\tINSTANT\tSTATE\tCOMPLETED")
+    rows = 0
+    for name in ("compaction", "clean"):
+        for i in s[name]["pending"] + s[name]["recent"]:
+            print(f"{name}\t{i['instant']}\t{i['state']}\t{i['completed'] or '-'}")
+            rows += 1
+    if "storage" in arch:
+        print(f"archival\t-\t-\t-  (storage {arch['storage']})")
+    else:
+        print(f"archival\t{arch['last_archived'] or '-'}\tARCHIVED\t-  ({arch['archived_instants']} instant(s) "
+              f"archived; {arch['active_instants']} active on storage from {arch['oldest_active'] or '-'})")
+    print(f"{rows} compaction and clean instant(s)")
+
+
+def run_status(args) -> int:
+    def go() -> int:
+        db, tbl = split_table(args.table)
+        with connect(args) as c:
+            require_hudi_table(c, db, tbl)
+            doc = status(c, db, tbl, max(0, args.recent))
+        if args.json:
+            print(json.dumps(doc, indent=2))
+        else:
+            _print(doc)
+        return 0
+
+    return reporting_errors("table-services status", args.metastore, go)
