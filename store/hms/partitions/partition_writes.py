@@ -12,7 +12,7 @@ from sqlalchemy import Connection, Row, delete, select
 from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
-from store.db.dialect import BATCH, in_list
+from store.db.dialect import BATCH, in_list, list_batch
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
 from store.hms.catalog import TableService
 from store.hms.common import (
@@ -172,19 +172,21 @@ class PartitionWrites:
 
     def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
         existing: set[str] = set()
-        for i in range(0, len(names), BATCH):
+        size = list_batch(self.store.backend)
+        for i in range(0, len(names), size):
             existing.update(conn.execute(select(S.partitions.c.part_name).where(
                 S.partitions.c.tbl_id == ctx.tbl_id,
-                in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))).scalars())
+                in_list(self.store.backend, S.partitions.c.part_name, names[i:i + size]))).scalars())
         return existing
 
     def _ids(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, int]:
         ids: dict[str, int] = {}
-        for i in range(0, len(names), BATCH):
+        size = list_batch(self.store.backend)
+        for i in range(0, len(names), size):
             ids.update((name, pid) for name, pid in conn.execute(
                 select(S.partitions.c.part_name, S.partitions.c.part_id).where(
                     S.partitions.c.tbl_id == ctx.tbl_id,
-                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))))
+                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + size]))))
         return ids
 
     def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],

@@ -5,9 +5,10 @@ every other write's are, and a refused add leaves nothing behind."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from adapter.serve import prepare_store
+from store.db import bulk
 from store.db import schema as S
 from store.errors import AlreadyExists, MetaError
 from store.hms.partitions import PartitionWrites
@@ -67,3 +68,47 @@ def test_a_nul_in_any_value_of_a_bulk_add_is_refused(services):
         services.partitions.add_partitions("d", "t", [_part("a", k="x" * 30_000), _part("b", k="v\x00")])
     assert _rows(services, S.partitions) == 0 and _rows(services, S.partition_params) == 0
     assert _rows(services, S.partition_key_val) == 0
+
+
+def _statements(svc, monkeypatch) -> list[int]:
+    """Statements the store sends from now on: an executemany counts one per row (psycopg pipelines
+    them, each a statement), a bulk insert one per batch (COPY, or the driver's multi-row INSERT)."""
+    sent: list[int] = []
+    event.listen(svc.store.engine, "before_cursor_execute",
+                 lambda _c, _cur, _s, params, _ctx, many: sent.append(len(params) if many else 1))
+    real = bulk._insert
+
+    def counted(conn, table, columns, rows, pg_types, batch):
+        sent.append(1 if conn.dialect.name == "postgresql" else -(-len(rows) // batch))
+        return real(conn, table, columns, rows, pg_types, batch)
+
+    monkeypatch.setattr(bulk, "_insert", counted)
+    return sent
+
+
+def test_adds_and_alters_take_as_many_statements_for_many_partitions_as_for_few(services, monkeypatch):
+    # a batch's partitions, key values, parameters and events each go in one statement (per batch
+    # of dialect.BATCH values where a list is one parameter per value): 3 or 150 partitions alike
+    sent = _statements(services, monkeypatch)
+    counts = {}
+    for n in (3, 150):
+        tbl = f"t{n}"
+        services.tables.create_table(Table(tableName=tbl, dbName="d", tableType="MANAGED_TABLE", parameters={},
+                                           sd=services.tables.get_table("d", "t").sd,
+                                           partitionKeys=[FieldSchema("p", "string", None)]))
+        parts = [Partition(values=[f"v{i}"], dbName="d", tableName=tbl, parameters={"a": "1", "b": "2"})
+                 for i in range(n)]
+        sent.clear()
+        services.partitions.add_partitions("d", tbl, parts)
+        added = sum(sent)
+        got = services.partitions.get_partitions("d", tbl)
+        for p in got:
+            p.parameters["c"] = "3"
+        got[0].sd.location += "_moved"  # one changes its own way
+        sent.clear()
+        services.partitions.alter_partitions("d", tbl, got)
+        counts[n] = (added, sum(sent))
+        after = services.partitions.get_partitions("d", tbl)
+        assert [p.parameters["c"] for p in after] == ["3"] * n
+        assert [p.sd.location.endswith("_moved") for p in after] == [True] + [False] * (n - 1)
+    assert counts[150] == counts[3], counts
