@@ -37,6 +37,7 @@ from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.partitions.partition_reads import PartitionReads
 from store.hms.txn import drop_partition_rows, is_transactional
 from store.storage import warehouse
+from store.storage.boundary import DirsInProgress
 from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
@@ -66,6 +67,51 @@ class _SharesTableSd:
         return same
 
 
+class _EarlyDirs:
+    """The directories of an add, made while its transaction runs (Hive makes them before its
+    commit too); deleted again, when still empty, if the add fails."""
+
+    def __init__(self, writes: PartitionWrites):
+        self.writes = writes
+        self.names: dict[str, str] = {}  # location -> partition name, of every started directory
+        self.pending: list[DirsInProgress] = []
+        self.ctx: TableCtx | None = None
+
+    def start(self, ctx: TableCtx, names: dict[str, str]) -> None:
+        """`names`: location -> name (an attempt the transaction retries starts only what is new)."""
+        self.ctx = ctx
+        new = {loc: n for loc, n in names.items() if loc not in self.names}
+        self.names.update(new)
+        if new:
+            self.pending.append(self.writes.tables.boundary.start_dirs(list(new)))
+
+    def _made(self) -> list[str]:
+        return [u for p in self.pending for u in p.wait()]
+
+    def finish(self, dirs: list[str]) -> None:
+        """After the commit: `dirs` those of the partitions added."""
+        boundary, wanted, made = self.writes.tables.boundary, set(dirs), self._made()
+        boundary.note_made([u for u in made if u in wanted])
+        self._unmake([u for u in made if u not in wanted])  # started by an attempt that was retried
+        boundary.make_dirs([u for u in dirs if u not in self.names])
+
+    def undo(self) -> None:
+        """After the add failed: what it made, but a partition another writer added meanwhile's."""
+        made = self._made()
+        if not made or self.ctx is None:
+            return
+        try:
+            with self.writes.store.read() as conn:
+                taken = self.writes._existing(conn, self.ctx, [self.names[u] for u in made])
+        except Exception:  # noqa: BLE001 - the add's own error is the answer; nothing is deleted then
+            return
+        self._unmake([u for u in made if self.names[u] not in taken])
+
+    def _unmake(self, made: list[str]) -> None:
+        if made and self.ctx is not None:
+            self.writes.tables.boundary.unmake_dirs(made, len(self.ctx.keys) - 1, self.ctx.location)
+
+
 class PartitionWrites:
     def __init__(self, store: Store, contexts: TableContexts, queries: PartitionQueries, reads: PartitionReads,
                  tables: TableService):
@@ -88,12 +134,19 @@ class PartitionWrites:
             if part is None:
                 raise MetaError("add_partitions: a partition in the list is null")
             check_location(part.sd.location if part.sd else None, "Partition location", "partitions", "location")
-        if conn is not None:
-            out, made = self._add(conn, db, tbl, parts, if_not_exists, missing)
-        else:
-            out, made = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing)
+        if conn is not None:  # the directories are made after, recorded in the caller's transaction
+            out, dirs = self._add(conn, db, tbl, parts, if_not_exists, missing)
+            self.store.note_changes(len(out))
+            self.tables.boundary.make_dirs(dirs, conn)
+            return out
+        early = _EarlyDirs(self)
+        try:
+            out, dirs = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing, early=early)
+        except BaseException:
+            early.undo()
+            raise
         self.store.note_changes(len(out))
-        self.tables.boundary.make_dirs(made, conn)  # after the commit, or recorded in the caller's transaction
+        early.finish(dirs)
         return out
 
     def add_in(self, conn: Connection, db: str, tbl: str, parts: list[Partition]) -> list[Partition]:
@@ -121,9 +174,12 @@ class PartitionWrites:
         return self.append_partition(db, tbl, values)
 
     def _add(self, conn: Connection, db: str, tbl: str, parts: list[Partition], if_not_exists: bool,
-             missing: type[StoreError], quick_stats: bool = True) -> tuple[list[Partition], list[str]]:
-        """(the partitions added, the directories to make). `quick_stats`: count the files of each
-        partition's directory (numFiles, totalSize); without, the parameters are kept as given."""
+             missing: type[StoreError], quick_stats: bool = True,
+             early: _EarlyDirs | None = None) -> tuple[list[Partition], list[str]]:
+        """(the partitions added, their directories). `quick_stats`: count the files of each
+        partition's directory (numFiles, totalSize); without, the parameters are kept as given.
+        `early`: their directories are made from when their rows are known, while the rest of the
+        transaction runs."""
         try:
             ctx = self.contexts.read(conn, db, tbl)
         except NoSuchObject as exc:
@@ -141,6 +197,8 @@ class PartitionWrites:
         # their locations are checked (store/storage/owner_index.py) before anything looks at them
         self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
         rows, news = self._partition_rows(conn, ctx, added, now, quick_stats)
+        if early is not None:  # (not before: the rows count what the directories already hold)
+            early.start(ctx, {location: name for name, _, _, location in news if location})
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
         self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)

@@ -40,7 +40,7 @@ def _rows(svc, table) -> int:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
-def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, monkeypatch):
+def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, monkeypatch, tmp_path):
     services.partitions.add_partitions("d", "t", [_part("a")])
     # The second writer's existence check runs before the first commits (made to miss once here):
     # its insert then meets the first's row, and the add answers as Hive does, not with a raw error.
@@ -58,8 +58,12 @@ def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, m
         services.partitions.add_partitions("d", "t", [_part("b"), _part("a")])
     assert missed == [["p=b/q=q", "p=a/q=q"]]
     assert [p.values for p in services.partitions.get_partitions("d", "t")] == [["a", "q"]]
+    # the directories made while the transaction ran are gone with it, the winner's stays
+    table_dir = tmp_path / "wh" / "d.db" / "t"
+    assert not (table_dir / "p=b").exists() and (table_dir / "p=a" / "q=q").is_dir()
     assert services.partitions.add_partitions("d", "t", [_part("b"), _part("a")], if_not_exists=True)[0].values \
         == ["b", "q"]
+    assert (table_dir / "p=b" / "q=q").is_dir()
 
 
 def test_a_nul_in_any_value_of_a_bulk_add_is_refused(services):
