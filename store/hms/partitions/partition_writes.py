@@ -1,6 +1,6 @@
 """Partition writes: add (and append), drop, truncate. Locations are checked before the
-transaction; directories are made and deleted after it commits (which never fails the call); the
-transaction itself returns what there is to do."""
+transaction; directories are deleted after it commits, an add's made while it runs (neither ever
+fails the call); the transaction itself returns what there is to do."""
 
 from __future__ import annotations
 
