@@ -47,6 +47,7 @@ _PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", 
                       "sd_id", "schema_version")
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
 _NOT_SHARED = ("location", "cols")  # what a partition's descriptor may differ in and still share the table's
+_EARLY_DIRS = 32  # partitions an add needs to make their directories while its transaction runs
 
 
 class _SharesTableSd:
@@ -197,7 +198,7 @@ class PartitionWrites:
         # their locations are checked (store/storage/owner_index.py) before anything looks at them
         self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
         rows, news = self._partition_rows(conn, ctx, added, now, quick_stats)
-        if early is not None:  # (not before: the rows count what the directories already hold)
+        if early is not None and len(news) >= _EARLY_DIRS:  # (not before: the rows count what they hold)
             early.start(ctx, {location: name for name, _, _, location in news if location})
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
