@@ -27,7 +27,7 @@ from store.hms.common import (
     version_for_columns,
 )
 from store.hms.notification_log import events as EV
-from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values
+from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values
 from store.hms.partitions.partition_key_values import rename_key_values
 from store.hms.partitions.partition_names import make_name
 from store.hms.partitions.partition_queries import PartitionQueries
@@ -115,6 +115,7 @@ class PartitionAlteration:
         new_params: list[tuple[Any, ...]] = []
         touched, dropped_sds = [], []
         counter = self.tables.boundary.folder_counter()
+        shares = SharesTableSd(ctx)
         for name, part in zip(names, parts):
             row = rows[name]
             sd = part.sd
@@ -123,7 +124,7 @@ class PartitionAlteration:
                   "location": row.location, "sd_id": row.sd_id, "schema_version": row.schema_version}
             if sd is not None:
                 up["location"] = sd.location or row.location
-                if same_sd(ctx.sd, sd):
+                if shares(sd):
                     up["sd_id"] = None
                     if row.sd_id is not None:
                         dropped_sds.append(row.sd_id)

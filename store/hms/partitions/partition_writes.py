@@ -24,13 +24,12 @@ from store.hms.common import (
     insert_sd,
     purges,
     read_params,
-    same_sd,
     split_db_name,
     stats_params,
     version_for_columns,
 )
 from store.hms.notification_log import events as EV
-from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
+from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
@@ -46,26 +45,7 @@ _NewPartition = tuple[str, Partition, dict[str, str], str | None]
 _PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", "update_time", "location",
                       "sd_id", "schema_version")
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
-_NOT_SHARED = ("location", "cols")  # what a partition's descriptor may differ in and still share the table's
 _EARLY_DIRS = 32  # partitions an add needs to make their directories while its transaction runs
-
-
-class _SharesTableSd:
-    """same_sd(table's descriptor, sd), answered again without a look when sd equals the previous
-    descriptor asked about (but for location and columns): a client sends each new partition a
-    copy of one descriptor."""
-
-    def __init__(self, ctx: TableCtx):
-        self.ctx = ctx
-        self.last: tuple[dict[str, Any], bool] | None = None
-
-    def __call__(self, sd: StorageDescriptor) -> bool:
-        fields = {k: v for k, v in sd.__dict__.items() if k not in _NOT_SHARED}
-        if self.last is not None and self.last[0] == fields:
-            return self.last[1]
-        same = same_sd(self.ctx.sd, sd)
-        self.last = (fields, same)
-        return same
 
 
 class _EarlyDirs:
@@ -255,7 +235,7 @@ class PartitionWrites:
         and location."""
         versions: dict[tuple[Any, ...] | None, int] = {}
         rows, news = [], []
-        shares = _SharesTableSd(ctx)
+        shares = SharesTableSd(ctx)
         counter = self.tables.boundary.folder_counter()
         for name, part in added:
             sd = part.sd
