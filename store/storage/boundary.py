@@ -14,6 +14,7 @@ import hashlib
 import logging
 import os
 import posixpath
+import subprocess
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -89,11 +90,31 @@ def _make_dirs(wanted: list[str]) -> list[str]:
 
 
 class DirsInProgress:
-    """Directories being made by a background thread (StorageBoundary.start_dirs)."""
+    """Directories being made in the background (StorageBoundary.start_dirs): local ones by `mkdir
+    -p` in a child process (threads making thousands would take the interpreter's lock from the
+    caller's transaction at every system call), others by a thread."""
+
+    _ARGS = 1000  # paths per mkdir process
 
     def __init__(self, uris: list[str]):
         self._made: list[str] = []
-        self._thread = threading.Thread(target=self._run, args=(uris,), name="make-dirs", daemon=True)
+        self._missing: list[tuple[str, str]] = []  # (uri, local path) of local ones that did not exist
+        self._procs: list[subprocess.Popen[bytes]] = []
+        others = []
+        for u in uris:
+            path = warehouse.local_path(u)
+            if path is None:
+                others.append(u)
+            elif not os.path.isdir(path):
+                self._missing.append((u, path))
+        try:
+            for i in range(0, len(self._missing), self._ARGS):
+                paths = [p for _, p in self._missing[i:i + self._ARGS]]
+                self._procs.append(subprocess.Popen(["mkdir", "-p", "--", *paths], stdin=subprocess.DEVNULL,
+                                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        except OSError:  # no mkdir program: made one by one when waited for
+            pass
+        self._thread = threading.Thread(target=self._run, args=(others,), name="make-dirs", daemon=True)
         self._thread.start()
 
     def _run(self, uris: list[str]) -> None:
@@ -103,9 +124,15 @@ class DirsInProgress:
             log.exception("making directories failed")
 
     def wait(self) -> list[str]:
-        """The directories made that did not exist before (once the thread is done)."""
+        """The directories made that did not exist before (once they are)."""
+        for proc in self._procs:
+            proc.wait()
         self._thread.join()
-        return self._made
+        made = self._made
+        for u, path in self._missing:  # what mkdir could not make is tried once more, and counted
+            if os.path.isdir(path) or warehouse.make_dirs(u):
+                made.append(u)
+        return made
 
 
 class StorageBoundary:

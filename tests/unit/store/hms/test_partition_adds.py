@@ -117,3 +117,19 @@ def test_adds_and_alters_take_as_many_statements_for_many_partitions_as_for_few(
         assert [p.parameters["c"] for p in after] == ["3"] * n
         assert [p.sd.location.endswith("_moved") for p in after] == [True] + [False] * (n - 1)
     assert counts[150] == counts[3], counts
+
+
+@pytest.mark.parametrize("path_env", ["system", "none"])
+def test_directories_made_in_the_background_report_what_they_made(tmp_path, monkeypatch, path_env):
+    # by `mkdir -p` in a child process, or one by one when there is no mkdir program; one that
+    # cannot be made (its parent is a file) is left out, one that existed is not reported
+    from store.storage.boundary import DirsInProgress
+
+    if path_env == "none":
+        monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "old").mkdir()
+    wanted = [f"file:{tmp_path}/t/a={i}/b={i}" for i in range(3)] + [f"file:{tmp_path}/file/x", str(tmp_path / "old")]
+    made = DirsInProgress(wanted).wait()
+    assert sorted(made) == sorted(wanted[:3])
+    assert all((tmp_path / "t" / f"a={i}" / f"b={i}").is_dir() for i in range(3))
