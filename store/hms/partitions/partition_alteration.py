@@ -71,13 +71,27 @@ class PartitionAlteration:
                 raise InvalidOperation(f"alter is not possible: partition values {values} "
                                        f"do not match keys {ctx.key_names}")
             names.append(make_name(ctx.key_names, values))
-        befores = self.queries.named(conn, ctx, list(dict.fromkeys(names)))
-        if len(set(names)) == len(names) > 1:
-            self._alter_many(conn, ctx, names, parts, now, env)
+        wanted = list(dict.fromkeys(names))
+        if len(wanted) == len(names) > 1:
+            rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
+            befores = self.queries.build(conn, ctx, list(rows.values()))
+            self._alter_many(conn, ctx, names, parts, now, env, rows)
         else:
+            befores = self.queries.named(conn, ctx, wanted)
             for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
                 self._alter_one(conn, ctx, name, part, now, env=env)
         self._record(conn, ctx, befores)
+
+    def _rows(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, Row[Any]]:
+        """The `select_rows` rows of the partitions of `names` that exist, by name."""
+        p = S.partitions
+        b = self.store.backend
+        rows: dict[str, Row[Any]] = {}
+        size = list_batch(b)
+        for i in range(0, len(names), size):
+            q = self.queries.select_rows(ctx, in_list(b, p.c.part_name, names[i:i + size]))
+            rows.update((r.part_name, r) for r in conn.execute(q))
+        return rows
 
     def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
                 renamed_to: str | None = None) -> None:
@@ -92,22 +106,14 @@ class PartitionAlteration:
         self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
-                    now: int, env: dict[str, str] | None) -> None:
-        """_alter_one for many partitions with a few statements in all: rows and parameters read in
-        batches, partition rows updated and parameters replaced (_write_many)."""
-        p = S.partitions
-        b = self.store.backend
-        rows: dict[str, Row[Any]] = {}
-        wanted = list(dict.fromkeys(names))
-        size = list_batch(b)
-        for i in range(0, len(wanted), size):
-            q = self.queries.select_rows(ctx, in_list(b, p.c.part_name, wanted[i:i + size]))
-            rows.update((r.part_name, r) for r in conn.execute(q))
+                    now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]]) -> None:
+        """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read) with a
+        few statements in all: partition rows updated and parameters replaced (_write_many)."""
         for name in names:
             if name not in rows:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
                                        f"{ctx.db_name}.{ctx.name} does not exist")
-        old_params = dict(zip(wanted, params_of_many(rows[n].params_json for n in wanted)))
+        old_params = dict(zip(names, params_of_many(rows[n].params_json for n in names)))
         rows_by_id = {r.part_id: r for r in rows.values()}
         names_by_id = {r.part_id: n for n, r in rows.items()}
         versions: dict[tuple[Any, ...], int] = {}
