@@ -98,6 +98,7 @@ class DirsInProgress:
 
     def __init__(self, uris: list[str]):
         self._made: list[str] = []
+        self._result: list[str] | None = None
         self._missing: list[tuple[str, str]] = []  # (uri, local path) of local ones that did not exist
         self._procs: list[subprocess.Popen[bytes]] = []
         others = []
@@ -125,14 +126,16 @@ class DirsInProgress:
 
     def wait(self) -> list[str]:
         """The directories made that did not exist before (once they are)."""
-        for proc in self._procs:
-            proc.wait()
-        self._thread.join()
-        made = self._made
-        for u, path in self._missing:  # what mkdir could not make is tried once more, and counted
-            if os.path.isdir(path) or warehouse.make_dirs(u):
-                made.append(u)
-        return made
+        if self._result is None:
+            for proc in self._procs:
+                proc.wait()
+            self._thread.join()
+            made = list(self._made)
+            for u, path in self._missing:  # what mkdir could not make is tried once more, and counted
+                if os.path.isdir(path) or warehouse.make_dirs(u):
+                    made.append(u)
+            self._result = made
+        return self._result
 
 
 class StorageBoundary:

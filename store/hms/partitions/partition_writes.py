@@ -4,7 +4,7 @@ fails the call); the transaction itself returns what there is to do."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, delete, select
@@ -68,6 +68,11 @@ class _EarlyDirs:
 
     def _made(self) -> list[str]:
         return [u for p in self.pending for u in p.wait()]
+
+    def made(self) -> set[str]:
+        """The directories made so far (made before the add: none were counted, as Hive counts
+        only what it did not make)."""
+        return set(self._made()) if self.pending else set()
 
     def finish(self, dirs: list[str]) -> None:
         """After the commit: `dirs` those of the partitions added."""
@@ -177,7 +182,9 @@ class PartitionWrites:
             return [], []
         # their locations are checked (store/storage/owner_index.py) before anything looks at them
         self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
-        rows, news = self._partition_rows(conn, ctx, added, now, quick_stats)
+        # an attempt the transaction retries: the directories the first made hold nothing to count
+        fresh = early.made() if early is not None else set()
+        rows, news = self._partition_rows(conn, ctx, added, now, quick_stats, fresh)
         if early is not None and len(news) >= _EARLY_DIRS:  # (not before: the rows count what they hold)
             early.start(ctx, {location: name for name, _, _, location in news if location})
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
@@ -228,11 +235,12 @@ class PartitionWrites:
                     in_list(self.store.backend, S.partitions.c.part_name, names[i:i + size]))))
         return ids
 
-    def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
-                        now: int, quick_stats: bool = True) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
+    def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]], now: int,
+                        quick_stats: bool = True, fresh: Collection[str] = ()
+                        ) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
         """The `partitions` rows of new partitions (in `_PARTITION_COLUMNS` order; their own
         descriptors and schema versions are stored on the way), and each partition's parameters
-        and location."""
+        and location. `fresh`: locations whose files are not counted (directories the add made)."""
         versions: dict[tuple[Any, ...] | None, int] = {}
         rows, news = [], []
         shares = SharesTableSd(ctx)
@@ -249,7 +257,7 @@ class PartitionWrites:
                 versions[key] = ctx.schema_version if cols is None else version_for_columns(
                     conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
             params = dict(part.parameters or {})
-            if quick_stats:
+            if quick_stats and location not in fresh:
                 stats_params.on_add_partition(params, location, counter)  # numFiles/totalSize of existing data
             if not params.get(DDL_TIME):
                 params[DDL_TIME] = str(now)

@@ -67,6 +67,28 @@ def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, m
     assert all((table_dir / f"p=b{i}" / "q=q").is_dir() for i in range(40))
 
 
+def test_an_add_run_again_counts_no_files_in_the_directories_it_made(services, monkeypatch, tmp_path):
+    # the insert meets a concurrent writer's row and the transaction runs again (if_not_exists):
+    # the directories its first attempt made hold nothing of the client's, so nothing is counted
+    # (as Hive counts only directories it did not make); a directory that existed is counted
+    services.partitions.add_partitions("d", "t", [_part("a")])
+    (tmp_path / "wh" / "d.db" / "t" / "p=old" / "q=q").mkdir(parents=True)
+    real = PartitionWrites._existing
+    missed = []
+
+    def miss_once(self, conn, ctx, names):
+        if not missed:
+            missed.append(names)
+            return set()
+        return real(self, conn, ctx, names)
+
+    monkeypatch.setattr(PartitionWrites, "_existing", miss_once)
+    many = [_part(f"b{i}") for i in range(40)] + [_part("old")]
+    added = services.partitions.add_partitions("d", "t", [*many, _part("a")], if_not_exists=True)
+    assert missed and len(added) == 41
+    assert [p.parameters.get("numFiles") for p in added] == [None] * 40 + ["0"]
+
+
 def test_a_nul_in_any_value_of_a_bulk_add_is_refused(services):
     # the bulk path checks each text column's longest value for width; a NUL hides in a shorter one
     with pytest.raises(MetaError, match="NUL character"):
