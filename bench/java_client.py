@@ -37,8 +37,9 @@ DB = "jbench"
 TARGETS: dict[tuple[str, int | None], float] = {
     ("getTable", None): 5, ("concurrentGetTable", None): 5, ("getPartitions", 10_000): 5,
     ("getPartitionsByNames", 1000): 5, ("getPartitionsByFilter", 1000): 5, ("getPartitionsByFilter", 10_000): 5,
-    ("addPartitions", 10_000): 20, ("dropPartitions", 1000): 10,
+    ("addPartitions", None): 20, ("alterPartitions", None): 20, ("dropPartitions", 1000): 10,
 }
+OPS = ("reads", "concurrent", "add", "alter", "drop")
 THROUGHPUT = {"concurrentGetTable"}
 
 
@@ -145,7 +146,7 @@ def measure(args, driver: Driver, servers: Servers) -> dict:
     """{(op, n): {"reference": [per-round value], "ours": [...], "size": {...}}}"""
     ports = {name: s.port for name, s in servers.servers.items()}
     for name, port in ports.items():
-        for n in args.ns:
+        for n in args.ns if {"reads", "concurrent"} & set(args.ops) else []:
             t0 = time.monotonic()
             driver(port, "load", DB, f"t_{n}", n)
             log(f"loaded {n} partitions into {name} in {time.monotonic() - t0:.1f} s")
@@ -159,19 +160,32 @@ def measure(args, driver: Driver, servers: Servers) -> dict:
             cell[side].append(r.get("throughput", r.get("median_ms")))
             cell["size"][side] = r["size"]
 
-    for rnd in range(args.runs):
+    ops = set(args.ops)
+    for rnd in range(-args.warmup_rounds, args.runs):  # rounds below 0 warm both servers up, not counted
         order = ["reference", "ours"] if rnd % 2 == 0 else ["ours", "reference"]
         for side in order:
             port = ports[side]
-            log(f"round {rnd + 1}/{args.runs}: {side}")
-            for n in args.ns:
-                rows = driver(port, "reads", DB, f"t_{n}", n, args.warmup, args.iterations, args.budget,
-                              args.client_warmup)
-                keep(side, [r for r in rows if r["op"] != "getTable" or n == args.ns[0]])
-            keep(side, driver(port, "concurrent", DB, f"t_{args.ns[0]}", args.threads, args.concurrency_seconds,
-                              args.client_warmup))
-            keep(side, driver(port, "add", DB, f"add_{rnd}", args.add_n))
-            keep(side, driver(port, "drop", DB, f"drop_{rnd}", args.drop_n))
+            log(f"round {rnd + 1}/{args.runs}{' (warm-up, not counted)' if rnd < 0 else ''}: {side}")
+
+            def run(*call, port=port, counted=rnd >= 0) -> list[dict]:
+                rows = driver(port, *call)
+                return rows if counted else []
+
+            if "reads" in ops:
+                for n in args.ns:
+                    rows = run("reads", DB, f"t_{n}", n, args.warmup, args.iterations, args.budget,
+                               args.client_warmup)
+                    keep(side, [r for r in rows if r["op"] != "getTable" or n == args.ns[0]])
+            if "concurrent" in ops:
+                keep(side, run("concurrent", DB, f"t_{args.ns[0]}", args.threads, args.concurrency_seconds,
+                               args.client_warmup))
+            tag = f"{rnd}" if rnd >= 0 else f"w{-rnd}"
+            if "add" in ops:
+                keep(side, run("add", DB, f"add_{tag}", args.add_n))
+            if "alter" in ops:
+                keep(side, run("alter", DB, f"alter_{tag}", args.alter_n))
+            if "drop" in ops:
+                keep(side, run("drop", DB, f"drop_{tag}", args.drop_n))
     return results
 
 
@@ -193,7 +207,7 @@ def rows_of(results: dict) -> list[dict]:
 
 
 _ORDER = ["getTable", "concurrentGetTable", "getPartitionNames", "getPartitions", "getPartitionsByNames",
-          "getPartitionsByFilter", "bigFilter.or6", "addPartitions", "dropPartitions"]
+          "getPartitionsByFilter", "bigFilter.or6", "addPartitions", "alterPartitions", "dropPartitions"]
 
 
 def label(row: dict) -> str:
@@ -230,6 +244,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", default="1000,10000", help="partitions of the read tables")
     p.add_argument("--add-n", type=int, default=10_000)
     p.add_argument("--drop-n", type=int, default=1000)
+    p.add_argument("--alter-n", type=int, default=2000, help="partitions of one alter_partitions")
+    p.add_argument("--ops", default=",".join(OPS),
+                   help=f"what to measure, of {','.join(OPS)} (e.g. add,alter: the writes alone)")
+    p.add_argument("--warmup-rounds", type=int, default=1,
+                   help="rounds of every operation against both servers before the counted ones (their "
+                        "JVM and caches warm, as a long-running metastore's are), not counted")
     p.add_argument("--warmup", type=int, default=5, help="untimed calls of each operation before its timed ones")
     p.add_argument("--client-warmup", type=int, default=2000,
                    help="getTable calls each client JVM makes before timing anything (the same against either "
@@ -260,12 +280,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.quick:
-        args.runs, args.n, args.add_n, args.drop_n = 2, "50", 100, 50
+        args.runs, args.n, args.add_n, args.drop_n, args.alter_n = 2, "50", 100, 50, 100
         args.warmup, args.iterations, args.budget, args.concurrency_seconds = 1, 3, 2.0, 1.0
         args.client_warmup = 20
         args.scale, args.scale_batch, args.scale_ref_budget = 4800, 1200, 20
         args.commits, args.commit_files = 2, 500
     args.ns = [int(x) for x in args.n.split(",") if x.strip()]
+    args.ops = [x.strip() for x in args.ops.split(",") if x.strip()]
+    if unknown := set(args.ops) - set(OPS):
+        raise SystemExit(f"--ops: unknown {', '.join(sorted(unknown))} (of {', '.join(OPS)})")
     driver = Driver(compile_driver())
     runs = {}
     for pairing in (["postgres", "embedded"] if args.pairing == "both" else [args.pairing]):
@@ -274,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== Java client (HiveMetaStoreClient 2.3.10), pairing {pairing}: {info['reference']} "
               f"vs {info['ours']}; {args.runs} rounds; load average at the end {info['loadavg'][0]:.2f} ==")
         print(render(rows, args.runs))
-        if args.docs:
+        if args.docs and set(args.ops) == set(OPS):  # a part of the comparison leaves the whole one's table
             write_docs(Path(args.docs), pairing, conditions(info, args), render(rows, args.runs))
     pg_ok, pg_why = procs.pg_available() if args.scale or args.commits else (True, "")
     if not pg_ok:  # both steps run on PostgreSQL (the issue sets their targets there)
@@ -306,7 +329,8 @@ def run_pairing(args: argparse.Namespace, driver: Driver, pairing: str) -> tuple
         results = measure(args, driver, servers)
         rows = rows_of(results)
         info = {"pairing": pairing, "runs": args.runs, "n": args.ns, "add_n": args.add_n,
-                "drop_n": args.drop_n, "workers": args.workers, "threads": args.threads,
+                "drop_n": args.drop_n, "alter_n": args.alter_n, "ops": args.ops,
+                "warmup_rounds": args.warmup_rounds, "workers": args.workers, "threads": args.threads,
                 "reference": servers.servers["reference"].description, "ours": servers.servers["ours"].description,
                 "started": started, "ended": time.strftime("%H:%M", time.gmtime()), "commit": commit,
                 "loadavg_before": load_before, "loadavg": os.getloadavg(), "seconds": round(time.monotonic() - t0, 1)}
@@ -335,12 +359,14 @@ def conditions(info: dict, args: argparse.Namespace) -> str:
     import platform
 
     return (f"**Run of {info['started']}–{info['ended']} UTC**, written by `python -m bench.java_client "
-            f"--pairing {info['pairing']} --runs {args.runs} --budget {args.budget:g} --iterations "
+            f"--pairing {info['pairing']} --runs {args.runs} --warmup-rounds {args.warmup_rounds} --ops "
+            f"{','.join(args.ops)} --budget {args.budget:g} --iterations "
             f"{args.iterations} --client-warmup {args.client_warmup} --docs ...` (commit {info['commit']}; "
             f"{os.cpu_count()} CPUs, Python "
             f"{platform.python_version()}, Java client HiveMetaStoreClient 2.3.10; reference: "
             f"{info['reference']}; ours: {info['ours']}; N = "
-            f"{', '.join(str(n) for n in info['n'])}, add {info['add_n']}, drop {info['drop_n']}; load "
+            f"{', '.join(str(n) for n in info['n'])}, add {info['add_n']}, alter {info['alter_n']}, drop "
+            f"{info['drop_n']}; load "
             f"average {info['loadavg_before'][0]:.2f} at the start and {info['loadavg'][0]:.2f} at the "
             f"end; {info['seconds'] / 60:.1f} min).")
 

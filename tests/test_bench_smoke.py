@@ -101,6 +101,7 @@ def test_java_driver_against_our_server(our_server, tmp_path, monkeypatch):
     assert conc["throughput"] > 0 and conc["size"] > 0, conc
     assert [r["size"] for r in driver(our_server, "add", "jsmoke", "a", 30)] == [30]
     assert [r["size"] for r in driver(our_server, "drop", "jsmoke", "d", 20)] == [20]
+    assert [r["size"] for r in driver(our_server, "alter", "jsmoke", "al", 20)] == [20]
 
 
 def test_object_store_throttle_bench(tmp_path, capsys):

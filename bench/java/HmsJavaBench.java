@@ -16,6 +16,8 @@
 //   add <db> <table> <n>                       a new table; one add_partitions of n partitions (timed)
 //   drop <db> <table> <n>                      a new table of n partitions; one drop_partitions_req
 //                                              of all n names (timed)
+//   alter <db> <table> <n>                     a new table of n partitions, listed; one alter_partitions
+//                                              of all n with a parameter added to each (timed)
 // Each timed operation prints "RESULT <op> <n> <result size> <ms,ms,...>".
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -68,6 +70,9 @@ public class HmsJavaBench {
         break;
       case "drop":
         drop(db, table, Integer.parseInt(args[4]));
+        break;
+      case "alter":
+        alter(db, table, Integer.parseInt(args[4]));
         break;
       default:
         throw new IllegalArgumentException("unknown command " + cmd);
@@ -279,6 +284,20 @@ public class HmsJavaBench {
     double ms = (System.nanoTime() - t0) / 1e6;
     System.out.println(String.format("RESULT dropPartitions %d %d %.3f", n, dropped, ms));
     socket.close();
+    c.dropTable(db, table, true, true);
+    c.close();
+  }
+
+  static void alter(String db, String table, int n) throws Exception {
+    HiveMetaStoreClient c = client();
+    Table t = newTable(c, db, table);
+    for (int i = 0; i < n; i += 500) c.add_partitions(partitions(t, i, Math.min(n, i + 500)));
+    List<Partition> parts = c.listPartitions(db, table, (short) -1);
+    for (Partition p : parts) p.putToParameters("bench.altered", "1");
+    long t0 = System.nanoTime();
+    c.alter_partitions(db, table, parts);
+    double ms = (System.nanoTime() - t0) / 1e6;
+    System.out.println(String.format("RESULT alterPartitions %d %d %.3f", n, parts.size(), ms));
     c.dropTable(db, table, true, true);
     c.close();
   }

@@ -86,6 +86,16 @@ def pg_joined_list(values: list) -> str | None:
     return joined if joined.count(SEP) == len(values) else None
 
 
+LIST_BATCH_PG = 50_000  # PostgreSQL: values one in_list takes (one parameter, whatever the count)
+
+
+def list_batch(backend: str) -> int:
+    """How many values one `in_list` may hold on `backend`: BATCH where each value is a parameter,
+    far more on PostgreSQL, where a list is one parameter (so a batch of partitions takes one
+    statement)."""
+    return LIST_BATCH_PG if backend == "postgresql" else BATCH
+
+
 def in_list(backend: str, col, values):
     """`col IN values`; on PostgreSQL `col = ANY(array)`: one parameter instead of one per value
     (the driver's query conversion then costs nothing per value), a long list as one delimited

@@ -583,6 +583,11 @@ notification_log = Table(
 )
 
 
+@event.listens_for(notification_log, "after_create")
+def _notification_log_lz4(target, connection, **kw) -> None:
+    lz4_compression(connection, "notification_log", "message")
+
+
 # --- constraints, privileges, partition events (Hive's KEY_CONSTRAINTS, *_PRIVS, PARTITION_EVENTS) ---
 
 # Table constraints, one row per column of a constraint, as Hive keeps them: `tbl_id` is the table

@@ -14,6 +14,8 @@ import hashlib
 import logging
 import os
 import posixpath
+import subprocess
+import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -77,6 +79,65 @@ def _hash(c: str) -> str:
     return hashlib.sha256(c.encode("utf-8")).hexdigest()
 
 
+def _make_dirs(wanted: list[str]) -> list[str]:
+    """Make the directories; those that did not exist before."""
+    if len(wanted) < 32:
+        return [u for u in wanted if warehouse.make_dirs(u)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="make-dir") as pool:
+        return [u for u, new in zip(wanted, pool.map(warehouse.make_dirs, wanted)) if new]
+
+
+class DirsInProgress:
+    """Directories being made in the background (StorageBoundary.start_dirs): local ones by `mkdir
+    -p` in a child process (threads making thousands would take the interpreter's lock from the
+    caller's transaction at every system call), others by a thread."""
+
+    _ARGS = 1000  # paths per mkdir process
+
+    def __init__(self, uris: list[str]):
+        self._made: list[str] = []
+        self._result: list[str] | None = None
+        self._missing: list[tuple[str, str]] = []  # (uri, local path) of local ones that did not exist
+        self._procs: list[subprocess.Popen[bytes]] = []
+        others = []
+        for u in uris:
+            path = warehouse.local_path(u)
+            if path is None:
+                others.append(u)
+            elif not os.path.isdir(path):
+                self._missing.append((u, path))
+        try:
+            for i in range(0, len(self._missing), self._ARGS):
+                paths = [p for _, p in self._missing[i:i + self._ARGS]]
+                self._procs.append(subprocess.Popen(["mkdir", "-p", "--", *paths], stdin=subprocess.DEVNULL,
+                                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        except OSError:  # no mkdir program: made one by one when waited for
+            pass
+        self._thread = threading.Thread(target=self._run, args=(others,), name="make-dirs", daemon=True)
+        self._thread.start()
+
+    def _run(self, uris: list[str]) -> None:
+        try:
+            self._made = _make_dirs(uris)
+        except Exception:  # noqa: BLE001 - make_dirs never raises; nothing made is known then
+            log.exception("making directories failed")
+
+    def wait(self) -> list[str]:
+        """The directories made that did not exist before (once they are)."""
+        if self._result is None:
+            for proc in self._procs:
+                proc.wait()
+            self._thread.join()
+            made = list(self._made)
+            for u, path in self._missing:  # what mkdir could not make is tried once more, and counted
+                if os.path.isdir(path) or warehouse.make_dirs(u):
+                    made.append(u)
+            self._result = made
+        return self._result
+
+
 class StorageBoundary:
     def __init__(self, store: Store, roots: Iterable[str] = (), confined: bool = True,
                  external_locations: Iterable[str] = ()):
@@ -99,19 +160,27 @@ class StorageBoundary:
         CPU); record the ones that did not exist and no root covers (the server may delete those),
         in `conn`'s transaction when the caller's is still open (another connection would wait on
         its lock on SQLite)."""
-        wanted = [u for u in uris if u]
-        if len(wanted) < 32:
-            made = [u for u in wanted if warehouse.make_dirs(u)]
-        else:
-            from concurrent.futures import ThreadPoolExecutor
+        self.note_made(_make_dirs([u for u in uris if u]), conn)
 
-            with ThreadPoolExecutor(max_workers=8, thread_name_prefix="make-dir") as pool:
-                made = [u for u, new in zip(wanted, pool.map(warehouse.make_dirs, wanted)) if new]
+    def start_dirs(self, uris: Iterable[str | None]) -> DirsInProgress:
+        """Make the directories in the background (while the caller's transaction runs); the caller
+        then passes what `DirsInProgress.wait` made to `note_made` or, when its change failed, to
+        `unmake_dirs`."""
+        return DirsInProgress([u for u in uris if u])
+
+    def note_made(self, made: list[str], conn: Connection | None = None) -> None:
+        """Record the directories the server made that no root covers (see make_dirs)."""
         # a lexical check first (no symbolic links resolved): what it puts under a root needs no
         # record; deletions resolve links, so a link out of the warehouse is still outside then
         made = [u for u in made if not any(_under(_lexical(u), r) for r in self.lexical_roots)]
         if made:
             self._record([c for c, ok in zip(map(canonical, made), self._allowed(made)) if not ok], conn)
+
+    def unmake_dirs(self, made: list[str], depth: int, within: str | None) -> None:
+        """Delete the directories made for a change that failed, when still empty, and the empty
+        parents it left up to `depth` levels inside `within` (never fails the call)."""
+        gone = [u for u in made if warehouse.delete_empty_dir(u)]
+        self.delete_empty_parents(gone, depth, within)
 
     def _record(self, canon: list[str], conn: Connection | None = None) -> None:
         if not canon:

@@ -21,6 +21,7 @@ from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
 from store.db.dialect import in_list
 from store.hms.notification_log import messages
@@ -38,6 +39,7 @@ CLEAN_BATCH = 1_000  # events one cleaner transaction deletes
 _READ_CHUNK = 500
 
 _L = S.notification_log
+_COLUMNS = ("event_id", "event_time", "event_type", "cat_name", "db_name", "tbl_name", "message", "message_format")
 
 
 class NotificationLog:
@@ -72,7 +74,11 @@ class NotificationLog:
         first = self._take_ids(conn, len(rows))
         for i, row in enumerate(rows):
             row["event_id"] = first + i
-        conn.execute(insert(_L), rows)
+        if len(rows) == 1:
+            conn.execute(insert(_L), rows)
+        else:  # a batch's events in one statement (COPY on PostgreSQL; store/db/bulk.py). Widths
+            # need no check: names are the stored objects', messages JSON text (no NUL, no limit)
+            insert_rows(conn, _L, _COLUMNS, [tuple(r[c] for c in _COLUMNS) for r in rows], None)
         return [first + i for i in range(len(rows))]
 
     def record_now(self, *events: Event) -> list[int]:

@@ -92,13 +92,49 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _same_order(a: Any, b: Any) -> bool:
-    """For equal a and b: do their maps list their entries in the same order?"""
+    """For equal a and b: do their maps list their entries in the same order? (Only the parts that
+    can hold a map are looked at.)"""
+    if a is b:
+        return True
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same_order(v, b[k]) for k, v in a.items())
     if isinstance(a, (list, tuple, set, frozenset)):
-        return all(_same_order(x, y) for x, y in zip(a, b))
-    fields = getattr(a, "__dict__", None)
-    return fields is None or _same_order(fields, b.__dict__)
+        return not a or not _may_hold_map(next(iter(a))) or all(_same_order(x, y) for x, y in zip(a, b))
+    names = _map_fields(type(a))
+    if names is None:
+        fields = getattr(a, "__dict__", None)
+        return fields is None or _same_order(fields, b.__dict__)
+    return all(_same_order(getattr(a, n), getattr(b, n)) for n in names)
+
+
+def _may_hold_map(value: Any) -> bool:
+    return not isinstance(value, (str, bytes, int, float)) and _map_fields(type(value)) != ()
+
+
+_MAP_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _map_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of a Thrift struct class that can hold a map, at any depth; None for a class that
+    is no Thrift struct."""
+    if cls not in _MAP_FIELDS:
+        spec = getattr(cls, "thrift_spec", None)
+        if spec is None:
+            _MAP_FIELDS[cls] = None
+        else:
+            _MAP_FIELDS[cls] = None  # meanwhile (a struct that holds itself): as if it may hold a map
+            _MAP_FIELDS[cls] = tuple(f[2] for f in spec if f is not None and _type_holds_map(f[1], f[3]))
+    return _MAP_FIELDS[cls]
+
+
+def _type_holds_map(ttype: int, arg: Any) -> bool:
+    if ttype == TType.MAP:
+        return True
+    if ttype == TType.STRUCT:
+        return _map_fields(arg[0]) != ()
+    if ttype in (TType.LIST, TType.SET):
+        return _type_holds_map(arg[0], arg[1])
+    return False
 
 
 def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool,

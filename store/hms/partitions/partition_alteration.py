@@ -9,13 +9,15 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, delete, select, update
 
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
-from store.db.dialect import BATCH, in_list, params_of_many
+from store.db.dialect import in_list, list_batch, params_of_many
 from store.errors import InvalidOperation, NoSuchObject
 from store.hms.catalog import TableService
 from store.hms.common import (
     DDL_TIME,
     MANAGED,
+    check_rows,
     col_tuples,
     insert_sd,
     read_params,
@@ -25,7 +27,7 @@ from store.hms.common import (
     version_for_columns,
 )
 from store.hms.notification_log import events as EV
-from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values
+from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values
 from store.hms.partitions.partition_key_values import rename_key_values
 from store.hms.partitions.partition_names import make_name
 from store.hms.partitions.partition_queries import PartitionQueries
@@ -33,6 +35,15 @@ from store.hms.txn import is_transactional, rename_partition_rows
 from store.storage import warehouse
 from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition
+
+# the columns an alter of many partitions updates; the parameters' columns (store/db/bulk.py)
+_UPDATED = ("update_time", "last_access_time", "location", "sd_id", "schema_version")
+_PARAM_COLUMNS = ("part_id", "param_key", "param_value")
+
+
+def _changes(up: dict[str, Any], row: Row[Any]) -> tuple[tuple[str, Any], ...]:
+    """What an update changes in its row (its update time always)."""
+    return tuple((k, up[k]) for k in _UPDATED if k == "update_time" or up[k] != getattr(row, k))
 
 
 class PartitionAlteration:
@@ -60,13 +71,27 @@ class PartitionAlteration:
                 raise InvalidOperation(f"alter is not possible: partition values {values} "
                                        f"do not match keys {ctx.key_names}")
             names.append(make_name(ctx.key_names, values))
-        befores = self.queries.named(conn, ctx, list(dict.fromkeys(names)))
-        if len(set(names)) == len(names) > 1:
-            self._alter_many(conn, ctx, names, parts, now, env)
+        wanted = list(dict.fromkeys(names))
+        if len(wanted) == len(names) > 1:
+            rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
+            befores = self.queries.build(conn, ctx, list(rows.values()))
+            self._alter_many(conn, ctx, names, parts, now, env, rows)
         else:
+            befores = self.queries.named(conn, ctx, wanted)
             for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
                 self._alter_one(conn, ctx, name, part, now, env=env)
         self._record(conn, ctx, befores)
+
+    def _rows(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, Row[Any]]:
+        """The `select_rows` rows of the partitions of `names` that exist, by name."""
+        p = S.partitions
+        b = self.store.backend
+        rows: dict[str, Row[Any]] = {}
+        size = list_batch(b)
+        for i in range(0, len(names), size):
+            q = self.queries.select_rows(ctx, in_list(b, p.c.part_name, names[i:i + size]))
+            rows.update((r.part_name, r) for r in conn.execute(q))
+        return rows
 
     def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
                 renamed_to: str | None = None) -> None:
@@ -81,28 +106,22 @@ class PartitionAlteration:
         self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
-                    now: int, env: dict[str, str] | None) -> None:
-        """_alter_one for many partitions with a few statements in all: rows and parameters read in
-        batches, partition rows updated and parameters replaced with one executemany each."""
-        p = S.partitions
-        b = self.store.backend
-        rows: dict[str, Row[Any]] = {}
-        wanted = list(dict.fromkeys(names))
-        for i in range(0, len(wanted), BATCH):
-            q = self.queries.select_rows(ctx, in_list(b, p.c.part_name, wanted[i:i + BATCH]))
-            rows.update((r.part_name, r) for r in conn.execute(q))
+                    now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]]) -> None:
+        """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read) with a
+        few statements in all: partition rows updated and parameters replaced (_write_many)."""
         for name in names:
             if name not in rows:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
                                        f"{ctx.db_name}.{ctx.name} does not exist")
-        old_params = dict(zip(wanted, params_of_many(rows[n].params_json for n in wanted)))
+        old_params = dict(zip(names, params_of_many(rows[n].params_json for n in names)))
         rows_by_id = {r.part_id: r for r in rows.values()}
         names_by_id = {r.part_id: n for n, r in rows.items()}
         versions: dict[tuple[Any, ...], int] = {}
         updates: list[dict[str, Any]] = []
-        new_params: list[dict[str, Any]] = []
+        new_params: list[tuple[Any, ...]] = []
         touched, dropped_sds = [], []
         counter = self.tables.boundary.folder_counter()
+        shares = SharesTableSd(ctx)
         for name, part in zip(names, parts):
             row = rows[name]
             sd = part.sd
@@ -111,7 +130,7 @@ class PartitionAlteration:
                   "location": row.location, "sd_id": row.sd_id, "schema_version": row.schema_version}
             if sd is not None:
                 up["location"] = sd.location or row.location
-                if same_sd(ctx.sd, sd):
+                if shares(sd):
                     up["sd_id"] = None
                     if row.sd_id is not None:
                         dropped_sds.append(row.sd_id)
@@ -131,28 +150,40 @@ class PartitionAlteration:
             if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
                 params[DDL_TIME] = str(now)
             touched.append(row.part_id)
-            new_params.extend({"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items())
-        self._write_many(conn, updates, dropped_sds, touched, new_params)
+            new_params.extend((row.part_id, k, v) for k, v in params.items())
+        self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
         self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
 
-    def _write_many(self, conn: Connection, updates: list[dict[str, Any]], dropped_sds: list[int],
-                    touched: list[int], new_params: list[dict[str, Any]]) -> None:
-        """_alter_many's writes: the partition rows updated, descriptors no longer their own deleted,
-        the parameters of the touched partitions replaced."""
+    def _write_many(self, conn: Connection, rows: dict[int, Row[Any]], updates: list[dict[str, Any]],
+                    dropped_sds: list[int], touched: list[int], new_params: list[tuple[Any, ...]]) -> None:
+        """_alter_many's writes with few statements whatever the number of partitions: the
+        partition rows updated by what changed (the partitions that change alike in one UPDATE of
+        an id list: commonly all of them), descriptors no longer their own deleted, the parameters
+        of the touched partitions replaced (one bulk insert: store/db/bulk.py)."""
         p, pp = S.partitions, S.partition_params
         b = self.store.backend
-        conn.execute(update(p).where(p.c.part_id == bindparam("pid")).values(
-            update_time=bindparam("b_update_time"), last_access_time=bindparam("b_last_access_time"),
-            location=bindparam("b_location"), sd_id=bindparam("b_sd_id"),
-            schema_version=bindparam("b_schema_version")),
-            [{"pid": u["pid"], **{"b_" + k: v for k, v in u.items() if k != "pid"}} for u in updates])
-        for i in range(0, len(dropped_sds), BATCH):
-            conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + BATCH])))
-        for i in range(0, len(touched), BATCH):
-            conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + BATCH])))
-        if new_params:
-            conn.execute(pp.insert(), new_params)
+        alike: dict[tuple[tuple[str, Any], ...], list[dict[str, Any]]] = {}
+        for u in updates:
+            alike.setdefault(_changes(u, rows[u["pid"]]), []).append(u)
+        singles = []
+        size = list_batch(b)
+        for changes, ups in alike.items():
+            if len(ups) == 1:
+                singles.extend(ups)
+                continue
+            pids = [u["pid"] for u in ups]
+            for i in range(0, len(pids), size):
+                conn.execute(update(p).where(in_list(b, p.c.part_id, pids[i:i + size])).values(**dict(changes)))
+        if singles:  # each changing its own way (e.g. its own new location): one executemany
+            conn.execute(update(p).where(p.c.part_id == bindparam("pid")).values(
+                **{k: bindparam("b_" + k) for k in _UPDATED}),
+                [{"pid": u["pid"], **{"b_" + k: u[k] for k in _UPDATED}} for u in singles])
+        for i in range(0, len(dropped_sds), size):
+            conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + size])))
+        for i in range(0, len(touched), size):
+            conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
+        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None,

@@ -12,9 +12,9 @@ from sqlalchemy import Connection, Select, bindparam, select
 from store.db import schema as S
 from store.db.dialect import json_rows
 from store.errors import MetaError, NoSuchObject, StoreError
-from store.hms.common import SdView, columns_of, split_db_name
+from store.hms.common import SdView, columns_of, same_sd, split_db_name
 from store.hms.partitions.partition_names import IncompleteName, values_from_name
-from thrift_idl.hive_metastore.ttypes import FieldSchema
+from thrift_idl.hive_metastore.ttypes import FieldSchema, StorageDescriptor
 
 
 @dataclass
@@ -97,3 +97,24 @@ def name_values(ctx: TableCtx, name: str) -> list[str]:
         raise NoSuchObject(str(exc)) from exc
     except ValueError as exc:
         raise MetaError(str(exc)) from exc
+
+
+_NOT_SHARED = ("location", "cols")  # what a partition's descriptor may differ in and still share the table's
+
+
+class SharesTableSd:
+    """same_sd(table's descriptor, sd), answered again without a look when sd equals the previous
+    descriptor asked about (but for location and columns): a client sends each new partition a
+    copy of one descriptor."""
+
+    def __init__(self, ctx: TableCtx):
+        self.ctx = ctx
+        self.last: tuple[dict[str, Any], bool] | None = None
+
+    def __call__(self, sd: StorageDescriptor) -> bool:
+        fields = {k: v for k, v in sd.__dict__.items() if k not in _NOT_SHARED}
+        if self.last is not None and self.last[0] == fields:
+            return self.last[1]
+        same = same_sd(self.ctx.sd, sd)
+        self.last = (fields, same)
+        return same

@@ -15,7 +15,7 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from store.db import schema as S
 from store.db.database import Store
-from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of_many
+from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, params_of_many
 from store.errors import MetaError
 from store.hms.common import EncodedStructs, PartitionEncoder, PiecesCache, build_sd, load_columns
 from store.hms.partition_filter import FilterError, compile_filter
@@ -102,9 +102,10 @@ class PartitionQueries:
     def named(self, conn: Connection, ctx: TableCtx, names: Sequence[str]) -> list[Partition]:
         """The partitions of `names` that exist (in batches)."""
         rows: list[Row[Any]] = []
-        for i in range(0, len(names), BATCH):
+        size = list_batch(self.backend)
+        for i in range(0, len(names), size):
             rows.extend(conn.execute(self.select_rows(
-                ctx, in_list(self.backend, S.partitions.c.part_name, list(names[i:i + BATCH])))).all())
+                ctx, in_list(self.backend, S.partitions.c.part_name, list(names[i:i + size])))).all())
         return self.build(conn, ctx, rows)
 
     def build(self, conn: Connection, ctx: TableCtx, rows: Sequence[Row[Any]]) -> list[Partition]:

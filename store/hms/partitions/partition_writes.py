@@ -1,10 +1,10 @@
 """Partition writes: add (and append), drop, truncate. Locations are checked before the
-transaction; directories are made and deleted after it commits (which never fails the call); the
-transaction itself returns what there is to do."""
+transaction; directories are deleted after it commits, an add's made while it runs (neither ever
+fails the call); the transaction itself returns what there is to do."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, delete, select
@@ -12,7 +12,7 @@ from sqlalchemy import Connection, Row, delete, select
 from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.database import Store, now_s
-from store.db.dialect import BATCH, in_list
+from store.db.dialect import BATCH, in_list, list_batch
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject, StoreError
 from store.hms.catalog import TableService
 from store.hms.common import (
@@ -24,19 +24,19 @@ from store.hms.common import (
     insert_sd,
     purges,
     read_params,
-    same_sd,
     split_db_name,
     stats_params,
     version_for_columns,
 )
 from store.hms.notification_log import events as EV
-from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
+from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.partitions.partition_reads import PartitionReads
 from store.hms.txn import drop_partition_rows, is_transactional
 from store.storage import warehouse
+from store.storage.boundary import DirsInProgress
 from store.storage.owner_index import table_obj
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
@@ -45,25 +45,57 @@ _NewPartition = tuple[str, Partition, dict[str, str], str | None]
 _PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", "update_time", "location",
                       "sd_id", "schema_version")
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
-_NOT_SHARED = ("location", "cols")  # what a partition's descriptor may differ in and still share the table's
+_EARLY_DIRS = 32  # partitions an add needs to make their directories while its transaction runs
 
 
-class _SharesTableSd:
-    """same_sd(table's descriptor, sd), answered again without a look when sd equals the previous
-    descriptor asked about (but for location and columns): a client sends each new partition a
-    copy of one descriptor."""
+class _EarlyDirs:
+    """The directories of an add, made while its transaction runs (Hive makes them before its
+    commit too); deleted again, when still empty, if the add fails."""
 
-    def __init__(self, ctx: TableCtx):
+    def __init__(self, writes: PartitionWrites):
+        self.writes = writes
+        self.names: dict[str, str] = {}  # location -> partition name, of every started directory
+        self.pending: list[DirsInProgress] = []
+        self.ctx: TableCtx | None = None
+
+    def start(self, ctx: TableCtx, names: dict[str, str]) -> None:
+        """`names`: location -> name (an attempt the transaction retries starts only what is new)."""
         self.ctx = ctx
-        self.last: tuple[dict[str, Any], bool] | None = None
+        new = {loc: n for loc, n in names.items() if loc not in self.names}
+        self.names.update(new)
+        if new:
+            self.pending.append(self.writes.tables.boundary.start_dirs(list(new)))
 
-    def __call__(self, sd: StorageDescriptor) -> bool:
-        fields = {k: v for k, v in sd.__dict__.items() if k not in _NOT_SHARED}
-        if self.last is not None and self.last[0] == fields:
-            return self.last[1]
-        same = same_sd(self.ctx.sd, sd)
-        self.last = (fields, same)
-        return same
+    def _made(self) -> list[str]:
+        return [u for p in self.pending for u in p.wait()]
+
+    def made(self) -> set[str]:
+        """The directories made so far (made before the add: none were counted, as Hive counts
+        only what it did not make)."""
+        return set(self._made()) if self.pending else set()
+
+    def finish(self, dirs: list[str]) -> None:
+        """After the commit: `dirs` those of the partitions added."""
+        boundary, wanted, made = self.writes.tables.boundary, set(dirs), self._made()
+        boundary.note_made([u for u in made if u in wanted])
+        self._unmake([u for u in made if u not in wanted])  # started by an attempt that was retried
+        boundary.make_dirs([u for u in dirs if u not in self.names])
+
+    def undo(self) -> None:
+        """After the add failed: what it made, but a partition another writer added meanwhile's."""
+        made = self._made()
+        if not made or self.ctx is None:
+            return
+        try:
+            with self.writes.store.read() as conn:
+                taken = self.writes._existing(conn, self.ctx, [self.names[u] for u in made])
+        except Exception:  # noqa: BLE001 - the add's own error is the answer; nothing is deleted then
+            return
+        self._unmake([u for u in made if self.names[u] not in taken])
+
+    def _unmake(self, made: list[str]) -> None:
+        if made and self.ctx is not None:
+            self.writes.tables.boundary.unmake_dirs(made, len(self.ctx.keys) - 1, self.ctx.location)
 
 
 class PartitionWrites:
@@ -88,12 +120,19 @@ class PartitionWrites:
             if part is None:
                 raise MetaError("add_partitions: a partition in the list is null")
             check_location(part.sd.location if part.sd else None, "Partition location", "partitions", "location")
-        if conn is not None:
-            out, made = self._add(conn, db, tbl, parts, if_not_exists, missing)
-        else:
-            out, made = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing)
+        if conn is not None:  # the directories are made after, recorded in the caller's transaction
+            out, dirs = self._add(conn, db, tbl, parts, if_not_exists, missing)
+            self.store.note_changes(len(out))
+            self.tables.boundary.make_dirs(dirs, conn)
+            return out
+        early = _EarlyDirs(self)
+        try:
+            out, dirs = self.store.run_write(self._add, db, tbl, parts, if_not_exists, missing, early=early)
+        except BaseException:
+            early.undo()
+            raise
         self.store.note_changes(len(out))
-        self.tables.boundary.make_dirs(made, conn)  # after the commit, or recorded in the caller's transaction
+        early.finish(dirs)
         return out
 
     def add_in(self, conn: Connection, db: str, tbl: str, parts: list[Partition]) -> list[Partition]:
@@ -121,9 +160,12 @@ class PartitionWrites:
         return self.append_partition(db, tbl, values)
 
     def _add(self, conn: Connection, db: str, tbl: str, parts: list[Partition], if_not_exists: bool,
-             missing: type[StoreError], quick_stats: bool = True) -> tuple[list[Partition], list[str]]:
-        """(the partitions added, the directories to make). `quick_stats`: count the files of each
-        partition's directory (numFiles, totalSize); without, the parameters are kept as given."""
+             missing: type[StoreError], quick_stats: bool = True,
+             early: _EarlyDirs | None = None) -> tuple[list[Partition], list[str]]:
+        """(the partitions added, their directories). `quick_stats`: count the files of each
+        partition's directory (numFiles, totalSize); without, the parameters are kept as given.
+        `early`: their directories are made from when their rows are known, while the rest of the
+        transaction runs."""
         try:
             ctx = self.contexts.read(conn, db, tbl)
         except NoSuchObject as exc:
@@ -140,7 +182,11 @@ class PartitionWrites:
             return [], []
         # their locations are checked (store/storage/owner_index.py) before anything looks at them
         self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
-        rows, news = self._partition_rows(conn, ctx, added, now, quick_stats)
+        # an attempt the transaction retries: the directories the first made hold nothing to count
+        fresh = early.made() if early is not None else set()
+        rows, news = self._partition_rows(conn, ctx, added, now, quick_stats, fresh)
+        if early is not None and len(news) >= _EARLY_DIRS:  # (not before: the rows count what they hold)
+            early.start(ctx, {location: name for name, _, _, location in news if location})
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
         self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)
@@ -172,29 +218,32 @@ class PartitionWrites:
 
     def _existing(self, conn: Connection, ctx: TableCtx, names: list[str]) -> set[str]:
         existing: set[str] = set()
-        for i in range(0, len(names), BATCH):
+        size = list_batch(self.store.backend)
+        for i in range(0, len(names), size):
             existing.update(conn.execute(select(S.partitions.c.part_name).where(
                 S.partitions.c.tbl_id == ctx.tbl_id,
-                in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))).scalars())
+                in_list(self.store.backend, S.partitions.c.part_name, names[i:i + size]))).scalars())
         return existing
 
     def _ids(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, int]:
         ids: dict[str, int] = {}
-        for i in range(0, len(names), BATCH):
+        size = list_batch(self.store.backend)
+        for i in range(0, len(names), size):
             ids.update((name, pid) for name, pid in conn.execute(
                 select(S.partitions.c.part_name, S.partitions.c.part_id).where(
                     S.partitions.c.tbl_id == ctx.tbl_id,
-                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + BATCH]))))
+                    in_list(self.store.backend, S.partitions.c.part_name, names[i:i + size]))))
         return ids
 
-    def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]],
-                        now: int, quick_stats: bool = True) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
+    def _partition_rows(self, conn: Connection, ctx: TableCtx, added: list[tuple[str, Partition]], now: int,
+                        quick_stats: bool = True, fresh: Collection[str] = ()
+                        ) -> tuple[list[tuple[Any, ...]], list[_NewPartition]]:
         """The `partitions` rows of new partitions (in `_PARTITION_COLUMNS` order; their own
         descriptors and schema versions are stored on the way), and each partition's parameters
-        and location."""
+        and location. `fresh`: locations whose files are not counted (directories the add made)."""
         versions: dict[tuple[Any, ...] | None, int] = {}
         rows, news = [], []
-        shares = _SharesTableSd(ctx)
+        shares = SharesTableSd(ctx)
         counter = self.tables.boundary.folder_counter()
         for name, part in added:
             sd = part.sd
@@ -208,7 +257,7 @@ class PartitionWrites:
                 versions[key] = ctx.schema_version if cols is None else version_for_columns(
                     conn, ctx.tbl_id, ctx.schema_version, cols, ctx.keys)
             params = dict(part.parameters or {})
-            if quick_stats:
+            if quick_stats and location not in fresh:
                 stats_params.on_add_partition(params, location, counter)  # numFiles/totalSize of existing data
             if not params.get(DDL_TIME):
                 params[DDL_TIME] = str(now)

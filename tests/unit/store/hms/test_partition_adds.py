@@ -5,9 +5,10 @@ every other write's are, and a refused add leaves nothing behind."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from adapter.serve import prepare_store
+from store.db import bulk
 from store.db import schema as S
 from store.errors import AlreadyExists, MetaError
 from store.hms.partitions import PartitionWrites
@@ -39,7 +40,7 @@ def _rows(svc, table) -> int:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
-def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, monkeypatch):
+def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, monkeypatch, tmp_path):
     services.partitions.add_partitions("d", "t", [_part("a")])
     # The second writer's existence check runs before the first commits (made to miss once here):
     # its insert then meets the first's row, and the add answers as Hive does, not with a raw error.
@@ -53,12 +54,39 @@ def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, m
         return real(self, conn, ctx, names)
 
     monkeypatch.setattr(PartitionWrites, "_existing", miss_once)
+    many = [_part(f"b{i}") for i in range(40)]  # enough for their directories to be made meanwhile
     with pytest.raises(AlreadyExists, match="p=a/q=q"):
-        services.partitions.add_partitions("d", "t", [_part("b"), _part("a")])
-    assert missed == [["p=b/q=q", "p=a/q=q"]]
+        services.partitions.add_partitions("d", "t", [*many, _part("a")])
+    assert missed == [[f"p=b{i}/q=q" for i in range(40)] + ["p=a/q=q"]]
     assert [p.values for p in services.partitions.get_partitions("d", "t")] == [["a", "q"]]
-    assert services.partitions.add_partitions("d", "t", [_part("b"), _part("a")], if_not_exists=True)[0].values \
-        == ["b", "q"]
+    # the directories made while the transaction ran are gone with it, the winner's stays
+    table_dir = tmp_path / "wh" / "d.db" / "t"
+    assert sorted(d.name for d in table_dir.iterdir()) == ["p=a"] and (table_dir / "p=a" / "q=q").is_dir()
+    added = services.partitions.add_partitions("d", "t", [*many, _part("a")], if_not_exists=True)
+    assert [p.values for p in added] == [[f"b{i}", "q"] for i in range(40)]
+    assert all((table_dir / f"p=b{i}" / "q=q").is_dir() for i in range(40))
+
+
+def test_an_add_run_again_counts_no_files_in_the_directories_it_made(services, monkeypatch, tmp_path):
+    # the insert meets a concurrent writer's row and the transaction runs again (if_not_exists):
+    # the directories its first attempt made hold nothing of the client's, so nothing is counted
+    # (as Hive counts only directories it did not make); a directory that existed is counted
+    services.partitions.add_partitions("d", "t", [_part("a")])
+    (tmp_path / "wh" / "d.db" / "t" / "p=old" / "q=q").mkdir(parents=True)
+    real = PartitionWrites._existing
+    missed = []
+
+    def miss_once(self, conn, ctx, names):
+        if not missed:
+            missed.append(names)
+            return set()
+        return real(self, conn, ctx, names)
+
+    monkeypatch.setattr(PartitionWrites, "_existing", miss_once)
+    many = [_part(f"b{i}") for i in range(40)] + [_part("old")]
+    added = services.partitions.add_partitions("d", "t", [*many, _part("a")], if_not_exists=True)
+    assert missed and len(added) == 41
+    assert [p.parameters.get("numFiles") for p in added] == [None] * 40 + ["0"]
 
 
 def test_a_nul_in_any_value_of_a_bulk_add_is_refused(services):
@@ -67,3 +95,63 @@ def test_a_nul_in_any_value_of_a_bulk_add_is_refused(services):
         services.partitions.add_partitions("d", "t", [_part("a", k="x" * 30_000), _part("b", k="v\x00")])
     assert _rows(services, S.partitions) == 0 and _rows(services, S.partition_params) == 0
     assert _rows(services, S.partition_key_val) == 0
+
+
+def _statements(svc, monkeypatch) -> list[int]:
+    """Statements the store sends from now on: an executemany counts one per row (psycopg pipelines
+    them, each a statement), a bulk insert one per batch (COPY, or the driver's multi-row INSERT)."""
+    sent: list[int] = []
+    event.listen(svc.store.engine, "before_cursor_execute",
+                 lambda _c, _cur, _s, params, _ctx, many: sent.append(len(params) if many else 1))
+    real = bulk._insert
+
+    def counted(conn, table, columns, rows, pg_types, batch):
+        sent.append(1 if conn.dialect.name == "postgresql" else -(-len(rows) // batch))
+        return real(conn, table, columns, rows, pg_types, batch)
+
+    monkeypatch.setattr(bulk, "_insert", counted)
+    return sent
+
+
+def test_adds_and_alters_take_as_many_statements_for_many_partitions_as_for_few(services, monkeypatch):
+    # a batch's partitions, key values, parameters and events each go in one statement (per batch
+    # of dialect.BATCH values where a list is one parameter per value): 3 or 150 partitions alike
+    sent = _statements(services, monkeypatch)
+    counts = {}
+    for n in (3, 150):
+        tbl = f"t{n}"
+        services.tables.create_table(Table(tableName=tbl, dbName="d", tableType="MANAGED_TABLE", parameters={},
+                                           sd=services.tables.get_table("d", "t").sd,
+                                           partitionKeys=[FieldSchema("p", "string", None)]))
+        parts = [Partition(values=[f"v{i}"], dbName="d", tableName=tbl, parameters={"a": "1", "b": "2"})
+                 for i in range(n)]
+        sent.clear()
+        services.partitions.add_partitions("d", tbl, parts)
+        added = sum(sent)
+        got = services.partitions.get_partitions("d", tbl)
+        for p in got:
+            p.parameters["c"] = "3"
+        got[0].sd.location += "_moved"  # one changes its own way
+        sent.clear()
+        services.partitions.alter_partitions("d", tbl, got)
+        counts[n] = (added, sum(sent))
+        after = services.partitions.get_partitions("d", tbl)
+        assert [p.parameters["c"] for p in after] == ["3"] * n
+        assert [p.sd.location.endswith("_moved") for p in after] == [True] + [False] * (n - 1)
+    assert counts[150] == counts[3], counts
+
+
+@pytest.mark.parametrize("path_env", ["system", "none"])
+def test_directories_made_in_the_background_report_what_they_made(tmp_path, monkeypatch, path_env):
+    # by `mkdir -p` in a child process, or one by one when there is no mkdir program; one that
+    # cannot be made (its parent is a file) is left out, one that existed is not reported
+    from store.storage.boundary import DirsInProgress
+
+    if path_env == "none":
+        monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "old").mkdir()
+    wanted = [f"file:{tmp_path}/t/a={i}/b={i}" for i in range(3)] + [f"file:{tmp_path}/file/x", str(tmp_path / "old")]
+    made = DirsInProgress(wanted).wait()
+    assert sorted(made) == sorted(wanted[:3])
+    assert all((tmp_path / "t" / f"a={i}" / f"b={i}").is_dir() for i in range(3))
