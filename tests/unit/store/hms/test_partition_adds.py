@@ -40,12 +40,11 @@ def _rows(svc, table) -> int:
         return conn.execute(select(func.count()).select_from(table)).scalar_one()
 
 
-def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, monkeypatch, tmp_path):
-    services.partitions.add_partitions("d", "t", [_part("a")])
-    # The second writer's existence check runs before the first commits (made to miss once here):
-    # its insert then meets the first's row, and the add answers as Hive does, not with a raw error.
+def _miss_existence_check_once(monkeypatch) -> list:
+    """The add's first existence check finds nothing (a concurrent writer commits right after it);
+    the names it was asked are appended to the list returned."""
     real = PartitionWrites._existing
-    missed = []
+    missed: list = []
 
     def miss_once(self, conn, ctx, names):
         if not missed:
@@ -54,6 +53,14 @@ def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, m
         return real(self, conn, ctx, names)
 
     monkeypatch.setattr(PartitionWrites, "_existing", miss_once)
+    return missed
+
+
+def test_the_loser_of_a_race_for_a_new_partition_gets_already_exists(services, monkeypatch, tmp_path):
+    services.partitions.add_partitions("d", "t", [_part("a")])
+    # The second writer's existence check runs before the first commits (made to miss once here):
+    # its insert then meets the first's row, and the add answers as Hive does, not with a raw error.
+    missed = _miss_existence_check_once(monkeypatch)
     many = [_part(f"b{i}") for i in range(40)]  # enough for their directories to be made meanwhile
     with pytest.raises(AlreadyExists, match="p=a/q=q"):
         services.partitions.add_partitions("d", "t", [*many, _part("a")])
@@ -73,16 +80,7 @@ def test_an_add_run_again_counts_no_files_in_the_directories_it_made(services, m
     # (as Hive counts only directories it did not make); a directory that existed is counted
     services.partitions.add_partitions("d", "t", [_part("a")])
     (tmp_path / "wh" / "d.db" / "t" / "p=old" / "q=q").mkdir(parents=True)
-    real = PartitionWrites._existing
-    missed = []
-
-    def miss_once(self, conn, ctx, names):
-        if not missed:
-            missed.append(names)
-            return set()
-        return real(self, conn, ctx, names)
-
-    monkeypatch.setattr(PartitionWrites, "_existing", miss_once)
+    missed = _miss_existence_check_once(monkeypatch)
     many = [_part(f"b{i}") for i in range(40)] + [_part("old")]
     added = services.partitions.add_partitions("d", "t", [*many, _part("a")], if_not_exists=True)
     assert missed and len(added) == 41
