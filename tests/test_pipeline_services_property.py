@@ -147,7 +147,8 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
             elif op == "fail":
                 with mock.patch.object(WriteTransaction, "complete", side_effect=HudiWriteError("injected")), \
                         pytest.raises(HudiWriteError, match="injected"):
-                    write(spark.createDataFrame(rows, SCHEMA), table, "upsert", metastore=uri(our_server))
+                    write(spark.createDataFrame(rows, SCHEMA), table, "upsert", metastore=uri(our_server),
+                          options=options)  # its heartbeat's settings
                 pending = [i.timestamp for i in c.list_instants(db, name, states=["INFLIGHT"])
                            if i.action in WRITE_ACTIONS]
                 assert pending, where
