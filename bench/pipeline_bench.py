@@ -23,8 +23,9 @@ answer is an error. Times are wall-clock seconds, single runs for 1-3.
 
 With ``--table-types`` (issue 38) it compares the table types instead of 1-4: the same rows inserted
 into a copy-on-write and a merge-on-read table, then ``--rounds`` upserts of ``--upsert-fraction``
-of the keys into each (the two tables in turn; copy-on-write rewrites every file group an upsert
-touches, merge-on-read appends a log file to it), the merge-on-read table's compaction (scheduled by
+of the keys (every n-th id, n coprime with ``--partitions``: keys of every partition) into each
+(the two tables in turn; copy-on-write rewrites every file group an upsert touches, merge-on-read
+appends a log file to it), the merge-on-read table's compaction (scheduled by
 the server after the last upsert, run by ``pipeline.compact``), and full reads (``count`` and
 ``sum(amount)``, ``--rounds`` each) of copy-on-write, merge-on-read before and after its
 compaction. It prints the medians and the ratios; the tables must read the same.
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -196,6 +198,8 @@ def bench_table_types(spark, args, uri: str, results: dict) -> None:
             df, table, "insert", record_key="id", precombine_field="ts", partition_by="dt", metastore=uri,
             table_type=ttype, options=options))
     step = max(1, round(1 / args.upsert_fraction))
+    while math.gcd(step, args.partitions) != 1:  # keys of every partition (dt = id % partitions)
+        step += 1
     results["upsert_rows"] = len(range(0, args.rows, step))
     upserts: dict[str, list[float]] = {t: [] for t in tables}
     for r in range(args.rounds):

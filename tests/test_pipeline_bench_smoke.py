@@ -69,7 +69,7 @@ def test_table_types_bench_tiny(spark, our_server):
     results = {"rows": 400, "partitions": 4, "master": "local[2]"}
     bench_table_types(spark, args, f"thrift://127.0.0.1:{our_server}", results)
     m = results["table_types"]
-    assert results["upsert_rows"] == 20
+    assert results["upsert_rows"] == 20  # every 21st id (20 and 4 partitions share a factor)
     assert all(len(v) == rounds and min(v) > 0 for v in m["upsert_s"].values())
     assert all(len(v) == rounds and min(v) > 0 for k, v in m["read_s"].items() if k != "COPY_ON_WRITE")
     assert len(m["read_s"]["COPY_ON_WRITE"]) == 2 * rounds and results["compaction_s"] > 0
