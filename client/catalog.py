@@ -197,7 +197,11 @@ class HudiCatalog:
         """Raises CommitConflict when another writer's commit conflicts (the instant is then expired)."""
         keys = None if record_keys is None else [convert.keys_to_thrift(k) for k in record_keys]
         stats = None if column_stats is None else [convert.file_stats_to_thrift(s) for s in column_stats]
-        with converted():
+        # a big commit takes the server longer than a call's usual timeout: a second per 20,000 keys
+        # and per 1,000 files on top of it
+        n_keys = sum(len(k.inserted or []) + len(k.updated or []) + len(k.deleted or []) for k in keys or [])
+        wait = (self._client.timeout_s or 0) + n_keys / 20_000 + len(stats or []) / 1000
+        with converted(), self._client.waiting(wait):
             done = self._client.complete_instant(db, table, timestamp, action, commit_metadata, keys, stats)
             return convert.instant_from_thrift(done.instant)
 

@@ -39,6 +39,7 @@ with 0; None: as ``retries``).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import select
 import socket
@@ -171,6 +172,27 @@ class Connection:
         with self._lock:
             self._closed = True
             self._drop()
+
+    @contextlib.contextmanager
+    def waiting(self, seconds: float):
+        """Calls made inside wait up to `seconds` for their answers when that is longer than the
+        connection's timeout (a commit of millions of keys); the connection is this thread's
+        meanwhile."""
+        with self._lock:
+            before = self.timeout_s
+            longer = bool(before) and seconds > before
+            if longer:
+                self._set_timeout(seconds)
+            try:
+                yield self
+            finally:
+                if longer:
+                    self._set_timeout(before)
+
+    def _set_timeout(self, seconds: float) -> None:
+        self.timeout_s = seconds
+        if self._socket is not None:
+            self._socket.setTimeout(int(seconds * 1000) if seconds else None)
 
     def __enter__(self) -> Self:
         return self

@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 
-from client import CommitConflict, HudiCatalog, InvalidOperation, NotFound
+from client import CommitConflict, HudiCatalog, InvalidOperation, NotFound, TransportError
 
 from .errors import HudiWriteError, WriteConflictError
 
@@ -112,7 +112,7 @@ class WriteTransaction:
                 f"write to {self.db}.{self.table} failed: {exc.message}. Instant {ts} was rolled back "
                 f"({deleted} files deleted); retry the job on the new table state.",
                 ts, exc.conflicting) from None
-        except (OSError, EOFError) as exc:  # the answer was lost: did it complete?
+        except (OSError, EOFError, TransportError) as exc:  # the answer was lost: did it complete?
             done = self.client.list_instants(self.db, self.table, states=["COMPLETED"], min_ts=ts, max_ts=ts)
             if not done:
                 raise HudiWriteError(f"completing {ts} failed ({exc}); it is rolled back by the next "
