@@ -546,6 +546,21 @@ record_index = Table(
 )
 
 
+# Keys a commit took out of the record index (deleted, or in file groups it replaced), per instant,
+# for the storage mirror's `record_index` partition of the metadata table (its delete blocks); kept
+# only for tables whose metadata table has that partition, removed once the instant is mirrored.
+# A row at instant 0 with an empty key: the partition is to be written again from `record_index`
+# (the index changed outside a commit: a load, a restore).
+record_index_deletes = Table(
+    "record_index_deletes",
+    metadata,
+    Column("tbl_id", Id, nullable=False),
+    Column("instant", BigInteger, nullable=False),
+    Column("record_key", CaseSensitive(RECORD_KEY), nullable=False),
+    PrimaryKeyConstraint("tbl_id", "instant", "record_key"),
+    sqlite_with_rowid=False,
+)
+
 # Autovacuum visits a partition after inserts of 2% of its rows (PostgreSQL's default: 20%), so
 # that the pages of new keys are soon all-visible and lookups of them stay index-only.
 RECORD_INDEX_AUTOVACUUM = "autovacuum_vacuum_insert_scale_factor = 0.02"
