@@ -765,6 +765,10 @@ column_stats = Table(
     Column("tbl_id", Id),
     Column("fork_len", SmallInteger),
     Column("fork_key", LargeBinary(FORK_KEY)),
+    # the column chunks' bytes over the row groups, compressed and not (Hudi's totalSize and
+    # totalUncompressedSize); NULL when the writer did not send them
+    Column("total_size", BigInteger),
+    Column("uncompressed_size", BigInteger),
     PrimaryKeyConstraint("file_row_id", "column_name"),
     Index("ix_column_stats_fork", "tbl_id", "column_name", "fork_len", "fork_key",
           mysql_length={"fork_key": FORK_KEY}),
