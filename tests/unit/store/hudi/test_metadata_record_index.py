@@ -225,3 +225,27 @@ def test_turned_off_removes_it(tmp_path):
     mirror.sync("db1", "t1")
     assert "record_index" not in _listed(base)
     assert not os.path.exists(os.path.join(base, ".hoodie", "metadata", PARTITION))
+
+
+def test_restore_writes_the_partition_again(tmp_path):
+    from hudi_format.commit_metadata import restore_plan
+
+    timeline, _mirror, base = _table(tmp_path, 6)
+    f1, f2 = _fid(), _fid()
+    c1 = _write(timeline, [FileGroupKeys("dt=a", f1, inserted=["k1", "k2"])])
+    for state in ("create", "inflight", "complete"):  # a savepoint of c1
+        if state == "create":
+            timeline.create_instant("db1", "t1", c1, "savepoint", b"", 60)
+        elif state == "inflight":
+            timeline.transition_to_inflight("db1", "t1", c1, "savepoint", b"")
+        else:
+            timeline.complete_instant("db1", "t1", c1, "savepoint", b"")
+    c2 = _write(timeline, [FileGroupKeys("dt=a", f1, updated=["k1"], deleted=["k2"]),
+                           FileGroupKeys("dt=b", f2, inserted=["k3"])])
+    assert set(partition_view(base, 6)) == {"k1", "k3"}
+    r = timeline.create_instant("db1", "t1", None, "restore", restore_plan(c1, []), 60).ts
+    timeline.transition_to_inflight("db1", "t1", r, "restore", b"")
+    timeline.complete_instant("db1", "t1", r, "restore", json.dumps({"instantsToRollback": [c2]}).encode(),
+                              record_keys=[FileGroupKeys("dt=a", f1, inserted=["k1", "k2"], instant=c1)])
+    assert partition_view(base, 6) == server_index(timeline) and set(server_index(timeline)) == {"k1", "k2"}
+    assert not _journal(timeline)
