@@ -201,8 +201,8 @@ class HudiHandler:
     def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
         n = self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
                                              None if enableIndex is None else bool(enableIndex))
-        if self._mirror is not None:  # the metadata table's record_index written again from the rows
-            try:
+        if self._mirror is not None and self._timeline.mirrors_record_index(dbName, tableName):
+            try:  # the metadata table's record_index written again from the rows
                 self._mirror.sync(dbName, tableName)
             except Exception as exc:  # the load stands; the next commit's mirror step rewrites it
                 log.warning("storage mirror of %s.%s after a record index load failed: %s", dbName, tableName, exc)
