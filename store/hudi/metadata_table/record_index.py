@@ -90,8 +90,11 @@ class RecordIndexPartition:
                 d.c.tbl_id == ref.tbl_id, d.c.instant == 0, d.c.record_key == REBUILD_KEY)).first() is not None
 
     def clear(self, ref: HudiTableRef, instant: str | None = None) -> None:
-        """The journal rows of `instant` (mirrored now), or with None every row of the table."""
+        """The journal rows of `instant` (mirrored now; a write only when it has rows), or with None
+        every row of the table."""
         d = S.record_index_deletes
+        if instant is not None and not self._deleted(ref, instant):
+            return
 
         def run(conn):
             q = delete(d).where(d.c.tbl_id == ref.tbl_id)
