@@ -35,6 +35,7 @@ from hudi_format.config_keys import (
     default_of,
 )
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.database import Store
 from store.db.dialect import in_list, pair_chunks, pairs_in
 from store.errors import CommitConflict, InvalidObject, InvalidOperation
@@ -77,9 +78,8 @@ def journal_deletes(conn: Connection, ref: HudiTableRef, instant: int, keys: Ite
     """Keys instant `instant` took out of the index, for the mirror's delete blocks."""
     if not mirrors_record_index(ref):
         return
-    rows_ = [{"tbl_id": ref.tbl_id, "instant": instant, "record_key": k} for k in dict.fromkeys(keys)]
-    for start in range(0, len(rows_), 5000):
-        conn.execute(S.record_index_deletes.insert(), rows_[start:start + 5000])
+    insert_rows(conn, S.record_index_deletes, ("tbl_id", "instant", "record_key"),
+                [(ref.tbl_id, instant, k) for k in dict.fromkeys(keys)], None, pg_types=("int8", "int8", "text"))
 
 
 def journal_rebuild(conn: Connection, ref: HudiTableRef) -> None:

@@ -249,3 +249,34 @@ def test_restore_writes_the_partition_again(tmp_path):
                               record_keys=[FileGroupKeys("dt=a", f1, inserted=["k1", "k2"], instant=c1)])
     assert partition_view(base, 6) == server_index(timeline) and set(server_index(timeline)) == {"k1", "k2"}
     assert not _journal(timeline)
+
+
+def test_deletes_and_moves_on_each_backend(backend_url, tmp_path):
+    """The commit's journal of keys taken out (bulk insert per backend, case-sensitive keys) and the
+    mirror's reads of it and of the index rows."""
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+    from store.hudi.storage_mirror import StorageMirror
+    from store.services import build_services
+
+    store = Store(backend_url, str(tmp_path / "wh"))
+    try:
+        upgrade(store.engine)
+        s = build_services(store)
+        s.tables.create_database(Database(name="db1"))
+        base = str(tmp_path / "t1")
+        s.timeline.register_table(HudiTableConfig(
+            db_name="db1", table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+            precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator", base_path=base,
+            table_version=8, avro_schema=json.dumps(AVRO_SCHEMA),
+            properties={METADATA_ENABLE: "true", INDEX_TYPE: "RECORD_INDEX"}))
+        s.timeline.on_commit.append(StorageMirror(store, s.timeline).hook)
+        fa, fb = _fid(), _fid()
+        _write(s.timeline, [FileGroupKeys("dt=a", fa, inserted=["K", "k", "x"])])
+        _write(s.timeline, [FileGroupKeys("dt=a", fa, deleted=["k", "x"]), FileGroupKeys("dt=b", fb, inserted=["x"])])
+        view = partition_view(base, 8)
+        assert view == server_index(s.timeline) and {k: v[:2] for k, v in view.items()} == {
+            "K": ("dt=a", fa), "x": ("dt=b", fb)}
+        assert not _journal(s.timeline)
+    finally:
+        store.dispose()
