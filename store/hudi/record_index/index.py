@@ -32,6 +32,7 @@ from hudi_format.config_keys import (
     METADATA_ENABLE,
     RECORD_INDEX_ENABLE,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
+    TIMELINE_SOURCE,
     default_of,
 )
 from store.db import schema as S
@@ -64,9 +65,10 @@ def has_record_index(properties: dict[str, str]) -> bool:
 def mirrors_record_index(ref: HudiTableRef) -> bool:
     """The storage mirror writes the table's record index into its metadata table (`record_index`):
     the table keeps one, its metadata table is written (`hoodie.metadata.enable=true`, version 6, 8
-    or 9) and `hoodie.metadata.record.index.enable` is not false."""
+    or 9), `hoodie.metadata.record.index.enable` is not false, and Hudi's own writers do not own
+    its timeline (a tracked table's metadata table is theirs)."""
     props = ref.config.properties
-    return has_record_index(props) and ref.config.table_version in (6, 8, 9) and \
+    return has_record_index(props) and ref.config.table_version in (6, 8, 9) and not props.get(TIMELINE_SOURCE) and \
         str(props.get(METADATA_ENABLE, "")).strip().lower() == "true" and \
         str(props.get(RECORD_INDEX_ENABLE, default_of(RECORD_INDEX_ENABLE))).strip().lower() != "false"
 
