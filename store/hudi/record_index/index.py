@@ -165,11 +165,10 @@ class RecordIndex:
                                 f"which instant {ts} does not write")
         replaced = [(p, f) for p, ids in meta.replaced.items() for f in ids]
         instant = int(ts)
-        if replaced and mirrors_record_index(ref):
-            journal_deletes(conn, ref, instant, self._keys_of_groups(conn, ref.tbl_id, replaced))
+        gone = self._keys_of_groups(conn, ref.tbl_id, replaced) if replaced and mirrors_record_index(ref) else []
+        journal_deletes(conn, ref, instant, [*gone, *(k for c in changes for k in c.deleted)])
         self.drop_file_groups(conn, ref.tbl_id, replaced)
         fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
-        journal_deletes(conn, ref, instant, [k for c in changes for k in c.deleted])
         for c in changes:
             self._change(conn, ref, c, fg_ids[(c.partition_path, c.file_id)], instant)
         new = [(ref.tbl_id, fg_ids[(c.partition_path, c.file_id)], instant, s, k)
