@@ -380,12 +380,16 @@ def with_stats(deltacommit: bytes, stats: list[dict]) -> bytes:
 INDEX_DEFS = ".hoodie/.index_defs/index.json"  # under the data table's base path
 
 
-def index_definitions(columns: Iterable[str], version: int = 1) -> bytes:
+def index_definitions(columns: Iterable[str], version: int = 1, record_index: bool = False) -> bytes:
     """The data table's index definitions (as Hudi 1.2 writes them, Jackson's pretty print) naming
     the columns the `column_stats` partition indexes (Hudi's reader skips files only by those) and
-    its index `version`."""
+    its index `version`; with `record_index`, first the global `record_index` partition's (version
+    V1 for every table version)."""
     fields = ", ".join(json.dumps(c) for c in columns)
-    return ('{\n  "indexDefinitions" : {\n    "column_stats" : {\n      "indexName" : "column_stats",\n'
+    ri = ('    "record_index" : {\n      "indexName" : "record_index",\n      "indexType" : "record_index",\n'
+          '      "indexFunction" : "",\n      "sourceFields" : [ ],\n      "indexOptions" : {\n'
+          '        "isPartitioned" : "false"\n      },\n      "version" : "V1"\n    },\n') if record_index else ""
+    return ('{\n  "indexDefinitions" : {\n' + ri + '    "column_stats" : {\n      "indexName" : "column_stats",\n'
             '      "indexType" : "column_stats",\n      "indexFunction" : "column_stats",\n'
             f'      "sourceFields" : [ {fields} ],\n      "indexOptions" : {{ }},\n      "version" : "V{version}"\n'
             '    }\n  }\n}').encode()

@@ -43,6 +43,7 @@ from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
 from store.hudi.column_stats import base_type, decode_number
+from store.hudi.record_index import mirrors_record_index
 from store.hudi.tables import HudiTableRef
 
 MDT_HOODIE = f"{METADATA_FOLDER}/.hoodie"
@@ -151,7 +152,7 @@ class ColumnStatsPartition:
         version = C.index_version(ref.config.table_version)
         columns = [spelled for spelled, (c, t) in zip(self._spelled(st, records, types), types.items())
                    if C.column_type(t, version) and c not in META_COLUMNS and (not listed or c in listed)]
-        data = C.index_definitions(columns, version)
+        data = C.index_definitions(columns, version, mirrors_record_index(ref))
         if self._indexed.get(st.root) != data:
             if st.read(C.INDEX_DEFS) != data:
                 st.put(C.INDEX_DEFS, data)

@@ -163,6 +163,8 @@ def test_partition_follows_the_index(tmp_path, version, compact_after):
     _write(timeline, [FileGroupKeys("dt=a", fa, inserted=[f"k{i}" for i in range(0, 30)]),
                       FileGroupKeys("dt=b", fb, inserted=[f"k{i}" for i in range(30, 60)])])
     assert "record_index" in _listed(base)
+    with open(os.path.join(base, ".hoodie", ".index_defs", "index.json")) as f:  # as Hudi defines it
+        assert list(json.load(f)["indexDefinitions"]) == ["record_index", "column_stats"]
     assert partition_view(base, version) == server_index(timeline)
     assert len({n for n in os.listdir(os.path.join(base, ".hoodie", "metadata", PARTITION))
                 if n.endswith(".hfile") or ".log." in n and n.startswith(".record-index-")}) >= 10
