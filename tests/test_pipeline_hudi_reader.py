@@ -142,8 +142,10 @@ def _key_predicates(model: dict) -> dict[str, tuple[list[str], object, int]]:
     """Predicates on the record key that Hudi's reader answers from our `record_index` partition
     (with `hoodie.metadata.record.index.enable=true`): (skipping values, the rows' test, the files
     it reads: the one slice holding the key, none for a key the table lacks)."""
-    some = sorted(int(k) for k in model)[len(model) // 2]
-    absent = max(int(k) for k in model) + 100
+    have = sorted(int(k) for k in model)
+    some = have[len(have) // 2]
+    # a key the table lacks within the range of its keys (column statistics alone would keep files)
+    absent = next((k for k in KEYS if have[0] < k < have[-1] and str(k) not in model), have[-1] + 100)
     return {f"id = {some}": (["true"], lambda r: r[0] == some, 1),
             f"id = {absent}": (["true"], lambda r: False, 0)}
 
@@ -197,9 +199,15 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                 kept = len(catalog.prune_file_slices(db, name, predicate).slices)
                 assert files_on == kept, (layout, predicate, files_on, kept)
         # record keys: Hudi's reader finds them in our record_index partition, reading one slice
+        # (tables of two partition fields have ComplexKeyGenerator, for which Hudi 1.2's reader skips
+        # by column_stats instead: the files the server's pruning keeps)
+        complex_keys = len(LAYOUTS[layout.split("_v")[0]][0]) > 1
         for predicate, (_on, keep, files) in _key_predicates(final).items():
             rows_on, files_on = got["where"][predicate]["true"]
             assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
+            if complex_keys:
+                with HudiCatalog(uri(our_server)) as catalog:
+                    files = len(catalog.prune_file_slices(db, name, predicate).slices)
             assert files_on == files, (layout, predicate, files_on)
         nothing = got["where"][f"id > {max(int(k) for k in final)}"]
         assert nothing["true"] == [[], 0] and nothing["false"][0] == [] and nothing["false"][1] > 0, (layout, nothing)
