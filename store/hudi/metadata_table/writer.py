@@ -1,6 +1,7 @@
 """The metadata table's `files` partition (hudi_format/metadata_table.py) written by the storage
 mirror for a table whose config says `hoodie.metadata.enable=true`, laid out for the table's
-version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9).
+version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9); its `column_stats`
+(column_stats.py) and `record_index` (record_index.py) partitions go in the same deltacommits.
 
 * bootstrap (`bootstrap`): the table's live files from the server's rows (`files`, never a storage
   listing of the data table) as the base HFile of the file group at instant 00000000000000010,
