@@ -99,7 +99,8 @@ def column_stats_struct(partition_path: str, path: str, size: int, uncompressed:
     """A FileColumnStats struct of one file's statistics encoded by hudi_format.parquet_stats."""
     columns = [ColumnRange(columnName=c["column"], minValue=_column_value(c.get("min")),
                            maxValue=_column_value(c.get("max")),
-                           nullCount=c.get("nulls"), valueCount=c.get("values"))
+                           nullCount=c.get("nulls"), valueCount=c.get("values"), totalSize=c.get("size"),
+                           totalUncompressedSize=c.get("usize"))
                for c in json.loads(blob or b"[]")]
     return FileColumnStats(partitionPath=partition_path, fileName=path.rsplit("/", 1)[-1], totalSize=size,
                            totalUncompressedSize=uncompressed, columns=columns)

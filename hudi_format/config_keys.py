@@ -100,6 +100,19 @@ COLUMN_STATS_ENABLE = _key("hoodie.metadata.index.column.stats.enable",
 COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
                                 "RFC-27: the columns column stats index, comma-separated (unset: every column "
                                 "of an indexable type)")
+RECORD_INDEX_ENABLE = _key("hoodie.metadata.record.index.enable",
+                           "the storage mirror writes the metadata table's `record_index` partition from the "
+                           "server's record index (a table with hoodie.index.type=RECORD_INDEX whose metadata "
+                           "table it writes)", "true")
+RECORD_INDEX_MIN_FILE_GROUPS = _key("hoodie.metadata.record.index.min.filegroup.count",
+                                    "the fewest file groups of the metadata table's `record_index` partition", "10")
+RECORD_INDEX_MAX_FILE_GROUPS = _key("hoodie.metadata.record.index.max.filegroup.count",
+                                    "the most file groups of the metadata table's `record_index` partition", "10000")
+RECORD_INDEX_MAX_FILE_GROUP_SIZE = _key("hoodie.metadata.record.index.max.filegroup.size",
+                                        "bytes of 48-byte records a `record_index` file group is sized for",
+                                        "1073741824")
+RECORD_INDEX_GROWTH_FACTOR = _key("hoodie.metadata.record.index.growth.factor",
+                                  "the growth the `record_index` partition's file groups are sized for", "2.0")
 HIVE_SYNC_AS_DATASOURCE = _key("hoodie.datasource.hive_sync.sync_as_datasource",
                                "the HMS table is a Spark data source table (Spark needs the Hudi bundle to read "
                                "it)", "true")

@@ -43,6 +43,15 @@ def cells(data: bytes, name: str = "HFile") -> list[tuple[bytes, bytes]]:
         raise HFileError(f"{name}: not a readable HFile ({exc})") from None
 
 
+def file_info(data: bytes, name: str = "HFile") -> dict[bytes, bytes]:
+    """The file info entries (e.g. Hudi's `schema`, `minRecordKey`); HFileError as `cells`."""
+    try:
+        trailer = _trailer(data, name)
+        return _file_info(data, int(trailer[1]), int(trailer.get(12, NONE)), name)
+    except (struct.error, IndexError, zlib.error) as exc:
+        raise HFileError(f"{name}: not a readable HFile ({exc})") from None
+
+
 def _cells(data: bytes, name: str) -> list[tuple[bytes, bytes]]:
     trailer = _trailer(data, name)
     codec = int(trailer.get(12, NONE))

@@ -303,15 +303,16 @@ def base_file(cell_list: list[tuple[bytes, bytes]], now_ms: int | None = None) -
     return write_hfile(cell_list, info, now_ms=now_ms)
 
 
-def delete_block(instant: str, keys: Iterable[str], with_schema: bool = True) -> bytes:
-    """A delete block (version 3) of `keys`, each deleted for sure (ordering value IntWrapper 0)."""
+def delete_block(instant: str, keys: Iterable[str], with_schema: bool = True, partition: str = COLUMN_STATS) -> bytes:
+    """A delete block (version 3) of `keys` of the metadata table's `partition`, each deleted for
+    sure (ordering value IntWrapper 0)."""
     import fastavro
 
     if not _DELETE_SCHEMA:
         _DELETE_SCHEMA.append(fastavro.parse_schema(log_file._delete_list_schema()))
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, _DELETE_SCHEMA[0], {"deleteRecordList": [
-        {"recordKey": k, "partitionPath": COLUMN_STATS, "orderingVal": (f"{NAMESPACE}.IntWrapper", {"value": 0})}
+        {"recordKey": k, "partitionPath": partition, "orderingVal": (f"{NAMESPACE}.IntWrapper", {"value": 0})}
         for k in sorted(set(keys))]})
     body = buf.getvalue()
     header = {log_file.INSTANT_TIME: instant}
@@ -350,13 +351,14 @@ def read_cells(data: bytes, name: str) -> list[tuple[str | None, list[tuple[byte
 
 
 def deltacommit_stat(group: int, path: str, size: int, records: int, prev_commit: str,
-                     log_version: int | None) -> dict:
-    """The write stat of one file of the partition in a deltacommit's metadata (`path` relative to
-    the metadata table's base path)."""
-    stat = {"fileId": file_id(group), "path": path, "prevCommit": prev_commit, "numWrites": records,
+                     log_version: int | None, partition: str = COLUMN_STATS, fid: str | None = None) -> dict:
+    """The write stat of one file of the metadata table's `partition` (file group `fid`, else the
+    column_stats group `group`) in a deltacommit's metadata (`path` relative to the metadata table's
+    base path)."""
+    stat = {"fileId": fid or file_id(group), "path": path, "prevCommit": prev_commit, "numWrites": records,
             "numDeletes": 0, "numUpdateWrites": records if log_version else 0,
             "numInserts": 0 if log_version else records, "totalWriteBytes": size, "totalWriteErrors": 0,
-            "partitionPath": COLUMN_STATS, "fileSizeInBytes": size, "totalLogRecords": 0,
+            "partitionPath": partition, "fileSizeInBytes": size, "totalLogRecords": 0,
             "totalLogFilesCompacted": 0, "totalLogSizeCompacted": 0, "totalUpdatedRecordsCompacted": 0,
             "totalLogBlocks": 0, "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0}
     if log_version is not None:
@@ -365,23 +367,29 @@ def deltacommit_stat(group: int, path: str, size: int, records: int, prev_commit
 
 
 def with_stats(deltacommit: bytes, stats: list[dict]) -> bytes:
-    """A deltacommit's metadata JSON with the partition's write stats added."""
+    """A deltacommit's metadata JSON with the write stats of other partitions' files added (each
+    under its `partitionPath`)."""
     if not stats:
         return deltacommit
     meta = json.loads(deltacommit)
-    meta["partitionToWriteStats"][COLUMN_STATS] = stats
+    for stat in stats:
+        meta["partitionToWriteStats"].setdefault(stat["partitionPath"], []).append(stat)
     return json.dumps(meta, indent=2).encode()
 
 
 INDEX_DEFS = ".hoodie/.index_defs/index.json"  # under the data table's base path
 
 
-def index_definitions(columns: Iterable[str], version: int = 1) -> bytes:
+def index_definitions(columns: Iterable[str], version: int = 1, record_index: bool = False) -> bytes:
     """The data table's index definitions (as Hudi 1.2 writes them, Jackson's pretty print) naming
     the columns the `column_stats` partition indexes (Hudi's reader skips files only by those) and
-    its index `version`."""
+    its index `version`; with `record_index`, first the global `record_index` partition's (version
+    V1 for every table version)."""
     fields = ", ".join(json.dumps(c) for c in columns)
-    return ('{\n  "indexDefinitions" : {\n    "column_stats" : {\n      "indexName" : "column_stats",\n'
+    ri = ('    "record_index" : {\n      "indexName" : "record_index",\n      "indexType" : "record_index",\n'
+          '      "indexFunction" : "",\n      "sourceFields" : [ ],\n      "indexOptions" : {\n'
+          '        "isPartitioned" : "false"\n      },\n      "version" : "V1"\n    },\n') if record_index else ""
+    return ('{\n  "indexDefinitions" : {\n' + ri + '    "column_stats" : {\n      "indexName" : "column_stats",\n'
             '      "indexType" : "column_stats",\n      "indexFunction" : "column_stats",\n'
             f'      "sourceFields" : [ {fields} ],\n      "indexOptions" : {{ }},\n      "version" : "V{version}"\n'
             '    }\n  }\n}').encode()

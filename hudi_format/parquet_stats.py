@@ -43,7 +43,9 @@ def _indexable(t: pa.DataType) -> bool:
 
 def footer_stats(meta: pq.FileMetaData, table: pa.Table, columns: list[str],
                  index: dict[str, int] | None = None) -> list[dict]:
-    """[{column, min, max, nulls, values}] of `columns` (values tagged: i, d, dec, s, b) for the file
+    """[{column, min, max, nulls, values, size, usize}] of `columns` (values tagged: i, d, dec, s, b;
+    `size`, `usize`: the column chunks' compressed and uncompressed bytes over the row groups, as
+    Hudi's totalSize and totalUncompressedSize) for the file
     whose footer is `meta` and whose rows were `table` (only to see NaN in float columns); `index`:
     `column_index(meta)` when the caller has it (files of one schema share it)."""
     if index is None:
@@ -55,6 +57,8 @@ def footer_stats(meta: pq.FileMetaData, table: pa.Table, columns: list[str],
         if j is None:
             continue
         entry = _column(groups, j, name)
+        entry["size"] = sum(rg.column(j).total_compressed_size for rg in groups)
+        entry["usize"] = sum(rg.column(j).total_uncompressed_size for rg in groups)
         if entry.get("max") and "d" in entry["max"] and _has_nan(table.column(name)):
             entry["max"] = {"d": "NaN"}
         out.append(entry)
@@ -189,5 +193,9 @@ def raw_footer_stats(footer, columns: list[str], kinds: dict[str, str], nan: set
             entry = {"column": name, "min": _tag(lo), "max": _tag(hi), "nulls": nulls, "values": rows}
             if entry.get("max") and "d" in entry["max"] and name in nan:
                 entry["max"] = {"d": "NaN"}
+        chunks = [rg.columns[col.index].meta_data for rg in groups]
+        if all(md is not None for md in chunks):
+            entry["size"] = sum(md.total_compressed_size for md in chunks)
+            entry["usize"] = sum(md.total_uncompressed_size for md in chunks)
         out.append(entry)
     return out

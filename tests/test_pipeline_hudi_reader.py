@@ -10,7 +10,9 @@ Hudi's reader reads with it on: it lists files from our `files` partition, not f
 copy of a data file the metadata table does not name, put there after the writes, is not read), and
 with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition: on a
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
---where`), fewer than without skipping, and the same rows.
+--where`), fewer than without skipping, and the same rows; with `hoodie.metadata.record.index.enable=true`
+it looks record keys up in our `record_index` partition: `id = k` reads the one slice holding k,
+none for a key the table lacks.
 
 Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: plain
 multi-level, 9: hive-style; `hoodie.table.version` given at creation) are mirrored in their own
@@ -45,7 +47,7 @@ import uuid
 import pytest
 
 from client import HudiCatalog
-from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS, TABLE_VERSION
+from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS, RECORD_INDEX_ENABLE, TABLE_VERSION
 from hudi_format.instant import COMPLETED
 from hudi_format.metadata_table_layout import metadata_table_layout
 from hudi_format.table_config import read_properties
@@ -112,7 +114,7 @@ def _stray_copy(base: str, version: int) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "column_stats,files", props
+    assert props.get(METADATA_PARTITIONS) == "column_stats,files,record_index", props  # the pipeline's: RECORD_INDEX
     assert props[TABLE_VERSION] == str(version), props
     lay = metadata_table_layout(version)
     done = os.listdir(os.path.join(base, lay.timeline_dir))
@@ -137,6 +139,18 @@ def _predicates(model: dict) -> dict[str, tuple[list[str], object]]:
             f"id > {top}": (["true", "false"], lambda r: r[0] > top)}
 
 
+def _key_predicates(model: dict) -> dict[str, tuple[list[str], object, int]]:
+    """Predicates on the record key that Hudi's reader answers from our `record_index` partition
+    (with `hoodie.metadata.record.index.enable=true`): (skipping values, the rows' test, the files
+    it reads: the one slice holding the key, none for a key the table lacks)."""
+    have = sorted(int(k) for k in model)
+    some = have[len(have) // 2]
+    # a key the table lacks within the range of its keys (column statistics alone would keep files)
+    absent = next((k for k in KEYS if have[0] < k < have[-1] and str(k) not in model), have[-1] + 100)
+    return {f"id = {some}": (["true"], lambda r: r[0] == some, 1),
+            f"id = {absent}": (["true"], lambda r: False, 0)}
+
+
 def _as_rows(by_key: dict) -> list:
     return sorted(list(v) for v in by_key.values())
 
@@ -150,9 +164,10 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     for layout, version in (("plain_multi", 8), ("hive", 9)) if newer else ():
         written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
-                     "options": {METADATA_ENABLE: "true"},
+                     "options": {METADATA_ENABLE: "true", RECORD_INDEX_ENABLE: "true"},
                      # data skipping (on one backend: what storage holds does not depend on it)
-                     "where": {p: on for p, (on, _) in _predicates(w["model"]).items()} if skipping else {}}
+                     "where": {p: on for p, (on, *_) in {**_predicates(w["model"]),
+                                                         **_key_predicates(w["model"])}.items()} if skipping else {}}
             for layout, w in written.items()}
     mor = mor_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
     if mor is not None:
@@ -184,6 +199,17 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                 assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
                 kept = len(catalog.prune_file_slices(db, name, predicate).slices)
                 assert files_on == kept, (layout, predicate, files_on, kept)
+        # record keys: Hudi's reader finds them in our record_index partition, reading one slice
+        # (tables of two partition fields have ComplexKeyGenerator, for which Hudi 1.2's reader skips
+        # by column_stats instead: the files the server's pruning keeps)
+        complex_keys = len(LAYOUTS[layout.split("_v")[0]][0]) > 1
+        for predicate, (_on, keep, files) in _key_predicates(final).items():
+            rows_on, files_on = got["where"][predicate]["true"]
+            assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
+            if complex_keys:
+                with HudiCatalog(uri(our_server)) as catalog:
+                    files = len(catalog.prune_file_slices(db, name, predicate).slices)
+            assert files_on == files, (layout, predicate, files_on)
         nothing = got["where"][f"id > {max(int(k) for k in final)}"]
         assert nothing["true"] == [[], 0] and nothing["false"][0] == [] and nothing["false"][1] > 0, (layout, nothing)
     if mor is not None:

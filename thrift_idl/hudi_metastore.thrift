@@ -168,6 +168,8 @@ struct ColumnRange {
   3: optional ColumnValue maxValue,
   4: optional i64 nullCount,
   5: optional i64 valueCount,
+  6: optional i64 totalSize,             // the column chunks' bytes over the row groups (compressed)
+  7: optional i64 totalUncompressedSize,
 }
 
 struct FileColumnStats {

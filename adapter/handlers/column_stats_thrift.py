@@ -52,7 +52,7 @@ def file_column_stats(files) -> list[FileColumnStats]:
             seen.add(c.columnName.lower())
             if len(c.columnName) > 256:
                 raise InvalidObjectException(f"Column name longer than 256 characters: {c.columnName[:40]}...")
-            for n in (c.nullCount, c.valueCount):
+            for n in (c.nullCount, c.valueCount, c.totalSize, c.totalUncompressedSize):
                 if n is not None and n < 0:
                     raise InvalidObjectException(f"Negative count in the statistics of {f.fileName}")
             lo, hi = value_key(c.minValue), value_key(c.maxValue)
@@ -60,7 +60,8 @@ def file_column_stats(files) -> list[FileColumnStats]:
                 lo = hi = None  # one bound alone is not kept
             elif lo > hi:
                 raise InvalidObjectException(f"Column {c.columnName} of {f.fileName}: min greater than max")
-            bounds.append(ColumnBounds(c.columnName, lo, hi, c.nullCount, c.valueCount))
+            bounds.append(ColumnBounds(c.columnName, lo, hi, c.nullCount, c.valueCount, c.totalSize,
+                                       c.totalUncompressedSize))
         out.append(FileColumnStats(f.partitionPath.strip("/"), f.fileName, int(f.totalSize or 0),
                                    int(f.totalUncompressedSize or 0), bounds))
     return out

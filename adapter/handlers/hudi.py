@@ -9,6 +9,7 @@ service counts its own lookups; the storage mirror records ``hudi_snapshot_sync_
 
 from __future__ import annotations
 
+import logging
 import time
 
 from adapter import identity
@@ -44,6 +45,8 @@ from thrift_idl.hudi_metastore.ttypes import (
     RecordKeyLocations,
     RollbackResult,
 )
+
+log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- conversions
 
@@ -196,8 +199,14 @@ class HudiHandler:
                                   fileGroupOfKey=found.group_of_key, instantOfKey=found.instants)
 
     def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
-        return self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
-                                                None if enableIndex is None else bool(enableIndex))
+        n = self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
+                                             None if enableIndex is None else bool(enableIndex))
+        if self._mirror is not None and self._timeline.mirrors_record_index(dbName, tableName):
+            try:  # the metadata table's record_index written again from the rows
+                self._mirror.sync(dbName, tableName)
+            except Exception as exc:  # the load stands; the next commit's mirror step rewrites it
+                log.warning("storage mirror of %s.%s after a record index load failed: %s", dbName, tableName, exc)
+        return n
 
     def list_files_without_column_stats(self, dbName, tableName, limit):
         return self._timeline.files_without_column_stats(dbName, tableName, max(int(limit or 0), 0))

@@ -546,6 +546,21 @@ record_index = Table(
 )
 
 
+# Keys a commit took out of the record index (deleted, or in file groups it replaced), per instant,
+# for the storage mirror's `record_index` partition of the metadata table (its delete blocks); kept
+# only for tables whose metadata table has that partition, removed once the instant is mirrored.
+# A row at instant 0 with an empty key: the partition is to be written again from `record_index`
+# (the index changed outside a commit: a load, a restore).
+record_index_deletes = Table(
+    "record_index_deletes",
+    metadata,
+    Column("tbl_id", Id, nullable=False),
+    Column("instant", BigInteger, nullable=False),
+    Column("record_key", CaseSensitive(RECORD_KEY), nullable=False),
+    PrimaryKeyConstraint("tbl_id", "instant", "record_key"),
+    sqlite_with_rowid=False,
+)
+
 # Autovacuum visits a partition after inserts of 2% of its rows (PostgreSQL's default: 20%), so
 # that the pages of new keys are soon all-visible and lookups of them stay index-only.
 RECORD_INDEX_AUTOVACUUM = "autovacuum_vacuum_insert_scale_factor = 0.02"
@@ -750,6 +765,10 @@ column_stats = Table(
     Column("tbl_id", Id),
     Column("fork_len", SmallInteger),
     Column("fork_key", LargeBinary(FORK_KEY)),
+    # the column chunks' bytes over the row groups, compressed and not (Hudi's totalSize and
+    # totalUncompressedSize); NULL when the writer did not send them
+    Column("total_size", BigInteger),
+    Column("uncompressed_size", BigInteger),
     PrimaryKeyConstraint("file_row_id", "column_name"),
     Index("ix_column_stats_fork", "tbl_id", "column_name", "fork_len", "fork_key",
           mysql_length={"fork_key": FORK_KEY}),

@@ -1618,16 +1618,20 @@ class ColumnRange(object):
      - maxValue
      - nullCount
      - valueCount
+     - totalSize
+     - totalUncompressedSize
 
     """
 
 
-    def __init__(self, columnName=None, minValue=None, maxValue=None, nullCount=None, valueCount=None,):
+    def __init__(self, columnName=None, minValue=None, maxValue=None, nullCount=None, valueCount=None, totalSize=None, totalUncompressedSize=None,):
         self.columnName = columnName
         self.minValue = minValue
         self.maxValue = maxValue
         self.nullCount = nullCount
         self.valueCount = valueCount
+        self.totalSize = totalSize
+        self.totalUncompressedSize = totalUncompressedSize
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -1665,6 +1669,16 @@ class ColumnRange(object):
                     self.valueCount = iprot.readI64()
                 else:
                     iprot.skip(ftype)
+            elif fid == 6:
+                if ftype == TType.I64:
+                    self.totalSize = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
+            elif fid == 7:
+                if ftype == TType.I64:
+                    self.totalUncompressedSize = iprot.readI64()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -1694,6 +1708,14 @@ class ColumnRange(object):
         if self.valueCount is not None:
             oprot.writeFieldBegin('valueCount', TType.I64, 5)
             oprot.writeI64(self.valueCount)
+            oprot.writeFieldEnd()
+        if self.totalSize is not None:
+            oprot.writeFieldBegin('totalSize', TType.I64, 6)
+            oprot.writeI64(self.totalSize)
+            oprot.writeFieldEnd()
+        if self.totalUncompressedSize is not None:
+            oprot.writeFieldBegin('totalUncompressedSize', TType.I64, 7)
+            oprot.writeI64(self.totalUncompressedSize)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -2345,6 +2367,8 @@ ColumnRange.thrift_spec = (
     (3, TType.STRUCT, 'maxValue', [ColumnValue, None], None, ),  # 3
     (4, TType.I64, 'nullCount', None, None, ),  # 4
     (5, TType.I64, 'valueCount', None, None, ),  # 5
+    (6, TType.I64, 'totalSize', None, None, ),  # 6
+    (7, TType.I64, 'totalUncompressedSize', None, None, ),  # 7
 )
 all_structs.append(FileColumnStats)
 FileColumnStats.thrift_spec = (

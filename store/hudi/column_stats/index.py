@@ -31,8 +31,8 @@ def _in(conn: Connection, col, values):
 _FILE_STATS = ("file_row_id", "tbl_id", "total_size", "uncompressed_size", "num_rows")
 _FILE_STATS_PG = ("int8", "int8", "int8", "int8", "int8")
 _COLUMN_STATS = ("file_row_id", "tbl_id", "column_name", "min_key", "max_key", "null_count", "value_count",
-                 "fork_len", "fork_key")
-_COLUMN_STATS_PG = ("int8", "int8", "text", "bytea", "bytea", "int8", "int8", "int2", "bytea")
+                 "fork_len", "fork_key", "total_size", "uncompressed_size")
+_COLUMN_STATS_PG = ("int8", "int8", "text", "bytea", "bytea", "int8", "int8", "int2", "bytea", "int8", "int8")
 
 
 class _Sizes(NamedTuple):
@@ -72,6 +72,8 @@ class ColumnBounds:
     max_key: bytes | None
     null_count: int | None
     value_count: int | None
+    total_size: int | None = None  # the column chunks' bytes (compressed), over the row groups
+    uncompressed_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ class ColumnStats:
                 fork_len, fork_key = fork(lo, hi)
                 name = c.column.lower()
                 col_rows.append((row_id, ref.tbl_id, name, lo, hi, c.null_count, c.value_count,
-                                 fork_len, fork_key))
+                                 fork_len, fork_key, c.total_size, c.uncompressed_size))
                 bounds[name] = _Bounds(row_id, name, lo, hi, c.null_count, c.value_count)
         # the driver's bulk path (store/db/bulk.py); column names were checked against the schema's
         # width by adapter/handlers/column_stats_thrift.py

@@ -1,5 +1,6 @@
 """Hudi's metadata table on storage (RFC-15 `files` partition; RFC-27 `column_stats` partition from
-the server's column statistics, `column_stats`) for the tables the storage mirror writes:
+the server's column statistics, `column_stats`; RFC-08 `record_index` partition from the server's
+record index, `record_index`) for the tables the storage mirror writes:
 bootstrapped from the server's rows, then one deltacommit per completed instant, written before
 the instant's completed file, compacted every `COMPACT_AFTER` instants (`writer`).
 `FILES_DIR`, `MDT_HOODIE`: its `files` partition and its `.hoodie` under the table's base path."""

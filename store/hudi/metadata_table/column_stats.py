@@ -19,8 +19,9 @@ Bounds come back from their order-preserving keys with the column's Hive type. A
 statistics the partition cannot hold for every column it has rows of (unknown bounds, a cut string
 bound that is no string) gets no records at all: readers keep files the index does not name.
 Columns of other types (binary, nested; index version 1: decimals wider than (30,15)) are not
-written. Sizes are 0: the server keeps a file's sizes, not a column's. Log files get no records
-(their slices are kept).
+written. Sizes (`totalSize`, `totalUncompressedSize`) are the column chunks' bytes the writer sent
+with the statistics (parquet_stats.py, from the footer, as Hudi reads them), 0 for statistics sent
+without them. Log files get no records (their slices are kept).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
 from store.hudi.column_stats import base_type, decode_number
+from store.hudi.record_index import mirrors_record_index
 from store.hudi.tables import HudiTableRef
 
 MDT_HOODIE = f"{METADATA_FOLDER}/.hoodie"
@@ -107,7 +109,8 @@ def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, 
             if ct.wrapper in ("DecimalWrapper", "BytesWrapper"):
                 lo, hi = Decimal(lo), Decimal(hi)  # type: ignore[arg-type]
         out.append(C.ColumnStatsRecord(partition, name, r.column_name, ct.wrapper, lo, hi, int(r.null_count),
-                                       int(r.value_count), value_type=ct.value_type, type_info=ct.type_info))
+                                       int(r.value_count), int(r.total_size or 0), int(r.uncompressed_size or 0),
+                                       value_type=ct.value_type, type_info=ct.type_info))
     return out
 
 
@@ -149,7 +152,7 @@ class ColumnStatsPartition:
         version = C.index_version(ref.config.table_version)
         columns = [spelled for spelled, (c, t) in zip(self._spelled(st, records, types), types.items())
                    if C.column_type(t, version) and c not in META_COLUMNS and (not listed or c in listed)]
-        data = C.index_definitions(columns, version)
+        data = C.index_definitions(columns, version, mirrors_record_index(ref))
         if self._indexed.get(st.root) != data:
             if st.read(C.INDEX_DEFS) != data:
                 st.put(C.INDEX_DEFS, data)
@@ -169,7 +172,8 @@ class ColumnStatsPartition:
         """The records of the live base files (created by `created_ts`, else all), and the table's columns."""
         f, cs = S.files, S.column_stats
         q = select(f.c.id, f.c.partition_path, f.c.name, cs.c.column_name, cs.c.min_key, cs.c.max_key,
-                   cs.c.null_count, cs.c.value_count).select_from(f.join(cs, cs.c.file_row_id == f.c.id)).where(
+                   cs.c.null_count, cs.c.value_count, cs.c.total_size, cs.c.uncompressed_size).select_from(
+            f.join(cs, cs.c.file_row_id == f.c.id)).where(
             f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False))
         if created_ts is not None:
             q = q.where(f.c.created_ts == created_ts)

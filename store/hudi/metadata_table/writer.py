@@ -1,6 +1,7 @@
 """The metadata table's `files` partition (hudi_format/metadata_table.py) written by the storage
 mirror for a table whose config says `hoodie.metadata.enable=true`, laid out for the table's
-version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9).
+version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9); its `column_stats`
+(column_stats.py) and `record_index` (record_index.py) partitions go in the same deltacommits.
 
 * bootstrap (`bootstrap`): the table's live files from the server's rows (`files`, never a storage
   listing of the data table) as the base HFile of the file group at instant 00000000000000010,
@@ -37,11 +38,14 @@ from hudi_format import metadata_table as M
 from hudi_format.config_keys import CHECKSUM, METADATA_ENABLE, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, format_instant
 from hudi_format.layout import PARTITION_METAFILE, java_properties, table_checksum
+from hudi_format.metadata_record_index import RECORD_INDEX
 from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTableLayout, metadata_table_layout
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
 from store.hudi.metadata_table.column_stats import ColumnStatsPartition, Written, column_stats_enabled
+from store.hudi.metadata_table.record_index import RecordIndexPartition
+from store.hudi.record_index import mirrors_record_index
 from store.hudi.tables import HudiTableRef
 
 MDT_HOODIE = f"{M.METADATA_FOLDER}/.hoodie"
@@ -65,6 +69,7 @@ class MetadataTableWriter:
         self._ready: set[str] = set()  # base paths whose metadata table is bootstrapped
         self._committed_bases: dict[str, set[str]] = {}  # storage root -> base instants known completed
         self.column_stats = ColumnStatsPartition(store, clock_ms, compact_after)
+        self.record_index = RecordIndexPartition(store, clock_ms, compact_after)
 
     def ready(self, st: TableStorage, base_path: str, table_version: int = 6) -> bool:
         """The metadata table is on storage (its bootstrap deltacommit completed)."""
@@ -83,6 +88,7 @@ class MetadataTableWriter:
         self._ready.discard(base_path)
         self._committed_bases.clear()
         self.column_stats.forget()
+        self.record_index.forget()
 
     def available(self, st: TableStorage, ref: HudiTableRef, prepare: bool) -> list[str]:
         """The partitions readers may use (`hoodie.table.metadata.partitions`), once the metadata
@@ -97,7 +103,18 @@ class MetadataTableWriter:
                 self.column_stats.bootstrap(st, ref, lay)
             else:
                 self.column_stats.remove(st, lay)
-        return [C.COLUMN_STATS, M.FILES] if wanted and self.column_stats.ready(st, lay) else [M.FILES]
+        keys = mirrors_record_index(ref)
+        if prepare:  # written again from the rows when the index changed outside a commit
+            if keys and (not self.record_index.ready(st, lay) or self.record_index.rebuild_marked(ref)):
+                self.record_index.bootstrap(st, ref, lay)
+            elif not keys and self.record_index.ready(st, lay):
+                self.record_index.remove(st, lay)
+                self.record_index.clear(ref)
+        out = [C.COLUMN_STATS] if wanted and self.column_stats.ready(st, lay) else []
+        out.append(M.FILES)
+        if keys and self.record_index.ready(st, lay):
+            out.append(RECORD_INDEX)
+        return out
 
     # --- bootstrap ------------------------------------------------------------------------------
 
@@ -147,15 +164,23 @@ class MetadataTableWriter:
         instant that a later one's compaction already holds never lands after it), else now."""
         lay = metadata_table_layout(table_version)
         done = CompletedDeltacommits(st, lay)
+        keys = ref is not None and mirrors_record_index(ref) and self.record_index.ready(st, lay)
         if ts in done:
+            if keys:
+                self.record_index.clear(ref, ts)  # type: ignore[arg-type]
             return False
         added, deleted = M.listing_change(action, metadata)
         records = M.files_records(added, deleted)
         if not records:
+            if keys:
+                self.record_index.clear(ref, ts)  # type: ignore[arg-type]
             return False
         extra: list[Written] = []
         if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st, lay):
             extra = self.column_stats.files_for(st, ref, lay, done, ts, action, added, deleted)
+        if keys:
+            extra = [*extra, *self.record_index.files_for(st, ref, lay, done, ts, action,  # type: ignore[arg-type]
+                                                          added)]
         names = {n: p for n in st.listing(FILES_DIR) if (p := M.parse_files_partition_name(n))}
         base = self._current_base(st, lay, done, {b for kind, b, _ in names.values() if kind == "base"})
         logs = sorted((v if lay.table_version < 8 else b, n) for n, (kind, b, v) in names.items()
@@ -164,11 +189,13 @@ class MetadataTableWriter:
         # compaction writes a log file (the newest base instant names the newest slice)
         if len(logs) >= self.compact_after and ts > base:
             self._compact(st, lay, done, ts, base, [n for _, n in logs], records, names, extra, completion_ts)
-            return True
-        version = int(logs[-1][0]) + 1 if logs and lay.table_version < 8 else 1
-        data = M.log_file_bytes(ts, records, now_ms=self.clock_ms())
-        self._deltacommit(st, lay, ts, f"{FILES_DIR}/{lay.log_file_name(base, version, ts)}", data, len(records),
-                          base, "UPSERT_PREPPED", version, extra, completion_ts)
+        else:
+            version = int(logs[-1][0]) + 1 if logs and lay.table_version < 8 else 1
+            data = M.log_file_bytes(ts, records, now_ms=self.clock_ms())
+            self._deltacommit(st, lay, ts, f"{FILES_DIR}/{lay.log_file_name(base, version, ts)}", data,
+                              len(records), base, "UPSERT_PREPPED", version, extra, completion_ts)
+        if keys:  # the instant's deletes are on storage: their journal rows go
+            self.record_index.clear(ref, ts)  # type: ignore[arg-type]
         return True
 
     def base_instant(self, st: TableStorage, table_version: int = 6) -> str:

@@ -27,8 +27,16 @@ from itertools import repeat
 from sqlalchemy import Connection, delete, func, select, update
 
 from hudi_format.commit_metadata import CommitMetadata
-from hudi_format.config_keys import INDEX_TYPE, RECORD_INDEX_UPDATE_PARTITION_PATH, default_of
+from hudi_format.config_keys import (
+    INDEX_TYPE,
+    METADATA_ENABLE,
+    RECORD_INDEX_ENABLE,
+    RECORD_INDEX_UPDATE_PARTITION_PATH,
+    TIMELINE_SOURCE,
+    default_of,
+)
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.database import Store
 from store.db.dialect import in_list, pair_chunks, pairs_in
 from store.errors import CommitConflict, InvalidObject, InvalidOperation
@@ -52,6 +60,37 @@ def count_keys(conn: Connection, tbl_id: int) -> int:
 
 def has_record_index(properties: dict[str, str]) -> bool:
     return (properties.get(INDEX_TYPE) or "").upper() == RECORD_INDEX
+
+
+def mirrors_record_index(ref: HudiTableRef) -> bool:
+    """The storage mirror writes the table's record index into its metadata table (`record_index`):
+    the table keeps one, its metadata table is written (`hoodie.metadata.enable=true`, version 6, 8
+    or 9), `hoodie.metadata.record.index.enable` is not false, and Hudi's own writers do not own
+    its timeline (a tracked table's metadata table is theirs)."""
+    props = ref.config.properties
+    return has_record_index(props) and ref.config.table_version in (6, 8, 9) and not props.get(TIMELINE_SOURCE) and \
+        str(props.get(METADATA_ENABLE, "")).strip().lower() == "true" and \
+        str(props.get(RECORD_INDEX_ENABLE, default_of(RECORD_INDEX_ENABLE))).strip().lower() != "false"
+
+
+REBUILD_KEY = ""  # record_index_deletes at instant 0: the mirror writes the partition again
+
+
+def journal_deletes(conn: Connection, ref: HudiTableRef, instant: int, keys: Iterable[str]) -> None:
+    """Keys instant `instant` took out of the index, for the mirror's delete blocks."""
+    if not mirrors_record_index(ref):
+        return
+    insert_rows(conn, S.record_index_deletes, ("tbl_id", "instant", "record_key"),
+                [(ref.tbl_id, instant, k) for k in dict.fromkeys(keys)], None, pg_types=("int8", "int8", "text"))
+
+
+def journal_rebuild(conn: Connection, ref: HudiTableRef) -> None:
+    """The index changed outside a commit's changes: the mirror writes the partition again."""
+    if not mirrors_record_index(ref):
+        return
+    d = S.record_index_deletes
+    conn.execute(delete(d).where(d.c.tbl_id == ref.tbl_id, d.c.instant == 0, d.c.record_key == REBUILD_KEY))
+    conn.execute(d.insert().values(tbl_id=ref.tbl_id, instant=0, record_key=REBUILD_KEY))
 
 
 @dataclass
@@ -124,9 +163,12 @@ class RecordIndex:
         if stray:
             raise InvalidObject(f"Record keys given for file group {stray[0][1]} of partition {stray[0][0]!r}, "
                                 f"which instant {ts} does not write")
-        self.drop_file_groups(conn, ref.tbl_id, [(p, f) for p, ids in meta.replaced.items() for f in ids])
-        fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
+        replaced = [(p, f) for p, ids in meta.replaced.items() for f in ids]
         instant = int(ts)
+        gone = self._keys_of_groups(conn, ref.tbl_id, replaced) if replaced and mirrors_record_index(ref) else []
+        journal_deletes(conn, ref, instant, [*gone, *(k for c in changes for k in c.deleted)])
+        self.drop_file_groups(conn, ref.tbl_id, replaced)
+        fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
         for c in changes:
             self._change(conn, ref, c, fg_ids[(c.partition_path, c.file_id)], instant)
         new = [(ref.tbl_id, fg_ids[(c.partition_path, c.file_id)], instant, s, k)
@@ -164,6 +206,16 @@ class RecordIndex:
                 f"already (e.g. {key!r}, written by instant {found[key][1]}): keys are unique across the "
                 "table (record index); another writer inserted them first", instants) from None
 
+    @staticmethod
+    def _keys_of_groups(conn: Connection, tbl_id: int, groups: Sequence[tuple[str, str]]) -> list[str]:
+        ids = sorted(_find_file_groups(conn, tbl_id, list(dict.fromkeys(groups))).values())
+        ri = S.record_index
+        out: list[str] = []
+        for start in range(0, len(ids), 500):
+            out += conn.execute(select(ri.c.record_key).where(
+                ri.c.tbl_id == tbl_id, ri.c.fg_id.in_(ids[start:start + 500]))).scalars().all()
+        return out
+
     def drop_file_groups(self, conn: Connection, tbl_id: int, groups: Sequence[tuple[str, str]]) -> None:
         """File groups that left the table (replaced): their keys leave the index."""
         if not groups:
@@ -198,6 +250,7 @@ class RecordIndex:
         if missing:
             raise InvalidObject(f"The restore changes file group {missing[0][1]} of partition {missing[0][0]!r} "
                                 f"({len(missing)} in all without keys): give the keys each holds as of the savepoint")
+        journal_rebuild(conn, ref)
         self.drop_file_groups(conn, ref.tbl_id, groups)
         fg_ids = self._file_group_ids(conn, ref.tbl_id, [(k.partition_path, k.file_id) for k in keys])
         new = []
@@ -252,6 +305,7 @@ class RecordIndex:
                                                        "a key is in two file groups on storage")) from None
         if enable is not None:
             self._switch(conn, ref, enable)
+        journal_rebuild(conn, ref)
         return count_keys(conn, ref.tbl_id)
 
     def reload_groups_in(self, conn: Connection, ref: HudiTableRef, keys: dict[tuple[str, str], dict[str, str]],
@@ -262,6 +316,7 @@ class RecordIndex:
         group holds is InvalidOperation (nothing of this call stays: a savepoint). With `count` the
         table's key count (a count of its whole index), else 0."""
         with conn.begin_nested():
+            journal_rebuild(conn, ref)
             if reset:
                 conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == ref.tbl_id))
                 conn.execute(delete(S.record_index_file_group).where(

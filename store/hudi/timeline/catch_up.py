@@ -680,7 +680,7 @@ def base_file_by_pyarrow(location: str, partition: str, name: str, props: dict[s
         lo, hi = _key(c.get("min")), _key(c.get("max"))
         if lo is None or hi is None or lo > hi:
             lo = hi = None
-        bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values")))
+        bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values"), c.get("size"), c.get("usize")))
     keys = None
     if reader is not None:
         try:
@@ -751,7 +751,7 @@ def base_file_by_footer(local: str, partition: str, name: str, props: dict[str, 
         lo, hi = _key(c.get("min")), _key(c.get("max"))
         if lo is None or hi is None or lo > hi:
             lo = hi = None
-        bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values")))
+        bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values"), c.get("size"), c.get("usize")))
     size = sum(rg.total_byte_size for rg in meta.row_groups or [])
     return FileColumnStats(partition, name, footer.size, size, bounds), keys
 

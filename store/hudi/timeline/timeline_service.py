@@ -27,7 +27,7 @@ from store.hms.partitions import PartitionService
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import FileListing
 from store.hudi.hive_table_statistics import HiveTableStatistics
-from store.hudi.record_index import FileGroupKeys, RecordIndex
+from store.hudi.record_index import FileGroupKeys, RecordIndex, mirrors_record_index
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.commit import InstantCompletion, PostCommitHook, run_post_commit_hooks
@@ -68,6 +68,11 @@ class TimelineService:
 
     def table_ref(self, conn: Connection, db: str, tbl: str, lock: bool = False) -> HudiTableRef:
         return self.hudi_tables.table_ref(conn, db, tbl, lock)
+
+    def mirrors_record_index(self, db: str, tbl: str) -> bool:
+        """The storage mirror writes the table's record index into its metadata table."""
+        with self.store.read() as conn:
+            return mirrors_record_index(self.table_ref(conn, db, tbl))
 
     def get_table_config(self, db: str, tbl: str) -> HudiTableConfig:
         return self.hudi_tables.get_table_config(db, tbl)

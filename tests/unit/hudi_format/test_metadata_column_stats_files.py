@@ -220,3 +220,40 @@ def test_v2_value_types_and_their_wrappers():
                               value_type=12)
     got = C.decode_stats(C.encode_record(rec))
     assert got["minValue"] == ("IntWrapper", 2) and got["valueType"] == (12, None)
+
+
+def test_column_sizes_are_hudis(tmp_path):
+    """Each column's sizes as hudi_format/parquet_stats.py reads them from a base file's footer equal
+    the `totalSize` and `totalUncompressedSize` Hudi 1.2 wrote for it (the base files of
+    cow_v9_restored.zip, whose data files are kept)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from hudi_format import hfile
+    from hudi_format.parquet_stats import footer_stats
+
+    prefix = ".hoodie/metadata/column_stats/"
+    checked = 0
+    sizes: dict[str, dict[str, tuple[int, int]]] = {}  # file -> column -> ours
+    with zipfile.ZipFile(V9_FIXTURE) as z:
+        data_files = {n.rsplit("/", 1)[-1]: n for n in z.namelist() if n.endswith(".parquet")}
+        for name in z.namelist():
+            if not (name.startswith(prefix) and name.endswith(".hfile")):
+                continue
+            for _row, value in hfile.cells(z.read(name), name):
+                s = C.decode_stats(value)
+                if s["fileName"] not in data_files:
+                    continue
+                if s["fileName"] not in sizes:
+                    raw = z.read(data_files[s["fileName"]])
+                    meta = pq.ParquetFile(io.BytesIO(raw)).metadata
+                    columns = [meta.schema.column(j).path for j in range(meta.num_columns)]
+                    sizes[s["fileName"]] = {e["column"]: (e["size"], e["usize"]) for e in footer_stats(
+                        meta, pa.table({}), columns)}  # no float columns: no NaN to look for
+                ours = sizes[s["fileName"]][s["columnName"]]
+                assert ours == (s["totalSize"], s["totalUncompressedSize"]), s
+                assert s["totalSize"] > 0
+                checked += 1
+    assert checked >= 20

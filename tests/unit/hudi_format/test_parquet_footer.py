@@ -92,6 +92,13 @@ def test_fast_footer_equals_pyarrow(tmp_path, case):
     assert fast == slow
     assert len(fast[1]) == N and fast[1]["key-0003-é"] == "20260101000000000"
     assert {b.column for b in fast[0].columns} >= {"i8", "f64", "dec", "s", "day", "ns", "later"}
+    meta = pq.ParquetFile(path).metadata  # a column's sizes: its chunks' over the row groups (Hudi's totalSize)
+    at = {meta.schema.column(j).path: j for j in range(meta.num_columns)}
+    groups = [meta.row_group(g) for g in range(meta.num_row_groups)]
+    assert [(b.total_size, b.uncompressed_size) for b in fast[0].columns] == [
+        (sum(g.column(at[b.column]).total_compressed_size for g in groups),
+         sum(g.column(at[b.column]).total_uncompressed_size for g in groups)) for b in fast[0].columns]
+    assert all(b.total_size for b in fast[0].columns)
     only = {"hoodie.metadata.index.column.stats.column.list": "s,F64,i32"}
     slow, fast = _both(path, only, None)
     assert fast == slow and [b.column for b in fast[0].columns] == ["i32", "f64", "s"]

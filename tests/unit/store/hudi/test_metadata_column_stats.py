@@ -40,7 +40,7 @@ def _table(tmp_path, properties: dict[str, str], version: int = 6):
 def _bounds(column: str, lo, hi, nulls: int = 0, values: int = 10) -> ColumnBounds:
     t = TYPES[column]
     return ColumnBounds(column, None if lo is None else encode_key(t, lo), None if hi is None else encode_key(t, hi),
-                        nulls, values)
+                        nulls, values, 100 + len(column), 300 + len(column))  # sizes: the writer's
 
 
 def _commit(timeline, ts: str | None, files: dict[tuple[str, str], list[ColumnBounds]]) -> str:
@@ -138,6 +138,9 @@ def test_partition_follows_commits_and_cleans(tmp_path, version, compact_after):
              (f"g2-0_0-1-1_{t1}.parquet", "ts"): (("LongWrapper", 5), ("LongWrapper", 7), 0, 10)}
     view = partition_view(base, version)
     assert _summary(view) == first
+    # each column's sizes as the writer sent them (the column chunks' bytes: Hudi's totalSize)
+    assert {(s["columnName"], s["totalSize"], s["totalUncompressedSize"]) for s in view.values()} == {
+        (c, 100 + len(c), 300 + len(c)) for c in ("id", "name", "score", "ts")}
     # index version 2 (table version 9): Hudi's value types (INT 3, STRING 7, LONG 4, DOUBLE 6)
     assert _value_types(view) == ({("id", (3, None)), ("name", (7, None)), ("ts", (4, None)), ("score", (6, None))}
                                   if version >= 9 else {(c, None) for c in ("id", "name", "ts", "score")})
