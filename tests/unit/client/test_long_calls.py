@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from client import HudiCatalog, HudiMetastoreClient, TransportError
-from client.values import FileGroupKeys
+from client import FileGroupKeys, HudiCatalog, HudiMetastoreClient, TransportError
 from pipeline.commit import WriteTransaction
 
 
