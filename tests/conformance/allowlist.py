@@ -354,12 +354,6 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
             "no transaction: Hive 4.0.1 fails internally (IllegalStateException, an empty IN list: "
             "TApplicationException INTERNAL_ERROR); ours answers the exceptions the method declares "
             "(TxnAbortedException, NoSuchTxnException, MetaException), as Hive 3 did"),
-        "truncate-resets-stats": Difference(
-            "accepted", ("test_hive4_java_client",), ("truncateTable",),
-            r"COLUMN_STATS_ACCURATE: reference='\{\"BASIC_STATS\":\"true\"\}' ours=None",
-            "truncate_table: Hive 4 sets the basic statistics a truncated table (or partition) has to 0 and marks "
-            "them accurate (COLUMN_STATS_ACCURATE {\"BASIC_STATS\":\"true\"}, column statistics no longer "
-            "accurate); ours empties the directories and leaves the parameters as they were (not done yet)"),
         "database-req-without-catalog": Difference(
             "accepted", ("test_hive3_calls_on_ours_only",), ("get_database_req",),
             r"catalogName=None.*reference: NoSuchObjectException: database null\.",
