@@ -418,6 +418,25 @@ JAVA_CLIENT_MESSAGES = frozenset({
 })
 
 
+#: Steps calling a method of a feature ours does not have (adapter/server/unsupported.py): ours must answer
+#: the refusal naming the feature (MetaException, or TApplicationException INTERNAL_ERROR where the method
+#: declares none); what the reference answers is not compared. ``step -> the Thrift method``.
+JAVA_CLIENT_REFUSED = {
+    "getAllResourcePlans": "get_all_resource_plans",
+    "getAllStoredProcedures": "get_all_stored_procedures",
+    "getAllDataConnectorNames": "get_dataconnectors",
+    "getScheduledQuery": "get_scheduled_query",
+    "getReplicationMetrics": "get_replication_metrics",
+    "getSerDe": "get_serde",
+    "clearFileMetadata": "clear_file_metadata",
+    "getAllTokenIdentifiers": "get_all_token_identifiers",
+    "getRuntimeStats": "get_runtime_stats",
+    "getMaterializedViewsForRewriting": "get_materialized_views_for_rewriting",
+    "getProperties": "get_properties",
+    "getLatestCommittedCompactionInfo": "get_latest_committed_compaction_info",
+}
+
+
 def quirk(quirk_id: str, version: str) -> tuple:
     """``(reference outcome | None, our outcome, reason)`` of a quirk for a reference version."""
     return QUIRKS_BY_VERSION.get(version, {}).get(quirk_id, QUIRKS[quirk_id])

@@ -10,8 +10,10 @@ import json
 import subprocess
 
 from thrift.protocol import TJSONProtocol
+from thrift.Thrift import TApplicationException
 from thrift.transport import TTransport
 
+from adapter.server import unsupported
 from tests.conformance import allowlist as A
 from tests.conformance.compare import Pair, Side, diff, normalize, unordered
 from tests.harness import jvm
@@ -62,6 +64,14 @@ def _outcome(step: dict, side: Side) -> str:
     return f"{step['error']}{app}: {side.mask(step.get('message') or '')}"
 
 
+def _refusal_problems(method: str, outcome: str) -> list[str]:
+    """A refused feature's method: ours answers the refusal naming the feature, as declared."""
+    kind = "MetaException" if unsupported.meta_field(method) is not None else \
+        f"TApplicationException[{TApplicationException.INTERNAL_ERROR}]"
+    wanted = f"{kind}: {unsupported.message(method)}"
+    return [] if outcome == wanted else [f"not the refusal\n    wanted: {wanted}\n    ours:   {outcome}"]
+
+
 def compare(cf: Pair, reference: list[dict], ours: list[dict]) -> None:
     """Both sides' steps, one by one: outcome (exception class), message where the allow-list
     compares it, answer (normalized) unless the step is compared by outcome only."""
@@ -69,6 +79,11 @@ def compare(cf: Pair, reference: list[dict], ours: list[dict]) -> None:
     for ref, our in zip(reference, ours):
         name = ref["step"]
         problems = []
+        if name in A.JAVA_CLIENT_REFUSED:
+            problems = _refusal_problems(A.JAVA_CLIENT_REFUSED[name], _outcome(our, cf.ours))
+            if problems:
+                cf._problem(f"{name}:\n  " + "\n  ".join(problems))
+            continue
         ref_out, our_out = _outcome(ref, cf.reference), _outcome(our, cf.ours)
         if ("error" in ref) != ("error" in our) or ref.get("error") != our.get("error") or \
                 ref.get("appType") != our.get("appType"):
