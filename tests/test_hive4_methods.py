@@ -739,17 +739,23 @@ def test_hive4_client_request_forms(cf):
     cf.call("alter_database_req", Each(altered), expect="ok")
     cf.call("get_database", db)
     cf.call("create_table", table(db, "t2", cols("a int")), expect="ok")
-    # get_tables_ext: Hive 4.0.1 without its metadata transformer answers no tables at all; ours
-    # lists them, read-write (what Hive's transformer answers for tables any client may write)
-    ext = lambda **kw: GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*", **kw)  # noqa: E731
-    assert cf.reference.client.get_tables_ext(ext(requestedFields=1)) == []
+    # get_tables_ext: without processor capabilities (or with MANAGERAWMETADATA) Hive 4 answers no
+    # tables; with them the reference, without its metadata transformer, answers the stored access type
+    # (none); ours lists them read-write (what Hive's transformer answers for tables any client may write)
+    caps = ["HIVEFULLACIDREAD", "EXTWRITE"]
+    for no_caps in ([], None, ["MANAGERAWMETADATA"]):
+        cf.call("get_tables_ext", GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*",
+                                                      requestedFields=1, processorCapabilities=no_caps))
+    ext = lambda **kw: GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*",  # noqa: E731
+                                           processorCapabilities=caps, **kw)
     assert cf.ours_only("get_tables_ext", ext(requestedFields=1)) == [
         ExtendedTableInfo(tblName="t", accessType=8), ExtendedTableInfo(tblName="t2", accessType=8)]
     assert cf.ours_only("get_tables_ext", ext(requestedFields=2)) == [
         ExtendedTableInfo(tblName="t"), ExtendedTableInfo(tblName="t2")]
     assert [i.tblName for i in cf.ours_only("get_tables_ext", ext(requestedFields=1, limit=1))] == ["t"]
     assert cf.ours_only("get_tables_ext", GetTablesExtRequest(catalog="hive", database=f"cf_nosuch_{cf.token}",
-                                                              tableNamePattern="*", requestedFields=1)) == []
+                                                              tableNamePattern="*", requestedFields=1,
+                                                              processorCapabilities=caps)) == []
     # Hive 4's client's getTables: names by pattern, with a projection (ordered here: Hive's JDO has no ORDER BY)
     by_name = lambda r: sorted(r.tables, key=lambda t: t.tableName)  # noqa: E731
     names_only = GetProjectionsSpec(fieldList=["dbName", "tableName", "owner", "ownerType"])

@@ -223,10 +223,17 @@ public class Hive4ClientSequence {
       req.setCatName("hive");
       return client.getSchemaRequest(req);
     });
-    step("getTablesExt", () -> client.getTablesExt("hive", db, "*", GetTablesExtRequestFields.ALL.getValue(), -1));
-    step("getTablesExt access type, limit 1 (count)", () ->
-        client.getTablesExt("hive", db, "t*", GetTablesExtRequestFields.ACCESS_TYPE.getValue(), 1).size());
-    step("getTablesExt missing database", () -> client.getTablesExt("hive", db + "_nosuch", "*", 1, -1));
+    step("getTablesExt without capabilities", () ->
+        client.getTablesExt("hive", db, "*", GetTablesExtRequestFields.ALL.getValue(), -1));
+    HiveMetaStoreClient.setProcessorCapabilities(new String[] {"HIVEFULLACIDREAD", "EXTWRITE"});
+    try {
+      step("getTablesExt", () -> client.getTablesExt("hive", db, "*", GetTablesExtRequestFields.ALL.getValue(), -1));
+      step("getTablesExt limit 1 (count)", () ->
+          client.getTablesExt("hive", db, "t*", GetTablesExtRequestFields.PROCESSOR_CAPABILITIES.getValue(), 1).size());
+      step("getTablesExt missing database", () -> client.getTablesExt("hive", db + "_nosuch", "*", 1, -1));
+    } finally {
+      HiveMetaStoreClient.setProcessorCapabilities(null);
+    }
     step("listTableNamesByFilter", () -> client.listTableNamesByFilter(db,
         "hive_filter_field_params__k = \"v\"", (short) -1));
     step("listTableNamesByFilter owner", () -> client.listTableNamesByFilter(db,
