@@ -1016,7 +1016,7 @@ _REFERENCE_SEQUENCE: dict[int, tuple[str, str, list[dict]]] = {}
 
 
 @hive4
-def test_hive4_java_client(cf, hive4_client_classes):
+def test_hive4_java_client(cf, hive4_client_classes, our_server_info):
     """One sequence of Hive 4.0.1's HiveMetaStoreClient calls (tests/java/Hive4ClientSequence.java:
     databases, tables with the *_req forms, partitions with projections and filters, statistics,
     functions, constraints, privileges and roles, notifications, locks, transactions and write ids),
@@ -1029,8 +1029,14 @@ def test_hive4_java_client(cf, hive4_client_classes):
             hive4_client_classes, cf.reference.port, db, cf.token))
     db, token, reference = known
     try:
+        offset = our_server_info.log_path.stat().st_size
         ours = java_client.run_sequence(hive4_client_classes, cf.ours.port, db, token)
+        sent = java_client.methods_called(our_server_info.log_path, offset)
         java_client.compare(cf, reference, ours)
+        # docs/conformance.md names the methods the sequence sends (read off our server's call log)
+        assert sent == java_client.documented_methods(), (
+            f"the sequence sends (served, refused) {tuple(sorted(s) for s in sent)}; docs/conformance.md's "
+            "java-client-methods block differs")
         # what the reference cannot show (it logs no events): ours logged this database's events
         (events,) = [s["value"] for s in ours if s["step"] == "getNextNotification (this database's)"]
         assert events[0].split()[0] == "CREATE_DATABASE", events

@@ -7,7 +7,9 @@ step by step with the allow-list's entries for the sequence (``allowlist.JAVA_CL
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 from thrift.protocol import TJSONProtocol
 from thrift.Thrift import TApplicationException
@@ -29,6 +31,35 @@ def run_sequence(classpath: str, port: int, db: str, token: str, timeout: float 
     if run.returncode != 0:
         raise AssertionError(f"{PROGRAM} against port {port} failed ({run.returncode}):\n{run.stderr[-3000:]}")
     return [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"step"')]
+
+
+_CALL = re.compile(r"\bcall=(\S+) ms=\S+ status=(\S+)")
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
+_BLOCK = re.compile(r"<!-- java-client-methods:begin -->(.*?)<!-- java-client-methods:end -->", re.S)
+
+
+def methods_called(log: Path, offset: int) -> tuple[set[str], set[str]]:
+    """(served, refused): the Thrift methods our server's call log shows after byte `offset` (its
+    log lines of one sequence), the refused ones (status `unsupported`) apart."""
+    with open(log, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    served: set[str] = set()
+    refused: set[str] = set()
+    for name, status in _CALL.findall(text):
+        (refused if status == "unsupported" else served).add(name)
+    return served, refused
+
+
+def documented_methods() -> tuple[set[str], set[str]]:
+    """(served, refused) as docs/conformance.md lists them between its java-client-methods markers:
+    the back-quoted names of the paragraph starting "Served" and of the one starting "Refused"."""
+    block = _BLOCK.search(DOCS.read_text())
+    assert block, "docs/conformance.md lacks the java-client-methods block"
+    out: dict[str, set[str]] = {}
+    for para in block.group(1).strip().split("\n\n"):
+        out[para.split()[0]] = set(re.findall(r"`([A-Za-z_0-9]+)`", para))
+    return out.get("Served", set()), out.get("Refused", set())
 
 
 def _struct(name: str, text: str):
