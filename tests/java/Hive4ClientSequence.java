@@ -234,8 +234,6 @@ public class Hive4ClientSequence {
     } finally {
       HiveMetaStoreClient.setProcessorCapabilities(null);
     }
-    step("listTableNamesByFilter", () -> client.listTableNamesByFilter(db,
-        "hive_filter_field_params__k = \"v\"", (short) -1));
     step("listTableNamesByFilter owner", () -> client.listTableNamesByFilter(db,
         "hive_filter_field_owner__ like \"test.*\"", (short) -1));
     step("listTableNamesByFilter bad", () -> client.listTableNamesByFilter(db, "k = ", (short) -1));
@@ -356,8 +354,6 @@ public class Hive4ClientSequence {
       client.validatePartitionNameCharacters(list("ok", "also ok"));
       return null;
     });
-    step("dropPartitions by expression", () -> client.dropPartitions(db, "t",
-        list(org.apache.commons.lang3.tuple.Pair.of(1, new byte[] {1, 2, 3})), true, true));
     step("dropPartition", () -> client.dropPartition(db, "t", list("w", "80"), true));
     step("dropPartition name", () -> client.dropPartition(db, "t", "p=v/q=9", true));
     step("dropPartition missing", () -> client.dropPartition(db, "t", list("w", "80"), true));
@@ -504,14 +500,8 @@ public class Hive4ClientSequence {
       return client.getCheckConstraints(new CheckConstraintsRequest("hive", db, "c"));
     });
     step("getCheckConstraints of the new table", () -> client.getCheckConstraints(new CheckConstraintsRequest("hive", db, "f")));
-    step("addCheckConstraint duplicate name", () -> {
-      client.addCheckConstraint(list(new SQLCheckConstraint("hive", db, "c", "id", "id < 9", "c_ck", false, false,
-          false)));
-      return null;
-    });
     step("getAllTableConstraints after", () -> client.getAllTableConstraints(new AllTableConstraintsRequest(db, "c", "hive")));
     step("dropConstraint a referenced key", () -> { client.dropConstraint(db, "c", "c_pk"); return null; });
-    step("dropConstraint missing", () -> { client.dropConstraint(db, "c", "nosuch"); return null; });
     step("dropTable referenced", () -> { client.dropTable(db, "c", true, false); return null; });
     step("dropTable referencing", () -> { client.dropTable(db, "f", true, false); return client.tableExists(db, "f"); });
   }
@@ -719,6 +709,7 @@ public class Hive4ClientSequence {
       for (String[] v : new String[][] {{"x", "1"}, {"x", "2"}, {"y", "1"}}) {
         Partition p = partition(v);
         p.setTableName("ex_src");
+        p.setCatName("hive");
         ps.add(p);
       }
       PartitionSpec spec = new PartitionSpec(db, "ex_src", null);
@@ -772,6 +763,9 @@ public class Hive4ClientSequence {
 
   // features ours does not have: one call of each that Hive 4's client can make (what the reference answers
   // is not compared; allowlist.JAVA_CLIENT_REFUSED)
+  // (left out: calls on which the reference fails internally, e.g. drop_partitions_req with an expression,
+  // add_check_constraint of a taken name, drop_constraint of a missing one: they leave its connection's
+  // transaction state broken, and later steps fail there)
   private static void refused() {
     step("getAllResourcePlans", () -> client.getAllResourcePlans("hive"));
     step("getAllStoredProcedures", () -> client.getAllStoredProcedures(new ListStoredProcedureRequest("hive")));

@@ -1,8 +1,9 @@
-"""truncate_table's statistics (store/hms/partitions/partition_writes.py, stats_params.reset_for_truncate),
-as Hive 4 leaves them: the basic statistics present 0 and accurate, the columns' no longer accurate
-(their statistics kept), the fast stats counted from the emptied directories, ALTER events marked as
-truncations; only the partitions truncated change. The same sequence against the Hive 4 reference is
-test_hive4_methods.py::test_hive4_java_client (step truncateTable)."""
+"""Statistics kept in parameters. truncate_table's (store/hms/partitions/partition_writes.py,
+stats_params.reset_for_truncate), as Hive 4 leaves them: the basic statistics present 0 and accurate,
+the columns' no longer accurate (their statistics kept), the fast stats counted from the emptied
+directories, ALTER events marked as truncations; only the partitions truncated change. And
+set_aggr_stats_for's flags (store/hms/stats/hive_column_stats.py). The same against the Hive 4 reference:
+test_hive4_methods.py::test_hive4_java_client (steps truncateTable*, setPartitionColumnStatistics)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,28 @@ def test_truncate_resets_statistics(svc, tmp_path):
     svc.partitions.truncate("d", "bare", None)
     assert _mine(svc.tables.get_table("d", "bare").parameters) == {
         "numFiles": "0", "totalSize": "0", "COLUMN_STATS_ACCURATE": '{"BASIC_STATS":"true"}'}
+
+
+@pytest.mark.backends("sqlite")
+def test_batched_partition_statistics_count_basic_ones(svc):
+    """set_aggr_stats_for (batch): a partition without COLUMN_STATS_ACCURATE starts from "TRUE", as Hive's
+    batched update does; one with it, and the single update, keep its basic flag."""
+    svc.tables.create_table(_table("p", keys=("k",)))
+    svc.partitions.add_partitions("d", "p", [Partition(values=[v], dbName="d", tableName="p", parameters={})
+                                             for v in ("x", "y", "z")])
+    obj = ColumnStatisticsObj("a", "int", ColumnStatisticsData(longStats=LongColumnStatsData(1, 9, 0, 5)))
+
+    def csa(value: str) -> str | None:
+        return svc.partitions.get_partition("d", "p", [value]).parameters.get("COLUMN_STATS_ACCURATE")
+
+    def update(value: str, batch: bool) -> None:
+        svc.statistics.update(ColumnStatistics(ColumnStatisticsDesc(False, "d", "p", partName=f"k={value}"), [obj]),
+                              batch=batch)
+
+    assert csa("x") is None and csa("y") is None
+    update("x", True)
+    assert csa("x") == '{"BASIC_STATS":"true","COLUMN_STATS":{"a":"true"}}'
+    update("y", False)
+    assert csa("y") == '{"COLUMN_STATS":{"a":"true"}}'
+    update("y", True)  # it has the parameter now: its basic flag stays
+    assert csa("y") == '{"COLUMN_STATS":{"a":"true"}}'
