@@ -28,6 +28,7 @@ def run_sequence(classpath: str, port: int, db: str, token: str, timeout: float 
     """The sequence's steps against the metastore on ``port`` (one JVM)."""
     run = subprocess.run(["java", *jvm.java_flags(), "-cp", classpath, PROGRAM, str(port), db, token],
                          capture_output=True, text=True, timeout=timeout)
+    open(f"/tmp/h39b_seq_{port}.jsonl", "w").write(run.stdout)  # DEBUG-H39B
     if run.returncode != 0:
         raise AssertionError(f"{PROGRAM} against port {port} failed ({run.returncode}):\n{run.stderr[-3000:]}")
     return [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"step"')]
