@@ -517,6 +517,14 @@ public class Hive4ClientSequence {
     step("grant_privileges again", () -> client.grant_privileges(new PrivilegeBag(list(
         grant(tref, user, PrincipalType.USER, "SELECT")))));
     step("list_privileges", () -> client.list_privileges(user, PrincipalType.USER, tref));
+    step("refresh_privileges", () -> {
+      HiveObjectPrivilege p = grant(ref(HiveObjectType.TABLE, "t", null, null), "v_" + token, PrincipalType.USER,
+          "SELECT");
+      p.setAuthorizer("refresher");
+      boolean done = client.refresh_privileges(ref(HiveObjectType.TABLE, "t", null, null), "refresher",
+          new PrivilegeBag(list(p)));
+      return list(done, client.list_privileges("v_" + token, PrincipalType.USER, tref).size());
+    });
     step("list_privileges of the role", () -> client.list_privileges(role, PrincipalType.ROLE, tref));
     step("get_privilege_set", () -> client.get_privilege_set(tref, user, list("g_" + token)));
     step("revoke_privileges", () -> {
@@ -601,6 +609,10 @@ public class Hive4ClientSequence {
       HeartbeatTxnRangeResponse r = client.heartbeatTxnRange(two[0], two[1]);
       return list(r.getAborted().stream().map(Hive4ClientSequence::rel).sorted().collect(Collectors.toList()),
           r.getNosuch().stream().map(Hive4ClientSequence::rel).sorted().collect(Collectors.toList()));
+    });
+    step("getValidTxns", () -> {
+      org.apache.hadoop.hive.common.ValidTxnList v = client.getValidTxns();
+      return list(v.isTxnValid(firstTxn), v.isTxnValid(two[0]), v.isTxnValid(two[1]));
     });
     step("getOpenTxns (this test's)", () -> {
       GetOpenTxnsResponse r = client.getOpenTxns();
