@@ -146,7 +146,8 @@ class ServiceHandler:
         if name is None:
             raise ConfigValSecurityException("Config name is null")
         if not re.match(r"(hive|hdfs|mapred|metastore)", name):  # Hive's rule: no other keys (passwords)
-            raise ConfigValSecurityException(f"For security reasons, the config key {name} cannot be accessed")
+            shown = name if len(name) <= 256 else name[:256] + "..."  # (a reply as small as the request's answer)
+            raise ConfigValSecurityException(f"For security reasons, the config key {shown} cannot be accessed")
         value = self.conf.get(name)
         return default_value if value is None else value
 
