@@ -739,17 +739,23 @@ def test_hive4_client_request_forms(cf):
     cf.call("alter_database_req", Each(altered), expect="ok")
     cf.call("get_database", db)
     cf.call("create_table", table(db, "t2", cols("a int")), expect="ok")
-    # get_tables_ext: Hive 4.0.1 without its metadata transformer answers no tables at all; ours
-    # lists them, read-write (what Hive's transformer answers for tables any client may write)
-    ext = lambda **kw: GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*", **kw)  # noqa: E731
-    assert cf.reference.client.get_tables_ext(ext(requestedFields=1)) == []
+    # get_tables_ext: without processor capabilities (or with MANAGERAWMETADATA) Hive 4 answers no
+    # tables; with them the reference, without its metadata transformer, answers the stored access type
+    # (none); ours lists them read-write (what Hive's transformer answers for tables any client may write)
+    caps = ["HIVEFULLACIDREAD", "EXTWRITE"]
+    for no_caps in ([], None, ["MANAGERAWMETADATA"]):
+        cf.call("get_tables_ext", GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*",
+                                                      requestedFields=1, processorCapabilities=no_caps))
+    ext = lambda **kw: GetTablesExtRequest(catalog="hive", database=db, tableNamePattern="t*",  # noqa: E731
+                                           processorCapabilities=caps, **kw)
     assert cf.ours_only("get_tables_ext", ext(requestedFields=1)) == [
         ExtendedTableInfo(tblName="t", accessType=8), ExtendedTableInfo(tblName="t2", accessType=8)]
     assert cf.ours_only("get_tables_ext", ext(requestedFields=2)) == [
         ExtendedTableInfo(tblName="t"), ExtendedTableInfo(tblName="t2")]
     assert [i.tblName for i in cf.ours_only("get_tables_ext", ext(requestedFields=1, limit=1))] == ["t"]
     assert cf.ours_only("get_tables_ext", GetTablesExtRequest(catalog="hive", database=f"cf_nosuch_{cf.token}",
-                                                              tableNamePattern="*", requestedFields=1)) == []
+                                                              tableNamePattern="*", requestedFields=1,
+                                                              processorCapabilities=caps)) == []
     # Hive 4's client's getTables: names by pattern, with a projection (ordered here: Hive's JDO has no ORDER BY)
     by_name = lambda r: sorted(r.tables, key=lambda t: t.tableName)  # noqa: E731
     names_only = GetProjectionsSpec(fieldList=["dbName", "tableName", "owner", "ownerType"])
@@ -1010,12 +1016,14 @@ _REFERENCE_SEQUENCE: dict[int, tuple[str, str, list[dict]]] = {}
 
 
 @hive4
-def test_hive4_java_client(cf, hive4_client_classes):
+def test_hive4_java_client(cf, hive4_client_classes, our_server_info):
     """One sequence of Hive 4.0.1's HiveMetaStoreClient calls (tests/java/Hive4ClientSequence.java:
-    databases, tables with the *_req forms, partitions with projections and filters, statistics,
-    functions, constraints, privileges and roles, notifications, locks, transactions and write ids),
-    one JVM against each server; the answers compared step by step (tests/conformance/java_client.py,
-    allowlist.JAVA_CLIENT_*)."""
+    databases, catalogs, tables with the *_req forms, partitions with projections and filters,
+    exchanges, statistics and truncation, functions, constraints, privileges and roles, notifications,
+    locks, transactions, write ids and dynamic partitions, metastore settings, one method of each
+    refused feature), one JVM against each server; the answers compared step by step
+    (tests/conformance/java_client.py, allowlist.JAVA_CLIENT_*), and the Thrift methods it sent ours
+    checked against docs/conformance.md's list."""
     known = _REFERENCE_SEQUENCE.get(cf.reference.port)
     if known is None:
         (db,) = names(cf, "jc")
@@ -1023,8 +1031,14 @@ def test_hive4_java_client(cf, hive4_client_classes):
             hive4_client_classes, cf.reference.port, db, cf.token))
     db, token, reference = known
     try:
+        offset = our_server_info.log_path.stat().st_size
         ours = java_client.run_sequence(hive4_client_classes, cf.ours.port, db, token)
+        sent = java_client.methods_called(our_server_info.log_path, offset)
         java_client.compare(cf, reference, ours)
+        # docs/conformance.md names the methods the sequence sends (read off our server's call log)
+        assert sent == java_client.documented_methods(), (
+            f"the sequence sends (served, refused) {tuple(sorted(s) for s in sent)}; docs/conformance.md's "
+            "java-client-methods block differs")
         # what the reference cannot show (it logs no events): ours logged this database's events
         (events,) = [s["value"] for s in ours if s["step"] == "getNextNotification (this database's)"]
         assert events[0].split()[0] == "CREATE_DATABASE", events

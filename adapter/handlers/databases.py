@@ -4,7 +4,7 @@ drop_database_req)."""
 from __future__ import annotations
 
 from adapter.handlers.service import session_user
-from adapter.naming import check_catalog, db_name, db_pattern
+from adapter.naming import db_name, db_pattern
 from store.hms.catalog import TableService
 from thrift_idl.hive_metastore.ttypes import (
     Database,
@@ -84,8 +84,7 @@ class DatabaseHandler:
 
     def drop_database_req(self, req):
         # ignoreUnknownDb is for the client (Hive's server raises NoSuchObjectException anyway)
-        check_catalog(req.catalogName)
-        self.tables.drop_database(db_name(req.name), bool(req.deleteData), bool(req.cascade))
+        self.tables.drop_database(db_name(req.name, req.catalogName), bool(req.deleteData), bool(req.cascade))
 
 
 def _database_type(name):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import re
 import threading
 import time
 
@@ -28,6 +29,24 @@ DEFAULT_CONF = {
     "hive.txn.timeout": "300s",
     "hive.exec.dynamic.partition.mode": "strict",
 }
+
+
+# What getMetaConf / setMetaConf take: Hive 4's user-configurable settings (MetastoreConf.metaConfVars), each
+# by its name and its hive.-prefixed name, with Hive's defaults; other keys are refused.
+META_CONF_DEFAULTS = {
+    "try.direct.sql": "true", "try.direct.sql.ddl": "true", "client.socket.timeout": "600s",
+    "partition.name.whitelist.pattern": "", "partition.order.expr": '"PART_NAME" asc',
+    "client.capability.check": "true", "disallow.incompatible.col.type.changes": "true",
+    "expression.proxy": "org.apache.hadoop.hive.ql.optimizer.ppr.PartitionExpressionForMetastore",
+}
+
+
+def _meta_conf_key(key: str | None) -> str | None:
+    """The setting `key` names (without its prefix), None when it is no metastore session setting."""
+    for prefix in ("hive.metastore.", "metastore."):
+        if key and key.startswith(prefix) and key[len(prefix):] in META_CONF_DEFAULTS:
+            return key[len(prefix):]
+    return None
 
 
 # One thread per connection: what set_ugi and setMetaConf set belongs to the connection's session.
@@ -126,6 +145,9 @@ class ServiceHandler:
     def get_config_value(self, name, default_value):
         if name is None:
             raise ConfigValSecurityException("Config name is null")
+        if not re.match(r"(hive|hdfs|mapred|metastore)", name):  # Hive's rule: no other keys (passwords)
+            shown = name if len(name) <= 256 else name[:256] + "..."  # (a reply as small as the request's answer)
+            raise ConfigValSecurityException(f"For security reasons, the config key {shown} cannot be accessed")
         value = self.conf.get(name)
         return default_value if value is None else value
 
@@ -140,14 +162,17 @@ class ServiceHandler:
         """Hive's flushes its object caches; ours has none that can be stale (nothing to do)."""
 
     def getMetaConf(self, key):
+        name = _meta_conf_key(key)
+        if name is None:
+            raise MetaException(f"Invalid configuration key {key}")
         if key in self.session_conf:
             return self.session_conf[key]
         if key in self.conf and self.conf[key] is not None:
             return self.conf[key]
-        raise MetaException(f"Invalid configuration key {key}")
+        return META_CONF_DEFAULTS[name]
 
     def setMetaConf(self, key, value):
-        if not key or not key.startswith(("hive.metastore.", "metastore.")):
+        if _meta_conf_key(key) is None:
             raise MetaException(f"Invalid configuration key {key}")
         self.session_conf[key] = value
 

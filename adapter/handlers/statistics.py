@@ -42,7 +42,7 @@ class StatisticsHandler:
 
     def set_aggr_stats_for(self, request):
         for s in request.colStats or []:
-            self.stats.update(self._normalize(s), getattr(request, "engine", None))
+            self.stats.update(self._normalize(s), getattr(request, "engine", None), batch=True)
         return True
 
     def get_table_column_statistics(self, db_name_, tbl_name, col_name):

@@ -278,12 +278,16 @@ class TableHandler:
                                env_props(req.envContext))
 
     def get_tables_ext(self, req):
-        """Names matching the pattern (at most `limit`); asked for the access type (`requestedFields`
-        bit 1): read-write (8), what every client may do with every table here (Hive 4 derives it in
-        its metadata transformer, which ours does not have; without one Hive 4.0.1 answers no tables
-        at all). No required capabilities (bit 2)."""
+        """Names matching the pattern (at most `limit`), for a client that names its processor
+        capabilities; asked for the access type (`requestedFields` bit 1): read-write (8), what every
+        client may do with every table here (Hive 4 derives it in its metadata transformer, which
+        ours does not have). No required capabilities (bit 2). Without capabilities, or with
+        MANAGERAWMETADATA among them, Hive 4 translates nothing and answers no tables: so does ours."""
         if req is None:
             raise MetaException("GetTablesExtRequest is required")
+        caps = req.processorCapabilities or []
+        if not caps or "MANAGERAWMETADATA" in caps:
+            return []
         names = self.tables.list_tables(db_name(req.database, req.catalog or "hive"), req.tableNamePattern)
         if req.limit is not None and req.limit >= 0:
             names = names[:req.limit]

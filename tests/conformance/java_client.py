@@ -7,13 +7,18 @@ step by step with the allow-list's entries for the sequence (``allowlist.JAVA_CL
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 from thrift.protocol import TJSONProtocol
+from thrift.Thrift import TApplicationException
 from thrift.transport import TTransport
 
+from adapter.server import unsupported
 from tests.conformance import allowlist as A
 from tests.conformance.compare import Pair, Side, diff, normalize, unordered
+from tests.conformance.method_coverage import hive4_methods
 from tests.harness import jvm
 from thrift_idl.hive_metastore import ttypes as H
 
@@ -27,6 +32,37 @@ def run_sequence(classpath: str, port: int, db: str, token: str, timeout: float 
     if run.returncode != 0:
         raise AssertionError(f"{PROGRAM} against port {port} failed ({run.returncode}):\n{run.stderr[-3000:]}")
     return [json.loads(line) for line in run.stdout.splitlines() if line.startswith('{"step"')]
+
+
+_CALL = re.compile(r"\bcall=(\S+) ms=\S+ status=(\S+)")
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
+_BLOCK = re.compile(r"<!-- java-client-methods:begin -->(.*?)<!-- java-client-methods:end -->", re.S)
+
+
+def methods_called(log: Path, offset: int) -> tuple[set[str], set[str]]:
+    """(served, refused): the Thrift methods our server's call log shows after byte `offset` (its
+    log lines of one sequence), the refused ones (status `unsupported`) apart."""
+    with open(log, "rb") as f:
+        f.seek(offset)
+        text = f.read().decode("utf-8", "replace")
+    served: set[str] = set()
+    refused: set[str] = set()
+    hive4 = set(hive4_methods())  # (not fb303's, e.g. the shutdown of the client's close)
+    for name, status in _CALL.findall(text):
+        if name in hive4:
+            (refused if status == "unsupported" else served).add(name)
+    return served, refused
+
+
+def documented_methods() -> tuple[set[str], set[str]]:
+    """(served, refused) as docs/conformance.md lists them between its java-client-methods markers:
+    the back-quoted names of the paragraph starting "Served" and of the one starting "Refused"."""
+    block = _BLOCK.search(DOCS.read_text())
+    assert block, "docs/conformance.md lacks the java-client-methods block"
+    out: dict[str, set[str]] = {}
+    for para in block.group(1).strip().split("\n\n"):
+        out[para.split()[0]] = set(re.findall(r"`([A-Za-z_0-9]+)`", para))
+    return out.get("Served", set()), out.get("Refused", set())
 
 
 def _struct(name: str, text: str):
@@ -62,6 +98,16 @@ def _outcome(step: dict, side: Side) -> str:
     return f"{step['error']}{app}: {side.mask(step.get('message') or '')}"
 
 
+def _refusal_problems(method: str, outcome: str) -> list[str]:
+    """A refused feature's method: ours answers the refusal naming the feature, as declared."""
+    kind = "MetaException" if unsupported.meta_field(method) is not None else \
+        f"TApplicationException[{TApplicationException.INTERNAL_ERROR}]"
+    wanted = unsupported.message(method)  # (Hive's client may wrap the text: "Got exception: ...")
+    if outcome.startswith(f"{kind}: ") and outcome.endswith(wanted):
+        return []
+    return [f"not the refusal\n    wanted: {kind}: ...{wanted}\n    ours:   {outcome}"]
+
+
 def compare(cf: Pair, reference: list[dict], ours: list[dict]) -> None:
     """Both sides' steps, one by one: outcome (exception class), message where the allow-list
     compares it, answer (normalized) unless the step is compared by outcome only."""
@@ -69,6 +115,11 @@ def compare(cf: Pair, reference: list[dict], ours: list[dict]) -> None:
     for ref, our in zip(reference, ours):
         name = ref["step"]
         problems = []
+        if name in A.JAVA_CLIENT_REFUSED:
+            problems = _refusal_problems(A.JAVA_CLIENT_REFUSED[name], _outcome(our, cf.ours))
+            if problems:
+                cf._problem(f"{name}:\n  " + "\n  ".join(problems))
+            continue
         ref_out, our_out = _outcome(ref, cf.reference), _outcome(our, cf.ours)
         if ("error" in ref) != ("error" in our) or ref.get("error") != our.get("error") or \
                 ref.get("appType") != our.get("appType"):

@@ -57,13 +57,17 @@ public class Hive4ClientSequence {
     try {
       notificationsStart();
       databases();
+      catalogs();
       tables();
       partitions();
+      exchange();
       statistics();
       functions();
       constraints();
       privilegesAndRoles();
       transactions();
+      metastore();
+      refused();
       notificationsEnd();
       step("dropDatabase cascade", () -> { client.dropDatabase(db, true, false, true); return null; });
       step("getDatabase dropped", () -> client.getDatabase(db));
@@ -209,6 +213,30 @@ public class Hive4ClientSequence {
     step("getTableObjectsByName", () -> client.getTableObjectsByName(db, list("t2", "t", "nosuch")));
     step("getSchema", () -> client.getSchema(db, "t"));
     step("getFields", () -> client.getFields(db, "t"));
+    step("getFieldsRequest", () -> {
+      GetFieldsRequest req = new GetFieldsRequest(db, "t");
+      req.setCatName("hive");
+      return client.getFieldsRequest(req);
+    });
+    step("getSchemaRequest", () -> {
+      GetSchemaRequest req = new GetSchemaRequest(db, "t");
+      req.setCatName("hive");
+      return client.getSchemaRequest(req);
+    });
+    step("getTablesExt without capabilities", () ->
+        client.getTablesExt("hive", db, "*", GetTablesExtRequestFields.ALL.getValue(), -1));
+    HiveMetaStoreClient.setProcessorCapabilities(new String[] {"HIVEFULLACIDREAD", "EXTWRITE"});
+    try {
+      step("getTablesExt", () -> client.getTablesExt("hive", db, "*", GetTablesExtRequestFields.ALL.getValue(), -1));
+      step("getTablesExt limit 1 (count)", () ->
+          client.getTablesExt("hive", db, "t*", GetTablesExtRequestFields.PROCESSOR_CAPABILITIES.getValue(), 1).size());
+      step("getTablesExt missing database", () -> client.getTablesExt("hive", db + "_nosuch", "*", 1, -1));
+    } finally {
+      HiveMetaStoreClient.setProcessorCapabilities(null);
+    }
+    step("listTableNamesByFilter owner", () -> client.listTableNamesByFilter(db,
+        "hive_filter_field_owner__ like \"test.*\"", (short) -1));
+    step("listTableNamesByFilter bad", () -> client.listTableNamesByFilter(db, "k = ", (short) -1));
     step("alter_table add column", () -> {
       Table t2 = client.getTable(db, "t2");
       t2.getSd().addToCols(col("y", "double"));
@@ -281,6 +309,8 @@ public class Hive4ClientSequence {
       return client.getPartitionsWithSpecs(req);
     });
     step("listPartitionSpecs", () -> client.listPartitionSpecs(db, "t", -1).toPartitionSpec());
+    step("listPartitionSpecsByFilter", () ->
+        client.listPartitionSpecsByFilter(db, "t", "p = \"x\"", -1).toPartitionSpec());
     step("listPartitionValues", () -> {
       PartitionValuesRequest req = new PartitionValuesRequest(db, "t", list(col("p", "string")));
       req.setCatName("hive");
@@ -344,6 +374,12 @@ public class Hive4ClientSequence {
     step("deletePartitionColumnStatistics", () -> client.deletePartitionColumnStatistics(db, "t", "p=x/q=1", "a", "hive"));
     step("deleteTableColumnStatistics", () -> client.deleteTableColumnStatistics(db, "t", "a", "hive"));
     step("getTableColumnStatistics after delete", () -> client.getTableColumnStatistics(db, "t", list("a"), "hive"));
+    step("truncateTable partitions", () -> {
+      client.truncateTable(db, "t", list("p=y/q=1", "p=x/q=2"));
+      return client.getPartitionsByNames(db, "t", list("p=y/q=1", "p=x/q=2", "p=x/q=1"));
+    });
+    step("getPartitionColumnStatistics after truncate", () ->
+        client.getPartitionColumnStatistics(db, "t", list("p=y/q=1", "p=x/q=2"), list("a"), "hive"));
   }
 
   private static void functions() {
@@ -415,6 +451,53 @@ public class Hive4ClientSequence {
       req.setCatName("hive");
       return client.getForeignKeys(req);
     });
+    step("createTableWithConstraints", () -> {
+      SQLForeignKey fk = new SQLForeignKey(db, "c", "id", db, "f", "cid", 1, 0, 0, "f_fk", "c_pk", false, false, true);
+      fk.setCatName("hive");
+      SQLCheckConstraint ck = new SQLCheckConstraint("hive", db, "f", "n", "n > 0", "f_ck", false, false, false);
+      client.createTableWithConstraints(table("f", list(col("cid", "int"), col("n", "int")), list()),
+          null, list(fk), null, null, null, list(ck));
+      return null;
+    });
+    step("getForeignKeys", () -> {
+      ForeignKeysRequest req = new ForeignKeysRequest(db, "c", db, "f");
+      req.setCatName("hive");
+      return client.getForeignKeys(req);
+    });
+    step("getForeignKeys of the parent", () -> {
+      ForeignKeysRequest req = new ForeignKeysRequest(db, "c", null, null);
+      req.setCatName("hive");
+      return client.getForeignKeys(req);
+    });
+    step("addForeignKey", () -> {
+      SQLForeignKey fk = new SQLForeignKey(db, "c", "id", db, "f", "n", 1, 0, 0, "f_fk2", "c_pk", false, false, false);
+      fk.setCatName("hive");
+      client.addForeignKey(list(fk));
+      ForeignKeysRequest req = new ForeignKeysRequest(null, null, db, "f");
+      req.setCatName("hive");
+      return client.getForeignKeys(req);
+    });
+    step("addForeignKey to a missing key", () -> {
+      SQLForeignKey fk = new SQLForeignKey(db, "c", "u", db, "f", "n", 1, 0, 0, "f_fk3", "nosuch", false, false, false);
+      fk.setCatName("hive");
+      client.addForeignKey(list(fk));
+      return null;
+    });
+    step("addDefaultConstraint", () -> {
+      client.addDefaultConstraint(list(new SQLDefaultConstraint("hive", db, "c", "u", "'none'", "c_dc", false, false,
+          false)));
+      return client.getDefaultConstraints(new DefaultConstraintsRequest("hive", db, "c"));
+    });
+    step("addCheckConstraint", () -> {
+      client.addCheckConstraint(list(new SQLCheckConstraint("hive", db, "c", "id", "id > 0", "c_ck", false, false,
+          false)));
+      return client.getCheckConstraints(new CheckConstraintsRequest("hive", db, "c"));
+    });
+    step("getCheckConstraints of the new table", () -> client.getCheckConstraints(new CheckConstraintsRequest("hive", db, "f")));
+    step("getAllTableConstraints after", () -> client.getAllTableConstraints(new AllTableConstraintsRequest(db, "c", "hive")));
+    step("dropConstraint a referenced key", () -> { client.dropConstraint(db, "c", "c_pk"); return null; });
+    step("dropTable referenced", () -> { client.dropTable(db, "c", true, false); return null; });
+    step("dropTable referencing", () -> { client.dropTable(db, "f", true, false); return client.tableExists(db, "f"); });
   }
 
   private static void privilegesAndRoles() {
@@ -434,6 +517,14 @@ public class Hive4ClientSequence {
     step("grant_privileges again", () -> client.grant_privileges(new PrivilegeBag(list(
         grant(tref, user, PrincipalType.USER, "SELECT")))));
     step("list_privileges", () -> client.list_privileges(user, PrincipalType.USER, tref));
+    step("refresh_privileges", () -> {
+      HiveObjectPrivilege p = grant(ref(HiveObjectType.TABLE, "t", null, null), "v_" + token, PrincipalType.USER,
+          "SELECT");
+      p.setAuthorizer("refresher");
+      boolean done = client.refresh_privileges(ref(HiveObjectType.TABLE, "t", null, null), "refresher",
+          new PrivilegeBag(list(p)));
+      return list(done, client.list_privileges("v_" + token, PrincipalType.USER, tref).size());
+    });
     step("list_privileges of the role", () -> client.list_privileges(role, PrincipalType.ROLE, tref));
     step("get_privilege_set", () -> client.get_privilege_set(tref, user, list("g_" + token)));
     step("revoke_privileges", () -> {
@@ -488,8 +579,20 @@ public class Hive4ClientSequence {
     step("allocateTableWriteId again", () -> client.allocateTableWriteId(txn[0], db, "t"));
     step("getValidWriteIds open", () -> client.getValidWriteIds(db + ".t").writeToString().substring(db.length()));
     step("getLatestTxnIdInConflict", () -> client.getLatestTxnIdInConflict(txn[0]));
+    step("addDynamicPartitions", () -> {
+      client.addDynamicPartitions(txn[0], 1, db, "t", list("p=x/q=1", "p=y/q=1"), DataOperationType.INSERT);
+      return null;
+    });
+    step("addDynamicPartitions unknown transaction", () -> {
+      client.addDynamicPartitions(txn[0] + 1000000, 1, db, "t", list("p=x/q=1"), DataOperationType.INSERT);
+      return null;
+    });
     step("commitTxn", () -> { client.commitTxn(txn[0]); return null; });
     step("commitTxn again", () -> { client.commitTxn(txn[0]); return null; });
+    step("addDynamicPartitions committed transaction", () -> {
+      client.addDynamicPartitions(txn[0], 1, db, "t", list("p=x/q=1"), DataOperationType.INSERT);
+      return null;
+    });
     step("checkLock after commit", () -> client.checkLock(lock[0]).getState().toString());
     step("getValidWriteIds committed", () -> client.getValidWriteIds(db + ".t").writeToString().substring(db.length()));
     step("getMaxAllocatedWriteId", () -> client.getMaxAllocatedWriteId(db, "t"));
@@ -502,6 +605,15 @@ public class Hive4ClientSequence {
     });
     step("rollbackTxn", () -> { client.rollbackTxn(two[0]); return null; });
     step("abortTxns", () -> { client.abortTxns(list(two[1])); return null; });
+    step("heartbeatTxnRange", () -> {
+      HeartbeatTxnRangeResponse r = client.heartbeatTxnRange(two[0], two[1]);
+      return list(r.getAborted().stream().map(Hive4ClientSequence::rel).sorted().collect(Collectors.toList()),
+          r.getNosuch().stream().map(Hive4ClientSequence::rel).sorted().collect(Collectors.toList()));
+    });
+    step("getValidTxns", () -> {
+      org.apache.hadoop.hive.common.ValidTxnList v = client.getValidTxns();
+      return list(v.isTxnValid(firstTxn), v.isTxnValid(two[0]), v.isTxnValid(two[1]));
+    });
     step("getOpenTxns (this test's)", () -> {
       GetOpenTxnsResponse r = client.getOpenTxns();
       List<Object> out = new ArrayList<>();
@@ -530,6 +642,14 @@ public class Hive4ClientSequence {
       CompactionResponse r = client.compact2(db, "t", "p=x/q=1", CompactionType.MINOR, null);
       return list(r.getState(), r.isAccepted());
     });
+    step("compact (the old form)", () -> {
+      client.compact(db, "t", "p=y/q=1", CompactionType.MINOR);
+      return null;
+    });
+    step("compact2 missing table", () -> {
+      CompactionResponse r = client.compact2(db, "nosuch", null, CompactionType.MAJOR, null);
+      return list(r.getState(), r.isAccepted());
+    });
     step("showCompactions (this database's)", () -> {
       ShowCompactRequest req = new ShowCompactRequest();
       req.setDbName(db);
@@ -537,6 +657,144 @@ public class Hive4ClientSequence {
           String.valueOf(e.getPartitionname()), e.getType().toString(), e.getState(), String.valueOf(e.getPoolName())))
           .collect(Collectors.toList());
     });
+  }
+
+  private static void catalogs() {
+    String cat = "c_" + token, cdb = "d_" + token;
+    step("createCatalog", () -> {
+      String wh = new org.apache.hadoop.fs.Path(client.getDatabase(db).getLocationUri()).getParent().toString();
+      Catalog c = new Catalog(cat, wh + "/" + cat + ".cat");
+      c.setDescription("made by Hive 4's client");
+      client.createCatalog(c);
+      return client.getCatalog(cat);
+    });
+    step("createCatalog again", () -> { client.createCatalog(client.getCatalog(cat)); return null; });
+    step("createCatalog without a location", () -> { client.createCatalog(new Catalog(cat + "x", null)); return null; });
+    step("getCatalog missing", () -> client.getCatalog(cat + "_nosuch"));
+    step("getCatalog hive", () -> client.getCatalog("hive").getName());
+    step("getCatalogs (this test's)", () -> client.getCatalogs().stream().filter(n -> n.equals("hive") || n.equals(cat))
+        .sorted().collect(Collectors.toList()));
+    step("alterCatalog", () -> {
+      Catalog c = client.getCatalog(cat);
+      c.setDescription("altered");
+      client.alterCatalog(cat, c);
+      return client.getCatalog(cat);
+    });
+    step("alterCatalog rename", () -> {
+      Catalog c = client.getCatalog(cat);
+      c.setName(cat + "r");
+      client.alterCatalog(cat, c);
+      return null;
+    });
+    step("createDatabase in the catalog", () -> {
+      Database d = new Database(cdb, "in a catalog", null, new HashMap<>());
+      d.setCatalogName(cat);
+      client.createDatabase(d);
+      return client.getDatabase(cat, cdb);
+    });
+    step("getAllDatabases of the catalog", () -> client.getAllDatabases(cat));
+    step("getDatabase of the catalog in hive", () -> client.getDatabase("hive", cdb));
+    step("dropCatalog holding a database", () -> { client.dropCatalog(cat); return null; });
+    step("dropCatalog hive", () -> { client.dropCatalog("hive"); return null; });
+    step("dropCatalog missing", () -> { client.dropCatalog(cat + "_nosuch"); return null; });
+    step("dropDatabase of the catalog", () -> { client.dropDatabase(cat, cdb, true, false, true); return null; });
+    step("dropCatalog", () -> { client.dropCatalog(cat); return client.getCatalogs().contains(cat); });
+    step("getCatalog dropped", () -> client.getCatalog(cat));
+  }
+
+  private static void exchange() {
+    List<FieldSchema> keys = list(col("p", "string"), col("q", "int"));
+    step("createTable for exchanges", () -> {
+      client.createTable(table("ex_src", list(col("a", "int"), col("b", "string")), keys));
+      client.createTable(table("ex_dst", list(col("a", "int"), col("b", "string")), keys));
+      client.createTable(table("ex_other", list(col("a", "bigint")), keys));
+      return null;
+    });
+    step("add_partitions_pspec", () -> {
+      List<Partition> ps = new ArrayList<>();
+      for (String[] v : new String[][] {{"x", "1"}, {"x", "2"}, {"y", "1"}, {"z", "1"}}) {
+        Partition p = partition(v);
+        p.setTableName("ex_src");
+        p.setCatName("hive");
+        ps.add(p);
+      }
+      PartitionSpec spec = new PartitionSpec(db, "ex_src", null);
+      spec.setCatName("hive");
+      spec.setPartitionList(new PartitionListComposingSpec(ps));
+      return client.add_partitions_pspec(org.apache.hadoop.hive.metastore.partition.spec.PartitionSpecProxy.Factory
+          .get(spec));
+    });
+    step("add_partition to the destination", () -> {
+      Partition p = partition("z", "1");
+      p.setTableName("ex_dst");
+      return client.add_partition(p);
+    });
+    // The refusals first: Hive opens its transaction before these checks and leaves it open when one fails,
+    // so what that connection writes next is rolled back with the next call that fails and rolls back
+    // (createFunction again, below).
+    Function xf = new Function("xf_" + token, db, "com.example.Udf", "tester", PrincipalType.USER, 0,
+        FunctionType.JAVA, new ArrayList<>());
+    step("createFunction for exchanges", () -> { client.createFunction(xf); return null; });
+    step("exchange_partitions onto an existing one", () ->
+        client.exchange_partitions(new HashMap<>(Map.of("p", "z")), db, "ex_src", db, "ex_dst"));
+    step("exchange_partitions different schemas", () ->
+        client.exchange_partitions(new HashMap<>(Map.of("p", "z")), db, "ex_src", db, "ex_other"));
+    step("exchange_partitions missing table", () ->
+        client.exchange_partitions(new HashMap<>(Map.of("p", "z")), db, "ex_src", db, "nosuch"));
+    step("exchange_partitions no such partition", () ->
+        client.exchange_partitions(new HashMap<>(Map.of("p", "zz")), db, "ex_src", db, "ex_dst"));
+    step("createFunction again (ends Hive's open transaction)", () -> { client.createFunction(xf); return null; });
+    step("dropFunction for exchanges", () -> { client.dropFunction(db, "xf_" + token); return null; });
+    step("exchange_partition", () ->
+        client.exchange_partition(new HashMap<>(Map.of("p", "x", "q", "1")), db, "ex_src", db, "ex_dst"));
+    step("exchange_partitions", () ->
+        client.exchange_partitions(new HashMap<>(Map.of("p", "y")), db, "ex_src", db, "ex_dst"));
+    step("exchange_partitions onto an existing directory", () ->
+        client.exchange_partitions(new HashMap<>(Map.of("p", "x")), db, "ex_src", db, "ex_dst"));
+    step("listPartitionNames after exchanges", () -> list(client.listPartitionNames(db, "ex_src", (short) -1),
+        client.listPartitionNames(db, "ex_dst", (short) -1)));
+    step("exchanged partition", () -> client.getPartition(db, "ex_dst", list("y", "1")));
+  }
+
+  private static void metastore() {
+    step("getConfigValue", () -> client.getConfigValue("hive.metastore.nosuch.key." + token, "dflt"));
+    step("getConfigValue not hive", () -> client.getConfigValue("fs.nosuch." + token, "dflt"));
+    step("getMetaConf", () -> client.getMetaConf("metastore.partition.name.whitelist.pattern"));
+    step("getMetaConf unknown", () -> client.getMetaConf("metastore.nosuch." + token));
+    step("setMetaConf unknown", () -> { client.setMetaConf("metastore.nosuch." + token, "x"); return null; });
+    step("getMetastoreDbUuid (set)", () -> !client.getMetastoreDbUuid().isEmpty());
+    step("flushCache", () -> { client.flushCache(); return null; });
+    step("fireListenerEvent", () -> {
+      FireEventRequest req = new FireEventRequest(true, FireEventRequestData.insertData(
+          new InsertEventRequestData(list("file:/tmp/" + token + "/f1"))));
+      req.setDbName(db);
+      req.setTableName("t");
+      req.setPartitionVals(list("x", "1"));
+      req.setCatName("hive");
+      client.fireListenerEvent(req);
+      return null;
+    });
+  }
+
+  // features ours does not have: one call of each that Hive 4's client can make (what the reference answers
+  // is not compared; allowlist.JAVA_CLIENT_REFUSED)
+  // (left out: calls after which the reference's connection is broken: its later writes are lost. They fail
+  // there internally (drop_partitions_req with an expression, add_check_constraint of a taken name,
+  // drop_constraint of a missing one) or take its direct-SQL path on Derby (set_aggr_stats_for).)
+  private static void refused() {
+    step("getAllResourcePlans", () -> client.getAllResourcePlans("hive"));
+    step("getAllStoredProcedures", () -> client.getAllStoredProcedures(new ListStoredProcedureRequest("hive")));
+    step("getAllDataConnectorNames", () -> client.getAllDataConnectorNames());
+    step("getScheduledQuery", () -> client.getScheduledQuery(new ScheduledQueryKey("s_" + token, "ns")));
+    step("getReplicationMetrics", () -> client.getReplicationMetrics(new GetReplicationMetricsRequest()));
+    step("getSerDe", () -> client.getSerDe("s_" + token));
+    step("clearFileMetadata", () -> { client.clearFileMetadata(list(1L)); return null; });
+    step("getAllTokenIdentifiers", () -> client.getAllTokenIdentifiers());
+    step("getRuntimeStats", () -> client.getRuntimeStats(0, -1));
+    step("getMaterializedViewsForRewriting", () -> client.getMaterializedViewsForRewriting(db));
+    step("getProperties", () -> client.getProperties("hive", "p_" + token, null));
+    step("getLatestCommittedCompactionInfo", () ->
+        client.getLatestCommittedCompactionInfo(new GetLatestCommittedCompactionInfoRequest(db, "t")));
   }
 
   private static void notificationsStart() {

@@ -12,6 +12,10 @@
 * ``COLUMN_STATS_ACCURATE``: recomputing the fast stats drops it, unless the environment context says
   ``STATS_GENERATED=TASK`` (then ``{"BASIC_STATS":"true"}``); updating column statistics records the
   columns (``{"COLUMN_STATS":{"a":"true"}}``); altering the columns away forgets them.
+* ``truncate_table``: the basic statistics present (numFiles, numRows, totalSize, rawDataSize,
+  numFilesErasureCoded) become 0 and accurate, the columns' no longer (``{"BASIC_STATS":"true"}``; the
+  column statistics themselves stay), then the fast stats are counted as an alter with
+  ``STATS_GENERATED=TASK`` counts them (Hive 4's updateStatsForTruncate and alter).
 * Counting is bounded (store/storage/folder_stats.py, one counter per request): only folders under
   the warehouse and the configured roots are counted; a count cut short (too many files, too long,
   an unreadable folder) records no fast stats and no ``COLUMN_STATS_ACCURATE``, as if never gathered.
@@ -30,6 +34,9 @@ CSA = "COLUMN_STATS_ACCURATE"
 DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
 STATS_GENERATED = "STATS_GENERATED"
 VIEW = "VIRTUAL_VIEW"
+# Hive's StatsSetupConst.SUPPORTED_STATS: what truncate_table sets to 0 where present
+BASIC_STATS = (NUM_FILES, "numRows", TOTAL_SIZE, "rawDataSize", NUM_ERASURE_CODED)
+TRUNCATE_ENV = {STATS_GENERATED: "TASK"}  # the environment Hive's truncate alters with
 
 
 def env_skips(env: dict | None) -> bool:
@@ -93,6 +100,17 @@ def remove_column_stats_state(params: dict, columns) -> None:
     for c in columns:
         cols.pop(c, None)
     params[CSA] = dump_csa(basic, cols)
+
+
+def reset_for_truncate(params: dict) -> dict:
+    """The parameters after truncate_table, before its recount: the basic statistics present are 0
+    and accurate, no column's statistics are."""
+    out = dict(params)
+    for key in BASIC_STATS:
+        if key in out:
+            out[key] = "0"
+    out[CSA] = dump_csa(True, {})
+    return out
 
 
 # --- fast stats -----------------------------------------------------------------------------------

@@ -23,10 +23,12 @@ from store.hms.common import (
     check_rows,
     insert_sd,
     purges,
+    qualified_db_name,
     read_params,
     split_db_name,
     stats_params,
     version_for_columns,
+    write_params,
 )
 from store.hms.notification_log import events as EV
 from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values, name_values
@@ -351,6 +353,52 @@ class PartitionWrites:
             else:
                 locs = [ctx.location]
         self.tables.boundary.empty_dirs([loc for loc in locs if loc], ctx.tbl_id, f"{db}.{tbl}")
+        self.store.run_write(self._stats_after_truncate, db, tbl, part_names)
+
+    def _stats_after_truncate(self, conn: Connection, db: str, tbl: str, part_names: Sequence[str] | None) -> None:
+        """Hive's statistics of what was truncated (stats_params.reset_for_truncate, then counted as
+        an alter counts them), with ALTER_TABLE / ALTER_PARTITION events marked as truncations."""
+        ctx = self.contexts.read(conn, db, tbl)
+        counter = self.tables.boundary.folder_counter()
+        table = self.tables.get_table_in(conn, qualified_db_name(ctx.cat_name, ctx.db_name), ctx.name)
+        if not ctx.keys and not part_names:
+            params = stats_params.reset_for_truncate(table.parameters or {})
+            stats_params.on_alter_table(params, ctx.tbl_type, False, ctx.location, stats_params.TRUNCATE_ENV,
+                                        counter)
+            write_params(conn, S.tbl_params, "tbl_id", ctx.tbl_id, params)
+            after = self.tables.get_table_in(conn, qualified_db_name(ctx.cat_name, ctx.db_name), ctx.name)
+            self.tables.notifications.record(conn, EV.alter_table(table, after, truncate=True))
+            return
+        rows: list[Row[Any]] = []
+        if part_names:
+            wanted = list(dict.fromkeys(part_names))
+            for i in range(0, len(wanted), BATCH):
+                rows.extend(conn.execute(self.queries.select_rows(ctx, in_list(
+                    self.store.backend, S.partitions.c.part_name, wanted[i:i + BATCH]))).all())
+        else:
+            rows = list(conn.execute(self.queries.select_rows(ctx)).all())
+        if not rows:
+            return
+        ids = {r.part_name: r.part_id for r in rows}
+        befores = self.queries.build(conn, ctx, rows)
+        names = [make_name(ctx.key_names, p.values) for p in befores]
+        now = str(now_s())
+        new_params: list[tuple[Any, ...]] = []
+        for name, before in zip(names, befores):
+            params = stats_params.reset_for_truncate(before.parameters or {})
+            params[DDL_TIME] = now
+            stats_params.on_alter_partition(dict(before.parameters or {}), params, ctx.tbl_type, before.sd.location,
+                                             stats_params.TRUNCATE_ENV, counter)
+            new_params.extend((ids[name], k, v) for k, v in params.items())
+        touched = [ids[n] for n in names]
+        b = self.store.backend
+        for i in range(0, len(touched), BATCH):
+            conn.execute(delete(S.partition_params).where(in_list(b, S.partition_params.c.part_id,
+                                                                  touched[i:i + BATCH])))
+        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows)
+        afters = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
+        self.tables.notifications.record(conn, *EV.alter_partitions(
+            table, [(p, afters[tuple(p.values)]) for p in befores], truncate=True))
 
 
 def _by_name(ctx: TableCtx, parts: list[Partition]) -> dict[str, Partition]:

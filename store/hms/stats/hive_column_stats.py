@@ -41,14 +41,17 @@ def _obj(row) -> ColumnStatisticsObj:
     return ColumnStatisticsObj(colName=row.column_name, colType=row.column_type, statsData=_dec(row.stats))
 
 
-def _mark_accurate(conn: Connection, params_table, key_col: str, owner_id: int, columns: list[str]) -> None:
-    """Record the columns in the owner's COLUMN_STATS_ACCURATE parameter, as Hive does."""
+def _mark_accurate(conn: Connection, params_table, key_col: str, owner_id: int, columns: list[str],
+                   batch: bool = False) -> None:
+    """Record the columns in the owner's COLUMN_STATS_ACCURATE parameter, as Hive does. `batch`: Hive's
+    batched update of partitions' statistics (set_aggr_stats_for), which starts a partition without the
+    parameter from "TRUE": its basic statistics count as accurate too."""
     if not columns:
         return
     key = params_table.c[key_col]
     old = conn.execute(select(params_table.c.param_value).where(
         key == owner_id, params_table.c.param_key == stats_params.CSA)).first()
-    params = {} if old is None else {stats_params.CSA: old[0]}
+    params = ({stats_params.CSA: "TRUE"} if batch else {}) if old is None else {stats_params.CSA: old[0]}
     stats_params.set_column_stats_state(params, columns)
     if old is None:
         conn.execute(params_table.insert().values(
@@ -73,7 +76,8 @@ class StatisticsService:
         self.partitions = partitions
         self.derived = derived
 
-    def update(self, stats: ColumnStatistics, engine: str | None = None) -> bool:
+    def update(self, stats: ColumnStatistics, engine: str | None = None, batch: bool = False) -> bool:
+        """`batch`: set_aggr_stats_for's update (_mark_accurate)."""
         desc = stats.statsDesc
         if desc is None or not desc.dbName or not desc.tableName:
             raise InvalidInput("Column statistics need a database and table name")
@@ -120,7 +124,7 @@ class StatisticsService:
                     {"part_id": pid, "tbl_id": ctx.tbl_id, "column_name": o.colName.lower(), "engine": engine,
                      "column_type": o.colType, "stats": _enc(o.statsData), "last_analyzed": desc.lastAnalyzed}
                     for o in objs])
-            _mark_accurate(conn, S.partition_params, "part_id", pid, names)
+            _mark_accurate(conn, S.partition_params, "part_id", pid, names, batch)
             return True
 
         return self.store.run_write(tx)
