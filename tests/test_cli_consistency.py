@@ -281,3 +281,50 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
     assert main(["table-services", "status", f"{db}.plain", "--metastore", server]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and f"{db}.plain is not a Hudi table" in err, err
+
+
+def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, capsys):
+    """`table-services run` without Spark: a table that is no Hudi table (2), a copy-on-write table
+    and a merge-on-read one with nothing pending (1), a compaction another executor claimed (1,
+    named); the claim itself: of two executors taking one requested compaction, the second gets
+    ServiceClaimed. (The Spark path: tests/pipeline_mor.py compact_and_check.)"""
+    from adapter.cli import main
+    from client import HudiCatalog
+    from pipeline.compaction import claim
+    from pipeline.errors import ServiceClaimed
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))
+    monkeypatch.setattr(root, "level", root.level)
+    db = name()
+
+    def run(table: str) -> tuple[int, str]:
+        code = main(["table-services", "run", f"{db}.{table}", "--metastore", server])
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1, err
+        return code, err
+
+    with HudiMetastoreClient(server) as c:
+        c.create_database(Database(name=db))
+        base = c.get_database(db).locationUri.rstrip("/")
+        for t, kind in (("cow", HudiTableType.COPY_ON_WRITE), ("mor", HudiTableType.MERGE_ON_READ)):
+            c.register_hudi_table(
+                HudiTableConfig(dbName=db, tableName=t, tableType=kind, recordKeyFields=["id"], partitionFields=[],
+                                basePath=f"{base}/{t}"), [FieldSchema("id", "int", None)])
+    _plain_table(server, db, tmp_path / "plain")
+    code, err = run("plain")
+    assert code == 2 and f"{db}.plain is not a Hudi table" in err
+    code, err = run("cow")
+    assert code == 1 and "nothing to run (none pending (a copy-on-write table has no compactions))" in err
+    code, err = run("mor")
+    assert code == 1 and "nothing to run (none pending)" in err
+    code, err = run("missing")
+    assert code == 2 and "missing" in err
+    with HudiCatalog(server) as c:
+        ts = c.create_instant(db, "mor", None, "compaction").ts
+        claim(c, db, "mor", ts, "compaction")  # the first executor
+        with pytest.raises(ServiceClaimed, match=f"compaction {ts} of {db}.mor is already being run"):
+            claim(c, db, "mor", ts, "compaction")  # the second
+        assert [(i.ts, i.state) for i in c.list_instants(db, "mor")] == [(ts, "INFLIGHT")]
+    code, err = run("mor")
+    assert code == 1 and f"already being run by another executor: compaction {ts}" in err

@@ -142,7 +142,7 @@ def _savepoints(sub) -> None:
 
 
 def _table_services(sub) -> None:
-    text = "a Hudi table's services (compaction, clean, archival; docs/pipeline.md, Table services)"
+    text = "a Hudi table's services (compaction, clean, archival; docs/pipeline.md, Table services): status, run"
     p = sub.add_parser("table-services", help=text, description=text)
     services = p.add_subparsers(dest="services_command", required=True, metavar="COMMAND")
     q = add_table_command(services, "status", lazy("adapter.commands.table_services", "run_status"),
@@ -150,6 +150,11 @@ def _table_services(sub) -> None:
                           "the timeline on storage is archived")
     q.add_argument("--recent", type=int, default=5, metavar="N", help="recent instants per service (default: 5)")
     q.add_argument("--json", action="store_true", help="machine-readable output")
+    q = add_table_command(services, "run", lazy("adapter.commands.table_services", "run_services"),
+                          "run the table's pending compactions as a Spark job (each claimed on the server "
+                          "first: two executors never run the same one); exit status 1 when nothing is pending")
+    q.add_argument("--master", metavar="URL",
+                   help="Spark master (default: the session's, or Spark's own default local[*])")
 
 
 def _browse(sub) -> None:

@@ -2,11 +2,18 @@
 (issue 38; docs/pipeline.md, Table services): their settings from the table's config (Hudi's names
 and defaults), who runs them, the pending compactions and cleans and the recent ones, and how far
 the storage mirror archived the timeline on storage (read from the table's base path where this
-command can read it). Exit status 0; 2 on errors."""
+command can read it). Exit status 0; 2 on errors.
+
+`hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions run as
+a Spark job (pipeline/table_services.py), each claimed on the server first. Exit status 0 when every
+one it found ran (or another executor had claimed it meanwhile); 1 when nothing was waiting for an
+executor (none pending, or every pending one already running elsewhere); 2 on errors, also when
+a service failed (it stays pending)."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
 from hudi_format.commit_metadata import parse_commit
@@ -138,3 +145,60 @@ def run_status(args) -> int:
         return 0
 
     return reporting_errors("table-services status", args.metastore, go)
+
+
+def _spark(master: str | None):
+    """The active session (a caller's, e.g. spark-submit's), else a new one; (session, made here)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    running = SparkContext._active_spark_context is not None  # this process's (a caller's) context
+    builder = SparkSession.builder.appName("hudi-metastore table-services run")
+    if master and not running:
+        builder = builder.master(master)
+    return builder.getOrCreate(), not running
+
+
+def run_services(args) -> int:
+    from adapter.commands.table_cli import security_of
+
+    name = "table-services run"
+
+    def go() -> int:
+        from pipeline.table import load
+        from pipeline.table_services import pending, run
+
+        db, tbl = split_table(args.table)
+        security = security_of(args)
+        with connect(args) as c:
+            require_hudi_table(c, db, tbl)
+            info = load(c, db, tbl)
+            waiting = pending(c, info)
+            requested = [p for p in waiting if p.state == "REQUESTED"]
+            if not requested:
+                running = ", ".join(f"{p.service} {p.instant}" for p in waiting)
+                why = (f"already being run by another executor: {running}" if running else
+                       "none pending" + ("" if info.merge_on_read else " (a copy-on-write table has no compactions)"))
+                print(f"{name}: {db}.{tbl}: nothing to run ({why})", file=sys.stderr)
+                return 1
+            spark, made = _spark(args.master)
+            try:
+                outcomes = run(spark, c, info, args.metastore, security)
+            finally:
+                if made:
+                    spark.stop()
+        for o in outcomes:
+            print(f"{o.service}\t{o.instant}\t{o.result}" + (f"\t{o.detail}" if o.detail else ""))
+        failed = [o for o in outcomes if o.result == "failed"]
+        for o in failed:
+            print(f"{name}: {db}.{tbl}: {o.service} {o.instant} failed (it stays pending): {o.detail}",
+                  file=sys.stderr)
+        if failed:
+            return 2
+        if not any(o.result == "completed" for o in outcomes):
+            print(f"{name}: {db}.{tbl}: nothing ran (another executor claimed every pending service)",
+                  file=sys.stderr)
+            return 1
+        return 0
+
+    return reporting_errors(name, args.metastore, go)
