@@ -1,7 +1,8 @@
 """A table's pending services run as one Spark job (`hudi-metastore table-services run DB.TABLE`,
-docs/pipeline.md, Table services): the compactions the server scheduled, oldest first, each
-claimed on the server before it runs (REQUESTED -> INFLIGHT under the instant's row lock), so two
-executors never run the same one: the second gets ServiceClaimed and goes on with the next.
+docs/pipeline.md, Table services): the compactions, then the clusterings the server scheduled,
+oldest first, each claimed on the server before it runs (REQUESTED -> INFLIGHT under the instant's
+row lock), so two executors never run the same one: the second gets ServiceClaimed and goes on
+with the next.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 from client import HudiCatalog, Security
 
-from . import compaction
+from . import clustering, compaction
 from .errors import ServiceClaimed
 from .table import TableInfo
 
@@ -21,7 +22,7 @@ PENDING = ("REQUESTED", "INFLIGHT")
 
 @dataclass(frozen=True)
 class Pending:
-    service: str  # "compaction"
+    service: str  # "compaction" or "clustering"
     instant: str
     state: str  # REQUESTED: waiting for an executor; INFLIGHT: one runs it (or stopped running it)
 
@@ -37,10 +38,10 @@ class Outcome:
 def pending(client: HudiCatalog, info: TableInfo) -> list[Pending]:
     """The table's service instants not completed, oldest first (no Spark needed)."""
     actions = [compaction.COMPACTION] if info.merge_on_read else []
-    if not actions:
-        return []
-    return [Pending(i.action, i.ts, i.state)
-            for i in client.list_instants(info.db, info.name, states=list(PENDING), actions=actions)]
+    order = {compaction.COMPACTION: 0, clustering.CLUSTERING: 1}  # compactions first, as inline
+    found = client.list_instants(info.db, info.name, states=list(PENDING), actions=actions + [clustering.CLUSTERING])
+    return sorted((Pending(i.action, i.ts, i.state) for i in found),
+                  key=lambda p: (order[p.service], p.instant))
 
 
 def run(spark, client: HudiCatalog, info: TableInfo, metastore: str, security: Security | None = None
@@ -52,7 +53,8 @@ def run(spark, client: HudiCatalog, info: TableInfo, metastore: str, security: S
         if p.state != "REQUESTED":
             continue
         try:
-            compaction.run(spark, client, info, p.instant, metastore, security)
+            service = compaction if p.service == compaction.COMPACTION else clustering
+            service.run(spark, client, info, p.instant, metastore, security)
         except ServiceClaimed as exc:
             out.append(Outcome(p.service, p.instant, "claimed", str(exc)))
             continue

@@ -250,3 +250,45 @@ def test_object_style_api(spark, our_server):
     assert t.partitions() == ["d1", "d2"] and t.partitions("dt = 'd2'") == ["d2"]
     assert sorted(r.id for r in t.read().collect()) == [1, 2]
     assert [r.id for r in t.read(as_of=ts).collect()] == [1]
+
+
+@pytest.mark.backends("sqlite")
+def test_clustering_scheduled_by_the_server_run_by_table_services(spark, our_server):
+    """Clustering (issue 38): two bulk inserts leave two small file groups per partition; the
+    second makes a clustering due (`hoodie.clustering.inline.max.commits` 2), which `hudi-metastore
+    table-services run` (in-process, on the test's session) runs: one file group per partition,
+    sorted by the sort column, completed as a replacecommit; our reader, hudi-rs and the server's
+    slices agree before and after, and an upsert after it updates the clustered records in place
+    (the record index followed the keys)."""
+    import pyarrow.parquet as pq
+
+    from adapter.cli import build_parser
+    from hudi_format.config_keys import CLUSTERING_INLINE, CLUSTERING_MAX_COMMITS, CLUSTERING_SORT_COLUMNS
+
+    t = _table()
+    opts = {**HIVE, CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2", CLUSTERING_SORT_COLUMNS: "name"}
+    first = [(k, "zyxwvu"[k], 1, "eu", f"d{k % 2}") for k in range(6)]
+    second = [(k, "fedcba"[k - 6], 1, "eu", f"d{k % 2}") for k in range(6, 12)]
+    model = {}
+    for rows in (first, second):
+        write(_rows(spark, rows), t, "bulk_insert", record_key="id", precombine_field="ts", partition_by="dt",
+              metastore=uri(our_server), options=opts)
+        model.update(_expect(rows))
+    assert [(i.action, i.state) for i in instants(our_server, t)][-1] == ("clustering", "REQUESTED")
+    assert len(server_slices(our_server, t)) == 4
+    _check(spark, our_server, t, model)
+    args = build_parser().parse_args(["table-services", "run", t, "--metastore", uri(our_server)])
+    assert args.fn(args) == 0
+    assert [(i.action, i.state) for i in instants(our_server, t)][-1] == ("replacecommit", "COMPLETED")
+    _check(spark, our_server, t, model)
+    slices = server_slices(our_server, t)
+    assert sorted(p for p, _ in slices) == ["dt=d0", "dt=d1"]
+    base = base_dir(our_server, t)
+    for (p, _fid), (_ts, name, _) in slices.items():
+        names = pq.read_table(f"{base}/{p}/{name}", columns=["name"]).column("name").to_pylist()
+        assert names == sorted(names) and len(names) == 6
+    update = [(1, "new", 2, "eu", "d1"), (8, "new", 2, "eu", "d0")]
+    write(_rows(spark, update), t, "upsert", metastore=uri(our_server), options=opts)
+    model.update(_expect(update))
+    _check(spark, our_server, t, model)
+    assert len(server_slices(our_server, t)) == 2

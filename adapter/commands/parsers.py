@@ -151,8 +151,8 @@ def _table_services(sub) -> None:
     q.add_argument("--recent", type=int, default=5, metavar="N", help="recent instants per service (default: 5)")
     q.add_argument("--json", action="store_true", help="machine-readable output")
     q = add_table_command(services, "run", lazy("adapter.commands.table_services", "run_services"),
-                          "run the table's pending compactions as a Spark job (each claimed on the server "
-                          "first: two executors never run the same one); exit status 1 when nothing is pending")
+                          "run the table's pending compactions and clusterings as a Spark job (each claimed on the "
+                          "server first: two executors never run the same one); exit status 1 when nothing is pending")
     q.add_argument("--master", metavar="URL",
                    help="Spark master (default: the session's, or Spark's own default local[*])")
 

@@ -4,11 +4,11 @@ and defaults), who runs them, the pending compactions and cleans and the recent 
 the storage mirror archived the timeline on storage (read from the table's base path where this
 command can read it). Exit status 0; 2 on errors.
 
-`hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions run as
-a Spark job (pipeline/table_services.py), each claimed on the server first. Exit status 0 when every
-one it found ran (or another executor had claimed it meanwhile); 1 when nothing was waiting for an
-executor (none pending, or every pending one already running elsewhere); 2 on errors, also when
-a service failed (it stays pending)."""
+`hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions and
+clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first.
+Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
+nothing was waiting for an executor (none pending, or every pending one already running
+elsewhere); 2 on errors, also when a service failed (it stays pending)."""
 
 from __future__ import annotations
 
@@ -177,8 +177,7 @@ def run_services(args) -> int:
             requested = [p for p in waiting if p.state == "REQUESTED"]
             if not requested:
                 running = ", ".join(f"{p.service} {p.instant}" for p in waiting)
-                why = (f"already being run by another executor: {running}" if running else
-                       "none pending" + ("" if info.merge_on_read else " (a copy-on-write table has no compactions)"))
+                why = f"already being run by another executor: {running}" if running else "none pending"
                 print(f"{name}: {db}.{tbl}: nothing to run ({why})", file=sys.stderr)
                 return 1
             spark, made = _spark(args.master)
