@@ -245,7 +245,13 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
     import json
 
     from adapter.cli import main
-    from hudi_format.config_keys import CLEAN_AUTOMATIC, CLEANER_COMMITS_RETAINED
+    from hudi_format.config_keys import (
+        CLEAN_AUTOMATIC,
+        CLEANER_COMMITS_RETAINED,
+        CLUSTERING_INLINE,
+        CLUSTERING_MAX_COMMITS,
+        CLUSTERING_SORT_COLUMNS,
+    )
 
     root = logging.getLogger()
     monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
@@ -257,7 +263,9 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
         c.register_hudi_table(
             HudiTableConfig(dbName=db, tableName="t", tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=["id"],
                             partitionFields=["p"], basePath=base,
-                            properties={CLEAN_AUTOMATIC: "true", CLEANER_COMMITS_RETAINED: "1"}),
+                            properties={CLEAN_AUTOMATIC: "true", CLEANER_COMMITS_RETAINED: "1",
+                                        CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "3",
+                                        CLUSTERING_SORT_COLUMNS: "id"}),
             [FieldSchema("id", "int", None), FieldSchema("p", "string", None)])
         for _ in range(3):  # a new version of one file group each (the files need not exist here)
             ts = c.new_instant_time(db, "t")
@@ -269,6 +277,18 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
                 "operationType": "UPSERT"})
     assert main(["table-services", "status", f"{db}.t", "--json", "--metastore", server]) == 0
     doc = json.loads(capsys.readouterr().out)["services"]
+    assert doc["clustering"]["enabled"] and doc["clustering"]["recent"] == []
+    [clustering] = [i["instant"] for i in doc["clustering"]["pending"]]  # due after the third commit
+    with HudiMetastoreClient(server) as c:  # an executor runs it (the file need not exist here)
+        c.transition_to_inflight(db, "t", clustering, "clustering", None)
+        c.complete_instant(db, "t", clustering, "clustering", {"partitionToWriteStats": {"p=1": [{
+            "fileId": "n-0", "path": f"p=1/n-0_0-1-1_{clustering}.parquet", "partitionPath": "p=1",
+            "fileSizeInBytes": 10, "prevCommit": "null"}]}, "partitionToReplaceFileIds": {"p=1": ["a-0"]},
+            "compacted": False, "extraMetadata": {}, "operationType": "CLUSTER"})
+    assert main(["table-services", "status", f"{db}.t", "--json", "--metastore", server]) == 0
+    doc = json.loads(capsys.readouterr().out)["services"]
+    assert doc["clustering"]["pending"] == [] and doc["clustering"][CLUSTERING_SORT_COLUMNS] == "id"
+    assert [(i["instant"], i["state"]) for i in doc["clustering"]["recent"]] == [(clustering, "COMPLETED")]
     assert doc["clean"]["enabled"] and doc["clean"]["hoodie.cleaner.policy"] == "KEEP_LATEST_COMMITS"
     assert doc["clean"]["hoodie.cleaner.commits.retained"] == "1" and doc["clean"]["pending"] == []
     assert [i["state"] for i in doc["clean"]["recent"]] == ["COMPLETED"]
@@ -277,6 +297,7 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
     assert main(["table-services", "status", f"{db}.t", "--metastore", server]) == 0
     out = capsys.readouterr().out
     assert "SERVICE\tINSTANT\tSTATE\tCOMPLETED" in out.splitlines() and "\nclean\t" in out, out
+    assert f"\nclustering\t{clustering}\tCOMPLETED\t" in out and "clustering  on: after 3 commits" in out, out
     _plain_table(server, db, tmp_path / "plain")
     assert main(["table-services", "status", f"{db}.plain", "--metastore", server]) == 2
     err = capsys.readouterr().err

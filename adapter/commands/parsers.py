@@ -146,8 +146,8 @@ def _table_services(sub) -> None:
     p = sub.add_parser("table-services", help=text, description=text)
     services = p.add_subparsers(dest="services_command", required=True, metavar="COMMAND")
     q = add_table_command(services, "status", lazy("adapter.commands.table_services", "run_status"),
-                          "the table's service settings, pending and recent compactions and cleans, and how far "
-                          "the timeline on storage is archived")
+                          "the table's service settings, pending and recent compactions, clusterings and cleans, "
+                          "and how far the timeline on storage is archived")
     q.add_argument("--recent", type=int, default=5, metavar="N", help="recent instants per service (default: 5)")
     q.add_argument("--json", action="store_true", help="machine-readable output")
     q = add_table_command(services, "run", lazy("adapter.commands.table_services", "run_services"),

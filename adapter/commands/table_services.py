@@ -1,6 +1,6 @@
 """`hudi-metastore table-services status DB.TABLE [--json] [--recent N]`: a Hudi table's services
 (issue 38; docs/pipeline.md, Table services): their settings from the table's config (Hudi's names
-and defaults), who runs them, the pending compactions and cleans and the recent ones, and how far
+and defaults), who runs them, the pending compactions, clusterings and cleans and the recent ones, and how far
 the storage mirror archived the timeline on storage (read from the table's base path where this
 command can read it). Exit status 0; 2 on errors.
 
@@ -25,6 +25,11 @@ from hudi_format.config_keys import (
     CLEANER_FILE_VERSIONS_RETAINED,
     CLEANER_HOURS_RETAINED,
     CLEANER_POLICY,
+    CLUSTERING_INLINE,
+    CLUSTERING_MAX_COMMITS,
+    CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_SORT_COLUMNS,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
     COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
     TIMELINE_SOURCE,
@@ -34,6 +39,7 @@ from hudi_format.table_config import MOR
 
 PENDING = ("REQUESTED", "INFLIGHT")
 COMPACT = "COMPACT"  # the operationType of a completed compaction (a commit)
+CLUSTER = "CLUSTER"  # of a completed clustering (a replacecommit)
 
 
 def _setting(props: dict[str, str], key: str) -> str:
@@ -44,7 +50,8 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
     own = bool(props.get(TIMELINE_SOURCE))  # Hudi's own writers keep the timeline: they run the services
     compaction = {"enabled": table_type == MOR and _setting(props, COMPACT_INLINE).lower() == "true" and not own,
                   COMPACT_MAX_DELTA_COMMITS: _setting(props, COMPACT_MAX_DELTA_COMMITS),
-                  "scheduled_by": "the server", "run_by": "the pipeline (inline, before its next write)"}
+                  "scheduled_by": "the server",
+                  "run_by": "the pipeline (inline, before its next write) or table-services run"}
     policy = _setting(props, CLEANER_POLICY).upper()
     retained = {"KEEP_LATEST_FILE_VERSIONS": CLEANER_FILE_VERSIONS_RETAINED,
                 "KEEP_LATEST_BY_HOURS": CLEANER_HOURS_RETAINED}.get(policy, CLEANER_COMMITS_RETAINED)
@@ -53,7 +60,14 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
     archival = {ARCHIVE_MIN_COMMITS: _setting(props, ARCHIVE_MIN_COMMITS),
                 ARCHIVE_MAX_COMMITS: _setting(props, ARCHIVE_MAX_COMMITS),
                 "run_by": "the server's storage mirror, after each mirrored commit"}
-    return {"compaction": compaction, "clean": clean, "archival": archival}
+    clustering = {"enabled": _setting(props, CLUSTERING_INLINE).lower() == "true" and not own,
+                  CLUSTERING_MAX_COMMITS: _setting(props, CLUSTERING_MAX_COMMITS),
+                  CLUSTERING_SMALL_FILE_LIMIT: _setting(props, CLUSTERING_SMALL_FILE_LIMIT),
+                  CLUSTERING_TARGET_FILE_MAX_BYTES: _setting(props, CLUSTERING_TARGET_FILE_MAX_BYTES),
+                  CLUSTERING_SORT_COLUMNS: props.get(CLUSTERING_SORT_COLUMNS) or "",
+                  "scheduled_by": "the server",
+                  "run_by": "the pipeline (inline, before its next write) or table-services run"}
+    return {"compaction": compaction, "clustering": clustering, "clean": clean, "archival": archival}
 
 
 def _instant(i) -> dict:
@@ -76,6 +90,21 @@ def _archival(base_path: str, instants) -> dict:
             "last_archived": max(archived, default=None)}
 
 
+def _recent(c, db: str, tbl: str, done: list, operation: str, recent: int) -> list:
+    """The newest of the completed instants `done` whose operationType is `operation`, oldest first."""
+    found: list = []
+    for i in reversed(done):
+        if len(found) >= recent:
+            break
+        meta = c.get_instant_metadata(db, tbl, i.ts, i.action, "COMPLETED")
+        try:
+            if (parse_commit(meta).operation_type or "").upper() == operation:
+                found.append(i)
+        except ValueError:
+            continue
+    return list(reversed(found))
+
+
 def status(c, db: str, tbl: str, recent: int) -> dict:
     cfg = c.get_hudi_table(db, tbl)
     props = dict(cfg.properties or {})
@@ -83,21 +112,15 @@ def status(c, db: str, tbl: str, recent: int) -> dict:
                  "services": _settings(props, cfg.table_type)}
     instants = c.list_instants(db, tbl)
     compactions = [i for i in instants if i.action == "compaction"]  # pending ones keep the action
+    clusterings = [i for i in instants if i.action == "clustering"]
     done = [i for i in instants if i.action == "commit" and i.state == "COMPLETED"] if cfg.table_type == MOR else []
-    finished: list = []
-    for i in reversed(done):  # the newest completed commits: those a compaction completed
-        if len(finished) >= recent:
-            break
-        meta = c.get_instant_metadata(db, tbl, i.ts, "commit", "COMPLETED")
-        try:
-            if (parse_commit(meta).operation_type or "").upper() == COMPACT:
-                finished.append(i)
-        except ValueError:
-            continue
+    replaced = [i for i in instants if i.action == "replacecommit" and i.state == "COMPLETED"]
     cleans = [i for i in instants if i.action == "clean"]
     services = doc["services"]
     services["compaction"]["pending"] = [_instant(i) for i in compactions if i.state in PENDING]
-    services["compaction"]["recent"] = [_instant(i) for i in reversed(finished)]
+    services["compaction"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, done, COMPACT, recent)]
+    services["clustering"]["pending"] = [_instant(i) for i in clusterings if i.state in PENDING]
+    services["clustering"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, replaced, CLUSTER, recent)]
     services["clean"]["pending"] = [_instant(i) for i in cleans if i.state in PENDING]
     services["clean"]["recent"] = [_instant(i) for i in [x for x in cleans if x.state == "COMPLETED"][-recent:]]
     services["archival"].update(_archival(cfg.base_path, instants))
@@ -107,12 +130,19 @@ def status(c, db: str, tbl: str, recent: int) -> dict:
 def _print(doc: dict) -> None:
     s = doc["services"]
     print(f"{doc['table']} ({doc['table_type']}): table services")
-    comp, clean, arch = s["compaction"], s["clean"], s["archival"]
+    comp, clust, clean, arch = s["compaction"], s["clustering"], s["clean"], s["archival"]
     if comp["enabled"]:
         print(f"compaction  on: after {comp[COMPACT_MAX_DELTA_COMMITS]} deltacommits; scheduled by "
               f"{comp['scheduled_by']}, run by {comp['run_by']}")
     else:
         print("compaction  off" + (" (copy-on-write)" if doc["table_type"] != MOR else ""))
+    if clust["enabled"]:
+        sort = f", sorted by {clust[CLUSTERING_SORT_COLUMNS]}" if clust[CLUSTERING_SORT_COLUMNS] else ""
+        print(f"clustering  on: after {clust[CLUSTERING_MAX_COMMITS]} commits, file slices under "
+              f"{clust[CLUSTERING_SMALL_FILE_LIMIT]} bytes into files of {clust[CLUSTERING_TARGET_FILE_MAX_BYTES]} "
+              f"bytes{sort}; scheduled by {clust['scheduled_by']}, run by {clust['run_by']}")
+    else:
+        print(f"clustering  off ({CLUSTERING_INLINE}=false)")
     retained = next(k for k in clean if k.endswith(".retained"))
     print(f"clean       {'on' if clean['enabled'] else 'off'}: {clean[CLEANER_POLICY]}, {retained}={clean[retained]}; "
           f"run by {clean['run_by']}")
@@ -120,7 +150,7 @@ def _print(doc: dict) -> None:
           f"run by {arch['run_by']}")
     print("SERVICE\tINSTANT\tSTATE\tCOMPLETED")
     rows = 0
-    for name in ("compaction", "clean"):
+    for name in ("compaction", "clustering", "clean"):
         for i in s[name]["pending"] + s[name]["recent"]:
             print(f"{name}\t{i['instant']}\t{i['state']}\t{i['completed'] or '-'}")
             rows += 1
@@ -129,7 +159,7 @@ def _print(doc: dict) -> None:
     else:
         print(f"archival\t{arch['last_archived'] or '-'}\tARCHIVED\t-  ({arch['archived_instants']} instant(s) "
               f"archived; {arch['active_instants']} active on storage from {arch['oldest_active'] or '-'})")
-    print(f"{rows} compaction and clean instant(s)")
+    print(f"{rows} compaction, clustering and clean instant(s)")
 
 
 def run_status(args) -> int:

@@ -226,19 +226,19 @@ def check_conflicts(conn: Connection, ref: HudiTableRef, row: Row, action: str, 
     my_parts = {p for p, _ in mine}
     # a clustering replaces the file groups its plan names, no partition: file groups decide
     clustered = set(clustering_schedule.clusterings(conn, ref.tbl_id)) & ({o.ts for o in others} | {row.ts})
-    conflicts = []
+    conflicts, by_partition = [], False
     for o in others:
         theirs = touched[o.ts]
         whole = {a for a, t in ((action, row.ts), (o.action, o.ts)) if a == "replacecommit" and t not in clustered}
         hit = my_parts & {p for p, _ in theirs} if whole else mine & theirs
         if hit:
             conflicts.append(o.ts)
+            by_partition = by_partition or bool(whole)
     if conflicts:
         raise CommitConflict(
             f"Instant {row.ts}.{action} of {ref.db_name}.{ref.name} conflicts with instant(s) "
             f"{', '.join(sorted(conflicts))} that completed after it started and wrote the same "
-            f"{'partitions' if 'replacecommit' in [action] + [o.action for o in others] else 'file groups'}",
-            sorted(conflicts))
+            f"{'partitions' if by_partition else 'file groups'}", sorted(conflicts))
 
 
 def _touched_file_groups(conn: Connection, tbl_id: int, instants: list[str],

@@ -89,7 +89,7 @@ def test_clustering_is_scheduled_mirrored_and_completes_as_a_replacecommit(backe
         [(again, _)] = [c for c in _clusterings(t) if c[0] != ts]
         assert {s.file_id for g in _plan(t, again).groups for s in g.slices} >= {"d-0", "n-0"}
         t.commit({("dt=1", "d-0"): [5]})
-        with pytest.raises(CommitConflict, match="conflicts with instant"):
+        with pytest.raises(CommitConflict, match="conflicts with instant.*wrote the same file groups"):
             _complete(t, again, "dt=1", ["d-0", "n-0"], "m-0", [1, 2, 4, 5])
     finally:
         t.dispose()
