@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pyarrow as pa
 
 from client import CommitConflict, HudiCatalog, Security
 from hudi_format.commit_metadata import CLUSTER, parse_clustering_plan
-from hudi_format.config_keys import CLUSTERING_SORT_COLUMNS
+from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLUSTERING_SORT_COLUMNS, default_of
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import base_file_name, new_file_id, read_footer, write_base_file, write_token
 from .column_stats import encode, footer_stats, indexed_columns, uncompressed_size
-from .commit import commit_metadata
+from .commit import _Heartbeat, commit_metadata
 from .compaction import claim
 from .errors import HudiWriteError
 from .file_group_writer import STATS_DDL, executor_client, write_stat
@@ -93,23 +94,23 @@ def pending(client: HudiCatalog, info: TableInfo, states=("REQUESTED",)) -> list
     return [i.ts for i in client.list_instants(info.db, info.name, states=list(states), actions=[CLUSTERING])]
 
 
-def under_clustering(client: HudiCatalog, info: TableInfo) -> dict[tuple[str, str], str]:
-    """(partition, file id) -> the pending clustering whose plan replaces that file group."""
+def under_clustering(client: HudiCatalog, info: TableInfo, alive_s: float) -> dict[tuple[str, str], str]:
+    """(partition, file id) -> the clustering an executor runs now (INFLIGHT, heartbeat within
+    `alive_s` seconds) whose plan replaces that file group. (One whose executor stopped blocks
+    nothing; it stays pending until its timeout, docs/pipeline.md.)"""
     out: dict[tuple[str, str], str] = {}
-    for ts in pending(client, info, ("REQUESTED", "INFLIGHT")):
-        plan = parse_clustering_plan(client.get_instant_metadata(info.db, info.name, ts, CLUSTERING, "REQUESTED"),
+    now_ms = time.time() * 1000
+    for i in client.list_instants(info.db, info.name, states=["INFLIGHT"], actions=[CLUSTERING]):
+        if i.heartbeat_ms + alive_s * 1000 < now_ms:
+            continue
+        plan = parse_clustering_plan(client.get_instant_metadata(info.db, info.name, i.ts, CLUSTERING, "REQUESTED"),
                                      CLUSTERING_SORT_COLUMNS)
-        out.update({(s.partition_path, s.file_id): ts for g in plan.groups for s in g.slices})
+        out.update({(s.partition_path, s.file_id): i.ts for g in plan.groups for s in g.slices})
     return out
 
 
 def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security: Security | None = None) -> str:
     """Run the requested clustering `ts`; its instant time once completed."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    from .base_file import with_meta
-    from .writer import _column_stats, _record_keys
-
     db, name = info.db, info.name
     plan = parse_clustering_plan(client.get_instant_metadata(db, name, ts, CLUSTERING, "REQUESTED"),
                                  CLUSTERING_SORT_COLUMNS)
@@ -140,6 +141,22 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
             replaced.setdefault(p.partition_path, []).append(p.file_id)
         rows.append((g.slices[0].partition_path, g.output_file_groups, bases, logs))
     claim(client, db, name, ts, CLUSTERING)
+    beat = _Heartbeat(metastore, db, name, ts, int(default_of(CLIENT_HEARTBEAT_INTERVAL_MS)) / 1000, security)
+    beat.start()  # writers refuse updates to its file groups while it beats
+    try:
+        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, layout)
+    finally:
+        beat.stop()
+
+
+def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security, plan, schema,
+                 rows: list[tuple], replaced: dict[str, list[str]], layout: FileLayout) -> str:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from .base_file import with_meta
+    from .writer import _column_stats, _record_keys
+
+    db, name = info.db, info.name
     data_schema = to_arrow_schema(schema, timezone="UTC")
     clusterer = _Clusterer(metastore=metastore, db=db, table=name, layout=layout, instant=ts,
                            file_schema=with_meta(data_schema), ordering_field=info.precombine_field,

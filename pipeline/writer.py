@@ -153,7 +153,7 @@ class _Job:
             except Exception as exc:
                 log.warning("clustering %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
         # those another executor runs: their file groups take no records meanwhile (as Hudi's default)
-        self._clustering = clustering.under_clustering(self.client, self.info)
+        self._clustering = clustering.under_clustering(self.client, self.info, self.cfg.heartbeat_timeout_s)
 
     def _unregister_new_table(self) -> None:
         """The first write of a table this job created failed: the table goes again, unless another

@@ -8,7 +8,8 @@ writes it) groups, per partition, the latest file slices whose base file is smal
 `hoodie.clustering.plan.strategy.small.file.limit`: each group up to
 `hoodie.clustering.plan.strategy.target.file.max.bytes` per output file group, sorted by
 `hoodie.clustering.plan.strategy.sort.columns` when given. A partition with one small slice is
-left alone unless sort columns are given. File groups a pending compaction reads are left out.
+left alone unless sort columns are given. File groups a pending compaction reads are left out (and
+a compaction scheduled later leaves out those a pending clustering replaces).
 The pipeline runs it (inline before its next write, or `table-services run`) and completes it as a
 `replacecommit` (operationType CLUSTER).
 """
@@ -37,11 +38,10 @@ from hudi_format.file_slice import FileInfo, build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline.compaction_schedule import COMPACTION, SCHEDULED_TIMEOUT_S
+from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, SCHEDULED_TIMEOUT_S
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import put_meta
 
-CLUSTERING = "clustering"
 WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
 
 
