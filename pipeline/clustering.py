@@ -60,10 +60,11 @@ class _Clusterer:
                                            for b, ls in zip(bases, logs)])
                 if self.sort_columns:
                     merged = merged.sort_by([(c, "ascending") for c in self.sort_columns])
-                n = max(1, min(outputs or 1, merged.num_rows))
-                step = -(-merged.num_rows // n) if merged.num_rows else 0
-                for i in range(n if merged.num_rows else 0):
-                    yield from self._write(ppath, merged.slice(i * step, step)).to_batches()
+                if not merged.num_rows:  # (every record deleted: the group's file groups just go)
+                    continue
+                step = -(-merged.num_rows // max(1, outputs or 1))  # records per new file group
+                for start in range(0, merged.num_rows, step):
+                    yield from self._write(ppath, merged.slice(start, step)).to_batches()
 
     def _write(self, ppath: str, records: pa.Table) -> pa.Table:
         fid = new_file_id()
