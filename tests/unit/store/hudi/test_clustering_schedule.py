@@ -22,6 +22,7 @@ from hudi_format.config_keys import (
 )
 from hudi_format.instant import REQUESTED
 from hudi_format.storage_timeline import StorageTimeline
+from hudi_format.table_config import COW, HudiTableConfig
 from store.errors import CommitConflict
 from tests.unit.store.hudi.test_table_services import SCHEMA, Table
 
@@ -98,26 +99,28 @@ def test_clustering_is_scheduled_mirrored_and_completes_as_a_replacecommit(backe
 def test_no_clustering_without_inline_or_small_files(backend_url, tmp_path):
     """Hudi's default (hoodie.clustering.inline=false) schedules none; nor does a plan without small
     file slices; sort columns cluster a partition's single small slice and travel in the plan."""
-    t = Table(backend_url, tmp_path / "off", {CLUSTERING_MAX_COMMITS: "1"})
+    t = Table(backend_url, tmp_path, {CLUSTERING_MAX_COMMITS: "1"})
+    tl = t.timeline
     try:
-        for _ in range(2):
-            t.commit({("dt=1", "a-0"): [1], ("dt=1", "b-0"): [2]})
-        assert _clusterings(t) == []
-    finally:
-        t.dispose()
-    t = Table(backend_url, tmp_path / "big", {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "1",
-                                              CLUSTERING_SMALL_FILE_LIMIT: "10"})
-    try:
-        t.commit({("dt=1", "a-0"): [1], ("dt=1", "b-0"): [2]})
-        assert _clusterings(t) == []
-    finally:
-        t.dispose()
-    t = Table(backend_url, tmp_path / "sorted", {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "1",
-                                                 CLUSTERING_SORT_COLUMNS: "ts,id"})
-    try:
-        t.commit({("dt=1", "a-0"): [1]})
-        [(ts, _)] = _clusterings(t)
-        plan = _plan(t, ts)
+        for name, props in (("big", {CLUSTERING_SMALL_FILE_LIMIT: "100"}),
+                            ("sorted", {CLUSTERING_SORT_COLUMNS: "ts,id"})):
+            tl.register_table(HudiTableConfig(
+                db_name=t.db, table_name=name, table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+                base_path=f"{t.base}_{name}",
+                properties={CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "1", **props}))
+        for name in ("t", "big", "sorted"):
+            for fids in (["a-0", "b-0"], ["a-0"]) if name != "sorted" else (["a-0"],):
+                inst = tl.create_instant(t.db, name, None, "commit", b"", 60)
+                tl.transition_to_inflight(t.db, name, inst.ts, "commit", b"")
+                tl.complete_instant(t.db, name, inst.ts, "commit", json.dumps({"partitionToWriteStats": {"dt=1": [
+                    {"fileId": f, "path": f"dt=1/{f}_0-1-0_{inst.ts}.parquet", "partitionPath": "dt=1",
+                     "fileSizeInBytes": 100, "prevCommit": "null", "numWrites": 1} for f in fids]},
+                    "operationType": "UPSERT", "extraMetadata": {}}).encode())
+        assert tl.list_instants(t.db, "t", actions=["clustering"]) == []  # not inline
+        assert tl.list_instants(t.db, "big", actions=["clustering"]) == []  # 100 bytes: not small
+        [sorted_one] = tl.list_instants(t.db, "sorted", actions=["clustering"])
+        plan = parse_clustering_plan(tl.instant_metadata(t.db, "sorted", sorted_one.ts, "clustering", "REQUESTED"),
+                                     CLUSTERING_SORT_COLUMNS)
         assert plan.sort_columns == ["ts", "id"] and [[s.file_id for s in g.slices] for g in plan.groups] == [["a-0"]]
     finally:
         t.dispose()
