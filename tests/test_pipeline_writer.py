@@ -268,6 +268,9 @@ def test_clustering_scheduled_by_the_server_run_by_table_services(spark, our_ser
     t = _table()
     opts = {**HIVE, CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2", CLUSTERING_SORT_COLUMNS: "name"}
     first = [(k, "zyxwvu"[k], 1, "eu", f"d{k % 2}") for k in range(6)]
+    with pytest.raises(ValueError, match="sort.columns: nope not among the columns written"):
+        write(_rows(spark, first), t, "bulk_insert", record_key="id", precombine_field="ts", partition_by="dt",
+              metastore=uri(our_server), options={**opts, CLUSTERING_SORT_COLUMNS: "nope"})
     second = [(k, "fedcba"[k - 6], 1, "eu", f"d{k % 2}") for k in range(6, 12)]
     model = {}
     for rows in (first, second):

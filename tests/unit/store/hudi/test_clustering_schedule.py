@@ -19,6 +19,7 @@ from hudi_format.config_keys import (
     CLUSTERING_MAX_COMMITS,
     CLUSTERING_SMALL_FILE_LIMIT,
     CLUSTERING_SORT_COLUMNS,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
 )
 from hudi_format.instant import REQUESTED
 from hudi_format.storage_timeline import StorageTimeline
@@ -124,3 +125,14 @@ def test_no_clustering_without_inline_or_small_files(backend_url, tmp_path):
         assert plan.sort_columns == ["ts", "id"] and [[s.file_id for s in g.slices] for g in plan.groups] == [["a-0"]]
     finally:
         t.dispose()
+
+
+def test_clustering_options_go_to_the_table_config_and_bad_ones_fail_the_write():
+    from pipeline.config import WriteConfig
+
+    opts = {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "3", CLUSTERING_SORT_COLUMNS: "ts"}
+    assert WriteConfig.from_options("insert", opts).table_properties == opts
+    for bad in ({CLUSTERING_INLINE: "yes"}, {CLUSTERING_MAX_COMMITS: "0"}, {CLUSTERING_SMALL_FILE_LIMIT: "-1"},
+                {CLUSTERING_TARGET_FILE_MAX_BYTES: "1GB"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            WriteConfig.from_options("insert", bad)
