@@ -306,9 +306,10 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
 
 def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, capsys):
     """`table-services run` without Spark: a table that is no Hudi table (2), a copy-on-write table
-    and a merge-on-read one with nothing pending (1), a compaction another executor claimed (1,
-    named); the claim itself: of two executors taking one requested compaction, the second gets
-    ServiceClaimed. (The Spark path: tests/pipeline_mor.py compact_and_check.)"""
+    and a merge-on-read one with nothing pending (1), a compaction or clustering another executor
+    claimed (1, named); the claim itself: of two executors taking one requested compaction, the
+    second gets ServiceClaimed; the file groups a writer must leave alone while a clustering runs.
+    (The Spark path: tests/pipeline_mor.py compact_and_check, tests/test_pipeline_writer.py.)"""
     from adapter.cli import main
     from client import HudiCatalog
     from pipeline.compaction import claim
@@ -349,3 +350,20 @@ def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, c
         assert [(i.ts, i.state) for i in c.list_instants(db, "mor")] == [(ts, "INFLIGHT")]
     code, err = run("mor")
     assert code == 1 and f"already being run by another executor: compaction {ts}" in err
+    # a clustering: its file groups are held from writers only while an executor runs it (heartbeats)
+    from hudi_format.commit_metadata import ClusteringGroup, ClusteringPlan, ClusteringSlice, clustering_plan
+    from hudi_format.config_keys import CLUSTERING_SORT_COLUMNS
+    from pipeline.clustering import under_clustering
+    from pipeline.table import load
+
+    plan = clustering_plan(ClusteringPlan([ClusteringGroup([ClusteringSlice("", "f1-0", "f1-0_0-1-0_1.parquet", [])])]),
+                           CLUSTERING_SORT_COLUMNS)
+    with HudiCatalog(server) as c:
+        cts = c.create_instant(db, "cow", None, "clustering", plan).ts
+        info = load(c, db, "cow")
+        assert under_clustering(c, info, 180) == {}  # requested: the next writer runs it first
+        claim(c, db, "cow", cts, "clustering")
+        assert under_clustering(c, info, 180) == {("", "f1-0"): cts}
+        assert under_clustering(c, info, -1) == {}  # its executor stopped heartbeating
+    code, err = run("cow")
+    assert code == 1 and f"already being run by another executor: clustering {cts}" in err
