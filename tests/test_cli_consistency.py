@@ -309,7 +309,7 @@ def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, c
     and a merge-on-read one with nothing pending (1), a compaction or clustering another executor
     claimed (1, named); the claim itself: of two executors taking one requested compaction, the
     second gets ServiceClaimed; the file groups a writer must leave alone while a clustering runs.
-    (The Spark path: tests/pipeline_mor.py compact_and_check, tests/test_pipeline_writer.py.)"""
+    (The Spark path: tests/pipeline_mor.py compact_and_check.)"""
     from adapter.cli import main
     from client import HudiCatalog
     from pipeline.compaction import claim
