@@ -2,7 +2,8 @@
 write; two bulk inserts leave two small file groups per partition and make a clustering due
 (`hoodie.clustering.inline.max.commits` 2); the next write runs it first (a replacecommit: one file
 group per partition, records sorted by `name`), then upserts (the clustered records in place: the
-record index followed them). After every step our reader and
+record index followed them); while another executor runs a clustering, an upsert into its file
+groups is refused. After every step our reader and
 hudi-rs equal the model, the server's slices equal hudi-rs's, and our incremental read across the
 clustering returns only what the writes wrote. Run by tests/test_pipeline_hudi_reader.py (its Hudi
 Spark job then reads the table: snapshot, time travel and incremental, the clustering included).
@@ -92,5 +93,26 @@ def clustered_sequence(spark, our_server) -> dict:
     first = history[0][0]
     assert ours(spark, our_server, table, COLS, since=first) == {k: v for k, v in model.items()
                                                                   if last_write[k] > first}
+    _refused_while_clustering_runs(spark, our_server, table, opts, model)
     return {"table": table, "base": base_dir(our_server, table), "model": model, "history": history,
             "last_write": last_write}
+
+
+def _refused_while_clustering_runs(spark, port: int, table: str, opts: dict, model: dict) -> None:
+    """A clustering another executor runs (claimed, heartbeating): an upsert of a record in a file
+    group it replaces fails before its commit, and the table reads as before."""
+    from hudi_format.commit_metadata import ClusteringGroup, ClusteringPlan, ClusteringSlice, clustering_plan
+    from pipeline.compaction import claim
+    from pipeline.errors import HudiWriteError
+
+    db, name = table.split(".")
+    [((p, fid), (_, base_name, _))] = [(k, v) for k, v in server_slices(port, table).items() if k[0] == "dt=p1"]
+    plan = clustering_plan(ClusteringPlan([ClusteringGroup([ClusteringSlice(p, fid, base_name, [])])]),
+                           CLUSTERING_SORT_COLUMNS)
+    with HudiCatalog(uri(port)) as c:
+        ts = c.create_instant(db, name, None, "clustering", plan).ts
+        claim(c, db, name, ts, "clustering")
+    with pytest.raises(HudiWriteError, match=f"file group {fid} in 'dt=p1' is under pending clustering {ts}"):
+        write(spark.createDataFrame([(1, "refused", 9, "p1")], SCHEMA), table, "upsert", metastore=uri(port),
+              options=opts)
+    assert ours(spark, port, table, COLS) == model
