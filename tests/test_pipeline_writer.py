@@ -250,4 +250,3 @@ def test_object_style_api(spark, our_server):
     assert t.partitions() == ["d1", "d2"] and t.partitions("dt = 'd2'") == ["d2"]
     assert sorted(r.id for r in t.read().collect()) == [1, 2]
     assert [r.id for r in t.read(as_of=ts).collect()] == [1]
-
