@@ -3,6 +3,7 @@
     python -m bench.pipeline_bench [--rows 10000000] [--partitions 1000] [--upsert-fraction 0.01]
                                    [--plan-partitions 10000] [--plan-iterations 20] [--db-url URL]
                                    [--master local[2]] [--json out.json]
+    python -m bench.pipeline_bench --table-types [--rounds 3] [--rows ...] [--partitions ...]
 
 It starts our server itself (``python -m adapter.cli serve`` on a free port; SQLite file database in
 a temp dir unless ``--db-url``) and one Spark session (``--master``, default local[2]), then:
@@ -19,12 +20,22 @@ a temp dir unless ``--db-url``) and one Spark session (``--master``, default loc
 
 Results are checked (row counts after insert and upsert, one file slice planned by both); a wrong
 answer is an error. Times are wall-clock seconds, single runs for 1-3.
+
+With ``--table-types`` (issue 38) it compares the table types instead of 1-4: the same rows inserted
+into a copy-on-write and a merge-on-read table, then ``--rounds`` upserts of ``--upsert-fraction``
+of the keys (every n-th id, n coprime with ``--partitions``: keys of every partition) into each
+(the two tables in turn; copy-on-write rewrites every file group an upsert touches, merge-on-read
+appends a log file to it), the merge-on-read table's compaction (scheduled by
+the server after the last upsert, run by ``pipeline.compact``), and full reads (``count`` and
+``sum(amount)``, ``--rounds`` each) of copy-on-write, merge-on-read before and after its
+compaction. It prints the medians and the ratios; the tables must read the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import random
@@ -119,9 +130,12 @@ def run(args) -> dict:
         import pyspark
 
         results["pyspark"] = pyspark.__version__
-        if args.rows > 0:  # --rows 0: planning only
-            bench_writes(spark, args, uri, tmp, results)
-        bench_planning(spark, args, uri, results)
+        if args.table_types:
+            bench_table_types(spark, args, uri, results)
+        else:
+            if args.rows > 0:  # --rows 0: planning only
+                bench_writes(spark, args, uri, tmp, results)
+            bench_planning(spark, args, uri, results)
         spark.stop()
     finally:
         server.terminate()
@@ -165,6 +179,68 @@ def bench_writes(spark, args, uri: str, tmp: Path, results: dict) -> None:
     results["insert_vs_parquet_shuffled"] = results["insert_s"] / results["plain_parquet_shuffled_s"]
 
 
+def bench_table_types(spark, args, uri: str, results: dict) -> None:
+    """Upserts into copy-on-write and merge-on-read tables of the same rows; the merge-on-read
+    table's compaction; full reads of both."""
+    from pyspark.sql import functions as F
+
+    from hudi_format.config_keys import COMPACT_MAX_DELTA_COMMITS
+    from pipeline import compact, read, write
+
+    tables = {"COPY_ON_WRITE": f"{args.db}.cow", "MERGE_ON_READ": f"{args.db}.mor"}
+    df = source(spark, args.rows, args.partitions)
+    spark.range(1).count()  # JVM warm
+    # the insert and the rounds' upserts are delta commits: the compaction is due after the last one
+    options = {**OPTIONS, COMPACT_MAX_DELTA_COMMITS: str(args.rounds + 1)}
+    for ttype, table in tables.items():
+        log(f"insert {args.rows} rows into {ttype}")
+        results[f"insert_{ttype}_s"], _ = timed(lambda table=table, ttype=ttype: write(
+            df, table, "insert", record_key="id", precombine_field="ts", partition_by="dt", metastore=uri,
+            table_type=ttype, options=options))
+    step = max(1, round(1 / args.upsert_fraction))
+    while math.gcd(step, args.partitions) != 1:  # keys of every partition (dt = id % partitions)
+        step += 1
+    results["upsert_rows"] = len(range(0, args.rows, step))
+    upserts: dict[str, list[float]] = {t: [] for t in tables}
+    for r in range(args.rounds):
+        upd = source(spark, args.rows, args.partitions, start=r, step=step, version=r + 1)
+        for ttype in (tables if r % 2 == 0 else list(tables)[::-1]):
+            s, _ = timed(lambda upd=upd, table=tables[ttype]: write(upd, table, "upsert", metastore=uri))
+            upserts[ttype].append(s)
+            log(f"  upsert round {r} {ttype}: {s:.2f} s")
+
+    def full_read(table: str):
+        row = read(spark, table, metastore=uri).agg(F.count("*"), F.sum("amount")).collect()[0]
+        return int(row[0]), round(float(row[1]), 3)
+
+    reads: dict[str, list[float]] = {"COPY_ON_WRITE": [], "MERGE_ON_READ_logs": [], "MERGE_ON_READ_compacted": []}
+    answers = {}
+    for _ in range(args.rounds):
+        for key, table in (("COPY_ON_WRITE", tables["COPY_ON_WRITE"]), ("MERGE_ON_READ_logs", tables["MERGE_ON_READ"])):
+            s, answers[key] = timed(lambda table=table: full_read(table))
+            reads[key].append(s)
+    results["compaction_s"], done = timed(lambda: compact(spark, tables["MERGE_ON_READ"], metastore=uri))
+    if len(done) != 1:
+        raise AssertionError(f"expected one compaction scheduled after the last upsert, ran {done}")
+    log(f"compaction {results['compaction_s']:.1f} s")
+    for _ in range(args.rounds):
+        for key, table in (("COPY_ON_WRITE", tables["COPY_ON_WRITE"]),
+                           ("MERGE_ON_READ_compacted", tables["MERGE_ON_READ"])):
+            s, answers[key] = timed(lambda table=table: full_read(table))
+            reads[key].append(s)
+    if len(set(answers.values())) != 1 or answers["COPY_ON_WRITE"][0] != args.rows:
+        raise AssertionError(f"the tables read differently: {answers}")
+    results["table_types"] = {
+        "rounds": args.rounds,
+        "upsert_s": {t: v for t, v in upserts.items()},
+        "upsert_median_s": {t: statistics.median(v) for t, v in upserts.items()},
+        "read_s": reads, "read_median_s": {k: statistics.median(v) for k, v in reads.items()},
+    }
+    m = results["table_types"]
+    m["upsert_cow_over_mor"] = m["upsert_median_s"]["COPY_ON_WRITE"] / m["upsert_median_s"]["MERGE_ON_READ"]
+    m["read_compacted_over_cow"] = m["read_median_s"]["MERGE_ON_READ_compacted"] / m["read_median_s"]["COPY_ON_WRITE"]
+
+
 def bench_planning(spark, args, uri: str, results: dict) -> None:
     """Planning of a one-partition read on a --plan-partitions table: ours against hudi-rs's."""
     import hudi
@@ -205,6 +281,18 @@ def bench_planning(spark, args, uri: str, results: dict) -> None:
 
 def report(r: dict) -> str:
     lines = [f"rows {r['rows']}, partitions {r['partitions']}, master {r['master']}"]
+    if "table_types" in r:
+        m = r["table_types"]
+        med, rd = m["upsert_median_s"], m["read_median_s"]
+        return "\n".join(lines + [
+            f"insert: copy-on-write {r['insert_COPY_ON_WRITE_s']:.2f} s, "
+            f"merge-on-read {r['insert_MERGE_ON_READ_s']:.2f} s",
+            f"upsert of {r['upsert_rows']} rows, median of {m['rounds']}: copy-on-write {med['COPY_ON_WRITE']:.2f} s, "
+            f"merge-on-read {med['MERGE_ON_READ']:.2f} s: merge-on-read {m['upsert_cow_over_mor']:.2f}x faster",
+            f"compaction of the merge-on-read table {r['compaction_s']:.2f} s",
+            f"full read, medians: copy-on-write {rd['COPY_ON_WRITE']:.2f} s, merge-on-read with logs "
+            f"{rd['MERGE_ON_READ_logs']:.2f} s, compacted {rd['MERGE_ON_READ_compacted']:.2f} s "
+            f"({m['read_compacted_over_cow']:.2f}x copy-on-write's time)"])
     if r["rows"] > 0:
         lines += [
             f"plain parquet write            {r['plain_parquet_s']:8.2f} s",
@@ -231,6 +319,10 @@ def main(argv=None) -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--json")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (tables, server log)")
+    p.add_argument("--table-types", action="store_true",
+                   help="copy-on-write against merge-on-read: upserts, compaction, reads (instead of the rest)")
+    p.add_argument("--rounds", type=int, default=3, help="with --table-types: upserts and reads per table")
+    p.add_argument("--db", default="bench", help="with --table-types: the database of the two tables")
     args = p.parse_args(argv)
     r = run(args)
     print(report(r))

@@ -161,6 +161,16 @@ PARQUET_SMALL_FILE_LIMIT = _key("hoodie.parquet.small.file.limit",
                                 "a base file below this many bytes takes new inserts", str(100 * 1024 * 1024))
 COPYONWRITE_RECORD_SIZE_ESTIMATE = _key("hoodie.copyonwrite.record.size.estimate",
                                         "bytes per record when the table has no commit to measure", "1024")
+COMPACT_TRIGGER_STRATEGY = _key("hoodie.compact.inline.trigger.strategy",
+                                "merge-on-read: when a compaction is due: NUM_COMMITS, NUM_COMMITS_AFTER_LAST_REQUEST, "
+                                "TIME_ELAPSED, NUM_AND_TIME or NUM_OR_TIME", "NUM_COMMITS")
+COMPACTION_TRIGGERS = ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED", "NUM_AND_TIME", "NUM_OR_TIME")
+COMPACT_MAX_DELTA_SECONDS = _key("hoodie.compact.inline.max.delta.seconds",
+                                 "merge-on-read, the time triggers: seconds since the last compaction (or the first "
+                                 "deltacommit)", "3600")
+COMPACT_LOGFILE_SIZE_THRESHOLD = _key("hoodie.compaction.logfile.size.threshold",
+                                      "merge-on-read: a compaction plan takes the file slices whose log files "
+                                      "hold at least this many bytes", "0")
 COMPACT_INLINE = _key("hoodie.compact.inline",
                       "merge-on-read: compactions run with the writes; in a table's config (the pipeline's "
                       "merge-on-read tables have it): the server schedules them and the pipeline runs them "

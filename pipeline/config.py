@@ -24,7 +24,11 @@ from hudi_format.config_keys import (
     COMBINE_BEFORE_INSERT,
     COMBINE_BEFORE_UPSERT,
     COMPACT_INLINE,
+    COMPACT_LOGFILE_SIZE_THRESHOLD,
     COMPACT_MAX_DELTA_COMMITS,
+    COMPACT_MAX_DELTA_SECONDS,
+    COMPACT_TRIGGER_STRATEGY,
+    COMPACTION_TRIGGERS,
     COPYONWRITE_RECORD_SIZE_ESTIMATE,
     HIVE_STYLE_PARTITIONING,
     HIVE_SYNC_AS_DATASOURCE,
@@ -49,6 +53,8 @@ TABLE_SERVICE_KEYS = (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS
                       CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
                       ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS, CLUSTERING_INLINE, CLUSTERING_MAX_COMMITS,
                       CLUSTERING_SMALL_FILE_LIMIT, CLUSTERING_TARGET_FILE_MAX_BYTES, CLUSTERING_SORT_COLUMNS)
+
+COMPACTION_KEYS = (COMPACT_TRIGGER_STRATEGY, COMPACT_MAX_DELTA_SECONDS, COMPACT_LOGFILE_SIZE_THRESHOLD)
 
 OPERATIONS = ("insert", "upsert", "delete", "bulk_insert", "insert_overwrite", "insert_overwrite_table",
               "delete_partition")
@@ -132,7 +138,7 @@ class WriteConfig:
             # the table config's keys, whether the server writes its metadata table (docs/hudi.md),
             # when it schedules compactions (merge-on-read), how it cleans and archives (table services)
             table_properties={k: str(v) for k, v in o.items()
-                              if k.startswith(TABLE_PREFIX) or k in TABLE_SERVICE_KEYS},
+                              if k.startswith(TABLE_PREFIX) or k in TABLE_SERVICE_KEYS or k in COMPACTION_KEYS},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
             table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,
@@ -144,6 +150,14 @@ class WriteConfig:
         policy = str(o.get(CLEANER_POLICY) or default_of(CLEANER_POLICY)).strip().upper()
         if policy not in CLEANER_POLICIES:
             raise ValueError(f"{CLEANER_POLICY} must be one of {', '.join(CLEANER_POLICIES)}, not {policy!r}")
+        trigger = str(o.get(COMPACT_TRIGGER_STRATEGY) or default_of(COMPACT_TRIGGER_STRATEGY)).strip().upper()
+        if trigger not in COMPACTION_TRIGGERS:
+            raise ValueError(f"{COMPACT_TRIGGER_STRATEGY} must be one of {', '.join(COMPACTION_TRIGGERS)}, "
+                             f"not {o.get(COMPACT_TRIGGER_STRATEGY)!r}")
+        for key in (COMPACT_MAX_DELTA_SECONDS, COMPACT_LOGFILE_SIZE_THRESHOLD):
+            if not str(o.get(key) or default_of(key)).strip().isdigit():
+                raise ValueError(f"{key} must be a whole number, not {o.get(key)!r}")
+
         for key in (CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
                     ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS):
             if not str(o.get(key) or default_of(key)).strip().isdigit() or _int(o, key) < 1:

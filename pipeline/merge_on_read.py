@@ -100,7 +100,7 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
         j = best.get(k)
         if j is None or not _greater(order[j], order[i]):
             best[k] = i
-    return table.take(sorted(best.values()))
+    return table.take(pa.array(sorted(best.values()), pa.int64()))  # typed: every row may be deleted
 
 
 def _greater(a, b) -> bool:

@@ -1,5 +1,5 @@
-"""RFC-15's CLI views (`stats`, `list-partitions`, `list-files`), run as subprocesses against a real
-server process on each backend: they print what the server serves (equal to hudi-rs's view of the
+"""RFC-15's CLI views (`stats`, `list-partitions`, `list-files`), run (tests/harness/cli_loop.py) against a
+real server process on each backend: they print what the server serves (equal to hudi-rs's view of the
 imported fixture), how long the lookup took, and JSON with --json; bad input is a clear error."""
 
 from __future__ import annotations

@@ -129,21 +129,22 @@ def test_table_version_9(metastore, tmp_path, name):
 def test_import_cli_subprocess(metastore, tmp_path):
     uri, db, c = metastore
     base = table_copy("mor_v6_trips_8i1u", tmp_path)
-    dry = run_cli("import-hudi", base, "--table", f"{db}.trips", "--dry-run", "--metastore", uri)
+    dry = run_cli("import-hudi", base, "--table", f"{db}.trips", "--dry-run", "--metastore", uri, own_process=True)
     assert dry.returncode == 0, dry.stderr
     assert "would register" in dry.stdout and "would import 2 instant(s)" in dry.stdout
     with pytest.raises(NoSuchObjectException):
         c.get_table(db, "trips")
-    done = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri)
+    done = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri, own_process=True)
     assert done.returncode == 0, done.stderr
     assert "imported 2 instant(s)" in done.stdout
     assert_matches_storage(c, db, "trips", base)
-    again = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri)
+    again = run_cli("import-hudi", base, "--table", f"{db}.trips", "--metastore", uri, own_process=True)
     assert again.returncode == 0 and "nothing to do" in again.stdout
     from tests.harness.procs import REPO_ROOT
 
     rel = os.path.relpath(table_copy("cow_v6_nonpartitioned", tmp_path / "rel"), REPO_ROOT)
-    done = run_cli("import-hudi", rel, "--table", f"{db}.rel", "--metastore", uri)  # relative to the CLI's cwd
+    # relative to the CLI's cwd
+    done = run_cli("import-hudi", rel, "--table", f"{db}.rel", "--metastore", uri, own_process=True)
     assert done.returncode == 0, done.stderr
     absolute = os.path.normpath(os.path.join(str(REPO_ROOT), rel))
     assert c.get_hudi_table(db, "rel").basePath == absolute

@@ -1,13 +1,13 @@
 """`hudi-metastore migrate` from the reference Hive Metastore 2.3 into our server (each backend).
 
 The source is populated once per session by a real Spark session (``tests/spark/migrate_source.py``):
-three databases, partitioned parquet and Hive-serde tables, a view, a table with 3000 partitions
-(added through Thrift, each with a real directory), table and partition statistics, and three Hudi
-fixture tables registered as Hudi's hive-sync registers them. Its databases carry a per-session
-suffix: the reference metastore is shared with other tests.
+three databases, partitioned parquet and Hive-serde tables, a view, a table with 2000 partitions
+(3000 in the thorough run; added through Thrift, each with a real directory), table and partition
+statistics, and three Hudi fixture tables registered as Hudi's hive-sync registers them. Its
+databases carry a per-session suffix: the reference metastore is shared with other tests.
 
 Per backend the migration is run as the CLI: a dry run (writes nothing), a run killed with SIGKILL
-in the middle of the 3000-partition table (the test watches its progress output and kills it
+in the middle of the big partitioned table (the test watches its progress output and kills it
 there), the resumed run (zero differences in the verification report), a repeated run (writes
 nothing). The source is unchanged, the Hudi fixtures' storage too,
 and the same Spark queries give the same results through our server as through the reference.
@@ -26,12 +26,13 @@ import pytest
 
 from client import HudiMetastoreClient
 from tests.harness import REPO_ROOT, VENV_PYTHON, free_port, run_killed_at, run_spark_script
+from tests.harness.properties import thorough
 from tests.harness.thrift import thrift_client
 
 SCRIPT = Path(__file__).resolve().parent / "spark" / "migrate_source.py"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hudi-tables"
 HUDI_ZIPS = ("cow_v6_complexkeygen_hivestyle", "mor_v6_simplekeygen_nonhivestyle", "cow_v8_nonpartitioned")
-BIG = 3000
+BIG = 3000 if thorough() else 2000
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("migrate")]  # one `source` per run
 
@@ -117,8 +118,8 @@ def test_migrate_from_reference_hms(source, our_server, tmp_path):
     assert "tables created 8" in dry.stdout and f"partitions added {BIG + 9}" in dry.stdout, dry.stdout
     assert databases(our_server, sfx) == []
 
-    # killed in the middle of the 3000-partition table, once it reports 4 partition batches of 200
-    # written (its progress says so at every 10 %: the kill comes at 1000)
+    # killed in the middle of the big partitioned table, once it reports 4 partition batches of 200
+    # written (its progress says so at every 10 %: the kill comes at the first report of 800 or more)
     killed = migrate_cli_killed_at(f"mig_ops{sfx}.metrics", 4 * 200, *common, "--parallel", "2",
                                    "--batch-size", "200")
     assert killed.returncode == -9, killed.stdout + killed.stderr

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,25 @@ def test_small_write_bench_tiny(tmp_path):
         assert v["median_s"] > 0 and len(v["times_s"]) == rounds, source
         assert 0 < v["tasks"] <= 40, (source, v)  # 1,210 tasks from spark.sql before
     assert "one-row pipeline.write" in res.stdout
+
+
+@pytest.mark.backends("sqlite")
+def test_table_types_bench_tiny(spark, our_server):
+    """bench/pipeline_bench.py --table-types at a tiny size, in the suite's Spark session: both
+    tables read the same after the upserts and the merge-on-read table's compaction, every
+    measurement has a number."""
+    import argparse
+
+    from bench.pipeline_bench import bench_table_types, report
+
+    rounds = 3 if properties.thorough() else 1
+    args = argparse.Namespace(rows=400, partitions=4, upsert_fraction=0.05, rounds=rounds,
+                              db=f"tt_{uuid.uuid4().hex[:8]}")
+    results = {"rows": 400, "partitions": 4, "master": "local[2]"}
+    bench_table_types(spark, args, f"thrift://127.0.0.1:{our_server}", results)
+    m = results["table_types"]
+    assert results["upsert_rows"] == 20  # every 21st id (20 and 4 partitions share a factor)
+    assert all(len(v) == rounds and min(v) > 0 for v in m["upsert_s"].values())
+    assert all(len(v) == rounds and min(v) > 0 for k, v in m["read_s"].items() if k != "COPY_ON_WRITE")
+    assert len(m["read_s"]["COPY_ON_WRITE"]) == 2 * rounds and results["compaction_s"] > 0
+    assert "merge-on-read" in report(results) and "x faster" in report(results)

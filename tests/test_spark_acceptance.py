@@ -76,6 +76,13 @@ def reference_results(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("spark-reference")
     result = run_spark_script(SCRIPT, port, d / "warehouse", d / "result.json")
     assert result["meta"].get("fatal") is None, f"script aborted: {result['meta']['fatal']}"
+    if unexpected_reference_results(result["steps"]):
+        # The shared reference (Derby, other tests' calls beside it) once answered a plain integer
+        # filter with an internal error; one more run, and the baseline test judges the second.
+        print("reference HMS: unexpected results, running the script again:",
+              unexpected_reference_results(result["steps"]))
+        result = run_spark_script(SCRIPT, port, d / "warehouse2", d / "result2.json")
+        assert result["meta"].get("fatal") is None, f"script aborted: {result['meta']['fatal']}"
     if use_cache:
         cache.set(key, result)
     return result
@@ -151,10 +158,8 @@ def _server_log_excerpt(path, lines: int = 40) -> str:
     return "\n".join(interesting[-lines:]) or "<no warnings or errors logged>"
 
 
-def test_reference_baseline(reference_results):
-    """Sanity of the reference run itself: only expected steps fail (documents HMS 2.3 quirks)."""
-    steps = reference_results["steps"]
-    assert steps, "no steps recorded"
+def unexpected_reference_results(steps: dict) -> list[str]:
+    """Reference steps that did not answer as HMS 2.3 does (its documented quirks allowed)."""
     unexpected = []
     for k, v in steps.items():
         failed = isinstance(v, dict) and "error" in v
@@ -166,6 +171,14 @@ def test_reference_baseline(reference_results):
                 unexpected.append(f"{k}: {_short(v, 300)}")
         elif failed:
             unexpected.append(f"{k}: {_short(v, 300)}")
+    return unexpected
+
+
+def test_reference_baseline(reference_results):
+    """Sanity of the reference run itself: only expected steps fail (documents HMS 2.3 quirks)."""
+    steps = reference_results["steps"]
+    assert steps, "no steps recorded"
+    unexpected = unexpected_reference_results(steps)
     assert not unexpected, "unexpected reference results:\n" + "\n".join(unexpected)
     # Every filter step must agree with its oracle except the documented LIKE failures.
     for k, v in steps.items():

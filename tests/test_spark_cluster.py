@@ -1,7 +1,8 @@
 """The pipeline on a Spark standalone cluster (issue 40): a master and two workers started from
-pyspark's own `spark-class`; the same writes (insert, upsert, delete) with the cluster's master and
-with `local[2]` commit through our server; the cluster's tasks run in the workers' executors, and
-both read back the model's rows. docs/deployment.md, "The pipeline on a Spark cluster"."""
+pyspark's own `spark-class`; writes (insert, upsert, delete) with the cluster's master commit through
+our server, the cluster's tasks run in the workers' executors, and it reads back the model's rows
+(the same writes in `local` mode are what every other pipeline test runs). docs/deployment.md, "The
+pipeline on a Spark cluster"."""
 
 from __future__ import annotations
 
@@ -54,8 +55,8 @@ def test_pipeline_on_a_standalone_cluster(our_server, tmp_path):
         model = {i: [i, f"c{i % 3}", float(i)] for i in range(60)}
         model.update({i: [i, f"c{i % 3}", i + 0.5] for i in range(0, 60, 7)})
         del model[5]
-        assert cluster["master"] == f"spark://127.0.0.1:{port}" and result["local"]["master"] == "local[2]"
-        assert cluster["rows"] == result["local"]["rows"] == [model[i] for i in sorted(model)]
+        assert cluster["master"] == f"spark://127.0.0.1:{port}"
+        assert cluster["rows"] == [model[i] for i in sorted(model)]
         assert len(cluster["executors"]) == 3  # the driver and one executor on each worker
         assert cluster["task_dirs"] and all(d.startswith(str(tmp_path / "work")) for d in cluster["task_dirs"])
         assert {d.split("/work")[1][0] for d in cluster["task_dirs"]} <= {"0", "1"}

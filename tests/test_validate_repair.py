@@ -1,7 +1,8 @@
 """validate / repair (RFC-15 validate mode): validate finds a file deleted behind the server's back,
 a partition added on storage only and a completed instant missing from the server; repair fixes
 each through the import path; validate then agrees, and the server's view equals hudi-rs's.
-The CLI runs as a subprocess against a real server process on each backend."""
+The CLI runs against a real server process on each backend (in the test worker's CLI process,
+tests/harness/cli_loop.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Hudi fixture tables on disk and what hudi-rs (the independent oracle) and our server say about
-them; running the `hudi-metastore` CLI as a subprocess. For the import, validate/repair and CLI
+them; running the `hudi-metastore` CLI. For the import, validate/repair and CLI
 view tests."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from .cli_loop import CliLoop
 from .procs import REPO_ROOT, VENV_PYTHON
 
 REPO_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "hudi-tables")
@@ -134,10 +135,28 @@ def hive_synced_table(db: str, name: str, base: str, ttype: str = "COPY_ON_WRITE
                  parameters={"EXTERNAL": "TRUE", "spark.sql.sources.provider": "hudi", "last_commit_time_sync": "x"})
 
 
-def run_cli(*args: str, input_text: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """`hudi-metastore <args>` in a subprocess (stdin closed unless input_text)."""
+_LOOP: CliLoop | None = None
+
+
+def run_cli(*args: str, input_text: str | None = None, timeout: float = 120,
+            own_process: bool = False) -> subprocess.CompletedProcess:
+    """`hudi-metastore <args>` with `input_text` (or nothing) on its standard input: run by the test
+    worker's CLI loop (tests/harness/cli_loop.py: the same `main`, environment and input, without
+    an interpreter start per command), or in a process of its own (`own_process`, or when the loop
+    is busy or does not answer)."""
+    global _LOOP
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    if not own_process:
+        if _LOOP is None:
+            _LOOP = CliLoop(VENV_PYTHON, str(REPO_ROOT), env)
+        if _LOOP.lock.acquire(blocking=False):
+            try:
+                return _LOOP.run(list(args), env, input_text or "", timeout)
+            except OSError:
+                pass
+            finally:
+                _LOOP.lock.release()
     return subprocess.run([VENV_PYTHON, "-m", "adapter.cli", *args], cwd=str(REPO_ROOT), env=env,
                           input=input_text if input_text is not None else "", capture_output=True, text=True,
                           timeout=timeout)

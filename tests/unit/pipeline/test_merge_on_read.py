@@ -99,3 +99,10 @@ def test_compaction_plan_reads_back():
     assert parse_compaction_plan(compaction_plan([op])) == [op]
     with pytest.raises(Exception, match="HoodieCompactionPlan"):
         parse_compaction_plan(b"not avro")
+
+
+def test_slice_whose_every_record_is_deleted_reads_empty(tmp_path):
+    """(Found by tests/test_pipeline_services_property.py: a file group whose keys were all deleted.)"""
+    base, logs = _slice(tmp_path, delete_block(T(2), [("1", "p"), ("2", "p"), ("3", "p")]))
+    merged = read_slice(base, logs, SCHEMA, "ts")
+    assert merged.num_rows == 0 and merged.schema.names == read_slice(base, [], SCHEMA, "ts").schema.names

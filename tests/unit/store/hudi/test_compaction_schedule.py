@@ -11,7 +11,13 @@ import json
 import pytest
 
 from hudi_format.commit_metadata import parse_compaction_plan
-from hudi_format.config_keys import COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS
+from hudi_format.config_keys import (
+    COMPACT_INLINE,
+    COMPACT_LOGFILE_SIZE_THRESHOLD,
+    COMPACT_MAX_DELTA_COMMITS,
+    COMPACT_MAX_DELTA_SECONDS,
+    COMPACT_TRIGGER_STRATEGY,
+)
 from hudi_format.table_config import HudiTableConfig
 from tests.unit.store.hudi.test_timeline import Env
 
@@ -109,3 +115,69 @@ def test_file_groups_under_pending_clustering_are_not_compacted(backend_url, tmp
         assert _compactions(env) == []  # both file groups are under the pending clustering
     finally:
         env.dispose()
+
+
+def _mor(env, tmp_path, name: str, props: dict[str, str]) -> None:
+    env.timeline.register_table(HudiTableConfig(
+        db_name=env.db, table_name=name, table_type="MERGE_ON_READ", record_key_fields=["id"],
+        partition_fields=["p"], precombine_field="ts", base_path=str(tmp_path / name),
+        properties={COMPACT_INLINE: "true", **props}))
+
+
+def _write_to(env, name: str, files) -> str:
+    tl = env.timeline
+    inst = tl.create_instant(env.db, name, None, "deltacommit", b"", 60)
+    tl.transition_to_inflight(env.db, name, inst.ts, "deltacommit", b"")
+    tl.complete_instant(env.db, name, inst.ts, "deltacommit", _stats(inst.ts, [(p, n(inst.ts)) for p, n in files]))
+    return inst.ts
+
+
+def _plans(env, name: str) -> list[list[tuple[str, int]]]:
+    """Per compaction of `name`: its plan's (file id, log files)."""
+    tl = env.timeline
+    return [sorted((o.file_id, len(o.log_files)) for o in parse_compaction_plan(
+        tl.instant_metadata(env.db, name, i.ts, "compaction", "REQUESTED")))
+        for i in tl.list_instants(env.db, name, actions=["compaction"])]
+
+
+def test_time_triggers_and_the_log_size_threshold(backend_url, tmp_path):
+    """`hoodie.compact.inline.trigger.strategy` TIME_ELAPSED / NUM_AND_TIME / NUM_OR_TIME with
+    `hoodie.compact.inline.max.delta.seconds`, and `hoodie.compaction.logfile.size.threshold`: the
+    plan takes the slices whose log files hold that many bytes (each file here is 100 bytes)."""
+    now = [1_767_225_600_000]
+    env = Env(backend_url, tmp_path, clock=lambda: now[0])
+    base = [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"), ("p=1", lambda ts: f"f2-0_0-1-0_{ts}.parquet")]
+    try:
+        _mor(env, tmp_path, "time", {COMPACT_TRIGGER_STRATEGY: "TIME_ELAPSED", COMPACT_MAX_DELTA_SECONDS: "600",
+                                     COMPACT_MAX_DELTA_COMMITS: "1"})
+        _mor(env, tmp_path, "both", {COMPACT_TRIGGER_STRATEGY: "num_and_time", COMPACT_MAX_DELTA_SECONDS: "600",
+                                     COMPACT_MAX_DELTA_COMMITS: "2"})
+        _mor(env, tmp_path, "either", {COMPACT_TRIGGER_STRATEGY: "NUM_OR_TIME", COMPACT_MAX_DELTA_SECONDS: "600",
+                                       COMPACT_MAX_DELTA_COMMITS: "2", COMPACT_LOGFILE_SIZE_THRESHOLD: "150"})
+        first = {name: _write_to(env, name, base) for name in ("time", "both", "either")}
+        now[0] += 1000
+        for name in ("time", "both"):  # enough deltacommits, not enough time
+            _write_to(env, name, [("p=1", lambda ts, f=first[name]: f".f1-0_{f}.log.1_0-1-0")])
+            assert _plans(env, name) == [], name
+        # either: the count is met; only f2's logs (200 bytes) reach the threshold
+        _write_to(env, "either", [("p=1", lambda ts: f".f1-0_{first['either']}.log.1_0-1-0"),
+                                  ("p=1", lambda ts: f".f2-0_{first['either']}.log.1_0-1-0"),
+                                  ("p=1", lambda ts: f".f2-0_{first['either']}.log.2_0-1-0")])
+        assert _plans(env, "either") == [[("f2-0", 2)]]
+        now[0] += 600_000  # ten minutes after each table's first deltacommit
+        for name in ("time", "both"):
+            _write_to(env, name, [("p=1", lambda ts, f=first[name]: f".f2-0_{f}.log.1_0-1-0")])
+            assert _plans(env, name) == [[("f1-0", 1), ("f2-0", 1)]], name
+    finally:
+        env.dispose()
+
+
+def test_bad_compaction_trigger_settings_fail_the_write():
+    from pipeline.config import WriteConfig
+
+    for key, bad in ((COMPACT_TRIGGER_STRATEGY, "WHEN_IT_RAINS"), (COMPACT_MAX_DELTA_SECONDS, "soon"),
+                     (COMPACT_LOGFILE_SIZE_THRESHOLD, "-1")):
+        with pytest.raises(ValueError, match=key.replace(".", r"\.")):
+            WriteConfig.from_options("upsert", {key: bad})
+    cfg = WriteConfig.from_options("upsert", {COMPACT_TRIGGER_STRATEGY: "NUM_OR_TIME", COMPACT_MAX_DELTA_SECONDS: "60"})
+    assert cfg.table_properties[COMPACT_TRIGGER_STRATEGY] == "NUM_OR_TIME"

@@ -270,3 +270,30 @@ def test_pipeline_options_of_the_services_go_to_the_table_config_and_bad_ones_fa
                 {CLEANER_HOURS_RETAINED: "a day"}, {ARCHIVE_MAX_COMMITS: "-1"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             WriteConfig.from_options("insert", bad)
+
+
+@pytest.mark.backends("sqlite")
+def test_storage_timeline_stays_bounded_over_many_commits(backend_url, tmp_path):
+    """The active timeline on storage stays bounded over COMMITS commits (1,000 in the thorough run),
+    each a new version of one file group and a new file group, cleaned and archived as they go."""
+    from tests.harness.properties import thorough
+
+    commits = 1000 if thorough() else 100
+    t = Table(backend_url, tmp_path, {CLEANER_COMMITS_RETAINED: "2", ARCHIVE_MIN_COMMITS: "3",
+                                      ARCHIVE_MAX_COMMITS: "4"})
+    timeline_dir = os.path.join(t.base, ".hoodie")
+    try:
+        most = 0
+        for n in range(commits):
+            t.commit({("p1", "a-0"): [1], ("p1", f"n{n}-0"): [100 + n]})
+            if n >= 10:
+                most = max(most, len(StorageTimeline.read(t.base).instants))
+        assert most <= 8, most
+        top_level = [n for n in os.listdir(timeline_dir) if n[:1].isdigit()]
+        assert len(top_level) <= 3 * 8, len(top_level)  # the instants' files: requested, inflight, completed
+        retained = [i.ts for i in t.timeline.list_instants(t.db, "t", states=["COMPLETED"], actions=["commit"])]
+        assert len(retained) == commits  # the server keeps every instant
+        t.check_readers(retained[-2:])
+        assert len(pa.Table.from_batches(hudi.HudiTable(t.base).read()).to_pylist()) == commits + 1
+    finally:
+        t.dispose()
