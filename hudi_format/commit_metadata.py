@@ -468,3 +468,102 @@ def parse_compaction_plan(data: bytes | None) -> list[CompactionOperation]:
                                        data_file.rsplit("/", 1)[-1] if data_file else None,
                                        [p.rsplit("/", 1)[-1] for p in o.get("deltaFilePaths") or []]))
     return out
+
+
+# HoodieRequestedReplaceMetadata with a HoodieClusteringPlan (hudi-common/src/main/avro; the schema of
+# Hudi 0.15, table version 6): `<ts>.replacecommit.requested` of a clustering holds it. Slices name
+# their files by path, as Hudi's planner writes them.
+_STR = ["null", "string"]
+_STR_MAP = ["null", {"type": "map", "values": "string"}]
+_SLICE_INFO = {"type": "record", "name": "HoodieSliceInfo", "fields": [
+    {"name": "dataFilePath", "type": _STR, "default": None},
+    {"name": "deltaFilePaths", "type": ["null", {"type": "array", "items": "string"}], "default": None},
+    {"name": "fileId", "type": _STR},
+    {"name": "partitionPath", "type": _STR, "default": None},
+    {"name": "bootstrapFilePath", "type": _STR, "default": None},
+    {"name": "version", "type": ["int", "null"], "default": 1}]}
+_CLUSTERING_GROUP = {"type": "record", "name": "HoodieClusteringGroup", "fields": [
+    {"name": "slices", "type": ["null", {"type": "array", "items": _SLICE_INFO}], "default": None},
+    {"name": "metrics", "type": ["null", {"type": "map", "values": "double"}], "default": None},
+    {"name": "numOutputFileGroups", "type": ["int", "null"], "default": 1},
+    {"name": "extraMetadata", "type": _STR_MAP, "default": None},
+    {"name": "version", "type": ["int", "null"], "default": 1}]}
+_CLUSTERING_STRATEGY = {"type": "record", "name": "HoodieClusteringStrategy", "fields": [
+    {"name": "strategyClassName", "type": _STR, "default": None},
+    {"name": "strategyParams", "type": _STR_MAP, "default": None},
+    {"name": "version", "type": ["int", "null"], "default": 1}]}
+REQUESTED_REPLACE_SCHEMA = {
+    "type": "record", "name": "HoodieRequestedReplaceMetadata", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "operationType", "type": _STR, "default": None},
+        {"name": "clusteringPlan", "default": None, "type": ["null", {
+            "type": "record", "name": "HoodieClusteringPlan", "fields": [
+                {"name": "inputGroups", "type": ["null", {"type": "array", "items": _CLUSTERING_GROUP}],
+                 "default": None},
+                {"name": "strategy", "type": ["null", _CLUSTERING_STRATEGY], "default": None},
+                {"name": "extraMetadata", "type": _STR_MAP, "default": None},
+                {"name": "version", "type": ["int", "null"], "default": 1},
+                {"name": "preserveHoodieMetadata", "type": ["null", "boolean"], "default": None}]}]},
+        {"name": "extraMetadata", "type": _STR_MAP, "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+    ],
+}
+CLUSTER = "CLUSTER"  # the operationType of a clustering
+SORT_AND_SIZE_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+
+
+@dataclass
+class ClusteringSlice:
+    partition_path: str
+    file_id: str
+    base_file: str | None  # path as the plan names it (a name once parsed)
+    log_files: list[str]
+    size: int = 0
+
+
+@dataclass
+class ClusteringGroup:
+    slices: list[ClusteringSlice]
+    output_file_groups: int = 1
+
+
+@dataclass
+class ClusteringPlan:
+    groups: list[ClusteringGroup]
+    sort_columns: list[str] = field(default_factory=list)
+
+
+def clustering_plan(plan: ClusteringPlan, sort_key: str) -> bytes:
+    """HoodieRequestedReplaceMetadata (Avro) of a clustering; `sort_key`: the strategy parameter's
+    name of the sort columns (hoodie.clustering.plan.strategy.sort.columns)."""
+    groups = [{"slices": [{"dataFilePath": s.base_file, "deltaFilePaths": list(s.log_files), "fileId": s.file_id,
+                           "partitionPath": s.partition_path, "bootstrapFilePath": None, "version": 1}
+                          for s in g.slices],
+               "metrics": {"TOTAL_FILE_SIZE": float(sum(s.size for s in g.slices)),
+                           "NUM_FILE_SLICES": float(len(g.slices))},
+               "numOutputFileGroups": g.output_file_groups, "extraMetadata": None, "version": 1}
+              for g in plan.groups]
+    params = {sort_key: ",".join(plan.sort_columns)} if plan.sort_columns else None
+    record = {"operationType": CLUSTER, "extraMetadata": None, "version": 1, "clusteringPlan": {
+        "inputGroups": groups, "extraMetadata": None, "version": 1, "preserveHoodieMetadata": True,
+        "strategy": {"strategyClassName": SORT_AND_SIZE_STRATEGY, "strategyParams": params, "version": 1}}}
+    return avro_container(REQUESTED_REPLACE_SCHEMA, record)
+
+
+def parse_clustering_plan(data: bytes | None, sort_key: str) -> ClusteringPlan:
+    """The groups of a clustering's HoodieRequestedReplaceMetadata (Avro); file paths reduced to names."""
+    record = _avro_record(data or b"")
+    plan = (record or {}).get("clusteringPlan")
+    if record is None or (record.get("operationType") or "").upper() != CLUSTER or plan is None:
+        raise InvalidMetadata("a clustering plan must be a HoodieRequestedReplaceMetadata (Avro) with "
+                              "operationType CLUSTER and a clusteringPlan")
+    groups = []
+    for g in plan.get("inputGroups") or []:
+        slices = [ClusteringSlice(s.get("partitionPath") or "", s["fileId"],
+                                  s["dataFilePath"].rsplit("/", 1)[-1] if s.get("dataFilePath") else None,
+                                  [p.rsplit("/", 1)[-1] for p in s.get("deltaFilePaths") or []])
+                  for s in g.get("slices") or []]
+        groups.append(ClusteringGroup(slices, max(1, int(g.get("numOutputFileGroups") or 1))))
+    params = (plan.get("strategy") or {}).get("strategyParams") or {}
+    sort = [c.strip() for c in (params.get(sort_key) or "").split(",") if c.strip()]
+    return ClusteringPlan(groups, sort)

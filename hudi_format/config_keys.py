@@ -191,6 +191,19 @@ COMPACT_INLINE = _key("hoodie.compact.inline",
 COMPACT_MAX_DELTA_COMMITS = _key("hoodie.compact.inline.max.delta.commits",
                                  "merge-on-read: the server schedules a compaction once this many deltacommits "
                                  "completed since the last compaction", "5")
+CLUSTERING_INLINE = _key("hoodie.clustering.inline",
+                         "clustering runs with the writes; in a table's config: the server schedules it and the "
+                         "pipeline runs it before its next write (or `table-services run`)", "false")
+CLUSTERING_MAX_COMMITS = _key("hoodie.clustering.inline.max.commits",
+                              "the server schedules a clustering once this many write commits completed since "
+                              "the last one", "4")
+CLUSTERING_SMALL_FILE_LIMIT = _key("hoodie.clustering.plan.strategy.small.file.limit",
+                                   "clustering plans take file slices whose base file is smaller than this (bytes)",
+                                   "314572800")
+CLUSTERING_TARGET_FILE_MAX_BYTES = _key("hoodie.clustering.plan.strategy.target.file.max.bytes",
+                                        "the size of the file groups a clustering writes (bytes)", "1073741824")
+CLUSTERING_SORT_COLUMNS = _key("hoodie.clustering.plan.strategy.sort.columns",
+                               "columns (comma-separated) a clustering sorts the records of its new file groups by")
 WRITE_TABLE_TYPE = _key("hoodie.datasource.write.table.type",
                         "the table type a first write creates: COPY_ON_WRITE or MERGE_ON_READ", "COPY_ON_WRITE")
 CLIENT_HEARTBEAT_INTERVAL_MS = _key("hoodie.client.heartbeat.interval_in_ms",

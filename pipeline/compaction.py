@@ -16,12 +16,13 @@ import logging
 
 import pyarrow as pa
 
-from client import HudiCatalog, Security
+from client import HudiCatalog, InvalidOperation, Security
 from hudi_format.commit_metadata import parse_compaction_plan
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import base_file_name, read_footer, write_base_file, write_token
 from .column_stats import encode, footer_stats, indexed_columns, uncompressed_size
+from .errors import ServiceClaimed
 from .file_group_writer import STATS_DDL, executor_client, write_stat
 from .merge_on_read import read_slice
 from .schema import META_COLUMNS, to_avro_schema
@@ -79,6 +80,16 @@ def pending(client: HudiCatalog, info: TableInfo) -> list[str]:
     return [i.ts for i in client.list_instants(info.db, info.name, states=["REQUESTED"], actions=[COMPACTION])]
 
 
+def claim(client: HudiCatalog, db: str, name: str, ts: str, action: str) -> None:
+    """Take the requested service instant `ts` (REQUESTED -> INFLIGHT, one row lock on the server):
+    of two executors, the second gets ServiceClaimed and leaves it alone."""
+    try:
+        client.transition_to_inflight(db, name, ts, action, b"")
+    except InvalidOperation as exc:
+        raise ServiceClaimed(f"{action} {ts} of {db}.{name} is already being run by another executor "
+                             f"({exc.message})", ts) from None
+
+
 def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security: Security | None = None) -> str:
     """Run the requested compaction `ts`; its instant time once completed."""
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -88,8 +99,8 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
 
     db, name = info.db, info.name
     ops = parse_compaction_plan(client.get_instant_metadata(db, name, ts, COMPACTION, "REQUESTED"))
+    claim(client, db, name, ts, COMPACTION)
     schema = latest_schema(client, info)
-    client.transition_to_inflight(db, name, ts, COMPACTION, b"")
     slices = {(s.partition_path, s.file_id): s
               for s in client.get_latest_file_slices(db, name, sorted({o.partition_path for o in ops}))}
     layout = info.layout()

@@ -15,6 +15,11 @@ from hudi_format.config_keys import (
     CLEANER_POLICY,
     CLIENT_HEARTBEAT_INTERVAL_MS,
     CLIENT_HEARTBEAT_TOLERABLE_MISSES,
+    CLUSTERING_INLINE,
+    CLUSTERING_MAX_COMMITS,
+    CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_SORT_COLUMNS,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
     COMBINE_BEFORE_DELETE,
     COMBINE_BEFORE_INSERT,
     COMBINE_BEFORE_UPSERT,
@@ -46,7 +51,8 @@ from hudi_format.config_keys import (
 # services by them (docs/pipeline.md, Table services)
 TABLE_SERVICE_KEYS = (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS, CLEAN_AUTOMATIC, CLEANER_POLICY,
                       CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
-                      ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS)
+                      ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS, CLUSTERING_INLINE, CLUSTERING_MAX_COMMITS,
+                      CLUSTERING_SMALL_FILE_LIMIT, CLUSTERING_TARGET_FILE_MAX_BYTES, CLUSTERING_SORT_COLUMNS)
 
 COMPACTION_KEYS = (COMPACT_TRIGGER_STRATEGY, COMPACT_MAX_DELTA_SECONDS, COMPACT_LOGFILE_SIZE_THRESHOLD)
 
@@ -156,6 +162,12 @@ class WriteConfig:
                     ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS):
             if not str(o.get(key) or default_of(key)).strip().isdigit() or _int(o, key) < 1:
                 raise ValueError(f"{key} must be a whole number of at least 1, not {o.get(key)!r}")
+        for key, least in ((CLUSTERING_MAX_COMMITS, 1), (CLUSTERING_SMALL_FILE_LIMIT, 0),
+                           (CLUSTERING_TARGET_FILE_MAX_BYTES, 1)):
+            if not str(o.get(key) or default_of(key)).strip().isdigit() or _int(o, key) < least:
+                raise ValueError(f"{key} must be a whole number of at least {least}, not {o.get(key)!r}")
+        if str(o.get(CLUSTERING_INLINE) or "false").strip().lower() not in ("true", "false"):
+            raise ValueError(f"{CLUSTERING_INLINE} must be true or false, not {o.get(CLUSTERING_INLINE)!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
             raise ValueError(f"{PARQUET_MAX_FILE_SIZE} and {COPYONWRITE_RECORD_SIZE_ESTIMATE} must be > 0")
         return cfg

@@ -17,3 +17,12 @@ class WriteConflictError(HudiWriteError):
         super().__init__(message)
         self.instant = instant
         self.conflicting = list(conflicting)
+
+
+class ServiceClaimed(HudiWriteError):
+    """A pending table service (a compaction the server scheduled) is already being run by another
+    executor: this one left it alone."""
+
+    def __init__(self, message: str, instant: str):
+        super().__init__(message)
+        self.instant = instant

@@ -9,6 +9,7 @@ from client import AlreadyExists, Column, Database, HudiCatalog, NotFound
 from hudi_format.config_keys import (
     BASE_FILE_FORMAT,
     CLEAN_AUTOMATIC,
+    CLUSTERING_SORT_COLUMNS,
     COMPACT_INLINE,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
@@ -129,6 +130,10 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         if table_type == MOR:  # the server schedules compactions, the pipeline runs them
             props.setdefault(PAYLOAD_CLASS, DEFAULT_PAYLOAD)
             props.setdefault(COMPACT_INLINE, "true")
+        unknown = [c for c in as_list(props.get(CLUSTERING_SORT_COLUMNS)) if c not in schema.fieldNames()]
+        if unknown:
+            raise ValueError(f"{CLUSTERING_SORT_COLUMNS}: {', '.join(unknown)} not among the columns written "
+                             f"({', '.join(schema.fieldNames())})")
         config = HudiTableConfig(
             db_name=db, table_name=name, table_type=table_type, record_key_fields=keys,
             partition_fields=parts, precombine_field=precombine_field,

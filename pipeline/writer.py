@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from client import BaseFileStats, FileGroupKeys, HudiCatalog, Security
-from hudi_format.config_keys import WRITE_TABLE_TYPE
+from hudi_format.config_keys import CLUSTERING_INLINE, WRITE_TABLE_TYPE
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns
@@ -108,6 +108,7 @@ class _Job:
         self._session_value: str | None = None  # spark.sql.shuffle.partitions before the write set its own
         self._merged: set[str] = set()  # merge-on-read: existing small file groups taking inserts (rewritten)
         self._log_versions: dict[str, int] = {}  # merge-on-read: file id -> its slice's last log version
+        self._clustering: dict[tuple[str, str], str] = {}  # file groups under a clustering run elsewhere
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -137,13 +138,22 @@ class _Job:
     def _run_compactions(self) -> None:
         """Merge-on-read: the compactions the server scheduled run first, inline (pipeline/compaction.py).
         One that fails does not fail the write: it stays pending (docs/pipeline.md, Not done yet)."""
-        from . import compaction
+        from . import clustering, compaction
 
         for ts in compaction.pending(self.client, self.info):
             try:
                 compaction.run(self.spark, self.client, self.info, ts, self.metastore, self.task_security)
             except Exception as exc:
                 log.warning("compaction %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
+        if (self.info.properties.get(CLUSTERING_INLINE) or "").lower() != "true":
+            return
+        for ts in clustering.pending(self.client, self.info):
+            try:
+                clustering.run(self.spark, self.client, self.info, ts, self.metastore, self.task_security)
+            except Exception as exc:
+                log.warning("clustering %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
+        # those another executor runs: their file groups take no records meanwhile (as Hudi's default)
+        self._clustering = clustering.under_clustering(self.client, self.info, self.cfg.heartbeat_timeout_s)
 
     def _unregister_new_table(self) -> None:
         """The first write of a table this job created failed: the table goes again, unless another
@@ -187,6 +197,12 @@ class _Job:
         self.instant = txn.begin(self.schema_avro)
         try:
             rows, replaced = self._execute(records, counts)
+            held = sorted({(r["partitionPath"], r["fileId"]) for r in rows} & set(self._clustering))
+            if held:
+                p, fid = held[0]
+                raise HudiWriteError(f"{self.db}.{self.name}: file group {fid} in {p!r} is under pending clustering "
+                                     f"{self._clustering[held[0]]}, which another executor runs; updates to it are "
+                                     "refused until it completes (retry then)")
             meta = commit_metadata(cfg.operation, [write_stat(r) for r in rows], self.schema_avro,
                                    replaced if action == "replacecommit" else None)
             return txn.complete(meta, _record_keys(rows) if self.info.record_index else None, _column_stats(rows))
@@ -375,6 +391,8 @@ class _Job:
             updates, inserts, insert_counts = None, records, counts
         by_partition: dict[str, list] = {}
         for s in slices:
+            if (s.partition_path, s.file_id) in self._clustering:
+                continue  # (under pending clustering: takes no inserts)
             if not s.log_files:  # (merge-on-read: a slice with logs takes no inserts, as in Hudi)
                 by_partition.setdefault(s.partition_path, []).append(s)
         buckets = workload_profile.plan(

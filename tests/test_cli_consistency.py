@@ -245,7 +245,13 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
     import json
 
     from adapter.cli import main
-    from hudi_format.config_keys import CLEAN_AUTOMATIC, CLEANER_COMMITS_RETAINED
+    from hudi_format.config_keys import (
+        CLEAN_AUTOMATIC,
+        CLEANER_COMMITS_RETAINED,
+        CLUSTERING_INLINE,
+        CLUSTERING_MAX_COMMITS,
+        CLUSTERING_SORT_COLUMNS,
+    )
 
     root = logging.getLogger()
     monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
@@ -257,7 +263,9 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
         c.register_hudi_table(
             HudiTableConfig(dbName=db, tableName="t", tableType=HudiTableType.COPY_ON_WRITE, recordKeyFields=["id"],
                             partitionFields=["p"], basePath=base,
-                            properties={CLEAN_AUTOMATIC: "true", CLEANER_COMMITS_RETAINED: "1"}),
+                            properties={CLEAN_AUTOMATIC: "true", CLEANER_COMMITS_RETAINED: "1",
+                                        CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "3",
+                                        CLUSTERING_SORT_COLUMNS: "id"}),
             [FieldSchema("id", "int", None), FieldSchema("p", "string", None)])
         for _ in range(3):  # a new version of one file group each (the files need not exist here)
             ts = c.new_instant_time(db, "t")
@@ -269,6 +277,18 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
                 "operationType": "UPSERT"})
     assert main(["table-services", "status", f"{db}.t", "--json", "--metastore", server]) == 0
     doc = json.loads(capsys.readouterr().out)["services"]
+    assert doc["clustering"]["enabled"] and doc["clustering"]["recent"] == []
+    [clustering] = [i["instant"] for i in doc["clustering"]["pending"]]  # due after the third commit
+    with HudiMetastoreClient(server) as c:  # an executor runs it (the file need not exist here)
+        c.transition_to_inflight(db, "t", clustering, "clustering", None)
+        c.complete_instant(db, "t", clustering, "clustering", {"partitionToWriteStats": {"p=1": [{
+            "fileId": "n-0", "path": f"p=1/n-0_0-1-1_{clustering}.parquet", "partitionPath": "p=1",
+            "fileSizeInBytes": 10, "prevCommit": "null"}]}, "partitionToReplaceFileIds": {"p=1": ["a-0"]},
+            "compacted": False, "extraMetadata": {}, "operationType": "CLUSTER"})
+    assert main(["table-services", "status", f"{db}.t", "--json", "--metastore", server]) == 0
+    doc = json.loads(capsys.readouterr().out)["services"]
+    assert doc["clustering"]["pending"] == [] and doc["clustering"][CLUSTERING_SORT_COLUMNS] == "id"
+    assert [(i["instant"], i["state"]) for i in doc["clustering"]["recent"]] == [(clustering, "COMPLETED")]
     assert doc["clean"]["enabled"] and doc["clean"]["hoodie.cleaner.policy"] == "KEEP_LATEST_COMMITS"
     assert doc["clean"]["hoodie.cleaner.commits.retained"] == "1" and doc["clean"]["pending"] == []
     assert [i["state"] for i in doc["clean"]["recent"]] == ["COMPLETED"]
@@ -277,7 +297,73 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
     assert main(["table-services", "status", f"{db}.t", "--metastore", server]) == 0
     out = capsys.readouterr().out
     assert "SERVICE\tINSTANT\tSTATE\tCOMPLETED" in out.splitlines() and "\nclean\t" in out, out
+    assert f"\nclustering\t{clustering}\tCOMPLETED\t" in out and "clustering  on: after 3 commits" in out, out
     _plain_table(server, db, tmp_path / "plain")
     assert main(["table-services", "status", f"{db}.plain", "--metastore", server]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and f"{db}.plain is not a Hudi table" in err, err
+
+
+def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, capsys):
+    """`table-services run` without Spark: a table that is no Hudi table (2), a copy-on-write table
+    and a merge-on-read one with nothing pending (1), a compaction or clustering another executor
+    claimed (1, named); the claim itself: of two executors taking one requested compaction, the
+    second gets ServiceClaimed; the file groups a writer must leave alone while a clustering runs.
+    (The Spark path: tests/pipeline_mor.py compact_and_check.)"""
+    from adapter.cli import main
+    from client import HudiCatalog
+    from pipeline.compaction import claim
+    from pipeline.errors import ServiceClaimed
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))
+    monkeypatch.setattr(root, "level", root.level)
+    db = name()
+
+    def run(table: str) -> tuple[int, str]:
+        code = main(["table-services", "run", f"{db}.{table}", "--metastore", server])
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1, err
+        return code, err
+
+    with HudiMetastoreClient(server) as c:
+        c.create_database(Database(name=db))
+        base = c.get_database(db).locationUri.rstrip("/")
+        for t, kind in (("cow", HudiTableType.COPY_ON_WRITE), ("mor", HudiTableType.MERGE_ON_READ)):
+            c.register_hudi_table(
+                HudiTableConfig(dbName=db, tableName=t, tableType=kind, recordKeyFields=["id"], partitionFields=[],
+                                basePath=f"{base}/{t}"), [FieldSchema("id", "int", None)])
+    _plain_table(server, db, tmp_path / "plain")
+    code, err = run("plain")
+    assert code == 2 and f"{db}.plain is not a Hudi table" in err
+    code, err = run("cow")
+    assert code == 1 and "nothing to run (none pending)" in err
+    code, err = run("mor")
+    assert code == 1 and "nothing to run (none pending)" in err
+    code, err = run("missing")
+    assert code == 2 and "missing" in err
+    with HudiCatalog(server) as c:
+        ts = c.create_instant(db, "mor", None, "compaction").ts
+        claim(c, db, "mor", ts, "compaction")  # the first executor
+        with pytest.raises(ServiceClaimed, match=f"compaction {ts} of {db}.mor is already being run"):
+            claim(c, db, "mor", ts, "compaction")  # the second
+        assert [(i.ts, i.state) for i in c.list_instants(db, "mor")] == [(ts, "INFLIGHT")]
+    code, err = run("mor")
+    assert code == 1 and f"already being run by another executor: compaction {ts}" in err
+    # a clustering: its file groups are held from writers only while an executor runs it (heartbeats)
+    from hudi_format.commit_metadata import ClusteringGroup, ClusteringPlan, ClusteringSlice, clustering_plan
+    from hudi_format.config_keys import CLUSTERING_SORT_COLUMNS
+    from pipeline.clustering import under_clustering
+    from pipeline.table import load
+
+    plan = clustering_plan(ClusteringPlan([ClusteringGroup([ClusteringSlice("", "f1-0", "f1-0_0-1-0_1.parquet", [])])]),
+                           CLUSTERING_SORT_COLUMNS)
+    with HudiCatalog(server) as c:
+        cts = c.create_instant(db, "cow", None, "clustering", plan).ts
+        info = load(c, db, "cow")
+        assert under_clustering(c, info, 180) == {}  # requested: the next writer runs it first
+        claim(c, db, "cow", cts, "clustering")
+        assert under_clustering(c, info, 180) == {("", "f1-0"): cts}
+        assert under_clustering(c, info, -1) == {}  # its executor stopped heartbeating
+    code, err = run("cow")
+    assert code == 1 and f"already being run by another executor: clustering {cts}" in err

@@ -29,7 +29,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "store": ("store",),  # store/__init__.py
     "adapter": ("adapter", "store", "client", "hudi_format", "thrift_idl"),
     "adapter.commands": ("adapter.commands", "adapter.config", "adapter.preflight", "adapter.security",
-                         "adapter.log_format", "client", "hudi_format", "thrift_idl"),
+                         "adapter.log_format", "client", "hudi_format", "thrift_idl", "pipeline"),
     "adapter.console": ("adapter.console", "adapter.metrics_http", "adapter.readiness", "store.services",
                         "store.errors", "store.metrics", "hudi_format", "thrift_idl"),
     "pipeline": ("client", "hudi_format"),

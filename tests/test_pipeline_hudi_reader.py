@@ -31,8 +31,10 @@ Runs on SQLite (since 2026-12-03, for CI's time; Hudi's reader reads what the se
 PostgreSQL in tests/test_hudi_sync_spark.py and tests/test_pipeline_types.py). The same job also
 reads a merge-on-read table (tests/pipeline_mor.py: base files and logs with Avro data and delete
 blocks, a compaction the server scheduled and the next write ran, another one pending): snapshot,
-read-optimized, time travel and incremental; the pending one runs after. The version 8/9 and
-archived tables, and data skipping, are checked there too.
+read-optimized, time travel and incremental; the pending one runs after (through `hudi-metastore
+table-services run`), and a table the pipeline clustered inline (tests/pipeline_clustering.py:
+snapshot, time travel to every instant and incremental from every instant, the clustering's
+included). The version 8/9 and archived tables, and data skipping, are checked there too.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.properties import thorough
 from tests.harness.spark import run_spark_script
+from tests.pipeline_clustering import COLS as CLUSTERED_COLS
+from tests.pipeline_clustering import clustered_sequence
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
 from tests.pipeline_mor import COLS as MOR_COLS
 from tests.pipeline_mor import compact_and_check, mor_sequence
@@ -173,6 +177,10 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     if mor is not None:
         read["mor"] = {"base": mor["base"], "instants": [i for i, _ in mor["history"]], "columns": MOR_COLS,
                        "read_optimized": True}
+    clustered = clustered_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
+    if clustered is not None:
+        read["clustered"] = {"base": clustered["base"], "instants": [i for i, _ in clustered["history"]],
+                             "columns": CLUSTERED_COLS}
     archived = _archived_tables(tmp_path / "archived") if newer else {}
     read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
                         "archived": True} for name, a in archived.items()})
@@ -222,6 +230,14 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
             later = {k: v for k, v in mor["model"].items() if mor["last_write"].get(k, "") > instant}
             assert got["incremental"][instant] == _as_rows(later), instant
         compact_and_check(spark, our_server, mor)
+    if clustered is not None:  # clustered inline by the pipeline (tests/pipeline_clustering.py)
+        got = out["read"]["clustered"]
+        assert "error" not in got, got
+        assert got["snapshot"] == _as_rows(clustered["model"])
+        for instant, then in clustered["history"]:
+            assert got["as_of"][instant] == _as_rows(then), instant
+            later = {k: v for k, v in clustered["model"].items() if clustered["last_write"].get(k, "") > instant}
+            assert got["incremental"][instant] == _as_rows(later), instant
     for name, a in archived.items():
         got = out["read"][name]
         assert "error" not in got, (name, got)

@@ -142,14 +142,19 @@ def _savepoints(sub) -> None:
 
 
 def _table_services(sub) -> None:
-    text = "a Hudi table's services (compaction, clean, archival; docs/pipeline.md, Table services)"
+    text = "a Hudi table's services (compaction, clean, archival; docs/pipeline.md, Table services): status, run"
     p = sub.add_parser("table-services", help=text, description=text)
     services = p.add_subparsers(dest="services_command", required=True, metavar="COMMAND")
     q = add_table_command(services, "status", lazy("adapter.commands.table_services", "run_status"),
-                          "the table's service settings, pending and recent compactions and cleans, and how far "
-                          "the timeline on storage is archived")
+                          "the table's service settings, pending and recent compactions, clusterings and cleans, "
+                          "and how far the timeline on storage is archived")
     q.add_argument("--recent", type=int, default=5, metavar="N", help="recent instants per service (default: 5)")
     q.add_argument("--json", action="store_true", help="machine-readable output")
+    q = add_table_command(services, "run", lazy("adapter.commands.table_services", "run_services"),
+                          "run the table's pending compactions and clusterings as a Spark job (each claimed on the "
+                          "server first: two executors never run the same one); exit status 1 when nothing is pending")
+    q.add_argument("--master", metavar="URL",
+                   help="Spark master (default: the session's, or Spark's own default local[*])")
 
 
 def _browse(sub) -> None:

@@ -1,12 +1,19 @@
 """`hudi-metastore table-services status DB.TABLE [--json] [--recent N]`: a Hudi table's services
 (issue 38; docs/pipeline.md, Table services): their settings from the table's config (Hudi's names
-and defaults), who runs them, the pending compactions and cleans and the recent ones, and how far
+and defaults), who runs them, the pending compactions, clusterings and cleans and the recent ones, and how far
 the storage mirror archived the timeline on storage (read from the table's base path where this
-command can read it). Exit status 0; 2 on errors."""
+command can read it). Exit status 0; 2 on errors.
+
+`hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions and
+clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first.
+Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
+nothing was waiting for an executor (none pending, or every pending one already running
+elsewhere); 2 on errors, also when a service failed (it stays pending)."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 from adapter.commands.table_cli import connect, reporting_errors, require_hudi_table, split_table
 from hudi_format.commit_metadata import parse_commit
@@ -18,6 +25,11 @@ from hudi_format.config_keys import (
     CLEANER_FILE_VERSIONS_RETAINED,
     CLEANER_HOURS_RETAINED,
     CLEANER_POLICY,
+    CLUSTERING_INLINE,
+    CLUSTERING_MAX_COMMITS,
+    CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_SORT_COLUMNS,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
     COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
     TIMELINE_SOURCE,
@@ -27,6 +39,7 @@ from hudi_format.table_config import MOR
 
 PENDING = ("REQUESTED", "INFLIGHT")
 COMPACT = "COMPACT"  # the operationType of a completed compaction (a commit)
+CLUSTER = "CLUSTER"  # of a completed clustering (a replacecommit)
 
 
 def _setting(props: dict[str, str], key: str) -> str:
@@ -37,7 +50,8 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
     own = bool(props.get(TIMELINE_SOURCE))  # Hudi's own writers keep the timeline: they run the services
     compaction = {"enabled": table_type == MOR and _setting(props, COMPACT_INLINE).lower() == "true" and not own,
                   COMPACT_MAX_DELTA_COMMITS: _setting(props, COMPACT_MAX_DELTA_COMMITS),
-                  "scheduled_by": "the server", "run_by": "the pipeline (inline, before its next write)"}
+                  "scheduled_by": "the server",
+                  "run_by": "the pipeline (inline, before its next write) or table-services run"}
     policy = _setting(props, CLEANER_POLICY).upper()
     retained = {"KEEP_LATEST_FILE_VERSIONS": CLEANER_FILE_VERSIONS_RETAINED,
                 "KEEP_LATEST_BY_HOURS": CLEANER_HOURS_RETAINED}.get(policy, CLEANER_COMMITS_RETAINED)
@@ -46,7 +60,14 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
     archival = {ARCHIVE_MIN_COMMITS: _setting(props, ARCHIVE_MIN_COMMITS),
                 ARCHIVE_MAX_COMMITS: _setting(props, ARCHIVE_MAX_COMMITS),
                 "run_by": "the server's storage mirror, after each mirrored commit"}
-    return {"compaction": compaction, "clean": clean, "archival": archival}
+    clustering = {"enabled": _setting(props, CLUSTERING_INLINE).lower() == "true" and not own,
+                  CLUSTERING_MAX_COMMITS: _setting(props, CLUSTERING_MAX_COMMITS),
+                  CLUSTERING_SMALL_FILE_LIMIT: _setting(props, CLUSTERING_SMALL_FILE_LIMIT),
+                  CLUSTERING_TARGET_FILE_MAX_BYTES: _setting(props, CLUSTERING_TARGET_FILE_MAX_BYTES),
+                  CLUSTERING_SORT_COLUMNS: props.get(CLUSTERING_SORT_COLUMNS) or "",
+                  "scheduled_by": "the server",
+                  "run_by": "the pipeline (inline, before its next write) or table-services run"}
+    return {"compaction": compaction, "clustering": clustering, "clean": clean, "archival": archival}
 
 
 def _instant(i) -> dict:
@@ -69,6 +90,21 @@ def _archival(base_path: str, instants) -> dict:
             "last_archived": max(archived, default=None)}
 
 
+def _recent(c, db: str, tbl: str, done: list, operation: str, recent: int) -> list:
+    """The newest of the completed instants `done` whose operationType is `operation`, oldest first."""
+    found: list = []
+    for i in reversed(done):
+        if len(found) >= recent:
+            break
+        meta = c.get_instant_metadata(db, tbl, i.ts, i.action, "COMPLETED")
+        try:
+            if (parse_commit(meta).operation_type or "").upper() == operation:
+                found.append(i)
+        except ValueError:
+            continue
+    return list(reversed(found))
+
+
 def status(c, db: str, tbl: str, recent: int) -> dict:
     cfg = c.get_hudi_table(db, tbl)
     props = dict(cfg.properties or {})
@@ -76,21 +112,15 @@ def status(c, db: str, tbl: str, recent: int) -> dict:
                  "services": _settings(props, cfg.table_type)}
     instants = c.list_instants(db, tbl)
     compactions = [i for i in instants if i.action == "compaction"]  # pending ones keep the action
+    clusterings = [i for i in instants if i.action == "clustering"]
     done = [i for i in instants if i.action == "commit" and i.state == "COMPLETED"] if cfg.table_type == MOR else []
-    finished: list = []
-    for i in reversed(done):  # the newest completed commits: those a compaction completed
-        if len(finished) >= recent:
-            break
-        meta = c.get_instant_metadata(db, tbl, i.ts, "commit", "COMPLETED")
-        try:
-            if (parse_commit(meta).operation_type or "").upper() == COMPACT:
-                finished.append(i)
-        except ValueError:
-            continue
+    replaced = [i for i in instants if i.action == "replacecommit" and i.state == "COMPLETED"]
     cleans = [i for i in instants if i.action == "clean"]
     services = doc["services"]
     services["compaction"]["pending"] = [_instant(i) for i in compactions if i.state in PENDING]
-    services["compaction"]["recent"] = [_instant(i) for i in reversed(finished)]
+    services["compaction"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, done, COMPACT, recent)]
+    services["clustering"]["pending"] = [_instant(i) for i in clusterings if i.state in PENDING]
+    services["clustering"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, replaced, CLUSTER, recent)]
     services["clean"]["pending"] = [_instant(i) for i in cleans if i.state in PENDING]
     services["clean"]["recent"] = [_instant(i) for i in [x for x in cleans if x.state == "COMPLETED"][-recent:]]
     services["archival"].update(_archival(cfg.base_path, instants))
@@ -100,12 +130,19 @@ def status(c, db: str, tbl: str, recent: int) -> dict:
 def _print(doc: dict) -> None:
     s = doc["services"]
     print(f"{doc['table']} ({doc['table_type']}): table services")
-    comp, clean, arch = s["compaction"], s["clean"], s["archival"]
+    comp, clust, clean, arch = s["compaction"], s["clustering"], s["clean"], s["archival"]
     if comp["enabled"]:
         print(f"compaction  on: after {comp[COMPACT_MAX_DELTA_COMMITS]} deltacommits; scheduled by "
               f"{comp['scheduled_by']}, run by {comp['run_by']}")
     else:
         print("compaction  off" + (" (copy-on-write)" if doc["table_type"] != MOR else ""))
+    if clust["enabled"]:
+        sort = f", sorted by {clust[CLUSTERING_SORT_COLUMNS]}" if clust[CLUSTERING_SORT_COLUMNS] else ""
+        print(f"clustering  on: after {clust[CLUSTERING_MAX_COMMITS]} commits, file slices under "
+              f"{clust[CLUSTERING_SMALL_FILE_LIMIT]} bytes into files of {clust[CLUSTERING_TARGET_FILE_MAX_BYTES]} "
+              f"bytes{sort}; scheduled by {clust['scheduled_by']}, run by {clust['run_by']}")
+    else:
+        print(f"clustering  off ({CLUSTERING_INLINE}=false)")
     retained = next(k for k in clean if k.endswith(".retained"))
     print(f"clean       {'on' if clean['enabled'] else 'off'}: {clean[CLEANER_POLICY]}, {retained}={clean[retained]}; "
           f"run by {clean['run_by']}")
@@ -113,7 +150,7 @@ def _print(doc: dict) -> None:
           f"run by {arch['run_by']}")
     print("SERVICE\tINSTANT\tSTATE\tCOMPLETED")
     rows = 0
-    for name in ("compaction", "clean"):
+    for name in ("compaction", "clustering", "clean"):
         for i in s[name]["pending"] + s[name]["recent"]:
             print(f"{name}\t{i['instant']}\t{i['state']}\t{i['completed'] or '-'}")
             rows += 1
@@ -122,7 +159,7 @@ def _print(doc: dict) -> None:
     else:
         print(f"archival\t{arch['last_archived'] or '-'}\tARCHIVED\t-  ({arch['archived_instants']} instant(s) "
               f"archived; {arch['active_instants']} active on storage from {arch['oldest_active'] or '-'})")
-    print(f"{rows} compaction and clean instant(s)")
+    print(f"{rows} compaction, clustering and clean instant(s)")
 
 
 def run_status(args) -> int:
@@ -138,3 +175,59 @@ def run_status(args) -> int:
         return 0
 
     return reporting_errors("table-services status", args.metastore, go)
+
+
+def _spark(master: str | None):
+    """The active session (a caller's, e.g. spark-submit's), else a new one; (session, made here)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    running = SparkContext._active_spark_context is not None  # this process's (a caller's) context
+    builder = SparkSession.builder.appName("hudi-metastore table-services run")
+    if master and not running:
+        builder = builder.master(master)
+    return builder.getOrCreate(), not running
+
+
+def run_services(args) -> int:
+    from adapter.commands.table_cli import security_of
+
+    name = "table-services run"
+
+    def go() -> int:
+        from pipeline.table import load
+        from pipeline.table_services import pending, run
+
+        db, tbl = split_table(args.table)
+        security = security_of(args)
+        with connect(args) as c:
+            require_hudi_table(c, db, tbl)
+            info = load(c, db, tbl)
+            waiting = pending(c, info)
+            requested = [p for p in waiting if p.state == "REQUESTED"]
+            if not requested:
+                running = ", ".join(f"{p.service} {p.instant}" for p in waiting)
+                why = f"already being run by another executor: {running}" if running else "none pending"
+                print(f"{name}: {db}.{tbl}: nothing to run ({why})", file=sys.stderr)
+                return 1
+            spark, made = _spark(args.master)
+            try:
+                outcomes = run(spark, c, info, args.metastore, security)
+            finally:
+                if made:
+                    spark.stop()
+        for o in outcomes:
+            print(f"{o.service}\t{o.instant}\t{o.result}" + (f"\t{o.detail}" if o.detail else ""))
+        failed = [o for o in outcomes if o.result == "failed"]
+        for o in failed:
+            print(f"{name}: {db}.{tbl}: {o.service} {o.instant} failed (it stays pending): {o.detail}",
+                  file=sys.stderr)
+        if failed:
+            return 2
+        if not any(o.result == "completed" for o in outcomes):
+            print(f"{name}: {db}.{tbl}: nothing ran (another executor claimed every pending service)",
+                  file=sys.stderr)
+            return 1
+        return 0
+
+    return reporting_errors(name, args.metastore, go)

@@ -6,7 +6,7 @@ from html import escape
 from urllib.parse import quote, urlencode
 
 from adapter.console import svg
-from adapter.console.data import InstantRow, TableRow
+from adapter.console.data import InstantRow, TableRow, services
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#1a202c}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #cbd5e0;padding:.2em .6em;text-align:left}
@@ -81,6 +81,15 @@ def _timeline_section(rows: list[InstantRow], now_ms: int) -> str:
                                           "bytes written"], instants, "instants"))
 
 
+def _services_section(rows: list[InstantRow]) -> str:
+    found = services(rows)
+    if not found:
+        return "<h2>Table services</h2><p class=muted>no compaction, clustering or clean pending or recent</p>"
+    cells = [[escape(name), escape(r.ts), escape(r.state), escape(svg.duration(r.duration_ms))]
+             for name, r in found]
+    return "<h2>Table services</h2>" + table(["service", "instant", "state", "duration"], cells, "services")
+
+
 def _pairs(rows: list[tuple[str, str]], css: str, headers: tuple[str, str] = ("property", "value")) -> str:
     return table(list(headers), [[escape(k), f'<code class=long>{escape(v)}</code>'] for k, v in rows], css)
 
@@ -118,7 +127,7 @@ def table_page(db: str, t: TableRow, parts: list[str], page_no: int, pages: int,
                   f'{escape(p) or "(table)"}</a>'] for p in parts]
     else:
         prows = [[f'<span class="partition">{escape(p)}</span>'] for p in parts]
-    body = head + (_timeline_section(timeline, now_ms) if timeline is not None else "")
+    body = head + (_services_section(timeline) + _timeline_section(timeline, now_ms) if timeline is not None else "")
     body += (f"<h2>Partitions</h2><p>{total} partition(s)</p>" + _pager(href, page_no, pages)
              + table(["partition"], prows, "partitions") + _pager(href, page_no, pages))
     body += _schema(t) + _statistics(t, column_stats or [])

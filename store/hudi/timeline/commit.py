@@ -30,7 +30,7 @@ from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.hudi.timeline import compaction_schedule
+from store.hudi.timeline import clustering_schedule, compaction_schedule
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import Instants, put_meta
 from store.hudi.timeline.partition_sync import PartitionSync
@@ -145,6 +145,8 @@ class InstantCompletion:
         version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
         if done_action == "deltacommit":  # merge-on-read: a compaction may be due now
             compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
+        if done_action in clustering_schedule.WRITE_COMMITS:  # and a clustering
+            clustering_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
         return instant, version, partitions, metadata, gone, ref
@@ -222,18 +224,21 @@ def check_conflicts(conn: Connection, ref: HudiTableRef, row: Row, action: str, 
     mine = {(s.partition_path, s.file_id) for s in meta.write_stats}
     mine |= {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
     my_parts = {p for p, _ in mine}
-    conflicts = []
+    # a clustering replaces the file groups its plan names, no partition: file groups decide
+    clustered = set(clustering_schedule.clusterings(conn, ref.tbl_id)) & ({o.ts for o in others} | {row.ts})
+    conflicts, by_partition = [], False
     for o in others:
         theirs = touched[o.ts]
-        hit = my_parts & {p for p, _ in theirs} if "replacecommit" in (action, o.action) else mine & theirs
+        whole = {a for a, t in ((action, row.ts), (o.action, o.ts)) if a == "replacecommit" and t not in clustered}
+        hit = my_parts & {p for p, _ in theirs} if whole else mine & theirs
         if hit:
             conflicts.append(o.ts)
+            by_partition = by_partition or bool(whole)
     if conflicts:
         raise CommitConflict(
             f"Instant {row.ts}.{action} of {ref.db_name}.{ref.name} conflicts with instant(s) "
             f"{', '.join(sorted(conflicts))} that completed after it started and wrote the same "
-            f"{'partitions' if 'replacecommit' in [action] + [o.action for o in others] else 'file groups'}",
-            sorted(conflicts))
+            f"{'partitions' if by_partition else 'file groups'}", sorted(conflicts))
 
 
 def _touched_file_groups(conn: Connection, tbl_id: int, instants: list[str],

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, func, select
 
-from hudi_format.commit_metadata import CompactionOperation, compaction_plan
+from hudi_format.commit_metadata import CompactionOperation, compaction_plan, parse_clustering_plan
 from hudi_format.config_keys import (
+    CLUSTERING_SORT_COLUMNS,
     COMPACT_INLINE,
     COMPACT_LOGFILE_SIZE_THRESHOLD,
     COMPACT_MAX_DELTA_COMMITS,
@@ -38,6 +39,7 @@ from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import put_meta
 
 COMPACTION = "compaction"
+CLUSTERING = "clustering"
 SCHEDULED_TIMEOUT_S = 7 * 24 * 3600
 
 
@@ -90,11 +92,23 @@ def due(conn: Connection, ref: HudiTableRef, now_ms: int) -> bool:
     return by_count
 
 
+def _under_clustering(conn: Connection, tbl_id: int) -> set[tuple[str, str]]:
+    """File groups a pending clustering's plan replaces (clustering_schedule.py)."""
+    i, m = S.instant, S.instant_meta
+    plans = conn.execute(select(m.c.data).join(i, (i.c.tbl_id == m.c.tbl_id) & (i.c.ts == m.c.ts)).where(
+        m.c.tbl_id == tbl_id, m.c.action == CLUSTERING, m.c.state == REQUESTED, i.c.action == CLUSTERING,
+        i.c.state != COMPLETED)).scalars()
+    return {(s.partition_path, s.file_id) for data in plans
+            for g in parse_clustering_plan(data, CLUSTERING_SORT_COLUMNS).groups for s in g.slices}
+
+
 def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]:
-    """The latest file slices with log files (replaced file groups left out)."""
+    """The latest file slices with log files (replaced file groups and those a pending clustering
+    replaces left out)."""
     f, rg = S.files, S.replaced_file_groups
     replaced = {(r.partition_path, r.file_id) for r in conn.execute(
         select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id))}
+    replaced |= _under_clustering(conn, ref.tbl_id)
     files = [FileInfo(r.partition_path, r.file_id, r.name, r.size, r.base_instant, bool(r.is_log), r.log_version,
                       r.created_ts)
              for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.size, f.c.base_instant,

@@ -150,3 +150,20 @@ def test_server_page_is_readable(console):
     assert any(r[0] == "hudi_commits" for r in rows(html, "hudi-metrics"))
     assert ["readiness", "unknown"] in rows(html, "worker")
     assert "# TYPE" not in html and 'href="/metrics"' in html  # the raw text is /metrics'
+
+
+def test_hudi_table_page_shows_pending_and_recent_services(console):
+    """Pending and recent compactions, clusterings and cleans (issue 38), from the timeline: a
+    completed COMPACT commit, a pending clustering; the write commits are no service."""
+    html = get(console, "/db/sales/events")
+    assert rows(html, "services") == [] and "no compaction, clustering or clean pending or recent" in html
+    tl = console.services.timeline
+    done = tl.create_instant("sales", "events", None, "commit", b"", 0).ts
+    tl.transition_to_inflight("sales", "events", done, "commit", b"")
+    tl.complete_instant("sales", "events", done, "commit", json.dumps({"partitionToWriteStats": {"dt=1": [{
+        "fileId": "f1-0", "path": f"dt=1/f1-0_0-1-0_{done}.parquet", "partitionPath": "dt=1", "fileSizeInBytes": 10,
+        "prevCommit": "null"}]}, "operationType": "COMPACT", "extraMetadata": {}}).encode())
+    pending = tl.create_instant("sales", "events", None, "clustering", b"", 0).ts
+    html = get(console, "/db/sales/events")
+    assert [r[:3] for r in rows(html, "services")] == [["compaction", done, "COMPLETED"],
+                                                       ["clustering", pending, "REQUESTED"]]

@@ -93,6 +93,30 @@ def test_compaction_is_scheduled_after_max_delta_commits(backend_url, tmp_path):
         env.dispose()
 
 
+def test_file_groups_under_pending_clustering_are_not_compacted(backend_url, tmp_path):
+    """A compaction plan leaves out the file groups a pending clustering replaces (and the reverse:
+    tests/unit/store/hudi/test_clustering_schedule.py), so the two never rewrite one file group."""
+    from hudi_format.config_keys import CLUSTERING_INLINE, CLUSTERING_MAX_COMMITS, CLUSTERING_SORT_COLUMNS
+
+    env = Env(backend_url, tmp_path)
+    try:
+        env.timeline.register_table(HudiTableConfig(
+            db_name=env.db, table_name="m", table_type="MERGE_ON_READ", record_key_fields=["id"],
+            partition_fields=["p"], precombine_field="ts", base_path=str(tmp_path / "m"),
+            properties={COMPACT_MAX_DELTA_COMMITS: "2", COMPACT_INLINE: "true", CLUSTERING_INLINE: "true",
+                        CLUSTERING_MAX_COMMITS: "1", CLUSTERING_SORT_COLUMNS: "id"}))
+        first = _write(env, "deltacommit", [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"),
+                                            ("p=2", lambda ts: f"f2-0_0-1-0_{ts}.parquet")])
+        [clustering] = env.timeline.list_instants(env.db, "m", actions=["clustering"])
+        assert clustering.state == "REQUESTED"
+        env.timeline.transition_to_inflight(env.db, "m", clustering.ts, "clustering", b"")
+        _write(env, "deltacommit", [("p=1", lambda ts: f".f1-0_{first}.log.1_0-1-0"),
+                                    ("p=2", lambda ts: f".f2-0_{first}.log.1_0-1-0")])
+        assert _compactions(env) == []  # both file groups are under the pending clustering
+    finally:
+        env.dispose()
+
+
 def _mor(env, tmp_path, name: str, props: dict[str, str]) -> None:
     env.timeline.register_table(HudiTableConfig(
         db_name=env.db, table_name=name, table_type="MERGE_ON_READ", record_key_fields=["id"],

@@ -1,0 +1,138 @@
+"""Clusterings the server schedules (issue 38): on a table clustered inline
+(`hoodie.clustering.inline=true`; Hudi's default false schedules none), the write commit that makes
+`hoodie.clustering.inline.max.commits` since the last clustering requests one in its transaction,
+mirrored as `<ts>.replacecommit.requested` (HoodieRequestedReplaceMetadata); its plan groups each
+partition's small latest slices (a partition with one left alone); none while one is pending; it
+completes as a replacecommit through the commit path, conflicting only with writers of the file
+groups it replaces (not of the partition); hudi-rs then names the slices the server answers."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from hudi_format.commit_metadata import parse_clustering_plan
+from hudi_format.config_keys import (
+    CLUSTERING_INLINE,
+    CLUSTERING_MAX_COMMITS,
+    CLUSTERING_SMALL_FILE_LIMIT,
+    CLUSTERING_SORT_COLUMNS,
+    CLUSTERING_TARGET_FILE_MAX_BYTES,
+)
+from hudi_format.instant import REQUESTED
+from hudi_format.storage_timeline import StorageTimeline
+from hudi_format.table_config import COW, HudiTableConfig
+from store.errors import CommitConflict
+from tests.unit.store.hudi.test_table_services import SCHEMA, Table
+
+pytestmark = pytest.mark.backends("sqlite")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def _clusterings(t: Table) -> list[tuple[str, str]]:
+    return [(i.ts, i.state) for i in t.timeline.list_instants(t.db, "t", actions=["clustering"])]
+
+
+def _plan(t: Table, ts: str):
+    return parse_clustering_plan(t.timeline.instant_metadata(t.db, "t", ts, "clustering", "REQUESTED"),
+                                 CLUSTERING_SORT_COLUMNS)
+
+
+def _complete(t: Table, ts: str, part: str, replaced: list[str], fid: str, ids: list[int]) -> None:
+    """Run clustering `ts` as an executor would: one new file group `fid` with `ids`."""
+    tl = t.timeline
+    tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")
+    name = f"{fid}_0-1-0_{ts}.parquet"
+    path = os.path.join(t.base, part, name)
+    pq.write_table(pa.table({
+        "_hoodie_commit_time": [ts] * len(ids), "_hoodie_commit_seqno": [f"{ts}_0_{i}" for i in range(len(ids))],
+        "_hoodie_record_key": [str(i) for i in ids], "_hoodie_partition_path": [part] * len(ids),
+        "_hoodie_file_name": [name] * len(ids), "id": pa.array(ids, pa.int32()),
+        "ts": pa.array([1] * len(ids), pa.int64()), "dt": [part] * len(ids)}), path)
+    tl.complete_instant(t.db, "t", ts, "clustering", json.dumps({
+        "partitionToWriteStats": {part: [{"fileId": fid, "path": f"{part}/{name}", "prevCommit": "null",
+                                          "numWrites": len(ids), "partitionPath": part,
+                                          "fileSizeInBytes": os.path.getsize(path)}]},
+        "partitionToReplaceFileIds": {part: replaced}, "compacted": False,
+        "extraMetadata": {"schema": json.dumps(SCHEMA)}, "operationType": "CLUSTER"}).encode())
+
+
+def test_clustering_is_scheduled_mirrored_and_completes_as_a_replacecommit(backend_url, tmp_path):
+    t = Table(backend_url, tmp_path, {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2"})
+    try:
+        t.commit({("dt=1", "a-0"): [1, 2], ("dt=2", "b-0"): [3]})
+        assert _clusterings(t) == []
+        second = t.commit({("dt=1", "c-0"): [4]})
+        [(ts, state)] = _clusterings(t)
+        assert state == "REQUESTED" and ts > second
+        plan = _plan(t, ts)
+        [group] = plan.groups  # dt=2 has one small slice: left alone (no sort columns)
+        assert sorted((s.partition_path, s.file_id) for s in group.slices) == [("dt=1", "a-0"), ("dt=1", "c-0")]
+        assert group.output_file_groups == 1 and plan.sort_columns == []
+        with open(os.path.join(t.base, ".hoodie", f"{ts}.replacecommit.requested"), "rb") as f:
+            assert parse_clustering_plan(f.read(), CLUSTERING_SORT_COLUMNS) == plan  # Hudi's file, our plan
+        [mirrored] = [i for i in StorageTimeline.read(t.base).instants if i.ts == ts]
+        assert (mirrored.action, mirrored.state) == ("replacecommit", REQUESTED)
+        t.commit({("dt=2", "b-0"): [3]})
+        t.commit({("dt=1", "d-0"): [5]})  # a new file group in the clustered partition: no conflict
+        assert len(_clusterings(t)) == 1  # one pending: no second
+        _complete(t, ts, "dt=1", ["a-0", "c-0"], "n-0", [1, 2, 4])
+        done = t.timeline.list_instants(t.db, "t", states=["COMPLETED"])
+        assert [i.action for i in done if i.ts == ts] == ["replacecommit"]
+        latest = {(s.partition_path, s.file_id) for s in t.snapshot.latest_file_slices(t.db, "t", None, None)}
+        assert latest == {("dt=1", "d-0"), ("dt=1", "n-0"), ("dt=2", "b-0")}
+        t.check_readers([done[-1].ts])
+        # the next one (two write commits after the last clustering's instant): an update of a file
+        # group it plans, completed meanwhile, makes it conflict
+        t.commit({("dt=2", "e-0"): [6]})
+        [(again, _)] = [c for c in _clusterings(t) if c[0] != ts]
+        assert {s.file_id for g in _plan(t, again).groups for s in g.slices} >= {"d-0", "n-0"}
+        t.commit({("dt=1", "d-0"): [5]})
+        with pytest.raises(CommitConflict, match="conflicts with instant.*wrote the same file groups"):
+            _complete(t, again, "dt=1", ["d-0", "n-0"], "m-0", [1, 2, 4, 5])
+    finally:
+        t.dispose()
+
+
+def test_no_clustering_without_inline_or_small_files(backend_url, tmp_path):
+    """Hudi's default (hoodie.clustering.inline=false) schedules none; nor does a plan without small
+    file slices; sort columns cluster a partition's single small slice and travel in the plan."""
+    t = Table(backend_url, tmp_path, {CLUSTERING_MAX_COMMITS: "1"})
+    tl = t.timeline
+    try:
+        for name, props in (("big", {CLUSTERING_SMALL_FILE_LIMIT: "100"}),
+                            ("sorted", {CLUSTERING_SORT_COLUMNS: "ts,id"})):
+            tl.register_table(HudiTableConfig(
+                db_name=t.db, table_name=name, table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+                base_path=f"{t.base}_{name}",
+                properties={CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "1", **props}))
+        for name in ("t", "big", "sorted"):
+            for fids in (["a-0", "b-0"], ["a-0"]) if name != "sorted" else (["a-0"],):
+                inst = tl.create_instant(t.db, name, None, "commit", b"", 60)
+                tl.transition_to_inflight(t.db, name, inst.ts, "commit", b"")
+                tl.complete_instant(t.db, name, inst.ts, "commit", json.dumps({"partitionToWriteStats": {"dt=1": [
+                    {"fileId": f, "path": f"dt=1/{f}_0-1-0_{inst.ts}.parquet", "partitionPath": "dt=1",
+                     "fileSizeInBytes": 100, "prevCommit": "null", "numWrites": 1} for f in fids]},
+                    "operationType": "UPSERT", "extraMetadata": {}}).encode())
+        assert tl.list_instants(t.db, "t", actions=["clustering"]) == []  # not inline
+        assert tl.list_instants(t.db, "big", actions=["clustering"]) == []  # 100 bytes: not small
+        [sorted_one] = tl.list_instants(t.db, "sorted", actions=["clustering"])
+        plan = parse_clustering_plan(tl.instant_metadata(t.db, "sorted", sorted_one.ts, "clustering", "REQUESTED"),
+                                     CLUSTERING_SORT_COLUMNS)
+        assert plan.sort_columns == ["ts", "id"] and [[s.file_id for s in g.slices] for g in plan.groups] == [["a-0"]]
+    finally:
+        t.dispose()
+
+
+def test_clustering_options_go_to_the_table_config_and_bad_ones_fail_the_write():
+    from pipeline.config import WriteConfig
+
+    opts = {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "3", CLUSTERING_SORT_COLUMNS: "ts"}
+    assert WriteConfig.from_options("insert", opts).table_properties == opts
+    for bad in ({CLUSTERING_INLINE: "yes"}, {CLUSTERING_MAX_COMMITS: "0"}, {CLUSTERING_SMALL_FILE_LIMIT: "-1"},
+                {CLUSTERING_TARGET_FILE_MAX_BYTES: "1GB"}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            WriteConfig.from_options("insert", bad)
