@@ -46,8 +46,8 @@ def _table(tmp_path, version: int, props: dict[str, str] | None = None, compact_
 
 
 def _write(timeline, changes: list[FileGroupKeys], replaced: dict[str, list[str]] | None = None,
-           action: str = "commit") -> str:
-    ts = timeline.create_instant("db1", "t1", None, action, b"", 60).ts
+           action: str = "commit", db: str = "db1") -> str:
+    ts = timeline.create_instant(db, "t1", None, action, b"", 60).ts
     stats: dict[str, list] = {}
     for c in changes:
         stats.setdefault(c.partition_path, []).append({
@@ -56,8 +56,8 @@ def _write(timeline, changes: list[FileGroupKeys], replaced: dict[str, list[str]
     doc: dict = {"partitionToWriteStats": stats, "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}
     if replaced:
         doc["partitionToReplaceFileIds"] = replaced
-    timeline.transition_to_inflight("db1", "t1", ts, action, b"")
-    timeline.complete_instant("db1", "t1", ts, action, json.dumps(doc).encode(), record_keys=changes)
+    timeline.transition_to_inflight(db, "t1", ts, action, b"")
+    timeline.complete_instant(db, "t1", ts, action, json.dumps(doc).encode(), record_keys=changes)
     return ts
 
 
@@ -138,10 +138,12 @@ def partition_view(base: str, version: int) -> dict[str, tuple[str, str, int]]:
     return out
 
 
-def server_index(timeline) -> dict[str, tuple[str, str, int]]:
+def server_index(timeline, db: str = "db1", table: str = "t1") -> dict[str, tuple[str, str, int]]:
+    """db.table's record index (other tests' tables may share the database)."""
     with timeline.store.read() as conn:
         ri, fg = S.record_index, S.record_index_file_group
-        rows = conn.execute(ri.join(fg, fg.c.fg_id == ri.c.fg_id).select()).all()
+        tbl_id = timeline.table_ref(conn, db, table).tbl_id
+        rows = conn.execute(ri.join(fg, fg.c.fg_id == ri.c.fg_id).select().where(ri.c.tbl_id == tbl_id)).all()
     from hudi_format.instant import parse_instant
 
     return {r.record_key: (r.partition_path, r.file_id, parse_instant(str(r.instant))) for r in rows}
@@ -191,9 +193,10 @@ def test_partition_follows_the_index(tmp_path, version, compact_after):
     assert not _journal(timeline)
 
 
-def _journal(timeline) -> list:
+def _journal(timeline, db: str = "db1", table: str = "t1") -> list:
     with timeline.store.read() as conn:
-        return conn.execute(S.record_index_deletes.select()).all()
+        tbl_id = timeline.table_ref(conn, db, table).tbl_id
+        return conn.execute(S.record_index_deletes.select().where(S.record_index_deletes.c.tbl_id == tbl_id)).all()
 
 
 def test_load_outside_a_commit_writes_the_partition_again(tmp_path):
@@ -265,20 +268,22 @@ def test_deletes_and_moves_on_each_backend(backend_url, tmp_path):
     try:
         upgrade(store.engine)
         s = build_services(store)
-        s.tables.create_database(Database(name="db1"))
+        db = f"ri_{uuid.uuid4().hex[:8]}"  # the backend's database is shared with other tests
+        s.tables.create_database(Database(name=db))
         base = str(tmp_path / "t1")
         s.timeline.register_table(HudiTableConfig(
-            db_name="db1", table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+            db_name=db, table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
             precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator", base_path=base,
             table_version=8, avro_schema=json.dumps(AVRO_SCHEMA),
             properties={METADATA_ENABLE: "true", INDEX_TYPE: "RECORD_INDEX"}))
         s.timeline.on_commit.append(StorageMirror(store, s.timeline).hook)
         fa, fb = _fid(), _fid()
-        _write(s.timeline, [FileGroupKeys("dt=a", fa, inserted=["K", "k", "x"])])
-        _write(s.timeline, [FileGroupKeys("dt=a", fa, deleted=["k", "x"]), FileGroupKeys("dt=b", fb, inserted=["x"])])
+        _write(s.timeline, [FileGroupKeys("dt=a", fa, inserted=["K", "k", "x"])], db=db)
+        _write(s.timeline, [FileGroupKeys("dt=a", fa, deleted=["k", "x"]), FileGroupKeys("dt=b", fb, inserted=["x"])],
+               db=db)
         view = partition_view(base, 8)
-        assert view == server_index(s.timeline) and {k: v[:2] for k, v in view.items()} == {
+        assert view == server_index(s.timeline, db) and {k: v[:2] for k, v in view.items()} == {
             "K": ("dt=a", fa), "x": ("dt=b", fb)}
-        assert not _journal(s.timeline)
+        assert not _journal(s.timeline, db)
     finally:
         store.dispose()
