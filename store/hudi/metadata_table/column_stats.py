@@ -289,38 +289,8 @@ class ColumnStatsPartition:
     def _compacted(self, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits, group: int, ts: str,
                    base: str, logs: list[str], cells: list[tuple[bytes, bytes]], dels: list[str],
                    listing: Mapping[str, tuple[int, str, str, int | None]]) -> Written:
-        """A new base file at `ts`: the group's current slice merged with the instant's records; the
-        slices before the current one are deleted (the current one stays for readers that listed it)."""
-        merged: dict[bytes, bytes] = {}
-        if C.base_file_name(group, base) in listing:
-            from hudi_format import hfile
-
-            merged.update(hfile.cells(st.read(f"{DIR}/{C.base_file_name(group, base)}") or b"",
-                                      C.base_file_name(group, base)))
-        for name in logs:
-            for instant, block_cells, keys in C.read_cells(st.read(f"{DIR}/{name}") or b"", name):
-                if instant not in done:
-                    continue
-                merged.update(block_cells)
-                for k in keys:
-                    merged.pop(k.encode(), None)
-        merged.update(cells)
-        for k in dels:
-            merged.pop(k.encode(), None)
-        out = sorted(merged.items())
-        from store.hudi.metadata_table.writer import stale
-
-        for name, (g, kind, b, _v) in listing.items():
-            if g == group and stale(lay, done, base, ts, kind, b):
-                st.delete(f"{DIR}/{name}")
-        if out:
-            name, data = C.base_file_name(group, ts), C.base_file(out, now_ms=self.clock_ms())
-            return (f"{C.COLUMN_STATS}/{name}", data,
-                    C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), len(out), base, None))
-        name = C.log_file_name(group, ts, 1)
-        data = C.delete_block(ts, [], with_schema=False)
-        return (f"{C.COLUMN_STATS}/{name}", data,
-                C.deltacommit_stat(group, f"{C.COLUMN_STATS}/{name}", len(data), 0, ts, 1))
+        return compacted_group(C, C.COLUMN_STATS, st, lay, done, group, ts, base, logs, cells, dels, listing,
+                               self.clock_ms())
 
     @staticmethod
     def _current_base(lay: MetadataTableLayout, done: CompletedDeltacommits, bases: set[str]) -> str:
@@ -342,3 +312,41 @@ def _stamp(ms: int) -> str:
     import time
 
     return time.strftime("%a %b %d %H:%M:%S UTC %Y", time.gmtime(ms / 1000))
+
+
+def compacted_group(fmt, partition: str, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits,
+                    group: int, ts: str, base: str, logs: list[str], cells: list[tuple[bytes, bytes]], dels: list[str],
+                    listing: Mapping[str, tuple[int, str, str, int | None]], now_ms: int) -> Written:
+    """A new base file at `ts` of file group `group` of an HFile partition (`fmt`: its format module,
+    hudi_format.metadata_column_stats or metadata_record_index): the group's current slice merged
+    with the instant's records; the slices before the current one are deleted (the current one
+    stays for readers that listed it)."""
+    from hudi_format import hfile
+    from store.hudi.metadata_table.writer import stale
+
+    folder = f"{METADATA_FOLDER}/{partition}"
+    merged: dict[bytes, bytes] = {}
+    if fmt.base_file_name(group, base) in listing:
+        merged.update(hfile.cells(st.read(f"{folder}/{fmt.base_file_name(group, base)}") or b"",
+                                  fmt.base_file_name(group, base)))
+    for name in logs:
+        for instant, block_cells, keys in fmt.read_cells(st.read(f"{folder}/{name}") or b"", name):
+            if instant not in done:
+                continue
+            merged.update(block_cells)
+            for k in keys:
+                merged.pop(k.encode(), None)
+    merged.update(cells)
+    for k in dels:
+        merged.pop(k.encode(), None)
+    out = sorted(merged.items())
+    for name, (g, kind, b, _v) in listing.items():
+        if g == group and stale(lay, done, base, ts, kind, b):
+            st.delete(f"{folder}/{name}")
+    if out:
+        name, data = fmt.base_file_name(group, ts), fmt.base_file(out, now_ms=now_ms)
+        return (f"{partition}/{name}", data,
+                fmt.deltacommit_stat(group, f"{partition}/{name}", len(data), len(out), base, None))
+    name = fmt.log_file_name(group, ts, 1)
+    data = fmt.delete_block(ts, [], with_schema=False)
+    return f"{partition}/{name}", data, fmt.deltacommit_stat(group, f"{partition}/{name}", len(data), 0, ts, 1)

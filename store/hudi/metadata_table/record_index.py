@@ -41,6 +41,7 @@ from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTab
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
+from store.hudi.metadata_table.column_stats import compacted_group
 from store.hudi.record_index import REBUILD_KEY
 from store.hudi.tables import HudiTableRef
 
@@ -234,36 +235,8 @@ class RecordIndexPartition:
     def _compacted(self, st: TableStorage, lay: MetadataTableLayout, done: CompletedDeltacommits, group: int,
                    ts: str, base: str, logs: list[str], cells: list[tuple[bytes, bytes]], dels: list[str],
                    listing: Mapping[str, tuple[int, str, str, int | None]]) -> Written:
-        """A new base file at `ts`: the group's current slice merged with the instant's records; the
-        slices before the current one are deleted (the current one stays for readers that listed it)."""
-        merged: dict[bytes, bytes] = {}
-        if R.base_file_name(group, base) in listing:
-            merged.update(R.base_cells(st.read(f"{DIR}/{R.base_file_name(group, base)}") or b"",
-                                       R.base_file_name(group, base)))
-        for name in logs:
-            for instant, block_cells, keys in R.read_cells(st.read(f"{DIR}/{name}") or b"", name):
-                if instant not in done:
-                    continue
-                merged.update(block_cells)
-                for k in keys:
-                    merged.pop(k.encode(), None)
-        merged.update(cells)
-        for k in dels:
-            merged.pop(k.encode(), None)
-        out = sorted(merged.items())
-        from store.hudi.metadata_table.writer import stale
-
-        for name, (g, kind, b, _v) in listing.items():
-            if g == group and stale(lay, done, base, ts, kind, b):
-                st.delete(f"{DIR}/{name}")
-        if out:
-            name, data = R.base_file_name(group, ts), R.base_file(out, now_ms=self.clock_ms())
-            return (f"{R.RECORD_INDEX}/{name}", data,
-                    R.deltacommit_stat(group, f"{R.RECORD_INDEX}/{name}", len(data), len(out), base, None))
-        name = R.log_file_name(group, ts, 1)
-        data = R.delete_block(ts, [], with_schema=False)
-        return (f"{R.RECORD_INDEX}/{name}", data,
-                R.deltacommit_stat(group, f"{R.RECORD_INDEX}/{name}", len(data), 0, ts, 1))
+        return compacted_group(R, R.RECORD_INDEX, st, lay, done, group, ts, base, logs, cells, dels, listing,
+                               self.clock_ms())
 
 
 def _log_name(lay: MetadataTableLayout, group: int, base: str, version: int, ts: str) -> str:
