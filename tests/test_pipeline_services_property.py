@@ -34,7 +34,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from client import HudiMetastoreClient
+from client import HudiCatalog, HudiMetastoreClient
 from hudi_format.config_keys import (
     ARCHIVE_MAX_COMMITS,
     ARCHIVE_MIN_COMMITS,
@@ -43,12 +43,16 @@ from hudi_format.config_keys import (
     CLEANER_POLICY,
     CLIENT_HEARTBEAT_INTERVAL_MS,
     CLIENT_HEARTBEAT_TOLERABLE_MISSES,
+    CLUSTERING_INLINE,
+    CLUSTERING_MAX_COMMITS,
+    CLUSTERING_SORT_COLUMNS,
     COMPACT_MAX_DELTA_COMMITS,
 )
 from hudi_format.file_slice import parse_file_name
-from pipeline import compact, write
+from pipeline import table_services, write
 from pipeline.commit import WriteTransaction
 from pipeline.errors import HudiWriteError
+from pipeline.table import load
 from tests.harness.properties import examples
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
 
@@ -58,7 +62,7 @@ SCHEMA = "id long, name string, ts long, dt string"
 COLS = ["id", "name", "ts", "dt"]
 KEYS = range(10)
 PARTS = ("p0", "p1", "p2")
-OPS = ["insert", "upsert", "upsert", "delete", "move", "compact", "fail"]
+OPS = ["insert", "upsert", "upsert", "delete", "move", "services", "fail"]
 POLICIES = [("KEEP_LATEST_COMMITS", 2), ("KEEP_LATEST_COMMITS", 3), ("KEEP_LATEST_FILE_VERSIONS", 1),
             ("KEEP_LATEST_FILE_VERSIONS", 2)]
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -97,9 +101,9 @@ def _await_expired(c: HudiMetastoreClient, db: str, name: str, ts: str) -> None:
 # not shrunk (a step is a Spark job: shrinking took minutes)
 @settings(max_examples=examples(1, 10), phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(data=st.data(), table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]),
-       policy=st.sampled_from(POLICIES), delta_commits=st.integers(2, 3))
-def test_random_sequences_with_table_services(spark, our_server, data, table_type, policy, delta_commits):
-    mor = table_type == "MERGE_ON_READ"
+       policy=st.sampled_from(POLICIES), delta_commits=st.integers(2, 3), clustering=st.booleans())
+def test_random_sequences_with_table_services(spark, our_server, data, table_type, policy, delta_commits,
+                                               clustering):
     db, name = f"svc_{uuid.uuid4().hex[:8]}", "t"
     table = f"{db}.{name}"
     clean_policy, retained = policy
@@ -108,6 +112,8 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
                COMPACT_MAX_DELTA_COMMITS: str(delta_commits),
                CLEANER_COMMITS_RETAINED if clean_policy == "KEEP_LATEST_COMMITS" else CLEANER_FILE_VERSIONS_RETAINED:
                str(retained)}
+    if clustering:  # every file is small (Hudi's 300 MB limit), and sorted: a plan takes every partition
+        options.update({CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2", CLUSTERING_SORT_COLUMNS: "name"})
     ts = itertools.count(1)
     names = st.text(alphabet="ab", min_size=0, max_size=2)
     model: dict = {}
@@ -139,11 +145,12 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
                 rows = [(k, None, next(ts), model[str(k)][3]) for k in keys]
             else:
                 rows = []
-            where = f"step {step} ({table_type}, {policy}, {delta_commits}): {op} {rows}"
+            where = f"step {step} ({table_type}, {policy}, {delta_commits}, {clustering}): {op} {rows}"
 
-            if op == "compact":
-                done = compact(spark, table, metastore=uri(our_server)) if mor else []
-                assert mor or not done, where
+            if op == "services":  # what `table-services run` runs: the pending compactions and clusterings
+                with HudiCatalog(uri(our_server)) as catalog:
+                    ran = table_services.run(spark, catalog, load(catalog, db, name), uri(our_server))
+                assert all(o.result == "completed" for o in ran), (where, ran)
             elif op == "fail":
                 with mock.patch.object(WriteTransaction, "complete", side_effect=HudiWriteError("injected")), \
                         pytest.raises(HudiWriteError, match="injected"):
