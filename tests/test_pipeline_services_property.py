@@ -1,11 +1,12 @@
 """Property test of table types and table services (issue 38; hypothesis, a new seed every run):
-random sequences of inserts, upserts, deletes, partition moves, compactions and failed writes on
-merge-on-read and copy-on-write tables whose first write sets a random cleaning policy
+random sequences of inserts, upserts, deletes, partition moves, table services and failed writes
+on merge-on-read and copy-on-write tables whose first write sets a random cleaning policy
 (`KEEP_LATEST_COMMITS` or `KEEP_LATEST_FILE_VERSIONS`, a few retained), compaction after 2 or 3
-delta commits and archival after 5 commits. The server schedules the compactions and runs the
-cleans and archival after the commits; the pipeline runs compactions (inline before a write, or
-`pipeline.compact` as a step); a failed write (its completion fails after its files were written)
-is rolled back by the next writer once its heartbeat expired.
+delta commits, on half of the tables inline clustering (after 2 commits, sorted by `name`) and
+archival after 5 commits. The server schedules the compactions and clusterings and runs the cleans
+and archival after the commits; the pipeline runs compactions and clusterings (inline before a
+write, or as a step the way `table-services run` does); a failed write (its completion fails after
+its files were written) is rolled back by the next writer once its heartbeat expired.
 
 After every step:
 * our reader (snapshot) and hudi-rs reading storage hold exactly the model's rows;
