@@ -325,9 +325,9 @@ _DELETE_SCHEMA: list = []
 
 
 def log_file_bytes(instant: str, cell_list: list[tuple[bytes, bytes]], deleted: Iterable[str] = (),
-                   now_ms: int | None = None) -> bytes:
-    """One log file of a deltacommit: an HFile data block of the cells (when any), then a delete
-    block of the deleted keys (when any)."""
+                   now_ms: int | None = None, partition: str = COLUMN_STATS) -> bytes:
+    """One log file of a deltacommit into `partition`: an HFile data block of the cells (when any),
+    then a delete block of the deleted keys (when any)."""
     out = b""
     if cell_list:
         content = write_hfile(cell_list, {b"schema": SCHEMA_JSON.encode()}, now_ms=now_ms)
@@ -335,7 +335,7 @@ def log_file_bytes(instant: str, cell_list: list[tuple[bytes, bytes]], deleted: 
                                                            log_file.SCHEMA: SCHEMA_JSON}, content)
     deleted = sorted(set(deleted))
     if deleted:
-        out += delete_block(instant, deleted)
+        out += delete_block(instant, deleted, partition=partition)
     return out
 
 

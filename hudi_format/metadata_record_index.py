@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hudi_format import hfile, log_file
+from hudi_format import hfile
 from hudi_format import metadata_column_stats as C
 from hudi_format.hfile_writer import write_hfile
 from hudi_format.metadata_table import SCHEMA_JSON, WRITE_TOKEN, _parsed
@@ -188,17 +188,8 @@ def delete_block(instant: str, keys: Iterable[str], with_schema: bool = True) ->
 
 def log_file_bytes(instant: str, cell_list: list[tuple[bytes, bytes]], deleted: Iterable[str] = (),
                    now_ms: int | None = None) -> bytes:
-    """One log file of a deltacommit: an HFile data block of the cells (when any), then a delete
-    block of the deleted keys (when any)."""
-    out = b""
-    if cell_list:
-        content = write_hfile(cell_list, {b"schema": SCHEMA_JSON.encode()}, now_ms=now_ms)
-        out += log_file.encode_block(log_file.HFILE_DATA, {log_file.INSTANT_TIME: instant,
-                                                           log_file.SCHEMA: SCHEMA_JSON}, content)
-    gone = sorted(set(deleted))
-    if gone:
-        out += delete_block(instant, gone)
-    return out
+    """One log file of a deltacommit (as the column_stats partition's)."""
+    return C.log_file_bytes(instant, cell_list, deleted, now_ms, RECORD_INDEX)
 
 
 def read_cells(data: bytes, name: str) -> list[tuple[str | None, list[tuple[bytes, bytes]], list[str]]]:

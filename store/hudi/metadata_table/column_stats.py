@@ -225,18 +225,7 @@ class ColumnStatsPartition:
     def remove(self, st: TableStorage, lay: MetadataTableLayout) -> None:
         """Remove the partition: its completed deltacommit first, so it is never taken for ready."""
         self._ready.discard(st.root)
-        init = lay.column_stats_init
-        done = lay.completed_file(st.listing(lay.timeline_dir), init) if lay.table_version >= 8 else None
-        if done:
-            st.delete(f"{lay.timeline_dir}/{done}")
-        for state in (COMPLETED, INFLIGHT, REQUESTED):
-            if state != COMPLETED or lay.table_version < 8:
-                st.delete(lay.deltacommit_file(init, state))
-        if st.listing(DIR):
-            try:
-                st.fs.rm(st.path(DIR), recursive=True)
-            except FileNotFoundError:
-                pass
+        remove_partition(st, lay, lay.column_stats_init, DIR)
 
     # --- per instant ----------------------------------------------------------------------------
 
@@ -350,3 +339,19 @@ def compacted_group(fmt, partition: str, st: TableStorage, lay: MetadataTableLay
     name = fmt.log_file_name(group, ts, 1)
     data = fmt.delete_block(ts, [], with_schema=False)
     return f"{partition}/{name}", data, fmt.deltacommit_stat(group, f"{partition}/{name}", len(data), 0, ts, 1)
+
+
+def remove_partition(st: TableStorage, lay: MetadataTableLayout, init: str, folder: str) -> None:
+    """Remove a metadata table partition begun at `init` whose files are under `folder`: its
+    completed deltacommit first, so it is never taken for ready."""
+    done = lay.completed_file(st.listing(lay.timeline_dir), init) if lay.table_version >= 8 else None
+    if done:
+        st.delete(f"{lay.timeline_dir}/{done}")
+    for state in (COMPLETED, INFLIGHT, REQUESTED):
+        if state != COMPLETED or lay.table_version < 8:
+            st.delete(lay.deltacommit_file(init, state))
+    if st.listing(folder):
+        try:
+            st.fs.rm(st.path(folder), recursive=True)
+        except FileNotFoundError:
+            pass

@@ -41,7 +41,7 @@ from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTab
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
-from store.hudi.metadata_table.column_stats import compacted_group
+from store.hudi.metadata_table.column_stats import compacted_group, remove_partition
 from store.hudi.record_index import REBUILD_KEY
 from store.hudi.tables import HudiTableRef
 
@@ -178,18 +178,7 @@ class RecordIndexPartition:
         """Remove the partition: its completed deltacommit first, so it is never taken for ready."""
         self._ready.discard(st.root)
         self._groups.pop(st.root, None)
-        init = R.init_instant(lay.table_version)
-        done = lay.completed_file(st.listing(lay.timeline_dir), init) if lay.table_version >= 8 else None
-        if done:
-            st.delete(f"{lay.timeline_dir}/{done}")
-        for state in (COMPLETED, INFLIGHT, REQUESTED):
-            if state != COMPLETED or lay.table_version < 8:
-                st.delete(lay.deltacommit_file(init, state))
-        if st.listing(DIR):
-            try:
-                st.fs.rm(st.path(DIR), recursive=True)
-            except FileNotFoundError:
-                pass
+        remove_partition(st, lay, R.init_instant(lay.table_version), DIR)
 
     # --- per instant ----------------------------------------------------------------------------
 
