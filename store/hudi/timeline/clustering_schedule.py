@@ -34,11 +34,11 @@ from hudi_format.config_keys import (
     TIMELINE_SOURCE,
     default_of,
 )
-from hudi_format.file_slice import FileInfo, build_slices
+from hudi_format.file_slice import build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, SCHEDULED_TIMEOUT_S
+from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, SCHEDULED_TIMEOUT_S, live_files
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import put_meta
 
@@ -92,16 +92,7 @@ def _under_compaction(conn: Connection, tbl_id: int) -> set[tuple[str, str]]:
 def plan(conn: Connection, ref: HudiTableRef) -> ClusteringPlan:
     """The groups of small latest file slices per partition (replaced file groups and those under a
     pending compaction left out)."""
-    f, rg = S.files, S.replaced_file_groups
-    skip = {(r.partition_path, r.file_id) for r in conn.execute(
-        select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id))}
-    skip |= _under_compaction(conn, ref.tbl_id)
-    files = [FileInfo(r.partition_path, r.file_id, r.name, r.size, r.base_instant, bool(r.is_log), r.log_version,
-                      r.created_ts)
-             for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.size, f.c.base_instant,
-                                          f.c.is_log, f.c.log_version, f.c.created_ts).where(
-                 f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False)))
-             if (r.partition_path, r.file_id) not in skip]
+    files = live_files(conn, ref.tbl_id, _under_compaction(conn, ref.tbl_id))
     small, target = _number(ref, CLUSTERING_SMALL_FILE_LIMIT, 0), _number(ref, CLUSTERING_TARGET_FILE_MAX_BYTES, 1)
     sort = [c.strip() for c in ((ref.config.properties or {}).get(CLUSTERING_SORT_COLUMNS) or "").split(",")
             if c.strip()]

@@ -102,19 +102,23 @@ def _under_clustering(conn: Connection, tbl_id: int) -> set[tuple[str, str]]:
             for g in parse_clustering_plan(data, CLUSTERING_SORT_COLUMNS).groups for s in g.slices}
 
 
+def live_files(conn: Connection, tbl_id: int, skip: set[tuple[str, str]]) -> list[FileInfo]:
+    """The table's live files, but those of replaced file groups and of the groups in `skip`."""
+    f, rg = S.files, S.replaced_file_groups
+    skip = skip | {(r.partition_path, r.file_id) for r in conn.execute(
+        select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == tbl_id))}
+    return [FileInfo(r.partition_path, r.file_id, r.name, r.size, r.base_instant, bool(r.is_log), r.log_version,
+                     r.created_ts)
+            for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.size, f.c.base_instant,
+                                         f.c.is_log, f.c.log_version, f.c.created_ts).where(
+                f.c.tbl_id == tbl_id, f.c.is_deleted.is_(False)))
+            if (r.partition_path, r.file_id) not in skip]
+
+
 def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]:
     """The latest file slices with log files (replaced file groups and those a pending clustering
     replaces left out)."""
-    f, rg = S.files, S.replaced_file_groups
-    replaced = {(r.partition_path, r.file_id) for r in conn.execute(
-        select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id))}
-    replaced |= _under_clustering(conn, ref.tbl_id)
-    files = [FileInfo(r.partition_path, r.file_id, r.name, r.size, r.base_instant, bool(r.is_log), r.log_version,
-                      r.created_ts)
-             for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.size, f.c.base_instant,
-                                          f.c.is_log, f.c.log_version, f.c.created_ts).where(
-                 f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False)))
-             if (r.partition_path, r.file_id) not in replaced]
+    files = live_files(conn, ref.tbl_id, _under_clustering(conn, ref.tbl_id))
     threshold = _setting(ref, COMPACT_LOGFILE_SIZE_THRESHOLD, 0)
     return [CompactionOperation(s.partition_path, s.file_id, s.base_instant,
                                 s.base_file.name if s.base_file else None, [x.name for x in s.log_files])
