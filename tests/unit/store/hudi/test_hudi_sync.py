@@ -484,18 +484,27 @@ def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
     parts = partition_names(4)
     table.commit(parts[:3], groups_per_partition=2)
     env.tables.create_table(env.synced_table("w", str(table.base)))
+    sync = env.s.hudi_sync
+    sync.background = False  # the backlog is settled below, not by the server's thread
+
+    def recount(conn):
+        ref = env.s.timeline.table_ref(conn, env.db, "w")
+        env.s.timeline.completion.column_stats.refresh_partitions(conn, ref, parts)
+
     for step in (lambda: table.commit(), lambda: table.commit(parts[1:], groups_per_partition=1),
                  lambda: table.commit(), lambda: table.commit(only=set(sorted(table.groups)[::2]))):
-        step()
+        ts = step()
         t = env.s.tables.get_table(env.db, "w")
         env.tables.alter_table_with_environment_context(env.db, "w", t, EnvironmentContext(properties={}))
+        # the call stored the new files without reading them: no statistics yet, never pruned
+        waiting = env.s.timeline.files_without_column_stats(env.db, "w")
+        assert waiting and all(parse_file_name(n.rsplit("/", 1)[-1])[1] == ts for n in waiting)
+        kept = _stats_rows(env, "w")
+        env.store.run_write(recount)
+        assert _stats_rows(env, "w") == kept
+        assert sync.settle(env.db, "w") > 0 and sync.settle(env.db, "w") == 0
         kept = _stats_rows(env, "w")
         assert kept[2] > 0 and len(kept[0]) == len({p for p, _ in table.groups})
-
-        def recount(conn):
-            ref = env.s.timeline.table_ref(conn, env.db, "w")
-            env.s.timeline.completion.column_stats.refresh_partitions(conn, ref, parts)
-
         env.store.run_write(recount)
         assert _stats_rows(env, "w") == kept
         assert env.s.timeline.files_without_column_stats(env.db, "w") == []
