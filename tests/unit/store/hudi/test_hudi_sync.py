@@ -305,6 +305,42 @@ def test_watcher_catches_up_tables_written_without_sync(env, tmp_path):
     SyncWatcher(env.s.hudi_sync).run_once()
 
 
+@pytest.mark.backends("sqlite")
+def test_the_index_backlog_is_settled_by_the_server_and_by_the_watcher(env, tmp_path):
+    """A catch-up leaves the new files' statistics and keys to a thread of the server, which reads
+    them without any reader asking; a backlog a stopped server left is settled by the watcher."""
+    import time
+
+    from bench.hudi_sync_bench import HudiTableOnStorage, partition_names
+    from thrift_idl.hive_metastore.ttypes import EnvironmentContext
+
+    table = HudiTableOnStorage(tmp_path / "writer", "w", 3)
+    table.commit(partition_names(2), groups_per_partition=2)
+    env.tables.create_table(env.synced_table("w", str(table.base)))
+    sync = env.s.hudi_sync
+
+    def sync_call() -> None:
+        table.commit()
+        t = env.s.tables.get_table(env.db, "w")
+        env.tables.alter_table_with_environment_context(env.db, "w", t, EnvironmentContext(properties={}))
+
+    sync_call()  # settled by the server's thread
+    deadline = time.monotonic() + 60
+    while env.s.timeline.files_without_column_stats(env.db, "w") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert env.s.timeline.files_without_column_stats(env.db, "w") == []
+    sync.stop()  # the thread is done (and gone): no backlog left
+    assert sync.settle(env.db, "w") == 0
+    sync.background = False  # as if the server stopped before its thread ran
+    sync_call()
+    assert len(env.s.timeline.files_without_column_stats(env.db, "w")) == 4
+    SyncWatcher(sync).run_once()
+    assert env.s.timeline.files_without_column_stats(env.db, "w") == []
+    want = {k: g for g, keys in table.keys.items() for k in keys}
+    found = env.s.timeline.record_index.lookup(env.db, "w", sorted(want))
+    assert {k: found.groups[i] for k, i in zip(sorted(want), found.group_of_key)} == want
+
+
 def test_watcher_takes_a_bounded_number_of_instants(env, tmp_path):
     base = table_copy("mor_v6_trips_8i1u", tmp_path)
     tl = StorageTimeline.read(base)
