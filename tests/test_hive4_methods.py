@@ -1044,4 +1044,4 @@ def test_hive4_java_client(cf, hive4_client_classes, our_server_info):
         assert events[0].split()[0] == "CREATE_DATABASE", events
         assert {"CREATE_TABLE t", "ADD_PARTITION t", "DROP_TABLE t2", "ALTER_PARTITION t"} <= set(events), events
     finally:
-        cleanup(cf, db)
+        cleanup(cf, db, f"{db}_o")
