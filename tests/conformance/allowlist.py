@@ -362,16 +362,17 @@ VERSION_DIFFERENCES: dict[str, dict[str, Difference]] = {
         "refusals-fail-internally": Difference(
             "accepted", ("test_hive4_java_client",),
             ("addCheckConstraint of a taken name (own connection)", "dropConstraint missing (own connection)",
-             "drop_partitions_req by expression (own connection)"),
+             "drop_partitions_req by expression (own connection)", "old truncate_table missing"),
             r"reference: TApplicationException\[6\]: Internal error processing (add_check_constraint|drop_constraint|"
-            r"drop_partitions_req)\n\s+ours:\s+(MetaException: InvalidObjectException: Constraint name already exists|"
-            r"NoSuchObjectException: The constraint: nosuch does not exist|MetaException: Dropping partitions by "
-            r"serialized expressions is not supported)",
+            r"drop_partitions_req|truncate_table)\n\s+ours:\s+(MetaException: InvalidObjectException: Constraint name "
+            r"already exists|NoSuchObjectException: The constraint: nosuch does not exist|MetaException: Dropping "
+            r"partitions by serialized expressions is not supported|MetaException: NoSuchObjectException: "
+            r"hive\.\S+\.nosuch table not found)",
             "Hive 4.0.1 fails internally (TApplicationException INTERNAL_ERROR) where it throws an exception the "
             "method does not declare (InvalidObjectException for a taken constraint name and a missing "
-            "constraint) or has no expression proxy (UnsupportedOperationException, the standalone metastore); "
-            "ours answers a declared exception with Hive's text (the MetaException for expressions names the "
-            "way out: partition names)"),
+            "constraint, NoSuchObjectException for truncate_table of a missing table) or has no expression proxy "
+            "(UnsupportedOperationException, the standalone metastore); ours answers a declared exception with "
+            "Hive's text (the MetaException for expressions names the way out: partition names)"),
         "database-req-without-catalog": Difference(
             "accepted", ("test_hive3_calls_on_ours_only",), ("get_database_req",),
             r"catalogName=None.*reference: NoSuchObjectException: database null\.",

@@ -837,9 +837,67 @@ public class Hive4ClientSequence {
         return old.get_tables(db, "o*");
       });
       step("old drop_table missing", () -> { old.drop_table(db, "o2", true); return null; });
+      oldRefusals();
     } finally {
       disconnect(old);
     }
+  }
+
+  // the old forms' refusals and catalog prefixes
+  private static void oldRefusals() {
+    String odb = db + "_o";
+    step("old get_database with the catalog prefix", () -> old.get_database("@hive#" + db).getName());
+    step("old get_tables with the catalog prefix", () -> old.get_tables("@hive#" + db, "o*"));
+    step("old get_database upper case", () -> old.get_database(db.toUpperCase()).getName());
+    step("old create_table in a missing database", () -> {
+      Table t = table("x", list(col("a", "int")), list());
+      t.setDbName(odb);
+      old.create_table(t);
+      return null;
+    });
+    step("old create_table bad column type", () -> {
+      old.create_table(table("bad", list(col("a", "nosuchtype")), list()));
+      return null;
+    });
+    step("old get_fields missing database", () -> old.get_fields_with_environment_context(odb, "o", env()));
+    step("old get_partitions_by_filter bad", () -> old.get_partitions_by_filter(db, "o", "p = ", (short) -1));
+    step("old get_partitions_by_filter missing table", () ->
+        old.get_partitions_by_filter(db, "nosuch", "p = \"x\"", (short) -1));
+    step("old get_partitions missing table", () -> old.get_partitions(db, "nosuch", (short) -1));
+    step("old get_partition_names_ps max 1 (count)", () ->
+        old.get_partition_names_ps(db, "o", list("x"), (short) 1).size());
+    step("old get_partitions_with_auth missing table", () ->
+        old.get_partitions_with_auth(db, "nosuch", (short) -1, "u", list("g")));
+    step("old append_partition_by_name incomplete", () -> old.append_partition_by_name(db, "o", "p=v"));
+    step("old add_partitions with a duplicate", () ->
+        old.add_partitions(list(part("o", "v", "1"), part("o", "x", "1"))));
+    step("old get_partition_names after the duplicate", () -> old.get_partition_names(db, "o", (short) -1));
+    step("old alter_partition missing", () -> {
+      Partition p = old.get_partition(db, "o", list("x", "1"));
+      p.setValues(list("x", "99"));
+      old.alter_partition(db, "o", p);
+      return null;
+    });
+    step("old rename_partition missing", () -> {
+      Partition p = old.get_partition(db, "o", list("x", "1"));
+      p.setValues(list("x", "98"));
+      old.rename_partition(db, "o", list("x", "97"), p);
+      return null;
+    });
+    step("old drop_partition_by_name missing", () -> old.drop_partition_by_name(db, "o", "p=no/q=0", true));
+    step("old truncate_table missing", () -> { old.truncate_table(db, "nosuch", null); return null; });
+    step("old update_partition_column_statistics missing partition", () ->
+        old.update_partition_column_statistics(stats("o", "p=no/q=0", longStats("a", 1, 5, 1, 3))));
+    step("old update_table_column_statistics missing column", () ->
+        old.update_table_column_statistics(stats("o", (String) null, longStats("nosuch", 1, 5, 1, 3))));
+    step("old get_table_column_statistics missing table", () -> old.get_table_column_statistics(db, "nosuch", "a"));
+    step("old grant_role missing role", () ->
+        old.grant_role("nosuch_" + token, "u_" + token, PrincipalType.USER, "admin", PrincipalType.ROLE, false));
+    step("old drop_database not empty", () -> { old.drop_database(db, false, false); return null; });
+    step("old alter_database missing", () -> {
+      old.alter_database(odb, new Database(odb, "x", null, new HashMap<>()));
+      return null;
+    });
   }
 
   private static void oldDatabases() {
