@@ -470,6 +470,8 @@ JAVA_CLIENT_REFUSED = {
     "getMaterializedViewsForRewriting": "get_materialized_views_for_rewriting",
     "getProperties": "get_properties",
     "getLatestCommittedCompactionInfo": "get_latest_committed_compaction_info",
+    "get_type (Thrift)": "get_type",
+    "translate_table_dryrun (Thrift)": "translate_table_dryrun",
 }
 
 

@@ -1157,7 +1157,7 @@ public class Hive4ClientSequence {
 
   // features ours does not have: one call of each that Hive 4's client can make (what the reference answers
   // is not compared; allowlist.JAVA_CLIENT_REFUSED)
-  private static void refused() {
+  private static void refused() throws Exception {
     step("getAllResourcePlans", () -> client.getAllResourcePlans("hive"));
     step("getAllStoredProcedures", () -> client.getAllStoredProcedures(new ListStoredProcedureRequest("hive")));
     step("getAllDataConnectorNames", () -> client.getAllDataConnectorNames());
@@ -1171,6 +1171,10 @@ public class Hive4ClientSequence {
     step("getProperties", () -> client.getProperties("hive", "p_" + token, null));
     step("getLatestCommittedCompactionInfo", () ->
         client.getLatestCommittedCompactionInfo(new GetLatestCommittedCompactionInfoRequest(db, "t")));
+    // the two features Hive 4's client has no call for, through the generated Thrift client
+    ownStep("get_type (Thrift)", c -> c.get_type("t_" + token));
+    ownStep("translate_table_dryrun (Thrift)", c ->
+        c.translate_table_dryrun(new CreateTableRequest(table("tt", list(col("a", "int")), list()))));
   }
 
   private static void notificationsStart() {
