@@ -1020,8 +1020,10 @@ def test_hive4_java_client(cf, hive4_client_classes, our_server_info):
     """One sequence of Hive 4.0.1's HiveMetaStoreClient calls (tests/java/Hive4ClientSequence.java:
     databases, catalogs, tables with the *_req forms, partitions with projections and filters,
     exchanges, statistics and truncation, functions, constraints, privileges and roles, notifications,
-    locks, transactions, write ids and dynamic partitions, metastore settings, one method of each
-    refused feature), one JVM against each server; the answers compared step by step
+    locks, transactions, write ids and dynamic partitions, metastore settings, the old forms through
+    Hive's generated Thrift client on a second connection, the calls that break the reference's
+    connection on connections of their own, one method of each refused feature), one JVM against each
+    server; the answers compared step by step
     (tests/conformance/java_client.py, allowlist.JAVA_CLIENT_*), and the Thrift methods it sent ours
     checked against docs/conformance.md's list."""
     known = _REFERENCE_SEQUENCE.get(cf.reference.port)
@@ -1044,4 +1046,4 @@ def test_hive4_java_client(cf, hive4_client_classes, our_server_info):
         assert events[0].split()[0] == "CREATE_DATABASE", events
         assert {"CREATE_TABLE t", "ADD_PARTITION t", "DROP_TABLE t2", "ALTER_PARTITION t"} <= set(events), events
     finally:
-        cleanup(cf, db)
+        cleanup(cf, db, f"{db}_o")

@@ -88,8 +88,14 @@ class RoleService:
         return True
 
     def _revoke(self, conn: Connection, role: str, principal: str, kind: int, grant_option_only: bool) -> None:
+        """A principal that does not have the role: nothing to revoke, done (as Hive 4), but for
+        revoking only the grant option, which the principal must hold the role for."""
         where = (_M.c.role_name == role, _M.c.principal_name == principal, _M.c.principal_type == kind)
+        if not exists(conn, role):
+            raise MetaError(f"Role {role} does not exist")
         if _membership(conn, role, principal, kind) is None:
+            if not grant_option_only:
+                return
             raise MetaError(f"{_kind(kind)} {principal} does not have the role {role}")
         if grant_option_only:
             conn.execute(update(_M).where(*where).values(grant_option=False))
