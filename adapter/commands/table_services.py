@@ -5,7 +5,8 @@ the storage mirror archived the timeline on storage (read from the table's base 
 command can read it). Exit status 0; 2 on errors.
 
 `hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions and
-clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first.
+clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first;
+attempts whose executor stopped heartbeating are rolled back first and run again.
 Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
 nothing was waiting for an executor (none pending, or every pending one already running
 elsewhere); 2 on errors, also when a service failed (it stays pending)."""
@@ -196,13 +197,16 @@ def run_services(args) -> int:
 
     def go() -> int:
         from pipeline.table import load
-        from pipeline.table_services import pending, run
+        from pipeline.table_services import pending, recover, run
 
         db, tbl = split_table(args.table)
         security = security_of(args)
         with connect(args) as c:
             require_hudi_table(c, db, tbl)
             info = load(c, db, tbl)
+            recovered = recover(c, info)  # failed attempts: to run again
+            for o in recovered:
+                print(f"{o.service}\t{o.instant}\t{o.result}\t{o.detail}")
             waiting = pending(c, info)
             requested = [p for p in waiting if p.state == "REQUESTED"]
             if not requested:

@@ -19,7 +19,9 @@ version 6, layout 2 in `.hoodie/timeline/` for 8 and 9, its metadata in Hudi 1.x
   instant's deltacommit before the instant's completed file; `hoodie.properties` lists `files` in
   `hoodie.table.metadata.partitions` once the bootstrap is complete;
 * the files of instants the server rolled back (a rollback, a restore) are deleted (completed,
-  inflight, requested), and those of savepoints it no longer has (deleted). A savepoint shares its
+  inflight, requested), and those of savepoints it no longer has (deleted); a table service rolled
+  back to REQUESTED (a failed attempt: its plan runs again) loses its inflight file, as Hudi's
+  revertInstantFromInflightToRequested deletes it. A savepoint shares its
   commit's instant time, so instants are told apart by time and whether they are savepoints.
 
 Progress is `tbl_version.snapshot_status` (0 -> 1, `update_time` = when) per table version, in
@@ -406,6 +408,11 @@ class StorageMirror:
         for key, inst in sorted(instants.items()):
             if inst.state != COMPLETED and self._write_instant(st, inst, meta, tl, known_partitions):
                 written.append(key)
+            if inst.state == REQUESTED and not key[1]:  # back to REQUESTED (rollback.py): no inflight file
+                for n in [n for n in tl.files if _deletion_order(n) == 1 and not _is_savepoint_file(n)
+                          and tl.layout.instant_of(n) == inst.ts]:
+                    st.delete(tl.path(n))
+                    tl.files.pop(n, None)
         if written:  # one of them rolled back meanwhile (its rollback's sync may have run already)
             with self.store.read() as conn:
                 still = set(self._instants(conn, ref.tbl_id))
