@@ -9,7 +9,8 @@ clusterings run as a Spark job (pipeline/table_services.py), each claimed on the
 attempts whose executor stopped heartbeating are rolled back first and run again.
 Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
 nothing was waiting for an executor (none pending, or every pending one already running
-elsewhere); 2 on errors, also when a service failed (it stays pending)."""
+elsewhere); 2 on errors, also when a service failed (the next run, once its heartbeat expired,
+rolls it back and runs it again)."""
 
 from __future__ import annotations
 
@@ -224,8 +225,8 @@ def run_services(args) -> int:
             print(f"{o.service}\t{o.instant}\t{o.result}" + (f"\t{o.detail}" if o.detail else ""))
         failed = [o for o in outcomes if o.result == "failed"]
         for o in failed:
-            print(f"{name}: {db}.{tbl}: {o.service} {o.instant} failed (it stays pending): {o.detail}",
-                  file=sys.stderr)
+            print(f"{name}: {db}.{tbl}: {o.service} {o.instant} failed (once its heartbeat expired, the next "
+                  f"run rolls it back and runs it again): {o.detail}", file=sys.stderr)
         if failed:
             return 2
         if not any(o.result == "completed" for o in outcomes):
