@@ -6,14 +6,17 @@ delta commits, on half of the tables inline clustering (after 2 commits, sorted 
 archival after 5 commits. The server schedules the compactions and clusterings and runs the cleans
 and archival after the commits; the pipeline runs compactions and clusterings (inline before a
 write, or as a step the way `table-services run` does); a failed write (its completion fails after
-its files were written) is rolled back by the next writer once its heartbeat expired.
+its files were written) is rolled back by the next writer once its heartbeat expired; a failed
+service run (`fail_services`: the pending compactions and clusterings fail after their files were
+written) leaves them INFLIGHT until their claims expire, and the next step (a write inline, or
+`services`) rolls them back and runs them again.
 
 After every step:
 * our reader (snapshot) and hudi-rs reading storage hold exactly the model's rows;
 * the server's latest file slices (base and log files) are hudi-rs's (which also lists the log
   files of a failed write until its rollback deletes them);
-* with no failed write waiting for its rollback, the data files on storage are exactly the files
-  the server lists (every version it keeps): a clean deleted what the server forgot, a rollback
+* with no failed write or service waiting for its rollback, the data files on storage are exactly
+  the files the server lists (every version it keeps): a clean deleted what the server forgot, a rollback
   the failed write's files;
 * `KEEP_LATEST_FILE_VERSIONS` n: no file group keeps more than n base-file versions;
 * the incremental read of a write gives the records it wrote; with `KEEP_LATEST_COMMITS`, time
@@ -46,6 +49,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from client import HudiCatalog, HudiMetastoreClient
+from hudi_format.commit_metadata import parse_rollback
 from hudi_format.config_keys import (
     ARCHIVE_MAX_COMMITS,
     ARCHIVE_MIN_COMMITS,
@@ -75,7 +79,8 @@ SCHEMA = "id long, name string, ts long, dt string"
 COLS = ["id", "name", "ts", "dt"]
 KEYS = range(10)
 PARTS = ("p0", "p1", "p2")
-OPS = ["insert", "upsert", "upsert", "delete", "move", "services", "fail"]
+OPS = ["insert", "upsert", "upsert", "delete", "move", "services", "fail", "fail_services"]
+SERVICES = ("compaction", "clustering")
 POLICIES = [("KEEP_LATEST_COMMITS", 2), ("KEEP_LATEST_COMMITS", 3), ("KEEP_LATEST_FILE_VERSIONS", 1),
             ("KEEP_LATEST_FILE_VERSIONS", 2)]
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -100,6 +105,18 @@ def _on_storage(base: str) -> set[str]:
             if n.endswith(".parquet") or ".log." in n:
                 out.add(os.path.relpath(os.path.join(root, n), base))
     return out
+
+
+def _failing_services():
+    """Completions of compactions and clusterings fail (after their executors wrote their files)."""
+    real = HudiCatalog.complete_instant
+
+    def complete(self, db, table, ts, action, *args, **kwargs):
+        if action in SERVICES:
+            raise RuntimeError(f"injected: {action} {ts} dies before it completes")
+        return real(self, db, table, ts, action, *args, **kwargs)
+
+    return mock.patch.object(HudiCatalog, "complete_instant", complete)
 
 
 def _await_expired(c: HudiMetastoreClient, db: str, name: str, ts: str) -> None:
@@ -176,9 +193,12 @@ def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: t
     model: dict = {}
     history: list[tuple[str, dict]] = []  # (write instant, model after it)
     failed: str | None = None  # a failed write the next writer rolls back
+    failed_services: list[str] = []  # compactions and clusterings whose attempt failed (INFLIGHT)
     c = HudiMetastoreClient(uri(our_server))
     try:
         for step in range(steps):
+            for f in failed_services:  # their claims expire: the next step rolls them back, runs them again
+                _await_expired(c, db, name, f)
             op = draw.choice(OPS, label=f"op{step}") if model else "insert"
             free = [k for k in KEYS if str(k) not in model]
             if op == "insert" and not free or op in ("delete", "move") and not model:
@@ -204,7 +224,12 @@ def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: t
             if op == "services":  # what `table-services run` runs: the pending compactions and clusterings
                 with HudiCatalog(uri(our_server)) as catalog:
                     ran = table_services.run(spark, catalog, load(catalog, db, name), uri(our_server))
-                assert all(o.result == "completed" for o in ran), (where, ran)
+                assert all(o.result in ("completed", "rolled back") for o in ran), (where, ran)
+                assert {o.instant for o in ran if o.result == "rolled back"} == set(failed_services), (where, ran)
+            elif op == "fail_services":  # the same, failing after the executors wrote their files
+                with HudiCatalog(uri(our_server)) as catalog, _failing_services():
+                    ran = table_services.run(spark, catalog, load(catalog, db, name), uri(our_server))
+                assert all(o.result in ("failed", "rolled back") for o in ran), (where, ran)
             elif op == "fail":
                 with mock.patch.object(WriteTransaction, "complete", side_effect=HudiWriteError("injected")), \
                         pytest.raises(HudiWriteError, match="injected"):
@@ -236,12 +261,17 @@ def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: t
                     assert ours(spark, our_server, table, COLS, since=before, until=instant) == \
                         {k: v for k, v in model.items() if k in written}, where
 
+            failed_services = [i.timestamp for i in c.list_instants(db, name, states=["INFLIGHT"])
+                               if i.action in SERVICES]  # (no executor runs between the steps)
+            assert op == "fail_services" or not failed_services, (where, failed_services)
             base = base_dir(our_server, table)
             assert ours(spark, our_server, table, COLS) == model, where
             assert hudi_rs(base, COLS) == model, where
             if after_step is not None:
                 after_step(table, step, op, model)
             if not full_checks:
+                continue
+            if failed_services:  # (their files on storage, before their rollback: readers skip them)
                 continue
             ours_slices, theirs = _server_slices(c, db, name), hudi_rs_slices(base)
             if failed is None:
@@ -287,11 +317,11 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
 
 # seeded variants read by Hudi 1.2's Spark reader: (table type, cleaning policy, seed); compaction
 # after 2 deltacommits and clustering after 2 commits, so that each sequence compacts (merge-on-read)
-# and clusters (the test checks that it did)
-SEEDED = [("MERGE_ON_READ", ("KEEP_LATEST_COMMITS", 2), 3807),  # services, delete, upsert, fail, move
-          ("COPY_ON_WRITE", ("KEEP_LATEST_FILE_VERSIONS", 1), 3802),  # upsert, fail, fail, services, insert
-          ("MERGE_ON_READ", ("KEEP_LATEST_FILE_VERSIONS", 2), 3801),  # moves, services
-          ("COPY_ON_WRITE", ("KEEP_LATEST_COMMITS", 3), 3809)]
+# and clusters (the test checks that it did), and the first two have a service fail and run again
+SEEDED = [("MERGE_ON_READ", ("KEEP_LATEST_COMMITS", 2), 3813),  # delete, insert, move, fail_services, upsert
+          ("COPY_ON_WRITE", ("KEEP_LATEST_FILE_VERSIONS", 1), 3833),  # fail, move, fail_services, upsert, insert
+          ("MERGE_ON_READ", ("KEEP_LATEST_FILE_VERSIONS", 2), 3808),  # fail, fail_services, insert, fail_services
+          ("COPY_ON_WRITE", ("KEEP_LATEST_COMMITS", 3), 3827)]
 SEEDED_STEPS = 6
 
 
@@ -307,6 +337,7 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     from tests.harness.spark import run_spark_script
 
     to_read: dict[str, dict] = {}
+    retried: dict[str, bool] = {}
     expected: dict[str, tuple[list, list | None]] = {}
 
     def copy(table: str, step: int, op: str, model: dict) -> None:
@@ -329,6 +360,13 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
                     if i.action in ("commit", "replacecommit")]
         done = {m.get("operationType") for m in meta}
         assert "CLUSTER" in done and ("COMPACT" in done or table_type == "COPY_ON_WRITE"), (table_type, seed, done)
+        with HudiCatalog(uri(our_server)) as c:  # and a failed service attempt rolled back, then completed
+            services = {i.ts for i in c.list_instants(*table.split("."), states=["COMPLETED"])
+                        if i.action in ("commit", "replacecommit")}
+            rolled = {t for i in c.list_instants(*table.split("."), actions=["rollback"])
+                      for t in parse_rollback(c.get_instant_metadata(*table.split("."), i.ts, "rollback"))[0]}
+        retried[table_type] = retried.get(table_type, False) or bool(rolled & services)
+    assert retried == {"MERGE_ON_READ": True, "COPY_ON_WRITE": True}, retried
     out = run_spark_script(HUDI_JOBS, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
                            python=hudi_spark_python(), env=hudi_spark_env(),
                            extra_args=["--read-only", "--read", json.dumps(to_read)])
