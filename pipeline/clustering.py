@@ -143,12 +143,12 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
             logs.append([where(p.partition_path, f) for f in s.log_files])
             replaced.setdefault(p.partition_path, []).append(p.file_id)
         rows.append((g.slices[0].partition_path, g.output_file_groups, bases, logs))
-    with Claim(client, info, ts, CLUSTERING, metastore, security):  # writers refuse updates to its groups meanwhile
-        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, layout)
+    with Claim(client, info, ts, CLUSTERING, metastore, security) as held:  # writers leave its groups alone
+        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, layout, held)
 
 
 def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security, plan, schema,
-                 rows: list[tuple], replaced: dict[str, list[str]], layout: FileLayout) -> str:
+                 rows: list[tuple], replaced: dict[str, list[str]], layout: FileLayout, held: Claim) -> str:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .base_file import with_meta
@@ -164,6 +164,7 @@ def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore
     stats = [r.asDict() for r in spark.createDataFrame(rows, GROUPS_DDL).repartition(n)
              .mapInArrow(clusterer, STATS_DDL).collect()]
     meta = commit_metadata(CLUSTER, [write_stat(r) for r in stats], to_avro_schema(schema, name), replaced)
+    held.check(client)
     try:
         client.complete_instant(db, name, ts, CLUSTERING, json.dumps(meta),
                                 _record_keys(stats) if info.record_index else None, _column_stats(stats))

@@ -24,7 +24,7 @@ import math
 import pyarrow as pa
 
 from client import CommitConflict, HudiCatalog, InvalidOperation, NotFound, Security
-from hudi_format.commit_metadata import parse_compaction_plan
+from hudi_format.commit_metadata import parse_compaction_plan, parse_rollback
 from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES, default_of
 from hudi_format.record_key_codec import encode_keys
 
@@ -106,6 +106,12 @@ def _setting(info: TableInfo, key: str) -> int:
         return int(default_of(key))
 
 
+def _rollbacks_of(client: HudiCatalog, info: TableInfo, ts: str) -> set[str]:
+    """The rollback instants that rolled back an attempt of `ts` (all later than `ts`)."""
+    return {i.ts for i in client.list_instants(info.db, info.name, actions=["rollback"], min_ts=ts)
+            if ts in parse_rollback(client.get_instant_metadata(info.db, info.name, i.ts, "rollback"))[0]}
+
+
 class Claim:
     """A claimed service instant, heartbeated while its executor runs it (`with`), at the table's
     `hoodie.client.heartbeat.interval_in_ms` (the server expires the claim after that times
@@ -114,6 +120,8 @@ class Claim:
     def __init__(self, client: HudiCatalog, info: TableInfo, ts: str, action: str, metastore: str,
                  security: Security | None = None):
         claim(client, info.db, info.name, ts, action)
+        self.info, self.ts, self.action = info, ts, action
+        self._rolled_back = _rollbacks_of(client, info, ts)  # earlier failed attempts
         interval = max(1, _setting(info, CLIENT_HEARTBEAT_INTERVAL_MS)) / 1000
         timeout = math.ceil(interval * (max(0, _setting(info, CLIENT_HEARTBEAT_TOLERABLE_MISSES)) + 1))
         self._beat = _Heartbeat(metastore, info.db, info.name, ts, min(interval, max(0.2, timeout / 3)), security)
@@ -124,6 +132,15 @@ class Claim:
 
     def __exit__(self, *exc) -> None:
         self._beat.stop()
+
+    def check(self, client: HudiCatalog) -> None:
+        """Before completing: this attempt was not rolled back meanwhile (an executor that stalled
+        past its heartbeat timeout finds its attempt rolled back, its files deleted, and another
+        executor running the plan: it must not complete it)."""
+        if _rollbacks_of(client, self.info, self.ts) - self._rolled_back:
+            raise ServiceClaimed(f"{self.action} {self.ts} of {self.info.db}.{self.info.name} was rolled back "
+                                 "while this executor ran it (its heartbeat had expired); another executor runs "
+                                 "it again", self.ts)
 
 
 def lost_conflict(client: HudiCatalog, info: TableInfo, ts: str) -> None:
@@ -156,12 +173,12 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
         base = where(o.partition_path, s.base_file) if s.base_file is not None and o.base_file else ""
         rows.append((o.partition_path, o.file_id, base, [where(o.partition_path, logs[n]) for n in o.log_files],
                      o.base_instant))
-    with Claim(client, info, ts, COMPACTION, metastore, security):
-        return _run_claimed(spark, client, info, ts, metastore, security, rows, layout)
+    with Claim(client, info, ts, COMPACTION, metastore, security) as held:
+        return _run_claimed(spark, client, info, ts, metastore, security, rows, layout, held)
 
 
 def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security,
-                 rows: list[tuple], layout: FileLayout) -> str:
+                 rows: list[tuple], layout: FileLayout, held: Claim) -> str:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .base_file import with_meta
@@ -181,6 +198,7 @@ def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore
         by_partition.setdefault(r["partitionPath"], []).append(write_stat(r))
     meta = {"partitionToWriteStats": by_partition, "compacted": True,
             "extraMetadata": {"schema": to_avro_schema(schema, name)}, "operationType": "COMPACT"}
+    held.check(client)
     try:
         client.complete_instant(db, name, ts, COMPACTION, json.dumps(meta),
                                 _record_keys(stats) if info.record_index else None, _column_stats(stats))

@@ -373,7 +373,8 @@ def test_a_claim_whose_executor_stopped_is_rolled_back_and_a_live_one_is_left(se
     heartbeat settings, here 0.5 s x 2): `recover` (what `table-services run` and the pipeline's
     inline run do first) leaves a claim that beats alone, and rolls back one that stopped: the file
     its attempt wrote is deleted and the instant is REQUESTED again with its plan; its file groups
-    take writes again meanwhile. (With Spark: tests/test_pipeline_service_failures.py.)"""
+    take writes again meanwhile; its executor, were it to resume, finds its attempt rolled back and
+    does not complete it. (With Spark: tests/test_pipeline_service_failures.py.)"""
     import os
     import time
 
@@ -385,7 +386,8 @@ def test_a_claim_whose_executor_stopped_is_rolled_back_and_a_live_one_is_left(se
         CLUSTERING_SORT_COLUMNS,
     )
     from pipeline.clustering import under_clustering
-    from pipeline.compaction import claim
+    from pipeline.compaction import Claim
+    from pipeline.errors import ServiceClaimed
     from pipeline.table import load
     from pipeline.table_services import pending, recover
 
@@ -404,8 +406,8 @@ def test_a_claim_whose_executor_stopped_is_rolled_back_and_a_live_one_is_left(se
         info = load(c, db, "t")
         live = c.create_instant(db, "t", None, "compaction").ts
         dead = c.create_instant(db, "t", None, "clustering", plan).ts
-        claim(c, db, "t", live, "compaction")
-        claim(c, db, "t", dead, "clustering")
+        live_claim = Claim(c, info, live, "compaction", server)  # (their heartbeats: by hand below)
+        dead_claim = Claim(c, info, dead, "clustering", server)
         assert under_clustering(c, info) == {("", "f1-0"): dead}
         stray = f"f2-0_0-1-0_{dead}.parquet"  # what the clustering's attempt wrote before it stopped
         c.add_markers(db, "t", dead, [stray])
@@ -426,5 +428,8 @@ def test_a_claim_whose_executor_stopped_is_rolled_back_and_a_live_one_is_left(se
             [("compaction", live, "INFLIGHT"), ("clustering", dead, "REQUESTED")]
         assert c.get_instant_metadata(db, "t", dead, "clustering", "REQUESTED") == plan
         assert recover(c, info) == []  # nothing failed: the live claim is not taken
+        live_claim.check(c)  # its executor may complete it
+        with pytest.raises(ServiceClaimed, match=f"clustering {dead} of {db}.t was rolled back while"):
+            dead_claim.check(c)
         rollbacks = [i for i in c.list_instants(db, "t", actions=["rollback"])]
         assert [i.state for i in rollbacks] == ["COMPLETED"]
