@@ -62,6 +62,7 @@ from hudi_format.config_keys import (
     CLUSTERING_MAX_COMMITS,
     CLUSTERING_SORT_COLUMNS,
     COMPACT_MAX_DELTA_COMMITS,
+    METADATA_ENABLE,
 )
 from hudi_format.file_slice import parse_file_name
 from pipeline import table_services, write
@@ -181,14 +182,15 @@ def options_of(table_type: str, policy: tuple[str, int], delta_commits: int, clu
 
 
 def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: tuple[str, int], delta_commits: int,
-                 clustering: bool, after_step=None, full_checks: bool = True) -> str:
+                 clustering: bool, after_step=None, full_checks: bool = True,
+                 extra_options: dict[str, str] | None = None) -> str:
     """Writes one sequence of `steps` steps, checking after each (module docstring; `full_checks`
     False: our reader and hudi-rs against the model only); `after_step(table, step, op, model)` after
     the checks. The table's name."""
     db, name = f"svc_{uuid.uuid4().hex[:8]}", "t"
     table = f"{db}.{name}"
     clean_policy, retained = policy
-    options = options_of(table_type, policy, delta_commits, clustering)
+    options = {**options_of(table_type, policy, delta_commits, clustering), **(extra_options or {})}
     ts = itertools.count(1)
     model: dict = {}
     history: list[tuple[str, dict]] = []  # (write instant, model after it)
@@ -318,10 +320,12 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
 # seeded variants read by Hudi 1.2's Spark reader: (table type, cleaning policy, seed); compaction
 # after 2 deltacommits and clustering after 2 commits, so that each sequence compacts (merge-on-read)
 # and clusters (the test checks that it did), and the first two have a service fail and run again
-SEEDED = [("MERGE_ON_READ", ("KEEP_LATEST_COMMITS", 2), 3813),  # delete, insert, move, fail_services, upsert
-          ("COPY_ON_WRITE", ("KEEP_LATEST_FILE_VERSIONS", 1), 3833),  # fail, move, fail_services, upsert, insert
-          ("MERGE_ON_READ", ("KEEP_LATEST_FILE_VERSIONS", 2), 3808),  # fail, fail_services, insert, fail_services
-          ("COPY_ON_WRITE", ("KEEP_LATEST_COMMITS", 3), 3827)]
+# (the last: the table has the metadata table the server writes, which Hudi's reader lists files from;
+# without it, Hudi's reader lists storage)
+SEEDED = [("MERGE_ON_READ", ("KEEP_LATEST_COMMITS", 2), 3813, True),  # delete, insert, move, fail_services, ...
+          ("COPY_ON_WRITE", ("KEEP_LATEST_FILE_VERSIONS", 1), 3833, False),  # fail, move, fail_services, upsert, ...
+          ("MERGE_ON_READ", ("KEEP_LATEST_FILE_VERSIONS", 2), 3801, False),  # fail_services, move, fail_services, ...
+          ("COPY_ON_WRITE", ("KEEP_LATEST_COMMITS", 3), 3827, True)]
 SEEDED_STEPS = 6
 
 
@@ -331,7 +335,8 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     checked after every step by our reader and hudi-rs, and by Hudi 1.2's Spark reader (its Spark
     3.5 bundle, tests/harness/hudi_spark.py): a copy of the table's base path is taken after every
     step, and one Hudi Spark job reads every copy at the end: its snapshot equals the model after
-    that step, and on merge-on-read tables its read-optimized query equals ours (base files only)."""
+    that step, and on merge-on-read tables its read-optimized query equals ours (base files only);
+    on the tables with the server's metadata table it lists files from there."""
     from pipeline import read
     from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
     from tests.harness.spark import run_spark_script
@@ -348,12 +353,15 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
         read_optimized = sorted([list(r) for r in read(spark, table, metastore=uri(our_server),
                                                         query_type="read_optimized").select(*COLS).collect()]) \
             if mor else None
-        to_read[name] = {"base": str(target), "columns": COLS, "read_optimized": mor, "step": f"{step} {op}"}
+        assert (target / ".hoodie" / "metadata").exists() == metadata, name
+        to_read[name] = {"base": str(target), "columns": COLS, "read_optimized": mor, "step": f"{step} {op}",
+                         "options": {METADATA_ENABLE: str(metadata).lower()}}
         expected[name] = (sorted(list(v) for v in model.values()), read_optimized)
 
-    for table_type, policy, seed in SEEDED[:examples(2, len(SEEDED))]:
+    for table_type, policy, seed, metadata in SEEDED[:examples(2, len(SEEDED))]:
         table = run_sequence(spark, our_server, Seeded(seed), SEEDED_STEPS, table_type, policy, 2, True,
-                             after_step=copy, full_checks=False)
+                             after_step=copy, full_checks=False,
+                             extra_options={METADATA_ENABLE: "true"} if metadata else None)
         with HudiCatalog(uri(our_server)) as c:  # the settings forced a compaction and a clustering
             meta = [json.loads(c.get_instant_metadata(*table.split("."), i.ts, i.action))
                     for i in c.list_instants(*table.split("."), states=["COMPLETED"])
