@@ -401,6 +401,9 @@ class StorageMirror:
                     data = meta(inst.ts, inst.action, COMPLETED)
                     rolled = parse_rollback(data)[0] if inst.action == "rollback" else restored_instants(data)
                     self._delete_instants(st, [t for t in rolled if (t, False) not in instants], tl)
+                    # a service rolled back to REQUESTED (rollback.py): its inflight file goes
+                    self._delete_inflight(st, [t for t in rolled if (t, False) in instants
+                                               and instants[(t, False)].state == REQUESTED], tl)
             mirrored += self.queue.mark(ref.tbl_id, version)
 
         # instants still pending on the server: their requested / inflight files
@@ -408,11 +411,6 @@ class StorageMirror:
         for key, inst in sorted(instants.items()):
             if inst.state != COMPLETED and self._write_instant(st, inst, meta, tl, known_partitions):
                 written.append(key)
-            if inst.state == REQUESTED and not key[1]:  # back to REQUESTED (rollback.py): no inflight file
-                for n in [n for n in tl.files if _deletion_order(n) == 1 and not _is_savepoint_file(n)
-                          and tl.layout.instant_of(n) == inst.ts]:
-                    st.delete(tl.path(n))
-                    tl.files.pop(n, None)
         if written:  # one of them rolled back meanwhile (its rollback's sync may have run already)
             with self.store.read() as conn:
                 still = set(self._instants(conn, ref.tbl_id))
@@ -515,6 +513,16 @@ class StorageMirror:
                 # Hudi's own temp name (HoodiePartitionMetadata.trySave), unique per writer
                 st.put(rel, text, tmp_name=f"{PARTITION_METAFILE}_{uuid.uuid4().hex}")
             known.add(partition)
+
+    @staticmethod
+    def _delete_inflight(st: TableStorage, instants: list[str], tl: _Timeline) -> None:
+        """Remove the inflight files of instants back in REQUESTED (Hudi's
+        revertInstantFromInflightToRequested)."""
+        gone = set(instants)
+        for n in [n for n in tl.files if _deletion_order(n) == 1 and not _is_savepoint_file(n)
+                  and tl.layout.instant_of(n) in gone]:
+            st.delete(tl.path(n))
+            tl.files.pop(n, None)
 
     @staticmethod
     def _delete_instants(st: TableStorage, instants: list[str], tl: _Timeline, savepoints: bool = False) -> None:
