@@ -10,7 +10,9 @@ group's `numOutputFileGroups` new file groups at the clustering's instant (the r
 as a `replacecommit` (operationType CLUSTER) replacing the planned file groups; the record index
 moves the keys to the new file groups in that commit. A plan whose slices are not the latest any
 more (another engine wrote them) fails before anything is written; one that loses the server's
-conflict check is rolled back (the server schedules a new one later).
+conflict check is rolled back (the server schedules a new one later). An attempt that fails or is
+killed after its claim stops heartbeating; the next executor rolls it back to REQUESTED and runs
+the plan again (pipeline/table_services.py `recover`).
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ import pyarrow as pa
 
 from client import CommitConflict, HudiCatalog, Security
 from hudi_format.commit_metadata import CLUSTER, parse_clustering_plan
-from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLUSTERING_SORT_COLUMNS, default_of
+from hudi_format.config_keys import CLUSTERING_SORT_COLUMNS
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import base_file_name, new_file_id, read_footer, write_base_file, write_token
 from .column_stats import encode, footer_stats, indexed_columns, uncompressed_size
-from .commit import _Heartbeat, commit_metadata
-from .compaction import claim
+from .commit import commit_metadata
+from .compaction import Claim, lost_conflict
 from .errors import HudiWriteError
 from .file_group_writer import STATS_DDL, executor_client, write_stat
 from .merge_on_read import read_slice
@@ -95,14 +97,14 @@ def pending(client: HudiCatalog, info: TableInfo, states=("REQUESTED",)) -> list
     return [i.ts for i in client.list_instants(info.db, info.name, states=list(states), actions=[CLUSTERING])]
 
 
-def under_clustering(client: HudiCatalog, info: TableInfo, alive_s: float) -> dict[tuple[str, str], str]:
-    """(partition, file id) -> the clustering an executor runs now (INFLIGHT, heartbeat within
-    `alive_s` seconds) whose plan replaces that file group. (One whose executor stopped blocks
-    nothing; it stays pending until its timeout, docs/pipeline.md.)"""
+def under_clustering(client: HudiCatalog, info: TableInfo) -> dict[tuple[str, str], str]:
+    """(partition, file id) -> the clustering an executor runs now (INFLIGHT, its claim alive)
+    whose plan replaces that file group. (One whose executor stopped blocks nothing; the next
+    executor rolls it back and runs it again.)"""
     out: dict[tuple[str, str], str] = {}
     now_ms = time.time() * 1000
     for i in client.list_instants(info.db, info.name, states=["INFLIGHT"], actions=[CLUSTERING]):
-        if i.heartbeat_ms + alive_s * 1000 < now_ms:
+        if i.heartbeat_ms + i.heartbeat_timeout_s * 1000 < now_ms:
             continue
         plan = parse_clustering_plan(client.get_instant_metadata(info.db, info.name, i.ts, CLUSTERING, "REQUESTED"),
                                      CLUSTERING_SORT_COLUMNS)
@@ -141,17 +143,12 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
             logs.append([where(p.partition_path, f) for f in s.log_files])
             replaced.setdefault(p.partition_path, []).append(p.file_id)
         rows.append((g.slices[0].partition_path, g.output_file_groups, bases, logs))
-    claim(client, db, name, ts, CLUSTERING)
-    beat = _Heartbeat(metastore, db, name, ts, int(default_of(CLIENT_HEARTBEAT_INTERVAL_MS)) / 1000, security)
-    beat.start()  # writers refuse updates to its file groups while it beats
-    try:
-        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, layout)
-    finally:
-        beat.stop()
+    with Claim(client, info, ts, CLUSTERING, metastore, security) as held:  # writers leave its groups alone
+        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, layout, held)
 
 
 def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security, plan, schema,
-                 rows: list[tuple], replaced: dict[str, list[str]], layout: FileLayout) -> str:
+                 rows: list[tuple], replaced: dict[str, list[str]], layout: FileLayout, held: Claim) -> str:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .base_file import with_meta
@@ -167,11 +164,12 @@ def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore
     stats = [r.asDict() for r in spark.createDataFrame(rows, GROUPS_DDL).repartition(n)
              .mapInArrow(clusterer, STATS_DDL).collect()]
     meta = commit_metadata(CLUSTER, [write_stat(r) for r in stats], to_avro_schema(schema, name), replaced)
+    held.check(client)
     try:
         client.complete_instant(db, name, ts, CLUSTERING, json.dumps(meta),
                                 _record_keys(stats) if info.record_index else None, _column_stats(stats))
     except CommitConflict:
-        client.rollback_instant(db, name, ts)  # the server expired it: its files go at once
+        lost_conflict(client, info, ts)  # the server expired it: its files go at once
         raise
     log.info("clustered %s.%s at %s: %d file groups into %d", db, name, ts,
              sum(map(len, replaced.values())), len(stats))

@@ -7,21 +7,30 @@ Each operation becomes one Spark task: the slice's base file merged with its log
 (pipeline/merge_on_read.py) is written as the file group's new base file at the compaction's
 instant time. The instant completes as a `commit` (HoodieCommitMetadata, `operationType` COMPACT)
 with the new files' statistics; the record index is unchanged (no key changes its file group).
+
+Its executor claims it (`claim`) and heartbeats it while it runs (`Claim`); an attempt that fails
+or is killed stays INFLIGHT until its heartbeat expires, and the next executor rolls it back to
+REQUESTED (the files it wrote deleted) and runs the plan again (pipeline/table_services.py
+`recover`). One that loses the server's conflict check (a write added logs to a planned file group
+meanwhile) can never complete: it is rolled back for good.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 
 import pyarrow as pa
 
-from client import HudiCatalog, InvalidOperation, Security
-from hudi_format.commit_metadata import parse_compaction_plan
+from client import CommitConflict, HudiCatalog, InvalidOperation, NotFound, Security
+from hudi_format.commit_metadata import parse_compaction_plan, parse_rollback
+from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES, default_of
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import base_file_name, read_footer, write_base_file, write_token
 from .column_stats import encode, footer_stats, indexed_columns, uncompressed_size
+from .commit import _Heartbeat
 from .errors import ServiceClaimed
 from .file_group_writer import STATS_DDL, executor_client, write_stat
 from .merge_on_read import read_slice
@@ -90,17 +99,63 @@ def claim(client: HudiCatalog, db: str, name: str, ts: str, action: str) -> None
                              f"({exc.message})", ts) from None
 
 
+def _setting(info: TableInfo, key: str) -> int:
+    try:
+        return int(info.properties.get(key) or default_of(key))
+    except ValueError:
+        return int(default_of(key))
+
+
+def _rollbacks_of(client: HudiCatalog, info: TableInfo, ts: str) -> set[str]:
+    """The rollback instants that rolled back an attempt of `ts` (all later than `ts`)."""
+    return {i.ts for i in client.list_instants(info.db, info.name, actions=["rollback"], min_ts=ts)
+            if ts in parse_rollback(client.get_instant_metadata(info.db, info.name, i.ts, "rollback"))[0]}
+
+
+class Claim:
+    """A claimed service instant, heartbeated while its executor runs it (`with`), at the table's
+    `hoodie.client.heartbeat.interval_in_ms` (the server expires the claim after that times
+    `hoodie.client.heartbeat.tolerable.misses` + 1)."""
+
+    def __init__(self, client: HudiCatalog, info: TableInfo, ts: str, action: str, metastore: str,
+                 security: Security | None = None):
+        claim(client, info.db, info.name, ts, action)
+        self.info, self.ts, self.action = info, ts, action
+        self._rolled_back = _rollbacks_of(client, info, ts)  # earlier failed attempts
+        interval = max(1, _setting(info, CLIENT_HEARTBEAT_INTERVAL_MS)) / 1000
+        timeout = math.ceil(interval * (max(0, _setting(info, CLIENT_HEARTBEAT_TOLERABLE_MISSES)) + 1))
+        self._beat = _Heartbeat(metastore, info.db, info.name, ts, min(interval, max(0.2, timeout / 3)), security)
+
+    def __enter__(self) -> Claim:
+        self._beat.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._beat.stop()
+
+    def check(self, client: HudiCatalog) -> None:
+        """Before completing: this attempt was not rolled back meanwhile (an executor that stalled
+        past its heartbeat timeout finds its attempt rolled back, its files deleted, and another
+        executor running the plan: it must not complete it)."""
+        if _rollbacks_of(client, self.info, self.ts) - self._rolled_back:
+            raise ServiceClaimed(f"{self.action} {self.ts} of {self.info.db}.{self.info.name} was rolled back "
+                                 "while this executor ran it (its heartbeat had expired); another executor runs "
+                                 "it again", self.ts)
+
+
+def lost_conflict(client: HudiCatalog, info: TableInfo, ts: str) -> None:
+    """The server expired `ts` (it lost the conflict check): rolled back for good, its files deleted."""
+    try:
+        client.rollback_instant(info.db, info.name, ts)
+    except (InvalidOperation, NotFound) as exc:
+        log.warning("could not roll back %s of %s.%s now (%s); the next executor will", ts, info.db, info.name, exc)
+
+
 def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security: Security | None = None) -> str:
-    """Run the requested compaction `ts`; its instant time once completed."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    from .base_file import with_meta
-    from .writer import _column_stats, _record_keys
-
+    """Run the requested compaction `ts`; its instant time once completed. A plan whose slices are
+    not the latest any more fails before it is claimed."""
     db, name = info.db, info.name
     ops = parse_compaction_plan(client.get_instant_metadata(db, name, ts, COMPACTION, "REQUESTED"))
-    claim(client, db, name, ts, COMPACTION)
-    schema = latest_schema(client, info)
     slices = {(s.partition_path, s.file_id): s
               for s in client.get_latest_file_slices(db, name, sorted({o.partition_path for o in ops}))}
     layout = info.layout()
@@ -118,6 +173,19 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
         base = where(o.partition_path, s.base_file) if s.base_file is not None and o.base_file else ""
         rows.append((o.partition_path, o.file_id, base, [where(o.partition_path, logs[n]) for n in o.log_files],
                      o.base_instant))
+    with Claim(client, info, ts, COMPACTION, metastore, security) as held:
+        return _run_claimed(spark, client, info, ts, metastore, security, rows, layout, held)
+
+
+def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security,
+                 rows: list[tuple], layout: FileLayout, held: Claim) -> str:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from .base_file import with_meta
+    from .writer import _column_stats, _record_keys
+
+    db, name = info.db, info.name
+    schema = latest_schema(client, info)
     data_schema = to_arrow_schema(schema, timezone="UTC")
     compactor = _Compactor(metastore=metastore, db=db, table=name, layout=layout, instant=ts,
                            file_schema=with_meta(data_schema), ordering_field=info.precombine_field,
@@ -130,16 +198,24 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
         by_partition.setdefault(r["partitionPath"], []).append(write_stat(r))
     meta = {"partitionToWriteStats": by_partition, "compacted": True,
             "extraMetadata": {"schema": to_avro_schema(schema, name)}, "operationType": "COMPACT"}
-    client.complete_instant(db, name, ts, COMPACTION, json.dumps(meta),
-                            _record_keys(stats) if info.record_index else None, _column_stats(stats))
+    held.check(client)
+    try:
+        client.complete_instant(db, name, ts, COMPACTION, json.dumps(meta),
+                                _record_keys(stats) if info.record_index else None, _column_stats(stats))
+    except CommitConflict:
+        lost_conflict(client, info, ts)
+        raise
     log.info("compacted %s.%s at %s: %d file groups", db, name, ts, len(rows))
     return ts
 
 
 def compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", security: Security | None = None
             ) -> list[str]:
-    """Run the table's scheduled compactions; their instant times."""
+    """Run the table's scheduled compactions (failed attempts rolled back first); their instant times."""
+    from .table_services import recover
+
     db, name = split_name(table)
     with HudiCatalog(metastore, security=security) as client:
         info = load(client, db, name)
+        recover(client, info)
         return [run(spark, client, info, ts, metastore, security) for ts in pending(client, info)]

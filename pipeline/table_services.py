@@ -2,7 +2,10 @@
 docs/pipeline.md, Table services): the compactions, then the clusterings the server scheduled,
 oldest first, each claimed on the server before it runs (REQUESTED -> INFLIGHT under the instant's
 row lock), so two executors never run the same one: the second gets ServiceClaimed and goes on
-with the next.
+with the next. An attempt whose executor stopped heartbeating (it failed or was killed: its claim
+expired) is rolled back first (`recover`: the files it wrote deleted, the instant REQUESTED
+again, as Hudi rolls back a failed inflight compaction or clustering) and its plan runs again; a
+claim whose executor still heartbeats is left alone.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from client import HudiCatalog, Security
+from client import HudiCatalog, InvalidOperation, NotFound, Security
 
 from . import clustering, compaction
 from .errors import ServiceClaimed
@@ -31,7 +34,9 @@ class Pending:
 class Outcome:
     service: str
     instant: str
-    result: str  # "completed", "claimed" (another executor had it), "failed"
+    # "completed", "claimed" (another executor had it), "failed", "rolled back" (a failed attempt, to
+    # run again)
+    result: str
     detail: str = ""
 
 
@@ -44,11 +49,30 @@ def pending(client: HudiCatalog, info: TableInfo) -> list[Pending]:
                   key=lambda p: (order[p.service], p.instant))
 
 
+def recover(client: HudiCatalog, info: TableInfo) -> list[Outcome]:
+    """Roll back the failed attempts of the table's services (INFLIGHT, their executor's heartbeat
+    expired) to REQUESTED: the server deletes the files they wrote and keeps their plans."""
+    out = []
+    for i in client.get_failed_instants(info.db, info.name):
+        if i.action not in (compaction.COMPACTION, clustering.CLUSTERING) or i.state != "INFLIGHT":
+            continue  # (failed writes: their next writer's; a plan nobody ran for days: the same)
+        try:
+            client.rollback_instant(info.db, info.name, i.ts)
+        except (InvalidOperation, NotFound) as exc:  # another executor was quicker
+            log.info("not rolling back %s %s of %s.%s: %s", i.action, i.ts, info.db, info.name, exc)
+            continue
+        log.warning("rolled back the failed attempt of %s %s of %s.%s; it runs again", i.action, i.ts,
+                    info.db, info.name)
+        out.append(Outcome(i.action, i.ts, "rolled back", "its executor stopped heartbeating; it runs again"))
+    return out
+
+
 def run(spark, client: HudiCatalog, info: TableInfo, metastore: str, security: Security | None = None
         ) -> list[Outcome]:
-    """Run every requested service instant of the table; what happened to each. A failed one stays
-    INFLIGHT (rolled back once its heartbeat times out, as a failed inline compaction)."""
-    out: list[Outcome] = []
+    """Run every requested service instant of the table, after failed attempts were rolled back
+    (`recover`); what happened to each. One that fails stays INFLIGHT until its heartbeat expires
+    (the next run rolls it back and runs it again)."""
+    out: list[Outcome] = recover(client, info)
     for p in pending(client, info):
         if p.state != "REQUESTED":
             continue

@@ -136,9 +136,14 @@ class _Job:
         return done
 
     def _run_compactions(self) -> None:
-        """Merge-on-read: the compactions the server scheduled run first, inline (pipeline/compaction.py).
-        One that fails does not fail the write: it stays pending (docs/pipeline.md, Not done yet)."""
+        """The compactions (merge-on-read) and clusterings the server scheduled run first, inline
+        (pipeline/compaction.py, clustering.py), after failed attempts whose executor stopped
+        heartbeating were rolled back to run again. One that fails does not fail the write: it stays
+        INFLIGHT until its heartbeat expires, and the next executor runs it again."""
         from . import clustering, compaction
+        from .table_services import recover
+
+        recover(self.client, self.info)
 
         for ts in compaction.pending(self.client, self.info):
             try:
@@ -153,7 +158,7 @@ class _Job:
             except Exception as exc:
                 log.warning("clustering %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
         # those another executor runs: their file groups take no records meanwhile (as Hudi's default)
-        self._clustering = clustering.under_clustering(self.client, self.info, self.cfg.heartbeat_timeout_s)
+        self._clustering = clustering.under_clustering(self.client, self.info)
 
     def _unregister_new_table(self) -> None:
         """The first write of a table this job created failed: the table goes again, unless another

@@ -361,9 +361,75 @@ def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, c
     with HudiCatalog(server) as c:
         cts = c.create_instant(db, "cow", None, "clustering", plan).ts
         info = load(c, db, "cow")
-        assert under_clustering(c, info, 180) == {}  # requested: the next writer runs it first
+        assert under_clustering(c, info) == {}  # requested: the next writer runs it first
         claim(c, db, "cow", cts, "clustering")
-        assert under_clustering(c, info, 180) == {("", "f1-0"): cts}
-        assert under_clustering(c, info, -1) == {}  # its executor stopped heartbeating
+        assert under_clustering(c, info) == {("", "f1-0"): cts}  # claimed (180 s without a heartbeat)
     code, err = run("cow")
     assert code == 1 and f"already being run by another executor: clustering {cts}" in err
+
+
+def test_a_claim_whose_executor_stopped_is_rolled_back_and_a_live_one_is_left(server, tmp_path):
+    """The claim of a compaction or clustering lives by its executor's heartbeats (the table's
+    heartbeat settings, here 0.5 s x 2): `recover` (what `table-services run` and the pipeline's
+    inline run do first) leaves a claim that beats alone, and rolls back one that stopped: the file
+    its attempt wrote is deleted and the instant is REQUESTED again with its plan; its file groups
+    take writes again meanwhile; its executor, were it to resume, finds its attempt rolled back and
+    does not complete it. (With Spark: tests/test_pipeline_service_failures.py.)"""
+    import os
+    import time
+
+    from client import HudiCatalog
+    from hudi_format.commit_metadata import ClusteringGroup, ClusteringPlan, ClusteringSlice, clustering_plan
+    from hudi_format.config_keys import (
+        CLIENT_HEARTBEAT_INTERVAL_MS,
+        CLIENT_HEARTBEAT_TOLERABLE_MISSES,
+        CLUSTERING_SORT_COLUMNS,
+    )
+    from pipeline.clustering import under_clustering
+    from pipeline.compaction import Claim
+    from pipeline.errors import ServiceClaimed
+    from pipeline.table import load
+    from pipeline.table_services import pending, recover
+
+    db = name()
+    plan = clustering_plan(ClusteringPlan([ClusteringGroup([ClusteringSlice("", "f1-0", "f1-0_0-1-0_1.parquet", [])])]),
+                           CLUSTERING_SORT_COLUMNS)
+    with HudiMetastoreClient(server) as c:
+        c.create_database(Database(name=db))
+        base = c.get_database(db).locationUri.rstrip("/")
+        c.register_hudi_table(HudiTableConfig(
+            dbName=db, tableName="t", tableType=HudiTableType.MERGE_ON_READ, recordKeyFields=["id"],
+            partitionFields=[], basePath=f"{base}/t",
+            properties={CLIENT_HEARTBEAT_INTERVAL_MS: "500", CLIENT_HEARTBEAT_TOLERABLE_MISSES: "1"}),
+            [FieldSchema("id", "int", None)])
+    with HudiCatalog(server) as c:
+        info = load(c, db, "t")
+        live = c.create_instant(db, "t", None, "compaction").ts
+        dead = c.create_instant(db, "t", None, "clustering", plan).ts
+        live_claim = Claim(c, info, live, "compaction", server)  # (their heartbeats: by hand below)
+        dead_claim = Claim(c, info, dead, "clustering", server)
+        assert under_clustering(c, info) == {("", "f1-0"): dead}
+        stray = f"f2-0_0-1-0_{dead}.parquet"  # what the clustering's attempt wrote before it stopped
+        c.add_markers(db, "t", dead, [stray])
+        os.makedirs(f"{base}/t".removeprefix("file:"), exist_ok=True)
+        path = os.path.join(f"{base}/t".removeprefix("file:"), stray)
+        open(path, "wb").write(b"PAR1")
+        deadline = time.monotonic() + 30
+        while dead not in {i.ts for i in c.get_failed_instants(db, "t")}:
+            c.heartbeat_instant(db, "t", live)  # the compaction's executor beats
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        c.heartbeat_instant(db, "t", live)
+        assert under_clustering(c, info) == {}  # its executor stopped: its file groups take writes
+        [outcome] = recover(c, info)
+        assert (outcome.service, outcome.instant, outcome.result) == ("clustering", dead, "rolled back")
+        assert not os.path.exists(path)
+        assert [(p.service, p.instant, p.state) for p in pending(c, info)] == \
+            [("compaction", live, "INFLIGHT"), ("clustering", dead, "REQUESTED")]
+        assert c.get_instant_metadata(db, "t", dead, "clustering", "REQUESTED") == plan
+        assert recover(c, info) == []  # nothing failed: the live claim is not taken
+        live_claim.check(c)  # its executor may complete it
+        with pytest.raises(ServiceClaimed, match=f"clustering {dead} of {db}.t was rolled back while"):
+            dead_claim.check(c)
+        rollbacks = [i for i in c.list_instants(db, "t", actions=["rollback"])]
+        assert [i.state for i in rollbacks] == ["COMPLETED"]

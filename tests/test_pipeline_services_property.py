@@ -6,18 +6,28 @@ delta commits, on half of the tables inline clustering (after 2 commits, sorted 
 archival after 5 commits. The server schedules the compactions and clusterings and runs the cleans
 and archival after the commits; the pipeline runs compactions and clusterings (inline before a
 write, or as a step the way `table-services run` does); a failed write (its completion fails after
-its files were written) is rolled back by the next writer once its heartbeat expired.
+its files were written) is rolled back by the next writer once its heartbeat expired; a failed
+service run (`fail_services`: the pending compactions and clusterings fail after their files were
+written) leaves them INFLIGHT until their claims expire, and the next step (a write inline, or
+`services`) rolls them back and runs them again.
 
 After every step:
 * our reader (snapshot) and hudi-rs reading storage hold exactly the model's rows;
 * the server's latest file slices (base and log files) are hudi-rs's (which also lists the log
   files of a failed write until its rollback deletes them);
-* with no failed write waiting for its rollback, the data files on storage are exactly the files
-  the server lists (every version it keeps): a clean deleted what the server forgot, a rollback
+* with no failed write or service waiting for its rollback, the data files on storage are exactly
+  the files the server lists (every version it keeps): a clean deleted what the server forgot, a rollback
   the failed write's files;
 * `KEEP_LATEST_FILE_VERSIONS` n: no file group keeps more than n base-file versions;
 * the incremental read of a write gives the records it wrote; with `KEEP_LATEST_COMMITS`, time
   travel (ours and hudi-rs) to an earlier write the last commits retained gives that write's model.
+
+Seeded variants (`test_seeded_sequences_read_by_hudis_spark_reader`, SQLite): fixed-seed sequences
+of the same steps on a merge-on-read and a copy-on-write table (four in the thorough run), whose
+settings make them compact and cluster; after every step our reader and hudi-rs equal the model,
+and a copy of the table on storage is taken, which Hudi 1.2's Spark reader reads at the end (one
+Spark 3.5 job for all): its snapshot equals the model after that step, its read-optimized query
+(merge-on-read) our read-optimized read.
 
 Keys choose their partition on insert; `move` upserts existing keys into another partition (the
 record index moves them).
@@ -26,7 +36,10 @@ record index moves them).
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import random
+import shutil
 import time
 import uuid
 from unittest import mock
@@ -36,6 +49,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from client import HudiCatalog, HudiMetastoreClient
+from hudi_format.commit_metadata import parse_rollback
 from hudi_format.config_keys import (
     ARCHIVE_MAX_COMMITS,
     ARCHIVE_MIN_COMMITS,
@@ -48,6 +62,7 @@ from hudi_format.config_keys import (
     CLUSTERING_MAX_COMMITS,
     CLUSTERING_SORT_COLUMNS,
     COMPACT_MAX_DELTA_COMMITS,
+    METADATA_ENABLE,
 )
 from hudi_format.file_slice import parse_file_name
 from pipeline import table_services, write
@@ -59,11 +74,14 @@ from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+HUDI_JOBS = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
+
 SCHEMA = "id long, name string, ts long, dt string"
 COLS = ["id", "name", "ts", "dt"]
 KEYS = range(10)
 PARTS = ("p0", "p1", "p2")
-OPS = ["insert", "upsert", "upsert", "delete", "move", "services", "fail"]
+OPS = ["insert", "upsert", "upsert", "delete", "move", "services", "fail", "fail_services"]
+SERVICES = ("compaction", "clustering")
 POLICIES = [("KEEP_LATEST_COMMITS", 2), ("KEEP_LATEST_COMMITS", 3), ("KEEP_LATEST_FILE_VERSIONS", 1),
             ("KEEP_LATEST_FILE_VERSIONS", 2)]
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -90,6 +108,18 @@ def _on_storage(base: str) -> set[str]:
     return out
 
 
+def _failing_services():
+    """Completions of compactions and clusterings fail (after their executors wrote their files)."""
+    real = HudiCatalog.complete_instant
+
+    def complete(self, db, table, ts, action, *args, **kwargs):
+        if action in SERVICES:
+            raise RuntimeError(f"injected: {action} {ts} dies before it completes")
+        return real(self, db, table, ts, action, *args, **kwargs)
+
+    return mock.patch.object(HudiCatalog, "complete_instant", complete)
+
+
 def _await_expired(c: HudiMetastoreClient, db: str, name: str, ts: str) -> None:
     """Until the failed write's heartbeat expired (the server lists it as failed)."""
     deadline = time.monotonic() + 60
@@ -98,15 +128,48 @@ def _await_expired(c: HudiMetastoreClient, db: str, name: str, ts: str) -> None:
         time.sleep(0.2)
 
 
-# per backend; a new seed every run (tests/harness/properties.py); a failure is printed as drawn,
-# not shrunk (a step is a Spark job: shrinking took minutes)
-@settings(max_examples=examples(1, 10), phases=(Phase.explicit, Phase.reuse, Phase.generate))
-@given(data=st.data(), table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]),
-       policy=st.sampled_from(POLICIES), delta_commits=st.integers(2, 3), clustering=st.booleans())
-def test_random_sequences_with_table_services(spark, our_server, data, table_type, policy, delta_commits,
-                                               clustering):
-    db, name = f"svc_{uuid.uuid4().hex[:8]}", "t"
-    table = f"{db}.{name}"
+class _Hypothesis:
+    """The sequence's choices drawn by hypothesis."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def integer(self, lo: int, hi: int, label: str | None = None) -> int:
+        return self.data.draw(st.integers(lo, hi), label=label)
+
+    def choice(self, seq, label: str | None = None):
+        return self.data.draw(st.sampled_from(list(seq)), label=label)
+
+    def sublist(self, seq, lo: int, hi: int, unique: bool, label: str | None = None) -> list:
+        return self.data.draw(st.lists(st.sampled_from(list(seq)), min_size=lo, max_size=hi, unique=unique),
+                              label=label)
+
+    def name(self) -> str:
+        return self.data.draw(st.text(alphabet="ab", min_size=0, max_size=2))
+
+
+class Seeded:
+    """The same choices from a seeded random generator (the seeded variants)."""
+
+    def __init__(self, seed: int):
+        self.rng = random.Random(seed)
+
+    def integer(self, lo: int, hi: int, label: str | None = None) -> int:
+        return self.rng.randint(lo, hi)
+
+    def choice(self, seq, label: str | None = None):
+        return self.rng.choice(list(seq))
+
+    def sublist(self, seq, lo: int, hi: int, unique: bool, label: str | None = None) -> list:
+        seq = list(seq)
+        n = self.rng.randint(lo, min(hi, len(seq)) if unique else hi)
+        return self.rng.sample(seq, n) if unique else [self.rng.choice(seq) for _ in range(n)]
+
+    def name(self) -> str:
+        return "".join(self.rng.choice("ab") for _ in range(self.rng.randint(0, 2)))
+
+
+def options_of(table_type: str, policy: tuple[str, int], delta_commits: int, clustering: bool) -> dict[str, str]:
     clean_policy, retained = policy
     options = {CLEANER_POLICY: clean_policy, ARCHIVE_MIN_COMMITS: "4", ARCHIVE_MAX_COMMITS: "5",
                CLIENT_HEARTBEAT_INTERVAL_MS: "500", CLIENT_HEARTBEAT_TOLERABLE_MISSES: "1",
@@ -115,34 +178,46 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
                str(retained)}
     if clustering:  # every file is small (Hudi's 300 MB limit), and sorted: a plan takes every partition
         options.update({CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2", CLUSTERING_SORT_COLUMNS: "name"})
+    return options
+
+
+def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: tuple[str, int], delta_commits: int,
+                 clustering: bool, after_step=None, full_checks: bool = True,
+                 extra_options: dict[str, str] | None = None) -> str:
+    """Writes one sequence of `steps` steps, checking after each (module docstring; `full_checks`
+    False: our reader and hudi-rs against the model only); `after_step(table, step, op, model)` after
+    the checks. The table's name."""
+    db, name = f"svc_{uuid.uuid4().hex[:8]}", "t"
+    table = f"{db}.{name}"
+    clean_policy, retained = policy
+    options = {**options_of(table_type, policy, delta_commits, clustering), **(extra_options or {})}
     ts = itertools.count(1)
-    names = st.text(alphabet="ab", min_size=0, max_size=2)
     model: dict = {}
     history: list[tuple[str, dict]] = []  # (write instant, model after it)
     failed: str | None = None  # a failed write the next writer rolls back
+    failed_services: list[str] = []  # compactions and clusterings whose attempt failed (INFLIGHT)
     c = HudiMetastoreClient(uri(our_server))
     try:
-        steps = data.draw(st.integers(min_value=3, max_value=7), label="steps")
         for step in range(steps):
-            op = data.draw(st.sampled_from(OPS), label=f"op{step}") if model else "insert"
+            for f in failed_services:  # their claims expire: the next step rolls them back, runs them again
+                _await_expired(c, db, name, f)
+            op = draw.choice(OPS, label=f"op{step}") if model else "insert"
             free = [k for k in KEYS if str(k) not in model]
             if op == "insert" and not free or op in ("delete", "move") and not model:
                 op = "upsert"
             if op == "insert":
-                keys = data.draw(st.lists(st.sampled_from(free), min_size=1, max_size=4, unique=True), label="keys")
-                rows = [(k, data.draw(names), next(ts), data.draw(st.sampled_from(PARTS))) for k in keys]
+                keys = draw.sublist(free, 1, 4, True, label="keys")
+                rows = [(k, draw.name(), next(ts), draw.choice(PARTS)) for k in keys]
             elif op in ("upsert", "fail"):
-                keys = data.draw(st.lists(st.sampled_from(list(KEYS)), min_size=1, max_size=5), label="keys")
-                rows = [(k, data.draw(names), next(ts),
-                         model[str(k)][3] if str(k) in model else data.draw(st.sampled_from(PARTS))) for k in keys]
+                keys = draw.sublist(KEYS, 1, 5, False, label="keys")
+                rows = [(k, draw.name(), next(ts),
+                         model[str(k)][3] if str(k) in model else draw.choice(PARTS)) for k in keys]
             elif op == "move":
-                keys = data.draw(st.lists(st.sampled_from(sorted(int(k) for k in model)), min_size=1, max_size=3,
-                                          unique=True), label="keys")
-                rows = [(k, data.draw(names), next(ts),
-                         data.draw(st.sampled_from([p for p in PARTS if p != model[str(k)][3]]))) for k in keys]
+                keys = draw.sublist(sorted(int(k) for k in model), 1, 3, True, label="keys")
+                rows = [(k, draw.name(), next(ts),
+                         draw.choice([p for p in PARTS if p != model[str(k)][3]])) for k in keys]
             elif op == "delete":
-                keys = data.draw(st.lists(st.sampled_from(sorted(int(k) for k in model)), min_size=1, max_size=3,
-                                          unique=True), label="keys")
+                keys = draw.sublist(sorted(int(k) for k in model), 1, 3, True, label="keys")
                 rows = [(k, None, next(ts), model[str(k)][3]) for k in keys]
             else:
                 rows = []
@@ -151,7 +226,12 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
             if op == "services":  # what `table-services run` runs: the pending compactions and clusterings
                 with HudiCatalog(uri(our_server)) as catalog:
                     ran = table_services.run(spark, catalog, load(catalog, db, name), uri(our_server))
-                assert all(o.result == "completed" for o in ran), (where, ran)
+                assert all(o.result in ("completed", "rolled back") for o in ran), (where, ran)
+                assert {o.instant for o in ran if o.result == "rolled back"} == set(failed_services), (where, ran)
+            elif op == "fail_services":  # the same, failing after the executors wrote their files
+                with HudiCatalog(uri(our_server)) as catalog, _failing_services():
+                    ran = table_services.run(spark, catalog, load(catalog, db, name), uri(our_server))
+                assert all(o.result in ("failed", "rolled back") for o in ran), (where, ran)
             elif op == "fail":
                 with mock.patch.object(WriteTransaction, "complete", side_effect=HudiWriteError("injected")), \
                         pytest.raises(HudiWriteError, match="injected"):
@@ -179,12 +259,22 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
                         model[str(r[0])] = r
                 written = set() if op == "delete" else {str(r[0]) for r in rows}
                 history.append((instant, model))
-                assert ours(spark, our_server, table, COLS, since=before, until=instant) == \
-                    {k: v for k, v in model.items() if k in written}, where
+                if full_checks:
+                    assert ours(spark, our_server, table, COLS, since=before, until=instant) == \
+                        {k: v for k, v in model.items() if k in written}, where
 
+            failed_services = [i.timestamp for i in c.list_instants(db, name, states=["INFLIGHT"])
+                               if i.action in SERVICES]  # (no executor runs between the steps)
+            assert op == "fail_services" or not failed_services, (where, failed_services)
             base = base_dir(our_server, table)
             assert ours(spark, our_server, table, COLS) == model, where
             assert hudi_rs(base, COLS) == model, where
+            if after_step is not None:
+                after_step(table, step, op, model)
+            if not full_checks:
+                continue
+            if failed_services:  # (their files on storage, before their rollback: readers skip them)
+                continue
             ours_slices, theirs = _server_slices(c, db, name), hudi_rs_slices(base)
             if failed is None:
                 assert ours_slices == theirs, where
@@ -207,8 +297,91 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
                               if i.action in WRITE_ACTIONS)
                 earliest = done[-retained] if len(done) >= retained else done[0]
                 kept = [h for h in history if h[0] >= earliest]
-                then, then_model = kept[data.draw(st.integers(0, len(kept) - 1), label="as_of")]
+                then, then_model = kept[draw.integer(0, len(kept) - 1, label="as_of")]
                 assert ours(spark, our_server, table, COLS, as_of=then) == then_model, where
                 assert hudi_rs(base, COLS, as_of=then) == then_model, where
     finally:
         c.close()
+    return table
+
+
+# per backend; a new seed every run (tests/harness/properties.py); a failure is printed as drawn,
+# not shrunk (a step is a Spark job: shrinking took minutes)
+@settings(max_examples=examples(1, 10), phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(data=st.data(), table_type=st.sampled_from(["COPY_ON_WRITE", "MERGE_ON_READ"]),
+       policy=st.sampled_from(POLICIES), delta_commits=st.integers(2, 3), clustering=st.booleans())
+def test_random_sequences_with_table_services(spark, our_server, data, table_type, policy, delta_commits,
+                                               clustering):
+    draw = _Hypothesis(data)
+    run_sequence(spark, our_server, draw, draw.integer(3, 7, label="steps"), table_type, policy, delta_commits,
+                 clustering)
+
+
+# seeded variants read by Hudi 1.2's Spark reader: (table type, cleaning policy, seed); compaction
+# after 2 deltacommits and clustering after 2 commits, so that each sequence compacts (merge-on-read)
+# and clusters (the test checks that it did), and the first two have a service fail and run again
+# (the last: the table has the metadata table the server writes, which Hudi's reader lists files from;
+# without it, Hudi's reader lists storage)
+SEEDED = [("MERGE_ON_READ", ("KEEP_LATEST_COMMITS", 2), 3813, True),  # delete, insert, move, fail_services, ...
+          ("COPY_ON_WRITE", ("KEEP_LATEST_FILE_VERSIONS", 1), 3833, False),  # fail, move, fail_services, upsert, ...
+          ("MERGE_ON_READ", ("KEEP_LATEST_FILE_VERSIONS", 2), 3801, False),  # fail_services, move, fail_services, ...
+          ("COPY_ON_WRITE", ("KEEP_LATEST_COMMITS", 3), 3827, True)]
+SEEDED_STEPS = 6
+
+
+@pytest.mark.backends("sqlite")
+def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path):
+    """Seeded sequences of the property test (its model and steps; 2 in CI, 4 in the thorough run),
+    checked after every step by our reader and hudi-rs, and by Hudi 1.2's Spark reader (its Spark
+    3.5 bundle, tests/harness/hudi_spark.py): a copy of the table's base path is taken after every
+    step, and one Hudi Spark job reads every copy at the end: its snapshot equals the model after
+    that step, and on merge-on-read tables its read-optimized query equals ours (base files only);
+    on the tables with the server's metadata table it lists files from there."""
+    from pipeline import read
+    from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
+    from tests.harness.spark import run_spark_script
+
+    to_read: dict[str, dict] = {}
+    retried: dict[str, bool] = {}
+    expected: dict[str, tuple[list, list | None]] = {}
+
+    def copy(table: str, step: int, op: str, model: dict) -> None:
+        name = f"{table}-{step}"
+        target = tmp_path / "copies" / name
+        shutil.copytree(base_dir(our_server, table), target)
+        mor = table_type == "MERGE_ON_READ"
+        read_optimized = sorted([list(r) for r in read(spark, table, metastore=uri(our_server),
+                                                        query_type="read_optimized").select(*COLS).collect()]) \
+            if mor else None
+        assert (target / ".hoodie" / "metadata").exists() == metadata, name
+        to_read[name] = {"base": str(target), "columns": COLS, "read_optimized": mor, "step": f"{step} {op}",
+                         "options": {METADATA_ENABLE: str(metadata).lower()}}
+        expected[name] = (sorted(list(v) for v in model.values()), read_optimized)
+
+    for table_type, policy, seed, metadata in SEEDED[:examples(2, len(SEEDED))]:
+        table = run_sequence(spark, our_server, Seeded(seed), SEEDED_STEPS, table_type, policy, 2, True,
+                             after_step=copy, full_checks=False,
+                             extra_options={METADATA_ENABLE: "true"} if metadata else None)
+        with HudiCatalog(uri(our_server)) as c:  # the settings forced a compaction and a clustering
+            meta = [json.loads(c.get_instant_metadata(*table.split("."), i.ts, i.action))
+                    for i in c.list_instants(*table.split("."), states=["COMPLETED"])
+                    if i.action in ("commit", "replacecommit")]
+        done = {m.get("operationType") for m in meta}
+        assert "CLUSTER" in done and ("COMPACT" in done or table_type == "COPY_ON_WRITE"), (table_type, seed, done)
+        with HudiCatalog(uri(our_server)) as c:  # and a failed service attempt rolled back, then completed
+            services = {i.ts for i in c.list_instants(*table.split("."), states=["COMPLETED"])
+                        if i.action in ("commit", "replacecommit")}
+            rolled = {t for i in c.list_instants(*table.split("."), actions=["rollback"])
+                      for t in parse_rollback(c.get_instant_metadata(*table.split("."), i.ts, "rollback"))[0]}
+        retried[table_type] = retried.get(table_type, False) or bool(rolled & services)
+    assert retried == {"MERGE_ON_READ": True, "COPY_ON_WRITE": True}, retried
+    out = run_spark_script(HUDI_JOBS, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
+                           python=hudi_spark_python(), env=hudi_spark_env(),
+                           extra_args=["--read-only", "--read", json.dumps(to_read)])
+    for name, (rows, read_optimized) in expected.items():
+        got = out["read"][name]
+        where = (name, to_read[name]["step"])
+        assert "error" not in got, (where, got)
+        assert got["snapshot"] == rows, where
+        if read_optimized is not None:
+            assert got["read_optimized"] == read_optimized, where

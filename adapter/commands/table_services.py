@@ -5,10 +5,12 @@ the storage mirror archived the timeline on storage (read from the table's base 
 command can read it). Exit status 0; 2 on errors.
 
 `hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions and
-clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first.
+clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first;
+attempts whose executor stopped heartbeating are rolled back first and run again.
 Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
 nothing was waiting for an executor (none pending, or every pending one already running
-elsewhere); 2 on errors, also when a service failed (it stays pending)."""
+elsewhere); 2 on errors, also when a service failed (the next run, once its heartbeat expired,
+rolls it back and runs it again)."""
 
 from __future__ import annotations
 
@@ -196,13 +198,16 @@ def run_services(args) -> int:
 
     def go() -> int:
         from pipeline.table import load
-        from pipeline.table_services import pending, run
+        from pipeline.table_services import pending, recover, run
 
         db, tbl = split_table(args.table)
         security = security_of(args)
         with connect(args) as c:
             require_hudi_table(c, db, tbl)
             info = load(c, db, tbl)
+            recovered = recover(c, info)  # failed attempts: to run again
+            for o in recovered:
+                print(f"{o.service}\t{o.instant}\t{o.result}\t{o.detail}")
             waiting = pending(c, info)
             requested = [p for p in waiting if p.state == "REQUESTED"]
             if not requested:
@@ -220,8 +225,8 @@ def run_services(args) -> int:
             print(f"{o.service}\t{o.instant}\t{o.result}" + (f"\t{o.detail}" if o.detail else ""))
         failed = [o for o in outcomes if o.result == "failed"]
         for o in failed:
-            print(f"{name}: {db}.{tbl}: {o.service} {o.instant} failed (it stays pending): {o.detail}",
-                  file=sys.stderr)
+            print(f"{name}: {db}.{tbl}: {o.service} {o.instant} failed (once its heartbeat expired, the next "
+                  f"run rolls it back and runs it again): {o.detail}", file=sys.stderr)
         if failed:
             return 2
         if not any(o.result == "completed" for o in outcomes):

@@ -19,7 +19,9 @@ version 6, layout 2 in `.hoodie/timeline/` for 8 and 9, its metadata in Hudi 1.x
   instant's deltacommit before the instant's completed file; `hoodie.properties` lists `files` in
   `hoodie.table.metadata.partitions` once the bootstrap is complete;
 * the files of instants the server rolled back (a rollback, a restore) are deleted (completed,
-  inflight, requested), and those of savepoints it no longer has (deleted). A savepoint shares its
+  inflight, requested), and those of savepoints it no longer has (deleted); a table service rolled
+  back to REQUESTED (a failed attempt: its plan runs again) loses its inflight file, as Hudi's
+  revertInstantFromInflightToRequested deletes it. A savepoint shares its
   commit's instant time, so instants are told apart by time and whether they are savepoints.
 
 Progress is `tbl_version.snapshot_status` (0 -> 1, `update_time` = when) per table version, in
@@ -399,6 +401,9 @@ class StorageMirror:
                     data = meta(inst.ts, inst.action, COMPLETED)
                     rolled = parse_rollback(data)[0] if inst.action == "rollback" else restored_instants(data)
                     self._delete_instants(st, [t for t in rolled if (t, False) not in instants], tl)
+                    # a service rolled back to REQUESTED (rollback.py): its inflight file goes
+                    self._delete_inflight(st, [t for t in rolled if (t, False) in instants
+                                               and instants[(t, False)].state == REQUESTED], tl)
             mirrored += self.queue.mark(ref.tbl_id, version)
 
         # instants still pending on the server: their requested / inflight files
@@ -508,6 +513,16 @@ class StorageMirror:
                 # Hudi's own temp name (HoodiePartitionMetadata.trySave), unique per writer
                 st.put(rel, text, tmp_name=f"{PARTITION_METAFILE}_{uuid.uuid4().hex}")
             known.add(partition)
+
+    @staticmethod
+    def _delete_inflight(st: TableStorage, instants: list[str], tl: _Timeline) -> None:
+        """Remove the inflight files of instants back in REQUESTED (Hudi's
+        revertInstantFromInflightToRequested)."""
+        gone = set(instants)
+        for n in [n for n in tl.files if _deletion_order(n) == 1 and not _is_savepoint_file(n)
+                  and tl.layout.instant_of(n) in gone]:
+            st.delete(tl.path(n))
+            tl.files.pop(n, None)
 
     @staticmethod
     def _delete_instants(st: TableStorage, instants: list[str], tl: _Timeline, savepoints: bool = False) -> None:

@@ -38,9 +38,9 @@ from hudi_format.file_slice import build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, SCHEDULED_TIMEOUT_S, live_files
+from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, live_files
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import put_meta
+from store.hudi.timeline.instants import SCHEDULED_TIMEOUT_S, put_meta
 
 WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
 

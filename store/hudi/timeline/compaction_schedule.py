@@ -12,7 +12,9 @@ Hudi's scheduler writes it) names every latest file slice whose log files hold a
 LogFileSizeBasedCompactionStrategy). The storage mirror writes `<ts>.compaction.requested`; whoever
 runs it (the pipeline, inline before its next write) completes it as a `commit`.
 
-A scheduled plan outlives writers' heartbeats (SCHEDULED_TIMEOUT_S): it is not a failed write.
+A scheduled plan outlives writers' heartbeats (SCHEDULED_TIMEOUT_S): it is not a failed write. Its
+executor's claim lives by heartbeats (instants.py); a failed attempt is rolled back to REQUESTED
+and its plan run again (rollback.py).
 """
 
 from __future__ import annotations
@@ -36,11 +38,10 @@ from hudi_format.table_config import MOR
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import put_meta
+from store.hudi.timeline.instants import SCHEDULED_TIMEOUT_S, put_meta
 
 COMPACTION = "compaction"
 CLUSTERING = "clustering"
-SCHEDULED_TIMEOUT_S = 7 * 24 * 3600
 
 
 def _setting(ref: HudiTableRef, key: str, least: int) -> int:

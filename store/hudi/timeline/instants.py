@@ -3,7 +3,11 @@ commit.py), each state's metadata (`instant_meta`), heartbeats and markers.
 
 Heartbeats: an instant's `start_ts` is its writer's last heartbeat (epoch ms) and `duration` its
 timeout (seconds); a pending instant whose heartbeat expired has failed and may be rolled back. An
-instant that lost a commit conflict gets `start_ts` 0: expired at once.
+instant that lost a commit conflict gets `start_ts` 0: expired at once. A table service the server
+scheduled (a compaction or clustering plan) waits for an executor as long as SCHEDULED_TIMEOUT_S;
+the executor that claims it (REQUESTED -> INFLIGHT) heartbeats it from then on, and its claim
+expires after the table's heartbeat timeout (`claim_timeout_s`): the next executor then rolls the
+attempt back to REQUESTED and runs the plan again (rollback.py).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable, Iterable
 from sqlalchemy import Connection, Row, delete, or_, select, update
 
 from hudi_format.commit_metadata import confined
+from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES, default_of
 from hudi_format.errors import InvalidMetadata
 from hudi_format.instant import (
     ACTIONS,
@@ -32,6 +37,25 @@ from store.hudi.timeline.instant_times import InstantTimes, check_instant_time
 from store.hudi.timeline.savepoints import RESTORE, SAVEPOINT, check_request
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 120
+SERVICES = ("compaction", "clustering")  # plans the server schedules and an executor claims
+SCHEDULED_TIMEOUT_S = 7 * 24 * 3600  # how long a scheduled plan waits for an executor
+
+
+def _whole(props: dict[str, str], key: str, least: int) -> int:
+    try:
+        return max(least, int(props.get(key) or default_of(key)))
+    except ValueError:
+        return int(default_of(key))
+
+
+def claim_timeout_s(props: dict[str, str] | None) -> int:
+    """How long a claimed service instant lives without a heartbeat: Hudi's heartbeat timeout,
+    `hoodie.client.heartbeat.interval_in_ms` x (`hoodie.client.heartbeat.tolerable.misses` + 1), of
+    the table's config (60 s x 3 by default)."""
+    props = props or {}
+    interval = _whole(props, CLIENT_HEARTBEAT_INTERVAL_MS, 1)
+    misses = _whole(props, CLIENT_HEARTBEAT_TOLERABLE_MISSES, 0)
+    return max(1, -(-interval * (misses + 1) // 1000))
 
 
 def instant_from_row(row: Row) -> Instant:
@@ -128,10 +152,12 @@ class Instants:
             raise InvalidOperation(
                 f"Cannot move instant {ts}.{row.action} from {STATE_NAMES[row.state]} to INFLIGHT")
         now = self.clock_ms()
+        # a claimed service lives by its executor's heartbeats from now on
+        duration = claim_timeout_s(ref.config.properties) if row.action in SERVICES else row.duration
         conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
-            state=INFLIGHT, start_ts=now))
+            state=INFLIGHT, start_ts=now, duration=duration))
         put_meta(conn, ref.tbl_id, ts, row.action, INFLIGHT, profile)
-        return Instant(ts, row.action, "INFLIGHT", None, row.requested_ms, now, row.duration)
+        return Instant(ts, row.action, "INFLIGHT", None, row.requested_ms, now, duration)
 
     def heartbeat(self, db: str, tbl: str, ts: str) -> None:
         self.store.run_write(self._heartbeat_in, db, tbl, ts)

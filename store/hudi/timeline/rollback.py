@@ -1,11 +1,17 @@
 """Rolling back a failed instant (RFC-36 / Hudi rollback): a pending instant whose writer stopped
 heartbeating is replaced by a completed rollback instant that records the files its writer announced
 as markers; the failed instant leaves the timeline, then those files are deleted from storage.
+
+A table service the server scheduled (a compaction or clustering) whose executor's claim expired
+is rolled back as Hudi rolls back a failed inflight compaction or clustering: the rollback instant
+records the files the attempt wrote, and the instant goes back to REQUESTED with its plan, for the
+next executor to run again. One that lost a commit conflict (expired at once) can never complete:
+it leaves the timeline like a failed write.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Row, select
+from sqlalchemy import Connection, Row, delete, select, update
 
 from hudi_format.commit_metadata import rollback_metadata, rollback_plan
 from hudi_format.file_slice import split_path
@@ -18,7 +24,14 @@ from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.commit import PostCommitHook, run_post_commit_hooks
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import Instants, insert_instant, instant_from_row, put_meta
+from store.hudi.timeline.instants import (
+    SCHEDULED_TIMEOUT_S,
+    SERVICES,
+    Instants,
+    insert_instant,
+    instant_from_row,
+    put_meta,
+)
 from store.hudi.timeline.savepoints import SAVEPOINT, delete_savepoint
 
 
@@ -60,10 +73,23 @@ class Rollbacks:
             partition, name = split_path(path)
             deleted.setdefault(partition, []).append(name)
         rb_ts, rb_id = self._add_rollback_instant(conn, ref, row, deleted)
-        self.listing.forget_instants(conn, ref, [ts])
+        if row.action in SERVICES and row.state == INFLIGHT and row.start_ts != 0:
+            self._back_to_requested(conn, ref, row)
+        else:
+            self.listing.forget_instants(conn, ref, [ts])
         add_version(conn, ref.tbl_id, rb_id, self.clock_ms())
         rb = self.instants.row(conn, ref.tbl_id, rb_ts, "rollback")
         return instant_from_row(rb), markers, ref.base_path, ref.tbl_id
+
+    def _back_to_requested(self, conn: Connection, ref: HudiTableRef, row: Row) -> None:
+        """A failed attempt of a scheduled service: its markers and inflight state go, its plan stays
+        (Hudi's revertInstantFromInflightToRequested), waiting for an executor again."""
+        m, mk = S.instant_meta, S.instant_markers
+        conn.execute(delete(m).where(m.c.tbl_id == ref.tbl_id, m.c.ts == row.ts, m.c.action == row.action,
+                                     m.c.state == INFLIGHT))
+        conn.execute(delete(mk).where(mk.c.tbl_id == ref.tbl_id, mk.c.ts == row.ts))
+        conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
+            state=REQUESTED, start_ts=self.clock_ms(), duration=SCHEDULED_TIMEOUT_S))
 
     def _check_failed(self, row: Row, force: bool) -> None:
         if row.state == COMPLETED:

@@ -136,3 +136,73 @@ def test_clustering_options_go_to_the_table_config_and_bad_ones_fail_the_write()
                 {CLUSTERING_TARGET_FILE_MAX_BYTES: "1GB"}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             WriteConfig.from_options("insert", bad)
+
+
+def test_a_failed_clustering_attempt_is_rolled_back_to_requested_and_runs_again(backend_url, tmp_path):
+    """Its executor's claim lives by heartbeats (the table's heartbeat settings): while it beats, it
+    is neither failed nor rolled back; once it stopped, the rollback deletes the files the attempt
+    wrote, records them in a rollback instant and puts the clustering back to REQUESTED with its
+    plan (no inflight file on storage); the next executor claims it and completes it."""
+    from hudi_format.commit_metadata import parse_rollback
+    from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES
+    from store.db.database import now_ms
+    from store.errors import InvalidOperation
+
+    clock = [now_ms()]
+    t = Table(backend_url, tmp_path, {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2",
+                                      CLIENT_HEARTBEAT_INTERVAL_MS: "1000", CLIENT_HEARTBEAT_TOLERABLE_MISSES: "1"},
+              clock=lambda: clock[0])
+    tl = t.timeline
+    try:
+        t.commit({("dt=1", "a-0"): [1, 2]})
+        t.commit({("dt=1", "c-0"): [4]})
+        [(ts, _)] = _clusterings(t)
+        plan = _plan(t, ts)
+        claimed = tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")
+        assert claimed.heartbeat_timeout_s == 2  # 1 s x (1 + 1): no longer the plan's days
+        stray = f"x-0_0-1-0_{ts}.parquet"  # what the attempt wrote before it failed
+        tl.add_markers(t.db, "t", ts, [f"dt=1/{stray}"])
+        open(os.path.join(t.base, "dt=1", stray), "wb").write(b"PAR1")
+        clock[0] += 1500
+        tl.heartbeat(t.db, "t", ts)  # a live executor: its claim is not taken
+        clock[0] += 1500
+        assert tl.failed_instants(t.db, "t") == []
+        with pytest.raises(InvalidOperation, match="still heartbeating"):
+            tl.rollback(t.db, "t", ts)
+        t.services.mirror.sync(t.db, "t")  # (the inflight file on storage)
+        assert os.path.exists(os.path.join(t.base, ".hoodie", f"{ts}.replacecommit.inflight"))
+        clock[0] += 2500  # it stopped heartbeating
+        assert [(i.ts, i.state) for i in tl.failed_instants(t.db, "t")] == [(ts, "INFLIGHT")]
+        rb, deleted = tl.rollback(t.db, "t", ts)
+        assert deleted == [f"dt=1/{stray}"] and not os.path.exists(os.path.join(t.base, "dt=1", stray))
+        assert _clusterings(t) == [(ts, "REQUESTED")] and _plan(t, ts) == plan
+        assert tl.failed_instants(t.db, "t") == []  # a plan waiting for an executor again
+        assert parse_rollback(tl.instant_metadata(t.db, "t", rb.ts, "rollback", "COMPLETED"))[0] == [ts]
+        hoodie = os.listdir(os.path.join(t.base, ".hoodie"))
+        assert f"{ts}.replacecommit.requested" in hoodie and f"{ts}.replacecommit.inflight" not in hoodie
+        assert f"{rb.ts}.rollback" in hoodie
+        assert t.on_storage() == t.in_views()
+        with pytest.raises(InvalidOperation):  # a second rollback finds nothing to roll back
+            tl.rollback(t.db, "t", ts)
+        _complete(t, ts, "dt=1", ["a-0", "c-0"], "n-0", [1, 2, 4])  # the next executor runs the plan
+        assert [i.action for i in tl.list_instants(t.db, "t", states=["COMPLETED"]) if i.ts == ts] == ["replacecommit"]
+        t.check_readers([ts])
+    finally:
+        t.dispose()
+
+
+def test_a_clustering_that_lost_a_conflict_leaves_the_timeline(backend_url, tmp_path):
+    """Expired by the server (it can never complete): its rollback removes it, as a failed write's."""
+    t = Table(backend_url, tmp_path, {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2"})
+    try:
+        t.commit({("dt=1", "a-0"): [1, 2]})
+        t.commit({("dt=1", "c-0"): [4]})
+        [(ts, _)] = _clusterings(t)
+        t.commit({("dt=1", "a-0"): [1, 2]})
+        with pytest.raises(CommitConflict):
+            _complete(t, ts, "dt=1", ["a-0", "c-0"], "n-0", [1, 2, 4])
+        t.timeline.rollback(t.db, "t", ts)
+        assert _clusterings(t) == []
+        assert not [n for n in os.listdir(os.path.join(t.base, ".hoodie")) if n.startswith(ts)]
+    finally:
+        t.dispose()
