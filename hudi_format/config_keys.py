@@ -77,6 +77,10 @@ URL_ENCODE_PARTITIONING = _key("hoodie.datasource.write.partitionpath.urlencode"
                                "partition values are URL-encoded in partition paths", "false")
 DROP_PARTITION_COLUMNS = _key("hoodie.datasource.write.drop.partition.columns",
                               "data files leave out the partition columns", "false")
+COMPLEX_KEYGEN_NEW_ENCODING = _key("hoodie.write.complex.keygen.new.encoding",
+                                   "a complex key generator with one record key field keys records by the value "
+                                   "alone (`5`), not `<field>:<value>` (`id:5`, Hudi's default); in a table's "
+                                   "config: the format of its stored keys (hudi_format/key_generator.py)", "false")
 POPULATE_META_FIELDS = _key("hoodie.populate.meta.fields",
                             "data files carry the `_hoodie_*` meta columns (false: keys come from the key "
                             "generator)", "true")
