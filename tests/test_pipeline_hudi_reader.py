@@ -12,8 +12,9 @@ with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` par
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
 --where`), fewer than without skipping, and the same rows; with `hoodie.metadata.record.index.enable=true`
 it looks record keys up in our `record_index` partition: `id = k` reads the one slice holding k,
-none for a key the table lacks; also on the tables of two partition fields, keyed by the complex key
-generator as Hudi keys them (`id:k`).
+none for a key the table lacks; also on the version-9 table of two partition fields, keyed by the
+complex key generator as Hudi keys them (`id:k`; below version 9 Hudi's reader does not look such
+keys up).
 
 Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: hive-style,
 9: plain multi-level; `hoodie.table.version` given at creation) are mirrored in their own
@@ -232,11 +233,17 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                 assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
                 kept = len(catalog.prune_file_slices(db, name, predicate).slices)
                 assert files_on == kept, (layout, predicate, files_on, kept)
-        # record keys: Hudi's reader finds them in our record_index partition, reading one slice
-        # (tables of two partition fields: ComplexKeyGenerator, keys `id:k` as Hudi's)
+        # record keys: Hudi's reader finds them in our record_index partition, reading one slice;
+        # on tables of two partition fields (ComplexKeyGenerator, keys `id:k` as Hudi's) from table
+        # version 9 only: below 9 the format of such keys may be either, and Hudi 1.2's reader skips
+        # by column_stats instead (the files the server's pruning keeps)
+        by_column_stats = len(LAYOUTS[layout.split("_v")[0]][0]) > 1 and w["version"] < 9
         for predicate, (_on, keep, files) in _key_predicates(final).items():
             rows_on, files_on = got["where"][predicate]["true"]
             assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
+            if by_column_stats:
+                with HudiCatalog(uri(our_server)) as catalog:
+                    files = len(catalog.prune_file_slices(db, name, predicate).slices)
             assert files_on == files, (layout, predicate, files_on)
         nothing = got["where"][f"id > {max(int(k) for k in final)}"]
         assert nothing["true"] == [[], 0] and nothing["false"][0] == [] and nothing["false"][1] > 0, (layout, nothing)
