@@ -101,6 +101,10 @@ INDEX_DEFS_PATH = _key("hoodie.table.index.defs.path",
 COLUMN_STATS_ENABLE = _key("hoodie.metadata.index.column.stats.enable",
                            "the storage mirror writes the metadata table's `column_stats` partition from the "
                            "server's column statistics (when it writes the metadata table)", "true")
+PARTITION_STATS_ENABLE = _key("hoodie.metadata.index.partition.stats.enable",
+                              "the storage mirror writes the metadata table's `partition_stats` partition from the "
+                              "server's per-partition column aggregates (partitioned copy-on-write tables of "
+                              "version 8 and 9 whose `column_stats` it writes; Hudi 1.2's default there)", "true")
 COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
                                 "RFC-27: the columns column stats index, comma-separated (unset: every column "
                                 "of an indexable type)")

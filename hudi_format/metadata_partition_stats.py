@@ -112,3 +112,27 @@ def encode_record(rec: PartitionStatsRecord) -> bytes:
 
 def cells(records: Iterable[PartitionStatsRecord]) -> list[tuple[bytes, bytes]]:
     return sorted({r.key.encode(): encode_record(r) for r in records}.items())
+
+
+# --- files (the column_stats partition's, under this partition's names) -------------------------------
+
+def base_file(cell_list: list[tuple[bytes, bytes]], now_ms: int | None = None) -> bytes:
+    return C.base_file(cell_list, now_ms=now_ms)
+
+
+def delete_block(instant: str, keys: Iterable[str], with_schema: bool = True) -> bytes:
+    return C.delete_block(instant, keys, with_schema, partition=PARTITION_STATS)
+
+
+def log_file_bytes(instant: str, cell_list: list[tuple[bytes, bytes]], deleted: Iterable[str] = (),
+                   now_ms: int | None = None) -> bytes:
+    return C.log_file_bytes(instant, cell_list, deleted, now_ms=now_ms, partition=PARTITION_STATS)
+
+
+def read_cells(data: bytes, name: str) -> list[tuple[str | None, list[tuple[bytes, bytes]], list[str]]]:
+    return C.read_cells(data, name)
+
+
+def deltacommit_stat(group: int, path: str, size: int, records: int, prev_commit: str,
+                     log_version: int | None) -> dict:
+    return C.deltacommit_stat(group, path, size, records, prev_commit, log_version, PARTITION_STATS, file_id(group))

@@ -8,7 +8,8 @@ checks our reader and hudi-rs against the same model after every step).
 The tables carry the metadata table the server writes (`hoodie.metadata.enable=true`, issue 45) and
 Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
 copy of a data file the metadata table does not name, put there after the writes, is not read), and
-with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition: on a
+with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition (and, on the
+partitioned tables of version 8 and 9, partitions first by our `partition_stats` partition): on a
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
 --where`), fewer than without skipping, and the same rows; with `hoodie.metadata.record.index.enable=true`
 it looks record keys up in our `record_index` partition: `id = k` reads the one slice holding k,
@@ -56,6 +57,7 @@ from hudi_format.config_keys import (
     KEYGENERATOR_CLASS,
     METADATA_ENABLE,
     METADATA_PARTITIONS,
+    PARTITION_FIELDS,
     RECORD_INDEX_ENABLE,
     TABLE_VERSION,
 )
@@ -144,7 +146,9 @@ def _stray_copy(base: str, version: int) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "column_stats,files,record_index", props  # the pipeline's: RECORD_INDEX
+    # the pipeline's: RECORD_INDEX; partition_stats for partitioned tables of version 8 and 9
+    stats = ",partition_stats" if version >= 8 and props.get(PARTITION_FIELDS) else ""
+    assert props.get(METADATA_PARTITIONS) == f"column_stats,files{stats},record_index", props
     assert props[TABLE_VERSION] == str(version), props
     lay = metadata_table_layout(version)
     done = os.listdir(os.path.join(base, lay.timeline_dir))
