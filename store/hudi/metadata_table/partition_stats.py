@@ -8,11 +8,12 @@ latest file slices: store/hudi/column_stats), never from footers.
 * Hudi's reader takes the partitions this index names as the only ones a filter on an indexed
   column can match, so a column is indexed only when every live partition has usable bounds for it
   (statistics of every latest base file, bounds that decode): a column one partition lacks gets no
-  records at all (the reader then never prunes by it), and loses its records when a later instant
-  leaves one partition without them;
-* initialized (`bootstrap`) at `INIT_INSTANT` from every live partition's aggregates, and again
-  after a server restart (the indexed columns are known in memory only); listed in
-  `hoodie.table.metadata.partitions` once that deltacommit completed;
+  records at all (the reader then never prunes by it);
+* initialized (`bootstrap`) at `INIT_INSTANT` from every live partition's aggregates, the columns
+  it indexes then written to `COLUMNS` (read at each step: the server's processes share the
+  mirror's work); listed in `hoodie.table.metadata.partitions` once initialized; initialized again
+  the same way when an instant leaves a partition without usable bounds of an indexed column (a
+  column that gets them everywhere later stays unindexed until then);
 * per completed instant (`files_for`, in the `files` partition's deltacommit): a log file with the
   records of the partitions whose latest files it changed (a write; a rollback or restore, which
   can bring older files back), recomputed from the rows, and a delete block of the keys of those
@@ -52,6 +53,7 @@ from store.hudi.metadata_table.column_stats import (
 from store.hudi.tables import HudiTableRef
 
 DIR = f"{METADATA_FOLDER}/{P.PARTITION_STATS}"
+COLUMNS = f"{METADATA_FOLDER}/.hoodie/.aux/partition_stats_columns.json"  # the mirror's own
 _CHUNK = 500
 
 
@@ -64,24 +66,30 @@ def partition_stats_enabled(ref: HudiTableRef) -> bool:
 
 
 class PartitionStatsPartition:
+    """Its state is on storage (`COLUMNS`: the columns it indexes, written once it is initialized),
+    read at each step: the server's processes share the mirror's work."""
+
     def __init__(self, store: Store, clock_ms: Callable[[], int], compact_after: int):
         self.store = store
         self.clock_ms = clock_ms
         self.compact_after = compact_after
-        # storage root -> the columns it indexes: lower case -> as the statistics rows spell them
-        self._columns: dict[str, dict[str, str]] = {}
+
+    def columns(self, st: TableStorage) -> dict[str, str] | None:
+        """The columns the partition indexes (lower case -> as the statistics rows spell them);
+        None when it is not initialized."""
+        data = st.read(COLUMNS)
+        if data is None:
+            return None
+        try:
+            return dict(json.loads(data)["columns"])
+        except (ValueError, KeyError, TypeError):
+            return None
 
     def ready(self, st: TableStorage, lay: MetadataTableLayout) -> bool:
-        """Initialized by this process (it knows the columns the partition indexes)."""
-        return st.root in self._columns
-
-    @property
-    def known(self) -> set[str]:
-        """The storage roots whose partition this process initialized."""
-        return set(self._columns)
+        return self.columns(st) is not None
 
     def forget(self) -> None:
-        self._columns.clear()
+        pass  # nothing is kept in memory
 
     # --- rows -----------------------------------------------------------------------------------
 
@@ -150,10 +158,10 @@ class PartitionStatsPartition:
                 "extraMetadata": {"schema": SCHEMA_JSON}, "operationType": "BULK_INSERT_PREPPED"}
         st.put(lay.deltacommit_file(init, COMPLETED, max(format_instant(self.clock_ms()), init)),
                lay.for_storage(json.dumps(meta, indent=2).encode()))
-        self._columns[st.root] = {c: _spelled(aggs, c) for c in columns}
+        st.put(COLUMNS, json.dumps({"columns": {c: _spelled(aggs, c) for c in sorted(columns)}}).encode())
 
     def remove(self, st: TableStorage, lay: MetadataTableLayout) -> None:
-        self._columns.pop(st.root, None)
+        st.delete(COLUMNS)
         remove_partition(st, lay, P.INIT_INSTANT, DIR)
 
     # --- per instant ----------------------------------------------------------------------------
@@ -162,21 +170,20 @@ class PartitionStatsPartition:
                   ts: str, action: str, added: Mapping[str, Mapping[str, int]],
                   deleted: Mapping[str, Iterable[str]]) -> list[Written]:
         """The files instant `ts` writes into the partition (not yet put)."""
-        columns = self._columns.get(st.root)
+        columns = self.columns(st)
         if columns is None or action == "clean":
             return []
         touched = sorted({p for p, names in added.items() if names} | {p for p, names in deleted.items() if names})
         if not touched:
             return []
         live, aggs, _types = self._aggregates(ref, touched)
-        lost = {c for c in columns for p in live if aggs.get(p, {}).get(c) is None}
-        keep = sorted(set(columns) - lost)
-        records = [r for p in sorted(live) for c in keep if (r := aggs[p][c]) is not None]
-        gone = [P.record_key(columns[c], p) for p in touched if p not in live for c in keep]
-        if lost:  # those columns leave every partition: the reader then never prunes by them
-            every, _aggs, _ = self._aggregates(ref, None)
-            gone += [P.record_key(columns[c], p) for p in sorted(every | set(touched)) for c in sorted(lost)]
-            self._columns[st.root] = {c: columns[c] for c in keep}
+        if any(aggs.get(p, {}).get(c) is None for c in columns for p in live):
+            # a column a partition has no usable bounds for leaves every partition: written again
+            # from the rows (its own deltacommit; readers find it empty meanwhile and prune nothing)
+            self.bootstrap(st, ref, lay)
+            return []
+        records = [r for p in sorted(live) for c in sorted(columns) if (r := aggs[p][c]) is not None]
+        gone = [P.record_key(columns[c], p) for p in touched if p not in live for c in sorted(columns)]
         cells = P.cells(records)
         if not cells and not gone:
             return []

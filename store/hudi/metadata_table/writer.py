@@ -114,11 +114,11 @@ class MetadataTableWriter:
             elif not keys and self.record_index.ready(st, lay):
                 self.record_index.remove(st, lay)
                 self.record_index.clear(ref)
-        # partition_stats: after column_stats (Hudi's readers need both), known to this process
+        # partition_stats: after column_stats (Hudi's readers need both)
         stats = wanted and partition_stats_enabled(ref) and self.column_stats.ready(st, lay)
         if prepare and stats and not self.partition_stats.ready(st, lay):
             self.partition_stats.bootstrap(st, ref, lay)
-        elif prepare and not stats and st.root in self.partition_stats.known:
+        elif prepare and not stats and ref.config.table_version >= 8 and self.partition_stats.ready(st, lay):
             self.partition_stats.remove(st, lay)
         out = [C.COLUMN_STATS] if wanted and self.column_stats.ready(st, lay) else []
         out.append(M.FILES)
@@ -190,7 +190,7 @@ class MetadataTableWriter:
         extra: list[Written] = []
         if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st, lay):
             extra = self.column_stats.files_for(st, ref, lay, done, ts, action, added, deleted)
-        if ref is not None and partition_stats_enabled(ref) and self.partition_stats.ready(st, lay):
+        if ref is not None and partition_stats_enabled(ref):
             extra = [*extra, *self.partition_stats.files_for(st, ref, lay, done, ts, action, added, deleted)]
         if keys:
             extra = [*extra, *self.record_index.files_for(st, ref, lay, done, ts, action,  # type: ignore[arg-type]
