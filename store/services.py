@@ -67,6 +67,8 @@ class Services:
             self.mirror.stop()
         if self.watcher is not None:
             self.watcher.stop()
+        if self.hudi_sync is not None:
+            self.hudi_sync.stop()
         self.notifications.stop()
         self.store.dispose()
 

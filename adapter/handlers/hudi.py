@@ -30,7 +30,13 @@ from store.hudi.record_index import FileGroupKeys as IndexKeys
 from store.hudi.rfc15_table_view import table_stats
 from store.hudi.snapshot import SnapshotService
 from store.hudi.storage_mirror import StorageMirror
-from store.hudi.timeline import DEFAULT_HEARTBEAT_TIMEOUT_S, StoredInstant, TimelineImport, TimelineService
+from store.hudi.timeline import (
+    DEFAULT_HEARTBEAT_TIMEOUT_S,
+    StoredInstant,
+    TimelineCatchUp,
+    TimelineImport,
+    TimelineService,
+)
 from thrift_idl.hive_metastore.ttypes import (
     InvalidObjectException,
     InvalidOperationException,
@@ -77,11 +83,17 @@ class HudiHandler:
     """`mirror`: None when the server has no storage mirror (sync_storage is refused)."""
 
     def __init__(self, timeline: TimelineService, snapshot: SnapshotService, mirror: StorageMirror | None,
-                 pruning: ColumnPruning):
+                 pruning: ColumnPruning, hudi_sync: TimelineCatchUp | None = None):
         self._timeline = timeline
         self._snapshot = snapshot
         self._mirror = mirror
         self._pruning = pruning
+        self._sync = hudi_sync  # tracked tables: statistics and keys of caught-up files read after the call
+
+    def _settled(self, db: str, tbl: str) -> None:
+        """A read of the column statistics or the record index sees every caught-up file's."""
+        if self._sync is not None:
+            self._sync.settle(db, tbl)
 
     # --- tables -----------------------------------------------------------------------------------
 
@@ -160,6 +172,7 @@ class HudiHandler:
         return [slice_to_thrift(s) for s in slices]
 
     def prune_file_slices(self, dbName, tableName, predicate, compact=None):
+        self._settled(dbName, tableName)
         r = self._pruning.prune(dbName, tableName, predicate or "", compact=bool(compact))
         b = r.base_files
         return PrunedFileSlices(slices=[slice_to_thrift(s) for s in r.slices], filesSkipped=r.files_skipped,
@@ -199,6 +212,7 @@ class HudiHandler:
                                   fileGroupOfKey=found.group_of_key, instantOfKey=found.instants)
 
     def load_record_index(self, dbName, tableName, fileGroups, reset, enableIndex):
+        self._settled(dbName, tableName)
         n = self._timeline.record_index.load(dbName, tableName, _index_keys(fileGroups or []), bool(reset),
                                              None if enableIndex is None else bool(enableIndex))
         if self._mirror is not None and self._timeline.mirrors_record_index(dbName, tableName):
@@ -209,12 +223,14 @@ class HudiHandler:
         return n
 
     def list_files_without_column_stats(self, dbName, tableName, limit):
+        self._settled(dbName, tableName)
         return self._timeline.files_without_column_stats(dbName, tableName, max(int(limit or 0), 0))
 
     def load_column_stats(self, dbName, tableName, stats):
         return self._timeline.load_column_stats(dbName, tableName, file_column_stats(stats or []))
 
     def get_hudi_table_stats(self, dbName, tableName):
+        self._settled(dbName, tableName)
         st = table_stats(self._timeline, dbName, tableName)
         return HudiTableStats(partitionCount=st.partition_count, fileCount=st.file_count,
                               totalSizeBytes=st.total_size,

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, String, Table
 from store.db.driver_cursor import driver_errors
 
 BATCH = 1000
+PG_COPY_ROWS = 500_000
 WidthCheck = Callable[[Table, Iterable[dict[str, Any]]], None]
 
 
@@ -38,11 +39,14 @@ def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: Sequen
     names = ", ".join(columns)
     if conn.dialect.name == "postgresql":
         binary = " (FORMAT BINARY)" if pg_types else ""
-        with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN{binary}") as cp:
-            if pg_types:
-                cp.set_types(list(pg_types))
-            for r in rows:
-                cp.write_row(r)
+        # one COPY per PG_COPY_ROWS rows: each stays well inside the statement timeout (a commit of
+        # 10,000,000 record keys as one COPY ran past 60 s); the transaction is the caller's
+        for start in range(0, len(rows), PG_COPY_ROWS):
+            with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN{binary}") as cp:
+                if pg_types:
+                    cp.set_types(list(pg_types))
+                for r in rows[start:start + PG_COPY_ROWS]:
+                    cp.write_row(r)
         return
     mark = "?" if conn.dialect.name == "sqlite" else "%s"
     cur = raw.cursor()

@@ -520,6 +520,19 @@ record_index_file_group = Table(
           mysql_length={"partition_path": 255}),
 )
 
+# File groups of a tracked Hudi table whose base files' column statistics and record index keys a
+# catch-up left to be read after its call (store/hudi/timeline/catch_up.py); a group may be listed
+# more than once. Emptied by the table's next indexing pass, and before a read that needs them.
+index_backlog = Table(
+    "index_backlog",
+    metadata,
+    Column("entry_id", Id, primary_key=True, autoincrement=True),
+    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("partition_path", String(PART_NAME), nullable=False),
+    Column("file_id", String(128), nullable=False),
+    Index("ix_index_backlog_tbl", "tbl_id"),
+)
+
 RECORD_KEY = 512  # characters; with tbl_id and shard within MySQL's 3072-byte index keys (utf8mb4)
 RECORD_INDEX_PARTITIONS = 16  # PostgreSQL hash partitions over `shard`
 

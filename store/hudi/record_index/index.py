@@ -20,7 +20,7 @@ replacing commit. Tables adopted from storage get theirs through `load` (import-
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -144,6 +144,8 @@ class RecordIndex:
     def __init__(self, store: Store, tables: HudiTables):
         self.store = store
         self.tables = tables
+        # called with (db, table) before a read or load: the catch-up's index backlog settles there
+        self.before_read: list[Callable[[str, str], object]] = []
 
     # --- the commit's changes (inside its transaction) -----------------------------------------------
 
@@ -375,6 +377,8 @@ class RecordIndex:
 
     def lookup(self, db: str, tbl: str, keys: list[str]) -> KeyLocations:
         """Where each key lives now (one read; keys may repeat)."""
+        for hook in self.before_read:
+            hook(db, tbl)
         with self.store.read() as conn:
             ref = self.tables.table_ref(conn, db, tbl)
             if not has_record_index(ref.config.properties):

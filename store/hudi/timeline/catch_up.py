@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import Connection, delete, func, or_, select
 
 from hudi_format.commit_metadata import WRITE_ACTIONS, parse_commit, parse_restore, parse_rollback
 from hudi_format.config_keys import (
@@ -75,6 +75,7 @@ from hudi_format.storage_strategy import HIVE, OBJECT_STORE, file_location, load
 from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
+from store.db.bulk import insert_rows
 from store.db.dialect import pair_chunks, pairs_in
 from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.catalog import database_is
@@ -115,6 +116,7 @@ class Pending:
     released: list[str] = field(default_factory=list)  # savepoints deleted on storage: released
     # record key -> commit time of each new base file (partition, name), read with its footer
     base_keys: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    backlog: bool = False  # apply left file groups in the index backlog (settle reads them)
 
 
 @dataclass
@@ -174,6 +176,18 @@ class TimelineCatchUp:
         self.latest_slices = latest_slices
         self.store = timeline.store
         self.importer = TimelineImport(timeline)
+        self.background = True  # a call's backlog is settled by a thread of the server's
+        self._settler: ThreadPoolExecutor | None = None
+        self._settle_lock = threading.Lock()
+        if latest_slices is not None:
+            timeline.record_index.before_read.append(self.settle)
+
+    def stop(self) -> None:
+        """Wait for the background settling of index backlogs (before the database goes)."""
+        with self._settle_lock:
+            settler, self._settler = self._settler, None
+        if settler is not None:
+            settler.shutdown(wait=True)
 
     # --- which table a call belongs to ---------------------------------------------------------------
 
@@ -327,12 +341,13 @@ class TimelineCatchUp:
             except HudiFormatError as exc:
                 raise CatchUpError(f"{where}: {exc.message}") from None
             out.listed = [f for f in view.files if (f.partition_path, f.name) not in written]
+        if known and self.latest_slices is not None:
+            return out  # the new files' statistics and keys are read after the call (index_backlog)
         base_files = sorted({(p, n) for p, n in written} | {(f.partition_path or "", f.name) for f in out.listed})
-        # the record index's keys of these files are read with their footers (one open each), before
-        # the transaction: at the registration, or when the table keeps the index
-        reader = KeyReader(cfg) if self.latest_slices is not None and (
-            not known or has_record_index(cfg.properties)) else None
-        out.column_stats, out.base_keys = read_base_files(tl, cfg, base_files, reader)
+        # at the registration the record index's keys are read with the footers (one open each),
+        # before the transaction
+        reader = KeyReader(cfg) if self.latest_slices is not None else None
+        out.column_stats, out.base_keys = read_base_files(tl.base_path, cfg, base_files, reader)
         return out
 
     @staticmethod
@@ -364,57 +379,132 @@ class TimelineCatchUp:
                 log.info("%s.%s: savepoint %s deleted on storage: released", pending.db, pending.tbl, ts)
         rest = [st for st in pending.column_stats if (st.partition_path, st.file_name) not in out.stats_recorded]
         if rest:  # of listed files, or of files a later instant of the catch-up replaced
-            self._record_column_stats(conn, pending, rest)
+            self._record_column_stats(conn, self.timeline.table_ref(conn, pending.db, pending.tbl), rest)
+        if pending.register:
+            self._record_index(conn, pending)
+        elif out.imported or out.files_added:
+            self._defer_index(conn, pending, out.restored_groups)
         if out.imported or out.files_added or pending.register:
-            self._record_index(conn, pending, out.restored_groups)
             log.info("%s.%s caught up with storage: %d instant(s), %d listed file(s)", pending.db, pending.tbl,
                      len(out.imported), out.files_added)
         return out
 
-    def _record_index(self, conn: Connection, pending: Pending, restored: set[tuple[str, str]]) -> None:
-        """The record index (RFC-08) of a tracked table follows its latest slices: Hudi's commit
-        metadata carries no keys, so the keys of the file groups the new instants wrote, replaced or
-        rolled back are read from storage (hudi_format/record_keys.py) and replace the index's. A
-        table becomes indexed at its registration, as import-hudi builds the index of a table it
-        registers, when every key is readable and in one file group; a catch-up that cannot keep the
-        index (a key in two file groups, an unreadable block) turns it off, logged (repair rebuilds
-        it)."""
+    def _defer_index(self, conn: Connection, pending: Pending, restored: set[tuple[str, str]]) -> None:
+        """The file groups the caught-up instants wrote, replaced, rolled back or listed go to the
+        table's index backlog: their base files' statistics and record keys are read after the call
+        (`settle`), so that the call's cost follows the commit's metadata, not its files. Until then
+        their files are never pruned (no statistics), and every read of the record index settles the
+        backlog first."""
+        if self.latest_slices is None:
+            return
+        groups = _touched_groups(pending.instants) | restored | {
+            (f.partition_path or "", parse_file_name(f.name)[0]) for f in pending.listed if _is_data(f.name)}
+        if not groups:
+            return
         ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+        insert_rows(conn, S.index_backlog, _BACKLOG, [(ref.tbl_id, p, f) for p, f in sorted(groups)], None,
+                    pg_types=_BACKLOG_PG)
+        pending.backlog = True
+
+    # --- the index backlog (after the call) ---------------------------------------------------------
+
+    def settle(self, db: str, tbl: str) -> int:
+        """Read the statistics and record keys the table's index backlog waits for and store them,
+        in a transaction of their own (the backlog's groups as their latest slices are now); the
+        number of file groups done, 0 when the table has no backlog (or is no table)."""
+        if self.latest_slices is None:
+            return 0
+        b, t = S.index_backlog, S.tbl
+        with self.store.read() as conn:
+            waiting = conn.execute(select(b.c.entry_id).select_from(b.join(t, t.c.tbl_id == b.c.tbl_id).join(
+                S.db, S.db.c.db_id == t.c.db_id)).where(database_is(db or ""), t.c.name == (tbl or "").lower())
+                .limit(1)).first()
+        if waiting is None:
+            return 0
+        return self.store.run_write(self._settle_in, db, tbl)
+
+    def _settle_in(self, conn: Connection, db: str, tbl: str) -> int:
+        assert self.latest_slices is not None
+        ref = self.timeline.table_ref(conn, db, tbl, lock=True)  # no catch-up changes the slices meanwhile
+        b = S.index_backlog
+        groups = {(r.partition_path, r.file_id) for r in conn.execute(
+            select(b.c.partition_path, b.c.file_id).where(b.c.tbl_id == ref.tbl_id))}
+        if not groups:
+            return 0
+        slices = [s for s in self.latest_slices(conn, ref, sorted({p for p, _ in groups}))
+                  if (s.partition_path, s.file_id) in groups]
         keeps = has_record_index(ref.config.properties)
-        if self.latest_slices is None or not (keeps or pending.register):
+        bases = [(s.partition_path, s.base_file.name) for s in slices if s.base_file is not None]
+        stats, base_keys = read_base_files(ref.base_path, ref.config, bases, KeyReader(ref.config) if keeps else None)
+        if stats:
+            self._record_column_stats(conn, ref, stats)
+        if keeps:
+            self._keep_index(conn, ref, lambda: self.timeline.record_index.reload_groups_in(
+                conn, ref, self._group_keys(conn, ref, slices, base_keys), sorted(groups)))
+        conn.execute(delete(b).where(b.c.tbl_id == ref.tbl_id))
+        log.info("%s.%s: statistics and record keys of %d file group(s) read after their catch-up", ref.db_name,
+                 ref.name, len(groups))
+        return len(groups)
+
+    def _schedule_settle(self, pending: Pending) -> None:
+        """Settle the backlog a call left, in the background (one thread per server)."""
+        if not pending.backlog or not self.background:
             return
-        groups = None if pending.register else _touched_groups(pending.instants) | restored
-        if groups is not None and not groups:
-            return
+        with self._settle_lock:
+            if self._settler is None:
+                self._settler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hudi-index-backlog")
+            self._settler.submit(self._settle_logged, pending.db, pending.tbl)
+
+    def _settle_logged(self, db: str, tbl: str) -> None:
         try:
-            written = _latest_written(pending, ref.config) if groups is not None and not restored else None
-            if written is not None:  # each group's new base file, its keys read with its footer
-                keys = {g: {k: ts or parse_file_name(name)[1] for k, ts in pending.base_keys[(g[0], name)].items()}
-                        for g, name in written.items()}
-                self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()))
-                return
-            slices = self.latest_slices(conn, ref, sorted({p for p, _ in groups}) if groups is not None else None)
-            if groups is not None:
-                slices = [s for s in slices if (s.partition_path, s.file_id) in groups]
-            completed: set[str] = set()
-            if any(s.log_files for s in slices):
-                i = S.instant
-                completed = set(conn.execute(select(i.c.ts).where(
-                    i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED)).scalars())
-            storage, reader = TableStorage(ref.base_path), KeyReader(ref.config)
+            self.settle(db, tbl)
+        except Exception as exc:  # noqa: BLE001 - the backlog stays; the next read or pass settles it
+            log.warning("%s.%s: index backlog not settled: %s", db, tbl, getattr(exc, "message", None) or exc)
 
-            def keys_of(s: FileSlice) -> dict[str, str]:
-                read = pending.base_keys.get((s.partition_path, s.base_file.name)) \
-                    if s.base_file is not None and not s.log_files else None
-                return read if read is not None else slice_keys(storage, s, completed, reader)
+    def _record_index(self, conn: Connection, pending: Pending) -> None:
+        """The record index (RFC-08) of a table registered from storage: Hudi's commit metadata
+        carries no keys, so the keys of its latest slices are read from storage (with the footers,
+        or hudi_format/record_keys.py for slices with log files). A table becomes indexed at its
+        registration, as import-hudi builds the index of a table it registers, when every key is
+        readable and in one file group (else it has none, logged)."""
+        if self.latest_slices is None:
+            return
+        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
 
-            keys = {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in keys_of(s).items()}
-                    for s in slices}
-            n = self.timeline.record_index.reload_groups_in(conn, ref, keys, sorted(groups or ()),
-                                                            reset=pending.register, count=pending.register)
-            if pending.register:
-                self.timeline.record_index.switch_in(conn, ref, True)
-                log.info("%s.%s: record index built from storage: %d key(s)", ref.db_name, ref.name, n)
+        def build() -> None:
+            slices = self.latest_slices(conn, ref, None)  # type: ignore[misc]
+            keys = self._group_keys(conn, ref, slices, pending.base_keys)
+            n = self.timeline.record_index.reload_groups_in(conn, ref, keys, reset=True, count=True)
+            self.timeline.record_index.switch_in(conn, ref, True)
+            log.info("%s.%s: record index built from storage: %d key(s)", ref.db_name, ref.name, n)
+
+        self._keep_index(conn, ref, build)
+
+    def _group_keys(self, conn: Connection, ref: HudiTableRef, slices: list[FileSlice],
+                    base_keys: dict[tuple[str, str], dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]:
+        """Each slice's keys (key -> the instant that wrote it): a lone base file's as read with its
+        footer (`base_keys`), else read from storage."""
+        completed: set[str] = set()
+        if any(s.log_files for s in slices):
+            i = S.instant
+            completed = set(conn.execute(select(i.c.ts).where(i.c.tbl_id == ref.tbl_id, i.c.state == COMPLETED))
+                            .scalars())
+        storage, reader = TableStorage(ref.base_path), KeyReader(ref.config)
+
+        def keys_of(s: FileSlice) -> dict[str, str]:
+            read = base_keys.get((s.partition_path, s.base_file.name)) \
+                if s.base_file is not None and not s.log_files else None
+            return read if read is not None else slice_keys(storage, s, completed, reader)
+
+        return {(s.partition_path, s.file_id): {k: ts or s.base_instant for k, ts in keys_of(s).items()}
+                for s in slices}
+
+    def _keep_index(self, conn: Connection, ref: HudiTableRef, work: Callable[[], Any]) -> None:
+        """`work` on the record index; when it cannot be kept (a key in two file groups, an unreadable
+        block) a table that keeps one has it turned off, logged (repair rebuilds it)."""
+        keeps = has_record_index(ref.config.properties)
+        try:
+            work()
         except (StoreError, HudiFormatError, OSError, ValueError, KeyError, ImportError) as exc:
             why = getattr(exc, "message", None) or str(exc)
             if keeps:
@@ -424,11 +514,9 @@ class TimelineCatchUp:
             else:
                 log.info("%s.%s: no record index: %s", ref.db_name, ref.name, why)
 
-    def _record_column_stats(self, conn: Connection, pending: Pending, column_stats: list[FileColumnStats]) -> None:
-        """The footers' statistics of the base files still live after the catch-up that its
-        instants did not store (as import-hudi loads them), with the partitions' aggregates and Hive
-        statistics."""
-        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+    def _record_column_stats(self, conn: Connection, ref: HudiTableRef, column_stats: list[FileColumnStats]) -> None:
+        """The footers' statistics of base files still live that have none (as import-hudi loads
+        them), with the partitions' aggregates and Hive statistics."""
         f = S.files
         live: set[tuple[str, str]] = set()
         for chunk in pair_chunks((st.partition_path, st.file_name) for st in column_stats):
@@ -450,7 +538,9 @@ class TimelineCatchUp:
             self.apply(conn, pending)
             return call()
 
-        return self.store.one_transaction(tx)
+        result = self.store.one_transaction(tx)
+        self._schedule_settle(pending)
+        return result
 
     def create(self, pending: Pending, call: Callable[[], T]) -> T:
         """A create_table (`call`) with the registration or catch-up `pending`, in one transaction."""
@@ -459,10 +549,13 @@ class TimelineCatchUp:
             self.apply(conn, pending)
             return result
 
-        return self.store.one_transaction(tx)
+        result = self.store.one_transaction(tx)
+        self._schedule_settle(pending)
+        return result
 
     def catch_up(self, db: str, tbl: str, limit: int = 0) -> ImportOutcome | None:
-        """Catch tracked db.tbl up in a transaction of its own (the watcher)."""
+        """Catch tracked db.tbl up in a transaction of its own (the watcher, which settles the index
+        backlog after it)."""
         pending = self._read_logged(db, tbl, limit)
         return self.store.run_write(self.apply, pending)
 
@@ -511,36 +604,6 @@ def _touched_groups(instants: list[StoredInstant]) -> set[tuple[str, str]]:
     return out
 
 
-def _latest_written(pending: Pending, cfg: HudiTableConfig) -> dict[tuple[str, str], str] | None:
-    """(partition, file id) -> the name of the latest base file the caught-up instants wrote in it,
-    when that base file alone is each touched group's latest slice: a copy-on-write table whose new
-    completed instants are all plain writes (no replaced groups, cleans, rollbacks, restores) of base
-    files whose keys were read with their footers; None otherwise (the slices are read)."""
-    if (cfg.table_type or "").upper() == MOR:
-        return None
-    out: dict[tuple[str, str], str] = {}
-    for inst in pending.instants:
-        if inst.state != COMPLETED:
-            continue
-        if inst.done_action not in WRITE_ACTIONS:
-            return None
-        meta = parse_commit(inst.completed)
-        if meta.replaced:
-            return None
-        for st in meta.write_stats:
-            partition, name = split_path(st.path)
-            partition = st.partition_path if st.partition_path is not None else partition
-            if not _is_data(name):
-                continue
-            fid, base, is_log, _ = parse_file_name(name)
-            if is_log or (partition, name) not in pending.base_keys:
-                return None
-            prev = out.get((partition, fid))
-            if prev is None or parse_file_name(prev)[1] < base:
-                out[(partition, fid)] = name
-    return out
-
-
 def _is_data(name: str) -> bool:
     try:
         parse_file_name(name)
@@ -549,12 +612,14 @@ def _is_data(name: str) -> bool:
         return False
 
 
+_BACKLOG = ("tbl_id", "partition_path", "file_id")
+_BACKLOG_PG = ("int8", "text", "text")
 LatestSlices = Callable[[Connection, HudiTableRef, "list[str] | None"], "list[FileSlice]"]
 FOOTER_WORKERS = 4
 FOOTER_BATCH = 25  # files per task of the footer readers
 
 
-def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple[str, str]],
+def read_base_files(base_path: str, cfg: HudiTableConfig, files: list[tuple[str, str]],
                     reader: KeyReader | None = None,
                     ) -> tuple[list[FileColumnStats], dict[tuple[str, str], dict[str, str]]]:
     """RFC-27 statistics of the Parquet base files among `files` (partition, name) from their footers,
@@ -572,7 +637,7 @@ def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple
     props = cfg.properties or {}
     if strategy_name(props.get(STORAGE_STRATEGY_CLASS)).lower() not in (HIVE, OBJECT_STORE):
         return [], {}
-    strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), tl.base_path, props.get(STORAGE_PATH),
+    strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), base_path, props.get(STORAGE_PATH),
                              cfg.table_name)
 
     plans: list[_Plan] = []  # per schema of the files (a commit's files share one)
@@ -590,7 +655,7 @@ def read_base_files(tl: StorageTimeline, cfg: HudiTableConfig, files: list[tuple
                     pass  # read as before, by pyarrow
             return base_file_by_pyarrow(location, partition, name, props, reader, plans)
         except Exception as exc:  # noqa: BLE001 - a file without statistics is only never pruned
-            log.warning("%s: no column statistics for %s/%s: %s", tl.base_path, partition, name, exc)
+            log.warning("%s: no column statistics for %s/%s: %s", base_path, partition, name, exc)
             return None, None
 
     def some(items: list[tuple[str, str]]) -> list[tuple[FileColumnStats | None, dict[str, str] | None]]:
@@ -850,6 +915,7 @@ class SyncWatcher:
             try:
                 out = self.catch_up.catch_up(db, tbl, self.instants_per_table)
                 applied += len(out.imported) if out is not None else 0
+                self.catch_up.settle(db, tbl)  # also a backlog a stopped server left
             except NoSuchObject:
                 continue  # dropped meanwhile
             except Exception as exc:  # noqa: BLE001 - logged; the next pass tries again

@@ -305,6 +305,42 @@ def test_watcher_catches_up_tables_written_without_sync(env, tmp_path):
     SyncWatcher(env.s.hudi_sync).run_once()
 
 
+@pytest.mark.backends("sqlite")
+def test_the_index_backlog_is_settled_by_the_server_and_by_the_watcher(env, tmp_path):
+    """A catch-up leaves the new files' statistics and keys to a thread of the server, which reads
+    them without any reader asking; a backlog a stopped server left is settled by the watcher."""
+    import time
+
+    from bench.hudi_sync_bench import HudiTableOnStorage, partition_names
+    from thrift_idl.hive_metastore.ttypes import EnvironmentContext
+
+    table = HudiTableOnStorage(tmp_path / "writer", "w", 3)
+    table.commit(partition_names(2), groups_per_partition=2)
+    env.tables.create_table(env.synced_table("w", str(table.base)))
+    sync = env.s.hudi_sync
+
+    def sync_call() -> None:
+        table.commit()
+        t = env.s.tables.get_table(env.db, "w")
+        env.tables.alter_table_with_environment_context(env.db, "w", t, EnvironmentContext(properties={}))
+
+    sync_call()  # settled by the server's thread
+    deadline = time.monotonic() + 60
+    while env.s.timeline.files_without_column_stats(env.db, "w") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert env.s.timeline.files_without_column_stats(env.db, "w") == []
+    sync.stop()  # the thread is done (and gone): no backlog left
+    assert sync.settle(env.db, "w") == 0
+    sync.background = False  # as if the server stopped before its thread ran
+    sync_call()
+    assert len(env.s.timeline.files_without_column_stats(env.db, "w")) == 4
+    SyncWatcher(sync).run_once()
+    assert env.s.timeline.files_without_column_stats(env.db, "w") == []
+    want = {k: g for g, keys in table.keys.items() for k in keys}
+    found = env.s.timeline.record_index.lookup(env.db, "w", sorted(want))
+    assert {k: found.groups[i] for k, i in zip(sorted(want), found.group_of_key)} == want
+
+
 def test_watcher_takes_a_bounded_number_of_instants(env, tmp_path):
     base = table_copy("mor_v6_trips_8i1u", tmp_path)
     tl = StorageTimeline.read(base)
@@ -484,18 +520,27 @@ def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
     parts = partition_names(4)
     table.commit(parts[:3], groups_per_partition=2)
     env.tables.create_table(env.synced_table("w", str(table.base)))
+    sync = env.s.hudi_sync
+    sync.background = False  # the backlog is settled below, not by the server's thread
+
+    def recount(conn):
+        ref = env.s.timeline.table_ref(conn, env.db, "w")
+        env.s.timeline.completion.column_stats.refresh_partitions(conn, ref, parts)
+
     for step in (lambda: table.commit(), lambda: table.commit(parts[1:], groups_per_partition=1),
                  lambda: table.commit(), lambda: table.commit(only=set(sorted(table.groups)[::2]))):
-        step()
+        ts = step()
         t = env.s.tables.get_table(env.db, "w")
         env.tables.alter_table_with_environment_context(env.db, "w", t, EnvironmentContext(properties={}))
+        # the call stored the new files without reading them: no statistics yet, never pruned
+        waiting = env.s.timeline.files_without_column_stats(env.db, "w")
+        assert waiting and all(parse_file_name(n.rsplit("/", 1)[-1])[1] == ts for n in waiting)
+        kept = _stats_rows(env, "w")
+        env.store.run_write(recount)
+        assert _stats_rows(env, "w") == kept
+        assert sync.settle(env.db, "w") > 0 and sync.settle(env.db, "w") == 0
         kept = _stats_rows(env, "w")
         assert kept[2] > 0 and len(kept[0]) == len({p for p, _ in table.groups})
-
-        def recount(conn):
-            ref = env.s.timeline.table_ref(conn, env.db, "w")
-            env.s.timeline.completion.column_stats.refresh_partitions(conn, ref, parts)
-
         env.store.run_write(recount)
         assert _stats_rows(env, "w") == kept
         assert env.s.timeline.files_without_column_stats(env.db, "w") == []
