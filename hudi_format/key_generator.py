@@ -7,7 +7,7 @@ several give `f1:v1,f2:v2`, with `__null__` / `__empty__` for a null or empty va
 (ComplexKeyGenerator). The complex generator with one field gives `f1:v1` too (Hudi 0.14.0 and
 older, and 1.1 on: Hudi's default), or the value alone where the table's config says
 `hoodie.write.complex.keygen.new.encoding=true` (what Hudi 0.14.1 to 1.0.2 wrote, and this
-project's pipeline before 2026-12-04: migration 0023 wrote the setting into those tables' configs).
+project's pipeline before 2026-12-04: migration 0024 wrote the setting into those tables' configs).
 Values are written as Java writes them for strings, integers and booleans; other key types are
 refused (HudiFormatError) rather than guessed.
 """

@@ -1,6 +1,6 @@
 """A table's record key format (hudi_format/key_generator.py): `id:5` for the complex key generator
 on one field unless the table's config says `hoodie.write.complex.keygen.new.encoding=true`; the
-pipeline's new tables record the format in their config; migration 0023 records it in the config
+pipeline's new tables record the format in their config; migration 0024 records it in the config
 of the tables that existed before, from what their record index holds."""
 
 from __future__ import annotations
@@ -97,11 +97,11 @@ def test_new_tables_record_their_format():
         _create(["a", "b"], {COMPLEX_KEYGEN_NEW_ENCODING: "true", TABLE_VERSION: "9"})
 
 
-# --- migration 0023 ------------------------------------------------------------------------------------
+# --- migration 0024 ------------------------------------------------------------------------------------
 
 def _migration():
-    path = Path(__file__).parents[3] / "store/db/migrations/versions/0023_complex_key_format.py"
-    spec = importlib.util.spec_from_file_location("m0023", path)
+    path = Path(__file__).parents[3] / "store/db/migrations/versions/0024_complex_key_format.py"
+    spec = importlib.util.spec_from_file_location("m0024", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

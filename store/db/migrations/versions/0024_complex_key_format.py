@@ -8,8 +8,8 @@ one gets the setting its keys need: `false` when its record index holds a field-
 `true`. Tables without meta fields (their keys were computed field-prefixed already) and tables
 whose timeline Hudi's own writers keep on storage (their writers chose their keys) are left alone.
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-12-04 16:40:00
 """
 import json
@@ -26,8 +26,8 @@ from hudi_format.config_keys import (
     TIMELINE_SOURCE,
 )
 
-revision = '0023'
-down_revision = '0022'
+revision = '0024'
+down_revision = '0023'
 branch_labels = None
 depends_on = None
 
