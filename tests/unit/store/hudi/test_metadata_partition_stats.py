@@ -19,6 +19,7 @@ from hudi_format import metadata_partition_stats as P
 from hudi_format.commit_metadata import restore_plan
 from hudi_format.config_keys import METADATA_PARTITIONS, PARTITION_STATS_ENABLE
 from hudi_format.metadata_table_layout import metadata_table_layout
+from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 from tests.unit.store.hudi.test_metadata_column_stats import _bounds, _clean, _commit, _table
 
@@ -72,6 +73,9 @@ def test_partition_stats_follow_commits(tmp_path, version, compact_after):
              ("dt=b", "id"): ((i, 10), (i, 19), 0, 10), ("dt=b", "name"): (None, None, 10, 10),
              ("dt=b", "ts"): (("LongWrapper", 5), ("LongWrapper", 7), 0, 10)}
     assert stats_view(base, version) == first
+    # the indexed columns are on storage (any of the server's processes continues the partition)
+    fresh = type(mirror.metadata_table.partition_stats)(timeline.store, lambda: 0, 20)
+    assert fresh.columns(TableStorage(base)) == {"id": "id", "name": "name", "ts": "ts"}
     # a second file in dt=a widens its bounds and adds its counts; dt=b is not rewritten
     t2 = _commit(timeline, None, {("dt=a", "g3-0"): [_bounds("id", 0, 5), _bounds("name", "b", "c"),
                                                       _bounds("ts", 1, 2)]})
