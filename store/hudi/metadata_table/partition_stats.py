@@ -20,12 +20,13 @@ latest file slices: store/hudi/column_stats), never from footers.
   partitions left without files; a clean writes nothing (the bounds it leaves stay true). Compacted
   as `column_stats`.
 
-`totalSize` and `totalUncompressedSize` are written 0 (the aggregates keep no sizes; readers do not
-prune by them), so records differ from Hudi's there only.
+`totalSize` and `totalUncompressedSize` are the sums of the column's bytes in the partition's latest
+base files (0 when one of them has no sizes), as Hudi sums them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
@@ -43,6 +44,7 @@ from hudi_format.storage import TableStorage
 from hudi_format.table_config import COW, META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
+from store.hudi.column_stats import latest_column_sizes
 from store.hudi.metadata_table.column_stats import (
     Written,
     bound_value,
@@ -132,6 +134,12 @@ class PartitionStatsPartition:
                     if hive_type is not None:
                         out.setdefault(r.partition_path or "", {})[r.column_name.lower()] = \
                             _record(r, hive_type, iv)
+            sizes = latest_column_sizes(conn, ref.tbl_id, sorted(out))
+        for p, per in out.items():
+            for c, rec in per.items():
+                if rec is not None and (p, c) in sizes:
+                    per[c] = dataclasses.replace(rec, total_size=sizes[(p, c)][0],
+                                                 total_uncompressed_size=sizes[(p, c)][1])
         return live, out, types
 
     # --- bootstrap ------------------------------------------------------------------------------

@@ -52,6 +52,23 @@ def stats_view(base: str, version: int) -> dict[tuple[str, str], tuple]:
     return out
 
 
+def sizes_view(base: str, version: int) -> dict[tuple[str, str], tuple[int, int]]:
+    """(partition, column) -> (totalSize, totalUncompressedSize) of the records in the log files."""
+    d = os.path.join(base, ".hoodie", "metadata", P.PARTITION_STATS)
+    out = {}
+    for n in sorted(os.listdir(d), key=lambda n: (P.parse_name(n) or (0, "", ""))[2]):
+        parsed = P.parse_name(n)
+        if parsed is None:
+            continue
+        data = open(os.path.join(d, n), "rb").read()
+        blocks = [hfile.cells(data)] if parsed[1] == "base" else [c for _i, c, _d in P.read_cells(data, n)]
+        for cells in blocks:
+            for _k, v in cells:
+                s = C.decode_stats(v)
+                out[(s["fileName"], s["columnName"])] = (s["totalSize"], s["totalUncompressedSize"])
+    return out
+
+
 def _listed(base: str) -> str:
     return read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())[METADATA_PARTITIONS]
 
@@ -74,6 +91,8 @@ def test_partition_stats_follow_commits(tmp_path, version, compact_after):
              ("dt=b", "ts"): (("LongWrapper", 5), ("LongWrapper", 7), 0, 10)}
     assert stats_view(base, version) == first
     # the indexed columns are on storage (any of the server's processes continues the partition)
+    # sizes: the sums over the partition's latest base files (the writer's, per column)
+    assert sizes_view(base, version)[("dt=a", "name")] == (104, 304)
     fresh = type(mirror.metadata_table.partition_stats)(timeline.store, lambda: 0, 20)
     assert fresh.columns(TableStorage(base)) == {"id": "id", "name": "name", "ts": "ts"}
     # a second file in dt=a widens its bounds and adds its counts; dt=b is not rewritten
@@ -83,6 +102,7 @@ def test_partition_stats_follow_commits(tmp_path, version, compact_after):
               ("dt=a", "name"): (("StringWrapper", "ab"), ("StringWrapper", "zé"), 0, 20),
               ("dt=a", "ts"): (("LongWrapper", 1), ("LongWrapper", 4), 0, 20)}
     assert stats_view(base, version) == second
+    assert sizes_view(base, version)[("dt=a", "name")] == (208, 608)
     # a new version of g3 narrows dt=a again; a restore to t2 brings the older version back
     timeline.create_instant("db1", "t1", t2, "savepoint", b"", 60)
     timeline.transition_to_inflight("db1", "t1", t2, "savepoint", b"")
