@@ -9,7 +9,9 @@ The tables carry the metadata table the server writes (`hoodie.metadata.enable=t
 Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
 copy of a data file the metadata table does not name, put there after the writes, is not read), and
 with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition (and, on the
-partitioned tables of version 8 and 9, partitions first by our `partition_stats` partition): on a
+partitioned tables of version 8 and 9, partitions first by our `partition_stats` partition; a
+version-9 table listing `partition_stats` without `column_stats` is read from the one partition a
+predicate can match): on a
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
 --where`), fewer than without skipping, and the same rows; with `hoodie.metadata.record.index.enable=true`
 it looks record keys up in our `record_index` partition: `id = k` reads the one slice holding k,
@@ -212,6 +214,10 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
         read["clustered"] = {"base": clustered["base"], "instants": [i for i, _ in clustered["history"]],
                              "columns": CLUSTERED_COLS}
     archived = _archived_tables(tmp_path / "archived") if newer else {}
+    stats_tables = _partition_stats_tables(tmp_path / "partition_stats") if newer else {}
+    read.update({name: {"base": t["base"], "instants": [], "columns": ARCHIVED_COLS,
+                        "options": {METADATA_ENABLE: "true"}, "where": {PRUNED: ["true"]}}
+                 for name, t in stats_tables.items()})
     read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
                         "archived": True} for name, a in archived.items()})
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
@@ -269,6 +275,12 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
             assert got["as_of"][instant] == _as_rows(then), instant
             later = {k: v for k, v in clustered["model"].items() if clustered["last_write"].get(k, "") > instant}
             assert got["incremental"][instant] == _as_rows(later), instant
+    for name, t in stats_tables.items():  # partitions pruned by our partition_stats alone
+        got = out["read"][name]
+        assert "error" not in got and got["snapshot"] == t["rows"], (name, got)
+        rows_on, files_on = got["where"][PRUNED]["true"]
+        assert rows_on == [r for r in t["rows"] if r[0] <= 2], name
+        assert files_on == (1 if name == "ps_only" else 3), (name, files_on)
     for name, a in archived.items():
         got = out["read"][name]
         assert "error" not in got, (name, got)
@@ -279,6 +291,43 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
 
 
 ARCHIVED_COLS = ["id", "name", "ts", "dt"]
+PRUNED = "id <= 2"  # only the first of _partition_stats_tables' three partitions holds such ids
+
+
+def _partition_stats_tables(tmp_path) -> dict:
+    """A version-9 table of three partitions, one base file each (ids 1-3, 11-13, 21-23), its
+    statistics committed with the files (in-process services: Spark reads storage only); beside it
+    two copies whose `hoodie.properties` lists `files,partition_stats` and `files` alone: with
+    partition_stats alone Hudi's reader prunes the partitions by it, reading one file of three."""
+    from hudi_format.metadata_partition_stats import PARTITION_STATS
+    from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_key
+    from tests.test_storage_mirror import commit_json, write_base_file
+    from tests.unit.store.hudi.test_mirror_v8 import _archiving_table
+
+    base, timeline, _snapshot, _mirror = _archiving_table(tmp_path, 9, True)
+    rows = []
+    for n, dt in enumerate(("2024-01-01", "2024-01-02", "2024-01-03")):
+        part = [{"id": 10 * n + i, "name": f"n{n}", "ts": i} for i in (1, 2, 3)]
+        ts = timeline.create_instant("db1", "t1", None, "commit", b"", 60).ts
+        fid, rel, size = write_base_file(base, dt, ts, part)
+        bounds = [ColumnBounds(c, encode_key(t, min(r[c] for r in part)), encode_key(t, max(r[c] for r in part)),
+                               0, 3, 10, 10) for c, t in (("id", "int"), ("name", "string"), ("ts", "bigint"))]
+        timeline.transition_to_inflight("db1", "t1", ts, "commit", b"")
+        timeline.complete_instant("db1", "t1", ts, "commit", commit_json(dt, fid, rel, size, 3),
+                                  column_stats=[FileColumnStats(dt, rel.rsplit("/", 1)[1], size, size, bounds)])
+        rows += [[r["id"], r["name"], r["ts"], dt] for r in part]
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props[METADATA_PARTITIONS] == f"column_stats,files,{PARTITION_STATS}", props
+    out = {}
+    for name, listed in (("ps_only", f"files,{PARTITION_STATS}"), ("files_only", "files")):
+        copy = str(tmp_path / name)
+        shutil.copytree(base, copy)
+        path = os.path.join(copy, ".hoodie", "hoodie.properties")
+        text = open(path).read().replace(f"{METADATA_PARTITIONS}={props[METADATA_PARTITIONS]}",
+                                         f"{METADATA_PARTITIONS}={listed}")
+        open(path, "w").write(text)
+        out[name] = {"base": copy, "rows": sorted(rows)}
+    return out
 
 
 def _archived_tables(tmp_path) -> dict:
