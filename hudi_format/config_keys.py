@@ -77,6 +77,10 @@ URL_ENCODE_PARTITIONING = _key("hoodie.datasource.write.partitionpath.urlencode"
                                "partition values are URL-encoded in partition paths", "false")
 DROP_PARTITION_COLUMNS = _key("hoodie.datasource.write.drop.partition.columns",
                               "data files leave out the partition columns", "false")
+COMPLEX_KEYGEN_NEW_ENCODING = _key("hoodie.write.complex.keygen.new.encoding",
+                                   "a complex key generator with one record key field keys records by the value "
+                                   "alone (`5`), not `<field>:<value>` (`id:5`, Hudi's default); in a table's "
+                                   "config: the format of its stored keys (hudi_format/key_generator.py)", "false")
 POPULATE_META_FIELDS = _key("hoodie.populate.meta.fields",
                             "data files carry the `_hoodie_*` meta columns (false: keys come from the key "
                             "generator)", "true")
@@ -97,6 +101,10 @@ INDEX_DEFS_PATH = _key("hoodie.table.index.defs.path",
 COLUMN_STATS_ENABLE = _key("hoodie.metadata.index.column.stats.enable",
                            "the storage mirror writes the metadata table's `column_stats` partition from the "
                            "server's column statistics (when it writes the metadata table)", "true")
+PARTITION_STATS_ENABLE = _key("hoodie.metadata.index.partition.stats.enable",
+                              "the storage mirror writes the metadata table's `partition_stats` partition from the "
+                              "server's per-partition column aggregates (partitioned copy-on-write tables of "
+                              "version 8 and 9 whose `column_stats` it writes; Hudi 1.2's default there)", "true")
 COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
                                 "RFC-27: the columns column stats index, comma-separated (unset: every column "
                                 "of an indexable type)")

@@ -25,6 +25,7 @@ class KeyReader:
         self.meta = cfg.properties.get(POPULATE_META_FIELDS, default_of(POPULATE_META_FIELDS)).lower() != "false"
         self.fields = list(cfg.record_key_fields)
         self.generator = cfg.key_generator
+        self.properties = dict(cfg.properties)
         self.columns = [log_file.KEY, log_file.COMMIT_TIME] if self.meta else self.fields
 
     def of(self, table, instant: str | None) -> dict[str, str]:
@@ -32,7 +33,7 @@ class KeyReader:
         if self.meta:
             return dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
         keys = key_generator.record_keys({f: table.column(f).to_pylist() for f in self.fields},
-                                         self.fields, self.generator)
+                                         self.fields, self.generator, self.properties)
         return dict.fromkeys(keys, instant or "")
 
 

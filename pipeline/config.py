@@ -29,6 +29,7 @@ from hudi_format.config_keys import (
     COMPACT_MAX_DELTA_SECONDS,
     COMPACT_TRIGGER_STRATEGY,
     COMPACTION_TRIGGERS,
+    COMPLEX_KEYGEN_NEW_ENCODING,
     COPYONWRITE_RECORD_SIZE_ESTIMATE,
     HIVE_STYLE_PARTITIONING,
     HIVE_SYNC_AS_DATASOURCE,
@@ -139,8 +140,10 @@ class WriteConfig:
                                    else _flag(o, RECORD_INDEX_UPDATE_PARTITION_PATH)),
             # the table config's keys, whether the server writes its metadata table (docs/hudi.md),
             # when it schedules compactions (merge-on-read), how it cleans and archives (table services)
+            # and a new table's record key format (hudi_format/key_generator.py)
             table_properties={k: str(v) for k, v in o.items()
-                              if k.startswith(TABLE_PREFIX) or k in TABLE_SERVICE_KEYS or k in COMPACTION_KEYS},
+                              if k.startswith(TABLE_PREFIX) or k in TABLE_SERVICE_KEYS or k in COMPACTION_KEYS
+                              or k == COMPLEX_KEYGEN_NEW_ENCODING},
             storage_strategy=o.get(STORAGE_STRATEGY_CLASS),
             storage_path=o.get(STORAGE_PATH),
             table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,

@@ -11,6 +11,7 @@ from hudi_format.config_keys import (
     CLEAN_AUTOMATIC,
     CLUSTERING_SORT_COLUMNS,
     COMPACT_INLINE,
+    COMPLEX_KEYGEN_NEW_ENCODING,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
     PAYLOAD_CLASS,
@@ -21,6 +22,7 @@ from hudi_format.config_keys import (
     TABLE_VERSION,
     default_of,
 )
+from hudi_format.key_generator import complex_generator, field_prefixed
 from hudi_format.storage_strategy import HIVE, load_strategy, strategy_name
 from hudi_format.table_config import COW, MOR, HudiTableConfig
 
@@ -64,6 +66,12 @@ class TableInfo:
     storage_strategy: str = HIVE  # hoodie.storage.strategy.class (RFC-60)
     storage_path: str | None = None  # hoodie.storage.path
     table_type: str = COW  # COPY_ON_WRITE or MERGE_ON_READ
+    key_generator: str | None = None  # hoodie.table.keygenerator.class
+
+    @property
+    def field_prefixed_keys(self) -> bool:
+        """Record keys are `field:value` (`id:5`), not the value alone (hudi_format/key_generator.py)."""
+        return field_prefixed(self.record_key_fields, self.key_generator, self.properties)
 
     @property
     def merge_on_read(self) -> bool:
@@ -84,7 +92,8 @@ class TableInfo:
                                           or default_of(RECORD_INDEX_UPDATE_PARTITION_PATH)).lower() == "true",
                    properties=dict(props),
                    storage_strategy=strategy_name(props.get(STORAGE_STRATEGY_CLASS)),
-                   storage_path=props.get(STORAGE_PATH) or None, table_type=cfg.table_type)
+                   storage_path=props.get(STORAGE_PATH) or None, table_type=cfg.table_type,
+                   key_generator=cfg.key_generator)
 
 
 def load(client: HudiCatalog, db: str, name: str) -> TableInfo:
@@ -134,10 +143,17 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
         if unknown:
             raise ValueError(f"{CLUSTERING_SORT_COLUMNS}: {', '.join(unknown)} not among the columns written "
                              f"({', '.join(schema.fieldNames())})")
+        generator = keygen.key_generator_class(keys, parts)
+        if len(keys) == 1 and complex_generator(generator, props):
+            # the table's key format, in its config: `id:5` as Hudi 1.x writes (version 9 always)
+            plain = props.setdefault(COMPLEX_KEYGEN_NEW_ENCODING, default_of(COMPLEX_KEYGEN_NEW_ENCODING))
+            if plain.strip().lower() == "true" and int(version) >= 9:
+                raise ValueError(f"{COMPLEX_KEYGEN_NEW_ENCODING}=true: Hudi keys the records of version 9 "
+                                 f"tables by `{keys[0]}:<value>` (set it only on versions 6 and 8)")
         config = HudiTableConfig(
             db_name=db, table_name=name, table_type=table_type, record_key_fields=keys,
             partition_fields=parts, precombine_field=precombine_field,
-            key_generator=keygen.key_generator_class(keys, parts), hive_style_partitioning=cfg.hive_style,
+            key_generator=generator, hive_style_partitioning=cfg.hive_style,
             url_encode_partitioning=cfg.url_encode, table_version=int(version), base_path=base,
             avro_schema=to_avro_schema(schema, name), properties=props)
         try:

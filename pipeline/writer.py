@@ -239,7 +239,8 @@ class _Job:
             cols.append((_col(src).cast(f.dataType) if src else F.lit(None).cast(f.dataType)).alias(f.name))
         info = self.info
         out = df.select(*cols)
-        key = F.lit("") if self.cfg.operation == "delete_partition" else keygen.record_key(info.record_key_fields)
+        key = (F.lit("") if self.cfg.operation == "delete_partition"
+               else keygen.record_key(info.record_key_fields, info.field_prefixed_keys))
         return out.select("*", key.alias("_hoodie_record_key"),
                           keygen.partition_path(info.partition_fields, info.hive_style, info.url_encode)
                           .alias("_hoodie_partition_path"))

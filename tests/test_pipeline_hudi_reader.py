@@ -8,14 +8,19 @@ checks our reader and hudi-rs against the same model after every step).
 The tables carry the metadata table the server writes (`hoodie.metadata.enable=true`, issue 45) and
 Hudi's reader reads with it on: it lists files from our `files` partition, not from storage (a stray
 copy of a data file the metadata table does not name, put there after the writes, is not read), and
-with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition: on a
+with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` partition (and, on the
+partitioned tables of version 8 and 9, partitions first by our `partition_stats` partition; a
+version-9 table listing `partition_stats` without `column_stats` is read from the one partition a
+predicate can match): on a
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
 --where`), fewer than without skipping, and the same rows; with `hoodie.metadata.record.index.enable=true`
 it looks record keys up in our `record_index` partition: `id = k` reads the one slice holding k,
-none for a key the table lacks.
+none for a key the table lacks; also on the version-9 table of two partition fields, keyed by the
+complex key generator as Hudi keys them (`id:k`; below version 9 Hudi's reader does not look such
+keys up).
 
-Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: plain
-multi-level, 9: hive-style; `hoodie.table.version` given at creation) are mirrored in their own
+Besides the version-6 tables of the four layouts, two tables of Hudi 1.x's versions (8: hive-style,
+9: plain multi-level; `hoodie.table.version` given at creation) are mirrored in their own
 layout (timeline layout 2, the metadata table of their version, `column_stats` in index version 1
 for 8 and 2 for 9) and read the same way, data skipping included.
 
@@ -49,7 +54,15 @@ import uuid
 import pytest
 
 from client import HudiCatalog
-from hudi_format.config_keys import METADATA_ENABLE, METADATA_PARTITIONS, RECORD_INDEX_ENABLE, TABLE_VERSION
+from hudi_format.config_keys import (
+    COMPLEX_KEYGEN_NEW_ENCODING,
+    KEYGENERATOR_CLASS,
+    METADATA_ENABLE,
+    METADATA_PARTITIONS,
+    PARTITION_FIELDS,
+    RECORD_INDEX_ENABLE,
+    TABLE_VERSION,
+)
 from hudi_format.instant import COMPLETED
 from hudi_format.metadata_table_layout import metadata_table_layout
 from hudi_format.table_config import read_properties
@@ -109,16 +122,35 @@ def _sequence(spark, port: int, layout: str, rng: random.Random, version: int = 
     assert ours(spark, port, table, COLS) == model, layout
     base = base_dir(port, table)
     assert hudi_rs(base, COLS) == model
+    _check_key_format(base, len(fields) > 1)
     _stray_copy(base, version)
     return {"table": table, "base": base, "model": model, "history": history, "last_write": last_write,
             "version": version}
+
+
+def _check_key_format(base: str, complex_keys: bool) -> None:
+    """The pipeline keys a table of two partition fields (ComplexKeyGenerator, one key field) as
+    Hudi does, `id:k`, and its config says so; the others by the value alone."""
+    import pyarrow.parquet as pq
+
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props.get(COMPLEX_KEYGEN_NEW_ENCODING) == ("false" if complex_keys else None), props
+    assert ("Complex" in props[KEYGENERATOR_CLASS]) == complex_keys, props
+    for root, dirs, names in os.walk(base):
+        dirs[:] = [d for d in dirs if d != ".hoodie"]
+        for n in names:
+            if n.endswith(".parquet"):
+                keys = pq.read_table(os.path.join(root, n), columns=["_hoodie_record_key"]).column(0).to_pylist()
+                assert all(k.startswith("id:") == complex_keys for k in keys), (n, keys)
 
 
 def _stray_copy(base: str, version: int) -> None:
     """The server wrote the metadata table; a copy of a live data file under a file id nobody
     committed is put beside it (a reader listing storage would read its rows twice)."""
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props.get(METADATA_PARTITIONS) == "column_stats,files,record_index", props  # the pipeline's: RECORD_INDEX
+    # the pipeline's: RECORD_INDEX; partition_stats for partitioned tables of version 8 and 9
+    stats = ",partition_stats" if version >= 8 and props.get(PARTITION_FIELDS) else ""
+    assert props.get(METADATA_PARTITIONS) == f"column_stats,files{stats},record_index", props
     assert props[TABLE_VERSION] == str(version), props
     lay = metadata_table_layout(version)
     done = os.listdir(os.path.join(base, lay.timeline_dir))
@@ -165,7 +197,7 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     written = {layout: _sequence(spark, our_server, layout, rng) for layout in sorted(LAYOUTS)}
     # the version 8/9 and archived tables on one backend (the layout does not depend on it)
     newer = skipping
-    for layout, version in (("plain_multi", 8), ("hive", 9)) if newer else ():
+    for layout, version in (("hive", 8), ("plain_multi", 9)) if newer else ():
         written[f"{layout}_v{version}"] = _sequence(spark, our_server, layout, rng, version)
     read = {layout: {"base": w["base"], "instants": [i for i, _ in w["history"]], "columns": COLS,
                      "options": {METADATA_ENABLE: "true", RECORD_INDEX_ENABLE: "true"},
@@ -182,6 +214,10 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
         read["clustered"] = {"base": clustered["base"], "instants": [i for i, _ in clustered["history"]],
                              "columns": CLUSTERED_COLS}
     archived = _archived_tables(tmp_path / "archived") if newer else {}
+    stats_tables = _partition_stats_tables(tmp_path / "partition_stats") if newer else {}
+    read.update({name: {"base": t["base"], "instants": [], "columns": ARCHIVED_COLS,
+                        "options": {METADATA_ENABLE: "true"}, "where": {PRUNED: ["true"]}}
+                 for name, t in stats_tables.items()})
     read.update({name: {"base": a["base"], "columns": ARCHIVED_COLS, "options": {METADATA_ENABLE: "true"},
                         "archived": True} for name, a in archived.items()})
     out = run_spark_script(SCRIPT, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=1200,
@@ -207,14 +243,15 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                 assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
                 kept = len(catalog.prune_file_slices(db, name, predicate).slices)
                 assert files_on == kept, (layout, predicate, files_on, kept)
-        # record keys: Hudi's reader finds them in our record_index partition, reading one slice
-        # (tables of two partition fields have ComplexKeyGenerator, for which Hudi 1.2's reader skips
-        # by column_stats instead: the files the server's pruning keeps)
-        complex_keys = len(LAYOUTS[layout.split("_v")[0]][0]) > 1
+        # record keys: Hudi's reader finds them in our record_index partition, reading one slice;
+        # on tables of two partition fields (ComplexKeyGenerator, keys `id:k` as Hudi's) from table
+        # version 9 only: below 9 the format of such keys may be either, and Hudi 1.2's reader skips
+        # by column_stats instead (the files the server's pruning keeps)
+        by_column_stats = len(LAYOUTS[layout.split("_v")[0]][0]) > 1 and w["version"] < 9
         for predicate, (_on, keep, files) in _key_predicates(final).items():
             rows_on, files_on = got["where"][predicate]["true"]
             assert rows_on == [r for r in _as_rows(final) if keep(r)], (layout, predicate)
-            if complex_keys:
+            if by_column_stats:
                 with HudiCatalog(uri(our_server)) as catalog:
                     files = len(catalog.prune_file_slices(db, name, predicate).slices)
             assert files_on == files, (layout, predicate, files_on)
@@ -238,6 +275,12 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
             assert got["as_of"][instant] == _as_rows(then), instant
             later = {k: v for k, v in clustered["model"].items() if clustered["last_write"].get(k, "") > instant}
             assert got["incremental"][instant] == _as_rows(later), instant
+    for name, t in stats_tables.items():  # partitions pruned by our partition_stats alone
+        got = out["read"][name]
+        assert "error" not in got and got["snapshot"] == t["rows"], (name, got)
+        rows_on, files_on = got["where"][PRUNED]["true"]
+        assert rows_on == [r for r in t["rows"] if r[0] <= 2], name
+        assert files_on == (1 if name == "ps_only" else 3), (name, files_on)
     for name, a in archived.items():
         got = out["read"][name]
         assert "error" not in got, (name, got)
@@ -248,6 +291,43 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
 
 
 ARCHIVED_COLS = ["id", "name", "ts", "dt"]
+PRUNED = "id <= 2"  # only the first of _partition_stats_tables' three partitions holds such ids
+
+
+def _partition_stats_tables(tmp_path) -> dict:
+    """A version-9 table of three partitions, one base file each (ids 1-3, 11-13, 21-23), its
+    statistics committed with the files (in-process services: Spark reads storage only); beside it
+    two copies whose `hoodie.properties` lists `files,partition_stats` and `files` alone: with
+    partition_stats alone Hudi's reader prunes the partitions by it, reading one file of three."""
+    from hudi_format.metadata_partition_stats import PARTITION_STATS
+    from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_key
+    from tests.test_storage_mirror import commit_json, write_base_file
+    from tests.unit.store.hudi.test_mirror_v8 import _archiving_table
+
+    base, timeline, _snapshot, _mirror = _archiving_table(tmp_path, 9, True)
+    rows = []
+    for n, dt in enumerate(("2024-01-01", "2024-01-02", "2024-01-03")):
+        part = [{"id": 10 * n + i, "name": f"n{n}", "ts": i} for i in (1, 2, 3)]
+        ts = timeline.create_instant("db1", "t1", None, "commit", b"", 60).ts
+        fid, rel, size = write_base_file(base, dt, ts, part)
+        bounds = [ColumnBounds(c, encode_key(t, min(r[c] for r in part)), encode_key(t, max(r[c] for r in part)),
+                               0, 3, 10, 10) for c, t in (("id", "int"), ("name", "string"), ("ts", "bigint"))]
+        timeline.transition_to_inflight("db1", "t1", ts, "commit", b"")
+        timeline.complete_instant("db1", "t1", ts, "commit", commit_json(dt, fid, rel, size, 3),
+                                  column_stats=[FileColumnStats(dt, rel.rsplit("/", 1)[1], size, size, bounds)])
+        rows += [[r["id"], r["name"], r["ts"], dt] for r in part]
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props[METADATA_PARTITIONS] == f"column_stats,files,{PARTITION_STATS}", props
+    out = {}
+    for name, listed in (("ps_only", f"files,{PARTITION_STATS}"), ("files_only", "files")):
+        copy = str(tmp_path / name)
+        shutil.copytree(base, copy)
+        path = os.path.join(copy, ".hoodie", "hoodie.properties")
+        text = open(path).read().replace(f"{METADATA_PARTITIONS}={props[METADATA_PARTITIONS]}",
+                                         f"{METADATA_PARTITIONS}={listed}")
+        open(path, "w").write(text)
+        out[name] = {"base": copy, "rows": sorted(rows)}
+    return out
 
 
 def _archived_tables(tmp_path) -> dict:

@@ -204,6 +204,13 @@ def test_partition_pruning_is_planned_by_the_server(spark, our_server):
         assert {f.split("/")[0] + "/" + f.split("/")[1] for f in p.files} == {"region=eu/dt=d1", "region=eu/dt=d3"}
         p2 = plan(c, t, filters="region = 'us' and dt = 'd0'")
         assert len(p2.files) == 1 and p2.files[0].startswith("region=us/dt=d0/")
+    # one key field, two partition fields: ComplexKeyGenerator, whose keys Hudi writes `id:<value>`
+    import pyarrow.parquet as pq
+
+    with HudiCatalog(uri(our_server)) as c:
+        keys = [pq.read_table(f"{base_dir(our_server, t)}/{f}", columns=["_hoodie_record_key"]).column(0).to_pylist()
+                for f in plan(c, t).files]
+    assert sorted(k for ks in keys for k in ks) == sorted(f"id:{r[0]}" for r in rows)
     got = ours(spark, our_server, t, ["id"],
                filters=[("region", "=", "eu"), ("dt", "in", ["d1", "d3"]), ("id", ">", 4)])
     assert sorted(v[0] for v in got.values()) == sorted(

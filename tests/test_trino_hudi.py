@@ -60,12 +60,15 @@ def _write_history(spark, port: int, table: str, layout: str) -> dict:
 
 
 def _trino_rows(engine, catalog: str, table: str) -> dict:
+    from tests.pipeline_helpers import model_key
+
     db, name = table.split(".")
     rows = engine.sql(f"SELECT _hoodie_record_key, {', '.join(COLS)} FROM {catalog}.{db}.{name}")
     out = {}
     for r in rows:
-        assert r[0] not in out, f"duplicate record key {r[0]} from Trino"
-        out[r[0]] = tuple(r[1:])
+        key = model_key(r[0])
+        assert key not in out, f"duplicate record key {r[0]} from Trino"
+        out[key] = tuple(r[1:])
     return out
 
 

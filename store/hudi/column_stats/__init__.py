@@ -13,7 +13,7 @@ from store.hudi.column_stats.codec import (
     is_indexable,
     prefix_successor,
 )
-from store.hudi.column_stats.index import ColumnBounds, ColumnStats, FileColumnStats
+from store.hudi.column_stats.index import ColumnBounds, ColumnStats, FileColumnStats, latest_column_sizes
 
 __all__ = ["FORK_BYTES", "TEXT_TYPES", "ColumnBounds", "ColumnStats", "FileColumnStats", "base_type", "decode_number",
-           "encode_float", "encode_key", "encode_number", "is_indexable", "prefix_successor"]
+           "encode_float", "encode_key", "encode_number", "is_indexable", "latest_column_sizes", "prefix_successor"]

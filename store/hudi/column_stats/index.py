@@ -808,3 +808,33 @@ def _take_out(agg: _Sum, gone: _Sum) -> bool:
     agg.nulls -= gone.nulls  # type: ignore[operator]
     agg.values -= gone.values  # type: ignore[operator]
     return True
+
+
+def latest_column_sizes(conn: Connection, tbl_id: int, partitions: list[str]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(partition, column) -> the summed (compressed, uncompressed) bytes of the column in the
+    partition's latest base files (as `partition_column_stats` counts slices); a column some of
+    those files have no sizes for is left out."""
+    f, cs, rg = S.files, S.column_stats, S.replaced_file_groups
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    unknown: set[tuple[str, str]] = set()
+    for i in range(0, len(partitions), _CHUNK):
+        chunk = partitions[i:i + _CHUNK]
+        replaced = {(r.partition_path, r.file_id) for r in conn.execute(
+            select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == tbl_id,
+                                                            _in(conn, rg.c.partition_path, chunk)))}
+        live = conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log, f.c.size)
+                            .where(f.c.tbl_id == tbl_id, _in(conn, f.c.partition_path, chunk),
+                                   f.c.is_deleted.is_(False))).all()
+        slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
+        ids = [s.base_id for s in slices if s.base_id is not None and not s.logs]
+        for j in range(0, len(ids), _CHUNK):
+            q = select(f.c.partition_path, cs.c.column_name, cs.c.total_size, cs.c.uncompressed_size).select_from(
+                cs.join(f, f.c.id == cs.c.file_row_id)).where(_in(conn, cs.c.file_row_id, ids[j:j + _CHUNK]))
+            for r in conn.execute(q):
+                key = (r.partition_path or "", r.column_name.lower())
+                if r.total_size is None or r.uncompressed_size is None:
+                    unknown.add(key)
+                    continue
+                total, raw = out.get(key, (0, 0))
+                out[key] = (total + int(r.total_size), raw + int(r.uncompressed_size))
+    return {k: v for k, v in out.items() if k not in unknown}

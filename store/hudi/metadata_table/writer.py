@@ -38,12 +38,14 @@ from hudi_format import metadata_table as M
 from hudi_format.config_keys import CHECKSUM, METADATA_ENABLE, PROPERTIES_FILE
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, format_instant
 from hudi_format.layout import PARTITION_METAFILE, java_properties, table_checksum
+from hudi_format.metadata_partition_stats import PARTITION_STATS
 from hudi_format.metadata_record_index import RECORD_INDEX
 from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTableLayout, metadata_table_layout
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
 from store.hudi.metadata_table.column_stats import ColumnStatsPartition, Written, column_stats_enabled
+from store.hudi.metadata_table.partition_stats import PartitionStatsPartition, partition_stats_enabled
 from store.hudi.metadata_table.record_index import RecordIndexPartition
 from store.hudi.record_index import mirrors_record_index
 from store.hudi.tables import HudiTableRef
@@ -70,6 +72,7 @@ class MetadataTableWriter:
         self._committed_bases: dict[str, set[str]] = {}  # storage root -> base instants known completed
         self.column_stats = ColumnStatsPartition(store, clock_ms, compact_after)
         self.record_index = RecordIndexPartition(store, clock_ms, compact_after)
+        self.partition_stats = PartitionStatsPartition(store, clock_ms, compact_after)
 
     def ready(self, st: TableStorage, base_path: str, table_version: int = 6) -> bool:
         """The metadata table is on storage (its bootstrap deltacommit completed)."""
@@ -89,6 +92,7 @@ class MetadataTableWriter:
         self._committed_bases.clear()
         self.column_stats.forget()
         self.record_index.forget()
+        self.partition_stats.forget()
 
     def available(self, st: TableStorage, ref: HudiTableRef, prepare: bool) -> list[str]:
         """The partitions readers may use (`hoodie.table.metadata.partitions`), once the metadata
@@ -110,8 +114,16 @@ class MetadataTableWriter:
             elif not keys and self.record_index.ready(st, lay):
                 self.record_index.remove(st, lay)
                 self.record_index.clear(ref)
+        # partition_stats: after column_stats (Hudi's readers need both)
+        stats = wanted and partition_stats_enabled(ref) and self.column_stats.ready(st, lay)
+        if prepare and stats and not self.partition_stats.ready(st, lay):
+            self.partition_stats.bootstrap(st, ref, lay)
+        elif prepare and not stats and ref.config.table_version >= 8 and self.partition_stats.ready(st, lay):
+            self.partition_stats.remove(st, lay)
         out = [C.COLUMN_STATS] if wanted and self.column_stats.ready(st, lay) else []
         out.append(M.FILES)
+        if stats and self.partition_stats.ready(st, lay):
+            out.append(PARTITION_STATS)
         if keys and self.record_index.ready(st, lay):
             out.append(RECORD_INDEX)
         return out
@@ -178,6 +190,8 @@ class MetadataTableWriter:
         extra: list[Written] = []
         if ref is not None and column_stats_enabled(ref) and self.column_stats.ready(st, lay):
             extra = self.column_stats.files_for(st, ref, lay, done, ts, action, added, deleted)
+        if ref is not None and partition_stats_enabled(ref):
+            extra = [*extra, *self.partition_stats.files_for(st, ref, lay, done, ts, action, added, deleted)]
         if keys:
             extra = [*extra, *self.record_index.files_for(st, ref, lay, done, ts, action,  # type: ignore[arg-type]
                                                           added)]

@@ -126,7 +126,7 @@ def test_partition_follows_commits_and_cleans(tmp_path, version, compact_after):
                            ("dt=b", "g2-0"): [_bounds("id", 10, 19), _bounds("name", None, None, 10),
                                               _bounds("ts", 5, 7)]})
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
-    assert props[METADATA_PARTITIONS] == "column_stats,files"
+    assert props[METADATA_PARTITIONS] == "column_stats,files" + (",partition_stats" if version >= 8 else "")
     index = json.loads(open(os.path.join(base, props[INDEX_DEFS_PATH]), "rb").read())
     assert index["indexDefinitions"]["column_stats"]["sourceFields"] == ["id", "name", "ts", "score", "dt"]
     assert index["indexDefinitions"]["column_stats"]["version"] == ("V2" if version >= 9 else "V1")
