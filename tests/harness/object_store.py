@@ -9,10 +9,10 @@ inherit it) starts; the store itself starts on first use.
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import uuid
 from dataclasses import dataclass
-
-from bench.procs import free_port
 
 #: the endpoint configure_environment chose (an endpoint set by the user is left alone)
 _OURS = "HMS_TEST_OBJECT_STORE_ENDPOINT"
@@ -28,7 +28,7 @@ def configure_environment() -> None:
         return
     # ours (chosen by pytest's controller process when pytest-xdist runs workers, which inherit
     # its environment): each worker process serves a store of its own, so each chooses a port
-    port = free_port()
+    port = _reserve_port()
     endpoint = f"http://127.0.0.1:{port}"
     os.environ.update({
         _OURS: endpoint,
@@ -71,16 +71,37 @@ class ObjectStore:
 _REQUEST_LOG: list[tuple[str, str, str]] = []
 
 
+#: the endpoint's port, held from configure_environment until moto serves it: the
+#: store starts on first use, maybe half an hour later, and a port only chosen then could be taken
+_RESERVED: list[socket.socket] = []
+
+
+def _reserve_port() -> int:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(0)  # a listening socket keeps others' binds off, SO_REUSEADDR or not
+    _RESERVED.append(sock)
+    return sock.getsockname()[1]
+
+
 def start_object_store():
-    """Start moto on the endpoint's port; returns (ObjectStore, stop)."""
+    """Start moto on the endpoint's port; returns (ObjectStore, stop). A server that cannot start
+    fails here within 60 s (moto's own start waits for ever)."""
     from urllib.parse import urlparse
 
     from moto.server import ThreadedMotoServer
 
     endpoint = os.environ["AWS_ENDPOINT_URL"]
     parsed = urlparse(endpoint)
+    for sock in _RESERVED:  # released for moto's own socket
+        sock.close()
+    _RESERVED.clear()
     server = ThreadedMotoServer(ip_address=parsed.hostname or "127.0.0.1", port=parsed.port or 80, verbose=False)
-    server.start()
+    started = threading.Thread(target=server.start, daemon=True)
+    started.start()
+    started.join(60)
+    if started.is_alive():
+        raise RuntimeError(f"moto's server did not start on {endpoint} within 60 s (port taken?)")
     _log_requests(server)
     return ObjectStore(endpoint), server.stop
 
