@@ -13,6 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
 
 from store.db.connection_loss import connection_lost
+from store.db.statement_timeout import restart_deadline, sqlite_timeout_s
 
 
 @contextmanager
@@ -51,6 +52,7 @@ class DriverStatement:
         params = {**self.values, **params}
         args: Any = params if self.positions is None else tuple(params[k] for k in self.positions)
         with driver_errors(conn, self.sql):
+            restart_deadline(conn, sqlite_timeout_s(conn))
             cur = raw.cursor()
             try:
                 cur.execute(self.sql, args)

@@ -6,7 +6,8 @@ the database for longer.
 * MariaDB: `max_statement_time`; MySQL: `max_execution_time` (SELECTs only), set on connect.
 * SQLite: a progress handler, called every few thousand VM steps, interrupts the statement once
   its deadline has passed; the deadline is set when a statement starts and cleared before COMMIT or
-  ROLLBACK (which are never interrupted) and when the pool resets the connection.
+  ROLLBACK (which are never interrupted) and when the pool resets the connection. Statements sent on
+  the driver's own cursor (store/db/bulk.py) start theirs with `restart_deadline`.
 
 `is_statement_timeout` recognizes the resulting driver error; the store answers it as
 `store.errors.TooExpensive`.
@@ -23,6 +24,7 @@ DEFAULT_STATEMENT_TIMEOUT_S = 60.0
 # SQLite VM steps between two looks at the deadline (each look takes the GIL: not too often)
 SQLITE_STEPS = 100_000
 _DEADLINE = "hms_statement_deadline"
+_SECONDS = "hms_statement_timeout_s"
 _PG_CANCELED = "57014"  # query_canceled: statement_timeout
 _MYSQL_TIMEOUTS = (1969, 3024)  # MariaDB max_statement_time, MySQL max_execution_time
 
@@ -61,6 +63,7 @@ def _sqlite_timeout(engine: Engine, seconds: float) -> None:
     def _on_connect(dbapi_conn, record):
         deadline: list[float | None] = [None]
         record.info[_DEADLINE] = deadline
+        record.info[_SECONDS] = seconds
         dbapi_conn.set_progress_handler(
             lambda: deadline[0] is not None and time.monotonic() > deadline[0], SQLITE_STEPS)
 
@@ -82,6 +85,20 @@ def _sqlite_timeout(engine: Engine, seconds: float) -> None:
     def _reset(_dbapi_conn, record, _state):
         if record is not None:
             _set(record.info, None)
+
+
+def restart_deadline(conn, seconds: float | None) -> None:
+    """A statement sent on the driver's own cursor of `conn` (a SQLAlchemy Connection) starts now:
+    SQLite's deadline is set anew, as SQLAlchemy's statements set it (without this, a long bulk
+    insert after a statement was interrupted once that statement's deadline passed)."""
+    cell = conn.info.get(_DEADLINE)
+    if cell is not None and seconds and seconds > 0:
+        cell[0] = time.monotonic() + seconds
+
+
+def sqlite_timeout_s(conn) -> float | None:
+    """The statement timeout installed on `conn`'s SQLite connection (None: none)."""
+    return conn.info.get(_SECONDS)
 
 
 def is_statement_timeout(exc: DBAPIError) -> bool:

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, text
 from store.db import schema as S
 from store.db.bulk import insert_rows as insert_rows_in
 from store.db.dialect import pg_joined_list
+from store.db.statement_timeout import restart_deadline, sqlite_timeout_s
 
 BATCH = 5000  # rows per executemany
 IN_LIST = 500  # keys per IN list
@@ -155,7 +156,9 @@ def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str
     assert raw is not None
     if conn.dialect.name == "postgresql":
         return _find_keys_pg(conn, raw, tbl_id, shards)
-    return _find_keys_in_lists(raw, tbl_id, shards, one_text=conn.dialect.name == "sqlite")
+    seconds = sqlite_timeout_s(conn)
+    return _find_keys_in_lists(raw, tbl_id, shards, one_text=conn.dialect.name == "sqlite",
+                               restart=lambda: restart_deadline(conn, seconds))
 
 
 def _extend(rows: Sequence[tuple], *columns: list) -> None:
@@ -189,7 +192,8 @@ _SQLITE_TEXT = "SELECT count(*), group_concat(record_key || char(31) || fg_id ||
 
 
 def _find_keys_in_lists(raw, tbl_id: int, shards: Mapping[int, Sequence[str]],
-                        one_text: bool) -> tuple[list[str], list, list]:
+                        one_text: bool, restart=lambda: None) -> tuple[list[str], list, list]:
+    """`restart`: called before each statement (SQLite's statement deadline)."""
     mark = "?" if one_text else "%s"
     match = f"FROM record_index WHERE tbl_id = {mark} AND shard = {mark} AND record_key IN "
     full_list = f"({', '.join([mark] * IN_LIST)})"
@@ -203,6 +207,7 @@ def _find_keys_in_lists(raw, tbl_id: int, shards: Mapping[int, Sequence[str]],
                 chunk = names[start:start + IN_LIST]
                 marks = full_list if len(chunk) == IN_LIST else f"({', '.join([mark] * len(chunk))})"
                 params = [tbl_id, s, *chunk]
+                restart()
                 if one_text:
                     cur.execute(_SQLITE_TEXT + match + marks, params)
                     n, text = cur.fetchone()

@@ -26,3 +26,35 @@ def test_rows_over_several_statements_all_arrive(backend_url, monkeypatch):
             c.rollback()
     finally:
         engine.dispose()
+
+
+def test_a_bulk_insert_gets_a_deadline_of_its_own_on_sqlite(tmp_path, monkeypatch):
+    """SQLite's statement timeout (a progress handler's deadline, set as each SQLAlchemy statement
+    starts): the driver-cursor batches of a bulk insert each start a deadline of their own, so a
+    long bulk insert after a statement is not stopped at that statement's deadline."""
+    import time
+
+    from sqlalchemy import text
+
+    from store.db import statement_timeout
+
+    monkeypatch.setattr(statement_timeout, "SQLITE_STEPS", 100)
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    statement_timeout.limit_statement_time(engine, 0.3)
+    try:
+        with engine.connect() as c:
+            md = MetaData()
+            t = Table("bulk_rows", md, Column("n", BigInteger), Column("name", String(64)))
+            md.create_all(c)
+            c.execute(text("SELECT 1")).all()
+            time.sleep(0.4)  # that statement's deadline has passed
+            rows = [(i, f"row {i}") for i in range(5000)]
+            bulk.insert_rows(c, t, ("n", "name"), rows, None, batch=500)
+            assert c.execute(select(func.count()).select_from(t)).scalar() == 5000
+            time.sleep(0.4)
+            from store.db.driver_cursor import DriverStatement
+
+            assert DriverStatement(select(func.count()).select_from(t), c).first(c, {}) == (5000,)
+            c.rollback()
+    finally:
+        engine.dispose()
