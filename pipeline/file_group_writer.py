@@ -65,7 +65,8 @@ def executor_client(uri: str, security=None):
 
 
 class FileGroupWriter:
-    """Picklable function for `groupBy("_fg").applyInArrow`.
+    """Picklable function for `mapInArrow` over records partitioned and sorted by `_fg`
+    (`write_sorted`), or for one file group's records (`__call__`).
 
     `groups`: file id -> (partition path, relative path of its current base file or None,
     that file's instant or None). `index`: the table keeps a record index (report key changes).
@@ -87,15 +88,55 @@ class FileGroupWriter:
         self.log_schema = log_schema(avro_schema) if avro_schema else None
 
     def __call__(self, batch: pa.Table) -> pa.Table:
+        """One file group's records: its file written (its marker added first)."""
         fid = batch.column("_fg")[0].as_py()
+        token = write_token()
+        rel = self._file(fid, token)
+        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
+        return self._write(fid, batch, token, rel)
+
+    def write_sorted(self, batches):
+        """mapInArrow over one task's records, sorted by `_fg`: the file groups in runs of up to
+        MARKER_RUN_GROUPS groups or MARKER_RUN_ROWS records, each run's markers added in one call
+        (not one per file group) before its files are written. Yields the write statistics."""
+        token = write_token()
+        run: list[tuple[str, list[pa.RecordBatch]]] = []
+        held = 0
+        for batch in batches:
+            for fid, part in _runs_of(batch):
+                if run and run[-1][0] == fid:
+                    run[-1][1].append(part)
+                else:
+                    if len(run) >= MARKER_RUN_GROUPS or held >= MARKER_RUN_ROWS:  # (the last group is complete)
+                        yield from self._write_run(run, token)
+                        run, held = [], 0
+                    run.append((fid, [part]))
+                held += part.num_rows
+        if run:
+            yield from self._write_run(run, token)
+
+    def _write_run(self, run: list[tuple[str, list[pa.RecordBatch]]], token: str):
+        rels = [self._file(fid, token) for fid, _ in run]
+        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, rels)
+        for (fid, parts), rel in zip(run, rels):
+            yield from self._write(fid, pa.Table.from_batches(parts), token, rel).to_batches()
+
+    def _file(self, fid: str, token: str) -> str:
+        """Relative path of the file this task writes for file group `fid`."""
+        ppath = self.groups[fid][0]
+        if fid in self.appends:
+            base_instant, version = self.appends[fid]
+            return relative_path(ppath, log_file_name(fid, base_instant, version, token))
+        return relative_path(ppath, base_file_name(fid, token, self.instant))
+
+    def _write(self, fid: str, batch: pa.Table, token: str, rel: str) -> pa.Table:
+        """The file group's new file (its marker is added): statistics of one row."""
         ppath, old_rel, old_instant = self.groups[fid]
         deletes = batch.filter(pc.fill_null(batch.column("_delete"), False))
         upserts = batch.filter(pc.invert(pc.fill_null(batch.column("_delete"), False)))
-        token = write_token()
         if fid in self.appends:
-            return self._append(fid, ppath, upserts, deletes, token)
-        name = base_file_name(fid, token, self.instant)
-        rel = relative_path(ppath, name)
+            return self._append(fid, ppath, upserts, deletes, token, rel)
+        name = rel.rsplit("/", 1)[-1]
         n = upserts.num_rows
         seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
         new = conform(upserts, self.data_schema)
@@ -119,7 +160,6 @@ class FileGroupWriter:
             out = pa.concat_tables([kept, new])
         else:
             out = new
-        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
         self._drop_earlier_attempts(fid, ppath, token)
         location = self.layout.location(rel)
         size = write_base_file(location, out)
@@ -137,12 +177,10 @@ class FileGroupWriter:
             "uncompressedSize": pa.array([uncompressed_size(footer)], pa.int64()),
         })
 
-    def _append(self, fid: str, ppath: str, upserts: pa.Table, deletes: pa.Table, token: str) -> pa.Table:
+    def _append(self, fid: str, ppath: str, upserts: pa.Table, deletes: pa.Table, token: str, rel: str) -> pa.Table:
         """One new log file of the file group: its upserts (updates: the group holds their keys) and
         deletes, each a block."""
         base_instant, version = self.appends[fid]
-        name = log_file_name(fid, base_instant, version, token)
-        rel = relative_path(ppath, name)
         n = upserts.num_rows
         keys = upserts.column("_hoodie_record_key").cast(pa.string())
         gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string())).to_pylist()
@@ -156,7 +194,6 @@ class FileGroupWriter:
             data += avro_data_block(self.instant, self.log_schema or "", records)
         if gone:
             data += delete_block(self.instant, [(k, ppath) for k in gone])
-        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
         self._drop_earlier_attempts(fid, ppath, token, lambda t: log_file_name(fid, base_instant, version, t))
         fs, full = locate(self.layout.location(rel))
         fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
@@ -191,6 +228,25 @@ class FileGroupWriter:
             t = f"{pid}-{sid}-{a}"
             name = named(t) if named else base_file_name(fid, t, self.instant)
             delete_file(self.layout.location(relative_path(ppath, name)))
+
+
+MARKER_RUN_GROUPS = 64  # file groups of a task whose markers go in one call
+MARKER_RUN_ROWS = 200_000  # records a task holds for one run (a larger file group is held whole)
+
+
+def _runs_of(batch: pa.RecordBatch):
+    """(file id, slice) of each run of equal `_fg` in a batch sorted by it."""
+    fg = batch.column(batch.schema.get_field_index("_fg"))
+    n = batch.num_rows
+    if n == 0:
+        return
+    starts = [0]
+    if n > 1:
+        changed = pc.not_equal(fg.slice(1), fg.slice(0, n - 1))
+        starts += [i + 1 for i in pc.indices_nonzero(changed).to_pylist()]
+    starts.append(n)
+    for a, b in zip(starts, starts[1:]):
+        yield fg[a].as_py(), batch.slice(a, b - a)
 
 
 def log_schema(avro_schema: str) -> str:

@@ -80,16 +80,6 @@ def _task_security(client: HudiCatalog):
             log.warning("could not cancel the write's delegation token: %s", exc)
 
 
-def _typed(fn):
-    """applyInArrow infers the UDF kind from type hints (a callable object has none)."""
-    import pyarrow as pa
-
-    def apply(table: pa.Table) -> pa.Table:
-        return fn(table)
-
-    return apply
-
-
 def _col(name: str):
     return F.col(f"`{name}`")
 
@@ -440,8 +430,9 @@ class _Job:
                                  avro_schema=self.schema_avro)
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
-        final = final.repartition(self.parallelism, "_fg")
-        rows = final.groupBy("_fg").applyInArrow(_typed(writer), STATS_DDL).collect()
+        # each task writes its file groups one after the other, a run of them per marker call
+        final = final.repartition(self.parallelism, "_fg").sortWithinPartitions("_fg")
+        rows = final.mapInArrow(writer.write_sorted, STATS_DDL).collect()
         return [r.asDict() for r in rows]
 
 

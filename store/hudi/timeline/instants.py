@@ -192,14 +192,18 @@ class Instants:
         row = self.row(conn, ref.tbl_id, ts)
         if row.state == COMPLETED:
             raise InvalidOperation(f"Instant {ts} is already completed")
-        have = set(conn.execute(select(S.instant_markers.c.path).where(
-            S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts)).scalars())
         for p in dict.fromkeys(paths or []):  # rollback deletes them: never outside the base path
             try:
                 confined(p, "marker path")
             except InvalidMetadata as exc:
                 raise InvalidObject(exc.message) from None
-        new = [p.strip("/") for p in dict.fromkeys(paths or []) if p.strip("/") not in have]
+        wanted = list(dict.fromkeys(p.strip("/") for p in paths or []))
+        m = S.instant_markers
+        have: set[str] = set()
+        for start in range(0, len(wanted), 500):  # (only these paths: a writer adds one per file)
+            have.update(conn.execute(select(m.c.path).where(
+                m.c.tbl_id == ref.tbl_id, m.c.ts == ts, m.c.path.in_(wanted[start:start + 500]))).scalars())
+        new = [p for p in wanted if p not in have]
         if new:
             conn.execute(S.instant_markers.insert(), [{"tbl_id": ref.tbl_id, "ts": ts, "path": p} for p in new])
 
