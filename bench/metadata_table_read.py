@@ -59,29 +59,30 @@ MODES = {"mdt": {METADATA_ENABLE: "true", DATA_SKIPPING: "true"},
          "mdt-noskip": {METADATA_ENABLE: "true", DATA_SKIPPING: "false"}}
 
 
-def _avro_schema() -> str:
+def _avro_schema(table: str) -> str:
     fields = [("id", "long"), ("v", "long"), ("payload", "string"), ("ts", "long"), ("p", "string")]
-    return json.dumps({"type": "record", "name": f"{TABLE}_record", "namespace": f"{AVRO_NAMESPACE_PREFIX}{TABLE}",
+    return json.dumps({"type": "record", "name": f"{table}_record", "namespace": f"{AVRO_NAMESPACE_PREFIX}{table}",
                        "fields": [{"name": n, "type": ["null", t], "default": None} for n, t in fields]})
 
 
-def build_table(uri: str, args) -> tuple[str, float]:
-    """The table of `args.files` files, registered and committed through the server; (base, seconds)."""
-    schema = _avro_schema()
+def build_table(uri: str, args, table: str = TABLE) -> tuple[str, float]:
+    """The table of `args.files` files, registered and committed through the server (in database
+    `default`); (its base path, the seconds its commits took)."""
+    schema = _avro_schema(table)
     with HudiCatalog(uri) as cat:
-        base = (cat.get_database("default").location or "").removeprefix("file:").rstrip("/") + "/" + TABLE
+        base = (cat.get_database("default").location or "").removeprefix("file:").rstrip("/") + "/" + table
         cat.register_hudi_table(HudiTableConfig(
-            db_name="default", table_name=TABLE, table_type=COW, record_key_fields=["id"], partition_fields=["p"],
+            db_name="default", table_name=table, table_type=COW, record_key_fields=["id"], partition_fields=["p"],
             precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator",
             table_version=args.version, base_path=base, avro_schema=schema,
             properties={METADATA_ENABLE: "true", INDEX_TYPE: "SIMPLE"}))
     t0 = time.perf_counter()
     with HudiMetastoreClient(uri, timeout_s=600) as c:
         for start in range(0, args.files, args.commit_files):
-            _add_files(c, Path(base), TABLE, start, min(args.commit_files, args.files - start), args, schema)
+            _add_files(c, Path(base), table, start, min(args.commit_files, args.files - start), args, schema)
     took = time.perf_counter() - t0
     with HudiCatalog(uri) as cat:
-        lag = cat.get_hudi_table_stats("default", TABLE).mirror_lag_versions
+        lag = cat.get_hudi_table_stats("default", table).mirror_lag_versions
     props = read_properties((Path(base) / ".hoodie" / PROPERTIES_FILE).read_text())
     assert lag == 0 and "column_stats" in props.get(METADATA_PARTITIONS, ""), (lag, props.get(METADATA_PARTITIONS))
     return base, took
