@@ -108,6 +108,9 @@ PARTITION_STATS_ENABLE = _key("hoodie.metadata.index.partition.stats.enable",
 COLUMN_STATS_COLUMN_LIST = _key("hoodie.metadata.index.column.stats.column.list",
                                 "RFC-27: the columns column stats index, comma-separated (unset: every column "
                                 "of an indexable type)")
+DATA_SKIPPING = _key("hoodie.enable.data.skipping",
+                     "a Hudi Spark reader option: skip files by the metadata table's column_stats (the project "
+                     "sets it only on Hudi's reader, bench/metadata_table_read.py)")
 RECORD_INDEX_ENABLE = _key("hoodie.metadata.record.index.enable",
                            "the storage mirror writes the metadata table's `record_index` partition from the "
                            "server's record index (a table with hoodie.index.type=RECORD_INDEX whose metadata "

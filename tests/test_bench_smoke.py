@@ -197,3 +197,25 @@ def test_scale_out_bench_single(backend_specs, tmp_path, monkeypatch):
     args = scale_out.build_parser().parse_args(["--seconds", "0.5", "--clients", "2"])
     (row,) = scale_out.run_topology("single", [2], args, tmp_path)
     assert row["servers"] == 2 and row["reads"] > 0 and row["writes"] > 0 and row["errors"] == 0, row
+
+
+@pytest.mark.backends("sqlite")  # what storage holds does not depend on the backend
+def test_metadata_table_read_bench_table(our_server):
+    """bench/metadata_table_read.py's table, tiny (its Spark half needs a JVM with Hudi's bundle and
+    runs only as the benchmark): 20 files committed through the server in commits of 8, each with
+    its footer statistics; the mirror wrote the metadata table with `column_stats` listed, and that
+    partition names every file."""
+    import argparse
+
+    from bench.metadata_table_read import build_table
+    from hudi_format.config_keys import METADATA_PARTITIONS, PROPERTIES_FILE
+    from hudi_format.table_config import read_properties
+
+    args = argparse.Namespace(files=20, partitions=2, rows_per_file=3, commit_files=8, version=9)
+    base, _ = build_table(f"thrift://127.0.0.1:{our_server}", args, table="mdt_read_smoke")
+    props = read_properties((Path(base) / ".hoodie" / PROPERTIES_FILE).read_text())
+    assert props[METADATA_PARTITIONS] == "column_stats,files,partition_stats", props
+    data = sorted(p.name for p in Path(base).glob("p*/*.parquet"))
+    assert len(data) == 20 and {p.name for p in Path(base).iterdir() if not p.name.startswith(".")} == {"p000", "p001"}
+    stats = list((Path(base) / ".hoodie" / "metadata" / "column_stats").iterdir())
+    assert stats, "no column_stats file"

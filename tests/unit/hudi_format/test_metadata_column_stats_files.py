@@ -5,7 +5,8 @@ group, the delete blocks of cleans, the empty blocks of the partition's initiali
 index definitions (index version 1 for 6 and 8, 2 for 9); and for another version-9 table (index version 2,
 value types: tests/fixtures/hudi-tables/cow_v9_restored.zip, whose restore turned the metadata
 table on): its base files' records, the restore's delete blocks, the initial empty blocks and the
-index definitions."""
+index definitions; and the records Hudi 1.2 wrote for the log files of the merge-on-read copy
+(mor_v9_restored.zip; the server writes none yet)."""
 
 from __future__ import annotations
 
@@ -257,3 +258,64 @@ def test_column_sizes_are_hudis(tmp_path):
                 assert s["totalSize"] > 0
                 checked += 1
     assert checked >= 20
+
+
+MOR_V9_FIXTURE = V9_FIXTURE.with_name("mor_v9_restored.zip")
+
+
+def test_v9_records_of_log_files_are_hudis():
+    """What Hudi 1.2 writes into `column_stats` for a merge-on-read table's log files (the facts
+    docs/hudi.md "Statistics of log files" plans from; the server writes none yet): a record per
+    (log file, column) as for base files, keyed by the log file's name, its bounds and counts over
+    the log's data records, sizes 0; re-encoded from its values by our encoder byte-equal. The
+    restore deleted the records of the log files it rolled back by key, as those of base files."""
+    from hudi_format import hfile
+
+    prefix = ".hoodie/metadata/column_stats/"
+    with zipfile.ZipFile(MOR_V9_FIXTURE) as z:
+        names = z.namelist()
+        files = {n[len(prefix):]: z.read(n) for n in names if n.startswith(prefix) and not n.endswith("/")}
+        logs = {n.rsplit("/", 1)[1]: z.read(n) for n in names if ".log." in n and not n.startswith(".hoodie/")}
+    assert len(logs) == 2, sorted(logs)
+    of_logs: dict[str, dict[str, dict]] = {}
+    deleted: set[str] = set()
+    for name, data in sorted(files.items()):
+        parsed = C.parse_name(name)
+        if parsed is None:
+            continue
+        if parsed[1] == "base":
+            for row, value in hfile.cells(data, name):
+                s = C.decode_stats(value)
+                if ".log." not in s["fileName"]:
+                    continue
+                [partition] = [p for p in ("p=la", "p=sf", "p=nyc")
+                               if C.record_key(s["columnName"], p, s["fileName"]) == row.decode()]
+                assert s["totalSize"] == 0 and s["totalUncompressedSize"] == 0 and s["isTightBound"] is False, s
+                ct = C.column_type(V9_TYPES[s["columnName"]], C.index_version(9))
+                assert ct is not None and s["valueType"] == (ct.value_type, ct.type_info), s
+                rec = C.ColumnStatsRecord(partition, s["fileName"], s["columnName"], ct.wrapper, s["minValue"][1],
+                                          s["maxValue"][1], s["nullCount"], s["valueCount"], 0, 0,
+                                          ct.value_type, ct.type_info)
+                assert C.encode_record(rec) == value, s
+                of_logs.setdefault(s["fileName"], {})[s["columnName"]] = s
+        else:
+            for block in log_file.blocks(data, name):
+                if block.block_type == log_file.DELETE:
+                    deleted.update(log_file.deleted_keys(block, name))
+    # the live log files: one upsert each, the statistics of its one data record
+    for name, data in logs.items():
+        records = [r for b in log_file.blocks(data, name) if b.block_type == log_file.AVRO_DATA
+                   for r in log_file.data_block_records(b, name)]
+        assert len(records) == 1, (name, records)
+        stats = of_logs[name]
+        assert set(stats) == set(V9_TYPES), (name, sorted(stats))
+        for column, s in stats.items():
+            assert s["minValue"][1] == s["maxValue"][1] == records[0][column], (name, column, s)
+            assert (s["nullCount"], s["valueCount"]) == (0, 1), (name, column, s)
+    # the rolled-back log files (instant 20261202193129502): indexed at the initialization, deleted
+    # by the restore key by key (their records stay in the base files, the delete blocks drop them)
+    rolled_back = {f for f in of_logs if "_20261202193129502.log." in f}
+    assert len(rolled_back) == 2 and rolled_back.isdisjoint(logs)
+    for f in rolled_back:
+        for column in of_logs[f]:
+            assert any(C.record_key(column, p, f) in deleted for p in ("p=la", "p=sf")), (f, column)
