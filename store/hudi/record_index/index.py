@@ -171,14 +171,21 @@ class RecordIndex:
         journal_deletes(conn, ref, instant, [*gone, *(k for c in changes for k in c.deleted)])
         self.drop_file_groups(conn, ref.tbl_id, replaced)
         fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
-        for c in changes:
-            self._change(conn, ref, c, fg_ids[(c.partition_path, c.file_id)], instant)
+        in_place = conn.dialect.name == "postgresql"  # every group's updates in one statement there
+        if in_place:
+            updated = [(fg_ids[(c.partition_path, c.file_id)], s, k) for c in changes
+                       for s, k in _keyed(dict.fromkeys(c.updated))]
+            in_place = rows.update_instants_pg(conn, ref.tbl_id, instant, updated) == len(updated)
+        for c in changes:  # (a key not where it is said to be: each group again, to name it)
+            self._change(conn, ref, c, fg_ids[(c.partition_path, c.file_id)], instant, updates=not in_place)
         new = [(ref.tbl_id, fg_ids[(c.partition_path, c.file_id)], instant, s, k)
                for c in changes for s, k in _keyed(c.inserted)]
         self._insert(conn, ref, ts, new)
 
-    def _change(self, conn: Connection, ref: HudiTableRef, c: FileGroupKeys, fg_id: int, instant: int) -> None:
-        for kind, keys in (("deleted", c.deleted), ("updated", c.updated)):
+    def _change(self, conn: Connection, ref: HudiTableRef, c: FileGroupKeys, fg_id: int, instant: int,
+                updates: bool = True) -> None:
+        """The group's deleted keys out, its updated ones (`updates`) rewritten by `instant`."""
+        for kind, keys in (("deleted", c.deleted), ("updated", c.updated if updates else [])):
             keyed = _keyed(dict.fromkeys(keys))
             if kind == "deleted":
                 done = rows.delete_keys(conn, ref.tbl_id, fg_id, keyed)
