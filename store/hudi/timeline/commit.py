@@ -104,6 +104,8 @@ class InstantCompletion:
             self.instants.expire(db, tbl, ts)
             raise
         self.store.note_changes(len(column_stats or []))  # bulk statistics rows: keep plans current
+        self.store.note_changes(sum(len(k.inserted or ()) + len(k.deleted or ()) for k in record_keys or ()),
+                                "record_index")
         if gone is not None and gone[1] and self.files is not None:  # a restore's rolled-back files
             self.files.delete_files(gone[0], gone[1], "delete restored-away files under", gone[2])
         run_post_commit_hooks(self.hooks, db, tbl, Completed(ts, instant.action, metadata, partitions, ref))
