@@ -289,7 +289,9 @@ class RecordIndex:
         after clearing it with `reset`; `enable` True turns the table's index on (its config's
         hoodie.index.type), False off (the index is cleared), None leaves it. Returns the number of
         keys the index holds."""
-        return self.store.run_write(self._load_in, db, tbl, groups, reset, enable)
+        n = self.store.run_write(self._load_in, db, tbl, groups, reset, enable)
+        self.store.note_changes(sum(len(g.inserted) for g in groups), "record_index")  # (statistics upkeep)
+        return n
 
     def _load_in(self, conn: Connection, db: str, tbl: str, groups: list[FileGroupKeys], reset: bool,
                  enable: bool | None) -> int:
