@@ -70,6 +70,9 @@ def pytest_configure(config):
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
     properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
     os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()  # Spark drivers started by tests inherit it
+    # ... and the reference metastores the benchmarks' smoke tests start (bench/procs.py) these options,
+    # as the suite's own (tests/harness/procs.py reference_env)
+    os.environ.setdefault("HMS_REFERENCE_JAVA_OPTS", " ".join(jvm.java_flags()))
     # ... and this PYTHONPATH: their Python workers' daemon is the suite's (tests/spark/pyspark_daemon.py)
     root = str(_REPO_ROOT)
     if root not in os.environ.get("PYTHONPATH", "").split(os.pathsep):

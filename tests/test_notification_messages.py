@@ -234,8 +234,8 @@ def test_hive_deserializer_reads_the_messages(tmp_path):
     lines.write_text("".join(f"{e.event_type}\t{log._row(e, 1)['message']}\n" for e in events), encoding="utf-8")
     (tmp_path / "HiveMessageCheck.java").write_text(JAVA_CHECK)
     cp = f"{jars}/*"
-    subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "HiveMessageCheck.java")],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(["javac", *jvm.javac_flags(), "-nowarn", "-cp", cp, "-d", str(tmp_path),
+                    str(tmp_path / "HiveMessageCheck.java")], check=True, capture_output=True, timeout=300)
     res = subprocess.run(["java", *jvm.java_flags(), "-cp", f"{tmp_path}:{cp}", "HiveMessageCheck", str(lines)],
                          capture_output=True, text=True, encoding="utf-8", timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]

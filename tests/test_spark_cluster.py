@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import run_spark_script
+from tests.harness import jvm, run_spark_script
 from tests.harness.procs import free_port, log_tail, stop_process, wait_for_port
 
 SCRIPT = Path(__file__).resolve().parent / "spark" / "cluster_pipeline.py"
@@ -34,7 +34,9 @@ def _start(args: list[str], log: Path, env: dict) -> subprocess.Popen:
 
 @pytest.mark.backends("sqlite")
 def test_pipeline_on_a_standalone_cluster(our_server, tmp_path):
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1",
+    # the master's, workers' and executors' JVMs get the suite's options (C1 only, serial GC) as its drivers
+    flags = " ".join(jvm.java_flags())
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1", "SPARK_DAEMON_JAVA_OPTS": flags,
            "SPARK_DAEMON_MEMORY": "256m", "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=false"}
     port = free_port()
     procs = [_start(["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
@@ -49,7 +51,8 @@ def test_pipeline_on_a_standalone_cluster(our_server, tmp_path):
                                  "--webui-port", str(free_port()), "--work-dir", str(tmp_path / f"work{i}")],
                                 tmp_path / f"worker{i}.log", env))
         result = run_spark_script(SCRIPT, our_server, tmp_path / "warehouse", tmp_path / "out.json",
-                                  ["--master", f"spark://127.0.0.1:{port}"], own_process=True)
+                                  ["--master", f"spark://127.0.0.1:{port}", f"--executor-java-opts={flags}"],
+                                  own_process=True)
         assert "error" not in result, result.get("error", "") + "\n" + log_tail(tmp_path / "worker0.log")
         cluster = result["cluster"]
         model = {i: [i, f"c{i % 3}", float(i)] for i in range(60)}

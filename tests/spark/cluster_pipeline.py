@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 SCHEMA = "id long, city string, fare double, ts long"
 
 
-def run(master: str, table: str, uri: str, warehouse: str) -> dict:
+def run(master: str, table: str, uri: str, warehouse: str, executor_java_opts: str = "") -> dict:
     from pyspark.sql import SparkSession
 
     from pipeline import read, write
@@ -31,6 +31,8 @@ def run(master: str, table: str, uri: str, warehouse: str) -> dict:
         builder = (builder.config("spark.executor.cores", "1").config("spark.executor.memory", "512m")
                    .config("spark.cores.max", "2").config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
                    .config("spark.executorEnv.PYTHONPATH", os.pathsep.join(sys.path)))
+        if executor_java_opts:
+            builder = builder.config("spark.executor.extraJavaOptions", executor_java_opts)
     t0 = time.monotonic()
     spark = builder.getOrCreate()
     timings = {"session_s": round(time.monotonic() - t0, 1)}
@@ -64,11 +66,13 @@ def main() -> int:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--master", required=True)
+    p.add_argument("--executor-java-opts", default="", help="the executors' JVM options (the test's: C1 only)")
     args = p.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     out = {}
     try:
-        out["cluster"] = run(args.master, "clu.on_cluster", args.metastore_uri, args.warehouse)
+        out["cluster"] = run(args.master, "clu.on_cluster", args.metastore_uri, args.warehouse,
+                             args.executor_java_opts)
     except Exception as exc:  # noqa: BLE001 - the test reads the error from the result
         out["error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
     with open(args.out, "w") as fh:
