@@ -65,8 +65,8 @@ def executor_client(uri: str, security=None):
 
 
 class FileGroupWriter:
-    """Picklable function for `mapInArrow` over records partitioned and sorted by `_fg`
-    (`write_sorted`), or for one file group's records (`__call__`).
+    """Picklable; `write_sorted` is the function for `mapInArrow` over records partitioned and
+    sorted by `_fg`.
 
     `groups`: file id -> (partition path, relative path of its current base file or None,
     that file's instant or None). `index`: the table keeps a record index (report key changes).
@@ -86,14 +86,6 @@ class FileGroupWriter:
         self.stats_columns = stats_columns or []
         self.appends = appends or {}  # file id -> (base instant, version of its new log file)
         self.log_schema = log_schema(avro_schema) if avro_schema else None
-
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        """One file group's records: its file written (its marker added first)."""
-        fid = batch.column("_fg")[0].as_py()
-        token = write_token()
-        rel = self._file(fid, token)
-        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
-        return self._write(fid, batch, token, rel)
 
     def write_sorted(self, batches):
         """mapInArrow over one task's records, sorted by `_fg`: the file groups in runs of up to

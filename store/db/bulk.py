@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import Connection, String, Table
 
 from store.db.driver_cursor import driver_errors
-from store.db.statement_timeout import restart_deadline, sqlite_timeout_s
+from store.db.statement_timeout import restart_deadline
 
 BATCH = 1000
 PG_COPY_ROWS = 500_000
@@ -53,9 +53,8 @@ def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: Sequen
     cur = raw.cursor()
     try:
         sql = f"INSERT INTO {table.name} ({names}) VALUES ({', '.join([mark] * len(columns))})"
-        seconds = sqlite_timeout_s(conn)
         for start in range(0, len(rows), batch):
-            restart_deadline(conn, seconds)  # each batch is a statement of its own (SQLite's timeout)
+            restart_deadline(conn)  # each batch is a statement of its own (SQLite's timeout)
             cur.executemany(sql, rows[start:start + batch])
     finally:
         cur.close()

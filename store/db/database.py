@@ -88,8 +88,9 @@ class Store:
     # tables. Like autovacuum's analyze threshold: once the partitions added or dropped (and the
     # files with column statistics committed) through this process reach 1,000 + 10% of those
     # present at the last ANALYZE, analyze in the background.
-    # The record index counts apart: a bulk load of a new table's keys left lookups planned for a
-    # table of no keys (an index scan on tbl_id alone, 8 to 14 s per 10,000 keys) for a minute.
+    # The record index counts apart: a bulk load of a new table's keys left lookups planned as for a
+    # table without them (the key a filter over the table's whole shard, not an index condition:
+    # 8 to 14 s per 10,000 keys) for about a minute.
     ANALYZE_TABLES = "partitions, partition_key_val, partition_params, files, column_stats, snapshot_stats"
     ANALYZE_GROUPS = {"catalog": ANALYZE_TABLES, "record_index": "record_index"}
 

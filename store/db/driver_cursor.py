@@ -13,7 +13,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
 
 from store.db.connection_loss import connection_lost
-from store.db.statement_timeout import restart_deadline, sqlite_timeout_s
+from store.db.statement_timeout import restart_deadline
 
 
 @contextmanager
@@ -52,7 +52,7 @@ class DriverStatement:
         params = {**self.values, **params}
         args: Any = params if self.positions is None else tuple(params[k] for k in self.positions)
         with driver_errors(conn, self.sql):
-            restart_deadline(conn, sqlite_timeout_s(conn))
+            restart_deadline(conn)
             cur = raw.cursor()
             try:
                 cur.execute(self.sql, args)

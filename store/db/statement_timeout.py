@@ -7,7 +7,8 @@ the database for longer.
 * SQLite: a progress handler, called every few thousand VM steps, interrupts the statement once
   its deadline has passed; the deadline is set when a statement starts and cleared before COMMIT or
   ROLLBACK (which are never interrupted) and when the pool resets the connection. Statements sent on
-  the driver's own cursor (store/db/bulk.py) start theirs with `restart_deadline`.
+  the driver's own cursor (bulk inserts, record-key lookups, DriverStatement) start theirs with
+  `restart_deadline`.
 
 `is_statement_timeout` recognizes the resulting driver error; the store answers it as
 `store.errors.TooExpensive`.
@@ -87,18 +88,15 @@ def _sqlite_timeout(engine: Engine, seconds: float) -> None:
             _set(record.info, None)
 
 
-def restart_deadline(conn, seconds: float | None) -> None:
+def restart_deadline(conn) -> None:
     """A statement sent on the driver's own cursor of `conn` (a SQLAlchemy Connection) starts now:
     SQLite's deadline is set anew, as SQLAlchemy's statements set it (without this, a long bulk
-    insert after a statement was interrupted once that statement's deadline passed)."""
-    cell = conn.info.get(_DEADLINE)
-    if cell is not None and seconds and seconds > 0:
-        cell[0] = time.monotonic() + seconds
-
-
-def sqlite_timeout_s(conn) -> float | None:
-    """The statement timeout installed on `conn`'s SQLite connection (None: none)."""
-    return conn.info.get(_SECONDS)
+    insert after a statement was interrupted once that statement's deadline passed). Other
+    backends and connections without a timeout: nothing."""
+    info = conn.info
+    cell = info.get(_DEADLINE)
+    if cell is not None:
+        cell[0] = time.monotonic() + info[_SECONDS]
 
 
 def is_statement_timeout(exc: DBAPIError) -> bool:

@@ -171,7 +171,7 @@ class RecordIndex:
         journal_deletes(conn, ref, instant, [*gone, *(k for c in changes for k in c.deleted)])
         self.drop_file_groups(conn, ref.tbl_id, replaced)
         fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
-        in_place = conn.dialect.name == "postgresql"  # every group's updates in one statement there
+        in_place = conn.dialect.name == "postgresql"  # there: updates in statements across file groups
         if in_place:
             updated = [(fg_ids[(c.partition_path, c.file_id)], s, k) for c in changes
                        for s, k in _keyed(dict.fromkeys(c.updated))]

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, text
 from store.db import schema as S
 from store.db.bulk import insert_rows as insert_rows_in
 from store.db.dialect import pg_joined_list
-from store.db.statement_timeout import restart_deadline, sqlite_timeout_s
+from store.db.statement_timeout import restart_deadline
 
 BATCH = 5000  # rows per executemany
 IN_LIST = 500  # keys per IN list
@@ -56,16 +56,19 @@ def _is_duplicate(exc: Exception) -> bool:
     return type(exc).__name__ == "IntegrityError" and ("UNIQUE" in str(exc) or args[:1] == (1062,))
 
 
-def _arrays(keys: Sequence[Key]) -> tuple[str, dict[str, Any]]:
-    """unnest(...) AS d(shard, k) of the keys, and its parameters: as delimited strings (the driver
-    encodes a list parameter value by value, store/db/dialect.py pg_joined_list), else as arrays."""
+def _arrays(keys: Sequence[Key], fg_ids: Sequence[int] | None = None) -> tuple[str, dict[str, Any]]:
+    """unnest(...) AS d(shard, k) of the keys (d(shard, k, fg) with their `fg_ids`), and its
+    parameters: as delimited strings (the driver encodes a list parameter value by value,
+    store/db/dialect.py pg_joined_list), else as arrays."""
     names = [k for _, k in keys]
     joined = pg_joined_list(names)
+    fg = "" if fg_ids is None else ", CAST(string_to_array(:f, ',') AS int8[])"
+    params: dict[str, Any] = {} if fg_ids is None else {"f": ",".join(map(str, fg_ids))}
     if joined is None:
-        return ("unnest(CAST(:s AS smallint[]), CAST(:k AS text[]))",
-                {"s": [s for s, _ in keys], "k": names})
-    return ("unnest(CAST(string_to_array(:s, ',') AS smallint[]), (string_to_array(:k, chr(31)))[2:])",
-            {"s": ",".join([str(s) for s, _ in keys]), "k": joined})
+        return (f"unnest(CAST(:s AS smallint[]), CAST(:k AS text[]){fg})",
+                {**params, "s": [s for s, _ in keys], "k": names})
+    return (f"unnest(CAST(string_to_array(:s, ',') AS smallint[]), (string_to_array(:k, chr(31)))[2:]{fg})",
+            {**params, "s": ",".join([str(s) for s, _ in keys]), "k": joined})
 
 
 def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) -> int:
@@ -99,12 +102,11 @@ def update_instants_pg(conn: Connection, tbl_id: int, instant: int, keys: Sequen
     done = 0
     for start in range(0, len(keys), PG_UPDATE_ROWS):
         chunk = keys[start:start + PG_UPDATE_ROWS]
-        source, params = _arrays([(s, k) for _, s, k in chunk])
-        source = source.replace("unnest(", "unnest(CAST(string_to_array(:f, ',') AS int8[]), ", 1)
+        source, params = _arrays([(s, k) for _, s, k in chunk], [f for f, _, _ in chunk])
         done += conn.execute(text(
-            f"UPDATE record_index r SET instant = :i FROM {source} AS d(fg, shard, k) "
+            f"UPDATE record_index r SET instant = :i FROM {source} AS d(shard, k, fg) "
             "WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = d.fg"),
-            {**params, "f": ",".join([str(f) for f, _, _ in chunk]), "t": tbl_id, "i": instant}).rowcount
+            {**params, "t": tbl_id, "i": instant}).rowcount
     return done
 
 
@@ -176,9 +178,8 @@ def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str
     assert raw is not None
     if conn.dialect.name == "postgresql":
         return _find_keys_pg(conn, raw, tbl_id, shards)
-    seconds = sqlite_timeout_s(conn)
     return _find_keys_in_lists(raw, tbl_id, shards, one_text=conn.dialect.name == "sqlite",
-                               restart=lambda: restart_deadline(conn, seconds))
+                               restart=lambda: restart_deadline(conn))
 
 
 def _extend(rows: Sequence[tuple], *columns: list) -> None:
