@@ -73,6 +73,9 @@ def pytest_configure(config):
     # ... and the reference metastores the benchmarks' smoke tests start (bench/procs.py) these options,
     # as the suite's own (tests/harness/procs.py reference_env)
     os.environ.setdefault("HMS_REFERENCE_JAVA_OPTS", " ".join(jvm.java_flags()))
+    # every partition list the database concatenates is checked against the one built from the rows
+    # (store/hms/partitions/partition_wire.py): a write that left stale parts fails the test that lists
+    os.environ.setdefault("HMS_WIRE_CHECK", "1")
     # ... and this PYTHONPATH: their Python workers' daemon is the suite's (tests/spark/pyspark_daemon.py)
     root = str(_REPO_ROOT)
     if root not in os.environ.get("PYTHONPATH", "").split(os.pathsep):

@@ -214,3 +214,123 @@ def test_get_table_answers_are_the_objects_bytes_and_follow_every_change(our_ser
     finally:
         services.close()
         c.drop_database(db, True, True)
+
+
+def _wire_table(c, db: str) -> None:
+    """Partitions the database concatenates: one schema version, no descriptor of their own; escaped,
+    non-ASCII and default-partition values, parameters with non-ASCII text and empty values."""
+    _make_table(c, db)
+    for values, params in ((["plain", "1"], {}), (["with/slash=and%pct", "2"], {"x": "ő", "empty": ""}),
+                           (["", "3"], {}), (["__HIVE_DEFAULT_PARTITION__", "4"], {"k": "v"}),
+                           (["日本", "5"], {"transient_lastDdlTime": "1"})):
+        _add(c, db, values, params)
+
+
+def _concatenated(partitions, db: str, tbl: str, monkeypatch) -> list[Partition]:
+    """The table's partitions as the database concatenates them (building them is made to fail),
+    checked against the ones built from the rows; the same for by-names and a filter."""
+    from store.hms.partitions import make_name
+    from store.hms.partitions.partition_queries import PartitionQueries
+
+    def no_building(*_a, **_k):
+        raise AssertionError("the answer was built in Python, not concatenated by the database")
+
+    objects = partitions.get_partitions(db, tbl)
+    with monkeypatch.context() as m:
+        m.setattr(PartitionQueries, "encode", no_building)
+        m.setenv("HMS_WIRE_CHECK", "1")
+        encoded = partitions.encoded_partitions(db, tbl)
+        by_names = partitions.encoded_partitions_by_names(
+            db, tbl, [make_name(["a", "b"], x.values) for x in objects][:2] + ["a=no/b=0"])
+        filtered = partitions.encoded_partitions(db, tbl, filter_text="b >= 3")
+    decoded = get_partitions_result()
+    decoded.read(TBinaryProtocol(TTransport.TMemoryBuffer(encode_reply(get_partitions_result(success=encoded), None))))
+    assert decoded.success == objects
+    assert by_names.count == min(2, len(objects))
+    assert filtered.count == len([x for x in objects if int(x.values[1]) >= 3])
+    return objects
+
+
+def test_lists_concatenated_by_the_database_follow_every_write(our_server_info, thrift_client, monkeypatch):
+    """Every write of partition rows or parameters keeps the rows' encoded parts
+    (store/hms/partitions/partition_wire.py): after each, the list the database concatenates
+    equals the one built from the rows, and no answer is built in Python."""
+    from thrift_idl.hive_metastore.ttypes import (
+        ColumnStatistics,
+        ColumnStatisticsData,
+        ColumnStatisticsDesc,
+        ColumnStatisticsObj,
+        LongColumnStatsData,
+        SetPartitionsStatsRequest,
+    )
+
+    c = thrift_client(our_server_info.port)
+    db = f"pwc_{uuid.uuid4().hex[:8]}"
+    _wire_table(c, db)
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    partitions = services.partitions
+    try:
+        assert len(_concatenated(partitions, db, "t", monkeypatch)) == 5
+        p = c.get_partition(db, "t", ["plain", "1"])  # alter: parameters, location, access time
+        p.parameters = {**p.parameters, "changed": "ű"}
+        p.sd.location += "_moved"
+        p.lastAccessTime = 12345
+        c.alter_partition(db, "t", p)
+        parts = c.get_partitions(db, "t", -1)  # alter many
+        for x in parts:
+            x.parameters = {**x.parameters, "batch": x.values[1]}
+        c.alter_partitions(db, "t", parts)
+        old = c.get_partition(db, "t", ["日本", "5"])  # rename
+        old.values = ["renamed", "5"]
+        c.rename_partition(db, "t", ["日本", "5"], old)
+        c.append_partition(db, "t", ["appended", "6"])
+
+        def stats(part_name):
+            return ColumnStatistics(
+                statsDesc=ColumnStatisticsDesc(isTblLevel=False, dbName=db, tableName="t", partName=part_name),
+                statsObj=[ColumnStatisticsObj("id", "bigint", ColumnStatisticsData(
+                    longStats=LongColumnStatsData(1, 9, 0, 3)))], engine="hive")
+        c.update_partition_column_statistics(stats("a=plain/b=1"))  # COLUMN_STATS_ACCURATE
+        c.set_aggr_stats_for(SetPartitionsStatsRequest(colStats=[stats("a=renamed/b=5")], engine="hive"))
+        objects = _concatenated(partitions, db, "t", monkeypatch)
+        assert "id" in objects[-2].parameters["COLUMN_STATS_ACCURATE"]  # a=plain/b=1
+        c.truncate_table(db, "t", ["a=plain/b=1"])
+        t = c.get_table(db, "t")  # a table rename moves the partitions' locations
+        t.tableName = "t2"
+        c.alter_table(db, "t", t)
+        objects = _concatenated(partitions, db, "t2", monkeypatch)
+        assert {tuple(x.values) for x in objects} == {("plain", "1"), ("with/slash=and%pct", "2"), ("", "3"),
+                                                      ("__HIVE_DEFAULT_PARTITION__", "4"), ("renamed", "5"),
+                                                      ("appended", "6")}
+        assert all("/t2/" in x.sd.location for x in objects if not x.sd.location.endswith("_moved"))
+        c.drop_partition(db, "t2", ["appended", "6"], True)
+        _concatenated(partitions, db, "t2", monkeypatch)
+    finally:
+        services.close()
+        c.drop_database(db, True, True)
+
+
+def test_stale_parts_fail_the_check(our_server_info, thrift_client, monkeypatch):
+    """The check the test suite runs with (HMS_WIRE_CHECK) finds a row whose parts a write forgot."""
+    from sqlalchemy import update
+
+    from store.db import schema as S
+    from store.hms.common.wire import location_field
+
+    c = thrift_client(our_server_info.port)
+    db = f"pws_{uuid.uuid4().hex[:8]}"
+    _wire_table(c, db)
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    try:
+        with services.store.write() as conn:
+            conn.execute(update(S.partitions).where(S.partitions.c.part_name == "a=plain/b=1").values(
+                w_location=location_field("file:///elsewhere")))
+        monkeypatch.setenv("HMS_WIRE_CHECK", "1")
+        with pytest.raises(AssertionError, match="stale parts"):
+            services.partitions.encoded_partitions(db, "t")
+        monkeypatch.setenv("HMS_WIRE_CHECK", "0")  # unchecked, the database's answer is what it holds
+        wrong = services.partitions.encoded_partitions(db, "t")
+        assert b"file:///elsewhere" in wrong.data
+    finally:
+        services.close()
+        c.drop_database(db, True, True)

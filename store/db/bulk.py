@@ -73,3 +73,47 @@ def _check_widths(table: Table, columns: Sequence[str], rows: Sequence[Sequence[
         worst += [max(texts, key=len), max(texts, key=lambda v: len(v.encode("utf-8")))]
         for value in worst:
             check(table, [{name: value}])
+
+
+def update_rows(conn: Connection, table: Table, key: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                pg_types: Sequence[str]) -> None:
+    """UPDATE `columns` of many rows of `table` (each row: its `key` value, then the columns' values)
+    in one statement per batch: from arrays on PostgreSQL (`pg_types`: the key's and the columns'
+    types), from a VALUES list on SQLite, from a derived table on MariaDB."""
+    if not rows:
+        return
+    backend = conn.dialect.name
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    names = [key, *columns]
+    with driver_errors(conn, f"bulk update of {table.name}"):
+        if backend == "postgresql":
+            sets = ", ".join(f"{c} = v.{c}" for c in columns)
+            arrays = ", ".join(f"%s::{t}[]" for t in pg_types)
+            sql = (f"UPDATE {table.name} SET {sets} FROM unnest({arrays}) AS v({', '.join(names)}) "
+                   f"WHERE {table.name}.{key} = v.{key}")
+            with raw.cursor() as cur:
+                for start in range(0, len(rows), PG_COPY_ROWS):
+                    restart_deadline(conn)
+                    cur.execute(sql, [list(col) for col in zip(*rows[start:start + PG_COPY_ROWS])])
+            return
+        per = max(1, 500 // len(names))  # parameters a statement
+        cur = raw.cursor()
+        try:
+            for start in range(0, len(rows), per):
+                chunk = rows[start:start + per]
+                restart_deadline(conn)
+                if backend == "sqlite":
+                    marks = ", ".join(["(" + ", ".join(["?"] * len(names)) + ")"] * len(chunk))
+                    sets = ", ".join(f"{c} = v.column{i + 2}" for i, c in enumerate(columns))
+                    sql = (f"UPDATE {table.name} SET {sets} FROM (VALUES {marks}) AS v "
+                           f"WHERE {table.name}.{key} = v.column1")
+                else:
+                    first = "SELECT " + ", ".join(f"%s AS {c}" for c in names)
+                    more = "SELECT " + ", ".join(["%s"] * len(names))
+                    derived = " UNION ALL ".join([first] + [more] * (len(chunk) - 1))
+                    sets = ", ".join(f"{table.name}.{c} = v.{c}" for c in columns)
+                    sql = f"UPDATE {table.name} JOIN ({derived}) AS v ON {table.name}.{key} = v.{key} SET {sets}"
+                cur.execute(sql, [x for r in chunk for x in r])
+        finally:
+            cur.close()

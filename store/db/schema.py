@@ -195,6 +195,13 @@ partitions = Table(
     Column("location", String(URI)),
     Column("sd_id", Id, ForeignKey("sds.sd_id")),  # NULL: the table's descriptor
     Column("schema_version", Integer, nullable=False),
+    # The partition's own parts of its Thrift encoding, kept by every write (store/hms/partitions/
+    # partition_wire.py), so that a list's answer is concatenated by the database: the values field,
+    # the times, the location field, the parameters field. NULL: answered by building it.
+    Column("w_values", Blob),
+    Column("w_times", Blob),
+    Column("w_location", Blob),
+    Column("w_params", Blob),
     UniqueConstraint("tbl_id", "part_name"),
 )
 partition_params = _params("partition_params", "part_id", "partitions")

@@ -30,7 +30,7 @@ from store.db.dialect import BATCH
 from store.errors import NoSuchObject
 from store.hms.catalog import TableService
 from store.hms.common import check_rows, stats_params
-from store.hms.partitions import PartitionService, make_name, values_from_name
+from store.hms.partitions import PartitionService, make_name, refresh_partition_wire, values_from_name
 from store.hudi.column_stats import base_type, decode_number
 from store.hudi.tables import HudiTableRef, HudiTables
 from thrift_idl.hive_metastore.ttypes import (
@@ -83,6 +83,7 @@ class HiveTableStatistics:
                     by_part[pid] = (_basic(row.num_files, row.total_size, row.num_rows, row.raw_data_size)
                                    if row is not None else _basic(0, 0, 0, 0))
                 _replace_params_many(conn, S.partition_params, "part_id", by_part, BASIC_KEYS + (stats_params.CSA,))
+                refresh_partition_wire(conn, list(by_part))
         table = self.tables.get_table_in(conn, ref.db_name, ref.name)
         if not _table_level(ref, table.parameters or {}):
             _replace_params(conn, S.tbl_params, "tbl_id", ref.tbl_id, {}, BASIC_KEYS + (stats_params.CSA,),

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, delete, func, literal, select, update
 
 from store.db import schema as S
+from store.db.bulk import update_rows
 from store.db.database import Store, now_s
 from store.errors import InvalidOperation, MetaError, NoSuchObject
 from store.hms.catalog.database_service import DatabaseService
@@ -23,6 +24,7 @@ from store.hms.common import (
     effective_table_type,
     incompatible_columns,
     load_columns,
+    location_field,
     qualified_db_name,
     sd_row,
     split_db_name,
@@ -204,6 +206,11 @@ def _relocate_partitions(conn: Connection, tbl_id: int, old_loc: str, new_loc: s
     conn.execute(update(p).where(
         p.c.tbl_id == tbl_id, p.c.location.startswith(prefix, autoescape=True)).values(
         location=literal(new_loc.rstrip("/") + "/") + func.substr(p.c.location, len(prefix) + 1)))
+    # each moved partition's encoded location (store/hms/partitions/partition_wire.py)
+    moved = conn.execute(select(p.c.part_id, p.c.location).where(
+        p.c.tbl_id == tbl_id, p.c.location.startswith(new_loc.rstrip("/") + "/", autoescape=True))).all()
+    update_rows(conn, p, "part_id", ("w_location",), [(r.part_id, location_field(r.location)) for r in moved],
+                ("int8", "bytea"))
 
 
 def _move_dirs(moves: list[Move], table: str, moved: list[Move]) -> None:

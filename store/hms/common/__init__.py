@@ -57,6 +57,7 @@ from store.hms.common.wire import (
     PiecesCache,
     encode_struct,
     fastbinary,
+    location_field,
 )
 
 __all__ = [
@@ -64,7 +65,8 @@ __all__ = [
     "Element", "EncodedCache", "EncodedStruct", "EncodedStructs", "MetastoreInfo", "PartitionEncoder",
     "PiecesCache", "SdView", "build_sd", "check_location", "check_rows", "col_tuples", "column_problem",
     "column_widths", "columns_of", "effective_table_type", "encode_struct", "fastbinary", "incompatible_columns",
-    "insert_columns", "insert_sd", "is_insert_only", "load_columns", "match_names", "may_be_insert_only",
+    "location_field", "insert_columns", "insert_sd", "is_insert_only", "load_columns", "match_names",
+    "may_be_insert_only",
     "name_pattern", "purges", "qualified_db_name",
     "read_params", "same_sd", "sd_row", "split_db_name", "sql_like", "stats_params", "table_dir_name",
     "valid_name", "valid_object_name", "version_for_columns", "write_params",

@@ -83,6 +83,11 @@ def _string_field(fid: int, text: str) -> bytes:
     return _I32_FIELD.pack(TType.STRING, fid, len(b)) + b
 
 
+def location_field(location: str | None) -> bytes:
+    """A descriptor's location field (a partition row's `w_location`: store/hms/partitions/partition_wire.py)."""
+    return b"" if location is None else _string_field(2, location)
+
+
 Pieces = tuple[int, bytes, bytes, "bytes | None", bytes, bytes]
 
 
@@ -96,14 +101,14 @@ class PartitionEncoder:
 
     def __init__(self, db_name: str, tbl_name: str, cat_name: str | None,
                  shared_sd: Callable[[int], StorageDescriptor]):
-        self._names = _string_field(2, db_name) + _string_field(3, tbl_name)
+        self.names = _string_field(2, db_name) + _string_field(3, tbl_name)
         tail = Partition()  # catName and the defaults (writeId) after the parameters, in field order
         tail.catName = cat_name
-        self._tail = encode_struct(tail)
+        self.tail = encode_struct(tail)
         self._shared_sd = shared_sd
         self._sd_parts: dict[int, tuple[bytes, bytes]] = {}
 
-    def _sd_split(self, schema_version: int) -> tuple[bytes, bytes]:
+    def sd_split(self, schema_version: int) -> tuple[bytes, bytes]:
         """The shared descriptor's bytes before its location (field 2) and after it."""
         parts = self._sd_parts.get(schema_version)
         if parts is None:
@@ -129,7 +134,7 @@ class PartitionEncoder:
         if last_access is not None:
             times += _I32_FIELD.pack(TType.I32, 5, last_access)
         own = None if own_sd is None else FIELD_HEADER.pack(TType.STRUCT, 6) + encode_struct(own_sd)
-        loc = b"" if location is None else _string_field(2, location)
+        loc = location_field(location)
         ps = [_MAP_OF_STRINGS.pack(TType.MAP, 7, TType.STRING, TType.STRING, len(params))]
         for k, v in params.items():
             kb, vb = k.encode("utf-8"), v.encode("utf-8")
@@ -139,7 +144,7 @@ class PartitionEncoder:
     def join(self, all_pieces: Iterable[Pieces]) -> EncodedStructs:
         out: list[bytes] = []
         extend = out.extend
-        names, tail, split = self._names, self._tail, self._sd_split
+        names, tail, split = self.names, self.tail, self.sd_split
         count = 0
         for version, values, times, own, loc, params in all_pieces:
             count += 1

@@ -5,7 +5,9 @@
 alter/rename (partition_alteration.py), key value rows (partition_key_values.py) and what a call
 knows about its table (`TableContexts`, `TableCtx`: partition_context.py). Partition names as Hive
 writes them (`make_name`, `split_name`, ...: partition_names.py), get_partitions_with_specs'
-answers (`partition_specs`), and partitions marked for events (`PartitionEvents`). The filter
+answers (`partition_specs`), partitions marked for events (`PartitionEvents`), and each
+partition row's own parts of its encoding, which every write of partition rows or parameters
+refreshes (`refresh_partition_wire`: partition_wire.py). The filter
 grammar is store/hms/partition_filter's.
 
 The door of store/hms/partitions: other packages import these names from here, never its modules.
@@ -23,8 +25,10 @@ from store.hms.partitions.partition_specs import (
     project,
     trimmed_partitions,
 )
+from store.hms.partitions.partition_wire import refresh as refresh_partition_wire
 from store.hms.partitions.partition_writes import PartitionWrites  # tests patch its race window
 
 __all__ = ["PartitionEvents", "PartitionService", "PartitionWrites", "TableContexts", "TableCtx", "make_name",
-           "listed_specs", "partition_specs", "partitions_of_spec", "project", "spec_from_name", "split_name",
+           "listed_specs", "partition_specs", "partitions_of_spec", "project",
+           "refresh_partition_wire", "spec_from_name", "split_name",
            "trimmed_partitions", "values_from_name"]

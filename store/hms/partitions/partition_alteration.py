@@ -27,6 +27,7 @@ from store.hms.common import (
     version_for_columns,
 )
 from store.hms.notification_log import events as EV
+from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values
 from store.hms.partitions.partition_key_values import rename_key_values
 from store.hms.partitions.partition_names import make_name
@@ -184,6 +185,7 @@ class PartitionAlteration:
         for i in range(0, len(touched), size):
             conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
         insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows)
+        partition_wire.refresh(conn, [u["pid"] for u in updates] + touched)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None,
@@ -225,6 +227,7 @@ class PartitionAlteration:
             {"part_id": row.part_id, "param_key": k, "param_value": v} for k, v in params.items()])
         if new_name:
             rename_key_values(conn, row.part_id, part.values)
+        partition_wire.refresh(conn, [row.part_id])
 
     def _claim(self, conn: Connection, ctx: TableCtx, parts: list[tuple[int, str, str | None]]) -> None:
         """Partitions with new locations take them (store/storage/owner_index.py)."""

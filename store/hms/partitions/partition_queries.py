@@ -7,7 +7,7 @@ as a subquery, so a call costs what its answer costs, never a scan of the table'
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, Select, and_, select
@@ -19,8 +19,9 @@ from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, par
 from store.errors import MetaError
 from store.hms.common import EncodedStructs, PartitionEncoder, PiecesCache, build_sd, load_columns
 from store.hms.partition_filter import FilterError, compile_filter
+from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import TableCtx
-from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name
+from store.hms.partitions.partition_names import DEFAULT_PARTITION
 from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 
@@ -61,16 +62,47 @@ class PartitionQueries:
                     filtered: bool = False) -> Select[Any]:
         """Partition rows with their parameters (as JSON, `params_json`), in name order."""
         p, pp = S.partitions, S.partition_params
-        cond = self.in_table(ctx, filtered and where is not None)
-        if where is not None:
-            cond = and_(cond, where)
         params = select(as_text(self.backend, json_rows(self.backend, pp.c.param_key,
                                                         pp.c.param_value))).where(
             pp.c.part_id == p.c.part_id).scalar_subquery()
-        q = select(p, params.label("params_json")).where(cond).order_by(p.c.part_name)
+        return self._listing(select(p, params.label("params_json")), ctx, where, max_parts, filtered)
+
+    def select_wire(self, ctx: TableCtx, where: ColumnElement[Any] | None = None, max_parts: int | None = None,
+                    filtered: bool = False) -> Select[Any]:
+        """The rows of `select_rows` as their encoded parts (partition_wire.py), in name order."""
+        p = S.partitions
+        return self._listing(select(p.c.part_name, p.c.sd_id, p.c.schema_version, p.c.w_values, p.c.w_times,
+                                    p.c.w_location, p.c.w_params), ctx, where, max_parts, filtered)
+
+    def _listing(self, q: Select[Any], ctx: TableCtx, where: ColumnElement[Any] | None, max_parts: int | None,
+                 filtered: bool) -> Select[Any]:
+        cond = self.in_table(ctx, filtered and where is not None)
+        if where is not None:
+            cond = and_(cond, where)
+        q = q.where(cond).order_by(S.partitions.c.part_name)
         if max_parts is not None and max_parts >= 0:
             q = q.limit(max_parts)
         return q
+
+    def assembled(self, conn: Connection, ctx: TableCtx, queries: Sequence[Select[Any]],
+                  rows_queries: Callable[[], Sequence[Select[Any]]]) -> EncodedStructs:
+        """The answer of `queries` (from `select_wire`) as the database concatenates it
+        (partition_wire.py), or, where it cannot be, built from `rows_queries` (`select_rows`)."""
+        encoder = PartitionEncoder(ctx.db_name, ctx.name, ctx.cat_name,
+                                   _SharedDescriptors(ctx, {ctx.schema_version: (ctx.cols, ctx.keys)}))
+        out = partition_wire.assembled(conn, self.backend, queries, encoder, ctx.schema_version)
+        if out is not None and not partition_wire.checking():
+            return out
+        rows: list[Row[Any]] = []
+        queries = rows_queries()
+        for q in queries:
+            rows.extend(conn.execute(q).all())
+        if len(queries) > 1:
+            rows.sort(key=lambda r: r.part_name)
+        if out is None:
+            return self.encode(conn, ctx, rows)
+        partition_wire.check(out, self.build(conn, ctx, rows))
+        return out
 
     def partial_spec_where(self, ctx: TableCtx, part_vals: Sequence[str] | None) -> ColumnElement[Any] | None:
         """Partial specification: `part_vals[i]` fixes key i unless empty."""
@@ -174,13 +206,7 @@ class PartitionQueries:
         stored = self._stored_values(conn, rows)
         all_params = params_of_many(r.params_json for r in rows)
         for r, params in zip(rows, all_params):
-            name = r.part_name
-            if "%" in name:
-                values = [v for _, v in split_name(name)]
-            else:  # stored names are well formed: nothing to unescape
-                values = [piece.partition("=")[2] for piece in name.split("/")]
-            if r.part_id in stored:
-                values = [stored[r.part_id].get(i, v) for i, v in enumerate(values)]
+            values = partition_wire.values_of(r.part_name, stored.get(r.part_id))
             own = None if r.sd_id is None else \
                 build_sd(sd_rows[r.sd_id], r.location, list(cols[r.schema_version][0]))
             yield values, r.create_time, r.last_access_time, r.schema_version, r.location, own, params

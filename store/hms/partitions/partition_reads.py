@@ -10,7 +10,7 @@ from sqlalchemy import Connection, Row, func, select
 
 from store.db import schema as S
 from store.db.database import Store
-from store.db.dialect import BATCH, in_list
+from store.db.dialect import BATCH, in_list, list_batch
 from store.errors import MetaError, NoSuchObject
 from store.hms.common import EncodedStructs
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
@@ -58,8 +58,16 @@ class PartitionReads:
 
     def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                            filter_text: str | None = None) -> EncodedStructs:
-        """`get_partitions` as Thrift bytes, for an answer (store/hms/common/wire.py)."""
-        return self._listed(self.queries.encode, db, tbl, max_parts, part_vals, filter_text)
+        """`get_partitions` as Thrift bytes, for an answer: concatenated by the database
+        (partition_wire.py)."""
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            where = (self.queries.filter_where(ctx, filter_text) if filter_text
+                     else self.queries.partial_spec_where(ctx, part_vals))
+            filtered = bool(filter_text)
+            return self.queries.assembled(
+                conn, ctx, [self.queries.select_wire(ctx, where, max_parts, filtered)],
+                lambda: [self.queries.select_rows(ctx, where, max_parts, filtered)])
 
     def _listed(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
                 max_parts: int, part_vals: Sequence[str] | None, filter_text: str | None) -> T:
@@ -99,8 +107,21 @@ class PartitionReads:
         return self._named(self.queries.build, db, tbl, names)
 
     def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
-        """`get_partitions_by_names` as Thrift bytes, for an answer."""
-        return self._named(self.queries.encode, db, tbl, names)
+        """`get_partitions_by_names` as Thrift bytes, for an answer: concatenated by the database
+        (partition_wire.py)."""
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            batches = self._name_batches(names)
+            column = S.partitions.c.part_name
+            return self.queries.assembled(
+                conn, ctx, [self.queries.select_wire(ctx, in_list(self.store.backend, column, b)) for b in batches],
+                lambda: [self.queries.select_rows(ctx, in_list(self.store.backend, column, b)) for b in batches])
+
+    def _name_batches(self, names: Sequence[str] | None) -> list[list[str]]:
+        """Hive matches the names exactly as written; names of no partition are ignored."""
+        canonical = list(dict.fromkeys(n for n in names or [] if n))
+        size = list_batch(self.store.backend)
+        return [canonical[i:i + size] for i in range(0, len(canonical), size)]
 
     def _named(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
                names: Sequence[str] | None) -> T:

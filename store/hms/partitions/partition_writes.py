@@ -31,6 +31,7 @@ from store.hms.common import (
     write_params,
 )
 from store.hms.notification_log import events as EV
+from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
 from store.hms.partitions.partition_names import make_name, split_name
@@ -205,6 +206,7 @@ class PartitionWrites:
                 sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
         insert_rows(conn, S.partition_key_val, KEY_VALUE_COLUMNS, kv_rows, check_rows)
         insert_rows(conn, S.partition_params, _PARAM_COLUMNS, param_rows, check_rows)
+        partition_wire.refresh(conn, [ids[name] for name, _, _, _ in news])
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
@@ -396,6 +398,7 @@ class PartitionWrites:
             conn.execute(delete(S.partition_params).where(in_list(b, S.partition_params.c.part_id,
                                                                   touched[i:i + BATCH])))
         insert_rows(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows)
+        partition_wire.refresh(conn, touched)
         afters = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
         self.tables.notifications.record(conn, *EV.alter_partitions(
             table, [(p, afters[tuple(p.values)]) for p in befores], truncate=True))

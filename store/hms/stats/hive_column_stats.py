@@ -17,7 +17,7 @@ from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import InvalidInput, InvalidObject, MetaError, NoSuchObject
 from store.hms.common import stats_params
-from store.hms.partitions import PartitionService, make_name, values_from_name
+from store.hms.partitions import PartitionService, make_name, refresh_partition_wire, values_from_name
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,
@@ -125,6 +125,7 @@ class StatisticsService:
                      "column_type": o.colType, "stats": _enc(o.statsData), "last_analyzed": desc.lastAnalyzed}
                     for o in objs])
             _mark_accurate(conn, S.partition_params, "part_id", pid, names, batch)
+            refresh_partition_wire(conn, [pid])
             return True
 
         return self.store.run_write(tx)

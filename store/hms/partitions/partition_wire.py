@@ -1,0 +1,156 @@
+"""Each partition row's own parts of its Thrift encoding (`w_values`, `w_times`, `w_location`,
+`w_params`), kept by every write in the writing transaction, and list answers concatenated from
+them by the database (issue 43): Python touches no partition on the way out.
+
+A partition's encoding interleaves its own parts with what the answer shares (store/hms/common/
+wire.py `PartitionEncoder`): values, the table's names, times, the descriptor's columns (per
+schema version), location, the rest of the descriptor, parameters, catName. The shared parts are
+bound per call; a row whose parts are NULL (a descriptor of its own, or written before migration
+0025) or of another schema version makes the call fall back to `PartitionQueries.encode`, which
+builds it. `HMS_WIRE_CHECK=1` (the test suite sets it) checks every such answer against the built
+one, so a write path that forgot its rows shows up in any test that lists after it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, LargeBinary, Select, bindparam, case, func, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.transport.TTransport import TMemoryBuffer
+
+from store.db import schema as S
+from store.db.bulk import update_rows
+from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, params_of_many
+from store.hms.common import EncodedStructs, PartitionEncoder, encode_struct
+from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name
+from thrift_idl.hive_metastore.ttypes import Partition
+
+WIRE_COLUMNS = ("w_values", "w_times", "w_location", "w_params")
+
+
+def checking() -> bool:
+    """HMS_WIRE_CHECK=1: every answer the database concatenates is checked against the built one."""
+    return os.environ.get("HMS_WIRE_CHECK") == "1"
+
+
+def values_of(name: str, stored: dict[int, str] | None) -> list[str]:
+    """A partition's values from its stored name (and its stored key values where the name is
+    ambiguous: `__HIVE_DEFAULT_PARTITION__`), as the read path answers them."""
+    # stored names are well formed: without a % there is nothing to unescape
+    values = [v for _, v in split_name(name)] if "%" in name else [p.partition("=")[2] for p in name.split("/")]
+    if stored:
+        values = [stored.get(i, v) for i, v in enumerate(values)]
+    return values
+
+
+def wire_parts(values: list[str], create_time: int | None, last_access: int | None, location: str | None,
+               params: dict[str, str]) -> tuple[bytes, bytes, bytes, bytes]:
+    """(w_values, w_times, w_location, w_params) of a partition without a descriptor of its own."""
+    _v, vals, times, _own, loc, ps = PartitionEncoder.pieces(values, create_time, last_access, 0, location,
+                                                             None, params)
+    return vals, times, loc, ps
+
+
+def refresh(conn: Connection, part_ids: Sequence[int]) -> None:
+    """Recompute the parts of these partitions from their rows (call after writing them, in the
+    same transaction); partitions with a descriptor of their own get NULL (built when answered)."""
+    ids = list(dict.fromkeys(part_ids))
+    if not ids:
+        return
+    backend = conn.dialect.name
+    backend = "mysql" if backend in ("mysql", "mariadb") else backend
+    p, pp, kv = S.partitions, S.partition_params, S.partition_key_val
+    params_q = select(as_text(backend, json_rows(backend, pp.c.param_key, pp.c.param_value))).where(
+        pp.c.part_id == p.c.part_id).scalar_subquery()
+    size = list_batch(backend)
+    for start in range(0, len(ids), size):
+        chunk = ids[start:start + size]
+        rows = conn.execute(select(p.c.part_id, p.c.part_name, p.c.create_time, p.c.last_access_time,
+                                   p.c.location, p.c.sd_id, params_q.label("params_json")).where(
+            in_list(backend, p.c.part_id, chunk))).all()
+        ambiguous = [r.part_id for r in rows if DEFAULT_PARTITION in r.part_name]
+        stored: dict[int, dict[int, str]] = {}
+        for i in range(0, len(ambiguous), BATCH):
+            for pid, idx, val in conn.execute(select(kv.c.part_id, kv.c.key_idx, kv.c.part_key_val).where(
+                    kv.c.part_id.in_(ambiguous[i:i + BATCH]))):
+                stored.setdefault(pid, {})[idx] = val
+        out: list[tuple[Any, ...]] = []
+        for r, params in zip(rows, params_of_many(r.params_json for r in rows)):
+            if r.sd_id is not None:
+                out.append((r.part_id, None, None, None, None))
+            else:
+                out.append((r.part_id, *wire_parts(values_of(r.part_name, stored.get(r.part_id)), r.create_time,
+                                                   r.last_access_time, r.location, dict(sorted(params.items())))))
+        _write(conn, out)
+
+
+def _write(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    update_rows(conn, S.partitions, "part_id", WIRE_COLUMNS, rows, ("int8", "bytea", "bytea", "bytea", "bytea"))
+
+
+def refresh_table(conn: Connection, tbl_id: int) -> None:
+    """Every partition of a table (its locations moved)."""
+    refresh(conn, list(conn.execute(select(S.partitions.c.part_id).where(S.partitions.c.tbl_id == tbl_id)).scalars()))
+
+
+def assembled(conn: Connection, backend: str, queries: Sequence[Select[Any]], encoder: PartitionEncoder,
+              version: int) -> EncodedStructs | None:
+    """The answer of `queries` (from `PartitionQueries.select_wire`: each in name order, batches of
+    one answer) concatenated by the database, or None when a row cannot be (NULL parts, a
+    descriptor of its own, another schema version than `version`): the caller then builds it."""
+    head, rest = encoder.sd_split(version)
+    names, tail = encoder.names, encoder.tail
+    if backend == "postgresql":
+        if len(queries) != 1:
+            return None
+        sub = queries[0].subquery()
+        usable = sub.c.sd_id.is_(None) & (sub.c.schema_version == version) & sub.c.w_values.isnot(None)
+
+        def const(b: bytes):
+            return bindparam(None, b, type_=LargeBinary)
+        piece = (sub.c.w_values.op("||")(const(names)).op("||")(sub.c.w_times).op("||")(const(head))
+                 .op("||")(sub.c.w_location).op("||")(const(rest)).op("||")(sub.c.w_params).op("||")(const(tail)))
+        agg = func.string_agg(case((usable, piece)), aggregate_order_by(const(b""), sub.c.part_name))
+        total, ok, data = conn.execute(select(func.count(), func.count(case((usable, 1))), agg).select_from(sub)).one()
+        if total != ok:
+            return None
+        return EncodedStructs(total, bytes(data or b""))
+    # SQLite and MariaDB: the parts of each row in answer order, joined here (no per-row encoding)
+    rows: list[Any] = []
+    for q in queries:
+        rows.extend(conn.execute(q).all())
+    if len(queries) > 1:
+        rows.sort(key=lambda r: r.part_name)
+    parts: list[bytes] = []
+    extend = parts.extend
+    for r in rows:
+        if r.sd_id is not None or r.schema_version != version or r.w_values is None:
+            return None
+        extend((r.w_values, names, r.w_times, head, r.w_location, rest, r.w_params, tail))
+    return EncodedStructs(len(rows), b"".join(parts))
+
+
+def check(answer: EncodedStructs, built: Sequence[Partition]) -> None:
+    """HMS_WIRE_CHECK: the database's answer decodes to the partitions built from the rows, and is
+    Thrift's own encoding of what it decodes to."""
+    buf = TMemoryBuffer(answer.data)
+    prot = TBinaryProtocol(buf)
+    decoded = []
+    for _ in range(answer.count):
+        part = Partition()
+        part.read(prot)
+        decoded.append(part)
+    if buf.cstringio_buf.read(1):
+        raise AssertionError("partition_wire: bytes left after the answer's partitions")
+    if decoded != list(built):
+        wrong = next(i for i, (a, b) in enumerate(zip(decoded, built)) if a != b) if len(decoded) == len(built) \
+            else None
+        raise AssertionError(f"partition_wire: stale parts (count {len(decoded)} vs {len(built)}, first "
+                             f"difference at {wrong}: {decoded[wrong] if wrong is not None else ''} vs "
+                             f"{built[wrong] if wrong is not None else ''})")
+    if b"".join(encode_struct(p) for p in decoded) != answer.data:
+        raise AssertionError("partition_wire: the answer is not Thrift's own encoding of its partitions")
