@@ -62,3 +62,21 @@ class DriverStatement:
                 return [tuple(r) for r in cur.fetchall()]
             finally:
                 cur.close()
+
+
+def one_row_binary(conn: Connection, statement: ClauseElement) -> tuple | None:
+    """PostgreSQL: the first row of `statement` on the driver's cursor with results in binary form
+    (a bytea of megabytes comes as its bytes, not as hex text twice its size)."""
+    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    sql = str(compiled)
+    with driver_errors(conn, sql):
+        restart_deadline(conn)
+        cur = raw.cursor()
+        try:
+            cur.execute(sql, compiled.params, binary=True)
+            row = cur.fetchone()
+            return None if row is None else tuple(row)
+        finally:
+            cur.close()

@@ -25,6 +25,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 from store.db import schema as S
 from store.db.bulk import update_rows
 from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, params_of_many
+from store.db.driver_cursor import one_row_binary
 from store.hms.common import EncodedStructs, PartitionEncoder, encode_struct
 from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name
 from thrift_idl.hive_metastore.ttypes import Partition
@@ -115,7 +116,8 @@ def assembled(conn: Connection, backend: str, queries: Sequence[Select[Any]], en
         piece = (sub.c.w_values.op("||")(const(names)).op("||")(sub.c.w_times).op("||")(const(head))
                  .op("||")(sub.c.w_location).op("||")(const(rest)).op("||")(sub.c.w_params).op("||")(const(tail)))
         agg = func.string_agg(case((usable, piece)), aggregate_order_by(const(b""), sub.c.part_name))
-        total, ok, data = conn.execute(select(func.count(), func.count(case((usable, 1))), agg).select_from(sub)).one()
+        q = select(func.count(), func.count(case((usable, 1))), agg).select_from(sub)
+        total, ok, data = one_row_binary(conn, q) or (0, 0, None)
         if total != ok:
             return None
         return EncodedStructs(total, bytes(data or b""))
