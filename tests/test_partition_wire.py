@@ -334,3 +334,39 @@ def test_stale_parts_fail_the_check(our_server_info, thrift_client, monkeypatch)
     finally:
         services.close()
         c.drop_database(db, True, True)
+
+
+def test_migration_0025_fills_the_parts_of_stored_partitions(our_server_info, thrift_client, monkeypatch):
+    """Partitions stored before the parts existed (NULL) are answered by building them, and migration
+    0025's fill gives them the parts the database then concatenates."""
+    import importlib.util
+    from pathlib import Path
+
+    from sqlalchemy import update
+
+    from store.db import schema as S
+
+    path = Path(__file__).resolve().parents[1] / "store/db/migrations/versions/0025_partition_wire.py"
+    spec = importlib.util.spec_from_file_location("migration_0025", path)
+    assert spec is not None and spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+    c = thrift_client(our_server_info.port)
+    db = f"pwm_{uuid.uuid4().hex[:8]}"
+    _wire_table(c, db)
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    try:
+        built = services.partitions.get_partitions(db, "t")
+        with services.store.write() as conn:
+            conn.execute(update(S.partitions).values(w_values=None, w_times=None, w_location=None, w_params=None))
+        monkeypatch.setenv("HMS_WIRE_CHECK", "0")
+        decoded = get_partitions_result()
+        decoded.read(TBinaryProtocol(TTransport.TMemoryBuffer(encode_reply(
+            get_partitions_result(success=services.partitions.encoded_partitions(db, "t")), None))))
+        assert decoded.success == built  # built in Python
+        with services.store.write() as conn:
+            assert migration.fill(conn, chunk=2) >= 5
+        assert _concatenated(services.partitions, db, "t", monkeypatch) == built
+    finally:
+        services.close()
+        c.drop_database(db, True, True)
