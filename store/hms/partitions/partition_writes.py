@@ -46,7 +46,7 @@ from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 # A partition being added: (name, the Partition asked for, its parameters, its location)
 _NewPartition = tuple[str, Partition, dict[str, str], str | None]
 _PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", "update_time", "location",
-                      "sd_id", "schema_version")
+                      "sd_id", "schema_version", *partition_wire.WIRE_COLUMNS)
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
 _EARLY_DIRS = 32  # partitions an add needs to make their directories while its transaction runs
 
@@ -206,7 +206,6 @@ class PartitionWrites:
                 sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
         insert_rows(conn, S.partition_key_val, KEY_VALUE_COLUMNS, kv_rows, check_rows)
         insert_rows(conn, S.partition_params, _PARAM_COLUMNS, param_rows, check_rows)
-        partition_wire.refresh(conn, [ids[name] for name, _, _, _ in news])
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
@@ -265,8 +264,11 @@ class PartitionWrites:
                 stats_params.on_add_partition(params, location, counter)  # numFiles/totalSize of existing data
             if not params.get(DDL_TIME):
                 params[DDL_TIME] = str(now)
+            # the row's own parts of its encoding (partition_wire.py): its values are the stored ones
+            parts = (None,) * 4 if own_sd is not None else partition_wire.wire_parts(
+                list(part.values), now, part.lastAccessTime or 0, location, dict(sorted(params.items())))
             rows.append((ctx.tbl_id, name, now, part.lastAccessTime or 0, now, location, own_sd,
-                         versions[key]))
+                         versions[key], *parts))
             news.append((name, part, params, location))
         return rows, news
 
