@@ -22,7 +22,7 @@ RULES: dict[str, tuple[str, ...]] = {
     # a migration that fills location keys normalizes them as the running server does; one that
     # edits Hudi table configs names their keys through the registry
     "store.db.migrations": ("store.db", "store.errors", "store.metrics", "store.storage.ownership",
-                            "hudi_format.config_keys"),
+                            "hudi_format.config_keys", "store.hms.partitions"),
     "store.storage": ("store.db", "store.errors", "store.metrics", "hudi_format"),
     "store.hms": ("store.db", "store.storage", "store.errors", "store.metrics", "thrift_idl",
                   "hudi_format.writable"),  # Hadoop's Writable encodings: delegation tokens

@@ -230,14 +230,13 @@ def _concatenated(partitions, db: str, tbl: str, monkeypatch) -> list[Partition]
     """The table's partitions as the database concatenates them (building them is made to fail),
     checked against the ones built from the rows; the same for by-names and a filter."""
     from store.hms.partitions import make_name
-    from store.hms.partitions.partition_queries import PartitionQueries
 
     def no_building(*_a, **_k):
         raise AssertionError("the answer was built in Python, not concatenated by the database")
 
     objects = partitions.get_partitions(db, tbl)
     with monkeypatch.context() as m:
-        m.setattr(PartitionQueries, "encode", no_building)
+        m.setattr(type(partitions.reads.queries), "encode", no_building)
         m.setenv("HMS_WIRE_CHECK", "1")
         encoded = partitions.encoded_partitions(db, tbl)
         by_names = partitions.encoded_partitions_by_names(
@@ -315,7 +314,7 @@ def test_stale_parts_fail_the_check(our_server_info, thrift_client, monkeypatch)
     from sqlalchemy import update
 
     from store.db import schema as S
-    from store.hms.common.wire import location_field
+    from store.hms.common import location_field
 
     c = thrift_client(our_server_info.port)
     db = f"pws_{uuid.uuid4().hex[:8]}"
