@@ -369,3 +369,39 @@ def test_migration_0025_fills_the_parts_of_stored_partitions(our_server_info, th
     finally:
         services.close()
         c.drop_database(db, True, True)
+
+
+def test_partition_names_concatenated_by_the_database(our_server_info, thrift_client):
+    """Partition names (every form) answer the names in name order; on PostgreSQL the database
+    concatenates them as Thrift strings, byte for byte Thrift's encoding of the list."""
+    from thrift_idl.hive_metastore.ThriftHiveMetastore import get_partition_names_result
+    from thrift_idl.hive_metastore.ttypes import GetPartitionNamesPsRequest, PartitionsByExprRequest
+
+    c = thrift_client(our_server_info.port)
+    db = f"pwn_{uuid.uuid4().hex[:8]}"
+    _wire_table(c, db)
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    try:
+        partitions = services.partitions
+        names = partitions.get_partition_names(db, "t")
+        assert len(names) == 5 and names == sorted(names) and any("%2F" in n for n in names)
+        for kw in (dict(), dict(max_parts=2), dict(part_vals=["plain"]), dict(filter_text="b >= 3"),
+                   dict(filter_text='a = "none"')):
+            listed = partitions.get_partition_names(db, "t", **kw)
+            encoded = partitions.encoded_partition_names(db, "t", **kw)
+            if isinstance(encoded, EncodedStructs):  # PostgreSQL
+                assert our_server_info.db_url.startswith("postgresql")
+                assert encode_reply(get_partition_names_result(success=encoded), None) == \
+                    _plain(get_partition_names_result(success=listed)), kw
+            else:
+                assert encoded == listed, kw
+        assert c.get_partition_names(db, "t", -1) == names
+        assert c.get_partition_names(db, "t", 2) == names[:2]
+        assert c.get_partition_names_ps(db, "t", ["plain"], -1) == ["a=plain/b=1"]
+        assert c.get_partition_names_ps_req(GetPartitionNamesPsRequest(
+            dbName=db, tblName="t", partValues=["", "5"], maxParts=-1)).names == [n for n in names if n.endswith("b=5")]
+        assert c.fetch_partition_names_req(PartitionsByExprRequest(dbName=db, tblName="t", maxParts=-1)) == names
+        assert c.get_partition_names(db, "missing", -1) == []
+    finally:
+        services.close()
+        c.drop_database(db, True, True)

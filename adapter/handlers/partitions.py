@@ -223,9 +223,14 @@ class PartitionHandler:
         return GetPartitionsPsWithAuthResponse(partitions=partition_list(
             self.partitions, db_name(req.dbName), req.tblName or "", _max(req.maxParts), req.partVals or None))
 
+    def _names(self, db, tbl, max_parts, part_vals=None):
+        """Partition names for an answer: encoded by the store where it can (store/hms/common/wire.py)."""
+        read = self.partitions.encoded_partition_names if ENCODER_AVAILABLE else self.partitions.get_partition_names
+        return read(db, tbl, max_parts, part_vals=part_vals)
+
     def get_partition_names(self, db_name_, tbl_name, max_parts):
         try:
-            return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts))
+            return self._names(db_name(db_name_), tbl_name or "", _max(max_parts))
         except NoSuchObject:
             return []  # Hive 4: a table that does not exist has no partitions
 
@@ -237,7 +242,7 @@ class PartitionHandler:
                                         "Invalid method name: 'get_partition_names_req'")
         db, tbl = db_name(req.dbName), req.tblName or ""
         if not req.order:
-            return self.partitions.get_partition_names(db, tbl, _max(req.maxParts))
+            return self._names(db, tbl, _max(req.maxParts))
         names = self.partitions.get_partition_names(db, tbl, -1)
         keys = self.tables.get_table(db, tbl).partitionKeys or []
         for position, descending in reversed(_order_specs(req.order, len(keys))):
@@ -250,19 +255,18 @@ class PartitionHandler:
         r = partitionReq
         try:
             check_catalog(r.catName)
-            return self.partitions.get_partition_names(db_name(r.dbName), r.tblName or "", _max(r.maxParts))
+            return self._names(db_name(r.dbName), r.tblName or "", _max(r.maxParts))
         except (NoSuchObject, NoSuchObjectException):
             return []  # Hive 4: no names for a table (or catalog) that does not exist
 
     def get_partition_names_ps(self, db_name_, tbl_name, part_vals, max_parts):
-        return self.partitions.get_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts),
-                                                   part_vals=part_vals)
+        return self._names(db_name(db_name_), tbl_name or "", _max(max_parts), part_vals=part_vals)
 
     def get_partition_names_ps_req(self, req):
         check_catalog(req.catName)
         if req.partValues is None:
             raise MetaError("Partition values are required")  # Hive 4: a NullPointerException
-        return GetPartitionNamesPsResponse(names=self.partitions.get_partition_names(
+        return GetPartitionNamesPsResponse(names=self._names(
             db_name(req.dbName), req.tblName or "", _max(req.maxParts), part_vals=req.partValues))
 
     def get_partitions_by_filter(self, db_name_, tbl_name, filter, max_parts):

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row, func, select
+from sqlalchemy import Connection, Row, Select, func, select
 
 from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH, in_list, list_batch
 from store.errors import MetaError, NoSuchObject
 from store.hms.common import EncodedStructs
+from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
@@ -81,17 +82,32 @@ class PartitionReads:
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
         with self.store.read() as conn:
-            ctx = self.contexts.read(conn, db, tbl)
-            where = (self.queries.filter_where(ctx, filter_text) if filter_text
-                     else self.queries.partial_spec_where(ctx, part_vals))
-            p = S.partitions
-            q = select(p.c.part_name).where(
-                self.queries.in_table(ctx, bool(filter_text) and where is not None)).order_by(p.c.part_name)
-            if where is not None:
-                q = q.where(where)
-            if max_parts is not None and max_parts >= 0:
-                q = q.limit(max_parts)
+            return list(conn.execute(self._names(conn, db, tbl, max_parts, part_vals, filter_text)).scalars())
+
+    def encoded_partition_names(self, db: str, tbl: str, max_parts: int = -1,
+                                part_vals: Sequence[str] | None = None,
+                                filter_text: str | None = None) -> list[str] | EncodedStructs:
+        """`get_partition_names` for an answer: on PostgreSQL the Thrift strings concatenated by the
+        database (partition_wire.py), elsewhere the list."""
+        with self.store.read() as conn:
+            q = self._names(conn, db, tbl, max_parts, part_vals, filter_text)
+            if self.store.backend == "postgresql":
+                return partition_wire.names(conn, q)
             return list(conn.execute(q).scalars())
+
+    def _names(self, conn: Connection, db: str, tbl: str, max_parts: int, part_vals: Sequence[str] | None,
+               filter_text: str | None) -> Select[Any]:
+        ctx = self.contexts.read(conn, db, tbl)
+        where = (self.queries.filter_where(ctx, filter_text) if filter_text
+                 else self.queries.partial_spec_where(ctx, part_vals))
+        p = S.partitions
+        q = select(p.c.part_name).where(
+            self.queries.in_table(ctx, bool(filter_text) and where is not None)).order_by(p.c.part_name)
+        if where is not None:
+            q = q.where(where)
+        if max_parts is not None and max_parts >= 0:
+            q = q.limit(max_parts)
+        return q
 
     def count_partitions(self, db: str, tbl: str, filter_text: str | None) -> int:
         with self.store.read() as conn:

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import Connection, LargeBinary, Select, bindparam, case, func, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from store.db import schema as S
@@ -156,3 +157,14 @@ def check(answer: EncodedStructs, built: Sequence[Partition]) -> None:
                              f"{built[wrong] if wrong is not None else ''})")
     if b"".join(encode_struct(p) for p in decoded) != answer.data:
         raise AssertionError("partition_wire: the answer is not Thrift's own encoding of its partitions")
+
+
+def names(conn: Connection, names_query: Select[Any]) -> EncodedStructs:
+    """PostgreSQL: the partition names `names_query` selects (in name order) as Thrift strings
+    concatenated by the database (length, then UTF-8 bytes)."""
+    sub = names_query.subquery()
+    name = sub.c.part_name
+    piece = func.int4send(func.octet_length(name)).op("||")(func.convert_to(name, "UTF8"))
+    agg = func.string_agg(piece, aggregate_order_by(bindparam(None, b"", type_=LargeBinary), name))
+    total, data = one_row_binary(conn, select(func.count(), agg).select_from(sub)) or (0, None)
+    return EncodedStructs(total, bytes(data or b""), TType.STRING)
