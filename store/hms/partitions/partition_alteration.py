@@ -121,6 +121,7 @@ class PartitionAlteration:
         updates: list[dict[str, Any]] = []
         new_params: list[tuple[Any, ...]] = []
         touched, dropped_sds = [], []
+        wire: list[tuple[Any, ...]] = []
         counter = self.tables.boundary.folder_counter()
         shares = SharesTableSd(ctx)
         for name, part in zip(names, parts):
@@ -152,7 +153,12 @@ class PartitionAlteration:
                 params[DDL_TIME] = str(now)
             touched.append(row.part_id)
             new_params.extend((row.part_id, k, v) for k, v in params.items())
+            # the row's encoded parts (partition_wire.py): its values are the ones it was found by
+            wire.append((row.part_id, *((None,) * 4 if up["sd_id"] is not None else partition_wire.wire_parts(
+                list(part.values), row.create_time, up["last_access_time"], up["location"],
+                dict(sorted(params.items()))))))
         self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params)
+        partition_wire.write(conn, wire)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
         self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
 
@@ -185,7 +191,6 @@ class PartitionAlteration:
         for i in range(0, len(touched), size):
             conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
         insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows)
-        partition_wire.refresh(conn, [u["pid"] for u in updates] + touched)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None,

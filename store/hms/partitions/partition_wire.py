@@ -87,10 +87,11 @@ def refresh(conn: Connection, part_ids: Sequence[int]) -> None:
             else:
                 out.append((r.part_id, *wire_parts(values_of(r.part_name, stored.get(r.part_id)), r.create_time,
                                                    r.last_access_time, r.location, dict(sorted(params.items())))))
-        _write(conn, out)
+        write(conn, out)
 
 
-def _write(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+def write(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Rows (part_id, w_values, w_times, w_location, w_params) written with a few statements."""
     update_rows(conn, S.partitions, "part_id", WIRE_COLUMNS, rows, ("int8", "bytea", "bytea", "bytea", "bytea"))
 
 
