@@ -91,9 +91,11 @@ def stale_reason(conn: Connection, tbl_id: int, row: Row, groups: dict[Group, Pl
                 rg.c.tbl_id == tbl_id, rg.c.partition_path.in_(part))):
             if (p, fid) in groups:
                 return f"file group {fid} in {p!r} was replaced by {by}"
+    fids = sorted({fid for _, fid in groups})
+    for start in range(0, len(fids), CHUNK):  # the planned groups' files only (ix_files_group_latest)
         for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.base_instant, f.c.is_log,
                                      f.c.created_ts).where(
-                f.c.tbl_id == tbl_id, f.c.partition_path.in_(part), f.c.is_deleted.is_(False))):
+                f.c.tbl_id == tbl_id, f.c.file_id.in_(fids[start:start + CHUNK]), f.c.is_deleted.is_(False))):
             planned = groups.get((r.partition_path, r.file_id))
             if planned is None or r.name in planned.names or r.base_instant < planned.base_instant:
                 continue
@@ -148,11 +150,11 @@ class ServicePlans:
     def retire_stale(self, conn: Connection, ref: HudiTableRef, touched: set[Group] | None) -> set[str]:
         """In a commit's transaction (the table's row locked): roll back the waiting plans naming a
         file group in `touched` (None: any) that can no longer run; the services rolled back."""
-        i, m = S.instant, S.instant_meta
-        waiting = conn.execute(select(i).where(i.c.tbl_id == ref.tbl_id, i.c.action.in_(SERVICES),
-                                               i.c.state == REQUESTED).order_by(i.c.ts)).all()
-        if not waiting or touched == set():
+        if touched is not None and not touched:
             return set()
+        i, m = S.instant, S.instant_meta
+        waiting = conn.execute(select(i).where(i.c.tbl_id == ref.tbl_id, i.c.state == REQUESTED,
+                                               i.c.action.in_(SERVICES)).order_by(i.c.ts)).all()
         retired = set()
         for row in waiting:
             data = conn.execute(select(m.c.data).where(m.c.tbl_id == ref.tbl_id, m.c.ts == row.ts,
