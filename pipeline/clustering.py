@@ -9,8 +9,9 @@ group's `numOutputFileGroups` new file groups at the clustering's instant (the r
 `_hoodie_*` meta fields but the file name: Hudi's preserveHoodieMetadata). The instant completes
 as a `replacecommit` (operationType CLUSTER) replacing the planned file groups; the record index
 moves the keys to the new file groups in that commit. A plan whose slices are not the latest any
-more (another engine wrote them) fails before anything is written; one that loses the server's
-conflict check is rolled back (the server schedules a new one later). An attempt that fails or is
+more is rolled back by the server when an executor claims it (if no commit did so before:
+store/hudi/timeline/service_plans.py), and a new one is scheduled when due; one that loses the
+server's conflict check is rolled back (the server schedules a new one later). An attempt that fails or is
 killed after its claim stops heartbeating; the next executor rolls it back to REQUESTED and runs
 the plan again (pipeline/table_services.py `recover`).
 """
@@ -122,6 +123,15 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
     if missing:
         raise HudiWriteError(f"clustering {ts} of {db}.{name} sorts by {', '.join(missing)}, which the table "
                              "does not have")
+    with Claim(client, info, ts, CLUSTERING, metastore, security) as held:  # writers leave its groups alone
+        rows, replaced = _groups_of(client, info, ts, plan)
+        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, held)
+
+
+def _groups_of(client: HudiCatalog, info: TableInfo, ts: str, plan) -> tuple[list[tuple], dict[str, list[str]]]:
+    """The planned groups' files as the server answers them now (each slice still the latest: the
+    server's claim checked it), and the file groups replaced per partition."""
+    db, name = info.db, info.name
     partitions = sorted({s.partition_path for g in plan.groups for s in g.slices})
     slices = {(s.partition_path, s.file_id): s for s in client.get_latest_file_slices(db, name, partitions)}
     layout = info.layout()
@@ -143,18 +153,18 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
             logs.append([where(p.partition_path, f) for f in s.log_files])
             replaced.setdefault(p.partition_path, []).append(p.file_id)
         rows.append((g.slices[0].partition_path, g.output_file_groups, bases, logs))
-    with Claim(client, info, ts, CLUSTERING, metastore, security) as held:  # writers leave its groups alone
-        return _run_claimed(spark, client, info, ts, metastore, security, plan, schema, rows, replaced, layout, held)
+    return rows, replaced
 
 
 def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security, plan, schema,
-                 rows: list[tuple], replaced: dict[str, list[str]], layout: FileLayout, held: Claim) -> str:
+                 rows: list[tuple], replaced: dict[str, list[str]], held: Claim) -> str:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .base_file import with_meta
     from .writer import _column_stats, _record_keys
 
     db, name = info.db, info.name
+    layout = info.layout()
     data_schema = to_arrow_schema(schema, timezone="UTC")
     clusterer = _Clusterer(metastore=metastore, db=db, table=name, layout=layout, instant=ts,
                            file_schema=with_meta(data_schema), ordering_field=info.precombine_field,

@@ -31,7 +31,7 @@ from hudi_format.record_key_codec import encode_keys
 from .base_file import base_file_name, read_footer, write_base_file, write_token
 from .column_stats import encode, footer_stats, indexed_columns, uncompressed_size
 from .commit import _Heartbeat
-from .errors import ServiceClaimed
+from .errors import ServiceClaimed, ServicePlanGone
 from .file_group_writer import STATS_DDL, executor_client, write_stat
 from .merge_on_read import read_slice
 from .schema import META_COLUMNS, to_avro_schema
@@ -90,11 +90,16 @@ def pending(client: HudiCatalog, info: TableInfo) -> list[str]:
 
 
 def claim(client: HudiCatalog, db: str, name: str, ts: str, action: str) -> None:
-    """Take the requested service instant `ts` (REQUESTED -> INFLIGHT, one row lock on the server):
-    of two executors, the second gets ServiceClaimed and leaves it alone."""
+    """Take the requested service instant `ts` (REQUESTED -> INFLIGHT, under the table's row lock
+    on the server): of two executors, the second gets ServiceClaimed and leaves it alone. A plan
+    that can no longer run is rolled back by the server instead (ServicePlanGone; a new one is
+    scheduled when due)."""
     try:
         client.transition_to_inflight(db, name, ts, action, b"")
-    except InvalidOperation as exc:
+    except (InvalidOperation, NotFound) as exc:
+        if not client.list_instants(db, name, actions=[action], min_ts=ts, max_ts=ts):
+            raise ServicePlanGone(f"{action} {ts} of {db}.{name} was rolled back by the server: {exc.message}",
+                                  ts) from None
         raise ServiceClaimed(f"{action} {ts} of {db}.{name} is already being run by another executor "
                              f"({exc.message})", ts) from None
 
@@ -152,10 +157,18 @@ def lost_conflict(client: HudiCatalog, info: TableInfo, ts: str) -> None:
 
 
 def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security: Security | None = None) -> str:
-    """Run the requested compaction `ts`; its instant time once completed. A plan whose slices are
-    not the latest any more fails before it is claimed."""
+    """Run the requested compaction `ts`; its instant time once completed. It is claimed first: the
+    server rolls back a plan that can no longer run (ServicePlanGone)."""
     db, name = info.db, info.name
     ops = parse_compaction_plan(client.get_instant_metadata(db, name, ts, COMPACTION, "REQUESTED"))
+    with Claim(client, info, ts, COMPACTION, metastore, security) as held:
+        return _run_claimed(spark, client, info, ts, metastore, security, _slices_of(client, info, ts, ops), held)
+
+
+def _slices_of(client: HudiCatalog, info: TableInfo, ts: str, ops) -> list[tuple]:
+    """The planned slices' files, as the server answers them now (each still the latest: the
+    server's claim checked it)."""
+    db, name = info.db, info.name
     slices = {(s.partition_path, s.file_id): s
               for s in client.get_latest_file_slices(db, name, sorted({o.partition_path for o in ops}))}
     layout = info.layout()
@@ -173,18 +186,18 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
         base = where(o.partition_path, s.base_file) if s.base_file is not None and o.base_file else ""
         rows.append((o.partition_path, o.file_id, base, [where(o.partition_path, logs[n]) for n in o.log_files],
                      o.base_instant))
-    with Claim(client, info, ts, COMPACTION, metastore, security) as held:
-        return _run_claimed(spark, client, info, ts, metastore, security, rows, layout, held)
+    return rows
 
 
 def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security,
-                 rows: list[tuple], layout: FileLayout, held: Claim) -> str:
+                 rows: list[tuple], held: Claim) -> str:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .base_file import with_meta
     from .writer import _column_stats, _record_keys
 
     db, name = info.db, info.name
+    layout = info.layout()
     schema = latest_schema(client, info)
     data_schema = to_arrow_schema(schema, timezone="UTC")
     compactor = _Compactor(metastore=metastore, db=db, table=name, layout=layout, instant=ts,
@@ -211,11 +224,25 @@ def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore
 
 def compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", security: Security | None = None
             ) -> list[str]:
-    """Run the table's scheduled compactions (failed attempts rolled back first); their instant times."""
+    """Run the table's scheduled compactions (failed attempts rolled back first; a plan the server
+    rolled back at its claim is replaced by the one it scheduled instead); their instant times."""
     from .table_services import recover
 
     db, name = split_name(table)
+    done: list[str] = []
+    seen: set[str] = set()
     with HudiCatalog(metastore, security=security) as client:
         info = load(client, db, name)
         recover(client, info)
-        return [run(spark, client, info, ts, metastore, security) for ts in pending(client, info)]
+        while todo := [ts for ts in pending(client, info) if ts not in seen]:
+            gone = False
+            for ts in todo:
+                seen.add(ts)
+                try:
+                    done.append(run(spark, client, info, ts, metastore, security))
+                except ServicePlanGone as exc:
+                    log.info("%s", exc)
+                    gone = True
+            if not gone:
+                break
+    return done

@@ -26,3 +26,8 @@ class ServiceClaimed(HudiWriteError):
     def __init__(self, message: str, instant: str):
         super().__init__(message)
         self.instant = instant
+
+
+class ServicePlanGone(ServiceClaimed):
+    """The claimed service's plan could no longer run (a write since it was planned touched its file
+    groups): the server rolled it back instead of handing it out, and schedules a new one when due."""

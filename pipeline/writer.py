@@ -131,24 +131,14 @@ class _Job:
         heartbeating were rolled back to run again. One that fails does not fail the write: it stays
         INFLIGHT until its heartbeat expires, and the next executor runs it again."""
         from . import clustering, compaction
-        from .table_services import recover
+        from .table_services import run
 
-        recover(self.client, self.info)
-
-        for ts in compaction.pending(self.client, self.info):
-            try:
-                compaction.run(self.spark, self.client, self.info, ts, self.metastore, self.task_security)
-            except Exception as exc:
-                log.warning("compaction %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
-        if (self.info.properties.get(CLUSTERING_INLINE) or "").lower() != "true":
-            return
-        for ts in clustering.pending(self.client, self.info):
-            try:
-                clustering.run(self.spark, self.client, self.info, ts, self.metastore, self.task_security)
-            except Exception as exc:
-                log.warning("clustering %s of %s.%s failed (the write goes on): %s", ts, self.db, self.name, exc)
-        # those another executor runs: their file groups take no records meanwhile (as Hudi's default)
-        self._clustering = clustering.under_clustering(self.client, self.info)
+        inline = (self.info.properties.get(CLUSTERING_INLINE) or "").lower() == "true"
+        services = (compaction.COMPACTION,) + ((clustering.CLUSTERING,) if inline else ())
+        # (failures are logged there; the write goes on)
+        run(self.spark, self.client, self.info, self.metastore, self.task_security, services)
+        if inline:  # those another executor runs: their file groups take no records meanwhile (as Hudi's default)
+            self._clustering = clustering.under_clustering(self.client, self.info)
 
     def _unregister_new_table(self) -> None:
         """The first write of a table this job created failed: the table goes again, unless another

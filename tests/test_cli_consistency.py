@@ -433,3 +433,77 @@ def test_a_claim_whose_executor_stopped_is_rolled_back_and_a_live_one_is_left(se
             dead_claim.check(c)
         rollbacks = [i for i in c.list_instants(db, "t", actions=["rollback"])]
         assert [i.state for i in rollbacks] == ["COMPLETED"]
+
+
+def test_a_stale_plan_is_rolled_back_at_the_claim_once_and_a_waiting_one_never_fails(server):
+    """Through the server (no Spark): a compaction plan nobody claimed is claimed by the next
+    executor whatever its age (fake clock: tests/unit/store/hudi/test_service_plans.py) and is never
+    listed as failed; one that went stale while an attempt
+    ran (a write appended to its file group), back to REQUESTED after its claim expired, is refused
+    to both executors that claim it (ServicePlanGone: rolled back by the server, once) and a new
+    plan, with the appended log, is scheduled."""
+    import json
+    import time
+
+    from client import HudiCatalog
+    from hudi_format.commit_metadata import parse_compaction_plan, parse_rollback
+    from hudi_format.config_keys import (
+        CLIENT_HEARTBEAT_INTERVAL_MS,
+        CLIENT_HEARTBEAT_TOLERABLE_MISSES,
+        COMPACT_INLINE,
+        COMPACT_MAX_DELTA_COMMITS,
+    )
+    from pipeline.compaction import claim
+    from pipeline.errors import ServicePlanGone
+    from pipeline.table import load
+    from pipeline.table_services import recover
+
+    db = name()
+    with HudiMetastoreClient(server) as c:
+        c.create_database(Database(name=db))
+        base = c.get_database(db).locationUri.rstrip("/")
+        c.register_hudi_table(HudiTableConfig(
+            dbName=db, tableName="t", tableType=HudiTableType.MERGE_ON_READ, recordKeyFields=["id"],
+            partitionFields=[], basePath=f"{base}/t",
+            properties={COMPACT_INLINE: "true", COMPACT_MAX_DELTA_COMMITS: "2",
+                        CLIENT_HEARTBEAT_INTERVAL_MS: "500", CLIENT_HEARTBEAT_TOLERABLE_MISSES: "1"}),
+            [FieldSchema("id", "int", None)])
+
+    def write(c, names) -> str:
+        ts = c.create_instant(db, "t", None, "deltacommit", b"", 60).ts
+        c.transition_to_inflight(db, "t", ts, "deltacommit")
+        stats = [{"fileId": "f1-0", "path": n(ts), "partitionPath": "", "fileSizeInBytes": 10, "numWrites": 1}
+                 for n in names]
+        c.complete_instant(db, "t", ts, "deltacommit", json.dumps(
+            {"partitionToWriteStats": {"": stats}, "compacted": False, "operationType": "UPSERT"}))
+        return ts
+
+    def compactions(c) -> list[tuple[str, str]]:
+        return [(i.ts, i.state) for i in c.list_instants(db, "t", actions=["compaction"])]
+
+    with HudiCatalog(server) as c:
+        info = load(c, db, "t")
+        first = write(c, [lambda ts: f"f1-0_0-1-0_{ts}.parquet"])
+        write(c, [lambda ts: f".f1-0_{first}.log.1_0-1-0"])
+        [(ts, state)] = compactions(c)
+        assert state == "REQUESTED" and c.get_failed_instants(db, "t") == [] and recover(c, info) == []
+        claim(c, db, "t", ts, "compaction")  # an attempt, whose executor then dies
+        write(c, [lambda _: f".f1-0_{first}.log.2_0-1-0"])  # appended meanwhile: the plan is stale
+        deadline = time.monotonic() + 30
+        while ts not in {i.ts for i in c.get_failed_instants(db, "t")}:  # its claim (1 s) expires
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        [outcome] = recover(c, info)
+        assert outcome.result == "rolled back" and compactions(c) == [(ts, "REQUESTED")]
+        for _ in range(2):  # two executors: both refused, the plan rolled back once
+            with pytest.raises(ServicePlanGone, match=f"compaction {ts} of {db}.t was rolled back by the server"):
+                claim(c, db, "t", ts, "compaction")
+        rollbacks = [i.ts for i in c.list_instants(db, "t", actions=["rollback"])
+                     if ts in parse_rollback(c.get_instant_metadata(db, "t", i.ts, "rollback"))[0]]
+        assert len(rollbacks) == 2  # the attempt's and the plan's
+        [(again, state)] = compactions(c)
+        assert state == "REQUESTED" and again > max(rollbacks)
+        plan = parse_compaction_plan(c.get_instant_metadata(db, "t", again, "compaction", "REQUESTED"))
+        assert [(o.file_id, len(o.log_files)) for o in plan] == [("f1-0", 2)]
+        claim(c, db, "t", again, "compaction")
+        assert compactions(c) == [(again, "INFLIGHT")]

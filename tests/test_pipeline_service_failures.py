@@ -7,12 +7,17 @@ options). Once the claim expired, the next executor rolls the attempt back (a ro
 attempt's files deleted, the instant REQUESTED again with its plan) and runs the plan: the
 compaction through `table-services run` (pipeline/table_services.py), the clustering inline before
 the next write. Afterwards storage holds exactly the files the server lists. (A live claim is left
-alone: tests/test_cli_consistency.py, without Spark.)
+alone: tests/test_cli_consistency.py, without Spark.) And a real kill: `hudi-metastore table-services
+run` as its own process, SIGKILLed (with its Spark JVM) while its compaction is INFLIGHT, its files
+written; the next run rolls the attempt back once the claim expired and completes the compaction.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from unittest import mock
@@ -30,6 +35,7 @@ from hudi_format.config_keys import (
 )
 from pipeline import table_services, write
 from pipeline.table import load
+from tests.harness import REPO_ROOT
 from tests.pipeline_helpers import base_dir, hudi_rs, listed_files, ours, uri
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("sqlite")]
@@ -146,3 +152,44 @@ def test_a_failed_compaction_and_clustering_are_rolled_back_and_run_again(spark,
         assert done[kts] == "replacecommit" and kts < upsert
         assert not stray & _on_storage(base)
         assert _states(c, cow.table, "clustering") == []  # (completed ones answer as replacecommits)
+
+
+def test_a_killed_table_services_run_is_rolled_back_and_its_compaction_completed(spark, our_server, tmp_path):
+    """`hudi-metastore table-services run` in its own process (tests/spark/table_services_job.py),
+    held once its executors wrote the compaction's files and killed there with SIGKILL (the process
+    group: its Spark JVM too) while the server shows the compaction INFLIGHT."""
+    mor = _Table(spark, our_server, "MERGE_ON_READ", {COMPACT_MAX_DELTA_COMMITS: "2"})
+    mor.write("upsert", [(k, "a", 1, f"p{k % 2}") for k in range(4)])
+    mor.write("upsert", [(k, "b", 2, f"p{k % 2}") for k in (0, 3)])
+    base = base_dir(our_server, mor.table)
+    signal_file = tmp_path / "held"
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYSPARK_PYTHON=sys.executable)
+    with HudiCatalog(uri(our_server)) as c:
+        [(cts, state)] = _states(c, mor.table, "compaction")
+        assert state == "REQUESTED"
+        with open(tmp_path / "job.log", "wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, str(REPO_ROOT / "tests" / "spark" / "table_services_job.py"), "--metastore-uri",
+                 uri(our_server), "--table", mor.table, "--hold-at", "compaction", "--signal", str(signal_file)],
+                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 300
+            while not (signal_file.exists() and _states(c, mor.table, "compaction") == [(cts, "INFLIGHT")]):
+                assert proc.poll() is None, (tmp_path / "job.log").read_text()[-3000:]
+                assert time.monotonic() < deadline, "the run never reached its hold point"
+                time.sleep(0.2)
+            assert signal_file.read_text() == cts
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+        assert proc.returncode == -signal.SIGKILL
+        assert _states(c, mor.table, "compaction") == [(cts, "INFLIGHT")]
+        mor.check(settled=False)  # readable: the attempt's files belong to no completed instant
+        stray = _on_storage(base) - listed_files(our_server, mor.table)
+        assert stray and all(f.endswith(f"_{cts}.parquet") for f in stray), stray
+        _expired(c, mor.table, cts)  # its claim (0.5 s heartbeats, 1 s timeout) expired
+        assert mor.run_services() == [("compaction", cts, "rolled back"), ("compaction", cts, "completed")]
+        assert [i.action for i in c.list_instants(*mor.table.split("."), states=["COMPLETED"])
+                if i.ts == cts] == ["commit"]
+        assert not stray & _on_storage(base)
+    mor.check()

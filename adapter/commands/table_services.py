@@ -6,8 +6,9 @@ command can read it). Exit status 0; 2 on errors.
 
 `hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions and
 clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first;
-attempts whose executor stopped heartbeating are rolled back first and run again.
-Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
+attempts whose executor stopped heartbeating are rolled back first and run again; a plan the
+server rolled back at its claim (it could no longer run) is printed `obsolete`, and the one it
+scheduled instead runs. Exit status 0 when every one it found ran (or another executor had claimed it meanwhile); 1 when
 nothing was waiting for an executor (none pending, or every pending one already running
 elsewhere); 2 on errors, also when a service failed (the next run, once its heartbeat expired,
 rolls it back and runs it again)."""
@@ -230,8 +231,12 @@ def run_services(args) -> int:
         if failed:
             return 2
         if not any(o.result == "completed" for o in outcomes):
-            print(f"{name}: {db}.{tbl}: nothing ran (another executor claimed every pending service)",
-                  file=sys.stderr)
+            why = "another executor claimed every pending service"
+            if any(o.result == "obsolete" for o in outcomes):
+                why = "the server rolled back the plans that could no longer run; none was due again"
+                if any(o.result == "claimed" for o in outcomes):
+                    why += ", and another executor claimed the others"
+            print(f"{name}: {db}.{tbl}: nothing ran ({why})", file=sys.stderr)
             return 1
         return 0
 

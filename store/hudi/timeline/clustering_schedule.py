@@ -40,7 +40,7 @@ from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, live_files
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import SCHEDULED_TIMEOUT_S, put_meta
+from store.hudi.timeline.instants import PLAN_WAITS, put_meta
 
 WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
 
@@ -127,6 +127,6 @@ def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, no
     ts = times.advance(conn, ref.tbl_id)
     conn.execute(S.instant.insert().values(
         tbl_id=ref.tbl_id, ts=ts, action=CLUSTERING, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
-        duration=SCHEDULED_TIMEOUT_S, start_ts=now_ms))
+        duration=PLAN_WAITS, start_ts=now_ms))
     put_meta(conn, ref.tbl_id, ts, CLUSTERING, REQUESTED, clustering_plan(p, CLUSTERING_SORT_COLUMNS))
     return ts

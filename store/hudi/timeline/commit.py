@@ -41,6 +41,7 @@ from store.hudi.timeline.savepoints import (
     check_not_held,
     restore_target_of,
 )
+from store.hudi.timeline.service_plans import Group, ServicePlans
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,10 @@ class InstantCompletion:
     def __init__(self, store: Store, tables: HudiTables, instants: Instants, times: InstantTimes,
                  listing: FileListing, partition_sync: PartitionSync, record_index: RecordIndex,
                  hooks: list[PostCommitHook], statistics: HiveTableStatistics,
-                 column_stats: ColumnStats | None = None, files: TableFiles | None = None):
-        """`files`: the storage boundary (a restore deletes the files of the instants it rolls back)."""
+                 column_stats: ColumnStats | None = None, files: TableFiles | None = None,
+                 plans: ServicePlans | None = None):
+        """`files`: the storage boundary (a restore deletes the files of the instants it rolls back);
+        `plans`: waiting service plans a commit makes stale are rolled back in its transaction."""
         self.store = store
         self.tables = tables
         self.instants = instants
@@ -85,6 +88,7 @@ class InstantCompletion:
         self.column_stats = column_stats or ColumnStats()
         self.statistics = statistics
         self.files = files
+        self.plans = plans
         self.savepoints = SavepointsAndRestores(listing, partition_sync, record_index, self.column_stats,
                                                 statistics, self.clock_ms)
 
@@ -127,15 +131,16 @@ class InstantCompletion:
         done_action = COMPLETED_AS.get(row.action, row.action)
         completion_ts = self.times.advance(conn, ref.tbl_id)
         gone = None
+        touched: set[Group] | None = set()  # file groups changed (None: any may have)
         if done_action == SAVEPOINT:
             partitions, metadata = None, self.savepoints.apply_savepoint(conn, ref, ts, metadata)
         elif done_action == RESTORE:
             outcome = self.savepoints.apply_restore(conn, ref, ts, restore_target_of(conn, ref.tbl_id, ts), metadata,
                                                     record_keys)
-            partitions, metadata = None, outcome.metadata
+            partitions, metadata, touched = None, outcome.metadata, None
             gone = (ref.base_path, outcome.paths, ref.tbl_id)
         else:
-            partitions = self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
+            partitions, touched = self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
         drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
         if drops:
             self.partition_sync.drop_partitions(conn, ref, drops)
@@ -145,9 +150,11 @@ class InstantCompletion:
         conn.execute(delete(S.instant_markers).where(
             S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts))
         version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
-        if done_action == "deltacommit":  # merge-on-read: a compaction may be due now
+        # plans waiting for an executor that this commit made stale go (service_plans.py)
+        retired = self.plans.retire_stale(conn, ref, touched) if self.plans is not None else set()
+        if done_action == "deltacommit" or compaction_schedule.COMPACTION in retired:  # a compaction may be due now
             compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
-        if done_action in clustering_schedule.WRITE_COMMITS:  # and a clustering
+        if done_action in clustering_schedule.WRITE_COMMITS or compaction_schedule.CLUSTERING in retired:
             clustering_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
@@ -155,9 +162,10 @@ class InstantCompletion:
 
     def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
                record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]
-               ) -> frozenset[str] | None:
+               ) -> tuple[frozenset[str] | None, set[Group] | None]:
         """File listing, column statistics, record index and partition changes of a completed
-        instant; the partitions a write action wrote or replaced in (None for other actions)."""
+        instant: (the partitions a write action wrote or replaced in (None for other actions), the
+        file groups it wrote or replaced (None: any may have changed))."""
         ts = row.ts
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
@@ -176,7 +184,7 @@ class InstantCompletion:
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
             self.partition_sync.record_commit(conn, ref, action, meta)
             self.statistics.publish(conn, ref, touched)
-            return frozenset(meta.partitions)
+            return frozenset(meta.partitions), groups
         if action == "clean":
             cleaned = parse_clean(metadata)
             check_not_held(conn, ref, row.ts, cleaned)  # a savepoint completed since the clean was planned
@@ -197,7 +205,8 @@ class InstantCompletion:
             self.listing.add_files(conn, ref, ts, written)
             self.column_stats.forget_removed(conn, ref, touched_set, groups, before)
             self.statistics.publish(conn, ref, sorted(touched_set))
-        return None
+            return None, None
+        return None, set()
 
 
 def _dropped_partitions(action: str, metadata: bytes) -> list[str] | None:

@@ -12,9 +12,10 @@ Hudi's scheduler writes it) names every latest file slice whose log files hold a
 LogFileSizeBasedCompactionStrategy). The storage mirror writes `<ts>.compaction.requested`; whoever
 runs it (the pipeline, inline before its next write) completes it as a `commit`.
 
-A scheduled plan outlives writers' heartbeats (SCHEDULED_TIMEOUT_S): it is not a failed write. Its
-executor's claim lives by heartbeats (instants.py); a failed attempt is rolled back to REQUESTED
-and its plan run again (rollback.py).
+A scheduled plan is no write: it waits for an executor however long (PLAN_WAITS), and one that can
+no longer run is rolled back by the server (service_plans.py). Its executor's claim lives by
+heartbeats (instants.py); a failed attempt is rolled back to REQUESTED and its plan run again
+(rollback.py).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from hudi_format.table_config import MOR
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import SCHEDULED_TIMEOUT_S, put_meta
+from store.hudi.timeline.instants import PLAN_WAITS, put_meta
 
 COMPACTION = "compaction"
 CLUSTERING = "clustering"
@@ -136,6 +137,6 @@ def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, no
     ts = times.advance(conn, ref.tbl_id)
     conn.execute(S.instant.insert().values(
         tbl_id=ref.tbl_id, ts=ts, action=COMPACTION, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
-        duration=SCHEDULED_TIMEOUT_S, start_ts=now_ms))
+        duration=PLAN_WAITS, start_ts=now_ms))
     put_meta(conn, ref.tbl_id, ts, COMPACTION, REQUESTED, compaction_plan(ops))
     return ts

@@ -3,11 +3,12 @@ commit.py), each state's metadata (`instant_meta`), heartbeats and markers.
 
 Heartbeats: an instant's `start_ts` is its writer's last heartbeat (epoch ms) and `duration` its
 timeout (seconds); a pending instant whose heartbeat expired has failed and may be rolled back. An
-instant that lost a commit conflict gets `start_ts` 0: expired at once. A table service the server
-scheduled (a compaction or clustering plan) waits for an executor as long as SCHEDULED_TIMEOUT_S;
-the executor that claims it (REQUESTED -> INFLIGHT) heartbeats it from then on, and its claim
-expires after the table's heartbeat timeout (`claim_timeout_s`): the next executor then rolls the
-attempt back to REQUESTED and runs the plan again (rollback.py).
+instant that lost a commit conflict gets `start_ts` 0: expired at once. A table service's plan (a
+compaction or clustering, REQUESTED) is no write and has no heartbeat: it waits for an executor
+however long (`waiting_plan`: never failed; service_plans.py rolls back one that can no longer
+run). The executor that claims it (REQUESTED -> INFLIGHT, service_plans.py `claim`) heartbeats it
+from then on, and its claim expires after the table's heartbeat timeout (`claim_timeout_s`): the
+next executor then rolls the attempt back to REQUESTED and runs the plan again (rollback.py).
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ from hudi_format.instant import (
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import AlreadyExists, InvalidObject, InvalidOperation, MetaError, NoSuchObject
-from store.hudi.tables import HudiTables
+from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.instant_times import InstantTimes, check_instant_time
 from store.hudi.timeline.savepoints import RESTORE, SAVEPOINT, check_request
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 120
 SERVICES = ("compaction", "clustering")  # plans the server schedules and an executor claims
-SCHEDULED_TIMEOUT_S = 7 * 24 * 3600  # how long a scheduled plan waits for an executor
+PLAN_WAITS = 0  # the `duration` of a service's plan waiting for an executor: no heartbeat, no expiry
+
+
+def waiting_plan(action: str, state: int | str) -> bool:
+    """A compaction's or clustering's plan not claimed: never a failed instant."""
+    return action in SERVICES and state in (REQUESTED, "REQUESTED")
 
 
 def _whole(props: dict[str, str], key: str, least: int) -> int:
@@ -147,7 +153,11 @@ class Instants:
     def _inflight_in(self, conn: Connection, db: str, tbl: str, ts: str, action: str,
                      profile: bytes | None) -> Instant:
         ref = self.tables.table_ref(conn, db, tbl)
-        row = self.row(conn, ref.tbl_id, ts, action, lock=True)
+        return self.inflight_in(conn, ref, self.row(conn, ref.tbl_id, ts, action, lock=True), profile)
+
+    def inflight_in(self, conn: Connection, ref: HudiTableRef, row: Row, profile: bytes | None) -> Instant:
+        """REQUESTED -> INFLIGHT of `row` (locked by the caller)."""
+        ts = row.ts
         if row.state != REQUESTED:
             raise InvalidOperation(
                 f"Cannot move instant {ts}.{row.action} from {STATE_NAMES[row.state]} to INFLIGHT")
@@ -239,7 +249,7 @@ class Instants:
             return bytes(data)
 
     def failed_instants(self, db: str, tbl: str) -> list[Instant]:
-        """Pending instants whose writer stopped heartbeating."""
+        """Pending instants whose writer stopped heartbeating (never a plan waiting for an executor)."""
         now = self.clock_ms()
         return [i for i in self.list_instants(db, tbl, states=["REQUESTED", "INFLIGHT"])
-                if i.heartbeat_ms + i.heartbeat_timeout_s * 1000 < now]
+                if i.heartbeat_ms + i.heartbeat_timeout_s * 1000 < now and not waiting_plan(i.action, i.state)]

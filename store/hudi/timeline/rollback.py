@@ -6,14 +6,14 @@ A table service the server scheduled (a compaction or clustering) whose executor
 is rolled back as Hudi rolls back a failed inflight compaction or clustering: the rollback instant
 records the files the attempt wrote, and the instant goes back to REQUESTED with its plan, for the
 next executor to run again. One that lost a commit conflict (expired at once) can never complete:
-it leaves the timeline like a failed write.
+it leaves the timeline like a failed write. A plan waiting for an executor (REQUESTED) is no failed
+write and is refused here (service_plans.py rolls back one that can no longer run).
 """
 
 from __future__ import annotations
 
 from sqlalchemy import Connection, Row, delete, select, update
 
-from hudi_format.commit_metadata import rollback_metadata, rollback_plan
 from hudi_format.file_slice import split_path
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, Instant
 from store.db import schema as S
@@ -24,15 +24,9 @@ from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.commit import PostCommitHook, run_post_commit_hooks
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import (
-    SCHEDULED_TIMEOUT_S,
-    SERVICES,
-    Instants,
-    insert_instant,
-    instant_from_row,
-    put_meta,
-)
+from store.hudi.timeline.instants import PLAN_WAITS, SERVICES, Instants, instant_from_row, waiting_plan
 from store.hudi.timeline.savepoints import SAVEPOINT, delete_savepoint
+from store.hudi.timeline.service_plans import add_rollback_instant
 
 
 class Rollbacks:
@@ -72,7 +66,7 @@ class Rollbacks:
         for path in markers:
             partition, name = split_path(path)
             deleted.setdefault(partition, []).append(name)
-        rb_ts, rb_id = self._add_rollback_instant(conn, ref, row, deleted)
+        rb_ts, rb_id = add_rollback_instant(conn, ref, row, deleted, self.times, self.clock_ms)
         if row.action in SERVICES and row.state == INFLIGHT and row.start_ts != 0:
             self._back_to_requested(conn, ref, row)
         else:
@@ -89,30 +83,17 @@ class Rollbacks:
                                      m.c.state == INFLIGHT))
         conn.execute(delete(mk).where(mk.c.tbl_id == ref.tbl_id, mk.c.ts == row.ts))
         conn.execute(update(S.instant).where(S.instant.c.instant_id == row.instant_id).values(
-            state=REQUESTED, start_ts=self.clock_ms(), duration=SCHEDULED_TIMEOUT_S))
+            state=REQUESTED, start_ts=self.clock_ms(), duration=PLAN_WAITS))
 
     def _check_failed(self, row: Row, force: bool) -> None:
         if row.state == COMPLETED:
             raise InvalidOperation(f"Instant {row.ts}.{row.action} is completed; only failed "
                                    "(pending) instants are rolled back")
+        if not force and waiting_plan(row.action, row.state):
+            raise InvalidOperation(
+                f"Instant {row.ts}.{row.action} is a plan waiting for an executor, not a failed write: any "
+                "executor runs it (table-services run); the server rolls it back itself once it can no longer run")
         if not force and row.start_ts + row.duration * 1000 >= self.clock_ms():
             raise InvalidOperation(
                 f"Instant {row.ts}.{row.action} is still heartbeating; it is rolled back only after "
                 f"its heartbeat expires ({row.duration} s)")
-
-    def _add_rollback_instant(self, conn: Connection, ref: HudiTableRef, row: Row,
-                              deleted: dict[str, list[str]]) -> tuple[str, int]:
-        """A completed rollback instant of `row` with its plan and metadata: (its time, its id)."""
-        rb_ts = self.times.advance(conn, ref.tbl_id)
-        now = self.clock_ms()
-        rb_id = insert_instant(
-            conn, tbl_id=ref.tbl_id, ts=rb_ts, action="rollback", state=COMPLETED, requested_ms=now,
-            requested_ts=rb_ts, completion_ts=self.times.advance(conn, ref.tbl_id), duration=row.duration,
-            start_ts=now)
-        # Avro, as Hudi writes them, so Java readers of the mirrored timeline parse them
-        meta = rollback_metadata(rb_ts, row.ts, row.action, deleted, ref.base_path)
-        plan = rollback_plan(row.ts, row.action, deleted, ref.base_path)
-        put_meta(conn, ref.tbl_id, rb_ts, "rollback", REQUESTED, plan)
-        put_meta(conn, ref.tbl_id, rb_ts, "rollback", INFLIGHT, b"")
-        put_meta(conn, ref.tbl_id, rb_ts, "rollback", COMPLETED, meta)
-        return rb_ts, rb_id

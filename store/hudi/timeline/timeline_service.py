@@ -4,6 +4,8 @@ table services and the storage mirror. Each call is answered by the part that im
 * ../tables.py        registration of Hudi tables, adoption of HMS tables with Hudi properties
 * instant_times.py    instant times (`tbl_timestamp`, compare-and-set)
 * instants.py         REQUESTED -> INFLIGHT, heartbeats, markers, each state's metadata
+* service_plans.py    compaction and clustering plans waiting for an executor: claims, and the
+                      rollback of those that can no longer run
 * commit.py           completing an instant: one transaction (conflict check, file listing, HMS
                       partitions, table version), then the post-commit hooks
 * rollback.py         rolling back a failed instant
@@ -32,10 +34,11 @@ from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
 from store.hudi.timeline.commit import InstantCompletion, PostCommitHook, run_post_commit_hooks
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import Instants, instant_from_row
+from store.hudi.timeline.instants import SERVICES, Instants, instant_from_row
 from store.hudi.timeline.partition_sync import PartitionSync
 from store.hudi.timeline.rollback import Rollbacks
 from store.hudi.timeline.savepoints import RestoreOutcome, delete_savepoint
+from store.hudi.timeline.service_plans import PlanRolledBack, ServicePlans
 from thrift_idl.hive_metastore.ttypes import FieldSchema, Table
 
 
@@ -53,9 +56,10 @@ class TimelineService:
         self.partition_sync = PartitionSync(tables, partitions)
         self.record_index = RecordIndex(store, self.hudi_tables)
         self.statistics = HiveTableStatistics(self.hudi_tables, tables, partitions)
+        self.plans = ServicePlans(store, self.hudi_tables, self.instants, self.times, self.listing)
         self.completion = InstantCompletion(store, self.hudi_tables, self.instants, self.times, self.listing,
                                             self.partition_sync, self.record_index, self._hooks,
-                                            self.statistics, files=files)
+                                            self.statistics, files=files, plans=self.plans)
         self.rollbacks = Rollbacks(store, self.hudi_tables, self.instants, self.times, self.listing,
                                    self._hooks, files)
 
@@ -94,7 +98,13 @@ class TimelineService:
         return self.instants.create_instant(db, tbl, ts, action, plan, heartbeat_timeout_s)
 
     def transition_to_inflight(self, db: str, tbl: str, ts: str, action: str, profile: bytes | None) -> Instant:
-        return self.instants.transition_to_inflight(db, tbl, ts, action, profile)
+        if action not in SERVICES:
+            return self.instants.transition_to_inflight(db, tbl, ts, action, profile)
+        try:  # an executor's claim of a compaction or clustering
+            return self.plans.claim(db, tbl, ts, action, profile)
+        except PlanRolledBack:  # its plan could no longer run: rolled back (the mirror follows)
+            run_post_commit_hooks(self._hooks, db, tbl)
+            raise
 
     def heartbeat(self, db: str, tbl: str, ts: str) -> None:
         self.instants.heartbeat(db, tbl, ts)

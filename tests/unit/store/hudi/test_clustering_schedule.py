@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from hudi_format.commit_metadata import parse_clustering_plan
+from hudi_format.commit_metadata import parse_clustering_plan, parse_rollback
 from hudi_format.config_keys import (
     CLUSTERING_INLINE,
     CLUSTERING_MAX_COMMITS,
@@ -41,10 +41,12 @@ def _plan(t: Table, ts: str):
                                  CLUSTERING_SORT_COLUMNS)
 
 
-def _complete(t: Table, ts: str, part: str, replaced: list[str], fid: str, ids: list[int]) -> None:
+def _complete(t: Table, ts: str, part: str, replaced: list[str], fid: str, ids: list[int],
+              claimed: bool = False) -> None:
     """Run clustering `ts` as an executor would: one new file group `fid` with `ids`."""
     tl = t.timeline
-    tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")
+    if not claimed:
+        tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")
     name = f"{fid}_0-1-0_{ts}.parquet"
     path = os.path.join(t.base, part, name)
     pq.write_table(pa.table({
@@ -86,13 +88,20 @@ def test_clustering_is_scheduled_mirrored_and_completes_as_a_replacecommit(backe
         assert latest == {("dt=1", "d-0"), ("dt=1", "n-0"), ("dt=2", "b-0")}
         t.check_readers([done[-1].ts])
         # the next one (two write commits after the last clustering's instant): an update of a file
-        # group it plans, completed meanwhile, makes it conflict
+        # group it plans, before any executor claimed it, makes it stale: the server rolls it back in
+        # that commit's transaction and schedules a new one (service_plans.py)
         t.commit({("dt=2", "e-0"): [6]})
         [(again, _)] = [c for c in _clusterings(t) if c[0] != ts]
         assert {s.file_id for g in _plan(t, again).groups for s in g.slices} >= {"d-0", "n-0"}
-        t.commit({("dt=1", "d-0"): [5]})
-        with pytest.raises(CommitConflict, match="conflicts with instant.*wrote the same file groups"):
-            _complete(t, again, "dt=1", ["d-0", "n-0"], "m-0", [1, 2, 4, 5])
+        update = t.commit({("dt=1", "d-0"): [5]})
+        [rb] = [i for i in t.timeline.list_instants(t.db, "t", actions=["rollback"])]
+        assert rb.ts > update and parse_rollback(
+            t.timeline.instant_metadata(t.db, "t", rb.ts, "rollback", "COMPLETED"))[0] == [again]
+        [(third, state)] = [c for c in _clusterings(t) if c[0] not in (ts, again)]
+        assert state == "REQUESTED" and third > rb.ts
+        d0 = [s for g in _plan(t, third).groups for s in g.slices if s.file_id == "d-0"]
+        assert [s.base_file.split("_")[-1] for s in d0] == [f"{update}.parquet"]  # the slice as it is now
+        assert not [n for n in os.listdir(os.path.join(t.base, ".hoodie")) if n.startswith(again)]
     finally:
         t.dispose()
 
@@ -198,9 +207,10 @@ def test_a_clustering_that_lost_a_conflict_leaves_the_timeline(backend_url, tmp_
         t.commit({("dt=1", "a-0"): [1, 2]})
         t.commit({("dt=1", "c-0"): [4]})
         [(ts, _)] = _clusterings(t)
+        t.timeline.transition_to_inflight(t.db, "t", ts, "clustering", b"")  # claimed: its executor runs it
         t.commit({("dt=1", "a-0"): [1, 2]})
         with pytest.raises(CommitConflict):
-            _complete(t, ts, "dt=1", ["a-0", "c-0"], "n-0", [1, 2, 4])
+            _complete(t, ts, "dt=1", ["a-0", "c-0"], "n-0", [1, 2, 4], claimed=True)
         t.timeline.rollback(t.db, "t", ts)
         assert _clusterings(t) == []
         assert not [n for n in os.listdir(os.path.join(t.base, ".hoodie")) if n.startswith(ts)]
