@@ -224,9 +224,7 @@ class PartitionHandler:
             self.partitions, db_name(req.dbName), req.tblName or "", _max(req.maxParts), req.partVals or None))
 
     def _names(self, db, tbl, max_parts, part_vals=None):
-        """Partition names for an answer: encoded by the store where it can (store/hms/common/wire.py)."""
-        read = self.partitions.encoded_partition_names if ENCODER_AVAILABLE else self.partitions.get_partition_names
-        return read(db, tbl, max_parts, part_vals=part_vals)
+        return self.partitions.get_partition_names(db, tbl, max_parts, part_vals=part_vals)
 
     def get_partition_names(self, db_name_, tbl_name, max_parts):
         try:

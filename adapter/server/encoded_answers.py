@@ -42,9 +42,9 @@ def _encode(obj) -> bytes:
         fid, ftype, name = f[0], f[1], f[2]
         value = obj.__dict__.get(name)
         if isinstance(value, EncodedStructs):
-            if ftype != TType.LIST or f[3][0] != value.elem_type:
-                raise TypeError(f"{type(obj).__name__}.{name} is no list of the encoded values' type")
-            extra += [FIELD_HEADER.pack(TType.LIST, fid), _LIST.pack(value.elem_type, value.count), value.data]
+            if ftype != TType.LIST or f[3][0] != TType.STRUCT:
+                raise TypeError(f"{type(obj).__name__}.{name} is no list of structs")
+            extra += [FIELD_HEADER.pack(TType.LIST, fid), _LIST.pack(TType.STRUCT, value.count), value.data]
         elif isinstance(value, EncodedStruct):
             if ftype != TType.STRUCT:
                 raise TypeError(f"{type(obj).__name__}.{name} is no struct")

@@ -64,26 +64,29 @@ class DriverStatement:
                 cur.close()
 
 
-_BINARY_SQL: dict[Any, Any] = {}  # statement shape (SQLAlchemy's cache key) -> compiled, per process
-_BINARY_SQL_MAX = 512
+_COMPILED: dict[Any, Any] = {}  # statement shape (SQLAlchemy's cache key) -> compiled, per process
+_COMPILED_MAX = 512
 
 
-def one_row_binary(conn: Connection, statement: ClauseElement) -> tuple | None:
-    """PostgreSQL: the first row of `statement` on the driver's cursor with results in binary form
-    (a bytea of megabytes comes as its bytes, not as hex text twice its size). A statement's shape
-    is compiled once (as SQLAlchemy's own cache does); one with expanding lists every time."""
+def driver_rows(conn: Connection, statement: ClauseElement, binary: bool = False) -> list[tuple]:
+    """The rows of `statement` on the driver's cursor: no SQLAlchemy work per row (the hottest list
+    reads, thousands of rows). `binary` (PostgreSQL): results in binary form (a bytea comes as its
+    bytes, not as hex text twice its size). A statement's shape is compiled once (as SQLAlchemy's
+    own cache does); one with expanding lists every time."""
     key = statement._generate_cache_key()
-    compiled = _BINARY_SQL.get(key.key) if key is not None else None
+    compiled = _COMPILED.get((conn.dialect.name, key.key)) if key is not None else None
     if compiled is None:
         compiled = statement.compile(dialect=conn.dialect, cache_key=key)
         if key is not None and not any(b.expanding for b in getattr(compiled, "binds", {}).values()):
-            if len(_BINARY_SQL) >= _BINARY_SQL_MAX:
-                _BINARY_SQL.clear()
-            _BINARY_SQL[key.key] = compiled
+            if len(_COMPILED) >= _COMPILED_MAX:
+                _COMPILED.clear()
+            _COMPILED[(conn.dialect.name, key.key)] = compiled
         else:
             compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
             key = None
-    params = compiled.construct_params(extracted_parameters=key[1]) if key is not None else compiled.params
+    params = (compiled.construct_params(extracted_parameters=key[1]) if key is not None else compiled.params) or {}
+    positions = getattr(compiled, "positiontup", None)  # positional paramstyles (SQLite, MariaDB's)
+    args: Any = params if positions is None else tuple(params[k] for k in positions)
     raw = conn.connection.driver_connection
     assert raw is not None
     sql = str(compiled)
@@ -91,8 +94,10 @@ def one_row_binary(conn: Connection, statement: ClauseElement) -> tuple | None:
         restart_deadline(conn)
         cur = raw.cursor()
         try:
-            cur.execute(sql, params, binary=True)
-            row = cur.fetchone()
-            return None if row is None else tuple(row)
+            if binary:
+                cur.execute(sql, args, binary=True)
+            else:
+                cur.execute(sql, args)
+            return cur.fetchall()
         finally:
             cur.close()

@@ -36,13 +36,11 @@ _STOP = b"\x00"
 
 @dataclass(frozen=True)
 class EncodedStructs:
-    """`count` Thrift values of `elem_type` (structs unless said), binary-protocol encoded back to
-    back: the elements of a list field. Deliberately not a list: a code path that is not the reply
-    protocol fails on it loudly."""
+    """`count` Thrift structs, binary-protocol encoded back to back: the elements of a list field.
+    Deliberately not a list: a code path that is not the reply protocol fails on it loudly."""
 
     count: int
     data: bytes
-    elem_type: int = TType.STRUCT
 
 
 @dataclass(frozen=True)

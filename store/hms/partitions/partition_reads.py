@@ -11,9 +11,9 @@ from sqlalchemy import Connection, Row, Select, func, select
 from store.db import schema as S
 from store.db.database import Store
 from store.db.dialect import BATCH, in_list, list_batch
+from store.db.driver_cursor import driver_rows
 from store.errors import MetaError, NoSuchObject
 from store.hms.common import EncodedStructs
-from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
@@ -82,17 +82,9 @@ class PartitionReads:
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
         with self.store.read() as conn:
-            return list(conn.execute(self._names(conn, db, tbl, max_parts, part_vals, filter_text)).scalars())
-
-    def encoded_partition_names(self, db: str, tbl: str, max_parts: int = -1,
-                                part_vals: Sequence[str] | None = None,
-                                filter_text: str | None = None) -> list[str] | EncodedStructs:
-        """`get_partition_names` for an answer: on PostgreSQL the Thrift strings concatenated by the
-        database (partition_wire.py), elsewhere the list."""
-        with self.store.read() as conn:
             q = self._names(conn, db, tbl, max_parts, part_vals, filter_text)
-            if self.store.backend == "postgresql":
-                return partition_wire.names(conn, q)
+            if self.store.backend == "postgresql":  # thousands of rows: no SQLAlchemy work per row
+                return [name for (name,) in driver_rows(conn, q)]
             return list(conn.execute(q).scalars())
 
     def _names(self, conn: Connection, db: str, tbl: str, max_parts: int, part_vals: Sequence[str] | None,

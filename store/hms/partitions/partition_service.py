@@ -61,11 +61,6 @@ class PartitionService:
                             filter_text: str | None = None) -> list[str]:
         return self.reads.get_partition_names(db, tbl, max_parts, part_vals, filter_text)
 
-    def encoded_partition_names(self, db: str, tbl: str, max_parts: int = -1,
-                                part_vals: Sequence[str] | None = None,
-                                filter_text: str | None = None) -> list[str] | EncodedStructs:
-        return self.reads.encoded_partition_names(db, tbl, max_parts, part_vals, filter_text)
-
     def count_partitions(self, db: str, tbl: str, filter_text: str | None) -> int:
         return self.reads.count_partitions(db, tbl, filter_text)
 

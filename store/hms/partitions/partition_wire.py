@@ -17,16 +17,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, LargeBinary, Select, bindparam, case, func, select
-from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy import Connection, Select, select
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
-from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from store.db import schema as S
 from store.db.bulk import update_rows
 from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, params_of_many
-from store.db.driver_cursor import one_row_binary
+from store.db.driver_cursor import driver_rows
 from store.hms.common import EncodedStructs, PartitionEncoder, encode_struct
 from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name
 from thrift_idl.hive_metastore.ttypes import Partition
@@ -103,38 +101,23 @@ def refresh_table(conn: Connection, tbl_id: int) -> None:
 def assembled(conn: Connection, backend: str, queries: Sequence[Select[Any]], encoder: PartitionEncoder,
               version: int) -> EncodedStructs | None:
     """The answer of `queries` (from `PartitionQueries.select_wire`: each in name order, batches of
-    one answer) concatenated by the database, or None when a row cannot be (NULL parts, a
-    descriptor of its own, another schema version than `version`): the caller then builds it."""
+    one answer): each row's parts joined with what the answer shares, without building or encoding
+    a partition; None when a row cannot be (NULL parts, a descriptor of its own, another schema
+    version than `version`): the caller then builds it. On PostgreSQL the rows come on the driver's
+    cursor in binary form."""
     head, rest = encoder.sd_split(version)
     names, tail = encoder.names, encoder.tail
-    if backend == "postgresql":
-        if len(queries) != 1:
-            return None
-        sub = queries[0].subquery()
-        usable = sub.c.sd_id.is_(None) & (sub.c.schema_version == version) & sub.c.w_values.isnot(None)
-
-        def const(b: bytes):
-            return bindparam(None, b, type_=LargeBinary)
-        piece = (sub.c.w_values.op("||")(const(names)).op("||")(sub.c.w_times).op("||")(const(head))
-                 .op("||")(sub.c.w_location).op("||")(const(rest)).op("||")(sub.c.w_params).op("||")(const(tail)))
-        agg = func.string_agg(case((usable, piece)), aggregate_order_by(const(b""), sub.c.part_name))
-        q = select(func.count(), func.count(case((usable, 1))), agg).select_from(sub)
-        total, ok, data = one_row_binary(conn, q) or (0, 0, None)
-        if total != ok:
-            return None
-        return EncodedStructs(total, bytes(data or b""))
-    # SQLite and MariaDB: the parts of each row in answer order, joined here (no per-row encoding)
     rows: list[Any] = []
     for q in queries:
-        rows.extend(conn.execute(q).all())
+        rows.extend(driver_rows(conn, q, binary=True) if backend == "postgresql" else conn.execute(q).all())
     if len(queries) > 1:
-        rows.sort(key=lambda r: r.part_name)
+        rows.sort(key=lambda r: r[0])
     parts: list[bytes] = []
     extend = parts.extend
-    for r in rows:
-        if r.sd_id is not None or r.schema_version != version or r.w_values is None:
+    for _name, sd_id, schema_version, w_values, w_times, w_location, w_params in rows:
+        if sd_id is not None or schema_version != version or w_values is None:
             return None
-        extend((r.w_values, names, r.w_times, head, r.w_location, rest, r.w_params, tail))
+        extend((w_values, names, w_times, head, w_location, rest, w_params, tail))
     return EncodedStructs(len(rows), b"".join(parts))
 
 
@@ -159,13 +142,3 @@ def check(answer: EncodedStructs, built: Sequence[Partition]) -> None:
     if b"".join(encode_struct(p) for p in decoded) != answer.data:
         raise AssertionError("partition_wire: the answer is not Thrift's own encoding of its partitions")
 
-
-def names(conn: Connection, names_query: Select[Any]) -> EncodedStructs:
-    """PostgreSQL: the partition names `names_query` selects (in name order) as Thrift strings
-    concatenated by the database (length, then UTF-8 bytes)."""
-    sub = names_query.subquery()
-    name = sub.c.part_name
-    piece = func.int4send(func.octet_length(name)).op("||")(func.convert_to(name, "UTF8"))
-    agg = func.string_agg(piece, aggregate_order_by(bindparam(None, b"", type_=LargeBinary), name))
-    total, data = one_row_binary(conn, select(func.count(), agg).select_from(sub)) or (0, None)
-    return EncodedStructs(total, bytes(data or b""), TType.STRING)
