@@ -32,7 +32,7 @@ from store.hudi.data_skipping import pruning as column_pruning
 from store.services import build_services
 from tests.cli_helpers import run_cli
 from tests.harness.properties import examples
-from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException
+from thrift_idl.hive_metastore.ttypes import FieldSchema, InvalidObjectException, MetaException
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
 COLUMNS = {  # name -> (hive type, arrow type)
@@ -355,3 +355,74 @@ def test_pipeline_commits_statistics_and_reads_skip_files(spark, our_server):
         assert plan(c, t, filters="score > 100").files == []
     got = read(spark, t, metastore=url, filters="id = 105 OR (name IS NULL AND score >= '9.5')").select("id").collect()
     assert sorted(r[0] for r in got) == [105, 150, 151, 152]
+
+
+def _deltacommit_logs(c: HudiMetastoreClient, table: str, base: str, logs) -> None:
+    """One deltacommit of log files `logs`: (partition, file id, base instant, version, rows or None:
+    a log file sent without statistics, size); log files already on the table are appended to."""
+    from pipeline.file_group_writer import log_stats
+
+    ts = c.new_instant_time("default", table)
+    c.create_instant("default", table, ts, "deltacommit")
+    c.transition_to_inflight("default", table, ts, "deltacommit", None)
+    schema = pa.schema([(n, t) for n, (_, t) in COLUMNS.items()])
+    write_stats, stats = {}, []
+    for part, fid, base_ts, version, rows, size in logs:
+        path = f"{part}/.{fid}_{base_ts}.log.{version}_0-1-1"
+        os.makedirs(f"{base}/{part}", exist_ok=True)
+        with open(f"{base}/{path}", "wb") as out:
+            out.write(b"#HUDI#" * size)
+        write_stats.setdefault(part, []).append({"fileId": fid, "path": path, "partitionPath": part,
+                                                 "fileSizeInBytes": 6 * size, "prevCommit": base_ts,
+                                                 "logFiles": [path.split("/")[1]]})
+        if rows is not None:
+            stats.append(to_thrift(part, path, 6 * size, 6 * size,
+                                   log_stats(pa.Table.from_pylist(rows, schema=schema), list(COLUMNS))))
+    c.complete_instant("default", table, ts, "deltacommit", {
+        "partitionToWriteStats": write_stats, "compacted": False, "extraMetadata": {},
+        "operationType": "UPSERT"}, None, stats)
+
+
+def test_log_files_with_statistics_skip_their_slices(our_server, tmp_path):
+    """A merge-on-read slice is skipped when its base file and every log file have statistics
+    outside the predicate (as Hudi's reader skips it); a log file without statistics, or appended
+    to again after its statistics were sent, keeps its slice; statistics of a log file the commit
+    appends to (not creates) are refused."""
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c:
+        table = f"cs_{uuid.uuid4().hex[:8]}"
+        base = str(tmp_path / table)
+        c.register_hudi_table(
+            HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.MERGE_ON_READ,
+                            recordKeyFields=["i"], partitionFields=["p"], properties={}, basePath=base),
+            [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
+
+        def rows(lo: int, n: int = 10):
+            return [{"i": lo + k, "s": f"v{lo + k:03d}"} for k in range(n)]
+
+        fids = [f"{uuid.uuid4().hex[:8]}-{k}" for k in range(4)]  # group k holds i 10k..10k+9
+        names = _commit(c, table, base, [(f"p={k % 2}", rows(10 * k)) for k in range(4)], fids)
+        b = names[0].rsplit("_", 1)[1].split(".")[0]
+        _deltacommit_logs(c, table, base, [("p=0", fids[0], b, 1, rows(100, 3), 1),  # i 100..102
+                                           ("p=1", fids[1], b, 1, None, 1),  # no statistics
+                                           ("p=0", fids[2], b, 1, rows(20, 3), 1)])  # i 20..22
+
+        def kept(text: str) -> list[int]:
+            full = c.prune_file_slices("default", table, text)
+            _same_compact(c, table, text, full)
+            return sorted(fids.index(s.fileId) for s in full.slices)
+
+        assert kept("i >= 100") == [0, 1]  # 0 by its log file, 1 by its log file without statistics
+        assert kept("i = 5") == [0, 1]  # 0 by its base file
+        assert kept("i = 21") == [1, 2]
+        assert kept("i >= 100 AND p = 'p=0'") == [0]
+        assert kept("i IS NULL") == [1]  # (no null in any file with statistics)
+        assert kept("i = 35") == [1, 3]
+        r = c.prune_file_slices("default", table, "i > 500")
+        assert [s.fileId for s in r.slices] == [fids[1]] and r.partitionsSkipped == 1
+        # appended to again (no statistics for the new blocks): its statistics are dropped
+        _deltacommit_logs(c, table, base, [("p=0", fids[2], b, 1, None, 2)])
+        assert kept("i >= 100") == [0, 1, 2]
+        # statistics of a log file the commit does not create are refused, nothing changes
+        with pytest.raises(InvalidObjectException, match="does not create"):
+            _deltacommit_logs(c, table, base, [("p=0", fids[0], b, 1, rows(7, 1), 3)])
+        assert kept("i >= 100") == [0, 1, 2] and kept("i = 35") == [1, 2, 3]

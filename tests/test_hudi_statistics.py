@@ -24,6 +24,7 @@ import pytest
 from client import HudiMetastoreClient
 from client import column_stats_struct as to_thrift
 from pipeline.column_stats import footer_stats, uncompressed_size
+from pipeline.file_group_writer import log_stats as log_file_stats
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,
@@ -308,7 +309,8 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
     groups: dict[tuple[str, str], str] = {}  # (partition, file id) -> base instant of its latest slice
     logs: dict[tuple[str, str], list[str]] = {}  # log file names of the latest slice
     sizes: dict[str, int] = {}
-    seen: dict[str, int] = {"appended": 0, "compacted": 0, "replaced": 0}
+    seen: dict[str, int] = {"appended": 0, "compacted": 0, "replaced": 0, "log statistics": 0,
+                            "usable log slices": 0}
 
     def stat(part: str, fid: str, name: str, size: int) -> dict:
         return {"fileId": fid, "path": f"{part}/{name}", "partitionPath": part, "fileSizeInBytes": size,
@@ -341,24 +343,38 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
             doc["partitionToReplaceFileIds"] = replaced
         c.complete_instant("default", table, ts, action, doc, None, stats or None)
 
-    def log_stats(picks: list[tuple[str, str]], on: dict[tuple[str, str], str]) -> dict:
+    def log_stats(picks: list[tuple[str, str]], on: dict[tuple[str, str], str]) -> tuple[dict, list]:
+        """Log files on these groups, new ones mostly with statistics (of 1-3 rows), or appended to."""
         write_stats: dict[str, list] = {}
+        stats = []
+        schema = pa.schema([(n, t) for n, (_, t) in COLUMNS.items()])
         for part, fid in picks:
             names = logs.setdefault((part, fid), []) if on[(part, fid)] == groups.get((part, fid)) else []
             if names and rng.random() < 0.4:
-                name = rng.choice(names)  # appended to again: a bigger size
+                name = rng.choice(names)  # appended to again: a bigger size (its statistics dropped)
                 seen["appended"] += 1
             else:
                 name = f".{fid}_{on[(part, fid)]}.log.{len(names) + 1}_0-1-1"
                 names.append(name)
+            fresh = name not in sizes
             sizes[name] = sizes.get(name, 0) + rng.randint(100, 900)
             write_stats.setdefault(part, []).append(stat(part, fid, name, sizes[name]))
-        return write_stats
+            if fresh and rng.random() < 0.7:
+                lo = rng.randint(1, 86)
+                t = pa.Table.from_pylist([_row(lo + j) for j in range(rng.randint(1, 3))], schema=schema)
+                stats.append(to_thrift(part, f"{part}/{name}", sizes[name], sizes[name],
+                                       log_file_stats(t, list(COLUMNS))))
+                seen["log statistics"] += 1
+        return write_stats, stats
 
     eng = sa.create_engine(our_server_info.db_url)
 
     def check() -> None:
-        _assert_kept_equals_recount(eng, table)
+        ss, pcs = _assert_kept_equals_recount(eng, table)
+        # a partition with log files whose column `i` has statistics in every latest slice
+        with_logs = {r[1] for r in ss if r[3] != r[4]}
+        seen["usable log slices"] += any(p in with_logs and col == "i" and without == 0
+                                         for p, col, _, _, _, _, without in pcs)
 
     try:
         with c:
@@ -382,7 +398,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
                     ts = c.new_instant_time("default", table)
                     c.create_instant("default", table, ts, "deltacommit")
                     c.transition_to_inflight("default", table, ts, "deltacommit", None)
-                    complete(ts, "deltacommit", log_stats(pending[1], {g: cts for g in pending[1]}), [], "UPSERT")
+                    complete(ts, "deltacommit", *log_stats(pending[1], {g: cts for g in pending[1]}), "UPSERT")
                 elif step == "compaction" and pending is not None:
                     cts, picks = pending
                     pending = None
@@ -395,7 +411,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
                     ts = c.new_instant_time("default", table)
                     c.create_instant("default", table, ts, "deltacommit")
                     c.transition_to_inflight("default", table, ts, "deltacommit", None)
-                    complete(ts, "deltacommit", log_stats(picks, groups), [], "UPSERT")
+                    complete(ts, "deltacommit", *log_stats(picks, groups), "UPSERT")
                 elif step == "base":
                     picks = [g for g in rng.sample(live, min(2, len(live)))
                              if pending is None or g not in pending[1]]
