@@ -3,9 +3,10 @@
 Property (hypothesis, a new seed every run): random files of every indexable type (nulls, NaN, -0.0,
 decimals, non-ASCII strings, binary, dates, timestamps, booleans) written as Parquet, their
 statistics taken from the footers by the pipeline's code and committed through the extension,
-then a second commit of new versions of some file groups (some without statistics);
+then a second commit of new versions of some file groups (some without statistics), then a
+deltacommit of a log file on some of them (merge-on-read; some without statistics);
 random predicate trees (=, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, LIKE prefix, IS [NOT] NULL, AND,
-OR, NOT) over every column: `prune_file_slices` never drops a file holding a row that matches
+OR, NOT) over every column: `prune_file_slices` never drops a slice holding a row that matches
 (brute force over the rows, SQL's three-valued logic, NaN above every number as Spark orders it).
 """
 
@@ -158,9 +159,9 @@ def _eval(node, row) -> bool | None:  # SQL three-valued logic
     return found if not node[3] or found is None else not found
 
 
-def _register(c: HudiMetastoreClient, table: str, base: str) -> None:
+def _register(c: HudiMetastoreClient, table: str, base: str, table_type=HudiTableType.COPY_ON_WRITE) -> None:
     c.register_hudi_table(
-        HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE,
+        HudiTableConfig(dbName="default", tableName=table, tableType=table_type,
                         recordKeyFields=["i"], partitionFields=["p"], properties={}, basePath=base),
         [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
 
@@ -211,11 +212,12 @@ def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, 
     with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c, closing(services):
         @settings(max_examples=examples(8, 60))  # per backend; a new seed every run (tests/harness/properties.py)
         @given(files=_files(), rewrites=_files(), no_stats=st.sets(st.integers(0, 4), max_size=2),
+               logs=_files(), logs_without=st.sets(st.integers(0, 4), max_size=2),
                predicates=st.lists(_tree(2), min_size=20, max_size=30))
-        def check(files, rewrites, no_stats, predicates):
+        def check(files, rewrites, no_stats, logs, logs_without, predicates):
             table = f"cs_{uuid.uuid4().hex[:8]}"
             base = str(tmp_path / table)
-            _register(c, table, base)
+            _register(c, table, base, HudiTableType.MERGE_ON_READ)
             fids = [f"{uuid.uuid4().hex[:8]}-{k}" for k in range(len(files))]
             names = _commit(c, table, base, files, fids)
             # a second commit: new versions of some file groups (in their partitions), some
@@ -226,6 +228,15 @@ def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, 
             for old, new, (_, rows) in zip(names, new_names, again):
                 del latest[old]
                 latest[new] = rows
+            # a third: a log file on some latest slices (some without statistics); a slice holding
+            # a matching row in its base file or a log file must be kept
+            bases = [new_names[k] if k < len(new_names) else names[k] for k in range(len(files))]
+            on = list(zip(bases, fids, (p for p, _ in files), (rows for _, rows in logs)))
+            _deltacommit_logs(c, table, base, [(part, fid, name.rsplit("_", 1)[1].split(".")[0], 1,
+                                                None if k in logs_without else rows, 1)
+                                               for k, (name, fid, part, rows) in enumerate(on)])
+            for name, _fid, _part, rows in on:
+                latest[name] = latest[name] + rows
             for text, node in predicates:
                 full = c.prune_file_slices("default", table, text)
                 _same_compact(c, table, text, full)
