@@ -51,9 +51,10 @@ def _row(k: int) -> dict:
             "d": _D0 + dt.timedelta(days=k), "ts": _T0 + dt.timedelta(seconds=k * 1.5), "bo": None if k == 40 else True}
 
 
-def _register(c: HudiMetastoreClient, table: str, base: str, properties: dict | None = None) -> None:
+def _register(c: HudiMetastoreClient, table: str, base: str, properties: dict | None = None,
+              table_type=HudiTableType.COPY_ON_WRITE) -> None:
     c.register_hudi_table(
-        HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE,
+        HudiTableConfig(dbName="default", tableName=table, tableType=table_type,
                         recordKeyFields=["i"], partitionFields=["p"], properties=properties or {},
                         basePath=base),
         [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
@@ -155,6 +156,40 @@ def test_commits_keep_hive_statistics_of_the_latest_slices(our_server, tmp_path)
         got = {o.colName: o.statsData for o in c.get_table_statistics_req(
             TableStatsRequest(dbName="default", tblName=table, colNames=["i", "f"])).tableStats}
         assert got["i"].longStats.numDVs == 5 and got["f"].doubleStats.highValue == 20.0
+
+
+def test_partitions_with_log_files_give_hive_no_column_statistics(our_server, tmp_path):
+    """A log file with statistics makes its slice usable for pruning, but its counts are not the
+    slice's rows': Hive's derived column statistics come from the partitions without log files."""
+    table = f"hs_{uuid.uuid4().hex[:8]}"
+    base = str(tmp_path / table)
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c:
+        _register(c, table, base, table_type=HudiTableType.MERGE_ON_READ)
+        s1 = _commit(c, table, base, [("p=a", "fa", [_row(k) for k in range(0, 6)]),
+                                      ("p=b", "fb", [_row(k) for k in range(10, 14)])])
+        base_ts = next(iter(s1)).rsplit("_", 1)[1].split(".")[0]
+        ts = c.new_instant_time("default", table)
+        c.create_instant("default", table, ts, "deltacommit")
+        c.transition_to_inflight("default", table, ts, "deltacommit", None)
+        log = f"p=a/.fa_{base_ts}.log.1_0-1-1"
+        with open(f"{base}/{log}", "wb") as out:
+            out.write(b"#HUDI#")
+        schema = pa.schema([(n, t) for n, (_, t) in COLUMNS.items()])
+        stats = log_file_stats(pa.Table.from_pylist([_row(3)], schema=schema), list(COLUMNS))
+        c.complete_instant("default", table, ts, "deltacommit", {
+            "partitionToWriteStats": {"p=a": [{"fileId": "fa", "path": log, "partitionPath": "p=a",
+                                               "fileSizeInBytes": 6, "prevCommit": base_ts}]},
+            "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}, None,
+            [to_thrift("p=a", log, 6, 6, stats)])
+        assert [s.fileId for s in c.prune_file_slices("default", table, "i > 100").slices] == []
+    with _hms(our_server) as h:
+        part_stats = h.get_partitions_statistics_req(H2.PartitionsStatsRequest(
+            dbName="default", tblName=table, colNames=["i"], partNames=["p=p%3Da", "p=p%3Db"])).partStats
+        assert {n: (o[0].statsData.longStats.lowValue, o[0].statsData.longStats.highValue)
+                for n, o in part_stats.items() if o} == {"p=p%3Db": (10, 13)}
+        got = h.get_table_statistics_req(H2.TableStatsRequest(dbName="default", tblName=table,
+                                                              colNames=["i"])).tableStats
+        assert got == []
 
 
 def test_files_without_statistics_give_sizes_but_no_row_counts(our_server, tmp_path):
