@@ -10,7 +10,8 @@ the file group gained (inserted), rewrote (updated) and lost (deleted), as key b
 
 A log file (`appends`: merge-on-read file groups that take updates and deletes, not inserts) holds
 an Avro data block of the upserts (meta fields first; `_hoodie_file_name` is the file id, as Hudi's
-append handle writes it) and a delete block of the deleted keys (hudi_format/log_file.py).
+append handle writes it) and a delete block of the deleted keys (hudi_format/log_file.py); its
+write stat carries the column statistics of the upserts (`log_stats`), none for a delete-only log.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import threading
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from hudi_format.file_slice import parse_file_name
 from hudi_format.log_file import avro_data_block, delete_block, log_file_name
@@ -177,9 +179,12 @@ class FileGroupWriter:
         keys = upserts.column("_hoodie_record_key").cast(pa.string())
         gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string())).to_pylist()
         data = b""
+        stats = None
         if n:
             seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
-            rows = conform(upserts, self.data_schema).to_pylist()
+            conformed = conform(upserts, self.data_schema)
+            stats = log_stats(conformed, self.stats_columns)
+            rows = conformed.to_pylist()
             records = [{"_hoodie_commit_time": self.instant, "_hoodie_commit_seqno": f"{seq_prefix}{i}",
                         "_hoodie_record_key": k, "_hoodie_partition_path": ppath, "_hoodie_file_name": fid,
                         **_avro_values(r, self.data_schema)} for i, (k, r) in enumerate(zip(keys.to_pylist(), rows))]
@@ -200,7 +205,7 @@ class FileGroupWriter:
             "insertedKeys": pa.array([empty if self.index else None], pa.binary()),
             "updatedKeys": pa.array([encode_keys(pc.unique(keys).to_pylist()) if self.index else None], pa.binary()),
             "deletedKeys": pa.array([encode_keys(gone) if self.index else None], pa.binary()),
-            "columnStats": pa.array([None], pa.binary()), "uncompressedSize": pa.array([len(data)], pa.int64()),
+            "columnStats": pa.array([stats], pa.binary()), "uncompressedSize": pa.array([len(data)], pa.int64()),
         })
 
     @staticmethod
@@ -239,6 +244,18 @@ def _runs_of(batch: pa.RecordBatch):
     starts.append(n)
     for a, b in zip(starts, starts[1:]):
         yield fg[a].as_py(), batch.slice(a, b - a)
+
+
+def log_stats(upserts: pa.Table, columns: list[str]) -> bytes | None:
+    """Column statistics of a log file's data records (its upserts; deletes are none of them), as
+    Hudi's append handle keeps them: min, max, null and value counts, column sizes 0. Taken from the
+    footer of the records written as Parquet in memory, so they are a base file's in every type."""
+    if not columns or not upserts.num_rows:
+        return None
+    buf = pa.BufferOutputStream()
+    pq.write_table(upserts, buf)
+    meta = pq.read_metadata(pa.BufferReader(buf.getvalue()))
+    return encode([{**c, "size": 0, "usize": 0} for c in footer_stats(meta, upserts, columns)])
 
 
 def log_schema(avro_schema: str) -> str:

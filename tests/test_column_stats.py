@@ -3,9 +3,10 @@
 Property (hypothesis, a new seed every run): random files of every indexable type (nulls, NaN, -0.0,
 decimals, non-ASCII strings, binary, dates, timestamps, booleans) written as Parquet, their
 statistics taken from the footers by the pipeline's code and committed through the extension,
-then a second commit of new versions of some file groups (some without statistics);
+then a second commit of new versions of some file groups (some without statistics), then a
+deltacommit of a log file on some of them (merge-on-read; some without statistics);
 random predicate trees (=, !=, <, <=, >, >=, IN, NOT IN, BETWEEN, LIKE prefix, IS [NOT] NULL, AND,
-OR, NOT) over every column: `prune_file_slices` never drops a file holding a row that matches
+OR, NOT) over every column: `prune_file_slices` never drops a slice holding a row that matches
 (brute force over the rows, SQL's three-valued logic, NaN above every number as Spark orders it).
 """
 
@@ -32,7 +33,7 @@ from store.hudi.data_skipping import pruning as column_pruning
 from store.services import build_services
 from tests.cli_helpers import run_cli
 from tests.harness.properties import examples
-from thrift_idl.hive_metastore.ttypes import FieldSchema, MetaException
+from thrift_idl.hive_metastore.ttypes import FieldSchema, InvalidObjectException, MetaException
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
 
 COLUMNS = {  # name -> (hive type, arrow type)
@@ -158,9 +159,9 @@ def _eval(node, row) -> bool | None:  # SQL three-valued logic
     return found if not node[3] or found is None else not found
 
 
-def _register(c: HudiMetastoreClient, table: str, base: str) -> None:
+def _register(c: HudiMetastoreClient, table: str, base: str, table_type=HudiTableType.COPY_ON_WRITE) -> None:
     c.register_hudi_table(
-        HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE,
+        HudiTableConfig(dbName="default", tableName=table, tableType=table_type,
                         recordKeyFields=["i"], partitionFields=["p"], properties={}, basePath=base),
         [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
 
@@ -211,11 +212,12 @@ def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, 
     with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c, closing(services):
         @settings(max_examples=examples(8, 60))  # per backend; a new seed every run (tests/harness/properties.py)
         @given(files=_files(), rewrites=_files(), no_stats=st.sets(st.integers(0, 4), max_size=2),
+               logs=_files(), logs_without=st.sets(st.integers(0, 4), max_size=2),
                predicates=st.lists(_tree(2), min_size=20, max_size=30))
-        def check(files, rewrites, no_stats, predicates):
+        def check(files, rewrites, no_stats, logs, logs_without, predicates):
             table = f"cs_{uuid.uuid4().hex[:8]}"
             base = str(tmp_path / table)
-            _register(c, table, base)
+            _register(c, table, base, HudiTableType.MERGE_ON_READ)
             fids = [f"{uuid.uuid4().hex[:8]}-{k}" for k in range(len(files))]
             names = _commit(c, table, base, files, fids)
             # a second commit: new versions of some file groups (in their partitions), some
@@ -226,6 +228,15 @@ def test_pruning_never_drops_a_matching_file(our_server, backend_url, tmp_path, 
             for old, new, (_, rows) in zip(names, new_names, again):
                 del latest[old]
                 latest[new] = rows
+            # a third: a log file on some latest slices (some without statistics); a slice holding
+            # a matching row in its base file or a log file must be kept
+            bases = [new_names[k] if k < len(new_names) else names[k] for k in range(len(files))]
+            on = list(zip(bases, fids, (p for p, _ in files), (rows for _, rows in logs)))
+            _deltacommit_logs(c, table, base, [(part, fid, name.rsplit("_", 1)[1].split(".")[0], 1,
+                                                None if k in logs_without else rows, 1)
+                                               for k, (name, fid, part, rows) in enumerate(on)])
+            for name, _fid, _part, rows in on:
+                latest[name] = latest[name] + rows
             for text, node in predicates:
                 full = c.prune_file_slices("default", table, text)
                 _same_compact(c, table, text, full)
@@ -355,3 +366,74 @@ def test_pipeline_commits_statistics_and_reads_skip_files(spark, our_server):
         assert plan(c, t, filters="score > 100").files == []
     got = read(spark, t, metastore=url, filters="id = 105 OR (name IS NULL AND score >= '9.5')").select("id").collect()
     assert sorted(r[0] for r in got) == [105, 150, 151, 152]
+
+
+def _deltacommit_logs(c: HudiMetastoreClient, table: str, base: str, logs) -> None:
+    """One deltacommit of log files `logs`: (partition, file id, base instant, version, rows or None:
+    a log file sent without statistics, size); log files already on the table are appended to."""
+    from pipeline.file_group_writer import log_stats
+
+    ts = c.new_instant_time("default", table)
+    c.create_instant("default", table, ts, "deltacommit")
+    c.transition_to_inflight("default", table, ts, "deltacommit", None)
+    schema = pa.schema([(n, t) for n, (_, t) in COLUMNS.items()])
+    write_stats, stats = {}, []
+    for part, fid, base_ts, version, rows, size in logs:
+        path = f"{part}/.{fid}_{base_ts}.log.{version}_0-1-1"
+        os.makedirs(f"{base}/{part}", exist_ok=True)
+        with open(f"{base}/{path}", "wb") as out:
+            out.write(b"#HUDI#" * size)
+        write_stats.setdefault(part, []).append({"fileId": fid, "path": path, "partitionPath": part,
+                                                 "fileSizeInBytes": 6 * size, "prevCommit": base_ts,
+                                                 "logFiles": [path.split("/")[1]]})
+        if rows is not None:
+            stats.append(to_thrift(part, path, 6 * size, 6 * size,
+                                   log_stats(pa.Table.from_pylist(rows, schema=schema), list(COLUMNS))))
+    c.complete_instant("default", table, ts, "deltacommit", {
+        "partitionToWriteStats": write_stats, "compacted": False, "extraMetadata": {},
+        "operationType": "UPSERT"}, None, stats)
+
+
+def test_log_files_with_statistics_skip_their_slices(our_server, tmp_path):
+    """A merge-on-read slice is skipped when its base file and every log file have statistics
+    outside the predicate (as Hudi's reader skips it); a log file without statistics, or appended
+    to again after its statistics were sent, keeps its slice; statistics of a log file the commit
+    appends to (not creates) are refused."""
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c:
+        table = f"cs_{uuid.uuid4().hex[:8]}"
+        base = str(tmp_path / table)
+        c.register_hudi_table(
+            HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.MERGE_ON_READ,
+                            recordKeyFields=["i"], partitionFields=["p"], properties={}, basePath=base),
+            [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
+
+        def rows(lo: int, n: int = 10):
+            return [{"i": lo + k, "s": f"v{lo + k:03d}"} for k in range(n)]
+
+        fids = [f"{uuid.uuid4().hex[:8]}-{k}" for k in range(4)]  # group k holds i 10k..10k+9
+        names = _commit(c, table, base, [(f"p={k % 2}", rows(10 * k)) for k in range(4)], fids)
+        b = names[0].rsplit("_", 1)[1].split(".")[0]
+        _deltacommit_logs(c, table, base, [("p=0", fids[0], b, 1, rows(100, 3), 1),  # i 100..102
+                                           ("p=1", fids[1], b, 1, None, 1),  # no statistics
+                                           ("p=0", fids[2], b, 1, rows(20, 3), 1)])  # i 20..22
+
+        def kept(text: str) -> list[int]:
+            full = c.prune_file_slices("default", table, text)
+            _same_compact(c, table, text, full)
+            return sorted(fids.index(s.fileId) for s in full.slices)
+
+        assert kept("i >= 100") == [0, 1]  # 0 by its log file, 1 by its log file without statistics
+        assert kept("i = 5") == [0, 1]  # 0 by its base file
+        assert kept("i = 21") == [1, 2]
+        assert kept("i >= 100 AND p = 'p=0'") == [0]
+        assert kept("i IS NULL") == [1]  # (no null in any file with statistics)
+        assert kept("i = 35") == [1, 3]
+        r = c.prune_file_slices("default", table, "i > 500")
+        assert [s.fileId for s in r.slices] == [fids[1]] and r.partitionsSkipped == 1
+        # appended to again (no statistics for the new blocks): its statistics are dropped
+        _deltacommit_logs(c, table, base, [("p=0", fids[2], b, 1, None, 2)])
+        assert kept("i >= 100") == [0, 1, 2]
+        # statistics of a log file the commit does not create are refused, nothing changes
+        with pytest.raises(InvalidObjectException, match="does not create"):
+            _deltacommit_logs(c, table, base, [("p=0", fids[0], b, 1, rows(7, 1), 3)])
+        assert kept("i >= 100") == [0, 1, 2] and kept("i = 35") == [1, 2, 3]

@@ -24,6 +24,7 @@ import pytest
 from client import HudiMetastoreClient
 from client import column_stats_struct as to_thrift
 from pipeline.column_stats import footer_stats, uncompressed_size
+from pipeline.file_group_writer import log_stats as log_file_stats
 from thrift_idl.hive_metastore.ttypes import (
     ColumnStatistics,
     ColumnStatisticsData,
@@ -50,9 +51,10 @@ def _row(k: int) -> dict:
             "d": _D0 + dt.timedelta(days=k), "ts": _T0 + dt.timedelta(seconds=k * 1.5), "bo": None if k == 40 else True}
 
 
-def _register(c: HudiMetastoreClient, table: str, base: str, properties: dict | None = None) -> None:
+def _register(c: HudiMetastoreClient, table: str, base: str, properties: dict | None = None,
+              table_type=HudiTableType.COPY_ON_WRITE) -> None:
     c.register_hudi_table(
-        HudiTableConfig(dbName="default", tableName=table, tableType=HudiTableType.COPY_ON_WRITE,
+        HudiTableConfig(dbName="default", tableName=table, tableType=table_type,
                         recordKeyFields=["i"], partitionFields=["p"], properties=properties or {},
                         basePath=base),
         [FieldSchema(n, t, None) for n, (t, _) in COLUMNS.items()] + [FieldSchema("p", "string", None)])
@@ -154,6 +156,40 @@ def test_commits_keep_hive_statistics_of_the_latest_slices(our_server, tmp_path)
         got = {o.colName: o.statsData for o in c.get_table_statistics_req(
             TableStatsRequest(dbName="default", tblName=table, colNames=["i", "f"])).tableStats}
         assert got["i"].longStats.numDVs == 5 and got["f"].doubleStats.highValue == 20.0
+
+
+def test_partitions_with_log_files_give_hive_no_column_statistics(our_server, tmp_path):
+    """A log file with statistics makes its slice usable for pruning, but its counts are not the
+    slice's rows': Hive's derived column statistics come from the partitions without log files."""
+    table = f"hs_{uuid.uuid4().hex[:8]}"
+    base = str(tmp_path / table)
+    with HudiMetastoreClient(f"thrift://127.0.0.1:{our_server}") as c:
+        _register(c, table, base, table_type=HudiTableType.MERGE_ON_READ)
+        s1 = _commit(c, table, base, [("p=a", "fa", [_row(k) for k in range(0, 6)]),
+                                      ("p=b", "fb", [_row(k) for k in range(10, 14)])])
+        base_ts = next(iter(s1)).rsplit("_", 1)[1].split(".")[0]
+        ts = c.new_instant_time("default", table)
+        c.create_instant("default", table, ts, "deltacommit")
+        c.transition_to_inflight("default", table, ts, "deltacommit", None)
+        log = f"p=a/.fa_{base_ts}.log.1_0-1-1"
+        with open(f"{base}/{log}", "wb") as out:
+            out.write(b"#HUDI#")
+        schema = pa.schema([(n, t) for n, (_, t) in COLUMNS.items()])
+        stats = log_file_stats(pa.Table.from_pylist([_row(3)], schema=schema), list(COLUMNS))
+        c.complete_instant("default", table, ts, "deltacommit", {
+            "partitionToWriteStats": {"p=a": [{"fileId": "fa", "path": log, "partitionPath": "p=a",
+                                               "fileSizeInBytes": 6, "prevCommit": base_ts}]},
+            "compacted": False, "extraMetadata": {}, "operationType": "UPSERT"}, None,
+            [to_thrift("p=a", log, 6, 6, stats)])
+        assert [s.fileId for s in c.prune_file_slices("default", table, "i > 100").slices] == []
+    with _hms(our_server) as h:
+        part_stats = h.get_partitions_statistics_req(H2.PartitionsStatsRequest(
+            dbName="default", tblName=table, colNames=["i"], partNames=["p=p%3Da", "p=p%3Db"])).partStats
+        assert {n: (o[0].statsData.longStats.lowValue, o[0].statsData.longStats.highValue)
+                for n, o in part_stats.items() if o} == {"p=p%3Db": (10, 13)}
+        got = h.get_table_statistics_req(H2.TableStatsRequest(dbName="default", tblName=table,
+                                                              colNames=["i"])).tableStats
+        assert got == []
 
 
 def test_files_without_statistics_give_sizes_but_no_row_counts(our_server, tmp_path):
@@ -308,7 +344,8 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
     groups: dict[tuple[str, str], str] = {}  # (partition, file id) -> base instant of its latest slice
     logs: dict[tuple[str, str], list[str]] = {}  # log file names of the latest slice
     sizes: dict[str, int] = {}
-    seen: dict[str, int] = {"appended": 0, "compacted": 0, "replaced": 0}
+    seen: dict[str, int] = {"appended": 0, "compacted": 0, "replaced": 0, "log statistics": 0,
+                            "usable log slices": 0}
 
     def stat(part: str, fid: str, name: str, size: int) -> dict:
         return {"fileId": fid, "path": f"{part}/{name}", "partitionPath": part, "fileSizeInBytes": size,
@@ -341,24 +378,38 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
             doc["partitionToReplaceFileIds"] = replaced
         c.complete_instant("default", table, ts, action, doc, None, stats or None)
 
-    def log_stats(picks: list[tuple[str, str]], on: dict[tuple[str, str], str]) -> dict:
+    def log_stats(picks: list[tuple[str, str]], on: dict[tuple[str, str], str]) -> tuple[dict, list]:
+        """Log files on these groups, new ones mostly with statistics (of 1-3 rows), or appended to."""
         write_stats: dict[str, list] = {}
+        stats = []
+        schema = pa.schema([(n, t) for n, (_, t) in COLUMNS.items()])
         for part, fid in picks:
             names = logs.setdefault((part, fid), []) if on[(part, fid)] == groups.get((part, fid)) else []
             if names and rng.random() < 0.4:
-                name = rng.choice(names)  # appended to again: a bigger size
+                name = rng.choice(names)  # appended to again: a bigger size (its statistics dropped)
                 seen["appended"] += 1
             else:
                 name = f".{fid}_{on[(part, fid)]}.log.{len(names) + 1}_0-1-1"
                 names.append(name)
+            fresh = name not in sizes
             sizes[name] = sizes.get(name, 0) + rng.randint(100, 900)
             write_stats.setdefault(part, []).append(stat(part, fid, name, sizes[name]))
-        return write_stats
+            if fresh and rng.random() < 0.7:
+                lo = rng.randint(1, 86)
+                t = pa.Table.from_pylist([_row(lo + j) for j in range(rng.randint(1, 3))], schema=schema)
+                stats.append(to_thrift(part, f"{part}/{name}", sizes[name], sizes[name],
+                                       log_file_stats(t, list(COLUMNS))))
+                seen["log statistics"] += 1
+        return write_stats, stats
 
     eng = sa.create_engine(our_server_info.db_url)
 
     def check() -> None:
-        _assert_kept_equals_recount(eng, table)
+        ss, pcs = _assert_kept_equals_recount(eng, table)
+        # a partition with log files whose column `i` has statistics in every latest slice
+        with_logs = {r[1] for r in ss if r[3] != r[4]}
+        seen["usable log slices"] += any(p in with_logs and col == "i" and without == 0
+                                         for p, col, _, _, _, _, without in pcs)
 
     try:
         with c:
@@ -382,7 +433,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
                     ts = c.new_instant_time("default", table)
                     c.create_instant("default", table, ts, "deltacommit")
                     c.transition_to_inflight("default", table, ts, "deltacommit", None)
-                    complete(ts, "deltacommit", log_stats(pending[1], {g: cts for g in pending[1]}), [], "UPSERT")
+                    complete(ts, "deltacommit", *log_stats(pending[1], {g: cts for g in pending[1]}), "UPSERT")
                 elif step == "compaction" and pending is not None:
                     cts, picks = pending
                     pending = None
@@ -395,7 +446,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
                     ts = c.new_instant_time("default", table)
                     c.create_instant("default", table, ts, "deltacommit")
                     c.transition_to_inflight("default", table, ts, "deltacommit", None)
-                    complete(ts, "deltacommit", log_stats(picks, groups), [], "UPSERT")
+                    complete(ts, "deltacommit", *log_stats(picks, groups), "UPSERT")
                 elif step == "base":
                     picks = [g for g in rng.sample(live, min(2, len(live)))
                              if pending is None or g not in pending[1]]

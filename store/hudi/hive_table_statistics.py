@@ -151,7 +151,8 @@ class HiveTableStatistics:
         keys = list(paths)
         for i in range(0, len(keys), BATCH):
             q = select(pcs).where(pcs.c.tbl_id == ref.tbl_id, pcs.c.partition_path.in_(keys[i:i + BATCH]),
-                                  pcs.c.column_name.in_(list(types)), pcs.c.files_without_stats == 0)
+                                  pcs.c.column_name.in_(list(types)), pcs.c.files_without_stats == 0,
+                                  _base_files_only(pcs))
             for r in conn.execute(q.order_by(pcs.c.partition_path, pcs.c.column_name)):
                 name = paths[r.partition_path]
                 if r.column_name in have.get(name, set()):
@@ -188,7 +189,7 @@ def _table_aggregates(conn: Connection, tbl_id: int, columns: list[str]) -> dict
     q = select(pcs.c.column_name, func.count(), func.sum(pcs.c.files_without_stats), func.count(pcs.c.null_count),
                func.sum(pcs.c.null_count), func.sum(pcs.c.value_count),
                _bytes_agg(backend, func.min, pcs.c.min_key), _bytes_agg(backend, func.max, pcs.c.max_key)).where(
-        pcs.c.tbl_id == tbl_id, pcs.c.column_name.in_(columns)).group_by(pcs.c.column_name)
+        pcs.c.tbl_id == tbl_id, pcs.c.column_name.in_(columns), _base_files_only(pcs)).group_by(pcs.c.column_name)
     out = {}
     for col, n, missing, n_nulls, nulls, values, lo, hi in conn.execute(q):
         if n != parts or (missing or 0) > 0 or n_nulls != n:
@@ -196,6 +197,15 @@ def _table_aggregates(conn: Connection, tbl_id: int, columns: list[str]) -> dict
         out[col] = {"min": _bytes_back(backend, lo), "max": _bytes_back(backend, hi), "nulls": int(nulls or 0),
                     "values": int(values or 0)}
     return out
+
+
+def _base_files_only(pcs):
+    """The partition of a partition_column_stats row has no latest slice with log files: the
+    statistics of slices with log files bound their rows (the files' union, deleted and updated
+    records counted) and are not Hive's exact counts."""
+    ss = S.snapshot_stats
+    return select(ss.c.partition_path).where(ss.c.tbl_id == pcs.c.tbl_id, ss.c.partition_path == pcs.c.partition_path,
+                                             ss.c.num_files == ss.c.base_files).exists()
 
 
 def _bytes_agg(backend: str, agg, col):

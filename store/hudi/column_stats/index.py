@@ -1,6 +1,8 @@
-"""Column statistics of base files (RFC-27 column stats index) as commits change them: stored in the
-transaction that completes the instant, removed when clean, rollback or replace remove their files,
-and summed per partition (RFC-27 partition entries) for the partitions a change touches.
+"""Column statistics of base files and log files (RFC-27 column stats index) as commits change them:
+stored in the transaction that completes the instant, removed when clean, rollback or replace remove
+their files, and summed per partition (RFC-27 partition entries) for the partitions a change touches.
+A slice with log files counts as having statistics when its base file and every log file have them
+(bounds: their union; counts: their sums, which bound the merged rows' from above).
 """
 
 from __future__ import annotations
@@ -87,8 +89,8 @@ class FileColumnStats:
 
 class ColumnStats:
     def record(self, conn: Connection, ref: HudiTableRef, ts: str, stats: list[FileColumnStats]) -> Recorded:
-        """Statistics of the base files instant `ts` wrote (inside its completing transaction);
-        what was stored, by (partition, file name)."""
+        """Statistics of the files instant `ts` created (base files, new log files; inside its
+        completing transaction); what was stored, by (partition, file name)."""
         if not stats:
             return {}
         ids = self._written_ids(conn, ref, ts, stats)
@@ -97,7 +99,8 @@ class ColumnStats:
             row_id = ids.get((st.partition_path, st.file_name))
             if row_id is None:
                 raise InvalidObject(f"Column statistics for {st.partition_path}/{st.file_name}, "
-                                    f"a file the commit {ts} does not write")
+                                    f"a file the commit {ts} does not create (statistics of a log file "
+                                    f"appended to again would cover only the new blocks)")
             pairs.append((row_id, st))
         stored = self._insert(conn, ref, pairs)
         return {(st.partition_path, st.file_name): (row_id, *stored[row_id]) for row_id, st in pairs}
@@ -135,6 +138,30 @@ class ColumnStats:
         self._insert(conn, ref, pairs)
         self.update_groups(conn, ref, before, self.slices_of(conn, ref, groups))
         return len(pairs)
+
+    def forget_appended(self, conn: Connection, ref: HudiTableRef, written: WrittenFiles,
+                        before: Slices | None = None) -> None:
+        """Drop the statistics of the log files among `written` that the table holds already (an
+        instant appends to them again): they no longer cover the file's records, so their slices
+        are kept by every predicate. `before`: the groups' slices before the instant, whose
+        deferred partitions are read first (while the statistics are still there)."""
+        f, fs = S.files, S.file_stats
+        logs = [k for k, entry in written.items() if entry[2]]
+        ids: dict[int, str] = {}
+        for chunk in pair_chunks(logs):
+            wanted = set(chunk)
+            q = select(f.c.id, f.c.partition_path, f.c.name).select_from(
+                f.join(fs, fs.c.file_row_id == f.c.id)).where(
+                f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))
+            ids.update((r.id, r.partition_path) for r in conn.execute(q) if (r.partition_path, r.name) in wanted)
+        if not ids:
+            return
+        if before is not None and before.unread:
+            self._read_unread(conn, before, sorted(set(ids.values())))
+        rows = sorted(ids)
+        for i in range(0, len(rows), _CHUNK):
+            conn.execute(delete(S.column_stats).where(_in(conn, S.column_stats.c.file_row_id, rows[i:i + _CHUNK])))
+            conn.execute(delete(fs).where(_in(conn, fs.c.file_row_id, rows[i:i + _CHUNK])))
 
     @staticmethod
     def _groups_of_ids(conn: Connection, ids: list[int]) -> set[tuple[str, str]]:
@@ -194,10 +221,9 @@ class ColumnStats:
                      stats: list[FileColumnStats]) -> dict[tuple[str, str], int]:
         f = S.files
         wanted = {(st.partition_path, st.file_name) for st in stats}
-        # one statement: the base files the instant created (ix_files_created), those asked for kept
+        # one statement: the files the instant created (ix_files_created), those asked for kept
         return {(r.partition_path, r.name): r.id for r in conn.execute(
-            select(f.c.id, f.c.partition_path, f.c.name).where(
-                f.c.tbl_id == ref.tbl_id, f.c.created_ts == ts, f.c.is_log.is_(False)))
+            select(f.c.id, f.c.partition_path, f.c.name).where(f.c.tbl_id == ref.tbl_id, f.c.created_ts == ts))
             if (r.partition_path, r.name) in wanted}
 
     def forget_removed(self, conn: Connection, ref: HudiTableRef, partitions: Iterable[str],
@@ -232,10 +258,10 @@ class ColumnStats:
 
     def refresh_partitions(self, conn: Connection, ref: HudiTableRef, partitions: list[str]) -> None:
         """Per partition: the Hive basic statistics of its latest file slices (snapshot_stats), and
-        per column the bounds over the latest base files' statistics and how many latest slices give
-        no usable bounds for it (log files, files without statistics: the partition is then never
-        skipped by that column)."""
-        f, cs, pcs, ss, fs = S.files, S.column_stats, S.partition_column_stats, S.snapshot_stats, S.file_stats
+        per column the bounds over the latest slices' statistics and how many latest slices give no
+        usable bounds for it (files without statistics: the partition is then never skipped by that
+        column)."""
+        f, pcs, ss = S.files, S.partition_column_stats, S.snapshot_stats
         rg = S.replaced_file_groups
         for i in range(0, len(partitions), _CHUNK):
             chunk = partitions[i:i + _CHUNK]
@@ -247,28 +273,13 @@ class ColumnStats:
             live = conn.execute(select(f.c.id, f.c.partition_path, f.c.file_id, f.c.base_instant, f.c.is_log,
                                        f.c.size).where(
                 f.c.tbl_id == ref.tbl_id, _in(conn, f.c.partition_path, chunk), f.c.is_deleted.is_(False))).all()
-            slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
-            base_ids = [s.base_id for s in slices if s.base_id is not None and not s.logs]
-            sizes: dict[int, Row] = {}
-            sums: dict[tuple[str, str], _Sum] = {}
-            for j in range(0, len(base_ids), _CHUNK):
-                ids = base_ids[j:j + _CHUNK]
-                sizes.update((r.file_row_id, r) for r in conn.execute(
-                    select(fs.c.file_row_id, fs.c.uncompressed_size, fs.c.num_rows).where(
-                        _in(conn, fs.c.file_row_id, ids))))
-                q = select(f.c.partition_path, cs.c.column_name, cs.c.min_key, cs.c.max_key, cs.c.null_count,
-                           cs.c.value_count).select_from(cs.join(f, f.c.id == cs.c.file_row_id)).where(
-                    _in(conn, cs.c.file_row_id, ids))
-                for r in conn.execute(q):  # in Python: PostgreSQL has no min/max over bytea
-                    sums.setdefault((r.partition_path, r.column_name), _Sum()).add(r)
-            per_part: dict[str, _Basic] = {}
-            for sl in slices:
-                per_part.setdefault(sl.partition_path, _Basic()).add(sl, sizes.get(sl.base_id or -1))
-            rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "column_name": c,
-                     **s.row(per_part[p].slices if p in per_part else 0)} for (p, c), s in sums.items()]
+            read = self._read_slices(conn, _latest_slices([r for r in live
+                                                           if (r.partition_path, r.file_id) not in replaced]))
+            rows = [{"tbl_id": ref.tbl_id, "partition_path": p, "column_name": c, **agg.row(side.basic.slices)}
+                    for p, side in read.sides.items() for c, agg in side.columns.items()]
             _insert_aggregates(conn, pcs, rows)
-            _insert_aggregates(conn, ss, [{"tbl_id": ref.tbl_id, "partition_path": p, **b.row()}
-                                          for p, b in per_part.items()])
+            _insert_aggregates(conn, ss, [{"tbl_id": ref.tbl_id, "partition_path": p, **side.basic.row()}
+                                          for p, side in read.sides.items()])
 
     # --- incremental upkeep: only the file groups a change touches --------------------------------
 
@@ -363,26 +374,23 @@ class ColumnStats:
         for g in groups:
             files = mine.get(g)
             base = next((w for w in files if not w.is_log), None) if files else None
-            if base is None or g in replaced or prior.get(g, "") >= ts:
-                rest.add(g)
+            if base is None or g in replaced or prior.get(g, "") >= ts or len(files) > 1:  # type: ignore[arg-type]
+                rest.add(g)  # (a new base file with log files on it: read again, as rare as it is)
                 continue
-            assert files is not None
-            logs = len(files) > 1
-            size = files[0].size if not logs else sum(w.size for w in files)
             rec = recorded.get((g[0], base.name))
             # a base file the instant stored no statistics for counts as one without statistics
-            out.add(g, ts, len(files), size, True, logs, None if rec is None else rec[1],
-                    None if rec is None or logs else rec[2])
+            out.add(g, ts, 1, base.size, True, False, None if rec is None else rec[1],
+                    None if rec is None else rec[2])
         if rest:
             out.merge(self.slices_of(conn, ref, rest))
         return out
 
     @staticmethod
     def _read_slices(conn: Connection, slices: list[_Slice] | tuple[_Slice, ...]) -> Slices:
-        """What each slice adds to its partition's statistics; the statistics of the base files of
-        slices without log files (the usable ones) are read."""
+        """What each slice adds to its partition's statistics; the statistics of the files of slices
+        with a base file are read (a slice with log files is usable when every file has some)."""
         fs, cs = S.file_stats, S.column_stats
-        base_ids = [sl.base_id for sl in slices if sl.base_id is not None and not sl.logs]
+        base_ids = [i for sl in slices if sl.base_id is not None for i in (sl.base_id, *sl.log_ids)]
         sizes: dict[int, Any] = {}
         cols: dict[int, dict[str, Any]] = {}
         step = _ARRAY_CHUNK if conn.dialect.name == "postgresql" else _CHUNK  # one array parameter there
@@ -395,11 +403,15 @@ class ColumnStats:
                                          cs.c.null_count, cs.c.value_count).where(_in(conn, cs.c.file_row_id, ids))):
                 cols.setdefault(r[0], {})[r[1]] = _Bounds(*r)
         out = Slices()
-        for partition, fid, base_id, instant, files, size, logs in slices:
-            usable = base_id is not None and not logs
-            out.add((partition, fid), instant, files, size, base_id is not None, logs,
-                    sizes.get(base_id) if usable else None,  # type: ignore[arg-type]
-                    cols.get(base_id) if usable else None)  # type: ignore[arg-type]
+        for partition, fid, base_id, instant, files, size, logs, log_ids in slices:
+            if base_id is None:
+                out.add((partition, fid), instant, files, size, False, logs, None, None)
+            elif not logs:
+                out.add((partition, fid), instant, files, size, True, False, sizes.get(base_id), cols.get(base_id))
+            else:
+                usable = base_id in sizes and all(i in sizes for i in log_ids)
+                out.add((partition, fid), instant, files, size, True, True, sizes.get(base_id),
+                        _slice_columns([cols.get(i) for i in (base_id, *log_ids)]) if usable else None)
         return out
 
     def _read_unread(self, conn: Connection, slices: Slices, partitions: list[str]) -> None:
@@ -506,6 +518,38 @@ class _Slice(NamedTuple):
     files: int
     size: int
     logs: bool  # whether it has log files
+    log_ids: tuple[int, ...] = ()  # the files rows of its log files
+
+
+def _slice_columns(files: list[dict[str, _Bounds] | None]) -> dict[str, _Bounds] | None:
+    """The column statistics of a slice from its files' (base file first, then its log files):
+    per column the union of their bounds and the sums of their counts (the merged rows are among
+    the files' records, so these bound them); a column some file has no usable statistics for (no
+    row, unknown counts, no bounds while not all null) is left out."""
+    if any(c is None for c in files):
+        return None
+    first = files[0]
+    assert first is not None
+    out: dict[str, _Bounds] = {}
+    for name, b in first.items():
+        lo: bytes | None = None
+        hi: bytes | None = None
+        nulls = values = 0
+        for c in files:
+            r = c.get(name)  # type: ignore[union-attr]
+            if r is None or r.null_count is None or r.value_count is None:
+                break
+            if r.min_key is not None and r.max_key is not None:
+                a, z = bytes(r.min_key), bytes(r.max_key)
+                lo = a if lo is None else min(lo, a)
+                hi = z if hi is None else max(hi, z)
+            elif r.null_count != r.value_count:
+                break
+            nulls += r.null_count
+            values += r.value_count
+        else:
+            out[name] = _Bounds(b.file_row_id, name, lo, hi, nulls, values)
+    return out
 
 
 # positions in the `files` rows _latest_slices reads (Row attribute access costs ten times more)
@@ -528,13 +572,15 @@ def _latest_slices(rows: list[Row]) -> list[_Slice]:
         if len(members) == 1:  # the common case: one base file
             m = members[0]
             log = bool(m[_LOG])
-            out.append(_Slice(partition, fid, None if log else m[_ID], m[_BASE], 1, m[_SIZE], log))
+            out.append(_Slice(partition, fid, None if log else m[_ID], m[_BASE], 1, m[_SIZE], log,
+                              (m[_ID],) if log else ()))
             continue
         latest = max(m[_BASE] for m in members)
         files = [m for m in members if m[_BASE] == latest]
         base = next((m[_ID] for m in files if not m[_LOG]), None)
+        log_ids = tuple(m[_ID] for m in files if m[_LOG])
         out.append(_Slice(partition, fid, base, latest, len(files), sum(m[_SIZE] for m in files),
-                          any(m[_LOG] for m in files)))
+                          bool(log_ids), log_ids))
     return out
 
 

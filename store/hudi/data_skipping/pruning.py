@@ -6,9 +6,10 @@ partition index. The statistics leaves then give, where they can, key ranges of 
 <=, >, >=, BETWEEN, IN, LIKE prefix; several leaves of a column under AND intersect): the base
 files whose [min, max] may overlap them are found through the prefix-tree index of column_stats
 (fork_len, fork_key: one index range per prefix length), then checked against the whole
-predicate. Partitions where some latest slice has no statistics for such a column (log files,
-files written without statistics), and predicates giving no ranges (IS NULL, NOT IN, ...), are
-evaluated file by file over those partitions. Slices with log files are never skipped.
+predicate. Partitions where some latest slice has no statistics for such a column (files written
+without statistics) or has log files, and predicates giving no ranges (IS NULL, NOT IN, ...), are
+evaluated file by file over those partitions. A slice with log files is skipped, as Hudi's reader
+skips it, only when its base file and every log file are (a file without statistics is never).
 """
 
 from __future__ import annotations
@@ -247,11 +248,13 @@ def _facts_statement(tbl_id: Any, columns: list[Any]) -> Select[Any]:
 
 def _clean_flags(tbl_id: Any, columns: list[Any]) -> list:
     """Per column: EXISTS, for the snapshot_stats row in the enclosing query, a partition
-    statistics row of that column with no file lacking statistics."""
+    statistics row of that column with no file lacking statistics, in a partition whose latest
+    slices are base files only (the index path answers base files; slices with log files are
+    evaluated file by file)."""
     pcs, ss = S.partition_column_stats, S.snapshot_stats
     return [select(pcs.c.partition_path).where(
         pcs.c.tbl_id == tbl_id, pcs.c.partition_path == ss.c.partition_path, pcs.c.column_name == col,
-        pcs.c.files_without_stats == 0).exists() for col in columns]
+        pcs.c.files_without_stats == 0, ss.c.num_files == ss.c.base_files).exists() for col in columns]
 
 
 def _facts(rows: Sequence[Sequence[Any]], flags: Iterable[int]) -> tuple[dict[str, int], list[str]]:
@@ -276,8 +279,8 @@ def _indexed_rows(conn: Connection, tbl_id: int, ranges: list[Range], tree: Node
                   types: dict[str, str], clean: set[str]) -> list[Sequence[Any]]:
     """Latest slices of the `clean` partitions whose base file may match, as the base files'
     `files` rows (FILE_COLUMNS): candidates by the fork index that are their group's latest file
-    (in a clean partition no latest slice has log files), checked against the whole predicate in
-    SQL."""
+    (in a clean partition no latest slice has log files: _clean_flags), checked against the whole
+    predicate in SQL."""
     f, rg = S.files, S.replaced_file_groups
     if not ranges:
         return []
@@ -427,12 +430,13 @@ def _run_text(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple]
 
 def _scanned_slices(conn: Connection, tbl_id: int, slices: list[FileSlice], parts: list[str], tree: Node,
                     text: str, types: dict[str, str]) -> list[FileSlice]:
-    """The slices of `parts` a file-by-file evaluation keeps (slices with logs always)."""
+    """The slices of `parts` a file-by-file evaluation keeps: a slice is skipped when its base file
+    and every log file are (a slice without a base file is kept)."""
     if not slices:
         return []
     skipped = _skipped_files(conn, tbl_id, parts, tree, text, types)
-    return [s for s in slices if s.log_files or s.base_file is None
-            or (s.partition_path, s.base_file.name) not in skipped]
+    return [s for s in slices if s.base_file is None or (s.partition_path, s.base_file.name) not in skipped
+            or any((s.partition_path, lf.name) not in skipped for lf in s.log_files)]
 
 
 def _skipped_files(conn: Connection, tbl_id: int, parts: list[str], tree: Node, text: str,
@@ -446,8 +450,7 @@ def _skipped_files(conn: Connection, tbl_id: int, parts: list[str], tree: Node, 
     out: set[tuple[str, str]] = set()
     for i in range(0, len(parts), _CHUNK):
         q = select(f.c.partition_path, f.c.name).where(
-            f.c.tbl_id == tbl_id, f.c.partition_path.in_(parts[i:i + _CHUNK]), f.c.is_deleted.is_(False),
-            f.c.is_log.is_(False), ~keep)
+            f.c.tbl_id == tbl_id, f.c.partition_path.in_(parts[i:i + _CHUNK]), f.c.is_deleted.is_(False), ~keep)
         out.update((r.partition_path, r.name) for r in conn.execute(q))
     return out
 

@@ -9,10 +9,11 @@ the server's column statistics (`column_stats` rows, docs/column_stats.md), neve
   listed in `hoodie.table.metadata.partitions` only once that deltacommit completed (`ready`);
   removed (its deltacommit first) when turned off;
 * per completed instant (`files_for`, in the `files` partition's deltacommit): per file group a log
-  file with the records of the base files the instant wrote (their rows, `files.created_ts`) and a
-  delete block of the keys of the files it deleted (clean, rollback, restore; one key per column of
-  the table's schema: their rows are gone by then); compacted into a new base file once a group's
-  slice has `compact_after` log files, as the `files` partition is. Names and slices per table
+  file with the records of the base files and log files the instant created (their rows,
+  `files.created_ts`) and a delete block of the keys of the files it deleted (clean, rollback,
+  restore; one key per column of the table's schema: their rows are gone by then) and of the log
+  files it appended to again (the server dropped their statistics); compacted into a new base file
+  once a group's slice has `compact_after` log files, as the `files` partition is. Names and slices per table
   version as the `files` partition's (hudi_format/metadata_table_layout.py).
 
 Bounds come back from their order-preserving keys with the column's Hive type. A file whose
@@ -21,7 +22,9 @@ bound that is no string) gets no records at all: readers keep files the index do
 Columns of other types (binary, nested; index version 1: decimals wider than (30,15)) are not
 written. Sizes (`totalSize`, `totalUncompressedSize`) are the column chunks' bytes the writer sent
 with the statistics (parquet_stats.py, from the footer, as Hudi reads them), 0 for statistics sent
-without them. Log files get no records (their slices are kept).
+without them. A log file's records are a base file's with sizes 0, as Hudi 1.2 writes them (its
+bounds and counts over the log's data records); a log file without statistics has none, so readers
+keep its slice.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from hudi_format.storage import TableStorage
 from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
+from store.db.dialect import pair_chunks, pairs_in
 from store.hudi.column_stats import base_type, decode_number
 from store.hudi.record_index import mirrors_record_index
 from store.hudi.tables import HudiTableRef
@@ -88,9 +92,9 @@ def bound_value(hive_type: str, key: bytes | None, upper: bool) -> tuple[bool, o
 
 
 def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, str],
-                 version: int = 1) -> list[C.ColumnStatsRecord]:
-    """The records of one base file from its `column_stats` rows (index `version`); [] when one of
-    them cannot be held."""
+                 version: int = 1, log: bool = False) -> list[C.ColumnStatsRecord]:
+    """The records of one base file (a log file: `log`, sizes 0) from its `column_stats` rows (index
+    `version`); [] when one of them cannot be held."""
     out = []
     for r in rows:
         hive_type = types.get(r.column_name.lower())
@@ -108,9 +112,9 @@ def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, 
                 return []
             if ct.wrapper in ("DecimalWrapper", "BytesWrapper"):
                 lo, hi = Decimal(lo), Decimal(hi)  # type: ignore[arg-type]
+        sizes = (0, 0) if log else (int(r.total_size or 0), int(r.uncompressed_size or 0))
         out.append(C.ColumnStatsRecord(partition, name, r.column_name, ct.wrapper, lo, hi, int(r.null_count),
-                                       int(r.value_count), int(r.total_size or 0), int(r.uncompressed_size or 0),
-                                       value_type=ct.value_type, type_info=ct.type_info))
+                                       int(r.value_count), *sizes, value_type=ct.value_type, type_info=ct.type_info))
     return out
 
 
@@ -169,26 +173,46 @@ class ColumnStatsPartition:
             .order_by(sc.c.is_partition_col, sc.c.position))}
 
     def _records(self, ref: HudiTableRef, created_ts: str | None) -> tuple[list[C.ColumnStatsRecord], dict[str, str]]:
-        """The records of the live base files (created by `created_ts`, else all), and the table's columns."""
+        """The records of the live files with statistics (created by `created_ts`, else all), and the
+        table's columns."""
         f, cs = S.files, S.column_stats
-        q = select(f.c.id, f.c.partition_path, f.c.name, cs.c.column_name, cs.c.min_key, cs.c.max_key,
+        q = select(f.c.id, f.c.partition_path, f.c.name, f.c.is_log, cs.c.column_name, cs.c.min_key, cs.c.max_key,
                    cs.c.null_count, cs.c.value_count, cs.c.total_size, cs.c.uncompressed_size).select_from(
-            f.join(cs, cs.c.file_row_id == f.c.id)).where(
-            f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False))
+            f.join(cs, cs.c.file_row_id == f.c.id)).where(f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False))
         if created_ts is not None:
             q = q.where(f.c.created_ts == created_ts)
         by_file: dict[int, list] = {}
         with self.store.read() as conn:
             types = self._types(conn, ref.tbl_id)
             names: dict[int, tuple[str, str]] = {}
+            logs: set[int] = set()
             for r in conn.execute(q.order_by(f.c.id)):
                 by_file.setdefault(r.id, []).append(r)
                 names[r.id] = (r.partition_path or "", r.name)
+                if r.is_log:
+                    logs.add(r.id)
         out: list[C.ColumnStatsRecord] = []
         version = C.index_version(ref.config.table_version)
         for row_id, rows in by_file.items():
-            out.extend(file_records(*names[row_id], rows, types, version))
+            out.extend(file_records(*names[row_id], rows, types, version, row_id in logs))
         return out, types
+
+    def _appended(self, ref: HudiTableRef, ts: str, added: Mapping[str, Mapping[str, int]]) -> dict[str, list[str]]:
+        """The log files among `added` that an instant before `ts` created, by partition."""
+        logs = [(p or "", n) for p, names in added.items() for n in names if ".log." in n]
+        if not logs:
+            return {}
+        f = S.files
+        out: dict[str, list[str]] = {}
+        with self.store.read() as conn:
+            for chunk in pair_chunks(logs):
+                wanted = set(chunk)
+                for r in conn.execute(select(f.c.partition_path, f.c.name).where(
+                        f.c.tbl_id == ref.tbl_id, f.c.created_ts != ts,
+                        pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))):
+                    if (r.partition_path, r.name) in wanted:
+                        out.setdefault(r.partition_path, []).append(r.name)
+        return out
 
     # --- bootstrap ------------------------------------------------------------------------------
 
@@ -239,16 +263,16 @@ class ColumnStatsPartition:
         if any(added.values()) and action not in ("rollback", "restore"):
             records, types = self._records(ref, ts)
             self.write_index_definitions(st, ref, types, records)  # the schema may have changed
+        # the files deleted, and the log files appended to again (their records no longer bound them)
+        dropped = self._appended(ref, ts, added)
         gone: dict[int, list[str]] = {}
-        if any(deleted.values()):
+        if any(deleted.values()) or any(dropped.values()):
             if not types:
                 with self.store.read() as conn:
                     types = self._types(conn, ref.tbl_id)
             columns = sorted(set(self._spelled(st, records, types)) | set(types))
-            for partition, names in deleted.items():
+            for partition, names in [*deleted.items(), *dropped.items()]:
                 for name in names:
-                    if ".log." in name:
-                        continue
                     for column in columns:
                         key = C.record_key(column, partition, name)
                         gone.setdefault(C.file_group_of(key), []).append(key)

@@ -174,6 +174,7 @@ class InstantCompletion:
             replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
             groups = {(p, entry[0]) for (p, _), entry in files_written.items()} | replaced_now
             before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True)
+            self.column_stats.forget_appended(conn, ref, files_written, before)
             self.listing.add_files(conn, ref, ts, meta, files_written)
             recorded = self.column_stats.record(conn, ref, ts, column_stats)
             after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
@@ -202,7 +203,9 @@ class InstantCompletion:
             before = self.column_stats.slices_of(conn, ref, groups)
             self.listing.mark_deleted(conn, ref, ts, deleted)
             self.listing.forget_instants(conn, ref, rolled)
-            self.listing.add_files(conn, ref, ts, written)
+            appended = written_files(written)
+            self.column_stats.forget_appended(conn, ref, appended, before)
+            self.listing.add_files(conn, ref, ts, written, appended)
             self.column_stats.forget_removed(conn, ref, touched_set, groups, before)
             self.statistics.publish(conn, ref, sorted(touched_set))
             return None, None

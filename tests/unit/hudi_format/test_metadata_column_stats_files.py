@@ -6,7 +6,7 @@ index definitions (index version 1 for 6 and 8, 2 for 9); and for another versio
 value types: tests/fixtures/hudi-tables/cow_v9_restored.zip, whose restore turned the metadata
 table on): its base files' records, the restore's delete blocks, the initial empty blocks and the
 index definitions; and the records Hudi 1.2 wrote for the log files of the merge-on-read copy
-(mor_v9_restored.zip; the server writes none yet)."""
+(mor_v9_restored.zip; the server writes them so: tests/unit/store/hudi/test_metadata_column_stats.py)."""
 
 from __future__ import annotations
 
@@ -265,7 +265,7 @@ MOR_V9_FIXTURE = V9_FIXTURE.with_name("mor_v9_restored.zip")
 
 def test_v9_records_of_log_files_are_hudis():
     """What Hudi 1.2 writes into `column_stats` for a merge-on-read table's log files (the facts
-    docs/hudi.md "Statistics of log files" plans from; the server writes none yet): a record per
+    docs/hudi.md "Statistics of log files" follows; the server's: test_metadata_column_stats.py): a record per
     (log file, column) as for base files, keyed by the log file's name, its bounds and counts over
     the log's data records, sizes 0; re-encoded from its values by our encoder byte-equal. The
     restore deleted the records of the log files it rolled back by key, as those of base files."""

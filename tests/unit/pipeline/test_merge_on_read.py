@@ -106,3 +106,40 @@ def test_slice_whose_every_record_is_deleted_reads_empty(tmp_path):
     base, logs = _slice(tmp_path, delete_block(T(2), [("1", "p"), ("2", "p"), ("3", "p")]))
     merged = read_slice(base, logs, SCHEMA, "ts")
     assert merged.num_rows == 0 and merged.schema.names == read_slice(base, [], SCHEMA, "ts").schema.names
+
+
+def _upserts_and_deletes(rows: list[dict], deleted: list[int]) -> tuple[pa.Table, pa.Table]:
+    def table(rs: list[dict], delete: bool) -> pa.Table:
+        return pa.Table.from_pylist([{**r, "_hoodie_record_key": str(r["id"]), "_delete": delete} for r in rs],
+                                    schema=DATA.append(pa.field("_hoodie_record_key", pa.string()))
+                                    .append(pa.field("_delete", pa.bool_())))
+    return table(rows, False), table([{"id": k, "ts": None, "m": None} for k in deleted], True)
+
+
+def test_log_file_write_stat_carries_its_data_records_statistics(tmp_path):
+    from hudi_format.storage_strategy import HiveStorageStrategy
+    from pipeline.file_group_writer import FileGroupWriter
+    from pipeline.storage import FileLayout
+
+    w = FileGroupWriter(metastore="thrift://127.0.0.1:1", db="d", table="t",
+                        layout=FileLayout(HiveStorageStrategy(str(tmp_path))), instant=T(2), data_schema=DATA,
+                        groups={"f1-0": ("p", None, T(1))}, stats_columns=["id", "ts"],
+                        appends={"f1-0": (T(1), 1)}, avro_schema=AVRO)
+    rel = "p/" + log_file_name("f1-0", T(1), 1, "0-1-0")
+    upserts, deletes = _upserts_and_deletes([{"id": 7, "ts": 40, "m": None}, {"id": 3, "ts": None, "m": None},
+                                             {"id": 5, "ts": 100, "m": {"a": 1}}], [9])
+    row = w._append("f1-0", "p", upserts, deletes, "0-1-0", rel).to_pylist()[0]
+    stats = {c["column"]: c for c in json.loads(row["columnStats"])}
+    # the upserts only (the deleted key 9 is no data record); sizes 0, as Hudi's log records
+    assert stats["id"] == {"column": "id", "min": {"i": 3}, "max": {"i": 7}, "nulls": 0, "values": 3,
+                           "size": 0, "usize": 0}
+    assert stats["ts"] == {"column": "ts", "min": {"i": 40}, "max": {"i": 100}, "nulls": 1, "values": 3,
+                           "size": 0, "usize": 0}
+    assert set(stats) == {"id", "ts"}
+    # a delete-only log file has none; nor a log file of a table indexing no column
+    upserts, deletes = _upserts_and_deletes([], [3])
+    rel2 = "p/" + log_file_name("f1-0", T(1), 2, "0-1-0")
+    assert w._append("f1-0", "p", upserts, deletes, "0-1-0", rel2).to_pylist()[0]["columnStats"] is None
+    w.stats_columns = []
+    upserts, _ = _upserts_and_deletes([{"id": 1, "ts": 1, "m": None}], [])
+    assert w._append("f1-0", "p", upserts, deletes, "0-1-0", rel2).to_pylist()[0]["columnStats"] is None

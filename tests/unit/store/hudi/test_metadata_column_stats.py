@@ -16,7 +16,7 @@ from hudi_format import hfile
 from hudi_format import metadata_column_stats as C
 from hudi_format.config_keys import COLUMN_STATS_ENABLE, INDEX_DEFS_PATH, METADATA_ENABLE, METADATA_PARTITIONS
 from hudi_format.metadata_table_layout import metadata_table_layout
-from hudi_format.table_config import COW, HudiTableConfig, read_properties
+from hudi_format.table_config import COW, MOR, HudiTableConfig, read_properties
 from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_key
 from tests.test_storage_mirror import AVRO_SCHEMA, attach, services
 from thrift_idl.hive_metastore.ttypes import Database
@@ -25,12 +25,12 @@ AVRO = {**AVRO_SCHEMA, "fields": [*AVRO_SCHEMA["fields"], {"name": "score", "typ
 TYPES = {"id": "int", "name": "string", "ts": "bigint", "score": "double"}
 
 
-def _table(tmp_path, properties: dict[str, str], version: int = 6):
+def _table(tmp_path, properties: dict[str, str], version: int = 6, table_type: str = COW):
     tables, timeline, _snapshot = services(tmp_path)
     tables.create_database(Database(name="db1"))
     base = str(tmp_path / "t1")
     timeline.register_table(HudiTableConfig(
-        db_name="db1", table_name="t1", table_type=COW, record_key_fields=["id"], partition_fields=["dt"],
+        db_name="db1", table_name="t1", table_type=table_type, record_key_fields=["id"], partition_fields=["dt"],
         precombine_field="ts", key_generator="org.apache.hudi.keygen.SimpleKeyGenerator", base_path=base,
         table_version=version,
         avro_schema=json.dumps(AVRO), properties={METADATA_ENABLE: "true", **properties}))
@@ -43,21 +43,27 @@ def _bounds(column: str, lo, hi, nulls: int = 0, values: int = 10) -> ColumnBoun
                         nulls, values, 100 + len(column), 300 + len(column))  # sizes: the writer's
 
 
-def _commit(timeline, ts: str | None, files: dict[tuple[str, str], list[ColumnBounds]]) -> str:
+def _commit(timeline, ts: str | None, files: dict[tuple[str, str], list[ColumnBounds]],
+            action: str = "commit", logs: dict[tuple[str, str], str] | None = None) -> str:
     """A commit (at `ts`, else a new instant time) writing base files (partition, file id) -> their
-    statistics; its instant time."""
-    ts = timeline.create_instant("db1", "t1", ts, "commit", b"", 60).ts
+    statistics (`logs`: log files, (partition, file id) -> name; their statistics, None: none); its
+    instant time."""
+    ts = timeline.create_instant("db1", "t1", ts, action, b"", 60).ts
     write_stats: dict[str, list] = {}
     stats = []
     for (p, fid), cols in files.items():
-        name = f"{fid}_0-1-1_{ts}.parquet"
+        name = (logs or {}).get((p, fid)) or f"{fid}_0-1-1_{ts}.parquet"
+        if cols is None:
+            write_stats.setdefault(p, []).append({"fileId": fid, "path": f"{p}/{name}", "partitionPath": p,
+                                                  "fileSizeInBytes": 1000, "prevCommit": "null", "numWrites": 1})
+            continue
         write_stats.setdefault(p, []).append({"fileId": fid, "path": f"{p}/{name}", "partitionPath": p,
                                               "fileSizeInBytes": 1000, "prevCommit": "null", "numWrites": 10})
         stats.append(FileColumnStats(p, name, 1000, 4000, cols))
     meta = json.dumps({"partitionToWriteStats": write_stats, "compacted": False, "extraMetadata": {},
                        "operationType": "UPSERT"}).encode()
-    timeline.transition_to_inflight("db1", "t1", ts, "commit", b"")
-    timeline.complete_instant("db1", "t1", ts, "commit", meta, column_stats=stats)
+    timeline.transition_to_inflight("db1", "t1", ts, action, b"")
+    timeline.complete_instant("db1", "t1", ts, action, meta, column_stats=stats)
     return ts
 
 
@@ -179,3 +185,38 @@ def test_off_by_config(tmp_path, version):
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
     assert props[METADATA_PARTITIONS] == "files" and INDEX_DEFS_PATH not in props
     assert not os.path.exists(os.path.join(base, ".hoodie", "metadata", C.COLUMN_STATS))
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_log_files_records_follow_deltacommits_appends_and_cleans(tmp_path, version):
+    """A merge-on-read table: a log file the server has statistics of gets a record per column as
+    Hudi 1.2 writes it (sizes 0); one without statistics none; one appended to again (its
+    statistics dropped) and one cleaned lose theirs (deleted by key)."""
+    timeline, _mirror, base = _table(tmp_path, {}, version, MOR)
+    t1 = _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 1, 9)], ("dt=a", "g2-0"): [_bounds("id", 20, 29)]},
+                 "deltacommit")
+    log1, log2 = f".g1-0_{t1}.log.1_0-1-1", f".g2-0_{t1}.log.1_0-1-1"
+    _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 100, 102, 0, 3), _bounds("name", "x", "y", 1, 3)],
+                             ("dt=a", "g2-0"): None},
+            "deltacommit", {("dt=a", "g1-0"): log1, ("dt=a", "g2-0"): log2})
+    view = partition_view(base, version)
+    assert _summary(view) == {
+        (f"g1-0_0-1-1_{t1}.parquet", "id"): (("IntWrapper", 1), ("IntWrapper", 9), 0, 10),
+        (f"g2-0_0-1-1_{t1}.parquet", "id"): (("IntWrapper", 20), ("IntWrapper", 29), 0, 10),
+        (log1, "id"): (("IntWrapper", 100), ("IntWrapper", 102), 0, 3),
+        (log1, "name"): (("StringWrapper", "x"), ("StringWrapper", "y"), 1, 3)}
+    logs = [s for s in view.values() if s["fileName"] == log1]
+    assert all((s["totalSize"], s["totalUncompressedSize"], s["isTightBound"]) == (0, 0, False) for s in logs)
+    assert all(k == C.record_key(s["columnName"], "dt=a", s["fileName"]) for k, s in view.items())
+    # log1 appended to again (a later deltacommit, no statistics for it): its records are deleted
+    _commit(timeline, None, {("dt=a", "g1-0"): None}, "deltacommit", {("dt=a", "g1-0"): log1})
+    assert {k[0] for k in _summary(partition_view(base, version))} == {
+        f"g1-0_0-1-1_{t1}.parquet", f"g2-0_0-1-1_{t1}.parquet"}
+    # a new log file with statistics, then cleaned
+    log3 = f".g2-0_{t1}.log.2_0-1-1"
+    _commit(timeline, None, {("dt=a", "g2-0"): [_bounds("id", 5, 5, 0, 1)]}, "deltacommit",
+            {("dt=a", "g2-0"): log3})
+    assert (log3, "id") in _summary(partition_view(base, version))
+    _clean(timeline, None, {"dt=a": [log3]})
+    assert {k[0] for k in _summary(partition_view(base, version))} == {
+        f"g1-0_0-1-1_{t1}.parquet", f"g2-0_0-1-1_{t1}.parquet"}
