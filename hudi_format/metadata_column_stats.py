@@ -40,7 +40,7 @@ from decimal import Decimal
 
 from hudi_format import hfile, log_file
 from hudi_format.hfile_writer import write_hfile
-from hudi_format.metadata_table import SCHEMA_JSON, WRITE_TOKEN, _parsed
+from hudi_format.metadata_table import SCHEMA_JSON, GroupFileNames, _parsed
 
 COLUMN_STATS = "column_stats"
 INIT_INSTANT = "00000000000000011"  # the partition's initial instant (the files partition's is ...010)
@@ -118,30 +118,11 @@ def file_group_of(key: str, groups: int = FILE_GROUPS) -> int:
     return abs(abs(h) % groups)
 
 
-def file_id(group: int) -> str:
-    return f"col-stats-{group:04d}-0"
-
-
-def base_file_name(group: int, instant: str) -> str:
-    return f"{file_id(group)}_{WRITE_TOKEN}_{instant}.hfile"
-
-
-def log_file_name(group: int, base_instant: str, version: int) -> str:
-    return f".{file_id(group)}_{base_instant}.log.{version}_{WRITE_TOKEN}"
-
-
-def parse_name(name: str) -> tuple[int, str, str, int | None] | None:
-    """(group, kind 'base' | 'log', base instant, log version) of a file of the partition; None else."""
-    for group in range(FILE_GROUPS):
-        fid = file_id(group)
-        if name.startswith(f"{fid}_") and name.endswith(".hfile"):
-            return group, "base", name[:-len(".hfile")].rsplit("_", 1)[1], None
-        if name.startswith(f".{fid}_") and ".log." in name:
-            instant, _, rest = name[len(fid) + 2:].partition(".log.")
-            version = rest.partition("_")[0]
-            if instant.isdigit() and version.isdigit():
-                return group, "log", instant, int(version)
-    return None
+_NAMES = GroupFileNames("col-stats-", FILE_GROUPS)
+file_id = _NAMES.file_id
+base_file_name = _NAMES.base_file_name
+log_file_name = _NAMES.log_file_name
+parse_name = _NAMES.parse_name
 
 
 # --- values -----------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_format import metadata_column_stats as C
+from hudi_format.metadata_table import GroupFileNames
 
 PARTITION_STATS = "partition_stats"
 FILE_ID_PREFIX = "partition-stats-"
@@ -39,30 +40,11 @@ def record_key(column: str, partition: str) -> str:
     return C._id64(column) + C._id64(partition or ".")
 
 
-def file_id(group: int) -> str:
-    return f"{FILE_ID_PREFIX}{group:04d}-0"
-
-
-def base_file_name(group: int, instant: str) -> str:
-    return f"{file_id(group)}_{C.WRITE_TOKEN}_{instant}.hfile"
-
-
-def log_file_name(group: int, base_instant: str, version: int) -> str:
-    return f".{file_id(group)}_{base_instant}.log.{version}_{C.WRITE_TOKEN}"
-
-
-def parse_name(name: str) -> tuple[int, str, str, int | None] | None:
-    """(group, kind 'base' | 'log', base instant, log version) of a file of the partition; None else."""
-    for group in range(FILE_GROUPS):
-        fid = file_id(group)
-        if name.startswith(f"{fid}_") and name.endswith(".hfile"):
-            return group, "base", name[:-len(".hfile")].rsplit("_", 1)[1], None
-        if name.startswith(f".{fid}_") and ".log." in name:
-            instant, _, rest = name[len(fid) + 2:].partition(".log.")
-            version = rest.partition("_")[0]
-            if instant.isdigit() and version.isdigit():
-                return group, "log", instant, int(version)
-    return None
+_NAMES = GroupFileNames(FILE_ID_PREFIX, FILE_GROUPS)
+file_id = _NAMES.file_id
+base_file_name = _NAMES.base_file_name
+log_file_name = _NAMES.log_file_name
+parse_name = _NAMES.parse_name
 
 
 def file_group_of(key: str, groups: int = FILE_GROUPS) -> int:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from hudi_format import hfile
 from hudi_format import metadata_column_stats as C
 from hudi_format.hfile_writer import write_hfile
-from hudi_format.metadata_table import SCHEMA_JSON, WRITE_TOKEN, _parsed
+from hudi_format.metadata_table import SCHEMA_JSON, GroupFileNames, _parsed
 
 RECORD_INDEX = "record_index"
 FILE_ID_PREFIX = "record-index-"
@@ -69,37 +69,11 @@ def file_group_of(key: str, groups: int) -> int:
     return C.file_group_of(key, groups)
 
 
-def file_id(group: int) -> str:
-    return f"{FILE_ID_PREFIX}{group:04d}-0"
-
-
-def base_file_name(group: int, instant: str) -> str:
-    return f"{file_id(group)}_{WRITE_TOKEN}_{instant}.hfile"
-
-
-def log_file_name(group: int, base_instant: str, version: int) -> str:
-    return f".{file_id(group)}_{base_instant}.log.{version}_{WRITE_TOKEN}"
-
-
-def parse_name(name: str) -> tuple[int, str, str, int | None] | None:
-    """(group, kind 'base' | 'log', base instant, log version) of a file of the partition; None else."""
-    stem = name[1:] if name.startswith(".") else name
-    if not stem.startswith(FILE_ID_PREFIX):
-        return None
-    number, _, rest = stem[len(FILE_ID_PREFIX):].partition("-0_")
-    if not number.isdigit() or len(number) != 4:
-        return None
-    group = int(number)
-    if not name.startswith(".") and name.endswith(".hfile"):
-        return group, "base", name[:-len(".hfile")].rsplit("_", 1)[1], None
-    if name.startswith(".") and ".log." in rest:
-        instant, _, tail = rest.partition(".log.")
-        version = tail.partition("_")[0]
-        if instant.isdigit() and version.isdigit():
-            return group, "log", instant, int(version)
-    return None
-
-
+_NAMES = GroupFileNames(FILE_ID_PREFIX)
+file_id = _NAMES.file_id
+base_file_name = _NAMES.base_file_name
+log_file_name = _NAMES.log_file_name
+parse_name = _NAMES.parse_name
 # --- records ----------------------------------------------------------------------------------
 
 def instant_millis(instant: str) -> int:

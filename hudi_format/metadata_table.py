@@ -247,6 +247,46 @@ def read_log_file(data: bytes, name: str = "log file") -> list[tuple[str | None,
     return out
 
 
+@dataclass(frozen=True)
+class GroupFileNames:
+    """Names of the files of a metadata-table partition kept in numbered file groups
+    (`<prefix><group:04d>-0`: column_stats, record_index, partition_stats); `groups`: how many
+    there may be (0: any number)."""
+
+    prefix: str
+    groups: int = 0
+
+    def file_id(self, group: int) -> str:
+        return f"{self.prefix}{group:04d}-0"
+
+    def base_file_name(self, group: int, instant: str) -> str:
+        return f"{self.file_id(group)}_{WRITE_TOKEN}_{instant}.hfile"
+
+    def log_file_name(self, group: int, base_instant: str, version: int) -> str:
+        return f".{self.file_id(group)}_{base_instant}.log.{version}_{WRITE_TOKEN}"
+
+    def parse_name(self, name: str) -> tuple[int, str, str, int | None] | None:
+        """(group, kind 'base' | 'log', base instant, log version) of a file of the partition; None
+        else."""
+        stem = name[1:] if name.startswith(".") else name
+        if not stem.startswith(self.prefix):
+            return None
+        number, _, rest = stem[len(self.prefix):].partition("-0_")
+        if not number.isdigit() or len(number) != 4:
+            return None
+        group = int(number)
+        if self.groups and group >= self.groups:
+            return None
+        if not name.startswith(".") and name.endswith(".hfile"):
+            return group, "base", name[:-len(".hfile")].rsplit("_", 1)[1], None
+        if name.startswith(".") and ".log." in rest:
+            instant, _, tail = rest.partition(".log.")
+            version = tail.partition("_")[0]
+            if instant.isdigit() and version.isdigit():
+                return group, "log", instant, int(version)
+        return None
+
+
 def base_file_name(instant: str) -> str:
     return f"{FILE_ID}_{WRITE_TOKEN}_{instant}.hfile"
 
