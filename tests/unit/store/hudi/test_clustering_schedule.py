@@ -216,3 +216,43 @@ def test_a_clustering_that_lost_a_conflict_leaves_the_timeline(backend_url, tmp_
         assert not [n for n in os.listdir(os.path.join(t.base, ".hoodie")) if n.startswith(ts)]
     finally:
         t.dispose()
+
+
+def test_a_clustering_plan_gone_stale_is_refused_at_its_claim_and_rolled_back_once(backend_url, tmp_path):
+    """A write rewrote a file group of a claimed clustering whose executor then died; back to
+    REQUESTED, the plan can no longer run as planned: the next claim is refused, the server rolls the
+    plan back once (store/hudi/timeline/service_plans.py), and a second claim finds it gone."""
+    from hudi_format.config_keys import CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES
+    from store.db.database import now_ms
+    from store.errors import InvalidOperation, NoSuchObject
+
+    clock = [now_ms()]
+    t = Table(backend_url, tmp_path, {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2",
+                                      CLIENT_HEARTBEAT_INTERVAL_MS: "1000", CLIENT_HEARTBEAT_TOLERABLE_MISSES: "0"},
+              clock=lambda: clock[0])
+    tl = t.timeline
+
+    def rollbacks_of(ts: str) -> list[str]:
+        return [i.ts for i in tl.list_instants(t.db, "t", actions=["rollback"])
+                if ts in parse_rollback(tl.instant_metadata(t.db, "t", i.ts, "rollback", "COMPLETED"))[0]]
+
+    try:
+        t.commit({("dt=1", "a-0"): [1, 2]})
+        t.commit({("dt=1", "c-0"): [4]})
+        [(ts, _)] = _clusterings(t)
+        tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")  # an attempt, which then dies
+        t.commit({("dt=1", "a-0"): [1, 2]})  # a new version of a group the plan names
+        assert _clusterings(t) == [(ts, "INFLIGHT")]  # (a claimed plan is its executor's to finish)
+        clock[0] += 5_000  # its claim (1 s) expired
+        tl.rollback(t.db, "t", ts)  # as the next executor's recovery does: back to REQUESTED
+        assert _clusterings(t) == [(ts, "REQUESTED")] and len(rollbacks_of(ts)) == 1
+        with pytest.raises(InvalidOperation, match="can no longer run as planned"):
+            tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")
+        assert len(rollbacks_of(ts)) == 2  # the attempt's, and the plan's
+        assert ts not in [c for c, _ in _clusterings(t)]
+        with pytest.raises((InvalidOperation, NoSuchObject)):
+            tl.transition_to_inflight(t.db, "t", ts, "clustering", b"")
+        assert len(rollbacks_of(ts)) == 2  # once
+        assert t.on_storage() == t.in_views()
+    finally:
+        t.dispose()
