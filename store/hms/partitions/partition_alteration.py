@@ -155,8 +155,7 @@ class PartitionAlteration:
             new_params.extend((row.part_id, k, v) for k, v in params.items())
             # the row's encoded parts (partition_wire.py): its values are the ones it was found by
             wire.append((row.part_id, *((None,) * 4 if up["sd_id"] is not None else partition_wire.wire_parts(
-                list(part.values), row.create_time, up["last_access_time"], up["location"],
-                dict(sorted(params.items()))))))
+                list(part.values), row.create_time, up["last_access_time"], up["location"], params))))
         self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params)
         partition_wire.write(conn, wire)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}

@@ -15,7 +15,7 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from store.db import schema as S
 from store.db.database import Store
-from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, params_of_many
+from store.db.dialect import BATCH, in_list, list_batch, params_of_many
 from store.errors import MetaError
 from store.hms.common import EncodedStructs, PartitionEncoder, PiecesCache, build_sd, load_columns
 from store.hms.partition_filter import FilterError, compile_filter
@@ -61,11 +61,8 @@ class PartitionQueries:
     def select_rows(self, ctx: TableCtx, where: ColumnElement[Any] | None = None, max_parts: int | None = None,
                     filtered: bool = False) -> Select[Any]:
         """Partition rows with their parameters (as JSON, `params_json`), in name order."""
-        p, pp = S.partitions, S.partition_params
-        params = select(as_text(self.backend, json_rows(self.backend, pp.c.param_key,
-                                                        pp.c.param_value))).where(
-            pp.c.part_id == p.c.part_id).scalar_subquery()
-        return self._listing(select(p, params.label("params_json")), ctx, where, max_parts, filtered)
+        return self._listing(select(S.partitions, partition_wire.params_json(self.backend)), ctx, where, max_parts,
+                             filtered)
 
     def select_wire(self, ctx: TableCtx, where: ColumnElement[Any] | None = None, max_parts: int | None = None,
                     filtered: bool = False) -> Select[Any]:
@@ -203,7 +200,7 @@ class PartitionQueries:
         parameters) per row."""
         cols = shared.columns
         sd_rows = self._own_descriptors(conn, rows)
-        stored = self._stored_values(conn, rows)
+        stored = partition_wire.stored_values(conn, rows)
         all_params = params_of_many(r.params_json for r in rows)
         for r, params in zip(rows, all_params):
             values = partition_wire.values_of(r.part_name, stored.get(r.part_id))
@@ -220,16 +217,3 @@ class PartitionQueries:
             for r in conn.execute(select(S.sds).where(S.sds.c.sd_id.in_(ids[i:i + BATCH]))):
                 sd_rows[r.sd_id] = r
         return sd_rows
-
-    @staticmethod
-    def _stored_values(conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, dict[int, str]]:
-        """`__HIVE_DEFAULT_PARTITION__` in a name stands for an empty value or for that literal
-        value: the stored key values tell which (the only names that do not give the values back)."""
-        stored: dict[int, dict[int, str]] = {}
-        ambiguous = [r.part_id for r in rows if DEFAULT_PARTITION in r.part_name]
-        kv = S.partition_key_val
-        for i in range(0, len(ambiguous), BATCH):
-            for r in conn.execute(select(kv.c.part_id, kv.c.key_idx, kv.c.part_key_val).where(
-                    kv.c.part_id.in_(ambiguous[i:i + BATCH]))):
-                stored.setdefault(r.part_id, {})[r.key_idx] = r.part_key_val
-        return stored

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Select, select
+from sqlalchemy import Connection, Label, Select, select
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
@@ -49,10 +49,32 @@ def values_of(name: str, stored: dict[int, str] | None) -> list[str]:
 
 def wire_parts(values: list[str], create_time: int | None, last_access: int | None, location: str | None,
                params: dict[str, str]) -> tuple[bytes, bytes, bytes, bytes]:
-    """(w_values, w_times, w_location, w_params) of a partition without a descriptor of its own."""
+    """(w_values, w_times, w_location, w_params) of a partition without a descriptor of its own
+    (its parameters in key order)."""
     _v, vals, times, _own, loc, ps = PartitionEncoder.pieces(values, create_time, last_access, 0, location,
-                                                             None, params)
+                                                             None, dict(sorted(params.items())))
     return vals, times, loc, ps
+
+
+def params_json(backend: str) -> Label[Any]:
+    """A partition row's parameters as JSON text (`params_json`): a subquery of its row."""
+    p, pp = S.partitions, S.partition_params
+    return select(as_text(backend, json_rows(backend, pp.c.param_key, pp.c.param_value))).where(
+        pp.c.part_id == p.c.part_id).scalar_subquery().label("params_json")
+
+
+def stored_values(conn: Connection, rows: Sequence[Any]) -> dict[int, dict[int, str]]:
+    """`__HIVE_DEFAULT_PARTITION__` in a name stands for an empty value or for that literal value:
+    the stored key values of such rows (`part_id`, `part_name`) tell which (the only names that do
+    not give the values back)."""
+    kv = S.partition_key_val
+    stored: dict[int, dict[int, str]] = {}
+    ambiguous = [r.part_id for r in rows if DEFAULT_PARTITION in r.part_name]
+    for i in range(0, len(ambiguous), BATCH):
+        for pid, idx, val in conn.execute(select(kv.c.part_id, kv.c.key_idx, kv.c.part_key_val).where(
+                kv.c.part_id.in_(ambiguous[i:i + BATCH]))):
+            stored.setdefault(pid, {})[idx] = val
+    return stored
 
 
 def refresh(conn: Connection, part_ids: Sequence[int]) -> None:
@@ -63,28 +85,21 @@ def refresh(conn: Connection, part_ids: Sequence[int]) -> None:
         return
     backend = conn.dialect.name
     backend = "mysql" if backend in ("mysql", "mariadb") else backend
-    p, pp, kv = S.partitions, S.partition_params, S.partition_key_val
-    params_q = select(as_text(backend, json_rows(backend, pp.c.param_key, pp.c.param_value))).where(
-        pp.c.part_id == p.c.part_id).scalar_subquery()
+    p = S.partitions
     size = list_batch(backend)
     for start in range(0, len(ids), size):
         chunk = ids[start:start + size]
         rows = conn.execute(select(p.c.part_id, p.c.part_name, p.c.create_time, p.c.last_access_time,
-                                   p.c.location, p.c.sd_id, params_q.label("params_json")).where(
+                                   p.c.location, p.c.sd_id, params_json(backend)).where(
             in_list(backend, p.c.part_id, chunk))).all()
-        ambiguous = [r.part_id for r in rows if DEFAULT_PARTITION in r.part_name]
-        stored: dict[int, dict[int, str]] = {}
-        for i in range(0, len(ambiguous), BATCH):
-            for pid, idx, val in conn.execute(select(kv.c.part_id, kv.c.key_idx, kv.c.part_key_val).where(
-                    kv.c.part_id.in_(ambiguous[i:i + BATCH]))):
-                stored.setdefault(pid, {})[idx] = val
+        stored = stored_values(conn, rows)
         out: list[tuple[Any, ...]] = []
         for r, params in zip(rows, params_of_many(r.params_json for r in rows)):
             if r.sd_id is not None:
                 out.append((r.part_id, None, None, None, None))
             else:
                 out.append((r.part_id, *wire_parts(values_of(r.part_name, stored.get(r.part_id)), r.create_time,
-                                                   r.last_access_time, r.location, dict(sorted(params.items())))))
+                                                   r.last_access_time, r.location, params)))
         write(conn, out)
 
 

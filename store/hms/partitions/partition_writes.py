@@ -266,7 +266,7 @@ class PartitionWrites:
                 params[DDL_TIME] = str(now)
             # the row's own parts of its encoding (partition_wire.py): its values are the stored ones
             parts = (None,) * 4 if own_sd is not None else partition_wire.wire_parts(
-                list(part.values), now, part.lastAccessTime or 0, location, dict(sorted(params.items())))
+                list(part.values), now, part.lastAccessTime or 0, location, params)
             rows.append((ctx.tbl_id, name, now, part.lastAccessTime or 0, now, location, own_sd,
                          versions[key], *parts))
             news.append((name, part, params, location))
