@@ -29,6 +29,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql, postgresql
 
+from store.db import parts_version
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -159,6 +161,8 @@ tbl = Table(
     Column("location", String(URI)),
     Column("sd_id", Id, ForeignKey("sds.sd_id")),
     Column("schema_version", Integer, nullable=False, default=0),
+    # changed by triggers on `partitions` whenever the table's partition rows change (parts_version.py)
+    Column("parts_version", BigInteger, nullable=False, default=0, server_default="0"),
     Column("view_original_text", LongText),
     Column("view_expanded_text", LongText),
     Column("rewrite_enabled", Boolean),
@@ -205,6 +209,12 @@ partitions = Table(
     UniqueConstraint("tbl_id", "part_name"),
 )
 partition_params = _params("partition_params", "part_id", "partitions")
+
+
+@event.listens_for(partitions, "after_create")
+def _parts_version_triggers(target, connection, **kw) -> None:
+    parts_version.install(connection)
+
 
 # One row per partition key: what partition pruning filters on (RFC-36 `partition_key_val`).
 # `part_key_num` holds the value as an integer when it is one, for typed comparison.

@@ -252,8 +252,8 @@ def _null_pool():
 def create_migrated_database(backend: str, admin_url: str) -> tuple[str, str]:
     """A new database holding a copy of :func:`schema_template`'s schema and rows; returns
     ``(database, server_url)``. PostgreSQL copies the template database; MariaDB has no templates,
-    so its tables are made from the template's own ``SHOW CREATE TABLE`` and filled from it (a
-    third of a second instead of four to five for the migrations)."""
+    so its tables are made from the template's own ``SHOW CREATE TABLE`` and filled from it, its
+    triggers made after the rows (a third of a second instead of four to five for the migrations)."""
     return create_database(backend, admin_url, template=schema_template(backend, admin_url))
 
 
@@ -270,6 +270,9 @@ def _copy_mysql_schema(conn, template: str, database: str) -> None:
         for table in tables:
             if conn.execute(text(f"SELECT 1 FROM `{template}`.`{table}` LIMIT 1")).first() is not None:
                 conn.execute(text(f"INSERT INTO `{table}` SELECT * FROM `{template}`.`{table}`"))
+        for (trigger,) in conn.execute(text(f"SELECT trigger_name FROM information_schema.triggers "
+                                            f"WHERE trigger_schema = '{template}'")).all():
+            conn.execute(text(conn.execute(text(f"SHOW CREATE TRIGGER `{template}`.`{trigger}`")).one()[2]))
     finally:
         conn.execute(text("SET SESSION foreign_key_checks = 1"))
 

@@ -32,6 +32,7 @@ class TableCtx:
     schema_version: int
     cols: list[FieldSchema]  # data columns of the current schema
     keys: list[FieldSchema]  # partition keys
+    parts_version: int = 0  # changes with any of its partition rows (store/db/parts_version.py)
 
     @property
     def key_names(self) -> list[str]:
@@ -59,7 +60,7 @@ class TableContexts:
             raise missing(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
         cols, keys = columns_of(row.cols_json)
         return TableCtx(row.tbl_id, cat, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
-                        SdView(row), row.schema_version, cols, keys)
+                        SdView(row), row.schema_version, cols, keys, row.parts_version)
 
     def _statement(self) -> Select[Any]:
         if self._query is None:
@@ -73,7 +74,7 @@ class TableContexts:
             sc.c.tbl_id == S.tbl.c.tbl_id, sc.c.version == S.tbl.c.schema_version).scalar_subquery()
         return select(
             S.tbl.c.tbl_id, S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.location, S.tbl.c.sd_id,
-            S.tbl.c.schema_version, S.db.c.name.label("db_name"),
+            S.tbl.c.schema_version, S.tbl.c.parts_version, S.db.c.name.label("db_name"),
             *[c.label("sd_" + c.name) for c in S.sds.c], cols.label("cols_json")).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
         ).where(S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),

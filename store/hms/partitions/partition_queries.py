@@ -81,13 +81,17 @@ class PartitionQueries:
             q = q.limit(max_parts)
         return q
 
+    @staticmethod
+    def encoder(ctx: TableCtx) -> PartitionEncoder:
+        """The encoder of an answer of ctx's partitions."""
+        return PartitionEncoder(ctx.db_name, ctx.name, ctx.cat_name,
+                                _SharedDescriptors(ctx, {ctx.schema_version: (ctx.cols, ctx.keys)}))
+
     def assembled(self, conn: Connection, ctx: TableCtx, queries: Sequence[Select[Any]],
                   rows_queries: Callable[[], Sequence[Select[Any]]]) -> EncodedStructs:
         """The answer of `queries` (from `select_wire`) as the database concatenates it
         (partition_wire.py), or, where it cannot be, built from `rows_queries` (`select_rows`)."""
-        encoder = PartitionEncoder(ctx.db_name, ctx.name, ctx.cat_name,
-                                   _SharedDescriptors(ctx, {ctx.schema_version: (ctx.cols, ctx.keys)}))
-        out = partition_wire.assembled(conn, self.backend, queries, encoder, ctx.schema_version)
+        out = partition_wire.assembled(conn, self.backend, queries, self.encoder(ctx), ctx.schema_version)
         if out is not None and not partition_wire.checking():
             return out
         rows: list[Row[Any]] = []

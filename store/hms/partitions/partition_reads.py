@@ -14,7 +14,9 @@ from store.db.dialect import BATCH, in_list, list_batch
 from store.db.driver_cursor import driver_rows
 from store.errors import MetaError, NoSuchObject
 from store.hms.common import EncodedStructs
+from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
+from store.hms.partitions.partition_list_cache import ListEntry, PartitionListCache
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
 from thrift_idl.hive_metastore.ttypes import Partition
@@ -27,6 +29,7 @@ class PartitionReads:
         self.store = store
         self.contexts = contexts
         self.queries = queries
+        self.cache = PartitionListCache()  # whole lists of unchanged tables (partition_list_cache.py)
 
     def get_partition(self, db: str, tbl: str, values: Sequence[str]) -> Partition:
         with self.store.read() as conn:
@@ -59,16 +62,51 @@ class PartitionReads:
 
     def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                            filter_text: str | None = None) -> EncodedStructs:
-        """`get_partitions` as Thrift bytes, for an answer: concatenated by the database
-        (partition_wire.py)."""
+        """`get_partitions` as Thrift bytes, for an answer: from the table's cached list
+        (partition_list_cache.py) or its rows' parts (partition_wire.py)."""
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
-            where = (self.queries.filter_where(ctx, filter_text) if filter_text
-                     else self.queries.partial_spec_where(ctx, part_vals))
-            filtered = bool(filter_text)
-            return self.queries.assembled(
-                conn, ctx, [self.queries.select_wire(ctx, where, max_parts, filtered)],
-                lambda: [self.queries.select_rows(ctx, where, max_parts, filtered)])
+            if not filter_text and part_vals is None:
+                cached = self._cached(conn, ctx, lambda e: e.rows if max_parts < 0 else e.rows[:max_parts],
+                                      lambda: self._encoded(conn, ctx, max_parts, None, None), fill=max_parts < 0)
+                if cached is not None:
+                    return cached
+            return self._encoded(conn, ctx, max_parts, part_vals, filter_text)
+
+    def _encoded(self, conn: Connection, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
+                 filter_text: str | None) -> EncodedStructs:
+        where = (self.queries.filter_where(ctx, filter_text) if filter_text
+                 else self.queries.partial_spec_where(ctx, part_vals))
+        filtered = bool(filter_text)
+        return self.queries.assembled(
+            conn, ctx, [self.queries.select_wire(ctx, where, max_parts, filtered)],
+            lambda: [self.queries.select_rows(ctx, where, max_parts, filtered)])
+
+    def _entry(self, conn: Connection, ctx: TableCtx, fill: bool) -> ListEntry | None:
+        """The table's cached list, read and kept if `fill`; None when there is none (and inside a
+        write transaction, whose changes are not committed yet)."""
+        if self.store.joined() is not None or not self.cache.usable(conn):
+            return None
+        entry = self.cache.get(ctx.tbl_id, ctx.parts_version)
+        if entry is None and fill:
+            entry = self.cache.put(ctx.tbl_id, ctx.parts_version,
+                                   partition_wire.wire_rows(conn, self.store.backend, self.queries.select_wire(ctx)))
+        return entry
+
+    def _cached(self, conn: Connection, ctx: TableCtx, pick: Callable[[ListEntry], list[Any]],
+                read: Callable[[], EncodedStructs], fill: bool) -> EncodedStructs | None:
+        """The answer from the table's cached list (`pick`: its rows of the answer); None when there
+        is none or it cannot be joined. `read`: the answer from the rows (HMS_WIRE_CHECK compares)."""
+        entry = self._entry(conn, ctx, fill)
+        if entry is None or not entry.joinable(ctx.schema_version):
+            return None
+        out = partition_wire.joined(pick(entry), self.queries.encoder(ctx), ctx.schema_version)
+        if out is not None and partition_wire.checking():
+            fresh = read()
+            if (fresh.count, fresh.data) != (out.count, out.data):
+                raise AssertionError(f"partition_list_cache: a stale list of {ctx.db_name}.{ctx.name} (version "
+                                     f"{ctx.parts_version}: {out.count} partitions cached, {fresh.count} read)")
+        return out
 
     def _listed(self, make: Callable[[Connection, TableCtx, Sequence[Row[Any]]], T], db: str, tbl: str,
                 max_parts: int, part_vals: Sequence[str] | None, filter_text: str | None) -> T:
@@ -82,10 +120,21 @@ class PartitionReads:
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
         with self.store.read() as conn:
-            q = self._names(conn, db, tbl, max_parts, part_vals, filter_text)
-            if self.store.backend == "postgresql":  # thousands of rows: no SQLAlchemy work per row
-                return [name for (name,) in driver_rows(conn, q)]
-            return list(conn.execute(q).scalars())
+            if not filter_text and part_vals is None:
+                entry = self._entry(conn, self.contexts.read(conn, db, tbl), fill=max_parts < 0)
+                if entry is not None:
+                    names = [r[0] for r in (entry.rows if max_parts < 0 else entry.rows[:max_parts])]
+                    if partition_wire.checking() and names != self._names_read(conn, db, tbl, max_parts, None, None):
+                        raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
+                    return names
+            return self._names_read(conn, db, tbl, max_parts, part_vals, filter_text)
+
+    def _names_read(self, conn: Connection, db: str, tbl: str, max_parts: int, part_vals: Sequence[str] | None,
+                    filter_text: str | None) -> list[str]:
+        q = self._names(conn, db, tbl, max_parts, part_vals, filter_text)
+        if self.store.backend == "postgresql":  # thousands of rows: no SQLAlchemy work per row
+            return [name for (name,) in driver_rows(conn, q)]
+        return list(conn.execute(q).scalars())
 
     def _names(self, conn: Connection, db: str, tbl: str, max_parts: int, part_vals: Sequence[str] | None,
                filter_text: str | None) -> Select[Any]:
@@ -115,15 +164,21 @@ class PartitionReads:
         return self._named(self.queries.build, db, tbl, names)
 
     def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
-        """`get_partitions_by_names` as Thrift bytes, for an answer: concatenated by the database
-        (partition_wire.py)."""
+        """`get_partitions_by_names` as Thrift bytes, for an answer: from the table's cached list,
+        when it has one, or its rows' parts (partition_wire.py)."""
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
-            batches = self._name_batches(names)
-            column = S.partitions.c.part_name
-            return self.queries.assembled(
-                conn, ctx, [self.queries.select_wire(ctx, in_list(self.store.backend, column, b)) for b in batches],
-                lambda: [self.queries.select_rows(ctx, in_list(self.store.backend, column, b)) for b in batches])
+            wanted = [n for n in names or [] if n]
+            cached = self._cached(conn, ctx, lambda e: e.named(wanted),
+                                  lambda: self._encoded_by_names(conn, ctx, names), fill=False)
+            return cached if cached is not None else self._encoded_by_names(conn, ctx, names)
+
+    def _encoded_by_names(self, conn: Connection, ctx: TableCtx, names: Sequence[str] | None) -> EncodedStructs:
+        batches = self._name_batches(names)
+        column = S.partitions.c.part_name
+        return self.queries.assembled(
+            conn, ctx, [self.queries.select_wire(ctx, in_list(self.store.backend, column, b)) for b in batches],
+            lambda: [self.queries.select_rows(ctx, in_list(self.store.backend, column, b)) for b in batches])
 
     def _name_batches(self, names: Sequence[str] | None) -> list[list[str]]:
         """Hive matches the names exactly as written; names of no partition are ignored."""

@@ -117,16 +117,25 @@ def assembled(conn: Connection, backend: str, queries: Sequence[Select[Any]], en
               version: int) -> EncodedStructs | None:
     """The answer of `queries` (from `PartitionQueries.select_wire`: each in name order, batches of
     one answer): each row's parts joined with what the answer shares, without building or encoding
-    a partition; None when a row cannot be (NULL parts, a descriptor of its own, another schema
-    version than `version`): the caller then builds it. On PostgreSQL the rows come on the driver's
-    cursor in binary form."""
-    head, rest = encoder.sd_split(version)
-    names, tail = encoder.names, encoder.tail
+    a partition; None when a row cannot be (see `joined`): the caller then builds it."""
     rows: list[Any] = []
     for q in queries:
-        rows.extend(driver_rows(conn, q, binary=True) if backend == "postgresql" else conn.execute(q).all())
+        rows.extend(wire_rows(conn, backend, q))
     if len(queries) > 1:
         rows.sort(key=lambda r: r[0])
+    return joined(rows, encoder, version)
+
+
+def wire_rows(conn: Connection, backend: str, query: Select[Any]) -> list[Any]:
+    """The rows of a `select_wire` query; on PostgreSQL from the driver's cursor in binary form."""
+    return driver_rows(conn, query, binary=True) if backend == "postgresql" else list(conn.execute(query).all())
+
+
+def joined(rows: Sequence[Any], encoder: PartitionEncoder, version: int) -> EncodedStructs | None:
+    """Rows of `select_wire` joined with what the answer shares; None when a row cannot be (NULL
+    parts, a descriptor of its own, another schema version than `version`)."""
+    head, rest = encoder.sd_split(version)
+    names, tail = encoder.names, encoder.tail
     parts: list[bytes] = []
     extend = parts.extend
     for _name, sd_id, schema_version, w_values, w_times, w_location, w_params in rows:

@@ -1,0 +1,103 @@
+"""Whole partition lists kept in memory per table, so that an unchanged table's list, names and
+partitions by name are answered without reading its rows again (issue 43).
+
+An entry is the rows of the table's full `select_wire` query (name order), keyed by `(tbl_id,
+parts_version)`. `parts_version` is read with the table's context in the call's own statement and
+changes, in the writing transaction, with any change of the table's partition rows (triggers:
+store/db/parts_version.py), so an entry is never stale: a changed table is a new key. The parts a
+list shares with its table (names, descriptor) are joined per call, from the context just read.
+Servers over one database each keep their own entries; the key keeps them coherent.
+
+Only whole lists fill it; at most `budget` bytes (an estimate), least recently used first out. With
+`HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared with the one read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection
+
+from store.db import parts_version
+
+BUDGET = 64 << 20  # bytes of rows per server process
+_ROW_OVERHEAD = 120  # a row's tuple and its objects, roughly
+
+
+class ListEntry:
+    __slots__ = ("rows", "size", "versions", "_index")
+
+    def __init__(self, rows: list[Any], size: int):
+        self.rows = rows
+        self.size = size
+        # the schema versions of its rows; None when a row has no parts (it is built when answered)
+        self.versions: set[int] | None = {r[2] for r in rows}
+        if any(r[1] is not None or r[3] is None for r in rows):
+            self.versions = None
+        self._index: dict[str, int] | None = None
+
+    def joinable(self, schema_version: int) -> bool:
+        """Can its rows be joined with the table's descriptor of `schema_version`?"""
+        return self.versions is not None and self.versions <= {schema_version}
+
+    def index(self) -> dict[str, int]:
+        """name -> position (made on first use: lists by names)."""
+        if self._index is None:
+            self._index = {r[0]: i for i, r in enumerate(self.rows)}
+        return self._index
+
+    def named(self, names: Sequence[str]) -> list[Any]:
+        """The rows of `names` that exist, in the list's (name) order."""
+        index = self.index()
+        at = sorted({index[n] for n in names if n in index})
+        return [self.rows[i] for i in at]
+
+
+class PartitionListCache:
+    def __init__(self, budget: int = BUDGET):
+        self.budget = budget
+        self._entries: OrderedDict[tuple[int, int], ListEntry] = OrderedDict()
+        self._latest: dict[int, int] = {}  # tbl_id -> the version of its entry
+        self._size = 0
+        self._lock = threading.Lock()
+        self._usable: bool | None = None  # the triggers are there (asked once)
+
+    def usable(self, conn: Connection) -> bool:
+        if self._usable is None:
+            self._usable = self.budget > 0 and parts_version.installed(conn)
+        return self._usable
+
+    def get(self, tbl_id: int, version: int) -> ListEntry | None:
+        with self._lock:
+            entry = self._entries.get((tbl_id, version))
+            if entry is not None:
+                self._entries.move_to_end((tbl_id, version))
+            return entry
+
+    def put(self, tbl_id: int, version: int, rows: list[Any]) -> ListEntry:
+        size = sum(_ROW_OVERHEAD + sum(len(v) for v in r if isinstance(v, (bytes, str))) for r in rows)
+        entry = ListEntry(rows, size)
+        if size > self.budget // 4:  # a list that would crowd out the rest is not kept
+            return entry
+        with self._lock:
+            for old_key in {(tbl_id, version), (tbl_id, self._latest.get(tbl_id))}:  # one entry per table
+                old = self._entries.pop(old_key, None)  # type: ignore[arg-type]
+                if old is not None:
+                    self._size -= old.size
+            self._entries[(tbl_id, version)] = entry
+            self._latest[tbl_id] = version
+            self._size += size
+            while self._size > self.budget and self._entries:
+                (gone, _), dropped = self._entries.popitem(last=False)
+                self._size -= dropped.size
+                self._latest.pop(gone, None)
+        return entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._latest.clear()
+            self._size = 0

@@ -1,0 +1,217 @@
+"""Whole partition lists kept in memory per table (store/hms/partitions/partition_list_cache.py):
+answered again without reading the rows while the table's `parts_version` holds, and never stale,
+because triggers on `partitions` change that version in every writing transaction
+(store/db/parts_version.py). Run on SQLite, PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import text
+
+from store.db import parts_version
+from store.hms.partitions import partition_wire
+from store.services import open_services
+from thrift_idl.hive_metastore.ttypes import (
+    AlreadyExistsException,
+    ColumnStatistics,
+    ColumnStatisticsData,
+    ColumnStatisticsDesc,
+    ColumnStatisticsObj,
+    Database,
+    FieldSchema,
+    LongColumnStatsData,
+    Partition,
+    StorageDescriptor,
+    Table,
+)
+
+
+def _table(c, db: str, name: str = "t") -> None:
+    sd = StorageDescriptor(cols=[FieldSchema("id", "bigint", None)], inputFormat="in", outputFormat="out",
+                           parameters={})
+    c.create_table(Table(tableName=name, dbName=db, sd=sd, owner="o", partitionKeys=[FieldSchema("p", "string", None)],
+                         parameters={}, tableType="MANAGED_TABLE"))
+
+
+def _add(c, db: str, *values: str, table: str = "t") -> None:
+    sd = c.get_table(db, table).sd
+    c.add_partitions([Partition(values=[v], dbName=db, tableName=table, sd=StorageDescriptor(**{
+        **sd.__dict__, "location": None}), parameters={}) for v in values])
+
+
+@pytest.fixture
+def env(our_server_info, thrift_client, monkeypatch):
+    """(client of the server, database, in-process services over the same database, reads counter):
+    the services stand for a second server whose lists are cached."""
+    monkeypatch.setenv("HMS_WIRE_CHECK", "0")  # counted reads: no second read by the check
+    c = thrift_client(our_server_info.port)
+    db = f"lc_{uuid.uuid4().hex[:8]}"
+    c.create_database(Database(name=db, description="", parameters={}))
+    _table(c, db)
+    _add(c, db, "a", "b", "c")
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    reads = []
+    real = partition_wire.wire_rows
+    monkeypatch.setattr(partition_wire, "wire_rows", lambda *a: reads.append(1) or real(*a))
+    try:
+        yield c, db, services, reads
+    finally:
+        services.close()
+        c.drop_database(db, True, True)
+
+
+def _version(services, db: str, table: str = "t") -> int:
+    with services.store.read() as conn:
+        return conn.execute(text(
+            "SELECT t.parts_version FROM tbl t JOIN db d ON d.db_id = t.db_id WHERE d.name = :d AND t.name = :t"),
+            {"d": db, "t": table}).scalar_one()
+
+
+def _values(services, db: str, table: str = "t") -> list[str]:
+    return [p.values[0] for p in services.partitions.get_partitions(db, table)]  # built: never cached
+
+
+def _listed(services, db: str, table: str = "t") -> list[str]:
+    """The values of the encoded list (what the server answers), decoded."""
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+    from thrift.transport.TTransport import TMemoryBuffer
+
+    enc = services.partitions.encoded_partitions(db, table)
+    prot = TBinaryProtocol(TMemoryBuffer(enc.data))
+    out = []
+    for _ in range(enc.count):
+        p = Partition()
+        p.read(prot)
+        out.append(p.values[0])
+    return out
+
+
+def test_the_triggers_are_there(env):
+    _c, _db, services, _reads = env
+    with services.store.read() as conn:
+        assert parts_version.installed(conn)
+    assert services.partitions.reads.cache.usable is not None
+
+
+def test_unchanged_lists_are_not_read_again(env):
+    c, db, services, reads = env
+    assert _listed(services, db) == ["a", "b", "c"] and len(reads) == 1
+    assert _listed(services, db) == ["a", "b", "c"] and len(reads) == 1  # from memory
+    assert services.partitions.get_partition_names(db, "t") == ["p=a", "p=b", "p=c"]
+    assert services.partitions.get_partition_names(db, "t", max_parts=2) == ["p=a", "p=b"]
+    by_names = services.partitions.encoded_partitions_by_names(db, "t", ["p=c", "p=zz", "p=a", "p=c"])
+    assert by_names.count == 2
+    assert services.partitions.encoded_partitions(db, "t", max_parts=1).count == 1
+    assert len(reads) == 1
+    assert services.partitions.encoded_partitions(db, "t", part_vals=["b"]).count == 1  # not from memory
+    assert len(reads) == 2
+
+
+def test_every_write_changes_the_version_and_the_next_list(env, thrift_client, our_server_info):
+    c, db, services, reads = env
+    _table(c, db, "other")
+
+    def changed(what, fn, tables=("t",)):
+        before = {t: _version(services, db, t) for t in tables}
+        _listed(services, db)  # cached now
+        fn()
+        after = {t: _version(services, db, t) for t in tables}
+        assert all(after[t] != before[t] for t in tables), what
+        for t in tables:
+            assert _listed(services, db, t) == _values(services, db, t), what
+
+    changed("add", lambda: _add(c, db, "d"))
+    p = c.get_partition(db, "t", ["a"])
+    p.parameters = {**p.parameters, "k": "v"}
+    changed("alter one", lambda: c.alter_partition(db, "t", p))
+    ps = c.get_partitions(db, "t", -1)
+    for x in ps:
+        x.parameters = {**x.parameters, "k2": "v2"}
+    changed("alter many", lambda: c.alter_partitions(db, "t", ps))
+    r = c.get_partition(db, "t", ["b"])
+    r.values = ["b2"]
+    changed("rename", lambda: c.rename_partition(db, "t", ["b"], r))
+    stats = ColumnStatistics(
+        statsDesc=ColumnStatisticsDesc(isTblLevel=False, dbName=db, tableName="t", partName="p=c"),
+        statsObj=[ColumnStatisticsObj("id", "bigint", ColumnStatisticsData(
+            longStats=LongColumnStatsData(lowValue=1, highValue=2, numNulls=0, numDVs=2)))])
+    changed("column statistics", lambda: c.update_partition_column_statistics(stats))
+    changed("exchange", lambda: c.exchange_partition({"p": "d"}, db, "t", db, "other"), ("t", "other"))
+    t = c.get_table(db, "t")
+    t.sd.cols = t.sd.cols + [FieldSchema("more", "string", None)]
+    changed("alter table cascade", lambda: c.alter_table_with_cascade(db, "t", t, True))
+    changed("drop", lambda: c.drop_partition(db, "t", ["a"], True))
+    assert _values(services, db) == ["b2", "c"] and _values(services, db, "other") == ["d"]
+
+
+def test_a_failed_write_leaves_the_version(env):
+    c, db, services, reads = env
+    before = _version(services, db)
+    with pytest.raises(AlreadyExistsException):
+        _add(c, db, "x", "a")  # "a" exists: nothing of the add is kept
+    assert _version(services, db) == before
+    assert _listed(services, db) == ["a", "b", "c"]
+
+
+def test_a_table_made_again_is_not_answered_from_the_old_list(env):
+    c, db, services, reads = env
+    assert _listed(services, db) == ["a", "b", "c"]
+    c.drop_table(db, "t", True)
+    _table(c, db)
+    assert _listed(services, db) == []
+    _add(c, db, "z")
+    assert _listed(services, db) == ["z"]
+
+
+def test_a_stale_entry_fails_the_check(env, monkeypatch):
+    """HMS_WIRE_CHECK (set for the whole suite) compares every answer from memory with the rows:
+    an entry that no longer matches the rows raises."""
+    c, db, services, reads = env
+    _listed(services, db)
+    reads_cache = services.partitions.reads.cache
+    with services.store.read() as conn:
+        ctx = services.partitions.reads.contexts.read(conn, db, "t")
+    entry = reads_cache.get(ctx.tbl_id, ctx.parts_version)
+    assert entry is not None
+    reads_cache.put(ctx.tbl_id, ctx.parts_version, entry.rows[:2])  # as if a write had been missed
+    assert _listed(services, db) == ["a", "b"]  # without the check, the stale list is answered
+    monkeypatch.setenv("HMS_WIRE_CHECK", "1")
+    with pytest.raises(AssertionError, match="stale"):
+        _listed(services, db)
+
+
+def test_without_the_triggers_nothing_is_kept(env, our_server_info):
+    c, db, services, reads = env
+    with services.store.engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql("DROP TRIGGER hms_partitions_upd ON partitions")
+        else:
+            conn.exec_driver_sql("DROP TRIGGER hms_partitions_upd")
+    try:
+        fresh = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+        try:
+            for _ in range(2):
+                assert _listed(fresh, db) == ["a", "b", "c"]
+            assert len(reads) == 2
+        finally:
+            fresh.close()
+    finally:
+        with services.store.engine.begin() as conn:
+            assert parts_version.install(conn)
+
+
+def test_the_budget_bounds_memory():
+    from store.hms.partitions.partition_list_cache import PartitionListCache
+
+    cache = PartitionListCache(budget=40_000)
+    row = ("p=x", None, 0, b"v" * 1000, b"t", b"l", b"p")
+    for tbl in range(20):
+        cache.put(tbl, 7, [row] * 5)
+    kept = [t for t in range(20) if cache.get(t, 7) is not None]
+    assert 0 < len(kept) < 20 and kept == list(range(20 - len(kept), 20))  # the oldest went first
+    cache.put(3, 8, [row])
+    cache.put(3, 9, [row])  # a table keeps one entry: its latest
+    assert cache.get(3, 8) is None and cache.get(3, 9) is not None
+    assert cache.put(99, 1, [row] * 50).rows and cache.get(99, 1) is None  # a quarter of the budget: not kept
