@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import text
 
 from store.db import parts_version
-from store.hms.partitions import partition_wire
 from store.services import open_services
 from thrift_idl.hive_metastore.ttypes import (
     AlreadyExistsException,
@@ -52,9 +51,10 @@ def env(our_server_info, thrift_client, monkeypatch):
     _table(c, db)
     _add(c, db, "a", "b", "c")
     services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
-    reads = []
-    real = partition_wire.wire_rows
-    monkeypatch.setattr(partition_wire, "wire_rows", lambda *a: reads.append(1) or real(*a))
+    reads = []  # each time rows are read (select_wire), by the list or to fill the cache
+    queries = services.partitions.reads.queries
+    real = queries.select_wire
+    monkeypatch.setattr(queries, "select_wire", lambda *a, **k: reads.append(1) or real(*a, **k))
     try:
         yield c, db, services, reads
     finally:
@@ -191,6 +191,9 @@ def test_without_the_triggers_nothing_is_kept(env, our_server_info):
             conn.exec_driver_sql("DROP TRIGGER hms_partitions_upd")
     try:
         fresh = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+        queries = fresh.partitions.reads.queries
+        real = queries.select_wire
+        queries.select_wire = lambda *a, **k: reads.append(1) or real(*a, **k)
         try:
             for _ in range(2):
                 assert _listed(fresh, db) == ["a", "b", "c"]
@@ -203,7 +206,7 @@ def test_without_the_triggers_nothing_is_kept(env, our_server_info):
 
 
 def test_the_budget_bounds_memory():
-    from store.hms.partitions.partition_list_cache import PartitionListCache
+    from store.hms.partitions import PartitionListCache
 
     cache = PartitionListCache(budget=40_000)
     row = ("p=x", None, 0, b"v" * 1000, b"t", b"l", b"p")

@@ -7,7 +7,8 @@ knows about its table (`TableContexts`, `TableCtx`: partition_context.py). Parti
 writes them (`make_name`, `split_name`, ...: partition_names.py), get_partitions_with_specs'
 answers (`partition_specs`), partitions marked for events (`PartitionEvents`), and each
 partition row's own parts of its encoding, which every write of partition rows or parameters
-refreshes (`refresh_partition_wire`: partition_wire.py). The filter
+refreshes (`refresh_partition_wire`: partition_wire.py), and whole lists of unchanged tables
+kept in memory (`PartitionListCache`: partition_list_cache.py). The filter
 grammar is store/hms/partition_filter's.
 
 The door of store/hms/partitions: other packages import these names from here, never its modules.
@@ -16,6 +17,7 @@ Imports store/hms's `common`, `catalog`, `notification_log` and `partition_filte
 
 from store.hms.partitions.partition_context import TableContexts, TableCtx
 from store.hms.partitions.partition_events import PartitionEvents
+from store.hms.partitions.partition_list_cache import PartitionListCache
 from store.hms.partitions.partition_names import make_name, spec_from_name, split_name, values_from_name
 from store.hms.partitions.partition_service import PartitionService
 from store.hms.partitions.partition_specs import (
@@ -28,7 +30,8 @@ from store.hms.partitions.partition_specs import (
 from store.hms.partitions.partition_wire import refresh as refresh_partition_wire
 from store.hms.partitions.partition_writes import PartitionWrites  # tests patch its race window
 
-__all__ = ["PartitionEvents", "PartitionService", "PartitionWrites", "TableContexts", "TableCtx", "make_name",
+__all__ = ["PartitionEvents", "PartitionListCache", "PartitionService", "PartitionWrites", "TableContexts",
+           "TableCtx", "make_name",
            "listed_specs", "partition_specs", "partitions_of_spec", "project",
            "refresh_partition_wire", "spec_from_name", "split_name",
            "trimmed_partitions", "values_from_name"]
