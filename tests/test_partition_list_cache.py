@@ -218,3 +218,22 @@ def test_the_budget_bounds_memory():
     cache.put(3, 9, [row])  # a table keeps one entry: its latest
     assert cache.get(3, 8) is None and cache.get(3, 9) is not None
     assert cache.put(99, 1, [row] * 50).rows and cache.get(99, 1) is None  # a quarter of the budget: not kept
+
+
+def test_names_fill_only_a_list_kept_before(env):
+    """Partition names alone never read a whole list into memory (a table too large to keep would
+    be read whole for nothing); once a list of the table is kept, names after a change fill it."""
+    c, db, services, reads = env
+    cache = services.partitions.reads.cache
+    assert services.partitions.get_partition_names(db, "t") == ["p=a", "p=b", "p=c"]
+    assert reads == [] and not cache.holds(_ctx(services, db).tbl_id)
+    _listed(services, db)
+    _add(c, db, "d")
+    assert services.partitions.get_partition_names(db, "t") == ["p=a", "p=b", "p=c", "p=d"]
+    assert len(reads) == 2  # the list, then the names' fill of the new version
+    assert _listed(services, db) == ["a", "b", "c", "d"] and len(reads) == 2
+
+
+def _ctx(services, db: str, table: str = "t"):
+    with services.store.read() as conn:
+        return services.partitions.reads.contexts.read(conn, db, table)

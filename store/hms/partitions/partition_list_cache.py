@@ -8,7 +8,8 @@ store/db/parts_version.py), so an entry is never stale: a changed table is a new
 list shares with its table (names, descriptor) are joined per call, from the context just read.
 Servers over one database each keep their own entries; the key keeps them coherent.
 
-Only whole lists fill it; at most `budget` bytes (an estimate), least recently used first out. With
+Whole lists fill it (partition names too, for a table whose list is kept, of an older version);
+at most `budget` bytes (an estimate), least recently used first out. With
 `HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared with the one read.
 """
 
@@ -95,6 +96,10 @@ class PartitionListCache:
                 self._size -= dropped.size
                 self._latest.pop(gone, None)
         return entry
+
+    def holds(self, tbl_id: int) -> bool:
+        """Is a list of the table kept (of any version)?"""
+        return tbl_id in self._latest
 
     def clear(self) -> None:
         with self._lock:

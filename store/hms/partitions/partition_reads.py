@@ -121,7 +121,8 @@ class PartitionReads:
                             filter_text: str | None = None) -> list[str]:
         with self.store.read() as conn:
             if not filter_text and part_vals is None:
-                entry = self._entry(conn, self.contexts.read(conn, db, tbl), fill=max_parts < 0)
+                ctx = self.contexts.read(conn, db, tbl)  # names fill only where the list fitted before
+                entry = self._entry(conn, ctx, fill=max_parts < 0 and self.cache.holds(ctx.tbl_id))
                 if entry is not None:
                     names = [r[0] for r in (entry.rows if max_parts < 0 else entry.rows[:max_parts])]
                     if partition_wire.checking() and names != self._names_read(conn, db, tbl, max_parts, None, None):
