@@ -274,9 +274,19 @@ class PartitionHandler:
         """Hive 4.0.1's HiveMetaStoreClient.listPartitionsByFilter: the filter, maxParts, without the
         columns (skipColumnSchemaForPartition) and parameters by key pattern, as Hive 4 answers."""
         db, tbl = db_name(req.dbName, req.catName), req.tblName or ""
-        parts = self.partitions.get_partitions(db, tbl, _max(req.maxParts), filter_text=req.filter or "")
-        return trimmed_partitions(parts, bool(req.skipColumnSchemaForPartition), req.includeParamKeyPattern,
-                                  req.excludeParamKeyPattern)
+        skip = bool(req.skipColumnSchemaForPartition)
+
+        def built():
+            parts = self.partitions.get_partitions(db, tbl, _max(req.maxParts), filter_text=req.filter or "")
+            return trimmed_partitions(parts, skip, req.includeParamKeyPattern, req.excludeParamKeyPattern)
+
+        if ENCODER_AVAILABLE and not req.includeParamKeyPattern and not req.excludeParamKeyPattern:
+            if not skip:  # the plain list
+                return partition_list(self.partitions, db, tbl, _max(req.maxParts), filter_text=req.filter or "")
+            encoded = self.partitions.encoded_without_columns(db, tbl, _max(req.maxParts), req.filter or "", built)
+            if encoded is not None:
+                return encoded
+        return built()
 
     def get_part_specs_by_filter(self, db_name_, tbl_name, filter, max_parts):
         db, tbl = db_name(db_name_), tbl_name or ""

@@ -82,10 +82,11 @@ class PartitionQueries:
         return q
 
     @staticmethod
-    def encoder(ctx: TableCtx) -> PartitionEncoder:
-        """The encoder of an answer of ctx's partitions."""
-        return PartitionEncoder(ctx.db_name, ctx.name, ctx.cat_name,
-                                _SharedDescriptors(ctx, {ctx.schema_version: (ctx.cols, ctx.keys)}))
+    def encoder(ctx: TableCtx, skip_columns: bool = False) -> PartitionEncoder:
+        """The encoder of an answer of ctx's partitions (`skip_columns`: their descriptors with no
+        columns, as Hive 4's get_partitions_by_filter_req answers when asked)."""
+        return PartitionEncoder(ctx.db_name, ctx.name, ctx.cat_name, _SharedDescriptors(
+            ctx, {ctx.schema_version: ([] if skip_columns else ctx.cols, ctx.keys)}))
 
     def assembled(self, conn: Connection, ctx: TableCtx, queries: Sequence[Select[Any]],
                   rows_queries: Callable[[], Sequence[Select[Any]]]) -> EncodedStructs:

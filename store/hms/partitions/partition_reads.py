@@ -82,6 +82,20 @@ class PartitionReads:
             conn, ctx, [self.queries.select_wire(ctx, where, max_parts, filtered)],
             lambda: [self.queries.select_rows(ctx, where, max_parts, filtered)])
 
+    def encoded_without_columns(self, db: str, tbl: str, max_parts: int, filter_text: str | None,
+                                built: Callable[[], Sequence[Partition]]) -> EncodedStructs | None:
+        """A list (by filter) whose descriptors carry no columns, from the rows' parts; None when a
+        row has none (`built`: the same list as objects, which HMS_WIRE_CHECK compares)."""
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            where = self.queries.filter_where(ctx, filter_text)
+            out = partition_wire.assembled(
+                conn, self.store.backend, [self.queries.select_wire(ctx, where, max_parts, bool(filter_text))],
+                self.queries.encoder(ctx, skip_columns=True), ctx.schema_version)
+        if out is not None and partition_wire.checking():
+            partition_wire.check(out, built())
+        return out
+
     def _entry(self, conn: Connection, ctx: TableCtx, fill: bool) -> ListEntry | None:
         """The table's cached list, read and kept if `fill`; None when there is none (and inside a
         write transaction, whose changes are not committed yet)."""

@@ -8,7 +8,7 @@ PartitionAlteration (alter, rename: partition_alteration.py), over the table con
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import Connection
 
@@ -56,6 +56,12 @@ class PartitionService:
                            filter_text: str | None = None) -> EncodedStructs:
         """`get_partitions` as Thrift bytes (store/hms/common/wire.py): what handlers answer."""
         return self.reads.encoded_partitions(db, tbl, max_parts, part_vals, filter_text)
+
+    def encoded_without_columns(self, db: str, tbl: str, max_parts: int, filter_text: str | None,
+                                built: Callable[[], Sequence[Partition]]) -> EncodedStructs | None:
+        """get_partitions_by_filter_req's list without the descriptors' columns, as Thrift bytes;
+        None where a partition has to be built."""
+        return self.reads.encoded_without_columns(db, tbl, max_parts, filter_text, built)
 
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
