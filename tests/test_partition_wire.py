@@ -410,7 +410,7 @@ def test_lists_without_columns_are_the_trimmed_objects_bytes(shaped_table, monke
     c, db, partitions = shaped_table
     for where in ('b = 7', 'b >= 7', 'a = "nothing"'):
         built = trimmed_partitions(partitions.get_partitions(db, "t", filter_text=where), True, None, None)
-        encoded = partitions.encoded_without_columns(db, "t", -1, where, lambda: built)
+        encoded = partitions.encoded_without_columns(db, "t", -1, where, lambda built=built: built)
         assert encoded is not None and encoded.count == len(built), where
         assert encode_reply(get_partitions_result(success=encoded), None) == \
             _plain(get_partitions_result(success=built)), where

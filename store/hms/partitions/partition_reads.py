@@ -134,26 +134,25 @@ class PartitionReads:
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
         with self.store.read() as conn:
-            if not filter_text and part_vals is None:
-                ctx = self.contexts.read(conn, db, tbl)  # names fill only where the list fitted before
+            ctx = self.contexts.read(conn, db, tbl)
+            if not filter_text and part_vals is None:  # names fill only where the list fitted before
                 entry = self._entry(conn, ctx, fill=max_parts < 0 and self.cache.holds(ctx.tbl_id))
                 if entry is not None:
                     names = [r[0] for r in (entry.rows if max_parts < 0 else entry.rows[:max_parts])]
-                    if partition_wire.checking() and names != self._names_read(conn, db, tbl, max_parts, None, None):
+                    if partition_wire.checking() and names != self._names_read(conn, ctx, max_parts, None, None):
                         raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
                     return names
-            return self._names_read(conn, db, tbl, max_parts, part_vals, filter_text)
+            return self._names_read(conn, ctx, max_parts, part_vals, filter_text)
 
-    def _names_read(self, conn: Connection, db: str, tbl: str, max_parts: int, part_vals: Sequence[str] | None,
+    def _names_read(self, conn: Connection, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
                     filter_text: str | None) -> list[str]:
-        q = self._names(conn, db, tbl, max_parts, part_vals, filter_text)
+        q = self._names(ctx, max_parts, part_vals, filter_text)
         if self.store.backend == "postgresql":  # thousands of rows: no SQLAlchemy work per row
             return [name for (name,) in driver_rows(conn, q)]
         return list(conn.execute(q).scalars())
 
-    def _names(self, conn: Connection, db: str, tbl: str, max_parts: int, part_vals: Sequence[str] | None,
+    def _names(self, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
                filter_text: str | None) -> Select[Any]:
-        ctx = self.contexts.read(conn, db, tbl)
         where = (self.queries.filter_where(ctx, filter_text) if filter_text
                  else self.queries.partial_spec_where(ctx, part_vals))
         p = S.partitions
