@@ -165,6 +165,7 @@ class InstantServer:
         self.recorded: dict[tuple[str, bytes], tuple[bytes, bytes]] = {}  # -> (reply before seqid, after)
         self.forwarded: Counter[str] = Counter()
         self.replayed: Counter[str] = Counter()
+        self.oneway: Counter[str] = Counter()  # of the forwarded calls, those without a reply (fb303 shutdown)
         self.errors: list[str] = []
         self._lock = threading.Lock()
         self._conns: set[socket.socket] = set()
@@ -234,6 +235,8 @@ class InstantServer:
                 with self._lock:
                     self.forwarded[call.name] += 1
                 if call.mtype == ONEWAY:
+                    with self._lock:
+                        self.oneway[call.name] += 1
                     continue
                 reply = replies.message()
                 client.sendall(reply.data)
