@@ -195,20 +195,20 @@ def measure(args, driver: Driver, servers: Servers) -> dict:
 
 
 def ceiling(driver: Driver, port: int, ns: list[int], runs: int, warmup: int, iterations: int, budget: float,
-            client_warmup: int) -> dict:
+            client_warmup: int, db: str = DB) -> dict:
     """The Java client's ceiling: `reads` of the tables t_<n> through bench/instant_server.py in front
     of the metastore on `port`, once recording, then `runs` rounds answered from the recording.
     {(op, n): [each round's median ms]}; getTable from the first table only, as in `measure`."""
     out: dict = {}
     with InstantServer(port) as proxy:
         for n in ns:
-            driver(proxy.port, "reads", DB, f"t_{n}", n, 0, 1, 0, 1)
+            driver(proxy.port, "reads", db, f"t_{n}", n, 0, 1, 0, 1)
         recorded = proxy.forwarded - proxy.oneway
         proxy.mode = "replay"
         for rnd in range(runs):
             log(f"ceiling round {rnd + 1}/{runs}")
             for n in ns:
-                rows = driver(proxy.port, "reads", DB, f"t_{n}", n, warmup, iterations, budget, client_warmup)
+                rows = driver(proxy.port, "reads", db, f"t_{n}", n, warmup, iterations, budget, client_warmup)
                 for r in rows:
                     if r["op"] != "getTable" or n == ns[0]:
                         out.setdefault((r["op"], r["n"]), []).append(r["median_ms"])
