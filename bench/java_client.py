@@ -3,6 +3,7 @@
     python -m bench.java_client [--pairing postgres|embedded|both] [--runs 5] [--n 1000,10000]
                                 [--add-n 10000] [--drop-n 1000] [--json out.json] [--quick]
                                 [--docs docs/performance.md] [--scale 1000000] [--commits 10]
+                                [--ceiling [--ceiling-runs 3]]
 
 The driver (bench/java/HmsJavaBench.java) is Hive's HiveMetaStoreClient from the Hive 2.3 jars Spark
 ships: the client Spark and Hive use, whose decoding is cheap, so the time measured is the
@@ -13,6 +14,9 @@ measured in `--runs` rounds; each round measures both servers (alternating which
 row's ratio is the median of the rounds' ratios (reference/ours; throughput: ours/reference), with
 their range. After the pairings it measures issue 16's targets that are not ratios of one call
 (`bench/scale_targets.py`: a table of a million partitions, `complete_instant` of 10,000 files).
+With `--ceiling`, each pairing's read rows also show the Java client's ceiling: the same `reads`
+against our server through bench/instant_server.py, a proxy that answers every recorded call at
+once (what remains is the client's work and the sockets), and ours as a percentage of its ratio.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import time
 from pathlib import Path
 
 from bench import procs, scale_targets
+from bench.instant_server import InstantServer
 
 SOURCE = Path(__file__).resolve().parent / "java" / "HmsJavaBench.java"
 DB = "jbench"
@@ -189,7 +194,37 @@ def measure(args, driver: Driver, servers: Servers) -> dict:
     return results
 
 
-def rows_of(results: dict) -> list[dict]:
+def ceiling(driver: Driver, port: int, ns: list[int], runs: int, warmup: int, iterations: int, budget: float,
+            client_warmup: int, db: str = DB) -> dict:
+    """The Java client's ceiling: `reads` of the tables t_<n> through bench/instant_server.py in front
+    of the metastore on `port`, once recording, then `runs` rounds answered from the recording.
+    {(op, n): [each round's median ms]}; getTable from the first table only, as in `measure`."""
+    out: dict = {}
+    with InstantServer(port) as proxy:
+        for n in ns:
+            driver(proxy.port, "reads", db, f"t_{n}", n, 0, 1, 0, 1)
+        recorded = proxy.forwarded - proxy.oneway
+        proxy.mode = "replay"
+        for rnd in range(runs):
+            log(f"ceiling round {rnd + 1}/{runs}")
+            for n in ns:
+                rows = driver(proxy.port, "reads", db, f"t_{n}", n, warmup, iterations, budget, client_warmup)
+                for r in rows:
+                    if r["op"] != "getTable" or n == ns[0]:
+                        out.setdefault((r["op"], r["n"]), []).append(r["median_ms"])
+        # what reached the server while replaying: connection setup only, or the ceiling is not one
+        leaked = {m: c for m, c in (proxy.forwarded - proxy.oneway - recorded).items()
+                  if m not in proxy.never_replayed}
+        if leaked or proxy.errors:
+            raise RuntimeError(f"the ceiling run reached the server: forwarded {leaked}, errors {proxy.errors[:3]}")
+        log(f"ceiling: {sum(proxy.replayed.values())} calls answered from the recording")
+    return out
+
+
+def rows_of(results: dict, ceilings: dict | None = None) -> list[dict]:
+    """The table's rows; with `ceilings` (of `ceiling`) a row measured there also carries its
+    "ceiling" (ms, median of the rounds), "ceiling_ratio" (reference / ceiling: the best ratio any
+    server reaches with this client) and "of_ceiling" (ratio / ceiling_ratio)."""
     rows = []
     for (op, n), cell in sorted(results.items(), key=lambda kv: (_ORDER.index(kv[0][0]), kv[0][1])):
         ref, ours = cell["reference"], cell["ours"]
@@ -203,6 +238,12 @@ def rows_of(results: dict) -> list[dict]:
                      "unit": "calls/s" if op in THROUGHPUT else "ms", "ratio": ratio,
                      "range": [min(ratios), max(ratios)] if ratios else None, "target": target,
                      "sizes": cell["size"], "pass": None if target is None or ratio is None else ratio >= target})
+        if ceilings and (op, n) in ceilings and op not in THROUGHPUT:
+            ceil = statistics.median(ceilings[(op, n)])
+            row = rows[-1]
+            row["ceiling"], row["ceiling_range"] = ceil, [min(ceilings[(op, n)]), max(ceilings[(op, n)])]
+            row["ceiling_ratio"] = row["reference"] / ceil if ceil else None
+            row["of_ceiling"] = ratio / row["ceiling_ratio"] if ratio and row["ceiling_ratio"] else None
     return rows
 
 
@@ -223,15 +264,24 @@ def label(row: dict) -> str:
 
 
 def render(rows: list[dict], runs: int) -> str:
-    head = ["operation", "reference", "ours", f"ratio (median of {runs})", "range", "target", ""]
+    """A Markdown table; with two more columns when rows carry a ceiling (`rows_of`'s ceilings): the
+    ceiling's ms and ratio, and ours as a percentage of that ratio."""
+    with_ceiling = any("ceiling" in r for r in rows)
+    head = ["operation", "reference", "ours", f"ratio (median of {runs})", "range",
+            *(["ceiling (ratio)", "ours of ceiling"] if with_ceiling else []), "target", ""]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         fmt = (lambda v: f"{v:.0f}/s") if r["unit"] == "calls/s" else (lambda v: f"{v:.2f} ms")
         rng = f"{r['range'][0]:.2f}–{r['range'][1]:.2f}x" if r["range"] else "-"
         verdict = "" if r["pass"] is None else ("PASS" if r["pass"] else "FAIL")
         target = f"≥ {r['target']:g}x" if r["target"] else ""
+        ceil = ""
+        if with_ceiling:
+            c, cr, of = r.get("ceiling"), r.get("ceiling_ratio"), r.get("of_ceiling")
+            ceil = (f" {c:.2f} ms ({cr:.2f}x) |" if c is not None and cr else " |") + \
+                   (f" {of:.0%} |" if of is not None else " |")
         lines.append(f"| {label(r)} | {fmt(r['reference'])} | {fmt(r['ours'])} | "
-                     f"{r['ratio']:.2f}x | {rng} | {target} | {verdict} |")
+                     f"{r['ratio']:.2f}x | {rng} |{ceil} {target} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -273,6 +323,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--commits", type=int, default=10,
                    help="timed complete_instant calls of --commit-files files each (bench/hudi_bench.py; 0: skip)")
     p.add_argument("--commit-files", type=int, default=10_000)
+    p.add_argument("--ceiling", action="store_true",
+                   help="after each pairing's rounds, measure the Java client's ceiling with `reads` against "
+                        "our server through bench/instant_server.py (a proxy answering recorded calls at once) "
+                        "and add each read row's ceiling and ours as a percentage of it")
+    p.add_argument("--ceiling-runs", type=int, default=3, help="rounds of the ceiling (with --ceiling)")
     p.add_argument("--keep", action="store_true", help="keep temp dirs and databases")
     return p
 
@@ -327,10 +382,15 @@ def run_pairing(args: argparse.Namespace, driver: Driver, pairing: str) -> tuple
         commit = _commit(args.docs)  # the code the servers run: as it is when they start
         load_before = os.getloadavg()
         results = measure(args, driver, servers)
-        rows = rows_of(results)
+        ceilings = None
+        if args.ceiling and "reads" in args.ops:
+            ceilings = ceiling(driver, servers.servers["ours"].port, args.ns, args.ceiling_runs, args.warmup,
+                               args.iterations, args.budget, args.client_warmup)
+        rows = rows_of(results, ceilings)
         info = {"pairing": pairing, "runs": args.runs, "n": args.ns, "add_n": args.add_n,
                 "drop_n": args.drop_n, "alter_n": args.alter_n, "ops": args.ops,
                 "warmup_rounds": args.warmup_rounds, "workers": args.workers, "threads": args.threads,
+                "ceiling_runs": args.ceiling_runs if ceilings else 0,
                 "reference": servers.servers["reference"].description, "ours": servers.servers["ours"].description,
                 "started": started, "ended": time.strftime("%H:%M", time.gmtime()), "commit": commit,
                 "loadavg_before": load_before, "loadavg": os.getloadavg(), "seconds": round(time.monotonic() - t0, 1)}
@@ -358,9 +418,10 @@ def conditions(info: dict, args: argparse.Namespace) -> str:
     """One paragraph: when, on what, with which settings, under which load."""
     import platform
 
+    ceil = f" --ceiling --ceiling-runs {info['ceiling_runs']}" if info.get("ceiling_runs") else ""
     return (f"**Run of {info['started']}–{info['ended']} UTC**, written by `python -m bench.java_client "
             f"--pairing {info['pairing']} --runs {args.runs} --warmup-rounds {args.warmup_rounds} --ops "
-            f"{','.join(args.ops)} --budget {args.budget:g} --iterations "
+            f"{','.join(args.ops)}{ceil} --budget {args.budget:g} --iterations "
             f"{args.iterations} --client-warmup {args.client_warmup} --docs ...` (commit {info['commit']}; "
             f"{os.cpu_count()} CPUs, Python "
             f"{platform.python_version()}, Java client HiveMetaStoreClient 2.3.10; reference: "

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.java_client import render, write_docs
+import pytest
+
+from bench.java_client import render, rows_of, write_docs
 
 
 def _rows(ours_ms: float) -> list[dict]:
@@ -29,3 +31,26 @@ def test_docs_blocks_are_written_then_replaced(tmp_path: Path):
     assert "| getTable | 3.00 ms | 0.40 ms | 7.50x | 2.00–4.00x | ≥ 5x | PASS |" in text
     assert "| getTable | 3.00 ms | 0.50 ms | 6.00x |" in text
     assert "| addPartitions.10000 | 80000.00 ms | 4000.00 ms | 20.00x | 18.00–21.00x | ≥ 20x | PASS |" in text
+
+
+def test_rows_carry_the_ceiling_and_render_shows_it():
+    """`--ceiling`: a read row gets the ceiling (median of its rounds), the ratio it allows
+    (reference / ceiling) and ours as a share of that; a row not measured there keeps its cells."""
+    results = {("getPartitions", 2000): {"reference": [40.0, 44.0, 42.0], "ours": [20.0, 20.0, 21.0], "size": {}},
+               ("concurrentGetTable", 8): {"reference": [800.0], "ours": [4000.0], "size": {}}}
+    ceilings = {("getPartitions", 2000): [12.0, 10.0, 11.0], ("concurrentGetTable", 8): [1.0]}
+    plain = rows_of(results)
+    rows = rows_of(results, ceilings)
+    by_op = {r["op"]: r for r in rows}
+    part = by_op["getPartitions"]
+    assert part["ceiling"] == 11.0 and part["ceiling_range"] == [10.0, 12.0]
+    assert part["ceiling_ratio"] == pytest.approx(42.0 / 11.0)
+    assert part["of_ceiling"] == pytest.approx(part["ratio"] / (42.0 / 11.0))
+    assert "ceiling" not in by_op["concurrentGetTable"]  # a throughput has no ceiling
+    table = render(rows, 3)
+    assert table.splitlines()[0] == ("| operation | reference | ours | ratio (median of 3) | range | "
+                                     "ceiling (ratio) | ours of ceiling | target |  |")
+    # ratio 2.00x (median of 2.0, 2.2, 2.0), ceiling ratio 42/11 = 3.82x: 2.00 / 3.82 = 52%
+    assert "| getPartitions.2000 | 42.00 ms | 20.00 ms | 2.00x | 2.00–2.20x | 11.00 ms (3.82x) | 52% |  |  |" in table
+    assert "| getTable, 8 concurrent clients | 800/s | 4000/s | 5.00x | 5.00–5.00x | | | ≥ 5x | PASS |" in table
+    assert "ceiling" not in render(plain, 3)  # without --ceiling the table is as before

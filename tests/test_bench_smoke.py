@@ -105,6 +105,11 @@ def test_java_driver_against_our_server(our_server, tmp_path, monkeypatch):
     assert [r["size"] for r in driver(our_server, "add", "jsmoke", "a", 30)] == [30]
     assert [r["size"] for r in driver(our_server, "drop", "jsmoke", "d", 20)] == [20]
     assert [r["size"] for r in driver(our_server, "alter", "jsmoke", "al", 20)] == [20]
+    # the ceiling: the same reads through bench/instant_server.py, every one answered from its recording
+    # (ceiling() raises when a read reached the server while replaying)
+    ceil = java_client.ceiling(driver, our_server, [20], 1, 1, 2, 1.0, 10, db="jsmoke")
+    assert set(ceil) == {(op, r["n"]) for op, r in got.items()}, ceil
+    assert all(len(ms) == 1 and ms[0] > 0 for ms in ceil.values()), ceil
 
 
 def test_object_store_throttle_bench(tmp_path, capsys):
