@@ -237,3 +237,30 @@ def test_names_fill_only_a_list_kept_before(env):
 def _ctx(services, db: str, table: str = "t"):
     with services.store.read() as conn:
         return services.partitions.reads.contexts.read(conn, db, table)
+
+
+def test_the_whole_answer_is_kept_and_follows_the_table(env):
+    """The whole list's answer is joined once per list and shared parts: a change of the table
+    that leaves its partition rows alone (a rename) shows in the next answer."""
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+    from thrift.transport.TTransport import TMemoryBuffer
+
+    c, db, services, reads = env
+    sd = StorageDescriptor(cols=[FieldSchema("id", "bigint", None)], inputFormat="in", outputFormat="out",
+                           parameters={}, location=f"file:///tmp/{db}/ext")
+    c.create_table(Table(tableName="ext", dbName=db, sd=sd, owner="o", partitionKeys=[FieldSchema("p", "string", None)],
+                         parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
+    _add(c, db, "a", "b", table="ext")
+    first = services.partitions.encoded_partitions(db, "ext")
+    assert services.partitions.encoded_partitions(db, "ext").data is first.data
+    version = _version(services, db, "ext")
+    t = c.get_table(db, "ext")
+    t.tableName = "ext2"
+    c.alter_table(db, "ext", t)  # an external table's partitions stay where they are
+    assert _version(services, db, "ext2") == version  # no partition row changed
+    renamed = services.partitions.encoded_partitions(db, "ext2")
+    p = Partition()
+    p.read(TBinaryProtocol(TMemoryBuffer(renamed.data)))
+    assert p.tableName == "ext2" and renamed.data != first.data
+    assert services.partitions.encoded_partitions(db, "ext2").data is renamed.data
+    assert _listed(services, db, "ext2") == ["a", "b"] and len(reads) == 1

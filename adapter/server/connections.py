@@ -25,7 +25,14 @@ from adapter.server.limits import Limits
 from adapter.server.logtext import one_line
 from adapter.server.memory_release import MemoryRelease
 from adapter.server.processor import MetastoreProcessor, ReplyProtocol, RequestRejected, unsolicited_error
-from adapter.server.transport import BufferedTransport, ClientSocket, LimitedFramedTransport, drain, has_buffered_input
+from adapter.server.transport import (
+    BufferedTransport,
+    ClientSocket,
+    LimitedFramedTransport,
+    ReplyTransport,
+    drain,
+    has_buffered_input,
+)
 from store import metrics
 
 log = logging.getLogger("hudi_metastore.server")
@@ -224,7 +231,7 @@ class ThriftServer:
             itrans: TTransport.TTransportBase = LimitedFramedTransport(sock, limit)
             otrans: TTransport.TTransportBase = TTransport.TFramedTransport(sock)
         else:
-            itrans, otrans = BufferedTransport(sock), TTransport.TBufferedTransport(sock)
+            itrans, otrans = BufferedTransport(sock), ReplyTransport(sock)
         iprot = TBinaryProtocolAccelerated(itrans, string_length_limit=limit, container_length_limit=limit)
         oprot = ReplyProtocol(otrans, string_length_limit=limit, container_length_limit=limit)
         poller = select.poll()

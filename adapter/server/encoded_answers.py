@@ -10,6 +10,7 @@ import struct
 
 from thrift.Thrift import TType
 
+from adapter.server.transport import Chunks
 from store.hms.common import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
 
 _ENCODED = (EncodedStructs, EncodedStruct)
@@ -28,11 +29,19 @@ def _holds_encoded(value) -> bool:
 def encode_reply(obj, spec) -> bytes:
     """`fastbinary.encode_binary` for the reply protocol (the same signature)."""
     if _holds_encoded(getattr(obj, "success", None)):
-        return _encode(obj)
+        return b"".join(_pieces(obj))
     return fastbinary.encode_binary(obj, spec)
 
 
-def _encode(obj) -> bytes:
+def encode_reply_chunks(obj, spec) -> bytes | Chunks:
+    """encode_reply for a transport that writes Chunks (adapter/server/transport.py
+    ReplyTransport): the stored bytes are not copied into one answer."""
+    if _holds_encoded(getattr(obj, "success", None)):
+        return Chunks(_pieces(obj))
+    return fastbinary.encode_binary(obj, spec)
+
+
+def _pieces(obj) -> list[bytes]:
     plain = object.__new__(type(obj))
     plain.__dict__ = dict(obj.__dict__)
     extra: list[bytes] = []
@@ -50,9 +59,9 @@ def _encode(obj) -> bytes:
                 raise TypeError(f"{type(obj).__name__}.{name} is no struct")
             extra += [FIELD_HEADER.pack(TType.STRUCT, fid), value.data]
         elif ftype == TType.STRUCT and value is not None and _holds_encoded(value):
-            extra += [FIELD_HEADER.pack(TType.STRUCT, fid), _encode(value)]
+            extra += [FIELD_HEADER.pack(TType.STRUCT, fid), *_pieces(value)]
         else:
             continue
         plain.__dict__[name] = None
     head = fastbinary.encode_binary(plain, [type(obj), obj.thrift_spec])
-    return b"".join([head[:-1], *extra, b"\x00"])  # the fields written from bytes, then STOP
+    return [head[:-1], *extra, b"\x00"]  # the fields written from bytes, then STOP

@@ -23,10 +23,10 @@ from adapter import request_text
 from adapter.call_log import log_call
 from adapter.router import HandlerRouter, take_error
 from adapter.server import unsupported
-from adapter.server.encoded_answers import encode_reply
+from adapter.server.encoded_answers import encode_reply, encode_reply_chunks
 from adapter.server.logtext import field, one_line
 from adapter.server.replay import Replay
-from adapter.server.transport import Busy, OversizedFrame
+from adapter.server.transport import Busy, OversizedFrame, ReplyTransport
 from store import metrics
 from thrift_idl.hudi_metaserver import ThriftHoodieMetaserver
 from thrift_idl.hudi_metastore import HudiMetastore
@@ -54,8 +54,8 @@ class ReplyProtocol(TBinaryProtocolAccelerated):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if getattr(self, "_fast_encode", None) is not None:
-            self._fast_encode = encode_reply  # partition lists encoded by the store
+        if getattr(self, "_fast_encode", None) is not None:  # partition lists encoded by the store
+            self._fast_encode = encode_reply_chunks if isinstance(self.trans, ReplyTransport) else encode_reply
 
     def writeMessageBegin(self, name, ttype, seqid):
         self.replying = True
@@ -286,6 +286,8 @@ class MetastoreProcessor(HudiMetastore.Processor):
     def _reject(oprot, header: Header, kind: int, text: str) -> None:
         log.warning("refusing a %s request: %s", field(header.raw_name), one_line(text))
         # Drop any half-written reply (an error while encoding one) so the answer is a clean message.
+        if isinstance(oprot.trans, ReplyTransport):
+            oprot.trans.discard()
         for attr in ("_TBufferedTransport__wbuf", "_TFramedTransport__wbuf"):
             if hasattr(oprot.trans, attr):
                 setattr(oprot.trans, attr, io.BytesIO())

@@ -1,10 +1,12 @@
 """A client connection's bytes: the per-message size limit, the in-flight budget, the read timeout,
-and the framed transport's frame-size check."""
+the framed transport's frame-size check, and answers written without copying their large pieces."""
 
 from __future__ import annotations
 
 import io
+import os
 import socket
+import ssl
 import struct
 import time
 
@@ -14,7 +16,8 @@ from thrift.transport import TSocket, TTransport
 from adapter.server.budget import BudgetExhausted, InflightBudget, Ticket
 
 RECV_CHUNK = 1024 * 1024  # at most this much is asked of one recv (it allocates what it is asked)
-LARGE_READ = 64 * 1024  # a value at least this long is read into a buffer of its own
+LARGE_READ = 64 * 1024  # a value at least this long is read into a buffer of its own (or sent as it is)
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024, 1024)  # buffers per sendmsg
 
 
 class Busy(TTransport.TTransportException):
@@ -99,6 +102,36 @@ class ClientSocket(TSocket.TSocket):
         else:
             self.tape += data
 
+    def write(self, buff) -> None:
+        self.write_all([buff])
+
+    def write_all(self, chunks) -> None:
+        """Send `chunks` in order, gathered in one system call where the socket allows (not under
+        TLS), without copying them: a partial send moves a view on (TSocket.write copies the rest
+        after each partial send, quadratic in the size of a long answer a slow reader takes)."""
+        if not self.handle:
+            raise TTransport.TTransportException(TTransport.TTransportException.NOT_OPEN, "Transport not open")
+        views = [memoryview(c) for c in chunks if len(c)]
+        gather = getattr(self.handle, "sendmsg", None) if not isinstance(self.handle, ssl.SSLSocket) else None
+        try:
+            while views:
+                sent = gather(views[:_IOV_MAX]) if gather is not None else self.handle.send(views[0])
+                if sent == 0:
+                    raise TTransport.TTransportException(TTransport.TTransportException.END_OF_FILE,
+                                                         "TSocket sent 0 bytes")
+                while sent:
+                    first = views[0]
+                    if sent >= first.nbytes:
+                        sent -= first.nbytes
+                        views.pop(0)
+                    else:
+                        views[0] = first[sent:]
+                        sent = 0
+        except TimeoutError as exc:
+            raise TTransport.TTransportException(TTransport.TTransportException.TIMED_OUT, "write timeout") from exc
+        except OSError as exc:
+            raise TTransport.TTransportException(message="unexpected exception", inner=exc) from exc
+
     def _recv_into(self, view: memoryview) -> int:
         try:
             k = self.handle.recv_into(view)
@@ -125,6 +158,51 @@ class BufferedTransport(TTransport.TBufferedTransport):
         rbuf = io.BytesIO(self.sock.read_exactly(reqlen - len(partialread), prefix=partialread))
         self._TBufferedTransport__rbuf = rbuf
         return rbuf
+
+
+class Chunks(list):
+    """The pieces of one encoded value, in order, written without joining them (adapter/server/
+    encoded_answers.py: a partition list's bytes kept by the store go to the socket as they are)."""
+
+
+class ReplyTransport(TTransport.TTransportBase):
+    """The output of an unframed connection: an answer's pieces are kept as written (small ones
+    joined at the end) and sent at flush by ClientSocket.write_all, so a large one is never copied
+    (TBufferedTransport copies every byte into its buffer and out again)."""
+
+    def __init__(self, sock: ClientSocket):
+        self.sock = sock
+        self._chunks: list = []
+
+    def isOpen(self) -> bool:
+        return self.sock.isOpen()
+
+    def write(self, buf) -> None:
+        if isinstance(buf, Chunks):
+            self._chunks.extend(buf)
+        else:
+            self._chunks.append(buf)
+
+    def discard(self) -> None:
+        """Drop a half-written answer."""
+        self._chunks = []
+
+    def flush(self) -> None:
+        chunks, self._chunks = self._chunks, []
+        out: list = []
+        small: list = []
+        for c in chunks:
+            if len(c) < LARGE_READ:
+                small.append(c)
+                continue
+            if small:
+                out.append(b"".join(small))
+                small = []
+            out.append(c)
+        if small:
+            out.append(b"".join(small))
+        if out:
+            self.sock.write_all(out)
 
 
 class OversizedFrame(TTransport.TTransportException):

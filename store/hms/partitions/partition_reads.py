@@ -67,7 +67,7 @@ class PartitionReads:
         with self.store.read() as conn:
             ctx = self.contexts.read(conn, db, tbl)
             if not filter_text and part_vals is None:
-                cached = self._cached(conn, ctx, lambda e: e.rows if max_parts < 0 else e.rows[:max_parts],
+                cached = self._cached(conn, ctx, None if max_parts < 0 else lambda e: e.rows[:max_parts],
                                       lambda: self._encoded(conn, ctx, max_parts, None, None), fill=max_parts < 0)
                 if cached is not None:
                     return cached
@@ -107,14 +107,24 @@ class PartitionReads:
                                    partition_wire.wire_rows(conn, self.store.backend, self.queries.select_wire(ctx)))
         return entry
 
-    def _cached(self, conn: Connection, ctx: TableCtx, pick: Callable[[ListEntry], list[Any]],
+    def _cached(self, conn: Connection, ctx: TableCtx, pick: Callable[[ListEntry], list[Any]] | None,
                 read: Callable[[], EncodedStructs], fill: bool) -> EncodedStructs | None:
-        """The answer from the table's cached list (`pick`: its rows of the answer); None when there
-        is none or it cannot be joined. `read`: the answer from the rows (HMS_WIRE_CHECK compares)."""
+        """The answer from the table's cached list (`pick`: its rows of the answer; None: all, an
+        answer kept with the list); None when there is none or it cannot be joined. `read`: the
+        answer from the rows (HMS_WIRE_CHECK compares)."""
         entry = self._entry(conn, ctx, fill)
         if entry is None or not entry.joinable(ctx.schema_version):
             return None
-        out = partition_wire.joined(pick(entry), self.queries.encoder(ctx), ctx.schema_version)
+        encoder = self.queries.encoder(ctx)
+        if pick is None:
+            shared = (encoder.names, *encoder.sd_split(ctx.schema_version), encoder.tail)
+            out = entry.answer_for(shared)
+            if out is None:
+                out = partition_wire.joined(entry.rows, encoder, ctx.schema_version)
+                if out is not None:
+                    self.cache.keep_answer(ctx.tbl_id, ctx.parts_version, entry, shared, out, len(out.data))
+        else:
+            out = partition_wire.joined(pick(entry), encoder, ctx.schema_version)
         if out is not None and partition_wire.checking():
             fresh = read()
             if (fresh.count, fresh.data) != (out.count, out.data):
