@@ -51,6 +51,20 @@ def test_rows_carry_the_ceiling_and_render_shows_it():
     assert table.splitlines()[0] == ("| operation | reference | ours | ratio (median of 3) | range | "
                                      "ceiling (ratio) | ours of ceiling | target |  |")
     # ratio 2.00x (median of 2.0, 2.2, 2.0), ceiling ratio 42/11 = 3.82x: 2.00 / 3.82 = 52%
-    assert "| getPartitions.2000 | 42.00 ms | 20.00 ms | 2.00x | 2.00–2.20x | 11.00 ms (3.82x) | 52% |  |  |" in table
+    assert "| getPartitions.2000 | 42.00 ms | 20.00 ms | 2.00x | 2.00–2.20x | 11.00 ms (3.82x) | 52% | ≥ 4x | FAIL |" \
+        in table
     assert "| getTable, 8 concurrent clients | 800/s | 4000/s | 5.00x | 5.00–5.00x | | | ≥ 5x | PASS |" in table
     assert "ceiling" not in render(plain, 3)  # without --ceiling the table is as before
+
+
+def test_lists_of_ten_thousand_are_held_to_a_share_of_the_ceiling():
+    """Issue 43: at 10,000 partitions a list passes at 80% of the ratio the ceiling allows; without
+    --ceiling it has no verdict."""
+    results = {("getPartitions", 10_000): {"reference": [150.0], "ours": [60.0], "size": {}}}
+    row = rows_of(results, {("getPartitions", 10_000): [50.0]})[0]
+    assert row["of_ceiling"] == pytest.approx(2.5 / 3.0) and row["pass"] is True
+    assert "| 83% | ≥ 80% of the ceiling | PASS |" in render([row], 1)
+    slow = rows_of({("getPartitions", 10_000): {"reference": [150.0], "ours": [70.0], "size": {}}},
+                   {("getPartitions", 10_000): [50.0]})[0]
+    assert slow["pass"] is False
+    assert rows_of(results)[0]["pass"] is None
