@@ -171,7 +171,8 @@ def test_partition_request_forms(cf):
     for vals, max_parts, expect in ((["x", ""], -1, "ok"), (["x", ""], 1, "ok"), (["x", ""], 0, "ok"),
                                     (["", "1"], -1, "ok"), ([], -1, "MetaException"), (None, -1, "MetaException")):
         cf.call("get_partition_names_ps_req", GetPartitionNamesPsRequest(
-            catName="hive", dbName=db, tblName="t", partValues=vals, maxParts=max_parts), expect=expect)
+            catName="hive", dbName=db, tblName="t", partValues=vals, maxParts=max_parts), expect=expect,
+            post=_names_sorted if max_parts < 0 else None)  # Hive 4 lists them in its store's order
     cf.call("get_partition_names_ps_req", GetPartitionNamesPsRequest(catName="hive", dbName=db, tblName="nosuch",
                                                                      partValues=["x"]), expect="NoSuchObjectException")
     for vals, max_parts in ((["", "1"], -1), (None, -1), ([], 0), (["x"], 1), (["x"], -1)):
@@ -665,6 +666,12 @@ def test_privileges(cf):
 def _in_catalog(part):
     part.catName = "hive"  # Hive 4 fails on a partition without one in add_partitions_pspec
     return part
+
+
+def _names_sorted(response):
+    if response is not None and response.names is not None:
+        response.names = sorted(response.names)
+    return response
 
 
 def _by_values(parts):

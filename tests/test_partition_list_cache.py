@@ -264,3 +264,27 @@ def test_the_whole_answer_is_kept_and_follows_the_table(env):
     assert p.tableName == "ext2" and renamed.data != first.data
     assert services.partitions.encoded_partitions(db, "ext2").data is renamed.data
     assert _listed(services, db, "ext2") == ["a", "b"] and len(reads) == 1
+
+
+def test_names_are_encoded_once_per_kept_list(env, thrift_client, our_server_info):
+    """get_partition_names answers a kept list's names encoded once: the bytes are Thrift's
+    encoding of the names, shared by later calls, and follow a change at once (also through the
+    server)."""
+    from store.hms.common import EncodedStrings
+
+    c, db, services, reads = env
+    _add(c, db, "ü/ß=x")  # escaped and non-ASCII
+    _listed(services, db)
+    names = services.partitions.encoded_partition_names(db, "t")
+    assert isinstance(names, EncodedStrings)
+    assert names == EncodedStrings.of(services.partitions.get_partition_names(db, "t"))
+    assert services.partitions.encoded_partition_names(db, "t") is names
+    assert services.partitions.encoded_partition_names(db, "t", max_parts=1) == ["p=a"]
+    server = thrift_client(our_server_info.port)
+    server.get_partitions(db, "t", -1)  # the server's own list is kept
+    assert server.get_partition_names(db, "t", -1) == services.partitions.get_partition_names(db, "t")
+    c.drop_partition(db, "t", ["a"], True)
+    assert services.partitions.encoded_partition_names(db, "t") == \
+        EncodedStrings.of(services.partitions.get_partition_names(db, "t"))
+    assert server.get_partition_names(db, "t", -1) == services.partitions.get_partition_names(db, "t")
+    assert "p=a" not in server.get_partition_names(db, "t", -1)

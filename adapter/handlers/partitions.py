@@ -228,6 +228,8 @@ class PartitionHandler:
 
     def get_partition_names(self, db_name_, tbl_name, max_parts):
         try:
+            if ENCODER_AVAILABLE:
+                return self.partitions.encoded_partition_names(db_name(db_name_), tbl_name or "", _max(max_parts))
             return self._names(db_name(db_name_), tbl_name or "", _max(max_parts))
         except NoSuchObject:
             return []  # Hive 4: a table that does not exist has no partitions

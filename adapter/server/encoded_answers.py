@@ -1,5 +1,6 @@
 """The reply protocol's encoder: Thrift's C encoder, except that a list field holding
-`EncodedStructs` (partition lists encoded by the store, store/hms/common/wire.py) or a struct
+`EncodedStructs` (partition lists encoded by the store, store/hms/common/wire.py) or
+`EncodedStrings` (partition names), or a struct
 field holding an `EncodedStruct` (get_table's Table) is written from those bytes. Such a field may
 sit in the result itself or one struct down (e.g. GetPartitionsByNamesResult.partitions,
 GetTableResult.table)."""
@@ -11,9 +12,9 @@ import struct
 from thrift.Thrift import TType
 
 from adapter.server.transport import Chunks
-from store.hms.common import FIELD_HEADER, EncodedStruct, EncodedStructs, fastbinary
+from store.hms.common import FIELD_HEADER, EncodedStrings, EncodedStruct, EncodedStructs, fastbinary
 
-_ENCODED = (EncodedStructs, EncodedStruct)
+_ENCODED = (EncodedStructs, EncodedStruct, EncodedStrings)
 
 _LIST = struct.Struct("!bi")  # element type, size
 
@@ -54,6 +55,10 @@ def _pieces(obj) -> list[bytes]:
             if ftype != TType.LIST or f[3][0] != TType.STRUCT:
                 raise TypeError(f"{type(obj).__name__}.{name} is no list of structs")
             extra += [FIELD_HEADER.pack(TType.LIST, fid), _LIST.pack(TType.STRUCT, value.count), value.data]
+        elif isinstance(value, EncodedStrings):
+            if ftype != TType.LIST or f[3][0] != TType.STRING:
+                raise TypeError(f"{type(obj).__name__}.{name} is no list of strings")
+            extra += [FIELD_HEADER.pack(TType.LIST, fid), _LIST.pack(TType.STRING, value.count), value.data]
         elif isinstance(value, EncodedStruct):
             if ftype != TType.STRUCT:
                 raise TypeError(f"{type(obj).__name__}.{name} is no struct")

@@ -51,6 +51,7 @@ from store.hms.common.wire import AVAILABLE as ENCODER_AVAILABLE
 from store.hms.common.wire import (
     FIELD_HEADER,
     EncodedCache,
+    EncodedStrings,
     EncodedStruct,
     EncodedStructs,
     PartitionEncoder,
@@ -62,7 +63,7 @@ from store.hms.common.wire import (
 
 __all__ = [
     "ANY_ONE", "ANY_RUN", "DDL_TIME", "DEFAULT_CATALOG", "ENCODER_AVAILABLE", "FIELD_HEADER", "MANAGED", "VIEW",
-    "Element", "EncodedCache", "EncodedStruct", "EncodedStructs", "MetastoreInfo", "PartitionEncoder",
+    "Element", "EncodedCache", "EncodedStrings", "EncodedStruct", "EncodedStructs", "MetastoreInfo", "PartitionEncoder",
     "PiecesCache", "SdView", "build_sd", "check_location", "check_rows", "col_tuples", "column_problem",
     "column_widths", "columns_of", "effective_table_type", "encode_struct", "fastbinary", "incompatible_columns",
     "location_field", "insert_columns", "insert_sd", "is_insert_only", "load_columns", "match_names",

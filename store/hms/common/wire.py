@@ -44,6 +44,20 @@ class EncodedStructs:
 
 
 @dataclass(frozen=True)
+class EncodedStrings:
+    """`count` Thrift strings, binary-protocol encoded back to back: the elements of a list field
+    (partition names). Not a list, for the same reason."""
+
+    count: int
+    data: bytes
+
+    @staticmethod
+    def of(values: list[str]) -> EncodedStrings:
+        pack = _I32.pack
+        return EncodedStrings(len(values), b"".join(pack(len(b)) + b for b in (v.encode() for v in values)))
+
+
+@dataclass(frozen=True)
 class EncodedStruct:
     """One Thrift struct, binary-protocol encoded: the value of a struct field (get_table's Table).
     Not the struct: a code path that is not the reply protocol fails on it loudly."""

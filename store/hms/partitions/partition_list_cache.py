@@ -29,7 +29,7 @@ _ROW_OVERHEAD = 120  # a row's tuple and its objects, roughly
 
 
 class ListEntry:
-    __slots__ = ("rows", "size", "versions", "answer", "_index")
+    __slots__ = ("rows", "size", "versions", "kept", "_index")
 
     def __init__(self, rows: list[Any], size: int):
         self.rows = rows
@@ -39,13 +39,18 @@ class ListEntry:
         if any(r[1] is not None or r[3] is None for r in rows):
             self.versions = None
         self._index: dict[str, int] | None = None
-        # the whole list's answer, with the shared parts it was joined with (a table's descriptor
-        # may change while its partition rows do not)
-        self.answer: tuple[tuple[bytes, ...], Any] | None = None
+        # answers made from it, by name, with their sizes: "answer" the whole list's, with the
+        # shared parts it was joined with (a table's names may change while its rows do not),
+        # "names" its names encoded
+        self.kept: dict[str, tuple[Any, int]] = {}
 
     def answer_for(self, shared: tuple[bytes, ...]) -> Any:
-        kept = self.answer
-        return kept[1] if kept is not None and kept[0] == shared else None
+        kept = self.kept.get("answer")
+        return kept[0][1] if kept is not None and kept[0][0] == shared else None
+
+    def names(self) -> Any:
+        kept = self.kept.get("names")
+        return kept[0] if kept is not None else None
 
     def joinable(self, schema_version: int) -> bool:
         """Can its rows be joined with the table's descriptor of `schema_version`?"""
@@ -104,17 +109,16 @@ class PartitionListCache:
                 self._latest.pop(gone, None)
         return entry
 
-    def keep_answer(self, tbl_id: int, version: int, entry: ListEntry, shared: tuple[bytes, ...],
-                    answer: Any, size: int) -> None:
-        """Keep the whole list's answer (`size` bytes) with its entry, while that is kept."""
+    def keep(self, tbl_id: int, version: int, entry: ListEntry, name: str, value: Any, size: int) -> None:
+        """Keep an answer made from `entry` (`size` bytes) with it, while it is kept."""
         with self._lock:
             if self._entries.get((tbl_id, version)) is not entry:
                 return
-            old = entry.answer
-            old_size = len(old[1].data) if old is not None else 0
-            entry.answer = (shared, answer)
-            entry.size += size - old_size
-            self._size += size - old_size
+            old = entry.kept.get(name)
+            grown = size - (old[1] if old is not None else 0)
+            entry.kept[name] = (value, size)
+            entry.size += grown
+            self._size += grown
             while self._size > self.budget and self._entries:
                 (gone, _), dropped = self._entries.popitem(last=False)
                 self._size -= dropped.size

@@ -13,7 +13,7 @@ from store.db.database import Store
 from store.db.dialect import BATCH, in_list, list_batch
 from store.db.driver_cursor import driver_rows
 from store.errors import MetaError, NoSuchObject
-from store.hms.common import EncodedStructs
+from store.hms.common import EncodedStrings, EncodedStructs
 from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import TableContexts, TableCtx, check_values, name_values
 from store.hms.partitions.partition_list_cache import ListEntry, PartitionListCache
@@ -122,7 +122,7 @@ class PartitionReads:
             if out is None:
                 out = partition_wire.joined(entry.rows, encoder, ctx.schema_version)
                 if out is not None:
-                    self.cache.keep_answer(ctx.tbl_id, ctx.parts_version, entry, shared, out, len(out.data))
+                    self.cache.keep(ctx.tbl_id, ctx.parts_version, entry, "answer", (shared, out), len(out.data))
         else:
             out = partition_wire.joined(pick(entry), encoder, ctx.schema_version)
         if out is not None and partition_wire.checking():
@@ -153,6 +153,24 @@ class PartitionReads:
                         raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
                     return names
             return self._names_read(conn, ctx, max_parts, part_vals, filter_text)
+
+    def encoded_partition_names(self, db: str, tbl: str, max_parts: int = -1) -> EncodedStrings | list[str]:
+        """get_partition_names without a specification or filter, for an answer: a kept list's
+        names encoded once (partition_list_cache.py), else as `get_partition_names`."""
+        with self.store.read() as conn:
+            ctx = self.contexts.read(conn, db, tbl)
+            entry = self._entry(conn, ctx, fill=max_parts < 0 and self.cache.holds(ctx.tbl_id))
+            if entry is None:
+                return self._names_read(conn, ctx, max_parts, None, None)
+            if max_parts >= 0:
+                return self.get_partition_names(db, tbl, max_parts)
+            out = entry.names()
+            if out is None:
+                out = EncodedStrings.of([r[0] for r in entry.rows])
+                self.cache.keep(ctx.tbl_id, ctx.parts_version, entry, "names", out, len(out.data))
+            if partition_wire.checking() and out != EncodedStrings.of(self._names_read(conn, ctx, -1, None, None)):
+                raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
+            return out
 
     def _names_read(self, conn: Connection, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
                     filter_text: str | None) -> list[str]:

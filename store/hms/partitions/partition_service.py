@@ -15,7 +15,7 @@ from sqlalchemy import Connection
 from store.db.database import Store
 from store.errors import InvalidObject, NoSuchObject, StoreError
 from store.hms.catalog import TableService
-from store.hms.common import EncodedStructs
+from store.hms.common import EncodedStrings, EncodedStructs
 from store.hms.partitions.partition_alteration import PartitionAlteration
 from store.hms.partitions.partition_context import TableContexts, TableCtx
 from store.hms.partitions.partition_exchange import PartitionExchange
@@ -62,6 +62,10 @@ class PartitionService:
         """get_partitions_by_filter_req's list without the descriptors' columns, as Thrift bytes;
         None where a partition has to be built."""
         return self.reads.encoded_without_columns(db, tbl, max_parts, filter_text, built)
+
+    def encoded_partition_names(self, db: str, tbl: str, max_parts: int = -1) -> EncodedStrings | list[str]:
+        """A table's partition names for an answer (store/hms/common/wire.py)."""
+        return self.reads.encoded_partition_names(db, tbl, max_parts)
 
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
