@@ -25,7 +25,7 @@ from sqlalchemy import Connection
 from store.db import parts_version
 
 BUDGET = 64 << 20  # bytes of rows per server process
-_ROW_OVERHEAD = 120  # a row's tuple and its objects, roughly
+_ROW_OVERHEAD = 400  # a row's tuple, its objects' headers and its place in the names index, roughly
 
 
 class ListEntry:
@@ -103,10 +103,7 @@ class PartitionListCache:
             self._entries[(tbl_id, version)] = entry
             self._latest[tbl_id] = version
             self._size += size
-            while self._size > self.budget and self._entries:
-                (gone, _), dropped = self._entries.popitem(last=False)
-                self._size -= dropped.size
-                self._latest.pop(gone, None)
+            self._evict()
         return entry
 
     def keep(self, tbl_id: int, version: int, entry: ListEntry, name: str, value: Any, size: int) -> None:
@@ -119,10 +116,14 @@ class PartitionListCache:
             entry.kept[name] = (value, size)
             entry.size += grown
             self._size += grown
-            while self._size > self.budget and self._entries:
-                (gone, _), dropped = self._entries.popitem(last=False)
-                self._size -= dropped.size
-                self._latest.pop(gone, None)
+            self._evict()
+
+    def _evict(self) -> None:
+        """Least recently used entries out until the rest fit (under the lock)."""
+        while self._size > self.budget and self._entries:
+            (gone, _), dropped = self._entries.popitem(last=False)
+            self._size -= dropped.size
+            self._latest.pop(gone, None)
 
     def holds(self, tbl_id: int) -> bool:
         """Is a list of the table kept (of any version)?"""
