@@ -254,6 +254,19 @@ class Connection:
         passthrough.__doc__ = getattr(HudiMetastore.Client, name).__doc__
         return passthrough
 
+    def _pending_tls_alert(self) -> str | None:
+        """After a send or read failed on TLS: the refusal the server sent before it closed, still
+        waiting to be read (the close can fail this side's send first, with a reset)."""
+        handle = getattr(self._socket, "handle", None)
+        if not isinstance(handle, ssl.SSLSocket):
+            return None
+        try:
+            handle.settimeout(0.5)
+            handle.recv(1)
+        except (ssl.SSLError, OSError) as exc:
+            return _tls_refusal(exc)
+        return None
+
     def _attempt(self, method, args, kwargs):
         client = self._connection()  # transport errors here: nothing of this call was sent
         try:
@@ -261,7 +274,7 @@ class Connection:
             recv = getattr(client, "recv_" + method, None)
             return recv() if recv is not None else None  # oneway calls have no answer
         except _TRANSPORT_ERRORS as exc:
-            refused = _tls_refusal(exc)
+            refused = _tls_refusal(exc) or self._pending_tls_alert()
             if refused is not None:  # (TLS 1.3: a server's refusal of the client comes after the handshake)
                 self._drop()
                 raise AuthenticationError(f"metastore {self._endpoint}: {refused}") from None

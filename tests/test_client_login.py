@@ -272,3 +272,22 @@ def test_pipeline_writes_with_each_mechanism(servers, using, spark):
         assert f"authenticated as {servers.user} (token)" in log and "call=add_markers" in log
         assert "call=cancel_delegation_token" in log
     assert len(checked) >= 3
+
+
+def test_a_refusal_still_waiting_is_read_after_a_failed_send(servers, using):
+    """TLS 1.3 refuses a client without a certificate after its handshake; when this side's send
+    fails first (the server's close can reset it), the refusal still waiting is read and named."""
+    import time
+
+    from client.connection import Connection
+    from client.security import Security
+
+    uri, _ = using("tls")
+    conn = Connection(uri, security=Security(tls_ca=str(servers.cert)), retries=0)
+    try:
+        conn._connection()  # this side's handshake is done; the server checks the certificate next
+        time.sleep(0.5)
+        refused = conn._pending_tls_alert()
+        assert refused is not None and "wants a client certificate" in refused, refused
+    finally:
+        conn.close()
