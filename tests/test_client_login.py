@@ -279,11 +279,10 @@ def test_a_refusal_still_waiting_is_read_after_a_failed_send(servers, using):
     fails first (the server's close can reset it), the refusal still waiting is read and named."""
     import time
 
-    from client.connection import Connection
-    from client.security import Security
+    from client import HudiMetastoreClient, Security
 
     uri, _ = using("tls")
-    conn = Connection(uri, security=Security(tls_ca=str(servers.cert)), retries=0)
+    conn = HudiMetastoreClient(uri, security=Security(tls_ca=str(servers.cert)), retries=0)
     try:
         conn._connection()  # this side's handshake is done; the server checks the certificate next
         time.sleep(0.5)
