@@ -162,8 +162,11 @@ class PartitionReads:
             entry = self._entry(conn, ctx, fill=max_parts < 0 and self.cache.holds(ctx.tbl_id))
             if entry is None:
                 return self._names_read(conn, ctx, max_parts, None, None)
-            if max_parts >= 0:
-                return self.get_partition_names(db, tbl, max_parts)
+            if max_parts >= 0:  # a prefix: plain names, from the entry already found
+                names = [r[0] for r in entry.rows[:max_parts]]
+                if partition_wire.checking() and names != self._names_read(conn, ctx, max_parts, None, None):
+                    raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
+                return names
             out = entry.names()
             if out is None:
                 out = EncodedStrings.of([r[0] for r in entry.rows])
