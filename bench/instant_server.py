@@ -227,9 +227,9 @@ class InstantServer:
                 if self.mode == "replay":
                     hit = self.recorded.get((call.name, call.data[call.body_at:]))
                     if hit is not None:
-                        _send(client, [hit[0], call.data[call.seq_at:call.seq_at + 4], hit[1]])
-                        with self._lock:
+                        with self._lock:  # counted before the reply: a client reads counts after it
                             self.replayed[call.name] += 1
+                        _send(client, [hit[0], call.data[call.seq_at:call.seq_at + 4], hit[1]])
                         continue
                 upstream.sendall(call.data)
                 with self._lock:
@@ -239,10 +239,10 @@ class InstantServer:
                         self.oneway[call.name] += 1
                     continue
                 reply = replies.message()
-                client.sendall(reply.data)
                 if self.mode == "record" and reply.mtype == REPLY and call.name not in self.never_replayed:
                     self.recorded[(call.name, call.data[call.body_at:])] = (
                         reply.data[:reply.seq_at], reply.data[reply.seq_at + 4:])
+                client.sendall(reply.data)
         except (EOFError, OSError):
             pass  # the client (or the upstream) closed
         except ProtocolError as e:  # not unframed binary Thrift: drop the connection, keep the reason
