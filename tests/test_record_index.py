@@ -98,11 +98,11 @@ def test_commits_maintain_the_index_and_lookups_take_100k_keys(table):
     r = table.c.call("lookup_record_keys", table.db, "t", encode_keys(big))
     assert len(r.fileGroupOfKey) == n and -1 not in r.fileGroupOfKey
 
-    # update in place, move p=b -> p=a, delete
+    # update in place (the key keeps the instant that put it there, as in Hudi's index), move p=b -> p=a, delete
     t2 = table.write([file_group_keys("p=a", "fa", updated=["key-0000001"], inserted=["key-0060000"]),
                       file_group_keys("p=b", "fb", deleted=["key-0060000", "key-0060001"])])
     assert table.where(["key-0000001", "key-0000002", "key-0060000", "key-0060001"]) == [
-        ("p=a", "fa", t2), ("p=a", "fa", t1), ("p=a", "fa", t2), None]
+        ("p=a", "fa", t1), ("p=a", "fa", t1), ("p=a", "fa", t2), None]
     assert table.count() == n - 1
 
     # insert_overwrite of p=a: its keys leave with the replaced file group
@@ -145,11 +145,12 @@ def test_concurrent_inserts_of_one_key_second_commit_conflicts(table):
 
 
 def test_bad_record_keys_are_refused_and_change_nothing(table):
-    t1 = table.write([file_group_keys("p=a", "fa", inserted=["a", "b"])])
+    t1 = table.write([file_group_keys("p=a", "fa", inserted=["a", "b"]), file_group_keys("p=b", "fo", inserted=["o"])])
     cases = [
         None,  # the table keeps an index: keys are required
         [file_group_keys("p=a", "fa", inserted=["c", "c"])],  # one key inserted twice
         [file_group_keys("p=a", "fa", updated=["zz"])],  # not in that file group
+        [file_group_keys("p=a", "fa", updated=["a", "o"])],  # "o" is in another file group
         [file_group_keys("p=a", "fa", deleted=["a"]), file_group_keys("p=x", "fx", inserted=["x"])],  # fx not written
         [FileGroupKeys(partitionPath="p=a", fileId="fa", inserted=b"garbage")],  # not a key block
         [file_group_keys("p=a", "fa", inserted=["k" * 513])],  # too long for the index
@@ -159,8 +160,8 @@ def test_bad_record_keys_are_refused_and_change_nothing(table):
         files = [("p=a", "fa")]
         with pytest.raises(InvalidObjectException):
             table.c.complete_instant(table.db, "t", ts, "commit", _commit_json(ts, files), keys)
-        assert table.where(["a", "b", "c", "x"]) == [("p=a", "fa", t1)] * 2 + [None, None]
-        assert table.count() == 2
+        assert table.where(["a", "b", "c", "x", "o"]) == [("p=a", "fa", t1)] * 2 + [None, None, ("p=b", "fo", t1)]
+        assert table.count() == 3
     with pytest.raises(InvalidObjectException):
         table.c.call("lookup_record_keys", table.db, "t", b"garbage")
 

@@ -69,7 +69,7 @@ class Model:
         for (p, f), kinds in groups.items():
             for k in kinds["deleted"]:
                 del self.keys[k]
-            for k in kinds["updated"] + kinds["inserted"]:
+            for k in kinds["inserted"]:  # (an update in place keeps the key's instant)
                 self.keys[k] = (p, f, ts)
 
 

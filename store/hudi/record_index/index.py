@@ -6,12 +6,14 @@ transaction that completes a commit, so data and index commit together or not at
   RFC-08 buckets them; the mapping never changes for a table.
 * A table keeps the index when its config says `hoodie.index.type=RECORD_INDEX`. Every write commit
   to it carries, per file group written, the keys inserted, updated and deleted (`FileGroupKeys`).
-  The commit applies the replaced file groups first (their keys leave), then deletes (the old place
-  of a moved key), updates (the instant moves on), inserts.
+  The commit checks that each updated key is in the file group it names, then applies the replaced
+  file groups (their keys leave), deletes (the old place of a moved key) and inserts; an update in
+  place changes no row (as in Hudi's record index).
 * Global uniqueness: the primary key (tbl_id, shard, record_key) holds a key once per table. An
   insert of a key the table has already (a concurrent writer inserted it first) fails the commit
   with CommitConflict naming the instant that wrote it.
-* `instant` is the commit that last wrote the record (its `_hoodie_commit_time`).
+* `instant` is the commit that put the record in its file group (its insert, or its move), as the
+  `instantTime` of Hudi's record index; a load or a restore gives the record's `_hoodie_commit_time`.
 Rollbacks need nothing (only completed commits change the index); cleans delete file slices, not
 keys; file groups replaced (insert_overwrite, delete_partition, clustering) lose their keys in the
 replacing commit. Tables adopted from storage get theirs through `load` (import-hudi, repair).
@@ -140,6 +142,12 @@ def _shards(keys: Iterable[str]) -> dict[int, list[str]]:
     return {s: b for s, b in enumerate(lists) if b}
 
 
+def _misplaced(c: FileGroupKeys, kind: str, wrong: int, of: int) -> InvalidObject:
+    return InvalidObject(
+        f"{wrong} of the {of} keys {kind} in file group {c.file_id} of partition {c.partition_path!r} are not in "
+        "that file group's index (a writer must tag its records with the index of the table as of its start)")
+
+
 class RecordIndex:
     def __init__(self, store: Store, tables: HudiTables):
         self.store = store
@@ -167,35 +175,37 @@ class RecordIndex:
                                 f"which instant {ts} does not write")
         replaced = [(p, f) for p, ids in meta.replaced.items() for f in ids]
         instant = int(ts)
+        self._check_updated(conn, ref, changes)
         gone = self._keys_of_groups(conn, ref.tbl_id, replaced) if replaced and mirrors_record_index(ref) else []
         journal_deletes(conn, ref, instant, [*gone, *(k for c in changes for k in c.deleted)])
         self.drop_file_groups(conn, ref.tbl_id, replaced)
         fg_ids = self._file_group_ids(conn, ref.tbl_id, [(c.partition_path, c.file_id) for c in changes])
-        in_place = conn.dialect.name == "postgresql"  # there: updates in statements across file groups
-        if in_place:
-            updated = [(fg_ids[(c.partition_path, c.file_id)], s, k) for c in changes
-                       for s, k in _keyed(dict.fromkeys(c.updated))]
-            in_place = rows.update_instants_pg(conn, ref.tbl_id, instant, updated) == len(updated)
-        for c in changes:  # (a key not where it is said to be: each group again, to name it)
-            self._change(conn, ref, c, fg_ids[(c.partition_path, c.file_id)], instant, updates=not in_place)
+        for c in changes:
+            keyed = _keyed(dict.fromkeys(c.deleted))
+            done = rows.delete_keys(conn, ref.tbl_id, fg_ids[(c.partition_path, c.file_id)], keyed)
+            if done != len(keyed):
+                raise _misplaced(c, "deleted", len(keyed) - done, len(keyed))
         new = [(ref.tbl_id, fg_ids[(c.partition_path, c.file_id)], instant, s, k)
                for c in changes for s, k in _keyed(c.inserted)]
         self._insert(conn, ref, ts, new)
 
-    def _change(self, conn: Connection, ref: HudiTableRef, c: FileGroupKeys, fg_id: int, instant: int,
-                updates: bool = True) -> None:
-        """The group's deleted keys out, its updated ones (`updates`) rewritten by `instant`."""
-        for kind, keys in (("deleted", c.deleted), ("updated", c.updated if updates else [])):
-            keyed = _keyed(dict.fromkeys(keys))
-            if kind == "deleted":
-                done = rows.delete_keys(conn, ref.tbl_id, fg_id, keyed)
-            else:
-                done = rows.update_instants(conn, ref.tbl_id, fg_id, instant, keyed)
-            if done != len(keyed):
-                raise InvalidObject(
-                    f"{len(keyed) - done} of the {len(keyed)} keys {kind} in file group {c.file_id} of partition "
-                    f"{c.partition_path!r} are not in that file group's index (a writer must tag its records "
-                    "with the index of the table as of its start)")
+    @staticmethod
+    def _check_updated(conn: Connection, ref: HudiTableRef, changes: list[FileGroupKeys]) -> None:
+        """Keys updated in place keep their rows (as in Hudi's record index, a key's instant is the
+        commit that put it in its file group), but each must be in the file group the commit names:
+        one lookup, on the commit's own connection, before the commit changes any row."""
+        claimed = [(c, _keyed(dict.fromkeys(c.updated))) for c in changes if c.updated]
+        if not claimed:
+            return
+        found, fgs, _ = rows.key_columns(conn, ref.tbl_id, rows.by_shard(k for _, ks in claimed for k in ks),
+                                         parallel=False)
+        at = dict(zip(found, map(int, fgs)))
+        groups = rows.file_groups(conn, sorted(set(at.values())))
+        for c, ks in claimed:
+            here = (c.partition_path, c.file_id)
+            wrong = sum(1 for _, k in ks if groups.get(at.get(k, -1)) != here)
+            if wrong:
+                raise _misplaced(c, "updated", wrong, len(ks))
 
     def _insert(self, conn: Connection, ref: HudiTableRef, ts: str, new: list[rows.Row]) -> None:
         """Insert new keys; a key held already is a conflict (another commit inserted it first)."""

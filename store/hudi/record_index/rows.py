@@ -91,46 +91,6 @@ def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) 
     return done
 
 
-# keys per statement of update_instants_pg: 500 took 1.3 s for 50,000 keys of 1,000 file groups of a
-# 20,000,000-key index, one statement per group 1.8 s; 10,000 took 4 s and 100,000 15 s
-PG_UPDATE_ROWS = 500
-
-
-def update_instants_pg(conn: Connection, tbl_id: int, instant: int, keys: Sequence[tuple[int, int, str]]) -> int:
-    """PostgreSQL: keys (fg_id, shard, key) of any file groups rewritten in place by `instant`, in
-    one statement per PG_UPDATE_ROWS keys; the number of rows changed."""
-    done = 0
-    for start in range(0, len(keys), PG_UPDATE_ROWS):
-        chunk = keys[start:start + PG_UPDATE_ROWS]
-        source, params = _arrays([(s, k) for _, s, k in chunk], [f for f, _, _ in chunk])
-        done += conn.execute(text(
-            f"UPDATE record_index r SET instant = :i FROM {source} AS d(shard, k, fg) "
-            "WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = d.fg"),
-            {**params, "t": tbl_id, "i": instant}).rowcount
-    return done
-
-
-def update_instants(conn: Connection, tbl_id: int, fg_id: int, instant: int, keys: Sequence[Key]) -> int:
-    """Keys rewritten in place by `instant`; the number of rows changed."""
-    if not keys:
-        return 0
-    if conn.dialect.name == "postgresql":
-        source, params = _arrays(keys)
-        return conn.execute(text(
-            f"UPDATE record_index r SET instant = :i FROM {source} "
-            "AS d(shard, k) WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = :f"),
-            {**params, "t": tbl_id, "f": fg_id, "i": instant}).rowcount
-    if conn.dialect.name in ("mysql", "mariadb"):
-        return _in_lists(conn, "UPDATE record_index SET instant = %s", tbl_id, fg_id, keys, (instant,))
-    stmt = text("UPDATE record_index SET instant = :i "
-                "WHERE tbl_id = :t AND shard = :s AND record_key = :k AND fg_id = :f")
-    done = 0
-    for start in range(0, len(keys), BATCH):
-        done += conn.execute(stmt, [{"t": tbl_id, "s": s, "k": k, "f": fg_id, "i": instant}
-                                    for s, k in keys[start:start + BATCH]]).rowcount
-    return done
-
-
 def _in_lists(conn: Connection, head: str, tbl_id: int, fg_id: int, keys: Sequence[Key], values: tuple) -> int:
     """MySQL: `head` (DELETE or UPDATE ... SET with `values`) on the keys of one file group, an IN
     list of up to IN_LIST keys per statement through the primary key (tbl_id, shard, key): PyMySQL
@@ -167,17 +127,19 @@ def find_keys(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]
 Column = Sequence[int | str]
 
 
-def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]]) -> tuple[list[str], Column, Column]:
+def key_columns(conn: Connection, tbl_id: int, shards: Mapping[int, Sequence[str]],
+                parallel: bool = True) -> tuple[list[str], Column, Column]:
     """(keys found, their fg_ids, their instants) of the keys (shard -> keys) the index holds, as
     parallel lists; ids and instants are ints or digit texts, as the statement answered them
     (`int(...)` takes both). On the driver's cursor: a lookup of 100,000 keys is 100,000 rows,
-    which SQLAlchemy's statement and row layers would double."""
+    which SQLAlchemy's statement and row layers would double. `parallel` False: on `conn` alone
+    (inside a transaction whose own view counts)."""
     if not any(shards.values()):
         return [], [], []
     raw = conn.connection.driver_connection
     assert raw is not None
     if conn.dialect.name == "postgresql":
-        return _find_keys_pg(conn, raw, tbl_id, shards)
+        return _find_keys_pg(conn, raw, tbl_id, shards, parallel)
     return _find_keys_in_lists(raw, tbl_id, shards, one_text=conn.dialect.name == "sqlite",
                                restart=lambda: restart_deadline(conn))
 
@@ -282,10 +244,10 @@ _PG_LOOKUP_TEXTS = ("SELECT count(*), string_agg(concat_ws(E'\\x1f', record_key,
 _PG_LOOKUP_ROWS = "SELECT record_key, fg_id, instant " + _PG_MATCH.format(keys="%s::text[]")
 
 
-def _find_keys_pg(conn: Connection, raw, tbl_id: int,
-                  keys_of: Mapping[int, Sequence[str]]) -> tuple[list[str], Column, Column]:
+def _find_keys_pg(conn: Connection, raw, tbl_id: int, keys_of: Mapping[int, Sequence[str]],
+                  parallel: bool = True) -> tuple[list[str], Column, Column]:
     shards = [(s, sorted(set(names))) for s, names in sorted(keys_of.items()) if names]
-    if sum(len(names) for _, names in shards) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
+    if not parallel or sum(len(names) for _, names in shards) < PARALLEL_FROM or not _SECONDS.acquire(blocking=False):
         return _probe_shards(raw, tbl_id, shards)
     try:
         return _probe_on_two(conn, raw, tbl_id, shards)
