@@ -355,8 +355,10 @@ MOR_PS_READ = {METADATA_ENABLE: "true", "hoodie.record.merge.mode": "EVENT_TIME_
 
 def _mor_partition_stats_tables(spark, port: int, tmp_path) -> dict:
     """_mor_skipping_table's writes into a merge-on-read table of version 9, which gets our
-    `partition_stats` partition: p0's record covers its base file and its log file (`ts` 1..100),
-    p1's its base file (`ts` 1). Beside it two copies whose `hoodie.properties` lists
+    `partition_stats` partition, and a delete of key 4, which goes to a log file of p1's group
+    holding deletes alone (statistics without bounds and with 0 values, as Hudi's: p1 keeps its
+    bounds): p0's record covers its base file and its log file (`ts` 1..100), p1's its base file
+    and its log file (`ts` 1). Beside it two copies whose `hoodie.properties` lists
     `files,partition_stats` and `files` alone: with partition_stats alone Hudi's reader prunes by it,
     reading for `ts >= 50` p0's slice alone, whose row with `ts` 100 is in the log file only (a
     record of the base file's bounds would prune p0 and lose the row)."""
@@ -367,17 +369,17 @@ def _mor_partition_stats_tables(spark, port: int, tmp_path) -> dict:
     table = f"mp_{uuid.uuid4().hex[:8]}.t"
     opts = {METADATA_ENABLE: "true", TABLE_VERSION: "9"}
     for op, rows in (("insert", [(1, "a", 1, "p0"), (2, "a", 1, "p0"), (3, "a", 1, "p1"), (4, "a", 1, "p1")]),
-                     ("upsert", [(2, "zz", 100, "p0")])):
+                     ("upsert", [(2, "zz", 100, "p0")]), ("delete", [(4, "a", 1, "p1")])):
         write(spark.createDataFrame(rows, MOR_SCHEMA), table, op, record_key="id", precombine_field="ts",
               partition_by="dt", metastore=uri(port), table_type=MOR, options=opts)
     base = base_dir(port, table)
-    logs = [os.path.join(root, n) for root, _dirs, names in os.walk(base) if ".hoodie" not in root
-            for n in names if ".log." in n]
-    assert len(logs) == 1 and os.path.basename(os.path.dirname(logs[0])).endswith("p0"), logs
+    logs = sorted(os.path.basename(root)[-2:] for root, _dirs, names in os.walk(base) if ".hoodie" not in root
+                  for n in names if ".log." in n)
+    assert logs == ["p0", "p1"], logs
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
     listed = props[METADATA_PARTITIONS]
     assert props[TABLE_VERSION] == "9" and PARTITION_STATS in listed.split(","), props
-    rows = [[1, "a", 1, "p0"], [2, "zz", 100, "p0"], [3, "a", 1, "p1"], [4, "a", 1, "p1"]]
+    rows = [[1, "a", 1, "p0"], [2, "zz", 100, "p0"], [3, "a", 1, "p1"]]
     out = {"mor_v9": {"table": table, "base": base, "rows": rows}}
     for name, only in (("mor_v9_ps_only", f"files,{PARTITION_STATS}"), ("mor_v9_files_only", "files")):
         copy = str(tmp_path / name)

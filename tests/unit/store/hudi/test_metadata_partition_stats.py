@@ -158,8 +158,8 @@ def test_merge_on_read_partition_stats_cover_log_files(tmp_path, version, compac
     """A merge-on-read table, as Hudi 1.2 writes it (tests/unit/hudi_format/
     test_metadata_partition_stats_files.py, merge-on-read fixture): a partition's record covers its
     latest slices' base files and log files (bounds their union, counts their sums; sizes the base
-    files' alone); a restore taking a log file away and a compaction narrow it again; a log file
-    without statistics takes every column out."""
+    files' alone); a restore taking a log file away and a compaction narrow it again; a log file of
+    deletes alone changes nothing; a log file without statistics takes every column out."""
     timeline, mirror, base = _table(tmp_path, {}, version, MOR)
     if compact_after:
         mirror.metadata_table.partition_stats.compact_after = compact_after
@@ -196,7 +196,11 @@ def test_merge_on_read_partition_stats_cover_log_files(tmp_path, version, compac
     third = {**first, ("dt=a", "id"): ((i, 2), (i, 100), 0, 11), ("dt=a", "name"): ((s, "a"), (s, "zé"), 1, 11),
              ("dt=a", "ts"): ((n, 3), (n, 8), 0, 11)}
     assert stats_view(base, version) == third
+    # a log file of deletes alone in dt=b (no bounds, 0 values: the pipeline's, as Hudi's): unchanged
+    _commit(timeline, None, {("dt=b", "g2-0"): [_bounds(c, None, None, 0, 0) for c in ("id", "name", "ts")]},
+            "deltacommit", {("dt=b", "g2-0"): f".g2-0_{t1}.log.1_0-1-1"})
+    assert stats_view(base, version) == third
     # a log file without statistics in dt=b: no column has usable bounds there, so none is indexed
-    _commit(timeline, None, {("dt=b", "g2-0"): None}, "deltacommit", {("dt=b", "g2-0"): f".g2-0_{t1}.log.1_0-1-1"})
+    _commit(timeline, None, {("dt=b", "g2-0"): None}, "deltacommit", {("dt=b", "g2-0"): f".g2-0_{t1}.log.2_0-1-1"})
     assert stats_view(base, version) == {}
     assert _listed(base) == "column_stats,files,partition_stats"
