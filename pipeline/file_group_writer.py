@@ -11,7 +11,7 @@ the file group gained (inserted), rewrote (updated) and lost (deleted), as key b
 A log file (`appends`: merge-on-read file groups that take updates and deletes, not inserts) holds
 an Avro data block of the upserts (meta fields first; `_hoodie_file_name` is the file id, as Hudi's
 append handle writes it) and a delete block of the deleted keys (hudi_format/log_file.py); its
-write stat carries the column statistics of the upserts (`log_stats`), none for a delete-only log.
+write stat carries the column statistics of the upserts (`log_stats`; a delete-only log: 0 values).
 """
 
 from __future__ import annotations
@@ -179,11 +179,10 @@ class FileGroupWriter:
         keys = upserts.column("_hoodie_record_key").cast(pa.string())
         gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string())).to_pylist()
         data = b""
-        stats = None
+        conformed = conform(upserts, self.data_schema)
+        stats = log_stats(conformed, self.stats_columns)
         if n:
             seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
-            conformed = conform(upserts, self.data_schema)
-            stats = log_stats(conformed, self.stats_columns)
             rows = conformed.to_pylist()
             records = [{"_hoodie_commit_time": self.instant, "_hoodie_commit_seqno": f"{seq_prefix}{i}",
                         "_hoodie_record_key": k, "_hoodie_partition_path": ppath, "_hoodie_file_name": fid,
@@ -249,13 +248,18 @@ def _runs_of(batch: pa.RecordBatch):
 def log_stats(upserts: pa.Table, columns: list[str]) -> bytes | None:
     """Column statistics of a log file's data records (its upserts; deletes are none of them), as
     Hudi's append handle keeps them: min, max, null and value counts, column sizes 0. Taken from the
-    footer of the records written as Parquet in memory, so they are a base file's in every type."""
-    if not columns or not upserts.num_rows:
+    footer of the records written as Parquet in memory, so they are a base file's in every type. A
+    log file of deletes alone (no upserts): no bounds and 0 values per column, as Hudi 1.2's
+    `column_stats` record of such a file (its slice's rows only lose some)."""
+    if not columns:
         return None
     buf = pa.BufferOutputStream()
     pq.write_table(upserts, buf)
     meta = pq.read_metadata(pa.BufferReader(buf.getvalue()))
-    return encode([{**c, "size": 0, "usize": 0} for c in footer_stats(meta, upserts, columns)])
+    stats = footer_stats(meta, upserts, columns)
+    if not upserts.num_rows:
+        stats = [{"column": c["column"], "min": None, "max": None, "nulls": 0, "values": 0} for c in stats]
+    return encode([{**c, "size": 0, "usize": 0} for c in stats])
 
 
 def log_schema(avro_schema: str) -> str:

@@ -469,7 +469,7 @@ def _record_keys(rows: list[dict]) -> list:
 
 def _column_stats(rows: list[dict]) -> list:
     """FileColumnStats of the base files written (from their footers, as the executors read them)
-    and of the log files whose data records have some (a delete-only log file has none)."""
+    and of the log files whose table indexes some column (a delete-only log file: 0 values)."""
     return [BaseFileStats(r["partitionPath"], r["path"], r["fileSizeInBytes"], r["uncompressedSize"] or 0,
                           None if r["columnStats"] is None else bytes(r["columnStats"])) for r in rows
             if r["path"].endswith(BASE_FILE_SUFFIX) or r["columnStats"] is not None]

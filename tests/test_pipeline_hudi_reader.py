@@ -12,7 +12,8 @@ with `hoodie.enable.data.skipping=true` it skips files by our `column_stats` par
 partitioned tables of version 8 and 9, partitions first by our `partition_stats` partition; a
 version-9 table listing `partition_stats` without `column_stats` is read from the one partition a
 predicate can match; on a merge-on-read table a slice is skipped by its base file's and its log
-file's records, `_mor_skipping_table`): on a
+file's records, `_mor_skipping_table`; on a merge-on-read table of version 9 partitions are pruned
+by `partition_stats` records over base files and log files, `_mor_partition_stats_tables`): on a
 predicate over a data column it reads as many files as the server's pruning keeps (`list-files
 --where`), fewer than without skipping, and the same rows; with `hoodie.metadata.record.index.enable=true`
 it looks record keys up in our `record_index` partition: `id = k` reads the one slice holding k,
@@ -215,6 +216,10 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
         read["mor_skip"] = {"base": mor_skip["base"], "instants": [], "columns": MOR_COLS,
                             "options": {METADATA_ENABLE: "true"},
                             "where": {p: on for p, (on, _rows, _kept) in MOR_SKIP_PREDICATES.items()}}
+    mor_ps = _mor_partition_stats_tables(spark, our_server, tmp_path / "mor_partition_stats") if skipping else {}
+    read.update({name: {"base": t["base"], "instants": [], "columns": MOR_COLS, "options": MOR_PS_READ,
+                        "where": {p: on if name == "mor_v9" else ["true"] for p, (on, _r, _n) in
+                                  MOR_PS_PREDICATES.items()}} for name, t in mor_ps.items()})
     clustered = clustered_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
     if clustered is not None:
         read["clustered"] = {"base": clustered["base"], "instants": [i for i, _ in clustered["history"]],
@@ -285,6 +290,8 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                     rows_read, files = got["where"][predicate][skip]
                     assert rows_read == rows, (predicate, skip, rows_read)
                     assert files == (kept if skip == "true" else 2), (predicate, skip, files)
+    if mor_ps:
+        _check_mor_partition_stats(out["read"], mor_ps, our_server)
     if clustered is not None:  # clustered inline by the pipeline (tests/pipeline_clustering.py)
         got = out["read"]["clustered"]
         assert "error" not in got, got
@@ -335,6 +342,73 @@ def _mor_skipping_table(spark, port: int) -> dict:
     assert len(logs) == 1 and os.path.basename(os.path.dirname(logs[0])).endswith("p0"), logs
     return {"table": table, "base": base,
             "rows": [[1, "a", 1, "p0"], [2, "zz", 100, "p0"], [3, "a", 1, "p1"], [4, "a", 1, "p1"]]}
+
+
+# predicate -> (data skipping values, the rows, the slices read with skipping) on
+# _mor_partition_stats_tables' table: only p0's log file holds a `ts` that high
+MOR_PS_PREDICATES = {"ts >= 50": (["true", "false"], [[2, "zz", 100, "p0"]], 1), "ts > 500": (["true"], [], 0)}
+# Hudi 1.2's merge-on-read reader needs the record merge mode, which the hoodie.properties the
+# server writes for a table of version 8 or 9 does not hold yet (without it: NullPointerException,
+# "mergeMode is null"); the mode of the pipeline's tables, given to the reader
+MOR_PS_READ = {METADATA_ENABLE: "true", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING"}
+
+
+def _mor_partition_stats_tables(spark, port: int, tmp_path) -> dict:
+    """_mor_skipping_table's writes into a merge-on-read table of version 9, which gets our
+    `partition_stats` partition, and a delete of key 4, which goes to a log file of p1's group
+    holding deletes alone (statistics without bounds and with 0 values, as Hudi's: p1 keeps its
+    bounds): p0's record covers its base file and its log file (`ts` 1..100), p1's its base file
+    and its log file (`ts` 1). Beside it two copies whose `hoodie.properties` lists
+    `files,partition_stats` and `files` alone: with partition_stats alone Hudi's reader prunes by it,
+    reading for `ts >= 50` p0's slice alone, whose row with `ts` 100 is in the log file only (a
+    record of the base file's bounds would prune p0 and lose the row)."""
+    from hudi_format.metadata_partition_stats import PARTITION_STATS
+    from tests.pipeline_mor import MOR
+    from tests.pipeline_mor import SCHEMA as MOR_SCHEMA
+
+    table = f"mp_{uuid.uuid4().hex[:8]}.t"
+    opts = {METADATA_ENABLE: "true", TABLE_VERSION: "9"}
+    for op, rows in (("insert", [(1, "a", 1, "p0"), (2, "a", 1, "p0"), (3, "a", 1, "p1"), (4, "a", 1, "p1")]),
+                     ("upsert", [(2, "zz", 100, "p0")]), ("delete", [(4, "a", 1, "p1")])):
+        write(spark.createDataFrame(rows, MOR_SCHEMA), table, op, record_key="id", precombine_field="ts",
+              partition_by="dt", metastore=uri(port), table_type=MOR, options=opts)
+    base = base_dir(port, table)
+    logs = sorted(os.path.basename(root)[-2:] for root, _dirs, names in os.walk(base) if ".hoodie" not in root
+                  for n in names if ".log." in n)
+    assert logs == ["p0", "p1"], logs
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    listed = props[METADATA_PARTITIONS]
+    assert props[TABLE_VERSION] == "9" and PARTITION_STATS in listed.split(","), props
+    rows = [[1, "a", 1, "p0"], [2, "zz", 100, "p0"], [3, "a", 1, "p1"]]
+    out = {"mor_v9": {"table": table, "base": base, "rows": rows}}
+    for name, only in (("mor_v9_ps_only", f"files,{PARTITION_STATS}"), ("mor_v9_files_only", "files")):
+        copy = str(tmp_path / name)
+        shutil.copytree(base, copy)
+        path = os.path.join(copy, ".hoodie", "hoodie.properties")
+        text = open(path).read().replace(f"{METADATA_PARTITIONS}={listed}", f"{METADATA_PARTITIONS}={only}")
+        open(path, "w").write(text)
+        out[name] = {"base": copy, "rows": rows}
+    return out
+
+
+def _check_mor_partition_stats(read: dict, tables: dict, port: int) -> None:
+    """What Hudi's reader read of _mor_partition_stats_tables: the model's rows; with skipping the
+    slices the server's pruning keeps (p0's alone for `ts >= 50`, none for `ts > 500`), two without;
+    p0's alone by partition_stats alone, both with `files` alone."""
+    for name, t in tables.items():
+        got = read[name]
+        assert "error" not in got and got["snapshot"] == t["rows"], (name, got)
+        for predicate, (on, rows, want) in MOR_PS_PREDICATES.items():
+            for skip in on if name == "mor_v9" else ["true"]:
+                rows_read, files = got["where"][predicate][skip]
+                assert rows_read == rows, (name, predicate, skip, rows_read)
+                if skip == "false" or name == "mor_v9_files_only":
+                    want = 2
+                assert files == want, (name, predicate, skip, files)
+    db, tbl = tables["mor_v9"]["table"].split(".")
+    with HudiCatalog(uri(port)) as catalog:
+        for predicate, (_on, _rows, want) in MOR_PS_PREDICATES.items():
+            assert len(catalog.prune_file_slices(db, tbl, predicate).slices) == want, predicate
 
 
 ARCHIVED_COLS = ["id", "name", "ts", "dt"]

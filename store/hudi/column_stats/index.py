@@ -858,8 +858,9 @@ def _take_out(agg: _Sum, gone: _Sum) -> bool:
 
 def latest_column_sizes(conn: Connection, tbl_id: int, partitions: list[str]) -> dict[tuple[str, str], tuple[int, int]]:
     """(partition, column) -> the summed (compressed, uncompressed) bytes of the column in the
-    partition's latest base files (as `partition_column_stats` counts slices); a column some of
-    those files have no sizes for is left out."""
+    partition's latest base files, those of slices with log files too (as Hudi 1.2 sums them for
+    `partition_stats`: a log file adds none); a column some of those files have no sizes for is
+    left out."""
     f, cs, rg = S.files, S.column_stats, S.replaced_file_groups
     out: dict[tuple[str, str], tuple[int, int]] = {}
     unknown: set[tuple[str, str]] = set()
@@ -872,7 +873,7 @@ def latest_column_sizes(conn: Connection, tbl_id: int, partitions: list[str]) ->
                             .where(f.c.tbl_id == tbl_id, _in(conn, f.c.partition_path, chunk),
                                    f.c.is_deleted.is_(False))).all()
         slices = _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced])
-        ids = [s.base_id for s in slices if s.base_id is not None and not s.logs]
+        ids = [s.base_id for s in slices if s.base_id is not None]
         for j in range(0, len(ids), _CHUNK):
             q = select(f.c.partition_path, cs.c.column_name, cs.c.total_size, cs.c.uncompressed_size).select_from(
                 cs.join(f, f.c.id == cs.c.file_row_id)).where(_in(conn, cs.c.file_row_id, ids[j:j + _CHUNK]))

@@ -2,13 +2,15 @@
 from the server's per-partition column aggregates (`partition_column_stats`, over each partition's
 latest file slices: store/hudi/column_stats), never from footers.
 
-* on for partitioned copy-on-write tables of version 8 and 9 whose `column_stats` partition is
-  written, unless the table's config says `hoodie.metadata.index.partition.stats.enable=false`
-  (`partition_stats_enabled`; Hudi 1.2 turns it on with `column_stats` from version 8);
+* on for partitioned tables (copy-on-write and merge-on-read) of version 8 and 9 whose
+  `column_stats` partition is written, unless the table's config says
+  `hoodie.metadata.index.partition.stats.enable=false` (`partition_stats_enabled`; Hudi 1.2 turns
+  it on with `column_stats` from version 8);
 * Hudi's reader takes the partitions this index names as the only ones a filter on an indexed
   column can match, so a column is indexed only when every live partition has usable bounds for it
-  (statistics of every latest base file, bounds that decode): a column one partition lacks gets no
-  records at all (the reader then never prunes by it);
+  (statistics of every latest slice's base file and log files, bounds that decode; a slice's
+  bounds are their union and its counts their sums, as Hudi 1.2 computes them): a column one
+  partition lacks gets no records at all (the reader then never prunes by it);
 * initialized (`bootstrap`) at `INIT_INSTANT` from every live partition's aggregates, the columns
   it indexes then written to `COLUMNS` (read at each step: the server's processes share the
   mirror's work); listed in `hoodie.table.metadata.partitions` once initialized; initialized again
@@ -21,7 +23,8 @@ latest file slices: store/hudi/column_stats), never from footers.
   as `column_stats`.
 
 `totalSize` and `totalUncompressedSize` are the sums of the column's bytes in the partition's latest
-base files (0 when one of them has no sizes), as Hudi sums them.
+base files, slices with log files included (log files add 0; 0 when a base file has no sizes), as
+Hudi sums them.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from hudi_format.layout import PARTITION_METAFILE
 from hudi_format.metadata_table import METADATA_FOLDER, SCHEMA_JSON
 from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTableLayout
 from hudi_format.storage import TableStorage
-from hudi_format.table_config import COW, META_COLUMNS
+from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
 from store.hudi.column_stats import latest_column_sizes
@@ -60,10 +63,10 @@ _CHUNK = 500
 
 
 def partition_stats_enabled(ref: HudiTableRef) -> bool:
-    """Written for this table: partitioned, copy-on-write, version 8 or 9, `column_stats` written,
-    and not turned off in its config."""
+    """Written for this table: partitioned, version 8 or 9 (either table type), `column_stats`
+    written, and not turned off in its config."""
     value = str(ref.config.properties.get(PARTITION_STATS_ENABLE, default_of(PARTITION_STATS_ENABLE)))
-    return ref.config.table_version in (8, 9) and ref.config.table_type == COW and \
+    return ref.config.table_version in (8, 9) and \
         bool(ref.config.partition_fields) and column_stats_enabled(ref) and value.strip().lower() != "false"
 
 

@@ -20,7 +20,7 @@ from hudi_format.commit_metadata import restore_plan
 from hudi_format.config_keys import METADATA_PARTITIONS, PARTITION_STATS_ENABLE
 from hudi_format.metadata_table_layout import metadata_table_layout
 from hudi_format.storage import TableStorage
-from hudi_format.table_config import read_properties
+from hudi_format.table_config import MOR, read_properties
 from tests.unit.store.hudi.test_metadata_column_stats import _bounds, _clean, _commit, _table
 
 
@@ -139,3 +139,68 @@ def test_not_written_for_version_6_or_when_turned_off(tmp_path):
         _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 1, 9)]})
         assert _listed(base) == "column_stats,files", name
         assert not os.path.exists(os.path.join(base, ".hoodie", "metadata", P.PARTITION_STATS)), name
+
+
+def _savepoint(timeline, ts: str) -> None:
+    timeline.create_instant("db1", "t1", ts, "savepoint", b"", 60)
+    timeline.transition_to_inflight("db1", "t1", ts, "savepoint", b"")
+    timeline.complete_instant("db1", "t1", ts, "savepoint", b"")
+
+
+def _restore(timeline, target: str) -> None:
+    r = timeline.create_instant("db1", "t1", None, "restore", restore_plan(target, []), 60).ts
+    timeline.transition_to_inflight("db1", "t1", r, "restore", b"")
+    timeline.complete_instant("db1", "t1", r, "restore", b"")
+
+
+@pytest.mark.parametrize(("version", "compact_after"), [(8, None), (9, 2)])
+def test_merge_on_read_partition_stats_cover_log_files(tmp_path, version, compact_after):
+    """A merge-on-read table, as Hudi 1.2 writes it (tests/unit/hudi_format/
+    test_metadata_partition_stats_files.py, merge-on-read fixture): a partition's record covers its
+    latest slices' base files and log files (bounds their union, counts their sums; sizes the base
+    files' alone); a restore taking a log file away and a compaction narrow it again; a log file of
+    deletes alone changes nothing; a log file without statistics takes every column out."""
+    timeline, mirror, base = _table(tmp_path, {}, version, MOR)
+    if compact_after:
+        mirror.metadata_table.partition_stats.compact_after = compact_after
+    i, s, n = "IntWrapper", "StringWrapper", "LongWrapper"
+    t1 = _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 1, 9), _bounds("name", "ab", "zé"),
+                                                      _bounds("ts", 3, 4)],
+                                  ("dt=b", "g2-0"): [_bounds("id", 10, 19), _bounds("name", "c", "d"),
+                                                     _bounds("ts", 5, 7)]}, "deltacommit")
+    assert _listed(base) == "column_stats,files,partition_stats"
+    first = {("dt=a", "id"): ((i, 1), (i, 9), 0, 10), ("dt=a", "name"): ((s, "ab"), (s, "zé"), 0, 10),
+             ("dt=a", "ts"): ((n, 3), (n, 4), 0, 10), ("dt=b", "id"): ((i, 10), (i, 19), 0, 10),
+             ("dt=b", "name"): ((s, "c"), (s, "d"), 0, 10), ("dt=b", "ts"): ((n, 5), (n, 7), 0, 10)}
+    assert stats_view(base, version) == first
+    _savepoint(timeline, t1)
+    # upserts into a log file of dt=a's slice: the union of its bounds and the base file's, counts summed
+    log = f".g1-0_{t1}.log.1_0-1-1"
+    _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", -5, 100, 0, 3), _bounds("name", "a", "b", 1, 3),
+                                                 _bounds("ts", 8, 8, 0, 3)]}, "deltacommit", {("dt=a", "g1-0"): log})
+    second = {**first, ("dt=a", "id"): ((i, -5), (i, 100), 0, 13), ("dt=a", "name"): ((s, "a"), (s, "zé"), 1, 13),
+              ("dt=a", "ts"): ((n, 3), (n, 8), 0, 13)}
+    assert stats_view(base, version) == second
+    assert sizes_view(base, version)[("dt=a", "name")] == (104, 304)  # a log file adds no sizes
+    # a restore to t1 takes the log file away: dt=a's base file alone again
+    _restore(timeline, t1)
+    assert stats_view(base, version) == first
+    timeline.delete_savepoint("db1", "t1", t1)
+    # a new log file as the first, then a compaction: the new base file's bounds alone (the old slice is gone)
+    _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", -5, 100, 0, 3), _bounds("name", "a", "b", 1, 3),
+                                                 _bounds("ts", 8, 8, 0, 3)]}, "deltacommit",
+            {("dt=a", "g1-0"): f".g1-0_{t1}.log.2_0-1-1"})
+    assert stats_view(base, version) == second
+    _commit(timeline, None, {("dt=a", "g1-0"): [_bounds("id", 2, 100, 0, 11), _bounds("name", "a", "zé", 1, 11),
+                                                 _bounds("ts", 3, 8, 0, 11)]})
+    third = {**first, ("dt=a", "id"): ((i, 2), (i, 100), 0, 11), ("dt=a", "name"): ((s, "a"), (s, "zé"), 1, 11),
+             ("dt=a", "ts"): ((n, 3), (n, 8), 0, 11)}
+    assert stats_view(base, version) == third
+    # a log file of deletes alone in dt=b (no bounds, 0 values: the pipeline's, as Hudi's): unchanged
+    _commit(timeline, None, {("dt=b", "g2-0"): [_bounds(c, None, None, 0, 0) for c in ("id", "name", "ts")]},
+            "deltacommit", {("dt=b", "g2-0"): f".g2-0_{t1}.log.1_0-1-1"})
+    assert stats_view(base, version) == third
+    # a log file without statistics in dt=b: no column has usable bounds there, so none is indexed
+    _commit(timeline, None, {("dt=b", "g2-0"): None}, "deltacommit", {("dt=b", "g2-0"): f".g2-0_{t1}.log.2_0-1-1"})
+    assert stats_view(base, version) == {}
+    assert _listed(base) == "column_stats,files,partition_stats"

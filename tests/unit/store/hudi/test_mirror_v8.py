@@ -192,8 +192,8 @@ def test_v8_metadata_table_lists_the_servers_files_and_hudi_rs_uses_it(tmp_path,
     orig, new, name, timeline, snapshot = replay_v8(tmp_path, fixture, enable_mdt=True, compact_after=compact_after)
     props = read_properties(open(os.path.join(new, ".hoodie", "hoodie.properties")).read())
     # column_stats too (empty here: the replay sends no statistics), and partition_stats for a
-    # partitioned copy-on-write table (no records: no column has statistics in every partition)
-    stats = ",partition_stats" if fixture.startswith("cow_") and "nonpartitioned" not in fixture else ""
+    # partitioned table (no records: no column has statistics in every partition)
+    stats = ",partition_stats" if "nonpartitioned" not in fixture else ""
     assert props[METADATA_PARTITIONS] == "column_stats,files" + stats and props[METADATA_ENABLE] == "true"
     version = props[TABLE_VERSION]
     mdt_props = read_properties(open(os.path.join(new, ".hoodie", "metadata", ".hoodie", "hoodie.properties")).read())
