@@ -3,7 +3,7 @@
     python -m bench.pipeline_bench [--rows 10000000] [--partitions 1000] [--upsert-fraction 0.01]
                                    [--plan-partitions 10000] [--plan-iterations 20] [--db-url URL]
                                    [--master local[2]] [--json out.json]
-    python -m bench.pipeline_bench --table-types [--rounds 3] [--rows ...] [--partitions ...]
+    python -m bench.pipeline_bench --table-types [--rounds 3] [--rows ...] [--partitions ...] [--payload-bytes N]
 
 It starts our server itself (``python -m adapter.cli serve`` on a free port; SQLite file database in
 a temp dir unless ``--db-url``) and one Spark session (``--master``, default local[2]), then:
@@ -99,15 +99,24 @@ def build_spark(master: str, tmp: Path):
     return spark
 
 
-def source(spark, rows: int, partitions: int, start: int = 0, step: int = 1, version: int = 0):
+def source(spark, rows: int, partitions: int, start: int = 0, step: int = 1, version: int = 0,
+           payload_bytes: int = 0):
+    """Generated rows: id, ts (= version), name, amount, qty, dt (the partition); with
+    `payload_bytes` also `payload`, that many hex characters of SHA-256 hashes of the id and
+    version (a wider row; compresses about 2:1 as hex does)."""
     from pyspark.sql import functions as F
 
-    return (spark.range(start, rows, step)
-            .withColumn("ts", F.lit(version).cast("long"))
-            .withColumn("name", F.concat(F.lit("name-"), F.col("id").cast("string")))
-            .withColumn("amount", (F.col("id") % 1000).cast("double") / 10 + version)
-            .withColumn("qty", (F.col("id") % 97).cast("int"))
-            .withColumn("dt", F.format_string("p%05d", F.col("id") % partitions)))
+    df = (spark.range(start, rows, step)
+          .withColumn("ts", F.lit(version).cast("long"))
+          .withColumn("name", F.concat(F.lit("name-"), F.col("id").cast("string")))
+          .withColumn("amount", (F.col("id") % 1000).cast("double") / 10 + version)
+          .withColumn("qty", (F.col("id") % 97).cast("int"))
+          .withColumn("dt", F.format_string("p%05d", F.col("id") % partitions)))
+    if payload_bytes > 0:
+        seed = F.concat_ws(":", F.col("id").cast("string"), F.lit(str(version)))
+        hashes = [F.sha2(F.concat(seed, F.lit(f":{i}")), 256) for i in range(-(-payload_bytes // 64))]
+        df = df.withColumn("payload", F.substring(F.concat(*hashes), 1, payload_bytes))
+    return df
 
 
 def timed(fn):
@@ -124,6 +133,7 @@ def run(args) -> dict:
     port, server = start_server(tmp, args.db_url)
     uri = f"thrift://127.0.0.1:{port}"
     results: dict = {"rows": args.rows, "partitions": args.partitions, "master": args.master,
+                     "payload_bytes": args.payload_bytes,
                      "upsert_rows": 0, "platform": platform.platform(), "python": sys.version.split()[0]}
     try:
         spark = build_spark(args.master, tmp)
@@ -188,7 +198,7 @@ def bench_table_types(spark, args, uri: str, results: dict) -> None:
     from pipeline import compact, read, write
 
     tables = {"COPY_ON_WRITE": f"{args.db}.cow", "MERGE_ON_READ": f"{args.db}.mor"}
-    df = source(spark, args.rows, args.partitions)
+    df = source(spark, args.rows, args.partitions, payload_bytes=args.payload_bytes)
     spark.range(1).count()  # JVM warm
     # the insert and the rounds' upserts are delta commits: the compaction is due after the last one
     options = {**OPTIONS, COMPACT_MAX_DELTA_COMMITS: str(args.rounds + 1)}
@@ -203,7 +213,8 @@ def bench_table_types(spark, args, uri: str, results: dict) -> None:
     results["upsert_rows"] = len(range(0, args.rows, step))
     upserts: dict[str, list[float]] = {t: [] for t in tables}
     for r in range(args.rounds):
-        upd = source(spark, args.rows, args.partitions, start=r, step=step, version=r + 1)
+        upd = source(spark, args.rows, args.partitions, start=r, step=step, version=r + 1,
+                     payload_bytes=args.payload_bytes)
         for ttype in (tables if r % 2 == 0 else list(tables)[::-1]):
             s, _ = timed(lambda upd=upd, table=tables[ttype]: write(upd, table, "upsert", metastore=uri))
             upserts[ttype].append(s)
@@ -285,7 +296,8 @@ def bench_planning(spark, args, uri: str, results: dict) -> None:
 
 
 def report(r: dict) -> str:
-    lines = [f"rows {r['rows']}, partitions {r['partitions']}, master {r['master']}"]
+    lines = [f"rows {r['rows']}, partitions {r['partitions']}, master {r['master']}"
+             + (f", payload {r['payload_bytes']} bytes per row" if r.get("payload_bytes") else "")]
     if "table_types" in r:
         m = r["table_types"]
         med, rd = m["upsert_median_s"], m["read_median_s"]
@@ -326,6 +338,8 @@ def main(argv=None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the temp dir (tables, server log)")
     p.add_argument("--table-types", action="store_true",
                    help="copy-on-write against merge-on-read: upserts, compaction, reads (instead of the rest)")
+    p.add_argument("--payload-bytes", type=int, default=0,
+                   help="with --table-types: a payload column of that many bytes per row (wider rows)")
     p.add_argument("--rounds", type=int, default=3, help="with --table-types: upserts and reads per table")
     p.add_argument("--db", default="bench", help="with --table-types: the database of the two tables")
     args = p.parse_args(argv)

@@ -65,8 +65,8 @@ def test_table_types_bench_tiny(spark, our_server):
 
     rounds = 3 if properties.thorough() else 1
     args = argparse.Namespace(rows=400, partitions=4, upsert_fraction=0.05, rounds=rounds,
-                              db=f"tt_{uuid.uuid4().hex[:8]}")
-    results = {"rows": 400, "partitions": 4, "master": "local[2]"}
+                              db=f"tt_{uuid.uuid4().hex[:8]}", payload_bytes=100)
+    results = {"rows": 400, "partitions": 4, "master": "local[2]", "payload_bytes": 100}
     bench_table_types(spark, args, f"thrift://127.0.0.1:{our_server}", results)
     m = results["table_types"]
     assert results["upsert_rows"] == 20  # every 21st id (20 and 4 partitions share a factor)
@@ -74,3 +74,8 @@ def test_table_types_bench_tiny(spark, our_server):
     assert all(len(v) == rounds and min(v) > 0 for k, v in m["read_s"].items() if k != "COPY_ON_WRITE")
     assert len(m["read_s"]["COPY_ON_WRITE"]) == 2 * rounds and results["compaction_s"] > 0
     assert "merge-on-read" in report(results) and "x faster" in report(results)
+    assert "payload 100 bytes" in report(results)
+    from bench.pipeline_bench import source
+
+    row, again = (source(spark, 3, 2, payload_bytes=100, version=v).collect()[2] for v in (0, 1))
+    assert len(row["payload"]) == 100 and row["payload"] != again["payload"]
