@@ -11,8 +11,9 @@ of its own with timeline layout 1 in `.hoodie/metadata/.hoodie/`.
   its key and the record's `key` field left empty (Hudi stores the key once). Type 1 (key
   `__all_partitions__`): the partitions, each with size 0; type 2 (key: the partition path, `.`
   for a non-partitioned table): file name -> HoodieMetadataFileInfo(size, isDeleted). A reader merges
-  the base file and the log blocks in order: per name the later entry wins, deleted entries drop
-  the name (`merge_files_records`);
+  the log blocks in order, then the base file under them: per name the later entry wins, a deleted
+  entry drops the name (`merge_files_records`; a deletion of a name only the base file lists is
+  kept until then);
 * the data table's `hoodie.properties` lists `files` in `hoodie.table.metadata.partitions` once the
   metadata table holds it: only then do readers (Java Hudi, hudi-rs) use it instead of listing.
 
@@ -189,27 +190,40 @@ def files_records(added: Mapping[str, Mapping[str, int]], deleted: Mapping[str, 
 
 
 def merge_files_records(batches: Iterable[Iterable[FilesRecord]]) -> dict[str, dict[str, int]]:
-    """The listing the records give, merged in order as HoodieMetadataPayload does: partition
-    ('' when unpartitioned) -> file name -> size; a deleted entry drops the name; the largest
-    size of a name wins (log files grow)."""
-    partitions: dict[str, bool] = {}
-    files: dict[str, dict[str, int]] = {}
+    """The listing a file slice's records give, merged as Hudi's reader merges them (the first
+    batch the base file's, the others its log blocks' in order): partition ('' when unpartitioned)
+    -> file name -> size. HoodieMetadataPayload's combine: the largest size of a name wins (log files
+    grow); a deletion drops the name and itself when the older records list it, and stays as a
+    deletion when they do not. The log blocks are merged first, then the base file under them: a
+    name in the base file that a log block adds again and a later one deletes stays listed."""
+    batches = iter(batches)
+    base = _fold([next(batches, [])])
+    logs = _fold(batches)
+    merged = {k: _combine(base.get(k, {}), logs.get(k, {})) for k in {*base, *logs}}
+    partitions = [p for p, (_s, gone) in merged.get(ALL_PARTITIONS, {}).items() if not gone]
+    return {partition_of_key(p): {n: s for n, (s, gone) in merged.get(p, {}).items() if not gone}
+            for p in partitions}
+
+
+def _fold(batches: Iterable[Iterable[FilesRecord]]) -> dict[str, Entries]:
+    out: dict[str, Entries] = {}
     for batch in batches:
         for rec in batch:
-            if rec.key == ALL_PARTITIONS:
-                for p, (_s, gone) in rec.entries.items():
-                    if gone:
-                        partitions.pop(p, None)
-                    else:
-                        partitions[p] = True
-                continue
-            listed = files.setdefault(rec.key, {})
-            for n, (s, gone) in rec.entries.items():
-                if gone:
-                    listed.pop(n, None)
-                else:
-                    listed[n] = max(s, listed.get(n, 0))
-    return {partition_of_key(p): dict(files.get(p, {})) for p in partitions}
+            out[rec.key] = _combine(out.get(rec.key, {}), rec.entries)
+    return out
+
+
+def _combine(older: Entries, newer: Entries) -> Entries:
+    out = dict(older)
+    for name, (size, gone) in newer.items():
+        was = out.get(name)
+        if was is None or (gone and was[1]):
+            out[name] = (size, gone)
+        elif gone:
+            del out[name]
+        else:
+            out[name] = (max(size, was[0]), False)
+    return out
 
 
 # --- files -------------------------------------------------------------------------------------

@@ -336,7 +336,11 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     3.5 bundle, tests/harness/hudi_spark.py): a copy of the table's base path is taken after every
     step, and one Hudi Spark job reads every copy at the end: its snapshot equals the model after
     that step, and on merge-on-read tables its read-optimized query equals ours (base files only);
-    on the tables with the server's metadata table it lists files from there."""
+    on the tables with the server's metadata table it lists files from there, and after every step
+    that leaves no instant in flight Hudi's metadata-table reader lists the same partitions and files
+    (with the same sizes) as storage (`validate_metadata_table_files`'s check; Hudi's
+    HoodieMetadataTableValidator, in its utilities bundle, is not served here). A copy with a stray
+    data file shows that check sees the metadata table, not a storage listing."""
     from pipeline import read
     from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
     from tests.harness.spark import run_spark_script
@@ -344,6 +348,8 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     to_read: dict[str, dict] = {}
     retried: dict[str, bool] = {}
     expected: dict[str, tuple[list, list | None]] = {}
+    validated: list[str] = []
+    stray: dict = {}
 
     def copy(table: str, step: int, op: str, model: dict) -> None:
         name = f"{table}-{step}"
@@ -357,6 +363,23 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
         to_read[name] = {"base": str(target), "columns": COLS, "read_optimized": mor, "step": f"{step} {op}",
                          "options": {METADATA_ENABLE: str(metadata).lower()}}
         expected[name] = (sorted(list(v) for v in model.values()), read_optimized)
+        with HudiMetastoreClient(uri(our_server)) as c:
+            in_flight = c.list_instants(*table.split("."), states=["INFLIGHT"])
+        if metadata and not in_flight:
+            to_read[name]["validate_files"] = True
+            validated.append(name)
+            data = sorted(target.rglob("*.parquet"))
+            data = [f for f in data if ".hoodie" not in f.relative_to(target).parts]
+            if not stray and data:  # the same table, one data file more than its metadata table names
+                other = tmp_path / "copies" / f"{name}-stray"
+                shutil.copytree(target, other)
+                src = other / data[0].relative_to(target)
+                extra = src.with_name(f"{uuid.uuid4()}-0_0-1-1_{src.name.split('_')[-1]}")
+                shutil.copyfile(src, extra)
+                part = str(src.parent.relative_to(other)) if src.parent != other else ""
+                stray.update(name=other.name, row=[part, extra.name, True, False, extra.stat().st_size, None])
+                to_read[other.name] = {"base": str(other), "columns": COLS, "validate_files": True,
+                                       "options": {METADATA_ENABLE: "true"}}
 
     for table_type, policy, seed, metadata in SEEDED[:examples(2, len(SEEDED))]:
         table = run_sequence(spark, our_server, Seeded(seed), SEEDED_STEPS, table_type, policy, 2, True,
@@ -385,3 +408,10 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
         assert got["snapshot"] == rows, where
         if read_optimized is not None:
             assert got["read_optimized"] == read_optimized, where
+        if name in validated:
+            check = got["files_check"]
+            assert check["partitions_md"] == check["partitions_fs"] and check["files"] > 0, (where, check)
+            assert check["mismatches"] == [], (where, check)
+    assert len(validated) >= 2 and stray, validated
+    check = out["read"][stray["name"]]["files_check"]
+    assert check["mismatches"] == [stray["row"]], check

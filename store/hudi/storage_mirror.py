@@ -490,11 +490,11 @@ class StorageMirror:
                                          known_partitions)
             if tl.layout.version > 1:  # Hudi 1.x's Avro metadata
                 data = for_storage(meta_action, state, data, inst.action)
-            if tl.files.get(name) == len(data):
-                continue  # instant files are immutable: the same name and size is the same file
-            if state == COMPLETED and metadata_table is not None:
+            if state == COMPLETED and metadata_table is not None:  # (kept when written before)
                 self.metadata_table.apply(st, inst.ts, meta_action, data, tl.table_version, metadata_table,
                                           inst.completion_ts)
+            if tl.files.get(name) == len(data):
+                continue  # instant files are immutable: the same name and size is the same file
             st.put(tl.path(name), data)
             tl.files[name] = len(data)
             wrote = True

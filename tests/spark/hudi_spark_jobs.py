@@ -155,9 +155,37 @@ def archived_instants(spark, base: str) -> list[list[str]]:
     return out
 
 
+def files_check(spark, base: str) -> dict:
+    """Hudi's own metadata-table reader against its storage listing (FileSystemBackedTableMetadata),
+    as Hudi's `validate_metadata_table_files` procedure compares them (it needs a catalog table):
+    partitions of each, and per file that differs its name, whether each has it and the sizes each
+    gives."""
+    jvm = spark._jvm
+    hudi = jvm.org.apache.hudi
+    conf = hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
+    client = hudi.common.table.HoodieTableMetaClient.builder().setConf(conf).setBasePath(base).build()
+    context = hudi.common.engine.HoodieLocalEngineContext(client.getStorageConf())
+
+    config = hudi.common.config.HoodieMetadataConfig.newBuilder().enable(True).build()
+    md = hudi.metadata.HoodieBackedTableMetadata(context, client.getStorage(), config, base)
+    fs = hudi.metadata.FileSystemBackedTableMetadata(context, client.getTableConfig(), client.getStorage(), base)
+    out: dict = {"partitions_md": sorted(md.getAllPartitionPaths()), "partitions_fs": sorted(fs.getAllPartitionPaths()),
+                 "mismatches": [], "files": 0}
+    for part in sorted(set(out["partitions_md"]) | set(out["partitions_fs"])):
+        path = hudi.storage.StoragePath(base, part) if part else hudi.storage.StoragePath(base)
+        mine = {i.getPath().getName(): i.getLength() for i in md.getAllFilesInPartition(path)}
+        theirs = {i.getPath().getName(): i.getLength() for i in fs.getAllFilesInPartition(path)}
+        out["files"] += len(mine)
+        for name in sorted(set(mine) | set(theirs)):
+            if mine.get(name) != theirs.get(name):
+                out["mismatches"].append([part, name, name in theirs, name in mine, theirs.get(name), mine.get(name)])
+    return out
+
+
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
                typed: bool = False, options: dict | None = None, read_optimized: bool = False,
-               where: dict[str, list[str]] | None = None, archived: bool = False) -> dict:
+               where: dict[str, list[str]] | None = None, archived: bool = False,
+               validate_files: bool = False) -> dict:
     def hudi_reader():  # `options`: the reader's (e.g. hoodie.metadata.enable)
         return spark.read.format("hudi").options(**(options or {}))
 
@@ -181,6 +209,8 @@ def read_table(spark, base: str, instants: list[str], table: str = "", columns=(
                           .where(predicate), columns) for skip in skips}
     if archived:
         got["archived"] = archived_instants(spark, base)
+    if validate_files:
+        got["files_check"] = files_check(spark, base)
     if table:  # through the catalog: our server's registration (Spark data source, provider hudi)
         got["catalog"] = rows(spark.table(table))
         got["sql"] = rows(spark.sql(f"SELECT id, fare, city FROM {table}"))
@@ -208,7 +238,8 @@ def main() -> int:
                    help="JSON {name: {base, instants, table, columns, typed, options, read_optimized, where, "
                         "archived}} to read with Hudi's reader (typed: any Spark type, snapshot only; options: the "
                         "reader's; read_optimized: also that query; where: {Spark SQL predicate: "
-                        "[hoodie.enable.data.skipping values to read it with]}; archived: also its archived timeline)")
+                        "[hoodie.enable.data.skipping values to read it with]}; archived: also its archived timeline; "
+                        "validate_files: Hudi's metadata-table listing against storage's)")
     p.add_argument("--read-only", action="store_true", help="only read the --read tables (no writes)")
     args = p.parse_args()
     spark = session(args.metastore_uri, args.warehouse)
@@ -221,7 +252,7 @@ def main() -> int:
             result["read"][name] = read_table(spark, t["base"], t.get("instants", []), t.get("table", ""),
                                               t.get("columns") or ("id", "fare", "city"), bool(t.get("typed")),
                                               t.get("options"), bool(t.get("read_optimized")), t.get("where"),
-                                              bool(t.get("archived")))
+                                              bool(t.get("archived")), bool(t.get("validate_files")))
         except Exception as e:  # noqa: BLE001
             result["read"][name] = {"error": f"{type(e).__name__}: {e}"[:2000]}
     spark.stop()

@@ -4,7 +4,8 @@ version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9); its `c
 (column_stats.py) and `record_index` (record_index.py) partitions go in the same deltacommits.
 
 * bootstrap (`bootstrap`): the table's live files from the server's rows (`files`, never a storage
-  listing of the data table) as the base HFile of the file group at instant 00000000000000010,
+  listing of the data table), but for those of versions not mirrored yet (their deltacommits
+  follow), as the base HFile of the file group at instant 00000000000000010,
   then that deltacommit's completed file; a partial metadata table left by an interrupted bootstrap
   is removed first, as is one the server did not write (Hudi's writers', on an adopted table). Only
   after it does the data table's `hoodie.properties` list `files` (`hoodie.table.metadata.partitions`),
@@ -131,12 +132,18 @@ class MetadataTableWriter:
     # --- bootstrap ------------------------------------------------------------------------------
 
     def live_files(self, ref: HudiTableRef) -> dict[str, dict[str, int]]:
-        """partition -> file name -> size of the table's files the server holds as not deleted."""
-        f = S.files
+        """partition -> file name -> size of the table's files the server holds as not deleted,
+        except those a version the mirror has not written yet added or resized: its instant's
+        deltacommit adds them. (Hudi's reader merges the log files' records before the base file's,
+        and drops a deletion whose file an earlier log record added: a file both in the base file
+        and in a log file would outlive its deletion.) One statement, so one snapshot."""
+        f, v = S.files, S.tbl_version
+        unwritten = select(v.c.version).where(v.c.tbl_id == f.c.tbl_id, v.c.version == f.c.version,
+                                              v.c.snapshot_status == 0).exists()
         out: dict[str, dict[str, int]] = {}
         with self.store.read() as conn:
             for r in conn.execute(select(f.c.partition_path, f.c.name, f.c.size).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False))):
+                    f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), ~unwritten)):
                 out.setdefault(r.partition_path or "", {})[r.name] = int(r.size)
         return out
 
@@ -242,8 +249,8 @@ class MetadataTableWriter:
         """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
         merged with its records, instead of one more log file; the slice before the current one is
         then deleted (the current one stays for readers that listed it)."""
-        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(base)}") or b"")] \
-            if M.base_file_name(base) in names else []
+        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(base)}") or b"")
+                   if M.base_file_name(base) in names else []]  # (the first batch is the base file's)
         completed = done.all()
         for name in logs:
             for instant, recs in M.read_log_file(st.read(f"{FILES_DIR}/{name}") or b"", name):

@@ -202,3 +202,18 @@ def test_what_we_write_is_laid_out_as_hudi_lays_it_out(hudi_mdt):
     assert (stat["fileId"], stat["path"]) == (M.FILE_ID, f"files/{base}")
     assert read_properties((hudi_mdt / "hoodie.properties").read_text())["hoodie.table.metadata.partitions"] == "files"
 
+
+
+def test_merge_is_hudis_two_stage_merge():
+    """Log blocks merge first, then the base file under them (HoodieMetadataPayload): a deletion of
+    a name an earlier log block lists drops both, so a name the base file lists, that a log block
+    adds again and a later one deletes, is still listed; one the base file alone lists is deleted."""
+    def rec(**entries):
+        return M.FilesRecord("p", {n: v for n, v in entries.items()})
+
+    parts = M.FilesRecord(M.ALL_PARTITIONS, {"p": (0, False)})
+    base = [parts, rec(a=(10, False), b=(20, False))]
+    logs = [[rec(a=(10, False), c=(5, False))], [rec(a=(0, True), b=(0, True), c=(7, False))],
+            [rec(d=(1, False))], [rec(d=(0, True)), rec(d=(0, True))]]
+    assert M.merge_files_records([base, *logs]) == {"p": {"a": 10, "c": 7}}
+    assert M.merge_files_records([[], [parts], *logs]) == {"p": {"c": 7}}  # no base file
