@@ -338,7 +338,9 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     that step, and on merge-on-read tables its read-optimized query equals ours (base files only);
     on the tables with the server's metadata table it lists files from there, and after every step
     that leaves no instant in flight Hudi's metadata-table reader lists the same partitions and files
-    (with the same sizes) as storage (`validate_metadata_table_files`'s check; Hudi's
+    (with the same sizes) as storage (`validate_metadata_table_files`'s check), and Hudi's reader of
+    the record index finds every key where its snapshot read finds it (the validator's record-index
+    check; Hudi's
     HoodieMetadataTableValidator, in its utilities bundle, is not served here). A copy with a stray
     data file shows that check sees the metadata table, not a storage listing."""
     from pipeline import read
@@ -349,6 +351,7 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     retried: dict[str, bool] = {}
     expected: dict[str, tuple[list, list | None]] = {}
     validated: list[str] = []
+    indexed: list[str] = []
     stray: dict = {}
 
     def copy(table: str, step: int, op: str, model: dict) -> None:
@@ -412,6 +415,10 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
             check = got["files_check"]
             assert check["partitions_md"] == check["partitions_fs"] and check["files"] > 0, (where, check)
             assert check["mismatches"] == [], (where, check)
-    assert len(validated) >= 2 and stray, validated
+            index = check.get("record_index")
+            if index is not None:  # every key where Hudi reads it, no other (the validator's record-index check)
+                indexed += [name] if index["storage"] else []
+                assert index["index"] == index["storage"], where
+    assert len(validated) >= 2 and stray and indexed, (validated, indexed)
     check = out["read"][stray["name"]]["files_check"]
     assert check["mismatches"] == [stray["row"]], check

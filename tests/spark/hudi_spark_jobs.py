@@ -159,7 +159,7 @@ def files_check(spark, base: str) -> dict:
     """Hudi's own metadata-table reader against its storage listing (FileSystemBackedTableMetadata),
     as Hudi's `validate_metadata_table_files` procedure compares them (it needs a catalog table):
     partitions of each, and per file that differs its name, whether each has it and the sizes each
-    gives."""
+    gives; with a record_index partition, also `record_index_check`."""
     jvm = spark._jvm
     hudi = jvm.org.apache.hudi
     conf = hudi.storage.hadoop.HadoopStorageConfiguration(spark._jsc.hadoopConfiguration())
@@ -171,6 +171,8 @@ def files_check(spark, base: str) -> dict:
     fs = hudi.metadata.FileSystemBackedTableMetadata(context, client.getTableConfig(), client.getStorage(), base)
     out: dict = {"partitions_md": sorted(md.getAllPartitionPaths()), "partitions_fs": sorted(fs.getAllPartitionPaths()),
                  "mismatches": [], "files": 0}
+    if "record_index" in str(client.getTableConfig().getMetadataPartitions()):
+        out["record_index"] = record_index_check(spark, base, md)
     for part in sorted(set(out["partitions_md"]) | set(out["partitions_fs"])):
         path = hudi.storage.StoragePath(base, part) if part else hudi.storage.StoragePath(base)
         mine = {i.getPath().getName(): i.getLength() for i in md.getAllFilesInPartition(path)}
@@ -180,6 +182,24 @@ def files_check(spark, base: str) -> dict:
             if mine.get(name) != theirs.get(name):
                 out["mismatches"].append([part, name, name in theirs, name in mine, theirs.get(name), mine.get(name)])
     return out
+
+
+def record_index_check(spark, base: str, md) -> dict:
+    """The record-level index as Hudi's own reader answers it (`readRecordIndexLocationsWithKeys`)
+    for every key Hudi's snapshot read finds (with the file group it reads it from) and one more
+    key no record has: {"storage": key -> [partition, file id], "index": key -> [partition, file id]}."""
+    found = (spark.read.format("hudi").option("hoodie.metadata.enable", "false").load(base)
+             .select("_hoodie_record_key", "_hoodie_partition_path", "_hoodie_file_name").collect())
+    storage = {k: [p, f.lstrip(".").split("_")[0]] for k, p, f in found}
+    keys = spark._jvm.java.util.ArrayList()
+    for k in [*sorted(storage), "no such key"]:
+        keys.add(k)
+    eager = spark._jvm.org.apache.hudi.common.data.HoodieListData.eager(keys)
+    index = {}
+    for pair in md.readRecordIndexLocationsWithKeys(eager).collectAsList():
+        where = pair.getRight()
+        index[pair.getLeft()] = [where.getPartitionPath(), where.getFileId()]
+    return {"storage": storage, "index": index}
 
 
 def read_table(spark, base: str, instants: list[str], table: str = "", columns=("id", "fare", "city"),
