@@ -140,7 +140,8 @@ struct FileGroupKeys {
 }
 
 // Where keys live (lookup_record_keys): per key asked, in order, an index into fileGroups
-// (-1: the table has no such key) and the instant that last wrote it ("" if unknown).
+// (-1: the table has no such key) and the instant that put it in that file group ("" if unknown;
+// an update in place keeps it, as in Hudi's record index).
 struct RecordKeyLocations {
   1: list<string> partitionPaths,        // file group i is (partitionPaths[i], fileIds[i])
   2: list<string> fileIds,
