@@ -15,8 +15,12 @@ from hudi_format.config_keys import (
     DROP_PARTITION_COLUMNS,
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
+    ORDERING_FIELDS,
     PARTITION_FIELDS,
+    PAYLOAD_CLASS,
     PRECOMBINE_FIELD,
+    RECORD_MERGE_MODE,
+    RECORD_MERGE_STRATEGY_ID,
     RECORDKEY_FIELDS,
     TABLE_NAME,
     TABLE_TYPE,
@@ -34,6 +38,31 @@ INPUT_FORMAT = {COW: "org.apache.hudi.hadoop.HoodieParquetInputFormat",
                 MOR: "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
 OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+
+# Record merge modes of tables of version 8 and 9, and what Hudi 1.2's writer puts beside each in a
+# version-8 table: its merger's id and payload class (in version 9 the mode alone)
+EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING = "EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"
+MERGE_STRATEGY_IDS = {EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+                      COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d"}
+MERGE_PAYLOADS = {EVENT_TIME_ORDERING: "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+                  COMMIT_TIME_ORDERING: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"}
+
+
+def record_merge_properties(table_version: int, ordering_field: str | None) -> dict[str, str]:
+    """What Hudi 1.2's writer puts in a new table's `hoodie.properties` about merging records:
+    EVENT_TIME_ORDERING with an ordering (precombine) field, else COMMIT_TIME_ORDERING; the
+    ordering field as `hoodie.table.ordering.fields`; in version 8 also the mode's merger id and
+    payload class. Nothing for version 6."""
+    if table_version < 8:
+        return {}
+    mode = EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
+    props = {RECORD_MERGE_MODE: mode}
+    if ordering_field:
+        props[ORDERING_FIELDS] = ordering_field
+    if table_version == 8:
+        props[RECORD_MERGE_STRATEGY_ID] = MERGE_STRATEGY_IDS[mode]
+        props[PAYLOAD_CLASS] = MERGE_PAYLOADS[mode]
+    return props
 
 
 @dataclass
@@ -84,6 +113,18 @@ class HudiTableConfig:
         if self.avro_schema:
             props[CREATE_SCHEMA] = self.avro_schema
         return props
+
+    def fill_record_merge(self) -> dict[str, str]:
+        """A table of version 8 or 9 without a record merge mode gets the keys Hudi 1.2 would have
+        written (record_merge_properties, by its precombine or ordering field), each only where
+        the table has no value; a table with a mode keeps its config. The keys added."""
+        if self.table_version < 8 or self.properties.get(RECORD_MERGE_MODE):
+            return {}
+        ordering = self.precombine_field or self.properties.get(ORDERING_FIELDS)
+        added = {k: v for k, v in record_merge_properties(self.table_version, ordering).items()
+                 if not self.properties.get(k)}
+        self.properties.update(added)
+        return added
 
     def to_json(self) -> str:
         return json.dumps(self.hoodie_properties(), sort_keys=True)
