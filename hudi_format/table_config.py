@@ -41,27 +41,37 @@ SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 
 # Record merge modes of tables of version 8 and 9, and what Hudi 1.2's writer puts beside each in a
 # version-8 table: its merger's id and payload class (in version 9 the mode alone)
-EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING = "EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"
+EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM = "EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"
 MERGE_STRATEGY_IDS = {EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
-                      COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d"}
+                      COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
+                      CUSTOM: "00000000-0000-0000-0000-000000000000"}  # CUSTOM: the payload's merging
 MERGE_PAYLOADS = {EVENT_TIME_ORDERING: "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
                   COMMIT_TIME_ORDERING: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"}
 
 
-def record_merge_properties(table_version: int, ordering_field: str | None) -> dict[str, str]:
+def record_merge_properties(table_version: int, ordering_field: str | None,
+                            payload_class: str | None = None) -> dict[str, str]:
     """What Hudi 1.2's writer puts in a new table's `hoodie.properties` about merging records:
-    EVENT_TIME_ORDERING with an ordering (precombine) field, else COMMIT_TIME_ORDERING; the
-    ordering field as `hoodie.table.ordering.fields`; in version 8 also the mode's merger id and
-    payload class. Nothing for version 6."""
+    the mode of the payload class it is given (DefaultHoodieRecordPayload: EVENT_TIME_ORDERING,
+    OverwriteWithLatestAvroPayload: COMMIT_TIME_ORDERING, another: CUSTOM in version 8, in 9
+    nothing here), else EVENT_TIME_ORDERING with an ordering (precombine) field and
+    COMMIT_TIME_ORDERING without; the ordering field as `hoodie.table.ordering.fields`; in version
+    8 also the mode's merger id and payload class. Nothing for version 6."""
     if table_version < 8:
         return {}
-    mode = EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
+    if payload_class:
+        by_payload = {v: k for k, v in MERGE_PAYLOADS.items()}
+        mode = by_payload.get(payload_class, CUSTOM)
+        if mode == CUSTOM and table_version != 8:
+            return {}
+    else:
+        mode = EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
     props = {RECORD_MERGE_MODE: mode}
     if ordering_field:
         props[ORDERING_FIELDS] = ordering_field
     if table_version == 8:
         props[RECORD_MERGE_STRATEGY_ID] = MERGE_STRATEGY_IDS[mode]
-        props[PAYLOAD_CLASS] = MERGE_PAYLOADS[mode]
+        props[PAYLOAD_CLASS] = payload_class or MERGE_PAYLOADS[mode]
     return props
 
 
@@ -116,13 +126,14 @@ class HudiTableConfig:
 
     def fill_record_merge(self) -> dict[str, str]:
         """A table of version 8 or 9 without a record merge mode gets the keys Hudi 1.2 would have
-        written (record_merge_properties, by its precombine or ordering field), each only where
-        the table has no value; a table with a mode keeps its config. The keys added."""
+        written (record_merge_properties, by its payload class, else its precombine or ordering
+        field: Hudi 1.2's reader rejects a payload class and merger id that disagree), each only
+        where the table has no value; a table with a mode keeps its config. The keys added."""
         if self.table_version < 8 or self.properties.get(RECORD_MERGE_MODE):
             return {}
         ordering = self.precombine_field or self.properties.get(ORDERING_FIELDS)
-        added = {k: v for k, v in record_merge_properties(self.table_version, ordering).items()
-                 if not self.properties.get(k)}
+        wanted = record_merge_properties(self.table_version, ordering, self.properties.get(PAYLOAD_CLASS))
+        added = {k: v for k, v in wanted.items() if not self.properties.get(k)}
         self.properties.update(added)
         return added
 
