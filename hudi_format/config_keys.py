@@ -62,7 +62,7 @@ METADATA_ENABLE = _key("hoodie.metadata.enable",
                        "the storage mirror writes the table's metadata table (its `files` partition); the "
                        "server's default is off (Hudi's writers default to on)")
 PAYLOAD_CLASS = _key("hoodie.compaction.payload.class", "the record payload class (the metadata table's: "
-                     "HoodieMetadataPayload)")
+                     "HoodieMetadataPayload; Hudi 1.2 writes it in version 8 tables, not in 9)")
 TIMELINE_LAYOUT_VERSION = _key("hoodie.timeline.layout.version",
                                "the timeline's file layout: 1 for table version 6, 2 from table version 8")
 TIMELINE_PATH = _key("hoodie.timeline.path", "table version 8+: the active timeline's folder under .hoodie",
@@ -130,11 +130,13 @@ HIVE_SYNC_AS_DATASOURCE = _key("hoodie.datasource.hive_sync.sync_as_datasource",
 
 TABLE_INITIAL_VERSION = _key("hoodie.table.initial.version", "table version 8+: the version the table was "
                               "created with")
-ORDERING_FIELDS = _key("hoodie.table.ordering.fields", "table version 8+: the precombine field's successor")
+ORDERING_FIELDS = _key("hoodie.table.ordering.fields", "table version 8+: the precombine field's successor (Hudi "
+                       "1.1+ writes it instead, reads either; the server's new tables of version 8 and 9 hold both)")
 KEYGENERATOR_TYPE = _key("hoodie.table.keygenerator.type", "table version 8+: the key generator by name (SIMPLE, "
                          "COMPLEX, ...)")
 RECORD_MERGE_MODE = _key("hoodie.record.merge.mode", "table version 8+: how two records of one key merge "
-                         "(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM)")
+                         "(EVENT_TIME_ORDERING: the larger ordering value wins, COMMIT_TIME_ORDERING: the later "
+                         "write, CUSTOM); Hudi 1.2's merge-on-read reader fails without it")
 ARCHIVE_MIN_COMMITS = _key("hoodie.keep.min.commits", "the storage mirror's archival: the write commits the active "
                            "timeline keeps when it archives", "20")
 ARCHIVE_MAX_COMMITS = _key("hoodie.keep.max.commits", "the storage mirror's archival: the write commits the active "
@@ -151,8 +153,8 @@ CLEANER_FILE_VERSIONS_RETAINED = _key("hoodie.cleaner.fileversions.retained",
                                       "KEEP_LATEST_FILE_VERSIONS: the versions kept per file group", "3")
 CLEANER_HOURS_RETAINED = _key("hoodie.cleaner.hours.retained",
                               "KEEP_LATEST_BY_HOURS: the file versions commits of the last N hours read stay", "24")
-RECORD_MERGE_STRATEGY_ID = _key("hoodie.record.merge.strategy.id", "table version 8+: the record merger's id (the "
-                                "metadata table's: all zeros)")
+RECORD_MERGE_STRATEGY_ID = _key("hoodie.record.merge.strategy.id", "table version 8 (Hudi 1.2 writes none in 9): "
+                                "the record merger's id, one per merge mode (the metadata table's: all zeros)")
 
 # --- HMS table and serde parameters ----------------------------------------------------------------
 QUERY_AS_RO_TABLE = _key("hoodie.query.as.ro.table",

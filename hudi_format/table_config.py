@@ -15,8 +15,12 @@ from hudi_format.config_keys import (
     DROP_PARTITION_COLUMNS,
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
+    ORDERING_FIELDS,
     PARTITION_FIELDS,
+    PAYLOAD_CLASS,
     PRECOMBINE_FIELD,
+    RECORD_MERGE_MODE,
+    RECORD_MERGE_STRATEGY_ID,
     RECORDKEY_FIELDS,
     TABLE_NAME,
     TABLE_TYPE,
@@ -34,6 +38,41 @@ INPUT_FORMAT = {COW: "org.apache.hudi.hadoop.HoodieParquetInputFormat",
                 MOR: "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
 OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+
+# Record merge modes of tables of version 8 and 9, and what Hudi 1.2's writer puts beside each in a
+# version-8 table: its merger's id and payload class (in version 9 the mode alone)
+EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM = "EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING", "CUSTOM"
+MERGE_STRATEGY_IDS = {EVENT_TIME_ORDERING: "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+                      COMMIT_TIME_ORDERING: "ce9acb64-bde0-424c-9b91-f6ebba25356d",
+                      CUSTOM: "00000000-0000-0000-0000-000000000000"}  # CUSTOM: the payload's merging
+MERGE_PAYLOADS = {EVENT_TIME_ORDERING: "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+                  COMMIT_TIME_ORDERING: "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"}
+
+
+def record_merge_properties(table_version: int, ordering_field: str | None,
+                            payload_class: str | None = None) -> dict[str, str]:
+    """What Hudi 1.2's writer puts in a new table's `hoodie.properties` about merging records:
+    the mode of the payload class it is given (DefaultHoodieRecordPayload: EVENT_TIME_ORDERING,
+    OverwriteWithLatestAvroPayload: COMMIT_TIME_ORDERING, another: CUSTOM in version 8, in 9
+    nothing here), else EVENT_TIME_ORDERING with an ordering (precombine) field and
+    COMMIT_TIME_ORDERING without; the ordering field as `hoodie.table.ordering.fields`; in version
+    8 also the mode's merger id and payload class. Nothing for version 6."""
+    if table_version < 8:
+        return {}
+    if payload_class:
+        by_payload = {v: k for k, v in MERGE_PAYLOADS.items()}
+        mode = by_payload.get(payload_class, CUSTOM)
+        if mode == CUSTOM and table_version != 8:
+            return {}
+    else:
+        mode = EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
+    props = {RECORD_MERGE_MODE: mode}
+    if ordering_field:
+        props[ORDERING_FIELDS] = ordering_field
+    if table_version == 8:
+        props[RECORD_MERGE_STRATEGY_ID] = MERGE_STRATEGY_IDS[mode]
+        props[PAYLOAD_CLASS] = payload_class or MERGE_PAYLOADS[mode]
+    return props
 
 
 @dataclass
@@ -84,6 +123,19 @@ class HudiTableConfig:
         if self.avro_schema:
             props[CREATE_SCHEMA] = self.avro_schema
         return props
+
+    def fill_record_merge(self) -> dict[str, str]:
+        """A table of version 8 or 9 without a record merge mode gets the keys Hudi 1.2 would have
+        written (record_merge_properties, by its payload class, else its precombine or ordering
+        field: Hudi 1.2's reader rejects a payload class and merger id that disagree), each only
+        where the table has no value; a table with a mode keeps its config. The keys added."""
+        if self.table_version < 8 or self.properties.get(RECORD_MERGE_MODE):
+            return {}
+        ordering = self.precombine_field or self.properties.get(ORDERING_FIELDS)
+        wanted = record_merge_properties(self.table_version, ordering, self.properties.get(PAYLOAD_CLASS))
+        added = {k: v for k, v in wanted.items() if not self.properties.get(k)}
+        self.properties.update(added)
+        return added
 
     def to_json(self) -> str:
         return json.dumps(self.hoodie_properties(), sort_keys=True)

@@ -137,7 +137,8 @@ def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_ke
             props[RECORD_INDEX_UPDATE_PARTITION_PATH] = str(cfg.update_partition_path is not False).lower()
         table_type = cfg.table_type or COW
         if table_type == MOR:  # the server schedules compactions, the pipeline runs them
-            props.setdefault(PAYLOAD_CLASS, DEFAULT_PAYLOAD)
+            if int(version) == 6:  # versions 8 and 9: the server writes Hudi 1.2's record merge keys
+                props.setdefault(PAYLOAD_CLASS, DEFAULT_PAYLOAD)
             props.setdefault(COMPACT_INLINE, "true")
         unknown = [c for c in as_list(props.get(CLUSTERING_SORT_COLUMNS)) if c not in schema.fieldNames()]
         if unknown:

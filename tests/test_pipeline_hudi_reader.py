@@ -61,13 +61,17 @@ from hudi_format.config_keys import (
     KEYGENERATOR_CLASS,
     METADATA_ENABLE,
     METADATA_PARTITIONS,
+    ORDERING_FIELDS,
     PARTITION_FIELDS,
+    PAYLOAD_CLASS,
     RECORD_INDEX_ENABLE,
+    RECORD_MERGE_MODE,
+    RECORD_MERGE_STRATEGY_ID,
     TABLE_VERSION,
 )
 from hudi_format.instant import COMPLETED
 from hudi_format.metadata_table_layout import metadata_table_layout
-from hudi_format.table_config import read_properties
+from hudi_format.table_config import COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING, MERGE_STRATEGY_IDS, read_properties
 from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.properties import thorough
@@ -220,6 +224,9 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
     read.update({name: {"base": t["base"], "instants": [], "columns": MOR_COLS, "options": MOR_PS_READ,
                         "where": {p: on if name == "mor_v9" else ["true"] for p, (on, _r, _n) in
                                   MOR_PS_PREDICATES.items()}} for name, t in mor_ps.items()})
+    mor_v8 = _mor_commit_time_table(spark, our_server) if skipping else None
+    if mor_v8 is not None:
+        read["mor_v8_commit_time"] = {"base": mor_v8["base"], "instants": [], "columns": MOR_COLS}
     clustered = clustered_sequence(spark, our_server) if backend_url.startswith("sqlite") else None
     if clustered is not None:
         read["clustered"] = {"base": clustered["base"], "instants": [i for i, _ in clustered["history"]],
@@ -292,6 +299,9 @@ def test_hudi_spark_reader_reads_random_pipeline_sequences(spark, our_server, ba
                     assert files == (kept if skip == "true" else 2), (predicate, skip, files)
     if mor_ps:
         _check_mor_partition_stats(out["read"], mor_ps, our_server)
+    if mor_v8 is not None:  # no merge mode among the reader's options: the table's own
+        got = out["read"]["mor_v8_commit_time"]
+        assert "error" not in got and got["snapshot"] == mor_v8["rows"], got
     if clustered is not None:  # clustered inline by the pipeline (tests/pipeline_clustering.py)
         got = out["read"]["clustered"]
         assert "error" not in got, got
@@ -347,10 +357,9 @@ def _mor_skipping_table(spark, port: int) -> dict:
 # predicate -> (data skipping values, the rows, the slices read with skipping) on
 # _mor_partition_stats_tables' table: only p0's log file holds a `ts` that high
 MOR_PS_PREDICATES = {"ts >= 50": (["true", "false"], [[2, "zz", 100, "p0"]], 1), "ts > 500": (["true"], [], 0)}
-# Hudi 1.2's merge-on-read reader needs the record merge mode, which the hoodie.properties the
-# server writes for a table of version 8 or 9 does not hold yet (without it: NullPointerException,
-# "mergeMode is null"); the mode of the pipeline's tables, given to the reader
-MOR_PS_READ = {METADATA_ENABLE: "true", "hoodie.record.merge.mode": "EVENT_TIME_ORDERING"}
+# no record merge mode among the reader's options: Hudi 1.2's merge-on-read reader takes it from the
+# table's hoodie.properties (without one there: NullPointerException, "mergeMode is null")
+MOR_PS_READ = {METADATA_ENABLE: "true"}
 
 
 def _mor_partition_stats_tables(spark, port: int, tmp_path) -> dict:
@@ -379,6 +388,9 @@ def _mor_partition_stats_tables(spark, port: int, tmp_path) -> dict:
     props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
     listed = props[METADATA_PARTITIONS]
     assert props[TABLE_VERSION] == "9" and PARTITION_STATS in listed.split(","), props
+    # as Hudi 1.2 writes a version-9 table with an ordering field: the mode, no merger id or payload
+    assert props[RECORD_MERGE_MODE] == EVENT_TIME_ORDERING and props[ORDERING_FIELDS] == "ts", props
+    assert RECORD_MERGE_STRATEGY_ID not in props and PAYLOAD_CLASS not in props, props
     rows = [[1, "a", 1, "p0"], [2, "zz", 100, "p0"], [3, "a", 1, "p1"]]
     out = {"mor_v9": {"table": table, "base": base, "rows": rows}}
     for name, only in (("mor_v9_ps_only", f"files,{PARTITION_STATS}"), ("mor_v9_files_only", "files")):
@@ -389,6 +401,26 @@ def _mor_partition_stats_tables(spark, port: int, tmp_path) -> dict:
         open(path, "w").write(text)
         out[name] = {"base": copy, "rows": rows}
     return out
+
+
+def _mor_commit_time_table(spark, port: int) -> dict:
+    """A merge-on-read table of version 8 without a precombine field: its hoodie.properties say
+    COMMIT_TIME_ORDERING (with the mode's merger id and payload class, as Hudi 1.2 writes them), so
+    Hudi's reader merges key 2's log record over its base record although its `ts` is smaller."""
+    from tests.pipeline_mor import MOR
+    from tests.pipeline_mor import SCHEMA as MOR_SCHEMA
+
+    table = f"mc_{uuid.uuid4().hex[:8]}.t"
+    for op, rows in (("insert", [(1, "a", 5, "p0"), (2, "a", 5, "p0")]), ("upsert", [(2, "zz", 1, "p0")])):
+        write(spark.createDataFrame(rows, MOR_SCHEMA), table, op, record_key="id", partition_by="dt",
+              metastore=uri(port), table_type=MOR, options={TABLE_VERSION: "8"})
+    base = base_dir(port, table)
+    assert any(".log." in n for _root, _dirs, names in os.walk(base) for n in names), base
+    props = read_properties(open(os.path.join(base, ".hoodie", "hoodie.properties")).read())
+    assert props[RECORD_MERGE_MODE] == COMMIT_TIME_ORDERING and ORDERING_FIELDS not in props, props
+    assert props[RECORD_MERGE_STRATEGY_ID] == MERGE_STRATEGY_IDS[COMMIT_TIME_ORDERING], props
+    assert props[PAYLOAD_CLASS].endswith(".OverwriteWithLatestAvroPayload"), props
+    return {"table": table, "base": base, "rows": [[1, "a", 5, "p0"], [2, "zz", 1, "p0"]]}
 
 
 def _check_mor_partition_stats(read: dict, tables: dict, port: int) -> None:

@@ -24,6 +24,7 @@ from hudi_format.config_keys import (
     STORAGE_PATH,
     STORAGE_STRATEGY_CLASS,
     TABLE_TYPE,
+    TIMELINE_SOURCE,
     WRITE_RECORDKEY_FIELD,
     default_of,
 )
@@ -146,6 +147,8 @@ class HudiTables:
         if conn.execute(select(S.hudi_table.c.tbl_id).where(S.hudi_table.c.tbl_id == tbl_id)).first() is not None:
             raise AlreadyExists(f"Hudi table {cfg.db_name}.{cfg.table_name} already exists")
         self.tables.claim_hudi_base_path(conn, row, cfg.table_name, cfg.base_path)
+        if not cfg.properties.get(TIMELINE_SOURCE):  # the mirror writes its hoodie.properties: Hudi 1.2 reads them
+            cfg.fill_record_merge()
         conn.execute(S.hudi_table.insert().values(
             tbl_id=tbl_id, table_type=cfg.table_type, table_version=cfg.table_version,
             base_path=cfg.base_path, properties=cfg.to_json()))
