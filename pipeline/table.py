@@ -14,6 +14,7 @@ from hudi_format.config_keys import (
     COMPLEX_KEYGEN_NEW_ENCODING,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
+    ORDERING_FIELDS,
     PAYLOAD_CLASS,
     POPULATE_META_FIELDS,
     RECORD_INDEX_UPDATE_PARTITION_PATH,
@@ -27,6 +28,7 @@ from hudi_format.storage_strategy import HIVE, load_strategy, strategy_name
 from hudi_format.table_config import COW, MOR, HudiTableConfig
 
 from . import keygen
+from .errors import HudiWriteError
 from .schema import from_avro_schema, hive_columns, to_avro_schema
 from .storage import FileLayout
 
@@ -85,7 +87,7 @@ class TableInfo:
     def of(cls, cfg: HudiTableConfig) -> TableInfo:
         props = cfg.properties or {}
         return cls(cfg.db_name, cfg.table_name, cfg.base_path or "", list(cfg.record_key_fields),
-                   list(cfg.partition_fields), cfg.precombine_field or None, bool(cfg.hive_style_partitioning),
+                   list(cfg.partition_fields), _ordering_field(cfg), bool(cfg.hive_style_partitioning),
                    bool(cfg.url_encode_partitioning), cfg.avro_schema or None,
                    record_index=(props.get(INDEX_TYPE) or "").upper() == "RECORD_INDEX",
                    update_partition_path=(props.get(RECORD_INDEX_UPDATE_PARTITION_PATH)
@@ -109,6 +111,18 @@ def _ensure_database(client: HudiCatalog, db: str) -> Database:
         except AlreadyExists:
             pass
         return client.get_database(db)
+
+
+def _ordering_field(cfg: HudiTableConfig) -> str | None:
+    """The precombine field, or the one ordering field of a table Hudi 1.1+ wrote (it writes
+    `hoodie.table.ordering.fields` alone); several ordering fields are refused, not half-used."""
+    if cfg.precombine_field:
+        return cfg.precombine_field
+    fields = [f for f in (cfg.properties or {}).get(ORDERING_FIELDS, "").split(",") if f.strip()]
+    if len(fields) > 1:
+        raise HudiWriteError(f"{cfg.db_name}.{cfg.table_name} orders records by several fields "
+                             f"({ORDERING_FIELDS}={','.join(fields)}): the pipeline merges by one")
+    return fields[0].strip() if fields else None
 
 
 def open_for_write(client: HudiCatalog, db: str, name: str, schema, *, record_key, precombine_field,
