@@ -32,6 +32,9 @@ def test_object_of_parameters_and_structs():
     assert object_of("get_config_value", ("hive.x", "d")) is None
 
 
+CALLS = "hudi_metastore.calls "  # the call lines' logger (the audit logger's lines name calls too)
+
+
 def _lines(path, pred, timeout=20.0) -> list[str]:
     deadline = time.monotonic() + timeout
     while True:
@@ -59,13 +62,13 @@ def test_call_lines_carry_client_user_and_object(tmp_path):
     port, proc = start_our_server(f"sqlite:///{tmp_path / 'm.db'}", tmp_path)
     try:
         me = _calls(port)
-        line = _lines(proc.log_path, lambda ln: "call=get_table " in ln)
+        line = _lines(proc.log_path, lambda ln: CALLS in ln and "call=get_table " in ln)
         assert line, proc.log_path.read_text()
         assert re.search(rf"call=get_table ms=[\d.]+ status=NoSuchObjectException client={re.escape(me)} "
                          r"user=alice object=default\.missing_t$", line[-1]), line[-1]
-        made = _lines(proc.log_path, lambda ln: "call=create_database " in ln)
+        made = _lines(proc.log_path, lambda ln: CALLS in ln and "call=create_database " in ln)
         assert made and made[-1].endswith(f"client={me} user=alice object=made_by_alice"), made
-        ugi = _lines(proc.log_path, lambda ln: "call=set_ugi " in ln)
+        ugi = _lines(proc.log_path, lambda ln: CALLS in ln and "call=set_ugi " in ln)
         assert ugi and "user=alice" in ugi[-1]  # set by this very call
     finally:
         stop_process(proc)

@@ -200,8 +200,21 @@ def start_our_server(
     """Start ``python -m adapter.cli serve`` on ``db_url`` and wait until its port accepts.
 
     Returns ``(port, proc)``; stop it with :func:`stop_process`.  stdout+stderr go to
-    ``tmpdir/server.log`` (``proc.log_path``); on failure the log tail is in the exception.
+    ``tmpdir/server.log`` (``proc.log_path``); on failure the log tail is in the exception. A port
+    this function chose that another process took meanwhile is chosen again (twice at most).
     """
+    for attempt in range(3):
+        try:
+            return _start_our_server(db_url, tmpdir, extra_args, port, warehouse, timeout, env)
+        except ServerStartError as exc:
+            if port is not None or attempt == 2 or "Address already in use" not in str(exc):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_our_server(db_url: str, tmpdir: Path | str, extra_args: Sequence[str], port: int | None,
+                      warehouse: Path | str | None, timeout: float, env: dict | None
+                      ) -> tuple[int, subprocess.Popen]:
     tmpdir = Path(tmpdir)
     tmpdir.mkdir(parents=True, exist_ok=True)
     warehouse = Path(warehouse) if warehouse else tmpdir / "warehouse"
