@@ -329,6 +329,23 @@ SEEDED = [("MERGE_ON_READ", ("KEEP_LATEST_COMMITS", 2), 3813, True),  # delete, 
 SEEDED_STEPS = 6
 
 
+def _footer_stats(base: str, records: list[list]) -> list[list]:
+    """The records `column_stats_of` (tests/spark/hudi_spark_jobs.py) answered, recomputed from the
+    files' Parquet footers: min and max over the row groups, null and value counts summed."""
+    import pyarrow.parquet as pq
+
+    out = []
+    for part, name, column, *_ in records:
+        meta = pq.ParquetFile(os.path.join(base, part, name)).metadata
+        i = meta.schema.names.index(column)
+        groups = [meta.row_group(g).column(i) for g in range(meta.num_row_groups)]
+        stats = [g.statistics for g in groups if g.statistics is not None and g.statistics.has_min_max]
+        out.append([part, name, column, min(s.min for s in stats) if stats else None,
+                    max(s.max for s in stats) if stats else None,
+                    sum(g.statistics.null_count for g in groups), sum(g.num_values for g in groups)])
+    return out
+
+
 @pytest.mark.backends("sqlite")
 def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path):
     """Seeded sequences of the property test (its model and steps; 2 in CI, 4 in the thorough run),
@@ -338,9 +355,10 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     that step, and on merge-on-read tables its read-optimized query equals ours (base files only);
     on the tables with the server's metadata table it lists files from there, and after every step
     that leaves no instant in flight Hudi's metadata-table reader lists the same partitions and files
-    (with the same sizes) as storage (`validate_metadata_table_files`'s check), and Hudi's reader of
-    the record index finds every key where its snapshot read finds it (the validator's record-index
-    check; Hudi's
+    (with the same sizes) as storage (`validate_metadata_table_files`'s check), Hudi's reader of
+    the record index finds every key where its snapshot read finds it and its reader of column
+    statistics gives each base file's footer statistics (the validator's record-index and
+    column-stats checks; Hudi's
     HoodieMetadataTableValidator, in its utilities bundle, is not served here). A copy with a stray
     data file shows that check sees the metadata table, not a storage listing."""
     from pipeline import read
@@ -352,6 +370,7 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
     expected: dict[str, tuple[list, list | None]] = {}
     validated: list[str] = []
     indexed: list[str] = []
+    stats_checked: list[str] = []
     stray: dict = {}
 
     def copy(table: str, step: int, op: str, model: dict) -> None:
@@ -415,10 +434,13 @@ def test_seeded_sequences_read_by_hudis_spark_reader(spark, our_server, tmp_path
             check = got["files_check"]
             assert check["partitions_md"] == check["partitions_fs"] and check["files"] > 0, (where, check)
             assert check["mismatches"] == [], (where, check)
+            if check.get("column_stats") is not None:  # the validator's column-stats check
+                assert check["column_stats"] == _footer_stats(to_read[name]["base"], check["column_stats"]), where
+                stats_checked += [name] if check["column_stats"] else []
             index = check.get("record_index")
             if index is not None:  # every key where Hudi reads it, no other (the validator's record-index check)
                 indexed += [name] if index["storage"] else []
                 assert index["index"] == index["storage"], where
-    assert len(validated) >= 2 and stray and indexed, (validated, indexed)
+    assert len(validated) >= 2 and stray and indexed and stats_checked, (validated, indexed, stats_checked)
     check = out["read"][stray["name"]]["files_check"]
     assert check["mismatches"] == [stray["row"]], check

@@ -171,8 +171,11 @@ def files_check(spark, base: str) -> dict:
     fs = hudi.metadata.FileSystemBackedTableMetadata(context, client.getTableConfig(), client.getStorage(), base)
     out: dict = {"partitions_md": sorted(md.getAllPartitionPaths()), "partitions_fs": sorted(fs.getAllPartitionPaths()),
                  "mismatches": [], "files": 0}
-    if "record_index" in str(client.getTableConfig().getMetadataPartitions()):
+    indexes = str(client.getTableConfig().getMetadataPartitions())
+    if "record_index" in indexes:
         out["record_index"] = record_index_check(spark, base, md)
+    if "column_stats" in indexes:
+        out["column_stats"] = column_stats_of(spark, md, base, out["partitions_md"])
     for part in sorted(set(out["partitions_md"]) | set(out["partitions_fs"])):
         path = hudi.storage.StoragePath(base, part) if part else hudi.storage.StoragePath(base)
         mine = {i.getPath().getName(): i.getLength() for i in md.getAllFilesInPartition(path)}
@@ -182,6 +185,36 @@ def files_check(spark, base: str) -> dict:
             if mine.get(name) != theirs.get(name):
                 out["mismatches"].append([part, name, name in theirs, name in mine, theirs.get(name), mine.get(name)])
     return out
+
+
+STATS_COLUMNS = ("id", "name", "ts")
+
+
+def column_stats_of(spark, md, base: str, partitions: list[str]) -> list[list]:
+    """The `column_stats` records Hudi's own reader gives (`getColumnStats`) for every base file its
+    metadata table lists and the columns STATS_COLUMNS: [partition, file, column, min, max, null
+    count, value count] (min and max unwrapped; a column without a record is left out)."""
+    jvm = spark._jvm
+    pairs = jvm.java.util.ArrayList()
+    for part in partitions:
+        storage_path = jvm.org.apache.hudi.storage.StoragePath
+        path = storage_path(base, part) if part else storage_path(base)
+        for info in md.getAllFilesInPartition(path):
+            if info.getPath().getName().endswith(".parquet"):
+                pairs.add(jvm.org.apache.hudi.common.util.collection.Pair.of(part, info.getPath().getName()))
+    columns = jvm.java.util.ArrayList()
+    for c in STATS_COLUMNS:
+        columns.add(c)
+    out = []
+
+    def value(wrapped):
+        return None if wrapped is None else wrapped.get(0)
+
+    for entry in md.getColumnStats(pairs, columns).entrySet():
+        for st in entry.getValue():
+            out.append([entry.getKey().getLeft(), st.getFileName(), st.getColumnName(), value(st.getMinValue()),
+                        value(st.getMaxValue()), st.getNullCount(), st.getValueCount()])
+    return sorted(out, key=lambda r: (r[0], r[1], r[2]))
 
 
 def record_index_check(spark, base: str, md) -> dict:

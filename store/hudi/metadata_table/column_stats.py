@@ -173,14 +173,18 @@ class ColumnStatsPartition:
             .order_by(sc.c.is_partition_col, sc.c.position))}
 
     def _records(self, ref: HudiTableRef, created_ts: str | None) -> tuple[list[C.ColumnStatsRecord], dict[str, str]]:
-        """The records of the live files with statistics (created by `created_ts`, else all), and the
-        table's columns."""
-        f, cs = S.files, S.column_stats
+        """The records of the live files with statistics (created by `created_ts`; else all but
+        those of versions the mirror has not written yet: their instants' deltacommits write them,
+        and Hudi's reader sums the counts of two records of one file), and the table's columns."""
+        f, cs, v = S.files, S.column_stats, S.tbl_version
         q = select(f.c.id, f.c.partition_path, f.c.name, f.c.is_log, cs.c.column_name, cs.c.min_key, cs.c.max_key,
                    cs.c.null_count, cs.c.value_count, cs.c.total_size, cs.c.uncompressed_size).select_from(
             f.join(cs, cs.c.file_row_id == f.c.id)).where(f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False))
         if created_ts is not None:
             q = q.where(f.c.created_ts == created_ts)
+        else:
+            q = q.where(~select(v.c.version).where(v.c.tbl_id == f.c.tbl_id, v.c.version == f.c.version,
+                                                   v.c.snapshot_status == 0).exists())
         by_file: dict[int, list] = {}
         with self.store.read() as conn:
             types = self._types(conn, ref.tbl_id)
