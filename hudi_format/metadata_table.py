@@ -189,17 +189,21 @@ def files_records(added: Mapping[str, Mapping[str, int]], deleted: Mapping[str, 
     return out + [by_key[k] for k in sorted(by_key)]
 
 
-def merge_files_records(batches: Iterable[Iterable[FilesRecord]]) -> dict[str, dict[str, int]]:
-    """The listing a file slice's records give, merged as Hudi's reader merges them (the first
-    batch the base file's, the others its log blocks' in order): partition ('' when unpartitioned)
-    -> file name -> size. HoodieMetadataPayload's combine: the largest size of a name wins (log files
-    grow); a deletion drops the name and itself when the older records list it, and stays as a
-    deletion when they do not. The log blocks are merged first, then the base file under them: a
-    name in the base file that a log block adds again and a later one deletes stays listed."""
+def merge_files_records(batches: Iterable[Iterable[FilesRecord]], as_hudi: bool = True) -> dict[str, dict[str, int]]:
+    """The listing a file slice's records give (the first batch the base file's, the others its log
+    blocks' in order): partition ('' when unpartitioned) -> file name -> size. HoodieMetadataPayload's
+    combine: the largest size of a name wins (log files grow); a deletion drops the name and itself
+    when the older records list it, and stays as a deletion when they do not. `as_hudi`: as Hudi's
+    reader merges, the log blocks first, then the base file under them, so a name in the base file
+    that a log block adds again and a later one deletes stays listed; else in order (the mirror's
+    compaction: the listing as the instants changed it, which also drops such a name)."""
     batches = iter(batches)
     base = _fold([next(batches, [])])
-    logs = _fold(batches)
-    merged = {k: _combine(base.get(k, {}), logs.get(k, {})) for k in {*base, *logs}}
+    if as_hudi:
+        logs = _fold(batches)
+        merged = {k: _combine(base.get(k, {}), logs.get(k, {})) for k in {*base, *logs}}
+    else:
+        merged = _fold([[FilesRecord(k, v) for k, v in base.items()], *batches])
     partitions = [p for p, (_s, gone) in merged.get(ALL_PARTITIONS, {}).items() if not gone]
     return {partition_of_key(p): {n: s for n, (s, gone) in merged.get(p, {}).items() if not gone}
             for p in partitions}

@@ -257,7 +257,7 @@ class MetadataTableWriter:
                 if instant in completed:
                     batches.append(recs)
         batches.append(records)
-        merged = M.merge_files_records(batches)
+        merged = M.merge_files_records(batches, as_hudi=False)  # (repairs a name both in base and logs)
         out = M.files_records(merged) or [M.FilesRecord(M.ALL_PARTITIONS)]
         data = M.base_file(out, now_ms=self.clock_ms())
         self._deltacommit(st, lay, ts, f"{FILES_DIR}/{M.base_file_name(ts)}", data, len(out), base,

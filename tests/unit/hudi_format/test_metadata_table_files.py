@@ -217,3 +217,5 @@ def test_merge_is_hudis_two_stage_merge():
             [rec(d=(1, False))], [rec(d=(0, True)), rec(d=(0, True))]]
     assert M.merge_files_records([base, *logs]) == {"p": {"a": 10, "c": 7}}
     assert M.merge_files_records([[], [parts], *logs]) == {"p": {"c": 7}}  # no base file
+    # in order (the mirror's compaction): the listing as the instants changed it
+    assert M.merge_files_records([base, *logs], as_hudi=False) == {"p": {"c": 7}}
