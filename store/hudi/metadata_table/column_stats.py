@@ -118,6 +118,15 @@ def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, 
     return out
 
 
+def unmirrored_file():
+    """A condition on `files` rows: a table version the storage mirror has not written yet added or
+    resized the file (its instant's deltacommit adds it to the metadata table). A bootstrap in the
+    same statement leaves such files out, so no file is in both its base file and a log block."""
+    f, v = S.files, S.tbl_version
+    return select(v.c.version).where(v.c.tbl_id == f.c.tbl_id, v.c.version == f.c.version,
+                                     v.c.snapshot_status == 0).exists()
+
+
 class ColumnStatsPartition:
     def __init__(self, store: Store, clock_ms: Callable[[], int], compact_after: int):
         self.store = store
@@ -176,15 +185,11 @@ class ColumnStatsPartition:
         """The records of the live files with statistics (created by `created_ts`; else all but
         those of versions the mirror has not written yet: their instants' deltacommits write them,
         and Hudi's reader sums the counts of two records of one file), and the table's columns."""
-        f, cs, v = S.files, S.column_stats, S.tbl_version
+        f, cs = S.files, S.column_stats
         q = select(f.c.id, f.c.partition_path, f.c.name, f.c.is_log, cs.c.column_name, cs.c.min_key, cs.c.max_key,
                    cs.c.null_count, cs.c.value_count, cs.c.total_size, cs.c.uncompressed_size).select_from(
             f.join(cs, cs.c.file_row_id == f.c.id)).where(f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False))
-        if created_ts is not None:
-            q = q.where(f.c.created_ts == created_ts)
-        else:
-            q = q.where(~select(v.c.version).where(v.c.tbl_id == f.c.tbl_id, v.c.version == f.c.version,
-                                                   v.c.snapshot_status == 0).exists())
+        q = q.where(f.c.created_ts == created_ts if created_ts is not None else ~unmirrored_file())
         by_file: dict[int, list] = {}
         with self.store.read() as conn:
             types = self._types(conn, ref.tbl_id)

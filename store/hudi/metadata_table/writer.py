@@ -45,7 +45,12 @@ from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTab
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
-from store.hudi.metadata_table.column_stats import ColumnStatsPartition, Written, column_stats_enabled
+from store.hudi.metadata_table.column_stats import (
+    ColumnStatsPartition,
+    Written,
+    column_stats_enabled,
+    unmirrored_file,
+)
 from store.hudi.metadata_table.partition_stats import PartitionStatsPartition, partition_stats_enabled
 from store.hudi.metadata_table.record_index import RecordIndexPartition
 from store.hudi.record_index import mirrors_record_index
@@ -137,13 +142,11 @@ class MetadataTableWriter:
         deltacommit adds them. (Hudi's reader merges the log files' records before the base file's,
         and drops a deletion whose file an earlier log record added: a file both in the base file
         and in a log file would outlive its deletion.) One statement, so one snapshot."""
-        f, v = S.files, S.tbl_version
-        unwritten = select(v.c.version).where(v.c.tbl_id == f.c.tbl_id, v.c.version == f.c.version,
-                                              v.c.snapshot_status == 0).exists()
+        f = S.files
         out: dict[str, dict[str, int]] = {}
         with self.store.read() as conn:
             for r in conn.execute(select(f.c.partition_path, f.c.name, f.c.size).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), ~unwritten)):
+                    f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), ~unmirrored_file())):
                 out.setdefault(r.partition_path or "", {})[r.name] = int(r.size)
         return out
 

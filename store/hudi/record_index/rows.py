@@ -82,7 +82,7 @@ def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) 
             "WHERE r.tbl_id = :t AND r.shard = d.shard AND r.record_key = d.k AND r.fg_id = :f"),
             {**params, "t": tbl_id, "f": fg_id}).rowcount
     if conn.dialect.name in ("mysql", "mariadb"):
-        return _in_lists(conn, "DELETE FROM record_index", tbl_id, fg_id, keys, ())
+        return _delete_in_lists(conn, tbl_id, fg_id, keys)
     stmt = text("DELETE FROM record_index WHERE tbl_id = :t AND shard = :s AND record_key = :k AND fg_id = :f")
     done = 0
     for start in range(0, len(keys), BATCH):
@@ -91,10 +91,10 @@ def delete_keys(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) 
     return done
 
 
-def _in_lists(conn: Connection, head: str, tbl_id: int, fg_id: int, keys: Sequence[Key], values: tuple) -> int:
-    """MySQL: `head` (DELETE or UPDATE ... SET with `values`) on the keys of one file group, an IN
-    list of up to IN_LIST keys per statement through the primary key (tbl_id, shard, key): PyMySQL
-    runs an executemany of any statement but INSERT as one round trip per row. The rows changed."""
+def _delete_in_lists(conn: Connection, tbl_id: int, fg_id: int, keys: Sequence[Key]) -> int:
+    """MySQL: delete the keys of one file group, an IN list of up to IN_LIST keys per statement
+    through the primary key (tbl_id, shard, key): PyMySQL runs an executemany of any statement but
+    INSERT as one round trip per row. The rows deleted."""
     raw = conn.connection.driver_connection
     assert raw is not None
     done = 0
@@ -103,8 +103,8 @@ def _in_lists(conn: Connection, head: str, tbl_id: int, fg_id: int, keys: Sequen
         for s, names in sorted(by_shard(keys).items()):
             for start in range(0, len(names), IN_LIST):
                 chunk = names[start:start + IN_LIST]
-                done += cur.execute(f"{head} WHERE tbl_id = %s AND shard = %s AND fg_id = %s AND record_key IN "
-                                    f"({', '.join(['%s'] * len(chunk))})", [*values, tbl_id, s, fg_id, *chunk])
+                done += cur.execute("DELETE FROM record_index WHERE tbl_id = %s AND shard = %s AND fg_id = %s AND "
+                                    f"record_key IN ({', '.join(['%s'] * len(chunk))})", [tbl_id, s, fg_id, *chunk])
     finally:
         cur.close()
     return done
