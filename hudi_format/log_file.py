@@ -19,7 +19,8 @@ DeleteRecord array instead (hudi_format/kryo_deletes.py); version 1 (HoodieKey a
 
 Written here (the pipeline's merge-on-read writes, as Hudi's append handle writes them for table
 version 6): one new log file per file group and deltacommit, `log_file_name`, holding an Avro data
-block (version 3; header INSTANT_TIME and SCHEMA, the writer schema with the meta fields) and/or a
+block (version 3; header INSTANT_TIME and SCHEMA, the writer schema with the meta fields; its
+records encoded a column at a time from an Arrow table: `avro_data_block_of_table`) and/or a
 delete block (version 3; every delete with the default ordering value 0: it deletes whatever the
 record's ordering value).
 """
@@ -266,6 +267,16 @@ def avro_data_block(instant: str, schema_json: str, records) -> bytes:
         parts.append(struct.pack(">i", len(raw)) + raw)
         count += 1
     content = struct.pack(">ii", AVRO_DATA_BLOCK_VERSION, count) + b"".join(parts)
+    return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json}, content)
+
+
+def avro_data_block_of_table(instant: str, schema_json: str, table) -> bytes:
+    """The Avro data block of an Arrow table's rows (columns named as the schema's fields), equal to
+    `avro_data_block` of its rows as dicts; encoded a column at a time (`avro_rows`)."""
+    from hudi_format.avro_rows import encode_records_section
+
+    count, section = encode_records_section(table, json.loads(schema_json))
+    content = struct.pack(">ii", AVRO_DATA_BLOCK_VERSION, count) + section
     return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json}, content)
 
 

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_format.file_slice import parse_file_name
-from hudi_format.log_file import avro_data_block, delete_block, log_file_name
+from hudi_format.log_file import avro_data_block_of_table, delete_block, log_file_name
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import (
@@ -182,12 +182,13 @@ class FileGroupWriter:
         conformed = conform(upserts, self.data_schema)
         stats = log_stats(conformed, self.stats_columns)
         if n:
-            seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
-            rows = conformed.to_pylist()
-            records = [{"_hoodie_commit_time": self.instant, "_hoodie_commit_seqno": f"{seq_prefix}{i}",
-                        "_hoodie_record_key": k, "_hoodie_partition_path": ppath, "_hoodie_file_name": fid,
-                        **_avro_values(r, self.data_schema)} for i, (k, r) in enumerate(zip(keys.to_pylist(), rows))]
-            data += avro_data_block(self.instant, self.log_schema or "", records)
+            seq = pc.binary_join_element_wise(f"{self.instant}_{token.split('-')[0]}_",
+                                              pa.array(range(n), pa.int64()).cast(pa.string()), "")
+            meta = {"_hoodie_commit_time": _repeat(self.instant, n), "_hoodie_commit_seqno": seq,
+                    "_hoodie_record_key": keys, "_hoodie_partition_path": _repeat(ppath, n),
+                    "_hoodie_file_name": _repeat(fid, n)}
+            records = pa.table({**meta, **{c: conformed.column(c) for c in conformed.column_names if c not in meta}})
+            data += avro_data_block_of_table(self.instant, self.log_schema or "", records)
         if gone:
             data += delete_block(self.instant, [(k, ppath) for k in gone])
         self._drop_earlier_attempts(fid, ppath, token, lambda t: log_file_name(fid, base_instant, version, t))
@@ -270,21 +271,9 @@ def log_schema(avro_schema: str) -> str:
     return json.dumps(doc)
 
 
-def _avro_values(row: dict, schema: pa.Schema) -> dict:
-    """A row of pyarrow's to_pylist as fastavro writes it (maps as dicts)."""
-    return {f.name: _avro_value(row.get(f.name), f.type) for f in schema}
-
-
-def _avro_value(v, t: pa.DataType):
-    if v is None:
-        return None
-    if pa.types.is_map(t):
-        return {k: _avro_value(x, t.item_type) for k, x in v}
-    if pa.types.is_struct(t):
-        return {t.field(i).name: _avro_value(v.get(t.field(i).name), t.field(i).type) for i in range(t.num_fields)}
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return [_avro_value(x, t.value_type) for x in v]
-    return v
+def _repeat(value: str, n: int) -> pa.Array:
+    """`n` times the string `value`."""
+    return pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int8()), [value]).cast(pa.string())
 
 
 def write_stat(row) -> dict:
