@@ -7,9 +7,10 @@ at a time (float columns' values too: Parquet bounds leave NaN out, so a column 
 bounds), log files whole, their data blocks' records counted as Hudi's append handle counts them
 (hudi_format/log_stats.py: a log file with a block not read there, e.g. a rollback, gets none and
 is not sent; one of deletes alone takes its indexed columns from its slice's base file). The
-statistics go back in batches of `batch` files (`load_column_stats`, one transaction each: the partitions' aggregates and Hive statistics
-follow). Bounded (one batch in memory), parallel, and resumable: a rerun reads only the files still
-missing, and the server keeps what a file already has.
+statistics go back in batches of `batch` files (`load_column_stats`, one transaction each: the
+partitions' aggregates and Hive statistics follow). Bounded (one batch in memory; a log file is
+read whole), parallel, and resumable: a rerun reads only the files still missing, and the server
+keeps what a file already has.
 """
 
 from __future__ import annotations
