@@ -550,3 +550,38 @@ def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
         # each key's instant: the commit that last wrote it (every record of a group is rewritten)
         latest = {g: parse_file_name(name)[1] for g, name in table.groups.items()}
         assert dict(zip(sorted(want), found.instants)) == {k: latest[g] for k, g in want.items()}
+
+
+def test_log_files_of_a_tracked_table_get_statistics_from_their_blocks(env, tmp_path):
+    """Merge-on-read slices of a tracked table are skipped by their base file's and log files'
+    statistics: those of the log files at the registration are read from their blocks with it, a
+    deltacommit's new log file's by the index backlog after the sync call (until then its slice is
+    kept). mor_v8_delete_blocks: `v` 1..9 in base files, 100..102 in log files, log files of
+    deletes alone; the held-back last deltacommit writes k5's `v` 205 into a log file of p=a."""
+    base = table_copy("mor_v8_delete_blocks", tmp_path)
+    last = StorageTimeline.read(base).instants[-1]
+    held = tmp_path / "held"
+    assert hold_back(base, last.ts, held)
+    table = env.synced_table("t", base, "MERGE_ON_READ")
+    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]  # the harness names string columns alone
+    env.tables.create_table(table)
+    sync = env.s.hudi_sync
+    sync.background = False  # the backlog is settled below, not by the server's thread
+
+    def kept(predicate: str) -> list[str]:
+        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert all(s.log_files for s in env.s.snapshot.latest_file_slices(env.db, "t"))
+    assert kept("v > 200") == [] and kept("v > 101") == ["b"] and kept("v = 9") == ["a"]
+
+    put_back(base, held)  # the writer's deltacommit, then its sync call
+    t = env.s.tables.get_table(env.db, "t")
+    env.tables.alter_table(env.db, "t", t)
+    assert last.ts in {i[0] for i in env.instants("t")}
+    [waiting] = env.s.timeline.files_without_column_stats(env.db, "t", logs=True)
+    assert waiting.startswith("a/.") and kept("v > 200") == ["a"]  # no statistics: kept
+    assert kept("v > 300") == ["a"]
+    assert sync.settle(env.db, "t") > 0
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert kept("v > 200") == ["a"] and kept("v > 300") == []
