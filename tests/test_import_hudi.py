@@ -818,3 +818,22 @@ def test_import_reads_column_statistics_of_log_files(metastore, tmp_path, fixtur
     assert listed.returncode == 0, listed.stdout + listed.stderr
     assert slices["a"].fileId in listed.stdout and slices["b"].fileId not in listed.stdout
     assert c.load_column_stats(db, "t", []) == 0
+
+
+def test_log_files_with_blocks_not_read_keep_their_slices(metastore, tmp_path):
+    """mor_v6_nonpartitioned_rollback (Hudi's writer): its log files hold Parquet data blocks and a
+    rollback command block, which import-hudi does not read for statistics: they get none, and
+    their slice is kept by a predicate no base file matches."""
+    from adapter.commands.column_stats_build import build_column_stats
+
+    uri, db, c = metastore
+    base = table_copy("mor_v6_nonpartitioned_rollback", tmp_path)
+    import_hudi_table(uri, base, db, "t", column_stats=False)
+    slices = c.get_latest_file_slices(db, "t")
+    logs = sorted(f.name for s in slices for f in s.logFiles)
+    assert len(logs) == 3 and any(not s.logFiles for s in slices)
+    stored, note = build_column_stats(HudiCatalog(uri), db, "t", base)
+    assert note is None and stored == len(slices)  # the base files alone
+    assert sorted(p.rsplit("/", 1)[-1] for p in c.list_files_without_column_stats(db, "t", 0, True)) == logs
+    kept = c.prune_file_slices(db, "t", "longfield > 9223372036854775806").slices
+    assert [s.fileId for s in kept] == [s.fileId for s in slices if s.logFiles]
