@@ -309,9 +309,10 @@ class HudiCatalog:
 
     # --- column statistics -------------------------------------------------------------------------
 
-    def list_files_without_column_stats(self, db: str, table: str, limit: int = 0) -> list[str]:
+    def list_files_without_column_stats(self, db: str, table: str, limit: int = 0,
+                                        log_files: bool = False) -> list[str]:
         with converted():
-            return list(self._client.list_files_without_column_stats(db, table, limit))
+            return list(self._client.list_files_without_column_stats(db, table, limit, log_files))
 
     def load_column_stats(self, db: str, table: str, stats: list[BaseFileStats]) -> int:
         structs = [convert.file_stats_to_thrift(s) for s in stats]

@@ -200,12 +200,15 @@ class HudiMetastoreClient(Connection):
         True turns the index on, False off, None leaves it. Returns the number of keys the index holds."""
         return self.call("load_record_index", db, table, list(file_groups), bool(reset), enable)
 
-    def list_files_without_column_stats(self, db: str, table: str, limit: int = 0) -> list[str]:
-        """Latest base files without column statistics (relative paths; at most `limit`, 0: all)."""
-        return self.call("list_files_without_column_stats", db, table, int(limit))
+    def list_files_without_column_stats(self, db: str, table: str, limit: int = 0,
+                                        log_files: bool = False) -> list[str]:
+        """Latest base files without column statistics (relative paths; at most `limit`, 0: all);
+        with `log_files` also the latest slices' log files without them."""
+        return self.call("list_files_without_column_stats", db, table, int(limit), True if log_files else None)
 
     def load_column_stats(self, db: str, table: str, stats: list[FileColumnStats]) -> int:
-        """Adoption: statistics of live base files (files that have some keep theirs); the number stored."""
+        """Adoption: statistics of live files (files that have some keep theirs; a log file's only
+        at the size the server records for it); the number stored."""
         return self.call("load_column_stats", db, table, list(stats))
 
     # --- Hudi extension: import from storage -------------------------------------------------------

@@ -113,7 +113,7 @@ class FileGroupKeys:
 
 @dataclass
 class BaseFileStats:
-    """Column statistics (RFC-27) of one base file as hudi_format.parquet_stats encodes them."""
+    """Column statistics (RFC-27) of one base file or log file as hudi_format.parquet_stats encodes them."""
 
     partition_path: str
     path: str  # relative to the table (its file name is what the server keys them by)

@@ -21,10 +21,10 @@ import threading
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from hudi_format.file_slice import parse_file_name
 from hudi_format.log_file import avro_data_block_of_table, delete_block, log_file_name
+from hudi_format.log_stats import records_stats
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import (
@@ -248,19 +248,11 @@ def _runs_of(batch: pa.RecordBatch):
 
 def log_stats(upserts: pa.Table, columns: list[str]) -> bytes | None:
     """Column statistics of a log file's data records (its upserts; deletes are none of them), as
-    Hudi's append handle keeps them: min, max, null and value counts, column sizes 0. Taken from the
-    footer of the records written as Parquet in memory, so they are a base file's in every type. A
-    log file of deletes alone (no upserts): no bounds and 0 values per column, as Hudi 1.2's
-    `column_stats` record of such a file (its slice's rows only lose some)."""
+    Hudi's append handle keeps them (hudi_format/log_stats.py `records_stats`: bounds as a base
+    file's, column sizes 0; a log file of deletes alone: no bounds and 0 values per column)."""
     if not columns:
         return None
-    buf = pa.BufferOutputStream()
-    pq.write_table(upserts, buf)
-    meta = pq.read_metadata(pa.BufferReader(buf.getvalue()))
-    stats = footer_stats(meta, upserts, columns)
-    if not upserts.num_rows:
-        stats = [{"column": c["column"], "min": None, "max": None, "nulls": 0, "values": 0} for c in stats]
-    return encode([{**c, "size": 0, "usize": 0} for c in stats])
+    return encode(records_stats(upserts, columns))
 
 
 def log_schema(avro_schema: str) -> str:

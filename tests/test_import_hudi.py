@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from adapter.commands.import_hudi import HudiImportError, import_hudi_table
-from client import HudiCatalog, HudiMetastoreClient, state_name
+from client import Column, HudiCatalog, HudiMetastoreClient, state_name
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.storage_timeline import StorageTimeline, parse_timeline_name
 from tests.harness.hudi_tables import (
@@ -778,3 +778,63 @@ def test_import_reads_column_statistics_from_the_footers(metastore, tmp_path, mo
         got = [r for r in rows_of_slices(base, kept.slices) if r["longField"] == v]
         assert got == [r for r in rows if r["longField"] == v], v
     assert c.prune_file_slices(db, "t", f"longfield > {max(values)}").slices == []
+
+
+@pytest.mark.parametrize("fixture", ["mor_v8_delete_blocks", "mor_v8_hfile_blocks", "mor_v6_delete_blocks"])
+def test_import_reads_column_statistics_of_log_files(metastore, tmp_path, fixture):
+    """import-hudi gives the log files Hudi's writer wrote statistics from their data blocks (Avro,
+    HFile), so merge-on-read slices are skipped when their base file and every log file are: the
+    tables hold `v` 1..9 in base files, upserts `v` 100..102 and 205 in log files, log files of
+    deletes alone. `v > 200` only p=a's log file of k5 (205) matches."""
+    from adapter.commands.column_stats_build import build_column_stats
+
+    uri, db, c = metastore
+    base = table_copy(fixture, tmp_path)
+    import_hudi_table(uri, base, db, "t", column_stats=False)
+    catalog = HudiCatalog(uri)
+    have = catalog.get_table(db, "t").columns  # the import registers the meta fields alone
+    catalog.alter_table_columns(db, "t", have + [Column("id", "string"), Column("v", "bigint"),
+                                                 Column("ts", "bigint")])
+    slices = {s.partitionPath: s for s in c.get_latest_file_slices(db, "t")}
+    assert set(slices) == {"a", "b"} and all(len(s.logFiles) >= 2 for s in slices.values())
+
+    def kept(predicate: str) -> list[str]:
+        return sorted(s.partitionPath for s in c.prune_file_slices(db, "t", predicate).slices)
+
+    assert kept("v > 200") == ["a", "b"]  # log files without statistics keep their slices
+    logs = c.list_files_without_column_stats(db, "t", 0, True)
+    assert sorted(p for p in logs if "/." in p) == sorted(
+        f"{p}/{f.name}" for p, s in slices.items() for f in s.logFiles)
+    assert c.list_files_without_column_stats(db, "t", 0) == sorted(f"{p}/{s.baseFile.name}" for p, s in slices.items())
+
+    stored, note = build_column_stats(catalog, db, "t", base)
+    assert note is None and stored == len(logs)
+    assert c.list_files_without_column_stats(db, "t", 0, True) == []
+    assert kept("v > 200") == ["a"]  # only a log file's bounds keep it
+    assert kept("v > 300") == [] and kept("v < 0") == []
+    assert kept("v >= 100 AND v <= 102") == ["a", "b"]  # k1 (101) in a's log, k0 and k2 in b's
+    assert kept("v = 9") == ["a"] and kept("v = 0") == ["b"]  # base files' bounds (a: 1..9, b: 0..8)
+    listed = run_cli("list-files", f"{db}.t", "--where", "v > 200", "--metastore", uri)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert slices["a"].fileId in listed.stdout and slices["b"].fileId not in listed.stdout
+    assert c.load_column_stats(db, "t", []) == 0
+
+
+def test_log_files_with_blocks_not_read_keep_their_slices(metastore, tmp_path):
+    """mor_v6_nonpartitioned_rollback (Hudi's writer): its log files hold Parquet data blocks and a
+    rollback command block, which import-hudi does not read for statistics: they get none, and
+    their slice is kept by a predicate no base file matches."""
+    from adapter.commands.column_stats_build import build_column_stats
+
+    uri, db, c = metastore
+    base = table_copy("mor_v6_nonpartitioned_rollback", tmp_path)
+    import_hudi_table(uri, base, db, "t", column_stats=False)
+    slices = c.get_latest_file_slices(db, "t")
+    logs = sorted(f.name for s in slices for f in s.logFiles)
+    assert len(logs) == 3
+    stored, note = build_column_stats(HudiCatalog(uri), db, "t", base)
+    assert note is None and stored == len(slices)  # the base files alone
+    assert sorted(p.rsplit("/", 1)[-1] for p in c.list_files_without_column_stats(db, "t", 0, True)) == logs
+    assert c.list_files_without_column_stats(db, "t", 0) == []  # the base file's bounds skip it alone
+    kept = c.prune_file_slices(db, "t", "longfield > 9223372036854775806").slices
+    assert [s.fileId for s in kept] == [s.fileId for s in slices if s.logFiles] != []

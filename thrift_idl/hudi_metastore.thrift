@@ -328,12 +328,16 @@ service HudiMetastore extends hive_metastore.ThriftHiveMetastore {
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,
               3: hive_metastore.InvalidOperationException o3, 4: hive_metastore.InvalidObjectException o4)
   // Base files of the latest slices that have no column statistics (paths relative to the base
-  // path, at most `limit`; 0: all): what import-hudi still has to read footers for.
-  list<string> list_files_without_column_stats(1: string dbName, 2: string tableName, 3: i32 limit)
+  // path, at most `limit`; 0: all): what import-hudi still has to read footers for; with logFiles
+  // also the latest slices' log files that have none (their blocks to read).
+  list<string> list_files_without_column_stats(1: string dbName, 2: string tableName, 3: i32 limit,
+                                               4: optional bool logFiles)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2)
-  // Adoption of column statistics (import-hudi, from the base files' footers), in one transaction
-  // per call: statistics of live base files of the snapshot; files that have statistics keep them
-  // (a resumed import sends them again). The partitions' aggregates and Hive statistics follow.
+  // Adoption of column statistics (import-hudi, from the base files' footers and the log files'
+  // blocks), in one transaction per call: statistics of live files of the snapshot; files that have
+  // statistics keep them (a resumed import sends them again); a log file's are kept only when
+  // their totalSize is the size the server records for the file (else it was appended to since).
+  // The partitions' aggregates and Hive statistics follow.
   // Returns the number of files whose statistics were stored.
   i64 load_column_stats(1: string dbName, 2: string tableName, 3: list<FileColumnStats> stats)
       throws (1: hive_metastore.MetaException o1, 2: hive_metastore.NoSuchObjectException o2,

@@ -222,9 +222,9 @@ class HudiHandler:
                 log.warning("storage mirror of %s.%s after a record index load failed: %s", dbName, tableName, exc)
         return n
 
-    def list_files_without_column_stats(self, dbName, tableName, limit):
+    def list_files_without_column_stats(self, dbName, tableName, limit, logFiles=None):
         self._settled(dbName, tableName)
-        return self._timeline.files_without_column_stats(dbName, tableName, max(int(limit or 0), 0))
+        return self._timeline.files_without_column_stats(dbName, tableName, max(int(limit or 0), 0), bool(logFiles))
 
     def load_column_stats(self, dbName, tableName, stats):
         return self._timeline.load_column_stats(dbName, tableName, file_column_stats(stats or []))

@@ -255,12 +255,13 @@ class Iface(thrift_idl.hive_metastore.ThriftHiveMetastore.Iface):
         """
         pass
 
-    def list_files_without_column_stats(self, dbName, tableName, limit):
+    def list_files_without_column_stats(self, dbName, tableName, limit, logFiles):
         """
         Parameters:
          - dbName
          - tableName
          - limit
+         - logFiles
 
         """
         pass
@@ -1247,23 +1248,25 @@ class Client(thrift_idl.hive_metastore.ThriftHiveMetastore.Client, Iface):
             raise result.o4
         raise TApplicationException(TApplicationException.MISSING_RESULT, "load_record_index failed: unknown result")
 
-    def list_files_without_column_stats(self, dbName, tableName, limit):
+    def list_files_without_column_stats(self, dbName, tableName, limit, logFiles):
         """
         Parameters:
          - dbName
          - tableName
          - limit
+         - logFiles
 
         """
-        self.send_list_files_without_column_stats(dbName, tableName, limit)
+        self.send_list_files_without_column_stats(dbName, tableName, limit, logFiles)
         return self.recv_list_files_without_column_stats()
 
-    def send_list_files_without_column_stats(self, dbName, tableName, limit):
+    def send_list_files_without_column_stats(self, dbName, tableName, limit, logFiles):
         self._oprot.writeMessageBegin('list_files_without_column_stats', TMessageType.CALL, self._seqid)
         args = list_files_without_column_stats_args()
         args.dbName = dbName
         args.tableName = tableName
         args.limit = limit
+        args.logFiles = logFiles
         args.write(self._oprot)
         self._oprot.writeMessageEnd()
         self._oprot.trans.flush()
@@ -2145,7 +2148,7 @@ class Processor(thrift_idl.hive_metastore.ThriftHiveMetastore.Processor, Iface, 
         iprot.readMessageEnd()
         result = list_files_without_column_stats_result()
         try:
-            result.success = self._handler.list_files_without_column_stats(args.dbName, args.tableName, args.limit)
+            result.success = self._handler.list_files_without_column_stats(args.dbName, args.tableName, args.limit, args.logFiles)
             msg_type = TMessageType.REPLY
         except TTransport.TTransportException:
             raise
@@ -6626,14 +6629,16 @@ class list_files_without_column_stats_args(object):
      - dbName
      - tableName
      - limit
+     - logFiles
 
     """
 
 
-    def __init__(self, dbName=None, tableName=None, limit=None,):
+    def __init__(self, dbName=None, tableName=None, limit=None, logFiles=None,):
         self.dbName = dbName
         self.tableName = tableName
         self.limit = limit
+        self.logFiles = logFiles
 
     def read(self, iprot):
         if iprot._fast_decode is not None and isinstance(iprot.trans, TTransport.CReadableTransport) and self.thrift_spec is not None:
@@ -6659,6 +6664,11 @@ class list_files_without_column_stats_args(object):
                     self.limit = iprot.readI32()
                 else:
                     iprot.skip(ftype)
+            elif fid == 4:
+                if ftype == TType.BOOL:
+                    self.logFiles = iprot.readBool()
+                else:
+                    iprot.skip(ftype)
             else:
                 iprot.skip(ftype)
             iprot.readFieldEnd()
@@ -6680,6 +6690,10 @@ class list_files_without_column_stats_args(object):
         if self.limit is not None:
             oprot.writeFieldBegin('limit', TType.I32, 3)
             oprot.writeI32(self.limit)
+            oprot.writeFieldEnd()
+        if self.logFiles is not None:
+            oprot.writeFieldBegin('logFiles', TType.BOOL, 4)
+            oprot.writeBool(self.logFiles)
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
         oprot.writeStructEnd()
@@ -6703,6 +6717,7 @@ list_files_without_column_stats_args.thrift_spec = (
     (1, TType.STRING, 'dbName', 'UTF8', None, ),  # 1
     (2, TType.STRING, 'tableName', 'UTF8', None, ),  # 2
     (3, TType.I32, 'limit', None, None, ),  # 3
+    (4, TType.BOOL, 'logFiles', None, None, ),  # 4
 )
 
 

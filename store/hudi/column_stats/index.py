@@ -106,17 +106,22 @@ class ColumnStats:
         return {(st.partition_path, st.file_name): (row_id, *stored[row_id]) for row_id, st in pairs}
 
     def record_existing(self, conn: Connection, ref: HudiTableRef, stats: list[FileColumnStats]) -> int:
-        """Statistics of live base files already in the snapshot (adoption: import-hudi reads them
-        from the footers); files that have statistics keep theirs. The number stored; the touched
-        partitions' aggregates are recomputed."""
+        """Statistics of live files already in the snapshot (adoption: import-hudi and the catch-up
+        read them from base files' footers and log files' blocks); files that have statistics keep
+        theirs. A log file's are stored only when the size they were read at (`total_size`) is the
+        size the table records for it (a log file appended to since holds blocks they do not
+        cover: it keeps none). The number stored; the touched partitions' aggregates are
+        recomputed."""
         f, fs = S.files, S.file_stats
         ids: dict[tuple[str, str], int] = {}
         have: set[int] = set()
+        stale: set[int] = set()
+        sizes = {(st.partition_path, st.file_name): st.total_size for st in stats}
         for chunk in pair_chunks((st.partition_path, st.file_name) for st in stats):
             wanted = set(chunk)
-            q = select(f.c.id, f.c.partition_path, f.c.name, fs.c.file_row_id).select_from(
+            q = select(f.c.id, f.c.partition_path, f.c.name, f.c.is_log, f.c.size, fs.c.file_row_id).select_from(
                 f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
-                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False),
+                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False),
                 pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))
             for r in conn.execute(q):
                 if (r.partition_path, r.name) not in wanted:
@@ -124,13 +129,15 @@ class ColumnStats:
                 ids[(r.partition_path, r.name)] = r.id
                 if r.file_row_id is not None:
                     have.add(r.id)
+                if r.is_log and (not r.size or r.size != sizes[(r.partition_path, r.name)]):
+                    stale.add(r.id)
         pairs, seen = [], set()
         for st in stats:
             row_id = ids.get((st.partition_path, st.file_name))
             if row_id is None:
                 raise InvalidObject(f"Column statistics for {st.partition_path}/{st.file_name}, "
-                                    f"not a live base file of {ref.db_name}.{ref.name}")
-            if row_id not in have and row_id not in seen:
+                                    f"not a live file of {ref.db_name}.{ref.name}")
+            if row_id not in have and row_id not in seen and row_id not in stale:
                 seen.add(row_id)
                 pairs.append((row_id, st))
         groups = self._groups_of_ids(conn, [row_id for row_id, _ in pairs])
@@ -198,8 +205,9 @@ class ColumnStats:
         return stored
 
     @staticmethod
-    def files_without_stats(conn: Connection, ref: HudiTableRef, limit: int = 0) -> list[str]:
-        """Base files of the latest slices that have no statistics (paths relative to the base path)."""
+    def files_without_stats(conn: Connection, ref: HudiTableRef, limit: int = 0, logs: bool = False) -> list[str]:
+        """Base files of the latest slices that have no statistics (paths relative to the base path);
+        with `logs` also their log files that have none."""
         f, fs, rg = S.files, S.file_stats, S.replaced_file_groups
         replaced = {(r.partition_path, r.file_id) for r in conn.execute(
             select(rg.c.partition_path, rg.c.file_id).where(rg.c.tbl_id == ref.tbl_id))}
@@ -210,9 +218,11 @@ class ColumnStats:
         rows = {r.id: r for r in live}
         out = []
         for sl in _latest_slices([r for r in live if (r.partition_path, r.file_id) not in replaced]):
-            if sl.base_id is not None and rows[sl.base_id].has_stats is None:
-                r = rows[sl.base_id]
-                out.append(f"{r.partition_path}/{r.name}" if r.partition_path else r.name)
+            wanted = ((sl.base_id,) if sl.base_id is not None else ()) + (sl.log_ids if logs else ())
+            for file_row in wanted:
+                r = rows[file_row]
+                if r.has_stats is None:
+                    out.append(f"{r.partition_path}/{r.name}" if r.partition_path else r.name)
         out.sort()
         return out[:limit] if limit > 0 else out
 

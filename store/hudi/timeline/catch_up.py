@@ -381,6 +381,7 @@ class TimelineCatchUp:
         if rest:  # of listed files, or of files a later instant of the catch-up replaced
             self._record_column_stats(conn, self.timeline.table_ref(conn, pending.db, pending.tbl), rest)
         if pending.register:
+            self._record_log_stats(conn, pending)
             self._record_index(conn, pending)
         elif out.imported or out.files_added:
             self._defer_index(conn, pending, out.restored_groups)
@@ -436,6 +437,7 @@ class TimelineCatchUp:
         keeps = has_record_index(ref.config.properties)
         bases = [(s.partition_path, s.base_file.name) for s in slices if s.base_file is not None]
         stats, base_keys = read_base_files(ref.base_path, ref.config, bases, KeyReader(ref.config) if keeps else None)
+        stats += read_log_files(ref.base_path, ref.config, slices)
         if stats:
             self._record_column_stats(conn, ref, stats)
         if keeps:
@@ -460,6 +462,16 @@ class TimelineCatchUp:
             self.settle(db, tbl)
         except Exception as exc:  # noqa: BLE001 - the backlog stays; the next read or pass settles it
             log.warning("%s.%s: index backlog not settled: %s", db, tbl, getattr(exc, "message", None) or exc)
+
+    def _record_log_stats(self, conn: Connection, pending: Pending) -> None:
+        """The statistics of the log files of a table registered from storage (merge-on-read), read
+        from their blocks in the transaction of the registration (as its record index's keys)."""
+        if self.latest_slices is None or pending.config is None or pending.config.table_type != MOR:
+            return
+        ref = self.timeline.table_ref(conn, pending.db, pending.tbl)
+        stats = read_log_files(ref.base_path, ref.config, self.latest_slices(conn, ref, None))
+        if stats:
+            self._record_column_stats(conn, ref, stats)
 
     def _record_index(self, conn: Connection, pending: Pending) -> None:
         """The record index (RFC-08) of a table registered from storage: Hudi's commit metadata
@@ -515,14 +527,15 @@ class TimelineCatchUp:
                 log.info("%s.%s: no record index: %s", ref.db_name, ref.name, why)
 
     def _record_column_stats(self, conn: Connection, ref: HudiTableRef, column_stats: list[FileColumnStats]) -> None:
-        """The footers' statistics of base files still live that have none (as import-hudi loads
-        them), with the partitions' aggregates and Hive statistics."""
+        """The statistics of files still live that have none (base files' from their footers, log
+        files' from their blocks, as import-hudi loads them), with the partitions' aggregates and
+        Hive statistics."""
         f = S.files
         live: set[tuple[str, str]] = set()
         for chunk in pair_chunks((st.partition_path, st.file_name) for st in column_stats):
             wanted = set(chunk)
             live.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
-                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False), f.c.is_log.is_(False),
+                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False),
                 pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))) if (r[0], r[1]) in wanted)
         stats = [st for st in column_stats if (st.partition_path, st.file_name) in live]
         if stats:
@@ -616,6 +629,7 @@ _BACKLOG = ("tbl_id", "partition_path", "file_id")
 _BACKLOG_PG = ("int8", "text", "text")
 LatestSlices = Callable[[Connection, HudiTableRef, "list[str] | None"], "list[FileSlice]"]
 FOOTER_WORKERS = 4
+LOG_STATS_MAX_BYTES = 64 << 20  # a log file read for statistics is read whole: larger ones get none
 FOOTER_BATCH = 25  # files per task of the footer readers
 
 
@@ -677,6 +691,67 @@ def read_base_files(base_path: str, cfg: HudiTableConfig, files: list[tuple[str,
         if file_keys is not None:
             keys[item] = file_keys
     return stats, keys
+
+
+def read_log_files(base_path: str, cfg: HudiTableConfig, slices: list[FileSlice]) -> list[FileColumnStats]:
+    """RFC-27 statistics of the log files of `slices` from their data blocks, as import-hudi
+    computes them (hudi_format/log_stats.py; a log file of deletes alone takes its indexed columns
+    from its slice's base file): none for a log file with a block not read there (a rollback, a
+    Parquet data block), nor without pyarrow or for a storage strategy that is not built in. The
+    file's size is the one read: the store keeps them only at the size it records for the file."""
+    wanted = [s for s in slices if s.log_files]
+    if not wanted:
+        return []
+    try:
+        import pyarrow  # noqa: F401 - the records are written and read back with it
+    except ImportError:
+        return []
+    props = cfg.properties or {}
+    if strategy_name(props.get(STORAGE_STRATEGY_CLASS)).lower() not in (HIVE, OBJECT_STORE):
+        return []
+    strategy = load_strategy(props.get(STORAGE_STRATEGY_CLASS), base_path, props.get(STORAGE_PATH),
+                             cfg.table_name)
+
+    def one(s: FileSlice) -> list[FileColumnStats]:
+        import fsspec
+        import pyarrow.parquet as pq
+
+        from hudi_format.log_stats import log_file_stats
+
+        out = []
+        schema = None
+        try:
+            if s.base_file is not None:
+                fs, path = fsspec.core.url_to_fs(file_location(strategy, s.partition_path, s.base_file.name))
+                with fs.open(path, "rb") as f:
+                    schema = pq.read_schema(f)
+            for lf in s.log_files:
+                if (lf.size or 0) > LOG_STATS_MAX_BYTES:  # read whole: a larger one keeps its slice
+                    continue
+                fs, path = fsspec.core.url_to_fs(file_location(strategy, s.partition_path, lf.name))
+                with fs.open(path, "rb") as f:
+                    data = f.read(LOG_STATS_MAX_BYTES + 1)
+                if len(data) > LOG_STATS_MAX_BYTES:
+                    continue
+                stats = log_file_stats(data, props, schema, f"{s.partition_path}/{lf.name}")
+                if stats is None:
+                    continue
+                bounds = []
+                for c in stats:
+                    lo, hi = _key(c.get("min")), _key(c.get("max"))
+                    if lo is None or hi is None or lo > hi:
+                        lo = hi = None
+                    bounds.append(ColumnBounds(c["column"], lo, hi, c.get("nulls"), c.get("values"), 0, 0))
+                out.append(FileColumnStats(s.partition_path, lf.name, len(data), len(data), bounds))
+        except Exception as exc:  # noqa: BLE001 - a file without statistics only keeps its slice
+            log.warning("%s: no column statistics for the log files of %s/%s: %s", base_path, s.partition_path,
+                        s.file_id, exc)
+        return out
+
+    if len(wanted) == 1:
+        return one(wanted[0])
+    with ThreadPoolExecutor(max_workers=min(FOOTER_WORKERS, len(wanted)), thread_name_prefix="log-stats") as pool:
+        return [st for sts in pool.map(one, wanted) for st in sts]
 
 
 @dataclass(frozen=True)

@@ -309,7 +309,9 @@ class TimelineImport:
             if call.stats is not None:
                 self._add_with_stats(conn, ref, inst.ts, meta, call.stats)
             else:
-                self.listing.add_files(conn, ref, inst.ts, meta)
+                written_now = written_files(meta)
+                self.column_stats.forget_appended(conn, ref, written_now)  # log files appended to again
+                self.listing.add_files(conn, ref, inst.ts, meta, written_now)
             self._reslice_logs(conn, ref, {_group(s) for s in meta.write_stats})
             written = sorted({s.partition_path for s in meta.write_stats if s.partition_path})
             self.partition_sync.ensure_partitions(conn, ref, written)
@@ -357,13 +359,17 @@ class TimelineImport:
         self._call.restored.update(done.groups)
         for _, deleted, written in parse_restore(inst.completed):
             self.listing.mark_deleted(conn, ref, inst.ts, deleted)
-            self.listing.add_files(conn, ref, inst.ts, written)
+            appended = written_files(written)  # rollback blocks: the log files' statistics go
+            self.column_stats.forget_appended(conn, ref, appended)
+            self.listing.add_files(conn, ref, inst.ts, written, appended)
 
     def _rollback(self, conn: Connection, ref: HudiTableRef, ts: str, parsed: Rolled) -> None:
         rolled, deleted, written = parsed
         self.listing.mark_deleted(conn, ref, ts, deleted)
         self.listing.forget_instants(conn, ref, rolled)
-        self.listing.add_files(conn, ref, ts, written)
+        appended = written_files(written)  # rollback blocks: the log files' statistics go
+        self.column_stats.forget_appended(conn, ref, appended)
+        self.listing.add_files(conn, ref, ts, written, appended)
 
     @staticmethod
     def _drop_recorded_base_files(conn: Connection, ref: HudiTableRef, meta: CommitMetadata) -> None:
@@ -443,6 +449,8 @@ class TimelineImport:
                     r = have[x.name]
                     if not r.is_deleted and r.size != int(x.size or 0):
                         conn.execute(update(f).where(f.c.id == r.id).values(size=int(x.size or 0), update_time=now))
+                        # a log file grown on storage: its statistics no longer cover it
+                        self.column_stats.forget_appended(conn, ref, {(partition, x.name): ("", "", True, None, 0)})
                         resized += 1
                     continue
                 file_id, base, is_log, log_version = parse_file_name(x.name)

@@ -168,12 +168,12 @@ class TimelineService:
 
     # --- column statistics adoption (import-hudi) ------------------------------------------------------
 
-    def files_without_column_stats(self, db: str, tbl: str, limit: int = 0) -> list[str]:
+    def files_without_column_stats(self, db: str, tbl: str, limit: int = 0, logs: bool = False) -> list[str]:
         with self.store.read() as conn:
-            return self.completion.column_stats.files_without_stats(conn, self.table_ref(conn, db, tbl), limit)
+            return self.completion.column_stats.files_without_stats(conn, self.table_ref(conn, db, tbl), limit, logs)
 
     def load_column_stats(self, db: str, tbl: str, stats: list[FileColumnStats]) -> int:
-        """Statistics of live base files (adoption), with the aggregates and Hive statistics, in one
+        """Statistics of live files (adoption), with the aggregates and Hive statistics, in one
         transaction; the number of files stored."""
         def tx(conn: Connection) -> int:
             ref = self.table_ref(conn, db, tbl, lock=True)

@@ -550,3 +550,105 @@ def test_caught_up_statistics_and_index_equal_a_recount(env, tmp_path):
         # each key's instant: the commit that last wrote it (every record of a group is rewritten)
         latest = {g: parse_file_name(name)[1] for g, name in table.groups.items()}
         assert dict(zip(sorted(want), found.instants)) == {k: latest[g] for k, g in want.items()}
+
+
+def test_log_files_of_a_tracked_table_get_statistics_from_their_blocks(env, tmp_path):
+    """Merge-on-read slices of a tracked table are skipped by their base file's and log files'
+    statistics: those of the log files at the registration are read from their blocks with it, a
+    deltacommit's new log file's by the index backlog after the sync call (until then its slice is
+    kept). mor_v8_delete_blocks: `v` 1..9 in base files, 100..102 in log files, log files of
+    deletes alone; the held-back last deltacommit writes k5's `v` 205 into a log file of p=a."""
+    base = table_copy("mor_v8_delete_blocks", tmp_path)
+    last = StorageTimeline.read(base).instants[-1]
+    held = tmp_path / "held"
+    assert hold_back(base, last.ts, held)
+    table = env.synced_table("t", base, "MERGE_ON_READ")
+    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]  # the harness names string columns alone
+    env.tables.create_table(table)
+    sync = env.s.hudi_sync
+    sync.background = False  # the backlog is settled below, not by the server's thread
+
+    def kept(predicate: str) -> list[str]:
+        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert all(s.log_files for s in env.s.snapshot.latest_file_slices(env.db, "t"))
+    assert kept("v > 200") == [] and kept("v > 101") == ["b"] and kept("v = 9") == ["a"]
+
+    put_back(base, held)  # the writer's deltacommit, then its sync call
+    t = env.s.tables.get_table(env.db, "t")
+    env.tables.alter_table(env.db, "t", t)
+    assert last.ts in {i[0] for i in env.instants("t")}
+    [waiting] = env.s.timeline.files_without_column_stats(env.db, "t", logs=True)
+    assert waiting.startswith("a/.") and kept("v > 200") == ["a"]  # no statistics: kept
+    assert kept("v > 300") == ["a"]
+    assert sync.settle(env.db, "t") > 0
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert kept("v > 200") == ["a"] and kept("v > 300") == []
+
+
+def test_log_files_above_the_read_limit_get_no_statistics(env, tmp_path, monkeypatch):
+    """A log file is read whole for its statistics, so one larger than the limit gets none (the
+    server's memory stays bounded) and its slice is kept by every predicate."""
+    monkeypatch.setattr("store.hudi.timeline.catch_up.LOG_STATS_MAX_BYTES", 64)
+    base = table_copy("mor_v8_delete_blocks", tmp_path)
+    table = env.synced_table("t", base, "MERGE_ON_READ")
+    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]
+    env.tables.create_table(table)
+    env.s.hudi_sync.background = False
+    kept = sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", "v > 200").slices)
+    assert kept == ["a", "b"]
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True)
+    assert env.s.timeline.files_without_column_stats(env.db, "t") == []  # base files have theirs
+
+
+def test_a_caught_up_append_to_a_log_file_drops_its_statistics(env, tmp_path):
+    """Hudi's writer of table version 6 may append to a log file the server has statistics of: the
+    catch-up of that deltacommit drops them (they no longer cover the file), and the index backlog
+    reads the whole file again. mor_v6_delete_blocks: p=a's newest log file holds k5's `v` 205; a
+    deltacommit appends k7 with `v` 999 to it."""
+    import json
+    import shutil
+
+    from hudi_format.log_file import avro_data_block
+    from pipeline.file_group_writer import log_schema
+
+    base = table_copy("mor_v6_delete_blocks", tmp_path)
+    table = env.synced_table("t", base, "MERGE_ON_READ")
+    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]
+    env.tables.create_table(table)
+    sync = env.s.hudi_sync
+    sync.background = False
+
+    def kept(predicate: str) -> list[str]:
+        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert kept("v > 200") == ["a"] and kept("v > 500") == []
+
+    tdir = timeline_dir(base)
+    last = StorageTimeline.read(base).instants[-1].ts
+    meta = json.load(open(os.path.join(tdir, f"{last}.deltacommit")))
+    [stat] = meta["partitionToWriteStats"]["a"]
+    path = os.path.join(base, stat["path"])
+    ts = "20261124093000000"
+    schema = log_schema(meta["extraMetadata"]["schema"])
+    record = {"_hoodie_commit_time": ts, "_hoodie_commit_seqno": f"{ts}_0_1", "_hoodie_record_key": "k7",
+              "_hoodie_partition_path": "a", "_hoodie_file_name": stat["fileId"], "id": "k7", "v": 999, "ts": 5,
+              "p": "a"}
+    offset = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(avro_data_block(ts, schema, [record]))
+    stat.update(logOffset=offset, fileSizeInBytes=os.path.getsize(path), prevCommit=stat["prevCommit"])
+    for suffix in ("deltacommit.requested", "deltacommit.inflight"):
+        shutil.copy(os.path.join(tdir, f"{last}.{suffix}"), os.path.join(tdir, f"{ts}.{suffix}"))
+    with open(os.path.join(tdir, f"{ts}.deltacommit"), "w") as f:
+        json.dump(meta, f)
+
+    env.tables.alter_table(env.db, "t", env.s.tables.get_table(env.db, "t"))  # its sync call
+    assert ts in {i[0] for i in env.instants("t")}
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == [stat["path"]]
+    assert kept("v > 500") == ["a"]  # its statistics are gone: kept
+    assert sync.settle(env.db, "t") > 0
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert kept("v > 500") == ["a"] and kept("v > 1000") == []  # read again whole: 205 and 999
