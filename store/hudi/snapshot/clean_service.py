@@ -51,7 +51,7 @@ from hudi_format.instant import COMPLETED, REQUESTED
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import InvalidObject, InvalidOperation, NoSuchObject
-from store.hudi.snapshot.file_locations import locator
+from store.hudi.file_locations import locator
 from store.hudi.snapshot.snapshot_service import SnapshotService, file_info
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef

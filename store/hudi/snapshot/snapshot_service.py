@@ -19,7 +19,7 @@ from store.db.database import Store
 from store.db.dialect import BATCH
 from store.errors import NoSuchObject
 from store.hms.partitions import PartitionService
-from store.hudi.snapshot.file_locations import locate_files, locate_slices
+from store.hudi.file_locations import locate_files, locate_slices
 from store.hudi.timeline import TimelineService
 
 # columns of `files` that make a FileInfo, in the order `file_info_of` takes them

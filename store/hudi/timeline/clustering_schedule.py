@@ -37,6 +37,7 @@ from hudi_format.config_keys import (
 from hudi_format.file_slice import build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
 from store.db import schema as S
+from store.hudi.file_locations import locator
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, live_files
 from store.hudi.timeline.instant_times import InstantTimes
@@ -96,16 +97,15 @@ def plan(conn: Connection, ref: HudiTableRef) -> ClusteringPlan:
     small, target = _number(ref, CLUSTERING_SMALL_FILE_LIMIT, 0), _number(ref, CLUSTERING_TARGET_FILE_MAX_BYTES, 1)
     sort = [c.strip() for c in ((ref.config.properties or {}).get(CLUSTERING_SORT_COLUMNS) or "").split(",")
             if c.strip()]
-    base = (ref.base_path or "").rstrip("/")
+    where = locator(ref) or _in_base_path(ref)
     by_partition: dict[str, list[ClusteringSlice]] = {}
     for s in build_slices(files):
         if s.base_file is None or s.base_file.size >= small:
             continue
-        prefix = f"{base}/{s.partition_path}" if s.partition_path else base
         size = s.base_file.size + sum(x.size for x in s.log_files)
         by_partition.setdefault(s.partition_path, []).append(ClusteringSlice(
-            s.partition_path, s.file_id, f"{prefix}/{s.base_file.name}", [f"{prefix}/{x.name}" for x in s.log_files],
-            size))
+            s.partition_path, s.file_id, where(s.partition_path, s.base_file.name),
+            [where(s.partition_path, x.name) for x in s.log_files], size))
     groups = []
     for p in sorted(by_partition):
         slices = sorted(by_partition[p], key=lambda x: (-x.size, x.file_id))
@@ -114,6 +114,13 @@ def plan(conn: Connection, ref: HudiTableRef) -> ClusteringPlan:
         total = sum(x.size for x in slices)
         groups.append(ClusteringGroup(slices, max(1, -(-total // target))))
     return ClusteringPlan(groups, sort)
+
+
+def _in_base_path(ref: HudiTableRef):
+    """Paths under the base path's partition folders (a custom storage strategy: the server does
+    not run its code; the executor maps the files by partition and name)."""
+    base = (ref.base_path or "").rstrip("/")
+    return lambda partition, name: f"{base}/{partition}/{name}" if partition else f"{base}/{name}"
 
 
 def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, now_ms: int) -> str | None:

@@ -256,3 +256,33 @@ def test_a_clustering_plan_gone_stale_is_refused_at_its_claim_and_rolled_back_on
         assert t.on_storage() == t.in_views()
     finally:
         t.dispose()
+
+
+def test_a_clustering_plan_names_the_files_where_the_tables_storage_strategy_puts_them(backend_url, tmp_path):
+    """RFC-60: on a table with the object-store strategy the plan's slices name each base file at
+    its physical path (a hashed folder under the storage path), as Hudi's planner does, not under
+    the base path."""
+    import io
+
+    import fastavro
+
+    from hudi_format.config_keys import STORAGE_PATH, STORAGE_STRATEGY_CLASS
+    from hudi_format.storage_strategy import OBJECT_STORE, file_location, load_strategy
+
+    objects = str(tmp_path / "objects")
+    t = Table(backend_url, tmp_path, {CLUSTERING_INLINE: "true", CLUSTERING_MAX_COMMITS: "2",
+                                      STORAGE_STRATEGY_CLASS: OBJECT_STORE, STORAGE_PATH: objects})
+    try:
+        t.commit({("dt=1", "a-0"): [1, 2]})
+        t.commit({("dt=1", "c-0"): [4]})
+        [(ts, _)] = _clusterings(t)
+        raw = t.timeline.instant_metadata(t.db, "t", ts, "clustering", "REQUESTED")
+        [record] = list(fastavro.reader(io.BytesIO(raw)))
+        [group] = record["clusteringPlan"]["inputGroups"]
+        strategy = load_strategy(OBJECT_STORE, t.base, objects, "t")
+        names = {s.file_id: s.base_file.name for s in t.snapshot.latest_file_slices(t.db, "t", None, None)}
+        assert {s["fileId"]: s["dataFilePath"] for s in group["slices"]} == {
+            fid: file_location(strategy, "dt=1", name) for fid, name in names.items()}
+        assert all(s["dataFilePath"].startswith(objects) for s in group["slices"])
+    finally:
+        t.dispose()
