@@ -335,8 +335,8 @@ class _Job:
         tagged = leaving = None
         touched: list[str] = []
         if op != "insert_overwrite_table":  # (that one replaces every file group: all records are new)
-            found = self._persist(index_tagging.tag(records, self.metastore, self.db, self.name,
-                                                              security=self.task_security))
+            found = self._persist(index_tagging.tag(self._for_lookups(records, sum(counts.values())),
+                                                    self.metastore, self.db, self.name, security=self.task_security))
             upp = self.cfg.update_partition_path
             tagged, leaving = index_tagging.route(found, op, sorted(counts),
                                                   self.info.update_partition_path if upp is None else upp)
@@ -352,6 +352,14 @@ class _Job:
             parts.append(leaving.withColumn("_delete", F.lit(True)))
         to_write = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
         return self._write_file_groups(to_write, groups), replaced
+
+    def _for_lookups(self, records: DataFrame, n: int) -> DataFrame:
+        """`records` in as few partitions as the cores allow, each task one lookup of up to
+        LOOKUP_BATCH keys: one lookup of many keys costs the server less than several of few
+        (PostgreSQL, 10,000,000 keys: 100,000 keys looked up in 0.45 s, as 10 lookups of 10,000 in
+        1 s). No shuffle: the de-duplication's tasks merge."""
+        tasks = max(self.spark.sparkContext.defaultParallelism, -(-n // index_tagging.LOOKUP_BATCH))
+        return records.coalesce(tasks) if tasks < self.parallelism else records
 
     def _target_slices(self, counts: dict[str, int]) -> tuple[list, dict[str, list[str]]]:
         """The file slices records may go to, and the file ids the operation replaces."""

@@ -166,6 +166,20 @@ def test_bad_record_keys_are_refused_and_change_nothing(table):
         table.c.call("lookup_record_keys", table.db, "t", b"garbage")
 
 
+def test_a_large_update_naming_one_key_of_another_file_group_is_refused(table):
+    """The check of updated keys is one lookup, which for many keys PostgreSQL runs half on a
+    second connection: a misplaced key among 25,000 is still found, and a correct update passes."""
+    keys = [f"k{i:05d}" for i in range(25_000)]
+    t1 = table.write([file_group_keys("p=a", "fa", inserted=keys), file_group_keys("p=b", "fo", inserted=["o"])])
+    ts = table.begin()
+    with pytest.raises(InvalidObjectException):
+        table.c.complete_instant(table.db, "t", ts, "commit", _commit_json(ts, [("p=a", "fa")]),
+                                 [file_group_keys("p=a", "fa", updated=keys[:12_000] + ["o"] + keys[12_000:])])
+    t2 = table.write([file_group_keys("p=a", "fa", updated=keys)])
+    assert t2 > t1 and table.where([keys[0], keys[-1], "o"]) == [("p=a", "fa", t1)] * 2 + [("p=b", "fo", t1)]
+    assert table.count() == 25_001
+
+
 def test_tables_without_the_index(our_server, tmp_path):
     t = Table(our_server, tmp_path, index=False)
     try:

@@ -193,12 +193,13 @@ class RecordIndex:
     def _check_updated(conn: Connection, ref: HudiTableRef, changes: list[FileGroupKeys]) -> None:
         """Keys updated in place keep their rows (as in Hudi's record index, a key's instant is the
         commit that put it in its file group), but each must be in the file group the commit names:
-        one lookup, on the commit's own connection, before the commit changes any row."""
+        one lookup before the commit changes any row (a large one on PostgreSQL half on a second
+        connection: the commit holds the table's lock, so no other commit changes its rows meanwhile
+        and both see the same)."""
         claimed = [(c, _keyed(dict.fromkeys(c.updated))) for c in changes if c.updated]
         if not claimed:
             return
-        found, fgs, _ = rows.key_columns(conn, ref.tbl_id, rows.by_shard(k for _, ks in claimed for k in ks),
-                                         parallel=False)
+        found, fgs, _ = rows.key_columns(conn, ref.tbl_id, rows.by_shard(k for _, ks in claimed for k in ks))
         at = dict(zip(found, map(int, fgs)))
         groups = rows.file_groups(conn, sorted(set(at.values())))
         for c, ks in claimed:
