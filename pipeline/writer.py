@@ -358,7 +358,7 @@ class _Job:
         LOOKUP_BATCH keys: one lookup of many keys costs the server less than several of few
         (PostgreSQL, 10,000,000 keys: 100,000 keys looked up in 0.45 s, as 10 lookups of 10,000 in
         1 s). No shuffle: the de-duplication's tasks merge."""
-        tasks = max(self.spark.sparkContext.defaultParallelism, -(-n // index_tagging.LOOKUP_BATCH))
+        tasks = max(records.sparkSession.sparkContext.defaultParallelism, -(-n // index_tagging.LOOKUP_BATCH))
         return records.coalesce(tasks) if tasks < self.parallelism else records
 
     def _target_slices(self, counts: dict[str, int]) -> tuple[list, dict[str, list[str]]]:
