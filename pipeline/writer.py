@@ -383,6 +383,8 @@ class _Job:
             insert_counts = {r[0]: r[1] for r in inserts.groupBy("_hoodie_partition_path").count().collect()}
         else:
             updates, inserts, insert_counts = None, records, counts
+        if updates is not None and not any(n > 0 for n in insert_counts.values()):
+            return updates  # updates alone: nothing to place (no sizes read, no join planned)
         by_partition: dict[str, list] = {}
         for s in slices:
             if (s.partition_path, s.file_id) in self._clustering:
