@@ -61,9 +61,9 @@ def _rows_by_value(table, schema: dict):
     return pa.array(out, _bin())
 
 
-def encode_records_section(table, schema: dict) -> tuple[int, bytes]:
-    """(count, bytes) of the rows as an Avro data block holds them: per record its length (int32,
-    big-endian) and the record."""
+def encode_prefixed(table, schema: dict):
+    """Each row as an Avro data block holds it: its length (int32, big-endian), then the record (a
+    large_binary array; any slice of it is a run of the block's records, `records_section`)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -73,8 +73,18 @@ def encode_records_section(table, schema: dict) -> tuple[int, bytes]:
     if len(lengths) and int(lengths.max()) > 0x7FFFFFFF:
         raise HudiFormatError("Avro rows: a record longer than 2 GiB")
     prefix = _fixed(lengths.astype(">i4").view(np.uint8), 4, len(lengths))
-    joined = pc.binary_join_element_wise(prefix, rows, pa.scalar(b"", _bin()))
-    return len(lengths), _data_bytes(joined)
+    return pc.binary_join_element_wise(prefix, rows, pa.scalar(b"", _bin()))
+
+
+def records_section(prefixed) -> tuple[int, bytes]:
+    """(count, bytes) of length-prefixed records (a slice of `encode_prefixed`'s array)."""
+    return len(prefixed), _data_bytes(prefixed)
+
+
+def encode_records_section(table, schema: dict) -> tuple[int, bytes]:
+    """(count, bytes) of the rows as an Avro data block holds them: per record its length (int32,
+    big-endian) and the record."""
+    return records_section(encode_prefixed(table, schema))
 
 
 # --- one column -----------------------------------------------------------------------------------

@@ -273,9 +273,17 @@ def avro_data_block(instant: str, schema_json: str, records) -> bytes:
 def avro_data_block_of_table(instant: str, schema_json: str, table) -> bytes:
     """The Avro data block of an Arrow table's rows (columns named as the schema's fields), equal to
     `avro_data_block` of its rows as dicts; encoded a column at a time (`avro_rows`)."""
-    from hudi_format.avro_rows import encode_records_section
+    from hudi_format.avro_rows import encode_prefixed
 
-    count, section = encode_records_section(table, json.loads(schema_json))
+    return avro_data_block_of_encoded(instant, schema_json, encode_prefixed(table, json.loads(schema_json)))
+
+
+def avro_data_block_of_encoded(instant: str, schema_json: str, prefixed) -> bytes:
+    """The Avro data block of records already encoded in the schema, each with its length
+    (`avro_rows.encode_prefixed`, or a slice of its array: several blocks encoded at once)."""
+    from hudi_format.avro_rows import records_section
+
+    count, section = records_section(prefixed)
     content = struct.pack(">ii", AVRO_DATA_BLOCK_VERSION, count) + section
     return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json}, content)
 

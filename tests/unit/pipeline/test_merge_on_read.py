@@ -145,3 +145,43 @@ def test_log_file_write_stat_carries_its_data_records_statistics(tmp_path):
     w.stats_columns = []
     upserts, _ = _upserts_and_deletes([{"id": 1, "ts": 1, "m": None}], [])
     assert w._append("f1-0", "p", upserts, deletes, "0-1-0", rel2).to_pylist()[0]["columnStats"] is None
+
+
+def test_a_run_of_appended_file_groups_is_encoded_at_once_and_each_log_file_holds_its_own(tmp_path, monkeypatch):
+    """A task's run of file groups has its upserts encoded in one pass (`_log_records`); each log
+    file still holds its own records, numbered from 0 (`_hoodie_commit_seqno`), with its own
+    partition and file name, and its deletes."""
+    import pipeline.file_group_writer as fgw
+    from hudi_format.log_file import blocks, data_block_records, deleted_keys
+    from hudi_format.storage_strategy import HiveStorageStrategy
+    from pipeline.storage import FileLayout
+
+    class NoServer:
+        def add_markers(self, *args):
+            pass
+
+    monkeypatch.setattr(fgw, "executor_client", lambda *a: NoServer())
+    groups = {"f1-0": ("p=1", None, T(1)), "f2-0": ("p=2", None, T(1)), "f3-0": ("p=3", None, T(1))}
+    w = fgw.FileGroupWriter(metastore="thrift://127.0.0.1:1", db="d", table="t",
+                            layout=FileLayout(HiveStorageStrategy(str(tmp_path))), instant=T(2), data_schema=DATA,
+                            groups=groups, appends={f: (T(1), 1) for f in groups}, avro_schema=AVRO)
+    rows = {"f1-0": ([{"id": 1, "ts": 5, "m": None}, {"id": 2, "ts": None, "m": {"k": 3}}], []),
+            "f2-0": ([], [7]),
+            "f3-0": ([{"id": 9, "ts": 6, "m": None}], [8])}
+    run = []
+    for fid, (ups, dels) in rows.items():
+        u, d = _upserts_and_deletes(ups, dels)
+        run.append((fid, pa.concat_tables([u, d]).to_batches()))
+    stats = pa.Table.from_batches(list(w._write_run(run, "0-1-0"))).to_pylist()
+    assert [s["numWrites"] for s in stats] == [2, 0, 1] and [s["numDeletes"] for s in stats] == [0, 1, 1]
+    for s in stats:
+        with open(tmp_path / s["path"], "rb") as f:
+            found = list(blocks(f.read()))
+        records = [r for b in found if b.block_type == 3 for r in data_block_records(b)]
+        ppath = groups[s["fileId"]][0]
+        ups, dels = rows[s["fileId"]]
+        assert [(r["id"], r["ts"], r["m"]) for r in records] == [(u["id"], u["ts"], u["m"]) for u in ups]
+        assert [r["_hoodie_commit_seqno"] for r in records] == [f"{T(2)}_0_{i}" for i in range(len(ups))]
+        assert {(r["_hoodie_partition_path"], r["_hoodie_file_name"], r["_hoodie_commit_time"]) for r in records} <= {
+            (ppath, s["fileId"], T(2))}
+        assert [k for b in found if b.block_type == 1 for k in deleted_keys(b)] == [str(k) for k in dels]
