@@ -5,9 +5,11 @@ blocks as written). A record of a key replaces the one before it unless that one
 is greater (Hudi's DefaultHoodieRecordPayload; equal values: the later record; no precombine field:
 the later record). A delete block removes the key's records before it (its deletes carry the default
 ordering value: they win whatever the record's); a later record of the key brings it back. A
-rollback command block drops the blocks of the instant it names that came before it. As of an
-instant (time travel, incremental reads), blocks written by later instants are skipped (the
-server's slices as of T hold the log files of slices begun by T, as Hudi's file-system view).
+rollback command block drops the blocks of the instant it names that came before it. A log
+compaction's block stands in for the blocks it replaced (hudi_format/log_file.py `merge_order`). As
+of an instant (time travel, incremental reads), blocks written by later instants are skipped first
+(the server's slices as of T hold the log files of slices begun by T, as Hudi's file-system view):
+as of a time before a log compaction, the blocks it replaced are read.
 """
 
 from __future__ import annotations
@@ -19,17 +21,14 @@ from hudi_format.errors import HudiFormatError
 from hudi_format.log_file import (
     AVRO_DATA,
     COMMAND,
-    COMMAND_BLOCK_TYPE,
-    CORRUPT,
     DELETE,
     HFILE_DATA,
     PARQUET_DATA,
-    ROLLBACK,
-    TARGET_INSTANT_TIME,
     LogBlock,
     blocks,
     data_block_records,
     deleted_keys,
+    merge_order,
 )
 
 from .base_file import conform, read_base_file
@@ -39,18 +38,11 @@ KEY = "_hoodie_record_key"
 
 
 def read_log_blocks(location: str) -> list[LogBlock]:
-    """The blocks of one log file, rollback commands applied to the blocks before them."""
+    """The blocks of one log file, as written."""
     fs, path = locate(location)
     with fs.open_input_file(path) as f:
         data = f.read()
-    out: list[LogBlock] = []
-    for b in blocks(data, location):
-        if b.block_type == COMMAND and b.header.get(COMMAND_BLOCK_TYPE) == ROLLBACK:
-            target = b.header.get(TARGET_INSTANT_TIME)
-            out = [x for x in out if x.instant != target]
-        elif b.block_type != CORRUPT:
-            out.append(b)
-    return out
+    return list(blocks(data, location))
 
 
 def _block_table(block: LogBlock, schema: pa.Schema, name: str) -> pa.Table:
@@ -72,21 +64,18 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
         t = read_base_file(base, schema)
         parts.append(t)
         positions += [0] * t.num_rows
-    pos = 0
-    for location in logs:
-        for block in read_log_blocks(location):
-            pos += 1
-            if as_of and (block.instant or "") > as_of:
-                continue
-            if block.block_type == DELETE:
-                for k in deleted_keys(block, location):
-                    deletes[k] = pos
-            elif block.block_type in (AVRO_DATA, HFILE_DATA, PARQUET_DATA):
-                t = _block_table(block, schema, location)
-                parts.append(t)
-                positions += [pos] * t.num_rows
-            elif block.block_type != COMMAND:
-                raise HudiFormatError(f"{location}: block type {block.block_type} is not read")
+    scanned = [b for location in logs for b in read_log_blocks(location)
+               if b.block_type == COMMAND or not as_of or (b.instant or "") <= as_of]
+    for pos, block in enumerate(merge_order(scanned), start=1):
+        if block.block_type == DELETE:
+            for k in deleted_keys(block, block.source):
+                deletes[k] = pos
+        elif block.block_type in (AVRO_DATA, HFILE_DATA, PARQUET_DATA):
+            t = _block_table(block, schema, block.source)
+            parts.append(t)
+            positions += [pos] * t.num_rows
+        else:
+            raise HudiFormatError(f"{block.source}: block type {block.block_type} is not read")
     if not parts:
         return schema.empty_table()
     table = pa.concat_tables(parts)
