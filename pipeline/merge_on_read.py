@@ -14,6 +14,8 @@ as of a time before a log compaction, the blocks it replaced are read.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -57,6 +59,23 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
                as_of: str | None = None) -> pa.Table:
     """The merged records of a file slice (base file `base`, if any, and `logs` in order), in
     `schema` (meta columns included); `as_of`: only blocks of instants at or before it."""
+    return _merge(base, logs, schema, ordering_field, as_of).table
+
+
+@dataclass
+class Merged:
+    table: pa.Table  # the surviving records
+    deleted: list[str]  # keys a delete block deleted (some may be back: a later record)
+    instants: list[str]  # the instants of the blocks merged, in merge order
+
+
+def merge_logs(logs: list[str], schema: pa.Schema, ordering_field: str | None) -> Merged:
+    """A log compaction's input: the slice's log blocks merged without its base file."""
+    return _merge(None, logs, schema, ordering_field, None)
+
+
+def _merge(base: str | None, logs: list[str], schema: pa.Schema, ordering_field: str | None,
+           as_of: str | None) -> Merged:
     parts: list[pa.Table] = []
     positions: list[int] = []
     deletes: dict[str, int] = {}  # key -> position of its last delete
@@ -66,7 +85,9 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
         positions += [0] * t.num_rows
     scanned = [b for location in logs for b in read_log_blocks(location)
                if b.block_type == COMMAND or not as_of or (b.instant or "") <= as_of]
-    for pos, block in enumerate(merge_order(scanned), start=1):
+    merged = merge_order(scanned)
+    instants = list(dict.fromkeys(b.instant or "" for b in merged))
+    for pos, block in enumerate(merged, start=1):
         if block.block_type == DELETE:
             for k in deleted_keys(block, block.source):
                 deletes[k] = pos
@@ -77,7 +98,7 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
         else:
             raise HudiFormatError(f"{block.source}: block type {block.block_type} is not read")
     if not parts:
-        return schema.empty_table()
+        return Merged(schema.empty_table(), list(deletes), instants)
     table = pa.concat_tables(parts)
     keys = table.column(KEY).to_pylist()
     field = next((f.name for f in schema if ordering_field and f.name.lower() == ordering_field.lower()), None)
@@ -89,7 +110,8 @@ def read_slice(base: str | None, logs: list[str], schema: pa.Schema, ordering_fi
         j = best.get(k)
         if j is None or not _greater(order[j], order[i]):
             best[k] = i
-    return table.take(pa.array(sorted(best.values()), pa.int64()))  # typed: every row may be deleted
+    # typed: every row may be deleted
+    return Merged(table.take(pa.array(sorted(best.values()), pa.int64())), list(deletes), instants)
 
 
 def _greater(a, b) -> bool:
