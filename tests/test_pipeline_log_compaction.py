@@ -1,0 +1,111 @@
+"""Log compaction end to end (issue 38): a merge-on-read table with `hoodie.log.compaction.inline`
+(blocks threshold 3; no compaction due) takes upserts and deletes that add log files to its file
+groups; the server schedules a log compaction once a slice holds 3 log files, the next write runs it
+inline (after which the slice's merged records are one new log file whose blocks carry
+COMPACTED_BLOCK_TIMES), and a last one pending is run by `hudi-metastore table-services run`. After
+every step pipeline.read and hudi-rs (reading storage) equal the model; time travel to before a log
+compaction reads the blocks it replaced; the server's slices equal hudi-rs's."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+
+from client import HudiCatalog, HudiMetastoreClient
+from hudi_format.config_keys import COMPACT_MAX_DELTA_COMMITS, LOG_COMPACT_BLOCKS_THRESHOLD, LOG_COMPACT_INLINE
+from hudi_format.log_file import blocks
+from pipeline import write
+from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
+
+pytestmark = [pytest.mark.spark, pytest.mark.backends("sqlite")]
+
+SCHEMA = "id long, name string, ts long, dt string"
+COLS = ["id", "name", "ts", "dt"]
+OPTIONS = {LOG_COMPACT_INLINE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: "3", COMPACT_MAX_DELTA_COMMITS: "50"}
+
+# ts grows with every write but one: key 2's last upsert carries a smaller ts (the merge keeps the
+# greater), and key 1 is deleted and written again (its base record stays deleted)
+STEPS = [
+    ("insert", [(k, "a", 10, f"p{k % 2}") for k in range(6)]),
+    ("upsert", [(1, "b", 20, "p1"), (2, "b", 20, "p0"), (4, "b", 20, "p0")]),
+    ("delete", [(1, None, 30, "p1"), (0, None, 30, "p0")]),
+    ("upsert", [(2, "old", 5, "p0"), (3, "c", 40, "p1"), (1, "back", 40, "p1")]),  # -> LC1: both groups
+    ("upsert", [(5, "d", 50, "p1")]),  # runs LC1 first
+    ("upsert", [(3, "e", 60, "p1"), (4, "e", 60, "p0")]),  # -> LC2: p1's group (LC1's file and 2 more)
+    ("delete", [(5, None, 70, "p1")]),  # runs LC2 first
+    ("upsert", [(3, "f", 80, "p1")]),  # -> LC3 of p1's group, left pending
+]
+
+
+def _apply(model: dict, op: str, rows: list) -> dict:
+    model = dict(model)
+    for r in rows:
+        if op == "delete":
+            model.pop(str(r[0]), None)
+        elif str(r[0]) not in model or model[str(r[0])][2] <= r[2]:
+            model[str(r[0])] = r
+    return model
+
+
+def _instants(port: int, table: str) -> list:
+    db, name = table.split(".")
+    with HudiCatalog(uri(port)) as c:
+        return c.list_instants(db, name)
+
+
+def _slices(port: int, table: str) -> dict:
+    db, name = table.split(".")
+    with HudiMetastoreClient(uri(port)) as c:
+        return {(s.partitionPath, s.fileId): (s.baseInstant, s.baseFile.name if s.baseFile else None,
+                                              tuple(f.name for f in s.logFiles or []))
+                for s in c.get_latest_file_slices(db, name)}
+
+
+def test_log_compaction_inline_and_by_table_services(spark, our_server):
+    from adapter.cli import build_parser
+
+    table = f"lc_{uuid.uuid4().hex[:8]}.t"
+    model: dict = {}
+    history = []
+    for step, (op, rows) in enumerate(STEPS):
+        instant = write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
+                        partition_by="dt", metastore=uri(our_server), table_type="MERGE_ON_READ", options=OPTIONS)
+        model = _apply(model, op, rows)
+        history.append((instant, model))
+        where = f"step {step}: {op} {rows}"
+        assert ours(spark, our_server, table, COLS) == model, where
+        assert hudi_rs(base_dir(our_server, table), COLS) == model, where
+    base = base_dir(our_server, table)
+    done = sorted(i.ts for i in _instants(our_server, table) if i.action == "deltacommit" and i.ts not in dict(history))
+    assert len(done) == 2, done  # LC1 and LC2, completed as deltacommits
+    assert not [i for i in _instants(our_server, table) if i.action in ("commit", "compaction")]
+    pending = [i for i in _instants(our_server, table) if i.action == "logcompaction"]
+    assert [i.state for i in pending] == ["REQUESTED"]
+    # their log files: a delete block (p1's: key 1) and/or a data block, naming the merged instants
+    found: dict = {}
+    for (ppath, _fid), (_base, _name, logs) in _slices(our_server, table).items():
+        for name in logs:
+            for b in blocks(open(os.path.join(base, ppath, name), "rb").read(), name):
+                if b.instant in done:
+                    found.setdefault(ppath, []).append((b.instant, b.block_type, b.compacted_times))
+    t = [ts for ts, _ in history]
+    lc1, lc2 = done
+    # LC1 merged the log blocks of writes 1-3 (p0: key 0 deleted; p1: key 1), LC2 LC1's block and
+    # writes 4 and 5 (key 1's delete carried on); each a delete block, then a data block
+    assert {p: sorted(v) for p, v in found.items()} == {
+        "p0": [(lc1, 1, t[1:4]), (lc1, 3, t[1:4])],
+        "p1": [(lc1, 1, t[1:4]), (lc1, 3, t[1:4]), (lc2, 1, [lc1, t[4], t[5]]), (lc2, 3, [lc1, t[4], t[5]])]}
+    assert _slices(our_server, table) == hudi_rs_slices(base)
+    # time travel to before the log compactions: the blocks they replaced are read
+    then, then_model = history[3]
+    assert ours(spark, our_server, table, COLS, as_of=then) == then_model
+    assert hudi_rs(base, COLS, as_of=then) == then_model
+    # the pending one runs through table-services run; the table reads the same
+    args = build_parser().parse_args(["table-services", "run", table, "--metastore", uri(our_server)])
+    assert args.fn(args) == 0
+    assert [i.state for i in _instants(our_server, table) if i.action == "logcompaction"] == []
+    assert ours(spark, our_server, table, COLS) == model
+    assert hudi_rs(base, COLS) == model
+    assert _slices(our_server, table) == hudi_rs_slices(base)
