@@ -8,6 +8,7 @@ compaction reads the blocks it replaced; the server's slices equal hudi-rs's."""
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -63,9 +64,8 @@ def _slices(port: int, table: str) -> dict:
                 for s in c.get_latest_file_slices(db, name)}
 
 
-def test_log_compaction_inline_and_by_table_services(spark, our_server):
-    from adapter.cli import build_parser
-
+def _sequence(spark, our_server) -> tuple[str, dict, list]:
+    """Writes STEPS; after each our reader and hudi-rs equal the model. (table, model, history)"""
     table = f"lc_{uuid.uuid4().hex[:8]}.t"
     model: dict = {}
     history = []
@@ -77,6 +77,13 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server):
         where = f"step {step}: {op} {rows}"
         assert ours(spark, our_server, table, COLS) == model, where
         assert hudi_rs(base_dir(our_server, table), COLS) == model, where
+    return table, model, history
+
+
+def test_log_compaction_inline_and_by_table_services(spark, our_server):
+    from adapter.cli import build_parser
+
+    table, model, history = _sequence(spark, our_server)
     base = base_dir(our_server, table)
     done = sorted(i.ts for i in _instants(our_server, table) if i.action == "deltacommit" and i.ts not in dict(history))
     assert len(done) == 2, done  # LC1 and LC2, completed as deltacommits
@@ -109,3 +116,28 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server):
     assert ours(spark, our_server, table, COLS) == model
     assert hudi_rs(base, COLS) == model
     assert _slices(our_server, table) == hudi_rs_slices(base)
+
+
+@pytest.mark.slow
+def test_hudis_spark_reader_reads_log_compacted_slices(spark, our_server, tmp_path):
+    """Hudi 1.2's Spark reader (tests/spark/hudi_spark_jobs.py) reads the table with two completed
+    log compactions and one pending: its snapshot and time travel to every write equal the model."""
+    from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
+    from tests.harness.spark import run_spark_script
+
+    table, model, history = _sequence(spark, our_server)
+    base = base_dir(our_server, table)
+    read = {"lc": {"base": base, "instants": [ts for ts, _ in history], "columns": COLS}}
+    script = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
+    out = run_spark_script(script, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=900,
+                           python=hudi_spark_python(), env=hudi_spark_env(),
+                           extra_args=["--read-only", "--read", json.dumps(read)])
+    got = out["read"]["lc"]
+    assert "error" not in got, got
+
+    def rows(m: dict) -> list:
+        return sorted(list(v) for v in m.values())
+
+    assert got["snapshot"] == rows(model)
+    for ts, then in history:
+        assert got["as_of"][ts] == rows(then), ts
