@@ -34,7 +34,7 @@ from hudi_format.record_key_codec import encode_keys
 from .base_file import conform, write_token
 from .compaction import OPS_DDL, Claim, _slices_of, lost_conflict
 from .file_group_writer import STATS_DDL, executor_client, log_schema, log_stats, write_stat
-from .merge_on_read import merge_logs
+from .merge_on_read import Merged, merge_logs
 from .schema import to_avro_schema
 from .storage import FileLayout, locate, relative_path
 from .table import TableInfo, latest_schema
@@ -61,18 +61,14 @@ class _LogCompactor:
                     yield from out.to_batches()
 
     def _compact(self, ppath: str, fid: str, logs: list[str], prev: str) -> pa.Table | None:
-        merged = merge_logs(logs, self.file_schema, self.ordering_field)
-        if not merged.instants:  # (no block left to merge: nothing to write)
+        out = compacted_log(self.instant, logs, ppath, self.file_schema, self.log_schema, self.ordering_field)
+        if out is None:  # (no block left to merge: nothing to write)
             return None
+        data, merged = out
+        n = merged.table.num_rows
         version = max(parse_file_name(os.path.basename(p))[3] or 0 for p in logs) + 1
         name = log_file_name(fid, prev, version, write_token())
         rel = relative_path(ppath, name)
-        data = b""
-        if merged.deleted:
-            data += delete_block(self.instant, [(k, ppath) for k in merged.deleted], merged.instants)
-        n = merged.table.num_rows
-        if n:
-            data += avro_data_block_of_table(self.instant, self.log_schema, merged.table, merged.instants)
         executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
         fs, full = locate(self.layout.location(rel))
         fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
@@ -90,6 +86,24 @@ class _LogCompactor:
                                     pa.binary()),
             "uncompressedSize": pa.array([len(data)], pa.int64()),
         })
+
+
+def compacted_log(instant: str, logs: list[str], ppath: str, file_schema: pa.Schema, schema_json: str,
+                  ordering_field: str | None) -> tuple[bytes, Merged] | None:
+    """The content of a log compaction's new log file of a slice whose log files are `logs` (in
+    order): a delete block, then an Avro data block (Hudi's own writes the data block first; here
+    the delete block comes first so that a key deleted and written again keeps its earlier records
+    deleted, as a reader of the original blocks has it), both naming the merged instants in
+    COMPACTED_BLOCK_TIMES; None when no block is left to merge."""
+    merged = merge_logs(logs, file_schema, ordering_field)
+    if not merged.instants:
+        return None
+    data = b""
+    if merged.deleted:
+        data += delete_block(instant, [(k, ppath) for k in merged.deleted], merged.instants)
+    if merged.table.num_rows:
+        data += avro_data_block_of_table(instant, schema_json, merged.table, merged.instants)
+    return data, merged
 
 
 def pending(client: HudiCatalog, info: TableInfo) -> list[str]:

@@ -2,7 +2,8 @@
 `logcompaction`): on a table whose config says `hoodie.log.compaction.inline=true` (Hudi's default
 is false; a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes,
 the same transaction requests a `logcompaction` instant whose plan (a HoodieCompactionPlan, as
-Hudi's HoodieLogCompactionPlanGenerator writes it, in `<ts>.logcompaction.requested`) names every
+Hudi's HoodieLogCompactionPlanGenerator writes it, in `<ts>.logcompaction.requested`: its strategy
+names Hudi's LogCompactionExecutionHelper, preserveHoodieMetadata true) names every
 latest file slice with at least `hoodie.log.compaction.blocks.threshold` (5) log blocks as a reader
 merges them, but those of file groups a pending compaction, clustering or log compaction plans (as
 Hudi's generator leaves them out). Precedence as Hudi's inline table services: a compaction due is
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
-from hudi_format.commit_metadata import CompactionOperation, compaction_plan, parse_compaction_plan
+from hudi_format.commit_metadata import CompactionOperation, log_compaction_plan, parse_compaction_plan
 from hudi_format.config_keys import LOG_COMPACT_BLOCKS_THRESHOLD, LOG_COMPACT_INLINE, TIMELINE_SOURCE, default_of
 from hudi_format.errors import InvalidMetadata
 from hudi_format.file_slice import FileSlice, build_slices
@@ -112,5 +113,5 @@ def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, no
     conn.execute(S.instant.insert().values(
         tbl_id=ref.tbl_id, ts=ts, action=LOG_COMPACTION, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
         duration=PLAN_WAITS, start_ts=now_ms))
-    put_meta(conn, ref.tbl_id, ts, LOG_COMPACTION, REQUESTED, compaction_plan(ops))
+    put_meta(conn, ref.tbl_id, ts, LOG_COMPACTION, REQUESTED, log_compaction_plan(ops))
     return ts

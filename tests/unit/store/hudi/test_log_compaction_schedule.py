@@ -76,6 +76,12 @@ def test_scheduled_at_the_blocks_threshold_and_completed_as_a_deltacommit(backen
         assert state == "REQUESTED" and ts > third
         names = [f".f1-0_{first}.log.{v}_0-1-0" for v in (1, 2, 3)]
         assert _plan(env, ts) == [("f1-0", names)]  # f2-0 has one log file
+        from hudi_format.commit_metadata import _avro_record
+
+        plan = _avro_record(env.timeline.instant_metadata(env.db, "m", ts, LC, "REQUESTED"))
+        assert plan["preserveHoodieMetadata"] is True and plan["version"] == 2
+        assert plan["strategy"]["compactorClassName"] == \
+            "org.apache.hudi.table.action.compact.LogCompactionExecutionHelper"
         # claimed as a compaction: one executor only
         env.timeline.transition_to_inflight(env.db, "m", ts, LC, b"")
         with pytest.raises(InvalidOperation):
