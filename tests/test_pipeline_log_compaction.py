@@ -141,3 +141,34 @@ def test_hudis_spark_reader_reads_log_compacted_slices(spark, our_server, tmp_pa
     assert got["snapshot"] == rows(model)
     for ts, then in history:
         assert got["as_of"][ts] == rows(then), ts
+
+
+@pytest.mark.slow
+def test_a_failed_log_compaction_is_rolled_back_and_run_again(spark, our_server):
+    """A log compaction failing after its executor wrote its log file (the completion raises): the
+    table reads the same (the stray log file's blocks belong to no completed instant: hudi-rs,
+    listing storage, skips them too), the instant stays INFLIGHT while its claim lives; once it
+    expired, the next run rolls it back (the file deleted, REQUESTED again) and completes it."""
+    from tests.pipeline_helpers import listed_files
+    from tests.test_pipeline_service_failures import _Table, _expired, _failing, _on_storage, _states
+
+    mor = _Table(spark, our_server, "MERGE_ON_READ", {**OPTIONS, LOG_COMPACT_BLOCKS_THRESHOLD: "2"})
+    mor.write("upsert", [(k, "a", 1, f"p{k % 2}") for k in range(4)])
+    mor.write("upsert", [(k, "b", 2, f"p{k % 2}") for k in (0, 1)])
+    mor.write("upsert", [(k, "c", 3, f"p{k % 2}") for k in (0, 1)])
+    with HudiCatalog(uri(our_server)) as c:
+        [(ts, state)] = _states(c, mor.table, "logcompaction")
+        assert state == "REQUESTED"
+        with _failing("logcompaction"):
+            assert mor.run_services() == [("logcompaction", ts, "failed")]
+        assert _states(c, mor.table, "logcompaction") == [(ts, "INFLIGHT")]
+        mor.check(settled=False)
+        base = base_dir(our_server, mor.table)
+        stray = _on_storage(base) - listed_files(our_server, mor.table)
+        assert len(stray) == 2 and all(".log.3_" in f for f in stray), stray  # one per file group
+        _expired(c, mor.table, ts)
+        assert mor.run_services() == [("logcompaction", ts, "rolled back"), ("logcompaction", ts, "completed")]
+        assert [i.action for i in c.list_instants(*mor.table.split("."), states=["COMPLETED"])
+                if i.ts == ts] == ["deltacommit"]
+        assert not stray & _on_storage(base)
+    mor.check()
