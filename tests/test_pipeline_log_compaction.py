@@ -150,7 +150,7 @@ def test_a_failed_log_compaction_is_rolled_back_and_run_again(spark, our_server)
     listing storage, skips them too), the instant stays INFLIGHT while its claim lives; once it
     expired, the next run rolls it back (the file deleted, REQUESTED again) and completes it."""
     from tests.pipeline_helpers import listed_files
-    from tests.test_pipeline_service_failures import _Table, _expired, _failing, _on_storage, _states
+    from tests.test_pipeline_service_failures import _expired, _failing, _on_storage, _states, _Table
 
     mor = _Table(spark, our_server, "MERGE_ON_READ", {**OPTIONS, LOG_COMPACT_BLOCKS_THRESHOLD: "2"})
     mor.write("upsert", [(k, "a", 1, f"p{k % 2}") for k in range(4)])
