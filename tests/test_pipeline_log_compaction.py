@@ -80,7 +80,17 @@ def _sequence(spark, our_server) -> tuple[str, dict, list]:
     return table, model, history
 
 
-def test_log_compaction_inline_and_by_table_services(spark, our_server):
+def _status(table: str, port: int, capsys) -> dict:
+    """`table-services status --json`'s log compaction section."""
+    from adapter.cli import build_parser
+
+    args = build_parser().parse_args(["table-services", "status", table, "--json", "--metastore", uri(port)])
+    capsys.readouterr()  # (what ran before)
+    assert args.fn(args) == 0
+    return json.loads(capsys.readouterr().out)["services"]["logcompaction"]
+
+
+def test_log_compaction_inline_and_by_table_services(spark, our_server, capsys):
     from adapter.cli import build_parser
 
     table, model, history = _sequence(spark, our_server)
@@ -109,9 +119,20 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server):
     then, then_model = history[3]
     assert ours(spark, our_server, table, COLS, as_of=then) == then_model
     assert hudi_rs(base, COLS, as_of=then) == then_model
+    status = _status(table, our_server, capsys)
+    assert status["enabled"] and status[LOG_COMPACT_BLOCKS_THRESHOLD] == "3"
+    assert [i["instant"] for i in status["pending"]] == [i.ts for i in pending]
+    assert [i["instant"] for i in status["recent"]] == done
+    args = build_parser().parse_args(["table-services", "status", table, "--metastore", uri(our_server)])
+    assert args.fn(args) == 0
+    out = capsys.readouterr().out
+    assert "log compaction  on: slices of 3 log blocks or more" in out, out
+    assert f"\nlogcompaction\t{pending[0].ts}\tREQUESTED\t-" in out and f"\nlogcompaction\t{done[0]}\t" in out, out
     # the pending one runs through table-services run; the table reads the same
     args = build_parser().parse_args(["table-services", "run", table, "--metastore", uri(our_server)])
     assert args.fn(args) == 0
+    status = _status(table, our_server, capsys)
+    assert status["pending"] == [] and [i["instant"] for i in status["recent"]] == done + [pending[0].ts]
     assert [i.state for i in _instants(our_server, table) if i.action == "logcompaction"] == []
     assert ours(spark, our_server, table, COLS) == model
     assert hudi_rs(base, COLS) == model
