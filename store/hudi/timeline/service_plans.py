@@ -1,7 +1,7 @@
-"""Plans of the table services the server schedules (compaction, clustering) while they wait for an
-executor (REQUESTED). A waiting plan is not a failed write: it never expires (no heartbeat applies
-to it; `get_failed_instants` never lists it, `rollback_instant` refuses it), and any executor may
-claim it at any age.
+"""Plans of the table services the server schedules (compaction, log compaction, clustering) while
+they wait for an executor (REQUESTED). A waiting plan is not a failed write: it never expires (no
+heartbeat applies to it; `get_failed_instants` never lists it, `rollback_instant` refuses it), and
+any executor may claim it at any age.
 
 A plan that can no longer run as planned is rolled back by the server, in the transaction that
 finds it so, under the table's row lock (so of two executors only one acts): a write completed
@@ -56,8 +56,8 @@ class Planned:
 
 
 def planned_groups(action: str, data: bytes | None) -> dict[Group, Planned] | None:
-    """The file groups a compaction's, log compaction's or clustering's plan names; None for a plan that does not
-    parse (nothing is judged of it)."""
+    """The file groups a compaction's, log compaction's or clustering's plan names; None for a plan
+    that does not parse (nothing is judged of it)."""
     out: dict[Group, Planned] = {}
     try:
         if action in (compaction_schedule.COMPACTION, log_compaction_schedule.LOG_COMPACTION):
