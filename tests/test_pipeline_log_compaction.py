@@ -142,12 +142,15 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server, capsys):
 @pytest.mark.slow
 def test_hudis_spark_reader_reads_log_compacted_slices(spark, our_server, tmp_path):
     """Hudi 1.2's Spark reader (tests/spark/hudi_spark_jobs.py) reads the table with two completed
-    log compactions and one pending: its snapshot and time travel to every write equal the model."""
+    log compactions and one pending: its snapshot and time travel to every write equal the model, its
+    incremental read from every write the records written after it."""
     from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
     from tests.harness.spark import run_spark_script
 
     table, model, history = _sequence(spark, our_server)
     base = base_dir(our_server, table)
+    # the instant of each key's surviving record (its _hoodie_commit_time: a log compaction keeps it)
+    written = {k: v[0] for k, v in ours(spark, our_server, table, ["_hoodie_commit_time"]).items()}
     read = {"lc": {"base": base, "instants": [ts for ts, _ in history], "columns": COLS}}
     script = os.path.join(os.path.dirname(__file__), "spark", "hudi_spark_jobs.py")
     out = run_spark_script(script, our_server, tmp_path / "hudi-wh", tmp_path / "hudi-read.json", timeout=900,
@@ -162,6 +165,9 @@ def test_hudis_spark_reader_reads_log_compacted_slices(spark, our_server, tmp_pa
     assert got["snapshot"] == rows(model)
     for ts, then in history:
         assert got["as_of"][ts] == rows(then), ts
+    # incremental from each write: the records written after it (compacted ones are not new)
+    incremental = {ts: got["incremental"][ts] for ts, _ in history}
+    assert incremental == {ts: rows({k: v for k, v in model.items() if written[k] > ts}) for ts, _ in history}
 
 
 @pytest.mark.slow
