@@ -106,13 +106,6 @@ def compacted_log(instant: str, logs: list[str], ppath: str, file_schema: pa.Sch
     return data, merged
 
 
-def pending(client: HudiCatalog, info: TableInfo) -> list[str]:
-    """Instant times of the log compactions scheduled and not begun, oldest first."""
-    if not info.merge_on_read:
-        return []
-    return [i.ts for i in client.list_instants(info.db, info.name, states=["REQUESTED"], actions=[LOG_COMPACTION])]
-
-
 def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, security: Security | None = None) -> str:
     """Run the requested log compaction `ts`; its instant time once completed. It is claimed
     first: the server rolls back a plan that can no longer run (ServicePlanGone)."""
