@@ -448,12 +448,37 @@ class CompactionOperation:
 
 def compaction_plan(operations: list[CompactionOperation]) -> bytes:
     """HoodieCompactionPlan (Avro, as Hudi writes `<ts>.compaction.requested`)."""
+    return avro_container(COMPACTION_PLAN_SCHEMA, _compaction_plan_doc(operations))
+
+
+def _compaction_plan_doc(operations: list[CompactionOperation]) -> dict:
     ops = [{"baseInstantTime": o.base_instant, "deltaFilePaths": list(o.log_files), "dataFilePath": o.base_file,
             "fileId": o.file_id, "partitionPath": o.partition_path,
             "metrics": {"TOTAL_LOG_FILES": float(len(o.log_files))}, "bootstrapFilePath": None}
            for o in operations]
-    return avro_container(COMPACTION_PLAN_SCHEMA, {"operations": ops, "extraMetadata": None,
-                                                   "version": COMPACTION_PLAN_VERSION})
+    return {"operations": ops, "extraMetadata": None, "version": COMPACTION_PLAN_VERSION}
+
+
+# A log compaction's plan (Hudi's HoodieLogCompactionPlanGenerator): the compaction plan's fields
+# plus its execution strategy and preserveHoodieMetadata (Hudi 1.2's plan schema).
+LOG_COMPACTION_PLAN_SCHEMA = {**COMPACTION_PLAN_SCHEMA, "fields": [*COMPACTION_PLAN_SCHEMA["fields"], {
+    "name": "strategy", "default": None, "type": ["null", {
+        "type": "record", "name": "HoodieCompactionStrategy", "fields": [
+            {"name": "compactorClassName", "type": ["null", "string"], "default": None},
+            {"name": "strategyParams", "type": ["null", {"type": "map", "values": "string"}], "default": None},
+            {"name": "version", "type": ["int", "null"], "default": 1}]}]},
+    {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False}]}
+LOG_COMPACTION_EXECUTOR = "org.apache.hudi.table.action.compact.LogCompactionExecutionHelper"
+
+
+def log_compaction_plan(operations: list[CompactionOperation]) -> bytes:
+    """HoodieCompactionPlan of a log compaction (`<ts>.logcompaction.requested`): as a compaction's,
+    with the strategy naming Hudi's LogCompactionExecutionHelper and preserveHoodieMetadata true."""
+    doc = _compaction_plan_doc(operations)
+    doc.update({"extraMetadata": {}, "strategy": {"compactorClassName": LOG_COMPACTION_EXECUTOR,
+                                                  "strategyParams": {}, "version": 1},
+                "preserveHoodieMetadata": True})
+    return avro_container(LOG_COMPACTION_PLAN_SCHEMA, doc)
 
 
 def parse_compaction_plan(data: bytes | None) -> list[CompactionOperation]:

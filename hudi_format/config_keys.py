@@ -201,6 +201,13 @@ COMPACT_INLINE = _key("hoodie.compact.inline",
                       "merge-on-read: compactions run with the writes; in a table's config (the pipeline's "
                       "merge-on-read tables have it): the server schedules them and the pipeline runs them "
                       "before its next write", "false")
+LOG_COMPACT_INLINE = _key("hoodie.log.compaction.inline",
+                          "merge-on-read: log compactions run with the writes; in a table's config: the server "
+                          "schedules them (a slice's log blocks merged into one new log block) and the pipeline "
+                          "runs them before its next write", "false")
+LOG_COMPACT_BLOCKS_THRESHOLD = _key("hoodie.log.compaction.blocks.threshold",
+                                    "merge-on-read: a log compaction plan takes the file slices with at least this "
+                                    "many log blocks (as a reader merges them)", "5")
 COMPACT_MAX_DELTA_COMMITS = _key("hoodie.compact.inline.max.delta.commits",
                                  "merge-on-read: the server schedules a compaction once this many deltacommits "
                                  "completed since the last compaction", "5")

@@ -5,7 +5,16 @@ A log file is a sequence of blocks, each:
 block type (int32) | header | content length (int64) | content | footer | total length (int64),
 where header and footer are maps: count (int32), then per entry key ordinal (int32), value length
 (int32) and UTF-8 value. Header keys: 0 INSTANT_TIME, 1 TARGET_INSTANT_TIME, 2 SCHEMA,
-3 COMMAND_BLOCK_TYPE (0: rollback), others ignored here.
+3 COMMAND_BLOCK_TYPE (0: rollback), 4 COMPACTED_BLOCK_TIMES (a log compaction's block: the
+comma-separated instants of the blocks it merged), others ignored here.
+
+Log compaction (Hudi 0.13+): a `logcompaction` instant writes one new block (a data block, plus a
+delete block of the same instant when keys were deleted) whose COMPACTED_BLOCK_TIMES names the
+instants of the blocks it replaces. Readers merge blocks in `merge_order`, as Hudi's log record
+reader (BaseHoodieLogRecordReader's two passes): a compacted block stands in for the blocks of the
+instants it names, at the place of the latest of them (so blocks written after that instant still
+win), and those blocks are skipped; a compacted block of a later log compaction names the earlier
+one's instant, and the replacement follows through.
 
 Block types: 0 command, 1 delete, 2 corrupt, 3 Avro data, 4 HFile data, 5 Parquet data, 6 CDC.
 Avro data content: version (int32), record count (int32, version >= 2), then per record its
@@ -37,7 +46,7 @@ from hudi_format.errors import HudiFormatError
 
 MAGIC = b"#HUDI#"
 COMMAND, DELETE, CORRUPT, AVRO_DATA, HFILE_DATA, PARQUET_DATA, CDC_DATA = range(7)
-INSTANT_TIME, TARGET_INSTANT_TIME, SCHEMA, COMMAND_BLOCK_TYPE = range(4)
+INSTANT_TIME, TARGET_INSTANT_TIME, SCHEMA, COMMAND_BLOCK_TYPE, COMPACTED_BLOCK_TIMES = range(5)
 ROLLBACK = "0"
 KEY, COMMIT_TIME = "_hoodie_record_key", "_hoodie_commit_time"
 
@@ -47,10 +56,21 @@ class LogBlock:
     block_type: int
     header: dict[int, str]
     content: bytes
+    source: str = ""  # the log file's name, for messages
 
     @property
     def instant(self) -> str | None:
         return self.header.get(INSTANT_TIME)
+
+    @property
+    def compacted_times(self) -> list[str] | None:
+        """The instants a log compaction's block replaces (None: not such a block)."""
+        raw = self.header.get(COMPACTED_BLOCK_TIMES)
+        return None if raw is None else [t for t in raw.split(",") if t]
+
+    @property
+    def is_rollback(self) -> bool:
+        return self.block_type == COMMAND and self.header.get(COMMAND_BLOCK_TYPE) == ROLLBACK
 
 
 def blocks(data: bytes, name: str = "log file") -> Iterator[LogBlock]:
@@ -73,7 +93,7 @@ def blocks(data: bytes, name: str = "log file") -> Iterator[LogBlock]:
             content = data[at + 8:at + 8 + length]
         except struct.error:
             raise HudiFormatError(f"{name}: block at byte {pos} is cut short") from None
-        yield LogBlock(block_type, header, content)
+        yield LogBlock(block_type, header, content, name)
         pos = end
 
 
@@ -87,6 +107,49 @@ def _map(data: bytes, at: int) -> tuple[dict[int, str], int]:
         out[key] = data[at:at + length].decode("utf-8")
         at += length
     return out, at
+
+
+def merge_order(scanned: list[LogBlock]) -> list[LogBlock]:
+    """The data and delete blocks a reader merges, in merge order, of a file slice's blocks as
+    scanned (log files by version, blocks as written; already filtered by the caller to the
+    instants it reads). Corrupt blocks are left out; a rollback command drops the blocks of its
+    target instant scanned before it; then log compactions are resolved as Hudi's reader does:
+    blocks are grouped by instant in order of first appearance, and walking the instants from the
+    latest, a compacted block maps each instant it names to itself (or to the compacted block that
+    replaced it in turn); the blocks of a mapped instant are skipped and its compacted block merged
+    at the place of the latest instant it replaced (once)."""
+    order: list[str] = []
+    by_instant: dict[str, list[LogBlock]] = {}
+    for b in scanned:
+        if b.block_type == CORRUPT:
+            continue
+        if b.is_rollback:
+            target = b.header.get(TARGET_INSTANT_TIME) or ""
+            if by_instant.pop(target, None) is not None:
+                order.remove(target)
+            continue
+        if b.block_type == COMMAND:
+            continue
+        t = b.instant or ""
+        if t not in by_instant:
+            order.append(t)
+            by_instant[t] = []
+        by_instant[t].append(b)
+    replaced_by: dict[str, str] = {}
+    included: set[str] = set()
+    picked: list[str] = []  # latest first
+    for t in reversed(order):
+        times = by_instant[t][0].compacted_times
+        if times is not None:
+            final = replaced_by.get(t, t)
+            for original in times:
+                replaced_by[original] = final
+            continue
+        final = replaced_by.get(t, t)
+        if final not in included:
+            included.add(final)
+            picked.append(final)
+    return [b for t in reversed(picked) for b in by_instant[t]]
 
 
 def encode_block(block_type: int, header: dict[int, str], content: bytes,
@@ -270,27 +333,39 @@ def avro_data_block(instant: str, schema_json: str, records) -> bytes:
     return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json}, content)
 
 
-def avro_data_block_of_table(instant: str, schema_json: str, table) -> bytes:
+def avro_data_block_of_table(instant: str, schema_json: str, table, compacted: list[str] | None = None) -> bytes:
     """The Avro data block of an Arrow table's rows (columns named as the schema's fields), equal to
-    `avro_data_block` of its rows as dicts; encoded a column at a time (`avro_rows`)."""
+    `avro_data_block` of its rows as dicts; encoded a column at a time (`avro_rows`). `compacted`:
+    a log compaction's block, replacing the blocks of these instants (COMPACTED_BLOCK_TIMES)."""
     from hudi_format.avro_rows import encode_prefixed
 
-    return avro_data_block_of_encoded(instant, schema_json, encode_prefixed(table, json.loads(schema_json)))
+    return avro_data_block_of_encoded(instant, schema_json, encode_prefixed(table, json.loads(schema_json)),
+                                      compacted)
 
 
-def avro_data_block_of_encoded(instant: str, schema_json: str, prefixed) -> bytes:
+def avro_data_block_of_encoded(instant: str, schema_json: str, prefixed, compacted: list[str] | None = None) -> bytes:
     """The Avro data block of records already encoded in the schema, each with its length
-    (`avro_rows.encode_prefixed`, or a slice of its array: several blocks encoded at once)."""
+    (`avro_rows.encode_prefixed`, or a slice of its array: several blocks encoded at once);
+    `compacted` as `avro_data_block_of_table`'s."""
     from hudi_format.avro_rows import records_section
 
     count, section = records_section(prefixed)
     content = struct.pack(">ii", AVRO_DATA_BLOCK_VERSION, count) + section
-    return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json}, content)
+    return encode_block(AVRO_DATA, {INSTANT_TIME: instant, SCHEMA: schema_json, **_compacted(compacted)}, content)
 
 
-def delete_block(instant: str, deletes) -> bytes:
+def _compacted(times: list[str] | None) -> dict[int, str]:
+    if times is None:
+        return {}
+    if not times or any(not t or "," in t for t in times):
+        raise HudiFormatError(f"a log compaction's block names the instants it replaces, not {times!r}")
+    return {COMPACTED_BLOCK_TIMES: ",".join(times)}
+
+
+def delete_block(instant: str, deletes, compacted: list[str] | None = None) -> bytes:
     """A delete block of (record key, partition path) pairs; each delete carries Hudi's default
-    ordering value (the int 0): it wins over the record whatever the record's ordering value."""
+    ordering value (the int 0): it wins over the record whatever the record's ordering value.
+    `compacted`: as `avro_data_block_of_table`'s."""
     import fastavro
 
     if not _DELETE_SCHEMA:
@@ -301,7 +376,7 @@ def delete_block(instant: str, deletes) -> bytes:
         {"recordKey": k, "partitionPath": p, "orderingVal": zero} for k, p in deletes]})
     body = buf.getvalue()
     content = struct.pack(">ii", DELETE_BLOCK_VERSION, len(body)) + body
-    return encode_block(DELETE, {INSTANT_TIME: instant}, content)
+    return encode_block(DELETE, {INSTANT_TIME: instant, **_compacted(compacted)}, content)
 
 
 def data_block_records(block: LogBlock, name: str = "log file") -> list[dict]:

@@ -39,13 +39,15 @@ class KeyReader:
 
 def slice_keys(storage: TableStorage, s, completed: set[str], reader: KeyReader) -> dict[str, str]:
     """key -> commit time of one file slice: its base file's keys, then its log files' data and
-    delete blocks in order (a later block's record replaces an earlier one; a delete removes it)."""
+    delete blocks in merge order (a later block's record replaces an earlier one; a delete removes
+    it; a log compaction's block stands in for the blocks it replaced: `log_file.merge_order`)."""
     import pyarrow.parquet as pq
 
     keys: dict[str, str] = {}
     if s.base_file is not None:
         with _open(storage, s.partition_path, s.base_file) as fh:
             keys.update(reader.of(pq.read_table(fh, columns=reader.columns), s.base_file.commit_ts))
+    scanned: list[log_file.LogBlock] = []
     for f in s.log_files:
         name = f"{s.partition_path}/{f.name}".lstrip("/")
         try:
@@ -53,12 +55,13 @@ def slice_keys(storage: TableStorage, s, completed: set[str], reader: KeyReader)
                 data = fh.read()
         except FileNotFoundError:
             raise HudiFormatError(f"log file {name} is missing on storage") from None
-        for block in live_blocks(list(log_file.blocks(data, name)), completed):
-            if block.block_type in (log_file.AVRO_DATA, log_file.HFILE_DATA, log_file.PARQUET_DATA):
-                keys.update(reader.of(log_file.data_block_table(block, reader.columns, name), block.instant))
-            elif block.block_type == log_file.DELETE:
-                for key in log_file.deleted_keys(block, f"log file {name}"):
-                    keys.pop(key, None)
+        scanned += log_file.blocks(data, name)
+    for block in live_blocks(scanned, completed):
+        if block.block_type in (log_file.AVRO_DATA, log_file.HFILE_DATA, log_file.PARQUET_DATA):
+            keys.update(reader.of(log_file.data_block_table(block, reader.columns, block.source), block.instant))
+        elif block.block_type == log_file.DELETE:
+            for key in log_file.deleted_keys(block, f"log file {block.source}"):
+                keys.pop(key, None)
     return keys
 
 
@@ -78,9 +81,8 @@ def _open(storage: TableStorage, partition: str, f):
 
 
 def live_blocks(blocks: list[log_file.LogBlock], completed: set[str]) -> list[log_file.LogBlock]:
-    """The blocks a reader merges: written by a completed instant and not undone by a rollback
-    command block."""
-    undone = {b.header.get(log_file.TARGET_INSTANT_TIME) for b in blocks
-              if b.block_type == log_file.COMMAND and b.header.get(log_file.COMMAND_BLOCK_TYPE) == log_file.ROLLBACK}
-    return [b for b in blocks
-            if b.block_type != log_file.COMMAND and b.instant in completed and b.instant not in undone]
+    """The blocks a reader merges, in merge order (`log_file.merge_order`): written by a completed
+    instant, not undone by a rollback command block, not replaced by a log compaction's block."""
+    undone = {b.header.get(log_file.TARGET_INSTANT_TIME) for b in blocks if b.is_rollback}
+    return log_file.merge_order([b for b in blocks if b.block_type not in (log_file.COMMAND, log_file.CORRUPT)
+                                 and b.instant in completed and b.instant not in undone])

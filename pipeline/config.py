@@ -34,6 +34,8 @@ from hudi_format.config_keys import (
     HIVE_STYLE_PARTITIONING,
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
+    LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_INLINE,
     METADATA_ENABLE,
     PARQUET_MAX_FILE_SIZE,
     PARQUET_SMALL_FILE_LIMIT,
@@ -54,6 +56,7 @@ TABLE_SERVICE_KEYS = (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS
                       CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
                       ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS, CLUSTERING_INLINE, CLUSTERING_MAX_COMMITS,
                       CLUSTERING_SMALL_FILE_LIMIT, CLUSTERING_TARGET_FILE_MAX_BYTES, CLUSTERING_SORT_COLUMNS,
+                      LOG_COMPACT_INLINE, LOG_COMPACT_BLOCKS_THRESHOLD,
                       # how long a claimed compaction or clustering lives without its executor's heartbeat
                       CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES)
 
@@ -171,8 +174,13 @@ class WriteConfig:
                            (CLUSTERING_TARGET_FILE_MAX_BYTES, 1)):
             if not str(o.get(key) or default_of(key)).strip().isdigit() or _int(o, key) < least:
                 raise ValueError(f"{key} must be a whole number of at least {least}, not {o.get(key)!r}")
-        if str(o.get(CLUSTERING_INLINE) or "false").strip().lower() not in ("true", "false"):
-            raise ValueError(f"{CLUSTERING_INLINE} must be true or false, not {o.get(CLUSTERING_INLINE)!r}")
+        for key in (CLUSTERING_INLINE, LOG_COMPACT_INLINE):
+            if str(o.get(key) or "false").strip().lower() not in ("true", "false"):
+                raise ValueError(f"{key} must be true or false, not {o.get(key)!r}")
+        if not str(o.get(LOG_COMPACT_BLOCKS_THRESHOLD) or default_of(LOG_COMPACT_BLOCKS_THRESHOLD)).strip().isdigit() \
+                or _int(o, LOG_COMPACT_BLOCKS_THRESHOLD) < 1:
+            raise ValueError(f"{LOG_COMPACT_BLOCKS_THRESHOLD} must be a whole number of at least 1, "
+                             f"not {o.get(LOG_COMPACT_BLOCKS_THRESHOLD)!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
             raise ValueError(f"{PARQUET_MAX_FILE_SIZE} and {COPYONWRITE_RECORD_SIZE_ESTIMATE} must be > 0")
         return cfg

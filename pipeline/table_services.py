@@ -1,6 +1,6 @@
 """A table's pending services run as one Spark job (`hudi-metastore table-services run DB.TABLE`,
-docs/pipeline.md, Table services): the compactions, then the clusterings the server scheduled,
-oldest first, each claimed on the server before it runs (REQUESTED -> INFLIGHT under the table's
+docs/pipeline.md, Table services): the compactions, then the log compactions, then the clusterings
+the server scheduled, oldest first, each claimed on the server before it runs (REQUESTED -> INFLIGHT under the table's
 row lock), so two executors never run the same one: the second gets ServiceClaimed and goes on with
 the next. A plan waiting for an executor runs whatever its age; one that can no longer run (a write
 since it was planned touched its file groups) is rolled back by the server at the claim
@@ -18,17 +18,18 @@ from dataclasses import dataclass
 
 from client import HudiCatalog, InvalidOperation, NotFound, Security
 
-from . import clustering, compaction
+from . import clustering, compaction, log_compaction
 from .errors import ServiceClaimed, ServicePlanGone
 from .table import TableInfo
 
 log = logging.getLogger(__name__)
 PENDING = ("REQUESTED", "INFLIGHT")
+SERVICES = (compaction.COMPACTION, log_compaction.LOG_COMPACTION, clustering.CLUSTERING)
 
 
 @dataclass(frozen=True)
 class Pending:
-    service: str  # "compaction" or "clustering"
+    service: str  # "compaction", "logcompaction" or "clustering"
     instant: str
     state: str  # REQUESTED: waiting for an executor; INFLIGHT: one runs it (or stopped running it)
 
@@ -45,8 +46,9 @@ class Outcome:
 
 def pending(client: HudiCatalog, info: TableInfo) -> list[Pending]:
     """The table's service instants not completed, oldest first (no Spark needed)."""
-    actions = [compaction.COMPACTION] if info.merge_on_read else []
-    order = {compaction.COMPACTION: 0, clustering.CLUSTERING: 1}  # compactions first, as inline
+    actions = [compaction.COMPACTION, log_compaction.LOG_COMPACTION] if info.merge_on_read else []
+    # compactions first, then log compactions, then clusterings: Hudi's inline order
+    order = {compaction.COMPACTION: 0, log_compaction.LOG_COMPACTION: 1, clustering.CLUSTERING: 2}
     found = client.list_instants(info.db, info.name, states=list(PENDING), actions=actions + [clustering.CLUSTERING])
     return sorted((Pending(i.action, i.ts, i.state) for i in found),
                   key=lambda p: (order[p.service], p.instant))
@@ -57,7 +59,7 @@ def recover(client: HudiCatalog, info: TableInfo) -> list[Outcome]:
     expired) to REQUESTED: the server deletes the files they wrote and keeps their plans."""
     out = []
     for i in client.get_failed_instants(info.db, info.name):
-        if i.action not in (compaction.COMPACTION, clustering.CLUSTERING) or i.state != "INFLIGHT":
+        if i.action not in SERVICES or i.state != "INFLIGHT":
             continue  # (failed writes: their next writer's; a plan waiting for an executor never fails)
         try:
             client.rollback_instant(info.db, info.name, i.ts)
@@ -71,7 +73,7 @@ def recover(client: HudiCatalog, info: TableInfo) -> list[Outcome]:
 
 
 def run(spark, client: HudiCatalog, info: TableInfo, metastore: str, security: Security | None = None,
-        services: tuple[str, ...] = (compaction.COMPACTION, clustering.CLUSTERING)) -> list[Outcome]:
+        services: tuple[str, ...] = SERVICES) -> list[Outcome]:
     """Run every requested service instant of the table (of `services`), after failed attempts were
     rolled back (`recover`); what happened to each. One that fails stays INFLIGHT until its
     heartbeat expires (the next run rolls it back and runs it again); one whose plan the server
@@ -84,7 +86,8 @@ def run(spark, client: HudiCatalog, info: TableInfo, metastore: str, security: S
         for p in todo:
             seen.add(p.instant)
             try:
-                service = compaction if p.service == compaction.COMPACTION else clustering
+                service = {compaction.COMPACTION: compaction,
+                           log_compaction.LOG_COMPACTION: log_compaction}.get(p.service, clustering)
                 service.run(spark, client, info, p.instant, metastore, security)
             except ServicePlanGone as exc:
                 log.info("%s", exc)

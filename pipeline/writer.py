@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from client import BaseFileStats, FileGroupKeys, HudiCatalog, Security
-from hudi_format.config_keys import CLUSTERING_INLINE, WRITE_TABLE_TYPE
+from hudi_format.config_keys import CLUSTERING_INLINE, LOG_COMPACT_INLINE, WRITE_TABLE_TYPE
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns
@@ -130,11 +130,13 @@ class _Job:
         (pipeline/compaction.py, clustering.py), after failed attempts whose executor stopped
         heartbeating were rolled back to run again. One that fails does not fail the write: it stays
         INFLIGHT until its heartbeat expires, and the next executor runs it again."""
-        from . import clustering, compaction
+        from . import clustering, compaction, log_compaction
         from .table_services import run
 
         inline = (self.info.properties.get(CLUSTERING_INLINE) or "").lower() == "true"
-        services = (compaction.COMPACTION,) + ((clustering.CLUSTERING,) if inline else ())
+        log_inline = (self.info.properties.get(LOG_COMPACT_INLINE) or "").lower() == "true"
+        services = ((compaction.COMPACTION,) + ((log_compaction.LOG_COMPACTION,) if log_inline else ())
+                    + ((clustering.CLUSTERING,) if inline else ()))
         # (failures are logged there; the write goes on)
         run(self.spark, self.client, self.info, self.metastore, self.task_security, services)
         if inline:  # those another executor runs: their file groups take no records meanwhile (as Hudi's default)

@@ -29,6 +29,10 @@ and a copy of the table on storage is taken, which Hudi 1.2's Spark reader reads
 Spark 3.5 job for all): its snapshot equals the model after that step, its read-optimized query
 (merge-on-read) our read-optimized read.
 
+`test_random_sequences_with_log_compaction`: the same on merge-on-read tables that also log-compact
+(blocks threshold 2 or 3, compaction and clustering later), so that log compactions interleave
+with compactions, clusterings, failed services and failed writes.
+
 Keys choose their partition on insert; `move` upserts existing keys into another partition (the
 record index moves them).
 """
@@ -62,6 +66,8 @@ from hudi_format.config_keys import (
     CLUSTERING_MAX_COMMITS,
     CLUSTERING_SORT_COLUMNS,
     COMPACT_MAX_DELTA_COMMITS,
+    LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_INLINE,
     METADATA_ENABLE,
 )
 from hudi_format.file_slice import parse_file_name
@@ -81,7 +87,7 @@ COLS = ["id", "name", "ts", "dt"]
 KEYS = range(10)
 PARTS = ("p0", "p1", "p2")
 OPS = ["insert", "upsert", "upsert", "delete", "move", "services", "fail", "fail_services"]
-SERVICES = ("compaction", "clustering")
+SERVICES = ("compaction", "logcompaction", "clustering")
 POLICIES = [("KEEP_LATEST_COMMITS", 2), ("KEEP_LATEST_COMMITS", 3), ("KEEP_LATEST_FILE_VERSIONS", 1),
             ("KEEP_LATEST_FILE_VERSIONS", 2)]
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
@@ -109,7 +115,7 @@ def _on_storage(base: str) -> set[str]:
 
 
 def _failing_services():
-    """Completions of compactions and clusterings fail (after their executors wrote their files)."""
+    """Completions of compactions, log compactions and clusterings fail (after their executors wrote their files)."""
     real = HudiCatalog.complete_instant
 
     def complete(self, db, table, ts, action, *args, **kwargs):
@@ -297,6 +303,9 @@ def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: t
                               if i.action in WRITE_ACTIONS)
                 earliest = done[-retained] if len(done) >= retained else done[0]
                 kept = [h for h in history if h[0] >= earliest]
+                if not kept:  # the retained commits are all services' (a log compaction, compaction,
+                    # clustering): as of the earliest, the model of the last write before it
+                    kept = [(earliest, max((h for h in history if h[0] < earliest), key=lambda h: h[0])[1])]
                 then, then_model = kept[draw.integer(0, len(kept) - 1, label="as_of")]
                 assert ours(spark, our_server, table, COLS, as_of=then) == then_model, where
                 assert hudi_rs(base, COLS, as_of=then) == then_model, where
@@ -315,6 +324,21 @@ def test_random_sequences_with_table_services(spark, our_server, data, table_typ
     draw = _Hypothesis(data)
     run_sequence(spark, our_server, draw, draw.integer(3, 7, label="steps"), table_type, policy, delta_commits,
                  clustering)
+
+
+@settings(max_examples=examples(1, 6), phases=(Phase.explicit, Phase.reuse, Phase.generate))
+@given(data=st.data(), policy=st.sampled_from(POLICIES), delta_commits=st.integers(4, 7), clustering=st.booleans(),
+       threshold=st.sampled_from([2, 2, 3]))
+def test_random_sequences_with_log_compaction(spark, our_server, data, policy, delta_commits, clustering, threshold):
+    """The same steps on merge-on-read tables that also log-compact (`hoodie.log.compaction.inline`,
+    blocks threshold 2 or 3; compaction after 4 to 7 deltacommits and clustering after 5 commits, so
+    that slices gather log files first): log compactions, compactions and clusterings the server
+    schedules run inline, as a step or fail and run again, and after every step the checks above
+    hold."""
+    draw = _Hypothesis(data)
+    run_sequence(spark, our_server, draw, draw.integer(5, 9, label="steps"), "MERGE_ON_READ", policy, delta_commits,
+                 clustering, extra_options={LOG_COMPACT_INLINE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: str(threshold),
+                                            CLUSTERING_MAX_COMMITS: "5"})
 
 
 # seeded variants read by Hudi 1.2's Spark reader: (table type, cleaning policy, seed); compaction

@@ -2,7 +2,8 @@
 (issue 38; docs/pipeline.md, Table services): their settings from the table's config (Hudi's names
 and defaults), who runs them, the pending compactions, clusterings and cleans and the recent ones, and how far
 the storage mirror archived the timeline on storage (read from the table's base path where this
-command can read it). Exit status 0; 2 on errors.
+command can read it). Log compactions (merge-on-read) are listed too: pending ones, and the recent
+ones among the last LOG_COMPACTION_SCAN deltacommits. Exit status 0; 2 on errors.
 
 `hudi-metastore table-services run DB.TABLE [--master URL]`: the table's pending compactions and
 clusterings run as a Spark job (pipeline/table_services.py), each claimed on the server first;
@@ -35,6 +36,8 @@ from hudi_format.config_keys import (
     CLUSTERING_TARGET_FILE_MAX_BYTES,
     COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
+    LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_INLINE,
     TIMELINE_SOURCE,
     default_of,
 )
@@ -43,6 +46,8 @@ from hudi_format.table_config import MOR
 PENDING = ("REQUESTED", "INFLIGHT")
 COMPACT = "COMPACT"  # the operationType of a completed compaction (a commit)
 CLUSTER = "CLUSTER"  # of a completed clustering (a replacecommit)
+LOG_COMPACT = "LOG_COMPACT"  # of a completed log compaction (a deltacommit)
+LOG_COMPACTION_SCAN = 200  # deltacommits looked at for the recent log compactions (newest first)
 
 
 def _setting(props: dict[str, str], key: str) -> str:
@@ -55,6 +60,11 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
                   COMPACT_MAX_DELTA_COMMITS: _setting(props, COMPACT_MAX_DELTA_COMMITS),
                   "scheduled_by": "the server",
                   "run_by": "the pipeline (inline, before its next write) or table-services run"}
+    log_compaction = {"enabled": table_type == MOR and _setting(props, LOG_COMPACT_INLINE).lower() == "true"
+                      and not own,
+                      LOG_COMPACT_BLOCKS_THRESHOLD: _setting(props, LOG_COMPACT_BLOCKS_THRESHOLD),
+                      "scheduled_by": "the server",
+                      "run_by": "the pipeline (inline, before its next write) or table-services run"}
     policy = _setting(props, CLEANER_POLICY).upper()
     retained = {"KEEP_LATEST_FILE_VERSIONS": CLEANER_FILE_VERSIONS_RETAINED,
                 "KEEP_LATEST_BY_HOURS": CLEANER_HOURS_RETAINED}.get(policy, CLEANER_COMMITS_RETAINED)
@@ -70,7 +80,8 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
                   CLUSTERING_SORT_COLUMNS: props.get(CLUSTERING_SORT_COLUMNS) or "",
                   "scheduled_by": "the server",
                   "run_by": "the pipeline (inline, before its next write) or table-services run"}
-    return {"compaction": compaction, "clustering": clustering, "clean": clean, "archival": archival}
+    return {"compaction": compaction, "logcompaction": log_compaction, "clustering": clustering, "clean": clean,
+            "archival": archival}
 
 
 def _instant(i) -> dict:
@@ -122,6 +133,11 @@ def status(c, db: str, tbl: str, recent: int) -> dict:
     services = doc["services"]
     services["compaction"]["pending"] = [_instant(i) for i in compactions if i.state in PENDING]
     services["compaction"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, done, COMPACT, recent)]
+    deltas = [i for i in instants if i.action == "deltacommit" and i.state == "COMPLETED"][-LOG_COMPACTION_SCAN:]
+    services["logcompaction"]["pending"] = [_instant(i) for i in instants
+                                            if i.action == "logcompaction" and i.state in PENDING]
+    services["logcompaction"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, deltas, LOG_COMPACT, recent)] \
+        if cfg.table_type == MOR else []
     services["clustering"]["pending"] = [_instant(i) for i in clusterings if i.state in PENDING]
     services["clustering"]["recent"] = [_instant(i) for i in _recent(c, db, tbl, replaced, CLUSTER, recent)]
     services["clean"]["pending"] = [_instant(i) for i in cleans if i.state in PENDING]
@@ -134,11 +150,17 @@ def _print(doc: dict) -> None:
     s = doc["services"]
     print(f"{doc['table']} ({doc['table_type']}): table services")
     comp, clust, clean, arch = s["compaction"], s["clustering"], s["clean"], s["archival"]
+    logc = s["logcompaction"]
     if comp["enabled"]:
         print(f"compaction  on: after {comp[COMPACT_MAX_DELTA_COMMITS]} deltacommits; scheduled by "
               f"{comp['scheduled_by']}, run by {comp['run_by']}")
     else:
         print("compaction  off" + (" (copy-on-write)" if doc["table_type"] != MOR else ""))
+    if logc["enabled"]:
+        print(f"log compaction  on: slices of {logc[LOG_COMPACT_BLOCKS_THRESHOLD]} log blocks or more; scheduled by "
+              f"{logc['scheduled_by']}, run by {logc['run_by']}")
+    elif doc["table_type"] == MOR:
+        print(f"log compaction  off ({LOG_COMPACT_INLINE}=false)")
     if clust["enabled"]:
         sort = f", sorted by {clust[CLUSTERING_SORT_COLUMNS]}" if clust[CLUSTERING_SORT_COLUMNS] else ""
         print(f"clustering  on: after {clust[CLUSTERING_MAX_COMMITS]} commits, file slices under "
@@ -153,7 +175,7 @@ def _print(doc: dict) -> None:
           f"run by {arch['run_by']}")
     print("SERVICE\tINSTANT\tSTATE\tCOMPLETED")
     rows = 0
-    for name in ("compaction", "clustering", "clean"):
+    for name in ("compaction", "logcompaction", "clustering", "clean"):
         for i in s[name]["pending"] + s[name]["recent"]:
             print(f"{name}\t{i['instant']}\t{i['state']}\t{i['completed'] or '-'}")
             rows += 1
@@ -162,7 +184,7 @@ def _print(doc: dict) -> None:
     else:
         print(f"archival\t{arch['last_archived'] or '-'}\tARCHIVED\t-  ({arch['archived_instants']} instant(s) "
               f"archived; {arch['active_instants']} active on storage from {arch['oldest_active'] or '-'})")
-    print(f"{rows} compaction, clustering and clean instant(s)")
+    print(f"{rows} compaction, log compaction, clustering and clean instant(s)")
 
 
 def run_status(args) -> int:

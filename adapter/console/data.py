@@ -184,13 +184,14 @@ def timeline(services: Services, db: str, name: str) -> list[InstantRow]:
 
 
 # a table's services as the timeline shows them: (service, action pending, completed as, operation)
-SERVICES = (("compaction", "compaction", "commit", "compact"), ("clustering", "clustering", "replacecommit", "cluster"),
-            ("clean", "clean", "clean", None))
+SERVICES = (("compaction", "compaction", "commit", "compact"),
+            ("logcompaction", "logcompaction", "deltacommit", "log_compact"),
+            ("clustering", "clustering", "replacecommit", "cluster"), ("clean", "clean", "clean", None))
 
 
 def services(rows: list[InstantRow], recent: int = 5) -> list[tuple[str, InstantRow]]:
-    """(service, instant) of the pending and the `recent` newest completed compactions,
-    clusterings and cleans, from the timeline's rows (no further reads)."""
+    """(service, instant) of the pending and the `recent` newest completed compactions, log
+    compactions, clusterings and cleans, from the timeline's rows (no further reads)."""
     out = []
     for name, pending, done, op in SERVICES:
         out += [(name, r) for r in rows if r.action == pending and r.state != "COMPLETED"]

@@ -84,7 +84,8 @@ def _timeline_section(rows: list[InstantRow], now_ms: int) -> str:
 def _services_section(rows: list[InstantRow]) -> str:
     found = services(rows)
     if not found:
-        return "<h2>Table services</h2><p class=muted>no compaction, clustering or clean pending or recent</p>"
+        return ("<h2>Table services</h2><p class=muted>no compaction, log compaction, clustering or clean pending "
+                "or recent</p>")
     cells = [[escape(name), escape(r.ts), escape(r.state), escape(svg.duration(r.duration_ms))]
              for name, r in found]
     return "<h2>Table services</h2>" + table(["service", "instant", "state", "duration"], cells, "services")

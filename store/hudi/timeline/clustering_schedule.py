@@ -43,6 +43,8 @@ from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, live
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import PLAN_WAITS, put_meta
 
+LOG_COMPACTION = "logcompaction"
+
 WRITE_COMMITS = ("commit", "deltacommit", "replacecommit")
 
 
@@ -83,10 +85,12 @@ def due(conn: Connection, ref: HudiTableRef) -> bool:
 
 
 def _under_compaction(conn: Connection, tbl_id: int) -> set[tuple[str, str]]:
+    """File groups a pending compaction or log compaction plans (Hudi's clustering planner leaves
+    both out)."""
     i, m = S.instant, S.instant_meta
     plans = conn.execute(select(m.c.data).join(i, (i.c.tbl_id == m.c.tbl_id) & (i.c.ts == m.c.ts)).where(
-        m.c.tbl_id == tbl_id, m.c.action == COMPACTION, m.c.state == REQUESTED, i.c.action == COMPACTION,
-        i.c.state != COMPLETED)).scalars()
+        m.c.tbl_id == tbl_id, m.c.action.in_((COMPACTION, LOG_COMPACTION)), m.c.state == REQUESTED,
+        i.c.action == m.c.action, i.c.state != COMPLETED)).scalars()
     return {(o.partition_path, o.file_id) for data in plans for o in parse_compaction_plan(data)}
 
 

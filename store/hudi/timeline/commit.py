@@ -30,7 +30,7 @@ from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.hudi.timeline import clustering_schedule, compaction_schedule
+from store.hudi.timeline import clustering_schedule, compaction_schedule, log_compaction_schedule
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import Instants, put_meta
 from store.hudi.timeline.partition_sync import PartitionSync
@@ -154,6 +154,9 @@ class InstantCompletion:
         retired = self.plans.retire_stale(conn, ref, touched) if self.plans is not None else set()
         if done_action == "deltacommit" or compaction_schedule.COMPACTION in retired:  # a compaction may be due now
             compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
+        # then a log compaction of the slices no pending service plans (Hudi's inline order)
+        if done_action == "deltacommit" or log_compaction_schedule.LOG_COMPACTION in retired:
+            log_compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         if done_action in clustering_schedule.WRITE_COMMITS or compaction_schedule.CLUSTERING in retired:
             clustering_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),

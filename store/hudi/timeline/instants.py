@@ -38,12 +38,12 @@ from store.hudi.timeline.instant_times import InstantTimes, check_instant_time
 from store.hudi.timeline.savepoints import RESTORE, SAVEPOINT, check_request
 
 DEFAULT_HEARTBEAT_TIMEOUT_S = 120
-SERVICES = ("compaction", "clustering")  # plans the server schedules and an executor claims
+SERVICES = ("compaction", "logcompaction", "clustering")  # plans the server schedules and an executor claims
 PLAN_WAITS = 0  # the `duration` of a service's plan waiting for an executor: no heartbeat, no expiry
 
 
 def waiting_plan(action: str, state: int | str) -> bool:
-    """A compaction's or clustering's plan not claimed: never a failed instant."""
+    """A compaction's, log compaction's or clustering's plan not claimed: never a failed instant."""
     return action in SERVICES and state in (REQUESTED, "REQUESTED")
 
 

@@ -1,7 +1,7 @@
-"""Plans of the table services the server schedules (compaction, clustering) while they wait for an
-executor (REQUESTED). A waiting plan is not a failed write: it never expires (no heartbeat applies
-to it; `get_failed_instants` never lists it, `rollback_instant` refuses it), and any executor may
-claim it at any age.
+"""Plans of the table services the server schedules (compaction, log compaction, clustering) while
+they wait for an executor (REQUESTED). A waiting plan is not a failed write: it never expires (no
+heartbeat applies to it; `get_failed_instants` never lists it, `rollback_instant` refuses it), and
+any executor may claim it at any age.
 
 A plan that can no longer run as planned is rolled back by the server, in the transaction that
 finds it so, under the table's row lock (so of two executors only one acts): a write completed
@@ -36,7 +36,7 @@ from store.db.database import Store
 from store.errors import InvalidOperation
 from store.hudi.file_listing import FileListing, add_version
 from store.hudi.tables import HudiTableRef, HudiTables
-from store.hudi.timeline import clustering_schedule, compaction_schedule
+from store.hudi.timeline import clustering_schedule, compaction_schedule, log_compaction_schedule
 from store.hudi.timeline.instant_times import InstantTimes
 from store.hudi.timeline.instants import SERVICES, Instants, insert_instant, put_meta
 
@@ -56,11 +56,11 @@ class Planned:
 
 
 def planned_groups(action: str, data: bytes | None) -> dict[Group, Planned] | None:
-    """The file groups a compaction's or clustering's plan names; None for a plan that does not
-    parse (nothing is judged of it)."""
+    """The file groups a compaction's, log compaction's or clustering's plan names; None for a plan
+    that does not parse (nothing is judged of it)."""
     out: dict[Group, Planned] = {}
     try:
-        if action == compaction_schedule.COMPACTION:
+        if action in (compaction_schedule.COMPACTION, log_compaction_schedule.LOG_COMPACTION):
             for o in parse_compaction_plan(data):
                 names = frozenset(([o.base_file] if o.base_file else []) + list(o.log_files))
                 out[(o.partition_path, o.file_id)] = Planned(o.base_instant, names)
@@ -144,7 +144,8 @@ class ServicePlans:
         return rb_ts
 
     def _schedule_again(self, conn: Connection, ref: HudiTableRef, action: str) -> str | None:
-        schedule = compaction_schedule if action == compaction_schedule.COMPACTION else clustering_schedule
+        schedule = {compaction_schedule.COMPACTION: compaction_schedule,
+                    log_compaction_schedule.LOG_COMPACTION: log_compaction_schedule}.get(action, clustering_schedule)
         return schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
 
     def retire_stale(self, conn: Connection, ref: HudiTableRef, touched: set[Group] | None) -> set[str]:

@@ -156,7 +156,8 @@ def test_hudi_table_page_shows_pending_and_recent_services(console):
     """Pending and recent compactions, clusterings and cleans (issue 38), from the timeline: a
     completed COMPACT commit, a pending clustering; the write commits are no service."""
     html = get(console, "/db/sales/events")
-    assert rows(html, "services") == [] and "no compaction, clustering or clean pending or recent" in html
+    assert rows(html, "services") == []
+    assert "no compaction, log compaction, clustering or clean pending or recent" in html
     tl = console.services.timeline
     done = tl.create_instant("sales", "events", None, "commit", b"", 0).ts
     tl.transition_to_inflight("sales", "events", done, "commit", b"")
@@ -167,3 +168,14 @@ def test_hudi_table_page_shows_pending_and_recent_services(console):
     html = get(console, "/db/sales/events")
     assert [r[:3] for r in rows(html, "services")] == [["compaction", done, "COMPLETED"],
                                                        ["clustering", pending, "REQUESTED"]]
+    # a log compaction (completed as a deltacommit of operationType LOG_COMPACT); other deltacommits are none
+    for op in ("UPSERT", "LOG_COMPACT"):
+        action = "logcompaction" if op == "LOG_COMPACT" else "deltacommit"
+        lc = tl.create_instant("sales", "events", None, action, b"", 0).ts
+        tl.transition_to_inflight("sales", "events", lc, action, b"")
+        tl.complete_instant("sales", "events", lc, action, json.dumps({"partitionToWriteStats": {}, "operationType": op,
+                                                                      "extraMetadata": {}}).encode())
+    waiting = tl.create_instant("sales", "events", None, "logcompaction", b"", 0).ts
+    html = get(console, "/db/sales/events")
+    assert [r[:3] for r in rows(html, "services") if r[0] == "logcompaction"] == [
+        ["logcompaction", waiting, "REQUESTED"], ["logcompaction", lc, "COMPLETED"]]

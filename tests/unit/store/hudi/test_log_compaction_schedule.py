@@ -1,0 +1,172 @@
+"""Log compactions the server schedules (issue 38; store/hudi/timeline/log_compaction_schedule.py):
+a deltacommit of a merge-on-read table with `hoodie.log.compaction.inline=true` requests a
+`logcompaction` whose plan names the latest slices with at least
+`hoodie.log.compaction.blocks.threshold` log blocks (counted by log file; a completed log
+compaction's file stands in for the files before it), leaving out file groups a pending
+compaction, clustering or log compaction plans; a compaction due comes first. It is claimed like a
+compaction, retired when a write touches a planned file group, and completes as a deltacommit
+with a conflict check by file group; its timeline files as Hudi names them."""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_format.commit_metadata import parse_compaction_plan
+from hudi_format.config_keys import (
+    COMPACT_INLINE,
+    COMPACT_MAX_DELTA_COMMITS,
+    LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_INLINE,
+)
+from hudi_format.table_config import HudiTableConfig
+from store.errors import CommitConflict, InvalidOperation
+from tests.unit.store.hudi.test_compaction_schedule import _stats
+from tests.unit.store.hudi.test_timeline import Env
+
+pytestmark = pytest.mark.backends("sqlite")
+LC = "logcompaction"
+
+
+def _table(env, tmp_path, name="m", **props) -> None:
+    env.timeline.register_table(HudiTableConfig(
+        db_name=env.db, table_name=name, table_type="MERGE_ON_READ", record_key_fields=["id"],
+        partition_fields=["p"], precombine_field="ts", base_path=str(tmp_path / name),
+        properties={LOG_COMPACT_INLINE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: "3", **props}))
+
+
+def _write(env, files, name="m") -> str:
+    tl = env.timeline
+    inst = tl.create_instant(env.db, name, None, "deltacommit", b"", 60)
+    tl.transition_to_inflight(env.db, name, inst.ts, "deltacommit", b"")
+    tl.complete_instant(env.db, name, inst.ts, "deltacommit", _stats(inst.ts, [(p, n(inst.ts)) for p, n in files]))
+    return inst.ts
+
+
+def _log(fid: str, base: str, version: int):
+    return lambda ts: f".{fid}_{base}.log.{version}_0-1-0"
+
+
+def _lcs(env, name="m", states=None) -> list:
+    return [(i.ts, i.state) for i in env.timeline.list_instants(env.db, name, states=states, actions=[LC])]
+
+
+def _plan(env, ts, name="m") -> list[tuple[str, list[str]]]:
+    return sorted((o.file_id, o.log_files) for o in parse_compaction_plan(
+        env.timeline.instant_metadata(env.db, name, ts, LC, "REQUESTED")))
+
+
+def _complete(env, ts, files, name="m", operation="LOG_COMPACT"):
+    tl = env.timeline
+    tl.transition_to_inflight(env.db, name, ts, LC, b"")
+    meta = _stats(ts, files).replace(b'"UPSERT"', f'"{operation}"'.encode())
+    tl.complete_instant(env.db, name, ts, LC, meta)
+
+
+def test_scheduled_at_the_blocks_threshold_and_completed_as_a_deltacommit(backend_url, tmp_path):
+    env = Env(backend_url, tmp_path)
+    try:
+        _table(env, tmp_path)
+        first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"),
+                             ("p=1", lambda ts: f"f2-0_0-1-0_{ts}.parquet")])
+        _write(env, [("p=1", _log("f1-0", first, 1)), ("p=1", _log("f2-0", first, 1))])
+        _write(env, [("p=1", _log("f1-0", first, 2))])
+        assert _lcs(env) == []  # f1-0: 2 log files, under 3
+        third = _write(env, [("p=1", _log("f1-0", first, 3))])
+        [(ts, state)] = _lcs(env)
+        assert state == "REQUESTED" and ts > third
+        names = [f".f1-0_{first}.log.{v}_0-1-0" for v in (1, 2, 3)]
+        assert _plan(env, ts) == [("f1-0", names)]  # f2-0 has one log file
+        from hudi_format.commit_metadata import _avro_record
+
+        plan = _avro_record(env.timeline.instant_metadata(env.db, "m", ts, LC, "REQUESTED"))
+        assert plan["preserveHoodieMetadata"] is True and plan["version"] == 2
+        assert plan["strategy"]["compactorClassName"] == \
+            "org.apache.hudi.table.action.compact.LogCompactionExecutionHelper"
+        # claimed as a compaction: one executor only
+        env.timeline.transition_to_inflight(env.db, "m", ts, LC, b"")
+        with pytest.raises(InvalidOperation):
+            env.timeline.transition_to_inflight(env.db, "m", ts, LC, b"")
+        out = f".f1-0_{first}.log.4_0-1-0"
+        env.timeline.complete_instant(env.db, "m", ts, LC, _stats(ts, [("p=1", out)]).replace(
+            b'"UPSERT"', b'"LOG_COMPACT"'))
+        [done] = [i for i in env.timeline.list_instants(env.db, "m", states=["COMPLETED"]) if i.ts == ts]
+        assert done.action == "deltacommit"
+        # its file stands in for the three before it: the slice counts 1 (+ new ones), not 4
+        _write(env, [("p=1", _log("f1-0", first, 5))])
+        assert _lcs(env, states=["REQUESTED"]) == []
+        _write(env, [("p=1", _log("f1-0", first, 6))])
+        [(again, _)] = _lcs(env, states=["REQUESTED"])
+        assert _plan(env, again) == [("f1-0", names + [out] + [f".f1-0_{first}.log.{v}_0-1-0" for v in (5, 6)])]
+    finally:
+        env.dispose()
+
+
+def test_not_for_tables_without_it_nor_for_groups_under_pending_services(backend_url, tmp_path):
+    env = Env(backend_url, tmp_path)
+    try:
+        _table(env, tmp_path, "off", **{LOG_COMPACT_INLINE: "false"})
+        first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet")], "off")
+        for v in (1, 2, 3, 4):
+            _write(env, [("p=1", _log("f1-0", first, v))], "off")
+        assert _lcs(env, "off") == []
+        # a compaction due comes first (Hudi's inline order), and its file group is left out
+        _table(env, tmp_path, "both", **{COMPACT_INLINE: "true", COMPACT_MAX_DELTA_COMMITS: "4"})
+        first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"),
+                             ("p=1", lambda ts: f"f2-0_0-1-0_{ts}.parquet")], "both")
+        _write(env, [("p=1", _log("f1-0", first, 1)), ("p=1", _log("f2-0", first, 1))], "both")
+        _write(env, [("p=1", _log("f1-0", first, 2)), ("p=1", _log("f2-0", first, 2))], "both")
+        assert _lcs(env, "both") == []
+        _write(env, [("p=1", _log("f1-0", first, 3)), ("p=1", _log("f2-0", first, 3))], "both")
+        [compaction] = env.timeline.list_instants(env.db, "both", actions=["compaction"])
+        assert _lcs(env, "both") == []  # every slice at the threshold is under the compaction
+        # a pending log compaction's group is not planned again
+        _table(env, tmp_path, "two")
+        first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"),
+                             ("p=2", lambda ts: f"f2-0_0-1-0_{ts}.parquet")], "two")
+        for v in (1, 2, 3):
+            _write(env, [("p=1", _log("f1-0", first, v))], "two")
+        [(lc1, _)] = _lcs(env, "two")
+        env.timeline.transition_to_inflight(env.db, "two", lc1, LC, b"")  # claimed: no write retires it
+        for v in (1, 2, 3):
+            _write(env, [("p=2", _log("f2-0", first, v))], "two")
+        [(_, _), (lc2, _)] = _lcs(env, "two")
+        assert [f for f, _ in _plan(env, lc2, "two")] == ["f2-0"]
+        assert compaction.state == "REQUESTED"
+    finally:
+        env.dispose()
+
+
+def test_a_write_to_a_planned_group_retires_it_and_a_late_completion_conflicts(backend_url, tmp_path):
+    env = Env(backend_url, tmp_path)
+    try:
+        _table(env, tmp_path)
+        first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet")])
+        for v in (1, 2, 3):
+            _write(env, [("p=1", _log("f1-0", first, v))])
+        [(lc, _)] = _lcs(env)
+        # waiting: a write appending to its file group makes it stale (rolled back), and the
+        # deltacommit schedules a new one naming the new file too
+        _write(env, [("p=1", _log("f1-0", first, 4))])
+        rolled = [i for i in env.timeline.list_instants(env.db, "m", actions=["rollback"])]
+        assert len(rolled) == 1
+        [(lc2, state)] = _lcs(env)
+        assert lc2 != lc and state == "REQUESTED" and len(_plan(env, lc2)[0][1]) == 4
+        # claimed, then a write to the group completes first: the log compaction loses the check
+        env.timeline.transition_to_inflight(env.db, "m", lc2, LC, b"")
+        _write(env, [("p=1", _log("f1-0", first, 5))])
+        with pytest.raises(CommitConflict):
+            env.timeline.complete_instant(env.db, "m", lc2, LC, _stats(lc2, [("p=1", _log("f1-0", first, 6)(lc2))]))
+    finally:
+        env.dispose()
+
+
+def test_timeline_file_names_per_table_version():
+    """As Hudi's HoodieTimeline names them: `<ts>.logcompaction.requested`/`.inflight`; completed as a
+    deltacommit (layout 2: `<ts>_<completion>.deltacommit`)."""
+    from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
+    from hudi_format.timeline_layout import timeline_layout
+
+    for version, done in ((6, "1.deltacommit"), (8, "1_2.deltacommit"), (9, "1_2.deltacommit")):
+        layout = timeline_layout(version)
+        assert [layout.file_name("1", LC, s, "2") for s in (REQUESTED, INFLIGHT, COMPLETED)] == [
+            "1.logcompaction.requested", "1.logcompaction.inflight", done]
