@@ -54,19 +54,19 @@ def blocks_threshold(ref: HudiTableRef) -> int:
         return int(default_of(LOG_COMPACT_BLOCKS_THRESHOLD))
 
 
-def _plans(conn: Connection, tbl_id: int, action: str, completed: bool) -> list[tuple[str, bytes]]:
-    """(instant, plan) of the `action` plans whose instant is pending (or completed)."""
+def _pending_plans(conn: Connection, tbl_id: int, action: str) -> list[tuple[str, bytes]]:
+    """(instant, plan) of the `action` plans whose instant is pending."""
     i, m = S.instant, S.instant_meta
     q = select(m.c.ts, m.c.data).join(i, (i.c.tbl_id == m.c.tbl_id) & (i.c.ts == m.c.ts)).where(
-        m.c.tbl_id == tbl_id, m.c.action == action, m.c.state == REQUESTED)
-    q = q.where(i.c.state == COMPLETED) if completed else q.where(i.c.state != COMPLETED, i.c.action == action)
+        m.c.tbl_id == tbl_id, m.c.action == action, m.c.state == REQUESTED, i.c.state != COMPLETED,
+        i.c.action == action)
     return [(r.ts, bytes(r.data or b"")) for r in conn.execute(q)]
 
 
 def planned_groups(conn: Connection, tbl_id: int, action: str) -> set[tuple[str, str]]:
     """File groups a pending compaction's or log compaction's plan names."""
     out = set()
-    for _ts, data in _plans(conn, tbl_id, action, completed=False):
+    for _ts, data in _pending_plans(conn, tbl_id, action):
         try:
             out |= {(o.partition_path, o.file_id) for o in parse_compaction_plan(data)}
         except InvalidMetadata:
@@ -75,8 +75,12 @@ def planned_groups(conn: Connection, tbl_id: int, action: str) -> set[tuple[str,
 
 
 def completed_log_compactions(conn: Connection, tbl_id: int) -> set[str]:
-    """Instant times of the table's completed log compactions (completed as deltacommits)."""
-    return {ts for ts, _ in _plans(conn, tbl_id, LOG_COMPACTION, completed=True)}
+    """Instant times of the table's completed log compactions (completed as deltacommits; their
+    plans are not read)."""
+    i, m = S.instant, S.instant_meta
+    return set(conn.execute(select(m.c.ts).join(i, (i.c.tbl_id == m.c.tbl_id) & (i.c.ts == m.c.ts)).where(
+        m.c.tbl_id == tbl_id, m.c.action == LOG_COMPACTION, m.c.state == REQUESTED,
+        i.c.state == COMPLETED)).scalars())
 
 
 def block_count(s: FileSlice, compacted_by: set[str]) -> int:
