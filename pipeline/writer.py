@@ -356,12 +356,15 @@ class _Job:
         return self._write_file_groups(to_write, groups), replaced
 
     def _for_lookups(self, records: DataFrame, n: int) -> DataFrame:
-        """`records` in as few partitions as the cores allow, each task one lookup of up to
-        LOOKUP_BATCH keys: one lookup of many keys costs the server less than several of few
-        (PostgreSQL, 10,000,000 keys: 100,000 keys looked up in 0.45 s, as 10 lookups of 10,000 in
-        1 s). No shuffle: the de-duplication's tasks merge."""
-        tasks = max(records.sparkSession.sparkContext.defaultParallelism, -(-n // index_tagging.LOOKUP_BATCH))
-        return records.coalesce(tasks) if tasks < self.parallelism else records
+        """A batch of at most LOOKUP_BATCH keys per core in one partition per core, each task one
+        lookup: one lookup of many keys costs the server less than several of few (PostgreSQL,
+        10,000,000 keys: 100,000 keys looked up in 0.45 s, as 10 lookups of 10,000 in 1 s). No
+        shuffle: the de-duplication's tasks merge, so a larger batch keeps its partitions (merged,
+        they ran out of memory: 10,000,000 rows of 256-byte payloads in 100 partitions)."""
+        cores = records.sparkSession.sparkContext.defaultParallelism
+        if n > cores * index_tagging.LOOKUP_BATCH or cores >= self.parallelism:
+            return records
+        return records.coalesce(cores)
 
     def _target_slices(self, counts: dict[str, int]) -> tuple[list, dict[str, list[str]]]:
         """The file slices records may go to, and the file ids the operation replaces."""
