@@ -194,7 +194,6 @@ def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from .base_file import with_meta
-    from .writer import _column_stats, _record_keys
 
     db, name = info.db, info.name
     layout = info.layout()
@@ -203,23 +202,35 @@ def _run_claimed(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore
     compactor = _Compactor(metastore=metastore, db=db, table=name, layout=layout, instant=ts,
                            file_schema=with_meta(data_schema), ordering_field=info.precombine_field,
                            stats_columns=indexed_columns(data_schema, info.properties), security=security)
+    run_operations(spark, client, info, ts, COMPACTION, rows, compactor, to_avro_schema(schema, name), "COMPACT",
+                   held)
+    log.info("compacted %s.%s at %s: %d file groups", db, name, ts, len(rows))
+    return ts
+
+
+def run_operations(spark, client: HudiCatalog, info: TableInfo, ts: str, action: str, rows: list[tuple],
+                   executor, avro_schema: str, operation: str, held: Claim) -> list[dict]:
+    """Run a claimed compaction's or log compaction's operations (`rows`, OPS_DDL), one Spark task
+    per few, and complete its instant with their write stats (`compacted`, the schema,
+    `operationType` `operation`); a lost conflict check expires it. The stats rows."""
+    from .writer import _column_stats, _record_keys
+
     n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
     stats = [r.asDict() for r in spark.createDataFrame(rows, OPS_DDL).repartition(n)
-             .mapInArrow(compactor, STATS_DDL).collect()]
+             .mapInArrow(executor, STATS_DDL).collect()]
     by_partition: dict[str, list[dict]] = {}
     for r in stats:
         by_partition.setdefault(r["partitionPath"], []).append(write_stat(r))
     meta = {"partitionToWriteStats": by_partition, "compacted": True,
-            "extraMetadata": {"schema": to_avro_schema(schema, name)}, "operationType": "COMPACT"}
+            "extraMetadata": {"schema": avro_schema}, "operationType": operation}
     held.check(client)
     try:
-        client.complete_instant(db, name, ts, COMPACTION, json.dumps(meta),
+        client.complete_instant(info.db, info.name, ts, action, json.dumps(meta),
                                 _record_keys(stats) if info.record_index else None, _column_stats(stats))
     except CommitConflict:
         lost_conflict(client, info, ts)
         raise
-    log.info("compacted %s.%s at %s: %d file groups", db, name, ts, len(rows))
-    return ts
+    return stats
 
 
 def compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", security: Security | None = None

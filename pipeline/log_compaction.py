@@ -19,21 +19,20 @@ Claims, heartbeats, failed attempts and lost conflict checks as a compaction's (
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 
 import pyarrow as pa
 
-from client import CommitConflict, HudiCatalog, Security
+from client import HudiCatalog, Security
 from hudi_format.commit_metadata import parse_compaction_plan
 from hudi_format.file_slice import parse_file_name
 from hudi_format.log_file import avro_data_block_of_table, delete_block, log_file_name
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import conform, write_token
-from .compaction import OPS_DDL, Claim, _slices_of, lost_conflict
-from .file_group_writer import STATS_DDL, executor_client, log_schema, log_stats, write_stat
+from .compaction import Claim, _slices_of, run_operations
+from .file_group_writer import executor_client, log_schema, log_stats
 from .merge_on_read import Merged, merge_logs
 from .schema import to_avro_schema
 from .storage import FileLayout, locate, relative_path
@@ -113,7 +112,6 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
 
     from .base_file import with_meta
     from .column_stats import indexed_columns
-    from .writer import _column_stats, _record_keys
 
     db, name = info.db, info.name
     ops = parse_compaction_plan(client.get_instant_metadata(db, name, ts, LOG_COMPACTION, "REQUESTED"))
@@ -126,20 +124,6 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
                                   file_schema=with_meta(data_schema), data_schema=data_schema,
                                   log_schema=log_schema(avro), ordering_field=info.precombine_field,
                                   stats_columns=indexed_columns(data_schema, info.properties), security=security)
-        n = max(1, min(len(rows), spark.sparkContext.defaultParallelism * 2))
-        stats = [r.asDict() for r in spark.createDataFrame(rows, OPS_DDL).repartition(n)
-                 .mapInArrow(compactor, STATS_DDL).collect()]
-        by_partition: dict[str, list[dict]] = {}
-        for r in stats:
-            by_partition.setdefault(r["partitionPath"], []).append(write_stat(r))
-        meta = {"partitionToWriteStats": by_partition, "compacted": True,
-                "extraMetadata": {"schema": avro}, "operationType": "LOG_COMPACT"}
-        held.check(client)
-        try:
-            client.complete_instant(db, name, ts, LOG_COMPACTION, json.dumps(meta),
-                                    _record_keys(stats) if info.record_index else None, _column_stats(stats))
-        except CommitConflict:
-            lost_conflict(client, info, ts)
-            raise
+        stats = run_operations(spark, client, info, ts, LOG_COMPACTION, rows, compactor, avro, "LOG_COMPACT", held)
     log.info("log-compacted %s.%s at %s: %d file groups", db, name, ts, len(stats))
     return ts

@@ -41,7 +41,7 @@ from store.hudi.file_locations import locator
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.compaction_schedule import CLUSTERING, COMPACTION, live_files
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import PLAN_WAITS, put_meta
+from store.hudi.timeline.instants import request_plan
 
 LOG_COMPACTION = "logcompaction"
 
@@ -135,9 +135,4 @@ def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, no
     p = plan(conn, ref)
     if not p.groups:
         return None
-    ts = times.advance(conn, ref.tbl_id)
-    conn.execute(S.instant.insert().values(
-        tbl_id=ref.tbl_id, ts=ts, action=CLUSTERING, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
-        duration=PLAN_WAITS, start_ts=now_ms))
-    put_meta(conn, ref.tbl_id, ts, CLUSTERING, REQUESTED, clustering_plan(p, CLUSTERING_SORT_COLUMNS))
-    return ts
+    return request_plan(conn, ref.tbl_id, times, CLUSTERING, clustering_plan(p, CLUSTERING_SORT_COLUMNS), now_ms)

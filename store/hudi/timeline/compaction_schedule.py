@@ -39,7 +39,7 @@ from hudi_format.table_config import MOR
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import PLAN_WAITS, put_meta
+from store.hudi.timeline.instants import request_plan
 
 COMPACTION = "compaction"
 CLUSTERING = "clustering"
@@ -134,9 +134,4 @@ def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, no
     ops = operations(conn, ref)
     if not ops:
         return None
-    ts = times.advance(conn, ref.tbl_id)
-    conn.execute(S.instant.insert().values(
-        tbl_id=ref.tbl_id, ts=ts, action=COMPACTION, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
-        duration=PLAN_WAITS, start_ts=now_ms))
-    put_meta(conn, ref.tbl_id, ts, COMPACTION, REQUESTED, compaction_plan(ops))
-    return ts
+    return request_plan(conn, ref.tbl_id, times, COMPACTION, compaction_plan(ops), now_ms)

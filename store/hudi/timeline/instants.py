@@ -77,6 +77,17 @@ def put_meta(conn: Connection, tbl_id: int, ts: str, action: str, state: int, da
     conn.execute(m.insert().values(tbl_id=tbl_id, ts=ts, action=action, state=state, data=data or b""))
 
 
+def request_plan(conn: Connection, tbl_id: int, times, action: str, plan: bytes, now_ms: int) -> str:
+    """Request a table service's instant (`action`: compaction, log compaction, clustering) with its
+    plan, in the caller's transaction; its instant time (`times`: the table's InstantTimes)."""
+    ts = times.advance(conn, tbl_id)
+    conn.execute(S.instant.insert().values(
+        tbl_id=tbl_id, ts=ts, action=action, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
+        duration=PLAN_WAITS, start_ts=now_ms))
+    put_meta(conn, tbl_id, ts, action, REQUESTED, plan)
+    return ts
+
+
 def insert_instant(conn: Connection, **values: object) -> int:
     """Insert one `instant` row; its id."""
     key = conn.execute(S.instant.insert().values(**values)).inserted_primary_key

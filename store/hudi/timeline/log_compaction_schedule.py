@@ -35,7 +35,7 @@ from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.compaction_schedule import COMPACTION, _under_clustering, live_files
 from store.hudi.timeline.instant_times import InstantTimes
-from store.hudi.timeline.instants import PLAN_WAITS, put_meta
+from store.hudi.timeline.instants import request_plan
 
 LOG_COMPACTION = "logcompaction"
 
@@ -113,9 +113,4 @@ def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, no
     ops = operations(conn, ref)
     if not ops:
         return None
-    ts = times.advance(conn, ref.tbl_id)
-    conn.execute(S.instant.insert().values(
-        tbl_id=ref.tbl_id, ts=ts, action=LOG_COMPACTION, state=REQUESTED, requested_ms=now_ms, requested_ts=ts,
-        duration=PLAN_WAITS, start_ts=now_ms))
-    put_meta(conn, ref.tbl_id, ts, LOG_COMPACTION, REQUESTED, log_compaction_plan(ops))
-    return ts
+    return request_plan(conn, ref.tbl_id, times, LOG_COMPACTION, log_compaction_plan(ops), now_ms)
