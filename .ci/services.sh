@@ -90,7 +90,7 @@ fi
 # ---------------------------------------------------------------- MariaDB
 if ! port_open 3306; then
   log "starting MariaDB"
-  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld
+  mkdir -p /run/mysqld /var/tmp/hudi-metastore-mariadb && chown mysql:mysql /run/mysqld /var/tmp/hudi-metastore-mariadb
   [ -d /var/lib/mysql/mysql ] || mariadb-install-db --user=mysql --datadir=/var/lib/mysql >/dev/null
   cat > /etc/mysql/mariadb.conf.d/90-hudi-metastore-tests.cnf <<'EOF'
 # hudi-metastore test setup (.ci/services.sh): loopback only, throwaway data
@@ -100,6 +100,9 @@ port = 3306
 max_connections = 400
 innodb_flush_log_at_trx_commit = 2
 skip-name-resolve
+# its temporary tables' files apart from /tmp, which tests and other servers share (a query failed
+# with "Error on delete of '/tmp/#sql-temptable-...'" when one vanished there)
+tmpdir = /var/tmp/hudi-metastore-mariadb
 EOF
   nohup mariadbd-safe >/dev/null 2>&1 3>&- &
   for _ in $(seq 1 120); do port_open 3306 && break; sleep 0.5; done

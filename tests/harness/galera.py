@@ -59,9 +59,13 @@ class GaleraNode:
 
     def write_config(self, cluster_address: str, user: str) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "tmp").mkdir(exist_ok=True)
+        os.chmod(self.dir / "tmp", 0o1777)
+        # tmpdir: its own (MariaDB's default /tmp holds the test server's temporary tables' files)
         self.conf.write_text(f"""[mysqld]
 user = {user}
 datadir = {self.datadir}
+tmpdir = {self.dir / 'tmp'}
 socket = {self.socket}
 pid-file = {self.dir / 'mysqld.pid'}
 log-error = {self.log}
