@@ -229,21 +229,10 @@ class FileGroupWriter:
         if gone:
             data += delete_block(self.instant, [(k, ppath) for k in gone])
         self._drop_earlier_attempts(fid, ppath, token, lambda t: log_file_name(fid, base_instant, version, t))
-        fs, full = locate(self.layout.location(rel))
-        fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
-        with fs.open_output_stream(full) as out:
-            out.write(data)
-        empty = encode_keys([])
-        return pa.table({
-            "partitionPath": [ppath], "fileId": [fid], "path": [rel], "prevCommit": [base_instant],
-            "numWrites": pa.array([n], pa.int64()), "numInserts": pa.array([0], pa.int64()),
-            "numUpdateWrites": pa.array([n], pa.int64()), "numDeletes": pa.array([len(gone)], pa.int64()),
-            "fileSizeInBytes": pa.array([len(data)], pa.int64()),
-            "insertedKeys": pa.array([empty if self.index else None], pa.binary()),
-            "updatedKeys": pa.array([encode_keys(pc.unique(keys).to_pylist()) if self.index else None], pa.binary()),
-            "deletedKeys": pa.array([encode_keys(gone) if self.index else None], pa.binary()),
-            "columnStats": pa.array([stats], pa.binary()), "uncompressedSize": pa.array([len(data)], pa.int64()),
-        })
+        write_log_file(self.layout, rel, data)
+        keys_of = ((encode_keys([]), encode_keys(pc.unique(keys).to_pylist()), encode_keys(gone)) if self.index
+                   else (None, None, None))
+        return log_stat_row(ppath, fid, rel, base_instant, n, len(gone), len(data), keys_of, stats)
 
     @staticmethod
     def _key_blocks(up_keys: pa.Array, old_keys: pa.Array, deletes: pa.Table) -> tuple[bytes, bytes, bytes]:
@@ -262,6 +251,29 @@ class FileGroupWriter:
             t = f"{pid}-{sid}-{a}"
             name = named(t) if named else base_file_name(fid, t, self.instant)
             delete_file(self.layout.location(relative_path(ppath, name)))
+
+
+def write_log_file(layout: FileLayout, rel: str, data: bytes) -> None:
+    """Write a new log file (`rel`, relative to the table) whole."""
+    fs, full = locate(layout.location(rel))
+    fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
+    with fs.open_output_stream(full) as out:
+        out.write(data)
+
+
+def log_stat_row(ppath: str, fid: str, rel: str, prev: str, writes: int, deletes: int, size: int,
+                 keys: tuple[bytes | None, bytes | None, bytes | None], stats: bytes | None) -> pa.Table:
+    """The write stats row (STATS_DDL) of a new log file: `writes` records updated in place,
+    `deletes` deleted; `keys` its (inserted, updated, deleted) key blocks."""
+    return pa.table({
+        "partitionPath": [ppath], "fileId": [fid], "path": [rel], "prevCommit": [prev],
+        "numWrites": pa.array([writes], pa.int64()), "numInserts": pa.array([0], pa.int64()),
+        "numUpdateWrites": pa.array([writes], pa.int64()), "numDeletes": pa.array([deletes], pa.int64()),
+        "fileSizeInBytes": pa.array([size], pa.int64()),
+        "insertedKeys": pa.array([keys[0]], pa.binary()), "updatedKeys": pa.array([keys[1]], pa.binary()),
+        "deletedKeys": pa.array([keys[2]], pa.binary()),
+        "columnStats": pa.array([stats], pa.binary()), "uncompressedSize": pa.array([size], pa.int64()),
+    })
 
 
 MARKER_RUN_GROUPS = 64  # file groups of a task whose markers go in one call

@@ -32,10 +32,10 @@ from hudi_format.record_key_codec import encode_keys
 
 from .base_file import conform, write_token
 from .compaction import Claim, _slices_of, run_operations
-from .file_group_writer import executor_client, log_schema, log_stats
+from .file_group_writer import executor_client, log_schema, log_stat_row, log_stats, write_log_file
 from .merge_on_read import Merged, merge_logs
 from .schema import to_avro_schema
-from .storage import FileLayout, locate, relative_path
+from .storage import FileLayout, relative_path
 from .table import TableInfo, latest_schema
 
 log = logging.getLogger(__name__)
@@ -69,22 +69,10 @@ class _LogCompactor:
         name = log_file_name(fid, prev, version, write_token())
         rel = relative_path(ppath, name)
         executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, [rel])
-        fs, full = locate(self.layout.location(rel))
-        fs.create_dir(full.rsplit("/", 1)[0], recursive=True)
-        with fs.open_output_stream(full) as f:
-            f.write(data)
+        write_log_file(self.layout, rel, data)
         empty = encode_keys([])
-        return pa.table({
-            "partitionPath": [ppath], "fileId": [fid], "path": [rel], "prevCommit": [prev],
-            "numWrites": pa.array([n], pa.int64()), "numInserts": pa.array([0], pa.int64()),
-            "numUpdateWrites": pa.array([n], pa.int64()), "numDeletes": pa.array([len(merged.deleted)], pa.int64()),
-            "fileSizeInBytes": pa.array([len(data)], pa.int64()),
-            "insertedKeys": pa.array([empty], pa.binary()), "updatedKeys": pa.array([empty], pa.binary()),
-            "deletedKeys": pa.array([empty], pa.binary()),
-            "columnStats": pa.array([log_stats(conform(merged.table, self.data_schema), self.stats_columns)],
-                                    pa.binary()),
-            "uncompressedSize": pa.array([len(data)], pa.int64()),
-        })
+        return log_stat_row(ppath, fid, rel, prev, n, len(merged.deleted), len(data), (empty, empty, empty),
+                            log_stats(conform(merged.table, self.data_schema), self.stats_columns))
 
 
 def compacted_log(instant: str, logs: list[str], ppath: str, file_schema: pa.Schema, schema_json: str,
