@@ -95,6 +95,10 @@ RECORD_INDEX_UPDATE_PARTITION_PATH = _key("hoodie.record.index.update.partition.
 TIMELINE_SOURCE = _key("hoodie.metastore.timeline.source",
                        "the metastore's own: `storage` when Hudi's writers own the table's timeline on storage "
                        "and the server follows it (hive sync, the watcher); unset: commits go through the server")
+DRIVER_WRITE_MAX_RECORDS = _key("hoodie.metastore.write.driver.max.records",
+                                "the pipeline: a merge-on-read batch of at most this many records whose keys "
+                                "the table has is tagged and appended to its log files by the driver, without "
+                                "Spark stages (the driver holds the batch; 0: never)", "200000")
 INDEX_DEFS_PATH = _key("hoodie.table.index.defs.path",
                        "where the table's index definitions are (`.hoodie/.index_defs/index.json`): Hudi 1.x "
                        "readers skip files by the metadata table's `column_stats` only for the columns it lists")

@@ -49,13 +49,16 @@ class _Tagger:
             yield from self._located(client, pending)
 
     def _located(self, client, batches: list[pa.RecordBatch]):
-        t = pa.Table.from_batches(batches)
-        r = client.locate_record_keys(self.db, self.table, encode_keys(t.column(self.key_pos).to_pylist()))
-        group = pa.array(r.file_group_of_key, pa.int32())
-        group = pc.if_else(pc.less(group, 0), pa.scalar(None, pa.int32()), group)  # unknown key: null
-        t = (t.append_column("_old_ppath", pa.array(r.partition_paths, pa.string()).take(group))
-             .append_column("_fg", pa.array(r.file_ids, pa.string()).take(group)))
-        yield from t.to_batches()
+        yield from locate(client, self.db, self.table, pa.Table.from_batches(batches), self.key_pos).to_batches()
+
+
+def locate(client, db: str, table: str, t: pa.Table, key_pos: int) -> pa.Table:
+    """`t` with `_old_ppath` and `_fg` of each record's key (column `key_pos`), in one lookup."""
+    r = client.locate_record_keys(db, table, encode_keys(t.column(key_pos).to_pylist()))
+    group = pa.array(r.file_group_of_key, pa.int32())
+    group = pc.if_else(pc.less(group, 0), pa.scalar(None, pa.int32()), group)  # unknown key: null
+    return (t.append_column("_old_ppath", pa.array(r.partition_paths, pa.string()).take(group))
+            .append_column("_fg", pa.array(r.file_ids, pa.string()).take(group)))
 
 
 def tag(records: DataFrame, metastore: str, db: str, table: str, lookup_batch: int = LOOKUP_BATCH,

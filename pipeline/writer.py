@@ -15,6 +15,8 @@ import json
 import logging
 from contextlib import contextmanager
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -332,13 +334,26 @@ class _Job:
         """As `_execute`, tagging with the record index: keys are unique across the table, so every
         batch is de-duplicated by key and inserts of keys the table has update them (or move them)."""
         op = self.cfg.operation
-        records = self._distinct(records, ["_hoodie_record_key"]) if op == "delete" else self._dedupe(records)
         slices, replaced = self._target_slices(counts)
+        on_driver = self._tagged_on_driver(records) if self._on_driver(counts) else None
+        found = None
+        if on_driver is not None:
+            appended = self._append_on_driver(on_driver, slices)
+            if appended is not None:
+                return appended, replaced
+            # (the driver's tags, handed to Spark)
+            found = self._persist(records.sparkSession.createDataFrame(on_driver,
+                                                                       schema=_tagged_schema(records.schema)))
+            records = found.drop("_old_ppath", "_fg")
+        else:
+            records = self._distinct(records, ["_hoodie_record_key"]) if op == "delete" else self._dedupe(records)
         tagged = leaving = None
         touched: list[str] = []
         if op != "insert_overwrite_table":  # (that one replaces every file group: all records are new)
-            found = self._persist(index_tagging.tag(self._for_lookups(records, sum(counts.values())),
-                                                    self.metastore, self.db, self.name, security=self.task_security))
+            if found is None:
+                found = self._persist(index_tagging.tag(self._for_lookups(records, sum(counts.values())),
+                                                        self.metastore, self.db, self.name,
+                                                        security=self.task_security))
             upp = self.cfg.update_partition_path
             tagged, leaving = index_tagging.route(found, op, sorted(counts),
                                                   self.info.update_partition_path if upp is None else upp)
@@ -354,6 +369,59 @@ class _Job:
             parts.append(leaving.withColumn("_delete", F.lit(True)))
         to_write = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
         return self._write_file_groups(to_write, groups), replaced
+
+    def _on_driver(self, counts: dict[str, int]) -> bool:
+        """A small batch on a merge-on-read table with a record index: the driver de-duplicates and
+        tags it (one `toArrow`, its own lookups) and, when every record is an update in place or a
+        delete, appends the log files itself (`_append_on_driver`). Those writes cost little next to
+        the Spark stages they would need; a copy-on-write batch rewrites base files (Spark's tasks)."""
+        n = sum(counts.values())
+        return (self.info.merge_on_read and not self.created and 0 < n <= self.cfg.driver_max_records
+                and self.cfg.operation in ("upsert", "insert", "delete"))
+
+    def _tagged_on_driver(self, records: DataFrame) -> pa.Table:
+        """The batch de-duplicated by key (`_dedupe`'s choice) with `_old_ppath` and `_fg`
+        (index_tagging.tag's columns), in the driver."""
+        t = records.toArrow()
+        if self.cfg.operation == "delete":
+            t = _first_per_key(t, None)
+        else:
+            pc_field = self.info.precombine_field
+            t = _first_per_key(t, next((c for c in t.column_names if pc_field and c.lower() == pc_field.lower()),
+                                       None))
+        key_pos = t.column_names.index("_hoodie_record_key")
+        step = index_tagging.LOOKUP_BATCH
+        return pa.concat_tables([index_tagging.locate(self.client, self.db, self.name, t.slice(i, step), key_pos)
+                                 for i in range(0, t.num_rows, step)])
+
+    def _append_on_driver(self, tagged: pa.Table, slices: list) -> list[dict] | None:
+        """Stats rows of the log files the driver appended for `tagged`, or None (nothing written)
+        when some record is new, moves partition, or falls to a file group that takes no log file."""
+        op, upp = self.cfg.operation, self.cfg.update_partition_path
+        moves = self.info.update_partition_path if upp is None else upp
+        if op == "delete":
+            tagged = tagged.filter(pc.is_valid(tagged.column("_fg")))
+        elif tagged.column("_fg").null_count:
+            return None  # (inserts: placed by Spark, `_place`)
+        elif moves and not pc.all(pc.equal(tagged.column("_old_ppath"),
+                                           tagged.column("_hoodie_partition_path"))).as_py():
+            return None  # (moves: deleted where they were, inserted where they go)
+        if not tagged.num_rows:
+            return []
+        old = tagged.column("_old_ppath")  # (where each key lives; with moves off, where it stays)
+        tagged = tagged.set_column(tagged.column_names.index("_hoodie_partition_path"), "_hoodie_partition_path", old)
+        have = {s.partition_path for s in slices}
+        slices = slices + self._slices(set(pc.unique(old).to_pylist()) - have)
+        groups = self._groups(slices)
+        appends = self._appends(groups)
+        if not pc.all(pc.is_in(tagged.column("_fg"), value_set=pa.array(list(appends), pa.string()))).as_py():
+            return None
+        cols = [f.name for f in self.schema.fields if f.name not in META_COLUMNS]
+        final = (tagged.select(cols + ["_hoodie_record_key", "_hoodie_partition_path", "_fg"])
+                 .append_column("_delete", pa.array([op == "delete"] * tagged.num_rows, pa.bool_()))
+                 .sort_by("_fg"))
+        writer = self._file_group_writer(groups)
+        return [r for b in writer.write_sorted(final.to_batches()) for r in b.to_pylist()]
 
     def _for_lookups(self, records: DataFrame, n: int) -> DataFrame:
         """A batch of at most LOOKUP_BATCH keys per core in one partition per core, each task one
@@ -423,16 +491,19 @@ class _Job:
     def _distinct(self, records: DataFrame, keys: list[str]) -> DataFrame:
         return records.repartition(self.parallelism, *keys).dropDuplicates(keys)
 
-    def _write_file_groups(self, to_write: DataFrame, groups: dict) -> list[dict]:
+    def _file_group_writer(self, groups: dict) -> FileGroupWriter:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         data_schema = to_arrow_schema(self.schema, timezone="UTC")  # Spark timestamps: UTC instants
-        writer = FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
-                                 layout=self.info.layout(), instant=self.instant, data_schema=data_schema,
-                                 groups=groups, index=self.info.record_index,
-                                 stats_columns=indexed_columns(data_schema, self.info.properties),
-                                 security=self.task_security, appends=self._appends(groups),
-                                 avro_schema=self.schema_avro)
+        return FileGroupWriter(metastore=self.metastore, db=self.db, table=self.name,
+                               layout=self.info.layout(), instant=self.instant, data_schema=data_schema,
+                               groups=groups, index=self.info.record_index,
+                               stats_columns=indexed_columns(data_schema, self.info.properties),
+                               security=self.task_security, appends=self._appends(groups),
+                               avro_schema=self.schema_avro)
+
+    def _write_file_groups(self, to_write: DataFrame, groups: dict) -> list[dict]:
+        writer = self._file_group_writer(groups)
         cols = [_col(f.name) for f in self.schema.fields if f.name not in META_COLUMNS]
         final = to_write.select(*cols, "_hoodie_record_key", "_hoodie_partition_path", "_fg", "_delete")
         # each task writes its file groups one after the other, a run of them per marker call
@@ -469,6 +540,23 @@ def _base_files(slices) -> dict[str, tuple]:
             rel = f"{s.partition_path}/{s.base_file.name}" if s.partition_path else s.base_file.name
             groups[s.file_id] = (s.partition_path, rel, s.base_instant)
     return groups
+
+
+def _first_per_key(t: pa.Table, order: str | None) -> pa.Table:
+    """One record per `_hoodie_record_key`: the one with the greatest `order` (nulls last), or any."""
+    sort = [("_hoodie_record_key", "ascending")] + ([(order, "descending")] if order else [])
+    perm = pc.sort_indices(t, sort_keys=sort)  # (nulls last)
+    keys = t.column("_hoodie_record_key").take(perm)
+    n = len(keys)
+    if n < 2:
+        return t
+    first = pa.concat_arrays([pa.array([True]), pc.not_equal(keys.slice(1), keys.slice(0, n - 1)).combine_chunks()])
+    return t.take(perm.filter(first))
+
+
+def _tagged_schema(schema: T.StructType) -> T.StructType:
+    return T.StructType(schema.fields + [T.StructField("_old_ppath", T.StringType()),
+                                         T.StructField("_fg", T.StringType())])
 
 
 def _record_keys(rows: list[dict]) -> list:

@@ -66,6 +66,7 @@ from hudi_format.config_keys import (
     CLUSTERING_MAX_COMMITS,
     CLUSTERING_SORT_COLUMNS,
     COMPACT_MAX_DELTA_COMMITS,
+    DRIVER_WRITE_MAX_RECORDS,
     LOG_COMPACT_BLOCKS_THRESHOLD,
     LOG_COMPACT_INLINE,
     METADATA_ENABLE,
@@ -250,9 +251,12 @@ def run_sequence(spark, our_server, draw, steps: int, table_type: str, policy: t
             else:
                 if failed is not None:
                     _await_expired(c, db, name, failed)
+                # every other write by Spark's tasks alone: a small merge-on-read batch is tagged and
+                # appended by the driver otherwise (pipeline/writer.py `_on_driver`)
+                by_spark = {DRIVER_WRITE_MAX_RECORDS: "0"} if step % 2 else {}
                 instant = write(spark.createDataFrame(rows, SCHEMA), table, "delete" if op == "delete" else "upsert",
                                 record_key="id", precombine_field="ts", partition_by="dt",
-                                metastore=uri(our_server), table_type=table_type, options=options)
+                                metastore=uri(our_server), table_type=table_type, options={**options, **by_spark})
                 if failed is not None:
                     assert failed not in {i.timestamp for i in c.list_instants(db, name)}, where
                     failed = None
