@@ -99,6 +99,10 @@ DRIVER_WRITE_MAX_RECORDS = _key("hoodie.metastore.write.driver.max.records",
                                 "the pipeline: a merge-on-read batch of at most this many records whose keys "
                                 "the table has is tagged and appended to its log files by the driver, without "
                                 "Spark stages (the driver holds the batch; 0: never)", "200000")
+DRIVER_WRITE_MAX_BYTES = _key("hoodie.metastore.write.driver.max.bytes",
+                              "the pipeline: the driver takes such a batch only when its records times the "
+                              "table's average record size (its recent write statistics) is at most this",
+                              "67108864")
 INDEX_DEFS_PATH = _key("hoodie.table.index.defs.path",
                        "where the table's index definitions are (`.hoodie/.index_defs/index.json`): Hudi 1.x "
                        "readers skip files by the metadata table's `column_stats` only for the columns it lists")

@@ -31,6 +31,7 @@ from hudi_format.config_keys import (
     COMPACTION_TRIGGERS,
     COMPLEX_KEYGEN_NEW_ENCODING,
     COPYONWRITE_RECORD_SIZE_ESTIMATE,
+    DRIVER_WRITE_MAX_BYTES,
     DRIVER_WRITE_MAX_RECORDS,
     HIVE_STYLE_PARTITIONING,
     HIVE_SYNC_AS_DATASOURCE,
@@ -105,6 +106,7 @@ class WriteConfig:
     storage_path: str | None = None  # hoodie.storage.path
     table_type: str | None = None  # hoodie.datasource.write.table.type; None: the table's (new: COW)
     driver_max_records: int = int(default_of(DRIVER_WRITE_MAX_RECORDS))  # writer.py `_on_driver`
+    driver_max_bytes: int = int(default_of(DRIVER_WRITE_MAX_BYTES))
 
     def action(self, merge_on_read: bool = False) -> str:
         """The instant's action: replacecommit for the overwrites, else commit (deltacommit on a
@@ -153,6 +155,7 @@ class WriteConfig:
             storage_path=o.get(STORAGE_PATH),
             table_type=str(o[WRITE_TABLE_TYPE]).strip().upper() if o.get(WRITE_TABLE_TYPE) else None,
             driver_max_records=_int(o, DRIVER_WRITE_MAX_RECORDS),
+            driver_max_bytes=_int(o, DRIVER_WRITE_MAX_BYTES),
         )
         if cfg.table_type is not None and cfg.table_type not in TABLE_TYPES:
             raise ValueError(f"{WRITE_TABLE_TYPE} must be one of {', '.join(TABLE_TYPES)}, not {cfg.table_type!r}")
@@ -184,9 +187,10 @@ class WriteConfig:
                 or _int(o, LOG_COMPACT_BLOCKS_THRESHOLD) < 1:
             raise ValueError(f"{LOG_COMPACT_BLOCKS_THRESHOLD} must be a whole number of at least 1, "
                              f"not {o.get(LOG_COMPACT_BLOCKS_THRESHOLD)!r}")
-        if cfg.driver_max_records < 0:
-            raise ValueError(f"{DRIVER_WRITE_MAX_RECORDS} must be a whole number, "
-                             f"not {o.get(DRIVER_WRITE_MAX_RECORDS)!r}")
+        for key, value in ((DRIVER_WRITE_MAX_RECORDS, cfg.driver_max_records),
+                           (DRIVER_WRITE_MAX_BYTES, cfg.driver_max_bytes)):
+            if value < 0:
+                raise ValueError(f"{key} must be a whole number, not {o.get(key)!r}")
         if cfg.max_file_size <= 0 or cfg.record_size_estimate <= 0:
             raise ValueError(f"{PARQUET_MAX_FILE_SIZE} and {COPYONWRITE_RECORD_SIZE_ESTIMATE} must be > 0")
         return cfg

@@ -92,10 +92,11 @@ class FileGroupWriter:
         self.appends = appends or {}  # file id -> (base instant, version of its new log file)
         self.log_schema = log_schema(avro_schema) if avro_schema else None
 
-    def write_sorted(self, batches):
+    def write_sorted(self, batches, client=None):
         """mapInArrow over one task's records, sorted by `_fg`: the file groups in runs of up to
         MARKER_RUN_GROUPS groups or MARKER_RUN_ROWS records, each run's markers added in one call
-        (not one per file group) before its files are written. Yields the write statistics."""
+        (not one per file group) before its files are written. Yields the write statistics.
+        `client`: the metastore connection to use (default: the worker's, `executor_client`)."""
         token = write_token()
         run: list[tuple[str, list[pa.RecordBatch]]] = []
         held = 0
@@ -105,16 +106,16 @@ class FileGroupWriter:
                     run[-1][1].append(part)
                 else:
                     if len(run) >= MARKER_RUN_GROUPS or held >= MARKER_RUN_ROWS:  # (the last group is complete)
-                        yield from self._write_run(run, token)
+                        yield from self._write_run(run, token, client)
                         run, held = [], 0
                     run.append((fid, [part]))
                 held += part.num_rows
         if run:
-            yield from self._write_run(run, token)
+            yield from self._write_run(run, token, client)
 
-    def _write_run(self, run: list[tuple[str, list[pa.RecordBatch]]], token: str):
+    def _write_run(self, run: list[tuple[str, list[pa.RecordBatch]]], token: str, client=None):
         rels = [self._file(fid, token) for fid, _ in run]
-        executor_client(self.metastore, self.security).add_markers(self.db, self.table, self.instant, rels)
+        (client or executor_client(self.metastore, self.security)).add_markers(self.db, self.table, self.instant, rels)
         tables = [pa.Table.from_batches(parts) for _, parts in run]
         encoded = self._log_records([(fid, _upserts(t)) for (fid, _), t in zip(run, tables) if fid in self.appends],
                                     token)

@@ -11,8 +11,10 @@ a file group that is not a small file taking inserts append one log file to its 
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import pyarrow as pa
@@ -38,6 +40,7 @@ SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 DEFAULT_METASTORE = "thrift://127.0.0.1:9083"
 RECORDS_PER_TASK = 10_000  # records per shuffle partition of a write, unless configured
+DRIVER_WRITERS = 8  # threads of the driver writing a small batch's log files (at most Spark's default parallelism)
 
 
 def write(df: DataFrame | None, table: str, operation: str = "upsert", record_key=None, precombine_field=None,
@@ -286,9 +289,10 @@ class _Job:
         partitions = sorted(partitions)
         return self.client.get_latest_file_slices(self.db, self.name, partitions) if partitions else []
 
-    def _avg_record_size(self) -> int:
-        instants = self.client.list_instants(self.db, self.name, states=["COMPLETED"],
-                                             actions=["commit", "replacecommit"])
+    def _avg_record_size(self, actions=("commit", "replacecommit")) -> int:
+        """Bytes per record written by the table's latest completed `actions` that wrote any (of 5),
+        else `hoodie.copyonwrite.record.size.estimate`."""
+        instants = self.client.list_instants(self.db, self.name, states=["COMPLETED"], actions=list(actions))
         for inst in reversed(instants[-5:]):
             meta = json.loads(self.client.get_instant_metadata(self.db, self.name, inst.ts, inst.action)
                               or b"{}")
@@ -376,8 +380,10 @@ class _Job:
         delete, appends the log files itself (`_append_on_driver`). Those writes cost little next to
         the Spark stages they would need; a copy-on-write batch rewrites base files (Spark's tasks)."""
         n = sum(counts.values())
-        return (self.info.merge_on_read and not self.created and 0 < n <= self.cfg.driver_max_records
-                and self.cfg.operation in ("upsert", "insert", "delete"))
+        if not (self.info.merge_on_read and not self.created and 0 < n <= self.cfg.driver_max_records
+                and self.cfg.operation in ("upsert", "insert", "delete")):
+            return False
+        return n * self._avg_record_size(("commit", "deltacommit", "replacecommit")) <= self.cfg.driver_max_bytes
 
     def _tagged_on_driver(self, records: DataFrame) -> pa.Table:
         """The batch de-duplicated by key (`_dedupe`'s choice) with `_old_ppath` and `_fg`
@@ -421,7 +427,16 @@ class _Job:
                  .append_column("_delete", pa.array([op == "delete"] * tagged.num_rows, pa.bool_()))
                  .sort_by("_fg"))
         writer = self._file_group_writer(groups)
-        return [r for b in writer.write_sorted(final.to_batches()) for r in b.to_pylist()]
+        parts = _split_groups(final, min(DRIVER_WRITERS, self.df.sparkSession.sparkContext.defaultParallelism))
+
+        def write_part(part: pa.Table) -> list[dict]:  # (a connection per thread)
+            with HudiCatalog(self.metastore, security=self.task_security) as c:
+                return [r for b in writer.write_sorted(part.to_batches(), client=c) for r in b.to_pylist()]
+
+        if len(parts) == 1:
+            return write_part(parts[0])
+        with ThreadPoolExecutor(len(parts), thread_name_prefix="driver-write") as pool:
+            return [r for rows in pool.map(write_part, parts) for r in rows]
 
     def _for_lookups(self, records: DataFrame, n: int) -> DataFrame:
         """A batch of at most LOOKUP_BATCH keys per core in one partition per core, each task one
@@ -552,6 +567,19 @@ def _first_per_key(t: pa.Table, order: str | None) -> pa.Table:
         return t
     first = pa.concat_arrays([pa.array([True]), pc.not_equal(keys.slice(1), keys.slice(0, n - 1)).combine_chunks()])
     return t.take(perm.filter(first))
+
+
+def _split_groups(t: pa.Table, k: int) -> list[pa.Table]:
+    """`t` (sorted by `_fg`) in at most `k` slices of about equal rows, none splitting a file group."""
+    n = t.num_rows
+    if k <= 1 or n < 2:
+        return [t]
+    fg = t.column("_fg").combine_chunks()
+    starts = [0] + [i + 1 for i in pc.indices_nonzero(pc.not_equal(fg.slice(1), fg.slice(0, n - 1))).to_pylist()]
+    cuts = sorted({starts[bisect.bisect_left(starts, n * j // k)] for j in range(k) if n * j // k <= starts[-1]})
+    cuts = [c for c in cuts if c > 0]
+    bounds = [0] + cuts + [n]
+    return [t.slice(a, b - a) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
 def _tagged_schema(schema: T.StructType) -> T.StructType:

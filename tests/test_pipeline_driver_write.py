@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import uuid
 
+import pyarrow as pa
 import pytest
 
-from hudi_format.config_keys import DRIVER_WRITE_MAX_RECORDS, RECORD_INDEX_UPDATE_PARTITION_PATH
+from hudi_format.config_keys import DRIVER_WRITE_MAX_BYTES, DRIVER_WRITE_MAX_RECORDS, RECORD_INDEX_UPDATE_PARTITION_PATH
 from pipeline import write
 from pipeline import writer as writer_module
+from pipeline.writer import _split_groups
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
 from tests.pipeline_mor import _server_slices
 
@@ -118,16 +120,31 @@ def test_new_keys_and_moves_go_to_spark_after_the_driver_tagged_them(spark, our_
     assert len(driver_writes) == 3
     _check(spark, our_server, table, model)
 
-    # a batch above the limit: Spark's tasks alone
-    ups = [(7, "y", 6, "p1"), (8, "y", 6, "p0")]
-    _write(spark, our_server, table, "upsert", ups, **{DRIVER_WRITE_MAX_RECORDS: "1"})
-    model = _apply(model, "upsert", ups)
-    assert len(driver_writes) == 3
-    _check(spark, our_server, table, model)
+    # a batch above the limits (records; records times the table's bytes per record): Spark's tasks alone
+    for limit in ({DRIVER_WRITE_MAX_RECORDS: "1"}, {DRIVER_WRITE_MAX_BYTES: "100"}):
+        ups = [(7, "y", 6, "p1"), (8, "y", 6, "p0")]
+        _write(spark, our_server, table, "upsert", ups, **limit)
+        model = _apply(model, "upsert", ups)
+        assert len(driver_writes) == 3
+        _check(spark, our_server, table, model)
 
 
-def test_the_limit_must_be_a_whole_number(spark, our_server):
+def test_the_limits_must_be_whole_numbers(spark, our_server):
     table = f"dw_{uuid.uuid4().hex[:8]}.t"
-    for bad in ("-1", "many"):
-        with pytest.raises(ValueError, match=DRIVER_WRITE_MAX_RECORDS):
-            _write(spark, our_server, table, "upsert", [(1, "a", 1, "p0")], **{DRIVER_WRITE_MAX_RECORDS: bad})
+    for key in (DRIVER_WRITE_MAX_RECORDS, DRIVER_WRITE_MAX_BYTES):
+        for bad in ("-1", "many"):
+            with pytest.raises(ValueError, match=key):
+                _write(spark, our_server, table, "upsert", [(1, "a", 1, "p0")], **{key: bad})
+
+
+def test_a_batch_is_split_between_the_driver_threads_by_whole_file_groups():
+    fgs = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e"]
+    t = pa.table({"_fg": fgs, "i": list(range(len(fgs)))})
+    for k in range(1, 12):
+        parts = _split_groups(t, k)
+        assert 1 <= len(parts) <= k
+        assert pa.concat_tables(parts).equals(t)
+        seen = [set(p.column("_fg").to_pylist()) for p in parts]
+        assert all(not (x & y) for i, x in enumerate(seen) for y in seen[i + 1:]), (k, seen)
+    assert len(_split_groups(t, 2)) == 2 and len(_split_groups(t, 20)) == 5
+    assert _split_groups(t.slice(0, 0), 4)[0].num_rows == 0
