@@ -29,6 +29,7 @@ from hudi_format.commit_metadata import parse_compaction_plan
 from hudi_format.file_slice import parse_file_name
 from hudi_format.log_file import avro_data_block_of_table, delete_block, log_file_name
 from hudi_format.record_key_codec import encode_keys
+from hudi_format.table_config import log_compaction_enabled
 
 from .base_file import conform, write_token
 from .compaction import Claim, _slices_of, run_operations
@@ -40,6 +41,13 @@ from .table import TableInfo, latest_schema
 
 log = logging.getLogger(__name__)
 LOG_COMPACTION = "logcompaction"
+
+
+def enabled(info: TableInfo) -> bool:
+    """A merge-on-read table whose config turns log compaction on: `hoodie.log.compaction.inline` or
+    `hoodie.log.compaction.enable` true (hudi_format/table_config.py); the pipeline runs its pending
+    log compactions inline before a write only then (as the server schedules them only then)."""
+    return info.merge_on_read and log_compaction_enabled(info.properties)
 
 
 class _LogCompactor:

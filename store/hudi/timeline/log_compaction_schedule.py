@@ -1,6 +1,7 @@
 """Log compaction of merge-on-read tables, scheduled by the server (issue 38; Hudi 0.13+'s
-`logcompaction`): on a table whose config says `hoodie.log.compaction.inline=true` (Hudi's default
-is false; a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes,
+`logcompaction`): on a table whose config says `hoodie.log.compaction.inline=true` or
+`hoodie.log.compaction.enable=true` (Hudi's defaults are false; table_config.log_compaction_enabled;
+a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes,
 the same transaction requests a `logcompaction` instant whose plan (a HoodieCompactionPlan, as
 Hudi's HoodieLogCompactionPlanGenerator writes it, in `<ts>.logcompaction.requested`: its strategy
 names Hudi's LogCompactionExecutionHelper, preserveHoodieMetadata true) names every
@@ -34,11 +35,11 @@ from __future__ import annotations
 from sqlalchemy import Connection, select
 
 from hudi_format.commit_metadata import CompactionOperation, log_blocks, log_compaction_plan, parse_compaction_plan
-from hudi_format.config_keys import LOG_COMPACT_BLOCKS_THRESHOLD, LOG_COMPACT_INLINE, TIMELINE_SOURCE, default_of
+from hudi_format.config_keys import LOG_COMPACT_BLOCKS_THRESHOLD, TIMELINE_SOURCE, default_of
 from hudi_format.errors import InvalidMetadata
 from hudi_format.file_slice import FileInfo, FileSlice, build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
-from hudi_format.table_config import MOR
+from hudi_format.table_config import MOR, log_compaction_enabled
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.compaction_schedule import COMPACTION, _under_clustering, live_files
@@ -49,9 +50,10 @@ LOG_COMPACTION = "logcompaction"
 
 
 def enabled(ref: HudiTableRef) -> bool:
+    """A merge-on-read table whose config turns log compaction on (`hoodie.log.compaction.inline` or
+    `hoodie.log.compaction.enable`) and whose commits go through the server."""
     props = ref.config.properties or {}
-    return (ref.config.table_type == MOR and (props.get(LOG_COMPACT_INLINE) or "").strip().lower() == "true"
-            and not props.get(TIMELINE_SOURCE))
+    return ref.config.table_type == MOR and log_compaction_enabled(props) and not props.get(TIMELINE_SOURCE)
 
 
 def blocks_threshold(ref: HudiTableRef) -> int:

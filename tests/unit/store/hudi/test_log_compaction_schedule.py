@@ -19,6 +19,7 @@ from hudi_format.config_keys import (
     COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
     LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_ENABLE,
     LOG_COMPACT_INLINE,
 )
 from hudi_format.table_config import HudiTableConfig
@@ -235,3 +236,55 @@ def test_blocks_are_counted_as_hudis_planner_counts_them(backend_url, tmp_path):
         assert [f for f, _ in _plan(env, third)] == ["f1-0"]
     finally:
         env.dispose()
+
+
+def test_hoodie_log_compaction_enable_turns_it_on_as_the_inline_key_does(backend_url, tmp_path):
+    """`hoodie.log.compaction.enable=true` (what Hudi's metadata table writer reads) schedules log
+    compactions as `hoodie.log.compaction.inline=true` (what its data table writers read) does;
+    either one's false does not turn the other off; both false (the defaults): none."""
+    env = Env(backend_url, tmp_path)
+    try:
+        for name, inline, enable, on in (("en", "false", "true", True), ("inl", "true", "false", True),
+                                         ("both", None, "TRUE", True), ("none", "false", "false", False)):
+            props = {LOG_COMPACT_INLINE: inline, LOG_COMPACT_ENABLE: enable}
+            _table(env, tmp_path, name, **{k: v for k, v in props.items() if v is not None})
+            first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet")], name)
+            for v in (1, 2, 3):
+                _write(env, [("p=1", _log("f1-0", first, v))], name)
+            assert len(_lcs(env, name)) == (1 if on else 0), name
+    finally:
+        env.dispose()
+
+
+def test_log_compaction_options_go_to_the_table_config_and_bad_ones_fail_the_write():
+    from hudi_format.table_config import log_compaction_enabled
+    from pipeline.config import WriteConfig
+    from pipeline.log_compaction import enabled
+
+    opts = {LOG_COMPACT_ENABLE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: "4"}
+    assert WriteConfig.from_options("insert", opts).table_properties == opts
+    with pytest.raises(ValueError, match=LOG_COMPACT_ENABLE):
+        WriteConfig.from_options("insert", {LOG_COMPACT_ENABLE: "yes"})
+    assert [log_compaction_enabled(p) for p in ({}, None, {LOG_COMPACT_ENABLE: "false"}, {LOG_COMPACT_ENABLE: "true"},
+                                                 {LOG_COMPACT_INLINE: " True "})] == [False, False, False, True, True]
+    mor = {"table_type": "MERGE_ON_READ", "properties": {LOG_COMPACT_ENABLE: "true"}}
+    assert enabled(_info(**mor)) and not enabled(_info(**{**mor, "table_type": "COPY_ON_WRITE"}))
+    assert not enabled(_info(table_type="MERGE_ON_READ", properties={}))
+
+
+def test_table_services_status_reads_both_keys():
+    from adapter.commands.table_services import _settings
+    from hudi_format.config_keys import TIMELINE_SOURCE
+
+    on = _settings({LOG_COMPACT_ENABLE: "true"}, "MERGE_ON_READ")["logcompaction"]
+    assert on["enabled"] and (on[LOG_COMPACT_INLINE], on[LOG_COMPACT_ENABLE]) == ("false", "true")
+    assert not _settings({}, "MERGE_ON_READ")["logcompaction"]["enabled"]
+    assert not _settings({LOG_COMPACT_ENABLE: "true"}, "COPY_ON_WRITE")["logcompaction"]["enabled"]
+    assert not _settings({LOG_COMPACT_ENABLE: "true", TIMELINE_SOURCE: "storage"}, "MERGE_ON_READ")[
+        "logcompaction"]["enabled"]
+
+def _info(table_type: str, properties: dict):
+    from pipeline.table import TableInfo
+
+    return TableInfo("d", "t", "/tmp/t", ["id"], [], None, False, False, None, properties=properties,
+                     table_type=table_type)
