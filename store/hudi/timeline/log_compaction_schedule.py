@@ -1,7 +1,7 @@
 """Log compaction of merge-on-read tables, scheduled by the server (issue 38; Hudi 0.13+'s
 `logcompaction`): on a table whose config says `hoodie.log.compaction.inline=true` or
 `hoodie.log.compaction.enable=true` (Hudi's defaults are false; table_config.log_compaction_enabled;
-a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes,
+a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes (not a log compaction's own),
 the same transaction requests a `logcompaction` instant whose plan (a HoodieCompactionPlan, as
 Hudi's HoodieLogCompactionPlanGenerator writes it, in `<ts>.logcompaction.requested`: its strategy
 names Hudi's LogCompactionExecutionHelper, preserveHoodieMetadata true) names every

@@ -238,6 +238,27 @@ def test_blocks_are_counted_as_hudis_planner_counts_them(backend_url, tmp_path):
         env.dispose()
 
 
+def test_a_log_compactions_completion_schedules_none(backend_url, tmp_path):
+    """Threshold 2: the completed log compaction's file (a delete and a data block) brings its slice
+    to the threshold, but its own completion schedules nothing (Hudi plans log compactions after
+    writes); the next write, to another file group, plans the slice again (as Hudi's planner would)."""
+    env = Env(backend_url, tmp_path)
+    try:
+        _table(env, tmp_path, **{LOG_COMPACT_BLOCKS_THRESHOLD: "2"})
+        first = _write(env, [("p=1", lambda ts: f"f1-0_0-1-0_{ts}.parquet"),
+                             ("p=1", lambda ts: f"f2-0_0-1-0_{ts}.parquet")])
+        _write_counted(env, [("p=1", _log("f1-0", first, 1), 1, 1)])
+        [(ts, _)] = _lcs(env)
+        env.timeline.transition_to_inflight(env.db, "m", ts, LC, b"")
+        meta = _counted(ts, [("p=1", f".f1-0_{first}.log.2_0-1-0", 1, 1)])
+        env.timeline.complete_instant(env.db, "m", ts, LC, meta.replace(b'"UPSERT"', b'"LOG_COMPACT"'))
+        assert _lcs(env, states=["REQUESTED"]) == []
+        _write_counted(env, [("p=1", _log("f2-0", first, 1), 1, 0)])
+        [(again, _)] = _lcs(env, states=["REQUESTED"])
+        assert [f for f, _ in _plan(env, again)] == ["f1-0"]
+    finally:
+        env.dispose()
+
 def test_hoodie_log_compaction_enable_turns_it_on_as_the_inline_key_does(backend_url, tmp_path):
     """`hoodie.log.compaction.enable=true` (what Hudi's metadata table writer reads) schedules log
     compactions as `hoodie.log.compaction.inline=true` (what its data table writers read) does;
