@@ -14,8 +14,14 @@ import uuid
 
 import pytest
 
+import pipeline
 from client import HudiCatalog, HudiMetastoreClient
-from hudi_format.config_keys import COMPACT_MAX_DELTA_COMMITS, LOG_COMPACT_BLOCKS_THRESHOLD, LOG_COMPACT_INLINE
+from hudi_format.config_keys import (
+    COMPACT_MAX_DELTA_COMMITS,
+    LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_ENABLE,
+    LOG_COMPACT_INLINE,
+)
 from hudi_format.log_file import blocks
 from pipeline import write
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
@@ -119,7 +125,7 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server, capsys):
     assert ours(spark, our_server, table, COLS, as_of=then) == then_model
     assert hudi_rs(base, COLS, as_of=then) == then_model
     status = _status(table, our_server, capsys)
-    assert status["enabled"] and status[LOG_COMPACT_BLOCKS_THRESHOLD] == "3"
+    assert status["enabled"] and status[LOG_COMPACT_BLOCKS_THRESHOLD] == "3" and status[LOG_COMPACT_ENABLE] == "false"
     assert [i["instant"] for i in status["pending"]] == [i.ts for i in pending]
     assert [i["instant"] for i in status["recent"]] == done
     args = build_parser().parse_args(["table-services", "status", table, "--metastore", uri(our_server)])
@@ -136,6 +142,35 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server, capsys):
     assert ours(spark, our_server, table, COLS) == model
     assert hudi_rs(base, COLS) == model
     assert _slices(our_server, table) == hudi_rs_slices(base)
+
+
+def test_pipeline_log_compact_runs_the_pending_ones_of_a_table_with_hoodie_log_compaction_enable(spark, our_server):
+    """A table whose first write says only `hoodie.log.compaction.enable=true` (threshold 2): the
+    write that brings a slice to 2 log blocks (a delete and a data block in one log file) makes the
+    server schedule a log compaction; `pipeline.log_compact` runs it (its instant time returned,
+    again: none), `pipeline.compact` finds no compaction; the table reads the model."""
+    table = f"lc_{uuid.uuid4().hex[:8]}.t"
+    opts = {LOG_COMPACT_ENABLE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: "2", COMPACT_MAX_DELTA_COMMITS: "50"}
+
+    def run(op: str, rows: list) -> None:
+        write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
+              partition_by="dt", metastore=uri(our_server), table_type="MERGE_ON_READ", options=opts)
+
+    run("insert", [(k, "a", 10, "p0") for k in range(4)])
+    run("upsert", [(1, "b", 20, "p0")])
+    assert [i for i in _instants(our_server, table) if i.action == "logcompaction"] == []  # 1 block
+    # an upsert moving key 2 to p1: p0's log file holds a data and a delete block
+    run("upsert", [(3, "c", 30, "p0"), (2, "m", 30, "p1")])
+    [lc] = [i for i in _instants(our_server, table) if i.action == "logcompaction"]
+    assert lc.state == "REQUESTED"
+    assert pipeline.compact(spark, table, metastore=uri(our_server)) == []
+    assert pipeline.log_compact(spark, table, metastore=uri(our_server)) == [lc.ts]
+    assert pipeline.log_compact(spark, table, metastore=uri(our_server)) == []
+    [done] = [i for i in _instants(our_server, table) if i.ts == lc.ts]
+    assert (done.action, done.state) == ("deltacommit", "COMPLETED")
+    model = {"0": (0, "a", 10, "p0"), "1": (1, "b", 20, "p0"), "2": (2, "m", 30, "p1"), "3": (3, "c", 30, "p0")}
+    assert ours(spark, our_server, table, COLS) == model
+    assert hudi_rs(base_dir(our_server, table), COLS) == model
 
 
 @pytest.mark.slow
