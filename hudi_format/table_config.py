@@ -42,7 +42,6 @@ OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 
 
-
 def log_compaction_enabled(properties: Mapping[str, str] | None) -> bool:
     """Whether a (merge-on-read) table's config turns log compaction on: `hoodie.log.compaction.inline`
     or `hoodie.log.compaction.enable` true. Hudi's data table writers schedule and run log
