@@ -161,6 +161,34 @@ def commit_partitions(data: bytes | None) -> set[str]:
     return out
 
 
+def _count(value) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def log_blocks(data: bytes | None) -> dict[tuple[str, str], int]:
+    """(partition, file name) -> the log blocks a commit wrote into each file its write stats name,
+    as the stats tell them: a data block when it wrote records (`numWrites`), a delete block when it
+    deleted keys (`numDeletes`), one when a stat says neither (at least one block per file
+    written). A writer that split its records into several data blocks (Hudi's
+    `hoodie.logfile.data.block.max.size`) counts one: the stats do not say."""
+    doc = _load(data, "commit")
+    out: dict[tuple[str, str], int] = {}
+    for partition, entries in (doc.get("partitionToWriteStats") or {}).items():
+        for s in entries or []:
+            path = s.get("path") if isinstance(s, dict) else None
+            if not path or path == "null":
+                continue
+            writes, deletes = _count(s.get("numWrites")), _count(s.get("numDeletes"))
+            n = max(1, (1 if writes else 0) + (1 if deletes else 0))
+            key = (s.get("partitionPath") if s.get("partitionPath") is not None else partition,
+                   path.strip("/").rpartition("/")[2])
+            out[key] = out.get(key, 0) + n
+    return out
+
+
 def _deleted_names(doc: dict, key: str) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for partition, meta in (doc.get("partitionMetadata") or {}).items():

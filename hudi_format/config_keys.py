@@ -213,6 +213,11 @@ LOG_COMPACT_INLINE = _key("hoodie.log.compaction.inline",
                           "merge-on-read: log compactions run with the writes; in a table's config: the server "
                           "schedules them (a slice's log blocks merged into one new log block) and the pipeline "
                           "runs them before its next write", "false")
+LOG_COMPACT_ENABLE = _key("hoodie.log.compaction.enable",
+                          "merge-on-read: log compaction on (Hudi 0.14+; Hudi's writers read it for the metadata "
+                          "table, whose log compactions then run after each deltacommit); in a table's config: "
+                          "as hoodie.log.compaction.inline=true (either turns it on; false does not turn off "
+                          "the other, as Hudi's data table writers read only the inline key)", "false")
 LOG_COMPACT_BLOCKS_THRESHOLD = _key("hoodie.log.compaction.blocks.threshold",
                                     "merge-on-read: a log compaction plan takes the file slices with at least this "
                                     "many log blocks (as a reader merges them)", "5")

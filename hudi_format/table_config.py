@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote, unquote
@@ -15,6 +15,8 @@ from hudi_format.config_keys import (
     DROP_PARTITION_COLUMNS,
     HIVE_STYLE_PARTITIONING,
     KEYGENERATOR_CLASS,
+    LOG_COMPACT_ENABLE,
+    LOG_COMPACT_INLINE,
     ORDERING_FIELDS,
     PARTITION_FIELDS,
     PAYLOAD_CLASS,
@@ -38,6 +40,16 @@ INPUT_FORMAT = {COW: "org.apache.hudi.hadoop.HoodieParquetInputFormat",
                 MOR: "org.apache.hudi.hadoop.realtime.HoodieParquetRealtimeInputFormat"}
 OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat"
 SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+
+
+def log_compaction_enabled(properties: Mapping[str, str] | None) -> bool:
+    """Whether a (merge-on-read) table's config turns log compaction on: `hoodie.log.compaction.inline`
+    or `hoodie.log.compaction.enable` true. Hudi's data table writers schedule and run log
+    compactions by the first alone, its metadata table's writer by the second alone; either turns it
+    on here, and neither one's false (both default false) turns the other off."""
+    props = properties or {}
+    return any((props.get(k) or "").strip().lower() == "true" for k in (LOG_COMPACT_INLINE, LOG_COMPACT_ENABLE))
+
 
 # Record merge modes of tables of version 8 and 9, and what Hudi 1.2's writer puts beside each in a
 # version-8 table: its merger's id and payload class (in version 9 the mode alone)

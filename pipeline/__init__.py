@@ -18,13 +18,15 @@ if TYPE_CHECKING:
     from .datasource import register
     from .errors import HudiWriteError, SchemaEvolutionError, WriteConflictError
     from .hudi_table import HudiTable
+    from .log_compaction import log_compact
     from .reader import read
     from .writer import write
 
-__all__ = ["write", "read", "compact", "register", "HudiTable", "HudiWriteError", "SchemaEvolutionError",
+__all__ = ["write", "read", "compact", "log_compact", "register", "HudiTable", "HudiWriteError", "SchemaEvolutionError",
            "WriteConflictError"]
 # imported on first use: the Python workers of a read import only the modules they run
-_HOME = {"write": "writer", "read": "reader", "compact": "compaction", "register": "datasource",
+_HOME = {"write": "writer", "read": "reader", "compact": "compaction", "log_compact": "log_compaction",
+         "register": "datasource",
          "HudiTable": "hudi_table",
          "HudiWriteError": "errors", "SchemaEvolutionError": "errors", "WriteConflictError": "errors"}
 

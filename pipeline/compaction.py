@@ -237,6 +237,14 @@ def compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", secur
             ) -> list[str]:
     """Run the table's scheduled compactions (failed attempts rolled back first; a plan the server
     rolled back at its claim is replaced by the one it scheduled instead); their instant times."""
+    return run_pending(spark, table, metastore, security, pending, run)
+
+
+def run_pending(spark, table: str, metastore: str, security: Security | None, pending_of, run_one) -> list[str]:
+    """`compact` and `log_compact`: after the table's failed service attempts were rolled back, run
+    each instant `pending_of(client, info)` names, oldest first, with `run_one`; again while a plan
+    the server rolled back at its claim (ServicePlanGone) was replaced by a new one. Their instant
+    times."""
     from .table_services import recover
 
     db, name = split_name(table)
@@ -245,12 +253,12 @@ def compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", secur
     with HudiCatalog(metastore, security=security) as client:
         info = load(client, db, name)
         recover(client, info)
-        while todo := [ts for ts in pending(client, info) if ts not in seen]:
+        while todo := [ts for ts in pending_of(client, info) if ts not in seen]:
             gone = False
             for ts in todo:
                 seen.add(ts)
                 try:
-                    done.append(run(spark, client, info, ts, metastore, security))
+                    done.append(run_one(spark, client, info, ts, metastore, security))
                 except ServicePlanGone as exc:
                     log.info("%s", exc)
                     gone = True

@@ -37,6 +37,7 @@ from hudi_format.config_keys import (
     HIVE_SYNC_AS_DATASOURCE,
     INDEX_TYPE,
     LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_ENABLE,
     LOG_COMPACT_INLINE,
     METADATA_ENABLE,
     PARQUET_MAX_FILE_SIZE,
@@ -58,7 +59,7 @@ TABLE_SERVICE_KEYS = (METADATA_ENABLE, COMPACT_INLINE, COMPACT_MAX_DELTA_COMMITS
                       CLEANER_COMMITS_RETAINED, CLEANER_FILE_VERSIONS_RETAINED, CLEANER_HOURS_RETAINED,
                       ARCHIVE_MIN_COMMITS, ARCHIVE_MAX_COMMITS, CLUSTERING_INLINE, CLUSTERING_MAX_COMMITS,
                       CLUSTERING_SMALL_FILE_LIMIT, CLUSTERING_TARGET_FILE_MAX_BYTES, CLUSTERING_SORT_COLUMNS,
-                      LOG_COMPACT_INLINE, LOG_COMPACT_BLOCKS_THRESHOLD,
+                      LOG_COMPACT_INLINE, LOG_COMPACT_ENABLE, LOG_COMPACT_BLOCKS_THRESHOLD,
                       # how long a claimed compaction or clustering lives without its executor's heartbeat
                       CLIENT_HEARTBEAT_INTERVAL_MS, CLIENT_HEARTBEAT_TOLERABLE_MISSES)
 
@@ -180,7 +181,7 @@ class WriteConfig:
                            (CLUSTERING_TARGET_FILE_MAX_BYTES, 1)):
             if not str(o.get(key) or default_of(key)).strip().isdigit() or _int(o, key) < least:
                 raise ValueError(f"{key} must be a whole number of at least {least}, not {o.get(key)!r}")
-        for key in (CLUSTERING_INLINE, LOG_COMPACT_INLINE):
+        for key in (CLUSTERING_INLINE, LOG_COMPACT_INLINE, LOG_COMPACT_ENABLE):
             if str(o.get(key) or "false").strip().lower() not in ("true", "false"):
                 raise ValueError(f"{key} must be true or false, not {o.get(key)!r}")
         if not str(o.get(LOG_COMPACT_BLOCKS_THRESHOLD) or default_of(LOG_COMPACT_BLOCKS_THRESHOLD)).strip().isdigit() \

@@ -2,7 +2,8 @@
 (a requested `logcompaction` instant whose plan, a HoodieCompactionPlan, names the file slices
 with at least `hoodie.log.compaction.blocks.threshold` log blocks:
 store/hudi/timeline/log_compaction_schedule.py); the pipeline runs them, inline before its next
-write to the table (after the compactions), or through `table-services run`.
+write to the table (after the compactions), or through `log_compact(spark, table, ...)` or
+`table-services run`.
 
 Each operation becomes one Spark task: the slice's log blocks merged by key as a reader merges them
 (pipeline/merge_on_read.py `merge_logs`: by ordering field, deletes applied, earlier log
@@ -29,9 +30,10 @@ from hudi_format.commit_metadata import parse_compaction_plan
 from hudi_format.file_slice import parse_file_name
 from hudi_format.log_file import avro_data_block_of_table, delete_block, log_file_name
 from hudi_format.record_key_codec import encode_keys
+from hudi_format.table_config import log_compaction_enabled
 
 from .base_file import conform, write_token
-from .compaction import Claim, _slices_of, run_operations
+from .compaction import Claim, _slices_of, run_operations, run_pending
 from .file_group_writer import executor_client, log_schema, log_stat_row, log_stats, write_log_file
 from .merge_on_read import Merged, merge_logs
 from .schema import to_avro_schema
@@ -40,6 +42,13 @@ from .table import TableInfo, latest_schema
 
 log = logging.getLogger(__name__)
 LOG_COMPACTION = "logcompaction"
+
+
+def enabled(info: TableInfo) -> bool:
+    """A merge-on-read table whose config turns log compaction on: `hoodie.log.compaction.inline` or
+    `hoodie.log.compaction.enable` true (hudi_format/table_config.py); the pipeline runs its pending
+    log compactions inline before a write only then (as the server schedules them only then)."""
+    return info.merge_on_read and log_compaction_enabled(info.properties)
 
 
 class _LogCompactor:
@@ -115,3 +124,18 @@ def run(spark, client: HudiCatalog, info: TableInfo, ts: str, metastore: str, se
         stats = run_operations(spark, client, info, ts, LOG_COMPACTION, rows, compactor, avro, "LOG_COMPACT", held)
     log.info("log-compacted %s.%s at %s: %d file groups", db, name, ts, len(stats))
     return ts
+
+
+def pending(client: HudiCatalog, info: TableInfo) -> list[str]:
+    """Instant times of the log compactions scheduled and not begun, oldest first."""
+    if not info.merge_on_read:
+        return []
+    return [i.ts for i in client.list_instants(info.db, info.name, states=["REQUESTED"], actions=[LOG_COMPACTION])]
+
+
+def log_compact(spark, table: str, metastore: str = "thrift://127.0.0.1:9083", security: Security | None = None
+                ) -> list[str]:
+    """Run the table's scheduled log compactions, as `compact` runs its compactions (failed attempts
+    rolled back first; a plan the server rolled back at its claim is replaced by the one it
+    scheduled instead; the server schedules them, this schedules none); their instant times."""
+    return run_pending(spark, table, metastore, security, pending, run)

@@ -1,6 +1,6 @@
 """Log compaction end to end (issue 38): a merge-on-read table with `hoodie.log.compaction.inline`
 (blocks threshold 3; no compaction due) takes upserts and deletes that add log files to its file
-groups; the server schedules a log compaction once a slice holds 3 log files, the next write runs it
+groups; the server schedules a log compaction once a slice holds 3 log blocks, the next write runs it
 inline (after which the slice's merged records are one new log file whose blocks carry
 COMPACTED_BLOCK_TIMES), and a last one pending is run by `hudi-metastore table-services run`. After
 every step pipeline.read and hudi-rs (reading storage) equal the model; time travel to before a log
@@ -14,8 +14,14 @@ import uuid
 
 import pytest
 
+import pipeline
 from client import HudiCatalog, HudiMetastoreClient
-from hudi_format.config_keys import COMPACT_MAX_DELTA_COMMITS, LOG_COMPACT_BLOCKS_THRESHOLD, LOG_COMPACT_INLINE
+from hudi_format.config_keys import (
+    COMPACT_MAX_DELTA_COMMITS,
+    LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_ENABLE,
+    LOG_COMPACT_INLINE,
+)
 from hudi_format.log_file import blocks
 from pipeline import write
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
@@ -27,16 +33,15 @@ COLS = ["id", "name", "ts", "dt"]
 OPTIONS = {LOG_COMPACT_INLINE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: "3", COMPACT_MAX_DELTA_COMMITS: "50"}
 
 # ts grows with every write but one: key 2's last upsert carries a smaller ts (the merge keeps the
-# greater), and key 1 is deleted and written again (its base record stays deleted)
+# greater), and key 1 is deleted and written again (its base record stays deleted). Blocks count as
+# Hudi's planner counts them: a log compaction's file holding a delete and a data block counts two.
 STEPS = [
     ("insert", [(k, "a", 10, f"p{k % 2}") for k in range(6)]),
     ("upsert", [(1, "b", 20, "p1"), (2, "b", 20, "p0"), (4, "b", 20, "p0")]),
     ("delete", [(1, None, 30, "p1"), (0, None, 30, "p0")]),
     ("upsert", [(2, "old", 5, "p0"), (3, "c", 40, "p1"), (1, "back", 40, "p1")]),  # -> LC1: both groups
-    ("upsert", [(5, "d", 50, "p1")]),  # runs LC1 first
-    ("upsert", [(3, "e", 60, "p1"), (4, "e", 60, "p0")]),  # -> LC2: p1's group (LC1's file and 2 more)
-    ("delete", [(5, None, 70, "p1")]),  # runs LC2 first
-    ("upsert", [(3, "f", 80, "p1")]),  # -> LC3 of p1's group, left pending
+    ("upsert", [(5, "d", 50, "p1")]),  # runs LC1 first (2 blocks a group) -> LC2: p1's group (2 + 1 blocks)
+    ("delete", [(5, None, 70, "p1")]),  # runs LC2 first -> LC3 of p1's group (2 + 1), left pending
 ]
 
 
@@ -109,18 +114,18 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server, capsys):
                     found.setdefault(ppath, []).append((b.instant, b.block_type, b.compacted_times))
     t = [ts for ts, _ in history]
     lc1, lc2 = done
-    # LC1 merged the log blocks of writes 1-3 (p0: key 0 deleted; p1: key 1), LC2 LC1's block and
-    # writes 4 and 5 (key 1's delete carried on); each a delete block, then a data block
+    # LC1 merged the log blocks of writes 1-3 (p0: key 0 deleted; p1: key 1), LC2 LC1's blocks and
+    # write 4 (key 1's delete carried on); each a delete block, then a data block
     assert {p: sorted(v) for p, v in found.items()} == {
         "p0": [(lc1, 1, t[1:4]), (lc1, 3, t[1:4])],
-        "p1": [(lc1, 1, t[1:4]), (lc1, 3, t[1:4]), (lc2, 1, [lc1, t[4], t[5]]), (lc2, 3, [lc1, t[4], t[5]])]}
+        "p1": [(lc1, 1, t[1:4]), (lc1, 3, t[1:4]), (lc2, 1, [lc1, t[4]]), (lc2, 3, [lc1, t[4]])]}
     assert _slices(our_server, table) == hudi_rs_slices(base)
     # time travel to before the log compactions: the blocks they replaced are read
     then, then_model = history[3]
     assert ours(spark, our_server, table, COLS, as_of=then) == then_model
     assert hudi_rs(base, COLS, as_of=then) == then_model
     status = _status(table, our_server, capsys)
-    assert status["enabled"] and status[LOG_COMPACT_BLOCKS_THRESHOLD] == "3"
+    assert status["enabled"] and status[LOG_COMPACT_BLOCKS_THRESHOLD] == "3" and status[LOG_COMPACT_ENABLE] == "false"
     assert [i["instant"] for i in status["pending"]] == [i.ts for i in pending]
     assert [i["instant"] for i in status["recent"]] == done
     args = build_parser().parse_args(["table-services", "status", table, "--metastore", uri(our_server)])
@@ -137,6 +142,35 @@ def test_log_compaction_inline_and_by_table_services(spark, our_server, capsys):
     assert ours(spark, our_server, table, COLS) == model
     assert hudi_rs(base, COLS) == model
     assert _slices(our_server, table) == hudi_rs_slices(base)
+
+
+def test_pipeline_log_compact_runs_the_pending_ones_of_a_table_with_hoodie_log_compaction_enable(spark, our_server):
+    """A table whose first write says only `hoodie.log.compaction.enable=true` (threshold 2): the
+    write that brings a slice to 2 log blocks (a delete and a data block in one log file) makes the
+    server schedule a log compaction; `pipeline.log_compact` runs it (its instant time returned,
+    again: none), `pipeline.compact` finds no compaction; the table reads the model."""
+    table = f"lc_{uuid.uuid4().hex[:8]}.t"
+    opts = {LOG_COMPACT_ENABLE: "true", LOG_COMPACT_BLOCKS_THRESHOLD: "2", COMPACT_MAX_DELTA_COMMITS: "50"}
+
+    def run(op: str, rows: list) -> None:
+        write(spark.createDataFrame(rows, SCHEMA), table, op, record_key="id", precombine_field="ts",
+              partition_by="dt", metastore=uri(our_server), table_type="MERGE_ON_READ", options=opts)
+
+    run("insert", [(k, "a", 10, "p0") for k in range(4)])
+    run("upsert", [(1, "b", 20, "p0")])
+    assert [i for i in _instants(our_server, table) if i.action == "logcompaction"] == []  # 1 block
+    # an upsert moving key 2 to p1: p0's log file holds a data and a delete block
+    run("upsert", [(3, "c", 30, "p0"), (2, "m", 30, "p1")])
+    [lc] = [i for i in _instants(our_server, table) if i.action == "logcompaction"]
+    assert lc.state == "REQUESTED"
+    assert pipeline.compact(spark, table, metastore=uri(our_server)) == []
+    assert pipeline.log_compact(spark, table, metastore=uri(our_server)) == [lc.ts]
+    assert pipeline.log_compact(spark, table, metastore=uri(our_server)) == []
+    [done] = [i for i in _instants(our_server, table) if i.ts == lc.ts]
+    assert (done.action, done.state) == ("deltacommit", "COMPLETED")
+    model = {"0": (0, "a", 10, "p0"), "1": (1, "b", 20, "p0"), "2": (2, "m", 30, "p1"), "3": (3, "c", 30, "p0")}
+    assert ours(spark, our_server, table, COLS) == model
+    assert hudi_rs(base_dir(our_server, table), COLS) == model
 
 
 @pytest.mark.slow

@@ -37,11 +37,12 @@ from hudi_format.config_keys import (
     COMPACT_INLINE,
     COMPACT_MAX_DELTA_COMMITS,
     LOG_COMPACT_BLOCKS_THRESHOLD,
+    LOG_COMPACT_ENABLE,
     LOG_COMPACT_INLINE,
     TIMELINE_SOURCE,
     default_of,
 )
-from hudi_format.table_config import MOR
+from hudi_format.table_config import MOR, log_compaction_enabled
 
 PENDING = ("REQUESTED", "INFLIGHT")
 COMPACT = "COMPACT"  # the operationType of a completed compaction (a commit)
@@ -60,8 +61,9 @@ def _settings(props: dict[str, str], table_type: str) -> dict[str, dict]:
                   COMPACT_MAX_DELTA_COMMITS: _setting(props, COMPACT_MAX_DELTA_COMMITS),
                   "scheduled_by": "the server",
                   "run_by": "the pipeline (inline, before its next write) or table-services run"}
-    log_compaction = {"enabled": table_type == MOR and _setting(props, LOG_COMPACT_INLINE).lower() == "true"
-                      and not own,
+    log_compaction = {"enabled": table_type == MOR and log_compaction_enabled(props) and not own,
+                      LOG_COMPACT_INLINE: _setting(props, LOG_COMPACT_INLINE),
+                      LOG_COMPACT_ENABLE: _setting(props, LOG_COMPACT_ENABLE),
                       LOG_COMPACT_BLOCKS_THRESHOLD: _setting(props, LOG_COMPACT_BLOCKS_THRESHOLD),
                       "scheduled_by": "the server",
                       "run_by": "the pipeline (inline, before its next write) or table-services run"}
@@ -160,7 +162,10 @@ def _print(doc: dict) -> None:
         print(f"log compaction  on: slices of {logc[LOG_COMPACT_BLOCKS_THRESHOLD]} log blocks or more; scheduled by "
               f"{logc['scheduled_by']}, run by {logc['run_by']}")
     elif doc["table_type"] == MOR:
-        print(f"log compaction  off ({LOG_COMPACT_INLINE}=false)")
+        on = "true" in (logc[LOG_COMPACT_INLINE].lower(), logc[LOG_COMPACT_ENABLE].lower())
+        print("log compaction  off " + ("(Hudi's own writers keep the timeline)" if on else
+                                        f"({LOG_COMPACT_INLINE}={logc[LOG_COMPACT_INLINE]}, "
+                                        f"{LOG_COMPACT_ENABLE}={logc[LOG_COMPACT_ENABLE]})"))
     if clust["enabled"]:
         sort = f", sorted by {clust[CLUSTERING_SORT_COLUMNS]}" if clust[CLUSTERING_SORT_COLUMNS] else ""
         print(f"clustering  on: after {clust[CLUSTERING_MAX_COMMITS]} commits, file slices under "

@@ -154,8 +154,11 @@ class InstantCompletion:
         retired = self.plans.retire_stale(conn, ref, touched) if self.plans is not None else set()
         if done_action == "deltacommit" or compaction_schedule.COMPACTION in retired:  # a compaction may be due now
             compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
-        # then a log compaction of the slices no pending service plans (Hudi's inline order)
-        if done_action == "deltacommit" or log_compaction_schedule.LOG_COMPACTION in retired:
+        # then a log compaction of the slices no pending service plans (Hudi's inline order); not
+        # after a log compaction's own completion (Hudi plans them after writes: with a threshold of
+        # 2 or less, its own blocks would make the slice it just compacted due again at once)
+        lc = log_compaction_schedule.LOG_COMPACTION
+        if (done_action == "deltacommit" and row.action != lc) or lc in retired:
             log_compaction_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         if done_action in clustering_schedule.WRITE_COMMITS or compaction_schedule.CLUSTERING in retired:
             clustering_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())

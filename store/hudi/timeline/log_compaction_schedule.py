@@ -1,6 +1,7 @@
 """Log compaction of merge-on-read tables, scheduled by the server (issue 38; Hudi 0.13+'s
-`logcompaction`): on a table whose config says `hoodie.log.compaction.inline=true` (Hudi's default
-is false; a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes,
+`logcompaction`): on a table whose config says `hoodie.log.compaction.inline=true` or
+`hoodie.log.compaction.enable=true` (Hudi's defaults are false; table_config.log_compaction_enabled;
+a table whose timeline Hudi's own writers keep gets none), when a deltacommit completes (not a log compaction's own),
 the same transaction requests a `logcompaction` instant whose plan (a HoodieCompactionPlan, as
 Hudi's HoodieLogCompactionPlanGenerator writes it, in `<ts>.logcompaction.requested`: its strategy
 names Hudi's LogCompactionExecutionHelper, preserveHoodieMetadata true) names every
@@ -9,11 +10,19 @@ merges them, but those of file groups a pending compaction, clustering or log co
 Hudi's generator leaves them out). Precedence as Hudi's inline table services: a compaction due is
 scheduled first (compaction_schedule.py), then a log compaction of the slices it left.
 
-The server counts a slice's blocks by its log files (it reads no log file in a commit): the
-pipeline writes one log file per file group and deltacommit, which Hudi counts as one block, or two
-when the write also deleted keys (data and delete block); a completed log compaction's file stands
-in for the log files before it (all of them: a write to a planned file group retires the plan,
-service_plans.py), as its block does for a reader.
+Blocks are counted as Hudi's planner counts them (HoodieLogCompactionPlanGenerator: the blocks
+its log scanner queues over all the slice's log files): every data and delete block of the slice,
+but a completed log compaction's blocks stand in for all the blocks of the instants it merged
+(counted once: its own data and delete block), as they do for a reader. The server reads no log
+file: a file's blocks come from the write stats of the commit that wrote it
+(commit_metadata.log_blocks: a data block when it wrote records, a delete block when it deleted
+keys), which is exact for the pipeline's files (at most one data and one delete block per file and
+commit, log compactions' too). For other writers' files it can undercount: a data block split by
+size counts one, and blocks appended to an existing log file by later commits (Hudi 0.x writers,
+table version 6) are not counted. A slice with at least `threshold` log files reaches it without
+reading any commit (each file holds a block); the others read the commits of their files since
+their latest log compaction. A log compaction's file stands in for every log file before it (a
+write to a planned file group retires the plan, service_plans.py).
 
 The executor (pipeline/log_compaction.py) writes one new log file per slice holding the merged
 records (a data block, and a delete block when keys were deleted) with the COMPACTED_BLOCK_TIMES
@@ -25,12 +34,12 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
-from hudi_format.commit_metadata import CompactionOperation, log_compaction_plan, parse_compaction_plan
-from hudi_format.config_keys import LOG_COMPACT_BLOCKS_THRESHOLD, LOG_COMPACT_INLINE, TIMELINE_SOURCE, default_of
+from hudi_format.commit_metadata import CompactionOperation, log_blocks, log_compaction_plan, parse_compaction_plan
+from hudi_format.config_keys import LOG_COMPACT_BLOCKS_THRESHOLD, TIMELINE_SOURCE, default_of
 from hudi_format.errors import InvalidMetadata
-from hudi_format.file_slice import FileSlice, build_slices
+from hudi_format.file_slice import FileInfo, FileSlice, build_slices
 from hudi_format.instant import COMPLETED, REQUESTED
-from hudi_format.table_config import MOR
+from hudi_format.table_config import MOR, log_compaction_enabled
 from store.db import schema as S
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.compaction_schedule import COMPACTION, _under_clustering, live_files
@@ -41,9 +50,10 @@ LOG_COMPACTION = "logcompaction"
 
 
 def enabled(ref: HudiTableRef) -> bool:
+    """A merge-on-read table whose config turns log compaction on (`hoodie.log.compaction.inline` or
+    `hoodie.log.compaction.enable`) and whose commits go through the server."""
     props = ref.config.properties or {}
-    return (ref.config.table_type == MOR and (props.get(LOG_COMPACT_INLINE) or "").strip().lower() == "true"
-            and not props.get(TIMELINE_SOURCE))
+    return ref.config.table_type == MOR and log_compaction_enabled(props) and not props.get(TIMELINE_SOURCE)
 
 
 def blocks_threshold(ref: HudiTableRef) -> int:
@@ -83,12 +93,33 @@ def completed_log_compactions(conn: Connection, tbl_id: int) -> set[str]:
         i.c.state == COMPLETED)).scalars())
 
 
-def block_count(s: FileSlice, compacted_by: set[str]) -> int:
-    """A slice's log blocks as the server counts them: its log files, those before its latest
-    log compaction's file replaced by it."""
+def _since_compacted(s: FileSlice, compacted_by: set[str]) -> list[FileInfo]:
+    """The slice's log files in order from its latest log compaction's file (all when none)."""
     logs = sorted(s.log_files, key=lambda f: f.log_version or 0)
-    last = max((n for n, f in enumerate(logs) if f.commit_ts in compacted_by), default=None)
-    return len(logs) if last is None else len(logs) - last
+    last = max((n for n, f in enumerate(logs) if f.commit_ts in compacted_by), default=0)
+    return logs[last:]
+
+
+def commit_blocks(conn: Connection, tbl_id: int, instants: set[str]) -> dict[tuple[str, str], int]:
+    """(partition, file name) -> log blocks, from the write stats of the completed `instants`."""
+    m = S.instant_meta
+    out: dict[tuple[str, str], int] = {}
+    todo = sorted(instants)
+    for n in range(0, len(todo), 500):
+        for r in conn.execute(select(m.c.data).where(m.c.tbl_id == tbl_id, m.c.state == COMPLETED,
+                                                     m.c.ts.in_(todo[n:n + 500]))):
+            try:
+                out.update(log_blocks(bytes(r.data or b"")))
+            except InvalidMetadata:
+                continue  # (its files count one block each)
+    return out
+
+
+def block_count(s: FileSlice, compacted_by: set[str], blocks: dict[tuple[str, str], int]) -> int:
+    """A slice's log blocks as Hudi's log compaction planner counts them: those of its log files
+    from its latest log compaction's file on (whose blocks stand in for all before), each file's
+    as `blocks` says (one when it does not know the file)."""
+    return sum(blocks.get((f.partition_path, f.name), 1) for f in _since_compacted(s, compacted_by))
 
 
 def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]:
@@ -99,10 +130,14 @@ def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]
     files = live_files(conn, ref.tbl_id, skip)
     done = completed_log_compactions(conn, ref.tbl_id)
     threshold = blocks_threshold(ref)
+    slices = [s for s in build_slices(files) if s.log_files]
+    # a file holds at least one block: only slices with fewer files than the threshold read commits
+    short = [s for s in slices if len(_since_compacted(s, done)) < threshold]
+    blocks = commit_blocks(conn, ref.tbl_id, {f.commit_ts for s in short for f in _since_compacted(s, done)})
     return [CompactionOperation(s.partition_path, s.file_id, s.base_instant,
                                 s.base_file.name if s.base_file else None,
                                 [x.name for x in sorted(s.log_files, key=lambda f: f.log_version or 0)])
-            for s in build_slices(files) if s.log_files and block_count(s, done) >= threshold]
+            for s in slices if block_count(s, done, blocks) >= threshold]
 
 
 def schedule_if_due(conn: Connection, ref: HudiTableRef, times: InstantTimes, now_ms: int) -> str | None:

@@ -128,3 +128,30 @@ def test_hudis_log_compaction_against_ours(tmp_path, version):
     assert {r["_hoodie_commit_time"] for r in records(theirs[0], stamped)} == {lc}
     assert [r["_hoodie_commit_time"] for r in records(ours[1], stamped)] == [deltas[3], deltas[3]]
     assert deleted_keys(ours[0]) == deleted_keys(theirs[1]) == ["2"]
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_write_stats_tell_the_blocks_hudi_wrote(tmp_path, version):
+    """The server counts a log file's blocks from the write stats of the commit that wrote it
+    (commit_metadata.log_blocks: a data block when numWrites > 0, a delete block when numDeletes >
+    0): for every log file of Hudi 1.2's own writes (its upserts, deletes and its log compaction's
+    data and delete block) that count equals the data and delete blocks the file holds of that
+    commit's instant."""
+    from hudi_format.commit_metadata import log_blocks
+
+    base = table_copy(f"mor_v{version}_log_compaction", tmp_path)
+    tl = _timeline(base, version)
+    said: dict = {}
+    for n in os.listdir(tl):
+        if n.endswith(".deltacommit"):
+            ts = n.split(".")[0].split("_")[0]
+            said.update({(p, name, ts): k for (p, name), k in log_blocks(open(os.path.join(tl, n), "rb").read()).items()
+                         if ".log." in name})
+    found: dict = {}
+    part = os.path.join(base, "p")
+    for name in os.listdir(part):
+        if ".log." in name and not name.endswith(".crc"):
+            for b in blocks(open(os.path.join(part, name), "rb").read(), name):
+                if b.block_type in (AVRO_DATA, DELETE):
+                    found[("p", name, b.instant)] = found.get(("p", name, b.instant), 0) + 1
+    assert said == found and len(said) >= 4 and 2 in said.values()
