@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from client import BaseFileStats, FileGroupKeys, HudiCatalog, Security
-from hudi_format.config_keys import CLUSTERING_INLINE, LOG_COMPACT_INLINE, WRITE_TABLE_TYPE
+from hudi_format.config_keys import CLUSTERING_INLINE, WRITE_TABLE_TYPE
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns
@@ -139,7 +139,7 @@ class _Job:
         from .table_services import run
 
         inline = (self.info.properties.get(CLUSTERING_INLINE) or "").lower() == "true"
-        log_inline = (self.info.properties.get(LOG_COMPACT_INLINE) or "").lower() == "true"
+        log_inline = log_compaction.enabled(self.info)
         services = ((compaction.COMPACTION,) + ((log_compaction.LOG_COMPACTION,) if log_inline else ())
                     + ((clustering.CLUSTERING,) if inline else ()))
         # (failures are logged there; the write goes on)

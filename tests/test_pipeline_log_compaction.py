@@ -172,6 +172,16 @@ def test_pipeline_log_compact_runs_the_pending_ones_of_a_table_with_hoodie_log_c
     assert ours(spark, our_server, table, COLS) == model
     assert hudi_rs(base_dir(our_server, table), COLS) == model
 
+    # the next write runs a pending one inline first (this key alone turns log compaction on)
+    run("upsert", [(0, "d", 40, "p0")])
+    [again] = [i for i in _instants(our_server, table) if i.action == "logcompaction"]
+    run("upsert", [(1, "e", 50, "p0")])
+    [done] = [i for i in _instants(our_server, table) if i.ts == again.ts]
+    assert (done.action, done.state) == ("deltacommit", "COMPLETED")
+    model.update({"0": (0, "d", 40, "p0"), "1": (1, "e", 50, "p0")})
+    assert ours(spark, our_server, table, COLS) == model
+    assert hudi_rs(base_dir(our_server, table), COLS) == model
+
 
 @pytest.mark.slow
 def test_hudis_spark_reader_reads_log_compacted_slices(spark, our_server, tmp_path):
