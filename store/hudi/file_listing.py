@@ -96,16 +96,18 @@ class FileListing:
         can be recorded already (appended to by a later deltacommit): a base file's name carries the
         instant that wrote it, which commits once."""
         f = S.files
-        by_partition: dict[str, list[str]] = {}
-        for (partition, name), entry in written.items():
+        names_of: dict[str, list[str]] = {}  # file id -> its written log files' names
+        for (_partition, name), entry in written.items():
             if entry[2]:
-                by_partition.setdefault(partition, []).append(name)
+                names_of.setdefault(entry[0], []).append(name)
+        fids = sorted(names_of)
         existing = {}
-        for partition, names in by_partition.items():  # through the (tbl_id, partition_path, name) index
-            for i in range(0, len(names), 500):
-                for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
-                        f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
-                        f.c.name.in_(names[i:i + 500]))):
+        for i in range(0, len(fids), 500):  # through the (tbl_id, file_id, base_instant) index: a few
+            chunk = fids[i:i + 500]         # statements for any number of partitions
+            names = [n for fid in chunk for n in names_of[fid]]
+            for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
+                    f.c.tbl_id == ref.tbl_id, f.c.file_id.in_(chunk), f.c.name.in_(names))):
+                if (r.partition_path, r.name) in written:
                     existing[(r.partition_path, r.name)] = r.id
         return existing
 
