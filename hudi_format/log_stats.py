@@ -44,6 +44,27 @@ def records_stats(records: pa.Table, columns: list[str]) -> list[dict]:
     return [{**c, "size": 0, "usize": 0} for c in stats]
 
 
+def records_stats_many(tables: list[pa.Table], columns: list[str]) -> list[list[dict]]:
+    """`records_stats` of each table (one schema), from one Parquet file written in memory with a
+    row group per table: one footer for many log files."""
+    out: list[list[dict] | None] = [None] * len(tables)
+    full = [i for i, t in enumerate(tables) if t.num_rows]
+    for i, t in enumerate(tables):
+        if not t.num_rows:
+            out[i] = records_stats(t, columns)
+    if full:
+        buf = pa.BufferOutputStream()
+        with pq.ParquetWriter(buf, tables[full[0]].schema) as w:
+            for i in full:
+                w.write_table(tables[i], row_group_size=tables[i].num_rows)
+        meta = pq.read_metadata(pa.BufferReader(buf.getvalue()))
+        if meta.num_row_groups != len(full):
+            raise ValueError(f"{meta.num_row_groups} row groups written for {len(full)} tables")
+        for g, i in enumerate(full):
+            out[i] = [{**c, "size": 0, "usize": 0} for c in footer_stats(meta, tables[i], columns, row_groups=[g])]
+    return out  # type: ignore[return-value]
+
+
 def log_file_stats(data: bytes, properties: dict[str, str], schema: pa.Schema | None = None,
                    name: str = "log file") -> list[dict] | None:
     """The statistics of the log file whose bytes are `data` (as `records_stats`), or None when a

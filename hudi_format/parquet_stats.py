@@ -42,15 +42,16 @@ def _indexable(t: pa.DataType) -> bool:
 
 
 def footer_stats(meta: pq.FileMetaData, table: pa.Table, columns: list[str],
-                 index: dict[str, int] | None = None) -> list[dict]:
+                 index: dict[str, int] | None = None, row_groups: list[int] | None = None) -> list[dict]:
     """[{column, min, max, nulls, values, size, usize}] of `columns` (values tagged: i, d, dec, s, b;
     `size`, `usize`: the column chunks' compressed and uncompressed bytes over the row groups, as
     Hudi's totalSize and totalUncompressedSize) for the file
     whose footer is `meta` and whose rows were `table` (only to see NaN in float columns); `index`:
-    `column_index(meta)` when the caller has it (files of one schema share it)."""
+    `column_index(meta)` when the caller has it (files of one schema share it); `row_groups`: only
+    those row groups (of `table`'s rows), as if they were the file's."""
     if index is None:
         index = column_index(meta)
-    groups = [meta.row_group(i) for i in range(meta.num_row_groups)]
+    groups = [meta.row_group(i) for i in (range(meta.num_row_groups) if row_groups is None else row_groups)]
     out = []
     for name in columns:
         j = index.get(name)

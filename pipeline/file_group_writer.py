@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from hudi_format.avro_rows import encode_prefixed
 from hudi_format.file_slice import parse_file_name
 from hudi_format.log_file import avro_data_block_of_encoded, delete_block, log_file_name
-from hudi_format.log_stats import records_stats
+from hudi_format.log_stats import records_stats, records_stats_many
 from hudi_format.record_key_codec import encode_keys
 
 from .base_file import (
@@ -117,10 +117,13 @@ class FileGroupWriter:
         rels = [self._file(fid, token) for fid, _ in run]
         (client or executor_client(self.metastore, self.security)).add_markers(self.db, self.table, self.instant, rels)
         tables = [pa.Table.from_batches(parts) for _, parts in run]
-        encoded = self._log_records([(fid, _upserts(t)) for (fid, _), t in zip(run, tables) if fid in self.appends],
-                                    token)
+        appended = [(fid, _upserts(t)) for (fid, _), t in zip(run, tables) if fid in self.appends]
+        encoded = self._log_records(appended, token)
+        stats = log_stats_many([conform(u, self.data_schema) for _, u in appended], self.stats_columns)
+        ready = {fid: (u, encoded.get(fid), st) for (fid, u), st in zip(appended, stats)}
         for (fid, _), table, rel in zip(run, tables, rels):
-            yield from self._write(fid, table, token, rel, encoded.get(fid)).to_batches()
+            prepared = ready.get(fid)
+            yield from self._write(fid, table, token, rel, prepared).to_batches()
 
     def _log_records(self, groups: list[tuple[str, pa.Table]], token: str) -> dict[str, pa.Array]:
         """file id -> the upserts of appended file groups as their log files' Avro records
@@ -161,14 +164,15 @@ class FileGroupWriter:
             return relative_path(ppath, log_file_name(fid, base_instant, version, token))
         return relative_path(ppath, base_file_name(fid, token, self.instant))
 
-    def _write(self, fid: str, batch: pa.Table, token: str, rel: str, records: pa.Array | None = None) -> pa.Table:
-        """The file group's new file (its marker is added): statistics of one row. `records`: an
-        appended group's upserts already encoded (`_log_records`)."""
+    def _write(self, fid: str, batch: pa.Table, token: str, rel: str,
+               prepared: tuple[pa.Table, pa.Array | None, bytes | None] | None = None) -> pa.Table:
+        """The file group's new file (its marker is added): statistics of one row. `prepared`: an
+        appended group's upserts, encoded (`_log_records`), and their statistics."""
         ppath, old_rel, old_instant = self.groups[fid]
         deletes = batch.filter(pc.fill_null(batch.column("_delete"), False))
-        upserts = _upserts(batch)
+        upserts = _upserts(batch) if prepared is None else prepared[0]
         if fid in self.appends:
-            return self._append(fid, ppath, upserts, deletes, token, rel, records)
+            return self._append(fid, ppath, upserts, deletes, token, rel, prepared)
         name = rel.rsplit("/", 1)[-1]
         n = upserts.num_rows
         seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
@@ -211,16 +215,18 @@ class FileGroupWriter:
         })
 
     def _append(self, fid: str, ppath: str, upserts: pa.Table, deletes: pa.Table, token: str, rel: str,
-                records: pa.Array | None = None) -> pa.Table:
+                prepared: tuple[pa.Table, pa.Array | None, bytes | None] | None = None) -> pa.Table:
         """One new log file of the file group: its upserts (updates: the group holds their keys;
-        `records`: their Avro records, `_log_records`) and deletes, each a block."""
+        `prepared`: them, their Avro records, `_log_records`, and statistics) and deletes, each a block."""
         base_instant, version = self.appends[fid]
         n = upserts.num_rows
         keys = upserts.column("_hoodie_record_key").cast(pa.string())
         gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string())).to_pylist()
         data = b""
-        conformed = conform(upserts, self.data_schema)
-        stats = log_stats(conformed, self.stats_columns)
+        if prepared is None:
+            records, stats = None, log_stats(conform(upserts, self.data_schema), self.stats_columns)
+        else:
+            _, records, stats = prepared
         if n:
             if records is None:
                 records = self._log_records([(fid, upserts)], token)[fid]
@@ -303,6 +309,13 @@ def log_stats(upserts: pa.Table, columns: list[str]) -> bytes | None:
     if not columns:
         return None
     return encode(records_stats(upserts, columns))
+
+
+def log_stats_many(upserts: list[pa.Table], columns: list[str]) -> list[bytes | None]:
+    """`log_stats` of several log files' upserts (one schema), from one Parquet footer."""
+    if not columns:
+        return [None] * len(upserts)
+    return [encode(s) for s in records_stats_many([u.select(columns) for u in upserts], columns)]
 
 
 def log_schema(avro_schema: str) -> str:

@@ -26,7 +26,7 @@ from hudi_format.log_file import (
     delete_block,
     encode_block,
 )
-from hudi_format.log_stats import encoded_log_file_stats, log_file_stats
+from hudi_format.log_stats import encoded_log_file_stats, log_file_stats, records_stats, records_stats_many
 
 META = [{"name": m, "type": ["null", "string"], "default": None}
         for m in ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
@@ -128,3 +128,27 @@ def test_blocks_not_read_give_no_statistics():
     content = b"\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x09z"
     broken = encode_block(3, {INSTANT_TIME: T1, SCHEMA: SCHEMA_JSON}, content)
     assert log_file_stats(broken, {}) is None  # a record that does not decode
+
+
+def test_many_log_files_statistics_from_one_footer_equal_each_files_own():
+    """`records_stats_many` (a row group per log file) gives what `records_stats` gives each file:
+    nulls, NaN, signed zeros, long strings, an empty file, a file of nulls only."""
+    schema = pa.schema([("a", pa.int64()), ("s", pa.string()), ("d", pa.float64()),
+                        ("ts", pa.timestamp("us", tz="UTC")), ("dec", pa.decimal128(10, 2)), ("b", pa.bool_())])
+    utc = timezone.utc
+    tables = [
+        pa.table({"a": [1, None, 3], "s": ["x", "é", None], "d": [1.5, float("nan"), -0.0],
+                  "ts": [datetime(2020, 1, 1, tzinfo=utc), None, None],
+                  "dec": [Decimal("1.50"), None, Decimal("-3.00")], "b": [True, None, False]},
+                 schema=schema),
+        schema.empty_table(),
+        pa.table({c: [None] for c in schema.names}, schema=schema),
+        pa.table({"a": [7] * 5, "s": ["z" * 5000] * 5, "d": [0.0] * 5, "ts": [None] * 5,
+                  "dec": [Decimal("9.99")] * 5, "b": [False] * 5}, schema=schema),
+        pa.table({"a": [-(2 ** 63)], "s": [""], "d": [float("-inf")],
+                  "ts": [datetime(1970, 1, 1, tzinfo=utc)], "dec": [Decimal("0.01")],
+                  "b": [True]}, schema=schema),
+    ]
+    columns = ["a", "s", "d", "ts", "dec", "b"]
+    assert records_stats_many(tables, columns) == [records_stats(t, columns) for t in tables]
+    assert records_stats_many(tables, ["s", "d"]) == [records_stats(t, ["s", "d"]) for t in tables]
