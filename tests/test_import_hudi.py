@@ -838,3 +838,50 @@ def test_log_files_with_blocks_not_read_keep_their_slices(metastore, tmp_path):
     assert c.list_files_without_column_stats(db, "t", 0) == []  # the base file's bounds skip it alone
     kept = c.prune_file_slices(db, "t", "longfield > 9223372036854775806").slices
     assert [s.fileId for s in kept] == [s.fileId for s in slices if s.logFiles] != []
+
+
+@pytest.mark.parametrize(("fixture", "version"), [("mor_v6_delete_blocks", 6), ("mor_v8_delete_blocks", 8)])
+def test_the_metadata_table_takes_the_statistics_import_hudi_read_from_log_files(metastore, our_server_info,
+                                                                                fixture, version):
+    """A merge-on-read table imported with `hoodie.metadata.enable=true`: once the mirror takes its
+    storage over (`sync-storage`), the metadata table's `column_stats` partition (read back as Hudi's
+    reader merges it) holds a record per log file and column with the bounds and counts the server
+    read from the log file's blocks (hudi_format/log_stats.py), sizes 0; delete-only log files: no
+    bounds and 0 values."""
+    import pyarrow.parquet as pq
+
+    from hudi_format.log_stats import log_file_stats
+    from tests.unit.store.hudi.test_metadata_column_stats import _summary, partition_view
+
+    uri, db, c = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    catalog = HudiCatalog(uri)
+    report = import_hudi_table(uri, base, db, "t", record_index=False)
+    assert report.stats_note is None and report.stats_files > 0
+    have = catalog.get_table(db, "t").columns  # the import registers the meta fields alone
+    catalog.alter_table_columns(db, "t", have + [Column("id", "string"), Column("v", "bigint"),
+                                                 Column("ts", "bigint")])
+    assert c.list_files_without_column_stats(db, "t", 0, True) == []
+    c.sync_storage(db, "t")
+
+    slices = c.get_latest_file_slices(db, "t")
+    want = {}
+    for s in slices:
+        schema = pq.read_schema(os.path.join(base, s.partitionPath, s.baseFile.name))
+        for lf in s.logFiles:
+            data = open(os.path.join(base, s.partitionPath, lf.name), "rb").read()
+            for col in log_file_stats(data, {}, schema) or []:
+                if col["column"] in ("id", "v"):
+                    lo, hi = [None if b is None else next(iter(b.values())) for b in (col["min"], col["max"])]
+                    wrapper = "StringWrapper" if col["column"] == "id" else "LongWrapper"
+                    want[(lf.name, col["column"])] = (None if lo is None else (wrapper, lo),
+                                                      None if hi is None else (wrapper, hi),
+                                                      col["nulls"], col["values"])
+    assert len({n for n, _ in want}) == sum(len(s.logFiles) for s in slices) >= 4
+    view = partition_view(base, version)
+    got = {k: v for k, v in _summary(view).items() if ".log." in k[0] and k[1] in ("id", "v")}
+    assert got == want
+    assert all((s["totalSize"], s["totalUncompressedSize"]) == (0, 0) for s in view.values()
+               if ".log." in s["fileName"])

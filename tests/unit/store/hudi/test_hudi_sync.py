@@ -652,3 +652,127 @@ def test_a_caught_up_append_to_a_log_file_drops_its_statistics(env, tmp_path):
     assert sync.settle(env.db, "t") > 0
     assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
     assert kept("v > 500") == ["a"] and kept("v > 1000") == []  # read again whole: 205 and 999
+
+
+def _append_deltacommit(base: str, ts: str, record: dict, complete: bool = True) -> dict:
+    """Hudi's writer of table version 6 appending `record` (partition a) to the newest log file of
+    p=a, as the last deltacommit did: the write stat of the append (the deltacommit's instant files
+    written, the completed one when `complete`; a failed writer leaves requested and inflight)."""
+    import json
+    import shutil
+
+    from hudi_format.log_file import avro_data_block
+    from pipeline.file_group_writer import log_schema
+
+    tdir = timeline_dir(base)
+    last = [i.ts for i in StorageTimeline.read(base).instants if i.action == "deltacommit"][-1]
+    meta = json.load(open(os.path.join(tdir, f"{last}.deltacommit")))
+    [stat] = meta["partitionToWriteStats"]["a"]
+    path = os.path.join(base, stat["path"])
+    offset = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(avro_data_block(ts, log_schema(meta["extraMetadata"]["schema"]), [
+            {"_hoodie_commit_time": ts, "_hoodie_commit_seqno": f"{ts}_0_1", "_hoodie_record_key": record["id"],
+             "_hoodie_partition_path": "a", "_hoodie_file_name": stat["fileId"], "p": "a", **record}]))
+    stat.update(logOffset=offset, fileSizeInBytes=os.path.getsize(path))
+    for suffix in ("deltacommit.requested", "deltacommit.inflight"):
+        shutil.copy(os.path.join(tdir, f"{last}.{suffix}"), os.path.join(tdir, f"{ts}.{suffix}"))
+    if complete:
+        with open(os.path.join(tdir, f"{ts}.deltacommit"), "w") as f:
+            json.dump(meta, f)
+    return stat
+
+
+def _rollback_block(base: str, stat: dict, ts: str, target: str) -> dict:
+    """Hudi's rollback (table version 6) of deltacommit `target`: a rollback command block appended to
+    the log file of `stat`, and the partition metadata naming it (rollbackLogFiles) and the failed
+    commit's log file (logFilesFromFailedCommit); `target`'s instant files leave the timeline."""
+    from hudi_format.log_file import (
+        COMMAND,
+        COMMAND_BLOCK_TYPE,
+        INSTANT_TIME,
+        ROLLBACK,
+        TARGET_INSTANT_TIME,
+        encode_block,
+    )
+
+    path = os.path.join(base, stat["path"])
+    with open(path, "ab") as f:
+        f.write(encode_block(COMMAND, {INSTANT_TIME: ts, TARGET_INSTANT_TIME: target, COMMAND_BLOCK_TYPE: ROLLBACK},
+                             b""))
+    tdir = timeline_dir(base)
+    for n in os.listdir(tdir):
+        if n.startswith(target + "."):
+            os.remove(os.path.join(tdir, n))
+    size = os.path.getsize(path)
+    return {"startRollbackTime": ts, "timeTakenInMillis": 1, "totalFilesDeleted": 0, "commitsRollback": [target],
+            "partitionMetadata": {"a": {"partitionPath": "a", "successDeleteFiles": [], "failedDeleteFiles": [],
+                                        "rollbackLogFiles": {"file:" + path: size},
+                                        "logFilesFromFailedCommit": {"file:" + path: size}}},
+            "version": 1, "instantsRollback": [{"commitTime": target, "action": "deltacommit"}]}
+
+
+@pytest.mark.parametrize("how", ["rollback", "restore"])
+def test_a_caught_up_rollback_block_drops_the_log_files_statistics(env, tmp_path, how):
+    """Hudi's rollback (and restore) of table version 6 appends a rollback command block to a log
+    file the server has statistics of: the catch-up drops them, so no predicate skips the slice by
+    the old bounds, and the index backlog reads none again (a rollback block is not read for
+    statistics). rollback: of a failed deltacommit that appended k7's `v` 999 to p=a's newest log
+    file (bounds up to 205); restore: of a completed one (bounds up to 999, read by the backlog)."""
+    from hudi_format.commit_metadata import (
+        RESTORE_METADATA_SCHEMA,
+        ROLLBACK_METADATA_SCHEMA,
+        avro_container,
+        restore_plan,
+        rollback_plan,
+    )
+
+    base = table_copy("mor_v6_delete_blocks", tmp_path)
+    table = env.synced_table("t", base, "MERGE_ON_READ")
+    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]
+    env.tables.create_table(table)
+    sync = env.s.hudi_sync
+    sync.background = False
+
+    def kept(predicate: str) -> list[str]:
+        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+
+    def sync_call() -> None:
+        env.tables.alter_table(env.db, "t", env.s.tables.get_table(env.db, "t"))
+
+    failed, undone = "20261124093000000", "20261124094000000"
+    record = {"id": "k7", "v": 999, "ts": 5}
+    if how == "rollback":
+        stat = _append_deltacommit(base, failed, record, complete=False)  # the writer fails
+        old = "v > 500"
+    else:
+        stat = _append_deltacommit(base, failed, record)
+        sync_call()
+        assert sync.settle(env.db, "t") > 0
+        old = "v > 1000"
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
+    assert kept(old) == []  # the log file's bounds skip its slice
+
+    tdir = timeline_dir(base)
+    rollback = _rollback_block(base, stat, undone, failed)
+    if how == "rollback":
+        plan = rollback_plan(failed, "deltacommit", {})
+        done = avro_container(ROLLBACK_METADATA_SCHEMA, rollback)
+    else:
+        plan = restore_plan(failed, [(failed, "deltacommit")])  # a restore to a savepoint before it
+        done = avro_container(RESTORE_METADATA_SCHEMA, {
+            "startRestoreTime": undone, "timeTakenInMillis": 1, "instantsToRollback": [failed],
+            "hoodieRestoreMetadata": {failed: [rollback]}, "version": 1,
+            "restoreInstantInfo": [{"commitTime": failed, "action": "deltacommit"}], "extraMetadata": None})
+    for suffix, data in ((f"{how}.requested", plan), (f"{how}.inflight", b""), (how, done)):
+        with open(os.path.join(tdir, f"{undone}.{suffix}"), "wb") as f:
+            f.write(data)
+
+    sync_call()
+    assert (undone, how, "COMPLETED") in env.instants("t")
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == [stat["path"]]
+    assert kept(old) == ["a"]  # its statistics are gone: kept
+    sync.settle(env.db, "t")
+    assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == [stat["path"]]
+    assert kept(old) == ["a"] and kept("v > 100000") == ["a"]
+    assert_follows(env, "t", base)
