@@ -602,6 +602,22 @@ def test_log_files_above_the_read_limit_get_no_statistics(env, tmp_path, monkeyp
     assert env.s.timeline.files_without_column_stats(env.db, "t") == []  # base files have theirs
 
 
+def _synced_with_v(env, tmp_path):
+    """mor_v6_delete_blocks synced as table `t` with its `v` column (background catch-up off): its
+    base path, the sync service, and the partitions the server keeps for a predicate."""
+    base = table_copy("mor_v6_delete_blocks", tmp_path)
+    table = env.synced_table("t", base, "MERGE_ON_READ")
+    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]
+    env.tables.create_table(table)
+    sync = env.s.hudi_sync
+    sync.background = False
+
+    def kept(predicate: str) -> list[str]:
+        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+
+    return base, sync, kept
+
+
 def test_a_caught_up_append_to_a_log_file_drops_its_statistics(env, tmp_path):
     """Hudi's writer of table version 6 may append to a log file the server has statistics of: the
     catch-up of that deltacommit drops them (they no longer cover the file), and the index backlog
@@ -613,15 +629,7 @@ def test_a_caught_up_append_to_a_log_file_drops_its_statistics(env, tmp_path):
     from hudi_format.log_file import avro_data_block
     from pipeline.file_group_writer import log_schema
 
-    base = table_copy("mor_v6_delete_blocks", tmp_path)
-    table = env.synced_table("t", base, "MERGE_ON_READ")
-    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]
-    env.tables.create_table(table)
-    sync = env.s.hudi_sync
-    sync.background = False
-
-    def kept(predicate: str) -> list[str]:
-        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+    base, sync, kept = _synced_with_v(env, tmp_path)
 
     assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == []
     assert kept("v > 200") == ["a"] and kept("v > 500") == []
@@ -727,15 +735,7 @@ def test_a_caught_up_rollback_block_drops_the_log_files_statistics(env, tmp_path
         rollback_plan,
     )
 
-    base = table_copy("mor_v6_delete_blocks", tmp_path)
-    table = env.synced_table("t", base, "MERGE_ON_READ")
-    table.sd.cols = table.sd.cols + [FieldSchema("v", "bigint", None)]
-    env.tables.create_table(table)
-    sync = env.s.hudi_sync
-    sync.background = False
-
-    def kept(predicate: str) -> list[str]:
-        return sorted(s.partition_path for s in env.s.pruning.prune(env.db, "t", predicate).slices)
+    base, sync, kept = _synced_with_v(env, tmp_path)
 
     def sync_call() -> None:
         env.tables.alter_table(env.db, "t", env.s.tables.get_table(env.db, "t"))
