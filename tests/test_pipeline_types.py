@@ -135,3 +135,33 @@ def _hudi_spark_reads_every_type(spark, our_server, tmp_path, table_type: str):
     assert read["ancient_dates_by_default"] is None, read
     expected = sorted(([_json_value(v, c) for v, c in zip(row, COLS)] for row in want.values()), key=json.dumps)
     assert read["snapshot"] == expected
+
+
+def test_every_spark_type_handed_from_the_driver_to_spark(spark, our_server, monkeypatch):
+    """A merge-on-read upsert of one existing key and new ones: the driver tags the batch and hands
+    it to Spark's tasks (`createDataFrame` of its Arrow table, pipeline/writer.py `_on_driver`);
+    every type reads back as written."""
+    from pipeline import writer as writer_module
+
+    handed: list = []
+    original = writer_module._Job._append_on_driver
+
+    def spy(self, tagged, slices):
+        out = original(self, tagged, slices)
+        handed.append(out is None)
+        return out
+
+    monkeypatch.setattr(writer_module._Job, "_append_on_driver", spy)
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        table = f"ty_{uuid.uuid4().hex[:8]}.t"
+        first = ROWS[0]
+        write(spark.createDataFrame([(first[0],) + (None,) * (len(first) - 1)], SCHEMA), table, "insert",
+              record_key="id", metastore=uri(our_server), table_type="MERGE_ON_READ")
+        write(spark.createDataFrame(ROWS, SCHEMA), table, "upsert", record_key="id", metastore=uri(our_server))
+        got = _rows_by_key(list(ours(spark, our_server, table, COLS).values()), COLS)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    assert handed == [True]
+    assert got == _rows_by_key(ROWS, COLS)
