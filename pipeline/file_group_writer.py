@@ -170,9 +170,9 @@ class FileGroupWriter:
         appended group's upserts, encoded (`_log_records`), and their statistics."""
         ppath, old_rel, old_instant = self.groups[fid]
         deletes = batch.filter(pc.fill_null(batch.column("_delete"), False))
-        upserts = _upserts(batch) if prepared is None else prepared[0]
-        if fid in self.appends:
-            return self._append(fid, ppath, upserts, deletes, token, rel, prepared)
+        if prepared is not None:  # (every appended group: _write_run)
+            return self._append(fid, ppath, deletes, token, rel, prepared)
+        upserts = _upserts(batch)
         name = rel.rsplit("/", 1)[-1]
         n = upserts.num_rows
         seq_prefix = f"{self.instant}_{token.split('-')[0]}_"
@@ -214,24 +214,21 @@ class FileGroupWriter:
             "uncompressedSize": pa.array([uncompressed_size(footer)], pa.int64()),
         })
 
-    def _append(self, fid: str, ppath: str, upserts: pa.Table, deletes: pa.Table, token: str, rel: str,
-                prepared: tuple[pa.Table, pa.Array | None, bytes | None] | None = None) -> pa.Table:
-        """One new log file of the file group: its upserts (updates: the group holds their keys;
-        `prepared`: them, their Avro records, `_log_records`, and statistics) and deletes, each a block."""
+    def _append(self, fid: str, ppath: str, deletes: pa.Table, token: str, rel: str,
+                prepared: tuple[pa.Table, pa.Array | None, bytes | None]) -> pa.Table:
+        """One new log file of the file group: `prepared`, its upserts (updates: the group holds their
+        keys), their Avro records (`_log_records`; None without upserts) and statistics, and its
+        deletes, each a block."""
         base_instant, version = self.appends[fid]
+        upserts, records, stats = prepared
         n = upserts.num_rows
         keys = upserts.column("_hoodie_record_key").cast(pa.string())
         gone = pc.unique(deletes.column("_hoodie_record_key").cast(pa.string())).to_pylist()
         data = b""
-        if prepared is None:
-            records, stats = None, log_stats(conform(upserts, self.data_schema), self.stats_columns)
-        else:
-            _, records, stats = prepared
         if n:
-            if records is None:
-                records = self._log_records([(fid, upserts)], token)[fid]
-            if len(records) != n:
-                raise HudiWriteError(f"file group {fid}: {n} upserts, {len(records)} records encoded")
+            if records is None or len(records) != n:
+                raise HudiWriteError(f"file group {fid}: {n} upserts, {0 if records is None else len(records)} "
+                                     "records encoded")
             data += avro_data_block_of_encoded(self.instant, self.log_schema or "", records)
         if gone:
             data += delete_block(self.instant, [(k, ppath) for k in gone])

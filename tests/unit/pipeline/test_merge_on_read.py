@@ -116,6 +116,19 @@ def _upserts_and_deletes(rows: list[dict], deleted: list[int]) -> tuple[pa.Table
     return table(rows, False), table([{"id": k, "ts": None, "m": None} for k in deleted], True)
 
 
+class _NoMarkers:
+    def add_markers(self, *args) -> None:
+        pass
+
+
+def _appended(w, upserts: pa.Table, deletes: pa.Table, rel: str) -> dict:
+    """The write stats row of the log file `w` appends for one file group's records (as a task's run)."""
+    [row] = [r for b in w._write_run([("f1-0", pa.concat_tables([upserts, deletes]).to_batches())], "0-1-0",
+                                     client=_NoMarkers()) for r in b.to_pylist()]
+    assert row["path"] == rel
+    return row
+
+
 def test_log_file_write_stat_carries_its_data_records_statistics(tmp_path):
     from hudi_format.storage_strategy import HiveStorageStrategy
     from pipeline.file_group_writer import FileGroupWriter
@@ -128,7 +141,7 @@ def test_log_file_write_stat_carries_its_data_records_statistics(tmp_path):
     rel = "p/" + log_file_name("f1-0", T(1), 1, "0-1-0")
     upserts, deletes = _upserts_and_deletes([{"id": 7, "ts": 40, "m": None}, {"id": 3, "ts": None, "m": None},
                                              {"id": 5, "ts": 100, "m": {"a": 1}}], [9])
-    row = w._append("f1-0", "p", upserts, deletes, "0-1-0", rel).to_pylist()[0]
+    row = _appended(w, upserts, deletes, rel)
     stats = {c["column"]: c for c in json.loads(row["columnStats"])}
     # the upserts only (the deleted key 9 is no data record); sizes 0, as Hudi's log records
     assert stats["id"] == {"column": "id", "min": {"i": 3}, "max": {"i": 7}, "nulls": 0, "values": 3,
@@ -140,11 +153,12 @@ def test_log_file_write_stat_carries_its_data_records_statistics(tmp_path):
     # of a table indexing no column: none
     upserts, deletes = _upserts_and_deletes([], [3])
     rel2 = "p/" + log_file_name("f1-0", T(1), 2, "0-1-0")
-    assert json.loads(w._append("f1-0", "p", upserts, deletes, "0-1-0", rel2).to_pylist()[0]["columnStats"]) == [
+    w.appends = {"f1-0": (T(1), 2)}
+    assert json.loads(_appended(w, upserts, deletes, rel2)["columnStats"]) == [
         {"column": c, "min": None, "max": None, "nulls": 0, "values": 0, "size": 0, "usize": 0} for c in ("id", "ts")]
     w.stats_columns = []
     upserts, _ = _upserts_and_deletes([{"id": 1, "ts": 1, "m": None}], [])
-    assert w._append("f1-0", "p", upserts, deletes, "0-1-0", rel2).to_pylist()[0]["columnStats"] is None
+    assert _appended(w, upserts, deletes, rel2)["columnStats"] is None
 
 
 def test_a_run_of_appended_file_groups_is_encoded_at_once_and_each_log_file_holds_its_own(tmp_path, monkeypatch):
