@@ -64,11 +64,15 @@ def locate(client, db: str, table: str, t: pa.Table, key_pos: int) -> pa.Table:
 def tag(records: DataFrame, metastore: str, db: str, table: str, lookup_batch: int = LOOKUP_BATCH,
         security=None) -> DataFrame:
     """`records` (one per key) with `_old_ppath` and `_fg`: where the key lives now (null: new)."""
-    schema = StructType(records.schema.fields + [StructField("_old_ppath", StringType()),
-                                                 StructField("_fg", StringType())])
+    schema = tagged_schema(records.schema)
     tagger = _Tagger(metastore, db, table, records.columns.index("_hoodie_record_key"), max(1, lookup_batch),
                      security)
     return records.mapInArrow(tagger, schema)
+
+
+def tagged_schema(schema: StructType) -> StructType:
+    """The records' schema with `tag`'s two columns."""
+    return StructType(schema.fields + [StructField("_old_ppath", StringType()), StructField("_fg", StringType())])
 
 
 def route(tagged: DataFrame, operation: str, overwritten: list[str],

@@ -346,8 +346,8 @@ class _Job:
             if appended is not None:
                 return appended, replaced
             # (the driver's tags, handed to Spark)
-            found = self._persist(records.sparkSession.createDataFrame(on_driver,
-                                                                       schema=_tagged_schema(records.schema)))
+            schema = index_tagging.tagged_schema(records.schema)
+            found = self._persist(records.sparkSession.createDataFrame(on_driver, schema=schema))
             records = found.drop("_old_ppath", "_fg")
         else:
             records = self._distinct(records, ["_hoodie_record_key"]) if op == "delete" else self._dedupe(records)
@@ -580,11 +580,6 @@ def _split_groups(t: pa.Table, k: int) -> list[pa.Table]:
     cuts = [c for c in cuts if c > 0]
     bounds = [0] + cuts + [n]
     return [t.slice(a, b - a) for a, b in zip(bounds, bounds[1:]) if b > a]
-
-
-def _tagged_schema(schema: T.StructType) -> T.StructType:
-    return T.StructType(schema.fields + [T.StructField("_old_ppath", T.StringType()),
-                                         T.StructField("_fg", T.StringType())])
 
 
 def _record_keys(rows: list[dict]) -> list:
