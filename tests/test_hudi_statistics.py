@@ -323,17 +323,19 @@ def _commit_some(c, table: str, base: str, files, no_stats: set[int]) -> None:
                        None, stats)
 
 
-def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_server_info, tmp_path):
+@pytest.mark.parametrize("seed,base_share,log_share", [(11, 0.85, 0.7), (5, 1.0, 1.0)])
+def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_server_info, tmp_path, seed,
+                                                                             base_share, log_share):
     """The incremental upkeep on a merge-on-read table: log files written to a group's slice and
     appended to again, log files on a pending compaction's base instant that the compaction commit
     then joins to its base file, new base versions, replaced groups; after each seeded random step
-    the partitions' statistics equal a full recount."""
+    the partitions' statistics equal a full recount. With every new file's statistics given, most
+    log steps are the additions the upkeep makes without reading the slices (Slices.appended)."""
     import random
 
     import sqlalchemy as sa
 
-
-    rng = random.Random(11)
+    rng = random.Random(seed)
     table = f"hm_{uuid.uuid4().hex[:8]}"
     base = str(tmp_path / table)
     c = HudiMetastoreClient(f"thrift://127.0.0.1:{our_server_info.port}")
@@ -363,7 +365,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
             path = f"{base}/{part}/{name}"
             pq.write_table(t, path)
             meta, size = pq.read_metadata(path), os.path.getsize(path)
-            if rng.random() < 0.85:
+            if rng.random() < base_share:
                 stats.append(to_thrift(part, f"{part}/{name}", size, uncompressed_size(meta),
                                        json.dumps(footer_stats(meta, t, list(COLUMNS))).encode()))
             write_stats.setdefault(part, []).append(stat(part, fid, name, size))
@@ -394,7 +396,7 @@ def test_upkeep_with_log_files_compaction_and_replace_equals_a_full_recount(our_
             fresh = name not in sizes
             sizes[name] = sizes.get(name, 0) + rng.randint(100, 900)
             write_stats.setdefault(part, []).append(stat(part, fid, name, sizes[name]))
-            if fresh and rng.random() < 0.7:
+            if fresh and rng.random() < log_share:
                 lo = rng.randint(1, 86)
                 t = pa.Table.from_pylist([_row(lo + j) for j in range(rng.randint(1, 3))], schema=schema)
                 stats.append(to_thrift(part, f"{part}/{name}", sizes[name], sizes[name],

@@ -372,15 +372,24 @@ class ColumnStats:
         `recorded`: the column statistics it stored). A group the instant wrote a new base file to,
         whose slice before it was older, now holds exactly the files the instant wrote on that base:
         those slices are built from what the instant itself wrote, without reading anything, so the
-        cost follows the commit and not the table. The other groups (log files only, a pending
-        compaction's log files, replaced groups) are read again."""
+        cost follows the commit and not the table. A partition whose every written group only gained
+        new log files, each with statistics, keeps them as an addition (`Slices.appended`), read
+        again only if update_groups cannot add them. The other groups (log files appended to again,
+        a pending compaction's log files, replaced groups) are read again."""
         mine: dict[tuple[str, str], list[_Written]] = {}
+        logs: dict[tuple[str, str], list[_Written]] = {}
+        prior = before.instants
         for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
             if base_instant == ts:
                 mine.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
+            elif is_log and base_instant == prior.get((partition, fid)):
+                logs.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
         out = Slices()
+        appends = _appends(groups, replaced, mine, logs, recorded)
+        for p, app in appends.items():
+            out.appended[p] = app
+            groups = groups - app.groups
         rest: set[tuple[str, str]] = set()
-        prior = before.instants
         for g in groups:
             files = mine.get(g)
             base = next((w for w in files if not w.is_log), None) if files else None
@@ -437,7 +446,7 @@ class ColumnStats:
         they added before, what they add now); a partition whose bounds a leaving slice may have
         set, or whose counts are unknown, is recomputed whole. The partitions touched."""
         ss, pcs = S.snapshot_stats, S.partition_column_stats
-        parts = sorted(set(before.sides) | set(after.sides))
+        parts = sorted(set(before.sides) | set(after.sides) | set(after.appended))
         full: list[str] = []
         for i in range(0, len(parts), _CHUNK):
             chunk = parts[i:i + _CHUNK]
@@ -447,15 +456,21 @@ class ColumnStats:
             for r in conn.execute(select(pcs).where(pcs.c.tbl_id == ref.tbl_id,
                                                     _in(conn, pcs.c.partition_path, chunk))):
                 columns.setdefault(r.partition_path, {})[r.column_name] = r
+            added = {p: after.appended[p].apply(ref.tbl_id, p, basic.get(p), columns.get(p, {}))
+                     for p in chunk if p in after.appended}
+            unadded = [p for p, change in added.items() if change is None]
+            if unadded:  # their slices after the change, read as for any other change
+                after.merge(self.slices_of(conn, ref, {g for p in unadded for g in after.appended.pop(p).groups}))
             if before.unread:  # what _update_partition reads of the leaving slices beyond their count
                 self._read_unread(conn, before, [p for p in chunk if p in before.unread and basic.get(p) is not None
+                                                 and added.get(p) is None
                                                  and before.sides[p].basic.slices != basic[p].num_slices])
             done: list[str] = []
             basic_rows: list[dict] = []
             column_rows: list[dict] = []
             for p in chunk:
-                change = _update_partition(ref.tbl_id, p, basic.get(p), columns.get(p, {}),
-                                           before.sides.get(p), after.sides.get(p))
+                change = added.get(p) or _update_partition(ref.tbl_id, p, basic.get(p), columns.get(p, {}),
+                                                           before.sides.get(p), after.sides.get(p))
                 if change is None:
                     full.append(p)
                     continue
@@ -649,7 +664,7 @@ class _Sum:
         self.values: int | None = 0
         self.good = 0
 
-    def add(self, r: Row) -> None:
+    def add(self, r: Any) -> None:
         nulls, values = r.null_count, r.value_count
         counted = nulls is not None and values is not None
         self.nulls = self.nulls + nulls if counted and self.nulls is not None else None
@@ -705,13 +720,15 @@ class Slices:
     """The latest slices of some file groups, summed per partition (`sides`), with each group's
     base instant (`instants`): what a change takes from and gives to the partitions' statistics.
     `unread`: partitions whose sides count their slices but lack their base files' statistics
-    (slices_before with `defer`; update_groups reads them when it needs them)."""
-    __slots__ = ("sides", "instants", "unread")
+    (slices_before with `defer`; update_groups reads them when it needs them). `appended`:
+    partitions whose groups only gained new log files (slices_after_write), as an addition."""
+    __slots__ = ("sides", "instants", "unread", "appended")
 
     def __init__(self) -> None:
         self.sides: dict[str, _Side] = {}
         self.instants: dict[tuple[str, str], str] = {}
         self.unread: dict[str, list[_Slice]] = {}
+        self.appended: dict[str, _Append] = {}
 
     def add(self, group: tuple[str, str], instant: str, files: int, size: int, base: bool, logs: bool,
             stats: Any, cols: dict[str, Any] | None) -> None:
@@ -727,7 +744,7 @@ class Slices:
 
     def merge(self, o: Slices) -> None:
         """Add the slices of other groups."""
-        if self.unread or o.unread:
+        if self.unread or o.unread or o.appended:
             raise ValueError("slices whose statistics are unread cannot be merged")
         self.instants.update(o.instants)
         for p, other in o.sides.items():
@@ -735,6 +752,77 @@ class Slices:
             if side is None:
                 side = self.sides[p] = _Side()
             side.merge(other)
+
+
+class _Append:
+    """New log files on the latest slices of some of a partition's file groups: the files, their
+    bytes and, per column, their summed statistics (None: some file has none usable)."""
+    __slots__ = ("groups", "files", "size", "columns")
+
+    def __init__(self) -> None:
+        self.groups: set[tuple[str, str]] = set()
+        self.files = 0
+        self.size = 0
+        self.columns: dict[str, _Sum | None] = {}
+
+    def add(self, group: tuple[str, str], size: int, cols: dict[str, _Bounds]) -> None:
+        """One new log file of `size` bytes on the group's slice, with its stored statistics."""
+        first = not self.files
+        self.groups.add(group)
+        self.files += 1
+        self.size += size
+        for name in (list(cols) if first else list(self.columns)):
+            agg = _Sum() if first else self.columns[name]
+            r = cols.get(name)
+            if agg is None or r is None or r.null_count is None or r.value_count is None or (
+                    (r.min_key is None or r.max_key is None) and r.null_count != r.value_count):
+                self.columns[name] = None  # as _slice_columns: a file without usable statistics for it
+                continue
+            agg.add(r)
+            self.columns[name] = agg
+
+    def apply(self, tbl_id: int, p: str, cur: Row | None, columns: dict[str, Row]) -> tuple[dict, list[dict]] | None:
+        """The partition's new statistics rows (as _update_partition): the stored ones plus these
+        files, the slices unchanged; None when that cannot be told without reading the slices (no
+        stored row, or a column some slice or some new file has no usable statistics for)."""
+        if cur is None or cur.num_slices < len(self.groups):
+            return None
+        n = {k: getattr(cur, k) for k in _BASIC_COUNTS}
+        n["num_files"] += self.files
+        n["total_size"] += self.size
+        n["num_rows"] = n["raw_data_size"] = None  # slices with log files
+        rows: list[dict] = []
+        for col in sorted(columns):
+            agg = _stored_sum(columns[col], cur.num_slices)
+            new = self.columns.get(col)
+            if agg is None or agg.good != cur.num_slices or new is None:
+                return None
+            agg.merge(new)
+            agg.good = cur.num_slices  # the slices stay usable: `new` counts files, not slices
+            rows.append({"tbl_id": tbl_id, "partition_path": p, "column_name": col, **agg.row(cur.num_slices)})
+        return {"tbl_id": tbl_id, "partition_path": p, **n}, rows
+
+
+def _appends(groups: set[tuple[str, str]], replaced: set[tuple[str, str]], mine: dict, logs: dict,
+             recorded: Recorded) -> dict[str, _Append]:
+    """The partitions every written group of which only gained new log files with stored
+    statistics on its latest slice, as additions."""
+    out: dict[str, _Append] = {}
+    mixed: set[str] = set()
+    for g in groups:
+        files = logs.get(g)
+        recs = [recorded.get((g[0], w.name)) for w in files] if files and g not in replaced and g not in mine else []
+        if not recs or None in recs:
+            mixed.add(g[0])
+            continue
+        app = out.get(g[0])
+        if app is None:
+            app = out[g[0]] = _Append()
+        for w, rec in zip(files, recs):  # type: ignore[arg-type]
+            app.add(g, w.size, rec[2])  # type: ignore[index]
+    for p in mixed:
+        out.pop(p, None)
+    return out
 
 
 def _unread_slices(slices: list[_Slice]) -> Slices:
