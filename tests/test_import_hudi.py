@@ -885,3 +885,41 @@ def test_the_metadata_table_takes_the_statistics_import_hudi_read_from_log_files
     assert got == want
     assert all((s["totalSize"], s["totalUncompressedSize"]) == (0, 0) for s in view.values()
                if ".log." in s["fileName"])
+
+
+@pytest.mark.parametrize(("fixture", "version"), [("cow_v6_simplekeygen_nonhivestyle", 6),
+                                                ("mor_v8_delete_blocks", 8)])
+def test_instants_caught_up_after_the_takeover_reach_the_metadata_table(metastore, our_server_info, tmp_path,
+                                                                        fixture, version):
+    """An imported table whose metadata table the mirror has taken over (`sync-storage`): an instant
+    Hudi's writer completes later, caught up by its sync's `alter_table`, reaches the metadata
+    table's `files` partition (read as Hudi's reader merges it) at the mirror's next step, which
+    leaves Hudi's instant files as they are and writes nothing twice."""
+    from tests.unit.store.hudi.test_metadata_table import mdt_listing
+    from tests.unit.store.hudi.test_mirror_v8 import mdt_listing_v2, storage_listing
+
+    listing = mdt_listing if version == 6 else mdt_listing_v2
+    uri, db, c = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    last = StorageTimeline.read(base).instants[-1]
+    hold_back(base, last.ts, tmp_path / "held")
+    import_hudi_table(uri, base, db, "t", record_index=False)
+    c.sync_storage(db, "t")  # the mirror takes the table's storage over: it writes the metadata table
+    assert os.path.isdir(os.path.join(base, ".hoodie", "metadata", "files"))
+    before = listing(base)
+
+    put_back(base, tmp_path / "held")  # Hudi's writer completes an instant; its sync catches the server up
+    tdir = timeline_dir(base)
+    held = {n: open(os.path.join(tdir, n), "rb").read() for n in os.listdir(tdir) if n.startswith(last.ts)}
+    c.alter_table(db, "t", c.get_table(db, "t"))
+    assert last.ts in {i.timestamp for i in c.list_instants(db, "t")}
+    c.sync_storage(db, "t")
+    assert listing(base) == storage_listing(base) != before
+    assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
+    # Hudi's instant files stay as its writer wrote them; a later step writes nothing again
+    assert {n: open(os.path.join(tdir, n), "rb").read() for n in held} == held
+    mdt = tree_digest(os.path.join(base, ".hoodie", "metadata"))
+    c.sync_storage(db, "t")
+    assert tree_digest(os.path.join(base, ".hoodie", "metadata")) == mdt
