@@ -923,3 +923,40 @@ def test_instants_caught_up_after_the_takeover_reach_the_metadata_table(metastor
     mdt = tree_digest(os.path.join(base, ".hoodie", "metadata"))
     c.sync_storage(db, "t")
     assert tree_digest(os.path.join(base, ".hoodie", "metadata")) == mdt
+
+
+@pytest.mark.parametrize(("fixture", "version"), [("mor_v6_delete_blocks", 6), ("mor_v8_delete_blocks", 8)])
+def test_statistics_adopted_after_the_takeover_reach_the_metadata_table(metastore, our_server_info, fixture,
+                                                                        version):
+    """A table imported with `--no-column-stats` whose metadata table the mirror took over: the
+    statistics `build-column-stats` adopts later (`load_column_stats`) reach its `column_stats`
+    partition (read back as Hudi's reader merges it) at the mirror's next step, with the bounds
+    the server keeps; that step leaves nothing pending."""
+    from adapter.commands.column_stats_build import build_column_stats
+    from tests.unit.store.hudi.test_metadata_column_stats import partition_view
+
+    uri, db, c = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    catalog = HudiCatalog(uri)
+    import_hudi_table(uri, base, db, "t", record_index=False, column_stats=False)
+    have = catalog.get_table(db, "t").columns  # the import registers the meta fields alone
+    catalog.alter_table_columns(db, "t", have + [Column("id", "string"), Column("v", "bigint"),
+                                                 Column("ts", "bigint")])
+    c.sync_storage(db, "t")  # the mirror takes the table's storage over: no statistics yet, no records
+    slices = c.get_latest_file_slices(db, "t")
+    latest = {f for s in slices for f in [s.baseFile.name, *(lf.name for lf in s.logFiles)]}
+    assert not {s["fileName"] for s in partition_view(base, version).values()} & latest
+
+    stored, note = build_column_stats(catalog, db, "t", base)
+    assert note is None and stored == len(latest)
+    c.sync_storage(db, "t")
+    view = partition_view(base, version)
+    assert {s["fileName"] for s in view.values() if s["columnName"] in ("id", "v")} == latest
+    # as the server's bounds: Hudi's reader keeps for `v > 200` the slices list-files --where keeps
+    highs = {s["fileName"]: s["maxValue"] for s in view.values() if s["columnName"] == "v"}
+    kept = {s.fileId for s in c.prune_file_slices(db, "t", "v > 200").slices}
+    assert kept == {s.fileId for s in slices if any(
+        highs[n] is not None and highs[n][1] > 200 for n in [s.baseFile.name, *(lf.name for lf in s.logFiles)])}
+    assert kept != set() and c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0

@@ -33,7 +33,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from hudi_format import metadata_column_stats as C
 from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST, COLUMN_STATS_ENABLE, default_of
@@ -53,6 +53,9 @@ from store.hudi.tables import HudiTableRef
 MDT_HOODIE = f"{METADATA_FOLDER}/.hoodie"
 DIR = f"{METADATA_FOLDER}/{C.COLUMN_STATS}"
 DELTACOMMIT = "deltacommit"
+
+# record_index_deletes at instant 0 (the journal's marks): the mirror writes this partition again
+REBUILD_MARK = "column_stats"
 
 # a file written into the partition by a deltacommit: (path under the metadata table, bytes, write stat)
 Written = tuple[str, bytes, dict]
@@ -150,6 +153,16 @@ class ColumnStatsPartition:
         self._ready.clear()
         self._indexed.clear()
         self._names.clear()
+
+    def take_rebuild_mark(self, ref: HudiTableRef) -> bool:
+        """Whether statistics were adopted outside an instant since the partition was written
+        (writer.mark_column_stats_rebuild); the mark goes."""
+        d = S.record_index_deletes
+        mark = (d.c.tbl_id == ref.tbl_id, d.c.instant == 0, d.c.record_key == REBUILD_MARK)
+        with self.store.read() as conn:
+            if conn.execute(select(d.c.instant).where(*mark)).first() is None:
+                return False
+        return self.store.run_write(lambda conn: conn.execute(delete(d).where(*mark)).rowcount) > 0
 
     def _spelled(self, st: TableStorage, records: list[C.ColumnStatsRecord], types: Mapping[str, str]) -> list[str]:
         """The table's columns as the statistics rows spell them (the metastore's schema lower-cases)."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import Connection, insert, select
 
 from hudi_format import metadata_column_stats as C
 from hudi_format import metadata_table as M
@@ -45,7 +45,9 @@ from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTab
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
+from store.hudi.file_listing import add_version
 from store.hudi.metadata_table.column_stats import (
+    REBUILD_MARK,
     ColumnStatsPartition,
     Written,
     column_stats_enabled,
@@ -67,6 +69,21 @@ def metadata_table_enabled(ref: HudiTableRef) -> bool:
     """The mirror writes this table's metadata table: `hoodie.metadata.enable=true`."""
     return ref.config.table_version in (6, 8, 9) and \
         str(ref.config.properties.get(METADATA_ENABLE, "")).strip().lower() == "true"
+
+
+def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int) -> None:
+    """In the caller's transaction: statistics adopted outside an instant (`load_column_stats`, the
+    catch-up's index backlog) reach the mirrored `column_stats` partition (and `partition_stats`,
+    from the same rows), which the mirror's next step writes again from the rows: the mark in
+    `record_index_deletes` says so, and a pending table version makes that step come (the
+    background pass visits tables with pending versions)."""
+    if not (metadata_table_enabled(ref) and column_stats_enabled(ref)):
+        return
+    d = S.record_index_deletes
+    if conn.execute(select(d.c.instant).where(d.c.tbl_id == ref.tbl_id, d.c.instant == 0,
+                                              d.c.record_key == REBUILD_MARK)).first() is None:
+        conn.execute(insert(d).values(tbl_id=ref.tbl_id, instant=0, record_key=REBUILD_MARK))
+    add_version(conn, ref.tbl_id, 0, now)
 
 
 class MetadataTableWriter:
@@ -108,7 +125,10 @@ class MetadataTableWriter:
             return []
         lay = metadata_table_layout(ref.config.table_version)
         wanted = column_stats_enabled(ref)
-        if prepare and wanted != self.column_stats.ready(st, lay):
+        # statistics adopted outside an instant: the partition is written again (the mark goes first,
+        # so one set while it is written stays for the next step)
+        rebuild = prepare and self.column_stats.take_rebuild_mark(ref)
+        if prepare and (wanted != self.column_stats.ready(st, lay) or wanted and rebuild):
             if wanted:
                 self.column_stats.bootstrap(st, ref, lay)
             else:
@@ -122,7 +142,7 @@ class MetadataTableWriter:
                 self.record_index.clear(ref)
         # partition_stats: after column_stats (Hudi's readers need both)
         stats = wanted and partition_stats_enabled(ref) and self.column_stats.ready(st, lay)
-        if prepare and stats and not self.partition_stats.ready(st, lay):
+        if prepare and stats and (rebuild or not self.partition_stats.ready(st, lay)):
             self.partition_stats.bootstrap(st, ref, lay)
         elif prepare and not stats and ref.config.table_version >= 8 and self.partition_stats.ready(st, lay):
             self.partition_stats.remove(st, lay)

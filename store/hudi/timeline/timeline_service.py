@@ -29,6 +29,7 @@ from store.hms.partitions import PartitionService
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import FileListing
 from store.hudi.hive_table_statistics import HiveTableStatistics
+from store.hudi.metadata_table import mark_column_stats_rebuild
 from store.hudi.record_index import FileGroupKeys, RecordIndex, mirrors_record_index
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
@@ -179,6 +180,8 @@ class TimelineService:
             ref = self.table_ref(conn, db, tbl, lock=True)
             n = self.completion.column_stats.record_existing(conn, ref, stats)
             self.statistics.publish(conn, ref, sorted({s.partition_path for s in stats}))
+            if n:  # the mirrored metadata table takes them at the mirror's next step
+                mark_column_stats_rebuild(conn, ref, self.clock_ms())
             return n
 
         return self.store.run_write(tx)
