@@ -71,13 +71,25 @@ def metadata_table_enabled(ref: HudiTableRef) -> bool:
         str(ref.config.properties.get(METADATA_ENABLE, "")).strip().lower() == "true"
 
 
-def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int) -> None:
-    """In the caller's transaction: statistics adopted outside an instant (`load_column_stats`, the
-    catch-up's index backlog) reach the mirrored `column_stats` partition (and `partition_stats`,
-    from the same rows), which the mirror's next step writes again from the rows: the mark in
-    `record_index_deletes` says so, and a pending table version makes that step come (the
-    background pass visits tables with pending versions)."""
-    if not (metadata_table_enabled(ref) and column_stats_enabled(ref)):
+def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, files: Sequence[int]) -> None:
+    """In the caller's transaction: the statistics of `files` (their `files` row ids) were adopted
+    outside an instant (`load_column_stats`, the catch-up's index backlog). Files whose table
+    version the mirror has not taken up yet (pending, not leased) need nothing: its deltacommit
+    reads their statistics (those version rows are locked until the caller commits, so a mirror
+    claims them after). Otherwise the mirror's next step writes the `column_stats` partition (and
+    `partition_stats`, from the same rows) again from the rows: a mark in `record_index_deletes`
+    says so, and a pending table version makes that step come."""
+    if not files or not (metadata_table_enabled(ref) and column_stats_enabled(ref)):
+        return
+    f, v = S.files, S.tbl_version
+    taken = False
+    ids = sorted(set(files))
+    for start in range(0, len(ids), 500):
+        taken = any(r.snapshot_status != 0 or r.update_time is not None for r in conn.execute(
+            select(v.c.snapshot_status, v.c.update_time).select_from(
+                f.join(v, (v.c.tbl_id == f.c.tbl_id) & (v.c.version == f.c.version)))
+            .where(f.c.id.in_(ids[start:start + 500])).with_for_update())) or taken
+    if not taken:
         return
     d = S.record_index_deletes
     if conn.execute(select(d.c.instant).where(d.c.tbl_id == ref.tbl_id, d.c.instant == 0,

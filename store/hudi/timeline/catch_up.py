@@ -540,10 +540,10 @@ class TimelineCatchUp:
                 pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))) if (r[0], r[1]) in wanted)
         stats = [st for st in column_stats if (st.partition_path, st.file_name) in live]
         if stats:
-            stored = self.timeline.completion.column_stats.record_existing(conn, ref, stats)
+            stored: list[int] = []
+            self.timeline.completion.column_stats.record_existing(conn, ref, stats, stored)
             self.timeline.statistics.publish(conn, ref, sorted({st.partition_path for st in stats}))
-            if stored:  # the mirrored metadata table takes them at the mirror's next step
-                mark_column_stats_rebuild(conn, ref, self.timeline.clock_ms())
+            mark_column_stats_rebuild(conn, ref, self.timeline.clock_ms(), stored)  # for the mirrored metadata table
 
     def around(self, target: Target, call: Callable[[], T]) -> T:
         """`call` (a service call on target's table or a view of it) after the catch-up of the

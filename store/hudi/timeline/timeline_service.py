@@ -178,10 +178,10 @@ class TimelineService:
         transaction; the number of files stored."""
         def tx(conn: Connection) -> int:
             ref = self.table_ref(conn, db, tbl, lock=True)
-            n = self.completion.column_stats.record_existing(conn, ref, stats)
+            stored: list[int] = []
+            n = self.completion.column_stats.record_existing(conn, ref, stats, stored)
             self.statistics.publish(conn, ref, sorted({s.partition_path for s in stats}))
-            if n:  # the mirrored metadata table takes them at the mirror's next step
-                mark_column_stats_rebuild(conn, ref, self.clock_ms())
+            mark_column_stats_rebuild(conn, ref, self.clock_ms(), stored)  # for the mirrored metadata table
             return n
 
         return self.store.run_write(tx)
