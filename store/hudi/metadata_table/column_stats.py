@@ -14,7 +14,9 @@ the server's column statistics (`column_stats` rows, docs/column_stats.md), neve
   restore; one key per column of the table's schema: their rows are gone by then) and of the log
   files it appended to again (the server dropped their statistics); compacted into a new base file
   once a group's slice has `compact_after` log files, as the `files` partition is. Names and slices per table
-  version as the `files` partition's (hudi_format/metadata_table_layout.py).
+  version as the `files` partition's (hudi_format/metadata_table_layout.py);
+* written again from the rows at the mirror's next step when statistics were adopted outside an
+  instant for files the mirror had taken up already (`REBUILD_MARK`, writer.mark_column_stats_rebuild).
 
 Bounds come back from their order-preserving keys with the column's Hive type. A file whose
 statistics the partition cannot hold for every column it has rows of (unknown bounds, a cut string
