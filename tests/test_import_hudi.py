@@ -969,3 +969,30 @@ def test_statistics_adopted_after_the_takeover_reach_the_metadata_table(metastor
     assert kept == {s.fileId for s in slices if any(
         highs[n] is not None and highs[n][1] > 200 for n in [s.baseFile.name, *(lf.name for lf in s.logFiles)])}
     assert kept != set() and c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
+
+
+def test_files_a_repair_finds_gone_leave_the_metadata_table_the_mirror_took_over(metastore, our_server_info):
+    """A file of an imported table whose metadata table the mirror writes disappears from storage;
+    `repair` marks it deleted outside any instant (a listing's change), and the mirror's next step
+    writes the metadata table again from the rows: its `files` partition no longer names it."""
+    from tests.unit.store.hudi.test_metadata_table import mdt_listing
+    from tests.unit.store.hudi.test_mirror_v8 import storage_listing
+
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    import_hudi_table(uri, base, db, "t", record_index=False)
+    c.sync_storage(db, "t")  # the mirror takes the table's storage over: it writes the metadata table
+    before = mdt_listing(base)
+    assert before == storage_listing(base)
+    latest = {s.baseFile.name for s in c.get_latest_file_slices(db, "t")}
+    partition, name = next((p, n) for p, names in sorted(before.items()) for n in sorted(names) if n in latest)
+    os.remove(os.path.join(base, partition, name))  # a latest slice's file, gone from storage
+
+    r = run_cli("repair", f"{db}.t", "--yes", "--metastore", uri)
+    assert r.returncode == 0, r.stdout + r.stderr
+    c.sync_storage(db, "t")
+    assert name in before[partition] and name not in mdt_listing(base).get(partition, {})
+    assert mdt_listing(base) == storage_listing(base)
+    assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0

@@ -378,7 +378,10 @@ class StorageMirror:
         # the metadata table (issue 45): bootstrapped under the lease only (layout_only holds none),
         # listed in hoodie.properties once it is complete
         mdt = metadata_table_enabled(ref)
-        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path, tl.table_version):
+        # (written again when the table's files changed outside an instant: a re-import's listing)
+        rewrite = mdt and not layout_only and self.metadata_table.take_rewrite_mark(ref)
+        if mdt and not layout_only and (rewrite or not self.metadata_table.ready(st, ref.base_path,
+                                                                                 tl.table_version)):
             self.metadata_table.bootstrap(st, ref)
         if not mdt:
             self.metadata_table.forget(ref.base_path)

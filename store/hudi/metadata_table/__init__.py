@@ -11,8 +11,9 @@ from store.hudi.metadata_table.writer import (
     MDT_HOODIE,
     MetadataTableWriter,
     mark_column_stats_rebuild,
+    mark_metadata_table_rewrite,
     metadata_table_enabled,
 )
 
 __all__ = ["COMPACT_AFTER", "FILES_DIR", "MDT_HOODIE", "MetadataTableWriter", "mark_column_stats_rebuild",
-           "metadata_table_enabled"]
+           "mark_metadata_table_rewrite", "metadata_table_enabled"]

@@ -123,6 +123,16 @@ def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, 
     return out
 
 
+def take_mark(store: Store, tbl_id: int, key: str) -> bool:
+    """Whether the table has the mark `key` (`record_index_deletes` at instant 0); the mark goes."""
+    d = S.record_index_deletes
+    mark = (d.c.tbl_id == tbl_id, d.c.instant == 0, d.c.record_key == key)
+    with store.read() as conn:
+        if conn.execute(select(d.c.instant).where(*mark)).first() is None:
+            return False
+    return store.run_write(lambda conn: conn.execute(delete(d).where(*mark)).rowcount) > 0
+
+
 def unmirrored_file():
     """A condition on `files` rows: a table version the storage mirror has not written yet added or
     resized the file (its instant's deltacommit adds it to the metadata table). A bootstrap in the
@@ -159,12 +169,7 @@ class ColumnStatsPartition:
     def take_rebuild_mark(self, ref: HudiTableRef) -> bool:
         """Whether statistics were adopted outside an instant since the partition was written
         (writer.mark_column_stats_rebuild); the mark goes."""
-        d = S.record_index_deletes
-        mark = (d.c.tbl_id == ref.tbl_id, d.c.instant == 0, d.c.record_key == REBUILD_MARK)
-        with self.store.read() as conn:
-            if conn.execute(select(d.c.instant).where(*mark)).first() is None:
-                return False
-        return self.store.run_write(lambda conn: conn.execute(delete(d).where(*mark)).rowcount) > 0
+        return take_mark(self.store, ref.tbl_id, REBUILD_MARK)
 
     def _spelled(self, st: TableStorage, records: list[C.ColumnStatsRecord], types: Mapping[str, str]) -> list[str]:
         """The table's columns as the statistics rows spell them (the metastore's schema lower-cases)."""

@@ -41,7 +41,6 @@ from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTab
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
-from store.hudi.metadata_table.column_stats import REBUILD_MARK as COLUMN_STATS_MARK
 from store.hudi.metadata_table.column_stats import compacted_group, remove_partition
 from store.hudi.record_index import REBUILD_KEY
 from store.hudi.tables import HudiTableRef
@@ -99,8 +98,8 @@ class RecordIndexPartition:
             return
 
         def run(conn):
-            q = delete(d).where(d.c.tbl_id == ref.tbl_id)  # (the column_stats partition's mark stays)
-            conn.execute(q.where(or_(d.c.instant != 0, d.c.record_key != COLUMN_STATS_MARK)) if instant is None
+            q = delete(d).where(d.c.tbl_id == ref.tbl_id)  # (the other partitions' marks stay)
+            conn.execute(q.where(or_(d.c.instant != 0, d.c.record_key == REBUILD_KEY)) if instant is None
                          else q.where(d.c.instant == int(instant)))
         self.store.run_write(run)
 

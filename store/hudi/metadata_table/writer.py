@@ -51,6 +51,7 @@ from store.hudi.metadata_table.column_stats import (
     ColumnStatsPartition,
     Written,
     column_stats_enabled,
+    take_mark,
     unmirrored_file,
 )
 from store.hudi.metadata_table.partition_stats import PartitionStatsPartition, partition_stats_enabled
@@ -63,6 +64,7 @@ FILES_DIR = f"{M.METADATA_FOLDER}/{M.FILES}"
 DELTACOMMIT = "deltacommit"
 COMPACT_AFTER = 20
 MARK = "Metadata table written by hudi-metastore"  # the first line of its hoodie.properties
+FILES_MARK = "files"  # record_index_deletes at instant 0 (the journal's marks): written again from the rows
 
 
 def metadata_table_enabled(ref: HudiTableRef) -> bool:
@@ -91,10 +93,22 @@ def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, fil
             .where(f.c.id.in_(ids[start:start + 500])).with_for_update())) or taken
     if not taken:
         return
+    _mark(conn, ref, now, REBUILD_MARK)
+
+
+def mark_metadata_table_rewrite(conn: Connection, ref: HudiTableRef, now: int) -> None:
+    """In the caller's transaction: the table's files changed outside an instant (a listing's
+    changes: import-hudi, repair). The mirror's next step writes the whole metadata table again
+    from the rows (`FILES_MARK`, and a pending table version that makes the step come)."""
+    if metadata_table_enabled(ref):
+        _mark(conn, ref, now, FILES_MARK)
+
+
+def _mark(conn: Connection, ref: HudiTableRef, now: int, key: str) -> None:
     d = S.record_index_deletes
     if conn.execute(select(d.c.instant).where(d.c.tbl_id == ref.tbl_id, d.c.instant == 0,
-                                              d.c.record_key == REBUILD_MARK)).first() is None:
-        conn.execute(insert(d).values(tbl_id=ref.tbl_id, instant=0, record_key=REBUILD_MARK))
+                                              d.c.record_key == key)).first() is None:
+        conn.execute(insert(d).values(tbl_id=ref.tbl_id, instant=0, record_key=key))
     add_version(conn, ref.tbl_id, 0, now)
 
 
@@ -121,6 +135,11 @@ class MetadataTableWriter:
             self._ready.add(base_path)
             return True
         return False
+
+    def take_rewrite_mark(self, ref: HudiTableRef) -> bool:
+        """Whether the table's files changed outside an instant since the metadata table was
+        written (mark_metadata_table_rewrite); the mark goes."""
+        return take_mark(self.store, ref.tbl_id, FILES_MARK)
 
     def forget(self, base_path: str) -> None:
         self._ready.discard(base_path)

@@ -51,7 +51,7 @@ from store.db.dialect import pair_chunks, pairs_in, pg_joined_list, plan_with_va
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
-from store.hudi.metadata_table import metadata_table_enabled
+from store.hudi.metadata_table import mark_metadata_table_rewrite, metadata_table_enabled
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import check_instant_time
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
@@ -237,6 +237,7 @@ class TimelineImport:
             out.files_removed = self._remove_missing(conn, ref, missing)
         if out.files_added or out.files_removed or out.files_resized:
             add_version(conn, ref.tbl_id, 0, self.clock_ms(), mirrored=True)
+            mark_metadata_table_rewrite(conn, ref, self.clock_ms())  # no instant tells the mirror's metadata table
         call = self._call
         if out.files_added or out.files_removed or out.files_resized or (
                 out.imported and (call.stats is None or call.recount)):
