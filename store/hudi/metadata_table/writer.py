@@ -9,7 +9,8 @@ version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9); its `c
   then that deltacommit's completed file; a partial metadata table left by an interrupted bootstrap
   is removed first, as is one the server did not write (Hudi's writers', on an adopted table). Only
   after it does the data table's `hoodie.properties` list `files` (`hoodie.table.metadata.partitions`),
-  so readers never use a metadata table being built;
+  so readers never use a metadata table being built; run again when the table's files changed
+  outside an instant (`mark_metadata_table_rewrite`: an import's listing);
 * per completed instant (`apply`): the files it added and deleted, from its own metadata as the
   server stored it, as one new log file (one HFile data block at the instant's time) between the
   metadata table's requested/inflight and completed deltacommit files, all before the data table's
