@@ -885,3 +885,114 @@ def test_the_metadata_table_takes_the_statistics_import_hudi_read_from_log_files
     assert got == want
     assert all((s["totalSize"], s["totalUncompressedSize"]) == (0, 0) for s in view.values()
                if ".log." in s["fileName"])
+
+
+@pytest.mark.parametrize(("fixture", "version"), [("cow_v6_simplekeygen_nonhivestyle", 6),
+                                                ("mor_v8_delete_blocks", 8)])
+def test_instants_caught_up_after_the_takeover_reach_the_metadata_table(metastore, our_server_info, tmp_path,
+                                                                        fixture, version):
+    """An imported table whose metadata table the mirror has taken over (`sync-storage`): an instant
+    Hudi's writer completes later, caught up by its sync's `alter_table`, reaches the metadata
+    table's `files` partition (read as Hudi's reader merges it) at the mirror's next step, its
+    files' statistics (read after the call) the `column_stats` partition; that step leaves Hudi's
+    instant files as they are and writes nothing twice."""
+    from tests.unit.store.hudi.test_metadata_column_stats import partition_view
+    from tests.unit.store.hudi.test_metadata_table import mdt_listing
+    from tests.unit.store.hudi.test_mirror_v8 import mdt_listing_v2, storage_listing
+
+    listing = mdt_listing if version == 6 else mdt_listing_v2
+    uri, db, c = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    last = StorageTimeline.read(base).instants[-1]
+    hold_back(base, last.ts, tmp_path / "held")
+    import_hudi_table(uri, base, db, "t", record_index=False)
+    c.sync_storage(db, "t")  # the mirror takes the table's storage over: it writes the metadata table
+    assert os.path.isdir(os.path.join(base, ".hoodie", "metadata", "files"))
+    before = listing(base)
+
+    put_back(base, tmp_path / "held")  # Hudi's writer completes an instant; its sync catches the server up
+    tdir = timeline_dir(base)
+    held = {n: open(os.path.join(tdir, n), "rb").read() for n in os.listdir(tdir) if n.startswith(last.ts)}
+    c.alter_table(db, "t", c.get_table(db, "t"))
+    assert last.ts in {i.timestamp for i in c.list_instants(db, "t")}
+    assert c.list_files_without_column_stats(db, "t", 0, True) == []  # the index backlog: read after the call
+    column_stats = tree_digest(os.path.join(base, ".hoodie", "metadata", "column_stats"))
+    c.sync_storage(db, "t")
+    assert listing(base) == storage_listing(base) != before
+    # the instant's deltacommit holds its files' statistics (the partition is not written again)
+    new = {n for names in listing(base).values() for n in names} - {n for names in before.values() for n in names}
+    assert new and new <= {s["fileName"] for s in partition_view(base, version).values()}
+    now = tree_digest(os.path.join(base, ".hoodie", "metadata", "column_stats"))
+    assert {k: now.get(k) for k in column_stats} == column_stats
+    assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
+    # Hudi's instant files stay as its writer wrote them; a later step writes nothing again
+    assert {n: open(os.path.join(tdir, n), "rb").read() for n in held} == held
+    mdt = tree_digest(os.path.join(base, ".hoodie", "metadata"))
+    c.sync_storage(db, "t")
+    assert tree_digest(os.path.join(base, ".hoodie", "metadata")) == mdt
+
+
+@pytest.mark.parametrize(("fixture", "version"), [("mor_v6_delete_blocks", 6), ("mor_v8_delete_blocks", 8)])
+def test_statistics_adopted_after_the_takeover_reach_the_metadata_table(metastore, our_server_info, fixture,
+                                                                        version):
+    """A table imported with `--no-column-stats` whose metadata table the mirror took over: the
+    statistics `build-column-stats` adopts later (`load_column_stats`) reach its `column_stats`
+    partition (read back as Hudi's reader merges it) at the mirror's next step, with the bounds
+    the server keeps; that step leaves nothing pending."""
+    from adapter.commands.column_stats_build import build_column_stats
+    from tests.unit.store.hudi.test_metadata_column_stats import partition_view
+
+    uri, db, c = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    catalog = HudiCatalog(uri)
+    import_hudi_table(uri, base, db, "t", record_index=False, column_stats=False)
+    have = catalog.get_table(db, "t").columns  # the import registers the meta fields alone
+    catalog.alter_table_columns(db, "t", have + [Column("id", "string"), Column("v", "bigint"),
+                                                 Column("ts", "bigint")])
+    c.sync_storage(db, "t")  # the mirror takes the table's storage over: no statistics yet, no records
+    slices = c.get_latest_file_slices(db, "t")
+    latest = {f for s in slices for f in [s.baseFile.name, *(lf.name for lf in s.logFiles)]}
+    assert not {s["fileName"] for s in partition_view(base, version).values()} & latest
+
+    stored, note = build_column_stats(catalog, db, "t", base)
+    assert note is None and stored == len(latest)
+    c.sync_storage(db, "t")
+    view = partition_view(base, version)
+    assert {s["fileName"] for s in view.values() if s["columnName"] in ("id", "v")} == latest
+    # as the server's bounds: Hudi's reader keeps for `v > 200` the slices list-files --where keeps
+    highs = {s["fileName"]: s["maxValue"] for s in view.values() if s["columnName"] == "v"}
+    kept = {s.fileId for s in c.prune_file_slices(db, "t", "v > 200").slices}
+    assert kept == {s.fileId for s in slices if any(
+        highs[n] is not None and highs[n][1] > 200 for n in [s.baseFile.name, *(lf.name for lf in s.logFiles)])}
+    assert kept != set() and c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
+
+
+def test_files_a_repair_finds_gone_leave_the_metadata_table_the_mirror_took_over(metastore, our_server_info):
+    """A file of an imported table whose metadata table the mirror writes disappears from storage;
+    `repair` marks it deleted outside any instant (a listing's change), and the mirror's next step
+    writes the metadata table again from the rows: its `files` partition no longer names it."""
+    from tests.unit.store.hudi.test_metadata_table import mdt_listing
+    from tests.unit.store.hudi.test_mirror_v8 import storage_listing
+
+    uri, db, c = metastore
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    import_hudi_table(uri, base, db, "t", record_index=False)
+    c.sync_storage(db, "t")  # the mirror takes the table's storage over: it writes the metadata table
+    before = mdt_listing(base)
+    assert before == storage_listing(base)
+    latest = {s.baseFile.name for s in c.get_latest_file_slices(db, "t")}
+    partition, name = next((p, n) for p, names in sorted(before.items()) for n in sorted(names) if n in latest)
+    os.remove(os.path.join(base, partition, name))  # a latest slice's file, gone from storage
+
+    r = run_cli("repair", f"{db}.t", "--yes", "--metastore", uri)
+    assert r.returncode == 0, r.stdout + r.stderr
+    c.sync_storage(db, "t")
+    assert name in before[partition] and name not in mdt_listing(base).get(partition, {})
+    assert mdt_listing(base) == storage_listing(base)
+    assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0

@@ -580,7 +580,9 @@ record_index = Table(
 # for the storage mirror's `record_index` partition of the metadata table (its delete blocks); kept
 # only for tables whose metadata table has that partition, removed once the instant is mirrored.
 # A row at instant 0 with an empty key: the partition is to be written again from `record_index`
-# (the index changed outside a commit: a load, a restore).
+# (the index changed outside a commit: a load, a restore); with the key `column_stats`: the
+# `column_stats` partition is, from `column_stats` (statistics adopted outside an instant); with
+# the key `files`: the whole metadata table is (files changed outside an instant: an import's listing).
 record_index_deletes = Table(
     "record_index_deletes",
     metadata,

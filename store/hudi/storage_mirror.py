@@ -17,7 +17,8 @@ version 6, layout 2 in `.hoodie/timeline/` for 8 and 9, its metadata in Hudi 1.x
 * for a table whose config says `hoodie.metadata.enable=true`, Hudi's metadata table (its `files`
   partition, store/hudi/metadata_table): bootstrapped from the server's rows, then each completed
   instant's deltacommit before the instant's completed file; `hoodie.properties` lists `files` in
-  `hoodie.table.metadata.partitions` once the bootstrap is complete;
+  `hoodie.table.metadata.partitions` once the bootstrap is complete; bootstrapped again when the
+  table's files changed outside an instant (an import's listing leaves a mark);
 * the files of instants the server rolled back (a rollback, a restore) are deleted (completed,
   inflight, requested), and those of savepoints it no longer has (deleted); a table service rolled
   back to REQUESTED (a failed attempt: its plan runs again) loses its inflight file, as Hudi's
@@ -378,7 +379,10 @@ class StorageMirror:
         # the metadata table (issue 45): bootstrapped under the lease only (layout_only holds none),
         # listed in hoodie.properties once it is complete
         mdt = metadata_table_enabled(ref)
-        if mdt and not layout_only and not self.metadata_table.ready(st, ref.base_path, tl.table_version):
+        # (written again when the table's files changed outside an instant: a re-import's listing)
+        rewrite = mdt and not layout_only and self.metadata_table.take_rewrite_mark(ref)
+        if mdt and not layout_only and (rewrite or not self.metadata_table.ready(st, ref.base_path,
+                                                                                 tl.table_version)):
             self.metadata_table.bootstrap(st, ref)
         if not mdt:
             self.metadata_table.forget(ref.base_path)

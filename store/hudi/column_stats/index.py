@@ -105,13 +105,14 @@ class ColumnStats:
         stored = self._insert(conn, ref, pairs)
         return {(st.partition_path, st.file_name): (row_id, *stored[row_id]) for row_id, st in pairs}
 
-    def record_existing(self, conn: Connection, ref: HudiTableRef, stats: list[FileColumnStats]) -> int:
+    def record_existing(self, conn: Connection, ref: HudiTableRef, stats: list[FileColumnStats],
+                        stored: list[int] | None = None) -> int:
         """Statistics of live files already in the snapshot (adoption: import-hudi and the catch-up
         read them from base files' footers and log files' blocks); files that have statistics keep
         theirs. A log file's are stored only when the size they were read at (`total_size`) is the
         size the table records for it (a log file appended to since holds blocks they do not
-        cover: it keeps none). The number stored; the touched partitions' aggregates are
-        recomputed."""
+        cover: it keeps none). The number stored (their `files` row ids appended to `stored`); the
+        touched partitions' aggregates are recomputed."""
         f, fs = S.files, S.file_stats
         ids: dict[tuple[str, str], int] = {}
         have: set[int] = set()
@@ -144,6 +145,8 @@ class ColumnStats:
         before = self.slices_of(conn, ref, groups)
         self._insert(conn, ref, pairs)
         self.update_groups(conn, ref, before, self.slices_of(conn, ref, groups))
+        if stored is not None:
+            stored.extend(row_id for row_id, _ in pairs)
         return len(pairs)
 
     def forget_appended(self, conn: Connection, ref: HudiTableRef, written: WrittenFiles,

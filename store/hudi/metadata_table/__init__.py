@@ -10,7 +10,10 @@ from store.hudi.metadata_table.writer import (
     FILES_DIR,
     MDT_HOODIE,
     MetadataTableWriter,
+    mark_column_stats_rebuild,
+    mark_metadata_table_rewrite,
     metadata_table_enabled,
 )
 
-__all__ = ["COMPACT_AFTER", "FILES_DIR", "MDT_HOODIE", "MetadataTableWriter", "metadata_table_enabled"]
+__all__ = ["COMPACT_AFTER", "FILES_DIR", "MDT_HOODIE", "MetadataTableWriter", "mark_column_stats_rebuild",
+           "mark_metadata_table_rewrite", "metadata_table_enabled"]

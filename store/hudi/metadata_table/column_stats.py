@@ -14,7 +14,9 @@ the server's column statistics (`column_stats` rows, docs/column_stats.md), neve
   restore; one key per column of the table's schema: their rows are gone by then) and of the log
   files it appended to again (the server dropped their statistics); compacted into a new base file
   once a group's slice has `compact_after` log files, as the `files` partition is. Names and slices per table
-  version as the `files` partition's (hudi_format/metadata_table_layout.py).
+  version as the `files` partition's (hudi_format/metadata_table_layout.py);
+* written again from the rows at the mirror's next step when statistics were adopted outside an
+  instant for files the mirror had taken up already (`REBUILD_MARK`, writer.mark_column_stats_rebuild).
 
 Bounds come back from their order-preserving keys with the column's Hive type. A file whose
 statistics the partition cannot hold for every column it has rows of (unknown bounds, a cut string
@@ -33,7 +35,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from hudi_format import metadata_column_stats as C
 from hudi_format.config_keys import COLUMN_STATS_COLUMN_LIST, COLUMN_STATS_ENABLE, default_of
@@ -53,6 +55,9 @@ from store.hudi.tables import HudiTableRef
 MDT_HOODIE = f"{METADATA_FOLDER}/.hoodie"
 DIR = f"{METADATA_FOLDER}/{C.COLUMN_STATS}"
 DELTACOMMIT = "deltacommit"
+
+# record_index_deletes at instant 0 (the journal's marks): the mirror writes this partition again
+REBUILD_MARK = "column_stats"
 
 # a file written into the partition by a deltacommit: (path under the metadata table, bytes, write stat)
 Written = tuple[str, bytes, dict]
@@ -118,6 +123,16 @@ def file_records(partition: str, name: str, rows: Iterable, types: Mapping[str, 
     return out
 
 
+def take_mark(store: Store, tbl_id: int, key: str) -> bool:
+    """Whether the table has the mark `key` (`record_index_deletes` at instant 0); the mark goes."""
+    d = S.record_index_deletes
+    mark = (d.c.tbl_id == tbl_id, d.c.instant == 0, d.c.record_key == key)
+    with store.read() as conn:
+        if conn.execute(select(d.c.instant).where(*mark)).first() is None:
+            return False
+    return store.run_write(lambda conn: conn.execute(delete(d).where(*mark)).rowcount) > 0
+
+
 def unmirrored_file():
     """A condition on `files` rows: a table version the storage mirror has not written yet added or
     resized the file (its instant's deltacommit adds it to the metadata table). A bootstrap in the
@@ -150,6 +165,11 @@ class ColumnStatsPartition:
         self._ready.clear()
         self._indexed.clear()
         self._names.clear()
+
+    def take_rebuild_mark(self, ref: HudiTableRef) -> bool:
+        """Whether statistics were adopted outside an instant since the partition was written
+        (writer.mark_column_stats_rebuild); the mark goes."""
+        return take_mark(self.store, ref.tbl_id, REBUILD_MARK)
 
     def _spelled(self, st: TableStorage, records: list[C.ColumnStatsRecord], types: Mapping[str, str]) -> list[str]:
         """The table's columns as the statistics rows spell them (the metastore's schema lower-cases)."""

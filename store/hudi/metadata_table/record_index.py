@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select
 
 from hudi_format import metadata_record_index as R
 from hudi_format.commit_metadata import WRITE_ACTIONS
@@ -98,8 +98,9 @@ class RecordIndexPartition:
             return
 
         def run(conn):
-            q = delete(d).where(d.c.tbl_id == ref.tbl_id)
-            conn.execute(q if instant is None else q.where(d.c.instant == int(instant)))
+            q = delete(d).where(d.c.tbl_id == ref.tbl_id)  # (the other partitions' marks stay)
+            conn.execute(q.where(or_(d.c.instant != 0, d.c.record_key == REBUILD_KEY)) if instant is None
+                         else q.where(d.c.instant == int(instant)))
         self.store.run_write(run)
 
     def _entries(self, ref: HudiTableRef, groups: Iterable[tuple[str, str]] | None = None,

@@ -9,7 +9,8 @@ version (hudi_format/metadata_table_layout.py: 6, or Hudi 1.x's 8 and 9); its `c
   then that deltacommit's completed file; a partial metadata table left by an interrupted bootstrap
   is removed first, as is one the server did not write (Hudi's writers', on an adopted table). Only
   after it does the data table's `hoodie.properties` list `files` (`hoodie.table.metadata.partitions`),
-  so readers never use a metadata table being built;
+  so readers never use a metadata table being built; run again when the table's files changed
+  outside an instant (`mark_metadata_table_rewrite`: an import's listing);
 * per completed instant (`apply`): the files it added and deleted, from its own metadata as the
   server stored it, as one new log file (one HFile data block at the instant's time) between the
   metadata table's requested/inflight and completed deltacommit files, all before the data table's
@@ -32,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import Connection, insert, select
 
 from hudi_format import metadata_column_stats as C
 from hudi_format import metadata_table as M
@@ -45,10 +46,13 @@ from hudi_format.metadata_table_layout import CompletedDeltacommits, MetadataTab
 from hudi_format.storage import TableStorage
 from store.db import schema as S
 from store.db.database import Store
+from store.hudi.file_listing import add_version
 from store.hudi.metadata_table.column_stats import (
+    REBUILD_MARK,
     ColumnStatsPartition,
     Written,
     column_stats_enabled,
+    take_mark,
     unmirrored_file,
 )
 from store.hudi.metadata_table.partition_stats import PartitionStatsPartition, partition_stats_enabled
@@ -61,12 +65,52 @@ FILES_DIR = f"{M.METADATA_FOLDER}/{M.FILES}"
 DELTACOMMIT = "deltacommit"
 COMPACT_AFTER = 20
 MARK = "Metadata table written by hudi-metastore"  # the first line of its hoodie.properties
+FILES_MARK = "files"  # record_index_deletes at instant 0 (the journal's marks): written again from the rows
 
 
 def metadata_table_enabled(ref: HudiTableRef) -> bool:
     """The mirror writes this table's metadata table: `hoodie.metadata.enable=true`."""
     return ref.config.table_version in (6, 8, 9) and \
         str(ref.config.properties.get(METADATA_ENABLE, "")).strip().lower() == "true"
+
+
+def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, files: Sequence[int]) -> None:
+    """In the caller's transaction: the statistics of `files` (their `files` row ids) were adopted
+    outside an instant (`load_column_stats`, the catch-up's index backlog). Files whose table
+    version the mirror has not taken up yet (pending, not leased) need nothing: its deltacommit
+    reads their statistics (those version rows are locked until the caller commits, so a mirror
+    claims them after). Otherwise the mirror's next step writes the `column_stats` partition (and
+    `partition_stats`, from the same rows) again from the rows: a mark in `record_index_deletes`
+    says so, and a pending table version makes that step come."""
+    if not files or not (metadata_table_enabled(ref) and column_stats_enabled(ref)):
+        return
+    f, v = S.files, S.tbl_version
+    taken = False
+    ids = sorted(set(files))
+    for start in range(0, len(ids), 500):
+        taken = any(r.snapshot_status != 0 or r.update_time is not None for r in conn.execute(
+            select(v.c.snapshot_status, v.c.update_time).select_from(
+                f.join(v, (v.c.tbl_id == f.c.tbl_id) & (v.c.version == f.c.version)))
+            .where(f.c.id.in_(ids[start:start + 500])).with_for_update())) or taken
+    if not taken:
+        return
+    _mark(conn, ref, now, REBUILD_MARK)
+
+
+def mark_metadata_table_rewrite(conn: Connection, ref: HudiTableRef, now: int) -> None:
+    """In the caller's transaction: the table's files changed outside an instant (a listing's
+    changes: import-hudi, repair). The mirror's next step writes the whole metadata table again
+    from the rows (`FILES_MARK`, and a pending table version that makes the step come)."""
+    if metadata_table_enabled(ref):
+        _mark(conn, ref, now, FILES_MARK)
+
+
+def _mark(conn: Connection, ref: HudiTableRef, now: int, key: str) -> None:
+    d = S.record_index_deletes
+    if conn.execute(select(d.c.instant).where(d.c.tbl_id == ref.tbl_id, d.c.instant == 0,
+                                              d.c.record_key == key)).first() is None:
+        conn.execute(insert(d).values(tbl_id=ref.tbl_id, instant=0, record_key=key))
+    add_version(conn, ref.tbl_id, 0, now)
 
 
 class MetadataTableWriter:
@@ -93,6 +137,11 @@ class MetadataTableWriter:
             return True
         return False
 
+    def take_rewrite_mark(self, ref: HudiTableRef) -> bool:
+        """Whether the table's files changed outside an instant since the metadata table was
+        written (mark_metadata_table_rewrite); the mark goes."""
+        return take_mark(self.store, ref.tbl_id, FILES_MARK)
+
     def forget(self, base_path: str) -> None:
         self._ready.discard(base_path)
         self._committed_bases.clear()
@@ -108,7 +157,10 @@ class MetadataTableWriter:
             return []
         lay = metadata_table_layout(ref.config.table_version)
         wanted = column_stats_enabled(ref)
-        if prepare and wanted != self.column_stats.ready(st, lay):
+        # statistics adopted outside an instant: the partition is written again (the mark goes first,
+        # so one set while it is written stays for the next step)
+        rebuild = prepare and self.column_stats.take_rebuild_mark(ref)
+        if prepare and (wanted != self.column_stats.ready(st, lay) or wanted and rebuild):
             if wanted:
                 self.column_stats.bootstrap(st, ref, lay)
             else:
@@ -122,7 +174,7 @@ class MetadataTableWriter:
                 self.record_index.clear(ref)
         # partition_stats: after column_stats (Hudi's readers need both)
         stats = wanted and partition_stats_enabled(ref) and self.column_stats.ready(st, lay)
-        if prepare and stats and not self.partition_stats.ready(st, lay):
+        if prepare and stats and (rebuild or not self.partition_stats.ready(st, lay)):
             self.partition_stats.bootstrap(st, ref, lay)
         elif prepare and not stats and ref.config.table_version >= 8 and self.partition_stats.ready(st, lay):
             self.partition_stats.remove(st, lay)

@@ -80,6 +80,7 @@ from store.db.dialect import pair_chunks, pairs_in
 from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.catalog import database_is
 from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
+from store.hudi.metadata_table import mark_column_stats_rebuild
 from store.hudi.record_index import has_record_index
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.savepoints import delete_savepoint
@@ -539,8 +540,10 @@ class TimelineCatchUp:
                 pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))) if (r[0], r[1]) in wanted)
         stats = [st for st in column_stats if (st.partition_path, st.file_name) in live]
         if stats:
-            self.timeline.completion.column_stats.record_existing(conn, ref, stats)
+            stored: list[int] = []
+            self.timeline.completion.column_stats.record_existing(conn, ref, stats, stored)
             self.timeline.statistics.publish(conn, ref, sorted({st.partition_path for st in stats}))
+            mark_column_stats_rebuild(conn, ref, self.timeline.clock_ms(), stored)  # for the mirrored metadata table
 
     def around(self, target: Target, call: Callable[[], T]) -> T:
         """`call` (a service call on target's table or a view of it) after the catch-up of the

@@ -5,7 +5,10 @@ metadata, and files a listing of storage found are recorded.
 Unlike the writer path (instants.create_instant, commit.complete_instant) nothing here hands out
 instant times or checks for conflicts: the instants are facts on storage. One call is one database
 transaction: all of it or nothing. Imported table versions are marked mirrored (the timeline is on
-storage already), so the storage mirror never rewrites an imported table's instant files.
+storage already), so the storage mirror never rewrites an imported table's instant files; but those
+of instants that change the file listing of a table whose metadata table the mirror writes are left
+to the mirror, whose next step writes their deltacommits into it, as a commit's (the instant files
+it finds on storage, of the same names and sizes, it leaves as they are).
 """
 
 from __future__ import annotations
@@ -48,12 +51,14 @@ from store.db.dialect import pair_chunks, pairs_in, pg_joined_list, plan_with_va
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
+from store.hudi.metadata_table import mark_metadata_table_rewrite, metadata_table_enabled
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import check_instant_time
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
 from store.hudi.timeline.timeline_service import TimelineService
 
 BATCH = 500
+LISTED = (*WRITE_ACTIONS, "clean", "rollback", "restore")  # completed actions that change the file listing
 
 # PostgreSQL: which of these (partition, name) pairs the table's files hold, the pairs as two
 # delimited texts (store/db/dialect.py pg_joined_list)
@@ -232,6 +237,7 @@ class TimelineImport:
             out.files_removed = self._remove_missing(conn, ref, missing)
         if out.files_added or out.files_removed or out.files_resized:
             add_version(conn, ref.tbl_id, 0, self.clock_ms(), mirrored=True)
+            mark_metadata_table_rewrite(conn, ref, self.clock_ms())  # no instant tells the mirror's metadata table
         call = self._call
         if out.files_added or out.files_removed or out.files_resized or (
                 out.imported and (call.stats is None or call.recount)):
@@ -294,7 +300,9 @@ class TimelineImport:
             self._apply(conn, ref, inst)
             conn.execute(S.instant_markers.delete().where(
                 S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == inst.ts))
-            add_version(conn, ref.tbl_id, instant_id, self.clock_ms(), mirrored=True)
+            # the mirror's metadata table takes the instant's files (issue 45): its step is pending
+            to_metadata_table = metadata_table_enabled(ref) and action in LISTED
+            add_version(conn, ref.tbl_id, instant_id, self.clock_ms(), mirrored=not to_metadata_table)
         return Instant(inst.ts, action, STATE_NAMES[inst.state], completion, now, now, DEFAULT_HEARTBEAT_TIMEOUT_S)
 
     def _apply(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant) -> None:

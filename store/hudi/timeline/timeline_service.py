@@ -29,6 +29,7 @@ from store.hms.partitions import PartitionService
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import FileListing
 from store.hudi.hive_table_statistics import HiveTableStatistics
+from store.hudi.metadata_table import mark_column_stats_rebuild
 from store.hudi.record_index import FileGroupKeys, RecordIndex, mirrors_record_index
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef, HudiTables
@@ -177,8 +178,10 @@ class TimelineService:
         transaction; the number of files stored."""
         def tx(conn: Connection) -> int:
             ref = self.table_ref(conn, db, tbl, lock=True)
-            n = self.completion.column_stats.record_existing(conn, ref, stats)
+            stored: list[int] = []
+            n = self.completion.column_stats.record_existing(conn, ref, stats, stored)
             self.statistics.publish(conn, ref, sorted({s.partition_path for s in stats}))
+            mark_column_stats_rebuild(conn, ref, self.clock_ms(), stored)  # for the mirrored metadata table
             return n
 
         return self.store.run_write(tx)

@@ -776,3 +776,39 @@ def test_a_caught_up_rollback_block_drops_the_log_files_statistics(env, tmp_path
     assert env.s.timeline.files_without_column_stats(env.db, "t", logs=True) == [stat["path"]]
     assert kept(old) == ["a"] and kept("v > 100000") == ["a"]
     assert_follows(env, "t", base)
+
+
+def test_statistics_the_backlog_reads_after_the_mirror_took_the_instant_reach_its_metadata_table(env, tmp_path):
+    """A tracked table whose metadata table the mirror writes: when its index backlog is settled
+    after the mirror wrote the caught-up instant's deltacommit (whose files had no statistics yet),
+    the settle leaves a mark and a pending version, and the mirror's next step writes the
+    `column_stats` partition again from the rows: it then holds the instant's files."""
+    from store.hudi.storage_mirror import StorageMirror
+    from tests.unit.store.hudi.test_metadata_column_stats import partition_view
+
+    base = table_copy("cow_v6_simplekeygen_nonhivestyle", tmp_path)
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    last = StorageTimeline.read(base).instants[-1]
+    hold_back(base, last.ts, tmp_path / "held")
+    table = env.synced_table("t", base)
+    table.sd.cols = [FieldSchema("name", "string", None), FieldSchema("longfield", "bigint", None)]
+    table.partitionKeys = [FieldSchema("bytefield", "tinyint", None)]  # its columns' types: statistics hold
+    env.tables.create_table(table)
+    mirror = StorageMirror(env.store, env.s.timeline)
+    mirror.sync(env.db, "t")  # the mirror takes the table's storage over
+
+    def recorded() -> set[str]:
+        return {s["fileName"] for s in partition_view(base).values()}
+
+    env.s.hudi_sync.background = False  # the backlog waits
+    put_back(base, tmp_path / "held")
+    env.tables.alter_table(env.db, "t", env.s.tables.get_table(env.db, "t"))
+    new = {s.base_file.name for s in env.s.snapshot.latest_file_slices(env.db, "t") if s.base_instant == last.ts}
+    assert recorded()
+    mirror.sync(env.db, "t")
+    assert new and not new & recorded()
+    assert env.s.hudi_sync.settle(env.db, "t") > 0
+    assert mirror.lag(env.db, "t") == 1
+    mirror.sync(env.db, "t")
+    assert new <= recorded() and mirror.lag(env.db, "t") == 0
