@@ -13,7 +13,8 @@ from store.hudi.metadata_table.writer import (
     mark_column_stats_rebuild,
     mark_metadata_table_rewrite,
     metadata_table_enabled,
+    taken_over,
 )
 
 __all__ = ["COMPACT_AFTER", "FILES_DIR", "MDT_HOODIE", "MetadataTableWriter", "mark_column_stats_rebuild",
-           "mark_metadata_table_rewrite", "metadata_table_enabled"]
+           "mark_metadata_table_rewrite", "metadata_table_enabled", "taken_over"]

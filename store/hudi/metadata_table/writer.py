@@ -74,6 +74,17 @@ def metadata_table_enabled(ref: HudiTableRef) -> bool:
         str(ref.config.properties.get(METADATA_ENABLE, "")).strip().lower() == "true"
 
 
+def taken_over(ref: HudiTableRef) -> bool:
+    """Does the table's storage hold a metadata table the mirror wrote (its properties say so)?
+    Only then do changes the server learns from storage (imports, the catch-up of Hudi's writers'
+    instants, adopted statistics) go to it: a table whose metadata table is Hudi's writers' or
+    none, the mirror has not taken over, keeps it as it is (one small read of storage)."""
+    if not metadata_table_enabled(ref):
+        return False
+    head = TableStorage(ref.base_path).read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b""
+    return head.startswith(f"#{MARK}".encode())
+
+
 def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, files: Sequence[int]) -> None:
     """In the caller's transaction: the statistics of `files` (their `files` row ids) were adopted
     outside an instant (`load_column_stats`, the catch-up's index backlog). Files whose table
@@ -82,7 +93,7 @@ def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, fil
     claims them after). Otherwise the mirror's next step writes the `column_stats` partition (and
     `partition_stats`, from the same rows) again from the rows: a mark in `record_index_deletes`
     says so, and a pending table version makes that step come."""
-    if not files or not (metadata_table_enabled(ref) and column_stats_enabled(ref)):
+    if not files or not (column_stats_enabled(ref) and taken_over(ref)):
         return
     f, v = S.files, S.tbl_version
     taken = False
@@ -100,8 +111,9 @@ def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, fil
 def mark_metadata_table_rewrite(conn: Connection, ref: HudiTableRef, now: int) -> None:
     """In the caller's transaction: the table's files changed outside an instant (a listing's
     changes: import-hudi, repair). The mirror's next step writes the whole metadata table again
-    from the rows (`FILES_MARK`, and a pending table version that makes the step come)."""
-    if metadata_table_enabled(ref):
+    from the rows (`FILES_MARK`, and a pending table version that makes the step come), if it
+    has taken the table over."""
+    if taken_over(ref):
         _mark(conn, ref, now, FILES_MARK)
 
 

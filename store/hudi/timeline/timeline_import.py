@@ -6,9 +6,10 @@ Unlike the writer path (instants.create_instant, commit.complete_instant) nothin
 instant times or checks for conflicts: the instants are facts on storage. One call is one database
 transaction: all of it or nothing. Imported table versions are marked mirrored (the timeline is on
 storage already), so the storage mirror never rewrites an imported table's instant files; but those
-of instants that change the file listing of a table whose metadata table the mirror writes are left
-to the mirror, whose next step writes their deltacommits into it, as a commit's (the instant files
-it finds on storage, of the same names and sizes, it leaves as they are).
+of instants that change the file listing of a table whose metadata table the mirror has taken over
+(metadata_table.taken_over) are left to the mirror, whose next step writes their deltacommits into
+it, as a commit's (the instant files it finds on storage, of the same names and sizes, it leaves as
+they are). A table whose metadata table is Hudi's writers' (or none) is not taken over by an import.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from store.db.dialect import pair_chunks, pairs_in, pg_joined_list, plan_with_va
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.column_stats import FileColumnStats
 from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
-from store.hudi.metadata_table import mark_metadata_table_rewrite, metadata_table_enabled
+from store.hudi.metadata_table import mark_metadata_table_rewrite, taken_over
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import check_instant_time
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, insert_instant, put_meta
@@ -113,6 +114,7 @@ class _CallState(threading.local):
     recorded: set[tuple[str, str]]
     touched: set[str]  # partitions whose aggregates the instants brought up to date one by one
     recount = False  # an instant changed the files in a way only a recount of the partitions follows
+    taken: bool | None = None  # the mirror took the table's metadata table over (read once per call)
 
 
 def _check(instants: list[StoredInstant]) -> None:
@@ -204,7 +206,7 @@ class TimelineImport:
         plan_with_values(conn)  # tables filled and read back by long lists in one transaction
         call = self._call
         call.events, call.restored, call.stats = events, set(), column_stats
-        call.recorded, call.touched, call.recount = set(), set(), False
+        call.recorded, call.touched, call.recount, call.taken = set(), set(), False, None
         try:
             out = self._import_in(conn, db, tbl, instants, listed, missing, config)
             out.restored_groups, out.stats_recorded = call.restored, call.recorded
@@ -274,6 +276,12 @@ class TimelineImport:
                 out[instant_key(r.ts, r.action)] = r
         return out
 
+    def _taken_over(self, ref: HudiTableRef) -> bool:
+        call = self._call
+        if call.taken is None:
+            call.taken = taken_over(ref)
+        return call.taken
+
     def _import_one(self, conn: Connection, ref: HudiTableRef, inst: StoredInstant, row: Row | None) -> Instant:
         now = self.clock_ms()
         completed = inst.state == COMPLETED
@@ -301,7 +309,8 @@ class TimelineImport:
             conn.execute(S.instant_markers.delete().where(
                 S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == inst.ts))
             # the mirror's metadata table takes the instant's files (issue 45): its step is pending
-            to_metadata_table = metadata_table_enabled(ref) and action in LISTED
+            # (only when it has one: an import alone never makes the mirror take a table over)
+            to_metadata_table = action in LISTED and self._taken_over(ref)
             add_version(conn, ref.tbl_id, instant_id, self.clock_ms(), mirrored=not to_metadata_table)
         return Instant(inst.ts, action, STATE_NAMES[inst.state], completion, now, now, DEFAULT_HEARTBEAT_TIMEOUT_S)
 
