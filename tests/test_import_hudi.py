@@ -934,6 +934,29 @@ def test_instants_caught_up_after_the_takeover_reach_the_metadata_table(metastor
     assert tree_digest(os.path.join(base, ".hoodie", "metadata")) == mdt
 
 
+@pytest.mark.parametrize("fixture", ["cow_v6_simplekeygen_nonhivestyle", "mor_v8_delete_blocks"])
+def test_imports_and_catch_ups_alone_never_take_a_metadata_table_over(metastore, our_server_info, tmp_path, fixture):
+    """A table with `hoodie.metadata.enable=true` whose metadata table the mirror has not taken over
+    (Hudi's writers keep theirs, or it has none): neither its import nor the catch-up of an instant
+    Hudi's writer completes later, nor statistics adopted after, leaves the mirror anything to do,
+    and its storage keeps its `.hoodie` as Hudi wrote it."""
+    uri, db, c = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    last = StorageTimeline.read(base).instants[-1]
+    hold_back(base, last.ts, tmp_path / "held")
+    import_hudi_table(uri, base, db, "t", record_index=False)
+    assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
+    put_back(base, tmp_path / "held")
+    hoodie = tree_digest(os.path.join(base, ".hoodie"))
+    c.alter_table(db, "t", c.get_table(db, "t"))  # Hudi's sync: the server catches the instant up
+    assert last.ts in {i.timestamp for i in c.list_instants(db, "t")}
+    assert c.list_files_without_column_stats(db, "t", 0, True) == []  # the index backlog: read after the call
+    assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
+    assert tree_digest(os.path.join(base, ".hoodie")) == hoodie
+
+
 @pytest.mark.parametrize(("fixture", "version"), [("mor_v6_delete_blocks", 6), ("mor_v8_delete_blocks", 8)])
 def test_statistics_adopted_after_the_takeover_reach_the_metadata_table(metastore, our_server_info, fixture,
                                                                         version):
