@@ -104,6 +104,8 @@ class _Job:
         self._merged: set[str] = set()  # merge-on-read: existing small file groups taking inserts (rewritten)
         self._log_versions: dict[str, int] = {}  # merge-on-read: file id -> its slice's last log version
         self._clustering: dict[tuple[str, str], str] = {}  # file groups under a clustering run elsewhere
+        self._batch: pa.Table | None = None  # a small batch in the driver (`_small_batch`)
+        self._sizes: dict[tuple[str, ...], int] = {}  # `_avg_record_size` by actions
 
     # --- driver -----------------------------------------------------------------------------------
 
@@ -112,13 +114,15 @@ class _Job:
         if df is None and not (cfg.operation == "delete_partition" and cfg.partitions_to_delete is not None):
             raise ValueError(f"{cfg.operation} needs a DataFrame")
         self.spark = df.sparkSession if df is not None else SparkSession.getActiveSession()
-        self.created = False
+        self.created, self._sizes = False, {}
         try:
             with self._session_shuffles() as shuffles:
                 current = self._open_table()
                 self._run_compactions()
                 records = self._prepare(df) if df is not None else None
-                counts = self._partition_counts(records) if records is not None else {}
+                self._batch = self._small_batch(records) if records is not None else None
+                counts = (_arrow_counts(self._batch, self.info.record_key_fields) if self._batch is not None
+                          else self._partition_counts(records) if records is not None else {})
                 self.parallelism = self._parallelism(sum(counts.values()))
                 shuffles(self.parallelism)
                 done = self._commit(records, counts)
@@ -291,7 +295,13 @@ class _Job:
 
     def _avg_record_size(self, actions=("commit", "replacecommit")) -> int:
         """Bytes per record written by the table's latest completed `actions` that wrote any (of 5),
-        else `hoodie.copyonwrite.record.size.estimate`."""
+        else `hoodie.copyonwrite.record.size.estimate` (asked once per write)."""
+        key = tuple(actions)
+        if key not in self._sizes:
+            self._sizes[key] = self._read_record_size(actions)
+        return self._sizes[key]
+
+    def _read_record_size(self, actions) -> int:
         instants = self.client.list_instants(self.db, self.name, states=["COMPLETED"], actions=list(actions))
         for inst in reversed(instants[-5:]):
             meta = json.loads(self.client.get_instant_metadata(self.db, self.name, inst.ts, inst.action)
@@ -374,21 +384,38 @@ class _Job:
         to_write = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
         return self._write_file_groups(to_write, groups), replaced
 
+    def _driver_cap(self) -> int:
+        """The most records a batch the driver takes may have (0: none): a merge-on-read table with
+        a record index, not its first write, an upsert, insert or delete, within both limits (the
+        bytes by the table's bytes per record)."""
+        if not (self.info.merge_on_read and self.info.record_index and not self.created
+                and self.cfg.operation in ("upsert", "insert", "delete") and self.cfg.driver_max_records > 0):
+            return 0
+        size = self._avg_record_size(("commit", "deltacommit", "replacecommit"))
+        return min(self.cfg.driver_max_records, self.cfg.driver_max_bytes // max(1, size))
+
+    def _small_batch(self, records: DataFrame) -> pa.Table | None:
+        """The batch in the driver when the driver may take it (`_driver_cap`): its first records up
+        to one more than the cap, in one `toArrow` that also spares counting it in Spark; None for a
+        larger batch (the driver then fetched at most the cap's bytes for nothing)."""
+        cap = self._driver_cap()
+        if cap <= 0:
+            return None
+        t = records.limit(cap + 1).toArrow()
+        return t if t.num_rows <= cap else None
+
     def _on_driver(self, counts: dict[str, int]) -> bool:
-        """A small batch on a merge-on-read table with a record index: the driver de-duplicates and
-        tags it (one `toArrow`, its own lookups) and, when every record is an update in place or a
-        delete, appends the log files itself (`_append_on_driver`). Those writes cost little next to
-        the Spark stages they would need; a copy-on-write batch rewrites base files (Spark's tasks)."""
-        n = sum(counts.values())
-        if not (self.info.merge_on_read and not self.created and 0 < n <= self.cfg.driver_max_records
-                and self.cfg.operation in ("upsert", "insert", "delete")):
-            return False
-        return n * self._avg_record_size(("commit", "deltacommit", "replacecommit")) <= self.cfg.driver_max_bytes
+        """A small batch on a merge-on-read table with a record index (`_small_batch`): the driver
+        de-duplicates and tags it (its own lookups) and, when every record is an update in place or
+        a delete, appends the log files itself (`_append_on_driver`). Those writes cost little next
+        to the Spark stages they would need; a copy-on-write batch rewrites base files (Spark's
+        tasks)."""
+        return self._batch is not None and sum(counts.values()) > 0
 
     def _tagged_on_driver(self, records: DataFrame) -> pa.Table:
         """The batch de-duplicated by key (`_dedupe`'s choice) with `_old_ppath` and `_fg`
         (index_tagging.tag's columns), in the driver."""
-        t = records.toArrow()
+        t, self._batch = self._batch if self._batch is not None else records.toArrow(), None
         if self.cfg.operation == "delete":
             t = _first_per_key(t, None)
         else:
@@ -555,6 +582,15 @@ def _base_files(slices) -> dict[str, tuple]:
             rel = f"{s.partition_path}/{s.base_file.name}" if s.partition_path else s.base_file.name
             groups[s.file_id] = (s.partition_path, rel, s.base_instant)
     return groups
+
+
+def _arrow_counts(t: pa.Table, key_fields) -> dict[str, int]:
+    """`_partition_counts` of a batch in the driver."""
+    nulls = t.column("_hoodie_record_key").null_count
+    if nulls:
+        raise HudiWriteError(f"{nulls} record(s) have a null record key ({key_fields})")
+    counts = pc.value_counts(t.column("_hoodie_partition_path"))
+    return dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
 
 
 def _first_per_key(t: pa.Table, order: str | None) -> pa.Table:

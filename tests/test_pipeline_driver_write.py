@@ -129,6 +129,27 @@ def test_new_keys_and_moves_go_to_spark_after_the_driver_tagged_them(spark, our_
         _check(spark, our_server, table, model)
 
 
+def test_a_batch_at_the_limit_is_the_drivers_and_a_null_key_is_refused_there(spark, our_server, driver_writes):
+    """The driver fetches one record more than the limit (`_small_batch`, which also counts the
+    batch instead of Spark): a batch of exactly the limit is the driver's, and a null record key is
+    refused as Spark's count refuses it, with nothing written."""
+    table = f"dw_{uuid.uuid4().hex[:8]}.t"
+    rows = [(k, "a", 1, f"p{k % 2}") for k in range(10)]
+    _write(spark, our_server, table, "insert", rows)
+    model = _apply({}, "insert", rows)
+    ups = [(1, "b", 2, "p1"), (2, "b", 2, "p0")]
+    _write(spark, our_server, table, "upsert", ups, **{DRIVER_WRITE_MAX_RECORDS: "2"})
+    model = _apply(model, "upsert", ups)
+    assert len(driver_writes) == 1 and sorted(r["partitionPath"] for r in driver_writes[0]) == ["p0", "p1"]
+    _check(spark, our_server, table, model)
+
+    bad = spark.createDataFrame([(3, "c", 3, "p1"), (None, "c", 3, "p0")], SCHEMA)
+    with pytest.raises(writer_module.HudiWriteError, match="1 record.s. have a null record key"):
+        write(bad, table, "upsert", metastore=uri(our_server))
+    assert len(driver_writes) == 1
+    _check(spark, our_server, table, model)
+
+
 def test_the_limits_must_be_whole_numbers(spark, our_server):
     table = f"dw_{uuid.uuid4().hex[:8]}.t"
     for key in (DRIVER_WRITE_MAX_RECORDS, DRIVER_WRITE_MAX_BYTES):
