@@ -171,3 +171,20 @@ def test_partitions_share_the_bound_of_their_request(services, tmp_path, monkeyp
     got = {tuple(p.values): p.parameters for p in services.partitions.get_partitions("db", "pt", -1)}
     assert got[("a",)]["numFiles"] == "20"
     assert "numFiles" not in got[("b",)]
+
+
+def test_paths_are_resolved_as_realpath_resolves_them(tmp_path):
+    """The counter resolves a request's paths with their parents looked at once (partitions share
+    them): the same as os.path.realpath, links at any level, missing parts and odd forms included."""
+    (tmp_path / "wh" / "t" / "a=1").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "b=2").mkdir(parents=True)
+    os.symlink(tmp_path / "elsewhere", tmp_path / "wh" / "t" / "link")
+    os.symlink("../t/a=1", tmp_path / "wh" / "t" / "rel")
+    os.symlink("loop", tmp_path / "wh" / "loop")
+    base = str(tmp_path / "wh")
+    paths = [f"{base}/t/a=1", f"{base}/t/a=1/c=3", f"{base}/t/link/b=2", f"{base}/t/link/b=2/x",
+             f"{base}/t/rel", f"{base}/t/rel/y", f"{base}/missing/z", f"{base}/loop/q", f"{base}//t/./a=1",
+             f"{base}/t/../t/link", "relative/p", "/"]
+    counter = FolderCounter(None)
+    for p in paths + paths:
+        assert counter._realpath(p) == os.path.realpath(p), p

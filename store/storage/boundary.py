@@ -124,16 +124,22 @@ class DirsInProgress:
         except Exception:  # noqa: BLE001 - make_dirs never raises; nothing made is known then
             log.exception("making directories failed")
 
+    def missing(self) -> list[str]:
+        """The local directories that did not exist when started (those being made), at once."""
+        return [u for u, _ in self._missing]
+
     def wait(self) -> list[str]:
         """The directories made that did not exist before (once they are)."""
         if self._result is None:
-            for proc in self._procs:
-                proc.wait()
+            codes = [proc.wait() for proc in self._procs]
             self._thread.join()
             made = list(self._made)
-            for u, path in self._missing:  # what mkdir could not make is tried once more, and counted
-                if os.path.isdir(path) or warehouse.make_dirs(u):
-                    made.append(u)
+            if self._procs and len(codes) * self._ARGS >= len(self._missing) and not any(codes):
+                made.extend(u for u, _ in self._missing)  # mkdir -p succeeds only if all are directories
+            else:
+                for u, path in self._missing:  # what mkdir could not make is tried once more, and counted
+                    if os.path.isdir(path) or warehouse.make_dirs(u):
+                        made.append(u)
             self._result = made
         return self._result
 

@@ -61,13 +61,17 @@ class _EarlyDirs:
         self.pending: list[DirsInProgress] = []
         self.ctx: TableCtx | None = None
 
-    def start(self, ctx: TableCtx, names: dict[str, str]) -> None:
-        """`names`: location -> name (an attempt the transaction retries starts only what is new)."""
+    def start(self, ctx: TableCtx, names: dict[str, str]) -> set[str]:
+        """`names`: location -> name (an attempt the transaction retries starts only what is new);
+        returns the locations whose directories did not exist (being made: nothing to count)."""
         self.ctx = ctx
         new = {loc: n for loc, n in names.items() if loc not in self.names}
         self.names.update(new)
-        if new:
-            self.pending.append(self.writes.tables.boundary.start_dirs(list(new)))
+        if not new:
+            return set()
+        started = self.writes.tables.boundary.start_dirs(list(new))
+        self.pending.append(started)
+        return set(started.missing())
 
     def _made(self) -> list[str]:
         return [u for p in self.pending for u in p.wait()]
@@ -187,9 +191,11 @@ class PartitionWrites:
         self.claim(conn, ctx, [(0, n, _location(ctx, n, p)) for n, p in added], index=False)
         # an attempt the transaction retries: the directories the first made hold nothing to count
         fresh = early.made() if early is not None else set()
+        if early is not None and len(added) >= _EARLY_DIRS:
+            # what did not exist is made from now on, and has no files to count
+            locations = {_location(ctx, name, part): name for name, part in added}
+            fresh |= early.start(ctx, {location: name for location, name in locations.items() if location})
         rows, news = self._partition_rows(conn, ctx, added, now, quick_stats, fresh)
-        if early is not None and len(news) >= _EARLY_DIRS:  # (not before: the rows count what they hold)
-            early.start(ctx, {location: name for name, _, _, location in news if location})
         insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
         ids = self._ids(conn, ctx, [n for n, _ in added])
         self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)
