@@ -447,7 +447,9 @@ class ColumnStats:
     def update_groups(self, conn: Connection, ref: HudiTableRef, before: Slices, after: Slices) -> list[str]:
         """Apply to the partitions' statistics the change of these file groups' latest slices (what
         they added before, what they add now); a partition whose bounds a leaving slice may have
-        set, or whose counts are unknown, is recomputed whole. The partitions touched."""
+        set, or whose counts are unknown, is recomputed whole; a partition `after` holds as an
+        addition (`Slices.appended`) gets it added to its stored rows, or else its slices read. The
+        partitions touched."""
         ss, pcs = S.snapshot_stats, S.partition_column_stats
         parts = sorted(set(before.sides) | set(after.sides) | set(after.appended))
         full: list[str] = []
