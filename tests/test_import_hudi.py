@@ -887,6 +887,19 @@ def test_the_metadata_table_takes_the_statistics_import_hudi_read_from_log_files
                if ".log." in s["fileName"])
 
 
+def _imported_with_one_held_back(metastore, our_server_info, tmp_path, fixture):
+    """A copy of the fixture with `hoodie.metadata.enable=true` imported as `t` while its last
+    instant was held back (under tmp_path/held: put_back completes it): (base path, that instant)."""
+    uri, db, _ = metastore
+    base = table_copy(fixture, _in_warehouse(our_server_info))
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write("hoodie.metadata.enable=true\n")
+    last = StorageTimeline.read(base).instants[-1]
+    hold_back(base, last.ts, tmp_path / "held")
+    import_hudi_table(uri, base, db, "t", record_index=False)
+    return base, last
+
+
 @pytest.mark.parametrize(("fixture", "version"), [("cow_v6_simplekeygen_nonhivestyle", 6),
                                                 ("mor_v8_delete_blocks", 8)])
 def test_instants_caught_up_after_the_takeover_reach_the_metadata_table(metastore, our_server_info, tmp_path,
@@ -904,12 +917,7 @@ def test_instants_caught_up_after_the_takeover_reach_the_metadata_table(metastor
 
     listing = mdt_listing if version == 6 else mdt_listing_v2
     uri, db, c = metastore
-    base = table_copy(fixture, _in_warehouse(our_server_info))
-    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
-        f.write("hoodie.metadata.enable=true\n")
-    last = StorageTimeline.read(base).instants[-1]
-    hold_back(base, last.ts, tmp_path / "held")
-    import_hudi_table(uri, base, db, "t", record_index=False)
+    base, last = _imported_with_one_held_back(metastore, our_server_info, tmp_path, fixture)
     c.sync_storage(db, "t")  # the mirror takes the table's storage over: it writes the metadata table
     assert os.path.isdir(os.path.join(base, ".hoodie", "metadata", "files"))
     before = listing(base)
@@ -941,12 +949,7 @@ def test_imports_and_catch_ups_alone_never_take_a_metadata_table_over(metastore,
     Hudi's writer completes later, nor statistics adopted after, leaves the mirror anything to do,
     and its storage keeps its `.hoodie` as Hudi wrote it."""
     uri, db, c = metastore
-    base = table_copy(fixture, _in_warehouse(our_server_info))
-    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
-        f.write("hoodie.metadata.enable=true\n")
-    last = StorageTimeline.read(base).instants[-1]
-    hold_back(base, last.ts, tmp_path / "held")
-    import_hudi_table(uri, base, db, "t", record_index=False)
+    base, last = _imported_with_one_held_back(metastore, our_server_info, tmp_path, fixture)
     assert c.get_hudi_table_stats(db, "t").mirrorLagVersions == 0
     put_back(base, tmp_path / "held")
     hoodie = tree_digest(os.path.join(base, ".hoodie"))
