@@ -79,10 +79,12 @@ def taken_over(ref: HudiTableRef) -> bool:
     Only then do changes the server learns from storage (imports, the catch-up of Hudi's writers'
     instants, adopted statistics) go to it: a table whose metadata table is Hudi's writers' or
     none, the mirror has not taken over, keeps it as it is (one small read of storage)."""
-    if not metadata_table_enabled(ref):
-        return False
-    head = TableStorage(ref.base_path).read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b""
-    return head.startswith(f"#{MARK}".encode())
+    return metadata_table_enabled(ref) and _written_by_us(TableStorage(ref.base_path))
+
+
+def _written_by_us(st: TableStorage) -> bool:
+    """The metadata table's hoodie.properties is the mirror's (its first line says so)."""
+    return (st.read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b"").startswith(f"#{MARK}".encode())
 
 
 def mark_column_stats_rebuild(conn: Connection, ref: HudiTableRef, now: int, files: Sequence[int]) -> None:
@@ -143,8 +145,7 @@ class MetadataTableWriter:
         # ours (its properties say so: one Hudi's writers left, e.g. on an adopted table, is written
         # again from the rows, never continued) and bootstrapped
         lay = metadata_table_layout(table_version)
-        if (st.read(f"{MDT_HOODIE}/{PROPERTIES_FILE}") or b"").startswith(f"#{MARK}".encode()) and \
-                lay.init_instant in CompletedDeltacommits(st, lay):
+        if _written_by_us(st) and lay.init_instant in CompletedDeltacommits(st, lay):
             self._ready.add(base_path)
             return True
         return False
