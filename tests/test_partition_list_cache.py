@@ -288,3 +288,33 @@ def test_names_are_encoded_once_per_kept_list(env, thrift_client, our_server_inf
         EncodedStrings.of(services.partitions.get_partition_names(db, "t"))
     assert server.get_partition_names(db, "t", -1) == services.partitions.get_partition_names(db, "t")
     assert "p=a" not in server.get_partition_names(db, "t", -1)
+
+
+def test_names_of_a_kept_list_are_found_by_the_tables_key(env, monkeypatch):
+    """Once a table's names were answered from its kept list, later names calls read only the
+    table's id and parts version (no descriptor, no columns), and still follow every change: a
+    new partition, the table renamed and another made under its name, the table dropped."""
+    from store.errors import NoSuchObject
+    from store.hms.common import EncodedStrings
+
+    c, db, services, _reads = env
+    reads = services.partitions.reads
+    contexts = []
+    real = reads.contexts.read
+    monkeypatch.setattr(reads.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    _listed(services, db)
+    first = services.partitions.encoded_partition_names(db, "t")
+    assert first == EncodedStrings.of(["p=a", "p=b", "p=c"])
+    contexts.clear()
+    assert services.partitions.encoded_partition_names(db, "t") is first
+    assert services.partitions.encoded_partition_names(db, "T") is first
+    assert contexts == []  # by the key alone
+    _add(c, db, "d")
+    assert services.partitions.encoded_partition_names(db, "t") == EncodedStrings.of(["p=a", "p=b", "p=c", "p=d"])
+    c.alter_table(db, "t", Table(**{**c.get_table(db, "t").__dict__, "tableName": "t_old"}))
+    _table(c, db)
+    _add(c, db, "x")
+    assert services.partitions.encoded_partition_names(db, "t") in (["p=x"], EncodedStrings.of(["p=x"]))
+    c.drop_table(db, "t", True)
+    with pytest.raises(NoSuchObject):
+        services.partitions.encoded_partition_names(db, "t")

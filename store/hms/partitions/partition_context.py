@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Select, bindparam, select
 
 from store.db import schema as S
 from store.db.dialect import json_rows
+from store.db.driver_cursor import DriverStatement
 from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.common import SdView, columns_of, same_sd, split_db_name
 from store.hms.partitions.partition_names import IncompleteName, values_from_name
@@ -49,6 +50,29 @@ class TableContexts:
     def __init__(self, backend: str):
         self.backend = backend
         self._query: Select[Any] | None = None  # built once
+        self._key_query: Select[Any] | None = None
+        self._key_driver: DriverStatement | None = None
+
+    def key(self, conn: Connection, db_name: str, tbl_name: str) -> tuple[int, int]:
+        """The table's id and parts version alone (what a kept list is found by), NoSuchObject
+        when there is no such table: a statement without the descriptor and columns (on
+        PostgreSQL on the driver's own cursor)."""
+        cat, db = split_db_name(db_name)
+        if self._key_query is None:
+            self._key_query = select(S.tbl.c.tbl_id, S.tbl.c.parts_version).select_from(
+                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(
+                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
+        params = {"cat_name": cat, "db_name": db, "tbl_name": (tbl_name or "").lower()}
+        if self.backend == "postgresql":
+            if self._key_driver is None:
+                self._key_driver = DriverStatement(self._key_query, conn)
+            row = self._key_driver.first(conn, params)
+        else:
+            row = conn.execute(self._key_query, params).first()
+        if row is None:
+            raise NoSuchObject(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
+        return int(row[0]), int(row[1])
 
     def read(self, conn: Connection, db_name: str, tbl_name: str,
              missing: type[StoreError] = NoSuchObject) -> TableCtx:

@@ -22,6 +22,7 @@ from store.hms.partitions.partition_queries import PartitionQueries
 from thrift_idl.hive_metastore.ttypes import Partition
 
 T = TypeVar("T")
+_HINTS = 10_000  # tables remembered as having a kept list, at most
 
 
 class PartitionReads:
@@ -30,6 +31,7 @@ class PartitionReads:
         self.contexts = contexts
         self.queries = queries
         self.cache = PartitionListCache()  # whole lists of unchanged tables (partition_list_cache.py)
+        self._kept_names: set[tuple[str, str]] = set()  # tables whose kept list names were answered from
 
     def get_partition(self, db: str, tbl: str, values: Sequence[str]) -> Partition:
         with self.store.read() as conn:
@@ -156,24 +158,53 @@ class PartitionReads:
 
     def encoded_partition_names(self, db: str, tbl: str, max_parts: int = -1) -> EncodedStrings | list[str]:
         """get_partition_names without a specification or filter, for an answer: a kept list's
-        names encoded once (partition_list_cache.py), else as `get_partition_names`."""
+        names encoded once (partition_list_cache.py), else as `get_partition_names`. A table whose
+        list was found kept before is looked up by its id and parts version alone (`contexts.key`:
+        no descriptor or columns read); on a miss its whole context is read, in a second statement."""
         with self.store.read() as conn:
+            hinted = (db, tbl.lower()) in self._kept_names
+            if hinted and max_parts < 0 and self.store.joined() is None and self.cache.usable(conn):
+                tbl_id, version = self.contexts.key(conn, db, tbl)
+                entry = self.cache.get(tbl_id, version)
+                if entry is not None:
+                    out = self._encoded_names(tbl_id, version, entry)
+                    if partition_wire.checking():
+                        self._check_names(conn, db, tbl, version, out)
+                    return out
             ctx = self.contexts.read(conn, db, tbl)
             entry = self._entry(conn, ctx, fill=max_parts < 0 and self.cache.holds(ctx.tbl_id))
             if entry is None:
                 return self._names_read(conn, ctx, max_parts, None, None)
+            self._hint(db, tbl)
             if max_parts >= 0:  # a prefix: plain names, from the entry already found
                 names = [r[0] for r in entry.rows[:max_parts]]
                 if partition_wire.checking() and names != self._names_read(conn, ctx, max_parts, None, None):
                     raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
                 return names
-            out = entry.names()
-            if out is None:
-                out = EncodedStrings.of([r[0] for r in entry.rows])
-                self.cache.keep(ctx.tbl_id, ctx.parts_version, entry, "names", out, len(out.data))
+            out = self._encoded_names(ctx.tbl_id, ctx.parts_version, entry)
             if partition_wire.checking() and out != EncodedStrings.of(self._names_read(conn, ctx, -1, None, None)):
                 raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
             return out
+
+    def _encoded_names(self, tbl_id: int, version: int, entry: ListEntry) -> EncodedStrings:
+        out = entry.names()
+        if out is None:
+            out = EncodedStrings.of([r[0] for r in entry.rows])
+            self.cache.keep(tbl_id, version, entry, "names", out, len(out.data))
+        return out
+
+    def _check_names(self, conn: Connection, db: str, tbl: str, version: int, out: EncodedStrings) -> None:
+        """HMS_WIRE_CHECK: names answered by the table's key equal those read from the rows (when no
+        write changed the table between the two statements)."""
+        ctx = self.contexts.read(conn, db, tbl)
+        if ctx.parts_version == version and out != EncodedStrings.of(self._names_read(conn, ctx, -1, None, None)):
+            raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl} (found by its key)")
+
+    def _hint(self, db: str, tbl: str) -> None:
+        """Remember that db.tbl's list was found kept (a hint only: a stale one costs one statement)."""
+        if len(self._kept_names) >= _HINTS:
+            self._kept_names.clear()
+        self._kept_names.add((db, tbl.lower()))
 
     def _names_read(self, conn: Connection, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
                     filter_text: str | None) -> list[str]:
