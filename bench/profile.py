@@ -199,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=["postgres", "sqlite"], default="postgres")
     p.add_argument("--op", choices=sorted(METHODS), required=True)
     p.add_argument("--n", type=int, default=1000)
-    p.add_argument("--variant", default="eq", help="getPartitionsByFilter: eq or or6; addPartitions: one or batch; getPartitionNames: kept (the list read once before)")
+    p.add_argument("--variant", default="eq", help="getPartitionsByFilter: eq or or6; addPartitions: one or batch; "
+                   "getPartitionNames: kept (the list read once before)")
     p.add_argument("--rounds", type=int, default=20, help="calls (write ops: rounds of the chain)")
     p.add_argument("--big-n", type=int, default=100_000)
     p.add_argument("--rate", type=int, default=200, help="py-spy samples per second")

@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql, postgresql
 
-from store.db import parts_version
+from store.db import parts_version, table_version
 
 metadata = MetaData(
     naming_convention={
@@ -163,6 +163,8 @@ tbl = Table(
     Column("schema_version", Integer, nullable=False, default=0),
     # changed by triggers on `partitions` whenever the table's partition rows change (parts_version.py)
     Column("parts_version", BigInteger, nullable=False, default=0, server_default="0"),
+    # changed by triggers whenever what a Table answer is built from changes (table_version.py)
+    Column("meta_version", BigInteger, nullable=False, default=0, server_default="0"),
     Column("view_original_text", LongText),
     Column("view_expanded_text", LongText),
     Column("rewrite_enabled", Boolean),
@@ -214,6 +216,12 @@ partition_params = _params("partition_params", "part_id", "partitions")
 @event.listens_for(partitions, "after_create")
 def _parts_version_triggers(target, connection, **kw) -> None:
     parts_version.install(connection)
+
+
+@event.listens_for(metadata, "after_create")
+def _table_version_triggers(target, connection, **kw) -> None:
+    if {"db", "tbl", "tbl_params", "schema"} <= {t.name for t in kw.get("tables") or target.sorted_tables}:
+        table_version.install(connection)
 
 
 # One row per partition key: what partition pruning filters on (RFC-36 `partition_key_val`).

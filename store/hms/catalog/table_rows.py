@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, Select, bindparam, delete, select
 
 from store.db import schema as S
+from store.db import table_version
 from store.db.dialect import BATCH, as_text, in_list, json_rows, params_of
 from store.db.driver_cursor import DriverStatement
 from store.errors import NoSuchObject
@@ -22,17 +23,42 @@ from store.hms.common import (
     is_insert_only,
     may_be_insert_only,
     split_db_name,
+    wire_checking,
 )
 from thrift_idl.hive_metastore.ttypes import PrincipalType, Table
+
+
+class VersionedAnswers:
+    """get_table's answers by (tbl_id, meta_version), at most `budget` bytes (an estimate); when full
+    it starts over. Thread-safe as dict operations are."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self._entries: dict[tuple, tuple[bytes, bool]] = {}
+        self._size = 0
+
+    def get(self, key: tuple) -> tuple[bytes, bool] | None:
+        return self._entries.get(key)
+
+    def put(self, key: tuple, answer: tuple[bytes, bool]) -> None:
+        size = 100 + len(answer[0])
+        if self._size + size > self.budget:
+            self._entries = {}
+            self._size = 0
+        self._entries[key] = answer
+        self._size += size
 
 
 class TableRows:
     def __init__(self, backend: str):
         self.backend = backend
         self._one_table: Select[Any] | None = None  # the one-table statement, built once
-        self._driver: DriverStatement | None = None  # the same, on the driver's cursor (PostgreSQL)
+        self._key_query: Select[Any] | None = None  # the table's id and meta_version alone
+        self._drivers: dict[str, DriverStatement] = {}  # the two, on the driver's cursor (PostgreSQL)
         self._row_type: Any = None
-        self._encoded = EncodedCache(16 << 20)
+        self._encoded = EncodedCache(16 << 20)  # by the whole row
+        self._by_version = VersionedAnswers(16 << 20)  # by (tbl_id, meta_version)
+        self._has_versions: bool | None = None
 
     def statement(self) -> Select[Any]:
         """One statement for whole tables: the row, its descriptor, and (aggregated as JSON) its
@@ -65,30 +91,79 @@ class TableRows:
 
     def encoded(self, conn: Connection, db_name: str, name: str) -> tuple[bytes, bool]:
         """The table as Thrift binary (the Table struct `build` makes, encoded), for get_table's
-        answer. Encodings are kept per process keyed by the table's whole row (every column, its
+        answer, and whether the table is insert-only (hive_rules.is_insert_only, read off the same
+        row). Encodings are kept per process keyed by the table's whole row (every column, its
         parameters and columns included): a table that changed in any way is a new key, so nothing
-        is invalidated and nothing can be served stale. On PostgreSQL the row is read on the
-        driver's own cursor (SQLAlchemy's work per call was half of get_table's time in the server).
-        Also whether the table is insert-only (hive_rules.is_insert_only), read off the same row."""
+        is invalidated and nothing can be served stale. Where the database keeps `tbl.meta_version`
+        (store/db/table_version.py: triggers change it with anything the answer is built from), a
+        kept answer is found by the table's id and that value, read alone; only a miss reads the
+        whole row. On PostgreSQL rows are read on the driver's own cursor (SQLAlchemy's work per
+        call was half of get_table's time in the server)."""
         cat, db = split_db_name(db_name)
         params = {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}
-        if self.backend == "postgresql":
-            if self._driver is None:
-                self._driver = DriverStatement(self._one(), conn)
-            values = self._driver.first(conn, params)
-        else:
-            row = conn.execute(self._one(), params).first()
-            values = None if row is None else tuple(row)
+        versioned = self._versioned(conn)
+        if versioned:
+            key = self._first(conn, "key", params)
+            if key is None:
+                raise NoSuchObject(f"{cat}.{db}.{name.lower()} table not found")
+            kept = self._by_version.get(key)
+            if kept is not None:
+                if wire_checking():
+                    self._check(conn, params, key, kept)
+                return kept
+        values = self._first(conn, "one", params)
         if values is None:
             raise NoSuchObject(f"{cat}.{db}.{name.lower()} table not found")
+        answer = self._answer(values)
+        if versioned:
+            fields = self._row_type._fields
+            self._by_version.put((values[fields.index("tbl_id")], values[fields.index("meta_version")]), answer)
+        return answer
+
+    def _answer(self, values: tuple) -> tuple[bytes, bool]:
         data = self._encoded.get(values)
         if data is None:
-            if self._row_type is None:
-                self._row_type = namedtuple("TableRow", self._one().selected_columns.keys())  # type: ignore[misc]
             data = encode_struct(self.build([self._row_type(*values)])[0])
             self._encoded.put(values, data)
-        params_text = values[self._row_type._fields.index("params_json")] if self._row_type is not None else None
+        params_text = values[self._row_type._fields.index("params_json")]
         return data, may_be_insert_only(params_text) and is_insert_only(params_of(params_text))
+
+    def _check(self, conn: Connection, params: dict[str, Any], key: tuple, kept: tuple[bytes, bool]) -> None:
+        """HMS_WIRE_CHECK: an answer found by the table's version equals the one built from its whole
+        row (when no write changed the table between the two statements)."""
+        values = self._first(conn, "one", params)
+        fields = self._row_type._fields
+        if values is not None and (values[fields.index("tbl_id")], values[fields.index("meta_version")]) == key \
+                and encode_struct(self.build([self._row_type(*values)])[0]) != kept[0]:
+            raise AssertionError(f"table_version: a stale answer of {params['db_name']}.{params['tbl_name']}")
+
+    def _first(self, conn: Connection, which: str, params: dict[str, Any]) -> tuple | None:
+        """The first row of the one-table statement (`one`) or of the table's key (`key`)."""
+        if self._row_type is None:
+            self._row_type = namedtuple("TableRow", self._one().selected_columns.keys())  # type: ignore[misc]
+        statement = self._one() if which == "one" else self._key()
+        if self.backend == "postgresql":
+            driver = self._drivers.get(which)
+            if driver is None:
+                driver = self._drivers[which] = DriverStatement(statement, conn)
+            return driver.first(conn, params)
+        row = conn.execute(statement, params).first()
+        return None if row is None else tuple(row)
+
+    def _key(self) -> Select[Any]:
+        if self._key_query is None:
+            q: Select[Any] = select(S.tbl.c.tbl_id, S.tbl.c.meta_version).select_from(
+                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(
+                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+                S.tbl.c.name == bindparam("tbl_name"))
+            self._key_query = q
+        return self._key_query
+
+    def _versioned(self, conn: Connection) -> bool:
+        """Does the database keep `tbl.meta_version` (its triggers, checked once per process)?"""
+        if self._has_versions is None:
+            self._has_versions = table_version.installed(conn)
+        return self._has_versions
 
     @staticmethod
     def build(rows: Sequence[Row[Any]]) -> list[Table]:

@@ -59,6 +59,7 @@ from store.hms.common.wire import (
     encode_struct,
     fastbinary,
     location_field,
+    wire_checking,
 )
 
 __all__ = [
@@ -70,5 +71,5 @@ __all__ = [
     "may_be_insert_only",
     "name_pattern", "purges", "qualified_db_name",
     "read_params", "same_sd", "sd_row", "split_db_name", "sql_like", "stats_params", "table_dir_name",
-    "valid_name", "valid_object_name", "version_for_columns", "write_params",
+    "valid_name", "valid_object_name", "version_for_columns", "write_params", "wire_checking",
 ]

@@ -12,6 +12,7 @@ protocol (adapter/server/encoded_answers.py) writes `EncodedStructs` in place of
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -27,6 +28,13 @@ except ImportError:  # thrift built without its C extension: answers are built a
 AVAILABLE = fastbinary is not None  # the C encoder makes the shared parts (and the reply protocol)
 
 FIELD_HEADER = struct.Struct("!bh")  # field type, id
+
+
+def wire_checking() -> bool:
+    """HMS_WIRE_CHECK=1 (the test suite): answers made from kept or concatenated bytes are checked
+    against the ones built from the rows."""
+    return os.environ.get("HMS_WIRE_CHECK") == "1"
+
 _I32 = struct.Struct("!i")
 _I32_FIELD = struct.Struct("!bhi")
 _LIST_OF_STRINGS = struct.Struct("!bhbi")  # field header, element type, size

@@ -13,7 +13,6 @@ one, so a write path that forgot its rows shows up in any test that lists after 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ from store.db import schema as S
 from store.db.bulk import update_rows
 from store.db.dialect import BATCH, as_text, in_list, json_rows, list_batch, params_of_many
 from store.db.driver_cursor import driver_rows
-from store.hms.common import EncodedStructs, PartitionEncoder, encode_struct
+from store.hms.common import EncodedStructs, PartitionEncoder, encode_struct, wire_checking
 from store.hms.partitions.partition_names import DEFAULT_PARTITION, split_name
 from thrift_idl.hive_metastore.ttypes import Partition
 
@@ -34,7 +33,7 @@ WIRE_COLUMNS = ("w_values", "w_times", "w_location", "w_params")
 
 def checking() -> bool:
     """HMS_WIRE_CHECK=1: every answer the database concatenates is checked against the built one."""
-    return os.environ.get("HMS_WIRE_CHECK") == "1"
+    return wire_checking()
 
 
 def values_of(name: str, stored: dict[int, str] | None) -> list[str]:
