@@ -318,3 +318,43 @@ def test_names_of_a_kept_list_are_found_by_the_tables_key(env, monkeypatch):
     c.drop_table(db, "t", True)
     with pytest.raises(NoSuchObject):
         services.partitions.encoded_partition_names(db, "t")
+
+
+def test_a_kept_whole_list_is_found_by_the_tables_key(env, monkeypatch):
+    """Once a table's whole list was answered from memory, the next whole list is found by the
+    table's id, parts version and meta version alone (no context read), and still follows every
+    change: a new partition, the table's descriptor altered, the table renamed."""
+    c, db, services, _reads = env
+    reads = services.partitions.reads
+    contexts = []
+    real = reads.contexts.read
+    monkeypatch.setattr(reads.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    first = services.partitions.encoded_partitions(db, "t")
+    assert services.partitions.encoded_partitions(db, "t") is first  # from the kept list: the same bytes
+    contexts.clear()
+    assert services.partitions.encoded_partitions(db, "t") is first
+    assert contexts == []  # by the key alone
+    _add(c, db, "d")
+    assert _listed(services, db) == ["a", "b", "c", "d"]
+    t = c.get_table(db, "t")
+    t.sd.inputFormat = "in2"
+    c.alter_table(db, "t", t)
+    services.partitions.encoded_partitions(db, "t")
+    assert {p.sd.inputFormat for p in _decoded(services.partitions.encoded_partitions(db, "t"))} == {"in2"}
+    c.alter_table(db, "t", Table(**{**c.get_table(db, "t").__dict__, "tableName": "t_new"}))
+    _table(c, db)
+    assert _listed(services, db) == []
+    assert {p.tableName for p in _decoded(services.partitions.encoded_partitions(db, "t_new"))} == {"t_new"}
+
+
+def _decoded(enc) -> list[Partition]:
+    from thrift.protocol.TBinaryProtocol import TBinaryProtocol
+    from thrift.transport.TTransport import TMemoryBuffer
+
+    prot = TBinaryProtocol(TMemoryBuffer(enc.data))
+    out = []
+    for _ in range(enc.count):
+        p = Partition()
+        p.read(prot)
+        out.append(p)
+    return out

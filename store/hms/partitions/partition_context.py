@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Select, bindparam, select
 
@@ -34,6 +34,7 @@ class TableCtx:
     cols: list[FieldSchema]  # data columns of the current schema
     keys: list[FieldSchema]  # partition keys
     parts_version: int = 0  # changes with any of its partition rows (store/db/parts_version.py)
+    meta_version: int = 0  # changes with its row, columns, parameters (store/db/table_version.py)
 
     @property
     def key_names(self) -> list[str]:
@@ -42,6 +43,14 @@ class TableCtx:
     @property
     def key_types(self) -> list[tuple[str, str]]:
         return [(k.name.lower(), k.type.lower()) for k in self.keys]
+
+
+class TableKey(NamedTuple):
+    """What kept answers of a table are found by."""
+
+    tbl_id: int
+    parts_version: int
+    meta_version: int
 
 
 class TableContexts:
@@ -53,13 +62,13 @@ class TableContexts:
         self._key_query: Select[Any] | None = None
         self._key_driver: DriverStatement | None = None
 
-    def key(self, conn: Connection, db_name: str, tbl_name: str) -> tuple[int, int]:
-        """The table's id and parts version alone (what a kept list is found by), NoSuchObject
+    def key(self, conn: Connection, db_name: str, tbl_name: str) -> TableKey:
+        """The table's id and versions alone (what kept lists and answers are found by), NoSuchObject
         when there is no such table: a statement without the descriptor and columns (on
         PostgreSQL on the driver's own cursor)."""
         cat, db = split_db_name(db_name)
         if self._key_query is None:
-            self._key_query = select(S.tbl.c.tbl_id, S.tbl.c.parts_version).select_from(
+            self._key_query = select(S.tbl.c.tbl_id, S.tbl.c.parts_version, S.tbl.c.meta_version).select_from(
                 S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(
                 S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
                 S.tbl.c.name == bindparam("tbl_name"))
@@ -72,7 +81,7 @@ class TableContexts:
             row = conn.execute(self._key_query, params).first()
         if row is None:
             raise NoSuchObject(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
-        return int(row[0]), int(row[1])
+        return TableKey(int(row[0]), int(row[1]), int(row[2]))
 
     def read(self, conn: Connection, db_name: str, tbl_name: str,
              missing: type[StoreError] = NoSuchObject) -> TableCtx:
@@ -84,7 +93,7 @@ class TableContexts:
             raise missing(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
         cols, keys = columns_of(row.cols_json)
         return TableCtx(row.tbl_id, cat, row.db_name, row.name, row.tbl_type, row.location, row.sd_id,
-                        SdView(row), row.schema_version, cols, keys, row.parts_version)
+                        SdView(row), row.schema_version, cols, keys, row.parts_version, row.meta_version)
 
     def _statement(self) -> Select[Any]:
         if self._query is None:
@@ -98,7 +107,7 @@ class TableContexts:
             sc.c.tbl_id == S.tbl.c.tbl_id, sc.c.version == S.tbl.c.schema_version).scalar_subquery()
         return select(
             S.tbl.c.tbl_id, S.tbl.c.name, S.tbl.c.tbl_type, S.tbl.c.location, S.tbl.c.sd_id,
-            S.tbl.c.schema_version, S.tbl.c.parts_version, S.db.c.name.label("db_name"),
+            S.tbl.c.schema_version, S.tbl.c.parts_version, S.tbl.c.meta_version, S.db.c.name.label("db_name"),
             *[c.label("sd_" + c.name) for c in S.sds.c], cols.label("cols_json")).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
         ).where(S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),

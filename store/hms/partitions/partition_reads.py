@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Row, Select, func, select
 
 from store.db import schema as S
+from store.db import table_version
 from store.db.database import Store
 from store.db.dialect import BATCH, in_list, list_batch
 from store.db.driver_cursor import driver_rows
@@ -23,6 +24,7 @@ from thrift_idl.hive_metastore.ttypes import Partition
 
 T = TypeVar("T")
 _HINTS = 10_000  # tables remembered as having a kept list, at most
+_BY_TABLE = "answer_by_table"  # ListEntry.kept: (meta_version, the whole list's answer)
 
 
 class PartitionReads:
@@ -31,7 +33,8 @@ class PartitionReads:
         self.contexts = contexts
         self.queries = queries
         self.cache = PartitionListCache()  # whole lists of unchanged tables (partition_list_cache.py)
-        self._kept_names: set[tuple[str, str]] = set()  # tables whose kept list names were answered from
+        self._kept_names: set[tuple[str, str]] = set()  # tables whose kept list answered (names, lists)
+        self._has_versions: bool | None = None  # tbl.meta_version's triggers are there (asked once)
 
     def get_partition(self, db: str, tbl: str, values: Sequence[str]) -> Partition:
         with self.store.read() as conn:
@@ -65,15 +68,51 @@ class PartitionReads:
     def encoded_partitions(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                            filter_text: str | None = None) -> EncodedStructs:
         """`get_partitions` as Thrift bytes, for an answer: from the table's cached list
-        (partition_list_cache.py) or its rows' parts (partition_wire.py)."""
+        (partition_list_cache.py) or its rows' parts (partition_wire.py). A table whose whole list
+        was answered from memory before is looked up by its key alone (`_by_key`)."""
         with self.store.read() as conn:
+            whole = not filter_text and part_vals is None
+            if whole and max_parts < 0:
+                kept = self._by_key(conn, db, tbl)
+                if kept is not None:
+                    return kept
             ctx = self.contexts.read(conn, db, tbl)
-            if not filter_text and part_vals is None:
+            if whole:
                 cached = self._cached(conn, ctx, None if max_parts < 0 else lambda e: e.rows[:max_parts],
                                       lambda: self._encoded(conn, ctx, max_parts, None, None), fill=max_parts < 0)
                 if cached is not None:
+                    if max_parts < 0:
+                        self._hint(db, tbl)
                     return cached
             return self._encoded(conn, ctx, max_parts, part_vals, filter_text)
+
+    def _by_key(self, conn: Connection, db: str, tbl: str) -> EncodedStructs | None:
+        """The whole list's answer kept with the table's list, found by the table's id and versions
+        alone (no descriptor or columns read): the answer is kept with the `meta_version` of the
+        table whose names and descriptor it was joined with (store/db/table_version.py). None when
+        the table was not answered so before, or the answer is not kept for these versions."""
+        if (db, tbl.lower()) not in self._kept_names or self.store.joined() is not None \
+                or not self.cache.usable(conn) or not self._versioned(conn):
+            return None
+        key = self.contexts.key(conn, db, tbl)
+        entry = self.cache.get(key.tbl_id, key.parts_version)
+        kept = entry.kept.get(_BY_TABLE) if entry is not None else None
+        if kept is None or kept[0][0] != key.meta_version:
+            return None
+        out: EncodedStructs = kept[0][1]
+        if partition_wire.checking():
+            ctx = self.contexts.read(conn, db, tbl)
+            if (ctx.parts_version, ctx.meta_version) == (key.parts_version, key.meta_version):
+                fresh = self._encoded(conn, ctx, -1, None, None)
+                if (fresh.count, fresh.data) != (out.count, out.data):
+                    raise AssertionError(f"partition_list_cache: a stale list of {db}.{tbl} (found by its key)")
+        return out
+
+    def _versioned(self, conn: Connection) -> bool:
+        """Does the database keep `tbl.meta_version` (its triggers, checked once per process)?"""
+        if self._has_versions is None:
+            self._has_versions = table_version.installed(conn)
+        return self._has_versions
 
     def _encoded(self, conn: Connection, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
                  filter_text: str | None) -> EncodedStructs:
@@ -125,6 +164,8 @@ class PartitionReads:
                 out = partition_wire.joined(entry.rows, encoder, ctx.schema_version)
                 if out is not None:
                     self.cache.keep(ctx.tbl_id, ctx.parts_version, entry, "answer", (shared, out), len(out.data))
+            if out is not None:  # the same bytes, found by the table's key (`_by_key`): no size of their own
+                self.cache.keep(ctx.tbl_id, ctx.parts_version, entry, _BY_TABLE, (ctx.meta_version, out), 0)
         else:
             out = partition_wire.joined(pick(entry), encoder, ctx.schema_version)
         if out is not None and partition_wire.checking():
@@ -164,7 +205,7 @@ class PartitionReads:
         with self.store.read() as conn:
             hinted = (db, tbl.lower()) in self._kept_names
             if hinted and max_parts < 0 and self.store.joined() is None and self.cache.usable(conn):
-                tbl_id, version = self.contexts.key(conn, db, tbl)
+                tbl_id, version, _ = self.contexts.key(conn, db, tbl)
                 entry = self.cache.get(tbl_id, version)
                 if entry is not None:
                     out = self._encoded_names(tbl_id, version, entry)
