@@ -8,6 +8,11 @@ store/db/parts_version.py), so an entry is never stale: a changed table is a new
 list shares with its table (names, descriptor) are joined per call, from the context just read.
 Servers over one database each keep their own entries; the key keeps them coherent.
 
+A table whose names or whole list were answered from an entry before is looked up by its key alone
+the next time (`TableContexts.key`: its id, `parts_version` and `meta_version`, no descriptor or
+columns): names need the entry, a whole list the answer kept with it for the table's `meta_version`
+(store/db/table_version.py), which changes with anything the joined parts come from.
+
 Whole lists fill it (partition names too, for a table whose list is kept, of an older version);
 at most `budget` bytes (an estimate), least recently used first out. With
 `HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared with the one read.
