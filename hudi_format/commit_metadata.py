@@ -69,6 +69,12 @@ def _load(data: bytes | None, what: str) -> dict:
     return doc
 
 
+def commit_document(data: bytes | None) -> dict:
+    """A write instant's metadata as a dict, JSON or Avro (Hudi 1.x's, e.g. caught up from storage);
+    InvalidMetadata when it is neither."""
+    return _load(data, "commit")
+
+
 def fastavro_reader(data: bytes):
     import io
 

@@ -1,0 +1,121 @@
+"""A metadata table the mirror took over, then written by Apache Hudi's own Spark writer (issue 45):
+our pipeline writes a table with `hoodie.metadata.enable=true` through the server (the mirror writes
+its metadata table), `import-hudi` marks it tracked, Hudi 1.2's Spark writer (its Spark 3.5 bundle,
+tests/harness/hudi_spark.py) upserts into it with the metadata table on and hive sync to the server
+(whose catch-up imports the instant; the mirror's next step follows), then the pipeline writes again.
+After each step Hudi 1.2's reader with `hoodie.metadata.enable=true` reads the model's rows and its
+metadata-table listing equals its storage listing (`files_check`, tests/spark/hudi_spark_jobs.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+
+import pytest
+
+from adapter.commands.import_hudi import import_hudi_table
+from client import HudiMetastoreClient
+from hudi_format.config_keys import METADATA_ENABLE, TABLE_VERSION
+from pipeline import write
+from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
+from tests.harness.spark import run_spark_script
+from tests.pipeline_helpers import base_dir, ours, uri
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("postgresql")]
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_mdt_steps.py")
+SCHEMA = "id long, name string, ts long, dt string"
+COLS = ["id", "name", "ts", "dt"]
+
+
+def _hudi_options(db: str, port: int, version: int) -> dict[str, str]:
+    """Hudi's datasource writing the pipeline's table (its keys and partitioning), metadata table on,
+    hive sync in `hms` mode to our server (the catch-up)."""
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
+            "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+            "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
+            "hoodie.datasource.hive_sync.metastore.uris": uri(port), "hoodie.datasource.hive_sync.database": db,
+            "hoodie.datasource.hive_sync.table": "t", "hoodie.datasource.hive_sync.partition_fields": "dt",
+            "hoodie.datasource.hive_sync.partition_extractor_class":
+                "org.apache.hudi.hive.MultiPartKeysValueExtractor",
+            "hoodie.metadata.enable": "true", "hoodie.write.table.version": str(version),
+            "hoodie.write.auto.upgrade": "false"}
+
+
+def _pipeline(spark, port: int, table: str, rows: list, version: int, model: dict) -> None:
+    write(spark.createDataFrame(rows, SCHEMA), table, "upsert", record_key="id", precombine_field="ts",
+          partition_by="dt", metastore=uri(port), table_type="COPY_ON_WRITE",
+          options={"hoodie.datasource.write.hive_style_partitioning": "true", METADATA_ENABLE: "true",
+                   TABLE_VERSION: str(version)})
+    model.update({r[0]: list(r) for r in rows})
+    _settle(port, table)
+
+
+def _settle(port: int, table: str) -> None:
+    """The mirror's step for everything the server has (its metadata table's deltacommits)."""
+    with HudiMetastoreClient(uri(port)) as c:
+        c.sync_storage(*table.split("."))
+        assert c.get_hudi_table_stats(*table.split(".")).mirrorLagVersions == 0
+
+
+def _expected(model: dict) -> list:
+    return sorted(model.values())
+
+
+@pytest.mark.parametrize("version", [9, 8])
+def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_server, tmp_path, version):
+    port = our_server
+    db = f"mix_{uuid.uuid4().hex[:8]}"
+    table = f"{db}.t"
+    model: dict = {}
+    _pipeline(spark, port, table, [(k, f"a{k}", 1, f"p{k % 2}") for k in range(4)], version, model)
+    _pipeline(spark, port, table, [(1, "b1", 2, "p1"), (4, "b4", 2, "p0")], version, model)
+    base = base_dir(port, table)
+    mdt_props = os.path.join(base, ".hoodie", "metadata", ".hoodie", "hoodie.properties")
+    assert open(mdt_props).readline().startswith("#Metadata table written by hudi-metastore")
+    report = import_hudi_table(uri(port), base, db, "t")  # tracked from now on: Hudi's syncs catch it up
+    assert not report.registered
+    with HudiMetastoreClient(uri(port)) as c:
+        assert c.get_hudi_table(db, "t").properties.get("hoodie.metastore.timeline.source") == "storage"
+    _settle(port, table)
+
+    expected: dict[str, list] = {"pipeline": _expected(model)}
+    hudi_rows = [(2, "h2", 3, "p0"), (5, "h5", 3, "p1")]
+    steps = [{"read": "pipeline", "base": base, "columns": COLS},
+             {"write": "hudi_write", "base": base, "rows": hudi_rows, "schema": SCHEMA,
+              "options": _hudi_options(db, port, version)},
+             {"read": "hudi", "base": base, "columns": COLS}]
+    model.update({r[0]: list(r) for r in hudi_rows})
+    expected["hudi"] = _expected(model)
+    out = run_spark_script(SCRIPT, port, tmp_path / "wh1", tmp_path / "out1.json", timeout=1200,
+                           python=hudi_spark_python(), env=hudi_spark_env(), own_process=True,
+                           extra_args=["--steps", json.dumps(steps)])
+    assert out["hudi_write"] == {"written": True}, out["hudi_write"]
+
+    with HudiMetastoreClient(uri(port)) as c:  # the sync caught the server up
+        instants = {i.timestamp for i in c.list_instants(db, "t")}
+    _settle(port, table)
+    assert ours(spark, port, table, COLS) == {str(k): tuple(v) for k, v in model.items()}, instants
+    caught_up = tmp_path / "caught_up"
+    shutil.copytree(base, caught_up)
+    expected["caught_up"] = _expected(model)
+
+    _pipeline(spark, port, table, [(2, "c2", 4, "p0"), (6, "c6", 4, "p0")], version, model)
+    expected["pipeline_again"] = _expected(model)
+    steps = [{"read": "caught_up", "base": str(caught_up), "columns": COLS},
+             {"read": "pipeline_again", "base": base, "columns": COLS}]
+    out.update(run_spark_script(SCRIPT, port, tmp_path / "wh2", tmp_path / "out2.json", timeout=1200,
+                                python=hudi_spark_python(), env=hudi_spark_env(), own_process=True,
+                                extra_args=["--steps", json.dumps(steps)]))
+    for step, rows in expected.items():
+        got = out[step]
+        assert "error" not in got, (step, got)
+        assert got["snapshot"] == rows, step
+        check = got["files_check"]
+        assert check["partitions_md"] == check["partitions_fs"] and check["files"] > 0, (step, check)
+        assert check["mismatches"] == [], (step, check)
