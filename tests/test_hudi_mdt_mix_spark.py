@@ -19,6 +19,7 @@ from adapter.commands.import_hudi import import_hudi_table
 from client import HudiMetastoreClient
 from hudi_format.config_keys import METADATA_ENABLE, TABLE_VERSION
 from pipeline import write
+from store.hudi.metadata_table import COMPACT_AFTER
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, ours, uri
@@ -30,7 +31,7 @@ SCHEMA = "id long, name string, ts long, dt string"
 COLS = ["id", "name", "ts", "dt"]
 
 
-def _hudi_options(db: str, port: int, version: int) -> dict[str, str]:
+def _hudi_options(db: str, port: int, version: int, compact: bool) -> dict[str, str]:
     """Hudi's datasource writing the pipeline's table (its keys and partitioning), metadata table on,
     hive sync in `hms` mode to our server (the catch-up)."""
     return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": "COPY_ON_WRITE",
@@ -44,7 +45,9 @@ def _hudi_options(db: str, port: int, version: int) -> dict[str, str]:
             "hoodie.datasource.hive_sync.partition_extractor_class":
                 "org.apache.hudi.hive.MultiPartKeysValueExtractor",
             "hoodie.metadata.enable": "true", "hoodie.write.table.version": str(version),
-            "hoodie.write.auto.upgrade": "false"}
+            "hoodie.write.auto.upgrade": "false",
+            # `compact`: Hudi's writer compacts the metadata table after its deltacommit
+            "hoodie.metadata.compact.max.delta.commits": "1" if compact else "10"}
 
 
 def _pipeline(spark, port: int, table: str, rows: list, version: int, model: dict) -> None:
@@ -67,8 +70,8 @@ def _expected(model: dict) -> list:
     return sorted(model.values())
 
 
-@pytest.mark.parametrize("version", [9, 8])
-def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_server, tmp_path, version):
+@pytest.mark.parametrize(("version", "compact"), [(9, False), (9, True), (8, True)])
+def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_server, tmp_path, version, compact):
     port = our_server
     db = f"mix_{uuid.uuid4().hex[:8]}"
     table = f"{db}.t"
@@ -88,7 +91,7 @@ def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_serve
     hudi_rows = [(2, "h2", 3, "p0"), (5, "h5", 3, "p1")]
     steps = [{"read": "pipeline", "base": base, "columns": COLS},
              {"write": "hudi_write", "base": base, "rows": hudi_rows, "schema": SCHEMA,
-              "options": _hudi_options(db, port, version)},
+              "options": _hudi_options(db, port, version, compact)},
              {"read": "hudi", "base": base, "columns": COLS}]
     model.update({r[0]: list(r) for r in hudi_rows})
     expected["hudi"] = _expected(model)
@@ -107,8 +110,20 @@ def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_serve
 
     _pipeline(spark, port, table, [(2, "c2", 4, "p0"), (6, "c6", 4, "p0")], version, model)
     expected["pipeline_again"] = _expected(model)
+    again = tmp_path / "pipeline_again"
+    shutil.copytree(base, again)
+    # enough instants for the mirror's own compaction of every partition of the metadata table
+    # (COMPACT_AFTER log files in the current slice: after Hudi's compaction, its base file's)
+    for n in range(COMPACT_AFTER + 1):
+        _pipeline(spark, port, table, [(n % 8, f"d{n}", 5 + n, f"p{n % 8 % 2}")], version, model)
+    expected["compacted"] = _expected(model)
+    files = os.listdir(os.path.join(base, ".hoodie", "metadata", "files"))
+    ours_after = [n for n in files if n.endswith(".hfile") and n.split("_")[1] == "0-0-0" and
+                  n[:-len(".hfile")].split("_")[-1] > "00000000000000010"]
+    assert ours_after, files  # the mirror compacted the files partition
     steps = [{"read": "caught_up", "base": str(caught_up), "columns": COLS},
-             {"read": "pipeline_again", "base": base, "columns": COLS}]
+             {"read": "pipeline_again", "base": str(again), "columns": COLS},
+             {"read": "compacted", "base": base, "columns": COLS}]
     out.update(run_spark_script(SCRIPT, port, tmp_path / "wh2", tmp_path / "out2.json", timeout=1200,
                                 python=hudi_spark_python(), env=hudi_spark_env(), own_process=True,
                                 extra_args=["--steps", json.dumps(steps)]))
@@ -119,3 +134,5 @@ def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_serve
         check = got["files_check"]
         assert check["partitions_md"] == check["partitions_fs"] and check["files"] > 0, (step, check)
         assert check["mismatches"] == [], (step, check)
+        # column statistics of every file the metadata table lists (copy-on-write: base files)
+        assert len({(r[0], r[1]) for r in check["column_stats"] if r[2] == "id"}) == check["files"], (step, check)
