@@ -317,8 +317,11 @@ class MetadataTableWriter:
         """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
         merged with its records, instead of one more log file; the slice before the current one is
         then deleted (the current one stays for readers that listed it)."""
-        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(base)}") or b"")
-                   if M.base_file_name(base) in names else []]  # (the first batch is the base file's)
+        # the current base file by its name on storage: Hudi's writer compacting the metadata table
+        # names it with its own write token
+        current = next((n for n, (kind, b, _v) in sorted(names.items()) if kind == "base" and b == base), None)
+        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{current}") or b"")
+                   if current is not None else []]  # (the first batch is the base file's)
         completed = done.all()
         for name in logs:
             for instant, recs in M.read_log_file(st.read(f"{FILES_DIR}/{name}") or b"", name):
