@@ -71,7 +71,7 @@ def _expected(model: dict) -> list:
     return sorted(model.values())
 
 
-@pytest.mark.parametrize(("version", "compact"), [(9, False), (9, True), (8, True)])
+@pytest.mark.parametrize(("version", "compact"), [(9, False), (9, True), (8, True), (6, True)])
 def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_server, tmp_path, version, compact):
     port = our_server
     db = f"mix_{uuid.uuid4().hex[:8]}"
@@ -82,6 +82,8 @@ def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_serve
     base = base_dir(port, table)
     mdt_props = os.path.join(base, ".hoodie", "metadata", ".hoodie", "hoodie.properties")
     assert open(mdt_props).readline().startswith("#Metadata table written by hudi-metastore")
+    with HudiMetastoreClient(uri(port)) as c:
+        written = {i.timestamp for i in c.list_instants(db, "t")}
     report = import_hudi_table(uri(port), base, db, "t")  # tracked from now on: Hudi's syncs catch it up
     assert not report.registered
     with HudiMetastoreClient(uri(port)) as c:
@@ -105,6 +107,15 @@ def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_serve
 
     with HudiMetastoreClient(uri(port)) as c:  # the sync caught the server up
         instants = {i.timestamp for i in c.list_instants(db, "t")}
+    hudis = instants - written
+    assert len(hudis) == 1, (instants, written)
+    props = open(os.path.join(base, ".hoodie", "hoodie.properties")).read()
+    assert f"hoodie.table.version={version}\n" in props  # Hudi wrote the table's version
+    # Hudi's writer wrote its deltacommit into our metadata table (and compacted it when asked)
+    mdt_timeline = os.listdir(os.path.join(base, ".hoodie", "metadata", ".hoodie",
+                                           "timeline" if version >= 8 else ""))
+    assert any(n.startswith(f"{min(hudis)}") and n.endswith(".deltacommit") for n in mdt_timeline), mdt_timeline
+    assert any(n.endswith(".commit") for n in mdt_timeline) == compact, mdt_timeline
     _settle(port, table)
     assert ours(spark, port, table, COLS) == {str(k): tuple(v) for k, v in model.items()}, instants
     caught_up = tmp_path / "caught_up"
