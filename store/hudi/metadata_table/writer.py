@@ -26,6 +26,10 @@ instant's records, read back from the metadata table's own files) and deletes th
 current one. So an instant costs its own files plus a listing of the `files` folder (at most two
 slices), and every `compact_after` instants one merge of the listing (as Hudi's compaction).
 The metadata table's timeline is not archived (one deltacommit per instant stays).
+
+Hudi's own writer continues a metadata table the mirror took over (a tracked table): its
+deltacommits are skipped as above, its compactions (`<ts>.commit`, base files with its write
+token) name the current slice, whose base file is read by its name on storage (docs/hudi.md).
 """
 
 from __future__ import annotations
