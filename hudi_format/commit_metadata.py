@@ -69,6 +69,12 @@ def _load(data: bytes | None, what: str) -> dict:
     return doc
 
 
+def commit_document(data: bytes | None) -> dict:
+    """A write instant's metadata as a dict, JSON or Avro (Hudi 1.x's, e.g. caught up from storage);
+    InvalidMetadata when it is neither."""
+    return _load(data, "commit")
+
+
 def fastavro_reader(data: bytes):
     import io
 
@@ -472,6 +478,8 @@ class CompactionOperation:
     base_instant: str
     base_file: str | None  # file name
     log_files: list[str]  # file names, in order
+    base_size: int = 0  # bytes (the plan's metrics, as Hudi's)
+    log_size: int = 0  # bytes of the log files
 
 
 def compaction_plan(operations: list[CompactionOperation]) -> bytes:
@@ -479,10 +487,23 @@ def compaction_plan(operations: list[CompactionOperation]) -> bytes:
     return avro_container(COMPACTION_PLAN_SCHEMA, _compaction_plan_doc(operations))
 
 
+MAX_PARQUET_FILE_SIZE = 120 * 1024 * 1024  # Hudi's hoodie.parquet.max.file.size (a slice without base file)
+
+
+def _plan_metrics(o: CompactionOperation) -> dict[str, float]:
+    """An operation's metrics as Hudi's CompactionStrategy captures them (whole MB); Hudi 1.2's
+    executor of a compaction (FileGroupReaderBasedMergeHandle) reads TOTAL_LOG_FILES_SIZE."""
+    read_mb = (o.base_size + o.log_size) // (1024 * 1024)
+    write_mb = (o.base_size if o.base_file else MAX_PARQUET_FILE_SIZE) // (1024 * 1024)
+    return {"TOTAL_LOG_FILES": float(len(o.log_files)), "TOTAL_IO_MB": float(read_mb + write_mb),
+            "TOTAL_IO_READ_MB": float(read_mb), "TOTAL_LOG_FILES_SIZE": float(o.log_size),
+            "TOTAL_IO_WRITE_MB": float(write_mb)}
+
+
 def _compaction_plan_doc(operations: list[CompactionOperation]) -> dict:
     ops = [{"baseInstantTime": o.base_instant, "deltaFilePaths": list(o.log_files), "dataFilePath": o.base_file,
             "fileId": o.file_id, "partitionPath": o.partition_path,
-            "metrics": {"TOTAL_LOG_FILES": float(len(o.log_files))}, "bootstrapFilePath": None}
+            "metrics": _plan_metrics(o), "bootstrapFilePath": None}
            for o in operations]
     return {"operations": ops, "extraMetadata": None, "version": COMPACTION_PLAN_VERSION}
 

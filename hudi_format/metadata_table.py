@@ -98,10 +98,7 @@ def _metadata_record_schema() -> dict:
         _opt("partitionName", "string"), _opt("fileIdHighBits", "long"), _opt("fileIdLowBits", "long"),
         _opt("fileIndex", "int"), _opt("fileId", "string"), _opt("instantTime", "long"),
         {"name": "fileIdEncoding", "type": "int", "default": 0}, _opt("position", "long")]}
-    return {"type": "record", "name": "HoodieMetadataRecord", "namespace": "org.apache.hudi.avro.model",
-            "doc": "A record saved within the Metadata Table", "fields": [
-                *(_opt(m, "string") for m in ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-                                              "_hoodie_partition_path", "_hoodie_file_name")),
+    own = _java_strings([
                 {"name": "key", "type": "string"},
                 {"name": "type", "type": "int"},
                 {"name": "filesystemMetadata", "type": ["null", {"type": "map", "values": {
@@ -114,7 +111,28 @@ def _metadata_record_schema() -> dict:
                 _opt("recordIndexMetadata", record_index),
                 _opt("SecondaryIndexMetadata", {"type": "record", "name": "HoodieSecondaryIndexInfo", "fields": [
                     {"name": "isDeleted", "type": "boolean"}]}),
-            ]}
+            ])
+    return {"type": "record", "name": "HoodieMetadataRecord", "namespace": "org.apache.hudi.avro.model",
+            "doc": "A record saved within the Metadata Table", "fields": [
+                *(_opt(m, "string") for m in ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                                              "_hoodie_partition_path", "_hoodie_file_name")), *own]}
+
+
+def _java_strings(node):
+    """`node` with every string type and map marked `"avro.java.string": "String"`, as in the schema
+    Hudi writes (its generated class's): Hudi's Java readers that take the schema from the files or the
+    deltacommit (its compaction of the metadata table) then read map keys as String, not Utf8
+    (HoodieMetadataPayload casts them)."""
+    if node == "string":
+        return {"type": "string", "avro.java.string": "String"}
+    if isinstance(node, list):
+        return [_java_strings(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _java_strings(v) if k in ("type", "fields", "items", "values") else v for k, v in node.items()}
+    if out.get("type") == "map":
+        out["avro.java.string"] = "String"
+    return out
 
 
 METADATA_RECORD_SCHEMA = _metadata_record_schema()

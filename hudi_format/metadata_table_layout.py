@@ -174,6 +174,7 @@ class CompletedDeltacommits:
         return self._listed().get(ts) if self.lay.table_version >= 8 else None
 
     def __contains__(self, ts: object) -> bool:
-        if self.lay.table_version < 8 and self._completion is None:
-            return isinstance(ts, str) and self.st.exists(self.lay.deltacommit_file(ts, COMPLETED))
+        if self.lay.table_version < 8 and self._completion is None:  # (or Hudi's writer's compaction)
+            return isinstance(ts, str) and (self.st.exists(self.lay.deltacommit_file(ts, COMPLETED)) or
+                                            self.st.exists(f"{self.lay.timeline_dir}/{ts}.commit"))
         return ts in self._listed()

@@ -12,7 +12,6 @@ a file group that is not a small file taking inserts append one log file to its 
 from __future__ import annotations
 
 import bisect
-import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -24,7 +23,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from client import BaseFileStats, FileGroupKeys, HudiCatalog, Security
+from hudi_format.commit_metadata import commit_document
 from hudi_format.config_keys import CLUSTERING_INLINE, WRITE_TABLE_TYPE
+from hudi_format.errors import InvalidMetadata
 
 from . import index_tagging, keygen, tagging, workload_profile
 from .column_stats import indexed_columns
@@ -304,8 +305,10 @@ class _Job:
     def _read_record_size(self, actions) -> int:
         instants = self.client.list_instants(self.db, self.name, states=["COMPLETED"], actions=list(actions))
         for inst in reversed(instants[-5:]):
-            meta = json.loads(self.client.get_instant_metadata(self.db, self.name, inst.ts, inst.action)
-                              or b"{}")
+            try:  # JSON, or Avro: a version 8+ instant of Hudi's own writer the server caught up
+                meta = commit_document(self.client.get_instant_metadata(self.db, self.name, inst.ts, inst.action))
+            except InvalidMetadata:
+                continue
             stats = [s for ss in (meta.get("partitionToWriteStats") or {}).values() for s in ss or []]
             writes = sum(int(s.get("numWrites") or 0) for s in stats)
             size = sum(int(s.get("totalWriteBytes") or 0) for s in stats)

@@ -368,9 +368,11 @@ def compacted_group(fmt, partition: str, st: TableStorage, lay: MetadataTableLay
 
     folder = f"{METADATA_FOLDER}/{partition}"
     merged: dict[bytes, bytes] = {}
-    if fmt.base_file_name(group, base) in listing:
-        merged.update(hfile.cells(st.read(f"{folder}/{fmt.base_file_name(group, base)}") or b"",
-                                  fmt.base_file_name(group, base)))
+    # the current base file by its name on storage (Hudi's compaction names it with its write token)
+    current = next((n for n, (g, kind, b, _v) in sorted(listing.items())
+                    if g == group and kind == "base" and b == base), None)
+    if current is not None:
+        merged.update(hfile.cells(st.read(f"{folder}/{current}") or b"", current))
     for name in logs:
         for instant, block_cells, keys in fmt.read_cells(st.read(f"{folder}/{name}") or b"", name):
             if instant not in done:

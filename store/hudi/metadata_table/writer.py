@@ -26,6 +26,10 @@ instant's records, read back from the metadata table's own files) and deletes th
 current one. So an instant costs its own files plus a listing of the `files` folder (at most two
 slices), and every `compact_after` instants one merge of the listing (as Hudi's compaction).
 The metadata table's timeline is not archived (one deltacommit per instant stays).
+
+Hudi's own writer continues a metadata table the mirror took over (a tracked table): its
+deltacommits are skipped as above, its compactions (`<ts>.commit`, base files with its write
+token) name the current slice, whose base file is read by its name on storage (docs/hudi.md).
 """
 
 from __future__ import annotations
@@ -317,8 +321,11 @@ class MetadataTableWriter:
         """Instant `ts` writes a new base file (a new file slice at `ts`) holding the current slice
         merged with its records, instead of one more log file; the slice before the current one is
         then deleted (the current one stays for readers that listed it)."""
-        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{M.base_file_name(base)}") or b"")
-                   if M.base_file_name(base) in names else []]  # (the first batch is the base file's)
+        # the current base file by its name on storage: Hudi's writer compacting the metadata table
+        # names it with its own write token
+        current = next((n for n, (kind, b, _v) in sorted(names.items()) if kind == "base" and b == base), None)
+        batches = [M.read_base_file(st.read(f"{FILES_DIR}/{current}") or b"")
+                   if current is not None else []]  # (the first batch is the base file's)
         completed = done.all()
         for name in logs:
             for instant, recs in M.read_log_file(st.read(f"{FILES_DIR}/{name}") or b"", name):

@@ -123,7 +123,8 @@ def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]
     files = live_files(conn, ref.tbl_id, _under_clustering(conn, ref.tbl_id))
     threshold = _setting(ref, COMPACT_LOGFILE_SIZE_THRESHOLD, 0)
     return [CompactionOperation(s.partition_path, s.file_id, s.base_instant,
-                                s.base_file.name if s.base_file else None, [x.name for x in s.log_files])
+                                s.base_file.name if s.base_file else None, [x.name for x in s.log_files],
+                                (s.base_file.size or 0) if s.base_file else 0, sum(x.size or 0 for x in s.log_files))
             for s in build_slices(files) if s.log_files and sum(x.size or 0 for x in s.log_files) >= threshold]
 
 

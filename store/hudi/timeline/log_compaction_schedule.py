@@ -136,7 +136,8 @@ def operations(conn: Connection, ref: HudiTableRef) -> list[CompactionOperation]
     blocks = commit_blocks(conn, ref.tbl_id, {f.commit_ts for s in short for f in _since_compacted(s, done)})
     return [CompactionOperation(s.partition_path, s.file_id, s.base_instant,
                                 s.base_file.name if s.base_file else None,
-                                [x.name for x in sorted(s.log_files, key=lambda f: f.log_version or 0)])
+                                [x.name for x in sorted(s.log_files, key=lambda f: f.log_version or 0)],
+                                (s.base_file.size or 0) if s.base_file else 0, sum(x.size or 0 for x in s.log_files))
             for s in slices if block_count(s, done, blocks) >= threshold]
 
 
