@@ -75,6 +75,17 @@ def _check_widths(table: Table, columns: Sequence[str], rows: Sequence[Sequence[
             check(table, [{name: value}])
 
 
+def _pg_array(values: Sequence[Any], pg_type: str) -> Any:
+    """An array parameter: int8 and bytea arrays as PostgreSQL's array text, written here (the
+    driver's list dumper, element by element in Python, took 30 of 50 ms for 2,000 rows of four
+    bytea and an int8); other values as a list for the driver."""
+    if pg_type == "int8" and all(type(v) is int or v is None for v in values):
+        return "{" + ",".join("NULL" if v is None else str(v) for v in values) + "}"
+    if pg_type == "bytea" and all(type(v) is bytes or v is None for v in values):
+        return "{" + ",".join("NULL" if v is None else '"\\\\x' + v.hex() + '"' for v in values) + "}"
+    return list(values)
+
+
 def update_rows(conn: Connection, table: Table, key: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
                 pg_types: Sequence[str]) -> None:
     """UPDATE `columns` of many rows of `table` (each row: its `key` value, then the columns' values)
@@ -95,7 +106,8 @@ def update_rows(conn: Connection, table: Table, key: str, columns: Sequence[str]
             with raw.cursor() as cur:
                 for start in range(0, len(rows), PG_COPY_ROWS):
                     restart_deadline(conn)
-                    cur.execute(sql, [list(col) for col in zip(*rows[start:start + PG_COPY_ROWS])])
+                    cur.execute(sql, [_pg_array(col, t) for col, t in zip(zip(*rows[start:start + PG_COPY_ROWS]),
+                                                                          pg_types)])
             return
         per = max(1, 500 // len(names))  # parameters a statement
         cur = raw.cursor()
