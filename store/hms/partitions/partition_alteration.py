@@ -40,6 +40,7 @@ from thrift_idl.hive_metastore.ttypes import Partition
 # the columns an alter of many partitions updates; the parameters' columns (store/db/bulk.py)
 _UPDATED = ("update_time", "last_access_time", "location", "sd_id", "schema_version")
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
+_PARAM_PG_TYPES = ("int8", "text", "text")  # for PostgreSQL's binary COPY
 
 
 def _changes(up: dict[str, Any], row: Row[Any]) -> tuple[tuple[str, Any], ...]:
@@ -189,7 +190,7 @@ class PartitionAlteration:
             conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + size])))
         for i in range(0, len(touched), size):
             conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
-        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows)
+        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows, pg_types=_PARAM_PG_TYPES)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None,

@@ -153,3 +153,38 @@ def test_directories_made_in_the_background_report_what_they_made(tmp_path, monk
     made = DirsInProgress(wanted).wait()
     assert sorted(made) == sorted(wanted[:3])
     assert all((tmp_path / "t" / f"a={i}" / f"b={i}").is_dir() for i in range(3))
+
+
+def test_values_of_a_bulk_add_and_alter_arrive_as_given(services):
+    """The bulk paths (PostgreSQL's binary COPY of partitions, key values, parameters and events)
+    keep every value as given: quotes, backslashes, tabs, newlines, non-ASCII, empty values,
+    integers as key values, large times; the events' messages read back as the partitions."""
+    import json
+
+    from store.hms.notification_log import messages
+
+    services.tables.create_table(Table(tableName="odd", dbName="d", tableType="MANAGED_TABLE", parameters={},
+                                       sd=services.tables.get_table("d", "t").sd,
+                                       partitionKeys=[FieldSchema("p", "string", None), FieldSchema("n", "int", None)]))
+    odd = ['a"b', "c\\d", "t\tab", "new\nline", "é€😀", "", "{x,y}", "\\N"]
+    parts = [Partition(values=[v or "e", str(-(2 ** 40) + i)], dbName="d", tableName="odd", lastAccessTime=2 ** 31 - 1,
+                       parameters={"k\\" + v: v, "plain": str(i)}) for i, v in enumerate(odd)]
+    last = services.tables.notifications.current_id()
+    services.partitions.add_partitions("d", "odd", parts)
+    got = {tuple(p.values): p for p in services.partitions.get_partitions("d", "odd")}
+    for i, v in enumerate(odd):
+        p = got[(v or "e", str(-(2 ** 40) + i))]
+        assert p.lastAccessTime == 2 ** 31 - 1
+        assert {k: p.parameters[k] for k in ("k\\" + v, "plain")} == {"k\\" + v: v, "plain": str(i)}
+    for p in got.values():
+        p.parameters["more"] = 'q"\\'
+    services.partitions.alter_partitions("d", "odd", list(got.values()))
+    now = {tuple(p.values): p for p in services.partitions.get_partitions("d", "odd")}
+    events = services.tables.notifications.next_events(last)
+    assert [e.eventType for e in events] == ["ADD_PARTITION"] + ["ALTER_PARTITION"] * len(odd)
+    added = json.loads(events[0].message)["partitionListJson"]
+    assert sorted(tuple(messages.from_tjson(t, Partition).values) for t in added) == sorted(got)
+    for e in events[1:]:
+        after = messages.from_tjson(json.loads(e.message)["partitionObjAfterJson"], Partition)
+        assert after.parameters["more"] == 'q"\\'
+        assert after.parameters == now[tuple(after.values)].parameters
