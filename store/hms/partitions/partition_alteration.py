@@ -110,7 +110,8 @@ class PartitionAlteration:
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
                     now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]]) -> None:
         """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read) with a
-        few statements in all: partition rows updated and parameters replaced (_write_many)."""
+        few statements in all: partition rows updated and parameters written (_write_many): those of
+        a partition that kept all its old ones unchanged are added to them, the others replaced."""
         for name in names:
             if name not in rows:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
@@ -152,8 +153,13 @@ class PartitionAlteration:
                                              counter)
             if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
                 params[DDL_TIME] = str(now)
-            touched.append(row.part_id)
-            new_params.extend((row.part_id, k, v) for k, v in params.items())
+            old = old_params[name]
+            if all(v != "" and params.get(k) == v for k, v in old.items()):
+                # none removed or changed (commonly: one added, or none): only the new ones go in
+                new_params.extend((row.part_id, k, v) for k, v in params.items() if k not in old)
+            else:  # replaced (a stored NULL reads as "": written again)
+                touched.append(row.part_id)
+                new_params.extend((row.part_id, k, v) for k, v in params.items())
             # the row's encoded parts (partition_wire.py): its values are the ones it was found by
             wire.append((row.part_id, *((None,) * 4 if up["sd_id"] is not None else partition_wire.wire_parts(
                 list(part.values), row.create_time, up["last_access_time"], up["location"], params))))
@@ -167,7 +173,7 @@ class PartitionAlteration:
         """_alter_many's writes with few statements whatever the number of partitions: the
         partition rows updated by what changed (the partitions that change alike in one UPDATE of
         an id list: commonly all of them), descriptors no longer their own deleted, the parameters
-        of the touched partitions replaced (one bulk insert: store/db/bulk.py)."""
+        of the `touched` partitions deleted, `new_params` inserted (one bulk insert: store/db/bulk.py)."""
         p, pp = S.partitions, S.partition_params
         b = self.store.backend
         alike: dict[tuple[tuple[str, Any], ...], list[dict[str, Any]]] = {}

@@ -188,3 +188,30 @@ def test_values_of_a_bulk_add_and_alter_arrive_as_given(services):
         after = messages.from_tjson(json.loads(e.message)["partitionObjAfterJson"], Partition)
         assert after.parameters["more"] == 'q"\\'
         assert after.parameters == now[tuple(after.values)].parameters
+
+
+def test_an_alter_of_many_writes_each_partitions_parameters_as_sent(services):
+    """An alter of many partitions adds the parameters of a partition that kept all its old ones
+    and replaces those of the others: a key removed, a value changed, one added, none changed, a
+    stored NULL (read as "") sent back as "" are each stored as sent."""
+    keep = {"transient_lastDdlTime": "7", "numFiles": "0", "totalSize": "0"}
+    parts = [Partition(values=[f"v{i}", "q"], dbName="d", tableName="t", parameters={**keep, "a": "1", "b": "2"})
+             for i in range(5)]
+    services.partitions.add_partitions("d", "t", parts)
+    pp, p = S.partition_params, S.partitions
+    with services.store.engine.begin() as conn:
+        pid = conn.execute(select(p.c.part_id).where(p.c.part_name == "p=v4/q=q")).scalar_one()
+        conn.execute(pp.update().where(pp.c.part_id == pid, pp.c.param_key == "b").values(param_value=None))
+    got = {p.values[0]: p for p in services.partitions.get_partitions("d", "t")}
+    assert got["v4"].parameters["b"] == ""
+    sent = {"v0": {**keep, "a": "1"}, "v1": {**keep, "a": "1", "b": "changed"},
+            "v2": {**keep, "a": "1", "b": "2", "c": "added"}, "v3": {**keep, "a": "1", "b": "2"},
+            "v4": {**keep, "a": "1", "b": ""}}
+    for v, params in sent.items():
+        got[v].parameters = dict(params)
+    services.partitions.alter_partitions("d", "t", list(got.values()))
+    after = {p.values[0]: p.parameters for p in services.partitions.get_partitions("d", "t")}
+    assert after == sent
+    with services.store.read() as conn:
+        stored = conn.execute(select(pp.c.param_value).where(pp.c.part_id == pid, pp.c.param_key == "b")).scalar_one()
+    assert stored == ""
