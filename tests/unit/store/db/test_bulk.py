@@ -81,6 +81,12 @@ def test_an_update_of_many_rows_writes_every_value_as_given(backend_url):
             got = sorted((r.k, r.n, None if r.b is None else bytes(r.b), r.s)
                          for r in c.execute(select(t.c.k, t.c.n, t.c.b, t.c.s)))
             assert got == [*rows, (len(odd), 0, b"old", "old")]
+            # `also`: columns set to one value in the rows updated, by the same statements
+            bulk.update_rows(c, t, "k", ("b",), [(0, b"x'"), (len(odd), None)], ("int8", "bytea"),
+                             also={"s": "one 'é", "n": None})
+            got = sorted((r.k, r.n, None if r.b is None else bytes(r.b), r.s)
+                         for r in c.execute(select(t.c.k, t.c.n, t.c.b, t.c.s)))
+            assert got == [(0, None, b"x'", "one 'é"), *rows[1:], (len(odd), None, None, "one 'é")]
             c.rollback()
     finally:
         engine.dispose()

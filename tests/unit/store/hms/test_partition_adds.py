@@ -209,9 +209,13 @@ def test_an_alter_of_many_writes_each_partitions_parameters_as_sent(services):
             "v4": {**keep, "a": "1", "b": ""}}
     for v, params in sent.items():
         got[v].parameters = dict(params)
+        got[v].lastAccessTime = 12345  # all change alike: written with their encoded parts (one statement)
     services.partitions.alter_partitions("d", "t", list(got.values()))
     after = {p.values[0]: p.parameters for p in services.partitions.get_partitions("d", "t")}
     assert after == sent
+    assert {p.lastAccessTime for p in services.partitions.get_partitions("d", "t")} == {12345}
+    with services.store.read() as conn:
+        assert None not in set(conn.execute(select(p.c.update_time).where(p.c.part_name.like("p=v%"))).scalars())
     with services.store.read() as conn:
         stored = conn.execute(select(pp.c.param_value).where(pp.c.part_id == pid, pp.c.param_key == "b")).scalar_one()
     assert stored == ""
