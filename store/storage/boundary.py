@@ -165,8 +165,8 @@ class StorageBoundary:
         """Make the directories (many at once: each waits on the file system's journal, not on the
         CPU); record the ones that did not exist and no root covers (the server may delete those),
         in `conn`'s transaction when the caller's is still open (another connection would wait on
-        its lock on SQLite). `top`: those made hold tables (a database's), marked so
-        (warehouse.mark_top)."""
+        its lock on SQLite). `top`: those made hold separate hierarchies (a database's tables,
+        a partitioned table's partitions), marked so (warehouse.mark_top)."""
         made = _make_dirs([u for u in uris if u])
         if top:
             for u in made:

@@ -65,6 +65,19 @@ def test_the_warehouse_and_the_database_directories_the_server_makes_are_marked(
         supported = warehouse.is_marked_top(wh)
         if supported is not None and warehouse.mark_top(str(tmp_path)):  # a file system with the flag
             assert warehouse.is_marked_top(made) is True
+        # a partitioned table's directory is marked (its partitions), an unpartitioned one's not
+        from thrift_idl.hive_metastore.ttypes import FieldSchema, SerDeInfo, StorageDescriptor, Table
+
+        def table(name, keys):
+            sd = StorageDescriptor(cols=[FieldSchema("x", "int", None)], inputFormat="i", outputFormat="o",
+                                   serdeInfo=SerDeInfo(serializationLib="l", parameters={}), parameters={})
+            return Table(tableName=name, dbName="made", sd=sd, tableType="MANAGED_TABLE", parameters={},
+                         partitionKeys=[FieldSchema(k, "string", None) for k in keys])
+
+        marked.clear()
+        svc.tables.create_table(table("parted", ["p"]))
+        svc.tables.create_table(table("plain", []))
+        assert marked == [os.path.join(made, "parted")] and os.path.isdir(os.path.join(made, "plain"))
         # a directory that was there is someone's: left as it is
         (tmp_path / "theirs").mkdir()
         marked.clear()
