@@ -63,6 +63,9 @@ def prepare_warehouse(warehouse: str) -> str:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise CommandError(f"cannot create the warehouse {path}: {exc.strerror or exc}") from None
+    from store.storage.warehouse import mark_top
+
+    mark_top(path)  # it holds databases' and default tables' directories
     return path
 
 

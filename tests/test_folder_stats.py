@@ -188,3 +188,24 @@ def test_paths_are_resolved_as_realpath_resolves_them(tmp_path):
     counter = FolderCounter(None)
     for p in paths + paths:
         assert counter._realpath(p) == os.path.realpath(p), p
+
+
+def test_without_roots_paths_are_counted_as_given(tmp_path, monkeypatch):
+    """With no roots to check a path against (authorization off), a plain absolute path is counted
+    without being resolved first: the system follows its links as realpath would, so the counts
+    are the same; paths with `.` or `..` are still resolved (a missing part before `..`)."""
+    _write(tmp_path / "elsewhere" / "b=2", {"f1": "123", "sub/f2": "45"})
+    _write(tmp_path / "wh" / "t" / "a=1", {"g": "1"})
+    os.symlink(tmp_path / "elsewhere", tmp_path / "wh" / "t" / "link")
+    os.symlink("loop", tmp_path / "wh" / "loop")
+    base = str(tmp_path / "wh")
+    paths = [f"{base}/t/a=1", f"{base}/t/link/b=2", f"{base}/t/link", f"{base}/loop/q", f"{base}/missing",
+             f"{base}/missing/../t/a=1", f"{base}/t/./a=1"]
+    expected = [FolderCounter([canonical(f"file:{tmp_path}")]).stats(p) for p in paths]
+    assert [(s.files, s.size) for s in expected] == [(1, 1), (2, 5), (2, 5), (0, 0), (0, 0), (1, 1), (1, 1)]
+    looked: list[str] = []
+    real_islink = os.path.islink
+    monkeypatch.setattr(os.path, "islink", lambda p: looked.append(p) or real_islink(p))
+    got = [FolderCounter(None).stats(p) for p in paths]
+    assert got == expected
+    assert not [p for p in looked if "missing" not in p and "/./" not in p]

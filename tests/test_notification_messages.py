@@ -358,3 +358,15 @@ def test_tjson_memo_reuses_the_text_of_equal_copies_and_never_of_different_value
     cols_text = [memo[id(p.sd.cols)][1] for p in parts]
     assert cols_text[0] is cols_text[1] is cols_text[2]  # written once for the equal copies
     assert cols_text[3] != cols_text[2]
+
+
+def test_tjson_writes_structs_without_fields_and_lists_of_strings_as_the_protocol_does():
+    """Structs with no field set (alone and nested, with and without the memo), lists of strings with
+    characters Java escapes, empty lists: the same text as the protocol's."""
+    from thrift_idl.hive_metastore.ttypes import SerDeInfo, StorageDescriptor
+
+    objs = [Partition(), Partition(values=[]), Partition(values=['a"\\\x01\n', "é", ""], sd=StorageDescriptor()),
+            Partition(sd=StorageDescriptor(serdeInfo=SerDeInfo(), bucketCols=["x\ty"]), createTime=0)]
+    memo: dict = {}
+    assert [M.tjson(o) for o in objs] == [M.tjson_by_protocol(o) for o in objs]
+    assert [M.tjson(o, memo) for o in objs + objs] == [M.tjson_by_protocol(o) for o in objs + objs]

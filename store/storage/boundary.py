@@ -161,12 +161,19 @@ class StorageBoundary:
 
     # --- what the server made ----------------------------------------------------------------------
 
-    def make_dirs(self, uris: Iterable[str | None], conn: Connection | None = None) -> None:
+    def make_dirs(self, uris: Iterable[str | None], conn: Connection | None = None, top: bool = False) -> None:
         """Make the directories (many at once: each waits on the file system's journal, not on the
         CPU); record the ones that did not exist and no root covers (the server may delete those),
         in `conn`'s transaction when the caller's is still open (another connection would wait on
-        its lock on SQLite)."""
-        self.note_made(_make_dirs([u for u in uris if u]), conn)
+        its lock on SQLite). `top`: those made hold separate hierarchies (a database's tables,
+        a partitioned table's partitions), marked so (warehouse.mark_top)."""
+        made = _make_dirs([u for u in uris if u])
+        if top:
+            for u in made:
+                path = warehouse.local_path(u)
+                if path is not None:
+                    warehouse.mark_top(path)
+        self.note_made(made, conn)
 
     def start_dirs(self, uris: Iterable[str | None]) -> DirsInProgress:
         """Make the directories in the background (while the caller's transaction runs); the caller

@@ -57,7 +57,10 @@ class FolderCounter:
         if path is None:
             return None
         try:
-            real = self._realpath(path)
+            if self.roots is None and os.path.isabs(path) and os.path.normpath(path) == path:
+                real = path  # no roots to check it against: the system resolves it as realpath would
+            else:
+                real = self._realpath(path)
             if self.roots is not None and not _inside(canonical("file:" + real), self.roots):
                 if not self.outside_logged:  # once per request (add_partitions may name thousands)
                     self.outside_logged = True

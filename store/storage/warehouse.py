@@ -7,9 +7,11 @@ call: a directory that cannot be made or deleted is logged and counted
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
+import sys
 from urllib.parse import urlparse
 
 from store import metrics
@@ -129,6 +131,67 @@ def make_dirs(uri: str | None) -> bool:
     except Exception as exc:  # noqa: BLE001 - OSError, and ValueError/NotImplementedError of fsspec
         _failed("create", uri, exc)
     return False
+
+
+# ext4's "top of directory hierarchies" flag (chattr +T, FS_TOPDIR_FL) and the ioctls that read and
+# set a file's flags (linux/fs.h; the kernel reads and writes an int)
+_TOPDIR_FL = 0x00020000
+_FS_IOC_GETFLAGS = 0x80086601
+_FS_IOC_SETFLAGS = 0x40086602
+_NO_FLAGS = (errno.ENOTTY, errno.EOPNOTSUPP, errno.EINVAL, errno.EPERM, errno.EACCES, errno.ENOSYS)
+
+
+def mark_top(path: str) -> bool:
+    """Mark a local directory whose subdirectories are separate hierarchies (the warehouse, a
+    database's directory: one table each; a partitioned table's: one partition each) as their
+    top, as `chattr +T` does. ext4 then places each new subdirectory in a block group of its own
+    choosing instead of its parent's (the Orlov allocator). Where ext4 has no journal, each new
+    inode is looked for past every inode of the group freed in the last minutes: in a group where
+    another table's directories were just deleted, making 2,000 three-key partitions'
+    directories took 0.8-2.3 s instead of 0.35-0.5 s. A hint only: True when the flag is set;
+    False where the file system has no such flag, the caller may not set it, or `path` is no
+    directory (never raises)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        buf = bytearray(4)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf)
+        flags = int.from_bytes(buf, sys.byteorder)
+        if not flags & _TOPDIR_FL:
+            fcntl.ioctl(fd, _FS_IOC_SETFLAGS, (flags | _TOPDIR_FL).to_bytes(4, sys.byteorder))
+        return True
+    except OSError as exc:
+        if exc.errno not in _NO_FLAGS:
+            log.debug("could not mark %s as a top directory: %s", path, exc)
+        return False
+    finally:
+        os.close(fd)
+
+
+def is_marked_top(path: str) -> bool | None:
+    """Does the directory carry the flag mark_top sets? None where flags cannot be read."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        buf = bytearray(4)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, buf)
+        return bool(int.from_bytes(buf, sys.byteorder) & _TOPDIR_FL)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def delete_dir(uri: str | None) -> None:

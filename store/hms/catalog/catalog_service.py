@@ -36,7 +36,7 @@ class CatalogService:
                               locationUri=warehouse.to_uri(catalog.locationUri), parameters={},
                               ownerName=owner, ownerType=PrincipalType.USER)
         self.store.run_write(self._insert, name, catalog, default_db)
-        self.databases.boundary.make_dirs([default_db.locationUri])
+        self.databases.boundary.make_dirs([default_db.locationUri], top=True)
 
     def _insert(self, conn: Connection, name: str, catalog: Catalog, default_db: Database) -> None:
         if conn.execute(select(S.catalogs.c.name).where(S.catalogs.c.name == name)).first():

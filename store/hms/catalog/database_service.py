@@ -83,7 +83,7 @@ class DatabaseService:
                             f'length of {S.NAME}. Please correct your data!')
         _check_locations(database)
         location = self.store.run_write(self.insert, cat, name, database)
-        self.boundary.make_dirs([location])  # after the commit; never fails the call
+        self.boundary.make_dirs([location], top=True)  # after the commit; never fails the call
 
     def insert(self, conn: Connection, cat: str, name: str, database: Database) -> str:
         """Insert the database's rows; returns its location."""

@@ -128,7 +128,8 @@ class TableService:
         params.setdefault(DDL_TIME, str(now))
         check_location(table.sd.location if table.sd else None, "Table location", "tbl", "location")
         made = self.store.run_write(self._create, table, db_name, name, tbl_type, params, now, env, also)
-        self.boundary.make_dirs(made)  # after the commit; never fails the call
+        # after the commit; never fails the call. A partitioned table's: its partitions are separate hierarchies
+        self.boundary.make_dirs(made, top=bool(table.partitionKeys))
 
     def _create(self, conn: Connection, table: Table, db_name: str, name: str, tbl_type: str,
                 params: dict[str, str], now: int, env: dict[str, str] | None,

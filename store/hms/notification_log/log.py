@@ -40,6 +40,9 @@ _READ_CHUNK = 500
 
 _L = S.notification_log
 _COLUMNS = ("event_id", "event_time", "event_type", "cat_name", "db_name", "tbl_name", "message", "message_format")
+# their types for PostgreSQL's binary COPY: messages go as they are (text COPY escapes every
+# backslash of their JSON, and the server reads them back)
+_PG_TYPES = ("int8", "int4", "text", "text", "text", "text", "text", "text")
 
 
 class NotificationLog:
@@ -78,7 +81,7 @@ class NotificationLog:
             conn.execute(insert(_L), rows)
         else:  # a batch's events in one statement (COPY on PostgreSQL; store/db/bulk.py). Widths
             # need no check: names are the stored objects', messages JSON text (no NUL, no limit)
-            insert_rows(conn, _L, _COLUMNS, [tuple(r[c] for c in _COLUMNS) for r in rows], None)
+            insert_rows(conn, _L, _COLUMNS, [tuple(r[c] for c in _COLUMNS) for r in rows], None, pg_types=_PG_TYPES)
         return [first + i for i in range(len(rows))]
 
     def record_now(self, *events: Event) -> list[int]:

@@ -42,33 +42,53 @@ def _string(value: str) -> str:
 
 
 def _struct(out: list[str], obj: Any, memo: dict[Any, tuple[Any, str]] | None) -> None:
-    out.append("{")
-    first = True
-    for spec in obj.thrift_spec:
-        if spec is None:
-            continue
-        fid, ttype, name, arg = spec[0], spec[1], spec[2], spec[3]
+    sep = "{"
+    for name, head, kind, ttype, arg in _fields(type(obj)):
         value = getattr(obj, name)
         if value is None:
             continue
-        if not first:
-            out.append(",")
-        first = False
-        out.append(f'"{fid}":{{"{_NAMES[ttype]}":')
-        if memo is not None and ttype in _CONTAINERS:
-            _memoized(out, ttype, arg, value, memo, (type(obj), fid))
+        out.append(sep)
+        sep = ","
+        out.append(head)
+        if kind == _PLAIN_STRING:
+            out.append('"' + value.translate(_ESCAPES) + '"')
+        elif kind == _INTEGER:
+            out.append(str(int(value)))
+        elif memo is not None and kind == _CONTAINER:
+            _memoized(out, ttype, arg, value, memo, (type(obj), name))
         else:
             _value(out, ttype, arg, value, False, memo)
         out.append("}")
-    out.append("}")
+    out.append("{}" if sep == "{" else "}")
+
+
+_PLAIN_STRING, _INTEGER, _CONTAINER, _OTHER = range(4)
+_INTEGERS = frozenset((TType.BYTE, TType.I16, TType.I32, TType.I64))
+# a struct class -> its fields in field-id order: (attribute, the field's head text, kind, type, type arg)
+_FIELDS: dict[type, list[tuple[str, str, int, int, Any]]] = {}
+
+
+def _fields(cls: type) -> list[tuple[str, str, int, int, Any]]:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = []
+        for spec in cls.thrift_spec:  # type: ignore[attr-defined]
+            if spec is None:
+                continue
+            fid, ttype, name, arg = spec[0], spec[1], spec[2], spec[3]
+            kind = (_PLAIN_STRING if ttype == TType.STRING and arg != "BINARY" else _INTEGER if ttype in _INTEGERS
+                    else _CONTAINER if ttype in _CONTAINERS else _OTHER)
+            fields.append((name, f'"{fid}":{{"{_NAMES[ttype]}":', kind, ttype, arg))
+        _FIELDS[cls] = fields
+    return fields
 
 
 _CONTAINERS = frozenset((TType.STRUCT, TType.LIST, TType.SET, TType.MAP))
 
 
 def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[Any, tuple[Any, str]],
-              slot: tuple[type, int]) -> None:
-    """`slot`: (struct type, field id), where the field's last value is remembered (ids are ints,
+              slot: tuple[type, str]) -> None:
+    """`slot`: (struct type, field name), where the field's last value is remembered (ids are ints,
     slots tuples: the keys never clash)."""
     hit = memo.get(id(value))
     if hit is not None and hit[0] is value:
@@ -149,9 +169,13 @@ def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool,
     elif ttype in (TType.LIST, TType.SET):
         etype, earg = arg[0], arg[1]
         out.append(f'["{_NAMES[etype]}",{len(value)}')
-        for element in value:
-            out.append(",")
-            _value(out, etype, earg, element, False, memo)
+        if etype == TType.STRING and earg != "BINARY":  # (partition values)
+            for element in value:
+                out.append(',"' + element.translate(_ESCAPES) + '"')
+        else:
+            for element in value:
+                out.append(",")
+                _value(out, etype, earg, element, False, memo)
         out.append("]")
     elif ttype == TType.MAP:
         ktype, karg, vtype, varg = arg[0], arg[1], arg[2], arg[3]

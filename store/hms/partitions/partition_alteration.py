@@ -40,6 +40,7 @@ from thrift_idl.hive_metastore.ttypes import Partition
 # the columns an alter of many partitions updates; the parameters' columns (store/db/bulk.py)
 _UPDATED = ("update_time", "last_access_time", "location", "sd_id", "schema_version")
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
+_PARAM_PG_TYPES = ("int8", "text", "text")  # for PostgreSQL's binary COPY
 
 
 def _changes(up: dict[str, Any], row: Row[Any]) -> tuple[tuple[str, Any], ...]:
@@ -109,7 +110,8 @@ class PartitionAlteration:
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
                     now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]]) -> None:
         """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read) with a
-        few statements in all: partition rows updated and parameters replaced (_write_many)."""
+        few statements in all: partition rows updated and parameters written (_write_many): those of
+        a partition that kept all its old ones unchanged are added to them, the others replaced."""
         for name in names:
             if name not in rows:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
@@ -151,22 +153,28 @@ class PartitionAlteration:
                                              counter)
             if not params.get(DDL_TIME) or params.get(DDL_TIME) == "0":
                 params[DDL_TIME] = str(now)
-            touched.append(row.part_id)
-            new_params.extend((row.part_id, k, v) for k, v in params.items())
+            old = old_params[name]
+            if all(v != "" and params.get(k) == v for k, v in old.items()):
+                # none removed or changed (commonly: one added, or none): only the new ones go in
+                new_params.extend((row.part_id, k, v) for k, v in params.items() if k not in old)
+            else:  # replaced (a stored NULL reads as "": written again)
+                touched.append(row.part_id)
+                new_params.extend((row.part_id, k, v) for k, v in params.items())
             # the row's encoded parts (partition_wire.py): its values are the ones it was found by
             wire.append((row.part_id, *((None,) * 4 if up["sd_id"] is not None else partition_wire.wire_parts(
                 list(part.values), row.create_time, up["last_access_time"], up["location"], params))))
-        self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params)
-        partition_wire.write(conn, wire)
+        self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params, wire)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
         self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
 
     def _write_many(self, conn: Connection, rows: dict[int, Row[Any]], updates: list[dict[str, Any]],
-                    dropped_sds: list[int], touched: list[int], new_params: list[tuple[Any, ...]]) -> None:
+                    dropped_sds: list[int], touched: list[int], new_params: list[tuple[Any, ...]],
+                    wire: list[tuple[Any, ...]]) -> None:
         """_alter_many's writes with few statements whatever the number of partitions: the
         partition rows updated by what changed (the partitions that change alike in one UPDATE of
-        an id list: commonly all of them), descriptors no longer their own deleted, the parameters
-        of the touched partitions replaced (one bulk insert: store/db/bulk.py)."""
+        an id list: commonly all of them, and then by the statement that writes their encoded parts,
+        `wire`), descriptors no longer their own deleted, the parameters of the `touched` partitions
+        deleted, `new_params` inserted (one bulk insert: store/db/bulk.py)."""
         p, pp = S.partitions, S.partition_params
         b = self.store.backend
         alike: dict[tuple[tuple[str, Any], ...], list[dict[str, Any]]] = {}
@@ -174,6 +182,9 @@ class PartitionAlteration:
             alike.setdefault(_changes(u, rows[u["pid"]]), []).append(u)
         singles = []
         size = list_batch(b)
+        if len(alike) == 1 and len(updates) > 1 and len(wire) == len(updates):  # all alike: one statement
+            partition_wire.write(conn, wire, dict(next(iter(alike))))
+            alike, wire = {}, []
         for changes, ups in alike.items():
             if len(ups) == 1:
                 singles.extend(ups)
@@ -189,7 +200,9 @@ class PartitionAlteration:
             conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + size])))
         for i in range(0, len(touched), size):
             conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
-        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows)
+        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows, pg_types=_PARAM_PG_TYPES)
+        if wire:
+            partition_wire.write(conn, wire)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None,

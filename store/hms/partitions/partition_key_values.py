@@ -20,6 +20,7 @@ def part_key_num(value: str) -> int | None:
 
 
 KEY_VALUE_COLUMNS = ("part_id", "key_idx", "tbl_id", "part_key_name", "part_key_val", "part_key_num")
+KEY_VALUE_PG_TYPES = ("int8", "int4", "int8", "text", "text", "int8")  # for PostgreSQL's binary COPY
 
 
 def key_value_rows(part_id: int, tbl_id: int, key_names: Sequence[str],

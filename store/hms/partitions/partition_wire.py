@@ -102,9 +102,11 @@ def refresh(conn: Connection, part_ids: Sequence[int]) -> None:
         write(conn, out)
 
 
-def write(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-    """Rows (part_id, w_values, w_times, w_location, w_params) written with a few statements."""
-    update_rows(conn, S.partitions, "part_id", WIRE_COLUMNS, rows, ("int8", "bytea", "bytea", "bytea", "bytea"))
+def write(conn: Connection, rows: list[tuple[Any, ...]], also: dict[str, Any] | None = None) -> None:
+    """Rows (part_id, w_values, w_times, w_location, w_params) written with a few statements;
+    `also`: other columns set to one value in each of these rows by the same statements."""
+    update_rows(conn, S.partitions, "part_id", WIRE_COLUMNS, rows, ("int8", "bytea", "bytea", "bytea", "bytea"),
+                also)
 
 
 def refresh_table(conn: Connection, tbl_id: int) -> None:

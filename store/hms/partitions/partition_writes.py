@@ -33,7 +33,7 @@ from store.hms.common import (
 from store.hms.notification_log import events as EV
 from store.hms.partitions import partition_wire
 from store.hms.partitions.partition_context import SharesTableSd, TableContexts, TableCtx, check_values, name_values
-from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, key_value_rows
+from store.hms.partitions.partition_key_values import KEY_VALUE_COLUMNS, KEY_VALUE_PG_TYPES, key_value_rows
 from store.hms.partitions.partition_names import make_name, split_name
 from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.partitions.partition_reads import PartitionReads
@@ -48,6 +48,10 @@ _NewPartition = tuple[str, Partition, dict[str, str], str | None]
 _PARTITION_COLUMNS = ("tbl_id", "part_name", "create_time", "last_access_time", "update_time", "location",
                       "sd_id", "schema_version", *partition_wire.WIRE_COLUMNS)
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
+# the columns' types for PostgreSQL's binary COPY (text COPY escapes, and the server parses, every value)
+_PARTITION_PG_TYPES = ("int8", "text", "int4", "int4", "int4", "text", "int8", "int4", "bytea", "bytea", "bytea",
+                       "bytea")
+_PARAM_PG_TYPES = ("int8", "text", "text")
 _EARLY_DIRS = 32  # partitions an add needs to make their directories while its transaction runs
 
 
@@ -196,7 +200,7 @@ class PartitionWrites:
             locations = {_location(ctx, name, part): name for name, part in added}
             fresh |= early.start(ctx, {location: name for location, name in locations.items() if location})
         rows, news = self._partition_rows(conn, ctx, added, now, quick_stats, fresh)
-        insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows)
+        insert_rows(conn, S.partitions, _PARTITION_COLUMNS, rows, check_rows, pg_types=_PARTITION_PG_TYPES)
         ids = self._ids(conn, ctx, [n for n, _ in added])
         self.claim(conn, ctx, [(ids[n], n, loc) for n, _, _, loc in news], check=False)
         kv_rows: list[tuple[Any, ...]] = []
@@ -210,8 +214,8 @@ class PartitionWrites:
                 values=list(part.values), dbName=ctx.db_name, tableName=ctx.name, createTime=now,
                 lastAccessTime=part.lastAccessTime or 0,
                 sd=_with_location(part.sd, location, ctx), parameters=params, catName=ctx.cat_name))
-        insert_rows(conn, S.partition_key_val, KEY_VALUE_COLUMNS, kv_rows, check_rows)
-        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, param_rows, check_rows)
+        insert_rows(conn, S.partition_key_val, KEY_VALUE_COLUMNS, kv_rows, check_rows, pg_types=KEY_VALUE_PG_TYPES)
+        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, param_rows, check_rows, pg_types=_PARAM_PG_TYPES)
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.add_partitions(table, out))
         return out, [location for _, _, _, location in news if location]
@@ -405,7 +409,7 @@ class PartitionWrites:
         for i in range(0, len(touched), BATCH):
             conn.execute(delete(S.partition_params).where(in_list(b, S.partition_params.c.part_id,
                                                                   touched[i:i + BATCH])))
-        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows)
+        insert_rows(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows, pg_types=_PARAM_PG_TYPES)
         partition_wire.refresh(conn, touched)
         afters = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
         self.tables.notifications.record(conn, *EV.alter_partitions(

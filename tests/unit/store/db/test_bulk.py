@@ -58,3 +58,35 @@ def test_a_bulk_insert_gets_a_deadline_of_its_own_on_sqlite(tmp_path, monkeypatc
             c.rollback()
     finally:
         engine.dispose()
+
+
+def test_an_update_of_many_rows_writes_every_value_as_given(backend_url):
+    """update_rows: every byte value (NUL, quotes, backslashes, braces, commas, empty, NULL), ints
+    of either sign and NULL arrive as given (on PostgreSQL in array text written by bulk.py, a
+    value of another kind through the driver's dumper)."""
+    from sqlalchemy import LargeBinary
+
+    engine = create_engine(backend_url)
+    try:
+        with engine.connect() as c:
+            md = MetaData()
+            t = Table("tmp_bulk_up", md, Column("k", BigInteger), Column("n", BigInteger), Column("b", LargeBinary),
+                      Column("s", String(64)), prefixes=["TEMPORARY"])
+            md.create_all(c)
+            odd = [bytes(range(256)), b"", b'"{},\\ NULL', b"\x00", None, b"NULL", bytes([255, 0, 92, 34])]
+            c.execute(t.insert(), [{"k": k, "n": 0, "b": b"old", "s": "old"} for k in range(len(odd) + 1)])
+            rows = [(k, -(2 ** 62) + k if k % 2 else (None if k == 2 else 2 ** 62 - k), v, f"s{k} ü")
+                    for k, v in enumerate(odd)]
+            bulk.update_rows(c, t, "k", ("n", "b", "s"), rows, ("int8", "int8", "bytea", "text"))
+            got = sorted((r.k, r.n, None if r.b is None else bytes(r.b), r.s)
+                         for r in c.execute(select(t.c.k, t.c.n, t.c.b, t.c.s)))
+            assert got == [*rows, (len(odd), 0, b"old", "old")]
+            # `also`: columns set to one value in the rows updated, by the same statements
+            bulk.update_rows(c, t, "k", ("b",), [(0, b"x'"), (len(odd), None)], ("int8", "bytea"),
+                             also={"s": "one 'é", "n": None})
+            got = sorted((r.k, r.n, None if r.b is None else bytes(r.b), r.s)
+                         for r in c.execute(select(t.c.k, t.c.n, t.c.b, t.c.s)))
+            assert got == [(0, None, b"x'", "one 'é"), *rows[1:], (len(odd), None, None, "one 'é")]
+            c.rollback()
+    finally:
+        engine.dispose()

@@ -153,3 +153,69 @@ def test_directories_made_in_the_background_report_what_they_made(tmp_path, monk
     made = DirsInProgress(wanted).wait()
     assert sorted(made) == sorted(wanted[:3])
     assert all((tmp_path / "t" / f"a={i}" / f"b={i}").is_dir() for i in range(3))
+
+
+def test_values_of_a_bulk_add_and_alter_arrive_as_given(services):
+    """The bulk paths (PostgreSQL's binary COPY of partitions, key values, parameters and events)
+    keep every value as given: quotes, backslashes, tabs, newlines, non-ASCII, empty values,
+    integers as key values, large times; the events' messages read back as the partitions."""
+    import json
+
+    from store.hms.notification_log import messages
+
+    services.tables.create_table(Table(tableName="odd", dbName="d", tableType="MANAGED_TABLE", parameters={},
+                                       sd=services.tables.get_table("d", "t").sd,
+                                       partitionKeys=[FieldSchema("p", "string", None), FieldSchema("n", "int", None)]))
+    odd = ['a"b', "c\\d", "t\tab", "new\nline", "é€😀", "", "{x,y}", "\\N"]
+    parts = [Partition(values=[v or "e", str(-(2 ** 40) + i)], dbName="d", tableName="odd", lastAccessTime=2 ** 31 - 1,
+                       parameters={"k\\" + v: v, "plain": str(i)}) for i, v in enumerate(odd)]
+    last = services.tables.notifications.current_id()
+    services.partitions.add_partitions("d", "odd", parts)
+    got = {tuple(p.values): p for p in services.partitions.get_partitions("d", "odd")}
+    for i, v in enumerate(odd):
+        p = got[(v or "e", str(-(2 ** 40) + i))]
+        assert p.lastAccessTime == 2 ** 31 - 1
+        assert {k: p.parameters[k] for k in ("k\\" + v, "plain")} == {"k\\" + v: v, "plain": str(i)}
+    for p in got.values():
+        p.parameters["more"] = 'q"\\'
+    services.partitions.alter_partitions("d", "odd", list(got.values()))
+    now = {tuple(p.values): p for p in services.partitions.get_partitions("d", "odd")}
+    events = services.tables.notifications.next_events(last)
+    assert [e.eventType for e in events] == ["ADD_PARTITION"] + ["ALTER_PARTITION"] * len(odd)
+    added = json.loads(events[0].message)["partitionListJson"]
+    assert sorted(tuple(messages.from_tjson(t, Partition).values) for t in added) == sorted(got)
+    for e in events[1:]:
+        after = messages.from_tjson(json.loads(e.message)["partitionObjAfterJson"], Partition)
+        assert after.parameters["more"] == 'q"\\'
+        assert after.parameters == now[tuple(after.values)].parameters
+
+
+def test_an_alter_of_many_writes_each_partitions_parameters_as_sent(services):
+    """An alter of many partitions adds the parameters of a partition that kept all its old ones
+    and replaces those of the others: a key removed, a value changed, one added, none changed, a
+    stored NULL (read as "") sent back as "" are each stored as sent."""
+    keep = {"transient_lastDdlTime": "7", "numFiles": "0", "totalSize": "0"}
+    parts = [Partition(values=[f"v{i}", "q"], dbName="d", tableName="t", parameters={**keep, "a": "1", "b": "2"})
+             for i in range(5)]
+    services.partitions.add_partitions("d", "t", parts)
+    pp, p = S.partition_params, S.partitions
+    with services.store.engine.begin() as conn:
+        pid = conn.execute(select(p.c.part_id).where(p.c.part_name == "p=v4/q=q")).scalar_one()
+        conn.execute(pp.update().where(pp.c.part_id == pid, pp.c.param_key == "b").values(param_value=None))
+    got = {p.values[0]: p for p in services.partitions.get_partitions("d", "t")}
+    assert got["v4"].parameters["b"] == ""
+    sent = {"v0": {**keep, "a": "1"}, "v1": {**keep, "a": "1", "b": "changed"},
+            "v2": {**keep, "a": "1", "b": "2", "c": "added"}, "v3": {**keep, "a": "1", "b": "2"},
+            "v4": {**keep, "a": "1", "b": ""}}
+    for v, params in sent.items():
+        got[v].parameters = dict(params)
+        got[v].lastAccessTime = 12345  # all change alike: written with their encoded parts (one statement)
+    services.partitions.alter_partitions("d", "t", list(got.values()))
+    after = {p.values[0]: p.parameters for p in services.partitions.get_partitions("d", "t")}
+    assert after == sent
+    assert {p.lastAccessTime for p in services.partitions.get_partitions("d", "t")} == {12345}
+    with services.store.read() as conn:
+        assert None not in set(conn.execute(select(p.c.update_time).where(p.c.part_name.like("p=v%"))).scalars())
+    with services.store.read() as conn:
+        stored = conn.execute(select(pp.c.param_value).where(pp.c.part_id == pid, pp.c.param_key == "b")).scalar_one()
+    assert stored == ""
