@@ -11,12 +11,9 @@ where `installed` finds all three.
 
 from __future__ import annotations
 
-import logging
-
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError
 
-log = logging.getLogger(__name__)
+from store.db import triggers
 
 TRIGGERS = ("hms_partitions_ins", "hms_partitions_upd", "hms_partitions_del")
 
@@ -70,43 +67,13 @@ _MYSQL = [
 ]
 
 
-def _backend(conn: Connection) -> str:
-    name = conn.dialect.name
-    return "mysql" if name in ("mysql", "mariadb") else name
-
-
 def install(conn: Connection) -> bool:
-    """Make the triggers (again); False, with a warning, where the database refuses (MariaDB with
-    binary logging and no SUPER privilege): lists are then never cached."""
-    statements = {"postgresql": _PG, "sqlite": _SQLITE, "mysql": _MYSQL}.get(_backend(conn))
-    if statements is None:
-        return False
-    try:
-        if _backend(conn) == "mysql":  # DDL commits there: no savepoint to fall back to
-            for sql in statements:
-                conn.exec_driver_sql(sql)
-        else:
-            with conn.begin_nested():
-                for sql in statements:
-                    conn.exec_driver_sql(sql)
-    except DBAPIError as exc:
-        log.warning("partition list versions: triggers not made (%s); partition lists are not cached",
-                    str(exc.orig).splitlines()[0] if exc.orig else exc)
-        return False
-    return True
+    """Make the triggers (again); False, with a warning, where the database refuses (triggers.py)."""
+    return triggers.install(conn, {"postgresql": _PG, "sqlite": _SQLITE, "mysql": _MYSQL},
+                            "partition list versions: triggers not made; partition lists are not cached")
 
 
 def installed(conn: Connection) -> bool:
-    """Are all three triggers on `partitions` (a migration that copied the table on SQLite would
-    have dropped them)?"""
-    backend = _backend(conn)
-    if backend == "sqlite":
-        sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'partitions'"
-    elif backend == "postgresql":
-        sql = "SELECT tgname FROM pg_trigger WHERE tgrelid = 'partitions'::regclass"
-    elif backend == "mysql":
-        sql = ("SELECT trigger_name FROM information_schema.triggers WHERE event_object_schema = DATABASE() "
-               "AND event_object_table = 'partitions'")
-    else:
-        return False
-    return set(TRIGGERS) <= set(conn.exec_driver_sql(sql).scalars())
+    """Are all the triggers there (a migration that copied a table on SQLite would have dropped
+    its triggers)?"""
+    return triggers.present(conn, TRIGGERS, ("partitions",))

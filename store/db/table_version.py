@@ -17,12 +17,9 @@ this way only where `installed` finds every trigger.
 
 from __future__ import annotations
 
-import logging
-
 from sqlalchemy import Connection
-from sqlalchemy.exc import DBAPIError
 
-log = logging.getLogger(__name__)
+from store.db import triggers
 
 CHILDREN = ("tbl_params", "schema")  # rows keyed by tbl_id that a Table answer is built from
 TRIGGERS = ("hms_tbl_meta_ins", "hms_tbl_meta_upd", "hms_db_meta_upd",
@@ -110,43 +107,13 @@ _MYSQL = [
 ]
 
 
-def _backend(conn: Connection) -> str:
-    name = conn.dialect.name
-    return "mysql" if name in ("mysql", "mariadb") else name
-
-
 def install(conn: Connection) -> bool:
-    """Make the triggers (again); False, with a warning, where the database refuses (MariaDB with
-    binary logging and no SUPER privilege): table answers are then always read whole."""
-    statements = {"postgresql": _PG, "sqlite": _SQLITE, "mysql": _MYSQL}.get(_backend(conn))
-    if statements is None:
-        return False
-    try:
-        if _backend(conn) == "mysql":  # DDL commits there: no savepoint to fall back to
-            for sql in statements:
-                conn.exec_driver_sql(sql)
-        else:
-            with conn.begin_nested():
-                for sql in statements:
-                    conn.exec_driver_sql(sql)
-    except DBAPIError as exc:
-        log.warning("table versions: triggers not made (%s); table answers are not kept by version",
-                    str(exc.orig).splitlines()[0] if exc.orig else exc)
-        return False
-    return True
+    """Make the triggers (again); False, with a warning, where the database refuses (triggers.py)."""
+    return triggers.install(conn, {"postgresql": _PG, "sqlite": _SQLITE, "mysql": _MYSQL},
+                            "table versions: triggers not made; table answers are not kept by version")
 
 
 def installed(conn: Connection) -> bool:
     """Are all the triggers there (a migration that copied a table on SQLite would have dropped
     its triggers)?"""
-    backend = _backend(conn)
-    if backend == "sqlite":
-        sql = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-    elif backend == "postgresql":
-        sql = ("SELECT tgname FROM pg_trigger WHERE tgrelid IN "
-               "('tbl'::regclass, 'db'::regclass, 'tbl_params'::regclass, 'schema'::regclass)")
-    elif backend == "mysql":
-        sql = "SELECT trigger_name FROM information_schema.triggers WHERE event_object_schema = DATABASE()"
-    else:
-        return False
-    return set(TRIGGERS) <= set(conn.exec_driver_sql(sql).scalars())
+    return triggers.present(conn, TRIGGERS, ("tbl", "db", *CHILDREN))
