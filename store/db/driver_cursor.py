@@ -25,6 +25,10 @@ def driver_errors(conn: Connection, what: str) -> Iterator[None]:
     except dbapi.Error as exc:
         err = DBAPIError.instance(what, None, exc, dbapi.Error, dialect=conn.dialect)
         if connection_lost(err):
+            # as SQLAlchemy does for its own statements: every pooled connection made before this
+            # one is replaced at its next checkout (a restarted or failed-over database dropped them
+            # all; a retry would otherwise meet them one by one)
+            conn.engine.pool._invalidate(conn.connection, exc, _checkin=False)
             conn.invalidate(exc)
         raise err from exc
 
