@@ -7,7 +7,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, Select, bindparam, delete, select
+from sqlalchemy import Connection, Row, Select, delete, select
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
@@ -24,6 +24,7 @@ from store.hms.common import (
     encode_struct,
     is_insert_only,
     may_be_insert_only,
+    named_table,
     split_db_name,
     wire_checking,
 )
@@ -78,9 +79,7 @@ class TableRows:
 
     def _one(self) -> Select[Any]:
         if self._one_table is None:
-            self._one_table = self.statement().where(
-                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
-                S.tbl.c.name == bindparam("tbl_name"))
+            self._one_table = self.statement().where(*named_table())
         return self._one_table
 
     def row(self, conn: Connection, db_name: str, name: str) -> Row[Any]:
@@ -160,9 +159,7 @@ class TableRows:
     def _key(self) -> Select[Any]:
         if self._key_query is None:
             q: Select[Any] = select(S.tbl.c.tbl_id, S.tbl.c.meta_version).select_from(
-                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(
-                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
-                S.tbl.c.name == bindparam("tbl_name"))
+                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(*named_table())
             self._key_query = q
         return self._key_query
 

@@ -20,6 +20,7 @@ from store.hms.common.descriptors import (
     insert_columns,
     insert_sd,
     load_columns,
+    named_table,
     same_sd,
     sd_row,
     version_for_columns,
@@ -71,5 +72,5 @@ __all__ = [
     "may_be_insert_only",
     "name_pattern", "purges", "qualified_db_name",
     "read_params", "same_sd", "sd_row", "split_db_name", "sql_like", "stats_params", "table_dir_name",
-    "valid_name", "valid_object_name", "version_for_columns", "write_params", "wire_checking",
+    "valid_name", "valid_object_name", "version_for_columns", "write_params", "wire_checking", "named_table",
 ]

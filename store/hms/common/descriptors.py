@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import ColumnElement, Connection, bindparam, func, select
 
 from store.db import schema as S
 from store.db.database import inserted_id
@@ -192,3 +192,10 @@ def columns_of(cols_json) -> tuple[list[FieldSchema], list[FieldSchema]]:
     for is_key, _pos, name, type_, comment in sorted(rows_of(cols_json), key=lambda c: (bool(c[0]), c[1])):
         (keys if is_key else data).append(FieldSchema(name=name, type=type_, comment=comment))
     return data, keys
+
+
+def named_table() -> tuple[ColumnElement[bool], ...]:
+    """Where a statement over `tbl` joined with `db` finds one table: by the bind parameters
+    `cat_name`, `db_name` and `tbl_name` (lower case)."""
+    return (S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
+            S.tbl.c.name == bindparam("tbl_name"))

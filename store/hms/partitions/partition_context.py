@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, Select, bindparam, select
+from sqlalchemy import Connection, Select, select
 
 from store.db import schema as S
 from store.db.dialect import json_rows
 from store.db.driver_cursor import DriverStatement
 from store.errors import MetaError, NoSuchObject, StoreError
-from store.hms.common import SdView, columns_of, same_sd, split_db_name
+from store.hms.common import SdView, columns_of, named_table, same_sd, split_db_name
 from store.hms.partitions.partition_names import IncompleteName, values_from_name
 from thrift_idl.hive_metastore.ttypes import FieldSchema, StorageDescriptor
 
@@ -69,9 +69,7 @@ class TableContexts:
         cat, db = split_db_name(db_name)
         if self._key_query is None:
             self._key_query = select(S.tbl.c.tbl_id, S.tbl.c.parts_version, S.tbl.c.meta_version).select_from(
-                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(
-                S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
-                S.tbl.c.name == bindparam("tbl_name"))
+                S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(*named_table())
         params = {"cat_name": cat, "db_name": db, "tbl_name": (tbl_name or "").lower()}
         if self.backend == "postgresql":
             if self._key_driver is None:
@@ -110,8 +108,7 @@ class TableContexts:
             S.tbl.c.schema_version, S.tbl.c.parts_version, S.tbl.c.meta_version, S.db.c.name.label("db_name"),
             *[c.label("sd_" + c.name) for c in S.sds.c], cols.label("cols_json")).select_from(
             S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id).outerjoin(S.sds, S.tbl.c.sd_id == S.sds.c.sd_id)
-        ).where(S.db.c.cat_name == bindparam("cat_name"), S.db.c.name == bindparam("db_name"),
-                S.tbl.c.name == bindparam("tbl_name"))
+        ).where(*named_table())
 
 
 def check_values(ctx: TableCtx, values: Sequence[str] | None) -> list[str]:
