@@ -53,10 +53,7 @@ def _hudi_options(db: str, port: int, version: int, compact: bool, table_type: s
             "hoodie.metadata.enable": "true", "hoodie.write.table.version": str(version),
             "hoodie.write.auto.upgrade": "false",
             # `compact`: Hudi's writer compacts the metadata table after its deltacommit
-            "hoodie.metadata.compact.max.delta.commits": "1" if compact else "10",
-            # merge-on-read: hive sync's `_ro`/`_rt` tables over the base path would make it another
-            # object's location, where the server writes no timeline: one table, `t`
-            "hoodie.datasource.hive_sync.table.strategy": "RO", "hoodie.datasource.hive_sync.skip_ro_suffix": "true"}
+            "hoodie.metadata.compact.max.delta.commits": "1" if compact else "10"}
 
 
 def _pipeline(spark, port: int, table: str, rows: list, version: int, model: dict,

@@ -553,6 +553,49 @@ def test_hudi_files_deleted_only_when_the_tables_own(services):
     assert not boundary.writable(f"file:{wh}/a.db/t", "write", on_hers)
 
 
+@pytest.fixture
+def backend_services(own_backend_url, tmp_path):
+    """As `services`, on each backend (the views' statement builds names in SQL)."""
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+    from store.services import build_services
+
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    store = Store(own_backend_url, str(wh))
+    upgrade(store.engine)
+    s = build_services(store)
+    s.tables.ensure_default_database()
+    yield s, wh
+    s.close()
+
+
+def test_merge_on_read_views_are_the_tables_own_for_its_files(backend_services):
+    """Hive sync's `<t>_ro` and `<t>_rt` over a table's base path leave the server writing and
+    cleaning its files there (the storage mirror), but still keep the directory when the table is
+    dropped; another table there, or a `t_ro` of another database, still covers it."""
+    s, wh = backend_services
+    _as(None)
+    boundary = s.tables.boundary
+    for db in ("a", "b"):
+        s.tables.create_database(Database(name=db, parameters={}))
+    s.tables.create_table(_owned_table("a", "t", "alice"))
+    loc = f"file:{wh}/a.db/t"
+    t_id = s.tables.get_table("a", "t").id
+    for view in ("t_ro", "t_rt"):
+        s.tables.create_table(_owned_table("a", view, "alice", loc, external=True))
+    assert boundary.writable(loc, "write", t_id)
+    assert boundary.deletable_files(loc, ["p=1/f.parquet"], t_id) == ["p=1/f.parquet"]
+    assert boundary.owners.plan([loc], t_id)[0].covered == "table a.t_ro (owner alice)"  # a drop keeps it
+    s.tables.create_table(_owned_table("b", "t_ro", "alice", loc, external=True))
+    assert not boundary.writable(loc, "write", t_id)
+    s.tables.drop_table("b", "t_ro", False)
+    assert boundary.writable(loc, "write", t_id)
+    s.tables.create_table(_owned_table("a", "t_other", "alice", loc, external=True))
+    assert not boundary.writable(loc, "write", t_id)
+    assert boundary.deletable_files(loc, ["p=1/f.parquet"], t_id) == []
+
+
 def test_the_migration_fills_the_index(services):
     """Migration 0017 indexes what a store holds: databases, tables, partitions outside their table."""
     import importlib.util

@@ -46,7 +46,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hudi_format.avro_metadata import for_storage
 from hudi_format.commit_metadata import WRITE_ACTIONS, commit_partitions, parse_rollback, restored_instants
-from hudi_format.config_keys import INDEX_DEFS_PATH, METADATA_PARTITIONS, PROPERTIES_FILE
+from hudi_format.config_keys import (
+    INDEX_DEFS_PATH,
+    METADATA_PARTITIONS,
+    METADATA_PARTITIONS_INFLIGHT,
+    PROPERTIES_FILE,
+    TIMELINE_SOURCE,
+)
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import HOODIE, PARTITION_METAFILE, java_properties, storage_properties
 from hudi_format.metadata_column_stats import COLUMN_STATS, INDEX_DEFS
@@ -68,6 +74,8 @@ log = logging.getLogger(__name__)
 DEFAULT_LEASE_MS = 60_000
 HOOK_WAIT_S = 15.0  # how long a commit's hook waits for another mirror holding the table's lease
 HOOK_FRESH_LEASE_MS = 10_000  # a lease taken longer ago than this: its holder is taken for gone
+# hoodie.properties' keys about the metadata table: the mirror's only changes to a tracked table's file
+METADATA_KEYS = (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT, INDEX_DEFS_PATH)
 _BUSY = -1  # _sync_round: another thread or process holds the table's lease
 
 Listing = dict[str, int | None]  # file name under .hoodie -> size (None: a folder)
@@ -90,11 +98,14 @@ class _Timeline:
         return f"{self.layout.timeline_dir}/{name}"
 
 
-def _same_properties(raw: bytes, props: dict[str, str]) -> bool:
+def _properties(raw: bytes | None) -> dict[str, str]:
+    """A hoodie.properties file's keys; {} when missing or unreadable (then written again)."""
+    if raw is None:
+        return {}
     try:
-        return read_properties(raw.decode("latin-1")) == props
+        return read_properties(raw.decode("latin-1"))
     except Exception:  # noqa: BLE001 - unreadable: rewritten
-        return False
+        return {}
 
 
 @dataclass
@@ -387,7 +398,7 @@ class StorageMirror:
         if not mdt:
             self.metadata_table.forget(ref.base_path)
         self._write_layout(st, ref, listing, layout,
-                           self.metadata_table.available(st, ref, not layout_only) if mdt else [])
+                           self.metadata_table.available(st, ref, not layout_only) if mdt else None)
         if layout_only:
             return 0
 
@@ -439,19 +450,31 @@ class StorageMirror:
     def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing, layout: TimelineLayout,
                       metadata_partitions: list[str] | None = None) -> None:
         """`hoodie.properties` (when missing or different; listing the metadata table's
-        `metadata_partitions`) and Hudi's folders (when missing)."""
+        `metadata_partitions`; None: the mirror writes no metadata table) and Hudi's folders (when
+        missing). A tracked table's file (Hudi's writers') changes only in the metadata table's keys,
+        when the mirror writes that table."""
         props = storage_properties(ref.config)
+        path = f"{HOODIE}/{PROPERTIES_FILE}"
+        found: bytes | None = None
+        read = (ref.config.properties.get(TIMELINE_SOURCE) or "").lower() == "storage"
+        if read:  # tracked: Hudi's writers own the file; only a metadata table the mirror writes is listed
+            found = st.read(path)
+            theirs = _properties(found)
+            if theirs:
+                props = {k: v for k, v in theirs.items()
+                         if metadata_partitions is None or k not in METADATA_KEYS}
         if metadata_partitions:
             props[METADATA_PARTITIONS] = ",".join(metadata_partitions)
             if COLUMN_STATS in metadata_partitions:  # Hudi's readers skip by the columns it names
                 props[INDEX_DEFS_PATH] = INDEX_DEFS
         text = java_properties(props, "Properties saved by hudi-metastore")
         if listing.get(PROPERTIES_FILE) != len(text) or self._props_written.get(ref.base_path) != text:
-            found = st.read(f"{HOODIE}/{PROPERTIES_FILE}")
+            if not read:
+                found = st.read(path)
             # the same properties in another order or with another comment (Hudi's writer wrote
             # them) stay as they are: a Java writer may be reading them right now
-            if found != text and not (found is not None and _same_properties(found, props)):
-                st.put(f"{HOODIE}/{PROPERTIES_FILE}", text)
+            if found != text and not (found is not None and _properties(found) == props):
+                st.put(path, text)
             listing[PROPERTIES_FILE] = len(text)
             self._props_written[ref.base_path] = text
         if st.object_store:  # object stores have no folders

@@ -255,9 +255,10 @@ class StorageBoundary:
     def writable(self, base_path: str | None, action: str, tbl_id: int | None = None) -> bool:
         """May the server `action` (write, delete) files under a Hudi table's base path? Logged
         (once per base path and action) and counted when not. With `tbl_id` (the table's), also not
-        when another object's location covers the base path (docs/security.md, Storage ownership)."""
+        when another object's location covers the base path (its merge-on-read views `<t>_ro`/`<t>_rt`
+        are the table's own; docs/security.md, Storage ownership)."""
         if tbl_id is not None and base_path:
-            plan = self.owners.plan([base_path], tbl_id)
+            plan = self.owners.plan([base_path], tbl_id, views=True)
             if plan and plan[0].covered:
                 metrics.incr(REFUSED)
                 ownership.report(action.split()[0], base_path, "skipped", f"covered by {plan[0].covered}")
@@ -371,8 +372,9 @@ class StorageBoundary:
 
     def deletable_files(self, base_path: str, paths: list[str], tbl_id: int) -> list[str]:
         """Of files relative to a Hudi table's base path, those the server may delete: under the
-        base path (resolved), not covered by another object's location."""
-        plan = self.owners.plan([base_path], tbl_id)
+        base path (resolved), not covered by another object's location (its merge-on-read views
+        are the table's own)."""
+        plan = self.owners.plan([base_path], tbl_id, views=True)
         if not plan:
             return []
         if plan[0].covered:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, select
+from sqlalchemy import Connection, and_, delete, or_, select
 
 from store.db import schema as S
 from store.db.database import Store
@@ -67,6 +67,7 @@ class Entry:
     label: str
     owner: str | None
     owner_type: int | None
+    tbl_name: str | None = None
 
     def described(self) -> str:
         return f"{self.label} (owner {self.owner})" if self.owner else self.label
@@ -131,7 +132,7 @@ class OwnerIndex:
         out = []
         for r in conn.execute(self._statement.where(cond)):
             owner, kind = (r.owner_name, r.owner_type) if r.kind == DB else (r.tbl_owner, r.tbl_owner_type)
-            out.append(Entry(r.loc_key, r.kind, r.db_id, r.tbl_id, r.part_id, _label(r), owner, kind))
+            out.append(Entry(r.loc_key, r.kind, r.db_id, r.tbl_id, r.part_id, _label(r), owner, kind, r.tbl_name))
         return out
 
     def covering(self, conn: Connection, keys: Iterable[str]) -> list[Entry]:
@@ -374,11 +375,17 @@ class OwnerIndex:
 
     # --- what deletions and moves may touch -------------------------------------------------------
 
-    def plan(self, uris: Sequence[str], own_tbl_id: int | None = None, conn: Connection | None = None) -> list[Plan]:
-        """For each location to delete, empty or move: who covers it, else what inside it to keep."""
+    def plan(self, uris: Sequence[str], own_tbl_id: int | None = None, conn: Connection | None = None,
+             views: bool = False) -> list[Plan]:
+        """For each location to delete, empty or move: who covers it, else what inside it to keep.
+        `views` (writing a Hudi table's files): the merge-on-read views hive sync makes of table
+        `own_tbl_id` (`<t>_ro`, `<t>_rt` in its database, at its location) are its own."""
         if conn is None:
             with self.store.read() as c:
-                return self.plan(uris, own_tbl_id, c)
+                return self.plan(uris, own_tbl_id, c, views)
+        own = {own_tbl_id} if own_tbl_id is not None else set()
+        if views and own_tbl_id is not None:
+            own |= self._views_of(conn, own_tbl_id)
         plans = [Plan(u, k) for u, k in zip(uris, location_keys(uris)) if k]
         if not plans:
             return []
@@ -398,13 +405,24 @@ class OwnerIndex:
                 elif rkey.startswith(p.key):
                     p.keep.append(rkey)
             for e in above:
-                if p.covered or not p.key.startswith(e.key) or _own_table(e, own_tbl_id):
+                if p.covered or not p.key.startswith(e.key) or _own_table(e, own_tbl_id) or \
+                        (e.kind == TBL and e.key == p.key and e.tbl_id in own):
                     continue
                 if e.kind != DB or e.key == p.key:
                     p.covered = e.described()
             p.keep.extend(e.key for e in below
                           if e.key != p.key and e.key.startswith(p.key) and not _own_table(e, own_tbl_id))
         return plans
+
+
+    @staticmethod
+    def _views_of(conn: Connection, tbl_id: int) -> set[int]:
+        """Ids of the tables named `<t>_ro` or `<t>_rt` in table `tbl_id`'s database. (With
+        authorization on, a table at another's location was claimed by that one's owner or an admin.)"""
+        t, v = S.tbl.alias("t"), S.tbl.alias("v")
+        return {int(r[0]) for r in conn.execute(select(v.c.tbl_id).select_from(t.join(v, and_(
+            v.c.db_id == t.c.db_id, or_(v.c.name == t.c.name + "_ro", v.c.name == t.c.name + "_rt")))).where(
+            t.c.tbl_id == tbl_id))}
 
 
 def _own_table(e: Entry, tbl_id: int | None) -> bool:

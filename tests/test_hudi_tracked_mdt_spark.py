@@ -1,0 +1,111 @@
+"""A table only Apache Hudi's own Spark writer writes, with its metadata table's record index and
+column statistics on and hive sync to the server (issue 45): the server follows the table (tracked
+from its first sync) and its storage mirror leaves Hudi's metadata table as Hudi wrote it. After
+Hudi's writes and the mirror's steps, `hoodie.properties` still lists every metadata partition Hudi
+made (`record_index` among them), the partitions' folders are there, Hudi's next upsert (with the
+record index as its index) finds its keys (no duplicate rows) and Hudi's reader reads the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pytest
+
+from client import HudiMetastoreClient
+from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
+from tests.harness.spark import run_spark_script
+from tests.pipeline_helpers import uri
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("postgresql")]
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "spark", "hudi_mdt_steps.py")
+SCHEMA = "id long, name string, ts long, dt string"
+COLS = ["id", "name", "ts", "dt"]
+PARTITIONS_KEY = "hoodie.table.metadata.partitions"
+
+
+def _options(db: str, port: int, table_type: str) -> dict[str, str]:
+    """Hudi's datasource with the record index as its index, column statistics, hive sync (`hms`
+    mode, Hudi's default strategy: a merge-on-read table gets `t_ro` and `t_rt` too)."""
+    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type,
+            "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
+            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+            "hoodie.datasource.write.hive_style_partitioning": "true",
+            "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
+            "hoodie.datasource.hive_sync.metastore.uris": uri(port), "hoodie.datasource.hive_sync.database": db,
+            "hoodie.datasource.hive_sync.table": "t", "hoodie.datasource.hive_sync.partition_fields": "dt",
+            "hoodie.datasource.hive_sync.partition_extractor_class":
+                "org.apache.hudi.hive.MultiPartKeysValueExtractor",
+            "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true",
+            "hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.index.column.stats.enable": "true"}
+
+
+def _metadata_partitions(base: str) -> set[str]:
+    with open(os.path.join(base, ".hoodie", "hoodie.properties")) as f:
+        for line in f:
+            if line.startswith(PARTITIONS_KEY + "="):
+                return set(line.split("=", 1)[1].strip().split(","))
+    return set()
+
+
+def _properties_file(base: str) -> bytes:
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "rb") as f:
+        return f.read()
+
+
+def _run(port: int, tmp_path, name: str, steps: list[dict]) -> dict:
+    return run_spark_script(SCRIPT, port, tmp_path / f"wh_{name}", tmp_path / f"{name}.json", timeout=1200,
+                            python=hudi_spark_python(), env=hudi_spark_env(), own_process=True,
+                            extra_args=["--steps", json.dumps(steps)])
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_mirror_leaves_hudis_metadata_table_of_a_tracked_table(our_server, tmp_path, table_type):
+    port = our_server
+    db = f"trk_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri(port)) as c:
+        from thrift_idl.hive_metastore.ttypes import Database
+
+        c.create_database(Database(name=db, parameters={}))
+        location = c.get_database(db).locationUri
+    base = os.path.join(location.removeprefix("file:"), "t")  # inside the warehouse: the mirror's
+    opts = _options(db, port, table_type)
+    model: dict = {}
+    writes = [[(k, f"a{k}", 1, f"p{k % 2}") for k in range(6)],
+              [(1, "b1", 2, "p1"), (2, "b2", 2, "p0"), (7, "b7", 2, "p1")]]
+    steps = []
+    for n, rows in enumerate(writes):
+        steps.append({"write": f"w{n}", "base": base, "rows": rows, "schema": SCHEMA, "options": opts})
+        model.update({r[0]: list(r) for r in rows})
+    out = _run(port, tmp_path, "first", steps)
+    for n in range(len(writes)):
+        assert out[f"w{n}"] == {"written": True}, out[f"w{n}"]
+    made = _metadata_partitions(base)
+    assert {"files", "record_index", "column_stats"} <= made, made
+    with HudiMetastoreClient(uri(port)) as c:
+        assert c.get_hudi_table(db, "t").properties.get("hoodie.metastore.timeline.source") == "storage"
+        names = {t.lower() for t in c.get_all_tables(db)}
+        if table_type == "MERGE_ON_READ":
+            assert {"t", "t_ro", "t_rt"} <= names, names
+        props = _properties_file(base)
+        c.sync_storage(db, "t")  # the mirror's step on the tracked table
+    assert _properties_file(base) == props  # as Hudi's writer left it
+    for p in made:
+        assert os.path.isdir(os.path.join(base, ".hoodie", "metadata", p)), p
+
+    rows = [(1, "c1", 3, "p1"), (3, "c3", 3, "p1"), (8, "c8", 3, "p0")]
+    model.update({r[0]: list(r) for r in rows})
+    out = _run(port, tmp_path, "second", [
+        {"write": "w_again", "base": base, "rows": rows, "schema": SCHEMA, "options": opts},
+        {"read": "last", "base": base, "columns": COLS}])
+    assert out["w_again"] == {"written": True}, out["w_again"]
+    got = out["last"]
+    assert "error" not in got, got
+    assert got["snapshot"] == sorted(model.values())
+    check = got["files_check"]
+    assert check["partitions_md"] == check["partitions_fs"] and check["mismatches"] == [], check
+    assert _metadata_partitions(base) == made
+
