@@ -109,3 +109,51 @@ def test_mirror_leaves_hudis_metadata_table_of_a_tracked_table(our_server, tmp_p
     assert check["partitions_md"] == check["partitions_fs"] and check["mismatches"] == [], check
     assert _metadata_partitions(base) == made
 
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_pipeline_write_into_a_table_hudis_writer_made(spark, our_server, tmp_path, table_type):
+    """Hudi's writer makes the table (metadata table, record index); the pipeline then writes it through
+    the server, whose mirror does not write Hudi's metadata table: it withdraws it (readers list
+    storage). Hudi's reader reads the pipeline's rows, Hudi's next upsert builds its metadata table
+    again and updates a key the pipeline inserted (no second row)."""
+    from pipeline import write
+
+    port = our_server
+    db = f"trk_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri(port)) as c:
+        from thrift_idl.hive_metastore.ttypes import Database
+
+        c.create_database(Database(name=db, parameters={}))
+        location = c.get_database(db).locationUri
+    base = os.path.join(location.removeprefix("file:"), "t")
+    opts = _options(db, port, table_type)
+    model: dict = {}
+    rows = [(k, f"a{k}", 1, f"p{k % 2}") for k in range(6)]
+    model.update({r[0]: list(r) for r in rows})
+    out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": rows, "schema": SCHEMA,
+                                          "options": opts}])
+    assert out["w0"] == {"written": True}, out["w0"]
+    rows = [(1, "b1", 2, "p1"), (20, "b20", 2, "p0")]
+    write(spark.createDataFrame(rows, SCHEMA), f"{db}.t", "upsert", record_key="id", precombine_field="ts",
+          partition_by="dt", metastore=uri(port), options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+    model.update({r[0]: list(r) for r in rows})
+    with HudiMetastoreClient(uri(port)) as c:
+        c.sync_storage(db, "t")
+    assert _metadata_partitions(base) == set()
+    assert not os.path.exists(os.path.join(base, ".hoodie", "metadata"))
+    rows = [(20, "c20", 3, "p0"), (2, "c2", 3, "p0")]
+    out = _run(port, tmp_path, "second", [
+        {"read": "pipeline", "base": base, "columns": COLS, "files_check": False},
+        {"write": "w1", "base": base, "rows": rows, "schema": SCHEMA, "options": opts},
+        {"read": "last", "base": base, "columns": COLS}])
+    got = out["pipeline"]
+    assert "error" not in got, got
+    assert got["snapshot"] == sorted(model.values())
+    assert out["w1"] == {"written": True}, out["w1"]
+    model.update({r[0]: list(r) for r in rows})
+    got = out["last"]
+    assert "error" not in got, got
+    assert got["snapshot"] == sorted(model.values())
+    check = got["files_check"]
+    assert check["partitions_md"] == check["partitions_fs"] and check["mismatches"] == [], check
+    assert {"files", "record_index", "column_stats"} <= _metadata_partitions(base)  # built again

@@ -56,6 +56,7 @@ from hudi_format.config_keys import (
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import HOODIE, PARTITION_METAFILE, java_properties, storage_properties
 from hudi_format.metadata_column_stats import COLUMN_STATS, INDEX_DEFS
+from hudi_format.metadata_table import METADATA_FOLDER
 from hudi_format.storage import TableStorage
 from hudi_format.table_config import read_properties
 from hudi_format.timeline_layout import TimelineLayout, timeline_layout
@@ -96,6 +97,11 @@ class _Timeline:
 
     def path(self, name: str) -> str:
         return f"{self.layout.timeline_dir}/{name}"
+
+
+def _tracked(ref: HudiTableRef) -> bool:
+    """Hudi's own writers write the table (the server follows their timeline on storage)."""
+    return (ref.config.properties.get(TIMELINE_SOURCE) or "").lower() == "storage"
 
 
 def _properties(raw: bytes | None) -> dict[str, str]:
@@ -397,13 +403,16 @@ class StorageMirror:
             self.metadata_table.bootstrap(st, ref)
         if not mdt:
             self.metadata_table.forget(ref.base_path)
-        self._write_layout(st, ref, listing, layout,
-                           self.metadata_table.available(st, ref, not layout_only) if mdt else None)
         if layout_only:
+            self._write_layout(st, ref, listing, layout,
+                               self.metadata_table.available(st, ref, False) if mdt else None)
             return 0
 
         with self.store.read() as conn:
             instants = self._instants(conn, ref.tbl_id)
+        if not mdt and _tracked(ref) and self._writes_own(instants, pending, tl):
+            self._withdraw_metadata_table(st, ref)
+        self._write_layout(st, ref, listing, layout, self.metadata_table.available(st, ref, True) if mdt else None)
         meta = _InstantMetadata(self.store, ref.tbl_id, done)
         by_id = {i.instant_id: i for i in instants.values()}
         known_partitions: set[str] = set()
@@ -447,6 +456,38 @@ class StorageMirror:
 
     # --- pieces ---------------------------------------------------------------------------------
 
+    @staticmethod
+    def _writes_own(instants: dict[Key, _Inst], pending: list[tuple[int, int]], tl: _Timeline) -> bool:
+        """Does the step complete an instant on storage (one the server committed, not one it
+        caught up from there)?"""
+        by_id = {i.instant_id: i for i in instants.values()}
+        for _, instant_id in pending:
+            inst = by_id.get(instant_id)
+            if inst is not None and inst.state == COMPLETED and any(
+                    state == COMPLETED and name not in tl.files for name, state, _ in inst.files(tl.layout)):
+                return True
+        return False
+
+    def _withdraw_metadata_table(self, st: TableStorage, ref: HudiTableRef) -> None:
+        """A tracked table whose metadata table is Hudi's writers' gets an instant from the server,
+        which does not write that metadata table: it would no longer list every file. Readers are
+        told first (hoodie.properties without its partitions: they list storage), then it is
+        deleted; Hudi's writer builds it again at its next write."""
+        path = f"{HOODIE}/{PROPERTIES_FILE}"
+        found = st.read(path)
+        props = _properties(found)
+        if not any(k in props for k in METADATA_KEYS) and not st.exists(METADATA_FOLDER):
+            return
+        if any(k in props for k in METADATA_KEYS):
+            kept = {k: v for k, v in props.items() if k not in METADATA_KEYS}
+            st.put(path, java_properties(kept, "Properties saved by hudi-metastore"))
+        try:
+            st.fs.rm(st.path(METADATA_FOLDER), recursive=True)
+        except FileNotFoundError:
+            pass
+        log.info("%s.%s: the server wrote an instant into a table whose metadata table is Hudi's writers': "
+                 "withdrawn (readers list storage; Hudi's next write builds it again)", ref.db_name, ref.name)
+
     def _write_layout(self, st: TableStorage, ref: HudiTableRef, listing: Listing, layout: TimelineLayout,
                       metadata_partitions: list[str] | None = None) -> None:
         """`hoodie.properties` (when missing or different; listing the metadata table's
@@ -456,7 +497,7 @@ class StorageMirror:
         props = storage_properties(ref.config)
         path = f"{HOODIE}/{PROPERTIES_FILE}"
         found: bytes | None = None
-        read = (ref.config.properties.get(TIMELINE_SOURCE) or "").lower() == "storage"
+        read = _tracked(ref)
         if read:  # tracked: Hudi's writers own the file; only a metadata table the mirror writes is listed
             found = st.read(path)
             theirs = _properties(found)
