@@ -458,12 +458,12 @@ class StorageMirror:
 
     @staticmethod
     def _writes_own(instants: dict[Key, _Inst], pending: list[tuple[int, int]], tl: _Timeline) -> bool:
-        """Does the step complete an instant on storage (one the server committed, not one it
-        caught up from there)?"""
+        """Does the step complete an instant that changes the table's files on storage (one the
+        server committed, not one it caught up from there)?"""
         by_id = {i.instant_id: i for i in instants.values()}
         for _, instant_id in pending:
             inst = by_id.get(instant_id)
-            if inst is not None and inst.state == COMPLETED and any(
+            if inst is not None and inst.state == COMPLETED and inst.action != SAVEPOINT and any(
                     state == COMPLETED and name not in tl.files for name, state, _ in inst.files(tl.layout)):
                 return True
         return False
