@@ -157,3 +157,84 @@ def test_pipeline_write_into_a_table_hudis_writer_made(spark, our_server, tmp_pa
     check = got["files_check"]
     assert check["partitions_md"] == check["partitions_fs"] and check["mismatches"] == [], check
     assert {"files", "record_index", "column_stats"} <= _metadata_partitions(base)  # built again
+
+
+def test_pipeline_write_after_a_hudi_write_the_server_was_not_told_of(spark, our_server, tmp_path):
+    """Hudi's writer commits without hive sync (the server has not caught it up); the pipeline then
+    upserts into the same file group through the server: its write starts from Hudi's commit, so
+    Hudi's update stays."""
+    from pipeline import write
+
+    port = our_server
+    db = f"trk_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri(port)) as c:
+        from thrift_idl.hive_metastore.ttypes import Database
+
+        c.create_database(Database(name=db, parameters={}))
+        location = c.get_database(db).locationUri
+    base = os.path.join(location.removeprefix("file:"), "t")
+    opts = _options(db, port, "COPY_ON_WRITE")
+    quiet = {**opts, "hoodie.datasource.hive_sync.enable": "false"}
+    model: dict = {}
+    first = [(k, f"a{k}", 1, "p0") for k in range(4)]
+    second = [(2, "b2", 2, "p0")]
+    out = _run(port, tmp_path, "first", [
+        {"write": "w0", "base": base, "rows": first, "schema": SCHEMA, "options": opts},
+        {"write": "w1", "base": base, "rows": second, "schema": SCHEMA, "options": quiet}])
+    assert out["w1"] == {"written": True}, out["w1"]
+    for rows in (first, second):
+        model.update({r[0]: list(r) for r in rows})
+    rows = [(0, "c0", 3, "p0")]
+    write(spark.createDataFrame(rows, SCHEMA), f"{db}.t", "upsert", record_key="id", precombine_field="ts",
+          partition_by="dt", metastore=uri(port), options={"hoodie.datasource.write.hive_style_partitioning": "true"})
+    model.update({r[0]: list(r) for r in rows})
+    with HudiMetastoreClient(uri(port)) as c:
+        c.sync_storage(db, "t")
+    out = _run(port, tmp_path, "second", [{"read": "last", "base": base, "columns": COLS, "files_check": False}])
+    got = out["last"]
+    assert "error" not in got, got
+    assert got["snapshot"] == sorted(model.values())
+
+
+def test_commit_conflicts_with_a_hudi_commit_the_server_was_not_told_of(our_server, tmp_path):
+    """A write through the server begins; Hudi's writer then commits to the same file group without
+    hive sync; the server's commit is refused (CommitConflictException, nothing written), because
+    the completion first catches up what Hudi's writer completed on storage."""
+    from client.hudi_client import file_group_keys
+    from thrift_idl.hudi_metastore.ttypes import CommitConflictException
+
+    port = our_server
+    db = f"trk_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri(port)) as c:
+        from thrift_idl.hive_metastore.ttypes import Database
+
+        c.create_database(Database(name=db, parameters={}))
+        location = c.get_database(db).locationUri
+    base = os.path.join(location.removeprefix("file:"), "t")
+    opts = {**_options(db, port, "COPY_ON_WRITE"), "hoodie.metadata.enable": "false",
+            "hoodie.index.type": "SIMPLE", "hoodie.metadata.record.index.enable": "false"}
+    out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": [(k, f"a{k}", 1, "p0") for k in range(4)],
+                                          "schema": SCHEMA, "options": opts}])
+    assert out["w0"] == {"written": True}, out["w0"]
+    with HudiMetastoreClient(uri(port)) as c:
+        [group] = c.get_latest_file_slices(db, "t")
+        ts = c.create_instant(db, "t", None, "commit").timestamp
+        c.transition_to_inflight(db, "t", ts, "commit", {"partitionToWriteStats": {}})
+        before = {i.timestamp for i in c.list_instants(db, "t")}
+    out = _run(port, tmp_path, "second", [{"write": "w1", "base": base, "rows": [(2, "b2", 2, "p0")],
+                                           "schema": SCHEMA,
+                                           "options": {**opts, "hoodie.datasource.hive_sync.enable": "false"}}])
+    assert out["w1"] == {"written": True}, out["w1"]
+    name = f"{group.fileId}_0-1-0_{ts}.parquet"
+    part = group.partitionPath
+    stat = {"fileId": group.fileId, "path": f"{part}/{name}", "partitionPath": part, "prevCommit": group.baseInstant,
+            "numWrites": 5, "numUpdateWrites": 0, "numInserts": 1, "numDeletes": 0, "totalWriteBytes": 1000,
+            "fileSizeInBytes": 1000, "totalWriteErrors": 0}
+    with HudiMetastoreClient(uri(port)) as c:
+        with pytest.raises(CommitConflictException, match="conflicts with instant"):
+            c.complete_instant(db, "t", ts, "commit", {"partitionToWriteStats": {part: [stat]},
+                                                       "operationType": "UPSERT", "compacted": False},
+                               record_keys=[file_group_keys(part, group.fileId, inserted=["99"])])
+        after = {i.timestamp: i.state for i in c.list_instants(db, "t")}
+    assert len(set(after) - before) == 1  # Hudi's commit, caught up; ours was not completed
+    assert after[ts] != "COMPLETED"

@@ -95,6 +95,17 @@ class HudiHandler:
         if self._sync is not None:
             self._sync.settle(db, tbl)
 
+    def _caught_up(self, db: str, tbl: str) -> None:
+        """Before a write through the server on a table Hudi's writers write (tracked): the instants
+        they completed on storage that no sync told the server of (hive sync off or failed), so
+        that the write starts from them and its commit is checked against them, never written over
+        them."""
+        if self._sync is None:
+            return
+        target = self._sync.target(db, tbl)
+        if target is not None and target.own:
+            self._sync.catch_up(target.db, target.tbl)
+
     # --- tables -----------------------------------------------------------------------------------
 
     def register_hudi_table(self, config, columns):
@@ -113,6 +124,7 @@ class HudiHandler:
     def create_instant(self, dbName, tableName, timestamp, action, plan, heartbeatTimeoutSec):
         timeout = heartbeatTimeoutSec if heartbeatTimeoutSec and heartbeatTimeoutSec > 0 \
             else DEFAULT_HEARTBEAT_TIMEOUT_S
+        self._caught_up(dbName, tableName)
         return instant_to_thrift(self._timeline.create_instant(
             dbName, tableName, _opt(timestamp), action, plan or None, timeout))
 
@@ -125,6 +137,7 @@ class HudiHandler:
         start = time.perf_counter()
         keys = _index_keys(recordKeys) if recordKeys is not None else None
         stats = file_column_stats(columnStats) if columnStats else None
+        self._caught_up(dbName, tableName)
         instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
                                                            commitMetadata or b"", record_keys=keys,
                                                            column_stats=stats)
