@@ -213,8 +213,9 @@ def test_commit_conflicts_with_a_hudi_commit_the_server_was_not_told_of(our_serv
     base = os.path.join(location.removeprefix("file:"), "t")
     opts = {**_options(db, port, "COPY_ON_WRITE"), "hoodie.metadata.enable": "false",
             "hoodie.index.type": "SIMPLE", "hoodie.metadata.record.index.enable": "false"}
-    out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": [(k, f"a{k}", 1, "p0") for k in range(4)],
-                                          "schema": SCHEMA, "options": opts}])
+    rows = [(k, f"a{k}", 1, "p0") for k in range(4)]
+    out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": rows, "schema": SCHEMA,
+                                          "options": opts}])
     assert out["w0"] == {"written": True}, out["w0"]
     with HudiMetastoreClient(uri(port)) as c:
         [group] = c.get_latest_file_slices(db, "t")
