@@ -70,6 +70,10 @@ class NoSuchLock(StoreError):
     """A lock id that is unknown (NoSuchLockException)."""
 
 
+class TableLocked(MetaError):
+    """A table another writer kept locked longer than a call waits (MetaException)."""
+
+
 class CommitConflict(StoreError):
     """A Hudi commit that conflicts with instants completed since it started (CommitConflictException)."""
 

@@ -239,3 +239,64 @@ def test_commit_conflicts_with_a_hudi_commit_the_server_was_not_told_of(our_serv
         after = {i.timestamp: i.state for i in c.list_instants(db, "t")}
     assert len(set(after) - before) == 1  # Hudi's commit, caught up; ours was not completed
     assert after[ts] != "COMPLETED"
+
+
+def test_commit_through_the_server_waits_for_hudis_table_lock(our_server, tmp_path):
+    """While Hudi's writer holds its lock provider's EXCLUSIVE table lock (HiveMetastoreBasedLockProvider,
+    taken here as it takes it), a commit through the server on the tracked table waits; it completes
+    once the lock is released."""
+    import threading
+
+    from client.hudi_client import file_group_keys
+    from thrift_idl.hive_metastore.ttypes import (
+        LockComponent,
+        LockLevel,
+        LockRequest,
+        LockState,
+        LockType,
+        UnlockRequest,
+    )
+
+    port = our_server
+    db = f"trk_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri(port)) as c:
+        from thrift_idl.hive_metastore.ttypes import Database
+
+        c.create_database(Database(name=db, parameters={}))
+        location = c.get_database(db).locationUri
+    base = os.path.join(location.removeprefix("file:"), "t")
+    opts = {**_options(db, port, "COPY_ON_WRITE"), "hoodie.metadata.enable": "false",
+            "hoodie.index.type": "SIMPLE", "hoodie.metadata.record.index.enable": "false"}
+    rows = [(k, f"a{k}", 1, "p0") for k in range(4)]
+    out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": rows, "schema": SCHEMA,
+                                          "options": opts}])
+    assert out["w0"] == {"written": True}, out["w0"]
+    with HudiMetastoreClient(uri(port)) as c:
+        [group] = c.get_latest_file_slices(db, "t")
+        ts = c.create_instant(db, "t", None, "commit").timestamp
+        c.transition_to_inflight(db, "t", ts, "commit", {"partitionToWriteStats": {}})
+        held = c.lock(LockRequest(component=[LockComponent(type=LockType.EXCLUSIVE, level=LockLevel.TABLE,
+                                                           dbname=db, tablename="t")], user="hudi", hostname="h"))
+        assert held.state == LockState.ACQUIRED
+    part = group.partitionPath
+    name = f"{group.fileId}_0-1-0_{ts}.parquet"
+    stat = {"fileId": group.fileId, "path": f"{part}/{name}", "partitionPath": part, "prevCommit": group.baseInstant,
+            "numWrites": 5, "numUpdateWrites": 0, "numInserts": 1, "numDeletes": 0, "totalWriteBytes": 1000,
+            "fileSizeInBytes": 1000, "totalWriteErrors": 0}
+    result: list = []
+
+    def commit():
+        with HudiMetastoreClient(uri(port)) as w:
+            result.append(w.complete_instant(db, "t", ts, "commit", {"partitionToWriteStats": {part: [stat]},
+                                                                    "operationType": "UPSERT", "compacted": False},
+                                             record_keys=[file_group_keys(part, group.fileId, inserted=["99"])]))
+
+    t = threading.Thread(target=commit)
+    t.start()
+    t.join(1.5)
+    with HudiMetastoreClient(uri(port)) as c:
+        assert t.is_alive() and not result  # waiting for Hudi's lock
+        assert {i.timestamp: i.state for i in c.list_instants(db, "t")}[ts] == 2  # INFLIGHT
+        c.unlock(UnlockRequest(lockid=held.lockid))
+    t.join(30)
+    assert result and result[0].instant.timestamp == ts

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import nullcontext
 
 from adapter import identity
 from adapter.handlers.column_stats_thrift import file_column_stats
@@ -25,6 +26,7 @@ from client import (
 from client import optional as _opt
 from hudi_format.record_key_codec import decode_keys
 from store import metrics
+from store.hms.txn import LockManager
 from store.hudi.data_skipping import ColumnPruning
 from store.hudi.record_index import FileGroupKeys as IndexKeys
 from store.hudi.rfc15_table_view import table_stats
@@ -33,6 +35,7 @@ from store.hudi.storage_mirror import StorageMirror
 from store.hudi.timeline import (
     DEFAULT_HEARTBEAT_TIMEOUT_S,
     StoredInstant,
+    Target,
     TimelineCatchUp,
     TimelineImport,
     TimelineService,
@@ -53,6 +56,8 @@ from thrift_idl.hudi_metastore.ttypes import (
 )
 
 log = logging.getLogger(__name__)
+
+COMMIT_LOCK_WAIT_S = 30.0  # how long a tracked table's commit waits for Hudi's writers' table lock
 
 # --------------------------------------------------------------------------- conversions
 
@@ -83,27 +88,31 @@ class HudiHandler:
     """`mirror`: None when the server has no storage mirror (sync_storage is refused)."""
 
     def __init__(self, timeline: TimelineService, snapshot: SnapshotService, mirror: StorageMirror | None,
-                 pruning: ColumnPruning, hudi_sync: TimelineCatchUp | None = None):
+                 pruning: ColumnPruning, hudi_sync: TimelineCatchUp | None = None,
+                 locks: LockManager | None = None):
         self._timeline = timeline
         self._snapshot = snapshot
         self._mirror = mirror
         self._pruning = pruning
         self._sync = hudi_sync  # tracked tables: statistics and keys of caught-up files read after the call
+        self._locks = locks  # tracked tables: commits take Hudi's lock provider's table lock
 
     def _settled(self, db: str, tbl: str) -> None:
         """A read of the column statistics or the record index sees every caught-up file's."""
         if self._sync is not None:
             self._sync.settle(db, tbl)
 
-    def _caught_up(self, db: str, tbl: str) -> None:
+    def _tracked(self, db: str, tbl: str) -> Target | None:
+        """db.tbl when Hudi's writers write it (tracked), else None."""
+        target = self._sync.target(db, tbl) if self._sync is not None else None
+        return target if target is not None and target.own else None
+
+    def _caught_up(self, target: Target | None) -> None:
         """Before a write through the server on a table Hudi's writers write (tracked): the instants
         they completed on storage that no sync told the server of (hive sync off or failed), so
         that the write starts from them and its commit is checked against them, never written over
         them."""
-        if self._sync is None:
-            return
-        target = self._sync.target(db, tbl)
-        if target is not None and target.own:
+        if target is not None and self._sync is not None:
             self._sync.catch_up(target.db, target.tbl)
 
     # --- tables -----------------------------------------------------------------------------------
@@ -124,7 +133,7 @@ class HudiHandler:
     def create_instant(self, dbName, tableName, timestamp, action, plan, heartbeatTimeoutSec):
         timeout = heartbeatTimeoutSec if heartbeatTimeoutSec and heartbeatTimeoutSec > 0 \
             else DEFAULT_HEARTBEAT_TIMEOUT_S
-        self._caught_up(dbName, tableName)
+        self._caught_up(self._tracked(dbName, tableName))
         return instant_to_thrift(self._timeline.create_instant(
             dbName, tableName, _opt(timestamp), action, plan or None, timeout))
 
@@ -137,10 +146,16 @@ class HudiHandler:
         start = time.perf_counter()
         keys = _index_keys(recordKeys) if recordKeys is not None else None
         stats = file_column_stats(columnStats) if columnStats else None
-        self._caught_up(dbName, tableName)
-        instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
-                                                           commitMetadata or b"", record_keys=keys,
-                                                           column_stats=stats)
+        target = self._tracked(dbName, tableName)
+        # a tracked table's commit holds the EXCLUSIVE table lock Hudi's lock provider takes for its
+        # own (HiveMetastoreBasedLockProvider): Hudi's commits and this one, its storage mirror
+        # included, never interleave, and each sees the other's instant
+        with self._locks.table_held(target.db, target.tbl, COMMIT_LOCK_WAIT_S) if target is not None and \
+                self._locks is not None else nullcontext():
+            self._caught_up(target)
+            instant, version = self._timeline.complete_instant(dbName, tableName, timestamp, action,
+                                                               commitMetadata or b"", record_keys=keys,
+                                                               column_stats=stats)
         metrics.observe("hudi_commit_seconds", time.perf_counter() - start)
         metrics.incr("hudi_commits")
         return CommitResult(instant=instant_to_thrift(instant), tableVersion=version)

@@ -26,7 +26,10 @@ lower-cased and the values kept as given.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import socket
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, func, insert, select, update
@@ -34,12 +37,13 @@ from sqlalchemy.exc import IntegrityError
 
 from store.db import schema
 from store.db.database import Store, now_ms
-from store.errors import MetaError, NoSuchLock, NoSuchTxn, TxnAborted, TxnOpen
+from store.errors import MetaError, NoSuchLock, NoSuchTxn, TableLocked, TxnAborted, TxnOpen
 from store.hms.txn.write_id_rows import clean_write_ids
 from thrift_idl.hive_metastore.ttypes import (
     CheckLockRequest,
     DataOperationType,
     HeartbeatRequest,
+    LockComponent,
     LockLevel,
     LockRequest,
     LockResponse,
@@ -344,6 +348,29 @@ class LockManager:
                 message="Unlocking locks associated with transaction not permitted.  "
                 f"{lock_id_str(lockid)} {txn_id_str(rows[0].txn_id)}")
         conn.execute(delete(_L).where(_L.c.lock_id == lockid))
+
+    @contextmanager
+    def table_held(self, db: str, tbl: str, wait_s: float, user: str = "hudi-metastore") -> Iterator[None]:
+        """An EXCLUSIVE lock on table db.tbl for the block (the lock Hudi's
+        HiveMetastoreBasedLockProvider takes for its commits), waited for at most `wait_s` seconds:
+        TableLocked when another holder keeps it longer. Released when the block ends."""
+        rqst = LockRequest(component=[LockComponent(type=LockType.EXCLUSIVE, level=LockLevel.TABLE, dbname=db,
+                                                    tablename=tbl, operationType=DataOperationType.UPDATE)],
+                           user=user, hostname=socket.gethostname())
+        resp = self.lock(rqst)
+        try:
+            deadline = time.monotonic() + wait_s
+            pause = 0.02
+            while resp.state != LockState.ACQUIRED:
+                if time.monotonic() >= deadline:
+                    raise TableLocked(f"{db}.{tbl} stayed locked by another writer for {wait_s:g} s "
+                                      "(an EXCLUSIVE table lock: Hudi's lock provider's); try again")
+                time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+                pause = min(pause * 2, 0.5)
+                resp = self.check_lock(CheckLockRequest(lockid=resp.lockid))
+            yield
+        finally:
+            self.unlock(UnlockRequest(lockid=resp.lockid))
 
     def show_locks(self, rqst: ShowLocksRequest | None = None) -> ShowLocksResponse:
         return self._run(self._show_locks, rqst)

@@ -551,3 +551,35 @@ def test_hudis_lock_provider_sequence(lm, clock):
     assert d.state == ACQ
     unlock(lm, d.lockid)
     assert states(lm) == []
+
+
+# ---- a table held for a commit (a tracked Hudi table's, adapter/handlers/hudi.py) -----------------
+
+
+def test_table_held_waits_for_hudis_table_lock_and_gives_up(lm):
+    from store.errors import TableLocked
+
+    hudi = lock(lm, comp(EX, "db", "t"))  # as Hudi's HiveMetastoreBasedLockProvider locks
+    assert hudi.state == ACQ
+    with pytest.raises(TableLocked, match="db.t stayed locked by another writer"), \
+            lm.table_held("db", "t", wait_s=0.2):
+        pytest.fail("acquired while Hudi's lock was held")
+    assert states(lm) == [(hudi.lockid, 1, ACQ)]  # the waiting request is gone
+    done = []
+
+    def release_soon():
+        time.sleep(0.3)
+        unlock(lm, hudi.lockid)
+
+    t = threading.Thread(target=release_soon)
+    t.start()
+    with lm.table_held("db", "t", wait_s=10):
+        done.append(True)
+        mine = states(lm)
+        assert len(mine) == 1 and mine[0][2] == ACQ
+        later = lock(lm, comp(EX, "db", "t"))  # Hudi's next commit waits for this one
+        assert later.state == WAIT
+    t.join()
+    assert done and check(lm, later.lockid) == ACQ
+    with lm.table_held("db", "other", wait_s=0):  # another table: not blocked
+        pass
