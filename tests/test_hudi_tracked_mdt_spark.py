@@ -9,14 +9,28 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
 
 import pytest
 
 from client import HudiMetastoreClient
+from client.hudi_client import file_group_keys
+from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import uri
+from tests.test_hudi_mdt_mix_spark import _hudi_options
+from thrift_idl.hive_metastore.ttypes import (
+    Database,
+    LockComponent,
+    LockLevel,
+    LockRequest,
+    LockState,
+    LockType,
+    UnlockRequest,
+)
+from thrift_idl.hudi_metastore.ttypes import CommitConflictException
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.backends("postgresql")]
 
@@ -27,20 +41,40 @@ PARTITIONS_KEY = "hoodie.table.metadata.partitions"
 
 
 def _options(db: str, port: int, table_type: str) -> dict[str, str]:
-    """Hudi's datasource with the record index as its index, column statistics, hive sync (`hms`
-    mode, Hudi's default strategy: a merge-on-read table gets `t_ro` and `t_rt` too)."""
-    return {"hoodie.table.name": "t", "hoodie.datasource.write.table.type": table_type,
-            "hoodie.datasource.write.operation": "upsert", "hoodie.datasource.write.recordkey.field": "id",
-            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.partitionpath.field": "dt",
-            "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
-            "hoodie.datasource.write.hive_style_partitioning": "true",
-            "hoodie.datasource.hive_sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
-            "hoodie.datasource.hive_sync.metastore.uris": uri(port), "hoodie.datasource.hive_sync.database": db,
-            "hoodie.datasource.hive_sync.table": "t", "hoodie.datasource.hive_sync.partition_fields": "dt",
-            "hoodie.datasource.hive_sync.partition_extractor_class":
-                "org.apache.hudi.hive.MultiPartKeysValueExtractor",
-            "hoodie.metadata.enable": "true", "hoodie.metadata.record.index.enable": "true",
+    """Hudi's datasource as in the mix test (version 9, hive sync in `hms` mode, Hudi's default
+    strategy: a merge-on-read table gets `t_ro` and `t_rt` too), with the record index as its index
+    and column statistics."""
+    return {**_hudi_options(db, port, 9, False, table_type), "hoodie.metadata.record.index.enable": "true",
             "hoodie.index.type": "RECORD_INDEX", "hoodie.metadata.index.column.stats.enable": "true"}
+
+
+# Hudi's writer without its metadata table, with the simple index (the writes the server's commits meet)
+PLAIN = {"hoodie.metadata.enable": "false", "hoodie.index.type": "SIMPLE",
+         "hoodie.metadata.record.index.enable": "false"}
+
+
+def _database(port: int) -> tuple[str, str]:
+    """A new database and the base path of its table `t` (inside the warehouse: the mirror's)."""
+    db = f"trk_{uuid.uuid4().hex[:8]}"
+    with HudiMetastoreClient(uri(port)) as c:
+        c.create_database(Database(name=db, parameters={}))
+        location = c.get_database(db).locationUri
+    return db, os.path.join(location.removeprefix("file:"), "t")
+
+
+def _inflight_on_hudis_group(port: int, db: str) -> tuple[str, dict, list]:
+    """An inflight commit through the server on the one file group of Hudi's table: its instant
+    time, the commit metadata and the record keys that complete it (a new key into that group)."""
+    with HudiMetastoreClient(uri(port)) as c:
+        [group] = c.get_latest_file_slices(db, "t")
+        ts = c.create_instant(db, "t", None, "commit").timestamp
+        c.transition_to_inflight(db, "t", ts, "commit", {"partitionToWriteStats": {}})
+    part = group.partitionPath
+    stat = {"fileId": group.fileId, "path": f"{part}/{group.fileId}_0-1-0_{ts}.parquet", "partitionPath": part,
+            "prevCommit": group.baseInstant, "numWrites": 5, "numUpdateWrites": 0, "numInserts": 1,
+            "numDeletes": 0, "totalWriteBytes": 1000, "fileSizeInBytes": 1000, "totalWriteErrors": 0}
+    meta = {"partitionToWriteStats": {part: [stat]}, "operationType": "UPSERT", "compacted": False}
+    return ts, meta, [file_group_keys(part, group.fileId, inserted=["99"])]
 
 
 def _metadata_partitions(base: str) -> set[str]:
@@ -65,13 +99,7 @@ def _run(port: int, tmp_path, name: str, steps: list[dict]) -> dict:
 @pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
 def test_mirror_leaves_hudis_metadata_table_of_a_tracked_table(our_server, tmp_path, table_type):
     port = our_server
-    db = f"trk_{uuid.uuid4().hex[:8]}"
-    with HudiMetastoreClient(uri(port)) as c:
-        from thrift_idl.hive_metastore.ttypes import Database
-
-        c.create_database(Database(name=db, parameters={}))
-        location = c.get_database(db).locationUri
-    base = os.path.join(location.removeprefix("file:"), "t")  # inside the warehouse: the mirror's
+    db, base = _database(port)
     opts = _options(db, port, table_type)
     model: dict = {}
     writes = [[(k, f"a{k}", 1, f"p{k % 2}") for k in range(6)],
@@ -116,16 +144,8 @@ def test_pipeline_write_into_a_table_hudis_writer_made(spark, our_server, tmp_pa
     the server, whose mirror does not write Hudi's metadata table: it withdraws it (readers list
     storage). Hudi's reader reads the pipeline's rows, Hudi's next upsert builds its metadata table
     again and updates a key the pipeline inserted (no second row)."""
-    from pipeline import write
-
     port = our_server
-    db = f"trk_{uuid.uuid4().hex[:8]}"
-    with HudiMetastoreClient(uri(port)) as c:
-        from thrift_idl.hive_metastore.ttypes import Database
-
-        c.create_database(Database(name=db, parameters={}))
-        location = c.get_database(db).locationUri
-    base = os.path.join(location.removeprefix("file:"), "t")
+    db, base = _database(port)
     opts = _options(db, port, table_type)
     model: dict = {}
     rows = [(k, f"a{k}", 1, f"p{k % 2}") for k in range(6)]
@@ -163,16 +183,8 @@ def test_pipeline_write_after_a_hudi_write_the_server_was_not_told_of(spark, our
     """Hudi's writer commits without hive sync (the server has not caught it up); the pipeline then
     upserts into the same file group through the server: its write starts from Hudi's commit, so
     Hudi's update stays."""
-    from pipeline import write
-
     port = our_server
-    db = f"trk_{uuid.uuid4().hex[:8]}"
-    with HudiMetastoreClient(uri(port)) as c:
-        from thrift_idl.hive_metastore.ttypes import Database
-
-        c.create_database(Database(name=db, parameters={}))
-        location = c.get_database(db).locationUri
-    base = os.path.join(location.removeprefix("file:"), "t")
+    db, base = _database(port)
     opts = _options(db, port, "COPY_ON_WRITE")
     quiet = {**opts, "hoodie.datasource.hive_sync.enable": "false"}
     model: dict = {}
@@ -200,42 +212,23 @@ def test_commit_conflicts_with_a_hudi_commit_the_server_was_not_told_of(our_serv
     """A write through the server begins; Hudi's writer then commits to the same file group without
     hive sync; the server's commit is refused (CommitConflictException, nothing written), because
     the completion first catches up what Hudi's writer completed on storage."""
-    from client.hudi_client import file_group_keys
-    from thrift_idl.hudi_metastore.ttypes import CommitConflictException
-
     port = our_server
-    db = f"trk_{uuid.uuid4().hex[:8]}"
-    with HudiMetastoreClient(uri(port)) as c:
-        from thrift_idl.hive_metastore.ttypes import Database
-
-        c.create_database(Database(name=db, parameters={}))
-        location = c.get_database(db).locationUri
-    base = os.path.join(location.removeprefix("file:"), "t")
-    opts = {**_options(db, port, "COPY_ON_WRITE"), "hoodie.metadata.enable": "false",
-            "hoodie.index.type": "SIMPLE", "hoodie.metadata.record.index.enable": "false"}
+    db, base = _database(port)
+    opts = {**_options(db, port, "COPY_ON_WRITE"), **PLAIN}
     rows = [(k, f"a{k}", 1, "p0") for k in range(4)]
     out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": rows, "schema": SCHEMA,
                                           "options": opts}])
     assert out["w0"] == {"written": True}, out["w0"]
+    ts, meta, keys = _inflight_on_hudis_group(port, db)
     with HudiMetastoreClient(uri(port)) as c:
-        [group] = c.get_latest_file_slices(db, "t")
-        ts = c.create_instant(db, "t", None, "commit").timestamp
-        c.transition_to_inflight(db, "t", ts, "commit", {"partitionToWriteStats": {}})
         before = {i.timestamp for i in c.list_instants(db, "t")}
     out = _run(port, tmp_path, "second", [{"write": "w1", "base": base, "rows": [(2, "b2", 2, "p0")],
                                            "schema": SCHEMA,
                                            "options": {**opts, "hoodie.datasource.hive_sync.enable": "false"}}])
     assert out["w1"] == {"written": True}, out["w1"]
-    name = f"{group.fileId}_0-1-0_{ts}.parquet"
-    part = group.partitionPath
-    stat = {"fileId": group.fileId, "path": f"{part}/{name}", "partitionPath": part, "prevCommit": group.baseInstant,
-            "numWrites": 5, "numUpdateWrites": 0, "numInserts": 1, "numDeletes": 0, "totalWriteBytes": 1000,
-            "fileSizeInBytes": 1000, "totalWriteErrors": 0}
     with HudiMetastoreClient(uri(port)) as c:
         with pytest.raises(CommitConflictException, match="conflicts with instant"):
-            c.complete_instant(db, "t", ts, "commit", {"partitionToWriteStats": {part: [stat]},
-                                                       "operationType": "UPSERT", "compacted": False},
-                               record_keys=[file_group_keys(part, group.fileId, inserted=["99"])])
+            c.complete_instant(db, "t", ts, "commit", meta, record_keys=keys)
         after = {i.timestamp: i.state for i in c.list_instants(db, "t")}
     assert len(set(after) - before) == 1  # Hudi's commit, caught up; ours was not completed
     assert after[ts] != "COMPLETED"
@@ -245,51 +238,22 @@ def test_commit_through_the_server_waits_for_hudis_table_lock(our_server, tmp_pa
     """While Hudi's writer holds its lock provider's EXCLUSIVE table lock (HiveMetastoreBasedLockProvider,
     taken here as it takes it), a commit through the server on the tracked table waits; it completes
     once the lock is released."""
-    import threading
-
-    from client.hudi_client import file_group_keys
-    from thrift_idl.hive_metastore.ttypes import (
-        LockComponent,
-        LockLevel,
-        LockRequest,
-        LockState,
-        LockType,
-        UnlockRequest,
-    )
-
     port = our_server
-    db = f"trk_{uuid.uuid4().hex[:8]}"
-    with HudiMetastoreClient(uri(port)) as c:
-        from thrift_idl.hive_metastore.ttypes import Database
-
-        c.create_database(Database(name=db, parameters={}))
-        location = c.get_database(db).locationUri
-    base = os.path.join(location.removeprefix("file:"), "t")
-    opts = {**_options(db, port, "COPY_ON_WRITE"), "hoodie.metadata.enable": "false",
-            "hoodie.index.type": "SIMPLE", "hoodie.metadata.record.index.enable": "false"}
+    db, base = _database(port)
     rows = [(k, f"a{k}", 1, "p0") for k in range(4)]
     out = _run(port, tmp_path, "first", [{"write": "w0", "base": base, "rows": rows, "schema": SCHEMA,
-                                          "options": opts}])
+                                          "options": {**_options(db, port, "COPY_ON_WRITE"), **PLAIN}}])
     assert out["w0"] == {"written": True}, out["w0"]
+    ts, meta, keys = _inflight_on_hudis_group(port, db)
     with HudiMetastoreClient(uri(port)) as c:
-        [group] = c.get_latest_file_slices(db, "t")
-        ts = c.create_instant(db, "t", None, "commit").timestamp
-        c.transition_to_inflight(db, "t", ts, "commit", {"partitionToWriteStats": {}})
         held = c.lock(LockRequest(component=[LockComponent(type=LockType.EXCLUSIVE, level=LockLevel.TABLE,
                                                            dbname=db, tablename="t")], user="hudi", hostname="h"))
         assert held.state == LockState.ACQUIRED
-    part = group.partitionPath
-    name = f"{group.fileId}_0-1-0_{ts}.parquet"
-    stat = {"fileId": group.fileId, "path": f"{part}/{name}", "partitionPath": part, "prevCommit": group.baseInstant,
-            "numWrites": 5, "numUpdateWrites": 0, "numInserts": 1, "numDeletes": 0, "totalWriteBytes": 1000,
-            "fileSizeInBytes": 1000, "totalWriteErrors": 0}
     result: list = []
 
     def commit():
         with HudiMetastoreClient(uri(port)) as w:
-            result.append(w.complete_instant(db, "t", ts, "commit", {"partitionToWriteStats": {part: [stat]},
-                                                                    "operationType": "UPSERT", "compacted": False},
-                                             record_keys=[file_group_keys(part, group.fileId, inserted=["99"])]))
+            result.append(w.complete_instant(db, "t", ts, "commit", meta, record_keys=keys))
 
     t = threading.Thread(target=commit)
     t.start()
