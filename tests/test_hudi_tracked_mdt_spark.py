@@ -14,10 +14,10 @@ import uuid
 
 import pytest
 
-from client import HudiMetastoreClient
-from client.hudi_client import file_group_keys
+from client import HudiMetastoreClient, file_group_keys
 from pipeline import write
 from tests.harness.hudi_spark import hudi_spark_env, hudi_spark_python
+from tests.harness.properties import examples
 from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import uri
 from tests.test_hudi_mdt_mix_spark import _hudi_options
@@ -138,7 +138,8 @@ def test_mirror_leaves_hudis_metadata_table_of_a_tracked_table(our_server, tmp_p
     assert _metadata_partitions(base) == made
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+# merge-on-read in the thorough run only (about 40 s; its views are in the test above and the mix test)
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"][:examples(1, 2)])
 def test_pipeline_write_into_a_table_hudis_writer_made(spark, our_server, tmp_path, table_type):
     """Hudi's writer makes the table (metadata table, record index); the pipeline then writes it through
     the server, whose mirror does not write Hudi's metadata table: it withdraws it (readers list
