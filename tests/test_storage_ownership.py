@@ -347,7 +347,8 @@ def test_a_user_can_touch_only_the_storage_that_is_theirs(scene):
 def _logged(audit: Path, wanted) -> None:
     deadline = time.monotonic() + 10
     while not any(wanted(ln) for ln in audit.read_text().splitlines()):
-        assert time.monotonic() < deadline, "no such line in the audit log"
+        assert time.monotonic() < deadline, "no such line in the audit log:\n" + "\n".join(
+            ln for ln in audit.read_text().splitlines() if "call=drop_table" in ln)
         time.sleep(0.1)
 
 

@@ -67,7 +67,6 @@ class Entry:
     label: str
     owner: str | None
     owner_type: int | None
-    tbl_name: str | None = None
 
     def described(self) -> str:
         return f"{self.label} (owner {self.owner})" if self.owner else self.label
@@ -132,7 +131,7 @@ class OwnerIndex:
         out = []
         for r in conn.execute(self._statement.where(cond)):
             owner, kind = (r.owner_name, r.owner_type) if r.kind == DB else (r.tbl_owner, r.tbl_owner_type)
-            out.append(Entry(r.loc_key, r.kind, r.db_id, r.tbl_id, r.part_id, _label(r), owner, kind, r.tbl_name))
+            out.append(Entry(r.loc_key, r.kind, r.db_id, r.tbl_id, r.part_id, _label(r), owner, kind))
         return out
 
     def covering(self, conn: Connection, keys: Iterable[str]) -> list[Entry]:
@@ -383,9 +382,7 @@ class OwnerIndex:
         if conn is None:
             with self.store.read() as c:
                 return self.plan(uris, own_tbl_id, c, views)
-        own = {own_tbl_id} if own_tbl_id is not None else set()
-        if views and own_tbl_id is not None:
-            own |= self._views_of(conn, own_tbl_id)
+        its_views = self._views_of(conn, own_tbl_id) if views and own_tbl_id is not None else set()
         plans = [Plan(u, k) for u, k in zip(uris, location_keys(uris)) if k]
         if not plans:
             return []
@@ -406,14 +403,13 @@ class OwnerIndex:
                     p.keep.append(rkey)
             for e in above:
                 if p.covered or not p.key.startswith(e.key) or _own_table(e, own_tbl_id) or \
-                        (e.kind == TBL and e.key == p.key and e.tbl_id in own):
+                        (e.kind == TBL and e.key == p.key and e.tbl_id in its_views):
                     continue
                 if e.kind != DB or e.key == p.key:
                     p.covered = e.described()
             p.keep.extend(e.key for e in below
                           if e.key != p.key and e.key.startswith(p.key) and not _own_table(e, own_tbl_id))
         return plans
-
 
     @staticmethod
     def _views_of(conn: Connection, tbl_id: int) -> set[int]:
