@@ -51,7 +51,6 @@ from hudi_format.config_keys import (
     METADATA_PARTITIONS,
     METADATA_PARTITIONS_INFLIGHT,
     PROPERTIES_FILE,
-    TIMELINE_SOURCE,
 )
 from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, REQUESTED
 from hudi_format.layout import HOODIE, PARTITION_METAFILE, java_properties, storage_properties
@@ -67,7 +66,7 @@ from store.errors import InvalidOperation
 from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enabled
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline import Completed, TimelineService, clean_retains_from
+from store.hudi.timeline import Completed, TimelineService, clean_retains_from, is_tracked
 from store.hudi.timeline_archiver import archive
 
 log = logging.getLogger(__name__)
@@ -97,11 +96,6 @@ class _Timeline:
 
     def path(self, name: str) -> str:
         return f"{self.layout.timeline_dir}/{name}"
-
-
-def _tracked(ref: HudiTableRef) -> bool:
-    """Hudi's own writers write the table (the server follows their timeline on storage)."""
-    return (ref.config.properties.get(TIMELINE_SOURCE) or "").lower() == "storage"
 
 
 def _properties(raw: bytes | None) -> dict[str, str]:
@@ -410,11 +404,11 @@ class StorageMirror:
 
         with self.store.read() as conn:
             instants = self._instants(conn, ref.tbl_id)
-        if not mdt and _tracked(ref) and self._writes_own(instants, pending, tl):
+        by_id = {i.instant_id: i for i in instants.values()}
+        if not mdt and is_tracked(ref.config) and self._writes_own(by_id, pending, tl):
             self._withdraw_metadata_table(st, ref)
         self._write_layout(st, ref, listing, layout, self.metadata_table.available(st, ref, True) if mdt else None)
         meta = _InstantMetadata(self.store, ref.tbl_id, done)
-        by_id = {i.instant_id: i for i in instants.values()}
         known_partitions: set[str] = set()
         mirrored = 0
         for version, instant_id in pending:
@@ -457,10 +451,9 @@ class StorageMirror:
     # --- pieces ---------------------------------------------------------------------------------
 
     @staticmethod
-    def _writes_own(instants: dict[Key, _Inst], pending: list[tuple[int, int]], tl: _Timeline) -> bool:
+    def _writes_own(by_id: dict[int, _Inst], pending: list[tuple[int, int]], tl: _Timeline) -> bool:
         """Does the step complete an instant that changes the table's files on storage (one the
         server committed, not one it caught up from there)?"""
-        by_id = {i.instant_id: i for i in instants.values()}
         for _, instant_id in pending:
             inst = by_id.get(instant_id)
             if inst is not None and inst.state == COMPLETED and inst.action != SAVEPOINT and any(
@@ -497,7 +490,7 @@ class StorageMirror:
         props = storage_properties(ref.config)
         path = f"{HOODIE}/{PROPERTIES_FILE}"
         found: bytes | None = None
-        read = _tracked(ref)
+        read = is_tracked(ref.config)
         if read:  # tracked: Hudi's writers own the file; only a metadata table the mirror writes is listed
             found = st.read(path)
             theirs = _properties(found)
