@@ -28,6 +28,7 @@ from hudi_format.avro_metadata import (
     REPLACE_COMMIT_METADATA_SCHEMA,
     clean_record,
     commit_record,
+    tag_unions,
 )
 from hudi_format.commit_metadata import ROLLBACK_METADATA_SCHEMA, _load
 
@@ -149,6 +150,13 @@ _ENTRY_FIELD = {"commit": "hoodieCommitMetadata", "deltacommit": "hoodieCommitMe
                 "rollback": "hoodieRollbackMetadata"}
 
 
+# the entry's record fields -> their record type's full name (to name a union's branch)
+_ENTRY_TYPE = {f["name"]: f"{f['type'][1].get('namespace', 'org.apache.hudi.avro.model')}.{f['type'][1]['name']}"
+               for f in ARCHIVED_META_ENTRY_SCHEMA["fields"]
+               if isinstance(f["type"], list) and isinstance(f["type"][1], dict)
+               and f["type"][1].get("type") == "record"}
+
+
 def _entry_record(action: str, data: bytes) -> dict | None:
     """The instant's metadata as the archived entry's record (None: none it can hold)."""
     if not data or action not in _ENTRY_FIELD:
@@ -178,7 +186,9 @@ def archive_log_block(instants: list[ArchivedInstant]) -> bytes:
             if state == "COMPLETED" or (state == "INFLIGHT" and i.action in ("commit", "deltacommit")):
                 field = _ENTRY_FIELD.get(i.action)
                 if field:
-                    rec[field] = _entry_record(i.action, data)
+                    value = _entry_record(i.action, data)
+                    # the union's branch named: else fastavro validates the whole record to pick it
+                    rec[field] = None if value is None else (_ENTRY_TYPE[field], tag_unions(value))
             records.append(rec)
     body = io.BytesIO()
     body.write((2).to_bytes(4, "big") + len(records).to_bytes(4, "big"))
