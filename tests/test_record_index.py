@@ -216,22 +216,22 @@ def test_lookup_keys_cli(table):
 
 
 def test_dropping_a_table_or_its_database_drops_its_index(our_server_info, tmp_path):
-    """record_index has no foreign key to tbl: the drops delete the rows themselves."""
+    """record_index and files have no foreign key to tbl: the drops delete the rows themselves."""
     from sqlalchemy import create_engine, text
 
     t = Table(our_server_info.port, tmp_path)
     engine = create_engine(our_server_info.db_url)
 
-    def rows_of(tbl_id: int) -> int:
+    def rows_of(tbl_id: int, table: str = "record_index") -> int:
         with engine.connect() as conn:
-            return conn.execute(text("SELECT count(*) FROM record_index WHERE tbl_id = :t"), {"t": tbl_id}).scalar_one()
+            return conn.execute(text(f"SELECT count(*) FROM {table} WHERE tbl_id = :t"), {"t": tbl_id}).scalar_one()
 
     try:
         t.write([file_group_keys("p=a", "fa", inserted=["a", "b"])])
         first = t.c.get_table(t.db, "t").id
-        assert rows_of(first) == 2
+        assert rows_of(first) == 2 and rows_of(first, "files") > 0
         t.c.drop_table(t.db, "t", False)
-        assert rows_of(first) == 0
+        assert rows_of(first) == 0 and rows_of(first, "files") == 0
         t.c.register_hudi_table(HudiTableConfig(  # the same name again: an empty index
             db_name=t.db, table_name="t", table_type="COPY_ON_WRITE", record_key_fields=["id"], partition_fields=["p"],
             hive_style_partitioning=True, base_path=str(tmp_path / "t2"),
@@ -239,9 +239,9 @@ def test_dropping_a_table_or_its_database_drops_its_index(our_server_info, tmp_p
         assert t.where(["a", "b"]) == [None, None] and t.count() == 0
         t.write([file_group_keys("p=a", "fb", inserted=["b"])])
         second = t.c.get_table(t.db, "t").id
-        assert rows_of(second) == 1
+        assert rows_of(second) == 1 and rows_of(second, "files") > 0
         t.c.drop_database(t.db, False, True)
-        assert rows_of(second) == 0
+        assert rows_of(second) == 0 and rows_of(second, "files") == 0
     finally:
         t.c.close()
         engine.dispose()

@@ -487,12 +487,14 @@ tbl_version = Table(
 
 # Data files of Hudi tables (RFC-36 `files`). A file belongs to file group `file_id` and to the
 # file slice starting at `base_instant`; `created_ts`/`deleted_ts` are the instants that added and
-# removed it, which is what time travel and incremental reads select on.
+# removed it, which is what time travel and incremental reads select on. No foreign key on tbl_id:
+# its check cost a commit of 10,000 files about 40 ms on PostgreSQL; the table's drop deletes the
+# rows (store/hms/catalog/table_rows.delete_table_rows). Every index costs a commit about 15 ms more.
 files = Table(
     "files",
     metadata,
     Column("id", Id, primary_key=True, autoincrement=True),
-    Column("tbl_id", Id, ForeignKey("tbl.tbl_id", ondelete="CASCADE"), nullable=False),
+    Column("tbl_id", Id, nullable=False),
     Column("partition_path", String(PART_NAME), nullable=False),
     Column("name", String(512), nullable=False),
     Column("file_id", String(128), nullable=False),
@@ -511,8 +513,8 @@ files = Table(
           mysql_length={"partition_path": 200, "name": 255}),
     Index("ix_files_live", "tbl_id", "partition_path", "is_deleted", mysql_length={"partition_path": 255}),
     Index("ix_files_created", "tbl_id", "created_ts"),
-    Index("ix_files_group", "tbl_id", "partition_path", "file_id", mysql_length={"partition_path": 255}),
-    # a group's latest version: backwards from its newest base instant (ColumnStats.slices_before)
+    # a group's latest version: backwards from its newest base instant (ColumnStats.slices_before);
+    # also a group's files in a partition (file ids are all but unique)
     Index("ix_files_group_latest", "tbl_id", "file_id", "base_instant"),
 )
 

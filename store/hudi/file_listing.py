@@ -55,6 +55,8 @@ def written_files(meta: CommitMetadata) -> WrittenFiles:
 
 _FILE_COLUMNS = ("tbl_id", "partition_path", "name", "file_id", "base_instant", "is_log", "log_version", "size",
                  "version", "created_ts", "is_deleted", "create_time", "update_time")
+_FILE_PG_TYPES = ("int8", "text", "text", "text", "text", "bool", "int4", "int8", "int8", "text", "bool", "int8",
+                  "int8")  # a binary COPY there
 
 
 class FileListing:
@@ -88,7 +90,7 @@ class FileListing:
             else:
                 inserts.append((ref.tbl_id, partition, name, file_id, base, is_log, ver, size, version, ts,
                                 False, now, now))
-        insert_rows(conn, f, _FILE_COLUMNS, inserts, check_rows)
+        insert_rows(conn, f, _FILE_COLUMNS, inserts, check_rows, pg_types=_FILE_PG_TYPES)
 
     @staticmethod
     def _recorded_logs(conn: Connection, ref: HudiTableRef, written: WrittenFiles) -> dict[tuple[str, str], int]:

@@ -218,6 +218,7 @@ def delete_table_rows(conn: Connection, tbl_id: int) -> None:
     conn.execute(delete(S.tbl_params).where(S.tbl_params.c.tbl_id == tbl_id))
     conn.execute(delete(S.schema).where(S.schema.c.tbl_id == tbl_id))
     conn.execute(delete(S.record_index).where(S.record_index.c.tbl_id == tbl_id))  # no foreign key (schema.py)
+    conn.execute(delete(S.files).where(S.files.c.tbl_id == tbl_id))  # no foreign key either
     conn.execute(delete(S.record_index_deletes).where(S.record_index_deletes.c.tbl_id == tbl_id))
     conn.execute(delete(S.tbl).where(S.tbl.c.tbl_id == tbl_id))
     sd_ids.append(tsd)
