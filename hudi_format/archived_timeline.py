@@ -150,11 +150,17 @@ _ENTRY_FIELD = {"commit": "hoodieCommitMetadata", "deltacommit": "hoodieCommitMe
                 "rollback": "hoodieRollbackMetadata"}
 
 
-# the entry's record fields -> their record type's full name (to name a union's branch)
-_ENTRY_TYPE = {f["name"]: f"{f['type'][1].get('namespace', 'org.apache.hudi.avro.model')}.{f['type'][1]['name']}"
-               for f in ARCHIVED_META_ENTRY_SCHEMA["fields"]
-               if isinstance(f["type"], list) and isinstance(f["type"][1], dict)
-               and f["type"][1].get("type") == "record"}
+def _record_types(schema: dict) -> dict[str, str]:
+    """Each optional record field of `schema` -> its record type's full name."""
+    out = {}
+    for f in schema["fields"]:
+        t = f["type"]
+        if isinstance(t, list) and isinstance(t[1], dict) and t[1].get("type") == "record":
+            out[f["name"]] = f"{t[1].get('namespace', 'org.apache.hudi.avro.model')}.{t[1]['name']}"
+    return out
+
+
+_ENTRY_TYPE = _record_types(ARCHIVED_META_ENTRY_SCHEMA)  # to name a union's branch
 
 
 def _entry_record(action: str, data: bytes) -> dict | None:

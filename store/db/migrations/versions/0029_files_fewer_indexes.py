@@ -18,8 +18,9 @@ def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "sqlite":  # SQLite drops a constraint only by copying the table: it stays
         for fk in sa.inspect(bind).get_foreign_keys("files"):
-            if fk["referred_table"] == "tbl" and fk.get("name"):
-                op.drop_constraint(fk["name"], "files", type_="foreignkey")
+            name = fk.get("name")
+            if fk["referred_table"] == "tbl" and name:
+                op.drop_constraint(name, "files", type_="foreignkey")
     op.drop_index("ix_files_group", table_name="files")
 
 
