@@ -395,6 +395,8 @@ class OwnerIndex:
             above += [e for e in below if any(k.startswith(e.key) for k in keys)]
         else:
             above, below = self.covering(conn, keys), self.inside(conn, keys)
+        # the one named as covering a location: the nearest, then the oldest object there
+        above.sort(key=lambda e: (-len(e.key), e.part_id or e.tbl_id or e.db_id))
         for p in plans:
             for rkey, (what, _) in roots.items():
                 if p.key == rkey:
