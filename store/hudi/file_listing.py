@@ -13,6 +13,7 @@ from hudi_format.commit_metadata import CommitMetadata
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
+from store.db.dialect import pair_chunks, pairs_in
 from store.errors import InvalidObject
 from store.hms.common import check_rows
 from store.hudi.tables import HudiTableRef
@@ -98,17 +99,11 @@ class FileListing:
         can be recorded already (appended to by a later deltacommit): a base file's name carries the
         instant that wrote it, which commits once."""
         f = S.files
-        names_of: dict[str, list[str]] = {}  # file id -> its written log files' names
-        for (_partition, name), entry in written.items():
-            if entry[2]:
-                names_of.setdefault(entry[0], []).append(name)
-        fids = sorted(names_of)
+        logs = [key for key, entry in written.items() if entry[2]]
         existing = {}
-        for i in range(0, len(fids), 500):  # through the (tbl_id, file_id, base_instant) index: a few
-            chunk = fids[i:i + 500]         # statements for any number of partitions
-            names = [n for fid in chunk for n in names_of[fid]]
+        for chunk in pair_chunks(logs):  # through uq_files_name
             for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.file_id.in_(chunk), f.c.name.in_(names))):
+                    f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))):
                 if (r.partition_path, r.name) in written:
                     existing[(r.partition_path, r.name)] = r.id
         return existing

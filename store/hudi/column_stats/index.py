@@ -513,7 +513,7 @@ SELECT f.id, f.partition_path, f.file_id, f.base_instant, f.is_log, f.size
 FROM unnest((string_to_array(:parts, chr(31)))[2:], (string_to_array(:fids, chr(31)))[2:]) AS g(p, fid)
 CROSS JOIN LATERAL (
   SELECT v.id, v.partition_path, v.file_id, v.base_instant, v.is_log, v.size FROM files v
-  WHERE v.tbl_id = :tbl AND v.file_id = g.fid AND v.partition_path || '' = g.p AND NOT v.is_deleted
+  WHERE v.tbl_id = :tbl AND v.partition_path = g.p AND NOT v.is_deleted AND v.file_id = g.fid
   ORDER BY v.base_instant DESC FETCH FIRST 1 ROWS WITH TIES) f""")
 _LATEST_PG_ARRAYS = text(_LATEST_PG.text.replace(
     "(string_to_array(:parts, chr(31)))[2:], (string_to_array(:fids, chr(31)))[2:]",
@@ -522,10 +522,8 @@ _LATEST_PG_ARRAYS = text(_LATEST_PG.text.replace(
 
 def _latest_rows_pg(conn: Connection, tbl_id: int, groups: list[tuple[str, str]]) -> list[Row]:
     """The files of each group's latest version, in one statement per 10,000 groups (PostgreSQL:
-    the groups as two array parameters). Each group is probed through ix_files_group_latest from
-    its newest version down, so the cost does not grow with the versions a group keeps; the
-    partition is compared as an expression so that no planner, even without statistics on a
-    freshly grown table, takes the per-partition index instead."""
+    the groups as two array parameters). Each group is probed through ix_files_live from its newest
+    live version down, so the cost does not grow with the versions a group keeps."""
     out: list[Row] = []
     for i in range(0, len(groups), 10_000):
         chunk = groups[i:i + 10_000]

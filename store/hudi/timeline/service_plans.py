@@ -33,6 +33,7 @@ from hudi_format.file_slice import parse_file_name
 from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED, Instant
 from store.db import schema as S
 from store.db.database import Store
+from store.db.dialect import pair_chunks, pairs_in
 from store.errors import InvalidOperation
 from store.hudi.file_listing import FileListing, add_version
 from store.hudi.tables import HudiTableRef, HudiTables
@@ -91,11 +92,11 @@ def stale_reason(conn: Connection, tbl_id: int, row: Row, groups: dict[Group, Pl
                 rg.c.tbl_id == tbl_id, rg.c.partition_path.in_(part))):
             if (p, fid) in groups:
                 return f"file group {fid} in {p!r} was replaced by {by}"
-    fids = sorted({fid for _, fid in groups})
-    for start in range(0, len(fids), CHUNK):  # the planned groups' files only (ix_files_group_latest)
+    for chunk in pair_chunks(groups):  # the planned groups' live files only (ix_files_live)
         for r in conn.execute(select(f.c.partition_path, f.c.file_id, f.c.name, f.c.base_instant, f.c.is_log,
                                      f.c.created_ts).where(
-                f.c.tbl_id == tbl_id, f.c.file_id.in_(fids[start:start + CHUNK]), f.c.is_deleted.is_(False))):
+                f.c.tbl_id == tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.file_id, chunk),
+                f.c.is_deleted.is_(False))):
             planned = groups.get((r.partition_path, r.file_id))
             if planned is None or r.name in planned.names or r.base_instant < planned.base_instant:
                 continue

@@ -430,7 +430,8 @@ class TimelineImport:
             rows = conn.execute(select(f.c.id, f.c.name, f.c.is_log, f.c.base_instant, f.c.created_ts,
                                        f.c.deleted_ts, i.c.completion_ts).select_from(
                 f.outerjoin(i, (i.c.tbl_id == f.c.tbl_id) & (i.c.ts == f.c.created_ts))).where(
-                f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.file_id == file_id)).all()
+                f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
+                f.c.is_deleted.in_((False, True)), f.c.file_id == file_id)).all()  # ix_files_live
             bases = [r.base_instant for r in rows if not r.is_log and r.deleted_ts != NEVER]
             for r in rows:
                 if not r.is_log:
