@@ -28,6 +28,7 @@ from hudi_format.avro_metadata import (
     REPLACE_COMMIT_METADATA_SCHEMA,
     clean_record,
     commit_record,
+    record_bytes,
     tag_unions,
 )
 from hudi_format.commit_metadata import ROLLBACK_METADATA_SCHEMA, _load
@@ -194,14 +195,21 @@ def archive_log_block(instants: list[ArchivedInstant]) -> bytes:
                 if field:
                     value = _entry_record(i.action, data)
                     # the union's branch named: else fastavro validates the whole record to pick it
-                    rec[field] = None if value is None else (_ENTRY_TYPE[field], tag_unions(value))
+                    rec[field] = None if value is None else (_ENTRY_TYPE[field], value)
             records.append(rec)
     body = io.BytesIO()
     body.write((2).to_bytes(4, "big") + len(records).to_bytes(4, "big"))
     for rec in records:
         one = io.BytesIO()
-        fastavro.schemaless_writer(one, parsed, rec)
-        body.write(len(one.getvalue()).to_bytes(4, "big") + one.getvalue())
+        commit = rec.get("hoodieCommitMetadata")
+        if commit is not None:  # the entry's first field: its stats one call each (record_bytes)
+            fastavro.schemaless_writer(one, parsed, {**rec, "hoodieCommitMetadata": None})
+            data = b"\x02" + record_bytes(COMMIT_METADATA_SCHEMA, commit[1]) + one.getvalue()[1:]
+        else:
+            fastavro.schemaless_writer(one, parsed, {k: (v[0], tag_unions(v[1])) if isinstance(v, tuple) else v
+                                                     for k, v in rec.items()})
+            data = one.getvalue()
+        body.write(len(data).to_bytes(4, "big") + data)
     header = {log_file.SCHEMA: json.dumps(ARCHIVED_META_ENTRY_SCHEMA, separators=(",", ":"))}
     return log_file.encode_block(log_file.AVRO_DATA, header, body.getvalue())
 

@@ -242,6 +242,12 @@ class StorageMirror:
         self._props_written: dict[str, bytes] = {}  # base path -> hoodie.properties known on storage
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        # tables whose timeline the background thread archives (a commit's hook does not wait for
+        # it), in the order asked; one archive of a table at a time in this process
+        self._archive_due: dict[tuple[str, str], None] = {}
+        self._archive_lock = threading.Lock()
+        self._archiving: dict[str, threading.Lock] = {}
+        self._wake = threading.Event()
 
     # --- API ----------------------------------------------------------------------------------
 
@@ -327,17 +333,54 @@ class StorageMirror:
 
     def _run(self, interval_s: float) -> None:
         while not self._stop.is_set():
+            self._wake.clear()
             try:
+                self.archive_due()
                 self.sync_pending()
             except Exception:  # e.g. the database is away for a moment
                 log.exception("storage mirror pass failed")
-            self._stop.wait(interval_s)
+            self._wake.wait(interval_s)
 
     def stop(self, timeout: float = 30) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+    def archive_due(self) -> int:
+        """Archive the timelines the commits' hooks left to the background (the number of tables);
+        a table that fails waits for its next commit."""
+        with self._archive_lock:
+            due, self._archive_due = list(self._archive_due), {}
+        done = 0
+        for db, tbl in due:
+            if self._stop.is_set():
+                break
+            try:
+                with self.store.read() as conn:
+                    ref = self.timeline.table_ref(conn, db, tbl)
+                st = TableStorage(ref.base_path)
+                layout = timeline_layout(ref.config.table_version, ref.config.hoodie_properties())
+                tl = _Timeline(layout, st.listing(layout.timeline_dir), ref.config.table_version)
+                self._archive(st, ref, tl, metadata_table_enabled(ref))
+                done += 1
+            except Exception as exc:  # noqa: BLE001 - the table's next commit asks again
+                log.warning("archiving the timeline of %s.%s failed (left for its next commit): %s", db, tbl, exc)
+        return done
+
+    def _archive(self, st: TableStorage, ref: HudiTableRef, tl: _Timeline, mdt: bool) -> None:
+        """Old instants to the archived timeline, as Hudi's archiver (store/hudi/timeline_archiver.py):
+        never the metadata table's base instant or the earliest commit the last clean retained."""
+        with self._archive_lock:
+            lock = self._archiving.setdefault(ref.base_path, threading.Lock())
+        with lock:
+            with self.store.read() as conn:
+                floors = [clean_retains_from(conn, ref.tbl_id)]
+            if mdt:
+                floors.append(self.metadata_table.base_instant(st, tl.table_version))
+            present = [f for f in floors if f]
+            archive(st, tl.layout, tl.files, ref.config.hoodie_properties(), min(present) if present else None)
 
     # --- one round ------------------------------------------------------------------------------
 
@@ -438,14 +481,16 @@ class StorageMirror:
         # savepoints deleted on the server
         self._delete_instants(st, [t for n in list(tl.files) if _is_savepoint_file(n) and
                                    (t := layout.instant_of(n)) and (t, True) not in instants], tl, True)
-        if mirrored:  # old instants to the archived timeline, as Hudi's archiver (store/hudi/timeline_archiver.py)
-            # never the metadata table's base instant or the earliest commit the last clean retained
-            with self.store.read() as conn:
-                floors = [clean_retains_from(conn, ref.tbl_id)]
-            if mdt:
-                floors.append(self.metadata_table.base_instant(st, tl.table_version))
-            present = [f for f in floors if f]
-            archive(st, layout, tl.files, ref.config.hoodie_properties(), min(present) if present else None)
+        if mirrored:
+            background = self._thread
+            if background is not None and background.is_alive() and threading.current_thread() is not background:
+                # a commit's hook: the background thread archives (archiving ten commits of 10,000
+                # files takes seconds, which the commit would wait for)
+                with self._archive_lock:
+                    self._archive_due[(ref.db_name, ref.name)] = None
+                self._wake.set()
+            else:
+                self._archive(st, ref, tl, mdt)
         return mirrored
 
     # --- pieces ---------------------------------------------------------------------------------

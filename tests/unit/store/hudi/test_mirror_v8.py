@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -351,3 +352,38 @@ def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, version, mdt)
     state = sorted(os.listdir(history))
     mirror.sync("db1", "t1")
     assert sorted(os.listdir(history)) == state
+
+
+def test_with_the_background_thread_a_commit_leaves_archiving_to_it(tmp_path, monkeypatch):
+    """A server's mirror (its background thread running): the commit's hook does not archive (ten
+    commits of 10,000 files take seconds), it hands the table to the background thread, which
+    archives as Hudi's archiver would; without the thread the hook archives itself (the test above)."""
+    import threading
+
+    from store.hudi import storage_mirror
+    from tests.test_storage_mirror import ROWS, commit
+
+    real, release, calls = storage_mirror.archive, threading.Event(), []
+
+    def held_archive(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        assert release.wait(30), "never released"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage_mirror, "archive", held_archive)
+    base, timeline, _snapshot, mirror = _archiving_table(tmp_path, 6, False)
+    mirror.start_background(3600)  # it runs when a hook wakes it
+    try:
+        stamps = [commit(timeline, base, "2024-01-01", [{**r, "id": r["id"] + 10 * n} for r in ROWS])
+                  for n in range(5)]  # each completed while the archive is held
+        assert not release.is_set() and calls and set(calls) == {"hudi-storage-mirror"}
+        assert len(StorageTimeline.read(base).instants) == 5  # nothing archived yet
+        release.set()
+        deadline = time.monotonic() + 30
+        while len(StorageTimeline.read(base).instants) > 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        kept = [i.ts for i in StorageTimeline.read(base).instants]
+        assert 2 <= len(kept) <= 3 and kept == stamps[-len(kept):]
+    finally:
+        release.set()
+        mirror.stop()
