@@ -35,10 +35,12 @@ idempotent, so two processes mirroring the same table at once do no harm.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, or_, select, update
@@ -353,6 +355,12 @@ class StorageMirror:
         a table that fails waits for its next commit."""
         with self._archive_lock:
             due, self._archive_due = list(self._archive_due), {}
+        if not due:
+            return 0
+        with _short_switches():
+            return self._archive_tables(due)
+
+    def _archive_tables(self, due: list[tuple[str, str]]) -> int:
         done = 0
         for db, tbl in due:
             if self._stop.is_set():
@@ -642,6 +650,19 @@ class StorageMirror:
         for n in sorted(names, key=_deletion_order):
             st.delete(tl.path(n))
             tl.files.pop(n, None)
+
+
+@contextmanager
+def _short_switches() -> Iterator[None]:
+    """While the background thread archives (seconds of CPU), the interpreter hands over to a
+    waiting thread (a commit back from the database) after 0.5 ms instead of 5 ms: a commit then
+    shares the CPU with the archive instead of waiting 5 ms at each of its database round trips."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, 0.0005))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def _deletion_order(name: str) -> int:
