@@ -69,8 +69,11 @@ def _check_widths(table: Table, columns: Sequence[str], rows: Sequence[Sequence[
         texts = [r[i] for r in rows if isinstance(r[i], str)]
         if not texts:
             continue
-        worst = [v for v in texts if "\x00" in v][:1]
-        worst += [max(texts, key=len), max(texts, key=lambda v: len(v.encode("utf-8")))]
+        joined = "".join(texts)  # one pass in C for the common case: ASCII, no NUL
+        worst = [v for v in texts if "\x00" in v][:1] if "\x00" in joined else []
+        worst.append(max(texts, key=len))
+        if not joined.isascii():  # then the longest in UTF-8 bytes may be another
+            worst.append(max(texts, key=lambda v: len(v.encode("utf-8"))))
         for value in worst:
             check(table, [{name: value}])
 

@@ -406,6 +406,8 @@ class StorageMirror:
         with self.store.read() as conn:
             ref = self.timeline.table_ref(conn, db, tbl)
             pending = self.queue.pending(conn, ref.tbl_id)
+        if not pending and not first:  # a later round that finds nothing new: nothing to check
+            return 0
         if self.boundary is not None and \
                 not self.boundary.writable(ref.base_path, "mirror the timeline to", ref.tbl_id):
             if force:  # asked for by name: say why nothing is written

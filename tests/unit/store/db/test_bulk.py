@@ -90,3 +90,20 @@ def test_an_update_of_many_rows_writes_every_value_as_given(backend_url):
             c.rollback()
     finally:
         engine.dispose()
+
+
+def test_the_width_check_sees_the_longest_values_and_any_nul():
+    """_check_widths hands the check, per text column, the longest value in characters, the longest
+    in UTF-8 bytes (another one when some value is not ASCII) and a value holding a NUL."""
+    md = MetaData()
+    t = Table("w", md, Column("n", BigInteger), Column("name", String(64)))
+    seen: list[str] = []
+
+    def check(table, rows):
+        seen.extend(r["name"] for r in rows)
+
+    bulk._check_widths(t, ("n", "name"), [(1, "abcd"), (2, "ab"), (3, None)], check)
+    assert seen == ["abcd"]
+    seen.clear()
+    bulk._check_widths(t, ("n", "name"), [(1, "abcd"), (2, "üüü"), (3, "a\x00")], check)
+    assert seen == ["a\x00", "abcd", "üüü"]  # "üüü" is 6 bytes
