@@ -37,7 +37,7 @@ class FileSlice:
 
 def parse_file_name(name: str) -> tuple[str, str, bool, int | None]:
     """(file_id, base_instant, is_log, log_version) of a Hudi data file name; ValueError otherwise."""
-    m = _LOG.match(name)
+    m = _LOG.match(name) if name[:1] == "." else None  # a log file's name starts with a dot
     if m:
         return m.group("fid"), m.group("base"), True, int(m.group("ver"))
     m = _BASE.match(name)
