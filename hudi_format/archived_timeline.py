@@ -214,6 +214,24 @@ def archive_log_block(instants: list[ArchivedInstant]) -> bytes:
     return log_file.encode_block(log_file.AVRO_DATA, header, body.getvalue())
 
 
+_TIMES_ONLY = {"type": "record", "name": "HoodieArchivedMetaEntry", "namespace": "org.apache.hudi.avro.model",
+               "fields": [_string("commitTime")]}
+
+
+def archived_times(data: bytes) -> list[str]:
+    """The instant time of every entry of an archive log file: `read_archive_log` reading only
+    `commitTime` (the rest is skipped, not built: under half the time for commits of many files)."""
+    import fastavro
+
+    reader = fastavro.parse_schema(_TIMES_ONLY)
+    out: list[str] = []
+    for block in log_file.blocks(data, "archive log"):
+        if block.block_type == log_file.AVRO_DATA:
+            out.extend(str(r["commitTime"]) for r in log_file._avro_records(block, reader)
+                       if r.get("commitTime") is not None)
+    return out
+
+
 def read_archive_log(data: bytes) -> list[dict]:
     """The entries of an archive log file (every Avro data block)."""
     out: list[dict] = []

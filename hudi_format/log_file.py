@@ -41,6 +41,7 @@ import json
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from hudi_format.errors import HudiFormatError
 
@@ -186,7 +187,8 @@ def data_block_table(block: LogBlock, columns: list[str], name: str = "log file"
     raise HudiFormatError(f"block type {block.block_type} is not a data block")
 
 
-def _avro_records(block: LogBlock) -> Iterator[dict]:
+def _avro_records(block: LogBlock, reader: Any = None) -> Iterator[dict]:
+    """The block's records; `reader`: a parsed reader schema to project them on."""
     import fastavro
 
     schema = fastavro.parse_schema(json.loads(block.header[SCHEMA]))
@@ -200,7 +202,7 @@ def _avro_records(block: LogBlock) -> Iterator[dict]:
     seen = 0
     while at < len(data) and (count is None or seen < count):
         (length,) = struct.unpack_from(">i", data, at)
-        record = fastavro.schemaless_reader(io.BytesIO(data[at + 4:at + 4 + length]), schema)
+        record = fastavro.schemaless_reader(io.BytesIO(data[at + 4:at + 4 + length]), schema, reader)
         at += 4 + length
         seen += 1
         yield record  # type: ignore[misc]

@@ -122,8 +122,7 @@ def _write_log_archive(st: TableStorage, layout: TimelineLayout, chosen: list[_O
     versions = sorted(v for n in st.listing(folder) if (v := A.archive_log_version(n)) is not None)
     top = None
     if versions:
-        entries = A.read_archive_log(st.read(f"{folder}/{A.archive_log_name(versions[-1])}") or b"")
-        top = max((str(e.get("commitTime")) for e in entries), default=None)
+        top = max(A.archived_times(st.read(f"{folder}/{A.archive_log_name(versions[-1])}") or b""), default=None)
     new = [i for i in chosen if top is None or i.ts > top]
     if not new:
         return

@@ -340,6 +340,8 @@ def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, version, mdt)
     else:
         logs = sorted(n for n in os.listdir(history) if A.archive_log_version(n))
         entries = [e for n in logs for e in A.read_archive_log(open(os.path.join(history, n), "rb").read())]
+        assert sorted(t for n in logs for t in A.archived_times(open(os.path.join(history, n), "rb").read())) \
+            == sorted(e["commitTime"] for e in entries)  # what the archiver reads of its last file
         assert sorted({e["commitTime"] for e in entries}) == archived_ts
         done = [e for e in entries if e["actionState"] == "COMPLETED"]
         assert all(e["hoodieCommitMetadata"]["partitionToWriteStats"] for e in done)
