@@ -185,30 +185,27 @@ def archive_log_block(instants: list[ArchivedInstant]) -> bytes:
     import fastavro
 
     parsed = fastavro.parse_schema(ARCHIVED_META_ENTRY_SCHEMA)
-    records = []
+    entries: list[bytes] = []
     for i in sorted(instants, key=lambda i: i.ts):
         for state, data in (("REQUESTED", i.plan), ("INFLIGHT", i.inflight), ("COMPLETED", i.metadata)):
             rec: dict[str, Any] = {"commitTime": i.ts, "actionType": i.action, "actionState": state,
                                    "version": 1, "stateTransitionTime": i.completion_ts}
-            if state == "COMPLETED" or (state == "INFLIGHT" and i.action in ("commit", "deltacommit")):
-                field = _ENTRY_FIELD.get(i.action)
-                if field:
-                    value = _entry_record(i.action, data)
-                    # the union's branch named: else fastavro validates the whole record to pick it
-                    rec[field] = None if value is None else (_ENTRY_TYPE[field], value)
-            records.append(rec)
+            field = _ENTRY_FIELD.get(i.action) \
+                if state == "COMPLETED" or (state == "INFLIGHT" and i.action in ("commit", "deltacommit")) else None
+            value = _entry_record(i.action, data) if field else None
+            one = io.BytesIO()
+            if field == "hoodieCommitMetadata" and value is not None:
+                # the entry's first field, its stats one call each (record_bytes), after its branch (1)
+                fastavro.schemaless_writer(one, parsed, rec)
+                entries.append(b"\x02" + record_bytes(COMMIT_METADATA_SCHEMA, value) + one.getvalue()[1:])
+                continue
+            if field and value is not None:  # the union's branch named, else fastavro validates it all
+                rec[field] = (_ENTRY_TYPE[field], tag_unions(value))
+            fastavro.schemaless_writer(one, parsed, rec)
+            entries.append(one.getvalue())
     body = io.BytesIO()
-    body.write((2).to_bytes(4, "big") + len(records).to_bytes(4, "big"))
-    for rec in records:
-        one = io.BytesIO()
-        commit = rec.get("hoodieCommitMetadata")
-        if commit is not None:  # the entry's first field: its stats one call each (record_bytes)
-            fastavro.schemaless_writer(one, parsed, {**rec, "hoodieCommitMetadata": None})
-            data = b"\x02" + record_bytes(COMMIT_METADATA_SCHEMA, commit[1]) + one.getvalue()[1:]
-        else:
-            fastavro.schemaless_writer(one, parsed, {k: (v[0], tag_unions(v[1])) if isinstance(v, tuple) else v
-                                                     for k, v in rec.items()})
-            data = one.getvalue()
+    body.write((2).to_bytes(4, "big") + len(entries).to_bytes(4, "big"))
+    for data in entries:
         body.write(len(data).to_bytes(4, "big") + data)
     header = {log_file.SCHEMA: json.dumps(ARCHIVED_META_ENTRY_SCHEMA, separators=(",", ":"))}
     return log_file.encode_block(log_file.AVRO_DATA, header, body.getvalue())
