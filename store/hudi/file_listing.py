@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import ColumnElement, Connection, delete, false, func, select, update
 
 from hudi_format.commit_metadata import CommitMetadata
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
-from store.db.dialect import pair_chunks, pairs_in
+from store.db.dialect import in_list, pair_chunks
 from store.errors import InvalidObject
 from store.hms.common import check_rows
 from store.hudi.tables import HudiTableRef
@@ -38,6 +38,26 @@ def add_version(conn: Connection, tbl_id: int, instant_id: int, now: int, mirror
     row.update({"snapshot_status": 1, "update_time": now} if mirrored else {"snapshot_status": 0})
     conn.execute(S.tbl_version.insert().values(**row))
     return top + 1
+
+
+def names_in(backend: str, pairs, live: bool = False) -> ColumnElement[bool]:
+    """`(files.partition_path, files.name) IN pairs`, widened as store.db.dialect.pairs_in (the
+    caller keeps the rows whose pair it asked for), through uq_files_live: the names' file ids are
+    added (a name that is no Hudi file name is in no row), and is_deleted is false (`live`) or
+    either."""
+    f = S.files
+    fids = set()
+    for _, name in pairs:
+        try:
+            fids.add(parse_file_name(name)[0])
+        except ValueError:
+            continue
+    if not fids:
+        return false()
+    return (in_list(backend, f.c.partition_path, sorted({p for p, _ in pairs}))
+            & (f.c.is_deleted.is_(False) if live else f.c.is_deleted.in_((False, True)))
+            & in_list(backend, f.c.file_id, sorted(fids))
+            & in_list(backend, f.c.name, sorted({n for _, n in pairs})))
 
 
 def written_files(meta: CommitMetadata) -> WrittenFiles:
@@ -101,9 +121,9 @@ class FileListing:
         f = S.files
         logs = [key for key, entry in written.items() if entry[2]]
         existing = {}
-        for chunk in pair_chunks(logs):  # through uq_files_name
+        for chunk in pair_chunks(logs):  # deleted ones too: a log file has one row
             for r in conn.execute(select(f.c.id, f.c.partition_path, f.c.name).where(
-                    f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))):
+                    f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk))):
                 if (r.partition_path, r.name) in written:
                     existing[(r.partition_path, r.name)] = r.id
         return existing
@@ -126,9 +146,9 @@ class FileListing:
         now = self.clock_ms()
         for partition, names in deleted.items():
             for i in range(0, len(names), 500):
-                conn.execute(update(f).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.name.in_(names[i:i + 500]),
-                    f.c.is_deleted.is_(False)).values(is_deleted=True, deleted_ts=ts, update_time=now))
+                chunk = [(partition, n) for n in names[i:i + 500]]
+                conn.execute(update(f).where(f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk, live=True))
+                             .values(is_deleted=True, deleted_ts=ts, update_time=now))
 
     def forget_instants(self, conn: Connection, ref: HudiTableRef, instants: list[str]) -> None:
         """A rolled-back instant leaves the timeline (Hudi deletes its instant files)."""

@@ -16,11 +16,11 @@ from sqlalchemy import Connection, Row, delete, func, select, text
 from hudi_format.file_slice import parse_file_name, split_path
 from store.db import schema as S
 from store.db.bulk import insert_rows
-from store.db.dialect import in_list, pair_chunks, pairs_in, pg_joined_list
+from store.db.dialect import in_list, pair_chunks, pg_joined_list
 from store.errors import InvalidObject
 from store.hms.common import check_rows
 from store.hudi.column_stats.codec import fork, lower_bound, upper_bound
-from store.hudi.file_listing import WrittenFiles
+from store.hudi.file_listing import WrittenFiles, names_in
 from store.hudi.tables import HudiTableRef
 
 _CHUNK = 500
@@ -122,8 +122,7 @@ class ColumnStats:
             wanted = set(chunk)
             q = select(f.c.id, f.c.partition_path, f.c.name, f.c.is_log, f.c.size, fs.c.file_row_id).select_from(
                 f.outerjoin(fs, fs.c.file_row_id == f.c.id)).where(
-                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False),
-                pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))
+                f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk, live=True))
             for r in conn.execute(q):
                 if (r.partition_path, r.name) not in wanted:
                     continue
@@ -162,7 +161,7 @@ class ColumnStats:
             wanted = set(chunk)
             q = select(f.c.id, f.c.partition_path, f.c.name).select_from(
                 f.join(fs, fs.c.file_row_id == f.c.id)).where(
-                f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))
+                f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk))
             ids.update((r.id, r.partition_path) for r in conn.execute(q) if (r.partition_path, r.name) in wanted)
         if not ids:
             return

@@ -47,8 +47,9 @@ from hudi_format.storage import TableStorage
 from hudi_format.table_config import META_COLUMNS
 from store.db import schema as S
 from store.db.database import Store
-from store.db.dialect import pair_chunks, pairs_in
+from store.db.dialect import pair_chunks
 from store.hudi.column_stats import base_type, decode_number
+from store.hudi.file_listing import names_in
 from store.hudi.record_index import mirrors_record_index
 from store.hudi.tables import HudiTableRef
 
@@ -238,7 +239,7 @@ class ColumnStatsPartition:
                 wanted = set(chunk)
                 for r in conn.execute(select(f.c.partition_path, f.c.name).where(
                         f.c.tbl_id == ref.tbl_id, f.c.created_ts != ts,
-                        pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))):
+                        names_in(conn.dialect.name, chunk))):
                     if (r.partition_path, r.name) in wanted:
                         out.setdefault(r.partition_path, []).append(r.name)
         return out

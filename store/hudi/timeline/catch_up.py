@@ -76,10 +76,11 @@ from hudi_format.storage_timeline import StorageInstant, StorageTimeline
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
 from store.db.bulk import insert_rows
-from store.db.dialect import pair_chunks, pairs_in
+from store.db.dialect import pair_chunks
 from store.errors import MetaError, NoSuchObject, StoreError
 from store.hms.catalog import database_is
 from store.hudi.column_stats import ColumnBounds, FileColumnStats, encode_float, encode_number
+from store.hudi.file_listing import names_in
 from store.hudi.metadata_table import mark_column_stats_rebuild
 from store.hudi.record_index import has_record_index
 from store.hudi.tables import HudiTableRef
@@ -536,8 +537,7 @@ class TimelineCatchUp:
         for chunk in pair_chunks((st.partition_path, st.file_name) for st in column_stats):
             wanted = set(chunk)
             live.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
-                f.c.tbl_id == ref.tbl_id, f.c.is_deleted.is_(False),
-                pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk))) if (r[0], r[1]) in wanted)
+                f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk, live=True))) if (r[0], r[1]) in wanted)
         stats = [st for st in column_stats if (st.partition_path, st.file_name) in live]
         if stats:
             stored: list[int] = []

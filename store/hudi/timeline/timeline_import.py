@@ -48,10 +48,10 @@ from hudi_format.instant import (
 )
 from hudi_format.table_config import MOR, HudiTableConfig
 from store.db import schema as S
-from store.db.dialect import pair_chunks, pairs_in, pg_joined_list, plan_with_values
+from store.db.dialect import pair_chunks, pg_joined_list, plan_with_values
 from store.errors import InvalidObject, InvalidOperation
 from store.hudi.column_stats import FileColumnStats
-from store.hudi.file_listing import NEVER, add_version, latest_version, written_files
+from store.hudi.file_listing import NEVER, add_version, latest_version, names_in, written_files
 from store.hudi.metadata_table import mark_metadata_table_rewrite, taken_over
 from store.hudi.tables import HudiTableRef
 from store.hudi.timeline.instant_times import check_instant_time
@@ -65,11 +65,14 @@ LISTED = (*WRITE_ACTIONS, "clean", "rollback", "restore")  # completed actions t
 # delimited texts (store/db/dialect.py pg_joined_list)
 _RECORDED_PG = text("""
 SELECT f.partition_path, f.name
-FROM unnest((string_to_array(:parts, chr(31)))[2:], (string_to_array(:names, chr(31)))[2:]) AS g(p, n)
-JOIN files f ON f.tbl_id = :tbl AND f.partition_path = g.p AND f.name = g.n""")
+FROM unnest((string_to_array(:parts, chr(31)))[2:], (string_to_array(:fids, chr(31)))[2:],
+            (string_to_array(:names, chr(31)))[2:]) AS g(p, fid, n)
+JOIN files f ON f.tbl_id = :tbl AND f.partition_path = g.p AND f.is_deleted IN (false, true) AND f.file_id = g.fid
+ AND f.name = g.n""")
 _RECORDED_PG_ARRAYS = text(_RECORDED_PG.text.replace(
-    "(string_to_array(:parts, chr(31)))[2:], (string_to_array(:names, chr(31)))[2:]",
-    "CAST(:parts AS text[]), CAST(:names AS text[])"))
+    "(string_to_array(:parts, chr(31)))[2:], (string_to_array(:fids, chr(31)))[2:],\n"
+    "            (string_to_array(:names, chr(31)))[2:]",
+    "CAST(:parts AS text[]), CAST(:fids AS text[]), CAST(:names AS text[])"))
 
 
 @dataclass
@@ -398,21 +401,27 @@ class TimelineImport:
             if not name.startswith("."):
                 written.append((s.partition_path if s.partition_path is not None else partition, name))
         have: set[tuple[str, str]] = set()
-        if conn.dialect.name == "postgresql" and written:  # one statement: a probe of uq_files_name per file
-            pairs = sorted(set(written))
-            parts, names = pg_joined_list([p for p, _ in pairs]), pg_joined_list([n for _, n in pairs])
+        if conn.dialect.name == "postgresql" and written:  # one statement: a probe of uq_files_live per file
+            keys = []
+            for p, n in sorted(set(written)):
+                try:
+                    keys.append((p, parse_file_name(n)[0], n))
+                except ValueError:  # no Hudi file name: in no row
+                    continue
+            cols = [[k[j] for k in keys] for j in range(3)]
+            joined = [pg_joined_list(c) for c in cols]
             params: dict[str, Any]
-            if parts is not None and names is not None:
-                stmt, params = _RECORDED_PG, {"parts": parts, "names": names}
+            if None not in joined:
+                stmt, params = _RECORDED_PG, dict(zip(("parts", "fids", "names"), joined))
             else:  # a name holding the separator: array parameters
-                stmt, params = _RECORDED_PG_ARRAYS, {"parts": [p for p, _ in pairs], "names": [n for _, n in pairs]}
-            have.update((r[0], r[1]) for r in conn.execute(stmt, {"tbl": ref.tbl_id, **params}))
+                stmt, params = _RECORDED_PG_ARRAYS, dict(zip(("parts", "fids", "names"), cols))
+            if keys:
+                have.update((r[0], r[1]) for r in conn.execute(stmt, {"tbl": ref.tbl_id, **params}))
             written = []
         for chunk in pair_chunks(written):
             wanted = set(chunk)
             have.update((r[0], r[1]) for r in conn.execute(select(f.c.partition_path, f.c.name).where(
-                f.c.tbl_id == ref.tbl_id, pairs_in(conn.dialect.name, f.c.partition_path, f.c.name, chunk)))
-                if (r[0], r[1]) in wanted)
+                f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk))) if (r[0], r[1]) in wanted)
         if have:
             meta.write_stats = [s for s in meta.write_stats if (
                 s.partition_path if s.partition_path is not None else split_path(s.path)[0],
@@ -459,9 +468,9 @@ class TimelineImport:
             names = [x.name for x in files]
             have: dict[str, Row] = {}
             for k in range(0, len(names), BATCH):
+                chunk = [(partition, name) for name in names[k:k + BATCH]]
                 have.update((r.name, r) for r in conn.execute(select(f.c.id, f.c.name, f.c.size, f.c.is_deleted).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
-                    f.c.name.in_(names[k:k + BATCH]))))
+                    f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk))))
             for x in files:
                 if x.name in have:
                     r = have[x.name]
@@ -495,9 +504,10 @@ class TimelineImport:
         emptied = []
         for partition, names in by_partition.items():
             for k in range(0, len(names), BATCH):
+                chunk = [(partition, name) for name in names[k:k + BATCH]]
                 n += conn.execute(update(f).where(
-                    f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition, f.c.name.in_(names[k:k + BATCH]),
-                    f.c.is_deleted.is_(False)).values(is_deleted=True, deleted_ts=NEVER, update_time=now)).rowcount
+                    f.c.tbl_id == ref.tbl_id, names_in(conn.dialect.name, chunk, live=True)
+                ).values(is_deleted=True, deleted_ts=NEVER, update_time=now)).rowcount
             left = conn.execute(select(f.c.id).where(f.c.tbl_id == ref.tbl_id, f.c.partition_path == partition,
                                                      f.c.is_deleted.is_(False)).limit(1)).first()
             if left is None and partition:
