@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import ColumnElement, Connection, delete, false, func, select, update
+from sqlalchemy import ColumnElement, Connection, delete, false, func, select, text, update
 
 from hudi_format.commit_metadata import CommitMetadata
 from hudi_format.file_slice import parse_file_name, split_path
@@ -80,27 +80,31 @@ _FILE_PG_TYPES = ("int8", "text", "text", "text", "text", "bool", "int4", "int8"
                   "int8")  # a binary COPY there
 
 
+_DRAW_IDS = text("SELECT nextval(pg_get_serial_sequence('files', 'id')) FROM generate_series(1, :n)")
+
+
 class FileListing:
     def __init__(self, clock_ms: Callable[[], int]):
         self.clock_ms = clock_ms
 
     def add_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata,
-                  written: WrittenFiles | None = None) -> WrittenFiles:
+                  written: WrittenFiles | None = None, ids: dict[tuple[str, str], int] | None = None
+                  ) -> WrittenFiles:
         """The files instant `ts` wrote (new ones, log files appended to again) and the file groups
         it replaced (`written`: `written_files(meta)` when the caller has it). Returns the files
-        written."""
+        written; `ids` (PostgreSQL) gets the row id of each file inserted, by (partition, name)."""
         now = self.clock_ms()
         version = latest_version(conn, ref.tbl_id) + 1
         if written is None:
             written = written_files(meta)
         if written:
-            self._record(conn, ref, ts, written, version, now)
+            self._record(conn, ref, ts, written, version, now, ids)
         if meta.replaced:
             self._replace_groups(conn, ref, ts, meta.replaced)
         return written
 
     def _record(self, conn: Connection, ref: HudiTableRef, ts: str, written: WrittenFiles, version: int,
-                now: int) -> None:
+                now: int, ids: dict[tuple[str, str], int] | None = None) -> None:
         f = S.files
         existing = self._recorded_logs(conn, ref, written)
         inserts = []
@@ -111,6 +115,12 @@ class FileListing:
             else:
                 inserts.append((ref.tbl_id, partition, name, file_id, base, is_log, ver, size, version, ts,
                                 False, now, now))
+        if ids is not None and inserts and conn.dialect.name == "postgresql":  # ids drawn first, for the caller
+            drawn = conn.execute(_DRAW_IDS, {"n": len(inserts)}).scalars().all()
+            numbered = [(i, *row) for i, row in zip(drawn, inserts)]
+            ids.update(((row[2], row[3]), row[0]) for row in numbered)
+            insert_rows(conn, f, ("id", *_FILE_COLUMNS), numbered, check_rows, pg_types=("int8", *_FILE_PG_TYPES))
+            return
         insert_rows(conn, f, _FILE_COLUMNS, inserts, check_rows, pg_types=_FILE_PG_TYPES)
 
     @staticmethod

@@ -18,9 +18,10 @@ from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.dialect import in_list, pair_chunks, pg_joined_list
 from store.errors import InvalidObject
-from store.hms.common import check_rows
+from store.hms.common import check_rows, wire_checking
 from store.hudi.column_stats.codec import fork, lower_bound, upper_bound
-from store.hudi.file_listing import WrittenFiles, names_in
+from store.hudi.column_stats.latest_files import LatestFiles
+from store.hudi.file_listing import WrittenFiles, latest_version, names_in
 from store.hudi.tables import HudiTableRef
 
 _CHUNK = 500
@@ -52,6 +53,14 @@ class _Bounds(NamedTuple):
     max_key: bytes | None
     null_count: int | None
     value_count: int | None
+
+
+@dataclass
+class Seen:
+    """What slices_before found for a write commit: the table's version and each group's latest
+    files (latest_files.FileRow tuples; none for a group without live files)."""
+    version: int = 0
+    rows: dict[tuple[str, str], tuple] = field(default_factory=dict)
 
 
 class _Written(NamedTuple):
@@ -88,6 +97,9 @@ class FileColumnStats:
 
 
 class ColumnStats:
+    def __init__(self) -> None:
+        self.latest = LatestFiles()  # each group's latest files, between this server's commits
+
     def record(self, conn: Connection, ref: HudiTableRef, ts: str, stats: list[FileColumnStats]) -> Recorded:
         """Statistics of the files instant `ts` created (base files, new log files; inside its
         completing transaction); what was stored, by (partition, file name)."""
@@ -334,10 +346,12 @@ class ColumnStats:
         return self.slices_before(conn, ref, groups)[0]
 
     def slices_before(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]],
-                      defer: bool = False) -> tuple[Slices, set[tuple[str, str]]]:
+                      defer: bool = False, seen: Seen | None = None) -> tuple[Slices, set[tuple[str, str]]]:
         """`slices_of`, and which of the groups are replaced. With `defer` the statistics of the
         slices' base files are read only when update_groups needs them: not for a partition every
-        latest slice of which the change replaces (its statistics are then the coming slices')."""
+        latest slice of which the change replaces (its statistics are then the coming slices').
+        `seen` (a write commit, PostgreSQL): gets the table's version and each group's latest
+        files (latest_files.py)."""
         f, rg = S.files, S.replaced_file_groups
         by_partition: dict[str, list[str]] = {}
         for p, fid in groups:
@@ -350,7 +364,7 @@ class ColumnStats:
                 rg.c.tbl_id == ref.tbl_id, _in(conn, rg.c.partition_path, parts[i:i + _CHUNK]))))
                 if k in groups)
         if conn.dialect.name == "postgresql":
-            live = _latest_rows_pg(conn, ref.tbl_id, sorted(groups))
+            live = self._latest_pg(conn, ref, groups, seen)
             parts = []
         for p in parts:
             fids = sorted(by_partition[p])
@@ -362,9 +376,33 @@ class ColumnStats:
                     f.c.is_deleted.is_(False)).subquery()
                 live.extend(conn.execute(select(inner).where(inner.c.base_instant == inner.c.latest)).all())
         if replaced:
-            live = [r for r in live if (r.partition_path, r.file_id) not in replaced]
+            live = [r for r in live if (r[_PART], r[_FID]) not in replaced]
         latest = _latest_slices(live)
         return (_unread_slices(latest) if defer else self._read_slices(conn, latest)), replaced
+
+    def _latest_pg(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]],
+                   seen: Seen | None) -> list:
+        """_latest_rows_pg of the groups, those the table's kept latest files know taken from them
+        (only when `seen` asks: a write commit, which keeps them current)."""
+        if seen is None:
+            return _latest_rows_pg(conn, ref.tbl_id, sorted(groups))
+        seen.version = latest_version(conn, ref.tbl_id)
+        kept, missing = self.latest.rows(ref.tbl_id, seen.version, groups)
+        probed = _latest_rows_pg(conn, ref.tbl_id, sorted(missing)) if missing else []
+        if kept and wire_checking():  # the test suite: the kept rows are the table's
+            fresh: dict[tuple[str, str], set] = {}
+            for r in _latest_rows_pg(conn, ref.tbl_id, sorted(kept)):
+                fresh.setdefault((r[_PART], r[_FID]), set()).add(tuple(r))
+            for g, rows in kept.items():
+                if set(rows) != fresh.get(g, set()):
+                    raise AssertionError(f"kept latest files of {ref.db_name}.{ref.name} {g}: {rows}, "
+                                         f"the table has {sorted(fresh.get(g, ()))}")
+        found = seen.rows
+        found.update(kept)
+        for r in probed:
+            g = (r[_PART], r[_FID])
+            found[g] = (*found.get(g, ()), tuple(r))
+        return [r for group in kept.values() for r in group] + probed
 
     def slices_after_write(self, conn: Connection, ref: HudiTableRef, ts: str, groups: set[tuple[str, str]],
                            before: Slices, replaced: set[tuple[str, str]],

@@ -24,7 +24,7 @@ from hudi_format.instant import COMPLETED, COMPLETED_AS, INFLIGHT, STATE_NAMES, 
 from store.db import schema as S
 from store.db.database import Store
 from store.errors import CommitConflict, InvalidOperation
-from store.hudi.column_stats import ColumnStats, FileColumnStats
+from store.hudi.column_stats import ColumnStats, FileColumnStats, Seen, plain_change
 from store.hudi.file_listing import FileListing, add_version, written_files
 from store.hudi.hive_table_statistics import HiveTableStatistics
 from store.hudi.record_index import FileGroupKeys, RecordIndex
@@ -55,6 +55,9 @@ class Completed:
     partitions: frozenset[str] | None  # the partitions a write action wrote or replaced in
     table: HudiTableRef | None = None  # the table as the completion read it (its config)
 
+
+# a plain write's change of its groups' latest files: (the table's version before it, group -> rows)
+Kept = tuple[int, dict[tuple[str, str], tuple]]
 
 # (db, table, the completed instant or None) after an instant completed or a rollback
 PostCommitHook = Callable[[str, str, "Completed | None"], None]
@@ -102,11 +105,15 @@ class InstantCompletion:
         `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
-            instant, version, partitions, metadata, gone, ref = self.store.run_write(
+            instant, version, partitions, metadata, gone, ref, kept = self.store.run_write(
                 self._complete_in, db, tbl, ts, action, metadata, drop_partitions, record_keys, column_stats or [])
         except CommitConflict:
             self.instants.expire(db, tbl, ts)
             raise
+        if kept is not None:  # committed: the groups' latest files as of the new version
+            self.column_stats.latest.advance(ref.tbl_id, kept[0], version, kept[1])
+        else:
+            self.column_stats.latest.forget(ref.tbl_id)
         self.store.note_changes(len(column_stats or []))  # bulk statistics rows: keep plans current
         self.store.note_changes(sum(len(k.inserted or ()) + len(k.deleted or ()) for k in record_keys or ()),
                                 "record_index")
@@ -120,9 +127,10 @@ class InstantCompletion:
                      record_keys: list[FileGroupKeys] | None,
                      column_stats: list[FileColumnStats]
                      ) -> tuple[Instant, int, frozenset[str] | None, bytes, tuple[str, list[str], int] | None,
-                                HudiTableRef]:
+                                HudiTableRef, Kept | None]:
         """(instant, table version, partitions written, metadata stored, for a restore (base path,
-        files to delete, table id), the table)."""
+        files to delete, table id), the table, a plain write's change of its groups' latest files
+        (the version before it, the groups' new rows: column_stats/latest_files.py))."""
         ref = self.tables.table_ref(conn, db, tbl, lock=True)  # completions of one table are serialized
         row = self.instants.row(conn, ref.tbl_id, ts, action, lock=True)
         if row.state != INFLIGHT:
@@ -131,6 +139,7 @@ class InstantCompletion:
         done_action = COMPLETED_AS.get(row.action, row.action)
         completion_ts = self.times.advance(conn, ref.tbl_id)
         gone = None
+        kept: Kept | None = None
         touched: set[Group] | None = set()  # file groups changed (None: any may have)
         if done_action == SAVEPOINT:
             partitions, metadata = None, self.savepoints.apply_savepoint(conn, ref, ts, metadata)
@@ -140,7 +149,8 @@ class InstantCompletion:
             partitions, metadata, touched = None, outcome.metadata, None
             gone = (ref.base_path, outcome.paths, ref.tbl_id)
         else:
-            partitions, touched = self._apply(conn, ref, row, done_action, metadata, record_keys, column_stats)
+            partitions, touched, kept = self._apply(conn, ref, row, done_action, metadata, record_keys,
+                                                    column_stats)
         drops = drop_partitions if drop_partitions is not None else _dropped_partitions(done_action, metadata)
         if drops:
             self.partition_sync.drop_partitions(conn, ref, drops)
@@ -150,6 +160,8 @@ class InstantCompletion:
         conn.execute(delete(S.instant_markers).where(
             S.instant_markers.c.tbl_id == ref.tbl_id, S.instant_markers.c.ts == ts))
         version = add_version(conn, ref.tbl_id, row.instant_id, self.clock_ms())
+        if kept is not None and version != kept[0] + 1:  # another version came in between
+            kept = None
         # plans waiting for an executor that this commit made stale go (service_plans.py)
         retired = self.plans.retire_stale(conn, ref, touched) if self.plans is not None else set()
         if done_action == "deltacommit" or compaction_schedule.COMPACTION in retired:  # a compaction may be due now
@@ -164,14 +176,15 @@ class InstantCompletion:
             clustering_schedule.schedule_if_due(conn, ref, self.times, self.clock_ms())
         instant = Instant(ts, done_action, "COMPLETED", completion_ts, row.requested_ms, self.clock_ms(),
                           row.duration)
-        return instant, version, partitions, metadata, gone, ref
+        return instant, version, partitions, metadata, gone, ref, kept
 
     def _apply(self, conn: Connection, ref: HudiTableRef, row: Row, action: str, metadata: bytes,
                record_keys: list[FileGroupKeys] | None, column_stats: list[FileColumnStats]
-               ) -> tuple[frozenset[str] | None, set[Group] | None]:
+               ) -> tuple[frozenset[str] | None, set[Group] | None, Kept | None]:
         """File listing, column statistics, record index and partition changes of a completed
         instant: (the partitions a write action wrote or replaced in (None for other actions), the
-        file groups it wrote or replaced (None: any may have changed))."""
+        file groups it wrote or replaced (None: any may have changed), a plain write's change of
+        its groups' latest files)."""
         ts = row.ts
         if action in WRITE_ACTIONS:
             meta = parse_commit(metadata)
@@ -179,9 +192,11 @@ class InstantCompletion:
             files_written = written_files(meta)
             replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
             groups = {(p, entry[0]) for (p, _), entry in files_written.items()} | replaced_now
-            before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True)
+            seen = Seen() if conn.dialect.name == "postgresql" else None
+            before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True, seen=seen)
             self.column_stats.forget_appended(conn, ref, files_written, before)
-            self.listing.add_files(conn, ref, ts, meta, files_written)
+            ids: dict[tuple[str, str], int] | None = {} if seen is not None else None
+            self.listing.add_files(conn, ref, ts, meta, files_written, ids)
             recorded = self.column_stats.record(conn, ref, ts, column_stats)
             after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
                                                          files_written, recorded)
@@ -191,7 +206,11 @@ class InstantCompletion:
                 conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
             self.partition_sync.record_commit(conn, ref, action, meta)
             self.statistics.publish(conn, ref, touched)
-            return frozenset(meta.partitions), groups
+            kept = None
+            if seen is not None and ids is not None:
+                change = plain_change(ts, seen.rows, files_written, ids, replaced | replaced_now)
+                kept = None if change is None else (seen.version, change)
+            return frozenset(meta.partitions), groups, kept
         if action == "clean":
             cleaned = parse_clean(metadata)
             check_not_held(conn, ref, row.ts, cleaned)  # a savepoint completed since the clean was planned
@@ -214,8 +233,8 @@ class InstantCompletion:
             self.listing.add_files(conn, ref, ts, written, appended)
             self.column_stats.forget_removed(conn, ref, touched_set, groups, before)
             self.statistics.publish(conn, ref, sorted(touched_set))
-            return None, None
-        return None, set()
+            return None, None, None
+        return None, set(), None
 
 
 def _dropped_partitions(action: str, metadata: bytes) -> list[str] | None:
