@@ -80,7 +80,9 @@ _FILE_PG_TYPES = ("int8", "text", "text", "text", "text", "bool", "int4", "int8"
                   "int8")  # a binary COPY there
 
 
-_DRAW_IDS = text("SELECT nextval(pg_get_serial_sequence('files', 'id')) FROM generate_series(1, :n)")
+_ID_SEQUENCE = text("SELECT pg_get_serial_sequence('files', 'id')")
+# (the sequence as a parameter: named in the statement through a function, it was looked up per row)
+_DRAW_IDS = text("SELECT nextval(CAST(:seq AS regclass)) FROM generate_series(1, :n)")
 
 
 class FileListing:
@@ -116,7 +118,8 @@ class FileListing:
                 inserts.append((ref.tbl_id, partition, name, file_id, base, is_log, ver, size, version, ts,
                                 False, now, now))
         if ids is not None and inserts and conn.dialect.name == "postgresql":  # ids drawn first, for the caller
-            drawn = conn.execute(_DRAW_IDS, {"n": len(inserts)}).scalars().all()
+            seq = conn.execute(_ID_SEQUENCE).scalar_one()
+            drawn = conn.execute(_DRAW_IDS, {"seq": seq, "n": len(inserts)}).scalars().all()
             numbered = [(i, *row) for i, row in zip(drawn, inserts)]
             ids.update(((row[2], row[3]), row[0]) for row in numbered)
             insert_rows(conn, f, ("id", *_FILE_COLUMNS), numbered, check_rows, pg_types=("int8", *_FILE_PG_TYPES))
