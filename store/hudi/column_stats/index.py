@@ -379,12 +379,16 @@ class ColumnStats:
         new log files, each with statistics, keeps them as an addition (`Slices.appended`), read
         again only if update_groups cannot add them. The other groups (log files appended to again,
         a pending compaction's log files, replaced groups) are read again."""
-        mine: dict[tuple[str, str], list[_Written]] = {}
+        mine: dict[tuple[str, str], list[tuple[str, bool, int]]] = {}  # (name, is log, size) on base `ts`
         logs: dict[tuple[str, str], list[_Written]] = {}
         prior = before.instants
         for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
             if base_instant == ts:
-                mine.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
+                files = mine.get((partition, fid))
+                if files is None:
+                    mine[(partition, fid)] = [(name, is_log, size)]
+                else:
+                    files.append((name, is_log, size))
             elif is_log and base_instant == prior.get((partition, fid)):
                 logs.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
         out = Slices()
@@ -392,17 +396,32 @@ class ColumnStats:
         for p, app in appends.items():
             out.appended[p] = app
             groups = groups - app.groups
-        rest: set[tuple[str, str]] = set()
-        for g in groups:
-            files = mine.get(g)
-            base = next((w for w in files if not w.is_log), None) if files else None
-            if base is None or g in replaced or prior.get(g, "") >= ts or len(files) > 1:  # type: ignore[arg-type]
+        rest = groups - mine.keys()  # no file on a base of its own: read again
+        instants = out.instants
+        unsized: dict[str, list[int]] = {}  # partition -> [slices, bytes] of lone new base files without statistics
+        for g, files in mine.items():
+            if g not in groups:
+                continue
+            if len(files) > 1 or files[0][1] or g in replaced or prior.get(g, "") >= ts:
                 rest.add(g)  # (a new base file with log files on it: read again, as rare as it is)
                 continue
-            rec = recorded.get((g[0], base.name))
-            # a base file the instant stored no statistics for counts as one without statistics
-            out.add(g, ts, 1, base.size, True, False, None if rec is None else rec[1],
-                    None if rec is None else rec[2])
+            name, _, size = files[0]
+            rec = recorded.get((g[0], name)) if recorded else None
+            if rec is None:  # a base file the instant stored no statistics for counts as one without
+                instants[g] = ts
+                acc = unsized.get(g[0])
+                if acc is None:
+                    unsized[g[0]] = [1, size]
+                else:
+                    acc[0] += 1
+                    acc[1] += size
+            else:
+                out.add(g, ts, 1, size, True, False, rec[1], rec[2])
+        for p, (n, size) in unsized.items():  # as n calls of out.add(g, ts, 1, size, True, False, None, None)
+            side = out.sides.get(p)
+            if side is None:
+                side = out.sides[p] = _Side()
+            side.basic.add_unsized(n, n, n, size)
         if rest:
             out.merge(self.slices_of(conn, ref, rest))
         return out
@@ -642,6 +661,16 @@ class _Basic:
             if self.raw is not None:
                 self.raw += stats.uncompressed_size
 
+    def add_unsized(self, slices: int, files: int, bases: int, size: int) -> None:
+        """`slices` slices of `files` files (`bases` of them base files) of `size` bytes, none with
+        statistics: as add_slice for each with `stats` None."""
+        self.slices += slices
+        self.bases += bases
+        self.files += files
+        self.size += size
+        if slices:
+            self.rows = self.raw = None
+
     def merge(self, o: _Basic) -> None:
         self.slices += o.slices
         self.bases += o.bases
@@ -811,6 +840,8 @@ def _appends(groups: set[tuple[str, str]], replaced: set[tuple[str, str]], mine:
     """The partitions every written group of which only gained new log files with stored
     statistics on its latest slice, as additions."""
     out: dict[str, _Append] = {}
+    if not logs:  # no group gained log files on its latest slice
+        return out
     mixed: set[str] = set()
     for g in groups:
         files = logs.get(g)
