@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Row, delete, func, select, text
@@ -599,6 +600,8 @@ def _slice_columns(files: list[dict[str, _Bounds] | None]) -> dict[str, _Bounds]
     return out
 
 
+_new_slice = tuple.__new__  # _Slice(*fields), all eight given, without its Python-level __new__
+
 # positions in the `files` rows _latest_slices reads (Row attribute access costs ten times more)
 _ID, _PART, _FID, _BASE, _LOG, _SIZE = range(6)
 
@@ -615,12 +618,14 @@ def _latest_slices(rows: list[Row]) -> list[_Slice]:
         else:
             members.append(r)
     out = []
+    append = out.append
     for (partition, fid), members in groups.items():
         if len(members) == 1:  # the common case: one base file
             m = members[0]
-            log = bool(m[_LOG])
-            out.append(_Slice(partition, fid, None if log else m[_ID], m[_BASE], 1, m[_SIZE], log,
-                              (m[_ID],) if log else ()))
+            if m[_LOG]:
+                append(_new_slice(_Slice, (partition, fid, None, m[_BASE], 1, m[_SIZE], True, (m[_ID],))))
+            else:
+                append(_new_slice(_Slice, (partition, fid, m[_ID], m[_BASE], 1, m[_SIZE], False, ())))
             continue
         latest = max(m[_BASE] for m in members)
         files = [m for m in members if m[_BASE] == latest]
@@ -862,11 +867,22 @@ def _appends(groups: set[tuple[str, str]], replaced: set[tuple[str, str]], mine:
 def _unread_slices(slices: list[_Slice]) -> Slices:
     """Slices counted per partition, their base files' statistics left unread (Slices.unread)."""
     out = Slices()
+    instants, unread = out.instants, out.unread
     for sl in slices:
-        out.add((sl.partition_path, sl.file_id), sl.instant, sl.files, sl.size, sl.base_id is not None, sl.logs,
-                None, None)
-        out.unread.setdefault(sl.partition_path, []).append(sl)
+        instants[(sl[0], sl[1])] = sl.instant
+        members = unread.get(sl[0])
+        if members is None:
+            unread[sl[0]] = [sl]
+        else:
+            members.append(sl)
+    for p, members in unread.items():  # as out.add(..., None, None) for each slice
+        side = out.sides[p] = _Side()
+        side.basic.add_unsized(len(members), sum(map(_files_of, members)),
+                               len(members) - list(map(_base_of, members)).count(None), sum(map(_size_of, members)))
     return out
+
+
+_files_of, _base_of, _size_of = itemgetter(4), itemgetter(2), itemgetter(5)  # of a _Slice
 
 
 _BASIC_COUNTS = ("num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")
