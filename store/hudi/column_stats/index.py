@@ -617,7 +617,7 @@ def _latest_slices(rows: list[Row]) -> list[_Slice]:
             groups[k] = [r]
         else:
             members.append(r)
-    out = []
+    out: list[_Slice] = []
     append = out.append
     for (partition, fid), members in groups.items():
         if len(members) == 1:  # the common case: one base file
