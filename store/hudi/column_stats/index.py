@@ -380,16 +380,16 @@ class ColumnStats:
         new log files, each with statistics, keeps them as an addition (`Slices.appended`), read
         again only if update_groups cannot add them. The other groups (log files appended to again,
         a pending compaction's log files, replaced groups) are read again."""
-        mine: dict[tuple[str, str], list[tuple[str, bool, int]]] = {}  # (name, is log, size) on base `ts`
+        mine: dict[tuple[str, str], tuple[str, bool, int]] = {}  # (name, is log, size) of a file on base `ts`
+        several: set[tuple[str, str]] = set()  # groups the instant wrote more than one file on `ts` to
         logs: dict[tuple[str, str], list[_Written]] = {}
         prior = before.instants
         for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
             if base_instant == ts:
-                files = mine.get((partition, fid))
-                if files is None:
-                    mine[(partition, fid)] = [(name, is_log, size)]
+                if (partition, fid) in mine:
+                    several.add((partition, fid))
                 else:
-                    files.append((name, is_log, size))
+                    mine[(partition, fid)] = (name, is_log, size)
             elif is_log and base_instant == prior.get((partition, fid)):
                 logs.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
         out = Slices()
@@ -400,13 +400,12 @@ class ColumnStats:
         rest = groups - mine.keys()  # no file on a base of its own: read again
         instants = out.instants
         unsized: dict[str, list[int]] = {}  # partition -> [slices, bytes] of lone new base files without statistics
-        for g, files in mine.items():
+        for g, (name, is_log, size) in mine.items():
             if g not in groups:
                 continue
-            if len(files) > 1 or files[0][1] or g in replaced or prior.get(g, "") >= ts:
+            if is_log or g in several or g in replaced or prior.get(g, "") >= ts:
                 rest.add(g)  # (a new base file with log files on it: read again, as rare as it is)
                 continue
-            name, _, size = files[0]
             rec = recorded.get((g[0], name)) if recorded else None
             if rec is None:  # a base file the instant stored no statistics for counts as one without
                 instants[g] = ts
