@@ -608,19 +608,23 @@ _ID, _PART, _FID, _BASE, _LOG, _SIZE = range(6)
 def _latest_slices(rows: list[Row]) -> list[_Slice]:
     """The latest slice of each file group among `files` rows (as hudi_format.build_slices); the
     rows start with id, partition_path, file_id, base_instant, is_log, size."""
-    groups: dict[tuple[str, str], list[Row]] = {}
+    first: dict[tuple[str, str], Row] = {}  # each group's first row, in the order the groups come
+    several: dict[tuple[str, str], list[Row]] = {}  # all rows of the groups with more than one
     for r in rows:
         k = (r[_PART], r[_FID])
-        members = groups.get(k)
-        if members is None:
-            groups[k] = [r]
+        if k in first:
+            members = several.get(k)
+            if members is None:
+                several[k] = [first[k], r]
+            else:
+                members.append(r)
         else:
-            members.append(r)
+            first[k] = r
     out: list[_Slice] = []
     append = out.append
-    for (partition, fid), members in groups.items():
-        if len(members) == 1:  # the common case: one base file
-            m = members[0]
+    for (partition, fid), m in first.items():
+        members = several.get((partition, fid)) if several else None
+        if members is None:  # the common case: one base file
             if m[_LOG]:
                 append(_new_slice(_Slice, (partition, fid, None, m[_BASE], 1, m[_SIZE], True, (m[_ID],))))
             else:
