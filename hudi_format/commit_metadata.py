@@ -11,6 +11,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import orjson
 
@@ -19,8 +20,8 @@ from hudi_format.errors import InvalidMetadata
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 
 
-@dataclass(frozen=True)
-class WriteStat:
+class WriteStat(NamedTuple):
+    """One file a write stat names (a tuple: a commit builds thousands)."""
     partition_path: str
     path: str  # relative to the base path
     file_id: str
@@ -110,6 +111,9 @@ def confined(path: str, what: str) -> str:
     return path
 
 
+_new_stat = tuple.__new__  # WriteStat(*fields) without its Python-level __new__
+
+
 def parse_commit(data: bytes | None) -> CommitMetadata:
     """A commit's metadata (a new object each call, its write stats shared: they never change).
     Cached: a catch-up reads one commit several times (validation, file groups touched, the import)."""
@@ -126,27 +130,32 @@ def _parse_commit(data: bytes | None) -> CommitMetadata:
     if not isinstance(stats, dict):
         raise InvalidMetadata("partitionToWriteStats must be an object")
     checked: set[str] = set()  # partition paths found confined (a commit names few, each many times)
+    out_stats = out.write_stats
     for partition, entries in stats.items():
         confined(partition, "partition path")
         for s in entries or []:
-            path = s.get("path")
+            get = s.get
+            path = get("path")
             if not path or path == "null":
                 continue  # e.g. a delete-only stat without a file
-            confined(path, "write stat path")
-            stat_partition = s.get("partitionPath")
-            if stat_partition is not None and stat_partition not in checked:
+            # confined(path) where it could fail: a path with no `..` and only printable characters passes
+            if type(path) is not str or ".." in path or not path.isprintable():
+                confined(path, "write stat path")
+            stat_partition = get("partitionPath")
+            if stat_partition is None:
+                stat_partition = partition
+            elif stat_partition not in checked:
                 checked.add(confined(stat_partition, "partition path"))
-            file_id = s.get("fileId")
+            file_id = get("fileId")
             if not file_id:
                 raise InvalidMetadata(f"write stat without fileId: {s}")
-            size = s.get("fileSizeInBytes")
+            size = get("fileSizeInBytes")
             if size is None:
-                size = s.get("totalWriteBytes", 0)
-            prev = s.get("prevCommit")
-            out.write_stats.append(WriteStat(
-                partition_path=s.get("partitionPath") if s.get("partitionPath") is not None else partition,
-                path=path, file_id=file_id, size=int(size or 0),
-                prev_commit=None if prev in (None, "null") else prev))
+                size = get("totalWriteBytes", 0)
+            prev = get("prevCommit")
+            out_stats.append(_new_stat(WriteStat, (
+                stat_partition, path, file_id, size if type(size) is int else int(size or 0),
+                None if prev is None or prev == "null" else prev)))
     replaced = doc.get("partitionToReplaceFileIds") or {}
     if not isinstance(replaced, dict):
         raise InvalidMetadata("partitionToReplaceFileIds must be an object")

@@ -37,12 +37,22 @@ class FileSlice:
 
 def parse_file_name(name: str) -> tuple[str, str, bool, int | None]:
     """(file_id, base_instant, is_log, log_version) of a Hudi data file name; ValueError otherwise."""
-    m = _LOG.match(name) if name[:1] == "." else None  # a log file's name starts with a dot
-    if m:
-        return m.group("fid"), m.group("base"), True, int(m.group("ver"))
+    if name[:1] == ".":  # a log file's name starts with a dot
+        m = _LOG.match(name)
+        if m:
+            fid, base, ver = m.group("fid", "base", "ver")
+            return fid, base, True, int(ver)
+    else:  # without the regular expression, a base file name that plainly is one (as _BASE takes it)
+        parts = name.split("_")
+        if len(parts) == 3 and parts[0] and parts[1]:
+            instant, dot, ext = parts[2].partition(".")
+            if (dot and 14 <= len(instant) <= 17 and instant.isascii() and instant.isdigit()
+                    and ext.isascii() and ext.isalnum()):
+                return parts[0], instant, False, None
     m = _BASE.match(name)
     if m:
-        return m.group("fid"), m.group("instant"), False, None
+        fid, instant = m.group("fid", "instant")
+        return fid, instant, False, None
     raise ValueError(f"not a Hudi data file name: {name}")
 
 

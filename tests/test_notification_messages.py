@@ -370,3 +370,15 @@ def test_tjson_writes_structs_without_fields_and_lists_of_strings_as_the_protoco
     memo: dict = {}
     assert [M.tjson(o) for o in objs] == [M.tjson_by_protocol(o) for o in objs]
     assert [M.tjson(o, memo) for o in objs + objs] == [M.tjson_by_protocol(o) for o in objs + objs]
+
+
+@pytest.mark.parametrize("body", [
+    {"server": None, "files": ["/a/é \"q\" \\ \n\t/ \u2028 \U0001f600 \x01\x1f\x7f"], "timestamp": 1700000000,
+     "replace": "true", "big": 2 ** 63 - 1, "neg": -(2 ** 63), "flag": False},
+    {"beyond 64 bits": 2 ** 64, "x": "y"}, {"lone surrogate": "a\ud800b"}, {"\udfff": 1},
+    {"float": 1e16, "nan": float("nan")}, {"nested": {"a": [1, "b", None]}}, {"tuple": ("a",)}, {1: "int key"},
+    {"mixed list": ["a", 1]}, {}])
+def test_encode_writes_what_json_dumps_writes(body):
+    """The message text is compact json.dumps with non-ASCII characters as they are, whichever
+    encoder writes it."""
+    assert M.encode(body) == json.dumps(body, ensure_ascii=False, separators=(",", ":"))

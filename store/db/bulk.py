@@ -9,6 +9,7 @@ SQLAlchemy's (store/db/driver_cursor.py).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, String, Table
@@ -66,10 +67,14 @@ def _check_widths(table: Table, columns: Sequence[str], rows: Sequence[Sequence[
     for i, name in enumerate(columns):
         if not isinstance(table.c[name].type, String):
             continue
-        texts = [r[i] for r in rows if isinstance(r[i], str)]
+        texts = list(map(itemgetter(i), rows))
+        try:  # one pass in C for the common case: every value a text, ASCII, no NUL
+            joined = "".join(texts)
+        except TypeError:  # some value is no text (None, a number)
+            texts = [v for v in texts if isinstance(v, str)]
+            joined = "".join(texts)
         if not texts:
             continue
-        joined = "".join(texts)  # one pass in C for the common case: ASCII, no NUL
         worst = [v for v in texts if "\x00" in v][:1] if "\x00" in joined else []
         worst.append(max(texts, key=len))
         if not joined.isascii():  # then the longest in UTF-8 bytes may be another

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from sqlalchemy import ColumnElement, Connection, delete, false, func, select, text, update
 
 from hudi_format.commit_metadata import CommitMetadata
-from hudi_format.file_slice import parse_file_name, split_path
+from hudi_format.file_slice import parse_file_name
 from store.db import schema as S
 from store.db.bulk import insert_rows
 from store.db.dialect import in_list, pair_chunks
@@ -63,14 +63,14 @@ def names_in(backend: str, pairs, live: bool = False) -> ColumnElement[bool]:
 def written_files(meta: CommitMetadata) -> WrittenFiles:
     """The files a commit's write stats name; InvalidObject for a name that is no Hudi data file."""
     out: WrittenFiles = {}
-    for s in meta.write_stats:
-        partition, name = split_path(s.path)
+    for stat_partition, path, _fid, size, _prev in meta.write_stats:
+        partition, _, name = path.strip("/").rpartition("/")  # split_path
         try:
             file_id, base_instant, is_log, log_version = parse_file_name(name)
         except ValueError as exc:
             raise InvalidObject(str(exc)) from exc
-        out[(s.partition_path if s.partition_path is not None else partition, name)] = (
-            file_id, base_instant, is_log, log_version, s.size)
+        out[(stat_partition if stat_partition is not None else partition, name)] = (
+            file_id, base_instant, is_log, log_version, size)
     return out
 
 

@@ -17,6 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
+import orjson
 from thrift.protocol.TJSONProtocol import TJSONProtocol, TJSONProtocolFactory
 from thrift.TSerialization import deserialize, serialize
 
@@ -67,7 +68,17 @@ def from_tjson(text: str, cls: type[T]) -> T:
 
 def encode(body: dict[str, Any]) -> str:
     """The message text: compact JSON, non-ASCII characters as they are (as Jackson writes)."""
+    if all(type(k) is str and (type(v) in _ORJSON_SAME or type(v) is list and all(type(x) is str for x in v))
+           for k, v in body.items()):
+        try:  # (several times faster)
+            return orjson.dumps(body).decode("utf-8")
+        except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits, a lone surrogate
+            pass
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+# value types orjson writes as json.dumps(ensure_ascii=False, compact) does (strings with the same escapes)
+_ORJSON_SAME = frozenset((str, int, bool, type(None)))
 
 
 def _head(**fields: Any) -> dict[str, Any]:

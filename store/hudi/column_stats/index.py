@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Row, delete, func, select, text
@@ -416,12 +417,16 @@ class ColumnStats:
         new log files, each with statistics, keeps them as an addition (`Slices.appended`), read
         again only if update_groups cannot add them. The other groups (log files appended to again,
         a pending compaction's log files, replaced groups) are read again."""
-        mine: dict[tuple[str, str], list[_Written]] = {}
+        mine: dict[tuple[str, str], tuple[str, bool, int]] = {}  # (name, is log, size) of a file on base `ts`
+        several: set[tuple[str, str]] = set()  # groups the instant wrote more than one file on `ts` to
         logs: dict[tuple[str, str], list[_Written]] = {}
         prior = before.instants
         for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
             if base_instant == ts:
-                mine.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
+                if (partition, fid) in mine:
+                    several.add((partition, fid))
+                else:
+                    mine[(partition, fid)] = (name, is_log, size)
             elif is_log and base_instant == prior.get((partition, fid)):
                 logs.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
         out = Slices()
@@ -429,17 +434,31 @@ class ColumnStats:
         for p, app in appends.items():
             out.appended[p] = app
             groups = groups - app.groups
-        rest: set[tuple[str, str]] = set()
-        for g in groups:
-            files = mine.get(g)
-            base = next((w for w in files if not w.is_log), None) if files else None
-            if base is None or g in replaced or prior.get(g, "") >= ts or len(files) > 1:  # type: ignore[arg-type]
+        rest = groups - mine.keys()  # no file on a base of its own: read again
+        instants = out.instants
+        unsized: dict[str, list[int]] = {}  # partition -> [slices, bytes] of lone new base files without statistics
+        for g, (name, is_log, size) in mine.items():
+            if g not in groups:
+                continue
+            if is_log or g in several or g in replaced or prior.get(g, "") >= ts:
                 rest.add(g)  # (a new base file with log files on it: read again, as rare as it is)
                 continue
-            rec = recorded.get((g[0], base.name))
-            # a base file the instant stored no statistics for counts as one without statistics
-            out.add(g, ts, 1, base.size, True, False, None if rec is None else rec[1],
-                    None if rec is None else rec[2])
+            rec = recorded.get((g[0], name)) if recorded else None
+            if rec is None:  # a base file the instant stored no statistics for counts as one without
+                instants[g] = ts
+                acc = unsized.get(g[0])
+                if acc is None:
+                    unsized[g[0]] = [1, size]
+                else:
+                    acc[0] += 1
+                    acc[1] += size
+            else:
+                out.add(g, ts, 1, size, True, False, rec[1], rec[2])
+        for p, (n, size) in unsized.items():  # as n calls of out.add(g, ts, 1, size, True, False, None, None)
+            side = out.sides.get(p)
+            if side is None:
+                side = out.sides[p] = _Side()
+            side.basic.add_unsized(n, n, n, size)
         if rest:
             out.merge(self.slices_of(conn, ref, rest))
         return out
@@ -617,6 +636,8 @@ def _slice_columns(files: list[dict[str, _Bounds] | None]) -> dict[str, _Bounds]
     return out
 
 
+_new_slice = tuple.__new__  # _Slice(*fields), all eight given, without its Python-level __new__
+
 # positions in the `files` rows _latest_slices reads (Row attribute access costs ten times more)
 _ID, _PART, _FID, _BASE, _LOG, _SIZE = range(6)
 
@@ -624,21 +645,27 @@ _ID, _PART, _FID, _BASE, _LOG, _SIZE = range(6)
 def _latest_slices(rows: list[Row]) -> list[_Slice]:
     """The latest slice of each file group among `files` rows (as hudi_format.build_slices); the
     rows start with id, partition_path, file_id, base_instant, is_log, size."""
-    groups: dict[tuple[str, str], list[Row]] = {}
+    first: dict[tuple[str, str], Row] = {}  # each group's first row, in the order the groups come
+    several: dict[tuple[str, str], list[Row]] = {}  # all rows of the groups with more than one
     for r in rows:
         k = (r[_PART], r[_FID])
-        members = groups.get(k)
-        if members is None:
-            groups[k] = [r]
+        if k in first:
+            members = several.get(k)
+            if members is None:
+                several[k] = [first[k], r]
+            else:
+                members.append(r)
         else:
-            members.append(r)
-    out = []
-    for (partition, fid), members in groups.items():
-        if len(members) == 1:  # the common case: one base file
-            m = members[0]
-            log = bool(m[_LOG])
-            out.append(_Slice(partition, fid, None if log else m[_ID], m[_BASE], 1, m[_SIZE], log,
-                              (m[_ID],) if log else ()))
+            first[k] = r
+    out: list[_Slice] = []
+    append = out.append
+    for (partition, fid), m in first.items():
+        members = several.get((partition, fid)) if several else None
+        if members is None:  # the common case: one base file
+            if m[_LOG]:
+                append(_new_slice(_Slice, (partition, fid, None, m[_BASE], 1, m[_SIZE], True, (m[_ID],))))
+            else:
+                append(_new_slice(_Slice, (partition, fid, m[_ID], m[_BASE], 1, m[_SIZE], False, ())))
             continue
         latest = max(m[_BASE] for m in members)
         files = [m for m in members if m[_BASE] == latest]
@@ -678,6 +705,16 @@ class _Basic:
                 self.rows += stats.num_rows
             if self.raw is not None:
                 self.raw += stats.uncompressed_size
+
+    def add_unsized(self, slices: int, files: int, bases: int, size: int) -> None:
+        """`slices` slices of `files` files (`bases` of them base files) of `size` bytes, none with
+        statistics: as add_slice for each with `stats` None."""
+        self.slices += slices
+        self.bases += bases
+        self.files += files
+        self.size += size
+        if slices:
+            self.rows = self.raw = None
 
     def merge(self, o: _Basic) -> None:
         self.slices += o.slices
@@ -848,6 +885,8 @@ def _appends(groups: set[tuple[str, str]], replaced: set[tuple[str, str]], mine:
     """The partitions every written group of which only gained new log files with stored
     statistics on its latest slice, as additions."""
     out: dict[str, _Append] = {}
+    if not logs:  # no group gained log files on its latest slice
+        return out
     mixed: set[str] = set()
     for g in groups:
         files = logs.get(g)
@@ -868,11 +907,22 @@ def _appends(groups: set[tuple[str, str]], replaced: set[tuple[str, str]], mine:
 def _unread_slices(slices: list[_Slice]) -> Slices:
     """Slices counted per partition, their base files' statistics left unread (Slices.unread)."""
     out = Slices()
+    instants, unread = out.instants, out.unread
     for sl in slices:
-        out.add((sl.partition_path, sl.file_id), sl.instant, sl.files, sl.size, sl.base_id is not None, sl.logs,
-                None, None)
-        out.unread.setdefault(sl.partition_path, []).append(sl)
+        instants[(sl[0], sl[1])] = sl.instant
+        members = unread.get(sl[0])
+        if members is None:
+            unread[sl[0]] = [sl]
+        else:
+            members.append(sl)
+    for p, members in unread.items():  # as out.add(..., None, None) for each slice
+        side = out.sides[p] = _Side()
+        side.basic.add_unsized(len(members), sum(map(_files_of, members)),
+                               len(members) - list(map(_base_of, members)).count(None), sum(map(_size_of, members)))
     return out
+
+
+_files_of, _base_of, _size_of = itemgetter(4), itemgetter(2), itemgetter(5)  # of a _Slice
 
 
 _BASIC_COUNTS = ("num_slices", "num_files", "base_files", "total_size", "num_rows", "raw_data_size")

@@ -76,8 +76,13 @@ class PartitionSync:
         """The notification events of a completed write: one INSERT per partition written, with the
         files written there (replace for a replacecommit); see notification_log.events.hudi_commit."""
         files: dict[str, list[str]] = {}
-        for st in meta.write_stats:
-            files.setdefault(st.partition_path or "", []).append(full_path(ref.base_path, st.path))
+        base = full_path(ref.base_path, "")  # full_path(base, path) is base + path
+        for partition, path, _fid, _size, _prev in meta.write_stats:
+            paths = files.get(partition or "")
+            if paths is None:
+                files[partition or ""] = [base + path]
+            else:
+                paths.append(base + path)
         if not files:
             return
         table = self.tables.get_table_in(conn, ref.db_name, ref.name)
