@@ -122,3 +122,24 @@ def test_commits_read_no_kept_group_and_never_a_stale_one(pg_url, tmp_path, monk
         one.dispose()
         if other is not None:
             other.store.dispose()
+
+
+def test_the_collector_is_paused_while_commits_run_and_left_as_it_was():
+    import gc
+
+    from store.hudi.timeline.commit import _collector_paused
+
+    assert gc.isenabled()
+    try:
+        with _collector_paused():
+            assert not gc.isenabled()
+            with _collector_paused():  # a concurrent commit ends first: still paused
+                pass
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()  # off before: stays off
+        with _collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
