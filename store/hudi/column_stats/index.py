@@ -423,10 +423,11 @@ class ColumnStats:
         prior = before.instants
         for (partition, name), (fid, base_instant, is_log, _ver, size) in written.items():
             if base_instant == ts:
-                if (partition, fid) in mine:
-                    several.add((partition, fid))
+                g = (partition, fid)
+                if g in mine:
+                    several.add(g)
                 else:
-                    mine[(partition, fid)] = (name, is_log, size)
+                    mine[g] = (name, is_log, size)
             elif is_log and base_instant == prior.get((partition, fid)):
                 logs.setdefault((partition, fid), []).append(_Written(name, fid, base_instant, is_log, size))
         out = Slices()

@@ -196,7 +196,8 @@ class InstantCompletion:
             check_conflicts(conn, ref, row, action, meta)
             files_written = written_files(meta)
             replaced_now = {(p, fid) for p, ids in meta.replaced.items() for fid in ids}
-            groups = {(p, entry[0]) for (p, _), entry in files_written.items()} | replaced_now
+            groups = {(p, entry[0]) for (p, _), entry in files_written.items()}
+            groups |= replaced_now
             seen = Seen() if conn.dialect.name == "postgresql" else None
             before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True, seen=seen)
             self.column_stats.forget_appended(conn, ref, files_written, before)
@@ -207,15 +208,15 @@ class InstantCompletion:
                                                          files_written, recorded)
             touched = self.column_stats.update_groups(conn, ref, before, after)
             self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
-            self.partition_sync.ensure_partitions(
-                conn, ref, sorted({s.partition_path for s in meta.write_stats if s.partition_path}))
+            written_in = {s.partition_path for s in meta.write_stats}
+            self.partition_sync.ensure_partitions(conn, ref, sorted(p for p in written_in if p))
             self.partition_sync.record_commit(conn, ref, action, meta)
             self.statistics.publish(conn, ref, touched)
             kept = None
             if seen is not None and ids is not None:
                 change = plain_change(ts, seen.rows, files_written, ids, replaced | replaced_now)
                 kept = None if change is None else (seen.version, change)
-            return frozenset(meta.partitions), groups, kept
+            return frozenset(written_in.union(meta.replaced)), groups, kept  # meta.partitions
         if action == "clean":
             cleaned = parse_clean(metadata)
             check_not_held(conn, ref, row.ts, cleaned)  # a savepoint completed since the clean was planned
