@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,15 +179,18 @@ def _entry_record(action: str, data: bytes) -> dict | None:
     return doc
 
 
-def archive_log_block(instants: list[ArchivedInstant]) -> bytes:
+def archive_log_block(instants: list[ArchivedInstant], pause: Callable[[], None] | None = None) -> bytes:
     """One Avro data block (log format, version-2 content) of the entries of the instants: per
-    instant its requested, inflight and completed states, in that order."""
+    instant its requested, inflight and completed states, in that order. `pause`: called before
+    each entry and within a commit's write stats (record_bytes)."""
     import fastavro
 
     parsed = fastavro.parse_schema(ARCHIVED_META_ENTRY_SCHEMA)
     entries: list[bytes] = []
     for i in sorted(instants, key=lambda i: i.ts):
         for state, data in (("REQUESTED", i.plan), ("INFLIGHT", i.inflight), ("COMPLETED", i.metadata)):
+            if pause is not None:
+                pause()
             rec: dict[str, Any] = {"commitTime": i.ts, "actionType": i.action, "actionState": state,
                                    "version": 1, "stateTransitionTime": i.completion_ts}
             field = _ENTRY_FIELD.get(i.action) \
@@ -197,7 +200,7 @@ def archive_log_block(instants: list[ArchivedInstant]) -> bytes:
             if field == "hoodieCommitMetadata" and value is not None:
                 # the entry's first field, its stats one call each (record_bytes), after its branch (1)
                 fastavro.schemaless_writer(one, parsed, rec)
-                entries.append(b"\x02" + record_bytes(COMMIT_METADATA_SCHEMA, value) + one.getvalue()[1:])
+                entries.append(b"\x02" + record_bytes(COMMIT_METADATA_SCHEMA, value, pause) + one.getvalue()[1:])
                 continue
             if field and value is not None:  # the union's branch named, else fastavro validates it all
                 rec[field] = (_ENTRY_TYPE[field], tag_unions(value))

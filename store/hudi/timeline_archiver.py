@@ -18,6 +18,7 @@ holds already are not archived twice, their files are deleted by the next run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hudi_format import archived_timeline as A
@@ -47,9 +48,10 @@ def _setting(props: dict[str, str], key: str) -> int:
 
 
 def archive(st: TableStorage, layout: TimelineLayout, files: dict[str, int | None], props: dict[str, str],
-            floor: str | None = None) -> list[str]:
+            floor: str | None = None, pause: Callable[[], None] | None = None) -> list[str]:
     """Archive what the rules allow from the active timeline `files` (name -> size, updated);
-    `floor`: no instant at or after it is archived (the metadata table's base instant). The
+    `floor`: no instant at or after it is archived (the metadata table's base instant); `pause`:
+    called between pieces of the encoding (a background archive gives way to commits). The
     archived instants' times."""
     keep, most = _setting(props, ARCHIVE_MIN_COMMITS), _setting(props, ARCHIVE_MAX_COMMITS)
     most = max(most, keep)
@@ -77,7 +79,7 @@ def archive(st: TableStorage, layout: TimelineLayout, files: dict[str, int | Non
     if not chosen:
         return []
     if layout.version == 1:
-        _write_log_archive(st, layout, chosen)
+        _write_log_archive(st, layout, chosen, pause)
     else:
         _write_lsm(st, layout, chosen)
     for i in chosen:  # requested, inflight, then completed
@@ -117,7 +119,8 @@ def _write_lsm(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage
     st.put(f"{history}/{A.VERSION_FILE}", str(version + 1).encode())
 
 
-def _write_log_archive(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage]) -> None:
+def _write_log_archive(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage],
+                       pause: Callable[[], None] | None = None) -> None:
     folder = layout.archive_dir
     versions = sorted(v for n in st.listing(folder) if (v := A.archive_log_version(n)) is not None)
     top = None
@@ -126,5 +129,5 @@ def _write_log_archive(st: TableStorage, layout: TimelineLayout, chosen: list[_O
     new = [i for i in chosen if top is None or i.ts > top]
     if not new:
         return
-    data = A.archive_log_block(_archived(st, layout, new))
+    data = A.archive_log_block(_archived(st, layout, new), pause)
     st.put(f"{folder}/{A.archive_log_name((versions[-1] if versions else 0) + 1)}", data)

@@ -108,7 +108,7 @@ class InstantCompletion:
         `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
-            with _collector_paused():
+            with _collector_running():
                 instant, version, partitions, metadata, gone, ref, kept = self.store.run_write(
                     self._complete_in, db, tbl, ts, action, metadata, drop_partitions, record_keys,
                     column_stats or [])
@@ -243,26 +243,32 @@ class InstantCompletion:
         return None, set(), None
 
 
-_paused = [0, False]  # commits running, whether the collector was on before the first
-_paused_lock = threading.Lock()
+_running = [0, False]  # commits running, whether the collector was on before the first
+_running_lock = threading.Lock()
+
+
+def commits_running() -> int:
+    """Commits of this process inside their transaction now (background work waits for them:
+    store/hudi/storage_mirror.py)."""
+    return _running[0]
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_running() -> Iterator[None]:
     """No cyclic garbage collection while a commit runs (the last of concurrent ones turns it back
     on, if it was): a commit of 10,000 files makes hundreds of thousands of short-lived objects,
     which reference counting frees; the collections they set off cost it about 25 ms."""
-    with _paused_lock:
-        if not _paused[0]:
-            _paused[1] = gc.isenabled()
-        _paused[0] += 1
+    with _running_lock:
+        if not _running[0]:
+            _running[1] = gc.isenabled()
+        _running[0] += 1
         gc.disable()
     try:
         yield
     finally:
-        with _paused_lock:
-            _paused[0] -= 1
-            if not _paused[0] and _paused[1]:
+        with _running_lock:
+            _running[0] -= 1
+            if not _running[0] and _running[1]:
                 gc.enable()
 
 

@@ -389,3 +389,31 @@ def test_with_the_background_thread_a_commit_leaves_archiving_to_it(tmp_path, mo
     finally:
         release.set()
         mirror.stop()
+
+
+def test_the_background_archive_waits_while_commits_run(tmp_path, monkeypatch):
+    """The background thread's archive gives way to commits of the process: it pauses between its
+    entries (and within a commit's write stats) while one runs, at most ARCHIVE_YIELD_S at a time;
+    the same files as without pauses (the archive log's bytes are checked in test_archived_timeline)."""
+    from store.hudi import storage_mirror
+    from tests.test_storage_mirror import ROWS, commit
+
+    running = [1]
+    monkeypatch.setattr(storage_mirror, "commits_running", lambda: running[0])
+    monkeypatch.setattr(storage_mirror, "ARCHIVE_YIELD_S", 60.0)
+    base, timeline, _snapshot, mirror = _archiving_table(tmp_path, 6, False)
+    mirror.start_background(3600)  # it runs when a hook wakes it
+    try:
+        stamps = [commit(timeline, base, "2024-01-01", [{**r, "id": r["id"] + 10 * n} for r in ROWS])
+                  for n in range(5)]
+        time.sleep(1.0)  # the background thread is woken, and waits
+        assert len(StorageTimeline.read(base).instants) == 5
+        running[0] = 0
+        deadline = time.monotonic() + 30
+        while len(StorageTimeline.read(base).instants) > 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        kept = [i.ts for i in StorageTimeline.read(base).instants]
+        assert 2 <= len(kept) <= 3 and kept == stamps[-len(kept):]
+    finally:
+        running[0] = 0
+        mirror.stop()
