@@ -122,12 +122,27 @@ def _write_lsm(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage
 def _write_log_archive(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage],
                        pause: Callable[[], None] | None = None) -> None:
     folder = layout.archive_dir
-    versions = sorted(v for n in st.listing(folder) if (v := A.archive_log_version(n)) is not None)
+    listing = st.listing(folder)
+    versions = sorted(v for n in listing if (v := A.archive_log_version(n)) is not None)
     top = None
     if versions:
-        top = max(A.archived_times(st.read(f"{folder}/{A.archive_log_name(versions[-1])}") or b""), default=None)
+        last = A.archive_log_name(versions[-1])
+        key = (st.path(folder), last, listing.get(last))
+        top = _NEWEST.get(key, "")
+        if top == "":  # not the file this process wrote last: read (its times alone, still seconds)
+            top = max(A.archived_times(st.read(f"{folder}/{last}") or b""), default=None)
     new = [i for i in chosen if top is None or i.ts > top]
     if not new:
         return
     data = A.archive_log_block(_archived(st, layout, new), pause)
-    st.put(f"{folder}/{A.archive_log_name((versions[-1] if versions else 0) + 1)}", data)
+    name = A.archive_log_name((versions[-1] if versions else 0) + 1)
+    st.put(f"{folder}/{name}", data)
+    if len(_NEWEST) >= _NEWEST_MAX:
+        _NEWEST.clear()
+    _NEWEST[(st.path(folder), name, len(data))] = max(i.ts for i in new)
+
+
+# (archive folder, the archive log file this process wrote there last, its size) -> the newest
+# instant in it: the next archive of the table need not decode it again while it is unchanged
+_NEWEST: dict[tuple[str, str, int | None], str | None] = {}
+_NEWEST_MAX = 1024
