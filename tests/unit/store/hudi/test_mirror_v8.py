@@ -356,6 +356,15 @@ def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, version, mdt)
     assert sorted(os.listdir(history)) == state
 
 
+def _archived_in_the_background(base: str, stamps: list[str]) -> None:
+    """Within 30 s the background thread archived all but the last two or three commits."""
+    deadline = time.monotonic() + 30
+    while len(StorageTimeline.read(base).instants) > 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    kept = [i.ts for i in StorageTimeline.read(base).instants]
+    assert 2 <= len(kept) <= 3 and kept == stamps[-len(kept):]
+
+
 def test_with_the_background_thread_a_commit_leaves_archiving_to_it(tmp_path, monkeypatch):
     """A server's mirror (its background thread running): the commit's hook does not archive (ten
     commits of 10,000 files take seconds), it hands the table to the background thread, which
@@ -381,11 +390,7 @@ def test_with_the_background_thread_a_commit_leaves_archiving_to_it(tmp_path, mo
         assert not release.is_set() and calls and set(calls) == {"hudi-storage-mirror"}
         assert len(StorageTimeline.read(base).instants) == 5  # nothing archived yet
         release.set()
-        deadline = time.monotonic() + 30
-        while len(StorageTimeline.read(base).instants) > 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        kept = [i.ts for i in StorageTimeline.read(base).instants]
-        assert 2 <= len(kept) <= 3 and kept == stamps[-len(kept):]
+        _archived_in_the_background(base, stamps)
     finally:
         release.set()
         mirror.stop()
@@ -409,11 +414,7 @@ def test_the_background_archive_waits_while_commits_run(tmp_path, monkeypatch):
         time.sleep(1.0)  # the background thread is woken, and waits
         assert len(StorageTimeline.read(base).instants) == 5
         running[0] = 0
-        deadline = time.monotonic() + 30
-        while len(StorageTimeline.read(base).instants) > 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        kept = [i.ts for i in StorageTimeline.read(base).instants]
-        assert 2 <= len(kept) <= 3 and kept == stamps[-len(kept):]
+        _archived_in_the_background(base, stamps)
     finally:
         running[0] = 0
         mirror.stop()
