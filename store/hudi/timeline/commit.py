@@ -108,7 +108,7 @@ class InstantCompletion:
         `column_stats` the statistics of the base files it wrote. An
         instant that loses a conflict is expired (to be rolled back)."""
         try:
-            with _collector_running():
+            with _collector_paused():
                 instant, version, partitions, metadata, gone, ref, kept = self.store.run_write(
                     self._complete_in, db, tbl, ts, action, metadata, drop_partitions, record_keys,
                     column_stats or [])
@@ -254,7 +254,7 @@ def commits_running() -> int:
 
 
 @contextmanager
-def _collector_running() -> Iterator[None]:
+def _collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while a commit runs (the last of concurrent ones turns it back
     on, if it was): a commit of 10,000 files makes hundreds of thousands of short-lived objects,
     which reference counting frees; the collections they set off cost it about 25 ms."""
