@@ -14,8 +14,8 @@ from store.hudi.column_stats.codec import (
     prefix_successor,
 )
 from store.hudi.column_stats.index import ColumnBounds, ColumnStats, FileColumnStats, Seen, latest_column_sizes
-from store.hudi.column_stats.latest_files import plain_change
+from store.hudi.column_stats.latest_files import LatestFiles, plain_change
 
-__all__ = ["FORK_BYTES", "TEXT_TYPES", "ColumnBounds", "ColumnStats", "FileColumnStats", "Seen", "base_type",
-           "decode_number", "encode_float", "encode_key", "encode_number", "is_indexable", "latest_column_sizes",
-           "plain_change", "prefix_successor"]
+__all__ = ["FORK_BYTES", "TEXT_TYPES", "ColumnBounds", "ColumnStats", "FileColumnStats", "LatestFiles", "Seen",
+           "base_type", "decode_number", "encode_float", "encode_key", "encode_number", "is_indexable",
+           "latest_column_sizes", "plain_change", "prefix_successor"]

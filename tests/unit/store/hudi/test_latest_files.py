@@ -7,10 +7,11 @@ table), and that the statistics stay those of the table."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import event
 
-import store.hudi.column_stats.index as index
 from store.errors import InvalidObject
-from store.hudi.column_stats.latest_files import LatestFiles, plain_change
+from store.hudi.column_stats import LatestFiles, plain_change
+from store.hudi.timeline import commits_running
 from tests.harness import ci_mode
 from tests.unit.store.hudi.test_timeline import Env, commit_json
 
@@ -71,17 +72,21 @@ def _stats(env: Env) -> list[tuple]:
             .order_by(ss.c.partition_path))]
 
 
+def _count_probes(env: Env, probed: list[int]) -> None:
+    """Each latest-version probe on env's store: the number of groups it asks for."""
+    def before(_conn, _cursor, statement, parameters, _context, _many):
+        if "CROSS JOIN LATERAL" in statement and isinstance(parameters, dict):
+            fids = parameters.get("fids")
+            probed.append(len(fids) if isinstance(fids, list) else fids.count(chr(31)))
+
+    event.listen(env.store.engine, "before_cursor_execute", before)
+
+
 def test_commits_read_no_kept_group_and_never_a_stale_one(pg_url, tmp_path, monkeypatch):
     monkeypatch.setenv("HMS_WIRE_CHECK", "1")
     probed: list[int] = []
-    real = index._latest_rows_pg
-
-    def counted(conn, tbl_id, groups):
-        probed.append(len(groups))
-        return real(conn, tbl_id, groups)
-
-    monkeypatch.setattr(index, "_latest_rows_pg", counted)
     one = Env(pg_url, tmp_path / "one")
+    _count_probes(one, probed)
     other = None
     try:
         other = Env.__new__(Env)  # a second server over the same database and table
@@ -89,6 +94,7 @@ def test_commits_read_no_kept_group_and_never_a_stale_one(pg_url, tmp_path, monk
         from store.services import build_services
         other.store = Store(pg_url, str(tmp_path / "one" / "wh"))
         other.services = build_services(other.store)
+        _count_probes(other, probed)
         other.timeline, other.db = other.services.timeline, one.db
         groups = [(f"p={i % 3}", f"g{i}-0") for i in range(12)]
 
@@ -124,22 +130,26 @@ def test_commits_read_no_kept_group_and_never_a_stale_one(pg_url, tmp_path, monk
             other.store.dispose()
 
 
-def test_the_collector_is_paused_while_commits_run_and_left_as_it_was():
+def test_the_collector_is_paused_while_commits_run_and_left_as_it_was(backend_url, tmp_path):
     import gc
 
-    from store.hudi.timeline.commit import _collector_paused
+    env = Env(backend_url, tmp_path)
+    seen: list[tuple[bool, int]] = []
 
-    assert gc.isenabled()
+    def before(_conn, _cursor, statement, _parameters, _context, _many):
+        if statement.lstrip().upper().startswith("UPDATE INSTANT ") and "completion_ts" in statement:
+            # the completion's update of its instant's row
+            seen.append((gc.isenabled(), commits_running()))
+
+    event.listen(env.store.engine, "before_cursor_execute", before)
     try:
-        with _collector_paused():
-            assert not gc.isenabled()
-            with _collector_paused():  # a concurrent commit ends first: still paused
-                pass
-            assert not gc.isenabled()
         assert gc.isenabled()
+        env.write(files=[("p=1", "a-0")])
+        assert seen and set(seen) == {(False, 1)} and gc.isenabled() and commits_running() == 0
+        seen.clear()
         gc.disable()  # off before: stays off
-        with _collector_paused():
-            pass
-        assert not gc.isenabled()
+        env.write(files=[("p=1", "a-0")])
+        assert seen and set(seen) == {(False, 1)} and not gc.isenabled()
     finally:
         gc.enable()
+        env.dispose()
