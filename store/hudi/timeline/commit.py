@@ -201,7 +201,9 @@ class InstantCompletion:
             seen = Seen() if conn.dialect.name == "postgresql" else None
             before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True, seen=seen)
             self.column_stats.forget_appended(conn, ref, files_written, before)
-            ids: dict[tuple[str, str], int] | None = {} if seen is not None else None
+            # ids drawn only for what can be a plain change (no log files): latest_files.plain_change
+            plain = seen is not None and not any(entry[2] for entry in files_written.values())
+            ids: dict[tuple[str, str], int] | None = {} if plain else None
             self.listing.add_files(conn, ref, ts, meta, files_written, ids)
             recorded = self.column_stats.record(conn, ref, ts, column_stats)
             after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
