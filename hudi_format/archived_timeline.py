@@ -27,8 +27,8 @@ from hudi_format.avro_metadata import (
     COMMIT_METADATA_SCHEMA,
     REPLACE_COMMIT_METADATA_SCHEMA,
     clean_record,
+    commit_bytes,
     commit_record,
-    record_bytes,
     tag_unions,
 )
 from hudi_format.commit_metadata import ROLLBACK_METADATA_SCHEMA, _load
@@ -165,15 +165,18 @@ _ENTRY_TYPE = _record_types(ARCHIVED_META_ENTRY_SCHEMA)  # to name a union's bra
 
 
 def _entry_record(action: str, data: bytes) -> dict | None:
-    """The instant's metadata as the archived entry's record (None: none it can hold)."""
+    """The instant's metadata as the archived entry's record (a commit's: its JSON document,
+    encoded by commit_bytes; None: none it can hold)."""
     if not data or action not in _ENTRY_FIELD:
         return None
     try:
         doc = _load(data, action)
     except Exception:  # noqa: BLE001 - unreadable metadata is archived without it
         return None
-    if action in ("commit", "deltacommit", "replacecommit"):
-        return commit_record(doc, action == "replacecommit")
+    if action in ("commit", "deltacommit"):
+        return doc  # encoded from the document itself (commit_bytes)
+    if action == "replacecommit":
+        return commit_record(doc, True)
     if action == "clean":
         return clean_record(doc)
     return doc
@@ -182,7 +185,7 @@ def _entry_record(action: str, data: bytes) -> dict | None:
 def archive_log_block(instants: list[ArchivedInstant], pause: Callable[[], None] | None = None) -> bytes:
     """One Avro data block (log format, version-2 content) of the entries of the instants: per
     instant its requested, inflight and completed states, in that order. `pause`: called before
-    each entry and within a commit's write stats (record_bytes)."""
+    each entry and within a commit's write stats (commit_bytes)."""
     import fastavro
 
     parsed = fastavro.parse_schema(ARCHIVED_META_ENTRY_SCHEMA)
@@ -198,9 +201,9 @@ def archive_log_block(instants: list[ArchivedInstant], pause: Callable[[], None]
             value = _entry_record(i.action, data) if field else None
             one = io.BytesIO()
             if field == "hoodieCommitMetadata" and value is not None:
-                # the entry's first field, its stats one call each (record_bytes), after its branch (1)
+                # the entry's first field (commit_bytes), after its branch (1)
                 fastavro.schemaless_writer(one, parsed, rec)
-                entries.append(b"\x02" + record_bytes(COMMIT_METADATA_SCHEMA, value, pause) + one.getvalue()[1:])
+                entries.append(b"\x02" + commit_bytes(value, False, pause) + one.getvalue()[1:])
                 continue
             if field and value is not None:  # the union's branch named, else fastavro validates it all
                 rec[field] = (_ENTRY_TYPE[field], tag_unions(value))

@@ -141,10 +141,14 @@ def _parsed(schema: dict) -> Any:
 def avro_file(schema: dict, record: dict) -> bytes:
     """One record as an Avro object container file (no codec), its sync marker derived from the
     record's bytes so the same record always gives the same file (the mirror's writes are idempotent)."""
+    return container_file(schema, record_bytes(schema, record))
+
+
+def container_file(schema: dict, body: bytes) -> bytes:
+    """One record's Avro binary encoding `body` as avro_file writes it."""
     import fastavro
 
     parsed = _parsed(schema)
-    body = record_bytes(schema, record)
     marker = hashlib.md5(body).digest()
     buf = io.BytesIO()
     fastavro.writer(buf, parsed, [], codec="null", sync_marker=marker)  # the header alone
@@ -240,6 +244,123 @@ def _write_stat(s: dict) -> dict:
     return out
 
 
+_SMALL = [bytes((n,)) for n in range(128)]  # one-byte varints
+
+
+def _varint(z: int) -> bytes:
+    """An already zigzagged value as Avro's varint."""
+    if z < 128:
+        return _SMALL[z]
+    out = bytearray()
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _text(v: Any) -> bytes:
+    b = str(v).encode("utf-8")
+    return _varint(len(b) << 1) + b
+
+
+_LONG, _INT, _STRING, _LOG_FILES, _CDC, _RUNTIME = range(6)
+_STAT_KINDS: list[tuple[str, int]] = [
+    (f["name"], {"long": _LONG, "int": _INT, "string": _STRING}[f["type"][1]] if isinstance(f["type"][1], str)
+     else {"logFiles": _LOG_FILES, "cdcStats": _CDC, "runtimeStats": _RUNTIME}[f["name"]])
+    for f in _WRITE_STAT["fields"]]
+_RUNTIME_KEYS = ("totalScanTime", "totalCreateTime", "totalUpsertTime")
+
+
+class _Unusual(Exception):
+    """A value the fast stat encoding leaves to fastavro (out of a long's or an int's range)."""
+
+
+def _long(v: Any, bits: int = 64) -> bytes:
+    """An optional long (int) field's value as _write_stat converts it: null, or branch 1 and it."""
+    n = v if v.__class__ is int else _int(v)
+    if n is None:
+        return b"\x00"
+    if not -(1 << (bits - 1)) <= n < (1 << (bits - 1)):
+        raise _Unusual
+    return b"\x02" + _varint((n << 1) ^ (n >> 63))
+
+
+def _other(v: Any, kind: int) -> bytes:
+    """A non-null value of an int, array, map or record field of the write stat."""
+    if kind == _INT:
+        return _long(v, 32)
+    if kind == _LOG_FILES:
+        items = [_text(x) for x in v]
+        return b"\x02" + (_varint(len(items) << 1) + b"".join(items) if items else b"") + b"\x00"
+    if kind == _CDC:
+        pairs = [_text(k) + _long(int(x))[1:] for k, x in dict(v).items()]
+        return b"\x02" + (_varint(len(pairs) << 1) + b"".join(pairs) if pairs else b"") + b"\x00"
+    runtime = dict(v)
+    return b"\x02" + b"".join(_long(runtime.get(k)) for k in _RUNTIME_KEYS)
+
+
+def _stat_encoder() -> Callable[[dict], bytes]:
+    """The straight-line encoder of the write stat's fields, in schema order (generated from
+    _STAT_KINDS: a loop over the fields took twice as long)."""
+    lines = ["def encode(s):", "    g = s.get"]
+    for i, (name, kind) in enumerate(_STAT_KINDS):
+        value = {_STRING: "b'\\x02' + text(v)", _LONG: "long(v)"}.get(kind, f"other(v, {kind})")
+        lines.append(f"    v = g({name!r}); a{i} = b'\\x00' if v is None else {value}")
+    lines.append(f"    return b''.join(({', '.join(f'a{i}' for i in range(len(_STAT_KINDS)))},))")
+    scope: dict[str, Any] = {"text": _text, "long": _long, "other": _other}
+    exec("\n".join(lines), scope)  # noqa: S102 - code built above from the schema's names alone
+    return scope["encode"]
+
+
+_encode_stat = _stat_encoder()
+
+
+def stat_bytes(s: dict) -> bytes:
+    """A JSON write stat as HoodieWriteStat's Avro binary encoding: the bytes fastavro writes for
+    `_write_stat(s)`, without building that record (a third of the time)."""
+    try:
+        return _encode_stat(s)
+    except (_Unusual, UnicodeEncodeError):
+        import fastavro
+
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, _parsed(_WRITE_STAT), _write_stat(s))
+        return out.getvalue()
+
+
+def commit_bytes(doc: dict, replace: bool, pause: Callable[[], None] | None = None) -> bytes:
+    """The Avro binary encoding of `commit_record(doc, replace)` (the bytes record_bytes gives),
+    its write stats encoded from the document by stat_bytes; `pause`: called every PAUSE_EVERY
+    stats (record_bytes)."""
+    import fastavro
+
+    schema = REPLACE_COMMIT_METADATA_SCHEMA if replace else COMMIT_METADATA_SCHEMA
+    rest = io.BytesIO()  # the record with no stats: the union's branch 1, an empty map (0), the rest
+    fastavro.schemaless_writer(rest, _parsed(schema), {**commit_record({**doc, "partitionToWriteStats": None},
+                                                                       replace), "partitionToWriteStats": ("map", {})})
+    head = rest.getvalue()
+    stats = {str(p): entries or [] for p, entries in (doc.get("partitionToWriteStats") or {}).items()}
+    out = [b"\x02"]
+    written = 0
+    if stats:
+        out.append(_varint(len(stats) << 1))
+        for partition, items in stats.items():
+            out.append(_text(partition))
+            if items:
+                out.append(_varint(len(items) << 1))
+                for item in items:
+                    if pause is not None:
+                        written += 1
+                        if written % PAUSE_EVERY == 0:
+                            pause()
+                    out.append(stat_bytes(item))
+            out.append(b"\x00")
+    out.append(b"\x00")
+    out.append(head[2:])
+    return b"".join(out)
+
+
 def commit_record(doc: dict, replace: bool) -> dict:
     """A (replace) commit's JSON document as the Avro record."""
     stats = {str(p): [_write_stat(s) for s in (entries or [])]
@@ -290,8 +411,8 @@ def for_storage(action: str, state: int, data: bytes, requested_as: str | None =
         return bytes(data)
     if action in _WRITE_ACTIONS or (state == 2 and requested_as in ("compaction", "clustering", "logcompaction")):
         replace = action == "replacecommit" or requested_as == "clustering"
-        return avro_file(REPLACE_COMMIT_METADATA_SCHEMA if replace else COMMIT_METADATA_SCHEMA,
-                         commit_record(doc, replace))
+        return container_file(REPLACE_COMMIT_METADATA_SCHEMA if replace else COMMIT_METADATA_SCHEMA,
+                              commit_bytes(doc, replace))
     if action == "clean" and state == 3:
         return avro_file(CLEAN_METADATA_SCHEMA, clean_record(doc))
     return bytes(data)
