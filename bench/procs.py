@@ -35,10 +35,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# Consecutive ports come from below the kernel's ephemeral range (32768-60999 by default), which
+# it never hands to a connecting socket: a Galera node's ports, chosen then bound seconds later
+# (after mariadb-install-db), were once taken meanwhile by one of a test run's thousands of
+# outgoing connections ("Address already in use").
+_FIXED_PORTS = (15000, 32000)
+
+
 def free_ports(n: int, attempts: int = 200) -> int:
-    """The first of `n` consecutive ports free now (e.g. --metrics-port with --workers n)."""
+    """The first of `n` consecutive ports free now (e.g. --metrics-port with --workers n), below
+    the ephemeral range."""
+    rng = secrets.SystemRandom()
     for _ in range(attempts):
-        first = free_port()
+        first = rng.randrange(_FIXED_PORTS[0], _FIXED_PORTS[1] - n)
         socks = []
         try:
             for p in range(first, first + n):
