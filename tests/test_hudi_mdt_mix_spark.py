@@ -78,12 +78,13 @@ def _expected(model: dict) -> list:
 
 
 # (version, whether Hudi's writer compacts the metadata table, table type); about 100 s each, so
-# the first three in CI, all five in the thorough run
-CASES = [(9, True, "COPY_ON_WRITE"), (6, True, "COPY_ON_WRITE"), (9, True, "MERGE_ON_READ"),
+# the first two in CI (merge-on-read at 9, copy-on-write at 6: each timeline layout, both table
+# types), all five in the thorough run (HYPOTHESIS_PROFILE=thorough)
+CASES = [(9, True, "MERGE_ON_READ"), (6, True, "COPY_ON_WRITE"), (9, True, "COPY_ON_WRITE"),
          (8, True, "COPY_ON_WRITE"), (9, False, "COPY_ON_WRITE")]
 
 
-@pytest.mark.parametrize(("version", "compact", "table_type"), CASES[:examples(3, len(CASES))])
+@pytest.mark.parametrize(("version", "compact", "table_type"), CASES[:examples(2, len(CASES))])
 def test_hudi_writer_into_a_metadata_table_the_mirror_took_over(spark, our_server, tmp_path, version, compact,
                                                                  table_type):
     port = our_server

@@ -70,7 +70,7 @@ def _apply(model: dict, op: str, rows: list, fields: list[str]) -> dict:
     return model
 
 
-@settings(max_examples=examples(3, 30))  # per backend; a new seed every run (tests/harness/properties.py)
+@settings(max_examples=examples(2, 30))  # per backend; a new seed every run (tests/harness/properties.py)
 @given(data=st.data(), layout=st.sampled_from(sorted(LAYOUTS)))
 def test_random_operation_sequences(spark, our_server, data, layout):
     fields, hive = LAYOUTS[layout]
