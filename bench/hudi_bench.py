@@ -216,7 +216,7 @@ class HudiBench:
         self.client.register_hudi_table(HudiTableConfig(
             db_name=DB, table_name=table, table_type="COPY_ON_WRITE", record_key_fields=["id"],
             partition_fields=["dt"], hive_style_partitioning=True, precombine_field="ts",
-            base_path=str(self.server.warehouse / DB / table)),
+            base_path=str(self.server.warehouse / DB / table), table_version=self.args.table_version),
             [("id", "string"), ("ts", "bigint"), ("v", "string"), ("dt", "string")])
 
     def commit(self, table: str, build, operation: str) -> tuple[str, float]:
@@ -418,6 +418,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--versions", type=int, default=2, help="base file versions per file group (default 2)")
     p.add_argument("--load-batch", type=int, default=6000, help="files per loading commit (default 6000)")
     p.add_argument("--iterations", type=int, default=10, help="timed complete_instant iterations (default 10)")
+    p.add_argument("--table-version", type=int, choices=(6, 8, 9), default=6,
+                   help="Hudi table version of the tables (default 6; 8 and 9 keep commit metadata in Avro)")
     p.add_argument("--read-iterations", type=int, default=200, help="timed iterations of each read (default 200)")
     p.add_argument("--read-warmup", type=int, default=20, help="untimed read calls first (default 20)")
     p.add_argument("--workers", type=int, default=1, help="our server's --workers (default 1)")

@@ -15,6 +15,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from hudi_format.commit_metadata import AVRO_MAGIC
 
 PAUSE_EVERY = 1000  # write stats between record_bytes' pauses (about 10 ms of encoding)
@@ -404,9 +406,12 @@ def for_storage(action: str, state: int, data: bytes, requested_as: str | None =
     if state == 1:  # requested: plans as the writer gave them
         return bytes(data)
     try:
-        doc = json.loads(bytes(data).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return bytes(data)
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:  # what orjson refuses (NaN, integers beyond 64 bits) or no JSON
+        try:
+            doc = json.loads(bytes(data).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return bytes(data)
     if not isinstance(doc, dict):
         return bytes(data)
     if action in _WRITE_ACTIONS or (state == 2 and requested_as in ("compaction", "clustering", "logcompaction")):

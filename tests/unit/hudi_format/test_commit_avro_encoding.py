@@ -94,3 +94,19 @@ def test_an_empty_document_and_one_with_no_stats():
         for replace in (False, True):
             schema = REPLACE_COMMIT_METADATA_SCHEMA if replace else COMMIT_METADATA_SCHEMA
             assert commit_bytes(doc, replace) == record_bytes(schema, commit_record(doc, replace))
+
+
+def test_for_storage_reads_what_orjson_refuses_as_the_json_module_does():
+    """A version 8+ commit file from a document orjson refuses (NaN, which Java's JSON writers may
+    write: the stat's field is then null, as in fastavro's record) and from plain JSON; not JSON:
+    as stored."""
+    import json
+
+    from hudi_format.avro_metadata import container_file, for_storage
+
+    for text in ('{"partitionToWriteStats": {"p": [{"fileId": "f", "numWrites": NaN}]}}',
+                 '{"partitionToWriteStats": {"p": [{"fileId": "f", "numWrites": 3}]}, "compacted": false}'):
+        doc = json.loads(text)
+        assert for_storage("commit", 3, text.encode()) == container_file(COMMIT_METADATA_SCHEMA,
+                                                                          commit_bytes(doc, False))
+    assert for_storage("commit", 3, b"\xff not json") == b"\xff not json"
