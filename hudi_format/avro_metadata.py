@@ -199,14 +199,23 @@ def record_bytes(schema: dict, record: dict, pause: Callable[[], None] | None = 
     return out.getvalue()
 
 
-def _zigzag(n: int) -> bytes:
-    n = (n << 1) ^ (n >> 63)
+_SMALL = [bytes((n,)) for n in range(128)]  # one-byte varints
+
+
+def _varint(z: int) -> bytes:
+    """An already zigzagged value as Avro's varint."""
+    if z < 128:
+        return _SMALL[z]
     out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
+    while z > 0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
     return bytes(out)
+
+
+def _zigzag(n: int) -> bytes:
+    return _varint((n << 1) ^ (n >> 63))
 
 
 def tag_unions(record: dict) -> dict:
@@ -244,21 +253,6 @@ def _write_stat(s: dict) -> dict:
         elif name == "runtimeStats":
             out[name] = {k: _int(dict(v).get(k)) for k in ("totalScanTime", "totalCreateTime", "totalUpsertTime")}
     return out
-
-
-_SMALL = [bytes((n,)) for n in range(128)]  # one-byte varints
-
-
-def _varint(z: int) -> bytes:
-    """An already zigzagged value as Avro's varint."""
-    if z < 128:
-        return _SMALL[z]
-    out = bytearray()
-    while z > 0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
 
 
 def _text(v: Any) -> bytes:
