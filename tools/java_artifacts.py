@@ -467,8 +467,8 @@ def fetch_all(names: list[str]) -> tuple[dict[str, Path], list[ArtifactError]]:
             was = cached(n)
             try:
                 paths[n] = fetch(n)
-            except ArtifactError as ex:
-                errors.append(ex)
+            except Exception as ex:  # noqa: BLE001 - reported with the entry's name, the lanes go on
+                errors.append(ex if isinstance(ex, ArtifactError) else ArtifactError(f"{n}: {type(ex).__name__}: {ex}"))
                 continue
             finally:
                 if first is None and was is None:
