@@ -171,32 +171,46 @@ def record_bytes(schema: dict, record: dict, pause: Callable[[], None] | None = 
         body = io.BytesIO()
         fastavro.schemaless_writer(body, _parsed(schema), tag_unions(record))
         return body.getvalue()
+    stat_schema = _parsed(_WRITE_STAT)
+
+    def encode(item: dict) -> bytes:
+        one = io.BytesIO()
+        fastavro.schemaless_writer(one, stat_schema, item)
+        return one.getvalue()
+
+    return _with_stats(schema, record, stats, encode, pause)
+
+
+def _with_stats(schema: dict, record: dict, stats: dict, encode: Callable[[Any], bytes],
+                pause: Callable[[], None] | None) -> bytes:
+    """The (replace) commit record's encoding, its first field the map `stats` (partition -> write
+    stats, each encoded by `encode`; `pause` called every PAUSE_EVERY of them), the rest as
+    fastavro writes `record`'s other fields."""
+    import fastavro
+
     rest = io.BytesIO()  # the record with no stats: the union's branch 1, an empty map (0), the rest
     fastavro.schemaless_writer(rest, _parsed(schema), {**record, "partitionToWriteStats": ("map", {})})
     head = rest.getvalue()
     if head[:2] != b"\x02\x00":  # the schema's first field is not the optional map it should be
         raise ValueError(f"unexpected encoding of {schema['name']}'s first field: {head[:2]!r}")
-    out = io.BytesIO()
-    out.write(b"\x02")
+    out = [b"\x02"]
     written = 0
     if stats:
-        out.write(_zigzag(len(stats)))
-        stat_schema = _parsed(_WRITE_STAT)
+        out.append(_zigzag(len(stats)))
         for partition, items in stats.items():
-            key = str(partition).encode("utf-8")
-            out.write(_zigzag(len(key)) + key)
+            out.append(_text(partition))
             if items:
-                out.write(_zigzag(len(items)))
+                out.append(_zigzag(len(items)))
                 for item in items:
                     if pause is not None:
                         written += 1
                         if written % PAUSE_EVERY == 0:
                             pause()
-                    fastavro.schemaless_writer(out, stat_schema, item)
-            out.write(b"\x00")
-    out.write(b"\x00")
-    out.write(head[2:])
-    return out.getvalue()
+                    out.append(encode(item))
+            out.append(b"\x00")
+    out.append(b"\x00")
+    out.append(head[2:])
+    return b"".join(out)
 
 
 _SMALL = [bytes((n,)) for n in range(128)]  # one-byte varints
@@ -329,32 +343,10 @@ def commit_bytes(doc: dict, replace: bool, pause: Callable[[], None] | None = No
     """The Avro binary encoding of `commit_record(doc, replace)` (the bytes record_bytes gives),
     its write stats encoded from the document by stat_bytes; `pause`: called every PAUSE_EVERY
     stats (record_bytes)."""
-    import fastavro
-
     schema = REPLACE_COMMIT_METADATA_SCHEMA if replace else COMMIT_METADATA_SCHEMA
-    rest = io.BytesIO()  # the record with no stats: the union's branch 1, an empty map (0), the rest
-    fastavro.schemaless_writer(rest, _parsed(schema), {**commit_record({**doc, "partitionToWriteStats": None},
-                                                                       replace), "partitionToWriteStats": ("map", {})})
-    head = rest.getvalue()
     stats = {str(p): entries or [] for p, entries in (doc.get("partitionToWriteStats") or {}).items()}
-    out = [b"\x02"]
-    written = 0
-    if stats:
-        out.append(_varint(len(stats) << 1))
-        for partition, items in stats.items():
-            out.append(_text(partition))
-            if items:
-                out.append(_varint(len(items) << 1))
-                for item in items:
-                    if pause is not None:
-                        written += 1
-                        if written % PAUSE_EVERY == 0:
-                            pause()
-                    out.append(stat_bytes(item))
-            out.append(b"\x00")
-    out.append(b"\x00")
-    out.append(head[2:])
-    return b"".join(out)
+    return _with_stats(schema, commit_record({**doc, "partitionToWriteStats": None}, replace), stats, stat_bytes,
+                       pause)
 
 
 def commit_record(doc: dict, replace: bool) -> dict:
