@@ -614,14 +614,14 @@ def test_the_migration_fills_the_index(services):
         Partition(values=["out"], dbName="a", tableName="t", sd=_sd(f"file:{tmp}/out"), parameters={})])
     s.tables.create_table(_owned_table("a", "v", "alice"))
     rows = "loc_key", "kind", "db_id", "tbl_id", "part_id"
-    with s.store.engine.begin() as conn:
+    with s.store.write() as conn:
         before = sorted(conn.execute(select(*[S.location_owners.c[c] for c in rows])).all())
         conn.execute(delete(S.location_owners))
     path = Path(__file__).parents[1] / "store/db/migrations/versions/0017_location_owners.py"
     spec = importlib.util.spec_from_file_location("m0017", path)
     migration = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(migration)
-    with s.store.engine.begin() as conn:
+    with s.store.write() as conn:
         migration._fill(conn)
         after = sorted(conn.execute(select(*[S.location_owners.c[c] for c in rows])).all())
     assert after == before

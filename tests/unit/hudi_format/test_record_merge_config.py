@@ -179,7 +179,7 @@ def test_the_migration_fills_in_tables_registered_before(hudi, tmp_path):
     ids = {n: tables.get_table("db1", n).id for n in
            [_name(*c) for c in CASES] + [*kept_payload, "tracked", "v6", "adopted"]}
     h = S.hudi_table
-    with timeline.store.engine.begin() as conn:
+    with timeline.store.write() as conn:
         before = {r.tbl_id: json.loads(r.properties) for r in conn.execute(select(h))}
         for name, tbl_id in ids.items():  # as the server registered them before this fix
             props = before[tbl_id]

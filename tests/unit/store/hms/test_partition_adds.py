@@ -199,7 +199,7 @@ def test_an_alter_of_many_writes_each_partitions_parameters_as_sent(services):
              for i in range(5)]
     services.partitions.add_partitions("d", "t", parts)
     pp, p = S.partition_params, S.partitions
-    with services.store.engine.begin() as conn:
+    with services.store.write() as conn:
         pid = conn.execute(select(p.c.part_id).where(p.c.part_name == "p=v4/q=q")).scalar_one()
         conn.execute(pp.update().where(pp.c.part_id == pid, pp.c.param_key == "b").values(param_value=None))
     got = {p.values[0]: p for p in services.partitions.get_partitions("d", "t")}

@@ -460,12 +460,12 @@ def test_apply_restore_of_an_instant_read_from_storage(env):
     tl, db = env.timeline, env.db
     c1 = env.write([("p=1", "f1")])
     c2 = env.write([("p=1", "f1"), ("p=2", "f2")])
-    with env.store.engine.begin() as conn:
+    with env.store.write() as conn:
         ref = tl.table_ref(conn, db, "t", lock=True)
         out = tl.apply_restore(conn, ref, "29990101000000000", c1, b"", rolled=[c2])
     assert out.rolled == [(c2, "commit")] and sorted(out.partitions) == ["p=1", "p=2"]
     assert env.slices() == {("p=1", "f1"): (c1, name("f1", c1))} and env.partitions() == ["p=1"]
-    with env.store.engine.begin() as conn:
+    with env.store.write() as conn:
         ref = tl.table_ref(conn, db, "t", lock=True)
         held = parse_savepoint(tl.apply_savepoint(conn, ref, c1, b""))
     assert held == {"p=1": [name("f1", c1)]}
