@@ -65,8 +65,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "spark: runs PySpark against a metastore")
     config.addinivalue_line("markers", "hive_versions(*versions): run only against these reference Hive versions")
     config.addinivalue_line("markers", "backends(*names): run only on these backends")
-    config.addinivalue_line("markers", "backends_in_turn(*names): each case of the other parameters runs on "
-                            "one backend, these (default: all) taken in turn; on all in the thorough run")
+    config.addinivalue_line("markers", "backends_in_turn(*names): each case (a test and its other parameters) "
+                            "runs on one backend, these (default: all) taken in turn through the module; "
+                            "on all in the thorough run")
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
     properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
     os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()  # Spark drivers started by tests inherit it
@@ -102,7 +103,7 @@ def pytest_collection_modifyitems(config, items):
     (deselected at collection, not skipped at run time: a skip would read as an untested case); the
     rest get their xdist group."""
     keep, dropped = [], []
-    turns: dict[tuple, dict] = {}  # (module, test) -> the other parameters' cases, numbered in order
+    turns: dict[object, dict] = {}  # module -> its tests' cases (test, other parameters), numbered in order
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
         applies = True
@@ -113,9 +114,12 @@ def pytest_collection_modifyitems(config, items):
         in_turn = item.get_closest_marker("backends_in_turn")
         if applies and in_turn is not None and "backend_url" in params and not properties.thorough():
             names = [b for b in (in_turn.args or BACKENDS) if b in BACKENDS] or list(BACKENDS)
-            cases = turns.setdefault((item.path, item.originalname), {})
-            case = cases.setdefault(tuple(sorted((k, repr(v)) for k, v in params.items() if k != "backend_url")),
-                                    len(cases))
+            narrowed = item.get_closest_marker("backends")
+            if narrowed is not None:  # in turn among those the test runs on at all
+                names = [b for b in names if b in narrowed.args] or [b for b in BACKENDS if b in narrowed.args]
+            cases = turns.setdefault(item.path, {})
+            others = tuple(sorted((k, repr(v)) for k, v in params.items() if k != "backend_url"))
+            case = cases.setdefault((item.originalname, others), len(cases))
             applies = params["backend_url"] == names[case % len(names)]
         (keep if applies else dropped).append(item)
     if dropped:

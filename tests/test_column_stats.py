@@ -344,6 +344,7 @@ def test_statistics_skip_files_and_partitions_and_follow_clean(our_server, tmp_p
 
 
 @pytest.mark.spark
+@pytest.mark.backends_in_turn("mysql")  # the pruning's SQL: test_pruning_never_drops_a_matching_file
 def test_pipeline_commits_statistics_and_reads_skip_files(spark, our_server):
     """pipeline.write sends each base file's footer statistics with the commit; pipeline.read with
     filters reads only the files they allow, and the rows are right."""

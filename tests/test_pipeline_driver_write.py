@@ -18,7 +18,8 @@ from pipeline.writer import _split_groups
 from tests.pipeline_helpers import base_dir, hudi_rs, hudi_rs_slices, ours, uri
 from tests.pipeline_mor import _server_slices
 
-pytestmark = [pytest.mark.spark]
+# the subject is the driver's share of a write, not the database: each case on one backend
+pytestmark = [pytest.mark.spark, pytest.mark.backends_in_turn("mysql", "postgresql", "sqlite")]
 
 SCHEMA = "id long, name string, ts long, dt string"
 COLS = ["id", "name", "ts", "dt"]

@@ -64,6 +64,7 @@ def _no_orphans(port, table):
     assert server_slices(port, table) == hudi_rs_slices(base)
 
 
+@pytest.mark.backends_in_turn("mysql")  # the rollback's SQL is tested on every backend in tests/unit
 def test_killed_job_leaves_no_trace_and_is_rolled_back_by_the_next_writer(spark, our_server, tmp_path):
     t = _table()
     seed = [(1, "a", 1, "d1"), (2, "b", 1, "d2")]

@@ -18,7 +18,8 @@ from tests.harness.spark import run_spark_script
 from tests.pipeline_helpers import base_dir, hudi_rs, ours, uri
 from tests.spark.hudi_spark_jobs import plain
 
-pytestmark = [pytest.mark.spark]
+# the subject is Spark's types, not the database: each case on one backend (tests/conftest.py)
+pytestmark = [pytest.mark.spark, pytest.mark.backends_in_turn("mysql", "postgresql", "sqlite")]
 
 SCHEMA = ("id string, ts timestamp, ts_ntz timestamp_ntz, d date, dec decimal(12,3), bin binary, flag boolean, "
           "i8 tinyint, i16 smallint, i32 int, i64 bigint, f32 float, f64 double, s string, "

@@ -25,6 +25,9 @@ from tests.pipeline_helpers import (
 )
 
 pytestmark = [pytest.mark.spark]
+# the pipeline's own behaviour, not the database's: each on one backend (tests/conftest.py);
+# the server's pruning plan stays on all three
+IN_TURN = pytest.mark.backends_in_turn("mysql", "postgresql", "sqlite")
 
 HIVE = {"hoodie.datasource.write.hive_style_partitioning": "true"}
 SCHEMA = "id long, name string, ts long, region string, dt string"
@@ -121,6 +124,7 @@ def _hms_partitions(port, table):
         return c.get_hudi_partitions(db, name)
 
 
+@IN_TURN
 def test_commit_metadata_and_base_files(spark, our_server):
     t = _table()
     ts = write(_rows(spark, [(1, "a", 1, "eu", "d1"), (2, "b", 1, "eu", "d2")]), t, "insert", record_key="id",
@@ -158,6 +162,7 @@ def test_commit_metadata_and_base_files(spark, our_server):
     assert row["_hoodie_file_name"] == stats["dt=d1"][0]["path"].split("/")[-1]
 
 
+@IN_TURN
 def test_small_files_are_filled_before_new_file_groups(spark, our_server):
     t = _table()
     # first write: no commit to learn the record size from, the estimate (1000 bytes) gives 40 per file;
@@ -176,6 +181,7 @@ def test_small_files_are_filled_before_new_file_groups(spark, our_server):
     _check(spark, our_server, t, _expect(rows + more))
 
 
+@IN_TURN
 def test_schema_evolution(spark, our_server):
     t = _table()
     write(_rows(spark, [(1, "a", 1, "eu", "d1")]), t, "insert", record_key="id", precombine_field="ts",
@@ -217,6 +223,7 @@ def test_partition_pruning_is_planned_by_the_server(spark, our_server):
         r[0] for r in rows if r[3] == "eu" and r[4] in ("d1", "d3") and r[0] > 4)
 
 
+@IN_TURN
 def test_bad_input_is_refused_before_writing(spark, our_server):
     t = _table()
     with pytest.raises(ValueError, match="unknown write operation"):
@@ -247,6 +254,7 @@ def test_bad_input_is_refused_before_writing(spark, our_server):
         c.get_table(*fresh.split("."))
 
 
+@IN_TURN
 def test_object_style_api(spark, our_server):
     from pipeline import HudiTable
 

@@ -81,6 +81,17 @@ def test_free(i):
 @pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
 def test_in_turn(backend_url, layout):
     pass
+
+@pytest.mark.backends_in_turn("postgresql", "sqlite")
+@pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
+def test_in_turn_next(backend_url):
+    pass
+
+@pytest.mark.backends_in_turn("postgresql", "sqlite")
+@pytest.mark.backends("sqlite")
+@pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
+def test_in_turn_narrowed(backend_url):
+    pass
 '''
 
 
@@ -101,3 +112,9 @@ def test_the_project_groups_hold_in_workers(tmp_path):
     # backends_in_turn: each layout once, on the marker's backends in turn
     in_turn = sorted(line.split("test_in_turn[", 1)[1].split("]")[0] for line in passed if "test_in_turn[" in line)
     assert in_turn == ["postgresql-a", "postgresql-c", "sqlite-b"], in_turn
+    # ... the turn goes on through the module (the fourth case: sqlite), among the backends a test
+    # runs on at all
+    assert sum("test_in_turn_next[sqlite]" in line for line in passed) == 1, passed
+    assert sum("test_in_turn_next[" in line for line in passed) == 1, passed
+    assert sum("test_in_turn_narrowed[sqlite]" in line for line in passed) == 1, passed
+    assert sum("test_in_turn_narrowed[" in line for line in passed) == 1, passed
