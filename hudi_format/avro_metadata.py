@@ -220,6 +220,10 @@ def _varint(z: int) -> bytes:
     """An already zigzagged value as Avro's varint."""
     if z < 128:
         return _SMALL[z]
+    if z < 0x4000:
+        return bytes(((z & 0x7F) | 0x80, z >> 7))
+    if z < 0x200000:
+        return bytes(((z & 0x7F) | 0x80, ((z >> 7) & 0x7F) | 0x80, z >> 14))
     out = bytearray()
     while z > 0x7F:
         out.append((z & 0x7F) | 0x80)
@@ -312,13 +316,27 @@ def _other(v: Any, kind: int) -> bytes:
 
 def _stat_encoder() -> Callable[[dict], bytes]:
     """The straight-line encoder of the write stat's fields, in schema order (generated from
-    _STAT_KINDS: a loop over the fields took twice as long)."""
+    _STAT_KINDS: a loop over the fields took twice as long). A text is two parts (branch and
+    length, then its bytes), an int within range written here; anything else by _long/_other."""
     lines = ["def encode(s):", "    g = s.get"]
+    parts = []
     for i, (name, kind) in enumerate(_STAT_KINDS):
-        value = {_STRING: "b'\\x02' + text(v)", _LONG: "long(v)"}.get(kind, f"other(v, {kind})")
-        lines.append(f"    v = g({name!r}); a{i} = b'\\x00' if v is None else {value}")
-    lines.append(f"    return b''.join(({', '.join(f'a{i}' for i in range(len(_STAT_KINDS)))},))")
-    scope: dict[str, Any] = {"text": _text, "long": _long, "other": _other}
+        lines.append(f"    v = g({name!r})")
+        if kind == _STRING:
+            lines.append(f"    if v is None: a{i} = b'\\x00'; b{i} = b''")
+            lines.append(f"    else: b{i} = v.encode() if v.__class__ is str else str(v).encode(); "
+                         f"a{i} = b'\\x02' + varint(len(b{i}) << 1)")
+            parts += [f"a{i}", f"b{i}"]
+            continue
+        if kind == _LONG:
+            value = "b'\\x02' + varint((v << 1) ^ (v >> 63)) if v.__class__ is int and LO <= v < HI else long(v)"
+        else:
+            value = f"other(v, {kind})"
+        lines.append(f"    a{i} = b'\\x00' if v is None else {value}")
+        parts.append(f"a{i}")
+    lines.append(f"    return b''.join(({', '.join(parts)},))")
+    scope: dict[str, Any] = {"text": _text, "long": _long, "other": _other, "varint": _varint,
+                             "LO": -(1 << 63), "HI": 1 << 63}
     exec("\n".join(lines), scope)  # noqa: S102 - code built above from the schema's names alone
     return scope["encode"]
 

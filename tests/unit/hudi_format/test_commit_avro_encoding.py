@@ -110,3 +110,13 @@ def test_for_storage_reads_what_orjson_refuses_as_the_json_module_does():
         assert for_storage("commit", 3, text.encode()) == container_file(COMMIT_METADATA_SCHEMA,
                                                                           commit_bytes(doc, False))
     assert for_storage("commit", 3, b"\xff not json") == b"\xff not json"
+
+
+_EDGES = [0, 63, 64, 8191, 8192, 1048575, 1048576, (1 << 62) - 1, 1 << 62, (1 << 63) - 1]
+
+
+def test_varints_at_every_length_edge_are_fastavros():
+    """Longs and text lengths at the edges of a varint's one, two, three and more bytes."""
+    for n in _EDGES + [-v for v in _EDGES] + [-(1 << 63)]:
+        stat = {"numWrites": n, "fileId": "x" * (abs(n) % 20000), "totalLogBlocks": str(n)}
+        assert stat_bytes(stat) == _fastavro(stat), n
