@@ -358,3 +358,48 @@ def _decoded(enc) -> list[Partition]:
         p.read(prot)
         out.append(p)
     return out
+
+
+def test_names_alone_are_kept_and_found_by_the_tables_key(env, monkeypatch):
+    """A table only ever asked for its names keeps them alone, encoded (its whole list is never
+    read for them): the next names call reads only the table's key, and every change of its
+    partitions shows at once. The names take part in the budget."""
+    from store.hms.common import EncodedStrings
+
+    c, db, services, reads = env
+    partitions = services.partitions.reads
+    contexts = []
+    real = partitions.contexts.read
+    monkeypatch.setattr(partitions.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    first = services.partitions.encoded_partition_names(db, "t")
+    assert first == EncodedStrings.of(["p=a", "p=b", "p=c"]) and len(contexts) == 1
+    assert services.partitions.encoded_partition_names(db, "t") is first
+    assert len(contexts) == 1 and reads == []  # by the key alone; no whole list read
+    assert not partitions.cache.holds(_ctx(services, db).tbl_id)
+    contexts.clear()
+    _add(c, db, "d")
+    assert services.partitions.encoded_partition_names(db, "t") == EncodedStrings.of(["p=a", "p=b", "p=c", "p=d"])
+    c.drop_partition(db, "t", ["b"], True)
+    assert services.partitions.encoded_partition_names(db, "t") == EncodedStrings.of(["p=a", "p=c", "p=d"])
+    assert services.partitions.encoded_partition_names(db, "t", max_parts=1) == ["p=a"]  # a prefix: read
+    assert reads == []
+    # the server answers the same
+    assert c.get_partition_names(db, "t", -1) == ["p=a", "p=c", "p=d"]
+    assert c.get_partition_names(db, "t", -1) == ["p=a", "p=c", "p=d"]
+
+
+def test_names_alone_leave_the_budget_first():
+    from store.hms.partitions import PartitionListCache
+
+    cache = PartitionListCache(budget=40_000)
+    row = ("p=x", None, 0, b"v" * 1000, b"t", b"l", b"p")
+    cache.put(1, 7, [row] * 5)
+    for tbl in range(10, 30):
+        cache.names_put(tbl, 3, f"names {tbl}", 3_000)
+    kept = [t for t in range(10, 30) if cache.names_get(t, 3) is not None]
+    assert 0 < len(kept) < 20 and kept == list(range(30 - len(kept), 30))  # the oldest went first
+    assert cache.get(1, 7) is not None  # the whole list stayed
+    cache.names_put(29, 4, "newer", 10)
+    assert cache.names_get(29, 3) is None and cache.names_get(29, 4) == "newer"  # one per table
+    cache.names_put(99, 1, "huge", 20_000)
+    assert cache.names_get(99, 1) is None  # over a quarter of the budget: not kept

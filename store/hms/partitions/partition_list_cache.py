@@ -14,7 +14,9 @@ columns): names need the entry, a whole list the answer kept with it for the tab
 (store/db/table_version.py), which changes with anything the joined parts come from.
 
 Whole lists fill it (partition names too, for a table whose list is kept, of an older version);
-at most `budget` bytes (an estimate), least recently used first out. With
+a table only ever asked for its names keeps just them, encoded (`names_get`/`names_put`, by the
+same key: its whole list is never read for names). At most `budget` bytes (an estimate), least
+recently used first out, names alone before whole lists. With
 `HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared with the one read.
 """
 
@@ -82,6 +84,9 @@ class PartitionListCache:
         self._size = 0
         self._lock = threading.Lock()
         self._usable: bool | None = None  # the triggers are there (asked once)
+        # names alone of tables whose list is not kept: (tbl_id, version) -> (answer, size)
+        self._names: OrderedDict[tuple[int, int], tuple[Any, int]] = OrderedDict()
+        self._names_latest: dict[int, int] = {}
 
     def usable(self, conn: Connection) -> bool:
         if self._usable is None:
@@ -111,6 +116,29 @@ class PartitionListCache:
             self._evict()
         return entry
 
+    def names_get(self, tbl_id: int, version: int) -> Any | None:
+        """The names answer kept alone for the table at `version`, or None."""
+        with self._lock:
+            got = self._names.get((tbl_id, version))
+            if got is None:
+                return None
+            self._names.move_to_end((tbl_id, version))
+            return got[0]
+
+    def names_put(self, tbl_id: int, version: int, value: Any, size: int) -> None:
+        """Keep the table's names answer (`size` bytes) alone, replacing an older one."""
+        if size > self.budget // 4:
+            return
+        with self._lock:
+            for key in {(tbl_id, version), (tbl_id, self._names_latest.get(tbl_id))}:  # one per table
+                old = self._names.pop(key, None)  # type: ignore[arg-type]
+                if old is not None:
+                    self._size -= old[1]
+            self._names[(tbl_id, version)] = (value, size)
+            self._names_latest[tbl_id] = version
+            self._size += size
+            self._evict()
+
     def keep(self, tbl_id: int, version: int, entry: ListEntry, name: str, value: Any, size: int) -> None:
         """Keep an answer made from `entry` (`size` bytes) with it, while it is kept."""
         with self._lock:
@@ -125,6 +153,10 @@ class PartitionListCache:
 
     def _evict(self) -> None:
         """Least recently used entries out until the rest fit (under the lock)."""
+        while self._size > self.budget and self._names:
+            (gone, _), (_, size) = self._names.popitem(last=False)
+            self._size -= size
+            self._names_latest.pop(gone, None)
         while self._size > self.budget and self._entries:
             (gone, _), dropped = self._entries.popitem(last=False)
             self._size -= dropped.size
@@ -138,4 +170,6 @@ class PartitionListCache:
         with self._lock:
             self._entries.clear()
             self._latest.clear()
+            self._names.clear()
+            self._names_latest.clear()
             self._size = 0

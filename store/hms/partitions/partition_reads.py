@@ -34,6 +34,7 @@ class PartitionReads:
         self.queries = queries
         self.cache = PartitionListCache()  # whole lists of unchanged tables (partition_list_cache.py)
         self._kept_names: set[tuple[str, str]] = set()  # tables whose kept list answered (names, lists)
+        self._names_alone: set[tuple[str, str]] = set()  # tables whose names were kept alone
         self._has_versions: bool | None = None  # tbl.meta_version's triggers are there (asked once)
 
     def get_partition(self, db: str, tbl: str, values: Sequence[str]) -> Partition:
@@ -203,19 +204,30 @@ class PartitionReads:
         list was found kept before is looked up by its id and parts version alone (`contexts.key`:
         no descriptor or columns read); on a miss its whole context is read, in a second statement."""
         with self.store.read() as conn:
-            hinted = (db, tbl.lower()) in self._kept_names
+            hint = (db, tbl.lower())
+            hinted = hint in self._kept_names or hint in self._names_alone
             if hinted and max_parts < 0 and self.store.joined() is None and self.cache.usable(conn):
                 tbl_id, version, _ = self.contexts.key(conn, db, tbl)
                 entry = self.cache.get(tbl_id, version)
-                if entry is not None:
-                    out = self._encoded_names(tbl_id, version, entry)
+                out = self._encoded_names(tbl_id, version, entry) if entry is not None else \
+                    self.cache.names_get(tbl_id, version)
+                if out is not None:
                     if partition_wire.checking():
                         self._check_names(conn, db, tbl, version, out)
                     return out
             ctx = self.contexts.read(conn, db, tbl)
             entry = self._entry(conn, ctx, fill=max_parts < 0 and self.cache.holds(ctx.tbl_id))
             if entry is None:
-                return self._names_read(conn, ctx, max_parts, None, None)
+                names = self._names_read(conn, ctx, max_parts, None, None)
+                if max_parts >= 0 or self.store.joined() is not None or not self.cache.usable(conn):
+                    return names
+                # the names alone kept (the whole list is not read for them): found by the key next time
+                kept = EncodedStrings.of(names)
+                self.cache.names_put(ctx.tbl_id, ctx.parts_version, kept, len(kept.data) + 200)
+                if len(self._names_alone) >= _HINTS:
+                    self._names_alone.clear()
+                self._names_alone.add(hint)
+                return kept
             self._hint(db, tbl)
             if max_parts >= 0:  # a prefix: plain names, from the entry already found
                 names = [r[0] for r in entry.rows[:max_parts]]
