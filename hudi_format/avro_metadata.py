@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from hudi_format.commit_metadata import AVRO_MAGIC
+from hudi_format.commit_metadata import AVRO_MAGIC, shared_json
 
 PAUSE_EVERY = 1000  # write stats between record_bytes' pauses (about 10 ms of encoding)
 
@@ -409,8 +409,8 @@ def for_storage(action: str, state: int, data: bytes, requested_as: str | None =
         return bytes(data)
     if state == 1:  # requested: plans as the writer gave them
         return bytes(data)
-    try:
-        doc = orjson.loads(data)
+    try:  # the document the commit's parse read, when it was of these bytes (read only here)
+        doc = shared_json(data) if type(data) is bytes else orjson.loads(data)
     except orjson.JSONDecodeError:  # what orjson refuses (NaN, integers beyond 64 bits) or no JSON
         try:
             doc = json.loads(bytes(data).decode("utf-8"))

@@ -44,9 +44,17 @@ class CommitMetadata:
 AVRO_MAGIC = b"Obj\x01"
 
 
-def _load(data: bytes | None, what: str) -> dict:
+@functools.lru_cache(maxsize=2)
+def shared_json(data: bytes) -> object:
+    """orjson.loads(data), kept for the next reader of the same bytes: a commit's parse in its
+    transaction, then its Avro for storage (avro_metadata.for_storage). Read only, never changed,
+    by both."""
+    return orjson.loads(data)
+
+
+def _load(data: bytes | None, what: str, shared: bool = False) -> dict:
     """Instant metadata as a dict: JSON (v6 commits) or an Avro object container file (v6 cleans
-    and rollbacks, all of v8)."""
+    and rollbacks, all of v8). `shared`: the document may be shared_json's (the caller only reads it)."""
     if not data:
         return {}
     if bytes(data[:4]) == AVRO_MAGIC:
@@ -59,7 +67,7 @@ def _load(data: bytes | None, what: str) -> dict:
             raise InvalidMetadata(f"{what} metadata Avro file holds no record")
         return record
     try:
-        doc = orjson.loads(data)
+        doc = shared_json(data) if shared and type(data) is bytes else orjson.loads(data)
     except orjson.JSONDecodeError:  # what orjson refuses (NaN, integers beyond 64 bits) or its error
         try:
             doc = json.loads(data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data)
@@ -124,7 +132,7 @@ def parse_commit(data: bytes | None) -> CommitMetadata:
 
 @functools.lru_cache(maxsize=16)
 def _parse_commit(data: bytes | None) -> CommitMetadata:
-    doc = _load(data, "commit")
+    doc = _load(data, "commit", shared=True)
     out = CommitMetadata(operation_type=doc.get("operationType"), extra=dict(doc.get("extraMetadata") or {}))
     stats = doc.get("partitionToWriteStats") or {}
     if not isinstance(stats, dict):

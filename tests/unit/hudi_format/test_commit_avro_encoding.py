@@ -120,3 +120,20 @@ def test_varints_at_every_length_edge_are_fastavros():
     for n in _EDGES + [-v for v in _EDGES] + [-(1 << 63)]:
         stat = {"numWrites": n, "fileId": "x" * (abs(n) % 20000), "totalLogBlocks": str(n)}
         assert stat_bytes(stat) == _fastavro(stat), n
+
+
+def test_a_commit_parsed_then_encoded_shares_one_document_and_changes_it_not():
+    """parse_commit and for_storage of the same bytes read one JSON document (shared_json); both
+    leave it as it was, and the file is the one encoded from a fresh copy."""
+    import orjson
+
+    from hudi_format.avro_metadata import for_storage
+    from hudi_format.commit_metadata import parse_commit, shared_json
+
+    stats = {"p=1": [{"fileId": "f1", "path": "p=1/f1_0-1-2_20260101000000001.parquet", "numWrites": 3,
+                      "partitionPath": "p=1", "prevCommit": "null", "fileSizeInBytes": 10}]}
+    data = orjson.dumps({"partitionToWriteStats": stats, "operationType": "UPSERT", "extraMetadata": {"k": "v"}})
+    assert parse_commit(data).write_stats
+    got = for_storage("commit", 3, data)
+    assert shared_json(data) is shared_json(data) == orjson.loads(data)
+    assert got == for_storage("commit", 3, bytes(bytearray(data)))
