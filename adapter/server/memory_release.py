@@ -77,4 +77,6 @@ class MemoryRelease:
                 done.append("trim")
             except Exception as exc:  # noqa: BLE001 - never fails a request
                 log.debug("malloc_trim failed: %s", exc)
-        return "+".join(done)
+        what = "+".join(done)
+        log.info("memory given back after a request of %.1f s and %d bytes: %s", seconds, request_bytes, what)
+        return what
