@@ -234,6 +234,15 @@ def test_names_fill_only_a_list_kept_before(env):
     assert _listed(services, db) == ["a", "b", "c", "d"] and len(reads) == 2
 
 
+def _context_reads(services, monkeypatch) -> list[int]:
+    """A list that grows by one at each read of a table's whole context."""
+    contexts: list[int] = []
+    reads = services.partitions.reads
+    real = reads.contexts.read
+    monkeypatch.setattr(reads.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    return contexts
+
+
 def _ctx(services, db: str, table: str = "t"):
     with services.store.read() as conn:
         return services.partitions.reads.contexts.read(conn, db, table)
@@ -298,10 +307,7 @@ def test_names_of_a_kept_list_are_found_by_the_tables_key(env, monkeypatch):
     from store.hms.common import EncodedStrings
 
     c, db, services, _reads = env
-    reads = services.partitions.reads
-    contexts = []
-    real = reads.contexts.read
-    monkeypatch.setattr(reads.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    contexts = _context_reads(services, monkeypatch)
     _listed(services, db)
     first = services.partitions.encoded_partition_names(db, "t")
     assert first == EncodedStrings.of(["p=a", "p=b", "p=c"])
@@ -325,10 +331,7 @@ def test_a_kept_whole_list_is_found_by_the_tables_key(env, monkeypatch):
     table's id, parts version and meta version alone (no context read), and still follows every
     change: a new partition, the table's descriptor altered, the table renamed."""
     c, db, services, _reads = env
-    reads = services.partitions.reads
-    contexts = []
-    real = reads.contexts.read
-    monkeypatch.setattr(reads.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    contexts = _context_reads(services, monkeypatch)
     first = services.partitions.encoded_partitions(db, "t")
     assert services.partitions.encoded_partitions(db, "t") is first  # from the kept list: the same bytes
     contexts.clear()
@@ -368,9 +371,7 @@ def test_names_alone_are_kept_and_found_by_the_tables_key(env, monkeypatch):
 
     c, db, services, reads = env
     partitions = services.partitions.reads
-    contexts = []
-    real = partitions.contexts.read
-    monkeypatch.setattr(partitions.contexts, "read", lambda *a, **k: contexts.append(1) or real(*a, **k))
+    contexts = _context_reads(services, monkeypatch)
     first = services.partitions.encoded_partition_names(db, "t")
     assert first == EncodedStrings.of(["p=a", "p=b", "p=c"]) and len(contexts) == 1
     assert services.partitions.encoded_partition_names(db, "t") is first
