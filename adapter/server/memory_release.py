@@ -78,5 +78,8 @@ class MemoryRelease:
             except Exception as exc:  # noqa: BLE001 - never fails a request
                 log.debug("malloc_trim failed: %s", exc)
         what = "+".join(done)
-        log.info("memory given back after a request of %.1f s and %d bytes: %s", seconds, request_bytes, what)
+        # a collection is rare (statements of over COLLECT_AFTER_PARAMETERS values); trims follow
+        # every long call (a large commit, say): those at debug level only
+        log.log(logging.INFO if collect else logging.DEBUG,
+                "memory given back after a request of %.1f s and %d bytes: %s", seconds, request_bytes, what)
         return what
