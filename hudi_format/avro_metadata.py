@@ -335,7 +335,7 @@ def _stat_encoder() -> Callable[[dict], bytes]:
         lines.append(f"    a{i} = b'\\x00' if v is None else {value}")
         parts.append(f"a{i}")
     lines.append(f"    return b''.join(({', '.join(parts)},))")
-    scope: dict[str, Any] = {"text": _text, "long": _long, "other": _other, "varint": _varint,
+    scope: dict[str, Any] = {"long": _long, "other": _other, "varint": _varint,
                              "LO": -(1 << 63), "HI": 1 << 63}
     exec("\n".join(lines), scope)  # noqa: S102 - code built above from the schema's names alone
     return scope["encode"]

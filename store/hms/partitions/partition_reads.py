@@ -224,9 +224,7 @@ class PartitionReads:
                 # the names alone kept (the whole list is not read for them): found by the key next time
                 kept = EncodedStrings.of(names)
                 self.cache.names_put(ctx.tbl_id, ctx.parts_version, kept, len(kept.data) + 200)
-                if len(self._names_alone) >= _HINTS:
-                    self._names_alone.clear()
-                self._names_alone.add(hint)
+                self._hint(db, tbl, self._names_alone)
                 return kept
             self._hint(db, tbl)
             if max_parts >= 0:  # a prefix: plain names, from the entry already found
@@ -253,11 +251,13 @@ class PartitionReads:
         if ctx.parts_version == version and out != EncodedStrings.of(self._names_read(conn, ctx, -1, None, None)):
             raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl} (found by its key)")
 
-    def _hint(self, db: str, tbl: str) -> None:
-        """Remember that db.tbl's list was found kept (a hint only: a stale one costs one statement)."""
-        if len(self._kept_names) >= _HINTS:
-            self._kept_names.clear()
-        self._kept_names.add((db, tbl.lower()))
+    def _hint(self, db: str, tbl: str, hints: set[tuple[str, str]] | None = None) -> None:
+        """Remember that db.tbl's list (into `_names_alone`: its names alone) was found kept (a hint
+        only: a stale one costs one statement)."""
+        hints = self._kept_names if hints is None else hints
+        if len(hints) >= _HINTS:
+            hints.clear()
+        hints.add((db, tbl.lower()))
 
     def _names_read(self, conn: Connection, ctx: TableCtx, max_parts: int, part_vals: Sequence[str] | None,
                     filter_text: str | None) -> list[str]:
