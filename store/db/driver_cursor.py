@@ -12,6 +12,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
 
+from store.db import statement_cache
 from store.db.connection_loss import connection_lost
 from store.db.statement_timeout import restart_deadline
 
@@ -76,18 +77,19 @@ def driver_rows(conn: Connection, statement: ClauseElement, binary: bool = False
     """The rows of `statement` on the driver's cursor: no SQLAlchemy work per row (the hottest list
     reads, thousands of rows). `binary` (PostgreSQL): results in binary form (a bytea comes as its
     bytes, not as hex text twice its size). A statement's shape is compiled once (as SQLAlchemy's
-    own cache does); one with expanding lists every time."""
+    own cache does, not one of thousands of values); one with expanding lists every time."""
     key = statement._generate_cache_key()
     compiled = _COMPILED.get((conn.dialect.name, key.key)) if key is not None else None
     if compiled is None:
         compiled = statement.compile(dialect=conn.dialect, cache_key=key)
-        if key is not None and not any(b.expanding for b in getattr(compiled, "binds", {}).values()):
+        if key is None or any(b.expanding for b in getattr(compiled, "binds", {}).values()):
+            compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+            key = None
+            statement_cache.keeps(compiled)  # never kept; a large one counts for the next collection
+        elif statement_cache.keeps(compiled):  # a statement of thousands of values is not kept (issue 41)
             if len(_COMPILED) >= _COMPILED_MAX:
                 _COMPILED.clear()
             _COMPILED[(conn.dialect.name, key.key)] = compiled
-        else:
-            compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-            key = None
     params = (compiled.construct_params(extracted_parameters=key[1]) if key is not None else compiled.params) or {}
     positions = getattr(compiled, "positiontup", None)  # positional paramstyles (SQLite, MariaDB's)
     args: Any = params if positions is None else tuple(params[k] for k in positions)

@@ -29,13 +29,19 @@ def uncached_parameters() -> int:
     return _uncached[0]
 
 
+def keeps(compiled: Any) -> bool:
+    """Whether a compiled statement is small enough to keep; one that is not counts as uncached."""
+    parameters = len(getattr(compiled, "binds", ()))
+    if parameters > MAX_CACHED_PARAMETERS or len(getattr(compiled, "string", "")) > MAX_CACHED_SQL:
+        _uncached[0] += parameters
+        return False
+    return True
+
+
 class BoundedStatementCache(LRUCache):
     def __setitem__(self, key: Any, value: Any) -> None:
-        parameters = len(getattr(value, "binds", ()))
-        if parameters > MAX_CACHED_PARAMETERS or len(getattr(value, "string", "")) > MAX_CACHED_SQL:
-            _uncached[0] += parameters
-            return
-        super().__setitem__(key, value)
+        if keeps(value):
+            super().__setitem__(key, value)
 
 
 def bound_statement_cache(engine: Engine) -> None:

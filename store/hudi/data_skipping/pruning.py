@@ -24,6 +24,7 @@ from sqlalchemy import BigInteger, Connection, LargeBinary, Select, bindparam, f
 from hudi_format.file_slice import FileInfo, FileSlice
 from store import metrics
 from store.db import schema as S
+from store.db import statement_cache
 from store.db.database import Store
 from store.db.dialect import as_text, json_rows, rows_of
 from store.db.driver_cursor import DriverStatement
@@ -422,9 +423,11 @@ def _run_text(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple]
     key = (conn.dialect.name, sql)
     stmt = _STATEMENTS.get(key)
     if stmt is None:
-        if len(_STATEMENTS) >= _STATEMENTS_KEPT:
-            _STATEMENTS.clear()
-        stmt = _STATEMENTS[key] = DriverStatement(text(sql), conn)
+        stmt = DriverStatement(text(sql), conn)
+        if len(params) <= statement_cache.MAX_CACHED_PARAMETERS and len(sql) <= statement_cache.MAX_CACHED_SQL:
+            if len(_STATEMENTS) >= _STATEMENTS_KEPT:
+                _STATEMENTS.clear()
+            _STATEMENTS[key] = stmt  # a predicate of thousands of values is not kept (issue 41)
     return stmt.all(conn, params)
 
 
