@@ -108,11 +108,12 @@ def _reset_peak(pid: int) -> None:
 
 # Of the memory a huge call takes, most comes back; not all: CPython's small-object allocator
 # returns a 1 MB arena only when no object is left in it, and the few objects that outlive a
-# request (log records, cache entries, the connection's statement cache) land in arenas the
-# request had just filled (measured with sys._debugmallocstats: 54 arenas before, 81 after ten
-# such calls, the same number of live objects). Before issue 41 the worker kept about 110 MB of
-# the 130-150 MB it took.
+# request (a cursor's weak reference, a cache entry) land in arenas the request had just filled
+# (measured with sys._debugmallocstats: 54 arenas before, 81 after ten such calls, the same number
+# of live objects). Before issue 41 the worker kept 110-148 MB of the 130-150 MB it took; since
+# long value lists are one parameter, a call takes about 40 MB and keeps 5-10 MB.
 KEPT_AT_MOST = 0.4
+KEPT_ANYWAY_MB = 20  # what a call may keep however little it took
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc")
@@ -143,7 +144,7 @@ def test_a_huge_filter_leaves_the_worker_near_its_memory_before(tmp_path):
             client.get_partitions_by_filter("default", "t", "p = 'v1'", -1)
             after, peak = _status_mb(srv.proc.pid), _status_mb(srv.proc.pid, "VmHWM")
             print(f"call {n + 1}: baseline {baseline:.1f} MB, peak {peak:.1f} MB, after {after:.1f} MB")
-            if after - baseline > KEPT_AT_MOST * (peak - baseline):
+            if after - baseline > max(KEPT_AT_MOST * (peak - baseline), KEPT_ANYWAY_MB):
                 pytest.fail(f"kept {after - baseline:.1f} MB of the {peak - baseline:.1f} MB the call took "
                             f"(baseline {baseline:.1f} MB, call {n + 1})\n{srv.log()}", pytrace=False)
     finally:

@@ -417,3 +417,31 @@ def test_lists_without_columns_are_the_trimmed_objects_bytes(shaped_table, monke
         assert all(p.sd.cols == [] for p in built)
     for where in ('b = 6', 'b > 2 and b < 6'):  # its own descriptor; older schema versions
         assert partitions.encoded_without_columns(db, "t", -1, where, lambda: []) is None, where
+
+
+def test_filters_with_long_value_lists(our_server_info, thrift_client):
+    """IN lists longer than leaf_sql.LONG_LIST (one parameter: a JSON array on SQLite, an array on
+    PostgreSQL, an expanding list on MariaDB) answer as short ones: lists, and names (on PostgreSQL
+    read on the driver's cursor)."""
+    from store.hms.partition_filter.leaf_sql import LONG_LIST
+
+    c = thrift_client(our_server_info.port)
+    db = f"pwl_{uuid.uuid4().hex[:8]}"
+    _wire_table(c, db)
+    services = open_services(our_server_info.db_url, str(our_server_info.warehouse))
+    try:
+        by_values = {tuple(p.values): name for p, name in zip(
+            c.get_partitions(db, "t", -1), services.partitions.get_partition_names(db, "t"))}
+        fill = [f"zz{i}" for i in range(LONG_LIST + 20)]
+        strings = ", ".join(f"'{v}'" for v in [*fill, "plain", "日本", "PLAIN", "plain "])
+        ints = ", ".join(str(i) for i in [*range(100, 100 + LONG_LIST + 20), 2, 5])
+        cases = {f"a in ({strings})": {("plain", "1"), ("日本", "5")},
+                 f"a not in ({strings}) and b not in ({ints})": {("", "3"), ("__HIVE_DEFAULT_PARTITION__", "4")},
+                 f"b in ({ints}) or a in ({strings})": {("plain", "1"), ("with/slash=and%pct", "2"), ("日本", "5")}}
+        for filt, want in cases.items():
+            assert {tuple(p.values) for p in c.get_partitions_by_filter(db, "t", filt, -1)} == want, filt
+            names = services.partitions.get_partition_names(db, "t", filter_text=filt)
+            assert names == sorted(by_values[v] for v in want), filt
+    finally:
+        services.close()
+        c.drop_database(db, True, True)

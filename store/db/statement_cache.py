@@ -4,8 +4,8 @@ SQLAlchemy keeps the last 500 statements it compiled, each with its whole expres
 statement with a bound parameter per value (a partition filter of 50,000 terms compiles to 100,000
 of them) took about 70 MB, kept until 500 other statements came: one such request left a worker at
 twice its memory for good, and 500 different ones could take gigabytes. Statements with more than
-`MAX_CACHED_PARAMETERS` bound parameters or `MAX_CACHED_SQL` characters are compiled for each
-execution and not kept (compiling one of 100 parameters takes about a millisecond); the others are
+`MAX_CACHED_PARAMETERS` bound values (a list bound as one parameter counted value by value) or
+`MAX_CACHED_SQL` characters (of SQL or of one bound text) are compiled for each execution and not kept (compiling one of 100 parameters takes about a millisecond); the others are
 cached as before. Compiling such a statement leaves garbage in reference cycles:
 `uncached_parameters()` lets the server know when a full collection is worth it
 (adapter/server/memory_release.py).
@@ -29,10 +29,23 @@ def uncached_parameters() -> int:
     return _uncached[0]
 
 
+def _parameters(compiled: Any) -> tuple[int, int]:
+    """(bound values, the longest bound text): a list bound as one parameter (an expanding `IN`, a
+    PostgreSQL array) counted value by value. A kept statement keeps the values of its first
+    execution: a 50,000-value list, or the JSON text SQLite reads such a list from."""
+    n = longest = 0
+    for bind in getattr(compiled, "binds", {}).values():
+        value = bind.value
+        n += len(value) if isinstance(value, (list, tuple)) else 1
+        if isinstance(value, (str, bytes)):
+            longest = max(longest, len(value))
+    return n, longest
+
+
 def keeps(compiled: Any) -> bool:
     """Whether a compiled statement is small enough to keep; one that is not counts as uncached."""
-    parameters = len(getattr(compiled, "binds", ()))
-    if parameters > MAX_CACHED_PARAMETERS or len(getattr(compiled, "string", "")) > MAX_CACHED_SQL:
+    parameters, longest = _parameters(compiled)
+    if parameters > MAX_CACHED_PARAMETERS or max(longest, len(getattr(compiled, "string", ""))) > MAX_CACHED_SQL:
         _uncached[0] += parameters
         return False
     return True

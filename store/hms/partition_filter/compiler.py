@@ -19,7 +19,7 @@ from sqlalchemy import Select, and_, exists, or_, union
 from sqlalchemy.sql.expression import ColumnElement
 
 from store.db.schema import partition_key_val, partitions
-from store.hms.partition_filter.leaf_sql import key_kind, leaf_select, leaf_test
+from store.hms.partition_filter.leaf_sql import check_leaf, key_kind, leaf_select
 from store.hms.partition_filter.nodes import And, Leaf, Node, Or, push_not
 from store.hms.partition_filter.parser import parse_filter
 
@@ -46,7 +46,7 @@ def compile_filter(text: str, tbl_id: int, partition_keys: list[tuple[str, str]]
     tree = push_not(parse_filter(text))
     keys = {name.lower(): (i, key_kind(t)) for i, (name, t) in enumerate(partition_keys)}
     for leaf in _leaves(tree):  # the first invalid leaf, as written, is the error
-        leaf_test(leaf, text, keys, dialect)
+        check_leaf(leaf, text, keys)
     tree = _merged(tree)
     leaves = _LeafSelects(text, tbl_id, keys, dialect)
     if not driven or (driven == "or" and not _has_or(tree)):

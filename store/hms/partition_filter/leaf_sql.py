@@ -32,19 +32,26 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, not_, or_, select
+from sqlalchemy import Select, String, all_, and_, any_, bindparam, func, not_, or_, select
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.expression import ColumnElement
 from sqlalchemy.sql.visitors import InternalTraversal
 
+from store.db import statement_cache
 from store.db.schema import partition_key_val
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.like_pattern import like_test
 from store.hms.partition_filter.nodes import Leaf, Literal
 
+# lists longer than this are one parameter (see _long_list); shorter ones a
+# parameter per value, so that a statement's cache key keeps their number (store/db/statement_cache.py
+# keeps no statement of more parameters anyway)
+LONG_LIST = statement_cache.MAX_CACHED_PARAMETERS
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
 UNSUPPORTED_TYPE = "Filtering is supported only on partition keys of type string"
 
@@ -73,37 +80,45 @@ def leaf_select(leaves: Sequence[Leaf], text: str, tbl_id: int, keys: dict[str, 
     return select(kv.c.part_id).where(kv.c.tbl_id == tbl_id, kv.c.key_idx == tests[0][0], *(t for _, t in tests))
 
 
-def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]],
-              dialect: str) -> tuple[int, ColumnElement[Any]]:
-    """(key index, test on the key's `partition_key_val` row) of one leaf; FilterError if invalid."""
+def check_leaf(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]]) -> tuple[int, str]:
+    """(key index, key kind) of a valid leaf; FilterError if it is invalid (no SQL built)."""
     if leaf.key not in keys:
         names = ", ".join(keys) or "none"
         raise FilterError(f"{leaf.key} is not a partition key (partition keys: {names})", text, leaf.pos)
     idx, kind = keys[leaf.key]
     if leaf.op in ("IS NULL", "IS NOT NULL"):
         raise FilterError(f"{leaf.op} is not supported in partition filters", text, leaf.pos)
-    integral = kind == "integral"
     if kind == "other":
         raise FilterError(UNSUPPORTED_TYPE, text, leaf.pos)
+    if kind == "date":
+        for lit in leaf.values:
+            _date_text(lit, text)
+    elif kind == "integral":
+        if leaf.op in ("LIKE", "NOT LIKE"):
+            raise FilterError(f"LIKE is not supported on integer partition key {leaf.key}", text, leaf.pos)
+        for lit in leaf.values:
+            if not isinstance(lit.value, int):
+                raise FilterError(
+                    f"cannot compare integer partition key {leaf.key} with a {lit.kind} literal", text, lit.pos)
+    else:
+        for lit in leaf.values:
+            if lit.kind == "int":
+                raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
+    return idx, kind
+
+
+def leaf_test(leaf: Leaf, text: str, keys: dict[str, tuple[int, str]],
+              dialect: str) -> tuple[int, ColumnElement[Any]]:
+    """(key index, test on the key's `partition_key_val` row) of one leaf; FilterError if invalid."""
+    idx, kind = check_leaf(leaf, text, keys)
     test: ColumnElement[Any]
     if kind == "date":
         test = and_(partition_key_val.c.part_key_val != "__HIVE_DEFAULT_PARTITION__",
                     _string_test(dialect, leaf.op, [_date_text(lit, text) for lit in leaf.values],
                                  sql_wildcards=True))
-    elif integral:
-        if leaf.op in ("LIKE", "NOT LIKE"):
-            raise FilterError(f"LIKE is not supported on integer partition key {leaf.key}", text, leaf.pos)
-        numbers = []
-        for lit in leaf.values:
-            if not isinstance(lit.value, int):
-                raise FilterError(
-                    f"cannot compare integer partition key {leaf.key} with a {lit.kind} literal", text, lit.pos)
-            numbers.append(lit.value)
-        test = _numeric_test(leaf.op, numbers)
+    elif kind == "integral":
+        test = _numeric_test(dialect, leaf.op, [lit.value for lit in leaf.values])  # type: ignore[misc]
     else:
-        for lit in leaf.values:
-            if lit.kind == "int":
-                raise FilterError(UNSUPPORTED_TYPE, text, lit.pos)
         test = _string_test(dialect, leaf.op, [lit.text for lit in leaf.values])
     return idx, test
 
@@ -165,6 +180,8 @@ def _string_test(dialect: str, op: str, values: Sequence[str], sql_wildcards: bo
         (pattern,) = values
         return _like_test(dialect, op, pattern, sql_wildcards)
 
+    if op in ("IN", "NOT IN") and len(values) > LONG_LIST:
+        return _long_list(dialect, op, col, values)
     binds = [bindparam(None, v, type_=col.type) for v in values]
     ordered: ColumnElement[Any]
     cmp_binds: list[ColumnElement[Any]]
@@ -195,6 +212,31 @@ def _string_test(dialect: str, op: str, values: Sequence[str], sql_wildcards: bo
     return _ordered_test(op, ordered, cmp_binds)
 
 
+def _long_list(dialect: str, op: str, col: Any, values: Sequence[Any]) -> ColumnElement[Any]:
+    """IN / NOT IN of many values as one parameter, not a bound parameter per value (a 50,000-term
+    filter built, compiled and collected 100,000 of them, and SQLite kept the statement prepared for
+    each length of list, some 20 MB each): on SQLite a JSON array read by `json_each`, on
+    PostgreSQL an array (`= ANY`, `<> ALL`), on MySQL / MariaDB an expanding parameter (the driver
+    writes the values into the statement's text; nothing is prepared). MySQL / MariaDB compare a
+    string key's utf8mb4 bytes with the values, as `_MyBinary` does (a binary operand makes the
+    comparison binary; the values come in the connection's utf8mb4), and keep the plain indexed
+    superset test."""
+    values = list(values)
+    if dialect == "sqlite":
+        rows = select(func.json_each(bindparam(None, json.dumps(values), type_=String)).table_valued("value").c.value)
+        return col.in_(rows) if op == "IN" else col.not_in(rows)
+    if dialect == "postgresql":
+        array = bindparam(None, values, type_=postgresql.ARRAY(col.type))
+        return col == any_(array) if op == "IN" else col != all_(array)
+    listed = bindparam(None, values, type_=col.type, expanding=True)
+    if col is partition_key_val.c.part_key_val:
+        exact: ColumnElement[Any] = _MyBinary(col)
+        if op == "NOT IN":
+            return exact.not_in(listed)
+        return and_(col.in_(bindparam(None, values, type_=col.type, expanding=True)), exact.in_(listed))
+    return col.in_(listed) if op == "IN" else col.not_in(listed)
+
+
 def _ordered_test(op: str, col: ColumnElement[Any], b: Sequence[ColumnElement[Any]]) -> ColumnElement[Any]:
     """The comparisons of an order: < <= > >= BETWEEN, NOT BETWEEN."""
     if op == "<":
@@ -212,8 +254,10 @@ def _ordered_test(op: str, col: ColumnElement[Any], b: Sequence[ColumnElement[An
     raise AssertionError(op)
 
 
-def _numeric_test(op: str, values: Sequence[int]) -> ColumnElement[Any]:
+def _numeric_test(dialect: str, op: str, values: Sequence[int]) -> ColumnElement[Any]:
     col = partition_key_val.c.part_key_num
+    if op in ("IN", "NOT IN") and len(values) > LONG_LIST:
+        return _long_list(dialect, op, col, values)
     b = [bindparam(None, v, type_=col.type) for v in values]
     if op == "=":
         return col == b[0]

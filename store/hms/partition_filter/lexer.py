@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from store.hms.partition_filter.errors import FilterError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Token:
     kind: str  # ident kw op ( ) , string int date timestamp eof
     value: str  # the text: a normalized operator, an upper-cased keyword, a string's contents, ...

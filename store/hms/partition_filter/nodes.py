@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Literal:
     kind: str  # "string" | "int" | "date" | "timestamp"
     value: str | int  # str for string/date/timestamp, int for int
@@ -16,7 +16,7 @@ class Literal:
         return f"{self.kind}:{self.text!r}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Leaf:
     """One test of one partition key. `op` is one of
     = != < <= > >= LIKE, NOT LIKE, IN, NOT IN, BETWEEN, NOT BETWEEN, IS NULL, IS NOT NULL."""
@@ -27,17 +27,17 @@ class Leaf:
     pos: int = -1  # position of the identifier
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class And:
     items: tuple[Node, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Or:
     items: tuple[Node, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Not:
     item: Node
 
