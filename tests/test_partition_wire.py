@@ -423,7 +423,7 @@ def test_filters_with_long_value_lists(our_server_info, thrift_client):
     """IN lists longer than leaf_sql.LONG_LIST (one parameter: a JSON array on SQLite, an array on
     PostgreSQL, an expanding list on MariaDB) answer as short ones: lists, and names (on PostgreSQL
     read on the driver's cursor)."""
-    from store.hms.partition_filter.leaf_sql import LONG_LIST
+    from store.hms.partition_filter import LONG_LIST
 
     c = thrift_client(our_server_info.port)
     db = f"pwl_{uuid.uuid4().hex[:8]}"

@@ -5,10 +5,11 @@ statement with a bound parameter per value (a partition filter of 50,000 terms c
 of them) took about 70 MB, kept until 500 other statements came: one such request left a worker at
 twice its memory for good, and 500 different ones could take gigabytes. Statements with more than
 `MAX_CACHED_PARAMETERS` bound values (a list bound as one parameter counted value by value) or
-`MAX_CACHED_SQL` characters (of SQL or of one bound text) are compiled for each execution and not kept (compiling one of 100 parameters takes about a millisecond); the others are
-cached as before. Compiling such a statement leaves garbage in reference cycles:
-`uncached_parameters()` lets the server know when a full collection is worth it
-(adapter/server/memory_release.py).
+`MAX_CACHED_SQL` characters (of SQL or of one bound text) are compiled for each execution and not
+kept (compiling one of 100 parameters takes about a millisecond); the others are cached as before.
+Compiling such a statement leaves garbage in reference cycles: `uncached_parameters()` lets the
+server know when a full collection is worth it (adapter/server/memory_release.py). Partition
+filters bind long value lists as one parameter since (store/hms/partition_filter's leaf_sql).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from store.db import schema as S
 from store.db.driver_cursor import driver_rows
 from store.db.engine import make_engine
 from store.hms.partition_filter import (
+    LONG_LIST,
     And,
     FilterError,
     Leaf,
@@ -25,7 +26,6 @@ from store.hms.partition_filter import (
     parse_filter,
     push_not,
 )
-from store.hms.partition_filter.leaf_sql import LONG_LIST
 
 # --- AST rendering -------------------------------------------------------------------------------
 
