@@ -48,9 +48,9 @@ from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.like_pattern import like_test
 from store.hms.partition_filter.nodes import Leaf, Literal
 
-# lists longer than this are one parameter (see _long_list); shorter ones a
-# parameter per value, so that a statement's cache key keeps their number (store/db/statement_cache.py
-# keeps no statement of more parameters anyway)
+# value lists longer than this are one parameter (see _long_list); shorter ones a parameter per
+# value, so that a statement's cache key keeps their number (store/db/statement_cache.py keeps no
+# statement of more parameters anyway)
 LONG_LIST = statement_cache.MAX_CACHED_PARAMETERS
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint"})
 UNSUPPORTED_TYPE = "Filtering is supported only on partition keys of type string"
