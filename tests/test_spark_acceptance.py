@@ -8,11 +8,11 @@ version; ``--cache-clear`` or ``HMS_TEST_REFERENCE_CACHE=0`` disables that).  Ea
 server must then produce the same results step by step.
 
 The reference's steps are also recorded in ``tests/fixtures/spark_acceptance_reference.json``
-under the same key (they are the same on every run: no paths, no times). A run whose key matches
-takes them from there instead of running the reference (about 80 s); the thorough run
-(``HYPOTHESIS_PROFILE=thorough``) always runs the reference and fails when its steps differ from
-the recording; ``HMS_TEST_WRITE_REFERENCE=1`` runs it and writes the recording (after a change
-of the script, the launcher or pyspark; without it such a run takes the live reference).
+under the same key (they are the same on every run: no paths, no times; tests/harness/recorded.py).
+A run whose key matches takes them from there instead of running the reference (about 80 s); the
+thorough run (``HYPOTHESIS_PROFILE=thorough``) always runs the reference and fails when its steps
+differ from the recording; ``HMS_TEST_WRITE_REFERENCE=1`` runs it and writes the recording (after a
+change of the script, the launcher or pyspark; until then such a run takes the live reference).
 
 Allow-list (the only permitted differences)
 -------------------------------------------
@@ -36,8 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import REFERENCE_START, run_spark_script
-from tests.harness.properties import thorough
+from tests.harness import REFERENCE_START, recorded, run_spark_script
 
 SCRIPT = Path(__file__).resolve().parent / "spark" / "acceptance.py"
 
@@ -70,36 +69,13 @@ def _is_reference_filter_error(value) -> bool:
     return isinstance(value, dict) and REFERENCE_FILTER_ERROR in str(value.get("error", ""))
 
 
-RECORDED = Path(__file__).resolve().parent / "fixtures" / "spark_acceptance_reference.json"
-
-
-def _recorded(key: str) -> dict | None:
-    """The recorded reference steps of this key (None: none, or recorded for another key)."""
-    try:
-        recorded = json.loads(RECORDED.read_text())
-    except (OSError, ValueError):
-        return None
-    return recorded if recorded.get("key") == key else None
-
-
 @pytest.fixture(scope="session")
 def reference_results(request, tmp_path_factory):
-    """The acceptance script's results against the reference HMS (computed once, cached)."""
-    write = os.environ.get("HMS_TEST_WRITE_REFERENCE") == "1"
-    recorded = _recorded(_cache_key())
-    if recorded is not None and not thorough() and not write:
-        return {"steps": recorded["steps"], "meta": {"recorded": str(RECORDED)}}
-    result = _reference_run(request, tmp_path_factory)
-    if write:
-        unexpected = unexpected_reference_results(result["steps"])
-        assert not unexpected, f"not recorded: unexpected reference results {unexpected}"
-        RECORDED.write_text(json.dumps({"key": _cache_key(), "steps": result["steps"]}, indent=0, sort_keys=True)
-                            + "\n")
-    elif recorded is not None and recorded["steps"] != result["steps"]:
-        differing = diff_steps(recorded["steps"], result["steps"])
-        pytest.fail(f"the reference's steps differ from {RECORDED.name} (same key): {differing[:20]}",
-                    pytrace=False)
-    return result
+    """The acceptance script's results against the reference HMS (computed once, cached, recorded)."""
+    return recorded.reference("spark_acceptance_reference", _cache_key(),
+                              lambda: {"steps": _reference_run(request, tmp_path_factory)["steps"]},
+                              check=lambda r: unexpected_reference_results(r["steps"]),
+                              differing=lambda a, b: diff_steps(a["steps"], b["steps"]))
 
 
 def _reference_run(request, tmp_path_factory) -> dict:

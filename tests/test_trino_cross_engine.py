@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import run_spark_script
+from tests.harness import REFERENCE_START, REPO_ROOT, recorded, run_spark_script
 from tests.harness.trino import ON_OUR_BACKENDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -81,9 +81,29 @@ def _run(engine, tmp: Path) -> dict:
     return {"setup": setup, "spark": spark, "trino": trino}
 
 
+# what the reference's answers depend on: this module, the Spark script, the engine's harness,
+# Trino, the reference and Spark
+_SOURCES = [Path(__file__), SCRIPT, REPO_ROOT / "tests" / "harness" / "trino.py", REPO_ROOT / "tools" / "trino.py",
+            REFERENCE_START]
+
+
+def _answers(result: dict) -> dict:
+    """What the checks compare (Spark's timings and paths left out)."""
+    spark = result["spark"]
+    return {"setup": result["setup"], "trino": result["trino"],
+            "spark": {"errors": spark["errors"], "spark_reads": spark["spark_reads"]}}
+
+
 @pytest.fixture(scope="session")  # once per run
-def ref_cross(trino_ref, tmp_path_factory):
-    return _run(trino_ref, tmp_path_factory.mktemp("cross-ref"))
+def ref_cross(request, tmp_path_factory):
+    """Both engines on the reference HMS: recorded in tests/fixtures (tests/harness/recorded.py;
+    about a minute of Trino and Spark against the reference when run)."""
+    import pyspark
+
+    return recorded.reference(
+        "trino_cross_reference", recorded.digest(_SOURCES, pyspark.__version__),
+        lambda: _answers(_run(request.getfixturevalue("trino_ref"), tmp_path_factory.mktemp("cross-ref"))),
+        differing=lambda a, b: sorted(k for k in a if a[k] != b.get(k)))
 
 
 @pytest.fixture(scope="module")
@@ -111,5 +131,6 @@ def test_reference_engines_agree(ref_cross, backend_url):
 @ON_OUR_BACKENDS
 def test_spark_and_trino_agree_on_our_server(our_cross, ref_cross):
     _check_engines_agree(our_cross, "our server")
-    assert our_cross["trino"] == ref_cross["trino"]
-    assert our_cross["spark"]["spark_reads"] == ref_cross["spark"]["spark_reads"]
+    ours = recorded.canonical(_answers(our_cross))
+    assert ours["trino"] == ref_cross["trino"]
+    assert ours["spark"]["spark_reads"] == ref_cross["spark"]["spark_reads"]
