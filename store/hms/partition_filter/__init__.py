@@ -11,7 +11,7 @@ The door of store/hms/partition_filter: other packages import these names from h
 modules. Imports store/hms's `common` only, so every package above may use it.
 """
 
-from store.hms.partition_filter.compiler import compile_filter
+from store.hms.partition_filter.compiler import KEPT_FILTER_CHARS, compile_filter
 from store.hms.partition_filter.errors import FilterError
 from store.hms.partition_filter.leaf_sql import LONG_LIST, is_integral
 from store.hms.partition_filter.lexer import tokenize
@@ -19,5 +19,5 @@ from store.hms.partition_filter.like_pattern import like_elements, like_test
 from store.hms.partition_filter.nodes import And, Leaf, Literal, Node, Not, Or, push_not
 from store.hms.partition_filter.parser import parse_filter
 
-__all__ = ["LONG_LIST", "And", "FilterError", "Leaf", "Literal", "Node", "Not", "Or", "compile_filter", "is_integral",
+__all__ = ["KEPT_FILTER_CHARS", "LONG_LIST", "And", "FilterError", "Leaf", "Literal", "Node", "Not", "Or", "compile_filter", "is_integral",
            "like_elements", "like_test", "parse_filter", "push_not", "tokenize"]

@@ -667,7 +667,7 @@ def test_sqlite_starts_from_the_driver(backend):
 
 
 def test_short_filters_are_compiled_once_per_table_and_keys():
-    from store.hms.partition_filter import compiler
+    from store.hms.partition_filter import KEPT_FILTER_CHARS
 
     a = compile_filter("ds = 'kept'", 7, KEYS, "sqlite", driven=True)
     assert compile_filter("ds = 'kept'", 7, list(KEYS), "sqlite", driven=True) is a
@@ -675,8 +675,8 @@ def test_short_filters_are_compiled_once_per_table_and_keys():
     assert compile_filter("ds = 'kept'", 7, KEYS, "postgresql", driven=True) is not a
     assert compile_filter("ds = 'kept'", 7, [(k, "varchar(9)" if k == "hr" else t) for k, t in KEYS], "sqlite",
                           driven=True) is not a
-    long = " or ".join(f"ds = 'v{i}'" for i in range(compiler.KEPT_FILTER_CHARS // 10))
-    assert len(long) > compiler.KEPT_FILTER_CHARS
+    long = " or ".join(f"ds = 'v{i}'" for i in range(KEPT_FILTER_CHARS // 10))
+    assert len(long) > KEPT_FILTER_CHARS
     assert compile_filter(long, 7, KEYS, "sqlite") is not compile_filter(long, 7, KEYS, "sqlite")
     for _ in range(2):  # an error is not kept: raised each time
         with pytest.raises(FilterError):
