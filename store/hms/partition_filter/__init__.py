@@ -19,5 +19,5 @@ from store.hms.partition_filter.like_pattern import like_elements, like_test
 from store.hms.partition_filter.nodes import And, Leaf, Literal, Node, Not, Or, push_not
 from store.hms.partition_filter.parser import parse_filter
 
-__all__ = ["KEPT_FILTER_CHARS", "LONG_LIST", "And", "FilterError", "Leaf", "Literal", "Node", "Not", "Or", "compile_filter", "is_integral",
-           "like_elements", "like_test", "parse_filter", "push_not", "tokenize"]
+__all__ = ["KEPT_FILTER_CHARS", "LONG_LIST", "And", "FilterError", "Leaf", "Literal", "Node", "Not", "Or",
+           "compile_filter", "is_integral", "like_elements", "like_test", "parse_filter", "push_not", "tokenize"]
