@@ -29,7 +29,6 @@ filtered client-side) against the reference.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -51,18 +50,9 @@ _MISSING = "<step missing>"
 
 
 def _cache_key() -> str:
-    h = hashlib.sha256(SCRIPT.read_bytes())
-    try:
-        h.update(Path(REFERENCE_START).read_bytes())
-    except OSError:
-        pass
-    try:
-        import pyspark
+    import pyspark
 
-        h.update(pyspark.__version__.encode())
-    except ImportError:
-        pass
-    return h.hexdigest()[:16]
+    return recorded.digest([SCRIPT, REFERENCE_START], pyspark.__version__)
 
 
 def _is_reference_filter_error(value) -> bool:

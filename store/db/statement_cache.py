@@ -43,10 +43,16 @@ def _parameters(compiled: Any) -> tuple[int, int]:
     return n, longest
 
 
+def small(parameters: int, characters: int) -> bool:
+    """Whether a statement of this many bound values and characters (of SQL, or of its longest bound
+    text) may be kept: the one rule of every cache of statements."""
+    return parameters <= MAX_CACHED_PARAMETERS and characters <= MAX_CACHED_SQL
+
+
 def keeps(compiled: Any) -> bool:
     """Whether a compiled statement is small enough to keep; one that is not counts as uncached."""
     parameters, longest = _parameters(compiled)
-    if parameters > MAX_CACHED_PARAMETERS or max(longest, len(getattr(compiled, "string", ""))) > MAX_CACHED_SQL:
+    if not small(parameters, max(longest, len(getattr(compiled, "string", "")))):
         _uncached[0] += parameters
         return False
     return True

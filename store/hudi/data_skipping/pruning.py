@@ -424,7 +424,7 @@ def _run_text(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple]
     stmt = _STATEMENTS.get(key)
     if stmt is None:
         stmt = DriverStatement(text(sql), conn)
-        if len(params) <= statement_cache.MAX_CACHED_PARAMETERS and len(sql) <= statement_cache.MAX_CACHED_SQL:
+        if statement_cache.small(len(params), len(sql)):
             if len(_STATEMENTS) >= _STATEMENTS_KEPT:
                 _STATEMENTS.clear()
             _STATEMENTS[key] = stmt  # a predicate of thousands of values is not kept (issue 41)
