@@ -31,8 +31,9 @@ BUCKETS = 5  # events: 3 kinds x 5 buckets = 15 partitions
 
 
 def _ordered_plan(text: str) -> str:
-    """An EXPLAIN in one order where Trino's varies from one JVM to the next: the partition keys'
-    constraints of a scan (text: each key's lines; JSON of TYPE IO: `columnConstraints`), by name."""
+    """An EXPLAIN in one order where Trino's varies from one JVM to the next: a scan's column
+    assignments (text: `x := x:type:REGULAR` lines) and partition keys' constraints (text: each
+    key's lines; JSON of TYPE IO: `columnConstraints`), each sorted by name."""
     if text.lstrip().startswith("{"):
         def order(node):
             if isinstance(node, dict):
@@ -42,16 +43,21 @@ def _ordered_plan(text: str) -> str:
                 return out
             return [order(v) for v in node] if isinstance(node, list) else node
         return json.dumps(order(json.loads(text)), indent=2)
-    lines, out, run = text.split("\n"), [], []
-    for line in lines:
-        if line.endswith(":PARTITION_KEY"):
+    out: list[str] = []
+    run: list[list[str]] = []  # blocks of one kind, sorted when the run ends
+    kind = None
+    for line in text.split("\n"):
+        this = "key" if line.endswith(":PARTITION_KEY") else \
+            "column" if line.endswith(":REGULAR") and " := " in line else None
+        if this is not None and this == kind:
             run.append([line])
-        elif run and line.lstrip().startswith("::"):
+        elif this is None and kind == "key" and run and line.lstrip().startswith("::"):
             run[-1].append(line)
         else:
             out.extend(x for block in sorted(run) for x in block)
-            run = []
-            out.append(line)
+            run, kind = ([[line]], this) if this else ([], None)
+            if this is None:
+                out.append(line)
     out.extend(x for block in sorted(run) for x in block)
     return "\n".join(out)
 
@@ -324,6 +330,18 @@ EXPECTED_ERRORS = {
     "delete.truncate": "NOT_SUPPORTED",  # the Hive connector does not truncate
     "drop.schema_not_empty": "SCHEMA_NOT_EMPTY",
 }
+
+
+def test_ordered_plan_sorts_what_varies_between_jvms():
+    """Two JVMs' orders of a scan's column assignments and key constraints give one text."""
+    scan = ["    └─ TableScan[table = CATALOG:SCHEMA:sales]", "           Layout: [id:bigint, amount:double]"]
+    cols = ["           id := id:bigint:REGULAR", "           amount := amount:double:REGULAR"]
+    keys = [["           region:string:PARTITION_KEY", "               :: [[eu], [sa]]"],
+            ["           day:date:PARTITION_KEY", "               :: [[2024-01-06]]"]]
+    one = "\n".join(scan + cols + keys[0] + keys[1] + ["", "Fragment 2"])
+    other = "\n".join(scan + cols[::-1] + keys[1] + keys[0] + ["", "Fragment 2"])
+    assert _ordered_plan(one) == _ordered_plan(other) == other
+    assert _ordered_plan(scan[0]) == scan[0]
 
 
 @ON_OUR_BACKENDS  # (not used here: keeps the test among the other Trino tests of a run)
