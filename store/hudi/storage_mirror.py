@@ -68,7 +68,14 @@ from store.errors import InvalidOperation
 from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enabled
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
-from store.hudi.timeline import Completed, TimelineService, clean_retains_from, commits_running, is_tracked
+from store.hudi.timeline import (
+    Completed,
+    TimelineService,
+    after_commit_step,
+    clean_retains_from,
+    commits_running,
+    is_tracked,
+)
 from store.hudi.timeline_archiver import archive
 
 log = logging.getLogger(__name__)
@@ -262,7 +269,7 @@ class StorageMirror:
         HOOK_FRESH_LEASE_MS (its holder killed, say) is not waited for: it expires for the retry."""
         try:
             deadline = time.monotonic() + HOOK_WAIT_S
-            while self._sync(db, tbl, False, done)[1] and time.monotonic() < deadline:
+            while self._hook_sync(db, tbl, done) and time.monotonic() < deadline:
                 with self.store.read() as conn:
                     tbl_id = self.timeline.table_ref(conn, db, tbl).tbl_id
                 age = self.queue.lease_age_ms(tbl_id)
@@ -273,6 +280,12 @@ class StorageMirror:
                 time.sleep(0.05)
         except Exception as exc:  # never fails the commit
             log.warning("storage mirror of %s.%s failed (left for retry): %s", db, tbl, exc)
+
+    def _hook_sync(self, db: str, tbl: str, done: Completed | None) -> bool:
+        """One try of the hook's mirror, during which the background archive gives way (as to the
+        commit's transaction); whether another mirror held the lease."""
+        with after_commit_step():
+            return self._sync(db, tbl, False, done)[1]
 
     def lag(self, db: str, tbl: str) -> int:
         """Versions of the table not yet on storage."""

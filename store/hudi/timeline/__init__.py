@@ -16,7 +16,7 @@ from store.hudi.timeline.catch_up import (
     hudi_base_path,
     is_tracked,
 )
-from store.hudi.timeline.commit import Completed, PostCommitHook, commits_running
+from store.hudi.timeline.commit import Completed, PostCommitHook, after_commit_step, commits_running
 from store.hudi.timeline.instants import DEFAULT_HEARTBEAT_TIMEOUT_S, instant_from_row
 from store.hudi.timeline.savepoints import RestoreOutcome, clean_retains_from, held_files
 from store.hudi.timeline.timeline_import import StoredInstant, TimelineImport
@@ -24,6 +24,6 @@ from store.hudi.timeline.timeline_service import TimelineService
 
 __all__ = ["DEFAULT_HEARTBEAT_TIMEOUT_S", "CatchUpError", "Completed", "PostCommitHook", "RestoreOutcome",
            "StoredInstant", "SyncWatcher", "Target", "TimelineCatchUp", "TimelineImport", "TimelineService",
-           "base_file_by_footer", "base_file_by_pyarrow", "clean_retains_from", "commits_running", "held_files",
-           "hudi_base_path",
+           "after_commit_step", "base_file_by_footer", "base_file_by_pyarrow", "clean_retains_from",
+           "commits_running", "held_files", "hudi_base_path",
            "instant_from_row", "is_tracked"]

@@ -396,6 +396,35 @@ def test_with_the_background_thread_a_commit_leaves_archiving_to_it(tmp_path, mo
         mirror.stop()
 
 
+def test_a_commits_mirror_hook_counts_as_the_commit_running_but_not_its_wait(tmp_path, monkeypatch):
+    """The background archive gives way to a commit's mirror hook as to its transaction (the hook's
+    statements waited for the interpreter behind it otherwise); not while the hook waits for
+    another mirror's lease, which may be the archiving thread's."""
+    from store.hudi.timeline import commits_running
+    from tests.test_storage_mirror import ROWS, commit
+
+    base, timeline, _snapshot, mirror = _archiving_table(tmp_path, 6, False)
+    seen: dict[str, list[int]] = {"sync": [], "wait": []}
+    real_sync, busy = mirror._sync, [True]
+
+    def sync(db, tbl, force, done):
+        seen["sync"].append(commits_running())
+        if busy[0]:  # another mirror holds the table's lease, once
+            busy[0] = False
+            return 0, True
+        return real_sync(db, tbl, force, done)
+
+    def lease_age_ms(_tbl_id):
+        seen["wait"].append(commits_running())
+        return 0  # a fresh lease: the hook waits for it
+
+    monkeypatch.setattr(mirror, "_sync", sync)
+    monkeypatch.setattr(mirror.queue, "lease_age_ms", lease_age_ms)
+    commit(timeline, base, "2024-01-01", ROWS)
+    assert seen == {"sync": [1, 1], "wait": [0]} and commits_running() == 0
+    assert len(StorageTimeline.read(base).instants) == 1  # mirrored at the second try
+
+
 def test_the_background_archive_waits_while_commits_run(tmp_path, monkeypatch):
     """The background thread's archive gives way to commits of the process: it pauses between its
     entries (and within a commit's write stats) while one runs, at most ARCHIVE_YIELD_S at a time;
