@@ -233,7 +233,7 @@ def _long_list(dialect: str, op: str, col: Any, values: Sequence[Any]) -> Column
         exact: ColumnElement[Any] = _MyBinary(col)
         if op == "NOT IN":
             return exact.not_in(listed)
-        return and_(col.in_(bindparam(None, values, type_=col.type, expanding=True)), exact.in_(listed))
+        return and_(col.in_(listed), exact.in_(listed))
     return col.in_(listed) if op == "IN" else col.not_in(listed)
 
 
