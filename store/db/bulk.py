@@ -8,7 +8,9 @@ SQLAlchemy's (store/db/driver_cursor.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
 
@@ -34,22 +36,93 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
         _insert(conn, table, columns, rows, pg_types, batch)
 
 
-def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],
-            pg_types: Sequence[str] | None, batch: int) -> None:
+class Inserting:
+    """A bulk insert that `insert_rows_started` began: `finish()` waits for it and raises its error."""
+
+    def __init__(self, conn: Connection, what: str, thread: threading.Thread | None = None,
+                 failed: list[BaseException] | None = None):
+        self.conn, self.what, self.thread = conn, what, thread
+        self.failed = failed if failed is not None else []  # (the thread's list: filled after this)
+
+    def finish(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+            self.thread = None
+        if self.failed:
+            with driver_errors(self.conn, self.what):  # in the caller's thread: the connection's loss is handled there
+                raise self.failed.pop()
+
+    @contextmanager
+    def alongside(self) -> Iterator[None]:
+        """The block runs while the rows go in and finishes the insert: the insert's error first (a
+        statement of the block that waited for it fails too, as the transaction has failed)."""
+        try:
+            yield
+        except BaseException:
+            self.finish()
+            raise
+        self.finish()
+
+
+def insert_rows_started(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                        check_widths: WidthCheck | None, pg_types: Sequence[str]) -> Inserting:
+    """`insert_rows` begun: on PostgreSQL the COPY runs on a thread of its own, so that the caller's
+    Python work overlaps the database's (most of a big COPY is waiting for the database to insert
+    the rows and their index entries). The COPY holds the driver connection's lock from its start
+    to its end, so a statement the caller makes meanwhile runs after it, in order; the caller makes
+    none it needs to see fail for its own reason before `finish()`. Elsewhere, and for more rows
+    than one COPY takes: the insert is done when this returns."""
+    what = f"bulk insert into {table.name}"
+    if conn.dialect.name != "postgresql" or not rows or len(rows) > PG_COPY_ROWS:
+        insert_rows(conn, table, columns, rows, check_widths, pg_types)
+        return Inserting(conn, what)
+    if check_widths is not None:
+        _check_widths(table, columns, rows, check_widths)
+    locked = threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _copy(conn, table, columns, rows, pg_types, locked.set)
+        except BaseException as exc:  # noqa: BLE001 - finish() raises it in the caller's thread
+            failed.append(exc)
+        finally:
+            locked.set()
+
+    thread = threading.Thread(target=run, name="bulk-copy", daemon=True)
+    thread.start()
+    locked.wait()  # the COPY holds the connection: the caller's next statement comes after it
+    return Inserting(conn, what, thread, failed)
+
+
+def _copy(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+          pg_types: Sequence[str] | None, started: Callable[[], None] | None = None) -> None:
+    """PostgreSQL: one COPY per PG_COPY_ROWS rows: each stays well inside the statement timeout (a
+    commit of 10,000,000 record keys as one COPY ran past 60 s); the transaction is the caller's.
+    `started` is called once the first COPY holds the connection."""
     raw = conn.connection.driver_connection
     assert raw is not None
     names = ", ".join(columns)
+    binary = " (FORMAT BINARY)" if pg_types else ""
+    for start in range(0, len(rows), PG_COPY_ROWS):
+        with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN{binary}") as cp:
+            if started is not None:
+                started()
+                started = None
+            if pg_types:
+                cp.set_types(list(pg_types))
+            for r in rows[start:start + PG_COPY_ROWS]:
+                cp.write_row(r)
+
+
+def _insert(conn: Connection, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]],
+            pg_types: Sequence[str] | None, batch: int) -> None:
     if conn.dialect.name == "postgresql":
-        binary = " (FORMAT BINARY)" if pg_types else ""
-        # one COPY per PG_COPY_ROWS rows: each stays well inside the statement timeout (a commit of
-        # 10,000,000 record keys as one COPY ran past 60 s); the transaction is the caller's
-        for start in range(0, len(rows), PG_COPY_ROWS):
-            with raw.cursor() as cur, cur.copy(f"COPY {table.name} ({names}) FROM STDIN{binary}") as cp:
-                if pg_types:
-                    cp.set_types(list(pg_types))
-                for r in rows[start:start + PG_COPY_ROWS]:
-                    cp.write_row(r)
+        _copy(conn, table, columns, rows, pg_types)
         return
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    names = ", ".join(columns)
     mark = "?" if conn.dialect.name == "sqlite" else "%s"
     cur = raw.cursor()
     try:

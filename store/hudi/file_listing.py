@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, Connection, delete, false, func, select, t
 from hudi_format.commit_metadata import CommitMetadata
 from hudi_format.file_slice import parse_file_name
 from store.db import schema as S
-from store.db.bulk import insert_rows
+from store.db.bulk import Inserting, insert_rows, insert_rows_started
 from store.db.dialect import in_list, pair_chunks
 from store.errors import InvalidObject
 from store.hms.common import check_rows
@@ -95,18 +95,23 @@ class FileListing:
         """The files instant `ts` wrote (new ones, log files appended to again) and the file groups
         it replaced (`written`: `written_files(meta)` when the caller has it). Returns the files
         written; `ids` (PostgreSQL) gets the row id of each file inserted, by (partition, name)."""
-        now = self.clock_ms()
-        version = latest_version(conn, ref.tbl_id) + 1
         if written is None:
             written = written_files(meta)
-        if written:
-            self._record(conn, ref, ts, written, version, now, ids)
-        if meta.replaced:
-            self._replace_groups(conn, ref, ts, meta.replaced)
+        self.start_adding_files(conn, ref, ts, meta, written, ids).finish()
         return written
 
+    def start_adding_files(self, conn: Connection, ref: HudiTableRef, ts: str, meta: CommitMetadata,
+                           written: WrittenFiles, ids: dict[tuple[str, str], int] | None = None) -> Inserting:
+        """`add_files`, its new rows still going in when `ids` is given on PostgreSQL
+        (bulk.insert_rows_started: the caller's next statements wait for them)."""
+        now = self.clock_ms()
+        version = latest_version(conn, ref.tbl_id) + 1
+        if meta.replaced:
+            self._replace_groups(conn, ref, ts, meta.replaced)
+        return self._record(conn, ref, ts, written, version, now, ids) if written else Inserting(conn, "")
+
     def _record(self, conn: Connection, ref: HudiTableRef, ts: str, written: WrittenFiles, version: int,
-                now: int, ids: dict[tuple[str, str], int] | None = None) -> None:
+                now: int, ids: dict[tuple[str, str], int] | None = None) -> Inserting:
         f = S.files
         existing = self._recorded_logs(conn, ref, written)
         inserts = []
@@ -122,9 +127,10 @@ class FileListing:
             drawn = conn.execute(_DRAW_IDS, {"seq": seq, "n": len(inserts)}).scalars().all()
             numbered = [(i, *row) for i, row in zip(drawn, inserts)]
             ids.update(((row[2], row[3]), row[0]) for row in numbered)
-            insert_rows(conn, f, ("id", *_FILE_COLUMNS), numbered, check_rows, pg_types=("int8", *_FILE_PG_TYPES))
-            return
+            return insert_rows_started(conn, f, ("id", *_FILE_COLUMNS), numbered, check_rows,
+                                       pg_types=("int8", *_FILE_PG_TYPES))
         insert_rows(conn, f, _FILE_COLUMNS, inserts, check_rows, pg_types=_FILE_PG_TYPES)
+        return Inserting(conn, "")
 
     @staticmethod
     def _recorded_logs(conn: Connection, ref: HudiTableRef, written: WrittenFiles) -> dict[tuple[str, str], int]:
