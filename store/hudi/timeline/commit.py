@@ -204,19 +204,21 @@ class InstantCompletion:
             # ids drawn only for what can be a plain change (no log files): latest_files.plain_change
             plain = seen is not None and not any(entry[2] for entry in files_written.values())
             ids: dict[tuple[str, str], int] | None = {} if plain else None
+            written_in = {s.partition_path for s in meta.write_stats}
+            self.partition_sync.ensure_partitions(conn, ref, sorted(p for p in written_in if p))
+            event_source = self.partition_sync.commit_events(conn, ref, meta)
             adding = self.listing.start_adding_files(conn, ref, ts, meta, files_written, ids)
             with adding.alongside():  # what needs no statement runs while PostgreSQL inserts the rows
                 change = None
                 if seen is not None and ids is not None:
                     change = plain_change(ts, seen.rows, files_written, ids, replaced | replaced_now)
+                events = event_source.build(action)
                 recorded = self.column_stats.record(conn, ref, ts, column_stats)
                 after = self.column_stats.slices_after_write(conn, ref, ts, groups, before, replaced | replaced_now,
                                                              files_written, recorded)
             touched = self.column_stats.update_groups(conn, ref, before, after)
             self.record_index.apply_commit(conn, ref, ts, meta, record_keys)
-            written_in = {s.partition_path for s in meta.write_stats}
-            self.partition_sync.ensure_partitions(conn, ref, sorted(p for p in written_in if p))
-            self.partition_sync.record_commit(conn, ref, action, meta)
+            self.partition_sync.record_events(conn, events)
             self.statistics.publish(conn, ref, touched)
             kept = None if seen is None or change is None else (seen.version, change)
             return frozenset(written_in.union(meta.replaced)), groups, kept  # meta.partitions

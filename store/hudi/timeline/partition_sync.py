@@ -14,7 +14,7 @@ from store.hms.catalog import TableService
 from store.hms.notification_log import events as EV
 from store.hms.partitions import PartitionService, make_name
 from store.hudi.tables import HudiTableRef
-from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
+from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor, Table
 
 BATCH = 500
 
@@ -75,22 +75,43 @@ class PartitionSync:
     def record_commit(self, conn: Connection, ref: HudiTableRef, action: str, meta: CommitMetadata) -> None:
         """The notification events of a completed write: one INSERT per partition written, with the
         files written there (replace for a replacecommit); see notification_log.events.hudi_commit."""
+        self.record_events(conn, self.commit_events(conn, ref, meta).build(action))
+
+    def commit_events(self, conn: Connection, ref: HudiTableRef, meta: CommitMetadata) -> CommitEvents:
+        """What `record_commit` reads (the table, the partitions written: they exist by now), for
+        events built later without a statement."""
+        paths = {s.partition_path or "" for s in meta.write_stats}
+        table = self.tables.get_table_in(conn, ref.db_name, ref.name) if paths else None
+        by_path: dict[str, Partition | None] = dict.fromkeys(paths)
+        if paths and ref.config.partition_fields:
+            ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
+            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in paths if p}
+            for part in self.partitions.get_partitions_by_names_in(conn, ctx, list(names)):
+                by_path[names[make_name(ctx.key_names, part.values)]] = part
+        return CommitEvents(ref.base_path, meta, table, by_path)
+
+    def record_events(self, conn: Connection, events: list[EV.Event]) -> None:
+        if events:
+            self.tables.notifications.record(conn, *events)
+
+
+class CommitEvents:
+    """A completed write's notification events, from what `PartitionSync.commit_events` read."""
+
+    def __init__(self, base_path: str, meta: CommitMetadata, table: Table | None,
+                 by_path: dict[str, Partition | None]):
+        self.base_path, self.meta, self.table, self.by_path = base_path, meta, table, by_path
+
+    def build(self, action: str) -> list[EV.Event]:
         files: dict[str, list[str]] = {}
-        base = full_path(ref.base_path, "")  # full_path(base, path) is base + path
-        for partition, path, _fid, _size, _prev in meta.write_stats:
+        base = full_path(self.base_path, "")  # full_path(base, path) is base + path
+        for partition, path, _fid, _size, _prev in self.meta.write_stats:
             paths = files.get(partition or "")
             if paths is None:
                 files[partition or ""] = [base + path]
             else:
                 paths.append(base + path)
-        if not files:
-            return
-        table = self.tables.get_table_in(conn, ref.db_name, ref.name)
-        by_path: dict[str, Partition | None] = dict.fromkeys(files)
-        if ref.config.partition_fields:
-            ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
-            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in files if p}
-            for part in self.partitions.get_partitions_by_names_in(conn, ctx, list(names)):
-                by_path[names[make_name(ctx.key_names, part.values)]] = part
-        written = [(by_path[p], sorted(f)) for p, f in sorted(files.items())]
-        self.tables.notifications.record(conn, *EV.hudi_commit(table, written, replace=action == "replacecommit"))
+        if not files or self.table is None:
+            return []
+        written = [(self.by_path[p], sorted(f)) for p, f in sorted(files.items())]
+        return EV.hudi_commit(self.table, written, replace=action == "replacecommit")
