@@ -353,6 +353,18 @@ class ColumnStats:
         latest slice of which the change replaces (its statistics are then the coming slices').
         `seen` (a write commit, PostgreSQL): gets the table's version and each group's latest
         files (latest_files.py)."""
+        live, replaced = self.rows_before(conn, ref, groups, seen)
+        return (self.unread_slices_of(live) if defer else self._read_slices(conn, _latest_slices(live))), replaced
+
+    @staticmethod
+    def unread_slices_of(live: list) -> Slices:
+        """`slices_before(defer=True)` of the rows `rows_before` read: no statement."""
+        return _unread_slices(_latest_slices(live))
+
+    def rows_before(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]],
+                    seen: Seen | None = None) -> tuple[list[Row], set[tuple[str, str]]]:
+        """The statements of `slices_before`: the groups' latest files (replaced groups left out),
+        and which groups are replaced. `unread_slices_of` makes the deferred slices of them."""
         f, rg = S.files, S.replaced_file_groups
         by_partition: dict[str, list[str]] = {}
         for p, fid in groups:
@@ -378,8 +390,7 @@ class ColumnStats:
                 live.extend(conn.execute(select(inner).where(inner.c.base_instant == inner.c.latest)).all())
         if replaced:
             live = [r for r in live if (r[_PART], r[_FID]) not in replaced]
-        latest = _latest_slices(live)
-        return (_unread_slices(latest) if defer else self._read_slices(conn, latest)), replaced
+        return live, replaced
 
     def _latest_pg(self, conn: Connection, ref: HudiTableRef, groups: set[tuple[str, str]],
                    seen: Seen | None) -> list:

@@ -199,16 +199,22 @@ class InstantCompletion:
             groups = {(p, entry[0]) for (p, _), entry in files_written.items()}
             groups |= replaced_now
             seen = Seen() if conn.dialect.name == "postgresql" else None
-            before, replaced = self.column_stats.slices_before(conn, ref, groups, defer=True, seen=seen)
-            self.column_stats.forget_appended(conn, ref, files_written, before)
+            live, replaced = self.column_stats.rows_before(conn, ref, groups, seen=seen)
+            logs = any(entry[2] for entry in files_written.values())
+            before = None
+            if logs:  # the statistics of log files appended to again go first (before: see forget_appended)
+                before = self.column_stats.unread_slices_of(live)
+                self.column_stats.forget_appended(conn, ref, files_written, before)
             # ids drawn only for what can be a plain change (no log files): latest_files.plain_change
-            plain = seen is not None and not any(entry[2] for entry in files_written.values())
+            plain = seen is not None and not logs
             ids: dict[tuple[str, str], int] | None = {} if plain else None
             written_in = {s.partition_path for s in meta.write_stats}
             self.partition_sync.ensure_partitions(conn, ref, sorted(p for p in written_in if p))
             event_source = self.partition_sync.commit_events(conn, ref, meta)
             adding = self.listing.start_adding_files(conn, ref, ts, meta, files_written, ids)
             with adding.alongside():  # what needs no statement runs while PostgreSQL inserts the rows
+                if before is None:
+                    before = self.column_stats.unread_slices_of(live)
                 change = None
                 if seen is not None and ids is not None:
                     change = plain_change(ts, seen.rows, files_written, ids, replaced | replaced_now)
