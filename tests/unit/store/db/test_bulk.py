@@ -3,29 +3,40 @@ stay inside the statement timeout (PostgreSQL: several COPYs), every row there o
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, create_engine, func, select
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import BigInteger, Column, Index, MetaData, String, Table, create_engine, func, select
+from sqlalchemy.exc import IntegrityError
 
 from store.db import bulk
+
+
+@contextmanager
+def temp_table(backend_url: str, name: str, *items):
+    """A connection and a temporary table of `items` (columns, indexes) on it; rolled back after."""
+    engine = create_engine(backend_url)
+    try:
+        with engine.connect() as c:
+            md = MetaData()
+            t = Table(name, md, *items, prefixes=["TEMPORARY"])
+            md.create_all(c)
+            yield c, t
+            c.rollback()
+    finally:
+        engine.dispose()
 
 
 def test_rows_over_several_statements_all_arrive(backend_url, monkeypatch):
     monkeypatch.setattr(bulk, "PG_COPY_ROWS", 7)
     monkeypatch.setattr(bulk, "BATCH", 7)
-    engine = create_engine(backend_url)
-    try:
-        with engine.connect() as c:
-            md = MetaData()
-            t = Table("tmp_bulk", md, Column("n", BigInteger), Column("name", String(64)), prefixes=["TEMPORARY"])
-            md.create_all(c)
-            rows = [(i, f"row {i} ü") for i in range(50)]
-            bulk.insert_rows(c, t, ("n", "name"), rows, None, pg_types=("int8", "text"), batch=7)
-            bulk.insert_rows(c, t, ("n", "name"), [(50, "text copy")], None)
-            got = sorted(tuple(r) for r in c.execute(select(t.c.n, t.c.name)))
-            assert got == [*rows, (50, "text copy")]
-            assert c.execute(select(func.count()).select_from(t)).scalar() == 51
-            c.rollback()
-    finally:
-        engine.dispose()
+    with temp_table(backend_url, "tmp_bulk", Column("n", BigInteger), Column("name", String(64))) as (c, t):
+        rows = [(i, f"row {i} ü") for i in range(50)]
+        bulk.insert_rows(c, t, ("n", "name"), rows, None, pg_types=("int8", "text"), batch=7)
+        bulk.insert_rows(c, t, ("n", "name"), [(50, "text copy")], None)
+        got = sorted(tuple(r) for r in c.execute(select(t.c.n, t.c.name)))
+        assert got == [*rows, (50, "text copy")]
+        assert c.execute(select(func.count()).select_from(t)).scalar() == 51
 
 
 def test_a_bulk_insert_gets_a_deadline_of_its_own_on_sqlite(tmp_path, monkeypatch):
@@ -112,65 +123,34 @@ def test_the_width_check_sees_the_longest_values_and_any_nul():
 def test_rows_started_are_in_before_any_statement_of_the_block(backend_url):
     """insert_rows_started: on PostgreSQL the COPY runs on a thread while the block runs; a statement
     of the block comes after it (it sees every row), and `finish` leaves them in."""
-    engine = create_engine(backend_url)
-    try:
-        with engine.connect() as c:
-            md = MetaData()
-            t = Table("tmp_started", md, Column("n", BigInteger), Column("name", String(64)), prefixes=["TEMPORARY"])
-            md.create_all(c)
-            rows = [(i, f"row {i} ü") for i in range(20_000)]
-            adding = bulk.insert_rows_started(c, t, ("n", "name"), rows, None, pg_types=("int8", "text"))
-            with adding.alongside():
-                seen = c.execute(select(func.count()).select_from(t)).scalar()
-            assert seen == 20_000
-            assert sorted(tuple(r) for r in c.execute(select(t.c.n, t.c.name))) == rows
-            c.rollback()
-    finally:
-        engine.dispose()
+    with temp_table(backend_url, "tmp_started", Column("n", BigInteger), Column("name", String(64))) as (c, t):
+        rows = [(i, f"row {i} ü") for i in range(20_000)]
+        adding = bulk.insert_rows_started(c, t, ("n", "name"), rows, None, pg_types=("int8", "text"))
+        with adding.alongside():
+            seen = c.execute(select(func.count()).select_from(t)).scalar()
+        assert seen == 20_000
+        assert sorted(tuple(r) for r in c.execute(select(t.c.n, t.c.name))) == rows
 
 
-def test_a_failed_started_insert_is_the_error_raised(backend_url):
+@pytest.mark.parametrize("statement_in_block", [True, False])
+def test_a_failed_started_insert_is_the_error_raised(backend_url, statement_in_block):
     """A COPY that fails (a duplicate key) raises its own error from `alongside`, not the error of a
     statement the block made meanwhile (which fails as the transaction has failed), and not nothing
     when the block made none."""
-    import pytest
-    from sqlalchemy import Index
-    from sqlalchemy.exc import IntegrityError
-
-    engine = create_engine(backend_url)
-    try:
-        for statement_in_block in (True, False):
-            with engine.connect() as c:
-                md = MetaData()
-                t = Table("tmp_started_dup", md, Column("n", BigInteger), Column("name", String(64)),
-                          Index("uq_tmp_started_dup", "n", unique=True), prefixes=["TEMPORARY"])
-                md.create_all(c)
-                rows = [(i, "x") for i in range(5_000)] + [(7, "again")]
-                with pytest.raises(IntegrityError):  # (elsewhere the insert is done when started)
-                    adding = bulk.insert_rows_started(c, t, ("n", "name"), rows, None, pg_types=("int8", "text"))
-                    with adding.alongside():
-                        if statement_in_block:
-                            c.execute(select(func.count()).select_from(t)).scalar()
-                c.rollback()
-    finally:
-        engine.dispose()
+    with temp_table(backend_url, "tmp_started_dup", Column("n", BigInteger), Column("name", String(64)),
+                    Index("uq_tmp_started_dup", "n", unique=True)) as (c, t):
+        rows = [(i, "x") for i in range(5_000)] + [(7, "again")]
+        with pytest.raises(IntegrityError):  # (elsewhere the insert is done when started)
+            adding = bulk.insert_rows_started(c, t, ("n", "name"), rows, None, pg_types=("int8", "text"))
+            with adding.alongside():
+                if statement_in_block:
+                    c.execute(select(func.count()).select_from(t)).scalar()
 
 
 def test_an_error_of_the_block_leaves_after_the_insert(backend_url):
-    engine = create_engine(backend_url)
-    try:
-        with engine.connect() as c:
-            md = MetaData()
-            t = Table("tmp_started_block", md, Column("n", BigInteger), prefixes=["TEMPORARY"])
-            md.create_all(c)
-            adding = bulk.insert_rows_started(c, t, ("n",), [(i,) for i in range(3_000)], None, pg_types=("int8",))
-            try:
-                with adding.alongside():
-                    raise KeyError("the block's own")
-            except KeyError:
-                pass
-            assert adding.thread is None  # finished: the connection is free again
-            assert c.execute(select(func.count()).select_from(t)).scalar() == 3_000
-            c.rollback()
-    finally:
-        engine.dispose()
+    with temp_table(backend_url, "tmp_started_block", Column("n", BigInteger)) as (c, t):
+        adding = bulk.insert_rows_started(c, t, ("n",), [(i,) for i in range(3_000)], None, pg_types=("int8",))
+        with pytest.raises(KeyError), adding.alongside():
+            raise KeyError("the block's own")
+        assert adding.thread is None  # finished: the connection is free again
+        assert c.execute(select(func.count()).select_from(t)).scalar() == 3_000
