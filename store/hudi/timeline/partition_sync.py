@@ -4,6 +4,8 @@ a dropped partition (DELETE_PARTITION replacecommit) loses it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy import Connection, Row, select
 
 from hudi_format.commit_metadata import CommitMetadata
@@ -63,12 +65,7 @@ class PartitionSync:
         if not paths:
             return
         table = self.tables.get_table_in(conn, ref.db_name, ref.name)
-        by_path: dict[str, Partition | None] = dict.fromkeys(paths)
-        if ref.config.partition_fields:
-            ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
-            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in paths if p}
-            for part in self.partitions.get_partitions_by_names_in(conn, ctx, list(names)):
-                by_path[names[make_name(ctx.key_names, part.values)]] = part
+        by_path = self._partitions_by_path(conn, ref, paths)
         self.tables.notifications.record(conn, *EV.hudi_commit(table, [(by_path[p], []) for p in sorted(paths)],
                                                               replace=True))
 
@@ -81,14 +78,21 @@ class PartitionSync:
         """What `record_commit` reads (the table, the partitions written: they exist by now), for
         events built later without a statement."""
         paths = {s.partition_path or "" for s in meta.write_stats}
-        table = self.tables.get_table_in(conn, ref.db_name, ref.name) if paths else None
+        if not paths:
+            return CommitEvents(ref.base_path, meta, None, {})
+        table = self.tables.get_table_in(conn, ref.db_name, ref.name)
+        return CommitEvents(ref.base_path, meta, table, self._partitions_by_path(conn, ref, paths))
+
+    def _partitions_by_path(self, conn: Connection, ref: HudiTableRef,
+                            paths: Iterable[str]) -> dict[str, Partition | None]:
+        """The HMS partition of each partition path (None: an unpartitioned table's "", or none)."""
         by_path: dict[str, Partition | None] = dict.fromkeys(paths)
-        if paths and ref.config.partition_fields:
+        if ref.config.partition_fields:
             ctx = self.partitions.table_ctx(conn, ref.db_name, ref.name)
-            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in paths if p}
+            names = {make_name(ctx.key_names, ref.config.values_of(p)): p for p in by_path if p}
             for part in self.partitions.get_partitions_by_names_in(conn, ctx, list(names)):
                 by_path[names[make_name(ctx.key_names, part.values)]] = part
-        return CommitEvents(ref.base_path, meta, table, by_path)
+        return by_path
 
     def record_events(self, conn: Connection, events: list[EV.Event]) -> None:
         if events:
