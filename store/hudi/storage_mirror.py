@@ -476,7 +476,8 @@ class StorageMirror:
         with self.store.read() as conn:
             instants = self._instants(conn, ref.tbl_id)
         by_id = {i.instant_id: i for i in instants.values()}
-        if not mdt and is_tracked(ref.config) and self._writes_own(by_id, pending, tl):
+        own = self._writes_own(by_id, pending, tl)
+        if not mdt and is_tracked(ref.config) and own:
             self._withdraw_metadata_table(st, ref)
         self._write_layout(st, ref, listing, layout, self.metadata_table.available(st, ref, True) if mdt else None)
         meta = _InstantMetadata(self.store, ref.tbl_id, done)
@@ -509,7 +510,10 @@ class StorageMirror:
         # savepoints deleted on the server
         self._delete_instants(st, [t for n in list(tl.files) if _is_savepoint_file(n) and
                                    (t := layout.instant_of(n)) and (t, True) not in instants], tl, True)
-        if mirrored:
+        # Only after the server's own instants: instants caught up from storage were written by a
+        # Hudi writer, which archives its timeline itself and may still be reading it (its meta
+        # sync is what made the server catch up)
+        if mirrored and own:
             background = self._thread
             if background is not None and background.is_alive() and threading.current_thread() is not background:
                 # a commit's hook: the background thread archives (archiving ten commits of 10,000

@@ -813,3 +813,37 @@ def test_statistics_the_backlog_reads_after_the_mirror_took_the_instant_reach_it
     assert mirror.lag(env.db, "t") == 1
     mirror.sync(env.db, "t")
     assert new <= recorded() and mirror.lag(env.db, "t") == 0
+
+
+def test_the_mirror_leaves_archiving_a_tracked_timeline_to_its_writer(env, tmp_path):
+    """Instants caught up from storage were written by a Hudi writer: it archives its timeline
+    itself, and it may still be reading it (its meta sync is what made the server catch up; a CI
+    run once saw Hudi's sync fail on a commit file the server's archive had just removed). So the
+    mirror's step over caught-up instants archives nothing, however long the timeline is."""
+    from hudi_format.config_keys import ARCHIVE_MAX_COMMITS, ARCHIVE_MIN_COMMITS
+    from store.hudi.storage_mirror import StorageMirror
+
+    def timeline_files() -> list[str]:  # the active timeline's files and the archived timeline's
+        tdir = timeline_dir(base)
+        return sorted([n for n in os.listdir(tdir) if os.path.isfile(os.path.join(tdir, n))] +
+                      [f"archived/{n}" for n in os.listdir(os.path.join(base, ".hoodie", "archived"))])
+
+    base = table_copy("mor_v6_kryo_delete_blocks", tmp_path)  # 5 deltacommits
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write(f"hoodie.metadata.enable=true\n{ARCHIVE_MIN_COMMITS}=2\n{ARCHIVE_MAX_COMMITS}=3\n")
+    stamps = [i.ts for i in StorageTimeline.read(base).instants]
+    for ts in stamps[2:]:
+        hold_back(base, ts, tmp_path / "held")
+    env.tables.create_table(env.synced_table("t", base, "MERGE_ON_READ"))
+    mirror = StorageMirror(env.store, env.s.timeline)
+    mirror.metadata_table.compact_after = 1  # its base file follows: no floor before the newest instant
+    mirror.sync(env.db, "t")  # the mirror takes the table's metadata table over
+    put_back(base, tmp_path / "held")  # Hudi's writer commits three more; its sync calls the metastore
+    env.tables.alter_table(env.db, "t", env.s.tables.get_table(env.db, "t"))
+    assert [i[0] for i in env.instants("t")] == stamps
+    before = timeline_files()
+    assert mirror.lag(env.db, "t") > 0  # the caught-up instants wait for the mirror's step
+    mirror.sync(env.db, "t")  # as the background thread's pass runs it
+    assert mirror.lag(env.db, "t") == 0
+    assert timeline_files() == before  # nothing archived, nothing removed
+    assert [i.ts for i in StorageTimeline.read(base).instants] == stamps
