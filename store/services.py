@@ -124,7 +124,7 @@ def build_services(store: Store, lock_timeout_ms: int = DEFAULT_LOCK_TIMEOUT_MS,
         services.watcher = SyncWatcher(services.hudi_sync)
         services.watcher.start(watch_interval_s)
     if mirror:
-        services.mirror = StorageMirror(store, timeline, boundary=boundary)
+        services.mirror = StorageMirror(store, timeline, boundary=boundary, table_lock=locks.table_held)
         timeline.on_commit.append(services.mirror.hook)
         if mirror_interval_s:
             services.mirror.start_background(mirror_interval_s)

@@ -40,7 +40,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, or_, select, update
@@ -64,7 +64,7 @@ from hudi_format.timeline_layout import TimelineLayout, timeline_layout
 from store import metrics
 from store.db import schema as S
 from store.db.database import Store, now_ms
-from store.errors import InvalidOperation
+from store.errors import InvalidOperation, TableLocked
 from store.hudi.metadata_table import MetadataTableWriter, metadata_table_enabled
 from store.hudi.table_files import TableFiles
 from store.hudi.tables import HudiTableRef
@@ -84,6 +84,7 @@ DEFAULT_LEASE_MS = 60_000
 HOOK_WAIT_S = 15.0  # how long a commit's hook waits for another mirror holding the table's lease
 HOOK_FRESH_LEASE_MS = 10_000  # a lease taken longer ago than this: its holder is taken for gone
 ARCHIVE_YIELD_S = 1.0  # how long the background archive waits for running commits at each pause
+ARCHIVE_LOCK_WAIT_S = 1.0  # how long the background archive of a tracked table waits for Hudi's table lock
 # hoodie.properties' keys about the metadata table: the mirror's only changes to a tracked table's file
 METADATA_KEYS = (METADATA_PARTITIONS, METADATA_PARTITIONS_INFLIGHT, INDEX_DEFS_PATH)
 _BUSY = -1  # _sync_round: another thread or process holds the table's lease
@@ -240,9 +241,13 @@ class _InstantMetadata:
 
 class StorageMirror:
     def __init__(self, store: Store, timeline: TimelineService, clock_ms: Callable[[], int] = now_ms,
-                 lease_ms: int = DEFAULT_LEASE_MS, boundary: TableFiles | None = None):
+                 lease_ms: int = DEFAULT_LEASE_MS, boundary: TableFiles | None = None,
+                 table_lock: Callable[[str, str, float], AbstractContextManager[None]] | None = None):
         """`boundary`: the server's storage boundary; tables whose base path lies outside it are not
-        written (their versions stay pending). None (the admin CLI): every table is written."""
+        written (their versions stay pending). None (the admin CLI): every table is written.
+        `table_lock(db, tbl, wait_s)`: the EXCLUSIVE table lock Hudi's lock provider takes
+        (LockManager.table_held), held by the background archive of a tracked table."""
+        self.table_lock = table_lock
         self.store = store
         self.timeline = timeline
         self.boundary = boundary
@@ -382,11 +387,19 @@ class StorageMirror:
             try:
                 with self.store.read() as conn:
                     ref = self.timeline.table_ref(conn, db, tbl)
-                st = TableStorage(ref.base_path)
-                layout = timeline_layout(ref.config.table_version, ref.config.hoodie_properties())
-                tl = _Timeline(layout, st.listing(layout.timeline_dir), ref.config.table_version)
-                self._archive(st, ref, tl, metadata_table_enabled(ref))
+                # a tracked table's timeline is Hudi's writers' too: archived under the lock their
+                # commits (and Hudi's own archiver) hold, so that neither reads what the other deletes
+                with self.table_lock(db, tbl, ARCHIVE_LOCK_WAIT_S) if self.table_lock is not None and \
+                        is_tracked(ref.config) else nullcontext():
+                    st = TableStorage(ref.base_path)
+                    layout = timeline_layout(ref.config.table_version, ref.config.hoodie_properties())
+                    tl = _Timeline(layout, st.listing(layout.timeline_dir), ref.config.table_version)
+                    self._archive(st, ref, tl, metadata_table_enabled(ref))
                 done += 1
+            except TableLocked:  # a writer holds the table: the next pass tries again
+                with self._archive_lock:
+                    self._archive_due[(db, tbl)] = None
+                log.info("archiving the timeline of %s.%s waits: a writer holds the table's lock", db, tbl)
             except Exception as exc:  # noqa: BLE001 - the table's next commit asks again
                 log.warning("archiving the timeline of %s.%s failed (left for its next commit): %s", db, tbl, exc)
         return done
@@ -515,9 +528,12 @@ class StorageMirror:
         # sync is what made the server catch up)
         if mirrored and own:
             background = self._thread
-            if background is not None and background.is_alive() and threading.current_thread() is not background:
+            locked = self.table_lock is not None and is_tracked(ref.config)
+            if background is not None and background.is_alive() and (
+                    threading.current_thread() is not background or locked):
                 # a commit's hook: the background thread archives (archiving ten commits of 10,000
-                # files takes seconds, which the commit would wait for)
+                # files takes seconds, which the commit would wait for); the background's own step
+                # of a tracked table too (its archive takes the table's lock)
                 with self._archive_lock:
                     self._archive_due[(ref.db_name, ref.name)] = None
                 self._wake.set()

@@ -847,3 +847,46 @@ def test_the_mirror_leaves_archiving_a_tracked_timeline_to_its_writer(env, tmp_p
     assert mirror.lag(env.db, "t") == 0
     assert timeline_files() == before  # nothing archived, nothing removed
     assert [i.ts for i in StorageTimeline.read(base).instants] == stamps
+
+
+def test_the_background_archive_of_a_tracked_table_holds_hudis_table_lock(env, tmp_path, monkeypatch):
+    """A tracked table's timeline is Hudi's writers' too: the server's background archive of it (due
+    after the server's own commits) runs under the EXCLUSIVE table lock Hudi's
+    HiveMetastoreBasedLockProvider takes for its commits and its archiver. While a writer holds it,
+    nothing is archived and the table stays due; the pass after its release archives."""
+    from hudi_format.config_keys import ARCHIVE_MAX_COMMITS, ARCHIVE_MIN_COMMITS
+    from store.hudi import storage_mirror
+    from thrift_idl.hive_metastore.ttypes import (
+        DataOperationType,
+        LockComponent,
+        LockLevel,
+        LockRequest,
+        LockState,
+        LockType,
+        ShowLocksRequest,
+        UnlockRequest,
+    )
+
+    monkeypatch.setattr(storage_mirror, "ARCHIVE_LOCK_WAIT_S", 0.1)
+    base = table_copy("mor_v6_kryo_delete_blocks", tmp_path)  # 5 deltacommits, no metadata table
+    with open(os.path.join(base, ".hoodie", "hoodie.properties"), "a") as f:
+        f.write(f"{ARCHIVE_MIN_COMMITS}=2\n{ARCHIVE_MAX_COMMITS}=3\n")
+    stamps = [i.ts for i in StorageTimeline.read(base).instants]
+    env.tables.create_table(env.synced_table("t", base, "MERGE_ON_READ"))
+    mirror = storage_mirror.StorageMirror(env.store, env.s.timeline, table_lock=env.s.locks.table_held)
+    mirror.sync(env.db, "t")
+
+    hudi = env.s.locks.lock(LockRequest(component=[LockComponent(
+        type=LockType.EXCLUSIVE, level=LockLevel.TABLE, dbname=env.db, tablename="t",
+        operationType=DataOperationType.UPDATE)], user="hudi", hostname="writer"))
+    assert hudi.state == LockState.ACQUIRED
+    mirror._archive_due[(env.db, "t")] = None  # as the server's own commit leaves it
+    assert mirror.archive_due() == 0
+    assert [i.ts for i in StorageTimeline.read(base).instants] == stamps  # nothing archived
+    assert (env.db, "t") in mirror._archive_due  # still due
+
+    env.s.locks.unlock(UnlockRequest(lockid=hudi.lockid))
+    assert mirror.archive_due() == 1
+    assert [i.ts for i in StorageTimeline.read(base).instants] == stamps[3:]  # as Hudi's archiver: keep 2
+    assert not mirror._archive_due
+    assert env.s.locks.show_locks(ShowLocksRequest(dbname=env.db, tablename="t")).locks == []  # released
