@@ -367,3 +367,45 @@ def test_a_commit_that_lost_its_connection_is_resolved(backend_url):
     finally:
         store.dispose()
         admin.dispose()
+
+
+@pytest.mark.backends("postgresql", "mysql")
+def test_a_commit_token_answers_for_its_own_transaction_only(backend_url):
+    """After a failover, the new primary never saw a transaction whose COMMIT died with the old
+    one, and may hand its transaction id to another: the token of a transaction the database never
+    saw resolves as not committed, however many transactions committed since. A token whose
+    transaction is still undecided waits for its end: committed, or rolled back."""
+    from sqlalchemy import insert
+
+    from store.db import schema
+    from store.db.connection_loss import MARKER_PREFIX
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+
+    store = Store(backend_url)
+    upgrade(store.engine)
+    seq = schema.sequences
+    try:
+        unseen = MARKER_PREFIX + uuid.uuid4().hex  # taken on a primary that died with it
+        for i in range(30):
+            store.run_write(lambda conn, i=i: conn.execute(insert(seq).values(name=_name(f"after{i}"), next_val=i)))
+        assert store.commit_tokens.resolve(store.engine, unseen) is False
+
+        for end, committed in (("commit", True), ("rollback", False)):
+            conn = store.engine.connect()
+            trans = conn.begin()
+            conn.execute(insert(seq).values(name=_name(end), next_val=1))
+            token = store.commit_tokens.take(conn)
+            assert token is not None
+            ended = threading.Timer(0.5, getattr(trans, end))
+            ended.start()
+            try:
+                assert store.commit_tokens.resolve(store.engine, token) is committed, end
+            finally:
+                ended.join()
+                conn.close()
+        if store.backend == "postgresql":  # a transaction that wrote nothing has nothing to lose
+            with store.engine.connect() as conn, conn.begin():
+                assert store.commit_tokens.take(conn) is None
+    finally:
+        store.dispose()

@@ -8,12 +8,14 @@ The rule the store follows (store/db/database.py):
 * a write transaction that lost its connection before COMMIT was sent is rolled back by the
   database (a transaction dies with its session): it is run again on a fresh connection;
 * a write whose connection was lost while COMMIT was under way may or may not have committed. Each
-  write transaction carries a commit token taken just before COMMIT; on a fresh connection the
-  store asks whether that token's transaction committed, waiting while the database still decides:
-  PostgreSQL answers `txid_status(xid)`; on MySQL/MariaDB the token is a marker row the
-  transaction inserted (`sequences`, name `commit:<random>`), read with a locking read that waits
-  for the dying transaction to finish. Committed: the call answers success; not committed: it is
-  run again; unknown (the database cannot be reached): `CommitOutcomeUnknown`.
+  write transaction that wrote anything inserts a commit token just before COMMIT: a marker row in
+  `sequences` (name `commit:<random>`; deleted in batches later). On a fresh connection the store
+  asks whether the marker is there, waiting while the dying transaction still holds it: PostgreSQL
+  inserts the same name again (the unique index waits for the other inserter's end; a conflict
+  means it committed), MySQL/MariaDB read it with a locking read. Committed: the call answers
+  success; not committed: it is run again; unknown (the database cannot be reached):
+  `CommitOutcomeUnknown`. (Not PostgreSQL's transaction id with `txid_status`: after a failover the
+  new primary hands out again the ids of transactions it never saw, and answered for another one.)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from threading import Lock
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete, insert, select, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from store.db import schema
 
@@ -36,6 +38,9 @@ _MYSQL_LOST = {1053, 1927, 2006, 2013, 2014, 2045, 2055, 4031}
 
 MARKER_PREFIX = "commit:"
 _RESOLVE_WAIT_S = 10.0
+_PROBE_WAIT_S = 2.0  # one probe's wait for the dying transaction (PostgreSQL), within _RESOLVE_WAIT_S
+_PG_LOCK_TIMEOUT = "55P03"
+_PG_TAKE = text("INSERT INTO sequences (name, next_val) SELECT :m, 0 WHERE txid_current_if_assigned() IS NOT NULL")
 
 
 # Cannot connect at all (refused, host unknown, too many connections), and Galera's "WSREP has not
@@ -89,7 +94,11 @@ class CommitTokens:
 
     def take(self, conn: Connection) -> Any:
         if self.backend == "postgresql":
-            return conn.exec_driver_sql("SELECT txid_current_if_assigned()").scalar()
+            self._forget_done(conn)
+            marker = MARKER_PREFIX + uuid.uuid4().hex
+            # only a transaction that wrote (it has a transaction id) has anything to lose
+            inserted = conn.execute(_PG_TAKE, {"m": marker}).rowcount
+            return marker if inserted else None
         if self.backend in ("mysql", "mariadb"):
             self._forget_done(conn)
             marker = MARKER_PREFIX + uuid.uuid4().hex
@@ -131,11 +140,22 @@ class CommitTokens:
             time.sleep(0.05)
 
     def _state(self, conn: Connection, token: Any) -> str:
-        if self.backend == "postgresql":
-            state = conn.execute(text("SELECT txid_status(:x)"), {"x": token}).scalar()
-            conn.rollback()
-            return state or "aborted"  # NULL: too old to know; never the case right after
         seq = schema.sequences
+        if self.backend == "postgresql":
+            # inserting the marker again waits (unique index) while its transaction is undecided
+            trans = conn.begin()
+            try:
+                conn.execute(text(f"SET LOCAL lock_timeout = '{int(_PROBE_WAIT_S * 1000)}ms'"))
+                conn.execute(insert(seq).values(name=token, next_val=0))
+                return "aborted"
+            except IntegrityError:
+                return "committed"
+            except DBAPIError as exc:
+                if getattr(exc.orig, "sqlstate", None) == _PG_LOCK_TIMEOUT:
+                    return "in progress"
+                raise
+            finally:
+                trans.rollback()  # the probe's own row never stays
         # a locking read waits while the dying transaction still holds its inserted row
         with conn.begin():
             row = conn.execute(select(seq.c.name).where(seq.c.name == token).with_for_update()).first()
