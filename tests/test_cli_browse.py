@@ -7,7 +7,6 @@ not found and the metastore asked."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import uuid
 
@@ -17,6 +16,7 @@ from adapter.cli import main
 from adapter.commands.import_hudi import import_hudi_table
 from client import HudiMetastoreClient
 from tests.harness import start_our_server, stop_process
+from tests.harness.cli_logs import cli_logs_to_capsys
 from tests.harness.hudi_tables import table_copy
 from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
 
@@ -32,9 +32,7 @@ def server(tmp_path_factory):
 @pytest.fixture
 def cli(server, monkeypatch, capsys):
     """cli(*args) -> (exit status, stdout, stderr) of `hudi-metastore ARGS --metastore SERVER`."""
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
-    monkeypatch.setattr(root, "level", root.level)
+    cli_logs_to_capsys(monkeypatch)  # main() points the logs at the captured stderr
 
     def run(*args: str) -> tuple[int, str, str]:
         code = main([*args, "--metastore", server])

@@ -6,7 +6,6 @@ importing neither the store nor the database drivers (their start cost: bench/cl
 
 from __future__ import annotations
 
-import logging
 import uuid
 
 import pytest
@@ -15,6 +14,7 @@ from adapter.cli import build_parser
 from client import HudiMetastoreClient
 from tests.cli_helpers import assert_one_line_error, run_cli
 from tests.harness import free_port, start_our_server, stop_process
+from tests.harness.cli_logs import cli_logs_to_capsys
 from tests.harness.hudi_tables import table_copy
 from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, SerDeInfo, StorageDescriptor, Table
 from thrift_idl.hudi_metastore.ttypes import HudiTableConfig, HudiTableType
@@ -197,9 +197,7 @@ def test_a_wrong_port_is_one_error_at_once(monkeypatch, capsys):
         raise AssertionError(f"retried after {seconds} s")
 
     monkeypatch.setattr(time, "sleep", no_sleep)  # (the client's backoff)
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
-    monkeypatch.setattr(root, "level", root.level)
+    cli_logs_to_capsys(monkeypatch)  # main() points the logs at the captured stderr
     port = free_port()
     for cmd in (["stats", "a.b"], ["create-database", "x"], ["lookup-keys", "a.b", "k"]):
         assert main([*cmd, "--metastore", f"thrift://127.0.0.1:{port}"]) == 2
@@ -253,9 +251,7 @@ def test_table_services_status(server, tmp_path, monkeypatch, capsys):
         CLUSTERING_SORT_COLUMNS,
     )
 
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
-    monkeypatch.setattr(root, "level", root.level)
+    cli_logs_to_capsys(monkeypatch)  # main() points the logs at the captured stderr
     db = name()
     with HudiMetastoreClient(server) as c:
         c.create_database(Database(name=db))
@@ -315,9 +311,7 @@ def test_table_services_run_refusals_and_claims(server, tmp_path, monkeypatch, c
     from pipeline.compaction import claim
     from pipeline.errors import ServiceClaimed
 
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", list(root.handlers))
-    monkeypatch.setattr(root, "level", root.level)
+    cli_logs_to_capsys(monkeypatch)  # main() points the logs at the captured stderr
     db = name()
 
     def run(table: str) -> tuple[int, str]:

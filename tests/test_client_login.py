@@ -8,7 +8,6 @@ depend on the store); the commands run in this process (adapter.cli.main)."""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +17,7 @@ import pytest
 from tests.harness import kdc as kdc_harness
 from tests.harness import start_our_server, stop_process
 from tests.harness.backends import ci_mode
+from tests.harness.cli_logs import cli_logs_to_capsys
 from tests.harness.hudi_tables import table_copy
 from tests.test_authentication import _add_user, _certificate, _signed_client_certificate
 
@@ -124,14 +124,10 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     it at this test's captured stderr)."""
     from adapter.cli import main
 
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    capsys.readouterr()
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        cli_logs_to_capsys(mp)
+        capsys.readouterr()
         code = main(list(argv))
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -7,7 +7,6 @@ to it, so they need no --metastore; in this process) holding the table they say 
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shlex
@@ -16,6 +15,7 @@ import subprocess
 import pytest
 
 from tests.harness import REPO_ROOT, VENV_PYTHON, start_our_server, stop_process
+from tests.harness.cli_logs import cli_logs_to_capsys
 
 BLOCK = re.compile(r"^```python runnable[^\n]*\n(.*?)^```", re.M | re.S)
 SH_BLOCK = re.compile(r"^```sh runnable[^\n]*\n(.*?)^```", re.M | re.S)
@@ -95,9 +95,7 @@ def test_cli_snippet_runs(server, monkeypatch, capsys, doc, line, code):
     for k in [k for k in os.environ if k.startswith("HUDI_METASTORE_") and k != "HUDI_METASTORE_CACHE"]:
         monkeypatch.delenv(k)
     monkeypatch.setenv("HUDI_METASTORE_METASTORE", f"thrift://127.0.0.1:{server}")
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", list(root.handlers))  # main() points them at the captured stderr
-    monkeypatch.setattr(root, "level", root.level)
+    cli_logs_to_capsys(monkeypatch)  # main() points the logs at the captured stderr
     for k, text in enumerate(code.splitlines()):
         command = text.split(" #", 1)[0].strip()
         if not command or command.startswith("#"):
