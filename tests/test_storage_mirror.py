@@ -559,9 +559,11 @@ def test_concurrent_mirrors_mirror_each_version_once(tmp_path):
         assert not [n for n in names if n.endswith(".tmp")]
 
 
-def test_cli_sync_storage(tmp_path, capsys):
+def test_cli_sync_storage(tmp_path, capsys, monkeypatch):
     from adapter.cli import main
+    from tests.harness.cli_logs import cli_logs_to_capsys
 
+    cli_logs_to_capsys(monkeypatch)  # main() points the logs at the captured stderr
     base = str(tmp_path / "wh" / "t1")
     tables, timeline, snapshot = fresh_table(tmp_path, base)
     commit(timeline, base, "2024-01-01", ROWS)
