@@ -154,8 +154,12 @@ class CommitTokens:
                 if getattr(exc.orig, "sqlstate", None) == _PG_LOCK_TIMEOUT:
                     return "in progress"
                 raise
-            finally:
-                trans.rollback()  # the probe's own row never stays
+            finally:  # the probe's own row never stays (a connection that is gone kept none)
+                try:
+                    if trans.is_active:
+                        trans.rollback()
+                except DBAPIError:
+                    pass
         # a locking read waits while the dying transaction still holds its inserted row
         with conn.begin():
             row = conn.execute(select(seq.c.name).where(seq.c.name == token).with_for_update()).first()
