@@ -93,18 +93,15 @@ class CommitTokens:
         self._lock = Lock()
 
     def take(self, conn: Connection) -> Any:
+        if self.backend not in ("postgresql", "mysql", "mariadb"):
+            return None  # SQLite: the database is this process's file; no connection to lose
+        self._forget_done(conn)
+        marker = MARKER_PREFIX + uuid.uuid4().hex
         if self.backend == "postgresql":
-            self._forget_done(conn)
-            marker = MARKER_PREFIX + uuid.uuid4().hex
             # only a transaction that wrote (it has a transaction id) has anything to lose
-            inserted = conn.execute(_PG_TAKE, {"m": marker}).rowcount
-            return marker if inserted else None
-        if self.backend in ("mysql", "mariadb"):
-            self._forget_done(conn)
-            marker = MARKER_PREFIX + uuid.uuid4().hex
-            conn.execute(insert(schema.sequences).values(name=marker, next_val=0))
-            return marker
-        return None  # SQLite: the database is this process's file; no connection to lose
+            return marker if conn.execute(_PG_TAKE, {"m": marker}).rowcount else None
+        conn.execute(insert(schema.sequences).values(name=marker, next_val=0))
+        return marker
 
     def committed(self, token: Any) -> None:
         if isinstance(token, str):
