@@ -404,3 +404,126 @@ def test_names_alone_leave_the_budget_first():
     assert cache.names_get(29, 3) is None and cache.names_get(29, 4) == "newer"  # one per table
     cache.names_put(99, 1, "huge", 20_000)
     assert cache.names_get(99, 1) is None  # over a quarter of the budget: not kept
+
+
+_ALL_BUT_Z = "p <> 'zzz'"  # a filter every partition passes: the whole list, by filter
+
+
+def test_lists_by_filter_are_kept_and_found_by_the_tables_key(env, monkeypatch):
+    """A list by filter or partial specification (also Hive 4's form without the descriptors'
+    columns) is kept with the table's versions: asked again, only the table's key is read (no
+    context, no rows), and the same bytes are answered."""
+    c, db, services, reads = env
+    partitions = services.partitions
+    contexts = _context_reads(services, monkeypatch)
+    asked = [
+        lambda: partitions.encoded_partitions(db, "t", filter_text="p = 'b' or p = 'c'"),
+        lambda: partitions.encoded_partitions(db, "t", filter_text="p = 'b' or p = 'c'", max_parts=1),
+        lambda: partitions.encoded_partitions(db, "t", part_vals=["a"]),
+        lambda: partitions.encoded_without_columns(db, "t", -1, "p > 'a'", lambda: []),
+    ]
+    first = [ask() for ask in asked]
+    assert [f.count for f in first] == [2, 1, 1, 2]
+    assert len(contexts) == 4 and len(reads) == 4
+    again = [ask() for ask in asked]
+    assert all(a is f for a, f in zip(again, first))
+    assert len(contexts) == 4 and len(reads) == 4  # by the key alone
+    assert partitions.encoded_partitions(db, "T", filter_text="p = 'b' or p = 'c'") is first[0]
+    assert [p.values for p in _decoded(first[0])] == [["b"], ["c"]]
+    assert [p.values for p in _decoded(first[3])] == [["b"], ["c"]] and \
+        all(p.sd.cols == [] for p in _decoded(first[3]))
+
+
+def test_kept_lists_by_filter_follow_every_write(env):
+    """Written through the server, read by the services (another server): a kept list by filter
+    is answered again only while nothing it comes from changed."""
+    from store.hms.partitions import partition_wire
+
+    c, db, services, reads = env
+    _table(c, db, "other")
+
+    def changed(what, fn, table="t"):
+        services.partitions.encoded_partitions(db, table, filter_text=_ALL_BUT_Z)  # kept now
+        fn()
+        kept = services.partitions.encoded_partitions(db, table, filter_text=_ALL_BUT_Z)
+        partition_wire.check(kept, services.partitions.get_partitions(db, table, filter_text=_ALL_BUT_Z))
+
+    changed("add", lambda: _add(c, db, "d"))
+    p = c.get_partition(db, "t", ["a"])
+    p.parameters = {**p.parameters, "k": "v"}
+    changed("alter one", lambda: c.alter_partition(db, "t", p))
+    r = c.get_partition(db, "t", ["b"])
+    r.values = ["b2"]
+    changed("rename a partition", lambda: c.rename_partition(db, "t", ["b"], r))
+    changed("exchange", lambda: c.exchange_partition({"p": "d"}, db, "t", db, "other"))
+    changed("exchange, the other table", lambda: None, "other")
+    t = c.get_table(db, "t")
+    t.sd.cols = t.sd.cols + [FieldSchema("more", "string", None)]
+    changed("alter table cascade", lambda: c.alter_table_with_cascade(db, "t", t, True))
+    t = c.get_table(db, "t")
+    t.parameters = {**t.parameters, "k": "v"}
+    changed("alter table", lambda: c.alter_table(db, "t", t))
+    changed("drop", lambda: c.drop_partition(db, "t", ["a"], True))
+    assert [p.values for p in _decoded(services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z))] \
+        == [["b2"], ["c"]]
+    kept = services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z)
+    c.alter_table(db, "t", Table(**{**c.get_table(db, "t").__dict__, "tableName": "t_old"}))
+    _table(c, db)
+    _add(c, db, "x")
+    again = services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z)
+    assert again is not kept and [(p.tableName, p.values) for p in _decoded(again)] == [("t", ["x"])]
+    c.drop_table(db, "t", True)
+    from store.errors import NoSuchObject
+
+    with pytest.raises(NoSuchObject):
+        services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z)
+
+
+def test_the_server_answers_kept_filters_and_their_changes(env, thrift_client, our_server_info):
+    c, db, services, reads = env
+    server = thrift_client(our_server_info.port)
+    for _ in range(2):
+        assert [p.values for p in server.get_partitions_by_filter(db, "t", "p >= 'b'", -1)] == [["b"], ["c"]]
+    _add(c, db, "d")
+    assert [p.values for p in server.get_partitions_by_filter(db, "t", "p >= 'b'", -1)] == [["b"], ["c"], ["d"]]
+    assert [p.values for p in server.get_partitions_ps(db, "t", ["d"], -1)] == [["d"]]
+    c.drop_partition(db, "t", ["d"], True)
+    assert server.get_partitions_ps(db, "t", ["d"], -1) == []
+    assert [p.values for p in server.get_partitions_by_filter(db, "t", "p >= 'b'", -1)] == [["b"], ["c"]]
+
+
+def test_a_stale_kept_filter_answer_fails_the_check(env, monkeypatch):
+    c, db, services, reads = env
+    partitions = services.partitions
+    one = partitions.encoded_partitions(db, "t", filter_text="p = 'a'")
+    cache = partitions.reads.cache
+    request = (db, "t", "list", "p = 'b'", None, -1)
+    partitions.encoded_partitions(db, "t", filter_text="p = 'b'")
+    got = cache.answer_get(request)
+    assert got is not None
+    cache.answer_put(request, *got[:3], one, 10)  # as if a write had been missed
+    assert [p.values for p in _decoded(partitions.encoded_partitions(db, "t", filter_text="p = 'b'"))] == [["a"]]
+    monkeypatch.setenv("HMS_WIRE_CHECK", "1")
+    with pytest.raises(AssertionError, match="stale"):
+        partitions.encoded_partitions(db, "t", filter_text="p = 'b'")
+
+
+def test_kept_filter_answers_leave_the_budget_first_and_are_bounded(monkeypatch):
+    from store.hms.partitions import PartitionListCache
+    from store.hms.partitions import partition_list_cache as plc
+
+    cache = PartitionListCache(budget=64_000)
+    row = ("p=x", None, 0, b"v" * 1000, b"t", b"l", b"p")
+    cache.put(1, 7, [row] * 5)
+    cache.names_put(2, 3, "names", 3_000)
+    for i in range(60):
+        cache.answer_put(("db", "t", "list", f"p = '{i}'", None, -1), 1, 7, 1, f"answer {i}", 990)
+    kept = [i for i in range(60) if cache.answer_get(("db", "t", "list", f"p = '{i}'", None, -1)) is not None]
+    assert 0 < len(kept) < 60 and kept == list(range(60 - len(kept), 60))  # the oldest went first
+    assert cache.get(1, 7) is not None and cache.names_get(2, 3) == "names"  # lists and names stayed
+    cache.answer_put(("db", "t", "list", "big", None, -1), 1, 7, 1, "big", 2_000)
+    assert cache.answer_get(("db", "t", "list", "big", None, -1)) is None  # over 1/64 of the budget
+    monkeypatch.setattr(plc, "ANSWERS_MAX", 5)
+    for i in range(10):
+        cache.answer_put(("db", "u", "list", str(i), None, -1), 3, 1, 1, "a", 1)
+    assert sum(cache.answer_get(("db", "u", "list", str(i), None, -1)) is not None for i in range(10)) == 5

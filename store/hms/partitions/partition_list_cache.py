@@ -15,9 +15,16 @@ columns): names need the entry, a whole list the answer kept with it for the tab
 
 Whole lists fill it (partition names too, for a table whose list is kept, of an older version);
 a table only ever asked for its names keeps just them, encoded (`names_get`/`names_put`, by the
-same key: its whole list is never read for names). At most `budget` bytes (an estimate), least
-recently used first out, names alone before whole lists. With
-`HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared with the one read.
+same key: its whole list is never read for names).
+
+Lists by filter or partial specification keep their answers too (`answer_get`/`answer_put`): by
+table name and request, each with the table's id, `parts_version` and `meta_version` it was read
+at, answered again only while the table's key (`TableContexts.key`, one statement) still shows those
+(planners send the same few filters again and again).
+
+At most `budget` bytes (an estimate), least recently used first out: such answers first, then names
+alone, then whole lists. With `HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared
+with the one read.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from store.db import parts_version
 
 BUDGET = 64 << 20  # bytes of rows per server process
 _ROW_OVERHEAD = 400  # a row's tuple, its objects' headers and its place in the names index, roughly
+ANSWERS_MAX = 4096  # answers by filter or specification kept, at most
 
 
 class ListEntry:
@@ -87,6 +95,8 @@ class PartitionListCache:
         # names alone of tables whose list is not kept: (tbl_id, version) -> (answer, size)
         self._names: OrderedDict[tuple[int, int], tuple[Any, int]] = OrderedDict()
         self._names_latest: dict[int, int] = {}
+        # lists by filter or specification: request -> (tbl_id, parts_version, meta_version, answer, size)
+        self._answers: OrderedDict[tuple, tuple[int, int, int, Any, int]] = OrderedDict()
 
     def usable(self, conn: Connection) -> bool:
         if self._usable is None:
@@ -139,6 +149,35 @@ class PartitionListCache:
             self._size += size
             self._evict()
 
+    def answer_get(self, request: tuple) -> tuple[int, int, int, Any] | None:
+        """(tbl_id, parts_version, meta_version, answer) kept for `request`, or None."""
+        with self._lock:
+            got = self._answers.get(request)
+            if got is None:
+                return None
+            self._answers.move_to_end(request)
+            return got[:4]
+
+    def answer_put(self, request: tuple, tbl_id: int, parts: int, meta: int, value: Any, size: int) -> None:
+        """Keep `request`'s answer (`size` bytes), read with the table at these versions."""
+        if size > self.budget // 64:  # a large part of a table: not kept
+            return
+        with self._lock:
+            old = self._answers.pop(request, None)
+            if old is not None:
+                self._size -= old[4]
+            self._answers[request] = (tbl_id, parts, meta, value, size)
+            self._size += size
+            while len(self._answers) > ANSWERS_MAX:
+                self._size -= self._answers.popitem(last=False)[1][4]
+            self._evict()
+
+    def answer_drop(self, request: tuple) -> None:
+        with self._lock:
+            old = self._answers.pop(request, None)
+            if old is not None:
+                self._size -= old[4]
+
     def keep(self, tbl_id: int, version: int, entry: ListEntry, name: str, value: Any, size: int) -> None:
         """Keep an answer made from `entry` (`size` bytes) with it, while it is kept."""
         with self._lock:
@@ -153,6 +192,8 @@ class PartitionListCache:
 
     def _evict(self) -> None:
         """Least recently used entries out until the rest fit (under the lock)."""
+        while self._size > self.budget and self._answers:
+            self._size -= self._answers.popitem(last=False)[1][4]
         while self._size > self.budget and self._names:
             (gone, _), (_, size) = self._names.popitem(last=False)
             self._size -= size
@@ -172,4 +213,5 @@ class PartitionListCache:
             self._latest.clear()
             self._names.clear()
             self._names_latest.clear()
+            self._answers.clear()
             self._size = 0

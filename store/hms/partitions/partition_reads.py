@@ -77,6 +77,12 @@ class PartitionReads:
                 kept = self._by_key(conn, db, tbl)
                 if kept is not None:
                     return kept
+            spec = None if part_vals is None else tuple(part_vals)
+            request = None if whole else (db, tbl.lower(), "list", filter_text or None, spec, max_parts)
+            if request is not None:
+                found = self._kept_answer(conn, request)
+                if found is not None:
+                    return found
             ctx = self.contexts.read(conn, db, tbl)
             if whole:
                 cached = self._cached(conn, ctx, None if max_parts < 0 else lambda e: e.rows[:max_parts],
@@ -85,7 +91,48 @@ class PartitionReads:
                     if max_parts < 0:
                         self._hint(db, tbl)
                     return cached
+            out = self._encoded(conn, ctx, max_parts, part_vals, filter_text)
+            if request is not None:
+                self._keep_answer(conn, request, ctx, out)
+            return out
+
+    def _kept_answer(self, conn: Connection, request: tuple) -> EncodedStructs | None:
+        """A list by filter or specification answered before (partition_list_cache.py), if the
+        table's key (one statement) still shows the versions it was read at; else None."""
+        if self.store.joined() is not None or not self.cache.usable(conn) or not self._versioned(conn):
+            return None
+        got = self.cache.answer_get(request)
+        if got is None:
+            return None
+        db, tbl = request[0], request[1]
+        key = self.contexts.key(conn, db, tbl)
+        if (key.tbl_id, key.parts_version, key.meta_version) != got[:3]:
+            self.cache.answer_drop(request)
+            return None
+        out: EncodedStructs = got[3]
+        if partition_wire.checking():
+            ctx = self.contexts.read(conn, db, tbl)
+            if (ctx.tbl_id, ctx.parts_version, ctx.meta_version) == got[:3]:
+                fresh = self._answer_read(conn, ctx, request)
+                if fresh is None or (fresh.count, fresh.data) != (out.count, out.data):
+                    raise AssertionError(f"partition_list_cache: a stale answer {request}")
+        return out
+
+    def _answer_read(self, conn: Connection, ctx: TableCtx, request: tuple) -> EncodedStructs | None:
+        """The answer of a kept request, read from the rows (HMS_WIRE_CHECK)."""
+        _db, _tbl, form, filter_text, part_vals, max_parts = request
+        if form == "list":
             return self._encoded(conn, ctx, max_parts, part_vals, filter_text)
+        return self._without_columns(conn, ctx, max_parts, filter_text)
+
+    def _keep_answer(self, conn: Connection, request: tuple, ctx: TableCtx, out: EncodedStructs | None) -> None:
+        """Keep a list by filter or specification with the versions of `ctx` (read before its rows:
+        a write between the two gives it newer rows under versions no later call is answered at)."""
+        if out is None or self.store.joined() is not None or not self.cache.usable(conn) \
+                or not self._versioned(conn):
+            return
+        size = 400 + len(out.data) + len(request[3] or "") + sum(len(v or "") for v in request[4] or ())
+        self.cache.answer_put(request, ctx.tbl_id, ctx.parts_version, ctx.meta_version, out, size)
 
     def _by_key(self, conn: Connection, db: str, tbl: str) -> EncodedStructs | None:
         """The whole list's answer kept with the table's list, found by the table's id and versions
@@ -128,15 +175,24 @@ class PartitionReads:
                                 built: Callable[[], Sequence[Partition]]) -> EncodedStructs | None:
         """A list (by filter) whose descriptors carry no columns, from the rows' parts; None when a
         row has none (`built`: the same list as objects, which HMS_WIRE_CHECK compares)."""
+        request = (db, tbl.lower(), "without columns", filter_text or None, None, max_parts)
         with self.store.read() as conn:
+            out = self._kept_answer(conn, request)
+            if out is not None:
+                return out
             ctx = self.contexts.read(conn, db, tbl)
-            where = self.queries.filter_where(ctx, filter_text)
-            out = partition_wire.assembled(
-                conn, self.store.backend, [self.queries.select_wire(ctx, where, max_parts, bool(filter_text))],
-                self.queries.encoder(ctx, skip_columns=True), ctx.schema_version)
+            out = self._without_columns(conn, ctx, max_parts, filter_text)
+            self._keep_answer(conn, request, ctx, out)
         if out is not None and partition_wire.checking():
             partition_wire.check(out, built())
         return out
+
+    def _without_columns(self, conn: Connection, ctx: TableCtx, max_parts: int,
+                         filter_text: str | None) -> EncodedStructs | None:
+        where = self.queries.filter_where(ctx, filter_text)
+        return partition_wire.assembled(
+            conn, self.store.backend, [self.queries.select_wire(ctx, where, max_parts, bool(filter_text))],
+            self.queries.encoder(ctx, skip_columns=True), ctx.schema_version)
 
     def _entry(self, conn: Connection, ctx: TableCtx, fill: bool) -> ListEntry | None:
         """The table's cached list, read and kept if `fill`; None when there is none (and inside a
