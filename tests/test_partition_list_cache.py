@@ -421,13 +421,14 @@ def test_lists_by_filter_are_kept_and_found_by_the_tables_key(env, monkeypatch):
         lambda: partitions.encoded_partitions(db, "t", filter_text="p = 'b' or p = 'c'", max_parts=1),
         lambda: partitions.encoded_partitions(db, "t", part_vals=["a"]),
         lambda: partitions.encoded_without_columns(db, "t", -1, "p > 'a'", lambda: []),
+        lambda: partitions.encoded_partition_names_ps(db, "t", -1, ["c"]),
     ]
     first = [ask() for ask in asked]
-    assert [f.count for f in first] == [2, 1, 1, 2]
-    assert len(contexts) == 4 and len(reads) == 4
+    assert [f.count for f in first] == [2, 1, 1, 2, 1]
+    assert len(contexts) == 5 and len(reads) == 4
     again = [ask() for ask in asked]
     assert all(a is f for a, f in zip(again, first))
-    assert len(contexts) == 4 and len(reads) == 4  # by the key alone
+    assert len(contexts) == 5 and len(reads) == 4  # by the key alone
     assert partitions.encoded_partitions(db, "T", filter_text="p = 'b' or p = 'c'") is first[0]
     assert [p.values for p in _decoded(first[0])] == [["b"], ["c"]]
     assert [p.values for p in _decoded(first[3])] == [["b"], ["c"]] and \
@@ -464,6 +465,11 @@ def test_kept_lists_by_filter_follow_every_write(env):
     t.parameters = {**t.parameters, "k": "v"}
     changed("alter table", lambda: c.alter_table(db, "t", t))
     changed("drop", lambda: c.drop_partition(db, "t", ["a"], True))
+    names = services.partitions.encoded_partition_names_ps(db, "t", -1, [""])
+    _add(c, db, "e")
+    assert services.partitions.encoded_partition_names_ps(db, "t", -1, [""]) != names
+    c.drop_partition(db, "t", ["e"], True)
+    assert services.partitions.encoded_partition_names_ps(db, "t", -1, [""]) == names
     assert [p.values for p in _decoded(services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z))] \
         == [["b2"], ["c"]]
     kept = services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z)
@@ -487,8 +493,12 @@ def test_the_server_answers_kept_filters_and_their_changes(env, thrift_client, o
     _add(c, db, "d")
     assert [p.values for p in server.get_partitions_by_filter(db, "t", "p >= 'b'", -1)] == [["b"], ["c"], ["d"]]
     assert [p.values for p in server.get_partitions_ps(db, "t", ["d"], -1)] == [["d"]]
+    for _ in range(2):
+        assert server.get_partition_names_ps(db, "t", ["d"], -1) == ["p=d"]
     c.drop_partition(db, "t", ["d"], True)
     assert server.get_partitions_ps(db, "t", ["d"], -1) == []
+    assert server.get_partition_names_ps(db, "t", ["d"], -1) == []
+    assert server.get_partition_names_ps(db, "t", [""], 2) == ["p=a", "p=b"]
     assert [p.values for p in server.get_partitions_by_filter(db, "t", "p >= 'b'", -1)] == [["b"], ["c"]]
 
 

@@ -260,14 +260,19 @@ class PartitionHandler:
             return []  # Hive 4: no names for a table (or catalog) that does not exist
 
     def get_partition_names_ps(self, db_name_, tbl_name, part_vals, max_parts):
-        return self._names(db_name(db_name_), tbl_name or "", _max(max_parts), part_vals=part_vals)
+        return self._names_ps(db_name(db_name_), tbl_name or "", _max(max_parts), part_vals)
+
+    def _names_ps(self, db, tbl, max_parts, part_vals):
+        if ENCODER_AVAILABLE and part_vals is not None:
+            return self.partitions.encoded_partition_names_ps(db, tbl, max_parts, part_vals)
+        return self._names(db, tbl, max_parts, part_vals=part_vals)
 
     def get_partition_names_ps_req(self, req):
         check_catalog(req.catName)
         if req.partValues is None:
             raise MetaError("Partition values are required")  # Hive 4: a NullPointerException
-        return GetPartitionNamesPsResponse(names=self._names(
-            db_name(req.dbName), req.tblName or "", _max(req.maxParts), part_vals=req.partValues))
+        return GetPartitionNamesPsResponse(names=self._names_ps(
+            db_name(req.dbName), req.tblName or "", _max(req.maxParts), req.partValues))
 
     def get_partitions_by_filter(self, db_name_, tbl_name, filter, max_parts):
         return self._listed(db_name_, tbl_name, max_parts, filter_text=filter or "")

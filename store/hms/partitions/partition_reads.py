@@ -96,7 +96,7 @@ class PartitionReads:
                 self._keep_answer(conn, request, ctx, out)
             return out
 
-    def _kept_answer(self, conn: Connection, request: tuple) -> EncodedStructs | None:
+    def _kept_answer(self, conn: Connection, request: tuple) -> Any:
         """A list by filter or specification answered before (partition_list_cache.py), if the
         table's key (one statement) still shows the versions it was read at; else None."""
         if self.store.joined() is not None or not self.cache.usable(conn) or not self._versioned(conn):
@@ -109,7 +109,7 @@ class PartitionReads:
         if (key.tbl_id, key.parts_version, key.meta_version) != got[:3]:
             self.cache.answer_drop(request)
             return None
-        out: EncodedStructs = got[3]
+        out = got[3]
         if partition_wire.checking():
             ctx = self.contexts.read(conn, db, tbl)
             if (ctx.tbl_id, ctx.parts_version, ctx.meta_version) == got[:3]:
@@ -118,14 +118,17 @@ class PartitionReads:
                     raise AssertionError(f"partition_list_cache: a stale answer {request}")
         return out
 
-    def _answer_read(self, conn: Connection, ctx: TableCtx, request: tuple) -> EncodedStructs | None:
+    def _answer_read(self, conn: Connection, ctx: TableCtx, request: tuple) -> Any:
         """The answer of a kept request, read from the rows (HMS_WIRE_CHECK)."""
         _db, _tbl, form, filter_text, part_vals, max_parts = request
         if form == "list":
             return self._encoded(conn, ctx, max_parts, part_vals, filter_text)
+        if form == "names":
+            return EncodedStrings.of(self._names_read(conn, ctx, max_parts, part_vals, None))
         return self._without_columns(conn, ctx, max_parts, filter_text)
 
-    def _keep_answer(self, conn: Connection, request: tuple, ctx: TableCtx, out: EncodedStructs | None) -> None:
+    def _keep_answer(self, conn: Connection, request: tuple, ctx: TableCtx,
+                     out: EncodedStructs | EncodedStrings | None) -> None:
         """Keep a list by filter or specification with the versions of `ctx` (read before its rows:
         a write between the two gives it newer rows under versions no later call is answered at)."""
         if out is None or self.store.joined() is not None or not self.cache.usable(conn) \
@@ -291,6 +294,20 @@ class PartitionReads:
             out = self._encoded_names(ctx.tbl_id, ctx.parts_version, entry)
             if partition_wire.checking() and out != EncodedStrings.of(self._names_read(conn, ctx, -1, None, None)):
                 raise AssertionError(f"partition_list_cache: stale names of {db}.{tbl}")
+            return out
+
+    def encoded_partition_names_ps(self, db: str, tbl: str, max_parts: int,
+                                   part_vals: Sequence[str]) -> EncodedStrings:
+        """get_partition_names_ps for an answer: names of a partial specification, encoded, kept
+        with the table's versions as lists by filter are (`_kept_answer`)."""
+        request = (db, tbl.lower(), "names", None, tuple(part_vals), max_parts)
+        with self.store.read() as conn:
+            found = self._kept_answer(conn, request)
+            if found is not None:
+                return found
+            ctx = self.contexts.read(conn, db, tbl)
+            out = EncodedStrings.of(self._names_read(conn, ctx, max_parts, part_vals, None))
+            self._keep_answer(conn, request, ctx, out)
             return out
 
     def _encoded_names(self, tbl_id: int, version: int, entry: ListEntry) -> EncodedStrings:

@@ -67,6 +67,10 @@ class PartitionService:
         """A table's partition names for an answer (store/hms/common/wire.py)."""
         return self.reads.encoded_partition_names(db, tbl, max_parts)
 
+    def encoded_partition_names_ps(self, db: str, tbl: str, max_parts: int, part_vals: Sequence[str]) -> EncodedStrings:
+        """get_partition_names_ps for an answer (store/hms/common/wire.py)."""
+        return self.reads.encoded_partition_names_ps(db, tbl, max_parts, part_vals)
+
     def get_partition_names(self, db: str, tbl: str, max_parts: int = -1, part_vals: Sequence[str] | None = None,
                             filter_text: str | None = None) -> list[str]:
         return self.reads.get_partition_names(db, tbl, max_parts, part_vals, filter_text)
