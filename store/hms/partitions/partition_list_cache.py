@@ -85,8 +85,9 @@ class ListEntry:
 
 
 class PartitionListCache:
-    def __init__(self, budget: int = BUDGET):
+    def __init__(self, budget: int = BUDGET, answers_max: int = ANSWERS_MAX):
         self.budget = budget
+        self.answers_max = answers_max
         self._entries: OrderedDict[tuple[int, int], ListEntry] = OrderedDict()
         self._latest: dict[int, int] = {}  # tbl_id -> the version of its entry
         self._size = 0
@@ -168,7 +169,7 @@ class PartitionListCache:
                 self._size -= old[4]
             self._answers[request] = (tbl_id, parts, meta, value, size)
             self._size += size
-            while len(self._answers) > ANSWERS_MAX:
+            while len(self._answers) > self.answers_max:
                 self._size -= self._answers.popitem(last=False)[1][4]
             self._evict()
 
