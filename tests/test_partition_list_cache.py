@@ -422,13 +422,15 @@ def test_lists_by_filter_are_kept_and_found_by_the_tables_key(env, monkeypatch):
         lambda: partitions.encoded_partitions(db, "t", part_vals=["a"]),
         lambda: partitions.encoded_without_columns(db, "t", -1, "p > 'a'", lambda: []),
         lambda: partitions.encoded_partition_names_ps(db, "t", -1, ["c"]),
+        lambda: partitions.encoded_partitions_by_names(db, "t", ["p=c", "p=zz", "p=a", "p=c"]),
     ]
     first = [ask() for ask in asked]
-    assert [f.count for f in first] == [2, 1, 1, 2, 1]
-    assert len(contexts) == 5 and len(reads) == 4
+    assert [f.count for f in first] == [2, 1, 1, 2, 1, 2]
+    assert len(contexts) == 6 and len(reads) == 5
     again = [ask() for ask in asked]
     assert all(a is f for a, f in zip(again, first))
-    assert len(contexts) == 5 and len(reads) == 4  # by the key alone
+    assert len(contexts) == 6 and len(reads) == 5  # by the key alone
+    assert [p.values for p in _decoded(first[5])] == [["a"], ["c"]]
     assert partitions.encoded_partitions(db, "T", filter_text="p = 'b' or p = 'c'") is first[0]
     assert [p.values for p in _decoded(first[0])] == [["b"], ["c"]]
     assert [p.values for p in _decoded(first[3])] == [["b"], ["c"]] and \
@@ -464,10 +466,14 @@ def test_kept_lists_by_filter_follow_every_write(env):
     changed("alter table", lambda: c.alter_table(db, "t", t))
     changed("drop", lambda: c.drop_partition(db, "t", ["a"], True))
     names = services.partitions.encoded_partition_names_ps(db, "t", -1, [""])
+    by_names = services.partitions.encoded_partitions_by_names(db, "t", ["p=e", "p=c"])
     _add(c, db, "e")
     assert services.partitions.encoded_partition_names_ps(db, "t", -1, [""]) != names
+    assert [p.values for p in _decoded(services.partitions.encoded_partitions_by_names(db, "t", ["p=e", "p=c"]))] \
+        == [["c"], ["e"]]
     c.drop_partition(db, "t", ["e"], True)
     assert services.partitions.encoded_partition_names_ps(db, "t", -1, [""]) == names
+    assert services.partitions.encoded_partitions_by_names(db, "t", ["p=e", "p=c"]).data == by_names.data
     assert [p.values for p in _decoded(services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z))] \
         == [["b2"], ["c"]]
     kept = services.partitions.encoded_partitions(db, "t", filter_text=_ALL_BUT_Z)
@@ -528,8 +534,8 @@ def test_kept_filter_answers_leave_the_budget_first_and_are_bounded():
     kept = [i for i in range(60) if cache.answer_get(("db", "t", "list", f"p = '{i}'", None, -1)) is not None]
     assert 0 < len(kept) < 60 and kept == list(range(60 - len(kept), 60))  # the oldest went first
     assert cache.get(1, 7) is not None and cache.names_get(2, 3) == "names"  # lists and names stayed
-    cache.answer_put(("db", "t", "list", "big", None, -1), 1, 7, 1, "big", 2_000)
-    assert cache.answer_get(("db", "t", "list", "big", None, -1)) is None  # over 1/64 of the budget
+    cache.answer_put(("db", "t", "list", "big", None, -1), 1, 7, 1, "big", 4_100)
+    assert cache.answer_get(("db", "t", "list", "big", None, -1)) is None  # over 1/16 of the budget
     cache = PartitionListCache(budget=64_000, answers_max=5)
     for i in range(10):
         cache.answer_put(("db", "u", "list", str(i), None, -1), 3, 1, 1, "a", 1)

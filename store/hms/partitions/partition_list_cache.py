@@ -17,10 +17,10 @@ Whole lists fill it (partition names too, for a table whose list is kept, of an 
 a table only ever asked for its names keeps just them, encoded (`names_get`/`names_put`, by the
 same key: its whole list is never read for names).
 
-Lists by filter or partial specification keep their answers too (`answer_get`/`answer_put`): by
-table name and request, each with the table's id, `parts_version` and `meta_version` it was read
+Lists by filter, partial specification or names keep their answers too (`answer_get`/`answer_put`):
+by table name and request, each with the table's id, `parts_version` and `meta_version` it was read
 at, answered again only while the table's key (`TableContexts.key`, one statement) still shows those
-(planners send the same few filters again and again).
+(planners send the same few filters and batches of names again and again).
 
 At most `budget` bytes (an estimate), least recently used first out: such answers first, then names
 alone, then whole lists. With `HMS_WIRE_CHECK=1` (the test suite) every answer from it is compared
@@ -161,7 +161,7 @@ class PartitionListCache:
 
     def answer_put(self, request: tuple, tbl_id: int, parts: int, meta: int, value: Any, size: int) -> None:
         """Keep `request`'s answer (`size` bytes), read with the table at these versions."""
-        if size > self.budget // 64:  # a large part of a table: not kept
+        if size > self.budget // 16:  # a large part of a table: not kept
             return
         with self._lock:
             old = self._answers.pop(request, None)

@@ -125,6 +125,8 @@ class PartitionReads:
             return self._encoded(conn, ctx, max_parts, part_vals, filter_text)
         if form == "names":
             return EncodedStrings.of(self._names_read(conn, ctx, max_parts, part_vals, None))
+        if form == "by names":
+            return self._encoded_by_names(conn, ctx, part_vals)
         return self._without_columns(conn, ctx, max_parts, filter_text)
 
     def _keep_answer(self, conn: Connection, request: tuple, ctx: TableCtx,
@@ -368,12 +370,18 @@ class PartitionReads:
     def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
         """`get_partitions_by_names` as Thrift bytes, for an answer: from the table's cached list,
         when it has one, or its rows' parts (partition_wire.py)."""
+        request = (db, tbl.lower(), "by names", None, tuple(names or ()), -1)
         with self.store.read() as conn:
+            found = self._kept_answer(conn, request)
+            if found is not None:
+                return found
             ctx = self.contexts.read(conn, db, tbl)
             wanted = [n for n in names or [] if n]
             cached = self._cached(conn, ctx, lambda e: e.named(wanted),
                                   lambda: self._encoded_by_names(conn, ctx, names), fill=False)
-            return cached if cached is not None else self._encoded_by_names(conn, ctx, names)
+            out = cached if cached is not None else self._encoded_by_names(conn, ctx, names)
+            self._keep_answer(conn, request, ctx, out)
+            return out
 
     def _encoded_by_names(self, conn: Connection, ctx: TableCtx, names: Sequence[str] | None) -> EncodedStructs:
         batches = self._name_batches(names)
