@@ -136,7 +136,7 @@ class PartitionReads:
         if out is None or self.store.joined() is not None or not self.cache.usable(conn) \
                 or not self._versioned(conn):
             return
-        size = 400 + len(out.data) + len(request[3] or "") + sum(len(v or "") for v in request[4] or ())
+        size = 400 + len(out.data) + len(request[3] or "") + sum(64 + len(v or "") for v in request[4] or ())
         self.cache.answer_put(request, ctx.tbl_id, ctx.parts_version, ctx.meta_version, out, size)
 
     def _by_key(self, conn: Connection, db: str, tbl: str) -> EncodedStructs | None:
