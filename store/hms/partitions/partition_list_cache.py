@@ -40,7 +40,7 @@ from store.db import parts_version
 
 BUDGET = 64 << 20  # bytes of rows per server process
 _ROW_OVERHEAD = 400  # a row's tuple, its objects' headers and its place in the names index, roughly
-ANSWERS_MAX = 4096  # answers by filter or specification kept, at most
+ANSWERS_MAX = 4096  # answers by filter, specification or names kept, at most
 
 
 class ListEntry:
@@ -96,7 +96,7 @@ class PartitionListCache:
         # names alone of tables whose list is not kept: (tbl_id, version) -> (answer, size)
         self._names: OrderedDict[tuple[int, int], tuple[Any, int]] = OrderedDict()
         self._names_latest: dict[int, int] = {}
-        # lists by filter or specification: request -> (tbl_id, parts_version, meta_version, answer, size)
+        # lists by filter, specification or names: request -> (tbl_id, parts_version, meta_version, answer, size)
         self._answers: OrderedDict[tuple, tuple[int, int, int, Any, int]] = OrderedDict()
 
     def usable(self, conn: Connection) -> bool:

@@ -97,7 +97,7 @@ class PartitionReads:
             return out
 
     def _kept_answer(self, conn: Connection, request: tuple) -> Any:
-        """A list by filter or specification answered before (partition_list_cache.py), if the
+        """A list by filter, specification or names answered before (partition_list_cache.py), if the
         table's key (one statement) still shows the versions it was read at; else None."""
         if self.store.joined() is not None or not self.cache.usable(conn) or not self._versioned(conn):
             return None
@@ -131,7 +131,7 @@ class PartitionReads:
 
     def _keep_answer(self, conn: Connection, request: tuple, ctx: TableCtx,
                      out: EncodedStructs | EncodedStrings | None) -> None:
-        """Keep a list by filter or specification with the versions of `ctx` (read before its rows:
+        """Keep a list by filter, specification or names with the versions of `ctx` (read before its rows:
         a write between the two gives it newer rows under versions no later call is answered at)."""
         if out is None or self.store.joined() is not None or not self.cache.usable(conn) \
                 or not self._versioned(conn):
