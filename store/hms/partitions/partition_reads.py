@@ -77,67 +77,48 @@ class PartitionReads:
                 kept = self._by_key(conn, db, tbl)
                 if kept is not None:
                     return kept
-            spec = None if part_vals is None else tuple(part_vals)
-            request = None if whole else (db, tbl.lower(), "list", filter_text or None, spec, max_parts)
-            if request is not None:
-                found = self._kept_answer(conn, request)
-                if found is not None:
-                    return found
+            if not whole:
+                spec = None if part_vals is None else tuple(part_vals)
+                return self._answered(conn, (db, tbl.lower(), "list", filter_text or None, spec, max_parts),
+                                      lambda ctx: self._encoded(conn, ctx, max_parts, part_vals, filter_text))
             ctx = self.contexts.read(conn, db, tbl)
-            if whole:
-                cached = self._cached(conn, ctx, None if max_parts < 0 else lambda e: e.rows[:max_parts],
-                                      lambda: self._encoded(conn, ctx, max_parts, None, None), fill=max_parts < 0)
-                if cached is not None:
-                    if max_parts < 0:
-                        self._hint(db, tbl)
-                    return cached
-            out = self._encoded(conn, ctx, max_parts, part_vals, filter_text)
-            if request is not None:
-                self._keep_answer(conn, request, ctx, out)
-            return out
+            cached = self._cached(conn, ctx, None if max_parts < 0 else lambda e: e.rows[:max_parts],
+                                  lambda: self._encoded(conn, ctx, max_parts, None, None), fill=max_parts < 0)
+            if cached is not None:
+                if max_parts < 0:
+                    self._hint(db, tbl)
+                return cached
+            return self._encoded(conn, ctx, max_parts, None, None)
 
-    def _kept_answer(self, conn: Connection, request: tuple) -> Any:
-        """A list by filter, specification or names answered before (partition_list_cache.py), if the
-        table's key (one statement) still shows the versions it was read at; else None."""
-        if self.store.joined() is not None or not self.cache.usable(conn) or not self._versioned(conn):
-            return None
-        got = self.cache.answer_get(request)
-        if got is None:
-            return None
+    def _answered(self, conn: Connection, request: tuple, read: Callable[[TableCtx], Any],
+                  fresh: Callable[[TableCtx], Any] | None = None) -> Any:
+        """The answer of a list by filter, specification or names (`request`: db, table, form,
+        filter, values or names, max_parts): the one kept for it (partition_list_cache.py) while
+        the table's key (one statement) shows the versions it was read at, else `read(ctx)`, kept
+        with the versions of the context read before its rows (a write between the two gives it
+        newer rows under versions no later call is answered at). `fresh`: the answer read from the
+        rows, which HMS_WIRE_CHECK compares a kept one with (default `read`)."""
         db, tbl = request[0], request[1]
-        key = self.contexts.key(conn, db, tbl)
-        if (key.tbl_id, key.parts_version, key.meta_version) != got[:3]:
+        keeps = self.store.joined() is None and self.cache.usable(conn) and self._versioned(conn)
+        got = self.cache.answer_get(request) if keeps else None
+        if got is not None:
+            key = self.contexts.key(conn, db, tbl)
+            if (key.tbl_id, key.parts_version, key.meta_version) == got[:3]:
+                out = got[3]
+                if partition_wire.checking():
+                    ctx = self.contexts.read(conn, db, tbl)
+                    if (ctx.tbl_id, ctx.parts_version, ctx.meta_version) == got[:3]:
+                        again = (fresh or read)(ctx)
+                        if again is None or (again.count, again.data) != (out.count, out.data):
+                            raise AssertionError(f"partition_list_cache: a stale answer {request}")
+                return out
             self.cache.answer_drop(request)
-            return None
-        out = got[3]
-        if partition_wire.checking():
-            ctx = self.contexts.read(conn, db, tbl)
-            if (ctx.tbl_id, ctx.parts_version, ctx.meta_version) == got[:3]:
-                fresh = self._answer_read(conn, ctx, request)
-                if fresh is None or (fresh.count, fresh.data) != (out.count, out.data):
-                    raise AssertionError(f"partition_list_cache: a stale answer {request}")
+        ctx = self.contexts.read(conn, db, tbl)
+        out = read(ctx)
+        if out is not None and keeps:
+            size = 400 + len(out.data) + len(request[3] or "") + sum(64 + len(v or "") for v in request[4] or ())
+            self.cache.answer_put(request, ctx.tbl_id, ctx.parts_version, ctx.meta_version, out, size)
         return out
-
-    def _answer_read(self, conn: Connection, ctx: TableCtx, request: tuple) -> Any:
-        """The answer of a kept request, read from the rows (HMS_WIRE_CHECK)."""
-        _db, _tbl, form, filter_text, part_vals, max_parts = request
-        if form == "list":
-            return self._encoded(conn, ctx, max_parts, part_vals, filter_text)
-        if form == "names":
-            return EncodedStrings.of(self._names_read(conn, ctx, max_parts, part_vals, None))
-        if form == "by names":
-            return self._encoded_by_names(conn, ctx, part_vals)
-        return self._without_columns(conn, ctx, max_parts, filter_text)
-
-    def _keep_answer(self, conn: Connection, request: tuple, ctx: TableCtx,
-                     out: EncodedStructs | EncodedStrings | None) -> None:
-        """Keep a list by filter, specification or names with the versions of `ctx` (read before its rows:
-        a write between the two gives it newer rows under versions no later call is answered at)."""
-        if out is None or self.store.joined() is not None or not self.cache.usable(conn) \
-                or not self._versioned(conn):
-            return
-        size = 400 + len(out.data) + len(request[3] or "") + sum(64 + len(v or "") for v in request[4] or ())
-        self.cache.answer_put(request, ctx.tbl_id, ctx.parts_version, ctx.meta_version, out, size)
 
     def _by_key(self, conn: Connection, db: str, tbl: str) -> EncodedStructs | None:
         """The whole list's answer kept with the table's list, found by the table's id and versions
@@ -180,24 +161,18 @@ class PartitionReads:
                                 built: Callable[[], Sequence[Partition]]) -> EncodedStructs | None:
         """A list (by filter) whose descriptors carry no columns, from the rows' parts; None when a
         row has none (`built`: the same list as objects, which HMS_WIRE_CHECK compares)."""
-        request = (db, tbl.lower(), "without columns", filter_text or None, None, max_parts)
+        def read(ctx: TableCtx) -> EncodedStructs | None:
+            where = self.queries.filter_where(ctx, filter_text)
+            return partition_wire.assembled(
+                conn, self.store.backend, [self.queries.select_wire(ctx, where, max_parts, bool(filter_text))],
+                self.queries.encoder(ctx, skip_columns=True), ctx.schema_version)
+
         with self.store.read() as conn:
-            out = self._kept_answer(conn, request)
-            if out is not None:
-                return out
-            ctx = self.contexts.read(conn, db, tbl)
-            out = self._without_columns(conn, ctx, max_parts, filter_text)
-            self._keep_answer(conn, request, ctx, out)
+            out = self._answered(conn, (db, tbl.lower(), "without columns", filter_text or None, None, max_parts),
+                                 read)
         if out is not None and partition_wire.checking():
             partition_wire.check(out, built())
         return out
-
-    def _without_columns(self, conn: Connection, ctx: TableCtx, max_parts: int,
-                         filter_text: str | None) -> EncodedStructs | None:
-        where = self.queries.filter_where(ctx, filter_text)
-        return partition_wire.assembled(
-            conn, self.store.backend, [self.queries.select_wire(ctx, where, max_parts, bool(filter_text))],
-            self.queries.encoder(ctx, skip_columns=True), ctx.schema_version)
 
     def _entry(self, conn: Connection, ctx: TableCtx, fill: bool) -> ListEntry | None:
         """The table's cached list, read and kept if `fill`; None when there is none (and inside a
@@ -301,16 +276,11 @@ class PartitionReads:
     def encoded_partition_names_ps(self, db: str, tbl: str, max_parts: int,
                                    part_vals: Sequence[str]) -> EncodedStrings:
         """get_partition_names_ps for an answer: names of a partial specification, encoded, kept
-        with the table's versions as lists by filter are (`_kept_answer`)."""
-        request = (db, tbl.lower(), "names", None, tuple(part_vals), max_parts)
+        with the table's versions as lists by filter are (`_answered`)."""
         with self.store.read() as conn:
-            found = self._kept_answer(conn, request)
-            if found is not None:
-                return found
-            ctx = self.contexts.read(conn, db, tbl)
-            out = EncodedStrings.of(self._names_read(conn, ctx, max_parts, part_vals, None))
-            self._keep_answer(conn, request, ctx, out)
-            return out
+            return self._answered(
+                conn, (db, tbl.lower(), "names", None, tuple(part_vals), max_parts),
+                lambda ctx: EncodedStrings.of(self._names_read(conn, ctx, max_parts, part_vals, None)))
 
     def _encoded_names(self, tbl_id: int, version: int, entry: ListEntry) -> EncodedStrings:
         out = entry.names()
@@ -370,18 +340,17 @@ class PartitionReads:
     def encoded_partitions_by_names(self, db: str, tbl: str, names: Sequence[str] | None) -> EncodedStructs:
         """`get_partitions_by_names` as Thrift bytes, for an answer: from the table's cached list,
         when it has one, or its rows' parts (partition_wire.py)."""
-        request = (db, tbl.lower(), "by names", None, tuple(names or ()), -1)
-        with self.store.read() as conn:
-            found = self._kept_answer(conn, request)
-            if found is not None:
-                return found
-            ctx = self.contexts.read(conn, db, tbl)
-            wanted = [n for n in names or [] if n]
+        wanted = [n for n in names or [] if n]
+
+        def read(ctx: TableCtx) -> EncodedStructs:
             cached = self._cached(conn, ctx, lambda e: e.named(wanted),
                                   lambda: self._encoded_by_names(conn, ctx, names), fill=False)
-            out = cached if cached is not None else self._encoded_by_names(conn, ctx, names)
-            self._keep_answer(conn, request, ctx, out)
-            return out
+            return cached if cached is not None else self._encoded_by_names(conn, ctx, names)
+
+        with self.store.read() as conn:
+            return self._answered(
+                conn, (db, tbl.lower(), "by names", None, tuple(names or ()), -1), read,
+                lambda ctx: self._encoded_by_names(conn, ctx, names))
 
     def _encoded_by_names(self, conn: Connection, ctx: TableCtx, names: Sequence[str] | None) -> EncodedStructs:
         batches = self._name_batches(names)
