@@ -62,6 +62,7 @@ def spark():
 PROJECT_SUITE = '''
 import os
 import pytest
+from tests.harness.properties import rotating
 
 @pytest.mark.parametrize("i", range(6))
 def test_on_trino(trino_server, i):
@@ -92,6 +93,10 @@ def test_in_turn_next(backend_url):
 @pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
 def test_in_turn_narrowed(backend_url):
     pass
+
+@pytest.mark.parametrize("case", rotating(list(range(7)), 2))
+def test_rotating(case):
+    pass
 '''
 
 
@@ -118,3 +123,7 @@ def test_the_project_groups_hold_in_workers(tmp_path):
     assert sum("test_in_turn_next[" in line for line in passed) == 1, passed
     assert sum("test_in_turn_narrowed[sqlite]" in line for line in passed) == 1, passed
     assert sum("test_in_turn_narrowed[" in line for line in passed) == 1, passed
+    # rotating: two cases in a row, the same in both workers (else xdist refuses the collection)
+    rotated = sorted(int(line.split("test_rotating[", 1)[1].split("]")[0]) for line in passed
+                     if "test_rotating[" in line)
+    assert len(rotated) == 2 and (rotated[0] + 1 == rotated[1] or rotated == [0, 6]), rotated

@@ -13,6 +13,8 @@ from the profile.
 from __future__ import annotations
 
 import os
+import random
+import zlib
 
 from hypothesis import HealthCheck, settings
 
@@ -38,3 +40,14 @@ def thorough() -> bool:
 def examples(ci: int, thorough: int) -> int:
     """How many examples a property test runs under the loaded profile (``replay`` as ``thorough``)."""
     return ci if PROFILE == "ci" else thorough
+
+
+def rotating(cases: list, ci: int) -> list:
+    """The cases a test runs: under ``ci``, ``ci`` of them in a row from a start drawn by the run
+    (from pytest-xdist's run id, the same in every worker; without xdist at random), so that runs
+    go through every case over time; under ``thorough`` and ``replay`` all of them."""
+    if PROFILE != "ci" or ci >= len(cases):
+        return list(cases)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    start = zlib.crc32(run.encode()) % len(cases) if run else random.randrange(len(cases))
+    return [cases[(start + i) % len(cases)] for i in range(ci)]
