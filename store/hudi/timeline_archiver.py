@@ -27,6 +27,7 @@ from hudi_format.instant import COMPLETED, INFLIGHT, REQUESTED
 from hudi_format.storage import TableStorage
 from hudi_format.storage_timeline import parse_timeline_name
 from hudi_format.timeline_layout import TimelineLayout
+from store.hudi.encoder_process import ENCODER
 
 WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
 
@@ -100,6 +101,10 @@ def _archived(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage]
                               read(i, INFLIGHT)) for i in chosen]
 
 
+def _size(instants: list[A.ArchivedInstant]) -> int:
+    return sum(len(i.metadata) + len(i.plan) + len(i.inflight) for i in instants)
+
+
 def _write_lsm(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage]) -> None:
     history = layout.archive_dir
     listing = st.listing(history)
@@ -112,7 +117,8 @@ def _write_lsm(st: TableStorage, layout: TimelineLayout, chosen: list[_OnStorage
     new = [i for i in chosen if top is None or i.ts > top]
     if not new:
         return
-    data = A.lsm_file(_archived(st, layout, new))
+    instants = _archived(st, layout, new)
+    data = ENCODER.run(A.lsm_file, (instants,), _size(instants), lambda: A.lsm_file(instants))
     name = A.lsm_file_name([A.ArchivedInstant(i.ts, "", "", b"") for i in new])
     st.put(f"{history}/{name}", data)
     st.put(f"{history}/{A.MANIFEST_PREFIX}{version + 1}", A.manifest([*live, (name, len(data))]))
@@ -134,7 +140,9 @@ def _write_log_archive(st: TableStorage, layout: TimelineLayout, chosen: list[_O
     new = [i for i in chosen if top is None or i.ts > top]
     if not new:
         return
-    data = A.archive_log_block(_archived(st, layout, new), pause)
+    instants = _archived(st, layout, new)
+    data = ENCODER.run(A.archive_log_block, (instants,), _size(instants),
+                       lambda: A.archive_log_block(instants, pause))
     name = A.archive_log_name((versions[-1] if versions else 0) + 1)
     st.put(f"{folder}/{name}", data)
     if len(_NEWEST) >= _NEWEST_MAX:

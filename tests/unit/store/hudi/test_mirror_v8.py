@@ -298,20 +298,31 @@ def _archiving_table(tmp_path, version: int, mdt: bool, clean: bool = False):
     return base, timeline, snapshot, mirror
 
 
-ARCHIVE_CASES = [(9, True), (8, False), (6, True), (6, False)]
+# (version, metadata table, encoded in the encoder process: store/hudi/encoder_process.py)
+ARCHIVE_CASES = [(9, True, False), (8, False, False), (6, True, False), (6, False, False), (9, True, True),
+                 (6, False, True)]
 
 
-@pytest.mark.parametrize(("version", "mdt"), ARCHIVE_CASES,
-                         ids=[f"v{v}" + ("-mdt" if m else "") for v, m in ARCHIVE_CASES])
-def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, version, mdt):
+@pytest.mark.parametrize(("version", "mdt", "apart"), ARCHIVE_CASES,
+                         ids=[f"v{v}" + ("-mdt" if m else "") + ("-apart" if a else "") for v, m, a in ARCHIVE_CASES])
+def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, monkeypatch, version, mdt, apart):
     """With hoodie.keep.max.commits=3 and min 2, the mirror moves older completed instants out of
     the active timeline into the archived one (versions 8/9: the LSM timeline's Parquet files,
     manifest and _version_; version 6: `.commits_.archive.<n>` log files), keeping the bytes the
     active files had; hudi-rs still reads what the server serves (with the metadata table: its
-    base file holds the archived instants' files); a second sync archives nothing twice."""
+    base file holds the archived instants' files); a second sync archives nothing twice. The same
+    with the archive encoded in the encoder process (`apart`, every size)."""
     from hudi_format import archived_timeline as A
     from hudi_format.layout import HOODIE
+    from store.hudi import encoder_process
     from tests.test_storage_mirror import ROWS, commit
+
+    encoded = []
+    if apart:
+        monkeypatch.setattr(encoder_process, "APART_BYTES", 1)
+        real_call = encoder_process.EncoderProcess._call
+        monkeypatch.setattr(encoder_process.EncoderProcess, "_call",
+                            lambda self, fn, args: encoded.append(fn.__name__) or real_call(self, fn, args))
 
     base, timeline, snapshot, mirror = _archiving_table(tmp_path, version, mdt)
     before: dict[str, bytes] = {}
@@ -354,6 +365,9 @@ def test_old_instants_are_archived_as_hudi_archives_them(tmp_path, version, mdt)
     state = sorted(os.listdir(history))
     mirror.sync("db1", "t1")
     assert sorted(os.listdir(history)) == state
+    if apart:  # every archive was encoded there
+        assert encoded and set(encoded) == {"lsm_file" if version >= 8 else "archive_log_block"}, encoded
+        encoder_process.ENCODER.close()
 
 
 def _archived_in_the_background(base: str, stamps: list[str]) -> None:
