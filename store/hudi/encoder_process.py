@@ -74,7 +74,11 @@ class EncoderProcess:
         finally:
             timer.cancel()
         if answer is None:
-            raise EOFError(f"the encoder process ended (exit status {proc.poll()})")
+            try:
+                status = proc.wait(1)
+            except subprocess.TimeoutExpired:
+                status = None
+            raise EOFError(f"the encoder process ended (exit status {status})")
         return pickle.loads(answer)
 
     def _process(self) -> subprocess.Popen:
