@@ -10,7 +10,7 @@ from hudi_format import archived_timeline as A
 from hudi_format.avro_metadata import PAUSE_EVERY
 
 
-def _commit(ts: str, files: int) -> bytes:
+def commit_json(ts: str, files: int) -> bytes:
     stats = {f"p={k}": [{"fileId": f"f{k}-{i}-0", "path": f"p={k}/f{k}-{i}-0_0-1-1_{ts}.parquet",
                          "partitionPath": f"p={k}", "prevCommit": "null", "numWrites": 3,
                          "fileSizeInBytes": 100 + i, "totalWriteBytes": 100 + i} for i in range(files // 4)]
@@ -20,7 +20,7 @@ def _commit(ts: str, files: int) -> bytes:
 
 
 def test_pauses_change_no_byte():
-    instants = [A.ArchivedInstant(ts, ts, "commit", _commit(ts, n), b"", b"")
+    instants = [A.ArchivedInstant(ts, ts, "commit", commit_json(ts, n), b"", b"")
                 for ts, n in (("20240101000000001", 2 * PAUSE_EVERY + 8), ("20240101000000002", 8))]
     calls: list[int] = []
     paused = A.archive_log_block(instants, lambda: calls.append(1))
@@ -47,7 +47,8 @@ def test_the_next_archive_reads_back_only_an_archive_log_it_did_not_write(tmp_pa
     monkeypatch.setattr(A, "archived_times", lambda data: reads.append(1) or real(data))
 
     def add(ts: str) -> None:
-        for name, data in ((f"{ts}.commit.requested", b""), (f"{ts}.inflight", b""), (f"{ts}.commit", _commit(ts, 8))):
+        for name, data in ((f"{ts}.commit.requested", b""), (f"{ts}.inflight", b""),
+                           (f"{ts}.commit", commit_json(ts, 8))):
             st.put(f"{layout.timeline_dir}/{name}", data)
             files[name] = len(data)
 
@@ -65,7 +66,8 @@ def test_the_next_archive_reads_back_only_an_archive_log_it_did_not_write(tmp_pa
     for ts in stamps[6:8]:
         add(ts)
     assert timeline_archiver.archive(st, layout, files, props) == stamps[4:6] and reads == []
-    other = A.archive_log_block([A.ArchivedInstant(stamps[6], stamps[6], "commit", _commit(stamps[6], 8), b"", b"")])
+    other = A.archive_log_block([A.ArchivedInstant(stamps[6], stamps[6], "commit", commit_json(stamps[6], 8), b"",
+                                                   b"")])
     version = max(A.archive_log_version(n) or 0 for n in st.listing(layout.archive_dir))
     st.put(f"{layout.archive_dir}/{A.archive_log_name(version + 1)}", other)  # another writer's
     for ts in stamps[8:10]:

@@ -4,7 +4,6 @@ over when the encoder process cannot start or dies."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -14,18 +13,9 @@ import pytest
 from hudi_format import archived_timeline as A
 from store.hudi import encoder_process
 from store.hudi.encoder_process import EncoderProcess
+from tests.unit.hudi_format.test_archive_pauses import commit_json
 
-
-def _commit(ts: str, files: int) -> bytes:
-    stats = {f"p={k}": [{"fileId": f"f{k}-{i}-0", "path": f"p={k}/f{k}-{i}-0_0-1-1_{ts}.parquet",
-                         "partitionPath": f"p={k}", "prevCommit": "null", "numWrites": 3,
-                         "fileSizeInBytes": 100 + i, "totalWriteBytes": 100 + i} for i in range(files // 4)]
-             for k in range(4)}
-    return json.dumps({"partitionToWriteStats": stats, "compacted": False, "operationType": "UPSERT",
-                       "extraMetadata": {"schema": ""}}).encode()
-
-
-INSTANTS = [A.ArchivedInstant(ts, ts, "commit", _commit(ts, 400), b"", b"")
+INSTANTS = [A.ArchivedInstant(ts, ts, "commit", commit_json(ts, 400), b"", b"")
             for ts in ("20240101000000001", "20240101000000002")]
 
 
