@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import threading
@@ -130,6 +131,7 @@ def _receive(stream: IO[bytes]) -> bytes | None:
 def main() -> None:
     """The encoder process: calls from standard input, answers (ok, value or error) to standard
     output, until the server closes its end; anything printed goes to standard error."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C stops the server, which closes our input
     calls = os.fdopen(os.dup(0), "rb")
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
