@@ -68,6 +68,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "backends_in_turn(*names): each case (a test and its other parameters) "
                             "runs on one backend, these (default: all) taken in turn through the module; "
                             "on all in the thorough run")
+    config.addinivalue_line("markers", "backends_by_run(*names): each case runs on one backend, these (default: "
+                            "all) drawn by the run; on all in the thorough and replay runs")
     configure_environment()  # before servers and Spark start: they inherit the object store's endpoint
     properties.load()  # the hypothesis profile (HYPOTHESIS_PROFILE: ci, thorough, replay)
     os.environ["SPARK_SUBMIT_OPTS"] = jvm.spark_submit_opts()  # Spark drivers started by tests inherit it
@@ -113,14 +115,14 @@ def pytest_collection_modifyitems(config, items):
                 applies = False
         in_turn = item.get_closest_marker("backends_in_turn")
         if applies and in_turn is not None and "backend_url" in params and not properties.thorough():
-            names = [b for b in (in_turn.args or BACKENDS) if b in BACKENDS] or list(BACKENDS)
-            narrowed = item.get_closest_marker("backends")
-            if narrowed is not None:  # in turn among those the test runs on at all
-                names = [b for b in names if b in narrowed.args] or [b for b in BACKENDS if b in narrowed.args]
+            names, case_id = _one_backend_of(item, in_turn, params)
             cases = turns.setdefault(item.path, {})
-            others = tuple(sorted((k, repr(v)) for k, v in params.items() if k != "backend_url"))
-            case = cases.setdefault((item.originalname, others), len(cases))
+            case = cases.setdefault(case_id, len(cases))
             applies = params["backend_url"] == names[case % len(names)]
+        by_run = item.get_closest_marker("backends_by_run")
+        if applies and by_run is not None and "backend_url" in params and properties.PROFILE == "ci":
+            names, case_id = _one_backend_of(item, by_run, params)
+            applies = params["backend_url"] == properties.drawn(names, repr(case_id))
         (keep if applies else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -131,6 +133,17 @@ def pytest_collection_modifyitems(config, items):
 #: pytest-xdist groups (``--dist loadgroup``): the tests that share an expensive JVM run in one
 #: worker, so it starts once per run, not once per worker. First matching fixture wins.
 _XDIST_GROUPS = (("trino_server", "trino"), ("spark", "spark"))
+
+
+def _one_backend_of(item, marker, params: dict) -> tuple[list[str], tuple]:
+    """For the markers that run a case on one backend: the backends to choose from (the marker's,
+    default all, among those a `backends` marker leaves the test) and the case (the test and its
+    other parameters)."""
+    names = [b for b in (marker.args or BACKENDS) if b in BACKENDS] or list(BACKENDS)
+    narrowed = item.get_closest_marker("backends")
+    if narrowed is not None:
+        names = [b for b in names if b in narrowed.args] or [b for b in BACKENDS if b in narrowed.args]
+    return names, (item.originalname, tuple(sorted((k, repr(v)) for k, v in params.items() if k != "backend_url")))
 
 
 def mark_xdist_groups(items) -> None:

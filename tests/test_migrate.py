@@ -1,4 +1,5 @@
-"""`hudi-metastore migrate` from the reference Hive Metastore 2.3 into our server (each backend).
+"""`hudi-metastore migrate` from the reference Hive Metastore 2.3 into our server (one backend per run,
+drawn by the run; each backend under HYPOTHESIS_PROFILE=thorough).
 
 The source is populated once per session by a real Spark session (``tests/spark/migrate_source.py``):
 three databases, partitioned parquet and Hive-serde tables, a view, a table with 2000 partitions
@@ -6,7 +7,7 @@ three databases, partitioned parquet and Hive-serde tables, a view, a table with
 statistics, and three Hudi fixture tables registered as Hudi's hive-sync registers them. Its
 databases carry a per-session suffix: the reference metastore is shared with other tests.
 
-Per backend the migration is run as the CLI: a dry run (writes nothing), a run killed with SIGKILL
+On that backend the migration is run as the CLI: a dry run (writes nothing), a run killed with SIGKILL
 in the middle of the big partitioned table (the test watches its progress output and kills it
 there), the resumed run (zero differences in the verification report), a repeated run (writes
 nothing). The source is unchanged, the Hudi fixtures' storage too,
@@ -99,6 +100,9 @@ def storage_listing(root: Path) -> dict:
     return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+# on one backend per run, drawn by the run (all three under thorough): the migration writes through the
+# server's calls, which test_conformance compares with the reference on every backend
+@pytest.mark.backends_by_run()
 def test_migrate_from_reference_hms(source, our_server, tmp_path):
     ref, sfx = source["port"], source["suffix"]
     src_uri, dst_uri = f"thrift://127.0.0.1:{ref}", f"thrift://127.0.0.1:{our_server}"

@@ -4,8 +4,9 @@
 records every step's result (rows, DESCRIBE output, partition lists, error class + first line,
 filesystem effects).  The run against the reference Hive Metastore 2.3.10 is done once per session
 (and cached across sessions in pytest's cache, keyed by the script, the launcher and the pyspark
-version; ``--cache-clear`` or ``HMS_TEST_REFERENCE_CACHE=0`` disables that).  Each backend of our
-server must then produce the same results step by step.
+version; ``--cache-clear`` or ``HMS_TEST_REFERENCE_CACHE=0`` disables that).  Our server must
+then produce the same results step by step, on one backend per run (drawn by the run; each backend
+under ``HYPOTHESIS_PROFILE=thorough``).
 
 The reference's steps are also recorded in ``tests/fixtures/spark_acceptance_reference.json``
 under the same key (they are the same on every run: no paths, no times; tests/harness/recorded.py).
@@ -44,7 +45,10 @@ _LIKE_FILTERS = ("like_prefix", "startswith", "like_suffix", "like_contains", "l
 LIKE_PUSHDOWN_STEPS = frozenset(f"filter.{t}.{f}" for t in ("ds", "hive") for f in _LIKE_FILTERS)
 REFERENCE_FILTER_ERROR = "INTERNAL_ERROR_HIVE_METASTORE_PARTITION_FILTER"
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("spark-acceptance")]  # one reference run
+# one reference run; our server on one backend per run (drawn by the run, all three under thorough): the
+# catalog's answers to Spark are compared with the reference on every backend by test_conformance
+pytestmark = [pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group("spark-acceptance"),
+              pytest.mark.backends_by_run()]
 
 _MISSING = "<step missing>"
 

@@ -97,6 +97,12 @@ def test_in_turn_narrowed(backend_url):
 @pytest.mark.parametrize("case", rotating(list(range(7)), 2))
 def test_rotating(case):
     pass
+
+@pytest.mark.backends_by_run("postgresql", "sqlite")
+@pytest.mark.parametrize("layout", ["a", "b"])
+@pytest.mark.parametrize("backend_url", ["sqlite", "postgresql"])
+def test_by_run(backend_url, layout):
+    pass
 '''
 
 
@@ -127,3 +133,6 @@ def test_the_project_groups_hold_in_workers(tmp_path):
     rotated = sorted(int(line.split("test_rotating[", 1)[1].split("]")[0]) for line in passed
                      if "test_rotating[" in line)
     assert len(rotated) == 2 and (rotated[0] + 1 == rotated[1] or rotated == [0, 6]), rotated
+    # backends_by_run: each layout once, on one of the marker's backends
+    by_run = sorted(line.split("test_by_run[", 1)[1].split("]")[0] for line in passed if "test_by_run[" in line)
+    assert sorted(case.split("-")[1] for case in by_run) == ["a", "b"], by_run

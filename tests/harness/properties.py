@@ -44,10 +44,20 @@ def examples(ci: int, thorough: int) -> int:
 
 def rotating(cases: list, ci: int) -> list:
     """The cases a test runs: under ``ci``, ``ci`` of them in a row from a start drawn by the run
-    (from pytest-xdist's run id, the same in every worker; without xdist at random), so that runs
-    go through every case over time; under ``thorough`` and ``replay`` all of them."""
+    (:func:`drawn`), so that runs go through every case over time; under ``thorough`` and
+    ``replay`` all of them."""
     if PROFILE != "ci" or ci >= len(cases):
         return list(cases)
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    start = zlib.crc32(run.encode()) % len(cases) if run else random.randrange(len(cases))
+    start = cases.index(drawn(cases))
     return [cases[(start + i) % len(cases)] for i in range(ci)]
+
+
+def drawn(options: list, key: str = ""):
+    """One of `options`, drawn by the run: from pytest-xdist's run id (the same in every worker,
+    whose collections must agree) and `key` (which spreads the tests of one run over the options);
+    without xdist from a random id of the process."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or _LOCAL_RUN
+    return options[zlib.crc32((run + key).encode()) % len(options)]
+
+
+_LOCAL_RUN = f"{random.getrandbits(64):x}"  # without xdist: one draw per process
