@@ -13,7 +13,7 @@ from typing import Any
 from adapter import audit_log
 from adapter.authorization import changes_something
 from adapter.call_names import object_of, take_arguments
-from adapter.log_format import quoted
+from adapter.log_format import quoted, write_info
 
 
 def client_of(iprot) -> str | None:
@@ -61,4 +61,6 @@ def log_call(logger: logging.Logger, method: str | bytes, seconds: float, status
                               "status": status, "client": client, "user": ugi_user(), "object": obj}
     text = " ".join(f"{k}={shown}" if k == "call" else f"{k}={v:.2f}" if k == "ms" else f"{k}={quoted(v)}"
                     for k, v in fields.items() if v is not None)
-    logger.info("%s", text, extra={"fields": {k: v for k, v in fields.items() if v is not None}})
+    given = {k: v for k, v in fields.items() if v is not None}
+    if not write_info(logger, text, given):
+        logger.info("%s", text, extra={"fields": given})

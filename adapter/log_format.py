@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from typing import Any
 
-from adapter.secret_text import MaskingFormatter
+from adapter.secret_text import MaskingFormatter, mask_secrets
 
 TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"
 
@@ -47,3 +48,88 @@ def configure(level: str, fmt: str = "text") -> None:
         root.removeHandler(h)
     root.addHandler(handler)
     root.setLevel(level.upper())
+
+
+# --- one INFO line without a LogRecord (the call log's line, written for every call) ------------
+# logging's own path (a LogRecord, the formatter chain, the handler) was a sixth of a worker's
+# interpreter time under 8 clients' getTable calls (docs/performance.md, round thirteen).
+
+_SECOND: list[Any] = [None, ""]  # [whole second, its "%Y-%m-%d %H:%M:%S" in local time]
+
+
+def _asctime(created: float) -> str:
+    """logging.Formatter's default asctime of `created` (local time, ",mmm")."""
+    whole = int(created)
+    if _SECOND[0] != whole:
+        _SECOND[1] = time.strftime(logging.Formatter.default_time_format, time.localtime(created))
+        _SECOND[0] = whole
+    return f"{_SECOND[1]},{int((created - whole) * 1000):03d}"
+
+
+def _chain(formatter: logging.Formatter | None) -> tuple[str, bool] | None:
+    """("text" | "json", is a SafeFormatter in the chain) when `formatter` is configure()'s chain
+    (MaskingFormatter over the text or JSON formatter, maybe under SafeFormatter: both mask
+    secrets); else None."""
+    from adapter.server.logtext import SafeFormatter
+
+    safe = masked = False
+    while True:
+        if type(formatter) is SafeFormatter:
+            safe, masked, formatter = True, True, formatter.inner
+        elif type(formatter) is MaskingFormatter:
+            masked, formatter = True, formatter.inner
+        else:
+            break
+    if not masked:
+        return None
+    if type(formatter) is JsonFormatter:
+        return "json", safe
+    if (type(formatter) is logging.Formatter and formatter._fmt == TEXT_FORMAT and formatter.datefmt is None
+            and type(formatter._style) is logging.PercentStyle):
+        return "text", safe
+    return None
+
+
+def write_info(logger: logging.Logger, message: str, fields: dict[str, Any]) -> bool:
+    """`message` at INFO through `logger`, as `logger.info("%s", message, extra={"fields":
+    fields})` writes it, when the only handler on the way is configure()'s (a plain stream handler
+    with its formatter chain, no filters): the same bytes, without a LogRecord. False, having written
+    nothing, when logging is set up otherwise (tests' capture, another handler): log it as usual."""
+    if logger.filters or logger.disabled or not logger.isEnabledFor(logging.INFO):
+        return False  # (filters apply where a record is made; a parent's do not)
+    node: logging.Logger | None = logger
+    root = logging.getLogger()
+    while node is not None and node is not root:
+        if node.handlers or not node.propagate:
+            return False
+        node = node.parent
+    if node is None or len(root.handlers) != 1:
+        return False
+    handler = root.handlers[0]
+    if type(handler) is not logging.StreamHandler or handler.filters or handler.level > logging.INFO:
+        return False
+    chain = _chain(handler.formatter)
+    if chain is None:
+        return False
+    kind, safe = chain
+    created = time.time()
+    if kind == "text":
+        line = f"{_asctime(created)} {os.getpid()} INFO {logger.name} {message}"
+    else:
+        doc = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created))
+               + f".{int((created - int(created)) * 1000):03d}Z",
+               "level": "INFO", "logger": logger.name, "pid": os.getpid(), "message": message}
+        doc.update(fields)
+        line = json.dumps(doc, ensure_ascii=False, default=str)
+    line = mask_secrets(line)
+    if safe:
+        line = line.replace("\r", "\\r").replace("\n", "\n\t")
+    handler.acquire()
+    try:
+        handler.stream.write(line + handler.terminator)
+        handler.flush()
+    except Exception:  # noqa: BLE001 - as StreamHandler.emit: logging must not fail the call
+        handler.handleError(logging.LogRecord(logger.name, logging.INFO, "", 0, message, None, None))
+    finally:
+        handler.release()
+    return True
