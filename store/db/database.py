@@ -123,8 +123,12 @@ class Store:
         if joined is not None:  # inside one_transaction: read what it wrote so far
             yield joined
             return
-        with self._timeouts_answered(), self._read_connection() as conn, conn.begin():
-            yield conn
+        with self._timeouts_answered(), self._read_connection() as conn:
+            if self.read_engine is self.engine:  # SQLite: one transaction, one snapshot (free there)
+                with conn.begin():
+                    yield conn
+            else:  # autocommit: a BEGIN would only be SQLAlchemy's bookkeeping
+                yield conn
 
     def run_read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """fn(conn, ...) in a read, run again on a fresh connection (up to 2 times) when the database
