@@ -56,10 +56,11 @@ class DriverStatement:
         rows = self._run(conn, params, one=True)
         return rows[0] if rows else None
 
-    def all(self, conn: Connection, params: dict[str, Any]) -> list[tuple]:
-        return self._run(conn, params, one=False)
+    def all(self, conn: Connection, params: dict[str, Any], few: bool = False) -> list[tuple]:
+        """`few`: a result of a few rows, read on the cursor kept with the connection (psycopg)."""
+        return self._run(conn, params, one=False, few=few)
 
-    def _run(self, conn: Connection, params: dict[str, Any], one: bool) -> list[tuple]:
+    def _run(self, conn: Connection, params: dict[str, Any], one: bool, few: bool = False) -> list[tuple]:
         raw = conn.connection.driver_connection
         assert raw is not None
         params = {**self.values, **params}
@@ -67,9 +68,11 @@ class DriverStatement:
             values = tuple(params[k] for k in self.raw_names)
             with driver_errors(conn, self.sql):
                 restart_deadline(conn)
-                if one:  # a kept cursor: it holds one row's result until the next
+                if one or few:  # a kept cursor: it holds the result until the next
                     cur = _raw_cursor(conn, raw)
                     cur.execute(self.raw_sql, values)
+                    if few:
+                        return [tuple(r) for r in cur.fetchall()]
                     row = cur.fetchone()
                     return [] if row is None else [tuple(row)]
                 import psycopg

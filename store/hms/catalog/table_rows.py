@@ -7,7 +7,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Row, Select, delete, select
+from sqlalchemy import Connection, Row, Select, bindparam, delete, select, tuple_
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
@@ -57,6 +57,7 @@ class TableRows:
         self.backend = backend
         self._one_table: Select[Any] | None = None  # the one-table statement, built once
         self._key_query: Select[Any] | None = None  # the table's id and meta_version alone
+        self._keys_queries: dict[int, Select[Any]] = {}  # those of n tables, by n (keys)
         self._drivers: dict[str, DriverStatement] = {}  # the two, on the driver's cursor (PostgreSQL)
         self._row_type: Any = None
         self._encoded = EncodedCache(16 << 20)  # by the whole row
@@ -120,6 +121,43 @@ class TableRows:
             fields = self._row_type._fields
             self._by_version.put((values[fields.index("tbl_id")], values[fields.index("meta_version")]), answer)
         return answer
+
+    def kept(self, key: tuple) -> tuple[bytes, bool] | None:
+        """The answer kept for the table's key (tbl_id, meta_version), if any."""
+        return self._by_version.get(key)
+
+    @property
+    def versioned(self) -> bool | None:
+        """Does the database keep `tbl.meta_version` (None: not known yet, before the first read)."""
+        return self._has_versions
+
+    def keys(self, conn: Connection, wanted: Sequence[tuple[str, str, str]]) -> dict[tuple, tuple[int, int]]:
+        """{(cat, db, lower-case table): (tbl_id, meta_version)} of the tables found among `wanted`,
+        in one statement."""
+        params: dict[str, Any] = {}
+        for i, (cat, db, name) in enumerate(wanted):
+            params.update({f"c{i}": cat, f"d{i}": db, f"t{i}": name})
+        statement = self._keys_queries.get(len(wanted))
+        if statement is None:
+            t, d = S.tbl, S.db
+            statement = self._keys_queries[len(wanted)] = select(
+                d.c.cat_name, d.c.name, t.c.name, t.c.tbl_id, t.c.meta_version).select_from(
+                t.join(d, t.c.db_id == d.c.db_id)).where(tuple_(d.c.cat_name, d.c.name, t.c.name).in_(
+                    [tuple_(bindparam(f"c{i}"), bindparam(f"d{i}"), bindparam(f"t{i}"))
+                     for i in range(len(wanted))]))
+        if self.backend == "postgresql":
+            driver = self._drivers.get(f"keys{len(wanted)}")
+            if driver is None:
+                driver = self._drivers[f"keys{len(wanted)}"] = DriverStatement(statement, conn)
+            rows = driver.all(conn, params, few=True)
+        else:
+            rows = [tuple(r) for r in conn.execute(statement, params)]
+        return {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows}
+
+    def check_kept(self, conn: Connection, db_name: str, name: str, key: tuple, kept: tuple[bytes, bool]) -> None:
+        """HMS_WIRE_CHECK: `_check` for an answer found by a key read apart."""
+        cat, db = split_db_name(db_name)
+        self._check(conn, {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}, key, kept)
 
     def _answer(self, values: tuple) -> tuple[bytes, bool]:
         data = self._encoded.get(values)

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, select
 from store.db import schema as S
 from store.db.database import Store, inserted_id, now_s
 from store.db.dialect import BATCH
+from store.db.shared_reads import SharedReads
 from store.errors import AlreadyExists, InvalidObject, MetaError, NoSuchObject
 from store.hms.catalog.catalog_service import CatalogService
 from store.hms.catalog.database_service import DatabaseService, database_is
@@ -40,6 +41,7 @@ from store.hms.common import (
     stats_params,
     table_dir_name,
     valid_object_name,
+    wire_checking,
     write_params,
 )
 from store.hms.notification_log import NotificationLog
@@ -69,6 +71,8 @@ class TableService:
         self.databases = DatabaseService(store, notifications, self.rows, self.boundary)
         self.catalogs = CatalogService(store, self.databases)
         self.alteration = TableAlteration(store, self.databases, self.rows, notifications, self.boundary)
+        self._keys: SharedReads[tuple[str, str, str], tuple[int, int]] | None = (
+            None if store.backend == "sqlite" else SharedReads(self._read_keys))
 
     # --- catalogs -------------------------------------------------------------------------------
 
@@ -182,8 +186,27 @@ class TableService:
 
     def get_table_encoded_flagged(self, db_name: str, name: str) -> tuple[EncodedStruct, bool]:
         """get_table as Thrift bytes, and whether the table is insert-only (hive_rules.is_insert_only)."""
-        data, insert_only = self.store.run_read(self.rows.encoded, db_name, name)
-        return EncodedStruct(data), insert_only
+        kept = self._kept_answer(db_name, name)
+        if kept is None:
+            kept = self.store.run_read(self.rows.encoded, db_name, name)
+        return EncodedStruct(kept[0]), kept[1]
+
+    def _kept_answer(self, db_name: str, name: str) -> tuple[bytes, bool] | None:
+        """The answer kept for the table's current key, the key read in a statement shared with
+        the process's concurrent calls (store/db/shared_reads.py); None when there is none (a
+        table changed or absent: the whole read finds it or says so). Not inside a write
+        transaction (its reads see what it wrote), nor on SQLite (no round trip to save)."""
+        if self._keys is None or self.rows.versioned is not True or self.store.joined() is not None:
+            return None
+        cat, db = split_db_name(db_name)
+        key = self._keys.get((cat, db, name.lower()))
+        kept = self.rows.kept(key) if key is not None else None
+        if kept is not None and wire_checking():
+            self.store.run_read(self.rows.check_kept, db_name, name, key, kept)
+        return kept
+
+    def _read_keys(self, wanted: Sequence[tuple[str, str, str]]) -> dict[tuple, tuple[int, int]]:
+        return self.store.run_read(self.rows.keys, wanted)
 
     def get_table_in(self, conn: Connection, db_name: str, name: str) -> Table:
         """get_table inside the caller's transaction."""
