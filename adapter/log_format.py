@@ -51,8 +51,8 @@ def configure(level: str, fmt: str = "text") -> None:
 
 
 # --- one INFO line without a LogRecord (the call log's line, written for every call) ------------
-# logging's own path (a LogRecord, the formatter chain, the handler) was a sixth of a worker's
-# interpreter time under 8 clients' getTable calls (docs/performance.md, round thirteen).
+# logging's own path (a LogRecord, the formatter chain, the handler) was a fifth of a worker's
+# interpreter time under 8 clients' getTable calls (docs/performance.md, round three, part five).
 
 _SECOND: list[Any] = [None, ""]  # [whole second, its "%Y-%m-%d %H:%M:%S" in local time]
 
