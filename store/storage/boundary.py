@@ -16,7 +16,7 @@ import os
 import posixpath
 import subprocess
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -38,11 +38,12 @@ log = logging.getLogger(__name__)
 REFUSED = "hms_storage_refused"
 
 
-def canonical(uri: str) -> str:
-    """`file:` + the resolved absolute path for local paths; `scheme://host/normalised/path` else."""
+def canonical(uri: str, realpath: Callable[[str], str] = os.path.realpath) -> str:
+    """`file:` + the resolved absolute path for local paths; `scheme://host/normalised/path` else.
+    `realpath`: a warehouse.RealPaths for many locations at once."""
     path = warehouse.local_path(uri)
     if path is not None:
-        return "file:" + os.path.realpath(path)
+        return "file:" + realpath(path)
     parts = urlsplit(uri)
     norm = posixpath.normpath("/" + parts.path.lstrip("/")) if parts.path else "/"
     return f"{parts.scheme.lower()}://{parts.netloc}{norm}".rstrip("/") or "/"
@@ -222,7 +223,8 @@ class StorageBoundary:
     # --- what the server may change ----------------------------------------------------------------
 
     def _allowed(self, uris: list[str]) -> list[bool]:
-        canon = [canonical(u) for u in uris]
+        real = warehouse.RealPaths()
+        canon = [canonical(u, real) for u in uris]
         out = [any(_under(c, r) for r in self.roots) for c in canon]
         pending = {i: _ancestors(c) for i, c in enumerate(canon) if not out[i]}
         if pending:
@@ -318,8 +320,9 @@ class StorageBoundary:
             return
         top = canonical(within).rstrip("/") + "/"
         level = {u.rstrip("/").rsplit("/", 1)[0] for u in uris if u and "/" in u.rstrip("/")}
+        real = warehouse.RealPaths()
         for _ in range(depth):
-            level = {u for u in level if canonical(u).startswith(top)}
+            level = {u for u in level if canonical(u, real).startswith(top)}
             if not level:
                 return
             gone = [u for u in self.allowed(sorted(level), "delete") if warehouse.delete_empty_dir(u)]

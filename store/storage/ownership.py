@@ -77,9 +77,10 @@ def location_key(uri: str | None, resolve: bool = True) -> str | None:
 
 
 def location_keys(uris: Iterable[str]) -> list[str | None]:
-    """location_key of many locations: the real path of each directory they share is looked up once
-    (a partition drop's thousands share one), the last segment is checked for a link on its own."""
-    parents: dict[str, str] = {}
+    """location_key of many locations: the real path of each directory on their way is looked up
+    once (a partition drop's thousands share their table's), the last segment is checked for a link
+    on its own."""
+    real_of = warehouse.RealPaths()
     out: list[str | None] = []
     for uri in uris:
         path = warehouse.local_path(uri) if uri else None
@@ -91,9 +92,7 @@ def location_keys(uris: Iterable[str]) -> list[str | None]:
         if not leaf or os.path.islink(path):
             out.append(location_key(uri))
             continue
-        real = parents.get(parent)
-        if real is None:
-            real = parents[parent] = os.path.realpath(parent)
+        real = real_of(parent)
         out.append(_local(real.rstrip("/") + "/" + leaf, False))
     return out
 

@@ -25,6 +25,29 @@ def _failed(action: str, uri: str, exc: Exception) -> None:
     log.warning("could not %s %r: %s: %s", action, uri, type(exc).__name__, exc)
 
 
+class RealPaths:
+    """os.path.realpath of many local paths, each directory on the way looked up once: a drop of
+    1,000 partitions `t/a=1/b=1/c=1`, ... made 10,000 `lstat`s through realpath, here 3,000 and
+    the table's own path once. The same answers as realpath (symbolic links resolved component by
+    component); paths with `.`, `..` or relative ones go to realpath itself."""
+
+    def __init__(self) -> None:
+        self._real: dict[str, str] = {"/": "/"}
+
+    def __call__(self, path: str) -> str:
+        if not path.startswith("/") or os.path.normpath(path) != path:
+            return os.path.realpath(path)
+        return self._resolve(path)
+
+    def _resolve(self, path: str) -> str:
+        real = self._real.get(path)
+        if real is None:
+            head, leaf = os.path.split(path)
+            joined = os.path.join(self._resolve(head), leaf)
+            real = self._real[path] = os.path.realpath(joined) if os.path.islink(joined) else joined
+        return real
+
+
 def local_path(uri: str | None) -> str | None:
     """The local path of a `file:` URI or plain path; None for other schemes."""
     if not uri:
