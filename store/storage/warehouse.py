@@ -43,6 +43,8 @@ class RealPaths:
         real = self._real.get(path)
         if real is None:
             head, leaf = os.path.split(path)
+            if not leaf:  # a root other than "/" (POSIX keeps a leading "//")
+                return os.path.realpath(path)
             joined = os.path.join(self._resolve(head), leaf)
             real = self._real[path] = os.path.realpath(joined) if os.path.islink(joined) else joined
         return real

@@ -1,6 +1,6 @@
 """store/storage/warehouse.RealPaths gives os.path.realpath's answer for every path, through
 symbolic links anywhere on the way (to directories, to links, relative, dangling, in a loop), for
-paths that exist or not, and hands `.`, `..`, relative and trailing-slash paths to realpath."""
+paths that exist or not (a leading `//` too), and hands `.`, `..`, relative and trailing-slash paths to realpath."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def test_same_answers_as_realpath(tmp_path):
                 paths.append(str(top / mid / leaf))
             paths.append(str(top / mid))
     paths += [str(root / "t" / "a=1" / ".." / "a=2"), str(root / "t" / "." / "a=1"), "relative/path",
-              str(root / "t" / "a=1") + "/", "/", str(root)]
+              str(root / "t" / "a=1") + "/", "/", str(root), "/" + str(root / "t" / "a=3" / "b=3"), "//"]
     real = RealPaths()
     for _ in range(2):  # answers kept from the first pass
         assert [real(p) for p in paths] == [os.path.realpath(p) for p in paths]
