@@ -77,9 +77,8 @@ def location_key(uri: str | None, resolve: bool = True) -> str | None:
 
 
 def location_keys(uris: Iterable[str]) -> list[str | None]:
-    """location_key of many locations: the real path of each directory on their way is looked up
-    once (a partition drop's thousands share their table's), the last segment is checked for a link
-    on its own."""
+    """location_key of many locations, the real path of each directory on their way looked up once
+    (warehouse.RealPaths: a partition drop's thousands share their table's)."""
     real_of = warehouse.RealPaths()
     out: list[str | None] = []
     for uri in uris:
@@ -87,13 +86,7 @@ def location_keys(uris: Iterable[str]) -> list[str | None]:
         if path is None or not os.path.isabs(path) or ".." in path.split("/"):
             out.append(location_key(uri))
             continue
-        path = os.path.normpath(path)
-        parent, leaf = os.path.split(path)
-        if not leaf or os.path.islink(path):
-            out.append(location_key(uri))
-            continue
-        real = real_of(parent)
-        out.append(_local(real.rstrip("/") + "/" + leaf, False))
+        out.append(_local(real_of(os.path.normpath(path)), False))
     return out
 
 
