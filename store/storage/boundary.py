@@ -222,8 +222,8 @@ class StorageBoundary:
 
     # --- what the server may change ----------------------------------------------------------------
 
-    def _allowed(self, uris: list[str]) -> list[bool]:
-        real = warehouse.RealPaths()
+    def _allowed(self, uris: list[str], real: warehouse.RealPaths | None = None) -> list[bool]:
+        real = real or warehouse.RealPaths()
         canon = [canonical(u, real) for u in uris]
         out = [any(_under(c, r) for r in self.roots) for c in canon]
         pending = {i: _ancestors(c) for i, c in enumerate(canon) if not out[i]}
@@ -238,12 +238,13 @@ class StorageBoundary:
                 out[i] = any(_hash(a) in known for a in anc)
         return out
 
-    def allowed(self, uris: Iterable[str | None], action: str) -> list[str]:
-        """The `uris` the server may `action` (delete, move, empty); the others logged and counted."""
+    def allowed(self, uris: Iterable[str | None], action: str, real: warehouse.RealPaths | None = None) -> list[str]:
+        """The `uris` the server may `action` (delete, move, empty); the others logged and counted.
+        `real`: the request's RealPaths (one drop's steps look at the same directories)."""
         given = [u for u in uris if u]
         if not given:
             return []
-        ok = self._allowed(given)
+        ok = self._allowed(given, real)
         for u, good in zip(given, ok):
             if not good:
                 metrics.incr(REFUSED)
@@ -285,16 +286,25 @@ class StorageBoundary:
 
     # --- what ownership lets the server change ------------------------------------------------------
 
-    def delete_dirs(self, uris: Iterable[str | None], own_tbl_id: int | None = None) -> None:
+    def delete_partition_dirs(self, uris: list[str], tbl_id: int, depth: int, within: str | None) -> None:
+        """After partitions of table `tbl_id` were dropped: their directories (delete_dirs), then
+        the parents they leave empty up to `depth` levels (delete_empty_parents), each directory's
+        real path looked up once for all of it."""
+        real = warehouse.RealPaths()
+        self.delete_dirs(uris, tbl_id, real)
+        self.delete_empty_parents(uris, depth, within, real)
+
+    def delete_dirs(self, uris: Iterable[str | None], own_tbl_id: int | None = None,
+                    real: warehouse.RealPaths | None = None) -> None:
         """Delete the directories of dropped objects (after the drop committed; never fails the call):
         those inside the boundary, but not one another object's location covers, and around the
         locations of other objects inside them. `own_tbl_id`: the table of dropped partitions (it
         stays)."""
-        allowed = self.allowed(uris, "delete")
+        allowed = self.allowed(uris, "delete", real)
         if not allowed:
             return
         try:
-            plans = self.owners.plan(allowed, own_tbl_id)
+            plans = self.owners.plan(allowed, own_tbl_id, real=real)
         except Exception as exc:  # noqa: BLE001 - never fails the call: nothing is deleted then
             log.warning("not deleting %d directories: could not read who owns them: %s", len(allowed), exc)
             return
@@ -312,20 +322,22 @@ class StorageBoundary:
         for u in plain:
             ownership.report("delete", u, "ok")
 
-    def delete_empty_parents(self, uris: Iterable[str | None], depth: int, within: str | None) -> None:
+    def delete_empty_parents(self, uris: Iterable[str | None], depth: int, within: str | None,
+                             real: warehouse.RealPaths | None = None) -> None:
         """After partitions' directories were deleted: their parents, up to `depth` levels, when
         empty, inside `within` (the table's location) and the boundary, as Hive deletes the
         `k1=v` directory its last `k2=` partition left (never fails the call)."""
         if depth <= 0 or not within:
             return
-        top = canonical(within).rstrip("/") + "/"
+        real = real or warehouse.RealPaths()
+        top = canonical(within, real).rstrip("/") + "/"
         level = {u.rstrip("/").rsplit("/", 1)[0] for u in uris if u and "/" in u.rstrip("/")}
-        real = warehouse.RealPaths()
         for _ in range(depth):
             level = {u for u in level if canonical(u, real).startswith(top)}
             if not level:
                 return
-            gone = [u for u in self.allowed(sorted(level), "delete") if warehouse.delete_empty_dir(u)]
+            allowed = self.allowed(sorted(level), "delete", real)
+            gone = [u for u, ok in zip(allowed, warehouse.delete_empty_dirs(allowed)) if ok]
             for u in gone:
                 ownership.report("delete", u, "ok", "emptied by dropped partitions")
             level = {u.rsplit("/", 1)[0] for u in gone if "/" in u}

@@ -66,15 +66,13 @@ class FolderCounter:
                     self.outside_logged = True
                     log.info("statistics of %s not gathered: outside the warehouse and the configured roots", uri)
                 return None
-            if not os.path.isdir(real):
-                return FolderStats(0, 0)
         except (OSError, ValueError):
             return None
         if self.deadline is None:
             self.deadline = monotonic() + self.max_seconds
         if self.exhausted:
-            return FolderStats(0, 0, False, self.exhausted)
-        stats = self._count(real)
+            return FolderStats(0, 0) if not os.path.isdir(real) else FolderStats(0, 0, False, self.exhausted)
+        stats = self._count(real)  # (no directory: no files; found by listing it, not asked first)
         if not stats.complete:
             log.info("statistics of %s not gathered: %s", uri, stats.why)
         return stats
@@ -128,6 +126,8 @@ class FolderCounter:
             except FileNotFoundError:
                 continue
             except OSError as exc:
+                if directory == top and not os.path.isdir(top):  # a file, a broken link: no files
+                    return FolderStats(0, 0)
                 return FolderStats(files, size, False, f"cannot read {directory}: {exc.strerror or exc}")
         return FolderStats(files, size)
 

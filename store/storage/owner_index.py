@@ -375,15 +375,15 @@ class OwnerIndex:
     # --- what deletions and moves may touch -------------------------------------------------------
 
     def plan(self, uris: Sequence[str], own_tbl_id: int | None = None, conn: Connection | None = None,
-             views: bool = False) -> list[Plan]:
+             views: bool = False, real: warehouse.RealPaths | None = None) -> list[Plan]:
         """For each location to delete, empty or move: who covers it, else what inside it to keep.
         `views` (writing a Hudi table's files): the merge-on-read views hive sync makes of table
         `own_tbl_id` (`<t>_ro`, `<t>_rt` in its database, at its location) are its own."""
         if conn is None:
             with self.store.read() as c:
-                return self.plan(uris, own_tbl_id, c, views)
+                return self.plan(uris, own_tbl_id, c, views, real)
         its_views = self._views_of(conn, own_tbl_id) if views and own_tbl_id is not None else set()
-        plans = [Plan(u, k) for u, k in zip(uris, location_keys(uris)) if k]
+        plans = [Plan(u, k) for u, k in zip(uris, location_keys(uris, real)) if k]
         if not plans:
             return []
         keys = [p.key for p in plans]

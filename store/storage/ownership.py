@@ -76,10 +76,11 @@ def location_key(uri: str | None, resolve: bool = True) -> str | None:
     return f"{scheme}://{parts.netloc.lower()}{norm.rstrip('/')}/"
 
 
-def location_keys(uris: Iterable[str]) -> list[str | None]:
+def location_keys(uris: Iterable[str], real_of: warehouse.RealPaths | None = None) -> list[str | None]:
     """location_key of many locations, the real path of each directory on their way looked up once
-    (warehouse.RealPaths: a partition drop's thousands share their table's)."""
-    real_of = warehouse.RealPaths()
+    (warehouse.RealPaths: a partition drop's thousands share their table's; `real_of`: the
+    request's)."""
+    real_of = real_of or warehouse.RealPaths()
     out: list[str | None] = []
     for uri in uris:
         path = warehouse.local_path(uri) if uri else None

@@ -12,6 +12,8 @@ import logging
 import os
 import shutil
 import sys
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlparse
 
 from store import metrics
@@ -50,10 +52,15 @@ class RealPaths:
         return real
 
 
+_URL_SPECIAL = frozenset("?#\t\r\n")  # what urlparse reads (or drops) in a path
+
+
 def local_path(uri: str | None) -> str | None:
     """The local path of a `file:` URI or plain path; None for other schemes."""
     if not uri:
         return None
+    if (uri[0] == "/" or uri.startswith("file:/")) and "//" not in uri[:7] and not _URL_SPECIAL.intersection(uri):
+        return uri if uri[0] == "/" else uri[5:]  # (urlparse's answer, without parsing)
     parsed = urlparse(uri)
     if parsed.scheme in ("", "file"):
         return parsed.path if parsed.scheme else uri
@@ -267,15 +274,21 @@ def delete_empty_dir(uri: str | None) -> bool:
 def delete_dirs(uris) -> None:
     """delete_dir for many directories (a partition drop), a few at a time: each removal waits on
     the file system's journal, not on the CPU."""
-    uris = [u for u in uris if u]
+    _each(delete_dir, [u for u in uris if u])
+
+
+def delete_empty_dirs(uris: list[str]) -> list[bool]:
+    """delete_empty_dir for many directories (the parents a partition drop left), a few at a time."""
+    return _each(delete_empty_dir, uris)
+
+
+def _each(action: Callable[[str], Any], uris: list[str]) -> list[Any]:
     if len(uris) < 32:
-        for u in uris:
-            delete_dir(u)
-        return
+        return [action(u) for u in uris]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="delete-dir") as pool:
-        list(pool.map(delete_dir, uris))
+        return list(pool.map(action, uris))
 
 
 def empty_dir(uri: str | None) -> None:

@@ -295,9 +295,8 @@ class PartitionWrites:
             self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
             if_exists=if_exists, need_result=need_result, exact_names=exact_names)
         self.store.note_changes(dropped)
-        self.tables.boundary.delete_dirs(doomed, own_tbl_id=ctx.tbl_id)
         # as Hive: the `k1=v` directories the dropped `k1=v/k2=w` ones leave empty go too
-        self.tables.boundary.delete_empty_parents(doomed, len(ctx.keys) - 1, ctx.location)
+        self.tables.boundary.delete_partition_dirs(doomed, ctx.tbl_id, len(ctx.keys) - 1, ctx.location)
         return result
 
     def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,

@@ -46,3 +46,35 @@ def test_each_directory_looked_up_once(tmp_path, monkeypatch):
     assert [real(str(p)) for p in leaves] == [os.path.realpath(p) for p in leaves]
     table_and_above = len(base.parts) - 1  # each once, the table's own directory included
     assert len(looked) == len(set(looked)) == table_and_above + 3 * 50
+
+
+def test_local_path_answers_as_urlparse_reads_it():
+    """warehouse.local_path's shortcut for plain paths and `file:/` URIs: the answer of the parse it
+    skips, for characters urlparse reads (`?`, `#`, `;`), drops (tab, CR, LF) or fails on (`[`)."""
+    import random
+    from urllib.parse import urlparse
+
+    from store.storage.warehouse import local_path
+
+    def parsed(uri):
+        if not uri:
+            return None
+        try:
+            p = urlparse(uri)
+        except ValueError:
+            return ValueError
+        return (p.path if p.scheme else uri) if p.scheme in ("", "file") else None
+
+    def ours(uri):
+        try:
+            return local_path(uri)
+        except ValueError:
+            return ValueError
+
+    rng = random.Random(7)
+    alphabet = list("/ab:;?#%= é[]@.\t\r\n") + ["file:", "FILE:", "//", "s3://"]
+    uris = ["", "/", "/a/b", "file:/a/b", "file:///a/b", "file://host/a", "file:/a?b#c", "/a\n/b", "file:/a;b"]
+    for _ in range(50_000):
+        tail = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+        uris.append(rng.choice(["", "/", "file:/", "file:", "file://", "file:///", "//"]) + tail)
+    assert [ours(u) for u in uris] == [parsed(u) for u in uris]

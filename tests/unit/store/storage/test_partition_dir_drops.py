@@ -1,0 +1,60 @@
+"""A drop of many partitions (delete_partition_dirs: the directories removed a few at a time, with
+one RealPaths for the whole drop) deletes what a drop of one does: each dropped partition's
+directory and the parents it leaves empty inside the table, never a parent that still holds
+something, never through a symbolic link out of the warehouse."""
+
+from __future__ import annotations
+
+import os
+from contextlib import closing
+
+import pytest
+
+from store.db.database import Store
+from store.db.migrations import upgrade
+from store.services import build_services
+from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
+
+N = 40  # above the count from which directories are removed by several threads
+
+
+@pytest.fixture
+def services(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'm.db'}", str(tmp_path / "wh"))
+    upgrade(store.engine)
+    with closing(build_services(store)) as s:
+        s.tables.create_database(Database(name="db", parameters={}))
+        yield s
+
+
+def _sd() -> StorageDescriptor:
+    return StorageDescriptor(cols=[FieldSchema("x", "string")], serdeInfo=SerDeInfo(parameters={}), parameters={})
+
+
+def test_a_big_drop_removes_what_a_small_one_removes(services, tmp_path):
+    keys = [FieldSchema(k, "string") for k in ("a", "b", "c")]
+    services.tables.create_table(Table(tableName="t", dbName="db", sd=_sd(), partitionKeys=keys, parameters={},
+                                       tableType="MANAGED_TABLE"))
+    base = tmp_path / "wh" / "db.db" / "t"
+    values = [[f"{i}", f"{i}", f"{i}"] for i in range(N)] + [["0", "0", "kept"], ["1", "other", "kept"]]
+    services.partitions.add_partitions("db", "t", [
+        Partition(dbName="db", tableName="t", values=v, sd=_sd(), parameters={}) for v in values])
+    assert all((base / f"a={a}" / f"b={b}" / f"c={c}").is_dir() for a, b, c in values)
+    (base / "a=2" / "stranger.txt").write_text("not the metastore's")  # a=2 keeps a file
+    outside = tmp_path / "outside"
+    (outside / "b=3").mkdir(parents=True)
+    (base / "a=3" / "b=3" / "c=3").rmdir()
+    (base / "a=3" / "b=3").rmdir()
+    (base / "a=3").rmdir()
+    os.symlink(outside, base / "a=3")  # a=3 is a link out of the warehouse
+
+    names = [f"a={i}/b={i}/c={i}" for i in range(N)]
+    dropped = services.partitions.drop_partitions("db", "t", names=names, delete_data=True, if_exists=True,
+                                                  need_result=True, exact_names=True)
+    assert len(dropped) == N
+    assert sorted(p.name for p in base.iterdir()) == ["a=0", "a=1", "a=2", "a=3"]
+    assert sorted(str(p.relative_to(base)) for p in base.rglob("*")) == [
+        "a=0", "a=0/b=0", "a=0/b=0/c=kept", "a=1", "a=1/b=other", "a=1/b=other/c=kept", "a=2", "a=2/stranger.txt",
+        "a=3"]
+    assert (outside / "b=3").is_dir()  # nothing deleted through the link
+    assert base.is_dir()
