@@ -16,7 +16,7 @@ from store.db.migrations import upgrade
 from store.services import build_services
 from store.storage import folder_stats, ownership
 from store.storage.boundary import canonical
-from store.storage.folder_stats import FolderCounter
+from store.storage.folder_stats import FolderCounter, FolderStats
 from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
 
 
@@ -98,7 +98,15 @@ def test_an_unreadable_folder_makes_the_count_incomplete(tmp_path, monkeypatch):
 
 
 def test_not_a_folder_counts_nothing(tmp_path):
-    assert _counter(tmp_path).stats(f"file:{tmp_path}/missing").files == 0
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "broken").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for name in ("missing", "file", "broken", "loop"):
+        assert _counter(tmp_path).stats(f"file:{tmp_path}/{name}") == FolderStats(0, 0), name
+    _write(tmp_path / "p", {f"f{i}": "x" for i in range(3)})
+    used_up = _counter(tmp_path, max_entries=2)
+    assert not used_up.stats(f"file:{tmp_path}/p").complete
+    assert used_up.stats(f"file:{tmp_path}/missing") == FolderStats(0, 0)  # nothing to count: complete
 
 
 # --------------------------------------------------------------------------- through the store

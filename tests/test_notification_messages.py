@@ -377,7 +377,9 @@ def test_tjson_writes_structs_without_fields_and_lists_of_strings_as_the_protoco
      "replace": "true", "big": 2 ** 63 - 1, "neg": -(2 ** 63), "flag": False},
     {"beyond 64 bits": 2 ** 64, "x": "y"}, {"lone surrogate": "a\ud800b"}, {"\udfff": 1},
     {"float": 1e16, "nan": float("nan")}, {"nested": {"a": [1, "b", None]}}, {"tuple": ("a",)}, {1: "int key"},
-    {"mixed list": ["a", 1]}, {}])
+    {"mixed list": ["a", 1]}, {},
+    {"keyValues": {"pé \"k\"": "v \\ \n \x01 \U0001f600", "": ""}, "db": "d"}, {"keyValues": {"a": "\ud800"}},
+    {"keyValues": {}}, {"keyValues": {"a": 1}}])
 def test_encode_writes_what_json_dumps_writes(body):
     """The message text is compact json.dumps with non-ASCII characters as they are, whichever
     encoder writes it."""

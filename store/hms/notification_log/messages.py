@@ -68,7 +68,8 @@ def from_tjson(text: str, cls: type[T]) -> T:
 
 def encode(body: dict[str, Any]) -> str:
     """The message text: compact JSON, non-ASCII characters as they are (as Jackson writes)."""
-    if all(type(k) is str and (type(v) in _ORJSON_SAME or type(v) is list and all(type(x) is str for x in v))
+    if all(type(k) is str and (type(v) in _ORJSON_SAME or type(v) is list and all(type(x) is str for x in v)
+                               or type(v) is dict and all(type(x) is str and type(y) is str for x, y in v.items()))
            for k, v in body.items()):
         try:  # (several times faster)
             return orjson.dumps(body).decode("utf-8")
