@@ -195,7 +195,7 @@ def test_paths_are_resolved_as_realpath_resolves_them(tmp_path):
              f"{base}/t/../t/link", "relative/p", "/"]
     counter = FolderCounter(None)
     for p in paths + paths:
-        assert counter._realpath(p) == os.path.realpath(p), p
+        assert counter._reals(p) == os.path.realpath(p), p
 
 
 def test_without_roots_paths_are_counted_as_given(tmp_path, monkeypatch):

@@ -47,7 +47,7 @@ class FolderCounter:
         self.deadline: float | None = None  # set by the first count
         self.exhausted = ""  # why the bounds are used up (logged once)
         self.outside_logged = False
-        self._reals: dict[str, str] = {}  # directory -> os.path.realpath of it, this request's
+        self._reals = warehouse.RealPaths()  # this request's
 
     def stats(self, uri: str | None) -> FolderStats | None:
         """The data files below the local folder `uri` (hidden `.` and `_` entries skipped, as Hive
@@ -60,7 +60,7 @@ class FolderCounter:
             if self.roots is None and os.path.isabs(path) and os.path.normpath(path) == path:
                 real = path  # no roots to check it against: the system resolves it as realpath would
             else:
-                real = self._realpath(path)
+                real = self._reals(path)  # (the parents the partitions of a table share: looked up once)
             if self.roots is not None and not _inside(canonical("file:" + real), self.roots):
                 if not self.outside_logged:  # once per request (add_partitions may name thousands)
                     self.outside_logged = True
@@ -76,28 +76,6 @@ class FolderCounter:
         if not stats.complete:
             log.info("statistics of %s not gathered: %s", uri, stats.why)
         return stats
-
-    def _realpath(self, path: str) -> str:
-        """os.path.realpath(path), with the parents' resolved once per request: the partitions of
-        one table share their parents, and realpath looks at every component of every path."""
-        if not os.path.isabs(path) or os.path.normpath(path) != path:
-            return os.path.realpath(path)
-        return self._real(path)
-
-    def _real(self, path: str) -> str:
-        hit = self._reals.get(path)
-        if hit is not None:
-            return hit
-        parent, name = os.path.split(path)
-        if not name or parent == path:
-            real = os.path.realpath(path)
-        else:
-            real = os.path.join(self._real(parent), name)
-            if os.path.islink(real):  # (False where it cannot look: realpath takes it as it is too)
-                real = os.path.realpath(real)
-        if len(self._reals) < 100_000:
-            self._reals[path] = real
-        return real
 
     def _count(self, top: str) -> FolderStats:
         files = size = 0
