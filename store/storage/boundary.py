@@ -287,27 +287,71 @@ class StorageBoundary:
     # --- what ownership lets the server change ------------------------------------------------------
 
     def delete_partition_dirs(self, uris: list[str], tbl_id: int, depth: int, within: str | None) -> None:
-        """After partitions of table `tbl_id` were dropped: their directories (delete_dirs), then
-        the parents they leave empty up to `depth` levels (delete_empty_parents), each directory's
-        real path looked up once for all of it."""
+        """After partitions of table `tbl_id` were dropped: their directories as delete_dirs deletes
+        them, and the parents they leave empty as delete_empty_parents does, each directory's real
+        path looked up once for all of it. Each partition's directory and then its parents are
+        removed in one go, several partitions at a time (a parent shared by partitions being
+        removed at once goes with the last of them: each tries it after its own directory)."""
         real = warehouse.RealPaths()
-        self.delete_dirs(uris, tbl_id, real)
-        self.delete_empty_parents(uris, depth, within, real)
+        plain = self._plain_deletions(uris, tbl_id, real)
+        whole = set(plain)
+        chains = self._parent_chains(uris, depth, within, real)
+        gone = warehouse.delete_chains([(u if u in whole else None, chains.get(u, [])) for u in dict.fromkeys(uris)])
+        for u in plain:
+            ownership.report("delete", u, "ok")
+        for u in sorted({p for parents in gone for p in parents}):
+            ownership.report("delete", u, "ok", "emptied by dropped partitions")
 
-    def delete_dirs(self, uris: Iterable[str | None], own_tbl_id: int | None = None,
-                    real: warehouse.RealPaths | None = None) -> None:
+    def _parent_chains(self, uris: Iterable[str], depth: int, within: str | None,
+                       real: warehouse.RealPaths) -> dict[str, list[str]]:
+        """For each of `uris`: its parents delete_empty_parents would try, nearest first (up to
+        `depth`, inside `within` and the boundary; a chain ends at the first that is not)."""
+        if depth <= 0 or not within:
+            return {}
+        top = canonical(within, real).rstrip("/") + "/"
+        levels: list[set[str]] = []
+        level = {u for u in uris if u}
+        for _ in range(depth):
+            level = {u.rstrip("/").rsplit("/", 1)[0] for u in level if "/" in u.rstrip("/")}
+            level = {u for u in level if canonical(u, real).startswith(top)}
+            level = set(self.allowed(sorted(level), "delete", real))
+            if not level:
+                break
+            levels.append(level)
+        chains: dict[str, list[str]] = {}
+        for u in uris:
+            chain, at = [], u
+            for ok in levels:
+                at = at.rstrip("/").rsplit("/", 1)[0] if at and "/" in at.rstrip("/") else ""
+                if at not in ok:
+                    break
+                chain.append(at)
+            if chain:
+                chains[u] = chain
+        return chains
+
+    def delete_dirs(self, uris: Iterable[str | None], own_tbl_id: int | None = None) -> None:
         """Delete the directories of dropped objects (after the drop committed; never fails the call):
         those inside the boundary, but not one another object's location covers, and around the
         locations of other objects inside them. `own_tbl_id`: the table of dropped partitions (it
         stays)."""
+        plain = self._plain_deletions(uris, own_tbl_id)
+        warehouse.delete_dirs(plain)
+        for u in plain:
+            ownership.report("delete", u, "ok")
+
+    def _plain_deletions(self, uris: Iterable[str | None], own_tbl_id: int | None,
+                        real: warehouse.RealPaths | None = None) -> list[str]:
+        """delete_dirs' checks, and its deletions around what others own: the directories it may
+        delete whole are left to the caller."""
         allowed = self.allowed(uris, "delete", real)
         if not allowed:
-            return
+            return []
         try:
             plans = self.owners.plan(allowed, own_tbl_id, real=real)
         except Exception as exc:  # noqa: BLE001 - never fails the call: nothing is deleted then
             log.warning("not deleting %d directories: could not read who owns them: %s", len(allowed), exc)
-            return
+            return []
         plain = []
         for p in plans:
             if p.covered:
@@ -318,26 +362,22 @@ class StorageBoundary:
                 ownership.report("delete", p.uri, "ok", "kept inside: " + ", ".join(sorted(p.keep)))
             else:
                 plain.append(p.uri)
-        warehouse.delete_dirs(plain)
-        for u in plain:
-            ownership.report("delete", u, "ok")
+        return plain
 
-    def delete_empty_parents(self, uris: Iterable[str | None], depth: int, within: str | None,
-                             real: warehouse.RealPaths | None = None) -> None:
+    def delete_empty_parents(self, uris: Iterable[str | None], depth: int, within: str | None) -> None:
         """After partitions' directories were deleted: their parents, up to `depth` levels, when
         empty, inside `within` (the table's location) and the boundary, as Hive deletes the
         `k1=v` directory its last `k2=` partition left (never fails the call)."""
         if depth <= 0 or not within:
             return
-        real = real or warehouse.RealPaths()
+        real = warehouse.RealPaths()
         top = canonical(within, real).rstrip("/") + "/"
         level = {u.rstrip("/").rsplit("/", 1)[0] for u in uris if u and "/" in u.rstrip("/")}
         for _ in range(depth):
             level = {u for u in level if canonical(u, real).startswith(top)}
             if not level:
                 return
-            allowed = self.allowed(sorted(level), "delete", real)
-            gone = [u for u, ok in zip(allowed, warehouse.delete_empty_dirs(allowed)) if ok]
+            gone = [u for u in self.allowed(sorted(level), "delete", real) if warehouse.delete_empty_dir(u)]
             for u in gone:
                 ownership.report("delete", u, "ok", "emptied by dropped partitions")
             level = {u.rsplit("/", 1)[0] for u in gone if "/" in u}

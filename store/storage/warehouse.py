@@ -277,18 +277,32 @@ def delete_dirs(uris) -> None:
     _each(delete_dir, [u for u in uris if u])
 
 
-def delete_empty_dirs(uris: list[str]) -> list[bool]:
-    """delete_empty_dir for many directories (the parents a partition drop left), a few at a time."""
-    return _each(delete_empty_dir, uris)
+def delete_chains(chains: list[tuple[str | None, list[str]]]) -> list[list[str]]:
+    """For each (directory, its parents nearest first): delete the directory (None: none), then
+    each parent while they are empty (a partition drop), a few chains at a time; the parents
+    deleted, per chain."""
+    return _each(_delete_chain, chains)
 
 
-def _each(action: Callable[[str], Any], uris: list[str]) -> list[Any]:
-    if len(uris) < 32:
-        return [action(u) for u in uris]
+def _delete_chain(chain: tuple[str | None, list[str]]) -> list[str]:
+    leaf, parents = chain
+    if leaf:
+        delete_dir(leaf)
+    gone = []
+    for parent in parents:
+        if not delete_empty_dir(parent):
+            break
+        gone.append(parent)
+    return gone
+
+
+def _each(action: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    if len(items) < 32:
+        return [action(i) for i in items]
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="delete-dir") as pool:
-        return list(pool.map(action, uris))
+        return list(pool.map(action, items))
 
 
 def empty_dir(uri: str | None) -> None:

@@ -1,7 +1,8 @@
-"""A drop of many partitions (delete_partition_dirs: the directories removed a few at a time, with
-one RealPaths for the whole drop) deletes what a drop of one does: each dropped partition's
-directory and the parents it leaves empty inside the table, never a parent that still holds
-something, never through a symbolic link out of the warehouse."""
+"""A drop of many partitions (delete_partition_dirs: each partition's directory and then its parents
+removed by one of several threads, with one RealPaths for the whole drop) deletes what a drop of
+one does: each dropped partition's directory and the parents it leaves empty inside the table
+(also one all of them share), never a parent that still holds something, never through a symbolic
+link out of the warehouse."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ def test_a_big_drop_removes_what_a_small_one_removes(services, tmp_path):
     services.tables.create_table(Table(tableName="t", dbName="db", sd=_sd(), partitionKeys=keys, parameters={},
                                        tableType="MANAGED_TABLE"))
     base = tmp_path / "wh" / "db.db" / "t"
-    values = [[f"{i}", f"{i}", f"{i}"] for i in range(N)] + [["0", "0", "kept"], ["1", "other", "kept"]]
+    shared = [["s", "s", f"{i}"] for i in range(N)]  # one parent for all: the last one removed takes it along
+    values = [[f"{i}", f"{i}", f"{i}"] for i in range(N)] + shared + [["0", "0", "kept"], ["1", "other", "kept"]]
     services.partitions.add_partitions("db", "t", [
         Partition(dbName="db", tableName="t", values=v, sd=_sd(), parameters={}) for v in values])
     assert all((base / f"a={a}" / f"b={b}" / f"c={c}").is_dir() for a, b, c in values)
@@ -48,10 +50,10 @@ def test_a_big_drop_removes_what_a_small_one_removes(services, tmp_path):
     (base / "a=3").rmdir()
     os.symlink(outside, base / "a=3")  # a=3 is a link out of the warehouse
 
-    names = [f"a={i}/b={i}/c={i}" for i in range(N)]
+    names = [f"a={a}/b={b}/c={c}" for a, b, c in values[:2 * N]]
     dropped = services.partitions.drop_partitions("db", "t", names=names, delete_data=True, if_exists=True,
                                                   need_result=True, exact_names=True)
-    assert len(dropped) == N
+    assert len(dropped) == 2 * N
     assert sorted(p.name for p in base.iterdir()) == ["a=0", "a=1", "a=2", "a=3"]
     assert sorted(str(p.relative_to(base)) for p in base.rglob("*")) == [
         "a=0", "a=0/b=0", "a=0/b=0/c=kept", "a=1", "a=1/b=other", "a=1/b=other/c=kept", "a=2", "a=2/stranger.txt",
