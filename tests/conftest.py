@@ -295,6 +295,24 @@ class ServerInfo:
         return self.proc.poll() is None
 
 
+@pytest.fixture
+def sqlite_services(tmp_path):
+    """The store's services in process on a SQLite file in `tmp_path` (the warehouse `tmp_path/wh`),
+    with a database `db`."""
+    from contextlib import closing
+
+    from store.db.database import Store
+    from store.db.migrations import upgrade
+    from store.services import build_services
+    from thrift_idl.hive_metastore.ttypes import Database
+
+    store = Store(f"sqlite:///{tmp_path / 'm.db'}", str(tmp_path / "wh"))
+    upgrade(store.engine)
+    with closing(build_services(store)) as s:
+        s.tables.create_database(Database(name="db", parameters={}))
+        yield s
+
+
 @pytest.fixture(scope="session")
 def our_server_info(backend_url, tmp_path_factory):
     tmpdir = tmp_path_factory.mktemp("our-server")

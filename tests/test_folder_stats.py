@@ -7,17 +7,11 @@ from __future__ import annotations
 
 import logging
 import os
-from contextlib import closing
 
-import pytest
-
-from store.db.database import Store
-from store.db.migrations import upgrade
-from store.services import build_services
 from store.storage import folder_stats, ownership
 from store.storage.boundary import canonical
 from store.storage.folder_stats import FolderCounter, FolderStats
-from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
+from thrift_idl.hive_metastore.ttypes import FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
 
 
 def _write(path, files: dict[str, str]) -> None:
@@ -112,15 +106,6 @@ def test_not_a_folder_counts_nothing(tmp_path):
 # --------------------------------------------------------------------------- through the store
 
 
-@pytest.fixture
-def services(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'm.db'}", str(tmp_path / "wh"))
-    upgrade(store.engine)
-    with closing(build_services(store)) as s:
-        s.tables.create_database(Database(name="db", parameters={}))
-        yield s
-
-
 def _sd(location=None) -> StorageDescriptor:
     return StorageDescriptor(cols=[FieldSchema("a", "string")], location=location,
                              serdeInfo=SerDeInfo(parameters={}), parameters={})
@@ -131,52 +116,52 @@ def _table(name, location, keys=()) -> Table:
                  partitionKeys=[FieldSchema(k, "string") for k in keys], parameters={"EXTERNAL": "TRUE"})
 
 
-def test_a_table_on_a_folder_with_a_broken_link_is_created_and_counted(services, tmp_path):
+def test_a_table_on_a_folder_with_a_broken_link_is_created_and_counted(sqlite_services, tmp_path):
     folder = tmp_path / "wh" / "data"
     _write(folder, {"a": "123", "sub/b": "45"})
     os.symlink(tmp_path / "gone", folder / "sub" / "broken")
-    services.tables.create_table(_table("t", f"file:{folder}"))
-    params = services.tables.get_table("db", "t").parameters
+    sqlite_services.tables.create_table(_table("t", f"file:{folder}"))
+    params = sqlite_services.tables.get_table("db", "t").parameters
     assert (params["numFiles"], params["totalSize"]) == ("2", "5")
 
 
-def test_a_table_outside_the_roots_gets_no_statistics(services, tmp_path):
+def test_a_table_outside_the_roots_gets_no_statistics(sqlite_services, tmp_path):
     """With authorization on (a caller whose locations are checked; an admin may place a table
     anywhere) nothing outside the roots is listed; with it off the folder is counted, as Hive does."""
     _write(tmp_path / "system", {f"f{i}": "data" for i in range(5)})
     ownership.set_claimant(ownership.Claimant("admin", True, lambda name, kind: True))
     try:
-        services.tables.create_table(_table("t", f"file:{tmp_path}/system"))
+        sqlite_services.tables.create_table(_table("t", f"file:{tmp_path}/system"))
     finally:
         ownership.set_claimant(None)
-    params = services.tables.get_table("db", "t").parameters
+    params = sqlite_services.tables.get_table("db", "t").parameters
     assert "numFiles" not in params and "totalSize" not in params
-    services.tables.create_table(_table("t2", f"file:{tmp_path}/system"))
-    params = services.tables.get_table("db", "t2").parameters
+    sqlite_services.tables.create_table(_table("t2", f"file:{tmp_path}/system"))
+    params = sqlite_services.tables.get_table("db", "t2").parameters
     assert (params["numFiles"], params["totalSize"]) == ("5", "20")
 
 
-def test_a_big_folder_records_no_basic_statistics(services, tmp_path, monkeypatch, caplog):
+def test_a_big_folder_records_no_basic_statistics(sqlite_services, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(folder_stats, "MAX_ENTRIES", 20)
     folder = tmp_path / "wh" / "big"
     _write(folder, {f"f{i}": "x" for i in range(50)})
     with caplog.at_level(logging.INFO, logger="store.storage.folder_stats"):
-        services.tables.create_table(_table("t", f"file:{folder}"))
-    params = services.tables.get_table("db", "t").parameters
+        sqlite_services.tables.create_table(_table("t", f"file:{folder}"))
+    params = sqlite_services.tables.get_table("db", "t").parameters
     assert not {"numFiles", "totalSize", "COLUMN_STATS_ACCURATE"} & set(params)
     assert "more than 20 entries" in caplog.text
 
 
-def test_partitions_share_the_bound_of_their_request(services, tmp_path, monkeypatch):
+def test_partitions_share_the_bound_of_their_request(sqlite_services, tmp_path, monkeypatch):
     monkeypatch.setattr(folder_stats, "MAX_ENTRIES", 25)
     base = tmp_path / "wh" / "pt"
     for v in ("a", "b"):
         _write(base / f"p={v}", {f"f{i}": "x" for i in range(20)})
-    services.tables.create_table(_table("pt", f"file:{base}", keys=("p",)))
-    services.partitions.add_partitions("db", "pt", [
+    sqlite_services.tables.create_table(_table("pt", f"file:{base}", keys=("p",)))
+    sqlite_services.partitions.add_partitions("db", "pt", [
         Partition(values=[v], dbName="db", tableName="pt", sd=_sd(f"file:{base}/p={v}"), parameters={})
         for v in ("a", "b")])
-    got = {tuple(p.values): p.parameters for p in services.partitions.get_partitions("db", "pt", -1)}
+    got = {tuple(p.values): p.parameters for p in sqlite_services.partitions.get_partitions("db", "pt", -1)}
     assert got[("a",)]["numFiles"] == "20"
     assert "numFiles" not in got[("b",)]
 

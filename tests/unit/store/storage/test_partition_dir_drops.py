@@ -7,39 +7,24 @@ link out of the warehouse."""
 from __future__ import annotations
 
 import os
-from contextlib import closing
 
-import pytest
-
-from store.db.database import Store
-from store.db.migrations import upgrade
-from store.services import build_services
-from thrift_idl.hive_metastore.ttypes import Database, FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
+from thrift_idl.hive_metastore.ttypes import FieldSchema, Partition, SerDeInfo, StorageDescriptor, Table
 
 N = 40  # above the count from which directories are removed by several threads
-
-
-@pytest.fixture
-def services(tmp_path):
-    store = Store(f"sqlite:///{tmp_path / 'm.db'}", str(tmp_path / "wh"))
-    upgrade(store.engine)
-    with closing(build_services(store)) as s:
-        s.tables.create_database(Database(name="db", parameters={}))
-        yield s
 
 
 def _sd() -> StorageDescriptor:
     return StorageDescriptor(cols=[FieldSchema("x", "string")], serdeInfo=SerDeInfo(parameters={}), parameters={})
 
 
-def test_a_big_drop_removes_what_a_small_one_removes(services, tmp_path):
+def test_a_big_drop_removes_what_a_small_one_removes(sqlite_services, tmp_path):
     keys = [FieldSchema(k, "string") for k in ("a", "b", "c")]
-    services.tables.create_table(Table(tableName="t", dbName="db", sd=_sd(), partitionKeys=keys, parameters={},
+    sqlite_services.tables.create_table(Table(tableName="t", dbName="db", sd=_sd(), partitionKeys=keys, parameters={},
                                        tableType="MANAGED_TABLE"))
     base = tmp_path / "wh" / "db.db" / "t"
     shared = [["s", "s", f"{i}"] for i in range(N)]  # one parent for all: the last one removed takes it along
     values = [[f"{i}", f"{i}", f"{i}"] for i in range(N)] + shared + [["0", "0", "kept"], ["1", "other", "kept"]]
-    services.partitions.add_partitions("db", "t", [
+    sqlite_services.partitions.add_partitions("db", "t", [
         Partition(dbName="db", tableName="t", values=v, sd=_sd(), parameters={}) for v in values])
     assert all((base / f"a={a}" / f"b={b}" / f"c={c}").is_dir() for a, b, c in values)
     (base / "a=2" / "stranger.txt").write_text("not the metastore's")  # a=2 keeps a file
@@ -51,7 +36,7 @@ def test_a_big_drop_removes_what_a_small_one_removes(services, tmp_path):
     os.symlink(outside, base / "a=3")  # a=3 is a link out of the warehouse
 
     names = [f"a={a}/b={b}/c={c}" for a, b, c in values[:2 * N]]
-    dropped = services.partitions.drop_partitions("db", "t", names=names, delete_data=True, if_exists=True,
+    dropped = sqlite_services.partitions.drop_partitions("db", "t", names=names, delete_data=True, if_exists=True,
                                                   need_result=True, exact_names=True)
     assert len(dropped) == 2 * N
     assert sorted(p.name for p in base.iterdir()) == ["a=0", "a=1", "a=2", "a=3"]
