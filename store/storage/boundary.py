@@ -16,7 +16,7 @@ import os
 import posixpath
 import subprocess
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -302,7 +302,7 @@ class StorageBoundary:
         for u in sorted({p for parents in gone for p in parents}):
             ownership.report("delete", u, "ok", "emptied by dropped partitions")
 
-    def _parent_chains(self, uris: Iterable[str], depth: int, within: str | None,
+    def _parent_chains(self, uris: Sequence[str], depth: int, within: str | None,
                        real: warehouse.RealPaths) -> dict[str, list[str]]:
         """For each of `uris`: its parents delete_empty_parents would try, nearest first (up to
         `depth`, inside `within` and the boundary; a chain ends at the first that is not)."""
