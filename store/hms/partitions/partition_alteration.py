@@ -35,7 +35,7 @@ from store.hms.partitions.partition_queries import PartitionQueries
 from store.hms.txn import is_transactional, rename_partition_rows
 from store.storage import warehouse
 from store.storage.owner_index import table_obj
-from thrift_idl.hive_metastore.ttypes import Partition
+from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 
 # the columns an alter of many partitions updates; the parameters' columns (store/db/bulk.py)
 _UPDATED = ("update_time", "last_access_time", "location", "sd_id", "schema_version")
@@ -46,6 +46,18 @@ _PARAM_PG_TYPES = ("int8", "text", "text")  # for PostgreSQL's binary COPY
 def _changes(up: dict[str, Any], row: Row[Any]) -> tuple[tuple[str, Any], ...]:
     """What an update changes in its row (its update time always)."""
     return tuple((k, up[k]) for k in _UPDATED if k == "update_time" or up[k] != getattr(row, k))
+
+
+def _altered(before: Partition, location: str | None, last_access: int | None, params: dict[str, str]) -> Partition:
+    """`before` (built from its row, its descriptor the table's) as an alter that kept the descriptor
+    shared at the same schema version leaves it: what building its new row gives."""
+    sd = before.sd
+    if sd.location != location:
+        sd = StorageDescriptor.__new__(StorageDescriptor)
+        sd.__dict__ = {**before.sd.__dict__, "location": location}
+    after = Partition.__new__(Partition)
+    after.__dict__ = {**before.__dict__, "sd": sd, "lastAccessTime": last_access, "parameters": params}
+    return after
 
 
 class PartitionAlteration:
@@ -74,15 +86,16 @@ class PartitionAlteration:
                                        f"do not match keys {ctx.key_names}")
             names.append(make_name(ctx.key_names, values))
         wanted = list(dict.fromkeys(names))
+        afters = None
         if len(wanted) == len(names) > 1:
             rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
             befores = self.queries.build(conn, ctx, list(rows.values()))
-            self._alter_many(conn, ctx, names, parts, now, env, rows)
+            afters = self._alter_many(conn, ctx, names, parts, now, env, rows, dict(zip(rows, befores)))
         else:
             befores = self.queries.named(conn, ctx, wanted)
             for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
                 self._alter_one(conn, ctx, name, part, now, env=env)
-        self._record(conn, ctx, befores)
+        self._record(conn, ctx, befores, afters=afters)
 
     def _rows(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, Row[Any]]:
         """The `select_rows` rows of the partitions of `names` that exist, by name."""
@@ -96,22 +109,32 @@ class PartitionAlteration:
         return rows
 
     def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
-                renamed_to: str | None = None) -> None:
-        """ALTER_PARTITION events: each partition as it was and as it is now."""
+                renamed_to: str | None = None, afters: dict[tuple[str, ...], Partition] | None = None) -> None:
+        """ALTER_PARTITION events: each partition as it was and as it is now (`afters`, by values,
+        when the caller knows them: else read back; both under HMS_WIRE_CHECK, and compared)."""
         if renamed_to:
             pairs = list(zip(befores, self.queries.named(conn, ctx, [renamed_to])))
         else:
-            names = [make_name(ctx.key_names, p.values) for p in befores]
-            afters = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
+            if afters is None or partition_wire.checking():
+                names = [make_name(ctx.key_names, p.values) for p in befores]
+                read = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
+                if afters is not None and afters != read:
+                    raise AssertionError(f"alter_partitions: the partitions of {ctx.db_name}.{ctx.name} as "
+                                         "altered differ from their rows read back")
+                afters = read if afters is None else afters
             pairs = [(b, afters[tuple(b.values)]) for b in befores if tuple(b.values) in afters]
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
-                    now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]]) -> None:
-        """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read) with a
-        few statements in all: partition rows updated and parameters written (_write_many): those of
-        a partition that kept all its old ones unchanged are added to them, the others replaced."""
+                    now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]],
+                    befores: dict[str, Partition]) -> dict[tuple[str, ...], Partition] | None:
+        """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read and
+        built: `befores`) with a few statements in all: partition rows updated and parameters
+        written (_write_many): those of a partition that kept all its old ones unchanged are added
+        to them, the others replaced. Returns the partitions as reading them back would build them
+        (by values) when each kept sharing the table's descriptor at its schema version (else None)."""
+        afters: dict[tuple[str, ...], Partition] | None = {}
         for name in names:
             if name not in rows:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
@@ -163,9 +186,16 @@ class PartitionAlteration:
             # the row's encoded parts (partition_wire.py): its values are the ones it was found by
             wire.append((row.part_id, *((None,) * 4 if up["sd_id"] is not None else partition_wire.wire_parts(
                 list(part.values), row.create_time, up["last_access_time"], up["location"], params))))
+            if afters is not None:
+                if row.sd_id is None and up["sd_id"] is None and up["schema_version"] == row.schema_version:
+                    before = befores[name]
+                    afters[tuple(before.values)] = _altered(before, up["location"], up["last_access_time"], params)
+                else:
+                    afters = None
         self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params, wire)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
         self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
+        return afters
 
     def _write_many(self, conn: Connection, rows: dict[int, Row[Any]], updates: list[dict[str, Any]],
                     dropped_sds: list[int], touched: list[int], new_params: list[tuple[Any, ...]],
