@@ -70,10 +70,18 @@ class NotificationLog:
         """Append `events` to the log inside the caller's write transaction `conn`; returns their ids.
         Call it as the transaction's last statement: from here until the commit, every other
         transaction recording an event waits."""
-        if not events:
-            return []
+        return self.record_encoded(conn, self.encode(*events))  # encoded before the id lock is taken
+
+    def encode(self, *events: Event) -> list[dict[str, Any]]:
+        """The rows of `events` for `record_encoded`: their messages' text, the Python part of
+        recording them (a caller may do it while the database works on its other writes)."""
         now = self.clock_s()
-        rows = [self._row(e, now) for e in events]  # encoded before the id lock is taken
+        return [self._row(e, now) for e in events]
+
+    def record_encoded(self, conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+        """`record` of events `encode` made."""
+        if not rows:
+            return []
         first = self._take_ids(conn, len(rows))
         for i, row in enumerate(rows):
             row["event_id"] = first + i

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, delete, select, update
 
 from store.db import schema as S
-from store.db.bulk import insert_rows
+from store.db.bulk import insert_rows_started
 from store.db.database import Store, now_s
 from store.db.dialect import in_list, list_batch, params_of_many
 from store.errors import InvalidOperation, NoSuchObject
@@ -41,11 +41,16 @@ from thrift_idl.hive_metastore.ttypes import Partition, StorageDescriptor
 _UPDATED = ("update_time", "last_access_time", "location", "sd_id", "schema_version")
 _PARAM_COLUMNS = ("part_id", "param_key", "param_value")
 _PARAM_PG_TYPES = ("int8", "text", "text")  # for PostgreSQL's binary COPY
+Afters = dict[tuple[str, ...], Partition]  # partitions as altered, by their values
 
 
 def _changes(up: dict[str, Any], row: Row[Any]) -> tuple[tuple[str, Any], ...]:
     """What an update changes in its row (its update time always)."""
     return tuple((k, up[k]) for k in _UPDATED if k == "update_time" or up[k] != getattr(row, k))
+
+
+def _pairs(befores: list[Partition], afters: Afters) -> list[tuple[Partition, Partition]]:
+    return [(b, afters[tuple(b.values)]) for b in befores if tuple(b.values) in afters]
 
 
 def _altered(before: Partition, location: str | None, last_access: int | None, params: dict[str, str]) -> Partition:
@@ -90,12 +95,20 @@ class PartitionAlteration:
         if len(wanted) == len(names) > 1:
             rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
             befores = self.queries.build(conn, ctx, list(rows.values()))
-            afters = self._alter_many(conn, ctx, names, parts, now, env, rows, dict(zip(rows, befores)))
+            afters, new_params = self._alter_many(conn, ctx, names, parts, now, env, rows, dict(zip(rows, befores)))
+            table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
+            # the new parameters go in last: on PostgreSQL by a COPY on a thread of its own, while
+            # this one writes the events' text (when the partitions as altered are known)
+            with insert_rows_started(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows,
+                                     _PARAM_PG_TYPES).alongside():
+                encoded = None if afters is None else self.tables.notifications.encode(
+                    *EV.alter_partitions(table, _pairs(befores, afters)))
+            self._record(conn, ctx, befores, afters=afters, encoded=encoded)
         else:
             befores = self.queries.named(conn, ctx, wanted)
             for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
                 self._alter_one(conn, ctx, name, part, now, env=env)
-        self._record(conn, ctx, befores, afters=afters)
+            self._record(conn, ctx, befores)
 
     def _rows(self, conn: Connection, ctx: TableCtx, names: list[str]) -> dict[str, Row[Any]]:
         """The `select_rows` rows of the partitions of `names` that exist, by name."""
@@ -109,9 +122,14 @@ class PartitionAlteration:
         return rows
 
     def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
-                renamed_to: str | None = None, afters: dict[tuple[str, ...], Partition] | None = None) -> None:
+                renamed_to: str | None = None, afters: Afters | None = None,
+                encoded: list[dict[str, Any]] | None = None) -> None:
         """ALTER_PARTITION events: each partition as it was and as it is now (`afters`, by values,
-        when the caller knows them: else read back; both under HMS_WIRE_CHECK, and compared)."""
+        when the caller knows them: else read back; both under HMS_WIRE_CHECK, and compared);
+        `encoded`: the events of `afters` as the caller encoded them."""
+        if encoded is not None and not partition_wire.checking():
+            self.tables.notifications.record_encoded(conn, encoded)
+            return
         if renamed_to:
             pairs = list(zip(befores, self.queries.named(conn, ctx, [renamed_to])))
         else:
@@ -122,19 +140,20 @@ class PartitionAlteration:
                     raise AssertionError(f"alter_partitions: the partitions of {ctx.db_name}.{ctx.name} as "
                                          "altered differ from their rows read back")
                 afters = read if afters is None else afters
-            pairs = [(b, afters[tuple(b.values)]) for b in befores if tuple(b.values) in afters]
+            pairs = _pairs(befores, afters)
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
                     now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]],
-                    befores: dict[str, Partition]) -> dict[tuple[str, ...], Partition] | None:
+                    befores: dict[str, Partition]) -> tuple[Afters | None, list[tuple[Any, ...]]]:
         """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read and
         built: `befores`) with a few statements in all: partition rows updated and parameters
         written (_write_many): those of a partition that kept all its old ones unchanged are added
         to them, the others replaced. Returns the partitions as reading them back would build them
-        (by values) when each kept sharing the table's descriptor at its schema version (else None)."""
-        afters: dict[tuple[str, ...], Partition] | None = {}
+        (by values) when each kept sharing the table's descriptor at its schema version (else None),
+        and the parameter rows to insert (the caller inserts them: nothing else is left to write)."""
+        afters: Afters | None = {}
         for name in names:
             if name not in rows:
                 raise InvalidOperation(f"alter is not possible: partition {name} of "
@@ -192,19 +211,18 @@ class PartitionAlteration:
                     afters[tuple(before.values)] = _altered(before, up["location"], up["last_access_time"], params)
                 else:
                     afters = None
-        self._write_many(conn, rows_by_id, updates, dropped_sds, touched, new_params, wire)
+        self._write_many(conn, rows_by_id, updates, dropped_sds, touched, wire)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
         self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
-        return afters
+        return afters, new_params
 
     def _write_many(self, conn: Connection, rows: dict[int, Row[Any]], updates: list[dict[str, Any]],
-                    dropped_sds: list[int], touched: list[int], new_params: list[tuple[Any, ...]],
-                    wire: list[tuple[Any, ...]]) -> None:
+                    dropped_sds: list[int], touched: list[int], wire: list[tuple[Any, ...]]) -> None:
         """_alter_many's writes with few statements whatever the number of partitions: the
         partition rows updated by what changed (the partitions that change alike in one UPDATE of
         an id list: commonly all of them, and then by the statement that writes their encoded parts,
         `wire`), descriptors no longer their own deleted, the parameters of the `touched` partitions
-        deleted, `new_params` inserted (one bulk insert: store/db/bulk.py)."""
+        deleted (the new ones are inserted by the caller, one bulk insert: store/db/bulk.py)."""
         p, pp = S.partitions, S.partition_params
         b = self.store.backend
         alike: dict[tuple[tuple[str, Any], ...], list[dict[str, Any]]] = {}
@@ -230,7 +248,6 @@ class PartitionAlteration:
             conn.execute(delete(S.sds).where(in_list(b, S.sds.c.sd_id, dropped_sds[i:i + size])))
         for i in range(0, len(touched), size):
             conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
-        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows, pg_types=_PARAM_PG_TYPES)
         if wire:
             partition_wire.write(conn, wire)
 
