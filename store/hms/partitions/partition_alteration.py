@@ -91,7 +91,6 @@ class PartitionAlteration:
                                        f"do not match keys {ctx.key_names}")
             names.append(make_name(ctx.key_names, values))
         wanted = list(dict.fromkeys(names))
-        afters = None
         if len(wanted) == len(names) > 1:
             rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
             befores = self.queries.build(conn, ctx, list(rows.values()))
