@@ -293,18 +293,23 @@ class StorageBoundary:
         removed in one go, several partitions at a time (a parent shared by partitions being
         removed at once goes with the last of them: each tries it after its own directory)."""
         real = warehouse.RealPaths()
-        plain = self._plain_deletions(uris, tbl_id, real)
-        whole = set(plain)
+        self._delete_with_parents(uris, self._plain_deletions(uris, tbl_id, real), depth, within, real)
+
+    def _delete_with_parents(self, uris: list[str], whole: list[str], depth: int, within: str | None,
+                             real: warehouse.RealPaths) -> None:
+        """Delete the directories `whole` (of `uris`), then the parents of `uris` while they are
+        empty (_parent_chains), each directory with its parents in one go, several at a time."""
         chains = self._parent_chains(uris, depth, within, real)
-        gone = warehouse.delete_chains([(u if u in whole else None, chains.get(u, [])) for u in dict.fromkeys(uris)])
-        for u in plain:
+        deleted = set(whole)
+        gone = warehouse.delete_chains([(u if u in deleted else None, chains.get(u, [])) for u in dict.fromkeys(uris)])
+        for u in whole:
             ownership.report("delete", u, "ok")
         for u in sorted({p for parents in gone for p in parents}):
             ownership.report("delete", u, "ok", "emptied by dropped partitions")
 
     def _parent_chains(self, uris: Sequence[str], depth: int, within: str | None,
                        real: warehouse.RealPaths) -> dict[str, list[str]]:
-        """For each of `uris`: its parents delete_empty_parents would try, nearest first (up to
+        """For each of `uris`: its parents that may be deleted once empty, nearest first (up to
         `depth`, inside `within` and the boundary; a chain ends at the first that is not)."""
         if depth <= 0 or not within:
             return {}
@@ -368,19 +373,8 @@ class StorageBoundary:
         """After partitions' directories were deleted: their parents, up to `depth` levels, when
         empty, inside `within` (the table's location) and the boundary, as Hive deletes the
         `k1=v` directory its last `k2=` partition left (never fails the call)."""
-        if depth <= 0 or not within:
-            return
-        real = warehouse.RealPaths()
-        top = canonical(within, real).rstrip("/") + "/"
-        level = {u.rstrip("/").rsplit("/", 1)[0] for u in uris if u and "/" in u.rstrip("/")}
-        for _ in range(depth):
-            level = {u for u in level if canonical(u, real).startswith(top)}
-            if not level:
-                return
-            gone = [u for u in self.allowed(sorted(level), "delete", real) if warehouse.delete_empty_dir(u)]
-            for u in gone:
-                ownership.report("delete", u, "ok", "emptied by dropped partitions")
-            level = {u.rsplit("/", 1)[0] for u in gone if "/" in u}
+        if depth > 0 and within:
+            self._delete_with_parents([u for u in uris if u], [], depth, within, warehouse.RealPaths())
 
     def empty_dirs(self, uris: list[str], own_tbl_id: int | None, what: str) -> None:
         """Empty the directories of `what` (truncate): refused before anything is emptied when one is

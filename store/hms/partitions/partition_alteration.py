@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, delete, select, update
 
 from store.db import schema as S
-from store.db.bulk import insert_rows_started
+from store.db.bulk import Inserting, insert_rows_started
 from store.db.database import Store, now_s
 from store.db.dialect import in_list, list_batch, params_of_many
 from store.errors import InvalidOperation, NoSuchObject
@@ -95,14 +95,7 @@ class PartitionAlteration:
             rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
             befores = self.queries.build(conn, ctx, list(rows.values()))
             afters, new_params = self._alter_many(conn, ctx, names, parts, now, env, rows, dict(zip(rows, befores)))
-            table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
-            # the new parameters go in last: on PostgreSQL by a COPY on a thread of its own, while
-            # this one writes the events' text (when the partitions as altered are known)
-            with insert_rows_started(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows,
-                                     _PARAM_PG_TYPES).alongside():
-                encoded = None if afters is None else self.tables.notifications.encode(
-                    *EV.alter_partitions(table, _pairs(befores, afters)))
-            self._record(conn, ctx, befores, afters=afters, encoded=encoded)
+            self._finish_many(conn, ctx, befores, afters, new_params)
         else:
             befores = self.queries.named(conn, ctx, wanted)
             for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
@@ -121,27 +114,40 @@ class PartitionAlteration:
         return rows
 
     def _record(self, conn: Connection, ctx: TableCtx, befores: list[Partition],
-                renamed_to: str | None = None, afters: Afters | None = None,
-                encoded: list[dict[str, Any]] | None = None) -> None:
-        """ALTER_PARTITION events: each partition as it was and as it is now (`afters`, by values,
-        when the caller knows them: else read back; both under HMS_WIRE_CHECK, and compared);
-        `encoded`: the events of `afters` as the caller encoded them."""
-        if encoded is not None and not partition_wire.checking():
-            self.tables.notifications.record_encoded(conn, encoded)
-            return
+                renamed_to: str | None = None) -> None:
+        """ALTER_PARTITION events: each partition as it was and as it is now (read back)."""
         if renamed_to:
             pairs = list(zip(befores, self.queries.named(conn, ctx, [renamed_to])))
         else:
-            if afters is None or partition_wire.checking():
-                names = [make_name(ctx.key_names, p.values) for p in befores]
-                read = {tuple(p.values): p for p in self.queries.named(conn, ctx, names)}
-                if afters is not None and afters != read:
-                    raise AssertionError(f"alter_partitions: the partitions of {ctx.db_name}.{ctx.name} as "
-                                         "altered differ from their rows read back")
-                afters = read if afters is None else afters
-            pairs = _pairs(befores, afters)
+            pairs = _pairs(befores, self._read_back(conn, ctx, befores))
         table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
         self.tables.notifications.record(conn, *EV.alter_partitions(table, pairs))
+
+    def _read_back(self, conn: Connection, ctx: TableCtx, befores: list[Partition]) -> Afters:
+        return {tuple(p.values): p for p in self.queries.named(
+            conn, ctx, [make_name(ctx.key_names, p.values) for p in befores])}
+
+    def _finish_many(self, conn: Connection, ctx: TableCtx, befores: list[Partition], afters: Afters | None,
+                     new_params: list[tuple[Any, ...]]) -> None:
+        """_alter_many's last write, the new parameters, and the events. With the partitions as
+        altered known (`afters`), the parameters go in on PostgreSQL by a COPY on a thread of its
+        own while this one writes the events' text (HMS_WIRE_CHECK: `afters` compared with the
+        partitions read back); else the partitions are read back after the insert."""
+        def insert() -> Inserting:
+            return insert_rows_started(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows,
+                                       _PARAM_PG_TYPES)
+
+        if afters is None:
+            insert().finish()
+            self._record(conn, ctx, befores)
+            return
+        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)  # (before the COPY holds the connection)
+        with insert().alongside():
+            events = self.tables.notifications.encode(*EV.alter_partitions(table, _pairs(befores, afters)))
+        if partition_wire.checking() and afters != self._read_back(conn, ctx, befores):
+            raise AssertionError(f"alter_partitions: the partitions of {ctx.db_name}.{ctx.name} as altered "
+                                 "differ from their rows read back")
+        self.tables.notifications.record_encoded(conn, events)
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
                     now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]],
