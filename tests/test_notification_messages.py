@@ -360,6 +360,48 @@ def test_tjson_memo_reuses_the_text_of_equal_copies_and_never_of_different_value
     assert cols_text[3] != cols_text[2]
 
 
+def test_tjson_memo_takes_a_fields_text_only_from_the_very_same_object():
+    """A struct written with the memo takes each field's text from the last struct of its class
+    whose field held the very same object: an alter's `after` sharing its `before`'s values and
+    descriptor, descriptors that differ in their location alone, a descriptor of another struct
+    class (a table's), and one whose columns are an equal-looking changed copy. Every text is the
+    protocol's."""
+    import copy
+
+    rnd = random_module.Random(23)
+    base = _filled(rnd, Partition)
+    objs: list = []
+    for i in range(4):
+        before = copy.copy(base)
+        before.values = [f"v{i}", "x"]
+        before.sd = copy.copy(base.sd)
+        before.sd.location = f"file:/w/t/k={i}"
+        after = copy.copy(before)  # the same values and descriptor objects
+        after.parameters = {**(before.parameters or {}), "n": str(i)}
+        after.lastAccessTime = i + 1000
+        objs += [before, after]
+    changed = copy.copy(base)
+    changed.sd = copy.copy(base.sd)
+    changed.sd.cols = copy.deepcopy(base.sd.cols)
+    changed.sd.cols[0].name = "changed"
+    table = _filled(rnd, Table)
+    table.sd = objs[-1].sd
+    objs += [changed, table, base]
+    memo: dict = {}
+    assert [M.tjson(o, memo) for o in objs] == [M.tjson_by_protocol(o) for o in objs]
+
+
+@pytest.mark.parametrize("text", ['{"1":{"str":"a \\"q\\" é \U0001f600 \x01 \u2028"}}', "a lone \ud800"])
+@pytest.mark.parametrize("other", ["plain", 2 ** 64])
+def test_a_shared_text_is_written_as_the_string_it_holds(text, other):
+    """SharedText (a text many messages hold, encoded once): the message is what json.dumps writes
+    for the plain string, also when something else in it makes json.dumps write it."""
+    shared = M.SharedText(text)
+    body = {"db": "d", "tableObjJson": shared, "other": other, "keyValues": {"k": "v"}}
+    expected = json.dumps({**body, "tableObjJson": text}, ensure_ascii=False, separators=(",", ":"))
+    assert M.encode(body) == M.encode(dict(body)) == expected
+
+
 def test_tjson_writes_structs_without_fields_and_lists_of_strings_as_the_protocol_does():
     """Structs with no field set (alone and nested, with and without the memo), lists of strings with
     characters Java escapes, empty lists: the same text as the protocol's."""

@@ -37,7 +37,8 @@ def insert_rows(conn: Connection, table: Table, columns: Sequence[str], rows: Se
 
 
 class Inserting:
-    """A bulk insert that `insert_rows_started` began: `finish()` waits for it and raises its error."""
+    """Writes `insert_rows_started` or `writes_started` began: `finish()` waits for them and raises
+    their error."""
 
     def __init__(self, conn: Connection, what: str, thread: threading.Thread | None = None,
                  failed: list[BaseException] | None = None):
@@ -92,6 +93,27 @@ def insert_rows_started(conn: Connection, table: Table, columns: Sequence[str], 
     thread = threading.Thread(target=run, name="bulk-copy", daemon=True)
     thread.start()
     locked.wait()  # the COPY holds the connection: the caller's next statement comes after it
+    return Inserting(conn, what, thread, failed)
+
+
+def writes_started(conn: Connection, what: str, writes: Callable[[], None]) -> Inserting:
+    """`writes` (statements on `conn`) begun: on PostgreSQL on a thread of their own, so that the
+    caller's Python work overlaps the database's. Until `finish()` the connection is theirs: the
+    caller makes no statement; and they need nothing of the calling thread's (its request's
+    thread-local state). Elsewhere they are done when this returns."""
+    if conn.dialect.name != "postgresql":
+        writes()
+        return Inserting(conn, what)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            writes()
+        except BaseException as exc:  # noqa: BLE001 - finish() raises it in the caller's thread
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="bulk-writes", daemon=True)
+    thread.start()
     return Inserting(conn, what, thread, failed)
 
 

@@ -61,7 +61,7 @@ class FolderCounter:
                 real = path  # no roots to check it against: the system resolves it as realpath would
             else:
                 real = self._reals(path)  # (the parents the partitions of a table share: looked up once)
-            if self.roots is not None and not _inside(canonical("file:" + real), self.roots):
+            if self.roots is not None and not _inside(canonical("file:" + real, self._reals), self.roots):
                 if not self.outside_logged:  # once per request (add_partitions may name thousands)
                     self.outside_logged = True
                     log.info("statistics of %s not gathered: outside the warehouse and the configured roots", uri)

@@ -95,7 +95,7 @@ def alter_partitions(table: Table, pairs: Iterable[tuple[Partition, Partition]],
                      truncate: bool = False) -> list[Event]:
     """One ALTER_PARTITION event per (before, after) pair, as Hive 3 writes for alter_partitions
     (the table's JSON, the same in each, is written once)."""
-    table_json = M.tjson(table)
+    table_json = M.SharedText(M.tjson(table))
     memo: dict[Any, tuple[Any, str]] = {}
     return [_table_event("ALTER_PARTITION", table, M.alter_partition(table, before, after, truncate, table_json, memo))
             for before, after in pairs]
@@ -130,7 +130,7 @@ def hudi_commit(table: Table, written: Sequence[tuple[Partition | None, Sequence
     the instant wrote there); partition None for an unpartitioned table). `replace` for a
     replacecommit. New partitions are ADD_PARTITION events of the partition service, dropped ones
     DROP_PARTITION events, as hive-sync would have caused them."""
-    table_json = M.tjson(table)
+    table_json = M.SharedText(M.tjson(table))
     memo: dict = {}  # the parts the partitions share, written once
     return [insert(table, partition, files, replace=replace, table_json=table_json, memo=memo)
             for partition, files in written]

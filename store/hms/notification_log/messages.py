@@ -68,14 +68,35 @@ def from_tjson(text: str, cls: type[T]) -> T:
 
 def encode(body: dict[str, Any]) -> str:
     """The message text: compact JSON, non-ASCII characters as they are (as Jackson writes)."""
-    if all(type(k) is str and (type(v) in _ORJSON_SAME or type(v) is list and all(type(x) is str for x in v)
-                               or type(v) is dict and all(type(x) is str and type(y) is str for x, y in v.items()))
-           for k, v in body.items()):
+    plain = {}
+    for k, v in body.items():
+        if type(v) is SharedText and v.json is not None:
+            v = v.json
+        elif not (type(k) is str and (type(v) in _ORJSON_SAME or type(v) is list and all(type(x) is str for x in v)
+                                      or type(v) is dict and all(type(x) is str and type(y) is str
+                                                                 for x, y in v.items()))):
+            break
+        plain[k] = v
+    else:
         try:  # (several times faster)
-            return orjson.dumps(body).decode("utf-8")
+            return orjson.dumps(plain).decode("utf-8")
         except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits, a lone surrogate
             pass
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+class SharedText(str):
+    """A text many messages of a batch hold (the table's JSON in each ALTER_PARTITION message):
+    encoded as a JSON string once."""
+    json: orjson.Fragment | None
+
+    def __new__(cls, text: str) -> SharedText:
+        self = super().__new__(cls, text)
+        try:
+            self.json = orjson.Fragment(orjson.dumps(text))
+        except orjson.JSONEncodeError:  # (a lone surrogate: json.dumps writes the message)
+            self.json = None
+        return self
 
 
 # value types orjson writes as json.dumps(ensure_ascii=False, compact) does (strings with the same escapes)

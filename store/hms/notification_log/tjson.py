@@ -12,6 +12,8 @@ the Thrift library's protocol for every struct of the IDL.
 from __future__ import annotations
 
 import base64
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 from thrift.Thrift import TType
@@ -32,8 +34,10 @@ def tjson(obj: Any, memo: dict[Any, tuple[Any, str]] | None = None) -> str:
     equal ones (each field remembers its last value: a client sends every new partition its own
     copy of one descriptor). It holds each object it names, so an id is never reused while the
     memo lives. The objects must not change meanwhile."""
+    if memo is not None:
+        return _struct_text(obj, memo)
     out: list[str] = []
-    _struct(out, obj, memo)
+    _struct(out, obj, None)
     return "".join(out)
 
 
@@ -94,6 +98,11 @@ def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[Any, 
     if hit is not None and hit[0] is value:
         out.append(hit[1])
         return
+    if ttype == TType.STRUCT:  # (by its fields: a partition's descriptor is the last one's but for its location)
+        text = _struct_text(value, memo)
+        memo[id(value)] = (value, text)
+        out.append(text)
+        return
     last = memo.get(slot)
     if last is not None and _same(last[0], value):
         text = last[1]
@@ -104,6 +113,55 @@ def _memoized(out: list[str], ttype: int, arg: Any, value: Any, memo: dict[Any, 
         memo[slot] = (value, text)
     memo[id(value)] = (value, text)
     out.append(text)
+
+
+def _struct_text(obj: Any, memo: dict[Any, tuple[Any, Any]]) -> str:
+    """`obj`'s text, each field's text taken from the last struct of its class the memo wrote
+    when that held the very same object in the field (a partition's `after` shares most of its
+    `before`'s; a descriptor the last one's columns and serde)."""
+    cls = type(obj)
+    fields = _fields(cls)
+    key = (_LAST, cls)
+    values = _getter(cls, fields)(obj)
+    last_values, last_texts = memo.get(key) or (repeat(_UNSET), repeat(None))
+    texts: list[str | None] = []
+    for value, last_value, last_text, field in zip(values, last_values, last_texts, fields):
+        if value is last_value:  # (both None: no text)
+            texts.append(last_text)
+            continue
+        if value is None:
+            texts.append(None)
+            continue
+        name, head, kind, ttype, arg = field
+        if kind == _PLAIN_STRING:
+            texts.append(head + '"' + value.translate(_ESCAPES) + '"}')
+        elif kind == _INTEGER:
+            texts.append(head + str(int(value)) + "}")
+        else:
+            part = [head]
+            if kind == _CONTAINER:
+                _memoized(part, ttype, arg, value, memo, (cls, name))
+            else:
+                _value(part, ttype, arg, value, False, memo)
+            part.append("}")
+            texts.append("".join(part))
+    memo[key] = (values, texts)
+    return "{" + ",".join([t for t in texts if t is not None]) + "}"
+
+
+def _getter(cls: type, fields: list[tuple[str, str, int, int, Any]]) -> Any:
+    """A function giving a struct's field values as a tuple, in `_fields` order."""
+    getter = _GETTERS.get(cls)
+    if getter is None:
+        names = [f[0] for f in fields]
+        getter = _GETTERS[cls] = (attrgetter(*names) if len(names) > 1 else
+                                  (lambda o: tuple(getattr(o, n) for n in names)))
+    return getter
+
+
+_GETTERS: dict[type, Any] = {}
+_UNSET = object()  # no field's value
+_LAST = "fields"  # memo key (_LAST, struct class): the last struct of the class, its field values and texts
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -179,6 +237,10 @@ def _value(out: list[str], ttype: int, arg: Any, value: Any, key: bool,
         out.append("]")
     elif ttype == TType.MAP:
         ktype, karg, vtype, varg = arg[0], arg[1], arg[2], arg[3]
+        if ktype == vtype == TType.STRING and karg != "BINARY" and varg != "BINARY":  # (parameters)
+            out.append(f'["str","str",{len(value)},{{' + ",".join([
+                '"' + k.translate(_ESCAPES) + '":"' + v.translate(_ESCAPES) + '"' for k, v in value.items()]) + "}]")
+            return
         out.append(f'["{_NAMES[ktype]}","{_NAMES[vtype]}",{len(value)},{{')
         for i, (k, v) in enumerate(value.items()):
             if i:

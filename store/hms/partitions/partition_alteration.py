@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, delete, select, update
 
 from store.db import schema as S
-from store.db.bulk import Inserting, insert_rows_started
+from store.db.bulk import insert_rows, writes_started
 from store.db.database import Store, now_s
 from store.db.dialect import in_list, list_batch, params_of_many
 from store.errors import InvalidOperation, NoSuchObject
@@ -94,8 +94,8 @@ class PartitionAlteration:
         if len(wanted) == len(names) > 1:
             rows = self._rows(conn, ctx, wanted)  # read once: the events' befores and the writes'
             befores = self.queries.build(conn, ctx, list(rows.values()))
-            afters, new_params = self._alter_many(conn, ctx, names, parts, now, env, rows, dict(zip(rows, befores)))
-            self._finish_many(conn, ctx, befores, afters, new_params)
+            afters, writes = self._alter_many(conn, ctx, names, parts, now, env, rows, dict(zip(rows, befores)))
+            self._finish_many(conn, ctx, befores, afters, writes)
         else:
             befores = self.queries.named(conn, ctx, wanted)
             for name, part in zip(names, parts):  # one, or one named twice (each alter sees the last)
@@ -128,21 +128,17 @@ class PartitionAlteration:
             conn, ctx, [make_name(ctx.key_names, p.values) for p in befores])}
 
     def _finish_many(self, conn: Connection, ctx: TableCtx, befores: list[Partition], afters: Afters | None,
-                     new_params: list[tuple[Any, ...]]) -> None:
-        """_alter_many's last write, the new parameters, and the events. With the partitions as
-        altered known (`afters`), the parameters go in on PostgreSQL by a COPY on a thread of its
-        own while this one writes the events' text (HMS_WIRE_CHECK: `afters` compared with the
-        partitions read back); else the partitions are read back after the insert."""
-        def insert() -> Inserting:
-            return insert_rows_started(conn, S.partition_params, _PARAM_COLUMNS, new_params, check_rows,
-                                       _PARAM_PG_TYPES)
-
+                     writes: Callable[[], None]) -> None:
+        """_alter_many's last `writes` (partition rows, parameters) and the events. With the
+        partitions as altered known (`afters`), the writes go on (on PostgreSQL, on a thread of their
+        own) while this thread writes the events' text (HMS_WIRE_CHECK: `afters` compared with the
+        partitions read back); else the partitions are read back after them."""
         if afters is None:
-            insert().finish()
+            writes()
             self._record(conn, ctx, befores)
             return
-        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)  # (before the COPY holds the connection)
-        with insert().alongside():
+        table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)  # (the writes hold the connection)
+        with writes_started(conn, "alter of partitions", writes).alongside():
             events = self.tables.notifications.encode(*EV.alter_partitions(table, _pairs(befores, afters)))
         if partition_wire.checking() and afters != self._read_back(conn, ctx, befores):
             raise AssertionError(f"alter_partitions: the partitions of {ctx.db_name}.{ctx.name} as altered "
@@ -151,13 +147,13 @@ class PartitionAlteration:
 
     def _alter_many(self, conn: Connection, ctx: TableCtx, names: list[str], parts: list[Partition],
                     now: int, env: dict[str, str] | None, rows: dict[str, Row[Any]],
-                    befores: dict[str, Partition]) -> tuple[Afters | None, list[tuple[Any, ...]]]:
+                    befores: dict[str, Partition]) -> tuple[Afters | None, Callable[[], None]]:
         """_alter_one for many partitions (of distinct `names`, whose `rows` the caller read and
         built: `befores`) with a few statements in all: partition rows updated and parameters
         written (_write_many): those of a partition that kept all its old ones unchanged are added
         to them, the others replaced. Returns the partitions as reading them back would build them
         (by values) when each kept sharing the table's descriptor at its schema version (else None),
-        and the parameter rows to insert (the caller inserts them: nothing else is left to write)."""
+        and the writes left to make (the caller makes them: they need nothing of this thread's)."""
         afters: Afters | None = {}
         for name in names:
             if name not in rows:
@@ -216,18 +212,21 @@ class PartitionAlteration:
                     afters[tuple(before.values)] = _altered(before, up["location"], up["last_access_time"], params)
                 else:
                     afters = None
-        self._write_many(conn, rows_by_id, updates, dropped_sds, touched, wire)
         moved = {u["pid"]: u["location"] for u in updates if u["location"] != rows_by_id[u["pid"]].location}
-        self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])
-        return afters, new_params
+        self._claim(conn, ctx, [(pid, names_by_id[pid], loc) for pid, loc in moved.items()])  # (the caller's)
+
+        def writes() -> None:
+            self._write_many(conn, rows_by_id, updates, dropped_sds, touched, wire, new_params)
+        return afters, writes
 
     def _write_many(self, conn: Connection, rows: dict[int, Row[Any]], updates: list[dict[str, Any]],
-                    dropped_sds: list[int], touched: list[int], wire: list[tuple[Any, ...]]) -> None:
+                    dropped_sds: list[int], touched: list[int], wire: list[tuple[Any, ...]],
+                    new_params: list[tuple[Any, ...]]) -> None:
         """_alter_many's writes with few statements whatever the number of partitions: the
         partition rows updated by what changed (the partitions that change alike in one UPDATE of
         an id list: commonly all of them, and then by the statement that writes their encoded parts,
         `wire`), descriptors no longer their own deleted, the parameters of the `touched` partitions
-        deleted (the new ones are inserted by the caller, one bulk insert: store/db/bulk.py)."""
+        deleted, then `new_params` inserted (one bulk insert: store/db/bulk.py)."""
         p, pp = S.partitions, S.partition_params
         b = self.store.backend
         alike: dict[tuple[tuple[str, Any], ...], list[dict[str, Any]]] = {}
@@ -255,6 +254,7 @@ class PartitionAlteration:
             conn.execute(delete(pp).where(in_list(b, pp.c.part_id, touched[i:i + size])))
         if wire:
             partition_wire.write(conn, wire)
+        insert_rows(conn, pp, _PARAM_COLUMNS, new_params, check_rows, _PARAM_PG_TYPES)
 
     def _alter_one(self, conn: Connection, ctx: TableCtx, old_name: str, part: Partition, now: int,
                    new_name: str | None = None, location: str | None = None,

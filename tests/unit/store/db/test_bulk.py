@@ -154,3 +154,34 @@ def test_an_error_of_the_block_leaves_after_the_insert(backend_url):
             raise KeyError("the block's own")
         assert adding.thread is None  # finished: the connection is free again
         assert c.execute(select(func.count()).select_from(t)).scalar() == 3_000
+
+
+def test_writes_started_run_beside_the_block_and_raise_their_error(backend_url):
+    """writes_started: on PostgreSQL the writes run on a thread of their own while the block runs (the
+    block makes no statement) and are all in after `alongside`, their error raised after the block;
+    elsewhere they are done (or have failed) when started."""
+    import threading
+
+    with temp_table(backend_url, "tmp_writes", Column("n", BigInteger), Column("name", String(64)),
+                    Index("uq_tmp_writes", "n", unique=True)) as (c, t):
+        threads = []
+
+        def writes():
+            threads.append(threading.get_ident())
+            bulk.insert_rows(c, t, ("n", "name"), [(i, "x") for i in range(2_000)], None, pg_types=("int8", "text"))
+            c.execute(t.update().where(t.c.n < 10).values(name="updated"))
+
+        ran_block = []
+        with bulk.writes_started(c, "test writes", writes).alongside():
+            ran_block.append(threading.get_ident())
+        assert (threads[0] != ran_block[0]) == (c.dialect.name == "postgresql")
+        assert c.execute(select(func.count()).select_from(t).where(t.c.name == "updated")).scalar() == 10
+        assert c.execute(select(func.count()).select_from(t)).scalar() == 2_000
+
+        def failing():
+            bulk.insert_rows(c, t, ("n", "name"), [(5, "again")], None, pg_types=("int8", "text"))
+
+        block_done = []
+        with pytest.raises(IntegrityError), bulk.writes_started(c, "test writes", failing).alongside():
+            block_done.append(True)
+        assert block_done == ([True] if c.dialect.name == "postgresql" else [])  # (elsewhere: raised when started)
