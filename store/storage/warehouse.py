@@ -297,12 +297,21 @@ def _delete_chain(chain: tuple[str | None, list[str]]) -> list[str]:
 
 
 def _each(action: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    """`action` of each item, in order; on 8 threads, each taking a run of neighbouring items (one
+    task per thread: a task per item made the caller's thread hand the threads 1,000 tasks while
+    they held the GIL between their system calls)."""
     if len(items) < 32:
         return [action(i) for i in items]
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="delete-dir") as pool:
-        return list(pool.map(action, items))
+    size = -(-len(items) // _THREADS)
+    runs = [items[i:i + size] for i in range(0, len(items), size)]
+    with ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="delete-dir") as pool:
+        done = list(pool.map(lambda run: [action(i) for i in run], runs))
+    return [r for run in done for r in run]
+
+
+_THREADS = 8
 
 
 def empty_dir(uri: str | None) -> None:
