@@ -119,7 +119,7 @@ class PartitionService:
     def drop_partitions(self, db: str, tbl: str, names: Sequence[str] | None = None,
                         values_list: Sequence[Sequence[str]] | None = None, delete_data: bool = True,
                         if_exists: bool = False, need_result: bool = False,
-                        exact_names: bool = False) -> list[Partition] | None:
+                        exact_names: bool = False) -> EncodedStructs | None:
         return self.writes.drop_partitions(db, tbl, names, values_list, delete_data, if_exists, need_result,
                                            exact_names)
 

@@ -18,6 +18,7 @@ from store.hms.catalog import TableService
 from store.hms.common import (
     DDL_TIME,
     MANAGED,
+    EncodedStructs,
     build_sd,
     check_location,
     check_rows,
@@ -287,10 +288,11 @@ class PartitionWrites:
     def drop_partitions(self, db: str, tbl: str, names: Sequence[str] | None = None,
                         values_list: Sequence[Sequence[str]] | None = None, delete_data: bool = True,
                         if_exists: bool = False, need_result: bool = False,
-                        exact_names: bool = False) -> list[Partition] | None:
+                        exact_names: bool = False) -> EncodedStructs | None:
         """Drop partitions named by `names` or by value lists; missing ones are an error unless if_exists.
         `exact_names`: names match stored names as written (drop_partitions_req), else they are read
-        as key=value specs (drop_partition_by_name). Returns the dropped partitions with need_result."""
+        as key=value specs (drop_partition_by_name). Returns the dropped partitions with need_result,
+        encoded as a list answer."""
         result, dropped, doomed, ctx = self.store.run_write(
             self._drop, db, tbl, names=names, values_list=values_list, delete_data=delete_data,
             if_exists=if_exists, need_result=need_result, exact_names=exact_names)
@@ -301,7 +303,7 @@ class PartitionWrites:
 
     def _drop(self, conn: Connection, db: str, tbl: str, names: Sequence[str] | None,
               values_list: Sequence[Sequence[str]] | None, delete_data: bool, if_exists: bool,
-              need_result: bool, exact_names: bool) -> tuple[list[Partition] | None, int, list[str], TableCtx]:
+              need_result: bool, exact_names: bool) -> tuple[EncodedStructs | None, int, list[str], TableCtx]:
         """(the dropped partitions if needed, how many were dropped, the directories to delete, the
         table)."""
         ctx = self.contexts.read(conn, db, tbl)
@@ -320,7 +322,9 @@ class PartitionWrites:
             found = {r.part_name for r in rows}
             missing = [n for n in wanted if n not in found]
             raise NoSuchObject(f"partition {missing[0]} of {ctx.db_name}.{ctx.name} does not exist")
-        result = self.queries.build(conn, ctx, rows) if need_result else None
+        result = self.queries.encode(conn, ctx, rows) if need_result else None
+        if result is not None and partition_wire.checking():
+            partition_wire.check(result, self.queries.build(conn, ctx, rows))
         self.delete_rows(conn, [r.part_id for r in rows], [r.sd_id for r in rows if r.sd_id])
         if rows:
             table = self.tables.get_table_in(conn, ctx.db_name, ctx.name)
