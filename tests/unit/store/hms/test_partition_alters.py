@@ -4,7 +4,7 @@ table's descriptor: the partitions it builds are the ones a read gives, for new 
 times, parameters (added, changed, removed, counted statistics), the default partition's value and
 escaped names; a partition given a descriptor of its own or new columns makes it read them back.
 HMS_WIRE_CHECK (the suite's default) compares the two on every such alter; here they are also
-compared with the check off, the way a server runs."""
+compared with the check off, the way a server runs. Its last writes failing change nothing."""
 
 from __future__ import annotations
 
@@ -96,3 +96,32 @@ def test_an_alter_that_changes_a_descriptor_reads_the_partitions_back(services, 
     now = _alter_and_compare(services, got)
     assert (now[tuple(VALUES[1])].sd.serdeInfo.serializationLib == "other" if change == "own descriptor"
             else [c.name for c in now[tuple(VALUES[1])].sd.cols] == ["x", "y"])
+
+
+@pytest.mark.parametrize("failing", ["parameter key too long", "database error"])
+def test_an_alter_of_many_whose_last_writes_fail_changes_nothing(services, monkeypatch, failing):
+    """The partition rows and parameters an alter of many writes last (on PostgreSQL on a thread of
+    their own, while the events are written): when they fail, the call raises their error and
+    leaves every partition, and the log, as they were."""
+    from store.errors import MetaError
+
+    services.partitions.add_partitions("d", "t", [
+        Partition(values=v, dbName="d", tableName="t", sd=_sd(), parameters={"k": "v"}) for v in VALUES[:3]])
+    before = services.partitions.get_partitions("d", "t")
+    last = services.tables.notifications.current_id()
+    got = services.partitions.get_partitions("d", "t")
+    for p in got:
+        p.parameters = {**p.parameters, "added": "1"}
+        p.sd.location = p.sd.location + "-moved"
+    if failing == "parameter key too long":
+        got[1].parameters["x" * 5000] = "1"
+        expected: type[Exception] = MetaError
+    else:
+        def broken(conn, table, *args, **kwargs):
+            raise RuntimeError("the database failed")
+        monkeypatch.setattr("store.hms.partitions.partition_alteration.insert_rows", broken)
+        expected = RuntimeError
+    with pytest.raises(expected):
+        services.partitions.alter_partitions("d", "t", got)
+    assert services.partitions.get_partitions("d", "t") == before
+    assert services.tables.notifications.current_id() == last
