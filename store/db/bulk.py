@@ -80,20 +80,16 @@ def insert_rows_started(conn: Connection, table: Table, columns: Sequence[str], 
     if check_widths is not None:
         _check_widths(table, columns, rows, check_widths)
     locked = threading.Event()
-    failed: list[BaseException] = []
 
-    def run() -> None:
+    def copy() -> None:
         try:
             _copy(conn, table, columns, rows, pg_types, locked.set)
-        except BaseException as exc:  # noqa: BLE001 - finish() raises it in the caller's thread
-            failed.append(exc)
         finally:
             locked.set()
 
-    thread = threading.Thread(target=run, name="bulk-copy", daemon=True)
-    thread.start()
+    started = _on_thread(conn, what, copy, "bulk-copy")
     locked.wait()  # the COPY holds the connection: the caller's next statement comes after it
-    return Inserting(conn, what, thread, failed)
+    return started
 
 
 def writes_started(conn: Connection, what: str, writes: Callable[[], None]) -> Inserting:
@@ -104,15 +100,19 @@ def writes_started(conn: Connection, what: str, writes: Callable[[], None]) -> I
     if conn.dialect.name != "postgresql":
         writes()
         return Inserting(conn, what)
+    return _on_thread(conn, what, writes, "bulk-writes")
+
+
+def _on_thread(conn: Connection, what: str, work: Callable[[], None], name: str) -> Inserting:
     failed: list[BaseException] = []
 
     def run() -> None:
         try:
-            writes()
+            work()
         except BaseException as exc:  # noqa: BLE001 - finish() raises it in the caller's thread
             failed.append(exc)
 
-    thread = threading.Thread(target=run, name="bulk-writes", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
     return Inserting(conn, what, thread, failed)
 
