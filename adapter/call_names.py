@@ -89,10 +89,9 @@ def record_arguments(method: str, args: tuple) -> None:
     _call.args = (method, args)
 
 
-def current_call() -> tuple[str, str | None] | None:
-    """(method, the object it names) of this thread's call, while it runs."""
-    got = getattr(_call, "args", None)
-    return None if got is None else (got[0], object_of(got[0], got[1]))
+def current_arguments() -> tuple[str, tuple] | None:
+    """(method, arguments) of this thread's call, while it runs: the same tuple throughout a call."""
+    return getattr(_call, "args", None)
 
 
 def take_arguments(method: str) -> tuple | None:

@@ -19,10 +19,10 @@ TEXT_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s %(message)s"
 def quoted(value: Any) -> str:
     """A value for a text line's `key=value`: JSON-quoted when it holds spaces, quotes, '=' or
     control characters (client text), so one record stays one parseable line."""
-    s = str(value)
-    if not s or any(c in s for c in ' "=\\') or not s.isprintable():
-        return json.dumps(s, ensure_ascii=True)
-    return s
+    s = value if type(value) is str else str(value)
+    if s and " " not in s and '"' not in s and "=" not in s and "\\" not in s and s.isprintable():
+        return s
+    return json.dumps(s, ensure_ascii=True)
 
 
 class JsonFormatter(logging.Formatter):
@@ -95,41 +95,62 @@ def write_info(logger: logging.Logger, message: str, fields: dict[str, Any]) -> 
     fields})` writes it, when the only handler on the way is configure()'s (a plain stream handler
     with its formatter chain, no filters): the same bytes, without a LogRecord. False, having written
     nothing, when logging is set up otherwise (tests' capture, another handler): log it as usual."""
+    return write_info_many(logger, [(message, fields)])
+
+
+def write_info_many(logger: logging.Logger, messages: list[tuple[str, dict[str, Any]]]) -> bool:
+    """write_info of each (message, fields), in one write and one flush (a call's audit lines:
+    thousands for a drop of partitions)."""
+    found = _plain_handler(logger)
+    if found is None:
+        return False
+    handler, kind, safe = found
+    created = time.time()
+    text = "".join(_line(logger.name, kind, safe, created, m, f) + handler.terminator for m, f in messages)
+    handler.acquire()
+    try:
+        handler.stream.write(text)
+        handler.flush()
+    except Exception:  # noqa: BLE001 - as StreamHandler.emit: logging must not fail the call
+        handler.handleError(logging.LogRecord(logger.name, logging.INFO, "", 0, messages[0][0], None, None))
+    finally:
+        handler.release()
+    return True
+
+
+def _plain_handler(logger: logging.Logger) -> tuple[logging.StreamHandler, str, bool] | None:
+    """(configure()'s handler, "text" | "json", under SafeFormatter) when it is the only handler
+    `logger`'s INFO lines reach, with no filters on the way; else None."""
     if logger.filters or logger.disabled or not logger.isEnabledFor(logging.INFO):
-        return False  # (filters apply where a record is made; a parent's do not)
+        return None  # (filters apply where a record is made; a parent's do not)
     node: logging.Logger | None = logger
     root = logging.getLogger()
     while node is not None and node is not root:
         if node.handlers or not node.propagate:
-            return False
+            return None
         node = node.parent
     if node is None or len(root.handlers) != 1:
-        return False
+        return None
     handler = root.handlers[0]
     if type(handler) is not logging.StreamHandler or handler.filters or handler.level > logging.INFO:
-        return False
+        return None
     chain = _chain(handler.formatter)
     if chain is None:
-        return False
-    kind, safe = chain
-    created = time.time()
+        return None
+    return handler, chain[0], chain[1]
+
+
+def _line(name: str, kind: str, safe: bool, created: float, message: str, fields: dict[str, Any]) -> str:
+    """The line configure()'s chain writes for `message` at INFO from logger `name`."""
     if kind == "text":
-        line = f"{_asctime(created)} {os.getpid()} INFO {logger.name} {message}"
+        line = f"{_asctime(created)} {os.getpid()} INFO {name} {message}"
     else:
         doc = {"time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created))
                + f".{int((created - int(created)) * 1000):03d}Z",
-               "level": "INFO", "logger": logger.name, "pid": os.getpid(), "message": message}
+               "level": "INFO", "logger": name, "pid": os.getpid(), "message": message}
         doc.update(fields)
         line = json.dumps(doc, ensure_ascii=False, default=str)
     line = mask_secrets(line)
     if safe:
         line = line.replace("\r", "\\r").replace("\n", "\n\t")
-    handler.acquire()
-    try:
-        handler.stream.write(line + handler.terminator)
-        handler.flush()
-    except Exception:  # noqa: BLE001 - as StreamHandler.emit: logging must not fail the call
-        handler.handleError(logging.LogRecord(logger.name, logging.INFO, "", 0, message, None, None))
-    finally:
-        handler.release()
-    return True
+    return line
