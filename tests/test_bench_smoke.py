@@ -97,8 +97,8 @@ def test_java_driver_against_our_server(our_server, tmp_path, monkeypatch):
     driver(our_server, "load", "jsmoke", "t_20", 20)
     got = {r["op"]: r for r in driver(our_server, "reads", "jsmoke", "t_20", 20, 1, 2, 1.0, 10)}
     sizes = {op: r["size"] for op, r in got.items()}
-    assert sizes == {"getTable": 3, "getPartitionNames": 20, "getPartitions": 20, "getPartitionsByNames": 20,
-                     "getPartitionsByFilter": 1, "bigFilter.or6": 2}, sizes
+    assert sizes == {"getTable": 3, "getConfigValue": 4, "getPartitionNames": 20, "getPartitions": 20,
+                     "getPartitionsByNames": 20, "getPartitionsByFilter": 1, "bigFilter.or6": 2}, sizes
     assert all(r["median_ms"] > 0 and r["samples"] >= 2 for r in got.values()), got
     (conc,) = driver(our_server, "concurrent", "jsmoke", "t_20", 2, 0.5, 10)
     assert conc["throughput"] > 0 and conc["size"] > 0, conc

@@ -5,7 +5,7 @@
 // usage: java -cp <pyspark jars>/*:<dir> HmsJavaBench <port> <command> <args...>
 //   load <db> <table> <n>                      create db and table, add n partitions (batches of 500)
 //   reads <db> <table> <n> <warmup> <iters> <budget_s> <jvm_warmup>
-//                                              getTable, getPartitionNames, getPartitions,
+//                                              getTable, getConfigValue, getPartitionNames, getPartitions,
 //                                              getPartitionsByNames(min(n,1000)), two filters
 //   concurrent <db> <table> <threads> <seconds> <jvm_warmup>
 //                                              getTable from `threads` clients at once
@@ -177,6 +177,9 @@ public class HmsJavaBench {
     for (int i = 0; i < Math.min(n, 1000); i++) names.add(name(i));
     for (int i = 0; i < jvmWarmup; i++) c.getTable(db, table);
     time("getTable", n, warmup, iters, budget, () -> c.getTable(db, table).getPartitionKeysSize());
+    // a call that reads no database on either server: a server's own cost per call, against the ceiling's
+    time("getConfigValue", n, warmup, iters, budget,
+        () -> c.getConfigValue("hive.metastore.client.socket.timeout", "x").length());
     time("getPartitionNames", n, warmup, iters, budget, () -> c.listPartitionNames(db, table, (short) -1).size());
     time("getPartitions", n, warmup, iters, budget, () -> c.listPartitions(db, table, (short) -1).size());
     time("getPartitionsByNames", names.size(), warmup, iters, budget,
