@@ -62,6 +62,7 @@ def record(method: str, outcome: str, client: str | None, obj: str | None) -> No
     for fields in getattr(_storage, "lines", None) or []:  # what the call did on storage, after it
         rows.append({**fields, "client": client} if "client" in fields else fields)
     _storage.lines = []
+    _storage.head_of = _storage.head = None  # (not holding on to the call's arguments)
     _write(rows)
 
 
@@ -108,12 +109,17 @@ def storage_record(action: str, path: str, outcome: str, detail: str | None) -> 
     """A line for what the server did (or refused to do) on storage: written after the line of the
     call it belongs to (with its client), at once for the server's own work."""
     from adapter.authorization import changes_something
+    from adapter.call_names import current_arguments
 
-    head = _head()
+    got = current_arguments()
+    kept = got is not None and getattr(_storage, "head_of", None) is got
+    head = _storage.head if kept else _head(got)
     fields = {**head, "storage": action, "path": path, "outcome": outcome, "detail": detail}
     if head["call"] is None or not changes_something(head["call"]):
         _write([fields])
         return
+    if not kept:  # the fields its storage lines share, made once a call (a drop of 1,000 partitions
+        _storage.head_of, _storage.head = got, head  # reports 3,000 directories)
     lines = getattr(_storage, "lines", None)
     if lines is None:
         lines = _storage.lines = []
@@ -121,18 +127,11 @@ def storage_record(action: str, path: str, outcome: str, detail: str | None) -> 
         lines.append(fields)
 
 
-def _head() -> dict:
-    """The fields a storage line shares with the others of its call (who, the call, its object):
-    made once per call (a drop of 1,000 partitions reports 3,000 directories)."""
-    from adapter.call_names import current_arguments, object_of
+def _head(got: tuple[str, tuple] | None) -> dict:
+    """The fields a storage line shares with the others of its call (who, the call, its object)."""
+    from adapter.call_names import object_of
 
-    got = current_arguments()
-    if got is not None and getattr(_storage, "head_of", None) is got:
-        return _storage.head
     caller = identity.current()
-    head = {"principal": caller.principal or caller.user or "anonymous",
+    return {"principal": caller.principal or caller.user or "anonymous",
             "auth": caller.mechanism or ("set_ugi" if caller.user else "none"), "client": None,
             "call": got[0] if got else None, "object": object_of(got[0], got[1]) if got else None}
-    if got is not None:
-        _storage.head_of, _storage.head = got, head
-    return head

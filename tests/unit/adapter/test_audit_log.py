@@ -111,6 +111,7 @@ def test_storage_lines_name_their_own_call(frozen, audit_logger, tmp_path):
     ownership.report("delete", "file:/w/db1.db/t1", "ok")
     call_names.take_arguments("drop_table")
     audit_log.record("drop_table", "ok", "c:1", "db1.t1")
+    assert audit_log._storage.head_of is None  # the call's arguments are not held after it
     call_names.record_arguments("drop_table", ("db2", "t2"))
     ownership.report("delete", "file:/w/db2.db/t2", "ok")
     call_names.take_arguments("drop_table")
