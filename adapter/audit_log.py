@@ -25,7 +25,7 @@ import threading
 import time
 
 from adapter import identity
-from adapter.log_format import quoted, write_info_many
+from adapter.log_format import quoted, write_info_many, write_lines
 
 log = logging.getLogger("hudi_metastore.audit")
 
@@ -90,15 +90,7 @@ def _write_file(messages: list[tuple[str, dict]]) -> bool:
             handler.stream is None:
         return False
     stamp = _utc(time.time())
-    text = "".join(f"{stamp} {m}{handler.terminator}" for m, _ in messages)
-    handler.acquire()
-    try:
-        handler.stream.write(text)
-        handler.flush()
-    except Exception:  # noqa: BLE001 - as FileHandler.emit: logging must not fail the call
-        handler.handleError(logging.LogRecord(log.name, logging.INFO, "", 0, messages[0][0], None, None))
-    finally:
-        handler.release()
+    write_lines(handler, log.name, "".join(f"{stamp} {m}{handler.terminator}" for m, _ in messages), messages[0][0])
     return True
 
 

@@ -107,15 +107,22 @@ def write_info_many(logger: logging.Logger, messages: list[tuple[str, dict[str, 
     handler, kind, safe = found
     created = time.time()
     text = "".join(_line(logger.name, kind, safe, created, m, f) + handler.terminator for m, f in messages)
+    write_lines(handler, logger.name, text, messages[0][0])
+    return True
+
+
+def write_lines(handler: logging.StreamHandler, name: str, text: str, message: str) -> None:
+    """`text` (whole lines) to the handler's stream in one write and a flush, under its lock; a
+    failure goes where StreamHandler.emit sends it (`message`: the first line's, for its report):
+    logging never fails the call."""
     handler.acquire()
     try:
         handler.stream.write(text)
         handler.flush()
-    except Exception:  # noqa: BLE001 - as StreamHandler.emit: logging must not fail the call
-        handler.handleError(logging.LogRecord(logger.name, logging.INFO, "", 0, messages[0][0], None, None))
+    except Exception:  # noqa: BLE001 - as StreamHandler.emit
+        handler.handleError(logging.LogRecord(name, logging.INFO, "", 0, message, None, None))
     finally:
         handler.release()
-    return True
 
 
 def _plain_handler(logger: logging.Logger) -> tuple[logging.StreamHandler, str, bool] | None:
