@@ -99,8 +99,8 @@ class TableRows:
         is invalidated and nothing can be served stale. Where the database keeps `tbl.meta_version`
         (store/db/table_version.py: triggers change it with anything the answer is built from), a
         kept answer is found by the table's id and that value, read alone; only a miss reads the
-        whole row. On PostgreSQL rows are read on the driver's own cursor (SQLAlchemy's work per
-        call was half of get_table's time in the server)."""
+        whole row. On PostgreSQL rows, elsewhere keys, are read on the driver's own cursor (SQLAlchemy's
+        work per call was half of get_table's time in the server)."""
         cat, db = split_db_name(db_name)
         params = {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}
         versioned = self._versioned(conn)
@@ -186,7 +186,7 @@ class TableRows:
         if self._row_type is None:
             self._row_type = namedtuple("TableRow", self._one().selected_columns.keys())  # type: ignore[misc]
         statement = self._one() if which == "one" else self._key()
-        if self.backend == "postgresql":
+        if self.backend == "postgresql" or which == "key":  # (a key is two integers: no conversions)
             driver = self._drivers.get(which)
             if driver is None:
                 driver = self._drivers[which] = DriverStatement(statement, conn)

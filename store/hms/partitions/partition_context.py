@@ -64,19 +64,16 @@ class TableContexts:
 
     def key(self, conn: Connection, db_name: str, tbl_name: str) -> TableKey:
         """The table's id and versions alone (what kept lists and answers are found by), NoSuchObject
-        when there is no such table: a statement without the descriptor and columns (on
-        PostgreSQL on the driver's own cursor)."""
+        when there is no such table: a statement without the descriptor and columns, on the
+        driver's own cursor."""
         cat, db = split_db_name(db_name)
         if self._key_query is None:
             self._key_query = select(S.tbl.c.tbl_id, S.tbl.c.parts_version, S.tbl.c.meta_version).select_from(
                 S.tbl.join(S.db, S.tbl.c.db_id == S.db.c.db_id)).where(*named_table())
         params = {"cat_name": cat, "db_name": db, "tbl_name": (tbl_name or "").lower()}
-        if self.backend == "postgresql":
-            if self._key_driver is None:
-                self._key_driver = DriverStatement(self._key_query, conn)
-            row = self._key_driver.first(conn, params)
-        else:
-            row = conn.execute(self._key_query, params).first()
+        if self._key_driver is None:
+            self._key_driver = DriverStatement(self._key_query, conn)
+        row = self._key_driver.first(conn, params)
         if row is None:
             raise NoSuchObject(f"{cat}.{db}.{(tbl_name or '').lower()} table not found")
         return TableKey(int(row[0]), int(row[1]), int(row[2]))
