@@ -99,8 +99,8 @@ class TableRows:
         is invalidated and nothing can be served stale. Where the database keeps `tbl.meta_version`
         (store/db/table_version.py: triggers change it with anything the answer is built from), a
         kept answer is found by the table's id and that value, read alone; only a miss reads the
-        whole row. On PostgreSQL rows, elsewhere keys, are read on the driver's own cursor (SQLAlchemy's
-        work per call was half of get_table's time in the server)."""
+        whole row. Keys are read on the driver's own cursor, and on PostgreSQL whole rows too
+        (SQLAlchemy's work per call was half of get_table's time in the server)."""
         cat, db = split_db_name(db_name)
         params = {"cat_name": cat, "db_name": db, "tbl_name": name.lower()}
         versioned = self._versioned(conn)
