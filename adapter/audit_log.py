@@ -25,6 +25,8 @@ import threading
 import time
 
 from adapter import identity
+from adapter.authorization import changes_something
+from adapter.call_names import current_arguments, object_of
 from adapter.log_format import quoted, write_info_many, write_lines
 
 log = logging.getLogger("hudi_metastore.audit")
@@ -100,9 +102,6 @@ _storage = threading.local()  # one thread per connection: the storage lines of 
 def storage_record(action: str, path: str, outcome: str, detail: str | None) -> None:
     """A line for what the server did (or refused to do) on storage: written after the line of the
     call it belongs to (with its client), at once for the server's own work."""
-    from adapter.authorization import changes_something
-    from adapter.call_names import current_arguments
-
     got = current_arguments()
     kept = got is not None and getattr(_storage, "head_of", None) is got
     head = _storage.head if kept else _head(got)
@@ -121,8 +120,6 @@ def storage_record(action: str, path: str, outcome: str, detail: str | None) -> 
 
 def _head(got: tuple[str, tuple] | None) -> dict:
     """The fields a storage line shares with the others of its call (who, the call, its object)."""
-    from adapter.call_names import object_of
-
     caller = identity.current()
     return {"principal": caller.principal or caller.user or "anonymous",
             "auth": caller.mechanism or ("set_ugi" if caller.user else "none"), "client": None,
